@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Install everything and run every test, on both backends, the way CI does.
+#   - creates .venv (if missing) and installs the project with its dev extras
+#   - installs Debian's PostgreSQL if this machine lacks it (root), starts a throwaway cluster with
+#     pg_virtualenv, and points the suite at it through KAERU_TEST_DATABASE_URL
+#   - runs ruff, mypy --strict and pytest; any failure (or no test run) fails the script
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+    "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+
+.venv/bin/ruff check src tests bench
+.venv/bin/ruff format --check src tests bench
+.venv/bin/mypy
+
+if ! command -v pg_virtualenv >/dev/null 2>&1; then
+    if [ "$(id -u)" = "0" ]; then
+        echo "installing PostgreSQL (Debian) for the PostgreSQL half of the suite" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    fi
+fi
+
+run_pytest() {
+    .venv/bin/python -m pytest "$@"
+}
+
+if command -v pg_virtualenv >/dev/null 2>&1; then
+    export -f run_pytest
+    pg_virtualenv -o fsync=off -o synchronous_commit=off -o max_connections=300 bash -c '
+        export KAERU_TEST_DATABASE_URL="postgresql://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
+        run_pytest "$@"' run_pytest "$@"
+else
+    echo "WARNING: no pg_virtualenv on this machine: the PostgreSQL tests will be skipped" >&2
+    run_pytest "$@"
+fi

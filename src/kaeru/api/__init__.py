@@ -1,0 +1,1 @@
+"""The wire contract: envelopes, NodeData and the JSON Schemas every tool declares."""

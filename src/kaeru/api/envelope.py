@@ -1,0 +1,148 @@
+"""Build API 1 envelopes (SPEC §2) from service outcomes and errors.
+
+The JSON Schemas in `kaeru/api/schemas/` are the single source of truth for the wire shapes; these
+builders produce plain JSON-ready dicts and the contract tests validate every one against them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru import API_VERSION
+from kaeru.domain.model import Edge
+from kaeru.errors import KaeruError
+from kaeru.service.outcomes import Coverage, Issue, MutationOutcome, NodeView, ReadOutcome
+
+READ_KIND = "read"
+MUTATION_KIND = "mutation"
+
+
+def issue_data(issue: Issue) -> dict[str, Any]:
+    return {"code": issue.code, "message": issue.message, "field": issue.field, "retryable": issue.retryable}
+
+
+def node_data(view: NodeView) -> dict[str, Any]:
+    node = view.node
+    body_range = None
+    if view.body_range is not None:
+        body_range = {
+            "start": view.body_range.start,
+            "end": view.body_range.end,
+            "total": view.body_range.total,
+        }
+    return {
+        "id": node.id,
+        "revision": node.revision,
+        "node_type": node.node_type.value,
+        "tier": node.tier.value,
+        "name": node.name,
+        "description": node.description,
+        "body": view.body,
+        "body_range": body_range,
+        "tags": list(node.tags),
+        "layer": node.layer.value,
+        "visibility": node.visibility.value,
+        "status": node.status,
+        "properties": node.properties,
+        "initiatives": view.initiatives,
+        "currentness": view.currentness.value,
+        "successors": view.successors,
+        "metadata_is_current": view.metadata_is_current,
+        "created_at": node.created_at,
+        "recorded_at": node.recorded_at,
+        "pinned": node.pinned,
+    }
+
+
+def edge_data(edge: Edge) -> dict[str, Any]:
+    return {
+        "from": edge.src,
+        "to": edge.dst,
+        "edge_type": edge.edge_type.value,
+        "weight": edge.weight,
+        "created_at": edge.created_at,
+        "recorded_at": edge.recorded_at,
+    }
+
+
+def coverage_data(coverage: Coverage) -> dict[str, Any]:
+    return {
+        "initiatives": coverage.initiatives,
+        "complete": coverage.complete,
+        "rules_complete": coverage.rules_complete,
+        "omitted": [{"section": o.section, "count": o.count, "reason": o.reason} for o in coverage.omitted],
+    }
+
+
+def empty_search_data() -> dict[str, Any]:
+    return {"hits": [], "total": 0}
+
+
+def empty_mutation_data() -> dict[str, Any]:
+    return {
+        "primary": None,
+        "created": [],
+        "affected": [],
+        "changes": [],
+        "evidence": [],
+        "failed_steps": [],
+        "slots": [],
+        "artifacts": [],
+    }
+
+
+def mutation_data(outcome: MutationOutcome) -> dict[str, Any]:
+    data = outcome.to_json()
+    data.pop("state")
+    data.pop("issues")
+    return data
+
+
+def mutation_envelope(
+    operation: str, outcome: MutationOutcome, *, replayed: bool, request_id: str | None
+) -> dict[str, Any]:
+    return {
+        "api_version": API_VERSION,
+        "operation": operation,
+        "state": outcome.state,
+        "replayed": replayed,
+        "request_id": request_id,
+        "data": mutation_data(outcome),
+        "issues": [issue_data(i) for i in outcome.issues],
+    }
+
+
+def read_envelope(operation: str, outcome: ReadOutcome) -> dict[str, Any]:
+    data: dict[str, Any] = {"hits": [node_data(v) for v in outcome.hits], "total": outcome.total}
+    if outcome.edges is not None:
+        data["edges"] = [edge_data(e) for e in outcome.edges]
+    envelope: dict[str, Any] = {
+        "api_version": API_VERSION,
+        "operation": operation,
+        "state": "ok",
+        "replayed": False,
+        "request_id": None,
+        "data": data,
+        "issues": [issue_data(i) for i in outcome.issues],
+        "coverage": coverage_data(outcome.coverage),
+        "continuation": None,
+    }
+    if outcome.continuation is not None:
+        envelope["continuation"] = {
+            "cursor": outcome.continuation.cursor,
+            "next_arguments": outcome.continuation.next_arguments,
+        }
+    return envelope
+
+
+def rejected_envelope(operation: str, kind: str, error: KaeruError, request_id: str | None = None) -> dict[str, Any]:
+    """A `rejected` envelope that still validates: empty SearchData for reads, empty MutationData otherwise."""
+    return {
+        "api_version": API_VERSION,
+        "operation": operation,
+        "state": "rejected",
+        "replayed": False,
+        "request_id": request_id,
+        "data": empty_search_data() if kind == READ_KIND else empty_mutation_data(),
+        "issues": [{"code": error.code, "message": error.message, "field": error.field, "retryable": error.retryable}],
+    }

@@ -1,0 +1,1 @@
+"""The command line for people: a thin shell over the service (the only package importing click)."""

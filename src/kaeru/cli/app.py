@@ -1,0 +1,218 @@
+"""`kaeru` — serve the MCP server, or inspect and edit a vault from the terminal."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from kaeru import __version__
+from kaeru.api import envelope as env
+from kaeru.config import Settings
+from kaeru.errors import KaeruError
+from kaeru.service import Service
+from kaeru.storage.factory import open_store
+
+
+def _service(ctx: click.Context) -> Service:
+    settings: Settings = ctx.obj["settings"]
+    if "service" not in ctx.obj:
+        ctx.obj["service"] = Service(open_store(settings), settings)
+    service: Service = ctx.obj["service"]
+    return service
+
+
+def _emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
+    if ctx.obj["json"]:
+        click.echo(json.dumps(envelope, indent=2, ensure_ascii=False))
+    else:
+        human(envelope)
+    if envelope["state"] == "rejected":
+        sys.exit(2)
+
+
+def _print_issues(envelope: dict[str, Any]) -> None:
+    for issue in envelope["issues"]:
+        field = f" [{issue['field']}]" if issue.get("field") else ""
+        click.echo(f"{issue['code']}{field}: {issue['message']}", err=True)
+
+
+@click.group()
+@click.option("--vault", envvar="KAERU_VAULT", help="Vault directory (default: the user data dir).")
+@click.option("--json", "as_json", is_flag=True, help="Print the API envelope as JSON.")
+@click.version_option(__version__)
+@click.pass_context
+def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+    """kaeru-memory: persistent, scoped, typed-graph memory for LLM agents."""
+    ctx.ensure_object(dict)
+    try:
+        overrides: dict[str, Any] = {}
+        if vault:
+            from pathlib import Path
+
+            overrides["vault_dir"] = Path(vault).expanduser()
+        ctx.obj["settings"] = Settings.from_env(**overrides)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    ctx.obj["json"] = as_json
+
+
+@cli.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option("--host", default=None, help="HTTP bind address (default 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="HTTP port (default 9876).")
+@click.pass_context
+def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP)."""
+    from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import run_http, run_stdio
+
+    settings: Settings = ctx.obj["settings"]
+    kaeru = build_server(_service(ctx))
+    if use_http:
+        try:
+            run_http(kaeru, settings, host or settings.http_host, port or settings.http_port)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+    else:
+        run_stdio(kaeru)
+
+
+def _show_hits(envelope: dict[str, Any]) -> None:
+    _print_issues(envelope)
+    for hit in envelope["data"]["hits"]:
+        flag = "" if hit["currentness"] == "current" else f" [{hit['currentness']}]"
+        click.echo(f"{hit['id']}  {hit['node_type']:<10} {hit['name']}{flag}")
+        if hit.get("body"):
+            click.echo("    " + hit["body"].replace("\n", "\n    ")[:2000])
+    cov = envelope.get("coverage") or {}
+    for omitted in cov.get("omitted", []):
+        click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+    if envelope.get("continuation"):
+        click.echo("(more: pass --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
+
+
+def _read_call(ctx: click.Context, operation: str, args: dict[str, Any]) -> None:
+    service = _service(ctx)
+    try:
+        envelope = env.read_envelope(operation, getattr(service, operation)(args))
+    except KaeruError as error:
+        envelope = env.rejected_envelope(operation, env.READ_KIND, error)
+    _emit(ctx, envelope, _show_hits)
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to search.")
+@click.option("--all-words", is_flag=True, help="Require every word (match all).")
+@click.option("--prefix", is_flag=True, help="Match words as prefixes.")
+@click.option("--type", "types", multiple=True, help="Only these node types.")
+@click.option("--limit", default=10, type=int)
+@click.option("--cursor", default=None)
+@click.pass_context
+def search(
+    ctx: click.Context,
+    text: str | None,
+    initiatives: tuple[str, ...],
+    all_words: bool,
+    prefix: bool,
+    types: tuple[str, ...],
+    limit: int,
+    cursor: str | None,
+) -> None:
+    """Literal search across initiatives."""
+    args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit}
+    if text:
+        args["text"] = text
+    if all_words:
+        args["match"] = "all"
+    if prefix:
+        args["prefix"] = True
+    if types:
+        args["filters"] = {"types": list(types)}
+    if cursor:
+        args["cursor"] = cursor
+    _read_call(ctx, "search", args)
+
+
+@cli.command()
+@click.argument("node")
+@click.option("-i", "--initiative", required=True)
+@click.option("--at", default=None, help="As of: RFC 3339, a date, or 5m/2h/3d.")
+@click.pass_context
+def read(ctx: click.Context, node: str, initiative: str, at: str | None) -> None:
+    """Show one node in full (optionally as it was at a past moment)."""
+    args: dict[str, Any] = {"initiative": initiative, "node": node, "budget_chars": 64000}
+    if at:
+        args["at"] = at
+    _read_call(ctx, "read", args)
+
+
+@cli.command()
+@click.argument("text")
+@click.option("-i", "--initiative", required=True)
+@click.option("--kind", default="observation")
+@click.option("--name", default=None)
+@click.option("--request-id", default=None)
+@click.pass_context
+def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | None, request_id: str | None) -> None:
+    """Capture a note."""
+    args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
+    if name:
+        args["name"] = name
+    if request_id:
+        args["request_id"] = request_id
+    service = _service(ctx)
+    try:
+        outcome, replayed = service.note(args)
+        envelope = env.mutation_envelope("note", outcome, replayed=replayed, request_id=request_id)
+    except KaeruError as error:
+        envelope = env.rejected_envelope("note", env.MUTATION_KIND, error, request_id)
+
+    def human(e: dict[str, Any]) -> None:
+        _print_issues(e)
+        if e["data"]["primary"]:
+            click.echo(f"{e['state']}: {e['data']['primary']['id']}")
+
+    _emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.pass_context
+def tools(ctx: click.Context) -> None:
+    """Print `tools/list` (names, descriptions, schemas, annotations) as JSON."""
+    from kaeru.mcp.server import build_server
+
+    kaeru = build_server(_service(ctx))
+    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+    click.echo(json.dumps(listing, indent=2, ensure_ascii=False))
+
+
+@cli.command()
+@click.pass_context
+def doctor(ctx: click.Context) -> None:
+    """Check the vault opens, is migrated, and answers a search."""
+    settings: Settings = ctx.obj["settings"]
+    service = _service(ctx)
+    info = service.store.describe()
+    with service.store.read() as session:
+        initiatives = session.all_initiatives()
+    report = {
+        "version": __version__,
+        "store": info,
+        "initiatives": len(initiatives),
+        "secret_policy": settings.secret_policy,
+        "ok": True,
+    }
+    click.echo(json.dumps(report, indent=2))
+
+
+def main() -> None:
+    cli(obj={})
+
+
+if __name__ == "__main__":
+    main()

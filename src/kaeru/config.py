@@ -1,0 +1,72 @@
+"""Settings: read once at start-up (flags > environment > defaults) and passed down explicitly."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+SECRET_POLICIES = ("reject", "redact", "allow")
+
+
+def default_vault_dir(env: Mapping[str, str]) -> Path:
+    """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`)."""
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local" / "share")
+    return Path(base) / "kaeru"
+
+
+@dataclass(frozen=True)
+class Settings:
+    vault_dir: Path
+    database_url: str | None = None
+    secret_policy: str = "reject"
+    replay_days: int = 7
+    cursor_hours: int = 24
+    actor: str = "agent"
+    http_host: str = "127.0.0.1"
+    http_port: int = 9876
+    auth_token: str | None = None
+    allowed_hosts: tuple[str, ...] = ()
+    busy_timeout_ms: int = 30_000
+    export_root: Path | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.vault_dir / "vault.sqlite3"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from `env` (default: the process environment), then explicit overrides.
+
+        Raises:
+            ValueError: a setting has an invalid value.
+        """
+        env = os.environ if env is None else env
+        vault = Path(env["KAERU_VAULT"]).expanduser() if env.get("KAERU_VAULT") else default_vault_dir(env)
+        settings = cls(
+            vault_dir=vault,
+            database_url=env.get("KAERU_DATABASE_URL") or None,
+            secret_policy=env.get("KAERU_SECRET_POLICY", "reject").strip().lower(),
+            replay_days=int(env.get("KAERU_REPLAY_DAYS", "7")),
+            actor=env.get("KAERU_ACTOR", "agent"),
+            http_host=env.get("KAERU_HOST", "127.0.0.1"),
+            http_port=int(env.get("KAERU_PORT", "9876")),
+            auth_token=env.get("KAERU_AUTH_TOKEN") or None,
+            allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
+            busy_timeout_ms=int(env.get("KAERU_BUSY_TIMEOUT_MS", "30000")),
+            export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
+        )
+        settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+        settings.validate()
+        return settings
+
+    def validate(self) -> None:
+        if self.secret_policy not in SECRET_POLICIES:
+            raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
+        if self.replay_days < 1:
+            raise ValueError("KAERU_REPLAY_DAYS must be at least 1")
+        if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
+            raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")

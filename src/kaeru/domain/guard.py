@@ -1,0 +1,84 @@
+"""The secret guard: deterministic rules that spot credentials in text before it is stored.
+
+Rules follow kaeru's guard (API keys by prefix, private key blocks, `KEY=value` secrets) and extend
+it to tags, which kaeru did not scan. Matches are reported truncated so the secret is never echoed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_TOKEN_CHARS = r"[A-Za-z0-9_]"
+
+_PREFIX_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("openai_key", re.compile(rf"sk-(?:proj-|ant-)?{_TOKEN_CHARS}{{20,}}")),
+    ("github_fine_pat", re.compile(rf"github_pat_{_TOKEN_CHARS}{{20,}}")),
+    ("github_pat", re.compile(rf"ghp_{_TOKEN_CHARS}{{20,}}")),
+    ("github_oauth", re.compile(rf"gho_{_TOKEN_CHARS}{{20,}}")),
+    ("github_server", re.compile(rf"ghs_{_TOKEN_CHARS}{{20,}}")),
+    ("slack_bot", re.compile(r"xoxb-[A-Za-z0-9-]{10,}")),
+    ("slack_user", re.compile(r"xoxp-[A-Za-z0-9-]{10,}")),
+    ("aws_access_key", re.compile(r"AKIA[A-Z0-9]{16,}")),
+    ("google_api_key", re.compile(r"AIza[A-Za-z0-9_\-]{30,}")),
+    (
+        "private_key_block",
+        re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)"),
+    ),
+)
+
+_MARKERS = ("SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY")
+_ENV_LINE = re.compile(r"(?P<key>[A-Za-z0-9_]+)\s*[=:]\s*(?P<value>\S.*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    start: int
+    end: int
+    preview: str
+
+
+def _preview(fragment: str) -> str:
+    return fragment[:6] + "…" if len(fragment) > 6 else fragment
+
+
+def _is_marker(key: str) -> bool:
+    upper = key.upper()
+    return any(upper == m or upper.endswith("_" + m) for m in _MARKERS)
+
+
+def scan(text: str | None) -> list[Finding]:
+    """Every secret-looking span of `text`, in order of position."""
+    if not text:
+        return []
+    findings: list[Finding] = []
+    for rule, pattern in _PREFIX_RULES:
+        for match in pattern.finditer(text):
+            findings.append(Finding(rule, match.start(), match.end(), _preview(match.group())))
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        env = _ENV_LINE.search(line)
+        if env and _is_marker(env.group("key")):
+            value = env.group("value").strip().strip("'\"").strip()
+            if len(value) >= 8 and " " not in value:
+                start = offset + env.start("value")
+                end = offset + env.end("value")
+                findings.append(Finding("env_secret", start, end, _preview(value)))
+        offset += len(line)
+    findings.sort(key=lambda f: (f.start, -f.end))
+    return findings
+
+
+def redact(text: str, findings: list[Finding]) -> str:
+    """`text` with every finding replaced by `[REDACTED:<rule>]` (overlaps merged)."""
+    out: list[str] = []
+    cursor = 0
+    for finding in findings:
+        if finding.start < cursor:
+            continue
+        out.append(text[cursor : finding.start])
+        out.append(f"[REDACTED:{finding.rule}]")
+        cursor = finding.end
+    out.append(text[cursor:])
+    return "".join(out)

@@ -1,0 +1,99 @@
+"""The project's one error hierarchy.
+
+Every failure a caller can act on is a `KaeruError` with a stable `code` (the issue codes of
+SPEC §2). Storage maps driver exceptions into these, so both backends fail identically, and the
+single MCP adapter turns them into `rejected` envelopes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KaeruError(Exception):
+    """Base error: a stable issue code, a human message, the offending field, retryability."""
+
+    code = "internal"
+    retryable = False
+
+    def __init__(self, message: str, *, field: str | None = None, details: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.details = details or {}
+
+
+class InvalidArgument(KaeruError):
+    code = "invalid_argument"
+
+
+class NotFound(KaeruError):
+    code = "not_found"
+
+
+class AmbiguousRef(KaeruError):
+    code = "ambiguous_ref"
+
+
+class RevisionConflict(KaeruError):
+    code = "revision_conflict"
+    retryable = True
+
+
+class SlotConflict(KaeruError):
+    code = "slot_conflict"
+    retryable = True
+
+
+class RequestIdReused(KaeruError):
+    code = "request_id_reused"
+
+
+class ImmutableSource(KaeruError):
+    code = "immutable_source"
+
+
+class SecretDetected(KaeruError):
+    code = "secret_detected"
+
+
+class UnknownInitiative(KaeruError):
+    code = "unknown_initiative"
+
+
+class CursorInvalid(KaeruError):
+    code = "cursor_invalid"
+
+
+class PathNotAllowed(KaeruError):
+    code = "path_not_allowed"
+
+
+class Unavailable(KaeruError):
+    """The store could not answer now (lock timeout, connection lost); the same call may succeed later."""
+
+    code = "unavailable"
+    retryable = True
+
+
+class Internal(KaeruError):
+    code = "internal"
+
+
+ISSUE_CODES: dict[str, str] = {
+    "invalid_argument": "An argument is malformed or out of range; `field` names it. Fix the call.",
+    "not_found": "A referenced node, slot or initiative does not exist; the message suggests close names.",
+    "ambiguous_ref": "A name matches several live nodes; the message lists candidates. Use an id.",
+    "revision_conflict": "`expected_revision` is stale; re-read the node and retry (retryable).",
+    "slot_conflict": "`expected_slot_revision` is stale; re-read the slot and retry (retryable).",
+    "request_id_reused": "The `request_id` was already used with different arguments.",
+    "immutable_source": "A reference's source bytes cannot be revised; use `replace`.",
+    "secret_detected": "The text looks like a secret (API key, token, private key) and policy rejects it.",
+    "new_initiative": "Warning: the write created a new initiative; check the did-you-mean suggestions.",
+    "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
+    "unknown_initiative": "A read named an initiative that does not exist.",
+    "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
+    "path_not_allowed": "An export/import path lies outside the configured root.",
+    "unavailable": "The store is busy or unreachable; retry later (retryable).",
+    "internal": "An unexpected server fault; nothing was applied. Please report it.",
+}

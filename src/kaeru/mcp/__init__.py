@@ -1,0 +1,1 @@
+"""The MCP edge: the only package that imports the `mcp` SDK."""

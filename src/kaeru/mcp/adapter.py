@@ -1,0 +1,182 @@
+"""The one adapter between MCP tool calls and the service.
+
+A tool call is: validate the arguments against the tool's declared input schema → one service
+call in a worker thread → an envelope. Every failure — schema violation, `KaeruError`, or an
+unexpected exception — becomes a `rejected` envelope that validates against the tool's output
+schema, returned with `isError: true`. Nothing here raises to the SDK.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError, best_match
+
+from kaeru.api import envelope as env
+from kaeru.api.schemas import input_for, output_for
+from kaeru.errors import Internal, InvalidArgument, KaeruError
+from kaeru.service import Service
+
+log = logging.getLogger("kaeru.mcp")
+
+Handler = Callable[[Service, dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class ToolSpec:
+    """A tool as listed and as called: schemas, annotations, description and the service call."""
+
+    name: str
+    title: str
+    description: str
+    kind: str  # env.READ_KIND or env.MUTATION_KIND
+    handler: Handler
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    input_schema: dict[str, Any] = field(default_factory=dict)
+    output_schema: dict[str, Any] = field(default_factory=dict)
+    _validator: Draft202012Validator | None = None
+
+    def __post_init__(self) -> None:
+        self.input_schema = self.input_schema or input_for(self.name)
+        self.output_schema = self.output_schema or output_for(self.name, self.kind)
+        self._validator = Draft202012Validator(self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+    def as_tool(self) -> types.Tool:
+        return types.Tool(
+            name=self.name,
+            title=self.title,
+            description=self.description,
+            input_schema=self.input_schema,
+            output_schema=self.output_schema,
+            annotations=types.ToolAnnotations(
+                title=self.title,
+                read_only_hint=self.read_only,
+                destructive_hint=self.destructive if not self.read_only else None,
+                idempotent_hint=self.idempotent,
+                open_world_hint=False,
+            ),
+        )
+
+    def schema_error(self, arguments: dict[str, Any]) -> InvalidArgument | None:
+        assert self._validator is not None
+        errors = list(self._validator.iter_errors(arguments))
+        if not errors:
+            return None
+        error = best_match(errors)
+        return InvalidArgument(_message(error), field=_field(error))
+
+
+def _leaf(error: ValidationError) -> ValidationError:
+    """Descend through anyOf/oneOf to the most specific sub-error."""
+    while error.context:
+        error = best_match(error.context)
+    return error
+
+
+def _field(error: ValidationError) -> str | None:
+    leaf = _leaf(error)
+    parts = [str(p) for p in leaf.absolute_path]
+    if leaf.validator == "required":
+        missing = leaf.message.split("'")[1] if "'" in leaf.message else None
+        if missing:
+            parts.append(missing)
+    elif leaf.validator == "additionalProperties":
+        extras = [p for p in leaf.message.split("'")[1::2]]
+        if extras:
+            parts.append(extras[0])
+    elif leaf.validator == "dependentRequired" or (leaf.validator == "if"):
+        pass
+    path = ".".join(parts)
+    return path or None
+
+
+def _message(error: ValidationError) -> str:
+    leaf = _leaf(error)
+    where = ".".join(str(p) for p in leaf.absolute_path) or "arguments"
+    if error.validator in ("anyOf", "oneOf") and not error.absolute_path and not leaf.absolute_path:
+        return f"{where}: {leaf.message} (the arguments match none of the accepted shapes: {error.message[:200]})"
+    return f"{where}: {leaf.message}"
+
+
+def result(envelope: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False))],
+        structured_content=envelope,
+        is_error=envelope["state"] == "rejected",
+    )
+
+
+class ToolRegistry:
+    """The tools a server exposes, and the dispatch of a call to one of them."""
+
+    def __init__(self, service: Service):
+        self.service = service
+        self.specs: dict[str, ToolSpec] = {}
+
+    def add(self, spec: ToolSpec) -> None:
+        if spec.name in self.specs:
+            raise ValueError(f"tool {spec.name} registered twice")
+        self.specs[spec.name] = spec
+
+    def list_tools(self) -> list[types.Tool]:
+        return [spec.as_tool() for spec in self.specs.values()]
+
+    def run(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """Synchronous dispatch (worker thread): always returns an envelope."""
+        spec = self.specs[name]
+        args = arguments if isinstance(arguments, dict) else {}
+        request_id = args.get("request_id") if isinstance(args.get("request_id"), str) else None
+        problem = spec.schema_error(args)
+        if problem is not None:
+            return env.rejected_envelope(spec.name, spec.kind, problem, request_id)
+        try:
+            return spec.handler(self.service, args)
+        except KaeruError as error:
+            return env.rejected_envelope(spec.name, spec.kind, error, request_id)
+        except Exception as exc:  # the single catch-all: answer `internal`, never crash the session
+            log.exception("tool %s failed", name)
+            return env.rejected_envelope(
+                spec.name,
+                spec.kind,
+                Internal(f"unexpected server fault ({type(exc).__name__}); nothing was applied"),
+                request_id,
+            )
+
+    async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        if name not in self.specs:
+            known = ", ".join(sorted(self.specs))
+            return types.CallToolResult(
+                content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],
+                is_error=True,
+            )
+        envelope = await anyio.to_thread.run_sync(self.run, name, arguments)
+        return result(envelope)
+
+
+def mutation(operation: str) -> Handler:
+    """A handler for a mutating service method named like the tool."""
+
+    def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
+        method = getattr(service, operation)
+        outcome, replayed = method(args)
+        return env.mutation_envelope(operation, outcome, replayed=replayed, request_id=args.get("request_id"))
+
+    return handle
+
+
+def reader(operation: str) -> Handler:
+    """A handler for a read service method named like the tool."""
+
+    def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
+        return env.read_envelope(operation, getattr(service, operation)(args))
+
+    return handle

@@ -1,0 +1,73 @@
+"""`build_server`: the MCP server over one service, with every tool family registered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+
+from kaeru import __version__
+from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.tools import capture, read, revise
+from kaeru.service import Service
+
+INSTRUCTIONS = """kaeru is your persistent memory of record, shared across sessions, agents and machines.
+
+ENTRY: pass `initiative` (the project's scope) on every call; use the same spelling each time — \
+a write to a new name creates it and warns with did-you-mean suggestions.
+
+LOOK FIRST: before asking the user or deciding, `search` the initiative for what is already \
+known (literal words; `prefix: true` for word starts). `read` opens one node in full; `read` with \
+`at` shows what was true at a past moment.
+
+CAPTURE BY EPISTEMIC STATUS: `note` with kind observation (seen), decision (chosen + why), rule \
+(a standing constraint), reference (outside source; verbatim `source` is immutable), idea, jot. \
+`claim` for something uncertain, with `evidence` {node} or {method}; a refuted claim reads as \
+refuted everywhere.
+
+LINK WHAT YOU CAPTURE: `link_to` with an edge type (refers_to, derived_from, supersedes, causal, …) \
+and a weight: 0.9–1 load-bearing, 0.6–0.8 supporting, 0.3–0.5 associative.
+
+CHANGE SAFELY: `revise` patches a node in place (history keeps old values). Pass \
+`expected_revision` from your last read to avoid overwriting someone else's change \
+(`revision_conflict` → re-read, retry). Pass a `request_id` on every write: retrying with it \
+never writes twice.
+
+RESPONSES are envelopes: `state` (ok, applied, unchanged, partial, rejected), `issues` (with \
+`field` and `retryable`), `coverage` (what was left out and why), `continuation.next_arguments` \
+(the exact next call). Never store secrets: they are rejected."""
+
+
+@dataclass
+class KaeruServer:
+    server: Server[Any]
+    registry: ToolRegistry
+    service: Service
+
+
+def build_server(service: Service) -> KaeruServer:
+    """A low-level MCP server exposing the registered tools with their exact JSON Schemas."""
+    registry = ToolRegistry(service)
+    for family in (read, capture, revise):
+        family.register(registry)
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=registry.list_tools())
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        return await registry.call(params.name, params.arguments)
+
+    server: Server[Any] = Server(
+        "kaeru-memory",
+        version=__version__,
+        title="kaeru memory",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+    return KaeruServer(server, registry, service)

@@ -1,0 +1,114 @@
+"""Running the server: stdio for one agent session, streamable HTTP for several."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import logging
+import sys
+from typing import Any
+
+import anyio
+from mcp.server.stdio import stdio_server
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, PlainTextResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from kaeru.config import Settings
+from kaeru.mcp.server import KaeruServer
+
+log = logging.getLogger("kaeru.http")
+
+
+def run_stdio(kaeru: KaeruServer) -> None:
+    """Serve one MCP session over this process's stdin/stdout until the client closes it."""
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
+
+    anyio.run(main)
+
+
+def is_loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+class BearerAuth:
+    """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>`."""
+
+    def __init__(self, app: ASGIApp, token: str):
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"")
+            scheme, _, value = given.partition(b" ")
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
+                response = JSONResponse(
+                    {"error": "unauthorized", "error_description": "a valid bearer token is required"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="kaeru"'},
+                )
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
+    """Host/Origin allow-list against DNS rebinding: loopback names plus `KAERU_ALLOWED_HOSTS`."""
+    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
+    if not is_loopback(host):
+        hosts.append(f"{host}:*")
+    for extra in settings.allowed_hosts:
+        hosts.append(extra if ":" in extra else f"{extra}:*")
+    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> Any:
+    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call)."""
+    app: Starlette = kaeru.server.streamable_http_app(
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
+        transport_security=security_settings(settings, host, port),
+        host=host,
+    )
+
+    async def health(_: Any) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    app.router.routes.append(Route("/health", health))
+    if settings.auth_token:
+        return BearerAuth(app, settings.auth_token)
+    return app
+
+
+def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
+    """Serve streamable HTTP on host:port until interrupted.
+
+    Raises:
+        ValueError: a non-loopback address without `KAERU_AUTH_TOKEN`.
+    """
+    import uvicorn
+
+    if not is_loopback(host) and not settings.auth_token:
+        raise ValueError(f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN first")
+    app = http_app(kaeru, settings, host, port)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
+    print(f"kaeru-memory serving MCP over streamable HTTP at {url}", file=sys.stderr, flush=True)
+    header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
+    print(f"register it with:  claude mcp add --transport http kaeru {url}{header}", file=sys.stderr, flush=True)
+    server.run()

@@ -1,0 +1,85 @@
+"""The application API: one method per use case, shared by the MCP tools and the CLI.
+
+Every mutation runs through `run_mutation` (one transaction, replay, audit); every read through a
+read snapshot. Callers get `MutationOutcome`/`ReadOutcome` values or a `KaeruError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from typing import Any
+
+from kaeru.config import Settings
+from kaeru.domain.timefmt import fmt
+from kaeru.service import capture, read, revise, search
+from kaeru.service.mutation import WriteContext, run_mutation
+from kaeru.service.outcomes import MutationOutcome, ReadOutcome
+from kaeru.service.runtime import Runtime, system_clock
+from kaeru.storage.base import Store
+
+
+class Service:
+    """The facade over one store. Thread-safe: each call uses its own transaction."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        *,
+        clock: Callable[[], datetime] = system_clock,
+        entropy: Callable[[int], bytes] | None = None,
+    ):
+        self.rt = Runtime(store, settings, clock) if entropy is None else Runtime(store, settings, clock, entropy)
+        self._purged_at: datetime | None = None
+
+    @property
+    def store(self) -> Store:
+        return self.rt.store
+
+    def _mutate(
+        self,
+        operation: str,
+        args: dict[str, Any],
+        body: Callable[[WriteContext, dict[str, Any]], None],
+        actor: str | None,
+    ) -> tuple[MutationOutcome, bool]:
+        self._maybe_purge()
+        return run_mutation(
+            self.rt,
+            operation=operation,
+            initiative=args.get("initiative"),
+            request_id=args.get("request_id"),
+            args=args,
+            actor=actor or self.rt.settings.actor,
+            body=lambda ctx: body(ctx, args),
+        )
+
+    def _maybe_purge(self) -> None:
+        """Drop replay keys older than the retention, at most once an hour per process."""
+        now = self.rt.now()
+        if self._purged_at is not None and now - self._purged_at < timedelta(hours=1):
+            return
+        self._purged_at = now
+        with self.rt.store.write() as session:
+            session.purge_requests(fmt(now - timedelta(days=self.rt.settings.replay_days)))
+
+    # --- mutations ------------------------------------------------------------------------------
+    def note(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("note", args, capture.note, actor)
+
+    def claim(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("claim", args, capture.claim, actor)
+
+    def revise(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("revise", args, revise.revise, actor)
+
+    def replace(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("replace", args, revise.replace, actor)
+
+    # --- reads ----------------------------------------------------------------------------------
+    def search(self, args: dict[str, Any]) -> ReadOutcome:
+        return search.search(self.rt, args)
+
+    def read(self, args: dict[str, Any]) -> ReadOutcome:
+        return read.read(self.rt, args)

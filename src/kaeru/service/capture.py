@@ -1,0 +1,214 @@
+"""Capture use cases: `note` (one node by epistemic status) and `claim` (a hypothesis with evidence)."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from kaeru.domain.model import (
+    NOTE_KIND_TYPES,
+    RULE_TAG,
+    EdgeType,
+    HypothesisStatus,
+    Layer,
+    Node,
+    NodeType,
+    NoteKind,
+)
+from kaeru.domain.timefmt import fmt, parse_date, parse_moment
+from kaeru.errors import InvalidArgument
+from kaeru.service.mutation import WriteContext
+from kaeru.service.outcomes import EvidenceLink
+
+DEFAULT_LINK_WEIGHT = 0.5
+
+EVIDENCE_RELATION = {
+    HypothesisStatus.SUPPORTED: EdgeType.VERIFIES,
+    HypothesisStatus.REFUTED: EdgeType.FALSIFIES,
+    HypothesisStatus.OPEN: EdgeType.TARGETS,
+    HypothesisStatus.INCONCLUSIVE: EdgeType.TARGETS,
+}
+
+
+@dataclass(frozen=True)
+class CaptureOptions:
+    slot: str | None = None
+    layer: Layer | None = None
+    expected_slot_revision: str | None = None
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any] | None, field: str = "options") -> CaptureOptions:
+        raw = raw or {}
+        layer = raw.get("layer")
+        try:
+            parsed_layer = Layer(layer) if layer is not None else None
+        except ValueError as exc:
+            raise InvalidArgument(f"unknown layer {layer!r}", field=f"{field}.layer") from exc
+        if raw.get("expected_slot_revision") is not None and not raw.get("slot"):
+            raise InvalidArgument("expected_slot_revision needs slot", field=f"{field}.slot")
+        return cls(raw.get("slot"), parsed_layer, raw.get("expected_slot_revision"))
+
+
+def parse_reminder(raw: Any, field: str) -> dict[str, Any] | None:
+    """`{after: date, window_days: N≥1}` normalised, or None."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or set(raw) != {"after", "window_days"}:
+        raise InvalidArgument("reminder needs exactly {after, window_days}", field=field)
+    try:
+        after = parse_date(str(raw["after"])).isoformat()
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field=f"{field}.after") from exc
+    days = raw["window_days"]
+    if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= 2_147_483_647:
+        raise InvalidArgument("window_days must be a whole number ≥ 1", field=f"{field}.window_days")
+    return {"after": after, "window_days": days}
+
+
+def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, Any] | None:
+    """`{task?: NodeRef, through?: date}` with the task resolved to its id, or None."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not raw or not set(raw) <= {"task", "through"}:
+        raise InvalidArgument("applicability needs task and/or through", field=field)
+    out: dict[str, Any] = {}
+    if "task" in raw:
+        task = ctx.resolve(raw["task"], f"{field}.task")
+        out["task"] = task.id
+    if "through" in raw:
+        try:
+            out["through"] = parse_date(str(raw["through"])).isoformat()
+        except ValueError as exc:
+            raise InvalidArgument(str(exc), field=f"{field}.through") from exc
+    return out
+
+
+def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:
+    if options.slot:
+        ctx.take_slot(options.slot, node, options.expected_slot_revision)
+
+
+def note(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Capture one node; see the `note` tool description for the parameters."""
+    try:
+        kind = NoteKind(args.get("kind", "observation"))
+    except ValueError as exc:
+        raise InvalidArgument(f"unknown kind {args.get('kind')!r}", field="kind") from exc
+    options = CaptureOptions.parse(args.get("options"))
+    text = ctx.clean("text", args["text"])
+    assert text is not None
+    if not text.strip():
+        raise InvalidArgument("text must not be blank", field="text")
+    name = ctx.clean_name("name", args["name"]) if args.get("name") is not None else None
+    tags = ctx.clean_tags("tags", args.get("tags"))
+    node_type = NOTE_KIND_TYPES[kind]
+    properties: dict[str, Any] = {}
+    body: str | None = text
+    description: str | None = None
+    source = args.get("source")
+    if source is not None:
+        if kind != NoteKind.REFERENCE:
+            raise InvalidArgument("source is only for kind=reference", field="source")
+        source = ctx.clean("source", source)
+        assert source is not None
+        body, description = source, text
+        properties["source"] = {
+            "sha256": hashlib.sha256(source.encode()).hexdigest(),
+            "chars": len(source),
+            "immutable": True,
+        }
+    if args.get("url") is not None:
+        properties["url"] = ctx.clean("url", str(args["url"]))
+    if kind == NoteKind.RULE:
+        properties["constraint_state"] = "active"
+        applicability = parse_applicability(ctx, args.get("applicability"), "applicability")
+        if applicability:
+            properties["applicability"] = applicability
+    elif args.get("applicability") is not None:
+        raise InvalidArgument("applicability is only for kind=rule", field="applicability")
+    reminder = parse_reminder(args.get("reminder"), "reminder")
+    if reminder:
+        properties["reminder"] = reminder
+    created_at = None
+    if args.get("occurred_at") is not None:
+        try:
+            created_at = fmt(parse_moment(str(args["occurred_at"]), ctx.now))
+        except ValueError as exc:
+            raise InvalidArgument(f"occurred_at: {exc}", field="occurred_at") from exc
+        properties["occurred_at"] = created_at
+    kind_tags = [RULE_TAG] if kind == NoteKind.RULE else [f"kind:{kind.value}"]
+    link_target = ctx.resolve(args["link_to"], "link_to") if args.get("link_to") is not None else None
+    node = ctx.create_node(
+        node_type=node_type,
+        body=body,
+        name=name,
+        name_fallback=kind.value,
+        description=description,
+        tags=[*kind_tags, *tags],
+        layer=options.layer or Layer.WARM,
+        properties=properties,
+        created_at=created_at,
+    )
+    if link_target is not None:
+        try:
+            edge_type = EdgeType(args.get("edge_type", "refers_to"))
+        except ValueError as exc:
+            raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
+        weight = args.get("weight", DEFAULT_LINK_WEIGHT)
+        ctx.add_edge(node, link_target, edge_type, float(weight))
+    apply_slot(ctx, node, options)
+    ctx.outcome.primary = ctx.outcome.created[0]
+
+
+def claim(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """A hypothesis, open or with its verdict and evidence, in one atomic call."""
+    options = CaptureOptions.parse(args.get("options"))
+    text = ctx.clean("text", args["text"])
+    assert text is not None
+    if not text.strip():
+        raise InvalidArgument("text must not be blank", field="text")
+    try:
+        status = HypothesisStatus(args.get("initial_status", "open"))
+    except ValueError as exc:
+        raise InvalidArgument(f"unknown initial_status {args.get('initial_status')!r}", field="initial_status") from exc
+    about = ctx.resolve(args["about"], "about") if args.get("about") is not None else None
+    evidence_arg = args.get("evidence")
+    evidence_node: Node | None = None
+    method: str | None = None
+    if evidence_arg is not None:
+        if not isinstance(evidence_arg, dict) or len(evidence_arg) != 1:
+            raise InvalidArgument("evidence is {node} or {method}", field="evidence")
+        if "node" in evidence_arg:
+            evidence_node = ctx.resolve(evidence_arg["node"], "evidence.node")
+        elif "method" in evidence_arg:
+            method = ctx.clean("evidence.method", str(evidence_arg["method"]))
+            if not method or not method.strip():
+                raise InvalidArgument("evidence.method must not be blank", field="evidence.method")
+        else:
+            raise InvalidArgument("evidence is {node} or {method}", field="evidence")
+    hypothesis = ctx.create_node(
+        node_type=NodeType.HYPOTHESIS,
+        body=text,
+        name_fallback="claim",
+        tags=["kind:claim", f"status:{status.value}"],
+        layer=options.layer or Layer.WARM,
+        status=status.value,
+    )
+    ctx.outcome.primary = ctx.outcome.created[0]
+    if about is not None:
+        ctx.add_edge(hypothesis, about, EdgeType.REFERS_TO, 0.8)
+    relation = EVIDENCE_RELATION[status]
+    if method is not None:
+        evidence_node = ctx.create_node(
+            node_type=NodeType.EXPERIMENT,
+            body=method,
+            name_fallback="evidence",
+            tags=["kind:experiment"],
+            layer=options.layer or Layer.WARM,
+            status=status.value,
+        )
+    if evidence_node is not None:
+        ctx.add_edge(evidence_node, hypothesis, relation, 1.0)
+        ctx.outcome.evidence.append(EvidenceLink(evidence_node.id, relation.value))
+    apply_slot(ctx, hypothesis, options)

@@ -1,0 +1,330 @@
+"""The write path shared by every mutating use case.
+
+`run_mutation` is the only place that opens a write transaction: it claims the `request_id` for
+replay, resolves the initiative, lets the use case do its work through a `WriteContext`, appends
+the audit record and stores the outcome for replay — all in one transaction, so a mutation
+applies whole or not at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from kaeru.domain import guard
+from kaeru.domain.model import (
+    FREE_SLOT_REVISION,
+    Edge,
+    EdgeType,
+    Layer,
+    Node,
+    NodeType,
+    Tier,
+    Visibility,
+    default_tier,
+    revision_token,
+)
+from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
+from kaeru.domain.similar import suggest
+from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
+from kaeru.domain.timefmt import fmt, parse_ts
+from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict
+from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
+from kaeru.service.resolve import resolve_node
+from kaeru.service.runtime import Runtime
+from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, SlotState
+
+MAX_INITIATIVE_CHARS = 128
+MAX_TEXT_CHARS = 4_000_000
+MAX_TAGS = 64
+MAX_TAG_CHARS = 128
+
+
+def normalise_initiative(raw: Any, field: str = "initiative") -> str:
+    """A trimmed initiative name of 1–128 printable characters.
+
+    Raises:
+        InvalidArgument: empty, too long, or containing control characters.
+    """
+    if not isinstance(raw, str):
+        raise InvalidArgument("initiative must be a string", field=field)
+    name = raw.strip()
+    if not name:
+        raise InvalidArgument("initiative must not be blank", field=field)
+    if len(name) > MAX_INITIATIVE_CHARS:
+        raise InvalidArgument(f"initiative is longer than {MAX_INITIATIVE_CHARS} characters", field=field)
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        raise InvalidArgument("initiative must not contain control characters", field=field)
+    return name
+
+
+def args_digest(args: dict[str, Any]) -> str:
+    """Digest of the call's arguments without `request_id`: what "the same call" means for replay."""
+    payload = {k: v for k, v in args.items() if k != "request_id"}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def derived_tags(name: str, body: str | None) -> list[str]:
+    return [*topic_tags(name, body), lang_tag(f"{name} {body or ''}")]
+
+
+def retag(tags: tuple[str, ...], name: str, body: str | None) -> tuple[str, ...]:
+    """Re-derive the `topic:`/`lang:` families after a text change; every other tag is kept."""
+    kept = [t for t in tags if not t.startswith(DERIVED_FAMILIES)]
+    return merge_tags(kept, derived_tags(name, body))
+
+
+@dataclass
+class WriteContext:
+    """Everything a use case may do inside its one transaction."""
+
+    rt: Runtime
+    session: Session
+    now: datetime
+    initiative: Initiative
+    operation: str
+    request_id: str | None
+    actor: str
+    outcome: MutationOutcome
+    affected_ids: list[str] = field(default_factory=list)
+    changes_log: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def now_s(self) -> str:
+        return fmt(self.now)
+
+    # --- text hygiene -------------------------------------------------------------------------
+    def clean(self, field_name: str, text: str | None) -> str | None:
+        """Apply the secret policy to one text field; reject, redact or pass it through."""
+        if text is None:
+            return None
+        if len(text) > MAX_TEXT_CHARS:
+            raise InvalidArgument(f"{field_name} is longer than {MAX_TEXT_CHARS} characters", field=field_name)
+        if "\x00" in text:
+            raise InvalidArgument(f"{field_name} contains a NUL character", field=field_name)
+        policy = self.rt.settings.secret_policy
+        if policy == "allow":
+            return text
+        findings = guard.scan(text)
+        if not findings:
+            return text
+        if policy == "redact":
+            self.outcome.issues.append(
+                Issue(
+                    "secret_detected",
+                    f"{len(findings)} secret-looking span(s) redacted in {field_name}",
+                    field_name,
+                )
+            )
+            return guard.redact(text, findings)
+        first = findings[0]
+        raise SecretDetected(
+            f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); "
+            "remove it, or set KAERU_SECRET_POLICY=redact",
+            field=field_name,
+        )
+
+    def clean_name(self, field_name: str, name: str) -> str:
+        name = name.strip()
+        if not name:
+            raise InvalidArgument("name must not be blank", field=field_name)
+        if len(name) > MAX_NAME_CHARS:
+            raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
+        if any(ord(ch) < 32 for ch in name):
+            raise InvalidArgument("name must not contain control characters", field=field_name)
+        return self.clean(field_name, name) or name
+
+    def clean_tags(self, field_name: str, tags: list[str] | None) -> list[str]:
+        out: list[str] = []
+        for i, tag in enumerate(tags or []):
+            tag = tag.strip()
+            if not tag or len(tag) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
+                raise InvalidArgument(f"tag {i} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
+            out.append(self.clean(f"{field_name}[{i}]", tag) or tag)
+        if len(out) > MAX_TAGS:
+            raise InvalidArgument(f"at most {MAX_TAGS} tags", field=field_name)
+        return list(dict.fromkeys(out))
+
+    # --- nodes ----------------------------------------------------------------------------------
+    def resolve(self, raw: Any, field_name: str) -> Node:
+        return resolve_node(self.session, raw, self.initiative, field_name)
+
+    def _stamp(self, previous: str | None) -> str:
+        """A recorded_at strictly after the previous revision's, so history keeps issue order."""
+        if previous is None:
+            return self.now_s
+        floor = parse_ts(previous) + timedelta(microseconds=1)
+        return fmt(max(self.now, floor))
+
+    def create_node(
+        self,
+        *,
+        node_type: NodeType,
+        body: str | None,
+        name: str | None = None,
+        name_fallback: str = "note",
+        description: str | None = None,
+        tags: list[str] | None = None,
+        layer: Layer = Layer.WARM,
+        status: str | None = None,
+        properties: dict[str, Any] | None = None,
+        tier: Tier | None = None,
+        created_at: str | None = None,
+        initiatives: tuple[int, ...] | None = None,
+    ) -> Node:
+        node_id = self.rt.new_id(self.now)
+        final_name = name if name is not None else auto_name(body, node_id, name_fallback)
+        recorded = self.now_s
+        node = Node(
+            id=node_id,
+            rev_no=1,
+            revision=revision_token(node_id, 1, recorded),
+            node_type=node_type,
+            tier=tier or default_tier(node_type),
+            name=final_name,
+            body=body,
+            description=description,
+            tags=merge_tags(tags or [], derived_tags(final_name, body)),
+            layer=layer,
+            visibility=Visibility.LOCAL,
+            status=status,
+            properties=properties or {},
+            initiatives=initiatives if initiatives is not None else (self.initiative.id,),
+            created_at=created_at or recorded,
+            recorded_at=recorded,
+        )
+        self.session.put_node(node, request_id=self.request_id, actor=self.actor)
+        self.outcome.created.append(EntityRef(node.id, node.revision))
+        return node
+
+    def update_node(self, node: Node, **changes: Any) -> Node:
+        """Write `changes` as the next revision of `node` (same id)."""
+        recorded = self._stamp(node.recorded_at)
+        rev_no = node.rev_no + 1
+        updated = node.evolve(
+            **changes, rev_no=rev_no, revision=revision_token(node.id, rev_no, recorded), recorded_at=recorded
+        )
+        self.session.put_node(updated, request_id=self.request_id, actor=self.actor)
+        self.affected_ids.append(node.id)
+        return updated
+
+    @staticmethod
+    def outcome_ref(node: Node) -> EntityRef:
+        return EntityRef(node.id, node.revision)
+
+    def mark_affected(self, node: Node) -> None:
+        """List `node` (at its latest revision) among the outcome's affected entities."""
+        kept = [ref for ref in self.outcome.affected if ref.id != node.id]
+        self.outcome.affected = [*kept, EntityRef(node.id, node.revision)]
+
+    # --- edges ----------------------------------------------------------------------------------
+    def add_edge(self, src: Node, dst: Node, edge_type: EdgeType, weight: float) -> Edge:
+        """Create (or re-assert with a new weight) a live edge src → dst."""
+        if not 0.0 <= weight <= 1.0:
+            raise InvalidArgument("weight must be between 0 and 1", field="weight")
+        previous = self.session.get_edge(src.id, dst.id, edge_type)
+        if previous is not None and not previous.retracted and previous.weight == weight:
+            return previous
+        recorded = self._stamp(previous.recorded_at if previous else None)
+        edge = Edge(
+            src=src.id,
+            dst=dst.id,
+            edge_type=edge_type,
+            weight=weight,
+            rev_no=(previous.rev_no + 1) if previous else 1,
+            recorded_at=recorded,
+            created_at=previous.created_at if previous and not previous.retracted else recorded,
+        )
+        self.session.put_edge(edge)
+        self.changes_log.append({"edge": [src.id, dst.id, edge_type.value], "weight": weight})
+        return edge
+
+    # --- slots ----------------------------------------------------------------------------------
+    def take_slot(self, slot: str, holder: Node, expected_revision: str | None) -> SlotChange:
+        """Give `slot` to `holder`; a different previous holder is superseded by it and cooled."""
+        state = self.session.get_slot(self.initiative.id, slot, for_update=True)
+        current = state.revision if state else FREE_SLOT_REVISION
+        if expected_revision is not None and expected_revision != current:
+            raise SlotConflict(
+                f"slot {slot!r} is at revision {current!r}, not {expected_revision!r}; re-read it and retry",
+                field="options.expected_slot_revision",
+            )
+        before = state.node_id if state else None
+        if before == holder.id and state is not None:
+            return SlotChange(slot, before, holder.id, state.revision)
+        if before is not None:
+            previous = self.session.get_node(before, for_update=True)
+            if previous is not None and not previous.retracted:
+                self.add_edge(holder, previous, EdgeType.SUPERSEDES, 1.0)
+                if previous.layer != Layer.COLD:
+                    cooled = self.update_node(previous, layer=Layer.COLD)
+                    self.mark_affected(cooled)
+        rev_no = (state.rev_no + 1) if state else 1
+        revision = revision_token(f"slot:{self.initiative.id}:{slot}", rev_no, self.now_s)
+        self.session.put_slot(SlotState(self.initiative.id, slot, holder.id, rev_no, revision, self.now_s))
+        change = SlotChange(slot, before, holder.id, revision)
+        self.outcome.slots.append(change)
+        return change
+
+
+def run_mutation(
+    rt: Runtime,
+    *,
+    operation: str,
+    initiative: Any,
+    request_id: str | None,
+    args: dict[str, Any],
+    actor: str,
+    body: Callable[[WriteContext], None],
+) -> tuple[MutationOutcome, bool]:
+    """Run one mutation as one transaction, with replay. Returns the outcome and whether it was replayed.
+
+    Raises:
+        KaeruError: the mutation was rejected; nothing was written.
+    """
+    name = normalise_initiative(initiative)
+    digest = args_digest(args)
+    key = RequestKey(name, operation, request_id) if request_id else None
+    with rt.store.write() as session:
+        now = rt.now()
+        if key is not None:
+            stored = session.begin_request(key, digest, fmt(now))
+            if stored is not None:
+                if stored.args_hash != digest:
+                    raise RequestIdReused(
+                        f"request_id {request_id!r} was already used for a different {operation} call in "
+                        f"{name!r}; use a new request_id for a new operation",
+                        field="request_id",
+                    )
+                return MutationOutcome.from_json(stored.response), True
+        outcome = MutationOutcome()
+        target = session.initiative_by_name(name)
+        if target is None:
+            existing = [i.name for i in session.all_initiatives()]
+            target = session.create_initiative(name, fmt(now))
+            close = suggest(name, existing)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            outcome.issues.append(Issue("new_initiative", f"created a new initiative {name!r}.{hint}", "initiative"))
+        ctx = WriteContext(rt, session, now, target, operation, request_id, actor, outcome)
+        body(ctx)
+        if outcome.state != "unchanged":
+            session.touch_initiative(target.id, ctx.now_s)
+            session.append_audit(
+                AuditRecord(
+                    at=ctx.now_s,
+                    operation=operation,
+                    actor=actor,
+                    request_id=request_id,
+                    initiative_id=target.id,
+                    affected=[r.id for r in (*outcome.created, *outcome.affected)],
+                    changes=[{"field": c.field, "before": c.before, "after": c.after} for c in outcome.changes]
+                    + ctx.changes_log,
+                )
+            )
+        if key is not None:
+            session.finish_request(key, outcome.to_json())
+    return outcome, False

@@ -1,0 +1,132 @@
+"""What service calls return: plain values that the wire layer (`kaeru.api`) turns into envelopes.
+
+Mutation outcomes are also what replay stores, so they round-trip through JSON exactly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kaeru.domain.budget import Cut
+from kaeru.domain.model import Currentness, Edge, Node
+
+
+@dataclass(frozen=True, slots=True)
+class Issue:
+    code: str
+    message: str
+    field: str | None = None
+    retryable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class EntityRef:
+    id: str
+    revision: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    field: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceLink:
+    id: str
+    relation: str
+
+
+@dataclass(frozen=True, slots=True)
+class FailedStep:
+    step: str
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SlotChange:
+    slot: str
+    before: str | None
+    after: str | None
+    revision: str
+
+
+@dataclass
+class MutationOutcome:
+    state: str = "applied"
+    primary: EntityRef | None = None
+    created: list[EntityRef] = field(default_factory=list)
+    affected: list[EntityRef] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    evidence: list[EvidenceLink] = field(default_factory=list)
+    failed_steps: list[FailedStep] = field(default_factory=list)
+    slots: list[SlotChange] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> MutationOutcome:
+        primary = data.get("primary")
+        return cls(
+            state=data["state"],
+            primary=EntityRef(**primary) if primary else None,
+            created=[EntityRef(**e) for e in data.get("created", [])],
+            affected=[EntityRef(**e) for e in data.get("affected", [])],
+            changes=[Change(**c) for c in data.get("changes", [])],
+            evidence=[EvidenceLink(**e) for e in data.get("evidence", [])],
+            failed_steps=[FailedStep(**f) for f in data.get("failed_steps", [])],
+            slots=[SlotChange(**s) for s in data.get("slots", [])],
+            artifacts=list(data.get("artifacts", [])),
+            issues=[Issue(**i) for i in data.get("issues", [])],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NodeView:
+    """A node as shown to a caller: names of its initiatives, its currentness, its (cut) body."""
+
+    node: Node
+    initiatives: list[str]
+    currentness: Currentness
+    successors: list[str]
+    body: str | None
+    body_range: Cut | None
+    #: False when some shown field is known not to be as of the read time (never, today).
+    metadata_is_current: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Omission:
+    section: str
+    count: int
+    reason: str
+
+
+@dataclass
+class Coverage:
+    initiatives: list[str]
+    complete: bool = True
+    rules_complete: bool = True
+    omitted: list[Omission] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    cursor: str
+    next_arguments: dict[str, Any]
+
+
+@dataclass
+class ReadOutcome:
+    hits: list[NodeView]
+    total: int
+    coverage: Coverage
+    continuation: Continuation | None = None
+    issues: list[Issue] = field(default_factory=list)
+    edges: list[Edge] | None = None

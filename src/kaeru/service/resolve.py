@@ -1,0 +1,67 @@
+"""NodeRef resolution with explicit ambiguity and helpful misses (SPEC §2.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.domain.refs import parse_ref
+from kaeru.domain.similar import suggest
+from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
+from kaeru.storage.base import Initiative, Session
+
+
+def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: str) -> Node:
+    """The live node `raw` names. `scope` is the call's initiative (None when it does not exist yet).
+
+    Raises:
+        InvalidArgument: `raw` is not a NodeRef.
+        AmbiguousRef: a name matches several live nodes (candidates listed).
+        NotFound: nothing matches (with where the name lives elsewhere, or close names).
+    """
+    try:
+        ref = parse_ref(raw)
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field=field) from exc
+    if ref.id:
+        node = session.get_node(ref.id)
+        if node is not None and not node.retracted:
+            return node
+        if not ref.bare:
+            hint = " (it was forgotten; `read` with `at` before the retraction shows it)" if node else ""
+            raise NotFound(f"no live node with id {ref.id}{hint}", field=field)
+    assert ref.name is not None
+    if ref.initiative is not None:
+        target = session.initiative_by_name(ref.initiative)
+        if target is None:
+            names = [i.name for i in session.all_initiatives()]
+            close = suggest(ref.initiative, names)
+            extra = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise NotFound(f"no initiative named {ref.initiative!r}{extra}", field=field)
+        scope = target
+    matches = session.live_nodes_named(ref.name, [scope.id]) if scope is not None else []
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        listed = "; ".join(f"{n.id} ({n.node_type.value}, {n.name!r}, recorded {n.recorded_at})" for n in matches[:10])
+        raise AmbiguousRef(
+            f"{len(matches)} live nodes are named {ref.name!r} in {scope.name if scope else '?'!r}: {listed}. "
+            "Pass one of these ids instead.",
+            field=field,
+            details={"candidates": [n.id for n in matches]},
+        )
+    raise NotFound(_miss_message(session, ref.name, scope), field=field)
+
+
+def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
+    where = f" in initiative {scope.name!r}" if scope else ""
+    message = f"no live node named {name!r}{where}"
+    elsewhere = session.initiative_names(session.initiatives_holding_name(name))
+    if elsewhere:
+        listed = ", ".join(repr(n) for n in sorted(elsewhere.values()))
+        return f"{message}; that name exists in {listed} — use {{initiative, name}} or its id"
+    candidates = session.name_candidates(name, [scope.id] if scope else None, 200)
+    close = suggest(name, candidates)
+    if close:
+        return f"{message}; did you mean {', '.join(repr(c) for c in close)}?"
+    return message

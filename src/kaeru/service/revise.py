@@ -1,0 +1,139 @@
+"""In-place revisions: `revise` (patch fields, same id) and `replace` (new immutable source bytes)."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
+from kaeru.service.capture import parse_applicability, parse_reminder
+from kaeru.service.mutation import WriteContext, retag
+from kaeru.service.outcomes import Change
+
+PATCH_FIELDS = ("name", "body", "description", "constraint_state", "applicability", "reminder")
+
+
+def check_revision(node: Node, expected: str | None) -> None:
+    if expected is not None and expected != node.revision:
+        raise RevisionConflict(
+            f"node {node.id} is at revision {node.revision!r}, not {expected!r}; re-read it and retry",
+            field="expected_revision",
+        )
+
+
+def is_rule(node: Node) -> bool:
+    return node.node_type == NodeType.CONCEPT and RULE_TAG in node.tags
+
+
+def has_source(node: Node) -> bool:
+    source = node.properties.get("source")
+    return isinstance(source, dict) and bool(source.get("immutable"))
+
+
+def revise(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Patch a node in place; omitted fields stay, `null` clears applicability/reminder."""
+    patch = args.get("patch")
+    if not isinstance(patch, dict) or not patch:
+        raise InvalidArgument("patch must name at least one field", field="patch")
+    unknown = sorted(set(patch) - set(PATCH_FIELDS))
+    if unknown:
+        raise InvalidArgument(f"patch cannot change {', '.join(unknown)}", field=f"patch.{unknown[0]}")
+    node = ctx.resolve(args["node"], "node")
+    check_revision(node, args.get("expected_revision"))
+    fields: dict[str, Any] = {}
+    properties = dict(node.properties)
+    changes: list[Change] = []
+
+    if "name" in patch:
+        new_name = ctx.clean_name("patch.name", str(patch["name"]))
+        if new_name != node.name:
+            fields["name"] = new_name
+            changes.append(Change("name", node.name, new_name))
+    if "body" in patch:
+        new_body = ctx.clean("patch.body", patch["body"])
+        if new_body != node.body:
+            if has_source(node):
+                raise ImmutableSource(
+                    "this reference's body is its verbatim source, which is immutable; use `replace` to "
+                    "record new source bytes as a new revision",
+                    field="patch.body",
+                )
+            fields["body"] = new_body
+            changes.append(Change("body", node.body, new_body))
+    if "description" in patch:
+        new_description = ctx.clean("patch.description", patch["description"]) or None
+        if new_description != node.description:
+            fields["description"] = new_description
+            changes.append(Change("description", node.description, new_description))
+    if "constraint_state" in patch:
+        if not is_rule(node):
+            raise InvalidArgument(
+                "constraint_state applies only to rules (note kind=rule)", field="patch.constraint_state"
+            )
+        state = patch["constraint_state"]
+        if state not in ("active", "released"):
+            raise InvalidArgument("constraint_state is active or released", field="patch.constraint_state")
+        if properties.get("constraint_state") != state:
+            changes.append(Change("constraint_state", properties.get("constraint_state"), state))
+            properties["constraint_state"] = state
+    if "applicability" in patch:
+        if not is_rule(node):
+            raise InvalidArgument("applicability applies only to rules (note kind=rule)", field="patch.applicability")
+        value = parse_applicability(ctx, patch["applicability"], "patch.applicability")
+        if properties.get("applicability") != value:
+            changes.append(Change("applicability", properties.get("applicability"), value))
+            if value is None:
+                properties.pop("applicability", None)
+            else:
+                properties["applicability"] = value
+    if "reminder" in patch:
+        value = parse_reminder(patch["reminder"], "patch.reminder")
+        if properties.get("reminder") != value:
+            changes.append(Change("reminder", properties.get("reminder"), value))
+            if value is None:
+                properties.pop("reminder", None)
+            else:
+                # A new reminder starts a new window: it has not been seen yet.
+                properties["reminder"] = value
+    if not changes:
+        ctx.outcome.state = "unchanged"
+        ctx.outcome.primary = ctx.outcome_ref(node)
+        return
+    if properties != node.properties:
+        fields["properties"] = properties
+    if "name" in fields or "body" in fields:
+        fields["tags"] = retag(node.tags, fields.get("name", node.name), fields.get("body", node.body))
+    updated = ctx.update_node(node, **fields)
+    ctx.outcome.changes.extend(changes)
+    ctx.outcome.primary = ctx.outcome_ref(updated)
+    ctx.mark_affected(updated)
+
+
+def replace(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """New verbatim source bytes for a reference, as a new revision (old bytes stay in history)."""
+    node = ctx.resolve(args["node"], "node")
+    check_revision(node, args.get("expected_revision"))
+    if node.node_type != NodeType.REFERENCE:
+        raise InvalidArgument("replace applies to reference notes only", field="node")
+    source = ctx.clean("source", args["source"])
+    assert source is not None
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    old = node.properties.get("source") if has_source(node) else None
+    if old is not None and old.get("sha256") == digest:
+        ctx.outcome.state = "unchanged"
+        ctx.outcome.primary = ctx.outcome_ref(node)
+        return
+    properties = dict(node.properties)
+    properties["source"] = {"sha256": digest, "chars": len(source), "immutable": True}
+    description = node.description if old is not None else (node.description or node.body)
+    updated = ctx.update_node(
+        node,
+        body=source,
+        description=description,
+        properties=properties,
+        tags=retag(node.tags, node.name, source),
+    )
+    ctx.outcome.changes.append(Change("source.sha256", old.get("sha256") if old else None, digest))
+    ctx.outcome.primary = ctx.outcome_ref(updated)
+    ctx.mark_affected(updated)

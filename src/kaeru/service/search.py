@@ -1,0 +1,171 @@
+"""Literal search over name, description, body and tags, with currentness, budgets and cursors."""
+
+from __future__ import annotations
+
+import secrets as pysecrets
+from datetime import timedelta
+from typing import Any
+
+from kaeru.domain.budget import MIN_EXCERPT, Cut, allocate, cut
+from kaeru.domain.similar import suggest
+from kaeru.domain.text import query_tokens
+from kaeru.domain.timefmt import fmt
+from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.service import cursors
+from kaeru.service.mutation import normalise_initiative
+from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
+from kaeru.service.runtime import Runtime
+from kaeru.service.views import build_views
+from kaeru.storage.base import Initiative, SearchQuery, Session
+
+DEFAULT_LIMIT = 10
+DEFAULT_BUDGET = 8000
+MAX_QUERY_TOKENS = 256
+WINDOW = 5000
+
+
+def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tuple[list[Initiative], list[Issue]]:
+    """The existing initiatives among `raw`; unknown names become `unknown_initiative` warnings."""
+    if not isinstance(raw, list) or not raw:
+        raise InvalidArgument("initiatives must be a non-empty list of names", field=field)
+    found: list[Initiative] = []
+    issues: list[Issue] = []
+    every: list[str] | None = None
+    for i, value in enumerate(raw):
+        name = normalise_initiative(value, f"{field}[{i}]")
+        initiative = session.initiative_by_name(name)
+        if initiative is None:
+            if every is None:
+                every = [x.name for x in session.all_initiatives()]
+            close = suggest(name, every)
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
+        elif initiative.id not in {f.id for f in found}:
+            found.append(initiative)
+    return found, issues
+
+
+def _list(raw: Any, field: str) -> list[str]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(v, str) and v for v in raw):
+        raise InvalidArgument(f"{field} must be a list of non-empty strings", field=field)
+    return list(dict.fromkeys(raw))
+
+
+def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
+    """Run one page of a literal search; see the `search` tool description."""
+    limit = int(args.get("limit", DEFAULT_LIMIT))
+    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
+    if not 1 <= limit <= 50:
+        raise InvalidArgument("limit must be between 1 and 50", field="limit")
+    if not 512 <= budget <= 64000:
+        raise InvalidArgument("budget_chars must be between 512 and 64000", field="budget_chars")
+    text = args.get("text")
+    filters = args.get("filters") or {}
+    if text is None and not filters:
+        raise InvalidArgument("give text, filters, or both", field="text")
+    current = filters.get("current", "preferred")
+    if current not in ("preferred", "all"):
+        raise InvalidArgument("filters.current is preferred or all", field="filters.current")
+    tokens = query_tokens(text) if text is not None else []
+    issues: list[Issue] = []
+    if len(tokens) > MAX_QUERY_TOKENS:
+        issues.append(Issue("invalid_argument", f"query cut to its first {MAX_QUERY_TOKENS} distinct tokens", "text"))
+        tokens = tokens[:MAX_QUERY_TOKENS]
+    key = cursors.args_key(args)
+    with rt.store.read() as session:
+        scopes, scope_issues = resolve_scopes(session, args.get("initiatives"))
+        issues.extend(scope_issues)
+        coverage = Coverage(initiatives=[s.name for s in scopes])
+        if not scopes or (text is not None and not tokens):
+            if text is not None and not tokens:
+                issues.append(Issue("invalid_argument", "text has no searchable words or numbers", "text"))
+            return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues)
+        secret = session.vault_secret()
+        offset = 0
+        list_id: str | None = None
+        if args.get("cursor"):
+            state = cursors.decode(secret, str(args["cursor"]), "search", key)
+            offset, list_id = state.offset, state.list_id
+            items = session.load_cursor(list_id) if list_id else None
+            if items is None:
+                raise CursorInvalid("cursor has expired; repeat the search without a cursor", field="cursor")
+            total = len(items)
+            superseded_omitted = 0
+        else:
+            rows, total, superseded_omitted = session.search(
+                SearchQuery(
+                    initiative_ids=[s.id for s in scopes],
+                    tokens=tokens,
+                    match_all=args.get("match", "any") == "all",
+                    prefix=bool(args.get("prefix", False)),
+                    types=_list(filters.get("types"), "filters.types"),
+                    tiers=_list(filters.get("tiers"), "filters.tiers"),
+                    layers=_list(filters.get("layers"), "filters.layers"),
+                    statuses=_list(filters.get("statuses"), "filters.statuses"),
+                    tags=_list(filters.get("tags"), "filters.tags"),
+                    omit_superseded=current == "preferred",
+                    window=WINDOW,
+                )
+            )
+            items = [r.id for r in rows]
+            if total > len(items):
+                coverage.omitted.append(Omission("hits", total - len(items), "window"))
+                coverage.complete = False
+        page_ids = items[offset : offset + limit]
+        nodes = session.nodes_by_ids(page_ids)
+        live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
+        vanished = len(page_ids) - len(live)
+        lengths = [len(n.body or "") for n in live]
+        granted = allocate(lengths, budget) or []
+        shown = live[: len(granted)]
+        bodies: dict[str, tuple[str | None, Cut | None]] = {}
+        truncated = 0
+        for node, allowance in zip(shown, granted, strict=True):
+            if node.body is None:
+                bodies[node.id] = (None, None)
+                continue
+            piece = cut(node.body, 0, max(allowance, 0) if allowance < len(node.body) else len(node.body))
+            bodies[node.id] = (piece.text, piece if piece.truncated else None)
+            truncated += piece.truncated
+        views = build_views(session, shown, bodies=bodies, only_initiatives={s.id for s in scopes})
+        # Items deferred by the budget start the next page, so nothing is skipped.
+        consumed = len(page_ids) - (len(live) - len(shown))
+        next_offset = offset + consumed
+        if superseded_omitted:
+            coverage.omitted.append(Omission("hits", superseded_omitted, "superseded"))
+        if len(live) > len(shown):
+            coverage.omitted.append(Omission("hits", len(live) - len(shown), "budget"))
+        if vanished:
+            coverage.omitted.append(Omission("hits", vanished, "retracted"))
+        if truncated:
+            issues.append(
+                Issue(
+                    "budget_truncated",
+                    f"{truncated} bodies cut to fit budget_chars={budget}; read them whole",
+                )
+            )
+        continuation = None
+        if next_offset < len(items):
+            coverage.complete = False
+            if list_id is None:
+                list_id = pysecrets.token_hex(12)
+                _save_list(rt, list_id, items)
+            token = cursors.encode(secret, cursors.CursorState("search", list_id, next_offset, key))
+            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
+        if any(o.reason in ("budget", "window") for o in coverage.omitted):
+            coverage.complete = False
+        coverage.rules_complete = coverage.complete
+    return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
+
+
+def _save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
+    """Store a result list for later pages (its own short write; reads never upgrade to writes)."""
+    now = rt.now()
+    with rt.store.write() as session:
+        session.save_cursor(list_id, items, fmt(now))
+        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))
+
+
+__all__ = ["MIN_EXCERPT", "search"]

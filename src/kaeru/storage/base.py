@@ -1,0 +1,175 @@
+"""The narrow storage protocol the service is written against.
+
+A `Store` hands out sessions: `write()` is one serialisable transaction (SQLite `BEGIN IMMEDIATE`,
+PostgreSQL row locks), `read()` a consistent snapshot. Everything the service needs from a
+database goes through `Session`; SQL lives only in the implementations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from kaeru.domain.model import Edge, EdgeType, Node
+
+
+@dataclass(frozen=True, slots=True)
+class Initiative:
+    id: int
+    name: str
+    created_at: str
+    last_activity: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class RequestKey:
+    initiative: str
+    operation: str
+    request_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRequest:
+    args_hash: str
+    response: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class SlotState:
+    initiative_id: int
+    slot: str
+    node_id: str | None
+    rev_no: int
+    revision: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    at: str
+    operation: str
+    actor: str
+    request_id: str | None
+    initiative_id: int | None
+    affected: list[str]
+    changes: list[dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """A literal search: tokens already normalised by `domain.text`, filters already validated."""
+
+    initiative_ids: Sequence[int]
+    tokens: Sequence[str] = ()
+    match_all: bool = False
+    prefix: bool = False
+    types: Sequence[str] = ()
+    tiers: Sequence[str] = ()
+    layers: Sequence[str] = ()
+    statuses: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    #: Omit a hit that a live, in-scope node supersedes (`filters.current = preferred`), counting it.
+    omit_superseded: bool = True
+    #: How many ordered hits to return at most (the total is still counted exactly).
+    window: int = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRow:
+    id: str
+    seq: int
+    score: float
+
+
+class Session(Protocol):
+    """One transaction or snapshot. Methods raise `kaeru.errors.KaeruError` subclasses only."""
+
+    # --- vault metadata -------------------------------------------------------------------
+    def vault_secret(self) -> bytes: ...
+
+    # --- initiatives ------------------------------------------------------------------------
+    def initiative_by_name(self, name: str) -> Initiative | None: ...
+    def initiative_names(self, ids: Sequence[int]) -> dict[int, str]: ...
+    def all_initiatives(self) -> list[Initiative]: ...
+    def create_initiative(self, name: str, now: str) -> Initiative: ...
+    def touch_initiative(self, initiative_id: int, now: str) -> None: ...
+
+    # --- replay -----------------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        """Claim `key` for this transaction, or return the stored request that already holds it.
+
+        Concurrent claimers of one key are serialised: the loser sees the winner's committed row.
+        """
+        ...
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None: ...
+    def purge_requests(self, before: str) -> int: ...
+
+    # --- nodes ------------------------------------------------------------------------------
+    def get_node(self, node_id: str, *, for_update: bool = False) -> Node | None: ...
+    def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]: ...
+    def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]: ...
+    def name_candidates(self, wanted: str, initiative_ids: Sequence[int] | None, limit: int) -> list[str]: ...
+    def initiatives_holding_name(self, name: str) -> list[int]: ...
+    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+        """Append `node` as a new revision and make it the current state (index, memberships)."""
+        ...
+
+    def node_at(self, node_id: str, moment: str) -> Node | None: ...
+    def node_history(self, node_id: str) -> list[Node]: ...
+
+    # --- edges ------------------------------------------------------------------------------
+    def get_edge(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None: ...
+    def put_edge(self, edge: Edge) -> None: ...
+    def live_edges(self, node_ids: Sequence[str]) -> list[Edge]:
+        """Live edges touching any of `node_ids` (either direction)."""
+        ...
+
+    def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
+        """Live verdict edges with a live source, by target id (all initiatives)."""
+        ...
+
+    def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]: ...
+
+    def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]: ...
+    def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
+        """Which of `node_ids` are live members of any of `initiative_ids`."""
+        ...
+
+    # --- slots ------------------------------------------------------------------------------
+    def get_slot(self, initiative_id: int, slot: str, *, for_update: bool = False) -> SlotState | None: ...
+    def put_slot(self, state: SlotState) -> None: ...
+
+    # --- audit ------------------------------------------------------------------------------
+    def append_audit(self, record: AuditRecord) -> None: ...
+
+    # --- search -----------------------------------------------------------------------------
+    def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
+        """Ordered hits (best first, at most `query.window`), the exact number of hits, and how many
+        matches were omitted as superseded in scope."""
+        ...
+
+    # --- cursors ----------------------------------------------------------------------------
+    def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None: ...
+    def load_cursor(self, cursor_id: str) -> list[str] | None: ...
+    def purge_cursors(self, before: str) -> int: ...
+
+
+class Store(Protocol):
+    """A vault backend: hands out sessions and reports what it is."""
+
+    backend: str
+
+    def write(self) -> AbstractContextManager[Session]: ...
+    def read(self) -> AbstractContextManager[Session]: ...
+    def close(self) -> None: ...
+    def describe(self) -> dict[str, Any]: ...
+
+
+def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+    """Split long id lists so `IN (…)` stays under parameter limits on every backend."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,1 @@
+"""The embedded backend: one SQLite file (WAL) through apsw."""

@@ -1,0 +1,686 @@
+"""The SQLite backend (apsw): one vault file in WAL mode, shared safely by many processes.
+
+Writers take `BEGIN IMMEDIATE`, so every mutation is serialised at the database (not by a process
+lock) and concurrent processes wait on the busy timeout instead of failing. Readers run in a
+deferred transaction, which WAL turns into a consistent snapshot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
+from kaeru.domain.text import index_text
+from kaeru.errors import Internal, KaeruError, Unavailable
+from kaeru.storage.base import (
+    AuditRecord,
+    Initiative,
+    RequestKey,
+    SearchQuery,
+    SearchRow,
+    SlotState,
+    StoredRequest,
+    chunks,
+)
+from kaeru.storage.migrate import load_migrations
+
+_NODE_COLS = (
+    "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
+    "properties, initiatives, created_at, recorded_at, retracted, pinned"
+)
+_EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
+_VERDICTS = tuple(e.value for e in VERDICT_EDGES)
+
+
+def _marks(n: int) -> str:
+    return ",".join("?" * n)
+
+
+def _node(seq: int, node_id: str, row: Sequence[Any]) -> Node:
+    (
+        rev_no,
+        revision,
+        node_type,
+        tier,
+        name,
+        body,
+        description,
+        tags,
+        layer,
+        visibility,
+        status,
+        properties,
+        initiatives,
+        created_at,
+        recorded_at,
+        retracted,
+        pinned,
+    ) = row
+    return Node(
+        id=node_id,
+        rev_no=rev_no,
+        revision=revision,
+        node_type=NodeType(node_type),
+        tier=Tier(tier),
+        name=name,
+        body=body,
+        description=description,
+        tags=tuple(json.loads(tags)),
+        layer=Layer(layer),
+        visibility=Visibility(visibility),
+        status=status,
+        properties=json.loads(properties),
+        initiatives=tuple(json.loads(initiatives)),
+        created_at=created_at,
+        recorded_at=recorded_at,
+        retracted=bool(retracted),
+        pinned=bool(pinned),
+        seq=seq,
+    )
+
+
+def _edge(row: Sequence[Any]) -> Edge:
+    src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted = row
+    return Edge(
+        src=src,
+        dst=dst,
+        edge_type=EdgeType(edge_type),
+        weight=weight,
+        rev_no=rev_no,
+        properties=json.loads(properties),
+        created_at=created_at,
+        recorded_at=recorded_at,
+        retracted=bool(retracted),
+    )
+
+
+def fts_match(tokens: Sequence[str], match_all: bool, prefix: bool) -> str:
+    """An FTS5 query that means exactly "these literal tokens": each quoted, joined by AND/OR."""
+    star = "*" if prefix else ""
+    parts = ['"' + t.replace('"', '""') + '"' + star for t in tokens]
+    return (" AND " if match_all else " OR ").join(parts)
+
+
+def _translate(exc: apsw.Error) -> KaeruError:
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return Unavailable(f"the vault is busy ({exc}); retry shortly")
+    return Internal(f"storage error: {type(exc).__name__}: {exc}")
+
+
+class SqliteSession:
+    """One transaction on one connection."""
+
+    def __init__(self, conn: apsw.Connection):
+        self._c = conn
+
+    def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
+        return list(self._c.execute(sql, params))
+
+    def _one(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> tuple[Any, ...] | None:
+        for row in self._c.execute(sql, params):
+            return tuple(row)
+        return None
+
+    # --- vault metadata -------------------------------------------------------------------
+    def vault_secret(self) -> bytes:
+        row = self._one("SELECT value FROM meta WHERE key = 'secret'")
+        if row is None:
+            raise Internal("vault has no secret; was it migrated?")
+        return bytes.fromhex(row[0])
+
+    # --- initiatives ------------------------------------------------------------------------
+    def _initiative(self, row: Sequence[Any]) -> Initiative:
+        return Initiative(row[0], row[1], row[2], row[3], json.loads(row[4]))
+
+    def initiative_by_name(self, name: str) -> Initiative | None:
+        row = self._one(
+            "SELECT id, name, created_at, last_activity, properties FROM initiatives WHERE name = ?", (name,)
+        )
+        return self._initiative(row) if row else None
+
+    def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        unique = sorted(set(ids))
+        return dict(self._rows(f"SELECT id, name FROM initiatives WHERE id IN ({_marks(len(unique))})", unique))
+
+    def all_initiatives(self) -> list[Initiative]:
+        rows = self._rows("SELECT id, name, created_at, last_activity, properties FROM initiatives ORDER BY name")
+        return [self._initiative(r) for r in rows]
+
+    def create_initiative(self, name: str, now: str) -> Initiative:
+        row = self._one(
+            "INSERT INTO initiatives (name, created_at, last_activity) VALUES (?, ?, ?) "
+            "RETURNING id, name, created_at, last_activity, properties",
+            (name, now, now),
+        )
+        assert row is not None
+        return self._initiative(row)
+
+    def touch_initiative(self, initiative_id: int, now: str) -> None:
+        self._c.execute(
+            "UPDATE initiatives SET last_activity = ? WHERE id = ? AND last_activity < ?",
+            (now, initiative_id, now),
+        )
+
+    # --- replay -----------------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        row = self._one(
+            "SELECT args_hash, response FROM requests WHERE initiative = ? AND operation = ? AND request_id = ?",
+            (key.initiative, key.operation, key.request_id),
+        )
+        if row is not None and row[1] is not None:
+            return StoredRequest(row[0], json.loads(row[1]))
+        # Writers are serialised by BEGIN IMMEDIATE, so nobody can claim the key between the read and this.
+        self._c.execute(
+            "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
+            "VALUES (?, ?, ?, ?, NULL, ?)",
+            (key.initiative, key.operation, key.request_id, args_hash, now),
+        )
+        return None
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        self._c.execute(
+            "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
+            (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
+        )
+
+    def purge_requests(self, before: str) -> int:
+        self._c.execute("DELETE FROM requests WHERE created_at < ?", (before,))
+        return int(self._c.changes())
+
+    # --- nodes ------------------------------------------------------------------------------
+    def get_node(self, node_id: str, *, for_update: bool = False) -> Node | None:
+        row = self._one(f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id = ?", (node_id,))
+        return _node(row[0], row[1], row[2:]) if row else None
+
+    def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]:
+        out: dict[str, Node] = {}
+        for part in chunks(list(dict.fromkeys(ids))):
+            for row in self._c.execute(
+                f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id IN ({_marks(len(part))})", part
+            ):
+                out[row[1]] = _node(row[0], row[1], row[2:])
+        return out
+
+    def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]:
+        sql = f"SELECT seq, id, {_NODE_COLS} FROM nodes n WHERE name = ? AND retracted = 0"
+        params: list[Any] = [name]
+        if initiative_ids is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq "
+                f"AND m.initiative_id IN ({_marks(len(initiative_ids))}))"
+            )
+            params.extend(initiative_ids)
+        rows = self._rows(sql + " ORDER BY recorded_at DESC", params)
+        return [_node(r[0], r[1], r[2:]) for r in rows]
+
+    def name_candidates(self, wanted: str, initiative_ids: Sequence[int] | None, limit: int) -> list[str]:
+        head = wanted.strip()[:3].lower()
+        sql = (
+            "SELECT DISTINCT name FROM nodes n WHERE retracted = 0 AND node_type <> 'audit_event' "
+            "AND (lower(name) LIKE ? ESCAPE '\\' OR lower(name) LIKE ? ESCAPE '\\')"
+        )
+        escaped = wanted.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        head_esc = head.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        params: list[Any] = [f"%{escaped[:24]}%", f"{head_esc}%"]
+        if initiative_ids is not None:
+            sql += (
+                " AND EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq "
+                f"AND m.initiative_id IN ({_marks(len(initiative_ids))}))"
+            )
+            params.extend(initiative_ids)
+        return [r[0] for r in self._rows(sql + f" LIMIT {int(limit)}", params)]
+
+    def initiatives_holding_name(self, name: str) -> list[int]:
+        rows = self._rows(
+            "SELECT DISTINCT m.initiative_id FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            "WHERE n.name = ? AND n.retracted = 0",
+            (name,),
+        )
+        return [r[0] for r in rows]
+
+    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+        values = (
+            node.rev_no,
+            node.revision,
+            node.node_type.value,
+            node.tier.value,
+            node.name,
+            node.body,
+            node.description,
+            json.dumps(list(node.tags)),
+            node.layer.value,
+            node.visibility.value,
+            node.status,
+            json.dumps(node.properties, sort_keys=True),
+            json.dumps(list(node.initiatives)),
+            node.created_at,
+            node.recorded_at,
+            int(node.retracted),
+            int(node.pinned),
+        )
+        existing = self._one("SELECT seq, initiatives, retracted FROM nodes WHERE id = ?", (node.id,))
+        if existing is None:
+            row = self._one(
+                f"INSERT INTO nodes (id, {_NODE_COLS}) VALUES (?, {_marks(len(values))}) RETURNING seq",
+                (node.id, *values),
+            )
+            assert row is not None
+            seq = int(row[0])
+            old_members: set[int] = set()
+            was_indexed = False
+        else:
+            seq = int(existing[0])
+            old_members = set(json.loads(existing[1])) if not existing[2] else set()
+            was_indexed = not existing[2]
+            assignments = ", ".join(f"{c.strip()} = ?" for c in _NODE_COLS.split(","))
+            self._c.execute(f"UPDATE nodes SET {assignments} WHERE seq = ?", (*values, seq))
+        self._c.execute(
+            f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
+            f"VALUES (?, {_marks(len(values))}, ?, ?)",
+            (seq, *values, request_id, actor),
+        )
+        new_members = set() if node.retracted else set(node.initiatives)
+        for gone in old_members - new_members:
+            self._c.execute("DELETE FROM memberships WHERE initiative_id = ? AND node_seq = ?", (gone, seq))
+        for added in new_members - old_members:
+            self._c.execute("INSERT OR IGNORE INTO memberships VALUES (?, ?)", (added, seq))
+        if was_indexed:
+            self._c.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
+        if not node.retracted:
+            self._c.execute(
+                "INSERT INTO nodes_fts (rowid, name, description, body, tags) VALUES (?, ?, ?, ?, ?)",
+                (
+                    seq,
+                    index_text(node.name),
+                    index_text(node.description),
+                    index_text(node.body),
+                    index_text(" ".join(node.tags)),
+                ),
+            )
+
+    def node_at(self, node_id: str, moment: str) -> Node | None:
+        row = self._one(
+            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))} "
+            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
+            "WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1",
+            (node_id, moment),
+        )
+        return _node(row[0], row[1], row[2:]) if row else None
+
+    def node_history(self, node_id: str) -> list[Node]:
+        rows = self._rows(
+            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))} "
+            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no",
+            (node_id,),
+        )
+        return [_node(r[0], r[1], r[2:]) for r in rows]
+
+    # --- edges ------------------------------------------------------------------------------
+    def get_edge(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None:
+        row = self._one(
+            f"SELECT {_EDGE_COLS} FROM edges WHERE src = ? AND dst = ? AND edge_type = ?",
+            (src, dst, edge_type.value),
+        )
+        return _edge(row) if row else None
+
+    def put_edge(self, edge: Edge) -> None:
+        values = (
+            edge.src,
+            edge.dst,
+            edge.edge_type.value,
+            edge.weight,
+            edge.rev_no,
+            json.dumps(edge.properties, sort_keys=True),
+            edge.created_at,
+            edge.recorded_at,
+            int(edge.retracted),
+        )
+        self._c.execute(f"INSERT OR REPLACE INTO edges ({_EDGE_COLS}) VALUES ({_marks(9)})", values)
+        self._c.execute(
+            "INSERT INTO edge_revisions (src, dst, edge_type, weight, rev_no, properties, created_at, "
+            f"recorded_at, retracted) VALUES ({_marks(9)})",
+            values,
+        )
+
+    def live_edges(self, node_ids: Sequence[str]) -> list[Edge]:
+        out: list[Edge] = []
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            m = _marks(len(part))
+            out.extend(
+                _edge(r)
+                for r in self._c.execute(
+                    f"SELECT {_EDGE_COLS} FROM edges WHERE retracted = 0 AND src IN ({m}) "
+                    f"UNION SELECT {_EDGE_COLS} FROM edges WHERE retracted = 0 AND dst IN ({m})",
+                    (*part, *part),
+                )
+            )
+        return sorted(set(out), key=lambda e: (e.src, e.dst, e.edge_type.value))
+
+    def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
+        out: dict[str, list[tuple[str, EdgeType]]] = {}
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            rows = self._c.execute(
+                "SELECT e.dst, e.src, e.edge_type FROM edges e JOIN nodes s ON s.id = e.src "
+                f"WHERE e.dst IN ({_marks(len(part))}) AND e.edge_type IN ({_marks(len(_VERDICTS))}) "
+                "AND e.retracted = 0 AND s.retracted = 0",
+                (*part, *_VERDICTS),
+            )
+            for dst, src, edge_type in rows:
+                out.setdefault(dst, []).append((src, EdgeType(edge_type)))
+        return out
+
+    def _edges_as_of(self, where: str, params: Sequence[Any], moment: str) -> list[Edge]:
+        rows = self._rows(
+            f"SELECT {_EDGE_COLS} FROM edge_revisions r WHERE {where} AND recorded_at <= ? AND rev_no = ("
+            "SELECT max(rev_no) FROM edge_revisions x WHERE x.src = r.src AND x.dst = r.dst "
+            "AND x.edge_type = r.edge_type AND x.recorded_at <= ?)",
+            (*params, moment, moment),
+        )
+        return [e for e in (_edge(r) for r in rows) if not e.retracted]
+
+    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
+        live: set[str] = set()
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            rows = self._c.execute(
+                "SELECT n.id, r.retracted FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
+                f"WHERE n.id IN ({_marks(len(part))}) AND r.rev_no = (SELECT max(rev_no) FROM node_revisions x "
+                "WHERE x.node_seq = n.seq AND x.recorded_at <= ?)",
+                (*part, moment),
+            )
+            live.update(node_id for node_id, retracted in rows if not retracted)
+        return live
+
+    def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]:
+        out: dict[str, list[tuple[str, EdgeType]]] = {}
+        edges: list[Edge] = []
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            edges.extend(
+                self._edges_as_of(
+                    f"dst IN ({_marks(len(part))}) AND edge_type IN ({_marks(len(_VERDICTS))})",
+                    (*part, *_VERDICTS),
+                    moment,
+                )
+            )
+        live_sources = self._live_at([e.src for e in edges], moment)
+        for edge in edges:
+            if edge.src in live_sources:
+                out.setdefault(edge.dst, []).append((edge.src, edge.edge_type))
+        return out
+
+    def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]:
+        found: set[Edge] = set()
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            m = _marks(len(part))
+            found.update(self._edges_as_of(f"src IN ({m})", part, moment))
+            found.update(self._edges_as_of(f"dst IN ({m})", part, moment))
+        return sorted(found, key=lambda e: (e.src, e.dst, e.edge_type.value))
+
+    def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
+        if not node_ids or not initiative_ids:
+            return set()
+        found: set[str] = set()
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            rows = self._c.execute(
+                "SELECT DISTINCT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+                f"WHERE n.id IN ({_marks(len(part))}) AND n.retracted = 0 "
+                f"AND m.initiative_id IN ({_marks(len(initiative_ids))})",
+                (*part, *initiative_ids),
+            )
+            found.update(r[0] for r in rows)
+        return found
+
+    # --- slots ------------------------------------------------------------------------------
+    def get_slot(self, initiative_id: int, slot: str, *, for_update: bool = False) -> SlotState | None:
+        row = self._one(
+            "SELECT initiative_id, slot, node_id, rev_no, revision, updated_at FROM slots "
+            "WHERE initiative_id = ? AND slot = ?",
+            (initiative_id, slot),
+        )
+        return SlotState(*row) if row else None
+
+    def put_slot(self, state: SlotState) -> None:
+        values = (
+            state.initiative_id,
+            state.slot,
+            state.node_id,
+            state.rev_no,
+            state.revision,
+            state.updated_at,
+        )
+        self._c.execute("INSERT OR REPLACE INTO slots VALUES (?, ?, ?, ?, ?, ?)", values)
+        self._c.execute(
+            "INSERT INTO slot_revisions (initiative_id, slot, node_id, rev_no, revision, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            values,
+        )
+
+    # --- audit ------------------------------------------------------------------------------
+    def append_audit(self, record: AuditRecord) -> None:
+        self._c.execute(
+            "INSERT INTO audit (at, operation, actor, request_id, initiative_id, affected, changes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.at,
+                record.operation,
+                record.actor,
+                record.request_id,
+                record.initiative_id,
+                json.dumps(record.affected),
+                json.dumps(record.changes, sort_keys=True, default=str),
+            ),
+        )
+
+    # --- search -----------------------------------------------------------------------------
+    def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
+        """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
+        scope = _marks(len(query.initiative_ids))
+        clauses = [
+            "n.retracted = 0",
+            "n.node_type <> 'audit_event'",
+            f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id IN ({scope}))",
+        ]
+        params: list[Any] = list(query.initiative_ids)
+        for column, values in (
+            ("node_type", query.types),
+            ("tier", query.tiers),
+            ("layer", query.layers),
+            ("status", query.statuses),
+        ):
+            if values:
+                clauses.append(f"n.{column} IN ({_marks(len(values))})")
+                params.extend(values)
+        for tag in query.tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value = ?)")
+            params.append(tag)
+        superseded = (
+            "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
+            "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND e.retracted = 0 AND s.retracted = 0 "
+            f"AND ms.initiative_id IN ({scope}))"
+        )
+        return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
+
+    def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
+        where, params, superseded, sup_params = self._filters(query)
+        if query.tokens:
+            match = fts_match(query.tokens, query.match_all, query.prefix)
+            source = "FROM nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid WHERE nodes_fts MATCH ? AND "
+            head: list[Any] = [match]
+            select = "SELECT n.id, n.seq, bm25(nodes_fts, 4.0, 2.0, 1.0, 2.0) AS score "
+            order = "ORDER BY score, n.seq DESC"
+        else:
+            source = "FROM nodes n WHERE "
+            head = []
+            select = "SELECT n.id, n.seq, 0.0 AS score "
+            order = "ORDER BY n.seq DESC"
+        keep = f"{where} AND NOT {superseded}" if query.omit_superseded else where
+        keep_params = [*params, *sup_params] if query.omit_superseded else params
+        rows = self._rows(f"{select}{source}{keep} {order} LIMIT {int(query.window)}", [*head, *keep_params])
+        if len(rows) < query.window:
+            total = len(rows)
+        else:
+            count = self._one(f"SELECT count(*) {source}{keep}", [*head, *keep_params])
+            total = int(count[0]) if count else 0
+        omitted = 0
+        if query.omit_superseded:
+            gone = self._one(f"SELECT count(*) {source}{where} AND {superseded}", [*head, *params, *sup_params])
+            omitted = int(gone[0]) if gone else 0
+        return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
+
+    # --- cursors ----------------------------------------------------------------------------
+    def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO cursors (id, created_at, items) VALUES (?, ?, ?)",
+            (cursor_id, now, json.dumps(items)),
+        )
+
+    def load_cursor(self, cursor_id: str) -> list[str] | None:
+        row = self._one("SELECT items FROM cursors WHERE id = ?", (cursor_id,))
+        return list(json.loads(row[0])) if row else None
+
+    def purge_cursors(self, before: str) -> int:
+        self._c.execute("DELETE FROM cursors WHERE created_at < ?", (before,))
+        return int(self._c.changes())
+
+
+class SqliteStore:
+    """A vault file and a small pool of connections to it."""
+
+    backend = "sqlite"
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, pool_size: int = 8):
+        self.path = path
+        self._busy_timeout_ms = busy_timeout_ms
+        self._pool: queue.LifoQueue[apsw.Connection] = queue.LifoQueue()
+        self._pool_size = pool_size
+        self._all: list[apsw.Connection] = []
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = self._connect()
+        try:
+            self._migrate(conn)
+        finally:
+            self._release(conn)
+
+    def _connect(self) -> apsw.Connection:
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(self._busy_timeout_ms)
+        for pragma in (
+            "journal_mode = WAL",
+            "synchronous = NORMAL",
+            "foreign_keys = ON",
+            "temp_store = MEMORY",
+        ):
+            list(conn.execute(f"PRAGMA {pragma}"))
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _acquire(self) -> apsw.Connection:
+        try:
+            return self._pool.get_nowait()
+        except queue.Empty:
+            return self._connect()
+
+    def _release(self, conn: apsw.Connection) -> None:
+        if self._pool.qsize() < self._pool_size:
+            self._pool.put(conn)
+        else:
+            with self._lock:
+                self._all.remove(conn)
+            conn.close()
+
+    def _migrate(self, conn: apsw.Connection) -> None:
+        list(conn.execute("BEGIN IMMEDIATE"))
+        try:
+            list(
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                    "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
+                )
+            )
+            done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+            for migration in load_migrations("kaeru.storage.sqlite.migrations"):
+                if migration.version in done:
+                    continue
+                list(conn.execute(migration.sql))
+                list(
+                    conn.execute(
+                        "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
+                        (migration.version, migration.name),
+                    )
+                )
+            if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
+                list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
+            list(conn.execute("COMMIT"))
+        except BaseException:
+            list(conn.execute("ROLLBACK"))
+            raise
+
+    def applied_migrations(self) -> list[tuple[int, str]]:
+        with self.read() as _:
+            conn = self._acquire()
+            try:
+                return [(int(r[0]), str(r[1])) for r in conn.execute("SELECT version, name FROM schema_migrations")]
+            finally:
+                self._release(conn)
+
+    @contextmanager
+    def _session(self, begin: str) -> Iterator[SqliteSession]:
+        conn = self._acquire()
+        try:
+            try:
+                list(conn.execute(begin))
+            except apsw.Error as exc:
+                raise _translate(exc) from exc
+            try:
+                yield SqliteSession(conn)
+            except BaseException:
+                if not conn.in_transaction:
+                    raise
+                list(conn.execute("ROLLBACK"))
+                raise
+            try:
+                list(conn.execute("COMMIT"))
+            except apsw.Error as exc:
+                if conn.in_transaction:
+                    list(conn.execute("ROLLBACK"))
+                raise _translate(exc) from exc
+        except apsw.Error as exc:
+            raise _translate(exc) from exc
+        finally:
+            self._release(conn)
+
+    def write(self) -> Any:
+        """One serialised write transaction (BEGIN IMMEDIATE)."""
+        return self._session("BEGIN IMMEDIATE")
+
+    def read(self) -> Any:
+        """One read snapshot."""
+        return self._session("BEGIN")
+
+    def close(self) -> None:
+        with self._lock:
+            conns = list(self._all)
+            self._all.clear()
+        for conn in conns:
+            conn.close()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "backend": self.backend,
+            "path": str(self.path),
+            "sqlite": apsw.sqlite_lib_version(),
+            "pid": os.getpid(),
+        }
