@@ -151,7 +151,9 @@ class WriteContext:
 
     # --- nodes ----------------------------------------------------------------------------------
     def resolve(self, raw: Any, field_name: str) -> Node:
-        return resolve_node(self.session, raw, self.initiative, field_name)
+        """The live node `raw` names, row-locked for the rest of the transaction (for compare-and-set)."""
+        found = resolve_node(self.session, raw, self.initiative, field_name)
+        return self.session.get_node(found.id, for_update=True) or found
 
     def _stamp(self, previous: str | None) -> str:
         """A recorded_at strictly after the previous revision's, so history keeps issue order."""
