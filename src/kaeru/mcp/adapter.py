@@ -75,36 +75,40 @@ class ToolSpec:
         return InvalidArgument(_message(error), field=_field(error))
 
 
-def _leaf(error: ValidationError) -> ValidationError:
-    """Descend through anyOf/oneOf to the most specific sub-error."""
-    while error.context:
-        error = best_match(error.context)
-    return error
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    """The concrete failures under an anyOf/allOf (a oneOf stays whole: it names one value's shapes)."""
+    if error.validator in ("anyOf", "allOf") and error.context:
+        out: list[ValidationError] = []
+        for sub in error.context:
+            out.extend(_leaves(sub))
+        return out
+    return [error]
+
+
+def _pick(error: ValidationError) -> ValidationError:
+    """The most useful failure to report: the deepest one, a wrong value before a missing branch key."""
+    candidates = _leaves(error)
+    return min(candidates, key=lambda e: (-len(e.absolute_path), e.validator == "required"))
 
 
 def _field(error: ValidationError) -> str | None:
-    leaf = _leaf(error)
+    leaf = _pick(error)
     parts = [str(p) for p in leaf.absolute_path]
-    if leaf.validator == "required":
-        missing = leaf.message.split("'")[1] if "'" in leaf.message else None
-        if missing:
-            parts.append(missing)
-    elif leaf.validator == "additionalProperties":
-        extras = [p for p in leaf.message.split("'")[1::2]]
-        if extras:
-            parts.append(extras[0])
-    elif leaf.validator == "dependentRequired" or (leaf.validator == "if"):
-        pass
-    path = ".".join(parts)
-    return path or None
+    quoted = leaf.message.split("'")[1::2]
+    if leaf.validator in ("required", "additionalProperties") and quoted:
+        parts.append(quoted[0])
+    return ".".join(parts) or None
 
 
 def _message(error: ValidationError) -> str:
-    leaf = _leaf(error)
+    leaf = _pick(error)
     where = ".".join(str(p) for p in leaf.absolute_path) or "arguments"
-    if error.validator in ("anyOf", "oneOf") and not error.absolute_path and not leaf.absolute_path:
-        return f"{where}: {leaf.message} (the arguments match none of the accepted shapes: {error.message[:200]})"
-    return f"{where}: {leaf.message}"
+    if leaf.validator == "required" and error.validator == "anyOf":
+        missing = sorted({q for e in _leaves(error) if e.validator == "required" for q in e.message.split("'")[1::2]})
+        return f"{where}: needs at least one of {', '.join(missing)}"
+    if leaf.validator == "oneOf":
+        return f"{where}: {leaf.message[:300]} — it must match exactly one accepted shape (see the input schema)"
+    return f"{where}: {leaf.message[:500]}"
 
 
 def result(envelope: dict[str, Any]) -> types.CallToolResult:

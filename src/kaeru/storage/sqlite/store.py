@@ -366,7 +366,8 @@ class SqliteSession:
                     (*part, *part),
                 )
             )
-        return sorted(set(out), key=lambda e: (e.src, e.dst, e.edge_type.value))
+        unique = {e.key: e for e in out}
+        return [unique[k] for k in sorted(unique)]
 
     def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
         out: dict[str, list[tuple[str, EdgeType]]] = {}
@@ -420,12 +421,15 @@ class SqliteSession:
         return out
 
     def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]:
-        found: set[Edge] = set()
+        found: dict[tuple[str, str, str], Edge] = {}
         for part in chunks(list(dict.fromkeys(node_ids))):
             m = _marks(len(part))
-            found.update(self._edges_as_of(f"src IN ({m})", part, moment))
-            found.update(self._edges_as_of(f"dst IN ({m})", part, moment))
-        return sorted(found, key=lambda e: (e.src, e.dst, e.edge_type.value))
+            for edge in (
+                *self._edges_as_of(f"src IN ({m})", part, moment),
+                *self._edges_as_of(f"dst IN ({m})", part, moment),
+            ):
+                found[edge.key] = edge
+        return [found[k] for k in sorted(found)]
 
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
         if not node_ids or not initiative_ids:

@@ -1,0 +1,98 @@
+"""Regenerate docs/tools.md and the tools/list snapshot from the live server's `tools/list`.
+
+Run after changing a tool: `python scripts/gen_tools_doc.py`. The tests fail when either file is
+out of date, so the documentation and the pinned contract cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAPSHOT = ROOT / "tests" / "contract" / "tools_snapshot.json"
+DOC = ROOT / "docs" / "tools.md"
+
+
+def tools_listing() -> list[dict[str, Any]]:
+    from kaeru.config import Settings
+    from kaeru.mcp.server import build_server
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    with tempfile.TemporaryDirectory() as vault:
+        settings = Settings.from_env({"KAERU_VAULT": vault})
+        store = open_store(settings)
+        try:
+            kaeru = build_server(Service(store, settings))
+            return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+        finally:
+            store.close()
+
+
+def _type(schema: dict[str, Any]) -> str:
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    if "enum" in schema:
+        return " \\| ".join(f"`{v}`" for v in schema["enum"])
+    if "anyOf" in schema:
+        return " or ".join(_type(s) for s in schema["anyOf"])
+    kind = schema.get("type", "any")
+    if kind == "array":
+        return f"array of {_type(schema.get('items', {}))}"
+    return str(kind)
+
+
+def render(listing: list[dict[str, Any]]) -> str:
+    from kaeru.mcp.server import INSTRUCTIONS
+
+    lines = [
+        "# Tools",
+        "",
+        "Generated from the server's `tools/list` by `scripts/gen_tools_doc.py` — do not edit by hand.",
+        "Every tool answers with the API 1 envelope (`api_version`, `operation`, `state`, `replayed`,",
+        "`request_id`, `data`, `issues`, and for reads `coverage`/`continuation`); see `docs/errors.md` for",
+        "the issue codes. The exact JSON Schemas are in `tests/contract/tools_snapshot.json`.",
+        "",
+        "## Server instructions",
+        "",
+        "```text",
+        INSTRUCTIONS,
+        "```",
+        "",
+    ]
+    for tool in listing:
+        ann = tool.get("annotations", {})
+        hints = ", ".join(f"{k}={v}" for k, v in sorted(ann.items()) if k.endswith("Hint"))
+        lines += [
+            f"## `{tool['name']}` — {tool.get('title', '')}",
+            "",
+            f"Annotations: {hints}",
+            "",
+            tool["description"],
+            "",
+        ]
+        props = tool["inputSchema"].get("properties", {})
+        required = set(tool["inputSchema"].get("required", []))
+        lines += ["| parameter | type | required | description |", "|---|---|---|---|"]
+        for name, spec in props.items():
+            desc = str(spec.get("description", "")).replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| `{name}` | {_type(spec)} | {'yes' if name in required else 'no'} | {desc} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT / "src"))
+    listing = tools_listing()
+    SNAPSHOT.write_text(json.dumps(listing, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
+    DOC.write_text(render(listing))
+    print(f"wrote {SNAPSHOT.relative_to(ROOT)} and {DOC.relative_to(ROOT)} ({len(listing)} tools)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,108 @@
+"""The published contract: every labelled example behaves as labelled when sent to the server.
+
+Valid inputs are never rejected as `invalid_argument` (they may be `not_found`: they name nodes
+that do not exist in a fresh vault); invalid inputs are rejected with `invalid_argument` naming
+the offending field. Every response validates against the contract's output schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+CONTRACT = Path(__file__).resolve().parents[3] / "shared" / "contract"
+EXAMPLES = sorted((CONTRACT / "examples").glob("*.json"))
+
+#: For each invalid input, the field(s) the rejection must name (from the README's reasons).
+EXPECTED_FIELDS: dict[str, tuple[str, ...]] = {
+    "claim.input.invalid.1.json": ("evidence",),
+    "claim.input.invalid.2.json": ("options.slot", "options.expected_slot_revision", "options"),
+    "claim.input.invalid.3.json": ("initiative",),
+    "claim.input.invalid.4.json": ("verdict",),
+    "claim.input.invalid.5.json": ("initial_status",),
+    "claim.input.invalid.6.json": ("evidence",),
+    "claim.input.invalid.7.json": ("options.slot",),
+    "claim.input.invalid.8.json": ("text",),
+    "claim.input.invalid.9.json": ("about",),
+    "revise.input.invalid.1.json": ("patch",),
+    "revise.input.invalid.2.json": ("patch.reminder",),
+    "revise.input.invalid.3.json": ("node",),
+    "revise.input.invalid.4.json": ("patch.tier",),
+    "revise.input.invalid.5.json": ("patch.reminder.window_days",),
+    "revise.input.invalid.6.json": ("patch.applicability",),
+    "revise.input.invalid.7.json": ("rename",),
+    "revise.input.invalid.8.json": ("patch.constraint_state",),
+    "search.input.invalid.1.json": ("text", "filters"),
+    "search.input.invalid.2.json": ("limit",),
+    "search.input.invalid.3.json": ("budget_chars",),
+    "search.input.invalid.4.json": ("query",),
+    "search.input.invalid.5.json": ("initiative",),
+    "search.input.invalid.6.json": ("filters",),
+    "search.input.invalid.7.json": ("limit",),
+    "search.input.invalid.8.json": ("initiatives",),
+    "search.input.invalid.9.json": ("filters.layers",),
+}
+
+
+def _examples(kind: str, direction: str) -> list[Path]:
+    tools = ("search", "claim", "revise")
+    return [p for p in EXAMPLES if p.name.split(".")[0] in tools and f".{direction}.{kind}." in p.name]
+
+
+def _validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(json.loads((CONTRACT / f"{name}.json").read_text()))
+
+
+async def _call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(tool, args)
+    envelope = result.structured_content
+    assert isinstance(envelope, dict), "every answer carries the envelope as structured content"
+    assert result.is_error == (envelope["state"] == "rejected")
+    errors = sorted(_validator(f"{tool}.output").iter_errors(envelope), key=str)
+    assert not errors, f"{tool} response violates the contract: {errors[0].message}"
+    return envelope
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", _examples("valid", "input"), ids=lambda p: p.name)
+async def test_valid_input_is_never_rejected_as_invalid(client: Client, path: Path) -> None:
+    tool = path.name.split(".")[0]
+    envelope = await _call(client, tool, json.loads(path.read_text()))
+    codes = {issue["code"] for issue in envelope["issues"]}
+    assert "invalid_argument" not in codes or envelope["state"] != "rejected", envelope["issues"]
+    assert "internal" not in codes
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("path", _examples("invalid", "input"), ids=lambda p: p.name)
+async def test_invalid_input_is_rejected_naming_the_field(client: Client, path: Path) -> None:
+    tool = path.name.split(".")[0]
+    envelope = await _call(client, tool, json.loads(path.read_text()))
+    assert envelope["state"] == "rejected"
+    (issue,) = envelope["issues"]
+    assert issue["code"] == "invalid_argument" and issue["retryable"] is False
+    expected = EXPECTED_FIELDS[path.name]
+    assert issue["field"] is not None and issue["field"].startswith(expected), (issue, expected)
+
+
+@pytest.mark.parametrize("path", [p for p in EXAMPLES if ".output." in p.name], ids=lambda p: p.name)
+def test_declared_output_schema_accepts_exactly_the_labelled_envelopes(path: Path) -> None:
+    from kaeru.api.schemas import output_for
+
+    tool = path.name.split(".")[0]
+    declared = Draft202012Validator(output_for(tool, "read" if tool == "search" else "mutation"))
+    valid = not list(declared.iter_errors(json.loads(path.read_text())))
+    assert valid == (".valid." in path.name)
+
+
+@pytest.mark.parametrize("tool", ["search", "claim", "revise"])
+def test_published_tools_declare_the_contract_schemas_verbatim(tool: str) -> None:
+    from kaeru.api.schemas import input_for, output_for
+
+    assert input_for(tool) == json.loads((CONTRACT / f"{tool}.input.json").read_text())
+    assert output_for(tool, "x") == json.loads((CONTRACT / f"{tool}.output.json").read_text())

@@ -1,0 +1,71 @@
+"""The layer rule (DESIGN §1): domain ← storage ← service ← {api, mcp, cli, export}; no outward imports.
+
+Parses every module's imports with `ast`, so a violation fails here before it becomes a tangle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "kaeru"
+
+#: What each layer may import from inside the package (besides itself and the shared modules).
+ALLOWED: dict[str, set[str]] = {
+    "domain": set(),
+    "storage": {"domain"},
+    "service": {"domain", "storage"},
+    "api": {"domain", "service"},
+    "export": {"domain", "storage", "service", "api"},
+    "mcp": {"domain", "service", "api", "storage"},
+    "cli": {"domain", "service", "api", "storage", "mcp"},
+}
+SHARED = {"errors", "config", "__init__"}
+#: Third-party packages only the edge layers may import.
+EDGE_ONLY = {"mcp": {"mcp", "mcp_types", "starlette", "uvicorn"}, "cli": {"click", "rich"}}
+
+
+def _imports(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return names
+
+
+def test_layers_import_only_inward() -> None:
+    violations: list[str] = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).parts
+        layer = rel[0] if len(rel) > 1 else None
+        if layer is None:
+            continue
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top == "kaeru":
+                parts = name.split(".")
+                target = parts[1] if len(parts) > 1 else "__init__"
+                if target in SHARED or target == layer:
+                    continue
+                if target not in ALLOWED.get(layer, set()):
+                    violations.append(f"{path.relative_to(SRC)} imports {name} ({layer} → {target})")
+            else:
+                for edge, packages in EDGE_ONLY.items():
+                    if (
+                        top in packages
+                        and layer != edge
+                        and not (edge == "mcp" and layer == "cli" and top == "uvicorn")
+                    ):
+                        violations.append(f"{path.relative_to(SRC)} imports {top}, which only {edge}/ may use")
+    assert not violations, "\n".join(violations)
+
+
+def test_domain_has_no_io_clock_or_randomness() -> None:
+    forbidden = {"os", "time", "random", "secrets", "socket", "sqlite3", "apsw", "psycopg", "pathlib"}
+    for path in (SRC / "domain").rglob("*.py"):
+        used = {name.split(".")[0] for name in _imports(path)} & forbidden
+        assert not used, f"{path.name} imports {used}"
+        assert "datetime.now" not in path.read_text(), f"{path.name} reads the clock"
