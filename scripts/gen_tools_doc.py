@@ -15,6 +15,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "tests" / "contract" / "tools_snapshot.json"
 DOC = ROOT / "docs" / "tools.md"
+ERRORS = ROOT / "docs" / "errors.md"
 
 
 def tools_listing() -> list[dict[str, Any]]:
@@ -85,11 +86,39 @@ def render(listing: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def render_errors() -> str:
+    from kaeru.errors import ISSUE_CODES, KaeruError
+
+    retryable = {cls.code for cls in _subclasses(KaeruError) if cls.retryable}
+    lines = [
+        "# Issue codes",
+        "",
+        "Generated from `kaeru.errors.ISSUE_CODES` by `scripts/gen_tools_doc.py` — do not edit by hand.",
+        "Every envelope's `issues[]` entry is `{code, message, field, retryable}`. A `rejected` response",
+        "carries exactly the issue that stopped it (nothing was applied); other states may carry warnings.",
+        "`retryable` is true only where the same call may succeed later.",
+        "",
+        "| code | retryable | meaning and what to do |",
+        "|---|---|---|",
+    ]
+    for code, meaning in ISSUE_CODES.items():
+        lines.append(f"| `{code}` | {'yes' if code in retryable else 'no'} | {meaning} |")
+    return "\n".join(lines) + "\n"
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for sub in cls.__subclasses__():
+        out += [sub, *_subclasses(sub)]
+    return out
+
+
 def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
     listing = tools_listing()
     SNAPSHOT.write_text(json.dumps(listing, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     DOC.write_text(render(listing))
+    ERRORS.write_text(render_errors())
     print(f"wrote {SNAPSHOT.relative_to(ROOT)} and {DOC.relative_to(ROOT)} ({len(listing)} tools)")
     return 0
 

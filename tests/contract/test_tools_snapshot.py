@@ -32,3 +32,8 @@ def test_tools_list_matches_the_checked_in_snapshot() -> None:
 def test_docs_tools_md_is_generated_from_tools_list() -> None:
     gen = _generator()
     assert (ROOT / "docs" / "tools.md").read_text() == gen.render(gen.tools_listing())
+
+
+def test_docs_errors_md_lists_every_issue_code() -> None:
+    gen = _generator()
+    assert (ROOT / "docs" / "errors.md").read_text() == gen.render_errors()
