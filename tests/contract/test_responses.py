@@ -10,6 +10,8 @@ from mcp import Client
 
 from kaeru.mcp.server import KaeruServer
 
+READ_TOOLS = {"search", "read", "trail", "current_state", "recall", "context", "initiatives", "timeline", "reflect"}
+
 
 async def _checked(client: Client, kaeru: KaeruServer, tool: str, args: dict[str, Any]) -> dict[str, Any]:
     result = await client.call_tool(tool, args)
@@ -53,7 +55,7 @@ async def test_tools_list_is_complete_and_annotated(client: Client) -> None:
         assert tool.annotations is not None and tool.output_schema is not None
         Draft202012Validator.check_schema(tool.input_schema)
         Draft202012Validator.check_schema(tool.output_schema)
-        assert tool.annotations.read_only_hint == (tool.name in {"search", "read"})
+        assert tool.annotations.read_only_hint == (tool.name in READ_TOOLS)
         for needle in ("Changes", "Use ", "Returns"):
             assert needle in (tool.description or ""), f"{tool.name} description lacks '{needle}'"
         for prop, spec in tool.input_schema.get("properties", {}).items():

@@ -11,7 +11,16 @@ from typing import Any
 from kaeru import API_VERSION
 from kaeru.domain.model import Edge
 from kaeru.errors import KaeruError
-from kaeru.service.outcomes import Coverage, Issue, MutationOutcome, NodeView, ReadOutcome
+from kaeru.service.outcomes import (
+    Coverage,
+    Issue,
+    MutationOutcome,
+    NodeView,
+    ReadOutcome,
+    StateOutcome,
+    TrailEntry,
+    TrailOutcome,
+)
 
 READ_KIND = "read"
 MUTATION_KIND = "mutation"
@@ -135,6 +144,77 @@ def read_envelope(operation: str, outcome: ReadOutcome) -> dict[str, Any]:
     return envelope
 
 
+def _read_base(operation: str, data: dict[str, Any], coverage: Coverage, issues: list[Issue]) -> dict[str, Any]:
+    return {
+        "api_version": API_VERSION,
+        "operation": operation,
+        "state": "ok",
+        "replayed": False,
+        "request_id": None,
+        "data": data,
+        "issues": [issue_data(i) for i in issues],
+        "coverage": coverage_data(coverage),
+        "continuation": None,
+    }
+
+
+def _entry(entry: TrailEntry) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": entry.kind}
+    for key in ("at", "actor", "request_id", "depth", "direction", "action"):
+        value = getattr(entry, key)
+        if value is not None:
+            out[key] = value
+    if entry.node is not None:
+        out["node"] = node_data(entry.node)
+    if entry.edge is not None:
+        out["edge"] = edge_data(entry.edge)
+        out["edge"]["retracted"] = entry.edge.retracted
+    if entry.changes:
+        out["changes"] = [{"field": c.field, "before": c.before, "after": c.after} for c in entry.changes]
+    return out
+
+
+def trail_envelope(outcome: TrailOutcome) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "kind": outcome.kind,
+        "subject": node_data(outcome.subject),
+        "entries": [_entry(e) for e in outcome.entries],
+        "total": len(outcome.entries),
+    }
+    if outcome.cost is not None:
+        data["cost"] = round(outcome.cost, 6)
+    return _read_base("trail", data, outcome.coverage, outcome.issues)
+
+
+def state_envelope(outcome: StateOutcome) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "status": outcome.status,
+        "slot": outcome.slot,
+        "slot_revision": outcome.slot_revision,
+        "subject": node_data(outcome.subject) if outcome.subject else None,
+        "current": node_data(outcome.current) if outcome.current else None,
+        "predecessors": [node_data(v) for v in outcome.predecessors],
+        "edges": [edge_data(e) for e in outcome.edges],
+        "candidates": outcome.candidates,
+    }
+    return _read_base("current_state", data, outcome.coverage, outcome.issues)
+
+
+EMPTY_DATA: dict[str, dict[str, Any]] = {
+    "trail": {"kind": "history", "subject": None, "entries": [], "total": 0},
+    "current_state": {
+        "status": "not_found",
+        "slot": None,
+        "slot_revision": None,
+        "subject": None,
+        "current": None,
+        "predecessors": [],
+        "edges": [],
+        "candidates": [],
+    },
+}
+
+
 def rejected_envelope(operation: str, kind: str, error: KaeruError, request_id: str | None = None) -> dict[str, Any]:
     """A `rejected` envelope that still validates: empty SearchData for reads, empty MutationData otherwise."""
     return {
@@ -143,6 +223,8 @@ def rejected_envelope(operation: str, kind: str, error: KaeruError, request_id: 
         "state": "rejected",
         "replayed": False,
         "request_id": request_id,
-        "data": empty_search_data() if kind == READ_KIND else empty_mutation_data(),
+        "data": dict(EMPTY_DATA[operation])
+        if operation in EMPTY_DATA
+        else (empty_search_data() if kind == READ_KIND else empty_mutation_data()),
         "issues": [{"code": error.code, "message": error.message, "field": error.field, "retryable": error.retryable}],
     }

@@ -196,6 +196,283 @@ def replace_input() -> dict[str, Any]:
     )
 
 
+def link_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution; a chain is saved here."),
+            "action": _d(
+                {"type": "string", "enum": ["add", "remove", "reweight", "chain"], "default": "add"},
+                "add an edge, remove (retract) it, reweight it, or save the strongest path from→to as a chain node.",
+            ),
+            "from": _d({"$ref": "#/$defs/NodeRef"}, "Source node of the edge (or start of the chain)."),
+            "to": _d({"$ref": "#/$defs/NodeRef"}, "Target node of the edge (or end of the chain)."),
+            "edge_type": _d(
+                {"type": "string", "enum": EDGE_TYPES},
+                "Edge type (add/remove/reweight). supersedes and falsifies are verdicts: the target stops being current.",
+            ),
+            "weight": _d(
+                {"type": "number", "minimum": 0, "maximum": 1},
+                "Required for add/reweight: 0.9–1 load-bearing (cause, source, supersession), 0.6–0.8 supporting, "
+                "0.3–0.5 associative. Chains prefer strong edges.",
+            ),
+            "name": _d({"type": "string", "minLength": 1, "maxLength": 200}, "chain only: a name for the saved chain."),
+            "summary": _d({"type": "string", "minLength": 1}, "chain only: what the path explains (the chain's body)."),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "from", "to"],
+        _defs("NodeRef"),
+    ) | {
+        "allOf": [
+            {
+                "if": {"properties": {"action": {"enum": ["add", "reweight"]}}},
+                "then": {"required": ["edge_type", "weight"]},
+            },
+            {
+                "if": {"properties": {"action": {"const": "remove"}}, "required": ["action"]},
+                "then": {"required": ["edge_type"]},
+            },
+        ]
+    }
+
+
+def verdict_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution of `hypothesis`."),
+            "hypothesis": _d({"$ref": "#/$defs/NodeRef"}, "The hypothesis to close (made by `claim`)."),
+            "status": _d(
+                {"type": "string", "enum": ["supported", "refuted", "inconclusive"]},
+                "The verdict. refuted makes the hypothesis read as refuted everywhere.",
+            ),
+            "evidence": _d(
+                {"$ref": "#/$defs/Evidence"},
+                "{node}: an existing node that decides it, or {method}: how it was tested (creates an experiment).",
+            ),
+            "expected_revision": EXPECTED_REVISION,
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "hypothesis", "status"],
+        _defs("NodeRef", "Evidence"),
+    )
+
+
+def evolve_input() -> dict[str, Any]:
+    types = contract_schema("search.input")["$defs"]["NodeType"]["enum"]
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution; new nodes join it."),
+            "mode": _d(
+                {"type": "string", "enum": ["settle", "unsettle", "supersede", "synthesise"]},
+                "settle: archival successor (source retracted, provenance kept); unsettle: reopen as operational; "
+                "supersede: a new node replaces the old (old stays, flagged superseded); synthesise: a new node "
+                "derived from several sources.",
+            ),
+            "source": _d({"$ref": "#/$defs/NodeRef"}, "The node to settle, unsettle or supersede."),
+            "sources": _d(
+                {"type": "array", "items": {"$ref": "#/$defs/NodeRef"}, "minItems": 1, "maxItems": 100},
+                "synthesise only: the nodes the synthesis is derived from.",
+            ),
+            "new_name": _d(
+                {"type": "string", "minLength": 1, "maxLength": 200}, "Name of the new node (default: the source's)."
+            ),
+            "new_body": _d(
+                {"type": "string", "minLength": 1},
+                "Body of the new node (required for synthesise; supersede's corrected fact).",
+            ),
+            "new_type": _d(
+                {"type": "string", "enum": types}, "Type of the new node (default: derived from the source)."
+            ),
+            "expected_revision": EXPECTED_REVISION,
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "mode"],
+        _defs("NodeRef"),
+    ) | {
+        "allOf": [
+            {"if": {"properties": {"mode": {"const": "synthesise"}}}, "then": {"required": ["sources", "new_body"]}},
+            {
+                "if": {"properties": {"mode": {"enum": ["settle", "unsettle", "supersede"]}}},
+                "then": {"required": ["source"]},
+            },
+        ]
+    }
+
+
+def review_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution of `target`."),
+            "action": _d(
+                {"type": "string", "enum": ["flag", "close"]}, "flag a doubt about `target`, or close its open reviews."
+            ),
+            "target": _d({"$ref": "#/$defs/NodeRef"}, "The node under doubt."),
+            "reason": _d(
+                {"type": "string", "minLength": 1}, "flag: what is doubtful and why (becomes the review note)."
+            ),
+            "resolution": _d(
+                {"type": "string", "minLength": 1}, "close: how it was resolved (a note that supersedes the reviews)."
+            ),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "action", "target"],
+        _defs("NodeRef"),
+    ) | {"allOf": [{"if": {"properties": {"action": {"const": "flag"}}}, "then": {"required": ["reason"]}}]}
+
+
+def slot_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The initiative whose role this is."),
+            "slot": _d({"$ref": "#/$defs/Slot"}, "The role, e.g. handoff, entrypoint, prod-state."),
+            "node": _d({"$ref": "#/$defs/NodeRef"}, "The new holder; omit to release the slot."),
+            "expected_slot_revision": _d(
+                {"type": "string", "minLength": 1},
+                'Compare-and-set: the slot revision you last saw ("0" for a never-taken slot).',
+            ),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "slot"],
+        _defs("NodeRef", "Slot"),
+    )
+
+
+def layer_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution of `nodes`."),
+            "nodes": _d(
+                {"type": "array", "items": {"$ref": "#/$defs/NodeRef"}, "minItems": 1, "maxItems": 200},
+                "The nodes to move.",
+            ),
+            "layer": _d(
+                {"$ref": "#/$defs/Layer"},
+                "core (always in context), hot, warm (default), cold, frozen (only on request).",
+            ),
+            "pin": _d({"type": "boolean"}, "true: automatic hygiene never moves these nodes; false: unpin."),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "nodes"],
+        _defs("NodeRef", "Layer"),
+    ) | {"anyOf": [{"required": ["layer"]}, {"required": ["pin"]}]}
+
+
+def forget_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution of `node`."),
+            "node": _d({"$ref": "#/$defs/NodeRef"}, "The node to retract."),
+            "reason": _d({"type": "string", "minLength": 1}, "Why (kept in the audit record)."),
+            "expected_revision": EXPECTED_REVISION,
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "node", "reason"],
+        _defs("NodeRef"),
+    )
+
+
+def trail_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(
+                INITIATIVE, "The call's initiative: scopes name resolution (an id reaches forgotten nodes)."
+            ),
+            "node": _d({"$ref": "#/$defs/NodeRef"}, "The node whose trail to follow."),
+            "kind": _d(
+                {
+                    "type": "string",
+                    "enum": ["history", "provenance", "path", "neighbours", "chain"],
+                    "default": "history",
+                },
+                "history: every revision and edge event; provenance: derived_from ancestors; path: strongest "
+                "weighted path to `to`; neighbours: one hop both ways; chain: a saved chain's steps.",
+            ),
+            "to": _d({"$ref": "#/$defs/NodeRef"}, "kind=path: the end node."),
+            "edge_types": _d(
+                {"type": "array", "items": {"type": "string", "enum": EDGE_TYPES}, "minItems": 1, "uniqueItems": True},
+                "kind=neighbours: only these edge types.",
+            ),
+        },
+        ["initiative", "node"],
+        _defs("NodeRef"),
+    )
+
+
+def current_state_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The initiative to look in."),
+            "slot": _d({"$ref": "#/$defs/Slot"}, "Ask who holds this role…"),
+            "node": _d({"$ref": "#/$defs/NodeRef"}, "…or what currently replaces this node."),
+            "as_of": _d(
+                {"type": "string", "minLength": 1}, "Answer as of this moment (RFC 3339, a date, or 5m/2h/3d)."
+            ),
+        },
+        ["initiative"],
+        _defs("NodeRef", "Slot"),
+    ) | {"oneOf": [{"required": ["slot"]}, {"required": ["node"]}]}
+
+
+_NODE_OR_NULL = {"anyOf": [{"$ref": "#/$defs/NodeData"}, {"type": "null"}]}
+_EDGE = {
+    "type": "object",
+    "properties": {
+        "from": {"type": "string"},
+        "to": {"type": "string"},
+        "edge_type": {"type": "string"},
+        "weight": {"type": "number"},
+        "created_at": {"type": "string"},
+        "recorded_at": {"type": "string"},
+        "retracted": {"type": "boolean"},
+    },
+    "required": ["from", "to", "edge_type", "weight"],
+}
+CUSTOM_DATA: dict[str, dict[str, Any]] = {
+    "trail": {
+        "type": "object",
+        "properties": {
+            "kind": {"type": "string"},
+            "subject": _NODE_OR_NULL,
+            "total": {"type": "integer", "minimum": 0},
+            "cost": {"type": "number"},
+            "entries": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "at": {"type": "string"},
+                        "node": {"$ref": "#/$defs/NodeData"},
+                        "edge": {"$ref": "#/$defs/EdgeData"},
+                        "changes": {"type": "array", "items": {"$ref": "#/$defs/Change"}},
+                        "actor": {"type": "string"},
+                        "request_id": {"type": "string"},
+                        "depth": {"type": "integer"},
+                        "direction": {"type": "string"},
+                        "action": {"type": "string"},
+                    },
+                    "required": ["kind"],
+                },
+            },
+        },
+        "required": ["kind", "subject", "entries", "total"],
+    },
+    "current_state": {
+        "type": "object",
+        "properties": {
+            "status": {"type": "string", "enum": ["current", "no_current", "not_found", "ambiguous", "conflict"]},
+            "slot": {"type": ["string", "null"]},
+            "slot_revision": {"type": ["string", "null"]},
+            "subject": _NODE_OR_NULL,
+            "current": _NODE_OR_NULL,
+            "predecessors": {"type": "array", "items": {"$ref": "#/$defs/NodeData"}},
+            "edges": {"type": "array", "items": {"$ref": "#/$defs/EdgeData"}},
+            "candidates": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["status", "subject", "current", "predecessors", "edges", "candidates"],
+    },
+}
+
+
 def output_for(operation: str, kind: str) -> dict[str, Any]:
     """The envelope schema of `operation`: the contract's own for the three published tools."""
     if operation in CONTRACT_TOOLS:
@@ -203,26 +480,35 @@ def output_for(operation: str, kind: str) -> dict[str, Any]:
     base = copy.deepcopy(contract_schema("search.output" if kind == "read" else "claim.output"))
     base["properties"]["operation"] = {"const": operation, "type": "string"}
     if kind == "read":
-        base["$defs"]["SearchData"]["properties"]["edges"] = {
-            "type": "array",
-            "items": {"$ref": "#/$defs/EdgeData"},
-        }
-        base["$defs"]["EdgeData"] = {
-            "type": "object",
-            "properties": {
-                "from": {"type": "string"},
-                "to": {"type": "string"},
-                "edge_type": {"type": "string"},
-                "weight": {"type": "number"},
-                "created_at": {"type": "string"},
-                "recorded_at": {"type": "string"},
-            },
-            "required": ["from", "to", "edge_type", "weight"],
-        }
+        base["$defs"]["EdgeData"] = copy.deepcopy(_EDGE)
+        if operation in CUSTOM_DATA:
+            name = "".join(part.title() for part in operation.split("_")) + "Data"
+            base["$defs"][name] = copy.deepcopy(CUSTOM_DATA[operation])
+            base["$defs"]["Change"] = copy.deepcopy(contract_schema("claim.output")["$defs"]["Change"])
+            base["properties"]["data"] = {"$ref": f"#/$defs/{name}"}
+        else:
+            base["$defs"]["SearchData"]["properties"]["edges"] = {
+                "type": "array",
+                "items": {"$ref": "#/$defs/EdgeData"},
+            }
     return base
 
 
 def input_for(operation: str) -> dict[str, Any]:
     if operation in CONTRACT_TOOLS:
         return contract_schema(f"{operation}.input")
-    return {"note": note_input, "read": read_input, "replace": replace_input}[operation]()
+    builders = {
+        "note": note_input,
+        "read": read_input,
+        "replace": replace_input,
+        "link": link_input,
+        "verdict": verdict_input,
+        "evolve": evolve_input,
+        "review": review_input,
+        "slot": slot_input,
+        "layer": layer_input,
+        "forget": forget_input,
+        "trail": trail_input,
+        "current_state": current_state_input,
+    }
+    return builders[operation]()

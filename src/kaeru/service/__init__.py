@@ -12,9 +12,9 @@ from typing import Any
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.service import capture, read, revise, search
+from kaeru.service import capture, evolve, graph, history, lifecycle, read, revise, search
 from kaeru.service.mutation import WriteContext, run_mutation
-from kaeru.service.outcomes import MutationOutcome, ReadOutcome
+from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
 from kaeru.storage.base import Store
 
@@ -77,9 +77,36 @@ class Service:
     def replace(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
         return self._mutate("replace", args, revise.replace, actor)
 
+    def link(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("link", args, graph.link, actor)
+
+    def verdict(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("verdict", args, lifecycle.verdict, actor)
+
+    def evolve(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("evolve", args, evolve.evolve, actor)
+
+    def review(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("review", args, lifecycle.review, actor)
+
+    def slot(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("slot", args, lifecycle.slot, actor)
+
+    def layer(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("layer", args, lifecycle.layer, actor)
+
+    def forget(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("forget", args, lifecycle.forget, actor)
+
     # --- reads ----------------------------------------------------------------------------------
     def search(self, args: dict[str, Any]) -> ReadOutcome:
         return search.search(self.rt, args)
 
     def read(self, args: dict[str, Any]) -> ReadOutcome:
         return read.read(self.rt, args)
+
+    def trail(self, args: dict[str, Any]) -> TrailOutcome:
+        return history.trail(self.rt, args)
+
+    def current_state(self, args: dict[str, Any]) -> StateOutcome:
+        return history.current_state(self.rt, args)

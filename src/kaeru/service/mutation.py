@@ -245,15 +245,35 @@ class WriteContext:
         self.changes_log.append({"edge": [src.id, dst.id, edge_type.value], "weight": weight})
         return edge
 
+    def retract_edge(self, edge: Edge) -> Edge:
+        """Retract a live edge (a new revision marked retracted; history keeps it)."""
+        recorded = self._stamp(edge.recorded_at)
+        gone = Edge(
+            src=edge.src,
+            dst=edge.dst,
+            edge_type=edge.edge_type,
+            weight=edge.weight,
+            rev_no=edge.rev_no + 1,
+            recorded_at=recorded,
+            created_at=edge.created_at,
+            properties=edge.properties,
+            retracted=True,
+        )
+        self.session.put_edge(gone)
+        self.changes_log.append({"edge": [edge.src, edge.dst, edge.edge_type.value], "retracted": True})
+        return gone
+
     # --- slots ----------------------------------------------------------------------------------
-    def take_slot(self, slot: str, holder: Node, expected_revision: str | None) -> SlotChange:
+    def take_slot(
+        self, slot: str, holder: Node, expected_revision: str | None, field: str = "options.expected_slot_revision"
+    ) -> SlotChange:
         """Give `slot` to `holder`; a different previous holder is superseded by it and cooled."""
         state = self.session.get_slot(self.initiative.id, slot, for_update=True)
         current = state.revision if state else FREE_SLOT_REVISION
         if expected_revision is not None and expected_revision != current:
             raise SlotConflict(
                 f"slot {slot!r} is at revision {current!r}, not {expected_revision!r}; re-read it and retry",
-                field="options.expected_slot_revision",
+                field=field,
             )
         before = state.node_id if state else None
         if before == holder.id and state is not None:

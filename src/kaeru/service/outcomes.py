@@ -130,3 +130,43 @@ class ReadOutcome:
     continuation: Continuation | None = None
     issues: list[Issue] = field(default_factory=list)
     edges: list[Edge] | None = None
+
+
+@dataclass
+class TrailEntry:
+    """One line of a trail: a revision, an edge event, an ancestor, a path step, a neighbour or a member."""
+
+    kind: str
+    at: str | None = None
+    node: NodeView | None = None
+    edge: Edge | None = None
+    changes: list[Change] = field(default_factory=list)
+    actor: str | None = None
+    request_id: str | None = None
+    depth: int | None = None
+    direction: str | None = None
+    action: str | None = None
+
+
+@dataclass
+class TrailOutcome:
+    kind: str
+    subject: NodeView
+    entries: list[TrailEntry]
+    coverage: Coverage
+    cost: float | None = None
+    issues: list[Issue] = field(default_factory=list)
+
+
+@dataclass
+class StateOutcome:
+    status: str
+    coverage: Coverage
+    slot: str | None = None
+    slot_revision: str | None = None
+    subject: NodeView | None = None
+    current: NodeView | None = None
+    predecessors: list[NodeView] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    candidates: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)

@@ -27,9 +27,14 @@ def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: st
         node = session.get_node(ref.id)
         if node is not None and not node.retracted:
             return node
+        if node is not None:
+            raise NotFound(
+                f"node {ref.id} was forgotten at {node.recorded_at}; `read` it with `at` before then, "
+                "or `trail` its history",
+                field=field,
+            )
         if not ref.bare:
-            hint = " (it was forgotten; `read` with `at` before the retraction shows it)" if node else ""
-            raise NotFound(f"no live node with id {ref.id}{hint}", field=field)
+            raise NotFound(f"no node with id {ref.id}", field=field)
     assert ref.name is not None
     if ref.initiative is not None:
         target = session.initiative_by_name(ref.initiative)

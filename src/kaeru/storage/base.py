@@ -59,6 +59,15 @@ class AuditRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class RevisionEntry:
+    """One stored revision of a node with who wrote it (for `trail history`)."""
+
+    node: Node
+    request_id: str | None
+    actor: str
+
+
+@dataclass(frozen=True, slots=True)
 class SearchQuery:
     """A literal search: tokens already normalised by `domain.text`, filters already validated."""
 
@@ -120,6 +129,9 @@ class Session(Protocol):
 
     def node_at(self, node_id: str, moment: str) -> Node | None: ...
     def node_history(self, node_id: str) -> list[Node]: ...
+    def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        """Every revision of a node, oldest first, with its request_id and actor."""
+        ...
 
     # --- edges ------------------------------------------------------------------------------
     def get_edge(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None: ...
@@ -135,6 +147,10 @@ class Session(Protocol):
     def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]: ...
 
     def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]: ...
+    def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
+        """Every revision of every edge touching `node_ids` (retractions included), oldest first."""
+        ...
+
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
         """Which of `node_ids` are live members of any of `initiative_ids`."""
         ...
@@ -142,6 +158,12 @@ class Session(Protocol):
     # --- slots ------------------------------------------------------------------------------
     def get_slot(self, initiative_id: int, slot: str, *, for_update: bool = False) -> SlotState | None: ...
     def put_slot(self, state: SlotState) -> None: ...
+    def slots_held_by(self, node_id: str) -> list[SlotState]: ...
+    def slot_history(self, initiative_id: int, slot: str) -> list[SlotState]:
+        """Every revision of one slot, oldest first."""
+        ...
+
+    def slots_of(self, initiative_id: int) -> list[SlotState]: ...
 
     # --- audit ------------------------------------------------------------------------------
     def append_audit(self, record: AuditRecord) -> None: ...

@@ -26,6 +26,7 @@ from kaeru.storage.base import (
     AuditRecord,
     Initiative,
     RequestKey,
+    RevisionEntry,
     SearchQuery,
     SearchRow,
     SlotState,
@@ -327,6 +328,15 @@ class SqliteSession:
         )
         return [_node(r[0], r[1], r[2:]) for r in rows]
 
+    def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        rows = self._rows(
+            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))}, "
+            "r.request_id, r.actor FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
+            "WHERE n.id = ? ORDER BY r.rev_no",
+            (node_id,),
+        )
+        return [RevisionEntry(_node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in rows]
+
     # --- edges ------------------------------------------------------------------------------
     def get_edge(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None:
         row = self._one(
@@ -431,6 +441,20 @@ class SqliteSession:
                 found[edge.key] = edge
         return [found[k] for k in sorted(found)]
 
+    def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
+        found: dict[tuple[str, str, str, int], Edge] = {}
+        for part in chunks(list(dict.fromkeys(node_ids))):
+            m = _marks(len(part))
+            rows = self._c.execute(
+                f"SELECT {_EDGE_COLS} FROM edge_revisions WHERE src IN ({m}) "
+                f"UNION SELECT {_EDGE_COLS} FROM edge_revisions WHERE dst IN ({m})",
+                (*part, *part),
+            )
+            for row in rows:
+                edge = _edge(row)
+                found[(*edge.key, edge.rev_no)] = edge
+        return sorted(found.values(), key=lambda e: (e.recorded_at, e.key, e.rev_no))
+
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
         if not node_ids or not initiative_ids:
             return set()
@@ -468,6 +492,29 @@ class SqliteSession:
             "INSERT INTO slot_revisions (initiative_id, slot, node_id, rev_no, revision, updated_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
             values,
+        )
+
+    def _slot_rows(self, sql: str, params: Sequence[Any]) -> list[SlotState]:
+        return [SlotState(*row) for row in self._rows(sql, params)]
+
+    def slots_held_by(self, node_id: str) -> list[SlotState]:
+        return self._slot_rows(
+            "SELECT initiative_id, slot, node_id, rev_no, revision, updated_at FROM slots WHERE node_id = ?",
+            (node_id,),
+        )
+
+    def slot_history(self, initiative_id: int, slot: str) -> list[SlotState]:
+        return self._slot_rows(
+            "SELECT initiative_id, slot, node_id, rev_no, revision, updated_at FROM slot_revisions "
+            "WHERE initiative_id = ? AND slot = ? ORDER BY rev_no",
+            (initiative_id, slot),
+        )
+
+    def slots_of(self, initiative_id: int) -> list[SlotState]:
+        return self._slot_rows(
+            "SELECT initiative_id, slot, node_id, rev_no, revision, updated_at FROM slots "
+            "WHERE initiative_id = ? ORDER BY slot",
+            (initiative_id,),
         )
 
     # --- audit ------------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""Edges as an agent manages them: `link` add/remove/reweight, and saved chains (strongest paths)."""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any
+
+from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
+from kaeru.errors import InvalidArgument, NotFound
+from kaeru.service.mutation import WriteContext
+from kaeru.service.outcomes import Change
+from kaeru.storage.base import SearchQuery, Session
+
+MAX_HOPS = 12
+COST_FLOOR = 0.001
+
+
+def edge_type_of(raw: Any, field: str = "edge_type") -> EdgeType:
+    try:
+        return EdgeType(raw)
+    except ValueError as exc:
+        valid = ", ".join(e.value for e in EdgeType)
+        raise InvalidArgument(f"unknown edge_type {raw!r}; valid: {valid}", field=field) from exc
+
+
+def weight_of(raw: Any, field: str = "weight") -> float:
+    if raw is None or isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise InvalidArgument("weight (0..1) is required: how load-bearing the edge is", field=field)
+    if not 0.0 <= float(raw) <= 1.0:
+        raise InvalidArgument("weight must be between 0 and 1", field=field)
+    return float(raw)
+
+
+def strongest_path(
+    session: Session, start: str, goal: str, scope: set[int] | None, max_hops: int = MAX_HOPS
+) -> tuple[list[str], list[Edge], float] | None:
+    """Dijkstra over live directed edges with cost `1 − weight + 0.001`; nodes outside `scope` are skipped.
+
+    Returns the node ids, the edges and the total cost, or None when `goal` is unreachable within
+    `max_hops`.
+    """
+    best: dict[str, float] = {start: 0.0}
+    queue: list[tuple[float, int, str, list[str], list[Edge]]] = [(0.0, 0, start, [start], [])]
+    while queue:
+        cost, hops, here, path, edges = heapq.heappop(queue)
+        if here == goal:
+            return path, edges, cost
+        if cost > best.get(here, float("inf")) or hops >= max_hops:
+            continue
+        outgoing = [e for e in session.live_edges([here]) if e.src == here and e.dst not in path]
+        if scope is not None and outgoing:
+            nodes = session.nodes_by_ids([e.dst for e in outgoing])
+            outgoing = [
+                e
+                for e in outgoing
+                if e.dst in nodes and not nodes[e.dst].retracted and scope & set(nodes[e.dst].initiatives)
+            ]
+        for edge in outgoing:
+            step = cost + (1.0 - edge.weight) + COST_FLOOR
+            if step < best.get(edge.dst, float("inf")):
+                best[edge.dst] = step
+                heapq.heappush(queue, (step, hops + 1, edge.dst, [*path, edge.dst], [*edges, edge]))
+    return None
+
+
+def link(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Add, remove or reweight a typed edge, or save the strongest path as a chain."""
+    action = args.get("action", "add")
+    source = ctx.resolve(args["from"], "from")
+    target = ctx.resolve(args["to"], "to")
+    if action == "chain":
+        _chain(ctx, source, target, args)
+        return
+    edge_type = edge_type_of(args.get("edge_type"))
+    if source.id == target.id:
+        raise InvalidArgument("an edge needs two different nodes", field="to")
+    current = ctx.session.get_edge(source.id, target.id, edge_type)
+    live = current is not None and not current.retracted
+    if action == "add":
+        weight = weight_of(args.get("weight"))
+        if live and current is not None and current.weight == weight:
+            ctx.outcome.state = "unchanged"
+        else:
+            ctx.add_edge(source, target, edge_type, weight)
+            before = current.weight if live and current is not None else None
+            ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", before, weight))
+    elif action == "reweight":
+        weight = weight_of(args.get("weight"))
+        if not live or current is None:
+            raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")
+        if current.weight == weight:
+            ctx.outcome.state = "unchanged"
+        else:
+            ctx.add_edge(source, target, edge_type, weight)
+            ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", current.weight, weight))
+    elif action == "remove":
+        if not live or current is None:
+            raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")
+        ctx.retract_edge(current)
+        ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", current.weight, None))
+    else:
+        raise InvalidArgument("action is add, remove, reweight or chain", field="action")
+    ctx.mark_affected(source)
+    ctx.mark_affected(target)
+    ctx.outcome.primary = ctx.outcome_ref(source)
+
+
+def _chain(ctx: WriteContext, source: Node, target: Node, args: dict[str, Any]) -> None:
+    found = strongest_path(ctx.session, source.id, target.id, {ctx.initiative.id})
+    if found is None:
+        raise NotFound(
+            f"no directed path of live edges from {source.name!r} to {target.name!r} within {MAX_HOPS} hops "
+            f"in {ctx.initiative.name!r}",
+            field="to",
+        )
+    members, edges, cost = found
+    rows, _, _ = ctx.session.search(
+        SearchQuery(initiative_ids=[ctx.initiative.id], types=[NodeType.CHAIN.value], omit_superseded=False)
+    )
+    existing = ctx.session.nodes_by_ids([r.id for r in rows])
+    for chain in existing.values():
+        if chain.properties.get("chain", {}).get("members") == members:
+            summary = args.get("summary")
+            if summary and summary != chain.body:
+                updated = ctx.update_node(chain, body=ctx.clean("summary", summary))
+                ctx.outcome.primary = ctx.outcome_ref(updated)
+                ctx.mark_affected(updated)
+            else:
+                ctx.outcome.state = "unchanged"
+                ctx.outcome.primary = ctx.outcome_ref(chain)
+            return
+    names = ctx.session.nodes_by_ids(members)
+    default = " → ".join(names[m].name for m in members)
+    body = ctx.clean("summary", args.get("summary")) or default
+    name = ctx.clean_name("name", args["name"]) if args.get("name") else None
+    chain = ctx.create_node(
+        node_type=NodeType.CHAIN,
+        body=body,
+        name=name or f"chain-{names[members[0]].name[:40]}-to-{names[members[-1]].name[:40]}",
+        tags=["kind:chain"],
+        layer=Layer.WARM,
+        properties={
+            "chain": {
+                "members": members,
+                "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
+                "cost": round(cost, 6),
+            }
+        },
+    )
+    ctx.outcome.primary = ctx.outcome_ref(chain)

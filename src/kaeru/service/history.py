@@ -1,0 +1,314 @@
+"""History reads: `trail` (history, provenance, path, neighbours, chain) and `current_state`."""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any
+
+from kaeru.domain.model import EdgeType, Node
+from kaeru.domain.timefmt import fmt, parse_moment
+from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
+from kaeru.service.graph import MAX_HOPS, edge_type_of, strongest_path
+from kaeru.service.mutation import normalise_initiative
+from kaeru.service.outcomes import Change, Coverage, StateOutcome, TrailEntry, TrailOutcome
+from kaeru.service.resolve import resolve_node
+from kaeru.service.runtime import Runtime
+from kaeru.service.views import build_views
+from kaeru.storage.base import Initiative, Session
+
+TRAIL_KINDS = ("history", "provenance", "path", "neighbours", "chain")
+MAX_PROVENANCE_DEPTH = 32
+_DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
+
+
+def _diff(before: Node | None, after: Node, names: dict[int, str]) -> list[Change]:
+    changes: list[Change] = []
+    for field_name in _DIFFED:
+        old = getattr(before, field_name) if before is not None else None
+        new = getattr(after, field_name)
+        if old != new:
+            changes.append(Change(field_name, _plain(old), _plain(new)))
+    old_members = sorted(names.get(i, str(i)) for i in before.initiatives) if before else []
+    new_members = sorted(names.get(i, str(i)) for i in after.initiatives)
+    if old_members != new_members:
+        changes.append(Change("initiatives", old_members if before else None, new_members))
+    if before is not None and before.retracted != after.retracted:
+        changes.append(Change("retracted", before.retracted, after.retracted))
+    return changes
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    return getattr(value, "value", value)
+
+
+def _history(session: Session, node: Node) -> list[TrailEntry]:
+    log = session.revision_log(node.id)
+    names = session.initiative_names([i for entry in log for i in entry.node.initiatives])
+    entries: list[TrailEntry] = []
+    previous: Node | None = None
+    for entry in log:
+        view = build_views(session, [entry.node], at=entry.node.recorded_at)[0]
+        entries.append(
+            TrailEntry(
+                kind="revision",
+                at=entry.node.recorded_at,
+                node=view,
+                changes=_diff(previous, entry.node, names),
+                actor=entry.actor,
+                request_id=entry.request_id,
+                action="created" if previous is None else ("forgotten" if entry.node.retracted else "revised"),
+            )
+        )
+        previous = entry.node
+    seen: dict[tuple[str, str, str], float | None] = {}
+    for edge in session.edge_log([node.id]):
+        before = seen.get(edge.key)
+        if edge.retracted:
+            action = "removed"
+        elif edge.key not in seen or before is None:
+            action = "added"
+        else:
+            action = "reweighted"
+        seen[edge.key] = None if edge.retracted else edge.weight
+        entries.append(
+            TrailEntry(
+                kind="edge",
+                at=edge.recorded_at,
+                edge=edge,
+                action=action,
+                direction="out" if edge.src == node.id else "in",
+            )
+        )
+    entries.sort(key=lambda e: e.at or "")
+    return entries
+
+
+def _provenance(session: Session, node: Node) -> list[TrailEntry]:
+    entries: list[TrailEntry] = []
+    seen = {node.id}
+    queue: deque[tuple[str, int]] = deque([(node.id, 0)])
+    while queue:
+        here, depth = queue.popleft()
+        if depth >= MAX_PROVENANCE_DEPTH:
+            continue
+        edges = [e for e in session.live_edges([here]) if e.src == here and e.edge_type == EdgeType.DERIVED_FROM]
+        sources = session.nodes_by_ids([e.dst for e in edges])
+        for edge in edges:
+            if edge.dst in seen or edge.dst not in sources:
+                continue
+            seen.add(edge.dst)
+            entries.append(
+                TrailEntry(
+                    kind="ancestor",
+                    depth=depth + 1,
+                    node=build_views(session, [sources[edge.dst]])[0],
+                    edge=edge,
+                )
+            )
+            queue.append((edge.dst, depth + 1))
+    return entries
+
+
+def _neighbours(session: Session, node: Node, edge_types: set[EdgeType] | None, scope: set[int]) -> list[TrailEntry]:
+    edges = [e for e in session.live_edges([node.id]) if edge_types is None or e.edge_type in edge_types]
+    others = session.nodes_by_ids([e.dst if e.src == node.id else e.src for e in edges])
+    entries: list[TrailEntry] = []
+    for edge in edges:
+        other = others.get(edge.dst if edge.src == node.id else edge.src)
+        if other is None or other.retracted:
+            continue
+        entries.append(
+            TrailEntry(
+                kind="neighbour",
+                node=build_views(session, [other])[0],
+                edge=edge,
+                direction="out" if edge.src == node.id else "in",
+            )
+        )
+    return entries
+
+
+def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
+    """How a node came to be: its revisions and edge events, ancestry, paths, neighbours or chain."""
+    initiative_name = normalise_initiative(args.get("initiative"))
+    kind = args.get("kind", "history")
+    if kind not in TRAIL_KINDS:
+        raise InvalidArgument(f"kind is one of {', '.join(TRAIL_KINDS)}", field="kind")
+    edge_types = None
+    if args.get("edge_types"):
+        edge_types = {edge_type_of(t, "edge_types") for t in args["edge_types"]}
+    with rt.store.read() as session:
+        scope = session.initiative_by_name(initiative_name)
+        node = _resolve_any(session, args.get("node"), scope, "node")
+        subject = build_views(session, [node])[0]
+        coverage = Coverage(initiatives=subject.initiatives)
+        cost = None
+        if kind == "history":
+            entries = _history(session, node)
+        elif kind == "provenance":
+            entries = _provenance(session, node)
+        elif kind == "neighbours":
+            entries = _neighbours(session, node, edge_types, set(node.initiatives))
+        elif kind == "path":
+            if args.get("to") is None:
+                raise InvalidArgument("kind=path needs `to`", field="to")
+            goal = resolve_node(session, args["to"], scope, "to")
+            found = strongest_path(session, node.id, goal.id, {scope.id} if scope else None)
+            if found is None:
+                raise NotFound(
+                    f"no directed path from {node.name!r} to {goal.name!r} within {MAX_HOPS} hops", field="to"
+                )
+            ids, edges, cost = found
+            nodes = session.nodes_by_ids(ids)
+            views = build_views(session, [nodes[i] for i in ids])
+            entries = [
+                TrailEntry(kind="step", depth=i, node=view, edge=edges[i - 1] if i > 0 else None)
+                for i, view in enumerate(views)
+            ]
+        else:
+            members = node.properties.get("chain", {}).get("members")
+            if not members:
+                raise InvalidArgument(f"{node.name!r} is not a saved chain", field="node")
+            nodes = session.nodes_by_ids(members)
+            present = [nodes[m] for m in members if m in nodes]
+            entries = [
+                TrailEntry(kind="member", depth=i, node=view) for i, view in enumerate(build_views(session, present))
+            ]
+            if len(present) < len(members):
+                coverage.complete = False
+    return TrailOutcome(kind=kind, subject=subject, entries=entries, coverage=coverage, cost=cost)
+
+
+def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: str) -> Node:
+    """Like resolve_node, but an id may name a forgotten node (history outlives it)."""
+    if (isinstance(raw, dict) and set(raw) == {"id"}) or isinstance(raw, str):
+        node_id = raw["id"] if isinstance(raw, dict) else raw
+        node = session.get_node(str(node_id).strip())
+        if node is not None:
+            return node
+    return resolve_node(session, raw, scope, field)
+
+
+def current_state(rt: Runtime, args: dict[str, Any]) -> StateOutcome:
+    """What holds a slot, or what currently replaces a node — now or as of a past moment."""
+    initiative_name = normalise_initiative(args.get("initiative"))
+    has_slot = args.get("slot") is not None
+    if has_slot == (args.get("node") is not None):
+        raise InvalidArgument("give exactly one of slot or node", field="slot")
+    moment = None
+    if args.get("as_of") is not None:
+        try:
+            moment = fmt(parse_moment(str(args["as_of"]), rt.now()))
+        except ValueError as exc:
+            raise InvalidArgument(f"as_of: {exc}", field="as_of") from exc
+    with rt.store.read() as session:
+        scope = session.initiative_by_name(initiative_name)
+        coverage = Coverage(initiatives=[scope.name] if scope else [])
+        if scope is None:
+            return StateOutcome(status="not_found", coverage=coverage, slot=args.get("slot"))
+        if has_slot:
+            return _slot_state(session, scope, str(args["slot"]), moment, coverage)
+        try:
+            node = resolve_node(session, args["node"], scope, "node")
+        except AmbiguousRef as exc:
+            return StateOutcome(
+                status="ambiguous", coverage=coverage, candidates=list(exc.details.get("candidates", []))
+            )
+        except NotFound:
+            return StateOutcome(status="not_found", coverage=coverage)
+        return _node_state(session, node, moment, coverage)
+
+
+def _view_at(session: Session, node_id: str, moment: str | None) -> Any:
+    node = session.node_at(node_id, moment) if moment else session.get_node(node_id)
+    if node is None:
+        return None
+    return build_views(session, [node], at=moment)[0]
+
+
+def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | None, coverage: Coverage) -> StateOutcome:
+    history = [s for s in session.slot_history(scope.id, slot) if moment is None or s.updated_at <= moment]
+    if not history:
+        return StateOutcome(status="not_found", coverage=coverage, slot=slot)
+    state = history[-1]
+    holders: list[str] = []
+    for past in reversed(history[:-1]):
+        if past.node_id and past.node_id != state.node_id and past.node_id not in holders:
+            holders.append(past.node_id)
+    predecessors = [v for v in (_view_at(session, h, moment) for h in holders) if v is not None]
+    current = _view_at(session, state.node_id, moment) if state.node_id else None
+    status = "current" if current is not None and current.currentness.value != "retracted" else "no_current"
+    edges = []
+    if state.node_id:
+        live = session.edges_at([state.node_id], moment) if moment else session.live_edges([state.node_id])
+        edges = [e for e in live if e.src == state.node_id and e.edge_type == EdgeType.SUPERSEDES and e.dst in holders]
+    return StateOutcome(
+        status=status,
+        coverage=coverage,
+        slot=slot,
+        slot_revision=state.revision,
+        current=current if status == "current" else None,
+        predecessors=predecessors,
+        edges=edges,
+    )
+
+
+def _node_state(session: Session, node: Node, moment: str | None, coverage: Coverage) -> StateOutcome:
+    subject = _view_at(session, node.id, moment)
+    if subject is None:
+        return StateOutcome(status="not_found", coverage=coverage)
+    deciding = []
+    here = subject
+    visited = {here.node.id}
+    while here.successors:
+        live = [s for s in here.successors if s not in visited]
+        if len(live) > 1:
+            verdicts = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id])
+            deciding += [e for e in verdicts if e.dst == here.node.id and e.edge_type == EdgeType.SUPERSEDES]
+            return StateOutcome(status="conflict", coverage=coverage, subject=subject, edges=deciding, candidates=live)
+        if not live:
+            break
+        edges = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id])
+        deciding += [
+            e for e in edges if e.dst == here.node.id and e.src == live[0] and e.edge_type == EdgeType.SUPERSEDES
+        ]
+        nxt = _view_at(session, live[0], moment)
+        if nxt is None:
+            break
+        visited.add(nxt.node.id)
+        here = nxt
+    predecessors = []
+    back = [here.node.id]
+    seen = {here.node.id}
+    while back:
+        current_id = back.pop(0)
+        edges = session.edges_at([current_id], moment) if moment else session.live_edges([current_id])
+        for edge in edges:
+            if edge.src == current_id and edge.edge_type == EdgeType.SUPERSEDES and edge.dst not in seen:
+                seen.add(edge.dst)
+                back.append(edge.dst)
+                view = _view_at(session, edge.dst, moment)
+                if view is not None:
+                    predecessors.append(view)
+                if edge not in deciding:
+                    deciding.append(edge)
+        if len(seen) > 256:
+            coverage.complete = False
+            break
+    refuting = [
+        e
+        for e in (session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id]))
+        if e.dst == here.node.id and e.edge_type == EdgeType.FALSIFIES
+    ]
+    deciding += refuting
+    status = "current" if here.currentness.value == "current" else "no_current"
+    return StateOutcome(
+        status=status,
+        coverage=coverage,
+        subject=subject,
+        current=here if status == "current" else None,
+        predecessors=predecessors,
+        edges=deciding,
+    )

@@ -1,0 +1,200 @@
+"""The knowledge lifecycle: verdicts, reviews, slots, layers and forgetting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru.domain.model import (
+    EdgeType,
+    HypothesisStatus,
+    Layer,
+    Node,
+    NodeType,
+    revision_token,
+)
+from kaeru.errors import InvalidArgument, NotFound, SlotConflict
+from kaeru.service.capture import EVIDENCE_RELATION
+from kaeru.service.mutation import WriteContext
+from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
+from kaeru.service.revise import check_revision
+from kaeru.storage.base import SlotState
+
+REVIEW_TAG = "kind:review"
+RESOLUTION_TAG = "kind:resolution"
+
+
+def _status_tags(tags: tuple[str, ...], status: str) -> tuple[str, ...]:
+    return (*[t for t in tags if not t.startswith("status:")], f"status:{status}")
+
+
+def verdict(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Close an existing hypothesis as supported, refuted or inconclusive, with its evidence."""
+    hypothesis = ctx.resolve(args["hypothesis"], "hypothesis")
+    if hypothesis.node_type != NodeType.HYPOTHESIS:
+        raise InvalidArgument(
+            f"{hypothesis.name!r} is a {hypothesis.node_type.value}, not a hypothesis", field="hypothesis"
+        )
+    check_revision(hypothesis, args.get("expected_revision"))
+    try:
+        status = HypothesisStatus(args["status"])
+    except ValueError as exc:
+        raise InvalidArgument("status is supported, refuted or inconclusive", field="status") from exc
+    if status == HypothesisStatus.OPEN:
+        raise InvalidArgument("a verdict closes a hypothesis: supported, refuted or inconclusive", field="status")
+    evidence_node: Node | None = None
+    raw = args.get("evidence")
+    if raw is not None:
+        if "node" in raw:
+            evidence_node = ctx.resolve(raw["node"], "evidence.node")
+        else:
+            method = ctx.clean("evidence.method", raw.get("method"))
+            if not method or not method.strip():
+                raise InvalidArgument("evidence is {node} or {method}", field="evidence")
+            evidence_node = ctx.create_node(
+                node_type=NodeType.EXPERIMENT,
+                body=method,
+                name_fallback="evidence",
+                tags=["kind:experiment"],
+                status=status.value,
+            )
+    if hypothesis.status == status.value and evidence_node is None:
+        ctx.outcome.state = "unchanged"
+        ctx.outcome.primary = ctx.outcome_ref(hypothesis)
+        return
+    updated = hypothesis
+    if hypothesis.status != status.value:
+        updated = ctx.update_node(hypothesis, status=status.value, tags=_status_tags(hypothesis.tags, status.value))
+        ctx.outcome.changes.append(Change("status", hypothesis.status, status.value))
+    if evidence_node is not None:
+        relation = EVIDENCE_RELATION[status]
+        ctx.add_edge(evidence_node, updated, relation, 1.0)
+        ctx.outcome.evidence.append(EvidenceLink(evidence_node.id, relation.value))
+    ctx.mark_affected(updated)
+    ctx.outcome.primary = ctx.outcome_ref(updated)
+
+
+def review(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Flag a node as doubted (a review note that `contradicts` it) or close its open reviews."""
+    action = args.get("action")
+    target = ctx.resolve(args["target"], "target")
+    if action == "flag":
+        reason = ctx.clean("reason", args.get("reason"))
+        if not reason or not reason.strip():
+            raise InvalidArgument("flag needs a reason: what is doubtful and why", field="reason")
+        note = ctx.create_node(
+            node_type=NodeType.EPISODE,
+            body=reason,
+            name_fallback="review",
+            tags=[REVIEW_TAG, "role:review"],
+            layer=Layer.HOT,
+        )
+        ctx.add_edge(note, target, EdgeType.CONTRADICTS, 1.0)
+        ctx.mark_affected(target)
+        ctx.outcome.primary = ctx.outcome_ref(note)
+        return
+    if action != "close":
+        raise InvalidArgument("action is flag or close", field="action")
+    doubts = [
+        e for e in ctx.session.live_edges([target.id]) if e.dst == target.id and e.edge_type == EdgeType.CONTRADICTS
+    ]
+    if not doubts:
+        raise NotFound(f"{target.name!r} has no open review to close", field="target")
+    for edge in doubts:
+        ctx.retract_edge(edge)
+    ctx.outcome.changes.append(Change("open_reviews", len(doubts), 0))
+    resolution = ctx.clean("resolution", args.get("resolution"))
+    if resolution and resolution.strip():
+        note = ctx.create_node(
+            node_type=NodeType.EPISODE,
+            body=resolution,
+            name_fallback="resolution",
+            tags=[RESOLUTION_TAG, "role:resolution"],
+        )
+        reviewers = ctx.session.nodes_by_ids([e.src for e in doubts])
+        for reviewer in reviewers.values():
+            if not reviewer.retracted:
+                ctx.add_edge(note, reviewer, EdgeType.SUPERSEDES, 1.0)
+        ctx.add_edge(note, target, EdgeType.REFERS_TO, 0.8)
+        ctx.outcome.primary = ctx.outcome_ref(note)
+    else:
+        ctx.outcome.primary = ctx.outcome_ref(target)
+    ctx.mark_affected(target)
+
+
+def slot(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Take a role for a node, or release it (no `node`)."""
+    name = args["slot"]
+    expected = args.get("expected_slot_revision")
+    if args.get("node") is not None:
+        holder = ctx.resolve(args["node"], "node")
+        change = ctx.take_slot(name, holder, expected, field="expected_slot_revision")
+        if change.before == holder.id:
+            ctx.outcome.state = "unchanged"
+            ctx.outcome.slots.append(change)
+        ctx.outcome.primary = ctx.outcome_ref(holder)
+        return
+    state = ctx.session.get_slot(ctx.initiative.id, name, for_update=True)
+    current = state.revision if state else "0"
+    if expected is not None and expected != current:
+        raise SlotConflict(
+            f"slot {name!r} is at revision {current!r}, not {expected!r}; re-read it and retry",
+            field="expected_slot_revision",
+        )
+    if state is None or state.node_id is None:
+        ctx.outcome.state = "unchanged"
+        ctx.outcome.slots.append(SlotChange(name, None, None, current))
+        return
+    revision = revision_token(f"slot:{ctx.initiative.id}:{name}", state.rev_no + 1, ctx.now_s)
+    ctx.session.put_slot(SlotState(ctx.initiative.id, name, None, state.rev_no + 1, revision, ctx.now_s))
+    ctx.outcome.slots.append(SlotChange(name, state.node_id, None, revision))
+
+
+def layer(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Set the layer and/or pin of several nodes (each a new revision)."""
+    raw_nodes = args.get("nodes") or []
+    target_layer = None
+    if args.get("layer") is not None:
+        try:
+            target_layer = Layer(args["layer"])
+        except ValueError as exc:
+            raise InvalidArgument(f"unknown layer {args['layer']!r}", field="layer") from exc
+    pin = args.get("pin")
+    if target_layer is None and pin is None:
+        raise InvalidArgument("give layer, pin, or both", field="layer")
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_nodes):
+        node = ctx.resolve(raw, f"nodes[{i}]")
+        if node.id in seen:
+            continue
+        seen.add(node.id)
+        changes: dict[str, Any] = {}
+        if target_layer is not None and node.layer != target_layer:
+            changes["layer"] = target_layer
+            ctx.outcome.changes.append(Change(f"{node.id}.layer", node.layer.value, target_layer.value))
+        if pin is not None and node.pinned != bool(pin):
+            changes["pinned"] = bool(pin)
+            ctx.outcome.changes.append(Change(f"{node.id}.pinned", node.pinned, bool(pin)))
+        if changes:
+            ctx.mark_affected(ctx.update_node(node, **changes))
+    if not ctx.outcome.changes:
+        ctx.outcome.state = "unchanged"
+
+
+def forget(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Retract a node and every edge touching it; history (and `read … at=` before) keeps them."""
+    node = ctx.resolve(args["node"], "node")
+    check_revision(node, args.get("expected_revision"))
+    reason = ctx.clean("reason", args.get("reason"))
+    if not reason or not reason.strip():
+        raise InvalidArgument("forget needs a reason (kept in the audit record)", field="reason")
+    for edge in ctx.session.live_edges([node.id]):
+        ctx.retract_edge(edge)
+    for held in ctx.session.slots_held_by(node.id):
+        revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", held.rev_no + 1, ctx.now_s)
+        ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, held.rev_no + 1, revision, ctx.now_s))
+        ctx.outcome.slots.append(SlotChange(held.slot, node.id, None, revision))
+    gone = ctx.update_node(node, retracted=True)
+    ctx.changes_log.append({"forget": node.id, "reason": reason})
+    ctx.outcome.changes.append(Change("currentness", "current", "retracted"))
+    ctx.mark_affected(gone)
+    ctx.outcome.primary = ctx.outcome_ref(gone)
