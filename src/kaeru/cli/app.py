@@ -74,7 +74,7 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
     kaeru = build_server(_service(ctx))
     if use_http:
         try:
-            run_http(kaeru, settings, host or settings.http_host, port or settings.http_port)
+            run_http(kaeru, settings, host or settings.http_host, settings.http_port if port is None else port)
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
