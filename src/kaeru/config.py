@@ -31,6 +31,8 @@ class Settings:
     allowed_hosts: tuple[str, ...] = ()
     busy_timeout_ms: int = 30_000
     export_root: Path | None = None
+    #: Automatic, reversible layer tidying before `context` (opt-in: KAERU_HYGIENE=1).
+    hygiene: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -58,6 +60,7 @@ class Settings:
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
             busy_timeout_ms=int(env.get("KAERU_BUSY_TIMEOUT_MS", "30000")),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
+            hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.validate()

@@ -10,7 +10,8 @@ from mcp import Client
 
 from kaeru.mcp.server import KaeruServer
 
-READ_TOOLS = {"search", "read", "trail", "current_state", "recall", "context", "initiatives", "timeline", "reflect"}
+# `context` records first sight of reminders, so it is not read-only (but idempotent).
+READ_TOOLS = {"search", "read", "trail", "current_state", "recall", "initiatives", "timeline", "reflect"}
 
 
 async def _checked(client: Client, kaeru: KaeruServer, tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -144,7 +144,7 @@ def read_envelope(operation: str, outcome: ReadOutcome) -> dict[str, Any]:
     return envelope
 
 
-def _read_base(operation: str, data: dict[str, Any], coverage: Coverage, issues: list[Issue]) -> dict[str, Any]:
+def read_base(operation: str, data: dict[str, Any], coverage: Coverage, issues: list[Issue]) -> dict[str, Any]:
     return {
         "api_version": API_VERSION,
         "operation": operation,
@@ -183,7 +183,7 @@ def trail_envelope(outcome: TrailOutcome) -> dict[str, Any]:
     }
     if outcome.cost is not None:
         data["cost"] = round(outcome.cost, 6)
-    return _read_base("trail", data, outcome.coverage, outcome.issues)
+    return read_base("trail", data, outcome.coverage, outcome.issues)
 
 
 def state_envelope(outcome: StateOutcome) -> dict[str, Any]:
@@ -197,10 +197,14 @@ def state_envelope(outcome: StateOutcome) -> dict[str, Any]:
         "edges": [edge_data(e) for e in outcome.edges],
         "candidates": outcome.candidates,
     }
-    return _read_base("current_state", data, outcome.coverage, outcome.issues)
+    return read_base("current_state", data, outcome.coverage, outcome.issues)
 
 
 EMPTY_DATA: dict[str, dict[str, Any]] = {
+    "initiatives": {"initiatives": [], "total": 0},
+    "context": {"initiative": None, "today": None, "task": None, "notices": [], "sections": []},
+    "timeline": {"hits": [], "total": 0, "anchor": None},
+    "reflect": {"initiative": None, "counts": {}, "items": [], "total": 0},
     "trail": {"kind": "history", "subject": None, "entries": [], "total": 0},
     "current_state": {
         "status": "not_found",

@@ -412,6 +412,175 @@ def current_state_input() -> dict[str, Any]:
     ) | {"oneOf": [{"required": ["slot"]}, {"required": ["node"]}]}
 
 
+def task_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The initiative whose board gets the task; created if new (with a warning)."),
+            "text": _d({"type": "string", "minLength": 1}, "What to do."),
+            "name": _d(
+                {"type": "string", "minLength": 1, "maxLength": 200}, "Optional name (auto-generated otherwise)."
+            ),
+            "due": _d(
+                {"type": "string", "minLength": 1}, "Due date: YYYY-MM-DD, RFC 3339, or a future offset like 3d / 2w."
+            ),
+            "status": _d({"type": "string", "minLength": 1}, "Board column key (default: the first column, `open`)."),
+            "tags": _d(
+                {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 128}, "maxItems": 64},
+                "Free tags.",
+            ),
+            "link_to": _d({"$ref": "#/$defs/NodeRef"}, "Optional node the task is about (edge task → node)."),
+            "edge_type": _d(
+                {"type": "string", "enum": EDGE_TYPES, "default": "refers_to"}, "Type of the link_to edge."
+            ),
+            "weight": _d({"type": "number", "minimum": 0, "maximum": 1, "default": 0.5}, "Weight of the link_to edge."),
+            "reminder": _d({"$ref": "#/$defs/Reminder"}, "Resurface the task from `after` for `window_days` days."),
+            "options": _d(
+                {"$ref": "#/$defs/CaptureOptions"}, "Slot to take with the task, its layer, slot compare-and-set."
+            ),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "text"],
+        _defs("NodeRef", "Reminder", "CaptureOptions", "Slot", "Layer"),
+    )
+
+
+def task_update_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The task's initiative (its board decides the valid statuses)."),
+            "task": _d({"$ref": "#/$defs/NodeRef"}, "The task."),
+            "status": _d(
+                {"type": "string", "minLength": 1},
+                "New board column key; unknown keys are rejected with the valid list.",
+            ),
+            "due": _d(
+                {"type": ["string", "null"], "minLength": 1}, "New due date (date, RFC 3339, 3d/2w); null clears it."
+            ),
+            "expected_revision": EXPECTED_REVISION,
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "task"],
+        _defs("NodeRef"),
+    ) | {"anyOf": [{"required": ["status"]}, {"required": ["due"]}]}
+
+
+def initiative_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The initiative to act on."),
+            "action": _d(
+                {"type": "string", "enum": ["rename", "merge", "delete", "attach", "detach", "set_board"]},
+                "rename it to `to`; merge it into `to` (every node and edge stays reachable); delete it (nodes left "
+                "in no initiative are forgotten, recoverable through history); attach/detach `node`; set_board "
+                "replaces the task board's `columns`.",
+            ),
+            "to": _d(INITIATIVE, "rename: the new name; merge: the initiative to merge into (must exist)."),
+            "node": _d(
+                {"$ref": "#/$defs/NodeRef"}, "attach/detach: the node (by id or {initiative, name} to reach across)."
+            ),
+            "columns": _d(
+                {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 20,
+                    "items": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "key": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
+                            "label": {"type": "string", "minLength": 1},
+                        },
+                        "required": ["key"],
+                    },
+                },
+                "set_board: the ordered columns [{key, label}] (add, remove, relabel and reorder in one edit).",
+            ),
+            "request_id": REQUEST_ID,
+        },
+        ["initiative", "action"],
+        _defs("NodeRef"),
+    ) | {
+        "allOf": [
+            {"if": {"properties": {"action": {"enum": ["rename", "merge"]}}}, "then": {"required": ["to"]}},
+            {"if": {"properties": {"action": {"enum": ["attach", "detach"]}}}, "then": {"required": ["node"]}},
+            {"if": {"properties": {"action": {"const": "set_board"}}}, "then": {"required": ["columns"]}},
+        ]
+    }
+
+
+def initiatives_input() -> dict[str, Any]:
+    return _obj(
+        {"prefix": _d({"type": "string"}, "Only initiatives whose name starts with this (case-insensitive).")},
+        [],
+        {},
+    )
+
+
+SECTION_NAMES = [
+    "rules",
+    "slots",
+    "core",
+    "hot",
+    "warm",
+    "cortex",
+    "tasks",
+    "claims",
+    "reviews",
+    "reminders",
+    "recent",
+    "cold",
+    "frozen",
+]
+
+
+def context_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiative": _d(INITIATIVE, "The initiative to re-enter."),
+            "task": _d({"$ref": "#/$defs/NodeRef"}, "The task you are working on: adds the rules scoped to it."),
+            "sections": _d(
+                {
+                    "type": "array",
+                    "items": {"type": "string", "enum": SECTION_NAMES},
+                    "minItems": 1,
+                    "uniqueItems": True,
+                },
+                "Only these sections (rules always come first); cold and frozen only when asked for.",
+            ),
+            "budget_chars": _d(BUDGET, "Most body characters in the answer; rules are served first."),
+        },
+        ["initiative"],
+        _defs("NodeRef"),
+    )
+
+
+def timeline_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "initiatives": _d(
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "uniqueItems": True},
+                "The initiatives to walk.",
+            ),
+            "anchor": _d({"$ref": "#/$defs/NodeRef"}, "Show what happened around this node…"),
+            "query": _d({"type": "string", "minLength": 1}, "…or around the best literal match of this text."),
+            "since": _d({"type": "string", "minLength": 1}, "Window start (RFC 3339, a date, or 5m/2h/3d ago)."),
+            "until": _d({"type": "string", "minLength": 1}, "Window end."),
+            "before": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items before the anchor."),
+            "after": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items after the anchor."),
+            "limit": _d(
+                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Items in a window (no anchor)."
+            ),
+            "budget_chars": _d(BUDGET, "Most body characters in the answer."),
+        },
+        ["initiatives"],
+        _defs("NodeRef"),
+    )
+
+
+def reflect_input() -> dict[str, Any]:
+    return _obj({"initiative": _d(INITIATIVE, "The initiative to review.")}, ["initiative"], {})
+
+
 _NODE_OR_NULL = {"anyOf": [{"$ref": "#/$defs/NodeData"}, {"type": "null"}]}
 _EDGE = {
     "type": "object",
@@ -427,6 +596,85 @@ _EDGE = {
     "required": ["from", "to", "edge_type", "weight"],
 }
 CUSTOM_DATA: dict[str, dict[str, Any]] = {
+    "initiatives": {
+        "type": "object",
+        "properties": {
+            "initiatives": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "created_at": {"type": "string"},
+                        "last_activity": {"type": "string"},
+                        "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+                        "slots": {"type": "array", "items": {"type": "string"}},
+                    },
+                    "required": ["name", "last_activity", "counts"],
+                },
+            },
+            "total": {"type": "integer", "minimum": 0},
+        },
+        "required": ["initiatives", "total"],
+    },
+    "context": {
+        "type": "object",
+        "properties": {
+            "initiative": {"type": ["string", "null"]},
+            "today": {"type": ["string", "null"]},
+            "task": {"type": ["string", "null"]},
+            "notices": {"type": "array", "items": {"type": "string"}},
+            "sections": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string"},
+                        "items": {"type": "array", "items": {"$ref": "#/$defs/NodeData"}},
+                        "total": {"type": "integer", "minimum": 0},
+                    },
+                    "required": ["name", "items", "total"],
+                },
+            },
+        },
+        "required": ["initiative", "sections", "notices"],
+    },
+    "timeline": {
+        "type": "object",
+        "properties": {
+            "hits": {"type": "array", "items": {"$ref": "#/$defs/NodeData"}},
+            "total": {"type": "integer", "minimum": 0},
+            "anchor": {"type": ["string", "null"]},
+        },
+        "required": ["hits", "total", "anchor"],
+    },
+    "reflect": {
+        "type": "object",
+        "properties": {
+            "initiative": {"type": ["string", "null"]},
+            "counts": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "items": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {"type": "string"},
+                        "message": {"type": "string"},
+                        "node": {"type": "string"},
+                        "name": {"type": "string"},
+                        "fix": {
+                            "type": "object",
+                            "properties": {"tool": {"type": "string"}, "arguments": {"type": "object"}},
+                            "required": ["tool", "arguments"],
+                        },
+                    },
+                    "required": ["kind", "message"],
+                },
+            },
+            "total": {"type": "integer", "minimum": 0},
+        },
+        "required": ["initiative", "counts", "items", "total"],
+    },
     "trail": {
         "type": "object",
         "properties": {
@@ -510,5 +758,12 @@ def input_for(operation: str) -> dict[str, Any]:
         "forget": forget_input,
         "trail": trail_input,
         "current_state": current_state_input,
+        "task": task_input,
+        "task_update": task_update_input,
+        "initiative": initiative_input,
+        "initiatives": initiatives_input,
+        "context": context_input,
+        "timeline": timeline_input,
+        "reflect": reflect_input,
     }
     return builders[operation]()

@@ -12,7 +12,21 @@ from typing import Any
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.service import capture, evolve, graph, history, lifecycle, read, revise, search
+from kaeru.service import (
+    capture,
+    context,
+    evolve,
+    graph,
+    history,
+    initiatives,
+    lifecycle,
+    read,
+    reflect,
+    revise,
+    search,
+    tasks,
+    timeline,
+)
 from kaeru.service.mutation import WriteContext, run_mutation
 from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
@@ -43,6 +57,7 @@ class Service:
         args: dict[str, Any],
         body: Callable[[WriteContext, dict[str, Any]], None],
         actor: str | None,
+        create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
         self._maybe_purge()
         return run_mutation(
@@ -53,6 +68,7 @@ class Service:
             args=args,
             actor=actor or self.rt.settings.actor,
             body=lambda ctx: body(ctx, args),
+            create=create,
         )
 
     def _maybe_purge(self) -> None:
@@ -98,6 +114,20 @@ class Service:
     def forget(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
         return self._mutate("forget", args, lifecycle.forget, actor)
 
+    def task(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("task", args, tasks.task, actor)
+
+    def task_update(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("task_update", args, tasks.task_update, actor, create=False)
+
+    def initiative(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        create = args.get("action") in ("attach", "set_board")
+        return self._mutate("initiative", args, initiatives.manage, actor, create=create)
+
+    def hygiene(self, initiative: str) -> list[Any]:
+        """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""
+        return context.run_hygiene(self.rt, initiative)
+
     # --- reads ----------------------------------------------------------------------------------
     def search(self, args: dict[str, Any]) -> ReadOutcome:
         return search.search(self.rt, args)
@@ -110,3 +140,15 @@ class Service:
 
     def current_state(self, args: dict[str, Any]) -> StateOutcome:
         return history.current_state(self.rt, args)
+
+    def initiatives(self, args: dict[str, Any]) -> initiatives.InitiativesOutcome:
+        return initiatives.list_initiatives(self.rt, args)
+
+    def context(self, args: dict[str, Any], actor: str | None = None) -> context.ContextOutcome:
+        return context.context(self.rt, args, actor or self.rt.settings.actor)
+
+    def timeline(self, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
+        return timeline.timeline(self.rt, args)
+
+    def reflect(self, args: dict[str, Any]) -> reflect.ReflectOutcome:
+        return reflect.reflect(self.rt, args)

@@ -32,7 +32,7 @@ from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict
+from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
@@ -302,6 +302,7 @@ def run_mutation(
     args: dict[str, Any],
     actor: str,
     body: Callable[[WriteContext], None],
+    create: bool = True,
 ) -> tuple[MutationOutcome, bool]:
     """Run one mutation as one transaction, with replay. Returns the outcome and whether it was replayed.
 
@@ -327,6 +328,10 @@ def run_mutation(
         target = session.initiative_by_name(name)
         if target is None:
             existing = [i.name for i in session.all_initiatives()]
+            if not create:
+                close = suggest(name, existing)
+                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
             target = session.create_initiative(name, fmt(now))
             close = suggest(name, existing)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""

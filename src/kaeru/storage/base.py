@@ -105,6 +105,18 @@ class Session(Protocol):
     def all_initiatives(self) -> list[Initiative]: ...
     def create_initiative(self, name: str, now: str) -> Initiative: ...
     def touch_initiative(self, initiative_id: int, now: str) -> None: ...
+    def rename_initiative(self, initiative_id: int, name: str) -> None: ...
+    def delete_initiative(self, initiative_id: int) -> None:
+        """Drop the initiative row and its slots (nodes must already have left it)."""
+        ...
+
+    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        """Live, non-audit node counts per initiative and tier."""
+        ...
+
+    def member_ids(self, initiative_id: int) -> list[str]:
+        """Ids of every live node in the initiative, oldest first."""
+        ...
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -149,6 +161,36 @@ class Session(Protocol):
     def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]: ...
     def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
         """Every revision of every edge touching `node_ids` (retractions included), oldest first."""
+        ...
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        """Live member nodes whose `properties` has `key`."""
+        ...
+
+    def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
+        """Live edges of `edge_types` from live sources into live members, by target id."""
+        ...
+
+    def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
+        """Live member nodes (not audit, not board) with no live edge at all, oldest first."""
+        ...
+
+    def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
+        """Live edges touching a live member whose other endpoint is retracted."""
+        ...
+
+    def timeline(
+        self,
+        initiative_ids: Sequence[int],
+        *,
+        since: str | None,
+        until: str | None,
+        pivot: tuple[str, int] | None,
+        before: int,
+        after: int,
+    ) -> list[str]:
+        """Live member ids ordered by (created_at, seq): `before` items preceding and `after` items from
+        `pivot` (a (created_at, seq) position), or everything in [since, until] up to `after` items."""
         ...
 
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:

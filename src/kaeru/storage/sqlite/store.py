@@ -174,6 +174,35 @@ class SqliteSession:
             (now, initiative_id, now),
         )
 
+    def rename_initiative(self, initiative_id: int, name: str) -> None:
+        self._c.execute("UPDATE initiatives SET name = ? WHERE id = ?", (name, initiative_id))
+
+    def delete_initiative(self, initiative_id: int) -> None:
+        self._c.execute("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
+        self._c.execute("DELETE FROM initiatives WHERE id = ?", (initiative_id,))
+
+    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
+        if not initiative_ids:
+            return out
+        rows = self._rows(
+            "SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            f"WHERE m.initiative_id IN ({_marks(len(initiative_ids))}) AND n.retracted = 0 "
+            "AND n.node_type NOT IN ('audit_event', 'board') GROUP BY m.initiative_id, n.tier",
+            list(initiative_ids),
+        )
+        for initiative_id, tier, count in rows:
+            out[initiative_id][tier] = int(count)
+        return out
+
+    def member_ids(self, initiative_id: int) -> list[str]:
+        rows = self._rows(
+            "SELECT n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            "WHERE m.initiative_id = ? AND n.retracted = 0 ORDER BY n.seq",
+            (initiative_id,),
+        )
+        return [r[0] for r in rows]
+
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         row = self._one(
@@ -454,6 +483,94 @@ class SqliteSession:
                 edge = _edge(row)
                 found[(*edge.key, edge.rev_no)] = edge
         return sorted(found.values(), key=lambda e: (e.recorded_at, e.key, e.rev_no))
+
+    def _scope(self, initiative_ids: Sequence[int], alias: str = "n") -> tuple[str, list[Any]]:
+        return (
+            f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq "
+            f"AND m.initiative_id IN ({_marks(len(initiative_ids))}))",
+            list(initiative_ids),
+        )
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        scope, params = self._scope(initiative_ids)
+        rows = self._rows(
+            f"SELECT n.id FROM nodes n WHERE n.retracted = 0 AND json_type(n.properties, ?) IS NOT NULL AND {scope} "
+            "ORDER BY n.seq",
+            ["$." + key, *params],
+        )
+        return [r[0] for r in rows]
+
+    def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
+        scope, params = self._scope(initiative_ids, "t")
+        rows = self._rows(
+            f"SELECT {', '.join('e.' + c.strip() for c in _EDGE_COLS.split(','))} FROM edges e "
+            "JOIN nodes t ON t.id = e.dst JOIN nodes s ON s.id = e.src "
+            f"WHERE e.retracted = 0 AND e.edge_type IN ({_marks(len(edge_types))}) AND t.retracted = 0 "
+            f"AND s.retracted = 0 AND {scope}",
+            [*edge_types, *params],
+        )
+        out: dict[str, list[Edge]] = {}
+        for row in rows:
+            edge = _edge(row)
+            out.setdefault(edge.dst, []).append(edge)
+        return out
+
+    def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
+        scope, params = self._scope(initiative_ids)
+        rows = self._rows(
+            "SELECT n.id FROM nodes n WHERE n.retracted = 0 AND n.node_type NOT IN ('audit_event', 'board') "
+            f"AND {scope} AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = 0 AND e.src = n.id) "
+            "AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = 0 AND e.dst = n.id) "
+            f"ORDER BY n.seq LIMIT {int(limit)}",
+            params,
+        )
+        return [r[0] for r in rows]
+
+    def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
+        scope, params = self._scope(initiative_ids, "a")
+        cols = ", ".join("e." + c.strip() for c in _EDGE_COLS.split(","))
+        rows = self._rows(
+            f"SELECT {cols} FROM edges e JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst "
+            f"WHERE e.retracted = 0 AND a.retracted = 0 AND b.retracted = 1 AND {scope} "
+            f"UNION SELECT {cols} FROM edges e JOIN nodes a ON a.id = e.dst JOIN nodes b ON b.id = e.src "
+            f"WHERE e.retracted = 0 AND a.retracted = 0 AND b.retracted = 1 AND {scope} LIMIT {int(limit)}",
+            [*params, *params],
+        )
+        return [_edge(r) for r in rows]
+
+    def timeline(
+        self,
+        initiative_ids: Sequence[int],
+        *,
+        since: str | None,
+        until: str | None,
+        pivot: tuple[str, int] | None,
+        before: int,
+        after: int,
+    ) -> list[str]:
+        scope, params = self._scope(initiative_ids)
+        base = f"FROM nodes n WHERE n.retracted = 0 AND n.node_type NOT IN ('audit_event', 'board') AND {scope}"
+        window: list[Any] = []
+        if since:
+            base += " AND n.created_at >= ?"
+            window.append(since)
+        if until:
+            base += " AND n.created_at <= ?"
+            window.append(until)
+        if pivot is None:
+            rows = self._rows(f"SELECT n.id {base} ORDER BY n.created_at, n.seq LIMIT {int(after)}", [*params, *window])
+            return [r[0] for r in rows]
+        earlier = self._rows(
+            f"SELECT n.id {base} AND (n.created_at < ? OR (n.created_at = ? AND n.seq < ?)) "
+            f"ORDER BY n.created_at DESC, n.seq DESC LIMIT {int(before)}",
+            [*params, *window, pivot[0], pivot[0], pivot[1]],
+        )
+        later = self._rows(
+            f"SELECT n.id {base} AND (n.created_at > ? OR (n.created_at = ? AND n.seq >= ?)) "
+            f"ORDER BY n.created_at, n.seq LIMIT {int(after) + 1}",
+            [*params, *window, pivot[0], pivot[0], pivot[1]],
+        )
+        return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
 
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
         if not node_ids or not initiative_ids:

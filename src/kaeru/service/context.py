@@ -1,0 +1,312 @@
+"""`context`: the re-entry bundle an agent loads at the start of every session.
+
+Rules come first, always, and `coverage.rules_complete` is true only when every active applicable
+rule is in the answer. Every section that was capped or cut by the budget is listed in
+`coverage.omitted` with a count and a reason, so nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
+from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
+from kaeru.domain.refs import parse_ref
+from kaeru.errors import InvalidArgument, UnknownInitiative
+from kaeru.service import hygiene, tasks
+from kaeru.service.mutation import normalise_initiative, run_mutation
+from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
+from kaeru.service.resolve import resolve_node
+from kaeru.service.runtime import Runtime
+from kaeru.service.views import build_views
+from kaeru.storage.base import Initiative, SearchQuery, Session
+
+SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
+ON_REQUEST = ("cold", "frozen")
+CAPS = {
+    "hot": 15,
+    "warm": 15,
+    "cortex": 30,
+    "tasks": 30,
+    "claims": 20,
+    "reviews": 20,
+    "reminders": 20,
+    "recent": 10,
+    "cold": 30,
+    "frozen": 30,
+}
+ITEM_EXCERPT = 240
+CLAIM_FIRST = ("slots", "tasks", "claims", "reviews", "reminders")
+DEFAULT_BUDGET = 8000
+
+
+@dataclass
+class Section:
+    name: str
+    nodes: list[Node]
+    total: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    views: list[NodeView] = field(default_factory=list)
+
+
+@dataclass
+class ContextOutcome:
+    initiative: str
+    today: str
+    task: str | None
+    sections: list[Section]
+    coverage: Coverage
+    notices: list[str] = field(default_factory=list)
+    issues: list[Issue] = field(default_factory=list)
+
+
+def rule_applies(node: Node, today: date, task_id: str | None) -> bool:
+    """An active rule applies unless its `through` date has passed or it is scoped to another task."""
+    props = node.properties
+    if props.get("constraint_state", "active") != "active":
+        return False
+    applicability = props.get("applicability") or {}
+    through = applicability.get("through")
+    if through and date.fromisoformat(through) < today:
+        return False
+    scoped = applicability.get("task")
+    return not (scoped and scoped != task_id)
+
+
+def reminder_due(node: Node, today: date) -> bool:
+    reminder = node.properties.get("reminder")
+    if not isinstance(reminder, dict):
+        return False
+    if date.fromisoformat(reminder["after"]) > today:
+        return False
+    seen = reminder.get("seen")
+    return seen is None or today < date.fromisoformat(seen) + timedelta(days=int(reminder["window_days"]))
+
+
+def _query(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:
+    rows, total, _ = session.search(
+        SearchQuery(initiative_ids=[scope.id], omit_superseded=False, window=window, **filters)
+    )
+    nodes = session.nodes_by_ids([r.id for r in rows])
+    return [nodes[r.id] for r in rows if r.id in nodes], total
+
+
+def _gather(session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None) -> list[Section]:
+    sections: list[Section] = []
+    shown: set[str] = set()
+
+    def add(name: str, nodes: list[Node], total: int | None = None, **extra: Any) -> None:
+        fresh = [n for n in nodes if n.id not in shown and n.node_type not in (NodeType.BOARD, NodeType.AUDIT_EVENT)]
+        shown.update(n.id for n in fresh)
+        dropped = len(nodes) - len(fresh)
+        sections.append(Section(name, fresh, (total if total is not None else len(nodes)) - dropped, extra))
+
+    rule_nodes, _ = _query(session, scope, tags=[RULE_TAG], types=[NodeType.CONCEPT.value])
+    rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
+    rules.sort(key=lambda n: n.seq)
+    add("rules", rules)
+    # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
+    shown.update(n.id for n in rule_nodes)
+    # Typed sections claim their nodes before the layer sections do; the output keeps display order.
+    for name in sorted(wanted, key=lambda n: (n not in CLAIM_FIRST, CLAIM_FIRST.index(n) if n in CLAIM_FIRST else 0)):
+        if name == "rules":
+            continue
+        if name == "slots":
+            states = [s for s in session.slots_of(scope.id) if s.node_id]
+            holders = session.nodes_by_ids([s.node_id for s in states if s.node_id])
+            live = [holders[s.node_id] for s in states if s.node_id in holders and not holders[s.node_id].retracted]
+            sections.append(Section("slots", live, len(live), {"holders": {s.slot: s.node_id for s in states}}))
+            shown.update(n.id for n in live)
+        elif name in ("core", "hot", "warm", "cold", "frozen"):
+            window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
+            nodes, total = _query(session, scope, window, layers=[name], tiers=[Tier.OPERATIONAL.value])
+            add(name, nodes, total)
+        elif name == "cortex":
+            nodes, total = _query(session, scope, layers=["core", "hot"], tiers=[Tier.ARCHIVAL.value])
+            add("cortex", nodes, total)
+        elif name == "tasks":
+            cols = tasks.columns(session, scope)
+            terminal = tasks.terminal_key(cols)
+            open_keys = [c["key"] for c in cols if c["key"] != terminal]
+            nodes, _ = _query(session, scope, types=[NodeType.TASK.value], statuses=open_keys)
+            overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
+            overdue.sort(key=lambda n: (n.properties["due"], n.seq))
+            rest = [n for n in nodes if n not in overdue]
+            rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
+            add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
+        elif name == "claims":
+            nodes, total = _query(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
+            add("claims", nodes, total)
+        elif name == "reviews":
+            doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
+            nodes_by_id = session.nodes_by_ids(list(doubted))
+            nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
+            add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
+        elif name == "reminders":
+            ids = session.nodes_with_property([scope.id], "reminder")
+            candidates = session.nodes_by_ids(ids)
+            due = [n for n in candidates.values() if reminder_due(n, today)]
+            due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
+            add("reminders", due, len(due))
+        elif name == "recent":
+            nodes, total = _query(session, scope, CAPS["recent"] + len(shown) + 1)
+            add("recent", [n for n in nodes if REPORT_TAG not in n.tags], total)
+    order = {name: i for i, name in enumerate(wanted)}
+    return [sections[0], *sorted(sections[1:], key=lambda sec: order.get(sec.name, len(order)))]
+
+
+REPORT_TAG = hygiene.REPORT_TAG
+
+
+def _fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
+    """Cut bodies to the budget: rules first and whole where possible, then every other section in order."""
+    remaining = budget
+    rules = sections[0]
+    lengths = [len(n.body or "") for n in rules.nodes]
+    grants = lengths if sum(lengths) <= remaining else (allocate(lengths, remaining) or [])
+    kept_rules = rules.nodes[: len(grants)]
+    bodies: dict[str, tuple[str | None, Any]] = {}
+    for node, grant in zip(kept_rules, grants, strict=True):
+        piece = cut(node.body or "", 0, grant)
+        bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
+        remaining -= len(piece.text)
+    if len(kept_rules) < len(rules.nodes):
+        coverage.rules_complete = False
+        coverage.complete = False
+        coverage.omitted.append(Omission("rules", len(rules.nodes) - len(kept_rules), "budget"))
+    if any(bodies[n.id][1] is not None for n in kept_rules):
+        coverage.complete = False
+    rules.views = build_views(session, kept_rules, bodies=bodies)
+    for section in sections[1:]:
+        cap = CAPS.get(section.name)
+        candidates = section.nodes if cap is None else section.nodes[:cap]
+        beyond = section.total - len(candidates)
+        if beyond > 0:
+            coverage.omitted.append(Omission(section.name, beyond, "limit"))
+            coverage.complete = False
+        kept: list[Node] = []
+        section_bodies: dict[str, tuple[str | None, Any]] = {}
+        for node in candidates:
+            length = len(node.body or "")
+            allowance = min(length, ITEM_EXCERPT, remaining)
+            if length and allowance < min(length, MIN_EXCERPT):
+                break
+            piece = cut(node.body or "", 0, allowance)
+            section_bodies[node.id] = (
+                piece.text if node.body is not None else None,
+                piece if piece.truncated else None,
+            )
+            remaining -= len(piece.text)
+            kept.append(node)
+        if len(kept) < len(candidates):
+            coverage.omitted.append(Omission(section.name, len(candidates) - len(kept), "budget"))
+            coverage.complete = False
+        section.nodes = kept
+        section.views = build_views(session, kept, bodies=section_bodies)
+
+
+def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
+    """Build the re-entry bundle; stamps first sight of due reminders and runs hygiene when enabled."""
+    name = normalise_initiative(args.get("initiative"))
+    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
+    if not 512 <= budget <= 64000:
+        raise InvalidArgument("budget_chars must be between 512 and 64000", field="budget_chars")
+    requested = args.get("sections")
+    wanted = list(SECTIONS)
+    if requested:
+        unknown = [s for s in requested if s not in SECTIONS + ON_REQUEST]
+        if unknown:
+            raise InvalidArgument(f"unknown section {unknown[0]!r}", field="sections")
+        wanted = ["rules", *[s for s in (*SECTIONS, *ON_REQUEST) if s in requested and s != "rules"]]
+    notices: list[str] = []
+    if rt.settings.hygiene:
+        try:
+            run_hygiene(rt, name)
+        except UnknownInitiative:
+            pass
+    today = rt.now().date()
+    with rt.store.read() as session:
+        scope = session.initiative_by_name(name)
+        if scope is None:
+            from kaeru.domain.similar import suggest
+
+            close = suggest(name, [i.name for i in session.all_initiatives()])
+            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
+        task_id = None
+        if args.get("task") is not None:
+            parse_ref(args["task"])
+            task_id = resolve_node(session, args["task"], scope, "task").id
+        sections = _gather(session, scope, wanted, today, task_id)
+        coverage = Coverage(initiatives=[scope.name])
+        _fit(session, sections, budget, coverage)
+        reports = [
+            n
+            for n in _query(session, scope, tags=[REPORT_TAG])[0]
+            if not n.properties.get("hygiene", {}).get("reported", True)
+        ]
+    to_stamp = [
+        v.node.id
+        for s in sections
+        if s.name == "reminders"
+        for v in s.views
+        if "seen" not in v.node.properties["reminder"]
+    ]
+    if to_stamp or reports:
+        _stamp(rt, name, to_stamp, [r.id for r in reports], today.isoformat(), actor)
+        notices.extend(r.body or "" for r in reports)
+    return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)
+
+
+def _stamp(rt: Runtime, initiative: str, reminders: list[str], reports: list[str], today: str, actor: str) -> None:
+    """Record first sight of reminders (their window starts now) and that hygiene reports were shown."""
+
+    def body(ctx: Any) -> None:
+        for node_id in reminders:
+            node = ctx.session.get_node(node_id, for_update=True)
+            if node is not None and not node.retracted and "seen" not in node.properties.get("reminder", {"seen": 1}):
+                ctx.update_node(
+                    node, properties={**node.properties, "reminder": {**node.properties["reminder"], "seen": today}}
+                )
+        for node_id in reports:
+            node = ctx.session.get_node(node_id, for_update=True)
+            if node is not None and not node.retracted:
+                ctx.update_node(
+                    node, properties={**node.properties, "hygiene": {**node.properties["hygiene"], "reported": True}}
+                )
+
+    run_mutation(
+        rt,
+        operation="reminder_seen",
+        initiative=initiative,
+        request_id=None,
+        args={},
+        actor=actor,
+        body=body,
+        create=False,
+    )
+
+
+def run_hygiene(rt: Runtime, initiative: str) -> list[hygiene.Move]:
+    """One hygiene pass as its own transaction; its report surfaces once, in the next `context`."""
+    moved: list[hygiene.Move] = []
+
+    def body(ctx: Any) -> None:
+        moves = hygiene.apply_pass(ctx)
+        if not moves:
+            ctx.outcome.state = "unchanged"
+        moved.extend(moves)
+
+    run_mutation(
+        rt,
+        operation="hygiene",
+        initiative=initiative,
+        request_id=None,
+        args={},
+        actor="hygiene",
+        body=body,
+        create=False,
+    )
+    return moved

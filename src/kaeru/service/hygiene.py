@@ -1,0 +1,113 @@
+"""Hygiene: automatic, reversible layer tidying by fixed rules (opt-in), reaching a fixed point.
+
+Only layers move — never content, never into core, never a pinned node. Rules (kaeru's): a core
+node with a live verdict against it drops one step; a core node older than 30 days with no
+support drops to hot; core is capped at 15 (least supported, oldest first, drop to hot); an
+unsupported hot/warm episode older than 14 days goes cold — except a node demoted from core in the
+last 14 days; a warm node with ≥ 5 supporting inbound edges rises to hot. "Support" is a live
+inbound edge from a live node that is not a cancelling edge (supersedes, contradicts, falsifies).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from kaeru.domain.model import EdgeType, Layer, Node, NodeType
+from kaeru.domain.timefmt import parse_ts
+from kaeru.service.mutation import WriteContext
+from kaeru.storage.base import SearchQuery, Session
+
+CORE_CEILING = 15
+CORE_REVIEW_AGE = timedelta(days=30)
+JOURNAL_AGE = timedelta(days=14)
+PROMOTE_IN_DEGREE = 5
+CANCELLING = {EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES}
+REPORT_TAG = "kind:hygiene"
+
+
+@dataclass(frozen=True)
+class Move:
+    node_id: str
+    name: str
+    before: Layer
+    after: Layer
+    reason: str
+
+
+def _layer_nodes(session: Session, initiative_id: int, layers: list[str]) -> list[Node]:
+    rows, _, _ = session.search(
+        SearchQuery(initiative_ids=[initiative_id], layers=layers, omit_superseded=False, window=100_000)
+    )
+    nodes = session.nodes_by_ids([r.id for r in rows])
+    return [nodes[r.id] for r in rows if r.id in nodes and nodes[r.id].node_type != NodeType.BOARD]
+
+
+def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
+    """The moves one pass would make, computed from a snapshot (nothing is written)."""
+    nodes = [n for n in _layer_nodes(session, initiative_id, ["core", "hot", "warm"]) if not n.pinned]
+    inbound = session.inbound([initiative_id], [e.value for e in EdgeType])
+    support = {n.id: sum(1 for e in inbound.get(n.id, []) if e.edge_type not in CANCELLING) for n in nodes}
+    verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE])
+    moves: list[Move] = []
+    moved: set[str] = set()
+
+    def age(node: Node) -> timedelta:
+        return now - parse_ts(node.created_at)
+
+    def recently_demoted(node: Node) -> bool:
+        stamp = node.properties.get("hygiene_demoted_at")
+        return isinstance(stamp, str) and now - parse_ts(stamp) < JOURNAL_AGE
+
+    core = [n for n in nodes if n.layer == Layer.CORE]
+    for node in core:
+        if verdicts.get(node.id):
+            moves.append(Move(node.id, node.name, Layer.CORE, Layer.HOT, "a live verdict replaced or refuted it"))
+            moved.add(node.id)
+        elif age(node) > CORE_REVIEW_AGE and support[node.id] == 0:
+            moves.append(Move(node.id, node.name, Layer.CORE, Layer.HOT, "core for over 30 days with no support"))
+            moved.add(node.id)
+    remaining = [n for n in core if n.id not in moved]
+    if len(remaining) > CORE_CEILING:
+        remaining.sort(key=lambda n: (support[n.id], n.created_at))
+        for node in remaining[: len(remaining) - CORE_CEILING]:
+            moves.append(Move(node.id, node.name, Layer.CORE, Layer.HOT, f"core above its ceiling of {CORE_CEILING}"))
+            moved.add(node.id)
+    for node in nodes:
+        if node.id in moved or node.layer == Layer.CORE:
+            continue
+        if (
+            node.node_type == NodeType.EPISODE
+            and node.layer in (Layer.HOT, Layer.WARM)
+            and support[node.id] == 0
+            and age(node) > JOURNAL_AGE
+            and not recently_demoted(node)
+        ):
+            moves.append(Move(node.id, node.name, node.layer, Layer.COLD, "an unsupported episode older than 14 days"))
+        elif node.layer == Layer.WARM and support[node.id] >= PROMOTE_IN_DEGREE:
+            moves.append(Move(node.id, node.name, Layer.WARM, Layer.HOT, f"{support[node.id]} supporting links"))
+    return moves
+
+
+def apply_pass(ctx: WriteContext) -> list[Move]:
+    """Plan and apply one pass inside the caller's transaction; record a report note when anything moved."""
+    moves = plan(ctx.session, ctx.initiative.id, ctx.now)
+    for move in moves:
+        node = ctx.session.get_node(move.node_id, for_update=True)
+        if node is None or node.retracted or node.pinned or node.layer != move.before:
+            continue
+        properties = dict(node.properties)
+        if move.before == Layer.CORE:
+            properties["hygiene_demoted_at"] = ctx.now_s
+        ctx.update_node(node, layer=move.after, properties=properties)
+    if moves:
+        lines = [f"- {m.name}: {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
+        ctx.create_node(
+            node_type=NodeType.EPISODE,
+            body=f"Hygiene moved {len(moves)} node(s):\n" + "\n".join(lines),
+            name_fallback="hygiene",
+            tags=[REPORT_TAG],
+            layer=Layer.COLD,
+            properties={"hygiene": {"moves": len(moves), "reported": False}},
+        )
+    return moves

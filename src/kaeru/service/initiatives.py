@@ -1,0 +1,143 @@
+"""Initiatives (scopes): listing them, and rename / merge / delete / attach / detach / set_board."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.errors import InvalidArgument
+from kaeru.service import tasks
+from kaeru.service.mutation import WriteContext, normalise_initiative
+from kaeru.service.outcomes import Change, Coverage
+from kaeru.service.runtime import Runtime
+from kaeru.storage.base import Initiative
+
+
+@dataclass
+class InitiativeSummary:
+    name: str
+    created_at: str
+    last_activity: str
+    counts: dict[str, int]
+    slots: list[str]
+
+
+@dataclass
+class InitiativesOutcome:
+    initiatives: list[InitiativeSummary]
+    coverage: Coverage
+    issues: list[Any] = field(default_factory=list)
+
+
+def list_initiatives(rt: Runtime, args: dict[str, Any]) -> InitiativesOutcome:
+    """Every initiative (or those starting with `prefix`), with node counts by tier and last activity."""
+    prefix = (args.get("prefix") or "").strip().casefold()
+    with rt.store.read() as session:
+        found = [i for i in session.all_initiatives() if i.name.casefold().startswith(prefix)]
+        counts = session.tier_counts([i.id for i in found])
+        summaries = []
+        for initiative in found:
+            tiers = counts.get(initiative.id, {})
+            summaries.append(
+                InitiativeSummary(
+                    name=initiative.name,
+                    created_at=initiative.created_at,
+                    last_activity=initiative.last_activity,
+                    counts={
+                        "operational": tiers.get("operational", 0),
+                        "archival": tiers.get("archival", 0),
+                        "total": sum(tiers.values()),
+                    },
+                    slots=[s.slot for s in session.slots_of(initiative.id) if s.node_id],
+                )
+            )
+    summaries.sort(key=lambda s: s.last_activity, reverse=True)
+    return InitiativesOutcome(summaries, Coverage(initiatives=[s.name for s in summaries]))
+
+
+def _move_membership(ctx: WriteContext, node: Node, drop: int | None, add: int | None) -> Node:
+    members = [i for i in node.initiatives if i != drop]
+    if add is not None and add not in members:
+        members.append(add)
+    if tuple(members) == node.initiatives:
+        return node
+    return ctx.update_node(node, initiatives=tuple(members))
+
+
+def _target(ctx: WriteContext, raw: Any) -> Initiative:
+    name = normalise_initiative(raw, "to")
+    found = ctx.session.initiative_by_name(name)
+    if found is None:
+        raise InvalidArgument(f"no initiative named {name!r} to merge into; rename instead", field="to")
+    return found
+
+
+def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Rename, merge, delete, attach/detach a node, or edit the board's columns."""
+    action = args.get("action")
+    subject = ctx.initiative
+    if action == "rename":
+        new_name = normalise_initiative(args.get("to"), "to")
+        if new_name == subject.name:
+            ctx.outcome.state = "unchanged"
+            return
+        if ctx.session.initiative_by_name(new_name) is not None:
+            raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
+        ctx.session.rename_initiative(subject.id, new_name)
+        ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
+    elif action == "merge":
+        target = _target(ctx, args.get("to"))
+        if target.id == subject.id:
+            raise InvalidArgument("cannot merge an initiative into itself", field="to")
+        moved = 0
+        nodes = ctx.session.nodes_by_ids(ctx.session.member_ids(subject.id))
+        for node in nodes.values():
+            _move_membership(ctx, node, subject.id, target.id)
+            moved += 1
+        for held in ctx.session.slots_of(subject.id):
+            if held.node_id and ctx.session.get_slot(target.id, held.slot) is None:
+                holder = ctx.session.get_node(held.node_id)
+                if holder is not None and not holder.retracted:
+                    ctx.initiative = target
+                    ctx.take_slot(held.slot, holder, None)
+                    ctx.initiative = subject
+        ctx.session.delete_initiative(subject.id)
+        ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
+        ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
+    elif action == "delete":
+        nodes = ctx.session.nodes_by_ids(ctx.session.member_ids(subject.id))
+        forgotten = 0
+        for node in nodes.values():
+            if node.initiatives == (subject.id,):
+                for edge in ctx.session.live_edges([node.id]):
+                    ctx.retract_edge(edge)
+                ctx.update_node(node, initiatives=(), retracted=True)
+                forgotten += 1
+            else:
+                _move_membership(ctx, node, subject.id, None)
+        ctx.session.delete_initiative(subject.id)
+        ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
+        ctx.outcome.changes.append(Change("initiative", subject.name, None))
+    elif action in ("attach", "detach"):
+        if args.get("node") is None:
+            raise InvalidArgument(f"{action} needs node", field="node")
+        node = ctx.resolve(args["node"], "node")
+        if action == "attach":
+            updated = _move_membership(ctx, node, None, subject.id)
+        else:
+            if subject.id not in node.initiatives:
+                raise InvalidArgument(f"{node.name!r} is not in {subject.name!r}", field="node")
+            if len(node.initiatives) == 1:
+                raise InvalidArgument("this is the node's last initiative: use forget to remove it", field="node")
+            updated = _move_membership(ctx, node, subject.id, None)
+        if updated is node:
+            ctx.outcome.state = "unchanged"
+        else:
+            ctx.mark_affected(updated)
+            ctx.outcome.changes.append(Change("initiatives", action, subject.name))
+        ctx.outcome.primary = ctx.outcome_ref(updated)
+    elif action == "set_board":
+        tasks.set_board(ctx, args.get("columns"))
+    else:
+        raise InvalidArgument("action is rename, merge, delete, attach, detach or set_board", field="action")

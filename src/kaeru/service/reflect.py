@@ -1,0 +1,189 @@
+"""`reflect`: the maintenance work-list of an initiative, each item with the exact call that fixes it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from typing import Any
+
+from kaeru.domain.model import EdgeType, NodeType, Tier
+from kaeru.domain.similar import suggest
+from kaeru.domain.timefmt import parse_ts
+from kaeru.errors import UnknownInitiative
+from kaeru.service import tasks
+from kaeru.service.graph import strongest_path
+from kaeru.service.mutation import normalise_initiative
+from kaeru.service.outcomes import Coverage, Omission
+from kaeru.service.runtime import Runtime
+from kaeru.storage.base import SearchQuery
+
+SETTLE_AGE = timedelta(days=14)
+LIMIT = 25
+
+
+@dataclass
+class ReflectItem:
+    kind: str
+    message: str
+    node: str | None = None
+    name: str | None = None
+    fix: dict[str, Any] | None = None
+
+
+@dataclass
+class ReflectOutcome:
+    initiative: str
+    items: list[ReflectItem]
+    counts: dict[str, int]
+    coverage: Coverage
+    issues: list[Any] = field(default_factory=list)
+
+
+def reflect(rt: Runtime, args: dict[str, Any]) -> ReflectOutcome:
+    name = normalise_initiative(args.get("initiative"))
+    now = rt.now()
+    today = now.date()
+    items: list[ReflectItem] = []
+    counts: dict[str, int] = {}
+
+    def add(
+        kind: str, message: str, fix: dict[str, Any] | None, node_id: str | None = None, node_name: str | None = None
+    ) -> None:
+        counts[kind] = counts.get(kind, 0) + 1
+        if counts[kind] <= LIMIT:
+            items.append(ReflectItem(kind, message, node_id, node_name, fix))
+
+    with rt.store.read() as session:
+        scope = session.initiative_by_name(name)
+        if scope is None:
+            raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
+        base = {"initiative": scope.name}
+        nodes = session.nodes_by_ids(session.orphans([scope.id], 200))
+        for node in nodes.values():
+            if node.node_type in (NodeType.CHAIN, NodeType.EPISODE) and "kind:hygiene" in node.tags:
+                continue
+            add(
+                "orphan",
+                f"{node.name!r} is linked to nothing: link it to what it is about, or forget it",
+                {
+                    "tool": "link",
+                    "arguments": {
+                        **base,
+                        "from": node.id,
+                        "to": "<related node>",
+                        "edge_type": "refers_to",
+                        "weight": 0.5,
+                    },
+                },
+                node.id,
+                node.name,
+            )
+        doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
+        for target_id, edges in doubted.items():
+            target = session.get_node(target_id)
+            if target is None:
+                continue
+            add(
+                "open_review",
+                f"{target.name!r} is under review ({len(edges)} doubt(s)): resolve and close it",
+                {
+                    "tool": "review",
+                    "arguments": {
+                        **base,
+                        "action": "close",
+                        "target": target_id,
+                        "resolution": "<how it was resolved>",
+                    },
+                },
+                target_id,
+                target.name,
+            )
+        cols = tasks.columns(session, scope)
+        terminal = tasks.terminal_key(cols)
+        rows, _, _ = session.search(
+            SearchQuery(
+                initiative_ids=[scope.id],
+                types=[NodeType.TASK.value],
+                statuses=[c["key"] for c in cols if c["key"] != terminal],
+                window=5000,
+            )
+        )
+        for task in session.nodes_by_ids([r.id for r in rows]).values():
+            due = task.properties.get("due")
+            if due and date.fromisoformat(due) < today:
+                add(
+                    "overdue_task",
+                    f"task {task.name!r} was due {due}: finish it or move its due date",
+                    {"tool": "task_update", "arguments": {**base, "task": task.id, "status": terminal}},
+                    task.id,
+                    task.name,
+                )
+        rows, _, _ = session.search(SearchQuery(initiative_ids=[scope.id], types=[NodeType.CHAIN.value], window=500))
+        for chain in session.nodes_by_ids([r.id for r in rows]).values():
+            members = chain.properties.get("chain", {}).get("members") or []
+            if len(members) < 2:
+                continue
+            found = strongest_path(session, members[0], members[-1], {scope.id})
+            if found is None or found[0] != members:
+                add(
+                    "stale_chain",
+                    f"chain {chain.name!r} no longer matches the strongest path: save it again",
+                    {"tool": "link", "arguments": {**base, "action": "chain", "from": members[0], "to": members[-1]}},
+                    chain.id,
+                    chain.name,
+                )
+        inbound = session.inbound(
+            [scope.id],
+            [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
+        )
+        rows, _, _ = session.search(SearchQuery(initiative_ids=[scope.id], tiers=[Tier.OPERATIONAL.value], window=5000))
+        unfinished = {NodeType.TASK, NodeType.CHAIN, NodeType.BOARD, NodeType.HYPOTHESIS}
+        for node in session.nodes_by_ids([r.id for r in rows]).values():
+            if node.node_type in unfinished or "kind:hygiene" in node.tags or node.pinned:
+                continue
+            if now - parse_ts(node.recorded_at) < SETTLE_AGE:
+                continue
+            if inbound.get(node.id):
+                add(
+                    "settle_candidate",
+                    f"{node.name!r} is settled knowledge others rely on: settle it into the archive",
+                    {"tool": "evolve", "arguments": {**base, "mode": "settle", "source": node.id}},
+                    node.id,
+                    node.name,
+                )
+            elif node.layer.value in ("core", "hot", "warm"):
+                add(
+                    "archivable",
+                    f"{node.name!r} is old and nothing refers to it: move it out of context",
+                    {"tool": "layer", "arguments": {**base, "nodes": [node.id], "layer": "cold"}},
+                    node.id,
+                    node.name,
+                )
+        for edge in session.dangling_edges([scope.id], 100):
+            add(
+                "dangling_reference",
+                f"{edge.edge_type.value} edge {edge.src} → {edge.dst} points at a forgotten node",
+                {
+                    "tool": "link",
+                    "arguments": {
+                        **base,
+                        "action": "remove",
+                        "from": {"id": edge.src},
+                        "to": {"id": edge.dst},
+                        "edge_type": edge.edge_type.value,
+                    },
+                },
+            )
+        others = [i.name for i in session.all_initiatives() if i.id != scope.id]
+        for close in suggest(scope.name, others):
+            add(
+                "near_duplicate_initiative",
+                f"{close!r} looks like the same project as {scope.name!r}: merge them",
+                {"tool": "initiative", "arguments": {"initiative": close, "action": "merge", "to": scope.name}},
+            )
+    coverage = Coverage(initiatives=[scope.name])
+    for kind, count in counts.items():
+        if count > LIMIT:
+            coverage.complete = False
+            coverage.omitted.append(Omission(kind, count - LIMIT, "limit"))
+    return ReflectOutcome(scope.name, items, counts, coverage)

@@ -1,0 +1,187 @@
+"""Tasks and the initiative's board: `task`, `task_update`, and board columns (`initiative set_board`)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from kaeru.domain.model import EdgeType, Layer, Node, NodeType
+from kaeru.domain.timefmt import parse_moment
+from kaeru.errors import InvalidArgument
+from kaeru.service.capture import DEFAULT_LINK_WEIGHT, CaptureOptions, apply_slot, parse_reminder
+from kaeru.service.mutation import WriteContext
+from kaeru.service.outcomes import Change
+from kaeru.service.revise import check_revision
+from kaeru.storage.base import Initiative, SearchQuery, Session
+
+DEFAULT_COLUMNS: list[dict[str, str]] = [
+    {"key": "open", "label": "Open"},
+    {"key": "in-progress", "label": "In progress"},
+    {"key": "done", "label": "Done"},
+]
+_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_FUTURE = re.compile(r"^\s*(\d+)\s*([dw])\s*$")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def board_node(session: Session, initiative: Initiative) -> Node | None:
+    rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative.id], types=[NodeType.BOARD.value], window=5))
+    nodes = session.nodes_by_ids([r.id for r in rows])
+    live = [nodes[r.id] for r in rows if r.id in nodes]
+    return live[0] if live else None
+
+
+def columns(session: Session, initiative: Initiative | None) -> list[dict[str, str]]:
+    """The board's columns in order (the defaults until someone edits the board)."""
+    if initiative is None:
+        return list(DEFAULT_COLUMNS)
+    board = board_node(session, initiative)
+    if board is None:
+        return list(DEFAULT_COLUMNS)
+    stored = board.properties.get("columns")
+    return list(stored) if isinstance(stored, list) and stored else list(DEFAULT_COLUMNS)
+
+
+def terminal_key(cols: list[dict[str, str]]) -> str:
+    """`done` when the board has it, else the last column: the status that closes a task."""
+    keys = [c["key"] for c in cols]
+    return "done" if "done" in keys else keys[-1]
+
+
+def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
+    keys = [c["key"] for c in cols]
+    if status not in keys:
+        raise InvalidArgument(f"unknown status {status!r}; this board's columns are: {', '.join(keys)}", field=field)
+    return status
+
+
+def parse_due(raw: Any, today: date, field: str) -> str:
+    """A due date from `YYYY-MM-DD`, RFC 3339, or a future offset like `3d` / `2w`."""
+    text = str(raw).strip()
+    future = _FUTURE.match(text)
+    if future:
+        days = int(future.group(1)) * (7 if future.group(2) == "w" else 1)
+        return (today + timedelta(days=days)).isoformat()
+    if re.fullmatch(r"\d+\s*[smh]", text):
+        raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)
+    try:
+        return parse_moment(text, _EPOCH).date().isoformat()
+    except ValueError as exc:
+        raise InvalidArgument(f"due must be a date, RFC 3339 time, or 3d/2w ({exc})", field=field) from exc
+
+
+def task(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Put a task on the initiative's board."""
+    options = CaptureOptions.parse(args.get("options"))
+    text = ctx.clean("text", args["text"])
+    if not text or not text.strip():
+        raise InvalidArgument("text must not be blank", field="text")
+    cols = columns(ctx.session, ctx.initiative)
+    status = check_status(cols, args.get("status") or cols[0]["key"], "status")
+    properties: dict[str, Any] = {}
+    if args.get("due") is not None:
+        properties["due"] = parse_due(args["due"], ctx.now.date(), "due")
+    reminder = parse_reminder(args.get("reminder"), "reminder")
+    if reminder:
+        properties["reminder"] = reminder
+    if status == terminal_key(cols):
+        properties["done_at"] = ctx.now_s
+    link_target = ctx.resolve(args["link_to"], "link_to") if args.get("link_to") is not None else None
+    name = ctx.clean_name("name", args["name"]) if args.get("name") else None
+    node = ctx.create_node(
+        node_type=NodeType.TASK,
+        body=text,
+        name=name,
+        name_fallback="task",
+        tags=["kind:task", f"status:{status}", *ctx.clean_tags("tags", args.get("tags"))],
+        layer=options.layer or Layer.WARM,
+        status=status,
+        properties=properties,
+    )
+    if link_target is not None:
+        try:
+            edge_type = EdgeType(args.get("edge_type", "refers_to"))
+        except ValueError as exc:
+            raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
+        ctx.add_edge(node, link_target, edge_type, float(args.get("weight", DEFAULT_LINK_WEIGHT)))
+    apply_slot(ctx, node, options)
+    ctx.outcome.primary = ctx.outcome_ref(node)
+
+
+def task_update(ctx: WriteContext, args: dict[str, Any]) -> None:
+    """Move a task to another column, finish it, or change its due date."""
+    node = ctx.resolve(args["task"], "task")
+    if node.node_type != NodeType.TASK:
+        raise InvalidArgument(f"{node.name!r} is a {node.node_type.value}, not a task", field="task")
+    check_revision(node, args.get("expected_revision"))
+    if "status" not in args and "due" not in args:
+        raise InvalidArgument("give status, due, or both", field="status")
+    cols = columns(ctx.session, ctx.initiative)
+    properties = dict(node.properties)
+    fields: dict[str, Any] = {}
+    if args.get("status") is not None:
+        status = check_status(cols, args["status"], "status")
+        if status != node.status:
+            fields["status"] = status
+            fields["tags"] = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
+            ctx.outcome.changes.append(Change("status", node.status, status))
+            if status == terminal_key(cols):
+                properties["done_at"] = ctx.now_s
+            else:
+                properties.pop("done_at", None)
+    if "due" in args:
+        due = parse_due(args["due"], ctx.now.date(), "due") if args["due"] is not None else None
+        if due != properties.get("due"):
+            ctx.outcome.changes.append(Change("due", properties.get("due"), due))
+            if due is None:
+                properties.pop("due", None)
+            else:
+                properties["due"] = due
+    if not ctx.outcome.changes:
+        ctx.outcome.state = "unchanged"
+        ctx.outcome.primary = ctx.outcome_ref(node)
+        return
+    if properties != node.properties:
+        fields["properties"] = properties
+    updated = ctx.update_node(node, **fields)
+    ctx.mark_affected(updated)
+    ctx.outcome.primary = ctx.outcome_ref(updated)
+
+
+def set_board(ctx: WriteContext, raw: Any) -> None:
+    """Replace the board's columns (add, remove, relabel, reorder in one edit); tasks keep their status."""
+    if not isinstance(raw, list) or not raw:
+        raise InvalidArgument("columns must be a non-empty list of {key, label}", field="columns")
+    cols: list[dict[str, str]] = []
+    for i, col in enumerate(raw):
+        if not isinstance(col, dict) or not isinstance(col.get("key"), str):
+            raise InvalidArgument("each column is {key, label}", field=f"columns[{i}]")
+        key = col["key"]
+        if not _KEY.match(key):
+            raise InvalidArgument(
+                "a column key is lower-case letters, digits, - or _ (≤ 32)", field=f"columns[{i}].key"
+            )
+        label = str(col.get("label") or key)
+        cols.append({"key": key, "label": label})
+    if len({c["key"] for c in cols}) != len(cols):
+        raise InvalidArgument("column keys must be unique", field="columns")
+    before = columns(ctx.session, ctx.initiative)
+    if before == cols:
+        ctx.outcome.state = "unchanged"
+        return
+    board = board_node(ctx.session, ctx.initiative)
+    if board is None:
+        board = ctx.create_node(
+            node_type=NodeType.BOARD,
+            body="Task board columns of this initiative.",
+            name="board",
+            tags=["kind:board"],
+            layer=Layer.COLD,
+            properties={"columns": cols},
+        )
+    else:
+        board = ctx.update_node(board, properties={**board.properties, "columns": cols})
+        ctx.mark_affected(board)
+    ctx.outcome.changes.append(Change("columns", before, cols))
+    ctx.outcome.primary = ctx.outcome_ref(board)
