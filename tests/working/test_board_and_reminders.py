@@ -1,0 +1,64 @@
+"""Tasks on a board with editable columns, and reminders that fire on their day for their window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.working.conftest import Call, Clock
+
+
+def _ids(envelope: dict[str, Any], section: str) -> list[str]:
+    return [i["id"] for s in envelope["data"]["sections"] if s["name"] == section for i in s["items"]]
+
+
+def test_board_columns_are_strict_and_editable(call: Call) -> None:
+    task = call("task", initiative="b", text="write the scale-out test")["data"]["primary"]
+    rejected = call("task_update", initiative="b", task=task["id"], status="review")
+    assert rejected["state"] == "rejected" and rejected["issues"][0]["field"] == "status"
+    assert "open, in-progress, done" in rejected["issues"][0]["message"]
+
+    edit = call(
+        "initiative",
+        initiative="b",
+        action="set_board",
+        columns=[{"key": "open", "label": "To do"}, {"key": "review", "label": "In review"}, {"key": "done"}],
+    )
+    assert edit["state"] == "applied"
+    moved = call("task_update", initiative="b", task=task["id"], status="review")
+    assert moved["data"]["changes"] == [{"field": "status", "before": "open", "after": "review"}]
+    answer = call("context", initiative="b")
+    tasks = next(s for s in answer["data"]["sections"] if s["name"] == "tasks")
+    assert [c["key"] for c in tasks["columns"]] == ["open", "review", "done"]
+    assert task["id"] in _ids(answer, "tasks")
+    done = call("task_update", initiative="b", task=task["id"], status="done")
+    assert done["state"] == "applied"
+    assert task["id"] not in _ids(call("context", initiative="b"), "tasks")
+    gone = call("task_update", initiative="b", task=task["id"], status="in-progress")
+    assert gone["state"] == "rejected" and "open, review, done" in gone["issues"][0]["message"]
+
+
+def test_overdue_tasks_come_first(call: Call, clock: Clock) -> None:
+    later = call("task", initiative="b", text="due later", due="2026-04-01")["data"]["primary"]["id"]
+    undated = call("task", initiative="b", text="no due date")["data"]["primary"]["id"]
+    overdue = call("task", initiative="b", text="was due last week", due="2026-02-20")["data"]["primary"]["id"]
+    answer = call("context", initiative="b")
+    assert _ids(answer, "tasks") == [overdue, later, undated]
+    tasks = next(s for s in answer["data"]["sections"] if s["name"] == "tasks")
+    assert tasks["overdue"] == [overdue]
+
+
+def test_reminders_fire_from_their_day_for_their_window(call: Call, clock: Clock) -> None:
+    node = call(
+        "note", initiative="r", text="check the certificate expiry", reminder={"after": "2026-03-05", "window_days": 2}
+    )["data"]["primary"]["id"]
+    assert node not in _ids(call("context", initiative="r"), "reminders"), "not before its day"
+    clock.advance(days=4)  # 2026-03-06: first sight, the window starts now
+    first = call("context", initiative="r")
+    assert node in _ids(first, "reminders")
+    assert call("read", initiative="r", node=node)["data"]["hits"][0]["properties"]["reminder"]["seen"] == "2026-03-06"
+    clock.advance(days=1)  # 2026-03-07: inside the 2-day window
+    assert node in _ids(call("context", initiative="r"), "reminders")
+    again = call("read", initiative="r", node=node)["data"]["hits"][0]["properties"]["reminder"]["seen"]
+    assert again == "2026-03-06", "stamped once, at first sight"
+    clock.advance(days=1)  # 2026-03-08: the window is over
+    assert node not in _ids(call("context", initiative="r"), "reminders")

@@ -1,0 +1,115 @@
+"""Re-entry: `context` delivers every applicable rule first, never drops one silently, and puts the
+new work in the right sections."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from tests.working.conftest import Call
+
+WORDS = "cache index vault writer reader budget cursor replay schema token layer slot board".split()
+
+
+def _rules(call: Call, task_id: str) -> dict[str, list[str]]:
+    made: dict[str, list[str]] = {"general": [], "task": [], "expired": [], "released": []}
+    for i in range(9):
+        made["general"].append(
+            call("note", initiative="p", kind="rule", text=f"rule {i}: never skip the migration step {i}")["data"][
+                "primary"
+            ]["id"]
+        )
+    for i in range(3):
+        made["task"].append(
+            call(
+                "note",
+                initiative="p",
+                kind="rule",
+                text=f"task rule {i}: benchmark before merging",
+                applicability={"task": task_id},
+            )["data"]["primary"]["id"]
+        )
+    for i in range(2):
+        made["expired"].append(
+            call(
+                "note",
+                initiative="p",
+                kind="rule",
+                text=f"freeze rule {i}: no deploys this week",
+                applicability={"through": "2026-03-01"},
+            )["data"]["primary"]["id"]
+        )
+    released = call("note", initiative="p", kind="rule", text="old rule: use the stdlib sqlite3 module")["data"][
+        "primary"
+    ]
+    call("revise", initiative="p", node=released["id"], patch={"constraint_state": "released"})
+    made["released"].append(released["id"])
+    return made
+
+
+def _section(envelope: dict[str, Any], name: str) -> list[str]:
+    return [item["id"] for s in envelope["data"]["sections"] if s["name"] == name for item in s["items"]]
+
+
+def test_rules_buried_in_noise_come_back_first_and_complete(call: Call) -> None:
+    rng = random.Random(7)
+    task = call("task", initiative="p", text="port the store to PostgreSQL")["data"]["primary"]["id"]
+    made = _rules(call, task)
+    for i in range(1985):
+        call("note", initiative="p", text=" ".join(rng.choices(WORDS, k=12)) + f" #{i}")
+
+    plain = call("context", initiative="p")
+    assert plain["data"]["sections"][0]["name"] == "rules"
+    assert sorted(_section(plain, "rules")) == sorted(made["general"])
+    assert plain["coverage"]["rules_complete"] is True
+
+    scoped = call("context", initiative="p", task=task)
+    assert sorted(_section(scoped, "rules")) == sorted(made["general"] + made["task"])
+    assert scoped["coverage"]["rules_complete"] is True
+    not_rules = {i for s in scoped["data"]["sections"][1:] for i in (x["id"] for x in s["items"])}
+    assert not (not_rules & set(made["expired"] + made["released"])), "inactive rules are never delivered"
+
+    tight = call("context", initiative="p", task=task, budget_chars=512)
+    rules = _section(tight, "rules")
+    omitted = tight["coverage"]["omitted"]
+    if tight["coverage"]["rules_complete"]:
+        assert sorted(rules) == sorted(made["general"] + made["task"])
+    else:
+        assert {"section": "rules", "count": 12 - len(rules), "reason": "budget"} in omitted
+    assert omitted, "a 512-character answer over 2,000 nodes must say what it left out"
+    assert all(o["count"] > 0 and o["reason"] in ("budget", "limit") for o in omitted)
+    bodies = sum(len(item.get("body") or "") for s in tight["data"]["sections"] for item in s["items"])
+    assert bodies <= 512
+
+
+def test_a_rule_too_long_for_the_budget_is_reported_not_dropped(call: Call) -> None:
+    for i in range(12):
+        call("note", initiative="p", kind="rule", text=f"rule {i}: " + "keep every write idempotent " * 12)
+    answer = call("context", initiative="p", budget_chars=512)
+    delivered = len(_section(answer, "rules"))
+    if delivered < 12:
+        assert answer["coverage"]["rules_complete"] is False
+        assert {"section": "rules", "count": 12 - delivered, "reason": "budget"} in answer["coverage"]["omitted"]
+    else:
+        assert answer["coverage"]["rules_complete"] is True
+
+
+def test_the_re_entry_ritual_shows_new_work_in_its_sections(call: Call) -> None:
+    call("note", initiative="p", text="seed")
+    assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["p"]
+    note = call(
+        "note",
+        initiative="p",
+        text="decided: cursors are stored result lists",
+        kind="decision",
+        options={"layer": "hot"},
+    )["data"]["primary"]["id"]
+    claim = call("claim", initiative="p", text="stored cursors stay under 1 ms")["data"]["primary"]["id"]
+    task = call("task", initiative="p", text="measure cursor cost")["data"]["primary"]["id"]
+    handoff = call("note", initiative="p", text="handoff: next, measure cursors", options={"slot": "handoff"})
+    answer = call("context", initiative="p")
+    assert note in _section(answer, "hot")
+    assert claim in _section(answer, "claims")
+    assert task in _section(answer, "tasks")
+    slots = next(s for s in answer["data"]["sections"] if s["name"] == "slots")
+    assert slots["holders"] == {"handoff": handoff["data"]["primary"]["id"]}
