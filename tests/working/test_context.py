@@ -8,7 +8,21 @@ from typing import Any
 
 from tests.working.conftest import Call
 
-WORDS = "cache index vault writer reader budget cursor replay schema token layer slot board".split()
+WORDS = [
+    "cache",
+    "index",
+    "vault",
+    "writer",
+    "reader",
+    "budget",
+    "cursor",
+    "replay",
+    "schema",
+    "token",
+    "layer",
+    "slot",
+    "board",
+]
 
 
 def _rules(call: Call, task_id: str) -> dict[str, list[str]]:
