@@ -1,0 +1,123 @@
+"""Literal tokenising and derived tags: what the search index and queries agree a "word" is."""
+
+from __future__ import annotations
+
+import pytest
+
+from kaeru.domain.text import lang_tag, merge_tags, query_tokens, tokens, topic_tags
+
+
+def test_tokens_are_words_in_order_case_folded() -> None:
+    """Words come out in order and lower-cased, so `Deploy` and `deploy` are one token."""
+    assert tokens("Deploy the API Today") == ["deploy", "the", "api", "today"]
+
+
+def test_accents_are_folded() -> None:
+    """Diacritics are removed so `café`, `CAFÉ` and `cafe` match each other."""
+    assert tokens("Café RÉSUMÉ naïve") == ["cafe", "resume", "naive"]
+    assert tokens("Ёлка") == tokens("елка")
+
+
+def test_composed_and_decomposed_accents_are_one_token() -> None:
+    """NFC `é` and NFD `e` + combining accent produce the same token."""
+    assert tokens("caf\u00e9") == tokens("cafe\u0301") == ["cafe"]
+
+
+def test_non_latin_scripts_are_words() -> None:
+    """Cyrillic and CJK letters form tokens like Latin ones (the user's language is never dropped)."""
+    assert tokens("Привет мир") == ["привет", "мир"]
+    assert tokens("東京 tower") == ["東京", "tower"]
+
+
+def test_digits_are_part_of_tokens() -> None:
+    """Numbers and alphanumerics stay searchable (versions, years, ids)."""
+    assert tokens("v2 release 2026") == ["v2", "release", "2026"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('"quoted phrase"', ["quoted", "phrase"]),
+        ("prefix* match", ["prefix", "match"]),
+        ("column:value", ["column", "value"]),
+        ("(grouped) [bracketed] {braced}", ["grouped", "bracketed", "braced"]),
+        ("cats AND dogs OR NOT birds NEAR fish", ["cats", "and", "dogs", "or", "not", "birds", "near", "fish"]),
+        ("party 🎉time", ["party", "time"]),
+        ("a-b+c^d~e", ["a", "b", "c", "d", "e"]),
+        ("'; DROP TABLE nodes; --", ["drop", "table", "nodes"]),
+    ],
+)
+def test_query_syntax_is_only_separators_or_plain_words(text: str, expected: list[str]) -> None:
+    """Quotes, `*`, `:`, brackets, emoji and operators are separators; `AND`/`OR` are ordinary words."""
+    assert tokens(text) == expected
+
+
+def test_empty_and_token_free_text_give_no_tokens() -> None:
+    """Nothing searchable yields an empty list rather than an error."""
+    assert tokens(None) == []
+    assert tokens("") == []
+    assert tokens('*** ::: "" ()') == []
+    assert tokens("🎉🎉🎉") == []
+
+
+def test_ten_kilobyte_text_is_tokenised_whole() -> None:
+    """A 10 kB body is tokenised completely (no word lost at the end)."""
+    text = " ".join(f"w{i}" for i in range(2000))
+    assert len(text) > 10_000
+    out = tokens(text)
+    assert len(out) == 2000
+    assert out[0] == "w0" and out[-1] == "w1999"
+
+
+def test_ten_kilobyte_blob_without_spaces_does_not_break() -> None:
+    """A single 10 kB run of letters (a pasted blob) still tokenises to something finite."""
+    out = tokens("x" * 10_240)
+    assert out and all(t and set(t) == {"x"} for t in out)
+
+
+def test_query_tokens_are_distinct_in_first_seen_order() -> None:
+    """Repeating a word in a query does not repeat the token."""
+    assert query_tokens("Beta alpha BETA gamma alpha") == ["beta", "alpha", "gamma"]
+
+
+def test_lang_tag_from_script() -> None:
+    """English, Russian, mixed and letter-free text get their `lang:` tag."""
+    assert lang_tag("The deployment moved to staging") == "lang:en"
+    assert lang_tag("Развёртывание перенесено на стенд") == "lang:ru"
+    assert lang_tag("Деплой на staging server сегодня") == "lang:mixed"
+    assert lang_tag("12345 !!! ---") == "lang:other"
+    assert lang_tag(None) == "lang:other"
+
+
+def test_topic_tags_are_at_most_five_content_words() -> None:
+    """Topics are the most-mentioned content words: stop words, short words and numbers dropped."""
+    body = "the database migration failed because the database lock timed out; database 2026 is ok"
+    topics = topic_tags("", body)
+    assert len(topics) <= 5
+    assert topics[0] == "topic:database"
+    assert all(t.startswith("topic:") for t in topics)
+    words = {t.removeprefix("topic:") for t in topics}
+    assert not words & {"the", "is", "ok", "2026"}
+
+
+def test_topic_tags_weight_the_name() -> None:
+    """A word in the name outranks a body word mentioned twice (name ×3)."""
+    topics = topic_tags("kubernetes", "terraform terraform plan")
+    assert topics[0] == "topic:kubernetes"
+    assert "topic:terraform" in topics
+
+
+def test_topic_tags_are_lowercase_and_folded() -> None:
+    """Topics use the same folded form as search tokens."""
+    assert topic_tags("", "CAFÉ Café café") == ["topic:cafe"]
+
+
+def test_topic_tags_of_empty_text_are_empty() -> None:
+    """No content words, no topics."""
+    assert topic_tags("", None) == []
+    assert topic_tags("", "the and of to") == []
+
+
+def test_merge_tags_keeps_manual_first_and_drops_duplicates() -> None:
+    """Manual tags keep their order; derived tags follow; nothing is listed twice."""
+    assert merge_tags(["b", "a", "b"], ["a", "topic:x"]) == ("b", "a", "topic:x")
