@@ -83,7 +83,6 @@ def test_clean_text_is_not_flagged(text: str) -> None:
     assert scan(text) == []
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: env_secret only looks at the first `word=`/`word:` of a line")
 @pytest.mark.parametrize(
     "line",
     [
@@ -97,7 +96,6 @@ def test_env_secret_after_other_text_on_the_line(line: str) -> None:
     assert "env_secret" in {f.rule for f in scan(line)}
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: env_secret ignores values containing a space (kaeru trims, then counts)")
 @pytest.mark.parametrize(
     "line",
     [

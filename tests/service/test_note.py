@@ -237,7 +237,6 @@ def test_given_name_is_used(service: Service) -> None:
     assert view.node.name == "Release plan"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: the random auto-name suffix becomes a topic: tag")
 def test_auto_name_suffix_is_not_a_topic(service: Service) -> None:
     """Topics describe the content: the random suffix of an auto-name is not a topic."""
     for _ in range(8):  # a suffix of digits only would hide the bug, so try a few

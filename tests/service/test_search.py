@@ -463,7 +463,6 @@ def test_cursor_with_different_arguments_is_invalid(service: Service, change: di
     assert err.code == "cursor_invalid"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: search orders equal-score hits by recency only, ignoring currentness")
 @pytest.mark.parametrize("verdict", ["supersedes", "falsifies"])
 def test_current_hits_rank_above_non_current_at_equal_relevance(service: Service, verdict: str) -> None:
     """Ranked by BM25, then currentness, then recency: a newer stale hit ranks after an equal current one."""
@@ -481,7 +480,6 @@ def test_current_hits_rank_above_non_current_at_equal_relevance(service: Service
     assert ids(result) == [current, stale]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: budget_chars does not cap descriptions (node text) in search results")
 def test_budget_caps_descriptions_too(service: Service) -> None:
     """budget_chars caps all node text shown, so a huge description cannot blow the response up."""
     note(service, "lighthouse " + "keeper " * 4000, kind="reference", source="lighthouse source text")

@@ -39,7 +39,7 @@ def node_data(view: NodeView) -> dict[str, Any]:
             "end": view.body_range.end,
             "total": view.body_range.total,
         }
-    return {
+    data: dict[str, Any] = {
         "id": node.id,
         "revision": node.revision,
         "node_type": node.node_type.value,
@@ -61,6 +61,10 @@ def node_data(view: NodeView) -> dict[str, Any]:
         "recorded_at": node.recorded_at,
         "pinned": node.pinned,
     }
+    if view.description_range is not None:
+        cut_range = view.description_range
+        data["description_range"] = {"start": cut_range.start, "end": cut_range.end, "total": cut_range.total}
+    return data
 
 
 def edge_data(edge: Edge) -> dict[str, Any]:

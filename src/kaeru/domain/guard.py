@@ -28,7 +28,8 @@ _PREFIX_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 _MARKERS = ("SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "ACCESS_KEY", "PRIVATE_KEY")
-_ENV_LINE = re.compile(r"(?P<key>[A-Za-z0-9_]+)\s*[=:]\s*(?P<value>\S.*)$")
+_ENV_PAIR = re.compile(r"(?P<key>[A-Za-z0-9_]+)\s*[=:]\s*")
+_QUOTED = re.compile(r"""(?P<q>["'])(?P<value>.*?)(?P=q)""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,13 +59,24 @@ def scan(text: str | None) -> list[Finding]:
             findings.append(Finding(rule, match.start(), match.end(), _preview(match.group())))
     offset = 0
     for line in text.splitlines(keepends=True):
-        env = _ENV_LINE.search(line)
-        if env and _is_marker(env.group("key")):
-            value = env.group("value").strip().strip("'\"").strip()
-            if len(value) >= 8 and " " not in value:
-                start = offset + env.start("value")
-                end = offset + env.end("value")
-                findings.append(Finding("env_secret", start, end, _preview(value)))
+        for pair in _ENV_PAIR.finditer(line):
+            if not _is_marker(pair.group("key")):
+                continue
+            rest = line[pair.end() :]
+            quoted = _QUOTED.match(rest)
+            if quoted:
+                value, start, end = (
+                    quoted.group("value").strip(),
+                    pair.end() + quoted.start("value"),
+                    pair.end() + quoted.end("value"),
+                )
+            else:
+                word = rest.split(maxsplit=1)[0] if rest.strip() else ""
+                value, start = word.strip("'\""), pair.end() + (len(rest) - len(rest.lstrip()))
+                end = start + len(word)
+            # Already-redacted text must not trip the guard again.
+            if len(value) >= 8 and not value.startswith("[REDACTED:"):
+                findings.append(Finding("env_secret", offset + start, offset + end, _preview(value)))
         offset += len(line)
     findings.sort(key=lambda f: (f.start, -f.end))
     return findings

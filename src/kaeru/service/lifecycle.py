@@ -14,7 +14,7 @@ from kaeru.domain.model import (
 )
 from kaeru.errors import InvalidArgument, NotFound, SlotConflict
 from kaeru.service.capture import EVIDENCE_RELATION
-from kaeru.service.mutation import WriteContext
+from kaeru.service.mutation import SLOT_PATTERN, WriteContext
 from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import SlotState
@@ -124,6 +124,8 @@ def review(ctx: WriteContext, args: dict[str, Any]) -> None:
 def slot(ctx: WriteContext, args: dict[str, Any]) -> None:
     """Take a role for a node, or release it (no `node`)."""
     name = args["slot"]
+    if not isinstance(name, str) or len(name) > 64 or not SLOT_PATTERN.match(name):
+        raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
     expected = args.get("expected_slot_revision")
     if args.get("node") is not None:
         holder = ctx.resolve(args["node"], "node")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -68,14 +69,23 @@ def args_digest(args: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+SLOT_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
+
+
+def topic_name(name: str, node_id: str) -> str:
+    """The name without an auto-name's unique suffix (the suffix is not a topic)."""
+    suffix = "-" + node_id.replace("-", "")[-6:]
+    return name[: -len(suffix)] if name.endswith(suffix) else name
+
+
 def derived_tags(name: str, body: str | None) -> list[str]:
     return [*topic_tags(name, body), lang_tag(f"{name} {body or ''}")]
 
 
-def retag(tags: tuple[str, ...], name: str, body: str | None) -> tuple[str, ...]:
+def retag(tags: tuple[str, ...], name: str, body: str | None, node_id: str = "") -> tuple[str, ...]:
     """Re-derive the `topic:`/`lang:` families after a text change; every other tag is kept."""
     kept = [t for t in tags if not t.startswith(DERIVED_FAMILIES)]
-    return merge_tags(kept, derived_tags(name, body))
+    return merge_tags(kept, derived_tags(topic_name(name, node_id), body))
 
 
 @dataclass
@@ -190,7 +200,7 @@ class WriteContext:
             name=final_name,
             body=body,
             description=description,
-            tags=merge_tags(tags or [], derived_tags(final_name, body)),
+            tags=merge_tags(tags or [], derived_tags(topic_name(final_name, node_id), body)),
             layer=layer,
             visibility=Visibility.LOCAL,
             status=status,
@@ -268,6 +278,8 @@ class WriteContext:
         self, slot: str, holder: Node, expected_revision: str | None, field: str = "options.expected_slot_revision"
     ) -> SlotChange:
         """Give `slot` to `holder`; a different previous holder is superseded by it and cooled."""
+        if not isinstance(slot, str) or len(slot) > 64 or not SLOT_PATTERN.match(slot):
+            raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
         state = self.session.get_slot(self.initiative.id, slot, for_update=True)
         current = state.revision if state else FREE_SLOT_REVISION
         if expected_revision is not None and expected_revision != current:

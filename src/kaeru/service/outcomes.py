@@ -99,6 +99,8 @@ class NodeView:
     body_range: Cut | None
     #: False when some shown field is known not to be as of the read time (never, today).
     metadata_is_current: bool = True
+    #: Set when `node.description` was cut to fit a budget (the view's node carries the shown part).
+    description_range: Cut | None = None
 
 
 @dataclass(frozen=True, slots=True)

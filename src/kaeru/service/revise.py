@@ -103,7 +103,7 @@ def revise(ctx: WriteContext, args: dict[str, Any]) -> None:
     if properties != node.properties:
         fields["properties"] = properties
     if "name" in fields or "body" in fields:
-        fields["tags"] = retag(node.tags, fields.get("name", node.name), fields.get("body", node.body))
+        fields["tags"] = retag(node.tags, fields.get("name", node.name), fields.get("body", node.body), node.id)
     updated = ctx.update_node(node, **fields)
     ctx.outcome.changes.extend(changes)
     ctx.outcome.primary = ctx.outcome_ref(updated)
@@ -132,7 +132,7 @@ def replace(ctx: WriteContext, args: dict[str, Any]) -> None:
         body=source,
         description=description,
         properties=properties,
-        tags=retag(node.tags, node.name, source),
+        tags=retag(node.tags, node.name, source, node.id),
     )
     ctx.outcome.changes.append(Change("source.sha256", old.get("sha256") if old else None, digest))
     ctx.outcome.primary = ctx.outcome_ref(updated)

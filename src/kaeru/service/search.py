@@ -6,7 +6,8 @@ import secrets as pysecrets
 from datetime import timedelta
 from typing import Any
 
-from kaeru.domain.budget import MIN_EXCERPT, Cut, allocate, cut
+from kaeru.domain.budget import MIN_EXCERPT
+from kaeru.domain.model import NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import fmt
@@ -15,8 +16,8 @@ from kaeru.service import cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
-from kaeru.service.views import build_views
-from kaeru.storage.base import Initiative, SearchQuery, Session
+from kaeru.service.views import budgeted_views
+from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
 
 DEFAULT_LIMIT = 10
 DEFAULT_BUDGET = 8000
@@ -109,7 +110,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     window=WINDOW,
                 )
             )
-            items = [r.id for r in rows]
+            items = _currentness_order(session, rows)
             if total > len(items):
                 coverage.omitted.append(Omission("hits", total - len(items), "window"))
                 coverage.complete = False
@@ -117,19 +118,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         nodes = session.nodes_by_ids(page_ids)
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
         vanished = len(page_ids) - len(live)
-        lengths = [len(n.body or "") for n in live]
-        granted = allocate(lengths, budget) or []
-        shown = live[: len(granted)]
-        bodies: dict[str, tuple[str | None, Cut | None]] = {}
-        truncated = 0
-        for node, allowance in zip(shown, granted, strict=True):
-            if node.body is None:
-                bodies[node.id] = (None, None)
-                continue
-            piece = cut(node.body, 0, max(allowance, 0) if allowance < len(node.body) else len(node.body))
-            bodies[node.id] = (piece.text, piece if piece.truncated else None)
-            truncated += piece.truncated
-        views = build_views(session, shown, bodies=bodies, only_initiatives={s.id for s in scopes})
+        views, truncated = budgeted_views(session, live, budget, {s.id for s in scopes})
+        shown = views
         # Items deferred by the budget start the next page, so nothing is skipped.
         consumed = len(page_ids) - (len(live) - len(shown))
         next_offset = offset + consumed
@@ -158,6 +148,26 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             coverage.complete = False
         coverage.rules_complete = coverage.complete
     return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
+
+
+def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
+    """Ids by score, then currentness (current first), then the storage's recency order."""
+    tied = [
+        r.id
+        for i, r in enumerate(rows)
+        if (i and rows[i - 1].score == r.score) or (i + 1 < len(rows) and rows[i + 1].score == r.score)
+    ]
+    if not tied:
+        return [r.id for r in rows]
+    verdicts = session.verdicts_against(tied)
+    refuted = {
+        n.id
+        for n in session.nodes_by_ids(tied).values()
+        if n.node_type == NodeType.HYPOTHESIS and n.status == "refuted"
+    }
+    stale = {i for i in tied if verdicts.get(i) or i in refuted}
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].score, rows[i].id in stale, i))
+    return [rows[i].id for i in order]
 
 
 def _save_list(rt: Runtime, list_id: str, items: list[str]) -> None:

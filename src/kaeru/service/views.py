@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from kaeru.domain.budget import Cut
+from kaeru.domain.budget import Cut, allocate, cut
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import Node
 from kaeru.service.outcomes import NodeView
@@ -39,3 +40,46 @@ def build_views(
             )
         )
     return views
+
+
+def budgeted_views(
+    session: Session, nodes: Sequence[Node], budget: int, only_initiatives: set[int] | None = None
+) -> tuple[list[NodeView], int]:
+    """Views of the leading `nodes` whose text fits `budget` characters (description + body).
+
+    Every shown node gets a fair share, cut on word boundaries (the description keeps at least half
+    of a node's share when it has a body); nodes that do not fit at all are left out — the caller
+    defers them. Returns the views and how many texts were cut.
+    """
+    lengths = [len(n.description or "") + len(n.body or "") for n in nodes]
+    granted = allocate(lengths, budget) or []
+    shown = list(nodes[: len(granted)])
+    bodies: dict[str, tuple[str | None, Cut | None]] = {}
+    descriptions: dict[str, Cut] = {}
+    truncated = 0
+    for node, grant in zip(shown, granted, strict=True):
+        description, body = node.description or "", node.body or ""
+        if description:
+            room = grant if not body else max(grant // 2, grant - len(body))
+            piece = cut(description, 0, min(len(description), room))
+            if piece.truncated:
+                descriptions[node.id] = piece
+                truncated += 1
+            grant -= len(piece.text)
+        if node.body is None:
+            bodies[node.id] = (None, None)
+            continue
+        part = cut(body, 0, min(len(body), max(grant, 0)))
+        bodies[node.id] = (part.text, part if part.truncated else None)
+        truncated += part.truncated
+    views = build_views(session, shown, bodies=bodies, only_initiatives=only_initiatives)
+    return [
+        replace(
+            v,
+            node=v.node.evolve(description=descriptions[v.node.id].text),
+            description_range=descriptions[v.node.id],
+        )
+        if v.node.id in descriptions
+        else v
+        for v in views
+    ], truncated
