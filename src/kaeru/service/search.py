@@ -12,7 +12,7 @@ from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid, InvalidArgument
-from kaeru.service import cursors
+from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
@@ -111,11 +111,24 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 )
             )
             items = _currentness_order(session, rows)
+            types = _list(filters.get("types"), "filters.types")
+            if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
+                extra = audit.matching(
+                    session,
+                    [s.id for s in scopes],
+                    tokens,
+                    args.get("match", "any") == "all",
+                    bool(args.get("prefix", False)),
+                    WINDOW - len(items),
+                )
+                items += extra
+                total += len(extra)
             if total > len(items):
                 coverage.omitted.append(Omission("hits", total - len(items), "window"))
                 coverage.complete = False
         page_ids = items[offset : offset + limit]
-        nodes = session.nodes_by_ids(page_ids)
+        nodes = session.nodes_by_ids([i for i in page_ids if not i.startswith(audit.PREFIX)])
+        nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
         vanished = len(page_ids) - len(live)
         views, truncated = budgeted_views(session, live, budget, {s.id for s in scopes})

@@ -209,6 +209,11 @@ class Session(Protocol):
 
     # --- audit ------------------------------------------------------------------------------
     def append_audit(self, record: AuditRecord) -> None: ...
+    def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
+        """The newest audit records of these initiatives, with their sequence numbers, newest first."""
+        ...
+
+    def audit_by_seq(self, seqs: Sequence[int]) -> dict[int, AuditRecord]: ...
 
     # --- search -----------------------------------------------------------------------------
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:

@@ -650,6 +650,29 @@ class SqliteSession:
             ),
         )
 
+    def _audit(self, row: Sequence[Any]) -> AuditRecord:
+        return AuditRecord(row[1], row[2], row[3], row[4], row[5], json.loads(row[6]), json.loads(row[7]))
+
+    def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
+        if not initiative_ids:
+            return []
+        rows = self._rows(
+            "SELECT seq, at, operation, actor, request_id, initiative_id, affected, changes FROM audit "
+            f"WHERE initiative_id IN ({_marks(len(initiative_ids))}) ORDER BY seq DESC LIMIT {int(limit)}",
+            list(initiative_ids),
+        )
+        return [(int(r[0]), self._audit(r)) for r in rows]
+
+    def audit_by_seq(self, seqs: Sequence[int]) -> dict[int, AuditRecord]:
+        if not seqs:
+            return {}
+        rows = self._rows(
+            "SELECT seq, at, operation, actor, request_id, initiative_id, affected, changes FROM audit "
+            f"WHERE seq IN ({_marks(len(seqs))})",
+            list(seqs),
+        )
+        return {int(r[0]): self._audit(r) for r in rows}
+
     # --- search -----------------------------------------------------------------------------
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
         """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
