@@ -282,7 +282,6 @@ def test_superseded_hit_stays_when_its_successor_is_out_of_scope(service: Servic
     assert ids(together) == [primary(new)]
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: audit records are not searchable as audit_event nodes (SPEC §1.7)")
 def test_audit_events_are_searchable_by_type(service: Service) -> None:
     """Every mutation appends an audit record readable with filters.types = [audit_event]."""
     note(service, "something worth auditing")

@@ -205,6 +205,7 @@ def state_envelope(outcome: StateOutcome) -> dict[str, Any]:
 
 
 EMPTY_DATA: dict[str, dict[str, Any]] = {
+    "recall": {"hits": [], "total": 0, "retrieval_plan": None, "next_step": None, "explain": None},
     "initiatives": {"initiatives": [], "total": 0},
     "context": {"initiative": None, "today": None, "task": None, "notices": [], "sections": []},
     "timeline": {"hits": [], "total": 0, "anchor": None},

@@ -581,6 +581,78 @@ def reflect_input() -> dict[str, Any]:
     return _obj({"initiative": _d(INITIATIVE, "The initiative to review.")}, ["initiative"], {})
 
 
+INTENTS = [
+    "resume_work",
+    "resume-work",
+    "explain_decision",
+    "explain-decision",
+    "debug_failure",
+    "debug-failure",
+    "apply_preference",
+    "apply-preference",
+    "review_change",
+    "review-change",
+    "explore_history",
+    "explore-history",
+]
+
+
+def recall_input() -> dict[str, Any]:
+    non_blank = {"required": ["query"], "properties": {"query": {"pattern": "\\S"}}}
+    return _obj(
+        {
+            "initiatives": _d(
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "uniqueItems": True},
+                "The initiatives to recall from (no cross-initiative leak: nothing else is searched).",
+            ),
+            "query": _d(
+                {"type": "string"},
+                "What you need, in your own words (stemmed, stop words ignored). Optional for resume_work: "
+                "without a query you get slots, open tasks, hot and recent memory.",
+            ),
+            "task_intent": _d(
+                {"type": "string", "enum": INTENTS},
+                "What you are doing, to plan retrieval: resume_work (in-flight work, slots, tasks), explain_decision "
+                "(decisions, verdicts, provenance), debug_failure (outcomes, refuted claims, errors), apply_preference "
+                "(rules and preferences), review_change (decisions and rules a change must respect), explore_history "
+                "(every version, time order). Dash or underscore.",
+            ),
+            "role": _d(
+                {"type": "string", "enum": ["coder", "reviewer", "planner", "researcher"], "default": "coder"},
+                "Who is asking; nudges type priors (planner: tasks and roadmaps; researcher: references…).",
+            ),
+            "risk": _d(
+                {"type": "string", "enum": ["low", "medium", "high"], "default": "medium"},
+                "high: only current, non-refuted memory from the direct channels (no neighbour or graph expansion).",
+            ),
+            "token_budget": _d(
+                {"type": "integer", "exclusiveMinimum": 0, "maximum": 100000, "default": 4000},
+                "Hard cap on the answer's text (≈4 characters a token); what is dropped is counted.",
+            ),
+            "include_superseded": _d(
+                {"type": "boolean", "default": False},
+                "Keep superseded and refuted memory level instead of demoting it.",
+            ),
+            "multi_hop": _d(
+                {"type": "boolean", "default": False},
+                "Expand the words that characterise the first hits into a second pass (needs a query).",
+            ),
+            "explain": _d(
+                {"type": "boolean", "default": False}, "Return each hit's per-channel scores (needs a query)."
+            ),
+            "limit": _d({"type": "integer", "minimum": 1, "maximum": 50, "default": 10}, "Hits per page."),
+            "cursor": _d({"type": "string", "minLength": 1}, "From continuation: the next page of the same recall."),
+        },
+        ["initiatives"],
+        {},
+    ) | {
+        "allOf": [
+            {"if": {"properties": {"explain": {"const": True}}, "required": ["explain"]}, "then": non_blank},
+            {"if": {"properties": {"multi_hop": {"const": True}}, "required": ["multi_hop"]}, "then": non_blank},
+        ]
+    }
+
+
 _NODE_OR_NULL = {"anyOf": [{"$ref": "#/$defs/NodeData"}, {"type": "null"}]}
 _EDGE = {
     "type": "object",
@@ -596,6 +668,38 @@ _EDGE = {
     "required": ["from", "to", "edge_type", "weight"],
 }
 CUSTOM_DATA: dict[str, dict[str, Any]] = {
+    "recall": {
+        "type": "object",
+        "properties": {
+            "hits": {"type": "array", "items": {"$ref": "#/$defs/NodeData"}},
+            "total": {"type": "integer", "minimum": 0},
+            "retrieval_plan": {
+                "type": ["object", "null"],
+                "properties": {
+                    "intent": {"type": ["string", "null"]},
+                    "role": {"type": "string"},
+                    "risk": {"type": "string"},
+                    "channels": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "name": {"type": "string"},
+                                "weight": {"type": "number"},
+                                "reason": {"type": "string"},
+                            },
+                            "required": ["name", "weight", "reason"],
+                        },
+                    },
+                    "plan_hash": {"type": "string"},
+                },
+                "required": ["channels", "plan_hash"],
+            },
+            "next_step": {"type": ["object", "null"]},
+            "explain": {"type": ["object", "null"], "additionalProperties": {"type": "object"}},
+        },
+        "required": ["hits", "total", "retrieval_plan", "next_step"],
+    },
     "initiatives": {
         "type": "object",
         "properties": {
@@ -765,5 +869,6 @@ def input_for(operation: str) -> dict[str, Any]:
         "context": context_input,
         "timeline": timeline_input,
         "reflect": reflect_input,
+        "recall": recall_input,
     }
     return builders[operation]()

@@ -8,6 +8,7 @@ from kaeru.api.envelope import node_data, read_base
 from kaeru.service.context import ContextOutcome
 from kaeru.service.initiatives import InitiativesOutcome
 from kaeru.service.outcomes import ReadOutcome
+from kaeru.service.recall import RecallOutcome
 from kaeru.service.reflect import ReflectOutcome
 
 
@@ -68,3 +69,21 @@ def reflect_envelope(outcome: ReflectOutcome) -> dict[str, Any]:
         "total": sum(outcome.counts.values()),
     }
     return read_base("reflect", data, outcome.coverage, outcome.issues)
+
+
+def recall_envelope(outcome: RecallOutcome) -> dict[str, Any]:
+    plan = outcome.plan.to_json()
+    data: dict[str, Any] = {
+        "hits": [node_data(v) for v in outcome.hits],
+        "total": outcome.total,
+        "retrieval_plan": plan,
+        "next_step": outcome.next_step,
+        "explain": outcome.explain,
+    }
+    envelope = read_base("recall", data, outcome.coverage, outcome.issues)
+    if outcome.continuation is not None:
+        envelope["continuation"] = {
+            "cursor": outcome.continuation.cursor,
+            "next_arguments": outcome.continuation.next_arguments,
+        }
+    return envelope

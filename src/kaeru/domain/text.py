@@ -12,6 +12,9 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
+
+import snowballstemmer
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -318,3 +321,57 @@ DERIVED_FAMILIES = ("topic:", "lang:")
 def merge_tags(manual: Iterable[str], derived: Iterable[str]) -> tuple[str, ...]:
     """Manual tags first (stable order), then derived ones; exact duplicates dropped."""
     return tuple(dict.fromkeys([*manual, *derived]))
+
+
+_ENGLISH = snowballstemmer.stemmer("english")
+_RUSSIAN = snowballstemmer.stemmer("russian")
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise.
+
+    Used only by `recall` (language-aware matching); `search` stays literal.
+    """
+    if token.isdigit() or len(token) < 3:
+        return token
+    if any("\u0400" <= ch <= "\u04ff" for ch in token):
+        return str(_RUSSIAN.stemWord(token))
+    return str(_ENGLISH.stemWord(token))
+
+
+def stem_text(text: str | None) -> str:
+    """The space-joined stems of `text`, for the stemmed index."""
+    return " ".join(stem(t) for t in tokens(text))
+
+
+def content_tokens(text: str) -> list[str]:
+    """Distinct query tokens without stop words (all of them if only stop words remain)."""
+    distinct = query_tokens(text)
+    kept = [t for t in distinct if t not in STOP_WORDS]
+    return kept or distinct
+
+
+def indexed_name(node: object) -> str:
+    """The name as the full-text index sees it: empty for an auto-generated name.
+
+    An auto-name is the body's first words plus the id's last six characters; indexing it would
+    count those words twice (with the name's extra weight) and make the random suffix searchable.
+    """
+    name: str = getattr(node, "name", "")
+    node_id: str = getattr(node, "id", "")
+    body: str = getattr(node, "body", None) or ""
+    suffix = "-" + node_id.replace("-", "")[-6:]
+    if node_id and name.endswith(suffix):
+        stem_part = name[: -len(suffix)]
+        first = "-".join(w for w in (re.sub(r"[^\w\-]", "", raw).lower().strip("-_") for raw in body.split()[:8]) if w)
+        if first.startswith(stem_part) or stem_part in ("note", "claim", "task", "evidence", "jot", "review"):
+            return ""
+    return name
+
+
+def manual_tags(tags: Iterable[str]) -> str:
+    """Tags as the stemmed index sees them: `kind:`/`status:`/`lang:` families are matched by intent
+    priors and filters instead, so they would only add noise to word matching. `topic:` tags stay:
+    they name a node's most prominent words, which is what a question usually asks about."""
+    return " ".join(t for t in tags if not t.startswith(("lang:", "kind:", "status:")))

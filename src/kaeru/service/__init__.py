@@ -21,6 +21,7 @@ from kaeru.service import (
     initiatives,
     lifecycle,
     read,
+    recall,
     reflect,
     revise,
     search,
@@ -152,3 +153,10 @@ class Service:
 
     def reflect(self, args: dict[str, Any]) -> reflect.ReflectOutcome:
         return reflect.reflect(self.rt, args)
+
+    def recall(self, args: dict[str, Any], *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
+        """Task-aware retrieval; `disabled` switches channels off (for ablation studies)."""
+        return recall.recall(self.rt, args, disabled)
+
+    def recall_channels(self) -> tuple[str, ...]:
+        return recall.channel_names()

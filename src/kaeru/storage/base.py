@@ -84,6 +84,12 @@ class SearchQuery:
     omit_superseded: bool = True
     #: How many ordered hits to return at most (the total is still counted exactly).
     window: int = 5000
+    #: Match `tokens` as Snowball stems against the stemmed index (recall), not literally (search).
+    stemmed: bool = False
+    #: Count every match when the window is full (search's `total`); recall only needs the window.
+    count_total: bool = True
+    #: Which text fields the tokens must match in (recall's tag channel looks at tags only).
+    fields: tuple[str, ...] = ("name", "description", "body", "tags")
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,31 @@ Returns {initiative, counts {kind: n}, items: [{kind, message, node, name, fix {
 arguments}}], total}."""
 
 
+RECALL = """Find what you need when you do not know the exact words: task-aware retrieval.
+
+What it does: compiles a retrieval plan from what you are doing (`task_intent`, `role`, `risk`), \
+runs its channels and fuses them: stemmed BM25 over name, description, body and tags (name \
+weighted highest), exact words, a node named like the query, matching tags, query words side by \
+side, temporal neighbours (what was recorded just before and after a strong hit — conversations \
+and work logs are sequences), nodes linked to strong hits (by edge weight), recency and layer; \
+intent priors then favour rules and preferences (apply_preference), decisions and verdicts \
+(explain_decision), outcomes and refuted claims (debug_failure), in-flight work (resume_work, \
+which also works without a query: slots, open tasks, hot and recent memory). Superseded and \
+refuted memory is demoted unless `include_superseded` or explore_history; `risk: high` returns \
+only current, non-refuted memory from the direct channels. `token_budget` is a hard cap (what \
+did not fit is in `coverage.omitted`). The plan and its hash are deterministic for the same \
+inputs and vault state; `explain` adds each hit's per-channel scores.
+Changes nothing (read-only).
+Use `search` when you know the exact words (literal, filterable); `read` for one node in full — \
+`next_step` lists the exact `read` calls for the hits.
+Returns {hits: NodeData[], total, retrieval_plan {intent, role, risk, channels [{name, weight, \
+reason}], plan_hash, …}, next_step {tool: read, calls}, explain}."""
+
+
+def _recall(service: Service, args: dict[str, Any]) -> dict[str, Any]:
+    return working.recall_envelope(service.recall(args))
+
+
 def _initiatives(service: Service, args: dict[str, Any]) -> dict[str, Any]:
     return working.initiatives_envelope(service.initiatives(args))
 
@@ -86,5 +111,6 @@ def register(registry: ToolRegistry) -> None:
     )
     # context stamps reminders as seen: not read-only, but repeating it is harmless.
     registry.add(ToolSpec("context", "Re-entry context", CONTEXT, read, _context, idempotent=True))
+    registry.add(ToolSpec("recall", "Recall (task-aware)", RECALL, read, _recall, read_only=True, idempotent=True))
     registry.add(ToolSpec("timeline", "Timeline", TIMELINE, read, _timeline, read_only=True, idempotent=True))
     registry.add(ToolSpec("reflect", "Maintenance work-list", REFLECT, read, _reflect, read_only=True, idempotent=True))

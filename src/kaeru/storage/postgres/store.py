@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from collections.abc import Iterator, Sequence
+import string
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,7 +30,7 @@ import psycopg
 from psycopg_pool import ConnectionPool
 
 from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
-from kaeru.domain.text import tokens
+from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
 from kaeru.errors import Internal, InvalidArgument, KaeruError, RevisionConflict, SlotConflict, Unavailable
 from kaeru.storage.base import (
     AuditRecord,
@@ -51,6 +52,9 @@ _NODE_COL_LIST = [c.strip() for c in _NODE_COLS.split(",")]
 _REV_NODE_COLS = ", ".join("r." + c for c in _NODE_COL_LIST)
 _NODE_MARKS = ", ".join(["%s"] * len(_NODE_COL_LIST))
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
+_E_EDGE_COLS = ", ".join("e." + c.strip() for c in _EDGE_COLS.split(","))
+#: "No such key" in a properties lookup (distinct from a JSON null, which counts as present).
+_MISSING = object()
 _VERDICTS = sorted(e.value for e in VERDICT_EDGES)
 _INITIATIVE_COLS = "id, name, created_at, last_activity, properties"
 
@@ -62,11 +66,25 @@ _MAX_POSITION = 16383
 #: Positions kept per lexeme and field; the body keeps one, which bounds the tsvector of a huge body
 #: to its distinct words (PostgreSQL caps a tsvector at 1 MB).
 _POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
+#: The tsvector weight of each indexed field (tsquery weight labels select fields, like FTS5 columns).
+FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
 #: ts_rank weights {D, C, B, A} = body, tags, description, name: the SQLite bm25 weights 1:2:2:4.
-_RANK = "ts_rank('{0.25,0.5,0.5,1.0}'::float4[], n.tsv, %(q)s::tsquery, 1)"
+_RANK = "ts_rank('{{0.25,0.5,0.5,1.0}}'::float4[], n.{vector}, %(q)s::tsquery, 1)"
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 _BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
+
+def term(token: str) -> str:
+    """The index term of a `domain.text` token, as FTS5's `ascii` tokenizer stores it.
+
+    Tokens are already case-folded, but folding can leave ASCII capitals (NFKD turns the
+    mathematical letter "𝐀", which has no case mapping, into "A"); FTS5 lowercases ASCII letters,
+    and only those, on both the indexed and the query side, so the lexemes here do the same.
+    """
+    return token.translate(_ASCII_LOWER)
 
 
 def _lexeme(token: str) -> str:
@@ -74,18 +92,26 @@ def _lexeme(token: str) -> str:
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def tsvector_literal(name: str, description: str | None, tags: Sequence[str], body: str | None) -> str:
-    """The tsvector text of one node: its `domain.text` tokens as lexemes, weighted by field.
+def tsvector_literal(
+    name: str,
+    description: str | None,
+    tags: Sequence[str],
+    body: str | None,
+    fold: Callable[[str], str] | None = None,
+) -> str:
+    """The tsvector text of one node: its `domain.text` tokens (or their `fold`, e.g. stems) as
+    lexemes, weighted by field.
 
     Built here rather than with `to_tsvector`, whose parser would re-split and re-normalise tokens
     differently from FTS5 (e.g. letters unknown to the server's locale); this way the lexemes are
-    exactly the tokens SQLite indexes.
+    exactly the terms SQLite indexes.
     """
     positions: dict[str, list[str]] = {}
     per_field: dict[tuple[str, str], int] = {}
     position = 0
     for weight, text in (("A", name), ("B", description), ("C", " ".join(tags)), ("D", body)):
-        for token in tokens(text):
+        for raw in tokens(text):
+            token = term(fold(raw) if fold is not None else raw)
             position += 1
             key = (token, weight)
             kept = per_field.get(key, 0)
@@ -95,13 +121,26 @@ def tsvector_literal(name: str, description: str | None, tags: Sequence[str], bo
     return " ".join(f"{_lexeme(t)}:{','.join(p)}" for t, p in positions.items())
 
 
-def tsquery_literal(query_tokens: Sequence[str], match_all: bool, prefix: bool) -> str:
-    """A tsquery that means exactly "these literal tokens": each quoted, joined by & or |.
+def tsquery_literal(
+    query_tokens: Sequence[str],
+    match_all: bool,
+    prefix: bool,
+    fields: Sequence[str] = tuple(FIELD_WEIGHTS),
+) -> str:
+    """A tsquery that means exactly "these literal tokens": each quoted, joined by & or |, and
+    limited to the weights of `fields` (FTS5's `{name tags} : (…)` column filter).
 
     User text never reaches the tsquery syntax: tokens come from `domain.text` and are quoted.
     """
-    star = ":*" if prefix else ""
-    return (" & " if match_all else " | ").join(_lexeme(t) + star for t in query_tokens)
+    weights = "".join(sorted({FIELD_WEIGHTS[f] for f in fields if f in FIELD_WEIGHTS}))
+    label = ("*" if prefix else "") + ("" if len(weights) == len(FIELD_WEIGHTS) else weights)
+    suffix = f":{label}" if label else ""
+    return (" & " if match_all else " | ").join(_lexeme(term(t)) + suffix for t in query_tokens)
+
+
+def _vector(query: SearchQuery) -> str:
+    """The tsvector column a query matches: stems for `recall`, literal tokens for `search`."""
+    return "stv" if query.stemmed else "tsv"
 
 
 def _node(row: Sequence[Any]) -> Node:
@@ -262,6 +301,41 @@ class PostgresSession:
             (now, initiative_id, now),
         )
 
+    def rename_initiative(self, initiative_id: int, name: str) -> None:
+        try:
+            self._c.execute("UPDATE initiatives SET name = %s WHERE id = %s", (name, initiative_id))
+        except psycopg.errors.UniqueViolation as exc:
+            # The service checked the name was free; another transaction took it since. A retry re-checks.
+            raise Unavailable(f"initiative {name!r} was created concurrently; retry") from exc
+        except psycopg.Error as exc:
+            raise _translate(exc) from exc
+
+    def delete_initiative(self, initiative_id: int) -> None:
+        self._run("DELETE FROM slots WHERE initiative_id = %s", (initiative_id,))
+        self._run("DELETE FROM initiatives WHERE id = %s", (initiative_id,))
+
+    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
+        if not initiative_ids:
+            return out
+        rows = self._rows(
+            "SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            "WHERE m.initiative_id = ANY(%s::bigint[]) AND NOT n.retracted "
+            "AND n.node_type NOT IN ('audit_event', 'board') GROUP BY m.initiative_id, n.tier",
+            (list(initiative_ids),),
+        )
+        for initiative_id, tier, count in rows:
+            out[int(initiative_id)][tier] = int(count)
+        return out
+
+    def member_ids(self, initiative_id: int) -> list[str]:
+        rows = self._rows(
+            "SELECT n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            "WHERE m.initiative_id = %s AND NOT n.retracted ORDER BY n.seq",
+            (initiative_id,),
+        )
+        return [r[0] for r in rows]
+
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         ident = (key.initiative, key.operation, key.request_id)
@@ -372,14 +446,15 @@ class PostgresSession:
             node.retracted,
             node.pinned,
         )
-        tsv = None if node.retracted else tsvector_literal(node.name, node.description, node.tags, node.body)
+        tsv, stv = (None, None) if node.retracted else self._index_terms(node)
         existing = self._one(
             "SELECT seq, initiatives, retracted, rev_no FROM nodes WHERE id = %s FOR UPDATE", (node.id,)
         )
         if existing is None:
             row = self._one(
-                f"INSERT INTO nodes (id, {_NODE_COLS}, tsv) VALUES (%s, {_NODE_MARKS}, %s::tsvector) RETURNING seq",
-                (node.id, *values, tsv),
+                f"INSERT INTO nodes (id, {_NODE_COLS}, tsv, stv) VALUES (%s, {_NODE_MARKS}, %s::tsvector, %s::tsvector) "
+                "RETURNING seq",
+                (node.id, *values, tsv, stv),
             )
             assert row is not None
             seq = int(row[0])
@@ -393,7 +468,10 @@ class PostgresSession:
                 )
             old_members = {int(i) for i in existing[1]} if not existing[2] else set()
             assignments = ", ".join(f"{c} = %s" for c in _NODE_COL_LIST)
-            self._run(f"UPDATE nodes SET {assignments}, tsv = %s::tsvector WHERE seq = %s", (*values, tsv, seq))
+            self._run(
+                f"UPDATE nodes SET {assignments}, tsv = %s::tsvector, stv = %s::tsvector WHERE seq = %s",
+                (*values, tsv, stv, seq),
+            )
         self._run(
             f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
             f"VALUES (%s, {_NODE_MARKS}, %s, %s)",
@@ -410,6 +488,28 @@ class PostgresSession:
                 "ON CONFLICT DO NOTHING",
                 (added, seq),
             )
+
+    @staticmethod
+    def _index_terms(node: Node) -> tuple[str, str]:
+        """The literal and the stemmed tsvector of a live node: the same field texts SQLite puts in
+        nodes_fts and nodes_stem_fts (an auto-generated name is not indexed; the stemmed index
+        leaves out the kind/status/lang tag families)."""
+        name = indexed_name(node)
+        return (
+            tsvector_literal(name, node.description, node.tags, node.body),
+            tsvector_literal(name, node.description, [manual_tags(node.tags)], node.body, stem),
+        )
+
+    def reindex_stems(self) -> int:
+        """Fill the stemmed index for every live node (after the migration that created it)."""
+        self._run("UPDATE nodes SET stv = NULL")
+        count = 0
+        for row in self._rows(f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE NOT retracted"):
+            node = _node(row)
+            self._run("UPDATE nodes SET stv = %s::tsvector WHERE seq = %s", (self._index_terms(node)[1], node.seq))
+            count += 1
+        self._run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        return count
 
     def node_at(self, node_id: str, moment: str) -> Node | None:
         row = self._one(
@@ -556,6 +656,100 @@ class PostgresSession:
         found = {(*e.key, e.rev_no): e for e in map(_edge, rows)}
         return sorted(found.values(), key=lambda e: (e.recorded_at, e.key, e.rev_no))
 
+    @staticmethod
+    def _scope(alias: str = "n") -> str:
+        """Membership of `alias` in the initiatives bound as %(scope)s."""
+        return (
+            f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq "
+            "AND m.initiative_id = ANY(%(scope)s::bigint[]))"
+        )
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        # Properties are stored as the JSON text json.dumps wrote (see the migration), so the key's
+        # encoding narrows the scan and the exact test runs in Python, like SQLite's json_type(p, '$.key').
+        path = key.split(".")
+        rows = self._rows(
+            f"SELECT n.id, n.properties FROM nodes n WHERE NOT n.retracted AND {self._scope()} "
+            "AND strpos(n.properties, %(needle)s) > 0 ORDER BY n.seq",
+            {"scope": list(initiative_ids), "needle": json.dumps(path[0])},
+        )
+        out: list[str] = []
+        for node_id, properties in rows:
+            value: Any = json.loads(properties)
+            for part in path:
+                value = value.get(part, _MISSING) if isinstance(value, dict) else _MISSING
+            if value is not _MISSING:
+                out.append(node_id)
+        return out
+
+    def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
+        rows = self._rows(
+            f"SELECT {_E_EDGE_COLS} FROM edges e JOIN nodes t ON t.id = e.dst JOIN nodes s ON s.id = e.src "
+            "WHERE NOT e.retracted AND e.edge_type = ANY(%(types)s::text[]) AND NOT t.retracted "
+            f"AND NOT s.retracted AND {self._scope('t')}",
+            {"scope": list(initiative_ids), "types": list(edge_types)},
+        )
+        out: dict[str, list[Edge]] = {}
+        for row in rows:
+            edge = _edge(row)
+            out.setdefault(edge.dst, []).append(edge)
+        return out
+
+    def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
+        rows = self._rows(
+            "SELECT n.id FROM nodes n WHERE NOT n.retracted AND n.node_type NOT IN ('audit_event', 'board') "
+            f"AND {self._scope()} AND NOT EXISTS (SELECT 1 FROM edges e WHERE NOT e.retracted AND e.src = n.id) "
+            "AND NOT EXISTS (SELECT 1 FROM edges e WHERE NOT e.retracted AND e.dst = n.id) "
+            "ORDER BY n.seq LIMIT %(limit)s",
+            {"scope": list(initiative_ids), "limit": int(limit)},
+        )
+        return [r[0] for r in rows]
+
+    def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
+        # Ordered like SQLite's UNION (which sorts whole rows), so the same edges survive the limit.
+        rows = self._rows(
+            f"SELECT {_E_EDGE_COLS} FROM edges e JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst "
+            f"WHERE NOT e.retracted AND NOT a.retracted AND b.retracted AND {self._scope('a')} "
+            f"UNION SELECT {_E_EDGE_COLS} FROM edges e JOIN nodes a ON a.id = e.dst JOIN nodes b ON b.id = e.src "
+            f"WHERE NOT e.retracted AND NOT a.retracted AND b.retracted AND {self._scope('a')} "
+            "ORDER BY 1, 2, 3 LIMIT %(limit)s",
+            {"scope": list(initiative_ids), "limit": int(limit)},
+        )
+        return [_edge(r) for r in rows]
+
+    def timeline(
+        self,
+        initiative_ids: Sequence[int],
+        *,
+        since: str | None,
+        until: str | None,
+        pivot: tuple[str, int] | None,
+        before: int,
+        after: int,
+    ) -> list[str]:
+        params: dict[str, Any] = {"scope": list(initiative_ids), "since": since, "until": until}
+        base = f"FROM nodes n WHERE NOT n.retracted AND n.node_type NOT IN ('audit_event', 'board') AND {self._scope()}"
+        if since:
+            base += " AND n.created_at >= %(since)s"
+        if until:
+            base += " AND n.created_at <= %(until)s"
+        if pivot is None:
+            params["after"] = int(after)
+            rows = self._rows(f"SELECT n.id {base} ORDER BY n.created_at, n.seq LIMIT %(after)s", params)
+            return [r[0] for r in rows]
+        params.update(at=pivot[0], seq=pivot[1], before=int(before), after=int(after) + 1)
+        earlier = self._rows(
+            f"SELECT n.id {base} AND (n.created_at < %(at)s OR (n.created_at = %(at)s AND n.seq < %(seq)s)) "
+            "ORDER BY n.created_at DESC, n.seq DESC LIMIT %(before)s",
+            params,
+        )
+        later = self._rows(
+            f"SELECT n.id {base} AND (n.created_at > %(at)s OR (n.created_at = %(at)s AND n.seq >= %(seq)s)) "
+            "ORDER BY n.created_at, n.seq LIMIT %(after)s",
+            params,
+        )
+        return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
+
     def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
         if not node_ids or not initiative_ids:
             return set()
@@ -632,6 +826,28 @@ class PostgresSession:
             ),
         )
 
+    _AUDIT_COLS = "seq, at, operation, actor, request_id, initiative_id, affected, changes"
+
+    @staticmethod
+    def _audit(row: Sequence[Any]) -> AuditRecord:
+        initiative_id = int(row[5]) if row[5] is not None else None
+        return AuditRecord(row[1], row[2], row[3], row[4], initiative_id, json.loads(row[6]), json.loads(row[7]))
+
+    def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
+        if not initiative_ids:
+            return []
+        rows = self._rows(
+            f"SELECT {self._AUDIT_COLS} FROM audit WHERE initiative_id = ANY(%s::bigint[]) ORDER BY seq DESC LIMIT %s",
+            (list(initiative_ids), int(limit)),
+        )
+        return [(int(r[0]), self._audit(r)) for r in rows]
+
+    def audit_by_seq(self, seqs: Sequence[int]) -> dict[int, AuditRecord]:
+        if not seqs:
+            return {}
+        rows = self._rows(f"SELECT {self._AUDIT_COLS} FROM audit WHERE seq = ANY(%s::bigint[])", (list(seqs),))
+        return {int(r[0]): self._audit(r) for r in rows}
+
     # --- search -----------------------------------------------------------------------------
     def _filters(self, query: SearchQuery) -> tuple[str, str, dict[str, Any]]:
         """WHERE clause for the matches, the "superseded in scope" predicate, and their params."""
@@ -654,8 +870,8 @@ class PostgresSession:
             clauses.append("n.tags @> %(tags)s::text[]")
             params["tags"] = list(query.tags)
         if query.tokens:
-            clauses.append("n.tsv @@ %(q)s::tsquery")
-            params["q"] = tsquery_literal(query.tokens, query.match_all, query.prefix)
+            clauses.append(f"n.{_vector(query)} @@ %(q)s::tsquery")
+            params["q"] = tsquery_literal(query.tokens, query.match_all, query.prefix, query.fields)
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
             "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND NOT e.retracted AND NOT s.retracted "
@@ -668,7 +884,7 @@ class PostgresSession:
             return [], 0, 0
         where, superseded, params = self._filters(query)
         if query.tokens:
-            select = f"SELECT n.id, n.seq, {_RANK} AS score"
+            select = f"SELECT n.id, n.seq, {_RANK.format(vector=_vector(query))} AS score"
             order = "ORDER BY score DESC, n.seq DESC"
         else:
             select = "SELECT n.id, n.seq, 0.0::float8 AS score"
@@ -678,7 +894,8 @@ class PostgresSession:
         rows = self._rows(f"{select} FROM nodes n WHERE {keep} {order} LIMIT %(window)s", params)
         total = len(rows)
         omitted = 0
-        if query.omit_superseded or total >= query.window:
+        full = total >= query.window and query.count_total
+        if query.omit_superseded or full:
             # One pass counts both what was kept and what was hidden as superseded.
             flag = superseded if query.omit_superseded else "FALSE"
             counts = self._one(
@@ -687,7 +904,7 @@ class PostgresSession:
                 params,
             )
             assert counts is not None
-            if total >= query.window:
+            if full:
                 total = int(counts[0])
             omitted = int(counts[1])
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
@@ -780,6 +997,8 @@ class PostgresStore:
                 "INSERT INTO meta (key, value) VALUES ('secret', %s) ON CONFLICT (key) DO NOTHING",
                 (secrets.token_hex(32),),
             )
+            if conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'").fetchone():
+                PostgresSession(conn, read_only=False).reindex_stems()
             conn.execute("COMMIT")
         except BaseException:
             if not conn.broken:

@@ -20,7 +20,7 @@ from typing import Any
 import apsw
 
 from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
-from kaeru.domain.text import index_text
+from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.base import (
     AuditRecord,
@@ -105,11 +105,27 @@ def _edge(row: Sequence[Any]) -> Edge:
     )
 
 
-def fts_match(tokens: Sequence[str], match_all: bool, prefix: bool) -> str:
-    """An FTS5 query that means exactly "these literal tokens": each quoted, joined by AND/OR."""
+def scope_tokens(initiative_ids: Sequence[int]) -> str:
+    """The `scope` column of a node's index rows: one token per initiative."""
+    return " ".join(f"s{i}" for i in initiative_ids)
+
+
+def fts_match(
+    tokens: Sequence[str],
+    match_all: bool,
+    prefix: bool,
+    scope: Sequence[int] = (),
+    fields: Sequence[str] = ("name", "description", "body", "tags"),
+) -> str:
+    """An FTS5 query that means exactly "these literal tokens": each quoted, joined by AND/OR, limited
+    to rows of the given initiatives (so ranking work is spent on the scope only)."""
     star = "*" if prefix else ""
     parts = ['"' + t.replace('"', '""') + '"' + star for t in tokens]
-    return (" AND " if match_all else " OR ").join(parts)
+    columns = " ".join(f for f in fields if f in ("name", "description", "body", "tags"))
+    words = "{" + columns + "} : (" + (" AND " if match_all else " OR ").join(parts) + ")"
+    if not scope:
+        return words
+    return "scope : (" + " OR ".join(f'"s{int(i)}"' for i in scope) + ") AND " + words
 
 
 def _translate(exc: apsw.Error) -> KaeruError:
@@ -328,17 +344,56 @@ class SqliteSession:
             self._c.execute("INSERT OR IGNORE INTO memberships VALUES (?, ?)", (added, seq))
         if was_indexed:
             self._c.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
+            self._c.execute("DELETE FROM nodes_stem_fts WHERE rowid = ?", (seq,))
         if not node.retracted:
+            self._index(seq, node)
+
+    def _index(self, seq: int, node: Node) -> None:
+        name = indexed_name(node)
+        scope = scope_tokens(node.initiatives)
+        self._c.execute(
+            "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                seq,
+                index_text(name),
+                index_text(node.description),
+                index_text(node.body),
+                index_text(" ".join(node.tags)),
+                scope,
+            ),
+        )
+        self._c.execute(
+            "INSERT INTO nodes_stem_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                seq,
+                stem_text(name),
+                stem_text(node.description),
+                stem_text(node.body),
+                stem_text(manual_tags(node.tags)),
+                scope,
+            ),
+        )
+
+    def reindex_stems(self) -> int:
+        """Fill the stemmed index for every live node (after the migration that created it)."""
+        self._c.execute("DELETE FROM nodes_stem_fts")
+        count = 0
+        for row in list(self._c.execute(f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE retracted = 0")):
+            node = _node(row[0], row[1], row[2:])
+            tags = " ".join(node.tags)
             self._c.execute(
-                "INSERT INTO nodes_fts (rowid, name, description, body, tags) VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO nodes_stem_fts (rowid, name, description, body, tags) VALUES (?, ?, ?, ?, ?)",
                 (
-                    seq,
-                    index_text(node.name),
-                    index_text(node.description),
-                    index_text(node.body),
-                    index_text(" ".join(node.tags)),
+                    node.seq,
+                    stem_text(indexed_name(node)),
+                    stem_text(node.description),
+                    stem_text(node.body),
+                    stem_text(tags),
                 ),
             )
+            count += 1
+        self._c.execute("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        return count
 
     def node_at(self, node_id: str, moment: str) -> Node | None:
         row = self._one(
@@ -561,14 +616,14 @@ class SqliteSession:
             rows = self._rows(f"SELECT n.id {base} ORDER BY n.created_at, n.seq LIMIT {int(after)}", [*params, *window])
             return [r[0] for r in rows]
         earlier = self._rows(
-            f"SELECT n.id {base} AND (n.created_at < ? OR (n.created_at = ? AND n.seq < ?)) "
+            f"SELECT n.id {base} AND (n.created_at, n.seq) < (?, ?) "
             f"ORDER BY n.created_at DESC, n.seq DESC LIMIT {int(before)}",
-            [*params, *window, pivot[0], pivot[0], pivot[1]],
+            [*params, *window, pivot[0], pivot[1]],
         )
         later = self._rows(
-            f"SELECT n.id {base} AND (n.created_at > ? OR (n.created_at = ? AND n.seq >= ?)) "
+            f"SELECT n.id {base} AND (n.created_at, n.seq) >= (?, ?) "
             f"ORDER BY n.created_at, n.seq LIMIT {int(after) + 1}",
-            [*params, *window, pivot[0], pivot[0], pivot[1]],
+            [*params, *window, pivot[0], pivot[1]],
         )
         return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
 
@@ -705,10 +760,11 @@ class SqliteSession:
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
-            match = fts_match(query.tokens, query.match_all, query.prefix)
-            source = "FROM nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid WHERE nodes_fts MATCH ? AND "
+            match = fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields)
+            table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
+            source = f"FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND "
             head: list[Any] = [match]
-            select = "SELECT n.id, n.seq, bm25(nodes_fts, 4.0, 2.0, 1.0, 2.0) AS score "
+            select = f"SELECT n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score "
             order = "ORDER BY score, n.seq DESC"
         else:
             source = "FROM nodes n WHERE "
@@ -718,7 +774,7 @@ class SqliteSession:
         keep = f"{where} AND NOT {superseded}" if query.omit_superseded else where
         keep_params = [*params, *sup_params] if query.omit_superseded else params
         rows = self._rows(f"{select}{source}{keep} {order} LIMIT {int(query.window)}", [*head, *keep_params])
-        if len(rows) < query.window:
+        if len(rows) < query.window or not query.count_total:
             total = len(rows)
         else:
             count = self._one(f"SELECT count(*) {source}{keep}", [*head, *keep_params])
@@ -814,6 +870,8 @@ class SqliteStore:
                 )
             if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
                 list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
+            if list(conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")):
+                SqliteSession(conn).reindex_stems()
             list(conn.execute("COMMIT"))
         except BaseException:
             list(conn.execute("ROLLBACK"))

@@ -70,9 +70,10 @@ CREATE TABLE memberships (
 CREATE INDEX memberships_node ON memberships (node_seq);
 
 -- Pre-tokenised text (see kaeru.domain.text): the index splits on spaces only, so what matches is
--- decided in Python, identically for SQLite and PostgreSQL.
+-- decided in Python, identically for SQLite and PostgreSQL. `scope` holds one token per initiative
+-- the node belongs to (`s<id>`), so a scoped query only ranks the initiative's own rows.
 CREATE VIRTUAL TABLE nodes_fts USING fts5 (
-    name, description, body, tags,
+    name, description, body, tags, scope,
     content = '', contentless_delete = 1, tokenize = 'ascii', prefix = '2 3'
 );
 

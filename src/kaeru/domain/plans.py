@@ -1,0 +1,211 @@
+"""Retrieval plans for `recall`: which channels run, with what weights and why — decided from what
+the agent is doing (intent, role, risk), deterministically, before any data is touched."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+
+class Intent(StrEnum):
+    RESUME_WORK = "resume_work"
+    EXPLAIN_DECISION = "explain_decision"
+    DEBUG_FAILURE = "debug_failure"
+    APPLY_PREFERENCE = "apply_preference"
+    REVIEW_CHANGE = "review_change"
+    EXPLORE_HISTORY = "explore_history"
+
+
+class Role(StrEnum):
+    CODER = "coder"
+    REVIEWER = "reviewer"
+    PLANNER = "planner"
+    RESEARCHER = "researcher"
+
+
+class Risk(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+#: Every channel recall knows, in fusion order.
+CHANNELS = (
+    "lexical",
+    "literal",
+    "proximity",
+    "name",
+    "tags",
+    "temporal",
+    "graph",
+    "feedback",
+    "semantic",
+    "rules",
+    "slots",
+    "tasks",
+    "recency",
+    "layer",
+    "priors",
+    "currentness",
+)
+#: Channels that only widen recall around strong hits; `risk: high` never falls back to them.
+WEAK = frozenset({"temporal", "graph", "feedback", "semantic", "tags"})
+
+
+@dataclass(frozen=True)
+class ChannelPlan:
+    name: str
+    weight: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    intent: str | None
+    role: str
+    risk: str
+    has_query: bool
+    channels: tuple[ChannelPlan, ...]
+    #: Multiplicative priors by node type / tag (intent and role), applied after fusion.
+    type_priors: dict[str, float] = field(default_factory=dict)
+    tag_priors: dict[str, float] = field(default_factory=dict)
+    #: Factor for superseded/refuted hits (1.0 keeps them level; 0 removes them).
+    noncurrent_factor: float = 0.35
+    token_budget: int = 4000
+    multi_hop: bool = False
+    plan_hash: str = ""
+
+    def weight(self, channel: str) -> float:
+        for c in self.channels:
+            if c.name == channel:
+                return c.weight
+        return 0.0
+
+    def to_json(self) -> dict[str, object]:
+        data = asdict(self)
+        data["channels"] = [asdict(c) for c in self.channels]
+        return data
+
+
+_INTENT_PRIORS: dict[Intent, tuple[dict[str, float], dict[str, float], str]] = {
+    Intent.RESUME_WORK: ({"task": 1.6, "checklist": 1.3, "roadmap": 1.3, "episode": 1.1}, {}, "what was in flight"),
+    Intent.EXPLAIN_DECISION: (
+        {"hypothesis": 1.3, "outcome": 1.4, "reference": 1.2, "experiment": 1.2, "summary": 1.2},
+        {"kind:decision": 1.8, "kind:rule": 1.2},
+        "decisions, verdicts and their provenance",
+    ),
+    Intent.DEBUG_FAILURE: (
+        {"outcome": 1.4, "experiment": 1.4, "hypothesis": 1.3, "episode": 1.1},
+        {"status:refuted": 1.6, "kind:observation": 1.1},
+        "outcomes, refuted claims and what was observed",
+    ),
+    Intent.APPLY_PREFERENCE: (
+        {"concept": 1.4, "entity": 1.1},
+        {"kind:rule": 2.2, "kind:decision": 1.3},
+        "rules and preferences first",
+    ),
+    Intent.REVIEW_CHANGE: (
+        {"episode": 1.1, "hypothesis": 1.1},
+        {"kind:decision": 1.5, "kind:rule": 1.5},
+        "decisions and rules a change must respect",
+    ),
+    Intent.EXPLORE_HISTORY: ({}, {}, "every version, in time order"),
+}
+
+_ROLE_PRIORS: dict[Role, dict[str, float]] = {
+    Role.CODER: {},
+    Role.REVIEWER: {"concept": 1.1},
+    Role.PLANNER: {"task": 1.2, "roadmap": 1.3, "idea": 1.2},
+    Role.RESEARCHER: {"reference": 1.2, "hypothesis": 1.2, "experiment": 1.2},
+}
+
+
+def normalise_intent(raw: str | None) -> Intent | None:
+    """`resume-work` and `resume_work` are the same intent (both spellings are accepted)."""
+    if raw is None:
+        return None
+    return Intent(raw.strip().replace("-", "_"))
+
+
+def compile_plan(
+    *,
+    intent: Intent | None,
+    role: Role = Role.CODER,
+    risk: Risk = Risk.MEDIUM,
+    has_query: bool,
+    include_superseded: bool = False,
+    multi_hop: bool = False,
+    token_budget: int = 4000,
+    semantic_available: bool = False,
+    disabled: frozenset[str] = frozenset(),
+) -> Plan:
+    """The plan for one recall. Pure: the same inputs give the same plan and the same hash."""
+    chosen: list[ChannelPlan] = []
+
+    def use(name: str, weight: float, reason: str) -> None:
+        if name in disabled or weight <= 0:
+            return
+        if risk == Risk.HIGH and name in WEAK:
+            return
+        chosen.append(ChannelPlan(name, round(weight, 4), reason))
+
+    history = intent == Intent.EXPLORE_HISTORY
+    resume = intent == Intent.RESUME_WORK
+    if has_query:
+        use("lexical", 1.0, "query words, stemmed (BM25, name weighted highest)")
+        use("literal", 0.5, "exact query words")
+        use("proximity", 0.3, "several query words, and query words side by side")
+        use("name", 0.8, "a node named exactly like the query")
+        use("tags", 0.1, "tags and topics that match the query words")
+        use("temporal", 0.7 if not history else 0.9, "what was recorded just before and after strong hits")
+        use("graph", 0.35, "nodes linked to strong hits, by edge weight")
+        if multi_hop:
+            use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
+        if semantic_available:
+            use("semantic", 1.0, "meaning, not words (vector similarity)")
+    if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
+        use("rules", 0.6, "the initiative's active rules, whatever their words")
+    if resume or not has_query:
+        use("slots", 1.0, "who holds each role (handoff, entrypoint, …)")
+        use("tasks", 0.9, "open tasks, overdue first")
+    use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")
+    use("layer", 0.5 if resume else 0.15, "core and hot layers first")
+    type_priors: dict[str, float] = {}
+    tag_priors: dict[str, float] = {}
+    if intent is not None:
+        t, g, reason = _INTENT_PRIORS[intent]
+        type_priors.update(t)
+        tag_priors.update(g)
+        use("priors", 1.0, f"intent {intent.value}: {reason}")
+    for node_type, factor in _ROLE_PRIORS[role].items():
+        type_priors[node_type] = round(type_priors.get(node_type, 1.0) * factor, 4)
+    keep_history = include_superseded or history
+    noncurrent = 0.0 if risk == Risk.HIGH else (1.0 if keep_history else 0.35)
+    if "currentness" not in disabled:
+        chosen.append(
+            ChannelPlan(
+                "currentness",
+                noncurrent,
+                "only current, non-refuted memory (risk high)"
+                if risk == Risk.HIGH
+                else ("superseded and refuted kept level" if keep_history else "superseded and refuted demoted"),
+            )
+        )
+    else:
+        noncurrent = 1.0
+    plan = Plan(
+        intent=intent.value if intent else None,
+        role=role.value,
+        risk=risk.value,
+        has_query=has_query,
+        channels=tuple(chosen),
+        type_priors=dict(sorted(type_priors.items())) if "priors" not in disabled else {},
+        tag_priors=dict(sorted(tag_priors.items())) if "priors" not in disabled else {},
+        noncurrent_factor=noncurrent,
+        token_budget=token_budget,
+        multi_hop=multi_hop,
+    )
+    digest = hashlib.sha256(json.dumps(plan.to_json(), sort_keys=True).encode()).hexdigest()[:16]
+    return Plan(**{**plan.__dict__, "plan_hash": digest})

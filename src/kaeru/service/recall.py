@@ -1,0 +1,355 @@
+"""`recall`: task-aware retrieval. Compile a plan, run its channels, fuse them (weighted reciprocal
+rank fusion), apply priors and currentness, cut to the token budget."""
+
+from __future__ import annotations
+
+import math
+import secrets as pysecrets
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import timedelta
+from itertools import pairwise
+from typing import Any
+
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
+from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
+from kaeru.domain.text import STOP_WORDS, content_tokens, stem, tokens
+from kaeru.domain.timefmt import fmt
+from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.service import cursors, tasks
+from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
+from kaeru.service.runtime import Runtime
+from kaeru.service.search import resolve_scopes
+from kaeru.service.views import budgeted_views
+from kaeru.storage.base import SearchQuery, Session
+
+SEEDS = 12
+#: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
+TEMPORAL_SEEDS = 8
+RERANK = 60
+TEMPORAL_BEFORE = 2
+TEMPORAL_AFTER = 3
+TEMPORAL_DECAY = 1.0
+CANDIDATES = 100
+CHARS_PER_TOKEN = 4
+WINDOW = 100
+LAYER_BONUS = {Layer.CORE: 1.0, Layer.HOT: 0.7, Layer.WARM: 0.3, Layer.COLD: 0.0, Layer.FROZEN: 0.0}
+
+
+@dataclass
+class RecallOutcome:
+    hits: list[NodeView]
+    total: int
+    coverage: Coverage
+    plan: Plan
+    explain: dict[str, dict[str, float]] | None = None
+    continuation: Continuation | None = None
+    issues: list[Issue] = field(default_factory=list)
+    next_step: dict[str, Any] | None = None
+
+
+def channel_names() -> tuple[str, ...]:
+    return CHANNELS
+
+
+class _Fusion:
+    """Score fusion: each channel adds a weighted, normalised contribution per node.
+
+    Lexical channels contribute their BM25 score divided by the best score of that query (so the
+    best hit of a channel counts its full weight); expansion channels (temporal, graph) propagate a
+    share of their seed's score, so a neighbour never outranks the hit that found it by much.
+    """
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+        self.scores: dict[str, dict[str, float]] = {}
+
+    def put(self, channel: str, node_id: str, value: float) -> None:
+        weight = self.plan.weight(channel)
+        if weight <= 0 or value <= 0:
+            return
+        parts = self.scores.setdefault(node_id, {})
+        parts[channel] = max(parts.get(channel, 0.0), weight * value)
+
+    def add_scored(self, channel: str, rows: list[tuple[str, float]]) -> None:
+        if not rows:
+            return
+        best = rows[0][1] or -1.0
+        for node_id, score in rows:
+            self.put(channel, node_id, score / best if best else 0.0)
+
+    def add_ranked(self, channel: str, ranked: list[str]) -> None:
+        for rank, node_id in enumerate(ranked):
+            self.put(channel, node_id, 1.0 / (1.0 + 0.1 * rank))
+
+    def total(self, node_id: str) -> float:
+        return sum(self.scores.get(node_id, {}).values())
+
+    def ranked(self) -> list[str]:
+        return sorted(self.scores, key=lambda i: -self.total(i))
+
+
+def _lexical(
+    session: Session, scope_ids: list[int], words: list[str], stemmed: bool, window: int
+) -> list[tuple[str, float]]:
+    if not words:
+        return []
+    rows, _, _ = session.search(
+        SearchQuery(
+            initiative_ids=scope_ids,
+            tokens=words,
+            stemmed=stemmed,
+            omit_superseded=False,
+            window=window,
+            count_total=False,
+        )
+    )
+    return [(r.id, r.score) for r in rows]
+
+
+def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) -> list[str]:
+    """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
+    counts: Counter[str] = Counter()
+    for node in nodes:
+        seen = {stem(t) for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2}
+        counts.update(s for s in seen if s not in query_stems and not s.isdigit())
+    return [term for term, n in counts.most_common(limit) if n >= 2]
+
+
+def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozenset()) -> RecallOutcome:
+    """Run one recall; see the `recall` tool description."""
+    query = (args.get("query") or "").strip()
+    limit = int(args.get("limit", 10))
+    if not 1 <= limit <= 50:
+        raise InvalidArgument("limit must be between 1 and 50", field="limit")
+    try:
+        intent = normalise_intent(args.get("task_intent"))
+    except ValueError as exc:
+        raise InvalidArgument(f"unknown task_intent {args.get('task_intent')!r}", field="task_intent") from exc
+    try:
+        role = Role(args.get("role", "coder"))
+        risk = Risk(args.get("risk", "medium"))
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field="role" if "role" in str(exc) else "risk") from exc
+    token_budget = int(args.get("token_budget", 4000))
+    if token_budget <= 0:
+        raise InvalidArgument("token_budget must be greater than zero", field="token_budget")
+    if (args.get("explain") or args.get("multi_hop")) and not query:
+        raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
+    plan = compile_plan(
+        intent=intent,
+        role=role,
+        risk=risk,
+        has_query=bool(query),
+        include_superseded=bool(args.get("include_superseded", False)),
+        multi_hop=bool(args.get("multi_hop", False)),
+        token_budget=token_budget,
+        disabled=disabled,
+    )
+    key = cursors.args_key(args)
+    with rt.store.read() as session:
+        scopes, issues = resolve_scopes(session, args.get("initiatives"))
+        coverage = Coverage(initiatives=[s.name for s in scopes])
+        if not scopes:
+            return RecallOutcome([], 0, coverage, plan, issues=issues)
+        scope_ids = [s.id for s in scopes]
+        secret = session.vault_secret()
+        explain: dict[str, dict[str, float]] | None = None
+        offset = 0
+        list_id: str | None = None
+        if args.get("cursor"):
+            state = cursors.decode(secret, str(args["cursor"]), "recall", key)
+            offset, list_id = state.offset, state.list_id
+            stored = session.load_cursor(list_id) if list_id else None
+            if stored is None:
+                raise CursorInvalid("cursor has expired; repeat the recall without a cursor", field="cursor")
+            ordered = stored
+        else:
+            fusion = _Fusion(plan)
+            pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion)
+            ordered = _rank(session, fusion, pool, plan)
+            if args.get("explain"):
+                explain = {
+                    i: {k: round(v, 6) for k, v in fusion.scores.get(i, {}).items()} for i in ordered[: offset + limit]
+                }
+        page_ids = ordered[offset : offset + limit]
+        nodes = session.nodes_by_ids(page_ids)
+        live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
+        views, truncated = budgeted_views(session, live, max(512, token_budget * CHARS_PER_TOKEN), set(scope_ids))
+        if len(views) < len(live):
+            coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
+            coverage.complete = False
+        if truncated:
+            issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
+        next_offset = offset + len(page_ids) - (len(live) - len(views))
+        continuation = None
+        if next_offset < len(ordered):
+            coverage.complete = False
+            if list_id is None:
+                list_id = pysecrets.token_hex(12)
+                _save(rt, list_id, ordered)
+            token = cursors.encode(secret, cursors.CursorState("recall", list_id, next_offset, key))
+            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
+        coverage.rules_complete = coverage.complete
+        if explain is not None:
+            explain = {v.node.id: explain.get(v.node.id, {}) for v in views}
+    next_step = None
+    if views:
+        next_step = {
+            "tool": "read",
+            "why": "recall shows excerpts; read returns a node in full",
+            "calls": [
+                {"initiative": v.initiatives[0] if v.initiatives else scopes[0].name, "node": {"id": v.node.id}}
+                for v in views
+            ],
+        }
+    return RecallOutcome(views, len(ordered), coverage, plan, explain, continuation, issues, next_step)
+
+
+def _run_channels(
+    session: Session, scope_ids: list[int], first_scope: Any, query: str, plan: Plan, fusion: _Fusion
+) -> dict[str, Node]:
+    words = content_tokens(query)[:64] if query else []
+    stems = list(dict.fromkeys(stem(w) for w in words))
+    if plan.weight("lexical"):
+        fusion.add_scored("lexical", _lexical(session, scope_ids, stems, True, CANDIDATES))
+    if plan.weight("literal"):
+        fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
+    if plan.weight("name") and query:
+        for node in session.live_nodes_named(query, scope_ids):
+            fusion.put("name", node.id, 1.0)
+    if plan.weight("tags") and stems:
+        rows, _, _ = session.search(
+            SearchQuery(
+                initiative_ids=scope_ids,
+                tokens=stems,
+                stemmed=True,
+                fields=("tags",),
+                omit_superseded=False,
+                window=50,
+                count_total=False,
+            )
+        )
+        fusion.add_scored("tags", [(r.id, r.score) for r in rows])
+    if plan.weight("proximity") and len(stems) > 1:
+        _proximity(fusion, session.nodes_by_ids(fusion.ranked()[:RERANK]), stems)
+    seeds = fusion.ranked()[:SEEDS]
+    seed_nodes = session.nodes_by_ids(seeds)
+    seed_score = {i: fusion.total(i) for i in seeds}
+    top = max(seed_score.values(), default=1.0) or 1.0
+    if plan.weight("feedback") and seeds:
+        extra = _feedback_terms([seed_nodes[i] for i in seeds[:6] if i in seed_nodes], set(stems))
+        if extra:
+            fusion.add_scored(
+                "feedback", _lexical(session, scope_ids, list(dict.fromkeys(stems + extra)), True, CANDIDATES // 2)
+            )
+    if plan.weight("temporal") and seeds:
+        for seed in seeds[:TEMPORAL_SEEDS]:
+            found = seed_nodes.get(seed)
+            if found is None:
+                continue
+            node = found
+            around = session.timeline(
+                scope_ids,
+                since=None,
+                until=None,
+                pivot=(node.created_at, node.seq),
+                before=TEMPORAL_BEFORE,
+                after=TEMPORAL_AFTER,
+            )
+            if seed not in around:
+                continue
+            pos = around.index(seed)
+            for j, other in enumerate(around):
+                if other != seed:
+                    fusion.put("temporal", other, seed_score[seed] / top / (1 + abs(j - pos)) ** TEMPORAL_DECAY)
+    if plan.weight("graph") and seeds:
+        for edge in session.live_edges(seeds[:8]):
+            origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
+            if other not in seed_score:
+                fusion.put("graph", other, seed_score[origin] / top * edge.weight)
+    if plan.weight("rules"):
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50)
+        )
+        rules = session.nodes_by_ids([r.id for r in rows])
+        active = [
+            r.id for r in rows if r.id in rules and rules[r.id].properties.get("constraint_state", "active") == "active"
+        ]
+        fusion.add_ranked("rules", active)
+    if plan.weight("slots"):
+        fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
+    if plan.weight("tasks"):
+        cols = tasks.columns(session, first_scope)
+        open_keys = [c["key"] for c in cols if c["key"] != tasks.terminal_key(cols)]
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50)
+        )
+        fusion.add_ranked("tasks", [r.id for r in rows])
+    if not query:
+        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, layers=["core", "hot"], window=50))
+        fusion.add_ranked("layer", [r.id for r in rows])
+        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30))
+        fusion.add_ranked("recency", [r.id for r in rows])
+    return session.nodes_by_ids(list(fusion.scores))
+
+
+def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str]) -> None:
+    """Reward candidates that contain several query words, and query words next to each other."""
+    wanted = set(stems)
+    pairs = {(a, b) for a, b in pairwise(stems)}
+    for node_id in fusion.ranked()[:RERANK]:
+        node = pool.get(node_id)
+        if node is None:
+            continue
+        doc = [stem(t) for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS]
+        coverage = len(wanted & set(doc)) / len(wanted)
+        adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
+        fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)
+
+
+def _rank(session: Session, fusion: _Fusion, pool: dict[str, Node], plan: Plan) -> list[str]:
+    """Final order: fused score × priors, with recency/layer nudges and currentness applied."""
+    ids = [i for i in fusion.scores if i in pool and not pool[i].retracted and pool[i].node_type != NodeType.BOARD]
+    verdicts = session.verdicts_against(ids)
+    by_age = sorted(ids, key=lambda i: -pool[i].seq)
+    recency_rank = {node_id: r for r, node_id in enumerate(by_age)}
+    final: dict[str, float] = {}
+    for node_id in ids:
+        node = pool[node_id]
+        score = fusion.total(node_id)
+        if plan.has_query:
+            recency = plan.weight("recency") * 0.1 / (1 + 0.05 * recency_rank[node_id])
+            layer = plan.weight("layer") * 0.1 * LAYER_BONUS.get(node.layer, 0.0)
+            if recency:
+                fusion.scores[node_id]["recency"] = recency
+            if layer:
+                fusion.scores[node_id]["layer"] = layer
+            score += recency + layer
+        prior = plan.type_priors.get(node.node_type.value, 1.0)
+        for tag in node.tags:
+            prior *= plan.tag_priors.get(tag, 1.0)
+        if prior != 1.0:
+            fusion.scores[node_id]["priors"] = round(math.log(prior), 6)
+        score *= prior
+        currentness, _ = decide(node.node_type, node.status, node.retracted, verdicts.get(node_id, []))
+        if currentness.value != "current":
+            if plan.noncurrent_factor == 0.0:
+                continue
+            score *= plan.noncurrent_factor
+            fusion.scores[node_id]["currentness"] = (
+                round(math.log(plan.noncurrent_factor), 6) if plan.noncurrent_factor != 1.0 else 0.0
+            )
+        final[node_id] = score
+    return sorted(final, key=lambda i: (-final[i], -pool[i].seq))[:WINDOW]
+
+
+def _save(rt: Runtime, list_id: str, items: list[str]) -> None:
+    now = rt.now()
+    with rt.store.write() as session:
+        session.save_cursor(list_id, items, fmt(now))
+        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))
+
+
+__all__ = ["Intent", "RecallOutcome", "channel_names", "recall"]
