@@ -1,0 +1,158 @@
+"""`recall`: plans are deterministic, intents change the ranking, risk and budgets are hard limits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kaeru.errors import KaeruError
+from kaeru.mcp.server import build_server
+from kaeru.service import Service
+
+P = "proj"
+
+
+def note(service: Service, text: str, **extra: Any) -> str:
+    outcome, _ = service.note({"initiative": P, "text": text, **extra})
+    assert outcome.primary is not None
+    return outcome.primary.id
+
+
+def ids(outcome: Any) -> list[str]:
+    return [h.node.id for h in outcome.hits]
+
+
+def recall(service: Service, query: str | None = None, **extra: Any) -> Any:
+    args: dict[str, Any] = {"initiatives": [P], **extra}
+    if query is not None:
+        args["query"] = query
+    return service.recall(args)
+
+
+def test_same_inputs_same_plan_and_same_answer(service: Service) -> None:
+    for i in range(20):
+        note(service, f"connection pool size {i} tuned for the staging database")
+    first = recall(service, "database pool size", task_intent="debug_failure", explain=True)
+    second = recall(service, "database pool size", task_intent="debug_failure", explain=True)
+    assert first.plan.plan_hash == second.plan.plan_hash
+    assert first.plan.to_json() == second.plan.to_json()
+    assert ids(first) == ids(second)
+    other = recall(service, "database pool size", task_intent="explain_decision")
+    assert other.plan.plan_hash != first.plan.plan_hash
+
+
+@pytest.mark.parametrize(
+    ("intent", "favoured"),
+    [("apply_preference", "rule"), ("explain_decision", "decision"), ("debug_failure", "refuted")],
+)
+def test_intent_priors_change_the_ranking(service: Service, intent: str, favoured: str) -> None:
+    """Two equally relevant nodes: without an intent the newer wins; the intent lifts the older one."""
+    text = "the cache layer for the billing service"
+    if favoured == "refuted":
+        claim, _ = service.claim({"initiative": P, "text": text, "initial_status": "refuted"})
+        assert claim.primary is not None
+        older = claim.primary.id
+    else:
+        older = note(service, text, kind=favoured)
+    newer = note(service, text)
+    neutral = recall(service, "cache layer billing service", include_superseded=True)
+    assert ids(neutral)[:2] == [newer, older]
+    steered = recall(service, "cache layer billing service", task_intent=intent, include_superseded=True)
+    assert ids(steered)[:2] == [older, newer]
+    assert steered.plan.intent == intent
+
+
+def test_resume_work_without_a_query_brings_back_work_in_flight(service: Service) -> None:
+    for i in range(15):
+        note(service, f"background note {i}")
+    task, _ = service.task({"initiative": P, "text": "finish the migration runner"})
+    handoff = note(service, "handoff: migration runner half done", options={"slot": "handoff"})
+    answer = recall(service, None, task_intent="resume-work")
+    top = ids(answer)[:3]
+    assert task.primary is not None and task.primary.id in top and handoff in top
+
+
+def test_risk_high_returns_only_current_memory(service: Service) -> None:
+    old = note(service, "the deploy target is the blue cluster")
+    service.evolve(
+        {"initiative": P, "mode": "supersede", "source": old, "new_body": "the deploy target is the green cluster"}
+    )
+    refuted, _ = service.claim(
+        {"initiative": P, "text": "the deploy target cluster is purple", "initial_status": "refuted"}
+    )
+    lenient = recall(service, "deploy target cluster", include_superseded=True)
+    assert old in ids(lenient) and refuted.primary is not None and refuted.primary.id in ids(lenient)
+    strict = recall(service, "deploy target cluster", risk="high")
+    assert strict.hits and all(h.currentness.value == "current" for h in strict.hits)
+    assert {c.name for c in strict.plan.channels}.isdisjoint({"temporal", "graph", "feedback", "tags"})
+    demoted = recall(service, "deploy target cluster")
+    assert ids(demoted)[0] not in (old, refuted.primary.id)
+
+
+def test_token_budget_is_a_hard_cap(service: Service) -> None:
+    for i in range(10):
+        note(service, f"incident {i}: " + "the queue consumer stalled under load " * 30)
+    answer = recall(service, "queue consumer stalled", token_budget=200, limit=10)
+    shown = sum(len(h.body or "") + len(h.node.description or "") for h in answer.hits)
+    assert shown <= max(512, 200 * 4)
+    assert any(o.reason == "budget" for o in answer.coverage.omitted) or len(answer.hits) == 10
+
+
+def test_temporal_neighbours_bring_back_the_reply(service: Service) -> None:
+    for i in range(30):
+        note(service, f"filler turn {i} about lunch plans", occurred_at=f"2024-01-01T10:{i:02d}:00Z")
+    asked = note(service, "Alice: what did you decide about the vacation?", occurred_at="2024-01-02T10:00:00Z")
+    reply = note(service, "Bob: we booked two weeks in Lisbon", occurred_at="2024-01-02T10:00:05Z")
+    with_neighbours = recall(service, "vacation decision")
+    assert ids(with_neighbours)[:2] == [asked, reply]
+    without = service.recall({"initiatives": [P], "query": "vacation decision"}, disabled=frozenset({"temporal"}))
+    assert reply not in ids(without)
+
+
+def test_explain_shows_channel_scores_and_next_step_reads(service: Service) -> None:
+    target = note(service, "the schema migration adds a stemmed index")
+    answer = recall(service, "schema migrations", explain=True)
+    assert answer.explain is not None and "lexical" in answer.explain[target]
+    assert answer.next_step is not None and answer.next_step["tool"] == "read"
+    assert answer.next_step["calls"][0]["node"] == {"id": target}
+
+
+def test_explain_and_multi_hop_need_a_query(service: Service) -> None:
+    for flag in ("explain", "multi_hop"):
+        with pytest.raises(KaeruError) as err:
+            recall(service, None, **{flag: True})
+        assert err.value.code == "invalid_argument" and err.value.field == "query"
+
+
+def test_pages_never_repeat_a_hit(service: Service) -> None:
+    for i in range(40):
+        note(service, f"retry policy variant {i} for the webhook sender")
+    seen: list[str] = []
+    args: dict[str, Any] = {"initiatives": [P], "query": "webhook retry policy", "limit": 7}
+    for _ in range(10):
+        page = service.recall(args)
+        seen.extend(ids(page))
+        if page.continuation is None:
+            break
+        args = page.continuation.next_arguments
+    assert len(seen) == len(set(seen)) and len(seen) >= 40
+
+
+def test_no_hits_leak_from_other_initiatives(service: Service) -> None:
+    note(service, "secret project codename bluebird")
+    service.note({"initiative": "other", "text": "codename bluebird lives here too"})
+    answer = recall(service, "codename bluebird")
+    assert all(h.initiatives == [P] for h in answer.hits)
+
+
+def test_recall_over_mcp_validates_its_schema(service: Service) -> None:
+    from jsonschema import Draft202012Validator
+
+    note(service, "the vault file lives under the user data dir")
+    registry = build_server(service).registry
+    envelope = registry.run("recall", {"initiatives": [P], "query": "where is the vault", "explain": True})
+    assert envelope["state"] == "ok" and envelope["data"]["hits"]
+    assert not list(Draft202012Validator(registry.specs["recall"].output_schema).iter_errors(envelope))
+    rejected = registry.run("recall", {"initiatives": [P], "token_budget": 0})
+    assert rejected["state"] == "rejected" and rejected["issues"][0]["field"] == "token_budget"
