@@ -181,6 +181,99 @@ def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | 
 
 
 @cli.command()
+@click.argument("query", required=False)
+@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to recall from.")
+@click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
+@click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
+@click.option("--limit", default=10, type=int)
+@click.option("--explain", is_flag=True, help="Show each hit's per-channel scores.")
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str | None,
+    initiatives: tuple[str, ...],
+    intent: str | None,
+    risk: str,
+    limit: int,
+    explain: bool,
+) -> None:
+    """Task-aware recall (when you do not know the exact words)."""
+    from kaeru.api.working import recall_envelope
+
+    args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit, "risk": risk}
+    if query:
+        args["query"] = query
+    if intent:
+        args["task_intent"] = intent
+    if explain:
+        args["explain"] = True
+    service = _service(ctx)
+    try:
+        envelope = recall_envelope(service.recall(args))
+    except KaeruError as error:
+        envelope = env.rejected_envelope("recall", env.READ_KIND, error)
+
+    def human(e: dict[str, Any]) -> None:
+        _show_hits(e)
+        plan = e["data"].get("retrieval_plan") or {}
+        if plan:
+            channels = ", ".join(f"{c['name']}={c['weight']}" for c in plan.get("channels", []))
+            click.echo(f"(plan {plan.get('plan_hash')}: {channels})", err=True)
+
+    _emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("-i", "--initiative", required=True)
+@click.option("--task", default=None, help="The task you are working on (adds its scoped rules).")
+@click.option("--budget", default=8000, type=int, help="budget_chars (512..64000).")
+@click.pass_context
+def context(ctx: click.Context, initiative: str, task: str | None, budget: int) -> None:
+    """The re-entry bundle for an initiative: rules first, then slots, layers, tasks, claims, …"""
+    from kaeru.api.working import context_envelope
+
+    args: dict[str, Any] = {"initiative": initiative, "budget_chars": budget}
+    if task:
+        args["task"] = task
+    service = _service(ctx)
+    try:
+        envelope = context_envelope(service.context(args))
+    except KaeruError as error:
+        envelope = env.rejected_envelope("context", env.READ_KIND, error)
+
+    def human(e: dict[str, Any]) -> None:
+        _print_issues(e)
+        for notice in e["data"].get("notices", []):
+            click.echo(f"! {notice}")
+        for section in e["data"]["sections"]:
+            if not section["items"]:
+                continue
+            click.echo(f"== {section['name']} ({section['total']})")
+            for item in section["items"]:
+                body = (item.get("body") or "").replace("\n", " ")[:160]
+                click.echo(f"  {item['name']}: {body}")
+        for omitted in e["coverage"]["omitted"]:
+            click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+
+    _emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("-i", "--initiative", required=True)
+@click.pass_context
+def hygiene(ctx: click.Context, initiative: str) -> None:
+    """Run one hygiene pass now (layer tidying by fixed rules) and print the moves."""
+    service = _service(ctx)
+    try:
+        moves = service.hygiene(initiative)
+    except KaeruError as error:
+        raise click.ClickException(f"{error.code}: {error.message}") from error
+    for move in moves:
+        click.echo(f"{move.name}: {move.before.value} → {move.after.value} ({move.reason})")
+    click.echo(f"{len(moves)} node(s) moved", err=True)
+
+
+@cli.command()
 @click.pass_context
 def tools(ctx: click.Context) -> None:
     """Print `tools/list` (names, descriptions, schemas, annotations) as JSON."""
