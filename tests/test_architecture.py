@@ -17,8 +17,8 @@ ALLOWED: dict[str, set[str]] = {
     "service": {"domain", "storage"},
     "api": {"domain", "service"},
     "export": {"domain", "storage", "service", "api"},
-    "mcp": {"domain", "service", "api", "storage"},
-    "cli": {"domain", "service", "api", "storage", "mcp"},
+    "mcp": {"domain", "service", "api", "storage", "export"},
+    "cli": {"domain", "service", "api", "storage", "mcp", "export"},
 }
 SHARED = {"errors", "config", "__init__"}
 #: Third-party packages only the edge layers may import.

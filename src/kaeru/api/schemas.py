@@ -653,6 +653,32 @@ def recall_input() -> dict[str, Any]:
     }
 
 
+def archive_input() -> dict[str, Any]:
+    return _obj(
+        {
+            "action": _d(
+                {"type": "string", "enum": ["export", "import"]},
+                "export the vault (or some initiatives) to files, or import an amg archive.",
+            ),
+            "format": _d(
+                {"type": "string", "enum": ["markdown", "amg"], "default": "amg"},
+                "amg: the lossless JSON Lines archive (a `.gz` path compresses it); markdown: an Obsidian-friendly "
+                "folder, one page per node (export only).",
+            ),
+            "path": _d(
+                {"type": "string", "minLength": 1},
+                "File (amg) or folder (markdown), relative to the server's export root; paths outside it are refused.",
+            ),
+            "initiatives": _d(
+                {"type": "array", "items": {"type": "string", "minLength": 1}, "minItems": 1, "uniqueItems": True},
+                "export: only these initiatives (default: the whole vault).",
+            ),
+        },
+        ["action", "path"],
+        {},
+    )
+
+
 _NODE_OR_NULL = {"anyOf": [{"$ref": "#/$defs/NodeData"}, {"type": "null"}]}
 _EDGE = {
     "type": "object",
@@ -870,5 +896,6 @@ def input_for(operation: str) -> dict[str, Any]:
         "timeline": timeline_input,
         "reflect": reflect_input,
         "recall": recall_input,
+        "archive": archive_input,
     }
     return builders[operation]()

@@ -273,6 +273,128 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
     click.echo(f"{len(moves)} node(s) moved", err=True)
 
 
+def _progress_bar() -> Any:
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    return Progress(SpinnerColumn(), TextColumn("{task.description}"), transient=True)
+
+
+def _open_location(location: str) -> Any:
+    """A store from a `postgresql://` URL or a vault directory (SQLite)."""
+    from pathlib import Path
+
+    if location.startswith(("postgresql://", "postgres://")):
+        return open_store(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
+    if location.startswith("sqlite://"):
+        location = location[len("sqlite://") :]
+    path = Path(location).expanduser()
+    if path.suffix in (".sqlite3", ".db"):
+        path = path.parent
+    return open_store(Settings.from_env({"KAERU_VAULT": str(path)}))
+
+
+@cli.command("export")
+@click.argument("path")
+@click.option("--format", "fmt", default="amg", type=click.Choice(["amg", "markdown"]))
+@click.option("-i", "--initiative", "initiatives", multiple=True, help="Only these initiatives.")
+@click.pass_context
+def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, ...]) -> None:
+    """Export the vault (amg archive or markdown folder) to PATH."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from kaeru.export import archive
+
+    settings: Settings = ctx.obj["settings"]
+    target = Path(path).expanduser().resolve()
+    local = replace(settings, export_root=target.parent)
+    args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
+    if initiatives:
+        args["initiatives"] = list(initiatives)
+    with _progress_bar() as bar:
+        task = bar.add_task("reading the vault", total=None)
+        outcome = archive.export(
+            _service(ctx).store, local, args, lambda stage, n: bar.update(task, description=f"{stage}: {n}")
+        )
+    envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
+
+    def human(e: dict[str, Any]) -> None:
+        for art in e["data"]["artifacts"]:
+            click.echo(
+                f"wrote {art['path']} ({art['format']}, {art['bytes']} bytes, {art['nodes']} nodes, "
+                f"{art['edges']} edges, sha256 {art['sha256'][:16]}…)"
+            )
+
+    _emit(ctx, envelope, human)
+
+
+@cli.command("import")
+@click.argument("path")
+@click.pass_context
+def import_cmd(ctx: click.Context, path: str) -> None:
+    """Import an amg archive into the vault (records already present are skipped)."""
+    from dataclasses import replace
+    from pathlib import Path
+
+    from kaeru.export import archive
+
+    settings: Settings = ctx.obj["settings"]
+    source = Path(path).expanduser().resolve()
+    try:
+        with _progress_bar() as bar:
+            task = bar.add_task("importing", total=None)
+            outcome = archive.import_(
+                _service(ctx).store,
+                replace(settings, export_root=source.parent),
+                {"action": "import", "path": str(source)},
+                lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+            )
+        envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
+    except KaeruError as error:
+        envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
+
+    def human(e: dict[str, Any]) -> None:
+        _print_issues(e)
+        click.echo(", ".join(f"{c['field'].split('.', 1)[1]}={c['after']}" for c in e["data"]["changes"]))
+
+    _emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("--from", "source", required=True, help="Source vault: a directory (SQLite) or postgresql:// URL.")
+@click.option("--to", "target", required=True, help="Target vault: a directory (SQLite) or postgresql:// URL.")
+@click.option("--force", is_flag=True, help="Copy into a target that already holds memory.")
+def copy(source: str, target: str, force: bool) -> None:
+    """Copy a whole vault between backends, then verify counts and a content digest."""
+    from kaeru.export import archive
+
+    src, dst = _open_location(source), _open_location(target)
+    try:
+        with dst.read() as session:
+            if session.all_initiatives() and not force:
+                raise click.ClickException("the target vault is not empty (use --force to merge into it)")
+        with _progress_bar() as bar:
+            task = bar.add_task("copying", total=None)
+            report, digest = archive.copy(src, dst, lambda stage, n: bar.update(task, description=f"{stage}: {n}"))
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    finally:
+        src.close()
+        dst.close()
+    click.echo(
+        f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
+        f"{report.slot_revisions} slot revisions, {report.audit} audit records; verified digest {digest[:16]}…"
+    )
+
+
+@cli.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Apply pending schema migrations to the vault (both backends) and report its state."""
+    store = _service(ctx).store
+    click.echo(json.dumps(store.describe(), indent=2))
+
+
 @cli.command()
 @click.pass_context
 def tools(ctx: click.Context) -> None:

@@ -11,7 +11,7 @@ from mcp.server.lowlevel import Server
 
 from kaeru import __version__
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.tools import admin, capture, evolve, history, read, revise, working
+from kaeru.mcp.tools import admin, archive, capture, evolve, history, read, revise, working
 from kaeru.service import Service
 
 INSTRUCTIONS = """kaeru is your persistent memory of record, shared across sessions, agents and machines.
@@ -51,7 +51,7 @@ class KaeruServer:
 def build_server(service: Service) -> KaeruServer:
     """A low-level MCP server exposing the registered tools with their exact JSON Schemas."""
     registry = ToolRegistry(service)
-    for family in (working, read, history, capture, revise, evolve, admin):
+    for family in (working, read, history, capture, revise, evolve, admin, archive):
         family.register(registry)
 
     async def list_tools(

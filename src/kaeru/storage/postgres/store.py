@@ -209,6 +209,12 @@ def _initiative(row: Sequence[Any]) -> Initiative:
 
 def _translate(exc: Exception) -> KaeruError:
     """Driver errors as the project's errors: transient ones retryable, the rest internal."""
+    if isinstance(exc, psycopg.errors.ProgramLimitExceeded):
+        # SQLSTATE class 54 is an OperationalError in psycopg, but retrying cannot help. In practice:
+        # a text whose distinct words overflow a tsvector (1 MB), which SQLite's FTS5 would accept.
+        return InvalidArgument(
+            f"the text is too large for PostgreSQL's full-text index ({exc}); split it into several notes"
+        )
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         # Connection loss, pool exhaustion, lock timeout, deadlock, serialisation failure, shutdown.
         return Unavailable(f"the database is unavailable or busy ({type(exc).__name__}: {exc}); retry shortly")

@@ -785,6 +785,89 @@ class SqliteSession:
             omitted = int(gone[0]) if gone else 0
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
 
+    # --- export / import -----------------------------------------------------------------------
+    def _scope_clause(self, initiative_ids: Sequence[int] | None, column: str) -> tuple[str, list[Any]]:
+        if initiative_ids is None:
+            return "1 = 1", []
+        return f"{column} IN ({_marks(len(initiative_ids))})", list(initiative_ids)
+
+    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        cols = ", ".join("r." + c.strip() for c in _NODE_COLS.split(","))
+        if initiative_ids is None:
+            where, params = "1 = 1", []
+        else:
+            where = (
+                "EXISTS (SELECT 1 FROM node_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
+                f"AND j.value IN ({_marks(len(initiative_ids))}))"
+            )
+            params = list(initiative_ids)
+        sql = (
+            f"SELECT r.node_seq, n.id, {cols}, r.request_id, r.actor FROM nodes n "
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.created_at, n.id, r.rev_no"
+        )
+        for row in self._c.execute(sql, params):
+            yield RevisionEntry(_node(row[0], row[1], row[2:-2]), row[-2], row[-1])
+
+    def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
+        sql = (
+            "SELECT src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted "
+            "FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"
+        )
+        for row in self._c.execute(sql):
+            edge = _edge(row)
+            if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):
+                yield edge
+
+    def export_slots(self, initiative_ids: Sequence[int] | None) -> Iterator[SlotState]:
+        where, params = self._scope_clause(initiative_ids, "initiative_id")
+        for row in self._c.execute(
+            "SELECT initiative_id, slot, node_id, rev_no, revision, updated_at FROM slot_revisions "
+            f"WHERE {where} ORDER BY initiative_id, slot, rev_no",
+            params,
+        ):
+            yield SlotState(*row)
+
+    def export_audit(self, initiative_ids: Sequence[int] | None) -> Iterator[AuditRecord]:
+        where, params = self._scope_clause(initiative_ids, "initiative_id")
+        for row in self._c.execute(
+            f"SELECT seq, at, operation, actor, request_id, initiative_id, affected, changes FROM audit WHERE {where} "
+            "ORDER BY seq",
+            params,
+        ):
+            yield self._audit(row)
+
+    def restore_initiative(
+        self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
+    ) -> Initiative:
+        existing = self.initiative_by_name(name)
+        if existing is not None:
+            return existing
+        row = self._one(
+            "INSERT INTO initiatives (name, created_at, last_activity, properties) VALUES (?, ?, ?, ?) "
+            "RETURNING id, name, created_at, last_activity, properties",
+            (name, created_at, last_activity, json.dumps(properties, sort_keys=True)),
+        )
+        assert row is not None
+        return self._initiative(row)
+
+    def has_revision(self, node_id: str, rev_no: int) -> bool:
+        return (
+            self._one(
+                "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?",
+                (node_id, rev_no),
+            )
+            is not None
+        )
+
+    def has_edge_revision(self, src: str, dst: str, edge_type: str, rev_no: int) -> bool:
+        return (
+            self._one(
+                "SELECT 1 FROM edge_revisions WHERE src = ? AND dst = ? AND edge_type = ? AND rev_no = ?",
+                (src, dst, edge_type, rev_no),
+            )
+            is not None
+        )
+
     # --- cursors ----------------------------------------------------------------------------
     def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
         self._c.execute(

@@ -1,0 +1,134 @@
+"""Archives: amg is lossless (export → import → export is byte-identical), imports are idempotent,
+markdown is deterministic, paths stay inside the export root, and vaults copy across backends."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaeru.export import archive
+from kaeru.mcp.server import build_server
+from kaeru.service import Service
+from kaeru.storage.factory import open_store
+from tests.backends import VaultSpec, drop_vault, new_vault
+
+
+def _populate(service: Service) -> None:
+    run = build_server(service).registry.run
+    a = run("note", {"initiative": "alpha", "text": "the vault uses WAL", "tags": ["storage"]})["data"]["primary"]["id"]
+    b = run(
+        "note",
+        {
+            "initiative": "alpha",
+            "text": "stdio servers share one file",
+            "link_to": a,
+            "edge_type": "causal",
+            "weight": 0.9,
+            "options": {"slot": "handoff"},
+        },
+    )["data"]["primary"]["id"]
+    run(
+        "claim",
+        {
+            "initiative": "alpha",
+            "text": "WAL scales to 8 writers",
+            "evidence": {"method": "soak test"},
+            "initial_status": "supported",
+        },
+    )
+    run("evolve", {"initiative": "alpha", "mode": "supersede", "source": a, "new_body": "the vault uses WAL2"})
+    run("revise", {"initiative": "alpha", "node": b, "patch": {"description": "why one file works"}})
+    run("note", {"initiative": "beta", "text": "an unrelated project note"})
+    gone = run("note", {"initiative": "beta", "text": "to be forgotten"})["data"]["primary"]["id"]
+    run("forget", {"initiative": "beta", "node": gone, "reason": "test"})
+    run("initiative", {"initiative": "alpha", "action": "set_board", "columns": [{"key": "open"}, {"key": "done"}]})
+
+
+def _settings(vault: VaultSpec, root: Path) -> Any:
+    return replace(vault.settings(), export_root=root)
+
+
+def test_amg_round_trip_is_byte_identical(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    _populate(service)
+    root = tmp_path / "exports"
+    first = archive.export(service.store, _settings(vault, root), {"path": "one.amg"})
+    other = new_vault(vault.backend, tmp_path)
+    store = open_store(other.settings())
+    try:
+        imported = archive.import_(store, _settings(other, root), {"path": "one.amg"})
+        assert imported.state == "applied"
+        again = archive.import_(store, _settings(other, root), {"path": "one.amg"})
+        assert again.state == "unchanged", "importing the same archive twice changes nothing"
+        second = archive.export(store, _settings(other, root), {"path": "two.amg"})
+    finally:
+        store.close()
+        drop_vault(other)
+    assert (root / "one.amg").read_bytes() == (root / "two.amg").read_bytes()
+    assert first.artifacts[0]["sha256"] == second.artifacts[0]["sha256"]
+    assert first.artifacts[0]["nodes"] >= 7 and first.artifacts[0]["edges"] >= 3
+
+
+def test_an_imported_vault_answers_like_the_original(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    _populate(service)
+    root = tmp_path / "exports"
+    archive.export(service.store, _settings(vault, root), {"path": "v.amg.gz"})
+    other = new_vault(vault.backend, tmp_path)
+    store = open_store(other.settings())
+    try:
+        archive.import_(store, _settings(other, root), {"path": "v.amg.gz"})
+        copy = Service(store, other.settings())
+        for args in (
+            {"initiatives": ["alpha"], "text": "vault WAL"},
+            {"initiatives": ["alpha", "beta"], "text": "note"},
+        ):
+            assert [h.node.id for h in copy.search(args).hits] == [h.node.id for h in service.search(args).hits]
+        state = build_server(copy).registry.run("current_state", {"initiative": "alpha", "slot": "handoff"})
+        assert state["data"]["status"] == "current"
+    finally:
+        store.close()
+        drop_vault(other)
+
+
+def test_markdown_export_is_deterministic_and_keeps_weights(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    _populate(service)
+    root = tmp_path / "exports"
+    archive.export(service.store, _settings(vault, root), {"path": "md1", "format": "markdown"})
+    archive.export(service.store, _settings(vault, root), {"path": "md2", "format": "markdown"})
+    files1 = {p.relative_to(root / "md1"): p.read_bytes() for p in (root / "md1").rglob("*.md")}
+    files2 = {p.relative_to(root / "md2"): p.read_bytes() for p in (root / "md2").rglob("*.md")}
+    assert files1 == files2
+    assert {Path("README.md"), Path("INDEX.md"), Path("LOG.md")} <= set(files1)
+    pages = "\n".join(v.decode() for k, v in files1.items() if k.parts[0] in ("operational", "archival"))
+    assert "causal (0.9) → [[" in pages and "supersedes (1) → [[" in pages
+    assert "to be forgotten" not in pages
+
+
+def test_export_paths_stay_inside_the_root(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    from kaeru.errors import PathNotAllowed
+
+    for path in ("../escape.amg", "/etc/kaeru.amg", "a/../../b.amg"):
+        with pytest.raises(PathNotAllowed):
+            archive.export(service.store, _settings(vault, tmp_path / "exports"), {"path": path})
+
+
+def test_copy_to_the_other_backend_and_back(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    from tests.backends import postgres_admin_url
+
+    if not postgres_admin_url():
+        pytest.skip("copying across backends needs PostgreSQL (KAERU_TEST_DATABASE_URL)")
+    _populate(service)
+    other_backend = "postgres" if vault.backend == "sqlite" else "sqlite"
+    middle, back = new_vault(other_backend, tmp_path), new_vault(vault.backend, tmp_path)
+    stores = [open_store(middle.settings()), open_store(back.settings())]
+    try:
+        _, digest_one = archive.copy(service.store, stores[0])
+        _, digest_two = archive.copy(stores[0], stores[1])
+        assert digest_one == digest_two == archive.content_digest(service.store)[1]
+    finally:
+        for store in stores:
+            store.close()
+        drop_vault(middle)
+        drop_vault(back)
