@@ -18,7 +18,8 @@ ALLOWED: dict[str, set[str]] = {
     "api": {"domain", "service"},
     "export": {"domain", "storage", "service", "api"},
     "mcp": {"domain", "service", "api", "storage", "export"},
-    "cli": {"domain", "service", "api", "storage", "mcp", "export"},
+    "cli": {"domain", "service", "api", "storage", "mcp", "export", "semantic"},
+    "semantic": {"service"},
 }
 SHARED = {"errors", "config", "__init__"}
 #: Third-party packages only the edge layers may import.

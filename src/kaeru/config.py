@@ -33,6 +33,8 @@ class Settings:
     export_root: Path | None = None
     #: Automatic, reversible layer tidying before `context` (opt-in: KAERU_HYGIENE=1).
     hygiene: bool = False
+    #: The optional semantic channel (KAERU_SEMANTIC=1 and the `[semantic]` extra installed).
+    semantic: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -61,6 +63,7 @@ class Settings:
             busy_timeout_ms=int(env.get("KAERU_BUSY_TIMEOUT_MS", "30000")),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
             hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
+            semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.validate()

@@ -20,7 +20,9 @@ from kaeru.storage.factory import open_store
 def _service(ctx: click.Context) -> Service:
     settings: Settings = ctx.obj["settings"]
     if "service" not in ctx.obj:
-        ctx.obj["service"] = Service(open_store(settings), settings)
+        from kaeru.semantic import open_embedder
+
+        ctx.obj["service"] = Service(open_store(settings), settings, embedder=open_embedder(settings))
     service: Service = ctx.obj["service"]
     return service
 
@@ -385,6 +387,21 @@ def copy(source: str, target: str, force: bool) -> None:
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
         f"{report.slot_revisions} slot revisions, {report.audit} audit records; verified digest {digest[:16]}…"
     )
+
+
+@cli.command()
+@click.pass_context
+def reindex(ctx: click.Context) -> None:
+    """Compute the semantic channel's vectors for every node that lacks a current one."""
+    service = _service(ctx)
+    if service.rt.embedder is None:
+        raise click.ClickException(
+            "semantic recall is off: pip install 'kaeru-memory[semantic]' and set KAERU_SEMANTIC=1"
+        )
+    with _progress_bar() as bar:
+        task = bar.add_task("embedding", total=None)
+        written = service.reindex(lambda done, seq: bar.update(task, description=f"embedded {done} (at node #{seq})"))
+    click.echo(f"{written} vector(s) written")
 
 
 @cli.command()

@@ -28,6 +28,7 @@ from kaeru.service import (
     tasks,
     timeline,
 )
+from kaeru.service.embedding import Embedder
 from kaeru.service.mutation import WriteContext, run_mutation
 from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
@@ -44,8 +45,10 @@ class Service:
         *,
         clock: Callable[[], datetime] = system_clock,
         entropy: Callable[[int], bytes] | None = None,
+        embedder: Embedder | None = None,
     ):
         self.rt = Runtime(store, settings, clock) if entropy is None else Runtime(store, settings, clock, entropy)
+        self.rt.embedder = embedder
         self._purged_at: datetime | None = None
 
     @property
@@ -61,7 +64,7 @@ class Service:
         create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
         self._maybe_purge()
-        return run_mutation(
+        outcome, replayed = run_mutation(
             self.rt,
             operation=operation,
             initiative=args.get("initiative"),
@@ -71,6 +74,10 @@ class Service:
             body=lambda ctx: body(ctx, args),
             create=create,
         )
+        if self.rt.embedder is not None and not replayed and outcome.state in ("applied", "partial"):
+            # After the commit, in its own short write: a slow model never holds the write lock.
+            recall.embed_nodes(self.rt, [ref.id for ref in (*outcome.created, *outcome.affected)])
+        return outcome, replayed
 
     def _maybe_purge(self) -> None:
         """Drop replay keys older than the retention, at most once an hour per process."""
@@ -160,3 +167,7 @@ class Service:
 
     def recall_channels(self) -> tuple[str, ...]:
         return recall.channel_names()
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
+        """Compute missing or stale vectors for the semantic channel; returns how many were written."""
+        return recall.reindex(self.rt, progress, batch)

@@ -14,10 +14,11 @@ from typing import Any
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
-from kaeru.domain.text import STOP_WORDS, content_tokens, stem, tokens
+from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, stem, tokens
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid, InvalidArgument
 from kaeru.service import cursors, tasks
+from kaeru.service.embedding import Embedder, pack, text_digest, text_of
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
@@ -138,6 +139,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
     if (args.get("explain") or args.get("multi_hop")) and not query:
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
     plan = compile_plan(
+        semantic_available=rt.embedder is not None,
         intent=intent,
         role=role,
         risk=risk,
@@ -167,6 +169,8 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             ordered = stored
         else:
             fusion = _Fusion(plan)
+            if plan.weight("semantic") and rt.embedder is not None:
+                _semantic(session, scope_ids, query, fusion, rt.embedder)
             pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion)
             ordered = _rank(session, fusion, pool, plan)
             if args.get("explain"):
@@ -205,6 +209,72 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             ],
         }
     return RecallOutcome(views, len(ordered), coverage, plan, explain, continuation, issues, next_step)
+
+
+def _semantic(session: Session, scope_ids: list[int], query: str, fusion: _Fusion, embedder: Embedder) -> None:
+    """Cosine similarity between the query and every stored vector in scope (brute force: vaults are small)."""
+    import numpy as np
+
+    stored = session.vectors(scope_ids, embedder.model_id)
+    if not stored:
+        return
+    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4").reshape(len(stored), -1)
+    query_vector = np.asarray(embedder.embed([query])[0], dtype="<f4")
+    sims = matrix @ query_vector
+    top = np.argsort(-sims)[:CANDIDATES]
+    rows = [(stored[i][0], float(sims[i])) for i in top if sims[i] > 0]
+    if rows:
+        best = rows[0][1]
+        for node_id, sim in rows:
+            fusion.put("semantic", node_id, sim / best)
+
+
+def embed_nodes(rt: Runtime, node_ids: list[str]) -> None:
+    """Embed freshly written nodes (write-time indexing when the semantic channel is on)."""
+    embedder = rt.embedder
+    if embedder is None or not node_ids:
+        return
+    with rt.store.read() as session:
+        nodes = [n for n in session.nodes_by_ids(node_ids).values() if not n.retracted]
+    todo = [(n.id, text_of(n.name if indexed_name(n) else "", n.description, n.body)) for n in nodes]
+    todo = [(i, t) for i, t in todo if t.strip()]
+    if not todo:
+        return
+    vectors = embedder.embed([t for _, t in todo])
+    with rt.store.write() as session:
+        for (node_id, text), vector in zip(todo, vectors, strict=True):
+            session.put_vector(node_id, embedder.model_id, text_digest(text), pack(vector))
+
+
+def reindex(rt: Runtime, progress: Any = None, batch: int = 256) -> int:
+    """Embed every live node whose vector is missing or computed from older text."""
+    embedder = rt.embedder
+    if embedder is None:
+        raise InvalidArgument("semantic recall is off: install kaeru-memory[semantic] and set KAERU_SEMANTIC=1")
+    with rt.store.read() as session:
+        known = session.vector_digests(embedder.model_id)
+    written = 0
+    after = 0
+    while True:
+        with rt.store.read() as session:
+            nodes = session.live_node_batch(after, batch)
+        if not nodes:
+            return written
+        after = nodes[-1].seq
+        todo = []
+        for node in nodes:
+            text = text_of(node.name if indexed_name(node) else "", node.description, node.body)
+            digest = text_digest(text)
+            if text.strip() and known.get(node.id) != digest:
+                todo.append((node.id, digest, text))
+        if todo:
+            vectors = embedder.embed([t for _, _, t in todo])
+            with rt.store.write() as session:
+                for (node_id, digest, _), vector in zip(todo, vectors, strict=True):
+                    session.put_vector(node_id, embedder.model_id, digest, pack(vector))
+            written += len(todo)
+        if progress is not None:
+            progress(written, after)
 
 
 def _run_channels(

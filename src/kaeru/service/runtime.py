@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from kaeru.config import Settings
 from kaeru.domain.ids import uuid7
+from kaeru.service.embedding import Embedder
 from kaeru.storage.base import Store
 
 
@@ -25,6 +26,8 @@ class Runtime:
     settings: Settings
     clock: Callable[[], datetime] = system_clock
     entropy: Callable[[int], bytes] = field(default=os.urandom)
+    #: The optional semantic channel's embedder (None: recall is purely lexical).
+    embedder: Embedder | None = None
 
     def now(self) -> datetime:
         return self.clock()

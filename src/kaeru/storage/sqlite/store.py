@@ -868,6 +868,33 @@ class SqliteSession:
             is not None
         )
 
+    # --- vectors ---------------------------------------------------------------------------------
+    def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
+        self._c.execute(
+            "INSERT OR REPLACE INTO node_vectors (node_id, model, text_sha, vector) VALUES (?, ?, ?, ?)",
+            (node_id, model, text_sha, vector),
+        )
+
+    def vectors(self, initiative_ids: Sequence[int], model: str) -> list[tuple[str, bytes]]:
+        scope, params = self._scope(initiative_ids)
+        rows = self._rows(
+            f"SELECT v.node_id, v.vector FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
+            f"WHERE v.model = ? AND n.retracted = 0 AND {scope}",
+            [model, *params],
+        )
+        return [(r[0], bytes(r[1])) for r in rows]
+
+    def vector_digests(self, model: str) -> dict[str, str]:
+        return dict(self._rows("SELECT node_id, text_sha FROM node_vectors WHERE model = ?", (model,)))
+
+    def live_node_batch(self, after_seq: int, limit: int) -> list[Node]:
+        rows = self._rows(
+            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq > ? AND retracted = 0 AND node_type <> 'audit_event' "
+            f"ORDER BY seq LIMIT {int(limit)}",
+            (after_seq,),
+        )
+        return [_node(r[0], r[1], r[2:]) for r in rows]
+
     # --- cursors ----------------------------------------------------------------------------
     def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
         self._c.execute(

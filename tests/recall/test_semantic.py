@@ -1,0 +1,94 @@
+"""The optional semantic channel: vectors are stored, refreshed by reindex, and used by recall.
+
+A small deterministic embedder (a concept table) stands in for a model in the regular suite; the
+real packaged MiniLM model is exercised only when the `[semantic]` extra is installed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pytest
+
+from kaeru.domain.text import tokens
+from kaeru.service import Service
+from kaeru.storage.base import Store
+from tests.backends import VaultSpec
+
+CONCEPTS = {"car": 0, "automobile": 0, "vehicle": 0, "holiday": 1, "vacation": 1, "trip": 1, "database": 2}
+
+
+class ConceptEmbedder:
+    """Maps words to a few concept axes, so synonyms are close and unrelated words are not."""
+
+    model_id = "test-concepts"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        self.calls += 1
+        out = []
+        for text in texts:
+            vector = [0.0, 0.0, 0.0, 0.01]
+            for token in tokens(text):
+                if token in CONCEPTS:
+                    vector[CONCEPTS[token]] += 1.0
+            norm = math.sqrt(sum(v * v for v in vector))
+            out.append([v / norm for v in vector])
+        return out
+
+
+@pytest.fixture
+def semantic(store: Store, vault: VaultSpec) -> Service:
+    return Service(store, vault.settings(), embedder=ConceptEmbedder())
+
+
+def test_recall_finds_meaning_without_shared_words(semantic: Service) -> None:
+    target, _ = semantic.note({"initiative": "s", "text": "we rented an automobile in Porto"})
+    for i in range(10):
+        semantic.note({"initiative": "s", "text": f"database migration step {i}"})
+    assert target.primary is not None
+    found = semantic.recall({"initiatives": ["s"], "query": "which car did we drive"})
+    assert found.hits and found.hits[0].node.id == target.primary.id
+    assert "semantic" in {c.name for c in found.plan.channels}
+    lexical = semantic.recall(
+        {"initiatives": ["s"], "query": "which car did we drive"}, disabled=frozenset({"semantic"})
+    )
+    assert target.primary.id not in [h.node.id for h in lexical.hits]
+
+
+def test_reindex_fills_missing_and_stale_vectors(store: Store, vault: VaultSpec) -> None:
+    plain = Service(store, vault.settings())
+    made, _ = plain.note({"initiative": "s", "text": "a long holiday by the sea"})
+    assert made.primary is not None
+    embedder = ConceptEmbedder()
+    semantic = Service(store, vault.settings(), embedder=embedder)
+    assert semantic.reindex() == 1
+    assert semantic.reindex() == 0, "nothing is stale any more"
+    plain.revise({"initiative": "s", "node": made.primary.id, "patch": {"body": "a vacation in the mountains"}})
+    assert semantic.reindex() == 1, "a changed text makes its vector stale"
+    found = semantic.recall({"initiatives": ["s"], "query": "trip"})
+    assert [h.node.id for h in found.hits] == [made.primary.id]
+
+
+def test_without_an_embedder_recall_is_lexical_and_loads_nothing(service: Service) -> None:
+    service.note({"initiative": "s", "text": "the database is PostgreSQL"})
+    answer = service.recall({"initiatives": ["s"], "query": "database"})
+    assert "semantic" not in {c.name for c in answer.plan.channels}
+    assert answer.hits
+
+
+@pytest.mark.slow
+def test_the_packaged_model_embeds_offline(store: Store, vault: VaultSpec) -> None:
+    from kaeru import semantic
+
+    if not semantic.available():
+        pytest.skip("the [semantic] extra is not installed")
+    service = Service(store, vault.settings(), embedder=semantic.MiniLMEmbedder())
+    made, _ = service.note({"initiative": "s", "text": "We adopted a puppy from the shelter last spring"})
+    service.note({"initiative": "s", "text": "The build uses ruff and mypy in strict mode"})
+    assert made.primary is not None
+    found = service.recall({"initiatives": ["s"], "query": "getting a new dog"})
+    assert found.hits[0].node.id == made.primary.id
