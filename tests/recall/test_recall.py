@@ -85,7 +85,7 @@ def test_risk_high_returns_only_current_memory(service: Service) -> None:
     assert old in ids(lenient) and refuted.primary is not None and refuted.primary.id in ids(lenient)
     strict = recall(service, "deploy target cluster", risk="high")
     assert strict.hits and all(h.currentness.value == "current" for h in strict.hits)
-    assert {c.name for c in strict.plan.channels}.isdisjoint({"temporal", "graph", "feedback", "tags"})
+    assert {c.name for c in strict.plan.channels}.isdisjoint({"temporal", "graph", "feedback", "semantic"})
     demoted = recall(service, "deploy target cluster")
     assert ids(demoted)[0] not in (old, refuted.primary.id)
 

@@ -37,7 +37,6 @@ CHANNELS = (
     "literal",
     "proximity",
     "name",
-    "tags",
     "temporal",
     "graph",
     "feedback",
@@ -51,7 +50,7 @@ CHANNELS = (
     "currentness",
 )
 #: Channels that only widen recall around strong hits; `risk: high` never falls back to them.
-WEAK = frozenset({"temporal", "graph", "feedback", "semantic", "tags"})
+WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
 
 
 @dataclass(frozen=True)
@@ -154,12 +153,15 @@ def compile_plan(
     history = intent == Intent.EXPLORE_HISTORY
     resume = intent == Intent.RESUME_WORK
     if has_query:
-        use("lexical", 1.0, "query words, stemmed (BM25, name weighted highest)")
-        use("literal", 0.5, "exact query words")
+        use(
+            "lexical",
+            1.0,
+            "query words, stemmed, in name, description, body and tags/topics (BM25, name weighted highest)",
+        )
+        use("literal", 0.25, "exact query words")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")
-        use("tags", 0.1, "tags and topics that match the query words")
-        use("temporal", 0.7 if not history else 0.9, "what was recorded just before and after strong hits")
+        use("temporal", 1.0, "what was recorded just before and after strong hits")
         use("graph", 0.35, "nodes linked to strong hits, by edge weight")
         if multi_hop:
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")

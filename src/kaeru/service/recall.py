@@ -289,19 +289,6 @@ def _run_channels(
     if plan.weight("name") and query:
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
-    if plan.weight("tags") and stems:
-        rows, _, _ = session.search(
-            SearchQuery(
-                initiative_ids=scope_ids,
-                tokens=stems,
-                stemmed=True,
-                fields=("tags",),
-                omit_superseded=False,
-                window=50,
-                count_total=False,
-            )
-        )
-        fusion.add_scored("tags", [(r.id, r.score) for r in rows])
     if plan.weight("proximity") and len(stems) > 1:
         _proximity(fusion, session.nodes_by_ids(fusion.ranked()[:RERANK]), stems)
     seeds = fusion.ranked()[:SEEDS]

@@ -22,7 +22,7 @@ import os
 import secrets
 import string
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -915,6 +915,117 @@ class PostgresSession:
             omitted = int(counts[1])
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
 
+    # --- export / import -----------------------------------------------------------------------
+    def _stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[tuple[Any, ...]]:
+        """Rows of a server-side cursor, fetched in batches: an export never holds a vault in memory."""
+        try:
+            with self._c.cursor(name=f"kaeru_export_{secrets.token_hex(4)}") as cur:
+                cur.itersize = 500
+                cur.execute(sql, params)  # type: ignore[arg-type]
+                yield from cur
+        except (psycopg.Error, UnicodeEncodeError) as exc:
+            raise _translate(exc) from exc
+
+    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        where = "TRUE"
+        params: dict[str, Any] = {}
+        if initiative_ids is not None:
+            # Every node that ever belonged to one of these initiatives, with its whole history.
+            where = "EXISTS (SELECT 1 FROM node_revisions x WHERE x.node_seq = n.seq AND x.initiatives && %(ids)s::bigint[])"
+            params["ids"] = list(initiative_ids)
+        for row in self._stream(
+            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor FROM nodes n "
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.created_at, n.id, r.rev_no",
+            params,
+        ):
+            yield RevisionEntry(_node(row[:-2]), row[-2], row[-1])
+
+    def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
+        for row in self._stream(f"SELECT {_EDGE_COLS} FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"):
+            edge = _edge(row)
+            if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):
+                yield edge
+
+    @staticmethod
+    def _in_scope(initiative_ids: Sequence[int] | None) -> tuple[str, dict[str, Any]]:
+        if initiative_ids is None:
+            return "TRUE", {}
+        return "initiative_id = ANY(%(ids)s::bigint[])", {"ids": list(initiative_ids)}
+
+    def export_slots(self, initiative_ids: Sequence[int] | None) -> Iterator[SlotState]:
+        where, params = self._in_scope(initiative_ids)
+        for row in self._stream(
+            f"SELECT {self._SLOT_COLS} FROM slot_revisions WHERE {where} ORDER BY initiative_id, slot, rev_no", params
+        ):
+            yield SlotState(int(row[0]), *row[1:])
+
+    def export_audit(self, initiative_ids: Sequence[int] | None) -> Iterator[AuditRecord]:
+        where, params = self._in_scope(initiative_ids)
+        for row in self._stream(f"SELECT {self._AUDIT_COLS} FROM audit WHERE {where} ORDER BY seq", params):
+            yield self._audit(row)
+
+    def restore_initiative(
+        self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
+    ) -> Initiative:
+        existing = self.initiative_by_name(name)
+        if existing is not None:
+            return existing
+        row = self._one(
+            "INSERT INTO initiatives (name, created_at, last_activity, properties) VALUES (%s, %s, %s, %s) "
+            f"ON CONFLICT (name) DO NOTHING RETURNING {_INITIATIVE_COLS}",
+            (name, created_at, last_activity, json.dumps(properties, sort_keys=True)),
+        )
+        if row is None:  # a concurrent creator committed it first: the same initiative
+            row = self._one(f"SELECT {_INITIATIVE_COLS} FROM initiatives WHERE name = %s", (name,))
+        if row is None:
+            raise Unavailable(f"initiative {name!r} was created and removed concurrently; retry")
+        return _initiative(row)
+
+    def has_revision(self, node_id: str, rev_no: int) -> bool:
+        return (
+            self._one(
+                "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = %s AND r.rev_no = %s",
+                (node_id, rev_no),
+            )
+            is not None
+        )
+
+    def has_edge_revision(self, src: str, dst: str, edge_type: str, rev_no: int) -> bool:
+        return (
+            self._one(
+                "SELECT 1 FROM edge_revisions WHERE src = %s AND dst = %s AND edge_type = %s AND rev_no = %s",
+                (src, dst, edge_type, rev_no),
+            )
+            is not None
+        )
+
+    # --- vectors ---------------------------------------------------------------------------------
+    def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
+        self._run(
+            "INSERT INTO node_vectors (node_id, model, text_sha, vector) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT (node_id, model) DO UPDATE SET text_sha = EXCLUDED.text_sha, vector = EXCLUDED.vector",
+            (node_id, model, text_sha, vector),
+        )
+
+    def vectors(self, initiative_ids: Sequence[int], model: str) -> list[tuple[str, bytes]]:
+        rows = self._rows(
+            "SELECT v.node_id, v.vector FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
+            f"WHERE v.model = %(model)s AND NOT n.retracted AND {self._scope()}",
+            {"model": model, "scope": list(initiative_ids)},
+        )
+        return [(r[0], bytes(r[1])) for r in rows]
+
+    def vector_digests(self, model: str) -> dict[str, str]:
+        return {r[0]: r[1] for r in self._rows("SELECT node_id, text_sha FROM node_vectors WHERE model = %s", (model,))}
+
+    def live_node_batch(self, after_seq: int, limit: int) -> list[Node]:
+        rows = self._rows(
+            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq > %s AND NOT retracted "
+            "AND node_type <> 'audit_event' ORDER BY seq LIMIT %s",
+            (after_seq, int(limit)),
+        )
+        return [_node(r) for r in rows]
+
     # --- cursors ----------------------------------------------------------------------------
     def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
         self._run(
@@ -1054,11 +1165,11 @@ class PostgresStore:
         finally:
             self._pool.putconn(conn)
 
-    def write(self) -> Any:
+    def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""
         return self._session(_BEGIN_WRITE, read_only=False)
 
-    def read(self) -> Any:
+    def read(self) -> AbstractContextManager[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY)."""
         return self._session(_BEGIN_READ, read_only=True)
 

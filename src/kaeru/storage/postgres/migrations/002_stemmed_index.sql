@@ -5,3 +5,6 @@ ALTER TABLE nodes ADD COLUMN stv TSVECTOR;
 CREATE INDEX nodes_stv ON nodes USING gin (stv);
 INSERT INTO meta (key, value) VALUES ('stem_index_pending', '1')
     ON CONFLICT (key) DO UPDATE SET value = '1';
+
+-- Timelines walk nodes in (created_at, seq) order from a pivot.
+CREATE INDEX nodes_created ON nodes (created_at, seq);

@@ -7,3 +7,6 @@ CREATE TABLE node_vectors (
     vector    BLOB NOT NULL,
     PRIMARY KEY (node_id, model)
 ) WITHOUT ROWID;
+
+-- Expired result lists are purged by age.
+CREATE INDEX cursors_created ON cursors (created_at);

@@ -1,0 +1,22 @@
+"""LoCoMo retrieval benchmark: does kaeru find the dialogue turns that answer a question?
+
+Data (evaluation only, never copied into the repository): ../shared/bench-data/locomo —
+`locomo10.json` (10 long conversations, 5,882 turns) and `errors.json` (an audit of its answer key);
+both are checked against the sha256 values in that directory's README.
+
+1. Ingest: one SQLite vault per run in a temporary directory; each conversation is an initiative
+   `locomo-<sample_id>`; each turn one `note` (kind observation) with text `<speaker>: <text>`
+   (+ ` [image: <blip_caption>]` when the turn shares an image) and `occurred_at` = the session's
+   date_time (UTC), later turns of a session a second apart. Node id → turn id is kept in the harness.
+2. Questions: categories 1–4 (1,540); evidence = `evidence`, with WRONG_CITATION entries of
+   `errors.json` replaced by `correct_evidence`; malformed ids repaired (`--strict-evidence` to
+   skip), ids that name no turn dropped, questions left without evidence not scored.
+3. Systems, all in the same run: `recall` (when the service has it, plus one row per disabled
+   channel), `search` (literal), and in-harness baselines `bm25`, `grep`, `random`.
+4. Metrics, per category and overall: evidence recall@1/5/10, all-evidence hit@10, MRR (and MRR@10),
+   p50/p95 latency of the service calls.
+
+Run: `python -m bench.locomo [--limit-conversations N] [--limit-questions N] [--systems ...]
+[--out bench/results/locomo.json]`. Results are deterministic (seeded ids and random baseline,
+pinned clock); only timings vary.
+"""

@@ -1,0 +1,159 @@
+"""The product side: one vault per run, every turn stored with `note`, questions asked via the service.
+
+Time and ids are pinned so runs are repeatable: node ids come from a seeded generator and the clock
+starts the day after the last session of the data and moves 1 ms per reading. Before each question
+the clock jumps a day and an hour ahead, so the result lists that `search`/`recall` keep for paging
+(retained 24 h, then purged by the product itself) do not pile up over thousands of calls in a few
+minutes — each question is asked as if on its own day (`--no-clock-jump` to ask them all at once).
+Neither call ranks by the wall clock (recency is by insertion order), so this changes no ranking.
+Node id → turn id lives only here, never in the vault.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bench.locomo.data import Conversation
+from kaeru.config import Settings
+from kaeru.errors import KaeruError
+from kaeru.service import Service
+from kaeru.storage.factory import open_store
+
+LIMIT = 10
+DEPTH = 50
+
+
+JUMP = timedelta(hours=25)
+
+
+class StepClock:
+    """A clock that starts where it is set and moves 1 ms per reading."""
+
+    def __init__(self, start: datetime):
+        self._at = start
+
+    def jump(self, by: timedelta = JUMP) -> None:
+        self._at += by
+
+    def __call__(self) -> datetime:
+        now = self._at
+        self._at = now + timedelta(milliseconds=1)
+        return now
+
+
+def clock_start(conversations: list[Conversation]) -> datetime:
+    """The day after the last session of all conversations (memories are stored once it is over)."""
+    return max(c.ends_at for c in conversations) + timedelta(days=1)
+
+
+@dataclass
+class Vault:
+    service: Service
+    clock: StepClock
+    dir: Path
+    turn_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # node id → (sample_id, dia_id)
+
+
+@contextmanager
+def open_vault(vault_dir: Path, seed: int, start: datetime) -> Iterator[Vault]:
+    settings = Settings.from_env({"KAERU_VAULT": str(vault_dir)})
+    store = open_store(settings)
+    clock = StepClock(start)
+    rng = random.Random(seed)
+    try:
+        yield Vault(Service(store, settings, clock=clock, entropy=rng.randbytes), clock, vault_dir)
+    finally:
+        store.close()
+
+
+@dataclass
+class IngestResult:
+    notes: int = 0
+    failed: list[dict[str, str]] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def ingest(vault: Vault, conv: Conversation, result: IngestResult) -> None:
+    """Store every turn of `conv` as one observation in the initiative `locomo-<sample_id>`."""
+    t0 = time.perf_counter()
+    for turn in conv.turns:
+        try:
+            outcome, _ = vault.service.note(
+                {
+                    "initiative": conv.initiative,
+                    "kind": "observation",
+                    "text": turn.text,
+                    "occurred_at": turn.occurred_at,
+                }
+            )
+        except KaeruError as exc:
+            result.failed.append({"turn": f"{conv.sample_id}/{turn.dia_id}", "error": type(exc).__name__})
+            continue
+        assert outcome.primary is not None
+        vault.turn_of[outcome.primary.id] = (conv.sample_id, turn.dia_id)
+        result.notes += 1
+    result.seconds += time.perf_counter() - t0
+
+
+# --- systems ------------------------------------------------------------------------------------
+
+
+def recall_available(service: Service) -> bool:
+    return hasattr(service, "recall")
+
+
+def recall_channels(service: Service) -> list[str]:
+    channels = getattr(service, "recall_channels", None)
+    return list(channels()) if callable(channels) else []
+
+
+def recall_call(disabled: frozenset[str]) -> Callable[[Service, Conversation, str], Any]:
+    def call(service: Service, conv: Conversation, question: str) -> Any:
+        return service.recall(  # type: ignore[attr-defined]
+            {"query": question, "initiatives": [conv.initiative], "limit": LIMIT}, disabled=disabled
+        )
+
+    return call
+
+
+def search_call(service: Service, conv: Conversation, question: str) -> Any:
+    return service.search({"initiatives": [conv.initiative], "text": question, "limit": LIMIT, "match": "any"})
+
+
+@dataclass
+class Ranked:
+    turns: list[str]
+    elapsed_ns: int
+    foreign: int  # hits that are not turns of this conversation (should stay 0)
+    channels: tuple[str, ...] | None  # the channels of recall's plan, when it reports one
+
+
+def plan_channels(outcome: Any) -> tuple[str, ...] | None:
+    plan = getattr(outcome, "plan", None)
+    channels = getattr(plan, "channels", None)
+    if channels is None:
+        return None
+    return tuple(getattr(c, "name", str(c)) for c in channels)
+
+
+def ask(vault: Vault, call: Callable[[Service, Conversation, str], Any], conv: Conversation, question: str) -> Ranked:
+    """One timed call; its hits mapped to turn ids (first occurrence kept, at most DEPTH)."""
+    t0 = time.perf_counter_ns()
+    outcome = call(vault.service, conv, question)
+    elapsed = time.perf_counter_ns() - t0
+    turns: list[str] = []
+    foreign = 0
+    for hit in outcome.hits:
+        sample_id, dia_id = vault.turn_of.get(hit.node.id, ("", ""))
+        if sample_id != conv.sample_id:
+            foreign += 1
+        elif dia_id not in turns:
+            turns.append(dia_id)
+    return Ranked(turns[:DEPTH], elapsed, foreign, plan_channels(outcome))
