@@ -24,7 +24,7 @@ import string
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg_pool import ConnectionPool
@@ -109,7 +109,9 @@ def tsvector_literal(
     positions: dict[str, list[str]] = {}
     per_field: dict[tuple[str, str], int] = {}
     position = 0
-    for weight, text in (("A", name), ("B", description), ("C", " ".join(tags)), ("D", body)):
+    # Name and tags are short, so they come first and never reach the clamped last position, where
+    # a lexeme seen in two fields would keep only one weight (and escape a field filter).
+    for weight, text in (("A", name), ("C", " ".join(tags)), ("B", description), ("D", body)):
         for raw in tokens(text):
             token = term(fold(raw) if fold is not None else raw)
             position += 1
@@ -224,13 +226,16 @@ def _translate(exc: Exception) -> KaeruError:
 
 
 def redact_url(url: str) -> str:
-    """`url` without its password, for logs and `describe()`."""
+    """`url` without its password (in the user part or a `password=` parameter), for `describe()`."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.rsplit("@", 1)
-    user = netloc[0].split(":", 1)[0]
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{netloc[1]}"))
+    if parts.password is not None:
+        userinfo, host = parts.netloc.rsplit("@", 1)
+        parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{host}")
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if any(k == "password" for k, _ in pairs):
+        parts = parts._replace(query=urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*/"))
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
 
 
 class PostgresSession:
@@ -1095,6 +1100,9 @@ class PostgresStore:
         """Apply pending migrations in one transaction, serialised across processes by an advisory lock."""
         conn.execute("BEGIN")
         try:
+            # Another process may be migrating (re-stemming a big vault takes a while): wait for it
+            # longer than for ordinary row locks.
+            conn.execute("SET LOCAL lock_timeout = '600s'")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
