@@ -30,7 +30,7 @@ run_pytest() {
 
 if command -v pg_virtualenv >/dev/null 2>&1; then
     export -f run_pytest
-    pg_virtualenv -o fsync=off -o synchronous_commit=off -o max_connections=300 bash -c '
+    pg_virtualenv -t -o fsync=off -o synchronous_commit=off -o max_connections=300 bash -c '
         export KAERU_TEST_DATABASE_URL="postgresql://${PGUSER}:${PGPASSWORD}@${PGHOST}:${PGPORT}/${PGDATABASE}"
         run_pytest "$@"' run_pytest "$@"
 else

@@ -94,6 +94,10 @@ class SearchQuery:
 
 @dataclass(frozen=True, slots=True)
 class SearchRow:
+    """One hit. `score` orders hits within one query only (its scale and sign are the backend's:
+    FTS5 bm25 is negative, PostgreSQL ts_rank positive); its ratio to the best row's is what
+    recall fuses, and that ratio lies in (0, 1] on both backends."""
+
     id: str
     seq: int
     score: float

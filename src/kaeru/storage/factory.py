@@ -11,7 +11,7 @@ def open_store(settings: Settings) -> Store:
     if settings.database_url:
         from kaeru.storage.postgres.store import PostgresStore  # type: ignore[import-untyped,unused-ignore]
 
-        store: Store = PostgresStore(settings.database_url)
+        store: Store = PostgresStore(settings.database_url, lock_timeout_ms=settings.busy_timeout_ms)
         return store
     from kaeru.storage.sqlite.store import SqliteStore
 

@@ -350,7 +350,6 @@ class SqliteSession:
 
     def _index(self, seq: int, node: Node) -> None:
         name = indexed_name(node)
-        scope = scope_tokens(node.initiatives)
         self._c.execute(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
             (
@@ -359,18 +358,21 @@ class SqliteSession:
                 index_text(node.description),
                 index_text(node.body),
                 index_text(" ".join(node.tags)),
-                scope,
+                scope_tokens(node.initiatives),
             ),
         )
+        self._index_stems(seq, node)
+
+    def _index_stems(self, seq: int, node: Node) -> None:
         self._c.execute(
             "INSERT INTO nodes_stem_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
             (
                 seq,
-                stem_text(name),
+                stem_text(indexed_name(node)),
                 stem_text(node.description),
                 stem_text(node.body),
                 stem_text(manual_tags(node.tags)),
-                scope,
+                scope_tokens(node.initiatives),
             ),
         )
 
@@ -379,18 +381,7 @@ class SqliteSession:
         self._c.execute("DELETE FROM nodes_stem_fts")
         count = 0
         for row in list(self._c.execute(f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE retracted = 0")):
-            node = _node(row[0], row[1], row[2:])
-            tags = " ".join(node.tags)
-            self._c.execute(
-                "INSERT INTO nodes_stem_fts (rowid, name, description, body, tags) VALUES (?, ?, ?, ?, ?)",
-                (
-                    node.seq,
-                    stem_text(indexed_name(node)),
-                    stem_text(node.description),
-                    stem_text(node.body),
-                    stem_text(tags),
-                ),
-            )
+            self._index_stems(int(row[0]), _node(row[0], row[1], row[2:]))
             count += 1
         self._c.execute("DELETE FROM meta WHERE key = 'stem_index_pending'")
         return count
