@@ -1,4 +1,4 @@
-.PHONY: test serve bench docs lint
+.PHONY: test serve bench bench-locomo docs lint
 
 # Install everything (dev extras, PostgreSQL when missing) and run every test on both backends.
 test:
@@ -10,6 +10,9 @@ serve:
 
 bench:
 	.venv/bin/python -m bench.run
+
+bench-locomo:
+	.venv/bin/python -m bench.locomo
 
 docs:
 	.venv/bin/python scripts/gen_tools_doc.py
