@@ -62,13 +62,20 @@ class Vault:
 
 
 @contextmanager
-def open_vault(vault_dir: Path, seed: int, start: datetime) -> Iterator[Vault]:
+def open_vault(vault_dir: Path, seed: int, start: datetime, semantic: bool = False) -> Iterator[Vault]:
     settings = Settings.from_env({"KAERU_VAULT": str(vault_dir)})
     store = open_store(settings)
     clock = StepClock(start)
     rng = random.Random(seed)
+    embedder = None
+    if semantic:
+        from kaeru.semantic import MiniLMEmbedder, available
+
+        if not available():
+            raise SystemExit("--semantic needs the [semantic] extra (torch==2.13.0, then pip install -e '.[semantic]')")
+        embedder = MiniLMEmbedder()
     try:
-        yield Vault(Service(store, settings, clock=clock, entropy=rng.randbytes), clock, vault_dir)
+        yield Vault(Service(store, settings, clock=clock, entropy=rng.randbytes, embedder=embedder), clock, vault_dir)
     finally:
         store.close()
 

@@ -111,6 +111,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-vault", action="store_true")
     parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="enable the semantic channel (needs the [semantic] extra); vectors are computed after ingest",
+    )
     args = parser.parse_args(argv)
     wanted = [s for item in args.systems for s in item.split(",") if s]
     unknown = sorted(set(wanted) - set(SYSTEMS))
@@ -458,12 +463,16 @@ def main(argv: list[str] | None = None) -> int:
     report: dict[str, Any] = {}
     try:
         start = kaeru_side.clock_start(data.conversations)
-        with kaeru_side.open_vault(base, args.seed, start) as vault:
+        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic) as vault:
             log(args.quiet, f"ingesting into {base} …")
             ingest = kaeru_side.IngestResult()
             for conv in data.conversations:
                 kaeru_side.ingest(vault, conv, ingest)
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
+            if args.semantic:
+                started = time.perf_counter()
+                vectors = vault.service.reindex()
+                log(args.quiet, f"  {vectors:,} vectors in {time.perf_counter() - started:.1f}s")
             systems, skipped = build_systems(args.systems, vault, not args.no_ablation, args.seed)
             for name, why in skipped.items():
                 print(f"note: {name}: {why}")
