@@ -59,6 +59,9 @@ def scan(text: str | None) -> list[Finding]:
             findings.append(Finding(rule, match.start(), match.end(), _preview(match.group())))
     offset = 0
     for line in text.splitlines(keepends=True):
+        if "=" not in line and ":" not in line:
+            offset += len(line)
+            continue
         for pair in _ENV_PAIR.finditer(line):
             if not _is_marker(pair.group("key")):
                 continue

@@ -250,6 +250,7 @@ STOP_WORDS = frozenset(
 )
 
 
+@lru_cache(maxsize=100_000)
 def fold(token: str) -> str:
     """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
     decomposed = unicodedata.normalize("NFKD", token.casefold())
@@ -261,6 +262,9 @@ def tokens(text: str | None) -> list[str]:
     if not text:
         return []
     out: list[str] = []
+    if text.isascii():
+        # The common case: ASCII letters and digits only need lower-casing.
+        return [t.lower()[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(text)]
     for match in _TOKEN.finditer(text):
         folded = fold(match.group())
         # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
@@ -297,8 +301,12 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
 
 def lang_tag(text: str | None) -> str:
     """`lang:` tag from the share of Cyrillic vs Latin letters (kaeru's rule)."""
+    if not text:
+        return "lang:other"
+    if text.isascii():
+        return "lang:en" if any(ch.isalpha() for ch in text) else "lang:other"
     latin = cyrillic = 0
-    for ch in text or "":
+    for ch in text:
         if not ch.isalpha():
             continue
         if "a" <= ch.lower() <= "z":

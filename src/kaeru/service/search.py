@@ -163,12 +163,17 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
     return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
 
 
+#: Ties are re-ordered by currentness within the head of the ranking only (the pages people read).
+TIE_HEAD = 200
+
+
 def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
     """Ids by score, then currentness (current first), then the storage's recency order."""
+    head = rows[:TIE_HEAD]
     tied = [
         r.id
-        for i, r in enumerate(rows)
-        if (i and rows[i - 1].score == r.score) or (i + 1 < len(rows) and rows[i + 1].score == r.score)
+        for i, r in enumerate(head)
+        if (i and head[i - 1].score == r.score) or (i + 1 < len(head) and head[i + 1].score == r.score)
     ]
     if not tied:
         return [r.id for r in rows]
@@ -179,8 +184,8 @@ def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
         if n.node_type == NodeType.HYPOTHESIS and n.status == "refuted"
     }
     stale = {i for i in tied if verdicts.get(i) or i in refuted}
-    order = sorted(range(len(rows)), key=lambda i: (rows[i].score, rows[i].id in stale, i))
-    return [rows[i].id for i in order]
+    order = sorted(range(len(head)), key=lambda i: (head[i].score, head[i].id in stale, i))
+    return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]
 
 
 def _save_list(rt: Runtime, list_id: str, items: list[str]) -> None:

@@ -41,6 +41,13 @@ _NODE_COLS = (
 )
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
 _VERDICTS = tuple(e.value for e in VERDICT_EDGES)
+#: Below this many matching rows, a query skips the scope term and filters by membership instead.
+SCOPE_THRESHOLD = 2000
+#: The background checkpointer waits this long after a write, so bursts share one checkpoint.
+CHECKPOINT_PAUSE = 2.0
+#: Writers still checkpoint themselves past this many WAL pages (~80 MB): a bound if the
+#: background thread cannot keep up.
+WAL_SAFETY_PAGES = 20000
 
 
 def _marks(n: int) -> str:
@@ -748,33 +755,64 @@ class SqliteSession:
         )
         return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
 
+    def _document_frequency(self, table: str, tokens: Sequence[str], prefix: bool) -> int:
+        """How many rows hold the tokens (summed; an upper bound of the matches) — from fts5vocab."""
+        vocab = f"{table}_vocab"
+        total = 0
+        for token in tokens:
+            if prefix:
+                row = self._one(
+                    f"SELECT sum(doc) FROM {vocab} WHERE term >= ? AND term < ?", (token, token + "\U0010ffff")
+                )
+            else:
+                row = self._one(f"SELECT doc FROM {vocab} WHERE term = ?", (token,))
+            total += int(row[0]) if row and row[0] else 0
+        return total
+
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
-            match = fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields)
             table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
+            # Rare words: match them alone and filter by membership (fast). Common words: let the index
+            # intersect them with the initiative's scope token, so ranking only touches the scope's rows.
+            rare = self._document_frequency(table, query.tokens, query.prefix) <= SCOPE_THRESHOLD
+            scope = () if rare else query.initiative_ids
+            match = fts_match(query.tokens, query.match_all, query.prefix, scope, query.fields)
             source = f"FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND "
             head: list[Any] = [match]
-            select = f"SELECT n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score "
+            columns = f"n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score"
             order = "ORDER BY score, n.seq DESC"
         else:
             source = "FROM nodes n WHERE "
             head = []
-            select = "SELECT n.id, n.seq, 0.0 AS score "
+            columns = "n.id, n.seq, 0.0 AS score"
             order = "ORDER BY n.seq DESC"
-        keep = f"{where} AND NOT {superseded}" if query.omit_superseded else where
-        keep_params = [*params, *sup_params] if query.omit_superseded else params
-        rows = self._rows(f"{select}{source}{keep} {order} LIMIT {int(query.window)}", [*head, *keep_params])
-        if len(rows) < query.window or not query.count_total:
+        if not query.omit_superseded:
+            rows = self._rows(f"SELECT {columns} {source}{where} {order} LIMIT {int(query.window)}", [*head, *params])
             total = len(rows)
-        else:
-            count = self._one(f"SELECT count(*) {source}{keep}", [*head, *keep_params])
-            total = int(count[0]) if count else 0
-        omitted = 0
-        if query.omit_superseded:
-            gone = self._one(f"SELECT count(*) {source}{where} AND {superseded}", [*head, *params, *sup_params])
-            omitted = int(gone[0]) if gone else 0
-        return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
+            if len(rows) == query.window and query.count_total:
+                count = self._one(f"SELECT count(*) {source}{where}", [*head, *params])
+                total = int(count[0]) if count else 0
+            return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, 0
+        # One pass flags superseded rows instead of a second query counting them.
+        limit = int(query.window) * 2
+        flagged = self._rows(
+            f"SELECT {columns}, {superseded} AS gone {source}{where} {order} LIMIT {limit}",
+            [*sup_params, *head, *params],
+        )
+        kept = [r for r in flagged if not r[3]]
+        omitted = len(flagged) - len(kept)
+        total = len(kept)
+        if len(flagged) == limit or len(kept) > query.window:
+            if query.count_total:
+                count = self._one(
+                    f"SELECT count(*) {source}{where} AND NOT {superseded}", [*head, *params, *sup_params]
+                )
+                gone = self._one(f"SELECT count(*) {source}{where} AND {superseded}", [*head, *params, *sup_params])
+                total = int(count[0]) if count else 0
+                omitted = int(gone[0]) if gone else 0
+            kept = kept[: query.window]
+        return [SearchRow(r[0], int(r[1]), float(r[2])) for r in kept], total, omitted
 
     # --- export / import -----------------------------------------------------------------------
     def _scope_clause(self, initiative_ids: Sequence[int] | None, column: str) -> tuple[str, list[Any]]:
@@ -920,6 +958,28 @@ class SqliteStore:
             self._migrate(conn)
         finally:
             self._release(conn)
+        # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
+        # others; a background thread checkpoints (PASSIVE: never blocking writers) instead.
+        self._written = threading.Event()
+        self._stopping = threading.Event()
+        self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="kaeru-wal-checkpoint", daemon=True)
+        self._checkpointer.start()
+
+    def _checkpoint_loop(self) -> None:
+        conn = apsw.Connection(str(self.path))
+        conn.set_busy_timeout(1000)
+        try:
+            while not self._stopping.is_set():
+                if not self._written.wait(timeout=1.0):
+                    continue
+                self._written.clear()
+                self._stopping.wait(CHECKPOINT_PAUSE)
+                try:
+                    list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
+                except apsw.Error:
+                    pass  # another process is checkpointing, or the vault is busy: try after the next write
+        finally:
+            conn.close()
 
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
@@ -929,6 +989,7 @@ class SqliteStore:
             "synchronous = NORMAL",
             "foreign_keys = ON",
             "temp_store = MEMORY",
+            f"wal_autocheckpoint = {WAL_SAFETY_PAGES}",
         ):
             list(conn.execute(f"PRAGMA {pragma}"))
         with self._lock:
@@ -1003,6 +1064,8 @@ class SqliteStore:
                 raise
             try:
                 list(conn.execute("COMMIT"))
+                if begin != "BEGIN":
+                    self._written.set()
             except apsw.Error as exc:
                 if conn.in_transaction:
                     list(conn.execute("ROLLBACK"))
@@ -1021,6 +1084,9 @@ class SqliteStore:
         return self._session("BEGIN")
 
     def close(self) -> None:
+        self._stopping.set()
+        self._written.set()
+        self._checkpointer.join(timeout=5)
         with self._lock:
             conns = list(self._all)
             self._all.clear()

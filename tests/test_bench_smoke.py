@@ -1,0 +1,52 @@
+"""The benchmark harness runs end to end at its smoke size and writes its JSON report.
+
+Only completion and the report's shape are checked: benchmarks are never timed assertions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from bench import run as bench_run
+
+OPS = {"note", "read", "search_selective", "search_broad"}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_smoke_run_writes_the_report(tmp_path: Path) -> None:
+    out = tmp_path / "smoke.json"
+    bench_run.main(["--smoke", "--quiet", "--workdir", str(tmp_path), "--out", str(out)])
+
+    report = json.loads(out.read_text())
+    expected = {"schema_version", "started_at", "finished_at", "machine", "git", "config", "targets", "runs", "summary"}
+    assert expected <= set(report)
+    assert {"cpu_count", "python", "sqlite_version"} <= set(report["machine"])
+    assert {"commit", "src_dirty"} <= set(report["git"])
+    assert report["config"]["smoke"] is True
+    assert [run["size"] for run in report["runs"]] == [300]
+
+    run = report["runs"][0]
+    assert run["backend"] == "sqlite"
+    assert {"build", "corpus", "ops", "ratios", "targets", "search_hits"} <= set(run)
+    assert run["build"]["seconds"] >= 0
+    assert set(run["ops"]) == {*OPS, "ping"}
+    assert set(run["ops"]["ping"]) == {"stdio_raw"}
+    for op in OPS:
+        layers = run["ops"][op]
+        assert {"service", "in_process", "in_process_paired", "stdio", "stdio_raw"} <= set(layers), op
+        assert {"n", "p50", "p95"} <= set(layers["in_process"]["cpu"])
+    for layers in run["ops"].values():
+        for summary in layers.values():
+            assert {"n", "mean", "p50", "p95", "p99", "samples_ms"} <= set(summary)
+            assert summary["n"] == len(summary["samples_ms"]) > 0
+    assert "raw_fts" in run["ops"]["search_selective"]
+    assert {"search_selective_vs_raw_fts", "note_stdio_vs_in_process"} <= set(run["ratios"])
+    assert {t["key"] for t in run["targets"]} == {t["key"] for t in report["targets"]}
+    assert all({"value", "pass", "applies", "limit"} <= set(t) for t in run["targets"])
+    assert not any(t["applies"] for t in run["targets"])  # targets apply at 100k nodes only
+    assert 5 <= run["search_hits"]["search_selective"]["min"] <= run["search_hits"]["search_selective"]["max"] <= 20
+    # The harness cleans up its vaults unless --keep is given.
+    assert not list(tmp_path.glob("kaeru-bench-*"))
