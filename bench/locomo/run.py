@@ -470,9 +470,9 @@ def main(argv: list[str] | None = None) -> int:
                 kaeru_side.ingest(vault, conv, ingest)
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
             if args.semantic:
-                started = time.perf_counter()
+                embed_started = time.perf_counter()
                 vectors = vault.service.reindex()
-                log(args.quiet, f"  {vectors:,} vectors in {time.perf_counter() - started:.1f}s")
+                log(args.quiet, f"  {vectors:,} vectors in {time.perf_counter() - embed_started:.1f}s")
             systems, skipped = build_systems(args.systems, vault, not args.no_ablation, args.seed)
             for name, why in skipped.items():
                 print(f"note: {name}: {why}")
