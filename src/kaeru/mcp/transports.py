@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import ipaddress
 import logging
+import os
+import stat
 import sys
 from typing import Any
 
@@ -22,10 +25,74 @@ from kaeru.mcp.server import KaeruServer
 log = logging.getLogger("kaeru.http")
 
 
+class _PipeLines:
+    """Lines from a pipe through the event loop itself (no worker-thread round trip per line)."""
+
+    def __init__(self, reader: asyncio.StreamReader):
+        self._reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _FdWriter:
+    """Writes whole messages straight to a descriptor (a pipe write of a few KB does not block)."""
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    async def write(self, text: str) -> None:
+        data = memoryview(text.encode("utf-8"))
+        while data:
+            try:
+                written = os.write(self._fd, data)
+            except BlockingIOError:
+                await anyio.sleep(0.001)
+                continue
+            data = data[written:]
+
+    async def flush(self) -> None:
+        return None
+
+
+async def _fast_stdio(kaeru: KaeruServer) -> bool:
+    """Serve over private duplicates of fds 0/1 read by the event loop; False if stdin is not a pipe.
+
+    While serving, fd 0 reads /dev/null and fd 1 goes to stderr, so stray output never corrupts the
+    protocol stream (as the SDK's own transport does).
+    """
+    if not stat.S_ISFIFO(os.fstat(0).st_mode) and not stat.S_ISSOCK(os.fstat(0).st_mode):
+        return False
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
+    )
+    try:
+        async with stdio_server(stdin=_PipeLines(reader), stdout=_FdWriter(wire_out)) as (read_stream, write_stream):  # type: ignore[arg-type]
+            await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
+    finally:
+        transport.close()
+    return True
+
+
 def run_stdio(kaeru: KaeruServer) -> None:
     """Serve one MCP session over this process's stdin/stdout until the client closes it."""
 
     async def main() -> None:
+        if await _fast_stdio(kaeru):
+            return
         async with stdio_server() as (read_stream, write_stream):
             await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
 
