@@ -261,16 +261,22 @@ def tokens(text: str | None) -> list[str]:
     """Every literal token of `text`, in order, folded; empty for empty or token-free text."""
     if not text:
         return []
+    return list(_tokens(text))
+
+
+@lru_cache(maxsize=256)
+def _tokens(text: str) -> tuple[str, ...]:
+    """Cached: one write tokenises the same body for the index, the stems and the topic tags."""
     out: list[str] = []
     if text.isascii():
         # The common case: ASCII letters and digits only need lower-casing.
-        return [t.lower()[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(text)]
+        return tuple(t.lower()[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(text))
     for match in _TOKEN.finditer(text):
         folded = fold(match.group())
         # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
         for piece in _TOKEN.findall(folded):
             out.append(piece[:MAX_TOKEN_CHARS])
-    return out
+    return tuple(out)
 
 
 def index_text(text: str | None) -> str:
