@@ -166,7 +166,7 @@ def compile_plan(
         if multi_hop:
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
         if semantic_available:
-            use("semantic", 1.0, "meaning, not words (vector similarity)")
+            use("semantic", 0.5, "meaning, not words (vector similarity)")
     if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
         use("rules", 0.6, "the initiative's active rules, whatever their words")
     if resume or not has_query:
