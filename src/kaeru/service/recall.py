@@ -277,6 +277,12 @@ def reindex(rt: Runtime, progress: Any = None, batch: int = 256) -> int:
             progress(written, after)
 
 
+def _share(seed: float, top: float) -> float:
+    """What a seed passes on to its neighbours: its score relative to the best seed, but never more
+    than its own score, so a neighbour of a weak hit cannot outrank that hit."""
+    return min(seed / top, seed)
+
+
 def _run_channels(
     session: Session, scope_ids: list[int], first_scope: Any, query: str, plan: Plan, fusion: _Fusion
 ) -> dict[str, Node]:
@@ -320,12 +326,12 @@ def _run_channels(
             pos = around.index(seed)
             for j, other in enumerate(around):
                 if other != seed:
-                    fusion.put("temporal", other, seed_score[seed] / top / (1 + abs(j - pos)) ** TEMPORAL_DECAY)
+                    fusion.put("temporal", other, _share(seed_score[seed], top) / (1 + abs(j - pos)) ** TEMPORAL_DECAY)
     if plan.weight("graph") and seeds:
         for edge in session.live_edges(seeds[:8]):
             origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
             if other not in seed_score:
-                fusion.put("graph", other, seed_score[origin] / top * edge.weight)
+                fusion.put("graph", other, _share(seed_score[origin], top) * edge.weight)
     if plan.weight("rules"):
         rows, _, _ = session.search(
             SearchQuery(initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50)
