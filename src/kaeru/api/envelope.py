@@ -12,6 +12,7 @@ from kaeru import API_VERSION
 from kaeru.domain.model import Edge
 from kaeru.errors import KaeruError
 from kaeru.service.outcomes import (
+    Continuation,
     Coverage,
     Issue,
     MutationOutcome,
@@ -129,26 +130,17 @@ def read_envelope(operation: str, outcome: ReadOutcome) -> dict[str, Any]:
     data: dict[str, Any] = {"hits": [node_data(v) for v in outcome.hits], "total": outcome.total}
     if outcome.edges is not None:
         data["edges"] = [edge_data(e) for e in outcome.edges]
-    envelope: dict[str, Any] = {
-        "api_version": API_VERSION,
-        "operation": operation,
-        "state": "ok",
-        "replayed": False,
-        "request_id": None,
-        "data": data,
-        "issues": [issue_data(i) for i in outcome.issues],
-        "coverage": coverage_data(outcome.coverage),
-        "continuation": None,
-    }
-    if outcome.continuation is not None:
-        envelope["continuation"] = {
-            "cursor": outcome.continuation.cursor,
-            "next_arguments": outcome.continuation.next_arguments,
-        }
-    return envelope
+    return read_base(operation, data, outcome.coverage, outcome.issues, outcome.continuation)
 
 
-def read_base(operation: str, data: dict[str, Any], coverage: Coverage, issues: list[Issue]) -> dict[str, Any]:
+def read_base(
+    operation: str,
+    data: dict[str, Any],
+    coverage: Coverage,
+    issues: list[Issue],
+    continuation: Continuation | None = None,
+) -> dict[str, Any]:
+    """The envelope of a successful read: `state: ok`, coverage, and the next page's exact call."""
     return {
         "api_version": API_VERSION,
         "operation": operation,
@@ -158,7 +150,9 @@ def read_base(operation: str, data: dict[str, Any], coverage: Coverage, issues: 
         "data": data,
         "issues": [issue_data(i) for i in issues],
         "coverage": coverage_data(coverage),
-        "continuation": None,
+        "continuation": None
+        if continuation is None
+        else {"cursor": continuation.cursor, "next_arguments": continuation.next_arguments},
     }
 
 

@@ -80,10 +80,4 @@ def recall_envelope(outcome: RecallOutcome) -> dict[str, Any]:
         "next_step": outcome.next_step,
         "explain": outcome.explain,
     }
-    envelope = read_base("recall", data, outcome.coverage, outcome.issues)
-    if outcome.continuation is not None:
-        envelope["continuation"] = {
-            "cursor": outcome.continuation.cursor,
-            "next_arguments": outcome.continuation.next_arguments,
-        }
-    return envelope
+    return read_base("recall", data, outcome.coverage, outcome.issues, outcome.continuation)

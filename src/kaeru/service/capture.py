@@ -84,6 +84,17 @@ def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, An
     return out
 
 
+def link_new(ctx: WriteContext, node: Node, target: Node | None, args: dict[str, Any]) -> None:
+    """The `link_to` edge of a capture (new node → target), in the capture's transaction."""
+    if target is None:
+        return
+    try:
+        edge_type = EdgeType(args.get("edge_type", "refers_to"))
+    except ValueError as exc:
+        raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
+    ctx.add_edge(node, target, edge_type, float(args.get("weight", DEFAULT_LINK_WEIGHT)))
+
+
 def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:
     if options.slot:
         ctx.take_slot(options.slot, node, options.expected_slot_revision)
@@ -150,13 +161,7 @@ def note(ctx: WriteContext, args: dict[str, Any]) -> None:
         properties=properties,
         created_at=created_at,
     )
-    if link_target is not None:
-        try:
-            edge_type = EdgeType(args.get("edge_type", "refers_to"))
-        except ValueError as exc:
-            raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
-        weight = args.get("weight", DEFAULT_LINK_WEIGHT)
-        ctx.add_edge(node, link_target, edge_type, float(weight))
+    link_new(ctx, node, link_target, args)
     apply_slot(ctx, node, options)
     ctx.outcome.primary = ctx.outcome.created[0]
 

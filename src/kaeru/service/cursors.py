@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaeru.errors import CursorInvalid
+from kaeru.storage.base import Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,3 +71,16 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
     if not isinstance(offset, int) or offset < 0:
         raise CursorInvalid("cursor is malformed", field="cursor")
     return CursorState(raw_kind, list_id, offset, raw_args)
+
+
+def resume(session: Session, secret: bytes, token: str, kind: str, args: str) -> tuple[int, str, list[str]]:
+    """Position, list id and stored items of a page token for the call `kind` with these arguments.
+
+    Raises:
+        CursorInvalid: as `decode`, or the stored list has expired.
+    """
+    state = decode(secret, token, kind, args)
+    items = session.load_cursor(state.list_id) if state.list_id else None
+    if items is None or state.list_id is None:
+        raise CursorInvalid(f"cursor has expired; repeat the {kind} without a cursor", field="cursor")
+    return state.offset, state.list_id, items

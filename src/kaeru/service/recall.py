@@ -7,7 +7,6 @@ import math
 import secrets as pysecrets
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import timedelta
 from itertools import pairwise
 from typing import Any
 
@@ -15,13 +14,12 @@ from kaeru.domain.currentness import decide
 from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, stem, tokens
-from kaeru.domain.timefmt import fmt
-from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.errors import InvalidArgument
 from kaeru.service import cursors, tasks
 from kaeru.service.embedding import Embedder, pack, text_digest, text_of
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.runtime import Runtime
-from kaeru.service.search import resolve_scopes
+from kaeru.service.search import resolve_scopes, save_list
 from kaeru.service.views import budgeted_views
 from kaeru.storage.base import SearchQuery, Session
 
@@ -161,12 +159,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         offset = 0
         list_id: str | None = None
         if args.get("cursor"):
-            state = cursors.decode(secret, str(args["cursor"]), "recall", key)
-            offset, list_id = state.offset, state.list_id
-            stored = session.load_cursor(list_id) if list_id else None
-            if stored is None:
-                raise CursorInvalid("cursor has expired; repeat the recall without a cursor", field="cursor")
-            ordered = stored
+            offset, list_id, ordered = cursors.resume(session, secret, str(args["cursor"]), "recall", key)
         else:
             fusion = _Fusion(plan)
             if plan.weight("semantic") and rt.embedder is not None:
@@ -192,7 +185,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             coverage.complete = False
             if list_id is None:
                 list_id = pysecrets.token_hex(12)
-                _save(rt, list_id, ordered)
+                save_list(rt, list_id, ordered)
             token = cursors.encode(secret, cursors.CursorState("recall", list_id, next_offset, key))
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
         coverage.rules_complete = coverage.complete
@@ -406,13 +399,6 @@ def _rank(session: Session, fusion: _Fusion, pool: dict[str, Node], plan: Plan) 
             )
         final[node_id] = score
     return sorted(final, key=lambda i: (-final[i], -pool[i].seq))[:WINDOW]
-
-
-def _save(rt: Runtime, list_id: str, items: list[str]) -> None:
-    now = rt.now()
-    with rt.store.write() as session:
-        session.save_cursor(list_id, items, fmt(now))
-        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))
 
 
 __all__ = ["Intent", "RecallOutcome", "channel_names", "recall"]

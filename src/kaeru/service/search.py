@@ -11,7 +11,7 @@ from kaeru.domain.model import NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import fmt
-from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
@@ -87,11 +87,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         offset = 0
         list_id: str | None = None
         if args.get("cursor"):
-            state = cursors.decode(secret, str(args["cursor"]), "search", key)
-            offset, list_id = state.offset, state.list_id
-            items = session.load_cursor(list_id) if list_id else None
-            if items is None:
-                raise CursorInvalid("cursor has expired; repeat the search without a cursor", field="cursor")
+            offset, list_id, items = cursors.resume(session, secret, str(args["cursor"]), "search", key)
             total = len(items)
             superseded_omitted = 0
         else:
@@ -154,7 +150,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             coverage.complete = False
             if list_id is None:
                 list_id = pysecrets.token_hex(12)
-                _save_list(rt, list_id, items)
+                save_list(rt, list_id, items)
             token = cursors.encode(secret, cursors.CursorState("search", list_id, next_offset, key))
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
         if any(o.reason in ("budget", "window") for o in coverage.omitted):
@@ -188,7 +184,7 @@ def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
     return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]
 
 
-def _save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
+def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
     """Store a result list for later pages (its own short write; reads never upgrade to writes)."""
     now = rt.now()
     with rt.store.write() as session:

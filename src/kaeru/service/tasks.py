@@ -6,10 +6,10 @@ import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from kaeru.domain.model import EdgeType, Layer, Node, NodeType
+from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.timefmt import parse_moment
 from kaeru.errors import InvalidArgument
-from kaeru.service.capture import DEFAULT_LINK_WEIGHT, CaptureOptions, apply_slot, parse_reminder
+from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
 from kaeru.service.revise import check_revision
@@ -99,12 +99,7 @@ def task(ctx: WriteContext, args: dict[str, Any]) -> None:
         status=status,
         properties=properties,
     )
-    if link_target is not None:
-        try:
-            edge_type = EdgeType(args.get("edge_type", "refers_to"))
-        except ValueError as exc:
-            raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
-        ctx.add_edge(node, link_target, edge_type, float(args.get("weight", DEFAULT_LINK_WEIGHT)))
+    link_new(ctx, node, link_target, args)
     apply_slot(ctx, node, options)
     ctx.outcome.primary = ctx.outcome_ref(node)
 
