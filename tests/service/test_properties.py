@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -13,9 +12,8 @@ from hypothesis import strategies as st
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError
 from kaeru.service import Service
-from kaeru.service.outcomes import MutationOutcome, NodeView
-from kaeru.storage.base import Store
-from tests.backends import VaultSpec
+from kaeru.service.outcomes import NodeView
+from tests.service.support import Clock, primary
 
 # The vault fixture is shared by the examples of one test; each example writes to its own initiative.
 PROPERTY = settings(
@@ -39,35 +37,6 @@ PATCH = st.fixed_dictionaries(
 ).filter(bool)
 NOTE_OP = st.tuples(st.just("note"), TEXT, st.one_of(st.none(), NAME), st.sampled_from(["observation", "idea", "rule"]))
 REVISE_OP = st.tuples(st.just("revise"), st.integers(0, 50), PATCH)
-
-
-class Clock:
-    """A settable clock that only moves forward."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 6, 1, 8, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, seconds: float) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def timed(store: Store, vault: VaultSpec, clock: Clock) -> Service:
-    return Service(store, vault.settings(), clock=clock)
-
-
-def primary(outcome: MutationOutcome) -> str:
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def snapshot(view: NodeView) -> dict[str, Any]:

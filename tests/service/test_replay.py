@@ -8,14 +8,9 @@ import pytest
 
 from kaeru.errors import KaeruError
 from kaeru.service import Service
-from kaeru.service.outcomes import MutationOutcome
+from tests.service.support import primary
 
 P = "replay-lab"
-
-
-def primary(outcome: MutationOutcome) -> str:
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def count(service: Service, word: str, initiative: str = P) -> int:

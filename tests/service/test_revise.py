@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -13,39 +12,9 @@ from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import MutationOutcome, NodeView
-from kaeru.storage.base import Store
-from tests.backends import VaultSpec
+from tests.service.support import Clock, primary
 
 P = "revisions"
-
-
-class Clock:
-    """A settable clock so tests can read "as of" moments between writes."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 5, 1, 9, 0, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, seconds: float = 10) -> datetime:
-        self.now += timedelta(seconds=seconds)
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def timed(store: Store, vault: VaultSpec, clock: Clock) -> Service:
-    return Service(store, vault.settings(), clock=clock)
-
-
-def primary(outcome: MutationOutcome) -> str:
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def note(service: Service, **args: Any) -> str:

@@ -9,14 +9,10 @@ import pytest
 
 from kaeru.errors import KaeruError
 from kaeru.service import Service
-from kaeru.service.outcomes import MutationOutcome, ReadOutcome
+from kaeru.service.outcomes import ReadOutcome
+from tests.service.support import primary
 
 P = "search-lab"
-
-
-def primary(outcome: MutationOutcome) -> str:
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def note(service: Service, text: str, initiative: str = P, **args: Any) -> str:

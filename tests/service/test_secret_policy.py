@@ -8,18 +8,13 @@ import pytest
 
 from kaeru.errors import KaeruError
 from kaeru.service import Service
-from kaeru.service.outcomes import MutationOutcome
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
+from tests.service.support import primary
 
 P = "secrets-lab"
 GITHUB = "ghp_" + "A1b2C3d4E5f6G7h8I9j0" + "kLmN"
 AWS = "AKIA" + "ABCDEFGHIJKLMNOP"
-
-
-def primary(outcome: MutationOutcome) -> str:
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def with_policy(store: Store, vault: VaultSpec, policy: str) -> Service:
