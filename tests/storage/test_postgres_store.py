@@ -205,7 +205,7 @@ def test_a_stale_node_write_is_a_revision_conflict_not_a_lost_update(store: Post
     with pytest.raises(RevisionConflict), store.write() as session:
         session.put_node(node.evolve(rev_no=2, revision="2-b", recorded_at=NOW), request_id=None, actor="t")
     with store.read() as session:
-        assert [n.revision for n in session.node_history(node.id)][-1] == "2-a"
+        assert [e.node.revision for e in session.revision_log(node.id)][-1] == "2-a"
 
 
 def test_the_same_edge_added_twice_concurrently_is_a_conflict(store: PostgresStore, url: str) -> None:

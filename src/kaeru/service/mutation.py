@@ -100,7 +100,6 @@ class WriteContext:
     request_id: str | None
     actor: str
     outcome: MutationOutcome
-    affected_ids: list[str] = field(default_factory=list)
     changes_log: list[dict[str, Any]] = field(default_factory=list)
 
     @property
@@ -221,7 +220,6 @@ class WriteContext:
             **changes, rev_no=rev_no, revision=revision_token(node.id, rev_no, recorded), recorded_at=recorded
         )
         self.session.put_node(updated, request_id=self.request_id, actor=self.actor)
-        self.affected_ids.append(node.id)
         return updated
 
     @staticmethod

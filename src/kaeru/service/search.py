@@ -6,7 +6,6 @@ import secrets as pysecrets
 from datetime import timedelta
 from typing import Any
 
-from kaeru.domain.budget import MIN_EXCERPT
 from kaeru.domain.model import NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
@@ -83,11 +82,10 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             if text is not None and not tokens:
                 issues.append(Issue("invalid_argument", "text has no searchable words or numbers", "text"))
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues)
-        secret = session.vault_secret()
         offset = 0
         list_id: str | None = None
         if args.get("cursor"):
-            offset, list_id, items = cursors.resume(session, secret, str(args["cursor"]), "search", key)
+            offset, list_id, items = cursors.resume(session, session.vault_secret(), str(args["cursor"]), "search", key)
             total = len(items)
             superseded_omitted = 0
         else:
@@ -151,7 +149,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             if list_id is None:
                 list_id = pysecrets.token_hex(12)
                 save_list(rt, list_id, items)
-            token = cursors.encode(secret, cursors.CursorState("search", list_id, next_offset, key))
+            token = cursors.encode(session.vault_secret(), cursors.CursorState("search", list_id, next_offset, key))
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
         if any(o.reason in ("budget", "window") for o in coverage.omitted):
             coverage.complete = False
@@ -190,6 +188,3 @@ def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
     with rt.store.write() as session:
         session.save_cursor(list_id, items, fmt(now))
         session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))
-
-
-__all__ = ["MIN_EXCERPT", "search"]

@@ -530,14 +530,6 @@ class PostgresSession:
         )
         return _node(row) if row else None
 
-    def node_history(self, node_id: str) -> list[Node]:
-        rows = self._rows(
-            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS} FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = %s ORDER BY r.rev_no",
-            (node_id,),
-        )
-        return [_node(r) for r in rows]
-
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
         rows = self._rows(
             f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor "
@@ -760,16 +752,6 @@ class PostgresSession:
             params,
         )
         return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
-
-    def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
-        if not node_ids or not initiative_ids:
-            return set()
-        rows = self._rows(
-            "SELECT DISTINCT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
-            "WHERE n.id = ANY(%s::text[]) AND NOT n.retracted AND m.initiative_id = ANY(%s::bigint[])",
-            (list(dict.fromkeys(node_ids)), list(initiative_ids)),
-        )
-        return {r[0] for r in rows}
 
     # --- slots ------------------------------------------------------------------------------
     def get_slot(self, initiative_id: int, slot: str, *, for_update: bool = False) -> SlotState | None:

@@ -402,14 +402,6 @@ class SqliteSession:
         )
         return _node(row[0], row[1], row[2:]) if row else None
 
-    def node_history(self, node_id: str) -> list[Node]:
-        rows = self._rows(
-            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))} "
-            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no",
-            (node_id,),
-        )
-        return [_node(r[0], r[1], r[2:]) for r in rows]
-
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
         rows = self._rows(
             f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))}, "
@@ -624,20 +616,6 @@ class SqliteSession:
             [*params, *window, pivot[0], pivot[1]],
         )
         return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
-
-    def members_of(self, node_ids: Sequence[str], initiative_ids: Sequence[int]) -> set[str]:
-        if not node_ids or not initiative_ids:
-            return set()
-        found: set[str] = set()
-        for part in chunks(list(dict.fromkeys(node_ids))):
-            rows = self._c.execute(
-                "SELECT DISTINCT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
-                f"WHERE n.id IN ({_marks(len(part))}) AND n.retracted = 0 "
-                f"AND m.initiative_id IN ({_marks(len(initiative_ids))})",
-                (*part, *initiative_ids),
-            )
-            found.update(r[0] for r in rows)
-        return found
 
     # --- slots ------------------------------------------------------------------------------
     def get_slot(self, initiative_id: int, slot: str, *, for_update: bool = False) -> SlotState | None:
@@ -1038,14 +1016,6 @@ class SqliteStore:
         except BaseException:
             list(conn.execute("ROLLBACK"))
             raise
-
-    def applied_migrations(self) -> list[tuple[int, str]]:
-        with self.read() as _:
-            conn = self._acquire()
-            try:
-                return [(int(r[0]), str(r[1])) for r in conn.execute("SELECT version, name FROM schema_migrations")]
-            finally:
-                self._release(conn)
 
     @contextmanager
     def _session(self, begin: str) -> Iterator[SqliteSession]:
