@@ -9,12 +9,13 @@ just a separator or an ordinary word — user text is never query syntax.
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from functools import lru_cache
 
-import snowballstemmer
+import Stemmer
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -291,17 +292,13 @@ def query_tokens(text: str) -> list[str]:
 
 def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     """`topic:` tags: the most-mentioned content words (name weighted ×3), ties by first mention."""
-    counts: Counter[str] = Counter()
-    first_seen: dict[str, int] = {}
-    position = 0
-    for weight, text in ((3, name), (1, body or "")):
-        for token in tokens(text):
-            position += 1
-            if len(token) < 3 or token in STOP_WORDS or token.isdigit():
-                continue
-            counts[token] += weight
-            first_seen.setdefault(token, position)
-    ranked = sorted(counts, key=lambda t: (-counts[t], first_seen[t]))
+    in_name = [t for t in tokens(name) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
+    in_body = [t for t in tokens(body) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
+    counts = Counter(in_body)
+    for token in in_name:
+        counts[token] += 3
+    # dict order = first mention (name before body); the sort is stable, so ties keep that order.
+    ranked = sorted(dict.fromkeys([*in_name, *in_body]), key=lambda t: -counts[t])
     return [f"topic:{t}" for t in ranked[:limit]]
 
 
@@ -337,8 +334,16 @@ def merge_tags(manual: Iterable[str], derived: Iterable[str]) -> tuple[str, ...]
     return tuple(dict.fromkeys([*manual, *derived]))
 
 
-_ENGLISH = snowballstemmer.stemmer("english")
-_RUSSIAN = snowballstemmer.stemmer("russian")
+class _Stemmers(threading.local):
+    """PyStemmer's C Snowball stemmers (~20× the pure-Python ones); a stemmer is not thread-safe,
+    so each thread gets its own pair."""
+
+    def __init__(self) -> None:
+        self.english = Stemmer.Stemmer("english", 0)
+        self.russian = Stemmer.Stemmer("russian", 0)
+
+
+_STEMMERS = _Stemmers()
 
 
 @lru_cache(maxsize=200_000)
@@ -350,8 +355,8 @@ def stem(token: str) -> str:
     if token.isdigit() or len(token) < 3:
         return token
     if any("\u0400" <= ch <= "\u04ff" for ch in token):
-        return str(_RUSSIAN.stemWord(token))
-    return str(_ENGLISH.stemWord(token))
+        return str(_STEMMERS.russian.stemWord(token))
+    return str(_STEMMERS.english.stemWord(token))
 
 
 def stem_text(text: str | None) -> str:

@@ -908,7 +908,7 @@ class PostgresSession:
         try:
             with self._c.cursor(name=f"kaeru_export_{secrets.token_hex(4)}") as cur:
                 cur.itersize = 500
-                cur.execute(sql, params)  # type: ignore[arg-type]
+                cur.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
                 yield from cur
         except (psycopg.Error, UnicodeEncodeError) as exc:
             raise _translate(exc) from exc
