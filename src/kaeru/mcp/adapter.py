@@ -125,6 +125,10 @@ class ToolRegistry:
     def __init__(self, service: Service):
         self.service = service
         self.specs: dict[str, ToolSpec] = {}
+        #: Run handlers on the event loop's own thread instead of a worker thread. Right for stdio
+        #: (one client, calls answered in order: a worker-thread hop only adds two wake-ups per
+        #: call); HTTP serves concurrent clients and keeps the worker threads.
+        self.inline = False
 
     def add(self, spec: ToolSpec) -> None:
         if spec.name in self.specs:
@@ -162,6 +166,8 @@ class ToolRegistry:
                 content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],
                 is_error=True,
             )
+        if self.inline:
+            return result(self.run(name, arguments))
         envelope = await anyio.to_thread.run_sync(self.run, name, arguments)
         return result(envelope)
 

@@ -12,8 +12,10 @@ import sys
 from typing import Any
 
 import anyio
+import mcp_types
 from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse
 from starlette.routing import Route
@@ -25,29 +27,54 @@ from kaeru.mcp.server import KaeruServer
 log = logging.getLogger("kaeru.http")
 
 
-class _PipeLines:
-    """Lines from a pipe through the event loop itself (no worker-thread round trip per line)."""
+class _PipeReadStream:
+    """The server's read side straight from the pipe: each line is parsed where it is read.
+
+    The SDK's `stdio_server` runs a reader task that hands every message to the dispatcher
+    through a memory stream (and a writer task the other way); each hop is another event-loop
+    turn. This is the same `ReadStream` protocol without the hop.
+    """
 
     def __init__(self, reader: asyncio.StreamReader):
         self._reader = reader
 
-    def __aiter__(self) -> _PipeLines:
-        return self
-
-    async def __anext__(self) -> str:
+    async def receive(self) -> SessionMessage | Exception:
         line = await self._reader.readline()
         if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+            raise anyio.EndOfStream
+        try:
+            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception as exc:  # the dispatcher answers a malformed line, as with the SDK's transport
+            return exc
+        return SessionMessage(message)
+
+    async def aclose(self) -> None:
+        return None
+
+    def __aiter__(self) -> _PipeReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _PipeReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
-class _FdWriter:
-    """Writes whole messages straight to a descriptor (a pipe write of a few KB does not block)."""
+class _PipeWriteStream:
+    """The server's write side: each message serialised and written to the descriptor at once."""
 
     def __init__(self, fd: int):
         self._fd = fd
 
-    async def write(self, text: str) -> None:
+    async def send(self, item: SessionMessage, /) -> None:
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
         data = memoryview(text.encode("utf-8"))
         while data:
             try:
@@ -57,8 +84,14 @@ class _FdWriter:
                 continue
             data = data[written:]
 
-    async def flush(self) -> None:
+    async def aclose(self) -> None:
         return None
+
+    async def __aenter__(self) -> _PipeWriteStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 async def _fast_stdio(kaeru: KaeruServer) -> bool:
@@ -80,8 +113,9 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
     )
     try:
-        async with stdio_server(stdin=_PipeLines(reader), stdout=_FdWriter(wire_out)) as (read_stream, write_stream):  # type: ignore[arg-type]
-            await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
+        await kaeru.server.run(
+            _PipeReadStream(reader), _PipeWriteStream(wire_out), kaeru.server.create_initialization_options()
+        )
     finally:
         transport.close()
     return True
@@ -89,6 +123,8 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
 
 def run_stdio(kaeru: KaeruServer) -> None:
     """Serve one MCP session over this process's stdin/stdout until the client closes it."""
+
+    kaeru.registry.inline = True
 
     async def main() -> None:
         if await _fast_stdio(kaeru):

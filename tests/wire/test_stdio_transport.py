@@ -1,0 +1,106 @@
+"""kaeru's own stdio transport, byte for byte: what a client that writes raw JSON-RPC lines sees.
+
+The server reads the pipe on the event loop and writes answers straight to the descriptor (no SDK
+reader/writer tasks), so these check the things that transport now owns: a malformed or blank line
+does not end the session, a message far larger than a pipe buffer arrives whole in both directions,
+answers come back in order, stray output cannot corrupt the stream, and end of input ends the
+process cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.wire.support import initialize_request
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+
+
+def _exchange(server_env: dict[str, str], lines: list[bytes], tmp_path: Path) -> tuple[list[dict[str, Any]], int]:
+    """Feed `lines` to a fresh `kaeru serve`, close its input, and return every answer and the exit code."""
+    with (tmp_path / "stderr.log").open("wb") as err:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kaeru", "serve"],
+            input=b"".join(lines),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=server_env,
+            timeout=90,
+            check=False,
+        )
+    answers = [json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip()]
+    return answers, proc.returncode
+
+
+def test_bad_lines_do_not_end_the_session_and_big_messages_arrive_whole(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    # ~1.5 MB of text: far beyond a 64 KiB pipe buffer on the way in, and back out again via `read`.
+    body = " ".join(f"pelican{i} migrates across the estuary" for i in range(40_000))
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        b"this is not json\n",
+        b"\n",
+        b'{"jsonrpc": "2.0", "id": 2, "method": \n',
+        _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
+        _line(_call(4, "note", {"initiative": "pipe", "text": body, "request_id": "big-1"})),
+        _line(_call(5, "search", {"initiatives": ["pipe"], "text": "pelican39999"})),
+        _line({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
+    ]
+    answers, code = _exchange(server_env, lines, tmp_path)
+
+    assert code == 0, (tmp_path / "stderr.log").read_text()
+    by_id = {a["id"]: a for a in answers if "id" in a and a["id"] is not None}
+    assert by_id[3]["result"] == {} and by_id[6]["result"] == {}
+    # Answers to the well-formed requests come back in the order they were asked.
+    ordered = [a["id"] for a in answers if a.get("id") in (1, 3, 4, 5, 6)]
+    assert ordered == [1, 3, 4, 5, 6]
+    note = by_id[4]["result"]["structuredContent"]
+    assert note["state"] == "applied"
+    node_id = note["data"]["primary"]["id"]
+    search = by_id[5]["result"]["structuredContent"]
+    assert [hit["id"] for hit in search["data"]["hits"]] == [node_id]
+
+
+def test_a_large_answer_is_written_whole(server_env: dict[str, str], tmp_path: Path) -> None:
+    # 60,000 characters, read back whole: the answer carries it twice (structured and text), ~120 KB.
+    body = "albatross " * 6_000
+    first = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(_call(2, "note", {"initiative": "pipe", "text": body.strip()})),
+    ]
+    answers, _ = _exchange(server_env, first, tmp_path)
+    node_id = answers[-1]["result"]["structuredContent"]["data"]["primary"]["id"]
+
+    second = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(_call(2, "read", {"initiative": "pipe", "node": node_id, "budget_chars": 64_000})),
+    ]
+    answers, code = _exchange(server_env, second, tmp_path)
+    assert code == 0
+    result = answers[-1]["result"]
+    assert result["structuredContent"]["state"] == "ok"
+    assert result["structuredContent"]["data"]["hits"][0]["body"] == body.strip()
+    assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
