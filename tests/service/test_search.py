@@ -404,6 +404,38 @@ def test_paging_covers_every_hit_exactly_once(service: Service) -> None:
     assert pages == big
 
 
+@pytest.mark.parametrize("count", [9, 40])
+def test_every_page_reports_the_first_pages_total(service: Service, count: int) -> None:
+    """Short rests travel inside the token, long lists are stored: pages look the same either way."""
+    made = [note(service, f"beacon number {i}") for i in range(count)]
+    args: dict[str, Any] = {"initiatives": [P], "text": "beacon", "limit": 4}
+    seen: list[str] = []
+    while True:
+        result = service.search(args)
+        assert result.total == count
+        seen.extend(ids(result))
+        if result.continuation is None:
+            break
+        args = result.continuation.next_arguments
+    assert seen == ids(search(service, "beacon", limit=50)) and set(seen) == set(made)
+
+
+def test_inline_cursor_round_trip_and_tamper() -> None:
+    """An inline token carries its ids exactly; a flipped id byte is refused."""
+    from kaeru.service import cursors
+
+    secret = b"s" * 32
+    rest = ("01a22b48-8f7a-7c03-a2d1-78868a7505c9", "01a22b48-8f7a-7c03-a2d1-78868a7505ca")
+    token = cursors.encode(secret, cursors.CursorState("search", None, 10, "k", rest))
+    state = cursors.decode(secret, token, "search", "k")
+    assert (state.offset, state.items, state.list_id) == (10, rest, None)
+    body, mac = token.split(".")
+    forged = cursors.encode(b"x" * 32, cursors.CursorState("search", None, 10, "k", rest[:1])).split(".")[0]
+    for bad in (f"{forged}.{mac}", f"{body[:-1]}A.{mac}"):
+        with pytest.raises(KaeruError):
+            cursors.decode(secret, bad, "search", "k")
+
+
 def test_last_page_has_no_continuation(service: Service) -> None:
     """When everything fits, there is no cursor."""
     for i in range(3):

@@ -1,8 +1,12 @@
-"""Opaque, tamper-evident cursors: a signed token naming a stored result list and a position.
+"""Opaque, tamper-evident cursors: a signed token naming a result list and a position.
 
 The vault's secret (stored in the database, so every server process over one vault agrees) signs
 each token; a token whose arguments differ from the call's is refused, so a cursor cannot be
 replayed against another query.
+
+A long list is stored (table `cursors`, expiring) and the token names it. A short rest of a list
+travels inside the token itself (node ids packed as 16 bytes each), so the common search with a
+second page of a few hits does not turn a read into a write.
 """
 
 from __future__ import annotations
@@ -11,11 +15,19 @@ import base64
 import hashlib
 import hmac
 import json
+import secrets as pysecrets
+import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
+from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid
+from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Session
+
+#: A rest of at most this many items travels inside the token instead of being stored.
+INLINE_ITEMS = 24
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +36,7 @@ class CursorState:
     list_id: str | None
     offset: int
     args: str
+    items: tuple[str, ...] | None = None  # an inline list (then list_id is None)
 
 
 def args_key(args: dict[str, Any], ignore: tuple[str, ...] = ("cursor",)) -> str:
@@ -39,8 +52,35 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
+def _pack(items: list[str]) -> str | None:
+    """The ids as one base64 string of 16-byte UUIDs, or None if any is not a canonical UUID."""
+    packed = bytearray()
+    for item in items:
+        try:
+            value = uuid.UUID(item)
+        except ValueError:
+            return None
+        if str(value) != item:
+            return None
+        packed += value.bytes
+    return _b64(bytes(packed))
+
+
+def _unpack(text: str) -> tuple[str, ...]:
+    raw = _unb64(text)
+    if len(raw) % 16:
+        raise ValueError("packed ids are not 16-byte aligned")
+    return tuple(str(uuid.UUID(bytes=raw[i : i + 16])) for i in range(0, len(raw), 16))
+
+
 def encode(secret: bytes, state: CursorState) -> str:
-    body = _b64(json.dumps([state.kind, state.list_id, state.offset, state.args], separators=(",", ":")).encode())
+    fields: list[Any] = [state.kind, state.list_id, state.offset, state.args]
+    if state.items is not None:
+        packed = _pack(list(state.items))
+        if packed is None:
+            raise ValueError("inline cursor items must be node ids")
+        fields.append(packed)
+    body = _b64(json.dumps(fields, separators=(",", ":")).encode())
     mac = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
     return f"{body}.{mac}"
 
@@ -56,10 +96,12 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
         expected = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
         if not hmac.compare_digest(mac, expected):
             raise CursorInvalid("cursor signature does not match (altered, or from another vault)", field="cursor")
-        raw_kind, list_id, offset, raw_args = json.loads(_unb64(body))
+        fields = json.loads(_unb64(body))
+        raw_kind, list_id, offset, raw_args = fields[:4]
+        items = _unpack(fields[4]) if len(fields) > 4 else None
     except CursorInvalid:
         raise
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, IndexError) as exc:
         raise CursorInvalid("cursor is malformed", field="cursor") from exc
     if raw_kind != kind:
         raise CursorInvalid(f"cursor belongs to {raw_kind}, not {kind}", field="cursor")
@@ -70,17 +112,42 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
         )
     if not isinstance(offset, int) or offset < 0:
         raise CursorInvalid("cursor is malformed", field="cursor")
-    return CursorState(raw_kind, list_id, offset, raw_args)
+    return CursorState(raw_kind, list_id, offset, raw_args, items)
 
 
-def resume(session: Session, secret: bytes, token: str, kind: str, args: str) -> tuple[int, str, list[str]]:
-    """Position, list id and stored items of a page token for the call `kind` with these arguments.
+def resume(session: Session, secret: bytes, token: str, kind: str, args: str) -> tuple[int, str | None, list[str]]:
+    """Position, list id (None for an inline list) and items of a page token for the call `kind`.
 
     Raises:
         CursorInvalid: as `decode`, or the stored list has expired.
     """
     state = decode(secret, token, kind, args)
+    if state.items is not None:
+        # Only the rest travels; the first `offset` places (already served, never read again) are
+        # padding, so positions and the list's total stay those of the first page.
+        return state.offset, None, [""] * state.offset + list(state.items)
     items = session.load_cursor(state.list_id) if state.list_id else None
     if items is None or state.list_id is None:
         raise CursorInvalid(f"cursor has expired; repeat the {kind} without a cursor", field="cursor")
     return state.offset, state.list_id, items
+
+
+def next_token(
+    rt: Runtime, secret: bytes, kind: str, args: str, items: list[str], offset: int, list_id: str | None
+) -> str:
+    """The token for the page of `items` starting at `offset`: inline if the rest is short, else stored."""
+    if list_id is None:
+        rest = items[offset:]
+        if len(rest) <= INLINE_ITEMS and _pack(rest) is not None:
+            return encode(secret, CursorState(kind, None, offset, args, tuple(rest)))
+        list_id = pysecrets.token_hex(12)
+        save_list(rt, list_id, items)
+    return encode(secret, CursorState(kind, list_id, offset, args))
+
+
+def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
+    """Store a result list for later pages (its own short write; reads never upgrade to writes)."""
+    now = rt.now()
+    with rt.store.write() as session:
+        session.save_cursor(list_id, items, fmt(now))
+        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))

@@ -4,7 +4,6 @@ rank fusion), apply priors and currentness, cut to the token budget."""
 from __future__ import annotations
 
 import math
-import secrets as pysecrets
 from collections import Counter
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -19,7 +18,7 @@ from kaeru.service import cursors, tasks
 from kaeru.service.embedding import Embedder, pack, text_digest, text_of
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.runtime import Runtime
-from kaeru.service.search import resolve_scopes, save_list
+from kaeru.service.search import resolve_scopes
 from kaeru.service.views import budgeted_views
 from kaeru.storage.base import SearchQuery, Session
 
@@ -183,10 +182,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         continuation = None
         if next_offset < len(ordered):
             coverage.complete = False
-            if list_id is None:
-                list_id = pysecrets.token_hex(12)
-                save_list(rt, list_id, ordered)
-            token = cursors.encode(secret, cursors.CursorState("recall", list_id, next_offset, key))
+            token = cursors.next_token(rt, secret, "recall", key, ordered, next_offset, list_id)
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
         coverage.rules_complete = coverage.complete
         if explain is not None:

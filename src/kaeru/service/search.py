@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import secrets as pysecrets
-from datetime import timedelta
 from typing import Any
 
 from kaeru.domain.model import NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
-from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
@@ -146,10 +143,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         continuation = None
         if next_offset < len(items):
             coverage.complete = False
-            if list_id is None:
-                list_id = pysecrets.token_hex(12)
-                save_list(rt, list_id, items)
-            token = cursors.encode(session.vault_secret(), cursors.CursorState("search", list_id, next_offset, key))
+            token = cursors.next_token(rt, session.vault_secret(), "search", key, items, next_offset, list_id)
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
         if any(o.reason in ("budget", "window") for o in coverage.omitted):
             coverage.complete = False
@@ -180,11 +174,3 @@ def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
     stale = {i for i in tied if verdicts.get(i) or i in refuted}
     order = sorted(range(len(head)), key=lambda i: (head[i].score, head[i].id in stale, i))
     return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]
-
-
-def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
-    """Store a result list for later pages (its own short write; reads never upgrade to writes)."""
-    now = rt.now()
-    with rt.store.write() as session:
-        session.save_cursor(list_id, items, fmt(now))
-        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))
