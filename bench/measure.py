@@ -6,7 +6,11 @@ Layers:
   service builds (`fts_match(query_tokens(text), …, scope)`): what the search's ranking costs. On PostgreSQL,
   the same idea over the GIN-indexed `tsv` column with `tsquery_literal`.
 * `raw_fts_bare` — the same raw query for the words alone, without the `scope : (…)` initiative
-  filter the service's MATCH carries (SQLite, when `fts_match` takes a scope): the true floor.
+  filter the service's MATCH carries (SQLite, when `fts_match` takes a scope): a floor that answers
+  a different question (every initiative, row ids only).
+* `raw_fts_page` — the hand-written SQLite query that returns what the search returns: the words
+  matched bare, restricted to the initiative through `memberships`, ranked by bm25, top 10, with
+  the stored columns of each hit (SQLite only). The target's "raw FTS5 query".
 * `service` — the `Service` method (outcome objects, no envelope, no schema validation).
 * `in_process` — `ToolRegistry.run(name, args)`: schema validation → service → envelope, i.e. all the
   MCP handler does except the worker-thread hop and the transport.
@@ -43,6 +47,12 @@ ALL_OPS = (*OPS, "ping")  # ping: stdio layers only
 TOOL = {"note": "note", "read": "read", "search_selective": "search", "search_broad": "search"}
 OK_STATES = ("ok", "applied", "unchanged")
 RAW_FTS_SQL = "SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY rank LIMIT 10"
+RAW_PAGE_SQL = (
+    "SELECT n.id, n.rev_no, n.revision, n.node_type, n.name, n.body, n.description, n.tags, n.layer, n.status, "
+    "n.created_at, n.recorded_at FROM nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
+    "WHERE nodes_fts MATCH ? AND n.retracted = 0 "
+    "AND n.seq IN (SELECT node_seq FROM memberships WHERE initiative_id = ?) ORDER BY rank LIMIT 10"
+)
 #: The PostgreSQL counterpart: the GIN-indexed literal tsvector, ranked, top 10.
 RAW_PG_SQL = "SELECT seq FROM nodes WHERE tsv @@ %s::tsquery ORDER BY ts_rank(tsv, %s::tsquery) DESC LIMIT 10"
 
@@ -113,6 +123,7 @@ class InProcess:
         # text tokens -> the full-text query string; `bare` drops the initiative scope (SQLite only).
         self._literal: Callable[[list[str], bool], str] = lambda tokens, bare: ""
         self.scoped_match = False
+        self.main_id: int | None = None
         if vault.backend == "sqlite":
             import apsw
 
@@ -123,6 +134,7 @@ class InProcess:
             # Mirror SqliteSession.search: since the FTS table gained a `scope` column, the service's
             # MATCH also names the searched initiatives. Older fts_match versions have no scope.
             scope = [row[0] for row in self.raw.execute("SELECT id FROM initiatives WHERE name = ?", (MAIN,))]
+            self.main_id = scope[0] if scope else None
             self.scoped_match = "scope" in inspect.signature(fts_match).parameters
 
             def literal(tokens: list[str], bare: bool) -> str:
@@ -153,6 +165,8 @@ class InProcess:
         }
         if self.scoped_match:
             out["raw_fts_bare"] = self._literal(["word"], True)
+        if self.main_id is not None:
+            out["raw_fts_page"] = {"sql": RAW_PAGE_SQL, "match": self._literal(["word"], True)}
         return out
 
     def close(self) -> None:
@@ -165,6 +179,8 @@ class InProcess:
             layers.append("raw_fts")
             if self.scoped_match:
                 layers.append("raw_fts_bare")
+            if self.main_id is not None:
+                layers.append("raw_fts_page")
         return layers
 
     def call(self, op: str, layer: str, args: dict[str, Any]) -> tuple[int, int, Any]:
@@ -175,6 +191,11 @@ class InProcess:
             return elapsed, cpu, envelope
         if layer == "service":
             return _timed(getattr(self.service, TOOL[op]), args)
+        if layer == "raw_fts_page":
+            from kaeru.domain.text import query_tokens
+
+            literal = self._literal(query_tokens(args["text"]), True)
+            return _timed(lambda: list(self.raw.execute(RAW_PAGE_SQL, (literal, self.main_id))))
         if layer in ("raw_fts", "raw_fts_bare"):
             from kaeru.domain.text import query_tokens
 

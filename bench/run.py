@@ -34,15 +34,24 @@ TARGET_SIZE = 100_000
 TARGETS: tuple[tuple[str, str, float], ...] = (
     ("note_p95_ms", "note p95 (in-process) ≤ 2 ms", 2.0),
     ("search_selective_p95_ms", "selective search p95 (in-process) ≤ 5 ms", 5.0),
-    ("search_selective_vs_raw_fts_p50", "selective search ≤ 2× raw FTS5 (ratio of p50s)", 2.0),
-    ("search_selective_vs_raw_fts_p95", "selective search ≤ 2× raw FTS5 (ratio of p95s)", 2.0),
-    ("stdio_overhead_note_ms", "stdio overhead, note (median of paired stdio − in-process) ≤ 1 ms", 1.0),
+    ("search_selective_vs_raw_fts_p50", "selective search ≤ 2× the raw FTS5 query for the same page (p50s)", 2.0),
+    ("search_selective_vs_raw_fts_p95", "selective search ≤ 2× the raw FTS5 query for the same page (p95s)", 2.0),
+    ("stdio_overhead_note_ms", "stdio overhead (raw JSON-RPC), note (median of paired stdio − in-process) ≤ 1 ms", 1.0),
     ("stdio_overhead_read_ms", "stdio overhead, read ≤ 1 ms", 1.0),
     ("stdio_overhead_search_selective_ms", "stdio overhead, selective search ≤ 1 ms", 1.0),
     ("stdio_overhead_search_broad_ms", "stdio overhead, broad search ≤ 1 ms", 1.0),
 )
 
-LAYER_ORDER = ("raw_fts_bare", "raw_fts", "service", "in_process", "in_process_paired", "stdio_raw", "stdio")
+LAYER_ORDER = (
+    "raw_fts_bare",
+    "raw_fts",
+    "raw_fts_page",
+    "service",
+    "in_process",
+    "in_process_paired",
+    "stdio_raw",
+    "stdio",
+)
 
 
 @dataclass
@@ -332,6 +341,12 @@ def ratios(ops: dict[str, Any]) -> dict[str, Any]:
             "p50": _div(_p(ops, op, "in_process"), _p(ops, op, "raw_fts_bare")),
             "cpu_p50": _div(_cpu(ops, op, "in_process", "p50"), _cpu(ops, op, "raw_fts_bare", "p50")),
         }
+        out[f"{op}_vs_raw_fts_page"] = {
+            "p50": _div(_p(ops, op, "in_process"), _p(ops, op, "raw_fts_page")),
+            "p95": _div(_p(ops, op, "in_process", "p95"), _p(ops, op, "raw_fts_page", "p95")),
+            "cpu_p50": _div(_cpu(ops, op, "in_process", "p50"), _cpu(ops, op, "raw_fts_page", "p50")),
+            "cpu_p95": _div(_cpu(ops, op, "in_process", "p95"), _cpu(ops, op, "raw_fts_page", "p95")),
+        }
         out[f"{op}_raw_scope_cost"] = {
             "p50": _div(_p(ops, op, "raw_fts"), _p(ops, op, "raw_fts_bare")),
             "cpu_p50": _div(_cpu(ops, op, "raw_fts", "p50"), _cpu(ops, op, "raw_fts_bare", "p50")),
@@ -354,24 +369,28 @@ def ratios(ops: dict[str, Any]) -> dict[str, Any]:
 
 def check_targets(run: dict[str, Any]) -> list[dict[str, Any]]:
     ops, rat = run["ops"], run["ratios"]
+    # The raw query that returns the same page, where the backend has one; else the scoped MATCH.
+    raw = "raw_fts_page" if rat["search_selective_vs_raw_fts_page"]["p50"] is not None else "raw_fts"
     values: dict[str, float | None] = {
         "note_p95_ms": _p(ops, "note", "in_process", "p95"),
         "search_selective_p95_ms": _p(ops, "search_selective", "in_process", "p95"),
-        "search_selective_vs_raw_fts_p50": rat["search_selective_vs_raw_fts"]["p50"],
-        "search_selective_vs_raw_fts_p95": rat["search_selective_vs_raw_fts"]["p95"],
+        "search_selective_vs_raw_fts_p50": rat[f"search_selective_vs_{raw}"]["p50"],
+        "search_selective_vs_raw_fts_p95": rat[f"search_selective_vs_{raw}"]["p95"],
     }
     for op in OPS:
-        values[f"stdio_overhead_{op}_ms"] = rat[f"{op}_stdio_vs_in_process"]["overhead_ms_paired_median"]
+        # Judged with the raw JSON-RPC client: the mcp Python Client's own parsing and output-schema
+        # validation run in the client's process and differ from client to client (reported beside).
+        values[f"stdio_overhead_{op}_ms"] = rat[f"{op}_stdio_vs_in_process"]["raw_overhead_ms_paired_median"]
     # The same quantities from thread CPU time (in-process layers only): what the call costs with a
     # core to itself. Informative — the targets are judged on wall time.
     cpu = {
         "note_p95_ms": _cpu(ops, "note", "in_process", "p95"),
         "search_selective_p95_ms": _cpu(ops, "search_selective", "in_process", "p95"),
         "search_selective_vs_raw_fts_p50": _div(
-            _cpu(ops, "search_selective", "in_process", "p50"), _cpu(ops, "search_selective", "raw_fts", "p50")
+            _cpu(ops, "search_selective", "in_process", "p50"), _cpu(ops, "search_selective", raw, "p50")
         ),
         "search_selective_vs_raw_fts_p95": _div(
-            _cpu(ops, "search_selective", "in_process", "p95"), _cpu(ops, "search_selective", "raw_fts", "p95")
+            _cpu(ops, "search_selective", "in_process", "p95"), _cpu(ops, "search_selective", raw, "p95")
         ),
     }
     applies = run["size"] >= TARGET_SIZE
@@ -384,7 +403,7 @@ def check_targets(run: dict[str, Any]) -> list[dict[str, Any]]:
             # A median difference whose confidence interval straddles the limit decides nothing:
             # broad searches vary by far more than 1 ms from call to call.
             ci = rat[f"{key.removeprefix('stdio_overhead_').removesuffix('_ms')}_stdio_vs_in_process"][
-                "overhead_ms_paired_ci95"
+                "raw_overhead_ms_paired_ci95"
             ]
             if ci is not None:
                 passed = True if ci[1] <= limit else (False if ci[0] > limit else None)
@@ -439,6 +458,11 @@ def table(run: dict[str, Any]) -> str:
         line = (
             f"  {op} / {raw_name}: p50 {_fmt(r['p50'], 1)}×, p95 {_fmt(r['p95'], 1)}×, cpu p50 {_fmt(r['cpu_p50'], 1)}×"
         )
+        page = rat[f"{op}_vs_raw_fts_page"]
+        if page["p50"] is not None:
+            line += (
+                f"; / the same page by hand (raw_fts_page): p50 {_fmt(page['p50'], 1)}×, p95 {_fmt(page['p95'], 1)}×"
+            )
         bare = rat[f"{op}_vs_raw_fts_bare"]
         if bare["p50"] is not None:
             scope = rat[f"{op}_raw_scope_cost"]
