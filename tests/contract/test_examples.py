@@ -106,3 +106,31 @@ def test_published_tools_declare_the_contract_schemas_verbatim(tool: str) -> Non
 
     assert input_for(tool) == json.loads((CONTRACT / f"{tool}.input.json").read_text())
     assert output_for(tool, "x") == json.loads((CONTRACT / f"{tool}.output.json").read_text())
+
+
+#: Arguments beyond the labelled examples that probe formats, bounds and types.
+PROBES: list[dict[str, Any]] = [
+    {"initiatives": ["p"], "text": "x", "limit": 0},
+    {"initiatives": ["p"], "text": "x", "limit": 1.5},
+    {"initiatives": ["p"], "text": "x", "limit": True},
+    {"initiatives": [], "text": "x"},
+    {"initiatives": ["p"], "filters": {}},
+    {"initiatives": ["p"], "filters": {"created_after": "2026-02-30"}},
+    {"initiatives": ["p"], "filters": {"created_after": "2026-11-30"}},
+    {"initiatives": ["p"], "filters": {"created_after": "20261130"}},
+    {"initiatives": ["p"], "text": None},
+    {"initiative": "p", "node": "x", "patch": {"reminder": {"due": "2026-13-01"}}},
+    {"initiative": "p", "text": "t", "evidence": [{"method": ""}]},
+]
+
+
+@pytest.mark.parametrize("tool", ["search", "claim", "revise", "note", "read", "recall", "link", "context"])
+def test_fast_validator_accepts_exactly_what_jsonschema_accepts(tool: str) -> None:
+    """The compiled fast path must never let through arguments the full validator refuses."""
+    from kaeru.mcp.adapter import ToolSpec
+
+    spec = ToolSpec(name=tool, title=tool, description="", kind="read", handler=lambda s, a: {})
+    candidates = [json.loads(p.read_text()) for p in EXAMPLES if p.name.split(".")[1] == "input"] + PROBES
+    for args in candidates:
+        slow = Draft202012Validator(spec.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        assert (spec.schema_error(args) is None) == slow.is_valid(args), (tool, args)
