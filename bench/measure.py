@@ -51,7 +51,8 @@ RAW_PAGE_SQL = (
     "SELECT n.id, n.rev_no, n.revision, n.node_type, n.name, n.body, n.description, n.tags, n.layer, n.status, "
     "n.created_at, n.recorded_at FROM nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
     "WHERE nodes_fts MATCH ? AND n.retracted = 0 "
-    "AND n.seq IN (SELECT node_seq FROM memberships WHERE initiative_id = ?) ORDER BY rank LIMIT 10"
+    "AND EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id = ?) "
+    "ORDER BY rank LIMIT 10"
 )
 #: The PostgreSQL counterpart: the GIN-indexed literal tsvector, ranked, top 10.
 RAW_PG_SQL = "SELECT seq FROM nodes WHERE tsv @@ %s::tsquery ORDER BY ts_rank(tsv, %s::tsquery) DESC LIMIT 10"
