@@ -34,8 +34,18 @@ TARGET_SIZE = 100_000
 TARGETS: tuple[tuple[str, str, float], ...] = (
     ("note_p95_ms", "note p95 (in-process) ≤ 2 ms", 2.0),
     ("search_selective_p95_ms", "selective search p95 (in-process) ≤ 5 ms", 5.0),
-    ("search_selective_vs_raw_fts_p50", "selective search ≤ 2× the raw FTS5 query for the same page (p50s)", 2.0),
-    ("search_selective_vs_raw_fts_p95", "selective search ≤ 2× the raw FTS5 query for the same page (p95s)", 2.0),
+    ("search_selective_vs_raw_fts_p50", "selective search ≤ 2× the raw FTS5 query, scoped MATCH (p50s)", 2.0),
+    ("search_selective_vs_raw_fts_p95", "selective search ≤ 2× the raw FTS5 query, scoped MATCH (p95s)", 2.0),
+    (
+        "search_selective_vs_raw_fts_page_p50",
+        "selective search ≤ 2× the hand-written SQL for the same page (p50s)",
+        2.0,
+    ),
+    (
+        "search_selective_vs_raw_fts_page_p95",
+        "selective search ≤ 2× the hand-written SQL for the same page (p95s)",
+        2.0,
+    ),
     ("stdio_overhead_note_ms", "stdio overhead (raw JSON-RPC), note (median of paired stdio − in-process) ≤ 1 ms", 1.0),
     ("stdio_overhead_read_ms", "stdio overhead, read ≤ 1 ms", 1.0),
     ("stdio_overhead_search_selective_ms", "stdio overhead, selective search ≤ 1 ms", 1.0),
@@ -369,30 +379,28 @@ def ratios(ops: dict[str, Any]) -> dict[str, Any]:
 
 def check_targets(run: dict[str, Any]) -> list[dict[str, Any]]:
     ops, rat = run["ops"], run["ratios"]
-    # The raw query that returns the same page, where the backend has one; else the scoped MATCH.
-    raw = "raw_fts_page" if rat["search_selective_vs_raw_fts_page"]["p50"] is not None else "raw_fts"
+    # Two readings of "the raw FTS5 query": the FTS5-only query for the initiative's hits (scope
+    # term in the MATCH), and the hand-written join returning the same page (SQLite only).
     values: dict[str, float | None] = {
         "note_p95_ms": _p(ops, "note", "in_process", "p95"),
         "search_selective_p95_ms": _p(ops, "search_selective", "in_process", "p95"),
-        "search_selective_vs_raw_fts_p50": rat[f"search_selective_vs_{raw}"]["p50"],
-        "search_selective_vs_raw_fts_p95": rat[f"search_selective_vs_{raw}"]["p95"],
     }
+    cpu: dict[str, float | None] = {
+        "note_p95_ms": _cpu(ops, "note", "in_process", "p95"),
+        "search_selective_p95_ms": _cpu(ops, "search_selective", "in_process", "p95"),
+    }
+    for raw in ("raw_fts", "raw_fts_page"):
+        for q in ("p50", "p95"):
+            values[f"search_selective_vs_{raw}_{q}"] = rat[f"search_selective_vs_{raw}"][q]
+            cpu[f"search_selective_vs_{raw}_{q}"] = _div(
+                _cpu(ops, "search_selective", "in_process", q), _cpu(ops, "search_selective", raw, q)
+            )
     for op in OPS:
         # Judged with the raw JSON-RPC client: the mcp Python Client's own parsing and output-schema
         # validation run in the client's process and differ from client to client (reported beside).
         values[f"stdio_overhead_{op}_ms"] = rat[f"{op}_stdio_vs_in_process"]["raw_overhead_ms_paired_median"]
-    # The same quantities from thread CPU time (in-process layers only): what the call costs with a
-    # core to itself. Informative — the targets are judged on wall time.
-    cpu = {
-        "note_p95_ms": _cpu(ops, "note", "in_process", "p95"),
-        "search_selective_p95_ms": _cpu(ops, "search_selective", "in_process", "p95"),
-        "search_selective_vs_raw_fts_p50": _div(
-            _cpu(ops, "search_selective", "in_process", "p50"), _cpu(ops, "search_selective", raw, "p50")
-        ),
-        "search_selective_vs_raw_fts_p95": _div(
-            _cpu(ops, "search_selective", "in_process", "p95"), _cpu(ops, "search_selective", raw, "p95")
-        ),
-    }
+    # `cpu`: the same quantities from thread CPU time (in-process layers only): what the call costs
+    # with a core to itself. Informative — the targets are judged on wall time.
     applies = run["size"] >= TARGET_SIZE
     out = []
     for key, description, limit in TARGETS:
