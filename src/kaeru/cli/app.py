@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from collections.abc import Callable
@@ -74,6 +75,10 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
 
     settings: Settings = ctx.obj["settings"]
     kaeru = build_server(_service(ctx))
+    # Everything allocated so far (modules, schemas, validators) lives as long as the server: keep
+    # it out of the collector's full passes, which would otherwise walk it between calls.
+    gc.collect()
+    gc.freeze()
     if use_http:
         try:
             run_http(kaeru, settings, host or settings.http_host, settings.http_port if port is None else port)

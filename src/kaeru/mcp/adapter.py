@@ -121,7 +121,7 @@ def _message(error: ValidationError) -> str:
 
 def result(envelope: dict[str, Any]) -> types.CallToolResult:
     return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False))],
+        content=[types.TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")))],
         structured_content=envelope,
         is_error=envelope["state"] == "rejected",
     )
