@@ -120,8 +120,14 @@ def _message(error: ValidationError) -> str:
 
 
 def result(envelope: dict[str, Any]) -> types.CallToolResult:
-    return types.CallToolResult(
-        content=[types.TextContent(type="text", text=json.dumps(envelope, ensure_ascii=False, separators=(",", ":")))],
+    """The tool result: the envelope as structured content and, for clients that read only text,
+    as compact JSON. Built without pydantic validation (~80 µs for a page of hits): both parts are
+    ours and already JSON-ready, and the SDK serialises the model as usual."""
+    text = types.TextContent.model_construct(
+        type="text", text=json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    )
+    return types.CallToolResult.model_construct(
+        content=[text],
         structured_content=envelope,
         is_error=envelope["state"] == "rejected",
     )
