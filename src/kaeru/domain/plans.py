@@ -34,6 +34,7 @@ class Risk(StrEnum):
 #: Every channel recall knows, in fusion order.
 CHANNELS = (
     "lexical",
+    "scope_idf",
     "literal",
     "proximity",
     "name",
@@ -158,6 +159,7 @@ def compile_plan(
             1.0,
             "query words, stemmed, in name, description, body and tags/topics (BM25, name weighted highest)",
         )
+        use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
         use("literal", 0.25, "exact query words")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")

@@ -13,7 +13,7 @@ from typing import Any
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
-from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, stem, tokens
+from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, manual_tags, stem, tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import cursors, tasks
 from kaeru.service.embedding import Embedder, pack, text_digest, text_of
@@ -31,6 +31,12 @@ TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
 CANDIDATES = 100
+#: BM25F over the candidates with the statistics of the searched scope (`scope_idf`): the usual
+#: saturation and length normalisation, and the field weights the full-text index ranks with
+#: (name, description, body, tags).
+BM25_K1 = 1.2
+BM25_B = 0.75
+FIELD_WEIGHTS = (4.0, 2.0, 1.0, 2.0)
 CHARS_PER_TOKEN = 4
 WINDOW = 100
 LAYER_BONUS = {Layer.CORE: 1.0, Layer.HOT: 0.7, Layer.WARM: 0.3, Layer.COLD: 0.0, Layer.FROZEN: 0.0}
@@ -276,22 +282,40 @@ def _share(seed: float, top: float) -> float:
     return min(seed / top, seed)
 
 
+class _Nodes:
+    """The nodes one recall has loaded, so each is read (and decoded) once."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.known: dict[str, Node] = {}
+
+    def get(self, ids: list[str]) -> dict[str, Node]:
+        missing = [i for i in ids if i not in self.known]
+        if missing:
+            self.known.update(self.session.nodes_by_ids(missing))
+        return {i: self.known[i] for i in ids if i in self.known}
+
+
 def _run_channels(
     session: Session, scope_ids: list[int], first_scope: Any, query: str, plan: Plan, fusion: _Fusion
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
     stems = list(dict.fromkeys(stem(w) for w in words))
+    loaded = _Nodes(session)
     if plan.weight("lexical"):
-        fusion.add_scored("lexical", _lexical(session, scope_ids, stems, True, CANDIDATES))
+        hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
+        if plan.weight("scope_idf") and stems:
+            hits = _scope_bm25(session, scope_ids, stems, [i for i, _ in hits], loaded)
+        fusion.add_scored("lexical", hits)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
-        _proximity(fusion, session.nodes_by_ids(fusion.ranked()[:RERANK]), stems)
+        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems)
     seeds = fusion.ranked()[:SEEDS]
-    seed_nodes = session.nodes_by_ids(seeds)
+    seed_nodes = loaded.get(seeds)
     seed_score = {i: fusion.total(i) for i in seeds}
     top = max(seed_score.values(), default=1.0) or 1.0
     if plan.weight("feedback") and seeds:
@@ -348,7 +372,62 @@ def _run_channels(
         fusion.add_ranked("layer", [r.id for r in rows])
         rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30))
         fusion.add_ranked("recency", [r.id for r in rows])
-    return session.nodes_by_ids(list(fusion.scores))
+    return loaded.get(list(fusion.scores))
+
+
+def _scope_bm25(
+    session: Session, scope_ids: list[int], stems: list[str], candidates: list[str], loaded: _Nodes
+) -> list[tuple[str, float]]:
+    """Rescore text candidates by BM25F with document frequencies counted in the searched scope.
+
+    The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
+    that is everywhere there (the project's own name, a speaker, a module every note touches) says
+    little, while a word rare there but common elsewhere says much. One `count_matches` per query
+    word (so it works on every backend), then BM25F over the candidates' own (memoised) stems.
+    """
+    size = sum(sum(tiers.values()) for tiers in session.tier_counts(scope_ids).values())
+    idf: dict[str, float] = {}
+    for word in stems:
+        df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
+        idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
+    docs = [(i, *_doc_stems(n)) for i, n in loaded.get(candidates).items()]
+    if not docs:
+        return []
+    average = sum(length for _, _, length in docs) / len(docs) or 1.0
+    rows = []
+    for node_id, tf, length in docs:
+        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+        score = sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in stems if w in tf)
+        rows.append((node_id, score))
+    rows.sort(key=lambda r: -r[1])
+    return rows
+
+
+_STEMS: dict[tuple[str, str], tuple[dict[str, float], float]] = {}
+_STEMS_MAX = 50_000
+
+
+def _doc_stems(node: Node) -> tuple[dict[str, float], float]:
+    """Field-weighted stem frequencies of one node revision, and its weighted length (memoised)."""
+    key = (node.id, node.revision)
+    found = _STEMS.get(key)
+    if found is None:
+        if len(_STEMS) >= _STEMS_MAX:
+            _STEMS.clear()
+        fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
+        found = _STEMS[key] = _field_stems(fields)
+    return found
+
+
+def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
+    tf: dict[str, float] = {}
+    length = 0.0
+    for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
+        found = [stem(t) for t in tokens(text)]
+        length += weight * len(found)
+        for word in found:
+            tf[word] = tf.get(word, 0.0) + weight
+    return tf, length
 
 
 def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str]) -> None:

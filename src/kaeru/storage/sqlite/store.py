@@ -792,6 +792,22 @@ class SqliteSession:
             kept = kept[: query.window]
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in kept], total, omitted
 
+    def count_matches(self, query: SearchQuery) -> int:
+        where, params, _, _ = self._filters(query)
+        if not query.tokens:
+            row = self._one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
+            return int(row[0]) if row else 0
+        table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
+        rare = self._document_frequency(table, query.tokens, query.prefix) <= SCOPE_THRESHOLD
+        match = fts_match(
+            query.tokens, query.match_all, query.prefix, () if rare else query.initiative_ids, query.fields
+        )
+        row = self._one(
+            f"SELECT count(*) FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND {where}",
+            [match, *params],
+        )
+        return int(row[0]) if row else 0
+
     # --- export / import -----------------------------------------------------------------------
     def _scope_clause(self, initiative_ids: Sequence[int] | None, column: str) -> tuple[str, list[Any]]:
         if initiative_ids is None:
