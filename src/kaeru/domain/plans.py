@@ -39,6 +39,7 @@ CHANNELS = (
     "proximity",
     "name",
     "temporal",
+    "date",
     "graph",
     "feedback",
     "semantic",
@@ -75,6 +76,8 @@ class Plan:
     noncurrent_factor: float = 0.35
     token_budget: int = 4000
     multi_hop: bool = False
+    #: Calendar windows (`since`, `until`, inclusive, canonical UTC) of the dates the query names.
+    time_windows: tuple[tuple[str, str], ...] = ()
     plan_hash: str = ""
 
     def weight(self, channel: str) -> float:
@@ -139,6 +142,7 @@ def compile_plan(
     multi_hop: bool = False,
     token_budget: int = 4000,
     semantic_available: bool = False,
+    time_windows: tuple[tuple[str, str], ...] = (),
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash."""
@@ -164,6 +168,14 @@ def compile_plan(
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")
         use("temporal", 1.0, "what was recorded just before and after strong hits")
+        if time_windows:
+            use(
+                "date",
+                0.5,
+                "memory recorded on the dates the query names ("
+                + ", ".join(f"{a[:10]}..{b[:10]}" for a, b in time_windows)
+                + ")",
+            )
         use("graph", 0.35, "nodes linked to strong hits, by edge weight")
         if multi_hop:
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
@@ -210,6 +222,7 @@ def compile_plan(
         noncurrent_factor=noncurrent,
         token_budget=token_budget,
         multi_hop=multi_hop,
+        time_windows=tuple(time_windows) if "date" in {c.name for c in chosen} else (),
     )
     digest = hashlib.sha256(json.dumps(plan.to_json(), sort_keys=True).encode()).hexdigest()[:16]
     return Plan(**{**plan.__dict__, "plan_hash": digest})

@@ -14,6 +14,7 @@ from kaeru.domain.currentness import decide
 from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, manual_tags, stem, tokens
+from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument
 from kaeru.service import cursors, tasks
 from kaeru.service.embedding import Embedder, pack, text_digest, text_of
@@ -37,6 +38,9 @@ CANDIDATES = 100
 BM25_K1 = 1.2
 BM25_B = 0.75
 FIELD_WEIGHTS = (4.0, 2.0, 1.0, 2.0)
+#: A date window holding at most this many memories has all of them scored (`date`); a larger one
+#: only lifts the text candidates that fall inside it.
+DATE_CANDIDATES = 200
 CHARS_PER_TOKEN = 4
 WINDOW = 100
 LAYER_BONUS = {Layer.CORE: 1.0, Layer.HOT: 0.7, Layer.WARM: 0.3, Layer.COLD: 0.0, Layer.FROZEN: 0.0}
@@ -151,6 +155,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         include_superseded=bool(args.get("include_superseded", False)),
         multi_hop=bool(args.get("multi_hop", False)),
         token_budget=token_budget,
+        time_windows=tuple(date_windows(query)) if query else (),
         disabled=disabled,
     )
     key = cursors.args_key(args)
@@ -302,11 +307,21 @@ def _run_channels(
     words = content_tokens(query)[:64] if query else []
     stems = list(dict.fromkeys(stem(w) for w in words))
     loaded = _Nodes(session)
+    dated: list[str] = []
+    if plan.weight("date"):
+        for since, until in plan.time_windows:
+            ids = session.timeline(scope_ids, since=since, until=until, pivot=None, before=0, after=DATE_CANDIDATES + 1)
+            if len(ids) <= DATE_CANDIDATES:
+                dated.extend(ids)
     if plan.weight("lexical"):
         hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
-            hits = _scope_bm25(session, scope_ids, stems, [i for i, _ in hits], loaded)
+            known = {i for i, _ in hits}
+            extra = [i for i in dict.fromkeys(dated) if i not in known]
+            hits = _scope_bm25(session, scope_ids, stems, [i for i, _ in hits] + extra, loaded)
         fusion.add_scored("lexical", hits)
+    if plan.weight("date"):
+        _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:
@@ -428,6 +443,13 @@ def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], f
         for word in found:
             tf[word] = tf.get(word, 0.0) + weight
     return tf, length
+
+
+def _date(fusion: _Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str], ...]) -> None:
+    """Lift candidates recorded inside a window the query names ("on 2024-03-05", "in March 2024")."""
+    for node_id, node in pool.items():
+        if any(since <= node.created_at <= until for since, until in windows):
+            fusion.put("date", node_id, 1.0)
 
 
 def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str]) -> None:
