@@ -173,9 +173,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             offset, list_id, ordered = cursors.resume(session, secret, str(args["cursor"]), "recall", key)
         else:
             fusion = _Fusion(plan)
-            if plan.weight("semantic") and rt.embedder is not None:
-                _semantic(session, scope_ids, query, fusion, rt.embedder)
-            pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion)
+            pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
             ordered = _rank(session, fusion, pool, plan)
             if args.get("explain"):
                 explain = {
@@ -225,12 +223,16 @@ def _semantic(session: Session, scope_ids: list[int], query: str, fusion: _Fusio
     matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4").reshape(len(stored), -1)
     query_vector = np.asarray(embedder.embed([query])[0], dtype="<f4")
     sims = matrix @ query_vector
-    top = np.argsort(-sims)[:CANDIDATES]
+    top = np.argsort(-sims, kind="stable")[:CANDIDATES]
     rows = [(stored[i][0], float(sims[i])) for i in top if sims[i] > 0]
-    if rows:
-        best = rows[0][1]
-        for node_id, sim in rows:
-            fusion.put("semantic", node_id, sim / best)
+    if not rows:
+        return
+    # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
+    # crowd into a narrow band (the 100th match is often 0.6× the best), so dividing by the best
+    # alone gave a hundred loosely related memories most of the channel's weight.
+    best, floor = rows[0][1], rows[-1][1]
+    for node_id, sim in rows:
+        fusion.put("semantic", node_id, (sim - floor) / (best - floor) if best > floor else 1.0)
 
 
 def embed_nodes(rt: Runtime, node_ids: list[str]) -> None:
@@ -302,7 +304,13 @@ class _Nodes:
 
 
 def _run_channels(
-    session: Session, scope_ids: list[int], first_scope: Any, query: str, plan: Plan, fusion: _Fusion
+    session: Session,
+    scope_ids: list[int],
+    first_scope: Any,
+    query: str,
+    plan: Plan,
+    fusion: _Fusion,
+    embedder: Embedder | None = None,
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
     stems = list(dict.fromkeys(stem(w) for w in words))
@@ -322,6 +330,8 @@ def _run_channels(
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
+    if plan.weight("semantic") and embedder is not None and query:
+        _semantic(session, scope_ids, query, fusion, embedder)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:
