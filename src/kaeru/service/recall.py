@@ -316,6 +316,7 @@ def _run_channels(
     stems = list(dict.fromkeys(stem(w) for w in words))
     loaded = _Nodes(session)
     dated: list[str] = []
+    idf: dict[str, float] = {}
     if plan.weight("date"):
         for since, until in plan.time_windows:
             ids = session.timeline(scope_ids, since=since, until=until, pivot=None, before=0, after=DATE_CANDIDATES + 1)
@@ -326,7 +327,8 @@ def _run_channels(
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
-            hits = _scope_bm25(session, scope_ids, stems, [i for i, _ in hits] + extra, loaded)
+            idf = _scope_idf(session, scope_ids, stems)
+            hits = _bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra))
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
@@ -338,7 +340,7 @@ def _run_channels(
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
-        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems)
+        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf)
     seeds = fusion.ranked()[:SEEDS]
     seed_nodes = loaded.get(seeds)
     seed_score = {i: fusion.total(i) for i in seeds}
@@ -400,22 +402,26 @@ def _run_channels(
     return loaded.get(list(fusion.scores))
 
 
-def _scope_bm25(
-    session: Session, scope_ids: list[int], stems: list[str], candidates: list[str], loaded: _Nodes
-) -> list[tuple[str, float]]:
-    """Rescore text candidates by BM25F with document frequencies counted in the searched scope.
+def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
+    """Each query word's inverse document frequency in the searched scope (`scope_idf`).
 
     The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
     that is everywhere there (the project's own name, a speaker, a module every note touches) says
     little, while a word rare there but common elsewhere says much. One `count_matches` per query
-    word (so it works on every backend), then BM25F over the candidates' own (memoised) stems.
+    word (so it works on every backend); the text candidates are then rescored by BM25F over their
+    own (memoised) stems, and the proximity channel weighs query-word coverage by the same numbers.
     """
     size = sum(sum(tiers.values()) for tiers in session.tier_counts(scope_ids).values())
     idf: dict[str, float] = {}
     for word in stems:
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
-    docs = [(i, *_doc_stems(n)) for i, n in loaded.get(candidates).items()]
+    return idf
+
+
+def _bm25f(stems: list[str], idf: dict[str, float], nodes: dict[str, Node]) -> list[tuple[str, float]]:
+    """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`."""
+    docs = [(i, *_doc_stems(n)) for i, n in nodes.items()]
     if not docs:
         return []
     average = sum(length for _, _, length in docs) / len(docs) or 1.0
@@ -462,16 +468,19 @@ def _date(fusion: _Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str]
             fusion.put("date", node_id, 1.0)
 
 
-def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str]) -> None:
-    """Reward candidates that contain several query words, and query words next to each other."""
+def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float]) -> None:
+    """Reward candidates that contain several query words (their share of the query's `idf` weight
+    when it is known, else of its words), and query words next to each other."""
     wanted = set(stems)
+    total = sum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
     for node_id in fusion.ranked()[:RERANK]:
         node = pool.get(node_id)
         if node is None:
             continue
         doc = [stem(t) for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS]
-        coverage = len(wanted & set(doc)) / len(wanted)
+        present = wanted & set(doc)
+        coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
         adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
         fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)
 
