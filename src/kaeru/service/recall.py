@@ -324,7 +324,7 @@ def _run_channels(
                 dated.extend(ids)
     if plan.weight("lexical"):
         hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
-        if plan.weight("scope_idf") and stems:
+        if plan.weight("scope_idf") and stems and _narrow(session, scope_ids):
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
@@ -400,6 +400,14 @@ def _run_channels(
         rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30))
         fusion.add_ranked("recency", [r.id for r in rows])
     return loaded.get(list(fusion.scores))
+
+
+def _narrow(session: Session, scope_ids: list[int]) -> bool:
+    """Whether the scope is at most half of the vault's initiatives. A wider scope's word statistics
+    are close to the vault's, which the full-text index already ranks with, and counting them would
+    cost time in proportion to the scope (~20 ms at 12k nodes), so its text candidates keep the index's
+    scores."""
+    return len(scope_ids) * 2 <= len(session.all_initiatives())
 
 
 def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
