@@ -156,3 +156,50 @@ def test_recall_over_mcp_validates_its_schema(service: Service) -> None:
     assert not list(Draft202012Validator(registry.specs["recall"].output_schema).iter_errors(envelope))
     rejected = registry.run("recall", {"initiatives": [P], "token_budget": 0})
     assert rejected["state"] == "rejected" and rejected["issues"][0]["field"] == "token_budget"
+
+
+def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(service: Service) -> None:
+    # "gateway" is on every note of this initiative, so it says nothing here, though it is rare in the
+    # vault; "eviction" is common elsewhere but names one note here.
+    for i in range(30):
+        service.note({"initiative": "elsewhere", "text": f"eviction policy {i} for the image store"})
+    for i in range(12):
+        note(service, f"gateway log {i}: request routed")
+    wanted = note(service, "gateway log: eviction storm")
+    loud = note(service, "gateway gateway gateway restarted")
+    answer = recall(service, "gateway eviction", explain=True)
+    assert ids(answer)[0] == wanted and answer.explain is not None
+    assert answer.explain[wanted]["lexical"] > answer.explain[loud]["lexical"]
+    assert "scope_idf" in {c.name for c in answer.plan.channels}
+    args = {"initiatives": [P], "query": "gateway eviction", "explain": True}
+    without = service.recall(args, disabled=frozenset({"scope_idf"}))
+    assert "scope_idf" not in {c.name for c in without.plan.channels} and without.explain is not None
+    assert without.explain[wanted]["lexical"] < without.explain[loud]["lexical"]
+
+
+def test_a_date_in_the_query_lifts_memory_recorded_that_day(service: Service) -> None:
+    on_day = note(service, "deployed the billing service", occurred_at="2024-03-05T15:00:00Z")
+    for day in (1, 2, 8, 9, 12):
+        note(service, f"deployed the billing service again ({day})", occurred_at=f"2024-03-{day:02d}T15:00:00Z")
+    answer = recall(service, "what did we deploy on 5 March 2024?")
+    assert ids(answer)[0] == on_day
+    assert answer.plan.time_windows == (("2024-03-04T00:00:00.000000Z", "2024-03-06T23:59:59.999999Z"),)
+    assert "date" in {c.name for c in answer.plan.channels}
+    assert "date" not in {c.name for c in recall(service, "what did we deploy?").plan.channels}
+
+
+@pytest.mark.parametrize(
+    ("text", "windows"),
+    [
+        ("on 2024-03-05", [("2024-03-04", "2024-03-06")]),
+        ("March 5th, 2024 and in May 2023", [("2024-03-04", "2024-03-06"), ("2023-05-01", "2023-05-31")]),
+        ("the 5 of March 2024", [("2024-03-04", "2024-03-06")]),
+        ("in 2024-02", [("2024-02-01", "2024-02-29")]),
+        ("December 2023", [("2023-12-01", "2023-12-31")]),
+        ("May I deploy? last week, in 2021, on 2024-13-40", []),
+    ],
+)
+def test_date_windows(text: str, windows: list[tuple[str, str]]) -> None:
+    from kaeru.domain.timefmt import date_windows
+
+    assert [(a[:10], b[:10]) for a, b in date_windows(text)] == windows

@@ -34,10 +34,12 @@ class Risk(StrEnum):
 #: Every channel recall knows, in fusion order.
 CHANNELS = (
     "lexical",
+    "scope_idf",
     "literal",
     "proximity",
     "name",
     "temporal",
+    "date",
     "graph",
     "feedback",
     "semantic",
@@ -74,6 +76,8 @@ class Plan:
     noncurrent_factor: float = 0.35
     token_budget: int = 4000
     multi_hop: bool = False
+    #: Calendar windows (`since`, `until`, inclusive, canonical UTC) of the dates the query names.
+    time_windows: tuple[tuple[str, str], ...] = ()
     plan_hash: str = ""
 
     def weight(self, channel: str) -> float:
@@ -138,6 +142,7 @@ def compile_plan(
     multi_hop: bool = False,
     token_budget: int = 4000,
     semantic_available: bool = False,
+    time_windows: tuple[tuple[str, str], ...] = (),
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash."""
@@ -158,10 +163,19 @@ def compile_plan(
             1.0,
             "query words, stemmed, in name, description, body and tags/topics (BM25, name weighted highest)",
         )
+        use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
         use("literal", 0.25, "exact query words")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")
         use("temporal", 1.0, "what was recorded just before and after strong hits")
+        if time_windows:
+            use(
+                "date",
+                0.5,
+                "memory recorded on the dates the query names ("
+                + ", ".join(f"{a[:10]}..{b[:10]}" for a, b in time_windows)
+                + ")",
+            )
         use("graph", 0.35, "nodes linked to strong hits, by edge weight")
         if multi_hop:
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
@@ -208,6 +222,7 @@ def compile_plan(
         noncurrent_factor=noncurrent,
         token_budget=token_budget,
         multi_hop=multi_hop,
+        time_windows=tuple(time_windows) if "date" in {c.name for c in chosen} else (),
     )
     digest = hashlib.sha256(json.dumps(plan.to_json(), sort_keys=True).encode()).hexdigest()[:16]
     return Plan(**{**plan.__dict__, "plan_hash": digest})

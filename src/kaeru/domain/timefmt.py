@@ -49,3 +49,68 @@ def parse_date(text: str) -> date:
     if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
         raise ValueError(f"expected a date YYYY-MM-DD, got {text!r}")
     return date.fromisoformat(text.strip())
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20)\d\d)"
+#: Calendar dates a query can name, most specific first: ISO days and months, "19 August 2023",
+#: "August 19, 2023", "August 2023". A bare year or a month without a year names no window.
+_DATE_FORMS = (
+    re.compile(r"\b(?P<year>(?:19|20)\d\d)-(?P<month>[01]\d)(?:-(?P<day>[0-3]\d))?\b"),
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.IGNORECASE),
+)
+#: A named day also admits the day before and after (time zones, "that evening", late notes).
+DAY_SLACK = timedelta(days=1)
+
+
+def date_windows(text: str) -> list[tuple[str, str]]:
+    """The time windows (canonical `since`, `until`, both inclusive) of the calendar dates `text`
+    names: a day (with one day of slack either side) or a whole month. Deterministic, no clock:
+    relative phrases ("last week") name no window. At most three, in order of appearance."""
+    found: list[tuple[int, tuple[str, str]]] = []
+    taken: list[tuple[int, int]] = []
+    for form in _DATE_FORMS:
+        for match in form.finditer(text):
+            span = match.span()
+            if any(a < span[1] and span[0] < b for a, b in taken):
+                continue
+            raw_month = match.group("month").lower()
+            month = int(raw_month) if raw_month.isdigit() else _MONTHS[raw_month]
+            year = int(match.group("year"))
+            day = match.groupdict().get("day")
+            try:
+                if day:
+                    start = datetime(year, month, int(day), tzinfo=UTC) - DAY_SLACK
+                    end = start + 2 * DAY_SLACK + timedelta(days=1)
+                else:
+                    start = datetime(year, month, 1, tzinfo=UTC)
+                    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+            except ValueError:
+                continue
+            taken.append(span)
+            found.append((span[0], (fmt(start), fmt(end - timedelta(microseconds=1)))))
+    return [w for _, w in sorted(found)][:3]

@@ -226,6 +226,11 @@ class Session(Protocol):
         matches were omitted as superseded in scope."""
         ...
 
+    def count_matches(self, query: SearchQuery) -> int:
+        """How many live nodes match `query`'s tokens and filters (superseded ones included; `window`
+        and `count_total` ignored), without ranking them — recall's document frequencies."""
+        ...
+
     # --- export / import (the `amg` archive, `kaeru copy`) ---------------------------------------
     def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
         """Every node revision (of nodes in these initiatives, or all), by (node's first record, rev_no)."""

@@ -66,9 +66,11 @@ RECALL = """Find what you need when you do not know the exact words: task-aware 
 
 What it does: compiles a retrieval plan from what you are doing (`task_intent`, `role`, `risk`), \
 runs its channels and fuses them: stemmed BM25 over name, description, body and tags (name \
-weighted highest), exact words, a node named like the query, matching tags, query words side by \
-side, temporal neighbours (what was recorded just before and after a strong hit — conversations \
-and work logs are sequences), nodes linked to strong hits (by edge weight), recency and layer; \
+weighted highest; a word counts by how rare it is in the searched initiatives), exact words, a \
+node named like the query, matching tags, query words side by side, temporal neighbours (what was \
+recorded just before and after a strong hit — conversations and work logs are sequences), memory \
+recorded on a date the query names ("5 March 2024", "2024-03"), nodes linked to strong hits (by \
+edge weight), recency and layer; \
 intent priors then favour rules and preferences (apply_preference), decisions and verdicts \
 (explain_decision), outcomes and refuted claims (debug_failure), in-flight work (resume_work, \
 which also works without a query: slots, open tasks, hot and recent memory). Superseded and \

@@ -902,6 +902,13 @@ class PostgresSession:
             omitted = int(counts[1])
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
 
+    def count_matches(self, query: SearchQuery) -> int:
+        if not query.initiative_ids:
+            return 0
+        where, _, params = self._filters(query)
+        row = self._one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
+        return int(row[0]) if row else 0
+
     # --- export / import -----------------------------------------------------------------------
     def _stream(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Iterator[tuple[Any, ...]]:
         """Rows of a server-side cursor, fetched in batches: an export never holds a vault in memory."""

@@ -742,17 +742,19 @@ class SqliteSession:
         row = self._one(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)", (match, cap + 1))
         return row is not None and int(row[0]) <= cap
 
+    def _planned_match(self, table: str, query: SearchQuery) -> str:
+        """Rare words: match them alone and filter by membership (fast). Common words: let the index
+        intersect them with the initiative's scope token, so ranking only touches the scope's rows."""
+        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields)
+        if self._matches_at_most(table, bare, SCOPE_THRESHOLD):
+            return bare
+        return fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields)
+
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
             table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
-            # Rare words: match them alone and filter by membership (fast). Common words: let the index
-            # intersect them with the initiative's scope token, so ranking only touches the scope's rows.
-            bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields)
-            if self._matches_at_most(table, bare, SCOPE_THRESHOLD):
-                match = bare
-            else:
-                match = fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields)
+            match = self._planned_match(table, query)
             source = f"FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND "
             head: list[Any] = [match]
             columns = f"n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score"
@@ -788,6 +790,19 @@ class SqliteSession:
                 omitted = int(gone[0]) if gone else 0
             kept = kept[: query.window]
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in kept], total, omitted
+
+    def count_matches(self, query: SearchQuery) -> int:
+        where, params, _, _ = self._filters(query)
+        if not query.tokens:
+            row = self._one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
+            return int(row[0]) if row else 0
+        table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
+        match = self._planned_match(table, query)
+        row = self._one(
+            f"SELECT count(*) FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND {where}",
+            [match, *params],
+        )
+        return int(row[0]) if row else 0
 
     # --- export / import -----------------------------------------------------------------------
     def _scope_clause(self, initiative_ids: Sequence[int] | None, column: str) -> tuple[str, list[Any]]:
