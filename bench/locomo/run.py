@@ -471,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
             if args.semantic:
                 embed_started = time.perf_counter()
-                vectors = vault.service.reindex()
+                vectors = vault.embed_all()
                 log(args.quiet, f"  {vectors:,} vectors in {time.perf_counter() - embed_started:.1f}s")
             systems, skipped = build_systems(args.systems, vault, not args.no_ablation, args.seed)
             for name, why in skipped.items():
