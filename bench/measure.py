@@ -94,6 +94,15 @@ def _rotate(layers: list[str], i: int) -> list[str]:
     return layers[k:] + layers[:k]
 
 
+def _shuffled(ops: tuple[str, ...], i: int) -> list[str]:
+    """Round `i`'s op order: a seeded shuffle. (A rotation keeps the cyclic order, so every note
+    would still come right after the broad searches — half a second of scanning that empties
+    the page cache — and pay for them.)"""
+    order = list(ops)
+    random.Random(i).shuffle(order)
+    return order
+
+
 @dataclass
 class Series:
     samples: dict[str, dict[str, list[int]]] = field(default_factory=dict)  # op -> layer -> ns
@@ -220,7 +229,7 @@ def measure_in_process(ip: InProcess, work: Workload, samples: int, warmup: int)
     """`samples` rounds; each round calls every op once at every layer, in a rotating order."""
     series = Series()
     for i in range(warmup + samples):
-        for op in OPS:
+        for op in _shuffled(OPS, i):
             args = work.args(op)
             for layer in _rotate(ip.layers(op), i):
                 elapsed, cpu, result = ip.call(op, layer, work.for_call(op, args))
@@ -317,7 +326,7 @@ def measure_stdio(ip: InProcess, vault: BenchVault, work: Workload, samples: int
                     await client.list_tools()
                     layers = ["stdio", "stdio_raw", "in_process_paired"]
                     for i in range(warmup + samples):
-                        for op in OPS:
+                        for op in _shuffled(OPS, i):
                             args = work.args(op)
                             for layer in _rotate(layers, i):
                                 call_args = work.for_call(op, args)
