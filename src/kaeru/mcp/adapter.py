@@ -8,7 +8,6 @@ schema, returned with `isError: true`. Nothing here raises to the SDK.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any
 import anyio
 import jsonschema_rs
 import mcp_types as types
+import pydantic_core
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 
@@ -121,11 +121,10 @@ def _message(error: ValidationError) -> str:
 
 def result(envelope: dict[str, Any]) -> types.CallToolResult:
     """The tool result: the envelope as structured content and, for clients that read only text,
-    as compact JSON. Built without pydantic validation (~80 µs for a page of hits): both parts are
-    ours and already JSON-ready, and the SDK serialises the model as usual."""
-    text = types.TextContent.model_construct(
-        type="text", text=json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
-    )
+    as compact JSON. Built without pydantic validation, and the JSON text by pydantic-core's
+    serialiser (~15 µs for a page of hits; `json.dumps` took ~65): both parts are ours and already
+    JSON-ready, and the SDK serialises the model as usual."""
+    text = types.TextContent.model_construct(type="text", text=pydantic_core.to_json(envelope).decode())
     return types.CallToolResult.model_construct(
         content=[text],
         structured_content=envelope,
