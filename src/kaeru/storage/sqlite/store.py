@@ -14,6 +14,7 @@ import secrets
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,26 @@ def _marks(n: int) -> str:
     return ",".join("?" * n)
 
 
+# Row decoding runs for every node a search, read or recall shows: enum members by dict lookup
+# (an Enum call costs ~1 µs) and JSON lists decoded once per distinct text (tuples are immutable).
+_NODE_TYPES = {m.value: m for m in NodeType}
+_TIERS = {m.value: m for m in Tier}
+_LAYERS = {m.value: m for m in Layer}
+_VISIBILITIES = {m.value: m for m in Visibility}
+
+
+@lru_cache(maxsize=8192)
+def _json_tuple(text: str) -> tuple[Any, ...]:
+    return tuple(json.loads(text))
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    if text == "{}":
+        return {}
+    value: dict[str, Any] = json.loads(text)
+    return value
+
+
 def _node(seq: int, node_id: str, row: Sequence[Any]) -> Node:
     (
         rev_no,
@@ -78,17 +99,17 @@ def _node(seq: int, node_id: str, row: Sequence[Any]) -> Node:
         id=node_id,
         rev_no=rev_no,
         revision=revision,
-        node_type=NodeType(node_type),
-        tier=Tier(tier),
+        node_type=_NODE_TYPES[node_type],
+        tier=_TIERS[tier],
         name=name,
         body=body,
         description=description,
-        tags=tuple(json.loads(tags)),
-        layer=Layer(layer),
-        visibility=Visibility(visibility),
+        tags=_json_tuple(tags),
+        layer=_LAYERS[layer],
+        visibility=_VISIBILITIES[visibility],
         status=status,
-        properties=json.loads(properties),
-        initiatives=tuple(json.loads(initiatives)),
+        properties=_json_object(properties),
+        initiatives=_json_tuple(initiatives),
         created_at=created_at,
         recorded_at=recorded_at,
         retracted=bool(retracted),
