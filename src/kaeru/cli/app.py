@@ -102,13 +102,21 @@ def _show_hits(envelope: dict[str, Any]) -> None:
         click.echo("(more: pass --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
 
 
-def _read_call(ctx: click.Context, operation: str, args: dict[str, Any]) -> None:
+def _read_envelope(
+    ctx: click.Context, operation: str, args: dict[str, Any], build: Callable[[Any], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Run the read use case `operation` and build its envelope (`build`, else the generic read
+    envelope); a refusal becomes the `rejected` envelope, as over MCP."""
     service = _service(ctx)
     try:
-        envelope = env.read_envelope(operation, getattr(service, operation)(args))
+        outcome = getattr(service, operation)(args)
+        return build(outcome) if build is not None else env.read_envelope(operation, outcome)
     except KaeruError as error:
-        envelope = env.rejected_envelope(operation, env.READ_KIND, error)
-    _emit(ctx, envelope, _show_hits)
+        return env.rejected_envelope(operation, env.READ_KIND, error)
+
+
+def _read_call(ctx: click.Context, operation: str, args: dict[str, Any]) -> None:
+    _emit(ctx, _read_envelope(ctx, operation, args), _show_hits)
 
 
 @cli.command()
@@ -214,11 +222,7 @@ def recall(
         args["task_intent"] = intent
     if explain:
         args["explain"] = True
-    service = _service(ctx)
-    try:
-        envelope = recall_envelope(service.recall(args))
-    except KaeruError as error:
-        envelope = env.rejected_envelope("recall", env.READ_KIND, error)
+    envelope = _read_envelope(ctx, "recall", args, recall_envelope)
 
     def human(e: dict[str, Any]) -> None:
         _show_hits(e)
@@ -242,11 +246,7 @@ def context(ctx: click.Context, initiative: str, task: str | None, budget: int) 
     args: dict[str, Any] = {"initiative": initiative, "budget_chars": budget}
     if task:
         args["task"] = task
-    service = _service(ctx)
-    try:
-        envelope = context_envelope(service.context(args))
-    except KaeruError as error:
-        envelope = env.rejected_envelope("context", env.READ_KIND, error)
+    envelope = _read_envelope(ctx, "context", args, context_envelope)
 
     def human(e: dict[str, Any]) -> None:
         _print_issues(e)
