@@ -286,6 +286,16 @@ def test_audit_events_are_searchable_by_type(service: Service) -> None:
     assert all(h.node.node_type.value == "audit_event" for h in found.hits)
 
 
+def test_audit_events_page_like_nodes(service: Service) -> None:
+    """A short list of audit events (ids that are not node ids) still pages: every event once."""
+    for i in range(5):
+        note(service, f"audited change {i}")
+    args: dict[str, Any] = {"initiatives": [P], "filters": {"types": ["audit_event"]}, "limit": 2}
+    everything = search(service, filters={"types": ["audit_event"]}, limit=50)
+    assert everything.total == 5
+    assert collect_pages(service, args) == ids(everything)
+
+
 def test_audit_events_are_not_in_ordinary_results(service: Service) -> None:
     """Ordinary searches never return audit records."""
     note(service, "lighthouse")

@@ -135,8 +135,11 @@ def next_token(
     """The token for the page of `items` starting at `offset`: inline if the rest is short, else stored."""
     if list_id is None:
         rest = items[offset:]
-        if len(rest) <= INLINE_ITEMS and _pack(rest) is not None:
-            return encode(secret, CursorState(kind, None, offset, args, tuple(rest)))
+        if len(rest) <= INLINE_ITEMS:
+            try:
+                return encode(secret, CursorState(kind, None, offset, args, tuple(rest)))
+            except ValueError:
+                pass  # not all node ids (audit events in the list): store it instead
         list_id = pysecrets.token_hex(12)
         save_list(rt, list_id, items)
     return encode(secret, CursorState(kind, list_id, offset, args))
