@@ -46,9 +46,15 @@ def markdown(result: dict[str, Any]) -> str:
         for op in ("search_selective", "search_broad"):
             x = r[f"{op}_vs_raw_fts"]
             out.append(
-                f"| {op} / raw FTS5 (service's MATCH), p50 · p95 · CPU p50 | "
+                f"| {op} / raw FTS5 (scoped MATCH), p50 · p95 · CPU p50 | "
                 f"{_f(x['p50'], 1)}× · {_f(x['p95'], 1)}× · {_f(x['cpu_p50'], 1)}× |"
             )
+            page = r.get(f"{op}_vs_raw_fts_page", {})
+            if page.get("p50") is not None:
+                out.append(
+                    f"| {op} / the same page by hand (raw_fts_page), p50 · p95 · CPU p50 | "
+                    f"{_f(page['p50'], 1)}× · {_f(page['p95'], 1)}× · {_f(page['cpu_p50'], 1)}× |"
+                )
             bare = r.get(f"{op}_vs_raw_fts_bare", {})
             if bare.get("p50") is not None:
                 scope = r[f"{op}_raw_scope_cost"]
