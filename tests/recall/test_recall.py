@@ -180,6 +180,16 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
         assert without.explain[wanted]["lexical"] < without.explain[loud]["lexical"]
 
 
+def test_scope_idf_is_planned_only_for_a_narrow_scope(service: Service) -> None:
+    """The plan names `scope_idf` exactly when it runs: for at most half of the vault's initiatives."""
+    note(service, "gateway eviction storm")
+    service.note({"initiative": "elsewhere", "text": "gateway eviction policy"})
+    narrow = service.recall({"initiatives": [P], "query": "gateway eviction"})
+    wide = service.recall({"initiatives": [P, "elsewhere"], "query": "gateway eviction"})
+    assert "scope_idf" in {c.name for c in narrow.plan.channels}
+    assert "scope_idf" not in {c.name for c in wide.plan.channels}
+
+
 def test_a_date_in_the_query_lifts_memory_recorded_that_day(service: Service) -> None:
     on_day = note(service, "deployed the billing service", occurred_at="2024-03-05T15:00:00Z")
     for day in (1, 2, 8, 9, 12):

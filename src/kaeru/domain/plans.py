@@ -143,6 +143,7 @@ def compile_plan(
     token_budget: int = 4000,
     semantic_available: bool = False,
     time_windows: tuple[tuple[str, str], ...] = (),
+    narrow_scope: bool = True,
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash."""
@@ -163,7 +164,8 @@ def compile_plan(
             1.0,
             "query words, stemmed, in name, description, body and tags/topics (BM25, name weighted highest)",
         )
-        use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
+        if narrow_scope:
+            use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
         use("literal", 0.25, "exact query words")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")

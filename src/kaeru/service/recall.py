@@ -145,25 +145,26 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         raise InvalidArgument("token_budget must be greater than zero", field="token_budget")
     if (args.get("explain") or args.get("multi_hop")) and not query:
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
-    plan = compile_plan(
-        semantic_available=rt.embedder is not None,
-        intent=intent,
-        role=role,
-        risk=risk,
-        has_query=bool(query),
-        include_superseded=bool(args.get("include_superseded", False)),
-        multi_hop=bool(args.get("multi_hop", False)),
-        token_budget=token_budget,
-        time_windows=tuple(date_windows(query)) if query else (),
-        disabled=disabled,
-    )
     key = cursors.args_key(args)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, args.get("initiatives"))
+        scope_ids = [s.id for s in scopes]
+        plan = compile_plan(
+            semantic_available=rt.embedder is not None,
+            intent=intent,
+            role=role,
+            risk=risk,
+            has_query=bool(query),
+            include_superseded=bool(args.get("include_superseded", False)),
+            multi_hop=bool(args.get("multi_hop", False)),
+            token_budget=token_budget,
+            time_windows=tuple(date_windows(query)) if query else (),
+            narrow_scope=bool(scopes) and _narrow(session, scope_ids),
+            disabled=disabled,
+        )
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes:
             return RecallOutcome([], 0, coverage, plan, issues=issues)
-        scope_ids = [s.id for s in scopes]
         secret = session.vault_secret()
         explain: dict[str, dict[str, float]] | None = None
         offset = 0
@@ -320,7 +321,7 @@ def _run_channels(
                 dated.extend(ids)
     if plan.weight("lexical"):
         hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
-        if plan.weight("scope_idf") and stems and _narrow(session, scope_ids):
+        if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
@@ -399,10 +400,10 @@ def _run_channels(
 
 
 def _narrow(session: Session, scope_ids: list[int]) -> bool:
-    """Whether the scope is at most half of the vault's initiatives. A wider scope's word statistics
-    are close to the vault's, which the full-text index already ranks with, and counting them would
-    cost time in proportion to the scope (~20 ms at 12k nodes), so its text candidates keep the index's
-    scores."""
+    """Whether the scope is at most half of the vault's initiatives (then `scope_idf` is planned). A
+    wider scope's word statistics are close to the vault's, which the full-text index already ranks
+    with, and counting them would cost time in proportion to the scope (~20 ms at 12k nodes), so its
+    text candidates keep the index's scores."""
     return len(scope_ids) * 2 <= len(session.all_initiatives())
 
 
