@@ -524,3 +524,38 @@ def test_budget_caps_descriptions_too(service: Service) -> None:
     assert result.hits
     shown = sum(len(h.body or "") + len(h.node.description or "") for h in result.hits)
     assert shown <= 512
+
+
+def test_a_stored_cursor_list_is_written_after_the_read_snapshot_closes(
+    service: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Storing a long result list is a write; made inside the search's read snapshot it needed a
+    second connection, and that write emptied the reading connection's page cache."""
+    from contextlib import contextmanager
+
+    for i in range(40):
+        note(service, f"harbour number {i}")
+    store = service.rt.store
+    reading, writes_while_reading = [0], []
+    plain_read, plain_write = store.read, store.write
+
+    @contextmanager
+    def read() -> Any:
+        reading[0] += 1
+        try:
+            with plain_read() as session:
+                yield session
+        finally:
+            reading[0] -= 1
+
+    def write() -> Any:
+        writes_while_reading.append(reading[0] > 0)
+        return plain_write()
+
+    monkeypatch.setattr(store, "read", read)
+    monkeypatch.setattr(store, "write", write)
+    first = search(service, "harbour", limit=4)
+    assert first.continuation is not None
+    assert writes_while_reading == [False]  # the 36 left are too many to travel in the token
+    rest = collect_pages(service, first.continuation.next_arguments)
+    assert len(ids(first) + rest) == 40

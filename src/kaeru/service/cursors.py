@@ -24,6 +24,7 @@ from typing import Any
 
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid
+from kaeru.service.outcomes import Continuation
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Session
 
@@ -132,7 +133,10 @@ def resume(session: Session, secret: bytes, token: str, kind: str, args: str) ->
 def next_token(
     rt: Runtime, secret: bytes, kind: str, args: str, items: list[str], offset: int, list_id: str | None
 ) -> str:
-    """The token for the page of `items` starting at `offset`: inline if the rest is short, else stored."""
+    """The token for the page of `items` starting at `offset`: inline if the rest is short, else stored.
+
+    Call it outside any open session: storing the list is a write of its own.
+    """
     if list_id is None:
         rest = items[offset:]
         if len(rest) <= INLINE_ITEMS:
@@ -143,6 +147,22 @@ def next_token(
         list_id = pysecrets.token_hex(12)
         save_list(rt, list_id, items)
     return encode(secret, CursorState(kind, list_id, offset, args))
+
+
+def continuation(
+    rt: Runtime,
+    secret: bytes,
+    kind: str,
+    key: str,
+    items: list[str],
+    offset: int,
+    list_id: str | None,
+    call_args: dict[str, Any],
+) -> Continuation:
+    """The continuation of a page of `items` that ends before `offset`: the token and the call's
+    arguments with it (`key` = `args_key(call_args)`)."""
+    token = next_token(rt, secret, kind, key, items, offset, list_id)
+    return Continuation(token, {**{k: v for k, v in call_args.items() if k != "cursor"}, "cursor": token})
 
 
 def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:

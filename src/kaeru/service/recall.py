@@ -189,14 +189,14 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         if truncated:
             issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
         next_offset = offset + len(page_ids) - (len(live) - len(views))
-        continuation = None
-        if next_offset < len(ordered):
-            coverage.complete = False
-            token = cursors.next_token(rt, secret, "recall", key, ordered, next_offset, list_id)
-            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
-        coverage.rules_complete = coverage.complete
-        if explain is not None:
-            explain = {v.node.id: explain.get(v.node.id, {}) for v in views}
+    # After the snapshot closes: storing a long list is a write (see search).
+    continuation = None
+    if next_offset < len(ordered):
+        coverage.complete = False
+        continuation = cursors.continuation(rt, secret, "recall", key, ordered, next_offset, list_id, args)
+    coverage.rules_complete = coverage.complete
+    if explain is not None:
+        explain = {v.node.id: explain.get(v.node.id, {}) for v in views}
     next_step = None
     if views:
         next_step = {

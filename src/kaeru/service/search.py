@@ -10,7 +10,7 @@ from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
-from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
+from kaeru.service.outcomes import Coverage, Issue, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
@@ -140,14 +140,16 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     f"{truncated} bodies cut to fit budget_chars={budget}; read them whole",
                 )
             )
-        continuation = None
-        if next_offset < len(items):
-            coverage.complete = False
-            token = cursors.next_token(rt, session.vault_secret(), "search", key, items, next_offset, list_id)
-            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
-        if any(o.reason in ("budget", "window") for o in coverage.omitted):
-            coverage.complete = False
-        coverage.rules_complete = coverage.complete
+        secret = session.vault_secret()
+    # The next page's token is made after the read snapshot closes: storing a long list is a write,
+    # and a write on a second connection while this one reads would empty this one's page cache.
+    continuation = None
+    if next_offset < len(items):
+        coverage.complete = False
+        continuation = cursors.continuation(rt, secret, "search", key, items, next_offset, list_id, args)
+    if any(o.reason in ("budget", "window") for o in coverage.omitted):
+        coverage.complete = False
+    coverage.rules_complete = coverage.complete
     return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
 
 
