@@ -51,6 +51,12 @@ CHECKPOINT_PAUSE = 2.0
 WAL_SAFETY_PAGES = 20000
 
 
+def _matched_nodes(table: str) -> str:
+    """The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
+    005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies."""
+    return f"JOIN nodes n INDEXED BY nodes_head ON n.seq = {table}.rowid"
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -776,7 +782,7 @@ class SqliteSession:
         if query.tokens:
             table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
             match = self._planned_match(table, query)
-            source = f"FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND "
+            source = f"FROM {table} {_matched_nodes(table)} WHERE {table} MATCH ? AND "
             head: list[Any] = [match]
             columns = f"n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score"
             order = "ORDER BY score, n.seq DESC"
@@ -803,12 +809,13 @@ class SqliteSession:
         total = len(kept)
         if len(flagged) == limit or len(kept) > query.window:
             if query.count_total:
-                count = self._one(
-                    f"SELECT count(*) {source}{where} AND NOT {superseded}", [*head, *params, *sup_params]
+                # One more pass over the matches counts both the kept and the superseded.
+                counts = self._one(
+                    f"SELECT count(*), coalesce(sum({superseded}), 0) {source}{where}",
+                    [*sup_params, *head, *params],
                 )
-                gone = self._one(f"SELECT count(*) {source}{where} AND {superseded}", [*head, *params, *sup_params])
-                total = int(count[0]) if count else 0
-                omitted = int(gone[0]) if gone else 0
+                matched, omitted = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+                total = matched - omitted
             kept = kept[: query.window]
         return [SearchRow(r[0], int(r[1]), float(r[2])) for r in kept], total, omitted
 
@@ -820,7 +827,7 @@ class SqliteSession:
         table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
         match = self._planned_match(table, query)
         row = self._one(
-            f"SELECT count(*) FROM {table} JOIN nodes n ON n.seq = {table}.rowid WHERE {table} MATCH ? AND {where}",
+            f"SELECT count(*) FROM {table} {_matched_nodes(table)} WHERE {table} MATCH ? AND {where}",
             [match, *params],
         )
         return int(row[0]) if row else 0
