@@ -173,6 +173,8 @@ class SqliteSession:
 
     def __init__(self, conn: apsw.Connection):
         self._c = conn
+        # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
+        self._claims: dict[RequestKey, tuple[str, str]] = {}
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         return list(self._c.execute(sql, params))
@@ -261,18 +263,18 @@ class SqliteSession:
         )
         if row is not None and row[1] is not None:
             return StoredRequest(row[0], json.loads(row[1]))
-        # Writers are serialised by BEGIN IMMEDIATE, so nobody can claim the key between the read and this.
-        self._c.execute(
-            "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
-            "VALUES (?, ?, ?, ?, NULL, ?)",
-            (key.initiative, key.operation, key.request_id, args_hash, now),
-        )
+        # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
+        # ends, so the row is written once, with its response (a claim row then an update cost two writes
+        # into a B-tree keyed by random ids).
+        self._claims[key] = (args_hash, now)
         return None
 
     def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        args_hash, now = self._claims.pop(key)
         self._c.execute(
-            "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
-            (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
+            "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (key.initiative, key.operation, key.request_id, args_hash, json.dumps(response, sort_keys=True), now),
         )
 
     def purge_requests(self, before: str) -> int:
