@@ -503,7 +503,7 @@ class PostgresSession:
     @staticmethod
     def _index_terms(node: Node) -> tuple[str, str]:
         """The literal and the stemmed tsvector of a live node: the same field texts SQLite puts in
-        nodes_fts and nodes_stem_fts (an auto-generated name is not indexed; the stemmed index
+        the literal and the stem columns of nodes_fts (an auto-generated name is not indexed; the stemmed index
         leaves out the kind/status/lang tag families)."""
         name = indexed_name(node)
         return (

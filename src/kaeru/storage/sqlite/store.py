@@ -12,6 +12,7 @@ import os
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -51,10 +52,13 @@ CHECKPOINT_PAUSE = 2.0
 WAL_SAFETY_PAGES = 20000
 
 
-def _matched_nodes(table: str) -> str:
-    """The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
-    005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies."""
-    return f"JOIN nodes n INDEXED BY nodes_head ON n.seq = {table}.rowid"
+#: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
+#: 005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies.
+_MATCHED_NODES = "JOIN nodes n INDEXED BY nodes_head ON n.seq = nodes_fts.rowid"
+#: bm25 column weights of `nodes_fts` (name, description, body, tags, scope, then the same four as
+#: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
+_LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
+_STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
 
 def _marks(n: int) -> str:
@@ -150,12 +154,14 @@ def fts_match(
     prefix: bool,
     scope: Sequence[int] = (),
     fields: Sequence[str] = ("name", "description", "body", "tags"),
+    stemmed: bool = False,
 ) -> str:
-    """An FTS5 query that means exactly "these literal tokens": each quoted, joined by AND/OR, limited
-    to rows of the given initiatives (so ranking work is spent on the scope only)."""
+    """An FTS5 query that means exactly "these literal tokens" (or these stems, in the stem columns):
+    each quoted, joined by AND/OR, limited to rows of the given initiatives (so ranking work is
+    spent on the scope only)."""
     star = "*" if prefix else ""
     parts = ['"' + t.replace('"', '""') + '"' + star for t in tokens]
-    columns = " ".join(f for f in fields if f in ("name", "description", "body", "tags"))
+    columns = " ".join(("stem_" + f if stemmed else f) for f in fields if f in ("name", "description", "body", "tags"))
     words = "{" + columns + "} : (" + (" AND " if match_all else " OR ").join(parts) + ")"
     if not scope:
         return words
@@ -380,14 +386,15 @@ class SqliteSession:
             self._c.execute("INSERT OR IGNORE INTO memberships VALUES (?, ?)", (added, seq))
         if was_indexed:
             self._c.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
-            self._c.execute("DELETE FROM nodes_stem_fts WHERE rowid = ?", (seq,))
         if not node.retracted:
             self._index(seq, node)
 
     def _index(self, seq: int, node: Node) -> None:
+        """One row of the full-text index: literal words (search) and their stems (recall)."""
         name = indexed_name(node)
         self._c.execute(
-            "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
+            "stem_body, stem_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 seq,
                 index_text(name),
@@ -395,29 +402,19 @@ class SqliteSession:
                 index_text(node.body),
                 index_text(" ".join(node.tags)),
                 scope_tokens(node.initiatives),
-            ),
-        )
-        self._index_stems(seq, node)
-
-    def _index_stems(self, seq: int, node: Node) -> None:
-        self._c.execute(
-            "INSERT INTO nodes_stem_fts (rowid, name, description, body, tags, scope) VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                seq,
-                stem_text(indexed_name(node)),
+                stem_text(name),
                 stem_text(node.description),
                 stem_text(node.body),
                 stem_text(manual_tags(node.tags)),
-                scope_tokens(node.initiatives),
             ),
         )
 
-    def reindex_stems(self) -> int:
-        """Fill the stemmed index for every live node (after the migration that created it)."""
-        self._c.execute("DELETE FROM nodes_stem_fts")
+    def reindex_text(self) -> int:
+        """Fill the full-text index for every live node (after a migration that rebuilt it)."""
+        self._c.execute("DELETE FROM nodes_fts")
         count = 0
         for row in list(self._c.execute(f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE retracted = 0")):
-            self._index_stems(int(row[0]), _node(row[0], row[1], row[2:]))
+            self._index(int(row[0]), _node(row[0], row[1], row[2:]))
             count += 1
         self._c.execute("DELETE FROM meta WHERE key = 'stem_index_pending'")
         return count
@@ -762,31 +759,33 @@ class SqliteSession:
         )
         return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
 
-    def _matches_at_most(self, table: str, match: str, cap: int) -> bool:
+    def _matches_at_most(self, match: str, cap: int) -> bool:
         """Whether at most `cap` rows match `match` across the whole vault (an unranked probe).
 
         Walking the doclists without ranking stops after `cap + 1` rows: ~30 µs for rare words at
         100k nodes, where reading fts5vocab cost 150–800 µs a term.
         """
-        row = self._one(f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH ? LIMIT ?)", (match, cap + 1))
+        row = self._one(
+            "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap + 1)
+        )
         return row is not None and int(row[0]) <= cap
 
-    def _planned_match(self, table: str, query: SearchQuery) -> str:
+    def _planned_match(self, query: SearchQuery) -> str:
         """Rare words: match them alone and filter by membership (fast). Common words: let the index
         intersect them with the initiative's scope token, so ranking only touches the scope's rows."""
-        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields)
-        if self._matches_at_most(table, bare, SCOPE_THRESHOLD):
+        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
+        if self._matches_at_most(bare, SCOPE_THRESHOLD):
             return bare
-        return fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields)
+        return fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields, query.stemmed)
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
-            table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
-            match = self._planned_match(table, query)
-            source = f"FROM {table} {_matched_nodes(table)} WHERE {table} MATCH ? AND "
+            match = self._planned_match(query)
+            source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]
-            columns = f"n.id, n.seq, bm25({table}, 4.0, 2.0, 1.0, 2.0, 0.0) AS score"
+            weights = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
+            columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score"
             order = "ORDER BY score, n.seq DESC"
         else:
             source = "FROM nodes n WHERE "
@@ -826,10 +825,9 @@ class SqliteSession:
         if not query.tokens:
             row = self._one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
             return int(row[0]) if row else 0
-        table = "nodes_stem_fts" if query.stemmed else "nodes_fts"
-        match = self._planned_match(table, query)
+        match = self._planned_match(query)
         row = self._one(
-            f"SELECT count(*) FROM {table} {_matched_nodes(table)} WHERE {table} MATCH ? AND {where}",
+            f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
             [match, *params],
         )
         return int(row[0]) if row else 0
@@ -1004,8 +1002,8 @@ class SqliteStore:
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
         conn.set_busy_timeout(self._busy_timeout_ms)
+        self._wal_mode(conn)
         for pragma in (
-            "journal_mode = WAL",
             "synchronous = NORMAL",
             "foreign_keys = ON",
             "temp_store = MEMORY",
@@ -1015,6 +1013,20 @@ class SqliteStore:
         with self._lock:
             self._all.append(conn)
         return conn
+
+    def _wal_mode(self, conn: apsw.Connection) -> None:
+        """Switch to WAL, retrying while another process holds the lock: while another server process
+        writes a new vault file's first transaction (still in rollback-journal mode), SQLite answers
+        "locked" at once, without calling its busy handler."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        while True:
+            try:
+                list(conn.execute("PRAGMA journal_mode = WAL"))
+                return
+            except apsw.BusyError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     def _acquire(self) -> apsw.Connection:
         try:
@@ -1053,7 +1065,7 @@ class SqliteStore:
             if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
                 list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
             if list(conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")):
-                SqliteSession(conn).reindex_stems()
+                SqliteSession(conn).reindex_text()
             list(conn.execute("COMMIT"))
         except BaseException:
             list(conn.execute("ROLLBACK"))
