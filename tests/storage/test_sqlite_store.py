@@ -34,3 +34,36 @@ def test_opening_waits_for_a_vault_another_process_is_creating(tmp_path: Path) -
     finally:
         store.close()
         holder.close()
+
+
+def test_a_vault_whose_text_index_was_rebuilt_is_refilled_on_open(tmp_path: Path) -> None:
+    """Migration 006 replaces the full-text tables and flags the index for a refill: the next open
+    fills it from `nodes`, so search (literal words) and recall (stems) find what was there before."""
+    from kaeru.service import Service
+    from tests.backends import VaultSpec
+
+    spec = VaultSpec("sqlite", tmp_path / "vault")
+    settings = spec.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    made, _ = service.note({"initiative": "upgrade", "text": "The harbour cranes were repainted in spring"})
+    assert made.primary is not None
+    store.close()
+    raw = apsw.Connection(str(settings.sqlite_path))
+    list(raw.execute("DELETE FROM nodes_fts"))
+    list(raw.execute("INSERT INTO meta (key, value) VALUES ('stem_index_pending', '1')"))
+    raw.close()
+
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    try:
+        found = service.search({"initiatives": ["upgrade"], "text": "cranes"})
+        recalled = service.recall({"initiatives": ["upgrade"], "query": "repainting crane"})  # stems only
+        assert [h.node.id for h in found.hits] == [made.primary.id]
+        assert made.primary.id in [h.node.id for h in recalled.hits]
+        pending = list(
+            apsw.Connection(str(settings.sqlite_path)).execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")
+        )
+        assert pending == []
+    finally:
+        store.close()
