@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -65,5 +66,49 @@ def test_a_vault_whose_text_index_was_rebuilt_is_refilled_on_open(tmp_path: Path
             apsw.Connection(str(settings.sqlite_path)).execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")
         )
         assert pending == []
+    finally:
+        store.close()
+
+
+def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkeypatch: Any) -> None:
+    """Words matching at most SCOPE_THRESHOLD rows are ranked in one capped pass and filtered by
+    membership; commoner words are intersected with the scope inside the index. Both plans must give
+    the same hits, order, totals and superseded counts, so the threshold is only a speed choice."""
+    import kaeru.storage.sqlite.store as sqlite_store
+    from kaeru.service import Service
+    from tests.backends import VaultSpec
+
+    settings = VaultSpec("sqlite", tmp_path / "vault").settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    try:
+        for i in range(12):
+            service.note({"initiative": "alpha", "text": f"lantern check {i} " + "lantern " * (i % 3)})
+            service.note({"initiative": "beta", "text": f"lantern elsewhere {i} and moth"})
+        for text in ("lantern guess one", "lantern guess two"):  # the second supersedes the first
+            service.claim({"initiative": "alpha", "text": text, "options": {"slot": "handoff"}})
+        queries: list[dict[str, Any]] = [
+            {"initiatives": ["alpha"], "text": "lantern"},
+            {"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}, "limit": 50},
+            {"initiatives": ["alpha", "beta"], "text": "lantern check moth", "limit": 50},
+            {"initiatives": ["alpha"], "text": "moth"},  # matches only outside the scope
+            {"initiatives": ["alpha"], "text": "lant", "prefix": True, "limit": 7},
+        ]
+
+        def answers() -> list[Any]:
+            out = []
+            for args in queries:
+                result = service.search(args)
+                omitted = sorted((o.reason, o.count) for o in result.coverage.omitted)
+                out.append(([h.node.id for h in result.hits], result.total, omitted))
+            return out
+
+        monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 10_000)
+        rare = answers()
+        monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 3)
+        common = answers()
+        assert rare == common
+        assert rare[0][1] == 13 and ("superseded", 1) in rare[0][2]
+        assert rare[3] == ([], 0, [])
     finally:
         store.close()

@@ -140,7 +140,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     f"{truncated} bodies cut to fit budget_chars={budget}; read them whole",
                 )
             )
-        secret = session.vault_secret()
+        secret = session.vault_secret() if next_offset < len(items) else b""
     # The next page's token is made after the read snapshot closes: storing a long list is a write,
     # and a write on a second connection while this one reads would empty this one's page cache.
     continuation = None

@@ -778,13 +778,41 @@ class SqliteSession:
             return bare
         return fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields, query.stemmed)
 
+    def _search_rare(
+        self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
+    ) -> tuple[list[SearchRow], int, int] | None:
+        """The search when its words match at most SCOPE_THRESHOLD rows in the whole vault: every match
+        is ranked once, then filtered by membership — one statement, and no separate probe walking
+        the same doclists first. None when the words are more common than that (the caller then lets
+        the index intersect them with the scope)."""
+        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
+        gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        rows = self._rows(
+            "WITH m AS MATERIALIZED (SELECT rowid AS seq, "
+            f"bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT {SCOPE_THRESHOLD + 1}) "
+            f"SELECT n.id, n.seq, m.score, {gone}, (SELECT count(*) FROM m) "
+            f"FROM m JOIN nodes n INDEXED BY nodes_head ON n.seq = m.seq WHERE {where} ORDER BY m.score, n.seq DESC",
+            [bare, *gone_params, *params],
+        )
+        if rows and rows[0][4] > SCOPE_THRESHOLD:
+            return None
+        if not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD):
+            return None
+        kept = [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows if not r[3]]
+        return kept[: query.window], len(kept), len(rows) - len(kept)
+
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
-            match = self._planned_match(query)
+            weights = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
+            rare = self._search_rare(query, weights, where, params, superseded, sup_params)
+            if rare is not None:
+                return rare
+            match = fts_match(
+                query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields, query.stemmed
+            )
             source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]
-            weights = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
             columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score"
             order = "ORDER BY score, n.seq DESC"
         else:
