@@ -517,6 +517,17 @@ def test_current_hits_rank_above_non_current_at_equal_relevance(service: Service
     assert ids(result) == [current, stale]
 
 
+def test_a_refuted_hypothesis_ranks_after_an_equal_open_one(service: Service) -> None:
+    """A hypothesis closed as refuted (by its status alone, no verdict edge) is not current: at equal
+    relevance it ranks after the open one, though it is newer."""
+    older, _ = service.claim({"initiative": P, "text": "beacon tower drift"})
+    newer, _ = service.claim({"initiative": P, "text": "beacon tower drift"})
+    service.verdict({"initiative": P, "hypothesis": {"id": primary(newer)}, "status": "refuted"})
+    result = search(service, "beacon")
+    assert ids(result) == [primary(older), primary(newer)]
+    assert [h.currentness.value for h in result.hits] == ["current", "refuted"]
+
+
 def test_budget_caps_descriptions_too(service: Service) -> None:
     """budget_chars caps all node text shown, so a huge description cannot blow the response up."""
     note(service, "lighthouse " + "keeper " * 4000, kind="reference", source="lighthouse source text")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaeru.domain.model import NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
@@ -168,11 +167,7 @@ def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
     if not tied:
         return [r.id for r in rows]
     verdicts = session.verdicts_against(tied)
-    refuted = {
-        n.id
-        for n in session.nodes_by_ids(tied).values()
-        if n.node_type == NodeType.HYPOTHESIS and n.status == "refuted"
-    }
+    refuted = {r.id for r in head if r.refuted}
     stale = {i for i in tied if verdicts.get(i) or i in refuted}
     order = sorted(range(len(head)), key=lambda i: (head[i].score, head[i].id in stale, i))
     return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]

@@ -101,6 +101,8 @@ class SearchRow:
     id: str
     seq: int
     score: float
+    #: A hypothesis whose status is `refuted` (ranks after its equals, like a node with a verdict).
+    refuted: bool = False
 
 
 class Session(Protocol):

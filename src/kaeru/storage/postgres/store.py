@@ -70,6 +70,8 @@ _POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
 FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
 #: ts_rank weights {D, C, B, A} = body, tags, description, name: the SQLite bm25 weights 1:2:2:4.
 _RANK = "ts_rank('{{0.25,0.5,0.5,1.0}}'::float4[], n.{vector}, %(q)s::tsquery, 1)"
+#: Whether a hit is a refuted hypothesis (a currentness tie-break of search).
+_REFUTED = "coalesce(n.node_type = 'hypothesis' AND n.status = 'refuted', FALSE)"
 
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
@@ -877,10 +879,10 @@ class PostgresSession:
             return [], 0, 0
         where, superseded, params = self._filters(query)
         if query.tokens:
-            select = f"SELECT n.id, n.seq, {_RANK.format(vector=_vector(query))} AS score"
+            select = f"SELECT n.id, n.seq, {_RANK.format(vector=_vector(query))} AS score, {_REFUTED}"
             order = "ORDER BY score DESC, n.seq DESC"
         else:
-            select = "SELECT n.id, n.seq, 0.0::float8 AS score"
+            select = f"SELECT n.id, n.seq, 0.0::float8 AS score, {_REFUTED}"
             order = "ORDER BY n.seq DESC"
         keep = f"{where} AND NOT {superseded}" if query.omit_superseded else where
         params["window"] = int(query.window)
@@ -900,7 +902,7 @@ class PostgresSession:
             if full:
                 total = int(counts[0])
             omitted = int(counts[1])
-        return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, omitted
+        return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows], total, omitted
 
     def count_matches(self, query: SearchQuery) -> int:
         if not query.initiative_ids:

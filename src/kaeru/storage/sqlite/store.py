@@ -57,6 +57,8 @@ WAL_SAFETY_PAGES = 20000
 _MATCHED_NODES = "JOIN nodes n INDEXED BY nodes_head ON n.seq = nodes_fts.rowid"
 #: bm25 column weights of `nodes_fts` (name, description, body, tags, scope, then the same four as
 #: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
+#: Whether a hit is a refuted hypothesis (a currentness tie-break of search), from `nodes_head`.
+_REFUTED = "(n.node_type = 'hypothesis' AND n.status = 'refuted')"
 _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
@@ -790,15 +792,15 @@ class SqliteSession:
         rows = self._rows(
             "WITH m AS MATERIALIZED (SELECT rowid AS seq, "
             f"bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT {SCOPE_THRESHOLD + 1}) "
-            f"SELECT n.id, n.seq, m.score, {gone}, (SELECT count(*) FROM m) "
+            f"SELECT n.id, n.seq, m.score, {_REFUTED}, {gone}, (SELECT count(*) FROM m) "
             f"FROM m JOIN nodes n INDEXED BY nodes_head ON n.seq = m.seq WHERE {where} ORDER BY m.score, n.seq DESC",
             [bare, *gone_params, *params],
         )
-        if rows and rows[0][4] > SCOPE_THRESHOLD:
+        if rows and rows[0][5] > SCOPE_THRESHOLD:
             return None
         if not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD):
             return None
-        kept = [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows if not r[3]]
+        kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
         return kept[: query.window], len(kept), len(rows) - len(kept)
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
@@ -813,12 +815,12 @@ class SqliteSession:
             )
             source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]
-            columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score"
+            columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}"
             order = "ORDER BY score, n.seq DESC"
         else:
             source = "FROM nodes n WHERE "
             head = []
-            columns = "n.id, n.seq, 0.0 AS score"
+            columns = f"n.id, n.seq, 0.0 AS score, {_REFUTED}"
             order = "ORDER BY n.seq DESC"
         if not query.omit_superseded:
             rows = self._rows(f"SELECT {columns} {source}{where} {order} LIMIT {int(query.window)}", [*head, *params])
@@ -826,14 +828,14 @@ class SqliteSession:
             if len(rows) == query.window and query.count_total:
                 count = self._one(f"SELECT count(*) {source}{where}", [*head, *params])
                 total = int(count[0]) if count else 0
-            return [SearchRow(r[0], int(r[1]), float(r[2])) for r in rows], total, 0
+            return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows], total, 0
         # One pass flags superseded rows instead of a second query counting them.
         limit = int(query.window) * 2
         flagged = self._rows(
             f"SELECT {columns}, {superseded} AS gone {source}{where} {order} LIMIT {limit}",
             [*sup_params, *head, *params],
         )
-        kept = [r for r in flagged if not r[3]]
+        kept = [r for r in flagged if not r[4]]
         omitted = len(flagged) - len(kept)
         total = len(kept)
         if len(flagged) == limit or len(kept) > query.window:
@@ -846,7 +848,7 @@ class SqliteSession:
                 matched, omitted = (int(counts[0]), int(counts[1])) if counts else (0, 0)
                 total = matched - omitted
             kept = kept[: query.window]
-        return [SearchRow(r[0], int(r[1]), float(r[2])) for r in kept], total, omitted
+        return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in kept], total, omitted
 
     def count_matches(self, query: SearchQuery) -> int:
         where, params, _, _ = self._filters(query)
