@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kaeru.domain.model import Node
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
@@ -80,6 +81,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues)
         offset = 0
         list_id: str | None = None
+        seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         if args.get("cursor"):
             offset, list_id, items = cursors.resume(session, session.vault_secret(), str(args["cursor"]), "search", key)
             total = len(items)
@@ -101,6 +103,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 )
             )
             items = _currentness_order(session, rows)
+            seqs = {r.id: r.seq for r in rows}
             types = _list(filters.get("types"), "filters.types")
             if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
                 extra = audit.matching(
@@ -117,7 +120,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 coverage.omitted.append(Omission("hits", total - len(items), "window"))
                 coverage.complete = False
         page_ids = items[offset : offset + limit]
-        nodes = session.nodes_by_ids([i for i in page_ids if not i.startswith(audit.PREFIX)])
+        nodes = _page_nodes(session, page_ids, seqs)
         nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
         vanished = len(page_ids) - len(live)
@@ -150,6 +153,16 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         coverage.complete = False
     coverage.rules_complete = coverage.complete
     return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
+
+
+def _page_nodes(session: Session, page_ids: list[str], seqs: dict[str, int]) -> dict[str, Node]:
+    """The page's nodes: by storage seq where this call ranked them, else (a cursor's later page) by id."""
+    known = [seqs[i] for i in page_ids if i in seqs]
+    nodes = session.nodes_by_seqs(known) if known else {}
+    rest = [i for i in page_ids if i not in nodes and not i.startswith(audit.PREFIX)]
+    if rest:
+        nodes.update(session.nodes_by_ids(rest))
+    return nodes
 
 
 #: Ties are re-ordered by currentness within the head of the ranking only (the pages people read).

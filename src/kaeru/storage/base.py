@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from kaeru.domain.model import Edge, EdgeType, Node
 
@@ -144,6 +144,11 @@ class Session(Protocol):
     # --- nodes ------------------------------------------------------------------------------
     def get_node(self, node_id: str, *, for_update: bool = False) -> Node | None: ...
     def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]: ...
+    def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        """`nodes_by_ids` for nodes whose storage sequence numbers are known (`SearchRow.seq`): the
+        primary key, so one lookup per node instead of two. Keyed by id."""
+        ...
+
     def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]: ...
     def name_candidates(self, wanted: str, initiative_ids: Sequence[int] | None, limit: int) -> list[str]: ...
     def initiatives_holding_name(self, name: str) -> list[int]: ...
@@ -284,7 +289,10 @@ class Store(Protocol):
     def describe(self) -> dict[str, Any]: ...
 
 
-def chunks(items: Sequence[str], size: int = 500) -> Iterator[Sequence[str]]:
+T = TypeVar("T")
+
+
+def chunks(items: Sequence[T], size: int = 500) -> Iterator[Sequence[T]]:
     """Split long id lists so `IN (…)` stays under parameter limits on every backend."""
     for i in range(0, len(items), size):
         yield items[i : i + size]

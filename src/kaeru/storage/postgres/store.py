@@ -401,6 +401,14 @@ class PostgresSession:
         )
         return {r[1]: _node(r) for r in rows}
 
+    def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        if not seqs:
+            return {}
+        rows = self._rows(
+            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq = ANY(%s::bigint[])", (list(dict.fromkeys(seqs)),)
+        )
+        return {r[1]: _node(r) for r in rows}
+
     def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]:
         sql = f"SELECT seq, id, {_NODE_COLS} FROM nodes n WHERE name = %s AND NOT retracted"
         params: list[Any] = [name]

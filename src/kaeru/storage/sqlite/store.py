@@ -303,6 +303,15 @@ class SqliteSession:
                 out[row[1]] = _node(row[0], row[1], row[2:])
         return out
 
+    def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        out: dict[str, Node] = {}
+        for part in chunks(list(dict.fromkeys(seqs))):
+            for row in self._c.execute(
+                f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq IN ({_marks(len(part))})", part
+            ):
+                out[row[1]] = _node(row[0], row[1], row[2:])
+        return out
+
     def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]:
         sql = f"SELECT seq, id, {_NODE_COLS} FROM nodes n WHERE name = ? AND retracted = 0"
         params: list[Any] = [name]
