@@ -176,11 +176,31 @@ def _translate(exc: apsw.Error) -> KaeruError:
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
 
 
+class CommonWords:
+    """Word queries known to match more than SCOPE_THRESHOLD rows, so a search skips the capped rare-word
+    pass (ranking 2,001 matches only to throw them away cost a broad search ~20 ms). Vaults grow, so
+    a common query stays common; one that became rare again only runs the other plan, which gives
+    the same results. Bounded: forgotten all at once when full."""
+
+    def __init__(self, size: int = 4096):
+        self._size = size
+        self._known: set[str] = set()
+
+    def __contains__(self, match: str) -> bool:
+        return match in self._known
+
+    def add(self, match: str) -> None:
+        if len(self._known) >= self._size:
+            self._known.clear()
+        self._known.add(match)
+
+
 class SqliteSession:
     """One transaction on one connection."""
 
-    def __init__(self, conn: apsw.Connection):
+    def __init__(self, conn: apsw.Connection, common: CommonWords | None = None):
         self._c = conn
+        self._common = common if common is not None else CommonWords()
         # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
         self._claims: dict[RequestKey, tuple[str, str]] = {}
 
@@ -797,6 +817,8 @@ class SqliteSession:
         the same doclists first. None when the words are more common than that (the caller then lets
         the index intersect them with the scope)."""
         bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
+        if bare in self._common:
+            return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
         rows = self._rows(
             "WITH m AS MATERIALIZED (SELECT rowid AS seq, "
@@ -805,9 +827,8 @@ class SqliteSession:
             f"FROM m JOIN nodes n INDEXED BY nodes_head ON n.seq = m.seq WHERE {where} ORDER BY m.score, n.seq DESC",
             [bare, *gone_params, *params],
         )
-        if rows and rows[0][5] > SCOPE_THRESHOLD:
-            return None
-        if not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD):
+        if (rows and rows[0][5] > SCOPE_THRESHOLD) or (not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD)):
+            self._common.add(bare)
             return None
         kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
         return kept[: query.window], len(kept), len(rows) - len(kept)
@@ -1007,6 +1028,7 @@ class SqliteStore:
         self._busy_timeout_ms = busy_timeout_ms
         self._pool: queue.LifoQueue[apsw.Connection] = queue.LifoQueue()
         self._pool_size = pool_size
+        self._common = CommonWords()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -1119,7 +1141,7 @@ class SqliteStore:
             except apsw.Error as exc:
                 raise _translate(exc) from exc
             try:
-                yield SqliteSession(conn)
+                yield SqliteSession(conn, self._common)
             except BaseException:
                 if not conn.in_transaction:
                     raise
