@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kaeru import API_VERSION
-from kaeru.domain.model import Edge
+from kaeru.domain.model import Currentness, Edge, Layer, NodeType, Tier, Visibility
 from kaeru.errors import KaeruError
 from kaeru.service.outcomes import (
     Continuation,
@@ -22,6 +22,10 @@ from kaeru.service.outcomes import (
     TrailEntry,
     TrailOutcome,
 )
+
+#: Enum member -> its wire string, by dict lookup: `.value` is a property costing ~0.3 µs, and a page
+#: of ten hits reads it fifty times.
+_WIRE: dict[Any, str] = {m: m.value for e in (NodeType, Tier, Layer, Visibility, Currentness) for m in e}
 
 READ_KIND = "read"
 MUTATION_KIND = "mutation"
@@ -43,19 +47,19 @@ def node_data(view: NodeView) -> dict[str, Any]:
     data: dict[str, Any] = {
         "id": node.id,
         "revision": node.revision,
-        "node_type": node.node_type.value,
-        "tier": node.tier.value,
+        "node_type": _WIRE[node.node_type],
+        "tier": _WIRE[node.tier],
         "name": node.name,
         "description": node.description,
         "body": view.body,
         "body_range": body_range,
         "tags": list(node.tags),
-        "layer": node.layer.value,
-        "visibility": node.visibility.value,
+        "layer": _WIRE[node.layer],
+        "visibility": _WIRE[node.visibility],
         "status": node.status,
         "properties": node.properties,
         "initiatives": view.initiatives,
-        "currentness": view.currentness.value,
+        "currentness": _WIRE[view.currentness],
         "successors": view.successors,
         "metadata_is_current": view.metadata_is_current,
         "created_at": node.created_at,

@@ -69,7 +69,10 @@ def budgeted_views(
         if node.body is None:
             bodies[node.id] = (None, None)
             continue
-        part = cut(body, 0, min(len(body), max(grant, 0)))
+        if len(body) <= grant:  # fits whole: nothing to cut
+            bodies[node.id] = (body, None)
+            continue
+        part = cut(body, 0, max(grant, 0))
         bodies[node.id] = (part.text, part if part.truncated else None)
         truncated += part.truncated
     views = build_views(session, shown, bodies=bodies, only_initiatives=only_initiatives)
