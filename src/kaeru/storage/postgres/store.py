@@ -394,18 +394,18 @@ class PostgresSession:
         return _node(row) if row else None
 
     def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]:
-        if not ids:
-            return {}
-        rows = self._rows(
-            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id = ANY(%s::text[])", (list(dict.fromkeys(ids)),)
-        )
-        return {r[1]: _node(r) for r in rows}
+        return self._nodes_where("id", "text", ids)
 
     def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
-        if not seqs:
+        return self._nodes_where("seq", "bigint", seqs)
+
+    def _nodes_where(self, column: str, sql_type: str, keys: Sequence[Any]) -> dict[str, Node]:
+        """Current nodes whose `column` (id or seq, of `sql_type`) is one of `keys`, by id."""
+        if not keys:
             return {}
         rows = self._rows(
-            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq = ANY(%s::bigint[])", (list(dict.fromkeys(seqs)),)
+            f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE {column} = ANY(%s::{sql_type}[])",
+            (list(dict.fromkeys(keys)),),
         )
         return {r[1]: _node(r) for r in rows}
 

@@ -315,19 +315,17 @@ class SqliteSession:
         return _node(row[0], row[1], row[2:]) if row else None
 
     def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]:
-        out: dict[str, Node] = {}
-        for part in chunks(list(dict.fromkeys(ids))):
-            for row in self._c.execute(
-                f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id IN ({_marks(len(part))})", part
-            ):
-                out[row[1]] = _node(row[0], row[1], row[2:])
-        return out
+        return self._nodes_where("id", ids)
 
     def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        return self._nodes_where("seq", seqs)
+
+    def _nodes_where(self, column: str, keys: Sequence[Any]) -> dict[str, Node]:
+        """Current nodes whose `column` (id or seq) is one of `keys`, by id."""
         out: dict[str, Node] = {}
-        for part in chunks(list(dict.fromkeys(seqs))):
+        for part in chunks(list(dict.fromkeys(keys))):
             for row in self._c.execute(
-                f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE seq IN ({_marks(len(part))})", part
+                f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE {column} IN ({_marks(len(part))})", part
             ):
                 out[row[1]] = _node(row[0], row[1], row[2:])
         return out
