@@ -177,10 +177,10 @@ def _translate(exc: apsw.Error) -> KaeruError:
 
 
 class CommonWords:
-    """Word queries known to match more than SCOPE_THRESHOLD rows, so a search skips the capped rare-word
-    pass (ranking 2,001 matches only to throw them away cost a broad search ~20 ms). Vaults grow, so
-    a common query stays common; one that became rare again only runs the other plan, which gives
-    the same results. Bounded: forgotten all at once when full."""
+    """Word queries known to match more than SCOPE_THRESHOLD rows, so a search goes straight to the
+    scoped plan instead of counting them twice first. Vaults grow, so a common query stays common;
+    one that became rare again only runs the other plan, which gives the same results. Bounded:
+    forgotten all at once when full."""
 
     def __init__(self, size: int = 4096):
         self._size = size
@@ -810,22 +810,24 @@ class SqliteSession:
     def _search_rare(
         self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
     ) -> tuple[list[SearchRow], int, int] | None:
-        """The search when its words match at most SCOPE_THRESHOLD rows in the whole vault: every match
-        is ranked once, then filtered by membership — one statement, and no separate probe walking
-        the same doclists first. None when the words are more common than that (the caller then lets
-        the index intersect them with the scope)."""
+        """The search when its words match at most SCOPE_THRESHOLD rows in the whole vault: counted up
+        to the cap, then ranked and filtered by membership, in one statement. None when the words are
+        more common than that (the caller then lets the index intersect them with the scope)."""
         bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
         if bare in self._common:
             return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        # `c` counts the matches up to the cap without ranking them; only under the cap does the
+        # statement go on (c is the outer loop) to rank them and filter them by membership.
         rows = self._rows(
-            "WITH m AS MATERIALIZED (SELECT rowid AS seq, "
-            f"bm25(nodes_fts, {weights}) AS score FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT {SCOPE_THRESHOLD + 1}) "
-            f"SELECT n.id, n.seq, m.score, {_REFUTED}, {gone}, (SELECT count(*) FROM m) "
-            f"FROM m JOIN nodes n INDEXED BY nodes_head ON n.seq = m.seq WHERE {where} ORDER BY m.score, n.seq DESC",
+            "WITH c AS MATERIALIZED (SELECT count(*) AS k FROM "
+            f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
+            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone} "
+            f"FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
+            f"WHERE c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} ORDER BY score, n.seq DESC",
             [bare, *gone_params, *params],
         )
-        if (rows and rows[0][5] > SCOPE_THRESHOLD) or (not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD)):
+        if not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD):
             self._common.add(bare)
             return None
         kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
