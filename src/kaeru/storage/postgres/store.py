@@ -29,7 +29,17 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
+from kaeru.domain.model import (
+    VERDICT_EDGES,
+    Edge,
+    EdgeType,
+    HypothesisStatus,
+    Layer,
+    Node,
+    NodeType,
+    Tier,
+    Visibility,
+)
 from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
 from kaeru.errors import Internal, InvalidArgument, KaeruError, RevisionConflict, SlotConflict, Unavailable
 from kaeru.storage.base import (
@@ -71,7 +81,7 @@ FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
 #: ts_rank weights {D, C, B, A} = body, tags, description, name: the SQLite bm25 weights 1:2:2:4.
 _RANK = "ts_rank('{{0.25,0.5,0.5,1.0}}'::float4[], n.{vector}, %(q)s::tsquery, 1)"
 #: Whether a hit is a refuted hypothesis (a currentness tie-break of search).
-_REFUTED = "coalesce(n.node_type = 'hypothesis' AND n.status = 'refuted', FALSE)"
+_REFUTED = f"coalesce(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}', FALSE)"
 
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 

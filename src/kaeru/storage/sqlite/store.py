@@ -21,7 +21,17 @@ from typing import Any
 
 import apsw
 
-from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
+from kaeru.domain.model import (
+    VERDICT_EDGES,
+    Edge,
+    EdgeType,
+    HypothesisStatus,
+    Layer,
+    Node,
+    NodeType,
+    Tier,
+    Visibility,
+)
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.base import (
@@ -55,10 +65,10 @@ WAL_SAFETY_PAGES = 20000
 #: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
 #: 005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies.
 _MATCHED_NODES = "JOIN nodes n INDEXED BY nodes_head ON n.seq = nodes_fts.rowid"
+#: Whether a hit is a refuted hypothesis (a currentness tie-break of search), from `nodes_head`.
+_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
 #: bm25 column weights of `nodes_fts` (name, description, body, tags, scope, then the same four as
 #: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
-#: Whether a hit is a refuted hypothesis (a currentness tie-break of search), from `nodes_head`.
-_REFUTED = "(n.node_type = 'hypothesis' AND n.status = 'refuted')"
 _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
@@ -799,13 +809,27 @@ class SqliteSession:
         )
         return row is not None and int(row[0]) <= cap
 
+    @staticmethod
+    def _match(query: SearchQuery, scoped: bool) -> str:
+        """`query`'s MATCH string: its words alone, or intersected with its initiatives' scope tokens."""
+        scope = query.initiative_ids if scoped else ()
+        return fts_match(query.tokens, query.match_all, query.prefix, scope, query.fields, query.stemmed)
+
+    def _is_rare(self, bare: str) -> bool:
+        """Whether the words of `bare` match at most SCOPE_THRESHOLD rows; a common answer is
+        remembered (`CommonWords`), so the next search of these words skips the count."""
+        if bare in self._common:
+            return False
+        if self._matches_at_most(bare, SCOPE_THRESHOLD):
+            return True
+        self._common.add(bare)
+        return False
+
     def _planned_match(self, query: SearchQuery) -> str:
         """Rare words: match them alone and filter by membership (fast). Common words: let the index
         intersect them with the initiative's scope token, so ranking only touches the scope's rows."""
-        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
-        if self._matches_at_most(bare, SCOPE_THRESHOLD):
-            return bare
-        return fts_match(query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields, query.stemmed)
+        bare = self._match(query, scoped=False)
+        return bare if self._is_rare(bare) else self._match(query, scoped=True)
 
     def _search_rare(
         self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
@@ -813,7 +837,7 @@ class SqliteSession:
         """The search when its words match at most SCOPE_THRESHOLD rows in the whole vault: counted up
         to the cap, then ranked and filtered by membership, in one statement. None when the words are
         more common than that (the caller then lets the index intersect them with the scope)."""
-        bare = fts_match(query.tokens, query.match_all, query.prefix, (), query.fields, query.stemmed)
+        bare = self._match(query, scoped=False)
         if bare in self._common:
             return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
@@ -827,8 +851,7 @@ class SqliteSession:
             f"WHERE c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} ORDER BY score, n.seq DESC",
             [bare, *gone_params, *params],
         )
-        if not rows and not self._matches_at_most(bare, SCOPE_THRESHOLD):
-            self._common.add(bare)
+        if not rows and not self._is_rare(bare):
             return None
         kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
         return kept[: query.window], len(kept), len(rows) - len(kept)
@@ -840,9 +863,7 @@ class SqliteSession:
             rare = self._search_rare(query, weights, where, params, superseded, sup_params)
             if rare is not None:
                 return rare
-            match = fts_match(
-                query.tokens, query.match_all, query.prefix, query.initiative_ids, query.fields, query.stemmed
-            )
+            match = self._match(query, scoped=True)
             source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]
             columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}"
