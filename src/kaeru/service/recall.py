@@ -165,11 +165,12 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes:
             return RecallOutcome([], 0, coverage, plan, issues=issues)
-        secret = session.vault_secret()
+        secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
         explain: dict[str, dict[str, float]] | None = None
         offset = 0
         list_id: str | None = None
         if args.get("cursor"):
+            secret = session.vault_secret()
             offset, list_id, ordered = cursors.resume(session, secret, str(args["cursor"]), "recall", key)
         else:
             fusion = _Fusion(plan)
@@ -189,6 +190,8 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         if truncated:
             issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
         next_offset = offset + len(page_ids) - (len(live) - len(views))
+        if next_offset < len(ordered) and not secret:
+            secret = session.vault_secret()
     # After the snapshot closes: storing a long list is a write (see search).
     continuation = None
     if next_offset < len(ordered):

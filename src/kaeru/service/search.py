@@ -82,8 +82,10 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         offset = 0
         list_id: str | None = None
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
+        secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
         if args.get("cursor"):
-            offset, list_id, items = cursors.resume(session, session.vault_secret(), str(args["cursor"]), "search", key)
+            secret = session.vault_secret()
+            offset, list_id, items = cursors.resume(session, secret, str(args["cursor"]), "search", key)
             total = len(items)
             superseded_omitted = 0
         else:
@@ -142,7 +144,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     f"{truncated} bodies cut to fit budget_chars={budget}; read them whole",
                 )
             )
-        secret = session.vault_secret() if next_offset < len(items) else b""
+        if next_offset < len(items) and not secret:
+            secret = session.vault_secret()
     # The next page's token is made after the read snapshot closes: storing a long list is a write,
     # and a write on a second connection while this one reads would empty this one's page cache.
     continuation = None
