@@ -54,14 +54,16 @@ def _unb64(text: str) -> bytes:
     return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 
-_CANONICAL_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+#: Any number of canonical (lower-case, hyphenated) UUIDs back to back: one match checks a whole list.
+_CANONICAL_UUIDS = re.compile(r"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})*")
 
 
 def _pack(items: list[str]) -> str | None:
     """The ids as one base64 string of 16-byte UUIDs, or None if any is not a canonical UUID."""
-    if not all(_CANONICAL_UUID.fullmatch(item) for item in items):
+    joined = "".join(items)
+    if len(joined) != 36 * len(items) or not _CANONICAL_UUIDS.fullmatch(joined):
         return None
-    return _b64(bytes.fromhex("".join(items).replace("-", "")))
+    return _b64(bytes.fromhex(joined.replace("-", "")))
 
 
 def _unpack(text: str) -> tuple[str, ...]:

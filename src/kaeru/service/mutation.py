@@ -45,6 +45,10 @@ MAX_TAGS = 64
 MAX_TAG_CHARS = 128
 
 
+#: ASCII control characters (C0 and DEL), refused in initiative names.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     """A trimmed initiative name of 1–128 printable characters.
 
@@ -58,7 +62,7 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
         raise InvalidArgument("initiative must not be blank", field=field)
     if len(name) > MAX_INITIATIVE_CHARS:
         raise InvalidArgument(f"initiative is longer than {MAX_INITIATIVE_CHARS} characters", field=field)
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+    if _CONTROL.search(name):
         raise InvalidArgument("initiative must not contain control characters", field=field)
     return name
 

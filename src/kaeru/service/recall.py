@@ -183,7 +183,9 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         page_ids = ordered[offset : offset + limit]
         nodes = session.nodes_by_ids(page_ids)
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
-        views, truncated = budgeted_views(session, live, max(512, token_budget * CHARS_PER_TOKEN), set(scope_ids))
+        views, truncated = budgeted_views(
+            session, live, max(512, token_budget * CHARS_PER_TOKEN), {s.id: s.name for s in scopes}
+        )
         if len(views) < len(live):
             coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
             coverage.complete = False

@@ -12,7 +12,7 @@ from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
-from kaeru.service.views import budgeted_views
+from kaeru.service.views import Verdicts, budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
 
 DEFAULT_LIMIT = 10
@@ -70,7 +70,6 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
     if len(tokens) > MAX_QUERY_TOKENS:
         issues.append(Issue("invalid_argument", f"query cut to its first {MAX_QUERY_TOKENS} distinct tokens", "text"))
         tokens = tokens[:MAX_QUERY_TOKENS]
-    key = cursors.args_key(args)
     with rt.store.read() as session:
         scopes, scope_issues = resolve_scopes(session, args.get("initiatives"))
         issues.extend(scope_issues)
@@ -80,12 +79,15 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 issues.append(Issue("invalid_argument", "text has no searchable words or numbers", "text"))
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues)
         offset = 0
+        verdicts = Verdicts(session)
         list_id: str | None = None
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
         if args.get("cursor"):
             secret = session.vault_secret()
-            offset, list_id, items = cursors.resume(session, secret, str(args["cursor"]), "search", key)
+            offset, list_id, items = cursors.resume(
+                session, secret, str(args["cursor"]), "search", cursors.args_key(args)
+            )
             total = len(items)
             superseded_omitted = 0
         else:
@@ -104,7 +106,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     window=WINDOW,
                 )
             )
-            items = _currentness_order(session, rows)
+            items = _currentness_order(rows, verdicts, limit)
             seqs = {r.id: r.seq for r in rows}
             types = _list(filters.get("types"), "filters.types")
             if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
@@ -126,7 +128,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
         vanished = len(page_ids) - len(live)
-        views, truncated = budgeted_views(session, live, budget, {s.id for s in scopes})
+        views, truncated = budgeted_views(session, live, budget, {s.id: s.name for s in scopes}, verdicts)
         shown = views
         # Items deferred by the budget start the next page, so nothing is skipped.
         consumed = len(page_ids) - (len(live) - len(shown))
@@ -151,7 +153,9 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
     continuation = None
     if next_offset < len(items):
         coverage.complete = False
-        continuation = cursors.continuation(rt, secret, "search", key, items, next_offset, list_id, args)
+        continuation = cursors.continuation(
+            rt, secret, "search", cursors.args_key(args), items, next_offset, list_id, args
+        )
     if any(o.reason in ("budget", "window") for o in coverage.omitted):
         coverage.complete = False
     coverage.rules_complete = coverage.complete
@@ -172,18 +176,23 @@ def _page_nodes(session: Session, page_ids: list[str], seqs: dict[str, int]) -> 
 TIE_HEAD = 200
 
 
-def _currentness_order(session: Session, rows: list[SearchRow]) -> list[str]:
-    """Ids by score, then currentness (current first), then the storage's recency order."""
+def _currentness_order(rows: list[SearchRow], verdicts: Verdicts, page: int) -> list[str]:
+    """Ids by score, then currentness (current first), then the storage's recency order.
+
+    The verdicts of the first `page` hits are asked for with those of the tied hits: reordering only
+    moves hits within a group of equal scores, so the first page is among those ids, and showing it
+    needs no second query.
+    """
     head = rows[:TIE_HEAD]
     tied = [
         r.id
         for i, r in enumerate(head)
         if (i and head[i - 1].score == r.score) or (i + 1 < len(head) and head[i + 1].score == r.score)
     ]
+    found = verdicts.of([r.id for r in rows[:page]] + tied)
     if not tied:
         return [r.id for r in rows]
-    verdicts = session.verdicts_against(tied)
     refuted = {r.id for r in head if r.refuted}
-    stale = {i for i in tied if verdicts.get(i) or i in refuted}
+    stale = {i for i in tied if found.get(i) or i in refuted}
     order = sorted(range(len(head)), key=lambda i: (head[i].score, head[i].id in stale, i))
     return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]

@@ -79,5 +79,5 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
         for node, grant in zip(shown, grants, strict=True):
             piece = cut(node.body or "", 0, grant)
             bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
-        views = build_views(session, shown, bodies=bodies, only_initiatives=set(ids))
+        views = build_views(session, shown, bodies=bodies, only_initiatives={s.id: s.name for s in scopes})
     return ReadOutcome(hits=views, total=len(views), coverage=coverage, issues=issues), anchor.id if anchor else None

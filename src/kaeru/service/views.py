@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from kaeru.domain.budget import Cut, allocate, cut
 from kaeru.domain.currentness import decide
-from kaeru.domain.model import Node
+from kaeru.domain.model import EdgeType, Node
 from kaeru.service.outcomes import NodeView
 from kaeru.storage.base import Session
+
+VerdictMap = dict[str, list[tuple[str, EdgeType]]]
+
+
+class Verdicts:
+    """The live verdict edges against nodes, asked of the store once per node within one snapshot.
+
+    A search needs them twice — to order tied hits by currentness, then to show the page — and the
+    page's nodes are among the ones already asked about, so the second ask costs no query.
+    """
+
+    def __init__(self, session: Session):
+        self._session = session
+        self._known: VerdictMap = {}
+        self._asked: set[str] = set()
+
+    def of(self, ids: Sequence[str]) -> VerdictMap:
+        missing = [i for i in ids if i not in self._asked]
+        if missing:
+            self._known.update(self._session.verdicts_against(missing))
+            self._asked.update(missing)
+        return {i: self._known[i] for i in ids if i in self._known}
 
 
 def build_views(
@@ -18,15 +40,23 @@ def build_views(
     *,
     at: str | None = None,
     bodies: dict[str, tuple[str | None, Cut | None]] | None = None,
-    only_initiatives: set[int] | None = None,
+    only_initiatives: Mapping[int, str] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> list[NodeView]:
-    """Views of `nodes` (current, or as of `at`); `bodies` overrides the shown body per id."""
+    """Views of `nodes` (current, or as of `at`); `bodies` overrides the shown body per id.
+
+    `only_initiatives` (id → name: the caller's resolved scopes) limits the initiatives shown to
+    those, and their names need no lookup.
+    """
     ids = [n.id for n in nodes]
-    verdicts = session.verdicts_against_at(ids, at) if at else session.verdicts_against(ids)
-    names = session.initiative_names([i for n in nodes for i in n.initiatives])
+    found = session.verdicts_against_at(ids, at) if at else (verdicts or Verdicts(session)).of(ids)
+    if only_initiatives is None:
+        names: Mapping[int, str] = session.initiative_names([i for n in nodes for i in n.initiatives])
+    else:
+        names = only_initiatives
     views: list[NodeView] = []
     for node in nodes:
-        currentness, successors = decide(node.node_type, node.status, node.retracted, verdicts.get(node.id, []))
+        currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
         member_ids = [i for i in node.initiatives if only_initiatives is None or i in only_initiatives]
         body, body_range = (bodies or {}).get(node.id, (node.body, None))
         views.append(
@@ -43,7 +73,11 @@ def build_views(
 
 
 def budgeted_views(
-    session: Session, nodes: Sequence[Node], budget: int, only_initiatives: set[int] | None = None
+    session: Session,
+    nodes: Sequence[Node],
+    budget: int,
+    only_initiatives: Mapping[int, str] | None = None,
+    verdicts: Verdicts | None = None,
 ) -> tuple[list[NodeView], int]:
     """Views of the leading `nodes` whose text fits `budget` characters (description + body).
 
@@ -75,7 +109,7 @@ def budgeted_views(
         part = cut(body, 0, max(grant, 0))
         bodies[node.id] = (part.text, part if part.truncated else None)
         truncated += part.truncated
-    views = build_views(session, shown, bodies=bodies, only_initiatives=only_initiatives)
+    views = build_views(session, shown, bodies=bodies, only_initiatives=only_initiatives, verdicts=verdicts)
     return [
         replace(
             v,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from kaeru.domain.model import Edge, EdgeType, Node
 
@@ -92,11 +92,12 @@ class SearchQuery:
     fields: tuple[str, ...] = ("name", "description", "body", "tags")
 
 
-@dataclass(frozen=True, slots=True)
-class SearchRow:
+class SearchRow(NamedTuple):
     """One hit. `score` orders hits within one query only (its scale and sign are the backend's:
     FTS5 bm25 is negative, PostgreSQL ts_rank positive); its ratio to the best row's is what
-    recall fuses, and that ratio lies in (0, 1] on both backends."""
+    recall fuses, and that ratio lies in (0, 1] on both backends.
+
+    A named tuple: a broad search makes thousands (~0.3 µs each, a frozen dataclass ~1 µs)."""
 
     id: str
     seq: int

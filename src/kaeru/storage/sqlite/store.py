@@ -853,7 +853,7 @@ class SqliteSession:
         )
         if not rows and not self._is_rare(bare):
             return None
-        kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
+        kept = [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in rows if not r[4]]
         return kept[: query.window], len(kept), len(rows) - len(kept)
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
@@ -879,7 +879,7 @@ class SqliteSession:
             if len(rows) == query.window and query.count_total:
                 count = self._one(f"SELECT count(*) {source}{where}", [*head, *params])
                 total = int(count[0]) if count else 0
-            return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows], total, 0
+            return [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in rows], total, 0
         # One pass flags superseded rows instead of a second query counting them.
         limit = int(query.window) * 2
         flagged = self._rows(
@@ -899,7 +899,7 @@ class SqliteSession:
                 matched, omitted = (int(counts[0]), int(counts[1])) if counts else (0, 0)
                 total = matched - omitted
             kept = kept[: query.window]
-        return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in kept], total, omitted
+        return [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in kept], total, omitted
 
     def count_matches(self, query: SearchQuery) -> int:
         where, params, _, _ = self._filters(query)
