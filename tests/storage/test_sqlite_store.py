@@ -113,3 +113,37 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
         assert rare[3] == ([], 0, [])
     finally:
         store.close()
+
+
+def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, monkeypatch: Any) -> None:
+    """Every ranked hit asks whether a node in scope supersedes it, and the page asks for its nodes'
+    verdicts. Migration 007's partial index holds only live verdict edges; SQLite uses it only while
+    a query repeats its condition literally, which a bound parameter or another order would break."""
+    import kaeru.storage.sqlite.store as sqlite_store
+    from kaeru.service import Service
+    from tests.backends import VaultSpec
+
+    settings = VaultSpec("sqlite", tmp_path / "vault").settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    issued: list[tuple[str, Any]] = []
+    rows = sqlite_store.SqliteSession._rows
+
+    def recording(self: Any, sql: str, params: Any = ()) -> Any:
+        issued.append((sql, params))
+        return rows(self, sql, params)
+
+    try:
+        service.note({"initiative": "alpha", "text": "lantern check"})
+        service.note({"initiative": "alpha", "text": "lantern check again"})
+        monkeypatch.setattr(sqlite_store.SqliteSession, "_rows", recording)
+        assert service.search({"initiatives": ["alpha"], "text": "lantern"}).total == 2
+        ranking = [(sql, params) for sql, params in issued if "bm25" in sql]
+        verdicts = [(sql, params) for sql, params in issued if sql.startswith("SELECT e.dst, e.src")]
+        assert ranking and verdicts, "the search issued no ranking or no verdict query"
+        with store.read() as session:
+            for sql, params in ranking + verdicts:
+                plan = " ".join(str(step[3]) for step in session._rows(f"EXPLAIN QUERY PLAN {sql}", params))
+                assert "edges_verdicts" in plan, plan
+    finally:
+        store.close()

@@ -52,7 +52,10 @@ _NODE_COLS = (
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
-_VERDICTS = tuple(e.value for e in VERDICT_EDGES)
+_VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
+#: Live verdict edges `e`, written exactly as the condition of the partial index `edges_verdicts`
+#: (migration 007): SQLite uses a partial index only for a query that repeats its condition.
+_LIVE_VERDICT = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ") AND e.retracted = 0"
 #: Below this many matching rows, a query skips the scope term and filters by membership instead.
 SCOPE_THRESHOLD = 2000
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint.
@@ -521,11 +524,10 @@ class SqliteSession:
     def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
         out: dict[str, list[tuple[str, EdgeType]]] = {}
         for part in chunks(list(dict.fromkeys(node_ids))):
-            rows = self._c.execute(
+            rows = self._rows(
                 "SELECT e.dst, e.src, e.edge_type FROM edges e JOIN nodes s ON s.id = e.src "
-                f"WHERE e.dst IN ({_marks(len(part))}) AND e.edge_type IN ({_marks(len(_VERDICTS))}) "
-                "AND e.retracted = 0 AND s.retracted = 0",
-                (*part, *_VERDICTS),
+                f"WHERE e.dst IN ({_marks(len(part))}) AND {_LIVE_VERDICT} AND s.retracted = 0",
+                part,
             )
             for dst, src, edge_type in rows:
                 out.setdefault(dst, []).append((src, EdgeType(edge_type)))
@@ -793,7 +795,7 @@ class SqliteSession:
             params.append(tag)
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
-            "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND e.retracted = 0 AND s.retracted = 0 "
+            f"WHERE e.dst = n.id AND {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
             f"AND ms.initiative_id IN ({scope}))"
         )
         return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
