@@ -65,13 +65,15 @@ def _initialize_accepted(ctx: ServerRequestContext[Any, Any]) -> bool:
 class FastToolCalls:
     """The `ServerMiddleware` answering plain calls of kaeru's own tools (see the module doc)."""
 
-    def __init__(self, registry: ToolRegistry):
+    def __init__(self, registry: ToolRegistry, versions: frozenset[str] = WIRE_VERSIONS):
         self.registry = registry
+        #: The allow-list; tests narrow it to check that an unlisted version goes to the SDK.
+        self.versions = versions
         #: Calls this middleware answered itself (the tests check the fast path is really taken).
         self.answered = 0
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call" or ctx.request_id is None or ctx.protocol_version not in WIRE_VERSIONS:
+        if ctx.method != "tools/call" or ctx.request_id is None or ctx.protocol_version not in self.versions:
             return await call_next(ctx)
         params = ctx.params
         if not isinstance(params, dict) or not params.keys() <= _PLAIN_KEYS:
