@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -109,14 +110,18 @@ def _healthy(server: HttpServer) -> bool:
         return False
 
 
+KAERU_SERVE = (sys.executable, "-m", "kaeru", "serve")
+
+
 @contextmanager
-def http_server(env: Mapping[str, str], log_dir: Path) -> Iterator[HttpServer]:
-    """`kaeru serve --http` on 127.0.0.1 as a subprocess, ready (GET /health is ok), always stopped."""
+def http_server(env: Mapping[str, str], log_dir: Path, serve: tuple[str, ...] = KAERU_SERVE) -> Iterator[HttpServer]:
+    """`kaeru serve --http` (or another `serve` command taking the same options) on 127.0.0.1 as a
+    subprocess, ready (GET /health is ok), always stopped."""
     port = free_port()
     log = log_dir / f"kaeru-http-{port}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", LOOPBACK, "--port", str(port)],
+            [*serve, "--http", "--host", LOOPBACK, "--port", str(port)],
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=sink,
@@ -293,6 +298,51 @@ def _inserter(ns: argparse.Namespace) -> None:
     print(json.dumps({"applied": applied, "rejected": rejected}))
 
 
+def _serve(ns: argparse.Namespace) -> None:
+    """`kaeru serve` with a pinned clock and entropy, and the `tools/call` fast path optional.
+
+    Two of these on copies of one vault make the same ids and timestamps for the same calls, so
+    their answers can be compared byte for byte. On exit, writes how many calls the fast path
+    answered to `--report` (null when it was removed).
+    """
+    import itertools
+    import random
+    from datetime import timedelta
+
+    from kaeru.config import Settings
+    from kaeru.mcp.fastpath import FastToolCalls
+    from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import run_http, run_stdio
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    settings = Settings.from_env()
+    start = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    ticks = itertools.count()
+    rng = random.Random(ns.seed)
+    service = Service(
+        open_store(settings),
+        settings,
+        clock=lambda: start + timedelta(milliseconds=next(ticks)),
+        entropy=rng.randbytes,
+    )
+    kaeru = build_server(service)
+    fast = next(m for m in kaeru.server.middleware if isinstance(m, FastToolCalls))
+    if ns.sdk_only:
+        kaeru.server.middleware = [m for m in kaeru.server.middleware if m is not fast]
+    elif ns.fast_versions is not None:
+        fast.versions = frozenset(v for v in ns.fast_versions.split(",") if v)
+    # uvicorn re-raises the SIGTERM it stopped on once it has shut down: exit through `finally`.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        if ns.http:
+            run_http(kaeru, settings, ns.host, ns.port)
+        else:
+            run_stdio(kaeru)
+    finally:
+        Path(ns.report).write_text(json.dumps({"answered": None if ns.sdk_only else fast.answered}))
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -309,8 +359,16 @@ def main(argv: list[str] | None = None) -> None:
     inserter.add_argument("--stop", required=True)
     inserter.add_argument("--max", type=int, default=2000)
     inserter.add_argument("--pause", type=float, default=0.01)
+    serve = sub.add_parser("serve", help="kaeru serve, pinned clock and entropy, fast path optional")
+    serve.add_argument("--seed", type=int, default=7)
+    serve.add_argument("--sdk-only", action="store_true", help="remove the tools/call fast path")
+    serve.add_argument("--fast-versions", default=None, help="the fast path's allow-list, comma-separated")
+    serve.add_argument("--report", required=True, help="file to write the fast path's answer count to")
+    serve.add_argument("--http", action="store_true")
+    serve.add_argument("--host", default=LOOPBACK)
+    serve.add_argument("--port", type=int, default=0)
     ns = parser.parse_args(argv)
-    {"worker": _worker, "inserter": _inserter}[ns.command](ns)
+    {"worker": _worker, "inserter": _inserter, "serve": _serve}[ns.command](ns)
 
 
 if __name__ == "__main__":

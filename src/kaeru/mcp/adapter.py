@@ -119,12 +119,17 @@ def _message(error: ValidationError) -> str:
     return f"{where}: {leaf.message[:500]}"
 
 
+def envelope_text(envelope: dict[str, Any]) -> str:
+    """The envelope as compact JSON, for clients that read only text: by pydantic-core's serialiser
+    (~15 µs for a page of hits; `json.dumps` took ~65)."""
+    return pydantic_core.to_json(envelope).decode()
+
+
 def result(envelope: dict[str, Any]) -> types.CallToolResult:
     """The tool result: the envelope as structured content and, for clients that read only text,
-    as compact JSON. Built without pydantic validation, and the JSON text by pydantic-core's
-    serialiser (~15 µs for a page of hits; `json.dumps` took ~65): both parts are ours and already
+    as compact JSON. Built without pydantic validation: both parts are ours and already
     JSON-ready, and the SDK serialises the model as usual."""
-    text = types.TextContent.model_construct(type="text", text=pydantic_core.to_json(envelope).decode())
+    text = types.TextContent.model_construct(type="text", text=envelope_text(envelope))
     return types.CallToolResult.model_construct(
         content=[text],
         structured_content=envelope,
@@ -172,6 +177,12 @@ class ToolRegistry:
                 request_id,
             )
 
+    async def envelope(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
+        """`run` where this transport wants it: inline on the event loop (stdio) or in a worker thread."""
+        if self.inline:
+            return self.run(name, arguments)
+        return await anyio.to_thread.run_sync(self.run, name, arguments)
+
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if name not in self.specs:
             known = ", ".join(sorted(self.specs))
@@ -179,10 +190,7 @@ class ToolRegistry:
                 content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],
                 is_error=True,
             )
-        if self.inline:
-            return result(self.run(name, arguments))
-        envelope = await anyio.to_thread.run_sync(self.run, name, arguments)
-        return result(envelope)
+        return result(await self.envelope(name, arguments))
 
 
 def mutation(operation: str) -> Handler:

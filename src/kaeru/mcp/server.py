@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import mcp_types as types
-from mcp.server.context import ServerRequestContext
+from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from kaeru import __version__
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.fastpath import FastToolCalls
 from kaeru.mcp.tools import admin, archive, capture, evolve, history, read, revise, working
 from kaeru.service import Service
 
@@ -70,11 +71,20 @@ def build_server(service: Service) -> KaeruServer:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
-    if not _tracing_configured():
-        # The SDK wraps every request in an OpenTelemetry span by default; with no tracer provider
-        # installed the spans go nowhere and cost ~0.1 ms a call, a tenth of the stdio budget.
-        server.middleware = [m for m in server.middleware if type(m).__name__ != "OpenTelemetryMiddleware"]
+    server.middleware = middleware(server.middleware, FastToolCalls(registry), tracing=_tracing_configured())
     return KaeruServer(server, registry, service)
+
+
+def middleware(sdk: list[ServerMiddleware[Any]], fast: FastToolCalls, *, tracing: bool) -> list[ServerMiddleware[Any]]:
+    """The server's middleware, outermost first: the SDK's own, then the `tools/call` fast path.
+
+    The SDK wraps every request in an OpenTelemetry span by default; with no tracer provider
+    installed the spans go nowhere and cost ~0.1 ms a call, a tenth of the stdio budget, so the
+    span middleware is dropped unless `tracing` (decision 44). The fast path goes last — innermost —
+    so when spans are kept they still wrap the calls it answers.
+    """
+    kept = sdk if tracing else [m for m in sdk if type(m).__name__ != "OpenTelemetryMiddleware"]
+    return [*kept, fast]
 
 
 def _tracing_configured() -> bool:

@@ -1,0 +1,92 @@
+"""kaeru's own `tools/call` answered before the SDK's generic request pipeline (decision 63).
+
+For a tool call the SDK's `ServerRunner` validates the raw params twice (the per-version surface,
+then `CallToolRequestParams`), and shapes the handler's `CallToolResult` for the wire by dumping
+it, validating the dump against the version's surface model and dumping that again: 40–100 µs a
+call in process (a read, a page of search hits), where the whole stdio overhead budget is 1 ms.
+Our tool results are plain dicts we built ourselves, so this context-tier middleware (it runs
+before any SDK validation, and a middleware that answers without `call_next` owns its response)
+answers the calls it can prove identical and hands everything else to the SDK untouched.
+
+It answers only when every one of these holds, and otherwise calls `call_next(ctx)`:
+
+* a `tools/call` request (not a notification), for a tool this registry has;
+* params with nothing but a string `name` and, if present, an `arguments` object — no `_meta`
+  (progress tokens, the 2026 envelope), no `task`, no `arguments: null`;
+* the connection passed the SDK's own initialisation gate (`Connection.initialize_accepted`);
+* the negotiated protocol version is one of `WIRE_VERSIONS`, where the SDK's wire form of our
+  result is exactly `wire_result` (`tests/wire/test_fast_path.py` checks both, per version).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+from kaeru.mcp.adapter import ToolRegistry, envelope_text
+
+#: Protocol versions whose `tools/call` result the SDK shapes by the 2025-11-25 surface model
+#: (every handshake-era version shares it): `content`, `isError`, `structuredContent`, in that
+#: order, and nothing else. The 2026-07-28 era adds `resultType` and a `serverInfo` stamp; its
+#: requests always carry `_meta`, and it is not listed, so the SDK answers them.
+WIRE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
+
+#: The params keys a fast-path call may carry; any other key is the SDK's to validate.
+_PLAIN_KEYS: Final = frozenset({"name", "arguments"})
+
+
+def wire_result(envelope: dict[str, Any]) -> dict[str, Any]:
+    """`adapter.result(envelope)` as the SDK writes it at the `WIRE_VERSIONS`.
+
+    Its keys in the surface model's field order (`content`, `isError`, `structuredContent`; in a
+    text block `text` before `type`), so the JSON-RPC line is byte for byte the SDK's. The
+    envelope goes out as is: it is JSON-native (built from strings, numbers, lists and dicts),
+    which is what the SDK's dump-and-validate would have turned it into.
+    """
+    return {
+        "content": [{"text": envelope_text(envelope), "type": "text"}],
+        "isError": envelope["state"] == "rejected",
+        "structuredContent": envelope,
+    }
+
+
+def _initialize_accepted(ctx: ServerRequestContext[Any, Any]) -> bool:
+    """The SDK runner's own gate for requests before the handshake, read where it lives.
+
+    `ServerRunner` asks `connection.initialize_accepted`; a middleware sees the connection only
+    behind the session (`ServerSession._connection`, private). Should the SDK move it, this says
+    False and every call takes the SDK's path: slower, never different.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    return getattr(connection, "initialize_accepted", False) is True
+
+
+class FastToolCalls:
+    """The `ServerMiddleware` answering plain calls of kaeru's own tools (see the module doc)."""
+
+    def __init__(self, registry: ToolRegistry, versions: frozenset[str] = WIRE_VERSIONS):
+        self.registry = registry
+        #: The allow-list; tests narrow it to check that an unlisted version goes to the SDK.
+        self.versions = versions
+        #: Calls this middleware answered itself (the tests check the fast path is really taken).
+        self.answered = 0
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call" or ctx.request_id is None or ctx.protocol_version not in self.versions:
+            return await call_next(ctx)
+        params = ctx.params
+        if not isinstance(params, dict) or not params.keys() <= _PLAIN_KEYS:
+            return await call_next(ctx)
+        name = params.get("name")
+        arguments = params.get("arguments")
+        if (
+            not isinstance(name, str)
+            or name not in self.registry.specs
+            or ("arguments" in params and not isinstance(arguments, dict))
+            or not _initialize_accepted(ctx)
+        ):
+            return await call_next(ctx)
+        envelope = await self.registry.envelope(name, arguments)
+        self.answered += 1
+        return wire_result(envelope)
