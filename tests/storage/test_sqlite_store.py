@@ -134,10 +134,11 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
         return rows(self, sql, params)
 
     try:
-        service.note({"initiative": "alpha", "text": "lantern check"})
-        service.note({"initiative": "alpha", "text": "lantern check again"})
+        for text in ("lantern guess one", "lantern guess two"):  # the second supersedes the first
+            service.claim({"initiative": "alpha", "text": text, "options": {"slot": "handoff"}})
         monkeypatch.setattr(sqlite_store.SqliteSession, "_rows", recording)
-        assert service.search({"initiatives": ["alpha"], "text": "lantern"}).total == 2
+        found = service.search({"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}})
+        assert sorted(h.currentness.value for h in found.hits) == ["current", "superseded"]
         ranking = [(sql, params) for sql, params in issued if "bm25" in sql]
         verdicts = [(sql, params) for sql, params in issued if sql.startswith("SELECT e.dst, e.src")]
         assert ranking and verdicts, "the search issued no ranking or no verdict query"

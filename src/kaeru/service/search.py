@@ -106,6 +106,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     window=WINDOW,
                 )
             )
+            verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
             items = _currentness_order(rows, verdicts, limit)
             seqs = {r.id: r.seq for r in rows}
             types = _list(filters.get("types"), "filters.types")

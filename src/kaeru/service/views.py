@@ -26,6 +26,10 @@ class Verdicts:
         self._known: VerdictMap = {}
         self._asked: set[str] = set()
 
+    def none_against(self, ids: Sequence[str]) -> None:
+        """Record that no live verdict edge points at `ids` (the storage said so while ranking)."""
+        self._asked.update(ids)
+
     def of(self, ids: Sequence[str]) -> VerdictMap:
         missing = [i for i in ids if i not in self._asked]
         if missing:

@@ -104,6 +104,9 @@ class SearchRow(NamedTuple):
     score: float
     #: A hypothesis whose status is `refuted` (ranks after its equals, like a node with a verdict).
     refuted: bool = False
+    #: Whether a live verdict edge (`supersedes`, `falsifies`) points at the hit; None when the
+    #: backend did not look. False spares the caller asking for the hit's verdicts.
+    contested: bool | None = None
 
 
 class Session(Protocol):

@@ -56,6 +56,8 @@ _VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
 #: Live verdict edges `e`, written exactly as the condition of the partial index `edges_verdicts`
 #: (migration 007): SQLite uses a partial index only for a query that repeats its condition.
 _LIVE_VERDICT = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ") AND e.retracted = 0"
+#: Whether a live verdict edge points at `n` (its source may be retracted: a superset, never less).
+_CONTESTED = f"EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND {_LIVE_VERDICT})"
 #: Below this many matching rows, a query skips the scope term and filters by membership instead.
 SCOPE_THRESHOLD = 2000
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint.
@@ -848,14 +850,14 @@ class SqliteSession:
         rows = self._rows(
             "WITH c AS MATERIALIZED (SELECT count(*) AS k FROM "
             f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
-            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone} "
+            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone}, {_CONTESTED} "
             f"FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
             f"WHERE c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} ORDER BY score, n.seq DESC",
             [bare, *gone_params, *params],
         )
         if not rows and not self._is_rare(bare):
             return None
-        kept = [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in rows if not r[4]]
+        kept = [SearchRow(r[0], r[1], r[2], bool(r[3]), bool(r[5])) for r in rows if not r[4]]
         return kept[: query.window], len(kept), len(rows) - len(kept)
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
