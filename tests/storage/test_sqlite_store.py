@@ -100,17 +100,57 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
             for args in queries:
                 result = service.search(args)
                 omitted = sorted((o.reason, o.count) for o in result.coverage.omitted)
-                out.append(([h.node.id for h in result.hits], result.total, omitted))
+                out.append(([h.node for h in result.hits], result.total, omitted))
             return out
 
         monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 10_000)
-        rare = answers()
+        rare = answers()  # every match joined to `nodes`, the page read with the ranking
+        monkeypatch.setattr(sqlite_store, "INLINE_ROWS", 0)
+        rare_slim = answers()  # through `nodes_head`, the page read by a second statement
         monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 3)
         common = answers()
         remembered = answers()  # the store now knows these words are common and skips the capped pass
-        assert rare == common == remembered
+        assert rare == rare_slim == common == remembered
         assert rare[0][1] == 13 and ("superseded", 1) in rare[0][2]
         assert rare[3] == ([], 0, [])
+    finally:
+        store.close()
+
+
+def test_a_small_search_reads_its_page_with_the_ranking(tmp_path: Path, monkeypatch: Any) -> None:
+    """A search whose words match a handful of rows reads their stored columns in the ranking
+    statement, so showing the page costs no second query; more matches are fetched by a second
+    statement, and a write transaction never keeps rows it read."""
+    import kaeru.storage.sqlite.store as sqlite_store
+    from kaeru.service import Service
+    from tests.backends import VaultSpec
+
+    settings = VaultSpec("sqlite", tmp_path / "vault").settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    issued: list[str] = []
+
+    def statements_of_a_search() -> list[str]:
+        issued.clear()
+        for conn in store._all:
+            conn.exec_trace = lambda _cursor, sql, _bindings: issued.append(sql) or True
+        try:
+            found = service.search({"initiatives": ["alpha"], "text": "lantern"})
+        finally:
+            for conn in store._all:
+                conn.exec_trace = None
+        assert sorted(h.node.body or "" for h in found.hits) == sorted(f"lantern check {i}" for i in range(5))
+        return [sql for sql in issued if "FROM nodes WHERE seq IN" in sql]
+
+    try:
+        for i in range(5):
+            service.note({"initiative": "alpha", "text": f"lantern check {i}"})
+        assert statements_of_a_search() == []
+        with store.write() as session:
+            _rows, total, _ = session.search(sqlite_store.SearchQuery(initiative_ids=[1], tokens=["lantern"]))
+            assert total == 5 and session._stored == {}
+        monkeypatch.setattr(sqlite_store, "INLINE_ROWS", 4)
+        assert len(statements_of_a_search()) == 1
     finally:
         store.close()
 

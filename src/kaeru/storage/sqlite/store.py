@@ -52,6 +52,9 @@ _NODE_COLS = (
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
+#: `_NODE_COLS` of the join's `n`, and as many NULLs: the two arms of a rare search's UNION.
+_STORED_COLS = ", ".join(f"n.{c.strip()}" for c in _NODE_COLS.split(","))
+_NO_STORED_COLS = ", ".join("NULL" for _ in range(2 + len(_NODE_COLS.split(","))))
 _VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
 #: Live verdict edges `e`, written exactly as the condition of the partial index `edges_verdicts`
 #: (migration 007): SQLite uses a partial index only for a query that repeats its condition.
@@ -60,6 +63,10 @@ _LIVE_VERDICT = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ")
 _CONTESTED = f"EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND {_LIVE_VERDICT})"
 #: Below this many matching rows, a query skips the scope term and filters by membership instead.
 SCOPE_THRESHOLD = 2000
+#: When the words match at most this many rows in the whole vault, the ranking joins the rows of
+#: `nodes` themselves and reads their stored columns with them: the page then needs no second
+#: statement (a read snapshot keeps them, `SqliteSession._stored`).
+INLINE_ROWS = 32
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint.
 CHECKPOINT_PAUSE = 2.0
 #: Writers still checkpoint themselves past this many WAL pages (~80 MB): a bound if the
@@ -213,11 +220,17 @@ class CommonWords:
 class SqliteSession:
     """One transaction on one connection."""
 
-    def __init__(self, conn: apsw.Connection, common: CommonWords | None = None):
+    def __init__(self, conn: apsw.Connection, common: CommonWords | None = None, *, snapshot: bool = False):
         self._c = conn
         self._common = common if common is not None else CommonWords()
         # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
         self._claims: dict[RequestKey, tuple[str, str]] = {}
+        #: A read snapshot, where nothing changes: stored rows a search has read already (seq → the
+        #: `seq, id, _NODE_COLS` row, and id → seq) answer `nodes_by_seqs`/`nodes_by_ids` without SQL.
+        #: Never kept in a write transaction, which could change a row after reading it.
+        self._snapshot = snapshot
+        self._stored: dict[int, tuple[Any, ...]] = {}
+        self._stored_seqs: dict[str, int] = {}
 
     def _rows(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[tuple[Any, ...]]:
         return list(self._c.execute(sql, params))
@@ -338,7 +351,18 @@ class SqliteSession:
     def _nodes_where(self, column: str, keys: Sequence[Any]) -> dict[str, Node]:
         """Current nodes whose `column` (id or seq) is one of `keys`, by id."""
         out: dict[str, Node] = {}
-        for part in chunks(list(dict.fromkeys(keys))):
+        wanted = list(dict.fromkeys(keys))
+        if self._stored:
+            by_seq = self._stored_seqs if column == "id" else None
+            rest = []
+            for key in wanted:
+                row = self._stored.get(by_seq.get(key, 0) if by_seq is not None else key)
+                if row is None:
+                    rest.append(key)
+                else:
+                    out[row[1]] = _node(row[0], row[1], row[2:])
+            wanted = rest
+        for part in chunks(wanted):
             for row in self._c.execute(
                 f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE {column} IN ({_marks(len(part))})", part
             ):
@@ -845,19 +869,29 @@ class SqliteSession:
         if bare in self._common:
             return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        ranked = f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone}, {_CONTESTED}"
         # `c` counts the matches up to the cap without ranking them; only under the cap does the
-        # statement go on (c is the outer loop) to rank them and filter them by membership.
+        # statement go on (c is the outer loop of both arms) to rank them and filter them by
+        # membership. A handful of matches (at most INLINE_ROWS) are joined to `nodes` itself and
+        # bring their stored columns, the page's nodes; more go through the slim `nodes_head`.
+        inline = INLINE_ROWS if self._snapshot else 0
         rows = self._rows(
             "WITH c AS MATERIALIZED (SELECT count(*) AS k FROM "
             f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
-            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone}, {_CONTESTED} "
-            f"FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
-            f"WHERE c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} ORDER BY score, n.seq DESC",
-            [bare, *gone_params, *params],
+            f"{ranked}, n.seq, n.id, {_STORED_COLS} FROM c CROSS JOIN nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
+            f"WHERE c.k <= {inline} AND nodes_fts MATCH ?1 AND {where} UNION ALL "
+            f"{ranked}, {_NO_STORED_COLS} FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
+            f"WHERE c.k > {inline} AND c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
+            "ORDER BY score, n.seq DESC",
+            [bare, *gone_params, *params, *gone_params, *params],  # each arm binds its own
         )
         if not rows and not self._is_rare(bare):
             return None
         kept = [SearchRow(r[0], r[1], r[2], bool(r[3]), bool(r[5])) for r in rows if not r[4]]
+        for r in rows:
+            if r[6] is not None:
+                self._stored[r[1]] = r[6:]
+                self._stored_seqs[r[0]] = r[1]
         return kept[: query.window], len(kept), len(rows) - len(kept)
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
@@ -1166,7 +1200,7 @@ class SqliteStore:
             except apsw.Error as exc:
                 raise _translate(exc) from exc
             try:
-                yield SqliteSession(conn, self._common)
+                yield SqliteSession(conn, self._common, snapshot=begin == "BEGIN")
             except BaseException:
                 if not conn.in_transaction:
                     raise
