@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+from pydantic_core import from_json
 
 from kaeru.domain.model import (
     VERDICT_EDGES,
@@ -99,13 +100,14 @@ _VISIBILITIES = {m.value: m for m in Visibility}
 
 @lru_cache(maxsize=8192)
 def _json_tuple(text: str) -> tuple[Any, ...]:
-    return tuple(json.loads(text))
+    """A JSON list that many rows share (a node's initiatives), decoded once."""
+    return tuple(from_json(text))
 
 
 def _json_object(text: str) -> dict[str, Any]:
     if text == "{}":
         return {}
-    value: dict[str, Any] = json.loads(text)
+    value: dict[str, Any] = from_json(text)
     return value
 
 
@@ -129,26 +131,28 @@ def _node(seq: int, node_id: str, row: Sequence[Any]) -> Node:
         retracted,
         pinned,
     ) = row
+    # Positional, in `Node`'s field order (keywords cost ~0.3 µs a node); tags differ from row to
+    # row, so they are decoded without the memo.
     return Node(
-        id=node_id,
-        rev_no=rev_no,
-        revision=revision,
-        node_type=_NODE_TYPES[node_type],
-        tier=_TIERS[tier],
-        name=name,
-        body=body,
-        description=description,
-        tags=_json_tuple(tags),
-        layer=_LAYERS[layer],
-        visibility=_VISIBILITIES[visibility],
-        status=status,
-        properties=_json_object(properties),
-        initiatives=_json_tuple(initiatives),
-        created_at=created_at,
-        recorded_at=recorded_at,
-        retracted=bool(retracted),
-        pinned=bool(pinned),
-        seq=seq,
+        node_id,
+        rev_no,
+        revision,
+        _NODE_TYPES[node_type],
+        _TIERS[tier],
+        name,
+        body,
+        description,
+        tuple(from_json(tags)),
+        _LAYERS[layer],
+        _VISIBILITIES[visibility],
+        status,
+        _json_object(properties),
+        _json_tuple(initiatives),
+        created_at,
+        recorded_at,
+        bool(retracted),
+        bool(pinned),
+        seq,
     )
 
 

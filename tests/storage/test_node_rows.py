@@ -1,0 +1,47 @@
+"""A node read back is the node written: every field, through every way the store reads nodes."""
+
+from __future__ import annotations
+
+from kaeru.domain.model import Layer, Node, NodeType, Tier, Visibility
+from kaeru.storage.base import SearchQuery, Store
+
+
+def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
+    """Each field holds a value no other field has, so a column decoded into the wrong field (row
+    decoding is positional, for speed) cannot go unnoticed."""
+    with store.write() as session:
+        first = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
+        second = session.create_initiative("beta", "2026-01-01T00:00:00.000001Z")
+        written = Node(
+            id="0190a0a0-0000-7000-8000-000000000001",
+            rev_no=1,
+            revision="1-abcdefabcdef",
+            node_type=NodeType.HYPOTHESIS,
+            tier=Tier.ARCHIVAL,
+            name="lantern-name",
+            body="lantern body text",
+            description="lantern description",
+            tags=("topic:lantern", "kind:claim"),
+            layer=Layer.HOT,
+            visibility=Visibility.SHARED,
+            status="open",
+            properties={"confidence": 0.4, "source": {"url": "u"}},
+            initiatives=(first.id, second.id),
+            created_at="2026-01-02T03:04:05.000006Z",
+            recorded_at="2026-01-02T03:04:05.000007Z",
+            retracted=False,
+            pinned=True,
+        )
+        session.put_node(written, request_id=None, actor="test")
+    with store.read() as session:
+        got = session.get_node(written.id)
+        assert got is not None and got.seq > 0
+        expected = written.evolve(seq=got.seq)
+        assert got == expected
+        assert session.nodes_by_ids([written.id]) == {written.id: expected}
+        assert session.nodes_by_seqs([got.seq]) == {written.id: expected}
+        assert session.node_at(written.id, written.recorded_at) == expected
+    with store.read() as session:  # the page a small search reads with its ranking (SQLite)
+        rows, total, _ = session.search(SearchQuery(initiative_ids=[first.id], tokens=["lantern"]))
+        assert total == 1 and rows[0].id == written.id
+        assert session.nodes_by_seqs([rows[0].seq]) == {written.id: expected}
