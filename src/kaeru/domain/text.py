@@ -294,11 +294,10 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     """`topic:` tags: the most-mentioned content words (name weighted ×3), ties by first mention."""
     in_name = [t for t in tokens(name) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
     in_body = [t for t in tokens(body) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
-    counts = Counter(in_body)
-    for token in in_name:
-        counts[token] += 3
-    # dict order = first mention (name before body); the sort is stable, so ties keep that order.
-    ranked = sorted(dict.fromkeys([*in_name, *in_body]), key=lambda t: -counts[t])
+    # Counted in C, name first (three times: its weight), so the keys' order is first mention.
+    counts = Counter(in_name * 3 + in_body)
+    # A stable sort, descending: ties keep that order.
+    ranked = sorted(counts, key=counts.__getitem__, reverse=True)
     return [f"topic:{t}" for t in ranked[:limit]]
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from kaeru.domain import guard
@@ -106,8 +107,9 @@ class WriteContext:
     outcome: MutationOutcome
     changes_log: list[dict[str, Any]] = field(default_factory=list)
 
-    @property
+    @cached_property
     def now_s(self) -> str:
+        """The transaction's one timestamp as stored text (formatted once: a write reads it ~10 times)."""
         return fmt(self.now)
 
     # --- text hygiene -------------------------------------------------------------------------
