@@ -9,6 +9,7 @@ writes JSON (bench/results/), and checks the targets at 100k nodes. See docs/ben
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -193,6 +194,7 @@ def log(cfg: Config, message: str) -> None:
 
 def run_one(cfg: Config, backend: str, size: int) -> dict[str, Any]:
     from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 
@@ -220,6 +222,7 @@ def run_one(cfg: Config, backend: str, size: int) -> dict[str, Any]:
         ip = InProcess(service, registry, vault)
         raw_queries = ip.describe()
         load_before = _load()
+        settle_heap()  # as `kaeru serve` does before serving (undone below, before the next size)
         try:
             t1 = time.perf_counter()
             series = measure_in_process(ip, work, cfg.ops, cfg.warmup)
@@ -235,6 +238,7 @@ def run_one(cfg: Config, backend: str, size: int) -> dict[str, Any]:
                 stdio_s = time.perf_counter() - t2
         finally:
             ip.close()
+            gc.unfreeze()
         load_after = _load()
         ops: dict[str, dict[str, Any]] = {}
         for source in (series, stdio_series):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import hmac
 import ipaddress
 import logging
@@ -121,10 +122,23 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
     return True
 
 
+def settle_heap() -> None:
+    """Hide what was built before serving from the garbage collector (`gc.freeze`).
+
+    Modules, schemas, the SDK's models and the store live as long as the process; a full collection
+    — which any call that allocates a lot, such as a broad search, sets off now and then — walked
+    all of them and paused that call for ~45 ms at 100k nodes. Frozen, a full collection scans only
+    what calls made since (~0.4 ms). Collected first, so no garbage is kept for good.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def run_stdio(kaeru: KaeruServer) -> None:
     """Serve one MCP session over this process's stdin/stdout until the client closes it."""
 
     kaeru.registry.inline = True
+    settle_heap()
 
     async def main() -> None:
         if await _fast_stdio(kaeru):
@@ -210,6 +224,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     app = http_app(kaeru, settings, host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
+    settle_heap()
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
     print(f"kaeru-memory serving MCP over streamable HTTP at {url}", file=sys.stderr, flush=True)
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
