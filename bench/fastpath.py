@@ -19,7 +19,6 @@ import itertools
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from bench.build import build
 from bench.corpus import MAIN, CorpusBuilder
+from bench.measure import RawStdioClient
 from bench.vaults import BenchVault, new_vault
 
 LAYERS = ("fast", "sdk", "in_process")
@@ -36,39 +36,18 @@ ORDERS = tuple(itertools.permutations(LAYERS))
 OPS = ("search_broad", "search_selective", "read")
 
 
-class Pipe:
-    """One server subprocess spoken to in raw JSON-RPC lines."""
+class Pipe(RawStdioClient):
+    """One server subprocess spoken to in raw JSON-RPC lines, with its CPU time readable."""
 
     def __init__(self, env: dict[str, str], sdk_only: bool, errlog: Any):
         command = [sys.executable, "-m", "bench.fastpath", "serve", *(["--sdk-only"] if sdk_only else [])]
-        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errlog, env=env)
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self._in, self._out = self.proc.stdin, self.proc.stdout
-        self._id = 0
-        init = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}
-        self.version = self.request("initialize", init)["result"]["protocolVersion"]
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-
-    def _send(self, message: dict[str, Any]) -> None:
-        self._in.write(json.dumps(message).encode() + b"\n")
-        self._in.flush()
-
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        self._id += 1
-        self._send({"jsonrpc": "2.0", "id": self._id, "method": method, "params": params})
-        answer: dict[str, Any] = json.loads(self._out.readline())
-        if answer.get("id") != self._id or "error" in answer:
-            raise RuntimeError(f"{method}: {answer}")
-        return answer
+        super().__init__(env, errlog, command)
+        self.version = self.protocol_version or ""
 
     def cpu_seconds(self) -> float:
         """The server process's user + system CPU so far (from /proc, in clock ticks)."""
         fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def close(self) -> None:
-        self._in.close()
-        self.proc.wait(10)
 
 
 def _serve(sdk_only: bool) -> None:
@@ -135,9 +114,8 @@ def measure(notes: int, calls: int, warmup: int) -> None:
                             if layer == "in_process":
                                 envelope = registry.run(tool[op], args)
                             else:
-                                envelope = pipes[layer].request("tools/call", {"name": tool[op], "arguments": args})[
-                                    "result"
-                                ]["structuredContent"]
+                                answer = pipes[layer].call_tool(tool[op], args)
+                                envelope = answer["structuredContent"]
                             elapsed = time.perf_counter_ns() - start
                             if envelope["state"] != "ok":
                                 raise RuntimeError(f"{op} via {layer}: {envelope}")

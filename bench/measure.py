@@ -32,7 +32,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,16 +251,20 @@ def _server_env(vault: BenchVault) -> dict[str, str]:
     return env
 
 
-class RawStdioClient:
-    """Newline-delimited JSON-RPC to a `kaeru serve` subprocess, with nothing in between."""
+KAERU_SERVE = (sys.executable, "-m", "kaeru", "serve")
 
-    def __init__(self, vault: BenchVault, errlog: Any):
+
+class RawStdioClient:
+    """Newline-delimited JSON-RPC to a `kaeru serve` subprocess (or another stdio server command),
+    with nothing in between."""
+
+    def __init__(self, env: dict[str, str], errlog: Any, command: Sequence[str] = KAERU_SERVE):
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve"],
+            list(command),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errlog,
-            env=_server_env(vault),
+            env=env,
         )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self._in = self.proc.stdin
@@ -319,7 +323,7 @@ def measure_stdio(ip: InProcess, vault: BenchVault, work: Workload, samples: int
 
     async def main() -> None:
         with log.open("a") as errlog:
-            raw = RawStdioClient(vault, errlog)
+            raw = RawStdioClient(_server_env(vault), errlog)
             try:
                 async with Client(stdio_client(params, errlog=errlog), cache=None) as client:
                     series.protocol = {"mcp_client": client.protocol_version, "raw_client": raw.protocol_version}
