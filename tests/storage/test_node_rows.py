@@ -45,3 +45,4 @@ def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
         rows, total, _ = session.search(SearchQuery(initiative_ids=[first.id], tokens=["lantern"]))
         assert total == 1 and rows[0].id == written.id
         assert session.nodes_by_seqs([rows[0].seq]) == {written.id: expected}
+        assert session.nodes_by_ids([written.id, "missing"]) == {written.id: expected}

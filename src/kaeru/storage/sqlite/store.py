@@ -356,11 +356,11 @@ class SqliteSession:
         """Current nodes whose `column` (id or seq) is one of `keys`, by id."""
         out: dict[str, Node] = {}
         wanted = list(dict.fromkeys(keys))
-        if self._stored:
-            by_seq = self._stored_seqs if column == "id" else None
+        if self._stored:  # rows this snapshot's search already read (decision 64)
+            seqs = [self._stored_seqs.get(k) for k in wanted] if column == "id" else wanted
             rest = []
-            for key in wanted:
-                row = self._stored.get(by_seq.get(key, 0) if by_seq is not None else key)
+            for key, seq in zip(wanted, seqs, strict=True):
+                row = self._stored.get(seq) if seq is not None else None
                 if row is None:
                     rest.append(key)
                 else:
