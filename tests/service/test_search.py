@@ -570,3 +570,17 @@ def test_a_stored_cursor_list_is_written_after_the_read_snapshot_closes(
     assert writes_while_reading == [False]  # the 36 left are too many to travel in the token
     rest = collect_pages(service, first.continuation.next_arguments)
     assert len(ids(first) + rest) == 40
+
+
+def test_only_canonical_node_ids_travel_inside_a_cursor() -> None:
+    """A short rest of a result list is packed into the token as 16-byte UUIDs; a list whose items
+    are not each a canonical UUID — even if their concatenation spells two — must be stored instead."""
+    from kaeru.service import cursors
+
+    spelled = ("01234567-0123-0123-0123-0123456789ab0", "1234567-0123-0123-0123-0123456789ab")
+    state = cursors.CursorState("search", None, 0, "key", spelled)
+    with pytest.raises(ValueError):
+        cursors.encode(b"k" * 32, state)
+    good = ("01234567-0123-0123-0123-0123456789ab", "11234567-0123-0123-0123-0123456789ab")
+    token = cursors.encode(b"k" * 32, cursors.CursorState("search", None, 0, "key", good))
+    assert cursors.decode(b"k" * 32, token, "search", "key").items == good

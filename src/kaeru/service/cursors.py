@@ -61,7 +61,7 @@ _CANONICAL_UUIDS = re.compile(r"(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 def _pack(items: list[str]) -> str | None:
     """The ids as one base64 string of 16-byte UUIDs, or None if any is not a canonical UUID."""
     joined = "".join(items)
-    if len(joined) != 36 * len(items) or not _CANONICAL_UUIDS.fullmatch(joined):
+    if any(len(item) != 36 for item in items) or not _CANONICAL_UUIDS.fullmatch(joined):
         return None
     return _b64(bytes.fromhex(joined.replace("-", "")))
 
