@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from kaeru.domain.model import Layer, Node, NodeType, Tier, Visibility
 from kaeru.storage.base import SearchQuery, Store
+from kaeru.storage.sqlite.store import SqliteStore
+from tests.backends import VaultSpec
 
 
 def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
@@ -48,33 +50,38 @@ def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
         assert session.nodes_by_ids([written.id, "missing"]) == {written.id: expected}
 
 
-def test_a_lone_surrogate_in_tags_or_properties_reads_back(store: Store) -> None:
-    """`json.dumps` stores a lone surrogate as the escape `\\ud800`; the faster JSON parser refuses
-    that escape, so the store must still read such a node (search, page and read alike)."""
-    with store.write() as session:
-        scope = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
-        written = Node(
-            id="0190a0a0-0000-7000-8000-000000000002",
-            rev_no=1,
-            revision="1-abcdefabcdef",
-            node_type=NodeType.REFERENCE,
-            tier=Tier.ARCHIVAL,
-            name="lantern-ref",
-            body="lantern body",
-            description=None,
-            tags=("x\ud800",),
-            layer=Layer.WARM,
-            visibility=Visibility.LOCAL,
-            status=None,
-            properties={"url": "http://x/\ud800"},
-            initiatives=(scope.id,),
-            created_at="2026-01-02T03:04:05.000006Z",
-            recorded_at="2026-01-02T03:04:05.000006Z",
-        )
-        session.put_node(written, request_id=None, actor="test")
-    with store.read() as session:
-        got = session.get_node(written.id)
-        assert got is not None and got.tags == written.tags and got.properties == written.properties
-        rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], tokens=["lantern"]))
-        assert total == 1
-        assert session.nodes_by_seqs([rows[0].seq])[written.id].tags == ("x\ud800",)
+def test_a_lone_surrogate_in_tags_or_properties_reads_back(sqlite_vault: VaultSpec) -> None:
+    """SQLite: `json.dumps` stores a lone surrogate as the escape `\\ud800`; the faster JSON parser
+    refuses that escape, so the store must still read such a node (search, page and read alike).
+    (PostgreSQL refuses the write itself: psycopg encodes text as strict UTF-8.)"""
+    store = SqliteStore(sqlite_vault.settings().sqlite_path)
+    try:
+        with store.write() as session:
+            scope = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
+            written = Node(
+                id="0190a0a0-0000-7000-8000-000000000002",
+                rev_no=1,
+                revision="1-abcdefabcdef",
+                node_type=NodeType.REFERENCE,
+                tier=Tier.ARCHIVAL,
+                name="lantern-ref",
+                body="lantern body",
+                description=None,
+                tags=("x\ud800",),
+                layer=Layer.WARM,
+                visibility=Visibility.LOCAL,
+                status=None,
+                properties={"url": "http://x/\ud800"},
+                initiatives=(scope.id,),
+                created_at="2026-01-02T03:04:05.000006Z",
+                recorded_at="2026-01-02T03:04:05.000006Z",
+            )
+            session.put_node(written, request_id=None, actor="test")
+        with store.read() as session:
+            got = session.get_node(written.id)
+            assert got is not None and got.tags == written.tags and got.properties == written.properties
+            rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], tokens=["lantern"]))
+            assert total == 1
+            assert session.nodes_by_seqs([rows[0].seq])[written.id].tags == ("x\ud800",)
+    finally:
+        store.close()
