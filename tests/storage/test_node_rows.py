@@ -8,32 +8,37 @@ from kaeru.storage.sqlite.store import SqliteStore
 from tests.backends import VaultSpec
 
 
+def distinct_node(initiatives: tuple[int, ...]) -> Node:
+    """A node whose every field holds a value no other field has."""
+    return Node(
+        id="0190a0a0-0000-7000-8000-000000000001",
+        rev_no=1,
+        revision="1-abcdefabcdef",
+        node_type=NodeType.HYPOTHESIS,
+        tier=Tier.ARCHIVAL,
+        name="lantern-name",
+        body="lantern body text",
+        description="lantern description",
+        tags=("topic:lantern", "kind:claim"),
+        layer=Layer.HOT,
+        visibility=Visibility.SHARED,
+        status="open",
+        properties={"confidence": 0.4, "source": {"url": "u"}},
+        initiatives=initiatives,
+        created_at="2026-01-02T03:04:05.000006Z",
+        recorded_at="2026-01-02T03:04:05.000007Z",
+        retracted=False,
+        pinned=True,
+    )
+
+
 def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
     """Each field holds a value no other field has, so a column decoded into the wrong field (row
     decoding is positional, for speed) cannot go unnoticed."""
     with store.write() as session:
         first = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
         second = session.create_initiative("beta", "2026-01-01T00:00:00.000001Z")
-        written = Node(
-            id="0190a0a0-0000-7000-8000-000000000001",
-            rev_no=1,
-            revision="1-abcdefabcdef",
-            node_type=NodeType.HYPOTHESIS,
-            tier=Tier.ARCHIVAL,
-            name="lantern-name",
-            body="lantern body text",
-            description="lantern description",
-            tags=("topic:lantern", "kind:claim"),
-            layer=Layer.HOT,
-            visibility=Visibility.SHARED,
-            status="open",
-            properties={"confidence": 0.4, "source": {"url": "u"}},
-            initiatives=(first.id, second.id),
-            created_at="2026-01-02T03:04:05.000006Z",
-            recorded_at="2026-01-02T03:04:05.000007Z",
-            retracted=False,
-            pinned=True,
-        )
+        written = distinct_node((first.id, second.id))
         session.put_node(written, request_id=None, actor="test")
     with store.read() as session:
         got = session.get_node(written.id)
@@ -58,30 +63,14 @@ def test_a_lone_surrogate_in_tags_or_properties_reads_back(sqlite_vault: VaultSp
     try:
         with store.write() as session:
             scope = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
-            written = Node(
-                id="0190a0a0-0000-7000-8000-000000000002",
-                rev_no=1,
-                revision="1-abcdefabcdef",
-                node_type=NodeType.REFERENCE,
-                tier=Tier.ARCHIVAL,
-                name="lantern-ref",
-                body="lantern body",
-                description=None,
-                tags=("x\ud800",),
-                layer=Layer.WARM,
-                visibility=Visibility.LOCAL,
-                status=None,
-                properties={"url": "http://x/\ud800"},
-                initiatives=(scope.id,),
-                created_at="2026-01-02T03:04:05.000006Z",
-                recorded_at="2026-01-02T03:04:05.000006Z",
-            )
+            lone = "\ud800"
+            written = distinct_node((scope.id,)).evolve(tags=(f"x{lone}",), properties={"url": f"http://x/{lone}"})
             session.put_node(written, request_id=None, actor="test")
         with store.read() as session:
             got = session.get_node(written.id)
             assert got is not None and got.tags == written.tags and got.properties == written.properties
             rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], tokens=["lantern"]))
             assert total == 1
-            assert session.nodes_by_seqs([rows[0].seq])[written.id].tags == ("x\ud800",)
+            assert session.nodes_by_seqs([rows[0].seq])[written.id].tags == written.tags
     finally:
         store.close()
