@@ -53,9 +53,10 @@ _NODE_COLS = (
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
-#: `_NODE_COLS` of the join's `n`, and as many NULLs: the two arms of a rare search's UNION.
-_STORED_COLS = ", ".join(f"n.{c.strip()}" for c in _NODE_COLS.split(","))
-_NO_STORED_COLS = ", ".join("NULL" for _ in range(2 + len(_NODE_COLS.split(","))))
+#: A stored row as `_node` reads it (`seq, id, _NODE_COLS` of the join's `n`), and as many NULLs:
+#: the two arms of a rare search's UNION.
+_STORED_COLS = ", ".join(f"n.{c.strip()}" for c in f"seq, id, {_NODE_COLS}".split(","))
+_NO_STORED_COLS = ", ".join("NULL" for _ in _STORED_COLS.split(","))
 _VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
 #: Live verdict edges `e`, written exactly as the condition of the partial index `edges_verdicts`
 #: (migration 007): SQLite uses a partial index only for a query that repeats its condition.
@@ -892,7 +893,7 @@ class SqliteSession:
         rows = self._rows(
             "WITH c AS MATERIALIZED (SELECT count(*) AS k FROM "
             f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
-            f"{ranked}, n.seq, n.id, {_STORED_COLS} FROM c CROSS JOIN nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
+            f"{ranked}, {_STORED_COLS} FROM c CROSS JOIN nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
             f"WHERE c.k <= {inline} AND nodes_fts MATCH ?1 AND {where} UNION ALL "
             f"{ranked}, {_NO_STORED_COLS} FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
             f"WHERE c.k > {inline} AND c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
