@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import pytest
 
 from kaeru.storage.sqlite.store import SqliteStore
 
@@ -186,5 +187,60 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
             for sql, params in ranking + verdicts:
                 plan = " ".join(str(step[3]) for step in session._rows(f"EXPLAIN QUERY PLAN {sql}", params))
                 assert "edges_verdicts" in plan, plan
+    finally:
+        store.close()
+
+
+def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, monkeypatch: Any) -> None:
+    """Migration 008 moves node revisions from a WITHOUT ROWID table into a rowid table: a vault
+    written before it opens with every revision, the as-of view and the revision key intact."""
+    import kaeru.storage.sqlite.store as sqlite_store
+    from kaeru.service import Service
+    from kaeru.storage.migrate import load_migrations
+    from tests.backends import VaultSpec
+
+    settings = VaultSpec("sqlite", tmp_path / "vault").settings()
+    shipped = load_migrations("kaeru.storage.sqlite.migrations")
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: [m for m in shipped if m.version < 8])
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    made, _ = service.note({"initiative": "upgrade", "text": "The ferry leaves at nine"})
+    assert made.primary is not None
+    node_id = made.primary.id
+    for hour in ("ten", "eleven"):
+        service.revise({"initiative": "upgrade", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}})
+    with store.read() as session:
+        before = session.revision_log(node_id)
+        moment = before[1].node.recorded_at
+        as_of = session.node_at(node_id, moment)
+    store.close()
+    raw = apsw.Connection(str(settings.sqlite_path))
+    assert "WITHOUT ROWID" in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'node_revisions'"))[0]
+    raw.close()
+
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: shipped)
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    try:
+        with store.read() as session:
+            assert session.revision_log(node_id) == before
+            assert session.node_at(node_id, moment) == as_of
+            assert as_of is not None and as_of.body == "The ferry leaves at ten"
+        service.revise({"initiative": "upgrade", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        with store.read() as session:
+            assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
+        raw = apsw.Connection(str(settings.sqlite_path))
+        assert (
+            "WITHOUT ROWID" not in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'node_revisions'"))[0]
+        )
+        with pytest.raises(apsw.ConstraintError):  # (node_seq, rev_no) is still a key
+            list(
+                raw.execute(
+                    "INSERT INTO node_revisions SELECT NULL, node_seq, rev_no, revision, node_type, tier, "
+                    "name, body, description, tags, layer, visibility, status, properties, initiatives, "
+                    "created_at, recorded_at, retracted, pinned, request_id, actor FROM node_revisions LIMIT 1"
+                )
+            )
+        raw.close()
     finally:
         store.close()
