@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kaeru.domain.text import lang_tag, merge_tags, query_tokens, tokens, topic_tags
+from kaeru.domain.text import MAX_TOKEN_CHARS, lang_tag, merge_tags, query_tokens, tokens, topic_tags
 
 
 def test_tokens_are_words_in_order_case_folded() -> None:
@@ -50,6 +50,14 @@ def test_digits_are_part_of_tokens() -> None:
 def test_query_syntax_is_only_separators_or_plain_words(text: str, expected: list[str]) -> None:
     """Quotes, `*`, `:`, brackets, emoji and operators are separators; `AND`/`OR` are ordinary words."""
     assert tokens(text) == expected
+
+
+@pytest.mark.parametrize("tail", ["", " café"])  # ASCII text and text with accents take different paths
+def test_an_overlong_token_is_cut_and_its_neighbours_kept(tail: str) -> None:
+    """A blob-like run of letters is cut to MAX_TOKEN_CHARS; the words around it are untouched."""
+    blob = "Ab" * MAX_TOKEN_CHARS
+    cut = ("ab" * MAX_TOKEN_CHARS)[:MAX_TOKEN_CHARS]
+    assert tokens(f"Before {blob} after{tail}") == ["before", cut, "after", *(["cafe"] if tail else [])]
 
 
 def test_empty_and_token_free_text_give_no_tokens() -> None:
@@ -105,6 +113,16 @@ def test_topic_tags_weight_the_name() -> None:
     topics = topic_tags("kubernetes", "terraform terraform plan")
     assert topics[0] == "topic:kubernetes"
     assert "topic:terraform" in topics
+
+
+def test_topic_tags_tie_by_first_mention() -> None:
+    """Words mentioned equally often keep the order they first appear in (name first)."""
+    assert topic_tags("zebra", "apple mango zebra mango apple kiwi") == [
+        "topic:zebra",
+        "topic:apple",
+        "topic:mango",
+        "topic:kiwi",
+    ]
 
 
 def test_topic_tags_are_lowercase_and_folded() -> None:

@@ -17,6 +17,8 @@ from functools import lru_cache
 
 import Stemmer
 
+from kaeru.domain.naming import NOT_NAME_CHAR
+
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
 #: A token longer than this is cut: it is almost certainly a blob, and FTS engines cap terms anyway.
@@ -270,8 +272,12 @@ def _tokens(text: str) -> tuple[str, ...]:
     """Cached: one write tokenises the same body for the index, the stems and the topic tags."""
     out: list[str] = []
     if text.isascii():
-        # The common case: ASCII letters and digits only need lower-casing.
-        return tuple(t.lower()[:MAX_TOKEN_CHARS] for t in _TOKEN.findall(text))
+        # The common case: ASCII letters and digits only need lower-casing, done to the whole text
+        # in one C call; a token is cut only in the rare text that has one too long.
+        found = _TOKEN.findall(text.lower())
+        if found and max(map(len, found)) > MAX_TOKEN_CHARS:
+            return tuple(t[:MAX_TOKEN_CHARS] for t in found)
+        return tuple(found)
     for match in _TOKEN.finditer(text):
         folded = fold(match.group())
         # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
@@ -282,7 +288,7 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def index_text(text: str | None) -> str:
     """The space-joined token stream stored in the full-text index for one field."""
-    return " ".join(tokens(text))
+    return " ".join(_tokens(text)) if text else ""
 
 
 def query_tokens(text: str) -> list[str]:
@@ -292,12 +298,12 @@ def query_tokens(text: str) -> list[str]:
 
 def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     """`topic:` tags: the most-mentioned content words (name weighted ×3), ties by first mention."""
-    in_name = [t for t in tokens(name) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
-    in_body = [t for t in tokens(body) if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
-    # Counted in C, name first (three times: its weight), so the keys' order is first mention.
-    counts = Counter(in_name * 3 + in_body)
+    # Counted in C, name first (three times: its weight), so the keys' order is first mention; then
+    # only the distinct words are judged as topics (a body repeats many of its words).
+    counts = Counter(_tokens(name) * 3 + _tokens(body) if body else _tokens(name) * 3)
+    kept = [t for t in counts if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
     # A stable sort, descending: ties keep that order.
-    ranked = sorted(counts, key=counts.__getitem__, reverse=True)
+    ranked = sorted(kept, key=counts.__getitem__, reverse=True)
     return [f"topic:{t}" for t in ranked[:limit]]
 
 
@@ -353,14 +359,14 @@ def stem(token: str) -> str:
     """
     if token.isdigit() or len(token) < 3:
         return token
-    if any("\u0400" <= ch <= "\u04ff" for ch in token):
+    if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
         return str(_STEMMERS.russian.stemWord(token))
     return str(_STEMMERS.english.stemWord(token))
 
 
 def stem_text(text: str | None) -> str:
     """The space-joined stems of `text`, for the stemmed index."""
-    return " ".join(map(stem, tokens(text)))  # map: no generator frame per token (~150 in a body)
+    return " ".join(map(stem, _tokens(text))) if text else ""  # map: no generator frame per token (~150 in a body)
 
 
 def content_tokens(text: str) -> list[str]:
@@ -382,7 +388,9 @@ def indexed_name(node: object) -> str:
     suffix = "-" + node_id.replace("-", "")[-6:]
     if node_id and name.endswith(suffix):
         stem_part = name[: -len(suffix)]
-        first = "-".join(w for w in (re.sub(r"[^\w\-]", "", raw).lower().strip("-_") for raw in body.split()[:8]) if w)
+        first = "-".join(
+            w for w in (NOT_NAME_CHAR.sub("", raw).lower().strip("-_") for raw in body.split(None, 8)[:8]) if w
+        )
         if first.startswith(stem_part) or stem_part in ("note", "claim", "task", "evidence", "jot", "review"):
             return ""
     return name

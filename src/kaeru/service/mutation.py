@@ -14,7 +14,6 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from functools import cached_property
 from typing import Any
 
 from kaeru.domain import guard
@@ -68,10 +67,14 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     return name
 
 
+#: The replay digest's JSON: sorted keys, no spaces (fixed: stored digests are compared with new ones).
+_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+
+
 def args_digest(args: dict[str, Any]) -> str:
     """Digest of the call's arguments without `request_id`: what "the same call" means for replay."""
     payload = {k: v for k, v in args.items() if k != "request_id"}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(_canonical_json(payload).encode()).hexdigest()
 
 
 SLOT_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
@@ -100,17 +103,14 @@ class WriteContext:
     rt: Runtime
     session: Session
     now: datetime
+    #: `now` as stored text, formatted once: a write reads it ~10 times.
+    now_s: str
     initiative: Initiative
     operation: str
     request_id: str | None
     actor: str
     outcome: MutationOutcome
     changes_log: list[dict[str, Any]] = field(default_factory=list)
-
-    @cached_property
-    def now_s(self) -> str:
-        """The transaction's one timestamp as stored text (formatted once: a write reads it ~10 times)."""
-        return fmt(self.now)
 
     # --- text hygiene -------------------------------------------------------------------------
     def clean(self, field_name: str, text: str | None) -> str | None:
@@ -330,8 +330,9 @@ def run_mutation(
     key = RequestKey(name, operation, request_id) if request_id else None
     with rt.store.write() as session:
         now = rt.now()
+        now_s = fmt(now)
         if key is not None:
-            stored = session.begin_request(key, digest, fmt(now))
+            stored = session.begin_request(key, digest, now_s)
             if stored is not None:
                 if stored.args_hash != digest:
                     raise RequestIdReused(
@@ -348,11 +349,11 @@ def run_mutation(
                 close = suggest(name, existing)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
-            target = session.create_initiative(name, fmt(now))
+            target = session.create_initiative(name, now_s)
             close = suggest(name, existing)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             outcome.issues.append(Issue("new_initiative", f"created a new initiative {name!r}.{hint}", "initiative"))
-        ctx = WriteContext(rt, session, now, target, operation, request_id, actor, outcome)
+        ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
         body(ctx)
         if outcome.state != "unchanged":
             session.touch_initiative(target.id, ctx.now_s)

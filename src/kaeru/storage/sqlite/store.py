@@ -87,6 +87,10 @@ _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
 
+#: `json.dumps(value, sort_keys=True)` without building an encoder per call (a write stores three).
+_sorted_json = json.JSONEncoder(sort_keys=True).encode
+
+
 def _marks(n: int) -> str:
     return ",".join("?" * n)
 
@@ -345,7 +349,7 @@ class SqliteSession:
         self._c.execute(
             "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (key.initiative, key.operation, key.request_id, args_hash, json.dumps(response, sort_keys=True), now),
+            (key.initiative, key.operation, key.request_id, args_hash, _sorted_json(response), now),
         )
 
     def purge_requests(self, before: str) -> int:
@@ -434,7 +438,7 @@ class SqliteSession:
             node.layer.value,
             node.visibility.value,
             node.status,
-            json.dumps(node.properties, sort_keys=True),
+            _sorted_json(node.properties),
             json.dumps(list(node.initiatives)),
             node.created_at,
             node.recorded_at,
@@ -535,7 +539,7 @@ class SqliteSession:
             edge.edge_type.value,
             edge.weight,
             edge.rev_no,
-            json.dumps(edge.properties, sort_keys=True),
+            _sorted_json(edge.properties),
             edge.created_at,
             edge.recorded_at,
             int(edge.retracted),
@@ -1026,7 +1030,7 @@ class SqliteSession:
         row = self._one(
             "INSERT INTO initiatives (name, created_at, last_activity, properties) VALUES (?, ?, ?, ?) "
             "RETURNING id, name, created_at, last_activity, properties",
-            (name, created_at, last_activity, json.dumps(properties, sort_keys=True)),
+            (name, created_at, last_activity, _sorted_json(properties)),
         )
         assert row is not None
         return self._initiative(row)
