@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import secrets
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -1104,7 +1104,9 @@ class SqliteStore:
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, pool_size: int = 8):
         self.path = path
         self._busy_timeout_ms = busy_timeout_ms
-        self._pool: queue.LifoQueue[apsw.Connection] = queue.LifoQueue()
+        #: Idle connections, the last released on top (its page cache is the warmest). A deque's
+        #: append and pop are atomic: no lock and condition per call, as a queue.Queue takes.
+        self._pool: deque[apsw.Connection] = deque()
         self._pool_size = pool_size
         self._common = CommonWords()
         self._all: list[apsw.Connection] = []
@@ -1169,13 +1171,13 @@ class SqliteStore:
 
     def _acquire(self) -> apsw.Connection:
         try:
-            return self._pool.get_nowait()
-        except queue.Empty:
+            return self._pool.pop()
+        except IndexError:
             return self._connect()
 
     def _release(self, conn: apsw.Connection) -> None:
-        if self._pool.qsize() < self._pool_size:
-            self._pool.put(conn)
+        if len(self._pool) < self._pool_size:
+            self._pool.append(conn)
         else:
             with self._lock:
                 self._all.remove(conn)
@@ -1227,7 +1229,7 @@ class SqliteStore:
                 raise
             try:
                 list(conn.execute("COMMIT"))
-                if begin != "BEGIN":
+                if begin != "BEGIN" and not self._written.is_set():
                     self._written.set()
             except apsw.Error as exc:
                 if conn.in_transaction:
