@@ -888,19 +888,24 @@ class SqliteSession:
         if bare in self._common:
             return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
-        ranked = f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}, {gone}, {_CONTESTED}"
-        # `c` counts the matches up to the cap without ranking them; only under the cap does the
-        # statement go on (c is the outer loop of both arms) to rank them and filter them by
-        # membership. A handful of matches (at most INLINE_ROWS) are joined to `nodes` itself and
-        # bring their stored columns, the page's nodes; more go through the slim `nodes_head`.
+        flags = f"{_REFUTED}, {gone}, {_CONTESTED}"
+        # `m` ranks the first matches, up to one more than INLINE_ROWS, in one pass over the index;
+        # when they are all there are (`k`), they are joined to `nodes` itself and bring their
+        # stored columns, the page's nodes — one full-text pass for the whole search. Otherwise `c`
+        # counts the matches up to the cap without ranking them, and only under the cap does the
+        # second arm rank them again and filter them through the slim `nodes_head`. `k` and `c`
+        # are the outer loops of their arms, so `c` is never counted for a small search.
         inline = INLINE_ROWS if self._snapshot else 0
         rows = self._rows(
-            "WITH c AS MATERIALIZED (SELECT count(*) AS k FROM "
+            f"WITH m AS MATERIALIZED (SELECT rowid AS seq, bm25(nodes_fts, {weights}) AS score FROM nodes_fts "
+            f"WHERE nodes_fts MATCH ?1 LIMIT {inline + 1}), k AS MATERIALIZED (SELECT count(*) AS n FROM m), "
+            "c AS MATERIALIZED (SELECT count(*) AS n FROM "
             f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
-            f"{ranked}, {_STORED_COLS} FROM c CROSS JOIN nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
-            f"WHERE c.k <= {inline} AND nodes_fts MATCH ?1 AND {where} UNION ALL "
-            f"{ranked}, {_NO_STORED_COLS} FROM c CROSS JOIN nodes_fts {_MATCHED_NODES} "
-            f"WHERE c.k > {inline} AND c.k <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
+            f"SELECT n.id, n.seq, m.score AS score, {flags}, {_STORED_COLS} "
+            f"FROM k CROSS JOIN m CROSS JOIN nodes n ON n.seq = m.seq WHERE k.n <= {inline} AND {where} UNION ALL "
+            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {flags}, {_NO_STORED_COLS} "
+            f"FROM k CROSS JOIN c CROSS JOIN nodes_fts {_MATCHED_NODES} "
+            f"WHERE k.n > {inline} AND c.n <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
             "ORDER BY score, n.seq DESC",
             [bare, *gone_params, *params, *gone_params, *params],  # each arm binds its own
         )
