@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
+from kaeru.domain.digest import args_sha256
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid
 from kaeru.service.outcomes import Continuation
@@ -41,9 +42,12 @@ class CursorState:
     items: tuple[str, ...] | None = None  # an inline list (then list_id is None)
 
 
+#: The token's compact JSON, the encoder built once.
+_compact_json = json.JSONEncoder(separators=(",", ":")).encode
+
+
 def args_key(args: dict[str, Any], ignore: tuple[str, ...] = ("cursor",)) -> str:
-    payload = {k: v for k, v in args.items() if k not in ignore}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:24]
+    return args_sha256(args, ignore)[:24]
 
 
 def _b64(data: bytes) -> str:
@@ -80,7 +84,7 @@ def encode(secret: bytes, state: CursorState) -> str:
         if packed is None:
             raise ValueError("inline cursor items must be node ids")
         fields.append(packed)
-    body = _b64(json.dumps(fields, separators=(",", ":")).encode())
+    body = _b64(_compact_json(fields).encode())
     mac = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
     return f"{body}.{mac}"
 

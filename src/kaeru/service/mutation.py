@@ -8,8 +8,6 @@ applies whole or not at all.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kaeru.domain import guard
+from kaeru.domain.digest import args_sha256
 from kaeru.domain.model import (
     FREE_SLOT_REVISION,
     Edge,
@@ -67,14 +66,9 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     return name
 
 
-#: The replay digest's JSON: sorted keys, no spaces (fixed: stored digests are compared with new ones).
-_canonical_json = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-
-
 def args_digest(args: dict[str, Any]) -> str:
     """Digest of the call's arguments without `request_id`: what "the same call" means for replay."""
-    payload = {k: v for k, v in args.items() if k != "request_id"}
-    return hashlib.sha256(_canonical_json(payload).encode()).hexdigest()
+    return args_sha256(args, ("request_id",))
 
 
 SLOT_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")

@@ -91,13 +91,14 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             total = len(items)
             superseded_omitted = 0
         else:
+            types = _list(filters.get("types"), "filters.types")
             rows, total, superseded_omitted = session.search(
                 SearchQuery(
                     initiative_ids=[s.id for s in scopes],
                     tokens=tokens,
                     match_all=args.get("match", "any") == "all",
                     prefix=bool(args.get("prefix", False)),
-                    types=_list(filters.get("types"), "filters.types"),
+                    types=types,
                     tiers=_list(filters.get("tiers"), "filters.tiers"),
                     layers=_list(filters.get("layers"), "filters.layers"),
                     statuses=_list(filters.get("statuses"), "filters.statuses"),
@@ -109,7 +110,6 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
             items = _currentness_order(rows, verdicts, limit)
             seqs = {r.id: r.seq for r in rows}
-            types = _list(filters.get("types"), "filters.types")
             if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
                 extra = audit.matching(
                     session,

@@ -239,9 +239,18 @@ class CommonWords:
 class SqliteSession:
     """One transaction on one connection."""
 
-    def __init__(self, conn: apsw.Connection, common: CommonWords | None = None, *, snapshot: bool = False):
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        common: CommonWords | None = None,
+        *,
+        snapshot: bool = False,
+        secret: bytes | None = None,
+    ):
         self._c = conn
         self._common = common if common is not None else CommonWords()
+        #: The vault's cursor key when the store already knows it (it never changes once written).
+        self._secret = secret
         # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
         self._claims: dict[RequestKey, tuple[str, str]] = {}
         #: A read snapshot, where nothing changes: stored rows a search has read already (seq → the
@@ -261,6 +270,8 @@ class SqliteSession:
 
     # --- vault metadata -------------------------------------------------------------------
     def vault_secret(self) -> bytes:
+        if self._secret is not None:
+            return self._secret
         row = self._one("SELECT value FROM meta WHERE key = 'secret'")
         if row is None:
             raise Internal("vault has no secret; was it migrated?")
@@ -1116,6 +1127,7 @@ class SqliteStore:
         self._common = CommonWords()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
+        self._secret: bytes | None = None
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._connect()
         try:
@@ -1210,6 +1222,9 @@ class SqliteStore:
                 )
             if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
                 list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
+            # Written once, by whichever process created the vault (under this write lock), and never
+            # changed: read here once instead of by every search that makes a cursor.
+            self._secret = SqliteSession(conn).vault_secret()
             if list(conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")):
                 SqliteSession(conn).reindex_text()
             list(conn.execute("COMMIT"))
@@ -1226,7 +1241,7 @@ class SqliteStore:
             except apsw.Error as exc:
                 raise _translate(exc) from exc
             try:
-                yield SqliteSession(conn, self._common, snapshot=begin == "BEGIN")
+                yield SqliteSession(conn, self._common, snapshot=begin == "BEGIN", secret=self._secret)
             except BaseException:
                 if not conn.in_transaction:
                     raise
