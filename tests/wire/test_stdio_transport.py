@@ -3,8 +3,8 @@
 The server reads the pipe on the event loop and writes answers straight to the descriptor (no SDK
 reader/writer tasks), so these check the things that transport now owns: a malformed or blank line
 does not end the session, a message far larger than a pipe buffer arrives whole in both directions,
-answers come back in order, stray output cannot corrupt the stream, and end of input ends the
-process cleanly.
+answers come back in order, stray output cannot corrupt the stream, a request the SDK cannot parse
+because of a lone surrogate is still answered, and end of input ends the process cleanly.
 """
 
 from __future__ import annotations
@@ -104,3 +104,37 @@ def test_a_large_answer_is_written_whole(server_env: dict[str, str], tmp_path: P
     assert result["structuredContent"]["state"] == "ok"
     assert result["structuredContent"]["data"]["hits"][0]["body"] == body.strip()
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+def test_a_request_with_a_lone_surrogate_is_answered_not_left_waiting(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """JSON may escape half a surrogate pair (`"\\ud800"`); that is not Unicode text and the SDK's
+    parser refuses the line. The caller still gets an answer with its request's id — for a tool
+    call the usual `rejected` result naming the argument — nothing is stored, and the session goes on."""
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(_call(2, "note", {"initiative": "half", "text": "heron \ud800 sighting", "request_id": "r-2"})),
+        _line(_call(3, "search", {"initiatives": ["half"], "text": "heron", "filters": {"tags": ["x\udc00"]}})),
+        _line({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"note": "\ud83d"}}}),
+        _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"reason": "\ud800"}}),
+        _line(_call(5, "note", {"initiative": "half", "text": "egret sighting"})),
+        _line(_call(6, "search", {"initiatives": ["half"], "text": "heron sighting"})),
+    ]
+    answers, code = _exchange(server_env, lines, tmp_path)
+
+    assert code == 0, (tmp_path / "stderr.log").read_text()
+    by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    assert sorted(by_id) == [1, 2, 3, 4, 5, 6]
+    note = by_id[2]["result"]
+    assert note["isError"] is True
+    assert note["structuredContent"]["state"] == "rejected"
+    assert note["structuredContent"]["request_id"] == "r-2"
+    assert [(i["code"], i["field"]) for i in note["structuredContent"]["issues"]] == [("invalid_argument", "text")]
+    search = by_id[3]["result"]["structuredContent"]
+    assert [(i["code"], i["field"]) for i in search["issues"]] == [("invalid_argument", "filters.tags[0]")]
+    assert by_id[4]["error"]["code"] == -32602 and "params._meta.note" in by_id[4]["error"]["message"]
+    assert by_id[5]["result"]["structuredContent"]["state"] == "applied"
+    found = by_id[6]["result"]["structuredContent"]["data"]
+    assert [h["id"] for h in found["hits"]] == [by_id[5]["result"]["structuredContent"]["data"]["primary"]["id"]]

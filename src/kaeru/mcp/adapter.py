@@ -177,6 +177,11 @@ class ToolRegistry:
                 request_id,
             )
 
+    def rejected(self, name: str, error: KaeruError, request_id: str | None = None) -> dict[str, Any]:
+        """The `rejected` envelope of tool `name` for `error` (a call refused before it ran)."""
+        spec = self.specs[name]
+        return env.rejected_envelope(spec.name, spec.kind, error, request_id)
+
     async def envelope(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """`run` where this transport wants it: inline on the event loop (stdio) or in a worker thread."""
         if self.inline:

@@ -6,6 +6,7 @@ import asyncio
 import gc
 import hmac
 import ipaddress
+import json
 import logging
 import os
 import stat
@@ -23,6 +24,8 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kaeru.config import Settings
+from kaeru.mcp import surrogates
+from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.server import KaeruServer
 
 log = logging.getLogger("kaeru.http")
@@ -36,18 +39,34 @@ class _PipeReadStream:
     turn. This is the same `ReadStream` protocol without the hop.
     """
 
-    def __init__(self, reader: asyncio.StreamReader):
+    def __init__(self, reader: asyncio.StreamReader, registry: ToolRegistry, writer: _PipeWriteStream):
         self._reader = reader
+        self._registry = registry
+        self._writer = writer
+        #: The protocol version the client asked for (what the server agrees to, for the versions
+        #: the fast path knows), for the shape of an answer given here.
+        self._version: str | None = None
 
     async def receive(self) -> SessionMessage | Exception:
-        line = await self._reader.readline()
-        if not line:
-            raise anyio.EndOfStream
-        try:
-            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except Exception as exc:  # the dispatcher answers a malformed line, as with the SDK's transport
-            return exc
-        return SessionMessage(message)
+        while True:
+            line = await self._reader.readline()
+            if not line:
+                raise anyio.EndOfStream
+            try:
+                message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except Exception as exc:
+                # A request with a lone surrogate in it is answered here, with its id (the SDK would
+                # only log it, and the caller would wait forever); any other bad line goes on to the
+                # dispatcher, as with the SDK's transport.
+                reply = surrogates.answer(self._registry, line, self._version)
+                if reply is None:
+                    return exc
+                await self._writer.send_json(reply)
+                continue
+            if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "initialize":
+                version = (message.params or {}).get("protocolVersion")
+                self._version = version if isinstance(version, str) else None
+            return SessionMessage(message)
 
     async def aclose(self) -> None:
         return None
@@ -75,8 +94,14 @@ class _PipeWriteStream:
         self._fd = fd
 
     async def send(self, item: SessionMessage, /) -> None:
-        text = item.message.model_dump_json(by_alias=True, exclude_unset=True) + "\n"
-        data = memoryview(text.encode("utf-8"))
+        await self._write(item.message.model_dump_json(by_alias=True, exclude_unset=True))
+
+    async def send_json(self, message: dict[str, Any]) -> None:
+        """A message the transport answers itself (see `_PipeReadStream.receive`)."""
+        await self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+
+    async def _write(self, line: str) -> None:
+        data = memoryview((line + "\n").encode("utf-8"))
         while data:
             try:
                 written = os.write(self._fd, data)
@@ -114,8 +139,9 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
     )
     try:
+        writer = _PipeWriteStream(wire_out)
         await kaeru.server.run(
-            _PipeReadStream(reader), _PipeWriteStream(wire_out), kaeru.server.create_initialization_options()
+            _PipeReadStream(reader, kaeru.registry, writer), writer, kaeru.server.create_initialization_options()
         )
     finally:
         transport.close()

@@ -1,0 +1,97 @@
+"""Answering a stdio request whose JSON holds a lone UTF-16 surrogate escape (`"\\ud800"`).
+
+JSON allows such an escape, but it is not Unicode text, and the SDK's parser refuses the whole
+line. Over HTTP the SDK then answers the POST with a parse error, but over stdio a refused line is
+only logged: the caller's request would wait forever. This builds the answer instead, with the
+request's id: for a plain call of one of kaeru's tools, the usual `rejected` tool result
+(`invalid_argument`, naming the argument), otherwise a JSON-RPC "invalid params" error naming the
+path. Nothing is stored: the text cannot be kept as sent, and changing it silently would be worse.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from kaeru.errors import InvalidArgument
+from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.fastpath import WIRE_VERSIONS, wire_result
+
+#: JSON-RPC "invalid params".
+INVALID_PARAMS = -32602
+
+
+def _lone(text: str) -> str | None:
+    """`U+D800` for the first lone surrogate of `text` (a Python str holds one as a code point)."""
+    for ch in text:
+        if "\ud800" <= ch <= "\udfff":
+            return f"U+{ord(ch):04X}"
+    return None
+
+
+def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(path, code point) of the first string or key in `value` holding a lone surrogate."""
+    if isinstance(value, str):
+        found = _lone(value)
+        return (path, found) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            found = _lone(str(key))
+            if found:
+                return (where, found)
+            hit = lone_surrogate(item, where)
+            if hit:
+                return hit
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            hit = lone_surrogate(item, f"{path}[{i}]")
+            if hit:
+                return hit
+    return None
+
+
+def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) -> dict[str, Any] | None:
+    """The JSON-RPC answer to `line`, a request the SDK could not read because of a lone surrogate;
+    None when that is not why (the SDK's own handling stands) or when it is a notification."""
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+        return None
+    request_id = message.get("id")
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or _lone(str(request_id)):
+        return None
+    params = message.get("params")
+    hit = lone_surrogate(params)
+    if hit is None:
+        return None
+    name = params.get("name") if isinstance(params, dict) else None
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if (
+        message["method"] == "tools/call"
+        and protocol_version in WIRE_VERSIONS
+        and isinstance(name, str)
+        and name in registry.specs
+        and isinstance(arguments, dict)
+        and (field_hit := lone_surrogate(arguments)) is not None
+    ):
+        field, code_point = field_hit
+        problem = InvalidArgument(
+            f"{field} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text; "
+            "send the text as UTF-8 (or escape whole surrogate pairs)",
+            field=field,
+        )
+        replay_key = arguments.get("request_id")
+        key = replay_key if isinstance(replay_key, str) and not _lone(replay_key) else None
+        return {"jsonrpc": "2.0", "id": request_id, "result": wire_result(registry.rejected(name, problem, key))}
+    where, code_point = hit
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {
+            "code": INVALID_PARAMS,
+            "message": f"params.{where} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text",
+        },
+    }
