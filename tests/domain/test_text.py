@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from kaeru.domain.text import MAX_TOKEN_CHARS, lang_tag, merge_tags, query_tokens, tokens, topic_tags
+from kaeru.domain.text import (
+    MAX_TOKEN_CHARS,
+    lang_tag,
+    merge_tags,
+    query_tokens,
+    refusal_of_lone_surrogate,
+    tokens,
+    topic_tags,
+)
 
 
 def test_tokens_are_words_in_order_case_folded() -> None:
@@ -139,3 +147,21 @@ def test_topic_tags_of_empty_text_are_empty() -> None:
 def test_merge_tags_keeps_manual_first_and_drops_duplicates() -> None:
     """Manual tags keep their order; derived tags follow; nothing is listed twice."""
     assert merge_tags(["b", "a", "b"], ["a", "topic:x"]) == ("b", "a", "topic:x")
+
+
+def test_a_lone_surrogate_is_refused_naming_where_it_is() -> None:
+    """Half a surrogate pair (from a JSON escape or an undecodable command-line byte) cannot be
+    stored as text: the refusal names the argument, however deep, and the code point."""
+    refusal = refusal_of_lone_surrogate({"initiative": "p", "filters": {"tags": ["ok", "x\udcff"]}})
+    assert refusal is not None
+    assert (refusal.code, refusal.field) == ("invalid_argument", "filters.tags[1]")
+    assert "U+DCFF" in refusal.message
+    refusal = refusal_of_lone_surrogate({"text": "caf\u00e9 \ud800"})
+    assert refusal is not None and refusal.field == "text"
+
+
+def test_real_unicode_is_not_refused() -> None:
+    """Accents, Cyrillic, CJK and emoji beyond the BMP (a proper pair once decoded) are text."""
+    args = {"text": "caf\u00e9 \u041f\u0440\u0438\u0432\u0435\u0442 \u6771\u4eac \U0001f438", "tags": ["\U0001f389"]}
+    assert refusal_of_lone_surrogate(args) is None
+    assert refusal_of_lone_surrogate({"limit": 5, "match": None, "prefix": True}) is None

@@ -13,6 +13,7 @@ import click
 from kaeru import __version__
 from kaeru.api import envelope as env
 from kaeru.config import Settings
+from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
@@ -109,6 +110,8 @@ def _read_envelope(
     envelope); a refusal becomes the `rejected` envelope, as over MCP."""
     service = _service(ctx)
     try:
+        if (refusal := refusal_of_lone_surrogate(args)) is not None:
+            raise refusal
         outcome = getattr(service, operation)(args)
         return build(outcome) if build is not None else env.read_envelope(operation, outcome)
     except KaeruError as error:

@@ -22,6 +22,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from kaeru.api import envelope as env
 from kaeru.api.schemas import input_for, output_for
+from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.errors import Internal, InvalidArgument, KaeruError
 from kaeru.service import Service
 
@@ -164,6 +165,8 @@ class ToolRegistry:
         problem = spec.schema_error(args)
         if problem is not None:
             return env.rejected_envelope(spec.name, spec.kind, problem, request_id)
+        if (refusal := refusal_of_lone_surrogate(args)) is not None:
+            return env.rejected_envelope(spec.name, spec.kind, refusal, request_id)
         try:
             return spec.handler(self.service, args)
         except KaeruError as error:

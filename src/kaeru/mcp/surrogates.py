@@ -13,42 +13,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kaeru.errors import InvalidArgument
+from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.fastpath import WIRE_VERSIONS, wire_result
 
 #: JSON-RPC "invalid params".
 INVALID_PARAMS = -32602
-
-
-def _lone(text: str) -> str | None:
-    """`U+D800` for the first lone surrogate of `text` (a Python str holds one as a code point)."""
-    for ch in text:
-        if "\ud800" <= ch <= "\udfff":
-            return f"U+{ord(ch):04X}"
-    return None
-
-
-def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
-    """(path, code point) of the first string or key in `value` holding a lone surrogate."""
-    if isinstance(value, str):
-        found = _lone(value)
-        return (path, found) if found else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            found = _lone(str(key))
-            if found:
-                return (where, found)
-            hit = lone_surrogate(item, where)
-            if hit:
-                return hit
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            hit = lone_surrogate(item, f"{path}[{i}]")
-            if hit:
-                return hit
-    return None
 
 
 def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) -> dict[str, Any] | None:
@@ -61,7 +31,7 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         return None
     request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or _lone(str(request_id)):
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or lone_surrogate(str(request_id)):
         return None
     params = message.get("params")
     hit = lone_surrogate(params)
@@ -75,16 +45,10 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
         and isinstance(name, str)
         and name in registry.specs
         and isinstance(arguments, dict)
-        and (field_hit := lone_surrogate(arguments)) is not None
+        and (problem := refusal_of_lone_surrogate(arguments)) is not None
     ):
-        field, code_point = field_hit
-        problem = InvalidArgument(
-            f"{field} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text; "
-            "send the text as UTF-8 (or escape whole surrogate pairs)",
-            field=field,
-        )
         replay_key = arguments.get("request_id")
-        key = replay_key if isinstance(replay_key, str) and not _lone(replay_key) else None
+        key = replay_key if isinstance(replay_key, str) and not lone_surrogate(replay_key) else None
         return {"jsonrpc": "2.0", "id": request_id, "result": wire_result(registry.rejected(name, problem, key))}
     where, code_point = hit
     return {

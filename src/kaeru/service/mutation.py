@@ -30,7 +30,7 @@ from kaeru.domain.model import (
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
 from kaeru.domain.similar import suggest
-from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
+from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, refusal_of_lone_surrogate, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
@@ -319,6 +319,8 @@ def run_mutation(
     Raises:
         KaeruError: the mutation was rejected; nothing was written.
     """
+    if (refusal := refusal_of_lone_surrogate(args)) is not None:
+        raise refusal
     name = normalise_initiative(initiative)
     digest = args_digest(args)
     key = RequestKey(name, operation, request_id) if request_id else None
