@@ -132,3 +132,30 @@ def test_copy_to_the_other_backend_and_back(service: Service, vault: VaultSpec, 
             store.close()
         drop_vault(middle)
         drop_vault(back)
+
+
+def test_an_archive_holding_a_lone_surrogate_is_refused_whole(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """An archive line whose JSON escapes half a surrogate pair cannot be stored as text: the
+    import is refused as `invalid_argument` naming the line and the field, and writes nothing."""
+    _populate(service)
+    root = tmp_path / "exports"
+    archive.export(service.store, _settings(vault, root), {"path": "good.amg"})
+    lines = (root / "good.amg").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if '"kind": "node"' in line or '"kind":"node"' in line)
+    lines[at] = lines[at].replace("the vault uses WAL", "the vault uses \\ud800", 1)
+    assert "\\ud800" in lines[at], "the test needs a node line holding that text"
+    (root / "bad.amg").write_text("\n".join(lines) + "\n")
+    other = new_vault(vault.backend, tmp_path)
+    store = open_store(other.settings())
+    try:
+        with pytest.raises(Exception) as refused:
+            archive.import_(store, _settings(other, root), {"path": "bad.amg"})
+        assert getattr(refused.value, "code", None) == "invalid_argument"
+        assert f"line {at + 1}" in str(refused.value) and "U+D800" in str(refused.value)
+        with store.read() as session:
+            assert session.all_initiatives() == []
+    finally:
+        store.close()
+        drop_vault(other)

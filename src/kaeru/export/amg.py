@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
+from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.storage.base import AuditRecord, Initiative, RevisionEntry, SlotState
 
 FORMAT = "amg"
@@ -168,6 +169,8 @@ def parse(lines: Iterable[str]) -> Archive:
         if not line.strip():
             continue
         record = json.loads(line)
+        if (refusal := refusal_of_lone_surrogate(record)) is not None:  # it could not be stored
+            raise ValueError(f"line {number}: {refusal.message}")
         kind = record.get("kind")
         if kind not in groups:
             raise ValueError(f"line {number}: unknown record kind {kind!r}")
