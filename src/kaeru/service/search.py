@@ -130,8 +130,10 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             if total > len(items):
                 coverage.omitted.append(Omission("hits", total - len(items), "window"))
                 coverage.complete = False
-        page_items = items[offset : offset + limit]
-        page_ids = [_bare(i) for i in page_items]
+        page_ids = items[offset : offset + limit]
+        marked = [i for i in page_ids if _VIA in i]  # hits reached through supersession (rare)
+        if marked:
+            page_ids = [_bare(i) for i in page_ids]
         nodes = _page_nodes(session, page_ids, seqs)
         nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
@@ -148,7 +150,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         if vanished:
             coverage.omitted.append(Omission("hits", vanished, "retracted"))
         if current == "preferred":
-            issues.extend(_supersession_issues(session, shown, page_items, scopes))
+            issues.extend(_supersession_issues(session, shown, marked, scopes))
         if truncated:
             issues.append(
                 Issue(
@@ -341,7 +343,7 @@ def _with_successors(
 
 
 def _supersession_issues(
-    session: Session, shown: list[NodeView], page_items: list[str], scopes: list[Initiative]
+    session: Session, shown: list[NodeView], marked: list[str], scopes: list[Initiative]
 ) -> list[Issue]:
     """`reached_through_supersession` for each shown hit that did not match itself, and
     `successor_out_of_scope` (with the exact `read` call) for each shown hit superseded outside the scope.
@@ -349,8 +351,8 @@ def _supersession_issues(
     Costs nothing on the common path: no hit reached, no hit superseded, no query.
     """
     issues: list[Issue] = []
-    via = {_bare(item): _via(item) for item in page_items if _VIA in item}
-    for view in shown:
+    via = {_bare(item): _via(item) for item in marked}
+    for view in shown if via else ():
         matched = via.get(view.node.id)
         if matched:
             issues.append(
