@@ -94,6 +94,14 @@ ISSUE_CODES: dict[str, str] = {
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",
+    "reached_through_supersession": (
+        "Information: a search hit did not match itself; it is the current successor (in the searched "
+        "initiatives) of matches left out as superseded — the message names the hit and those matches."
+    ),
+    "successor_out_of_scope": (
+        "Information: a hit is superseded by a node outside the searched initiatives, which is not listed; "
+        "the message gives the exact `read` call that shows it."
+    ),
     "unavailable": "The store is busy or unreachable; retry later (retryable).",
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
 }

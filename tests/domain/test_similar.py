@@ -46,3 +46,36 @@ def test_edit_distance_basics() -> None:
     assert edit_distance("kitten", "sitting") == 3
     assert edit_distance("", "abc") == 3
     assert edit_distance("same", "same") == 0
+
+
+def test_edit_distance_counts_a_transposition_as_one_edit() -> None:
+    """Two adjacent letters swapped are one edit (optimal string alignment), not two."""
+    assert edit_distance("alpah", "alpha") == 1
+    assert edit_distance("ab", "ba") == 1
+    assert edit_distance("abcdef", "badcfe") == 3
+    assert edit_distance("abcdefghijkl", "z", cap=3) == 4
+
+
+def test_transposed_letters_in_a_short_name_are_suggested() -> None:
+    """`alpah` finds `alpha`: with Levenshtein it was two edits, beyond a five-letter name's tolerance."""
+    assert suggest("alpah", ["alpha", "beta", "gamma"]) == ["alpha"]
+    assert suggest("lapha", ["alpha", "beta"]) == ["alpha"]
+    assert suggest("btez", ["beta"]) == []  # a transposition and a substitution: too far for four letters
+    assert suggest("btea", ["beta", "alpha"]) == ["beta"]
+
+
+def test_transposition_ignores_case() -> None:
+    """Case differences cost nothing on top of the transposition."""
+    assert suggest("ALPAH", ["alpha"]) == ["alpha"]
+    assert suggest("alpah", ["Alpha"]) == ["Alpha"]
+
+
+def test_containment_still_ranks_before_a_transposition() -> None:
+    """A name containing the wanted one ranks before one a transposition away."""
+    assert suggest("alpha", ["alpha-two", "lapha"]) == ["alpha-two", "lapha"]
+
+
+def test_unrelated_short_names_are_not_suggested_for_a_transposition() -> None:
+    """A transposition plus another change is too far for a short name; unrelated names stay out."""
+    assert suggest("alpah", ["delta", "omega", "alps-ski"]) == []
+    assert suggest("xlpah", ["alpha"]) == []

@@ -4,20 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rapidfuzz.distance import OSA
+
 
 def edit_distance(a: str, b: str, cap: int = 8) -> int:
-    """Levenshtein distance, stopping early once it exceeds `cap`."""
-    if abs(len(a) - len(b)) > cap:
-        return cap + 1
-    previous = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        current = [i]
-        for j, cb in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
-        if min(current) > cap:
-            return cap + 1
-        previous = current
-    return previous[-1]
+    """Optimal-string-alignment distance (Damerau–Levenshtein where a transposition of two adjacent
+    letters is one edit, not two), `cap + 1` once it exceeds `cap`.
+
+    `alpah` is one edit from `alpha`: with plain Levenshtein it was two, beyond the tolerance of a
+    five-letter name, so the did-you-mean stayed silent and a typo opened a new scope.
+    """
+    distance = int(OSA.distance(a, b, score_cutoff=cap))
+    return min(distance, cap + 1)
 
 
 def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]:

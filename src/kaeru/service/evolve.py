@@ -22,13 +22,24 @@ SETTLED_TYPE = {
 _DROPPED_FAMILIES = ("topic:", "lang:", "status:", "due:")
 
 
+#: Types only the server writes: an audit record is the log of a write, and a board is the one task
+#: board of an initiative (found by its type); a successor or synthesis of either type would pose as one.
+_SERVER_TYPES = (NodeType.AUDIT_EVENT, NodeType.BOARD)
+
+
 def _new_type(raw: Any, fallback: NodeType) -> NodeType:
     if raw is None:
         return fallback
     try:
-        return NodeType(raw)
+        chosen = NodeType(raw)
     except ValueError as exc:
         raise InvalidArgument(f"unknown node type {raw!r}", field="new_type") from exc
+    if chosen in _SERVER_TYPES:
+        raise InvalidArgument(
+            f"new_type {chosen.value!r} is written by the server itself; choose another type (e.g. summary, concept)",
+            field="new_type",
+        )
+    return chosen
 
 
 def _carried_tags(node: Node) -> list[str]:
@@ -97,7 +108,15 @@ def evolve(ctx: WriteContext, args: dict[str, Any]) -> None:
         raw_sources = args.get("sources") or []
         if not raw_sources:
             raise InvalidArgument("synthesise needs at least one source", field="sources")
-        sources = [ctx.resolve(raw, f"sources[{i}]") for i, raw in enumerate(raw_sources)]
+        if not isinstance(raw_sources, list):
+            raise InvalidArgument("sources must be a list of NodeRefs", field="sources")
+        # Every source is resolved (and row-locked) before anything is written, so an unknown or
+        # forgotten one refuses the call whole. Nodes are not hashable: de-duplicate by id, in order
+        # (the same node named twice, by id and by name, is one source).
+        sources: dict[str, Node] = {}
+        for i, raw in enumerate(raw_sources):
+            found = ctx.resolve(raw, f"sources[{i}]")
+            sources.setdefault(found.id, found)
         name, body = _texts(ctx, args, None)
         if not body or not body.strip():
             raise InvalidArgument("synthesise needs new_body: the synthesis itself", field="new_body")
@@ -108,7 +127,7 @@ def evolve(ctx: WriteContext, args: dict[str, Any]) -> None:
             name_fallback="synthesis",
             tags=["role:synthesise"],
         )
-        for source in dict.fromkeys(sources):
+        for source in sources.values():
             ctx.add_edge(node, source, EdgeType.DERIVED_FROM, 1.0)
         ctx.outcome.primary = ctx.outcome_ref(node)
         return

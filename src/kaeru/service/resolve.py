@@ -65,8 +65,23 @@ def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
     if elsewhere:
         listed = ", ".join(repr(n) for n in sorted(elsewhere.values()))
         return f"{message}; that name exists in {listed} — use {{initiative, name}} or its id"
-    candidates = session.name_candidates(name, [scope.id] if scope else None, 200)
-    close = suggest(name, candidates)
+    scopes = [scope.id] if scope else None
+    candidates = session.name_candidates(name, scopes, 200)
+    # The store pre-filters on the first three letters; a transposition among them (`dpeloy`) would
+    # never reach `suggest`, so ask once more for each head with two adjacent letters swapped.
+    for swapped in _head_transpositions(name):
+        candidates.extend(session.name_candidates(swapped, scopes, 50))
+    close = suggest(name, dict.fromkeys(candidates))
     if close:
         return f"{message}; did you mean {', '.join(repr(c) for c in close)}?"
     return message
+
+
+def _head_transpositions(name: str) -> list[str]:
+    """`name` with one adjacent pair of its first three letters swapped (each distinct variant)."""
+    stripped = name.strip()
+    variants: list[str] = []
+    for i in range(min(2, len(stripped) - 1)):
+        if stripped[i] != stripped[i + 1]:
+            variants.append(stripped[:i] + stripped[i + 1] + stripped[i] + stripped[i + 2 :])
+    return variants

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
-from kaeru.service.outcomes import Coverage, Issue, Omission, ReadOutcome
+from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
@@ -92,24 +94,28 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             superseded_omitted = 0
         else:
             types = _list(filters.get("types"), "filters.types")
-            rows, total, superseded_omitted = session.search(
-                SearchQuery(
-                    initiative_ids=[s.id for s in scopes],
-                    tokens=tokens,
-                    match_all=args.get("match", "any") == "all",
-                    prefix=bool(args.get("prefix", False)),
-                    types=types,
-                    tiers=_list(filters.get("tiers"), "filters.tiers"),
-                    layers=_list(filters.get("layers"), "filters.layers"),
-                    statuses=_list(filters.get("statuses"), "filters.statuses"),
-                    tags=_list(filters.get("tags"), "filters.tags"),
-                    omit_superseded=current == "preferred",
-                    window=WINDOW,
-                )
+            query = SearchQuery(
+                initiative_ids=[s.id for s in scopes],
+                tokens=tokens,
+                match_all=args.get("match", "any") == "all",
+                prefix=bool(args.get("prefix", False)),
+                types=types,
+                tiers=_list(filters.get("tiers"), "filters.tiers"),
+                layers=_list(filters.get("layers"), "filters.layers"),
+                statuses=_list(filters.get("statuses"), "filters.statuses"),
+                tags=_list(filters.get("tags"), "filters.tags"),
+                omit_superseded=current == "preferred",
+                window=WINDOW,
             )
+            rows, total, superseded_omitted = session.search(query)
             verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
             items = _currentness_order(rows, verdicts, limit)
             seqs = {r.id: r.seq for r in rows}
+            if superseded_omitted:
+                # Only here, never on the common path: some matches were left out as superseded in
+                # scope, so their successors in scope join the list, each where its match ranked.
+                items, reached_total = _with_successors(session, verdicts, query, rows, items)
+                total += reached_total
             if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
                 extra = audit.matching(
                     session,
@@ -125,6 +131,9 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 coverage.omitted.append(Omission("hits", total - len(items), "window"))
                 coverage.complete = False
         page_ids = items[offset : offset + limit]
+        marked = [i for i in page_ids if _VIA in i]  # hits reached through supersession (rare)
+        if marked:
+            page_ids = [_bare(i) for i in page_ids]
         nodes = _page_nodes(session, page_ids, seqs)
         nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
@@ -140,6 +149,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             coverage.omitted.append(Omission("hits", len(live) - len(shown), "budget"))
         if vanished:
             coverage.omitted.append(Omission("hits", vanished, "retracted"))
+        if current == "preferred":
+            issues.extend(_supersession_issues(session, shown, marked, scopes))
         if truncated:
             issues.append(
                 Issue(
@@ -197,3 +208,174 @@ def _currentness_order(rows: list[SearchRow], verdicts: Verdicts, page: int) -> 
     stale = {i for i in tied if found.get(i) or i in refuted}
     order = sorted(range(len(head)), key=lambda i: (head[i].score, head[i].id in stale, i))
     return [head[i].id for i in order] + [r.id for r in rows[TIE_HEAD:]]
+
+
+# --- successors of superseded matches (issue 13) -----------------------------------------------
+#
+# With `filters.current = preferred`, a match that a live node in scope supersedes is left out
+# (counted in `coverage.omitted` as `superseded`). When every match was superseded the page used to
+# be empty: the caller concluded the memory knew nothing, though the current fact sat one edge away.
+# Now the successors in scope of those matches are listed in their place (each where its match
+# ranked), and an informational issue `reached_through_supersession` names each such hit and the
+# matches it was reached from: the contract's NodeData has no field for it (decision 13.A2).
+
+#: Only the best-ranked superseded matches are followed (the rest stay counted as omitted).
+SUCCESSOR_HEAD = 200
+#: How many supersessions deep a chain of successors is followed.
+MAX_SUCCESSOR_DEPTH = 32
+#: Separates a reached successor's id from the matches it was reached from, inside the result list
+#: (the list travels in the cursor, so later pages still know which hits were reached).
+_VIA = "<"
+
+
+def _bare(item: str) -> str:
+    return item.split(_VIA, 1)[0]
+
+
+def _via(item: str) -> list[str]:
+    return item.split(_VIA, 1)[1].split(",") if _VIA in item else []
+
+
+def _passes(node: Node, query: SearchQuery, scope: set[int]) -> bool:
+    """Whether `node` is live, in scope and within the call's filters (as the store applies them)."""
+    return (
+        not node.retracted
+        and node.node_type != NodeType.AUDIT_EVENT
+        and not scope.isdisjoint(node.initiatives)
+        and (not query.types or node.node_type.value in query.types)
+        and (not query.tiers or node.tier.value in query.tiers)
+        and (not query.layers or node.layer.value in query.layers)
+        and (not query.statuses or node.status in query.statuses)
+        and all(tag in node.tags for tag in query.tags)
+    )
+
+
+def _successors_in_scope(
+    session: Session, verdicts: Verdicts, matches: list[str], query: SearchQuery
+) -> dict[str, list[str]]:
+    """For each superseded match, the ends of its chains of supersession inside the scope.
+
+    A successor outside the scope is not followed (nor shown: other initiatives do not leak into
+    this search); a node in scope whose only successors lie outside is an end — it is what this
+    search would have shown had it matched, and its view says `superseded` with those successors.
+    """
+    scope = set(query.initiative_ids)
+    nodes: dict[str, Node] = {}
+    ends: dict[str, list[str]] = {m: [] for m in matches}
+    frontier: dict[str, list[str]] = {m: [m] for m in matches}
+    seen: dict[str, set[str]] = {m: {m} for m in matches}
+    for _ in range(MAX_SUCCESSOR_DEPTH):
+        asked = list(dict.fromkeys(n for here in frontier.values() for n in here))
+        if not asked:
+            break
+        found = verdicts.of(asked)
+        later = {n: [src for src, kind in found.get(n, ()) if kind == EdgeType.SUPERSEDES] for n in asked}
+        missing = [i for ids in later.values() for i in ids if i not in nodes]
+        if missing:
+            nodes.update(session.nodes_by_ids(list(dict.fromkeys(missing))))
+        following: dict[str, list[str]] = {}
+        for match, here in frontier.items():
+            for node_id in here:
+                inside = [
+                    i
+                    for i in later[node_id]
+                    if i in nodes and not nodes[i].retracted and not scope.isdisjoint(nodes[i].initiatives)
+                ]
+                if not inside:
+                    if node_id != match and node_id not in ends[match]:
+                        ends[match].append(node_id)
+                    continue
+                for nxt in inside:
+                    if nxt not in seen[match]:
+                        seen[match].add(nxt)
+                        following.setdefault(match, []).append(nxt)
+        frontier = following
+    return {m: [e for e in found_ends if _passes(nodes[e], query, scope)] for m, found_ends in ends.items()}
+
+
+def _with_successors(
+    session: Session,
+    verdicts: Verdicts,
+    query: SearchQuery,
+    rows: list[SearchRow],
+    items: list[str],
+) -> tuple[list[str], int]:
+    """`items` with the in-scope successors of the superseded matches, and how many were added.
+
+    The superseded matches come from the same search without the omission (a second query, only
+    when the first one omitted something). A successor that matched itself is already listed and is
+    not repeated; a successor of several matches is listed once, where the best of them ranked.
+    """
+    kept = {r.id for r in rows}
+    every, _, _ = session.search(replace(query, omit_superseded=False, count_total=False))
+    superseded = [r.id for r in every if r.id not in kept][:SUCCESSOR_HEAD]
+    if not superseded:
+        return items, 0
+    successors = _successors_in_scope(session, verdicts, superseded, query)
+    reached: dict[str, list[str]] = {}
+    inserts: dict[int, list[str]] = {}
+    before = 0  # how many kept matches rank before the current row
+    for row in every:
+        if row.id in kept:
+            before += 1
+            continue
+        for successor in successors.get(row.id, ()):
+            if successor in kept:
+                continue
+            if successor in reached:
+                reached[successor].append(row.id)
+                continue
+            reached[successor] = [row.id]
+            inserts.setdefault(before, []).append(successor)
+    if not reached:
+        return items, 0
+
+    def tagged(successor: str) -> str:
+        return f"{successor}{_VIA}{','.join(reached[successor])}"
+
+    merged: list[str] = []
+    for position, item in enumerate(items):
+        merged.extend(tagged(s) for s in inserts.pop(position, ()))
+        merged.append(item)
+    for position in sorted(inserts):
+        merged.extend(tagged(s) for s in inserts[position])
+    return merged, len(reached)
+
+
+def _supersession_issues(
+    session: Session, shown: list[NodeView], marked: list[str], scopes: list[Initiative]
+) -> list[Issue]:
+    """`reached_through_supersession` for each shown hit that did not match itself, and
+    `successor_out_of_scope` (with the exact `read` call) for each shown hit superseded outside the scope.
+
+    Costs nothing on the common path: no hit reached, no hit superseded, no query.
+    """
+    issues: list[Issue] = []
+    via = {_bare(item): _via(item) for item in marked}
+    for view in shown if via else ():
+        matched = via.get(view.node.id)
+        if matched:
+            issues.append(
+                Issue(
+                    "reached_through_supersession",
+                    f"hit {view.node.id} ({view.node.name!r}) did not match the query itself: it is the "
+                    f"successor in scope of the superseded match(es) {', '.join(matched)}",
+                )
+            )
+    superseded = [v for v in shown if v.currentness == Currentness.SUPERSEDED]
+    if not superseded:
+        return issues
+    scope = {s.id for s in scopes}
+    successors = session.nodes_by_ids(list(dict.fromkeys(i for v in superseded for i in v.successors)))
+    for view in superseded:
+        outside = [i for i in view.successors if i in successors and scope.isdisjoint(successors[i].initiatives)]
+        for successor in outside:
+            call = json.dumps({"initiative": scopes[0].name, "node": {"id": successor}})
+            issues.append(
+                Issue(
+                    "successor_out_of_scope",
+                    f"hit {view.node.id} ({view.node.name!r}) is superseded by {successor}, outside the "
+                    f"searched initiatives, so it is not listed; to see it: read {call}",
+                )
+            )
+    return issues
