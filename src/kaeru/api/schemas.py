@@ -568,9 +568,14 @@ def timeline_input() -> dict[str, Any]:
             "before": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items before the anchor."),
             "after": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items after the anchor."),
             "limit": _d(
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Items in a window (no anchor)."
+                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                "Items in a window (no anchor), and on every later page.",
             ),
             "budget_chars": _d(BUDGET, "Most body characters in the answer."),
+            "cursor": _d(
+                {"type": "string", "minLength": 1},
+                "From continuation: the next `limit` items after the last one shown (repeat `next_arguments`).",
+            ),
         },
         ["initiatives"],
         _defs("NodeRef"),

@@ -43,10 +43,15 @@ TIMELINE = """See what happened in order: around a node, around the best match o
 What it does: lists live nodes of `initiatives` in time order (when they happened — `occurred_at` \
 — then when they were recorded): `before` items preceding and `after` items following `anchor` \
 (or the best literal match of `query`), or the first `limit` items between `since` and `until`. \
-Conversations and work logs are sequences: the neighbours of a hit are often the context you need.
+Conversations and work logs are sequences: the neighbours of a hit are often the context you need. \
+Pages forward: when more follows, `continuation.next_arguments` is the exact call for the next \
+`limit` items after the last one shown (writes in between neither repeat nor skip an item); \
+`coverage.omitted` counts what the page left out (`timeline`: later items, reason limit or \
+budget; `before`: earlier items beyond `before`, reason limit). `total` counts the walk's items \
+(shown on earlier pages, on this page and still to come).
 Changes nothing (read-only).
 Use `search` to find by words, `trail history` for one node's own revisions.
-Returns {hits: NodeData[] oldest first, total, anchor: id or null}."""
+Returns {hits: NodeData[] oldest first, total, anchor: id or null (null on a cursor's pages)}."""
 
 REFLECT = """Get the maintenance work-list of an initiative, each item with the exact call that fixes it.
 
