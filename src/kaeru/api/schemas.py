@@ -620,7 +620,8 @@ def recall_input() -> dict[str, Any]:
                 "What you are doing, to plan retrieval: resume_work (in-flight work, slots, tasks), explain_decision "
                 "(decisions, verdicts, provenance), debug_failure (outcomes, refuted claims, errors), apply_preference "
                 "(rules and preferences), review_change (decisions and rules a change must respect), explore_history "
-                "(every version, time order). Dash or underscore.",
+                "(every revision of the matches and of their supersession chains, oldest first, one hit per "
+                "revision). Dash or underscore.",
             ),
             "role": _d(
                 {"type": "string", "enum": ["coder", "reviewer", "planner", "researcher"], "default": "coder"},

@@ -80,8 +80,16 @@ intent priors then favour rules and preferences (apply_preference), decisions an
 (explain_decision), outcomes and refuted claims (debug_failure), in-flight work (resume_work, \
 which also works without a query: slots, open tasks, hot and recent memory). Superseded and \
 refuted memory is demoted unless `include_superseded` or explore_history; `risk: high` returns \
-only current, non-refuted memory from the direct channels. `token_budget` is a hard cap (what \
-did not fit is in `coverage.omitted`). The plan and its hash are deterministic for the same \
+only current, non-refuted memory from the direct channels. explore_history answers differently: \
+it takes the 20 best nodes the query itself matches (its words, name or meaning — not their \
+neighbours; without a query, the plan's best), adds the nodes linked to them by `supersedes` \
+edges in either direction (forgotten predecessors too, within the searched initiatives, 64 nodes \
+at most), and lists every revision of each — one hit per revision, oldest first by recorded_at, \
+each with its own `revision`, `recorded_at` and `currentness` (an earlier revision of a node that \
+is current now reads `superseded`); its `next_step` reads each revision `at` its moment. \
+`token_budget` is a hard cap and `limit` the page size: what a page leaves out is counted in \
+`coverage.omitted` (reason budget, limit or window) and `continuation.next_arguments` is the exact \
+call for the next page. The plan and its hash are deterministic for the same \
 inputs and vault state; `explain` adds each hit's per-channel scores.
 Changes nothing (read-only).
 Use `search` when you know the exact words (literal, filterable); `read` for one node in full — \
