@@ -568,9 +568,14 @@ def timeline_input() -> dict[str, Any]:
             "before": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items before the anchor."),
             "after": _d({"type": "integer", "minimum": 0, "maximum": 50, "default": 5}, "Items after the anchor."),
             "limit": _d(
-                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20}, "Items in a window (no anchor)."
+                {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
+                "Items in a window (no anchor), and on every later page.",
             ),
             "budget_chars": _d(BUDGET, "Most body characters in the answer."),
+            "cursor": _d(
+                {"type": "string", "minLength": 1},
+                "From continuation: the next `limit` items after the last one shown (repeat `next_arguments`).",
+            ),
         },
         ["initiatives"],
         _defs("NodeRef"),
@@ -615,7 +620,8 @@ def recall_input() -> dict[str, Any]:
                 "What you are doing, to plan retrieval: resume_work (in-flight work, slots, tasks), explain_decision "
                 "(decisions, verdicts, provenance), debug_failure (outcomes, refuted claims, errors), apply_preference "
                 "(rules and preferences), review_change (decisions and rules a change must respect), explore_history "
-                "(every version, time order). Dash or underscore.",
+                "(every revision of the matches and of their supersession chains, oldest first, one hit per "
+                "revision). Dash or underscore.",
             ),
             "role": _d(
                 {"type": "string", "enum": ["coder", "reviewer", "planner", "researcher"], "default": "coder"},

@@ -51,7 +51,7 @@ def context_envelope(outcome: ContextOutcome) -> dict[str, Any]:
 
 def timeline_envelope(outcome: ReadOutcome, anchor: str | None) -> dict[str, Any]:
     data = {"hits": [node_data(v) for v in outcome.hits], "total": outcome.total, "anchor": anchor}
-    return read_base("timeline", data, outcome.coverage, outcome.issues)
+    return read_base("timeline", data, outcome.coverage, outcome.issues, outcome.continuation)
 
 
 def reflect_envelope(outcome: ReflectOutcome) -> dict[str, Any]:

@@ -95,20 +95,43 @@ def _query(session: Session, scope: Initiative, window: int = 5000, **filters: A
 
 def _gather(session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None) -> list[Section]:
     sections: list[Section] = []
-    shown: set[str] = set()
+    #: The nodes an earlier section shows (or deliberately hides: inactive rules), by id.
+    shown: dict[str, Node] = {}
+    #: Per capped section: how many nodes were held when it had claimed its own, and which of the
+    #: nodes claimed after it its query matches (None: only its own fetched nodes can be told).
+    after: dict[str, tuple[int, Any]] = {}
 
-    def add(name: str, nodes: list[Node], total: int | None = None, **extra: Any) -> None:
+    def add(
+        name: str, nodes: list[Node], total: int | None = None, matches: Any = None, hidden: int = 0, **extra: Any
+    ) -> None:
+        """A section of `nodes` (the first of `total` matches). Nodes an earlier section holds are
+        left to it; only those within the section's cap are claimed, so a node the cap leaves out
+        can still appear in a later section. The section's total counts only the matches no earlier
+        section holds: `matches(node)` tells which earlier nodes the section's query also matches
+        (else those among `nodes` are subtracted); `hidden` matches are never shown (boards…)."""
         fresh = [n for n in nodes if n.id not in shown and n.node_type not in (NodeType.BOARD, NodeType.AUDIT_EVENT)]
-        shown.update(n.id for n in fresh)
-        dropped = len(nodes) - len(fresh)
-        sections.append(Section(name, fresh, (total if total is not None else len(nodes)) - dropped, extra))
+        cap = CAPS.get(name)
+        shown.update((n.id, n) for n in (fresh if cap is None else fresh[:cap]))
+        if cap is not None:
+            after[name] = (len(shown), matches)
+        if total is None:
+            held = len(nodes) - len(fresh)
+        else:
+            own = {f.id for f in fresh}
+            earlier = [n for i, n in shown.items() if i not in own]
+            boards = sum(1 for n in nodes if n.node_type in (NodeType.BOARD, NodeType.AUDIT_EVENT))
+            held = (sum(1 for n in earlier if matches(n)) if matches else len(nodes) - len(fresh) - boards) + boards
+            held += hidden
+        sections.append(
+            Section(name, fresh, max(len(fresh), (total if total is not None else len(nodes)) - held), extra)
+        )
 
     rule_nodes, _ = _query(session, scope, tags=[RULE_TAG], types=[NodeType.CONCEPT.value])
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
     add("rules", rules)
     # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
-    shown.update(n.id for n in rule_nodes)
+    shown.update((n.id, n) for n in rule_nodes)
     # Typed sections claim their nodes before the layer sections do; the output keeps display order.
     for name in sorted(wanted, key=lambda n: (n not in CLAIM_FIRST, CLAIM_FIRST.index(n) if n in CLAIM_FIRST else 0)):
         if name == "rules":
@@ -118,14 +141,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             holders = session.nodes_by_ids([s.node_id for s in states if s.node_id])
             live = [holders[s.node_id] for s in states if s.node_id in holders and not holders[s.node_id].retracted]
             sections.append(Section("slots", live, len(live), {"holders": {s.slot: s.node_id for s in states}}))
-            shown.update(n.id for n in live)
+            shown.update((n.id, n) for n in live)
         elif name in ("core", "hot", "warm", "cold", "frozen"):
             window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
             nodes, total = _query(session, scope, window, layers=[name], tiers=[Tier.OPERATIONAL.value])
-            add(name, nodes, total)
+            add(name, nodes, total, lambda n, layer=name: n.layer.value == layer and n.tier == Tier.OPERATIONAL)
         elif name == "cortex":
             nodes, total = _query(session, scope, layers=["core", "hot"], tiers=[Tier.ARCHIVAL.value])
-            add("cortex", nodes, total)
+            add("cortex", nodes, total, lambda n: n.layer.value in ("core", "hot") and n.tier == Tier.ARCHIVAL)
         elif name == "tasks":
             cols = tasks.columns(session, scope)
             terminal = tasks.terminal_key(cols)
@@ -138,7 +161,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
         elif name == "claims":
             nodes, total = _query(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
-            add("claims", nodes, total)
+            add("claims", nodes, total, lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open")
         elif name == "reviews":
             doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
             nodes_by_id = session.nodes_by_ids(list(doubted))
@@ -152,7 +175,20 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             add("reminders", due, len(due))
         elif name == "recent":
             nodes, total = _query(session, scope, CAPS["recent"] + len(shown) + 1)
-            add("recent", [n for n in nodes if REPORT_TAG not in n.tags], total)
+            reports = sum(1 for n in nodes if REPORT_TAG in n.tags)
+            # Every live node of the initiative matches this query: all those shown earlier are held.
+            add("recent", [n for n in nodes if REPORT_TAG not in n.tags], total, lambda n: True, reports)
+    # A node a section's cap left out but a later section shows is not left out.
+    held = list(shown.values())
+    for section in sections:
+        if section.name in after:
+            mark, matches = after[section.name]
+            later = held[mark:]
+            if matches is not None:
+                section.total -= sum(1 for n in later if matches(n))
+            else:
+                claimed = {n.id for n in later}
+                section.total -= sum(1 for n in section.nodes[CAPS[section.name] :] if n.id in claimed)
     order = {name: i for i, name in enumerate(wanted)}
     return [sections[0], *sorted(sections[1:], key=lambda sec: order.get(sec.name, len(order)))]
 

@@ -7,6 +7,10 @@ replayed against another query.
 A long list is stored (table `cursors`, expiring) and the token names it. A short rest of a list
 travels inside the token itself (node ids packed as 16 bytes each), so the common search with a
 second page of a few hits does not turn a read into a write.
+
+A walk in a stable order (`timeline`: by (created_at, seq), both fixed for a node's life) needs no
+list at all: its token carries the last served item's position, and the next page starts strictly
+after it.
 """
 
 from __future__ import annotations
@@ -40,6 +44,9 @@ class CursorState:
     offset: int
     args: str
     items: tuple[str, ...] | None = None  # an inline list (then list_id is None)
+    #: A keyset position instead of a list (`timeline`): the last served item's (created_at, seq, id);
+    #: the next page starts strictly after it, so writes between pages neither repeat nor skip items.
+    position: tuple[str, int, str] | None = None
 
 
 #: The token's compact JSON, the encoder built once.
@@ -84,6 +91,8 @@ def encode(secret: bytes, state: CursorState) -> str:
         if packed is None:
             raise ValueError("inline cursor items must be node ids")
         fields.append(packed)
+    elif state.position is not None:
+        fields.append(list(state.position))
     body = _b64(_compact_json(fields).encode())
     mac = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
     return f"{body}.{mac}"
@@ -102,7 +111,11 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
             raise CursorInvalid("cursor signature does not match (altered, or from another vault)", field="cursor")
         fields = json.loads(_unb64(body))
         raw_kind, list_id, offset, raw_args = fields[:4]
-        items = _unpack(fields[4]) if len(fields) > 4 else None
+        extra = fields[4] if len(fields) > 4 else None
+        items = _unpack(extra) if isinstance(extra, str) else None
+        position = _position(extra) if isinstance(extra, list) else None
+        if extra is not None and items is None and position is None:
+            raise ValueError("unknown cursor payload")
     except CursorInvalid:
         raise
     except (ValueError, TypeError, IndexError) as exc:
@@ -116,7 +129,17 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
         )
     if not isinstance(offset, int) or offset < 0:
         raise CursorInvalid("cursor is malformed", field="cursor")
-    return CursorState(raw_kind, list_id, offset, raw_args, items)
+    return CursorState(raw_kind, list_id, offset, raw_args, items, position)
+
+
+def _position(raw: list[Any]) -> tuple[str, int, str]:
+    """A keyset position (created_at, seq, id), checked field by field."""
+    if len(raw) != 3:
+        raise ValueError("a position has three fields")
+    moment, seq, node_id = raw
+    if not isinstance(moment, str) or not isinstance(node_id, str) or not isinstance(seq, int) or seq < 0:
+        raise ValueError("a position is (created_at, seq, id)")
+    return moment, seq, node_id
 
 
 def resume(session: Session, secret: bytes, token: str, kind: str, args: str) -> tuple[int, str | None, list[str]]:

@@ -10,7 +10,7 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service.graph import MAX_HOPS, edge_type_of, strongest_path
 from kaeru.service.mutation import normalise_initiative
-from kaeru.service.outcomes import Change, Coverage, StateOutcome, TrailEntry, TrailOutcome
+from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
@@ -18,6 +18,11 @@ from kaeru.storage.base import Initiative, Session
 
 TRAIL_KINDS = ("history", "provenance", "path", "neighbours", "chain")
 MAX_PROVENANCE_DEPTH = 32
+#: Ancestors deeper than MAX_PROVENANCE_DEPTH are counted (not shown) up to this many nodes.
+PROVENANCE_COUNT = 10_000
+#: current_state shows at most this many predecessors; the rest are counted up to PREDECESSOR_COUNT.
+MAX_PREDECESSORS = 256
+PREDECESSOR_COUNT = 10_000
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 
 
@@ -85,20 +90,25 @@ def _history(session: Session, node: Node) -> list[TrailEntry]:
     return entries
 
 
-def _provenance(session: Session, node: Node) -> list[TrailEntry]:
+def _provenance(session: Session, node: Node) -> tuple[list[TrailEntry], int]:
+    """The ancestors within `MAX_PROVENANCE_DEPTH`, and how many lie deeper (counted up to
+    `PROVENANCE_COUNT`, not shown)."""
     entries: list[TrailEntry] = []
     seen = {node.id}
+    deeper = 0
     queue: deque[tuple[str, int]] = deque([(node.id, 0)])
-    while queue:
+    while queue and len(seen) <= PROVENANCE_COUNT:
         here, depth = queue.popleft()
-        if depth >= MAX_PROVENANCE_DEPTH:
-            continue
         edges = [e for e in session.live_edges([here]) if e.src == here and e.edge_type == EdgeType.DERIVED_FROM]
         sources = session.nodes_by_ids([e.dst for e in edges])
         for edge in edges:
             if edge.dst in seen or edge.dst not in sources:
                 continue
             seen.add(edge.dst)
+            queue.append((edge.dst, depth + 1))
+            if depth >= MAX_PROVENANCE_DEPTH:
+                deeper += 1
+                continue
             entries.append(
                 TrailEntry(
                     kind="ancestor",
@@ -107,8 +117,7 @@ def _provenance(session: Session, node: Node) -> list[TrailEntry]:
                     edge=edge,
                 )
             )
-            queue.append((edge.dst, depth + 1))
-    return entries
+    return entries, deeper
 
 
 def _neighbours(session: Session, node: Node, edge_types: set[EdgeType] | None, scope: set[int]) -> list[TrailEntry]:
@@ -148,7 +157,10 @@ def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
         if kind == "history":
             entries = _history(session, node)
         elif kind == "provenance":
-            entries = _provenance(session, node)
+            entries, deeper = _provenance(session, node)
+            if deeper:
+                coverage.omitted.append(Omission("entries", deeper, "limit"))
+                coverage.complete = False
         elif kind == "neighbours":
             entries = _neighbours(session, node, edge_types, set(node.initiatives))
         elif kind == "path":
@@ -282,21 +294,25 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
     predecessors = []
     back = [here.node.id]
     seen = {here.node.id}
-    while back:
+    beyond = 0  # predecessors past MAX_PREDECESSORS: counted, not shown
+    while back and len(seen) <= PREDECESSOR_COUNT:
         current_id = back.pop(0)
         edges = session.edges_at([current_id], moment) if moment else session.live_edges([current_id])
         for edge in edges:
             if edge.src == current_id and edge.edge_type == EdgeType.SUPERSEDES and edge.dst not in seen:
                 seen.add(edge.dst)
                 back.append(edge.dst)
+                if len(seen) > MAX_PREDECESSORS + 1:
+                    beyond += 1
+                    continue
                 view = _view_at(session, edge.dst, moment)
                 if view is not None:
                     predecessors.append(view)
                 if edge not in deciding:
                     deciding.append(edge)
-        if len(seen) > 256:
-            coverage.complete = False
-            break
+    if beyond:
+        coverage.omitted.append(Omission("predecessors", beyond, "limit"))
+        coverage.complete = False
     refuting = [
         e
         for e in (session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id]))

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
+from kaeru.domain.budget import allocate, cut
 from kaeru.domain.currentness import decide
-from kaeru.domain.model import RULE_TAG, Layer, Node, NodeType
+from kaeru.domain.model import RULE_TAG, Currentness, EdgeType, Layer, Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, manual_tags, stem, tokens
 from kaeru.domain.timefmt import date_windows
@@ -146,6 +147,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
     if (args.get("explain") or args.get("multi_hop")) and not query:
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
     key = cursors.args_key(args)
+    history = intent == Intent.EXPLORE_HISTORY
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, args.get("initiatives"))
         scope_ids = [s.id for s in scopes]
@@ -175,22 +177,43 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         else:
             fusion = _Fusion(plan)
             pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
-            ordered = _rank(session, fusion, pool, plan)
+            ordered, beyond_window = _rank(session, fusion, pool, plan)
+            if beyond_window:
+                coverage.omitted.append(Omission("hits", beyond_window, "window"))
+                coverage.complete = False
+            if history:
+                ordered, beyond_history = _history_keys(session, fusion, ordered, scope_ids, bool(query))
+                if beyond_history:
+                    coverage.omitted.append(Omission("hits", beyond_history, "window"))
+                    coverage.complete = False
             if args.get("explain"):
                 explain = {
-                    i: {k: round(v, 6) for k, v in fusion.scores.get(i, {}).items()} for i in ordered[: offset + limit]
+                    i: {k: round(v, 6) for k, v in fusion.scores.get(i, {}).items()}
+                    for i in (_key_id(k) for k in ordered[: offset + limit])
                 }
         page_ids = ordered[offset : offset + limit]
-        nodes = session.nodes_by_ids(page_ids)
-        live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
-        views, truncated = budgeted_views(
-            session, live, max(512, token_budget * CHARS_PER_TOKEN), {s.id: s.name for s in scopes}
-        )
+        chars = max(512, token_budget * CHARS_PER_TOKEN)
+        live: list[Node]
+        if history:
+            live = _history_revisions(session, page_ids)
+            views, truncated = _revision_views(session, live, chars, {s.id: s.name for s in scopes})
+        else:
+            nodes = session.nodes_by_ids(page_ids)
+            live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
+            views, truncated = budgeted_views(session, live, chars, {s.id: s.name for s in scopes})
+        vanished = len(page_ids) - len(live)
+        if vanished:
+            # Forgotten since the first page was ranked.
+            coverage.omitted.append(Omission("hits", vanished, "retracted"))
         if len(views) < len(live):
             coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
             coverage.complete = False
         if truncated:
             issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
+        beyond = len(ordered) - (offset + len(page_ids))
+        if beyond > 0:
+            # Past this page's `limit`: the continuation's next pages hold them.
+            coverage.omitted.append(Omission("hits", beyond, "limit"))
         next_offset = offset + len(page_ids) - (len(live) - len(views))
         if next_offset < len(ordered) and not secret:
             secret = session.vault_secret()
@@ -209,6 +232,8 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             "why": "recall shows excerpts; read returns a node in full",
             "calls": [
                 {"initiative": v.initiatives[0] if v.initiatives else scopes[0].name, "node": {"id": v.node.id}}
+                # explore_history: the revision as it was recorded.
+                | ({"at": v.node.recorded_at} if history else {})
                 for v in views
             ],
         }
@@ -495,8 +520,9 @@ def _proximity(fusion: _Fusion, pool: dict[str, Node], stems: list[str], idf: di
         fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)
 
 
-def _rank(session: Session, fusion: _Fusion, pool: dict[str, Node], plan: Plan) -> list[str]:
-    """Final order: fused score × priors, with recency/layer nudges and currentness applied."""
+def _rank(session: Session, fusion: _Fusion, pool: dict[str, Node], plan: Plan) -> tuple[list[str], int]:
+    """Final order: fused score × priors, with recency/layer nudges and currentness applied; the
+    first `WINDOW` ids, and how many ranked candidates fell beyond them."""
     ids = [i for i in fusion.scores if i in pool and not pool[i].retracted and pool[i].node_type != NodeType.BOARD]
     verdicts = session.verdicts_against(ids)
     by_age = sorted(ids, key=lambda i: -pool[i].seq)
@@ -528,7 +554,111 @@ def _rank(session: Session, fusion: _Fusion, pool: dict[str, Node], plan: Plan) 
                 round(math.log(plan.noncurrent_factor), 6) if plan.noncurrent_factor != 1.0 else 0.0
             )
         final[node_id] = score
-    return sorted(final, key=lambda i: (-final[i], -pool[i].seq))[:WINDOW]
+    ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
+    return ranked[:WINDOW], len(ranked) - len(ranked[:WINDOW])
+
+
+#: explore_history: how many matched nodes have their history listed, how many nodes at most once
+#: their supersession chains are added, and how many revisions the listing holds at most.
+HISTORY_NODES = 20
+HISTORY_CHAIN = 64
+HISTORY_REVISIONS = 1000
+#: The channels that match the query itself (not neighbours of a match, not priors).
+DIRECT_CHANNELS = frozenset({"lexical", "literal", "name", "semantic", "proximity", "feedback", "date"})
+
+
+def _key_id(key: str) -> str:
+    """The node id of a listing key (`id` or, for explore_history, `id/rev_no`)."""
+    return key.split("/", 1)[0]
+
+
+def _history_keys(
+    session: Session, fusion: _Fusion, ranked: list[str], scope_ids: list[int], has_query: bool
+) -> tuple[list[str], int]:
+    """explore_history's listing: every revision (`id/rev_no`) of the matched nodes and of their
+    supersession chains, oldest first; and how many revisions fell beyond `HISTORY_REVISIONS`.
+
+    Matched: with a query, the best `HISTORY_NODES` ranked nodes that a direct channel found (the
+    query's words, name or meaning — not a temporal or graph neighbour); without one, the plan's
+    best. Then, breadth first, every node a `supersedes` edge (live or since removed) links to them,
+    in either direction, while it belongs to a searched initiative — forgotten predecessors included.
+    """
+    if has_query:
+        ranked = [i for i in ranked if DIRECT_CHANNELS & set(fusion.scores.get(i, {}))]
+    members = list(ranked[:HISTORY_NODES])
+    known = set(members)
+    frontier = list(members)
+    scope = set(scope_ids)
+    while frontier and len(members) < HISTORY_CHAIN:
+        linked = [
+            other
+            for edge in session.edge_log(frontier)
+            if edge.edge_type == EdgeType.SUPERSEDES
+            for other in (edge.src, edge.dst)
+            if other not in known
+        ]
+        found = session.nodes_by_ids(list(dict.fromkeys(linked)))
+        frontier = []
+        for node_id in dict.fromkeys(linked):
+            node = found.get(node_id)
+            known.add(node_id)
+            if node is not None and scope & set(node.initiatives) and len(members) < HISTORY_CHAIN:
+                members.append(node_id)
+                frontier.append(node_id)
+    revisions = [entry.node for node_id in members for entry in session.revision_log(node_id)]
+    revisions.sort(key=lambda n: (n.recorded_at, n.id, n.rev_no))
+    keys = [f"{n.id}/{n.rev_no}" for n in revisions]
+    return keys[:HISTORY_REVISIONS], max(0, len(keys) - HISTORY_REVISIONS)
+
+
+def _history_revisions(session: Session, keys: list[str]) -> list[Node]:
+    """The stored revisions a page of explore_history keys names, in the page's order."""
+    wanted = [(k.split("/", 1)[0], int(k.split("/", 1)[1])) for k in keys]
+    logs = {
+        node_id: {e.node.rev_no: e.node for e in session.revision_log(node_id)}
+        for node_id in dict.fromkeys(i for i, _ in wanted)
+    }
+    return [logs[i][r] for i, r in wanted if r in logs[i]]
+
+
+def _revision_views(
+    session: Session, revisions: list[Node], budget: int, names: dict[int, str]
+) -> tuple[list[NodeView], int]:
+    """Views of the leading `revisions` that fit `budget` characters, each marked: its own revision
+    and recorded_at, and its currentness — that of its node for the node's latest revision, and
+    `superseded` (by its node's next revision) for an earlier one that would otherwise read current.
+    """
+    granted = allocate([len(n.description or "") + len(n.body or "") for n in revisions], budget) or []
+    shown = revisions[: len(granted)]
+    ids = list(dict.fromkeys(n.id for n in shown))
+    latest = session.nodes_by_ids(ids)
+    verdicts = session.verdicts_against(ids)
+    views: list[NodeView] = []
+    truncated = 0
+    for revision, grant in zip(shown, granted, strict=True):
+        description, body = revision.description or "", revision.body or ""
+        room = grant if not body else max(grant // 2, grant - len(body))
+        described = cut(description, 0, min(len(description), room))
+        cut_body = cut(body, 0, max(grant - len(described.text), 0))
+        truncated += described.truncated or cut_body.truncated
+        currentness, successors = decide(
+            revision.node_type, revision.status, revision.retracted, verdicts.get(revision.id, [])
+        )
+        newest = latest.get(revision.id)
+        if newest is not None and revision.rev_no < newest.rev_no and currentness == Currentness.CURRENT:
+            currentness = Currentness.SUPERSEDED
+        views.append(
+            NodeView(
+                node=revision.evolve(description=described.text) if described.truncated else revision,
+                initiatives=sorted(names[i] for i in revision.initiatives if i in names),
+                currentness=currentness,
+                successors=successors,
+                body=cut_body.text if revision.body is not None else None,
+                body_range=cut_body if cut_body.truncated else None,
+                description_range=described if described.truncated else None,
+            )
+        )
+    return views, truncated
 
 
 __all__ = ["Intent", "RecallOutcome", "channel_names", "recall"]

@@ -19,6 +19,8 @@ from kaeru.storage.base import SearchQuery
 
 SETTLE_AGE = timedelta(days=14)
 LIMIT = 25
+#: How many orphans and dangling edges are read, so that what is past LIMIT is counted exactly.
+SCAN = 5000
 
 
 @dataclass
@@ -58,7 +60,7 @@ def reflect(rt: Runtime, args: dict[str, Any]) -> ReflectOutcome:
         if scope is None:
             raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
         base = {"initiative": scope.name}
-        nodes = session.nodes_by_ids(session.orphans([scope.id], 200))
+        nodes = session.nodes_by_ids(session.orphans([scope.id], SCAN))
         for node in nodes.values():
             if node.node_type in (NodeType.CHAIN, NodeType.EPISODE) and "kind:hygiene" in node.tags:
                 continue
@@ -159,7 +161,7 @@ def reflect(rt: Runtime, args: dict[str, Any]) -> ReflectOutcome:
                     node.id,
                     node.name,
                 )
-        for edge in session.dangling_edges([scope.id], 100):
+        for edge in session.dangling_edges([scope.id], SCAN):
             add(
                 "dangling_reference",
                 f"{edge.edge_type.value} edge {edge.src} → {edge.dst} points at a forgotten node",

@@ -149,6 +149,10 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             coverage.omitted.append(Omission("hits", len(live) - len(shown), "budget"))
         if vanished:
             coverage.omitted.append(Omission("hits", vanished, "retracted"))
+        beyond = len(items) - (offset + len(page_ids))
+        if beyond > 0:
+            # Past this page's `limit`: the continuation's next pages hold them.
+            coverage.omitted.append(Omission("hits", beyond, "limit"))
         if current == "preferred":
             issues.extend(_supersession_issues(session, shown, marked, scopes))
         if truncated:

@@ -1,29 +1,41 @@
-"""`timeline`: nodes in time order around an anchor, around the best match of a query, or in a window."""
+"""`timeline`: nodes in time order around an anchor, around the best match of a query, or in a window.
+
+A walk pages forward in (created_at, seq) order, both fixed for a node's whole life: the cursor
+carries the last shown item's position (signed, see `cursors`), and the next page starts strictly
+after it. Writes between pages therefore never repeat an item nor skip one that existed when the
+walk began (a node recorded later with an earlier `occurred_at` lands behind the walk and is not
+shown; a node forgotten meanwhile is simply absent).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from kaeru.domain.budget import allocate, cut
+from kaeru.domain.model import Node
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import fmt, parse_moment
-from kaeru.errors import InvalidArgument, NotFound
-from kaeru.service.outcomes import Coverage, Omission, ReadOutcome
+from kaeru.errors import CursorInvalid, InvalidArgument, NotFound
+from kaeru.service import cursors
+from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
 from kaeru.service.views import build_views
-from kaeru.storage.base import SearchQuery
+from kaeru.storage.base import SearchQuery, Session
 
 DEFAULT_SPAN = 5
 DEFAULT_BUDGET = 8000
+DEFAULT_LIMIT = 20
+#: How many ids a page reads ahead (ids only) to count exactly what it leaves for later pages.
+COUNT_WINDOW = 100_000
 
 
 def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
-    """The nodes and the anchor's id (None for a window)."""
+    """One page of the walk and the anchor's id (None for a window, and on a cursor's pages)."""
     before = int(args.get("before", DEFAULT_SPAN))
     after = int(args.get("after", DEFAULT_SPAN))
-    limit = int(args.get("limit", 20))
+    limit = int(args.get("limit", DEFAULT_LIMIT))
     budget = int(args.get("budget_chars", DEFAULT_BUDGET))
     moments = {}
     for key in ("since", "until"):
@@ -34,50 +46,103 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
                 raise InvalidArgument(f"{key}: {exc}", field=key) from exc
     if args.get("anchor") is not None and args.get("query") is not None:
         raise InvalidArgument("give anchor or query, not both", field="query")
+    since, until = moments.get("since"), moments.get("until")
+    key = cursors.args_key(args)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, args.get("initiatives"))
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes:
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues), None
         ids = [s.id for s in scopes]
-        anchor = None
-        if args.get("anchor") is not None:
-            anchor = resolve_node(session, args["anchor"], scopes[0], "anchor")
-        elif args.get("query") is not None:
-            tokens = query_tokens(str(args["query"]))
-            rows, _, _ = (
-                session.search(SearchQuery(initiative_ids=ids, tokens=tokens[:256], window=1)) if tokens else ([], 0, 0)
-            )
-            if not rows:
-                raise NotFound("nothing matches the query to anchor the timeline on", field="query")
-            anchor = session.get_node(rows[0].id)
-        if anchor is not None:
-            found = session.timeline(
-                ids,
-                since=moments.get("since"),
-                until=moments.get("until"),
-                pivot=(anchor.created_at, anchor.seq),
-                before=before,
-                after=after,
-            )
+        secret = session.vault_secret() if args.get("cursor") else b""
+        anchor: Node | None = None
+        served = 0  # items shown by the walk's earlier pages
+        if args.get("cursor"):
+            # A later page: `limit` items strictly after the last one shown, whatever the first page's mode.
+            state = cursors.decode(secret, str(args["cursor"]), "timeline", key)
+            if state.position is None:
+                raise CursorInvalid("cursor is malformed", field="cursor")
+            served = state.offset
+            moment, seq, last = state.position
+            rest = session.timeline(ids, since=since, until=until, pivot=(moment, seq), before=0, after=COUNT_WINDOW)
+            if rest and rest[0] == last:
+                rest = rest[1:]
+            found, later = rest[:limit], rest[limit:]
         else:
-            found = session.timeline(
-                ids, since=moments.get("since"), until=moments.get("until"), pivot=None, before=0, after=limit + 1
-            )
-            if len(found) > limit:
-                coverage.omitted.append(Omission("timeline", len(found) - limit, "limit"))
-                coverage.complete = False
-                found = found[:limit]
+            anchor = _anchor(session, args, ids, scopes[0])
+            if anchor is None:
+                walk = session.timeline(ids, since=since, until=until, pivot=None, before=0, after=COUNT_WINDOW)
+                found, later = walk[:limit], walk[limit:]
+            else:
+                found, later, earlier = _around(session, ids, since, until, anchor, before, after)
+                if earlier:
+                    coverage.omitted.append(Omission("before", earlier, "limit"))
         nodes = session.nodes_by_ids(found)
         ordered = [nodes[i] for i in found if i in nodes]
         grants = allocate([len(n.body or "") for n in ordered], budget) or []
         shown = ordered[: len(grants)]
-        if len(shown) < len(ordered):
-            coverage.omitted.append(Omission("timeline", len(ordered) - len(shown), "budget"))
-            coverage.complete = False
+        deferred = len(ordered) - len(shown)
+        if deferred:
+            coverage.omitted.append(Omission("timeline", deferred, "budget"))
+        if later:
+            coverage.omitted.append(Omission("timeline", len(later), "limit"))
         bodies = {}
         for node, grant in zip(shown, grants, strict=True):
             piece = cut(node.body or "", 0, grant)
             bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
         views = build_views(session, shown, bodies=bodies, only_initiatives={s.id: s.name for s in scopes})
-    return ReadOutcome(hits=views, total=len(views), coverage=coverage, issues=issues), anchor.id if anchor else None
+        continuation = None
+        if shown and (deferred or later):
+            # Items deferred by the budget start the next page, so nothing is skipped.
+            if not secret:
+                secret = session.vault_secret()
+            end = shown[-1]
+            token = cursors.encode(
+                secret,
+                cursors.CursorState(
+                    "timeline", None, served + len(shown), key, position=(end.created_at, end.seq, end.id)
+                ),
+            )
+            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
+    if coverage.omitted:
+        coverage.complete = False
+    coverage.rules_complete = coverage.complete
+    total = served + len(ordered) + len(later)
+    outcome = ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
+    return outcome, anchor.id if anchor else None
+
+
+def _anchor(session: Session, args: dict[str, Any], ids: list[int], scope: Any) -> Node | None:
+    """The node named by `anchor`, or the best literal match of `query`, or None for a window."""
+    if args.get("anchor") is not None:
+        return resolve_node(session, args["anchor"], scope, "anchor")
+    if args.get("query") is None:
+        return None
+    tokens = query_tokens(str(args["query"]))
+    rows, _, _ = (
+        session.search(SearchQuery(initiative_ids=ids, tokens=tokens[:256], window=1)) if tokens else ([], 0, 0)
+    )
+    if not rows:
+        raise NotFound("nothing matches the query to anchor the timeline on", field="query")
+    return session.get_node(rows[0].id)
+
+
+def _around(
+    session: Session,
+    ids: list[int],
+    since: str | None,
+    until: str | None,
+    anchor: Node,
+    before: int,
+    after: int,
+) -> tuple[list[str], list[str], int]:
+    """The page around `anchor` (`before` items, the anchor's place, `after` items), the items after
+    the page (for later pages) and how many earlier items the page leaves out."""
+    pivot = (anchor.created_at, anchor.seq)
+    walk = session.timeline(ids, since=since, until=until, pivot=pivot, before=COUNT_WINDOW, after=COUNT_WINDOW)
+    # The storage returns the earlier items, then those from the pivot on: find where they meet.
+    head = session.timeline(ids, since=since, until=until, pivot=pivot, before=0, after=0)
+    split = walk.index(head[0]) if head and head[0] in walk else len(walk)
+    earlier, rest = walk[:split], walk[split:]
+    shown_before = earlier[max(0, len(earlier) - before) :]
+    return shown_before + rest[: after + 1], rest[after + 1 :], len(earlier) - len(shown_before)

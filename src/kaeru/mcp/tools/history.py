@@ -13,7 +13,7 @@ TRAIL = """Follow how a node came to be and what it connects to.
 What it does, by `kind`: `history` — every revision (with the fields that changed before → \
 after, the actor and request_id) and every edge added, reweighted or removed, in recorded order \
 (works for forgotten nodes named by id); `provenance` — the derived_from ancestors, breadth \
-first, cycle-safe; `path` — the strongest weighted directed path to `to` (cost 1 − weight per \
+first, cycle-safe, 32 levels deep (deeper ones counted in `coverage.omitted`, reason limit); `path` — the strongest weighted directed path to `to` (cost 1 − weight per \
 hop, inside `initiative`); `neighbours` — one hop in both directions (optionally only \
 `edge_types`); `chain` — the steps of a saved chain node.
 Changes nothing (read-only).
@@ -26,7 +26,8 @@ CURRENT_STATE = """Ask what is true now (or at `as_of`): who holds a slot, or wh
 
 What it does: for a `slot`, the holder, the earlier holders (newest first) and the supersedes \
 edges between them; for a `node`, follows live supersedes edges to the newest version and \
-returns it with its predecessors and the edges that decided it. `status` is current (answer in \
+returns it with its predecessors (at most 256; the rest counted in `coverage.omitted`, reason \
+limit) and the edges that decided it. `status` is current (answer in \
 `current`), no_current (released slot, forgotten or refuted end of chain), not_found, ambiguous \
 (the name matches several nodes: ids in `candidates`), or conflict (two live successors: ids in \
 `candidates`).

@@ -21,7 +21,8 @@ Use it when you know the words; use `read` to open one node in full (search bodi
 `budget_chars`).
 Returns SearchData {hits: NodeData[], total}: each hit with id, revision (for `expected_revision`), \
 type, tier, layer, currentness, successors, tags, the scopes it matched in `initiatives`, and a \
-body excerpt with `body_range` when cut. `coverage` says what was left out and why; \
+body excerpt with `body_range` when cut. `coverage.omitted` says what was left out and why \
+(`limit`: the hits after this page); \
 `continuation.next_arguments` is the exact call for the next page (stable while others write)."""
 
 READ = """Open one node in full: its whole record now, or exactly as it was at a past moment.

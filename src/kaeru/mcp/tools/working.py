@@ -43,10 +43,15 @@ TIMELINE = """See what happened in order: around a node, around the best match o
 What it does: lists live nodes of `initiatives` in time order (when they happened — `occurred_at` \
 — then when they were recorded): `before` items preceding and `after` items following `anchor` \
 (or the best literal match of `query`), or the first `limit` items between `since` and `until`. \
-Conversations and work logs are sequences: the neighbours of a hit are often the context you need.
+Conversations and work logs are sequences: the neighbours of a hit are often the context you need. \
+Pages forward: when more follows, `continuation.next_arguments` is the exact call for the next \
+`limit` items after the last one shown (writes in between neither repeat nor skip an item); \
+`coverage.omitted` counts what the page left out (`timeline`: later items, reason limit or \
+budget; `before`: earlier items beyond `before`, reason limit). `total` counts the walk's items \
+(shown on earlier pages, on this page and still to come).
 Changes nothing (read-only).
 Use `search` to find by words, `trail history` for one node's own revisions.
-Returns {hits: NodeData[] oldest first, total, anchor: id or null}."""
+Returns {hits: NodeData[] oldest first, total, anchor: id or null (null on a cursor's pages)}."""
 
 REFLECT = """Get the maintenance work-list of an initiative, each item with the exact call that fixes it.
 
@@ -75,8 +80,16 @@ intent priors then favour rules and preferences (apply_preference), decisions an
 (explain_decision), outcomes and refuted claims (debug_failure), in-flight work (resume_work, \
 which also works without a query: slots, open tasks, hot and recent memory). Superseded and \
 refuted memory is demoted unless `include_superseded` or explore_history; `risk: high` returns \
-only current, non-refuted memory from the direct channels. `token_budget` is a hard cap (what \
-did not fit is in `coverage.omitted`). The plan and its hash are deterministic for the same \
+only current, non-refuted memory from the direct channels. explore_history answers differently: \
+it takes the 20 best nodes the query itself matches (its words, name or meaning — not their \
+neighbours; without a query, the plan's best), adds the nodes linked to them by `supersedes` \
+edges in either direction (forgotten predecessors too, within the searched initiatives, 64 nodes \
+at most), and lists every revision of each — one hit per revision, oldest first by recorded_at, \
+each with its own `revision`, `recorded_at` and `currentness` (an earlier revision of a node that \
+is current now reads `superseded`); its `next_step` reads each revision `at` its moment. \
+`token_budget` is a hard cap and `limit` the page size: what a page leaves out is counted in \
+`coverage.omitted` (reason budget, limit or window) and `continuation.next_arguments` is the exact \
+call for the next page. The plan and its hash are deterministic for the same \
 inputs and vault state; `explain` adds each hit's per-channel scores.
 Changes nothing (read-only).
 Use `search` when you know the exact words (literal, filterable); `read` for one node in full — \

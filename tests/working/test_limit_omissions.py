@@ -1,0 +1,115 @@
+"""A page or section cut by a limit names what it left out: `{section, count, reason: "limit"}` in
+`coverage.omitted`, with the exact count — in every read tool that can cut by a limit (`timeline`
+has its own tests in test_timeline_paging)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from kaeru.mcp.server import build_server
+from kaeru.service import Service
+from tests.working.conftest import Call
+
+
+def _limit(envelope: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(o["section"], o["count"]) for o in envelope["coverage"]["omitted"] if o["reason"] == "limit"]
+
+
+def _checked(service: Service, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    registry = build_server(service).registry
+    envelope = registry.run(tool, args)
+    assert envelope["state"] == "ok", envelope["issues"]
+    problems = list(Draft202012Validator(registry.specs[tool].output_schema).iter_errors(envelope))
+    assert not problems, problems[0].message
+    return envelope
+
+
+def test_search_counts_the_hits_past_the_page(call: Call, timed: Service) -> None:
+    for i in range(12):
+        call("note", initiative="s", text=f"the flaky integration test number {i}")
+    first = _checked(timed, "search", {"initiatives": ["s"], "text": "flaky", "limit": 5})
+    assert first["data"]["total"] == 12 and len(first["data"]["hits"]) == 5
+    assert _limit(first) == [("hits", 7)]
+    assert first["coverage"]["complete"] is False
+    second = _checked(timed, "search", first["continuation"]["next_arguments"])
+    assert _limit(second) == [("hits", 2)]
+    last = _checked(timed, "search", second["continuation"]["next_arguments"])
+    assert len(last["data"]["hits"]) == 2
+    assert _limit(last) == [] and last["continuation"] is None
+
+
+def test_recall_counts_the_hits_past_the_page(call: Call, timed: Service) -> None:
+    for i in range(12):
+        call("note", initiative="r", text=f"the webhook retry policy variant {i}")
+    first = _checked(timed, "recall", {"initiatives": ["r"], "query": "webhook retry policy", "limit": 4})
+    total = first["data"]["total"]
+    assert total >= 12
+    assert _limit(first) == [("hits", total - 4)]
+    seen = [h["id"] for h in first["data"]["hits"]]
+    page = first
+    while page["continuation"] is not None:
+        page = _checked(timed, "recall", page["continuation"]["next_arguments"])
+        seen += [h["id"] for h in page["data"]["hits"]]
+        assert _limit(page) == ([("hits", total - len(seen))] if len(seen) < total else [])
+    assert len(seen) == total == len(set(seen))
+
+
+def test_context_counts_what_its_section_caps_leave_out(call: Call) -> None:
+    made = [call("note", initiative="c", text=f"work log entry {i}")["data"]["primary"]["id"] for i in range(32)]
+    envelope = call("context", initiative="c", budget_chars=64000)
+    shown = {item["id"] for s in envelope["data"]["sections"] for item in s["items"]}
+    left_out = set(made) - shown
+    assert left_out, "32 warm notes do not fit warm (15) and recent (10)"
+    # Every note is operational and warm: the ones left out are left out of both sections.
+    assert sorted(_limit(envelope)) == [("recent", len(left_out)), ("warm", len(left_out))]
+    assert envelope["coverage"]["complete"] is False
+
+
+def test_context_a_node_a_cap_leaves_out_but_a_later_section_shows_is_not_counted(call: Call) -> None:
+    made = [call("note", initiative="d", text=f"entry {i}")["data"]["primary"]["id"] for i in range(20)]
+    envelope = call("context", initiative="d", budget_chars=64000)
+    shown = {item["id"] for s in envelope["data"]["sections"] for item in s["items"]}
+    assert shown == set(made), "warm shows 15, recent the other 5"
+    assert _limit(envelope) == []
+    assert envelope["coverage"]["omitted"] == []
+
+
+def test_reflect_counts_every_item_past_its_limit(call: Call, timed: Service) -> None:
+    for i in range(31):
+        call("note", initiative="f", text=f"an orphaned thought {i}")
+    envelope = _checked(timed, "reflect", {"initiative": "f"})
+    assert envelope["data"]["counts"]["orphan"] == 31
+    assert len([i for i in envelope["data"]["items"] if i["kind"] == "orphan"]) == 25
+    assert ("orphan", 6) in _limit(envelope)
+    assert envelope["coverage"]["complete"] is False
+
+
+def _chain(call: Call, initiative: str, length: int, edge_type: str) -> list[str]:
+    """`length` notes, each linked to the next by `edge_type` (newest first for supersedes)."""
+    made = [call("note", initiative=initiative, text=f"link {i}")["data"]["primary"]["id"] for i in range(length)]
+    for src, dst in pairwise(made):
+        linked = call(
+            "link", initiative=initiative, **{"from": {"id": src}, "to": {"id": dst}}, edge_type=edge_type, weight=1.0
+        )
+        assert linked["state"] == "applied", linked["issues"]
+    return made
+
+
+def test_trail_provenance_counts_the_ancestors_past_its_depth(call: Call, timed: Service) -> None:
+    made = _chain(call, "p", 36, "derived_from")
+    envelope = _checked(timed, "trail", {"initiative": "p", "node": {"id": made[0]}, "kind": "provenance"})
+    assert [e["node"]["id"] for e in envelope["data"]["entries"]] == made[1:33]
+    assert _limit(envelope) == [("entries", 3)]
+    assert envelope["coverage"]["complete"] is False
+
+
+def test_current_state_counts_the_predecessors_past_its_cap(call: Call, timed: Service) -> None:
+    made = _chain(call, "q", 260, "supersedes")
+    envelope = _checked(timed, "current_state", {"initiative": "q", "node": {"id": made[0]}})
+    assert envelope["data"]["status"] == "current"
+    assert len(envelope["data"]["predecessors"]) == 256
+    assert _limit(envelope) == [("predecessors", 3)]
+    assert envelope["coverage"]["complete"] is False

@@ -1,0 +1,118 @@
+"""`timeline` pages: a signed keyset cursor, `continuation.next_arguments`, and every item left out
+named in `coverage.omitted` — stable while the vault is written between pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.working.conftest import Call, Clock
+
+
+def _ids(envelope: dict[str, Any]) -> list[str]:
+    return [hit["id"] for hit in envelope["data"]["hits"]]
+
+
+def _note(call: Call, text: str, **extra: Any) -> str:
+    envelope = call("note", initiative="t", text=text, **extra)
+    node_id: str = envelope["data"]["primary"]["id"]
+    return node_id
+
+
+def test_a_window_pages_through_every_item_once_with_writes_between_pages(call: Call, clock: Clock) -> None:
+    made = [_note(call, f"step {i} of the migration") for i in range(23)]
+    first = call("timeline", initiatives=["t"], limit=5)
+    assert first["state"] == "ok"
+    assert _ids(first) == made[:5]
+    assert first["data"]["total"] == 23
+    assert first["coverage"]["complete"] is False
+    assert first["coverage"]["omitted"] == [{"section": "timeline", "count": 18, "reason": "limit"}]
+    assert first["continuation"]["next_arguments"]["cursor"] == first["continuation"]["cursor"]
+
+    seen = _ids(first)
+    page = first
+    forgotten = made[12]
+    added: list[str] = []
+    rounds = 0
+    while page["continuation"] is not None:
+        rounds += 1
+        # Writes between pages: a new node (later in time), a revision and a forget of unseen ones,
+        # and a node back-dated before the walk's position.
+        clock.advance(seconds=1)
+        added.append(_note(call, f"late note {rounds}"))
+        revised = call("revise", initiative="t", node=made[-1], patch={"description": f"revised {rounds}"})
+        assert revised["state"] == "applied", revised["issues"]
+        if rounds == 1:
+            assert call("forget", initiative="t", node={"id": forgotten}, reason="test")["state"] == "applied"
+            _note(call, "back-dated memory", occurred_at="2020-01-01")
+        page = call("timeline", **page["continuation"]["next_arguments"])
+        assert page["state"] == "ok", page["issues"]
+        seen += _ids(page)
+        limit_cut = [o for o in page["coverage"]["omitted"] if o["reason"] == "limit"]
+        if page["continuation"] is None:
+            assert page["coverage"]["omitted"] == []
+            assert page["coverage"]["complete"] is True
+        else:
+            assert len(_ids(page)) == 5
+            assert limit_cut and limit_cut[0]["section"] == "timeline" and limit_cut[0]["count"] > 0
+        assert rounds < 20, "the walk must end"
+    assert len(seen) == len(set(seen)), "no item is shown twice"
+    expected = [i for i in made if i != forgotten]
+    assert [i for i in seen if i in made] == expected, "every item that existed at the first page, in order"
+    assert set(seen) - set(made) <= set(added)
+
+
+def test_the_last_page_counts_exactly_what_is_left(call: Call) -> None:
+    made = [_note(call, f"entry {i}") for i in range(7)]
+    first = call("timeline", initiatives=["t"], limit=3)
+    second = call("timeline", **first["continuation"]["next_arguments"])
+    assert _ids(second) == made[3:6]
+    assert second["coverage"]["omitted"] == [{"section": "timeline", "count": 1, "reason": "limit"}]
+    assert second["data"]["total"] == 7
+    third = call("timeline", **second["continuation"]["next_arguments"])
+    assert _ids(third) == made[6:]
+    assert third["continuation"] is None and third["coverage"]["omitted"] == []
+
+
+def test_an_anchored_timeline_names_what_it_left_out_and_pages_forward(call: Call) -> None:
+    made = [_note(call, f"event {i}") for i in range(15)]
+    page = call("timeline", initiatives=["t"], anchor={"id": made[6]}, before=2, after=3)
+    assert page["data"]["anchor"] == made[6]
+    assert _ids(page) == made[4:10]
+    omitted = page["coverage"]["omitted"]
+    assert {"section": "before", "count": 4, "reason": "limit"} in omitted
+    assert {"section": "timeline", "count": 5, "reason": "limit"} in omitted
+    assert page["coverage"]["complete"] is False
+    rest = call("timeline", **page["continuation"]["next_arguments"])
+    assert _ids(rest) == made[10:]
+    assert rest["continuation"] is None
+
+
+def test_a_budget_cut_defers_to_the_next_page_without_skipping(call: Call) -> None:
+    made = [_note(call, f"long {i} " + "words " * 200) for i in range(20)]
+    page = call("timeline", initiatives=["t"], limit=20, budget_chars=512)
+    shown = _ids(page)
+    assert 0 < len(shown) < 20
+    assert {"section": "timeline", "count": 20 - len(shown), "reason": "budget"} in page["coverage"]["omitted"]
+    seen = list(shown)
+    while page["continuation"] is not None:
+        page = call("timeline", **page["continuation"]["next_arguments"])
+        seen += _ids(page)
+    assert seen == made
+
+
+def test_a_tampered_or_misapplied_cursor_is_refused(call: Call) -> None:
+    for i in range(4):
+        _note(call, f"item {i}")
+    first = call("timeline", initiatives=["t"], limit=2)
+    token = first["continuation"]["cursor"]
+    body, mac = token.split(".", 1)
+    forged = body[:-2] + ("AA" if body[-2:] != "AA" else "BB") + "." + mac
+    for args in (
+        {**first["continuation"]["next_arguments"], "cursor": forged},
+        {**first["continuation"]["next_arguments"], "limit": 3},  # made for other arguments
+        {"initiatives": ["t"], "text": "item", "cursor": token},  # another tool's call
+    ):
+        tool = "search" if "text" in args else "timeline"
+        refused = call(tool, **args)
+        assert refused["state"] == "rejected"
+        assert refused["issues"][0]["code"] == "cursor_invalid"
