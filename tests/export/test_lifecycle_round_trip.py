@@ -257,3 +257,56 @@ def test_round_trip_after_any_lifecycle(backend: str, tmp_path_factory: pytest.T
         for step in steps:
             _apply(w, step)
         assert_round_trip(w, spec, service, tmp_path)
+
+
+# --- a vault merged before initiative histories were kept ---------------------------------------------
+
+
+def _forget_histories(spec: VaultSpec) -> None:
+    """Put the vault back as it was before the initiative-history migration (009 / PostgreSQL 004)."""
+    statements = (
+        "DROP TABLE initiative_names",
+        "DROP TABLE initiative_ends",
+        "DELETE FROM schema_migrations WHERE name = 'initiative_history'",
+    )
+    if spec.backend == "sqlite":
+        import apsw
+
+        conn = apsw.Connection(str(spec.settings().sqlite_path))
+        for sql in statements:
+            conn.execute(sql)
+        conn.close()
+    else:
+        import psycopg
+
+        assert spec.database_url is not None
+        with psycopg.connect(spec.database_url, autocommit=True) as pg:
+            for sql in statements:
+                pg.execute(sql)
+
+
+def test_a_vault_merged_before_the_migration_exports_without_phantoms(backend: str, tmp_path: Path) -> None:
+    spec = new_vault(backend, tmp_path)
+    clock = Clock()
+    try:
+        store = open_store(spec.settings())
+        w = World(build_server(Service(store, spec.settings(), clock=clock)).registry.run, clock)
+        kept = w.note("alpha", slot="handoff")
+        moved = w.note("beta", slot="handoff")  # beta has the highest internal number
+        w.merge("beta", "alpha")
+        store.close()
+        _forget_histories(spec)
+
+        store = open_store(spec.settings())  # the migration runs again, on the old data
+        service = Service(store, spec.settings(), clock=clock)
+        w.run = build_server(service).registry.run
+        w.note("delta")  # must not get the merged initiative's number
+        before = w.run("read", {"initiative": "alpha", "node": moved, "at": w.moments[1]})["data"]["hits"][0]
+        assert before["initiatives"] == [] and before["metadata_is_current"] is False
+        old = w.run("read", {"initiative": "alpha", "node": kept, "at": w.moments[1]})["data"]["hits"][0]
+        assert old["initiatives"] == ["alpha"] and old["metadata_is_current"] is True
+        assert [i["name"] for i in w.run("initiatives", {})["data"]["initiatives"]] == ["delta", "alpha"]
+        assert_round_trip(w, spec, service, tmp_path)
+        store.close()
+    finally:
+        drop_vault(spec)

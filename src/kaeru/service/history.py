@@ -42,7 +42,7 @@ def _diff(before: Node | None, after: Node, session: Session) -> list[Change]:
 
 def _member_names(session: Session, node: Node) -> list[str]:
     names, _ = names_as_of(session, node.initiatives, node.recorded_at)
-    return sorted(names.get(i, f"#{i}") for i in node.initiatives)
+    return sorted(names[i] for i in node.initiatives if i in names)  # a name never recorded is not shown
 
 
 def _plain(value: Any) -> Any:
