@@ -40,6 +40,7 @@ class World:
     live: list[str] = field(default_factory=list)
     nodes: dict[str, str] = field(default_factory=dict)  # id → an initiative it was written in
     moments: list[str] = field(default_factory=list)
+    ended: list[str] = field(default_factory=list)  # names of initiatives merged away or deleted
     fresh: int = 0
 
     def ok(self, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -76,10 +77,12 @@ class World:
     def merge(self, subject: str, target: str) -> None:
         self.ok("initiative", {"initiative": subject, "action": "merge", "to": target})
         self.live.remove(subject)
+        self.ended.append(subject)
 
     def delete(self, subject: str) -> None:
         self.ok("initiative", {"initiative": subject, "action": "delete"})
         self.live.remove(subject)
+        self.ended.append(subject)
 
     def forget(self, initiative: str, node: str) -> None:
         self.ok("forget", {"initiative": initiative, "node": node, "reason": "test"})
@@ -217,7 +220,9 @@ def test_round_trip_after_slot_take_handoff_release(backend: str, tmp_path: Path
 # --- random sequences -----------------------------------------------------------------------------
 
 STEP = st.tuples(
-    st.sampled_from(["note", "note", "rename", "merge", "delete", "forget", "take", "release", "attach"]),
+    st.sampled_from(
+        ["note", "note", "rename", "merge", "delete", "forget", "take", "release", "attach", "revise", "reuse"]
+    ),
     st.integers(0, 5),
     st.integers(0, 5),
 )
@@ -225,7 +230,12 @@ STEP = st.tuples(
 
 def _apply(w: World, step: tuple[str, int, int]) -> None:
     op, i, j = step
-    if not w.live or op == "note":
+    if op == "reuse" and w.ended:  # a new initiative under an ended one's name
+        name = w.ended[i % len(w.ended)]
+        if name not in w.live:
+            w.note(name)
+        return
+    if not w.live or op in ("note", "reuse"):
         w.note(w.live[i % len(w.live)] if w.live and i % 3 else w.new_name(), slot="handoff" if j % 4 == 0 else None)
         return
     subject = w.live[i % len(w.live)]
@@ -243,14 +253,17 @@ def _apply(w: World, step: tuple[str, int, int]) -> None:
         w.take(subject, members[j % len(members)])
     elif op == "release" and members:
         w.release(subject)
+    elif op == "revise" and members:
+        node = members[j % len(members)]
+        w.ok("revise", {"initiative": subject, "node": node, "patch": {"description": f"revised at step {j}"}})
     elif op == "attach" and others:
         theirs = w.members(others[j % len(others)])
         if theirs:
             w.ok("initiative", {"initiative": subject, "action": "attach", "node": theirs[0]})
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(STEP, min_size=2, max_size=9))
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEP, min_size=2, max_size=12))
 def test_round_trip_after_any_lifecycle(backend: str, tmp_path_factory: pytest.TempPathFactory, steps: Any) -> None:
     tmp_path = tmp_path_factory.mktemp("lifecycle")
     with world(backend, tmp_path) as (w, spec, service):

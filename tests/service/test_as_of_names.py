@@ -4,6 +4,7 @@ their moment, and `metadata_is_current` is true only when those names are known 
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,7 @@ def test_an_unknown_past_name_is_said_honestly(vault: VaultSpec, tmp_path: Path)
     root = tmp_path / "exports"
     root.mkdir()
     node = "019de2c4-2a80-7006-86cd-6e1b020bc555"
-    common = {
+    common: dict[str, Any] = {
         "kind": "node",
         "id": node,
         "node_type": "episode",
@@ -149,8 +150,6 @@ def test_an_unknown_past_name_is_said_honestly(vault: VaultSpec, tmp_path: Path)
         common
         | {"rev_no": 2, "revision": "2-b", "initiatives": ["beta"], "recorded_at": "2026-05-01T09:00:20.000000Z"},
     ]
-    import json
-
     (root / "v1.amg").write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     store = open_store(vault.settings())
     try:
