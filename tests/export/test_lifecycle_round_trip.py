@@ -323,3 +323,26 @@ def test_a_vault_merged_before_the_migration_exports_without_phantoms(backend: s
         store.close()
     finally:
         drop_vault(spec)
+
+
+def test_an_export_of_the_merge_target_alone_brings_no_phantom(backend: str, tmp_path: Path) -> None:
+    with world(backend, tmp_path) as (w, spec, service):
+        moved = w.note("alpha", slot="handoff")
+        w.note("beta")
+        w.note("gamma")
+        w.merge("alpha", "beta")
+        root = tmp_path / "exports"
+        archive.export(
+            service.store, replace(spec.settings(), export_root=root), {"path": "b.amg", "initiatives": ["beta"]}
+        )
+        other = new_vault(backend, tmp_path)
+        store = open_store(other.settings())
+        try:
+            archive.import_(store, replace(other.settings(), export_root=root), {"path": "b.amg"})
+            run = build_server(Service(store, other.settings(), clock=w.clock)).registry.run
+            assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == ["beta"]
+            then = run("read", {"initiative": "beta", "node": moved, "at": w.moments[0]})["data"]["hits"][0]
+            assert then["initiatives"] == ["alpha"] and then["metadata_is_current"] is True
+        finally:
+            store.close()
+            drop_vault(other)
