@@ -180,3 +180,30 @@ def revision_token(key: str, rev_no: int, recorded_at: str) -> str:
 
 #: The revision a slot reports before anyone ever took it, so `expected_slot_revision` can claim a free slot.
 FREE_SLOT_REVISION = "0"
+
+
+@dataclass(frozen=True, slots=True)
+class NameSpan:
+    """One name an initiative held, over recorded time `[valid_from, valid_to)` (`valid_to` None: still)."""
+
+    name: str
+    valid_from: str
+    valid_to: str | None = None
+
+
+def name_at(spans: tuple[NameSpan, ...] | list[NameSpan], at: str) -> tuple[str, bool] | None:
+    """The name an initiative had at `at`, and whether that is known exactly.
+
+    `spans` are the initiative's names in time order. Exact when a span covers `at`; otherwise the
+    name it last had before `at` (it had ended by then), or its first known name (`at` is before the
+    recorded history starts) — both not exact. None when no name is known at all.
+    """
+    if not spans:
+        return None
+    before: NameSpan | None = None
+    for span in spans:
+        if span.valid_from <= at and (span.valid_to is None or at < span.valid_to):
+            return span.name, True
+        if span.valid_from <= at:
+            before = span
+    return (before or spans[0]).name, False

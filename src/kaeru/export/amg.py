@@ -13,12 +13,19 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
+from kaeru.domain.model import Edge, EdgeType, Layer, NameSpan, Node, NodeType, Tier, Visibility
 from kaeru.domain.text import refusal_of_lone_surrogate
-from kaeru.storage.base import AuditRecord, Initiative, RevisionEntry, SlotState
+from kaeru.storage.base import AuditRecord, EndedInitiative, Initiative, RevisionEntry, SlotState
 
 FORMAT = "amg"
-VERSION = 1
+#: Version 2 adds initiatives' name histories and the initiatives merged away or deleted (see
+#: docs/amg.md); version 1 archives still import.
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
+
+#: How a record names an initiative: (name, None) for a live one, (last name, ended_at) for an
+#: initiative merged away or deleted — two ended initiatives (or one ended, one live) may share a name.
+InitiativeKey = tuple[str, str | None]
 KINDS = ("initiative", "node", "edge", "slot", "audit")
 
 
@@ -26,19 +33,40 @@ def dumps(record: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def initiative_record(initiative: Initiative) -> dict[str, Any]:
+def spans_record(spans: list[NameSpan]) -> list[dict[str, Any]]:
+    return [{"name": s.name, "from": s.valid_from, "to": s.valid_to} for s in spans]
+
+
+def spans_of(record: dict[str, Any]) -> list[NameSpan]:
+    return [NameSpan(s["name"], s["from"], s.get("to")) for s in record.get("names") or []]
+
+
+def initiative_record(initiative: Initiative, spans: list[NameSpan]) -> dict[str, Any]:
     return {
         "kind": "initiative",
         "name": initiative.name,
         "created_at": initiative.created_at,
         "last_activity": initiative.last_activity,
         "properties": initiative.properties,
+        "names": spans_record(spans),
     }
 
 
-def node_record(entry: RevisionEntry, names: dict[int, str]) -> dict[str, Any]:
-    node = entry.node
+def ended_record(ended: EndedInitiative, spans: list[NameSpan]) -> dict[str, Any]:
     return {
+        "kind": "initiative",
+        "name": ended.name,
+        "created_at": ended.created_at,
+        "ended_at": ended.ended_at,
+        "names": spans_record(spans),
+    }
+
+
+def node_record(entry: RevisionEntry, keys: dict[int, InitiativeKey]) -> dict[str, Any]:
+    node = entry.node
+    found = [keys.get(i, (f"#{i}", None)) for i in node.initiatives]
+    ended = sorted([name, at] for name, at in found if at is not None)
+    record = {
         "kind": "node",
         "id": node.id,
         "rev_no": node.rev_no,
@@ -53,7 +81,7 @@ def node_record(entry: RevisionEntry, names: dict[int, str]) -> dict[str, Any]:
         "visibility": node.visibility.value,
         "status": node.status,
         "properties": node.properties,
-        "initiatives": sorted(names.get(i, f"#{i}") for i in node.initiatives),
+        "initiatives": sorted(name for name, at in found if at is None),
         "created_at": node.created_at,
         "recorded_at": node.recorded_at,
         "retracted": node.retracted,
@@ -61,6 +89,24 @@ def node_record(entry: RevisionEntry, names: dict[int, str]) -> dict[str, Any]:
         "request_id": entry.request_id,
         "actor": entry.actor,
     }
+    if ended:
+        record["ended_initiatives"] = ended
+    return record
+
+
+def _refer(record: dict[str, Any], key: InitiativeKey | None) -> dict[str, Any]:
+    """`record` naming its initiative by `key`: `initiative` (and `initiative_ended_at` when ended)."""
+    record["initiative"] = key[0] if key else None
+    if key and key[1] is not None:
+        record["initiative_ended_at"] = key[1]
+    return record
+
+
+def record_key(record: dict[str, Any]) -> InitiativeKey | None:
+    """The initiative a slot or audit record names (None: none)."""
+    if record.get("initiative") is None:
+        return None
+    return (record["initiative"], record.get("initiative_ended_at"))
 
 
 def edge_record(edge: Edge) -> dict[str, Any]:
@@ -78,29 +124,29 @@ def edge_record(edge: Edge) -> dict[str, Any]:
     }
 
 
-def slot_record(state: SlotState, names: dict[int, str]) -> dict[str, Any]:
-    return {
+def slot_record(state: SlotState, keys: dict[int, InitiativeKey]) -> dict[str, Any]:
+    record = {
         "kind": "slot",
-        "initiative": names.get(state.initiative_id, f"#{state.initiative_id}"),
         "slot": state.slot,
         "node_id": state.node_id,
         "rev_no": state.rev_no,
         "revision": state.revision,
         "updated_at": state.updated_at,
     }
+    return _refer(record, keys.get(state.initiative_id, (f"#{state.initiative_id}", None)))
 
 
-def audit_record(record: AuditRecord, names: dict[int, str]) -> dict[str, Any]:
-    return {
+def audit_record(record: AuditRecord, keys: dict[int, InitiativeKey]) -> dict[str, Any]:
+    out = {
         "kind": "audit",
         "at": record.at,
         "operation": record.operation,
         "actor": record.actor,
         "request_id": record.request_id,
-        "initiative": names.get(record.initiative_id) if record.initiative_id is not None else None,
         "affected": record.affected,
         "changes": record.changes,
     }
+    return _refer(out, keys.get(record.initiative_id) if record.initiative_id is not None else None)
 
 
 @dataclass
@@ -108,6 +154,9 @@ class Archive:
     """The records of one archive, grouped by kind, plus what was left out and why."""
 
     initiatives: list[dict[str, Any]] = field(default_factory=list)
+    #: Initiatives merged away or deleted that the records still name (kind `initiative`, `ended_at` set).
+    ended: list[dict[str, Any]] = field(default_factory=list)
+    version: int = VERSION
     nodes: list[dict[str, Any]] = field(default_factory=list)
     edges: list[dict[str, Any]] = field(default_factory=list)
     slots: list[dict[str, Any]] = field(default_factory=list)
@@ -123,6 +172,7 @@ class Archive:
             "initiatives": sorted(r["name"] for r in self.initiatives),
             "counts": {
                 "initiatives": len(self.initiatives),
+                "ended_initiatives": len(self.ended),
                 "node_revisions": len(self.nodes),
                 "edge_revisions": len(self.edges),
                 "slot_revisions": len(self.slots),
@@ -133,7 +183,7 @@ class Archive:
 
     def lines(self) -> Iterator[str]:
         yield dumps(self.header())
-        for group in (self.initiatives, self.nodes, self.edges, self.slots, self.audit):
+        for group in (self.initiatives, self.ended, self.nodes, self.edges, self.slots, self.audit):
             for record in group:
                 yield dumps(record)
 
@@ -156,8 +206,9 @@ def parse(lines: Iterable[str]) -> Archive:
     if first is None:
         raise ValueError("empty archive")
     header = json.loads(first)
-    if header.get("format") != FORMAT or header.get("version") != VERSION:
-        raise ValueError(f"not an amg v{VERSION} archive (header {first[:80]!r})")
+    if header.get("format") != FORMAT or header.get("version") not in READABLE_VERSIONS:
+        raise ValueError(f"not an amg v1 or v{VERSION} archive (header {first[:80]!r})")
+    archive.version = int(header["version"])
     groups = {
         "initiative": archive.initiatives,
         "node": archive.nodes,
@@ -174,12 +225,15 @@ def parse(lines: Iterable[str]) -> Archive:
         kind = record.get("kind")
         if kind not in groups:
             raise ValueError(f"line {number}: unknown record kind {kind!r}")
-        groups[kind].append(record)
+        if kind == "initiative" and record.get("ended_at") is not None:
+            archive.ended.append(record)
+        else:
+            groups[kind].append(record)
     archive.omissions = list(header.get("omissions", []))
     return archive
 
 
-def to_node(record: dict[str, Any], ids: dict[str, int]) -> Node:
+def to_node(record: dict[str, Any], ids: dict[InitiativeKey, int]) -> Node:
     return Node(
         id=record["id"],
         rev_no=int(record["rev_no"]),
@@ -194,12 +248,18 @@ def to_node(record: dict[str, Any], ids: dict[str, int]) -> Node:
         visibility=Visibility(record["visibility"]),
         status=record["status"],
         properties=record["properties"],
-        initiatives=tuple(ids[n] for n in record["initiatives"] if n in ids),
+        initiatives=tuple(ids[k] for k in node_keys(record) if k in ids),
         created_at=record["created_at"],
         recorded_at=record["recorded_at"],
         retracted=bool(record["retracted"]),
         pinned=bool(record["pinned"]),
     )
+
+
+def node_keys(record: dict[str, Any]) -> list[InitiativeKey]:
+    """The initiatives a node record names: live ones by name, then ended ones by (name, end)."""
+    live: list[InitiativeKey] = [(n, None) for n in record["initiatives"]]
+    return live + [(n, at) for n, at in record.get("ended_initiatives") or []]
 
 
 def to_edge(record: dict[str, Any]) -> Edge:

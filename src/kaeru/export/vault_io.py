@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kaeru.export import amg
-from kaeru.storage.base import AuditRecord, SlotState, Store
+from kaeru.storage.base import AuditRecord, EndedInitiative, SlotState, Store
 
 Progress = Callable[[str, int], None]
 
@@ -24,12 +26,19 @@ def read_archive(store: Store, initiatives: Sequence[str] | None = None, progres
         missing = sorted(set(initiatives or []) - {i.name for i in chosen})
         if missing:
             archive.omissions.append({"reason": f"unknown initiatives: {', '.join(missing)}", "count": len(missing)})
-        names = {i.id: i.name for i in every}
+        ended = session.ended_initiatives()
+        history = session.name_history(None)
+        keys: dict[int, amg.InitiativeKey] = {i.id: (i.name, None) for i in every}
+        keys.update({e.id: (e.name, e.ended_at) for e in ended})
         scope = None if initiatives is None else [i.id for i in chosen]
-        archive.initiatives = [amg.initiative_record(i) for i in sorted(chosen, key=lambda i: i.name)]
+        archive.initiatives = [
+            amg.initiative_record(i, history.get(i.id, [])) for i in sorted(chosen, key=lambda i: i.name)
+        ]
         node_ids: set[str] = set()
+        named: set[int] = set()
         for entry in session.export_revisions(scope):
-            archive.nodes.append(amg.node_record(entry, names))
+            archive.nodes.append(amg.node_record(entry, keys))
+            named.update(entry.node.initiatives)
             node_ids.add(entry.node.id)
             if len(archive.nodes) % 1000 == 0:
                 progress("nodes", len(archive.nodes))
@@ -45,10 +54,22 @@ def read_archive(store: Store, initiatives: Sequence[str] | None = None, progres
                 {"reason": "edge revisions to nodes outside the exported initiatives", "count": skipped}
             )
         progress("edges", len(archive.edges))
-        archive.slots = [amg.slot_record(s, names) for s in session.export_slots(scope)]
-        archive.audit = [amg.audit_record(a, names) for a in session.export_audit(scope)]
+        slots = list(session.export_slots(scope))
+        audit = list(session.export_audit(scope))
+        named.update(s.initiative_id for s in slots)
+        named.update(a.initiative_id for a in audit if a.initiative_id is not None)
+        archive.slots = [amg.slot_record(s, keys) for s in slots]
+        archive.audit = [amg.audit_record(a, keys) for a in audit]
+        # Ended initiatives: all of them in a whole-vault export, else those the records name.
+        archive.ended = [
+            amg.ended_record(e, history.get(e.id, []))
+            for e in sorted(ended, key=lambda e: (e.name, e.ended_at, e.id))
+            if scope is None or e.id in named
+        ]
         progress("audit", len(archive.audit))
     archive.nodes.sort(key=lambda r: (r["created_at"], r["id"], r["rev_no"]))
+    # By initiative name (not the vault's internal number), so the order survives an import.
+    archive.slots.sort(key=lambda r: (r["initiative"], r.get("initiative_ended_at") or "", r["slot"], r["rev_no"]))
     return archive
 
 
@@ -66,18 +87,28 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
     """Import `archive` in one transaction; records already present (same id and revision) are skipped."""
     report = ImportReport()
     with store.write() as session:
-        ids: dict[str, int] = {}
+        ids: dict[amg.InitiativeKey, int] = {}
+        restored_ended: list[int] = []
         for record in archive.initiatives:
             existed = session.initiative_by_name(record["name"]) is not None
             initiative = session.restore_initiative(
                 record["name"], record["created_at"], record["last_activity"], record.get("properties") or {}
             )
-            ids[initiative.name] = initiative.id
+            if not existed and record.get("names"):
+                session.restore_name_history(initiative.id, amg.spans_of(record))
+            ids[(initiative.name, None)] = initiative.id
             report.initiatives += not existed
+        for record in archive.ended + _v1_ended(archive):
+            key = (record["name"], record["ended_at"])
+            ended = EndedInitiative(0, record["name"], record.get("created_at"), record["ended_at"])
+            ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
+            if created:
+                restored_ended.append(ids[key])
         for record in archive.nodes:
-            for name in record["initiatives"]:
-                if name not in ids:
-                    ids[name] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
+            for key in amg.node_keys(record):
+                if key not in ids and key[1] is None:  # a live initiative outside the archive's scope
+                    name = key[0]
+                    ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
             if session.has_revision(record["id"], int(record["rev_no"])):
                 report.skipped += 1
                 continue
@@ -94,7 +125,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
             session.put_edge(amg.to_edge(record))
             report.edge_revisions += 1
         for record in archive.slots:
-            initiative_id = ids.get(record["initiative"])
+            initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             if initiative_id is None:
                 continue
             known = {s.rev_no for s in session.slot_history(initiative_id, record["slot"])}
@@ -112,6 +143,8 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 )
             )
             report.slot_revisions += 1
+        for initiative_id in restored_ended:  # an ended initiative holds no slot now
+            session.clear_slots(initiative_id)
         present = {(a.at, a.operation, a.request_id) for a in session.export_audit(None)}
         for record in archive.audit:
             if (record["at"], record["operation"], record["request_id"]) in present:
@@ -123,7 +156,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                     record["operation"],
                     record["actor"],
                     record["request_id"],
-                    ids.get(record["initiative"]) if record["initiative"] else None,
+                    ids.get(ref) if (ref := amg.record_key(record)) is not None else None,
                     list(record["affected"]),
                     list(record["changes"]),
                 )
@@ -131,3 +164,36 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
             report.audit += 1
         progress("done", report.node_revisions)
     return report
+
+
+_V1_ENDED = re.compile(r"^#\d+$")
+
+
+def _v1_ended(archive: amg.Archive) -> list[dict[str, Any]]:
+    """A version 1 archive names an initiative merged away or deleted `#<number>`, without a record:
+    such initiatives become ended ones (their names unknown), ended at the last record naming them —
+    not live, empty initiatives."""
+    if archive.version != 1:
+        return []
+    live = {r["name"] for r in archive.initiatives}
+    last: dict[str, str] = {}
+    for record in archive.nodes:
+        for name in record["initiatives"]:
+            if name not in live and _V1_ENDED.match(name):
+                last[name] = max(last.get(name, ""), record["recorded_at"])
+    for record in archive.slots:
+        name = record["initiative"]
+        if name not in live and _V1_ENDED.match(name):
+            last[name] = max(last.get(name, ""), record["updated_at"])
+    ended: list[dict[str, Any]] = [
+        {"name": n, "created_at": None, "ended_at": at, "names": []} for n, at in sorted(last.items())
+    ]
+    for record in archive.nodes:  # refer to them as ended from now on
+        found = [n for n in record["initiatives"] if n in last]
+        if found:
+            record["initiatives"] = [n for n in record["initiatives"] if n not in last]
+            record["ended_initiatives"] = sorted([n, last[n]] for n in found)
+    for record in archive.slots:
+        if record["initiative"] in last:
+            record["initiative_ended_at"] = last[record["initiative"]]
+    return ended

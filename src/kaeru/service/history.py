@@ -13,7 +13,7 @@ from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
-from kaeru.service.views import build_views
+from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import Initiative, Session
 
 TRAIL_KINDS = ("history", "provenance", "path", "neighbours", "chain")
@@ -26,20 +26,28 @@ PREDECESSOR_COUNT = 10_000
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 
 
-def _diff(before: Node | None, after: Node, names: dict[int, str]) -> list[Change]:
+def _diff(before: Node | None, after: Node, session: Session) -> list[Change]:
     changes: list[Change] = []
     for field_name in _DIFFED:
         old = getattr(before, field_name) if before is not None else None
         new = getattr(after, field_name)
         if old != new:
             changes.append(Change(field_name, _plain(old), _plain(new)))
-    old_members = sorted(names.get(i, str(i)) for i in before.initiatives) if before else []
-    new_members = sorted(names.get(i, str(i)) for i in after.initiatives)
-    if old_members != new_members:
+    if (before is None and after.initiatives) or (
+        before is not None and sorted(before.initiatives) != sorted(after.initiatives)
+    ):
+        # Each side named as it was named then (a rename between revisions is no membership change).
+        old_members = _member_names(session, before) if before else []
+        new_members = _member_names(session, after)
         changes.append(Change("initiatives", old_members if before else None, new_members))
     if before is not None and before.retracted != after.retracted:
         changes.append(Change("retracted", before.retracted, after.retracted))
     return changes
+
+
+def _member_names(session: Session, node: Node) -> list[str]:
+    names, _ = names_as_of(session, node.initiatives, node.recorded_at)
+    return sorted(names[i] for i in node.initiatives if i in names)  # a name never recorded is not shown
 
 
 def _plain(value: Any) -> Any:
@@ -50,7 +58,6 @@ def _plain(value: Any) -> Any:
 
 def _history(session: Session, node: Node) -> list[TrailEntry]:
     log = session.revision_log(node.id)
-    names = session.initiative_names([i for entry in log for i in entry.node.initiatives])
     entries: list[TrailEntry] = []
     previous: Node | None = None
     for entry in log:
@@ -60,7 +67,7 @@ def _history(session: Session, node: Node) -> list[TrailEntry]:
                 kind="revision",
                 at=entry.node.recorded_at,
                 node=view,
-                changes=_diff(previous, entry.node, names),
+                changes=_diff(previous, entry.node, session),
                 actor=entry.actor,
                 request_id=entry.request_id,
                 action="created" if previous is None else ("forgotten" if entry.node.retracted else "revised"),

@@ -84,7 +84,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
             return
         if ctx.session.initiative_by_name(new_name) is not None:
             raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
-        ctx.session.rename_initiative(subject.id, new_name)
+        ctx.session.rename_initiative(subject.id, new_name, ctx.now_s)
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
     elif action == "merge":
         target = _target(ctx, args.get("to"))
@@ -102,7 +102,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
                     ctx.initiative = target
                     ctx.take_slot(held.slot, holder, None)
                     ctx.initiative = subject
-        ctx.session.delete_initiative(subject.id)
+        ctx.session.delete_initiative(subject.id, ctx.now_s)
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":
@@ -116,7 +116,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
                 forgotten += 1
             else:
                 _move_membership(ctx, node, subject.id, None)
-        ctx.session.delete_initiative(subject.id)
+        ctx.session.delete_initiative(subject.id, ctx.now_s)
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))
     elif action in ("attach", "detach"):

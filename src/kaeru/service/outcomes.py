@@ -115,7 +115,8 @@ class NodeView:
     successors: list[str]
     body: str | None
     body_range: Cut | None
-    #: False when some shown field is known not to be as of the read time (never, today).
+    #: False when some shown field is not known as of the read time: today, an initiative whose name
+    #: at a past read's moment is not recorded (see docs/decisions.md 13.B2).
     metadata_is_current: bool = True
     #: Set when `node.description` was cut to fit a budget (the view's node carries the shown part).
     description_range: Cut | None = None

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from kaeru.domain.budget import Cut, allocate, cut
 from kaeru.domain.currentness import decide
-from kaeru.domain.model import EdgeType, Node
+from kaeru.domain.model import EdgeType, Node, name_at
 from kaeru.service.outcomes import NodeView
 from kaeru.storage.base import Session
 
@@ -38,6 +38,30 @@ class Verdicts:
         return {i: self._known[i] for i in ids if i in self._known}
 
 
+def names_as_of(session: Session, ids: Sequence[int], at: str) -> tuple[dict[int, str], set[int]]:
+    """The names initiatives `ids` had at `at`, and the ids whose name then is not known exactly.
+
+    An id with no recorded name history at all (an initiative ended before histories were kept)
+    gets no name; one whose history does not cover `at` gets its nearest known name. Both are
+    inexact: a view showing them says `metadata_is_current: false`.
+    """
+    history = session.name_history(ids)
+    names: dict[int, str] = {}
+    inexact: set[int] = set()
+    missing = []
+    for initiative_id in set(ids):
+        found = name_at(history.get(initiative_id, []), at)
+        if found is None:
+            missing.append(initiative_id)
+            inexact.add(initiative_id)
+            continue
+        names[initiative_id], exact = found
+        if not exact:
+            inexact.add(initiative_id)
+    names.update(session.initiative_names(missing))
+    return names, inexact
+
+
 def build_views(
     session: Session,
     nodes: Sequence[Node],
@@ -49,15 +73,21 @@ def build_views(
 ) -> list[NodeView]:
     """Views of `nodes` (current, or as of `at`); `bodies` overrides the shown body per id.
 
+    As of `at`, initiatives are named as they were named then (their name history); a view whose
+    initiatives' names then are not known exactly says `metadata_is_current: false`.
+
     `only_initiatives` (id → name: the caller's resolved scopes) limits the initiatives shown to
     those, and their names need no lookup.
     """
     ids = [n.id for n in nodes]
     found = session.verdicts_against_at(ids, at) if at else (verdicts or Verdicts(session)).of(ids)
-    if only_initiatives is None:
-        names: Mapping[int, str] = session.initiative_names([i for n in nodes for i in n.initiatives])
+    inexact: set[int] = set()
+    if only_initiatives is not None:
+        names: Mapping[int, str] = only_initiatives
+    elif at is not None:
+        names, inexact = names_as_of(session, [i for n in nodes for i in n.initiatives], at)
     else:
-        names = only_initiatives
+        names = session.initiative_names([i for n in nodes for i in n.initiatives])
     views: list[NodeView] = []
     for node in nodes:
         currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
@@ -71,6 +101,7 @@ def build_views(
                 successors=successors,
                 body=body,
                 body_range=body_range,
+                metadata_is_current=not inexact.intersection(member_ids),
             )
         )
     return views

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, TypeVar
 
-from kaeru.domain.model import Edge, EdgeType, Node
+from kaeru.domain.model import Edge, EdgeType, NameSpan, Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,6 +22,16 @@ class Initiative:
     created_at: str
     last_activity: str
     properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EndedInitiative:
+    """An initiative merged away or deleted: its last name, when it was created and when it ended."""
+
+    id: int
+    name: str
+    created_at: str | None
+    ended_at: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +131,21 @@ class Session(Protocol):
     def all_initiatives(self) -> list[Initiative]: ...
     def create_initiative(self, name: str, now: str) -> Initiative: ...
     def touch_initiative(self, initiative_id: int, now: str) -> None: ...
-    def rename_initiative(self, initiative_id: int, name: str) -> None: ...
-    def delete_initiative(self, initiative_id: int) -> None:
-        """Drop the initiative row and its slots (nodes must already have left it)."""
+    def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
+        """Rename, closing the old name's span and opening the new one's at `at`."""
+        ...
+
+    def delete_initiative(self, initiative_id: int, at: str) -> None:
+        """Drop the initiative row and its slots (nodes must already have left it); its name history
+        ends at `at` and it is remembered among the ended initiatives."""
+        ...
+
+    def name_history(self, initiative_ids: Sequence[int] | None) -> dict[int, list[NameSpan]]:
+        """The names each initiative (live or ended; all when None) held, in time order."""
+        ...
+
+    def ended_initiatives(self) -> list[EndedInitiative]:
+        """Initiatives merged away or deleted, oldest end first."""
         ...
 
     def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
@@ -257,6 +279,19 @@ class Session(Protocol):
         self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
     ) -> Initiative:
         """Create an initiative with its original timestamps (import), or return the existing one."""
+        ...
+
+    def clear_slots(self, initiative_id: int) -> None:
+        """Drop the current slots of an initiative (their revisions stay): an ended one imported."""
+        ...
+
+    def restore_name_history(self, initiative_id: int, spans: Sequence[NameSpan]) -> None:
+        """Replace an initiative's name history with `spans` (import into a vault that had none of it)."""
+        ...
+
+    def restore_ended_initiative(self, ended: EndedInitiative, spans: Sequence[NameSpan]) -> tuple[int, bool]:
+        """The id of the ended initiative with this name and end (import), created with `spans` when
+        missing; True when it was created."""
         ...
 
     def has_revision(self, node_id: str, rev_no: int) -> bool: ...

@@ -35,6 +35,7 @@ from kaeru.domain.model import (
     EdgeType,
     HypothesisStatus,
     Layer,
+    NameSpan,
     Node,
     NodeType,
     Tier,
@@ -44,6 +45,7 @@ from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
 from kaeru.errors import Internal, InvalidArgument, KaeruError, RevisionConflict, SlotConflict, Unavailable
 from kaeru.storage.base import (
     AuditRecord,
+    EndedInitiative,
     Initiative,
     RequestKey,
     RevisionEntry,
@@ -312,6 +314,8 @@ class PostgresSession:
             f"ON CONFLICT (name) DO NOTHING RETURNING {_INITIATIVE_COLS}",
             (name, now, now),
         )
+        if row is not None:
+            self._open_name(int(row[0]), name, now)
         if row is None:
             row = self._one(f"SELECT {_INITIATIVE_COLS} FROM initiatives WHERE name = %s", (name,))
         if row is None:
@@ -324,7 +328,7 @@ class PostgresSession:
             (now, initiative_id, now),
         )
 
-    def rename_initiative(self, initiative_id: int, name: str) -> None:
+    def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
         try:
             self._c.execute("UPDATE initiatives SET name = %s WHERE id = %s", (name, initiative_id))
         except psycopg.errors.UniqueViolation as exc:
@@ -332,10 +336,62 @@ class PostgresSession:
             raise Unavailable(f"initiative {name!r} was created concurrently; retry") from exc
         except psycopg.Error as exc:
             raise _translate(exc) from exc
+        # A name held for no time at all (renamed again in the same instant) is replaced, not kept.
+        self._run(
+            "DELETE FROM initiative_names WHERE initiative_id = %s AND valid_to IS NULL AND valid_from >= %s",
+            (initiative_id, at),
+        )
+        self._run(
+            "UPDATE initiative_names SET valid_to = %s WHERE initiative_id = %s AND valid_to IS NULL",
+            (at, initiative_id),
+        )
+        self._open_name(initiative_id, name, at)
 
-    def delete_initiative(self, initiative_id: int) -> None:
+    def _open_name(self, initiative_id: int, name: str, at: str) -> None:
+        self._run(
+            "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (%s, %s, %s, NULL) "
+            "ON CONFLICT (initiative_id, valid_from) DO UPDATE SET name = EXCLUDED.name, valid_to = NULL",
+            (initiative_id, name, at),
+        )
+
+    def delete_initiative(self, initiative_id: int, at: str) -> None:
+        row = self._one("SELECT name, created_at FROM initiatives WHERE id = %s", (initiative_id,))
         self._run("DELETE FROM slots WHERE initiative_id = %s", (initiative_id,))
         self._run("DELETE FROM initiatives WHERE id = %s", (initiative_id,))
+        if row is None:
+            return
+        self._run(
+            "UPDATE initiative_names SET valid_to = %s WHERE initiative_id = %s AND valid_to IS NULL",
+            (at, initiative_id),
+        )
+        self._run(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (%s, %s, %s, %s)",
+            (initiative_id, row[0], row[1], at),
+        )
+
+    def name_history(self, initiative_ids: Sequence[int] | None) -> dict[int, list[NameSpan]]:
+        params: tuple[Any, ...] = ()
+        if initiative_ids is None:
+            where = "TRUE"
+        else:
+            unique = sorted(set(initiative_ids))
+            if not unique:
+                return {}
+            where, params = "initiative_id = ANY(%s::bigint[])", (unique,)
+        out: dict[int, list[NameSpan]] = {}
+        for initiative_id, name, valid_from, valid_to in self._rows(
+            f"SELECT initiative_id, name, valid_from, valid_to FROM initiative_names WHERE {where} "
+            "ORDER BY initiative_id, valid_from",
+            params,
+        ):
+            out.setdefault(int(initiative_id), []).append(NameSpan(name, valid_from, valid_to))
+        return out
+
+    def ended_initiatives(self) -> list[EndedInitiative]:
+        rows = self._rows(
+            "SELECT initiative_id, name, created_at, ended_at FROM initiative_ends ORDER BY ended_at, initiative_id"
+        )
+        return [EndedInitiative(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
@@ -989,11 +1045,43 @@ class PostgresSession:
             f"ON CONFLICT (name) DO NOTHING RETURNING {_INITIATIVE_COLS}",
             (name, created_at, last_activity, json.dumps(properties, sort_keys=True)),
         )
+        if row is not None:
+            self._open_name(int(row[0]), name, created_at)
         if row is None:  # a concurrent creator committed it first: the same initiative
             row = self._one(f"SELECT {_INITIATIVE_COLS} FROM initiatives WHERE name = %s", (name,))
         if row is None:
             raise Unavailable(f"initiative {name!r} was created and removed concurrently; retry")
         return _initiative(row)
+
+    def clear_slots(self, initiative_id: int) -> None:
+        self._run("DELETE FROM slots WHERE initiative_id = %s", (initiative_id,))
+
+    def restore_name_history(self, initiative_id: int, spans: Sequence[NameSpan]) -> None:
+        self._run("DELETE FROM initiative_names WHERE initiative_id = %s", (initiative_id,))
+        for span in spans:
+            self._run(
+                "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (initiative_id, valid_from) DO UPDATE SET name = EXCLUDED.name, valid_to = EXCLUDED.valid_to",
+                (initiative_id, span.name, span.valid_from, span.valid_to),
+            )
+
+    def restore_ended_initiative(self, ended: EndedInitiative, spans: Sequence[NameSpan]) -> tuple[int, bool]:
+        row = self._one(
+            "SELECT initiative_id FROM initiative_ends WHERE name = %s AND ended_at = %s ORDER BY initiative_id",
+            (ended.name, ended.ended_at),
+        )
+        if row is not None:
+            return int(row[0]), False
+        # Ids of ended initiatives come from the same sequence as live ones: never reused.
+        found = self._one("SELECT nextval(pg_get_serial_sequence('initiatives', 'id'))")
+        assert found is not None
+        initiative_id = int(found[0])
+        self._run(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (%s, %s, %s, %s)",
+            (initiative_id, ended.name, ended.created_at, ended.ended_at),
+        )
+        self.restore_name_history(initiative_id, spans)
+        return initiative_id, True
 
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         return (

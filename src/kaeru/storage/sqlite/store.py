@@ -28,6 +28,7 @@ from kaeru.domain.model import (
     EdgeType,
     HypothesisStatus,
     Layer,
+    NameSpan,
     Node,
     NodeType,
     Tier,
@@ -37,6 +38,7 @@ from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.base import (
     AuditRecord,
+    EndedInitiative,
     Initiative,
     RequestKey,
     RevisionEntry,
@@ -186,6 +188,15 @@ def _edge(row: Sequence[Any]) -> Edge:
     )
 
 
+#: The id a new initiative gets: past every live and ended one, so a merged-away or deleted
+#: initiative's id (still named by old revisions) is never handed out again.
+_NEXT_INITIATIVE_ID = (
+    "SELECT max(m) + 1 FROM (SELECT coalesce(max(id), 0) AS m FROM initiatives "
+    "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_ends "
+    "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_names)"
+)
+
+
 def scope_tokens(initiative_ids: Sequence[int]) -> str:
     """The `scope` column of a node's index rows: one token per initiative."""
     return " ".join(f"s{i}" for i in initiative_ids)
@@ -299,11 +310,15 @@ class SqliteSession:
 
     def create_initiative(self, name: str, now: str) -> Initiative:
         row = self._one(
-            "INSERT INTO initiatives (name, created_at, last_activity) VALUES (?, ?, ?) "
+            f"INSERT INTO initiatives (id, name, created_at, last_activity) VALUES (({_NEXT_INITIATIVE_ID}), ?, ?, ?) "
             "RETURNING id, name, created_at, last_activity, properties",
             (name, now, now),
         )
         assert row is not None
+        self._c.execute(
+            "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (?, ?, ?, NULL)",
+            (row[0], name, now),
+        )
         return self._initiative(row)
 
     def touch_initiative(self, initiative_id: int, now: str) -> None:
@@ -312,12 +327,57 @@ class SqliteSession:
             (now, initiative_id, now),
         )
 
-    def rename_initiative(self, initiative_id: int, name: str) -> None:
+    def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
         self._c.execute("UPDATE initiatives SET name = ? WHERE id = ?", (name, initiative_id))
+        # A name held for no time at all (renamed again in the same instant) is replaced, not kept.
+        self._c.execute(
+            "DELETE FROM initiative_names WHERE initiative_id = ? AND valid_to IS NULL AND valid_from >= ?",
+            (initiative_id, at),
+        )
+        self._c.execute(
+            "UPDATE initiative_names SET valid_to = ? WHERE initiative_id = ? AND valid_to IS NULL", (at, initiative_id)
+        )
+        self._c.execute(
+            "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (?, ?, ?, NULL)",
+            (initiative_id, name, at),
+        )
 
-    def delete_initiative(self, initiative_id: int) -> None:
+    def delete_initiative(self, initiative_id: int, at: str) -> None:
+        row = self._one("SELECT name, created_at FROM initiatives WHERE id = ?", (initiative_id,))
         self._c.execute("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
         self._c.execute("DELETE FROM initiatives WHERE id = ?", (initiative_id,))
+        if row is None:
+            return
+        self._c.execute(
+            "UPDATE initiative_names SET valid_to = ? WHERE initiative_id = ? AND valid_to IS NULL", (at, initiative_id)
+        )
+        self._c.execute(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (?, ?, ?, ?)",
+            (initiative_id, row[0], row[1], at),
+        )
+
+    def name_history(self, initiative_ids: Sequence[int] | None) -> dict[int, list[NameSpan]]:
+        if initiative_ids is None:
+            where, params = "1 = 1", []
+        else:
+            unique = sorted(set(initiative_ids))
+            if not unique:
+                return {}
+            where, params = f"initiative_id IN ({_marks(len(unique))})", unique
+        out: dict[int, list[NameSpan]] = {}
+        for initiative_id, name, valid_from, valid_to in self._rows(
+            f"SELECT initiative_id, name, valid_from, valid_to FROM initiative_names WHERE {where} "
+            "ORDER BY initiative_id, valid_from",
+            params,
+        ):
+            out.setdefault(int(initiative_id), []).append(NameSpan(name, valid_from, valid_to))
+        return out
+
+    def ended_initiatives(self) -> list[EndedInitiative]:
+        rows = self._rows(
+            "SELECT initiative_id, name, created_at, ended_at FROM initiative_ends ORDER BY ended_at, initiative_id", ()
+        )
+        return [EndedInitiative(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
         out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
@@ -1044,12 +1104,44 @@ class SqliteSession:
         if existing is not None:
             return existing
         row = self._one(
-            "INSERT INTO initiatives (name, created_at, last_activity, properties) VALUES (?, ?, ?, ?) "
-            "RETURNING id, name, created_at, last_activity, properties",
+            f"INSERT INTO initiatives (id, name, created_at, last_activity, properties) "
+            f"VALUES (({_NEXT_INITIATIVE_ID}), ?, ?, ?, ?) RETURNING id, name, created_at, last_activity, properties",
             (name, created_at, last_activity, _sorted_json(properties)),
         )
         assert row is not None
+        self._c.execute(
+            "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (?, ?, ?, NULL)",
+            (row[0], name, created_at),
+        )
         return self._initiative(row)
+
+    def clear_slots(self, initiative_id: int) -> None:
+        self._c.execute("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
+
+    def restore_name_history(self, initiative_id: int, spans: Sequence[NameSpan]) -> None:
+        self._c.execute("DELETE FROM initiative_names WHERE initiative_id = ?", (initiative_id,))
+        for span in spans:
+            self._c.execute(
+                "INSERT OR REPLACE INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (?, ?, ?, ?)",
+                (initiative_id, span.name, span.valid_from, span.valid_to),
+            )
+
+    def restore_ended_initiative(self, ended: EndedInitiative, spans: Sequence[NameSpan]) -> tuple[int, bool]:
+        row = self._one(
+            "SELECT initiative_id FROM initiative_ends WHERE name = ? AND ended_at = ? ORDER BY initiative_id",
+            (ended.name, ended.ended_at),
+        )
+        if row is not None:
+            return int(row[0]), False
+        found = self._one(_NEXT_INITIATIVE_ID)
+        assert found is not None
+        initiative_id = int(found[0])
+        self._c.execute(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (?, ?, ?, ?)",
+            (initiative_id, ended.name, ended.created_at, ended.ended_at),
+        )
+        self.restore_name_history(initiative_id, spans)
+        return initiative_id, True
 
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         return (
