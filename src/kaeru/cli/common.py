@@ -1,8 +1,9 @@
 """The `kaeru` command group and what its commands share: the vault, output, errors, exit codes.
 
-Exit codes: 0 done; 1 failed (the vault cannot be opened, a copy did not verify, `doctor` found a
-problem, the semantic extra is missing for `reindex`); 2 rejected (the API's `rejected` envelope,
-or bad arguments — click's usage errors exit 2 too).
+Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a
+copy did not verify, `doctor` found a problem, the semantic extra is missing for `reindex`);
+2 rejected (the API's `rejected` envelope or another refusal such as `unknown_initiative`, or bad
+arguments — click's usage errors exit 2 too).
 
 With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
 that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), otherwise a
@@ -57,7 +58,8 @@ class KaeruGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KaeruError as error:
-            fail(ctx, error.code, error.message, EXIT_REJECTED if error.code == "invalid_argument" else EXIT_FAILED)
+            failed = error.code in ("unavailable", "internal")
+            fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)
 
 
 @click.group(cls=KaeruGroup)

@@ -22,7 +22,7 @@ def show_hits(envelope: dict[str, Any]) -> None:
     for omitted in cov.get("omitted", []):
         click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
     if envelope.get("continuation"):
-        click.echo("(more: pass --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
+        click.echo("(more: repeat this command with --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
 
 
 @cli.command()
