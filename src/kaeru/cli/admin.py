@@ -1,0 +1,170 @@
+"""Running and maintaining a vault: `serve`, `copy`, `reindex`, `migrate`, `tools`."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import click
+
+from kaeru.cli.common import (
+    EXIT_FAILED,
+    cli,
+    echo_json,
+    fail,
+    open_location,
+    progress_bar,
+    service_of,
+    settings_of,
+    wants_json,
+)
+
+
+@cli.command()
+@click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
+@click.option("--host", default=None, help="HTTP bind address (default KAERU_HOST, else 127.0.0.1).")
+@click.option("--port", default=None, type=int, help="HTTP port (default KAERU_PORT, else 9876).")
+@click.pass_context
+def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP).
+
+    Its output is the MCP protocol (stdout on stdio), so --json changes nothing here.
+    """
+    from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import run_http, run_stdio
+
+    settings = settings_of(ctx)
+    kaeru = build_server(service_of(ctx))
+    # Everything allocated so far (modules, schemas, validators) lives as long as the server: keep
+    # it out of the collector's full passes, which would otherwise walk it between calls.
+    gc.collect()
+    gc.freeze()
+    if use_http:
+        try:
+            run_http(kaeru, settings, host or settings.http_host, settings.http_port if port is None else port)
+        except ValueError as exc:
+            raise click.UsageError(str(exc)) from exc
+    else:
+        run_stdio(kaeru)
+
+
+@cli.command()
+@click.option("--from", "source", required=True, help="Source vault: a directory (SQLite) or postgresql:// URL.")
+@click.option("--to", "target", required=True, help="Target vault: a directory (SQLite) or postgresql:// URL.")
+@click.option("--force", is_flag=True, help="Copy into a target that already holds memory.")
+@click.pass_context
+def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
+    """Copy a whole vault between backends, then verify counts and a content digest.
+
+    --json: {"ok": true, "copied": {"initiatives", "node_revisions", "edge_revisions", "slot_revisions",
+    "audit", "skipped"}, "digest"}.
+    """
+    from dataclasses import asdict
+
+    from kaeru.export import archive
+
+    src = open_location(source)
+    try:
+        dst = open_location(target)
+    except BaseException:
+        src.close()
+        raise
+    try:
+        with dst.read() as session:
+            if session.all_initiatives() and not force:
+                fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
+        with progress_bar(ctx) as bar:
+            task = bar.add_task("copying", total=None)
+            report, digest = archive.copy(src, dst, lambda stage, n: bar.update(task, description=f"{stage}: {n}"))
+    except RuntimeError as exc:
+        fail(ctx, "copy_not_verified", str(exc))
+    finally:
+        src.close()
+        dst.close()
+    if wants_json(ctx):
+        echo_json({"ok": True, "copied": asdict(report), "digest": digest})
+        return
+    click.echo(
+        f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
+        f"{report.slot_revisions} slot revisions, {report.audit} audit records; verified digest {digest[:16]}…"
+    )
+
+
+@cli.command()
+@click.option("--text", "text_index", is_flag=True, help="Rebuild the full-text index instead (doctor's fix).")
+@click.pass_context
+def reindex(ctx: click.Context, text_index: bool) -> None:
+    """Compute the semantic channel's vectors for every node that lacks a current one
+    (with --text: rebuild the full-text index from the nodes).
+
+    --json: {"ok": true, "vectors_written": N} (with --text: {"ok": true, "text_rows": N}).
+    """
+    service = service_of(ctx)
+    if text_index:
+        from kaeru.service.doctor import rebuild_text_index
+
+        rows = rebuild_text_index(service.store)
+        if wants_json(ctx):
+            echo_json({"ok": True, "text_rows": rows})
+        else:
+            click.echo(f"full-text index rebuilt: {rows} node(s) indexed")
+        return
+    if service.rt.embedder is None:
+        fail(
+            ctx,
+            "semantic_off",
+            "semantic recall is off: pip install 'kaeru-memory[semantic]' and set KAERU_SEMANTIC=1",
+        )
+    with progress_bar(ctx) as bar:
+        task = bar.add_task("embedding", total=None)
+        written = service.reindex(lambda done, seq: bar.update(task, description=f"embedded {done} (at node #{seq})"))
+    if wants_json(ctx):
+        echo_json({"ok": True, "vectors_written": written})
+    else:
+        click.echo(f"{written} vector(s) written")
+
+
+@cli.command()
+@click.pass_context
+def migrate(ctx: click.Context) -> None:
+    """Apply pending schema migrations to the vault (both backends) and report its state.
+
+    --json: {"ok", "store": {…}, "migrations": {"applied": N, "newest": N, "known": N}}; a vault
+    written by a newer kaeru (a migration this one does not know) fails: upgrade kaeru.
+    """
+    from kaeru.service.doctor import migration_state
+
+    store = service_of(ctx).store
+    applied, known = migration_state(settings_of(ctx))
+    newest = max(applied, default=0)
+    ok = newest <= known
+    info: dict[str, Any] = {"applied": len(applied), "newest": newest, "known": known}
+    if wants_json(ctx):
+        echo_json({"ok": ok, "store": store.describe(), "migrations": info})
+    elif ok:
+        click.echo(f"{store.backend} vault migrated: {len(applied)} migration(s) applied, newest {newest} of {known}")
+    else:
+        click.echo(
+            f"error: the vault is at migration {newest}, newer than this kaeru knows ({known}): upgrade kaeru",
+            err=True,
+        )
+    if not ok:
+        ctx.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.pass_context
+def tools(ctx: click.Context) -> None:
+    """List the MCP tools (name, read/write, title); --json prints `tools/list` (schemas, annotations)."""
+    from kaeru.mcp.server import build_server
+
+    kaeru = build_server(service_of(ctx))
+    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+    if wants_json(ctx):
+        echo_json(listing)
+        return
+    for tool in listing:
+        annotations = tool.get("annotations") or {}
+        mode = "read " if annotations.get("readOnlyHint") else "write"
+        title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
+        click.echo(f"{tool['name']:<14} {mode}  {title}")

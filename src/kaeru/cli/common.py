@@ -1,0 +1,163 @@
+"""The `kaeru` command group and what its commands share: the vault, output, errors, exit codes.
+
+Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a
+copy did not verify, `doctor` found a problem, the semantic extra is missing for `reindex`);
+2 rejected (the API's `rejected` envelope or another refusal such as `unknown_initiative`, or bad
+arguments — click's usage errors exit 2 too).
+
+With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
+that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), otherwise a
+documented object with `"ok"`; a failure outside an envelope prints
+`{"ok": false, "error": {"code": …, "message": …}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from kaeru import __version__
+from kaeru.api import envelope as env
+from kaeru.config import Settings
+from kaeru.domain.text import refusal_of_lone_surrogate
+from kaeru.errors import KaeruError
+from kaeru.service import Service
+from kaeru.storage.base import Store
+from kaeru.storage.factory import open_store
+
+EXIT_FAILED = 1
+EXIT_REJECTED = 2
+
+
+def wants_json(ctx: click.Context) -> bool:
+    return bool((ctx.find_root().obj or {}).get("json"))
+
+
+def echo_json(document: Any) -> None:
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+
+
+def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAILED) -> NoReturn:
+    """End the command with an error: a JSON error object with `--json`, else one line on stderr."""
+    if wants_json(ctx):
+        echo_json({"ok": False, "error": {"code": code, "message": message}})
+    else:
+        click.echo(f"error: {code}: {message}", err=True)
+    sys.exit(exit_code)
+
+
+class KaeruGroup(click.Group):
+    """Ends a command that raised a project error with its code and message, never a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KaeruError as error:
+            failed = error.code in ("unavailable", "internal")
+            fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)
+
+
+@click.group(cls=KaeruGroup)
+@click.option("--vault", envvar="KAERU_VAULT", help="Vault directory (default: the user data dir).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON document (the API envelope, or the command's object)."
+)
+@click.version_option(__version__)
+@click.pass_context
+def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
+    """kaeru-memory: persistent, scoped, typed-graph memory for LLM agents."""
+    ctx.ensure_object(dict)
+    ctx.obj["json"] = as_json
+    try:
+        overrides: dict[str, Any] = {}
+        if vault:
+            overrides["vault_dir"] = Path(vault).expanduser()
+        ctx.obj["settings"] = Settings.from_env(**overrides)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def settings_of(ctx: click.Context) -> Settings:
+    settings: Settings = ctx.find_root().obj["settings"]
+    return settings
+
+
+def service_of(ctx: click.Context) -> Service:
+    """The vault's service, opened (and migrated) once per command and closed when it ends."""
+    obj = ctx.find_root().obj
+    if "service" not in obj:
+        from kaeru.semantic import open_embedder
+
+        settings = settings_of(ctx)
+        store = open_store(settings)
+        ctx.find_root().call_on_close(store.close)
+        obj["service"] = Service(store, settings, embedder=open_embedder(settings))
+    service: Service = obj["service"]
+    return service
+
+
+def refuse_lone_surrogates(args: dict[str, Any]) -> None:
+    """Raise the `invalid_argument` a tool call would get for an argv byte that is not UTF-8."""
+    if (refusal := refusal_of_lone_surrogate(args)) is not None:
+        raise refusal
+
+
+def emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
+    """Print an API envelope (JSON or `human`); a `rejected` one exits 2."""
+    if wants_json(ctx):
+        echo_json(envelope)
+    else:
+        human(envelope)
+    if envelope["state"] == "rejected":
+        sys.exit(EXIT_REJECTED)
+
+
+def print_issues(envelope: dict[str, Any]) -> None:
+    for issue in envelope["issues"]:
+        field = f" [{issue['field']}]" if issue.get("field") else ""
+        click.echo(f"{issue['code']}{field}: {issue['message']}", err=True)
+
+
+def read_envelope(
+    ctx: click.Context, operation: str, args: dict[str, Any], build: Callable[[Any], dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """Run the read use case `operation` and build its envelope (`build`, else the generic read
+    envelope); a refusal becomes the `rejected` envelope, as over MCP."""
+    service = service_of(ctx)
+    try:
+        refuse_lone_surrogates(args)
+        outcome = getattr(service, operation)(args)
+        return build(outcome) if build is not None else env.read_envelope(operation, outcome)
+    except KaeruError as error:
+        return env.rejected_envelope(operation, env.READ_KIND, error)
+
+
+def progress_bar(ctx: click.Context) -> Any:
+    """A spinner on stderr for long work (silent with `--json`, whose stdout stays one document)."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
+    return Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        transient=True,
+        console=Console(stderr=True),
+        disable=wants_json(ctx),
+    )
+
+
+def open_location(location: str) -> Store:
+    """A store from a `postgresql://` URL or a vault directory (SQLite)."""
+    if location.startswith(("postgresql://", "postgres://")):
+        return open_store(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
+    if location.startswith("sqlite://"):
+        location = location[len("sqlite://") :]
+    path = Path(location).expanduser()
+    if path.suffix in (".sqlite3", ".db"):
+        path = path.parent
+    return open_store(Settings.from_env({"KAERU_VAULT": str(path)}))

@@ -1,0 +1,144 @@
+"""The read commands — `search`, `read`, `recall`, `context` — printing the tools' envelopes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from kaeru.cli.common import cli, emit, print_issues, read_envelope
+
+
+def show_hits(envelope: dict[str, Any]) -> None:
+    print_issues(envelope)
+    data = envelope["data"]
+    if "hits" in data:
+        for hit in data["hits"]:
+            flag = "" if hit["currentness"] == "current" else f" [{hit['currentness']}]"
+            click.echo(f"{hit['id']}  {hit['node_type']:<10} {hit['name']}{flag}")
+            if hit.get("body"):
+                click.echo("    " + hit["body"].replace("\n", "\n    ")[:2000])
+    cov = envelope.get("coverage") or {}
+    for omitted in cov.get("omitted", []):
+        click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+    if envelope.get("continuation"):
+        click.echo("(more: repeat this command with --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
+
+
+@cli.command()
+@click.argument("text", required=False)
+@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to search.")
+@click.option("--all-words", is_flag=True, help="Require every word (match all).")
+@click.option("--prefix", is_flag=True, help="Match words as prefixes.")
+@click.option("--type", "types", multiple=True, help="Only these node types.")
+@click.option("--limit", default=10, type=int)
+@click.option("--cursor", default=None, help="The continuation cursor of the previous page.")
+@click.pass_context
+def search(
+    ctx: click.Context,
+    text: str | None,
+    initiatives: tuple[str, ...],
+    all_words: bool,
+    prefix: bool,
+    types: tuple[str, ...],
+    limit: int,
+    cursor: str | None,
+) -> None:
+    """Literal search across initiatives."""
+    args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit}
+    if text:
+        args["text"] = text
+    if all_words:
+        args["match"] = "all"
+    if prefix:
+        args["prefix"] = True
+    if types:
+        args["filters"] = {"types": list(types)}
+    if cursor:
+        args["cursor"] = cursor
+    emit(ctx, read_envelope(ctx, "search", args), show_hits)
+
+
+@cli.command()
+@click.argument("node")
+@click.option("-i", "--initiative", required=True)
+@click.option("--at", default=None, help="As of: RFC 3339, a date, or 5m/2h/3d.")
+@click.pass_context
+def read(ctx: click.Context, node: str, initiative: str, at: str | None) -> None:
+    """Show one node in full (optionally as it was at a past moment)."""
+    args: dict[str, Any] = {"initiative": initiative, "node": node, "budget_chars": 64000}
+    if at:
+        args["at"] = at
+    emit(ctx, read_envelope(ctx, "read", args), show_hits)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to recall from.")
+@click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
+@click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
+@click.option("--limit", default=10, type=int)
+@click.option("--explain", is_flag=True, help="Show each hit's per-channel scores.")
+@click.pass_context
+def recall(
+    ctx: click.Context,
+    query: str | None,
+    initiatives: tuple[str, ...],
+    intent: str | None,
+    risk: str,
+    limit: int,
+    explain: bool,
+) -> None:
+    """Task-aware recall (when you do not know the exact words)."""
+    from kaeru.api.working import recall_envelope
+
+    args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit, "risk": risk}
+    if query:
+        args["query"] = query
+    if intent:
+        args["task_intent"] = intent
+    if explain:
+        args["explain"] = True
+    envelope = read_envelope(ctx, "recall", args, recall_envelope)
+
+    def human(e: dict[str, Any]) -> None:
+        show_hits(e)
+        plan = e["data"].get("retrieval_plan") or {}
+        if plan:
+            channels = ", ".join(f"{c['name']}={c['weight']}" for c in plan.get("channels", []))
+            click.echo(f"(plan {plan.get('plan_hash')}: {channels})", err=True)
+
+    emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("-i", "--initiative", required=True)
+@click.option("--task", default=None, help="The task you are working on (adds its scoped rules).")
+@click.option("--budget", default=8000, type=int, help="budget_chars (512..64000).")
+@click.pass_context
+def context(ctx: click.Context, initiative: str, task: str | None, budget: int) -> None:
+    """The re-entry bundle for an initiative: rules first, then slots, layers, tasks, claims, …"""
+    from kaeru.api.working import context_envelope
+
+    args: dict[str, Any] = {"initiative": initiative, "budget_chars": budget}
+    if task:
+        args["task"] = task
+    envelope = read_envelope(ctx, "context", args, context_envelope)
+
+    def human(e: dict[str, Any]) -> None:
+        print_issues(e)
+        if e["state"] == "rejected":
+            return
+        for notice in e["data"].get("notices", []):
+            click.echo(f"! {notice}")
+        for section in e["data"]["sections"]:
+            if not section["items"]:
+                continue
+            click.echo(f"== {section['name']} ({section['total']})")
+            for item in section["items"]:
+                body = (item.get("body") or "").replace("\n", " ")[:160]
+                click.echo(f"  {item['name']}: {body}")
+        for omitted in e["coverage"]["omitted"]:
+            click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+
+    emit(ctx, envelope, human)

@@ -1,0 +1,156 @@
+"""The commands that change a vault: `note`, `hygiene`, `export` (writes a file), `import`."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kaeru.api import envelope as env
+from kaeru.cli.common import (
+    cli,
+    echo_json,
+    emit,
+    print_issues,
+    progress_bar,
+    refuse_lone_surrogates,
+    service_of,
+    settings_of,
+    wants_json,
+)
+from kaeru.errors import KaeruError
+
+
+@cli.command()
+@click.argument("text")
+@click.option("-i", "--initiative", required=True)
+@click.option(
+    "--kind", default="observation", help="observation, decision, rule, preference, … (the note tool's kind)."
+)
+@click.option("--name", default=None, help="A stable name for the node (default: derived from the text).")
+@click.option("--request-id", default=None, help="Replay key: the same id and arguments answer the first outcome.")
+@click.pass_context
+def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | None, request_id: str | None) -> None:
+    """Capture a note."""
+    args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
+    if name:
+        args["name"] = name
+    if request_id:
+        args["request_id"] = request_id
+    service = service_of(ctx)
+    try:
+        outcome, replayed = service.note(args)
+        envelope = env.mutation_envelope("note", outcome, replayed=replayed, request_id=request_id)
+    except KaeruError as error:
+        envelope = env.rejected_envelope("note", env.MUTATION_KIND, error, request_id)
+
+    def human(e: dict[str, Any]) -> None:
+        print_issues(e)
+        if e["data"]["primary"]:
+            click.echo(f"{e['state']}: {e['data']['primary']['id']}")
+
+    emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("-i", "--initiative", required=True)
+@click.pass_context
+def hygiene(ctx: click.Context, initiative: str) -> None:
+    """Run one hygiene pass now (layer tidying by fixed rules) and print the moves.
+
+    --json: {"ok": true, "initiative", "moved": N, "moves": [{"id", "name", "before", "after", "reason"}]}.
+    """
+    refuse_lone_surrogates({"initiative": initiative})
+    moves = service_of(ctx).hygiene(initiative)
+    if wants_json(ctx):
+        echo_json(
+            {
+                "ok": True,
+                "initiative": initiative,
+                "moved": len(moves),
+                "moves": [
+                    {
+                        "id": m.node_id,
+                        "name": m.name,
+                        "before": m.before.value,
+                        "after": m.after.value,
+                        "reason": m.reason,
+                    }
+                    for m in moves
+                ],
+            }
+        )
+        return
+    for move in moves:
+        click.echo(f"{move.name}: {move.before.value} → {move.after.value} ({move.reason})")
+    click.echo(f"{len(moves)} node(s) moved", err=True)
+
+
+@cli.command("export")
+@click.argument("path")
+@click.option("--format", "fmt", default="amg", type=click.Choice(["amg", "markdown"]))
+@click.option("-i", "--initiative", "initiatives", multiple=True, help="Only these initiatives.")
+@click.pass_context
+def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, ...]) -> None:
+    """Export the vault (amg archive or markdown folder) to PATH."""
+    from kaeru.export import archive
+
+    target = Path(path).expanduser().resolve()
+    local = replace(settings_of(ctx), export_root=target.parent)
+    args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
+    if initiatives:
+        args["initiatives"] = list(initiatives)
+    service = service_of(ctx)
+    try:
+        refuse_lone_surrogates(args)
+        with progress_bar(ctx) as bar:
+            task = bar.add_task("reading the vault", total=None)
+            outcome = archive.export(
+                service.store, local, args, lambda stage, n: bar.update(task, description=f"{stage}: {n}")
+            )
+        envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
+    except KaeruError as error:
+        envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
+
+    def human(e: dict[str, Any]) -> None:
+        print_issues(e)
+        for art in e["data"]["artifacts"]:
+            click.echo(
+                f"wrote {art['path']} ({art['format']}, {art['bytes']} bytes, {art['nodes']} nodes, "
+                f"{art['edges']} edges, sha256 {art['sha256'][:16]}…)"
+            )
+
+    emit(ctx, envelope, human)
+
+
+@cli.command("import")
+@click.argument("path")
+@click.pass_context
+def import_cmd(ctx: click.Context, path: str) -> None:
+    """Import an amg archive into the vault (records already present are skipped)."""
+    from kaeru.export import archive
+
+    source = Path(path).expanduser().resolve()
+    service = service_of(ctx)
+    try:
+        refuse_lone_surrogates({"path": path})
+        with progress_bar(ctx) as bar:
+            task = bar.add_task("importing", total=None)
+            outcome = archive.import_(
+                service.store,
+                replace(settings_of(ctx), export_root=source.parent),
+                {"action": "import", "path": str(source)},
+                lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+            )
+        envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
+    except KaeruError as error:
+        envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
+
+    def human(e: dict[str, Any]) -> None:
+        print_issues(e)
+        if e["state"] != "rejected":
+            click.echo(", ".join(f"{c['field'].split('.', 1)[1]}={c['after']}" for c in e["data"]["changes"]))
+
+    emit(ctx, envelope, human)

@@ -1,0 +1,317 @@
+"""`kaeru doctor`: read-only checks of a vault and of the settings, each with its fix.
+
+Nothing here creates, migrates or writes a vault: the storage health modules open it read-only
+(a SQLite file with `SQLITE_OPEN_READONLY`, a PostgreSQL connection with
+`default_transaction_read_only`). Each check is one line — a name, a status, what was found and,
+when it is not `ok`, what to do. `fail` means something is wrong (the command exits non-zero);
+`warn` is worth a look but the vault works; `info` and `skip` are informational.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
+
+from kaeru.config import Settings
+from kaeru.domain.text import indexed_name, tokens
+from kaeru.errors import KaeruError, NotFound
+from kaeru.storage.base import SearchQuery, Session, Store
+from kaeru.storage.health import IndexAgreement
+
+OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
+#: A word no vault is expected to hold: the search probe of an empty vault.
+PROBE_WORD = "kaerudoctorprobe"
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str
+    summary: str
+    fix: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class VaultHealth(Protocol):
+    """What `storage/{sqlite,postgres}/health.py` answer about a vault opened read-only."""
+
+    backend: str
+
+    def close(self) -> None: ...
+    def describe(self) -> dict[str, Any]: ...
+    def has_table(self, name: str) -> bool: ...
+    def applied_migrations(self) -> list[int]: ...
+    @staticmethod
+    def known_migrations() -> int: ...
+    def integrity(self) -> list[str]: ...
+    def index_agreement(self) -> IndexAgreement: ...
+    def read(self) -> Any: ...
+
+
+@dataclass
+class Report:
+    version: str
+    vault: dict[str, Any]
+    checks: list[Check]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "version": self.version,
+            "vault": self.vault,
+            "checks": [c.as_json() for c in self.checks],
+        }
+
+
+@contextmanager
+def _open(settings: Settings) -> Iterator[VaultHealth]:
+    """The vault opened read-only (raises NotFound/Unavailable)."""
+    health: VaultHealth
+    if settings.database_url:
+        from kaeru.storage.postgres.health import PostgresHealth  # type: ignore[import-untyped,unused-ignore]
+
+        health = PostgresHealth(settings.database_url)
+    else:
+        from kaeru.storage.sqlite.health import SqliteHealth
+
+        health = SqliteHealth(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
+    try:
+        yield health
+    finally:
+        health.close()
+
+
+def diagnose(
+    settings: Settings,
+    *,
+    version: str,
+    semantic_installed: bool,
+    is_loopback: Callable[[str], bool],
+) -> Report:
+    """Every check, in order; the vault checks stop at the first that makes the rest meaningless."""
+    vault: dict[str, Any] = (
+        {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
+    )
+    checks: list[Check] = []
+    try:
+        with _open(settings) as health:
+            vault = health.describe()
+            checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
+            checks.extend(_vault_checks(health))
+    except NotFound as error:
+        checks.append(
+            Check(
+                "vault",
+                FAIL,
+                f"{error.message} (the doctor never creates one)",
+                "check --vault / KAERU_VAULT (or KAERU_DATABASE_URL); a new vault is created by the first "
+                "`kaeru note` or `kaeru migrate`",
+            )
+        )
+    except KaeruError as error:
+        fix = (
+            "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server runs "
+            "and accepts connections"
+            if settings.database_url
+            else "check the vault file's permissions; restore it from an export if it is damaged"
+        )
+        checks.append(Check("vault", FAIL, error.message, fix))
+    checks.append(_semantic(settings, semantic_installed))
+    checks.append(_http(settings, is_loopback))
+    return Report(version, vault, checks)
+
+
+def _where(vault: dict[str, Any]) -> str:
+    if vault["backend"] == "sqlite":
+        return f"SQLite {vault['sqlite']} at {vault['path']}"
+    return f"PostgreSQL {vault['postgresql']} at {vault['url']}"
+
+
+def _vault_checks(health: VaultHealth) -> list[Check]:
+    checks: list[Check] = []
+    if health.backend == "sqlite":
+        lines = health.integrity()
+        if lines == ["ok"]:
+            checks.append(Check("integrity", OK, "PRAGMA quick_check: ok"))
+        else:
+            checks.append(
+                Check(
+                    "integrity",
+                    FAIL,
+                    "PRAGMA quick_check: " + "; ".join(lines[:5]),
+                    "the vault file is damaged: stop every kaeru process, copy the file aside, then "
+                    "`kaeru export` what still reads and import it into a fresh vault",
+                )
+            )
+    else:
+        vault = health.describe()
+        lines = health.integrity()
+        status = OK if lines == ["ok"] else FAIL
+        checks.append(
+            Check(
+                "connection",
+                status,
+                f"PostgreSQL {vault['postgresql']} answers" if status == OK else "; ".join(lines),
+                None if status == OK else "check the server's logs",
+            )
+        )
+    migrations = _migrations(health)
+    checks.append(migrations)
+    if migrations.status == FAIL or (migrations.status == WARN and not health.has_table("nodes")):
+        checks.append(Check("fulltext", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
+        checks.append(Check("search", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
+        return checks
+    checks.append(_fulltext(health.index_agreement()))
+    if health.backend == "sqlite":
+        checks.append(_wal(health))
+    checks.append(_search(health))
+    return checks
+
+
+def _migrations(health: VaultHealth) -> Check:
+    applied = health.applied_migrations()
+    known = health.known_migrations()
+    if not applied:
+        return Check(
+            "migrations",
+            FAIL,
+            "no schema_migrations table: this is not a kaeru vault",
+            "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault",
+        )
+    newest = max(applied)
+    if newest > known:
+        return Check(
+            "migrations",
+            FAIL,
+            f"the vault is at migration {newest}, newer than this kaeru knows ({known}): a newer kaeru wrote it",
+            "upgrade kaeru (pip install -U kaeru-memory) before using this vault",
+        )
+    missing = sorted(set(range(1, known + 1)) - set(applied))
+    if missing:
+        return Check(
+            "migrations",
+            WARN,
+            f"{len(missing)} migration(s) pending (applied {len(applied)} of {known}; next: {missing[0]})",
+            "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
+        )
+    return Check("migrations", OK, f"current ({newest} of {known} applied)")
+
+
+def _fulltext(agreement: IndexAgreement) -> Check:
+    summary = f"{agreement.live_nodes} live node(s), {agreement.indexed_rows} full-text row(s)"
+    if agreement.agrees:
+        return Check("fulltext", OK, summary + ", ids agree")
+    problems: list[str] = []
+    if agreement.missing_count:
+        problems.append(
+            f"{agreement.missing_count} live node(s) missing from the index (search cannot find them): "
+            + ", ".join(agreement.missing)
+        )
+    if agreement.stale_count:
+        problems.append(
+            f"{agreement.stale_count} index row(s) of no live node (deleted memory still matches): "
+            + ", ".join(agreement.stale)
+        )
+    if agreement.rebuild_pending:
+        problems.append("a rebuild is pending (done when kaeru next opens the vault read-write)")
+    return Check("fulltext", FAIL, summary + "; " + "; ".join(problems), "run `kaeru reindex --text` to rebuild it")
+
+
+def _wal(health: VaultHealth) -> Check:
+    from kaeru.storage.sqlite.health import WAL_WARN_BYTES, SqliteHealth
+
+    assert isinstance(health, SqliteHealth)
+    size = health.wal_bytes()
+    summary = f"write-ahead log {size / 1048576:.1f} MiB (warns above {WAL_WARN_BYTES // 1048576} MiB)"
+    if size > WAL_WARN_BYTES:
+        return Check(
+            "wal",
+            WARN,
+            summary,
+            "a long-lived reader is starving checkpoints: restart the kaeru processes that hold the vault "
+            "(the log is folded back and truncated when the last connection closes)",
+        )
+    return Check("wal", OK, summary)
+
+
+def _search(health: VaultHealth) -> Check:
+    """A read-only search answers: for a word of one live node, the search must find that node."""
+    try:
+        with health.read() as session:
+            return _probe(session)
+    except KaeruError as error:
+        return Check("search", FAIL, f"a read-only search failed: {error.code}: {error.message}", _REBUILD)
+
+
+_REBUILD = "run `kaeru reindex --text`; if it persists, export the vault and import it into a fresh one"
+
+
+def _probe(session: Session) -> Check:
+    sample = session.live_node_batch(0, 1)
+    if not sample:
+        ids = [i.id for i in session.all_initiatives()]
+        _, total, _ = session.search(SearchQuery(initiative_ids=ids, tokens=[PROBE_WORD]))
+        return Check("search", OK, f"answered ({total} hit(s) for a probe word; the vault holds no node yet)")
+    node = sample[0]
+    words = tokens(indexed_name(node)) or tokens(node.body) or tokens(node.description)
+    if not words:
+        return Check("search", OK, "answered (no node with words to look for)")
+    query = SearchQuery(initiative_ids=list(node.initiatives), tokens=words[:1], omit_superseded=False)
+    rows, total, _ = session.search(query)
+    if any(row.id == node.id for row in rows):
+        return Check("search", OK, f"answered: {words[0]!r} found {node.id} among {total} hit(s)")
+    return Check("search", FAIL, f"a search for {words[0]!r} did not find {node.id}, which holds it", _REBUILD)
+
+
+def _semantic(settings: Settings, installed: bool) -> Check:
+    state = "on (KAERU_SEMANTIC=1)" if settings.semantic else "off"
+    if installed:
+        return Check(
+            "semantic", OK if settings.semantic else INFO, f"the [semantic] extra is installed; recall {state}"
+        )
+    if settings.semantic:
+        return Check(
+            "semantic",
+            FAIL,
+            "KAERU_SEMANTIC=1 but the [semantic] extra is not installed: recall stays lexical",
+            "pip install 'kaeru-memory[semantic]' (or unset KAERU_SEMANTIC)",
+        )
+    return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)")
+
+
+def _http(settings: Settings, is_loopback: Callable[[str], bool]) -> Check:
+    host, token = settings.http_host, settings.auth_token
+    where = f"KAERU_HOST={host}, port {settings.http_port}, token {'set' if token else 'not set'}"
+    if not is_loopback(host) and not token:
+        return Check(
+            "http",
+            FAIL,
+            f"{where}: `kaeru serve --http` would expose the vault beyond this machine without authentication",
+            "set KAERU_AUTH_TOKEN (clients send `Authorization: Bearer <token>`), or KAERU_HOST=127.0.0.1",
+        )
+    return Check("http", OK, where)
+
+
+def migration_state(settings: Settings) -> tuple[list[int], int]:
+    """The migrations a vault records and the newest this kaeru knows (read-only)."""
+    with _open(settings) as health:
+        return health.applied_migrations(), health.known_migrations()
+
+
+def rebuild_text_index(store: Store) -> int:
+    """Rebuild the full-text index from the nodes (the fix for a `fulltext` failure); rows written."""
+    if store.backend == "postgres":
+        from kaeru.storage.postgres import health as pg_health  # type: ignore[import-untyped,unused-ignore]
+
+        return int(pg_health.rebuild_text_index(store))
+    from kaeru.storage.sqlite import health as sqlite_health
+
+    return sqlite_health.rebuild_text_index(store)

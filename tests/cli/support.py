@@ -1,0 +1,80 @@
+"""Running `python -m kaeru` as a user runs it: a real subprocess on a real vault of either backend."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jsonschema import Draft202012Validator
+
+from tests.backends import VaultSpec
+
+TIMEOUT_S = 90
+
+
+@dataclass
+class Run:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def kaeru_env(vault: VaultSpec | Mapping[str, str], **extra: str) -> dict[str, str]:
+    """This environment without any `KAERU_*` variable, pointed at `vault`, plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
+    env.update(vault.env() if isinstance(vault, VaultSpec) else vault)
+    env.update(extra)
+    return env
+
+
+def kaeru(
+    vault: VaultSpec | Mapping[str, str],
+    *args: str | bytes,
+    as_json: bool = False,
+    stdin: bytes | None = None,
+    **extra_env: str,
+) -> Run:
+    """`python -m kaeru [--json] ARGS` on `vault`; fails the test on a traceback."""
+    argv: list[str | bytes] = [sys.executable, "-m", "kaeru", *(["--json"] if as_json else []), *args]
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        env=kaeru_env(vault, **extra_env),
+        input=stdin,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    run = Run(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr
+    return run
+
+
+def valid_envelope(run: Run, operation: str, kind: str, state: str | None = None) -> dict[str, Any]:
+    """The `--json` output parsed, checked against the tool's declared output schema (and `state`)."""
+    from kaeru.api.schemas import output_for
+
+    envelope: dict[str, Any] = run.json()
+    errors = [e.message for e in Draft202012Validator(output_for(operation, kind)).iter_errors(envelope)]
+    assert not errors, errors
+    assert envelope["operation"] == operation
+    if state is not None:
+        assert envelope["state"] == state, envelope
+    return envelope
+
+
+def error_object(run: Run, code: str, exit_code: int) -> str:
+    """A failure outside an envelope: `{"ok": false, "error": {code, message}}` and its exit code."""
+    assert run.code == exit_code, (run.code, run.stdout, run.stderr)
+    document = run.json()
+    assert document["ok"] is False and document["error"]["code"] == code, document
+    message: str = document["error"]["message"]
+    assert message
+    return message

@@ -1,0 +1,223 @@
+"""Every `kaeru` command end to end, on both backends: human output, `--json` output (the API
+envelope checked against the tool's output schema, or the command's documented object), exit codes,
+and bad arguments answered with a message, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.backends import VaultSpec, new_vault
+from tests.cli.support import error_object, kaeru, valid_envelope
+from tests.wire.support import initialize_request
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _noted(vault: VaultSpec, text: str, initiative: str = "cli", **flags: str) -> str:
+    args = [f"--{k.replace('_', '-')}={v}" for k, v in flags.items()]
+    run = kaeru(vault, "note", "-i", initiative, text, *args, as_json=True)
+    assert run.code == 0, run.stderr
+    node_id: str = valid_envelope(run, "note", "mutation", "applied")["data"]["primary"]["id"]
+    return node_id
+
+
+def test_note_human_json_replay_and_rejection(vault: VaultSpec) -> None:
+    human = kaeru(vault, "note", "-i", "cli", "the heron waits by the pond")
+    assert human.code == 0 and human.stdout.startswith("applied: ")
+    node_id = human.stdout.split()[1]
+
+    first = kaeru(vault, "note", "-i", "cli", "a replayed note", "--request-id", "r-1", as_json=True)
+    again = kaeru(vault, "note", "-i", "cli", "a replayed note", "--request-id", "r-1", as_json=True)
+    assert valid_envelope(again, "note", "mutation", "applied")["replayed"] is True
+    assert again.json()["data"]["primary"]["id"] == first.json()["data"]["primary"]["id"]
+
+    bad = kaeru(vault, "note", "-i", "cli", "x", "--kind", "nonsense", as_json=True)
+    assert bad.code == 2
+    envelope = valid_envelope(bad, "note", "mutation", "rejected")
+    assert envelope["issues"][0]["code"] == "invalid_argument" and envelope["issues"][0]["field"] == "kind"
+    bad_human = kaeru(vault, "note", "-i", "cli", "x", "--kind", "nonsense")
+    assert bad_human.code == 2 and "invalid_argument [kind]" in bad_human.stderr
+
+    found = kaeru(vault, "search", "heron", "-i", "cli", as_json=True)
+    assert [h["id"] for h in valid_envelope(found, "search", "read", "ok")["data"]["hits"]] == [node_id]
+
+
+def test_search_read_recall_context(vault: VaultSpec) -> None:
+    heron = _noted(vault, "the heron waits by the pond at dawn", name="heron")
+    _noted(vault, "decided to use herons as the mascot", kind="decision", name="mascot")
+
+    search = kaeru(vault, "search", "heron", "-i", "cli")
+    assert search.code == 0 and heron in search.stdout and "heron" in search.stdout
+    envelope = valid_envelope(kaeru(vault, "search", "pond", "-i", "cli", as_json=True), "search", "read", "ok")
+    assert envelope["data"]["total"] == 1 and envelope["data"]["hits"][0]["id"] == heron
+    paged = valid_envelope(kaeru(vault, "search", "the", "-i", "cli", "--limit", "1", as_json=True), "search", "read")
+    assert paged["continuation"] is not None
+    cursor = paged["continuation"]["cursor"]
+    rest = kaeru(vault, "search", "the", "-i", "cli", "--limit", "1", "--cursor", cursor, as_json=True)
+    assert valid_envelope(rest, "search", "read", "ok")["data"]["hits"]
+    human_page = kaeru(vault, "search", "the", "-i", "cli", "--limit", "1")
+    assert "(more: repeat this command with --cursor " in human_page.stderr
+    bad_limit = kaeru(vault, "search", "heron", "-i", "cli", "--limit", "0", as_json=True)
+    assert bad_limit.code == 2 and valid_envelope(bad_limit, "search", "read", "rejected")["issues"][0]["field"]
+
+    read = kaeru(vault, "read", heron, "-i", "cli")
+    assert read.code == 0 and "the heron waits by the pond at dawn" in read.stdout
+    envelope = valid_envelope(kaeru(vault, "read", "heron", "-i", "cli", as_json=True), "read", "read", "ok")
+    assert envelope["data"]["hits"][0]["id"] == heron
+    missing = kaeru(vault, "read", "no-such-node", "-i", "cli", as_json=True)
+    assert missing.code == 2 and valid_envelope(missing, "read", "read", "rejected")["issues"][0]["code"] == "not_found"
+    missing_human = kaeru(vault, "read", "no-such-node", "-i", "cli")
+    assert missing_human.code == 2 and "not_found" in missing_human.stderr
+
+    recall = kaeru(vault, "recall", "why herons", "-i", "cli", "--intent", "explain_decision")
+    assert recall.code == 0 and "mascot" in recall.stdout and "(plan " in recall.stderr
+    envelope = valid_envelope(
+        kaeru(vault, "recall", "why herons", "-i", "cli", "--explain", as_json=True), "recall", "read", "ok"
+    )
+    assert any(h["name"] == "mascot" for h in envelope["data"]["hits"])
+    bad_risk = kaeru(vault, "recall", "x", "-i", "cli", "--risk", "extreme")
+    assert bad_risk.code == 2 and "'extreme' is not one of" in bad_risk.stderr
+
+    context = kaeru(vault, "context", "-i", "cli")
+    assert context.code == 0 and "== " in context.stdout and "mascot" in context.stdout
+    envelope = valid_envelope(kaeru(vault, "context", "-i", "cli", as_json=True), "context", "read", "ok")
+    assert any(item["name"] == "mascot" for s in envelope["data"]["sections"] for item in s["items"])
+    small = kaeru(vault, "context", "-i", "cli", "--budget", "1", as_json=True)
+    assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]
+
+
+def test_bad_usage_is_a_message_and_exit_2(tmp_path: Path) -> None:
+    vault = {"KAERU_VAULT": str(tmp_path / "v")}
+    no_initiative = kaeru(vault, "search", "x")
+    assert no_initiative.code == 2 and "Missing option '-i'" in no_initiative.stderr
+    unknown = kaeru(vault, "frobnicate")
+    assert unknown.code == 2 and "No such command 'frobnicate'" in unknown.stderr
+    not_int = kaeru(vault, "search", "x", "-i", "a", "--limit", "many")
+    assert not_int.code == 2 and "'many' is not a valid integer" in not_int.stderr
+    bad_setting = kaeru(vault, "search", "x", "-i", "a", KAERU_SECRET_POLICY="sometimes")
+    assert bad_setting.code == 2 and "KAERU_SECRET_POLICY must be one of" in bad_setting.stderr
+    assert not (tmp_path / "v").exists()  # nothing opened a vault for a refused command line
+    version = kaeru(vault, "--version")
+    assert version.code == 0 and "version" in version.stdout
+    helped = kaeru(vault, "--help")
+    assert helped.code == 0
+    for command in ("serve", "context", "search", "recall", "read", "note", "export", "import", "copy"):
+        assert command in helped.stdout
+    for command in ("migrate", "reindex", "hygiene", "tools", "doctor"):
+        assert command in helped.stdout
+
+
+def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
+    heron = _noted(vault, "the heron waits by the pond")
+    archive = tmp_path / "out" / "vault.amg"
+    archive.parent.mkdir()
+    human = kaeru(vault, "export", str(archive))
+    assert human.code == 0 and f"wrote {archive}" in human.stdout and "1 nodes" in human.stdout
+    again = tmp_path / "out" / "again.amg"
+    envelope = valid_envelope(kaeru(vault, "export", str(again), as_json=True), "archive", "mutation", "applied")
+    assert envelope["data"]["artifacts"][0]["path"] == str(again) and again.read_bytes() == archive.read_bytes()
+    markdown = kaeru(vault, "export", str(tmp_path / "out" / "md"), "--format", "markdown", as_json=True)
+    assert valid_envelope(markdown, "archive", "mutation", "applied")["data"]["artifacts"][0]["format"] == "markdown"
+    bad_format = kaeru(vault, "export", str(archive), "--format", "zip")
+    assert bad_format.code == 2 and "'zip' is not one of" in bad_format.stderr
+
+    fresh = new_vault("sqlite", tmp_path)
+    imported = kaeru(fresh, "import", str(archive), as_json=True)
+    envelope = valid_envelope(imported, "archive", "mutation", "applied")
+    assert any(c["field"].endswith("node_revisions") and c["after"] == 1 for c in envelope["data"]["changes"])
+    assert kaeru(fresh, "read", heron, "-i", "cli", as_json=True).json()["data"]["hits"][0]["id"] == heron
+    twice = kaeru(fresh, "import", str(archive))
+    assert twice.code == 0 and "skipped=" in twice.stdout
+
+    absent = kaeru(fresh, "import", str(tmp_path / "absent.amg"), as_json=True)
+    assert absent.code == 2 and valid_envelope(absent, "archive", "mutation", "rejected")["issues"]
+    absent_human = kaeru(fresh, "import", str(tmp_path / "absent.amg"))
+    assert absent_human.code == 2 and absent_human.stderr.strip()
+
+
+def test_copy_between_vaults(vault: VaultSpec, tmp_path: Path) -> None:
+    """Copy this backend's vault into a SQLite directory and back into an empty vault of it."""
+    heron = _noted(vault, "the heron waits by the pond")
+    source = vault.database_url or str(vault.vault_dir)
+    target = tmp_path / "copy"
+    copied = kaeru({}, "copy", "--from", source, "--to", str(target), as_json=True)
+    assert copied.code == 0, copied.stderr
+    document = copied.json()
+    assert document["ok"] is True and document["copied"]["node_revisions"] >= 1 and len(document["digest"]) == 64
+    found = kaeru({"KAERU_VAULT": str(target)}, "read", heron, "-i", "cli", as_json=True)
+    assert found.json()["data"]["hits"][0]["id"] == heron
+
+    refused = kaeru({}, "copy", "--from", source, "--to", str(target), as_json=True)
+    assert "not empty" in error_object(refused, "target_not_empty", 1)
+    refused_human = kaeru({}, "copy", "--from", source, "--to", str(target))
+    assert refused_human.code == 1 and "target_not_empty" in refused_human.stderr
+    forced = kaeru({}, "copy", "--from", source, "--to", str(target), "--force")
+    assert forced.code == 0 and "verified digest" in forced.stdout
+    missing = kaeru({}, "copy", "--from", source)
+    assert missing.code == 2 and "Missing option '--to'" in missing.stderr
+
+
+def test_migrate_reports_the_schema_and_refuses_a_newer_vault(vault: VaultSpec) -> None:
+    human = kaeru(vault, "migrate")
+    assert human.code == 0 and "migration(s) applied" in human.stdout
+    document = kaeru(vault, "migrate", as_json=True).json()
+    assert document["ok"] is True and document["store"]["backend"] == vault.backend
+    migrations = document["migrations"]
+    assert migrations["applied"] == migrations["known"] == migrations["newest"] >= 3
+
+    from tests.cli.test_doctor import record_future_migration
+
+    record_future_migration(vault)
+    newer = kaeru(vault, "migrate", as_json=True)
+    assert newer.code == 1 and newer.json()["ok"] is False and newer.json()["migrations"]["newest"] == 999
+    newer_human = kaeru(vault, "migrate")
+    assert newer_human.code == 1 and "upgrade kaeru" in newer_human.stderr
+
+
+def test_reindex_semantic_off_and_text(vault: VaultSpec) -> None:
+    _noted(vault, "the heron waits by the pond")
+    off = kaeru(vault, "reindex", as_json=True)
+    assert "KAERU_SEMANTIC=1" in error_object(off, "semantic_off", 1)
+    off_human = kaeru(vault, "reindex")
+    assert off_human.code == 1 and "semantic_off" in off_human.stderr
+    text = kaeru(vault, "reindex", "--text", as_json=True)
+    assert text.code == 0 and text.json() == {"ok": True, "text_rows": 1}
+    text_human = kaeru(vault, "reindex", "--text")
+    assert text_human.code == 0 and "1 node(s) indexed" in text_human.stdout
+
+
+def test_hygiene(vault: VaultSpec) -> None:
+    _noted(vault, "the heron waits by the pond")
+    human = kaeru(vault, "hygiene", "-i", "cli")
+    assert human.code == 0 and "node(s) moved" in human.stderr
+    document = kaeru(vault, "hygiene", "-i", "cli", as_json=True).json()
+    assert document["ok"] is True and document["initiative"] == "cli" and document["moved"] == len(document["moves"])
+    unknown = kaeru(vault, "hygiene", "-i", "nowhere", as_json=True)
+    assert unknown.code == 2 and unknown.json()["ok"] is False and unknown.json()["error"]["code"]
+    unknown_human = kaeru(vault, "hygiene", "-i", "nowhere")
+    assert unknown_human.code == 2 and unknown_human.stderr.startswith("error: ")
+
+
+def test_tools_lists_every_tool(vault: VaultSpec) -> None:
+    listing = kaeru(vault, "tools", as_json=True)
+    assert listing.code == 0
+    tools = listing.json()
+    names = [t["name"] for t in tools]
+    assert {"search", "note", "read", "recall", "context", "archive"} <= set(names)
+    assert all("inputSchema" in t and "description" in t for t in tools)
+    human = kaeru(vault, "tools")
+    assert human.code == 0 and [line.split()[0] for line in human.stdout.splitlines()] == names
+
+
+def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) -> None:
+    lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+    stdin = b"".join(json.dumps(m).encode() + b"\n" for m in lines)
+    served = kaeru(vault, "serve", stdin=stdin)
+    assert served.code == 0, served.stderr
+    (answer,) = [json.loads(line) for line in served.stdout.splitlines() if line.strip()]
+    assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"]
+    exposed = kaeru(vault, "serve", "--http", "--host", "0.0.0.0")
+    assert exposed.code == 2 and "KAERU_AUTH_TOKEN" in exposed.stderr

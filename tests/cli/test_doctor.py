@@ -1,0 +1,209 @@
+"""`kaeru doctor` on real vaults of both backends: healthy exits 0; each problem — a deleted
+full-text row, a migration from a newer kaeru, an unreachable PostgreSQL, an exposed HTTP host
+without a token — exits 1 and names itself and its fix; the doctor never changes or creates a vault."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+import apsw
+import psycopg
+import pytest
+
+from tests.backends import VaultSpec
+from tests.cli.support import kaeru
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _sql(vault: VaultSpec, sqlite: str, postgres: str | None = None) -> None:
+    """Change the vault behind kaeru's back (what a crash, a bug or a newer kaeru may leave)."""
+    if vault.backend == "sqlite":
+        conn = apsw.Connection(str(vault.settings().sqlite_path))
+        conn.execute(sqlite)
+        conn.close()
+    else:
+        assert vault.database_url
+        with psycopg.connect(vault.database_url, autocommit=True) as conn:
+            conn.execute((postgres or sqlite).encode())
+
+
+def _scalar(vault: VaultSpec, sql: str) -> Any:
+    if vault.backend == "sqlite":
+        conn = apsw.Connection(str(vault.settings().sqlite_path))
+        value = next(iter(conn.execute(sql)))[0]
+        conn.close()
+        return value
+    assert vault.database_url
+    with psycopg.connect(vault.database_url, autocommit=True) as conn:
+        row = conn.execute(sql.encode()).fetchone()
+        assert row is not None
+        return row[0]
+
+
+def record_future_migration(vault: VaultSpec) -> None:
+    """Record migration 999, as a newer kaeru would."""
+    _sql(vault, "INSERT INTO schema_migrations (version, name) VALUES (999, 'from_the_future')")
+
+
+def _doctor(vault: VaultSpec | dict[str, str], **env: str) -> tuple[int, dict[str, dict[str, Any]], str]:
+    """Doctor's exit code, its checks by name (from --json), and its human output (both run)."""
+    as_json = kaeru(vault, "doctor", as_json=True, **env)
+    human = kaeru(vault, "doctor", **env)
+    assert human.code == as_json.code, (human.stdout, as_json.stdout)
+    report = as_json.json()
+    assert report["ok"] is (as_json.code == 0)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert len(checks) == len(report["checks"])
+    for check in report["checks"]:
+        assert check["status"] in ("ok", "warn", "fail", "info", "skip")
+        assert f"] {check['name']}: {check['summary']}" in human.stdout
+        if check["status"] in ("fail", "warn"):
+            assert check["fix"] and f"fix: {check['fix']}" in human.stdout
+    return as_json.code, checks, human.stdout
+
+
+def _failed(checks: dict[str, dict[str, Any]]) -> set[str]:
+    return {name for name, c in checks.items() if c["status"] == "fail"}
+
+
+def _populated(vault: VaultSpec) -> list[str]:
+    ids = []
+    for text in ("the heron waits by the pond", "a second note about herons", "a third, about the moon"):
+        run = kaeru(vault, "note", "-i", "doc", text, as_json=True)
+        ids.append(run.json()["data"]["primary"]["id"])
+    return ids
+
+
+def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
+    _populated(vault)
+    code, checks, human = _doctor(vault)
+    assert code == 0 and human.rstrip().endswith("healthy")
+    expected = {"vault", "migrations", "fulltext", "search", "semantic", "http"}
+    expected |= {"integrity", "wal"} if vault.backend == "sqlite" else {"connection"}
+    assert set(checks) == expected
+    assert all(c["status"] in ("ok", "info") for c in checks.values()), checks
+    assert "3 live node(s), 3 full-text row(s)" in checks["fulltext"]["summary"]
+    assert "found" in checks["search"]["summary"]
+
+
+def test_an_empty_vault_is_healthy(vault: VaultSpec) -> None:
+    kaeru(vault, "migrate")
+    code, checks, _ = _doctor(vault)
+    assert code == 0 and "no node yet" in checks["search"]["summary"]
+
+
+def test_a_deleted_full_text_row_is_found_by_id_and_fixed_by_reindex_text(vault: VaultSpec) -> None:
+    ids = _populated(vault)
+    victim = ids[0]
+    _sql(
+        vault,
+        f"DELETE FROM nodes_fts WHERE rowid = (SELECT seq FROM nodes WHERE id = '{victim}')",
+        f"UPDATE nodes SET tsv = NULL WHERE id = '{victim}'",
+    )
+    code, checks, human = _doctor(vault)
+    assert code == 1 and "unhealthy: " in human
+    assert "fulltext" in _failed(checks)
+    fulltext = checks["fulltext"]
+    assert "1 live node(s) missing from the index" in fulltext["summary"] and victim in fulltext["summary"]
+    assert "kaeru reindex --text" in fulltext["fix"]
+
+    assert kaeru(vault, "reindex", "--text").code == 0
+    code, checks, _ = _doctor(vault)
+    assert code == 0, checks
+
+
+def test_a_full_text_row_of_a_gone_node_is_found(vault: VaultSpec) -> None:
+    ids = _populated(vault)
+    _sql(
+        vault,
+        f"UPDATE nodes SET retracted = 1 WHERE id = '{ids[1]}'",
+        f"UPDATE nodes SET retracted = TRUE WHERE id = '{ids[1]}'",
+    )
+    code, checks, _ = _doctor(vault)
+    assert code == 1 and "1 index row(s) of no live node" in checks["fulltext"]["summary"]
+    assert ids[1] in checks["fulltext"]["summary"]
+
+
+def test_a_migration_from_a_newer_kaeru_says_upgrade(vault: VaultSpec) -> None:
+    _populated(vault)
+    record_future_migration(vault)
+    code, checks, _ = _doctor(vault)
+    assert code == 1 and _failed(checks) == {"migrations"}
+    assert "999" in checks["migrations"]["summary"] and "upgrade kaeru" in checks["migrations"]["fix"]
+    assert checks["fulltext"]["status"] == checks["search"]["status"] == "skip"
+
+
+def test_a_pending_migration_is_a_warning_and_the_doctor_does_not_apply_it(vault: VaultSpec) -> None:
+    _populated(vault)
+    newest = _scalar(vault, "SELECT max(version) FROM schema_migrations")
+    _sql(vault, f"DELETE FROM schema_migrations WHERE version = {newest}")
+    code, checks, _ = _doctor(vault)
+    assert code == 0 and checks["migrations"]["status"] == "warn"
+    assert (
+        "1 migration(s) pending" in checks["migrations"]["summary"] and "kaeru migrate" in checks["migrations"]["fix"]
+    )
+    assert _scalar(vault, "SELECT max(version) FROM schema_migrations") == newest - 1  # still pending
+
+
+def test_the_doctor_changes_nothing_and_creates_no_vault(sqlite_vault: VaultSpec, tmp_path: Path) -> None:
+    _populated(sqlite_vault)
+    kaeru(sqlite_vault, "migrate")  # the last process to close checkpoints the WAL into the file
+    path = sqlite_vault.settings().sqlite_path
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert _doctor(sqlite_vault)[0] == 0
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    wal = path.with_name(path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+
+    nowhere = tmp_path / "nowhere"
+    code, checks, _ = _doctor({"KAERU_VAULT": str(nowhere)})
+    assert code == 1 and _failed(checks) == {"vault"}
+    assert "there is no vault at" in checks["vault"]["summary"] and "never creates" in checks["vault"]["summary"]
+    assert not nowhere.exists()
+
+
+def test_an_unreachable_postgresql_names_the_url_and_the_fix(tmp_path: Path) -> None:
+    # Port 1 on the loopback interface: nothing listens there, so the connection is refused at once.
+    url = "postgresql://kaeru:secret@127.0.0.1:1/kaeru"
+    code, checks, _ = _doctor({"KAERU_VAULT": str(tmp_path / "v"), "KAERU_DATABASE_URL": url})
+    assert code == 1 and _failed(checks) == {"vault"}
+    assert "cannot connect to postgresql://kaeru:***@127.0.0.1:1/kaeru" in checks["vault"]["summary"]
+    assert "secret" not in checks["vault"]["summary"]
+    assert "KAERU_DATABASE_URL" in checks["vault"]["fix"]
+
+
+def test_a_non_loopback_host_needs_a_token(vault: VaultSpec) -> None:
+    _populated(vault)
+    code, checks, _ = _doctor(vault, KAERU_HOST="0.0.0.0")
+    assert code == 1 and _failed(checks) == {"http"}
+    assert "KAERU_HOST=0.0.0.0" in checks["http"]["summary"] and "KAERU_AUTH_TOKEN" in checks["http"]["fix"]
+    code, checks, _ = _doctor(vault, KAERU_HOST="0.0.0.0", KAERU_AUTH_TOKEN="a-long-random-token")
+    assert code == 0 and checks["http"]["status"] == "ok"
+
+
+def test_the_semantic_extra_is_informational_unless_asked_for(vault: VaultSpec) -> None:
+    from kaeru import semantic
+
+    _populated(vault)
+    code, checks, _ = _doctor(vault)
+    assert code == 0 and checks["semantic"]["status"] in ("info", "ok")
+    if semantic.available():
+        pytest.skip("the [semantic] extra is installed here: KAERU_SEMANTIC=1 is usable")
+    code, checks, _ = _doctor(vault, KAERU_SEMANTIC="1")
+    assert code == 1 and _failed(checks) == {"semantic"}
+    assert "pip install 'kaeru-memory[semantic]'" in checks["semantic"]["fix"]
+
+
+def test_every_problem_at_once_is_named(vault: VaultSpec) -> None:
+    ids = _populated(vault)
+    _sql(
+        vault,
+        f"DELETE FROM nodes_fts WHERE rowid = (SELECT seq FROM nodes WHERE id = '{ids[2]}')",
+        f"UPDATE nodes SET stv = NULL WHERE id = '{ids[2]}'",
+    )
+    code, checks, human = _doctor(vault, KAERU_HOST="192.0.2.7")
+    assert code == 1 and {"fulltext", "http"} <= _failed(checks)
+    assert "unhealthy: " in human and "fulltext" in human.splitlines()[-1] and "http" in human.splitlines()[-1]
