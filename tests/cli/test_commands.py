@@ -177,6 +177,21 @@ def test_migrate_reports_the_schema_and_refuses_a_newer_vault(vault: VaultSpec) 
     assert newer_human.code == 1 and "upgrade kaeru" in newer_human.stderr
 
 
+def test_a_vault_from_a_newer_kaeru_is_refused_by_every_command(vault: VaultSpec) -> None:
+    """An older kaeru must not write into a schema it does not know (it would skip what the newer
+    code maintains): opening the vault refuses, says to upgrade, and nothing is stored."""
+    _noted(vault, "written before the upgrade")
+    from tests.cli.test_doctor import _scalar, record_future_migration
+
+    record_future_migration(vault)
+    nodes_before = _scalar(vault, "SELECT count(*) FROM nodes")
+    note = kaeru(vault, "note", "-i", "cli", "written by an older kaeru", as_json=True)
+    assert "upgrade kaeru" in error_object(note, "unavailable", 1)
+    search = kaeru(vault, "search", "written", "-i", "cli")
+    assert search.code == 1 and "upgrade kaeru" in search.stderr and "Traceback" not in search.stderr
+    assert _scalar(vault, "SELECT count(*) FROM nodes") == nodes_before
+
+
 def test_reindex_semantic_off_and_text(vault: VaultSpec) -> None:
     _noted(vault, "the heron waits by the pond")
     off = kaeru(vault, "reindex", as_json=True)

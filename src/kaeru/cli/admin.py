@@ -133,16 +133,22 @@ def migrate(ctx: click.Context) -> None:
     written by a newer kaeru (a migration this one does not know) fails: upgrade kaeru.
     """
     from kaeru.service.doctor import migration_state
+    from kaeru.storage.migrate import VaultTooNew
 
-    store = service_of(ctx).store
+    try:
+        backend: dict[str, Any] | None = service_of(ctx).store.describe()
+    except VaultTooNew:
+        backend = None  # opening refuses a newer vault; report what it holds instead
     applied, known = migration_state(settings_of(ctx))
     newest = max(applied, default=0)
     ok = newest <= known
     info: dict[str, Any] = {"applied": len(applied), "newest": newest, "known": known}
     if wants_json(ctx):
-        echo_json({"ok": ok, "store": store.describe(), "migrations": info})
-    elif ok:
-        click.echo(f"{store.backend} vault migrated: {len(applied)} migration(s) applied, newest {newest} of {known}")
+        echo_json({"ok": ok, "store": backend, "migrations": info})
+    elif ok and backend is not None:
+        click.echo(
+            f"{backend['backend']} vault migrated: {len(applied)} migration(s) applied, newest {newest} of {known}"
+        )
     else:
         click.echo(
             f"error: the vault is at migration {newest}, newer than this kaeru knows ({known}): upgrade kaeru",

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from importlib import resources
 
+from kaeru.errors import Unavailable
+
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
 
@@ -28,3 +30,24 @@ def load_migrations(package: str) -> list[Migration]:
     if versions != list(range(1, len(found) + 1)):
         raise RuntimeError(f"migrations in {package} are not numbered 001..N: {versions}")
     return found
+
+
+class VaultTooNew(Unavailable):
+    """The vault was migrated by a newer kaeru: this one would write rows that break its invariants."""
+
+    retryable = False
+
+
+def refuse_newer(applied: set[int], known: list[Migration], where: str) -> None:
+    """Raise `VaultTooNew` when `applied` holds a migration newer than every one in `known`.
+
+    An older kaeru writing into a newer schema could leave out what the newer code relies on (a name
+    history, an index row), so it refuses to open the vault at all rather than corrupt it quietly.
+    """
+    newest_known = known[-1].version if known else 0
+    newer = sorted(v for v in applied if v > newest_known)
+    if newer:
+        raise VaultTooNew(
+            f"the {where} vault is at migration {newer[-1]}, newer than this kaeru knows ({newest_known}): "
+            "upgrade kaeru (pip install -U kaeru-memory) before using it"
+        )

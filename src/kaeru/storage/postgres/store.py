@@ -54,7 +54,7 @@ from kaeru.storage.base import (
     SlotState,
     StoredRequest,
 )
-from kaeru.storage.migrate import load_migrations
+from kaeru.storage.migrate import load_migrations, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
@@ -1207,7 +1207,9 @@ class PostgresStore:
                 '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'))'
             )
             done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
-            for migration in load_migrations("kaeru.storage.postgres.migrations"):
+            migrations = load_migrations("kaeru.storage.postgres.migrations")
+            refuse_newer(done, migrations, "PostgreSQL")
+            for migration in migrations:
                 if migration.version in done:
                     continue
                 conn.execute(migration.sql)

@@ -48,7 +48,7 @@ from kaeru.storage.base import (
     StoredRequest,
     chunks,
 )
-from kaeru.storage.migrate import load_migrations
+from kaeru.storage.migrate import load_migrations, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
@@ -1302,7 +1302,9 @@ class SqliteStore:
                 )
             )
             done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            for migration in load_migrations("kaeru.storage.sqlite.migrations"):
+            migrations = load_migrations("kaeru.storage.sqlite.migrations")
+            refuse_newer(done, migrations, "SQLite")
+            for migration in migrations:
                 if migration.version in done:
                     continue
                 list(conn.execute(migration.sql))
