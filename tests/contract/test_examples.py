@@ -15,8 +15,12 @@ import pytest
 from jsonschema import Draft202012Validator
 from mcp import Client
 
-CONTRACT = Path(__file__).resolve().parents[3] / "shared" / "contract"
+#: The published contract, vendored unmodified in the repository (contract/README.md).
+CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "published"
 EXAMPLES = sorted((CONTRACT / "examples").glob("*.json"))
+#: Missing data must fail the run, never skip it: an empty parameter list would skip silently.
+if len(EXAMPLES) != 64:
+    raise RuntimeError(f"the vendored contract examples are missing: {len(EXAMPLES)} of 64 in {CONTRACT}")
 
 #: For each invalid input, the field(s) the rejection must name (from the README's reasons).
 EXPECTED_FIELDS: dict[str, tuple[str, ...]] = {
