@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,3 +63,15 @@ def test_nothing_reads_the_shared_folder_beside_the_repository() -> None:
         if reach.search(line)
     ]
     assert not offenders, offenders
+
+
+def test_the_vendored_validate_script_passes_on_its_own_folder() -> None:
+    """The contract's own checker (`validate.py --formats`) accepts the vendored copy as it stands."""
+    run = subprocess.run(
+        [sys.executable, str(CONTRACT / "published" / "validate.py"), "--formats"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout[-2000:]
+    assert "7 schemas, 21 valid + 43 invalid examples, 0 failure(s)" in run.stdout
