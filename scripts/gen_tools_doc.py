@@ -47,6 +47,47 @@ def _type(schema: dict[str, Any]) -> str:
     return str(kind)
 
 
+#: Explained by SPEC §2.3 and by its string form's own description; not worth a row per tool.
+_NOT_EXPANDED = {"NodeRef"}
+
+
+def _row(name: str, spec: dict[str, Any], required: bool) -> str:
+    desc = str(spec.get("description", "")).replace("|", "\\|").replace("\n", " ")
+    return f"| `{name}` | {_type(spec)} | {'yes' if required else 'no'} | {desc} |"
+
+
+def _nested(
+    spec: dict[str, Any], defs: dict[str, Any], prefix: str, depth: int = 0
+) -> list[tuple[str, dict[str, Any], bool]]:
+    """The fields inside an object parameter (`filters.tags`, `patch.reminder.after`), as table rows."""
+    if depth > 3:
+        return []
+    branches = [spec, *spec.get("anyOf", []), *spec.get("oneOf", []), *spec.get("allOf", [])]
+    if spec.get("type") == "array" and isinstance(spec.get("items"), dict):
+        return _nested(spec["items"], defs, f"{prefix}[]", depth + 1)
+    rows: list[tuple[str, dict[str, Any], bool]] = []
+    seen: set[str] = set()
+    for branch in branches:
+        if "$ref" in branch:
+            name = branch["$ref"].rsplit("/", 1)[-1]
+            if name in _NOT_EXPANDED or name not in defs:
+                continue
+            branch = defs[name]
+            extra = [b for b in (*branch.get("anyOf", []), *branch.get("oneOf", [])) if "properties" in b]
+        else:
+            extra = []
+        for holder in (branch, *extra):
+            required = set(holder.get("required", []))
+            for field, field_spec in holder.get("properties", {}).items():
+                if field in seen:
+                    continue
+                seen.add(field)
+                path = f"{prefix}.{field}"
+                rows.append((path, field_spec, field in required))
+                rows += _nested(field_spec, defs, path, depth + 1)
+    return rows
+
+
 def render(listing: list[dict[str, Any]]) -> str:
     from kaeru.mcp.server import INSTRUCTIONS
 
@@ -79,9 +120,11 @@ def render(listing: list[dict[str, Any]]) -> str:
         props = tool["inputSchema"].get("properties", {})
         required = set(tool["inputSchema"].get("required", []))
         lines += ["| parameter | type | required | description |", "|---|---|---|---|"]
+        defs = tool["inputSchema"].get("$defs", {})
         for name, spec in props.items():
-            desc = str(spec.get("description", "")).replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| `{name}` | {_type(spec)} | {'yes' if name in required else 'no'} | {desc} |")
+            lines.append(_row(name, spec, name in required))
+            for sub, sub_spec, sub_required in _nested(spec, defs, name):
+                lines.append(_row(sub, sub_spec, sub_required))
         lines.append("")
     return "\n".join(lines)
 

@@ -12,7 +12,8 @@ from kaeru.storage.base import Store
 from kaeru.storage.factory import open_store
 from tests.backends import BACKENDS, VaultSpec, drop_vault, new_vault, postgres_admin_url
 
-CONTRACT_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "contract"
+#: The published contract, vendored unmodified (contract/README.md says where it comes from).
+CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract" / "published"
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -67,5 +68,5 @@ def sqlite_vault(tmp_path: Path) -> VaultSpec:
 
 @pytest.fixture(scope="session")
 def contract_dir() -> Path:
-    assert CONTRACT_DIR.is_dir(), f"shared contract not found at {CONTRACT_DIR}"
+    assert CONTRACT_DIR.is_dir(), f"vendored contract not found at {CONTRACT_DIR}"
     return CONTRACT_DIR

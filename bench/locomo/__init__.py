@@ -1,6 +1,6 @@
 """LoCoMo retrieval benchmark: does kaeru find the dialogue turns that answer a question?
 
-Data (evaluation only, never copied into the repository): ../shared/bench-data/locomo —
+Data (evaluation only, CC BY-NC 4.0, never packaged): bench/data/locomo —
 `locomo10.json` (10 long conversations, 5,882 turns) and `errors.json` (an audit of its answer key);
 both are checked against the sha256 values in that directory's README.
 

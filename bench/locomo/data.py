@@ -1,6 +1,6 @@
 """Loading LoCoMo: turns, the questions of categories 1–4, and their corrected evidence.
 
-The data lives outside the repository (evaluation only, CC BY-NC 4.0); nothing here copies it.
+The data is vendored in bench/data/locomo (evaluation only, CC BY-NC 4.0; never packaged).
 
 How `errors.json` maps onto `locomo10.json` (verified on load, not assumed):
 `question_id` is `locomo_<c>_qa<q>`, where `c` is the 0-based position of the conversation in the

@@ -27,7 +27,7 @@ from bench.locomo import baselines, kaeru_side, metrics
 from bench.locomo.data import CATEGORIES, Conversation, DataError, Dataset, Question, load
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATA = REPO_ROOT / ".." / "shared" / "bench-data" / "locomo"
+DEFAULT_DATA = REPO_ROOT / "bench" / "data" / "locomo"
 DEFAULT_OUT = REPO_ROOT / "bench" / "results" / "locomo.json"
 SYSTEMS = ("recall", "search", "bm25", "grep", "random")
 SCHEMA_VERSION = 1

@@ -1,8 +1,11 @@
 """Every tool's input and output JSON Schema (Draft 2020-12): the one source of truth for the wire.
 
-`search`, `claim` and `revise` are the published contract, shipped verbatim in `schemas/`. The other
-tools' schemas are built here from the same `$defs`, so a NodeRef or a Layer means the same
-everywhere, and their outputs reuse the contract's envelope with their own `operation`.
+`search`, `claim` and `revise` are the published contract (`contract/published/`), shipped in
+`schemas/` with a description on every parameter and the non-standard formats `uint`/`uint32`
+written as `minimum`/`maximum`; they accept exactly what the contract accepts (decision 13.C1,
+tests/contract/test_schema_equivalence.py). The other tools' schemas are built here from the same
+`$defs`, so a NodeRef or a Layer means the same everywhere, and their outputs reuse the contract's
+envelope with their own `operation`.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ _SCHEMA = "https://json-schema.org/draft/2020-12/schema"
 
 @cache
 def contract_schema(name: str) -> dict[str, Any]:
-    """A shipped schema file, e.g. `search.input` or `claim.output`."""
+    """A served contract schema, e.g. `search.input` or `claim.output` (the contract, described)."""
     text = resources.files("kaeru.api").joinpath("schemas", f"{name}.json").read_text(encoding="utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
@@ -487,8 +490,11 @@ def initiative_input() -> dict[str, Any]:
                         "type": "object",
                         "additionalProperties": False,
                         "properties": {
-                            "key": {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
-                            "label": {"type": "string", "minLength": 1},
+                            "key": _d(
+                                {"type": "string", "pattern": "^[a-z][a-z0-9_-]{0,31}$"},
+                                "Column key, the status of its tasks (e.g. open, done).",
+                            ),
+                            "label": _d({"type": "string", "minLength": 1}, "Display name (default: the key)."),
                         },
                         "required": ["key"],
                     },
@@ -858,7 +864,7 @@ CUSTOM_DATA: dict[str, dict[str, Any]] = {
 
 
 def output_for(operation: str, kind: str) -> dict[str, Any]:
-    """The envelope schema of `operation`: the contract's own for the three published tools."""
+    """The envelope schema of `operation`: the contract's own (minus `uint` formats) for the published tools."""
     if operation in CONTRACT_TOOLS:
         return contract_schema(f"{operation}.output")
     base = copy.deepcopy(contract_schema("search.output" if kind == "read" else "claim.output"))
