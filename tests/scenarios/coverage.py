@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
 from tests.scenarios.driver import Call
 
 Path = tuple[str, ...]
@@ -40,6 +42,72 @@ def _walk(node: Any, root: dict[str, Any], path: Path, out: dict[Path, list[Any]
         _walk(child, root, (*path, name), out, depth + 1)
     if isinstance(node.get("items"), dict):
         _walk(node["items"], root, (*path, "[]"), out, depth + 1)
+
+
+def _forms(node: Any, root: dict[str, Any], path: Path, out: dict[Path, tuple[str, list[Any]]], depth: int = 0) -> None:
+    if not isinstance(node, dict) or depth > 32:
+        return
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.split("/")[-1]
+        node = root.get("$defs", {})[name]
+        if "oneOf" in node:
+            out[path] = (name, node["oneOf"])
+    for key in ("oneOf", "anyOf", "allOf"):
+        for branch in node.get(key, []):
+            _forms(branch, root, path, out, depth + 1)
+    for name, child in node.get("properties", {}).items():
+        _forms(child, root, (*path, name), out, depth + 1)
+    if isinstance(node.get("items"), dict):
+        _forms(node["items"], root, (*path, "[]"), out, depth + 1)
+
+
+def form_label(branch: dict[str, Any]) -> str:
+    """`string`, or the branch's required keys: `{id}`, `{initiative,name}`, `{method}`..."""
+    if branch.get("type") == "string":
+        return "string"
+    return "{" + ",".join(sorted(branch.get("required", []))) + "}"
+
+
+def form_sites(schema: dict[str, Any]) -> dict[Path, tuple[str, list[Any]]]:
+    """Every place a `oneOf` definition (NodeRef, Evidence) is used: path → (definition, branches)."""
+    out: dict[Path, tuple[str, list[Any]]] = {}
+    _forms(schema, schema, (), out)
+    return out
+
+
+def required_forms(input_schemas: dict[str, dict[str, Any]]) -> set[Slot]:
+    """Every (tool, definition, form) the scenarios must send: each tool sends each form of each
+    reference-like definition it accepts (somewhere in its arguments)."""
+    return {
+        (tool, name, form_label(branch))
+        for tool, schema in input_schemas.items()
+        for name, branches in form_sites(schema).values()
+        for branch in branches
+    }
+
+
+def forms_sent(input_schemas: dict[str, dict[str, Any]], calls: Iterable[Call]) -> dict[Slot, list[str]]:
+    """(tool, definition, form) → the steps that sent a value in that form, in call order."""
+    validators: dict[tuple[str, Path], list[tuple[str, Draft202012Validator]]] = {}
+    for tool, schema in input_schemas.items():
+        for path, (_name, branches) in form_sites(schema).items():
+            defs = schema.get("$defs", {})
+            validators[(tool, path)] = [(form_label(b), Draft202012Validator({"$defs": defs, **b})) for b in branches]
+    sent: dict[Slot, list[str]] = {}
+    for call in calls:
+        for (tool, path), forms in validators.items():
+            if tool != call.tool:
+                continue
+            name = form_sites(input_schemas[tool])[path][0]
+            for value in values_at(call.args, path):
+                for label, validator in forms:
+                    if validator.is_valid(value):
+                        steps = sent.setdefault((tool, name, label), [])
+                        step = f"{call.scenario}/{call.step}"
+                        if step not in steps:
+                            steps.append(step)
+    return sent
 
 
 def enum_slots(schema: dict[str, Any]) -> dict[Path, list[Any]]:
@@ -122,6 +190,21 @@ def report(input_schemas: dict[str, dict[str, Any]], calls: list[Call], scenario
         "|---|---|",
     ]
     lines += [f"| `{name}` | {defect} |" for name, defect in scenarios]
+    lines.append("")
+    forms = forms_sent(input_schemas, calls)
+    lines += [
+        "## Reference forms",
+        "",
+        "Every tool sends every form of each `oneOf` definition it accepts (a node by name string, `{id}` or",
+        "`{initiative,name}`; evidence by `{node}` or `{method}`), somewhere in its arguments.",
+        "",
+        "| tool | definition | form | steps |",
+        "|---|---|---|---|",
+    ]
+    for tool, name, label in sorted(required_forms(input_schemas)):
+        steps = forms.get((tool, name, label), [])
+        shown = ", ".join(f"`{s}`" for s in steps[:3]) + (f" (+{len(steps) - 3} more)" if len(steps) > 3 else "")
+        lines.append(f"| `{tool}` | {name} | `{label}` | {shown or '**NOT COVERED**'} |")
     lines.append("")
     for tool in sorted(input_schemas):
         steps_of_tool = sorted({f"{c.scenario}/{c.step}" for c in calls if c.tool == tool})

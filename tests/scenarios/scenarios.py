@@ -826,6 +826,127 @@ async def reads(d: Driver) -> None:
         d.check("reflect", set(item["fix"]) >= {"tool", "arguments"}, f"every item carries its fix: {item}")
 
 
+@scenario("references")
+async def references(d: Driver) -> None:
+    """Name nodes every way a tool accepts: a string (id or name), {id}, {initiative, name}."""
+    ini = "refs"
+
+    def by_name(name: str) -> dict[str, str]:
+        return {"initiative": ini, "name": name}
+
+    anchor = primary(
+        await d.ok("anchor", "note", {"initiative": ini, "text": "The API gateway is Envoy.", "name": "gateway"})
+    )
+    linked = primary(
+        await d.ok(
+            "note-link-by-name",
+            "note",
+            {"initiative": ini, "text": "Envoy config is in git.", "link_to": by_name("gateway")},
+        )
+    )
+    d.check(
+        "note-link-by-name",
+        (linked, anchor, "refers_to") in await edges_of(d, "note-link-by-name", ini, linked),
+        "link",
+    )
+    for step, ref in [("task-link-by-id", {"id": anchor}), ("task-link-by-name", by_name("gateway"))]:
+        task = primary(await d.ok(step, "task", {"initiative": ini, "text": f"Upgrade Envoy ({step})", "link_to": ref}))
+        d.check(step, (task, anchor, "refers_to") in await edges_of(d, step, ini, task), f"{step} links the gateway")
+    about = primary(
+        await d.ok(
+            "claim-about-by-name", "claim", {"initiative": ini, "text": "Envoy adds 2 ms.", "about": by_name("gateway")}
+        )
+    )
+    d.check(
+        "claim-about-by-name",
+        (about, anchor, "refers_to") in await edges_of(d, "claim-about-by-name", ini, about),
+        "about",
+    )
+    claim_name = (await read_node(d, "verdict-by-name", ini, about))["name"]
+    await d.ok(
+        "verdict-by-name", "verdict", {"initiative": ini, "hypothesis": by_name(claim_name), "status": "supported"}
+    )
+    d.check("verdict-by-name", (await read_node(d, "verdict-by-name", ini, about))["status"] == "supported", "verdict")
+    task = primary(
+        await d.ok("task", "task", {"initiative": ini, "text": "Write the gateway runbook", "name": "runbook"})
+    )
+    task_refs: list[tuple[str, Any]] = [
+        ("context-task-string", "runbook"),
+        ("context-task-by-name", by_name("runbook")),
+    ]
+    for step, task_ref in task_refs:
+        scoped = await d.ok(step, "context", {"initiative": ini, "task": task_ref})
+        d.check(step, task in str(scoped["data"]["task"]), f"context names the task: {scoped['data']['task']}")
+    for step, ref in [("task-update-by-id", {"id": task}), ("task-update-by-name", by_name("runbook"))]:
+        status = "in-progress" if step.endswith("id") else "done"
+        await d.ok(step, "task_update", {"initiative": ini, "task": ref, "status": status})
+        d.check(step, (await read_node(d, step, ini, task))["status"] == status, f"{step}: {status}")
+    for step, ref in [("current-state-by-id", {"id": anchor}), ("current-state-by-name", by_name("gateway"))]:
+        state = await d.ok(step, "current_state", {"initiative": ini, "node": ref})
+        d.check(
+            step, state["data"]["status"] == "current" and state["data"]["current"]["id"] == anchor, f"{state['data']}"
+        )
+    for step, ref in [("timeline-anchor-by-id", {"id": anchor}), ("timeline-anchor-by-name", by_name("gateway"))]:
+        around = await d.ok(step, "timeline", {"initiatives": [ini], "anchor": ref, "before": 1, "after": 1})
+        d.check(step, around["data"]["anchor"] == anchor, f"timeline anchor {around['data']['anchor']}")
+    trail = await d.ok("trail-by-name", "trail", {"initiative": ini, "node": by_name("gateway"), "kind": "history"})
+    d.check("trail-by-name", trail["data"]["subject"]["id"] == anchor, "trail names the gateway")
+    await d.ok(
+        "revise-by-name",
+        "revise",
+        {"initiative": ini, "node": by_name("gateway"), "patch": {"body": "The API gateway is Envoy 1.30."}},
+    )
+    d.check("revise-by-name", (await read_node(d, "revise-by-name", ini, anchor))["body"].endswith("1.30."), "revised")
+    await d.ok("layer-by-name", "layer", {"initiative": ini, "nodes": [by_name("gateway")], "layer": "hot"})
+    d.check("layer-by-name", (await read_node(d, "layer-by-name", ini, anchor))["layer"] == "hot", "layer hot")
+    await d.ok("slot-by-name", "slot", {"initiative": ini, "slot": "owner", "node": by_name("gateway")})
+    state = await d.ok("slot-by-name", "current_state", {"initiative": ini, "slot": "owner"})
+    d.check("slot-by-name", state["data"]["current"]["id"] == anchor, "the slot holds the gateway")
+    flagged = await d.ok(
+        "review-by-name",
+        "review",
+        {"initiative": ini, "action": "flag", "target": by_name("gateway"), "reason": "Is it 1.31?"},
+    )
+    d.check("review-by-name", flagged["data"]["affected"][0]["id"] == anchor, "the review targets the gateway")
+    await d.ok("attach-by-name", "note", {"initiative": "refs-other", "text": "Another team's scope."})
+    await d.ok(
+        "attach-by-name", "initiative", {"initiative": "refs-other", "action": "attach", "node": by_name("gateway")}
+    )
+    d.check(
+        "attach-by-name", "refs-other" in (await read_node(d, "attach-by-name", ini, anchor))["initiatives"], "attached"
+    )
+    doc = primary(
+        await d.ok(
+            "reference",
+            "note",
+            {"initiative": ini, "text": "Envoy docs.", "kind": "reference", "source": "v1", "name": "envoy-docs"},
+        )
+    )
+    for step, ref, source in [("replace-by-id", {"id": doc}, "v2"), ("replace-by-name", by_name("envoy-docs"), "v3")]:
+        await d.ok(step, "replace", {"initiative": ini, "node": ref, "source": source})
+        d.check(step, (await read_node(d, step, ini, doc))["body"] == source, f"{step} → {source}")
+    old = primary(
+        await d.ok(
+            "supersede-by-name", "note", {"initiative": ini, "text": "Rate limit is 100/s.", "name": "rate-limit"}
+        )
+    )
+    new = await d.ok(
+        "supersede-by-name",
+        "evolve",
+        {"initiative": ini, "mode": "supersede", "source": by_name("rate-limit"), "new_body": "Rate limit is 200/s."},
+    )
+    d.check(
+        "supersede-by-name",
+        primary(new) in (await read_node(d, "supersede-by-name", ini, old))["successors"],
+        "superseded",
+    )
+    for step, name in [("forget-by-id", "scratch-a"), ("forget-by-name", "scratch-b")]:
+        gone = primary(await d.ok(step, "note", {"initiative": ini, "text": f"Temporary {name}.", "name": name}))
+        target = {"id": gone} if step.endswith("id") else by_name(name)
+        await d.ok(step, "forget", {"initiative": ini, "node": target, "reason": "temporary"})
+        await d.rejected(step, "read", {"initiative": ini, "node": {"id": gone}}, "not_found")
+
+
 # --- archive, replay, rejections -------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from tests.scenarios.coverage import covering_steps, report, required, uncovered
+from tests.scenarios.coverage import covering_steps, forms_sent, report, required, required_forms, uncovered
 from tests.scenarios.driver import Recorder
 from tests.scenarios.runner import record_all
 from tests.scenarios.scenarios import SCENARIOS
@@ -35,6 +35,16 @@ def test_every_enum_value_is_sent(recorded: Recorded) -> None:
     missing = uncovered(inputs, recorder.calls)
     assert not missing, "enum values no scenario step sends (add a step):\n" + "\n".join(
         f"  {tool}.{path} = {value!r}" for tool, path, value in missing
+    )
+
+
+def test_every_reference_form_is_sent(recorded: Recorded) -> None:
+    """Each tool is sent every form of each reference it accepts: name string, {id}, {initiative, name};
+    evidence as {node} and {method}."""
+    inputs, recorder = recorded
+    missing = sorted(required_forms(inputs) - set(forms_sent(inputs, recorder.calls)))
+    assert not missing, "reference forms no scenario step sends:\n" + "\n".join(
+        f"  {tool}: {name} as {form}" for tool, name, form in missing
     )
 
 
