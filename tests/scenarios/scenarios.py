@@ -125,13 +125,36 @@ async def reentry(d: Driver) -> None:
     d.check("context", primary(rule) in sections["rules"], f"the rule is not first-class in context: {sections}")
     d.check("context", primary(core) in sections["core"], "the core note is in the core section")
     d.check("context", primary(task) in sections["tasks"], "the open task is in the tasks section")
-    for section in [*SECTIONS, "cold", "frozen"]:
-        only = await d.ok(f"context-{section}", "context", {"initiative": "reentry", "sections": [section]})
+    for wanted in [*SECTIONS, "cold", "frozen"]:
+        only = await d.ok(f"context-{wanted}", "context", {"initiative": "reentry", "sections": [wanted]})
         got = [s["name"] for s in only["data"]["sections"]]
         # rules are always first: an agent must never miss one
-        d.check(f"context-{section}", got in ([section], ["rules", section]), f"sections [{section}] answered {got}")
+        d.check(f"context-{wanted}", got in ([wanted], ["rules", wanted]), f"sections [{wanted}] answered {got}")
+    reminder = await d.ok(
+        "reminder",
+        "note",
+        {"initiative": "reentry", "text": "Renew the domain.", "reminder": {"after": "2020-01-01", "window_days": 7}},
+    )
+    scoped_rule = await d.ok(
+        "scoped-rule",
+        "note",
+        {
+            "initiative": "reentry",
+            "text": "While rotating certificates, keep the old chain for a day.",
+            "kind": "rule",
+            "applicability": {"task": {"id": primary(task)}},
+        },
+    )
+    context = await d.ok("reminder", "context", {"initiative": "reentry"})
+    d.check("reminder", primary(reminder) in section(context, "reminders"), "a due reminder is in context")
+    d.check("scoped-rule", primary(scoped_rule) not in section(context, "rules"), "a task's rule stays out of context")
     scoped = await d.ok("context-task", "context", {"initiative": "reentry", "task": {"id": primary(task)}})
     d.check("context-task", scoped["data"]["task"] is not None, "context with a task names it")
+    d.check("context-task", primary(scoped_rule) in section(scoped, "rules"), "the task's own rule is in its context")
+    reflected = await d.ok("reflect", "reflect", {"initiative": "reentry"})
+    orphans = {item["node"]: item for item in reflected["data"]["items"] if item["kind"] == "orphan"}
+    d.check("reflect", primary(reminder) in orphans, f"the unlinked reminder note is an orphan: {list(orphans)}")
+    d.check("reflect", orphans[primary(reminder)]["fix"]["tool"] == "link", "the fix for an orphan is a link")
 
 
 # --- capture ---------------------------------------------------------------------------------------
