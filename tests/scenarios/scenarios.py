@@ -1073,6 +1073,25 @@ async def rejections(d: Driver) -> None:
             "invalid_argument",
         ),
         ("detach-last", "initiative", {"initiative": ini, "action": "detach", "node": node}, "invalid_argument"),
+        ("merge-into-itself", "initiative", {"initiative": ini, "action": "merge", "to": ini}, "invalid_argument"),
+        ("delete-unknown", "initiative", {"initiative": "nope", "action": "delete"}, "unknown_initiative"),
+        (
+            "remove-missing-edge",
+            "link",
+            {"initiative": ini, "from": node, "to": node, "action": "remove", "edge_type": "causal"},
+            "invalid_argument",
+        ),
+        ("close-without-review", "review", {"initiative": ini, "action": "close", "target": node}, "not_found"),
+        ("task-update-a-note", "task_update", {"initiative": ini, "task": node, "status": "done"}, "invalid_argument"),
+        (
+            "supersede-without-body",
+            "evolve",
+            {"initiative": ini, "mode": "supersede", "source": node},
+            "invalid_argument",
+        ),
+        ("bad-due", "task", {"initiative": ini, "text": "Renew", "due": "tomorrow"}, "invalid_argument"),
+        ("bad-at", "read", {"initiative": ini, "node": node, "at": "not a date"}, "invalid_argument"),
+        ("import-missing", "archive", {"action": "import", "path": "no-such.amg"}, "invalid_argument"),
     ]
     for step, tool, args, code in refused:
         await d.rejected(step, tool, args, code)
@@ -1222,3 +1241,46 @@ async def insertion_order(d: Driver) -> None:
     d.check("timeline-window", [h["id"] for h in window["data"]["hits"]] == [late], "the March window holds it")
     listed = await searched_ids(d, "search-filters", {"initiatives": [ini], "filters": {"current": "all"}})
     d.check("search-filters", listed[:2] == [late, first], f"newest recorded first: {listed}")
+
+
+@scenario(
+    "timeline-counts",
+    defect="timeline cut by `limit` says it left out 1 item however many it left out "
+    "(service/timeline.py reads limit + 1 rows and counts the surplus), and its `total` is the page size",
+)
+async def timeline_counts(d: Driver) -> None:
+    """A timeline page names how many items its limit left out."""
+    ini = "counted"
+    for i in range(6):
+        await d.ok("notes", "note", {"initiative": ini, "text": f"Deploy step {i} finished."})
+    page = await d.ok("timeline", "timeline", {"initiatives": [ini], "limit": 2})
+    d.check("timeline", len(page["data"]["hits"]) == 2 and page["coverage"]["complete"] is False, "a cut page")
+    cut = sum(o["count"] for o in page["coverage"]["omitted"] if o["reason"] == "limit")
+    d.check("timeline", cut == 4, f"6 notes, 2 shown: omitted says {page['coverage']['omitted']}")
+
+
+@scenario(
+    "merge-slots",
+    defect="initiative merge where both initiatives hold the same slot: the merged initiative's holder "
+    "silently takes the target's slot — the target's holder is not a predecessor, gets no supersedes "
+    "edge, stays in its layer, and the merge names no conflict (and issue 13 defect 2's round trip)",
+)
+async def merge_slots(d: Driver) -> None:
+    """Merging two initiatives that both hold `handoff`: one holder wins, the other is recorded as replaced."""
+    mine = primary(
+        await d.ok(
+            "handoffs", "note", {"initiative": "ms-old", "text": "Old scope handoff.", "options": {"slot": "handoff"}}
+        )
+    )
+    theirs = primary(
+        await d.ok(
+            "handoffs", "note", {"initiative": "ms-new", "text": "New scope handoff.", "options": {"slot": "handoff"}}
+        )
+    )
+    await d.ok("merge", "initiative", {"initiative": "ms-old", "action": "merge", "to": "ms-new"})
+    state = await d.ok("slot", "current_state", {"initiative": "ms-new", "slot": "handoff"})
+    holder = state["data"]["current"]["id"]
+    earlier = [p["id"] for p in state["data"]["predecessors"]]
+    d.check(
+        "slot", {holder, *earlier} >= {mine, theirs}, f"one of the two holders vanished from the slot: {state['data']}"
+    )
