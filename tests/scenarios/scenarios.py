@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from tests.scenarios.driver import Driver
@@ -534,15 +535,16 @@ async def slots(d: Driver) -> None:
     await d.ok("unpin", "layer", {"initiative": ini, "nodes": [target], "pin": False, "layer": "warm"})
     hit = await read_node(d, "unpin", ini, target)
     d.check("unpin", hit["pinned"] is False and hit["layer"] == "warm", f"{hit['pinned']} {hit['layer']}")
-    before = stamp()
     holder = await d.ok(
         "forget", "task", {"initiative": ini, "text": "Drop the temp table", "options": {"slot": "cleanup"}}
     )
+    before = stamp()
     await d.ok("forget", "forget", {"initiative": ini, "node": primary(holder), "reason": "done by hand"})
     await d.rejected("forget", "read", {"initiative": ini, "node": primary(holder)}, "not_found")
     state = await d.ok("forget", "current_state", {"initiative": ini, "slot": "cleanup"})
     d.check("forget", state["data"]["status"] == "no_current", "forget releases the slot the node held")
-    del before
+    then = await read_node(d, "forget-read-at", ini, {"id": primary(holder)}, at=before)
+    d.check("forget-read-at", then["body"] == "Drop the temp table", "read at= before the forget still shows it")
     trail = await d.ok(
         "forget-history", "trail", {"initiative": ini, "node": {"id": primary(holder)}, "kind": "history"}
     )
@@ -998,6 +1000,11 @@ async def archive_files(d: Driver) -> None:
         "export-markdown", "archive", {"action": "export", "format": "markdown", "path": "md", "initiatives": [ini]}
     )
     d.check("export-markdown", md["data"]["artifacts"][0]["format"] == "markdown", "a markdown folder")
+    folder = Path(md["data"]["artifacts"][0]["path"])
+    pages = {p.relative_to(folder).as_posix(): p.read_text() for p in folder.rglob("*.md")}
+    d.check("export-markdown", "README.md" in pages, f"the folder has a README: {sorted(pages)}")
+    d.check("export-markdown", any("蛙" in text for text in pages.values()), "the note has its page, unicode intact")
+    d.check("export-markdown", not any("partial export" in t for t in pages.values()), "only the named initiatives")
     imported = await d.ok("import-same", "archive", {"action": "import", "format": "amg", "path": "full.amg"})
     d.check("import-same", imported["state"] == "unchanged", f"importing the vault's own archive: {imported['state']}")
     await d.rejected(
