@@ -85,7 +85,6 @@ def _undescribed(schema: Any, root: dict[str, Any], path: str, out: list[str]) -
         _undescribed(child, root, f"{path}{name}.", out)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 defect 9")
 def test_every_parameter_is_described(recorded: Recorded) -> None:
     inputs, _ = recorded
     missing: list[str] = []

@@ -260,7 +260,10 @@ def verdict_input() -> dict[str, Any]:
 
 
 def evolve_input() -> dict[str, Any]:
-    types = contract_schema("search.input")["$defs"]["NodeType"]["enum"]
+    # The audit log and an initiative's board are written by the server only (service/evolve.py).
+    types = [
+        t for t in contract_schema("search.input")["$defs"]["NodeType"]["enum"] if t not in ("audit_event", "board")
+    ]
     return _obj(
         {
             "initiative": _d(INITIATIVE, "The call's initiative: scopes name resolution; new nodes join it."),
@@ -283,7 +286,9 @@ def evolve_input() -> dict[str, Any]:
                 "Body of the new node (required for synthesise; supersede's corrected fact).",
             ),
             "new_type": _d(
-                {"type": "string", "enum": types}, "Type of the new node (default: derived from the source)."
+                {"type": "string", "enum": types},
+                "Type of the new node (default: derived from the source; not audit_event or board, which only the "
+                "server writes).",
             ),
             "expected_revision": EXPECTED_REVISION,
             "request_id": REQUEST_ID,
