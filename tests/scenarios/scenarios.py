@@ -1207,13 +1207,7 @@ async def did_you_mean(d: Driver) -> None:
     d.check("typo", any("alpha" in m for m in messages), f"no did-you-mean for alpah: {messages}")
 
 
-@scenario(
-    "insertion-order",
-    defect="an amg round trip changes the order of nodes a filter-only search lists (newest recorded first): "
-    "the archive lists nodes by created_at then id, the import inserts them in that order, and the search "
-    "orders by insertion (seq) — a note with a past occurred_at, or the two nodes one call creates "
-    "(claim or verdict with {method} evidence), come back in another order",
-)
+@scenario("insertion-order")
 async def insertion_order(d: Driver) -> None:
     """Evidence by method (two nodes in one call) and a note that happened earlier than recorded."""
     ini = "order"

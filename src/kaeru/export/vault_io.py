@@ -67,7 +67,8 @@ def read_archive(store: Store, initiatives: Sequence[str] | None = None, progres
             if scope is None or e.id in named
         ]
         progress("audit", len(archive.audit))
-    archive.nodes.sort(key=lambda r: (r["created_at"], r["id"], r["rev_no"]))
+    # Nodes stay in the order the store gives them: the order the vault first recorded them (then by
+    # revision), which an import reproduces, so reads listing nodes in recording order survive it.
     # By initiative name (not the vault's internal number), so the order survives an import.
     archive.slots.sort(key=lambda r: (r["initiative"], r.get("initiative_ended_at") or "", r["slot"], r["rev_no"]))
     return archive

@@ -1005,7 +1005,7 @@ class PostgresSession:
             params["ids"] = list(initiative_ids)
         for row in self._stream(
             f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.created_at, n.id, r.rev_no",
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.seq, r.rev_no",
             params,
         ):
             yield RevisionEntry(_node(row[:-2]), row[-2], row[-1])

@@ -1064,7 +1064,7 @@ class SqliteSession:
             params = list(initiative_ids)
         sql = (
             f"SELECT r.node_seq, n.id, {cols}, r.request_id, r.actor FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.created_at, n.id, r.rev_no"
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.seq, r.rev_no"
         )
         for row in self._c.execute(sql, params):
             yield RevisionEntry(_node(row[0], row[1], row[2:-2]), row[-2], row[-1])
