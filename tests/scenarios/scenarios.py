@@ -1266,12 +1266,7 @@ async def timeline_counts(d: Driver) -> None:
     d.check("timeline", cut == 4, f"6 notes, 2 shown: omitted says {page['coverage']['omitted']}")
 
 
-@scenario(
-    "merge-slots",
-    defect="initiative merge where both initiatives hold the same slot: the merged initiative's holder "
-    "silently takes the target's slot — the target's holder is not a predecessor, gets no supersedes "
-    "edge, stays in its layer, and the merge names no conflict (and issue 13 defect 2's round trip)",
-)
+@scenario("merge-slots")
 async def merge_slots(d: Driver) -> None:
     """Merging two initiatives that both hold `handoff`: one holder wins, the other is recorded as replaced."""
     mine = primary(

@@ -43,3 +43,29 @@ def test_delete_forgets_only_nodes_left_in_no_initiative(call: Call) -> None:
     assert gone["state"] == "rejected" and "forgotten" in gone["issues"][0]["message"]
     unknown = call("initiative", initiative="scratchpad", action="rename", to="x")
     assert unknown["state"] == "rejected" and unknown["issues"][0]["code"] == "unknown_initiative"
+
+
+def _slot_holder(call: Call, initiative: str, text: str) -> str:
+    node: str = call("note", initiative=initiative, text=text, options={"slot": "handoff"})["data"]["primary"]["id"]
+    return node
+
+
+def test_merge_of_two_slot_holders_keeps_the_newer_and_records_the_other(call: Call) -> None:
+    """Both initiatives hold `handoff`: the holder taken last stays current, the other is its
+    predecessor (superseded and cooled), whichever side of the merge it came from."""
+    for newer_side in ("target", "merged"):
+        old, new = f"old-{newer_side}", f"new-{newer_side}"
+        if newer_side == "target":
+            older = _slot_holder(call, old, "handoff of the merged scope")
+            newer = _slot_holder(call, new, "handoff of the target scope")
+        else:
+            older = _slot_holder(call, new, "handoff of the target scope")
+            newer = _slot_holder(call, old, "handoff of the merged scope")
+        assert call("initiative", initiative=old, action="merge", to=new)["state"] == "applied"
+        state = call("current_state", initiative=new, slot="handoff")["data"]
+        assert state["current"]["id"] == newer, newer_side
+        assert [p["id"] for p in state["predecessors"]] == [older], newer_side
+        replaced = call("read", initiative=new, node={"id": older})["data"]["hits"][0]
+        assert replaced["currentness"] == "superseded" and replaced["successors"] == [newer], newer_side
+        assert replaced["layer"] == "cold", newer_side
+        assert call("read", initiative=new, node={"id": newer})["data"]["hits"][0]["currentness"] == "current"

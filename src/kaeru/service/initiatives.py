@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Node, revision_token
 from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
 from kaeru.service.outcomes import Change, Coverage
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import Initiative
+from kaeru.storage.base import Initiative, SlotState
 
 
 @dataclass
@@ -73,6 +73,28 @@ def _target(ctx: WriteContext, raw: Any) -> Initiative:
     return found
 
 
+def _merge_slot(ctx: WriteContext, held: SlotState) -> None:
+    """Bring one slot of a merged initiative into the target (`ctx.initiative`).
+
+    When both hold the slot, the holder taken more recently stays current and the other becomes its
+    predecessor — in the slot's history, superseded and cooled — exactly as if the older one had been
+    handed over first: neither holder vanishes from the slot.
+    """
+    holder = ctx.session.get_node(held.node_id) if held.node_id else None
+    if holder is None or holder.retracted:
+        return
+    theirs = ctx.session.get_slot(ctx.initiative.id, held.slot)
+    kept = ctx.session.get_node(theirs.node_id) if theirs is not None and theirs.node_id else None
+    if theirs is None or kept is None or kept.retracted or held.updated_at > theirs.updated_at:
+        ctx.take_slot(held.slot, holder, None)
+    elif kept.id != holder.id:
+        # The target's holder is newer: record the merged holder first, then hand the slot back.
+        rev_no = theirs.rev_no + 1
+        token = revision_token(f"slot:{ctx.initiative.id}:{held.slot}", rev_no, ctx.now_s)
+        ctx.session.put_slot(SlotState(ctx.initiative.id, held.slot, holder.id, rev_no, token, ctx.now_s))
+        ctx.take_slot(held.slot, kept, None)
+
+
 def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
     """Rename, merge, delete, attach/detach a node, or edit the board's columns."""
     action = args.get("action")
@@ -95,13 +117,10 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
         for node in nodes.values():
             _move_membership(ctx, node, subject.id, target.id)
             moved += 1
+        ctx.initiative = target
         for held in ctx.session.slots_of(subject.id):
-            if held.node_id and ctx.session.get_slot(target.id, held.slot) is None:
-                holder = ctx.session.get_node(held.node_id)
-                if holder is not None and not holder.retracted:
-                    ctx.initiative = target
-                    ctx.take_slot(held.slot, holder, None)
-                    ctx.initiative = subject
+            _merge_slot(ctx, held)
+        ctx.initiative = subject
         ctx.session.delete_initiative(subject.id, ctx.now_s)
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
