@@ -32,7 +32,7 @@ def verdict(ctx: WriteContext, args: dict[str, Any]) -> None:
     hypothesis = ctx.resolve(args["hypothesis"], "hypothesis")
     if hypothesis.node_type != NodeType.HYPOTHESIS:
         raise InvalidArgument(
-            f"{hypothesis.name!r} is a {hypothesis.node_type.value}, not a hypothesis", field="hypothesis"
+            f"{hypothesis.name!r} is of type {hypothesis.node_type.value}, not a hypothesis", field="hypothesis"
         )
     check_revision(hypothesis, args.get("expected_revision"))
     try:

@@ -108,7 +108,7 @@ def task_update(ctx: WriteContext, args: dict[str, Any]) -> None:
     """Move a task to another column, finish it, or change its due date."""
     node = ctx.resolve(args["task"], "task")
     if node.node_type != NodeType.TASK:
-        raise InvalidArgument(f"{node.name!r} is a {node.node_type.value}, not a task", field="task")
+        raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not a task", field="task")
     check_revision(node, args.get("expected_revision"))
     if "status" not in args and "due" not in args:
         raise InvalidArgument("give status, due, or both", field="status")
