@@ -107,3 +107,49 @@ def test_explore_history_pages_without_repeating_or_skipping(service: Service) -
         page = tools.recall(**{k: v for k, v in args.items() if k not in ("initiatives", "task_intent")})
         seen += _keys(page)
     assert seen == _keys(whole)
+
+
+def test_each_revision_names_its_initiatives_as_they_were_then(service: Service) -> None:
+    """A revision recorded before a rename shows the old name (as `read at=` of it does); the flag
+    says the names are exact; the suggested read goes through the initiative's name today."""
+    tools = Tools(service)
+    fact = tools.note("the harbour ferry leaves at nine")
+    tools.run("revise", initiative=P, node={"id": fact}, patch={"description": "ferry times"})
+    assert tools.run("initiative", initiative=P, action="rename", to="harbour")["state"] == "applied"
+    tools.run("revise", initiative="harbour", node={"id": fact}, patch={"description": "ferry timetable"})
+    answer = tools.run("recall", initiatives=["harbour"], task_intent="explore_history", query="harbour ferry")
+    hits = answer["data"]["hits"]
+    assert [h["initiatives"] for h in hits] == [[P], [P], ["harbour"]]
+    assert all(h["metadata_is_current"] is True for h in hits)
+    for hit, call in zip(hits, answer["data"]["next_step"]["calls"], strict=True):
+        assert call["initiative"] == "harbour"
+        read = tools.run("read", **call)["data"]["hits"][0]
+        assert (read["revision"], read["initiatives"], read["metadata_is_current"]) == (
+            hit["revision"],
+            hit["initiatives"],
+            hit["metadata_is_current"],
+        )
+
+
+def test_every_suggested_read_succeeds_even_for_a_forget(service: Service) -> None:
+    """The revision that records a forget cannot be read as of its moment (the node is gone then):
+    it gets no call; every call that is suggested answers ok with the revision it names."""
+    tools = Tools(service)
+    old = tools.note("the deploy target is Frankfurt staging")
+    tools.run("evolve", initiative=P, mode="supersede", source={"id": old}, new_body="deploy target is now Dublin")
+    tools.run("forget", initiative=P, node={"id": old}, reason="obsolete")
+    answer = tools.recall(query="deploy target", limit=50)
+    hits = answer["data"]["hits"]
+    assert any(h["currentness"] == "retracted" for h in hits if h["id"] == old)
+    calls = answer["data"]["next_step"]["calls"]
+    assert len(calls) == len(hits) - 1, "one call per revision, but none for the forget"
+    readable = [(h["id"], h["revision"]) for h in hits if not (h["id"] == old and h["currentness"] == "retracted")]
+    for (node_id, revision), call in zip(readable, calls, strict=True):
+        envelope = service_read(tools, call)
+        assert envelope["state"] == "ok", envelope["issues"]
+        assert (envelope["data"]["hits"][0]["id"], envelope["data"]["hits"][0]["revision"]) == (node_id, revision)
+
+
+def service_read(tools: Tools, call: dict[str, Any]) -> dict[str, Any]:
+    envelope: dict[str, Any] = tools.registry.run("read", call)
+    return envelope

@@ -66,9 +66,12 @@ def test_context_typo_suggests_the_transposed_name(service: Service) -> None:
     assert "'alpha'" in str(err)
 
 
-@pytest.mark.parametrize("typo", ["deploy-schedlue", "dpeloy-schedule", "edploy-schedule", "Deploy-Schedlue"])
+@pytest.mark.parametrize(
+    "typo", ["deploy-schedlue", "dpeloy-schedule", "edploy-schedule", "delpoy-schedule", "Deploy-Schedlue"]
+)
 def test_node_name_miss_suggests_a_transposition(service: Service, typo: str) -> None:
-    """A NodeRef name with two letters swapped (also among its first three) gets the did-you-mean."""
+    """A NodeRef name with two letters swapped (also among its first three, or the 3rd and 4th, which
+    moves the store's three-letter pre-filter) gets the did-you-mean."""
     seed(service)
     err = rejects(lambda: service.read({"initiative": "alpha", "node": typo}))
     assert err.code == "not_found"

@@ -226,3 +226,32 @@ def test_the_envelope_validates_against_the_contract_schema(service: Service) ->
     codes = sorted(i["code"] for i in envelope["issues"])
     assert codes == ["reached_through_supersession", "successor_out_of_scope"]
     assert {"section": "hits", "count": 1, "reason": "superseded"} in envelope["coverage"]["omitted"]
+
+
+def test_the_store_names_the_superseded_matches_it_omitted_where_they_ranked(service: Service) -> None:
+    """The successors come from what the search itself omitted (no second search): the store lists
+    each superseded match with how many kept matches rank before it — the same places the full
+    ranking (nothing omitted) gives them — and lists nothing when nothing was omitted."""
+    from kaeru.storage.base import SearchQuery
+
+    texts = ["kestrel kestrel kestrel nest", "kestrel sighting", "kestrel kestrel ledge", "a kestrel", "kestrel hover"]
+    made = [note(service, t) for t in texts]
+    for i in (0, 3):
+        supersede(service, made[i], f"falcon record {i}")
+    note(service, "unrelated owl")
+    with service.store.read() as session:
+        initiative = session.initiative_by_name(P)
+        assert initiative is not None
+        scope = [initiative.id]
+        full, _, _ = session.search(SearchQuery(initiative_ids=scope, tokens=["kestrel"], omit_superseded=False))
+        noted: list[tuple[int, str]] = []
+        rows, total, gone = session.search(SearchQuery(initiative_ids=scope, tokens=["kestrel"], superseded_out=noted))
+        quiet: list[tuple[int, str]] = []
+        session.search(SearchQuery(initiative_ids=scope, tokens=["owl"], superseded_out=quiet))
+    order = [r.id for r in full]
+    kept = [r.id for r in rows]
+    assert gone == 2 and total == 3 and set(kept) == {made[1], made[2], made[4]}
+    expected = [(sum(1 for k in order[: order.index(m)] if k in kept), m) for m in order if m not in kept]
+    assert noted == expected
+    assert {m for _, m in noted} == {made[0], made[3]}
+    assert quiet == []

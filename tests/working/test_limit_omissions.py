@@ -7,10 +7,11 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from kaeru.mcp.server import build_server
-from kaeru.service import Service
+from kaeru.service import Service, history
 from tests.working.conftest import Call
 
 
@@ -113,3 +114,61 @@ def test_current_state_counts_the_predecessors_past_its_cap(call: Call, timed: S
     assert len(envelope["data"]["predecessors"]) == 256
     assert _limit(envelope) == [("predecessors", 3)]
     assert envelope["coverage"]["complete"] is False
+
+
+def _window(envelope: dict[str, Any]) -> list[tuple[str, int]]:
+    return [(o["section"], o["count"]) for o in envelope["coverage"]["omitted"] if o["reason"] == "window"]
+
+
+# The walks' caps are lowered so a short chain reaches them (the caps are only sizes; the code
+# that stops at them and reports it is the real one).
+
+
+def test_trail_provenance_stopped_at_its_walk_cap_says_more_lie_beyond(
+    call: Call, timed: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history, "PROVENANCE_COUNT", 40)
+    made = _chain(call, "p", 50, "derived_from")
+    envelope = _checked(timed, "trail", {"initiative": "p", "node": {"id": made[0]}, "kind": "provenance"})
+    assert [e["node"]["id"] for e in envelope["data"]["entries"]] == made[1:33]
+    assert _limit(envelope) == [("entries", 40 - 32)], "what the walk counted past the shown depth"
+    assert _window(envelope) == [("entries", 1)], "and that at least one more lies past the walk's cap"
+    assert envelope["coverage"]["complete"] is False
+    exact = _checked(timed, "trail", {"initiative": "p", "node": {"id": made[9]}, "kind": "provenance"})
+    assert _limit(exact) == [("entries", 40 - 32)] and _window(exact) == [], "exactly at the cap: nothing beyond"
+
+
+def test_trail_provenance_walks_a_wide_graph_level_by_level(call: Call, timed: Service) -> None:
+    """Every ancestor of a wide graph is listed once, by depth, nearest first."""
+    leaves = [call("note", initiative="w", text=f"source {i}")["data"]["primary"]["id"] for i in range(6)]
+    middle = [
+        call("evolve", initiative="w", mode="synthesise", sources=[{"id": i} for i in pair], new_body=f"summary {n}")[
+            "data"
+        ]["primary"]["id"]
+        for n, pair in enumerate([leaves[:3], leaves[2:]])
+    ]
+    top = call("evolve", initiative="w", mode="synthesise", sources=[{"id": i} for i in middle], new_body="overall")
+    envelope = _checked(
+        timed, "trail", {"initiative": "w", "node": {"id": top["data"]["primary"]["id"]}, "kind": "provenance"}
+    )
+    entries = [(e["depth"], e["node"]["id"]) for e in envelope["data"]["entries"]]
+    assert sorted(entries[:2]) == sorted((1, m) for m in middle)
+    assert sorted(i for d, i in entries[2:]) == sorted(leaves) and {d for d, _ in entries[2:]} == {2}
+    assert envelope["coverage"]["omitted"] == [] and envelope["coverage"]["complete"] is True
+
+
+def test_current_state_stopped_at_its_walk_cap_says_more_lie_beyond(
+    call: Call, timed: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(history, "MAX_PREDECESSORS", 10)
+    monkeypatch.setattr(history, "PREDECESSOR_COUNT", 20)
+    made = _chain(call, "q", 30, "supersedes")
+    envelope = _checked(timed, "current_state", {"initiative": "q", "node": {"id": made[0]}})
+    assert envelope["data"]["status"] == "current"
+    assert [p["id"] for p in envelope["data"]["predecessors"]] == made[1:11]
+    assert _limit(envelope) == [("predecessors", 10)]
+    assert _window(envelope) == [("predecessors", 1)]
+    assert envelope["coverage"]["complete"] is False
+    at_cap = _chain(call, "q2", 21, "supersedes")  # exactly PREDECESSOR_COUNT predecessors
+    exact = _checked(timed, "current_state", {"initiative": "q2", "node": {"id": at_cap[0]}})
+    assert _limit(exact) == [("predecessors", 10)] and _window(exact) == []

@@ -116,3 +116,35 @@ def test_a_tampered_or_misapplied_cursor_is_refused(call: Call) -> None:
         refused = call(tool, **args)
         assert refused["state"] == "rejected"
         assert refused["issues"][0]["code"] == "cursor_invalid"
+
+
+def test_a_long_walk_counts_a_bounded_window_and_says_more_lie_beyond(call: Call) -> None:
+    """Each page counts at most `COUNT_WINDOW` of the items it leaves out (it must stay cheap on a big
+    vault); past them an omission with reason `window` says at least one more lies beyond, and
+    `total` is a lower bound. Paging still reaches every item once, and the last pages count exactly."""
+    from kaeru.service.timeline import COUNT_WINDOW
+
+    assert COUNT_WINDOW <= 1000, "a page reads at most about a thousand ids past its items"
+    made = [_note(call, f"log line {i}") for i in range(COUNT_WINDOW + 30)]
+    first = call("timeline", initiatives=["t"], limit=10)
+    assert _ids(first) == made[:10]
+    assert first["coverage"]["omitted"] == [
+        {"section": "timeline", "count": COUNT_WINDOW, "reason": "limit"},
+        {"section": "timeline", "count": 1, "reason": "window"},
+    ]
+    assert first["data"]["total"] == 10 + COUNT_WINDOW + 1, "a lower bound: what was shown and counted, and one more"
+    seen, page = _ids(first), first
+    while page["continuation"] is not None:
+        page = call("timeline", **page["continuation"]["next_arguments"])
+        assert page["state"] == "ok", page["issues"]
+        seen += _ids(page)
+        assert all(o["count"] <= COUNT_WINDOW for o in page["coverage"]["omitted"])
+    assert seen == made
+    assert page["data"]["total"] == len(made), "the last page knows the walk's size"
+
+    around = call("timeline", initiatives=["t"], anchor={"id": made[-1]}, before=2, after=0)
+    assert _ids(around) == made[-3:]
+    assert around["coverage"]["omitted"] == [
+        {"section": "before", "count": COUNT_WINDOW, "reason": "limit"},
+        {"section": "before", "count": 1, "reason": "window"},
+    ]

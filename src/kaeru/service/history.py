@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Any
 
-from kaeru.domain.model import EdgeType, Node
+from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service.graph import MAX_HOPS, edge_type_of, strongest_path
@@ -18,11 +17,13 @@ from kaeru.storage.base import Initiative, Session
 
 TRAIL_KINDS = ("history", "provenance", "path", "neighbours", "chain")
 MAX_PROVENANCE_DEPTH = 32
-#: Ancestors deeper than MAX_PROVENANCE_DEPTH are counted (not shown) up to this many nodes.
-PROVENANCE_COUNT = 10_000
-#: current_state shows at most this many predecessors; the rest are counted up to PREDECESSOR_COUNT.
+#: The provenance walk visits at most this many ancestors (shown within MAX_PROVENANCE_DEPTH, counted
+#: past it); when more lie beyond, an omission with reason `window` says so (decision 13.F3).
+PROVENANCE_COUNT = 1000
+#: current_state shows at most MAX_PREDECESSORS predecessors and walks at most PREDECESSOR_COUNT
+#: (the rest counted as `limit`; past the walk's cap, an omission with reason `window`).
 MAX_PREDECESSORS = 256
-PREDECESSOR_COUNT = 10_000
+PREDECESSOR_COUNT = 1000
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 
 
@@ -97,34 +98,56 @@ def _history(session: Session, node: Node) -> list[TrailEntry]:
     return entries
 
 
-def _provenance(session: Session, node: Node) -> tuple[list[TrailEntry], int]:
-    """The ancestors within `MAX_PROVENANCE_DEPTH`, and how many lie deeper (counted up to
-    `PROVENANCE_COUNT`, not shown)."""
+def _provenance(session: Session, node: Node) -> tuple[list[TrailEntry], int, bool]:
+    """The ancestors within `MAX_PROVENANCE_DEPTH`; how many lie deeper (counted, not shown); and
+    whether the walk stopped at `PROVENANCE_COUNT` ancestors with more left (decision 13.F3).
+
+    Breadth first, one level at a time: one edge query per level (and one node query per level
+    while within the shown depth), so a wide graph costs its depth in queries, not its size.
+    """
     entries: list[TrailEntry] = []
     seen = {node.id}
     deeper = 0
-    queue: deque[tuple[str, int]] = deque([(node.id, 0)])
-    while queue and len(seen) <= PROVENANCE_COUNT:
-        here, depth = queue.popleft()
-        edges = [e for e in session.live_edges([here]) if e.src == here and e.edge_type == EdgeType.DERIVED_FROM]
-        sources = session.nodes_by_ids([e.dst for e in edges])
+    frontier = [node.id]
+    depth = 0
+    capped = False
+    while frontier and not capped:
+        edges = _derived_from(session, frontier)
+        sources: dict[str, Node] = {}
+        if depth < MAX_PROVENANCE_DEPTH:
+            sources = session.nodes_by_ids(list(dict.fromkeys(e.dst for e in edges if e.dst not in seen)))
+        following: list[str] = []
+        shown: list[tuple[Node, Edge]] = []
         for edge in edges:
-            if edge.dst in seen or edge.dst not in sources:
+            if edge.dst in seen or (depth < MAX_PROVENANCE_DEPTH and edge.dst not in sources):
                 continue
+            if len(seen) > PROVENANCE_COUNT:
+                capped = True  # more ancestors lie past the walk's cap
+                break
             seen.add(edge.dst)
-            queue.append((edge.dst, depth + 1))
+            following.append(edge.dst)
             if depth >= MAX_PROVENANCE_DEPTH:
                 deeper += 1
-                continue
-            entries.append(
-                TrailEntry(
-                    kind="ancestor",
-                    depth=depth + 1,
-                    node=build_views(session, [sources[edge.dst]])[0],
-                    edge=edge,
-                )
-            )
-    return entries, deeper
+            else:
+                shown.append((sources[edge.dst], edge))
+        views = build_views(session, [n for n, _ in shown]) if shown else []
+        entries += [
+            TrailEntry(kind="ancestor", depth=depth + 1, node=view, edge=edge)
+            for view, (_, edge) in zip(views, shown, strict=True)
+        ]
+        frontier = following
+        depth += 1
+    return entries, deeper, capped
+
+
+def _derived_from(session: Session, frontier: list[str]) -> list[Edge]:
+    """The live `derived_from` edges out of `frontier`, in the frontier's order (each node's by key)."""
+    out: dict[str, list[Edge]] = {}
+    wanted = set(frontier)
+    for edge in session.live_edges(frontier):
+        if edge.src in wanted and edge.edge_type == EdgeType.DERIVED_FROM:
+            out.setdefault(edge.src, []).append(edge)
+    return [e for here in frontier for e in out.get(here, ())]
 
 
 def _neighbours(session: Session, node: Node, edge_types: set[EdgeType] | None, scope: set[int]) -> list[TrailEntry]:
@@ -164,9 +187,13 @@ def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
         if kind == "history":
             entries = _history(session, node)
         elif kind == "provenance":
-            entries, deeper = _provenance(session, node)
+            entries, deeper, capped = _provenance(session, node)
             if deeper:
                 coverage.omitted.append(Omission("entries", deeper, "limit"))
+            if capped:
+                # The walk stopped at PROVENANCE_COUNT ancestors: at least one more lies beyond.
+                coverage.omitted.append(Omission("entries", 1, "window"))
+            if coverage.omitted:
                 coverage.complete = False
         elif kind == "neighbours":
             entries = _neighbours(session, node, edge_types, set(node.initiatives))
@@ -298,27 +325,13 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
             break
         visited.add(nxt.node.id)
         here = nxt
-    predecessors = []
-    back = [here.node.id]
-    seen = {here.node.id}
-    beyond = 0  # predecessors past MAX_PREDECESSORS: counted, not shown
-    while back and len(seen) <= PREDECESSOR_COUNT:
-        current_id = back.pop(0)
-        edges = session.edges_at([current_id], moment) if moment else session.live_edges([current_id])
-        for edge in edges:
-            if edge.src == current_id and edge.edge_type == EdgeType.SUPERSEDES and edge.dst not in seen:
-                seen.add(edge.dst)
-                back.append(edge.dst)
-                if len(seen) > MAX_PREDECESSORS + 1:
-                    beyond += 1
-                    continue
-                view = _view_at(session, edge.dst, moment)
-                if view is not None:
-                    predecessors.append(view)
-                if edge not in deciding:
-                    deciding.append(edge)
+    predecessors, beyond, capped = _predecessors(session, here.node.id, moment, deciding)
     if beyond:
         coverage.omitted.append(Omission("predecessors", beyond, "limit"))
+    if capped:
+        # The walk stopped at PREDECESSOR_COUNT predecessors: at least one more lies beyond.
+        coverage.omitted.append(Omission("predecessors", 1, "window"))
+    if coverage.omitted:
         coverage.complete = False
     refuting = [
         e
@@ -335,3 +348,48 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
         predecessors=predecessors,
         edges=deciding,
     )
+
+
+def _predecessors(
+    session: Session, start: str, moment: str | None, deciding: list[Edge]
+) -> tuple[list[Any], int, bool]:
+    """What `start` supersedes, directly or not (breadth first): the views of the first
+    `MAX_PREDECESSORS` (their `supersedes` edges join `deciding`), how many more were counted, and
+    whether the walk stopped at `PREDECESSOR_COUNT` with more left.
+
+    One edge query per level, and the shown views built together: a long chain costs its length
+    in queries (bounded by the cap), a wide one its depth.
+    """
+    order: list[tuple[str, Edge]] = []
+    seen = {start}
+    frontier = [start]
+    capped = False
+    while frontier and not capped:
+        edges = session.edges_at(frontier, moment) if moment else session.live_edges(frontier)
+        wanted = set(frontier)
+        by_src: dict[str, list[Edge]] = {}
+        for edge in edges:
+            if edge.src in wanted and edge.edge_type == EdgeType.SUPERSEDES:
+                by_src.setdefault(edge.src, []).append(edge)
+        following: list[str] = []
+        for edge in (e for here in frontier for e in by_src.get(here, ())):
+            if edge.dst in seen:
+                continue
+            if len(seen) > PREDECESSOR_COUNT:
+                capped = True
+                break
+            seen.add(edge.dst)
+            following.append(edge.dst)
+            order.append((edge.dst, edge))
+        frontier = following
+    shown = order[:MAX_PREDECESSORS]
+    if moment:
+        found = {i: n for i in dict.fromkeys(i for i, _ in shown) if (n := session.node_at(i, moment)) is not None}
+    else:
+        found = session.nodes_by_ids([i for i, _ in shown])
+    nodes = [found[i] for i, _ in shown if i in found]
+    views = build_views(session, nodes, at=moment) if nodes else []
+    for _, edge in shown:
+        if edge not in deciding:
+            deciding.append(edge)
+    return views, len(order) - len(shown), capped

@@ -11,7 +11,7 @@ from typing import Any
 
 from kaeru.domain.budget import allocate, cut
 from kaeru.domain.currentness import decide
-from kaeru.domain.model import RULE_TAG, Currentness, EdgeType, Layer, Node, NodeType
+from kaeru.domain.model import RULE_TAG, Currentness, EdgeType, Layer, Node, NodeType, name_at
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, manual_tags, stem, tokens
 from kaeru.domain.timefmt import date_windows
@@ -196,7 +196,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         live: list[Node]
         if history:
             live = _history_revisions(session, page_ids)
-            views, truncated = _revision_views(session, live, chars, {s.id: s.name for s in scopes})
+            views, truncated = _revision_views(session, live, chars, [s.id for s in scopes])
         else:
             nodes = session.nodes_by_ids(page_ids)
             live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
@@ -226,14 +226,32 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
     if explain is not None:
         explain = {v.node.id: explain.get(v.node.id, {}) for v in views}
     next_step = None
-    if views:
+    if history:
+        # The revision as it was recorded, read through a searched initiative by its name today (the
+        # view names it as it was then). A revision that records a forget has no call: a read as of
+        # it finds nothing (`trail kind=history` on its node lists it).
+        today = {s.id: s.name for s in scopes}
+        calls = [
+            {
+                "initiative": next((today[i] for i in v.node.initiatives if i in today), scopes[0].name),
+                "node": {"id": v.node.id},
+                "at": v.node.recorded_at,
+            }
+            for v in views
+            if not v.node.retracted
+        ]
+        if calls:
+            next_step = {
+                "tool": "read",
+                "why": "recall shows excerpts; read at a revision's recorded_at returns it in full",
+                "calls": calls,
+            }
+    elif views:
         next_step = {
             "tool": "read",
             "why": "recall shows excerpts; read returns a node in full",
             "calls": [
                 {"initiative": v.initiatives[0] if v.initiatives else scopes[0].name, "node": {"id": v.node.id}}
-                # explore_history: the revision as it was recorded.
-                | ({"at": v.node.recorded_at} if history else {})
                 for v in views
             ],
         }
@@ -622,17 +640,23 @@ def _history_revisions(session: Session, keys: list[str]) -> list[Node]:
 
 
 def _revision_views(
-    session: Session, revisions: list[Node], budget: int, names: dict[int, str]
+    session: Session, revisions: list[Node], budget: int, scope_ids: list[int]
 ) -> tuple[list[NodeView], int]:
     """Views of the leading `revisions` that fit `budget` characters, each marked: its own revision
     and recorded_at, and its currentness — that of its node for the node's latest revision, and
     `superseded` (by its node's next revision) for an earlier one that would otherwise read current.
+
+    Each revision names its initiatives (the searched ones only) as they were named at its own
+    `recorded_at`, as `read at=<recorded_at>` does; `metadata_is_current` says whether those names
+    are known exactly (decision 13.B2).
     """
     granted = allocate([len(n.description or "") + len(n.body or "") for n in revisions], budget) or []
     shown = revisions[: len(granted)]
     ids = list(dict.fromkeys(n.id for n in shown))
     latest = session.nodes_by_ids(ids)
     verdicts = session.verdicts_against(ids)
+    history = session.name_history(scope_ids) if shown else {}
+    current_names = session.initiative_names(scope_ids) if shown else {}
     views: list[NodeView] = []
     truncated = 0
     for revision, grant in zip(shown, granted, strict=True):
@@ -647,15 +671,30 @@ def _revision_views(
         newest = latest.get(revision.id)
         if newest is not None and revision.rev_no < newest.rev_no and currentness == Currentness.CURRENT:
             currentness = Currentness.SUPERSEDED
+        names: list[str] = []
+        exact = True
+        for initiative_id in revision.initiatives:
+            if initiative_id not in history and initiative_id not in current_names:
+                continue  # not a searched initiative
+            found = name_at(history.get(initiative_id, []), revision.recorded_at)
+            if found is None:
+                # No recorded name at all: the nearest known one is today's (decision 13.B2).
+                exact = False
+                if initiative_id in current_names:
+                    names.append(current_names[initiative_id])
+                continue
+            names.append(found[0])
+            exact = exact and found[1]
         views.append(
             NodeView(
                 node=revision.evolve(description=described.text) if described.truncated else revision,
-                initiatives=sorted(names[i] for i in revision.initiatives if i in names),
+                initiatives=sorted(names),
                 currentness=currentness,
                 successors=successors,
                 body=cut_body.text if revision.body is not None else None,
                 body_range=cut_body if cut_body.truncated else None,
                 description_range=described if described.truncated else None,
+                metadata_is_current=exact,
             )
         )
     return views, truncated

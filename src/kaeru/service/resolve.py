@@ -67,7 +67,7 @@ def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
         return f"{message}; that name exists in {listed} — use {{initiative, name}} or its id"
     scopes = [scope.id] if scope else None
     candidates = session.name_candidates(name, scopes, 200)
-    # The store pre-filters on the first three letters; a transposition among them (`dpeloy`) would
+    # The store pre-filters on the first three letters; a transposition touching them (`dpeloy`, `delpoy`) would
     # never reach `suggest`, so ask once more for each head with two adjacent letters swapped.
     for swapped in _head_transpositions(name):
         candidates.extend(session.name_candidates(swapped, scopes, 50))
@@ -78,10 +78,11 @@ def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
 
 
 def _head_transpositions(name: str) -> list[str]:
-    """`name` with one adjacent pair of its first three letters swapped (each distinct variant)."""
+    """`name` with one adjacent pair among its first four letters swapped (each distinct variant): every
+    swap that changes the first three letters the store pre-filters on (pairs 1-2, 2-3 and 3-4)."""
     stripped = name.strip()
     variants: list[str] = []
-    for i in range(min(2, len(stripped) - 1)):
+    for i in range(min(3, len(stripped) - 1)):
         if stripped[i] != stripped[i + 1]:
             variants.append(stripped[:i] + stripped[i + 1] + stripped[i] + stripped[i + 2 :])
     return variants

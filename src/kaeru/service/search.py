@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from typing import Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
@@ -106,6 +105,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                 tags=_list(filters.get("tags"), "filters.tags"),
                 omit_superseded=current == "preferred",
                 window=WINDOW,
+                superseded_out=[],
+                superseded_head=SUCCESSOR_HEAD,
             )
             rows, total, superseded_omitted = session.search(query)
             verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
@@ -114,7 +115,7 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             if superseded_omitted:
                 # Only here, never on the common path: some matches were left out as superseded in
                 # scope, so their successors in scope join the list, each where its match ranked.
-                items, reached_total = _with_successors(session, verdicts, query, rows, items)
+                items, reached_total = _with_successors(session, verdicts, query, items)
                 total += reached_total
             if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
                 extra = audit.matching(
@@ -301,35 +302,30 @@ def _with_successors(
     session: Session,
     verdicts: Verdicts,
     query: SearchQuery,
-    rows: list[SearchRow],
     items: list[str],
 ) -> tuple[list[str], int]:
     """`items` with the in-scope successors of the superseded matches, and how many were added.
 
-    The superseded matches come from the same search without the omission (a second query, only
-    when the first one omitted something). A successor that matched itself is already listed and is
-    not repeated; a successor of several matches is listed once, where the best of them ranked.
+    The superseded matches, and where each ranked among the kept ones, are those the store noted
+    in `query.superseded_out` while it omitted them (no second search). A successor that matched
+    itself is already listed and is not repeated; a successor of several matches is listed once,
+    where the best of them ranked.
     """
-    kept = {r.id for r in rows}
-    every, _, _ = session.search(replace(query, omit_superseded=False, count_total=False))
-    superseded = [r.id for r in every if r.id not in kept][:SUCCESSOR_HEAD]
-    if not superseded:
+    omitted = list(query.superseded_out or ())
+    if not omitted:
         return items, 0
-    successors = _successors_in_scope(session, verdicts, superseded, query)
+    kept = set(items)
+    successors = _successors_in_scope(session, verdicts, [m for _, m in omitted], query)
     reached: dict[str, list[str]] = {}
     inserts: dict[int, list[str]] = {}
-    before = 0  # how many kept matches rank before the current row
-    for row in every:
-        if row.id in kept:
-            before += 1
-            continue
-        for successor in successors.get(row.id, ()):
+    for before, match in omitted:  # `before`: how many kept matches rank before it
+        for successor in successors.get(match, ()):
             if successor in kept:
                 continue
             if successor in reached:
-                reached[successor].append(row.id)
+                reached[successor].append(match)
                 continue
-            reached[successor] = [row.id]
+            reached[successor] = [match]
             inserts.setdefault(before, []).append(successor)
     if not reached:
         return items, 0

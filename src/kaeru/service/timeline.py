@@ -27,8 +27,10 @@ from kaeru.storage.base import SearchQuery, Session
 DEFAULT_SPAN = 5
 DEFAULT_BUDGET = 8000
 DEFAULT_LIMIT = 20
-#: How many ids a page reads ahead (ids only) to count exactly what it leaves for later pages.
-COUNT_WINDOW = 100_000
+#: How many of the items a page leaves out (after it, and before an anchor) it counts exactly: it
+#: reads that many ids more (ids only), plus one to know whether more lie beyond. Past them the
+#: count is a lower bound, named by an omission with reason `window` (decision 13.F2).
+COUNT_WINDOW = 200
 
 
 def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
@@ -64,19 +66,20 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
                 raise CursorInvalid("cursor is malformed", field="cursor")
             served = state.offset
             moment, seq, last = state.position
-            rest = session.timeline(ids, since=since, until=until, pivot=(moment, seq), before=0, after=COUNT_WINDOW)
+            reach = limit + COUNT_WINDOW + 1
+            rest = session.timeline(ids, since=since, until=until, pivot=(moment, seq), before=0, after=reach)
             if rest and rest[0] == last:
                 rest = rest[1:]
-            found, later = rest[:limit], rest[limit:]
+            found, later = rest[:limit], rest[limit : limit + COUNT_WINDOW + 1]
         else:
             anchor = _anchor(session, args, ids, scopes[0])
             if anchor is None:
-                walk = session.timeline(ids, since=since, until=until, pivot=None, before=0, after=COUNT_WINDOW)
+                reach = limit + COUNT_WINDOW + 1
+                walk = session.timeline(ids, since=since, until=until, pivot=None, before=0, after=reach)
                 found, later = walk[:limit], walk[limit:]
             else:
                 found, later, earlier = _around(session, ids, since, until, anchor, before, after)
-                if earlier:
-                    coverage.omitted.append(Omission("before", earlier, "limit"))
+                _count_left_out(coverage, "before", earlier)
         nodes = session.nodes_by_ids(found)
         ordered = [nodes[i] for i in found if i in nodes]
         grants = allocate([len(n.body or "") for n in ordered], budget) or []
@@ -84,8 +87,9 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
         deferred = len(ordered) - len(shown)
         if deferred:
             coverage.omitted.append(Omission("timeline", deferred, "budget"))
-        if later:
-            coverage.omitted.append(Omission("timeline", len(later), "limit"))
+        beyond = len(later) > COUNT_WINDOW  # more lie past the counted window
+        later = later[:COUNT_WINDOW]
+        _count_left_out(coverage, "timeline", len(later) + beyond)
         bodies = {}
         for node, grant in zip(shown, grants, strict=True):
             piece = cut(node.body or "", 0, grant)
@@ -107,7 +111,8 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
     if coverage.omitted:
         coverage.complete = False
     coverage.rules_complete = coverage.complete
-    total = served + len(ordered) + len(later)
+    # A lower bound when the items after the page go past the counted window (`window` omission).
+    total = served + len(ordered) + len(later) + beyond
     outcome = ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
     return outcome, anchor.id if anchor else None
 
@@ -137,12 +142,31 @@ def _around(
     after: int,
 ) -> tuple[list[str], list[str], int]:
     """The page around `anchor` (`before` items, the anchor's place, `after` items), the items after
-    the page (for later pages) and how many earlier items the page leaves out."""
+    the page (for later pages, at most `COUNT_WINDOW + 1`) and how many earlier items the page
+    leaves out (at most `COUNT_WINDOW + 1`: the last one says more lie beyond the counted window)."""
     pivot = (anchor.created_at, anchor.seq)
-    walk = session.timeline(ids, since=since, until=until, pivot=pivot, before=COUNT_WINDOW, after=COUNT_WINDOW)
+    walk = session.timeline(
+        ids,
+        since=since,
+        until=until,
+        pivot=pivot,
+        before=before + COUNT_WINDOW + 1,
+        after=after + COUNT_WINDOW + 1,  # the store returns one more: the anchor's place
+    )
     # The storage returns the earlier items, then those from the pivot on: find where they meet.
     head = session.timeline(ids, since=since, until=until, pivot=pivot, before=0, after=0)
     split = walk.index(head[0]) if head and head[0] in walk else len(walk)
     earlier, rest = walk[:split], walk[split:]
     shown_before = earlier[max(0, len(earlier) - before) :]
     return shown_before + rest[: after + 1], rest[after + 1 :], len(earlier) - len(shown_before)
+
+
+def _count_left_out(coverage: Coverage, section: str, left: int) -> None:
+    """Name the `left` items of `section` a page leaves out (`COUNT_WINDOW + 1` means: more than
+    were counted): `{section, count, limit}` for those counted and, past the counted window,
+    `{section, 1, window}` — at least one more lies beyond, not counted to keep every page cheap."""
+    if left > COUNT_WINDOW:
+        coverage.omitted.append(Omission(section, COUNT_WINDOW, "limit"))
+        coverage.omitted.append(Omission(section, 1, "window"))
+    elif left:
+        coverage.omitted.append(Omission(section, left, "limit"))

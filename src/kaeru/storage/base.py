@@ -100,6 +100,11 @@ class SearchQuery:
     count_total: bool = True
     #: Which text fields the tokens must match in (recall's tag channel looks at tags only).
     fields: tuple[str, ...] = ("name", "description", "body", "tags")
+    #: With `omit_superseded`, a list the store fills with the best `superseded_head` matches it
+    #: omitted as superseded: `(kept_before, id)`, best first — `kept_before` is how many of the
+    #: returned rows rank before it. Left untouched when nothing was omitted (search's successors).
+    superseded_out: list[tuple[int, str]] | None = field(default=None, compare=False)
+    superseded_head: int = 200
 
 
 class SearchRow(NamedTuple):

@@ -47,8 +47,9 @@ Conversations and work logs are sequences: the neighbours of a hit are often the
 Pages forward: when more follows, `continuation.next_arguments` is the exact call for the next \
 `limit` items after the last one shown (writes in between neither repeat nor skip an item); \
 `coverage.omitted` counts what the page left out (`timeline`: later items, reason limit or \
-budget; `before`: earlier items beyond `before`, reason limit). `total` counts the walk's items \
-(shown on earlier pages, on this page and still to come).
+budget; `before`: earlier items beyond `before`, reason limit), up to 200 each: past that, an \
+entry with reason window (count 1) says at least one more lies beyond. `total` counts the walk's \
+items (shown on earlier pages, on this page and still to come); with a window entry, at least.
 Changes nothing (read-only).
 Use `search` to find by words, `trail history` for one node's own revisions.
 Returns {hits: NodeData[] oldest first, total, anchor: id or null (null on a cursor's pages)}."""

@@ -17,6 +17,7 @@ PostgreSQL text-search parser), so what matches is identical to the SQLite FTS5 
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import secrets
@@ -976,6 +977,12 @@ class PostgresSession:
             if full:
                 total = int(counts[0])
             omitted = int(counts[1])
+        if omitted and query.superseded_out is not None:
+            # The best omitted matches themselves (only when some were), each placed among the rows.
+            params["head"] = int(query.superseded_head)
+            gone = self._rows(f"{select} FROM nodes n WHERE {where} AND {superseded} {order} LIMIT %(head)s", params)
+            ranks = [(-float(r[2]), -int(r[1])) for r in rows]  # ascending in the ranking's order
+            query.superseded_out.extend((bisect.bisect_left(ranks, (-float(g[2]), -int(g[1]))), g[0]) for g in gone)
         return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows], total, omitted
 
     def count_matches(self, query: SearchQuery) -> int:

@@ -983,6 +983,7 @@ class SqliteSession:
         if not rows and not self._is_rare(bare):
             return None
         kept = [SearchRow(r[0], r[1], r[2], bool(r[3]), bool(r[5])) for r in rows if not r[4]]
+        _note_superseded(query, [(r[0], bool(r[4])) for r in rows])
         for r in rows:
             if r[6] is not None:
                 self._stored[r[1]] = r[6:]
@@ -1021,6 +1022,7 @@ class SqliteSession:
         )
         kept = [r for r in flagged if not r[4]]
         omitted = len(flagged) - len(kept)
+        _note_superseded(query, [(r[0], bool(r[4])) for r in flagged])
         total = len(kept)
         if len(flagged) == limit or len(kept) > query.window:
             if query.count_total:
@@ -1379,3 +1381,15 @@ class SqliteStore:
             "sqlite": apsw.sqlite_lib_version(),
             "pid": os.getpid(),
         }
+
+
+def _note_superseded(query: SearchQuery, ranked: list[tuple[str, bool]]) -> None:
+    """Fill `query.superseded_out` from the ranked `(id, omitted as superseded)` matches."""
+    if query.superseded_out is None:
+        return
+    kept = 0
+    for node_id, gone in ranked:
+        if not gone:
+            kept += 1
+        elif len(query.superseded_out) < query.superseded_head:
+            query.superseded_out.append((kept, node_id))
