@@ -98,20 +98,34 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 session.restore_name_history(initiative.id, amg.spans_of(record))
             ids[(initiative.name, None)] = initiative.id
             report.initiatives += not existed
-        for record in archive.ended + _v1_ended(archive):
+        def restore_ended(record: dict[str, Any]) -> None:
             key = (record["name"], record["ended_at"])
             ended = EndedInitiative(0, record["name"], record.get("created_at"), record["ended_at"])
             ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
             if created:
                 restored_ended.append(ids[key])
+
+        for record in archive.ended:
+            restore_ended(record)
+        # A version 1 archive's `#<n>` initiatives are restored only when a revision naming them is
+        # new here: importing a v1 archive of this very vault (whose ended initiatives have their
+        # names now) brings nothing new, and must not add a nameless copy of each.
+        v1_ended = {(r["name"], r["ended_at"]): r for r in _v1_ended(archive)}
+        v1_named = {key for r in archive.nodes for key in amg.node_keys(r) if key in v1_ended}
+        for record in archive.slots:
+            key = amg.record_key(record)
+            if key in v1_ended and key not in v1_named:  # named by slot revisions only
+                restore_ended(v1_ended[key])
         for record in archive.nodes:
-            for key in amg.node_keys(record):
-                if key not in ids and key[1] is None:  # a live initiative outside the archive's scope
-                    name = key[0]
-                    ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
             if session.has_revision(record["id"], int(record["rev_no"])):
                 report.skipped += 1
                 continue
+            for key in amg.node_keys(record):
+                if key in v1_ended and key not in ids:
+                    restore_ended(v1_ended[key])
+                elif key not in ids and key[1] is None:  # a live initiative outside the archive's scope
+                    name = key[0]
+                    ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
             session.put_node(
                 amg.to_node(record, ids), request_id=record.get("request_id"), actor=record.get("actor") or "import"
             )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from kaeru.domain.model import Node
+from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
@@ -73,6 +75,17 @@ def _target(ctx: WriteContext, raw: Any) -> Initiative:
     return found
 
 
+def _name_stamp(ctx: WriteContext, initiative_id: int) -> str:
+    """When a rename, merge or delete changes an initiative's name history: now, or a microsecond
+    after its current name began when the wall clock stepped back since (as node revisions are
+    stamped), so the history stays in issue order and no span is overwritten or inverted."""
+    spans = ctx.session.name_history([initiative_id]).get(initiative_id, [])
+    if not spans:
+        return ctx.now_s
+    floor = parse_ts(max(s.valid_from for s in spans)) + timedelta(microseconds=1)
+    return fmt(max(ctx.now, floor))
+
+
 def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
     """Rename, merge, delete, attach/detach a node, or edit the board's columns."""
     action = args.get("action")
@@ -84,7 +97,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
             return
         if ctx.session.initiative_by_name(new_name) is not None:
             raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
-        ctx.session.rename_initiative(subject.id, new_name, ctx.now_s)
+        ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
     elif action == "merge":
         target = _target(ctx, args.get("to"))
@@ -102,7 +115,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
                     ctx.initiative = target
                     ctx.take_slot(held.slot, holder, None)
                     ctx.initiative = subject
-        ctx.session.delete_initiative(subject.id, ctx.now_s)
+        ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":
@@ -116,7 +129,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
                 forgotten += 1
             else:
                 _move_membership(ctx, node, subject.id, None)
-        ctx.session.delete_initiative(subject.id, ctx.now_s)
+        ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))
     elif action in ("attach", "detach"):
