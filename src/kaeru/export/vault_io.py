@@ -98,6 +98,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 session.restore_name_history(initiative.id, amg.spans_of(record))
             ids[(initiative.name, None)] = initiative.id
             report.initiatives += not existed
+
         def restore_ended(record: dict[str, Any]) -> None:
             key = (record["name"], record["ended_at"])
             ended = EndedInitiative(0, record["name"], record.get("created_at"), record["ended_at"])
