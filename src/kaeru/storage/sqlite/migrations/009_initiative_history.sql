@@ -70,7 +70,8 @@ UPDATE m_gen SET new_id = (SELECT top FROM m_top) + (
 WHERE EXISTS (SELECT 1 FROM m_gen l WHERE l.id = m_gen.id AND l.gen > m_gen.gen);
 
 -- Rows written while an earlier initiative held a reused id now carry that initiative's new id:
--- node revisions and slot revisions by their time, audit rows by their order.
+-- node revisions and slot revisions by their time, audit rows by their order. (Memberships and the
+-- text index hold live nodes' current initiatives only: no ended id.)
 UPDATE node_revisions SET initiatives = (
     SELECT '[' || coalesce(group_concat(v, ', '), '') || ']' FROM (
         SELECT coalesce((
@@ -86,6 +87,23 @@ WHERE EXISTS (
     SELECT 1 FROM json_each(node_revisions.initiatives) j JOIN m_gen g
         ON g.id = CAST(j.value AS INTEGER) AND g.new_id <> g.id
        AND (g.from_at IS NULL OR g.from_at < node_revisions.recorded_at) AND node_revisions.recorded_at <= g.end_at
+);
+-- A node's head too (a forgotten node keeps the ids it had when it was forgotten).
+UPDATE nodes SET initiatives = (
+    SELECT '[' || coalesce(group_concat(v, ', '), '') || ']' FROM (
+        SELECT coalesce((
+            SELECT g.new_id FROM m_gen g
+            WHERE g.id = CAST(j.value AS INTEGER) AND g.new_id <> g.id
+              AND (g.from_at IS NULL OR g.from_at < nodes.recorded_at)
+              AND nodes.recorded_at <= g.end_at
+        ), CAST(j.value AS INTEGER)) AS v
+        FROM json_each(nodes.initiatives) j ORDER BY j.key
+    )
+)
+WHERE EXISTS (
+    SELECT 1 FROM json_each(nodes.initiatives) j JOIN m_gen g
+        ON g.id = CAST(j.value AS INTEGER) AND g.new_id <> g.id
+       AND (g.from_at IS NULL OR g.from_at < nodes.recorded_at) AND nodes.recorded_at <= g.end_at
 );
 UPDATE slot_revisions SET initiative_id = (
     SELECT g.new_id FROM m_gen g
