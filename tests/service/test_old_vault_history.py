@@ -100,6 +100,9 @@ def test_the_names_before_the_migration_come_back_from_the_audit(old: tuple[Vaul
     assert _hit(run, nodes["meadow"]) == (["zeta"], True)
     trail = run("trail", {"initiative": "alpha", "node": nodes["lighthouse"], "kind": "history"})
     assert [e["node"]["initiatives"] for e in trail["data"]["entries"]][:1] == [["gamma"]]
+    # a node forgotten in gamma keeps gamma's id, which on SQLite epsilon got again
+    trail = run("trail", {"initiative": "alpha", "node": nodes["lantern"], "kind": "history"})
+    assert [e["node"]["initiatives"] for e in trail["data"]["entries"]] == [["gamma"], ["gamma"]]
 
     with store.read() as session:
         ended = sorted((e.name, e.created_at, e.ended_at) for e in session.ended_initiatives())
@@ -107,18 +110,18 @@ def test_the_names_before_the_migration_come_back_from_the_audit(old: tuple[Vaul
         history = session.name_history([live["alpha"], live["zeta"]])
         ended_ids = {e.id for e in session.ended_initiatives()}
     assert ended == [
-        ("delta", "2026-05-01T09:00:20.000000Z", "2026-05-01T09:01:50.000000Z"),
-        ("gamma", "2026-05-01T09:00:10.000000Z", "2026-05-01T09:01:40.000000Z"),
-        ("theta", "2026-05-01T09:00:40.000000Z", "2026-05-01T09:02:00.000000Z"),
+        ("delta", "2026-05-01T09:00:30.000000Z", "2026-05-01T09:02:10.000000Z"),
+        ("gamma", "2026-05-01T09:00:10.000000Z", "2026-05-01T09:02:00.000000Z"),
+        ("theta", "2026-05-01T09:01:00.000000Z", "2026-05-01T09:02:20.000000Z"),
     ]
     assert len(ended_ids) == 3 and not ended_ids & set(live.values()), "each id names one initiative"
     assert [(s.name, s.valid_from, s.valid_to) for s in history[live["alpha"]]] == [
-        ("proj", "2026-05-01T09:00:00.000000Z", "2026-05-01T09:01:10.000000Z"),
-        ("alpha", "2026-05-01T09:01:10.000000Z", None),
+        ("proj", "2026-05-01T09:00:00.000000Z", "2026-05-01T09:01:30.000000Z"),
+        ("alpha", "2026-05-01T09:01:30.000000Z", None),
     ]
     assert [(s.name, s.valid_from, s.valid_to) for s in history[live["zeta"]]] == [
-        ("epsilon", "2026-05-01T09:02:10.000000Z", "2026-05-01T09:02:40.000000Z"),
-        ("zeta", "2026-05-01T09:02:40.000000Z", None),
+        ("epsilon", "2026-05-01T09:02:30.000000Z", "2026-05-01T09:03:00.000000Z"),
+        ("zeta", "2026-05-01T09:03:00.000000Z", None),
     ]
     # a new initiative gets none of the old ids
     run("note", {"initiative": "omega", "text": "the orchard is pruned in march"})
