@@ -157,3 +157,25 @@ def test_the_old_codes_v1_archive_of_the_same_vault_adds_nothing(
     with store.read() as session:
         assert sorted((e.name, e.ended_at) for e in session.ended_initiatives()) == before
         assert sorted(i.name for i in session.all_initiatives()) == ["alpha", "zeta"]
+
+
+def test_the_old_codes_v1_archive_imports_with_its_renames(backend: str, tmp_path: Path) -> None:
+    """The old code's export (version 1) carries no name histories, but its audit records hold the
+    renames: imported into a new vault, a read before a rename names the old name, exactly."""
+    spec = new_vault(backend, tmp_path)
+    root = tmp_path / "exports"
+    root.mkdir()
+    shutil.copy(DATA / f"{backend}.amg", root / "v1.amg")
+    meta = json.loads((DATA / f"{backend}.json").read_text())
+    store = open_store(spec.settings())
+    try:
+        archive.import_(store, replace(spec.settings(), export_root=root), {"path": "v1.amg"})
+        run = build_server(Service(store, spec.settings(), clock=Clock())).registry.run
+        nodes, moments = meta["nodes"], meta["moments"]
+        assert _hit(run, nodes["ferry"], moments["before"]) == (["proj"], True)
+        assert _hit(run, nodes["ferry"], moments["renamed"]) == (["alpha"], True)
+        assert _hit(run, nodes["meadow"], moments["epsilon"]) == (["epsilon"], True)
+        assert _hit(run, nodes["meadow"]) == (["zeta"], True)
+    finally:
+        store.close()
+        drop_vault(spec)
