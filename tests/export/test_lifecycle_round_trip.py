@@ -275,12 +275,14 @@ def test_round_trip_after_any_lifecycle(backend: str, tmp_path_factory: pytest.T
 # --- a vault merged before initiative histories were kept ---------------------------------------------
 
 
-def _forget_histories(spec: VaultSpec) -> None:
-    """Put the vault back as it was before the initiative-history migration (009 / PostgreSQL 004)."""
+def _forget_histories(spec: VaultSpec, *more: str) -> None:
+    """Put the vault back as it was before the initiative-history migration (009 / PostgreSQL 004)
+    (tests/service/test_old_vault_history.py reads a vault the old code wrote), then run `more`."""
     statements = (
         "DROP TABLE initiative_names",
         "DROP TABLE initiative_ends",
         "DELETE FROM schema_migrations WHERE name = 'initiative_history'",
+        *more,
     )
     if spec.backend == "sqlite":
         import apsw
@@ -315,7 +317,8 @@ def test_a_vault_merged_before_the_migration_exports_without_phantoms(backend: s
         w.run = build_server(service).registry.run
         w.note("delta")  # must not get the merged initiative's number
         before = w.run("read", {"initiative": "alpha", "node": moved, "at": w.moments[1]})["data"]["hits"][0]
-        assert before["initiatives"] == [] and before["metadata_is_current"] is False
+        # the merge's audit row gives beta's name and end back
+        assert before["initiatives"] == ["beta"] and before["metadata_is_current"] is True
         old = w.run("read", {"initiative": "alpha", "node": kept, "at": w.moments[1]})["data"]["hits"][0]
         assert old["initiatives"] == ["alpha"] and old["metadata_is_current"] is True
         assert [i["name"] for i in w.run("initiatives", {})["data"]["initiatives"]] == ["delta", "alpha"]
@@ -346,3 +349,52 @@ def test_an_export_of_the_merge_target_alone_brings_no_phantom(backend: str, tmp
         finally:
             store.close()
             drop_vault(other)
+
+
+@pytest.mark.parametrize("audit", ["kept", "lost"])
+def test_an_initiative_named_only_by_slot_revisions_ends_in_the_migration(
+    backend: str, tmp_path: Path, audit: str
+) -> None:
+    """An initiative that held a slot (a node of another initiative) and was deleted before the
+    migration has no node revision: the migration still ends it — by its audit (its name), or, when
+    the audit holds nothing, as `#<id>` at its last slot revision — so its slot revisions export as
+    an ended initiative's and import again, rather than as a live `#<id>` dropped on import."""
+    spec = new_vault(backend, tmp_path)
+    clock = Clock()
+    try:
+        store = open_store(spec.settings())
+        w = World(build_server(Service(store, spec.settings(), clock=clock)).registry.run, clock)
+        held = w.note("beta")
+        w.take("alpha", held)
+        w.live.append("alpha")
+        w.release("alpha")
+        w.delete("alpha")
+        store.close()
+        _forget_histories(spec, *(["DELETE FROM audit"] if audit == "lost" else []))
+
+        store = open_store(spec.settings())
+        service = Service(store, spec.settings(), clock=clock)
+        w.run = build_server(service).registry.run
+        with store.read() as session:
+            ended = [(e.name, e.ended_at) for e in session.ended_initiatives()]
+        if audit == "kept":
+            assert ended == [("alpha", w.moments[3])]
+        else:
+            assert len(ended) == 1 and ended[0][0].startswith("#") and ended[0][1] == w.moments[2]
+        root = tmp_path / "exports"
+        archive.export(store, replace(spec.settings(), export_root=root), {"path": "s.amg"})
+        slots = [json.loads(line) for line in (root / "s.amg").read_text().splitlines() if '"kind":"slot"' in line]
+        assert len(slots) == 2 and all(r["initiative_ended_at"] == ended[0][1] for r in slots)
+        other = new_vault(backend, tmp_path)
+        other_store = open_store(other.settings())
+        try:
+            archive.import_(other_store, replace(other.settings(), export_root=root), {"path": "s.amg"})
+            archive.export(other_store, replace(other.settings(), export_root=root), {"path": "t.amg"})
+        finally:
+            other_store.close()
+            drop_vault(other)
+        assert (root / "s.amg").read_bytes() == (root / "t.amg").read_bytes()
+        assert_round_trip(w, spec, service, tmp_path)
+        store.close()
+    finally:
+        drop_vault(spec)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -110,6 +111,35 @@ def test_current_state_as_of_names_the_initiative_of_its_time(timed: Service, cl
     run("initiative", {"initiative": "alpha", "action": "rename", "to": "beta"})
     state = run("current_state", {"initiative": "beta", "slot": "handoff", "as_of": before})["data"]
     assert state["current"]["initiatives"] == ["alpha"]
+
+
+def test_renames_after_the_clock_stepped_back_keep_every_name(timed: Service, clock: Clock) -> None:
+    """The wall clock stepping back (NTP) between renames neither fails the rename nor overwrites a
+    name: each is stamped a microsecond after the previous one began, as node revisions are."""
+    run = _run(timed)
+    node = run("note", {"initiative": "alpha", "text": "the ferry leaves at nine"})["data"]["primary"]["id"]
+    start = clock.now
+    clock.tick()
+    renamed = run("initiative", {"initiative": "alpha", "action": "rename", "to": "beta"})
+    assert renamed["state"] == "applied", renamed
+    clock.now = start  # stepped back to before the first rename
+    again = run("initiative", {"initiative": "beta", "action": "rename", "to": "gamma"})
+    assert again["state"] == "applied", again
+    merged_into = run("note", {"initiative": "delta", "text": "the harbour closes at six"})
+    assert merged_into["state"] == "applied"
+    merged = run("initiative", {"initiative": "gamma", "action": "merge", "to": "delta"})
+    assert merged["state"] == "applied", merged
+    with timed.store.read() as session:
+        ended = [e for e in session.ended_initiatives() if e.name == "gamma"]
+        assert len(ended) == 1
+        spans = session.name_history([ended[0].id])[ended[0].id]
+    assert [s.name for s in spans] == ["alpha", "beta", "gamma"]
+    assert all(s.valid_to is not None and s.valid_from < s.valid_to for s in spans)
+    assert all(a.valid_to == b.valid_from for a, b in pairwise(spans))
+    assert spans[-1].valid_to == ended[0].ended_at
+    then = _hit(run("read", {"initiative": "delta", "node": node, "at": fmt(start)}))
+    assert then["initiatives"] == ["alpha"] and then["metadata_is_current"] is True
+    assert _hit(run("read", {"initiative": "delta", "node": node}))["initiatives"] == ["delta"]
 
 
 def test_an_unknown_past_name_is_said_honestly(vault: VaultSpec, tmp_path: Path) -> None:

@@ -90,6 +90,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
     with store.write() as session:
         ids: dict[amg.InitiativeKey, int] = {}
         restored_ended: list[int] = []
+        v1_ended = {r["key"]: r for r in _v1_ended(archive)}  # (names live initiatives' histories too)
         for record in archive.initiatives:
             existed = session.initiative_by_name(record["name"]) is not None
             initiative = session.restore_initiative(
@@ -99,20 +100,34 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 session.restore_name_history(initiative.id, amg.spans_of(record))
             ids[(initiative.name, None)] = initiative.id
             report.initiatives += not existed
-        for record in archive.ended + _v1_ended(archive):
-            key = (record["name"], record["ended_at"])
+
+        def restore_ended(record: dict[str, Any]) -> None:
+            key = record.get("key") or (record["name"], record["ended_at"])
             ended = EndedInitiative(0, record["name"], record.get("created_at"), record["ended_at"])
             ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
             if created:
                 restored_ended.append(ids[key])
+
+        for record in archive.ended:
+            restore_ended(record)
+        # A version 1 archive's `#<n>` initiatives are restored only when a revision naming them is
+        # new here: importing a v1 archive of this very vault (whose ended initiatives have their
+        # names now) brings nothing new, and must not add a nameless copy of each.
+        v1_named = {key for r in archive.nodes for key in amg.node_keys(r) if key in v1_ended}
+        for record in archive.slots:
+            key = amg.record_key(record)
+            if key in v1_ended and key not in v1_named:  # named by slot revisions only
+                restore_ended(v1_ended[key])
         for record in archive.nodes:
-            for key in amg.node_keys(record):
-                if key not in ids and key[1] is None:  # a live initiative outside the archive's scope
-                    name = key[0]
-                    ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
             if session.has_revision(record["id"], int(record["rev_no"])):
                 report.skipped += 1
                 continue
+            for key in amg.node_keys(record):
+                if key in v1_ended and key not in ids:
+                    restore_ended(v1_ended[key])
+                elif key not in ids and key[1] is None:  # a live initiative outside the archive's scope
+                    name = key[0]
+                    ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
             session.put_node(
                 amg.to_node(record, ids), request_id=record.get("request_id"), actor=record.get("actor") or "import"
             )
@@ -173,7 +188,7 @@ _V1_ENDED = re.compile(r"^#\d+$")
 def _v1_ended(archive: amg.Archive) -> list[dict[str, Any]]:
     """A version 1 archive names an initiative merged away or deleted `#<number>`, without a record:
     such initiatives become ended ones (their names unknown), ended at the last record naming them —
-    not live, empty initiatives."""
+    not live, empty initiatives. Live initiatives get the name histories its audit records tell."""
     if archive.version != 1:
         return []
     live = {r["name"] for r in archive.initiatives}
@@ -186,8 +201,12 @@ def _v1_ended(archive: amg.Archive) -> list[dict[str, Any]]:
         name = record["initiative"]
         if name not in live and _V1_ENDED.match(name):
             last[name] = max(last.get(name, ""), record["updated_at"])
+    renames = _v1_renames(archive)
+    for record in archive.initiatives:  # live: the renames its audit records hold
+        if not record.get("names") and renames.get(record["name"]):
+            record["names"] = _spans(record["created_at"], renames[record["name"]], record["name"], None)
     ended: list[dict[str, Any]] = [
-        {"name": n, "created_at": None, "ended_at": at, "names": []} for n, at in sorted(last.items())
+        {"key": (n, at), "name": n, "created_at": None, "ended_at": at, "names": []} for n, at in sorted(last.items())
     ]
     for record in archive.nodes:  # refer to them as ended from now on
         found = [n for n in record["initiatives"] if n in last]
@@ -198,3 +217,38 @@ def _v1_ended(archive: amg.Archive) -> list[dict[str, Any]]:
         if record["initiative"] in last:
             record["initiative_ended_at"] = last[record["initiative"]]
     return ended
+
+
+def _v1_renames(archive: amg.Archive) -> dict[str, list[tuple[str, str]]]:
+    """The renames `(old name, at)` a version 1 archive's audit records tell of each live
+    initiative (by its name there), since the last merge or delete under that name (old SQLite
+    handed a freed id out again). Every `initiative` operation recorded `{field: "initiative",
+    before: old name, after: ...}`; a merge also `merged_nodes`, a delete `forgotten_nodes`. (Its
+    audit records name no ended initiative: those stay `#<n>`, names unknown.)"""
+    renames: dict[str, list[tuple[str, str]]] = {}
+    for record in archive.audit:
+        label = record.get("initiative")
+        if not isinstance(label, str) or record["operation"] != "initiative":
+            continue
+        changes = [c for c in record["changes"] if isinstance(c, dict)]
+        ends = bool({c.get("field") for c in changes} & {"merged_nodes", "forgotten_nodes"})
+        for change in changes:
+            if change.get("field") == "initiative" and isinstance(change.get("before"), str):
+                if ends:
+                    renames.pop(label, None)
+                else:
+                    renames.setdefault(label, []).append((change["before"], record["at"]))
+    return renames
+
+
+def _spans(created: str, renames: list[tuple[str, str]], last: str, until: str | None) -> list[dict[str, Any]]:
+    """Name spans from `created` through `renames` (old name, at) to `last`, held until `until`."""
+    spans: list[dict[str, Any]] = []
+    start = created
+    for name, at in renames:
+        if start < at:
+            spans.append({"name": name, "from": start, "to": at})
+            start = at
+    if until is None or start < until:
+        spans.append({"name": last, "from": start, "to": until})
+    return spans

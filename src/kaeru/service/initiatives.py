@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from kaeru.domain.model import Node, revision_token
+from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
@@ -95,6 +97,17 @@ def _merge_slot(ctx: WriteContext, held: SlotState) -> None:
         ctx.take_slot(held.slot, kept, None)
 
 
+def _name_stamp(ctx: WriteContext, initiative_id: int) -> str:
+    """When a rename, merge or delete changes an initiative's name history: now, or a microsecond
+    after its current name began when the wall clock stepped back since (as node revisions are
+    stamped), so the history stays in issue order and no span is overwritten or inverted."""
+    spans = ctx.session.name_history([initiative_id]).get(initiative_id, [])
+    if not spans:
+        return ctx.now_s
+    floor = parse_ts(max(s.valid_from for s in spans)) + timedelta(microseconds=1)
+    return fmt(max(ctx.now, floor))
+
+
 def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
     """Rename, merge, delete, attach/detach a node, or edit the board's columns."""
     action = args.get("action")
@@ -106,7 +119,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
             return
         if ctx.session.initiative_by_name(new_name) is not None:
             raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
-        ctx.session.rename_initiative(subject.id, new_name, ctx.now_s)
+        ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
     elif action == "merge":
         target = _target(ctx, args.get("to"))
@@ -121,7 +134,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
         for held in ctx.session.slots_of(subject.id):
             _merge_slot(ctx, held)
         ctx.initiative = subject
-        ctx.session.delete_initiative(subject.id, ctx.now_s)
+        ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":
@@ -135,7 +148,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
                 forgotten += 1
             else:
                 _move_membership(ctx, node, subject.id, None)
-        ctx.session.delete_initiative(subject.id, ctx.now_s)
+        ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))
     elif action in ("attach", "detach"):

@@ -41,8 +41,8 @@ class Verdicts:
 def names_as_of(session: Session, ids: Sequence[int], at: str) -> tuple[dict[int, str], set[int]]:
     """The names initiatives `ids` had at `at`, and the ids whose name then is not known exactly.
 
-    An id with no recorded name history at all (an initiative ended before histories were kept)
-    gets no name; one whose history does not cover `at` gets its nearest known name. Both are
+    An id with no name history at all (`#<id>`: an initiative that ended before histories were
+    kept, with no audit row recording its end) gets no name; one whose history does not cover `at` gets its nearest known name. Both are
     inexact: a view showing them says `metadata_is_current: false`.
     """
     history = session.name_history(ids)

@@ -137,7 +137,8 @@ class Session(Protocol):
     def create_initiative(self, name: str, now: str) -> Initiative: ...
     def touch_initiative(self, initiative_id: int, now: str) -> None: ...
     def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
-        """Rename, closing the old name's span and opening the new one's at `at`."""
+        """Rename, closing the old name's span and opening the new one's at `at` (after the current
+        name's start: the caller stamps it so)."""
         ...
 
     def delete_initiative(self, initiative_id: int, at: str) -> None:

@@ -337,11 +337,6 @@ class PostgresSession:
             raise Unavailable(f"initiative {name!r} was created concurrently; retry") from exc
         except psycopg.Error as exc:
             raise _translate(exc) from exc
-        # A name held for no time at all (renamed again in the same instant) is replaced, not kept.
-        self._run(
-            "DELETE FROM initiative_names WHERE initiative_id = %s AND valid_to IS NULL AND valid_from >= %s",
-            (initiative_id, at),
-        )
         self._run(
             "UPDATE initiative_names SET valid_to = %s WHERE initiative_id = %s AND valid_to IS NULL",
             (at, initiative_id),

@@ -329,11 +329,6 @@ class SqliteSession:
 
     def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
         self._c.execute("UPDATE initiatives SET name = ? WHERE id = ?", (name, initiative_id))
-        # A name held for no time at all (renamed again in the same instant) is replaced, not kept.
-        self._c.execute(
-            "DELETE FROM initiative_names WHERE initiative_id = ? AND valid_to IS NULL AND valid_from >= ?",
-            (initiative_id, at),
-        )
         self._c.execute(
             "UPDATE initiative_names SET valid_to = ? WHERE initiative_id = ? AND valid_to IS NULL", (at, initiative_id)
         )
