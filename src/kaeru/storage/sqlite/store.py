@@ -12,6 +12,7 @@ import os
 import secrets
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -71,11 +72,24 @@ SCOPE_THRESHOLD = 2000
 #: `nodes` themselves and reads their stored columns with them: the page then needs no second
 #: statement (a read snapshot keeps them, `SqliteSession._stored`).
 INLINE_ROWS = 32
-#: The background checkpointer waits this long after a write, so bursts share one checkpoint.
+#: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
+#: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: Writers still checkpoint themselves past this many WAL pages (~80 MB): a bound if the
-#: background thread cannot keep up.
-WAL_SAFETY_PAGES = 20000
+#: A commit that leaves this many pages in the WAL (~4 MB) wakes the checkpointer at once, which
+#: copies them so the next writer restarts the log (decision 16.I1): a busy vault's usual bound.
+CHECKPOINT_PAGES = 1000
+#: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
+#: a burst does not leave its high-water mark on disk.
+WAL_LIMIT_BYTES = 4 * 1024 * 1024
+#: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
+#: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
+#: holds one snapshot all along can keep the log growing past it.
+WAL_SAFETY_PAGES = 4000
+#: How long the checkpointer waits for the write lock and for readers to move on before giving up
+#: until the next round (only to truncate an idle vault's WAL, or when closing).
+CHECKPOINT_BUSY_MS = 100
+#: PASSIVE rounds per checkpoint: each copies what writers appended during the one before.
+CATCH_UP_ROUNDS = 8
 
 
 #: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
@@ -91,6 +105,32 @@ _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
 #: `json.dumps(value, sort_keys=True)` without building an encoder per call (a write stores three).
 _sorted_json = json.JSONEncoder(sort_keys=True).encode
+_compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+#: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
+#: compressing ~300 bytes takes ~10 µs) primed with `_RESPONSE_WORDS`, what most responses share.
+#: Both are part of the file format: a new dictionary needs a new version byte.
+_RESPONSE_V1 = b"\x01"
+_RESPONSE_WORDS = (
+    b'"kind":"","message":"","field":null,"code":"","state":"unchanged","name":"","initiative":"",'
+    b'{"affected":[],"artifacts":[],"changes":[],"created":[{"id":"","revision":"1-"}],"evidence":[],'
+    b'"failed_steps":[],"issues":[],"primary":{"id":"","revision":"1-"},"slots":[],"state":"applied"}'
+)
+
+
+def _pack_response(response: dict[str, Any]) -> bytes:
+    packer = zlib.compressobj(1, zlib.DEFLATED, -10, 2, zdict=_RESPONSE_WORDS)
+    return _RESPONSE_V1 + packer.compress(_compact_json(response).encode("utf-8")) + packer.flush()
+
+
+def _unpack_response(stored: bytes | str) -> Any:
+    """A stored replay response: packed, or JSON text (rows written before migration 010)."""
+    if isinstance(stored, str):
+        return json.loads(stored)
+    if stored[:1] != _RESPONSE_V1:
+        raise Internal("a stored replay response has an unknown format")
+    unpacker = zlib.decompressobj(-10, zdict=_RESPONSE_WORDS)
+    return json.loads(unpacker.decompress(stored[1:]) + unpacker.flush())
 
 
 def _marks(n: int) -> str:
@@ -404,11 +444,11 @@ class SqliteSession:
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         row = self._one(
-            "SELECT args_hash, response FROM requests WHERE initiative = ? AND operation = ? AND request_id = ?",
-            (key.initiative, key.operation, key.request_id),
+            "SELECT args_hash, response FROM requests WHERE request_id = ? AND operation = ? AND initiative = ?",
+            (key.request_id, key.operation, key.initiative),
         )
         if row is not None and row[1] is not None:
-            return StoredRequest(row[0], json.loads(row[1]))
+            return StoredRequest(row[0], _unpack_response(row[1]))
         # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
         # ends, so the row is written once, with its response (a claim row then an update cost two writes
         # into a B-tree keyed by random ids).
@@ -420,11 +460,18 @@ class SqliteSession:
         self._c.execute(
             "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (key.initiative, key.operation, key.request_id, args_hash, _sorted_json(response), now),
+            (key.initiative, key.operation, key.request_id, args_hash, _pack_response(response), now),
         )
 
     def purge_requests(self, before: str) -> int:
-        self._c.execute("DELETE FROM requests WHERE created_at < ?", (before,))
+        # Rows are in the order they were written (migration 010): the purge deletes the prefix older
+        # than `before`, reading only that prefix; a row written under a clock that went back waits for
+        # a later purge.
+        self._c.execute(
+            "DELETE FROM requests WHERE seq < coalesce((SELECT seq FROM requests WHERE created_at >= ? "
+            "ORDER BY seq LIMIT 1), (SELECT max(seq) + 1 FROM requests))",
+            (before,),
+        )
         return int(self._c.changes())
 
     # --- nodes ------------------------------------------------------------------------------
@@ -1220,6 +1267,13 @@ class SqliteStore:
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         self._secret: bytes | None = None
+        #: Set by the WAL hook past `WAL_SAFETY_PAGES`: the next committing writer checkpoints itself.
+        self._overfull = False
+        self._written = threading.Event()
+        self._full = threading.Event()
+        self._stopping = threading.Event()
+        #: One checkpoint at a time in this process (SQLite refuses a second one at once).
+        self._checkpointing = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._connect()
         try:
@@ -1227,27 +1281,58 @@ class SqliteStore:
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
-        # others; a background thread checkpoints (PASSIVE: never blocking writers) instead.
-        self._written = threading.Event()
-        self._stopping = threading.Event()
+        # others; a background thread checkpoints instead (decision 16.I1): PASSIVE until it has
+        # caught up, so the next writer starts the log again from its beginning instead of growing
+        # it past its high-water mark, and TRUNCATE once the vault went idle.
         self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="kaeru-wal-checkpoint", daemon=True)
         self._checkpointer.start()
 
     def _checkpoint_loop(self) -> None:
         conn = apsw.Connection(str(self.path))
-        conn.set_busy_timeout(1000)
+        conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
         try:
             while not self._stopping.is_set():
                 if not self._written.wait(timeout=1.0):
                     continue
                 self._written.clear()
-                self._stopping.wait(CHECKPOINT_PAUSE)
-                try:
-                    list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
-                except apsw.Error:
-                    pass  # another process is checkpointing, or the vault is busy: try after the next write
+                woken = self._full.wait(CHECKPOINT_PAUSE)
+                if self._stopping.is_set():
+                    break
+                self._full.clear()
+                idle = not woken and not self._written.is_set()
+                with self._checkpointing:
+                    done = self._checkpoint(conn, "TRUNCATE" if idle else "PASSIVE")
+                if not done:
+                    self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
         finally:
             conn.close()
+
+    @staticmethod
+    def _checkpoint(conn: apsw.Connection, mode: str) -> bool:
+        """Copy the WAL into the database (PASSIVE, never blocking a writer), again while writers
+        appended meanwhile, until every frame is copied: the next writer then starts the log again
+        from its beginning. `mode` TRUNCATE (an idle vault, or closing) then also empties the file.
+        False if another connection was in the way."""
+        try:
+            for _ in range(CATCH_UP_ROUNDS):
+                busy, log, copied = list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))[0]
+                if busy == 0 and log == copied:
+                    break
+            else:
+                return False
+            if mode == "PASSIVE":
+                return True
+            return bool(list(conn.execute(f"PRAGMA wal_checkpoint({mode})"))[0][0] == 0)
+        except apsw.Error:
+            return False  # another process is checkpointing, or the vault is busy: try after the next write
+
+    def _on_wal(self, conn: apsw.Connection, name: str, pages: int) -> int:
+        """After each commit (SQLite's WAL hook, in place of its auto-checkpoint): how full the log is."""
+        if pages >= CHECKPOINT_PAGES:
+            self._full.set()
+            if pages >= WAL_SAFETY_PAGES:
+                self._overfull = True
+        return apsw.SQLITE_OK
 
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
@@ -1257,9 +1342,10 @@ class SqliteStore:
             "synchronous = NORMAL",
             "foreign_keys = ON",
             "temp_store = MEMORY",
-            f"wal_autocheckpoint = {WAL_SAFETY_PAGES}",
+            f"journal_size_limit = {WAL_LIMIT_BYTES}",
         ):
             list(conn.execute(f"PRAGMA {pragma}"))
+        conn.set_wal_hook(self._on_wal)
         with self._lock:
             self._all.append(conn)
         return conn
@@ -1341,8 +1427,13 @@ class SqliteStore:
                 raise
             try:
                 list(conn.execute("COMMIT"))
-                if begin != "BEGIN" and not self._written.is_set():
-                    self._written.set()
+                if begin != "BEGIN":
+                    if not self._written.is_set():
+                        self._written.set()
+                    if self._overfull:
+                        self._overfull = False
+                        with self._checkpointing:  # after the background thread's round, if one runs
+                            self._checkpoint(conn, "PASSIVE")
             except apsw.Error as exc:
                 if conn.in_transaction:
                     list(conn.execute("ROLLBACK"))
@@ -1361,12 +1452,21 @@ class SqliteStore:
         return self._session("BEGIN")
 
     def close(self) -> None:
+        """Stop the checkpointer, truncate the WAL and close every connection.
+
+        The last connection to the file (in any process) then removes the `-wal` and `-shm` files;
+        while another server still has the vault open, they stay for it (decision 16.I1).
+        """
         self._stopping.set()
         self._written.set()
+        self._full.set()
         self._checkpointer.join(timeout=5)
         with self._lock:
             conns = list(self._all)
             self._all.clear()
+        if conns:
+            conns[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
+            self._checkpoint(conns[0], "TRUNCATE")
         for conn in conns:
             conn.close()
 
