@@ -1315,14 +1315,15 @@ class SqliteStore:
         False if another connection was in the way."""
         try:
             for _ in range(CATCH_UP_ROUNDS):
-                busy, log, copied = list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))[0]
+                ((busy, log, copied),) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
                 if busy == 0 and log == copied:
                     break
             else:
                 return False
             if mode == "PASSIVE":
                 return True
-            return bool(list(conn.execute(f"PRAGMA wal_checkpoint({mode})"))[0][0] == 0)
+            ((busy, _, _),) = conn.execute(f"PRAGMA wal_checkpoint({mode})")
+            return bool(busy == 0)
         except apsw.Error:
             return False  # another process is checkpointing, or the vault is busy: try after the next write
 
