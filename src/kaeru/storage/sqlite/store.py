@@ -55,6 +55,10 @@ _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
+#: A node revision's columns from `node_revisions r` (past revisions) and from `nodes n` (the current
+#: one, which lives there only: migration 010), each with its request id and actor.
+_REV_R = ", ".join(f"r.{c.strip()}" for c in _NODE_COLS.split(",")) + ", r.request_id, r.actor"
+_REV_N = ", ".join(f"n.{c.strip()}" for c in _NODE_COLS.split(",")) + ", n.request_id, n.actor"
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
 #: A stored row as `_node` reads it (`seq, id, _NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -75,21 +79,23 @@ INLINE_ROWS = 32
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: A commit that leaves this many pages in the WAL (~4 MB) wakes the checkpointer at once, which
+#: A commit that leaves this many pages in the WAL (~2 MB) wakes the checkpointer at once, which
 #: copies them so the next writer restarts the log (decision 16.I1): a busy vault's usual bound.
-CHECKPOINT_PAGES = 1000
+CHECKPOINT_PAGES = 500
 #: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
 #: a burst does not leave its high-water mark on disk.
-WAL_LIMIT_BYTES = 4 * 1024 * 1024
-#: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
+WAL_LIMIT_BYTES = 2 * 1024 * 1024
+#: A writer that leaves this many pages in the WAL (~8 MB) checkpoints it itself, so the next write
 #: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
 #: holds one snapshot all along can keep the log growing past it.
-WAL_SAFETY_PAGES = 4000
+WAL_SAFETY_PAGES = 2000
 #: How long the checkpointer waits for the write lock and for readers to move on before giving up
 #: until the next round (only to truncate an idle vault's WAL, or when closing).
 CHECKPOINT_BUSY_MS = 100
 #: PASSIVE rounds per checkpoint: each copies what writers appended during the one before.
 CATCH_UP_ROUNDS = 8
+#: Tries to truncate an idle vault's WAL (one a pause) while another connection is in the way.
+TRUNCATE_TRIES = 3
 
 
 #: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
@@ -566,8 +572,9 @@ class SqliteSession:
         existing = self._one("SELECT seq, initiatives, retracted FROM nodes WHERE id = ?", (node.id,))
         if existing is None:
             row = self._one(
-                f"INSERT INTO nodes (id, {_NODE_COLS}) VALUES (?, {_marks(len(values))}) RETURNING seq",
-                (node.id, *values),
+                f"INSERT INTO nodes (id, {_NODE_COLS}, request_id, actor) "
+                f"VALUES (?, {_marks(len(values))}, ?, ?) RETURNING seq",
+                (node.id, *values, request_id, actor),
             )
             assert row is not None
             seq = int(row[0])
@@ -577,13 +584,17 @@ class SqliteSession:
             seq = int(existing[0])
             old_members = set(json.loads(existing[1])) if not existing[2] else set()
             was_indexed = not existing[2]
+            # The revision the node moves past joins its history; the new one lives in `nodes` only.
+            self._c.execute(
+                f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
+                f"SELECT seq, {_NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+                (seq,),
+            )
             assignments = ", ".join(f"{c.strip()} = ?" for c in _NODE_COLS.split(","))
-            self._c.execute(f"UPDATE nodes SET {assignments} WHERE seq = ?", (*values, seq))
-        self._c.execute(
-            f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
-            f"VALUES (?, {_marks(len(values))}, ?, ?)",
-            (seq, *values, request_id, actor),
-        )
+            self._c.execute(
+                f"UPDATE nodes SET {assignments}, request_id = ?, actor = ? WHERE seq = ?",
+                (*values, request_id, actor, seq),
+            )
         new_members = set() if node.retracted else set(node.initiatives)
         for gone in old_members - new_members:
             self._c.execute("DELETE FROM memberships WHERE initiative_id = ? AND node_seq = ?", (gone, seq))
@@ -625,20 +636,22 @@ class SqliteSession:
         return count
 
     def node_at(self, node_id: str, moment: str) -> Node | None:
+        # The current revision (in `nodes`) has the highest rev_no; recorded_at grows with rev_no.
         row = self._one(
-            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))} "
-            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1",
-            (node_id, moment),
+            f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? "
+            f"UNION ALL SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n "
+            "JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
+            "ORDER BY r.rev_no DESC LIMIT 1) LIMIT 1",
+            (node_id, moment, node_id, moment),
         )
-        return _node(row[0], row[1], row[2:]) if row else None
+        return _node(row[0], row[1], row[2:-2]) if row else None
 
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
         rows = self._rows(
-            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))}, "
-            "r.request_id, r.actor FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ? ORDER BY r.rev_no",
-            (node_id,),
+            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN node_revisions r "
+            "ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no) "
+            f"UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ?",
+            (node_id, node_id),
         )
         return [RevisionEntry(_node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in rows]
 
@@ -708,13 +721,15 @@ class SqliteSession:
     def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
         live: set[str] = set()
         for part in chunks(list(dict.fromkeys(node_ids))):
+            # The revision in force at `moment`: the current one (in `nodes`) if recorded by then, else
+            # the latest past one recorded by then (none: the node did not exist yet).
             rows = self._c.execute(
-                "SELECT n.id, r.retracted FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-                f"WHERE n.id IN ({_marks(len(part))}) AND r.rev_no = (SELECT max(rev_no) FROM node_revisions x "
-                "WHERE x.node_seq = n.seq AND x.recorded_at <= ?)",
-                (*part, moment),
+                "SELECT n.id, CASE WHEN n.recorded_at <= ? THEN n.retracted ELSE (SELECT r.retracted "
+                "FROM node_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
+                f"LIMIT 1) END FROM nodes n WHERE n.id IN ({_marks(len(part))})",
+                (moment, moment, *part),
             )
-            live.update(node_id for node_id, retracted in rows if not retracted)
+            live.update(node_id for node_id, retracted in rows if retracted == 0)
         return live
 
     def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]:
@@ -1100,21 +1115,25 @@ class SqliteSession:
         return f"{column} IN ({_marks(len(initiative_ids))})", list(initiative_ids)
 
     def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
-        cols = ", ".join("r." + c.strip() for c in _NODE_COLS.split(","))
         if initiative_ids is None:
             where, params = "1 = 1", []
         else:
+            marks = _marks(len(initiative_ids))
             where = (
+                f"(EXISTS (SELECT 1 FROM json_each(n.initiatives) j WHERE j.value IN ({marks})) OR "
                 "EXISTS (SELECT 1 FROM node_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
-                f"AND j.value IN ({_marks(len(initiative_ids))}))"
+                f"AND j.value IN ({marks})))"
             )
-            params = list(initiative_ids)
+            params = [*initiative_ids, *initiative_ids]
+        # Past revisions (`node_revisions`) and the current one (`nodes`), each node's in rev_no order.
         sql = (
-            f"SELECT r.node_seq, n.id, {cols}, r.request_id, r.actor FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.created_at, n.id, r.rev_no"
+            f"SELECT n.created_at AS node_created, r.node_seq, n.id, {_REV_R} FROM nodes n "
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} "
+            f"UNION ALL SELECT n.created_at, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
+            "ORDER BY node_created, id, rev_no"
         )
-        for row in self._c.execute(sql, params):
-            yield RevisionEntry(_node(row[0], row[1], row[2:-2]), row[-2], row[-1])
+        for row in self._c.execute(sql, [*params, *params]):
+            yield RevisionEntry(_node(row[1], row[2], row[3:-2]), row[-2], row[-1])
 
     def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
         sql = (
@@ -1193,8 +1212,9 @@ class SqliteSession:
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         return (
             self._one(
-                "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?",
-                (node_id, rev_no),
+                "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM node_revisions r "
+                "WHERE r.node_seq = n.seq AND r.rev_no = ?))",
+                (node_id, rev_no, rev_no),
             )
             is not None
         )
@@ -1290,20 +1310,29 @@ class SqliteStore:
     def _checkpoint_loop(self) -> None:
         conn = apsw.Connection(str(self.path))
         conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
+        #: Tries left to truncate the WAL since the last write (0: nothing to do until the next one).
+        truncate = 0
         try:
             while not self._stopping.is_set():
-                if not self._written.wait(timeout=1.0):
+                if self._written.wait(timeout=CHECKPOINT_PAUSE):
+                    self._written.clear()
+                    truncate = TRUNCATE_TRIES
+                    # Checkpoint when the WAL is full, or after a pause that bursts of writes share.
+                    woken = self._full.wait(CHECKPOINT_PAUSE)
+                    if self._stopping.is_set():
+                        break
+                    self._full.clear()
+                    if woken or self._written.is_set():
+                        with self._checkpointing:
+                            done = self._checkpoint(conn, "PASSIVE")
+                        if not done:
+                            self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
+                        continue
+                elif truncate == 0:
                     continue
-                self._written.clear()
-                woken = self._full.wait(CHECKPOINT_PAUSE)
-                if self._stopping.is_set():
-                    break
-                self._full.clear()
-                idle = not woken and not self._written.is_set()
+                # No write for a pause: the vault is idle, the WAL goes back to nothing.
                 with self._checkpointing:
-                    done = self._checkpoint(conn, "TRUNCATE" if idle else "PASSIVE")
-                if not done:
-                    self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
+                    truncate = 0 if self._checkpoint(conn, "TRUNCATE") else truncate - 1
         finally:
             conn.close()
 
