@@ -92,3 +92,69 @@ def test_a_purge_deletes_the_keys_older_than_its_cut_off(sqlite_vault: VaultSpec
             assert session.purge_requests("2027-01-01T00:00:00Z") == 2
     finally:
         store.close()
+
+
+def _as_before_migration_10(path: Path) -> None:
+    """Put a vault back in the shape it had before migration 010: every revision, the current one
+    included, in `node_revisions`, no request id or actor on `nodes`, the replay keys keyed by id."""
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "BEGIN; "
+        "INSERT INTO node_revisions (node_seq, rev_no, revision, node_type, tier, name, body, description, tags, "
+        "layer, visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, "
+        "request_id, actor) SELECT seq, rev_no, revision, node_type, tier, name, body, description, tags, layer, "
+        "visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, request_id, "
+        "actor FROM nodes; "
+        "ALTER TABLE nodes DROP COLUMN request_id; ALTER TABLE nodes DROP COLUMN actor; "
+        "DROP TABLE requests; "
+        "CREATE TABLE requests (initiative TEXT NOT NULL, operation TEXT NOT NULL, request_id TEXT NOT NULL, "
+        "args_hash TEXT NOT NULL, response TEXT, created_at TEXT NOT NULL, "
+        "PRIMARY KEY (initiative, operation, request_id)) WITHOUT ROWID; "
+        "CREATE INDEX requests_created ON requests (created_at); "
+        "DELETE FROM schema_migrations WHERE version = 10; COMMIT"
+    )
+    conn.close()
+
+
+def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: VaultSpec) -> None:
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    made, _ = service.note({"initiative": "harbour", "text": "The ferry leaves at nine", "request_id": "n1"})
+    assert made.primary is not None
+    node_id = made.primary.id
+    service.note({"initiative": "harbour", "text": "The tide turns at four"})
+    for hour in ("ten", "eleven"):
+        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}})
+    with store.read() as session:
+        log = session.revision_log(node_id)
+        moments = [entry.node.recorded_at for entry in log]
+        as_of = [session.node_at(node_id, moment) for moment in moments]
+        exported = list(session.export_revisions(None))
+    store.close()
+    assert [entry.node.rev_no for entry in log] == [1, 2, 3]
+    assert len(exported) == 4
+
+    _as_before_migration_10(settings.sqlite_path)
+    store = SqliteStore(settings.sqlite_path)
+    try:
+        with store.read() as session:
+            assert session.revision_log(node_id) == log
+            assert [session.node_at(node_id, moment) for moment in moments] == as_of
+            assert list(session.export_revisions(None)) == exported
+            assert session.has_revision(node_id, 3) and session.has_revision(node_id, 1)
+            assert not session.has_revision(node_id, 4)
+        conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            # Only the revisions the node moved past stay in `node_revisions`.
+            assert list(conn.execute("SELECT rev_no FROM node_revisions ORDER BY rev_no")) == [(1,), (2,)]
+            assert list(conn.execute("SELECT request_id, actor FROM nodes WHERE rev_no = 3")) == [(None, "agent")]
+        finally:
+            conn.close()
+        service = Service(store, settings)
+        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        with store.read() as session:
+            assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
+            assert session.revision_log(node_id)[:3] == log
+    finally:
+        store.close()
