@@ -41,6 +41,8 @@ from kaeru.storage.sqlite.store import CHECKPOINT_PAUSE
 MB = 1024 * 1024
 WAL_HEADER = 32
 FRAME_HEADER = 24
+#: How long the client stays quiet before measuring the idle vault: two checkpoint pauses and a margin.
+IDLE_WAIT = 2 * CHECKPOINT_PAUSE + 1.5
 
 
 class ShortMemories:
@@ -140,8 +142,8 @@ def over_stdio(vault: Path, notes: int, every: int, errlog: Any) -> dict[str, An
         peak_wal = max(peak_wal, files["wal"] or 0)
         samples.append({"notes": done, **files})
     # The server still runs, and the client is quiet: the checkpointer truncates the WAL once the
-    # vault has been idle for its pause.
-    time.sleep(CHECKPOINT_PAUSE + 1.5)
+    # vault has been idle for its pause (a round already under way can add one more pause).
+    time.sleep(IDLE_WAIT)
     idle = _files(vault)
     client.close()
     code = client.proc.returncode
@@ -243,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{s['notes']:>7,}  {_mb(s['db']):>10}  {_mb(s['wal']):>10}  {_mb(total):>10}")
     idle = stdio["idle"]
     print(
-        f"idle ({CHECKPOINT_PAUSE + 1.5:.1f} s after the last note, server running): database {_mb(idle['db'])}, "
+        f"idle ({IDLE_WAIT:.1f} s after the last note, server running): database {_mb(idle['db'])}, "
         f"-wal {_mb(idle['wal'])}, total {_mb((idle['db'] or 0) + (idle['wal'] or 0))}"
     )
     after = stdio["after_exit"]

@@ -79,21 +79,19 @@ INLINE_ROWS = 32
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: A commit that leaves this many pages in the WAL (~2 MB) wakes the checkpointer at once, which
+#: A commit that leaves this many pages in the WAL (~4 MB) wakes the checkpointer at once, which
 #: copies them so the next writer restarts the log (decision 16.I1): a busy vault's usual bound.
-CHECKPOINT_PAGES = 500
+CHECKPOINT_PAGES = 1000
 #: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
 #: a burst does not leave its high-water mark on disk.
-WAL_LIMIT_BYTES = 2 * 1024 * 1024
-#: A writer that leaves this many pages in the WAL (~8 MB) checkpoints it itself, so the next write
+WAL_LIMIT_BYTES = 4 * 1024 * 1024
+#: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
 #: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
 #: holds one snapshot all along can keep the log growing past it.
-WAL_SAFETY_PAGES = 2000
+WAL_SAFETY_PAGES = 4000
 #: How long the checkpointer waits for the write lock and for readers to move on before giving up
-#: until the next round (only to truncate an idle vault's WAL, or when closing).
+#: until the next round: it holds the write lock meanwhile, so writers wait at most about this long.
 CHECKPOINT_BUSY_MS = 100
-#: PASSIVE rounds per checkpoint: each copies what writers appended during the one before.
-CATCH_UP_ROUNDS = 8
 #: Tries to truncate an idle vault's WAL (one a pause) while another connection is in the way.
 TRUNCATE_TRIES = 3
 
@@ -1301,9 +1299,9 @@ class SqliteStore:
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
-        # others; a background thread checkpoints instead (decision 16.I1): PASSIVE until it has
-        # caught up, so the next writer starts the log again from its beginning instead of growing
-        # it past its high-water mark, and TRUNCATE once the vault went idle.
+        # others; a background thread checkpoints instead (decision 16.I1): PASSIVE, then RESTART so
+        # the next writer starts the log again from its beginning instead of growing it past its
+        # high-water mark, and TRUNCATE once the vault went idle.
         self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="kaeru-wal-checkpoint", daemon=True)
         self._checkpointer.start()
 
@@ -1324,7 +1322,7 @@ class SqliteStore:
                     self._full.clear()
                     if woken or self._written.is_set():
                         with self._checkpointing:
-                            done = self._checkpoint(conn, "PASSIVE")
+                            done = self._checkpoint(conn, "RESTART")
                         if not done:
                             self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
                         continue
@@ -1338,17 +1336,12 @@ class SqliteStore:
 
     @staticmethod
     def _checkpoint(conn: apsw.Connection, mode: str) -> bool:
-        """Copy the WAL into the database (PASSIVE, never blocking a writer), again while writers
-        appended meanwhile, until every frame is copied: the next writer then starts the log again
-        from its beginning. `mode` TRUNCATE (an idle vault, or closing) then also empties the file.
-        False if another connection was in the way."""
+        """Copy the WAL into the database (PASSIVE: never blocking a writer); then, `mode` RESTART or
+        TRUNCATE, take the write lock a moment to copy what writers appended meanwhile and start the
+        log again from its beginning (TRUNCATE also empties the file). False if another connection
+        was in the way (the busy timeout of `conn` bounds the wait)."""
         try:
-            for _ in range(CATCH_UP_ROUNDS):
-                ((busy, log, copied),) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                if busy == 0 and log == copied:
-                    break
-            else:
-                return False
+            list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
             if mode == "PASSIVE":
                 return True
             ((busy, _, _),) = conn.execute(f"PRAGMA wal_checkpoint({mode})")
