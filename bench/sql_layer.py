@@ -248,6 +248,8 @@ def _calls(backend: str, session: Any, ids: list[str], words: list[str], scope: 
             return (q, scope, q)
 
     template = conn.execute(f"SELECT {_REV_COLS} FROM node_revisions WHERE rev_no = 1 LIMIT 1").fetchone()
+    if template is None:  # SQLite keeps a node's current revision in `nodes` only (decision 16.I3)
+        template = conn.execute(f"SELECT seq, {_NODE_COLS}, request_id, actor FROM nodes LIMIT 1").fetchone()
     base = list(template)
     fresh = itertools.count(1_000_000)
 

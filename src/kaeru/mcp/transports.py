@@ -9,6 +9,7 @@ import ipaddress
 import json
 import logging
 import os
+import signal
 import stat
 import sys
 from typing import Any
@@ -161,18 +162,40 @@ def settle_heap() -> None:
 
 
 def run_stdio(kaeru: KaeruServer) -> None:
-    """Serve one MCP session over this process's stdin/stdout until the client closes it."""
+    """Serve one MCP session over this process's stdin/stdout until the client closes it, or until
+    SIGTERM or SIGINT; then close the store (decision 16.I1) and return, so the process exits 0."""
 
     kaeru.registry.inline = True
     settle_heap()
 
-    async def main() -> None:
+    async def serve() -> None:
         if await _fast_stdio(kaeru):
             return
         async with stdio_server() as (read_stream, write_stream):
             await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
 
-    anyio.run(main)
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            # A signal ends the session where it waits (tool calls run inline on stdio: one already
+            # running finishes first), instead of raising wherever the main thread happens to be.
+            loop = asyncio.get_running_loop()
+            for signum in _STOP_SIGNALS:
+                loop.add_signal_handler(signum, group.cancel_scope.cancel)
+            try:
+                await serve()
+            finally:
+                for signum in _STOP_SIGNALS:
+                    loop.remove_signal_handler(signum)
+
+    try:
+        anyio.run(main)
+    finally:
+        kaeru.service.store.close()
+
+
+#: What ends a server cleanly: the store is closed (the WAL checkpointed and, by the last process
+#: on the vault, removed) before the process exits 0.
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def is_loopback(host: str) -> bool:
@@ -255,4 +278,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     print(f"kaeru-memory serving MCP over streamable HTTP at {url}", file=sys.stderr, flush=True)
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     print(f"register it with:  claude mcp add --transport http kaeru {url}{header}", file=sys.stderr, flush=True)
-    server.run()
+    try:
+        server.run()  # uvicorn stops on SIGTERM and SIGINT itself
+    finally:
+        kaeru.service.store.close()

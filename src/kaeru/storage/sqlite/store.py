@@ -12,6 +12,7 @@ import os
 import secrets
 import threading
 import time
+import zlib
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -54,6 +55,10 @@ _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
+#: A node revision's columns from `node_revisions r` (past revisions) and from `nodes n` (the current
+#: one, which lives there only: migration 010), each with its request id and actor.
+_REV_R = ", ".join(f"r.{c.strip()}" for c in _NODE_COLS.split(",")) + ", r.request_id, r.actor"
+_REV_N = ", ".join(f"n.{c.strip()}" for c in _NODE_COLS.split(",")) + ", n.request_id, n.actor"
 _EDGE_COLS = "src, dst, edge_type, weight, rev_no, properties, created_at, recorded_at, retracted"
 #: A stored row as `_node` reads it (`seq, id, _NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -71,11 +76,24 @@ SCOPE_THRESHOLD = 2000
 #: `nodes` themselves and reads their stored columns with them: the page then needs no second
 #: statement (a read snapshot keeps them, `SqliteSession._stored`).
 INLINE_ROWS = 32
-#: The background checkpointer waits this long after a write, so bursts share one checkpoint.
+#: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
+#: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: Writers still checkpoint themselves past this many WAL pages (~80 MB): a bound if the
-#: background thread cannot keep up.
-WAL_SAFETY_PAGES = 20000
+#: A commit that leaves this many pages in the WAL (~4 MB) wakes the checkpointer at once, which
+#: copies them so the next writer restarts the log (decision 16.I1): a busy vault's usual bound.
+CHECKPOINT_PAGES = 1000
+#: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
+#: a burst does not leave its high-water mark on disk.
+WAL_LIMIT_BYTES = 4 * 1024 * 1024
+#: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
+#: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
+#: holds one snapshot all along can keep the log growing past it.
+WAL_SAFETY_PAGES = 4000
+#: How long the checkpointer waits for the write lock and for readers to move on before giving up
+#: until the next round: it holds the write lock meanwhile, so writers wait at most about this long.
+CHECKPOINT_BUSY_MS = 100
+#: Tries to truncate an idle vault's WAL (one a pause) while another connection is in the way.
+TRUNCATE_TRIES = 3
 
 
 #: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
@@ -91,6 +109,32 @@ _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 
 #: `json.dumps(value, sort_keys=True)` without building an encoder per call (a write stores three).
 _sorted_json = json.JSONEncoder(sort_keys=True).encode
+_compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+#: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
+#: compressing ~300 bytes takes ~10 µs) primed with `_RESPONSE_WORDS`, what most responses share.
+#: Both are part of the file format: a new dictionary needs a new version byte.
+_RESPONSE_V1 = b"\x01"
+_RESPONSE_WORDS = (
+    b'"kind":"","message":"","field":null,"code":"","state":"unchanged","name":"","initiative":"",'
+    b'{"affected":[],"artifacts":[],"changes":[],"created":[{"id":"","revision":"1-"}],"evidence":[],'
+    b'"failed_steps":[],"issues":[],"primary":{"id":"","revision":"1-"},"slots":[],"state":"applied"}'
+)
+
+
+def _pack_response(response: dict[str, Any]) -> bytes:
+    packer = zlib.compressobj(1, zlib.DEFLATED, -10, 2, zdict=_RESPONSE_WORDS)
+    return _RESPONSE_V1 + packer.compress(_compact_json(response).encode("utf-8")) + packer.flush()
+
+
+def _unpack_response(stored: bytes | str) -> Any:
+    """A stored replay response: packed, or JSON text (rows written before migration 010)."""
+    if isinstance(stored, str):
+        return json.loads(stored)
+    if stored[:1] != _RESPONSE_V1:
+        raise Internal("a stored replay response has an unknown format")
+    unpacker = zlib.decompressobj(-10, zdict=_RESPONSE_WORDS)
+    return json.loads(unpacker.decompress(stored[1:]) + unpacker.flush())
 
 
 def _marks(n: int) -> str:
@@ -399,11 +443,11 @@ class SqliteSession:
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         row = self._one(
-            "SELECT args_hash, response FROM requests WHERE initiative = ? AND operation = ? AND request_id = ?",
-            (key.initiative, key.operation, key.request_id),
+            "SELECT args_hash, response FROM requests WHERE request_id = ? AND operation = ? AND initiative = ?",
+            (key.request_id, key.operation, key.initiative),
         )
         if row is not None and row[1] is not None:
-            return StoredRequest(row[0], json.loads(row[1]))
+            return StoredRequest(row[0], _unpack_response(row[1]))
         # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
         # ends, so the row is written once, with its response (a claim row then an update cost two writes
         # into a B-tree keyed by random ids).
@@ -415,11 +459,18 @@ class SqliteSession:
         self._c.execute(
             "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (key.initiative, key.operation, key.request_id, args_hash, _sorted_json(response), now),
+            (key.initiative, key.operation, key.request_id, args_hash, _pack_response(response), now),
         )
 
     def purge_requests(self, before: str) -> int:
-        self._c.execute("DELETE FROM requests WHERE created_at < ?", (before,))
+        # Rows are in the order they were written (migration 010): the purge deletes the prefix older
+        # than `before`, reading only that prefix; a row written under a clock that went back waits for
+        # a later purge.
+        self._c.execute(
+            "DELETE FROM requests WHERE seq < coalesce((SELECT seq FROM requests WHERE created_at >= ? "
+            "ORDER BY seq LIMIT 1), (SELECT max(seq) + 1 FROM requests))",
+            (before,),
+        )
         return int(self._c.changes())
 
     # --- nodes ------------------------------------------------------------------------------
@@ -514,8 +565,9 @@ class SqliteSession:
         existing = self._one("SELECT seq, initiatives, retracted FROM nodes WHERE id = ?", (node.id,))
         if existing is None:
             row = self._one(
-                f"INSERT INTO nodes (id, {_NODE_COLS}) VALUES (?, {_marks(len(values))}) RETURNING seq",
-                (node.id, *values),
+                f"INSERT INTO nodes (id, {_NODE_COLS}, request_id, actor) "
+                f"VALUES (?, {_marks(len(values))}, ?, ?) RETURNING seq",
+                (node.id, *values, request_id, actor),
             )
             assert row is not None
             seq = int(row[0])
@@ -525,13 +577,17 @@ class SqliteSession:
             seq = int(existing[0])
             old_members = set(json.loads(existing[1])) if not existing[2] else set()
             was_indexed = not existing[2]
+            # The revision the node moves past joins its history; the new one lives in `nodes` only.
+            self._c.execute(
+                f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
+                f"SELECT seq, {_NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+                (seq,),
+            )
             assignments = ", ".join(f"{c.strip()} = ?" for c in _NODE_COLS.split(","))
-            self._c.execute(f"UPDATE nodes SET {assignments} WHERE seq = ?", (*values, seq))
-        self._c.execute(
-            f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
-            f"VALUES (?, {_marks(len(values))}, ?, ?)",
-            (seq, *values, request_id, actor),
-        )
+            self._c.execute(
+                f"UPDATE nodes SET {assignments}, request_id = ?, actor = ? WHERE seq = ?",
+                (*values, request_id, actor, seq),
+            )
         new_members = set() if node.retracted else set(node.initiatives)
         for gone in old_members - new_members:
             self._c.execute("DELETE FROM memberships WHERE initiative_id = ? AND node_seq = ?", (gone, seq))
@@ -573,20 +629,22 @@ class SqliteSession:
         return count
 
     def node_at(self, node_id: str, moment: str) -> Node | None:
+        # The current revision (in `nodes`) has the highest rev_no; recorded_at grows with rev_no.
         row = self._one(
-            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))} "
-            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1",
-            (node_id, moment),
+            f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? "
+            f"UNION ALL SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n "
+            "JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
+            "ORDER BY r.rev_no DESC LIMIT 1) LIMIT 1",
+            (node_id, moment, node_id, moment),
         )
-        return _node(row[0], row[1], row[2:]) if row else None
+        return _node(row[0], row[1], row[2:-2]) if row else None
 
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
         rows = self._rows(
-            f"SELECT r.node_seq, n.id, {', '.join('r.' + c.strip() for c in _NODE_COLS.split(','))}, "
-            "r.request_id, r.actor FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ? ORDER BY r.rev_no",
-            (node_id,),
+            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN node_revisions r "
+            "ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no) "
+            f"UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ?",
+            (node_id, node_id),
         )
         return [RevisionEntry(_node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in rows]
 
@@ -656,13 +714,15 @@ class SqliteSession:
     def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
         live: set[str] = set()
         for part in chunks(list(dict.fromkeys(node_ids))):
+            # The revision in force at `moment`: the current one (in `nodes`) if recorded by then, else
+            # the latest past one recorded by then (none: the node did not exist yet).
             rows = self._c.execute(
-                "SELECT n.id, r.retracted FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-                f"WHERE n.id IN ({_marks(len(part))}) AND r.rev_no = (SELECT max(rev_no) FROM node_revisions x "
-                "WHERE x.node_seq = n.seq AND x.recorded_at <= ?)",
-                (*part, moment),
+                "SELECT n.id, CASE WHEN n.recorded_at <= ? THEN n.retracted ELSE (SELECT r.retracted "
+                "FROM node_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
+                f"LIMIT 1) END FROM nodes n WHERE n.id IN ({_marks(len(part))})",
+                (moment, moment, *part),
             )
-            live.update(node_id for node_id, retracted in rows if not retracted)
+            live.update(node_id for node_id, retracted in rows if retracted == 0)
         return live
 
     def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]:
@@ -1050,21 +1110,26 @@ class SqliteSession:
         return f"{column} IN ({_marks(len(initiative_ids))})", list(initiative_ids)
 
     def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
-        cols = ", ".join("r." + c.strip() for c in _NODE_COLS.split(","))
         if initiative_ids is None:
             where, params = "1 = 1", []
         else:
+            marks = _marks(len(initiative_ids))
             where = (
+                f"(EXISTS (SELECT 1 FROM json_each(n.initiatives) j WHERE j.value IN ({marks})) OR "
                 "EXISTS (SELECT 1 FROM node_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
-                f"AND j.value IN ({_marks(len(initiative_ids))}))"
+                f"AND j.value IN ({marks})))"
             )
-            params = list(initiative_ids)
+            params = [*initiative_ids, *initiative_ids]
+        # Past revisions (`node_revisions`) and the current one (`nodes`): nodes in the order the vault
+        # recorded them (an import reproduces it), each node's revisions in rev_no order.
         sql = (
-            f"SELECT r.node_seq, n.id, {cols}, r.request_id, r.actor FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.seq, r.rev_no"
+            f"SELECT n.seq AS node_order, r.node_seq, n.id, {_REV_R} FROM nodes n "
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} "
+            f"UNION ALL SELECT n.seq, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
+            "ORDER BY node_order, rev_no"
         )
-        for row in self._c.execute(sql, params):
-            yield RevisionEntry(_node(row[0], row[1], row[2:-2]), row[-2], row[-1])
+        for row in self._c.execute(sql, [*params, *params]):
+            yield RevisionEntry(_node(row[1], row[2], row[3:-2]), row[-2], row[-1])
 
     def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
         sql = (
@@ -1143,8 +1208,9 @@ class SqliteSession:
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         return (
             self._one(
-                "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?",
-                (node_id, rev_no),
+                "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM node_revisions r "
+                "WHERE r.node_seq = n.seq AND r.rev_no = ?))",
+                (node_id, rev_no, rev_no),
             )
             is not None
         )
@@ -1217,6 +1283,13 @@ class SqliteStore:
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         self._secret: bytes | None = None
+        #: Set by the WAL hook past `WAL_SAFETY_PAGES`: the next committing writer checkpoints itself.
+        self._overfull = False
+        self._written = threading.Event()
+        self._full = threading.Event()
+        self._stopping = threading.Event()
+        #: One checkpoint at a time in this process (SQLite refuses a second one at once).
+        self._checkpointing = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._connect()
         try:
@@ -1224,27 +1297,63 @@ class SqliteStore:
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
-        # others; a background thread checkpoints (PASSIVE: never blocking writers) instead.
-        self._written = threading.Event()
-        self._stopping = threading.Event()
+        # others; a background thread checkpoints instead (decision 16.I1): PASSIVE, then RESTART so
+        # the next writer starts the log again from its beginning instead of growing it past its
+        # high-water mark, and TRUNCATE once the vault went idle.
         self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="kaeru-wal-checkpoint", daemon=True)
         self._checkpointer.start()
 
     def _checkpoint_loop(self) -> None:
         conn = apsw.Connection(str(self.path))
-        conn.set_busy_timeout(1000)
+        conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
+        #: Tries left to truncate the WAL since the last write (0: nothing to do until the next one).
+        truncate = 0
         try:
             while not self._stopping.is_set():
-                if not self._written.wait(timeout=1.0):
+                if self._written.wait(timeout=CHECKPOINT_PAUSE):
+                    self._written.clear()
+                    truncate = TRUNCATE_TRIES
+                    # Checkpoint when the WAL is full, or after a pause that bursts of writes share.
+                    woken = self._full.wait(CHECKPOINT_PAUSE)
+                    if self._stopping.is_set():
+                        break
+                    self._full.clear()
+                    if woken or self._written.is_set():
+                        with self._checkpointing:
+                            done = self._checkpoint(conn, "RESTART")
+                        if not done:
+                            self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
+                        continue
+                elif truncate == 0:
                     continue
-                self._written.clear()
-                self._stopping.wait(CHECKPOINT_PAUSE)
-                try:
-                    list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
-                except apsw.Error:
-                    pass  # another process is checkpointing, or the vault is busy: try after the next write
+                # No write for a pause: the vault is idle, the WAL goes back to nothing.
+                with self._checkpointing:
+                    truncate = 0 if self._checkpoint(conn, "TRUNCATE") else truncate - 1
         finally:
             conn.close()
+
+    @staticmethod
+    def _checkpoint(conn: apsw.Connection, mode: str) -> bool:
+        """Copy the WAL into the database (PASSIVE: never blocking a writer); then, `mode` RESTART or
+        TRUNCATE, take the write lock a moment to copy what writers appended meanwhile and start the
+        log again from its beginning (TRUNCATE also empties the file). False if another connection
+        was in the way (the busy timeout of `conn` bounds the wait)."""
+        try:
+            list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
+            if mode == "PASSIVE":
+                return True
+            ((busy, _, _),) = conn.execute(f"PRAGMA wal_checkpoint({mode})")
+            return bool(busy == 0)
+        except apsw.Error:
+            return False  # another process is checkpointing, or the vault is busy: try after the next write
+
+    def _on_wal(self, conn: apsw.Connection, name: str, pages: int) -> int:
+        """After each commit (SQLite's WAL hook, in place of its auto-checkpoint): how full the log is."""
+        if pages >= CHECKPOINT_PAGES:
+            self._full.set()
+            if pages >= WAL_SAFETY_PAGES:
+                self._overfull = True
+        return apsw.SQLITE_OK
 
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
@@ -1254,9 +1363,10 @@ class SqliteStore:
             "synchronous = NORMAL",
             "foreign_keys = ON",
             "temp_store = MEMORY",
-            f"wal_autocheckpoint = {WAL_SAFETY_PAGES}",
+            f"journal_size_limit = {WAL_LIMIT_BYTES}",
         ):
             list(conn.execute(f"PRAGMA {pragma}"))
+        conn.set_wal_hook(self._on_wal)
         with self._lock:
             self._all.append(conn)
         return conn
@@ -1340,8 +1450,13 @@ class SqliteStore:
                 raise
             try:
                 list(conn.execute("COMMIT"))
-                if begin != "BEGIN" and not self._written.is_set():
-                    self._written.set()
+                if begin != "BEGIN":
+                    if not self._written.is_set():
+                        self._written.set()
+                    if self._overfull:
+                        self._overfull = False
+                        with self._checkpointing:  # after the background thread's round, if one runs
+                            self._checkpoint(conn, "PASSIVE")
             except apsw.Error as exc:
                 if conn.in_transaction:
                     list(conn.execute("ROLLBACK"))
@@ -1360,12 +1475,21 @@ class SqliteStore:
         return self._session("BEGIN")
 
     def close(self) -> None:
+        """Stop the checkpointer, truncate the WAL and close every connection.
+
+        The last connection to the file (in any process) then removes the `-wal` and `-shm` files;
+        while another server still has the vault open, they stay for it (decision 16.I1).
+        """
         self._stopping.set()
         self._written.set()
+        self._full.set()
         self._checkpointer.join(timeout=5)
         with self._lock:
             conns = list(self._all)
             self._all.clear()
+        if conns:
+            conns[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
+            self._checkpoint(conns[0], "TRUNCATE")
         for conn in conns:
             conn.close()
 

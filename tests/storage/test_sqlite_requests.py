@@ -1,0 +1,160 @@
+"""Replay keys on SQLite after migration 010 (decision 16.I2): rows appended in the order they were
+written, responses packed; a vault written before it still replays its stored responses, and a purge
+deletes exactly the keys older than its cut-off."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from kaeru.service import Service
+from kaeru.storage.base import RequestKey
+from kaeru.storage.sqlite.store import SqliteStore
+from tests.backends import VaultSpec
+
+
+def _note(service: Service, request_id: str, text: str = "The ferry leaves at nine") -> tuple[Any, bool]:
+    return service.note({"initiative": "harbour", "text": text, "request_id": request_id})
+
+
+def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monkeypatch: Any) -> None:
+    import kaeru.storage.sqlite.store as sqlite_store
+    from kaeru.storage.migrate import load_migrations
+
+    # A response and its arguments' digest, as today's code stores them (on another vault).
+    today = VaultSpec("sqlite", tmp_path / "today").settings()
+    store = SqliteStore(today.sqlite_path)
+    first, replayed = _note(Service(store, today), "ferry-1")
+    assert not replayed and first.primary is not None
+    with store.read() as session:
+        stored = session.begin_request(RequestKey("harbour", "note", "ferry-1"), "", "")
+    store.close()
+    assert stored is not None and stored.response == first.to_json()
+
+    # A vault before migration 010, holding that key with its response as JSON text, as it was written.
+    settings = VaultSpec("sqlite", tmp_path / "vault").settings()
+    shipped = load_migrations("kaeru.storage.sqlite.migrations")
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: [m for m in shipped if m.version < 10])
+    SqliteStore(settings.sqlite_path).close()
+    conn = apsw.Connection(str(settings.sqlite_path))
+    conn.execute(
+        "INSERT INTO requests VALUES ('harbour', 'note', 'ferry-1', ?, ?, ?)",
+        (stored.args_hash, json.dumps(stored.response, sort_keys=True), datetime.now(UTC).isoformat()),
+    )
+    conn.close()
+
+    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: shipped)
+    store = SqliteStore(settings.sqlite_path)
+    try:
+        service = Service(store, settings)
+        again, replayed = _note(service, "ferry-1")
+        assert replayed and again.primary == first.primary
+        fresh, replayed = _note(service, "ferry-2", "The ferry leaves at ten")
+        assert not replayed and fresh.primary is not None and fresh.primary != first.primary
+        conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            kinds = [row[0] for row in conn.execute("SELECT typeof(response) FROM requests ORDER BY seq")]
+            indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'requests'")}
+        finally:
+            conn.close()
+        assert kinds == ["text", "blob"]
+        assert indexes == {"requests", "requests_key"}
+        # Both rows replay, each with its own response.
+        assert _note(service, "ferry-1")[0].primary == first.primary
+        assert _note(service, "ferry-2", "The ferry leaves at ten")[0].primary == fresh.primary
+    finally:
+        store.close()
+
+
+def test_a_purge_deletes_the_keys_older_than_its_cut_off(sqlite_vault: VaultSpec) -> None:
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    try:
+        stamps = ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]
+        with store.write() as session:
+            for i, stamp in enumerate(stamps):
+                key = RequestKey("harbour", "note", f"r{i}")
+                assert session.begin_request(key, f"hash{i}", stamp) is None
+                session.finish_request(key, {"state": "applied", "n": i, "text": "ü ✓"})
+        with store.write() as session:
+            assert session.purge_requests("2026-01-02T00:00:00Z") == 1
+            assert session.purge_requests("2026-01-02T00:00:00Z") == 0
+        with store.write() as session:
+            assert session.begin_request(RequestKey("harbour", "note", "r0"), "hash0", stamps[2]) is None
+            kept = session.begin_request(RequestKey("harbour", "note", "r2"), "hash2", stamps[2])
+            assert kept is not None and kept.args_hash == "hash2"
+            assert kept.response == {"state": "applied", "n": 2, "text": "ü ✓"}
+        with store.write() as session:
+            assert session.purge_requests("2027-01-01T00:00:00Z") == 2
+    finally:
+        store.close()
+
+
+def _as_before_migration_10(path: Path) -> None:
+    """Put a vault back in the shape it had before migration 010: every revision, the current one
+    included, in `node_revisions`, no request id or actor on `nodes`, the replay keys keyed by id."""
+    conn = apsw.Connection(str(path))
+    conn.execute(
+        "BEGIN; "
+        "INSERT INTO node_revisions (node_seq, rev_no, revision, node_type, tier, name, body, description, tags, "
+        "layer, visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, "
+        "request_id, actor) SELECT seq, rev_no, revision, node_type, tier, name, body, description, tags, layer, "
+        "visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, request_id, "
+        "actor FROM nodes; "
+        "ALTER TABLE nodes DROP COLUMN request_id; ALTER TABLE nodes DROP COLUMN actor; "
+        "DROP TABLE requests; "
+        "CREATE TABLE requests (initiative TEXT NOT NULL, operation TEXT NOT NULL, request_id TEXT NOT NULL, "
+        "args_hash TEXT NOT NULL, response TEXT, created_at TEXT NOT NULL, "
+        "PRIMARY KEY (initiative, operation, request_id)) WITHOUT ROWID; "
+        "CREATE INDEX requests_created ON requests (created_at); "
+        "DELETE FROM schema_migrations WHERE version = 10; COMMIT"
+    )
+    conn.close()
+
+
+def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: VaultSpec) -> None:
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    made, _ = service.note({"initiative": "harbour", "text": "The ferry leaves at nine", "request_id": "n1"})
+    assert made.primary is not None
+    node_id = made.primary.id
+    service.note({"initiative": "harbour", "text": "The tide turns at four"})
+    for hour in ("ten", "eleven"):
+        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}})
+    with store.read() as session:
+        log = session.revision_log(node_id)
+        moments = [entry.node.recorded_at for entry in log]
+        as_of = [session.node_at(node_id, moment) for moment in moments]
+        exported = list(session.export_revisions(None))
+    store.close()
+    assert [entry.node.rev_no for entry in log] == [1, 2, 3]
+    assert len(exported) == 4
+
+    _as_before_migration_10(settings.sqlite_path)
+    store = SqliteStore(settings.sqlite_path)
+    try:
+        with store.read() as session:
+            assert session.revision_log(node_id) == log
+            assert [session.node_at(node_id, moment) for moment in moments] == as_of
+            assert list(session.export_revisions(None)) == exported
+            assert session.has_revision(node_id, 3) and session.has_revision(node_id, 1)
+            assert not session.has_revision(node_id, 4)
+        conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            # Only the revisions the node moved past stay in `node_revisions`.
+            assert list(conn.execute("SELECT rev_no FROM node_revisions ORDER BY rev_no")) == [(1,), (2,)]
+            assert list(conn.execute("SELECT request_id, actor FROM nodes WHERE rev_no = 3")) == [(None, "agent")]
+        finally:
+            conn.close()
+        service = Service(store, settings)
+        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        with store.read() as session:
+            assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
+            assert session.revision_log(node_id)[:3] == log
+    finally:
+        store.close()

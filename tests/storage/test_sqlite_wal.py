@@ -1,0 +1,72 @@
+"""The SQLite WAL stays bounded under a steady stream of writes, and a closed store leaves none
+(decision 16.I1). Sizes only: nothing here waits for the background checkpointer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import apsw
+
+from kaeru.service import Service
+from kaeru.storage.sqlite.store import WAL_SAFETY_PAGES, SqliteStore
+from tests.backends import VaultSpec
+
+#: A WAL frame: its 24-byte header and one page (4 KiB by default).
+FRAME = 24 + 4096
+#: The bound: the pages after which a writer checkpoints itself, one more transaction's worth, the header.
+WAL_BOUND = (WAL_SAFETY_PAGES + 200) * FRAME + 32
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + "-wal")
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.exists() else 0
+
+
+def test_the_wal_stays_under_its_bound_after_many_writes(sqlite_vault: VaultSpec) -> None:
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    wal = _wal(settings.sqlite_path)
+    body = "the heron waits by the weir at dusk while the tide turns over the mudflats " * 2
+    largest = 0
+    written = 0
+    try:
+        # Enough notes for ~3× the bound in WAL pages if the log never restarted (~27 pages a note).
+        for i in range(3 * WAL_SAFETY_PAGES // 20):
+            outcome, _ = service.note({"initiative": "weir", "text": f"{body} {i}"})
+            assert outcome.state == "applied"
+            largest = max(largest, _size(wal))
+            written += 1
+        with store.read() as session:
+            weir = session.initiative_by_name("weir")
+            assert weir is not None and len(session.member_ids(weir.id)) == written
+    finally:
+        store.close()
+
+    assert 0 < largest <= WAL_BOUND, f"the WAL reached {largest:,} bytes (bound {WAL_BOUND:,})"
+    assert not wal.exists()
+    assert not settings.sqlite_path.with_name(settings.sqlite_path.name + "-shm").exists()
+
+
+def test_a_store_closed_while_another_is_open_keeps_the_wal_for_it(sqlite_vault: VaultSpec) -> None:
+    settings = sqlite_vault.settings()
+    first = SqliteStore(settings.sqlite_path)
+    second = SqliteStore(settings.sqlite_path)
+    wal = _wal(settings.sqlite_path)
+    try:
+        Service(first, settings).note({"initiative": "weir", "text": "written by the first store"})
+        first.close()
+        assert wal.exists()  # the second store's connections still use it
+        outcome, _ = Service(second, settings).note({"initiative": "weir", "text": "written by the second store"})
+        assert outcome.state == "applied"
+    finally:
+        second.close()
+    assert not wal.exists()
+    conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (2,)
+    finally:
+        conn.close()

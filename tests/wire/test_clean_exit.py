@@ -1,0 +1,159 @@
+"""A `kaeru serve` over stdio ends cleanly: on end of input, SIGTERM and SIGINT it closes the store and
+exits 0, every note it answered is stored, and on SQLite the last server to leave a vault removes its
+`-wal` and `-shm` files (decision 16.I1) — while a server that leaves first does not disturb another
+still serving the same vault.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from kaeru.storage.factory import open_store
+from tests.backends import VaultSpec
+from tests.wire.support import initialize_request
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+NOTES = 40
+
+
+class StdioServer:
+    """A `kaeru serve` subprocess spoken to line by line."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self._err = log.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            env=env,
+        )
+        self.log = log
+        self._next = 0
+        self.request("initialize", initialize_request()["params"])
+        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    @property
+    def _in(self) -> IO[bytes]:
+        assert self.proc.stdin is not None
+        return self.proc.stdin
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self._in.write(json.dumps(message).encode() + b"\n")
+        self._in.flush()
+
+    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next += 1
+        self._send({"jsonrpc": "2.0", "id": self._next, "method": method, "params": params})
+        assert self.proc.stdout is not None
+        while True:
+            line = self.proc.stdout.readline()
+            assert line, f"the server exited during {method}: {self.log.read_text()}"
+            message = json.loads(line)
+            if message.get("id") == self._next:
+                result: dict[str, Any] = message["result"]
+                return result
+
+    def note(self, initiative: str, text: str) -> str:
+        result = self.request("tools/call", {"name": "note", "arguments": {"initiative": initiative, "text": text}})
+        envelope = result["structuredContent"]
+        assert envelope["state"] == "applied", envelope
+        node_id: str = envelope["data"]["primary"]["id"]
+        return node_id
+
+    def notes(self, initiative: str, count: int, start: int = 0) -> list[str]:
+        return [
+            self.note(initiative, f"observation {i}: the heron waits by the weir at dusk, tide {i % 7}")
+            for i in range(start, start + count)
+        ]
+
+    def search_total(self, initiative: str, text: str) -> int:
+        result = self.request(
+            "tools/call", {"name": "search", "arguments": {"initiatives": [initiative], "text": text}}
+        )
+        envelope = result["structuredContent"]
+        assert envelope["state"] == "ok", envelope
+        total: int = envelope["data"]["total"]
+        return total
+
+    def end(self, how: str) -> int:
+        """End the session by closing stdin (`eof`) or by a signal; the exit code."""
+        if how == "eof":
+            self._in.close()
+        else:
+            self.proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+        try:
+            code = self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout):
+                if stream is not None and not stream.closed:
+                    stream.close()
+            self._err.close()
+        return code
+
+
+def _sidecars(vault: VaultSpec) -> list[str]:
+    """The SQLite `-wal` / `-shm` files beside the vault's database (none on PostgreSQL)."""
+    if vault.backend != "sqlite":
+        return []
+    return sorted(p.name for p in vault.vault_dir.glob("*.sqlite3-*"))
+
+
+def _stored(vault: VaultSpec, ids: list[str]) -> int:
+    """How many of `ids` are live nodes of the vault, read by a fresh store after the servers left."""
+    store = open_store(vault.settings())
+    try:
+        with store.read() as session:
+            found = session.nodes_by_ids(ids)
+        return sum(1 for node in found.values() if not node.retracted)
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("how", ["eof", "sigterm", "sigint"])
+def test_a_server_ends_cleanly_and_leaves_no_wal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    server = StdioServer(server_env, tmp_path / "server.log")
+    ids = server.notes("heron", NOTES)
+    if vault.backend == "sqlite":
+        assert any(name.endswith("-wal") for name in _sidecars(vault))  # the server did write through a WAL
+
+    code = server.end(how)
+
+    assert code == 0, server.log.read_text()
+    assert _sidecars(vault) == []
+    assert _stored(vault, ids) == NOTES
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_the_first_server_to_leave_does_not_break_the_second_and_the_last_removes_the_wal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    first = StdioServer(server_env, tmp_path / "first.log")
+    second = StdioServer(server_env, tmp_path / "second.log")
+    ids = first.notes("weir", NOTES) + second.notes("weir", NOTES, start=NOTES)
+
+    assert first.end("eof") == 0, first.log.read_text()
+    if vault.backend == "sqlite":
+        # The second server still has the vault open: its WAL stays for it.
+        assert any(name.endswith("-wal") for name in _sidecars(vault))
+    # The second server goes on reading and writing, and sees everything the first one wrote.
+    assert second.search_total("weir", "heron") == 2 * NOTES
+    ids += second.notes("weir", NOTES, start=2 * NOTES)
+    assert second.search_total("weir", "heron") == 3 * NOTES
+
+    assert second.end("sigterm") == 0, second.log.read_text()
+    assert _sidecars(vault) == []
+    assert _stored(vault, ids) == 3 * NOTES
