@@ -1,0 +1,333 @@
+"""The scanner behind `kaeru.domain.secrets`: rule table loading, prefiltering, value checks."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    start: int
+    end: int
+    preview: str
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    keywords: tuple[str, ...]
+    pattern: re.Pattern[str]
+    group: str | None
+    check: str | None
+
+
+def _load() -> tuple[tuple[Rule, ...], dict[str, Any]]:
+    raw = tomllib.loads(
+        resources.files(__package__ or "kaeru.domain.secrets").joinpath("rules.toml").read_text("utf-8")
+    )
+    table = tuple(
+        Rule(
+            id=entry["id"],
+            keywords=tuple(entry["keywords"]),
+            pattern=re.compile(entry["regex"]),
+            group=entry.get("group"),
+            check=entry.get("check"),
+        )
+        for entry in raw["rule"]
+    )
+    return table, raw["generic"]
+
+
+_RULES, _GENERIC = _load()
+GENERIC_ID: str = _GENERIC["id"]
+_WORDS = frozenset(_GENERIC["words"])
+_QUALIFIERS = frozenset(_GENERIC["key_qualifiers"])
+_PLACEHOLDERS: tuple[str, ...] = tuple(_GENERIC["placeholders"])
+_NON_VALUES = frozenset(_GENERIC["non_values"])
+#: Substrings of the lowered text without which the generic rule cannot match.
+_GENERIC_HINTS = ("secret", "token", "pass", "pwd", "key", "credential")
+
+
+def rules() -> tuple[str, ...]:
+    """Every rule id, the generic one last."""
+    return (*(r.id for r in _RULES), GENERIC_ID)
+
+
+def _preview(fragment: str) -> str:
+    """A hint of what matched that never echoes the secret: at most a third of it, at most 6 chars."""
+    return fragment[: min(6, len(fragment) // 3)] + "…"
+
+
+# --- value shape -----------------------------------------------------------------------------------
+
+
+def _entropy(value: str) -> float:
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in counts.values())
+
+
+def _is_placeholder(value: str) -> bool:
+    lowered = value.lower()
+    if lowered in _NON_VALUES or any(p in lowered for p in _PLACEHOLDERS):
+        return True
+    # One or two distinct characters (`aaaaaaaa`, `--------`) are filler, not keys.
+    return len(set(lowered)) <= 2
+
+
+_SPECIAL = frozenset("!@#$%^&*+/=~?|")
+
+
+def _token_shaped(value: str) -> bool:
+    """Looks machine-made or password-like: letters with digits, mixed case inside, or symbols."""
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    if has_digit and has_alpha:
+        return True
+    if any(c in _SPECIAL for c in value) and has_alpha:
+        return True
+    inner_upper = any(c.isupper() for c in value[1:])
+    has_lower = any(c.islower() for c in value)
+    if inner_upper and has_lower:
+        return len(value) >= 16 and _entropy(value) >= 3.5
+    return False
+
+
+#: Placeholders inside a prefixed key (`xoxb-your-token`, `ghp_xxxx…`, `AKIA…EXAMPLE`, `sk-...`).
+_TOKEN_PLACEHOLDERS: tuple[str, ...] = tuple(_GENERIC["token_placeholders"])
+
+
+def _check_token(value: str) -> bool:
+    lowered = value.lower()
+    return not any(p in lowered for p in _TOKEN_PLACEHOLDERS)
+
+
+def _check_key_body(value: str) -> bool:
+    body = re.sub(r"^[A-Za-z-]+:.*$", "", value, flags=re.M)  # PEM headers (Proc-Type: …)
+    body = "".join(body.split())
+    return len(body) >= 16 and not _is_placeholder(body) and "..." not in value and "…" not in value
+
+
+def _check_basic_auth(value: str) -> bool:
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    _user, sep, password = decoded.partition(":")
+    return bool(sep) and len(password) >= 3 and not _is_placeholder(password)
+
+
+def _check_url_password(value: str, user: str) -> bool:
+    if value.startswith(("$", "%", "{", "[", "*")) or value == user:
+        return False
+    return not _is_placeholder(value) and value.lower() not in {"pass", "pw", "pwd", "secret"}
+
+
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "token": _check_token,
+    "key_body": _check_key_body,
+    "basic_auth": _check_basic_auth,
+}
+
+
+# --- the generic KEY = value rule ------------------------------------------------------------------
+
+#: After a key: an optional closing quote, an optional annotation (`password: str = …`), and an
+#: assignment (`=` but not `==`/`=>`/`=~`, `:=`, `=>`, or a `:` that is not `::`, `:/`, `:=`).
+_OP = re.compile(
+    r"""["']?(?P<op>\s*(?::\s*[A-Za-z_][\w.\[\]|, ]{0,40}?\s*)?(?::=|=>|=(?![=~>]))|\s*:(?![:=/\\]))[ \t]*"""
+)
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_QUOTES = "\"'`"
+_UNQUOTED = re.compile(r"""[^\s'"`,;]+""")
+_CODE_CHARS = frozenset("()[]{}\\")
+_DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_PATHLIKE = re.compile(r"^(?:\.{0,2}/|~/|[A-Za-z]:\\)|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$")
+
+
+def _key_words(key: str) -> list[str]:
+    return [w for w in re.split(r"[_.\-]+", _CAMEL.sub("_", key).lower()) if w]
+
+
+def _secret_key(key: str) -> bool:
+    words = _key_words(key)
+    if not words:
+        return False
+    last = words[-1]
+    if last in _WORDS:
+        return True
+    return last == "key" and len(words) >= 2 and words[-2] in _QUALIFIERS
+
+
+def _key_ends(text: str, lowered: str) -> list[int]:
+    """Where each identifier holding a secret word ends (a `str.find` per word: cheap on prose)."""
+    ends: set[int] = set()
+    n = len(text)
+    for hint in _GENERIC_HINTS:
+        i = lowered.find(hint)
+        while i >= 0:
+            j = i + len(hint)
+            while j < n and text[j] in _WORD_CHARS:
+                j += 1
+            ends.add(j)
+            i = lowered.find(hint, j)
+    return sorted(ends)
+
+
+def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
+    for key_end in _key_ends(text, lowered):
+        match = _OP.match(text, key_end)
+        if not match:
+            continue
+        op = match.group("op")
+        quoted_key = match.start("op") > key_end
+        key_start = key_end
+        while key_start > 0 and text[key_start - 1] in _KEY_CHARS:
+            key_start -= 1
+        key = text[key_start:key_end]
+        if not _secret_key(key):
+            continue
+        line_start = text.rfind("\n", 0, key_start) + 1
+        before = text[line_start:key_start]
+        if quoted_key:
+            before = before[:-1]
+        at_line_start = before.strip() in {"", "export", "-", "set", "ENV", "env"}
+        upper_key = key.upper() == key and any(c.isalpha() for c in key)
+        env_line = at_line_start and not quoted_key and (op == "=" or op.strip() == ":")
+        strong = upper_key or env_line
+        pos = match.end()
+        if pos >= len(text):
+            continue
+        ch = text[pos]
+        if ch in "fbrFBR" and pos + 1 < len(text) and text[pos + 1] in _QUOTES:
+            continue  # f-strings / bytes / raw strings: code
+        if ch in _QUOTES:
+            close = text.find(ch, pos + 1)
+            newline = text.find("\n", pos + 1)
+            if close < 0 or (0 <= newline < close):
+                continue
+            value = text[pos + 1 : close]
+            start, end = pos + 1, close
+            stripped = value.strip()
+            if len(stripped) < 8 or _is_placeholder(stripped) or _PATHLIKE.search(stripped):
+                continue
+            if any(c.isspace() for c in stripped):
+                if not upper_key or len(stripped.split()) > 4:
+                    continue
+            elif not strong and not _token_shaped(stripped):
+                continue
+            if "://" in stripped:
+                continue  # a URL; its password, if any, is the url_password rule's
+        else:
+            word = _UNQUOTED.match(text, pos)
+            if not word:
+                continue
+            value = word.group()
+            start, end = pos, word.end()
+            value = value.rstrip(".:")  # end of a sentence
+            end = start + len(value)
+            if len(value) < 8 or _is_placeholder(value) or _PATHLIKE.search(value):
+                continue
+            if any(c in _CODE_CHARS for c in value) or value[0] in "$%@#<":
+                continue
+            if value[0] in "&*!" and _IDENT.fullmatch(value[1:]):
+                continue  # YAML anchors, aliases and tags; C pointers
+            if "://" in value or _DOTTED.fullmatch(value):
+                continue
+            after = text[end : end + 2]
+            if after[:1] in ("(", "[", "."):
+                continue
+            if not strong:
+                if _IDENT.fullmatch(value):
+                    if not (_token_shaped(value) and any(c.isdigit() for c in value)):
+                        continue
+                elif not _token_shaped(value):
+                    continue
+        if value.startswith("[REDACTED:"):
+            continue
+        findings.append(Finding(GENERIC_ID, start, end, _preview(value)))
+
+
+# --- scan / redact ---------------------------------------------------------------------------------
+
+
+#: Every prefixed key is one run of token characters (its prefix included), so the rules' keywords
+#: are looked for only inside such runs: one regex pass over the text, then one per (short) run.
+_RUN_CHARS = r"A-Za-z0-9_\-.+/=:~@"
+_RUN = re.compile(rf"(?<![{_RUN_CHARS}])[{_RUN_CHARS}]{{12,}}")
+_KEYWORD_RULES: dict[str, list[int]] = {}
+_SPACED: list[tuple[str, int]] = []
+for _index, _rule in enumerate(_RULES):
+    for _keyword in _rule.keywords:
+        if any(c.isspace() for c in _keyword):
+            _SPACED.append((_keyword, _index))
+        else:
+            _KEYWORD_RULES.setdefault(_keyword, []).append(_index)
+_KEYWORD = re.compile("|".join(re.escape(k) for k in sorted(_KEYWORD_RULES, key=len, reverse=True)))
+
+
+def _triggered(text: str) -> list[int]:
+    """The rules whose keywords the text holds, in table order."""
+    hits: set[int] = {index for keyword, index in _SPACED if keyword in text}
+    for run in _RUN.findall(text):
+        for keyword in _KEYWORD.findall(run):
+            hits.update(_KEYWORD_RULES[keyword])
+    return sorted(hits)
+
+
+def scan(text: str | None) -> list[Finding]:
+    """Every secret-looking span of `text`, in order of position."""
+    if not text:
+        return []
+    findings: list[Finding] = []
+    for index in _triggered(text):
+        rule = _RULES[index]
+        for match in rule.pattern.finditer(text):
+            if rule.group:
+                start, end = match.span(rule.group)
+            else:
+                start, end = match.span()
+            value = text[start:end]
+            if rule.check == "url_password":
+                if not _check_url_password(value, match.group("user")):
+                    continue
+            elif rule.check == "key_body":
+                if not _check_key_body(match.group("body")):
+                    continue
+            elif not _CHECKS[rule.check or "token"](value):
+                continue
+            findings.append(Finding(rule.id, start, end, _preview(value)))
+    lowered = text.lower()
+    _generic(text, lowered, findings)
+    findings.sort(key=lambda f: (f.start, -f.end))
+    return findings
+
+
+def redact(text: str, findings: list[Finding]) -> str:
+    """`text` with only each finding's span replaced by `[REDACTED:<rule>]` (overlaps merged)."""
+    out: list[str] = []
+    cursor = 0
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if finding.end <= cursor:
+            continue
+        start = max(finding.start, cursor)
+        out.append(text[cursor:start])
+        if start == finding.start:
+            out.append(f"[REDACTED:{finding.rule}]")
+        cursor = finding.end
+    out.append(text[cursor:])
+    return "".join(out)
