@@ -278,3 +278,19 @@ def test_redaction_replaces_only_the_secret_span() -> None:
 def test_every_rule_has_a_unique_id() -> None:
     ids = rules()
     assert len(ids) == len(set(ids)) >= 40
+
+
+def test_redacted_text_does_not_trip_the_guard_again() -> None:
+    """A redacted note that is revised later is scanned again: `[REDACTED:…]` is never a secret."""
+    for p in positives():
+        redacted = redact(p.text, scan(p.text))
+        assert scan(redacted) == [], (p.format, p.context)
+
+
+def test_previews_of_the_corpus_never_echo_a_secret() -> None:
+    """Previews (shown in `secret_detected` messages) hold at most a third of the match, ≤ 6 chars."""
+    for p in positives():
+        for finding in scan(p.text):
+            shown = finding.preview.removesuffix("…")
+            assert len(shown) <= min(6, (finding.end - finding.start) // 3)
+            assert p.secret not in finding.preview

@@ -1,8 +1,9 @@
 """Rebuild `negatives.jsonl`: snippets of real source code and prose, sampled deterministically.
 
-Not run by the tests (they read the committed file); kept so the corpus can be re-made and audited:
+Not run by the tests (they read the committed file); kept so the corpus can be re-made and audited,
+with the project's virtualenv (its site-packages give the credential-handling library code):
 
-    python tests/data/secrets/sample.py > tests/data/secrets/negatives.jsonl
+    .venv/bin/python tests/data/secrets/sample.py > tests/data/secrets/negatives.jsonl
 
 Origins and licences are in README.md beside this file. Snippets holding a private key block or a
 known secret prefix are skipped: the corpus is of ordinary text, not of leaked fixtures.
@@ -14,6 +15,7 @@ import ast
 import hashlib
 import json
 import random
+import re
 import sys
 import sysconfig
 from collections.abc import Iterator
@@ -37,8 +39,10 @@ SOURCES = [
 ]
 
 
-def _files(root: Path, pattern: str) -> list[Path]:
-    skip = ("/test/", "/tests/", "/idle_test/", "/site-packages/", "/pydoc_data/", "/__pycache__/")
+def _files(root: Path, pattern: str, *, site: bool = False) -> list[Path]:
+    skip: tuple[str, ...] = ("/test/", "/tests/", "/idle_test/", "/pydoc_data/", "/__pycache__/")
+    if not site:
+        skip += ("/site-packages/",)
     return sorted(p for p in root.rglob(pattern) if p.is_file() and not any(s in f"/{p.as_posix()}/" for s in skip))
 
 
@@ -96,6 +100,49 @@ def _pydoc_prose(wanted: int) -> Iterator[dict[str, str]]:
         yield {"lang": "prose", "origin": f"cpython-docs:pydoc_data/topics.py:{name}", "text": text}
 
 
+#: Library code that handles credentials: windows centred on a line naming one (the hard negatives).
+SITE = Path(sysconfig.get_paths()["purelib"])
+CREDENTIAL_LINE = re.compile(r"(?i)passw|token|secret|api_?key|credential|authorization")
+TARGETED = [
+    ("python", "cpython-stdlib-auth", STDLIB, 300),
+    ("python", "mcp", SITE / "mcp", 120),
+    ("python", "starlette", SITE / "starlette", 40),
+    ("python", "uvicorn", SITE / "uvicorn", 30),
+    ("python", "pydantic", SITE / "pydantic", 60),
+    ("python", "psycopg", SITE / "psycopg", 60),
+    ("python", "pyjwt", SITE / "jwt", 40),
+    ("python", "cryptography", SITE / "cryptography", 50),
+    ("python", "pip", SITE / "pip" / "_internal", 100),
+]
+
+
+def _targeted(lang: str, label: str, root: Path, wanted: int) -> Iterator[dict[str, str]]:
+    candidates: list[tuple[Path, int]] = []
+    files = _files(root, "*.py", site=root.is_relative_to(SITE))
+    for path in files:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (UnicodeDecodeError, OSError):
+            continue
+        candidates.extend((path, i) for i, line in enumerate(lines) if CREDENTIAL_LINE.search(line))
+    rng = random.Random(f"{SEED}:{label}")
+    rng.shuffle(candidates)
+    seen: set[str] = set()
+    produced = 0
+    for path, index in candidates:
+        if produced >= wanted:
+            break
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        before, after = rng.randint(1, 6), rng.randint(1, 6)
+        text = "".join(lines[max(0, index - before) : index + after + 1]).strip("\n")
+        digest = hashlib.sha1(text.encode()).hexdigest()
+        if digest in seen or any(m in text for m in SKIP_MARKERS) or len(text.strip()) < 40:
+            continue
+        seen.add(digest)
+        produced += 1
+        yield {"lang": lang, "origin": f"{label}:{path.relative_to(root)}:{index + 1}", "text": text}
+
+
 def main() -> None:
     out = sys.stdout
     for lang, label, root, pattern, wanted, span in SOURCES:
@@ -103,6 +150,9 @@ def main() -> None:
             out.write(json.dumps(row, ensure_ascii=False) + "\n")
     for row in _pydoc_prose(300):
         out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    for lang, label, root, wanted in TARGETED:
+        for row in _targeted(lang, label, root, wanted):
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

@@ -265,27 +265,40 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
 # --- scan / redact ---------------------------------------------------------------------------------
 
 
-#: Every prefixed key is one run of token characters (its prefix included), so the rules' keywords
-#: are looked for only inside such runs: one regex pass over the text, then one per (short) run.
-_RUN_CHARS = r"A-Za-z0-9_\-.+/=:~@"
-_RUN = re.compile(rf"(?<![{_RUN_CHARS}])[{_RUN_CHARS}]{{12,}}")
+def _trie_pattern(words: list[str]) -> str:
+    """One regex for many literals, as a trie (`(?:s(?:k-(?:ant-)?|…)|…)`): `re` tries alternatives
+    one by one, so sharing prefixes makes one pass over the text ~4x cheaper than a flat `a|b|…`."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def build(node: dict[str, Any]) -> str:
+        alternatives = [re.escape(ch) + build(node[ch]) for ch in sorted(k for k in node if k)]
+        if not alternatives:
+            return ""
+        ends_here = "" in node
+        body = alternatives[0] if len(alternatives) == 1 and not ends_here else "(?:" + "|".join(alternatives) + ")"
+        return body + ("?" if ends_here else "")
+
+    return build(trie)
+
+
+#: Which rules each keyword triggers; one pass of `_KEYWORD` finds every keyword the text holds.
 _KEYWORD_RULES: dict[str, list[int]] = {}
-_SPACED: list[tuple[str, int]] = []
 for _index, _rule in enumerate(_RULES):
     for _keyword in _rule.keywords:
-        if any(c.isspace() for c in _keyword):
-            _SPACED.append((_keyword, _index))
-        else:
-            _KEYWORD_RULES.setdefault(_keyword, []).append(_index)
-_KEYWORD = re.compile("|".join(re.escape(k) for k in sorted(_KEYWORD_RULES, key=len, reverse=True)))
+        _KEYWORD_RULES.setdefault(_keyword, []).append(_index)
+_KEYWORD = re.compile(_trie_pattern(list(_KEYWORD_RULES)))
 
 
 def _triggered(text: str) -> list[int]:
     """The rules whose keywords the text holds, in table order."""
-    hits: set[int] = {index for keyword, index in _SPACED if keyword in text}
-    for run in _RUN.findall(text):
-        for keyword in _KEYWORD.findall(run):
-            hits.update(_KEYWORD_RULES[keyword])
+    hits: set[int] = set()
+    for keyword in set(_KEYWORD.findall(text)):
+        hits.update(_KEYWORD_RULES[keyword])
     return sorted(hits)
 
 
