@@ -24,9 +24,10 @@ import time
 import types
 from collections.abc import Callable, Sequence
 
+from tests.data.secrets.corpus import Negative, Positive, caught, negatives, positives
+
 from bench.stats import percentile
 from kaeru.domain import guard
-from tests.data.secrets.corpus import Negative, Positive, caught, negatives, positives
 
 SHORT = "Decided to keep the retry budget at 3 for the ingest worker; the flaky test was a race in setup."
 Finder = Callable[[str], list[str]]
