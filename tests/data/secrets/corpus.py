@@ -136,6 +136,9 @@ TOKEN_CONTEXTS: dict[str, str] = {
     "yaml": "deploy:\n  region: eu-west-1\n  auth: {s}\n  replicas: 2",
     "shell": "curl -s -H 'X-Api-Key: {s}' https://api.example.org/v1/items",
     "markdown": "Run the job with `{s}` as the key (see the runbook).",
+    "table": "| env | key | rotated |\n| --- | --- | --- |\n| prod | {s} | 2026-03 |",
+    "xml": '<appSettings>\n  <add key="Upstream" value="{s}" />\n</appSettings>',
+    "query": "GET https://api.example.org/cb?code=1&access_token={s}&state=xyz",
 }
 
 
@@ -158,7 +161,7 @@ def _generic_positives(rng: random.Random) -> list[Positive]:
         add("code_password", "go", 'cfg := Config{{User: "app", Password: "{s}"}}', pw)
         pw = _password(rng)
         add("json_secret", "json", '{{"client_id": "web-ui", "client_secret": "{s}", "scopes": ["read"]}}', pw)
-        pw = _password(rng)
+        pw = _password(rng).lstrip("#*&!%@")  # YAML: a comment, alias, anchor, tag or directive
         add("yaml_password", "yaml", "database:\n  user: app\n  password: {s}\n  port: 5432", pw)
         key = _mixed(rng, B64, 40)
         add("aws_secret_key", "ini", "[default]\nregion = eu-west-1\naws_secret_access_key = {s}", key)

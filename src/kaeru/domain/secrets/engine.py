@@ -78,9 +78,13 @@ def _entropy(value: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in counts.values())
 
 
+#: Templates and references inside a value: `${VAR}`, `$(cmd)`, `%(name)s`, `{{ var }}`.
+_TEMPLATE = re.compile(r"\$\{\w|\$\(\w|%\(\w+\)|\{\{")
+
+
 def _is_placeholder(value: str) -> bool:
     lowered = value.lower()
-    if lowered in _NON_VALUES or any(p in lowered for p in _PLACEHOLDERS):
+    if lowered in _NON_VALUES or any(p in lowered for p in _PLACEHOLDERS) or _TEMPLATE.search(value):
         return True
     # One or two distinct characters (`aaaaaaaa`, `--------`) are filler, not keys.
     return len(set(lowered)) <= 2
@@ -129,9 +133,13 @@ def _check_basic_auth(value: str) -> bool:
 
 
 def _check_url_password(value: str, user: str) -> bool:
-    if value.startswith(("$", "%", "{", "[", "*")) or value == user:
+    if _REFERENCE.match(value) or value.startswith(("{", "[")) or value == user:
         return False
     return not _is_placeholder(value) and value.lower() not in {"pass", "pw", "pwd", "secret"}
+
+
+#: `$VAR`, `${…}`, `$(…)`, `%(name)s`, `%VAR%`, `@Value`: a reference to a value, not a value.
+_REFERENCE = re.compile(r"\$[A-Za-z_{(]|%\(|%[A-Za-z_]\w*%|@[A-Za-z_]")
 
 
 _CHECKS: dict[str, Callable[[str], bool]] = {
@@ -144,19 +152,30 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
 # --- the generic KEY = value rule ------------------------------------------------------------------
 
 #: After a key: an optional closing quote, an optional annotation (`password: str = …`), and an
-#: assignment (`=` but not `==`/`=>`/`=~`, `:=`, `=>`, or a `:` that is not `::`, `:/`, `:=`).
+#: assignment (`=` but not `=>`/`=~`/`== `, `:=`, `=>`, or a `:` that is not `::`, `:/`, `:=`).
 _OP = re.compile(
-    r"""["']?(?P<op>\s*(?::\s*[A-Za-z_][\w.\[\]|, ]{0,40}?\s*)?(?::=|=>|=(?![=~>]))|\s*:(?![:=/\\]))[ \t]*"""
+    r"""["']?(?P<op>\s*(?::\s*[A-Za-z_][\w.\[\]|, ]{0,40}?\s)?\s*(?::=|=>|=(?!>)(?!=[\s=])(?!~\s))|\s*:(?![:=/\\])|>(?=[^<>\n]{8,256}</))[ \t]*"""
 )
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _QUOTES = "\"'`"
-_UNQUOTED = re.compile(r"""[^\s'"`,;]+""")
+#: An unquoted value: up to a space, quote, `,`, `;`, or an `&` that starts the next query parameter.
+_UNQUOTED = re.compile(r"""(?:[^\s'"`,;&]|&(?![\w.\-]+=))+""")
+#: An env file's value (`KEY=value` alone on its line) holds no query parameters.
+_UNQUOTED_ENV = re.compile(r"""[^\s'"`,;]+""")
 _CODE_CHARS = frozenset("()[]{}\\")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-_PATHLIKE = re.compile(r"^(?:\.{0,2}/|~/|[A-Za-z]:\\)|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$")
+#: A file path (`/run/secrets/db`, `./certs/dev.pem`, `~/.netrc`, `C:\\keys\\a.pfx`), not a key.
+_PATHLIKE = re.compile(
+    r"^(?:\.{0,2}|~)?(?:/[\w.\-]+){2,}/?$|^~/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$"
+)
+
+
+def _is_path(value: str) -> bool:
+    """Path-shaped and made of words (a base64 key with two `/` in it is not a path)."""
+    return bool(_PATHLIKE.search(value)) and _entropy(value) < 4.3
 
 
 def _key_words(key: str) -> list[str]:
@@ -210,9 +229,22 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
         env_line = at_line_start and not quoted_key and (op == "=" or op.strip() == ":")
         strong = upper_key or env_line
         pos = match.end()
+        if text.startswith(("=", "~"), pos) and not env_line:
+            continue  # `a==b`, `a=~b`: comparisons; only an env line's value may begin so
         if pos >= len(text):
             continue
         ch = text[pos]
+        if op == ">":  # <password>value</password>: the element's text is the value
+            if text[key_start - 1 : key_start] != "<":
+                continue
+            close = text.find("<", pos)
+            value = text[pos:close].strip()
+            start = pos + (len(text[pos:close]) - len(text[pos:close].lstrip()))
+            end = start + len(value)
+            if len(value) < 8 or _is_placeholder(value) or _is_path(value) or " " in value:
+                continue
+            findings.append(Finding(GENERIC_ID, start, end, _preview(value)))
+            continue
         if ch in "fbrFBR" and pos + 1 < len(text) and text[pos + 1] in _QUOTES:
             continue  # f-strings / bytes / raw strings: code
         if ch in _QUOTES:
@@ -223,7 +255,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             value = text[pos + 1 : close]
             start, end = pos + 1, close
             stripped = value.strip()
-            if len(stripped) < 8 or _is_placeholder(stripped) or _PATHLIKE.search(stripped):
+            if len(stripped) < 8 or _is_placeholder(stripped) or _is_path(stripped):
                 continue
             if any(c.isspace() for c in stripped):
                 if not upper_key or len(stripped.split()) > 4:
@@ -233,18 +265,22 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             if "://" in stripped:
                 continue  # a URL; its password, if any, is the url_password rule's
         else:
-            word = _UNQUOTED.match(text, pos)
+            word = (_UNQUOTED_ENV if env_line and op == "=" else _UNQUOTED).match(text, pos)
             if not word:
                 continue
             value = word.group()
             start, end = pos, word.end()
             value = value.rstrip(".:")  # end of a sentence
+            if value.endswith((")", "]", "}", ">")) and not any(c in value[:-1] for c in "([{<"):
+                value = value.rstrip(")]}>")  # closes a bracket opened before the key
             end = start + len(value)
-            if len(value) < 8 or _is_placeholder(value) or _PATHLIKE.search(value):
+            if len(value) < 8 or _is_placeholder(value) or _is_path(value):
                 continue
-            if any(c in _CODE_CHARS for c in value) or value[0] in "$%@#<":
+            if any(c in _CODE_CHARS for c in value) or value[0] == "<" or _REFERENCE.match(value):
                 continue
-            if value[0] in "&*!" and _IDENT.fullmatch(value[1:]):
+            if value[0] == "#" and not (env_line and op == "="):  # a comment, but `KEY=#x` is a value
+                continue
+            if value[0] in "&*!" and _IDENT.fullmatch(value[1:]) and not (env_line and op == "="):
                 continue  # YAML anchors, aliases and tags; C pointers
             if "://" in value or _DOTTED.fullmatch(value):
                 continue
