@@ -167,14 +167,13 @@ _UNQUOTED_ENV = re.compile(r"""[^\s'"`,;]+""")
 _CODE_CHARS = frozenset("()[]{}\\")
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
-#: A file path (`/run/secrets/db`, `./certs/dev.pem`, `~/.netrc`, `C:\\keys\\a.pfx`), not a key.
-_PATHLIKE = re.compile(
-    r"^(?:\.{0,2}|~)?(?:/[\w.\-]+){2,}/?$|^~/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$"
-)
+#: A file path (`/run/secrets/db`, `./certs/dev.pem`, `~/.netrc`, `C:\\keys\\a.pfx`) or a regex
+#: literal (`/^Unexpected/`), not a key.
+_PATHLIKE = re.compile(r"^(?:\.{0,2}|~)?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$")
 
 
 def _is_path(value: str) -> bool:
-    """Path-shaped and made of words (a base64 key with two `/` in it is not a path)."""
+    """Path-shaped and made of words (a base64 key that starts with `/` is not a path)."""
     return bool(_PATHLIKE.search(value)) and _entropy(value) < 4.3
 
 
@@ -287,6 +286,9 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             after = text[end : end + 2]
             if after[:1] in ("(", "[", "."):
                 continue
+            identifier = _IDENT.fullmatch(value) and not any(c.isdigit() for c in value)
+            if identifier and not upper_key:
+                continue  # `private_key: PrivateKeyTypes`, `credentials: kDefault`: a name, not a value
             if not strong:
                 if _IDENT.fullmatch(value):
                     if not (_token_shaped(value) and any(c.isdigit() for c in value)):
