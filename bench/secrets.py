@@ -27,6 +27,7 @@ import time
 import types
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.data.secrets.corpus import Negative, Positive, caught, negatives, positives
 
@@ -35,6 +36,7 @@ from kaeru.domain import guard
 
 SHORT = "Decided to keep the retry budget at 3 for the ingest worker; the flaky test was a race in setup."
 Finder = Callable[[str], list[str]]
+_KEEP: list[Any] = []
 
 
 def _cost_us(fn: Callable[[str], object], texts: Sequence[str], repeat: int) -> tuple[float, float]:
@@ -132,6 +134,7 @@ def _detect_secrets() -> tuple[str, Finder] | None:
         return None
     settings = default_settings()
     settings.__enter__()
+    _KEEP.append(settings)  # the settings last as long as their context manager does
     four = "is_added" in inspect.getsource(_process_line_based_plugins)
 
     def find(text: str) -> list[str]:
@@ -213,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
         _score("this tree", ours, pos, neg)
         for label, find in others:
             _score(label, find, pos, neg)
+    for settings in _KEEP:
+        settings.__exit__(None, None, None)
 
 
 if __name__ == "__main__":
