@@ -142,8 +142,13 @@ def _check_url_password(value: str, user: str) -> bool:
 _REFERENCE = re.compile(r"\$[A-Za-z_{(]|%\(|%[A-Za-z_]\w*%|@[A-Za-z_]")
 
 
+def _check_shaped_token(value: str) -> bool:
+    return _check_token(value) and _token_shaped(value)
+
+
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "token": _check_token,
+    "shaped_token": _check_shaped_token,
     "key_body": _check_key_body,
     "basic_auth": _check_basic_auth,
 }
