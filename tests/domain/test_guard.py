@@ -294,3 +294,12 @@ def test_previews_of_the_corpus_never_echo_a_secret() -> None:
             shown = finding.preview.removesuffix("…")
             assert len(shown) <= min(6, (finding.end - finding.start) // 3)
             assert p.secret not in finding.preview
+
+
+def test_a_hostile_text_is_scanned_in_linear_work() -> None:
+    """4 MB of assignments (each value running to the end of the text) is scanned without quadratic
+    work (which would exceed the test timeout); prefixed keys past the generic rule's cap are found."""
+    hostile = "password=" * 444_000
+    assert scan(hostile) == []
+    tail = "AccountKey=" * 30_000 + " then ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
+    assert "github_pat" in {f.rule for f in scan(tail)}

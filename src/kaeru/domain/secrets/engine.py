@@ -71,6 +71,7 @@ def _preview(fragment: str) -> str:
 
 
 def _entropy(value: str) -> float:
+    value = value[:256]
     counts: dict[str, int] = {}
     for ch in value:
         counts[ch] = counts.get(ch, 0) + 1
@@ -90,20 +91,20 @@ def _is_placeholder(value: str) -> bool:
     return len(set(lowered)) <= 2
 
 
-_SPECIAL = frozenset("!@#$%^&*+/=~?|")
+_DIGIT = re.compile(r"\d").search
+_ALPHA = re.compile(r"[^\W\d_]").search
+_LOWER = re.compile(r"[a-z]").search
+_INNER_UPPER = re.compile(r"(?s).[A-Z]").search
+_SYMBOL = re.compile(r"[!@#$%^&*+/=~?|]").search
 
 
 def _token_shaped(value: str) -> bool:
-    """Looks machine-made or password-like: letters with digits, mixed case inside, or symbols."""
-    has_digit = any(c.isdigit() for c in value)
-    has_alpha = any(c.isalpha() for c in value)
-    if has_digit and has_alpha:
+    """Looks machine-made or password-like: letters with digits, mixed case inside, or symbols.
+    (Regex searches, not loops: a scan of a hostile text checks many long values.)"""
+    has_alpha = _ALPHA(value) is not None
+    if has_alpha and (_DIGIT(value) or _SYMBOL(value)):
         return True
-    if any(c in _SPECIAL for c in value) and has_alpha:
-        return True
-    inner_upper = any(c.isupper() for c in value[1:])
-    has_lower = any(c.islower() for c in value)
-    if inner_upper and has_lower:
+    if _INNER_UPPER(value) and _LOWER(value):
         return len(value) >= 16 and _entropy(value) >= 3.5
     return False
 
@@ -166,10 +167,10 @@ _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _QUOTES = "\"'`"
 #: An unquoted value: up to a space, quote, `,`, `;`, or an `&` that starts the next query parameter.
-_UNQUOTED = re.compile(r"""(?:[^\s'"`,;&]|&(?![\w.\-]+=))+""")
+_UNQUOTED = re.compile(r"""(?:[^\s'"`,;&]|&(?![\w.\-]+=))[^\s'"`,;&]*(?:&(?![\w.\-]+=)[^\s'"`,;&]*)*""")
 #: An env file's value (`KEY=value` alone on its line) holds no query parameters.
 _UNQUOTED_ENV = re.compile(r"""[^\s'"`,;]+""")
-_CODE_CHARS = frozenset("()[]{}\\")
+_CODE_CHAR = re.compile(r"[()\[\]{}\\]").search
 _DOTTED = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::|->)[A-Za-z_$][\w$]*)+")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 #: A file path (`/run/secrets/db`, `./certs/dev.pem`, `~/.netrc`, `C:\\keys\\a.pfx`) or a regex
@@ -211,11 +212,42 @@ def _key_ends(text: str, lowered: str) -> list[int]:
     return sorted(ends)
 
 
+#: The longest value looked at (a closing quote farther away, or a longer word: not a credential).
+_MAX_VALUE = 512
+_LINE_PREFIXES = frozenset({"", "export", "-", "set", "ENV", "env"})
+
+
+def _at_line_start(text: str, i: int) -> bool:
+    """Only blanks and one short word (`export`, `-`, `set`) before `i` on its line. Walks back over
+    at most that much (never to the line's start through a long line: scans stay linear)."""
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    word_end = i
+    while i > 0 and word_end - i <= 6 and text[i - 1] not in " \t\n":
+        i -= 1
+    if text[i:word_end] not in _LINE_PREFIXES:
+        return False
+    while i > 0 and text[i - 1] in " \t":
+        i -= 1
+    return i == 0 or text[i - 1] == "\n"
+
+
+#: At most this many secret-named assignments are examined in one text. Real text has a few per
+#: kilobyte (≈ 2,500 in 4 MB of code); only a hostile or generated text has more, and the cap keeps
+#: its scan under a second. The prefixed-key rules still scan all of it.
+_MAX_ASSIGNMENTS = 20_000
+_SPACE = re.compile(r"\s").search
+
+
 def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
+    examined = 0
     for key_end in _key_ends(text, lowered):
         match = _OP.match(text, key_end)
         if not match:
             continue
+        examined += 1
+        if examined > _MAX_ASSIGNMENTS:
+            return
         op = match.group("op")
         quoted_key = match.start("op") > key_end
         key_start = key_end
@@ -224,11 +256,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
         key = text[key_start:key_end]
         if not _secret_key(key):
             continue
-        line_start = text.rfind("\n", 0, key_start) + 1
-        before = text[line_start:key_start]
-        if quoted_key:
-            before = before[:-1]
-        at_line_start = before.strip() in {"", "export", "-", "set", "ENV", "env"}
+        at_line_start = _at_line_start(text, key_start - 1 if quoted_key else key_start)
         upper_key = key.upper() == key and any(c.isalpha() for c in key)
         env_line = at_line_start and not quoted_key and (op == "=" or op.strip() == ":")
         strong = upper_key or env_line
@@ -252,8 +280,8 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
         if ch in "fbrFBR" and pos + 1 < len(text) and text[pos + 1] in _QUOTES:
             continue  # f-strings / bytes / raw strings: code
         if ch in _QUOTES:
-            close = text.find(ch, pos + 1)
-            newline = text.find("\n", pos + 1)
+            close = text.find(ch, pos + 1, pos + 1 + _MAX_VALUE)
+            newline = text.find("\n", pos + 1, pos + 1 + _MAX_VALUE)
             if close < 0 or (0 <= newline < close):
                 continue
             value = text[pos + 1 : close]
@@ -261,7 +289,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             stripped = value.strip()
             if len(stripped) < 8 or _is_placeholder(stripped) or _is_path(stripped):
                 continue
-            if any(c.isspace() for c in stripped):
+            if _SPACE(stripped):
                 if not upper_key or len(stripped.split()) > 4:
                     continue
             elif not strong and not _token_shaped(stripped):
@@ -269,7 +297,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             if "://" in stripped:
                 continue  # a URL; its password, if any, is the url_password rule's
         else:
-            word = (_UNQUOTED_ENV if env_line and op == "=" else _UNQUOTED).match(text, pos)
+            word = (_UNQUOTED_ENV if env_line and op == "=" else _UNQUOTED).match(text, pos, pos + _MAX_VALUE)
             if not word:
                 continue
             value = word.group()
@@ -280,7 +308,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             end = start + len(value)
             if len(value) < 8 or _is_placeholder(value) or _is_path(value):
                 continue
-            if any(c in _CODE_CHARS for c in value) or value[0] == "<" or _REFERENCE.match(value):
+            if _CODE_CHAR(value) or value[0] == "<" or _REFERENCE.match(value):
                 continue
             if value[0] == "#" and not (env_line and op == "="):  # a comment, but `KEY=#x` is a value
                 continue
@@ -291,12 +319,12 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             after = text[end : end + 2]
             if after[:1] in ("(", "[", "."):
                 continue
-            identifier = _IDENT.fullmatch(value) and not any(c.isdigit() for c in value)
+            identifier = _IDENT.fullmatch(value) and not _DIGIT(value)
             if identifier and not upper_key:
                 continue  # `private_key: PrivateKeyTypes`, `credentials: kDefault`: a name, not a value
             if not strong:
                 if _IDENT.fullmatch(value):
-                    if not (_token_shaped(value) and any(c.isdigit() for c in value)):
+                    if not (_token_shaped(value) and _DIGIT(value)):
                         continue
                 elif not _token_shaped(value):
                     continue
