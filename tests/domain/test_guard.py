@@ -258,7 +258,7 @@ def test_code_and_placeholders_are_not_secrets(text: str) -> None:
         "const apiKey = 'q8Zr2LmX9vKp4Tn7';",
         '{"client_secret": "c9Xk2Lm7Qp4Rz8Tv"}',
         "database:\n  password: q8Zr2LmX9vKp\n",
-        "aws_secret_access_key = wJalrXUtnFEMIK7MDENGbPxRfiCYq8Zr2LmX9vKp",
+        "aws_secret_access_key = wJalrXUtnFEMIK7MDENG" + "bPxRfiCYq8Zr2LmX9vKp",
     ],
 )
 def test_literal_values_of_secret_keys_are_secrets(text: str) -> None:

@@ -133,14 +133,14 @@ def _check_basic_auth(value: str) -> bool:
     return bool(sep) and len(password) >= 3 and not _is_placeholder(password)
 
 
+#: `$VAR`, `${…}`, `$(…)`, `%(name)s`, `%VAR%`, `@Value`: a reference to a value, not a value.
+_REFERENCE = re.compile(r"\$[A-Za-z_{(]|%\(|%[A-Za-z_]\w*%|@[A-Za-z_]")
+
+
 def _check_url_password(value: str, user: str) -> bool:
     if _REFERENCE.match(value) or value.startswith(("{", "[")) or value == user:
         return False
     return not _is_placeholder(value) and value.lower() not in {"pass", "pw", "pwd", "secret"}
-
-
-#: `$VAR`, `${…}`, `$(…)`, `%(name)s`, `%VAR%`, `@Value`: a reference to a value, not a value.
-_REFERENCE = re.compile(r"\$[A-Za-z_{(]|%\(|%[A-Za-z_]\w*%|@[A-Za-z_]")
 
 
 def _check_shaped_token(value: str) -> bool:
