@@ -191,7 +191,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--wide", action="store_true", help="also scan the code installed on this machine")
     args = parser.parse_args(argv)
     pos, neg = positives(), negatives()
-    print(f"# Secret guard: {len(pos)} positives, {len(neg)} negative snippets, {len(guard.rules())} rules (the generic one included)\n")
+    print(
+        f"# Secret guard: {len(pos)} positives, {len(neg)} negative snippets, {len(guard.rules())} rules (the generic one included)\n"
+    )
     _quality(pos, neg)
     _costs("this tree", guard.scan, pos, neg)
     if args.wide:
