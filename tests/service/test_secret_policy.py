@@ -143,3 +143,24 @@ def test_allow_stores_verbatim(store: Store, vault: VaultSpec) -> None:
     outcome, _ = service.note({"initiative": P, "text": text})
     assert service.read({"initiative": P, "node": primary(outcome)}).hits[0].node.body == text
     assert not [i for i in outcome.issues if i.code == "secret_detected"]
+
+
+def test_code_about_credentials_is_stored_under_reject(service: Service) -> None:
+    """Issue 15: a coding agent's note of code that names passwords but holds none is not refused."""
+    text = (
+        "password = db.Column(db.String(120))\n"
+        "password = data.get('password')\n"
+        "hashed_password = generate_password_hash(password, method='pbkdf2:sha256')\n"
+        "client = WebClient(token='xoxb-your-slack-token')"
+    )
+    created, _ = service.note({"initiative": P, "text": text})
+    assert service.read({"initiative": P, "node": primary(created)}).hits[0].node.body == text
+
+
+def test_redact_replaces_only_the_secret_span(store: Store, vault: VaultSpec) -> None:
+    """With redact, only the secret is replaced: the key, quotes and the rest of the line stay."""
+    service = with_policy(store, vault, "redact")
+    text = 'conn = connect(user="app", password="Tr0ub4dor-3x", host="db")  # staging'
+    outcome, _ = service.note({"initiative": P, "text": text})
+    body = service.read({"initiative": P, "node": primary(outcome)}).hits[0].node.body
+    assert body == 'conn = connect(user="app", password="[REDACTED:env_secret]", host="db")  # staging'
