@@ -1,0 +1,51 @@
+"""Defects the fuzzer found, each pinned by the call that showed it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from mcp import Client
+
+from kaeru.export.archive import content_digest
+from kaeru.mcp.server import KaeruServer
+
+
+async def _rejected(client: Client, kaeru: KaeruServer, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    before = content_digest(kaeru.service.store)
+    result = await client.call_tool(tool, args)
+    envelope = result.structured_content
+    assert isinstance(envelope, dict) and result.is_error
+    assert not list(Draft202012Validator(kaeru.registry.specs[tool].output_schema).iter_errors(envelope))
+    assert envelope["state"] == "rejected"
+    assert content_digest(kaeru.service.store) == before
+    return envelope
+
+
+@pytest.mark.anyio
+async def test_a_lone_surrogate_in_an_enum_value_is_a_rejection_not_a_protocol_error(
+    client: Client, kaeru: KaeruServer
+) -> None:
+    # The compiled schema validator raised UnicodeEncodeError comparing it with the enum, which
+    # escaped the adapter and reached the client as a JSON-RPC error.
+    envelope = await _rejected(client, kaeru, "initiative", {"initiative": "a", "action": "lone \udfff surrogate"})
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "action")]
+
+
+@pytest.mark.anyio
+async def test_a_request_id_holding_a_lone_surrogate_is_not_echoed(client: Client, kaeru: KaeruServer) -> None:
+    # Echoed, it made the envelope impossible to write as JSON text.
+    envelope = await _rejected(client, kaeru, "note", {"initiative": "a", "text": "t", "request_id": "r\ud800"})
+    assert envelope["request_id"] is None
+    assert envelope["issues"][0]["field"] == "request_id"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("action", ["import", "export"])
+async def test_an_archive_path_holding_nul_is_invalid_not_internal(
+    client: Client, kaeru: KaeruServer, action: str
+) -> None:
+    # `Path.resolve` raised ValueError ("embedded null byte"), answered as `internal`.
+    envelope = await _rejected(client, kaeru, "archive", {"action": action, "path": "alpha\x00beta"})
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "path")]
