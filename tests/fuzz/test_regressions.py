@@ -49,3 +49,33 @@ async def test_an_archive_path_holding_nul_is_invalid_not_internal(
     # `Path.resolve` raised ValueError ("embedded null byte"), answered as `internal`.
     envelope = await _rejected(client, kaeru, "archive", {"action": action, "path": "alpha\x00beta"})
     assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "path")]
+
+
+@pytest.mark.anyio
+async def test_a_blank_task_reference_in_context_is_invalid_not_internal(client: Client, kaeru: KaeruServer) -> None:
+    # `context` parsed the reference a second time, unguarded: ValueError, answered as `internal`.
+    await client.call_tool("note", {"initiative": "a", "text": "t"})
+    envelope = await _rejected(client, kaeru, "context", {"initiative": "a", "task": "   "})
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "task")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ({"format": "amg", "path": "x.amg"}, {"format": "markdown", "path": "x.amg"}),  # a file where a folder goes
+        ({"format": "markdown", "path": "md"}, {"format": "amg", "path": "md"}),  # a folder where a file goes
+        ({"format": "amg", "path": "x.amg"}, {"format": "amg", "path": "x.amg/inner.amg"}),  # a file as a folder
+        (None, {"format": "amg", "path": "n" * 300}),  # a name longer than the file system allows
+    ],
+)
+async def test_an_export_path_the_file_system_refuses_is_invalid_not_internal(
+    client: Client, kaeru: KaeruServer, first: dict[str, str] | None, then: dict[str, str]
+) -> None:
+    # The OSError (FileExistsError, IsADirectoryError, NotADirectoryError, name too long) was `internal`.
+    await client.call_tool("note", {"initiative": "a", "text": "t"})
+    if first is not None:
+        made = await client.call_tool("archive", {"action": "export", **first})
+        assert not made.is_error
+    envelope = await _rejected(client, kaeru, "archive", {"action": "export", **then})
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "path")]
