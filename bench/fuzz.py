@@ -120,16 +120,23 @@ class Pool:
     paths: list[str] = field(default_factory=lambda: ["fuzz.amg", "fuzz.amg.gz", "fuzz-md", "nested/dir/fuzz.amg"])
     words: list[str] = field(default_factory=list)
 
-    def harvest(self, value: Any) -> None:
-        """Record every node, slot revision and cursor an answer mentions."""
+    def harvest(self, value: Any, home: str | None = None) -> None:
+        """Record every node, slot revision and cursor an answer mentions (`home`: the initiative of
+        the call, for nodes a mutation names by id and revision alone)."""
         if isinstance(value, dict):
-            if isinstance(value.get("id"), str) and isinstance(value.get("revision"), str) and "node_type" in value:
-                initiatives = value.get("initiatives") or []
-                home = initiatives[0] if initiatives and isinstance(initiatives[0], str) else ""
-                kind = str(value.get("node_type"))
-                self.nodes[value["id"]] = (value["revision"], str(value.get("name") or ""), home, kind)
-                if home and home not in self.initiatives:
-                    self.initiatives.append(home)
+            if isinstance(value.get("id"), str) and isinstance(value.get("revision"), str):
+                if "node_type" in value:
+                    initiatives = value.get("initiatives") or []
+                    first = initiatives[0] if initiatives and isinstance(initiatives[0], str) else ""
+                    kind = str(value.get("node_type"))
+                    self.nodes[value["id"]] = (value["revision"], str(value.get("name") or ""), first, kind)
+                    if first and first not in self.initiatives:
+                        self.initiatives.append(first)
+                elif value["id"] in self.nodes:
+                    _, name, first, kind = self.nodes[value["id"]]
+                    self.nodes[value["id"]] = (value["revision"], name, first, kind)
+                else:
+                    self.nodes[value["id"]] = (value["revision"], "", home or "", "")
             if isinstance(value.get("slot_revision"), str):
                 self.slot_revisions.append(value["slot_revision"])
                 del self.slot_revisions[:-50]
@@ -137,10 +144,10 @@ class Pool:
                 self.cursors.append(value["cursor"])
                 del self.cursors[:-50]
             for item in value.values():
-                self.harvest(item)
+                self.harvest(item, home)
         elif isinstance(value, list):
             for item in value:
-                self.harvest(item)
+                self.harvest(item, home)
 
 
 @dataclass
@@ -263,7 +270,10 @@ def _node_ref(pool: Pool, rng: random.Random, home: str | None = None, node_type
 def with_refs(tool: str, arguments: dict[str, Any], pool: Pool, rng: random.Random, p: float = 0.85) -> dict[str, Any]:
     """`arguments` with (most of) its references swapped for ones that resolve in the vault."""
     args = dict(arguments)
-    hit = lambda: rng.random() < p  # noqa: E731
+
+    def hit() -> bool:
+        return rng.random() < p
+
     home = rng.choice(pool.initiatives) if pool.initiatives else None
     if "initiative" in args and tool != "initiatives" and home and hit():
         args["initiative"] = home
@@ -471,17 +481,18 @@ async def seed_vault(call: Caller, pool: Pool) -> None:
             if kind == "decision":
                 args["options"] = {"slot": "current-plan", "layer": "hot"}
             envelope = await call("note", args)
-            pool.harvest(envelope)
+            pool.harvest(home=initiative, value=envelope)
             primary = envelope["data"]["primary"]
             if primary:
                 ids.append(primary["id"])
         claim = await call(
             "claim", {"initiative": initiative, "text": f"{initiative} retry fixes latency", "about": ids[0]}
         )
-        pool.harvest(claim)
+        pool.harvest(home=initiative, value=claim)
         for status in ("open", "in-progress", "done"):
             pool.harvest(
-                await call(
+                home=initiative,
+                value=await call(
                     "task",
                     {
                         "initiative": initiative,
@@ -489,17 +500,23 @@ async def seed_vault(call: Caller, pool: Pool) -> None:
                         "status": status,
                         "link_to": ids[1],
                     },
-                )
+                ),
             )
         pool.harvest(
-            await call(
+            home=initiative,
+            value=await call(
                 "link", {"initiative": initiative, "from": ids[2], "to": ids[3], "edge_type": "causal", "weight": 0.7}
-            )
+            ),
         )
         pool.harvest(
-            await call("review", {"initiative": initiative, "action": "flag", "target": ids[4], "reason": "stale?"})
+            home=initiative,
+            value=await call(
+                "review", {"initiative": initiative, "action": "flag", "target": ids[4], "reason": "stale?"}
+            ),
         )
-        pool.harvest(await call("search", {"initiatives": [initiative], "text": "seed", "limit": 2}))
+        pool.harvest(
+            home=initiative, value=await call("search", {"initiatives": [initiative], "text": "seed", "limit": 2})
+        )
     pool.harvest(
         await call(
             "initiative",
@@ -511,6 +528,8 @@ async def seed_vault(call: Caller, pool: Pool) -> None:
         )
     )
     pool.harvest(await call("archive", {"action": "export", "path": "fuzz.amg"}))
+    for node_id, (_, _, home, _) in list(pool.nodes.items()):  # names and types of every seeded node
+        pool.harvest(await call("read", {"initiative": home, "node": node_id}))
     pool.slots = ["policy", "current-plan", "owner"]
 
 
@@ -535,7 +554,14 @@ def _short(arguments: dict[str, Any]) -> str:
     return text if len(text) <= 400 else text[:400] + f"… ({len(text)} chars)"
 
 
-async def run(target: Target, calls: Iterator[Call], pool: Pool, report: Report, timeout: float = 30.0) -> None:
+async def run(
+    target: Target,
+    calls: Iterator[Call],
+    pool: Pool,
+    report: Report,
+    timeout: float = 30.0,
+    progress: Callable[[Report], None] | None = None,
+) -> None:
     """Send every call, check the invariants, tally states; findings go in `report.findings`."""
     fast = {name: jsonschema_rs.validator_for(schema) for name, schema in target.output_schemas.items()}
     before: Any = None
@@ -544,6 +570,8 @@ async def run(target: Target, calls: Iterator[Call], pool: Pool, report: Report,
         if before is None:
             before = target.digest()
         report.calls += 1
+        if progress is not None and report.calls % 1000 == 0:
+            progress(report)
         report.variants[call.variant.split(":")[-1]] += 1
         try:
             with anyio.fail_after(timeout):
@@ -612,14 +640,24 @@ async def run(target: Target, calls: Iterator[Call], pool: Pool, report: Report,
                 )
             before = after
         else:
-            pool.harvest(envelope)
+            initiative = call.arguments.get("initiative")
+            pool.harvest(envelope, initiative if isinstance(initiative, str) else None)
             before = None
     report.seconds += time.perf_counter() - started
 
 
-async def fuzz(target: Target, *, per_tool: int, seed: int, timeout: float = 30.0) -> Report:
-    """Seed the vault, draw `per_tool` calls per tool, send each valid-shaped and mutated."""
-    report = Report()
+async def fuzz(
+    target: Target,
+    *,
+    per_tool: int,
+    seed: int,
+    timeout: float = 30.0,
+    progress: Callable[[Report], None] | None = None,
+    report: Report | None = None,
+) -> Report:
+    """Seed the vault, draw `per_tool` calls per tool, send each valid-shaped and mutated (tallied
+    into `report`, a new one by default)."""
+    report = report if report is not None else Report()
     pool = Pool()
 
     async def call(tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -631,15 +669,29 @@ async def fuzz(target: Target, *, per_tool: int, seed: int, timeout: float = 30.
     await seed_vault(call, pool)
     started = time.perf_counter()
     drawn = await anyio.to_thread.run_sync(generate, target.input_schemas, per_tool, seed)
-    report.generation_seconds = time.perf_counter() - started
-    await run(target, calls_for(drawn, target.input_schemas, pool, random.Random(seed)), pool, report, timeout)
+    report.generation_seconds += time.perf_counter() - started
+    calls = calls_for(drawn, target.input_schemas, pool, random.Random(seed))
+    await run(target, calls, pool, report, timeout, progress)
     return report
 
 
 # -- the long mode ------------------------------------------------------------------------------
 
 
+#: Calls per round of the long mode: each round gets a fresh seeded vault, so the digest taken
+#: around every rejected call (a full read of the vault) stays as cheap as in the first round.
+ROUND_CALLS = 1000
+
+
 async def _main_async(args: argparse.Namespace) -> Report:
+    report = Report()
+    rounds = max(1, math.ceil(args.calls / ROUND_CALLS))
+    for round_no in range(rounds):
+        await _round(args, report, seed=args.seed * 1000 + round_no, calls=min(ROUND_CALLS, args.calls))
+    return report
+
+
+async def _round(args: argparse.Namespace, report: Report, *, seed: int, calls: int) -> None:
     from mcp import Client
 
     from bench.vaults import new_vault
@@ -662,17 +714,28 @@ async def _main_async(args: argparse.Namespace) -> Report:
                     output_schemas={t.name: t.output_schema or {} for t in listing.tools},
                     digest=lambda: content_digest(store),
                 )
-                per_tool = math.ceil(args.calls / 2 / len(listing.tools))
-                return await fuzz(target, per_tool=per_tool, seed=args.seed, timeout=args.timeout)
+                per_tool = math.ceil(calls / 2 / len(listing.tools))
+                await fuzz(
+                    target, per_tool=per_tool, seed=seed, timeout=args.timeout, progress=_progress, report=report
+                )
         finally:
             store.close()
     finally:
         vault.drop()
 
 
+def _progress(report: Report) -> None:
+    print(f"... {report.calls} calls, {len(report.findings)} findings", file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.fuzz", description=__doc__.split("\n")[0])
-    parser.add_argument("--calls", type=int, default=10_000, help="calls to make (half valid-shaped, half mutated)")
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=10_000,
+        help=f"calls to make (half valid-shaped, half mutated), in rounds of {ROUND_CALLS} on a fresh vault each",
+    )
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--timeout", type=float, default=30.0, help="per-call timeout, seconds")

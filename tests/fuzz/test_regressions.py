@@ -79,3 +79,26 @@ async def test_an_export_path_the_file_system_refuses_is_invalid_not_internal(
         assert not made.is_error
     envelope = await _rejected(client, kaeru, "archive", {"action": "export", **then})
     assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "path")]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["settle", "unsettle"])
+async def test_settling_a_slot_holder_hands_the_slot_on(client: Client, kaeru: KaeruServer, mode: str) -> None:
+    # Handing the slot to the successor cooled the source (a new revision), then the source was
+    # retracted from its stale copy: the same revision written twice, answered as `internal`.
+    held = await client.call_tool(
+        "note", {"initiative": "a", "text": "we ship on fridays", "kind": "decision", "options": {"slot": "plan"}}
+    )
+    node = held.structured_content["data"]["primary"]["id"]
+    if mode == "unsettle":
+        settled = await client.call_tool("evolve", {"initiative": "a", "mode": "settle", "source": node})
+        assert not settled.is_error, settled.structured_content
+        node = settled.structured_content["data"]["primary"]["id"]
+    result = await client.call_tool("evolve", {"initiative": "a", "mode": mode, "source": node, "new_body": "b"})
+    envelope = result.structured_content
+    assert envelope["state"] == "applied", envelope["issues"]
+    successor = envelope["data"]["primary"]["id"]
+    state = await client.call_tool("current_state", {"initiative": "a", "slot": "plan"})
+    assert state.structured_content["data"]["current"]["id"] == successor
+    gone = await client.call_tool("read", {"initiative": "a", "node": node})
+    assert gone.structured_content["issues"][0]["code"] == "not_found"
