@@ -529,7 +529,8 @@ async def seed_vault(call: Caller, pool: Pool) -> None:
     )
     pool.harvest(await call("archive", {"action": "export", "path": "fuzz.amg"}))
     for node_id, (_, _, home, _) in list(pool.nodes.items()):  # names and types of every seeded node
-        pool.harvest(await call("read", {"initiative": home, "node": node_id}))
+        if home:
+            pool.harvest(await call("read", {"initiative": home, "node": node_id}))
     pool.slots = ["policy", "current-plan", "owner"]
 
 
