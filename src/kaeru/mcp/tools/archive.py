@@ -42,7 +42,8 @@ def _archive(service: Service, args: dict[str, Any]) -> dict[str, Any]:
     except OSError as exc:
         if exc.errno not in _PATH_ERRNOS:
             raise
-        raise InvalidArgument(f"cannot {args['action']} {args['path']!r}: {exc.strerror}", field="path") from exc
+        shown = str(args["path"])[:200]
+        raise InvalidArgument(f"cannot {args['action']} {shown!r}: {exc.strerror}", field="path") from exc
     return env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
 
 
