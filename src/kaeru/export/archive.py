@@ -21,6 +21,8 @@ def export_root(settings: Settings) -> Path:
 
 
 def _inside(root: Path, raw: str, field: str = "path") -> Path:
+    if "\x00" in raw:  # no file system path holds NUL (`resolve` raised ValueError: an `internal`)
+        raise InvalidArgument(f"{field} holds a NUL character, which no file path can", field=field)
     path = Path(raw)
     target = (path if path.is_absolute() else root / path).resolve()
     if target != root and root not in target.parents:

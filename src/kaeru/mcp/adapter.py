@@ -22,7 +22,7 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from kaeru.api import envelope as env
 from kaeru.api.schemas import input_for, output_for
-from kaeru.domain.text import refusal_of_lone_surrogate
+from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.errors import Internal, InvalidArgument, KaeruError
 from kaeru.service import Service
 
@@ -162,11 +162,13 @@ class ToolRegistry:
         spec = self.specs[name]
         args = arguments if isinstance(arguments, dict) else {}
         request_id = args.get("request_id") if isinstance(args.get("request_id"), str) else None
+        # Lone surrogates first: the compiled validator cannot encode them (it raised
+        # UnicodeEncodeError on an enum value holding one, which reached the SDK as a protocol error).
+        if (refusal := refusal_of_lone_surrogate(args)) is not None:
+            return env.rejected_envelope(spec.name, spec.kind, refusal, _key(request_id))
         problem = spec.schema_error(args)
         if problem is not None:
             return env.rejected_envelope(spec.name, spec.kind, problem, request_id)
-        if (refusal := refusal_of_lone_surrogate(args)) is not None:
-            return env.rejected_envelope(spec.name, spec.kind, refusal, request_id)
         try:
             return spec.handler(self.service, args)
         except KaeruError as error:
@@ -199,6 +201,11 @@ class ToolRegistry:
                 is_error=True,
             )
         return result(await self.envelope(name, arguments))
+
+
+def _key(request_id: str | None) -> str | None:
+    """`request_id` as it may be echoed: None when it holds a lone surrogate itself (not Unicode text)."""
+    return None if request_id is None or lone_surrogate(request_id) else request_id
 
 
 def mutation(operation: str) -> Handler:

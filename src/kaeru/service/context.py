@@ -13,7 +13,6 @@ from typing import Any
 
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
-from kaeru.domain.refs import parse_ref
 from kaeru.errors import InvalidArgument, UnknownInitiative
 from kaeru.service import hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
@@ -273,7 +272,6 @@ def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
             raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
         task_id = None
         if args.get("task") is not None:
-            parse_ref(args["task"])
             task_id = resolve_node(session, args["task"], scope, "task").id
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])

@@ -91,6 +91,9 @@ def _consolidate(ctx: WriteContext, source: Node, args: dict[str, Any], tier: Ti
     for held in ctx.session.slots_held_by(source.id):
         if held.initiative_id == ctx.initiative.id:
             ctx.take_slot(held.slot, successor, None)
+            # Handing the slot on cools its previous holder, a new revision of the source: retract
+            # that one (retracting the stale copy wrote the same revision twice, an `internal`).
+            source = ctx.session.get_node(source.id, for_update=True) or source
     # The source is retracted last, but its edges stay live until then; keep the consolidated_to
     # edge (history) and retract the rest with the node, as forget does.
     for edge in ctx.session.live_edges([source.id]):
