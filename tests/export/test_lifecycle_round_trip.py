@@ -287,6 +287,10 @@ def _forget_histories(spec: VaultSpec, *more: str) -> None:
     if spec.backend == "sqlite":
         import apsw
 
+        from tests.storage.shapes import sqlite_before_migration_10
+
+        # 009 runs again, so 010 (which came after it) is undone first and runs again after it.
+        sqlite_before_migration_10(spec.settings().sqlite_path)
         conn = apsw.Connection(str(spec.settings().sqlite_path))
         for sql in statements:
             conn.execute(sql)

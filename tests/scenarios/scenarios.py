@@ -1072,7 +1072,8 @@ async def rejections(d: Driver) -> None:
         (
             "secret",
             "note",
-            {"initiative": ini, "text": "key AKIAIOSFODNN7EXAMPLE secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+            # A made-up access key id (AWS's documented ...EXAMPLE keys are placeholders, not secrets).
+            {"initiative": ini, "text": "deploy with key " + "AKIA" + "Q7ZK3M2N5P8R4T6V"},
             "secret_detected",
         ),
         ("unknown-node", "revise", {"initiative": ini, "node": "no-such-node", "patch": {"body": "x"}}, "not_found"),

@@ -15,6 +15,7 @@ from kaeru.service import Service
 from kaeru.storage.base import RequestKey
 from kaeru.storage.sqlite.store import SqliteStore
 from tests.backends import VaultSpec
+from tests.storage.shapes import sqlite_before_migration_10
 
 
 def _note(service: Service, request_id: str, text: str = "The ferry leaves at nine") -> tuple[Any, bool]:
@@ -94,28 +95,6 @@ def test_a_purge_deletes_the_keys_older_than_its_cut_off(sqlite_vault: VaultSpec
         store.close()
 
 
-def _as_before_migration_10(path: Path) -> None:
-    """Put a vault back in the shape it had before migration 010: every revision, the current one
-    included, in `node_revisions`, no request id or actor on `nodes`, the replay keys keyed by id."""
-    conn = apsw.Connection(str(path))
-    conn.execute(
-        "BEGIN; "
-        "INSERT INTO node_revisions (node_seq, rev_no, revision, node_type, tier, name, body, description, tags, "
-        "layer, visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, "
-        "request_id, actor) SELECT seq, rev_no, revision, node_type, tier, name, body, description, tags, layer, "
-        "visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, request_id, "
-        "actor FROM nodes; "
-        "ALTER TABLE nodes DROP COLUMN request_id; ALTER TABLE nodes DROP COLUMN actor; "
-        "DROP TABLE requests; "
-        "CREATE TABLE requests (initiative TEXT NOT NULL, operation TEXT NOT NULL, request_id TEXT NOT NULL, "
-        "args_hash TEXT NOT NULL, response TEXT, created_at TEXT NOT NULL, "
-        "PRIMARY KEY (initiative, operation, request_id)) WITHOUT ROWID; "
-        "CREATE INDEX requests_created ON requests (created_at); "
-        "DELETE FROM schema_migrations WHERE version = 10; COMMIT"
-    )
-    conn.close()
-
-
 def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: VaultSpec) -> None:
     settings = sqlite_vault.settings()
     store = SqliteStore(settings.sqlite_path)
@@ -135,7 +114,7 @@ def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: Vau
     assert [entry.node.rev_no for entry in log] == [1, 2, 3]
     assert len(exported) == 4
 
-    _as_before_migration_10(settings.sqlite_path)
+    sqlite_before_migration_10(settings.sqlite_path)
     store = SqliteStore(settings.sqlite_path)
     try:
         with store.read() as session:
@@ -146,8 +125,8 @@ def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: Vau
             assert not session.has_revision(node_id, 4)
         conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
         try:
-            # Only the revisions the node moved past stay in `node_revisions`.
-            assert list(conn.execute("SELECT rev_no FROM node_revisions ORDER BY rev_no")) == [(1,), (2,)]
+            # Only the revisions the node moved past stay in `past_revisions`.
+            assert list(conn.execute("SELECT rev_no FROM past_revisions ORDER BY rev_no")) == [(1,), (2,)]
             assert list(conn.execute("SELECT request_id, actor FROM nodes WHERE rev_no = 3")) == [(None, "agent")]
         finally:
             conn.close()

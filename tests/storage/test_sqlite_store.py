@@ -198,6 +198,7 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
     from kaeru.service import Service
     from kaeru.storage.migrate import load_migrations
     from tests.backends import VaultSpec
+    from tests.storage.shapes import sqlite_before_migration_10
 
     settings = VaultSpec("sqlite", tmp_path / "vault").settings()
     shipped = load_migrations("kaeru.storage.sqlite.migrations")
@@ -217,6 +218,7 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
         moment = before[1].node.recorded_at
         as_of = session.node_at(node_id, moment)
     store.close()
+    sqlite_before_migration_10(settings.sqlite_path)  # so 008 and then 010 run, in order
     raw = apsw.Connection(str(settings.sqlite_path))
     assert "WITHOUT ROWID" in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'node_revisions'"))[0]
     raw.close()
@@ -234,14 +236,14 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
             assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
         raw = apsw.Connection(str(settings.sqlite_path))
         assert (
-            "WITHOUT ROWID" not in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'node_revisions'"))[0]
+            "WITHOUT ROWID" not in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'past_revisions'"))[0]
         )
         with pytest.raises(apsw.ConstraintError):  # (node_seq, rev_no) is still a key
             list(
                 raw.execute(
-                    "INSERT INTO node_revisions SELECT NULL, node_seq, rev_no, revision, node_type, tier, "
+                    "INSERT INTO past_revisions SELECT NULL, node_seq, rev_no, revision, node_type, tier, "
                     "name, body, description, tags, layer, visibility, status, properties, initiatives, "
-                    "created_at, recorded_at, retracted, pinned, request_id, actor FROM node_revisions LIMIT 1"
+                    "created_at, recorded_at, retracted, pinned, request_id, actor FROM past_revisions LIMIT 1"
                 )
             )
         raw.close()

@@ -157,3 +157,47 @@ def test_the_first_server_to_leave_does_not_break_the_second_and_the_last_remove
     assert second.end("sigterm") == 0, second.log.read_text()
     assert _sidecars(vault) == []
     assert _stored(vault, ids) == 3 * NOTES
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigint"])
+def test_a_server_on_a_terminal_stops_on_a_signal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    """On a terminal (stdin a tty, read by the SDK in a worker thread no cancellation reaches),
+    SIGTERM and Ctrl-C still end the server: it closes the store and exits 0."""
+    import os
+    import pty
+
+    master, slave = pty.openpty()
+    log = (tmp_path / "tty.log").open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kaeru", "serve"], stdin=slave, stdout=subprocess.PIPE, stderr=log, env=server_env
+    )
+    os.close(slave)
+    try:
+        assert proc.stdout is not None
+        calls = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize_request()["params"]},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "note", "arguments": {"initiative": "tty", "text": "typed at a terminal"}},
+            },
+        ]
+        for call in calls:
+            os.write(master, json.dumps(call).encode() + b"\n")
+        answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        node_id = answers[1]["result"]["structuredContent"]["data"]["primary"]["id"]
+        proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+        code = proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+        log.close()
+    assert code == 0, (tmp_path / "tty.log").read_text()
+    assert _sidecars(vault) == []
+    assert _stored(vault, [node_id]) == 1

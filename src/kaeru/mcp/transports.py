@@ -179,8 +179,20 @@ def run_stdio(kaeru: KaeruServer) -> None:
             # A signal ends the session where it waits (tool calls run inline on stdio: one already
             # running finishes first), instead of raising wherever the main thread happens to be.
             loop = asyncio.get_running_loop()
+
+            def stop() -> None:
+                group.cancel_scope.cancel()
+                # On a terminal the SDK reads stdin in a worker thread that no cancellation reaches:
+                # if the session has not ended a moment later, close the store here (no tool call is
+                # running: they run on this loop) and leave without waiting for that read.
+                loop.call_later(STOP_GRACE_SECONDS, exit_now)
+
+            def exit_now() -> None:
+                kaeru.service.store.close()
+                os._exit(0)
+
             for signum in _STOP_SIGNALS:
-                loop.add_signal_handler(signum, group.cancel_scope.cancel)
+                loop.add_signal_handler(signum, stop)
             try:
                 await serve()
             finally:
@@ -196,6 +208,8 @@ def run_stdio(kaeru: KaeruServer) -> None:
 #: What ends a server cleanly: the store is closed (the WAL checkpointed and, by the last process
 #: on the vault, removed) before the process exits 0.
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+#: How long a stop signal waits for the session to end by itself before the process leaves anyway.
+STOP_GRACE_SECONDS = 1.0
 
 
 def is_loopback(host: str) -> bool:

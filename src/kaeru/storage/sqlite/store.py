@@ -49,13 +49,13 @@ from kaeru.storage.base import (
     StoredRequest,
     chunks,
 )
-from kaeru.storage.migrate import load_migrations, refuse_newer
+from kaeru.storage.migrate import VaultTooNew, load_migrations, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
     "properties, initiatives, created_at, recorded_at, retracted, pinned"
 )
-#: A node revision's columns from `node_revisions r` (past revisions) and from `nodes n` (the current
+#: A node revision's columns from `past_revisions r` (past revisions) and from `nodes n` (the current
 #: one, which lives there only: migration 010), each with its request id and actor.
 _REV_R = ", ".join(f"r.{c.strip()}" for c in _NODE_COLS.split(",")) + ", r.request_id, r.actor"
 _REV_N = ", ".join(f"n.{c.strip()}" for c in _NODE_COLS.split(",")) + ", n.request_id, n.actor"
@@ -579,7 +579,7 @@ class SqliteSession:
             was_indexed = not existing[2]
             # The revision the node moves past joins its history; the new one lives in `nodes` only.
             self._c.execute(
-                f"INSERT INTO node_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
+                f"INSERT INTO past_revisions (node_seq, {_NODE_COLS}, request_id, actor) "
                 f"SELECT seq, {_NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
                 (seq,),
             )
@@ -633,7 +633,7 @@ class SqliteSession:
         row = self._one(
             f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? "
             f"UNION ALL SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n "
-            "JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
+            "JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
             "ORDER BY r.rev_no DESC LIMIT 1) LIMIT 1",
             (node_id, moment, node_id, moment),
         )
@@ -641,7 +641,7 @@ class SqliteSession:
 
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
         rows = self._rows(
-            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN node_revisions r "
+            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN past_revisions r "
             "ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no) "
             f"UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ?",
             (node_id, node_id),
@@ -718,7 +718,7 @@ class SqliteSession:
             # the latest past one recorded by then (none: the node did not exist yet).
             rows = self._c.execute(
                 "SELECT n.id, CASE WHEN n.recorded_at <= ? THEN n.retracted ELSE (SELECT r.retracted "
-                "FROM node_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
+                "FROM past_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
                 f"LIMIT 1) END FROM nodes n WHERE n.id IN ({_marks(len(part))})",
                 (moment, moment, *part),
             )
@@ -1116,15 +1116,15 @@ class SqliteSession:
             marks = _marks(len(initiative_ids))
             where = (
                 f"(EXISTS (SELECT 1 FROM json_each(n.initiatives) j WHERE j.value IN ({marks})) OR "
-                "EXISTS (SELECT 1 FROM node_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
+                "EXISTS (SELECT 1 FROM past_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
                 f"AND j.value IN ({marks})))"
             )
             params = [*initiative_ids, *initiative_ids]
-        # Past revisions (`node_revisions`) and the current one (`nodes`): nodes in the order the vault
+        # Past revisions (`past_revisions`) and the current one (`nodes`): nodes in the order the vault
         # recorded them (an import reproduces it), each node's revisions in rev_no order.
         sql = (
             f"SELECT n.seq AS node_order, r.node_seq, n.id, {_REV_R} FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} "
+            f"JOIN past_revisions r ON r.node_seq = n.seq WHERE {where} "
             f"UNION ALL SELECT n.seq, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
             "ORDER BY node_order, rev_no"
         )
@@ -1208,7 +1208,7 @@ class SqliteSession:
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         return (
             self._one(
-                "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM node_revisions r "
+                "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM past_revisions r "
                 "WHERE r.node_seq = n.seq AND r.rev_no = ?))",
                 (node_id, rev_no, rev_no),
             )
@@ -1283,6 +1283,7 @@ class SqliteStore:
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         self._secret: bytes | None = None
+        self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: Set by the WAL hook past `WAL_SAFETY_PAGES`: the next committing writer checkpoints itself.
         self._overfull = False
         self._written = threading.Event()
@@ -1293,7 +1294,8 @@ class SqliteStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = self._connect()
         try:
-            self._migrate(conn)
+            if self._migrate(conn):
+                self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
@@ -1386,20 +1388,24 @@ class SqliteStore:
                 time.sleep(0.005)
 
     def _acquire(self) -> apsw.Connection:
+        if self._stopping.is_set():
+            raise Unavailable("the vault is closing: this server is shutting down")
         try:
             return self._pool.pop()
         except IndexError:
             return self._connect()
 
     def _release(self, conn: apsw.Connection) -> None:
-        if len(self._pool) < self._pool_size:
+        if len(self._pool) < self._pool_size and not self._stopping.is_set():
             self._pool.append(conn)
         else:
             with self._lock:
-                self._all.remove(conn)
-            conn.close()
+                if conn in self._all:
+                    self._all.remove(conn)
+            _close_quietly(conn)
 
-    def _migrate(self, conn: apsw.Connection) -> None:
+    def _migrate(self, conn: apsw.Connection) -> bool:
+        """Apply pending migrations in one write transaction; whether anything was written."""
         list(conn.execute("BEGIN IMMEDIATE"))
         try:
             list(
@@ -1411,9 +1417,11 @@ class SqliteStore:
             done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
             migrations = load_migrations("kaeru.storage.sqlite.migrations")
             refuse_newer(done, migrations, "SQLite")
+            applied = False
             for migration in migrations:
                 if migration.version in done:
                     continue
+                applied = True
                 list(conn.execute(migration.sql))
                 list(
                     conn.execute(
@@ -1421,6 +1429,11 @@ class SqliteStore:
                         (migration.version, migration.name),
                     )
                 )
+            # The schema level, read by every transaction of every store on this file (`_session`):
+            # a server started before a later migration stops instead of writing the old shape.
+            self._schema = migrations[-1].version
+            if next(iter(conn.execute("PRAGMA user_version")))[0] < self._schema:
+                list(conn.execute(f"PRAGMA user_version = {int(self._schema)}"))
             if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
                 list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
             # Written once, by whichever process created the vault (under this write lock), and never
@@ -1428,7 +1441,9 @@ class SqliteStore:
             self._secret = SqliteSession(conn).vault_secret()
             if list(conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")):
                 SqliteSession(conn).reindex_text()
+                applied = True
             list(conn.execute("COMMIT"))
+            return applied
         except BaseException:
             list(conn.execute("ROLLBACK"))
             raise
@@ -1439,8 +1454,15 @@ class SqliteStore:
         try:
             try:
                 list(conn.execute(begin))
+                schema = next(iter(conn.execute("PRAGMA user_version")))[0]
             except apsw.Error as exc:
                 raise _translate(exc) from exc
+            if schema != self._schema:
+                list(conn.execute("ROLLBACK"))
+                raise VaultTooNew(
+                    f"the vault was migrated (schema {schema}, this server knows {self._schema}) by another "
+                    "kaeru while this server ran: restart it, with the newer kaeru"
+                )
             try:
                 yield SqliteSession(conn, self._common, snapshot=begin == "BEGIN", secret=self._secret)
             except BaseException:
@@ -1484,14 +1506,18 @@ class SqliteStore:
         self._written.set()
         self._full.set()
         self._checkpointer.join(timeout=5)
+        # Only idle connections are closed here: one still in a call (another thread) is closed when
+        # that call releases it (`_release`), so no call loses its connection halfway.
         with self._lock:
-            conns = list(self._all)
-            self._all.clear()
-        if conns:
-            conns[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
-            self._checkpoint(conns[0], "TRUNCATE")
-        for conn in conns:
-            conn.close()
+            idle = list(self._pool)
+            self._pool.clear()
+            for conn in idle:
+                self._all.remove(conn)
+        if idle:
+            idle[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
+            self._checkpoint(idle[0], "TRUNCATE")
+        for conn in idle:
+            _close_quietly(conn)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -1500,6 +1526,14 @@ class SqliteStore:
             "sqlite": apsw.sqlite_lib_version(),
             "pid": os.getpid(),
         }
+
+
+def _close_quietly(conn: apsw.Connection) -> None:
+    """Close a connection of a store that is shutting down; a failure leaves nothing to do."""
+    try:
+        conn.close()
+    except apsw.Error:
+        pass
 
 
 def _note_superseded(query: SearchQuery, ranked: list[tuple[str, bool]]) -> None:

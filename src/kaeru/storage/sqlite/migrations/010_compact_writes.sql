@@ -31,3 +31,11 @@ UPDATE nodes SET request_id = r.request_id, actor = r.actor
     FROM node_revisions r WHERE r.node_seq = nodes.seq AND r.rev_no = nodes.rev_no;
 DELETE FROM node_revisions
     WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.seq = node_revisions.node_seq AND n.rev_no = node_revisions.rev_no);
+
+-- The table of past revisions gets a new name, so that a server of an older kaeru still running on
+-- this vault (it started before the migration) fails loudly on its next statement that touches the
+-- history ("no such table") instead of writing revisions where this code no longer reads them: it
+-- would store a new current revision in `node_revisions`, overwrite `nodes` and lose the revision
+-- it moved past. From now on `PRAGMA user_version` records the newest migration, and a store checks
+-- it at every write, so a later migration stops servers started before it (`storage/migrate.py`).
+ALTER TABLE node_revisions RENAME TO past_revisions;
