@@ -16,7 +16,7 @@ from kaeru.errors import InvalidArgument, PathNotAllowed
 from kaeru.export import amg, markdown
 from kaeru.export.screen import Refusal, screen
 from kaeru.export.vault_io import Finish, ImportReport, Progress, read_archive, write_archive
-from kaeru.service.outcomes import Change, MutationOutcome
+from kaeru.service.outcomes import Change, Issue, MutationOutcome
 from kaeru.storage.base import AuditRecord, Session, Store
 
 
@@ -117,13 +117,18 @@ def import_(
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": digest},
         {"field": "archive.path", "before": None, "after": str(source)},
-        {"field": "archive.redacted", "before": 0, "after": len(found.redacted)},
     ]
-    report = write_archive(
-        store, archive, progress or (lambda s, n: None), provenance_audit("import", settings.actor, extra)
-    )
+    redactions: list[Issue] = []
+
+    def finish(session: Session, report: ImportReport) -> None:
+        # Only the records written count: a replay skips them, and redacts nothing.
+        redactions.extend(issue for record, issue in found.redacted if record in report.written)
+        extra.append({"field": "archive.redacted", "before": 0, "after": len(redactions)})
+        provenance_audit("import", settings.actor, extra)(session, report)
+
+    report = write_archive(store, archive, progress or (lambda s, n: None), finish)
     outcome = _report_outcome(report)
-    outcome.issues.extend(found.redacted)
+    outcome.issues.extend(redactions)
     return outcome
 
 

@@ -51,7 +51,8 @@ class Screening:
     place (`redact`), and secret-looking texts kept as they are (`report`, for copy)."""
 
     refusals: list[Refusal] = field(default_factory=list)
-    redacted: list[Issue] = field(default_factory=list)
+    #: (the record's `id()`, the issue saying what was redacted in it).
+    redacted: list[tuple[int, Issue]] = field(default_factory=list)
     flagged: list[Refusal] = field(default_factory=list)
 
     def error(self) -> KaeruError | None:
@@ -99,10 +100,11 @@ class _Screen:
         self.policy = policy
         self.found = Screening()
         self.line = 0
+        self.record = 0
 
     def run(self, archive: amg.Archive) -> Screening:
         for line, kind, record in numbered(archive):
-            self.line = line
+            self.line, self.record = line, id(record)
             if (surrogate := refusal_of_lone_surrogate(record)) is not None:
                 self.refuse(surrogate)
                 continue  # its other checks would only repeat it
@@ -178,7 +180,9 @@ class _Screen:
             self.refuse(error)
             return text
         if issue is not None:
-            self.found.redacted.append(Issue(issue.code, f"line {self.line}: {issue.message}", field_name))
+            self.found.redacted.append(
+                (self.record, Issue(issue.code, f"line {self.line}: {issue.message}", field_name))
+            )
         return cleaned
 
     def walk(self, record: dict[str, Any], key: str) -> None:

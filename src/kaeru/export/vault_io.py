@@ -93,6 +93,8 @@ class ImportReport:
     skipped: int = 0
     #: The vault's ids of the live initiatives that received new records (for the import's audit).
     touched: set[int] = field(default_factory=set)
+    #: The `id()` of every archive record written (not skipped as already present).
+    written: set[int] = field(default_factory=set)
 
     def counts(self) -> dict[str, int]:
         return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
@@ -122,6 +124,7 @@ def write_archive(
             report.initiatives += not existed
             if not existed:
                 report.touched.add(initiative.id)
+                report.written.add(id(record))
 
         def restore_ended(record: dict[str, Any]) -> None:
             key = record.get("key") or (record["name"], record["ended_at"])
@@ -129,6 +132,7 @@ def write_archive(
             ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
             if created:
                 restored_ended.append(ids[key])
+                report.written.add(id(record))
 
         for record in archive.ended:
             restore_ended(record)
@@ -154,6 +158,7 @@ def write_archive(
                 amg.to_node(record, ids), request_id=record.get("request_id"), actor=record.get("actor") or "import"
             )
             report.node_revisions += 1
+            report.written.add(id(record))
             report.touched.update(ids[k] for k in amg.node_keys(record) if k[1] is None and k in ids)
             if report.node_revisions % 1000 == 0:
                 progress("nodes", report.node_revisions)
@@ -163,6 +168,7 @@ def write_archive(
                 continue
             session.put_edge(amg.to_edge(record))
             report.edge_revisions += 1
+            report.written.add(id(record))
         for record in archive.slots:
             initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             if initiative_id is None:
@@ -182,6 +188,7 @@ def write_archive(
                 )
             )
             report.slot_revisions += 1
+            report.written.add(id(record))
             if record.get("initiative_ended_at") is None:
                 report.touched.add(initiative_id)
         for initiative_id in restored_ended:  # an ended initiative holds no slot now
@@ -203,6 +210,7 @@ def write_archive(
                 )
             )
             report.audit += 1
+            report.written.add(id(record))
         if finish is not None:
             finish(session, report)
         progress("done", report.node_revisions)
