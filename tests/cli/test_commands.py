@@ -147,6 +147,7 @@ def test_copy_between_vaults(vault: VaultSpec, tmp_path: Path) -> None:
     assert copied.code == 0, copied.stderr
     document = copied.json()
     assert document["ok"] is True and document["copied"]["node_revisions"] >= 1 and len(document["digest"]) == 64
+    assert document["flagged"] == []  # nothing secret-looking in this vault
     found = kaeru({"KAERU_VAULT": str(target)}, "read", heron, "-i", "cli", as_json=True)
     assert found.json()["data"]["hits"][0]["id"] == heron
 

@@ -124,8 +124,8 @@ def test_copy_to_the_other_backend_and_back(service: Service, vault: VaultSpec, 
     middle, back = new_vault(other_backend, tmp_path), new_vault(vault.backend, tmp_path)
     stores = [open_store(middle.settings()), open_store(back.settings())]
     try:
-        _, digest_one = archive.copy(service.store, stores[0])
-        _, digest_two = archive.copy(stores[0], stores[1])
+        digest_one = archive.copy(service.store, stores[0]).digest
+        digest_two = archive.copy(stores[0], stores[1]).digest
         assert digest_one == digest_two == archive.content_digest(service.store)[1]
     finally:
         for store in stores:

@@ -56,11 +56,14 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
 def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     """Copy a whole vault between backends, then verify counts and a content digest.
 
-    --json: {"ok": true, "copied": {"initiatives", "node_revisions", "edge_revisions", "slot_revisions",
-    "audit", "skipped"}, "digest"}.
-    """
-    from dataclasses import asdict
+    The source is screened first: a record breaking the write path's limits refuses the copy before
+    anything is written; secret-looking texts are copied as they are and listed (decision 15.N3).
+    The target records one `copy` audit record.
 
+    --json: {"ok": true, "copied": {"initiatives", "node_revisions", "edge_revisions", "slot_revisions",
+    "audit", "skipped"}, "digest", "flagged": [{"line", "field", "message"}]}.
+    """
+    from kaeru.errors import KaeruError
     from kaeru.export import archive
 
     src = open_location(source)
@@ -75,15 +78,23 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
                 fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
         with progress_bar(ctx) as bar:
             task = bar.add_task("copying", total=None)
-            report, digest = archive.copy(src, dst, lambda stage, n: bar.update(task, description=f"{stage}: {n}"))
+            done = archive.copy(
+                src, dst, lambda stage, n: bar.update(task, description=f"{stage}: {n}"), settings_of(ctx).actor
+            )
     except RuntimeError as exc:
         fail(ctx, "copy_not_verified", str(exc))
+    except KaeruError as exc:
+        fail(ctx, exc.code, exc.message)
     finally:
         src.close()
         dst.close()
+    report, digest = done.report, done.digest
+    flagged = [{"line": f.line, "field": f.field, "message": f.message} for f in done.flagged]
     if wants_json(ctx):
-        echo_json({"ok": True, "copied": asdict(report), "digest": digest})
+        echo_json({"ok": True, "copied": report.counts(), "digest": digest, "flagged": flagged})
         return
+    for f in done.flagged:
+        click.echo(f"warning: line {f.line} {f.field}: {f.message}", err=True)
     click.echo(
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
         f"{report.slot_revisions} slot revisions, {report.audit} audit records; verified digest {digest[:16]}…"

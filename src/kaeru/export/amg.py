@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType, Layer, NameSpan, Node, NodeType, Tier, Visibility
-from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.storage.base import AuditRecord, EndedInitiative, Initiative, RevisionEntry, SlotState
 
 FORMAT = "amg"
@@ -162,6 +161,8 @@ class Archive:
     slots: list[dict[str, Any]] = field(default_factory=list)
     audit: list[dict[str, Any]] = field(default_factory=list)
     omissions: list[dict[str, Any]] = field(default_factory=list)
+    #: The line each parsed record was read from, by the record's `id()` (header: line 1).
+    line_of: dict[int, int] = field(default_factory=dict, compare=False, repr=False)
 
     def header(self) -> dict[str, Any]:
         stamps = [r["recorded_at"] for r in self.nodes] + [r["recorded_at"] for r in self.edges]
@@ -220,11 +221,10 @@ def parse(lines: Iterable[str]) -> Archive:
         if not line.strip():
             continue
         record = json.loads(line)
-        if (refusal := refusal_of_lone_surrogate(record)) is not None:  # it could not be stored
-            raise ValueError(f"line {number}: {refusal.message}")
-        kind = record.get("kind")
+        kind = record.get("kind") if isinstance(record, dict) else None
         if kind not in groups:
             raise ValueError(f"line {number}: unknown record kind {kind!r}")
+        archive.line_of[id(record)] = number  # what it holds is screened before import (export.screen)
         if kind == "initiative" and record.get("ended_at") is not None:
             archive.ended.append(record)
         else:

@@ -5,15 +5,19 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from kaeru.config import Settings
+from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument, PathNotAllowed
 from kaeru.export import amg, markdown
-from kaeru.export.vault_io import ImportReport, Progress, read_archive, write_archive
-from kaeru.service.outcomes import Change, MutationOutcome
-from kaeru.storage.base import Store
+from kaeru.export.screen import Refusal, screen
+from kaeru.export.vault_io import Finish, ImportReport, Progress, read_archive, write_archive
+from kaeru.service.outcomes import Change, Issue, MutationOutcome
+from kaeru.storage.base import AuditRecord, Session, Store
 
 
 def export_root(settings: Settings) -> Path:
@@ -80,8 +84,11 @@ def export(store: Store, settings: Settings, args: dict[str, Any], progress: Pro
 
 
 def load(path: Path) -> amg.Archive:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
+    return parse_bytes(path.read_bytes(), path.suffix == ".gz")
+
+
+def parse_bytes(raw: bytes, gz: bool) -> amg.Archive:
+    if gz:
         raw = gzip.decompress(raw)
     return amg.parse(raw.decode().splitlines())
 
@@ -89,6 +96,9 @@ def load(path: Path) -> amg.Archive:
 def import_(
     store: Store, settings: Settings, args: dict[str, Any], progress: Progress | None = None
 ) -> MutationOutcome:
+    """Import an amg archive: screened whole first (the write path's limits and secret policy, every
+    refused line and field named, nothing written if any is refused), then written in one
+    transaction with the import's own audit records (decisions 15.N1–15.N4)."""
     if args.get("format", "amg") != "amg":
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
@@ -96,11 +106,47 @@ def import_(
     if not source.is_file():
         raise InvalidArgument(f"no archive at {source}", field="path")
     try:
-        archive = load(source)
-    except (ValueError, OSError) as exc:
+        raw = source.read_bytes()
+        archive = parse_bytes(raw, source.suffix == ".gz")
+    except (ValueError, OSError, EOFError) as exc:
         raise InvalidArgument(f"not a readable amg archive: {exc}", field="path") from exc
-    report = write_archive(store, archive, progress or (lambda s, n: None))
-    return _report_outcome(report)
+    found = screen(archive, settings.secret_policy)
+    if (error := found.error()) is not None:
+        raise error
+    digest = _digest(raw)
+    extra: list[dict[str, Any]] = [
+        {"field": "archive.sha256", "before": None, "after": digest},
+        {"field": "archive.path", "before": None, "after": str(source)},
+    ]
+    redactions: list[Issue] = []
+
+    def finish(session: Session, report: ImportReport) -> None:
+        # Only the records written count: a replay skips them, and redacts nothing.
+        redactions.extend(issue for record, issue in found.redacted if record in report.written)
+        extra.append({"field": "archive.redacted", "before": 0, "after": len(redactions)})
+        provenance_audit("import", settings.actor, extra)(session, report)
+
+    report = write_archive(store, archive, progress or (lambda s, n: None), finish)
+    outcome = _report_outcome(report)
+    outcome.issues.extend(redactions)
+    return outcome
+
+
+def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]]) -> Finish:
+    """The `finish` step that records an import or copy: one audit record for each live initiative
+    that received records (audit is read per initiative), each with the whole run's counts; none
+    when nothing was new (a replay changes nothing)."""
+
+    def finish(session: Session, report: ImportReport) -> None:
+        if not (report.node_revisions or report.edge_revisions or report.slot_revisions or report.initiatives):
+            return
+        at = fmt(datetime.now(UTC))
+        changes = [{"field": f"imported.{k}", "before": 0, "after": v} for k, v in report.counts().items()] + extra
+        owners: list[int | None] = [*sorted(report.touched)] or [None]
+        for initiative_id in owners:
+            session.append_audit(AuditRecord(at, operation, actor, None, initiative_id, [], changes))
+
+    return finish
 
 
 def _report_outcome(report: ImportReport) -> MutationOutcome:
@@ -111,7 +157,8 @@ def _report_outcome(report: ImportReport) -> MutationOutcome:
 
 
 def content_digest(store: Store) -> tuple[dict[str, int], str]:
-    """Counts per record kind and a digest of every record: equal on two vaults iff they hold the same."""
+    """Counts per record kind and a digest of every record (the vault's own import/copy records
+    left out): equal on two vaults iff they hold the same memory."""
     archive = read_archive(store)
     digest = hashlib.sha256()
     for line in list(archive.lines())[1:]:
@@ -119,16 +166,41 @@ def content_digest(store: Store) -> tuple[dict[str, int], str]:
     return archive.header()["counts"], digest.hexdigest()
 
 
-def copy(source: Store, target: Store, progress: Progress | None = None) -> tuple[ImportReport, str]:
-    """Copy everything from `source` into `target`; returns the report and the verified digest.
+@dataclass
+class CopyReport:
+    report: ImportReport
+    #: The verified content digest of the memory copied (`content_digest`: without import/copy records).
+    digest: str
+    #: Secret-looking texts the source holds, copied as they are (decision 15.N3).
+    flagged: list[Refusal]
+
+
+def copy(source: Store, target: Store, progress: Progress | None = None, actor: str = "copy") -> CopyReport:
+    """Copy everything from `source` into `target`, verify it, and record a `copy` audit record.
+
+    The source's records are screened first: one breaking the write path's limits refuses the copy
+    before anything is written; secret-looking texts are reported, not changed (decision 15.N3).
 
     Raises:
+        KaeruError: a record of the source is refused (every refused line and field named).
         RuntimeError: the copy does not hold the same records as the source.
     """
-    archive = read_archive(source, None, progress or (lambda s, n: None))
+    archive = read_archive(source, None, progress or (lambda s, n: None), provenance=True)
+    found = screen(archive, "report")
+    if (error := found.error()) is not None:
+        raise error
     report = write_archive(target, archive, progress or (lambda s, n: None))
-    source_counts, source_digest = content_digest(source)
+    # The memory is verified (the vaults' own import/copy records, moved along too, are left out:
+    # a target copied into before holds the record of that copy).
+    source_counts, memory_digest = content_digest(source)
     target_counts, target_digest = content_digest(target)
-    if (source_counts, source_digest) != (target_counts, target_digest):
+    if (source_counts, memory_digest) != (target_counts, target_digest):
         raise RuntimeError(f"copy differs from its source: {source_counts} vs {target_counts}")
-    return report, source_digest
+    extra: list[dict[str, Any]] = [
+        {"field": "archive.sha256", "before": None, "after": memory_digest},
+        {"field": "copy.flagged_secrets", "before": 0, "after": len(found.flagged)},
+    ]
+    finish = provenance_audit("copy", actor, extra)
+    with target.write() as session:  # after the verification, which compares the records copied
+        finish(session, report)
+    return CopyReport(report, memory_digest, found.flagged)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kaeru.export import amg
-from kaeru.storage.base import AuditRecord, EndedInitiative, SlotState, Store
+from kaeru.storage.base import AuditRecord, EndedInitiative, Session, SlotState, Store
 
 Progress = Callable[[str, int], None]
 
@@ -17,8 +17,17 @@ def _noop(stage: str, count: int) -> None:
     return None
 
 
-def read_archive(store: Store, initiatives: Sequence[str] | None = None, progress: Progress = _noop) -> amg.Archive:
-    """Everything the vault holds about `initiatives` (all when None), in the amg order."""
+#: Audit operations that record how records came into this vault (an archive import, a copy), not
+#: memory: an amg export leaves them out unless asked (`copy` moves them), so export → import →
+#: export stays byte-identical (decision 15.N4).
+PROVENANCE_OPERATIONS = frozenset({"import", "copy"})
+
+
+def read_archive(
+    store: Store, initiatives: Sequence[str] | None = None, progress: Progress = _noop, *, provenance: bool = False
+) -> amg.Archive:
+    """Everything the vault holds about `initiatives` (all when None), in the amg order; with
+    `provenance`, also the vault's own `import`/`copy` audit records."""
     archive = amg.Archive()
     with store.read() as session:
         every = session.all_initiatives()
@@ -55,7 +64,7 @@ def read_archive(store: Store, initiatives: Sequence[str] | None = None, progres
             )
         progress("edges", len(archive.edges))
         slots = list(session.export_slots(scope))
-        audit = list(session.export_audit(scope))
+        audit = [a for a in session.export_audit(scope) if provenance or a.operation not in PROVENANCE_OPERATIONS]
         named.update(s.initiative_id for s in slots)
         named.update(a.initiative_id for a in audit if a.initiative_id is not None)
         archive.slots = [amg.slot_record(s, keys) for s in slots]
@@ -82,10 +91,23 @@ class ImportReport:
     slot_revisions: int = 0
     audit: int = 0
     skipped: int = 0
+    #: The vault's ids of the live initiatives that received new records (for the import's audit).
+    touched: set[int] = field(default_factory=set)
+    #: The `id()` of every archive record written (not skipped as already present).
+    written: set[int] = field(default_factory=set)
+
+    def counts(self) -> dict[str, int]:
+        return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
 
 
-def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop) -> ImportReport:
-    """Import `archive` in one transaction; records already present (same id and revision) are skipped."""
+Finish = Callable[[Session, ImportReport], None]
+
+
+def write_archive(
+    store: Store, archive: amg.Archive, progress: Progress = _noop, finish: Finish | None = None
+) -> ImportReport:
+    """Import `archive` in one transaction; records already present (same id and revision) are
+    skipped. `finish` runs last in that transaction (the import's own audit records)."""
     report = ImportReport()
     with store.write() as session:
         ids: dict[amg.InitiativeKey, int] = {}
@@ -100,6 +122,9 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 session.restore_name_history(initiative.id, amg.spans_of(record))
             ids[(initiative.name, None)] = initiative.id
             report.initiatives += not existed
+            if not existed:
+                report.touched.add(initiative.id)
+                report.written.add(id(record))
 
         def restore_ended(record: dict[str, Any]) -> None:
             key = record.get("key") or (record["name"], record["ended_at"])
@@ -107,6 +132,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
             ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
             if created:
                 restored_ended.append(ids[key])
+                report.written.add(id(record))
 
         for record in archive.ended:
             restore_ended(record)
@@ -132,6 +158,8 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 amg.to_node(record, ids), request_id=record.get("request_id"), actor=record.get("actor") or "import"
             )
             report.node_revisions += 1
+            report.written.add(id(record))
+            report.touched.update(ids[k] for k in amg.node_keys(record) if k[1] is None and k in ids)
             if report.node_revisions % 1000 == 0:
                 progress("nodes", report.node_revisions)
         for record in archive.edges:
@@ -140,6 +168,7 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 continue
             session.put_edge(amg.to_edge(record))
             report.edge_revisions += 1
+            report.written.add(id(record))
         for record in archive.slots:
             initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             if initiative_id is None:
@@ -159,6 +188,9 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 )
             )
             report.slot_revisions += 1
+            report.written.add(id(record))
+            if record.get("initiative_ended_at") is None:
+                report.touched.add(initiative_id)
         for initiative_id in restored_ended:  # an ended initiative holds no slot now
             session.clear_slots(initiative_id)
         present = {(a.at, a.operation, a.request_id) for a in session.export_audit(None)}
@@ -178,6 +210,9 @@ def write_archive(store: Store, archive: amg.Archive, progress: Progress = _noop
                 )
             )
             report.audit += 1
+            report.written.add(id(record))
+        if finish is not None:
+            finish(session, report)
         progress("done", report.node_revisions)
     return report
 

@@ -66,6 +66,70 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     return name
 
 
+# --- the write path's checks, shared with archive import (decision 14, issue 15) ------------------
+def check_text(field_name: str, text: str) -> None:
+    """A text field within the size limit and free of NUL.
+
+    Raises:
+        InvalidArgument: longer than 4,000,000 characters, or holding NUL.
+    """
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidArgument(f"{field_name} is longer than {MAX_TEXT_CHARS} characters", field=field_name)
+    if "\x00" in text:
+        raise InvalidArgument(f"{field_name} contains a NUL character", field=field_name)
+
+
+def check_name(field_name: str, name: str) -> str:
+    """A node name trimmed, 1–200 characters, without control characters.
+
+    Raises:
+        InvalidArgument: blank, too long, or holding a control character.
+    """
+    name = name.strip()
+    if not name:
+        raise InvalidArgument("name must not be blank", field=field_name)
+    if len(name) > MAX_NAME_CHARS:
+        raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
+    if any(ord(ch) < 32 for ch in name):
+        raise InvalidArgument("name must not contain control characters", field=field_name)
+    return name
+
+
+def check_tag(field_name: str, index: int, tag: str) -> str:
+    """Tag `index` trimmed, 1–128 printable characters.
+
+    Raises:
+        InvalidArgument: blank, too long, or holding a control character.
+    """
+    tag = tag.strip()
+    if not tag or len(tag) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
+        raise InvalidArgument(f"tag {index} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
+    return tag
+
+
+def screen_secrets(policy: str, field_name: str, text: str) -> tuple[str, Issue | None]:
+    """`text` under the secret policy: as is (`allow`, or nothing found), redacted with the issue
+    saying so (`redact`), or refused (`reject`).
+
+    Raises:
+        SecretDetected: the policy is `reject` and the text holds a secret-looking span.
+    """
+    if policy == "allow":
+        return text, None
+    findings = guard.scan(text)
+    if not findings:
+        return text, None
+    if policy == "redact":
+        message = f"{len(findings)} secret-looking span(s) redacted in {field_name}"
+        return guard.redact(text, findings), Issue("secret_detected", message, field_name)
+    first = findings[0]
+    raise SecretDetected(
+        f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); "
+        "remove it, or set KAERU_SECRET_POLICY=redact",
+        field=field_name,
+    )
+
+
 def args_digest(args: dict[str, Any]) -> str:
     """Digest of the call's arguments without `request_id`: what "the same call" means for replay."""
     return args_sha256(args, ("request_id",))
@@ -108,51 +172,23 @@ class WriteContext:
 
     # --- text hygiene -------------------------------------------------------------------------
     def clean(self, field_name: str, text: str | None) -> str | None:
-        """Apply the secret policy to one text field; reject, redact or pass it through."""
+        """Apply the limits and the secret policy to one text field; reject, redact or pass it through."""
         if text is None:
             return None
-        if len(text) > MAX_TEXT_CHARS:
-            raise InvalidArgument(f"{field_name} is longer than {MAX_TEXT_CHARS} characters", field=field_name)
-        if "\x00" in text:
-            raise InvalidArgument(f"{field_name} contains a NUL character", field=field_name)
-        policy = self.rt.settings.secret_policy
-        if policy == "allow":
-            return text
-        findings = guard.scan(text)
-        if not findings:
-            return text
-        if policy == "redact":
-            self.outcome.issues.append(
-                Issue(
-                    "secret_detected",
-                    f"{len(findings)} secret-looking span(s) redacted in {field_name}",
-                    field_name,
-                )
-            )
-            return guard.redact(text, findings)
-        first = findings[0]
-        raise SecretDetected(
-            f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); "
-            "remove it, or set KAERU_SECRET_POLICY=redact",
-            field=field_name,
-        )
+        check_text(field_name, text)
+        text, issue = screen_secrets(self.rt.settings.secret_policy, field_name, text)
+        if issue is not None:
+            self.outcome.issues.append(issue)
+        return text
 
     def clean_name(self, field_name: str, name: str) -> str:
-        name = name.strip()
-        if not name:
-            raise InvalidArgument("name must not be blank", field=field_name)
-        if len(name) > MAX_NAME_CHARS:
-            raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
-        if any(ord(ch) < 32 for ch in name):
-            raise InvalidArgument("name must not contain control characters", field=field_name)
+        name = check_name(field_name, name)
         return self.clean(field_name, name) or name
 
     def clean_tags(self, field_name: str, tags: list[str] | None) -> list[str]:
         out: list[str] = []
-        for i, tag in enumerate(tags or []):
-            tag = tag.strip()
-            if not tag or len(tag) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
-                raise InvalidArgument(f"tag {i} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
+        for i, raw in enumerate(tags or []):
+            tag = check_tag(field_name, i, raw)
             out.append(self.clean(f"{field_name}[{i}]", tag) or tag)
         if len(out) > MAX_TAGS:
             raise InvalidArgument(f"at most {MAX_TAGS} tags", field=field_name)

@@ -1,0 +1,200 @@
+"""One way in: an archive's records pass the write path's checks before any of them is stored.
+
+Every text an archive line carries goes through the same limits and secret guard as a tool write
+(`kaeru.service.mutation`: names ≤ 200 characters, texts ≤ 4,000,000, tags 1–128 printable
+characters and ≤ 64 of them besides the families the server derives, initiative names ≤ 128
+without control characters, no NUL, no lone surrogate). What is refused is named by line and
+field, all of it at once, and the whole archive is refused (decisions 15.N1–15.N4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaeru.domain import guard
+from kaeru.domain.text import refusal_of_lone_surrogate
+from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
+from kaeru.export import amg
+from kaeru.service.mutation import (
+    MAX_TAGS,
+    check_name,
+    check_tag,
+    check_text,
+    normalise_initiative,
+    screen_secrets,
+)
+from kaeru.service.outcomes import Issue
+
+#: Tag families the server writes itself (derived topics and language, a task's kind and status):
+#: a tool write may hold 64 tags of its caller's besides these, so the count limit leaves them out.
+SERVER_TAG_FAMILIES = ("topic:", "lang:", "kind:", "status:")
+#: How many refusals a refusal's message lists (all of them are counted).
+LISTED = 50
+
+
+@dataclass
+class Refusal:
+    line: int
+    field: str
+    code: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"line {self.line} {self.field}: {self.message}"
+
+
+@dataclass
+class Screening:
+    """What screening an archive found: refusals (nothing may be written), redactions made in
+    place (`redact`), and secret-looking texts kept as they are (`report`, for copy)."""
+
+    refusals: list[Refusal] = field(default_factory=list)
+    #: (the record's `id()`, the issue saying what was redacted in it).
+    redacted: list[tuple[int, Issue]] = field(default_factory=list)
+    flagged: list[Refusal] = field(default_factory=list)
+
+    def error(self) -> KaeruError | None:
+        """The refusal of the whole archive, naming every refused line and field; None if none."""
+        if not self.refusals:
+            return None
+        secrets_only = all(r.code == SecretDetected.code for r in self.refusals)
+        listed = "; ".join(str(r) for r in self.refusals[:LISTED])
+        more = f"; and {len(self.refusals) - LISTED} more" if len(self.refusals) > LISTED else ""
+        message = (
+            f"the archive was not imported (nothing of it was written): {len(self.refusals)} field(s) "
+            f"refused — {listed}{more}"
+        )
+        if secrets_only:
+            return SecretDetected(
+                message + ". Remove the secrets from the archive, or set KAERU_SECRET_POLICY=redact", field="path"
+            )
+        return InvalidArgument(message, field="path")
+
+
+def numbered(archive: amg.Archive) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    """(line, kind, record) of every record, by the line it was read from (or would be written to)."""
+    line = 1
+    for kind, group in (
+        ("initiative", archive.initiatives),
+        ("initiative", archive.ended),
+        ("node", archive.nodes),
+        ("edge", archive.edges),
+        ("slot", archive.slots),
+        ("audit", archive.audit),
+    ):
+        for record in group:
+            line += 1
+            yield archive.line_of.get(id(record), line), kind, record
+
+
+def screen(archive: amg.Archive, policy: str) -> Screening:
+    """Check every record of `archive` under the secret `policy` (`allow`, `redact`, `reject`, or
+    `report`: find secrets but keep them). `redact` rewrites the records' texts in place."""
+    return _Screen(policy).run(archive)
+
+
+class _Screen:
+    def __init__(self, policy: str) -> None:
+        self.policy = policy
+        self.found = Screening()
+        self.line = 0
+        self.record = 0
+
+    def run(self, archive: amg.Archive) -> Screening:
+        for line, kind, record in numbered(archive):
+            self.line, self.record = line, id(record)
+            if (surrogate := refusal_of_lone_surrogate(record)) is not None:
+                self.refuse(surrogate)
+                continue  # its other checks would only repeat it
+            if kind == "initiative":
+                self.initiative(record, "name", record.get("name"))
+                for i, span in enumerate(record.get("names") or []):
+                    self.initiative(span, f"names[{i}].name", span.get("name"))
+                self.walk(record, "properties")
+            elif kind == "node":
+                self.node(record)
+            elif kind == "edge":
+                self.walk(record, "properties")
+            elif kind in ("slot", "audit"):
+                if record.get("initiative") is not None:
+                    self.initiative(record, "initiative", record["initiative"])
+                if kind == "audit":
+                    self.walk(record, "changes")
+        return self.found
+
+    def refuse(self, error: KaeruError, field_name: str | None = None) -> None:
+        self.found.refusals.append(Refusal(self.line, field_name or error.field or "", error.code, error.message))
+
+    def node(self, record: dict[str, Any]) -> None:
+        name = record.get("name")
+        if isinstance(name, str):
+            try:
+                check_name("name", name)
+            except KaeruError as error:
+                self.refuse(error)
+            else:
+                record["name"] = self.text("name", name)
+        for key in ("body", "description"):
+            if isinstance(record.get(key), str):
+                record[key] = self.text(key, record[key])
+        tags = record.get("tags") or []
+        own = [t for t in tags if not (isinstance(t, str) and t.startswith(SERVER_TAG_FAMILIES))]
+        if len(own) > MAX_TAGS:
+            self.refuse(InvalidArgument(f"at most {MAX_TAGS} tags", field="tags"))
+        for i, tag in enumerate(tags):
+            if not isinstance(tag, str):
+                continue
+            try:
+                check_tag("tags", i, tag)
+            except KaeruError as error:
+                self.refuse(error, f"tags[{i}]")
+            else:
+                tags[i] = self.text(f"tags[{i}]", tag)
+        for i, name in enumerate(record.get("initiatives") or []):
+            self.initiative(record, f"initiatives[{i}]", name)
+        self.walk(record, "properties")
+
+    def initiative(self, record: dict[str, Any], field_name: str, name: Any) -> None:
+        try:
+            normalise_initiative(name, field_name)
+        except KaeruError as error:
+            self.refuse(error)
+
+    def text(self, field_name: str, text: str) -> str:
+        """`text` checked against the limits and screened for secrets: as is, redacted, or refused."""
+        try:
+            check_text(field_name, text)
+        except KaeruError as error:
+            self.refuse(error)
+            return text
+        if self.policy == "report":
+            if findings := guard.scan(text):
+                message = f"{len(findings)} secret-looking span(s) (rule {findings[0].rule}), copied as they are"
+                self.found.flagged.append(Refusal(self.line, field_name, SecretDetected.code, message))
+            return text
+        try:
+            cleaned, issue = screen_secrets(self.policy, field_name, text)
+        except SecretDetected as error:
+            self.refuse(error)
+            return text
+        if issue is not None:
+            self.found.redacted.append(
+                (self.record, Issue(issue.code, f"line {self.line}: {issue.message}", field_name))
+            )
+        return cleaned
+
+    def walk(self, record: dict[str, Any], key: str) -> None:
+        """Every string inside `record[key]` (properties, an audit record's changes), screened in place."""
+        if key in record:
+            record[key] = self._walk(record[key], key)
+
+    def _walk(self, value: Any, path: str) -> Any:
+        if isinstance(value, str):
+            return self.text(path, value)
+        if isinstance(value, dict):
+            return {k: self._walk(v, f"{path}.{k}") for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._walk(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return value
