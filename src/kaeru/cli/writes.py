@@ -129,7 +129,11 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
 @click.argument("path")
 @click.pass_context
 def import_cmd(ctx: click.Context, path: str) -> None:
-    """Import an amg archive into the vault (records already present are skipped)."""
+    """Import an amg archive into the vault (records already present are skipped).
+
+    The archive passes the same limits and secret policy as a tool write: under `reject` a refused
+    record (named by line and field) stops the whole import before anything is written.
+    """
     from kaeru.export import archive
 
     source = Path(path).expanduser().resolve()

@@ -19,7 +19,9 @@ empty vault and exporting again gives byte-identical files; a `.gz` path compres
 format `markdown` it writes an Obsidian-friendly folder (README, INDEX, LOG, one page per node with \\
 front matter and typed, weighted wikilinks). `initiatives` limits the export. `import` reads an amg \\
 archive into this vault in one transaction; records already present (same id and revision) are \\
-skipped, so importing twice changes nothing. Paths are relative to the server's export root \\
+skipped, so importing twice changes nothing. An import passes the same limits and secret policy \
+as a tool write: under `reject` an archive holding a refused record imports nothing and the issue \
+names every refused line and field; under `redact` the texts are redacted and reported. Paths are relative to the server's export root \\
 (`KAERU_EXPORT_ROOT`, default `<vault>/exports`); anything outside it is `path_not_allowed`.
 Changes: export writes files only; import adds the archive's revisions to the vault.
 Use `search`/`context` to read memory; this is for files.
