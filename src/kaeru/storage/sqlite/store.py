@@ -49,7 +49,7 @@ from kaeru.storage.base import (
     StoredRequest,
     chunks,
 )
-from kaeru.storage.migrate import load_migrations, refuse_newer
+from kaeru.storage.migrate import load_migrations, newest_version, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
@@ -1399,7 +1399,27 @@ class SqliteStore:
                 self._all.remove(conn)
             conn.close()
 
+    def _up_to_date(self, conn: apsw.Connection) -> bool:
+        """One read at open: True (and the vault's secret kept) when every migration this kaeru ships
+        is applied, the secret exists and no re-indexing is pending — then `_migrate` has nothing to
+        do and the write lock it takes is not needed (decision 15.O2)."""
+        try:
+            ((top, applied, secret, pending),) = conn.execute(
+                "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
+                "(SELECT value FROM meta WHERE key = 'secret'), "
+                "EXISTS (SELECT 1 FROM meta WHERE key = 'stem_index_pending')"
+            )
+        except apsw.SQLError:
+            return False  # a new vault: no tables yet
+        newest = newest_version("kaeru.storage.sqlite.migrations")
+        if top != newest or applied != newest or secret is None or pending:
+            return False
+        self._secret = bytes.fromhex(secret)
+        return True
+
     def _migrate(self, conn: apsw.Connection) -> None:
+        if self._up_to_date(conn):
+            return
         list(conn.execute("BEGIN IMMEDIATE"))
         try:
             list(
