@@ -250,7 +250,7 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
 
 
 def test_an_up_to_date_vault_opens_while_another_connection_writes(tmp_path: Path) -> None:
-    """Opening checks the migrations with one read (decision 15.O2): with nothing to apply it takes
+    """Opening checks the migrations with one read (decision 16.O2): with nothing to apply it takes
     no write lock, so a server starts while another process is in the middle of a write."""
     path = tmp_path / "vault.sqlite3"
     SqliteStore(path).close()

@@ -1,5 +1,5 @@
 """`kaeru serve` answers `initialize` before the service layer, the schemas and the validators exist
-(decision 15.O1): they are built at the first `tools/list` or call, and then answer exactly as when
+(decision 16.O1): they are built at the first `tools/list` or call, and then answer exactly as when
 built up front."""
 
 from __future__ import annotations

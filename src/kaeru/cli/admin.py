@@ -42,7 +42,7 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
 
     settings = settings_of(ctx)
     # The vault is opened now, so an unavailable one ends the command at once; the service and the
-    # tools are built at the first `tools/list` or call (decision 15.O1).
+    # tools are built at the first `tools/list` or call (decision 16.O1).
     store = store_of(ctx)
     kaeru = build_server(store=store, open_service=lambda: open_service(settings, store))
     if use_http:

@@ -30,7 +30,7 @@ from kaeru.storage.factory import open_store
 
 if TYPE_CHECKING:
     # The service layer is imported by the commands that use it: `kaeru serve` answers `initialize`
-    # before it is loaded (decision 15.O1).
+    # before it is loaded (decision 16.O1).
     from kaeru.service import Service
 
 EXIT_FAILED = 1

@@ -23,7 +23,7 @@ from kaeru.errors import Internal, InvalidArgument, KaeruError
 
 if TYPE_CHECKING:
     # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
-    # schemas or jsonschema are loaded (decision 15.O1).
+    # schemas or jsonschema are loaded (decision 16.O1).
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import ValidationError
 
@@ -51,7 +51,7 @@ class ToolSpec:
 
     # Nothing is built when a tool is registered: `kaeru serve` answers `initialize` before any
     # schema exists. The schemas are built on first use (`tools/list`, or a call) and each tool's
-    # validators on its first call (decision 15.O1).
+    # validators on its first call (decision 16.O1).
     @cached_property
     def input_schema(self) -> dict[str, Any]:
         from kaeru.api.schemas import input_for
@@ -169,7 +169,7 @@ class ToolRegistry:
 
     Built either over a service, or with `load`: a function that opens the service and registers
     the tools, run on first need (listing, a call, `service`). `kaeru serve` passes `load`, so that
-    `initialize` is answered before the service layer and the tools exist (decision 15.O1).
+    `initialize` is answered before the service layer and the tools exist (decision 16.O1).
     """
 
     def __init__(self, service: Service | None = None, *, load: Callable[[ToolRegistry], Service] | None = None):

@@ -73,7 +73,7 @@ def build_server(
 
     Over `service`; or over `store` with `open_service`, which builds the service on first need — the
     first `tools/list` or call — together with the tools, so that `initialize` is answered before
-    the service layer is even imported (`kaeru serve`, decision 15.O1). Either way `tools/list`
+    the service layer is even imported (`kaeru serve`, decision 16.O1). Either way `tools/list`
     answers the same.
     """
     if service is not None:

@@ -25,7 +25,7 @@ from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
     # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
-    # without loading starlette (decision 15.O1).
+    # without loading starlette (decision 16.O1).
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -173,7 +173,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
     else:
         # The heap is settled once the tools are built, at the first `tools/list` or call: the full
         # collection that settling starts with (~50–100 ms over what start-up imported) is not
-        # paid before `initialize` is answered, and covers the service layer too (decision 15.O1).
+        # paid before `initialize` is answered, and covers the service layer too (decision 16.O1).
         # `kaeru serve` keeps the collector off until then; `initialize` and pings allocate little.
         kaeru.registry.settle = settle_heap
 

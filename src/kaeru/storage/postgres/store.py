@@ -1199,7 +1199,7 @@ class PostgresStore:
     def _up_to_date(conn: psycopg.Connection[Any]) -> bool:
         """One read at open: True when every migration this kaeru ships is applied, the secret exists
         and no re-indexing is pending — then `_migrate` has nothing to do and takes no lock
-        (decision 15.O2)."""
+        (decision 16.O2)."""
         try:  # the connection is in autocommit: a failed read leaves no transaction behind
             row = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "

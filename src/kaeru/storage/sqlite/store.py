@@ -1402,7 +1402,7 @@ class SqliteStore:
     def _up_to_date(self, conn: apsw.Connection) -> bool:
         """One read at open: True (and the vault's secret kept) when every migration this kaeru ships
         is applied, the secret exists and no re-indexing is pending — then `_migrate` has nothing to
-        do and the write lock it takes is not needed (decision 15.O2)."""
+        do and the write lock it takes is not needed (decision 16.O2)."""
         try:
             ((top, applied, secret, pending),) = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
