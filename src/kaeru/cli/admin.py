@@ -35,7 +35,8 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
     # Everything allocated from here to serving (modules, the SDK's models, the store) lives as long
     # as the server: no collection while it is built — they found nothing to free and took a tenth
     # of start-up. `settle_heap` collects once, freezes it all out of the collector's full passes
-    # (decision 66) and switches the collector on again.
+    # (decision 66) and switches the collector on again: over HTTP before serving, on stdio once the
+    # first `tools/list` or call has built the tools (decision 16.O1).
     gc.disable()
     from kaeru.mcp.server import build_server
     from kaeru.mcp.transports import run_http, run_stdio
