@@ -50,3 +50,16 @@ def test_smoke_run_writes_the_report(tmp_path: Path) -> None:
     assert 5 <= run["search_hits"]["search_selective"]["min"] <= run["search_hits"]["search_selective"]["max"] <= 20
     # The harness cleans up its vaults unless --keep is given.
     assert not list(tmp_path.glob("kaeru-bench-*"))
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_startup_bench_runs_every_server_and_prints_its_table(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import startup
+
+    startup.main(["--runs", "1", "--warmup", "0", "--notes", "60"])
+    table = capsys.readouterr().out
+    for label in ("bare", "kaeru-empty", "kaeru-built"):
+        for milestone in startup.MILESTONES:
+            assert f"{label} → {milestone}" in table
+    assert "kaeru-built − bare, initialize" in table

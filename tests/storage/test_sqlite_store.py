@@ -249,3 +249,22 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
         raw.close()
     finally:
         store.close()
+
+
+def test_an_up_to_date_vault_opens_while_another_connection_writes(tmp_path: Path) -> None:
+    """Opening checks the migrations with one read (decision 16.O2): with nothing to apply it takes
+    no write lock, so a server starts while another process is in the middle of a write."""
+    path = tmp_path / "vault.sqlite3"
+    SqliteStore(path).close()
+    writer = apsw.Connection(str(path))
+    list(writer.execute("BEGIN IMMEDIATE"))
+    list(writer.execute("UPDATE meta SET value = value WHERE key = 'secret'"))
+    try:
+        store = SqliteStore(path, busy_timeout_ms=50)
+        try:
+            assert store.backend == "sqlite"
+        finally:
+            store.close()
+    finally:
+        list(writer.execute("ROLLBACK"))
+        writer.close()

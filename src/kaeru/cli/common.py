@@ -17,18 +17,21 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from kaeru import __version__
-from kaeru.api import envelope as env
 from kaeru.config import Settings
 from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.errors import KaeruError
-from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.storage.factory import open_store
+
+if TYPE_CHECKING:
+    # The service layer is imported by the commands that use it: `kaeru serve` answers `initialize`
+    # before it is loaded (decision 16.O1).
+    from kaeru.service import Service
 
 EXIT_FAILED = 1
 EXIT_REJECTED = 2
@@ -91,14 +94,28 @@ def service_of(ctx: click.Context) -> Service:
     """The vault's service, opened (and migrated) once per command and closed when it ends."""
     obj = ctx.find_root().obj
     if "service" not in obj:
-        from kaeru.semantic import open_embedder
-
-        settings = settings_of(ctx)
-        store = open_store(settings)
-        ctx.find_root().call_on_close(store.close)
-        obj["service"] = Service(store, settings, embedder=open_embedder(settings))
+        obj["service"] = open_service(settings_of(ctx), store_of(ctx))
     service: Service = obj["service"]
     return service
+
+
+def store_of(ctx: click.Context) -> Store:
+    """The vault's store, opened (and migrated) once per command and closed when it ends."""
+    obj = ctx.find_root().obj
+    if "store" not in obj:
+        opened = open_store(settings_of(ctx))
+        ctx.find_root().call_on_close(opened.close)
+        obj["store"] = opened
+    store: Store = obj["store"]
+    return store
+
+
+def open_service(settings: Settings, store: Store) -> Service:
+    """The service over an open store."""
+    from kaeru.semantic import open_embedder
+    from kaeru.service import Service
+
+    return Service(store, settings, embedder=open_embedder(settings))
 
 
 def refuse_lone_surrogates(args: dict[str, Any]) -> None:
@@ -128,6 +145,8 @@ def read_envelope(
 ) -> dict[str, Any]:
     """Run the read use case `operation` and build its envelope (`build`, else the generic read
     envelope); a refusal becomes the `rejected` envelope, as over MCP."""
+    from kaeru.api import envelope as env
+
     service = service_of(ctx)
     try:
         refuse_lone_surrogates(args)

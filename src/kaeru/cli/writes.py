@@ -8,7 +8,6 @@ from typing import Any
 
 import click
 
-from kaeru.api import envelope as env
 from kaeru.cli.common import (
     cli,
     echo_json,
@@ -34,6 +33,8 @@ from kaeru.errors import KaeruError
 @click.pass_context
 def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | None, request_id: str | None) -> None:
     """Capture a note."""
+    from kaeru.api import envelope as env
+
     args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
     if name:
         args["name"] = name
@@ -95,6 +96,7 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
 @click.pass_context
 def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, ...]) -> None:
     """Export the vault (amg archive or markdown folder) to PATH."""
+    from kaeru.api import envelope as env
     from kaeru.export import archive
 
     target = Path(path).expanduser().resolve()
@@ -134,6 +136,7 @@ def import_cmd(ctx: click.Context, path: str) -> None:
     The archive passes the same limits and secret policy as a tool write: under `reject` a refused
     record (named by line and field) stops the whole import before anything is written.
     """
+    from kaeru.api import envelope as env
     from kaeru.export import archive
 
     source = Path(path).expanduser().resolve()

@@ -10,25 +10,28 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import jsonschema_rs
 import mcp_types as types
 import pydantic_core
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import ValidationError, best_match
 
-from kaeru.api import envelope as env
-from kaeru.api.schemas import input_for, output_for
 from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.errors import Internal, InvalidArgument, KaeruError
-from kaeru.service import Service
+
+if TYPE_CHECKING:
+    # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
+    # schemas or jsonschema are loaded (decision 16.O1).
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
+    from kaeru.service import Service
 
 log = logging.getLogger("kaeru.mcp")
 
-Handler = Callable[[Service, dict[str, Any]], dict[str, Any]]
+Handler = Callable[["Service", dict[str, Any]], dict[str, Any]]
 
 
 @dataclass
@@ -43,19 +46,52 @@ class ToolSpec:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
-    input_schema: dict[str, Any] = field(default_factory=dict)
-    output_schema: dict[str, Any] = field(default_factory=dict)
     _validator: Draft202012Validator | None = None
     _fast: Any = None
 
-    def __post_init__(self) -> None:
-        self.input_schema = self.input_schema or input_for(self.name)
-        self.output_schema = self.output_schema or output_for(self.name, self.kind)
-        self._validator = Draft202012Validator(self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-        # The compiled (Rust) validator answers "valid?" in microseconds; only arguments it refuses
-        # go through `jsonschema`, whose error tree names the field. Either refusing sends a call
-        # down the slow path, so the two never disagree in what is accepted.
-        self._fast = jsonschema_rs.validator_for(self.input_schema, validate_formats=True)
+    # Nothing is built when a tool is registered: `kaeru serve` answers `initialize` before any
+    # schema exists. The schemas are built on first use (`tools/list`, or a call) and each tool's
+    # validators on its first call (decision 16.O1).
+    @cached_property
+    def input_schema(self) -> dict[str, Any]:
+        from kaeru.api.schemas import input_for
+
+        return input_for(self.name)
+
+    @cached_property
+    def output_schema(self) -> dict[str, Any]:
+        from kaeru.api.schemas import output_for
+
+        return output_for(self.name, self.kind)
+
+    def schema_error(self, arguments: dict[str, Any]) -> InvalidArgument | None:
+        """The refusal of `arguments` by the input schema, or None when they are valid.
+
+        The compiled (Rust) validator answers "valid?" in microseconds; only arguments it refuses
+        go through `jsonschema`, whose error tree names the field. Either refusing sends a call down
+        the slow path, so the two never disagree in what is accepted. Each is built on first use: the
+        compiled one at the tool's first call, the other (and the `jsonschema` import) at its first
+        refusal.
+        """
+        if self._fast is None:
+            import jsonschema_rs
+
+            self._fast = jsonschema_rs.validator_for(self.input_schema, validate_formats=True)
+        if self._fast.is_valid(arguments):
+            return None
+        if self._validator is None:
+            from jsonschema import Draft202012Validator
+
+            self._validator = Draft202012Validator(
+                self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER
+            )
+        errors = list(self._validator.iter_errors(arguments))
+        if not errors:
+            return None
+        from jsonschema.exceptions import best_match
+
+        error = best_match(errors)
+        return InvalidArgument(_message(error), field=_field(error))
 
     def as_tool(self) -> types.Tool:
         return types.Tool(
@@ -72,16 +108,6 @@ class ToolSpec:
                 open_world_hint=False,
             ),
         )
-
-    def schema_error(self, arguments: dict[str, Any]) -> InvalidArgument | None:
-        assert self._validator is not None
-        if self._fast.is_valid(arguments):
-            return None
-        errors = list(self._validator.iter_errors(arguments))
-        if not errors:
-            return None
-        error = best_match(errors)
-        return InvalidArgument(_message(error), field=_field(error))
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:
@@ -139,20 +165,58 @@ def result(envelope: dict[str, Any]) -> types.CallToolResult:
 
 
 class ToolRegistry:
-    """The tools a server exposes, and the dispatch of a call to one of them."""
+    """The tools a server exposes, and the dispatch of a call to one of them.
 
-    def __init__(self, service: Service):
-        self.service = service
-        self.specs: dict[str, ToolSpec] = {}
+    Built either over a service, or with `load`: a function that opens the service and registers
+    the tools, run on first need (listing, a call, `service`). `kaeru serve` passes `load`, so that
+    `initialize` is answered before the service layer and the tools exist (decision 16.O1).
+    """
+
+    def __init__(self, service: Service | None = None, *, load: Callable[[ToolRegistry], Service] | None = None):
+        if (service is None) == (load is None):
+            raise ValueError("ToolRegistry needs a service or a loader, not both")
+        self._service = service
+        self._load = load
+        self._specs: dict[str, ToolSpec] = {}
         #: Run handlers on the event loop's own thread instead of a worker thread. Right for stdio
         #: (one client, calls answered in order: a worker-thread hop only adds two wake-ups per
         #: call); HTTP serves concurrent clients and keeps the worker threads.
         self.inline = False
+        #: Called once the loader has run: the server freezes what it built (decision 66).
+        self.settle: Callable[[], None] | None = None
+
+    def _loaded(self) -> None:
+        if self._load is None:
+            return
+        self._service = self._load(self)
+        for spec in self._specs.values():  # what `tools/list` answers, built with the rest
+            spec.input_schema, spec.output_schema  # noqa: B018
+        self._load = None
+        if self.settle is not None:
+            self.settle()
+
+    @property
+    def loaded(self) -> bool:
+        """True once the service and the tools exist (at once for a registry built over a service)."""
+        return self._load is None
+
+    @property
+    def specs(self) -> dict[str, ToolSpec]:
+        if self._load is not None:
+            self._loaded()
+        return self._specs
+
+    @property
+    def service(self) -> Service:
+        if self._load is not None:
+            self._loaded()
+        assert self._service is not None
+        return self._service
 
     def add(self, spec: ToolSpec) -> None:
-        if spec.name in self.specs:
+        if spec.name in self._specs:
             raise ValueError(f"tool {spec.name} registered twice")
-        self.specs[spec.name] = spec
+        self._specs[spec.name] = spec
 
     def list_tools(self) -> list[types.Tool]:
         return [spec.as_tool() for spec in self.specs.values()]
@@ -165,27 +229,22 @@ class ToolRegistry:
         # Lone surrogates first: the compiled validator cannot encode them (it raised
         # UnicodeEncodeError on an enum value holding one, which reached the SDK as a protocol error).
         if (refusal := refusal_of_lone_surrogate(args)) is not None:
-            return env.rejected_envelope(spec.name, spec.kind, refusal, _key(request_id))
+            return _rejected(spec, refusal, _key(request_id))
         problem = spec.schema_error(args)
         if problem is not None:
-            return env.rejected_envelope(spec.name, spec.kind, problem, request_id)
+            return _rejected(spec, problem, request_id)
         try:
             return spec.handler(self.service, args)
         except KaeruError as error:
-            return env.rejected_envelope(spec.name, spec.kind, error, request_id)
+            return _rejected(spec, error, request_id)
         except Exception as exc:  # the single catch-all: answer `internal`, never crash the session
             log.exception("tool %s failed", name)
-            return env.rejected_envelope(
-                spec.name,
-                spec.kind,
-                Internal(f"unexpected server fault ({type(exc).__name__}); nothing was applied"),
-                request_id,
-            )
+            fault = Internal(f"unexpected server fault ({type(exc).__name__}); nothing was applied")
+            return _rejected(spec, fault, request_id)
 
     def rejected(self, name: str, error: KaeruError, request_id: str | None = None) -> dict[str, Any]:
         """The `rejected` envelope of tool `name` for `error` (a call refused before it ran)."""
-        spec = self.specs[name]
-        return env.rejected_envelope(spec.name, spec.kind, error, request_id)
+        return _rejected(self.specs[name], error, request_id)
 
     async def envelope(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """`run` where this transport wants it: inline on the event loop (stdio) or in a worker thread."""
@@ -203,6 +262,12 @@ class ToolRegistry:
         return result(await self.envelope(name, arguments))
 
 
+def _rejected(spec: ToolSpec, error: KaeruError, request_id: str | None) -> dict[str, Any]:
+    from kaeru.api import envelope as env
+
+    return env.rejected_envelope(spec.name, spec.kind, error, request_id)
+
+
 def _key(request_id: str | None) -> str | None:
     """`request_id` as it may be echoed: None when it holds a lone surrogate itself (not Unicode text)."""
     return None if request_id is None or lone_surrogate(request_id) else request_id
@@ -210,6 +275,7 @@ def _key(request_id: str | None) -> str | None:
 
 def mutation(operation: str) -> Handler:
     """A handler for a mutating service method named like the tool."""
+    from kaeru.api import envelope as env
 
     def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
         method = getattr(service, operation)
@@ -221,6 +287,7 @@ def mutation(operation: str) -> Handler:
 
 def reader(operation: str) -> Handler:
     """A handler for a read service method named like the tool."""
+    from kaeru.api import envelope as env
 
     def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
         return env.read_envelope(operation, getattr(service, operation)(args))

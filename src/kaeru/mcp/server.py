@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import ServerMiddleware, ServerRequestContext
@@ -12,8 +13,10 @@ from mcp.server.lowlevel import Server
 from kaeru import __version__
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
-from kaeru.mcp.tools import admin, archive, capture, evolve, history, read, revise, working
-from kaeru.service import Service
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+    from kaeru.storage.base import Store
 
 INSTRUCTIONS = """kaeru is your persistent memory of record, shared across sessions, agents and machines.
 
@@ -46,14 +49,48 @@ RESPONSES are envelopes: `state` (ok, applied, unchanged, partial, rejected), `i
 class KaeruServer:
     server: Server[Any]
     registry: ToolRegistry
-    service: Service
+    #: The vault, opened before serving (an unavailable vault ends `kaeru serve` at once); closed
+    #: when serving ends.
+    store: Store
+
+    @property
+    def service(self) -> Service:
+        return self.registry.service
 
 
-def build_server(service: Service) -> KaeruServer:
-    """A low-level MCP server exposing the registered tools with their exact JSON Schemas."""
-    registry = ToolRegistry(service)
+def register_tools(registry: ToolRegistry) -> None:
+    """Every tool family, in the order `tools/list` lists them."""
+    from kaeru.mcp.tools import admin, archive, capture, evolve, history, read, revise, working
+
     for family in (working, read, history, capture, revise, evolve, admin, archive):
         family.register(registry)
+
+
+def build_server(
+    service: Service | None = None, *, store: Store | None = None, open_service: Callable[[], Service] | None = None
+) -> KaeruServer:
+    """A low-level MCP server exposing the registered tools with their exact JSON Schemas.
+
+    Over `service`; or over `store` with `open_service`, which builds the service on first need — the
+    first `tools/list` or call — together with the tools, so that `initialize` is answered before
+    the service layer is even imported (`kaeru serve`, decision 16.O1). Either way `tools/list`
+    answers the same.
+    """
+    if service is not None:
+        registry = ToolRegistry(service)
+        register_tools(registry)
+        store = service.store
+    else:
+        if store is None or open_service is None:
+            raise ValueError("build_server needs a service, or a store and open_service")
+        opener = open_service
+
+        def load(registry: ToolRegistry) -> Service:
+            opened = opener()
+            register_tools(registry)
+            return opened
+
+        registry = ToolRegistry(load=load)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -72,7 +109,7 @@ def build_server(service: Service) -> KaeruServer:
         on_call_tool=call_tool,
     )
     server.middleware = middleware(server.middleware, FastToolCalls(registry), tracing=_tracing_configured())
-    return KaeruServer(server, registry, service)
+    return KaeruServer(server, registry, store)
 
 
 def middleware(sdk: list[ServerMiddleware[Any]], fast: FastToolCalls, *, tracing: bool) -> list[ServerMiddleware[Any]]:

@@ -12,22 +12,22 @@ import os
 import signal
 import stat
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types
-from mcp.server.stdio import stdio_server
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
-from starlette.applications import Starlette
-from starlette.responses import JSONResponse, PlainTextResponse
-from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from kaeru.config import Settings
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.server import KaeruServer
+
+if TYPE_CHECKING:
+    # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
+    # without loading starlette (decision 16.O1).
+    from mcp.server.transport_security import TransportSecuritySettings
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 log = logging.getLogger("kaeru.http")
 
@@ -155,10 +155,12 @@ def settle_heap() -> None:
     Modules, schemas, the SDK's models and the store live as long as the process; a full collection
     — which any call that allocates a lot, such as a broad search, sets off now and then — walked
     all of them and paused that call for ~45 ms at 100k nodes. Frozen, a full collection scans only
-    what calls made since (~0.4 ms). Collected first, so no garbage is kept for good.
+    what calls made since (~0.4 ms). Collected first, so no garbage is kept for good. The collector
+    is switched on again here if start-up switched it off (`kaeru serve` does, while it imports).
     """
     gc.collect()
     gc.freeze()
+    gc.enable()
 
 
 def run_stdio(kaeru: KaeruServer) -> None:
@@ -166,11 +168,20 @@ def run_stdio(kaeru: KaeruServer) -> None:
     SIGTERM or SIGINT; then close the store (decision 16.I1) and return, so the process exits 0."""
 
     kaeru.registry.inline = True
-    settle_heap()
+    if kaeru.registry.loaded:
+        settle_heap()
+    else:
+        # The heap is settled once the tools are built, at the first `tools/list` or call: the full
+        # collection that settling starts with (~50–100 ms over what start-up imported) is not
+        # paid before `initialize` is answered, and covers the service layer too (decision 16.O1).
+        # `kaeru serve` keeps the collector off until then; `initialize` and pings allocate little.
+        kaeru.registry.settle = settle_heap
 
     async def serve() -> None:
         if await _fast_stdio(kaeru):
             return
+        from mcp.server.stdio import stdio_server
+
         async with stdio_server() as (read_stream, write_stream):
             await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
 
@@ -188,7 +199,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
                 loop.call_later(STOP_GRACE_SECONDS, exit_now)
 
             def exit_now() -> None:
-                kaeru.service.store.close()
+                kaeru.store.close()
                 os._exit(0)
 
             for signum in _STOP_SIGNALS:
@@ -202,7 +213,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
     try:
         anyio.run(main)
     finally:
-        kaeru.service.store.close()
+        kaeru.store.close()
 
 
 #: What ends a server cleanly: the store is closed (the WAL checkpointed and, by the last process
@@ -234,6 +245,8 @@ class BearerAuth:
             given = headers.get(b"authorization", b"")
             scheme, _, value = given.partition(b" ")
             if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
+                from starlette.responses import JSONResponse
+
                 response = JSONResponse(
                     {"error": "unauthorized", "error_description": "a valid bearer token is required"},
                     status_code=401,
@@ -246,6 +259,8 @@ class BearerAuth:
 
 def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
     """Host/Origin allow-list against DNS rebinding: loopback names plus `KAERU_ALLOWED_HOSTS`."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     if not is_loopback(host):
         hosts.append(f"{host}:*")
@@ -257,6 +272,10 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
 
 def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> Any:
     """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call)."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
     app: Starlette = kaeru.server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
@@ -287,6 +306,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     app = http_app(kaeru, settings, host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
+    kaeru.registry.settle = settle_heap
     settle_heap()
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
     print(f"kaeru-memory serving MCP over streamable HTTP at {url}", file=sys.stderr, flush=True)
@@ -295,4 +315,4 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     try:
         server.run()  # uvicorn stops on SIGTERM and SIGINT itself
     finally:
-        kaeru.service.store.close()
+        kaeru.store.close()

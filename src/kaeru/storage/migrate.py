@@ -32,6 +32,12 @@ def load_migrations(package: str) -> list[Migration]:
     return found
 
 
+def newest_version(package: str) -> int:
+    """The number of the newest migration shipped in `package`, from the file names alone."""
+    versions = [int(m.group(1)) for e in resources.files(package).iterdir() if (m := _NAME.match(e.name))]
+    return max(versions, default=0)
+
+
 class VaultTooNew(Unavailable):
     """The vault was migrated by a newer kaeru: this one would write rows that break its invariants."""
 

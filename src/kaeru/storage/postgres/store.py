@@ -55,7 +55,7 @@ from kaeru.storage.base import (
     SlotState,
     StoredRequest,
 )
-from kaeru.storage.migrate import load_migrations, refuse_newer
+from kaeru.storage.migrate import load_migrations, newest_version, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
@@ -1195,8 +1195,26 @@ class PostgresStore:
         """Per-connection settings: lock waits end as `Unavailable` instead of hanging a caller."""
         conn.execute("SELECT set_config('lock_timeout', %s, false)", (f"{int(self._lock_timeout_ms)}ms",))
 
+    @staticmethod
+    def _up_to_date(conn: psycopg.Connection[Any]) -> bool:
+        """One read at open: True when every migration this kaeru ships is applied, the secret exists
+        and no re-indexing is pending — then `_migrate` has nothing to do and takes no lock
+        (decision 16.O2)."""
+        try:  # the connection is in autocommit: a failed read leaves no transaction behind
+            row = conn.execute(
+                "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
+                "EXISTS (SELECT 1 FROM meta WHERE key = 'secret'), "
+                "EXISTS (SELECT 1 FROM meta WHERE key = 'stem_index_pending')"
+            ).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return False  # a new database: no tables yet
+        newest = newest_version("kaeru.storage.postgres.migrations")
+        return row is not None and row[0] == newest and row[1] == newest and bool(row[2]) and not row[3]
+
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
         """Apply pending migrations in one transaction, serialised across processes by an advisory lock."""
+        if self._up_to_date(conn):
+            return
         conn.execute("BEGIN")
         try:
             # Another process may be migrating (re-stemming a big vault takes a while): wait for it

@@ -49,7 +49,7 @@ from kaeru.storage.base import (
     StoredRequest,
     chunks,
 )
-from kaeru.storage.migrate import VaultTooNew, load_migrations, refuse_newer
+from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
 
 _NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "
@@ -1404,8 +1404,30 @@ class SqliteStore:
                     self._all.remove(conn)
             _close_quietly(conn)
 
+    def _up_to_date(self, conn: apsw.Connection) -> bool:
+        """One read at open: True (and the vault's secret kept) when every migration this kaeru ships
+        is applied, the secret exists and no re-indexing is pending — then `_migrate` has nothing to
+        do and the write lock it takes is not needed (decision 16.O2)."""
+        try:
+            ((top, applied, secret, pending, schema),) = conn.execute(
+                "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
+                "(SELECT value FROM meta WHERE key = 'secret'), "
+                "EXISTS (SELECT 1 FROM meta WHERE key = 'stem_index_pending'), "
+                "(SELECT user_version FROM pragma_user_version)"
+            )
+        except apsw.SQLError:
+            return False  # a new vault: no tables yet
+        newest = newest_version("kaeru.storage.sqlite.migrations")
+        if top != newest or applied != newest or secret is None or pending or schema != newest:
+            return False
+        self._secret = bytes.fromhex(secret)
+        self._schema = newest
+        return True
+
     def _migrate(self, conn: apsw.Connection) -> bool:
         """Apply pending migrations in one write transaction; whether anything was written."""
+        if self._up_to_date(conn):
+            return False
         list(conn.execute("BEGIN IMMEDIATE"))
         try:
             list(

@@ -1,0 +1,230 @@
+"""Start-up of `kaeru serve` (stdio) beside a bare SDK server with one tool. A script, not a test.
+
+Each run spawns a server process with pipes, writes `initialize` at once and times, from just
+before the spawn: the `initialize` answer, then (after `notifications/initialized`) the first
+`tools/list` answer, then the first `tools/call` answer. The servers:
+
+* `bare` — `mcp.server.lowlevel.Server` with one tool, served by the SDK's `stdio_server`, started
+  as `python -m bench.startup bare` (the same interpreter, the same way);
+* `kaeru-empty` — `kaeru serve` on a new empty SQLite vault (made by the first run; its migrations
+  run once, so every counted run opens a vault that is up to date);
+* `kaeru-built` — `kaeru serve` on `--vault DIR` (e.g. one `python -m bench.run` kept, or one built
+  here with `--notes N`).
+
+Runs are paired: each round starts every server once, in an order that rotates per round, so drift
+on a shared machine lands on all of them. Prints p50/p95 per server and milestone, and the paired
+differences kaeru − bare (p50/p95 of the per-round differences).
+
+    PYTHONPATH=src python -m bench.startup [--runs 20] [--vault DIR | --notes 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.stats import percentile
+
+MILESTONES = ("initialize", "tools/list", "tools/call")
+INIT_PARAMS = {
+    "protocolVersion": "2025-06-18",
+    "capabilities": {},
+    "clientInfo": {"name": "kaeru-startup-bench", "version": "0"},
+}
+
+
+def _serve_bare() -> None:
+    """The baseline: the SDK's low-level server with one tool, over the SDK's stdio transport."""
+    from typing import Any as _Any
+
+    import anyio
+    import mcp_types as types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    tool = types.Tool(
+        name="echo",
+        description="Echo the text back.",
+        input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+    )
+
+    async def list_tools(
+        ctx: ServerRequestContext[_Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[tool])
+
+    async def call_tool(ctx: ServerRequestContext[_Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        text = str((params.arguments or {}).get("text", ""))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+    server: Server[_Any] = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+
+    anyio.run(main)
+
+
+class Server:
+    """One kind of server: how to start it and which tool call to make first."""
+
+    def __init__(self, label: str, command: list[str], env: dict[str, str], call: dict[str, Any]):
+        self.label, self.command, self.env, self.call = label, command, env, call
+
+    def run_once(self) -> dict[str, float]:
+        """Spawn, initialize, list, call; the milliseconds from the spawn to each answer."""
+        start = time.perf_counter_ns()
+        proc = subprocess.Popen(
+            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=self.env
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        out: dict[str, float] = {}
+        try:
+
+            def ask(ident: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(
+                    json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, "params": params}).encode()
+                )
+                proc.stdin.write(b"\n")
+                proc.stdin.flush()
+                while True:
+                    line = proc.stdout.readline()
+                    if not line:
+                        raise RuntimeError(f"{self.label}: the server exited (code {proc.poll()}) during {method}")
+                    message = json.loads(line)
+                    if message.get("id") == ident:
+                        if "error" in message:
+                            raise RuntimeError(f"{self.label}: {method} failed: {message['error']}")
+                        result: dict[str, Any] = message["result"]
+                        return result
+
+            ask(1, "initialize", INIT_PARAMS)
+            out["initialize"] = (time.perf_counter_ns() - start) / 1e6
+            proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+            listed = ask(2, "tools/list", {})
+            out["tools/list"] = (time.perf_counter_ns() - start) / 1e6
+            if not listed.get("tools"):
+                raise RuntimeError(f"{self.label}: tools/list returned no tools")
+            answer = ask(3, "tools/call", self.call)
+            out["tools/call"] = (time.perf_counter_ns() - start) / 1e6
+            if not answer.get("content"):
+                raise RuntimeError(f"{self.label}: the tool call returned no content")
+        finally:
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        return out
+
+
+def _kaeru_command() -> list[str]:
+    script = Path(sys.executable).with_name("kaeru")
+    return [str(script), "serve"] if script.exists() else [sys.executable, "-m", "kaeru.cli.app", "serve"]
+
+
+def _build(directory: Path, notes: int) -> None:
+    from bench.build import build
+    from bench.corpus import CorpusBuilder
+    from kaeru.config import Settings
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    settings = Settings.from_env({"KAERU_VAULT": str(directory)})
+    service = Service(open_store(settings), settings)
+    try:
+        started = time.perf_counter()
+        build(service, CorpusBuilder(notes), "bulk")
+        print(f"built {notes:,} notes in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    finally:
+        service.store.close()
+
+
+def _row(label: str, values: list[float]) -> str:
+    ordered = sorted(values)
+    return f"{label:<34} {percentile(ordered, 50):>9.1f} {percentile(ordered, 95):>9.1f}"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", nargs="?", choices=("bench", "bare"), default="bench")
+    parser.add_argument("--runs", type=int, default=20, help="counted rounds (each starts every server once)")
+    parser.add_argument("--warmup", type=int, default=2, help="rounds not counted, first")
+    parser.add_argument("--vault", type=Path, help="a built SQLite vault directory for kaeru-built")
+    parser.add_argument("--notes", type=int, default=0, help="build a vault of this many notes for kaeru-built")
+    args = parser.parse_args(argv)
+    if args.mode == "bare":
+        _serve_bare()
+        return
+
+    work = Path(tempfile.mkdtemp(prefix="kaeru-startup-"))
+    try:
+        base = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
+        repo = str(Path(__file__).resolve().parent.parent)
+        base["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
+        word = {"initiatives": ["kaeru-core"], "text": "vault"}
+        servers = [
+            Server(
+                "bare",
+                [sys.executable, "-m", "bench.startup", "bare"],
+                base,
+                {"name": "echo", "arguments": {"text": "hi"}},
+            )
+        ]
+        empty = work / "empty"
+        servers.append(
+            Server(
+                "kaeru-empty",
+                _kaeru_command(),
+                {**base, "KAERU_VAULT": str(empty)},
+                {"name": "search", "arguments": word},
+            )
+        )
+        built = args.vault
+        if built is None and args.notes:
+            built = work / "built"
+            _build(built, args.notes)
+        if built is not None:
+            servers.append(
+                Server(
+                    "kaeru-built",
+                    _kaeru_command(),
+                    {**base, "KAERU_VAULT": str(built)},
+                    {"name": "search", "arguments": word},
+                )
+            )
+        times: dict[str, dict[str, list[float]]] = {s.label: {m: [] for m in MILESTONES} for s in servers}
+        for round_no in range(args.warmup + args.runs):
+            shift = round_no % len(servers)
+            for server in servers[shift:] + servers[:shift]:
+                got = server.run_once()
+                if round_no >= args.warmup:
+                    for milestone, ms in got.items():
+                        times[server.label][milestone].append(ms)
+        print(f"start-up, ms from spawn to each answer; {args.runs} paired rounds (+{args.warmup} warm-up)")
+        print(f"{'server / milestone':<34} {'p50':>9} {'p95':>9}")
+        for server in servers:
+            for milestone in MILESTONES:
+                print(_row(f"{server.label} → {milestone}", times[server.label][milestone]))
+        for server in servers[1:]:
+            for milestone in MILESTONES:
+                diffs = [a - b for a, b in zip(times[server.label][milestone], times["bare"][milestone], strict=True)]
+                print(_row(f"{server.label} − bare, {milestone}", diffs))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

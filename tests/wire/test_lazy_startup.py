@@ -1,0 +1,112 @@
+"""`kaeru serve` answers `initialize` before the service layer, the schemas and the validators exist
+(decision 16.O1): they are built at the first `tools/list` or call, and then answer exactly as when
+built up front."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaeru.mcp.server import build_server
+from kaeru.service import Service
+from kaeru.storage.base import Store
+from tests.wire.support import initialize_request
+
+ROOT = Path(__file__).resolve().parents[2]
+SNAPSHOT = ROOT / "tests" / "contract" / "tools_snapshot.json"
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> bytes:
+    return _line(
+        {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
+    )
+
+
+def test_the_serve_path_imports_no_service_layer_schemas_or_validators() -> None:
+    """What `kaeru serve` imports before it answers `initialize`."""
+    probe = (
+        "import sys, kaeru.cli.app, kaeru.mcp.server, kaeru.mcp.transports, kaeru.storage.sqlite.store\n"
+        "heavy = ('kaeru.service', 'kaeru.api.envelope', 'kaeru.api.schemas', 'kaeru.mcp.tools', 'jsonschema',"
+        " 'jsonschema_rs')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_serve_answers_initialize_tools_list_and_calls_when_everything_is_lazy(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}),
+        _call(3, "note", {"initiative": "lazy", "text": "built on first use", "kind": "observation"}),
+        _call(4, "search", {"initiatives": ["lazy"], "text": "built"}),
+        _call(5, "search", {"initiatives": ["lazy"], "text": "built", "limit": "ten"}),  # refused by the schema
+    ]
+    with (tmp_path / "stderr.log").open("wb") as err:
+        proc = subprocess.run(
+            [sys.executable, "-m", "kaeru", "serve"],
+            input=b"".join(lines),
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=server_env,
+            timeout=90,
+            check=False,
+        )
+    assert proc.returncode == 0, (tmp_path / "stderr.log").read_text()
+    answers = {a["id"]: a for a in (json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip())}
+    assert sorted(answers) == [1, 2, 3, 4, 5]
+
+    init = answers[1]["result"]
+    assert init["serverInfo"]["name"] == "kaeru-memory"
+    assert init["instructions"].startswith("kaeru is your persistent memory of record")
+    assert "tools" in init["capabilities"]
+
+    listed = answers[2]["result"]["tools"]
+    assert json.loads(json.dumps(listed, sort_keys=True)) == json.loads(SNAPSHOT.read_text())
+
+    noted = answers[3]["result"]
+    assert noted["isError"] is False and noted["structuredContent"]["state"] == "applied"
+    found = answers[4]["result"]["structuredContent"]
+    assert found["state"] == "ok"
+    assert [hit["id"] for hit in found["data"]["hits"]] == [noted["structuredContent"]["data"]["primary"]["id"]]
+    refused = answers[5]["result"]
+    assert refused["isError"] is True
+    issue = refused["structuredContent"]["issues"][0]
+    assert issue["code"] == "invalid_argument" and issue["field"] == "limit"
+
+
+def test_a_lazy_server_opens_the_service_at_first_need_and_lists_the_same_tools(service: Service, store: Store) -> None:
+    opened: list[Service] = []
+
+    def open_service() -> Service:
+        opened.append(service)
+        return service
+
+    lazy = build_server(store=store, open_service=open_service)
+    assert not lazy.registry.loaded and opened == []
+    assert lazy.server.create_initialization_options().instructions  # what `initialize` answers
+    assert opened == []
+    settled: list[bool] = []
+    lazy.registry.settle = lambda: settled.append(True)
+
+    listing = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    assert opened == [service] and settled == [True] and lazy.registry.loaded
+    eager = build_server(service)
+    assert listing == [t.model_dump(mode="json", by_alias=True) for t in eager.registry.list_tools()]
+    assert lazy.service is service and lazy.store is store
+    lazy.registry.list_tools()
+    assert opened == [service] and settled == [True]  # once
