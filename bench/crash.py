@@ -11,6 +11,7 @@ the killed server is started again and, through it:
 * a write sent but never answered (in flight at the kill) is present once or absent, never twice;
 * re-sending every call with the same arguments answers `replayed: true` with the same node id when
   the write is present, and applies it afresh (`replayed: false`) when it is absent;
+* a text search finds exactly the stored notes (the full-text index agrees with the nodes);
 * after every server is gone, the SQLite file passes `PRAGMA integrity_check` and
   `PRAGMA foreign_key_check` (opened directly with apsw).
 
@@ -237,12 +238,13 @@ class Round:
     duplicates: list[str] = field(default_factory=list)  # request_ids whose note is stored twice
     strays: list[str] = field(default_factory=list)  # stored notes no writer sent
     replay_failures: list[str] = field(default_factory=list)
+    index_mismatches: list[str] = field(default_factory=list)  # stored notes a text search misses (or extra)
     problems: list[str] = field(default_factory=list)  # answers other than `applied`
     integrity: str | None = None  # SQLite: PRAGMA integrity_check + foreign_key_check; None on PostgreSQL
 
     @property
     def clean(self) -> bool:
-        findings = (self.lost, self.duplicates, self.strays, self.replay_failures, self.problems)
+        findings = (self.lost, self.duplicates, self.strays, self.replay_failures, self.index_mismatches, self.problems)
         return not any(findings) and self.integrity in (None, "ok")
 
 
@@ -375,6 +377,18 @@ def check(server: Endpoint, result: Round) -> None:
         if not page.get("continuation"):
             break
         args = page["continuation"]["next_arguments"]
+    # The full-text index agrees with the nodes: a text search finds every stored note, no other.
+    indexed: set[str] = set()
+    args = {"initiatives": [INITIATIVE], "text": "ledger entry written", "match": "all", "limit": 50}
+    while True:
+        page = server.call("search", args)
+        assert page["state"] == "ok", page
+        indexed.update(hit["id"] for hit in page["data"]["hits"])
+        if not page.get("continuation"):
+            break
+        args = page["continuation"]["next_arguments"]
+    listed = {node for ids in stored.values() for node in ids}
+    result.index_mismatches = sorted(indexed ^ listed)
     sent = set(result.acknowledged) | result.unanswered
     result.strays = sorted(set(stored) - sent)
     result.duplicates = sorted(rid for rid, ids in stored.items() if len(ids) != len(set(ids)) or len(ids) > 1)
@@ -422,6 +436,7 @@ class Totals:
     duplicates: int = 0
     strays: int = 0
     replay_failures: int = 0
+    index_mismatches: int = 0
     problems: int = 0
     integrity_checks: int = 0
     integrity_failures: int = 0
@@ -438,11 +453,13 @@ class Totals:
         self.duplicates += len(one.duplicates)
         self.strays += len(one.strays)
         self.replay_failures += len(one.replay_failures)
+        self.index_mismatches += len(one.index_mismatches)
         self.problems += len(one.problems)
         if one.integrity is not None:
             self.integrity_checks += 1
             self.integrity_failures += one.integrity != "ok"
-        for finding in (*one.lost, *one.duplicates, *one.strays, *one.replay_failures, *one.problems):
+        findings = (*one.lost, *one.duplicates, *one.strays, *one.replay_failures, *one.index_mismatches, *one.problems)
+        for finding in findings:
             if len(self.examples) < 10:
                 self.examples.append(finding)
         if one.integrity not in (None, "ok") and len(self.examples) < 10:
@@ -506,7 +523,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{elapsed:.0f} s")
         for example in grand.examples:
             print("  finding:", example)
-    clean = not (grand.lost or grand.duplicates or grand.strays or grand.replay_failures or grand.problems)
+    clean = not (
+        grand.lost
+        or grand.duplicates
+        or grand.strays
+        or grand.replay_failures
+        or grand.index_mismatches
+        or grand.problems
+    )
     return 0 if clean and not grand.integrity_failures else 1
 
 
@@ -515,7 +539,7 @@ def _line(key: str, t: Totals) -> str:
         f"{key}: rounds {t.rounds}, kills {t.kills}, acknowledged writes {t.acknowledged} "
         f"({t.writes_after_kill} by survivors after the kill), in flight at the kill {t.unanswered} "
         f"({t.unanswered_present} stored), writes lost {t.lost}, duplicates {t.duplicates}, strays {t.strays}, "
-        f"replay failures {t.replay_failures}, other answers {t.problems}, "
+        f"replay failures {t.replay_failures}, text-index mismatches {t.index_mismatches}, other answers {t.problems}, "
         f"integrity failures {t.integrity_failures} of {t.integrity_checks} checks"
     )
 

@@ -35,6 +35,7 @@ def _assert_survived(result: Round, vault: VaultSpec) -> None:
     assert not result.duplicates, f"applied twice: {result.duplicates[:5]}"
     assert not result.strays, f"stored but never sent: {result.strays[:5]}"
     assert not result.replay_failures, result.replay_failures[:5]
+    assert not result.index_mismatches, f"text index disagrees with the nodes: {result.index_mismatches[:5]}"
     assert len(set(result.acknowledged.values())) == len(result.acknowledged), "one node per request_id"
     assert 0 <= result.unanswered_present <= len(result.unanswered)
     if vault.backend == "sqlite":
@@ -91,3 +92,4 @@ def test_the_checks_catch_a_lost_and_a_doubled_write(vault: VaultSpec, tmp_path:
     assert seen.duplicates == ["twice"]
     assert [failure.split(":")[0] for failure in seen.replay_failures] == ["ghost"]
     assert seen.strays == []
+    assert seen.index_mismatches == []
