@@ -391,7 +391,7 @@ def check(server: Endpoint, result: Round) -> None:
     result.index_mismatches = sorted(indexed ^ listed)
     sent = set(result.acknowledged) | result.unanswered
     result.strays = sorted(set(stored) - sent)
-    result.duplicates = sorted(rid for rid, ids in stored.items() if len(ids) != len(set(ids)) or len(ids) > 1)
+    result.duplicates = sorted(rid for rid, ids in stored.items() if len(ids) > 1)
     result.lost = sorted(rid for rid, node in result.acknowledged.items() if node not in stored.get(rid, []))
     result.unanswered_present = sum(1 for rid in result.unanswered if rid in stored)
     # Re-send every call, acknowledged or not, with the same arguments.
