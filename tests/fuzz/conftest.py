@@ -1,27 +1,6 @@
-"""An in-process MCP server over a fresh vault, spoken to through the SDK client (legacy handshake)."""
+"""An in-process MCP server over a fresh vault, spoken to through the SDK client (legacy handshake):
+the same fixtures as the contract tests."""
 
-from __future__ import annotations
+from tests.contract.conftest import anyio_backend, client, kaeru
 
-from collections.abc import AsyncIterator
-
-import pytest
-from mcp import Client
-
-from kaeru.mcp.server import KaeruServer, build_server
-from kaeru.service import Service
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
-def kaeru(service: Service) -> KaeruServer:
-    return build_server(service)
-
-
-@pytest.fixture
-async def client(kaeru: KaeruServer) -> AsyncIterator[Client]:
-    async with Client(kaeru.server, mode="legacy", cache=None) as connected:
-        yield connected
+__all__ = ["anyio_backend", "client", "kaeru"]
