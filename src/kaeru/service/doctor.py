@@ -17,8 +17,9 @@ from typing import Any, Protocol
 from kaeru.config import Settings
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
-from kaeru.storage.base import SearchQuery, Session, Store
-from kaeru.storage.health import IndexAgreement
+from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.factory import open_health, rebuild_text_index
+from kaeru.storage.health import WAL_WARN_BYTES, IndexAgreement
 
 OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
 #: A word no vault is expected to hold: the search probe of an empty vault.
@@ -50,6 +51,7 @@ class VaultHealth(Protocol):
     def integrity(self) -> list[str]: ...
     def index_agreement(self) -> IndexAgreement: ...
     def read(self) -> Any: ...
+    def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
 
 
 @dataclass
@@ -74,15 +76,7 @@ class Report:
 @contextmanager
 def _open(settings: Settings) -> Iterator[VaultHealth]:
     """The vault opened read-only (raises NotFound/Unavailable)."""
-    health: VaultHealth
-    if settings.database_url:
-        from kaeru.storage.postgres.health import PostgresHealth  # type: ignore[import-untyped,unused-ignore]
-
-        health = PostgresHealth(settings.database_url)
-    else:
-        from kaeru.storage.sqlite.health import SqliteHealth
-
-        health = SqliteHealth(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
+    health: VaultHealth = open_health(settings)
     try:
         yield health
     finally:
@@ -226,9 +220,6 @@ def _fulltext(agreement: IndexAgreement) -> Check:
 
 
 def _wal(health: VaultHealth) -> Check:
-    from kaeru.storage.sqlite.health import WAL_WARN_BYTES, SqliteHealth
-
-    assert isinstance(health, SqliteHealth)
     size = health.wal_bytes()
     summary = f"write-ahead log {size / 1048576:.1f} MiB (warns above {WAL_WARN_BYTES // 1048576} MiB)"
     if size > WAL_WARN_BYTES:
@@ -306,12 +297,4 @@ def migration_state(settings: Settings) -> tuple[list[int], int]:
         return health.applied_migrations(), health.known_migrations()
 
 
-def rebuild_text_index(store: Store) -> int:
-    """Rebuild the full-text index from the nodes (the fix for a `fulltext` failure); rows written."""
-    if store.backend == "postgres":
-        from kaeru.storage.postgres import health as pg_health  # type: ignore[import-untyped,unused-ignore]
-
-        return int(pg_health.rebuild_text_index(store))
-    from kaeru.storage.sqlite import health as sqlite_health
-
-    return sqlite_health.rebuild_text_index(store)
+__all__ = ["diagnose", "migration_state", "rebuild_text_index"]

@@ -1,6 +1,9 @@
-"""`open_store` is the one place that picks a backend."""
+"""The one place that picks a backend: `open_store`, and for `kaeru doctor` `open_health` (the
+vault read-only) and `rebuild_text_index`."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from kaeru.config import Settings
 from kaeru.storage.base import Store
@@ -16,3 +19,26 @@ def open_store(settings: Settings) -> Store:
     from kaeru.storage.sqlite.store import SqliteStore
 
     return SqliteStore(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
+
+
+def open_health(settings: Settings) -> Any:
+    """The vault opened read-only for `kaeru doctor` (never created, migrated or written); the
+    object answers `service.doctor.VaultHealth`. Raises NotFound or Unavailable."""
+    if settings.database_url:
+        from kaeru.storage.postgres.health import PostgresHealth  # type: ignore[import-untyped,unused-ignore]
+
+        return PostgresHealth(settings.database_url)
+    from kaeru.storage.sqlite.health import SqliteHealth
+
+    return SqliteHealth(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
+
+
+def rebuild_text_index(store: Store) -> int:
+    """Rebuild the full-text index from the nodes (the fix for a `fulltext` failure); rows written."""
+    if store.backend == "postgres":
+        from kaeru.storage.postgres import health as pg_health  # type: ignore[import-untyped,unused-ignore]
+
+        return int(pg_health.rebuild_text_index(store))
+    from kaeru.storage.sqlite import health as sqlite_health
+
+    return sqlite_health.rebuild_text_index(store)

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 
 #: How many disagreeing node ids a report names at most (the counts are always exact).
 SAMPLE_IDS = 10
+#: The WAL size above which the doctor warns: 128 MiB, far past the few MiB the checkpointer keeps
+#: it at (decision 16.I1) — a WAL this large means checkpoints are being starved (a reader held a
+#: snapshot for a long time), and every read pays for scanning it.
+WAL_WARN_BYTES = 128 * 1024 * 1024
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,6 @@ from kaeru.storage.health import SAMPLE_IDS, IndexAgreement
 from kaeru.storage.migrate import load_migrations
 from kaeru.storage.sqlite.store import SqliteSession
 
-#: The WAL size above which the doctor warns: 128 MiB, well past the ~80 MB (20 000 pages) at which
-#: writers checkpoint themselves — a WAL this large means checkpoints are being starved (a reader
-#: held a snapshot for a long time), and every read pays for scanning it.
-WAL_WARN_BYTES = 128 * 1024 * 1024
-
 
 class SqliteHealth:
     """One read-only connection to a vault file."""
