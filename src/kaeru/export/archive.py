@@ -3,6 +3,7 @@ and `copy` a whole vault from one backend to another."""
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
 from dataclasses import dataclass
@@ -38,6 +39,11 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: File system refusals caused by the `path` given (a directory where a file goes or the reverse,
+#: a name too long): the caller's to fix, so `invalid_argument`; any other OSError stays `internal`.
+_PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ENOENT})
+
+
 def export(store: Store, settings: Settings, args: dict[str, Any], progress: Progress | None = None) -> MutationOutcome:
     fmt = args.get("format", "amg")
     root = export_root(settings)
@@ -46,28 +52,34 @@ def export(store: Store, settings: Settings, args: dict[str, Any], progress: Pro
     archive = read_archive(store, initiatives, progress or (lambda s, n: None))
     names = archive.header()["initiatives"]
     outcome = MutationOutcome(state="applied")
-    if fmt == "amg":
-        data = ("\n".join(archive.lines()) + "\n").encode()
-        if target.suffix == ".gz":
-            data = gzip.compress(data, mtime=0)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-        size, digest = len(data), _digest(data)
-    elif fmt == "markdown":
-        files = markdown.render(archive)
-        target.mkdir(parents=True, exist_ok=True)
-        manifest = hashlib.sha256()
-        size = 0
-        for rel, text in files.items():
-            path = target / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            payload = text.encode()
-            path.write_bytes(payload)
-            size += len(payload)
-            manifest.update(rel.encode() + b"\0" + _digest(payload).encode() + b"\n")
-        digest = manifest.hexdigest()
-    else:
-        raise InvalidArgument("format is markdown or amg", field="format")
+    try:
+        if fmt == "amg":
+            data = ("\n".join(archive.lines()) + "\n").encode()
+            if target.suffix == ".gz":
+                data = gzip.compress(data, mtime=0)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            size, digest = len(data), _digest(data)
+        elif fmt == "markdown":
+            files = markdown.render(archive)
+            target.mkdir(parents=True, exist_ok=True)
+            manifest = hashlib.sha256()
+            size = 0
+            for rel, text in files.items():
+                path = target / rel
+                path.parent.mkdir(parents=True, exist_ok=True)
+                payload = text.encode()
+                path.write_bytes(payload)
+                size += len(payload)
+                manifest.update(rel.encode() + b"\0" + _digest(payload).encode() + b"\n")
+            digest = manifest.hexdigest()
+        else:
+            raise InvalidArgument("format is markdown or amg", field="format")
+    except OSError as exc:
+        if exc.errno not in _PATH_ERRNOS:
+            raise
+        shown = str(args.get("path"))[:200]
+        raise InvalidArgument(f"cannot export to {shown!r}: {exc.strerror}", field="path") from exc
     outcome.artifacts.append(
         {
             "path": str(target),

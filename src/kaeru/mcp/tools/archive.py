@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import errno
 from typing import Any
 
 from kaeru.api import envelope as env
-from kaeru.errors import InvalidArgument
 from kaeru.export import archive
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
@@ -29,23 +27,12 @@ Returns MutationData: `artifacts` [{path, format, bytes, sha256, initiatives, om
 edges}] (export) or `changes` [{field: imported.<kind>, before, after}] (import)."""
 
 
-#: File system refusals caused by the `path` given (a directory where a file goes or the reverse,
-#: a name too long): the caller's to fix, so `invalid_argument`; any other OSError stays `internal`.
-_PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ENOENT})
-
-
 def _archive(service: Service, args: dict[str, Any]) -> dict[str, Any]:
     store, settings = service.store, service.rt.settings
-    try:
-        if args["action"] == "export":
-            outcome = archive.export(store, settings, args)
-        else:
-            outcome = archive.import_(store, settings, args)
-    except OSError as exc:
-        if exc.errno not in _PATH_ERRNOS:
-            raise
-        shown = str(args["path"])[:200]
-        raise InvalidArgument(f"cannot {args['action']} {shown!r}: {exc.strerror}", field="path") from exc
+    if args["action"] == "export":
+        outcome = archive.export(store, settings, args)
+    else:
+        outcome = archive.import_(store, settings, args)
     return env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
 
 
