@@ -6,8 +6,8 @@
     python scripts/make_upgrade_fixture.py sqlite 3 --commit abc123 --out /tmp/x
 
 The commit defaults to the newest commit (first-parent history of HEAD) at which VERSION was the
-backend's latest migration: the parent of the commit that added VERSION + 1, or HEAD when VERSION is
-the latest (commit the migration first). That commit is checked out into a temporary `git worktree`
+backend's latest migration: the parent of the commit that added VERSION + 1, or, when VERSION is the
+latest, the newest commit that changed src/kaeru (commit the migration first). That commit is checked out into a temporary `git worktree`
 (removed afterwards) and its code runs with this venv's packages (`PYTHONPATH=<worktree>/src`,
 nothing installed). It drives a fixed workload through the old code's own tools (`registry.run`,
 stable since the first commit), with a fixed clock and fixed entropy, so ids and revisions repeat:
@@ -363,8 +363,8 @@ def newest_commit(backend: str, version: int) -> str:
     known = versions(backend)
     if version not in known:
         raise SystemExit(f"{backend} has no migration {version:03d} at HEAD (commit it first)")
-    if version + 1 not in known:
-        return git("rev-parse", "HEAD")
+    if version + 1 not in known:  # the latest: the newest commit that changed the code
+        return git("log", "-1", "--format=%H", "HEAD", "--", "src/kaeru")
     added = git(
         "log", "--first-parent", "--diff-filter=A", "--format=%H", "HEAD", "--", known[version + 1]
     ).splitlines()

@@ -255,6 +255,11 @@ def assert_same_answers(
     problems = []
     for call in recorded["calls"]:
         old, new = call["answer"], run(call["tool"], call["args"])
+        if old["state"] == "rejected" and [i["code"] for i in old["issues"]] == ["internal"]:
+            # the old code failed (PostgreSQL schema 1's search): no answer to keep, but none to fail now
+            if new["state"] == "rejected":
+                problems.append(f"{call['tool']} {json.dumps(call['args'])}: still fails: {new['issues']}")
+            continue
         if call["tool"] == "search":
             old, new = _search(old, new)
         elif call["tool"] == "trail" and call["args"]["kind"] == "history":
