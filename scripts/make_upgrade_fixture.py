@@ -3,13 +3,16 @@
 
     python scripts/make_upgrade_fixture.py sqlite 11              # tests/data/upgrade/sqlite-v011/
     python scripts/make_upgrade_fixture.py postgres 5             # tests/data/upgrade/postgres-v005/
-    python scripts/make_upgrade_fixture.py sqlite 3 --commit abc123 --out /tmp/x
+    python scripts/make_upgrade_fixture.py sqlite 10 --commit 330390c --out sqlite-v010-330390c
+    python scripts/make_upgrade_fixture.py sqlite 3 --commit 56c189c --out /tmp/x
 
 The commit defaults to the newest commit (first-parent history of HEAD) at which VERSION was the
 backend's latest migration: the parent of the commit that added VERSION + 1, or, when VERSION is the
-latest, the newest commit that changed src/kaeru (commit the migration first). That commit is checked out into a temporary `git worktree`
-(removed afterwards) and its code runs with this venv's packages (`PYTHONPATH=<worktree>/src`,
-nothing installed). It drives a fixed workload through the old code's own tools (`registry.run`,
+latest, the newest commit that changed src/kaeru (commit the migration first). `--commit` names
+another (a fixture `<backend>-v<NNN>-<commit>` keeps an earlier text of a migration edited before
+the never-edit rule). The commit is checked out into a temporary `git worktree` (removed
+afterwards) and its code runs with this venv's packages (`PYTHONPATH=<worktree>/src`, nothing
+installed). It drives a fixed workload through the old code's own tools (`registry.run`,
 stable since the first commit), with a fixed clock and fixed entropy, so ids and revisions repeat:
 
 - sqlite:   `vault.sqlite3.gz` (closed cleanly, WAL checkpointed), `vault.amg` (the old code's
@@ -405,7 +408,7 @@ def pg_dump(url: str, target: Path) -> None:
     target.write_text(text.strip() + "\n")
 
 
-def make(backend: str, version: int, commit: str, out: Path) -> None:
+def make(backend: str, version: int, commit: str, out: Path, newest: bool) -> None:
     full = git("rev-parse", commit)
     short = git("rev-parse", "--short=7", full)
     subject = git("log", "-1", "--format=%s", full)
@@ -469,10 +472,17 @@ def make(backend: str, version: int, commit: str, out: Path) -> None:
             failed = sorted({f"`{step['tool']} {step['args']['action']}`" for step in answers["skipped"]})
             if failed:
                 archive += f" (steps that code failed at, skipped and recorded in the answers: {', '.join(failed)})"
+            if newest:
+                which = f"the newest with {backend} migration {version:03d} as its latest"
+                command = f"python scripts/make_upgrade_fixture.py {backend} {version}"
+            else:
+                which = f"one with {backend} migration {version:03d} as its latest"
+                command = (
+                    f"python scripts/make_upgrade_fixture.py {backend} {version} --commit {short} --out {out.name}"
+                )
             (out / "README.md").write_text(
                 f"# {backend} schema {version:03d}\n\n"
-                f"Written by the code of commit `{short}` ({subject[:80]}), the newest with {backend} migration "
-                f"{version:03d} as its latest, by `python scripts/make_upgrade_fixture.py {backend} {version}`: "
+                f"Written by the code of commit `{short}` ({subject[:80]}), {which}, by `{command}`: "
                 f"{written}, {archive}, and `answers.json.gz` (its answers to the fixed `read`/`search`/`trail` calls).\n"
             )
         finally:
@@ -488,10 +498,15 @@ def main() -> None:
     parser.add_argument("backend", choices=["sqlite", "postgres"])
     parser.add_argument("version", type=int, help="the schema version (the migration's number)")
     parser.add_argument("--commit", help="the commit whose code writes it (default: the newest with VERSION latest)")
-    parser.add_argument("--out", type=Path, help="default: tests/data/upgrade/<backend>-v<NNN>")
+    parser.add_argument(
+        "--out", type=Path, help="a path, or a bare name under tests/data/upgrade (default: <backend>-v<NNN>)"
+    )
     ns = parser.parse_args()
     commit = ns.commit or newest_commit(ns.backend, ns.version)
-    make(ns.backend, ns.version, commit, ns.out or FIXTURES / f"{ns.backend}-v{ns.version:03d}")
+    out = ns.out or FIXTURES / f"{ns.backend}-v{ns.version:03d}"
+    if ns.out and len(ns.out.parts) == 1:  # a bare name: a directory of tests/data/upgrade
+        out = FIXTURES / ns.out.name
+    make(ns.backend, ns.version, commit, out, newest=ns.commit is None)
 
 
 if __name__ == "__main__":

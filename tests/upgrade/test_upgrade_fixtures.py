@@ -57,15 +57,28 @@ def schema_versions(backend: str) -> list[int]:
 
 
 def fixtures(backend: str) -> list[Path]:
-    return sorted(DATA.glob(f"{backend}-v[0-9][0-9][0-9]"))
+    """`<backend>-v<NNN>` per version, and `<backend>-v<NNN>-<commit>` for an earlier text of a
+    migration that was edited before the never-edit rule (decision 15.U4)."""
+    return sorted(DATA.glob(f"{backend}-v[0-9][0-9][0-9]*"))
 
 
 def fixture_id(path: Path) -> str:
     return path.name
 
 
-EVERY = [p for b in BACKENDS for p in fixtures(b)]
-ARCHIVES = [p for p in EVERY if (p / "vault.amg").exists()]
+#: Vaults the current code cannot open, found by these tests (to be fixed by a new migration).
+BROKEN = {
+    "sqlite-v010-330390c": (
+        "migration 010 was edited (87b34b1) after main had run it: a vault that ran its first text keeps "
+        "`node_revisions`, which the current code reads as `past_revisions` (no such table)"
+    ),
+}
+EVERY = [
+    pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=BROKEN[p.name])) if p.name in BROKEN else p
+    for b in BACKENDS
+    for p in fixtures(b)
+]
+ARCHIVES = [p for b in BACKENDS for p in fixtures(b) if (p / "vault.amg").exists()]
 
 
 def answers(fixture: Path) -> dict[str, Any]:
@@ -94,7 +107,8 @@ def test_every_schema_version_has_a_fixture_written_by_its_code(backend: str) ->
         vault = "vault.sqlite3.gz" if backend == "sqlite" else "postgres.sql"
         assert (fixture / vault).exists(), f"{fixture.name} has no {vault}"
         assert (fixture / "vault.amg").exists() == recorded["archive"]
-    assert {p.name for p in fixtures(backend)} == {f"{backend}-v{v:03d}" for v in schema_versions(backend)}
+    for fixture in fixtures(backend):
+        assert answers(fixture)["schema"] in schema_versions(backend), f"{fixture.name}: no such schema version"
 
 
 def _migration_files() -> dict[str, str]:
