@@ -32,6 +32,7 @@ import argparse
 import gzip
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -401,11 +402,11 @@ def pg_dump(url: str, target: Path) -> None:
         capture_output=True,
         text=True,
     ).stdout
-    lines = [line for line in raw.splitlines() if not line.startswith("\\") and not line.startswith("--")]
-    text = "\n".join(line for line in lines)
-    while "\n\n\n" in text:
-        text = text.replace("\n\n\n", "\n\n")
-    target.write_text(text.strip() + "\n")
+    # only the psql meta-commands go (`\restrict KEY`, `\unrestrict KEY`: pg_dump 15.14+): lines that
+    # are exactly one; the rest is left byte for byte (a row's text may span lines)
+    meta = re.compile(r"\\(un)?restrict [A-Za-z0-9]+\n?")
+    text = "".join(line for line in raw.splitlines(keepends=True) if not meta.fullmatch(line))
+    target.write_text(text)
 
 
 def make(backend: str, version: int, commit: str, out: Path, newest: bool) -> None:
