@@ -4,11 +4,13 @@ code opens a copy, migrates it forward, and answers the recorded `read`/`search`
 old code did, with every node revision and edge revision of the old code's archive present. Each
 archive also imports into a new vault on both backends. A committed migration is never edited.
 
-What an upgrade may change in an answer (decisions 15.U1-15.U3): fields the newer code added (a
-recorded answer is compared on the keys it has), the order of search hits (ranking is not stored),
-search hits the newer code adds as successors of a superseded match (flagged by an issue), and,
-before initiative histories (SQLite 009, PostgreSQL 004), the initiative names in `trail` history,
-which the old code gave as they are now and the new code gives as they were then.
+What an upgrade may change in an answer (decision 15.U2): fields the newer code added (a recorded
+answer is compared on the keys it has), the order of search hits (ranking is not stored), search
+hits the newer code adds as successors of a superseded match (flagged by an issue), and, before
+initiative histories (SQLite 009, PostgreSQL 004), the initiative names in `trail` history, which
+the old code gave as they are now and the new code gives as they were then. After importing a
+version-1 archive, a revision in an ended initiative it names only `#<n>` may say its names are not
+exact (decision 15.U3).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ def schema_versions(backend: str) -> list[int]:
 
 def fixtures(backend: str) -> list[Path]:
     """`<backend>-v<NNN>` per version, and `<backend>-v<NNN>-<commit>` for an earlier text of a
-    migration that was edited before the never-edit rule (decision 15.U4)."""
+    migration that was edited before the never-edit rule (decision 15.U5)."""
     return sorted(DATA.glob(f"{backend}-v[0-9][0-9][0-9]*"))
 
 
