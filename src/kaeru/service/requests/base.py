@@ -13,11 +13,11 @@ was sent as: `Ref` is a string or an object, `Json` an object the use case parse
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Any, ClassVar, Self
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
@@ -68,14 +68,51 @@ class Request(BaseModel):
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
 
+    #: Per model, set once when the class is built: wire name → field name, and the defaults.
+    _names: ClassVar[dict[str, str]] = {}
+    _defaults: ClassVar[dict[str, Any]] = {}
+    _renamed: ClassVar[bool] = False
+    #: The arguments as sent, kept by `trusted` (None for a model built by pydantic validation).
+    _wire: dict[str, Any] | None = PrivateAttr(None)
+
     @classmethod
-    def trusted(cls, args: Mapping[str, Any]) -> Self:
-        """The model of arguments the tool's input schema has accepted: built, not validated again."""
-        return cls.model_construct(**args)
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        cls._names = {(info.alias or name): name for name, info in cls.model_fields.items()}
+        cls._renamed = any(wire != name for wire, name in cls._names.items())
+        cls._defaults = {name: info.default for name, info in cls.model_fields.items() if not info.is_required()}
+        # `trusted` shares the defaults between instances: only immutable ones (no factories).
+        assert all(isinstance(v, str | int | float | bool | None) for v in cls._defaults.values()), cls.__name__
+
+    @classmethod
+    def trusted(cls, args: dict[str, Any]) -> Self:
+        """The model of arguments the tool's input schema has accepted: built, not validated again.
+
+        What `model_construct` does, without its per-field work (it cost more than validating;
+        bench/validation.py, decision 14.T2): the schema has already checked every value."""
+        if cls._renamed:  # a wire name that is not the field's (link's `from`)
+            names = cls._names
+            values = {**cls._defaults, **{names[key]: value for key, value in args.items()}}
+            given = {names[key] for key in args}
+        else:
+            values = {**cls._defaults, **args}
+            given = set(args)
+        request = cls.__new__(cls)
+        put = object.__setattr__
+        put(request, "__dict__", values)
+        put(request, "__pydantic_fields_set__", given)
+        put(request, "__pydantic_extra__", None)
+        put(request, "__pydantic_private__", {"_wire": args})
+        return request
 
     def wire(self) -> dict[str, Any]:
         """The arguments as sent (the fields that were given, by their wire names): what replay
         keys, cursors and continuations are computed from."""
+        # Read straight from pydantic's private store: `self._wire` goes through `__getattr__`, slow.
+        private = self.__pydantic_private__
+        sent = private.get("_wire") if private else None
+        if sent is not None:
+            return sent  # type: ignore[no-any-return]
         return self.model_dump(by_alias=True, exclude_unset=True, warnings=False)
 
     def given(self, name: str) -> bool:
