@@ -1,0 +1,241 @@
+"""Recall's channels: each finds candidates its own way (words, stems, meaning, dates, names, time and
+graph neighbours, rules, slots, tasks) and adds them to the fusion."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from itertools import pairwise
+from typing import Any
+
+from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.domain.plans import Plan
+from kaeru.domain.text import STOP_WORDS, content_tokens, stem, tokens
+from kaeru.service import tasks
+from kaeru.service.embedding import Embedder
+from kaeru.service.recall.bm25 import bm25f
+from kaeru.service.recall.fusion import Fusion, share
+from kaeru.storage.base import SearchQuery, Session
+
+SEEDS = 12
+#: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
+TEMPORAL_SEEDS = 8
+RERANK = 60
+TEMPORAL_BEFORE = 2
+TEMPORAL_AFTER = 3
+TEMPORAL_DECAY = 1.0
+CANDIDATES = 100
+#: A date window holding at most this many memories has all of them scored (`date`); a larger one
+#: only lifts the text candidates that fall inside it.
+DATE_CANDIDATES = 200
+
+
+def _lexical(
+    session: Session, scope_ids: list[int], words: list[str], stemmed: bool, window: int
+) -> list[tuple[str, float]]:
+    if not words:
+        return []
+    rows, _, _ = session.search(
+        SearchQuery(
+            initiative_ids=scope_ids,
+            tokens=words,
+            stemmed=stemmed,
+            omit_superseded=False,
+            window=window,
+            count_total=False,
+        )
+    )
+    return [(r.id, r.score) for r in rows]
+
+
+def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) -> list[str]:
+    """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
+    counts: Counter[str] = Counter()
+    for node in nodes:
+        seen = {stem(t) for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2}
+        counts.update(s for s in seen if s not in query_stems and not s.isdigit())
+    return [term for term, n in counts.most_common(limit) if n >= 2]
+
+
+def _semantic(session: Session, scope_ids: list[int], query: str, fusion: Fusion, embedder: Embedder) -> None:
+    """Cosine similarity between the query and every stored vector in scope (brute force: vaults are small)."""
+    import numpy as np
+
+    stored = session.vectors(scope_ids, embedder.model_id)
+    if not stored:
+        return
+    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4").reshape(len(stored), -1)
+    query_vector = np.asarray(embedder.embed([query])[0], dtype="<f4")
+    sims = matrix @ query_vector
+    top = np.argsort(-sims, kind="stable")[:CANDIDATES]
+    rows = [(stored[i][0], float(sims[i])) for i in top if sims[i] > 0]
+    if not rows:
+        return
+    # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
+    # crowd into a narrow band (the 100th match is often 0.6× the best), so dividing by the best
+    # alone gave a hundred loosely related memories most of the channel's weight.
+    best, floor = rows[0][1], rows[-1][1]
+    for node_id, sim in rows:
+        fusion.put("semantic", node_id, (sim - floor) / (best - floor) if best > floor else 1.0)
+
+
+class _Nodes:
+    """The nodes one recall has loaded, so each is read (and decoded) once."""
+
+    def __init__(self, session: Session):
+        self.session = session
+        self.known: dict[str, Node] = {}
+
+    def get(self, ids: list[str]) -> dict[str, Node]:
+        missing = [i for i in ids if i not in self.known]
+        if missing:
+            self.known.update(self.session.nodes_by_ids(missing))
+        return {i: self.known[i] for i in ids if i in self.known}
+
+
+def run_channels(
+    session: Session,
+    scope_ids: list[int],
+    first_scope: Any,
+    query: str,
+    plan: Plan,
+    fusion: Fusion,
+    embedder: Embedder | None = None,
+) -> dict[str, Node]:
+    words = content_tokens(query)[:64] if query else []
+    stems = list(dict.fromkeys(stem(w) for w in words))
+    loaded = _Nodes(session)
+    dated: list[str] = []
+    idf: dict[str, float] = {}
+    if plan.weight("date"):
+        for since, until in plan.time_windows:
+            ids = session.timeline(scope_ids, since=since, until=until, pivot=None, before=0, after=DATE_CANDIDATES + 1)
+            if len(ids) <= DATE_CANDIDATES:
+                dated.extend(ids)
+    if plan.weight("lexical"):
+        hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
+        if plan.weight("scope_idf") and stems:
+            known = {i for i, _ in hits}
+            extra = [i for i in dict.fromkeys(dated) if i not in known]
+            idf = _scope_idf(session, scope_ids, stems)
+            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra))
+        fusion.add_scored("lexical", hits)
+    if plan.weight("date"):
+        _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
+    if plan.weight("semantic") and embedder is not None and query:
+        _semantic(session, scope_ids, query, fusion, embedder)
+    if plan.weight("literal"):
+        fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
+    if plan.weight("name") and query:
+        for node in session.live_nodes_named(query, scope_ids):
+            fusion.put("name", node.id, 1.0)
+    if plan.weight("proximity") and len(stems) > 1:
+        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf)
+    seeds = fusion.ranked()[:SEEDS]
+    seed_nodes = loaded.get(seeds)
+    seed_score = {i: fusion.total(i) for i in seeds}
+    top = max(seed_score.values(), default=1.0) or 1.0
+    if plan.weight("feedback") and seeds:
+        extra = _feedback_terms([seed_nodes[i] for i in seeds[:6] if i in seed_nodes], set(stems))
+        if extra:
+            fusion.add_scored(
+                "feedback", _lexical(session, scope_ids, list(dict.fromkeys(stems + extra)), True, CANDIDATES // 2)
+            )
+    if plan.weight("temporal") and seeds:
+        for seed in seeds[:TEMPORAL_SEEDS]:
+            found = seed_nodes.get(seed)
+            if found is None:
+                continue
+            node = found
+            around = session.timeline(
+                scope_ids,
+                since=None,
+                until=None,
+                pivot=(node.created_at, node.seq),
+                before=TEMPORAL_BEFORE,
+                after=TEMPORAL_AFTER,
+            )
+            if seed not in around:
+                continue
+            pos = around.index(seed)
+            for j, other in enumerate(around):
+                if other != seed:
+                    fusion.put("temporal", other, share(seed_score[seed], top) / (1 + abs(j - pos)) ** TEMPORAL_DECAY)
+    if plan.weight("graph") and seeds:
+        for edge in session.live_edges(seeds[:8]):
+            origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
+            if other not in seed_score:
+                fusion.put("graph", other, share(seed_score[origin], top) * edge.weight)
+    if plan.weight("rules"):
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50)
+        )
+        rules = session.nodes_by_ids([r.id for r in rows])
+        active = [
+            r.id for r in rows if r.id in rules and rules[r.id].properties.get("constraint_state", "active") == "active"
+        ]
+        fusion.add_ranked("rules", active)
+    if plan.weight("slots"):
+        fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
+    if plan.weight("tasks"):
+        cols = tasks.columns(session, first_scope)
+        open_keys = [c["key"] for c in cols if c["key"] != tasks.terminal_key(cols)]
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50)
+        )
+        fusion.add_ranked("tasks", [r.id for r in rows])
+    if not query:
+        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, layers=["core", "hot"], window=50))
+        fusion.add_ranked("layer", [r.id for r in rows])
+        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30))
+        fusion.add_ranked("recency", [r.id for r in rows])
+    return loaded.get(list(fusion.scores))
+
+
+def narrow(session: Session, scope_ids: list[int]) -> bool:
+    """Whether the scope is at most half of the vault's initiatives (then `scope_idf` is planned). A
+    wider scope's word statistics are close to the vault's, which the full-text index already ranks
+    with, and counting them would cost time in proportion to the scope (~20 ms at 12k nodes), so its
+    text candidates keep the index's scores."""
+    return len(scope_ids) * 2 <= len(session.all_initiatives())
+
+
+def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
+    """Each query word's inverse document frequency in the searched scope (`scope_idf`).
+
+    The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
+    that is everywhere there (the project's own name, a speaker, a module every note touches) says
+    little, while a word rare there but common elsewhere says much. One `count_matches` per query
+    word (so it works on every backend); the text candidates are then rescored by BM25F over their
+    own (memoised) stems, and the proximity channel weighs query-word coverage by the same numbers.
+    """
+    size = sum(sum(tiers.values()) for tiers in session.tier_counts(scope_ids).values())
+    idf: dict[str, float] = {}
+    for word in stems:
+        df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
+        idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
+    return idf
+
+
+def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str], ...]) -> None:
+    """Lift candidates recorded inside a window the query names ("on 2024-03-05", "in March 2024")."""
+    for node_id, node in pool.items():
+        if any(since <= node.created_at <= until for since, until in windows):
+            fusion.put("date", node_id, 1.0)
+
+
+def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float]) -> None:
+    """Reward candidates that contain several query words (their share of the query's `idf` weight
+    when it is known, else of its words), and query words next to each other."""
+    wanted = set(stems)
+    total = sum(idf.get(w, 0.0) for w in wanted)
+    pairs = {(a, b) for a, b in pairwise(stems)}
+    for node_id in fusion.ranked()[:RERANK]:
+        node = pool.get(node_id)
+        if node is None:
+            continue
+        doc = [stem(t) for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS]
+        present = wanted & set(doc)
+        coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
+        adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
+        fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)

@@ -1,0 +1,165 @@
+"""`recall`: task-aware retrieval. Compile a plan, run its channels, fuse them (weighted reciprocal
+rank fusion), apply priors and currentness, cut to the token budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
+from kaeru.domain.timefmt import date_windows
+from kaeru.errors import InvalidArgument
+from kaeru.service import cursors
+from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
+from kaeru.service.recall.channels import narrow, run_channels
+from kaeru.service.recall.fusion import Fusion, rank
+from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
+from kaeru.service.requests import RecallRequest
+from kaeru.service.runtime import Runtime
+from kaeru.service.search import resolve_scopes
+from kaeru.service.views import budgeted_views
+
+CHARS_PER_TOKEN = 4
+
+
+@dataclass
+class RecallOutcome:
+    hits: list[NodeView]
+    total: int
+    coverage: Coverage
+    plan: Plan
+    explain: dict[str, dict[str, float]] | None = None
+    continuation: Continuation | None = None
+    issues: list[Issue] = field(default_factory=list)
+    next_step: dict[str, Any] | None = None
+
+
+def channel_names() -> tuple[str, ...]:
+    return CHANNELS
+
+
+def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
+    """Run one recall; see the `recall` tool description."""
+    query = (request.query or "").strip()
+    limit = request.limit
+    try:
+        intent = normalise_intent(request.task_intent)
+    except ValueError as exc:
+        raise InvalidArgument(f"unknown task_intent {request.task_intent!r}", field="task_intent") from exc
+    role, risk = Role(request.role), Risk(request.risk)
+    token_budget = request.token_budget
+    if (request.explain or request.multi_hop) and not query:
+        # The schema wants a non-blank query (`\S`); str.strip() also drops the separators \x1c-\x1f.
+        raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
+    args = request.wire()
+    key = cursors.args_key(args)
+    history = intent == Intent.EXPLORE_HISTORY
+    with rt.store.read() as session:
+        scopes, issues = resolve_scopes(session, request.initiatives)
+        scope_ids = [s.id for s in scopes]
+        plan = compile_plan(
+            semantic_available=rt.embedder is not None,
+            intent=intent,
+            role=role,
+            risk=risk,
+            has_query=bool(query),
+            include_superseded=request.include_superseded,
+            multi_hop=request.multi_hop,
+            token_budget=token_budget,
+            time_windows=tuple(date_windows(query)) if query else (),
+            narrow_scope=bool(scopes) and narrow(session, scope_ids),
+            disabled=disabled,
+        )
+        coverage = Coverage(initiatives=[s.name for s in scopes])
+        if not scopes:
+            return RecallOutcome([], 0, coverage, plan, issues=issues)
+        secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
+        explain: dict[str, dict[str, float]] | None = None
+        offset = 0
+        list_id: str | None = None
+        if request.cursor:
+            secret = session.vault_secret()
+            offset, list_id, ordered = cursors.resume(session, secret, request.cursor, "recall", key)
+        else:
+            fusion = Fusion(plan)
+            pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
+            ordered, beyond_window = rank(session, fusion, pool, plan)
+            if beyond_window:
+                coverage.omitted.append(Omission("hits", beyond_window, "window"))
+                coverage.complete = False
+            if history:
+                ordered, beyond_history = history_keys(session, fusion, ordered, scope_ids, bool(query))
+                if beyond_history:
+                    coverage.omitted.append(Omission("hits", beyond_history, "window"))
+                    coverage.complete = False
+            if request.explain:
+                explain = {
+                    i: {k: round(v, 6) for k, v in fusion.scores.get(i, {}).items()}
+                    for i in (key_id(k) for k in ordered[: offset + limit])
+                }
+        page_ids = ordered[offset : offset + limit]
+        chars = max(512, token_budget * CHARS_PER_TOKEN)
+        live: list[Node]
+        if history:
+            live = history_revisions(session, page_ids)
+            views, truncated = revision_views(session, live, chars, [s.id for s in scopes])
+        else:
+            nodes = session.nodes_by_ids(page_ids)
+            live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
+            views, truncated = budgeted_views(session, live, chars, {s.id: s.name for s in scopes})
+        vanished = len(page_ids) - len(live)
+        if vanished:
+            # Forgotten since the first page was ranked.
+            coverage.omitted.append(Omission("hits", vanished, "retracted"))
+        if len(views) < len(live):
+            coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
+            coverage.complete = False
+        if truncated:
+            issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
+        beyond = len(ordered) - (offset + len(page_ids))
+        if beyond > 0:
+            # Past this page's `limit`: the continuation's next pages hold them.
+            coverage.omitted.append(Omission("hits", beyond, "limit"))
+        next_offset = offset + len(page_ids) - (len(live) - len(views))
+        if next_offset < len(ordered) and not secret:
+            secret = session.vault_secret()
+    # After the snapshot closes: storing a long list is a write (see search).
+    continuation = None
+    if next_offset < len(ordered):
+        coverage.complete = False
+        continuation = cursors.continuation(rt, secret, "recall", key, ordered, next_offset, list_id, args)
+    coverage.rules_complete = coverage.complete
+    if explain is not None:
+        explain = {v.node.id: explain.get(v.node.id, {}) for v in views}
+    next_step = None
+    if history:
+        # The revision as it was recorded, read through a searched initiative by its name today (the
+        # view names it as it was then). A revision that records a forget has no call: a read as of
+        # it finds nothing (`trail kind=history` on its node lists it).
+        today = {s.id: s.name for s in scopes}
+        calls = [
+            {
+                "initiative": next((today[i] for i in v.node.initiatives if i in today), scopes[0].name),
+                "node": {"id": v.node.id},
+                "at": v.node.recorded_at,
+            }
+            for v in views
+            if not v.node.retracted
+        ]
+        if calls:
+            next_step = {
+                "tool": "read",
+                "why": "recall shows excerpts; read at a revision's recorded_at returns it in full",
+                "calls": calls,
+            }
+    elif views:
+        next_step = {
+            "tool": "read",
+            "why": "recall shows excerpts; read returns a node in full",
+            "calls": [
+                {"initiative": v.initiatives[0] if v.initiatives else scopes[0].name, "node": {"id": v.node.id}}
+                for v in views
+            ],
+        }
+    return RecallOutcome(views, len(ordered), coverage, plan, explain, continuation, issues, next_step)
