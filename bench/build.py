@@ -16,8 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.corpus import CorpusBuilder, NoteSpec
+from kaeru.api.requests import parse
 from kaeru.service import Service, capture
 from kaeru.service.mutation import WriteContext, run_mutation
+from kaeru.service.requests import NoteRequest
 
 BULK_BATCH = 2_000
 
@@ -49,7 +51,7 @@ def build(service: Service, builder: CorpusBuilder, mode: str, *, quiet: bool = 
     ids: list[str] = []
     if mode == "service":
         for spec in builder.notes():
-            outcome, _ = service.note(_args(spec, ids))
+            outcome, _ = service.note(parse("note", _args(spec, ids)))
             assert outcome.primary is not None, outcome.issues
             ids.append(outcome.primary.id)
             progress.update(len(ids))
@@ -81,7 +83,7 @@ def build(service: Service, builder: CorpusBuilder, mode: str, *, quiet: bool = 
 def _bulk_body(group: list[tuple[int, NoteSpec]], ids: list[str]) -> Callable[[WriteContext], None]:
     def body(ctx: WriteContext) -> None:
         for position, spec in group:
-            capture.note(ctx, _args(spec, ids))
+            capture.note(ctx, NoteRequest.trusted(_args(spec, ids)))
             ids[position] = ctx.outcome.created[-1].id
 
     return body

@@ -200,7 +200,10 @@ class InProcess:
             _check_envelope(op, layer, envelope)
             return elapsed, cpu, envelope
         if layer == "service":
-            return _timed(getattr(self.service, TOOL[op]), args)
+            from kaeru.api.requests import parse
+
+            # The request is validated and built outside the timing: this layer is the service's own cost.
+            return _timed(getattr(self.service, TOOL[op]), parse(TOOL[op], args))
         if layer == "raw_fts_page":
             from kaeru.domain.text import query_tokens
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.locomo.data import Conversation
+from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.errors import KaeruError
 from kaeru.service import Service
@@ -101,12 +102,15 @@ def ingest(vault: Vault, conv: Conversation, result: IngestResult) -> None:
     for turn in conv.turns:
         try:
             outcome, _ = vault.service.note(
-                {
-                    "initiative": conv.initiative,
-                    "kind": "observation",
-                    "text": turn.text,
-                    "occurred_at": turn.occurred_at,
-                }
+                parse(
+                    "note",
+                    {
+                        "initiative": conv.initiative,
+                        "kind": "observation",
+                        "text": turn.text,
+                        "occurred_at": turn.occurred_at,
+                    },
+                )
             )
         except KaeruError as exc:
             result.failed.append({"turn": f"{conv.sample_id}/{turn.dia_id}", "error": type(exc).__name__})
@@ -132,14 +136,16 @@ def recall_channels(service: Service) -> list[str]:
 def recall_call(disabled: frozenset[str]) -> Callable[[Service, Conversation, str], Any]:
     def call(service: Service, conv: Conversation, question: str) -> Any:
         return service.recall(  # type: ignore[attr-defined]
-            {"query": question, "initiatives": [conv.initiative], "limit": LIMIT}, disabled=disabled
+            parse("recall", {"query": question, "initiatives": [conv.initiative], "limit": LIMIT}), disabled=disabled
         )
 
     return call
 
 
 def search_call(service: Service, conv: Conversation, question: str) -> Any:
-    return service.search({"initiatives": [conv.initiative], "text": question, "limit": LIMIT, "match": "any"})
+    return service.search(
+        parse("search", {"initiatives": [conv.initiative], "text": question, "limit": LIMIT, "match": "any"})
+    )
 
 
 @dataclass

@@ -89,6 +89,17 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]
 
 
+def test_a_refusal_is_the_one_a_tool_call_gets(vault: VaultSpec) -> None:
+    """The CLI validates through the tools' own path (decision 14.T2): same field, same message."""
+    from kaeru.api.requests import parser_for
+
+    refused = kaeru(vault, "context", "-i", "cli", "--budget", "100", as_json=True)
+    issue = valid_envelope(refused, "context", "read", "rejected")["issues"][0]
+    expected = parser_for("context").problem({"initiative": "cli", "budget_chars": 100})
+    assert expected is not None
+    assert (issue["code"], issue["field"], issue["message"]) == (expected.code, "budget_chars", expected.message)
+
+
 def test_bad_usage_is_a_message_and_exit_2(tmp_path: Path) -> None:
     vault = {"KAERU_VAULT": str(tmp_path / "v")}
     no_initiative = kaeru(vault, "search", "x")

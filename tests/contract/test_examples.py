@@ -129,4 +129,4 @@ def test_fast_validator_accepts_exactly_what_jsonschema_accepts(tool: str) -> No
     candidates = [json.loads(p.read_text()) for p in EXAMPLES if p.name.split(".")[1] == "input"] + PROBES
     for args in candidates:
         slow = Draft202012Validator(spec.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-        assert (spec.schema_error(args) is None) == slow.is_valid(args), (tool, args)
+        assert (spec.parser.problem(args) is None) == slow.is_valid(args), (tool, args)

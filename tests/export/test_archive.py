@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.export import archive
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -54,15 +55,23 @@ def _settings(vault: VaultSpec, root: Path) -> Any:
 def test_amg_round_trip_is_byte_identical(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
     _populate(service)
     root = tmp_path / "exports"
-    first = archive.export(service.store, _settings(vault, root), {"path": "one.amg"})
+    first = archive.export(
+        service.store, _settings(vault, root), parse("archive", {"action": "export", "path": "one.amg"})
+    )
     other = new_vault(vault.backend, tmp_path)
     store = open_store(other.settings())
     try:
-        imported = archive.import_(store, _settings(other, root), {"path": "one.amg"})
+        imported = archive.import_(
+            store, _settings(other, root), parse("archive", {"action": "import", "path": "one.amg"})
+        )
         assert imported.state == "applied"
-        again = archive.import_(store, _settings(other, root), {"path": "one.amg"})
+        again = archive.import_(
+            store, _settings(other, root), parse("archive", {"action": "import", "path": "one.amg"})
+        )
         assert again.state == "unchanged", "importing the same archive twice changes nothing"
-        second = archive.export(store, _settings(other, root), {"path": "two.amg"})
+        second = archive.export(
+            store, _settings(other, root), parse("archive", {"action": "export", "path": "two.amg"})
+        )
     finally:
         store.close()
         drop_vault(other)
@@ -74,17 +83,19 @@ def test_amg_round_trip_is_byte_identical(service: Service, vault: VaultSpec, tm
 def test_an_imported_vault_answers_like_the_original(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
     _populate(service)
     root = tmp_path / "exports"
-    archive.export(service.store, _settings(vault, root), {"path": "v.amg.gz"})
+    archive.export(service.store, _settings(vault, root), parse("archive", {"action": "export", "path": "v.amg.gz"}))
     other = new_vault(vault.backend, tmp_path)
     store = open_store(other.settings())
     try:
-        archive.import_(store, _settings(other, root), {"path": "v.amg.gz"})
+        archive.import_(store, _settings(other, root), parse("archive", {"action": "import", "path": "v.amg.gz"}))
         copy = Service(store, other.settings())
         for args in (
             {"initiatives": ["alpha"], "text": "vault WAL"},
             {"initiatives": ["alpha", "beta"], "text": "note"},
         ):
-            assert [h.node.id for h in copy.search(args).hits] == [h.node.id for h in service.search(args).hits]
+            assert [h.node.id for h in copy.search(parse("search", args)).hits] == [
+                h.node.id for h in service.search(parse("search", args)).hits
+            ]
         state = build_server(copy).registry.run("current_state", {"initiative": "alpha", "slot": "handoff"})
         assert state["data"]["status"] == "current"
     finally:
@@ -95,8 +106,16 @@ def test_an_imported_vault_answers_like_the_original(service: Service, vault: Va
 def test_markdown_export_is_deterministic_and_keeps_weights(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
     _populate(service)
     root = tmp_path / "exports"
-    archive.export(service.store, _settings(vault, root), {"path": "md1", "format": "markdown"})
-    archive.export(service.store, _settings(vault, root), {"path": "md2", "format": "markdown"})
+    archive.export(
+        service.store,
+        _settings(vault, root),
+        parse("archive", {"action": "export", "path": "md1", "format": "markdown"}),
+    )
+    archive.export(
+        service.store,
+        _settings(vault, root),
+        parse("archive", {"action": "export", "path": "md2", "format": "markdown"}),
+    )
     files1 = {p.relative_to(root / "md1"): p.read_bytes() for p in (root / "md1").rglob("*.md")}
     files2 = {p.relative_to(root / "md2"): p.read_bytes() for p in (root / "md2").rglob("*.md")}
     assert files1 == files2
@@ -111,7 +130,11 @@ def test_export_paths_stay_inside_the_root(service: Service, vault: VaultSpec, t
 
     for path in ("../escape.amg", "/etc/kaeru.amg", "a/../../b.amg"):
         with pytest.raises(PathNotAllowed):
-            archive.export(service.store, _settings(vault, tmp_path / "exports"), {"path": path})
+            archive.export(
+                service.store,
+                _settings(vault, tmp_path / "exports"),
+                parse("archive", {"action": "export", "path": path}),
+            )
 
 
 def test_copy_to_the_other_backend_and_back(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
@@ -141,7 +164,7 @@ def test_an_archive_holding_a_lone_surrogate_is_refused_whole(
     import is refused as `invalid_argument` naming the line and the field, and writes nothing."""
     _populate(service)
     root = tmp_path / "exports"
-    archive.export(service.store, _settings(vault, root), {"path": "good.amg"})
+    archive.export(service.store, _settings(vault, root), parse("archive", {"action": "export", "path": "good.amg"}))
     lines = (root / "good.amg").read_text().splitlines()
     at = next(i for i, line in enumerate(lines) if '"kind": "node"' in line or '"kind":"node"' in line)
     lines[at] = lines[at].replace("the vault uses WAL", "the vault uses \\ud800", 1)
@@ -151,7 +174,7 @@ def test_an_archive_holding_a_lone_surrogate_is_refused_whole(
     store = open_store(other.settings())
     try:
         with pytest.raises(Exception) as refused:
-            archive.import_(store, _settings(other, root), {"path": "bad.amg"})
+            archive.import_(store, _settings(other, root), parse("archive", {"action": "import", "path": "bad.amg"}))
         assert getattr(refused.value, "code", None) == "invalid_argument"
         assert f"line {at + 1}" in str(refused.value) and "U+D800" in str(refused.value)
         with store.read() as session:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.export import archive
 from kaeru.mcp.server import build_server
@@ -58,7 +59,7 @@ def foreign(backend: str, tmp_path: Path, root: Path) -> list[str]:
         assert run("note", {"initiative": "pond", "text": "the heron waits by the pond"})["state"] == "applied"
         leaked = run("note", {"initiative": "pond", "text": f"deploy token {SECRET} for the pond pump"})
         assert leaked["state"] == "applied"
-        assert archive.export(store, settings, {"path": "foreign.amg"}).artifacts
+        assert archive.export(store, settings, parse("archive", {"action": "export", "path": "foreign.amg"})).artifacts
     finally:
         store.close()
         drop_vault(spec)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kaeru.api.requests import parse
 from kaeru.domain.timefmt import fmt
 from kaeru.export import archive
 from kaeru.mcp.server import build_server
@@ -130,15 +131,15 @@ def _answers(run: Run, w: World) -> dict[str, Any]:
 def assert_round_trip(w: World, spec: VaultSpec, service: Service, tmp_path: Path) -> None:
     root = tmp_path / "exports"
     first_settings = replace(spec.settings(), export_root=root)
-    archive.export(service.store, first_settings, {"path": "one.amg"})
+    archive.export(service.store, first_settings, parse("archive", {"action": "export", "path": "one.amg"}))
     other = new_vault(spec.backend, tmp_path)
     store = open_store(other.settings())
     try:
         other_settings = replace(other.settings(), export_root=root)
-        archive.import_(store, other_settings, {"path": "one.amg"})
-        again = archive.import_(store, other_settings, {"path": "one.amg"})
+        archive.import_(store, other_settings, parse("archive", {"action": "import", "path": "one.amg"}))
+        again = archive.import_(store, other_settings, parse("archive", {"action": "import", "path": "one.amg"}))
         assert again.state == "unchanged", "importing the same archive twice changes nothing"
-        archive.export(store, other_settings, {"path": "two.amg"})
+        archive.export(store, other_settings, parse("archive", {"action": "export", "path": "two.amg"}))
         copy = Service(store, other.settings(), clock=w.clock)
         assert json.dumps(_answers(build_server(copy).registry.run, w), sort_keys=True) == json.dumps(
             _answers(w.run, w), sort_keys=True
@@ -171,7 +172,11 @@ def test_round_trip_after_merge_has_no_phantom(backend: str, tmp_path: Path) -> 
         w.merge("alpha", "beta")
         assert_round_trip(w, spec, service, tmp_path)
         root = tmp_path / "exports"
-        archive.export(service.store, replace(spec.settings(), export_root=root), {"path": "m", "format": "markdown"})
+        archive.export(
+            service.store,
+            replace(spec.settings(), export_root=root),
+            parse("archive", {"action": "export", "path": "m", "format": "markdown"}),
+        )
         readme = (root / "m" / "README.md").read_text()
         assert "alpha" not in readme and "#" + "1" not in readme.replace("# ", "")
         trail = w.run("trail", {"initiative": "beta", "node": first, "kind": "history"})
@@ -340,12 +345,18 @@ def test_an_export_of_the_merge_target_alone_brings_no_phantom(backend: str, tmp
         w.merge("alpha", "beta")
         root = tmp_path / "exports"
         archive.export(
-            service.store, replace(spec.settings(), export_root=root), {"path": "b.amg", "initiatives": ["beta"]}
+            service.store,
+            replace(spec.settings(), export_root=root),
+            parse("archive", {"action": "export", "path": "b.amg", "initiatives": ["beta"]}),
         )
         other = new_vault(backend, tmp_path)
         store = open_store(other.settings())
         try:
-            archive.import_(store, replace(other.settings(), export_root=root), {"path": "b.amg"})
+            archive.import_(
+                store,
+                replace(other.settings(), export_root=root),
+                parse("archive", {"action": "import", "path": "b.amg"}),
+            )
             run = build_server(Service(store, other.settings(), clock=w.clock)).registry.run
             assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == ["beta"]
             then = run("read", {"initiative": "beta", "node": moved, "at": w.moments[0]})["data"]["hits"][0]
@@ -386,14 +397,24 @@ def test_an_initiative_named_only_by_slot_revisions_ends_in_the_migration(
         else:
             assert len(ended) == 1 and ended[0][0].startswith("#") and ended[0][1] == w.moments[2]
         root = tmp_path / "exports"
-        archive.export(store, replace(spec.settings(), export_root=root), {"path": "s.amg"})
+        archive.export(
+            store, replace(spec.settings(), export_root=root), parse("archive", {"action": "export", "path": "s.amg"})
+        )
         slots = [json.loads(line) for line in (root / "s.amg").read_text().splitlines() if '"kind":"slot"' in line]
         assert len(slots) == 2 and all(r["initiative_ended_at"] == ended[0][1] for r in slots)
         other = new_vault(backend, tmp_path)
         other_store = open_store(other.settings())
         try:
-            archive.import_(other_store, replace(other.settings(), export_root=root), {"path": "s.amg"})
-            archive.export(other_store, replace(other.settings(), export_root=root), {"path": "t.amg"})
+            archive.import_(
+                other_store,
+                replace(other.settings(), export_root=root),
+                parse("archive", {"action": "import", "path": "s.amg"}),
+            )
+            archive.export(
+                other_store,
+                replace(other.settings(), export_root=root),
+                parse("archive", {"action": "export", "path": "t.amg"}),
+            )
         finally:
             other_store.close()
             drop_vault(other)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.domain.model import Edge
 from kaeru.service import Service
 from kaeru.storage.base import Session, Store
@@ -47,8 +48,10 @@ class FaultAfterFirstEdge:
 
 
 def _snapshot(service: Service, node_id: str) -> dict[str, Any]:
-    read = service.read({"initiative": "proj", "node": node_id, "neighbours": True})
-    hits = service.search({"initiatives": ["proj"], "filters": {"current": "all", "types": ["idea", "draft"]}})
+    read = service.read(parse("read", {"initiative": "proj", "node": node_id, "neighbours": True}))
+    hits = service.search(
+        parse("search", {"initiatives": ["proj"], "filters": {"current": "all", "types": ["idea", "draft"]}})
+    )
     view = read.hits[0]
     return {
         "revision": view.node.revision,
@@ -62,13 +65,18 @@ def _snapshot(service: Service, node_id: str) -> dict[str, Any]:
 def test_a_crash_mid_evolve_changes_nothing(store: Store, service: Service, mode: str) -> None:
     faulty = FaultAfterFirstEdge(store)
     svc = Service(faulty, service.rt.settings)  # type: ignore[arg-type]
-    source, _ = svc.note({"initiative": "proj", "text": "draft: cache tokens per field", "kind": "draft"})
+    source, _ = svc.note(
+        parse("note", {"initiative": "proj", "text": "draft: cache tokens per field", "kind": "draft"})
+    )
     assert source.primary is not None
     before = _snapshot(svc, source.primary.id)
     faulty.armed = True
     with pytest.raises(RuntimeError, match="injected"):
         svc.evolve(
-            {"initiative": "proj", "mode": mode, "source": source.primary.id, "new_body": "cache tokens per node"}
+            parse(
+                "evolve",
+                {"initiative": "proj", "mode": mode, "source": source.primary.id, "new_body": "cache tokens per node"},
+            )
         )
     faulty.armed = False
     assert _snapshot(svc, source.primary.id) == before

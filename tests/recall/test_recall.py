@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -14,7 +15,7 @@ P = "proj"
 
 
 def note(service: Service, text: str, **extra: Any) -> str:
-    outcome, _ = service.note({"initiative": P, "text": text, **extra})
+    outcome, _ = service.note(parse("note", {"initiative": P, "text": text, **extra}))
     assert outcome.primary is not None
     return outcome.primary.id
 
@@ -27,7 +28,7 @@ def recall(service: Service, query: str | None = None, **extra: Any) -> Any:
     args: dict[str, Any] = {"initiatives": [P], **extra}
     if query is not None:
         args["query"] = query
-    return service.recall(args)
+    return service.recall(parse("recall", args))
 
 
 def test_same_inputs_same_plan_and_same_answer(service: Service) -> None:
@@ -50,7 +51,7 @@ def test_intent_priors_change_the_ranking(service: Service, intent: str, favoure
     """Two equally relevant nodes: without an intent the newer wins; the intent lifts the older one."""
     text = "the cache layer for the billing service"
     if favoured == "refuted":
-        claim, _ = service.claim({"initiative": P, "text": text, "initial_status": "refuted"})
+        claim, _ = service.claim(parse("claim", {"initiative": P, "text": text, "initial_status": "refuted"}))
         assert claim.primary is not None
         older = claim.primary.id
     else:
@@ -66,7 +67,7 @@ def test_intent_priors_change_the_ranking(service: Service, intent: str, favoure
 def test_resume_work_without_a_query_brings_back_work_in_flight(service: Service) -> None:
     for i in range(15):
         note(service, f"background note {i}")
-    task, _ = service.task({"initiative": P, "text": "finish the migration runner"})
+    task, _ = service.task(parse("task", {"initiative": P, "text": "finish the migration runner"}))
     handoff = note(service, "handoff: migration runner half done", options={"slot": "handoff"})
     answer = recall(service, None, task_intent="resume-work")
     top = ids(answer)[:3]
@@ -76,10 +77,13 @@ def test_resume_work_without_a_query_brings_back_work_in_flight(service: Service
 def test_risk_high_returns_only_current_memory(service: Service) -> None:
     old = note(service, "the deploy target is the blue cluster")
     service.evolve(
-        {"initiative": P, "mode": "supersede", "source": old, "new_body": "the deploy target is the green cluster"}
+        parse(
+            "evolve",
+            {"initiative": P, "mode": "supersede", "source": old, "new_body": "the deploy target is the green cluster"},
+        )
     )
     refuted, _ = service.claim(
-        {"initiative": P, "text": "the deploy target cluster is purple", "initial_status": "refuted"}
+        parse("claim", {"initiative": P, "text": "the deploy target cluster is purple", "initial_status": "refuted"})
     )
     lenient = recall(service, "deploy target cluster", include_superseded=True)
     assert old in ids(lenient) and refuted.primary is not None and refuted.primary.id in ids(lenient)
@@ -106,7 +110,9 @@ def test_temporal_neighbours_bring_back_the_reply(service: Service) -> None:
     reply = note(service, "Bob: we booked two weeks in Lisbon", occurred_at="2024-01-02T10:00:05Z")
     with_neighbours = recall(service, "vacation decision")
     assert ids(with_neighbours)[:2] == [asked, reply]
-    without = service.recall({"initiatives": [P], "query": "vacation decision"}, disabled=frozenset({"temporal"}))
+    without = service.recall(
+        parse("recall", {"initiatives": [P], "query": "vacation decision"}), disabled=frozenset({"temporal"})
+    )
     assert reply not in ids(without)
 
 
@@ -131,7 +137,7 @@ def test_pages_never_repeat_a_hit(service: Service) -> None:
     seen: list[str] = []
     args: dict[str, Any] = {"initiatives": [P], "query": "webhook retry policy", "limit": 7}
     for _ in range(10):
-        page = service.recall(args)
+        page = service.recall(parse("recall", args))
         seen.extend(ids(page))
         if page.continuation is None:
             break
@@ -141,7 +147,7 @@ def test_pages_never_repeat_a_hit(service: Service) -> None:
 
 def test_no_hits_leak_from_other_initiatives(service: Service) -> None:
     note(service, "secret project codename bluebird")
-    service.note({"initiative": "other", "text": "codename bluebird lives here too"})
+    service.note(parse("note", {"initiative": "other", "text": "codename bluebird lives here too"}))
     answer = recall(service, "codename bluebird")
     assert all(h.initiatives == [P] for h in answer.hits)
 
@@ -162,7 +168,7 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
     # "gateway" is on every note of this initiative, so it says nothing here, though it is rare in the
     # vault; "eviction" is common elsewhere but names one note here.
     for i in range(30):
-        service.note({"initiative": "elsewhere", "text": f"eviction policy {i} for the image store"})
+        service.note(parse("note", {"initiative": "elsewhere", "text": f"eviction policy {i} for the image store"}))
     for i in range(12):
         note(service, f"gateway log {i}: request routed")
     wanted = note(service, "gateway log: eviction storm")
@@ -172,7 +178,7 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
     assert answer.explain[wanted]["lexical"] > answer.explain[loud]["lexical"]
     assert "scope_idf" in {c.name for c in answer.plan.channels}
     args = {"initiatives": [P], "query": "gateway eviction", "explain": True}
-    without = service.recall(args, disabled=frozenset({"scope_idf"}))
+    without = service.recall(parse("recall", args), disabled=frozenset({"scope_idf"}))
     assert "scope_idf" not in {c.name for c in without.plan.channels} and without.explain is not None
     if type(service.rt.store).__name__ == "SqliteStore":
         # FTS5's bm25 weighs words by their rarity in the whole vault, so without the channel the
@@ -183,9 +189,9 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
 def test_scope_idf_is_planned_only_for_a_narrow_scope(service: Service) -> None:
     """The plan names `scope_idf` exactly when it runs: for at most half of the vault's initiatives."""
     note(service, "gateway eviction storm")
-    service.note({"initiative": "elsewhere", "text": "gateway eviction policy"})
-    narrow = service.recall({"initiatives": [P], "query": "gateway eviction"})
-    wide = service.recall({"initiatives": [P, "elsewhere"], "query": "gateway eviction"})
+    service.note(parse("note", {"initiative": "elsewhere", "text": "gateway eviction policy"}))
+    narrow = service.recall(parse("recall", {"initiatives": [P], "query": "gateway eviction"}))
+    wide = service.recall(parse("recall", {"initiatives": [P, "elsewhere"], "query": "gateway eviction"}))
     assert "scope_idf" in {c.name for c in narrow.plan.channels}
     assert "scope_idf" not in {c.name for c in wide.plan.channels}
 

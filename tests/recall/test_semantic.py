@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.domain.text import tokens
 from kaeru.service import Service
 from kaeru.storage.base import Store
@@ -46,36 +47,38 @@ def semantic(store: Store, vault: VaultSpec) -> Service:
 
 
 def test_recall_finds_meaning_without_shared_words(semantic: Service) -> None:
-    target, _ = semantic.note({"initiative": "s", "text": "we rented an automobile in Porto"})
+    target, _ = semantic.note(parse("note", {"initiative": "s", "text": "we rented an automobile in Porto"}))
     for i in range(10):
-        semantic.note({"initiative": "s", "text": f"database migration step {i}"})
+        semantic.note(parse("note", {"initiative": "s", "text": f"database migration step {i}"}))
     assert target.primary is not None
-    found = semantic.recall({"initiatives": ["s"], "query": "which car did we drive"})
+    found = semantic.recall(parse("recall", {"initiatives": ["s"], "query": "which car did we drive"}))
     assert found.hits and found.hits[0].node.id == target.primary.id
     assert "semantic" in {c.name for c in found.plan.channels}
     lexical = semantic.recall(
-        {"initiatives": ["s"], "query": "which car did we drive"}, disabled=frozenset({"semantic"})
+        parse("recall", {"initiatives": ["s"], "query": "which car did we drive"}), disabled=frozenset({"semantic"})
     )
     assert target.primary.id not in [h.node.id for h in lexical.hits]
 
 
 def test_reindex_fills_missing_and_stale_vectors(store: Store, vault: VaultSpec) -> None:
     plain = Service(store, vault.settings())
-    made, _ = plain.note({"initiative": "s", "text": "a long holiday by the sea"})
+    made, _ = plain.note(parse("note", {"initiative": "s", "text": "a long holiday by the sea"}))
     assert made.primary is not None
     embedder = ConceptEmbedder()
     semantic = Service(store, vault.settings(), embedder=embedder)
     assert semantic.reindex() == 1
     assert semantic.reindex() == 0, "nothing is stale any more"
-    plain.revise({"initiative": "s", "node": made.primary.id, "patch": {"body": "a vacation in the mountains"}})
+    plain.revise(
+        parse("revise", {"initiative": "s", "node": made.primary.id, "patch": {"body": "a vacation in the mountains"}})
+    )
     assert semantic.reindex() == 1, "a changed text makes its vector stale"
-    found = semantic.recall({"initiatives": ["s"], "query": "trip"})
+    found = semantic.recall(parse("recall", {"initiatives": ["s"], "query": "trip"}))
     assert [h.node.id for h in found.hits] == [made.primary.id]
 
 
 def test_without_an_embedder_recall_is_lexical_and_loads_nothing(service: Service) -> None:
-    service.note({"initiative": "s", "text": "the database is PostgreSQL"})
-    answer = service.recall({"initiatives": ["s"], "query": "database"})
+    service.note(parse("note", {"initiative": "s", "text": "the database is PostgreSQL"}))
+    answer = service.recall(parse("recall", {"initiatives": ["s"], "query": "database"}))
     assert "semantic" not in {c.name for c in answer.plan.channels}
     assert answer.hits
 
@@ -87,8 +90,10 @@ def test_the_packaged_model_embeds_offline(store: Store, vault: VaultSpec) -> No
     if not semantic.available():
         pytest.skip("the [semantic] extra is not installed")
     service = Service(store, vault.settings(), embedder=semantic.MiniLMEmbedder())
-    made, _ = service.note({"initiative": "s", "text": "We adopted a puppy from the shelter last spring"})
-    service.note({"initiative": "s", "text": "The build uses ruff and mypy in strict mode"})
+    made, _ = service.note(
+        parse("note", {"initiative": "s", "text": "We adopted a puppy from the shelter last spring"})
+    )
+    service.note(parse("note", {"initiative": "s", "text": "The build uses ruff and mypy in strict mode"}))
     assert made.primary is not None
-    found = service.recall({"initiatives": ["s"], "query": "getting a new dog"})
+    found = service.recall(parse("recall", {"initiatives": ["s"], "query": "getting a new dog"}))
     assert found.hits[0].node.id == made.primary.id

@@ -10,6 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from kaeru.api.requests import parse
 from kaeru.domain.model import NameSpan, name_at
 from kaeru.domain.timefmt import fmt
 from kaeru.export import archive
@@ -184,14 +185,18 @@ def test_an_unknown_past_name_is_said_honestly(vault: VaultSpec, tmp_path: Path)
     store = open_store(vault.settings())
     try:
         service = Service(store, vault.settings(), clock=Clock())
-        archive.import_(store, replace(vault.settings(), export_root=root), {"path": "v1.amg"})
+        archive.import_(
+            store, replace(vault.settings(), export_root=root), parse("archive", {"action": "import", "path": "v1.amg"})
+        )
         run = _run(service)
         assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == ["beta"]
         then = _hit(run("read", {"initiative": "beta", "node": node, "at": "2026-05-01T09:00:05Z"}))
         assert then["initiatives"] == [] and then["metadata_is_current"] is False
         now = _hit(run("read", {"initiative": "beta", "node": node}))
         assert now["initiatives"] == ["beta"] and now["metadata_is_current"] is True
-        archive.export(store, replace(vault.settings(), export_root=root), {"path": "v2.amg"})
+        archive.export(
+            store, replace(vault.settings(), export_root=root), parse("archive", {"action": "export", "path": "v2.amg"})
+        )
         header = json.loads((root / "v2.amg").read_text().splitlines()[0])
         assert header["version"] == 2 and header["initiatives"] == ["beta"]
         assert header["counts"]["ended_initiatives"] == 1
@@ -199,8 +204,16 @@ def test_an_unknown_past_name_is_said_honestly(vault: VaultSpec, tmp_path: Path)
         other = new_vault(vault.backend, tmp_path)
         other_store = open_store(other.settings())
         try:
-            archive.import_(other_store, replace(other.settings(), export_root=root), {"path": "v2.amg"})
-            archive.export(other_store, replace(other.settings(), export_root=root), {"path": "v2b.amg"})
+            archive.import_(
+                other_store,
+                replace(other.settings(), export_root=root),
+                parse("archive", {"action": "import", "path": "v2.amg"}),
+            )
+            archive.export(
+                other_store,
+                replace(other.settings(), export_root=root),
+                parse("archive", {"action": "export", "path": "v2b.amg"}),
+            )
         finally:
             other_store.close()
             drop_vault(other)

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import MutationOutcome, NodeView
@@ -20,21 +21,23 @@ def primary(outcome: MutationOutcome) -> str:
 
 
 def claim(service: Service, **args: Any) -> MutationOutcome:
-    outcome, _ = service.claim({"initiative": P, **args})
+    outcome, _ = service.claim(parse("claim", {"initiative": P, **args}))
     return outcome
 
 
 def read(service: Service, node: Any, **extra: Any) -> NodeView:
-    return service.read({"initiative": P, "node": node, **extra}).hits[0]
+    return service.read(parse("read", {"initiative": P, "node": node, **extra})).hits[0]
 
 
 def edges_of(service: Service, node: str) -> set[tuple[str, str, str]]:
-    result = service.read({"initiative": P, "node": node, "neighbours": True})
+    result = service.read(parse("read", {"initiative": P, "node": node, "neighbours": True}))
     return {(e.src, e.dst, e.edge_type.value) for e in result.edges or []}
 
 
 def hypothesis_count(service: Service, initiative: str = P) -> int:
-    found = service.search({"initiatives": [initiative], "filters": {"types": ["hypothesis"], "current": "all"}})
+    found = service.search(
+        parse("search", {"initiatives": [initiative], "filters": {"types": ["hypothesis"], "current": "all"}})
+    )
     return found.total
 
 
@@ -50,7 +53,7 @@ def test_open_claim_is_an_open_current_hypothesis(service: Service) -> None:
 
 def test_claim_about_links_refers_to(service: Service) -> None:
     """`about` links the hypothesis to what it is about."""
-    outcome, _ = service.note({"initiative": P, "text": "p99 latency doubled", "name": "latency-report"})
+    outcome, _ = service.note(parse("note", {"initiative": P, "text": "p99 latency doubled", "name": "latency-report"}))
     about = primary(outcome)
     hypothesis = primary(claim(service, text="GC pauses cause it", about="latency-report"))
     assert (hypothesis, about, "refers_to") in edges_of(service, hypothesis)
@@ -62,7 +65,7 @@ def test_claim_about_links_refers_to(service: Service) -> None:
 )
 def test_evidence_node_relation_follows_initial_status(service: Service, status: str, relation: str) -> None:
     """Existing evidence is linked evidence → hypothesis with the relation of the verdict."""
-    outcome, _ = service.note({"initiative": P, "text": "flame graph shows GC", "name": "flame-graph"})
+    outcome, _ = service.note(parse("note", {"initiative": P, "text": "flame graph shows GC", "name": "flame-graph"}))
     evidence = primary(outcome)
     result = claim(service, text="GC dominates", initial_status=status, evidence={"node": "flame-graph"})
     hypothesis = primary(result)
@@ -109,7 +112,15 @@ def test_claim_with_missing_evidence_node_writes_nothing(service: Service) -> No
     claim(service, text="baseline")
     with pytest.raises(KaeruError) as err:
         service.claim(
-            {"initiative": P, "text": "orphan", "initial_status": "supported", "evidence": {"node": "no-such-evidence"}}
+            parse(
+                "claim",
+                {
+                    "initiative": P,
+                    "text": "orphan",
+                    "initial_status": "supported",
+                    "evidence": {"node": "no-such-evidence"},
+                },
+            )
         )
     assert err.value.code == "not_found"
     assert err.value.field is not None and err.value.field.startswith("evidence")
@@ -119,17 +130,22 @@ def test_claim_with_missing_evidence_node_writes_nothing(service: Service) -> No
 def test_rejected_claim_does_not_create_its_initiative(service: Service) -> None:
     """Atomic: a rejected first write to a new initiative leaves no initiative behind."""
     with pytest.raises(KaeruError):
-        service.claim({"initiative": "brand-new", "text": "x", "about": {"id": "01a22ac1-6ebb-7f3f-84d0-ee3708481fa2"}})
-    found = service.search({"initiatives": ["brand-new"], "filters": {"types": ["hypothesis"]}})
+        service.claim(
+            parse(
+                "claim",
+                {"initiative": "brand-new", "text": "x", "about": {"id": "01a22ac1-6ebb-7f3f-84d0-ee3708481fa2"}},
+            )
+        )
+    found = service.search(parse("search", {"initiatives": ["brand-new"], "filters": {"types": ["hypothesis"]}}))
     assert [i.code for i in found.issues] == ["unknown_initiative"]
-    again, _ = service.claim({"initiative": "brand-new", "text": "x"})
+    again, _ = service.claim(parse("claim", {"initiative": "brand-new", "text": "x"}))
     assert [i.code for i in again.issues] == ["new_initiative"]
 
 
 def test_unknown_initial_status_is_refused(service: Service) -> None:
     """An initial_status outside the vocabulary is refused, naming the field."""
     with pytest.raises(KaeruError) as err:
-        service.claim({"initiative": P, "text": "x", "initial_status": "confirmed-ish"})
+        service.claim(parse("claim", {"initiative": P, "text": "x", "initial_status": "confirmed-ish"}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "initial_status"
 
@@ -183,7 +199,11 @@ def test_stale_expected_slot_revision_conflicts_and_writes_nothing(service: Serv
     stale = claim(service, text="a", options={"slot": "handoff"}).slots[0].revision
     holder = primary(claim(service, text="b", options={"slot": "handoff"}))
     with pytest.raises(KaeruError) as err:
-        service.claim({"initiative": P, "text": "c", "options": {"slot": "handoff", "expected_slot_revision": stale}})
+        service.claim(
+            parse(
+                "claim", {"initiative": P, "text": "c", "options": {"slot": "handoff", "expected_slot_revision": stale}}
+            )
+        )
     assert err.value.code == "slot_conflict"
     assert err.value.retryable
     assert hypothesis_count(service) == 2
@@ -193,7 +213,9 @@ def test_stale_expected_slot_revision_conflicts_and_writes_nothing(service: Serv
 def test_slots_are_per_initiative(service: Service) -> None:
     """The same slot name in two initiatives has two independent holders."""
     first = primary(claim(service, text="a", options={"slot": "handoff"}))
-    other, _ = service.claim({"initiative": "other-project", "text": "b", "options": {"slot": "handoff"}})
+    other, _ = service.claim(
+        parse("claim", {"initiative": "other-project", "text": "b", "options": {"slot": "handoff"}})
+    )
     assert other.slots[0].before is None
     assert read(service, first).currentness.value == "current"
 
@@ -202,6 +224,6 @@ def test_slots_are_per_initiative(service: Service) -> None:
 def test_slot_name_outside_the_pattern_is_refused(service: Service, slot: str) -> None:
     """Slot names follow `^[a-z][a-z0-9_-]*$`, ≤ 64 chars (SPEC §1.4), whoever calls the service."""
     with pytest.raises(KaeruError) as err:
-        service.claim({"initiative": P, "text": "x", "options": {"slot": slot}})
+        service.claim(parse("claim", {"initiative": P, "text": "x", "options": {"slot": slot}}))
     assert err.value.code == "invalid_argument"
     assert hypothesis_count(service) == 0

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from tests.service.support import primary
@@ -18,15 +19,15 @@ def rejects(call: Callable[[], object]) -> KaeruError:
 
 
 def seed(service: Service) -> None:
-    service.note({"initiative": "alpha", "text": "the deploy runs nightly", "name": "deploy-schedule"})
-    service.note({"initiative": "website", "text": "unrelated"})
+    service.note(parse("note", {"initiative": "alpha", "text": "the deploy runs nightly", "name": "deploy-schedule"}))
+    service.note(parse("note", {"initiative": "website", "text": "unrelated"}))
 
 
 @pytest.mark.parametrize("typo", ["alpah", "lapha", "ALPAH"])
 def test_new_initiative_warning_suggests_the_transposed_name(service: Service, typo: str) -> None:
     """A write to `alpah` still creates it (writes never block), but the warning names `alpha`."""
     seed(service)
-    outcome, _ = service.note({"initiative": typo, "text": "oops"})
+    outcome, _ = service.note(parse("note", {"initiative": typo, "text": "oops"}))
     warnings = [i for i in outcome.issues if i.code == "new_initiative"]
     assert len(warnings) == 1
     assert "Did you mean 'alpha'?" in warnings[0].message
@@ -36,7 +37,7 @@ def test_new_initiative_warning_suggests_the_transposed_name(service: Service, t
 def test_new_initiative_unrelated_short_name_suggests_nothing(service: Service) -> None:
     """A short new name that is neither a transposition nor a typo of an existing one gets no suggestion."""
     seed(service)
-    outcome, _ = service.note({"initiative": "omega", "text": "new"})
+    outcome, _ = service.note(parse("note", {"initiative": "omega", "text": "new"}))
     [warning] = [i for i in outcome.issues if i.code == "new_initiative"]
     assert "Did you mean" not in warning.message
 
@@ -44,8 +45,12 @@ def test_new_initiative_unrelated_short_name_suggests_nothing(service: Service) 
 def test_unknown_initiative_on_a_non_creating_write_suggests_the_transposed_name(service: Service) -> None:
     """A write that never creates an initiative refuses `alpah` and names `alpha`."""
     seed(service)
-    task = primary(service.task({"initiative": "alpha", "text": "ship it"})[0])
-    err = rejects(lambda: service.task_update({"initiative": "alpah", "task": {"id": task}, "status": "done"}))
+    task = primary(service.task(parse("task", {"initiative": "alpha", "text": "ship it"}))[0])
+    err = rejects(
+        lambda: service.task_update(
+            parse("task_update", {"initiative": "alpah", "task": {"id": task}, "status": "done"})
+        )
+    )
     assert err.code == "unknown_initiative"
     assert "'alpha'" in str(err)
 
@@ -53,7 +58,7 @@ def test_unknown_initiative_on_a_non_creating_write_suggests_the_transposed_name
 def test_search_scope_typo_suggests_the_transposed_name(service: Service) -> None:
     """`search initiatives=["alpah"]` warns `unknown_initiative` with the did-you-mean."""
     seed(service)
-    result = service.search({"initiatives": ["alpah"], "text": "deploy"})
+    result = service.search(parse("search", {"initiatives": ["alpah"], "text": "deploy"}))
     [issue] = [i for i in result.issues if i.code == "unknown_initiative"]
     assert "did you mean 'alpha'?" in issue.message
 
@@ -61,7 +66,7 @@ def test_search_scope_typo_suggests_the_transposed_name(service: Service) -> Non
 def test_context_typo_suggests_the_transposed_name(service: Service) -> None:
     """`context` on `alpah` refuses and names `alpha`."""
     seed(service)
-    err = rejects(lambda: service.context({"initiative": "alpah"}))
+    err = rejects(lambda: service.context(parse("context", {"initiative": "alpah"})))
     assert err.code == "unknown_initiative"
     assert "'alpha'" in str(err)
 
@@ -73,7 +78,7 @@ def test_node_name_miss_suggests_a_transposition(service: Service, typo: str) ->
     """A NodeRef name with two letters swapped (also among its first three, or the 3rd and 4th, which
     moves the store's three-letter pre-filter) gets the did-you-mean."""
     seed(service)
-    err = rejects(lambda: service.read({"initiative": "alpha", "node": typo}))
+    err = rejects(lambda: service.read(parse("read", {"initiative": "alpha", "node": typo})))
     assert err.code == "not_found"
     assert "did you mean 'deploy-schedule'?" in str(err)
 
@@ -81,7 +86,7 @@ def test_node_name_miss_suggests_a_transposition(service: Service, typo: str) ->
 def test_node_name_miss_unrelated_suggests_nothing(service: Service) -> None:
     """A name that is not close to any node name gets a plain not_found."""
     seed(service)
-    err = rejects(lambda: service.read({"initiative": "alpha", "node": "budget-review"}))
+    err = rejects(lambda: service.read(parse("read", {"initiative": "alpha", "node": "budget-review"})))
     assert err.code == "not_found"
     assert "did you mean" not in str(err)
 
@@ -89,6 +94,8 @@ def test_node_name_miss_unrelated_suggests_nothing(service: Service) -> None:
 def test_noderef_initiative_typo_suggests_the_transposed_name(service: Service) -> None:
     """`{initiative: "alpah", name}` is not_found and names `alpha`."""
     seed(service)
-    err = rejects(lambda: service.read({"initiative": "website", "node": {"initiative": "alpah", "name": "x"}}))
+    err = rejects(
+        lambda: service.read(parse("read", {"initiative": "website", "node": {"initiative": "alpah", "name": "x"}}))
+    )
     assert err.code == "not_found"
     assert "did you mean 'alpha'?" in str(err)

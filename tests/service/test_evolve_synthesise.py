@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from kaeru.api.requests import parse
 from kaeru.domain.model import EdgeType, NodeType
 from kaeru.errors import KaeruError
 from kaeru.mcp.server import build_server
@@ -23,13 +24,13 @@ P = "synth-lab"
 
 
 def note(service: Service, text: str, initiative: str = P, **extra: Any) -> str:
-    outcome, _ = service.note({"initiative": initiative, "text": text, **extra})
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text, **extra}))
     return primary(outcome)
 
 
 def synthesise(service: Service, sources: list[Any], **extra: Any) -> tuple[MutationOutcome, bool]:
     args = {"initiative": P, "mode": "synthesise", "sources": sources, "new_body": "the two notes agree", **extra}
-    return service.evolve(args)
+    return service.evolve(parse("evolve", args))
 
 
 def rejects(call: Callable[[], object]) -> KaeruError:
@@ -39,14 +40,14 @@ def rejects(call: Callable[[], object]) -> KaeruError:
 
 
 def provenance(service: Service, node: str) -> list[str]:
-    trail = service.trail({"initiative": P, "node": node, "kind": "provenance"})
+    trail = service.trail(parse("trail", {"initiative": P, "node": node, "kind": "provenance"}))
     assert all(e.kind == "ancestor" and e.depth == 1 for e in trail.entries)
     assert all(e.edge is not None and e.edge.edge_type == EdgeType.DERIVED_FROM for e in trail.entries)
     return [e.node.node.id for e in trail.entries if e.node is not None]
 
 
 def all_ids(service: Service, initiative: str = P) -> set[str]:
-    found = service.search({"initiatives": [initiative], "filters": {"current": "all"}, "limit": 50})
+    found = service.search(parse("search", {"initiatives": [initiative], "filters": {"current": "all"}, "limit": 50}))
     return {h.node.id for h in found.hits}
 
 
@@ -59,7 +60,7 @@ def test_synthesise_derives_from_every_source(service: Service, as_ref: Callable
     assert outcome.state == "applied" and not replayed
     node = primary(outcome)
     assert [c.id for c in outcome.created] == [node]
-    view = service.read({"initiative": P, "node": node}).hits[0]
+    view = service.read(parse("read", {"initiative": P, "node": node})).hits[0]
     assert view.node.node_type == NodeType.SUMMARY
     assert view.node.body == "the two notes agree"
     assert view.initiatives == [P]
@@ -67,7 +68,7 @@ def test_synthesise_derives_from_every_source(service: Service, as_ref: Callable
     assert sorted(provenance(service, node)) == sorted([a, b])
     # The sources are untouched and current: a synthesis adds, it does not replace.
     for source in (a, b):
-        again = service.read({"initiative": P, "node": source}).hits[0]
+        again = service.read(parse("read", {"initiative": P, "node": source})).hits[0]
         assert again.node.rev_no == 1 and again.currentness.value == "current"
 
 
@@ -77,7 +78,7 @@ def test_sources_are_deduplicated_by_id_in_order(service: Service) -> None:
     b = note(service, "beta fact")
     outcome, _ = synthesise(service, [a, b, {"id": a}, "alpha-fact", {"initiative": P, "name": "alpha-fact"}])
     node = primary(outcome)
-    edges = [e for e in service.read({"initiative": P, "node": node, "neighbours": True}).edges or []]
+    edges = [e for e in service.read(parse("read", {"initiative": P, "node": node, "neighbours": True})).edges or []]
     derived = [e for e in edges if e.src == node and e.edge_type == EdgeType.DERIVED_FROM]
     assert sorted(e.dst for e in derived) == sorted([a, b])
     assert sorted(provenance(service, node)) == sorted([a, b])
@@ -87,7 +88,7 @@ def test_new_type_and_new_name_are_used(service: Service) -> None:
     """`new_type` and `new_name` shape the synthesis."""
     a = note(service, "one")
     outcome, _ = synthesise(service, [a], new_type="concept", new_name="cache-warming")
-    view = service.read({"initiative": P, "node": "cache-warming"}).hits[0]
+    view = service.read(parse("read", {"initiative": P, "node": "cache-warming"})).hits[0]
     assert view.node.id == primary(outcome)
     assert view.node.node_type == NodeType.CONCEPT
 
@@ -108,7 +109,7 @@ def test_a_source_in_another_initiative_given_by_id(service: Service) -> None:
     there = note(service, "remote fact", initiative="elsewhere")
     outcome, _ = synthesise(service, [here, {"id": there}])
     node = primary(outcome)
-    view = service.read({"initiative": P, "node": node}).hits[0]
+    view = service.read(parse("read", {"initiative": P, "node": node})).hits[0]
     assert view.initiatives == [P]
     assert sorted(provenance(service, node)) == sorted([here, there])
     assert node not in all_ids(service, "elsewhere")
@@ -131,7 +132,7 @@ def test_a_forgotten_or_unknown_source_refuses_the_whole_call(service: Service, 
     """One source that is forgotten or does not exist: `not_found` on its field, nothing written."""
     a = note(service, "one")
     gone = note(service, "two")
-    service.forget({"initiative": P, "node": gone, "reason": "test"})
+    service.forget(parse("forget", {"initiative": P, "node": gone, "reason": "test"}))
     ref: Any = {"forgotten": {"id": gone}, "unknown-id": {"id": "01ZZZZZZZZZZZZZZZZZZZZZZZZ"}, "unknown-name": "nope"}[
         bad
     ]
@@ -147,11 +148,14 @@ def test_an_unknown_source_in_a_new_initiative_creates_nothing(service: Service)
     a = note(service, "one")
     err = rejects(
         lambda: service.evolve(
-            {"initiative": "brand-new", "mode": "synthesise", "sources": [{"id": a}, "nope"], "new_body": "x"}
+            parse(
+                "evolve",
+                {"initiative": "brand-new", "mode": "synthesise", "sources": [{"id": a}, "nope"], "new_body": "x"},
+            )
         )
     )
     assert err.code == "not_found"
-    assert "brand-new" not in [i.name for i in service.initiatives({}).initiatives]
+    assert "brand-new" not in [i.name for i in service.initiatives(parse("initiatives", {})).initiatives]
 
 
 def test_synthesise_through_the_tool_registry(service: Service) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import MutationOutcome, NodeView
@@ -21,12 +22,12 @@ def new_id(outcome: MutationOutcome) -> str:
 
 
 def note(service: Service, **args: Any) -> str:
-    outcome, _ = service.note({"initiative": P, **args})
+    outcome, _ = service.note(parse("note", {"initiative": P, **args}))
     return new_id(outcome)
 
 
 def read(service: Service, node: Any, initiative: str = P, **extra: Any) -> NodeView:
-    result = service.read({"initiative": initiative, "node": node, **extra})
+    result = service.read(parse("read", {"initiative": initiative, "node": node, **extra}))
     assert len(result.hits) == 1
     return result.hits[0]
 
@@ -108,7 +109,7 @@ def test_rule_applicability_is_kept(service: Service) -> None:
 def test_applicability_is_only_for_rules(service: Service) -> None:
     """Applicability on a non-rule is refused, naming the field, and nothing is written."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "not a rule", "applicability": {"through": "2026-12-31"}})
+        service.note(parse("note", {"initiative": P, "text": "not a rule", "applicability": {"through": "2026-12-31"}}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "applicability"
 
@@ -131,7 +132,7 @@ def test_reference_with_source_keeps_the_source_verbatim(service: Service) -> No
 def test_source_is_only_for_references(service: Service) -> None:
     """A source on another kind is refused with the field named."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "x", "kind": "idea", "source": "verbatim"})
+        service.note(parse("note", {"initiative": P, "text": "x", "kind": "idea", "source": "verbatim"}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "source"
 
@@ -168,7 +169,7 @@ def test_occurred_at_sets_created_at(service: Service) -> None:
 def test_blank_text_is_refused(service: Service) -> None:
     """Whitespace-only text is an invalid argument."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "   \n "})
+        service.note(parse("note", {"initiative": P, "text": "   \n "}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "text"
 
@@ -176,7 +177,7 @@ def test_blank_text_is_refused(service: Service) -> None:
 def test_unknown_kind_is_refused(service: Service) -> None:
     """A kind outside the vocabulary is refused, naming `kind`."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "x", "kind": "memo"})
+        service.note(parse("note", {"initiative": P, "text": "x", "kind": "memo"}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "kind"
 
@@ -188,7 +189,7 @@ def test_large_body_round_trips_exactly(service: Service) -> None:
     args: dict[str, Any] = {"initiative": P, "node": node, "budget_chars": 64000}
     pieces: list[str] = []
     while True:
-        result = service.read(args)
+        result = service.read(parse("read", args))
         pieces.append(result.hits[0].body or "")
         if result.continuation is None:
             break
@@ -199,7 +200,7 @@ def test_large_body_round_trips_exactly(service: Service) -> None:
 def test_nul_in_text_is_refused(service: Service) -> None:
     """A NUL character is refused with invalid_argument on `text`, never stored half-way."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "before\x00after zanzibar"})
+        service.note(parse("note", {"initiative": P, "text": "before\x00after zanzibar"}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "text"
 
@@ -250,25 +251,25 @@ def test_auto_name_suffix_is_not_a_topic(service: Service) -> None:
 
 def test_first_write_creates_the_initiative_with_a_warning(service: Service) -> None:
     """The first write to a name creates it and warns; later writes do not warn."""
-    first, _ = service.note({"initiative": P, "text": "one"})
+    first, _ = service.note(parse("note", {"initiative": P, "text": "one"}))
     assert first.state == "applied"
     assert [i.code for i in first.issues] == ["new_initiative"]
-    second, _ = service.note({"initiative": P, "text": "two"})
+    second, _ = service.note(parse("note", {"initiative": P, "text": "two"}))
     assert second.issues == []
 
 
 def test_initiative_name_is_trimmed(service: Service) -> None:
     """Surrounding spaces do not create a second initiative."""
-    service.note({"initiative": P, "text": "one"})
-    again, _ = service.note({"initiative": f"  {P} ", "text": "two"})
+    service.note(parse("note", {"initiative": P, "text": "one"}))
+    again, _ = service.note(parse("note", {"initiative": f"  {P} ", "text": "two"}))
     assert again.issues == []
 
 
 @pytest.mark.parametrize("spelling", ["Kaeru-Memory", "kaeru-memroy", "kaeru"])
 def test_misspelt_initiative_warns_with_did_you_mean(service: Service, spelling: str) -> None:
     """A write to a near-miss of an existing initiative warns and suggests the existing name."""
-    service.note({"initiative": P, "text": "one"})
-    outcome, _ = service.note({"initiative": spelling, "text": "two"})
+    service.note(parse("note", {"initiative": P, "text": "one"}))
+    outcome, _ = service.note(parse("note", {"initiative": spelling, "text": "two"}))
     assert outcome.state == "applied"
     warnings = [i for i in outcome.issues if i.code == "new_initiative"]
     assert len(warnings) == 1
@@ -279,8 +280,8 @@ def test_misspelt_initiative_warns_with_did_you_mean(service: Service, spelling:
 
 def test_unrelated_new_initiative_suggests_nothing(service: Service) -> None:
     """A genuinely new project is not compared to an unrelated one."""
-    service.note({"initiative": P, "text": "one"})
-    outcome, _ = service.note({"initiative": "garden-planner", "text": "two"})
+    service.note(parse("note", {"initiative": P, "text": "one"}))
+    outcome, _ = service.note(parse("note", {"initiative": "garden-planner", "text": "two"}))
     assert [i.code for i in outcome.issues] == ["new_initiative"]
     assert P not in outcome.issues[0].message
 
@@ -289,7 +290,7 @@ def test_unrelated_new_initiative_suggests_nothing(service: Service) -> None:
 def test_invalid_initiative_is_refused(service: Service, bad: str) -> None:
     """Blank, over-long or control-character initiative names are refused."""
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": bad, "text": "x"})
+        service.note(parse("note", {"initiative": bad, "text": "x"}))
     assert err.value.code == "invalid_argument"
     assert err.value.field == "initiative"
 
@@ -302,7 +303,7 @@ def test_link_to_creates_an_edge_visible_from_both_ends(service: Service) -> Non
     target = note(service, text="the incident report", name="incident-42")
     source = note(service, text="root cause: expired cert", link_to="incident-42", edge_type="causal", weight=0.9)
     for end in (source, target):
-        view = service.read({"initiative": P, "node": end, "neighbours": True})
+        view = service.read(parse("read", {"initiative": P, "node": end, "neighbours": True}))
         assert view.edges is not None
         edges = [(e.src, e.dst, e.edge_type.value, e.weight) for e in view.edges]
         assert (source, target, "causal", 0.9) in edges
@@ -312,18 +313,20 @@ def test_link_to_defaults_to_refers_to(service: Service) -> None:
     """Without an edge type the link is `refers_to`."""
     target = note(service, text="target")
     source = note(service, text="source", link_to={"id": target})
-    edges = service.read({"initiative": P, "node": source, "neighbours": True}).edges or []
+    edges = service.read(parse("read", {"initiative": P, "node": source, "neighbours": True})).edges or []
     assert [(e.src, e.dst, e.edge_type.value) for e in edges] == [(source, target, "refers_to")]
 
 
 def test_link_to_another_initiative_by_initiative_and_name(service: Service) -> None:
     """`{initiative, name}` links across scopes."""
-    outcome, _ = service.note({"initiative": "shared-knowledge", "text": "style guide", "name": "style-guide"})
+    outcome, _ = service.note(
+        parse("note", {"initiative": "shared-knowledge", "text": "style guide", "name": "style-guide"})
+    )
     target = new_id(outcome)
     source = note(
         service, text="follow the style guide", link_to={"initiative": "shared-knowledge", "name": "style-guide"}
     )
-    edges = service.read({"initiative": P, "node": source, "neighbours": True}).edges or []
+    edges = service.read(parse("read", {"initiative": P, "node": source, "neighbours": True})).edges or []
     assert (source, target) in [(e.src, e.dst) for e in edges]
 
 
@@ -331,16 +334,16 @@ def test_link_to_missing_node_writes_nothing(service: Service) -> None:
     """A link to a node that does not exist rejects the whole note: no node is left behind."""
     note(service, text="existing")
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "orphan candidate zanzibar", "link_to": "no-such-node"})
+        service.note(parse("note", {"initiative": P, "text": "orphan candidate zanzibar", "link_to": "no-such-node"}))
     assert err.value.code == "not_found"
     assert err.value.field == "link_to"
-    assert service.search({"initiatives": [P], "text": "zanzibar"}).total == 0
+    assert service.search(parse("search", {"initiatives": [P], "text": "zanzibar"})).total == 0
 
 
 def test_link_weight_out_of_range_writes_nothing(service: Service) -> None:
     """A weight outside 0..1 is refused and the note is not created."""
     target = note(service, text="target")
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "heavy zanzibar", "link_to": target, "weight": 1.5})
+        service.note(parse("note", {"initiative": P, "text": "heavy zanzibar", "link_to": target, "weight": 1.5}))
     assert err.value.code == "invalid_argument"
-    assert service.search({"initiatives": [P], "text": "zanzibar"}).total == 0
+    assert service.search(parse("search", {"initiatives": [P], "text": "zanzibar"})).total == 0

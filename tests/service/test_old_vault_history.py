@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.export import archive
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -153,7 +154,9 @@ def test_the_old_codes_v1_archive_of_the_same_vault_adds_nothing(
     shutil.copy(DATA / f"{spec.backend}.amg", root / "v1.amg")
     with store.read() as session:
         before = sorted((e.name, e.ended_at) for e in session.ended_initiatives())
-    archive.import_(store, replace(spec.settings(), export_root=root), {"path": "v1.amg"})
+    archive.import_(
+        store, replace(spec.settings(), export_root=root), parse("archive", {"action": "import", "path": "v1.amg"})
+    )
     with store.read() as session:
         assert sorted((e.name, e.ended_at) for e in session.ended_initiatives()) == before
         assert sorted(i.name for i in session.all_initiatives()) == ["alpha", "zeta"]
@@ -169,7 +172,9 @@ def test_the_old_codes_v1_archive_imports_with_its_renames(backend: str, tmp_pat
     meta = json.loads((DATA / f"{backend}.json").read_text())
     store = open_store(spec.settings())
     try:
-        archive.import_(store, replace(spec.settings(), export_root=root), {"path": "v1.amg"})
+        archive.import_(
+            store, replace(spec.settings(), export_root=root), parse("archive", {"action": "import", "path": "v1.amg"})
+        )
         run = build_server(Service(store, spec.settings(), clock=Clock())).registry.run
         nodes, moments = meta["nodes"], meta["moments"]
         assert _hit(run, nodes["ferry"], moments["before"]) == (["proj"], True)

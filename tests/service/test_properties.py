@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kaeru.api.requests import parse
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError
 from kaeru.service import Service
@@ -70,22 +71,22 @@ def test_history_is_immutable(timed: Service, clock: Clock, ops: list[tuple[Any,
             args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
             if name is not None:
                 args["name"] = name
-            outcome, _ = timed.note(args)
+            outcome, _ = timed.note(parse("note", args))
             nodes.append(primary(outcome))
         else:
             node = nodes[op[1] % len(nodes)]
-            before = timed.read({"initiative": initiative, "node": {"id": node}}).hits[0].node.revision
-            outcome, _ = timed.revise({"initiative": initiative, "node": {"id": node}, "patch": op[2]})
-            after = timed.read({"initiative": initiative, "node": {"id": node}}).hits[0].node.revision
+            before = timed.read(parse("read", {"initiative": initiative, "node": {"id": node}})).hits[0].node.revision
+            outcome, _ = timed.revise(parse("revise", {"initiative": initiative, "node": {"id": node}, "patch": op[2]}))
+            after = timed.read(parse("read", {"initiative": initiative, "node": {"id": node}})).hits[0].node.revision
             assert (after != before) == (outcome.state == "applied")
         clock.tick(0.5)
         moment = fmt(clock.now)
         for node in nodes:
-            view = timed.read({"initiative": initiative, "node": {"id": node}})
+            view = timed.read(parse("read", {"initiative": initiative, "node": {"id": node}}))
             records.append((moment, node, snapshot(view.hits[0])))
     clock.tick(60)
     for moment, node, seen in records:
-        past = timed.read({"initiative": initiative, "node": {"id": node}, "at": moment})
+        past = timed.read(parse("read", {"initiative": initiative, "node": {"id": node}, "at": moment}))
         assert snapshot(past.hits[0]) == seen
 
 
@@ -107,10 +108,10 @@ def test_replay_applies_exactly_once(service: Service, calls: list[tuple[str, st
         key = (operation, request_id)
         if key in first and first[key][0] != text:
             with pytest.raises(KaeruError) as err:
-                call(args)
+                call(parse(operation, args))
             assert err.value.code == "request_id_reused"
             continue
-        outcome, replayed = call(args)
+        outcome, replayed = call(parse(operation, args))
         if key in first:
             assert replayed
             assert primary(outcome) == first[key][1]
@@ -119,7 +120,10 @@ def test_replay_applies_exactly_once(service: Service, calls: list[tuple[str, st
             first[key] = (text, primary(outcome))
     for operation, node_type in (("note", "episode"), ("claim", "hypothesis")):
         found = service.search(
-            {"initiatives": [initiative], "filters": {"types": [node_type], "current": "all"}, "limit": 50}
+            parse(
+                "search",
+                {"initiatives": [initiative], "filters": {"types": [node_type], "current": "all"}, "limit": 50},
+            )
         )
         expected = {node for (op, _), (_, node) in first.items() if op == operation}
         assert {h.node.id for h in found.hits} == expected
@@ -142,12 +146,12 @@ def test_search_budget_is_never_exceeded_and_pages_lose_nothing(
     full: dict[str, str] = {}
     for words in bodies:
         body = " ".join(["lighthouse", *words])
-        outcome, _ = service.note({"initiative": initiative, "text": body})
+        outcome, _ = service.note(parse("note", {"initiative": initiative, "text": body}))
         full[primary(outcome)] = body
     args: dict[str, Any] = {"initiatives": [initiative], "text": "lighthouse", "budget_chars": budget, "limit": limit}
     seen: list[str] = []
     for _ in range(100):
-        result = service.search(args)
+        result = service.search(parse("search", args))
         assert sum(len(h.body or "") for h in result.hits) <= budget
         assert len(result.hits) <= limit
         for hit in result.hits:
@@ -173,11 +177,11 @@ def test_read_pages_fit_the_budget_and_rebuild_the_body(service: Service, words:
     """Every read page fits budget_chars and the pages concatenate to the exact body."""
     initiative = f"pages-{uuid.uuid4().hex[:8]}"
     body = " ".join(["start", *words])
-    outcome, _ = service.note({"initiative": initiative, "text": body})
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": body}))
     args: dict[str, Any] = {"initiative": initiative, "node": primary(outcome), "budget_chars": budget}
     pieces: list[str] = []
     for _ in range(1000):
-        result = service.read(args)
+        result = service.read(parse("read", args))
         piece = result.hits[0].body or ""
         assert len(piece) <= budget
         pieces.append(piece)

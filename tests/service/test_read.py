@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError
 from kaeru.service import Service
@@ -18,12 +19,12 @@ P = "reading"
 
 
 def note(service: Service, initiative: str = P, **args: Any) -> str:
-    outcome, _ = service.note({"initiative": initiative, **args})
+    outcome, _ = service.note(parse("note", {"initiative": initiative, **args}))
     return primary(outcome)
 
 
 def read(service: Service, node: Any, **extra: Any) -> NodeView:
-    result = service.read({"initiative": P, "node": node, **extra})
+    result = service.read(parse("read", {"initiative": P, "node": node, **extra}))
     assert result.total == 1 and len(result.hits) == 1
     return result.hits[0]
 
@@ -52,7 +53,7 @@ def test_id_reaches_across_initiatives(service: Service) -> None:
 def test_whole_body_when_it_fits(service: Service) -> None:
     """A body within the budget comes back whole, with no range and no continuation."""
     node = note(service, text="short body")
-    result = service.read({"initiative": P, "node": node})
+    result = service.read(parse("read", {"initiative": P, "node": node}))
     assert result.hits[0].body == "short body"
     assert result.hits[0].body_range is None
     assert result.continuation is None
@@ -65,7 +66,7 @@ def test_body_paging_reconstructs_the_body_exactly(service: Service) -> None:
     args: dict[str, Any] = {"initiative": P, "node": node, "budget_chars": 512}
     pieces: list[str] = []
     for _ in range(500):
-        result = service.read(args)
+        result = service.read(parse("read", args))
         view = result.hits[0]
         assert view.body is not None
         assert len(view.body) <= 512
@@ -103,11 +104,14 @@ def test_read_at_shows_values_before_a_revise(timed: Service, clock: Clock) -> N
     t_before = clock.tick()
     clock.tick()
     timed.revise(
-        {
-            "initiative": P,
-            "node": node,
-            "patch": {"name": "rollout-v2", "body": "terraform migration plan", "description": "moved"},
-        }
+        parse(
+            "revise",
+            {
+                "initiative": P,
+                "node": node,
+                "patch": {"name": "rollout-v2", "body": "terraform migration plan", "description": "moved"},
+            },
+        )
     )
     past = read(timed, node, at=fmt(t_before))
     assert past.node.name == "rollout"
@@ -125,10 +129,10 @@ def test_read_at_a_recorded_time_includes_that_revision(timed: Service, clock: C
     """Reading at exactly a revision's recorded_at shows that revision."""
     node = note(timed, text="v1")
     clock.tick()
-    timed.revise({"initiative": P, "node": node, "patch": {"body": "v2"}})
+    timed.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v2"}}))
     second = read(timed, node)
     clock.tick()
-    timed.revise({"initiative": P, "node": node, "patch": {"body": "v3"}})
+    timed.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v3"}}))
     assert read(timed, node, at=second.node.recorded_at).node.body == "v2"
 
 
@@ -136,7 +140,7 @@ def test_read_at_with_relative_and_date_moments(timed: Service, clock: Clock) ->
     """`at` accepts relative offsets like `2d` and plain dates."""
     node = note(timed, text="v1")
     clock.tick(3 * 86400)
-    timed.revise({"initiative": P, "node": node, "patch": {"body": "v2"}})
+    timed.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v2"}}))
     clock.tick(120)
     assert read(timed, node, at="2d").node.body == "v1"
     assert read(timed, node, at="1m").node.body == "v2"
@@ -161,10 +165,10 @@ def test_read_at_nonsense_is_invalid(service: Service) -> None:
 
 def test_read_at_shows_past_currentness(timed: Service, clock: Clock) -> None:
     """Before it was superseded, a node reads as current as of then."""
-    first, _ = timed.claim({"initiative": P, "text": "guess one", "options": {"slot": "handoff"}})
+    first, _ = timed.claim(parse("claim", {"initiative": P, "text": "guess one", "options": {"slot": "handoff"}}))
     t_before = clock.tick()
     clock.tick()
-    timed.claim({"initiative": P, "text": "guess two", "options": {"slot": "handoff"}})
+    timed.claim(parse("claim", {"initiative": P, "text": "guess two", "options": {"slot": "handoff"}}))
     node = primary(first)
     assert read(timed, node).currentness.value == "superseded"
     past = read(timed, node, at=fmt(t_before))
@@ -231,8 +235,8 @@ def test_neighbours_are_only_given_when_asked(service: Service) -> None:
     """Edges come back with `neighbours: true` only."""
     target = note(service, text="target")
     source = note(service, text="source", link_to=target)
-    assert service.read({"initiative": P, "node": source}).edges is None
-    edges = service.read({"initiative": P, "node": source, "neighbours": True}).edges
+    assert service.read(parse("read", {"initiative": P, "node": source})).edges is None
+    edges = service.read(parse("read", {"initiative": P, "node": source, "neighbours": True})).edges
     assert edges is not None and [(e.src, e.dst) for e in edges] == [(source, target)]
 
 
@@ -242,9 +246,9 @@ def test_neighbours_as_of_before_the_link(timed: Service, clock: Clock) -> None:
     t_before = clock.tick()
     clock.tick()
     note(timed, text="source", link_to=target)
-    past = timed.read({"initiative": P, "node": target, "neighbours": True, "at": fmt(t_before)})
+    past = timed.read(parse("read", {"initiative": P, "node": target, "neighbours": True, "at": fmt(t_before)}))
     assert past.edges == []
-    now = timed.read({"initiative": P, "node": target, "neighbours": True})
+    now = timed.read(parse("read", {"initiative": P, "node": target, "neighbours": True}))
     assert now.edges is not None and len(now.edges) == 1
 
 

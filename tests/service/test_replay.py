@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from tests.service.support import primary
@@ -14,14 +15,16 @@ P = "replay-lab"
 
 
 def count(service: Service, word: str, initiative: str = P) -> int:
-    return service.search({"initiatives": [initiative], "text": word, "filters": {"current": "all"}}).total
+    return service.search(
+        parse("search", {"initiatives": [initiative], "text": word, "filters": {"current": "all"}})
+    ).total
 
 
 def test_same_request_id_and_arguments_replays(service: Service) -> None:
     """A retry with the same key and arguments returns the stored outcome, replayed, and writes nothing."""
     args = {"initiative": P, "text": "lighthouse capture", "request_id": "req-1"}
-    first, replayed_first = service.note(args)
-    second, replayed_second = service.note(dict(args))
+    first, replayed_first = service.note(parse("note", args))
+    second, replayed_second = service.note(parse("note", dict(args)))
     assert (replayed_first, replayed_second) == (False, True)
     assert primary(second) == primary(first)
     assert second.created == first.created
@@ -32,16 +35,16 @@ def test_same_request_id_and_arguments_replays(service: Service) -> None:
 def test_replay_returns_the_original_warnings(service: Service) -> None:
     """The stored response is returned as it was, including the new_initiative warning."""
     args = {"initiative": P, "text": "x", "request_id": "req-1"}
-    first, _ = service.note(args)
-    second, _ = service.note(args)
+    first, _ = service.note(parse("note", args))
+    second, _ = service.note(parse("note", args))
     assert [i.code for i in second.issues] == [i.code for i in first.issues] == ["new_initiative"]
 
 
 def test_same_request_id_different_arguments_is_refused(service: Service) -> None:
     """Reusing a key for different arguments is request_id_reused, and nothing is written."""
-    service.note({"initiative": P, "text": "lighthouse one", "request_id": "req-1"})
+    service.note(parse("note", {"initiative": P, "text": "lighthouse one", "request_id": "req-1"}))
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "lighthouse two", "request_id": "req-1"})
+        service.note(parse("note", {"initiative": P, "text": "lighthouse two", "request_id": "req-1"}))
     assert err.value.code == "request_id_reused"
     assert err.value.field == "request_id"
     assert not err.value.retryable
@@ -51,32 +54,38 @@ def test_same_request_id_different_arguments_is_refused(service: Service) -> Non
 @pytest.mark.parametrize("extra", [{"kind": "idea"}, {"tags": ["t"]}, {"name": "n"}])
 def test_any_argument_difference_counts(service: Service, extra: dict[str, Any]) -> None:
     """Any added argument makes it a different call."""
-    service.note({"initiative": P, "text": "lighthouse", "request_id": "req-1"})
+    service.note(parse("note", {"initiative": P, "text": "lighthouse", "request_id": "req-1"}))
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "lighthouse", "request_id": "req-1", **extra})
+        service.note(parse("note", {"initiative": P, "text": "lighthouse", "request_id": "req-1", **extra}))
     assert err.value.code == "request_id_reused"
 
 
 def test_argument_order_does_not_matter(service: Service) -> None:
     """The same arguments in another key order are the same call."""
-    first, _ = service.note({"initiative": P, "text": "lighthouse", "tags": ["a"], "request_id": "req-1"})
-    second, replayed = service.note({"request_id": "req-1", "tags": ["a"], "text": "lighthouse", "initiative": P})
+    first, _ = service.note(
+        parse("note", {"initiative": P, "text": "lighthouse", "tags": ["a"], "request_id": "req-1"})
+    )
+    second, replayed = service.note(
+        parse("note", {"request_id": "req-1", "tags": ["a"], "text": "lighthouse", "initiative": P})
+    )
     assert replayed
     assert primary(second) == primary(first)
 
 
 def test_key_is_scoped_by_initiative(service: Service) -> None:
     """The same request_id in another initiative is a different key and applies."""
-    a, _ = service.note({"initiative": "proj-a", "text": "lighthouse", "request_id": "req-1"})
-    b, replayed = service.note({"initiative": "proj-b", "text": "lighthouse", "request_id": "req-1"})
+    a, _ = service.note(parse("note", {"initiative": "proj-a", "text": "lighthouse", "request_id": "req-1"}))
+    b, replayed = service.note(parse("note", {"initiative": "proj-b", "text": "lighthouse", "request_id": "req-1"}))
     assert not replayed
     assert primary(a) != primary(b)
 
 
 def test_key_is_scoped_by_operation(service: Service) -> None:
     """The same request_id for a different operation is a different key and applies."""
-    service.note({"initiative": P, "text": "lighthouse note", "request_id": "req-1"})
-    outcome, replayed = service.claim({"initiative": P, "text": "lighthouse claim", "request_id": "req-1"})
+    service.note(parse("note", {"initiative": P, "text": "lighthouse note", "request_id": "req-1"}))
+    outcome, replayed = service.claim(
+        parse("claim", {"initiative": P, "text": "lighthouse claim", "request_id": "req-1"})
+    )
     assert not replayed
     assert outcome.state == "applied"
     assert count(service, "lighthouse") == 2
@@ -84,11 +93,15 @@ def test_key_is_scoped_by_operation(service: Service) -> None:
 
 def test_rejected_call_is_not_stored(service: Service) -> None:
     """A rejected call does not burn its key: the corrected retry with the same key applies."""
-    service.note({"initiative": P, "text": "target", "name": "target"})
+    service.note(parse("note", {"initiative": P, "text": "target", "name": "target"}))
     with pytest.raises(KaeruError) as err:
-        service.note({"initiative": P, "text": "lighthouse", "link_to": "targett", "request_id": "req-1"})
+        service.note(
+            parse("note", {"initiative": P, "text": "lighthouse", "link_to": "targett", "request_id": "req-1"})
+        )
     assert err.value.code == "not_found"
-    fixed, replayed = service.note({"initiative": P, "text": "lighthouse", "link_to": "target", "request_id": "req-1"})
+    fixed, replayed = service.note(
+        parse("note", {"initiative": P, "text": "lighthouse", "link_to": "target", "request_id": "req-1"})
+    )
     assert not replayed
     assert fixed.state == "applied"
     assert count(service, "lighthouse") == 1
@@ -97,36 +110,38 @@ def test_rejected_call_is_not_stored(service: Service) -> None:
 def test_rejected_call_can_be_retried_identically(service: Service) -> None:
     """A call rejected for a reason that went away succeeds when retried with the same key and arguments."""
     args = {"initiative": P, "text": "lighthouse", "link_to": "later-target", "request_id": "req-1"}
-    service.note({"initiative": P, "text": "anchor"})
+    service.note(parse("note", {"initiative": P, "text": "anchor"}))
     with pytest.raises(KaeruError):
-        service.note(args)
-    service.note({"initiative": P, "text": "now it exists", "name": "later-target"})
-    outcome, replayed = service.note(args)
+        service.note(parse("note", args))
+    service.note(parse("note", {"initiative": P, "text": "now it exists", "name": "later-target"}))
+    outcome, replayed = service.note(parse("note", args))
     assert not replayed and outcome.state == "applied"
 
 
 def test_revise_replay_applies_once(service: Service) -> None:
     """A replayed revise creates no second revision."""
-    created, _ = service.note({"initiative": P, "text": "v1"})
+    created, _ = service.note(parse("note", {"initiative": P, "text": "v1"}))
     node = primary(created)
     args = {"initiative": P, "node": node, "patch": {"body": "v2"}, "request_id": "rev-1"}
-    first, _ = service.revise(args)
-    revision = service.read({"initiative": P, "node": node}).hits[0].node.revision
-    second, replayed = service.revise(args)
+    first, _ = service.revise(parse("revise", args))
+    revision = service.read(parse("read", {"initiative": P, "node": node})).hits[0].node.revision
+    second, replayed = service.revise(parse("revise", args))
     assert replayed
     assert second.primary == first.primary
-    assert service.read({"initiative": P, "node": node}).hits[0].node.revision == revision
+    assert service.read(parse("read", {"initiative": P, "node": node})).hits[0].node.revision == revision
 
 
 def test_replay_wins_over_a_later_state_change(service: Service) -> None:
     """A replayed revise is not re-applied even after another change to the node."""
-    created, _ = service.note({"initiative": P, "text": "v1"})
+    created, _ = service.note(parse("note", {"initiative": P, "text": "v1"}))
     node = primary(created)
-    service.revise({"initiative": P, "node": node, "patch": {"body": "v2"}, "request_id": "rev-1"})
-    service.revise({"initiative": P, "node": node, "patch": {"body": "v3"}})
-    _, replayed = service.revise({"initiative": P, "node": node, "patch": {"body": "v2"}, "request_id": "rev-1"})
+    service.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v2"}, "request_id": "rev-1"}))
+    service.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v3"}}))
+    _, replayed = service.revise(
+        parse("revise", {"initiative": P, "node": node, "patch": {"body": "v2"}, "request_id": "rev-1"})
+    )
     assert replayed
-    assert service.read({"initiative": P, "node": node}).hits[0].node.body == "v3"
+    assert service.read(parse("read", {"initiative": P, "node": node})).hits[0].node.body == "v3"
 
 
 def test_claim_replay_creates_no_second_experiment(service: Service) -> None:
@@ -138,8 +153,8 @@ def test_claim_replay_creates_no_second_experiment(service: Service) -> None:
         "evidence": {"method": "lighthouse experiment"},
         "request_id": "c-1",
     }
-    first, _ = service.claim(args)
-    second, replayed = service.claim(args)
+    first, _ = service.claim(parse("claim", args))
+    second, replayed = service.claim(parse("claim", args))
     assert replayed
     assert second.created == first.created
     assert second.evidence == first.evidence
@@ -149,19 +164,19 @@ def test_claim_replay_creates_no_second_experiment(service: Service) -> None:
 def test_replay_of_a_slot_take_does_not_take_again(service: Service) -> None:
     """Replaying a slot take does not supersede the holder that came after it."""
     args = {"initiative": P, "text": "first", "options": {"slot": "handoff"}, "request_id": "s-1"}
-    service.claim(args)
-    later, _ = service.claim({"initiative": P, "text": "second", "options": {"slot": "handoff"}})
-    _, replayed = service.claim(args)
+    service.claim(parse("claim", args))
+    later, _ = service.claim(parse("claim", {"initiative": P, "text": "second", "options": {"slot": "handoff"}}))
+    _, replayed = service.claim(parse("claim", args))
     assert replayed
-    view = service.read({"initiative": P, "node": primary(later)}).hits[0]
+    view = service.read(parse("read", {"initiative": P, "node": primary(later)})).hits[0]
     assert view.currentness.value == "current"
 
 
 def test_without_request_id_every_call_applies(service: Service) -> None:
     """No key, no replay: identical calls are separate captures."""
     args = {"initiative": P, "text": "lighthouse"}
-    a, _ = service.note(args)
-    b, replayed = service.note(args)
+    a, _ = service.note(parse("note", args))
+    b, replayed = service.note(parse("note", args))
     assert not replayed
     assert primary(a) != primary(b)
     assert count(service, "lighthouse") == 2
@@ -172,7 +187,7 @@ def test_concurrent_duplicates_apply_exactly_once(service: Service) -> None:
     import threading
 
     args = {"initiative": P, "text": "lighthouse race", "request_id": "race-1"}
-    service.note({"initiative": P, "text": "anchor"})
+    service.note(parse("note", {"initiative": P, "text": "anchor"}))
     results: list[tuple[str, bool]] = []
     errors: list[BaseException] = []
     barrier = threading.Barrier(6)
@@ -180,7 +195,7 @@ def test_concurrent_duplicates_apply_exactly_once(service: Service) -> None:
     def worker() -> None:
         try:
             barrier.wait()
-            outcome, replayed = service.note(dict(args))
+            outcome, replayed = service.note(parse("note", dict(args)))
             results.append((primary(outcome), replayed))
         except BaseException as exc:  # collected and re-raised in the main thread
             errors.append(exc)

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError
 from kaeru.service import Service
@@ -18,16 +19,16 @@ P = "revisions"
 
 
 def note(service: Service, **args: Any) -> str:
-    outcome, _ = service.note({"initiative": P, **args})
+    outcome, _ = service.note(parse("note", {"initiative": P, **args}))
     return primary(outcome)
 
 
 def read(service: Service, node: Any, **extra: Any) -> NodeView:
-    return service.read({"initiative": P, "node": node, **extra}).hits[0]
+    return service.read(parse("read", {"initiative": P, "node": node, **extra})).hits[0]
 
 
 def revise(service: Service, node: str, patch: dict[str, Any], **extra: Any) -> MutationOutcome:
-    outcome, _ = service.revise({"initiative": P, "node": node, "patch": patch, **extra})
+    outcome, _ = service.revise(parse("revise", {"initiative": P, "node": node, "patch": patch, **extra}))
     return outcome
 
 
@@ -81,10 +82,12 @@ def test_search_follows_revisions(service: Service) -> None:
     """After a revise, the old words no longer find the node and the new ones do."""
     node = note(service, text="kubernetes upgrade", name="infra-note")
     revise(service, node, {"body": "terraform migration", "name": "platform-note"})
-    assert service.search({"initiatives": [P], "text": "kubernetes"}).total == 0
-    assert service.search({"initiatives": [P], "text": "infra"}).total == 0
-    assert [h.node.id for h in service.search({"initiatives": [P], "text": "terraform"}).hits] == [node]
-    assert [h.node.id for h in service.search({"initiatives": [P], "text": "platform"}).hits] == [node]
+    assert service.search(parse("search", {"initiatives": [P], "text": "kubernetes"})).total == 0
+    assert service.search(parse("search", {"initiatives": [P], "text": "infra"})).total == 0
+    assert [h.node.id for h in service.search(parse("search", {"initiatives": [P], "text": "terraform"})).hits] == [
+        node
+    ]
+    assert [h.node.id for h in service.search(parse("search", {"initiatives": [P], "text": "platform"})).hits] == [node]
 
 
 def test_omitted_fields_are_unchanged(service: Service) -> None:
@@ -227,7 +230,7 @@ def test_sourced_reference_description_is_patchable(service: Service) -> None:
 
 def test_revise_a_claim_keeps_it_a_hypothesis(service: Service) -> None:
     """Revising keeps the node's type, tier and status."""
-    outcome, _ = service.claim({"initiative": P, "text": "x is slow", "initial_status": "supported"})
+    outcome, _ = service.claim(parse("claim", {"initiative": P, "text": "x is slow", "initial_status": "supported"}))
     node = primary(outcome)
     revise(service, node, {"body": "x is slow under load"})
     view = read(service, node)
@@ -244,7 +247,7 @@ def test_replace_swaps_source_bytes_as_a_new_revision(timed: Service, clock: Clo
     before = read(timed, node)
     t_before = clock.tick()
     clock.tick()
-    outcome, _ = timed.replace({"initiative": P, "node": node, "source": "version two"})
+    outcome, _ = timed.replace(parse("replace", {"initiative": P, "node": node, "source": "version two"}))
     assert outcome.state == "applied"
     now = read(timed, node)
     assert now.node.id == node
@@ -261,7 +264,7 @@ def test_replace_with_same_bytes_is_unchanged(service: Service) -> None:
     """Replacing with identical bytes records nothing."""
     node = note(service, text="the spec", kind="reference", source="same")
     revision = read(service, node).node.revision
-    outcome, _ = service.replace({"initiative": P, "node": node, "source": "same"})
+    outcome, _ = service.replace(parse("replace", {"initiative": P, "node": node, "source": "same"}))
     assert outcome.state == "unchanged"
     assert read(service, node).node.revision == revision
 
@@ -270,9 +273,11 @@ def test_replace_honours_expected_revision(service: Service) -> None:
     """`replace` is compare-and-set with expected_revision."""
     node = note(service, text="the spec", kind="reference", source="one")
     stale = read(service, node).node.revision
-    service.replace({"initiative": P, "node": node, "source": "two"})
+    service.replace(parse("replace", {"initiative": P, "node": node, "source": "two"}))
     err = rejects(
-        lambda: service.replace({"initiative": P, "node": node, "source": "three", "expected_revision": stale})
+        lambda: service.replace(
+            parse("replace", {"initiative": P, "node": node, "source": "three", "expected_revision": stale})
+        )
     )
     assert err.code == "revision_conflict"
     assert err.retryable
@@ -282,6 +287,6 @@ def test_replace_honours_expected_revision(service: Service) -> None:
 def test_replace_on_a_non_reference_is_refused(service: Service) -> None:
     """Only references carry a source."""
     node = note(service, text="an idea", kind="idea")
-    err = rejects(lambda: service.replace({"initiative": P, "node": node, "source": "bytes"}))
+    err = rejects(lambda: service.replace(parse("replace", {"initiative": P, "node": node, "source": "bytes"})))
     assert err.code == "invalid_argument"
     assert read(service, node).node.body == "an idea"

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import ReadOutcome
@@ -16,7 +17,7 @@ P = "search-lab"
 
 
 def note(service: Service, text: str, initiative: str = P, **args: Any) -> str:
-    outcome, _ = service.note({"initiative": initiative, "text": text, **args})
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text, **args}))
     return primary(outcome)
 
 
@@ -24,7 +25,7 @@ def search(service: Service, text: str | None = None, initiatives: list[str] | N
     call: dict[str, Any] = {"initiatives": initiatives or [P], **args}
     if text is not None:
         call["text"] = text
-    return service.search(call)
+    return service.search(parse("search", call))
 
 
 def ids(result: ReadOutcome) -> list[str]:
@@ -41,7 +42,7 @@ def collect_pages(service: Service, args: dict[str, Any], max_pages: int = 200) 
     """Every id over all pages, following continuation.next_arguments."""
     seen: list[str] = []
     for _ in range(max_pages):
-        result = service.search(args)
+        result = service.search(parse("search", args))
         seen.extend(ids(result))
         if result.continuation is None:
             return seen
@@ -118,7 +119,7 @@ def test_name_description_and_tags_are_searched(service: Service) -> None:
     tagged = note(service, "body two", tags=["blueberry"])
     described = note(service, "body three", kind="reference", source="verbatim quokka-free text")
     revised = note(service, "body four")
-    service.revise({"initiative": P, "node": revised, "patch": {"description": "marmalade summary"}})
+    service.revise(parse("revise", {"initiative": P, "node": revised, "patch": {"description": "marmalade summary"}}))
     assert ids(search(service, "zephyr")) == [named]
     assert ids(search(service, "blueberry")) == [tagged]
     assert ids(search(service, "marmalade")) == [revised]
@@ -199,8 +200,10 @@ def test_filter_layers(service: Service) -> None:
 
 def test_filter_statuses(service: Service) -> None:
     """`statuses` keeps hypotheses (or tasks) with those statuses."""
-    supported, _ = service.claim({"initiative": P, "text": "lighthouse works", "initial_status": "supported"})
-    service.claim({"initiative": P, "text": "lighthouse fails"})
+    supported, _ = service.claim(
+        parse("claim", {"initiative": P, "text": "lighthouse works", "initial_status": "supported"})
+    )
+    service.claim(parse("claim", {"initiative": P, "text": "lighthouse fails"}))
     assert ids(search(service, "lighthouse", filters={"statuses": ["supported"]})) == [primary(supported)]
 
 
@@ -247,8 +250,12 @@ def test_out_of_range_paging_arguments(service: Service, arg: str, value: int) -
 
 def test_current_preferred_omits_superseded_and_counts_it(service: Service) -> None:
     """Preferred currentness hides a superseded hit whose successor is in scope, and says so."""
-    old, _ = service.claim({"initiative": P, "text": "lighthouse guess one", "options": {"slot": "handoff"}})
-    new, _ = service.claim({"initiative": P, "text": "lighthouse guess two", "options": {"slot": "handoff"}})
+    old, _ = service.claim(
+        parse("claim", {"initiative": P, "text": "lighthouse guess one", "options": {"slot": "handoff"}})
+    )
+    new, _ = service.claim(
+        parse("claim", {"initiative": P, "text": "lighthouse guess two", "options": {"slot": "handoff"}})
+    )
     preferred = search(service, "lighthouse")
     assert ids(preferred) == [primary(new)]
     assert ("superseded", 1) in [(o.reason, o.count) for o in preferred.coverage.omitted]
@@ -263,13 +270,16 @@ def test_superseded_hit_stays_when_its_successor_is_out_of_scope(service: Servic
     """Only a successor the caller can see hides a superseded node."""
     old = note(service, "lighthouse original", name="original")
     new, _ = service.note(
-        {
-            "initiative": "other-scope",
-            "text": "lighthouse replacement",
-            "link_to": {"initiative": P, "name": "original"},
-            "edge_type": "supersedes",
-            "weight": 1.0,
-        }
+        parse(
+            "note",
+            {
+                "initiative": "other-scope",
+                "text": "lighthouse replacement",
+                "link_to": {"initiative": P, "name": "original"},
+                "edge_type": "supersedes",
+                "weight": 1.0,
+            },
+        )
     )
     alone = search(service, "lighthouse")
     assert ids(alone) == [old]
@@ -299,7 +309,9 @@ def test_audit_events_page_like_nodes(service: Service) -> None:
 def test_audit_events_are_not_in_ordinary_results(service: Service) -> None:
     """Ordinary searches never return audit records."""
     note(service, "lighthouse")
-    service.revise({"initiative": P, "node": note(service, "beacon"), "patch": {"body": "lighthouse beacon"}})
+    service.revise(
+        parse("revise", {"initiative": P, "node": note(service, "beacon"), "patch": {"body": "lighthouse beacon"}})
+    )
     result = search(service, "lighthouse note revise", filters={"current": "all"})
     assert all(h.node.node_type.value != "audit_event" for h in result.hits)
     assert len(result.hits) == 2
@@ -421,7 +433,7 @@ def test_every_page_reports_the_first_pages_total(service: Service, count: int) 
     args: dict[str, Any] = {"initiatives": [P], "text": "beacon", "limit": 4}
     seen: list[str] = []
     while True:
-        result = service.search(args)
+        result = service.search(parse("search", args))
         assert result.total == count
         seen.extend(ids(result))
         if result.continuation is None:
@@ -462,7 +474,7 @@ def test_cursor_is_stable_under_concurrent_writes(service: Service) -> None:
     assert first.continuation is not None
     for i in range(5):
         note(service, f"lighthouse late {i}")
-    service.revise({"initiative": P, "node": made[0], "patch": {"body": "lighthouse changed"}})
+    service.revise(parse("revise", {"initiative": P, "node": made[0], "patch": {"body": "lighthouse changed"}}))
     rest = collect_pages(service, first.continuation.next_arguments)
     seen = ids(first) + rest
     assert len(seen) == len(set(seen))
@@ -479,7 +491,7 @@ def test_tampered_cursor_is_invalid(service: Service) -> None:
     token = args["cursor"]
     flipped = ("A" if token[0] != "A" else "B") + token[1:]
     for bad in (flipped, token[:-2], "garbage", token + "x"):
-        err = rejects(lambda bad=bad: service.search({**args, "cursor": bad}))
+        err = rejects(lambda bad=bad: service.search(parse("search", {**args, "cursor": bad})))
         assert err.code == "cursor_invalid"
         assert err.field == "cursor"
 
@@ -496,7 +508,7 @@ def test_cursor_with_different_arguments_is_invalid(service: Service, change: di
     first = search(service, "lighthouse", limit=2)
     assert first.continuation is not None
     args = {**first.continuation.next_arguments, **change}
-    err = rejects(lambda: service.search(args))
+    err = rejects(lambda: service.search(parse("search", args)))
     assert err.code == "cursor_invalid"
 
 
@@ -507,7 +519,10 @@ def test_current_hits_rank_above_non_current_at_equal_relevance(service: Service
     stale = note(service, "beacon tower", name="lh-b")
     # The verdict comes from another initiative, so the stale hit is not omitted from this scope.
     service.note(
-        {"initiative": "judges", "text": "verdict", "link_to": {"id": stale}, "edge_type": verdict, "weight": 1.0}
+        parse(
+            "note",
+            {"initiative": "judges", "text": "verdict", "link_to": {"id": stale}, "edge_type": verdict, "weight": 1.0},
+        )
     )
     result = search(service, "beacon")
     assert [h.currentness.value for h in result.hits] == [
@@ -520,9 +535,9 @@ def test_current_hits_rank_above_non_current_at_equal_relevance(service: Service
 def test_a_refuted_hypothesis_ranks_after_an_equal_open_one(service: Service) -> None:
     """A hypothesis closed as refuted (by its status alone, no verdict edge) is not current: at equal
     relevance it ranks after the open one, though it is newer."""
-    older, _ = service.claim({"initiative": P, "text": "beacon tower drift"})
-    newer, _ = service.claim({"initiative": P, "text": "beacon tower drift"})
-    service.verdict({"initiative": P, "hypothesis": {"id": primary(newer)}, "status": "refuted"})
+    older, _ = service.claim(parse("claim", {"initiative": P, "text": "beacon tower drift"}))
+    newer, _ = service.claim(parse("claim", {"initiative": P, "text": "beacon tower drift"}))
+    service.verdict(parse("verdict", {"initiative": P, "hypothesis": {"id": primary(newer)}, "status": "refuted"}))
     result = search(service, "beacon")
     assert ids(result) == [primary(older), primary(newer)]
     assert [h.currentness.value for h in result.hits] == ["current", "refuted"]

@@ -11,6 +11,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from kaeru.api.requests import parse
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.service.outcomes import ReadOutcome
@@ -20,13 +21,16 @@ P = "succession"
 
 
 def note(service: Service, text: str, initiative: str = P, **extra: Any) -> str:
-    outcome, _ = service.note({"initiative": initiative, "text": text, **extra})
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text, **extra}))
     return primary(outcome)
 
 
 def supersede(service: Service, source: str, body: str, initiative: str = P, **extra: Any) -> str:
     outcome, _ = service.evolve(
-        {"initiative": initiative, "mode": "supersede", "source": {"id": source}, "new_body": body, **extra}
+        parse(
+            "evolve",
+            {"initiative": initiative, "mode": "supersede", "source": {"id": source}, "new_body": body, **extra},
+        )
     )
     return primary(outcome)
 
@@ -35,7 +39,7 @@ def search(service: Service, text: str | None, initiatives: list[str] | None = N
     args: dict[str, Any] = {"initiatives": initiatives or [P], **extra}
     if text is not None:
         args["text"] = text
-    return service.search(args)
+    return service.search(parse("search", args))
 
 
 def ids(result: ReadOutcome) -> list[str]:
@@ -105,7 +109,10 @@ def test_one_successor_of_two_matches_is_listed_once(service: Service) -> None:
     second = note(service, "lighthouse fact two")
     merged = supersede(service, first, "both facts, merged")
     service.link(
-        {"initiative": P, "action": "add", "from": merged, "to": second, "edge_type": "supersedes", "weight": 1.0}
+        parse(
+            "link",
+            {"initiative": P, "action": "add", "from": merged, "to": second, "edge_type": "supersedes", "weight": 1.0},
+        )
     )
     result = search(service, "lighthouse")
     assert ids(result) == [merged]
@@ -138,7 +145,7 @@ def test_paging_keeps_total_and_marks_on_every_page(service: Service) -> None:
     marks: dict[str, set[str]] = {}
     totals = []
     for _ in range(10):
-        page = service.search(args)
+        page = service.search(parse("search", args))
         totals.append(page.total)
         seen.extend(ids(page))
         page_marks = reached(page)
@@ -183,7 +190,7 @@ def test_a_successor_outside_the_scope_is_not_listed_but_named_with_a_read_call(
     assert c in issue.message
     call = json.loads(issue.message.split("read ", 1)[1])
     assert call == {"initiative": P, "node": {"id": c}}
-    shown = service.read(call)
+    shown = service.read(parse("read", call))
     assert [h.node.id for h in shown.hits] == [c]
     assert all("electric" not in (h.body or "") for h in result.hits)
 

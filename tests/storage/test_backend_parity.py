@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.domain.text import query_tokens, stem
 from kaeru.errors import KaeruError
@@ -194,26 +195,35 @@ def _run(service: Service, scope: Callable[[str], str], ids: list[str], op: tupl
         args: dict[str, Any] = {"initiative": scope(op[1]), "text": op[2], "kind": op[3], "tags": op[4]}
         if op[5]:
             args["name"] = op[5]
-        outcome, _ = service.note(args)
+        outcome, _ = service.note(parse("note", args))
     elif kind == "claim":
         outcome, _ = service.claim(
-            {"initiative": scope(op[1]), "text": op[2], "initial_status": op[3], "evidence": {"method": "probe"}}
+            parse(
+                "claim",
+                {"initiative": scope(op[1]), "text": op[2], "initial_status": op[3], "evidence": {"method": "probe"}},
+            )
         )
     elif pick is None:
         return None
     elif kind == "revise":
-        outcome, _ = service.revise({"initiative": scope("a"), "node": pick(op[1]), "patch": {op[2]: op[3]}})
+        outcome, _ = service.revise(
+            parse("revise", {"initiative": scope("a"), "node": pick(op[1]), "patch": {op[2]: op[3]}})
+        )
     elif kind == "supersede":
         outcome, _ = service.evolve(
-            {"initiative": scope("b"), "mode": "supersede", "source": pick(op[1]), "new_body": op[2]}
+            parse("evolve", {"initiative": scope("b"), "mode": "supersede", "source": pick(op[1]), "new_body": op[2]})
         )
     elif kind == "link":
         args = {"initiative": scope("a"), "from": pick(op[1]), "to": pick(op[2]), "edge_type": "supersedes"}
-        outcome, _ = service.link({**args, "action": op[3], **({"weight": 0.9} if op[3] == "add" else {})})
+        outcome, _ = service.link(
+            parse("link", {**args, "action": op[3], **({"weight": 0.9} if op[3] == "add" else {})})
+        )
     elif kind == "layer":
-        outcome, _ = service.layer({"initiative": scope("a"), "nodes": [pick(op[1])], "layer": op[2]})
+        outcome, _ = service.layer(parse("layer", {"initiative": scope("a"), "nodes": [pick(op[1])], "layer": op[2]}))
     else:
-        outcome, _ = service.forget({"initiative": scope("a"), "node": pick(op[1]), "reason": "parity"})
+        outcome, _ = service.forget(
+            parse("forget", {"initiative": scope("a"), "node": pick(op[1]), "reason": "parity"})
+        )
     return outcome.primary.id if kind in ("note", "claim", "supersede") and outcome.primary else None
 
 
@@ -300,7 +310,7 @@ def test_same_workload_same_search_answers(
             args.update(text=q["text"], prefix=q["prefix"])
         args["filters"] = {k: q[k] for k in ("types", "tiers", "layers", "statuses", "tags") if q[k]}
         args["filters"]["current"] = q["current"]
-        via_lite, via_pg = lite.search(args), pg.search(args)
+        via_lite, via_pg = lite.search(parse("search", args)), pg.search(parse("search", args))
         assert via_pg.total == via_lite.total
         # Which hits fill a page (and so what the budget defers) follows each engine's ranking.
         assert _omissions(via_pg.coverage.omitted) == _omissions(via_lite.coverage.omitted)

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.errors import InvalidArgument, RevisionConflict, SlotConflict, Unavailable
@@ -54,7 +55,7 @@ def store(url: str) -> Iterator[PostgresStore]:
 
 def _note(store: PostgresStore, url: str, text: str = "a note") -> Node:
     service = Service(store, Settings(vault_dir=Path("/nonexistent"), database_url=url))
-    outcome, _ = service.note({"initiative": "pg", "text": text})
+    outcome, _ = service.note(parse("note", {"initiative": "pg", "text": text}))
     assert outcome.primary is not None
     with store.read() as session:
         node = session.get_node(outcome.primary.id)

@@ -11,6 +11,7 @@ from typing import Any
 
 import apsw
 
+from kaeru.api.requests import parse
 from kaeru.service import Service
 from kaeru.storage.base import RequestKey
 from kaeru.storage.sqlite.store import SqliteStore
@@ -19,7 +20,7 @@ from tests.storage.shapes import sqlite_before_migration_10
 
 
 def _note(service: Service, request_id: str, text: str = "The ferry leaves at nine") -> tuple[Any, bool]:
-    return service.note({"initiative": "harbour", "text": text, "request_id": request_id})
+    return service.note(parse("note", {"initiative": "harbour", "text": text, "request_id": request_id}))
 
 
 def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monkeypatch: Any) -> None:
@@ -99,12 +100,18 @@ def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: Vau
     settings = sqlite_vault.settings()
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
-    made, _ = service.note({"initiative": "harbour", "text": "The ferry leaves at nine", "request_id": "n1"})
+    made, _ = service.note(
+        parse("note", {"initiative": "harbour", "text": "The ferry leaves at nine", "request_id": "n1"})
+    )
     assert made.primary is not None
     node_id = made.primary.id
-    service.note({"initiative": "harbour", "text": "The tide turns at four"})
+    service.note(parse("note", {"initiative": "harbour", "text": "The tide turns at four"}))
     for hour in ("ten", "eleven"):
-        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}})
+        service.revise(
+            parse(
+                "revise", {"initiative": "harbour", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}}
+            )
+        )
     with store.read() as session:
         log = session.revision_log(node_id)
         moments = [entry.node.recorded_at for entry in log]
@@ -131,7 +138,9 @@ def test_a_vault_from_before_migration_10_keeps_every_revision(sqlite_vault: Vau
         finally:
             conn.close()
         service = Service(store, settings)
-        service.revise({"initiative": "harbour", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        service.revise(
+            parse("revise", {"initiative": "harbour", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        )
         with store.read() as session:
             assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
             assert session.revision_log(node_id)[:3] == log

@@ -10,6 +10,7 @@ from typing import Any
 import apsw
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.storage.sqlite.store import SqliteStore
 
 
@@ -48,7 +49,9 @@ def test_a_vault_whose_text_index_was_rebuilt_is_refilled_on_open(tmp_path: Path
     settings = spec.settings()
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
-    made, _ = service.note({"initiative": "upgrade", "text": "The harbour cranes were repainted in spring"})
+    made, _ = service.note(
+        parse("note", {"initiative": "upgrade", "text": "The harbour cranes were repainted in spring"})
+    )
     assert made.primary is not None
     store.close()
     raw = apsw.Connection(str(settings.sqlite_path))
@@ -59,8 +62,10 @@ def test_a_vault_whose_text_index_was_rebuilt_is_refilled_on_open(tmp_path: Path
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
     try:
-        found = service.search({"initiatives": ["upgrade"], "text": "cranes"})
-        recalled = service.recall({"initiatives": ["upgrade"], "query": "repainting crane"})  # stems only
+        found = service.search(parse("search", {"initiatives": ["upgrade"], "text": "cranes"}))
+        recalled = service.recall(
+            parse("recall", {"initiatives": ["upgrade"], "query": "repainting crane"})
+        )  # stems only
         assert [h.node.id for h in found.hits] == [made.primary.id]
         assert made.primary.id in [h.node.id for h in recalled.hits]
         pending = list(
@@ -84,10 +89,10 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
     service = Service(store, settings)
     try:
         for i in range(12):
-            service.note({"initiative": "alpha", "text": f"lantern check {i} " + "lantern " * (i % 3)})
-            service.note({"initiative": "beta", "text": f"lantern elsewhere {i} and moth"})
+            service.note(parse("note", {"initiative": "alpha", "text": f"lantern check {i} " + "lantern " * (i % 3)}))
+            service.note(parse("note", {"initiative": "beta", "text": f"lantern elsewhere {i} and moth"}))
         for text in ("lantern guess one", "lantern guess two"):  # the second supersedes the first
-            service.claim({"initiative": "alpha", "text": text, "options": {"slot": "handoff"}})
+            service.claim(parse("claim", {"initiative": "alpha", "text": text, "options": {"slot": "handoff"}}))
         queries: list[dict[str, Any]] = [
             {"initiatives": ["alpha"], "text": "lantern"},
             {"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}, "limit": 50},
@@ -99,7 +104,7 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
         def answers() -> list[Any]:
             out = []
             for args in queries:
-                result = service.search(args)
+                result = service.search(parse("search", args))
                 omitted = sorted((o.reason, o.count) for o in result.coverage.omitted)
                 out.append(([h.node for h in result.hits], result.total, omitted))
             return out
@@ -136,7 +141,7 @@ def test_a_small_search_reads_its_page_with_the_ranking(tmp_path: Path, monkeypa
         for conn in store._all:
             conn.exec_trace = lambda _cursor, sql, _bindings: issued.append(sql) or True
         try:
-            found = service.search({"initiatives": ["alpha"], "text": "lantern"})
+            found = service.search(parse("search", {"initiatives": ["alpha"], "text": "lantern"}))
         finally:
             for conn in store._all:
                 conn.exec_trace = None
@@ -145,7 +150,7 @@ def test_a_small_search_reads_its_page_with_the_ranking(tmp_path: Path, monkeypa
 
     try:
         for i in range(5):
-            service.note({"initiative": "alpha", "text": f"lantern check {i}"})
+            service.note(parse("note", {"initiative": "alpha", "text": f"lantern check {i}"}))
         assert statements_of_a_search() == []
         with store.write() as session:
             _rows, total, _ = session.search(sqlite_store.SearchQuery(initiative_ids=[1], tokens=["lantern"]))
@@ -176,9 +181,11 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
 
     try:
         for text in ("lantern guess one", "lantern guess two"):  # the second supersedes the first
-            service.claim({"initiative": "alpha", "text": text, "options": {"slot": "handoff"}})
+            service.claim(parse("claim", {"initiative": "alpha", "text": text, "options": {"slot": "handoff"}}))
         monkeypatch.setattr(sqlite_store.SqliteSession, "_rows", recording)
-        found = service.search({"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}})
+        found = service.search(
+            parse("search", {"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}})
+        )
         assert sorted(h.currentness.value for h in found.hits) == ["current", "superseded"]
         ranking = [(sql, params) for sql, params in issued if "bm25" in sql]
         verdicts = [(sql, params) for sql, params in issued if sql.startswith("SELECT e.dst, e.src")]
@@ -208,11 +215,15 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
     monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: older)
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
-    made, _ = service.note({"initiative": "upgrade", "text": "The ferry leaves at nine"})
+    made, _ = service.note(parse("note", {"initiative": "upgrade", "text": "The ferry leaves at nine"}))
     assert made.primary is not None
     node_id = made.primary.id
     for hour in ("ten", "eleven"):
-        service.revise({"initiative": "upgrade", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}})
+        service.revise(
+            parse(
+                "revise", {"initiative": "upgrade", "node": node_id, "patch": {"body": f"The ferry leaves at {hour}"}}
+            )
+        )
     with store.read() as session:
         before = session.revision_log(node_id)
         moment = before[1].node.recorded_at
@@ -231,7 +242,9 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
             assert session.revision_log(node_id) == before
             assert session.node_at(node_id, moment) == as_of
             assert as_of is not None and as_of.body == "The ferry leaves at ten"
-        service.revise({"initiative": "upgrade", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        service.revise(
+            parse("revise", {"initiative": "upgrade", "node": node_id, "patch": {"body": "The ferry leaves at noon"}})
+        )
         with store.read() as session:
             assert [e.node.rev_no for e in session.revision_log(node_id)] == [1, 2, 3, 4]
         raw = apsw.Connection(str(settings.sqlite_path))

@@ -14,6 +14,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.errors import Unavailable
 from kaeru.service import Service
 from kaeru.storage.migrate import VaultTooNew
@@ -36,12 +37,15 @@ def test_a_server_started_before_a_later_migration_stops_instead_of_writing(sqli
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
     try:
-        assert service.note({"initiative": "guard", "text": "written before the upgrade"})[0].state == "applied"
+        assert (
+            service.note(parse("note", {"initiative": "guard", "text": "written before the upgrade"}))[0].state
+            == "applied"
+        )
         # What a newer kaeru's migration leaves behind while this server keeps running.
         _raw(settings.sqlite_path, "PRAGMA user_version = 999")
         nodes = _raw(settings.sqlite_path, "SELECT count(*) FROM nodes")
         with pytest.raises(VaultTooNew, match="restart"):
-            service.note({"initiative": "guard", "text": "written by a server that missed the upgrade"})
+            service.note(parse("note", {"initiative": "guard", "text": "written by a server that missed the upgrade"}))
         with pytest.raises(Unavailable), store.read():
             pass
         assert _raw(settings.sqlite_path, "SELECT count(*) FROM nodes") == nodes
@@ -89,7 +93,9 @@ def test_closing_a_store_while_another_thread_writes_loses_nothing(sqlite_vault:
     def writer() -> None:
         for i in range(10_000):
             try:
-                outcome, _ = service.note({"initiative": "closing", "text": f"note {i} while the store closes"})
+                outcome, _ = service.note(
+                    parse("note", {"initiative": "closing", "text": f"note {i} while the store closes"})
+                )
             except Unavailable as exc:
                 refused.append(exc)
                 return

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import apsw
 
+from kaeru.api.requests import parse
 from kaeru.service import Service
 from kaeru.storage.sqlite.store import WAL_SAFETY_PAGES, SqliteStore
 from tests.backends import VaultSpec
@@ -36,7 +37,7 @@ def test_the_wal_stays_under_its_bound_after_many_writes(sqlite_vault: VaultSpec
     try:
         # Enough notes for ~3× the bound in WAL pages if the log never restarted (~27 pages a note).
         for i in range(3 * WAL_SAFETY_PAGES // 20):
-            outcome, _ = service.note({"initiative": "weir", "text": f"{body} {i}"})
+            outcome, _ = service.note(parse("note", {"initiative": "weir", "text": f"{body} {i}"}))
             assert outcome.state == "applied"
             largest = max(largest, _size(wal))
             written += 1
@@ -57,10 +58,12 @@ def test_a_store_closed_while_another_is_open_keeps_the_wal_for_it(sqlite_vault:
     second = SqliteStore(settings.sqlite_path)
     wal = _wal(settings.sqlite_path)
     try:
-        Service(first, settings).note({"initiative": "weir", "text": "written by the first store"})
+        Service(first, settings).note(parse("note", {"initiative": "weir", "text": "written by the first store"}))
         first.close()
         assert wal.exists()  # the second store's connections still use it
-        outcome, _ = Service(second, settings).note({"initiative": "weir", "text": "written by the second store"})
+        outcome, _ = Service(second, settings).note(
+            parse("note", {"initiative": "weir", "text": "written by the second store"})
+        )
         assert outcome.state == "applied"
     finally:
         second.close()

@@ -258,7 +258,9 @@ def _call(service: Any, operation: str, args: dict[str, Any]) -> dict[str, Any]:
     from kaeru.errors import KaeruError
 
     try:
-        outcome, replayed = getattr(service, operation)(args)
+        from kaeru.api.requests import parse
+
+        outcome, replayed = getattr(service, operation)(parse(operation, args))
         return env.mutation_envelope(operation, outcome, replayed=replayed, request_id=args.get("request_id"))
     except KaeruError as error:
         return env.rejected_envelope(operation, env.MUTATION_KIND, error, args.get("request_id"))

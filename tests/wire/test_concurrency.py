@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from kaeru.api import envelope as env
+from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
@@ -51,7 +52,9 @@ def service_on(vault: VaultSpec) -> Iterator[Service]:
 
 
 def _count(service: Service, initiative: str, text: str) -> tuple[int, list[str]]:
-    found = service.search({"initiatives": [initiative], "text": text, "limit": 50, "filters": {"current": "all"}})
+    found = service.search(
+        parse("search", {"initiatives": [initiative], "text": text, "limit": 50, "filters": {"current": "all"}})
+    )
     return found.total, [hit.node.id for hit in found.hits]
 
 
@@ -91,7 +94,7 @@ def test_replay_concurrent_threads_apply_once(vault: VaultSpec, service_on: Serv
             service = Service(store, settings)
             barrier.wait()
             try:
-                outcome, replayed = service.note(dict(args))
+                outcome, replayed = service.note(parse("note", dict(args)))
                 envelope = env.mutation_envelope("note", outcome, replayed=replayed, request_id=args["request_id"])
             except KaeruError as error:
                 envelope = env.rejected_envelope("note", env.MUTATION_KIND, error, args["request_id"])
@@ -142,7 +145,7 @@ def test_replay_concurrent_processes_apply_once(vault: VaultSpec, service_on: Se
 
 @pytest.mark.timeout(120)
 def test_compare_and_set_has_one_winner_across_processes(vault: VaultSpec, service_on: Service, tmp_path: Path) -> None:
-    outcome, _ = service_on.note({"initiative": "cas", "text": "the release owner is undecided"})
+    outcome, _ = service_on.note(parse("note", {"initiative": "cas", "text": "the release owner is undecided"}))
     assert outcome.primary is not None
     node_id, revision = outcome.primary.id, outcome.primary.revision
     bodies = ["the release owner is Ana", "the release owner is Bo"]
@@ -177,7 +180,7 @@ def test_compare_and_set_has_one_winner_across_processes(vault: VaultSpec, servi
     assert loser["data"]["primary"] is None
 
     winning_body = bodies[envelopes.index(winner)]
-    current = service_on.read({"initiative": "cas", "node": node_id})
+    current = service_on.read(parse("read", {"initiative": "cas", "node": node_id}))
     [view] = current.hits
     assert (view.node.revision, view.node.body) == (won_revision, winning_body)
 
@@ -306,7 +309,7 @@ async def test_paging_is_stable_while_another_process_writes(
     initiative, marker = "paging", "zq7page ledger entry"
     seeded = set()
     for i in range(SEEDED):
-        outcome, _ = service_on.note({"initiative": initiative, "text": f"{marker} number {i}"})
+        outcome, _ = service_on.note(parse("note", {"initiative": initiative, "text": f"{marker} number {i}"}))
         assert outcome.primary is not None
         seeded.add(outcome.primary.id)
     assert len(seeded) == SEEDED
@@ -375,5 +378,5 @@ async def test_paging_is_stable_while_another_process_writes(
     skipped = seeded - set(seen)
     assert not skipped, f"{len(skipped)} of the original {SEEDED} never returned"
     assert first_total is not None and first_total >= SEEDED
-    after = service_on.search({"initiatives": [initiative], "text": "zq7page", "limit": 1})
+    after = service_on.search(parse("search", {"initiatives": [initiative], "text": "zq7page", "limit": 1}))
     assert after.total > first_total, "the concurrent inserts are visible to a new search"

@@ -124,6 +124,15 @@ def refuse_lone_surrogates(args: dict[str, Any]) -> None:
         raise refusal
 
 
+def request(operation: str, args: dict[str, Any]) -> Any:
+    """The tool `operation`'s request model from `args`, validated as a tool call is (one path:
+    `api/requests.py`); raises the same `invalid_argument` a tool call would get."""
+    from kaeru.api.requests import parser_for
+
+    refuse_lone_surrogates(args)
+    return parser_for(operation).parse(args)
+
+
 def emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
     """Print an API envelope (JSON or `human`); a `rejected` one exits 2."""
     if wants_json(ctx):
@@ -149,8 +158,7 @@ def read_envelope(
 
     service = service_of(ctx)
     try:
-        refuse_lone_surrogates(args)
-        outcome = getattr(service, operation)(args)
+        outcome = getattr(service, operation)(request(operation, args))
         return build(outcome) if build is not None else env.read_envelope(operation, outcome)
     except KaeruError as error:
         return env.rejected_envelope(operation, env.READ_KIND, error)

@@ -15,6 +15,7 @@ from kaeru.cli.common import (
     print_issues,
     progress_bar,
     refuse_lone_surrogates,
+    request,
     service_of,
     settings_of,
     wants_json,
@@ -42,7 +43,7 @@ def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | 
         args["request_id"] = request_id
     service = service_of(ctx)
     try:
-        outcome, replayed = service.note(args)
+        outcome, replayed = service.note(request("note", args))
         envelope = env.mutation_envelope("note", outcome, replayed=replayed, request_id=request_id)
     except KaeruError as error:
         envelope = env.rejected_envelope("note", env.MUTATION_KIND, error, request_id)
@@ -106,11 +107,11 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
         args["initiatives"] = list(initiatives)
     service = service_of(ctx)
     try:
-        refuse_lone_surrogates(args)
+        parsed = request("archive", args)
         with progress_bar(ctx) as bar:
             task = bar.add_task("reading the vault", total=None)
             outcome = archive.export(
-                service.store, local, args, lambda stage, n: bar.update(task, description=f"{stage}: {n}")
+                service.store, local, parsed, lambda stage, n: bar.update(task, description=f"{stage}: {n}")
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:
@@ -143,12 +144,13 @@ def import_cmd(ctx: click.Context, path: str) -> None:
     service = service_of(ctx)
     try:
         refuse_lone_surrogates({"path": path})
+        parsed = request("archive", {"action": "import", "path": str(source)})
         with progress_bar(ctx) as bar:
             task = bar.add_task("importing", total=None)
             outcome = archive.import_(
                 service.store,
                 replace(settings_of(ctx), export_root=source.parent),
-                {"action": "import", "path": str(source)},
+                parsed,
                 lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)

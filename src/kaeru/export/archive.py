@@ -18,6 +18,7 @@ from kaeru.export import amg, markdown
 from kaeru.export.screen import Refusal, screen
 from kaeru.export.vault_io import Finish, ImportReport, Progress, read_archive, write_archive
 from kaeru.service.outcomes import Change, Issue, MutationOutcome
+from kaeru.service.requests import ArchiveRequest
 from kaeru.storage.base import AuditRecord, Session, Store
 
 
@@ -44,11 +45,13 @@ def _digest(data: bytes) -> str:
 _PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ENOENT})
 
 
-def export(store: Store, settings: Settings, args: dict[str, Any], progress: Progress | None = None) -> MutationOutcome:
-    fmt = args.get("format", "amg")
+def export(
+    store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
+) -> MutationOutcome:
+    fmt = request.format
     root = export_root(settings)
-    target = _inside(root, str(args.get("path") or ""))
-    initiatives = args.get("initiatives")
+    target = _inside(root, request.path)
+    initiatives = request.initiatives
     archive = read_archive(store, initiatives, progress or (lambda s, n: None))
     names = archive.header()["initiatives"]
     outcome = MutationOutcome(state="applied")
@@ -60,7 +63,7 @@ def export(store: Store, settings: Settings, args: dict[str, Any], progress: Pro
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
             size, digest = len(data), _digest(data)
-        elif fmt == "markdown":
+        else:  # markdown
             files = markdown.render(archive)
             target.mkdir(parents=True, exist_ok=True)
             manifest = hashlib.sha256()
@@ -73,12 +76,10 @@ def export(store: Store, settings: Settings, args: dict[str, Any], progress: Pro
                 size += len(payload)
                 manifest.update(rel.encode() + b"\0" + _digest(payload).encode() + b"\n")
             digest = manifest.hexdigest()
-        else:
-            raise InvalidArgument("format is markdown or amg", field="format")
     except OSError as exc:
         if exc.errno not in _PATH_ERRNOS:
             raise
-        shown = str(args.get("path"))[:200]
+        shown = request.path[:200]
         raise InvalidArgument(f"cannot export to {shown!r}: {exc.strerror}", field="path") from exc
     outcome.artifacts.append(
         {
@@ -106,15 +107,15 @@ def parse_bytes(raw: bytes, gz: bool) -> amg.Archive:
 
 
 def import_(
-    store: Store, settings: Settings, args: dict[str, Any], progress: Progress | None = None
+    store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
 ) -> MutationOutcome:
     """Import an amg archive: screened whole first (the write path's limits and secret policy, every
     refused line and field named, nothing written if any is refused), then written in one
     transaction with the import's own audit records (decisions 15.N1–15.N4)."""
-    if args.get("format", "amg") != "amg":
+    if request.format != "amg":
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
-    source = _inside(root, str(args.get("path") or ""))
+    source = _inside(root, request.path)
     if not source.is_file():
         raise InvalidArgument(f"no archive at {source}", field="path")
     try:

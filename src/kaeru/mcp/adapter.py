@@ -1,7 +1,7 @@
 """The one adapter between MCP tool calls and the service.
 
-A tool call is: validate the arguments against the tool's declared input schema → one service
-call in a worker thread → an envelope. Every failure — schema violation, `KaeruError`, or an
+A tool call is: validate the arguments against the tool's declared input schema, once, and build
+its request model (`api/requests.py`) → one service call in a worker thread → an envelope. Every failure — schema violation, `KaeruError`, or an
 unexpected exception — becomes a `rejected` envelope that validates against the tool's output
 schema, returned with `isError: true`. Nothing here raises to the SDK.
 """
@@ -19,19 +19,19 @@ import mcp_types as types
 import pydantic_core
 
 from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
-from kaeru.errors import Internal, InvalidArgument, KaeruError
+from kaeru.errors import Internal, KaeruError
 
 if TYPE_CHECKING:
     # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
     # schemas or jsonschema are loaded (decision 16.O1).
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import ValidationError
-
+    from kaeru.api.requests import RequestParser
     from kaeru.service import Service
+    from kaeru.service.requests import Request
 
 log = logging.getLogger("kaeru.mcp")
 
-Handler = Callable[["Service", dict[str, Any]], dict[str, Any]]
+#: A tool's body: the service and the tool's own request model (each handler takes its model's type).
+Handler = Callable[["Service", Any], dict[str, Any]]
 
 
 @dataclass
@@ -46,8 +46,6 @@ class ToolSpec:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
-    _validator: Draft202012Validator | None = None
-    _fast: Any = None
 
     # Nothing is built when a tool is registered: `kaeru serve` answers `initialize` before any
     # schema exists. The schemas are built on first use (`tools/list`, or a call) and each tool's
@@ -64,34 +62,12 @@ class ToolSpec:
 
         return output_for(self.name, self.kind)
 
-    def schema_error(self, arguments: dict[str, Any]) -> InvalidArgument | None:
-        """The refusal of `arguments` by the input schema, or None when they are valid.
+    @cached_property
+    def parser(self) -> RequestParser:
+        """This tool's validation: its input schema, then its request model (`api/requests.py`)."""
+        from kaeru.api.requests import RequestParser
 
-        The compiled (Rust) validator answers "valid?" in microseconds; only arguments it refuses
-        go through `jsonschema`, whose error tree names the field. Either refusing sends a call down
-        the slow path, so the two never disagree in what is accepted. Each is built on first use: the
-        compiled one at the tool's first call, the other (and the `jsonschema` import) at its first
-        refusal.
-        """
-        if self._fast is None:
-            import jsonschema_rs
-
-            self._fast = jsonschema_rs.validator_for(self.input_schema, validate_formats=True)
-        if self._fast.is_valid(arguments):
-            return None
-        if self._validator is None:
-            from jsonschema import Draft202012Validator
-
-            self._validator = Draft202012Validator(
-                self.input_schema, format_checker=Draft202012Validator.FORMAT_CHECKER
-            )
-        errors = list(self._validator.iter_errors(arguments))
-        if not errors:
-            return None
-        from jsonschema.exceptions import best_match
-
-        error = best_match(errors)
-        return InvalidArgument(_message(error), field=_field(error))
+        return RequestParser(self.name, self.input_schema)
 
     def as_tool(self) -> types.Tool:
         return types.Tool(
@@ -108,42 +84,6 @@ class ToolSpec:
                 open_world_hint=False,
             ),
         )
-
-
-def _leaves(error: ValidationError) -> list[ValidationError]:
-    """The concrete failures under an anyOf/allOf (a oneOf stays whole: it names one value's shapes)."""
-    if error.validator in ("anyOf", "allOf") and error.context:
-        out: list[ValidationError] = []
-        for sub in error.context:
-            out.extend(_leaves(sub))
-        return out
-    return [error]
-
-
-def _pick(error: ValidationError) -> ValidationError:
-    """The most useful failure to report: the deepest one, a wrong value before a missing branch key."""
-    candidates = _leaves(error)
-    return min(candidates, key=lambda e: (-len(e.absolute_path), e.validator == "required"))
-
-
-def _field(error: ValidationError) -> str | None:
-    leaf = _pick(error)
-    parts = [str(p) for p in leaf.absolute_path]
-    quoted = leaf.message.split("'")[1::2]
-    if leaf.validator in ("required", "additionalProperties") and quoted:
-        parts.append(quoted[0])
-    return ".".join(parts) or None
-
-
-def _message(error: ValidationError) -> str:
-    leaf = _pick(error)
-    where = ".".join(str(p) for p in leaf.absolute_path) or "arguments"
-    if leaf.validator == "required" and error.validator == "anyOf":
-        missing = sorted({q for e in _leaves(error) if e.validator == "required" for q in e.message.split("'")[1::2]})
-        return f"{where}: needs at least one of {', '.join(missing)}"
-    if leaf.validator == "oneOf":
-        return f"{where}: {leaf.message[:300]} — it must match exactly one accepted shape (see the input schema)"
-    return f"{where}: {leaf.message[:500]}"
 
 
 def envelope_text(envelope: dict[str, Any]) -> str:
@@ -230,11 +170,12 @@ class ToolRegistry:
         # UnicodeEncodeError on an enum value holding one, which reached the SDK as a protocol error).
         if (refusal := refusal_of_lone_surrogate(args)) is not None:
             return _rejected(spec, refusal, _key(request_id))
-        problem = spec.schema_error(args)
-        if problem is not None:
-            return _rejected(spec, problem, request_id)
         try:
-            return spec.handler(self.service, args)
+            request = spec.parser.parse(args)
+        except KaeruError as error:
+            return _rejected(spec, error, request_id)
+        try:
+            return spec.handler(self.service, request)
         except KaeruError as error:
             return _rejected(spec, error, request_id)
         except Exception as exc:  # the single catch-all: answer `internal`, never crash the session
@@ -277,10 +218,12 @@ def mutation(operation: str) -> Handler:
     """A handler for a mutating service method named like the tool."""
     from kaeru.api import envelope as env
 
-    def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
+    def handle(service: Service, request: Request) -> dict[str, Any]:
         method = getattr(service, operation)
-        outcome, replayed = method(args)
-        return env.mutation_envelope(operation, outcome, replayed=replayed, request_id=args.get("request_id"))
+        outcome, replayed = method(request)
+        return env.mutation_envelope(
+            operation, outcome, replayed=replayed, request_id=getattr(request, "request_id", None)
+        )
 
     return handle
 
@@ -289,7 +232,7 @@ def reader(operation: str) -> Handler:
     """A handler for a read service method named like the tool."""
     from kaeru.api import envelope as env
 
-    def handle(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-        return env.read_envelope(operation, getattr(service, operation)(args))
+    def handle(service: Service, request: Request) -> dict[str, Any]:
+        return env.read_envelope(operation, getattr(service, operation)(request))
 
     return handle

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
@@ -28,11 +28,14 @@ from kaeru.service import (
     tasks,
     timeline,
 )
+from kaeru.service import requests as rq
 from kaeru.service.embedding import Embedder
 from kaeru.service.mutation import WriteContext, run_mutation
 from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
 from kaeru.storage.base import Store
+
+R = TypeVar("R", bound=rq.Request)
 
 
 class Service:
@@ -58,8 +61,8 @@ class Service:
     def _mutate(
         self,
         operation: str,
-        args: dict[str, Any],
-        body: Callable[[WriteContext, dict[str, Any]], None],
+        request: R,
+        body: Callable[[WriteContext, R], None],
         actor: str | None,
         create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
@@ -67,11 +70,11 @@ class Service:
         outcome, replayed = run_mutation(
             self.rt,
             operation=operation,
-            initiative=args.get("initiative"),
-            request_id=args.get("request_id"),
-            args=args,
+            initiative=getattr(request, "initiative", None),
+            request_id=getattr(request, "request_id", None),
+            args=request.wire(),
             actor=actor or self.rt.settings.actor,
-            body=lambda ctx: body(ctx, args),
+            body=lambda ctx: body(ctx, request),
             create=create,
         )
         if self.rt.embedder is not None and not replayed and outcome.state in ("applied", "partial"):
@@ -89,81 +92,81 @@ class Service:
             session.purge_requests(fmt(now - timedelta(days=self.rt.settings.replay_days)))
 
     # --- mutations ------------------------------------------------------------------------------
-    def note(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("note", args, capture.note, actor)
+    def note(self, request: rq.NoteRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("note", request, capture.note, actor)
 
-    def claim(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("claim", args, capture.claim, actor)
+    def claim(self, request: rq.ClaimRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("claim", request, capture.claim, actor)
 
-    def revise(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("revise", args, revise.revise, actor)
+    def revise(self, request: rq.ReviseRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("revise", request, revise.revise, actor)
 
-    def replace(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("replace", args, revise.replace, actor)
+    def replace(self, request: rq.ReplaceRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("replace", request, revise.replace, actor)
 
-    def link(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("link", args, graph.link, actor)
+    def link(self, request: rq.LinkRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("link", request, graph.link, actor)
 
-    def verdict(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("verdict", args, lifecycle.verdict, actor)
+    def verdict(self, request: rq.VerdictRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("verdict", request, lifecycle.verdict, actor)
 
-    def evolve(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("evolve", args, evolve.evolve, actor)
+    def evolve(self, request: rq.EvolveRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("evolve", request, evolve.evolve, actor)
 
-    def review(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("review", args, lifecycle.review, actor)
+    def review(self, request: rq.ReviewRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("review", request, lifecycle.review, actor)
 
-    def slot(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("slot", args, lifecycle.slot, actor)
+    def slot(self, request: rq.SlotRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("slot", request, lifecycle.slot, actor)
 
-    def layer(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("layer", args, lifecycle.layer, actor)
+    def layer(self, request: rq.LayerRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("layer", request, lifecycle.layer, actor)
 
-    def forget(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("forget", args, lifecycle.forget, actor)
+    def forget(self, request: rq.ForgetRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("forget", request, lifecycle.forget, actor)
 
-    def task(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("task", args, tasks.task, actor)
+    def task(self, request: rq.TaskRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("task", request, tasks.task, actor)
 
-    def task_update(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        return self._mutate("task_update", args, tasks.task_update, actor, create=False)
+    def task_update(self, request: rq.TaskUpdateRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        return self._mutate("task_update", request, tasks.task_update, actor, create=False)
 
-    def initiative(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
-        create = args.get("action") in ("attach", "set_board")
-        return self._mutate("initiative", args, initiatives.manage, actor, create=create)
+    def initiative(self, request: rq.InitiativeRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        create = request.action in ("attach", "set_board")
+        return self._mutate("initiative", request, initiatives.manage, actor, create=create)
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""
         return context.run_hygiene(self.rt, initiative)
 
     # --- reads ----------------------------------------------------------------------------------
-    def search(self, args: dict[str, Any]) -> ReadOutcome:
-        return search.search(self.rt, args)
+    def search(self, request: rq.SearchRequest) -> ReadOutcome:
+        return search.search(self.rt, request)
 
-    def read(self, args: dict[str, Any]) -> ReadOutcome:
-        return read.read(self.rt, args)
+    def read(self, request: rq.ReadRequest) -> ReadOutcome:
+        return read.read(self.rt, request)
 
-    def trail(self, args: dict[str, Any]) -> TrailOutcome:
-        return history.trail(self.rt, args)
+    def trail(self, request: rq.TrailRequest) -> TrailOutcome:
+        return history.trail(self.rt, request)
 
-    def current_state(self, args: dict[str, Any]) -> StateOutcome:
-        return history.current_state(self.rt, args)
+    def current_state(self, request: rq.CurrentStateRequest) -> StateOutcome:
+        return history.current_state(self.rt, request)
 
-    def initiatives(self, args: dict[str, Any]) -> initiatives.InitiativesOutcome:
-        return initiatives.list_initiatives(self.rt, args)
+    def initiatives(self, request: rq.InitiativesRequest) -> initiatives.InitiativesOutcome:
+        return initiatives.list_initiatives(self.rt, request)
 
-    def context(self, args: dict[str, Any], actor: str | None = None) -> context.ContextOutcome:
-        return context.context(self.rt, args, actor or self.rt.settings.actor)
+    def context(self, request: rq.ContextRequest, actor: str | None = None) -> context.ContextOutcome:
+        return context.context(self.rt, request, actor or self.rt.settings.actor)
 
-    def timeline(self, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
-        return timeline.timeline(self.rt, args)
+    def timeline(self, request: rq.TimelineRequest) -> tuple[ReadOutcome, str | None]:
+        return timeline.timeline(self.rt, request)
 
-    def reflect(self, args: dict[str, Any]) -> reflect.ReflectOutcome:
-        return reflect.reflect(self.rt, args)
+    def reflect(self, request: rq.ReflectRequest) -> reflect.ReflectOutcome:
+        return reflect.reflect(self.rt, request)
 
-    def recall(self, args: dict[str, Any], *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
+    def recall(self, request: rq.RecallRequest, *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
         """Task-aware retrieval; `disabled` switches channels off (for ablation studies)."""
-        return recall.recall(self.rt, args, disabled)
+        return recall.recall(self.rt, request, disabled)
 
     def recall_channels(self) -> tuple[str, ...]:
         return recall.channel_names()

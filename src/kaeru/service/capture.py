@@ -20,8 +20,7 @@ from kaeru.domain.timefmt import fmt, parse_date, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import EvidenceLink
-
-DEFAULT_LINK_WEIGHT = 0.5
+from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
 
 EVIDENCE_RELATION = {
     HypothesisStatus.SUPPORTED: EdgeType.VERIFIES,
@@ -84,15 +83,11 @@ def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, An
     return out
 
 
-def link_new(ctx: WriteContext, node: Node, target: Node | None, args: dict[str, Any]) -> None:
+def link_new(ctx: WriteContext, node: Node, target: Node | None, request: NoteRequest | TaskRequest) -> None:
     """The `link_to` edge of a capture (new node → target), in the capture's transaction."""
     if target is None:
         return
-    try:
-        edge_type = EdgeType(args.get("edge_type", "refers_to"))
-    except ValueError as exc:
-        raise InvalidArgument(f"unknown edge_type {args.get('edge_type')!r}", field="edge_type") from exc
-    ctx.add_edge(node, target, edge_type, float(args.get("weight", DEFAULT_LINK_WEIGHT)))
+    ctx.add_edge(node, target, EdgeType(request.edge_type), float(request.weight))
 
 
 def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:
@@ -100,24 +95,21 @@ def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:
         ctx.take_slot(options.slot, node, options.expected_slot_revision)
 
 
-def note(ctx: WriteContext, args: dict[str, Any]) -> None:
+def note(ctx: WriteContext, request: NoteRequest) -> None:
     """Capture one node; see the `note` tool description for the parameters."""
-    try:
-        kind = NoteKind(args.get("kind", "observation"))
-    except ValueError as exc:
-        raise InvalidArgument(f"unknown kind {args.get('kind')!r}", field="kind") from exc
-    options = CaptureOptions.parse(args.get("options"))
-    text = ctx.clean("text", args["text"])
+    kind = NoteKind(request.kind)
+    options = CaptureOptions.parse(request.options)
+    text = ctx.clean("text", request.text)
     assert text is not None
     if not text.strip():
         raise InvalidArgument("text must not be blank", field="text")
-    name = ctx.clean_name("name", args["name"]) if args.get("name") is not None else None
-    tags = ctx.clean_tags("tags", args.get("tags"))
+    name = ctx.clean_name("name", request.name) if request.name is not None else None
+    tags = ctx.clean_tags("tags", request.tags)
     node_type = NOTE_KIND_TYPES[kind]
     properties: dict[str, Any] = {}
     body: str | None = text
     description: str | None = None
-    source = args.get("source")
+    source = request.source
     if source is not None:
         if kind != NoteKind.REFERENCE:
             raise InvalidArgument("source is only for kind=reference", field="source")
@@ -129,27 +121,27 @@ def note(ctx: WriteContext, args: dict[str, Any]) -> None:
             "chars": len(source),
             "immutable": True,
         }
-    if args.get("url") is not None:
-        properties["url"] = ctx.clean("url", str(args["url"]))
+    if request.url is not None:
+        properties["url"] = ctx.clean("url", request.url)
     if kind == NoteKind.RULE:
         properties["constraint_state"] = "active"
-        applicability = parse_applicability(ctx, args.get("applicability"), "applicability")
+        applicability = parse_applicability(ctx, request.applicability, "applicability")
         if applicability:
             properties["applicability"] = applicability
-    elif args.get("applicability") is not None:
+    elif request.applicability is not None:
         raise InvalidArgument("applicability is only for kind=rule", field="applicability")
-    reminder = parse_reminder(args.get("reminder"), "reminder")
+    reminder = parse_reminder(request.reminder, "reminder")
     if reminder:
         properties["reminder"] = reminder
     created_at = None
-    if args.get("occurred_at") is not None:
+    if request.occurred_at is not None:
         try:
-            created_at = fmt(parse_moment(str(args["occurred_at"]), ctx.now))
+            created_at = fmt(parse_moment(request.occurred_at, ctx.now))
         except ValueError as exc:
             raise InvalidArgument(f"occurred_at: {exc}", field="occurred_at") from exc
         properties["occurred_at"] = created_at
     kind_tags = [RULE_TAG] if kind == NoteKind.RULE else [f"kind:{kind.value}"]
-    link_target = ctx.resolve(args["link_to"], "link_to") if args.get("link_to") is not None else None
+    link_target = ctx.resolve(request.link_to, "link_to") if request.link_to is not None else None
     node = ctx.create_node(
         node_type=node_type,
         body=body,
@@ -161,24 +153,21 @@ def note(ctx: WriteContext, args: dict[str, Any]) -> None:
         properties=properties,
         created_at=created_at,
     )
-    link_new(ctx, node, link_target, args)
+    link_new(ctx, node, link_target, request)
     apply_slot(ctx, node, options)
     ctx.outcome.primary = ctx.outcome.created[0]
 
 
-def claim(ctx: WriteContext, args: dict[str, Any]) -> None:
+def claim(ctx: WriteContext, request: ClaimRequest) -> None:
     """A hypothesis, open or with its verdict and evidence, in one atomic call."""
-    options = CaptureOptions.parse(args.get("options"))
-    text = ctx.clean("text", args["text"])
+    options = CaptureOptions.parse(request.options)
+    text = ctx.clean("text", request.text)
     assert text is not None
     if not text.strip():
         raise InvalidArgument("text must not be blank", field="text")
-    try:
-        status = HypothesisStatus(args.get("initial_status", "open"))
-    except ValueError as exc:
-        raise InvalidArgument(f"unknown initial_status {args.get('initial_status')!r}", field="initial_status") from exc
-    about = ctx.resolve(args["about"], "about") if args.get("about") is not None else None
-    evidence_arg = args.get("evidence")
+    status = HypothesisStatus(request.initial_status)
+    about = ctx.resolve(request.about, "about") if request.about is not None else None
+    evidence_arg = request.evidence
     evidence_node: Node | None = None
     method: str | None = None
     if evidence_arg is not None:

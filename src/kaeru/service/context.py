@@ -13,17 +13,17 @@ from typing import Any
 
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
-from kaeru.errors import InvalidArgument, UnknownInitiative
+from kaeru.errors import UnknownInitiative
 from kaeru.service import hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
+from kaeru.service.requests import ContextRequest
+from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
-SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
-ON_REQUEST = ("cold", "frozen")
 CAPS = {
     "hot": 15,
     "warm": 15,
@@ -38,7 +38,6 @@ CAPS = {
 }
 ITEM_EXCERPT = 240
 CLAIM_FIRST = ("slots", "tasks", "claims", "reviews", "reminders")
-DEFAULT_BUDGET = 8000
 
 
 @dataclass
@@ -242,18 +241,14 @@ def _fit(session: Session, sections: list[Section], budget: int, coverage: Cover
         section.views = build_views(session, kept, bodies=section_bodies)
 
 
-def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
-    """Build the re-entry bundle; stamps first sight of due reminders and runs hygiene when enabled."""
-    name = normalise_initiative(args.get("initiative"))
-    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
-    if not 512 <= budget <= 64000:
-        raise InvalidArgument("budget_chars must be between 512 and 64000", field="budget_chars")
-    requested = args.get("sections")
+def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
+    """Build the re-entry bundle; stamps first sight of due reminders and runs hygiene when enabled.
+    The schema has bounded `budget_chars` and named only known `sections`."""
+    name = normalise_initiative(request.initiative)
+    budget = request.budget_chars
+    requested = request.sections
     wanted = list(SECTIONS)
     if requested:
-        unknown = [s for s in requested if s not in SECTIONS + ON_REQUEST]
-        if unknown:
-            raise InvalidArgument(f"unknown section {unknown[0]!r}", field="sections")
         wanted = ["rules", *[s for s in (*SECTIONS, *ON_REQUEST) if s in requested and s != "rules"]]
     notices: list[str] = []
     if rt.settings.hygiene:
@@ -271,8 +266,8 @@ def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
         task_id = None
-        if args.get("task") is not None:
-            task_id = resolve_node(session, args["task"], scope, "task").id
+        if request.task is not None:
+            task_id = resolve_node(session, request.task, scope, "task").id
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)

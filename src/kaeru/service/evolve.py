@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kaeru.domain.model import EdgeType, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
+from kaeru.service.requests import EvolveRequest
 from kaeru.service.revise import check_revision
 
 SETTLED_TYPE = {
@@ -22,44 +21,30 @@ SETTLED_TYPE = {
 _DROPPED_FAMILIES = ("topic:", "lang:", "status:", "due:")
 
 
-#: Types only the server writes: an audit record is the log of a write, and a board is the one task
-#: board of an initiative (found by its type); a successor or synthesis of either type would pose as one.
-_SERVER_TYPES = (NodeType.AUDIT_EVENT, NodeType.BOARD)
-
-
-def _new_type(raw: Any, fallback: NodeType) -> NodeType:
-    if raw is None:
-        return fallback
-    try:
-        chosen = NodeType(raw)
-    except ValueError as exc:
-        raise InvalidArgument(f"unknown node type {raw!r}", field="new_type") from exc
-    if chosen in _SERVER_TYPES:
-        raise InvalidArgument(
-            f"new_type {chosen.value!r} is written by the server itself; choose another type (e.g. summary, concept)",
-            field="new_type",
-        )
-    return chosen
+def _new_type(raw: str | None, fallback: NodeType) -> NodeType:
+    """The successor's type: the one asked for (never a server-written one: the schema's enum leaves
+    those out, `SERVER_WRITTEN`), else `fallback`."""
+    return fallback if raw is None else NodeType(raw)
 
 
 def _carried_tags(node: Node) -> list[str]:
     return [t for t in node.tags if not t.startswith(_DROPPED_FAMILIES)]
 
 
-def _texts(ctx: WriteContext, args: dict[str, Any], source: Node | None) -> tuple[str | None, str | None]:
-    name = ctx.clean_name("new_name", args["new_name"]) if args.get("new_name") else None
-    body = ctx.clean("new_body", args["new_body"]) if args.get("new_body") is not None else None
+def _texts(ctx: WriteContext, request: EvolveRequest, source: Node | None) -> tuple[str | None, str | None]:
+    name = ctx.clean_name("new_name", request.new_name) if request.new_name else None
+    body = ctx.clean("new_body", request.new_body) if request.new_body is not None else None
     if body is None and source is not None:
         body = source.body
     return name, body
 
 
 def _successor(
-    ctx: WriteContext, source: Node, args: dict[str, Any], node_type: NodeType, tier: Tier, *, rename: bool = False
+    ctx: WriteContext, source: Node, request: EvolveRequest, node_type: NodeType, tier: Tier, *, rename: bool = False
 ) -> Node:
     """A new node carrying the source's content; `rename` names it after its new body when no name is given."""
-    name, body = _texts(ctx, args, source)
-    if name is None and not (rename and args.get("new_body") is not None):
+    name, body = _texts(ctx, request, source)
+    if name is None and not (rename and request.new_body is not None):
         name = source.name
     return ctx.create_node(
         node_type=node_type,
@@ -74,13 +59,13 @@ def _successor(
     )
 
 
-def _consolidate(ctx: WriteContext, source: Node, args: dict[str, Any], tier: Tier) -> Node:
+def _consolidate(ctx: WriteContext, source: Node, request: EvolveRequest, tier: Tier) -> Node:
     """settle/unsettle: a successor in `tier`, provenance copied, `consolidated_to`, source retracted."""
     if tier == Tier.ARCHIVAL:
-        node_type = _new_type(args.get("new_type"), SETTLED_TYPE.get(source.node_type, source.node_type))
+        node_type = _new_type(request.new_type, SETTLED_TYPE.get(source.node_type, source.node_type))
     else:
-        node_type = _new_type(args.get("new_type"), source.node_type)
-    successor = _successor(ctx, source, args, node_type, tier)
+        node_type = _new_type(request.new_type, source.node_type)
+    successor = _successor(ctx, source, request, node_type, tier)
     live = ctx.session.live_edges([source.id])
     for edge in live:
         if edge.src == source.id and edge.edge_type == EdgeType.DERIVED_FROM:
@@ -105,14 +90,12 @@ def _consolidate(ctx: WriteContext, source: Node, args: dict[str, Any], tier: Ti
     return successor
 
 
-def evolve(ctx: WriteContext, args: dict[str, Any]) -> None:
-    mode = args.get("mode")
+def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
+    """One identity-changing move; the schema has required what each mode needs (sources and new_body
+    for synthesise, source for the others)."""
+    mode = request.mode
     if mode == "synthesise":
-        raw_sources = args.get("sources") or []
-        if not raw_sources:
-            raise InvalidArgument("synthesise needs at least one source", field="sources")
-        if not isinstance(raw_sources, list):
-            raise InvalidArgument("sources must be a list of NodeRefs", field="sources")
+        raw_sources = request.sources or []
         # Every source is resolved (and row-locked) before anything is written, so an unknown or
         # forgotten one refuses the call whole. Nodes are not hashable: de-duplicate by id, in order
         # (the same node named twice, by id and by name, is one source).
@@ -120,11 +103,11 @@ def evolve(ctx: WriteContext, args: dict[str, Any]) -> None:
         for i, raw in enumerate(raw_sources):
             found = ctx.resolve(raw, f"sources[{i}]")
             sources.setdefault(found.id, found)
-        name, body = _texts(ctx, args, None)
+        name, body = _texts(ctx, request, None)
         if not body or not body.strip():
             raise InvalidArgument("synthesise needs new_body: the synthesis itself", field="new_body")
         node = ctx.create_node(
-            node_type=_new_type(args.get("new_type"), NodeType.SUMMARY),
+            node_type=_new_type(request.new_type, NodeType.SUMMARY),
             body=body,
             name=name,
             name_fallback="synthesis",
@@ -134,25 +117,25 @@ def evolve(ctx: WriteContext, args: dict[str, Any]) -> None:
             ctx.add_edge(node, source, EdgeType.DERIVED_FROM, 1.0)
         ctx.outcome.primary = ctx.outcome_ref(node)
         return
-    if args.get("source") is None:
+    if request.source is None:
         raise InvalidArgument(f"{mode} needs source", field="source")
-    source = ctx.resolve(args["source"], "source")
-    check_revision(source, args.get("expected_revision"))
+    source = ctx.resolve(request.source, "source")
+    check_revision(source, request.expected_revision)
     if mode == "settle":
         if source.tier == Tier.ARCHIVAL:
             raise InvalidArgument(f"{source.name!r} is already archival; use unsettle to reopen it", field="source")
-        successor = _consolidate(ctx, source, args, Tier.ARCHIVAL)
+        successor = _consolidate(ctx, source, request, Tier.ARCHIVAL)
     elif mode == "unsettle":
         if source.tier == Tier.OPERATIONAL:
             raise InvalidArgument(f"{source.name!r} is already operational", field="source")
-        successor = _consolidate(ctx, source, args, Tier.OPERATIONAL)
+        successor = _consolidate(ctx, source, request, Tier.OPERATIONAL)
     elif mode == "supersede":
-        if args.get("new_body") is None and args.get("new_name") is None:
+        if request.new_body is None and request.new_name is None:
             raise InvalidArgument("supersede needs new_body (the corrected fact) or new_name", field="new_body")
-        node_type = _new_type(args.get("new_type"), source.node_type)
-        successor = _successor(ctx, source, args, node_type, default_tier(node_type), rename=True)
+        node_type = _new_type(request.new_type, source.node_type)
+        successor = _successor(ctx, source, request, node_type, default_tier(node_type), rename=True)
         ctx.add_edge(successor, source, EdgeType.SUPERSEDES, 1.0)
         ctx.mark_affected(source)
     else:
-        raise InvalidArgument("mode is settle, unsettle, supersede or synthesise", field="mode")
+        raise InvalidArgument(f"{mode} needs source", field="source")  # unreachable: the schema's enum
     ctx.outcome.primary = ctx.outcome_ref(successor)

@@ -3,32 +3,16 @@
 from __future__ import annotations
 
 import heapq
-from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
+from kaeru.service.requests import LinkRequest
 from kaeru.storage.base import SearchQuery, Session
 
 MAX_HOPS = 12
 COST_FLOOR = 0.001
-
-
-def edge_type_of(raw: Any, field: str = "edge_type") -> EdgeType:
-    try:
-        return EdgeType(raw)
-    except ValueError as exc:
-        valid = ", ".join(e.value for e in EdgeType)
-        raise InvalidArgument(f"unknown edge_type {raw!r}; valid: {valid}", field=field) from exc
-
-
-def weight_of(raw: Any, field: str = "weight") -> float:
-    if raw is None or isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise InvalidArgument("weight (0..1) is required: how load-bearing the edge is", field=field)
-    if not 0.0 <= float(raw) <= 1.0:
-        raise InvalidArgument("weight must be between 0 and 1", field=field)
-    return float(raw)
 
 
 def strongest_path(
@@ -63,21 +47,24 @@ def strongest_path(
     return None
 
 
-def link(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Add, remove or reweight a typed edge, or save the strongest path as a chain."""
-    action = args.get("action", "add")
-    source = ctx.resolve(args["from"], "from")
-    target = ctx.resolve(args["to"], "to")
+def link(ctx: WriteContext, request: LinkRequest) -> None:
+    """Add, remove or reweight a typed edge, or save the strongest path as a chain.
+
+    The schema has required edge_type for every action but chain, and weight for add and reweight."""
+    action = request.action
+    source = ctx.resolve(request.source, "from")
+    target = ctx.resolve(request.to, "to")
     if action == "chain":
-        _chain(ctx, source, target, args)
+        _chain(ctx, source, target, request)
         return
-    edge_type = edge_type_of(args.get("edge_type"))
+    assert request.edge_type is not None
+    edge_type = EdgeType(request.edge_type)
     if source.id == target.id:
         raise InvalidArgument("an edge needs two different nodes", field="to")
     current = ctx.session.get_edge(source.id, target.id, edge_type)
     live = current is not None and not current.retracted
+    weight = float(request.weight) if request.weight is not None else 0.0
     if action == "add":
-        weight = weight_of(args.get("weight"))
         if live and current is not None and current.weight == weight:
             ctx.outcome.state = "unchanged"
         else:
@@ -85,7 +72,6 @@ def link(ctx: WriteContext, args: dict[str, Any]) -> None:
             before = current.weight if live and current is not None else None
             ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", before, weight))
     elif action == "reweight":
-        weight = weight_of(args.get("weight"))
         if not live or current is None:
             raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")
         if current.weight == weight:
@@ -93,19 +79,17 @@ def link(ctx: WriteContext, args: dict[str, Any]) -> None:
         else:
             ctx.add_edge(source, target, edge_type, weight)
             ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", current.weight, weight))
-    elif action == "remove":
+    else:  # remove
         if not live or current is None:
             raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")
         ctx.retract_edge(current)
         ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", current.weight, None))
-    else:
-        raise InvalidArgument("action is add, remove, reweight or chain", field="action")
     ctx.mark_affected(source)
     ctx.mark_affected(target)
     ctx.outcome.primary = ctx.outcome_ref(source)
 
 
-def _chain(ctx: WriteContext, source: Node, target: Node, args: dict[str, Any]) -> None:
+def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) -> None:
     found = strongest_path(ctx.session, source.id, target.id, {ctx.initiative.id})
     if found is None:
         raise NotFound(
@@ -120,7 +104,7 @@ def _chain(ctx: WriteContext, source: Node, target: Node, args: dict[str, Any]) 
     existing = ctx.session.nodes_by_ids([r.id for r in rows])
     for chain in existing.values():
         if chain.properties.get("chain", {}).get("members") == members:
-            summary = args.get("summary")
+            summary = request.summary
             if summary and summary != chain.body:
                 updated = ctx.update_node(chain, body=ctx.clean("summary", summary))
                 ctx.outcome.primary = ctx.outcome_ref(updated)
@@ -131,8 +115,8 @@ def _chain(ctx: WriteContext, source: Node, target: Node, args: dict[str, Any]) 
             return
     names = ctx.session.nodes_by_ids(members)
     default = " → ".join(names[m].name for m in members)
-    body = ctx.clean("summary", args.get("summary")) or default
-    name = ctx.clean_name("name", args["name"]) if args.get("name") else None
+    body = ctx.clean("summary", request.summary) or default
+    name = ctx.clean_name("name", request.name) if request.name else None
     chain = ctx.create_node(
         node_type=NodeType.CHAIN,
         body=body,

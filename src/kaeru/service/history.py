@@ -7,15 +7,15 @@ from typing import Any
 from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
-from kaeru.service.graph import MAX_HOPS, edge_type_of, strongest_path
+from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
+from kaeru.service.requests import CurrentStateRequest, TrailRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import Initiative, Session
 
-TRAIL_KINDS = ("history", "provenance", "path", "neighbours", "chain")
 MAX_PROVENANCE_DEPTH = 32
 #: The provenance walk visits at most this many ancestors (shown within MAX_PROVENANCE_DEPTH, counted
 #: past it); when more lie beyond, an omission with reason `window` says so (decision 13.F3).
@@ -169,18 +169,14 @@ def _neighbours(session: Session, node: Node, edge_types: set[EdgeType] | None, 
     return entries
 
 
-def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
+def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
     """How a node came to be: its revisions and edge events, ancestry, paths, neighbours or chain."""
-    initiative_name = normalise_initiative(args.get("initiative"))
-    kind = args.get("kind", "history")
-    if kind not in TRAIL_KINDS:
-        raise InvalidArgument(f"kind is one of {', '.join(TRAIL_KINDS)}", field="kind")
-    edge_types = None
-    if args.get("edge_types"):
-        edge_types = {edge_type_of(t, "edge_types") for t in args["edge_types"]}
+    initiative_name = normalise_initiative(request.initiative)
+    kind = request.kind
+    edge_types = {EdgeType(t) for t in request.edge_types} if request.edge_types else None
     with rt.store.read() as session:
         scope = session.initiative_by_name(initiative_name)
-        node = _resolve_any(session, args.get("node"), scope, "node")
+        node = _resolve_any(session, request.node, scope, "node")
         subject = build_views(session, [node])[0]
         coverage = Coverage(initiatives=subject.initiatives)
         cost = None
@@ -198,9 +194,9 @@ def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
         elif kind == "neighbours":
             entries = _neighbours(session, node, edge_types, set(node.initiatives))
         elif kind == "path":
-            if args.get("to") is None:
+            if request.to is None:
                 raise InvalidArgument("kind=path needs `to`", field="to")
-            goal = resolve_node(session, args["to"], scope, "to")
+            goal = resolve_node(session, request.to, scope, "to")
             found = strongest_path(session, node.id, goal.id, {scope.id} if scope else None)
             if found is None:
                 raise NotFound(
@@ -237,27 +233,25 @@ def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: st
     return resolve_node(session, raw, scope, field)
 
 
-def current_state(rt: Runtime, args: dict[str, Any]) -> StateOutcome:
-    """What holds a slot, or what currently replaces a node — now or as of a past moment."""
-    initiative_name = normalise_initiative(args.get("initiative"))
-    has_slot = args.get("slot") is not None
-    if has_slot == (args.get("node") is not None):
-        raise InvalidArgument("give exactly one of slot or node", field="slot")
+def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
+    """What holds a slot, or what currently replaces a node (the schema wants exactly one) — now or as
+    of a past moment."""
+    initiative_name = normalise_initiative(request.initiative)
     moment = None
-    if args.get("as_of") is not None:
+    if request.as_of is not None:
         try:
-            moment = fmt(parse_moment(str(args["as_of"]), rt.now()))
+            moment = fmt(parse_moment(request.as_of, rt.now()))
         except ValueError as exc:
             raise InvalidArgument(f"as_of: {exc}", field="as_of") from exc
     with rt.store.read() as session:
         scope = session.initiative_by_name(initiative_name)
         coverage = Coverage(initiatives=[scope.name] if scope else [])
         if scope is None:
-            return StateOutcome(status="not_found", coverage=coverage, slot=args.get("slot"))
-        if has_slot:
-            return _slot_state(session, scope, str(args["slot"]), moment, coverage)
+            return StateOutcome(status="not_found", coverage=coverage, slot=request.slot)
+        if request.slot is not None:
+            return _slot_state(session, scope, request.slot, moment, coverage)
         try:
-            node = resolve_node(session, args["node"], scope, "node")
+            node = resolve_node(session, request.node, scope, "node")
         except AmbiguousRef as exc:
             return StateOutcome(
                 status="ambiguous", coverage=coverage, candidates=list(exc.details.get("candidates", []))

@@ -12,6 +12,7 @@ from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
 from kaeru.service.outcomes import Change, Coverage
+from kaeru.service.requests import InitiativeRequest, InitiativesRequest
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, SlotState
 
@@ -32,9 +33,9 @@ class InitiativesOutcome:
     issues: list[Any] = field(default_factory=list)
 
 
-def list_initiatives(rt: Runtime, args: dict[str, Any]) -> InitiativesOutcome:
+def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOutcome:
     """Every initiative (or those starting with `prefix`), with node counts by tier and last activity."""
-    prefix = (args.get("prefix") or "").strip().casefold()
+    prefix = (request.prefix or "").strip().casefold()
     with rt.store.read() as session:
         found = [i for i in session.all_initiatives() if i.name.casefold().startswith(prefix)]
         counts = session.tier_counts([i.id for i in found])
@@ -108,12 +109,13 @@ def _name_stamp(ctx: WriteContext, initiative_id: int) -> str:
     return fmt(max(ctx.now, floor))
 
 
-def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Rename, merge, delete, attach/detach a node, or edit the board's columns."""
-    action = args.get("action")
+def manage(ctx: WriteContext, request: InitiativeRequest) -> None:
+    """Rename, merge, delete, attach/detach a node, or edit the board's columns (the schema has required
+    what each action needs: `to`, `node` or `columns`)."""
+    action = request.action
     subject = ctx.initiative
     if action == "rename":
-        new_name = normalise_initiative(args.get("to"), "to")
+        new_name = normalise_initiative(request.to, "to")
         if new_name == subject.name:
             ctx.outcome.state = "unchanged"
             return
@@ -122,7 +124,7 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
         ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
     elif action == "merge":
-        target = _target(ctx, args.get("to"))
+        target = _target(ctx, request.to)
         if target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
         moved = 0
@@ -152,9 +154,9 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))
     elif action in ("attach", "detach"):
-        if args.get("node") is None:
+        if request.node is None:
             raise InvalidArgument(f"{action} needs node", field="node")
-        node = ctx.resolve(args["node"], "node")
+        node = ctx.resolve(request.node, "node")
         if action == "attach":
             updated = _move_membership(ctx, node, None, subject.id)
         else:
@@ -169,7 +171,5 @@ def manage(ctx: WriteContext, args: dict[str, Any]) -> None:
             ctx.mark_affected(updated)
             ctx.outcome.changes.append(Change("initiatives", action, subject.name))
         ctx.outcome.primary = ctx.outcome_ref(updated)
-    elif action == "set_board":
-        tasks.set_board(ctx, args.get("columns"))
-    else:
-        raise InvalidArgument("action is rename, merge, delete, attach, detach or set_board", field="action")
+    else:  # set_board
+        tasks.set_board(ctx, request.columns)

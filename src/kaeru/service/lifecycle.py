@@ -14,8 +14,9 @@ from kaeru.domain.model import (
 )
 from kaeru.errors import InvalidArgument, NotFound, SlotConflict
 from kaeru.service.capture import EVIDENCE_RELATION
-from kaeru.service.mutation import SLOT_PATTERN, WriteContext
+from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
+from kaeru.service.requests import ForgetRequest, LayerRequest, ReviewRequest, SlotRequest, VerdictRequest
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import SlotState
 
@@ -27,22 +28,17 @@ def _status_tags(tags: tuple[str, ...], status: str) -> tuple[str, ...]:
     return (*[t for t in tags if not t.startswith("status:")], f"status:{status}")
 
 
-def verdict(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Close an existing hypothesis as supported, refuted or inconclusive, with its evidence."""
-    hypothesis = ctx.resolve(args["hypothesis"], "hypothesis")
+def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
+    """Close an existing hypothesis as supported, refuted or inconclusive (the schema's enum), with its evidence."""
+    hypothesis = ctx.resolve(request.hypothesis, "hypothesis")
     if hypothesis.node_type != NodeType.HYPOTHESIS:
         raise InvalidArgument(
             f"{hypothesis.name!r} is of type {hypothesis.node_type.value}, not a hypothesis", field="hypothesis"
         )
-    check_revision(hypothesis, args.get("expected_revision"))
-    try:
-        status = HypothesisStatus(args["status"])
-    except ValueError as exc:
-        raise InvalidArgument("status is supported, refuted or inconclusive", field="status") from exc
-    if status == HypothesisStatus.OPEN:
-        raise InvalidArgument("a verdict closes a hypothesis: supported, refuted or inconclusive", field="status")
+    check_revision(hypothesis, request.expected_revision)
+    status = HypothesisStatus(request.status)
     evidence_node: Node | None = None
-    raw = args.get("evidence")
+    raw = request.evidence
     if raw is not None:
         if "node" in raw:
             evidence_node = ctx.resolve(raw["node"], "evidence.node")
@@ -73,12 +69,12 @@ def verdict(ctx: WriteContext, args: dict[str, Any]) -> None:
     ctx.outcome.primary = ctx.outcome_ref(updated)
 
 
-def review(ctx: WriteContext, args: dict[str, Any]) -> None:
+def review(ctx: WriteContext, request: ReviewRequest) -> None:
     """Flag a node as doubted (a review note that `contradicts` it) or close its open reviews."""
-    action = args.get("action")
-    target = ctx.resolve(args["target"], "target")
+    action = request.action
+    target = ctx.resolve(request.target, "target")
     if action == "flag":
-        reason = ctx.clean("reason", args.get("reason"))
+        reason = ctx.clean("reason", request.reason)
         if not reason or not reason.strip():
             raise InvalidArgument("flag needs a reason: what is doubtful and why", field="reason")
         note = ctx.create_node(
@@ -102,7 +98,7 @@ def review(ctx: WriteContext, args: dict[str, Any]) -> None:
     for edge in doubts:
         ctx.retract_edge(edge)
     ctx.outcome.changes.append(Change("open_reviews", len(doubts), 0))
-    resolution = ctx.clean("resolution", args.get("resolution"))
+    resolution = ctx.clean("resolution", request.resolution)
     if resolution and resolution.strip():
         note = ctx.create_node(
             node_type=NodeType.EPISODE,
@@ -121,14 +117,12 @@ def review(ctx: WriteContext, args: dict[str, Any]) -> None:
     ctx.mark_affected(target)
 
 
-def slot(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Take a role for a node, or release it (no `node`)."""
-    name = args["slot"]
-    if not isinstance(name, str) or len(name) > 64 or not SLOT_PATTERN.match(name):
-        raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
-    expected = args.get("expected_slot_revision")
-    if args.get("node") is not None:
-        holder = ctx.resolve(args["node"], "node")
+def slot(ctx: WriteContext, request: SlotRequest) -> None:
+    """Take a role (a name the schema's `Slot` pattern has checked) for a node, or release it (no `node`)."""
+    name = request.slot
+    expected = request.expected_slot_revision
+    if request.node is not None:
+        holder = ctx.resolve(request.node, "node")
         change = ctx.take_slot(name, holder, expected, field="expected_slot_revision")
         if change.before == holder.id:
             ctx.outcome.state = "unchanged"
@@ -151,18 +145,11 @@ def slot(ctx: WriteContext, args: dict[str, Any]) -> None:
     ctx.outcome.slots.append(SlotChange(name, state.node_id, None, revision))
 
 
-def layer(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Set the layer and/or pin of several nodes (each a new revision)."""
-    raw_nodes = args.get("nodes") or []
-    target_layer = None
-    if args.get("layer") is not None:
-        try:
-            target_layer = Layer(args["layer"])
-        except ValueError as exc:
-            raise InvalidArgument(f"unknown layer {args['layer']!r}", field="layer") from exc
-    pin = args.get("pin")
-    if target_layer is None and pin is None:
-        raise InvalidArgument("give layer, pin, or both", field="layer")
+def layer(ctx: WriteContext, request: LayerRequest) -> None:
+    """Set the layer and/or pin (the schema wants one) of several nodes (each a new revision)."""
+    raw_nodes = request.nodes
+    target_layer = Layer(request.layer) if request.layer is not None else None
+    pin = request.pin
     seen: set[str] = set()
     for i, raw in enumerate(raw_nodes):
         node = ctx.resolve(raw, f"nodes[{i}]")
@@ -182,11 +169,11 @@ def layer(ctx: WriteContext, args: dict[str, Any]) -> None:
         ctx.outcome.state = "unchanged"
 
 
-def forget(ctx: WriteContext, args: dict[str, Any]) -> None:
+def forget(ctx: WriteContext, request: ForgetRequest) -> None:
     """Retract a node and every edge touching it; history (and `read … at=` before) keeps them."""
-    node = ctx.resolve(args["node"], "node")
-    check_revision(node, args.get("expected_revision"))
-    reason = ctx.clean("reason", args.get("reason"))
+    node = ctx.resolve(request.node, "node")
+    check_revision(node, request.expected_revision)
+    reason = ctx.clean("reason", request.reason)
     if not reason or not reason.strip():
         raise InvalidArgument("forget needs a reason (kept in the audit record)", field="reason")
     for edge in ctx.session.live_edges([node.id]):

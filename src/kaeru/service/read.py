@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from kaeru.domain.budget import cut
 from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
@@ -11,26 +9,22 @@ from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, ReadOutcome
+from kaeru.service.requests import ReadRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
 
-DEFAULT_BUDGET = 8000
 
-
-def read(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
-    """One node (current or as of `at`), its body from `body_offset` cut to `budget_chars`."""
-    initiative_name = normalise_initiative(args.get("initiative"))
-    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
-    if not 512 <= budget <= 64000:
-        raise InvalidArgument("budget_chars must be between 512 and 64000", field="budget_chars")
-    offset = int(args.get("body_offset", 0))
-    if offset < 0:
-        raise InvalidArgument("body_offset must be ≥ 0", field="body_offset")
+def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
+    """One node (current or as of `at`), its body from `body_offset` cut to `budget_chars` (both
+    bounded by the schema)."""
+    initiative_name = normalise_initiative(request.initiative)
+    budget = request.budget_chars
+    offset = request.body_offset
     moment: str | None = None
-    if args.get("at") is not None:
+    if request.at is not None:
         try:
-            moment = fmt(parse_moment(str(args["at"]), rt.now()))
+            moment = fmt(parse_moment(request.at, rt.now()))
         except ValueError as exc:
             raise InvalidArgument(f"at: {exc} (use RFC 3339, a date, or 5m/2h/3d)", field="at") from exc
     with rt.store.read() as session:
@@ -38,14 +32,14 @@ def read(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         node = None
         ref = None
         try:
-            ref = parse_ref(args.get("node"))
+            ref = parse_ref(request.node)
         except ValueError as exc:
             raise InvalidArgument(str(exc), field="node") from exc
         if moment is not None and ref.id:
             # A past read may name a node forgotten since: look it up by id without the liveness rule.
             node = session.node_at(ref.id, moment)
         if node is None:
-            current = resolve_node(session, args.get("node"), scope, "node")
+            current = resolve_node(session, request.node, scope, "node")
             node = session.node_at(current.id, moment) if moment is not None else current
         if node is None or (moment is not None and node.retracted):
             raise NotFound(f"the node did not exist (or was forgotten) at {moment}", field="at")
@@ -59,7 +53,7 @@ def read(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             body_range = piece if piece.truncated else None
         views = build_views(session, [node], at=moment, bodies={node.id: (body, body_range)})
         edges = None
-        if args.get("neighbours"):
+        if request.neighbours:
             edges = session.edges_at([node.id], moment) if moment else session.live_edges([node.id])
         coverage = Coverage(initiatives=views[0].initiatives)
         continuation = None
@@ -68,7 +62,7 @@ def read(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             coverage.rules_complete = False
             secret = session.vault_secret()
             next_args = {
-                **{k: v for k, v in args.items() if k != "body_offset"},
+                **{k: v for k, v in request.wire().items() if k != "body_offset"},
                 "body_offset": body_range.end,
             }
             token = cursors.encode(

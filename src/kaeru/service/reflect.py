@@ -14,6 +14,7 @@ from kaeru.service import tasks
 from kaeru.service.graph import strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Omission
+from kaeru.service.requests import ReflectRequest
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import SearchQuery
 
@@ -41,8 +42,8 @@ class ReflectOutcome:
     issues: list[Any] = field(default_factory=list)
 
 
-def reflect(rt: Runtime, args: dict[str, Any]) -> ReflectOutcome:
-    name = normalise_initiative(args.get("initiative"))
+def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
+    name = normalise_initiative(request.initiative)
     now = rt.now()
     today = now.date()
     items: list[ReflectItem] = []

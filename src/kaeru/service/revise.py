@@ -10,6 +10,7 @@ from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
 from kaeru.service.capture import parse_applicability, parse_reminder
 from kaeru.service.mutation import WriteContext, retag
 from kaeru.service.outcomes import Change
+from kaeru.service.requests import ReplaceRequest, ReviseRequest
 
 PATCH_FIELDS = ("name", "body", "description", "constraint_state", "applicability", "reminder")
 
@@ -31,16 +32,16 @@ def has_source(node: Node) -> bool:
     return isinstance(source, dict) and bool(source.get("immutable"))
 
 
-def revise(ctx: WriteContext, args: dict[str, Any]) -> None:
+def revise(ctx: WriteContext, request: ReviseRequest) -> None:
     """Patch a node in place; omitted fields stay, `null` clears applicability/reminder."""
-    patch = args.get("patch")
+    patch = request.patch
     if not isinstance(patch, dict) or not patch:
         raise InvalidArgument("patch must name at least one field", field="patch")
     unknown = sorted(set(patch) - set(PATCH_FIELDS))
     if unknown:
         raise InvalidArgument(f"patch cannot change {', '.join(unknown)}", field=f"patch.{unknown[0]}")
-    node = ctx.resolve(args["node"], "node")
-    check_revision(node, args.get("expected_revision"))
+    node = ctx.resolve(request.node, "node")
+    check_revision(node, request.expected_revision)
     fields: dict[str, Any] = {}
     properties = dict(node.properties)
     changes: list[Change] = []
@@ -110,13 +111,13 @@ def revise(ctx: WriteContext, args: dict[str, Any]) -> None:
     ctx.mark_affected(updated)
 
 
-def replace(ctx: WriteContext, args: dict[str, Any]) -> None:
+def replace(ctx: WriteContext, request: ReplaceRequest) -> None:
     """New verbatim source bytes for a reference, as a new revision (old bytes stay in history)."""
-    node = ctx.resolve(args["node"], "node")
-    check_revision(node, args.get("expected_revision"))
+    node = ctx.resolve(request.node, "node")
+    check_revision(node, request.expected_revision)
     if node.node_type != NodeType.REFERENCE:
         raise InvalidArgument("replace applies to reference notes only", field="node")
-    source = ctx.clean("source", args["source"])
+    source = ctx.clean("source", request.source)
     assert source is not None
     digest = hashlib.sha256(source.encode()).hexdigest()
     old = node.properties.get("source") if has_source(node) else None

@@ -12,12 +12,11 @@ from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
+from kaeru.service.requests import SearchRequest
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
 
-DEFAULT_LIMIT = 10
-DEFAULT_BUDGET = 8000
 MAX_QUERY_TOKENS = 256
 WINDOW = 5000
 
@@ -51,28 +50,22 @@ def _list(raw: Any, field: str) -> list[str]:
     return list(dict.fromkeys(raw))
 
 
-def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
-    """Run one page of a literal search; see the `search` tool description."""
-    limit = int(args.get("limit", DEFAULT_LIMIT))
-    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
-    if not 1 <= limit <= 50:
-        raise InvalidArgument("limit must be between 1 and 50", field="limit")
-    if not 512 <= budget <= 64000:
-        raise InvalidArgument("budget_chars must be between 512 and 64000", field="budget_chars")
-    text = args.get("text")
-    filters = args.get("filters") or {}
-    if text is None and not filters:
-        raise InvalidArgument("give text, filters, or both", field="text")
+def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
+    """Run one page of a literal search; see the `search` tool description. The contract schema has
+    bounded `limit` and `budget_chars` and required text, filters or both."""
+    limit = request.limit
+    budget = request.budget_chars
+    text = request.text
+    filters = request.filters or {}
     current = filters.get("current", "preferred")
-    if current not in ("preferred", "all"):
-        raise InvalidArgument("filters.current is preferred or all", field="filters.current")
+    args = request.wire()
     tokens = query_tokens(text) if text is not None else []
     issues: list[Issue] = []
     if len(tokens) > MAX_QUERY_TOKENS:
         issues.append(Issue("invalid_argument", f"query cut to its first {MAX_QUERY_TOKENS} distinct tokens", "text"))
         tokens = tokens[:MAX_QUERY_TOKENS]
     with rt.store.read() as session:
-        scopes, scope_issues = resolve_scopes(session, args.get("initiatives"))
+        scopes, scope_issues = resolve_scopes(session, request.initiatives)
         issues.extend(scope_issues)
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes or (text is not None and not tokens):
@@ -84,11 +77,9 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         list_id: str | None = None
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
-        if args.get("cursor"):
+        if request.cursor:
             secret = session.vault_secret()
-            offset, list_id, items = cursors.resume(
-                session, secret, str(args["cursor"]), "search", cursors.args_key(args)
-            )
+            offset, list_id, items = cursors.resume(session, secret, request.cursor, "search", cursors.args_key(args))
             total = len(items)
             superseded_omitted = 0
         else:
@@ -96,8 +87,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             query = SearchQuery(
                 initiative_ids=[s.id for s in scopes],
                 tokens=tokens,
-                match_all=args.get("match", "any") == "all",
-                prefix=bool(args.get("prefix", False)),
+                match_all=request.match == "all",
+                prefix=request.prefix,
                 types=types,
                 tiers=_list(filters.get("tiers"), "filters.tiers"),
                 layers=_list(filters.get("layers"), "filters.layers"),
@@ -122,8 +113,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
                     session,
                     [s.id for s in scopes],
                     tokens,
-                    args.get("match", "any") == "all",
-                    bool(args.get("prefix", False)),
+                    request.match == "all",
+                    request.prefix,
                     WINDOW - len(items),
                 )
                 items += extra

@@ -12,6 +12,7 @@ from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
+from kaeru.service.requests import TaskRequest, TaskUpdateRequest
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
@@ -71,52 +72,50 @@ def parse_due(raw: Any, today: date, field: str) -> str:
         raise InvalidArgument(f"due must be a date, RFC 3339 time, or 3d/2w ({exc})", field=field) from exc
 
 
-def task(ctx: WriteContext, args: dict[str, Any]) -> None:
+def task(ctx: WriteContext, request: TaskRequest) -> None:
     """Put a task on the initiative's board."""
-    options = CaptureOptions.parse(args.get("options"))
-    text = ctx.clean("text", args["text"])
+    options = CaptureOptions.parse(request.options)
+    text = ctx.clean("text", request.text)
     if not text or not text.strip():
         raise InvalidArgument("text must not be blank", field="text")
     cols = columns(ctx.session, ctx.initiative)
-    status = check_status(cols, args.get("status") or cols[0]["key"], "status")
+    status = check_status(cols, request.status or cols[0]["key"], "status")
     properties: dict[str, Any] = {}
-    if args.get("due") is not None:
-        properties["due"] = parse_due(args["due"], ctx.now.date(), "due")
-    reminder = parse_reminder(args.get("reminder"), "reminder")
+    if request.due is not None:
+        properties["due"] = parse_due(request.due, ctx.now.date(), "due")
+    reminder = parse_reminder(request.reminder, "reminder")
     if reminder:
         properties["reminder"] = reminder
     if status == terminal_key(cols):
         properties["done_at"] = ctx.now_s
-    link_target = ctx.resolve(args["link_to"], "link_to") if args.get("link_to") is not None else None
-    name = ctx.clean_name("name", args["name"]) if args.get("name") else None
+    link_target = ctx.resolve(request.link_to, "link_to") if request.link_to is not None else None
+    name = ctx.clean_name("name", request.name) if request.name else None
     node = ctx.create_node(
         node_type=NodeType.TASK,
         body=text,
         name=name,
         name_fallback="task",
-        tags=["kind:task", f"status:{status}", *ctx.clean_tags("tags", args.get("tags"))],
+        tags=["kind:task", f"status:{status}", *ctx.clean_tags("tags", request.tags)],
         layer=options.layer or Layer.WARM,
         status=status,
         properties=properties,
     )
-    link_new(ctx, node, link_target, args)
+    link_new(ctx, node, link_target, request)
     apply_slot(ctx, node, options)
     ctx.outcome.primary = ctx.outcome_ref(node)
 
 
-def task_update(ctx: WriteContext, args: dict[str, Any]) -> None:
-    """Move a task to another column, finish it, or change its due date."""
-    node = ctx.resolve(args["task"], "task")
+def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
+    """Move a task to another column, finish it, or change its due date (the schema wants one)."""
+    node = ctx.resolve(request.task, "task")
     if node.node_type != NodeType.TASK:
         raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not a task", field="task")
-    check_revision(node, args.get("expected_revision"))
-    if "status" not in args and "due" not in args:
-        raise InvalidArgument("give status, due, or both", field="status")
+    check_revision(node, request.expected_revision)
     cols = columns(ctx.session, ctx.initiative)
     properties = dict(node.properties)
     fields: dict[str, Any] = {}
-    if args.get("status") is not None:
-        status = check_status(cols, args["status"], "status")
+    if request.status is not None:
+        status = check_status(cols, request.status, "status")
         if status != node.status:
             fields["status"] = status
             fields["tags"] = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
@@ -125,8 +124,8 @@ def task_update(ctx: WriteContext, args: dict[str, Any]) -> None:
                 properties["done_at"] = ctx.now_s
             else:
                 properties.pop("done_at", None)
-    if "due" in args:
-        due = parse_due(args["due"], ctx.now.date(), "due") if args["due"] is not None else None
+    if request.given("due"):  # null clears the due date
+        due = parse_due(request.due, ctx.now.date(), "due") if request.due is not None else None
         if due != properties.get("due"):
             ctx.outcome.changes.append(Change("due", properties.get("due"), due))
             if due is None:

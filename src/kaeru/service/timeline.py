@@ -18,50 +18,46 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors
 from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
+from kaeru.service.requests import TimelineRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
 from kaeru.service.views import build_views
 from kaeru.storage.base import SearchQuery, Session
 
-DEFAULT_SPAN = 5
-DEFAULT_BUDGET = 8000
-DEFAULT_LIMIT = 20
 #: How many of the items a page leaves out (after it, and before an anchor) it counts exactly: it
 #: reads that many ids more (ids only), plus one to know whether more lie beyond. Past them the
 #: count is a lower bound, named by an omission with reason `window` (decision 13.F2).
 COUNT_WINDOW = 200
 
 
-def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
+def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | None]:
     """One page of the walk and the anchor's id (None for a window, and on a cursor's pages)."""
-    before = int(args.get("before", DEFAULT_SPAN))
-    after = int(args.get("after", DEFAULT_SPAN))
-    limit = int(args.get("limit", DEFAULT_LIMIT))
-    budget = int(args.get("budget_chars", DEFAULT_BUDGET))
+    before, after, limit, budget = request.before, request.after, request.limit, request.budget_chars
     moments = {}
-    for key in ("since", "until"):
-        if args.get(key) is not None:
+    for key, raw in (("since", request.since), ("until", request.until)):
+        if raw is not None:
             try:
-                moments[key] = fmt(parse_moment(str(args[key]), rt.now()))
+                moments[key] = fmt(parse_moment(raw, rt.now()))
             except ValueError as exc:
                 raise InvalidArgument(f"{key}: {exc}", field=key) from exc
-    if args.get("anchor") is not None and args.get("query") is not None:
+    if request.anchor is not None and request.query is not None:
         raise InvalidArgument("give anchor or query, not both", field="query")
     since, until = moments.get("since"), moments.get("until")
+    args = request.wire()
     key = cursors.args_key(args)
     with rt.store.read() as session:
-        scopes, issues = resolve_scopes(session, args.get("initiatives"))
+        scopes, issues = resolve_scopes(session, request.initiatives)
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes:
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues), None
         ids = [s.id for s in scopes]
-        secret = session.vault_secret() if args.get("cursor") else b""
+        secret = session.vault_secret() if request.cursor else b""
         anchor: Node | None = None
         served = 0  # items shown by the walk's earlier pages
-        if args.get("cursor"):
+        if request.cursor:
             # A later page: `limit` items strictly after the last one shown, whatever the first page's mode.
-            state = cursors.decode(secret, str(args["cursor"]), "timeline", key)
+            state = cursors.decode(secret, request.cursor, "timeline", key)
             if state.position is None:
                 raise CursorInvalid("cursor is malformed", field="cursor")
             served = state.offset
@@ -72,7 +68,7 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
                 rest = rest[1:]
             found, later = rest[:limit], rest[limit : limit + COUNT_WINDOW + 1]
         else:
-            anchor = _anchor(session, args, ids, scopes[0])
+            anchor = _anchor(session, request, ids, scopes[0])
             if anchor is None:
                 reach = limit + COUNT_WINDOW + 1
                 walk = session.timeline(ids, since=since, until=until, pivot=None, before=0, after=reach)
@@ -117,13 +113,13 @@ def timeline(rt: Runtime, args: dict[str, Any]) -> tuple[ReadOutcome, str | None
     return outcome, anchor.id if anchor else None
 
 
-def _anchor(session: Session, args: dict[str, Any], ids: list[int], scope: Any) -> Node | None:
+def _anchor(session: Session, request: TimelineRequest, ids: list[int], scope: Any) -> Node | None:
     """The node named by `anchor`, or the best literal match of `query`, or None for a window."""
-    if args.get("anchor") is not None:
-        return resolve_node(session, args["anchor"], scope, "anchor")
-    if args.get("query") is None:
+    if request.anchor is not None:
+        return resolve_node(session, request.anchor, scope, "anchor")
+    if request.query is None:
         return None
-    tokens = query_tokens(str(args["query"]))
+    tokens = query_tokens(request.query)
     rows, _, _ = (
         session.search(SearchQuery(initiative_ids=ids, tokens=tokens[:256], window=1)) if tokens else ([], 0, 0)
     )

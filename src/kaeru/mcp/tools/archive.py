@@ -8,6 +8,7 @@ from kaeru.api import envelope as env
 from kaeru.export import archive
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
+from kaeru.service.requests import ArchiveRequest
 
 ARCHIVE = """Export the vault to files, or import an archive — for backup, hand-over and moving between machines.
 
@@ -27,12 +28,12 @@ Returns MutationData: `artifacts` [{path, format, bytes, sha256, initiatives, om
 edges}] (export) or `changes` [{field: imported.<kind>, before, after}] (import)."""
 
 
-def _archive(service: Service, args: dict[str, Any]) -> dict[str, Any]:
+def _archive(service: Service, request: ArchiveRequest) -> dict[str, Any]:
     store, settings = service.store, service.rt.settings
-    if args["action"] == "export":
-        outcome = archive.export(store, settings, args)
+    if request.action == "export":
+        outcome = archive.export(store, settings, request)
     else:
-        outcome = archive.import_(store, settings, args)
+        outcome = archive.import_(store, settings, request)
     return env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from kaeru.api import envelope as env
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
+from kaeru.service.requests import CurrentStateRequest, TrailRequest
 
 TRAIL = """Follow how a node came to be and what it connects to.
 
@@ -37,12 +38,12 @@ Returns CurrentStateData {status, slot, slot_revision, subject, current, predece
 candidates}."""
 
 
-def _trail(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return env.trail_envelope(service.trail(args))
+def _trail(service: Service, request: TrailRequest) -> dict[str, Any]:
+    return env.trail_envelope(service.trail(request))
 
 
-def _state(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return env.state_envelope(service.current_state(args))
+def _state(service: Service, request: CurrentStateRequest) -> dict[str, Any]:
+    return env.state_envelope(service.current_state(request))
 
 
 def register(registry: ToolRegistry) -> None:

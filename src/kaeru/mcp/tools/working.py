@@ -8,6 +8,7 @@ from kaeru.api import envelope as env
 from kaeru.api import working
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
+from kaeru.service.requests import ContextRequest, InitiativesRequest, RecallRequest, ReflectRequest, TimelineRequest
 
 INITIATIVES = """List the initiatives (project scopes) this memory holds — call it first when you start.
 
@@ -99,25 +100,25 @@ Returns {hits: NodeData[], total, retrieval_plan {intent, role, risk, channels [
 reason}], plan_hash, …}, next_step {tool: read, calls}, explain}."""
 
 
-def _recall(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return working.recall_envelope(service.recall(args))
+def _recall(service: Service, request: RecallRequest) -> dict[str, Any]:
+    return working.recall_envelope(service.recall(request))
 
 
-def _initiatives(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return working.initiatives_envelope(service.initiatives(args))
+def _initiatives(service: Service, request: InitiativesRequest) -> dict[str, Any]:
+    return working.initiatives_envelope(service.initiatives(request))
 
 
-def _context(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return working.context_envelope(service.context(args))
+def _context(service: Service, request: ContextRequest) -> dict[str, Any]:
+    return working.context_envelope(service.context(request))
 
 
-def _timeline(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    outcome, anchor = service.timeline(args)
+def _timeline(service: Service, request: TimelineRequest) -> dict[str, Any]:
+    outcome, anchor = service.timeline(request)
     return working.timeline_envelope(outcome, anchor)
 
 
-def _reflect(service: Service, args: dict[str, Any]) -> dict[str, Any]:
-    return working.reflect_envelope(service.reflect(args))
+def _reflect(service: Service, request: ReflectRequest) -> dict[str, Any]:
+    return working.reflect_envelope(service.reflect(request))
 
 
 def register(registry: ToolRegistry) -> None:

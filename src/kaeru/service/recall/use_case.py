@@ -15,6 +15,7 @@ from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omis
 from kaeru.service.recall.channels import narrow, run_channels
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
+from kaeru.service.requests import RecallRequest
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
 from kaeru.service.views import budgeted_views
@@ -38,30 +39,24 @@ def channel_names() -> tuple[str, ...]:
     return CHANNELS
 
 
-def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozenset()) -> RecallOutcome:
+def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
     """Run one recall; see the `recall` tool description."""
-    query = (args.get("query") or "").strip()
-    limit = int(args.get("limit", 10))
-    if not 1 <= limit <= 50:
-        raise InvalidArgument("limit must be between 1 and 50", field="limit")
+    query = (request.query or "").strip()
+    limit = request.limit
     try:
-        intent = normalise_intent(args.get("task_intent"))
+        intent = normalise_intent(request.task_intent)
     except ValueError as exc:
-        raise InvalidArgument(f"unknown task_intent {args.get('task_intent')!r}", field="task_intent") from exc
-    try:
-        role = Role(args.get("role", "coder"))
-        risk = Risk(args.get("risk", "medium"))
-    except ValueError as exc:
-        raise InvalidArgument(str(exc), field="role" if "role" in str(exc) else "risk") from exc
-    token_budget = int(args.get("token_budget", 4000))
-    if token_budget <= 0:
-        raise InvalidArgument("token_budget must be greater than zero", field="token_budget")
-    if (args.get("explain") or args.get("multi_hop")) and not query:
+        raise InvalidArgument(f"unknown task_intent {request.task_intent!r}", field="task_intent") from exc
+    role, risk = Role(request.role), Risk(request.risk)
+    token_budget = request.token_budget
+    if (request.explain or request.multi_hop) and not query:
+        # The schema wants a non-blank query (`\S`); str.strip() also drops the separators \x1c-\x1f.
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
+    args = request.wire()
     key = cursors.args_key(args)
     history = intent == Intent.EXPLORE_HISTORY
     with rt.store.read() as session:
-        scopes, issues = resolve_scopes(session, args.get("initiatives"))
+        scopes, issues = resolve_scopes(session, request.initiatives)
         scope_ids = [s.id for s in scopes]
         plan = compile_plan(
             semantic_available=rt.embedder is not None,
@@ -69,8 +64,8 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             role=role,
             risk=risk,
             has_query=bool(query),
-            include_superseded=bool(args.get("include_superseded", False)),
-            multi_hop=bool(args.get("multi_hop", False)),
+            include_superseded=request.include_superseded,
+            multi_hop=request.multi_hop,
             token_budget=token_budget,
             time_windows=tuple(date_windows(query)) if query else (),
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
@@ -83,9 +78,9 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
         explain: dict[str, dict[str, float]] | None = None
         offset = 0
         list_id: str | None = None
-        if args.get("cursor"):
+        if request.cursor:
             secret = session.vault_secret()
-            offset, list_id, ordered = cursors.resume(session, secret, str(args["cursor"]), "recall", key)
+            offset, list_id, ordered = cursors.resume(session, secret, request.cursor, "recall", key)
         else:
             fusion = Fusion(plan)
             pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
@@ -98,7 +93,7 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
                 if beyond_history:
                     coverage.omitted.append(Omission("hits", beyond_history, "window"))
                     coverage.complete = False
-            if args.get("explain"):
+            if request.explain:
                 explain = {
                     i: {k: round(v, 6) for k, v in fusion.scores.get(i, {}).items()}
                     for i in (key_id(k) for k in ordered[: offset + limit])

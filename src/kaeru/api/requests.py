@@ -1,0 +1,112 @@
+"""The one validation of a tool's arguments: the input schema once, then the request model.
+
+The MCP adapter and the CLI both come through here, so a call is accepted or refused the same way
+whichever door it came in by. The compiled (Rust) validator answers "valid?"; only arguments it
+refuses go through `jsonschema`, whose error tree names the field. Accepted arguments become the
+tool's model with `model_construct`: the schema has already checked them, and validating them again
+in pydantic would double the cost (bench/validation.py, decision 14.T2).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from kaeru.errors import InvalidArgument
+
+if TYPE_CHECKING:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+
+    from kaeru.service.requests import Request
+
+
+class RequestParser:
+    """Arguments → the tool's request model, or the `invalid_argument` naming the field.
+
+    Each validator is built on first use: the compiled one at the first call, the explaining one
+    (and the `jsonschema` import) at the first refusal (decision 16.O1)."""
+
+    def __init__(self, operation: str, schema: dict[str, Any]):
+        from kaeru.service.requests import REQUESTS
+
+        self.operation = operation
+        self.schema = schema
+        self.model = REQUESTS[operation]
+        self._fast: Any = None
+        self._explainer: Draft202012Validator | None = None
+
+    def problem(self, arguments: dict[str, Any]) -> InvalidArgument | None:
+        """The refusal of `arguments` by the input schema, or None when they are valid."""
+        if self._fast is None:
+            import jsonschema_rs
+
+            self._fast = jsonschema_rs.validator_for(self.schema, validate_formats=True)
+        if self._fast.is_valid(arguments):
+            return None
+        if self._explainer is None:
+            from jsonschema import Draft202012Validator
+
+            self._explainer = Draft202012Validator(self.schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+        errors = list(self._explainer.iter_errors(arguments))
+        if not errors:
+            return None
+        from jsonschema.exceptions import best_match
+
+        error = best_match(errors)
+        return InvalidArgument(_message(error), field=_field(error))
+
+    def parse(self, arguments: dict[str, Any]) -> Request:
+        """The model of `arguments`; raises the schema's `invalid_argument` when they are refused."""
+        if (refusal := self.problem(arguments)) is not None:
+            raise refusal
+        return self.model.trusted(arguments)
+
+
+@cache
+def parser_for(operation: str) -> RequestParser:
+    """The parser of `operation` over the schema it serves (one per tool, for the CLI)."""
+    from kaeru.api.schemas import input_for
+
+    return RequestParser(operation, input_for(operation))
+
+
+def _leaves(error: ValidationError) -> list[ValidationError]:
+    """The concrete failures under an anyOf/allOf (a oneOf stays whole: it names one value's shapes)."""
+    if error.validator in ("anyOf", "allOf") and error.context:
+        out: list[ValidationError] = []
+        for sub in error.context:
+            out.extend(_leaves(sub))
+        return out
+    return [error]
+
+
+def _pick(error: ValidationError) -> ValidationError:
+    """The most useful failure to report: the deepest one, a wrong value before a missing branch key."""
+    candidates = _leaves(error)
+    return min(candidates, key=lambda e: (-len(e.absolute_path), e.validator == "required"))
+
+
+def _field(error: ValidationError) -> str | None:
+    leaf = _pick(error)
+    parts = [str(p) for p in leaf.absolute_path]
+    quoted = leaf.message.split("'")[1::2]
+    if leaf.validator in ("required", "additionalProperties") and quoted:
+        parts.append(quoted[0])
+    return ".".join(parts) or None
+
+
+def _message(error: ValidationError) -> str:
+    leaf = _pick(error)
+    where = ".".join(str(p) for p in leaf.absolute_path) or "arguments"
+    if leaf.validator == "required" and error.validator == "anyOf":
+        missing = sorted({q for e in _leaves(error) if e.validator == "required" for q in e.message.split("'")[1::2]})
+        return f"{where}: needs at least one of {', '.join(missing)}"
+    if leaf.validator == "oneOf":
+        return f"{where}: {leaf.message[:300]} — it must match exactly one accepted shape (see the input schema)"
+    return f"{where}: {leaf.message[:500]}"
+
+
+def parse(operation: str, arguments: dict[str, Any]) -> Request:
+    """`arguments` of tool `operation` as its request model, validated as a tool call is."""
+    return parser_for(operation).parse(arguments)

@@ -1,0 +1,187 @@
+"""The inputs of the reading tools (besides the contract's `search`), and `archive`'s."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import ConfigDict, Field
+from pydantic.config import JsonDict
+
+from kaeru.domain.model import EdgeType
+from kaeru.domain.plans import Intent, Risk, Role
+from kaeru.service.requests.base import (
+    BUDGET_DEFAULT,
+    Budget,
+    InitiativeName,
+    Initiatives,
+    Ref,
+    Request,
+    Text,
+    one_of,
+    ref,
+    values,
+)
+
+#: `context`'s sections in the order it serves them; cold and frozen only when asked for.
+SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
+ON_REQUEST = ("cold", "frozen")
+#: Intents are accepted with a dash or an underscore.
+INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace("_", "-"))]
+
+
+class ReadRequest(Request):
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    node: Ref = Field(description="The node: its id, an exact name in `initiative`, or {initiative, name}.")
+    at: Text | None = Field(
+        None,
+        description="Read the node as it was at this moment: RFC 3339, a date (its end, UTC), or a past offset "
+        "like 5m, 2h, 3d.",
+    )
+    body_offset: int = Field(
+        0, ge=0, description="Start the body at this character (for paging long bodies; see continuation)."
+    )
+    neighbours: bool = Field(
+        False, description="Also return the node's edges, both directions (as of `at` when given)."
+    )
+    budget_chars: Budget = Field(
+        BUDGET_DEFAULT, description="Most body characters to return (512..64000); the rest pages via continuation."
+    )
+
+
+class TrailRequest(Request):
+    initiative: InitiativeName = Field(
+        description="The call's initiative: scopes name resolution (an id reaches forgotten nodes)."
+    )
+    node: Ref = Field(description="The node whose trail to follow.")
+    kind: Literal["history", "provenance", "path", "neighbours", "chain"] = Field(
+        "history",
+        description="history: every revision and edge event; provenance: derived_from ancestors; path: strongest "
+        "weighted path to `to`; neighbours: one hop both ways; chain: a saved chain's steps.",
+    )
+    to: Ref | None = Field(None, description="kind=path: the end node.")
+    edge_types: list[Annotated[str, one_of(values(EdgeType))]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="kind=neighbours: only these edge types.",
+    )
+
+
+class CurrentStateRequest(Request):
+    model_config = ConfigDict(json_schema_extra={"oneOf": [{"required": ["slot"]}, {"required": ["node"]}]})
+
+    initiative: InitiativeName = Field(description="The initiative to look in.")
+    slot: Annotated[str | None, ref("Slot")] = Field(None, description="Ask who holds this role…")
+    node: Ref | None = Field(None, description="…or what currently replaces this node.")
+    as_of: Text | None = Field(None, description="Answer as of this moment (RFC 3339, a date, or 5m/2h/3d).")
+
+
+class InitiativesRequest(Request):
+    prefix: str | None = Field(None, description="Only initiatives whose name starts with this (case-insensitive).")
+
+
+class ContextRequest(Request):
+    initiative: InitiativeName = Field(description="The initiative to re-enter.")
+    task: Ref | None = Field(None, description="The task you are working on: adds the rules scoped to it.")
+    sections: list[Annotated[str, one_of((*SECTIONS, *ON_REQUEST))]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="Only these sections (rules always come first); cold and frozen only when asked for.",
+    )
+    budget_chars: Budget = Field(
+        BUDGET_DEFAULT, description="Most body characters in the answer; rules are served first."
+    )
+
+
+class TimelineRequest(Request):
+    initiatives: Initiatives = Field(description="The initiatives to walk.")
+    anchor: Ref | None = Field(None, description="Show what happened around this node…")
+    query: Text | None = Field(None, description="…or around the best literal match of this text.")
+    since: Text | None = Field(None, description="Window start (RFC 3339, a date, or 5m/2h/3d ago).")
+    until: Text | None = Field(None, description="Window end.")
+    before: int = Field(5, ge=0, le=50, description="Items before the anchor.")
+    after: int = Field(5, ge=0, le=50, description="Items after the anchor.")
+    limit: int = Field(20, ge=1, le=100, description="Items in a window (no anchor), and on every later page.")
+    budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters in the answer.")
+    cursor: Text | None = Field(
+        None,
+        description="From continuation: the next `limit` items after the last one shown (repeat `next_arguments`).",
+    )
+
+
+class ReflectRequest(Request):
+    initiative: InitiativeName = Field(description="The initiative to review.")
+
+
+_NON_BLANK: JsonDict = {"required": ["query"], "properties": {"query": {"pattern": "\\S"}}}
+
+
+class RecallRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {"if": {"properties": {"explain": {"const": True}}, "required": ["explain"]}, "then": _NON_BLANK},
+                {"if": {"properties": {"multi_hop": {"const": True}}, "required": ["multi_hop"]}, "then": _NON_BLANK},
+            ]
+        }
+    )
+
+    initiatives: Initiatives = Field(
+        description="The initiatives to recall from (no cross-initiative leak: nothing else is searched)."
+    )
+    query: str | None = Field(
+        None,
+        description="What you need, in your own words (stemmed, stop words ignored). Optional for resume_work: "
+        "without a query you get slots, open tasks, hot and recent memory.",
+    )
+    task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
+        None,
+        description="What you are doing, to plan retrieval: resume_work (in-flight work, slots, tasks), "
+        "explain_decision (decisions, verdicts, provenance), debug_failure (outcomes, refuted claims, errors), "
+        "apply_preference (rules and preferences), review_change (decisions and rules a change must respect), "
+        "explore_history (every revision of the matches and of their supersession chains, oldest first, one hit "
+        "per revision). Dash or underscore.",
+    )
+    role: Annotated[str, one_of(values(Role))] = Field(
+        Role.CODER.value,
+        description="Who is asking; nudges type priors (planner: tasks and roadmaps; researcher: references…).",
+    )
+    risk: Annotated[str, one_of(values(Risk))] = Field(
+        Risk.MEDIUM.value,
+        description="high: only current, non-refuted memory from the direct channels (no neighbour or graph "
+        "expansion).",
+    )
+    token_budget: int = Field(
+        4000,
+        gt=0,
+        le=100000,
+        description="Hard cap on the answer's text (≈4 characters a token); what is dropped is counted.",
+    )
+    include_superseded: bool = Field(
+        False, description="Keep superseded and refuted memory level instead of demoting it."
+    )
+    multi_hop: bool = Field(
+        False, description="Expand the words that characterise the first hits into a second pass (needs a query)."
+    )
+    explain: bool = Field(False, description="Return each hit's per-channel scores (needs a query).")
+    limit: int = Field(10, ge=1, le=50, description="Hits per page.")
+    cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
+
+
+class ArchiveRequest(Request):
+    action: Literal["export", "import"] = Field(
+        description="export the vault (or some initiatives) to files, or import an amg archive."
+    )
+    format: Literal["markdown", "amg"] = Field(
+        "amg",
+        description="amg: the lossless JSON Lines archive (a `.gz` path compresses it); markdown: an "
+        "Obsidian-friendly folder, one page per node (export only).",
+    )
+    path: Text = Field(
+        description="File (amg) or folder (markdown), relative to the server's export root; paths outside it are "
+        "refused."
+    )
+    initiatives: Initiatives | None = Field(
+        None, description="export: only these initiatives (default: the whole vault)."
+    )

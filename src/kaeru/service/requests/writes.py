@@ -1,0 +1,302 @@
+"""The inputs of the writing tools (besides the contract's `claim` and `revise`)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import ConfigDict, Field, WithJsonSchema
+
+from kaeru.domain.model import EdgeType, HypothesisStatus, NodeType, NoteKind
+from kaeru.service.requests.base import (
+    EXPECTED_REVISION,
+    REQUEST_ID,
+    InitiativeName,
+    Json,
+    NodeName,
+    Ref,
+    Request,
+    Tag,
+    Text,
+    Weight,
+    one_of,
+    ref,
+    values,
+    wire_schema,
+)
+
+EdgeTypeName = Annotated[str, one_of(values(EdgeType))]
+#: The audit log and an initiative's board are written by the server only (service/evolve.py).
+SERVER_WRITTEN = ("audit_event", "board")
+#: How load-bearing a link_to edge is when the caller does not say.
+DEFAULT_LINK_WEIGHT = 0.5
+
+_Revision = Annotated[Text | None, Field(description=EXPECTED_REVISION)]
+_RequestId = Annotated[Text | None, Field(description=REQUEST_ID)]
+
+
+def _when(field: str, value: Any, required: list[str], *, present: bool = False) -> dict[str, Any]:
+    """`if field is value then required`: one conditional requirement of the schema."""
+    test = {"enum": value} if isinstance(value, list) else {"const": value}
+    condition: dict[str, Any] = {"properties": {field: test}}
+    if present:
+        condition["required"] = [field]
+    return {"if": condition, "then": {"required": required}}
+
+
+class NoteRequest(Request):
+    initiative: InitiativeName = Field(
+        description="The initiative (project scope) to write into; created if new (with a warning)."
+    )
+    text: Text = Field(description="What to remember, in the user's language. Becomes the body.")
+    kind: Annotated[str, one_of(values(NoteKind))] = Field(
+        NoteKind.OBSERVATION.value,
+        description="Epistemic status: observation (seen), decision (chosen, with why), jot (quick aside), reference "
+        "(external source), rule (a standing constraint that `context` always delivers), idea, draft, "
+        "scratch, entity, concept, checklist, roadmap.",
+    )
+    name: NodeName | None = Field(
+        None,
+        description="Optional name; auto-generated from the first words plus a unique suffix when omitted. "
+        "Names are not unique.",
+    )
+    source: Text | None = Field(
+        None,
+        description="kind=reference only: the verbatim document text. Immutable afterwards (change it with "
+        "`replace`); `text` becomes the description.",
+    )
+    url: Text | None = Field(None, description="Where the material came from (stored in properties.url).")
+    tags: list[Tag] | None = Field(
+        None,
+        max_length=64,
+        json_schema_extra={"uniqueItems": True},
+        description="Free tags; `kind:`, `topic:` and `lang:` tags are derived automatically.",
+    )
+    occurred_at: Text | None = Field(
+        None,
+        description="When it happened, if not now (RFC 3339, a date, or a past offset like 2d); becomes created_at.",
+    )
+    link_to: Ref | None = Field(None, description="Optional node to link the new node to, in the same transaction.")
+    edge_type: EdgeTypeName = Field(
+        EdgeType.REFERS_TO.value, description="Type of the link_to edge (new node → link_to)."
+    )
+    weight: Weight = Field(
+        DEFAULT_LINK_WEIGHT,
+        description="How load-bearing the link is: 0.9–1 cause/source, 0.6–0.8 supporting, 0.3–0.5 associative.",
+    )
+    reminder: Annotated[Json | None, ref("Reminder")] = Field(
+        None, description="Resurface this note from `after` for `window_days` days after it is first shown."
+    )
+    applicability: Annotated[Json | None, ref("Applicability")] = Field(
+        None, description="kind=rule only: applies while working on `task` and/or until `through`."
+    )
+    options: Annotated[Json | None, ref("CaptureOptions")] = Field(
+        None, description="Slot to take with the new node, its layer, and a slot compare-and-set token."
+    )
+    request_id: _RequestId = None
+
+
+class ReplaceRequest(Request):
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    node: Ref = Field(description="The reference note whose source to replace.")
+    source: Text = Field(description="The new verbatim source text; old bytes stay in history with their sha256.")
+    expected_revision: _Revision = None
+    request_id: _RequestId = None
+
+
+class LinkRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _when("action", ["add", "reweight"], ["edge_type", "weight"]),
+                _when("action", "remove", ["edge_type"], present=True),
+            ]
+        }
+    )
+
+    initiative: InitiativeName = Field(
+        description="The call's initiative: scopes name resolution; a chain is saved here."
+    )
+    action: Literal["add", "remove", "reweight", "chain"] = Field(
+        "add",
+        description="add an edge, remove (retract) it, reweight it, or save the strongest path from→to as a chain "
+        "node.",
+    )
+    source: Ref = Field(alias="from", description="Source node of the edge (or start of the chain).")
+    to: Ref = Field(description="Target node of the edge (or end of the chain).")
+    edge_type: EdgeTypeName | None = Field(
+        None,
+        description="Edge type (add/remove/reweight). supersedes and falsifies are verdicts: the target stops "
+        "being current.",
+    )
+    weight: Weight | None = Field(
+        None,
+        description="Required for add/reweight: 0.9–1 load-bearing (cause, source, supersession), 0.6–0.8 "
+        "supporting, 0.3–0.5 associative. Chains prefer strong edges.",
+    )
+    name: NodeName | None = Field(None, description="chain only: a name for the saved chain.")
+    summary: Text | None = Field(None, description="chain only: what the path explains (the chain's body).")
+    request_id: _RequestId = None
+
+
+class VerdictRequest(Request):
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `hypothesis`.")
+    hypothesis: Ref = Field(description="The hypothesis to close (made by `claim`).")
+    status: Annotated[str, one_of(values(HypothesisStatus, ["open"]))] = Field(
+        description="The verdict. refuted makes the hypothesis read as refuted everywhere."
+    )
+    evidence: Annotated[Json | None, ref("Evidence")] = Field(
+        None,
+        description="{node}: an existing node that decides it, or {method}: how it was tested (creates an experiment).",
+    )
+    expected_revision: _Revision = None
+    request_id: _RequestId = None
+
+
+class EvolveRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _when("mode", "synthesise", ["sources", "new_body"]),
+                _when("mode", ["settle", "unsettle", "supersede"], ["source"]),
+            ]
+        }
+    )
+
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution; new nodes join it.")
+    mode: Literal["settle", "unsettle", "supersede", "synthesise"] = Field(
+        description="settle: archival successor (source retracted, provenance kept); unsettle: reopen as "
+        "operational; supersede: a new node replaces the old (old stays, flagged superseded); synthesise: a new "
+        "node derived from several sources."
+    )
+    source: Ref | None = Field(None, description="The node to settle, unsettle or supersede.")
+    sources: list[Ref] | None = Field(
+        None, min_length=1, max_length=100, description="synthesise only: the nodes the synthesis is derived from."
+    )
+    new_name: NodeName | None = Field(None, description="Name of the new node (default: the source's).")
+    new_body: Text | None = Field(
+        None, description="Body of the new node (required for synthesise; supersede's corrected fact)."
+    )
+    new_type: Annotated[str | None, one_of(values(NodeType, SERVER_WRITTEN))] = Field(
+        None,
+        description="Type of the new node (default: derived from the source; not audit_event or board, which only "
+        "the server writes).",
+    )
+    expected_revision: _Revision = None
+    request_id: _RequestId = None
+
+
+class ReviewRequest(Request):
+    model_config = ConfigDict(json_schema_extra={"allOf": [_when("action", "flag", ["reason"])]})
+
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `target`.")
+    action: Literal["flag", "close"] = Field(description="flag a doubt about `target`, or close its open reviews.")
+    target: Ref = Field(description="The node under doubt.")
+    reason: Text | None = Field(None, description="flag: what is doubtful and why (becomes the review note).")
+    resolution: Text | None = Field(
+        None, description="close: how it was resolved (a note that supersedes the reviews)."
+    )
+    request_id: _RequestId = None
+
+
+class SlotRequest(Request):
+    initiative: InitiativeName = Field(description="The initiative whose role this is.")
+    slot: Annotated[str, ref("Slot")] = Field(description="The role, e.g. handoff, entrypoint, prod-state.")
+    node: Ref | None = Field(None, description="The new holder; omit to release the slot.")
+    expected_slot_revision: Text | None = Field(
+        None, description='Compare-and-set: the slot revision you last saw ("0" for a never-taken slot).'
+    )
+    request_id: _RequestId = None
+
+
+class LayerRequest(Request):
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["layer"]}, {"required": ["pin"]}]})
+
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `nodes`.")
+    nodes: list[Ref] = Field(min_length=1, max_length=200, description="The nodes to move.")
+    layer: Annotated[str | None, ref("Layer")] = Field(
+        None, description="core (always in context), hot, warm (default), cold, frozen (only on request)."
+    )
+    pin: bool | None = Field(None, description="true: automatic hygiene never moves these nodes; false: unpin.")
+    request_id: _RequestId = None
+
+
+class ForgetRequest(Request):
+    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    node: Ref = Field(description="The node to retract.")
+    reason: Text = Field(description="Why (kept in the audit record).")
+    expected_revision: _Revision = None
+    request_id: _RequestId = None
+
+
+class TaskRequest(Request):
+    initiative: InitiativeName = Field(
+        description="The initiative whose board gets the task; created if new (with a warning)."
+    )
+    text: Text = Field(description="What to do.")
+    name: NodeName | None = Field(None, description="Optional name (auto-generated otherwise).")
+    due: Text | None = Field(None, description="Due date: YYYY-MM-DD, RFC 3339, or a future offset like 3d / 2w.")
+    status: Text | None = Field(None, description="Board column key (default: the first column, `open`).")
+    tags: list[Tag] | None = Field(None, max_length=64, description="Free tags.")
+    link_to: Ref | None = Field(None, description="Optional node the task is about (edge task → node).")
+    edge_type: EdgeTypeName = Field(EdgeType.REFERS_TO.value, description="Type of the link_to edge.")
+    weight: Weight = Field(DEFAULT_LINK_WEIGHT, description="Weight of the link_to edge.")
+    reminder: Annotated[Json | None, ref("Reminder")] = Field(
+        None, description="Resurface the task from `after` for `window_days` days."
+    )
+    options: Annotated[Json | None, ref("CaptureOptions")] = Field(
+        None, description="Slot to take with the task, its layer, slot compare-and-set."
+    )
+    request_id: _RequestId = None
+
+
+class TaskUpdateRequest(Request):
+    model_config = ConfigDict(json_schema_extra={"anyOf": [{"required": ["status"]}, {"required": ["due"]}]})
+
+    initiative: InitiativeName = Field(description="The task's initiative (its board decides the valid statuses).")
+    task: Ref = Field(description="The task.")
+    status: Text | None = Field(
+        None, description="New board column key; unknown keys are rejected with the valid list."
+    )
+    #: Null is meaningful here: it clears the due date (absent leaves it).
+    due: Annotated[str | None, WithJsonSchema({"type": ["string", "null"], "minLength": 1})] = Field(
+        None, description="New due date (date, RFC 3339, 3d/2w); null clears it."
+    )
+    expected_revision: _Revision = None
+    request_id: _RequestId = None
+
+
+class Column(Request):
+    key: Annotated[str, Field(pattern="^[a-z][a-z0-9_-]{0,31}$")] = Field(
+        description="Column key, the status of its tasks (e.g. open, done)."
+    )
+    label: Text | None = Field(None, description="Display name (default: the key).")
+
+
+class InitiativeRequest(Request):
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                _when("action", ["rename", "merge"], ["to"]),
+                _when("action", ["attach", "detach"], ["node"]),
+                _when("action", "set_board", ["columns"]),
+            ]
+        }
+    )
+
+    initiative: InitiativeName = Field(description="The initiative to act on.")
+    action: Literal["rename", "merge", "delete", "attach", "detach", "set_board"] = Field(
+        description="rename it to `to`; merge it into `to` (every node and edge stays reachable); delete it (nodes "
+        "left in no initiative are forgotten, recoverable through history); attach/detach `node`; set_board "
+        "replaces the task board's `columns`."
+    )
+    to: InitiativeName | None = Field(
+        None, description="rename: the new name; merge: the initiative to merge into (must exist)."
+    )
+    node: Ref | None = Field(None, description="attach/detach: the node (by id or {initiative, name} to reach across).")
+    columns: list[Annotated[Json, WithJsonSchema(wire_schema(Column))]] | None = Field(
+        None,
+        min_length=1,
+        max_length=20,
+        description="set_board: the ordered columns [{key, label}] (add, remove, relabel and reorder in one edit).",
+    )
+    request_id: _RequestId = None
