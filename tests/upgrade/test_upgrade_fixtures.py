@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.export import archive, vault_io
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -350,7 +351,11 @@ def test_the_old_codes_archive_imports_with_the_same_answers(fixture: Path, vaul
     shutil.copy(fixture / "vault.amg", root / "vault.amg")
     store = open_store(vault.settings())
     try:
-        outcome = archive.import_(store, replace(vault.settings(), export_root=root), {"path": "vault.amg"})
+        outcome = archive.import_(
+            store,
+            replace(vault.settings(), export_root=root),
+            parse("archive", {"action": "import", "path": "vault.amg"}),
+        )
         assert outcome.state == "applied", outcome
         assert_archive_present(store, fixture / "vault.amg")
         assert_same_answers(store, vault, answers(fixture), _unnamed_revisions(fixture / "vault.amg"))
