@@ -15,6 +15,7 @@ from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
 from kaeru.service.recall.bm25 import bm25f
 from kaeru.service.recall.fusion import Fusion, share
+from kaeru.service.runtime import DocStems
 from kaeru.storage.base import SearchQuery, Session
 
 SEEDS = 12
@@ -100,6 +101,7 @@ def run_channels(
     query: str,
     plan: Plan,
     fusion: Fusion,
+    memo: DocStems,
     embedder: Embedder | None = None,
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
@@ -118,7 +120,7 @@ def run_channels(
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
-            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra))
+            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra), memo)
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
