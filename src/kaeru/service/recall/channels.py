@@ -197,8 +197,8 @@ def run_channels(
 def narrow(session: Session, scope_ids: list[int]) -> bool:
     """Whether the scope is at most half of the vault's initiatives (then `scope_idf` is planned). A
     wider scope's word statistics are close to the vault's, which the full-text index already ranks
-    with, and counting them would cost time in proportion to the scope (~20 ms at 12k nodes), so its
-    text candidates keep the index's scores."""
+    with, and counting them would cost time in proportion to the scope, so its text candidates keep
+    the index's scores."""
     return len(scope_ids) * 2 <= len(session.all_initiatives())
 
 
