@@ -103,6 +103,10 @@ def test_memoised_answers_equal_fresh_ones() -> None:
     """The memo changes no answer: a fresh tokeniser and the process's one agree, twice over."""
     fresh = Tokeniser()
     text = "Ёлки-палки, the runners were RUNNING past café ﬁnance"
+    expected = [stem(t) for t in tokens(text)]
+    assert fresh.stem_all(fresh.stream(text)) == expected  # every word a miss
     for _ in range(2):
         assert list(fresh.stream(text)) == tokens(text)
-        assert [fresh.stem(t) for t in fresh.stream(text)] == [stem(t) for t in tokens(text)]
+        assert [fresh.stem(t) for t in fresh.stream(text)] == expected
+        assert fresh.stem_all(fresh.stream(text)) == expected  # every word a hit
+    assert fresh.stem_all([*fresh.stream(text), "unmemoised", "running"]) == [*expected, "unmemois", "run"]

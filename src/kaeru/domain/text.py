@@ -13,8 +13,8 @@ import sys
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 import Stemmer
 
@@ -333,8 +333,16 @@ class Tokeniser:
     def stem(self, token: str) -> str:
         """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise."""
         found = self.stems.get(token)
-        if found is not None:
-            return found
+        return found if found is not None else self._stem(token)
+
+    def stem_all(self, tokens: Sequence[str]) -> list[str]:
+        """`stem` of each token: the memo is asked in one pass, only the words it lacks are stemmed."""
+        found = list(map(self.stems.get, tokens))
+        if None in found:
+            return [s if s is not None else self._stem(t) for t, s in zip(tokens, found, strict=True)]
+        return cast(list[str], found)
+
+    def _stem(self, token: str) -> str:
         if token.isdigit() or len(token) < 3:
             return token
         if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
@@ -423,7 +431,7 @@ def stem(token: str) -> str:
 
 def stem_text(text: str | None) -> str:
     """The space-joined stems of `text`, for the stemmed index."""
-    return " ".join(map(TOKENISER.stem, TOKENISER.stream(text))) if text else ""
+    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text))) if text else ""
 
 
 def content_tokens(text: str) -> list[str]:
