@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kaeru.domain.model import Node
-from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
+from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 from kaeru.service.runtime import DocStems
 
 #: BM25F over the candidates with the statistics of the searched scope (`scope_idf`): the usual
@@ -44,7 +44,7 @@ def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], f
     tf: dict[str, float] = {}
     length = 0.0
     for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
-        found = [stem(t) for t in tokens(text)]
+        found = stem_words(tokens(text))
         length += weight * len(found)
         for word in found:
             tf[word] = tf.get(word, 0.0) + weight

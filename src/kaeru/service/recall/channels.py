@@ -10,7 +10,7 @@ from typing import Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
-from kaeru.domain.text import STOP_WORDS, content_tokens, stem, tokens
+from kaeru.domain.text import STOP_WORDS, content_tokens, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
 from kaeru.service.recall.bm25 import bm25f
@@ -53,7 +53,9 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
     counts: Counter[str] = Counter()
     for node in nodes:
-        seen = {stem(t) for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2}
+        seen = set(
+            stem_words([t for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2])
+        )
         counts.update(s for s in seen if s not in query_stems and not s.isdigit())
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
@@ -236,7 +238,7 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
         node = pool.get(node_id)
         if node is None:
             continue
-        doc = [stem(t) for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS]
+        doc = stem_words([t for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS])
         present = wanted & set(doc)
         coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
         adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
