@@ -154,6 +154,7 @@ class Ranked:
     elapsed_ns: int
     foreign: int  # hits that are not turns of this conversation (should stay 0)
     channels: tuple[str, ...] | None  # the channels of recall's plan, when it reports one
+    cpu_ns: int = 0  # the calling thread's CPU time: steady when the machine is busy, unlike elapsed
 
 
 def plan_channels(outcome: Any) -> tuple[str, ...] | None:
@@ -166,9 +167,9 @@ def plan_channels(outcome: Any) -> tuple[str, ...] | None:
 
 def ask(vault: Vault, call: Callable[[Service, Conversation, str], Any], conv: Conversation, question: str) -> Ranked:
     """One timed call; its hits mapped to turn ids (first occurrence kept, at most DEPTH)."""
-    t0 = time.perf_counter_ns()
+    t0, c0 = time.perf_counter_ns(), time.thread_time_ns()
     outcome = call(vault.service, conv, question)
-    elapsed = time.perf_counter_ns() - t0
+    elapsed, cpu = time.perf_counter_ns() - t0, time.thread_time_ns() - c0
     turns: list[str] = []
     foreign = 0
     for hit in outcome.hits:
@@ -177,4 +178,4 @@ def ask(vault: Vault, call: Callable[[Service, Conversation, str], Any], conv: C
             foreign += 1
         elif dia_id not in turns:
             turns.append(dia_id)
-    return Ranked(turns[:DEPTH], elapsed, foreign, plan_channels(outcome))
+    return Ranked(turns[:DEPTH], elapsed, foreign, plan_channels(outcome), cpu)

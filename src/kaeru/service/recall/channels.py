@@ -10,11 +10,12 @@ from typing import Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
-from kaeru.domain.text import STOP_WORDS, content_tokens, stem, tokens
+from kaeru.domain.text import STOP_WORDS, content_tokens, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
 from kaeru.service.recall.bm25 import bm25f
 from kaeru.service.recall.fusion import Fusion, share
+from kaeru.service.runtime import DocStems
 from kaeru.storage.base import SearchQuery, Session
 
 SEEDS = 12
@@ -52,7 +53,9 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
     counts: Counter[str] = Counter()
     for node in nodes:
-        seen = {stem(t) for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2}
+        seen = set(
+            stem_words([t for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2])
+        )
         counts.update(s for s in seen if s not in query_stems and not s.isdigit())
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
@@ -100,6 +103,7 @@ def run_channels(
     query: str,
     plan: Plan,
     fusion: Fusion,
+    memo: DocStems,
     embedder: Embedder | None = None,
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
@@ -118,7 +122,7 @@ def run_channels(
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
-            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra))
+            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra), memo)
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
@@ -195,8 +199,8 @@ def run_channels(
 def narrow(session: Session, scope_ids: list[int]) -> bool:
     """Whether the scope is at most half of the vault's initiatives (then `scope_idf` is planned). A
     wider scope's word statistics are close to the vault's, which the full-text index already ranks
-    with, and counting them would cost time in proportion to the scope (~20 ms at 12k nodes), so its
-    text candidates keep the index's scores."""
+    with, and counting them would cost time in proportion to the scope, so its text candidates keep
+    the index's scores."""
     return len(scope_ids) * 2 <= len(session.all_initiatives())
 
 
@@ -234,7 +238,7 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
         node = pool.get(node_id)
         if node is None:
             continue
-        doc = [stem(t) for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS]
+        doc = stem_words([t for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS])
         present = wanted & set(doc)
         coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
         adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)

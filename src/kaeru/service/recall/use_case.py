@@ -83,7 +83,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             offset, list_id, ordered = cursors.resume(session, secret, request.cursor, "recall", key)
         else:
             fusion = Fusion(plan)
-            pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
+            pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
