@@ -34,6 +34,10 @@ ALLOWED_CACHES: dict[tuple[str, str], str] = {
     ("kaeru.api.schemas", "contract_schema"): (
         "a loader of packaged files: keyed by the names of the few schema files shipped in the package"
     ),
+    ("kaeru.api.requests", "parser_for"): (
+        "one compiled parser per tool name: input_for refuses any other name (an exception is not "
+        "cached), so it holds at most one entry per tool"
+    ),
     ("kaeru.storage", "_json_tuple"): (
         "decodes a node's initiative list; lru_cache(maxsize=8192) of short JSON lists of initiative ids"
     ),

@@ -7,6 +7,7 @@ import gc
 import tracemalloc
 from typing import Any
 
+from kaeru.api.requests import parse
 from kaeru.domain.text import TOKENISER
 from kaeru.service import Service
 
@@ -24,15 +25,15 @@ def _large_text(chars: int = 4_000_000) -> str:
 
 
 def _note(service: Service, text: str) -> str:
-    outcome, _ = service.note({"initiative": P, "text": text})
+    outcome, _ = service.note(parse("note", {"initiative": P, "text": text}))
     assert outcome.primary is not None
     return outcome.primary.id
 
 
 def _calls(service: Service, node_id: str) -> None:
     """A search and a recall that both find (so tokenise, rank and show) `node_id`."""
-    found = service.search({"initiatives": [P], "text": "gamma42"})
-    recalled: Any = service.recall({"initiatives": [P], "query": "gamma42 sigma7 pool"})
+    found = service.search(parse("search", {"initiatives": [P], "text": "gamma42"}))
+    recalled: Any = service.recall(parse("recall", {"initiatives": [P], "query": "gamma42 sigma7 pool"}))
     assert node_id in [h.node.id for h in found.hits]
     assert node_id in [h.node.id for h in recalled.hits]
 
