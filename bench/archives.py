@@ -17,7 +17,32 @@ from typing import IO
 
 from kaeru.domain.timefmt import fmt
 
-WORDS = ["heron", "egret", "pond", "reed", "marsh", "tide", "estuary", "pelican", "osprey", "kingfisher", "willow", "alder", "sedge", "mudflat", "shallows", "current", "migration", "nest", "roost", "dawn", "dusk", "wader", "plover", "curlew"]
+WORDS = [
+    "heron",
+    "egret",
+    "pond",
+    "reed",
+    "marsh",
+    "tide",
+    "estuary",
+    "pelican",
+    "osprey",
+    "kingfisher",
+    "willow",
+    "alder",
+    "sedge",
+    "mudflat",
+    "shallows",
+    "current",
+    "migration",
+    "nest",
+    "roost",
+    "dawn",
+    "dusk",
+    "wader",
+    "plover",
+    "curlew",
+]
 
 
 def _dumps(record: dict[str, object]) -> str:
