@@ -84,11 +84,16 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
         list_id: str | None = None
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
+        resumed: list[str] | None = None
         if args.get("cursor"):
             secret = session.vault_secret()
-            offset, list_id, items = cursors.resume(
+            offset, list_id, resumed = cursors.resume(
                 session, secret, str(args["cursor"]), "search", cursors.args_key(args)
             )
+            if resumed is None:  # not held here: ranked again, continued at the token's position
+                issues.append(cursors.rerun_issue("search"))
+        if resumed is not None:
+            items = resumed
             total = len(items)
             superseded_omitted = 0
         else:
@@ -165,8 +170,8 @@ def search(rt: Runtime, args: dict[str, Any]) -> ReadOutcome:
             )
         if next_offset < len(items) and not secret:
             secret = session.vault_secret()
-    # The next page's token is made after the read snapshot closes: storing a long list is a write,
-    # and a write on a second connection while this one reads would empty this one's page cache.
+    # The next page's token is made after the read snapshot closes (it writes nothing: a long list
+    # is kept in this process's memory, decision 15.P4).
     continuation = None
     if next_offset < len(items):
         coverage.complete = False
