@@ -130,7 +130,11 @@ class Service:
 
     def initiative(self, args: dict[str, Any], actor: str | None = None) -> tuple[MutationOutcome, bool]:
         create = args.get("action") in ("attach", "set_board")
-        return self._mutate("initiative", args, initiatives.manage, actor, create=create)
+        # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5).
+        handled = initiatives.in_chunks(self.rt, args, actor or self.rt.settings.actor)
+        return self._mutate(
+            "initiative", args, lambda ctx, a: initiatives.manage(ctx, a, handled), actor, create=create
+        )
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""
