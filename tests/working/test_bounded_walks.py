@@ -3,6 +3,8 @@ nodes, however large the graph, and says so when the walk was cut before reachin
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 
 from kaeru.service import graph
@@ -16,7 +18,7 @@ def _line(call: Call) -> list[str]:
     ids = [
         call("note", initiative="graph", text=f"step {i} of the line")["data"]["primary"]["id"] for i in range(LENGTH)
     ]
-    for a, b in zip(ids, ids[1:], strict=False):
+    for a, b in pairwise(ids):
         added = call("link", initiative="graph", **{"from": {"id": a}, "to": {"id": b}}, edge_type="causal", weight=0.9)
         assert added["state"] == "applied", added
     return ids
