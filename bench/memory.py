@@ -1,8 +1,8 @@
 """Peak memory of archive export and import as the vault grows. A script, not a test.
 
 For each size (`--sizes`, default 10,000 and 100,000 node revisions): a synthetic archive
-(`bench.archives`) is imported into a fresh vault, then the vault is exported to a new archive;
-each step runs in a process of its own, which reports its peak resident memory (`ru_maxrss`) above
+(`bench.archives`) is imported into a fresh vault, the vault is exported to a new archive, then
+copied (`kaeru copy`) into a new SQLite vault; each step runs in a process of its own, which reports its peak resident memory (`ru_maxrss`) above
 what it held just before the step (the interpreter, kaeru and the open store). Flat figures from
 10k to 100k mean the step streams; figures growing with the size mean it holds the vault.
 
@@ -45,12 +45,19 @@ def _step(step: str, root: str) -> None:
         before = _rss_kib()
         if step == "import":
             outcome = archive.import_(store, settings, {"action": "import", "path": "in.amg"})
-        else:
+            assert outcome.state == "applied", outcome
+        elif step == "export":
             outcome = archive.export(store, settings, {"action": "export", "path": "out.amg"})
+            assert outcome.state == "applied", outcome
+        else:  # copy into a new SQLite vault beside the archives
+            target = open_store(Settings(vault_dir=Path(root) / "copy"))
+            try:
+                archive.copy(store, target)
+            finally:
+                target.close()
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     finally:
         store.close()
-    assert outcome.state == "applied", outcome
     print(json.dumps({"before_mib": round(before / 1024, 1), "peak_above_mib": round((peak - before) / 1024, 1)}))
 
 
@@ -61,7 +68,7 @@ def measure(nodes: int, backend: str) -> dict[str, Any]:
         archives.write(root / "in.amg", nodes)
         env = {**os.environ, **vault.env()}
         out: dict[str, Any] = {"backend": backend, "nodes": nodes}
-        for step in ("import", "export"):
+        for step in ("import", "export", "copy"):
             done = subprocess.run(
                 [sys.executable, "-m", "bench.memory", "--step", step, "--root", str(root)],
                 env=env,
@@ -82,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--backend", choices=("sqlite", "postgres"), default="sqlite")
-    parser.add_argument("--step", choices=("import", "export"), help=argparse.SUPPRESS)
+    parser.add_argument("--step", choices=("import", "export", "copy"), help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     ns = parser.parse_args(argv)
     if ns.step:
