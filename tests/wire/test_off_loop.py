@@ -53,9 +53,9 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
             # The import, a ping and a note right behind it, then two more pings.
             proc.stdin.write(_line(_call(2, "archive", {"action": "import", "path": "big.amg"})))
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
-            proc.stdin.write(_line(_call(4, "note", {"initiative": "bulk", "text": "written after the import"})))
+            proc.stdin.write(_line(_call(4, "note", {"initiative": "bulk", "text": "a quokka seen after the import"})))
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
-            proc.stdin.write(_line(_call(6, "search", {"initiatives": ["bulk"], "text": "written after the import"})))
+            proc.stdin.write(_line(_call(6, "search", {"initiatives": ["bulk"], "text": "quokka"})))
             proc.stdin.flush()
             answers = [json.loads(proc.stdout.readline()) for _ in range(5)]
         finally:
@@ -73,4 +73,4 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
     assert imported["state"] == "applied", imported
     assert by_id[4]["result"]["structuredContent"]["state"] == "applied"
     hits = by_id[6]["result"]["structuredContent"]["data"]["hits"]
-    assert [h["id"] for h in hits][:1] == [by_id[4]["result"]["structuredContent"]["data"]["primary"]["id"]]
+    assert [h["id"] for h in hits] == [by_id[4]["result"]["structuredContent"]["data"]["primary"]["id"]]
