@@ -89,7 +89,7 @@ def measure(notes: int, calls: int, warmup: int) -> None:
         builder = CorpusBuilder(notes)
         ids = build(service, builder, "bulk", quiet=True)
         registry = build_server(service).registry
-        registry.inline = True
+        registry.serial = True  # as `kaeru serve` on stdio runs calls
         work = {
             "search_broad": [{"initiatives": [MAIN], "text": w} for w in builder.corpus.broad],
             "search_selective": [{"initiatives": [MAIN], "text": w} for w in builder.corpus.selective],

@@ -166,21 +166,15 @@ class Archive:
 
     def header(self) -> dict[str, Any]:
         stamps = [r["recorded_at"] for r in self.nodes] + [r["recorded_at"] for r in self.edges]
-        return {
-            "format": FORMAT,
-            "version": VERSION,
-            "exported_at": max(stamps) if stamps else None,
-            "initiatives": sorted(r["name"] for r in self.initiatives),
-            "counts": {
-                "initiatives": len(self.initiatives),
-                "ended_initiatives": len(self.ended),
-                "node_revisions": len(self.nodes),
-                "edge_revisions": len(self.edges),
-                "slot_revisions": len(self.slots),
-                "audit": len(self.audit),
-            },
-            "omissions": self.omissions,
+        counts = {
+            "initiatives": len(self.initiatives),
+            "ended_initiatives": len(self.ended),
+            "node_revisions": len(self.nodes),
+            "edge_revisions": len(self.edges),
+            "slot_revisions": len(self.slots),
+            "audit": len(self.audit),
         }
+        return header(self.initiatives, max(stamps) if stamps else None, counts, self.omissions)
 
     def lines(self) -> Iterator[str]:
         yield dumps(self.header())
@@ -195,21 +189,65 @@ class Archive:
         return len({(r["src"], r["dst"], r["edge_type"]) for r in self.edges})
 
 
+def header(
+    initiatives: list[dict[str, Any]], exported_at: str | None, counts: dict[str, int], omissions: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """An archive's header line: what it holds, counted, and the newest time it records."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "exported_at": exported_at,
+        "initiatives": sorted(r["name"] for r in initiatives),
+        "counts": counts,
+        "omissions": omissions,
+    }
+
+
+#: One record as read from an archive: (line number, kind, record). An ended initiative's kind is
+#: `initiative`, with `ended_at` set.
+Numbered = tuple[int, str, dict[str, Any]]
+
+
+def read_header(first: str | None) -> dict[str, Any]:
+    """The header of an archive from its first line.
+
+    Raises:
+        ValueError: not an amg archive of a version this code reads.
+    """
+    if first is None:
+        raise ValueError("empty archive")
+    found = json.loads(first)
+    if not isinstance(found, dict) or found.get("format") != FORMAT or found.get("version") not in READABLE_VERSIONS:
+        raise ValueError(f"not an amg v1 or v{VERSION} archive (header {first[:80]!r})")
+    return found
+
+
+def records(lines: Iterable[str], start: int = 2) -> Iterator[Numbered]:
+    """The records of the lines after the header, one at a time (an archive is never held whole).
+
+    Raises:
+        ValueError: a malformed line, or a record of an unknown kind.
+    """
+    for number, line in enumerate(lines, start=start):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        kind = record.get("kind") if isinstance(record, dict) else None
+        if kind not in KINDS:
+            raise ValueError(f"line {number}: unknown record kind {kind!r}")
+        yield number, kind, record
+
+
 def parse(lines: Iterable[str]) -> Archive:
-    """An archive from its lines.
+    """An archive from its lines, held whole (a version 1 archive is rewritten as a whole on import).
 
     Raises:
         ValueError: not an amg archive of a version this code reads, or a malformed line.
     """
     archive = Archive()
     iterator = iter(lines)
-    first = next(iterator, None)
-    if first is None:
-        raise ValueError("empty archive")
-    header = json.loads(first)
-    if header.get("format") != FORMAT or header.get("version") not in READABLE_VERSIONS:
-        raise ValueError(f"not an amg v1 or v{VERSION} archive (header {first[:80]!r})")
-    archive.version = int(header["version"])
+    found = read_header(next(iterator, None))
+    archive.version = int(found["version"])
     groups = {
         "initiative": archive.initiatives,
         "node": archive.nodes,
@@ -217,19 +255,13 @@ def parse(lines: Iterable[str]) -> Archive:
         "slot": archive.slots,
         "audit": archive.audit,
     }
-    for number, line in enumerate(iterator, start=2):
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        kind = record.get("kind") if isinstance(record, dict) else None
-        if kind not in groups:
-            raise ValueError(f"line {number}: unknown record kind {kind!r}")
+    for number, kind, record in records(iterator):
         archive.line_of[id(record)] = number  # what it holds is screened before import (export.screen)
         if kind == "initiative" and record.get("ended_at") is not None:
             archive.ended.append(record)
         else:
             groups[kind].append(record)
-    archive.omissions = list(header.get("omissions", []))
+    archive.omissions = list(found.get("omissions", []))
     return archive
 
 

@@ -6,6 +6,9 @@ from __future__ import annotations
 import errno
 import gzip
 import hashlib
+import tempfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,9 +18,18 @@ from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument, PathNotAllowed
 from kaeru.export import amg, markdown
-from kaeru.export.screen import Refusal, screen
-from kaeru.export.vault_io import Finish, ImportReport, Progress, read_archive, write_archive
-from kaeru.service.outcomes import Change, Issue, MutationOutcome
+from kaeru.export.screen import Refusal, Screener, Screening, screen
+from kaeru.export.vault_io import (
+    Finish,
+    ImportReport,
+    Progress,
+    Screened,
+    read_archive,
+    write_amg,
+    write_archive,
+    write_records,
+)
+from kaeru.service.outcomes import Change, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.storage.base import AuditRecord, Session, Store
 
@@ -52,18 +64,30 @@ def export(
     root = export_root(settings)
     target = _inside(root, request.path)
     initiatives = request.initiatives
-    archive = read_archive(store, initiatives, progress or (lambda s, n: None))
-    names = archive.header()["initiatives"]
     outcome = MutationOutcome(state="applied")
     try:
         if fmt == "amg":
-            data = ("\n".join(archive.lines()) + "\n").encode()
-            if target.suffix == ".gz":
-                data = gzip.compress(data, mtime=0)
+            # Streamed to the file (decision 15.P3): the vault is never held whole.
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-            size, digest = len(data), _digest(data)
-        else:  # markdown
+            with target.open("wb") as raw:
+                sink = _Hashing(raw)
+                if target.suffix == ".gz":
+                    # zlib's own gzip framing (mtime 0), as `gzip.compress(data, mtime=0)` writes it.
+                    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+                    frame = write_amg(
+                        store, lambda b: sink.write(packer.compress(b)), initiatives, progress or (lambda s, n: None)
+                    )
+                    sink.write(packer.flush())
+                else:
+                    frame = write_amg(store, sink.write, initiatives, progress or (lambda s, n: None))
+            size, digest = sink.size, sink.sha256.hexdigest()
+            names, omissions = frame.header()["initiatives"], frame.omissions
+            nodes, edges = frame.distinct_nodes, frame.distinct_edges
+        elif fmt == "markdown":
+            # Rendered from the archive held whole: a page per initiative and per node.
+            archive = read_archive(store, initiatives, progress or (lambda s, n: None))
+            names, omissions = archive.header()["initiatives"], archive.omissions
+            nodes, edges = archive.distinct_nodes(), archive.distinct_edges()
             files = markdown.render(archive)
             target.mkdir(parents=True, exist_ok=True)
             manifest = hashlib.sha256()
@@ -88,12 +112,30 @@ def export(
             "bytes": size,
             "sha256": digest,
             "initiatives": names,
-            "omissions": archive.omissions,
-            "nodes": archive.distinct_nodes(),
-            "edges": archive.distinct_edges(),
+            "omissions": omissions,
+            "nodes": nodes,
+            "edges": edges,
         }
     )
     return outcome
+
+
+class _Hashing:
+    """A binary file that counts and hashes what is written to it."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self.size = 0
+        self.sha256 = hashlib.sha256()
+
+    def write(self, data: bytes) -> int:
+        self.size += len(data)
+        self.sha256.update(data)
+        written: int = self._raw.write(data)
+        return written
+
+    def flush(self) -> None:
+        self._raw.flush()
 
 
 def load(path: Path) -> amg.Archive:
@@ -103,45 +145,91 @@ def load(path: Path) -> amg.Archive:
 def parse_bytes(raw: bytes, gz: bool) -> amg.Archive:
     if gz:
         raw = gzip.decompress(raw)
-    return amg.parse(raw.decode().splitlines())
+    return amg.parse(raw.decode().split("\n"))
+
+
+def _lines(path: Path) -> Any:
+    """The archive's text, line by line (split at `\n` only), gzip or not."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8", newline="\n")
+    return path.open(encoding="utf-8", newline="\n")
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as raw:
+        while block := raw.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def scan(path: Path, policy: str) -> tuple[int, Screening]:
+    """The archive's version and what screening its records under `policy` found: the first pass of
+    an import, over the file as a stream (nothing is held but what screening found).
+
+    Raises:
+        ValueError, OSError, EOFError: not a readable amg archive.
+    """
+    screener = Screener(policy)
+    with _lines(path) as lines:
+        version = int(amg.read_header(next(lines, None))["version"])
+        for line, kind, record in amg.records(lines):
+            screener.check(line, kind, record)
+    return version, screener.found
+
+
+def screened(path: Path, policy: str) -> Iterator[Screened]:
+    """The archive's records as they are read (the second pass), each with the redaction issues it
+    got: under `redact` they are screened again, which rewrites them as the first pass did; under
+    any other policy the first pass found nothing to change, so they go as they are."""
+    screener = Screener(policy) if policy == "redact" else None
+    with _lines(path) as lines:
+        amg.read_header(next(lines, None))
+        for line, kind, record in amg.records(lines):
+            yield line, kind, record, screener.check(line, kind, record) if screener else []
 
 
 def import_(
     store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
 ) -> MutationOutcome:
     """Import an amg archive: screened whole first (the write path's limits and secret policy, every
-    refused line and field named, nothing written if any is refused), then written in one
-    transaction with the import's own audit records (decisions 15.N1–15.N4)."""
+    refused line and field named, nothing written if any is refused), then written in chunks of
+    `CHUNK` records per transaction, the last with the import's own audit records (decisions
+    15.N1–15.N4, 15.P2). Both passes read the file as a stream."""
     if request.format != "amg":
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
     source = _inside(root, request.path)
     if not source.is_file():
         raise InvalidArgument(f"no archive at {source}", field="path")
+    policy = settings.secret_policy
     try:
-        raw = source.read_bytes()
-        archive = parse_bytes(raw, source.suffix == ".gz")
+        version, found = scan(source, policy)
+        digest = _file_digest(source)
     except (ValueError, OSError, EOFError) as exc:
         raise InvalidArgument(f"not a readable amg archive: {exc}", field="path") from exc
-    found = screen(archive, settings.secret_policy)
     if (error := found.error()) is not None:
         raise error
-    digest = _digest(raw)
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": digest},
         {"field": "archive.path", "before": None, "after": str(source)},
     ]
-    redactions: list[Issue] = []
 
     def finish(session: Session, report: ImportReport) -> None:
         # Only the records written count: a replay skips them, and redacts nothing.
-        redactions.extend(issue for record, issue in found.redacted if record in report.written)
-        extra.append({"field": "archive.redacted", "before": 0, "after": len(redactions)})
+        extra.append({"field": "archive.redacted", "before": 0, "after": len(report.redactions)})
         provenance_audit("import", settings.actor, extra)(session, report)
 
-    report = write_archive(store, archive, progress or (lambda s, n: None), finish)
+    if version == 1:
+        # A version 1 archive is rewritten as a whole (its ended initiatives are inferred from every
+        # record), so it is held whole: such archives come from before version 2 and are small.
+        archive = load(source)
+        found = screen(archive, policy)
+        report = write_archive(store, archive, progress or (lambda s, n: None), finish, issues=found.redacted)
+    else:
+        report = write_records(store, screened(source, policy), progress or (lambda s, n: None), finish)
     outcome = _report_outcome(report)
-    outcome.issues.extend(redactions)
+    outcome.issues.extend(report.redactions)
     return outcome
 
 
@@ -171,12 +259,10 @@ def _report_outcome(report: ImportReport) -> MutationOutcome:
 
 def content_digest(store: Store) -> tuple[dict[str, int], str]:
     """Counts per record kind and a digest of every record (the vault's own import/copy records
-    left out): equal on two vaults iff they hold the same memory."""
-    archive = read_archive(store)
+    left out): equal on two vaults iff they hold the same memory. Streamed, like an export."""
     digest = hashlib.sha256()
-    for line in list(archive.lines())[1:]:
-        digest.update(line.encode() + b"\n")
-    return archive.header()["counts"], digest.hexdigest()
+    frame = write_amg(store, digest.update, with_header=False)
+    return frame.header()["counts"], digest.hexdigest()
 
 
 @dataclass
@@ -198,11 +284,16 @@ def copy(source: Store, target: Store, progress: Progress | None = None, actor: 
         KaeruError: a record of the source is refused (every refused line and field named).
         RuntimeError: the copy does not hold the same records as the source.
     """
-    archive = read_archive(source, None, progress or (lambda s, n: None), provenance=True)
-    found = screen(archive, "report")
-    if (error := found.error()) is not None:
-        raise error
-    report = write_archive(target, archive, progress or (lambda s, n: None))
+    # Through an amg archive in a temporary file: the source is streamed out, screened in one pass
+    # and written in chunks in another, so neither vault is held in memory (decision 15.P3).
+    with tempfile.TemporaryDirectory(prefix="kaeru-copy-") as scratch:
+        path = Path(scratch) / "copy.amg"
+        with path.open("wb") as out:
+            write_amg(source, out.write, None, progress or (lambda s, n: None), provenance=True)
+        _, found = scan(path, "report")
+        if (error := found.error()) is not None:
+            raise error
+        report = write_records(target, screened(path, "allow"), progress or (lambda s, n: None))
     # The memory is verified (the vaults' own import/copy records, moved along too, are left out:
     # a target copied into before holds the record of that copy).
     source_counts, memory_digest = content_digest(source)

@@ -95,6 +95,23 @@ def screen(archive: amg.Archive, policy: str) -> Screening:
     return _Screen(policy).run(archive)
 
 
+class Screener:
+    """Screening one record at a time, for an archive read as a stream (see `screen`)."""
+
+    def __init__(self, policy: str) -> None:
+        self._screen = _Screen(policy)
+
+    @property
+    def found(self) -> Screening:
+        return self._screen.found
+
+    def check(self, line: int, kind: str, record: dict[str, Any]) -> list[Issue]:
+        """Screen `record` (redacted in place under `redact`); the redaction issues it got."""
+        before = len(self._screen.found.redacted)
+        self._screen.check(line, kind, record)
+        return [issue for _, issue in self._screen.found.redacted[before:]]
+
+
 class _Screen:
     def __init__(self, policy: str) -> None:
         self.policy = policy
@@ -104,25 +121,32 @@ class _Screen:
 
     def run(self, archive: amg.Archive) -> Screening:
         for line, kind, record in numbered(archive):
-            self.line, self.record = line, id(record)
-            if (surrogate := refusal_of_lone_surrogate(record)) is not None:
-                self.refuse(surrogate)
-                continue  # its other checks would only repeat it
-            if kind == "initiative":
-                self.initiative(record, "name", record.get("name"))
-                for i, span in enumerate(record.get("names") or []):
-                    self.initiative(span, f"names[{i}].name", span.get("name"))
-                self.walk(record, "properties")
-            elif kind == "node":
-                self.node(record)
-            elif kind == "edge":
-                self.walk(record, "properties")
-            elif kind in ("slot", "audit"):
-                if record.get("initiative") is not None:
-                    self.initiative(record, "initiative", record["initiative"])
-                if kind == "audit":
-                    self.walk(record, "changes")
+            self.check(line, kind, record)
         return self.found
+
+    def check(self, line: int, kind: str, record: dict[str, Any]) -> None:
+        """Screen one record (redacting it in place under `redact`)."""
+        self.line, self.record = line, id(record)
+        if (surrogate := refusal_of_lone_surrogate(record)) is not None:
+            self.refuse(surrogate)
+        else:
+            self._check(kind, record)
+
+    def _check(self, kind: str, record: dict[str, Any]) -> None:
+        if kind == "initiative":
+            self.initiative(record, "name", record.get("name"))
+            for i, span in enumerate(record.get("names") or []):
+                self.initiative(span, f"names[{i}].name", span.get("name"))
+            self.walk(record, "properties")
+        elif kind == "node":
+            self.node(record)
+        elif kind == "edge":
+            self.walk(record, "properties")
+        elif kind in ("slot", "audit"):
+            if record.get("initiative") is not None:
+                self.initiative(record, "initiative", record["initiative"])
+            if kind == "audit":
+                self.walk(record, "changes")
 
     def refuse(self, error: KaeruError, field_name: str | None = None) -> None:
         self.found.refusals.append(Refusal(self.line, field_name or error.field or "", error.code, error.message))

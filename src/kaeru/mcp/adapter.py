@@ -118,10 +118,14 @@ class ToolRegistry:
         self._service = service
         self._load = load
         self._specs: dict[str, ToolSpec] = {}
-        #: Run handlers on the event loop's own thread instead of a worker thread. Right for stdio
-        #: (one client, calls answered in order: a worker-thread hop only adds two wake-ups per
-        #: call); HTTP serves concurrent clients and keeps the worker threads.
-        self.inline = False
+        #: Run tool calls one at a time, in the order they arrived, each in a worker thread (stdio:
+        #: one client whose calls are applied in the order sent). Off the event loop either way, so
+        #: a slow call — a long import, a model load — never stops the connection answering `ping`
+        #: (decision 15.P1); HTTP serves concurrent clients and runs calls side by side.
+        self.serial = False
+        self._limiter: anyio.CapacityLimiter | None = None
+        #: Tool calls asked and not yet answered by `envelope` (queued or running).
+        self.running = 0
         #: Called once the loader has run: the server freezes what it built (decision 66).
         self.settle: Callable[[], None] | None = None
 
@@ -188,10 +192,21 @@ class ToolRegistry:
         return _rejected(self.specs[name], error, request_id)
 
     async def envelope(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
-        """`run` where this transport wants it: inline on the event loop (stdio) or in a worker thread."""
-        if self.inline:
-            return self.run(name, arguments)
-        return await anyio.to_thread.run_sync(self.run, name, arguments)
+        """`run` in a worker thread: one at a time in arrival order when `serial` (stdio), else side
+        by side. The event loop stays free to read, answer pings and write other answers meanwhile.
+        (A thread cannot be cancelled: a call cancelled while it runs finishes, unanswered.)"""
+        limiter = None
+        if self.serial:
+            # FIFO: calls take the single slot in the order their tasks asked for it, which is the
+            # order the transport read them.
+            if self._limiter is None:
+                self._limiter = anyio.CapacityLimiter(1)
+            limiter = self._limiter
+        self.running += 1
+        try:
+            return await anyio.to_thread.run_sync(self.run, name, arguments, limiter=limiter)
+        finally:
+            self.running -= 1
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if name not in self.specs:

@@ -44,6 +44,7 @@ class _PipeReadStream:
         self._reader = reader
         self._registry = registry
         self._writer = writer
+        self._pending = writer.pending
         #: The protocol version the client asked for (what the server agrees to, for the versions
         #: the fast path knows), for the shape of an answer given here.
         self._version: str | None = None
@@ -52,6 +53,7 @@ class _PipeReadStream:
         while True:
             line = await self._reader.readline()
             if not line:
+                await self._drain()
                 raise anyio.EndOfStream
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
@@ -64,10 +66,26 @@ class _PipeReadStream:
                     return exc
                 await self._writer.send_json(reply)
                 continue
-            if isinstance(message, mcp_types.JSONRPCRequest) and message.method == "initialize":
-                version = (message.params or {}).get("protocolVersion")
-                self._version = version if isinstance(version, str) else None
+            if isinstance(message, mcp_types.JSONRPCRequest):
+                if message.method == "initialize":
+                    version = (message.params or {}).get("protocolVersion")
+                    self._version = version if isinstance(version, str) else None
+                elif message.method == "tools/call":
+                    self._pending.add(message.id)
             return SessionMessage(message)
+
+    async def _drain(self) -> None:
+        """At end of input, wait until every tool call read has been answered.
+
+        Calls run in a worker thread (decision 15.P1) and the SDK cancels the handlers still running
+        when its read loop ends, so without this a client that sends its calls and closes its end
+        (as a pipe does) would lose the answers of the last ones. A call that will never be answered
+        (cancelled by the client while it ran) is waited for only until no call is left running.
+        """
+        idle = 0
+        while self._pending and idle < _DRAIN_IDLE_TURNS:
+            idle = idle + 1 if self._registry.running == 0 else 0
+            await anyio.sleep(0.01)
 
     async def aclose(self) -> None:
         return None
@@ -93,9 +111,14 @@ class _PipeWriteStream:
 
     def __init__(self, fd: int):
         self._fd = fd
+        #: Ids of the tool calls read and not yet answered (see `_PipeReadStream._drain`).
+        self.pending: set[str | int] = set()
 
     async def send(self, item: SessionMessage, /) -> None:
-        await self._write(item.message.model_dump_json(by_alias=True, exclude_unset=True))
+        message = item.message
+        if isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
+            self.pending.discard(message.id)
+        await self._write(message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def send_json(self, message: dict[str, Any]) -> None:
         """A message the transport answers itself (see `_PipeReadStream.receive`)."""
@@ -167,7 +190,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
     """Serve one MCP session over this process's stdin/stdout until the client closes it, or until
     SIGTERM or SIGINT; then close the store (decision 16.I1) and return, so the process exits 0."""
 
-    kaeru.registry.inline = True
+    kaeru.registry.serial = True
     if kaeru.registry.loaded:
         settle_heap()
     else:
@@ -187,19 +210,22 @@ def run_stdio(kaeru: KaeruServer) -> None:
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
-            # A signal ends the session where it waits (tool calls run inline on stdio: one already
-            # running finishes first), instead of raising wherever the main thread happens to be.
+            # A signal ends the session where it waits (a tool call already running in its worker
+            # thread finishes first), instead of raising wherever the main thread happens to be.
             loop = asyncio.get_running_loop()
 
             def stop() -> None:
                 group.cancel_scope.cancel()
                 # On a terminal the SDK reads stdin in a worker thread that no cancellation reaches:
-                # if the session has not ended a moment later, close the store here (no tool call is
-                # running: they run on this loop) and leave without waiting for that read.
+                # if the session has not ended a moment later, close the store here and leave
+                # without waiting for that read.
                 loop.call_later(STOP_GRACE_SECONDS, exit_now)
 
             def exit_now() -> None:
-                kaeru.store.close()
+                # A call still running (a long import) is left as a kill would leave it: its open
+                # transaction rolls back, and a chunked job resumes when run again (decision 15.P2).
+                if kaeru.registry.running == 0:
+                    kaeru.store.close()
                 os._exit(0)
 
             for signum in _STOP_SIGNALS:
@@ -215,6 +241,9 @@ def run_stdio(kaeru: KaeruServer) -> None:
     finally:
         kaeru.store.close()
 
+
+#: At end of input, how many 10 ms turns with no tool call running `_drain` waits for answers.
+_DRAIN_IDLE_TURNS = 100
 
 #: What ends a server cleanly: the store is closed (the WAL checkpointed and, by the last process
 #: on the vault, removed) before the process exits 0.

@@ -133,7 +133,11 @@ class Service:
 
     def initiative(self, request: rq.InitiativeRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
         create = request.action in ("attach", "set_board")
-        return self._mutate("initiative", request, initiatives.manage, actor, create=create)
+        # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5).
+        handled = initiatives.in_chunks(self.rt, request, actor or self.rt.settings.actor)
+        return self._mutate(
+            "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create
+        )
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""

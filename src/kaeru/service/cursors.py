@@ -4,9 +4,12 @@ The vault's secret (stored in the database, so every server process over one vau
 each token; a token whose arguments differ from the call's is refused, so a cursor cannot be
 replayed against another query.
 
-A long list is stored (table `cursors`, expiring) and the token names it. A short rest of a list
-travels inside the token itself (node ids packed as 16 bytes each), so the common search with a
-second page of a few hits does not turn a read into a write.
+A short rest of a list travels inside the token itself (node ids packed as 16 bytes each). A long
+list is kept in this process's memory, in a cache bounded by the number of items it holds, and the
+token names it: paging a read writes nothing to the vault, so readers never take the write lock
+(decision 15.P4). A token whose list this process does not hold (made by another server process
+on the vault, or evicted) is answered by running the query again and continuing at the token's
+position; a list stored in the vault's `cursors` table by an earlier version is still read.
 
 A walk in a stable order (`timeline`: by (created_at, seq), both fixed for a node's life) needs no
 list at all: its token carries the last served item's position, and the next page starts strictly
@@ -21,17 +24,19 @@ import hmac
 import json
 import re
 import secrets as pysecrets
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
-from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.digest import args_sha256
-from kaeru.domain.timefmt import fmt
 from kaeru.errors import CursorInvalid
-from kaeru.service.outcomes import Continuation
-from kaeru.service.runtime import Runtime
+from kaeru.service.outcomes import Continuation, Issue
 from kaeru.storage.base import Session
+
+if TYPE_CHECKING:
+    from kaeru.service.runtime import Runtime
 
 #: A rest of at most this many items travels inside the token instead of being stored.
 INLINE_ITEMS = 24
@@ -142,39 +147,100 @@ def _position(raw: list[Any]) -> tuple[str, int, str]:
     return moment, seq, node_id
 
 
-def resume(session: Session, secret: bytes, token: str, kind: str, args: str) -> tuple[int, str | None, list[str]]:
-    """Position, list id (None for an inline list) and items of a page token for the call `kind`.
+class ResultLists:
+    """The result lists of this process's cursors, least recently used first, holding at most
+    `limit` items in all (a list longer than that is not kept). Thread-safe: HTTP serves reads side
+    by side."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._lists: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._items = 0
+        self._lock = threading.Lock()
+
+    def put(self, list_id: str, items: list[str]) -> None:
+        if len(items) > self.limit:
+            return
+        with self._lock:
+            if list_id in self._lists:
+                self._lists.move_to_end(list_id)
+                return
+            self._lists[list_id] = tuple(items)
+            self._items += len(items)
+            while self._items > self.limit:
+                _, dropped = self._lists.popitem(last=False)
+                self._items -= len(dropped)
+
+    def get(self, list_id: str) -> list[str] | None:
+        with self._lock:
+            found = self._lists.get(list_id)
+            if found is None:
+                return None
+            self._lists.move_to_end(list_id)
+            return list(found)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._lists.clear()
+            self._items = 0
+
+
+#: Items (ids, ~90 bytes each as text) a service keeps for cursors' lists, all lists together:
+#: 200,000 is ~18 MB, forty full-window searches paged at once. The lists are owned by the
+#: Runtime (`Runtime.cursor_lists`), not by this module.
+CACHED_ITEMS = 200_000
+
+
+def resume(
+    session: Session, lists: ResultLists, secret: bytes, token: str, kind: str, args: str
+) -> tuple[int, str | None, list[str] | None]:
+    """Position, list id (None for an inline list) and items of a page token for the call `kind`;
+    items None when this process does not hold the token's list (the caller runs the query again
+    and continues at the position).
 
     Raises:
-        CursorInvalid: as `decode`, or the stored list has expired.
+        CursorInvalid: as `decode`.
     """
     state = decode(secret, token, kind, args)
     if state.items is not None:
         # Only the rest travels; the first `offset` places (already served, never read again) are
         # padding, so positions and the list's total stay those of the first page.
         return state.offset, None, [""] * state.offset + list(state.items)
-    items = session.load_cursor(state.list_id) if state.list_id else None
-    if items is None or state.list_id is None:
-        raise CursorInvalid(f"cursor has expired; repeat the {kind} without a cursor", field="cursor")
+    if state.list_id is None:
+        raise CursorInvalid("cursor is malformed", field="cursor")
+    items = lists.get(state.list_id)
+    if items is None:
+        items = session.load_cursor(state.list_id)  # stored by an earlier version (read only)
+    if items is None:
+        return state.offset, None, None
     return state.offset, state.list_id, items
+
+
+def rerun_issue(kind: str) -> Issue:
+    """The warning of a page whose list was ranked again (see `resume`)."""
+    return Issue(
+        CursorInvalid.code,
+        f"this server no longer held the cursor's result list, so the {kind} was run again and this page "
+        "continues at the same position; if the vault changed since the first page, a hit may repeat "
+        "or be missed (repeat the call without a cursor for a fresh list)",
+        "cursor",
+    )
 
 
 def next_token(
     rt: Runtime, secret: bytes, kind: str, args: str, items: list[str], offset: int, list_id: str | None
 ) -> str:
-    """The token for the page of `items` starting at `offset`: inline if the rest is short, else stored.
-
-    Call it outside any open session: storing the list is a write of its own.
-    """
+    """The token for the page of `items` starting at `offset`: inline if the rest is short, else
+    naming the list, kept in this process's memory (nothing is written to the vault)."""
     if list_id is None:
         rest = items[offset:]
         if len(rest) <= INLINE_ITEMS:
             try:
                 return encode(secret, CursorState(kind, None, offset, args, tuple(rest)))
             except ValueError:
-                pass  # not all node ids (audit events in the list): store it instead
+                pass  # not all node ids (audit events in the list): keep it instead
         list_id = pysecrets.token_hex(12)
-        save_list(rt, list_id, items)
+    rt.cursor_lists.put(list_id, items)
     return encode(secret, CursorState(kind, list_id, offset, args))
 
 
@@ -192,11 +258,3 @@ def continuation(
     arguments with it (`key` = `args_key(call_args)`)."""
     token = next_token(rt, secret, kind, key, items, offset, list_id)
     return Continuation(token, {**{k: v for k, v in call_args.items() if k != "cursor"}, "cursor": token})
-
-
-def save_list(rt: Runtime, list_id: str, items: list[str]) -> None:
-    """Store a result list for later pages (its own short write; reads never upgrade to writes)."""
-    now = rt.now()
-    with rt.store.write() as session:
-        session.save_cursor(list_id, items, fmt(now))
-        session.purge_cursors(fmt(now - timedelta(hours=rt.settings.cursor_hours)))

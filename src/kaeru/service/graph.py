@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.errors import InvalidArgument, NotFound
@@ -13,16 +14,34 @@ from kaeru.storage.base import SearchQuery, Session
 
 MAX_HOPS = 12
 COST_FLOOR = 0.001
+#: Nodes a path search expands at most (each costs a query or two): past that the walk is cut and
+#: reported so, however large and dense the graph (decision 15.P6).
+MAX_EXPANDED = 2_000
+
+
+@dataclass
+class Walk:
+    """What a bounded walk did: how many nodes it expanded, and whether it was cut short."""
+
+    expanded: int = 0
+    cut: bool = False
 
 
 def strongest_path(
-    session: Session, start: str, goal: str, scope: set[int] | None, max_hops: int = MAX_HOPS
+    session: Session,
+    start: str,
+    goal: str,
+    scope: set[int] | None,
+    max_hops: int = MAX_HOPS,
+    walk: Walk | None = None,
 ) -> tuple[list[str], list[Edge], float] | None:
     """Dijkstra over live directed edges with cost `1 − weight + 0.001`; nodes outside `scope` are skipped.
 
     Returns the node ids, the edges and the total cost, or None when `goal` is unreachable within
-    `max_hops`.
+    `max_hops` — or was not reached within `MAX_EXPANDED` expanded nodes (then `walk.cut` is set). A
+    path found is the strongest: nodes are expanded cheapest first.
     """
+    walk = walk if walk is not None else Walk()
     best: dict[str, float] = {start: 0.0}
     queue: list[tuple[float, int, str, list[str], list[Edge]]] = [(0.0, 0, start, [start], [])]
     while queue:
@@ -31,6 +50,10 @@ def strongest_path(
             return path, edges, cost
         if cost > best.get(here, float("inf")) or hops >= max_hops:
             continue
+        if walk.expanded >= MAX_EXPANDED:
+            walk.cut = True
+            return None
+        walk.expanded += 1
         outgoing = [e for e in session.live_edges([here]) if e.src == here and e.dst not in path]
         if scope is not None and outgoing:
             nodes = session.nodes_by_ids([e.dst for e in outgoing])
@@ -90,7 +113,16 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
 
 
 def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) -> None:
-    found = strongest_path(ctx.session, source.id, target.id, {ctx.initiative.id})
+    walk = Walk()
+    found = strongest_path(ctx.session, source.id, target.id, {ctx.initiative.id}, walk=walk)
+    if found is None and walk.cut:
+        raise NotFound(
+            f"no directed path of live edges from {source.name!r} to {target.name!r} found among the "
+            f"{walk.expanded} nodes nearest to it in {ctx.initiative.name!r}: the search was cut there "
+            f"(at most {MAX_EXPANDED} nodes are walked); a path may exist beyond — chain through a node "
+            "in between",
+            field="to",
+        )
     if found is None:
         raise NotFound(
             f"no directed path of live edges from {source.name!r} to {target.name!r} within {MAX_HOPS} hops "

@@ -109,9 +109,98 @@ def _name_stamp(ctx: WriteContext, initiative_id: int) -> str:
     return fmt(max(ctx.now, floor))
 
 
-def manage(ctx: WriteContext, request: InitiativeRequest) -> None:
-    """Rename, merge, delete, attach/detach a node, or edit the board's columns (the schema has required
-    what each action needs: `to`, `node` or `columns`)."""
+#: Nodes a merge or delete moves or forgets per write transaction (decision 15.P5).
+CHUNK = 500
+
+
+def _members(ctx: WriteContext, limit: int | None = None) -> list[Node]:
+    """The initiative's live nodes, oldest first (at most `limit` of them)."""
+    ids = ctx.session.member_ids(ctx.initiative.id)
+    chosen = ids if limit is None else ids[:limit]
+    nodes = ctx.session.nodes_by_ids(chosen)
+    return [nodes[i] for i in chosen if i in nodes]
+
+
+def _forget_or_detach(ctx: WriteContext, node: Node, subject: int) -> bool:
+    """Delete's step for one node: forgotten when the deleted initiative is its only one (True),
+    else only taken out of it."""
+    if node.initiatives == (subject,):
+        for edge in ctx.session.live_edges([node.id]):
+            ctx.retract_edge(edge)
+        ctx.update_node(node, initiatives=(), retracted=True)
+        return True
+    _move_membership(ctx, node, subject, None)
+    return False
+
+
+def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int | None = None) -> int:
+    """A merge's or delete's nodes, moved or forgotten `CHUNK` at a time, each chunk its own mutation
+    (own transaction and audit record), until at most `CHUNK` are left for the call itself to finish
+    with the rest of its work (slots, the initiative's end). Returns how many nodes the chunks merged
+    or forgot.
+
+    Resumable: a merge or delete stopped part way leaves whole chunks done, and the nodes they moved
+    or forgot are no longer the initiative's, so the same call again carries on with the rest. With a
+    `request_id`, chunk `k` is applied under `<request_id>#chunk<k>` and the last, finding nothing
+    more to do, is recorded too: a replay of a finished call replays its chunks and stops where it
+    stopped, never touching an initiative that took the name since. A chunk refused (no such
+    initiative, no target, a reused `request_id`) stops the chunks; the call itself then answers,
+    with the same refusal or its replay (decision 15.P5).
+    """
+    from kaeru.errors import KaeruError
+    from kaeru.service.mutation import run_mutation
+
+    action = request.action
+    if action not in ("merge", "delete"):
+        return 0
+    field_name = "merged_nodes" if action == "merge" else "forgotten_nodes"
+    request_id = request.request_id
+    handled = 0
+    k = 0
+
+    def chunk(ctx: WriteContext) -> None:
+        subject = ctx.initiative
+        target = _target(ctx, request.to) if action == "merge" else None
+        if target is not None and target.id == subject.id:
+            raise InvalidArgument("cannot merge an initiative into itself", field="to")
+        batch = _members(ctx, CHUNK + 1)
+        if len(batch) <= CHUNK:
+            ctx.outcome.state = "unchanged"  # the call itself does the rest
+            return
+        done = 0
+        for node in batch[:CHUNK]:
+            if target is not None:
+                _move_membership(ctx, node, subject.id, target.id)
+                done += 1
+            else:
+                done += _forget_or_detach(ctx, node, subject.id)
+        ctx.outcome.changes.append(Change(field_name, 0, done))
+        ctx.outcome.changes.append(Change("chunk", None, k))
+
+    while most is None or k < most:  # `most`: stop after that many chunks (a process stopped part way)
+        k += 1
+        try:
+            outcome, _ = run_mutation(
+                rt,
+                operation="initiative",
+                initiative=request.initiative,
+                request_id=f"{request_id}#chunk{k}" if isinstance(request_id, str) else None,
+                args=request.wire(),
+                actor=actor,
+                body=chunk,
+                create=False,
+            )
+        except KaeruError:
+            return handled
+        if outcome.state == "unchanged":
+            return handled
+        handled += sum(int(c.after) for c in outcome.changes if c.field == field_name)
+    return handled
+
+
+def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> None:
+    """Rename, merge, delete, attach/detach a node, or edit the board's columns. `handled`: nodes a
+    merge or delete already moved or forgot in chunks before this call (`in_chunks`)."""
     action = request.action
     subject = ctx.initiative
     if action == "rename":
@@ -127,9 +216,8 @@ def manage(ctx: WriteContext, request: InitiativeRequest) -> None:
         target = _target(ctx, request.to)
         if target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
-        moved = 0
-        nodes = ctx.session.nodes_by_ids(ctx.session.member_ids(subject.id))
-        for node in nodes.values():
+        moved = handled
+        for node in _members(ctx):
             _move_membership(ctx, node, subject.id, target.id)
             moved += 1
         ctx.initiative = target
@@ -140,16 +228,9 @@ def manage(ctx: WriteContext, request: InitiativeRequest) -> None:
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":
-        nodes = ctx.session.nodes_by_ids(ctx.session.member_ids(subject.id))
-        forgotten = 0
-        for node in nodes.values():
-            if node.initiatives == (subject.id,):
-                for edge in ctx.session.live_edges([node.id]):
-                    ctx.retract_edge(edge)
-                ctx.update_node(node, initiatives=(), retracted=True)
-                forgotten += 1
-            else:
-                _move_membership(ctx, node, subject.id, None)
+        forgotten = handled
+        for node in _members(ctx):
+            forgotten += _forget_or_detach(ctx, node, subject.id)
         ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from kaeru.config import Settings
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.ids import uuid7
+from kaeru.service.cursors import CACHED_ITEMS, ResultLists
 from kaeru.service.embedding import Embedder
 from kaeru.storage.base import Store
 
@@ -49,6 +50,8 @@ class Runtime:
     embedder: Embedder | None = None
     #: The runtime's memos, each bounded by bytes (nothing is cached at module level).
     doc_stems: DocStems = field(default_factory=doc_stems_memo)
+    #: The result lists of this service's read cursors (decision 15.P4), bounded by item count.
+    cursor_lists: ResultLists = field(default_factory=lambda: ResultLists(CACHED_ITEMS))
 
     def now(self) -> datetime:
         return self.clock()

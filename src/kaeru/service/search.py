@@ -77,9 +77,16 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
         list_id: str | None = None
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
+        resumed: list[str] | None = None
         if request.cursor:
             secret = session.vault_secret()
-            offset, list_id, items = cursors.resume(session, secret, request.cursor, "search", cursors.args_key(args))
+            offset, list_id, resumed = cursors.resume(
+                session, rt.cursor_lists, secret, request.cursor, "search", cursors.args_key(args)
+            )
+            if resumed is None:  # not held here: ranked again, continued at the token's position
+                issues.append(cursors.rerun_issue("search"))
+        if resumed is not None:
+            items = resumed
             total = len(items)
             superseded_omitted = 0
         else:
@@ -156,8 +163,8 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             )
         if next_offset < len(items) and not secret:
             secret = session.vault_secret()
-    # The next page's token is made after the read snapshot closes: storing a long list is a write,
-    # and a write on a second connection while this one reads would empty this one's page cache.
+    # The next page's token is made after the read snapshot closes (it writes nothing: a long list
+    # is kept in this process's memory, decision 15.P4).
     continuation = None
     if next_offset < len(items):
         coverage.complete = False

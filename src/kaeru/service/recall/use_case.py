@@ -78,9 +78,14 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         explain: dict[str, dict[str, float]] | None = None
         offset = 0
         list_id: str | None = None
+        resumed: list[str] | None = None
         if request.cursor:
             secret = session.vault_secret()
-            offset, list_id, ordered = cursors.resume(session, secret, request.cursor, "recall", key)
+            offset, list_id, resumed = cursors.resume(session, rt.cursor_lists, secret, request.cursor, "recall", key)
+            if resumed is None:  # not held here: ranked again, continued at the token's position
+                issues.append(cursors.rerun_issue("recall"))
+        if resumed is not None:
+            ordered = resumed
         else:
             fusion = Fusion(plan)
             pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder)
@@ -124,7 +129,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         next_offset = offset + len(page_ids) - (len(live) - len(views))
         if next_offset < len(ordered) and not secret:
             secret = session.vault_secret()
-    # After the snapshot closes: storing a long list is a write (see search).
+    # After the snapshot closes (see search).
     continuation = None
     if next_offset < len(ordered):
         coverage.complete = False

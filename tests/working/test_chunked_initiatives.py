@@ -1,0 +1,83 @@
+"""Merge and delete in bounded chunks (decision 15.P5): an initiative's nodes are moved or forgotten
+a chunk per write transaction, so no call holds the vault for long; a merge or delete stopped part
+way is completed by the same call again, and a replay of a finished one changes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kaeru.api.requests import parse
+from kaeru.service import Service, initiatives
+from tests.working.conftest import Call
+
+CHUNK = 5
+NODES = 12
+
+
+def _fill(call: Call, initiative: str, n: int) -> list[str]:
+    return [call("note", initiative=initiative, text=f"egret sighting {i}")["data"]["primary"]["id"] for i in range(n)]
+
+
+def _members(call: Call, initiative: str) -> set[str]:
+    found = call("search", initiatives=[initiative], text="egret", limit=50, budget_chars=64000)
+    return {h["id"] for h in found["data"]["hits"]}
+
+
+def _changes(answer: dict[str, Any]) -> dict[str, Any]:
+    return {c["field"]: c["after"] for c in answer["data"]["changes"]}
+
+
+def _audit(timed: Service, operation: str = "initiative") -> list[Any]:
+    with timed.store.read() as session:
+        return [a for a in session.export_audit(None) if a.operation == operation]
+
+
+def test_a_merge_stopped_part_way_is_completed_by_the_same_call(
+    call: Call, timed: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(initiatives, "CHUNK", CHUNK)
+    moving = _fill(call, "heronry", NODES)
+    staying = _fill(call, "wetlands", 1)
+    args = {"initiative": "heronry", "action": "merge", "to": "wetlands", "request_id": "merge-1"}
+
+    # The process stops after one chunk: what a client sees meanwhile is a merge half done — the
+    # chunk's nodes are in the target, the rest still in the initiative being merged away.
+    assert initiatives.in_chunks(timed.rt, parse("initiative", args), "agent", most=1) == CHUNK
+    assert len(_members(call, "heronry")) == NODES - CHUNK
+    assert _members(call, "wetlands") == set(staying) | (set(moving) - _members(call, "heronry"))
+
+    done = call("initiative", **args)
+    assert done["state"] == "applied" and done["replayed"] is False
+    # Every node the merge moved, over both runs: the same request_id replays the first run's chunk.
+    assert _changes(done)["merged_nodes"] == NODES
+    assert _members(call, "wetlands") == set(moving) | set(staying)
+    assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["wetlands"]
+    # A chunk's audit record each (two: 5, 5), and the merge's own.
+    records = _audit(timed)
+    assert len(records) == 3
+    assert [c["after"] for r in records[:2] for c in r.changes if c["field"] == "merged_nodes"] == [CHUNK, CHUNK]
+
+    # A replay answers the stored result and changes nothing, even once the name is taken again.
+    call("note", initiative="heronry", text="egret at the new heronry")
+    again = call("initiative", **args)
+    assert again["replayed"] is True and _changes(again) == _changes(done)
+    assert len(_members(call, "heronry")) == 1
+    assert len(_audit(timed)) == 3
+
+
+def test_a_large_delete_goes_in_chunks_and_forgets_only_nodes_left_in_no_initiative(
+    call: Call, timed: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(initiatives, "CHUNK", CHUNK)
+    only = _fill(call, "scratch", NODES)
+    call("note", initiative="main", text="main exists")
+    call("initiative", initiative="main", action="attach", node={"id": only[0]})
+
+    done = call("initiative", initiative="scratch", action="delete")
+    assert done["state"] == "applied"
+    assert _changes(done)["forgotten_nodes"] == NODES - 1
+    assert _members(call, "main") == {only[0]}
+    assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["main"]
+    assert len(_audit(timed)) == 1 + 2 + 1  # the attach, two chunks, the delete
