@@ -16,6 +16,7 @@ from kaeru.service import (
     capture,
     context,
     evolve,
+    grants,
     graph,
     history,
     initiatives,
@@ -63,6 +64,10 @@ class Service:
         actor: str | None,
         create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
+        # A token's grants first (decision 15.K2): a read-only token writes nothing, a limited one
+        # names only its initiatives; the actor is the token's name.
+        grants.check_write(operation)
+        grants.check_args(args)
         self._maybe_purge()
         outcome, replayed = run_mutation(
             self.rt,
@@ -70,7 +75,7 @@ class Service:
             initiative=args.get("initiative"),
             request_id=args.get("request_id"),
             args=args,
-            actor=actor or self.rt.settings.actor,
+            actor=grants.actor(actor or self.rt.settings.actor),
             body=lambda ctx: body(ctx, args),
             create=create,
         )
@@ -138,31 +143,40 @@ class Service:
 
     # --- reads ----------------------------------------------------------------------------------
     def search(self, args: dict[str, Any]) -> ReadOutcome:
+        grants.check_args(args)
         return search.search(self.rt, args)
 
     def read(self, args: dict[str, Any]) -> ReadOutcome:
+        grants.check_args(args)
         return read.read(self.rt, args)
 
     def trail(self, args: dict[str, Any]) -> TrailOutcome:
+        grants.check_args(args)
         return history.trail(self.rt, args)
 
     def current_state(self, args: dict[str, Any]) -> StateOutcome:
+        grants.check_args(args)
         return history.current_state(self.rt, args)
 
     def initiatives(self, args: dict[str, Any]) -> initiatives.InitiativesOutcome:
+        grants.check_args(args)
         return initiatives.list_initiatives(self.rt, args)
 
     def context(self, args: dict[str, Any], actor: str | None = None) -> context.ContextOutcome:
-        return context.context(self.rt, args, actor or self.rt.settings.actor)
+        grants.check_args(args)
+        return context.context(self.rt, args, grants.actor(actor or self.rt.settings.actor))
 
     def timeline(self, args: dict[str, Any]) -> tuple[ReadOutcome, str | None]:
+        grants.check_args(args)
         return timeline.timeline(self.rt, args)
 
     def reflect(self, args: dict[str, Any]) -> reflect.ReflectOutcome:
+        grants.check_args(args)
         return reflect.reflect(self.rt, args)
 
     def recall(self, args: dict[str, Any], *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
         """Task-aware retrieval; `disabled` switches channels off (for ablation studies)."""
+        grants.check_args(args)
         return recall.recall(self.rt, args, disabled)
 
     def recall_channels(self) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.errors import InvalidArgument, UnknownInitiative
-from kaeru.service import hygiene, tasks
+from kaeru.service import grants, hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
 from kaeru.service.resolve import resolve_node
@@ -267,7 +267,7 @@ def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
         if scope is None:
             from kaeru.domain.similar import suggest
 
-            close = suggest(name, [i.name for i in session.all_initiatives()])
+            close = suggest(name, grants.visible_names(i.name for i in session.all_initiatives()))
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
         task_id = None

@@ -7,6 +7,7 @@ from typing import Any
 from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
+from kaeru.service import grants
 from kaeru.service.graph import MAX_HOPS, edge_type_of, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
@@ -224,7 +225,27 @@ def trail(rt: Runtime, args: dict[str, Any]) -> TrailOutcome:
             ]
             if len(present) < len(members):
                 coverage.complete = False
+        entries = _granted_entries(session, entries)
     return TrailOutcome(kind=kind, subject=subject, entries=entries, coverage=coverage, cost=cost)
+
+
+def _granted_entries(session: Session, entries: list[TrailEntry]) -> list[TrailEntry]:
+    """The entries a token limited to some initiatives may see: none naming a node outside them (decision 15.K2)."""
+    if grants.granted_ids(session) is None:
+        return entries
+    named: set[str] = set()
+    for entry in entries:
+        if entry.node is not None:
+            named.add(entry.node.node.id)
+        if entry.edge is not None:
+            named.update((entry.edge.src, entry.edge.dst))
+    visible = grants.visible_ids(session, named)
+    return [
+        e
+        for e in entries
+        if (e.node is None or e.node.node.id in visible)
+        and (e.edge is None or (e.edge.src in visible and e.edge.dst in visible))
+    ]
 
 
 def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: str) -> Node:
@@ -232,7 +253,7 @@ def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: st
     if (isinstance(raw, dict) and set(raw) == {"id"}) or isinstance(raw, str):
         node_id = raw["id"] if isinstance(raw, dict) else raw
         node = session.get_node(str(node_id).strip())
-        if node is not None:
+        if node is not None and grants.node_visible(node, grants.granted_ids(session)):
             return node
     return resolve_node(session, raw, scope, field)
 
