@@ -276,6 +276,14 @@ def context(rt: Runtime, args: dict[str, Any], actor: str) -> ContextOutcome:
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)
+        if grants.granted_ids(session) is not None:
+            # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
+            named = set().union(*(grants.mentioned_ids(s.extra) for s in sections))
+            named.update(v.node.id for s in sections for v in s.views)
+            visible = grants.visible_ids(session, named)
+            for section in sections:
+                section.extra = grants.scrub(section.extra, visible)
+                section.views = [v for v in section.views if v.node.id in visible]
         reports = [
             n
             for n in _query(session, scope, tags=[REPORT_TAG])[0]

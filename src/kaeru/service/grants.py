@@ -175,6 +175,35 @@ def visible_ids(session: Session, ids: Iterable[str]) -> set[str]:
     return {i for i, node in session.nodes_by_ids(wanted).items() if node_visible(node, granted)}
 
 
+_NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def mentioned_ids(value: Any) -> set[str]:
+    """Every node id written anywhere in `value` (strings, lists, dicts — keys included)."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.update(_NODE_ID.findall(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found |= mentioned_ids(key) | mentioned_ids(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            found |= mentioned_ids(item)
+    return found
+
+
+def scrub(value: Any, visible: set[str]) -> Any:
+    """`value` without the node ids outside `visible`: such strings leave lists, such keys leave
+    dicts, and such values become None."""
+    if isinstance(value, str):
+        return value if set(_NODE_ID.findall(value)) <= visible else None
+    if isinstance(value, dict):
+        return {k: scrub(v, visible) for k, v in value.items() if mentioned_ids(k) <= visible}
+    if isinstance(value, list):
+        return [scrub(v, visible) for v in value if not isinstance(v, str) or mentioned_ids(v) <= visible]
+    return value
+
+
 # --- tokens --------------------------------------------------------------------------------------
 def digest(token: str) -> str:
     """The stored form of a token: sha256, hex (decision 15.K1)."""

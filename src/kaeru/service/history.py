@@ -41,15 +41,18 @@ def _diff(before: Node | None, after: Node, session: Session) -> list[Change]:
         # Each side named as it was named then (a rename between revisions is no membership change).
         old_members = _member_names(session, before) if before else []
         new_members = _member_names(session, after)
-        changes.append(Change("initiatives", old_members if before else None, new_members))
+        if before is None or old_members != new_members:  # (a change outside a token's grants is not shown)
+            changes.append(Change("initiatives", old_members if before else None, new_members))
     if before is not None and before.retracted != after.retracted:
         changes.append(Change("retracted", before.retracted, after.retracted))
     return changes
 
 
 def _member_names(session: Session, node: Node) -> list[str]:
-    names, _ = names_as_of(session, node.initiatives, node.recorded_at)
-    return sorted(names[i] for i in node.initiatives if i in names)  # a name never recorded is not shown
+    granted = grants.granted_ids(session)
+    shown = [i for i in node.initiatives if granted is None or i in granted]
+    names, _ = names_as_of(session, shown, node.recorded_at)
+    return sorted(names[i] for i in shown if i in names)  # a name never recorded is not shown
 
 
 def _plain(value: Any) -> Any:
@@ -276,7 +279,7 @@ def current_state(rt: Runtime, args: dict[str, Any]) -> StateOutcome:
         if scope is None:
             return StateOutcome(status="not_found", coverage=coverage, slot=args.get("slot"))
         if has_slot:
-            return _slot_state(session, scope, str(args["slot"]), moment, coverage)
+            return _granted_state(session, _slot_state(session, scope, str(args["slot"]), moment, coverage))
         try:
             node = resolve_node(session, args["node"], scope, "node")
         except AmbiguousRef as exc:
@@ -285,7 +288,23 @@ def current_state(rt: Runtime, args: dict[str, Any]) -> StateOutcome:
             )
         except NotFound:
             return StateOutcome(status="not_found", coverage=coverage)
-        return _node_state(session, node, moment, coverage)
+        return _granted_state(session, _node_state(session, node, moment, coverage))
+
+
+def _granted_state(session: Session, state: StateOutcome) -> StateOutcome:
+    """What a token limited to some initiatives may see of a state: no node outside them (decision
+    15.K2). A holder or successor outside them is left out as if there were none."""
+    if grants.granted_ids(session) is None:
+        return state
+    named = {v.node.id for v in (state.subject, state.current, *state.predecessors) if v is not None}
+    named.update(i for e in state.edges for i in (e.src, e.dst))
+    visible = grants.visible_ids(session, named)
+    state.predecessors = [v for v in state.predecessors if v.node.id in visible]
+    state.edges = [e for e in state.edges if e.src in visible and e.dst in visible]
+    if state.current is not None and state.current.node.id not in visible:
+        state.current = None
+        state.status = "no_current"
+    return state
 
 
 def _view_at(session: Session, node_id: str, moment: str | None) -> Any:

@@ -16,7 +16,7 @@ from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan,
 from kaeru.domain.text import STOP_WORDS, content_tokens, indexed_name, manual_tags, stem, tokens
 from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument
-from kaeru.service import cursors, tasks
+from kaeru.service import cursors, grants, tasks
 from kaeru.service.embedding import Embedder, pack, text_digest, text_of
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.runtime import Runtime
@@ -178,6 +178,10 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             fusion = _Fusion(plan)
             pool = _run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.embedder)
             ordered, beyond_window = _rank(session, fusion, pool, plan)
+            if grants.granted_ids(session) is not None:
+                # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
+                visible = grants.visible_ids(session, ordered)
+                ordered = [i for i in ordered if i in visible]
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
                 coverage.complete = False
@@ -657,6 +661,10 @@ def _revision_views(
     verdicts = session.verdicts_against(ids)
     history = session.name_history(scope_ids) if shown else {}
     current_names = session.initiative_names(scope_ids) if shown else {}
+    hidden: set[str] = set()
+    if grants.granted_ids(session) is not None:  # successors outside a token's grants (decision 15.K2)
+        named = {src for found in verdicts.values() for src, _ in found}
+        hidden = named - grants.visible_ids(session, named)
     views: list[NodeView] = []
     truncated = 0
     for revision, grant in zip(shown, granted, strict=True):
@@ -668,6 +676,7 @@ def _revision_views(
         currentness, successors = decide(
             revision.node_type, revision.status, revision.retracted, verdicts.get(revision.id, [])
         )
+        successors = [i for i in successors if i not in hidden]
         newest = latest.get(revision.id)
         if newest is not None and revision.rev_no < newest.rev_no and currentness == Currentness.CURRENT:
             currentness = Currentness.SUPERSEDED
