@@ -205,6 +205,9 @@ def recall(rt: Runtime, args: dict[str, Any], disabled: frozenset[str] = frozens
             nodes = session.nodes_by_ids(page_ids)
             live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
             views, truncated = budgeted_views(session, live, chars, {s.id: s.name for s in scopes})
+        if grants.granted_ids(session) is not None:  # a page resumed from a cursor, too (decision 15.K2)
+            visible = grants.visible_ids(session, [n.id for n in live])
+            live = [n for n in live if n.id in visible]
         vanished = len(page_ids) - len(live)
         if vanished:
             # Forgotten since the first page was ranked.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -194,13 +192,10 @@ def reflect(rt: Runtime, args: dict[str, Any]) -> ReflectOutcome:
     return ReflectOutcome(scope.name, items, counts, coverage)
 
 
-_NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
 def _granted_items(session: Session, items: list[ReflectItem]) -> list[ReflectItem]:
     """The items a token limited to some initiatives may see: none naming a node outside them (decision 15.K2)."""
     if grants.granted_ids(session) is None:
         return items
-    mentioned = [set(_NODE_ID.findall(json.dumps([it.message, it.node, it.fix], default=str))) for it in items]
+    mentioned = [grants.mentioned_ids([it.message, it.node, it.fix]) for it in items]
     visible = grants.visible_ids(session, {n for ids in mentioned for n in ids})
     return [it for it, ids in zip(items, mentioned, strict=True) if ids <= visible]
