@@ -113,3 +113,19 @@ async def test_once_the_vault_holds_a_token_loopback_needs_one_too(
         assert status == 401
         status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {token}"})
         assert status == 200
+
+
+def test_an_identity_providers_access_token_maps_to_a_principal_failing_closed() -> None:
+    from mcp.server.auth.provider import AccessToken
+
+    from kaeru.mcp.transports import principal_of
+
+    def token(scopes: list[str], claims: dict[str, Any] | None = None, subject: str | None = None) -> AccessToken:
+        return AccessToken(token="t", client_id="app-1", scopes=scopes, claims=claims, subject=subject)
+
+    everything = principal_of(token(["kaeru:read", "kaeru:write", "kaeru:all"], subject="alice@example.org"))
+    assert (everything.name, everything.initiatives, everything.read_only) == ("alice@example.org", None, False)
+    limited = principal_of(token(["kaeru:read"], {"kaeru_initiatives": ["web", "infra"]}))
+    assert (limited.name, limited.initiatives, limited.read_only) == ("app-1", frozenset({"web", "infra"}), True)
+    nothing = principal_of(token(["kaeru:read", "kaeru:write"]))  # no claim and no kaeru:all: no initiative
+    assert nothing.initiatives == frozenset() and not nothing.read_only

@@ -366,8 +366,15 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> Any:
-    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call)."""
+def http_app(
+    kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
+) -> Any:
+    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call).
+
+    Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
+    (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
+    the scopes and claim `principal_of` reads (decision 15.K3).
+    """
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
@@ -384,6 +391,8 @@ def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> An
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
+    if verifier is not None:
+        return BearerAuth(app, verifier)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
     return BearerAuth(app, tokens, tokens.anyone_required)
 
