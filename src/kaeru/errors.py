@@ -69,6 +69,12 @@ class PathNotAllowed(KaeruError):
     code = "path_not_allowed"
 
 
+class Forbidden(KaeruError):
+    """The caller's token does not grant this: another initiative, or a write with a read-only token."""
+
+    code = "forbidden"
+
+
 class Unavailable(KaeruError):
     """The store could not answer now (lock timeout, connection lost); the same call may succeed later."""
 
@@ -101,6 +107,10 @@ ISSUE_CODES: dict[str, str] = {
     "successor_out_of_scope": (
         "Information: a hit is superseded by a node outside the searched initiatives, which is not listed; "
         "the message gives the exact `read` call that shows it."
+    ),
+    "forbidden": (
+        "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
+        "exists), or a write with a read-only token. Ask the vault's owner for a grant."
     ),
     "unavailable": "The store is busy or unreachable; retry later (retryable).",
     "internal": "An unexpected server fault; nothing was applied. Please report it.",

@@ -1,15 +1,15 @@
 """`kaeru` — serve the MCP server, or inspect and edit a vault from the terminal.
 
 The group and its shared helpers live in `cli/common.py`; the commands in `reads.py`, `writes.py`,
-`admin.py` and `doctor.py`, which register themselves on the group when imported here.
+`admin.py`, `doctor.py` and `tokens.py`, which register themselves on the group when imported here.
 """
 
 from __future__ import annotations
 
-from kaeru.cli import admin, doctor, reads, writes
+from kaeru.cli import admin, doctor, reads, tokens, writes
 from kaeru.cli.common import cli
 
-__all__ = ["admin", "cli", "doctor", "main", "reads", "writes"]
+__all__ = ["admin", "cli", "doctor", "main", "reads", "tokens", "writes"]
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ import os
 import signal
 import stat
 import sys
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -26,8 +27,12 @@ from kaeru.mcp.server import KaeruServer
 if TYPE_CHECKING:
     # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
     # without loading starlette (decision 16.O1).
+    from mcp.server.auth.provider import AccessToken, TokenVerifier
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from kaeru.service.grants import Principal
+    from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
 
@@ -261,19 +266,98 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-class BearerAuth:
-    """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>`."""
+#: Scopes of the access tokens kaeru's verifier hands out, and what an identity provider plugged in
+#: through `TokenVerifier` grants with (decision 15.K3): `kaeru:read` to call at all, `kaeru:write`
+#: for mutations, `kaeru:all` for every initiative; otherwise the `kaeru_initiatives` claim (a list
+#: of names) limits what it sees (no claim and no `kaeru:all`: nothing).
+SCOPE_READ = "kaeru:read"
+SCOPE_WRITE = "kaeru:write"
+SCOPE_ALL = "kaeru:all"
+INITIATIVES_CLAIM = "kaeru_initiatives"
 
-    def __init__(self, app: ASGIApp, token: str):
+
+class VaultTokens:
+    """The MCP SDK's `TokenVerifier` over the vault's tokens (`kaeru token add`) and the admin token
+    `KAERU_AUTH_TOKEN` (every initiative, write; its actor is `KAERU_ACTOR`)."""
+
+    def __init__(self, store: Store, admin_token: str | None, admin_actor: str):
+        self.store = store
+        self.admin = admin_token.encode() if admin_token else None
+        self.admin_actor = admin_actor
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        if self.admin is not None and hmac.compare_digest(token.encode(), self.admin):
+            return AccessToken(token=token, client_id=self.admin_actor, scopes=[SCOPE_READ, SCOPE_WRITE, SCOPE_ALL])
+        from datetime import UTC, datetime
+
+        from kaeru.service import grants
+
+        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, datetime.now(UTC))
+        if record is None:
+            return None
+        scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]
+        claims: dict[str, Any] = {}
+        if record.initiatives is None:
+            scopes.append(SCOPE_ALL)
+        else:
+            claims[INITIATIVES_CLAIM] = list(record.initiatives)
+        return AccessToken(token=token, client_id=record.name, scopes=scopes, claims=claims)
+
+    async def anyone_required(self) -> bool:
+        """True when a request without a token is refused: an admin token is set or the vault holds tokens."""
+        if self.admin is not None:
+            return True
+        return await anyio.to_thread.run_sync(_has_tokens, self.store)
+
+
+def _has_tokens(store: Store) -> bool:
+    with store.read() as session:
+        return session.has_tokens()
+
+
+def principal_of(access: AccessToken) -> Principal:
+    """The caller an access token stands for: named by its subject (else its client id)."""
+    from kaeru.service.grants import Principal
+
+    granted: frozenset[str] | None
+    if SCOPE_ALL in access.scopes:
+        granted = None
+    else:
+        raw = (access.claims or {}).get(INITIATIVES_CLAIM)
+        granted = frozenset(str(n) for n in raw) if isinstance(raw, list) else frozenset()
+    return Principal(access.subject or access.client_id, granted, SCOPE_WRITE not in access.scopes)
+
+
+class BearerAuth:
+    """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>` that the
+    verifier accepts, and runs an accepted one as its principal (decision 15.K3).
+
+    Any `TokenVerifier` fits (an identity provider's, in place of `VaultTokens`); the accepted token is
+    also where the SDK's `get_access_token()` finds it. With no admin token and no vault token, a
+    request without a token is served as the local admin (loopback only: `run_http`).
+    """
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, required: Callable[[], Awaitable[bool]] | None = None):
         self.app = app
-        self.token = token.encode()
+        self.verifier = verifier
+        self.required = required
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
             headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"")
-            scheme, _, value = given.partition(b" ")
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(value.strip(), self.token):
+            given = headers.get(b"authorization")
+            access = None
+            if given is not None:
+                scheme, _, value = given.partition(b" ")
+                token = value.strip().decode("latin-1")
+                if scheme.lower() == b"bearer" and token:
+                    access = await self.verifier.verify_token(token)
+            elif self.required is not None and not await self.required():
+                await self.app(scope, receive, send)
+                return
+            if access is None or SCOPE_READ not in access.scopes:
                 from starlette.responses import JSONResponse
 
                 response = JSONResponse(
@@ -283,6 +367,18 @@ class BearerAuth:
                 )
                 await response(scope, receive, send)
                 return
+            from mcp.server.auth.middleware.auth_context import auth_context_var
+            from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+            from kaeru.service import grants
+
+            user = auth_context_var.set(AuthenticatedUser(access))
+            try:
+                with grants.acting(principal_of(access)):
+                    await self.app(scope, receive, send)
+            finally:
+                auth_context_var.reset(user)
+            return
         await self.app(scope, receive, send)
 
 
@@ -299,8 +395,15 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> Any:
-    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call)."""
+def http_app(
+    kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
+) -> Any:
+    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call).
+
+    Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
+    (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
+    the scopes and claim `principal_of` reads (decision 15.K3).
+    """
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
@@ -317,21 +420,25 @@ def http_app(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> An
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
-    if settings.auth_token:
-        return BearerAuth(app, settings.auth_token)
-    return app
+    if verifier is not None:
+        return BearerAuth(app, verifier)
+    tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
+    return BearerAuth(app, tokens, tokens.anyone_required)
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
     """Serve streamable HTTP on host:port until interrupted.
 
     Raises:
-        ValueError: a non-loopback address without `KAERU_AUTH_TOKEN`.
+        ValueError: a non-loopback address without `KAERU_AUTH_TOKEN` or a vault token.
     """
     import uvicorn
 
-    if not is_loopback(host) and not settings.auth_token:
-        raise ValueError(f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN first")
+    if not is_loopback(host) and not settings.auth_token and not _has_tokens(kaeru.store):
+        raise ValueError(
+            f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
+            "(kaeru token add NAME) first"
+        )
     app = http_app(kaeru, settings, host, port)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)

@@ -16,6 +16,7 @@ from kaeru.service import (
     capture,
     context,
     evolve,
+    grants,
     graph,
     history,
     initiatives,
@@ -66,6 +67,10 @@ class Service:
         actor: str | None,
         create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
+        # A token's grants first (decision 15.K2): a read-only token writes nothing, a limited one
+        # names only its initiatives; the actor is the token's name.
+        grants.check_write(operation)
+        grants.check_args(request.wire())
         self._maybe_purge()
         outcome, replayed = run_mutation(
             self.rt,
@@ -73,7 +78,7 @@ class Service:
             initiative=getattr(request, "initiative", None),
             request_id=getattr(request, "request_id", None),
             args=request.wire(),
-            actor=actor or self.rt.settings.actor,
+            actor=grants.actor(actor or self.rt.settings.actor),
             body=lambda ctx: body(ctx, request),
             create=create,
         )
@@ -133,8 +138,11 @@ class Service:
 
     def initiative(self, request: rq.InitiativeRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
         create = request.action in ("attach", "set_board")
-        # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5).
-        handled = initiatives.in_chunks(self.rt, request, actor or self.rt.settings.actor)
+        # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5),
+        # so the token's grants are checked before the first chunk, as `_mutate` checks them.
+        grants.check_write("initiative")
+        grants.check_args(request.wire())
+        handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor))
         return self._mutate(
             "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create
         )
@@ -145,31 +153,40 @@ class Service:
 
     # --- reads ----------------------------------------------------------------------------------
     def search(self, request: rq.SearchRequest) -> ReadOutcome:
+        grants.check_args(request.wire())
         return search.search(self.rt, request)
 
     def read(self, request: rq.ReadRequest) -> ReadOutcome:
+        grants.check_args(request.wire())
         return read.read(self.rt, request)
 
     def trail(self, request: rq.TrailRequest) -> TrailOutcome:
+        grants.check_args(request.wire())
         return history.trail(self.rt, request)
 
     def current_state(self, request: rq.CurrentStateRequest) -> StateOutcome:
+        grants.check_args(request.wire())
         return history.current_state(self.rt, request)
 
     def initiatives(self, request: rq.InitiativesRequest) -> initiatives.InitiativesOutcome:
+        grants.check_args(request.wire())
         return initiatives.list_initiatives(self.rt, request)
 
     def context(self, request: rq.ContextRequest, actor: str | None = None) -> context.ContextOutcome:
-        return context.context(self.rt, request, actor or self.rt.settings.actor)
+        grants.check_args(request.wire())
+        return context.context(self.rt, request, grants.actor(actor or self.rt.settings.actor))
 
     def timeline(self, request: rq.TimelineRequest) -> tuple[ReadOutcome, str | None]:
+        grants.check_args(request.wire())
         return timeline.timeline(self.rt, request)
 
     def reflect(self, request: rq.ReflectRequest) -> reflect.ReflectOutcome:
+        grants.check_args(request.wire())
         return reflect.reflect(self.rt, request)
 
     def recall(self, request: rq.RecallRequest, *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
         """Task-aware retrieval; `disabled` switches channels off (for ablation studies)."""
+        grants.check_args(request.wire())
         return recall.recall(self.rt, request, disabled)
 
     def recall_channels(self) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from kaeru.domain.model import Layer, Node, NodeType, Tier, Visibility
 from kaeru.domain.text import tokens as text_tokens
+from kaeru.service import grants
 from kaeru.storage.base import AuditRecord, Session
 
 PREFIX = "audit:"
@@ -56,7 +57,8 @@ def matching(
 ) -> list[str]:
     """Cursor items (`audit:<seq>`) of the newest audit records whose text matches the query, newest first."""
     out: list[str] = []
-    for seq, record in session.audit_records(initiative_ids, limit):
+    records = _granted(session, session.audit_records(initiative_ids, limit))
+    for seq, record in records:
         if query_tokens:
             words = set(text_tokens(audit_node(seq, record).body))
             hits = [any(w.startswith(t) for w in words) if prefix else t in words for t in query_tokens]
@@ -69,3 +71,19 @@ def matching(
 def load(session: Session, items: Sequence[str]) -> dict[str, Node]:
     seqs = [int(i[len(PREFIX) :]) for i in items if i.startswith(PREFIX)]
     return {f"{PREFIX}{seq}": audit_node(seq, rec) for seq, rec in session.audit_by_seq(seqs).items()}
+
+
+def _granted(session: Session, records: list[tuple[int, AuditRecord]]) -> list[tuple[int, AuditRecord]]:
+    """The records a token limited to some initiatives may see: none naming a node or an initiative
+    outside them (decision 15.K2)."""
+    if grants.granted_ids(session) is None:
+        return records
+    texts = [json.dumps([r.affected, r.changes], default=str, ensure_ascii=False) for _, r in records]
+    visible = grants.visible_ids(session, grants.mentioned_ids(texts))
+    every = [i.name for i in session.all_initiatives()]
+    hidden = [json.dumps(n, ensure_ascii=False) for n in set(every) - set(grants.visible_names(every))]
+    return [
+        pair
+        for pair, text in zip(records, texts, strict=True)
+        if grants.mentioned_ids(text) <= visible and not any(name in text for name in hidden)
+    ]

@@ -14,7 +14,7 @@ from typing import Any
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.errors import UnknownInitiative
-from kaeru.service import hygiene, tasks
+from kaeru.service import grants, hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
 from kaeru.service.requests import ContextRequest
@@ -262,7 +262,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         if scope is None:
             from kaeru.domain.similar import suggest
 
-            close = suggest(name, [i.name for i in session.all_initiatives()])
+            close = suggest(name, grants.visible_names(i.name for i in session.all_initiatives()))
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
         task_id = None
@@ -271,6 +271,14 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)
+        if grants.granted_ids(session) is not None:
+            # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
+            named = set().union(*(grants.mentioned_ids(s.extra) for s in sections))
+            named.update(v.node.id for s in sections for v in s.views)
+            visible = grants.visible_ids(session, named)
+            for section in sections:
+                section.extra = grants.scrub(section.extra, visible)
+                section.views = [v for v in section.views if v.node.id in visible]
         reports = [
             n
             for n in _query(session, scope, tags=[REPORT_TAG])[0]

@@ -7,6 +7,7 @@ from typing import Any
 from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
+from kaeru.service import grants
 from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
@@ -40,15 +41,18 @@ def _diff(before: Node | None, after: Node, session: Session) -> list[Change]:
         # Each side named as it was named then (a rename between revisions is no membership change).
         old_members = _member_names(session, before) if before else []
         new_members = _member_names(session, after)
-        changes.append(Change("initiatives", old_members if before else None, new_members))
+        if before is None or old_members != new_members:  # (a change outside a token's grants is not shown)
+            changes.append(Change("initiatives", old_members if before else None, new_members))
     if before is not None and before.retracted != after.retracted:
         changes.append(Change("retracted", before.retracted, after.retracted))
     return changes
 
 
 def _member_names(session: Session, node: Node) -> list[str]:
-    names, _ = names_as_of(session, node.initiatives, node.recorded_at)
-    return sorted(names[i] for i in node.initiatives if i in names)  # a name never recorded is not shown
+    granted = grants.granted_ids(session)
+    shown = [i for i in node.initiatives if granted is None or i in granted]
+    names, _ = names_as_of(session, shown, node.recorded_at)
+    return sorted(names[i] for i in shown if i in names)  # a name never recorded is not shown
 
 
 def _plain(value: Any) -> Any:
@@ -220,7 +224,27 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
             ]
             if len(present) < len(members):
                 coverage.complete = False
+        entries = _granted_entries(session, entries)
     return TrailOutcome(kind=kind, subject=subject, entries=entries, coverage=coverage, cost=cost)
+
+
+def _granted_entries(session: Session, entries: list[TrailEntry]) -> list[TrailEntry]:
+    """The entries a token limited to some initiatives may see: none naming a node outside them (decision 15.K2)."""
+    if grants.granted_ids(session) is None:
+        return entries
+    named: set[str] = set()
+    for entry in entries:
+        if entry.node is not None:
+            named.add(entry.node.node.id)
+        if entry.edge is not None:
+            named.update((entry.edge.src, entry.edge.dst))
+    visible = grants.visible_ids(session, named)
+    return [
+        e
+        for e in entries
+        if (e.node is None or e.node.node.id in visible)
+        and (e.edge is None or (e.edge.src in visible and e.edge.dst in visible))
+    ]
 
 
 def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: str) -> Node:
@@ -228,7 +252,7 @@ def _resolve_any(session: Session, raw: Any, scope: Initiative | None, field: st
     if (isinstance(raw, dict) and set(raw) == {"id"}) or isinstance(raw, str):
         node_id = raw["id"] if isinstance(raw, dict) else raw
         node = session.get_node(str(node_id).strip())
-        if node is not None:
+        if node is not None and grants.node_visible(node, grants.granted_ids(session)):
             return node
     return resolve_node(session, raw, scope, field)
 
@@ -249,7 +273,7 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
         if scope is None:
             return StateOutcome(status="not_found", coverage=coverage, slot=request.slot)
         if request.slot is not None:
-            return _slot_state(session, scope, request.slot, moment, coverage)
+            return _granted_state(session, _slot_state(session, scope, request.slot, moment, coverage))
         try:
             node = resolve_node(session, request.node, scope, "node")
         except AmbiguousRef as exc:
@@ -258,7 +282,23 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
             )
         except NotFound:
             return StateOutcome(status="not_found", coverage=coverage)
-        return _node_state(session, node, moment, coverage)
+        return _granted_state(session, _node_state(session, node, moment, coverage))
+
+
+def _granted_state(session: Session, state: StateOutcome) -> StateOutcome:
+    """What a token limited to some initiatives may see of a state: no node outside them (decision
+    15.K2). A holder or successor outside them is left out as if there were none."""
+    if grants.granted_ids(session) is None:
+        return state
+    named = {v.node.id for v in (state.subject, state.current, *state.predecessors) if v is not None}
+    named.update(i for e in state.edges for i in (e.src, e.dst))
+    visible = grants.visible_ids(session, named)
+    state.predecessors = [v for v in state.predecessors if v.node.id in visible]
+    state.edges = [e for e in state.edges if e.src in visible and e.dst in visible]
+    if state.current is not None and state.current.node.id not in visible:
+        state.current = None
+        state.status = "no_current"
+    return state
 
 
 def _view_at(session: Session, node_id: str, moment: str | None) -> Any:

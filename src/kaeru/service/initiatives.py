@@ -9,7 +9,7 @@ from typing import Any
 from kaeru.domain.model import Node, revision_token
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument
-from kaeru.service import tasks
+from kaeru.service import grants, tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
 from kaeru.service.outcomes import Change, Coverage
 from kaeru.service.requests import InitiativeRequest, InitiativesRequest
@@ -37,7 +37,9 @@ def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOut
     """Every initiative (or those starting with `prefix`), with node counts by tier and last activity."""
     prefix = (request.prefix or "").strip().casefold()
     with rt.store.read() as session:
-        found = [i for i in session.all_initiatives() if i.name.casefold().startswith(prefix)]
+        found = [
+            i for i in grants.visible_initiatives(session.all_initiatives()) if i.name.casefold().startswith(prefix)
+        ]
         counts = session.tier_counts([i.id for i in found])
         summaries = []
         for initiative in found:

@@ -33,6 +33,7 @@ from kaeru.domain.similar import suggest
 from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, refusal_of_lone_surrogate, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
+from kaeru.service import grants
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
@@ -376,7 +377,7 @@ def run_mutation(
         outcome = MutationOutcome()
         target = session.initiative_by_name(name)
         if target is None:
-            existing = [i.name for i in session.all_initiatives()]
+            existing = grants.visible_names(i.name for i in session.all_initiatives())
             if not create:
                 close = suggest(name, existing)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""

@@ -6,7 +6,7 @@ from kaeru.domain.budget import cut
 from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import InvalidArgument, NotFound
-from kaeru.service import cursors
+from kaeru.service import cursors, grants
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, ReadOutcome
 from kaeru.service.requests import ReadRequest
@@ -43,6 +43,8 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
             node = session.node_at(current.id, moment) if moment is not None else current
         if node is None or (moment is not None and node.retracted):
             raise NotFound(f"the node did not exist (or was forgotten) at {moment}", field="at")
+        if moment is not None:  # a past read by id skipped `resolve_node`, which checks the grants
+            grants.require_visible(session, node, "node")
         body_range = None
         body = node.body
         if body is not None:
@@ -55,6 +57,9 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
         edges = None
         if request.neighbours:
             edges = session.edges_at([node.id], moment) if moment else session.live_edges([node.id])
+            if grants.granted_ids(session) is not None:
+                visible = grants.visible_ids(session, [e.src for e in edges] + [e.dst for e in edges])
+                edges = [e for e in edges if e.src in visible and e.dst in visible]
         coverage = Coverage(initiatives=views[0].initiatives)
         continuation = None
         if body_range is not None and body_range.end < body_range.total:

@@ -10,13 +10,13 @@ from kaeru.domain.model import EdgeType, NodeType, Tier
 from kaeru.domain.similar import suggest
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
-from kaeru.service import tasks
+from kaeru.service import grants, tasks
 from kaeru.service.graph import strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.requests import ReflectRequest
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import SearchQuery
+from kaeru.storage.base import SearchQuery, Session
 
 SETTLE_AGE = timedelta(days=14)
 LIMIT = 25
@@ -177,16 +177,26 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     },
                 },
             )
-        others = [i.name for i in session.all_initiatives() if i.id != scope.id]
+        others = grants.visible_names(i.name for i in session.all_initiatives() if i.id != scope.id)
         for close in suggest(scope.name, others):
             add(
                 "near_duplicate_initiative",
                 f"{close!r} looks like the same project as {scope.name!r}: merge them",
                 {"tool": "initiative", "arguments": {"initiative": close, "action": "merge", "to": scope.name}},
             )
+        items[:] = _granted_items(session, items)
     coverage = Coverage(initiatives=[scope.name])
     for kind, count in counts.items():
         if count > LIMIT:
             coverage.complete = False
             coverage.omitted.append(Omission(kind, count - LIMIT, "limit"))
     return ReflectOutcome(scope.name, items, counts, coverage)
+
+
+def _granted_items(session: Session, items: list[ReflectItem]) -> list[ReflectItem]:
+    """The items a token limited to some initiatives may see: none naming a node outside them (decision 15.K2)."""
+    if grants.granted_ids(session) is None:
+        return items
+    mentioned = [grants.mentioned_ids([it.message, it.node, it.fix]) for it in items]
+    visible = grants.visible_ids(session, {n for ids in mentioned for n in ids})
+    return [it for it, ids in zip(items, mentioned, strict=True) if ids <= visible]

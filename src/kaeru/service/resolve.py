@@ -8,6 +8,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.refs import parse_ref
 from kaeru.domain.similar import suggest
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
+from kaeru.service import grants
 from kaeru.storage.base import Initiative, Session
 
 
@@ -25,6 +26,8 @@ def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: st
         raise InvalidArgument(str(exc), field=field) from exc
     if ref.id:
         node = session.get_node(ref.id)
+        if node is not None and not grants.node_visible(node, grants.granted_ids(session)):
+            node = None  # outside the token's grants: the same miss as an id that does not exist
         if node is not None and not node.retracted:
             return node
         if node is not None:
@@ -37,9 +40,10 @@ def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: st
             raise NotFound(f"no node with id {ref.id}", field=field)
     assert ref.name is not None
     if ref.initiative is not None:
+        grants.check_name(ref.initiative, field)
         target = session.initiative_by_name(ref.initiative)
         if target is None:
-            names = [i.name for i in session.all_initiatives()]
+            names = grants.visible_names(i.name for i in session.all_initiatives())
             close = suggest(ref.initiative, names)
             extra = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise NotFound(f"no initiative named {ref.initiative!r}{extra}", field=field)
@@ -61,11 +65,12 @@ def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: st
 def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
     where = f" in initiative {scope.name!r}" if scope else ""
     message = f"no live node named {name!r}{where}"
-    elsewhere = session.initiative_names(session.initiatives_holding_name(name))
+    elsewhere = grants.visible_names(session.initiative_names(session.initiatives_holding_name(name)).values())
     if elsewhere:
-        listed = ", ".join(repr(n) for n in sorted(elsewhere.values()))
+        listed = ", ".join(repr(n) for n in sorted(elsewhere))
         return f"{message}; that name exists in {listed} — use {{initiative, name}} or its id"
-    scopes = [scope.id] if scope else None
+    granted = grants.granted_ids(session)
+    scopes = [scope.id] if scope else (sorted(granted) if granted is not None else None)
     candidates = session.name_candidates(name, scopes, 200)
     # The store pre-filters on the first three letters; a transposition touching them (`dpeloy`, `delpoy`) would
     # never reach `suggest`, so ask once more for each head with two adjacent letters swapped.

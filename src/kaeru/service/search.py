@@ -9,7 +9,7 @@ from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
 from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
-from kaeru.service import audit, cursors
+from kaeru.service import audit, cursors, grants
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
 from kaeru.service.requests import SearchRequest
@@ -33,7 +33,7 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
         initiative = session.initiative_by_name(name)
         if initiative is None:
             if every is None:
-                every = [x.name for x in session.all_initiatives()]
+                every = grants.visible_names(x.name for x in session.all_initiatives())
             close = suggest(name, every)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))

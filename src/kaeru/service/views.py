@@ -8,6 +8,7 @@ from dataclasses import replace
 from kaeru.domain.budget import Cut, allocate, cut
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import EdgeType, Node, name_at
+from kaeru.service import grants
 from kaeru.service.outcomes import NodeView
 from kaeru.storage.base import Session
 
@@ -88,10 +89,22 @@ def build_views(
         names, inexact = names_as_of(session, [i for n in nodes for i in n.initiatives], at)
     else:
         names = session.initiative_names([i for n in nodes for i in n.initiatives])
+    # A token limited to some initiatives sees only their names, and only successors in them (decision 15.K2).
+    granted = grants.granted_ids(session)
+    hidden: set[str] = set()
+    if granted is not None:
+        named = {s for n in nodes for s, _ in found.get(n.id, ())}
+        hidden = named - grants.visible_ids(session, named)
     views: list[NodeView] = []
     for node in nodes:
         currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
-        member_ids = [i for i in node.initiatives if only_initiatives is None or i in only_initiatives]
+        if hidden:
+            successors = [s for s in successors if s not in hidden]
+        member_ids = [
+            i
+            for i in node.initiatives
+            if (only_initiatives is None or i in only_initiatives) and (granted is None or i in granted)
+        ]
         body, body_range = (bodies or {}).get(node.id, (node.body, None))
         views.append(
             NodeView(

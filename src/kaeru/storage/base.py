@@ -68,6 +68,20 @@ class AuditRecord:
     changes: list[dict[str, Any]]
 
 
+# issue 15: tokens (helper K)
+@dataclass(frozen=True, slots=True)
+class TokenRecord:
+    """An HTTP bearer token as stored: its name, the sha256 of the token, and its grants."""
+
+    name: str
+    digest: str
+    #: The initiative names the token may see and write; None: every initiative.
+    initiatives: tuple[str, ...] | None
+    read_only: bool
+    created_at: str
+    last_used: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
 class RevisionEntry:
     """One stored revision of a node with who wrote it (for `trail history`)."""
@@ -321,6 +335,26 @@ class Session(Protocol):
     def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None: ...
     def load_cursor(self, cursor_id: str) -> list[str] | None: ...
     def purge_cursors(self, before: str) -> int: ...
+
+    # issue 15: tokens (helper K)
+    def add_token(self, token: TokenRecord) -> bool:
+        """Store a new token; False (nothing written) when its name is taken."""
+        ...
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None: ...
+    def list_tokens(self) -> list[TokenRecord]:
+        """Every token, by name."""
+        ...
+
+    def delete_token(self, name: str) -> TokenRecord | None:
+        """Remove the token `name`; the row removed, or None when there was none."""
+        ...
+
+    def touch_token(self, name: str, at: str) -> None:
+        """Record that the token `name` was used at `at`."""
+        ...
+
+    def has_tokens(self) -> bool: ...
 
 
 class Store(Protocol):

@@ -7,7 +7,7 @@ from typing import Any
 from kaeru.api import envelope as env
 from kaeru.export import archive
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
-from kaeru.service import Service
+from kaeru.service import Service, grants
 from kaeru.service.requests import ArchiveRequest
 
 ARCHIVE = """Export the vault to files, or import an archive — for backup, hand-over and moving between machines.
@@ -30,6 +30,7 @@ edges}] (export) or `changes` [{field: imported.<kind>, before, after}] (import)
 
 def _archive(service: Service, request: ArchiveRequest) -> dict[str, Any]:
     store, settings = service.store, service.rt.settings
+    grants.check_whole_vault("archive")
     if request.action == "export":
         outcome = archive.export(store, settings, request)
     else:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from kaeru.domain.budget import allocate, cut
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import Currentness, EdgeType, Node, name_at
+from kaeru.service import grants
 from kaeru.service.outcomes import NodeView
 from kaeru.service.recall.fusion import Fusion
 from kaeru.storage.base import Session
@@ -91,6 +92,10 @@ def revision_views(
     verdicts = session.verdicts_against(ids)
     history = session.name_history(scope_ids) if shown else {}
     current_names = session.initiative_names(scope_ids) if shown else {}
+    hidden: set[str] = set()
+    if grants.granted_ids(session) is not None:  # successors outside a token's grants (decision 15.K2)
+        named = {src for found in verdicts.values() for src, _ in found}
+        hidden = named - grants.visible_ids(session, named)
     views: list[NodeView] = []
     truncated = 0
     for revision, grant in zip(shown, granted, strict=True):
@@ -102,6 +107,7 @@ def revision_views(
         currentness, successors = decide(
             revision.node_type, revision.status, revision.retracted, verdicts.get(revision.id, [])
         )
+        successors = [i for i in successors if i not in hidden]
         newest = latest.get(revision.id)
         if newest is not None and revision.rev_no < newest.rev_no and currentness == Currentness.CURRENT:
             currentness = Currentness.SUPERSEDED

@@ -10,7 +10,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument
-from kaeru.service import cursors
+from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.recall.channels import narrow, run_channels
 from kaeru.service.recall.fusion import Fusion, rank
@@ -90,6 +90,10 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             fusion = Fusion(plan)
             pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder)
             ordered, beyond_window = rank(session, fusion, pool, plan)
+            if grants.granted_ids(session) is not None:
+                # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
+                visible = grants.visible_ids(session, ordered)
+                ordered = [i for i in ordered if i in visible]
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
                 coverage.complete = False
@@ -113,6 +117,9 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             nodes = session.nodes_by_ids(page_ids)
             live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
             views, truncated = budgeted_views(session, live, chars, {s.id: s.name for s in scopes})
+        if grants.granted_ids(session) is not None:  # a page resumed from a cursor, too (decision 15.K2)
+            visible = grants.visible_ids(session, [n.id for n in live])
+            live = [n for n in live if n.id in visible]
         vanished = len(page_ids) - len(live)
         if vanished:
             # Forgotten since the first page was ranked.

@@ -54,6 +54,7 @@ from kaeru.storage.base import (
     SearchRow,
     SlotState,
     StoredRequest,
+    TokenRecord,
 )
 from kaeru.storage.migrate import load_migrations, newest_version, refuse_newer
 
@@ -1144,6 +1145,53 @@ class PostgresSession:
 
     def purge_cursors(self, before: str) -> int:
         return self._run("DELETE FROM cursors WHERE created_at < %s", (before,))
+
+    # issue 15: tokens (helper K)
+    def _token(self, row: Sequence[Any]) -> TokenRecord:
+        grants = tuple(json.loads(row[2])) if row[2] is not None else None
+        return TokenRecord(row[0], row[1], grants, bool(row[3]), row[4], row[5])
+
+    def add_token(self, token: TokenRecord) -> bool:
+        return bool(
+            self._run(
+                "INSERT INTO tokens (name, digest, initiatives, read_only, created_at, last_used) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING",
+                (
+                    token.name,
+                    token.digest,
+                    json.dumps(list(token.initiatives)) if token.initiatives is not None else None,
+                    token.read_only,
+                    token.created_at,
+                    token.last_used,
+                ),
+            )
+        )
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None:
+        row = self._one(
+            "SELECT name, digest, initiatives, read_only, created_at, last_used FROM tokens WHERE digest = %s",
+            (digest,),
+        )
+        return self._token(row) if row else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        rows = self._rows(
+            "SELECT name, digest, initiatives, read_only, created_at, last_used FROM tokens ORDER BY name"
+        )
+        return [self._token(r) for r in rows]
+
+    def delete_token(self, name: str) -> TokenRecord | None:
+        row = self._one(
+            "DELETE FROM tokens WHERE name = %s RETURNING name, digest, initiatives, read_only, created_at, last_used",
+            (name,),
+        )
+        return self._token(row) if row else None
+
+    def touch_token(self, name: str, at: str) -> None:
+        self._run("UPDATE tokens SET last_used = %s WHERE name = %s", (at, name))
+
+    def has_tokens(self) -> bool:
+        return self._one("SELECT 1 FROM tokens LIMIT 1") is not None
 
 
 class PostgresStore:

@@ -47,6 +47,7 @@ from kaeru.storage.base import (
     SearchRow,
     SlotState,
     StoredRequest,
+    TokenRecord,
     chunks,
 )
 from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
@@ -1265,6 +1266,51 @@ class SqliteSession:
     def purge_cursors(self, before: str) -> int:
         self._c.execute("DELETE FROM cursors WHERE created_at < ?", (before,))
         return int(self._c.changes())
+
+    # issue 15: tokens (helper K)
+    def _token(self, row: Sequence[Any]) -> TokenRecord:
+        grants = tuple(json.loads(row[2])) if row[2] is not None else None
+        return TokenRecord(row[0], row[1], grants, bool(row[3]), row[4], row[5])
+
+    def add_token(self, token: TokenRecord) -> bool:
+        self._c.execute(
+            "INSERT INTO tokens (name, digest, initiatives, read_only, created_at, last_used) "
+            "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING",
+            (
+                token.name,
+                token.digest,
+                json.dumps(list(token.initiatives)) if token.initiatives is not None else None,
+                int(token.read_only),
+                token.created_at,
+                token.last_used,
+            ),
+        )
+        return bool(self._c.changes())
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None:
+        row = self._one(
+            "SELECT name, digest, initiatives, read_only, created_at, last_used FROM tokens WHERE digest = ?", (digest,)
+        )
+        return self._token(row) if row else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        rows = self._rows(
+            "SELECT name, digest, initiatives, read_only, created_at, last_used FROM tokens ORDER BY name"
+        )
+        return [self._token(r) for r in rows]
+
+    def delete_token(self, name: str) -> TokenRecord | None:
+        row = self._one(
+            "DELETE FROM tokens WHERE name = ? RETURNING name, digest, initiatives, read_only, created_at, last_used",
+            (name,),
+        )
+        return self._token(row) if row else None
+
+    def touch_token(self, name: str, at: str) -> None:
+        self._c.execute("UPDATE tokens SET last_used = ? WHERE name = ?", (at, name))
+
+    def has_tokens(self) -> bool:
+        return self._one("SELECT 1 FROM tokens LIMIT 1") is not None
 
 
 class SqliteStore:

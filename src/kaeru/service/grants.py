@@ -1,0 +1,299 @@
+"""Who is calling and what they may touch: HTTP tokens, their grants, and the checks on them (issue 15).
+
+A `Principal` is the caller of one request: a name (the actor of every audit record it writes), the
+initiatives it may see (None: all) and whether it may write. The transport sets it for the request
+(`acting`); stdio and the CLI set none and act as the local admin (the whole vault, as
+`KAERU_ACTOR`). The use cases ask this module at the few points every call passes through: the
+initiatives a call names, a node it resolves, the initiative names it shows, the suggestions it
+makes (decision 15.K2).
+
+Tokens are random (32 bytes, url-safe), shown once, and stored as their sha256 (decision 15.K1).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.domain.timefmt import fmt, parse_ts
+from kaeru.errors import Forbidden, InvalidArgument, NotFound
+from kaeru.service.runtime import Runtime
+from kaeru.storage.base import AuditRecord, Initiative, Session, Store, TokenRecord
+
+#: Prefix of the tokens `kaeru token add` makes (recognisable in a leaked config; not a secret).
+TOKEN_PREFIX = "kaeru_"
+TOKEN_BYTES = 32
+_TOKEN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}$")
+#: How stale a token's `last_used` may get before a request records the use again: a read never
+#: writes more than once an hour per token.
+TOUCH_EVERY = timedelta(hours=1)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """The caller of one request."""
+
+    name: str
+    #: The initiative names it may see and write; None: every initiative.
+    initiatives: frozenset[str] | None = None
+    read_only: bool = False
+
+    def may_see(self, initiative_name: str) -> bool:
+        return self.initiatives is None or initiative_name in self.initiatives
+
+
+_current: ContextVar[Principal | None] = ContextVar("kaeru_principal", default=None)
+
+
+def current() -> Principal | None:
+    """The principal of the running request; None: the local admin (stdio, the CLI)."""
+    return _current.get()
+
+
+@contextmanager
+def acting(principal: Principal | None) -> Iterator[None]:
+    """Run the block as `principal` (None: the local admin)."""
+    token = _current.set(principal)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def _limited() -> frozenset[str] | None:
+    principal = _current.get()
+    return principal.initiatives if principal is not None else None
+
+
+def actor(default: str) -> str:
+    """Who writes the audit record: the principal's name, else `default` (`KAERU_ACTOR`)."""
+    principal = _current.get()
+    return principal.name if principal is not None else default
+
+
+# --- checks --------------------------------------------------------------------------------------
+def check_write(operation: str) -> None:
+    """Raises:
+    Forbidden: the principal's token is read-only."""
+    principal = _current.get()
+    if principal is not None and principal.read_only:
+        raise Forbidden(f"this token is read-only: {operation} is refused")
+
+
+def check_whole_vault(operation: str) -> None:
+    """Archives span initiatives (memberships, edges, audit): only a token for every initiative that
+    may write uses them (decision 15.K4).
+
+    Raises:
+        Forbidden: the principal is limited to some initiatives, or read-only.
+    """
+    principal = _current.get()
+    if principal is not None and (principal.initiatives is not None or principal.read_only):
+        raise Forbidden(f"{operation} needs a token for every initiative that may write")
+
+
+def check_name(name: Any, field: str) -> None:
+    """Refuse an initiative outside the grants — whether or not it exists, so nothing is learned.
+
+    Raises:
+        Forbidden: the principal has no grant for `name`.
+    """
+    granted = _limited()
+    if granted is None or not isinstance(name, str):
+        return
+    if name.strip() not in granted:
+        raise Forbidden(f"this token has no grant for initiative {name.strip()!r}", field=field)
+
+
+def check_args(args: dict[str, Any]) -> None:
+    """Every initiative a call's arguments name (`initiative`, `initiatives`, `to`) within the grants.
+
+    Raises:
+        Forbidden: one is outside them.
+    """
+    if _limited() is None:
+        return
+    check_name(args.get("initiative"), "initiative")
+    raw = args.get("initiatives")
+    if isinstance(raw, list):
+        for i, name in enumerate(raw):
+            check_name(name, f"initiatives[{i}]")
+    if args.get("action") in ("rename", "merge"):
+        check_name(args.get("to"), "to")
+
+
+def visible_names(names: Iterable[str]) -> list[str]:
+    """`names` without the initiatives outside the grants (for listings and did-you-mean)."""
+    granted = _limited()
+    return [n for n in names if granted is None or n in granted]
+
+
+def visible_initiatives(found: Sequence[Initiative]) -> list[Initiative]:
+    granted = _limited()
+    return [i for i in found if granted is None or i.name in granted]
+
+
+def granted_ids(session: Session) -> set[int] | None:
+    """The ids of the granted initiatives that exist; None: every initiative is granted."""
+    granted = _limited()
+    if granted is None:
+        return None
+    return {i.id for i in session.all_initiatives() if i.name in granted}
+
+
+def node_visible(node: Node, ids: set[int] | None) -> bool:
+    """True when `node` belongs to a granted initiative (`ids` from `granted_ids`)."""
+    return ids is None or not ids.isdisjoint(node.initiatives)
+
+
+def require_visible(session: Session, node: Node, field: str) -> Node:
+    """`node`, or the same miss as for an id that does not exist when it lies outside the grants.
+
+    Raises:
+        NotFound: the node belongs to no granted initiative.
+    """
+    if not node_visible(node, granted_ids(session)):
+        raise NotFound(f"no node with id {node.id}", field=field)
+    return node
+
+
+def visible_ids(session: Session, ids: Iterable[str]) -> set[str]:
+    """The node ids among `ids` that belong to a granted initiative (all of them for the admin)."""
+    wanted = list(dict.fromkeys(ids))
+    granted = granted_ids(session)
+    if granted is None:
+        return set(wanted)
+    return {i for i, node in session.nodes_by_ids(wanted).items() if node_visible(node, granted)}
+
+
+_NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def mentioned_ids(value: Any) -> set[str]:
+    """Every node id written anywhere in `value` (strings, lists, dicts — keys included)."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.update(_NODE_ID.findall(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found |= mentioned_ids(key) | mentioned_ids(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            found |= mentioned_ids(item)
+    return found
+
+
+def scrub(value: Any, visible: set[str]) -> Any:
+    """`value` without the node ids outside `visible`: such strings leave lists, such keys leave
+    dicts, and such values become None."""
+    if isinstance(value, str):
+        return value if set(_NODE_ID.findall(value)) <= visible else None
+    if isinstance(value, dict):
+        return {k: scrub(v, visible) for k, v in value.items() if mentioned_ids(k) <= visible}
+    if isinstance(value, list):
+        return [scrub(v, visible) for v in value if not isinstance(v, str) or mentioned_ids(v) <= visible]
+    return value
+
+
+# --- tokens --------------------------------------------------------------------------------------
+def digest(token: str) -> str:
+    """The stored form of a token: sha256, hex (decision 15.K1)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
+    if initiatives is None:
+        return None
+    names: list[str] = []
+    for raw in initiatives:
+        name = raw.strip()
+        if not name or len(name) > 128:
+            raise InvalidArgument("an initiative of a grant must be 1–128 characters", field="initiatives")
+        names.append(name)
+    if not names:
+        raise InvalidArgument("give at least one initiative, or none for all of them", field="initiatives")
+    return tuple(dict.fromkeys(names))
+
+
+def add_token(
+    rt: Runtime, name: str, initiatives: Sequence[str] | None, read_only: bool, by: str
+) -> tuple[str, TokenRecord]:
+    """Make a token `name` with these grants; returns the token (shown once) and its stored record.
+
+    Raises:
+        InvalidArgument: a malformed name or grant, or a name already in use.
+    """
+    if not _TOKEN_NAME.match(name):
+        raise InvalidArgument(
+            "a token name is 1–64 letters, digits or . _ @ + -, starting with a letter or digit", field="name"
+        )
+    grants = _grant_list(initiatives)
+    token = TOKEN_PREFIX + base64.urlsafe_b64encode(rt.entropy(TOKEN_BYTES)).decode().rstrip("=")
+    now = fmt(rt.now())
+    record = TokenRecord(name, digest(token), grants, read_only, now)
+    with rt.store.write() as session:
+        if not session.add_token(record):
+            raise InvalidArgument(f"a token named {name!r} exists; revoke it first", field="name")
+        session.append_audit(_audit("token_add", by, now, record))
+    return token, record
+
+
+def list_tokens(rt: Runtime) -> list[TokenRecord]:
+    with rt.store.read() as session:
+        return session.list_tokens()
+
+
+def revoke_token(rt: Runtime, name: str, by: str) -> TokenRecord:
+    """Delete the token `name`: from now on it is refused.
+
+    Raises:
+        NotFound: no token has that name.
+    """
+    now = fmt(rt.now())
+    with rt.store.write() as session:
+        removed = session.delete_token(name)
+        if removed is None:
+            raise NotFound(f"no token named {name!r}", field="name")
+        session.append_audit(_audit("token_revoke", by, now, removed))
+    return removed
+
+
+def _audit(operation: str, by: str, now: str, record: TokenRecord) -> AuditRecord:
+    grant = {"initiatives": list(record.initiatives) if record.initiatives is not None else None}
+    changes: list[dict[str, Any]] = [
+        {
+            "field": "token",
+            "before": None if operation == "token_add" else record.name,
+            "after": record.name if operation == "token_add" else None,
+        },
+        {"field": "grant", "before": None, "after": {**grant, "read_only": record.read_only}},
+    ]
+    return AuditRecord(now, operation, by, None, None, [], changes)
+
+
+def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
+    """The vault's token `token`, or None. Looked up by its digest and compared in constant time;
+    its `last_used` is written at most once per `TOUCH_EVERY`."""
+    wanted = digest(token)
+    with store.read() as session:
+        found = session.token_by_digest(wanted)
+    if found is None or not hmac.compare_digest(found.digest, wanted):
+        return None
+    if found.last_used is None or now - parse_ts(found.last_used) >= TOUCH_EVERY:
+        with store.write() as session:
+            session.touch_token(found.name, fmt(now))
+    return found
+
+
+def principal_of(record: TokenRecord) -> Principal:
+    grants = frozenset(record.initiatives) if record.initiatives is not None else None
+    return Principal(record.name, grants, record.read_only)

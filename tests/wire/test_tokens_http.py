@@ -1,0 +1,131 @@
+"""People and grants over HTTP, end to end: tokens made with `kaeru token add`, a real
+`kaeru serve --http`, real bearer headers (issue 15)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.backends import VaultSpec
+from tests.cli.support import kaeru
+from tests.wire.support import call_ok, http_server, initialize_request, raw_post, structured
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+ADMIN = "wire-admin-token-51c0a7"
+
+
+def _token(vault: VaultSpec, name: str, *flags: str) -> str:
+    run = kaeru(vault, "token", "add", name, *flags, as_json=True)
+    assert run.code == 0, run.stderr
+    token: str = run.json()["token"]
+    return token
+
+
+@asynccontextmanager
+async def _client(url: str, token: str) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        yield client
+
+
+async def _call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    return structured(await client.call_tool(tool, args))
+
+
+@pytest.mark.anyio
+async def test_tokens_name_the_actor_and_limit_what_is_seen(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    alice = _token(vault, "alice", "--initiatives", "web")
+    reader = _token(vault, "rita", "--read-only")
+    revoked = _token(vault, "gone")
+    assert kaeru(vault, "token", "revoke", "gone").code == 0
+    listed = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+    assert [(t["name"], t["initiatives"], t["read_only"]) for t in listed] == [
+        ("alice", ["web"], False),
+        ("rita", None, True),
+    ]
+    assert alice not in json.dumps(listed)
+
+    env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN, "KAERU_ACTOR": "the-admin"}
+    with http_server(env, tmp_path) as server:
+        for headers in ({}, {"Authorization": f"Bearer {revoked}"}, {"Authorization": "Bearer kaeru_nope"}):
+            status, body = raw_post(server.url, initialize_request(), headers)
+            assert status == 401, (headers, status, body)
+
+        async with _client(server.url, ADMIN) as admin:
+            secret = await call_ok(admin, "note", {"initiative": "payroll", "text": "payroll secret zq7pay"})
+            secret_id = secret["data"]["primary"]["id"]
+            await call_ok(admin, "note", {"initiative": "web", "text": "the cart rounds half up zq7web"})
+
+        async with _client(server.url, alice) as client:
+            noted = await call_ok(client, "note", {"initiative": "web", "text": "alice notes zq7web too"})
+            history = await call_ok(
+                client, "trail", {"initiative": "web", "node": noted["data"]["primary"]["id"], "kind": "history"}
+            )
+            assert {e["actor"] for e in history["data"]["entries"]} == {"alice"}
+            listing = await call_ok(client, "initiatives", {})
+            assert [i["name"] for i in listing["data"]["initiatives"]] == ["web"]
+            refused = await _call(client, "search", {"initiatives": ["payroll"], "text": "zq7pay"})
+            assert refused["state"] == "rejected" and refused["issues"][0]["code"] == "forbidden"
+            refused = await _call(client, "note", {"initiative": "payroll", "text": "x"})
+            assert refused["issues"][0]["code"] == "forbidden"
+            missed = await _call(client, "read", {"initiative": "web", "node": {"id": secret_id}})
+            assert missed["issues"][0]["code"] == "not_found" and "zq7pay" not in json.dumps(missed)
+            found = await call_ok(client, "search", {"initiatives": ["web"], "text": "zq7web"})
+            assert found["data"]["total"] == 2
+
+        async with _client(server.url, reader) as client:
+            refused = await _call(client, "note", {"initiative": "web", "text": "x"})
+            assert refused["issues"][0]["code"] == "forbidden"
+            found = await call_ok(client, "search", {"initiatives": ["payroll"], "text": "zq7pay"})
+            assert found["data"]["total"] == 1
+
+        async with _client(server.url, ADMIN) as admin:
+            history = await call_ok(admin, "trail", {"initiative": "payroll", "node": secret_id, "kind": "history"})
+            assert {e["actor"] for e in history["data"]["entries"]} == {"the-admin"}
+
+    after = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+    assert all(t["last_used"] for t in after)  # both were used
+
+
+@pytest.mark.anyio
+async def test_once_the_vault_holds_a_token_loopback_needs_one_too(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    with http_server(server_env, tmp_path) as server:
+        status, _ = raw_post(server.url, initialize_request())
+        assert status == 200  # no token anywhere: loopback is open, as before
+        token = _token(vault, "bob")
+        status, _ = raw_post(server.url, initialize_request())
+        assert status == 401
+        status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {token}"})
+        assert status == 200
+
+
+def test_an_identity_providers_access_token_maps_to_a_principal_failing_closed() -> None:
+    from mcp.server.auth.provider import AccessToken
+
+    from kaeru.mcp.transports import principal_of
+
+    def token(scopes: list[str], claims: dict[str, Any] | None = None, subject: str | None = None) -> AccessToken:
+        return AccessToken(token="t", client_id="app-1", scopes=scopes, claims=claims, subject=subject)
+
+    everything = principal_of(token(["kaeru:read", "kaeru:write", "kaeru:all"], subject="alice@example.org"))
+    assert (everything.name, everything.initiatives, everything.read_only) == ("alice@example.org", None, False)
+    limited = principal_of(token(["kaeru:read"], {"kaeru_initiatives": ["web", "infra"]}))
+    assert (limited.name, limited.initiatives, limited.read_only) == ("app-1", frozenset({"web", "infra"}), True)
+    nothing = principal_of(token(["kaeru:read", "kaeru:write"]))  # no claim and no kaeru:all: no initiative
+    assert nothing.initiatives == frozenset() and not nothing.read_only
