@@ -29,6 +29,7 @@ class PostgresSession(TsSearch, SqlSession):
 
     def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
         super().__init__(PgDb(conn), read_only=read_only)
+        self._c = conn
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:

@@ -96,6 +96,7 @@ class SqliteSession(FtsSearch, SqlSession):
         secret: bytes | None = None,
     ):
         super().__init__(SqliteDb(conn), read_only=snapshot, secret=secret)
+        self._c = conn
         self._common = common if common is not None else CommonWords()
         # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
         self._claims: dict[RequestKey, tuple[str, str]] = {}

@@ -21,10 +21,10 @@ import apsw
 
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
-from kaeru.storage.sqlite.search import CommonWords
+from kaeru.storage.sqlite.search import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteSession
 
-__all__ = ["SqliteSession", "SqliteStore"]
+__all__ = ["SqliteSession", "SqliteStore", "fts_match"]
 
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
