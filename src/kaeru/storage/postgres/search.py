@@ -121,15 +121,9 @@ class TsSearch(Part):
             "n.node_type <> 'audit_event'",
             "EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id = ANY(%(scope)s::bigint[]))",
         ]
-        for column, values in (
-            ("node_type", query.types),
-            ("tier", query.tiers),
-            ("layer", query.layers),
-            ("status", query.statuses),
-        ):
-            if values:
-                clauses.append(f"n.{column} = ANY(%({column})s::text[])")
-                params[column] = list(values)
+        for column, values in query.columns:
+            clauses.append(f"n.{column} = ANY(%({column})s::text[])")
+            params[column] = list(values)
         if query.tags:
             clauses.append("n.tags @> %(tags)s::text[]")
             params["tags"] = list(query.tags)

@@ -19,7 +19,6 @@ from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
 from kaeru.storage.sql.session import SqlSession
 
 _REV_NODE_COLS = prefixed(NODE_COLS, "r")
-_ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 #: "No such key" in a properties lookup (distinct from a JSON null, which counts as present).
 _MISSING = object()
 
@@ -70,32 +69,19 @@ class PostgresSession(TsSearch, SqlSession):
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- node revisions ---------------------------------------------------------------------
-    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
-        values = self._node_values(node)
-        tsv, stv = (None, None) if node.retracted else self._index_terms(node)
-        existing = self._db.one(
-            "SELECT seq, initiatives, retracted, rev_no FROM nodes WHERE id = ? FOR UPDATE", (node.id,)
-        )
-        if existing is None:
-            row = self._db.one(
-                f"INSERT INTO nodes (id, {NODE_COLS}, tsv, stv) VALUES (?, {marks(len(values))}, ?::tsvector, "
-                "?::tsvector) RETURNING seq",
-                (node.id, *values, tsv, stv),
-            )
-            assert row is not None
-            seq, old_members = int(row[0]), set()
-        else:
-            self._check_newer(node, existing[3])
-            seq, old_members = int(existing[0]), set() if existing[2] else set(existing[1])
-            self._db.run(
-                f"UPDATE nodes SET {_ASSIGN}, tsv = ?::tsvector, stv = ?::tsvector WHERE seq = ?",
-                (*values, tsv, stv, seq),
-            )
+    def _node_extra(
+        self, node: Node, request_id: str | None, actor: str
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        terms = (None, None) if node.retracted else self._index_terms(node)
+        return (("tsv", "?::tsvector"), ("stv", "?::tsvector")), terms
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
         self._db.run(
             f"INSERT INTO node_revisions (node_seq, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?)",
             (seq, *values, request_id, actor),
         )
-        self._move_memberships(seq, old_members, set() if node.retracted else set(node.initiatives))
 
     def rebuild_text_index(self, *, stems_only: bool = False) -> int:
         """Recompute the full-text vectors of every node (only the stemmed one after the migration that

@@ -132,15 +132,9 @@ class FtsSearch(Part):
             f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id IN ({scope}))",
         ]
         params: list[Any] = list(query.initiative_ids)
-        for column, values in (
-            ("node_type", query.types),
-            ("tier", query.tiers),
-            ("layer", query.layers),
-            ("status", query.statuses),
-        ):
-            if values:
-                clauses.append(f"n.{column} IN ({marks(len(values))})")
-                params.extend(values)
+        for column, values in query.columns:
+            clauses.append(f"n.{column} IN ({marks(len(values))})")
+            params.extend(values)
         for tag in query.tags:
             clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value = ?)")
             params.append(tag)

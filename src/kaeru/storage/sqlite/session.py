@@ -25,7 +25,6 @@ from kaeru.storage.sqlite.search import CommonWords, FtsSearch
 #: there only: migration 010), each with its request id and actor.
 _REV_R = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
 _REV_N = prefixed(NODE_COLS, "n") + ", n.request_id, n.actor"
-_ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 _compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 #: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
@@ -137,33 +136,23 @@ class SqliteSession(FtsSearch, SqlSession):
         )
 
     # --- node revisions ---------------------------------------------------------------------
-    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
-        values = self._node_values(node)
-        existing = self._db.one("SELECT seq, initiatives, retracted, rev_no FROM nodes WHERE id = ?", (node.id,))
-        if existing is None:
-            row = self._db.one(
-                f"INSERT INTO nodes (id, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?) "
-                "RETURNING seq",
-                (node.id, *values, request_id, actor),
-            )
-            assert row is not None
-            seq, old_members, was_indexed = int(row[0]), set(), False
-        else:
-            self._check_newer(node, existing[3])
-            seq, was_indexed = int(existing[0]), not existing[2]
-            old_members = set(json.loads(existing[1])) if was_indexed else set()
-            # The revision the node moves past joins its history; the new one lives in `nodes` only.
-            self._db.run(
-                f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
-                f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
-                (seq,),
-            )
-            self._db.run(
-                f"UPDATE nodes SET {_ASSIGN}, request_id = ?, actor = ? WHERE seq = ?",
-                (*values, request_id, actor, seq),
-            )
-        self._move_memberships(seq, old_members, set() if node.retracted else set(node.initiatives))
-        if was_indexed:
+    def _node_extra(
+        self, node: Node, request_id: str | None, actor: str
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        return (("request_id", "?"), ("actor", "?")), (request_id, actor)
+
+    def _node_moves_on(self, seq: int) -> None:
+        # The revision the node moves past joins its history; the new one lives in `nodes` only.
+        self._db.run(
+            f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
+            f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+            (seq,),
+        )
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
+        if indexed:
             self._db.run("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
         if not node.retracted:
             self._index(seq, node)
