@@ -17,11 +17,6 @@ _ASSIGN = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in EDGE_COLS.spl
 
 
 class EdgeQueries(Part):
-    def live_verdict(self) -> str:
-        """Live verdict edges `e`, written exactly as the condition of SQLite's partial index
-        `edges_verdicts` (migration 007), which SQLite uses only for a query that repeats it."""
-        return f"{VERDICT_TYPES} AND e.retracted = {self._d.false}"
-
     def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
         """Which of `node_ids` were live at `moment` (where revisions live is the engine's own)."""
         raise NotImplementedError
@@ -80,11 +75,13 @@ class EdgeQueries(Part):
 
     def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
         out: dict[str, list[tuple[str, EdgeType]]] = {}
+        no = self._d.false
         for part in self._d.chunks(node_ids):
             where, params = self._d.in_("e.dst", part, "text")
             for dst, src, edge_type in self._db.rows(
                 "SELECT e.dst, e.src, e.edge_type FROM edges e JOIN nodes s ON s.id = e.src "
-                f"WHERE {where} AND {self.live_verdict()} AND s.retracted = {self._d.false} ORDER BY e.dst, e.src, e.edge_type",
+                f"WHERE {where} AND {VERDICT_TYPES} AND e.retracted = {no} AND s.retracted = {no} "
+                "ORDER BY e.dst, e.src, e.edge_type",
                 params,
             ):
                 out.setdefault(dst, []).append((src, EdgeType(edge_type)))

@@ -15,6 +15,7 @@ from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import NODE_COLS
 
 _NODE = f"SELECT seq, id, {NODE_COLS} FROM nodes"
+_BY_ID = f"{_NODE} WHERE id = ?"
 
 
 def _like(text: str) -> str:
@@ -28,7 +29,8 @@ class NodeQueries(Part):
     _stored_seqs: dict[str, int]
 
     def get_node(self, node_id: str, *, for_update: bool = False) -> Node | None:
-        row = self._db.one(f"{_NODE} WHERE id = ?{self._d.lock(for_update, self._read_only)}", (node_id,))
+        sql = _BY_ID + self._d.lock(for_update, self._read_only) if for_update else _BY_ID
+        row = self._db.one(sql, (node_id,))
         return self._d.node(row[0], row[1], row[2:]) if row else None
 
     def nodes_by_ids(self, ids: Sequence[str]) -> dict[str, Node]:
