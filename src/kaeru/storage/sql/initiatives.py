@@ -45,9 +45,15 @@ class InitiativeQueries(Part):
         return [rows.initiative(r) for r in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives ORDER BY name")]
 
     def create_initiative(self, name: str, now: str) -> Initiative:
-        return self.restore_initiative(name, now, now, {})
+        return self._insert_initiative(name, now, now, {})
 
     def restore_initiative(
+        self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
+    ) -> Initiative:
+        existing = self.initiative_by_name(name)  # (spares PostgreSQL's sequence an id)
+        return existing or self._insert_initiative(name, created_at, last_activity, properties)
+
+    def _insert_initiative(
         self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
     ) -> Initiative:
         # A concurrent creator of the same name (PostgreSQL) makes this wait on the unique index, then
