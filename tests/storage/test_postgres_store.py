@@ -358,8 +358,9 @@ def test_a_statement_past_the_statement_timeout_is_unavailable(url: str) -> None
         store.close()
 
 
-def test_a_database_migrated_past_this_server_stops_it(store: PostgresStore, url: str) -> None:
-    """As on SQLite (decision 16.L1): each transaction checks the schema level, with its BEGIN."""
+def test_a_database_migrated_past_this_server_stops_its_writes(store: PostgresStore, url: str) -> None:
+    """As on SQLite (decision 16.L1), but writes only (14.S6): each write transaction checks the
+    schema level with its BEGIN, so an older server never writes the old shape."""
     from kaeru.storage.migrate import VaultTooNew, newest_version
 
     with store.read() as session:
@@ -367,7 +368,10 @@ def test_a_database_migrated_past_this_server_stops_it(store: PostgresStore, url
     newer = newest_version("kaeru.storage.postgres.migrations") + 1
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, 'from_the_future')", (newer,))
-    for begin in (store.read, store.write):
-        with pytest.raises(VaultTooNew) as caught, begin() as session:
-            session.initiative_by_name("none")
-        assert not caught.value.retryable and "restart it" in str(caught.value)
+    with pytest.raises(VaultTooNew) as caught, store.write() as session:
+        session.create_initiative("never", NOW)
+    assert not caught.value.retryable and "restart it" in str(caught.value)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("DELETE FROM schema_migrations WHERE version = %s", (newer,))
+    with store.read() as session:
+        assert session.initiative_by_name("never") is None
