@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -40,6 +41,9 @@ __all__ = [
 #: Key of the advisory lock that serialises migrations of one database across processes.
 _MIGRATION_LOCK = 0x6B6165727500  # "kaeru\0"
 
+#: How long a pooled connection lives: a database migrated by a newer kaeru is noticed by each
+#: connection opened since, so within this many seconds by all of them.
+SCHEMA_RECHECK_S = 300.0
 _BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
@@ -82,12 +86,16 @@ class PostgresStore:
         self._lock_timeout_ms = lock_timeout_ms
         self._statement_timeout_ms = statement_timeout_ms
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
+        #: Pooled connections that found the database migrated past `_schema` when they opened.
+        self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
             max_size=max_size,
             kwargs={"autocommit": True, "application_name": "kaeru"},
             configure=self._configure,
+            # Connections are replaced every few minutes, so each reads the schema level anew.
+            max_lifetime=SCHEMA_RECHECK_S,
             timeout=connect_timeout_s,
             open=False,
             name="kaeru",
@@ -107,11 +115,16 @@ class PostgresStore:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """Per-connection settings: lock waits and statements past their timeouts (0: none) end as a
-        retryable `Unavailable` (`LockNotAvailable`, `QueryCanceled`) instead of hanging a caller."""
-        conn.execute(
-            "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)",
+        retryable `Unavailable` (`LockNotAvailable`, `QueryCanceled`) instead of hanging a caller.
+        A connection opened after the start-up migration also reads the schema level: one older than
+        the database serves no transaction (`_stale`, decisions 16.L1, 14.S6)."""
+        row = conn.execute(
+            "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false)"
+            + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
             (f"{int(self._lock_timeout_ms)}ms", f"{int(self._statement_timeout_ms)}ms"),
-        )
+        ).fetchone()
+        if self._schema and row is not None and row[2] != self._schema:
+            self._stale.add(conn)
 
     def _up_to_date(self, conn: psycopg.Connection[Any]) -> bool:
         """One read at open: True when every migration this kaeru ships is applied, the secret exists
@@ -183,27 +196,21 @@ class PostgresStore:
                 conn = self._pool.getconn()
             except psycopg.Error as exc:
                 raise translate(exc) from exc
-            # A write learns the schema level with its BEGIN, in the same round trip (no parameters:
-            # one simple query): a server started before a newer kaeru migrated the database stops
-            # instead of writing the old shape (decision 16.L1). Reads skip it: ~60 µs a
-            # transaction, as much as the rest of an empty read (decision 14.S6).
-            checked = begin == _BEGIN_WRITE
             try:
-                cur = conn.execute(f"{begin}; SELECT max(version) FROM schema_migrations" if checked else begin)
-                found = cur.fetchone() if checked and cur.nextset() else None
+                conn.execute(begin)
             except psycopg.Error as exc:
                 broken = conn.broken
                 self._pool.putconn(conn)
                 if broken and attempt == 0:
                     continue  # nothing ran yet, so a new connection may safely try again
                 raise translate(exc) from exc
-            if not checked or (found is not None and found[0] == self._schema):
+            if conn not in self._stale:
                 return conn
             conn.execute("ROLLBACK")
             self._pool.putconn(conn)
             raise VaultTooNew(
-                f"the database was migrated (schema {found[0] if found else None}, this server knows "
-                f"{self._schema}) by another kaeru while this server ran: restart it, with the newer kaeru"
+                f"the database was migrated past schema {self._schema}, which this server knows, by another "
+                "kaeru while this server ran: restart it, with the newer kaeru"
             )
         raise AssertionError("unreachable")
 
