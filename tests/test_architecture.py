@@ -70,3 +70,49 @@ def test_domain_has_no_io_clock_or_randomness() -> None:
         used = {name.split(".")[0] for name in _imports(path)} & forbidden
         assert not used, f"{path.name} imports {used}"
         assert "datetime.now" not in path.read_text(), f"{path.name} reads the clock"
+
+
+#: Modules that may build a store (call `open_store`, construct a backend's store): the composition
+#: roots. Everything else is handed one.
+COMPOSITION_ROOTS = {"mcp/server.py", "cli/app.py"}
+BACKENDS = ("kaeru.storage.sqlite", "kaeru.storage.postgres", "kaeru.storage.factory")
+
+
+def test_services_never_import_a_backend() -> None:
+    """The service is written against `storage.base` alone; which engine runs is the roots' choice."""
+    violations = [
+        f"{path.relative_to(SRC)} imports {name}"
+        for path in (SRC / "service").rglob("*.py")
+        for name in _imports(path)
+        if name.startswith(BACKENDS)
+    ]
+    assert not violations, "\n".join(violations)
+
+
+def test_only_the_composition_roots_build_a_store() -> None:
+    builders = {"open_store", "SqliteStore", "PostgresStore"}
+    violations: list[str] = []
+    for path in SRC.rglob("*.py"):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith("storage/") or rel in COMPOSITION_ROOTS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            named = node.names if isinstance(node, ast.ImportFrom) else []
+            called = node.func if isinstance(node, ast.Call) else None
+            if any(alias.name in builders for alias in named) or (
+                isinstance(called, ast.Name | ast.Attribute)
+                and (called.id if isinstance(called, ast.Name) else called.attr) in builders
+            ):
+                violations.append(f"{rel}:{node.lineno} builds a store")
+    assert not violations, "\n".join(violations)
+
+
+def test_the_sql_layer_is_written_once() -> None:
+    """`storage/sql/` is engine-neutral: no driver, no backend; the backends build on it."""
+    for path in (SRC / "storage" / "sql").rglob("*.py"):
+        used = [
+            n
+            for n in _imports(path)
+            if n.split(".")[0] in ("apsw", "psycopg", "psycopg_pool") or n.startswith(BACKENDS)
+        ]
+        assert not used, f"{path.name} imports {used}"

@@ -30,6 +30,8 @@ class Settings:
     auth_token: str | None = None
     allowed_hosts: tuple[str, ...] = ()
     busy_timeout_ms: int = 30_000
+    #: PostgreSQL: a statement running longer than this is cancelled, a retryable `unavailable` (0: never).
+    pg_statement_timeout_ms: int = 30_000
     export_root: Path | None = None
     #: Automatic, reversible layer tidying before `context` (opt-in: KAERU_HYGIENE=1).
     hygiene: bool = False
@@ -61,6 +63,7 @@ class Settings:
             auth_token=env.get("KAERU_AUTH_TOKEN") or None,
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
             busy_timeout_ms=int(env.get("KAERU_BUSY_TIMEOUT_MS", "30000")),
+            pg_statement_timeout_ms=int(env.get("KAERU_PG_STATEMENT_TIMEOUT_MS", "30000")),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
             hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
             semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
@@ -74,5 +77,7 @@ class Settings:
             raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
         if self.replay_days < 1:
             raise ValueError("KAERU_REPLAY_DAYS must be at least 1")
+        if self.pg_statement_timeout_ms < 0:
+            raise ValueError("KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) or more")
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")

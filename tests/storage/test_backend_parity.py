@@ -1,6 +1,7 @@
-"""Same inputs, same answers: a random workload through the service on SQLite and on PostgreSQL, then
-random searches (literal, or over the stemmed index that `recall` uses) must match the same node
-set with the same `total` and `omitted` on both.
+"""Same inputs, same answers: a random workload through the service on SQLite and on PostgreSQL; then
+every list-returning session method must answer in the same order on both, and random searches
+(literal, or over the stemmed index that `recall` uses) must match the same node set with the same
+`total` and `omitted` on both.
 
 Ranking is engine-specific (FTS5 bm25 vs `ts_rank`), so text searches compare *sets* of ids; a
 filters-only search is ordered by recency on both engines, so there the order must match too. Each
@@ -268,6 +269,36 @@ def _store_search(store: Store, scope: list[str], q: dict[str, Any]) -> tuple[li
     return [r.id for r in rows], total, omitted
 
 
+def _lists(store: Store, scope: list[str], ids: list[str]) -> dict[str, Any]:
+    """Every list-returning session method's answer for this example, in the order the store gave
+    it; initiative ids (each engine numbers its own) are shown as names."""
+    with store.read() as session:
+        named = {i.id: i.name for i in session.all_initiatives()}
+        mine = [i.id for i in (session.initiative_by_name(n) for n in scope) if i is not None]
+        nodes = session.nodes_by_ids(ids)
+        names = sorted({n.name for n in nodes.values()})[:3]
+        keys = lambda edges: [(*e.key, e.rev_no, e.retracted) for e in edges]  # noqa: E731
+        return {
+            "members": [session.member_ids(i) for i in mine],
+            "named": [[n.id for n in session.live_nodes_named(name, mine)] for name in names],
+            "candidates": [session.name_candidates(name[:4], mine, 5) for name in [*names, "ca", "e"]],
+            "holding": [[named[i] for i in session.initiatives_holding_name(name)] for name in names],
+            "revisions": [[e.node.revision for e in session.revision_log(i)] for i in ids[:6]],
+            "live_edges": keys(session.live_edges(ids)),
+            "edge_log": keys(session.edge_log(ids)),
+            "verdicts": session.verdicts_against(ids),
+            "inbound": {k: keys(v) for k, v in session.inbound(mine, ["supersedes", "refers_to"]).items()},
+            "orphans": session.orphans(mine, 50),
+            "dangling": keys(session.dangling_edges(mine, 50)),
+            "timeline": session.timeline(mine, since=None, until=None, pivot=None, before=0, after=50),
+            "held": [[(named[s.initiative_id], s.slot, s.node_id) for s in session.slots_held_by(i)] for i in ids],
+            "slots": [[(s.slot, s.node_id, s.rev_no) for s in session.slots_of(i)] for i in mine],
+            "audit": [(r.operation, r.affected) for _, r in session.audit_records(mine, 50)],
+            "tiers": [session.tier_counts(mine)[i] for i in mine],
+            "batch": [n.id for n in session.live_node_batch(0, 10_000) if n.id in nodes],
+        }
+
+
 def _omissions(omitted: list[Any]) -> list[tuple[str, int]]:
     return sorted((o.reason, o.count) for o in omitted if o.reason != "budget")
 
@@ -289,6 +320,11 @@ def test_same_workload_same_search_answers(
     for op in steps:
         # Same clock and entropy: the same step must create the same id (or fail the same way) on both.
         assert _outcome(lite, scope, lite_ids, op) == _outcome(pg, scope, pg_ids, op), op
+    # Every list a session returns comes in the same order from both engines (not only the same set).
+    mine = [scope(s) for s in INITIATIVES]
+    lite_lists, pg_lists = (_lists(twin.store, mine, lite_ids) for twin in twins)
+    for name, answer in lite_lists.items():
+        assert pg_lists[name] == answer, name
     for q in searches:
         if (
             q["text"] is not None

@@ -344,3 +344,36 @@ def test_a_pending_stem_reindex_runs_when_the_store_opens(store: PostgresStore, 
         pending = conn.execute("SELECT count(*) FROM meta WHERE key = 'stem_index_pending'").fetchone()
     assert row is not None and row[0] is True
     assert pending is not None and pending[0] == 0
+
+
+def test_a_statement_past_the_statement_timeout_is_unavailable(url: str) -> None:
+    """`KAERU_PG_STATEMENT_TIMEOUT_MS`: the server cancels it (`QueryCanceled`), a retryable error."""
+    store = PostgresStore(url, statement_timeout_ms=100)
+    try:
+        with pytest.raises(Unavailable) as caught, store.read() as session:
+            session._db.one("SELECT pg_sleep(5)")
+        assert caught.value.retryable and "QueryCanceled" in str(caught.value)
+        with store.read() as session:  # the connection is fine for the next call
+            assert session.initiative_by_name("none") is None
+    finally:
+        store.close()
+
+
+def test_a_database_migrated_past_this_server_stops_it(store: PostgresStore, url: str) -> None:
+    """As on SQLite (decision 16.L1), per pooled connection (14.S6): a connection opened after a
+    newer kaeru migrated the database serves no transaction, and every connection is replaced
+    within `SCHEMA_RECHECK_S`."""
+    from kaeru.storage.migrate import VaultTooNew, newest_version
+
+    with store.read() as session:
+        assert session.initiative_by_name("none") is None
+    newer = newest_version("kaeru.storage.postgres.migrations") + 1
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("INSERT INTO schema_migrations (version, name) VALUES (%s, 'from_the_future')", (newer,))
+    store._pool.drain()  # what the connections' maximum lifetime does within minutes
+    for begin in (store.write, store.read):
+        with pytest.raises(VaultTooNew) as caught, begin() as session:
+            session.create_initiative("never", NOW)
+        assert not caught.value.retryable and "restart it" in str(caught.value)
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert conn.execute("SELECT count(*) FROM initiatives WHERE name = 'never'").fetchone() == (0,)

@@ -10,7 +10,10 @@ from typing import Any
 import apsw
 import pytest
 
+import kaeru.storage.sqlite.search as sqlite_search
 from kaeru.api.requests import parse
+from kaeru.storage.base import SearchQuery
+from kaeru.storage.sqlite.session import SqliteDb
 from kaeru.storage.sqlite.store import SqliteStore
 
 
@@ -80,7 +83,6 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
     """Words matching at most SCOPE_THRESHOLD rows are ranked in one capped pass and filtered by
     membership; commoner words are intersected with the scope inside the index. Both plans must give
     the same hits, order, totals and superseded counts, so the threshold is only a speed choice."""
-    import kaeru.storage.sqlite.store as sqlite_store
     from kaeru.service import Service
     from tests.backends import VaultSpec
 
@@ -109,11 +111,11 @@ def test_rare_and_common_word_plans_give_the_same_results(tmp_path: Path, monkey
                 out.append(([h.node for h in result.hits], result.total, omitted))
             return out
 
-        monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 10_000)
+        monkeypatch.setattr(sqlite_search, "SCOPE_THRESHOLD", 10_000)
         rare = answers()  # every match joined to `nodes`, the page read with the ranking
-        monkeypatch.setattr(sqlite_store, "INLINE_ROWS", 0)
+        monkeypatch.setattr(sqlite_search, "INLINE_ROWS", 0)
         rare_slim = answers()  # through `nodes_head`, the page read by a second statement
-        monkeypatch.setattr(sqlite_store, "SCOPE_THRESHOLD", 3)
+        monkeypatch.setattr(sqlite_search, "SCOPE_THRESHOLD", 3)
         common = answers()
         remembered = answers()  # the store now knows these words are common and skips the capped pass
         assert rare == rare_slim == common == remembered
@@ -127,7 +129,6 @@ def test_a_small_search_reads_its_page_with_the_ranking(tmp_path: Path, monkeypa
     """A search whose words match a handful of rows reads their stored columns in the ranking
     statement, so showing the page costs no second query; more matches are fetched by a second
     statement, and a write transaction never keeps rows it read."""
-    import kaeru.storage.sqlite.store as sqlite_store
     from kaeru.service import Service
     from tests.backends import VaultSpec
 
@@ -153,9 +154,9 @@ def test_a_small_search_reads_its_page_with_the_ranking(tmp_path: Path, monkeypa
             service.note(parse("note", {"initiative": "alpha", "text": f"lantern check {i}"}))
         assert statements_of_a_search() == []
         with store.write() as session:
-            _rows, total, _ = session.search(sqlite_store.SearchQuery(initiative_ids=[1], tokens=["lantern"]))
+            _rows, total, _ = session.search(SearchQuery(initiative_ids=[1], tokens=["lantern"]))
             assert total == 5 and session._stored == {}
-        monkeypatch.setattr(sqlite_store, "INLINE_ROWS", 4)
+        monkeypatch.setattr(sqlite_search, "INLINE_ROWS", 4)
         assert len(statements_of_a_search()) == 1
     finally:
         store.close()
@@ -165,7 +166,6 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
     """Every ranked hit asks whether a node in scope supersedes it, and the page asks for its nodes'
     verdicts. Migration 007's partial index holds only live verdict edges; SQLite uses it only while
     a query repeats its condition literally, which a bound parameter or another order would break."""
-    import kaeru.storage.sqlite.store as sqlite_store
     from kaeru.service import Service
     from tests.backends import VaultSpec
 
@@ -173,7 +173,7 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
     issued: list[tuple[str, Any]] = []
-    rows = sqlite_store.SqliteSession._rows
+    rows = SqliteDb.rows
 
     def recording(self: Any, sql: str, params: Any = ()) -> Any:
         issued.append((sql, params))
@@ -182,7 +182,7 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
     try:
         for text in ("lantern guess one", "lantern guess two"):  # the second supersedes the first
             service.claim(parse("claim", {"initiative": "alpha", "text": text, "options": {"slot": "handoff"}}))
-        monkeypatch.setattr(sqlite_store.SqliteSession, "_rows", recording)
+        monkeypatch.setattr(SqliteDb, "rows", recording)
         found = service.search(
             parse("search", {"initiatives": ["alpha"], "text": "lantern", "filters": {"current": "all"}})
         )
@@ -192,7 +192,7 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
         assert ranking and verdicts, "the search issued no ranking or no verdict query"
         with store.read() as session:
             for sql, params in ranking + verdicts:
-                plan = " ".join(str(step[3]) for step in session._rows(f"EXPLAIN QUERY PLAN {sql}", params))
+                plan = " ".join(str(step[3]) for step in session._db.rows(f"EXPLAIN QUERY PLAN {sql}", params))
                 assert "edges_verdicts" in plan, plan
     finally:
         store.close()

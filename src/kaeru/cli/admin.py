@@ -119,7 +119,7 @@ def reindex(ctx: click.Context, text_index: bool) -> None:
     """
     service = service_of(ctx)
     if text_index:
-        from kaeru.service.doctor import rebuild_text_index
+        from kaeru.storage.factory import rebuild_text_index
 
         rows = rebuild_text_index(service.store)
         if wants_json(ctx):
@@ -151,13 +151,14 @@ def migrate(ctx: click.Context) -> None:
     written by a newer kaeru (a migration this one does not know) fails: upgrade kaeru.
     """
     from kaeru.service.doctor import migration_state
+    from kaeru.storage.factory import open_health
     from kaeru.storage.migrate import VaultTooNew
 
     try:
         backend: dict[str, Any] | None = service_of(ctx).store.describe()
     except VaultTooNew:
         backend = None  # opening refuses a newer vault; report what it holds instead
-    applied, known = migration_state(settings_of(ctx))
+    applied, known = migration_state(settings_of(ctx), open_health)
     newest = max(applied, default=0)
     ok = newest <= known
     info: dict[str, Any] = {"applied": len(applied), "newest": newest, "known": known}

@@ -1,19 +1,21 @@
 """`kaeru` — serve the MCP server, or inspect and edit a vault from the terminal.
 
 The group and its shared helpers live in `cli/common.py`; the commands in `reads.py`, `writes.py`,
-`admin.py`, `doctor.py` and `tokens.py`, which register themselves on the group when imported here.
+`admin.py`, `doctor.py` and `tokens.py`, which register themselves on the group when imported here. This
+is the CLI's composition root: the only place (with `mcp/server.py`) that opens a store.
 """
 
 from __future__ import annotations
 
 from kaeru.cli import admin, doctor, reads, tokens, writes
 from kaeru.cli.common import cli
+from kaeru.storage.factory import open_store
 
 __all__ = ["admin", "cli", "doctor", "main", "reads", "tokens", "writes"]
 
 
 def main() -> None:
-    cli(obj={})
+    cli(obj={"open_store": open_store})
 
 
 if __name__ == "__main__":

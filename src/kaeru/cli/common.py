@@ -26,7 +26,6 @@ from kaeru.config import Settings
 from kaeru.domain.text import refusal_of_lone_surrogate
 from kaeru.errors import KaeruError
 from kaeru.storage.base import Store
-from kaeru.storage.factory import open_store
 
 if TYPE_CHECKING:
     # The service layer is imported by the commands that use it: `kaeru serve` answers `initialize`
@@ -103,11 +102,18 @@ def store_of(ctx: click.Context) -> Store:
     """The vault's store, opened (and migrated) once per command and closed when it ends."""
     obj = ctx.find_root().obj
     if "store" not in obj:
-        opened = open_store(settings_of(ctx))
+        opened = _opener(ctx)(settings_of(ctx))
         ctx.find_root().call_on_close(opened.close)
         obj["store"] = opened
     store: Store = obj["store"]
     return store
+
+
+def _opener(ctx: click.Context) -> Callable[[Settings], Store]:
+    """How a command opens a vault: given by the composition root (`cli/app.py`), which alone picks
+    a backend."""
+    opener: Callable[[Settings], Store] = ctx.find_root().obj["open_store"]
+    return opener
 
 
 def open_service(settings: Settings, store: Store) -> Service:
@@ -180,11 +186,12 @@ def progress_bar(ctx: click.Context) -> Any:
 
 def open_location(location: str) -> Store:
     """A store from a `postgresql://` URL or a vault directory (SQLite)."""
+    opener = _opener(click.get_current_context())
     if location.startswith(("postgresql://", "postgres://")):
-        return open_store(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
+        return opener(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
     if location.startswith("sqlite://"):
         location = location[len("sqlite://") :]
     path = Path(location).expanduser()
     if path.suffix in (".sqlite3", ".db"):
         path = path.parent
-    return open_store(Settings.from_env({"KAERU_VAULT": str(path)}))
+    return opener(Settings.from_env({"KAERU_VAULT": str(path)}))

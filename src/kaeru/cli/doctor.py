@@ -22,9 +22,14 @@ def doctor(ctx: click.Context) -> None:
     from kaeru import semantic
     from kaeru.mcp.transports import is_loopback
     from kaeru.service.doctor import diagnose
+    from kaeru.storage.factory import open_health
 
     report = diagnose(
-        settings_of(ctx), version=__version__, semantic_installed=semantic.available(), is_loopback=is_loopback
+        settings_of(ctx),
+        version=__version__,
+        semantic_installed=semantic.available(),
+        is_loopback=is_loopback,
+        open_health=open_health,
     )
     if wants_json(ctx):
         echo_json(report.as_json())

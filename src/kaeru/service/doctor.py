@@ -18,7 +18,6 @@ from kaeru.config import Settings
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import SearchQuery, Session
-from kaeru.storage.factory import open_health, rebuild_text_index
 from kaeru.storage.health import WAL_WARN_BYTES, IndexAgreement
 
 OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
@@ -74,9 +73,9 @@ class Report:
 
 
 @contextmanager
-def _open(settings: Settings) -> Iterator[VaultHealth]:
-    """The vault opened read-only (raises NotFound/Unavailable)."""
-    health: VaultHealth = open_health(settings)
+def _open(settings: Settings, open_health: Callable[[Settings], VaultHealth]) -> Iterator[VaultHealth]:
+    """The vault opened read-only by the caller's `open_health` (raises NotFound/Unavailable)."""
+    health = open_health(settings)
     try:
         yield health
     finally:
@@ -89,6 +88,7 @@ def diagnose(
     version: str,
     semantic_installed: bool,
     is_loopback: Callable[[str], bool],
+    open_health: Callable[[Settings], VaultHealth],
 ) -> Report:
     """Every check, in order; the vault checks stop at the first that makes the rest meaningless."""
     vault: dict[str, Any] = (
@@ -96,7 +96,7 @@ def diagnose(
     )
     checks: list[Check] = []
     try:
-        with _open(settings) as health:
+        with _open(settings, open_health) as health:
             vault = health.describe()
             checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
             checks.extend(_vault_checks(health))
@@ -291,10 +291,10 @@ def _http(settings: Settings, is_loopback: Callable[[str], bool]) -> Check:
     return Check("http", OK, where)
 
 
-def migration_state(settings: Settings) -> tuple[list[int], int]:
+def migration_state(settings: Settings, open_health: Callable[[Settings], VaultHealth]) -> tuple[list[int], int]:
     """The migrations a vault records and the newest this kaeru knows (read-only)."""
-    with _open(settings) as health:
+    with _open(settings, open_health) as health:
         return health.applied_migrations(), health.known_migrations()
 
 
-__all__ = ["diagnose", "migration_state", "rebuild_text_index"]
+__all__ = ["diagnose", "migration_state"]

@@ -120,6 +120,12 @@ class SearchQuery:
     superseded_out: list[tuple[int, str]] | None = field(default=None, compare=False)
     superseded_head: int = 200
 
+    @property
+    def columns(self) -> list[tuple[str, Sequence[str]]]:
+        """The column filters that are set: `(column of nodes, allowed values)`."""
+        wanted = (("node_type", self.types), ("tier", self.tiers), ("layer", self.layers), ("status", self.statuses))
+        return [(column, values) for column, values in wanted if values]
+
 
 class SearchRow(NamedTuple):
     """One hit. `score` orders hits within one query only (its scale and sign are the backend's:
@@ -336,7 +342,7 @@ class Session(Protocol):
     def load_cursor(self, cursor_id: str) -> list[str] | None: ...
     def purge_cursors(self, before: str) -> int: ...
 
-    # issue 15: tokens (helper K)
+    # --- tokens (decision 15.K1) -----------------------------------------------------------
     def add_token(self, token: TokenRecord) -> bool:
         """Store a new token; False (nothing written) when its name is taken."""
         ...

@@ -14,7 +14,11 @@ def open_store(settings: Settings) -> Store:
     if settings.database_url:
         from kaeru.storage.postgres.store import PostgresStore  # type: ignore[import-untyped,unused-ignore]
 
-        store: Store = PostgresStore(settings.database_url, lock_timeout_ms=settings.busy_timeout_ms)
+        store: Store = PostgresStore(
+            settings.database_url,
+            lock_timeout_ms=settings.busy_timeout_ms,
+            statement_timeout_ms=settings.pg_statement_timeout_ms,
+        )
         return store
     from kaeru.storage.sqlite.store import SqliteStore
 
@@ -35,10 +39,6 @@ def open_health(settings: Settings) -> Any:
 
 def rebuild_text_index(store: Store) -> int:
     """Rebuild the full-text index from the nodes (the fix for a `fulltext` failure); rows written."""
-    if store.backend == "postgres":
-        from kaeru.storage.postgres import health as pg_health  # type: ignore[import-untyped,unused-ignore]
-
-        return int(pg_health.rebuild_text_index(store))
-    from kaeru.storage.sqlite import health as sqlite_health
-
-    return sqlite_health.rebuild_text_index(store)
+    with store.write() as session:
+        rebuild: Any = session
+        return int(rebuild.rebuild_text_index())

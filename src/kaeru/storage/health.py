@@ -8,6 +8,9 @@ turns them into checks.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from kaeru.storage.migrate import newest_version
 
 #: How many disagreeing node ids a report names at most (the counts are always exact).
 SAMPLE_IDS = 10
@@ -35,3 +38,46 @@ class IndexAgreement:
     @property
     def agrees(self) -> bool:
         return not self.missing_count and not self.stale_count and not self.rebuild_pending
+
+
+class Health:
+    """What both engines' read-only looks share; the engine supplies its connection and its SQL."""
+
+    backend = ""
+    #: The package of the engine's migrations.
+    migrations = ""
+    _c: Any
+
+    def close(self) -> None:
+        self._c.close()
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        return list(self._c.execute(sql, params))
+
+    def has_table(self, name: str) -> bool:
+        raise NotImplementedError
+
+    def applied_migrations(self) -> list[int]:
+        """Migration numbers recorded in the vault (empty when it has no migration table)."""
+        if not self.has_table("schema_migrations"):
+            return []
+        return [int(r[0]) for r in self._rows("SELECT version FROM schema_migrations ORDER BY version")]
+
+    def known_migrations(self) -> int:
+        """The newest migration this kaeru ships."""
+        return newest_version(self.migrations)
+
+    def _agreement(self, live: str, indexed: str, missing: str, stale: str) -> IndexAgreement:
+        """From the counts of live nodes and of index rows, the ids of live nodes without a row
+        (`missing`) and `(row, id)` of rows without a live node (`stale`)."""
+        gone = self._rows(stale)
+        lacking = self._rows(missing)
+        return IndexAgreement(
+            live_nodes=int(self._rows(live)[0][0]),
+            indexed_rows=int(self._rows(indexed)[0][0]),
+            missing=[str(r[0]) for r in lacking[:SAMPLE_IDS]],
+            missing_count=len(lacking),
+            stale=[str(r[1]) if r[1] else f"row {r[0]}" for r in gone[:SAMPLE_IDS]],
+            stale_count=len(gone),
+            rebuild_pending=bool(self._rows("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")),
+        )

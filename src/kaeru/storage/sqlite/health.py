@@ -14,15 +14,15 @@ from typing import Any
 import apsw
 
 from kaeru.errors import NotFound, Unavailable
-from kaeru.storage.health import SAMPLE_IDS, IndexAgreement
-from kaeru.storage.migrate import load_migrations
-from kaeru.storage.sqlite.store import SqliteSession
+from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.sqlite.session import SqliteSession
 
 
-class SqliteHealth:
+class SqliteHealth(Health):
     """One read-only connection to a vault file."""
 
     backend = "sqlite"
+    migrations = "kaeru.storage.sqlite.migrations"
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000):
         """Open `path` read-only.
@@ -42,28 +42,11 @@ class SqliteHealth:
         except apsw.Error as exc:
             raise Unavailable(f"cannot open {path} as a SQLite database ({type(exc).__name__}: {exc})") from exc
 
-    def close(self) -> None:
-        self._c.close()
-
-    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        return list(self._c.execute(sql, params))
-
     def describe(self) -> dict[str, Any]:
         return {"backend": self.backend, "path": str(self.path), "sqlite": apsw.sqlite_lib_version()}
 
     def has_table(self, name: str) -> bool:
         return bool(self._rows("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (name,)))
-
-    def applied_migrations(self) -> list[int]:
-        """Migration numbers recorded in the vault (empty when it has no migration table)."""
-        if not self.has_table("schema_migrations"):
-            return []
-        return [int(r[0]) for r in self._rows("SELECT version FROM schema_migrations ORDER BY version")]
-
-    @staticmethod
-    def known_migrations() -> int:
-        """The newest migration this kaeru ships."""
-        return load_migrations("kaeru.storage.sqlite.migrations")[-1].version
 
     def integrity(self) -> list[str]:
         """`PRAGMA quick_check`'s lines: `["ok"]` for a sound file."""
@@ -71,24 +54,12 @@ class SqliteHealth:
 
     def index_agreement(self) -> IndexAgreement:
         """Live nodes against the rows of the full-text index, by count and by row id."""
-        live = self._rows("SELECT count(*) FROM nodes WHERE retracted = 0")[0][0]
-        indexed = self._rows("SELECT count(*) FROM nodes_fts")[0][0]
-        missing = self._rows(
-            "SELECT id FROM nodes WHERE retracted = 0 AND seq NOT IN (SELECT rowid FROM nodes_fts) ORDER BY seq"
-        )
-        stale = self._rows(
+        return self._agreement(
+            "SELECT count(*) FROM nodes WHERE retracted = 0",
+            "SELECT count(*) FROM nodes_fts",
+            "SELECT id FROM nodes WHERE retracted = 0 AND seq NOT IN (SELECT rowid FROM nodes_fts) ORDER BY seq",
             "SELECT f.rowid, n.id FROM nodes_fts f LEFT JOIN nodes n ON n.seq = f.rowid "
-            "WHERE n.seq IS NULL OR n.retracted <> 0 ORDER BY f.rowid"
-        )
-        pending = bool(self._rows("SELECT 1 FROM meta WHERE key = 'stem_index_pending'"))
-        return IndexAgreement(
-            live_nodes=int(live),
-            indexed_rows=int(indexed),
-            missing=[str(r[0]) for r in missing[:SAMPLE_IDS]],
-            missing_count=len(missing),
-            stale=[str(r[1]) if r[1] else f"row {r[0]}" for r in stale[:SAMPLE_IDS]],
-            stale_count=len(stale),
-            rebuild_pending=pending,
+            "WHERE n.seq IS NULL OR n.retracted <> 0 ORDER BY f.rowid",
         )
 
     def wal_bytes(self) -> int:
@@ -104,10 +75,3 @@ class SqliteHealth:
             yield SqliteSession(self._c, snapshot=True)
         finally:
             list(self._c.execute("ROLLBACK"))
-
-
-def rebuild_text_index(store: Any) -> int:
-    """Rebuild the full-text index of a (read-write) `SqliteStore` from its nodes; the rows written."""
-    with store.write() as session:
-        count: int = session.reindex_text()
-    return count

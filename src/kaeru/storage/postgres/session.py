@@ -1,0 +1,162 @@
+"""PostgreSQL's session: the shared statements (`storage/sql/`) over a psycopg connection, plus what
+is PostgreSQL's own — the replay claim by `INSERT … ON CONFLICT` (writers run concurrently), full-text
+search (`search.py`), and node revisions kept whole in `node_revisions`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import psycopg
+
+from kaeru.domain.model import Node
+from kaeru.errors import Unavailable
+from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
+from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.search import TsSearch
+from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
+from kaeru.storage.sql.session import SqlSession
+
+_REV_NODE_COLS = prefixed(NODE_COLS, "r")
+#: "No such key" in a properties lookup (distinct from a JSON null, which counts as present).
+_MISSING = object()
+
+
+class PostgresSession(TsSearch, SqlSession):
+    """One transaction on one pooled connection."""
+
+    def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
+        super().__init__(PgDb(conn), read_only=read_only)
+        self._c = conn
+
+    # --- replay -----------------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        ident = (key.initiative, key.operation, key.request_id)
+        for _ in range(3):
+            # The unique key makes a concurrent claimer wait here until the holder commits or rolls back.
+            claimed = self._db.one(
+                "INSERT INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
+                "VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING RETURNING 1",
+                (*ident, args_hash, now),
+            )
+            if claimed is not None:
+                return None
+            row = self._db.one(
+                "SELECT args_hash, response FROM requests WHERE initiative = ? AND operation = ? AND request_id = ?",
+                ident,
+            )
+            if row is None:
+                continue  # purged between the two statements: claim it again
+            if row[1] is not None:
+                return StoredRequest(row[0], json.loads(row[1]))
+            # A committed claim without a response (SQLite replaces such rows too): take it over.
+            if self._db.run(
+                "UPDATE requests SET args_hash = ?, created_at = ? WHERE initiative = ? AND operation = ? "
+                "AND request_id = ? AND response IS NULL",
+                (args_hash, now, *ident),
+            ):
+                return None
+        raise Unavailable(f"request_id {key.request_id!r} is being claimed concurrently; retry")
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        self._db.run(
+            "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
+            (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
+        )
+
+    def purge_requests(self, before: str) -> int:
+        return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
+
+    # --- node revisions ---------------------------------------------------------------------
+    def _node_extra(
+        self, node: Node, request_id: str | None, actor: str
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        terms = (None, None) if node.retracted else self._index_terms(node)
+        return (("tsv", "?::tsvector"), ("stv", "?::tsvector")), terms
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
+        self._db.run(
+            f"INSERT INTO node_revisions (node_seq, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?)",
+            (seq, *values, request_id, actor),
+        )
+
+    def rebuild_text_index(self, *, stems_only: bool = False) -> int:
+        """Recompute the full-text vectors of every node (only the stemmed one after the migration that
+        created it): live nodes get theirs, retracted ones none, as a write leaves them; the live
+        nodes indexed."""
+        self._db.run(
+            "UPDATE nodes SET stv = NULL" if stems_only else "UPDATE nodes SET tsv = NULL, stv = NULL WHERE retracted"
+        )
+        count = 0
+        for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE NOT retracted"):
+            tsv, stv = self._index_terms(self._d.node(row[0], row[1], row[2:]))
+            if stems_only:
+                self._db.run("UPDATE nodes SET stv = ?::tsvector WHERE seq = ?", (stv, row[0]))
+            else:
+                self._db.run("UPDATE nodes SET tsv = ?::tsvector, stv = ?::tsvector WHERE seq = ?", (tsv, stv, row[0]))
+            count += 1
+        self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        return count
+
+    def node_at(self, node_id: str, moment: str) -> Node | None:
+        row = self._db.one(
+            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS} FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
+            "WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1",
+            (node_id, moment),
+        )
+        return self._d.node(row[0], row[1], row[2:]) if row else None
+
+    def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        found = self._db.rows(
+            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor "
+            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no",
+            (node_id,),
+        )
+        return [RevisionEntry(self._d.node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in found]
+
+    def has_revision(self, node_id: str, rev_no: int) -> bool:
+        sql = "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?"
+        return self._db.one(sql, (node_id, rev_no)) is not None
+
+    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
+        found = self._db.rows(
+            "SELECT DISTINCT ON (n.id) n.id, r.retracted FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
+            "WHERE n.id = ANY(?::text[]) AND r.recorded_at <= ? ORDER BY n.id, r.rev_no DESC",
+            (list(dict.fromkeys(node_ids)), moment),
+        )
+        return {node_id for node_id, retracted in found if not retracted}
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        # Properties are stored as the JSON text json.dumps wrote (see the migration), so the key's
+        # encoding narrows the scan and the exact test runs in Python, like SQLite's json_type(p, '$.key').
+        path = key.split(".")
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(
+            f"SELECT n.id, n.properties FROM nodes n WHERE NOT n.retracted AND {scope} "
+            "AND strpos(n.properties, ?) > 0 ORDER BY n.seq",
+            [*params, json.dumps(path[0])],
+        )
+        out: list[str] = []
+        for node_id, properties in found:
+            value: Any = json.loads(properties)
+            for part in path:
+                value = value.get(part, _MISSING) if isinstance(value, dict) else _MISSING
+            if value is not _MISSING:
+                out.append(node_id)
+        return out
+
+    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        where, params = "TRUE", []
+        if initiative_ids is not None:
+            # Every node that ever belonged to one of these initiatives, with its whole history.
+            where = "EXISTS (SELECT 1 FROM node_revisions x WHERE x.node_seq = n.seq AND x.initiatives && ?::bigint[])"
+            params = [list(initiative_ids)]
+        for row in self._db.stream(
+            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor FROM nodes n "
+            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.seq, r.rev_no",
+            params,
+        ):
+            yield RevisionEntry(self._d.node(row[0], row[1], row[2:-2]), row[-2], row[-1])

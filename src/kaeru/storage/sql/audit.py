@@ -1,0 +1,87 @@
+"""The audit log, vectors and cursors: written once for both engines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+from kaeru.storage.base import AuditRecord
+from kaeru.storage.sql import rows
+from kaeru.storage.sql.rows import AUDIT_COLS
+from kaeru.storage.sql.slots import SlotQueries
+
+
+class AuditQueries(SlotQueries):
+    def append_audit(self, record: AuditRecord) -> None:
+        self._db.run(
+            "INSERT INTO audit (at, operation, actor, request_id, initiative_id, affected, changes) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                record.at,
+                record.operation,
+                record.actor,
+                record.request_id,
+                record.initiative_id,
+                json.dumps(record.affected),
+                json.dumps(record.changes, sort_keys=True, default=str),
+            ),
+        )
+
+    def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
+        if not initiative_ids:
+            return []
+        where, params = self._d.in_("initiative_id", initiative_ids)
+        found = self._db.rows(
+            f"SELECT {AUDIT_COLS} FROM audit WHERE {where} ORDER BY seq DESC LIMIT ?", [*params, limit]
+        )
+        return [(r[0], rows.audit(r)) for r in found]
+
+    def audit_by_seq(self, seqs: Sequence[int]) -> dict[int, AuditRecord]:
+        if not seqs:
+            return {}
+        where, params = self._d.in_("seq", seqs)
+        return {
+            r[0]: rows.audit(r)
+            for r in self._db.rows(f"SELECT {AUDIT_COLS} FROM audit WHERE {where} ORDER BY seq", params)
+        }
+
+    def export_audit(self, initiative_ids: Sequence[int] | None) -> Iterator[AuditRecord]:
+        where, params = self._within(initiative_ids)
+        return map(rows.audit, self._db.stream(f"SELECT {AUDIT_COLS} FROM audit WHERE {where} ORDER BY seq", params))
+
+    # --- vectors (optional semantic channel) ---------------------------------------------------
+    def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
+        self._db.run(
+            "INSERT INTO node_vectors (node_id, model, text_sha, vector) VALUES (?, ?, ?, ?) ON CONFLICT "
+            "(node_id, model) DO UPDATE SET text_sha = excluded.text_sha, vector = excluded.vector",
+            (node_id, model, text_sha, vector),
+        )
+
+    def vectors(self, initiative_ids: Sequence[int], model: str) -> list[tuple[str, bytes]]:
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(
+            "SELECT v.node_id, v.vector FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
+            f"WHERE v.model = ? AND n.retracted = {self._d.false} AND {scope} ORDER BY v.node_id",
+            [model, *params],
+        )
+        return [(r[0], bytes(r[1])) for r in found]
+
+    def vector_digests(self, model: str) -> dict[str, str]:
+        return {
+            r[0]: r[1] for r in self._db.rows("SELECT node_id, text_sha FROM node_vectors WHERE model = ?", (model,))
+        }
+
+    # --- cursors ----------------------------------------------------------------------------
+    def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
+        self._db.run(
+            "INSERT INTO cursors (id, created_at, items) VALUES (?, ?, ?) "
+            "ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, items = excluded.items",
+            (cursor_id, now, json.dumps(items)),
+        )
+
+    def load_cursor(self, cursor_id: str) -> list[str] | None:
+        row = self._db.one("SELECT items FROM cursors WHERE id = ?", (cursor_id,))
+        return list(json.loads(row[0])) if row else None
+
+    def purge_cursors(self, before: str) -> int:
+        return self._db.run("DELETE FROM cursors WHERE created_at < ?", (before,))

@@ -1,0 +1,51 @@
+"""`Db`: the four ways a shared statement runs on one connection; each engine implements them (and
+translates its driver's errors) in its own `store.py`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from kaeru.errors import Internal
+from kaeru.storage.sql.dialect import Dialect
+
+Params = Sequence[Any]
+
+
+class DuplicateKey(Internal):
+    """A unique key was already taken: `internal` unless the statement's caller knows why (a name
+    taken concurrently is `unavailable`, retryable, on both engines)."""
+
+
+class Db:
+    dialect: Dialect
+
+    def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
+        """The first row, or None."""
+        raise NotImplementedError
+
+    def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        raise NotImplementedError
+
+    def run(self, sql: str, params: Params = ()) -> int:
+        """Run a statement that returns no rows; how many rows it changed. A unique key already
+        taken raises `DuplicateKey`."""
+        raise NotImplementedError
+
+    def stream(self, sql: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
+        """Rows one batch at a time (an export never holds a vault in memory)."""
+        raise NotImplementedError
+
+
+class Part:
+    """What each family of shared statements (`SqlSession`'s mixins) works with."""
+
+    _db: Db
+    _d: Dialect
+    #: A read snapshot: nothing changes under it, so no row locks (and rows read may be kept).
+    _read_only: bool
+
+    def _member_of(self, initiative_ids: Sequence[int], alias: str = "n") -> tuple[str, list[Any]]:
+        """`alias` is a member of one of the initiatives."""
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        return f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq AND {where})", params

@@ -1,0 +1,107 @@
+"""What differs between the two engines' SQL, asked for by the statements written once in `storage/sql/`.
+
+Statements use `?` marks; PostgreSQL's driver wants `%s`, which `render` makes once per distinct text.
+Nobody branches on an engine's name: a statement asks its dialect for a list, a boolean, a row lock.
+Booleans are spelt as the migrations spelt them: SQLite uses a partial index (`WHERE retracted = 0`)
+only for a query that repeats its condition verbatim, so `= FALSE` or `NOT x` would scan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Any, TypeVar
+
+from kaeru.storage.sql import rows
+
+T = TypeVar("T")
+
+
+class Dialect:
+    name = "sql"
+    false = "0"
+    true = "1"
+    #: The longest `IN (?, …)` list one statement binds (SQLite's parameter limit); arrays need no chunks.
+    chunk = 500
+    #: A new initiative's id: past every live and ended one, so an id old revisions name is never reused.
+    next_initiative_id = ""
+    #: Row decoders: the engines store a node's tags and initiatives differently (JSON text, arrays).
+    node = staticmethod(rows.node_json)
+
+    def render(self, sql: str) -> str:
+        return sql
+
+    def in_(self, column: str, values: Sequence[Any], sql_type: str = "bigint") -> tuple[str, list[Any]]:
+        """`column` is one of `values`: the clause and its parameters."""
+        return f"{column} IN ({','.join('?' * len(values))})", list(values)
+
+    def chunks(self, values: Sequence[T]) -> Iterator[list[T]]:
+        """`values` without repeats, split so that each `in_` list stays under the parameter limit."""
+        unique = list(dict.fromkeys(values))
+        for i in range(0, len(unique), self.chunk):
+            yield unique[i : i + self.chunk]
+
+    def lock(self, for_update: bool, read_only: bool) -> str:
+        """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""
+        return ""
+
+    def items(self, values: Sequence[Any]) -> Any:
+        """A list column's value (a node's tags and initiatives)."""
+        return json.dumps(list(values))
+
+    def flag(self, value: bool) -> Any:
+        return int(value)
+
+    def items_of(self, stored: Any) -> list[Any]:
+        return list(json.loads(stored))
+
+
+class SqliteDialect(Dialect):
+    name = "sqlite"
+    next_initiative_id = (
+        "(SELECT max(m) + 1 FROM (SELECT coalesce(max(id), 0) AS m FROM initiatives "
+        "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_ends "
+        "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_names))"
+    )
+
+
+class PostgresDialect(Dialect):
+    name = "postgres"
+    false = "FALSE"
+    true = "TRUE"
+    chunk = 1 << 62
+    # Ids of live and ended initiatives come from one sequence: never handed out twice.
+    next_initiative_id = "nextval(pg_get_serial_sequence('initiatives', 'id'))"
+    node = staticmethod(rows.node_arrays)
+
+    def __init__(self) -> None:
+        self._rendered: dict[str, str] = {}
+
+    def render(self, sql: str) -> str:
+        try:
+            return self._rendered[sql]
+        except KeyError:
+            if len(self._rendered) > 4096:  # statements are few; a bound only guards against a leak
+                self._rendered.clear()
+            text = self._rendered[sql] = sql.replace("%", "%%").replace("?", "%s")
+            return text
+
+    def in_(self, column: str, values: Sequence[Any], sql_type: str = "bigint") -> tuple[str, list[Any]]:
+        return f"{column} = ANY(?::{sql_type}[])", [list(values)]
+
+    def lock(self, for_update: bool, read_only: bool) -> str:
+        # A read snapshot cannot lock rows (and has no need to); writes lock what they will change.
+        return " FOR UPDATE" if for_update and not read_only else ""
+
+    def items(self, values: Sequence[Any]) -> Any:
+        return list(values)
+
+    def flag(self, value: bool) -> Any:
+        return bool(value)
+
+    def items_of(self, stored: Any) -> list[Any]:
+        return list(stored)
+
+
+SQLITE = SqliteDialect()
+POSTGRES = PostgresDialect()

@@ -1,0 +1,129 @@
+"""Edges, their revisions and the verdicts against nodes: written once for both engines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType
+from kaeru.errors import RevisionConflict
+from kaeru.storage.sql import rows
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.rows import EDGE_COLS, marks
+
+_VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
+VERDICT_TYPES = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ")"
+_ASSIGN = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in EDGE_COLS.split(",")[3:])
+
+
+class EdgeQueries(Part):
+    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
+        """Which of `node_ids` were live at `moment` (where revisions live is the engine's own)."""
+        raise NotImplementedError
+
+    def get_edge(self, src: str, dst: str, edge_type: EdgeType) -> Edge | None:
+        row = self._db.one(
+            f"SELECT {EDGE_COLS} FROM edges WHERE src = ? AND dst = ? AND edge_type = ?", (src, dst, edge_type.value)
+        )
+        return rows.edge(row) if row else None
+
+    def put_edge(self, edge: Edge) -> None:
+        values = (
+            edge.src,
+            edge.dst,
+            edge.edge_type.value,
+            edge.weight,
+            edge.rev_no,
+            rows.sorted_json(edge.properties),
+            edge.created_at,
+            edge.recorded_at,
+            self._d.flag(edge.retracted),
+        )
+        # Edges are read without row locks; the revision-number guard turns a concurrent change of the
+        # same edge into a retryable conflict instead of a lost update or a duplicate revision.
+        moved = self._db.one(
+            f"INSERT INTO edges ({EDGE_COLS}) VALUES ({marks(9)}) ON CONFLICT (src, dst, edge_type) DO UPDATE "
+            f"SET {_ASSIGN} WHERE edges.rev_no < excluded.rev_no RETURNING 1",
+            values,
+        )
+        if moved is None:
+            raise RevisionConflict(
+                f"edge {edge.src} -{edge.edge_type.value}-> {edge.dst} changed concurrently; re-read and retry"
+            )
+        self._db.run(f"INSERT INTO edge_revisions ({EDGE_COLS}) VALUES ({marks(9)})", values)
+
+    def _either_end(self, table: str, node_ids: Sequence[str], where: str = "") -> Iterator[tuple[Any, ...]]:
+        """Rows of `table` whose src or dst is one of `node_ids` (and `where`)."""
+        for part in self._d.chunks(node_ids):
+            src, params = self._d.in_("src", part, "text")
+            dst, _ = self._d.in_("dst", part, "text")
+            yield from self._db.rows(
+                f"SELECT {EDGE_COLS} FROM {table} WHERE {where}{src} UNION SELECT {EDGE_COLS} FROM {table} "
+                f"WHERE {where}{dst}",
+                [*params, *params],
+            )
+
+    def live_edges(self, node_ids: Sequence[str]) -> list[Edge]:
+        found = {
+            e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, f"retracted = {self._d.false} AND "))
+        }
+        return [found[k] for k in sorted(found)]
+
+    def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
+        found = {(*e.key, e.rev_no): e for e in map(rows.edge, self._either_end("edge_revisions", node_ids))}
+        return sorted(found.values(), key=lambda e: (e.recorded_at, e.key, e.rev_no))
+
+    def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
+        out: dict[str, list[tuple[str, EdgeType]]] = {}
+        no = self._d.false
+        for part in self._d.chunks(node_ids):
+            where, params = self._d.in_("e.dst", part, "text")
+            for dst, src, edge_type in self._db.rows(
+                "SELECT e.dst, e.src, e.edge_type FROM edges e JOIN nodes s ON s.id = e.src "
+                f"WHERE {where} AND {VERDICT_TYPES} AND e.retracted = {no} AND s.retracted = {no} "
+                "ORDER BY e.dst, e.src, e.edge_type",
+                params,
+            ):
+                out.setdefault(dst, []).append((src, EdgeType(edge_type)))
+        return out
+
+    def _edges_as_of(self, where: str, params: Sequence[Any], moment: str) -> list[Edge]:
+        """Each edge's latest revision recorded at or before `moment`, if that revision is live."""
+        found = self._db.rows(
+            f"SELECT {EDGE_COLS} FROM edge_revisions r WHERE {where} AND recorded_at <= ? AND rev_no = ("
+            "SELECT max(rev_no) FROM edge_revisions x WHERE x.src = r.src AND x.dst = r.dst "
+            "AND x.edge_type = r.edge_type AND x.recorded_at <= ?) ORDER BY src, dst, edge_type",
+            (*params, moment, moment),
+        )
+        return [e for e in map(rows.edge, found) if not e.retracted]
+
+    def verdicts_against_at(self, node_ids: Sequence[str], moment: str) -> dict[str, list[tuple[str, EdgeType]]]:
+        edges: list[Edge] = []
+        for part in self._d.chunks(node_ids):
+            dst, params = self._d.in_("dst", part, "text")
+            kinds, more = self._d.in_("edge_type", _VERDICTS, "text")
+            edges.extend(self._edges_as_of(f"{dst} AND {kinds}", [*params, *more], moment))
+        live = self._live_at([e.src for e in edges], moment) if edges else set()
+        out: dict[str, list[tuple[str, EdgeType]]] = {}
+        for edge in edges:
+            if edge.src in live:
+                out.setdefault(edge.dst, []).append((edge.src, edge.edge_type))
+        return out
+
+    def edges_at(self, node_ids: Sequence[str], moment: str) -> list[Edge]:
+        found: dict[tuple[str, str, str], Edge] = {}
+        for part in self._d.chunks(node_ids):
+            for column in ("src", "dst"):
+                where, params = self._d.in_(column, part, "text")
+                found.update((e.key, e) for e in self._edges_as_of(where, params, moment))
+        return [found[k] for k in sorted(found)]
+
+    def has_edge_revision(self, src: str, dst: str, edge_type: str, rev_no: int) -> bool:
+        sql = "SELECT 1 FROM edge_revisions WHERE src = ? AND dst = ? AND edge_type = ? AND rev_no = ?"
+        return self._db.one(sql, (src, dst, edge_type, rev_no)) is not None
+
+    def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
+        for row in self._db.stream(f"SELECT {EDGE_COLS} FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"):
+            edge = rows.edge(row)
+            if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):
+                yield edge

@@ -1,0 +1,86 @@
+"""The graph views (inbound links, orphans, dangling edges, the timeline): written once for both engines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.domain.model import Edge
+from kaeru.storage.sql import rows
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.rows import EDGE_COLS, prefixed
+
+_E_EDGE = prefixed(EDGE_COLS, "e")
+_SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
+
+
+class GraphQueries(Part):
+    def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
+        scope, params = self._member_of(initiative_ids, "t")
+        kinds, more = self._d.in_("e.edge_type", edge_types, "text")
+        no = self._d.false
+        out: dict[str, list[Edge]] = {}
+        for row in self._db.rows(
+            f"SELECT {_E_EDGE} FROM edges e JOIN nodes t ON t.id = e.dst JOIN nodes s ON s.id = e.src "
+            f"WHERE e.retracted = {no} AND {kinds} AND t.retracted = {no} AND s.retracted = {no} AND {scope} "
+            "ORDER BY e.dst, e.src, e.edge_type",
+            [*more, *params],
+        ):
+            edge = rows.edge(row)
+            out.setdefault(edge.dst, []).append(edge)
+        return out
+
+    def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
+        scope, params = self._member_of(initiative_ids)
+        no = self._d.false
+        found = self._db.rows(
+            f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_SHOWN} AND {scope} "
+            f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.src = n.id) "
+            f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.dst = n.id) ORDER BY n.seq LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [r[0] for r in found]
+
+    def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
+        scope, params = self._member_of(initiative_ids, "a")
+        d = self._d
+        arm = f"e.retracted = {d.false} AND a.retracted = {d.false} AND b.retracted = {d.true} AND {scope}"
+        found = self._db.rows(
+            f"SELECT {_E_EDGE} FROM edges e JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst WHERE {arm} "
+            f"UNION SELECT {_E_EDGE} FROM edges e JOIN nodes a ON a.id = e.dst JOIN nodes b ON b.id = e.src "
+            f"WHERE {arm} ORDER BY 1, 2, 3 LIMIT ?",
+            [*params, *params, int(limit)],
+        )
+        return [rows.edge(r) for r in found]
+
+    def timeline(
+        self,
+        initiative_ids: Sequence[int],
+        *,
+        since: str | None,
+        until: str | None,
+        pivot: tuple[str, int] | None,
+        before: int,
+        after: int,
+    ) -> list[str]:
+        scope, params = self._member_of(initiative_ids)
+        base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {_SHOWN} AND {scope}"
+        window: list[Any] = []
+        if since:
+            base += " AND n.created_at >= ?"
+            window.append(since)
+        if until:
+            base += " AND n.created_at <= ?"
+            window.append(until)
+        if pivot is None:
+            found = self._db.rows(f"SELECT n.id {base} ORDER BY n.created_at, n.seq LIMIT ?", [*params, *window, after])
+            return [r[0] for r in found]
+        earlier = self._db.rows(
+            f"SELECT n.id {base} AND (n.created_at, n.seq) < (?, ?) ORDER BY n.created_at DESC, n.seq DESC LIMIT ?",
+            [*params, *window, *pivot, int(before)],
+        )
+        later = self._db.rows(
+            f"SELECT n.id {base} AND (n.created_at, n.seq) >= (?, ?) ORDER BY n.created_at, n.seq LIMIT ?",
+            [*params, *window, *pivot, int(after) + 1],
+        )
+        return [r[0] for r in reversed(earlier)] + [r[0] for r in later]

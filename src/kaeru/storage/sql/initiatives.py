@@ -1,0 +1,167 @@
+"""Initiatives, their name history and the vault's secret: written once for both engines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.domain.model import NameSpan
+from kaeru.errors import Internal, Unavailable
+from kaeru.storage.base import EndedInitiative, Initiative
+from kaeru.storage.sql import rows
+from kaeru.storage.sql.db import DuplicateKey, Part
+from kaeru.storage.sql.rows import INITIATIVE_COLS
+
+_BY_NAME = f"SELECT {INITIATIVE_COLS} FROM initiatives WHERE name = ?"
+_OPEN_NAME = (
+    "INSERT INTO initiative_names (initiative_id, name, valid_from, valid_to) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (initiative_id, valid_from) DO UPDATE SET name = excluded.name, valid_to = excluded.valid_to"
+)
+_CLOSE_NAME = "UPDATE initiative_names SET valid_to = ? WHERE initiative_id = ? AND valid_to IS NULL"
+
+
+class InitiativeQueries(Part):
+    _secret: bytes | None
+
+    def vault_secret(self) -> bytes:
+        if self._secret is not None:
+            return self._secret
+        row = self._db.one("SELECT value FROM meta WHERE key = 'secret'")
+        if row is None:
+            raise Internal("vault has no secret; was it migrated?")
+        return bytes.fromhex(row[0])
+
+    def initiative_by_name(self, name: str) -> Initiative | None:
+        row = self._db.one(_BY_NAME, (name,))
+        return rows.initiative(row) if row else None
+
+    def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:
+        if not ids:
+            return {}
+        where, params = self._d.in_("id", sorted(set(ids)))
+        return {r[0]: r[1] for r in self._db.rows(f"SELECT id, name FROM initiatives WHERE {where}", params)}
+
+    def all_initiatives(self) -> list[Initiative]:
+        return [rows.initiative(r) for r in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives ORDER BY name")]
+
+    def create_initiative(self, name: str, now: str) -> Initiative:
+        return self._insert_initiative(name, now, now, {})
+
+    def restore_initiative(
+        self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
+    ) -> Initiative:
+        existing = self.initiative_by_name(name)  # (spares PostgreSQL's sequence an id)
+        return existing or self._insert_initiative(name, created_at, last_activity, properties)
+
+    def _insert_initiative(
+        self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
+    ) -> Initiative:
+        # A concurrent creator of the same name (PostgreSQL) makes this wait on the unique index, then
+        # do nothing: its committed row is then the initiative both calls meant.
+        row = self._db.one(
+            "INSERT INTO initiatives (id, name, created_at, last_activity, properties) "
+            f"VALUES (({self._d.next_initiative_id}), ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING "
+            f"RETURNING {INITIATIVE_COLS}",
+            (name, created_at, last_activity, rows.sorted_json(properties)),
+        )
+        if row is not None:
+            self._db.run(_OPEN_NAME, (row[0], name, created_at, None))
+        else:
+            row = self._db.one(_BY_NAME, (name,))
+        if row is None:
+            raise Unavailable(f"initiative {name!r} was created and removed concurrently; retry")
+        return rows.initiative(row)
+
+    def touch_initiative(self, initiative_id: int, now: str) -> None:
+        self._db.run(
+            "UPDATE initiatives SET last_activity = ? WHERE id = ? AND last_activity < ?", (now, initiative_id, now)
+        )
+
+    def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
+        try:
+            self._db.run("UPDATE initiatives SET name = ? WHERE id = ?", (name, initiative_id))
+        except DuplicateKey as exc:
+            # The service checked the name was free; another transaction took it since. A retry re-checks.
+            raise Unavailable(f"initiative {name!r} was created concurrently; retry") from exc
+        self._db.run(_CLOSE_NAME, (at, initiative_id))
+        self._db.run(_OPEN_NAME, (initiative_id, name, at, None))
+
+    def delete_initiative(self, initiative_id: int, at: str) -> None:
+        row = self._db.one("SELECT name, created_at FROM initiatives WHERE id = ?", (initiative_id,))
+        self._db.run("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
+        self._db.run("DELETE FROM initiatives WHERE id = ?", (initiative_id,))
+        if row is None:
+            return
+        self._db.run(_CLOSE_NAME, (at, initiative_id))
+        self._db.run(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (?, ?, ?, ?)",
+            (initiative_id, row[0], row[1], at),
+        )
+
+    def name_history(self, initiative_ids: Sequence[int] | None) -> dict[int, list[NameSpan]]:
+        where, params = self._d.true, list[int]()
+        if initiative_ids is not None:
+            if not initiative_ids:
+                return {}
+            where, params = self._d.in_("initiative_id", sorted(set(initiative_ids)))
+        out: dict[int, list[NameSpan]] = {}
+        for initiative_id, name, valid_from, valid_to in self._db.rows(
+            f"SELECT initiative_id, name, valid_from, valid_to FROM initiative_names WHERE {where} "
+            "ORDER BY initiative_id, valid_from",
+            params,
+        ):
+            out.setdefault(int(initiative_id), []).append(NameSpan(name, valid_from, valid_to))
+        return out
+
+    def ended_initiatives(self) -> list[EndedInitiative]:
+        found = self._db.rows(
+            "SELECT initiative_id, name, created_at, ended_at FROM initiative_ends ORDER BY ended_at, initiative_id"
+        )
+        return [EndedInitiative(*r) for r in found]
+
+    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
+        if not initiative_ids:
+            return out
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        for initiative_id, tier, count in self._db.rows(
+            f"SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            f"WHERE {where} AND n.retracted = {self._d.false} AND n.node_type NOT IN ('audit_event', 'board') "
+            "GROUP BY m.initiative_id, n.tier ORDER BY m.initiative_id, n.tier",
+            params,
+        ):
+            out[initiative_id][tier] = int(count)
+        return out
+
+    def member_ids(self, initiative_id: int) -> list[str]:
+        found = self._db.rows(
+            "SELECT n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            f"WHERE m.initiative_id = ? AND n.retracted = {self._d.false} ORDER BY n.seq",
+            (initiative_id,),
+        )
+        return [r[0] for r in found]
+
+    def clear_slots(self, initiative_id: int) -> None:
+        self._db.run("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
+
+    def restore_name_history(self, initiative_id: int, spans: Sequence[NameSpan]) -> None:
+        self._db.run("DELETE FROM initiative_names WHERE initiative_id = ?", (initiative_id,))
+        for span in spans:
+            self._db.run(_OPEN_NAME, (initiative_id, span.name, span.valid_from, span.valid_to))
+
+    def restore_ended_initiative(self, ended: EndedInitiative, spans: Sequence[NameSpan]) -> tuple[int, bool]:
+        row = self._db.one(
+            "SELECT initiative_id FROM initiative_ends WHERE name = ? AND ended_at = ? ORDER BY initiative_id",
+            (ended.name, ended.ended_at),
+        )
+        if row is not None:
+            return int(row[0]), False
+        found = self._db.one(f"SELECT {self._d.next_initiative_id}")
+        assert found is not None
+        initiative_id = int(found[0])
+        self._db.run(
+            "INSERT INTO initiative_ends (initiative_id, name, created_at, ended_at) VALUES (?, ?, ?, ?)",
+            (initiative_id, ended.name, ended.created_at, ended.ended_at),
+        )
+        self.restore_name_history(initiative_id, spans)
+        return initiative_id, True

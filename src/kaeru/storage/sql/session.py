@@ -1,0 +1,86 @@
+"""`SqlSession`: every statement written once, over one `Db`; each engine's session adds what
+genuinely differs (the replay claim, full-text search, where node revisions live: `put_node`'s
+three hooks)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.errors import RevisionConflict
+from kaeru.storage.sql.audit import AuditQueries
+from kaeru.storage.sql.db import Db
+from kaeru.storage.sql.edges import EdgeQueries
+from kaeru.storage.sql.graph import GraphQueries
+from kaeru.storage.sql.initiatives import InitiativeQueries
+from kaeru.storage.sql.nodes import NodeQueries
+from kaeru.storage.sql.rows import NODE_COLS, marks, sorted_json
+from kaeru.storage.sql.tokens import TokenQueries
+
+_ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
+
+
+class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries):
+    """One transaction or snapshot over `db`."""
+
+    def __init__(self, db: Db, *, read_only: bool, secret: bytes | None = None):
+        self._db = db
+        self._d = db.dialect
+        self._read_only = read_only
+        #: The vault's cursor key when the store already knows it (it never changes once written).
+        self._secret = secret
+        self._stored: dict[int, tuple[Any, ...]] = {}
+        self._stored_seqs: dict[str, int] = {}
+
+    def _node_values(self, node: Node) -> tuple[Any, ...]:
+        """A node's `NODE_COLS` as the engine stores them."""
+        d = self._d
+        return (
+            node.rev_no, node.revision, node.node_type.value, node.tier.value, node.name, node.body,
+            node.description, d.items(node.tags), node.layer.value, node.visibility.value, node.status,
+            sorted_json(node.properties), d.items(node.initiatives), node.created_at, node.recorded_at,
+            d.flag(node.retracted), d.flag(node.pinned),
+        )  # fmt: skip
+
+    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+        values = self._node_values(node)
+        columns, extra = self._node_extra(node, request_id, actor)
+        existing = self._db.one(
+            f"SELECT seq, initiatives, retracted, rev_no FROM nodes WHERE id = ?{self._d.lock(True, self._read_only)}",
+            (node.id,),
+        )
+        if existing is None:
+            row = self._db.one(
+                f"INSERT INTO nodes (id, {NODE_COLS}, {', '.join(c for c, _ in columns)}) "
+                f"VALUES (?, {marks(len(values))}, {', '.join(m for _, m in columns)}) RETURNING seq",
+                (node.id, *values, *extra),
+            )
+            assert row is not None
+            seq, old_members = int(row[0]), set()
+        else:
+            if existing[3] >= node.rev_no:
+                # Only reachable when the caller skipped `get_node(for_update=True)`: never lose an update.
+                raise RevisionConflict(
+                    f"node {node.id} changed concurrently (now at revision number {existing[3]}); re-read it and retry"
+                )
+            seq = int(existing[0])
+            old_members = set() if existing[2] else set(self._d.items_of(existing[1]))
+            self._node_moves_on(seq)
+            assign = ", ".join(f"{c} = {m}" for c, m in columns)
+            self._db.run(f"UPDATE nodes SET {_ASSIGN}, {assign} WHERE seq = ?", (*values, *extra, seq))
+        self._move_memberships(seq, old_members, set() if node.retracted else set(node.initiatives))
+        self._node_written(seq, node, values, request_id, actor, indexed=existing is not None and not existing[2])
+
+    def _node_extra(
+        self, node: Node, request_id: str | None, actor: str
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        """The engine's own columns of `nodes` a write sets: `(column, mark)` pairs and their values."""
+        raise NotImplementedError
+
+    def _node_moves_on(self, seq: int) -> None:
+        """Before the current revision of node `seq` is overwritten."""
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
+        """After `node` became the current revision (`indexed`: its previous one was live)."""

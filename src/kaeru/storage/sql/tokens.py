@@ -1,0 +1,47 @@
+"""HTTP bearer tokens (decision 15.K1): written once for both engines. Only a token's sha256 is
+stored; its grants are a JSON list of initiative names (NULL: every initiative)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.storage.base import TokenRecord
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.rows import marks
+
+_COLS = "name, digest, initiatives, read_only, created_at, last_used"
+
+
+def _token(row: Sequence[Any]) -> TokenRecord:
+    grants = tuple(json.loads(row[2])) if row[2] is not None else None
+    return TokenRecord(row[0], row[1], grants, bool(row[3]), row[4], row[5])
+
+
+class TokenQueries(Part):
+    def add_token(self, token: TokenRecord) -> bool:
+        grants = json.dumps(list(token.initiatives)) if token.initiatives is not None else None
+        return bool(
+            self._db.run(
+                f"INSERT INTO tokens ({_COLS}) VALUES ({marks(6)}) ON CONFLICT (name) DO NOTHING",
+                (token.name, token.digest, grants, self._d.flag(token.read_only), token.created_at, token.last_used),
+            )
+        )
+
+    def token_by_digest(self, digest: str) -> TokenRecord | None:
+        row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE digest = ?", (digest,))
+        return _token(row) if row else None
+
+    def list_tokens(self) -> list[TokenRecord]:
+        return [_token(r) for r in self._db.rows(f"SELECT {_COLS} FROM tokens ORDER BY name")]
+
+    def delete_token(self, name: str) -> TokenRecord | None:
+        row = self._db.one(f"DELETE FROM tokens WHERE name = ? RETURNING {_COLS}", (name,))
+        return _token(row) if row else None
+
+    def touch_token(self, name: str, at: str) -> None:
+        self._db.run("UPDATE tokens SET last_used = ? WHERE name = ?", (at, name))
+
+    def has_tokens(self) -> bool:
+        return self._db.one("SELECT 1 FROM tokens LIMIT 1") is not None

@@ -1,0 +1,292 @@
+"""SQLite's full-text search: FTS5 `MATCH`, bm25 ranking and the rare/common-words planner, and
+the index rows a node write maintains (literal words for `search`, their stems for `recall`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
+from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
+from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.edges import VERDICT_TYPES
+from kaeru.storage.sql.rows import NODE_COLS, marks
+
+#: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
+#: the two arms of a rare search's UNION.
+_STORED_COLS = ", ".join(f"n.{c.strip()}" for c in f"seq, id, {NODE_COLS}".split(","))
+_NO_STORED_COLS = ", ".join("NULL" for _ in _STORED_COLS.split(","))
+#: Live verdict edges `e`, written exactly as the condition of the partial index `edges_verdicts`
+#: (migration 007): SQLite uses a partial index only for a query that repeats its condition.
+_LIVE_VERDICT = f"{VERDICT_TYPES} AND e.retracted = 0"
+#: Whether a live verdict edge points at `n` (its source may be retracted: a superset, never less).
+_CONTESTED = f"EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND {_LIVE_VERDICT})"
+#: Below this many matching rows, a query skips the scope term and filters by membership instead.
+SCOPE_THRESHOLD = 2000
+#: When the words match at most this many rows in the whole vault, the ranking joins the rows of
+#: `nodes` themselves and reads their stored columns with them: the page then needs no second
+#: statement (a read snapshot keeps them, `SqliteSession._stored`).
+INLINE_ROWS = 32
+#: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
+#: 005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies.
+_MATCHED_NODES = "JOIN nodes n INDEXED BY nodes_head ON n.seq = nodes_fts.rowid"
+#: Whether a hit is a refuted hypothesis (a currentness tie-break of search), from `nodes_head`.
+_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
+#: bm25 column weights of `nodes_fts` (name, description, body, tags, scope, then the same four as
+#: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
+_LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
+_STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
+
+
+def scope_tokens(initiative_ids: Sequence[int]) -> str:
+    """The `scope` column of a node's index rows: one token per initiative."""
+    return " ".join(f"s{i}" for i in initiative_ids)
+
+
+def fts_match(
+    tokens: Sequence[str],
+    match_all: bool,
+    prefix: bool,
+    scope: Sequence[int] = (),
+    fields: Sequence[str] = ("name", "description", "body", "tags"),
+    stemmed: bool = False,
+) -> str:
+    """An FTS5 query that means exactly "these literal tokens" (or these stems, in the stem columns):
+    each quoted, joined by AND/OR, limited to rows of the given initiatives (so ranking work is
+    spent on the scope only)."""
+    star = "*" if prefix else ""
+    parts = ['"' + t.replace('"', '""') + '"' + star for t in tokens]
+    columns = " ".join(("stem_" + f if stemmed else f) for f in fields if f in ("name", "description", "body", "tags"))
+    words = "{" + columns + "} : (" + (" AND " if match_all else " OR ").join(parts) + ")"
+    if not scope:
+        return words
+    return "scope : (" + " OR ".join(f'"s{int(i)}"' for i in scope) + ") AND " + words
+
+
+class CommonWords:
+    """Word queries known to match more than SCOPE_THRESHOLD rows, so a search goes straight to the
+    scoped plan instead of counting them twice first. Vaults grow, so a common query stays common;
+    one that became rare again only runs the other plan, which gives the same results. Bounded:
+    forgotten all at once when full."""
+
+    def __init__(self, size: int = 4096):
+        self._size = size
+        self._known: set[str] = set()
+
+    def __contains__(self, match: str) -> bool:
+        return match in self._known
+
+    def add(self, match: str) -> None:
+        if len(self._known) >= self._size:
+            self._known.clear()
+        self._known.add(match)
+
+
+class FtsSearch(Part):
+    """Search over `nodes_fts`; a read snapshot keeps the stored rows a small search read."""
+
+    _common: CommonWords
+    _snapshot: bool
+    _stored: dict[int, tuple[Any, ...]]
+    _stored_seqs: dict[str, int]
+
+    def _index(self, seq: int, node: Node) -> None:
+        """One row of the full-text index: literal words (search) and their stems (recall)."""
+        name = indexed_name(node)
+        self._db.run(
+            "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
+            "stem_body, stem_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                seq,
+                index_text(name),
+                index_text(node.description),
+                index_text(node.body),
+                index_text(" ".join(node.tags)),
+                scope_tokens(node.initiatives),
+                stem_text(name),
+                stem_text(node.description),
+                stem_text(node.body),
+                stem_text(manual_tags(node.tags)),
+            ),
+        )
+
+    def reindex_text(self) -> int:
+        """Fill the full-text index for every live node (after a migration that rebuilt it)."""
+        self._db.run("DELETE FROM nodes_fts")
+        count = 0
+        for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE retracted = 0"):
+            self._index(int(row[0]), self._d.node(row[0], row[1], row[2:]))
+            count += 1
+        self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        return count
+
+    rebuild_text_index = reindex_text
+
+    def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
+        """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
+        scope = marks(len(query.initiative_ids))
+        clauses = [
+            "n.retracted = 0",
+            "n.node_type <> 'audit_event'",
+            f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id IN ({scope}))",
+        ]
+        params: list[Any] = list(query.initiative_ids)
+        for column, values in query.columns:
+            clauses.append(f"n.{column} IN ({marks(len(values))})")
+            params.extend(values)
+        for tag in query.tags:
+            clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value = ?)")
+            params.append(tag)
+        superseded = (
+            "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
+            f"WHERE e.dst = n.id AND {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
+            f"AND ms.initiative_id IN ({scope}))"
+        )
+        return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
+
+    def _matches_at_most(self, match: str, cap: int) -> bool:
+        """Whether at most `cap` rows match `match` across the whole vault (an unranked probe).
+
+        Walking the doclists without ranking stops after `cap + 1` rows: ~30 µs for rare words at
+        100k nodes, where reading fts5vocab cost 150–800 µs a term.
+        """
+        row = self._db.one(
+            "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap + 1)
+        )
+        return row is not None and int(row[0]) <= cap
+
+    @staticmethod
+    def _match(query: SearchQuery, scoped: bool) -> str:
+        """`query`'s MATCH string: its words alone, or intersected with its initiatives' scope tokens."""
+        scope = query.initiative_ids if scoped else ()
+        return fts_match(query.tokens, query.match_all, query.prefix, scope, query.fields, query.stemmed)
+
+    def _is_rare(self, bare: str) -> bool:
+        """Whether the words of `bare` match at most SCOPE_THRESHOLD rows; a common answer is
+        remembered (`CommonWords`), so the next search of these words skips the count."""
+        if bare in self._common:
+            return False
+        if self._matches_at_most(bare, SCOPE_THRESHOLD):
+            return True
+        self._common.add(bare)
+        return False
+
+    def _planned_match(self, query: SearchQuery) -> str:
+        """Rare words: match them alone and filter by membership (fast). Common words: let the index
+        intersect them with the initiative's scope token, so ranking only touches the scope's rows."""
+        bare = self._match(query, scoped=False)
+        return bare if self._is_rare(bare) else self._match(query, scoped=True)
+
+    def _search_rare(
+        self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
+    ) -> tuple[list[SearchRow], int, int] | None:
+        """The search when its words match at most SCOPE_THRESHOLD rows in the whole vault: counted up
+        to the cap, then ranked and filtered by membership, in one statement. None when the words are
+        more common than that (the caller then lets the index intersect them with the scope)."""
+        bare = self._match(query, scoped=False)
+        if bare in self._common:
+            return None
+        gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        flags = f"{_REFUTED}, {gone}, {_CONTESTED}"
+        # `m` ranks the first matches, up to one more than INLINE_ROWS, in one pass over the index;
+        # when they are all there are (`k`), they are joined to `nodes` itself and bring their
+        # stored columns, the page's nodes — one full-text pass for the whole search. Otherwise `c`
+        # counts the matches up to the cap without ranking them, and only under the cap does the
+        # second arm rank them again and filter them through the slim `nodes_head`. `k` and `c`
+        # are the outer loops of their arms, so `c` is never counted for a small search.
+        inline = INLINE_ROWS if self._snapshot else 0
+        rows = self._db.rows(
+            f"WITH m AS MATERIALIZED (SELECT rowid AS seq, bm25(nodes_fts, {weights}) AS score FROM nodes_fts "
+            f"WHERE nodes_fts MATCH ?1 LIMIT {inline + 1}), k AS MATERIALIZED (SELECT count(*) AS n FROM m), "
+            "c AS MATERIALIZED (SELECT count(*) AS n FROM "
+            f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
+            f"SELECT n.id, n.seq, m.score AS score, {flags}, {_STORED_COLS} "
+            f"FROM k CROSS JOIN m CROSS JOIN nodes n ON n.seq = m.seq WHERE k.n <= {inline} AND {where} UNION ALL "
+            f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {flags}, {_NO_STORED_COLS} "
+            f"FROM k CROSS JOIN c CROSS JOIN nodes_fts {_MATCHED_NODES} "
+            f"WHERE k.n > {inline} AND c.n <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
+            "ORDER BY score, n.seq DESC",
+            [bare, *gone_params, *params, *gone_params, *params],  # each arm binds its own
+        )
+        if not rows and not self._is_rare(bare):
+            return None
+        kept = [SearchRow(r[0], r[1], r[2], bool(r[3]), bool(r[5])) for r in rows if not r[4]]
+        _note_superseded(query, [(r[0], bool(r[4])) for r in rows])
+        for r in rows:
+            if r[6] is not None:
+                self._stored[r[1]] = r[6:]
+                self._stored_seqs[r[0]] = r[1]
+        return kept[: query.window], len(kept), len(rows) - len(kept)
+
+    def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
+        where, params, superseded, sup_params = self._filters(query)
+        if query.tokens:
+            weights = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
+            rare = self._search_rare(query, weights, where, params, superseded, sup_params)
+            if rare is not None:
+                return rare
+            match = self._match(query, scoped=True)
+            source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
+            head: list[Any] = [match]
+            columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}"
+            order = "ORDER BY score, n.seq DESC"
+        else:
+            source = "FROM nodes n WHERE "
+            head = []
+            columns = f"n.id, n.seq, 0.0 AS score, {_REFUTED}"
+            order = "ORDER BY n.seq DESC"
+        if not query.omit_superseded:
+            rows = self._db.rows(
+                f"SELECT {columns} {source}{where} {order} LIMIT {int(query.window)}", [*head, *params]
+            )
+            total = len(rows)
+            if len(rows) == query.window and query.count_total:
+                count = self._db.one(f"SELECT count(*) {source}{where}", [*head, *params])
+                total = int(count[0]) if count else 0
+            return [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in rows], total, 0
+        # One pass flags superseded rows instead of a second query counting them.
+        limit = int(query.window) * 2
+        flagged = self._db.rows(
+            f"SELECT {columns}, {superseded} AS gone {source}{where} {order} LIMIT {limit}",
+            [*sup_params, *head, *params],
+        )
+        kept = [r for r in flagged if not r[4]]
+        omitted = len(flagged) - len(kept)
+        _note_superseded(query, [(r[0], bool(r[4])) for r in flagged])
+        total = len(kept)
+        if len(flagged) == limit or len(kept) > query.window:
+            if query.count_total:
+                # One more pass over the matches counts both the kept and the superseded.
+                counts = self._db.one(
+                    f"SELECT count(*), coalesce(sum({superseded}), 0) {source}{where}",
+                    [*sup_params, *head, *params],
+                )
+                matched, omitted = (int(counts[0]), int(counts[1])) if counts else (0, 0)
+                total = matched - omitted
+            kept = kept[: query.window]
+        return [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in kept], total, omitted
+
+    def count_matches(self, query: SearchQuery) -> int:
+        where, params, _, _ = self._filters(query)
+        if not query.tokens:
+            row = self._db.one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
+            return int(row[0]) if row else 0
+        match = self._planned_match(query)
+        row = self._db.one(
+            f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
+            [match, *params],
+        )
+        return int(row[0]) if row else 0
+
+
+def _note_superseded(query: SearchQuery, ranked: list[tuple[str, bool]]) -> None:
+    """Fill `query.superseded_out` from the ranked `(id, omitted as superseded)` matches."""
+    if query.superseded_out is None:
+        return
+    kept = 0
+    for node_id, gone in ranked:
+        if not gone:
+            kept += 1
+        elif len(query.superseded_out) < query.superseded_head:
+            query.superseded_out.append((kept, node_id))

@@ -1,0 +1,229 @@
+"""SQLite's session: the shared statements (`storage/sql/`) over an apsw connection, plus what is
+SQLite's own — the replay claim deferred to the commit (writers are serialised by `BEGIN
+IMMEDIATE`), full-text search (`search.py`), and node revisions split between `nodes` (the current
+one) and `past_revisions` (migration 010)."""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import apsw
+
+from kaeru.domain.model import Node
+from kaeru.errors import Internal
+from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
+from kaeru.storage.sql.db import Db, DuplicateKey, Params
+from kaeru.storage.sql.dialect import SQLITE
+from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
+from kaeru.storage.sql.session import SqlSession
+from kaeru.storage.sqlite.search import CommonWords, FtsSearch
+
+#: A node revision's columns from `past_revisions r` and from `nodes n` (the current one, which lives
+#: there only: migration 010), each with its request id and actor.
+_REV_R = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
+_REV_N = prefixed(NODE_COLS, "n") + ", n.request_id, n.actor"
+_compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
+
+#: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
+#: compressing ~300 bytes takes ~10 µs) primed with `_RESPONSE_WORDS`, what most responses share.
+#: Both are part of the file format: a new dictionary needs a new version byte.
+_RESPONSE_V1 = b"\x01"
+_RESPONSE_WORDS = (
+    b'"kind":"","message":"","field":null,"code":"","state":"unchanged","name":"","initiative":"",'
+    b'{"affected":[],"artifacts":[],"changes":[],"created":[{"id":"","revision":"1-"}],"evidence":[],'
+    b'"failed_steps":[],"issues":[],"primary":{"id":"","revision":"1-"},"slots":[],"state":"applied"}'
+)
+
+
+def _pack_response(response: dict[str, Any]) -> bytes:
+    packer = zlib.compressobj(1, zlib.DEFLATED, -10, 2, zdict=_RESPONSE_WORDS)
+    return _RESPONSE_V1 + packer.compress(_compact_json(response).encode("utf-8")) + packer.flush()
+
+
+def _unpack_response(stored: bytes | str) -> Any:
+    """A stored replay response: packed, or JSON text (rows written before migration 010)."""
+    if isinstance(stored, str):
+        return json.loads(stored)
+    if stored[:1] != _RESPONSE_V1:
+        raise Internal("a stored replay response has an unknown format")
+    unpacker = zlib.decompressobj(-10, zdict=_RESPONSE_WORDS)
+    return json.loads(unpacker.decompress(stored[1:]) + unpacker.flush())
+
+
+class SqliteDb(Db):
+    """Statements on one apsw connection; driver errors are translated where the store's transaction
+    ends (`SqliteStore._session`), not per call."""
+
+    dialect = SQLITE
+
+    def __init__(self, conn: apsw.Connection):
+        self._c = conn
+
+    def one(self, sql: str, params: Params = ()) -> tuple[Any, ...] | None:
+        for row in self._c.execute(sql, params):
+            return row  # type: ignore[no-any-return]
+        return None
+
+    def rows(self, sql: str, params: Params = ()) -> list[tuple[Any, ...]]:
+        return list(self._c.execute(sql, params))
+
+    def run(self, sql: str, params: Params = ()) -> int:
+        try:
+            self._c.execute(sql, params)
+        except apsw.ConstraintError as exc:
+            if "UNIQUE" in str(exc):
+                raise DuplicateKey(f"storage error: {exc}") from exc
+            raise
+        return int(self._c.changes())
+
+    def stream(self, sql: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
+        yield from self._c.execute(sql, params)
+
+
+class SqliteSession(FtsSearch, SqlSession):
+    """One transaction on one connection."""
+
+    def __init__(
+        self,
+        conn: apsw.Connection,
+        common: CommonWords | None = None,
+        *,
+        snapshot: bool = False,
+        secret: bytes | None = None,
+    ):
+        super().__init__(SqliteDb(conn), read_only=snapshot, secret=secret)
+        self._c = conn
+        self._common = common if common is not None else CommonWords()
+        # Replay keys claimed by this transaction: (args_hash, claimed at), written with the response.
+        self._claims: dict[RequestKey, tuple[str, str]] = {}
+        #: A read snapshot keeps the stored rows its search read (`_stored`); a write never does,
+        #: since it could change a row after reading it.
+        self._snapshot = snapshot
+
+    # --- replay -----------------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        row = self._db.one(
+            "SELECT args_hash, response FROM requests WHERE request_id = ? AND operation = ? AND initiative = ?",
+            (key.request_id, key.operation, key.initiative),
+        )
+        if row is not None and row[1] is not None:
+            return StoredRequest(row[0], _unpack_response(row[1]))
+        # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
+        # ends, so the row is written once, with its response (a claim row then an update cost two writes
+        # into a B-tree keyed by random ids).
+        self._claims[key] = (args_hash, now)
+        return None
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        args_hash, now = self._claims.pop(key)
+        self._db.run(
+            "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (key.initiative, key.operation, key.request_id, args_hash, _pack_response(response), now),
+        )
+
+    def purge_requests(self, before: str) -> int:
+        # Rows are in the order they were written (migration 010): the purge deletes the prefix older
+        # than `before`, reading only that prefix; a row written under a clock that went back waits for
+        # a later purge.
+        return self._db.run(
+            "DELETE FROM requests WHERE seq < coalesce((SELECT seq FROM requests WHERE created_at >= ? "
+            "ORDER BY seq LIMIT 1), (SELECT max(seq) + 1 FROM requests))",
+            (before,),
+        )
+
+    # --- node revisions ---------------------------------------------------------------------
+    def _node_extra(
+        self, node: Node, request_id: str | None, actor: str
+    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
+        return (("request_id", "?"), ("actor", "?")), (request_id, actor)
+
+    def _node_moves_on(self, seq: int) -> None:
+        # The revision the node moves past joins its history; the new one lives in `nodes` only.
+        self._db.run(
+            f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
+            f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+            (seq,),
+        )
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
+        if indexed:
+            self._db.run("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
+        if not node.retracted:
+            self._index(seq, node)
+
+    def node_at(self, node_id: str, moment: str) -> Node | None:
+        # The current revision (in `nodes`) has the highest rev_no; recorded_at grows with rev_no.
+        row = self._db.one(
+            f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? "
+            f"UNION ALL SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n "
+            "JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
+            "ORDER BY r.rev_no DESC LIMIT 1) LIMIT 1",
+            (node_id, moment, node_id, moment),
+        )
+        return self._d.node(row[0], row[1], row[2:-2]) if row else None
+
+    def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        found = self._db.rows(
+            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN past_revisions r "
+            "ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no) "
+            f"UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ?",
+            (node_id, node_id),
+        )
+        return [RevisionEntry(self._d.node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in found]
+
+    def has_revision(self, node_id: str, rev_no: int) -> bool:
+        sql = (
+            "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM past_revisions r "
+            "WHERE r.node_seq = n.seq AND r.rev_no = ?))"
+        )
+        return self._db.one(sql, (node_id, rev_no, rev_no)) is not None
+
+    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
+        live: set[str] = set()
+        for part in self._d.chunks(node_ids):
+            # The revision in force at `moment`: the current one (in `nodes`) if recorded by then, else
+            # the latest past one recorded by then (none: the node did not exist yet).
+            found = self._db.rows(
+                "SELECT n.id, CASE WHEN n.recorded_at <= ? THEN n.retracted ELSE (SELECT r.retracted "
+                "FROM past_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
+                f"LIMIT 1) END FROM nodes n WHERE n.id IN ({marks(len(part))})",
+                (moment, moment, *part),
+            )
+            live.update(node_id for node_id, retracted in found if retracted == 0)
+        return live
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(
+            f"SELECT n.id FROM nodes n WHERE n.retracted = 0 AND json_type(n.properties, ?) IS NOT NULL AND {scope} "
+            "ORDER BY n.seq",
+            ["$." + key, *params],
+        )
+        return [r[0] for r in found]
+
+    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        where, params = "1 = 1", []
+        if initiative_ids is not None:
+            ids = marks(len(initiative_ids))
+            where = (
+                f"(EXISTS (SELECT 1 FROM json_each(n.initiatives) j WHERE j.value IN ({ids})) OR "
+                "EXISTS (SELECT 1 FROM past_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
+                f"AND j.value IN ({ids})))"
+            )
+            params = [*initiative_ids, *initiative_ids]
+        # Past revisions (`past_revisions`) and the current one (`nodes`): nodes in the order the vault
+        # recorded them (an import reproduces it), each node's revisions in rev_no order.
+        sql = (
+            f"SELECT n.seq AS node_order, r.node_seq, n.id, {_REV_R} FROM nodes n "
+            f"JOIN past_revisions r ON r.node_seq = n.seq WHERE {where} "
+            f"UNION ALL SELECT n.seq, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
+            "ORDER BY node_order, rev_no"
+        )
+        for row in self._db.stream(sql, [*params, *params]):
+            yield RevisionEntry(self._d.node(row[1], row[2], row[3:-2]), row[-2], row[-1])
