@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import (
     MAX_TOKEN_CHARS,
     lang_tag,
     merge_tags,
     query_tokens,
-    refusal_of_lone_surrogate,
     tokens,
     topic_tags,
 )

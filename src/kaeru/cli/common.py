@@ -23,7 +23,7 @@ import click
 
 from kaeru import __version__
 from kaeru.config import Settings
-from kaeru.domain.text import refusal_of_lone_surrogate
+from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import KaeruError
 from kaeru.storage.base import Store
 

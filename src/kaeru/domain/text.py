@@ -14,13 +14,12 @@ import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast
+from typing import cast
 
 import Stemmer
 
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.naming import NOT_NAME_CHAR
-from kaeru.errors import InvalidArgument
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -474,54 +473,3 @@ def manual_tags(tags: Iterable[str]) -> str:
     priors and filters instead, so they would only add noise to word matching. `topic:` tags stay:
     they name a node's most prominent words, which is what a question usually asks about."""
     return " ".join(t for t in tags if not t.startswith(("lang:", "kind:", "status:")))
-
-
-#: Half a UTF-16 surrogate pair, which a Python str can hold but UTF-8 cannot encode.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _lone(text: str) -> str | None:
-    """`U+D800` for the first lone surrogate of `text`, else None (ASCII text: one C call)."""
-    if text.isascii():
-        return None
-    found = _SURROGATE.search(text)
-    return f"U+{ord(found.group()):04X}" if found else None
-
-
-def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
-    """(path, code point) of the first string or key in `value` holding a lone surrogate."""
-    if isinstance(value, str):
-        found = _lone(value)
-        return (path, found) if found else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            found = _lone(str(key))
-            if found:
-                return (where, found)
-            hit = lone_surrogate(item, where)
-            if hit:
-                return hit
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            hit = lone_surrogate(item, f"{path}[{i}]")
-            if hit:
-                return hit
-    return None
-
-
-def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
-    """The `invalid_argument` refusal for the first lone surrogate in a call's arguments, or None.
-
-    Half a UTF-16 surrogate pair can reach Python text — a JSON `"\\ud800"` escape, or a command
-    line's undecodable byte (`surrogateescape`) — but it is not Unicode and cannot be stored.
-    """
-    hit = lone_surrogate(arguments)
-    if hit is None:
-        return None
-    field, code_point = hit
-    return InvalidArgument(
-        f"{field} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text; "
-        "send the text as UTF-8 (or escape whole surrogate pairs)",
-        field=field,
-    )

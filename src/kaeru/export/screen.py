@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain import guard
-from kaeru.domain.text import refusal_of_lone_surrogate
+from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
 from kaeru.export import amg
 from kaeru.service.mutation import (

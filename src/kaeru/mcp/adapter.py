@@ -18,7 +18,7 @@ import anyio
 import mcp_types as types
 import pydantic_core
 
-from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
+from kaeru.domain.surrogates import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.errors import Internal, KaeruError
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from kaeru.domain.text import lone_surrogate, refusal_of_lone_surrogate
+from kaeru.domain.surrogates import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.fastpath import WIRE_VERSIONS, wire_result
 

@@ -30,7 +30,8 @@ from kaeru.domain.model import (
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
 from kaeru.domain.similar import suggest
-from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, refusal_of_lone_surrogate, topic_tags
+from kaeru.domain.surrogates import refusal_of_lone_surrogate
+from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service import grants
