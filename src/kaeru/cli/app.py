@@ -6,10 +6,10 @@ The group and its shared helpers live in `cli/common.py`; the commands in `reads
 
 from __future__ import annotations
 
-from kaeru.cli import admin, doctor, importers, reads, writes
+from kaeru.cli import admin, doctor, importers, reads, setup, writes
 from kaeru.cli.common import cli
 
-__all__ = ["admin", "cli", "doctor", "importers", "main", "reads", "writes"]
+__all__ = ["admin", "cli", "doctor", "importers", "main", "reads", "setup", "writes"]
 
 
 def main() -> None:
