@@ -232,3 +232,11 @@ def test_the_import_bench_runs_small(tmp_path: Path) -> None:
     rows = bench.main(["--entities", "40", "--backend", "sqlite", "--workdir", str(tmp_path)])
     assert rows[0]["first"] == {"created": 40, "edges_added": 40, "changes": 80}
     assert rows[0]["second_changes"] == 0
+
+
+def test_an_empty_source_writes_nothing(service: Service, tmp_path: Path) -> None:
+    empty = tmp_path / "memory.jsonl"
+    empty.write_text("\n")
+    assert import_jsonl(service, empty)["changes"] == 0
+    with service.store.read() as session:
+        assert session.initiative_by_name("heron") is None

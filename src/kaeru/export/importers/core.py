@@ -225,7 +225,7 @@ def apply(
         report.issues.extend(outcome.issues)
         touched.extend(ref.id for ref in (*outcome.created, *outcome.affected))
 
-    for start in range(0, max(len(items), 1), chunk):
+    for start in range(0, len(items), chunk):
         part = items[start : start + chunk]
         run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, batch.format, part, ids, report))  # type: ignore[misc]
         progress("nodes", min(start + chunk, len(items)), len(items))
