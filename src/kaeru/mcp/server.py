@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from kaeru import __version__
+from kaeru.mcp import prompts, resources
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
 
@@ -22,6 +24,9 @@ INSTRUCTIONS = """kaeru is your persistent memory of record, shared across sessi
 
 ENTRY: pass `initiative` (the project's scope) on every call; use the same spelling each time — \
 a write to a new name creates it and warns with did-you-mean suggestions.
+
+START: call `context` with the initiative first: its rules in force, open tasks and hypotheses, \
+recent memory (`initiatives` lists the names).
 
 LOOK FIRST: before asking the user or deciding, `search` the initiative for what is already \
 known (literal words; `prefix: true` for word starts). `read` opens one node in full; `read` with \
@@ -100,6 +105,39 @@ def build_server(
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
         return await registry.call(params.name, params.arguments)
 
+    # Prompts and resources (issue 19): built by the tools' own handlers, so they say what the tools say.
+    async def list_prompts(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        return prompts.list_prompts()
+
+    async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        return await prompts.get_prompt(registry, params.name, params.arguments)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return await resources.list_resources(registry)
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return resources.list_templates()
+
+    async def read_resource(
+        ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        return await resources.read_resource(registry, params.uri)
+
+    async def complete(ctx: ServerRequestContext[Any], params: types.CompleteRequestParams) -> types.CompleteResult:
+        def values() -> types.Completion:
+            found = prompts.complete(registry, params.ref, params.argument)
+            if found is None:
+                found = resources.complete(registry, params.ref, params.argument)
+            return found if found is not None else types.Completion(values=[])
+
+        return types.CompleteResult(completion=await anyio.to_thread.run_sync(values))
+
     server: Server[Any] = Server(
         "kaeru-memory",
         version=__version__,
@@ -107,6 +145,12 @@ def build_server(
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read_resource,
+        on_completion=complete,
     )
     server.middleware = middleware(server.middleware, FastToolCalls(registry), tracing=_tracing_configured())
     return KaeruServer(server, registry, store)

@@ -1,0 +1,61 @@
+"""`kaeru import-from FORMAT PATH --initiative NAME`: bring in what another memory held.
+
+Formats: `memory-jsonl` (the official MCP memory server's `memory.jsonl`), `markdown` (a folder of
+notes with front matter and `[[wikilinks]]`: Obsidian, basic-memory), `kaeru-md` (the original
+kaeru's Markdown export). Idempotent: running it again reports 0 changes (decision 19.I2).
+With `--json` it prints `{"ok": true, "format", "initiative", "items", "created", "revised",
+"unchanged", "edges_added", "edges_unchanged", "changes", "issues"}`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kaeru.cli.common import EXIT_REJECTED, cli, echo_json, fail, progress_bar, service_of, wants_json
+
+FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
+
+
+@cli.command("import-from")
+@click.argument("format_name", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--initiative", required=True, help="The initiative to import into (created if new).")
+@click.pass_context
+def import_from(ctx: click.Context, format_name: str, path: Path, initiative: str) -> None:
+    """Import another memory's content: memory-jsonl FILE, markdown FOLDER or kaeru-md FOLDER."""
+    from kaeru.export.importers import apply, memory_jsonl, notes
+
+    if format_name == "memory-jsonl":
+        if not path.is_file():
+            fail(ctx, "invalid_argument", f"{path} is not a file (memory-jsonl reads memory.jsonl)", EXIT_REJECTED)
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            batch = memory_jsonl.read(lines)
+    else:
+        if not path.is_dir():
+            fail(
+                ctx,
+                "invalid_argument",
+                f"{path} is not a folder ({format_name} reads a folder of .md files)",
+                EXIT_REJECTED,
+            )
+        batch = notes.read_markdown(path) if format_name == "markdown" else notes.read_kaeru(path)
+    service = service_of(ctx)
+    with progress_bar(ctx) as bar:
+        task = bar.add_task(f"importing {len(batch.items)} item(s), {len(batch.links)} link(s)", total=None)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{stage}: {done}/{total}")
+
+        report = apply(service, initiative, batch, progress=progress)
+    if wants_json(ctx):
+        echo_json(report.to_json())
+        return
+    click.echo(
+        f"{report.format} → {report.initiative}: {report.items} item(s): {report.created} created, "
+        f"{report.revised} revised, {report.unchanged} unchanged; edges: {report.edges_added} added, "
+        f"{report.edges_unchanged} unchanged; {report.changes} change(s)"
+    )
+    for issue in report.issues:
+        click.echo(f"{issue.code}: {issue.message}", err=True)

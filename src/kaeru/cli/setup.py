@@ -1,0 +1,265 @@
+"""`kaeru setup CLIENT [--http URL] [--write]`: the MCP client configuration that starts (or reaches) kaeru.
+
+Prints the snippet for the client's own configuration file on stdout (where it goes on stderr);
+`--write` merges it into that file — every other server and setting kept, the file's previous
+content saved beside it as `<name>.bak-<UTC time>` — and says what it did. Clients and files
+(user level; `--path` names another, e.g. a project's `.vscode/mcp.json`), see docs/clients.md:
+
+| client | file | key |
+|---|---|---|
+| claude-code | `~/.claude.json` | `mcpServers` (`type` stdio/http) |
+| claude-desktop | `~/Library/Application Support/Claude/claude_desktop_config.json` (macOS), `%APPDATA%\\Claude\\…` (Windows), `~/.config/Claude/…` (Linux) | `mcpServers` (HTTP through `npx mcp-remote`) |
+| cursor | `~/.cursor/mcp.json` | `mcpServers` (`url` for HTTP) |
+| vscode | the user profile's `mcp.json` (`~/.config/Code/User/mcp.json` on Linux) | `servers` (`type` stdio/http) |
+| codex | `$CODEX_HOME/config.toml` (`~/.codex/config.toml`) | `[mcp_servers.<name>]` (`url`, `bearer_token_env_var`) |
+| windsurf | `~/.codeium/windsurf/mcp_config.json` | `mcpServers` (`serverUrl` for HTTP) |
+
+A bearer token is never written into a file: `--token-env NAME` makes the configuration read it from
+that environment variable, in the client's own syntax (decision 19.I4).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, wants_json
+
+CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
+
+
+def server_command() -> list[str]:
+    """How a client starts this kaeru: the `kaeru` script beside this interpreter, else on PATH,
+    else `python -m kaeru` with this interpreter (clients start servers with a bare PATH, so the
+    path is absolute)."""
+    beside = Path(sys.executable).parent / ("kaeru.exe" if os.name == "nt" else "kaeru")
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("kaeru")
+    if found:
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "kaeru"]
+
+
+def _config_home() -> Path:
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support"
+    if os.name == "nt":
+        return Path(os.environ.get("APPDATA") or Path.home() / "AppData" / "Roaming")
+    return Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+
+
+def config_path(client: str) -> Path:
+    """The client's user-level configuration file."""
+    home = Path.home()
+    if client == "claude-code":
+        return home / ".claude.json"
+    if client == "claude-desktop":
+        return _config_home() / "Claude" / "claude_desktop_config.json"
+    if client == "cursor":
+        return home / ".cursor" / "mcp.json"
+    if client == "vscode":
+        return _config_home() / "Code" / "User" / "mcp.json"
+    if client == "codex":
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "config.toml"
+    if client == "windsurf":
+        return home / ".codeium" / "windsurf" / "mcp_config.json"
+    raise ValueError(client)
+
+
+def entry(client: str, *, http: str | None, token_env: str | None, env: dict[str, str]) -> dict[str, Any]:
+    """The one server entry for `client`."""
+    if http is None:
+        command, *prefix = server_command()
+        stdio: dict[str, Any] = {"command": command, "args": [*prefix, "serve"]}
+        if env:
+            stdio["env"] = env
+        if client in ("claude-code", "vscode"):
+            return {"type": "stdio", **stdio}
+        return stdio
+    header = {"Authorization": f"Bearer {_reference(client, token_env)}"} if token_env else {}
+    if client == "claude-desktop":
+        # Claude Desktop's file starts local servers only; `mcp-remote` bridges stdio to HTTP.
+        args = ["-y", "mcp-remote", http]
+        if token_env:
+            args += ["--header", f"Authorization: Bearer ${{{token_env}}}"]
+        return {"command": "npx", "args": args}
+    if client == "codex":
+        return {"url": http, **({"bearer_token_env_var": token_env} if token_env else {})}
+    key = "serverUrl" if client == "windsurf" else "url"
+    remote: dict[str, Any] = {key: http}
+    if client in ("claude-code", "vscode"):
+        remote = {"type": "http", **remote}
+    if header:
+        remote["headers"] = header
+    return remote
+
+
+def _reference(client: str, name: str | None) -> str:
+    """`name`'s value as the client expands an environment variable in its file."""
+    if client in ("cursor", "vscode", "windsurf"):
+        return f"${{env:{name}}}"
+    return f"${{{name}}}"
+
+
+def document(client: str, name: str, server: dict[str, Any]) -> dict[str, Any]:
+    key = "servers" if client == "vscode" else "mcp_servers" if client == "codex" else "mcpServers"
+    return {key: {name: server}}
+
+
+def toml_text(name: str, server: dict[str, Any]) -> str:
+    """`[mcp_servers.<name>]` (and its `.env` table) as TOML."""
+    header = f"mcp_servers.{_toml_key(name)}"
+    lines = [f"[{header}]"]
+    for key, value in server.items():
+        if key != "env":
+            lines.append(f"{_toml_key(key)} = {json.dumps(value, ensure_ascii=False)}")
+    if server.get("env"):
+        lines += ["", f"[{header}.env]"]
+        lines += [f"{_toml_key(k)} = {json.dumps(v, ensure_ascii=False)}" for k, v in server["env"].items()]
+    return "\n".join(lines) + "\n"
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("-", "").replace("_", "").isalnum() and key.isascii() else json.dumps(key)
+
+
+def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
+    """`existing` with its `[mcp_servers.<name>]` tables (if any) replaced by the new one, at the end."""
+    header = f"mcp_servers.{_toml_key(name)}"
+    kept: list[str] = []
+    skipping = False
+    for line in existing.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            table = stripped.strip("[]").strip()
+            skipping = table == header or table.startswith(header + ".")
+        elif stripped.startswith("[["):
+            skipping = False
+        if not skipping:
+            kept.append(line)
+    text = "\n".join(kept).rstrip("\n")
+    return (text + "\n\n" if text else "") + toml_text(name, server)
+
+
+def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[bool, Path | None]:
+    """Merge the entry into `path`; (changed, the backup made). Raises ValueError on a file that
+    does not parse (it is left as it is)."""
+    existing = path.read_text(encoding="utf-8") if path.exists() else None
+    if client == "codex":
+        if existing is not None:
+            try:
+                tomllib.loads(existing)
+            except tomllib.TOMLDecodeError as exc:
+                raise ValueError(f"{path} is not valid TOML ({exc}); it was left as it is") from exc
+        new = merged_toml(existing or "", name, server)
+        tomllib.loads(new)
+    else:
+        data: Any = {}
+        if existing is not None and existing.strip():
+            try:
+                data = json.loads(existing)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path} is not valid JSON ({exc}); it was left as it is") from exc
+            if not isinstance(data, dict):
+                raise ValueError(f"{path} does not hold a JSON object; it was left as it is")
+        key = next(iter(document(client, name, server)))
+        servers = data.get(key)
+        if servers is not None and not isinstance(servers, dict):
+            raise ValueError(f"{path}: {key!r} is not an object; it was left as it is")
+        if (servers or {}).get(name) == server:
+            return False, None
+        data[key] = {**(servers or {}), name: server}
+        new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if existing == new:
+        return False, None
+    backup = None
+    if existing is not None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        n = 1
+        while backup.exists():
+            n += 1
+            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
+        shutil.copy2(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.kaeru-tmp")
+    temporary.write_text(new, encoding="utf-8")
+    os.replace(temporary, path)
+    return True, backup
+
+
+@cli.command()
+@click.argument("client", type=click.Choice(CLIENTS))
+@click.option("--http", "http", metavar="URL", help="Reach a running `kaeru serve --http` at URL (…/mcp) instead.")
+@click.option("--token-env", metavar="NAME", help="With --http: send the bearer token from this environment variable.")
+@click.option("--name", default="kaeru", show_default=True, help="The server's name in the client.")
+@click.option(
+    "--path", "target", type=click.Path(path_type=Path), help="Another file (e.g. a project's .vscode/mcp.json)."
+)
+@click.option("--write", "do_write", is_flag=True, help="Merge into the file (a backup of it is kept).")
+@click.pass_context
+def setup(
+    ctx: click.Context,
+    client: str,
+    http: str | None,
+    token_env: str | None,
+    name: str,
+    target: Path | None,
+    do_write: bool,
+) -> None:
+    """Print (or --write) CLIENT's configuration for kaeru: claude-code, claude-desktop, cursor,
+    vscode, codex or windsurf."""
+    if token_env and not http:
+        raise click.UsageError("--token-env goes with --http")
+    root = ctx.find_root().obj or {}
+    env: dict[str, str] = {}
+    settings = root.get("settings")
+    if http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
+        env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
+    server = entry(client, http=http, token_env=token_env, env=env)
+    path = (target or config_path(client)).expanduser()
+    changed, backup = False, None
+    if do_write:
+        try:
+            changed, backup = write(path, client, name, server)
+        except (ValueError, OSError) as exc:
+            fail(ctx, "setup_failed", str(exc), EXIT_FAILED)
+    rendered = toml_text(name, server) if client == "codex" else json.dumps(document(client, name, server), indent=2)
+    if wants_json(ctx):
+        echo_json(
+            {
+                "ok": True,
+                "client": client,
+                "path": str(path),
+                "config": document(client, name, server),
+                "written": changed,
+                "backup": str(backup) if backup else None,
+            }
+        )
+        return
+    click.echo(rendered, nl=not rendered.endswith("\n"))
+    if do_write:
+        done = (
+            f"wrote {path}" + (f" (previous content in {backup})" if backup else "")
+            if changed
+            else f"{path} already holds it"
+        )
+        click.echo(done, err=True)
+    else:
+        click.echo(f"# put this in {path} (or run again with --write)", err=True)
+        if client == "claude-code" and http is None:
+            click.echo(f"# or: claude mcp add --scope user {name} -- {' '.join(server_command())} serve", err=True)
+
+
+def _vault_given(ctx: click.Context) -> bool:
+    source = ctx.find_root().get_parameter_source("vault")
+    return source is not None and source.name in ("COMMANDLINE", "ENVIRONMENT")

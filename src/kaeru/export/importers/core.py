@@ -1,0 +1,360 @@
+"""Writing what another memory held into an initiative: screened, chunked, idempotent.
+
+An importer (`memory_jsonl`, `notes`) reads its source into a `Batch` of `Item`s (future nodes, each
+with a key stable in its source) and `Link`s (future edges between keys). `apply` writes the batch
+through `run_mutation` — the tools' one write path, audited as `import_from` — in chunks of
+`CHUNK` items, each its own transaction, after screening every text against the same limits and
+secret policy as a tool write (nothing is written if anything is refused; decision 19.I1).
+
+Idempotency (decision 19.I2): each imported node carries `properties.imported_from` = `{format, key,
+sha256}` (the digest of what the source said). A re-import finds its nodes by key in the initiative:
+the same digest → unchanged (even when a person revised the node since: their edit wins); a
+different digest → the node is revised to what the source now says (history keeps the old text);
+a new key → a new node. An edge already live with the same weight and labels is left as it is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
+from kaeru.domain.text import merge_tags
+from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
+from kaeru.export.screen import LISTED, Refusal
+from kaeru.service.mutation import (
+    MAX_TAGS,
+    WriteContext,
+    check_name,
+    check_tag,
+    check_text,
+    normalise_initiative,
+    retag,
+    run_mutation,
+    screen_secrets,
+)
+from kaeru.service.outcomes import Issue
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+
+#: Items written per transaction: a chunk holds the write lock briefly (decision 15.P5's reasoning).
+CHUNK = 500
+#: The property that marks an imported node (and finds it again on a re-import).
+MARK = "imported_from"
+#: The weight of an imported link: the sources say nothing of how load-bearing it is.
+LINK_WEIGHT = 0.5
+OPERATION = "import_from"
+
+Progress = Callable[[str, int, int], None]
+
+
+def _quiet(stage: str, done: int, total: int) -> None:
+    return None
+
+
+@dataclass
+class Item:
+    """One future node. `key` identifies it in its source (an entity name, a note's path, an id)."""
+
+    key: str
+    name: str
+    body: str
+    node_type: NodeType
+    tags: list[str] = field(default_factory=list)
+    layer: Layer = Layer.WARM
+    #: Where it was read from, for refusals ("line 12", "notes/a.md").
+    origin: str = ""
+    #: Extra properties kept as they are (screened like every text).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def digest(self) -> str:
+        material = [self.name, self.body, self.node_type.value, sorted(self.tags), self.layer.value, self.extra]
+        return hashlib.sha256(json.dumps(material, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class Link:
+    src: str
+    dst: str
+    edge_type: EdgeType
+    #: The source's own name for the relation when it is not one of kaeru's edge types.
+    label: str | None = None
+    origin: str = ""
+
+
+@dataclass
+class Batch:
+    format: str
+    items: list[Item] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    #: What the reader left out, with why (a malformed line, a link to nothing).
+    skipped: list[Issue] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    format: str
+    initiative: str
+    items: int = 0
+    created: int = 0
+    revised: int = 0
+    unchanged: int = 0
+    edges_added: int = 0
+    edges_unchanged: int = 0
+    issues: list[Issue] = field(default_factory=list)
+
+    @property
+    def changes(self) -> int:
+        return self.created + self.revised + self.edges_added
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "format": self.format,
+            "initiative": self.initiative,
+            "items": self.items,
+            "created": self.created,
+            "revised": self.revised,
+            "unchanged": self.unchanged,
+            "edges_added": self.edges_added,
+            "edges_unchanged": self.edges_unchanged,
+            "changes": self.changes,
+            "issues": [{"code": i.code, "message": i.message, "field": i.field} for i in self.issues],
+        }
+
+
+def screen(batch: Batch, policy: str) -> list[Issue]:
+    """Check every item against a tool write's limits and the secret `policy`, redacting in place
+    under `redact`; raises the refusal of the whole batch (naming every refused field) if any."""
+    refusals: list[Refusal] = []
+    issues: list[Issue] = []
+
+    def text(item: Item, line: int, field_name: str, value: str) -> str:
+        try:
+            check_text(field_name, value)
+            cleaned, issue = screen_secrets(policy, field_name, value)
+        except KaeruError as error:
+            refusals.append(Refusal(line, f"{item.origin or item.key}: {field_name}", error.code, error.message))
+            return value
+        if issue is not None:
+            issues.append(Issue(issue.code, f"{item.origin or item.key}: {issue.message}", field_name))
+        return cleaned
+
+    for line, item in enumerate(batch.items, 1):
+        try:
+            check_name("name", item.name)
+        except KaeruError as error:
+            refusals.append(Refusal(line, f"{item.origin or item.key}: name", error.code, error.message))
+        item.name = text(item, line, "name", item.name)
+        item.body = text(item, line, "body", item.body)
+        if len(item.tags) > MAX_TAGS:
+            refusals.append(Refusal(line, f"{item.origin or item.key}: tags", "invalid_argument", "too many tags"))
+        for i, tag in enumerate(item.tags):
+            try:
+                check_tag("tags", i, tag)
+            except KaeruError as error:
+                refusals.append(Refusal(line, f"{item.origin or item.key}: tags[{i}]", error.code, error.message))
+            else:
+                item.tags[i] = text(item, line, f"tags[{i}]", tag)
+        item.extra = _walk(item.extra, partial(text, item, line, "properties"))
+        item.key = text(item, line, "key", item.key)
+    for line, link in enumerate(batch.links, len(batch.items) + 1):
+        if link.label is not None:
+            try:
+                check_text("label", link.label)
+                link.label, _ = screen_secrets(policy, "label", link.label)
+            except KaeruError as error:
+                refusals.append(Refusal(line, f"{link.origin}: relation", error.code, error.message))
+    if refusals:
+        listed = "; ".join(f"{r.field}: {r.message}" for r in refusals[:LISTED])
+        more = f"; and {len(refusals) - LISTED} more" if len(refusals) > LISTED else ""
+        message = f"nothing was imported: {len(refusals)} field(s) refused — {listed}{more}"
+        if all(r.code == SecretDetected.code for r in refusals):
+            raise SecretDetected(
+                message + ". Remove the secrets from the source, or set KAERU_SECRET_POLICY=redact", field="path"
+            )
+        raise InvalidArgument(message, field="path")
+    return issues
+
+
+def _walk(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {k: _walk(v, clean) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, clean) for v in value]
+    return value
+
+
+def apply(
+    service: Service,
+    initiative: str,
+    batch: Batch,
+    *,
+    actor: str | None = None,
+    progress: Progress = _quiet,
+    chunk: int = CHUNK,
+) -> Report:
+    """Write `batch` into `initiative` (created if new); the counts of what changed."""
+    rt = service.rt
+    name = normalise_initiative(initiative)
+    who = actor or rt.settings.actor
+    report = Report(batch.format, name, items=len(batch.items))
+    report.issues.extend(batch.skipped)
+    report.issues.extend(screen(batch, rt.settings.secret_policy))
+    items = _dedupe(batch.items, report)
+    ids: dict[str, str] = {}
+    touched: list[str] = []
+
+    def run(label: str, body: Callable[[WriteContext], None]) -> None:
+        outcome, _ = run_mutation(
+            rt,
+            operation=OPERATION,
+            initiative=name,
+            request_id=None,
+            args={"format": batch.format, "part": label},
+            actor=who,
+            body=body,
+        )
+        report.issues.extend(outcome.issues)
+        touched.extend(ref.id for ref in (*outcome.created, *outcome.affected))
+
+    for start in range(0, len(items), chunk):
+        part = items[start : start + chunk]
+        run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+        progress("nodes", min(start + chunk, len(items)), len(items))
+    links = batch.links
+    for start in range(0, len(links), chunk * 4):
+        part_links = links[start : start + chunk * 4]
+        run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+        progress("links", min(start + chunk * 4, len(links)), len(links))
+    if rt.embedder is not None and touched:
+        from kaeru.service.recall import embed_nodes
+
+        embed_nodes(rt, list(dict.fromkeys(touched)))
+    return report
+
+
+def _dedupe(items: Iterable[Item], report: Report) -> list[Item]:
+    """One item per key (the last one read wins, as a later line of a memory file does)."""
+    by_key: dict[str, Item] = {}
+    for item in items:
+        if item.key in by_key:
+            report.issues.append(
+                Issue("duplicate_key", f"{item.origin or item.key}: {item.key!r} appears twice; the last one is kept")
+            )
+        by_key[item.key] = item
+    return list(by_key.values())
+
+
+def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
+    """The initiative's live nodes imported from `fmt`, by key."""
+    found = ctx.session.nodes_with_property([ctx.initiative.id], MARK)
+    out: dict[str, Node] = {}
+    for node in ctx.session.nodes_by_ids(found).values():
+        mark = node.properties.get(MARK)
+        if isinstance(mark, dict) and mark.get("format") == fmt and isinstance(mark.get("key"), str):
+            out[mark["key"]] = node
+    return out
+
+
+def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, str], report: Report) -> None:
+    known = _imported(ctx, fmt)
+    for item in items:
+        mark = {"format": fmt, "key": item.key, "sha256": item.digest()}
+        existing = known.get(item.key)
+        if existing is None:
+            node = ctx.create_node(
+                node_type=item.node_type,
+                body=item.body,
+                name=item.name,
+                tags=item.tags,
+                layer=item.layer,
+                properties={**item.extra, MARK: mark},
+            )
+            report.created += 1
+        elif existing.properties.get(MARK, {}).get("sha256") == mark["sha256"]:
+            node = existing
+            report.unchanged += 1
+        else:
+            locked = ctx.session.get_node(existing.id, for_update=True) or existing
+            own = [t for t in locked.tags if t.startswith(("kind:", "status:"))]
+            node = ctx.update_node(
+                locked,
+                name=item.name,
+                body=item.body,
+                layer=item.layer,
+                tags=retag(merge_tags(item.tags, own), item.name, item.body, locked.id),
+                properties={**locked.properties, **item.extra, MARK: mark},
+            )
+            ctx.mark_affected(node)
+            report.revised += 1
+        ids[item.key] = node.id
+    if ctx.outcome.created or ctx.outcome.affected:
+        ctx.outcome.primary = (ctx.outcome.created or ctx.outcome.affected)[0]
+    else:
+        ctx.outcome.state = "unchanged"
+
+
+def _write_links(ctx: WriteContext, fmt: str, links: list[Link], ids: dict[str, str], report: Report) -> None:
+    missing = [link for link in links if link.src not in ids or link.dst not in ids]
+    if missing:
+        known = _imported(ctx, fmt)
+        for key, node in known.items():
+            ids.setdefault(key, node.id)
+    labels: dict[tuple[str, str, EdgeType], list[str]] = {}
+    order: list[tuple[str, str, EdgeType]] = []
+    for link in links:
+        src, dst = ids.get(link.src), ids.get(link.dst)
+        if src is None or dst is None:
+            gone = link.src if src is None else link.dst
+            report.issues.append(Issue("link_skipped", f"{link.origin}: no item {gone!r} to link", "links"))
+            continue
+        if src == dst:
+            continue
+        triple = (src, dst, link.edge_type)
+        if triple not in labels:
+            labels[triple] = []
+            order.append(triple)
+        if link.label and link.label not in labels[triple]:
+            labels[triple].append(link.label)
+    added = 0
+    for src, dst, edge_type in order:
+        wanted = labels[(src, dst, edge_type)]
+        previous = ctx.session.get_edge(src, dst, edge_type)
+        known_labels = previous.properties.get("relations", []) if previous is not None else []
+        if (
+            previous is not None
+            and not previous.retracted
+            and previous.weight == LINK_WEIGHT
+            and all(label in known_labels for label in wanted)
+        ):
+            report.edges_unchanged += 1
+            continue
+        recorded = ctx._stamp(previous.recorded_at if previous else None)
+        properties = dict(previous.properties) if previous is not None else {}
+        if wanted or known_labels:
+            properties["relations"] = sorted({*known_labels, *wanted})
+        ctx.session.put_edge(
+            Edge(
+                src=src,
+                dst=dst,
+                edge_type=edge_type,
+                weight=LINK_WEIGHT,
+                rev_no=(previous.rev_no + 1) if previous else 1,
+                recorded_at=recorded,
+                created_at=previous.created_at if previous and not previous.retracted else recorded,
+                properties=properties,
+            )
+        )
+        ctx.changes_log.append({"edge": [src, dst, edge_type.value], "weight": LINK_WEIGHT})
+        report.edges_added += 1
+        added += 1
+    if not added:
+        ctx.outcome.state = "unchanged"

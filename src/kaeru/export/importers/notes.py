@@ -1,0 +1,251 @@
+"""Folders of Markdown notes: any notes with front matter and `[[wikilinks]]` (Obsidian,
+basic-memory), and the original kaeru's Markdown export (`<tier>/<type>/<slug>.md` pages).
+
+A note becomes a node keyed by its path (a kaeru page by its `id`); its `[[links]]` become edges.
+A link in a list item written `- <relation> [[Target]]` (basic-memory's relations) is typed by
+`relations.edge_type_of`; any other link is `refers_to`. A link naming no note in the folder is
+left out and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kaeru.domain.model import NOTE_KIND_TYPES, EdgeType, Layer, NodeType, NoteKind
+from kaeru.export.importers.core import Batch, Item, Link
+from kaeru.export.importers.relations import edge_type_of, normal
+from kaeru.service.outcomes import Issue
+
+MARKDOWN = "markdown"
+KAERU_MD = "kaeru-md"
+#: The kaeru export's files that are not pages.
+KAERU_FRAME = {"README.md", "INDEX.md", "LOG.md"}
+#: Tags the server derives again from the text: not carried over.
+DERIVED = ("topic:", "lang:")
+
+WIKILINK = re.compile(r"!?\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
+RELATION_ITEM = re.compile(r"^\s*[-*+]\s+([A-Za-z][\w -]{0,60}?)\s+\[\[")
+KAERU_EDGE_ITEM = re.compile(r"^\s*-\s+([a-z_]+)\s+\([0-9.]+\)\s+→\s+\[\[")
+HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$")
+
+
+@dataclass
+class Page:
+    path: str
+    front: dict[str, Any]
+    text: str
+
+
+def front_matter(text: str) -> tuple[dict[str, Any], str]:
+    """The YAML front matter's simple keys (scalars, `[a, b]` and `- a` lists) and the rest."""
+    if not text.startswith("---"):
+        return {}, text
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return {}, text
+    for end in range(1, len(lines)):
+        if lines[end].strip() in ("---", "..."):
+            break
+    else:
+        return {}, text
+    front: dict[str, Any] = {}
+    current: str | None = None
+    for line in lines[1:end]:
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        stripped = line.strip()
+        if stripped.startswith("- ") and current is not None and line[:1] in (" ", "-"):
+            if not isinstance(front.get(current), list):
+                front[current] = []
+            front[current].append(_scalar(stripped[2:]))
+            continue
+        if ":" not in line or line[:1].isspace():
+            continue
+        key, _, value = line.partition(":")
+        current = key.strip()
+        front[current] = _value(value.strip())
+    return front, "\n".join(lines[end + 1 :])
+
+
+def _value(raw: str) -> Any:
+    if raw == "":
+        return None
+    if raw.startswith("[") and raw.endswith("]"):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            inner = raw[1:-1].strip()
+            return [_scalar(p) for p in inner.split(",") if p.strip()] if inner else []
+    return _scalar(raw)
+
+
+def _scalar(raw: str) -> Any:
+    raw = raw.strip()
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        if raw[0] == '"':
+            try:
+                return json.loads(raw)
+            except json.JSONDecodeError:
+                pass
+        return raw[1:-1]
+    return raw
+
+
+def _tags(raw: Any) -> list[str]:
+    if raw is None:
+        return []
+    values = raw if isinstance(raw, list) else re.split(r"[,\s]+", str(raw))
+    out = [str(v).strip().lstrip("#") for v in values]
+    return [t for t in dict.fromkeys(out) if t and not t.startswith(DERIVED)]
+
+
+def pages(folder: Path, skip: set[str] | None = None) -> list[Page]:
+    """Every `.md` file under `folder` (hidden folders such as `.obsidian` left out), by path."""
+    found: list[Page] = []
+    for path in sorted(folder.rglob("*.md")):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts) or (skip and rel.as_posix() in skip):
+            continue
+        front, text = front_matter(path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n"))
+        found.append(Page(rel.as_posix(), front, text))
+    return found
+
+
+def _split_title(text: str) -> tuple[str | None, str]:
+    """The first `# heading` (if it comes before any other text) and the text without it."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        match = HEADING.match(line)
+        if match:
+            return match.group(1), "\n".join(lines[i + 1 :])
+        break
+    return None, text
+
+
+def read_markdown(folder: Path) -> Batch:
+    """A folder of notes (Obsidian, basic-memory, any Markdown with front matter and wikilinks)."""
+    batch = Batch(MARKDOWN)
+    found = pages(folder)
+    index: dict[str, str] = {}
+    for page in found:
+        key = page.path[:-3]
+        for alias in (key, Path(key).name, page.front.get("permalink"), page.front.get("title")):
+            if isinstance(alias, str) and alias.strip():
+                index.setdefault(alias.strip().lower(), key)
+    unresolved: list[str] = []
+    for page in found:
+        key = page.path[:-3]
+        heading, body = _split_title(page.text)
+        title = page.front.get("title")
+        name = str(title).strip() if isinstance(title, str | int | float) and str(title).strip() else None
+        name = name or heading or Path(key).name
+        if heading and heading != name:
+            body = page.text
+        raw_kind = str(page.front.get("kind") or page.front.get("type") or "").strip().lower()
+        kind = NoteKind(raw_kind) if raw_kind in {k.value for k in NoteKind} else NoteKind.CONCEPT
+        tags = [*(["kind:rule"] if kind == NoteKind.RULE else [f"kind:{kind.value}"]), *_tags(page.front.get("tags"))]
+        extra: dict[str, Any] = {"path": page.path}
+        if raw_kind and raw_kind != kind.value:
+            extra["note_type"] = raw_kind
+        batch.items.append(
+            Item(
+                key=key,
+                name=name[:200],
+                body=body.strip() or name,
+                node_type=NOTE_KIND_TYPES[kind],
+                tags=tags,
+                origin=page.path,
+                extra=extra,
+            )
+        )
+        for line in page.text.split("\n"):
+            if "[[" not in line:
+                continue
+            relation = RELATION_ITEM.match(line)
+            for n, match in enumerate(WIKILINK.finditer(line)):
+                target = index.get(match.group(1).strip().lower())
+                if target is None:
+                    unresolved.append(f"{page.path} → {match.group(1).strip()}")
+                    continue
+                edge_type, label = EdgeType.REFERS_TO, None
+                if n == 0 and relation is not None and normal(relation.group(1)):
+                    edge_type, label = edge_type_of(relation.group(1))
+                batch.links.append(Link(key, target, edge_type, label, page.path))
+    _unresolved(batch, unresolved)
+    return batch
+
+
+def read_kaeru(folder: Path) -> Batch:
+    """The original kaeru's Markdown export (front matter `id`, `type`, `layer`, `tags`; `# name`;
+    `## Outgoing` with `### <edge_type>` subsections of `[[slug]]` links). This server's own Markdown
+    export (`- <edge_type> (<weight>) → [[slug]]` lines) reads too."""
+    batch = Batch(KAERU_MD)
+    found = [p for p in pages(folder, KAERU_FRAME) if p.front.get("id")]
+    slugs: dict[str, str] = {}
+    for page in found:
+        slugs.setdefault(Path(page.path).stem.lower(), str(page.front["id"]))
+    unresolved: list[str] = []
+    for page in found:
+        key = str(page.front["id"])
+        raw_type = str(page.front.get("type") or "").replace("-", "_")
+        if raw_type == NodeType.AUDIT_EVENT.value:
+            continue
+        node_type = NodeType(raw_type) if raw_type in {t.value for t in NodeType} else NodeType.CONCEPT
+        raw_layer = str(page.front.get("layer") or "")
+        layer = Layer(raw_layer) if raw_layer in {v.value for v in Layer} else Layer.WARM
+        heading, rest = _split_title(page.text)
+        body_lines: list[str] = []
+        section: str | None = None
+        edge_type: EdgeType | None = None
+        for line in rest.split("\n"):
+            if line.startswith("## "):
+                section = line[3:].strip().lower()
+                edge_type = None
+                continue
+            if section is None:
+                body_lines.append(line)
+            elif section == "outgoing":
+                if line.startswith("### "):
+                    edge_type, _ = edge_type_of(line[4:].strip())
+                    continue
+                ours = KAERU_EDGE_ITEM.match(line)
+                typed = edge_type_of(ours.group(1))[0] if ours else edge_type
+                for match in WIKILINK.finditer(line):
+                    target = slugs.get(match.group(1).strip().lower())
+                    if target is None:
+                        unresolved.append(f"{page.path} → {match.group(1).strip()}")
+                    else:
+                        batch.links.append(Link(key, target, typed or EdgeType.REFERS_TO, None, page.path))
+        name = heading or Path(page.path).stem
+        body = "\n".join(body_lines).strip()
+        extra: dict[str, Any] = {}
+        if page.front.get("status") not in (None, "null"):
+            extra["status"] = str(page.front["status"])
+        batch.items.append(
+            Item(
+                key=key,
+                name=name[:200],
+                body=body or name,
+                node_type=node_type,
+                tags=_tags(page.front.get("tags")),
+                layer=layer,
+                origin=page.path,
+                extra=extra,
+            )
+        )
+    _unresolved(batch, unresolved)
+    return batch
+
+
+def _unresolved(batch: Batch, unresolved: list[str]) -> None:
+    if unresolved:
+        shown = "; ".join(unresolved[:10]) + ("; …" if len(unresolved) > 10 else "")
+        batch.skipped.append(
+            Issue("links_unresolved", f"{len(unresolved)} link(s) name no note in the folder: {shown}", "path")
+        )

@@ -1,0 +1,122 @@
+"""MCP prompts: the capture habits as slash commands a person can pick in their client.
+
+* `resume` (initiative) — the initiative's re-entry bundle (the `context` tool's answer) as one
+  message, with how to carry on;
+* `decide` (initiative, decision?, why?) — record a decision with its reason, linked to what it rests on;
+* `hypothesis` (initiative, statement?) — record something uncertain as a claim, and close it later
+  with evidence.
+
+`initiative` completes from the vault's names (decision 19.I5).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+
+from kaeru.mcp.resources import LISTED, initiative_names
+
+if TYPE_CHECKING:
+    from kaeru.mcp.adapter import ToolRegistry
+
+_INITIATIVE = types.PromptArgument(
+    name="initiative", description="The initiative (project scope), as spelled in the vault.", required=True
+)
+
+PROMPTS = [
+    types.Prompt(
+        name="resume",
+        title="Resume an initiative",
+        description="Load the initiative's re-entry bundle (rules, open work, recent memory) and carry on.",
+        arguments=[_INITIATIVE],
+    ),
+    types.Prompt(
+        name="decide",
+        title="Record a decision",
+        description="Capture a decision with its reason, linked to what it rests on.",
+        arguments=[
+            _INITIATIVE,
+            types.PromptArgument(name="decision", description="What was decided.", required=False),
+            types.PromptArgument(name="why", description="Why (the reason, the alternatives left).", required=False),
+        ],
+    ),
+    types.Prompt(
+        name="hypothesis",
+        title="Record a hypothesis",
+        description="Capture something uncertain as a claim to test, and how to close it.",
+        arguments=[
+            _INITIATIVE,
+            types.PromptArgument(name="statement", description="What might be true.", required=False),
+        ],
+    ),
+]
+
+
+def list_prompts() -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=PROMPTS)
+
+
+def _user(text: str) -> types.PromptMessage:
+    return types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+
+
+async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
+    args = arguments or {}
+    if name not in {p.name for p in PROMPTS}:
+        raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; prompts: resume, decide, hypothesis")
+    initiative = (args.get("initiative") or "").strip()
+    if not initiative:
+        raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument 'initiative'")
+    quoted = json.dumps(initiative, ensure_ascii=False)
+    if name == "resume":
+        envelope = await registry.envelope("context", {"initiative": initiative})
+        if envelope["state"] == "rejected":
+            issue = envelope["issues"][0]
+            raise MCPError(INVALID_PARAMS, f"{issue['code']}: {issue['message']}")
+        bundle = json.dumps(envelope["data"], ensure_ascii=False, indent=1)
+        text = (
+            f"We are resuming initiative {quoted}. Below is kaeru's re-entry bundle for it: the rules in force "
+            "come first and bind you; then open tasks, open hypotheses and recent memory. Read it, tell me in a "
+            "few lines where things stand and what you would do next, and keep passing "
+            f"initiative={quoted} on every kaeru call.\n\n```json\n{bundle}\n```"
+        )
+        return types.GetPromptResult(description=f"Re-entry context of {initiative}", messages=[_user(text)])
+    if name == "decide":
+        decision = args.get("decision") or "the decision we just reached"
+        why = f" Reason given: {args['why']}." if args.get("why") else ""
+        text = (
+            f"Record this decision in kaeru: {decision}.{why}\n"
+            f"1. `search` initiative {quoted} for earlier decisions on the same question.\n"
+            f"2. `note` with kind=decision, initiative={quoted}: the text states what was chosen AND why "
+            "(the alternatives left and the reason). Give it a short name and a `request_id`.\n"
+            "3. Link it to what it rests on: `link_to` (in the same `note`) or `link` with edge_type "
+            "derived_from or refers_to and a weight (0.9–1 load-bearing, 0.6–0.8 supporting).\n"
+            "4. If it replaces an earlier decision, `link` the new one to the old with edge_type supersedes.\n"
+            "Then tell me the node's name."
+        )
+        return types.GetPromptResult(description="Record a decision", messages=[_user(text)])
+    statement = args.get("statement") or "the hypothesis we are discussing"
+    text = (
+        f"Record this as a hypothesis in kaeru: {statement}.\n"
+        f"1. `claim` with initiative={quoted}, the statement as text, initial_status open (or supported / "
+        "refuted at once when the evidence is already in hand: pass `evidence` {node} or {method}), and "
+        "`about` the node it concerns, if any.\n"
+        "2. Say how it could be tested. When the evidence arrives, close it with `verdict` (supported, "
+        "refuted or inconclusive) — a refuted claim then reads as refuted everywhere.\n"
+        "Then tell me the claim's name."
+    )
+    return types.GetPromptResult(description="Record a hypothesis", messages=[_user(text)])
+
+
+def complete(registry: ToolRegistry, ref: Any, argument: types.CompletionArgument) -> types.Completion | None:
+    """Values for a prompt's argument (None when `ref` is not a prompt)."""
+    if not isinstance(ref, types.PromptReference):
+        return None
+    if argument.name != "initiative" or ref.name not in {p.name for p in PROMPTS}:
+        return types.Completion(values=[])
+    values = initiative_names(registry, argument.value)
+    return types.Completion(values=values[:LISTED], total=len(values), has_more=len(values) > LISTED)

@@ -1,0 +1,118 @@
+"""`kaeru setup CLIENT` (issue 19): each client's configuration parses and starts (or reaches) kaeru;
+`--write` merges into an existing file in a temporary HOME, keeping everything else and a backup."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.support import Run, kaeru
+
+CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
+#: Where each client's user-level file sits under HOME (Linux), and the key holding its servers.
+FILES = {
+    "claude-code": (".claude.json", "mcpServers"),
+    "claude-desktop": (".config/Claude/claude_desktop_config.json", "mcpServers"),
+    "cursor": (".cursor/mcp.json", "mcpServers"),
+    "vscode": (".config/Code/User/mcp.json", "servers"),
+    "codex": (".codex/config.toml", "mcp_servers"),
+    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
+}
+URL = "http://127.0.0.1:9876/mcp"
+
+
+def setup(home: Path, *args: str) -> Run:
+    env = {"KAERU_VAULT": str(home / "vault")}
+    return kaeru(
+        env,
+        "setup",
+        *args,
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        CODEX_HOME=str(home / ".codex"),
+    )
+
+
+def parse(client: str, text: str) -> dict[str, Any]:
+    parsed: dict[str, Any] = tomllib.loads(text) if client == "codex" else json.loads(text)
+    return parsed
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_printed_config_parses_and_starts_kaeru_serve(client: str, tmp_path: Path) -> None:
+    run = setup(tmp_path, client)
+    assert run.code == 0, run.stderr
+    server = parse(client, run.stdout)[FILES[client][1]]["kaeru"]
+    argv = [server["command"], *server["args"]]
+    assert argv[-1] == "serve"
+    assert Path(argv[0]).name in ("kaeru", "kaeru.exe") or argv[-3:-1] == ["-m", "kaeru"]
+    assert Path(argv[0]).is_absolute()
+    # The vault this command was pointed at is the one the client's server opens.
+    assert server["env"]["KAERU_VAULT"] == str((tmp_path / "vault").resolve())
+    assert FILES[client][0] in run.stderr
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_http_config_names_the_url_and_reads_the_token_from_the_environment(client: str, tmp_path: Path) -> None:
+    run = setup(tmp_path, client, "--http", URL, "--token-env", "KAERU_AUTH_TOKEN")
+    assert run.code == 0, run.stderr
+    server = parse(client, run.stdout)[FILES[client][1]]["kaeru"]
+    assert URL in json.dumps(server)
+    assert "KAERU_AUTH_TOKEN" in json.dumps(server)
+    if client == "codex":
+        assert server == {"url": URL, "bearer_token_env_var": "KAERU_AUTH_TOKEN"}
+    elif client == "claude-desktop":
+        assert server["command"] == "npx" and "mcp-remote" in server["args"]
+    else:
+        assert server["headers"]["Authorization"].startswith("Bearer ${")
+
+
+@pytest.mark.parametrize("client", CLIENTS)
+def test_write_merges_into_an_existing_file_and_keeps_a_backup(client: str, tmp_path: Path) -> None:
+    rel, key = FILES[client]
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if client == "codex":
+        before = 'model = "o3"\n\n[mcp_servers.other]\ncommand = "other"\nargs = ["x"]\n\n[mcp_servers.kaeru]\ncommand = "old"\n\n[mcp_servers.kaeru.env]\nA = "1"\n'
+    else:
+        before = json.dumps(
+            {"theme": "dark", key: {"other": {"command": "other", "args": ["x"]}, "kaeru": {"command": "old"}}}
+        )
+    path.write_text(before)
+    run = setup(tmp_path, client, "--write")
+    assert run.code == 0, run.stderr
+    after = parse(client, path.read_text())
+    assert after[key]["other"] == {"command": "other", "args": ["x"]}
+    assert after[key]["kaeru"]["args"][-1] == "serve" and after[key]["kaeru"]["command"] != "old"
+    assert after.get("theme", after.get("model")) in ("dark", "o3")
+    if client == "codex":
+        assert after[key]["kaeru"]["env"] == {"KAERU_VAULT": str((tmp_path / "vault").resolve())}
+    backups = list(path.parent.glob(path.name + ".bak-*"))
+    assert [b.read_text() for b in backups] == [before]
+    # Writing the same again changes nothing and makes no second backup.
+    again = setup(tmp_path, client, "--write")
+    assert again.code == 0 and "already holds it" in again.stderr
+    assert list(path.parent.glob(path.name + ".bak-*")) == backups
+
+
+def test_write_creates_a_missing_file_and_refuses_one_that_does_not_parse(tmp_path: Path) -> None:
+    created = setup(tmp_path, "cursor", "--write")
+    assert created.code == 0
+    assert json.loads((tmp_path / ".cursor/mcp.json").read_text())["mcpServers"]["kaeru"]["args"] == ["serve"]
+    broken = tmp_path / ".codeium/windsurf/mcp_config.json"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("{not json")
+    refused = setup(tmp_path, "windsurf", "--write")
+    assert refused.code == 1 and "not valid JSON" in refused.stderr
+    assert broken.read_text() == "{not json" and not list(broken.parent.glob("*.bak-*"))
+
+
+def test_path_writes_a_project_file(tmp_path: Path) -> None:
+    project = tmp_path / "project" / ".vscode" / "mcp.json"
+    run = setup(tmp_path, "vscode", "--http", URL, "--path", str(project), "--write")
+    assert run.code == 0, run.stderr
+    assert json.loads(project.read_text()) == {"servers": {"kaeru": {"type": "http", "url": URL}}}

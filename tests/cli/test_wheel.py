@@ -1,0 +1,89 @@
+"""Installing as a tool (issue 19): the built wheel carries what the server reads at run time, and,
+installed into a fresh virtual environment, gives a `kaeru` that answers `--help` and `initialize`
+over stdio. Builds with `python -m build` (dev extra); installs the dependencies with pip."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "src" / "kaeru"
+
+
+def run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=540, check=False, **kwargs)  # type: ignore[call-overload]
+    assert done.returncode == 0, f"{argv} failed:\n{done.stdout}\n{done.stderr}"
+    return done  # type: ignore[no-any-return]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)])
+    [built] = out.glob("kaeru_memory-*.whl")
+    return built
+
+
+def test_the_wheel_carries_migrations_rules_and_schemas(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    needed = [
+        *PACKAGE.glob("storage/*/migrations/*.sql"),
+        PACKAGE / "domain" / "secrets" / "rules.toml",
+        *PACKAGE.glob("api/schemas/*.json"),
+    ]
+    assert len(needed) > 10
+    missing = [str(p.relative_to(PACKAGE.parent)) for p in needed if str(p.relative_to(PACKAGE.parent)) not in names]
+    assert not missing, missing
+    assert not [n for n in names if n.startswith(("tests/", "bench/"))]
+
+
+def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_path: Path) -> None:
+    home = tmp_path / "venv"
+    venv.create(home, with_pip=True)
+    bindir = home / ("Scripts" if os.name == "nt" else "bin")
+    run([str(bindir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)])
+    kaeru = bindir / "kaeru"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KAERU_", "PYTHON"))}
+    env["KAERU_VAULT"] = str(tmp_path / "vault")
+    helped = run([str(kaeru), "--help"], env=env, cwd=tmp_path)
+    for command in ("serve", "setup", "import-from"):
+        assert command in helped.stdout
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "wheel-test", "version": "1"},
+        },
+    }
+    with subprocess.Popen(
+        [str(kaeru), "serve"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=tmp_path,
+        text=True,
+    ) as server:
+        assert server.stdin is not None and server.stdout is not None
+        server.stdin.write(json.dumps(initialize) + "\n")
+        server.stdin.flush()
+        answer = json.loads(server.stdout.readline())
+        server.stdin.close()
+        assert server.wait(60) == 0
+    result = answer["result"]
+    assert result["serverInfo"]["name"] == "kaeru-memory"
+    assert {"tools", "prompts", "resources", "completions"} <= set(result["capabilities"])
+    assert len(result["instructions"]) <= 2048

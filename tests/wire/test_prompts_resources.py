@@ -1,0 +1,130 @@
+"""Prompts, resources and completion (issue 19) over real stdio with the SDK client, both backends;
+and the server's instructions: short enough for every client, and saying how to work."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from kaeru.mcp.server import INSTRUCTIONS
+from tests.wire.support import call_ok, connect
+
+pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(120)]
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "clients.md"
+
+
+async def seed(client: Any) -> str:
+    """Two initiatives; a rule and a decision in one. Returns the decision's id."""
+    await call_ok(
+        client, "note", {"initiative": "heron-billing", "kind": "rule", "text": "Never drop the ledger table."}
+    )
+    made = await call_ok(
+        client,
+        "note",
+        {
+            "initiative": "heron-billing",
+            "kind": "decision",
+            "name": "Chose PostgreSQL",
+            "text": "PostgreSQL, for window functions.",
+        },
+    )
+    await call_ok(client, "note", {"initiative": "hermes", "text": "A second initiative."})
+    node_id: str = made["data"]["primary"]["id"]
+    return node_id
+
+
+async def test_prompts_list_and_get(server_env: dict[str, str], tmp_path: Path) -> None:
+    async with connect("stdio", server_env, tmp_path) as client:
+        await seed(client)
+        listed = await client.list_prompts()
+        prompts = {p.name: p for p in listed.prompts}
+        assert set(prompts) == {"resume", "decide", "hypothesis"}
+        assert [a.name for a in prompts["resume"].arguments if a.required] == ["initiative"]
+
+        resumed = await client.get_prompt("resume", {"initiative": "heron-billing"})
+        [message] = resumed.messages
+        assert message.role == "user"
+        text = message.content.text
+        assert "heron-billing" in text and "Never drop the ledger table." in text and "Chose PostgreSQL" in text
+        bundle = json.loads(text[text.index("```json") + 7 : text.rindex("```")])
+        assert bundle["initiative"] == "heron-billing"
+
+        decided = await client.get_prompt(
+            "decide", {"initiative": "heron-billing", "decision": "use uv", "why": "speed"}
+        )
+        assert "kind=decision" in decided.messages[0].content.text and "use uv" in decided.messages[0].content.text
+        claimed = await client.get_prompt("hypothesis", {"initiative": "heron-billing", "statement": "cache helps"})
+        assert "`claim`" in claimed.messages[0].content.text and "`verdict`" in claimed.messages[0].content.text
+
+        with pytest.raises(MCPError) as unknown:
+            await client.get_prompt("resume", {"initiative": "heron-biling"})
+        assert "did you mean 'heron-billing'" in unknown.value.message
+
+
+async def test_resources_list_templates_and_read(server_env: dict[str, str], tmp_path: Path) -> None:
+    async with connect("stdio", server_env, tmp_path) as client:
+        node_id = await seed(client)
+        listed = await client.list_resources()
+        uris = {str(r.uri) for r in listed.resources}
+        assert uris == {
+            "kaeru://initiatives",
+            "kaeru://initiative/heron-billing/context",
+            "kaeru://initiative/hermes/context",
+        }
+        templates = await client.list_resource_templates()
+        assert {t.uri_template for t in templates.resource_templates} == {
+            "kaeru://initiative/{name}/context",
+            "kaeru://node/{id}",
+        }
+
+        def envelope(result: types.ReadResourceResult) -> dict[str, Any]:
+            [content] = result.contents
+            assert content.mime_type == "application/json"
+            parsed: dict[str, Any] = json.loads(content.text)
+            return parsed
+
+        everything = envelope(await client.read_resource("kaeru://initiatives"))
+        assert everything["operation"] == "initiatives"
+        assert {"heron-billing", "hermes"} <= set(json.dumps(everything["data"]).replace('"', " ").split())
+        context = envelope(await client.read_resource("kaeru://initiative/heron-billing/context"))
+        assert context["operation"] == "context" and "Never drop the ledger table." in json.dumps(context)
+        node = envelope(await client.read_resource(f"kaeru://node/{node_id}"))
+        assert node["operation"] == "read" and "PostgreSQL, for window functions." in json.dumps(node)
+
+        for missing in ("kaeru://node/nope", "kaeru://initiative/nope/context", "kaeru://elsewhere"):
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(missing)
+            assert refused.value.code == -32002
+
+
+async def test_completion_of_prompt_and_template_arguments(server_env: dict[str, str], tmp_path: Path) -> None:
+    async with connect("stdio", server_env, tmp_path) as client:
+        node_id = await seed(client)
+        prompt = types.PromptReference(type="ref/prompt", name="resume")
+        done = await client.complete(prompt, {"name": "initiative", "value": "her"})
+        assert done.completion.values == ["hermes", "heron-billing"]
+        done = await client.complete(prompt, {"name": "initiative", "value": "HERO"})
+        assert done.completion.values == ["heron-billing"]
+        template = types.ResourceTemplateReference(type="ref/resource", uri="kaeru://initiative/{name}/context")
+        done = await client.complete(template, {"name": "name", "value": "herm"})
+        assert done.completion.values == ["hermes"]
+        nodes = types.ResourceTemplateReference(type="ref/resource", uri="kaeru://node/{id}")
+        done = await client.complete(nodes, {"name": "id", "value": "Chose Postgre"})
+        assert done.completion.values == [node_id]
+
+
+def test_instructions_fit_and_say_how_to_start_capture_link_and_revise() -> None:
+    assert len(INSTRUCTIONS) <= 2048
+    for habit in ("`context`", "`note`", "`claim`", "`link_to`", "`revise`", "`search`"):
+        assert habit in INSTRUCTIONS, habit
+    # docs/clients.md prints them with their measured length.
+    docs = DOCS.read_text()
+    assert INSTRUCTIONS in docs
+    assert re.search(rf"\b{len(INSTRUCTIONS)} characters\b", docs)
