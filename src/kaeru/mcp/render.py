@@ -26,6 +26,8 @@ from typing import Any
 
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
+#: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
+_QUIET = {"constraint_state": "active"}
 #: Longest before/after value of a change shown in full; longer ones are cut with their length.
 _CHANGE_CHARS = 160
 
@@ -42,8 +44,10 @@ def _kind(node: dict[str, Any]) -> str:
 
 
 def handle(node: dict[str, Any]) -> str:
-    """`name · kind · id=… rev=…`: what names the node in the next call."""
-    parts = [node["name"]] if node.get("name") else []
+    """`name · kind · id=… rev=…`: what names the node in the next call. A name the server made up
+    (the body's first words and the id's last six digits) is left out: the id and the body say it."""
+    name = node.get("name")
+    parts = [name] if name and not name.endswith("-" + node["id"][-6:]) else []
     parts += [_kind(node), f"id={node['id']} rev={node['revision']}"]
     return " · ".join(parts)
 
@@ -66,8 +70,9 @@ def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> 
     tags = [t for t in node.get("tags") or () if not t.startswith(_DERIVED)]
     if tags:
         extras.append("tags: " + ", ".join(tags))
-    if node.get("properties"):
-        extras.append("properties=" + _json(node["properties"]))
+    properties = {k: v for k, v in (node.get("properties") or {}).items() if _QUIET.get(k) != v}
+    if properties:
+        extras.append("properties=" + _json(properties))
     line = f"{indent}- {head}" + "".join(f" · {e}" for e in extras)
     lines = [line]
     inner = indent + "  "
@@ -211,10 +216,28 @@ def _read(envelope: dict[str, Any]) -> list[str]:
     lines += _hits(hits)
     lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
     if data.get("next_step"):
-        lines.append(f"next_step: {_json(data['next_step'])}")
+        lines += _next_step(data["next_step"], {hit["id"] for hit in hits})
     if data.get("explain"):
         lines.append(f"explain: {_json(data['explain'])}")
     return lines
+
+
+def _next_step(step: dict[str, Any], hits: set[str]) -> list[str]:
+    """`next_step`: one line when its calls differ only in which hit they name, else one per call."""
+    calls = step.get("calls")
+    if not isinstance(calls, list) or "tool" not in step:
+        return [f"next_step: {_json(step)}"]
+    why = f" ({step['why']})" if step.get("why") else ""
+    shapes = set()
+    for call in calls:
+        node = call.get("node") if isinstance(call, dict) else None
+        if not (isinstance(node, dict) and node.get("id") in hits):
+            shapes = set()
+            break
+        shapes.add(_json({**call, "node": {"id": "<hit id>"}}))
+    if len(shapes) == 1:
+        return [f"next_step: {step['tool']} {shapes.pop()} for any hit{why}"]
+    return [f"next_step: {step['tool']}{why}"] + [f"  {step['tool']} {_json(call)}" for call in calls]
 
 
 def _entity(entity: dict[str, Any]) -> str:
