@@ -58,9 +58,11 @@ class ToolSpec:
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
-        from kaeru.api.schemas import output_for
+        """What `tools/list` declares: the contract's own for the published tools, a lean schema
+        for the others (decision 18.C2)."""
+        from kaeru.api.outputs import lean_output_for
 
-        return output_for(self.name, self.kind)
+        return lean_output_for(self.name, self.kind)
 
     @cached_property
     def parser(self) -> RequestParser:
