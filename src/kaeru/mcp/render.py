@@ -228,7 +228,7 @@ def _next_step(step: dict[str, Any], hits: set[str]) -> list[str]:
     if not isinstance(calls, list) or "tool" not in step:
         return [f"next_step: {_json(step)}"]
     why = f" ({step['why']})" if step.get("why") else ""
-    shapes = set()
+    shapes: set[str] = set()
     for call in calls:
         node = call.get("node") if isinstance(call, dict) else None
         if not (isinstance(node, dict) and node.get("id") in hits):
