@@ -103,3 +103,15 @@ def test_the_settings_choose_the_output(service: Service) -> None:
     registry = build_server(service, settings=settings).registry
     assert registry.output == Output(text="json", structured=False)
     assert all(tool.output_schema is None for tool in registry.list_tools())
+
+
+def test_a_node_is_one_unindented_line_then_indented_text(service: Service) -> None:
+    """Descriptions and bodies of several lines stay indented under their node's handle line."""
+    run = build_server(service).registry.run
+    note = run("note", {"initiative": "ledger", "text": "- first\n- second", "name": "steps"})
+    node = note["data"]["primary"]
+    run("revise", {"initiative": "ledger", "node": node["id"], "patch": {"description": "one\n- two"}})
+    text = compact(run("read", {"initiative": "ledger", "node": node["id"]}))
+    lines = text.splitlines()
+    assert lines[1].startswith("- steps · observation · id=")
+    assert all(line.startswith("  ") for line in lines[2:]), text

@@ -115,13 +115,11 @@ class Output:
         return compact(envelope)
 
 
-DEFAULT_OUTPUT = Output()
-
-
-def result(envelope: dict[str, Any], output: Output = DEFAULT_OUTPUT) -> types.CallToolResult:
+def result(envelope: dict[str, Any], output: Output | None = None) -> types.CallToolResult:
     """The tool result: the text block (compact text or JSON, `output.text`) and, unless
     `output.structured` is off, the envelope as structured content. Built without pydantic
     validation: both parts are ours and already JSON-ready, and the SDK serialises the model as usual."""
+    output = output or Output()
     text = types.TextContent.model_construct(type="text", text=output.text_of(envelope))
     return types.CallToolResult.model_construct(
         content=[text],
@@ -143,12 +141,12 @@ class ToolRegistry:
         service: Service | None = None,
         *,
         load: Callable[[ToolRegistry], Service] | None = None,
-        output: Output = DEFAULT_OUTPUT,
+        output: Output | None = None,
     ):
         if (service is None) == (load is None):
             raise ValueError("ToolRegistry needs a service or a loader, not both")
         self._service = service
-        self.output = output
+        self.output = output or Output()
         self._load = load
         self._specs: dict[str, ToolSpec] = {}
         #: Run tool calls one at a time, in the order they arrived, each in a worker thread (stdio:

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from kaeru.mcp.adapter import DEFAULT_OUTPUT, Output, ToolRegistry
+from kaeru.mcp.adapter import Output, ToolRegistry
 
 #: Protocol versions whose `tools/call` result the SDK shapes by the 2025-11-25 surface model
 #: (every handshake-era version shares it): `content`, `isError`, `structuredContent`, in that
@@ -35,7 +35,7 @@ WIRE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "202
 _PLAIN_KEYS: Final = frozenset({"name", "arguments"})
 
 
-def wire_result(envelope: dict[str, Any], output: Output = DEFAULT_OUTPUT) -> dict[str, Any]:
+def wire_result(envelope: dict[str, Any], output: Output | None = None) -> dict[str, Any]:
     """`adapter.result(envelope, output)` as the SDK writes it at the `WIRE_VERSIONS`.
 
     Its keys in the surface model's field order (`content`, `isError`, `structuredContent`; in a
@@ -43,6 +43,7 @@ def wire_result(envelope: dict[str, Any], output: Output = DEFAULT_OUTPUT) -> di
     envelope goes out as is: it is JSON-native (built from strings, numbers, lists and dicts),
     which is what the SDK's dump-and-validate would have turned it into.
     """
+    output = output or Output()
     wire: dict[str, Any] = {
         "content": [{"text": output.text_of(envelope), "type": "text"}],
         "isError": envelope["state"] == "rejected",

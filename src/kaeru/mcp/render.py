@@ -77,7 +77,8 @@ def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> 
     lines = [line]
     inner = indent + "  "
     if node.get("description"):
-        lines.append(f"{inner}description: {node['description']}")
+        first, *rest = str(node["description"]).split("\n")
+        lines += [f"{inner}description: {first}", *(inner + part for part in rest)]
     if body and node.get("body") is not None:
         cut = node.get("body_range")
         if cut:
