@@ -34,6 +34,134 @@ def tools_listing() -> list[dict[str, Any]]:
             store.close()
 
 
+#: The typical call of each tool whose answer `docs/tools.md` measures, on a small fixed vault.
+_TOPIC = "ledger"
+
+
+def _typical_calls(run: Any) -> dict[str, dict[str, Any]]:
+    """Seed a small vault through the tools and make one typical call of each tool: their envelopes."""
+    lines = [
+        "The ingest worker retries after a lock timeout of 30 seconds.",
+        "We keep both columns until the next release so old clients still read.",
+        "The cache is warmed at start from the last snapshot.",
+        "Nightly the index is rebuilt; a rebuild takes about four minutes.",
+        "A client reads the ledger twice when its first read times out.",
+    ]
+    ids = []
+    for i in range(12):
+        kind = ("observation", "decision", "rule", "idea")[i % 4]
+        env = run("note", {"initiative": _TOPIC, "kind": kind, "text": f"{lines[i % len(lines)]} (case {i})"})
+        ids.append(env["data"]["primary"]["id"])
+    ref = run("note", {"initiative": _TOPIC, "kind": "reference", "text": "the ops runbook", "source": "v1 text"})
+    claim = run("claim", {"initiative": _TOPIC, "text": "the timeout causes the double read", "about": ids[4]})
+    task = run("task", {"initiative": _TOPIC, "text": "raise the lock timeout"})
+    run("note", {"initiative": "scratchpad", "text": "an initiative to rename"})
+    node = ids[0]
+    return {
+        "initiatives": run("initiatives", {}),
+        "context": run("context", {"initiative": _TOPIC}),
+        "recall": run("recall", {"initiatives": [_TOPIC], "query": "why does the client read twice", "limit": 10}),
+        "timeline": run("timeline", {"initiatives": [_TOPIC], "limit": 10}),
+        "reflect": run("reflect", {"initiative": _TOPIC}),
+        "search": run("search", {"initiatives": [_TOPIC], "text": "the", "limit": 10}),
+        "read": run("read", {"initiative": _TOPIC, "node": node}),
+        "trail": run("trail", {"initiative": _TOPIC, "node": node}),
+        "current_state": run("current_state", {"initiative": _TOPIC, "node": node}),
+        "note": run("note", {"initiative": _TOPIC, "text": "retries back off exponentially"}),
+        "claim": claim,
+        "revise": run("revise", {"initiative": _TOPIC, "node": node, "patch": {"description": "lock retries"}}),
+        "replace": run("replace", {"initiative": _TOPIC, "node": ref["data"]["primary"]["id"], "source": "v2 text"}),
+        "link": run(
+            "link", {"initiative": _TOPIC, "from": ids[1], "to": ids[2], "edge_type": "refers_to", "weight": 0.6}
+        ),
+        "verdict": run(
+            "verdict", {"initiative": _TOPIC, "hypothesis": claim["data"]["primary"]["id"], "status": "supported"}
+        ),
+        "evolve": run(
+            "evolve", {"initiative": _TOPIC, "mode": "supersede", "source": ids[3], "new_body": "rebuilt hourly"}
+        ),
+        "review": run(
+            "review", {"initiative": _TOPIC, "action": "flag", "target": ids[5], "reason": "is this still true?"}
+        ),
+        "slot": run("slot", {"initiative": _TOPIC, "slot": "handoff", "node": ids[6]}),
+        "layer": run("layer", {"initiative": _TOPIC, "nodes": [ids[7]], "layer": "hot"}),
+        "forget": run("forget", {"initiative": _TOPIC, "node": ids[8], "reason": "a duplicate"}),
+        "task": run("task", {"initiative": _TOPIC, "text": "write the runbook page"}),
+        "task_update": run(
+            "task_update", {"initiative": _TOPIC, "task": task["data"]["primary"]["id"], "status": "done"}
+        ),
+        "initiative": run("initiative", {"initiative": "scratchpad", "action": "rename", "to": "scratch"}),
+        "archive": run("archive", {"action": "export", "format": "amg", "path": "ledger.amg"}),
+    }
+
+
+def answer_sizes() -> dict[str, tuple[str, int, int]]:
+    """Per tool: the typical answer's state and its text's characters, compact and as JSON."""
+    import random
+    from datetime import UTC, datetime, timedelta
+
+    from kaeru.config import Settings
+    from kaeru.mcp.adapter import Output
+    from kaeru.mcp.server import build_server
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    start = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+    ticks = iter(range(1_000_000))
+
+    def clock() -> datetime:
+        return start + timedelta(seconds=next(ticks))
+
+    entropy = random.Random(18).randbytes
+    with tempfile.TemporaryDirectory() as vault:
+        settings = Settings.from_env({"KAERU_VAULT": vault})
+        store = open_store(settings)
+        try:
+            run = build_server(Service(store, settings, clock=clock, entropy=entropy)).registry.run
+            envelopes = _typical_calls(run)
+        finally:
+            store.close()
+    compact, as_json = Output(), Output(text="json")
+    return {
+        tool: (env["state"], len(compact.text_of(env)), len(as_json.text_of(env))) for tool, env in envelopes.items()
+    }
+
+
+def _chars(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
+def size_table(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int]]) -> list[str]:
+    """The characters each tool costs a model: its definition, and a typical answer's text."""
+    lines = [
+        "## Sizes",
+        "",
+        "Characters as sent (compact JSON). A model is shown the name, description and input schema of every",
+        "tool; the output schema is for programs. A typical answer is one call of the tool on a small",
+        "fixed vault (`scripts/gen_tools_doc.py`), its text block compact (the default) and as JSON",
+        "(`KAERU_TEXT=json`, also what clients that prefer `structuredContent` show their model).",
+        "",
+        "| tool | description | input schema | output schema | answer (state) | compact | JSON |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    totals = [0, 0, 0, 0, 0]
+    for tool in listing:
+        state, compact, as_json = answers.get(tool["name"], ("—", 0, 0))
+        row = [len(tool["description"]), _chars(tool["inputSchema"]), _chars(tool.get("outputSchema", {}))]
+        row += [compact, as_json]
+        totals = [a + b for a, b in zip(totals, row, strict=True)]
+        lines.append(f"| `{tool['name']}` | {row[0]:,} | {row[1]:,} | {row[2]:,} | {state} | {row[3]:,} | {row[4]:,} |")
+    lines.append(f"| **total** | {totals[0]:,} | {totals[1]:,} | {totals[2]:,} | | {totals[3]:,} | {totals[4]:,} |")
+    model = sum(len(t["name"]) for t in listing) + totals[0] + totals[1]
+    lines += [
+        "",
+        f"Model-facing definitions (names, descriptions, input schemas): {model:,} characters; the whole",
+        f"`tools/list` result: {_chars({'tools': listing}):,}.",
+        "",
+    ]
+    return lines
+
+
 def _type(schema: dict[str, Any]) -> str:
     if "$ref" in schema:
         return schema["$ref"].rsplit("/", 1)[-1]
@@ -88,8 +216,10 @@ def _nested(
     return rows
 
 
-def render(listing: list[dict[str, Any]]) -> str:
+def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int]] | None = None) -> str:
     from kaeru.mcp.server import INSTRUCTIONS
+
+    answers = answer_sizes() if answers is None else answers
 
     lines = [
         "# Tools",
@@ -99,12 +229,19 @@ def render(listing: list[dict[str, Any]]) -> str:
         "`request_id`, `data`, `issues`, and for reads `coverage`/`continuation`); see `docs/errors.md` for",
         "the issue codes. The exact JSON Schemas are in `tests/contract/tools_snapshot.json`.",
         "",
+        "The envelope goes out as `structuredContent`; the text block is a compact rendering for the model",
+        "(ids, revisions, bodies, issues and the exact next call: `mcp/render.py`). `KAERU_TEXT=json` makes",
+        "the text the envelope's JSON instead; `KAERU_STRUCTURED=off` sends no `structuredContent` and lists",
+        "no output schemas, for clients that would otherwise show their model the JSON and drop the text",
+        "(Claude Code, VS Code, Codex: decision 18.C1).",
+        "",
         "## Server instructions",
         "",
         "```text",
         INSTRUCTIONS,
         "```",
         "",
+        *size_table(listing, answers),
     ]
     for tool in listing:
         ann = tool.get("annotations", {})

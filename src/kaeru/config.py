@@ -37,6 +37,11 @@ class Settings:
     hygiene: bool = False
     #: The optional semantic channel (KAERU_SEMANTIC=1 and the `[semantic]` extra installed).
     semantic: bool = False
+    #: The text block of a tool result: `compact` (for a model) or `json` (the envelope) (KAERU_TEXT).
+    text: str = "compact"
+    #: Whether results carry `structuredContent` and tools list `outputSchema` (KAERU_STRUCTURED=off
+    #: drops both, so clients that prefer structured output show their model the compact text).
+    structured: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -67,12 +72,16 @@ class Settings:
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
             hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
             semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
+            text=env.get("KAERU_TEXT", "compact").strip().lower(),
+            structured=env.get("KAERU_STRUCTURED", "on").strip().lower() not in ("0", "false", "no", "off"),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.validate()
         return settings
 
     def validate(self) -> None:
+        if self.text not in ("compact", "json"):
+            raise ValueError("KAERU_TEXT must be compact or json")
         if self.secret_policy not in SECRET_POLICIES:
             raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
         if self.replay_days < 1:

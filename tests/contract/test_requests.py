@@ -47,7 +47,9 @@ def test_a_generated_schema_validates_like_the_hand_built_one(tool: str) -> None
 
 @pytest.mark.parametrize("tool", CONTRACT_TOOLS)
 def test_the_contract_tools_still_serve_their_contract_file(tool: str) -> None:
-    assert input_for(tool) == contract_schema(f"{tool}.input") == BEFORE[tool]
+    # Descriptions were shortened in issue 18; what validates is unchanged.
+    assert input_for(tool) == contract_schema(f"{tool}.input")
+    assert _without_descriptions(input_for(tool)) == _without_descriptions(BEFORE[tool])
 
 
 @pytest.mark.parametrize("tool", CONTRACT_TOOLS)

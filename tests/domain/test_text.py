@@ -116,6 +116,15 @@ def test_topic_tags_are_at_most_five_content_words() -> None:
     assert not words & {"the", "is", "ok", "2026"}
 
 
+def test_generic_words_are_never_topics() -> None:
+    """Adverbs and connectives are not what a note is about (issue 18: `topic:because` was noise)."""
+    topics = topic_tags("", "We chose SQLite because it never needs a server, so we always keep it local")
+    words = {t.removeprefix("topic:") for t in topics}
+    assert not words & {"because", "never", "always"}
+    assert {"sqlite", "server"} <= words
+    assert topic_tags("", "an observation about a decision, a rule and a note") == []
+
+
 def test_topic_tags_weight_the_name() -> None:
     """A word in the name outranks a body word mentioned twice (name ×3)."""
     topics = topic_tags("kubernetes", "terraform terraform plan")

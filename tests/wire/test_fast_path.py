@@ -25,7 +25,7 @@ from mcp_types import PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as sdk_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from kaeru.mcp.adapter import result
+from kaeru.mcp.adapter import Output, result
 from kaeru.mcp.fastpath import WIRE_VERSIONS, FastToolCalls, wire_result
 from kaeru.mcp.server import KaeruServer, build_server, middleware
 from kaeru.service import Service
@@ -53,16 +53,20 @@ def _envelopes(kaeru: KaeruServer) -> list[dict[str, Any]]:
     ]
 
 
+@pytest.mark.parametrize("output", [Output(), Output(text="json"), Output(structured=False)], ids=repr)
 @pytest.mark.parametrize("version", sorted(WIRE_VERSIONS))
-def test_the_wire_dict_is_the_sdks_serialisation_at_every_listed_version(service: Service, version: str) -> None:
+def test_the_wire_dict_is_the_sdks_serialisation_at_every_listed_version(
+    service: Service, version: str, output: Output
+) -> None:
     kaeru = build_server(service)
     envelopes = _envelopes(kaeru)
     assert {e["state"] for e in envelopes} == {"applied", "ok", "rejected"}
     for envelope in envelopes:
         # What `ServerRunner._serialize` does with the handler's model at this version.
-        dumped = result(envelope).model_dump(by_alias=True, mode="json", exclude_none=True)
+        dumped = result(envelope, output).model_dump(by_alias=True, mode="json", exclude_none=True)
         sdk = sdk_methods.serialize_server_result("tools/call", version, dumped)
-        ours = wire_result(envelope)
+        ours = wire_result(envelope, output)
+        assert ("structuredContent" in ours) is output.structured
         assert ours == sdk
         assert json.dumps(ours) == json.dumps(sdk), "the same keys in the same order, so the same bytes"
 

@@ -7,6 +7,7 @@ others reuse the contract's envelope (`search.output` for reads, `claim.output` 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from kaeru.api.schemas import CONTRACT_TOOLS, contract_schema
@@ -202,3 +203,104 @@ def output_for(operation: str, kind: str) -> dict[str, Any]:
                 "items": {"$ref": "#/$defs/EdgeData"},
             }
     return base
+
+
+#: Definitions a lean schema keeps by reference: the shapes an agent or a program acts on.
+_KEPT = ("NodeData", "Entity", "Issue", "EdgeData")
+#: How deep a lean schema spells `data` out (its fields, then their items); the envelope's other
+#: fields are typed only, but for the `Issue`s.
+_DATA_DEPTH = 2
+
+
+def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
+    """A schema accepting at least what `node` accepts: its JSON type(s) only (or anything)."""
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name in _KEPT:
+            used.add(name)
+            return {"$ref": node["$ref"]}
+        return _type_only(defs[name], defs, used)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        loose = [_type_only(b, defs, used) for b in branches]
+        if all(isinstance(b, dict) and set(b) == {"type"} for b in loose):
+            kinds: set[str] = set()
+            for b in loose:
+                kinds |= {b["type"]} if isinstance(b["type"], str) else set(b["type"])
+            return {"type": sorted(kinds) if len(kinds) > 1 else kinds.pop()}
+        return {"anyOf": loose}
+    if "type" in node:
+        typed: dict[str, Any] = {"type": node["type"]}
+        typed.update({k: node[k] for k in ("const", "enum") if k in node})
+        # Every path to a kept definition stays (context's `sections[].items[]` are NodeData).
+        items = _type_only(node["items"], defs, used) if isinstance(node.get("items"), dict) else {}
+        if "$ref" in json.dumps(items):
+            typed["items"] = items
+        kept = {}
+        for name, sub in (node.get("properties") or {}).items():
+            loose = _type_only(sub, defs, used)
+            if "$ref" in json.dumps(loose):
+                kept[name] = loose
+        if kept:
+            typed["properties"] = kept
+        return typed
+    if "const" in node:
+        return {"const": node["const"]}
+    return {}
+
+
+def _loosen(node: Any, defs: dict[str, Any], used: set[str], depth: int) -> Any:
+    """`node` spelled out `depth` levels deep and typed only below; never stricter than `node`
+    (`oneOf` becomes `anyOf`; every other keyword is kept or dropped, and a dropped one only accepts more)."""
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name in _KEPT:
+            used.add(name)
+            return {"$ref": node["$ref"]}
+        return _loosen(defs[name], defs, used, depth)
+    if depth <= 0:
+        return _type_only(node, defs, used)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in ("properties", "patternProperties"):
+            out[key] = {name: _loosen(sub, defs, used, depth - 1) for name, sub in value.items()}
+        elif key in ("items", "additionalProperties") and isinstance(value, dict):
+            out[key] = _loosen(value, defs, used, depth - 1)
+        elif key in ("anyOf", "oneOf"):
+            out["anyOf"] = [_loosen(b, defs, used, depth) for b in value]
+        elif key in ("type", "const", "enum", "required", "minimum", "maximum", "additionalProperties"):
+            out[key] = value
+    return out
+
+
+def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
+    """The output schema `tools/list` serves for a tool outside the published contract (decision
+    18.C2): the full schema (`output_for`) spelled out to the data's fields, typed only below, with
+    one `NodeData` (`Entity`, `Issue`, `EdgeData`) definition referenced wherever it occurs. It
+    accepts every envelope the full schema accepts (tests/contract/test_responses.py checks the
+    server's answers against both); the published tools serve their contract schemas unchanged."""
+    if operation in CONTRACT_TOOLS:
+        return output_for(operation, kind)
+    full = output_for(operation, kind)
+    defs = full["$defs"]
+    used: set[str] = set()
+    properties = {
+        key: _loosen(sub, defs, used, _DATA_DEPTH if key == "data" else 0) for key, sub in full["properties"].items()
+    }
+    lean: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "required": full["required"],
+    }
+    done: set[str] = set()
+    kept: dict[str, Any] = {}
+    while used - done:
+        name = sorted(used - done)[0]
+        done.add(name)
+        kept[name] = _loosen(defs[name], defs, used, 1)
+    lean["$defs"] = dict(sorted(kept.items()))
+    return lean

@@ -45,7 +45,7 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
     # The vault is opened now, so an unavailable one ends the command at once; the service and the
     # tools are built at the first `tools/list` or call (decision 16.O1).
     store = store_of(ctx)
-    kaeru = build_server(store=store, open_service=lambda: open_service(settings, store))
+    kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)
     if use_http:
         try:
             run_http(kaeru, settings, host or settings.http_host, settings.http_port if port is None else port)

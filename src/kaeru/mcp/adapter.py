@@ -58,9 +58,11 @@ class ToolSpec:
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
-        from kaeru.api.schemas import output_for
+        """What `tools/list` declares: the contract's own for the published tools, a lean schema
+        for the others (decision 18.C2)."""
+        from kaeru.api.outputs import lean_output_for
 
-        return output_for(self.name, self.kind)
+        return lean_output_for(self.name, self.kind)
 
     @cached_property
     def parser(self) -> RequestParser:
@@ -69,13 +71,13 @@ class ToolSpec:
 
         return RequestParser(self.name, self.input_schema)
 
-    def as_tool(self) -> types.Tool:
+    def as_tool(self, *, structured: bool = True) -> types.Tool:
         return types.Tool(
             name=self.name,
             title=self.title,
             description=self.description,
             input_schema=self.input_schema,
-            output_schema=self.output_schema,
+            output_schema=self.output_schema if structured else None,
             annotations=types.ToolAnnotations(
                 title=self.title,
                 read_only_hint=self.read_only,
@@ -92,14 +94,36 @@ def envelope_text(envelope: dict[str, Any]) -> str:
     return pydantic_core.to_json(envelope).decode()
 
 
-def result(envelope: dict[str, Any]) -> types.CallToolResult:
-    """The tool result: the envelope as structured content and, for clients that read only text,
-    as compact JSON. Built without pydantic validation: both parts are ours and already
-    JSON-ready, and the SDK serialises the model as usual."""
-    text = types.TextContent.model_construct(type="text", text=envelope_text(envelope))
+TEXT_MODES = ("compact", "json")
+
+
+@dataclass(frozen=True)
+class Output:
+    """How results are shaped (decision 18.C1): the text block's form (`KAERU_TEXT`: `compact`, what
+    a model needs to act; or `json`, the envelope), and whether the envelope also goes out as
+    `structuredContent` with each tool's `outputSchema` listed (`KAERU_STRUCTURED`, on by default;
+    off for clients that would otherwise hand their model the JSON and drop the text)."""
+
+    text: str = "compact"
+    structured: bool = True
+
+    def text_of(self, envelope: dict[str, Any]) -> str:
+        if self.text == "json":
+            return envelope_text(envelope)
+        from kaeru.mcp.render import compact
+
+        return compact(envelope)
+
+
+def result(envelope: dict[str, Any], output: Output | None = None) -> types.CallToolResult:
+    """The tool result: the text block (compact text or JSON, `output.text`) and, unless
+    `output.structured` is off, the envelope as structured content. Built without pydantic
+    validation: both parts are ours and already JSON-ready, and the SDK serialises the model as usual."""
+    output = output or Output()
+    text = types.TextContent.model_construct(type="text", text=output.text_of(envelope))
     return types.CallToolResult.model_construct(
         content=[text],
-        structured_content=envelope,
+        structured_content=envelope if output.structured else None,
         is_error=envelope["state"] == "rejected",
     )
 
@@ -112,10 +136,17 @@ class ToolRegistry:
     `initialize` is answered before the service layer and the tools exist (decision 16.O1).
     """
 
-    def __init__(self, service: Service | None = None, *, load: Callable[[ToolRegistry], Service] | None = None):
+    def __init__(
+        self,
+        service: Service | None = None,
+        *,
+        load: Callable[[ToolRegistry], Service] | None = None,
+        output: Output | None = None,
+    ):
         if (service is None) == (load is None):
             raise ValueError("ToolRegistry needs a service or a loader, not both")
         self._service = service
+        self.output = output or Output()
         self._load = load
         self._specs: dict[str, ToolSpec] = {}
         #: Run tool calls one at a time, in the order they arrived, each in a worker thread (stdio:
@@ -135,6 +166,8 @@ class ToolRegistry:
         self._service = self._load(self)
         for spec in self._specs.values():  # what `tools/list` answers, built with the rest
             spec.input_schema, spec.output_schema  # noqa: B018
+        if self.output.text == "compact":
+            import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
         self._load = None
         if self.settle is not None:
             self.settle()
@@ -163,7 +196,7 @@ class ToolRegistry:
         self._specs[spec.name] = spec
 
     def list_tools(self) -> list[types.Tool]:
-        return [spec.as_tool() for spec in self.specs.values()]
+        return [spec.as_tool(structured=self.output.structured) for spec in self.specs.values()]
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Synchronous dispatch (worker thread): always returns an envelope."""
@@ -215,7 +248,7 @@ class ToolRegistry:
                 content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],
                 is_error=True,
             )
-        return result(await self.envelope(name, arguments))
+        return result(await self.envelope(name, arguments), self.output)
 
 
 def _rejected(spec: ToolSpec, error: KaeruError, request_id: str | None) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from typing import Any, Final
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from kaeru.mcp.adapter import ToolRegistry, envelope_text
+from kaeru.mcp.adapter import Output, ToolRegistry
 
 #: Protocol versions whose `tools/call` result the SDK shapes by the 2025-11-25 surface model
 #: (every handshake-era version shares it): `content`, `isError`, `structuredContent`, in that
@@ -35,19 +35,22 @@ WIRE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "202
 _PLAIN_KEYS: Final = frozenset({"name", "arguments"})
 
 
-def wire_result(envelope: dict[str, Any]) -> dict[str, Any]:
-    """`adapter.result(envelope)` as the SDK writes it at the `WIRE_VERSIONS`.
+def wire_result(envelope: dict[str, Any], output: Output | None = None) -> dict[str, Any]:
+    """`adapter.result(envelope, output)` as the SDK writes it at the `WIRE_VERSIONS`.
 
     Its keys in the surface model's field order (`content`, `isError`, `structuredContent`; in a
     text block `text` before `type`), so the JSON-RPC line is byte for byte the SDK's. The
     envelope goes out as is: it is JSON-native (built from strings, numbers, lists and dicts),
     which is what the SDK's dump-and-validate would have turned it into.
     """
-    return {
-        "content": [{"text": envelope_text(envelope), "type": "text"}],
+    output = output or Output()
+    wire: dict[str, Any] = {
+        "content": [{"text": output.text_of(envelope), "type": "text"}],
         "isError": envelope["state"] == "rejected",
-        "structuredContent": envelope,
     }
+    if output.structured:
+        wire["structuredContent"] = envelope
+    return wire
 
 
 def _initialize_accepted(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -88,4 +91,4 @@ class FastToolCalls:
             return await call_next(ctx)
         envelope = await self.registry.envelope(name, arguments)
         self.answered += 1
-        return wire_result(envelope)
+        return wire_result(envelope, self.registry.output)

@@ -13,10 +13,11 @@ from mcp.server.lowlevel import Server
 
 from kaeru import __version__
 from kaeru.mcp import prompts, resources
-from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.adapter import Output, ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
 
 if TYPE_CHECKING:
+    from kaeru.config import Settings
     from kaeru.service import Service
     from kaeru.storage.base import Store
 
@@ -72,17 +73,25 @@ def register_tools(registry: ToolRegistry) -> None:
 
 
 def build_server(
-    service: Service | None = None, *, store: Store | None = None, open_service: Callable[[], Service] | None = None
+    service: Service | None = None,
+    *,
+    store: Store | None = None,
+    open_service: Callable[[], Service] | None = None,
+    settings: Settings | None = None,
 ) -> KaeruServer:
     """A low-level MCP server exposing the registered tools with their exact JSON Schemas.
 
     Over `service`; or over `store` with `open_service`, which builds the service on first need — the
     first `tools/list` or call — together with the tools, so that `initialize` is answered before
     the service layer is even imported (`kaeru serve`, decision 16.O1). Either way `tools/list`
-    answers the same.
+    answers the same. The results' text and structured parts follow `settings` (by default the
+    service's): `KAERU_TEXT`, `KAERU_STRUCTURED` (decision 18.C1).
     """
+    if settings is None and service is not None:
+        settings = service.rt.settings
+    output = Output() if settings is None else Output(text=settings.text, structured=settings.structured)
     if service is not None:
-        registry = ToolRegistry(service)
+        registry = ToolRegistry(service, output=output)
         register_tools(registry)
         store = service.store
     else:
@@ -95,7 +104,7 @@ def build_server(
             register_tools(registry)
             return opened
 
-        registry = ToolRegistry(load=load)
+        registry = ToolRegistry(load=load, output=output)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

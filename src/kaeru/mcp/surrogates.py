@@ -49,7 +49,11 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
     ):
         replay_key = arguments.get("request_id")
         key = replay_key if isinstance(replay_key, str) and not lone_surrogate(replay_key) else None
-        return {"jsonrpc": "2.0", "id": request_id, "result": wire_result(registry.rejected(name, problem, key))}
+        return {
+            "jsonrpc": "2.0",
+            "id": request_id,
+            "result": wire_result(registry.rejected(name, problem, key), registry.output),
+        }
     where, code_point = hit
     return {
         "jsonrpc": "2.0",

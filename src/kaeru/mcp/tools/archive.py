@@ -10,22 +10,8 @@ from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service, grants
 from kaeru.service.requests import ArchiveRequest
 
-ARCHIVE = """Export the vault to files, or import an archive — for backup, hand-over and moving between machines.
-
-What it does: `export` with format `amg` writes the lossless archive (JSON Lines: every node \\
-revision, edge revision, membership, slot state and audit record; exporting, importing into an \\
-empty vault and exporting again gives byte-identical files; a `.gz` path compresses it); with \\
-format `markdown` it writes an Obsidian-friendly folder (README, INDEX, LOG, one page per node with \\
-front matter and typed, weighted wikilinks). `initiatives` limits the export. `import` reads an amg \\
-archive into this vault in one transaction; records already present (same id and revision) are \\
-skipped, so importing twice changes nothing. An import passes the same limits and secret policy \
-as a tool write: under `reject` an archive holding a refused record imports nothing and the issue \
-names every refused line and field; under `redact` the texts are redacted and reported. Paths are relative to the server's export root \\
-(`KAERU_EXPORT_ROOT`, default `<vault>/exports`); anything outside it is `path_not_allowed`.
-Changes: export writes files only; import adds the archive's revisions to the vault.
-Use `search`/`context` to read memory; this is for files.
-Returns MutationData: `artifacts` [{path, format, bytes, sha256, initiatives, omissions, nodes, \\
-edges}] (export) or `changes` [{field: imported.<kind>, before, after}] (import)."""
+ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already present are skipped; the same secret policy as a write). Paths are relative to the export root (`KAERU_EXPORT_ROOT`).
+Changes: files on export; the archive's revisions on import. Use `search`/`context` to read memory. Returns the artifacts or the import counts."""
 
 
 def _archive(service: Service, request: ArchiveRequest) -> dict[str, Any]:

@@ -5,40 +5,11 @@ from __future__ import annotations
 from kaeru.api.envelope import READ_KIND
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec, reader
 
-SEARCH = """Find memory by the exact words it contains, across one or more initiatives.
+SEARCH = """Find memory by the exact words it contains, across initiatives. Your text is never query syntax; words match case- and accent-insensitively (`match`: any or all; `prefix` for word starts). `filters` narrow by type, tier, layer, status and tags, and alone list the newest nodes. Ranked by BM25, then recency; superseded nodes are left out unless `filters.current: all`.
+Changes nothing. Use `recall` when you do not know the words, `read` for a whole body. Returns hits with id and revision, `total`, and the next page in `continuation.next_arguments`."""
 
-What it does: literal token search over name, description, body and tags. Your text is never \
-query syntax — quotes, `*`, `:`, `AND`, parentheses are ordinary characters; words and numbers are \
-matched case- and accent-insensitively. `match: all` requires every word, `any` (default) at least \
-one; `prefix: true` lets each word match as a prefix (`migr` finds `migration`). `filters` narrow \
-by types, tiers, layers, statuses and tags (a node must carry every listed tag); filters alone \
-list the newest matching nodes. Ranked by BM25 (name weighted highest), then recency. With \
-`filters.current: preferred` (default) a node superseded by a live node in the searched scopes is \
-left out and counted in `coverage.omitted` (reason `superseded`); `all` shows every version with \
-its `currentness`.
-Changes nothing (read-only).
-Use it when you know the words; use `read` to open one node in full (search bodies are cut to fit \
-`budget_chars`).
-Returns SearchData {hits: NodeData[], total}: each hit with id, revision (for `expected_revision`), \
-type, tier, layer, currentness, successors, tags, the scopes it matched in `initiatives`, and a \
-body excerpt with `body_range` when cut. `coverage.omitted` says what was left out and why \
-(`limit`: the hits after this page); \
-`continuation.next_arguments` is the exact call for the next page (stable while others write)."""
-
-READ = """Open one node in full: its whole record now, or exactly as it was at a past moment.
-
-What it does: resolves `node` (an id, an exact name in `initiative`, or {initiative, name}; a name \
-shared by several live nodes is rejected with `ambiguous_ref` listing their ids) and returns every \
-field. `at` (RFC 3339, a date, or a past offset like `5m`, `2d`) returns the revision that was \
-current then — body, name, tags, layer and currentness as they were — even for a node forgotten \
-since (name it by id). A body longer than `budget_chars` is paged: `body_range` says which part \
-you got and `continuation.next_arguments` (with `body_offset`) fetches the rest. `neighbours: true` \
-adds the node's edges in both directions.
-Changes nothing (read-only).
-Use it after `search` when an excerpt is not enough, or to check a node's `revision` before a \
-compare-and-set `revise`.
-Returns SearchData with exactly one hit (NodeData), plus `edges` [{from, to, edge_type, weight}] \
-when `neighbours` is set."""
+READ = """Open one node in full, now or as it was at `at` (also a node forgotten since, by id). A body over `budget_chars` is paged (`continuation` fetches the rest); `neighbours: true` adds its edges.
+Changes nothing. Use it after `search`/`recall`, or to get the `revision` for a compare-and-set `revise`. Returns the node (and `edges`)."""
 
 
 def register(registry: ToolRegistry) -> None:

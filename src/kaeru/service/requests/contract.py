@@ -13,12 +13,12 @@ from pydantic import Field
 
 from kaeru.service.requests.base import BUDGET_DEFAULT, Budget, Initiatives, Json, Ref, Request, Text, ref
 
-_REVISION = "Opaque revision of the primary target, as returned by reads."
-_REQUEST_ID = "Optional stable operation key supplied by the host/SDK; see replay contract."
+_REVISION = "Revision from your last read: rejected if the node changed since."
+_REQUEST_ID = "Idempotency key: a retry with it replays the first result."
 
 
 class SearchRequest(Request):
-    initiatives: Initiatives = Field(description="The initiatives to search; nothing outside them is read.")
+    initiatives: Initiatives = Field(description="The initiatives to search.")
     text: Text | None = Field(None, description="Words to find; literal, no query syntax.")
     filters: Annotated[Json | None, ref("Filters")] = Field(None, description="Narrow the hits.")
     match: Literal["any", "all"] = Field("any", description="any: a hit holds one word; all: every word.")
@@ -41,7 +41,7 @@ class ClaimRequest(Request):
 
 
 class ReviseRequest(Request):
-    initiative: Text = Field(description="The call's initiative: scopes name resolution of `node`.")
+    initiative: Text = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node to patch in place (same id, same tier).")
     patch: Annotated[Json, ref("Patch")] = Field(description="The fields to change; omitted fields stay as they are.")
     expected_revision: Text | None = Field(None, description=_REVISION)

@@ -30,12 +30,11 @@ INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace
 
 
 class ReadRequest(Request):
-    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node: its id, an exact name in `initiative`, or {initiative, name}.")
     at: Text | None = Field(
         None,
-        description="Read the node as it was at this moment: RFC 3339, a date (its end, UTC), or a past offset "
-        "like 5m, 2h, 3d.",
+        description="As it was then: RFC 3339, a date, or an offset like 2h, 3d.",
     )
     body_offset: int = Field(
         0, ge=0, description="Start the body at this character (for paging long bodies; see continuation)."
@@ -43,20 +42,15 @@ class ReadRequest(Request):
     neighbours: bool = Field(
         False, description="Also return the node's edges, both directions (as of `at` when given)."
     )
-    budget_chars: Budget = Field(
-        BUDGET_DEFAULT, description="Most body characters to return (512..64000); the rest pages via continuation."
-    )
+    budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters; the rest pages.")
 
 
 class TrailRequest(Request):
-    initiative: InitiativeName = Field(
-        description="The call's initiative: scopes name resolution (an id reaches forgotten nodes)."
-    )
+    initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node whose trail to follow.")
     kind: Literal["history", "provenance", "path", "neighbours", "chain"] = Field(
         "history",
-        description="history: every revision and edge event; provenance: derived_from ancestors; path: strongest "
-        "weighted path to `to`; neighbours: one hop both ways; chain: a saved chain's steps.",
+        description="What to follow (see the tool description).",
     )
     to: Ref | None = Field(None, description="kind=path: the end node.")
     edge_types: list[Annotated[str, one_of(values(EdgeType))]] | None = Field(
@@ -127,43 +121,33 @@ class RecallRequest(Request):
         }
     )
 
-    initiatives: Initiatives = Field(
-        description="The initiatives to recall from (no cross-initiative leak: nothing else is searched)."
-    )
+    initiatives: Initiatives = Field(description="The initiatives to recall from.")
     query: str | None = Field(
         None,
-        description="What you need, in your own words (stemmed, stop words ignored). Optional for resume_work: "
-        "without a query you get slots, open tasks, hot and recent memory.",
+        description="What you need, in your own words (optional for resume_work).",
     )
     task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
         None,
-        description="What you are doing, to plan retrieval: resume_work (in-flight work, slots, tasks), "
-        "explain_decision (decisions, verdicts, provenance), debug_failure (outcomes, refuted claims, errors), "
-        "apply_preference (rules and preferences), review_change (decisions and rules a change must respect), "
-        "explore_history (every revision of the matches and of their supersession chains, oldest first, one hit "
-        "per revision). Dash or underscore.",
+        description="What you are doing: resume_work, explain_decision, debug_failure, apply_preference, review_change, or explore_history (every revision of the matches and their supersession chains).",
     )
     role: Annotated[str, one_of(values(Role))] = Field(
         Role.CODER.value,
-        description="Who is asking; nudges type priors (planner: tasks and roadmaps; researcher: references…).",
+        description="Who is asking (nudges type priors).",
     )
     risk: Annotated[str, one_of(values(Risk))] = Field(
         Risk.MEDIUM.value,
-        description="high: only current, non-refuted memory from the direct channels (no neighbour or graph "
-        "expansion).",
+        description="high: only current, non-refuted memory.",
     )
     token_budget: int = Field(
         4000,
         gt=0,
         le=100000,
-        description="Hard cap on the answer's text (≈4 characters a token); what is dropped is counted.",
+        description="Hard cap on the answer, in tokens.",
     )
     include_superseded: bool = Field(
         False, description="Keep superseded and refuted memory level instead of demoting it."
     )
-    multi_hop: bool = Field(
-        False, description="Expand the words that characterise the first hits into a second pass (needs a query)."
-    )
+    multi_hop: bool = Field(False, description="Second pass with the first hits' words.")
     explain: bool = Field(False, description="Return each hit's per-channel scores (needs a query).")
     limit: int = Field(10, ge=1, le=50, description="Hits per page.")
     cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
@@ -175,13 +159,9 @@ class ArchiveRequest(Request):
     )
     format: Literal["markdown", "amg"] = Field(
         "amg",
-        description="amg: the lossless JSON Lines archive (a `.gz` path compresses it); markdown: an "
-        "Obsidian-friendly folder, one page per node (export only).",
+        description="amg (lossless) or markdown (export only).",
     )
-    path: Text = Field(
-        description="File (amg) or folder (markdown), relative to the server's export root; paths outside it are "
-        "refused."
-    )
+    path: Text = Field(description="File or folder under the export root.")
     initiatives: Initiatives | None = Field(
         None, description="export: only these initiatives (default: the whole vault)."
     )

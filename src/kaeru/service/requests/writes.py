@@ -44,25 +44,19 @@ def _when(field: str, value: Any, required: list[str], *, present: bool = False)
 
 
 class NoteRequest(Request):
-    initiative: InitiativeName = Field(
-        description="The initiative (project scope) to write into; created if new (with a warning)."
-    )
+    initiative: InitiativeName = Field(description="The initiative to write into (created if new, with a warning).")
     text: Text = Field(description="What to remember, in the user's language. Becomes the body.")
     kind: Annotated[str, one_of(values(NoteKind))] = Field(
         NoteKind.OBSERVATION.value,
-        description="Epistemic status: observation (seen), decision (chosen, with why), jot (quick aside), reference "
-        "(external source), rule (a standing constraint that `context` always delivers), idea, draft, "
-        "scratch, entity, concept, checklist, roadmap.",
+        description="How you know it (see the tool description).",
     )
     name: NodeName | None = Field(
         None,
-        description="Optional name; auto-generated from the first words plus a unique suffix when omitted. "
-        "Names are not unique.",
+        description="Optional name (made from the first words otherwise).",
     )
     source: Text | None = Field(
         None,
-        description="kind=reference only: the verbatim document text. Immutable afterwards (change it with "
-        "`replace`); `text` becomes the description.",
+        description="kind=reference: the verbatim text (immutable; `text` becomes the description).",
     )
     url: Text | None = Field(None, description="Where the material came from (stored in properties.url).")
     tags: list[Tag] | None = Field(
@@ -73,7 +67,7 @@ class NoteRequest(Request):
     )
     occurred_at: Text | None = Field(
         None,
-        description="When it happened, if not now (RFC 3339, a date, or a past offset like 2d); becomes created_at.",
+        description="When it happened, if not now (RFC 3339, a date, or 2d ago).",
     )
     link_to: Ref | None = Field(None, description="Optional node to link the new node to, in the same transaction.")
     edge_type: EdgeTypeName = Field(
@@ -81,10 +75,10 @@ class NoteRequest(Request):
     )
     weight: Weight = Field(
         DEFAULT_LINK_WEIGHT,
-        description="How load-bearing the link is: 0.9–1 cause/source, 0.6–0.8 supporting, 0.3–0.5 associative.",
+        description="How load-bearing the link is, 0–1.",
     )
     reminder: Annotated[Json | None, ref("Reminder")] = Field(
-        None, description="Resurface this note from `after` for `window_days` days after it is first shown."
+        None, description="Resurface it from `after` for `window_days`."
     )
     applicability: Annotated[Json | None, ref("Applicability")] = Field(
         None, description="kind=rule only: applies while working on `task` and/or until `through`."
@@ -96,7 +90,7 @@ class NoteRequest(Request):
 
 
 class ReplaceRequest(Request):
-    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The reference note whose source to replace.")
     source: Text = Field(description="The new verbatim source text; old bytes stay in history with their sha256.")
     expected_revision: _Revision = None
@@ -118,21 +112,15 @@ class LinkRequest(Request):
     )
     action: Literal["add", "remove", "reweight", "chain"] = Field(
         "add",
-        description="add an edge, remove (retract) it, reweight it, or save the strongest path from→to as a chain "
-        "node.",
+        description="add, remove, reweight, or chain.",
     )
     source: Ref = Field(alias="from", description="Source node of the edge (or start of the chain).")
     to: Ref = Field(description="Target node of the edge (or end of the chain).")
     edge_type: EdgeTypeName | None = Field(
         None,
-        description="Edge type (add/remove/reweight). supersedes and falsifies are verdicts: the target stops "
-        "being current.",
+        description="Edge type (add/remove/reweight).",
     )
-    weight: Weight | None = Field(
-        None,
-        description="Required for add/reweight: 0.9–1 load-bearing (cause, source, supersession), 0.6–0.8 "
-        "supporting, 0.3–0.5 associative. Chains prefer strong edges.",
-    )
+    weight: Weight | None = Field(None, description="Required for add/reweight: how load-bearing, 0–1.")
     name: NodeName | None = Field(None, description="chain only: a name for the saved chain.")
     summary: Text | None = Field(None, description="chain only: what the path explains (the chain's body).")
     request_id: _RequestId = None
@@ -146,7 +134,7 @@ class VerdictRequest(Request):
     )
     evidence: Annotated[Json | None, ref("Evidence")] = Field(
         None,
-        description="{node}: an existing node that decides it, or {method}: how it was tested (creates an experiment).",
+        description="{node} that decides it, or {method} of testing.",
     )
     expected_revision: _Revision = None
     request_id: _RequestId = None
@@ -164,9 +152,7 @@ class EvolveRequest(Request):
 
     initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution; new nodes join it.")
     mode: Literal["settle", "unsettle", "supersede", "synthesise"] = Field(
-        description="settle: archival successor (source retracted, provenance kept); unsettle: reopen as "
-        "operational; supersede: a new node replaces the old (old stays, flagged superseded); synthesise: a new "
-        "node derived from several sources."
+        description="What to do (see the tool description)."
     )
     source: Ref | None = Field(None, description="The node to settle, unsettle or supersede.")
     sources: list[Ref] | None = Field(
@@ -178,8 +164,7 @@ class EvolveRequest(Request):
     )
     new_type: Annotated[str | None, one_of(values(NodeType, SERVER_WRITTEN))] = Field(
         None,
-        description="Type of the new node (default: derived from the source; not audit_event or board, which only "
-        "the server writes).",
+        description="Type of the new node (default: from the source).",
     )
     expected_revision: _Revision = None
     request_id: _RequestId = None
@@ -202,9 +187,7 @@ class SlotRequest(Request):
     initiative: InitiativeName = Field(description="The initiative whose role this is.")
     slot: Annotated[str, ref("Slot")] = Field(description="The role, e.g. handoff, entrypoint, prod-state.")
     node: Ref | None = Field(None, description="The new holder; omit to release the slot.")
-    expected_slot_revision: Text | None = Field(
-        None, description='Compare-and-set: the slot revision you last saw ("0" for a never-taken slot).'
-    )
+    expected_slot_revision: Text | None = Field(None, description='Slot revision you last saw ("0" if never taken).')
     request_id: _RequestId = None
 
 
@@ -213,15 +196,13 @@ class LayerRequest(Request):
 
     initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `nodes`.")
     nodes: list[Ref] = Field(min_length=1, max_length=200, description="The nodes to move.")
-    layer: Annotated[str | None, ref("Layer")] = Field(
-        None, description="core (always in context), hot, warm (default), cold, frozen (only on request)."
-    )
+    layer: Annotated[str | None, ref("Layer")] = Field(None, description="core, hot, warm (default), cold, frozen.")
     pin: bool | None = Field(None, description="true: automatic hygiene never moves these nodes; false: unpin.")
     request_id: _RequestId = None
 
 
 class ForgetRequest(Request):
-    initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `node`.")
+    initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node to retract.")
     reason: Text = Field(description="Why (kept in the audit record).")
     expected_revision: _Revision = None
@@ -285,9 +266,7 @@ class InitiativeRequest(Request):
 
     initiative: InitiativeName = Field(description="The initiative to act on.")
     action: Literal["rename", "merge", "delete", "attach", "detach", "set_board"] = Field(
-        description="rename it to `to`; merge it into `to` (every node and edge stays reachable); delete it (nodes "
-        "left in no initiative are forgotten, recoverable through history); attach/detach `node`; set_board "
-        "replaces the task board's `columns`."
+        description="What to do (see the tool description)."
     )
     to: InitiativeName | None = Field(
         None, description="rename: the new name; merge: the initiative to merge into (must exist)."
@@ -297,6 +276,6 @@ class InitiativeRequest(Request):
         None,
         min_length=1,
         max_length=20,
-        description="set_board: the ordered columns [{key, label}] (add, remove, relabel and reorder in one edit).",
+        description="set_board: the ordered columns [{key, label}].",
     )
     request_id: _RequestId = None

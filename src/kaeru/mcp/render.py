@@ -1,0 +1,277 @@
+"""The compact text of a tool result: what a model needs to act, from the API 1 envelope.
+
+`structuredContent` carries the full envelope; the text block is what a model reads in clients that
+read `content` (decision 18.C1). It keeps every handle the next call needs — ids, names, revisions,
+the next page's exact arguments, `next_step` — and leaves out what the envelope repeats on every
+hit: timestamps, tier, layer, visibility, empty fields and derived tags (`topic:`, `lang:`; `kind:`
+is shown as the kind). `KAERU_TEXT=json` returns the envelope as JSON text instead.
+
+Layout, one fact per line:
+
+    search ok: 2 of 4 hits
+    - db-choice · decision · id=01a2… rev=1-a5560d4e24b4 · tags: infra
+      We chose SQLite because it needs no server.
+    omitted: hits 2 (limit)
+    next: search {"initiatives":["demo"],"text":"sqlite","limit":2,"cursor":"…"}
+
+The id and revision are written in full (`id=`, `rev=`): an agent copies them into `node` and
+`expected_revision`. Values that are not plain words are written as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+#: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
+_DERIVED = ("topic:", "lang:", "kind:", "status:")
+#: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
+_QUIET = {"constraint_state": "active"}
+#: Longest before/after value of a change shown in full; longer ones are cut with their length.
+_CHANGE_CHARS = 160
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _kind(node: dict[str, Any]) -> str:
+    for tag in node.get("tags") or ():
+        if tag.startswith("kind:"):
+            return str(tag[5:])
+    return str(node.get("node_type") or "node")
+
+
+def handle(node: dict[str, Any]) -> str:
+    """`name · kind · id=… rev=…`: what names the node in the next call. A name the server made up
+    (the body's first words and the id's last six digits) is left out: the id and the body say it."""
+    name = node.get("name")
+    parts = [name] if name and not name.endswith("-" + node["id"][-6:]) else []
+    parts += [_kind(node), f"id={node['id']} rev={node['revision']}"]
+    return " · ".join(parts)
+
+
+def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> list[str]:
+    """A node: its handle line (with currentness, status and free tags when they say something),
+    then its description and body, indented."""
+    head = handle(node)
+    extras: list[str] = []
+    currentness = node.get("currentness")
+    if currentness and currentness != "current":
+        successors = node.get("successors") or []
+        extras.append(currentness + (f" by {', '.join(successors)}" if successors else ""))
+    if node.get("status"):
+        extras.append(f"status={node['status']}")
+    if node.get("pinned"):
+        extras.append("pinned")
+    if node.get("metadata_is_current") is False:
+        extras.append("metadata not current")
+    tags = [t for t in node.get("tags") or () if not t.startswith(_DERIVED)]
+    if tags:
+        extras.append("tags: " + ", ".join(tags))
+    properties = {k: v for k, v in (node.get("properties") or {}).items() if _QUIET.get(k) != v}
+    if properties:
+        extras.append("properties=" + _json(properties))
+    line = f"{indent}- {head}" + "".join(f" · {e}" for e in extras)
+    lines = [line]
+    inner = indent + "  "
+    if node.get("description"):
+        first, *rest = str(node["description"]).split("\n")
+        lines += [f"{inner}description: {first}", *(inner + part for part in rest)]
+    if body and node.get("body") is not None:
+        cut = node.get("body_range")
+        if cut:
+            lines.append(f"{inner}(body chars {cut['start']}–{cut['end']} of {cut['total']})")
+        lines += [inner + part for part in str(node["body"]).split("\n")]
+    return lines
+
+
+def _edge(edge: dict[str, Any]) -> str:
+    gone = " (retracted)" if edge.get("retracted") else ""
+    return f"{edge['from']} -{edge['edge_type']} {edge['weight']:g}-> {edge['to']}{gone}"
+
+
+def _cut(value: Any) -> str:
+    text = value if isinstance(value, str) and "\n" not in value else _json(value)
+    if len(text) > _CHANGE_CHARS:
+        return f"{text[:_CHANGE_CHARS]}… ({len(text)} chars)"
+    return text
+
+
+def _changes(changes: Iterable[dict[str, Any]], indent: str = "") -> list[str]:
+    return [f"{indent}{c['field']}: {_cut(c['before'])} → {_cut(c['after'])}" for c in changes]
+
+
+def _issues(envelope: dict[str, Any]) -> list[str]:
+    lines = []
+    for issue in envelope.get("issues") or ():
+        where = f" [{issue['field']}]" if issue.get("field") else ""
+        retry = " (retryable)" if issue.get("retryable") else ""
+        lines.append(f"! {issue['code']}{where}{retry}: {issue['message']}")
+    return lines
+
+
+def _tail(envelope: dict[str, Any]) -> list[str]:
+    """What was left out, and the exact next call."""
+    lines = []
+    coverage = envelope.get("coverage") or {}
+    omitted = coverage.get("omitted") or []
+    if omitted:
+        lines.append("omitted: " + "; ".join(f"{o['section']} {o['count']} ({o['reason']})" for o in omitted))
+    continuation = envelope.get("continuation")
+    if continuation:
+        lines.append(f"next: {envelope['operation']} {_json(continuation['next_arguments'])}")
+    return lines
+
+
+def _hits(hits: list[dict[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for hit in hits:
+        lines += node_lines(hit)
+    return lines
+
+
+def _head(envelope: dict[str, Any], summary: str = "") -> str:
+    replayed = " (replayed)" if envelope.get("replayed") else ""
+    request = f" request_id={envelope['request_id']}" if envelope.get("request_id") else ""
+    return f"{envelope['operation']} {envelope['state']}{replayed}{request}" + (f": {summary}" if summary else "")
+
+
+def _of(count: int, total: int, noun: str) -> str:
+    return f"{count} {noun}" if count == total else f"{count} of {total} {noun}"
+
+
+def _read(envelope: dict[str, Any]) -> list[str]:
+    data = envelope["data"]
+    op = envelope["operation"]
+    if op == "initiatives":
+        lines = [_head(envelope, f"{data['total']} initiatives")]
+        for item in data["initiatives"]:
+            counts = ", ".join(f"{k} {v}" for k, v in item["counts"].items())
+            slots = f" · slots: {', '.join(item['slots'])}" if item.get("slots") else ""
+            lines.append(f"- {item['name']} · {counts} · last {item['last_activity']}{slots}")
+        return lines
+    if op == "context":
+        head = [f"initiative={data['initiative']}"] + [f"{k}={data[k]}" for k in ("today", "task") if data.get(k)]
+        lines = [_head(envelope, " ".join(head))]
+        lines += [f"notice: {n}" for n in data.get("notices") or ()]
+        for section in data["sections"]:
+            if not section["items"] and not section["total"]:
+                continue
+            lines.append(f"## {section['name']} ({_of(len(section['items']), section['total'], 'items')})")
+            extra = {k: v for k, v in section.items() if k not in ("name", "items", "total") and v}
+            if extra:
+                lines.append(_json(extra))
+            lines += _hits(section["items"])
+        return lines
+    if op == "reflect":
+        counts = ", ".join(f"{k} {v}" for k, v in data["counts"].items() if v)
+        lines = [_head(envelope, f"{data['total']} findings" + (f" ({counts})" if counts else ""))]
+        for item in data["items"]:
+            ref = f" [{item.get('name') or item.get('node')}]" if item.get("node") or item.get("name") else ""
+            fix = f" · fix: {item['fix']['tool']} {_json(item['fix']['arguments'])}" if item.get("fix") else ""
+            lines.append(f"- {item['kind']}{ref}: {item['message']}{fix}")
+        return lines
+    if op == "trail":
+        lines = [_head(envelope, f"{data['kind']}, {data['total']} entries")]
+        if data.get("subject"):
+            lines += node_lines(data["subject"], body=False)
+        for entry in data["entries"]:
+            bits = [entry.get(k) for k in ("at", "kind", "action", "direction") if entry.get(k)]
+            if entry.get("depth") is not None:
+                bits.append(f"depth {entry['depth']}")
+            if entry.get("actor"):
+                bits.append(f"by {entry['actor']}")
+            if entry.get("request_id"):
+                bits.append(f"request_id={entry['request_id']}")
+            lines.append("* " + " ".join(str(b) for b in bits))
+            if entry.get("node"):
+                lines.append(f"  {handle(entry['node'])}")
+            if entry.get("edge"):
+                lines.append(f"  edge {_edge(entry['edge'])}")
+            lines += _changes(entry.get("changes") or (), "  ")
+        return lines
+    if op == "current_state":
+        slot = f" slot={data['slot']} slot_revision={data['slot_revision']}" if data.get("slot") else ""
+        lines = [_head(envelope, f"{data['status']}{slot}")]
+        if data.get("current"):
+            lines.append("current:")
+            lines += node_lines(data["current"])
+        if data.get("subject") and (not data.get("current") or data["subject"]["id"] != data["current"]["id"]):
+            lines.append("subject:")
+            lines += node_lines(data["subject"])
+        if data.get("predecessors"):
+            lines.append("predecessors:")
+            lines += [f"- {handle(p)} · {p.get('currentness')}" for p in data["predecessors"]]
+        lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
+        if data.get("candidates"):
+            lines.append("candidates: " + ", ".join(data["candidates"]))
+        return lines
+    # search, read, recall, timeline: a page of nodes.
+    hits = data["hits"]
+    summary = _of(len(hits), data["total"], "hits")
+    if data.get("anchor"):
+        summary += f" around {data['anchor']}"
+    lines = [_head(envelope, summary)]
+    lines += _hits(hits)
+    lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
+    if data.get("next_step"):
+        lines += _next_step(data["next_step"], {hit["id"] for hit in hits})
+    if data.get("explain"):
+        lines.append(f"explain: {_json(data['explain'])}")
+    return lines
+
+
+def _next_step(step: dict[str, Any], hits: set[str]) -> list[str]:
+    """`next_step`: one line when its calls differ only in which hit they name, else one per call."""
+    calls = step.get("calls")
+    if not isinstance(calls, list) or "tool" not in step:
+        return [f"next_step: {_json(step)}"]
+    why = f" ({step['why']})" if step.get("why") else ""
+    shapes: set[str] = set()
+    for call in calls:
+        node = call.get("node") if isinstance(call, dict) else None
+        if not (isinstance(node, dict) and node.get("id") in hits):
+            shapes = set()
+            break
+        shapes.add(_json({**call, "node": {"id": "<hit id>"}}))
+    if len(shapes) == 1:
+        return [f"next_step: {step['tool']} {shapes.pop()} for any hit{why}"]
+    return [f"next_step: {step['tool']}{why}"] + [f"  {step['tool']} {_json(call)}" for call in calls]
+
+
+def _entity(entity: dict[str, Any]) -> str:
+    return f"id={entity['id']} rev={entity['revision']}"
+
+
+def _mutation(envelope: dict[str, Any]) -> list[str]:
+    data = envelope["data"]
+    primary = data.get("primary")
+    lines = [_head(envelope, _entity(primary) if primary else "")]
+    primary_id = primary["id"] if primary else None
+    created = [e for e in data.get("created") or () if e["id"] != primary_id]
+    affected = [e for e in data.get("affected") or () if e["id"] != primary_id]
+    if created:
+        lines.append("created: " + "; ".join(_entity(e) for e in created))
+    if affected:
+        lines.append("affected: " + "; ".join(_entity(e) for e in affected))
+    lines += _changes(data.get("changes") or ())
+    lines += [f"evidence: id={e['id']} {e['relation']}" for e in data.get("evidence") or ()]
+    lines += [f"slot: {_json(s)}" for s in data.get("slots") or ()]
+    lines += [f"failed step {s['step']}: {s['code']}: {s['message']}" for s in data.get("failed_steps") or ()]
+    lines += [f"artifact: {_json(a)}" for a in data.get("artifacts") or ()]
+    return lines
+
+
+def compact(envelope: dict[str, Any]) -> str:
+    """The envelope as compact text (see the module doc)."""
+    if envelope["state"] == "rejected":
+        lines = [_head(envelope)]
+    elif "primary" in envelope["data"]:
+        lines = _mutation(envelope)
+    else:
+        lines = _read(envelope)
+    lines += _issues(envelope)
+    lines += _tail(envelope)
+    return "\n".join(lines)
