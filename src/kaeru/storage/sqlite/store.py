@@ -229,7 +229,7 @@ class SqliteStore:
                 if migration.version in done:
                     continue
                 applied = True
-                list(conn.execute(migration.sql))
+                migration.apply(conn, lambda sql: list(conn.execute(sql)))
                 list(
                     conn.execute(
                         "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
