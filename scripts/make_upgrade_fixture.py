@@ -357,7 +357,7 @@ def versions(backend: str) -> dict[int, str]:
     found = {}
     for line in git("ls-tree", "--name-only", "HEAD", MIGRATIONS[backend] + "/").splitlines():
         name = Path(line).name
-        if name[:3].isdigit() and name.endswith(".sql"):
+        if name[:3].isdigit() and name.endswith((".sql", ".py")):
             found[int(name[:3])] = line
     return found
 
@@ -419,7 +419,8 @@ def make(backend: str, version: int, commit: str, out: Path, newest: bool) -> No
         work.mkdir()
         git("worktree", "add", "--detach", str(code), full)
         try:
-            old = sorted(int(p.name[:3]) for p in (code / MIGRATIONS[backend]).glob("[0-9][0-9][0-9]_*.sql"))
+            shipped = (code / MIGRATIONS[backend]).glob("[0-9][0-9][0-9]_*.*")
+            old = sorted(int(p.name[:3]) for p in shipped if p.suffix in (".sql", ".py"))
             if old[-1] != version:
                 raise SystemExit(f"{short}'s latest {backend} migration is {old[-1]:03d}, not {version:03d}")
             shim = Path(tmp) / "shim"

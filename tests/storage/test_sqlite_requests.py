@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+import pytest
 
 from kaeru.api.requests import parse
+from kaeru.errors import RequestIdReused
 from kaeru.service import Service
 from kaeru.storage.base import RequestKey
 from kaeru.storage.sqlite.store import SqliteStore
@@ -60,13 +62,18 @@ def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monke
         conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
         try:
             kinds = [row[0] for row in conn.execute("SELECT typeof(response) FROM requests ORDER BY seq")]
+            # Both digests are 32 bytes (migration 013 turned the old row's hex into them; 16.D2).
+            digests = list(conn.execute("SELECT typeof(args_hash), length(args_hash) FROM requests ORDER BY seq"))
             indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'requests'")}
         finally:
             conn.close()
         assert kinds == ["text", "blob"]
+        assert digests == [("blob", 32), ("blob", 32)]
         assert indexes == {"requests", "requests_key"}
-        # Both rows replay, each with its own response.
+        # Both rows replay, each with its own response; a different call under a used id is refused.
         assert _note(service, "ferry-1")[0].primary == first.primary
+        with pytest.raises(RequestIdReused):
+            _note(service, "ferry-1", "The ferry leaves at noon")
         assert _note(service, "ferry-2", "The ferry leaves at ten")[0].primary == fresh.primary
     finally:
         store.close()

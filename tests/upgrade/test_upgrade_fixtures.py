@@ -70,12 +70,9 @@ def fixture_id(path: Path) -> str:
 
 
 #: Vaults the current code cannot open, found by these tests (to be fixed by a new migration).
-BROKEN = {
-    "sqlite-v010-330390c": (
-        "migration 010 was edited (87b34b1) after main had run it: a vault that ran its first text keeps "
-        "`node_revisions`, which the current code reads as `past_revisions` (no such table)"
-    ),
-}
+#: (`sqlite-v010-330390c`, which kept `node_revisions` where the code reads `past_revisions`, was one
+#: until SQLite migration 012.)
+BROKEN: dict[str, str] = {}
 EVERY = [
     pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=BROKEN[p.name])) if p.name in BROKEN else p
     for b in BACKENDS
@@ -118,7 +115,8 @@ def _migration_files() -> dict[str, str]:
     return {
         str(path.relative_to(ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
         for backend in BACKENDS
-        for path in sorted((ROOT / "src" / "kaeru" / "storage" / backend / "migrations").glob("[0-9]*.sql"))
+        for path in sorted((ROOT / "src" / "kaeru" / "storage" / backend / "migrations").glob("[0-9]*.*"))
+        if path.suffix in (".sql", ".py")
     }
 
 
@@ -133,7 +131,7 @@ def test_committed_migrations_are_never_edited() -> None:
         )
     new = sorted(set(now) - set(pinned))
     assert not new, (
-        f"new migration(s) {new}: pin them with `sha256sum src/kaeru/storage/*/migrations/[0-9]*.sql "
+        f"new migration(s) {new}: pin them with `sha256sum src/kaeru/storage/*/migrations/[0-9]*.{{sql,py}} "
         "> tests/upgrade/migrations.sha256` once committed (from then on they are never edited: add a new "
         "migration instead), and write their upgrade fixtures (scripts/make_upgrade_fixture.py)"
     )
@@ -361,3 +359,35 @@ def test_the_old_codes_archive_imports_with_the_same_answers(fixture: Path, vaul
         assert_same_answers(store, vault, answers(fixture), _unnamed_revisions(fixture / "vault.amg"))
     finally:
         store.close()
+
+
+# ------------------------------------------------------------------------------------------------
+# Both texts of SQLite migration 010 end in the same schema (migration 012, decision 16.D1).
+# ------------------------------------------------------------------------------------------------
+
+
+def _sqlite_schema(fixture: Path, tmp_path: Path) -> list[tuple[str, str, str]]:
+    """The schema of the fixture's vault once the current code has migrated a copy of it."""
+    import apsw
+
+    vault_dir = tmp_path / fixture.name
+    vault_dir.mkdir()
+    (vault_dir / "vault.sqlite3").write_bytes(gzip.decompress((fixture / "vault.sqlite3.gz").read_bytes()))
+    spec = VaultSpec("sqlite", vault_dir)
+    open_store(spec.settings()).close()
+    db = apsw.Connection(str(spec.settings().sqlite_path))
+    try:
+        return [
+            (str(kind), str(name), str(sql))
+            for kind, name, sql in db.execute("SELECT type, name, sql FROM sqlite_schema ORDER BY type, name")
+        ]
+    finally:
+        db.close()
+
+
+def test_a_vault_that_ran_the_first_text_of_sqlite_010_ends_as_one_that_ran_the_landed_text(tmp_path: Path) -> None:
+    first = _sqlite_schema(DATA / "sqlite-v010-330390c", tmp_path)
+    landed = _sqlite_schema(DATA / "sqlite-v010", tmp_path)
+    assert "past_revisions" in {name for _, name, _ in first}
+    assert "node_revisions" not in {name for _, name, _ in first}
+    assert first == landed

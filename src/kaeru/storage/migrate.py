@@ -1,21 +1,51 @@
-"""Numbered `.sql` migrations per backend, applied once each and recorded in `schema_migrations`."""
+"""Numbered migrations per backend, applied once each and recorded in `schema_migrations`.
+
+A migration is a `.sql` script, or a `.py` module with `def up(conn)` for a change plain SQL cannot
+make (e.g. a rename only where an earlier text of a migration left the old name): `up` gets the
+engine's own connection (apsw or psycopg) inside the migrating transaction. Each store runs them
+through `Migration.apply`, so one loader and one hook serve both engines.
+"""
 
 from __future__ import annotations
 
+import importlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from kaeru.errors import Unavailable
 
-_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.(sql|py)$")
 
 
 @dataclass(frozen=True, slots=True)
 class Migration:
     version: int
     name: str
+    #: The script of a `.sql` migration; empty for a `.py` one.
     sql: str
+    #: The `up(conn)` of a `.py` migration; None for a `.sql` one.
+    up: Callable[[Any], None] | None = None
+
+    def apply(self, conn: Any, script: Callable[[str], object]) -> None:
+        """Run this migration inside the caller's transaction: `up(conn)` with the engine's connection
+        (apsw or psycopg), or the `.sql` text through `script`, the engine's way to run a script."""
+        if self.up is not None:
+            self.up(conn)
+        else:
+            script(self.sql)
+
+
+def _load(package: str, file: str, version: int, name: str, text: str) -> Migration:
+    if file.endswith(".sql"):
+        return Migration(version, name, text)
+    module = importlib.import_module(f"{package}.{file[:-3]}")
+    up = getattr(module, "up", None)
+    if not callable(up):
+        raise RuntimeError(f"migration {package}.{file} has no up(conn)")
+    return Migration(version, name, "", up)
 
 
 def load_migrations(package: str) -> list[Migration]:
@@ -24,7 +54,8 @@ def load_migrations(package: str) -> list[Migration]:
     for entry in resources.files(package).iterdir():
         match = _NAME.match(entry.name)
         if match:
-            found.append(Migration(int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8")))
+            text = entry.read_text(encoding="utf-8")
+            found.append(_load(package, entry.name, int(match.group(1)), match.group(2), text))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
     if versions != list(range(1, len(found) + 1)):

@@ -167,7 +167,7 @@ class PostgresStore:
             for migration in migrations:
                 if migration.version in done:
                     continue
-                conn.execute(migration.sql)
+                migration.apply(conn, conn.execute)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
                     (migration.version, migration.name),

@@ -53,6 +53,18 @@ def _unpack_response(stored: bytes | str) -> Any:
     return json.loads(unpacker.decompress(stored[1:]) + unpacker.flush())
 
 
+def _pack_hash(args_hash: str) -> bytes | str:
+    """A replay row's argument digest as its 32 bytes, not 64 hex characters (migration 013)."""
+    try:
+        return bytes.fromhex(args_hash) if len(args_hash) == 64 else args_hash
+    except ValueError:
+        return args_hash
+
+
+def _unpack_hash(stored: bytes | str) -> str:
+    return stored.hex() if isinstance(stored, bytes) else stored
+
+
 class SqliteDb(Db):
     """Statements on one apsw connection; driver errors are translated where the store's transaction
     ends (`SqliteStore._session`), not per call."""
@@ -110,7 +122,7 @@ class SqliteSession(FtsSearch, SqlSession):
             (key.request_id, key.operation, key.initiative),
         )
         if row is not None and row[1] is not None:
-            return StoredRequest(row[0], _unpack_response(row[1]))
+            return StoredRequest(_unpack_hash(row[0]), _unpack_response(row[1]))
         # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
         # ends, so the row is written once, with its response (a claim row then an update cost two writes
         # into a B-tree keyed by random ids).
@@ -122,7 +134,7 @@ class SqliteSession(FtsSearch, SqlSession):
         self._db.run(
             "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (key.initiative, key.operation, key.request_id, args_hash, _pack_response(response), now),
+            (key.initiative, key.operation, key.request_id, _pack_hash(args_hash), _pack_response(response), now),
         )
 
     def purge_requests(self, before: str) -> int:

@@ -29,12 +29,12 @@ __all__ = ["SqliteSession", "SqliteStore", "fts_match"]
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: A commit that leaves this many pages in the WAL (~4 MB) wakes the checkpointer at once, which
-#: copies them so the next writer restarts the log (decision 16.I1): a busy vault's usual bound.
-CHECKPOINT_PAGES = 1000
+#: A commit that leaves this many pages in the WAL (~2 MB) wakes the checkpointer at once, which
+#: copies them so the next writer restarts the log (decisions 16.I1, 16.D3): a busy vault's usual bound.
+CHECKPOINT_PAGES = 500
 #: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
 #: a burst does not leave its high-water mark on disk.
-WAL_LIMIT_BYTES = 4 * 1024 * 1024
+WAL_LIMIT_BYTES = 2 * 1024 * 1024
 #: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
 #: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
 #: holds one snapshot all along can keep the log growing past it.
@@ -229,7 +229,7 @@ class SqliteStore:
                 if migration.version in done:
                     continue
                 applied = True
-                list(conn.execute(migration.sql))
+                migration.apply(conn, lambda sql: list(conn.execute(sql)))
                 list(
                     conn.execute(
                         "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
