@@ -7,6 +7,11 @@ commit's code too (`PYTHONPATH=<tree>/src`):
     python -m bench.million measure --vault DIR/kaeru-bench-… [--ops 60]
     python -m bench.startup --vault DIR/kaeru-bench-…       # start-up on it (SQLite)
     python -m bench.million drop --vault DIR/kaeru-bench-…  # delete it (and its database)
+    python -m bench.million finish --vault DIR/kaeru-bench-… --size 1000000  # a build stopped early
+
+A build stopped before its end (killed: the open batch rolls back) keeps every committed batch;
+`finish` writes the `million.json` of what is there (`built` < `size`), and `measure` then uses
+only the selective words planted in at least 3 of the notes that were built.
 
 `build` fills a new vault from the benchmark corpus (bench/corpus.py, `bulk` mode: the real `note`
 use case, 2,000 notes per transaction) and writes `million.json` beside the vault: the size, the
@@ -58,7 +63,7 @@ def cmd_build(args: argparse.Namespace) -> None:
     from kaeru.storage.factory import open_store
 
     vault = new_vault(args.backend, str(args.size), args.workdir, keep=True)
-    print(f"vault: {vault.vault_dir}", file=sys.stderr, flush=True)
+    print(f"vault: {vault.vault_dir} {vault.database_url or ''}", file=sys.stderr, flush=True)
     store = open_store(vault.settings())
     try:
         service = Service(store, vault.settings())
@@ -86,6 +91,72 @@ def cmd_build(args: argparse.Namespace) -> None:
     )
 
 
+def _main_ids(vault: BenchVault) -> tuple[int, list[str]]:
+    """(nodes in the vault, a random sample of the searched initiative's node ids)."""
+    count_sql = "SELECT count(*) FROM nodes"
+    ids_sql = (
+        "SELECT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq JOIN initiatives i "
+        "ON i.id = m.initiative_id WHERE i.name = {} ORDER BY random() LIMIT {}"
+    )
+    if vault.backend == "sqlite":
+        import apsw
+
+        conn = apsw.Connection(str(vault.sqlite_path))
+        try:
+            count = int(next(iter(conn.execute(count_sql)))[0])
+            ids = [r[0] for r in conn.execute(ids_sql.format("?", READ_SAMPLE), (MAIN,))]
+        finally:
+            conn.close()
+        return count, ids
+    import psycopg
+
+    with psycopg.connect(str(vault.database_url), autocommit=True) as pg:
+        row = pg.execute(count_sql).fetchone()
+        ids = [r[0] for r in pg.execute(ids_sql.format("%s", READ_SAMPLE), (MAIN,)).fetchall()]
+    return int(row[0]) if row else 0, ids
+
+
+def cmd_finish(args: argparse.Namespace) -> None:
+    from bench.vaults import postgres_admin_url
+
+    directory: Path = args.vault
+    backend = "sqlite" if (directory / "vault.sqlite3").exists() else "postgres"
+    url = None
+    if backend == "postgres":
+        admin = postgres_admin_url()
+        assert admin and args.database, "PostgreSQL: KAERU_BENCH_DATABASE_URL and --database"
+        from bench.vaults import _database_url
+
+        url = _database_url(admin, args.database)
+    vault = BenchVault(backend, directory, url, keep=True)
+    built, ids = _main_ids(vault)
+    meta = {
+        "backend": backend,
+        "size": args.size,
+        "built": built,
+        "seed": args.seed,
+        "database_url": url,
+        "build_seconds": args.seconds,
+        "notes_per_second": round(built / args.seconds, 1) if args.seconds else None,
+        "bytes": _bytes(vault),
+        "read_ids": ids,
+    }
+    (directory / META).write_text(json.dumps(meta))
+    print(f"{built:,} of {args.size:,} notes built; {(meta['bytes'] or 0) / 1e6:,.0f} MB: {directory}")
+
+
+def _selective(corpus: CorpusBuilder, built: int) -> list[str]:
+    """The selective words of a vault built to `built` notes: those planted in ≥ 3 of them."""
+    if built >= corpus.size:
+        return list(corpus.corpus.selective)
+    hits: dict[str, int] = {}
+    for index, words in corpus._planted.items():
+        if index < built:
+            for word in words:
+                hits[word] = hits.get(word, 0) + 1
+    return [word for word, n in hits.items() if n >= 3]
+
+
 def _bytes(vault: BenchVault) -> int | None:
     if vault.backend == "sqlite":
         return vault.size_bytes()
@@ -96,8 +167,9 @@ def _bytes(vault: BenchVault) -> int | None:
     return int(row[0]) if row else None
 
 
-def _args(op: str, corpus: CorpusBuilder, read_ids: list[str], rng: random.Random) -> dict[str, Any]:
-    selective = list(corpus.corpus.selective)
+def _args(
+    op: str, corpus: CorpusBuilder, selective: list[str], read_ids: list[str], rng: random.Random
+) -> dict[str, Any]:
     broad = list(corpus.corpus.broad)
     if op == "note":
         import uuid
@@ -123,6 +195,8 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
     meta = json.loads((args.vault / META).read_text())
     vault = _vault(meta, args.vault)
     corpus = CorpusBuilder(meta["size"], meta["seed"])
+    built = meta.get("built", meta["size"])
+    selective = _selective(corpus, built)
     ops = [op for op in OPS if not args.only or op in args.only]
     started = time.perf_counter()
     store = open_store(vault.settings())
@@ -138,7 +212,7 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
             order = list(ops)
             random.Random(round_no).shuffle(order)
             for op in order:
-                call = _args(op, corpus, meta["read_ids"], rng)
+                call = _args(op, corpus, selective, meta["read_ids"], rng)
                 c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
                 envelope = registry.run(OPS[op], call)
                 t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
@@ -152,13 +226,14 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
         gc.unfreeze()
     result: dict[str, Any] = {
         "backend": meta["backend"],
-        "size": meta["size"],
+        "size": built,
+        "selective_words": len(selective),
         "build_seconds": meta["build_seconds"],
         "bytes": meta["bytes"],
         "open_ms": round(opened_ms, 1),
         "ops": {},
     }
-    print(f"{meta['backend']}, {meta['size']:,} nodes, {args.ops} rounds (+{args.warmup} warm-up); ms")
+    print(f"{meta['backend']}, {built:,} nodes, {args.ops} rounds (+{args.warmup} warm-up); ms")
     print(f"{'op':<18} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>9} {'cpu p95':>9}")
     for op in ops:
         w, c = sorted(wall[op]), sorted(cpu[op])
@@ -200,10 +275,16 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--warmup", type=int, default=5)
     m.add_argument("--only", nargs="*", choices=tuple(OPS), help="only these ops")
     m.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    f = sub.add_parser("finish")
+    f.add_argument("--vault", type=Path, required=True)
+    f.add_argument("--size", type=int, default=1_000_000, help="the size the build was started with")
+    f.add_argument("--seed", type=int, default=20240601)
+    f.add_argument("--seconds", type=float, default=None, help="how long the build ran")
+    f.add_argument("--database", default=None, help="PostgreSQL: the database's name (printed by build)")
     d = sub.add_parser("drop")
     d.add_argument("--vault", type=Path, required=True)
     args = parser.parse_args(argv)
-    {"build": cmd_build, "measure": cmd_measure, "drop": cmd_drop}[args.cmd](args)
+    {"build": cmd_build, "measure": cmd_measure, "finish": cmd_finish, "drop": cmd_drop}[args.cmd](args)
 
 
 if __name__ == "__main__":

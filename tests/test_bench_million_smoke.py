@@ -22,6 +22,11 @@ def test_million_builds_measures_and_drops_a_small_vault(tmp_path: Path) -> None
     assert meta["size"] == 300 and meta["backend"] == "sqlite" and meta["bytes"] > 0
     assert meta["read_ids"] and len(set(meta["read_ids"])) == len(meta["read_ids"])
 
+    # `finish` (for a build stopped early) rewrites the same description from the vault itself.
+    million.main(["finish", "--vault", str(vault), "--size", "300", "--seconds", "1"])
+    again = json.loads((vault / million.META).read_text())
+    assert again["built"] == 300 and sorted(again["read_ids"]) == sorted(meta["read_ids"])
+
     out = tmp_path / "m.json"
     million.main(["measure", "--vault", str(vault), "--ops", "3", "--warmup", "1", "--out", str(out)])
     report = json.loads(out.read_text())
@@ -30,6 +35,17 @@ def test_million_builds_measures_and_drops_a_small_vault(tmp_path: Path) -> None
 
     million.main(["drop", "--vault", str(vault)])
     assert not vault.exists()
+
+
+def test_a_partial_build_searches_only_words_planted_in_what_was_built() -> None:
+    from bench.corpus import CorpusBuilder
+
+    corpus = CorpusBuilder(4000)
+    words = million._selective(corpus, 1500)
+    assert words and set(words) <= set(corpus.corpus.selective)
+    for word in words:
+        assert sum(word in planted for index, planted in corpus._planted.items() if index < 1500) >= 3
+    assert million._selective(corpus, 4000) == list(corpus.corpus.selective)
 
 
 def test_peer_markers_are_unique_and_none_contains_another() -> None:
