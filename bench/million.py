@@ -9,7 +9,8 @@ commit's code too (`PYTHONPATH=<tree>/src`):
     python -m bench.million drop --vault DIR/kaeru-bench-…  # delete it (and its database)
     python -m bench.million finish --vault DIR/kaeru-bench-… --size 1000000  # a build stopped early
 
-A build stopped before its end (killed: the open batch rolls back) keeps every committed batch;
+A build stopped before its end (its own python process killed — not a wrapper shell, or it keeps
+writing while you measure; the open batch rolls back) keeps every committed batch;
 `finish` writes the `million.json` of what is there (`built` < `size`), and `measure` then uses
 only the selective words planted in at least 3 of the notes that were built.
 
