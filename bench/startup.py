@@ -15,7 +15,7 @@ Runs are paired: each round starts every server once, in an order that rotates p
 on a shared machine lands on all of them. Prints p50/p95 per server and milestone, and the paired
 differences kaeru − bare (p50/p95 of the per-round differences).
 
-    PYTHONPATH=src python -m bench.startup [--runs 20] [--vault DIR | --notes 10000]
+    PYTHONPATH=src python -m bench.startup [--runs 20] [--vault DIR [--database-url URL] | --notes 10000]
 """
 
 from __future__ import annotations
@@ -164,6 +164,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=int, default=2, help="rounds not counted, first")
     parser.add_argument("--vault", type=Path, help="a built SQLite vault directory for kaeru-built")
     parser.add_argument("--notes", type=int, default=0, help="build a vault of this many notes for kaeru-built")
+    parser.add_argument(
+        "--database-url",
+        default=None,
+        help="kaeru-built on this PostgreSQL database (with --vault, e.g. bench.million's)",
+    )
     args = parser.parse_args(argv)
     if args.mode == "bare":
         _serve_bare()
@@ -201,7 +206,8 @@ def main(argv: list[str] | None = None) -> None:
                 Server(
                     "kaeru-built",
                     _kaeru_command(),
-                    {**base, "KAERU_VAULT": str(built)},
+                    {**base, "KAERU_VAULT": str(built)}
+                    | ({"KAERU_DATABASE_URL": args.database_url} if args.database_url else {}),
                     {"name": "search", "arguments": word},
                 )
             )
