@@ -235,6 +235,15 @@ class Session(Protocol):
         """Live member nodes whose `properties` has `key`."""
         ...
 
+    def newest_members(self, initiative_id: int, facets: Sequence[str] | None, limit: int) -> tuple[list[str], int]:
+        """Ids of the initiative's live members (audit events aside) whose `<tier>:<layer>` is one of
+        `facets` (any: None), newest first, at most `limit`; and how many there are (decision 16.R1)."""
+        ...
+
+    def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
+        """Live members that may hold a `reminder` or `hygiene` property (a superset), oldest first."""
+        ...
+
     def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
         """Live edges of `edge_types` from live sources into live members, by target id."""
         ...

@@ -27,6 +27,9 @@ class Dialect:
     next_initiative_id = ""
     #: Row decoders: the engines store a node's tags and initiatives differently (JSON text, arrays).
     node = staticmethod(rows.node_json)
+    #: The condition of the partial index `nodes_attention` (nodes with a reminder or a hygiene
+    #: report; decision 16.R1), written exactly as the migration wrote it.
+    attention = ""
 
     def render(self, sql: str) -> str:
         return sql
@@ -63,6 +66,10 @@ class SqliteDialect(Dialect):
         "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_ends "
         "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_names))"
     )
+    attention = (
+        "retracted = 0 AND (json_type(properties, '$.reminder') IS NOT NULL "
+        "OR json_type(properties, '$.hygiene') IS NOT NULL)"
+    )
 
 
 class PostgresDialect(Dialect):
@@ -73,6 +80,7 @@ class PostgresDialect(Dialect):
     # Ids of live and ended initiatives come from one sequence: never handed out twice.
     next_initiative_id = "nextval(pg_get_serial_sequence('initiatives', 'id'))"
     node = staticmethod(rows.node_arrays)
+    attention = "NOT retracted AND (strpos(properties, '\"reminder\"') > 0 OR strpos(properties, '\"hygiene\"') > 0)"
 
     def __init__(self) -> None:
         self._rendered: dict[str, str] = {}

@@ -1,0 +1,55 @@
+"""The re-entry sections (`context`): an initiative's newest members of one layer, counted, read
+through an index instead of ranking the whole initiative (issue 16, decision 16.R1).
+
+Each membership row carries its node's `facet` — `<tier>:<layer>`, NULL for an audit event —
+kept by `put_node` (migration 012 on SQLite, 006 on PostgreSQL), and `memberships_facet`
+orders an initiative's members by (facet, node_seq): a section's newest nodes are the first
+entries of one index range, and its size is that range counted, with no row of `nodes` read.
+Nodes with a reminder or a hygiene report are found through the partial index `nodes_attention`
+(its condition is the dialect's `attention`, repeated verbatim: SQLite uses a partial index only
+for a query that repeats its condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kaeru.domain.model import Node
+from kaeru.storage.sql.db import Part
+
+
+def facet(node: Node) -> str | None:
+    """The membership facet of a live node: its tier and layer (None: an audit event, never shown)."""
+    return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
+
+
+class SectionQueries(Part):
+    def newest_members(self, initiative_id: int, facets: Sequence[str] | None, limit: int) -> tuple[list[str], int]:
+        """Ids of the initiative's live members (audit events aside) whose facet is one of `facets`
+        (any facet: None), newest (highest seq) first, at most `limit`; and how many there are."""
+        found: list[tuple[int, str]] = []
+        total = 0
+        for wanted in [None] if facets is None else list(dict.fromkeys(facets)):
+            cond, params = ("m.facet IS NOT NULL", []) if wanted is None else ("m.facet = ?", [wanted])
+            rows = self._db.rows(
+                f"SELECT m.node_seq, n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                f"WHERE m.initiative_id = ? AND {cond} ORDER BY m.node_seq DESC LIMIT ?",
+                [initiative_id, *params, int(limit)],
+            )
+            found.extend((int(r[0]), r[1]) for r in rows)
+            if len(rows) < limit:
+                total += len(rows)
+            else:
+                row = self._db.one(
+                    f"SELECT count(*) FROM memberships m WHERE m.initiative_id = ? AND {cond}", [initiative_id, *params]
+                )
+                total += int(row[0]) if row else 0
+        found.sort(key=lambda r: -r[0])
+        return [i for _, i in found[:limit]], total
+
+    def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
+        """Live member nodes that may hold a `reminder` or a `hygiene` property, oldest first (a
+        superset: the caller reads their `properties`)."""
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(f"SELECT n.id FROM nodes n WHERE {self._d.attention} AND {scope} ORDER BY n.seq", params)
+        return [r[0] for r in found]

@@ -1,0 +1,85 @@
+"""The membership facets `context` reads its sections through (decision 16.R1) stay equal to what a
+search over the nodes themselves finds, whatever moves nodes between layers, tiers and initiatives:
+notes, layer moves, settling, revising, forgetting, attaching, detaching, merging and deleting."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+
+from kaeru.domain.model import Layer, Tier
+from kaeru.service import Service
+from kaeru.storage.base import SearchQuery
+from tests.working.conftest import Call, make_call
+
+LAYERS = [layer.value for layer in Layer]
+TIERS = [tier.value for tier in Tier]
+
+
+def _check(service: Service) -> None:
+    """Every initiative's every facet (and all of them): the index's newest ids and count are the search's."""
+    with service.rt.store.read() as session:
+        for scope in session.all_initiatives():
+            for tier in TIERS:
+                for layer in LAYERS:
+                    rows, total, _ = session.search(
+                        SearchQuery(initiative_ids=[scope.id], layers=[layer], tiers=[tier], omit_superseded=False)
+                    )
+                    assert session.newest_members(scope.id, [f"{tier}:{layer}"], 7) == (
+                        [r.id for r in rows[:7]],
+                        total,
+                    ), (scope.name, tier, layer)
+            rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], omit_superseded=False))
+            assert session.newest_members(scope.id, None, 5) == ([r.id for r in rows[:5]], total), scope.name
+            facets = [f"{t}:{x}" for t in TIERS for x in ("core", "hot")]
+            rows, total, _ = session.search(
+                SearchQuery(initiative_ids=[scope.id], layers=["core", "hot"], omit_superseded=False)
+            )
+            assert session.newest_members(scope.id, facets, 4) == ([r.id for r in rows[:4]], total), scope.name
+
+
+def _ok(envelope: dict[str, Any]) -> dict[str, Any]:
+    assert envelope["state"] in ("applied", "unchanged", "ok"), envelope
+    return envelope
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_membership_facets_follow_every_move(service: Service, seed: int) -> None:
+    call: Call = make_call(service)
+    rng = random.Random(seed)
+    names = ["alpha", "beta", "gamma"]
+    live: list[tuple[str, str]] = []  # (node id, an initiative it was written into)
+    for step in range(70):
+        action = rng.choice(["note"] * 4 + ["layer", "settle", "revise", "forget", "attach", "detach"])
+        if action == "note" or not live:
+            scope = rng.choice(names)
+            layer = rng.choice(["core", "hot", "warm", "cold", "frozen"])
+            made = _ok(call("note", initiative=scope, text=f"note {step} {rng.random()}", options={"layer": layer}))
+            live.append((made["data"]["primary"]["id"], scope))
+            continue
+        node, scope = rng.choice(live)
+        if action == "layer":
+            call("layer", initiative=scope, nodes=[{"id": node}], layer=rng.choice(LAYERS[:5]))
+        elif action == "settle":
+            settled = call("evolve", initiative=scope, mode="settle", source={"id": node})
+            if settled["state"] == "applied":
+                live.remove((node, scope))
+                live.append((settled["data"]["primary"]["id"], scope))
+        elif action == "revise":
+            call("revise", initiative=scope, node={"id": node}, patch={"body": f"revised {step}"})
+        elif action == "forget":
+            if call("forget", initiative=scope, node={"id": node}, reason="test")["state"] == "applied":
+                live.remove((node, scope))
+        elif action == "attach":
+            call("initiative", initiative=rng.choice(names), action="attach", node={"id": node})
+        elif action == "detach":
+            call("initiative", initiative=scope, action="detach", node={"id": node})
+        if step % 10 == 9:
+            _check(service)
+    _check(service)
+    _ok(call("initiative", initiative="gamma", action="merge", to="alpha"))
+    _check(service)
+    _ok(call("initiative", initiative="beta", action="delete"))
+    _check(service)
