@@ -240,6 +240,13 @@ class Session(Protocol):
         `facets` (any: None), newest first, at most `limit`; and how many there are (decision 16.R1)."""
         ...
 
+    def member_heads(
+        self, initiative_id: int, tier: str, limit: int
+    ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
+        """The newest `limit` live members of `tier` as `(id, name, node_type, layer, pinned,
+        recorded_at, tags)`, newest first (audit events aside)."""
+        ...
+
     def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
         """Live members that may hold a `reminder` or `hygiene` property (a superset), oldest first."""
         ...

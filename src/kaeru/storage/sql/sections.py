@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from kaeru.domain.model import Node
 from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.edges import VERDICT_TYPES
 
 
 def facet(node: Node) -> str | None:
@@ -53,3 +54,25 @@ class SectionQueries(Part):
         scope, params = self._member_of(initiative_ids)
         found = self._db.rows(f"SELECT n.id FROM nodes n WHERE {self._d.attention} AND {scope} ORDER BY n.seq", params)
         return [r[0] for r in found]
+
+    def member_heads(
+        self, initiative_id: int, tier: str, limit: int
+    ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
+        """The initiative's newest `limit` live members of `tier` (audit events aside, and those a live
+        member supersedes: search's `omit_superseded`), each as `(id, name, node_type, layer, pinned,
+        recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes."""
+        d = self._d
+        scope, params = self._member_of([initiative_id])
+        # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
+        superseded = (
+            "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
+            f"WHERE e.dst = n.id AND {VERDICT_TYPES} AND e.retracted = {d.false} AND e.edge_type = 'supersedes' "
+            f"AND s.retracted = {d.false} AND ms.initiative_id = ?)"
+        )
+        found = self._db.rows(
+            f"SELECT n.id, n.name, n.node_type, n.layer, n.pinned, n.recorded_at, n.tags FROM nodes n "
+            f"WHERE n.retracted = {d.false} AND n.node_type <> 'audit_event' AND n.tier = ? AND {scope} "
+            f"AND NOT {superseded} ORDER BY n.seq DESC LIMIT ?",
+            [tier, *params, initiative_id, int(limit)],
+        )
+        return [(r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6])) for r in found]
