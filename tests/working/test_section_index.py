@@ -83,3 +83,19 @@ def test_membership_facets_follow_every_move(service: Service, seed: int) -> Non
     _check(service)
     _ok(call("initiative", initiative="beta", action="delete"))
     _check(service)
+
+
+def test_scope_size_is_the_sum_of_tier_counts(service: Service) -> None:
+    call: Call = make_call(service)
+    for i in range(6):
+        call("note", initiative="one" if i % 2 else "two", text=f"note {i}", options={"layer": "hot"})
+    _ok(call("task", initiative="one", text="a task on the board"))
+    made = _ok(call("note", initiative="one", text="soon forgotten"))
+    _ok(call("forget", initiative="one", node={"id": made["data"]["primary"]["id"]}, reason="test"))
+    kept = _ok(call("note", initiative="two", text="in both"))
+    _ok(call("initiative", initiative="one", action="attach", node={"id": kept["data"]["primary"]["id"]}))
+    with service.rt.store.read() as session:
+        ids = [s.id for s in session.all_initiatives()]
+        counts = session.tier_counts(ids)
+        for chosen in ([ids[0]], [ids[1]], ids):
+            assert session.scope_size(chosen) == sum(sum(counts[i].values()) for i in chosen)

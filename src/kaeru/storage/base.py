@@ -247,6 +247,10 @@ class Session(Protocol):
         recorded_at, tags)`, newest first (audit events aside)."""
         ...
 
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """The sum of `tier_counts` over the initiatives and tiers, read from the membership index."""
+        ...
+
     def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
         """Live members that may hold a `reminder` or `hygiene` property (a superset), oldest first."""
         ...

@@ -76,3 +76,17 @@ class SectionQueries(Part):
             [tier, *params, initiative_id, int(limit)],
         )
         return [(r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6])) for r in found]
+
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """How many live members the initiatives hold, audit events and boards aside, a node counted
+        once per initiative (the sum of `tier_counts`): counted in the membership index."""
+        if not initiative_ids:
+            return 0
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        row = self._db.one(
+            f"SELECT (SELECT count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL) - "
+            "(SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
+            [*params, *params],
+        )
+        return int(row[0]) if row else 0
