@@ -132,7 +132,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             Section(name, fresh, max(len(fresh), (total if total is not None else len(nodes)) - held), extra)
         )
 
-    rule_nodes, _ = _query(session, scope, tags=[RULE_TAG], types=[NodeType.CONCEPT.value])
+    # Rules through their partial index, the tag tested on the decoded nodes (decision 16.R1).
+    rule_ids = session.rule_ids(scope.id, 5000)
+    loaded = session.nodes_by_ids(rule_ids)
+    rule_nodes = [
+        loaded[i]
+        for i in rule_ids
+        if i in loaded and loaded[i].node_type == NodeType.CONCEPT and RULE_TAG in loaded[i].tags
+    ]
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
     add("rules", rules)

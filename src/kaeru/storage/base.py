@@ -251,6 +251,10 @@ class Session(Protocol):
         """The sum of `tier_counts` over the initiatives and tiers, read from the membership index."""
         ...
 
+    def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
+        """Newest live member concepts that may carry `kind:rule` (a superset), newest first."""
+        ...
+
     def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
         """Live members that may hold a `reminder` or `hygiene` property (a superset), oldest first."""
         ...

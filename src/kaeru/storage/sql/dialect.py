@@ -30,6 +30,10 @@ class Dialect:
     #: The condition of the partial index `nodes_attention` (nodes with a reminder or a hygiene
     #: report; decision 16.R1), written exactly as the migration wrote it.
     attention = ""
+    #: The condition of the partial index `nodes_rules` (live concepts that may carry `kind:rule`).
+    rule = ""
+    #: Where that query reads from (SQLite would take the node-type index unless told).
+    rule_source = "nodes n"
 
     def render(self, sql: str) -> str:
         return sql
@@ -70,6 +74,8 @@ class SqliteDialect(Dialect):
         "retracted = 0 AND (json_type(properties, '$.reminder') IS NOT NULL "
         "OR json_type(properties, '$.hygiene') IS NOT NULL)"
     )
+    rule_source = "nodes n INDEXED BY nodes_rules"
+    rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
 
 
 class PostgresDialect(Dialect):
@@ -80,6 +86,7 @@ class PostgresDialect(Dialect):
     # Ids of live and ended initiatives come from one sequence: never handed out twice.
     next_initiative_id = "nextval(pg_get_serial_sequence('initiatives', 'id'))"
     node = staticmethod(rows.node_arrays)
+    rule = "NOT retracted AND node_type = 'concept' AND 'kind:rule' = ANY(tags)"
     attention = "NOT retracted AND (strpos(properties, '\"reminder\"') > 0 OR strpos(properties, '\"hygiene\"') > 0)"
 
     def __init__(self) -> None:

@@ -90,3 +90,13 @@ class SectionQueries(Part):
             [*params, *params],
         )
         return int(row[0]) if row else 0
+
+    def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
+        """Ids of the initiative's live concepts that may carry `kind:rule` (a superset: callers test
+        the decoded tags), newest first: through the partial index `nodes_rules`."""
+        scope, params = self._member_of([initiative_id])
+        found = self._db.rows(
+            f"SELECT n.id FROM {self._d.rule_source} WHERE {self._d.rule} AND {scope} ORDER BY n.seq DESC LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [r[0] for r in found]
