@@ -99,3 +99,32 @@ def test_scope_size_is_the_sum_of_tier_counts(service: Service) -> None:
         counts = session.tier_counts(ids)
         for chosen in ([ids[0]], [ids[1]], ids):
             assert session.scope_size(chosen) == sum(sum(counts[i].values()) for i in chosen)
+
+
+def test_reflect_finds_edges_to_forgotten_nodes_either_way(service: Service) -> None:
+    """Dangling edges are found from the forgotten nodes (`nodes_forgotten`, decision 16.R2)."""
+    call: Call = make_call(service)
+    ids = [_ok(call("note", initiative="d", text=f"note {i}"))["data"]["primary"]["id"] for i in range(4)]
+    _ok(
+        call(
+            "link", initiative="d", **{"from": {"id": ids[0]}, "to": {"id": ids[1]}}, edge_type="refers_to", weight=0.5
+        )
+    )
+    _ok(
+        call(
+            "link", initiative="d", **{"from": {"id": ids[2]}, "to": {"id": ids[3]}}, edge_type="refers_to", weight=0.5
+        )
+    )
+    # `forget` retracts a node's edges too; a dangling edge is one whose end was retracted without
+    # them (an import, an older version): written here at the storage level.
+    with service.rt.store.write() as session:
+        for forgotten in (ids[1], ids[2]):
+            node = session.get_node(forgotten, for_update=True)
+            assert node is not None
+            gone = node.evolve(retracted=True, rev_no=node.rev_no + 1, revision=f"{node.revision}x")
+            session.put_node(gone, request_id=None, actor="test")
+    with service.rt.store.read() as session:
+        scope = session.initiative_by_name("d")
+        assert scope is not None
+        found = {(e.src, e.dst) for e in session.dangling_edges([scope.id], 50)}
+    assert found == {(ids[0], ids[1]), (ids[2], ids[3])}

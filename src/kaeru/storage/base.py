@@ -244,7 +244,8 @@ class Session(Protocol):
         self, initiative_id: int, tier: str, limit: int
     ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
         """The newest `limit` live members of `tier` as `(id, name, node_type, layer, pinned,
-        recorded_at, tags)`, newest first (audit events aside)."""
+        recorded_at, tags)`, newest first (audit events and superseded ones aside); `tags` is empty
+        unless they may hold `kind:hygiene`."""
         ...
 
     def scope_size(self, initiative_ids: Sequence[int]) -> int:

@@ -34,6 +34,9 @@ class Dialect:
     rule = ""
     #: Where that query reads from (SQLite would take the node-type index unless told).
     rule_source = "nodes n"
+    #: The forgotten nodes `b` (the partial index `nodes_forgotten`) joined first to their edges `e`:
+    #: where dangling edges start (SQLite is told the index and the join order).
+    forgotten_source = "nodes b JOIN edges e"
 
     def render(self, sql: str) -> str:
         return sql
@@ -75,6 +78,7 @@ class SqliteDialect(Dialect):
         "OR json_type(properties, '$.hygiene') IS NOT NULL)"
     )
     rule_source = "nodes n INDEXED BY nodes_rules"
+    forgotten_source = "nodes b INDEXED BY nodes_forgotten CROSS JOIN edges e"
     rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
 
 

@@ -24,6 +24,10 @@ def facet(node: Node) -> str | None:
     return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
 
 
+#: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
+_HYGIENE = "kind:hygiene"
+
+
 class SectionQueries(Part):
     def newest_members(self, initiative_id: int, facets: Sequence[str] | None, limit: int) -> tuple[list[str], int]:
         """Ids of the initiative's live members (audit events aside) whose facet is one of `facets`
@@ -60,7 +64,8 @@ class SectionQueries(Part):
     ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
         """The initiative's newest `limit` live members of `tier` (audit events aside, and those a live
         member supersedes: search's `omit_superseded`), each as `(id, name, node_type, layer, pinned,
-        recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes."""
+        recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes. `tags` is
+        empty unless the node's tags may hold `kind:hygiene`."""
         d = self._d
         scope, params = self._member_of([initiative_id])
         # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
@@ -75,7 +80,10 @@ class SectionQueries(Part):
             f"AND NOT {superseded} ORDER BY n.seq DESC LIMIT ?",
             [tier, *params, initiative_id, int(limit)],
         )
-        return [(r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6])) for r in found]
+        # Tags are decoded only when their text may hold the one tag reflect asks about.
+        return [
+            (r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6]) if _HYGIENE in str(r[6]) else []) for r in found
+        ]
 
     def scope_size(self, initiative_ids: Sequence[int]) -> int:
         """How many live members the initiatives hold, audit events and boards aside, a node counted
