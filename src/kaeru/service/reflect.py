@@ -63,16 +63,20 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         base = {"initiative": scope.name}
         # Oldest first; only the nodes shown are read (decision 16.R2): hygiene's own chains and
         # episodes are found through the type index and left out of the list and the count.
-        hygiene_rows, _, _ = session.search(
-            SearchQuery(
-                initiative_ids=[scope.id],
-                types=[NodeType.CHAIN.value, NodeType.EPISODE.value],
-                tags=["kind:hygiene"],
-                omit_superseded=False,
-                window=SCAN,
-            )
-        )
-        skip = {r.id for r in hygiene_rows}
+        # One type per search: with two, SQLite walked every node newest first instead of the index.
+        skip = {
+            r.id
+            for kind in (NodeType.CHAIN, NodeType.EPISODE)
+            for r in session.search(
+                SearchQuery(
+                    initiative_ids=[scope.id],
+                    types=[kind.value],
+                    tags=["kind:hygiene"],
+                    omit_superseded=False,
+                    window=SCAN,
+                )
+            )[0]
+        }
         orphan_ids = [i for i in session.orphans([scope.id], SCAN) if i not in skip]
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
