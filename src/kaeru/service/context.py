@@ -91,6 +91,14 @@ def _query(session: Session, scope: Initiative, window: int = 5000, **filters: A
     return [nodes[r.id] for r in rows if r.id in nodes], total
 
 
+def _section(session: Session, scope: Initiative, facets: list[str] | None, window: int) -> tuple[list[Node], int]:
+    """The initiative's newest `window` members of these facets (`<tier>:<layer>`; all: None) and how
+    many there are, through the membership index (decision 16.R1) instead of a ranked search."""
+    ids, total = session.newest_members(scope.id, facets, window)
+    nodes = session.nodes_by_ids(ids)
+    return [nodes[i] for i in ids if i in nodes], total
+
+
 def _gather(session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None) -> list[Section]:
     sections: list[Section] = []
     #: The nodes an earlier section shows (or deliberately hides: inactive rules), by id.
@@ -124,7 +132,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             Section(name, fresh, max(len(fresh), (total if total is not None else len(nodes)) - held), extra)
         )
 
-    rule_nodes, _ = _query(session, scope, tags=[RULE_TAG], types=[NodeType.CONCEPT.value])
+    # Rules through their partial index, the tag tested on the decoded nodes (decision 16.R1).
+    rule_ids = session.rule_ids(scope.id, 5000)
+    loaded = session.nodes_by_ids(rule_ids)
+    rule_nodes = [
+        loaded[i]
+        for i in rule_ids
+        if i in loaded and loaded[i].node_type == NodeType.CONCEPT and RULE_TAG in loaded[i].tags
+    ]
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
     add("rules", rules)
@@ -142,10 +157,12 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             shown.update((n.id, n) for n in live)
         elif name in ("core", "hot", "warm", "cold", "frozen"):
             window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
-            nodes, total = _query(session, scope, window, layers=[name], tiers=[Tier.OPERATIONAL.value])
+            nodes, total = _section(session, scope, [f"{Tier.OPERATIONAL.value}:{name}"], window)
             add(name, nodes, total, lambda n, layer=name: n.layer.value == layer and n.tier == Tier.OPERATIONAL)
         elif name == "cortex":
-            nodes, total = _query(session, scope, layers=["core", "hot"], tiers=[Tier.ARCHIVAL.value])
+            # Capped: only the nodes within the cap (and those earlier sections hold) can be claimed.
+            window = CAPS["cortex"] + len(shown) + 1
+            nodes, total = _section(session, scope, [f"{Tier.ARCHIVAL.value}:{x}" for x in ("core", "hot")], window)
             add("cortex", nodes, total, lambda n: n.layer.value in ("core", "hot") and n.tier == Tier.ARCHIVAL)
         elif name == "tasks":
             cols = tasks.columns(session, scope)
@@ -166,13 +183,11 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
             add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
         elif name == "reminders":
-            ids = session.nodes_with_property([scope.id], "reminder")
-            candidates = session.nodes_by_ids(ids)
-            due = [n for n in candidates.values() if reminder_due(n, today)]
+            due = [n for n in _attention(session, scope) if reminder_due(n, today)]
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
             add("reminders", due, len(due))
         elif name == "recent":
-            nodes, total = _query(session, scope, CAPS["recent"] + len(shown) + 1)
+            nodes, total = _section(session, scope, None, CAPS["recent"] + len(shown) + 1)
             reports = sum(1 for n in nodes if REPORT_TAG in n.tags)
             # Every live node of the initiative matches this query: all those shown earlier are held.
             add("recent", [n for n in nodes if REPORT_TAG not in n.tags], total, lambda n: True, reports)
@@ -192,6 +207,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
 
 
 REPORT_TAG = hygiene.REPORT_TAG
+
+
+def _attention(session: Session, scope: Initiative) -> list[Node]:
+    """The live members that may hold a reminder or a hygiene report, oldest first, through the
+    partial index `nodes_attention` (decision 16.R1); callers test their properties."""
+    ids = session.attention_ids([scope.id])
+    nodes = session.nodes_by_ids(ids)
+    return [nodes[i] for i in ids if i in nodes]
 
 
 def _fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
@@ -281,8 +304,10 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
                 section.views = [v for v in section.views if v.node.id in visible]
         reports = [
             n
-            for n in _query(session, scope, tags=[REPORT_TAG])[0]
-            if not n.properties.get("hygiene", {}).get("reported", True)
+            for n in sorted(_attention(session, scope), key=lambda n: -n.seq)
+            if REPORT_TAG in n.tags
+            and n.node_type != NodeType.AUDIT_EVENT
+            and not n.properties.get("hygiene", {}).get("reported", True)
         ]
     to_stamp = [
         v.node.id

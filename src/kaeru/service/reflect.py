@@ -8,7 +8,7 @@ from typing import Any
 
 from kaeru.domain.model import EdgeType, NodeType, Tier
 from kaeru.domain.similar import suggest
-from kaeru.domain.timefmt import parse_ts
+from kaeru.domain.timefmt import fmt
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
 from kaeru.service.graph import strongest_path
@@ -61,10 +61,25 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         if scope is None:
             raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
         base = {"initiative": scope.name}
-        nodes = session.nodes_by_ids(session.orphans([scope.id], SCAN))
-        for node in nodes.values():
-            if node.node_type in (NodeType.CHAIN, NodeType.EPISODE) and "kind:hygiene" in node.tags:
-                continue
+        # Oldest first; only the nodes shown are read (decision 16.R2): hygiene's own chains and
+        # episodes are found through the type index and left out of the list and the count.
+        # One type per search: with two, SQLite walked every node newest first instead of the index.
+        skip = {
+            r.id
+            for kind in (NodeType.CHAIN, NodeType.EPISODE)
+            for r in session.search(
+                SearchQuery(
+                    initiative_ids=[scope.id],
+                    types=[kind.value],
+                    tags=["kind:hygiene"],
+                    omit_superseded=False,
+                    window=SCAN,
+                )
+            )[0]
+        }
+        orphan_ids = [i for i in session.orphans([scope.id], SCAN) if i not in skip]
+        nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
+        for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
             add(
                 "orphan",
                 f"{node.name!r} is linked to nothing: link it to what it is about, or forget it",
@@ -81,6 +96,8 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 node.id,
                 node.name,
             )
+        if len(orphan_ids) > LIMIT:
+            counts["orphan"] = counts.get("orphan", 0) + len(orphan_ids) - LIMIT
         doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
         for target_id, edges in doubted.items():
             target = session.get_node(target_id)
@@ -139,28 +156,32 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             [scope.id],
             [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
         )
-        rows, _, _ = session.search(SearchQuery(initiative_ids=[scope.id], tiers=[Tier.OPERATIONAL.value], window=5000))
-        unfinished = {NodeType.TASK, NodeType.CHAIN, NodeType.BOARD, NodeType.HYPOTHESIS}
-        for node in session.nodes_by_ids([r.id for r in rows]).values():
-            if node.node_type in unfinished or "kind:hygiene" in node.tags or node.pinned:
+        unfinished = {t.value for t in (NodeType.TASK, NodeType.CHAIN, NodeType.BOARD, NodeType.HYPOTHESIS)}
+        # Canonical timestamps are fixed width: text order is time order (`timefmt.fmt`).
+        settled_before = fmt(now - SETTLE_AGE)
+        # Newest first, read as heads (id, name, type, layer, pin, time, tags), not whole nodes (16.R2).
+        for node_id, node_name, node_type, layer, pinned, recorded_at, tags in session.member_heads(
+            scope.id, Tier.OPERATIONAL.value, SCAN
+        ):
+            if node_type in unfinished or "kind:hygiene" in tags or pinned:
                 continue
-            if now - parse_ts(node.recorded_at) < SETTLE_AGE:
+            if recorded_at > settled_before:
                 continue
-            if inbound.get(node.id):
+            if inbound.get(node_id):
                 add(
                     "settle_candidate",
-                    f"{node.name!r} is settled knowledge others rely on: settle it into the archive",
-                    {"tool": "evolve", "arguments": {**base, "mode": "settle", "source": node.id}},
-                    node.id,
-                    node.name,
+                    f"{node_name!r} is settled knowledge others rely on: settle it into the archive",
+                    {"tool": "evolve", "arguments": {**base, "mode": "settle", "source": node_id}},
+                    node_id,
+                    node_name,
                 )
-            elif node.layer.value in ("core", "hot", "warm"):
+            elif layer in ("core", "hot", "warm"):
                 add(
                     "archivable",
-                    f"{node.name!r} is old and nothing refers to it: move it out of context",
-                    {"tool": "layer", "arguments": {**base, "nodes": [node.id], "layer": "cold"}},
-                    node.id,
-                    node.name,
+                    f"{node_name!r} is old and nothing refers to it: move it out of context",
+                    {"tool": "layer", "arguments": {**base, "nodes": [node_id], "layer": "cold"}},
+                    node_id,
+                    node_name,
                 )
         for edge in session.dangling_edges([scope.id], SCAN):
             add(

@@ -235,6 +235,31 @@ class Session(Protocol):
         """Live member nodes whose `properties` has `key`."""
         ...
 
+    def newest_members(self, initiative_id: int, facets: Sequence[str] | None, limit: int) -> tuple[list[str], int]:
+        """Ids of the initiative's live members (audit events aside) whose `<tier>:<layer>` is one of
+        `facets` (any: None), newest first, at most `limit`; and how many there are (decision 16.R1)."""
+        ...
+
+    def member_heads(
+        self, initiative_id: int, tier: str, limit: int
+    ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
+        """The newest `limit` live members of `tier` as `(id, name, node_type, layer, pinned,
+        recorded_at, tags)`, newest first (audit events and superseded ones aside); `tags` is empty
+        unless they may hold `kind:hygiene`."""
+        ...
+
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """The sum of `tier_counts` over the initiatives and tiers, read from the membership index."""
+        ...
+
+    def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
+        """Newest live member concepts that may carry `kind:rule` (a superset), newest first."""
+        ...
+
+    def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
+        """Live members that may hold a `reminder` or `hygiene` property (a superset), oldest first."""
+        ...
+
     def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
         """Live edges of `edge_types` from live sources into live members, by target id."""
         ...

@@ -213,7 +213,7 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
     word (so it works on every backend); the text candidates are then rescored by BM25F over their
     own (memoised) stems, and the proximity channel weighs query-word coverage by the same numbers.
     """
-    size = sum(sum(tiers.values()) for tiers in session.tier_counts(scope_ids).values())
+    size = session.scope_size(scope_ids)
     idf: dict[str, float] = {}
     for word in stems:
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))

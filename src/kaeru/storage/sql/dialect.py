@@ -27,6 +27,16 @@ class Dialect:
     next_initiative_id = ""
     #: Row decoders: the engines store a node's tags and initiatives differently (JSON text, arrays).
     node = staticmethod(rows.node_json)
+    #: The condition of the partial index `nodes_attention` (nodes with a reminder or a hygiene
+    #: report; decision 16.R1), written exactly as the migration wrote it.
+    attention = ""
+    #: The condition of the partial index `nodes_rules` (live concepts that may carry `kind:rule`).
+    rule = ""
+    #: Where that query reads from (SQLite would take the node-type index unless told).
+    rule_source = "nodes n"
+    #: The forgotten nodes `b` (the partial index `nodes_forgotten`) joined first to their edges `e`:
+    #: where dangling edges start (SQLite is told the index and the join order).
+    forgotten_source = "nodes b JOIN edges e"
 
     def render(self, sql: str) -> str:
         return sql
@@ -63,6 +73,13 @@ class SqliteDialect(Dialect):
         "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_ends "
         "UNION ALL SELECT coalesce(max(initiative_id), 0) FROM initiative_names))"
     )
+    attention = (
+        "retracted = 0 AND (json_type(properties, '$.reminder') IS NOT NULL "
+        "OR json_type(properties, '$.hygiene') IS NOT NULL)"
+    )
+    rule_source = "nodes n INDEXED BY nodes_rules"
+    forgotten_source = "nodes b INDEXED BY nodes_forgotten CROSS JOIN edges e"
+    rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
 
 
 class PostgresDialect(Dialect):
@@ -73,6 +90,8 @@ class PostgresDialect(Dialect):
     # Ids of live and ended initiatives come from one sequence: never handed out twice.
     next_initiative_id = "nextval(pg_get_serial_sequence('initiatives', 'id'))"
     node = staticmethod(rows.node_arrays)
+    rule = "NOT retracted AND node_type = 'concept' AND 'kind:rule' = ANY(tags)"
+    attention = "NOT retracted AND (strpos(properties, '\"reminder\"') > 0 OR strpos(properties, '\"hygiene\"') > 0)"
 
     def __init__(self) -> None:
         self._rendered: dict[str, str] = {}

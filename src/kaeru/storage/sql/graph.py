@@ -44,10 +44,13 @@ class GraphQueries(Part):
     def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
         scope, params = self._member_of(initiative_ids, "a")
         d = self._d
-        arm = f"e.retracted = {d.false} AND a.retracted = {d.false} AND b.retracted = {d.true} AND {scope}"
+        # From the forgotten nodes (the partial index `nodes_forgotten`, usually few) to their live
+        # edges, not from every edge to both of its endpoints' rows (decision 16.R2).
+        arm = f"b.retracted = {d.true} AND e.retracted = {d.false} AND a.retracted = {d.false} AND {scope}"
         found = self._db.rows(
-            f"SELECT {_E_EDGE} FROM edges e JOIN nodes a ON a.id = e.src JOIN nodes b ON b.id = e.dst WHERE {arm} "
-            f"UNION SELECT {_E_EDGE} FROM edges e JOIN nodes a ON a.id = e.dst JOIN nodes b ON b.id = e.src "
+            f"SELECT {_E_EDGE} FROM {d.forgotten_source} ON e.dst = b.id JOIN nodes a ON a.id = e.src "
+            f"WHERE {arm} UNION SELECT {_E_EDGE} FROM {d.forgotten_source} ON e.src = b.id "
+            f"JOIN nodes a ON a.id = e.dst "
             f"WHERE {arm} ORDER BY 1, 2, 3 LIMIT ?",
             [*params, *params, int(limit)],
         )

@@ -97,12 +97,18 @@ class NodeQueries(Part):
         )
         return [self._d.node(r[0], r[1], r[2:]) for r in found]
 
-    def _move_memberships(self, seq: int, old: set[int], new: set[int]) -> None:
-        """A node's memberships go from `old` to `new` initiatives."""
+    def _move_memberships(
+        self, seq: int, old: set[int], new: set[int], facet: str | None = None, old_facet: str | None = None
+    ) -> None:
+        """A node's memberships go from `old` to `new` initiatives; each carries the node's `facet`
+        (its tier and layer, `sections.facet`), which was `old_facet` in the rows it keeps."""
         if gone := sorted(old - new):
             where, params = self._d.in_("initiative_id", gone)
             self._db.run(f"DELETE FROM memberships WHERE node_seq = ? AND {where}", [seq, *params])
+        if facet != old_facet and (old & new):
+            self._db.run("UPDATE memberships SET facet = ? WHERE node_seq = ?", (facet, seq))
         for added in sorted(new - old):
             self._db.run(
-                "INSERT INTO memberships (initiative_id, node_seq) VALUES (?, ?) ON CONFLICT DO NOTHING", (added, seq)
+                "INSERT INTO memberships (initiative_id, node_seq, facet) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                (added, seq, facet),
             )

@@ -15,12 +15,13 @@ from kaeru.storage.sql.graph import GraphQueries
 from kaeru.storage.sql.initiatives import InitiativeQueries
 from kaeru.storage.sql.nodes import NodeQueries
 from kaeru.storage.sql.rows import NODE_COLS, marks, sorted_json
+from kaeru.storage.sql.sections import SectionQueries, facet
 from kaeru.storage.sql.tokens import TokenQueries
 
 _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 
 
-class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries):
+class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries):
     """One transaction or snapshot over `db`."""
 
     def __init__(self, db: Db, *, read_only: bool, secret: bytes | None = None):
@@ -46,7 +47,8 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         values = self._node_values(node)
         columns, extra = self._node_extra(node, request_id, actor)
         existing = self._db.one(
-            f"SELECT seq, initiatives, retracted, rev_no FROM nodes WHERE id = ?{self._d.lock(True, self._read_only)}",
+            "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
+            f"WHERE id = ?{self._d.lock(True, self._read_only)}",
             (node.id,),
         )
         if existing is None:
@@ -56,7 +58,7 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
                 (node.id, *values, *extra),
             )
             assert row is not None
-            seq, old_members = int(row[0]), set()
+            seq, old_members, old_facet = int(row[0]), set(), None
         else:
             if existing[3] >= node.rev_no:
                 # Only reachable when the caller skipped `get_node(for_update=True)`: never lose an update.
@@ -65,10 +67,13 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
                 )
             seq = int(existing[0])
             old_members = set() if existing[2] else set(self._d.items_of(existing[1]))
+            old_facet = None if existing[4] == "audit_event" else f"{existing[5]}:{existing[6]}"
             self._node_moves_on(seq)
             assign = ", ".join(f"{c} = {m}" for c, m in columns)
             self._db.run(f"UPDATE nodes SET {_ASSIGN}, {assign} WHERE seq = ?", (*values, *extra, seq))
-        self._move_memberships(seq, old_members, set() if node.retracted else set(node.initiatives))
+        self._move_memberships(
+            seq, old_members, set() if node.retracted else set(node.initiatives), facet(node), old_facet
+        )
         self._node_written(seq, node, values, request_id, actor, indexed=existing is not None and not existing[2])
 
     def _node_extra(

@@ -1,0 +1,110 @@
+"""The re-entry sections (`context`): an initiative's newest members of one layer, counted, read
+through an index instead of ranking the whole initiative (issue 16, decision 16.R1).
+
+Each membership row carries its node's `facet` — `<tier>:<layer>`, NULL for an audit event —
+kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and `memberships_facet`
+orders an initiative's members by (facet, node_seq): a section's newest nodes are the first
+entries of one index range, and its size is that range counted, with no row of `nodes` read.
+Nodes with a reminder or a hygiene report are found through the partial index `nodes_attention`
+(its condition is the dialect's `attention`, repeated verbatim: SQLite uses a partial index only
+for a query that repeats its condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kaeru.domain.model import Node
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.edges import VERDICT_TYPES
+
+
+def facet(node: Node) -> str | None:
+    """The membership facet of a live node: its tier and layer (None: an audit event, never shown)."""
+    return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
+
+
+#: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
+_HYGIENE = "kind:hygiene"
+
+
+class SectionQueries(Part):
+    def newest_members(self, initiative_id: int, facets: Sequence[str] | None, limit: int) -> tuple[list[str], int]:
+        """Ids of the initiative's live members (audit events aside) whose facet is one of `facets`
+        (any facet: None), newest (highest seq) first, at most `limit`; and how many there are."""
+        found: list[tuple[int, str]] = []
+        total = 0
+        for wanted in [None] if facets is None else list(dict.fromkeys(facets)):
+            cond, params = ("m.facet IS NOT NULL", []) if wanted is None else ("m.facet = ?", [wanted])
+            rows = self._db.rows(
+                f"SELECT m.node_seq, n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                f"WHERE m.initiative_id = ? AND {cond} ORDER BY m.node_seq DESC LIMIT ?",
+                [initiative_id, *params, int(limit)],
+            )
+            found.extend((int(r[0]), r[1]) for r in rows)
+            if len(rows) < limit:
+                total += len(rows)
+            else:
+                row = self._db.one(
+                    f"SELECT count(*) FROM memberships m WHERE m.initiative_id = ? AND {cond}", [initiative_id, *params]
+                )
+                total += int(row[0]) if row else 0
+        found.sort(key=lambda r: -r[0])
+        return [i for _, i in found[:limit]], total
+
+    def attention_ids(self, initiative_ids: Sequence[int]) -> list[str]:
+        """Live member nodes that may hold a `reminder` or a `hygiene` property, oldest first (a
+        superset: the caller reads their `properties`)."""
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(f"SELECT n.id FROM nodes n WHERE {self._d.attention} AND {scope} ORDER BY n.seq", params)
+        return [r[0] for r in found]
+
+    def member_heads(
+        self, initiative_id: int, tier: str, limit: int
+    ) -> list[tuple[str, str, str, str, bool, str, list[str]]]:
+        """The initiative's newest `limit` live members of `tier` (audit events aside, and those a live
+        member supersedes: search's `omit_superseded`), each as `(id, name, node_type, layer, pinned,
+        recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes. `tags` is
+        empty unless the node's tags may hold `kind:hygiene`."""
+        d = self._d
+        scope, params = self._member_of([initiative_id])
+        # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
+        superseded = (
+            "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
+            f"WHERE e.dst = n.id AND {VERDICT_TYPES} AND e.retracted = {d.false} AND e.edge_type = 'supersedes' "
+            f"AND s.retracted = {d.false} AND ms.initiative_id = ?)"
+        )
+        found = self._db.rows(
+            f"SELECT n.id, n.name, n.node_type, n.layer, n.pinned, n.recorded_at, n.tags FROM nodes n "
+            f"WHERE n.retracted = {d.false} AND n.node_type <> 'audit_event' AND n.tier = ? AND {scope} "
+            f"AND NOT {superseded} ORDER BY n.seq DESC LIMIT ?",
+            [tier, *params, initiative_id, int(limit)],
+        )
+        # Tags are decoded only when their text may hold the one tag reflect asks about.
+        return [
+            (r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6]) if _HYGIENE in str(r[6]) else []) for r in found
+        ]
+
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """How many live members the initiatives hold, audit events and boards aside, a node counted
+        once per initiative (the sum of `tier_counts`): counted in the membership index."""
+        if not initiative_ids:
+            return 0
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        row = self._db.one(
+            f"SELECT (SELECT count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL) - "
+            "(SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
+            [*params, *params],
+        )
+        return int(row[0]) if row else 0
+
+    def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
+        """Ids of the initiative's live concepts that may carry `kind:rule` (a superset: callers test
+        the decoded tags), newest first: through the partial index `nodes_rules`."""
+        scope, params = self._member_of([initiative_id])
+        found = self._db.rows(
+            f"SELECT n.id FROM {self._d.rule_source} WHERE {self._d.rule} AND {scope} ORDER BY n.seq DESC LIMIT ?",
+            [*params, int(limit)],
+        )
+        return [r[0] for r in found]
