@@ -285,11 +285,13 @@ class FtsSearch(Part):
         supersession edges (the partial index `edges_verdicts`) are few beside a common word's matches,
         and each target is checked against the match by its rowid."""
         scope = marks(len(sup_params))
+        # The edges first, through `edges_verdicts` (CROSS JOIN keeps the order): left to itself the
+        # planner walks the scope's memberships (~40k rows at 100k nodes, ~30 ms).
         row = self._db.one(
-            "SELECT count(*) FROM nodes n WHERE n.id IN (SELECT e.dst FROM edges e "
-            "JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
-            f"WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
-            f"AND ms.initiative_id IN ({scope})) AND {where} "
+            "SELECT count(*) FROM (SELECT DISTINCT e.dst AS id FROM edges e INDEXED BY edges_verdicts "
+            f"CROSS JOIN nodes s ON s.id = e.src WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' "
+            "AND s.retracted = 0 AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq "
+            f"AND ms.initiative_id IN ({scope}))) d CROSS JOIN nodes n ON n.id = d.id WHERE {where} "
             "AND EXISTS (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? AND nodes_fts.rowid = n.seq)",
             [*sup_params, *params, match],
         )
