@@ -37,6 +37,10 @@ _REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisS
 #: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
 _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
+#: A common-word search ranks in the full-text index alone and joins only its best matches to
+#: `nodes_head` (decision 16.B1): first the window plus this many more, to spare a second round
+#: when a few of them are filtered out or superseded.
+TOP_K_SLACK = 64
 
 
 def scope_tokens(initiative_ids: Sequence[int]) -> str:
@@ -85,6 +89,14 @@ class CommonWords:
 
 class FtsSearch(Part):
     """Search over `nodes_fts`; a read snapshot keeps the stored rows a small search read."""
+
+    #: Rank a common-word search's best matches in the index alone (decision 16.B1); off, every
+    #: match is joined, filtered and ranked (the exhaustive plan, kept for `bench.broad` and tests).
+    top_k = True
+    #: Words matching at most this many rows in the whole vault take the rare plan (0: none do; tests).
+    rare_rows = SCOPE_THRESHOLD
+    #: The top-k plan's first candidate count beyond the window (tests lower it to force rounds).
+    top_k_slack = TOP_K_SLACK
 
     _common: CommonWords
     _snapshot: bool
@@ -167,7 +179,7 @@ class FtsSearch(Part):
         remembered (`CommonWords`), so the next search of these words skips the count."""
         if bare in self._common:
             return False
-        if self._matches_at_most(bare, SCOPE_THRESHOLD):
+        if self._matches_at_most(bare, self.rare_rows):
             return True
         self._common.add(bare)
         return False
@@ -185,7 +197,7 @@ class FtsSearch(Part):
         to the cap, then ranked and filtered by membership, in one statement. None when the words are
         more common than that (the caller then lets the index intersect them with the scope)."""
         bare = self._match(query, scoped=False)
-        if bare in self._common:
+        if bare in self._common or not self.rare_rows:
             return None
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
         flags = f"{_REFUTED}, {gone}, {_CONTESTED}"
@@ -200,12 +212,12 @@ class FtsSearch(Part):
             f"WITH m AS MATERIALIZED (SELECT rowid AS seq, bm25(nodes_fts, {weights}) AS score FROM nodes_fts "
             f"WHERE nodes_fts MATCH ?1 LIMIT {inline + 1}), k AS MATERIALIZED (SELECT count(*) AS n FROM m), "
             "c AS MATERIALIZED (SELECT count(*) AS n FROM "
-            f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {SCOPE_THRESHOLD + 1})) "
+            f"(SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ?1 LIMIT {self.rare_rows + 1})) "
             f"SELECT n.id, n.seq, m.score AS score, {flags}, {_STORED_COLS} "
             f"FROM k CROSS JOIN m CROSS JOIN nodes n ON n.seq = m.seq WHERE k.n <= {inline} AND {where} UNION ALL "
             f"SELECT n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {flags}, {_NO_STORED_COLS} "
             f"FROM k CROSS JOIN c CROSS JOIN nodes_fts {_MATCHED_NODES} "
-            f"WHERE k.n > {inline} AND c.n <= {SCOPE_THRESHOLD} AND nodes_fts MATCH ?1 AND {where} "
+            f"WHERE k.n > {inline} AND c.n <= {self.rare_rows} AND nodes_fts MATCH ?1 AND {where} "
             "ORDER BY score, n.seq DESC",
             [bare, *gone_params, *params, *gone_params, *params],  # each arm binds its own
         )
@@ -219,6 +231,72 @@ class FtsSearch(Part):
                 self._stored_seqs[r[0]] = r[1]
         return kept[: query.window], len(kept), len(rows) - len(kept)
 
+    def _search_common(
+        self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
+    ) -> tuple[list[SearchRow], int, int]:
+        """The top-k plan of a common-word search (decision 16.B1): exact, not an estimate.
+
+        `c` ranks the matches in the full-text index alone (bm25 and the rowid, no join) and keeps
+        the best `cap`; only those are joined to `nodes_head`, filtered and flagged (refuted,
+        superseded). bm25 and the filters do not depend on each other, so the kept rows are exactly
+        the exhaustive plan's first ones; when fewer than the window survive and more matches
+        exist, the cap grows fourfold and the ranking runs again. Then `total` is counted without
+        ranking, and the superseded matches are counted from the supersession edges' side.
+        """
+        match = self._match(query, scoped=True)
+        gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        window = int(query.window)
+        cap = window + self.top_k_slack
+        while True:
+            rows = self._db.rows(
+                f"WITH c AS MATERIALIZED (SELECT rowid AS seq, bm25(nodes_fts, {weights}) AS score FROM nodes_fts "
+                f"WHERE nodes_fts MATCH ? ORDER BY score, rowid DESC LIMIT {cap}), "
+                "k AS MATERIALIZED (SELECT count(*) AS n FROM c) "
+                f"SELECT n.id, n.seq, c.score, {_REFUTED}, {gone}, k.n FROM k CROSS JOIN c "
+                f"CROSS JOIN nodes n INDEXED BY nodes_head ON n.seq = c.seq WHERE {where} ORDER BY c.score, n.seq DESC",
+                [match, *gone_params, *params],
+            )
+            candidates = int(rows[0][5]) if rows else self._count_at_most(match, cap)
+            kept = [r for r in rows if not r[4]]
+            if candidates < cap or len(kept) >= window:
+                break
+            cap *= 4
+        _note_superseded(query, [(r[0], bool(r[4])) for r in rows])
+        hits = [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in kept[:window]]
+        if candidates < cap:  # every match was ranked
+            return hits, len(kept), len(rows) - len(kept)
+        if not query.count_total:
+            return hits, len(kept), len(rows) - len(kept)
+        count = self._db.one(
+            f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}", [match, *params]
+        )
+        matched = int(count[0]) if count else 0
+        omitted = self._superseded_matches(match, where, params, sup_params) if query.omit_superseded else 0
+        return hits, matched - omitted, omitted
+
+    def _count_at_most(self, match: str, cap: int) -> int:
+        row = self._db.one(
+            "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap)
+        )
+        return int(row[0]) if row else 0
+
+    def _superseded_matches(self, match: str, where: str, params: list[Any], sup_params: list[Any]) -> int:
+        """How many matches a live node in scope supersedes, found from the edges' side: the live
+        supersession edges (the partial index `edges_verdicts`) are few beside a common word's matches,
+        and each target is checked against the match by its rowid."""
+        scope = marks(len(sup_params))
+        # The edges first, through `edges_verdicts` (CROSS JOIN keeps the order): left to itself the
+        # planner walks the scope's memberships (~40k rows at 100k nodes, ~30 ms).
+        row = self._db.one(
+            "SELECT count(*) FROM (SELECT DISTINCT e.dst AS id FROM edges e INDEXED BY edges_verdicts "
+            f"CROSS JOIN nodes s ON s.id = e.src WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' "
+            "AND s.retracted = 0 AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq "
+            f"AND ms.initiative_id IN ({scope}))) d CROSS JOIN nodes n ON n.id = d.id WHERE {where} "
+            "AND EXISTS (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? AND nodes_fts.rowid = n.seq)",
+            [*sup_params, *params, match],
+        )
+        return int(row[0]) if row else 0
+
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
         if query.tokens:
@@ -226,6 +304,8 @@ class FtsSearch(Part):
             rare = self._search_rare(query, weights, where, params, superseded, sup_params)
             if rare is not None:
                 return rare
+            if self.top_k and not query.columns and not query.tags:
+                return self._search_common(query, weights, where, params, superseded, sup_params)
             match = self._match(query, scoped=True)
             source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]

@@ -1,0 +1,199 @@
+"""`python -m bench.broad` — broad (common-word) search: the top-k plan against the exhaustive plan.
+
+    python -m bench.broad --sizes 10000,100000                 # build the vaults, measure, drop them
+    python -m bench.broad --sizes 100000 --keep --workdir /tmp/kb
+    python -m bench.broad --vault /tmp/kb/kaeru-bench-sqlite-100000-xxxx --sizes 100000   # reuse one
+
+SQLite (decision 16.B1). On the `bench.run` corpus it asks `--queries` broad queries from the
+corpus's most frequent words (single words, then pairs of them with `match any`), in the searched
+initiative, and reports:
+
+* **agreement**: the share of queries whose top 10 from the store's search (the top-k plan) equals
+  (ids, in order) the exhaustive bm25 ranking — once against the store's exhaustive plan
+  (`FtsSearch.top_k = False`, superseded matches omitted as `search` does) and once against a raw
+  statement written here (every match in scope, `ORDER BY bm25, seq DESC LIMIT 10`, nothing
+  omitted), both in the same read snapshot;
+* **latency**: `search` through `ToolRegistry.run` (validation, service, envelope: the MCP handler
+  minus transport, default limit and budget), wall and thread-CPU p50/p95, with the top-k plan and
+  with the exhaustive plan, alternating query by query in the same run (`--ops` calls each).
+
+Benchmarks are not tests: nothing here asserts on a timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.build import build
+from bench.corpus import MAIN, CorpusBuilder
+from bench.measure import _check_envelope, _timed
+from bench.stats import summarize
+from bench.vaults import BenchVault, new_vault
+
+TOP = 10
+_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
+
+
+def broad_queries(builder: CorpusBuilder, count: int) -> list[str]:
+    """`count` queries of the corpus's commonest words: the words alone, then pairs (match any)."""
+    vocab = builder.corpus.vocab
+    singles = vocab[: count // 2]
+    pairs = [f"{a} {b}" for a, b in itertools.combinations(vocab[:40], 2)]
+    return (singles + pairs)[:count]
+
+
+def _exhaustive_sql(session: Any, initiative_id: int, text: str) -> list[str]:
+    """The exhaustive bm25 ranking, written here: every match in scope ranked, the best TOP ids."""
+    from kaeru.domain.text import query_tokens
+    from kaeru.storage.sqlite.search import fts_match
+
+    match = fts_match(query_tokens(text), False, False)
+    rows = session._db.rows(
+        f"SELECT n.id FROM nodes_fts JOIN nodes n ON n.seq = nodes_fts.rowid "
+        "WHERE nodes_fts MATCH ? AND n.retracted = 0 AND n.node_type <> 'audit_event' "
+        "AND EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id = ?) "
+        f"ORDER BY bm25(nodes_fts, {_WEIGHTS}), n.seq DESC LIMIT {TOP}",
+        [match, initiative_id],
+    )
+    return [str(r[0]) for r in rows]
+
+
+def agreement(store: Any, queries: list[str]) -> dict[str, Any]:
+    from kaeru.domain.text import query_tokens
+    from kaeru.storage.base import SearchQuery
+
+    same_plan = same_raw = 0
+    matches: list[int] = []
+    differ: list[str] = []
+    with store.read() as session:
+        scope = session.initiative_by_name(MAIN)
+
+        def top(text: str, top_k: bool, omit_superseded: bool = True) -> tuple[list[str], int]:
+            session.top_k = top_k
+            asked = SearchQuery(initiative_ids=[scope.id], tokens=query_tokens(text), omit_superseded=omit_superseded)
+            rows, total, _ = session.search(asked)
+            return [r.id for r in rows[:TOP]], total
+
+        try:
+            for text in queries:
+                fast, total = top(text, True)
+                same = fast == top(text, False)[0]
+                same_plan += same
+                same_raw += top(text, True, omit_superseded=False)[0] == _exhaustive_sql(session, scope.id, text)
+                if not same:
+                    differ.append(text)
+                matches.append(total)
+        finally:
+            session.top_k = True
+    n = len(queries)
+    return {
+        "queries": n,
+        "top10_equal_exhaustive_plan": round(same_plan / n, 4),
+        "top10_equal_raw_bm25": round(same_raw / n, 4),
+        "differing_queries": differ[:20],
+        "matches_in_scope_min_median_max": [min(matches), sorted(matches)[n // 2], max(matches)],
+    }
+
+
+def latency(registry: Any, queries: list[str], ops: int, seed: int) -> dict[str, Any]:
+    from kaeru.storage.sqlite.search import FtsSearch
+
+    rng = random.Random(seed)
+    samples: dict[str, tuple[list[int], list[int]]] = {"top_k": ([], []), "exhaustive": ([], [])}
+    order = ["top_k", "exhaustive"]
+    for text in queries[:8]:  # warm-up: each plan once on a few words
+        for plan in order:
+            FtsSearch.top_k = plan == "top_k"
+            registry.run("search", {"initiatives": [MAIN], "text": text})
+    try:
+        for i in range(ops):
+            text = rng.choice(queries)
+            for plan in order if i % 2 else reversed(order):
+                FtsSearch.top_k = plan == "top_k"
+                wall, cpu, envelope = _timed(registry.run, "search", {"initiatives": [MAIN], "text": text})
+                _check_envelope("search_broad", "in_process", envelope)
+                samples[plan][0].append(wall)
+                samples[plan][1].append(cpu)
+    finally:
+        FtsSearch.top_k = True
+    out: dict[str, Any] = {}
+    for plan, (wall, cpu) in samples.items():
+        out[plan] = {"wall": summarize(wall, keep_samples=False), "cpu": summarize(cpu, keep_samples=False)}
+    for q in ("p50", "p95"):
+        out[f"ratio_{q}_cpu"] = round(out["top_k"]["cpu"][q] / out["exhaustive"]["cpu"][q], 3)
+        out[f"ratio_{q}_wall"] = round(out["top_k"]["wall"][q] / out["exhaustive"]["wall"][q], 3)
+    return out
+
+
+def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    from kaeru.mcp.server import build_server
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    builder = CorpusBuilder(size, args.seed)
+    if args.vault:
+        vault = BenchVault("sqlite", args.vault, keep=True)  # built by an earlier run: not built again
+    else:
+        vault = new_vault("sqlite", str(size), args.workdir, args.keep)
+    store = open_store(vault.settings())
+    try:
+        service = Service(store, vault.settings())
+        if not args.vault:
+            print(f"[{size:,}] building in {vault.vault_dir}", file=sys.stderr, flush=True)
+            build(service, builder, "bulk", quiet=False)
+        queries = broad_queries(builder, args.queries)
+        print(f"[{size:,}] agreement over {len(queries)} queries", file=sys.stderr, flush=True)
+        agreed = agreement(store, queries)
+        print(f"[{size:,}] latency, {args.ops} calls per plan", file=sys.stderr, flush=True)
+        timed = latency(build_server(service).registry, queries, args.ops, args.seed)
+        return {"size": size, "vault_dir": str(vault.vault_dir), "agreement": agreed, "latency": timed}
+    finally:
+        store.close()
+        vault.drop()
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(prog="python -m bench.broad", description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="10000,100000")
+    p.add_argument("--queries", type=int, default=240, help="broad queries for the agreement (default 240)")
+    p.add_argument("--ops", type=int, default=200, help="timed calls per plan (default 200)")
+    p.add_argument("--seed", type=int, default=20240601)
+    p.add_argument("--vault", type=Path, default=None, help="reuse a vault kept by --keep (one size only)")
+    p.add_argument("--keep", action="store_true")
+    p.add_argument("--workdir", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.vault and len(sizes) != 1:
+        p.error("--vault needs exactly one size (the one it was built with)")
+    started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    runs = [run_size(size, args) for size in sizes]
+    result = {"started": started, "runs": runs}
+    for run in runs:
+        a, t = run["agreement"], run["latency"]
+        print(
+            f"{run['size']:>7,}: top-10 = exhaustive plan {a['top10_equal_exhaustive_plan']:.1%}, "
+            f"= raw bm25 {a['top10_equal_raw_bm25']:.1%} ({a['queries']} queries, matches {a['matches_in_scope_min_median_max']})"
+        )
+        for plan in ("top_k", "exhaustive"):
+            w, c = t[plan]["wall"], t[plan]["cpu"]
+            print(
+                f"         {plan:>10}: wall p50 {w['p50']:.2f} p95 {w['p95']:.2f} ms, CPU p50 {c['p50']:.2f} p95 {c['p95']:.2f} ms"
+            )
+        print(f"         top_k / exhaustive CPU: p50 {t['ratio_p50_cpu']}, p95 {t['ratio_p95_cpu']}")
+    out = args.out or Path("bench/results") / f"broad-{started.replace(':', '')}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1))
+    print(f"results: {out}")
+    return result
+
+
+if __name__ == "__main__":
+    main()
