@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.text import STOP_WORDS
+from kaeru.domain.stopwords import STOP_WORDS
 
 VOCAB_SIZE = 5_000
 ZIPF_EXPONENT = 1.07

@@ -10,7 +10,8 @@ from typing import Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
-from kaeru.domain.text import STOP_WORDS, content_tokens, stem, stem_words, tokens
+from kaeru.domain.stopwords import STOP_WORDS
+from kaeru.domain.text import content_tokens, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
 from kaeru.service.recall.bm25 import bm25f
