@@ -67,10 +67,7 @@ class Service:
         actor: str | None,
         create: bool = True,
     ) -> tuple[MutationOutcome, bool]:
-        # A token's grants first (decision 15.K2): a read-only token writes nothing, a limited one
-        # names only its initiatives; the actor is the token's name.
-        grants.check_write(operation)
-        grants.check_args(request.wire())
+        self._granted(operation, request)
         self._maybe_purge()
         outcome, replayed = run_mutation(
             self.rt,
@@ -87,14 +84,24 @@ class Service:
             recall.embed_nodes(self.rt, [ref.id for ref in (*outcome.created, *outcome.affected)])
         return outcome, replayed
 
+    @staticmethod
+    def _granted(operation: str, request: rq.Request) -> None:
+        """A token's grants before any write (decision 15.K2): a read-only token writes nothing, a
+        limited one names only its initiatives; the actor is the token's name (`grants.actor`)."""
+        grants.check_write(operation)
+        grants.check_args(request.wire())
+
     def _maybe_purge(self) -> None:
-        """Drop replay keys older than the retention, at most once an hour per process."""
+        """Drop replay keys older than the retention, and result lists stored by earlier versions'
+        cursors once they expire (nothing stores them now, decision 15.P4), at most once an hour per
+        process."""
         now = self.rt.now()
         if self._purged_at is not None and now - self._purged_at < timedelta(hours=1):
             return
         self._purged_at = now
         with self.rt.store.write() as session:
             session.purge_requests(fmt(now - timedelta(days=self.rt.settings.replay_days)))
+            session.purge_cursors(fmt(now - timedelta(hours=self.rt.settings.cursor_hours)))
 
     # --- mutations ------------------------------------------------------------------------------
     def note(self, request: rq.NoteRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
@@ -139,9 +146,8 @@ class Service:
     def initiative(self, request: rq.InitiativeRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
         create = request.action in ("attach", "set_board")
         # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5),
-        # so the token's grants are checked before the first chunk, as `_mutate` checks them.
-        grants.check_write("initiative")
-        grants.check_args(request.wire())
+        # so the token's grants are checked before the first chunk.
+        self._granted("initiative", request)
         handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor))
         return self._mutate(
             "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create

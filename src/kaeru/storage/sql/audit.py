@@ -72,13 +72,6 @@ class AuditQueries(SlotQueries):
         }
 
     # --- cursors ----------------------------------------------------------------------------
-    def save_cursor(self, cursor_id: str, items: list[str], now: str) -> None:
-        self._db.run(
-            "INSERT INTO cursors (id, created_at, items) VALUES (?, ?, ?) "
-            "ON CONFLICT (id) DO UPDATE SET created_at = excluded.created_at, items = excluded.items",
-            (cursor_id, now, json.dumps(items)),
-        )
-
     def load_cursor(self, cursor_id: str) -> list[str] | None:
         row = self._db.one("SELECT items FROM cursors WHERE id = ?", (cursor_id,))
         return list(json.loads(row[0])) if row else None
