@@ -350,8 +350,14 @@ class Session(Protocol):
 
     # --- vectors (optional semantic channel) ---------------------------------------------------
     def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None: ...
-    def vectors(self, initiative_ids: Sequence[int], model: str) -> list[tuple[str, bytes]]:
-        """Vectors of live member nodes, for brute-force similarity."""
+    def nearest_vectors(
+        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
+    ) -> list[tuple[str, float]]:
+        """The `limit` live member nodes whose stored vectors (of `model`) are most similar to `vector`
+        (float32 bytes, unit length), best first, ties by node id, with their cosine similarity.
+
+        Computed in the database by an exact scan of the scope's rows (decision 17.V1): vectors are
+        never loaded into the process."""
         ...
 
     def vector_digests(self, model: str) -> dict[str, str]:

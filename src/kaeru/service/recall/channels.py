@@ -13,7 +13,7 @@ from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, stem, stem_words, tokens
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder
+from kaeru.service.embedding import Embedder, pack
 from kaeru.service.recall.bm25 import bm25f
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
@@ -62,17 +62,10 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
 
 
 def _semantic(session: Session, scope_ids: list[int], query: str, fusion: Fusion, embedder: Embedder) -> None:
-    """Cosine similarity between the query and every stored vector in scope (brute force: vaults are small)."""
-    import numpy as np
-
-    stored = session.vectors(scope_ids, embedder.model_id)
-    if not stored:
-        return
-    matrix = np.frombuffer(b"".join(blob for _, blob in stored), dtype="<f4").reshape(len(stored), -1)
-    query_vector = np.asarray(embedder.embed([query])[0], dtype="<f4")
-    sims = matrix @ query_vector
-    top = np.argsort(-sims, kind="stable")[:CANDIDATES]
-    rows = [(stored[i][0], float(sims[i])) for i in top if sims[i] > 0]
+    """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
+    ranked in the database (decision 17.V1)."""
+    query_vector = pack(embedder.embed([query])[0])
+    rows = [(i, s) for i, s in session.nearest_vectors(scope_ids, embedder.model_id, query_vector, CANDIDATES) if s > 0]
     if not rows:
         return
     # Rescaled between the last and the best candidate: cosine similarities of a small sentence model

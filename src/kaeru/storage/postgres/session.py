@@ -15,6 +15,7 @@ from kaeru.errors import Unavailable
 from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
+from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
 from kaeru.storage.sql.session import SqlSession
 
@@ -23,7 +24,7 @@ _REV_NODE_COLS = prefixed(NODE_COLS, "r")
 _MISSING = object()
 
 
-class PostgresSession(TsSearch, SqlSession):
+class PostgresSession(PgVectors, TsSearch, SqlSession):
     """One transaction on one pooled connection."""
 
     def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):

@@ -57,14 +57,22 @@ class AuditQueries(SlotQueries):
             (node_id, model, text_sha, vector),
         )
 
-    def vectors(self, initiative_ids: Sequence[int], model: str) -> list[tuple[str, bytes]]:
+    def nearest_vectors(
+        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
+    ) -> list[tuple[str, float]]:
+        # SQLite: `vec_distance_cosine` of sqlite-vec, loaded into every connection when the
+        # `[semantic]` extra is installed, else a Python function of the same name (storage/sqlite/
+        # store.py) that reads one row at a time. PostgreSQL overrides this (postgres/vectors.py).
+        if not initiative_ids or limit <= 0:
+            return []
         scope, params = self._member_of(initiative_ids)
         found = self._db.rows(
-            "SELECT v.node_id, v.vector FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
-            f"WHERE v.model = ? AND n.retracted = {self._d.false} AND {scope} ORDER BY v.node_id",
-            [model, *params],
+            "SELECT node_id, 1.0 - distance FROM (SELECT v.node_id, vec_distance_cosine(v.vector, ?) AS distance "
+            "FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
+            f"WHERE v.model = ? AND n.retracted = {self._d.false} AND {scope}) ORDER BY distance, node_id LIMIT ?",
+            [vector, model, *params, limit],
         )
-        return [(r[0], bytes(r[1])) for r in found]
+        return [(r[0], float(r[1])) for r in found]
 
     def vector_digests(self, model: str) -> dict[str, str]:
         return {

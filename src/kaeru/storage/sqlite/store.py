@@ -21,6 +21,7 @@ import apsw
 
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
+from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.search import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteSession
 
@@ -154,6 +155,7 @@ class SqliteStore:
         ):
             list(conn.execute(f"PRAGMA {pragma}"))
         conn.set_wal_hook(self._on_wal)
+        vectors.install(conn)
         with self._lock:
             self._all.append(conn)
         return conn
