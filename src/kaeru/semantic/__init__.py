@@ -15,6 +15,8 @@ from typing import Any
 from kaeru.config import Settings
 
 MODEL_ID = "all-MiniLM-L6-v2"
+#: Up to this many texts are embedded on one torch thread (a query, a note or two: decision 17.V3).
+FEW = 4
 
 
 def available() -> bool:
@@ -30,6 +32,7 @@ class MiniLMEmbedder:
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        self._one_thread = threading.Lock()
 
     def _load(self) -> Any:
         with self._lock:
@@ -43,8 +46,26 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         model = self._load()
-        vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        if len(texts) > FEW:
+            vectors = model.encode(list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+        else:
+            vectors = self._encode_on_one_thread(model, texts)
         return [list(map(float, v)) for v in vectors]
+
+    def _encode_on_one_thread(self, model: Any, texts: Sequence[str]) -> Any:
+        """A query (or a note or two) on one torch thread (decision 17.V3): the matrices of one short
+        text are too small to share, and on a busy machine torch's threads waiting for each other
+        made one query embedding take ~0.8 s instead of ~35 ms. torch's thread count is process-wide,
+        so it is restored at once, and concurrent callers take turns."""
+        import torch
+
+        with self._one_thread:
+            before = torch.get_num_threads()
+            torch.set_num_threads(1)
+            try:
+                return model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
+            finally:
+                torch.set_num_threads(before)
 
 
 def open_embedder(settings: Settings) -> MiniLMEmbedder | None:
