@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -96,12 +97,15 @@ def _old_scan(session: Any, scope_ids: list[int], model: str, query: bytes) -> l
     return [(stored[i][0], float(sims[i])) for i in top]
 
 
-def _time(fn: Callable[[], object], rounds: int) -> list[float]:
+def _time(fn: Callable[[], object], rounds: int, cpu: list[float]) -> list[float]:
+    """Wall-clock milliseconds per call; this thread's CPU milliseconds appended to `cpu` (SQLite and
+    a one-thread query embedding run in the calling thread: on a loaded machine, the steadier figure)."""
     out = []
     for _ in range(rounds):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.thread_time()
         fn()
         out.append((time.perf_counter() - start) * 1000)
+        cpu.append((time.thread_time() - start_cpu) * 1000)
     return out
 
 
@@ -178,18 +182,28 @@ def main(argv: list[str] | None = None) -> int:
 
     with store.read() as session:
         has_nearest = hasattr(session, "nearest_vectors")  # False under the code before decision 17.V1
-    measured: dict[str, list[float]] = {"recall": [], "channel_in_database": []}
+    names = ["recall", "channel_in_database", "channel_old_python_scan"]
+    measured: dict[str, list[float]] = {n: [] for n in names}
+    cpu: dict[str, list[float]] = {n: [] for n in names}
     has_old = not args.skip_old and store.backend == "sqlite"
-    if has_old:
-        measured["channel_old_python_scan"] = []
     for query in QUERIES:
         recall(query)  # warm: caches, plan
-        measured["recall"] += _time(lambda q=query: recall(q), args.rounds)  # type: ignore[misc]
+        measured["recall"] += _time(lambda q=query: recall(q), args.rounds, cpu["recall"])  # type: ignore[misc]
         if has_nearest:
-            measured["channel_in_database"] += _time(lambda q=query: nearest(q), args.rounds)  # type: ignore[misc]
+            measured["channel_in_database"] += _time(
+                lambda q=query: nearest(q),  # type: ignore[misc]
+                args.rounds,
+                cpu["channel_in_database"],
+            )
         if has_old:
-            measured["channel_old_python_scan"] += _time(lambda q=query: old(q), args.rounds)  # type: ignore[misc]
+            measured["channel_old_python_scan"] += _time(
+                lambda q=query: old(q),  # type: ignore[misc]
+                args.rounds,
+                cpu["channel_old_python_scan"],
+            )
     report["latency"] = {k: _summary(v) for k, v in measured.items() if v}
+    report["thread_cpu"] = {k: _summary(v) for k, v in cpu.items() if v}
+    report["load_average"] = [round(x, 1) for x in os.getloadavg()]
     report["peak_mib"] = {"recall": round(_peak(lambda: recall(QUERIES[0])), 2)}
     if has_nearest:
         report["peak_mib"]["channel_in_database"] = round(_peak(lambda: nearest(QUERIES[0])), 2)
