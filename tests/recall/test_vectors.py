@@ -131,3 +131,19 @@ def test_a_vault_with_the_semantic_extra_uses_sqlite_vec(tmp_path: object, vault
     with store.read() as session:
         (version,) = session._db.one("SELECT vec_version()", ())  # type: ignore[attr-defined,misc]
     assert str(version).startswith("v")
+
+
+@pytest.mark.slow
+def test_a_query_is_embedded_on_one_thread_with_the_same_vector() -> None:
+    from kaeru import semantic
+
+    if not semantic.available():
+        pytest.skip("the [semantic] extra is not installed")
+    import torch
+
+    embedder = semantic.MiniLMEmbedder()
+    threads = torch.get_num_threads()
+    alone = embedder.embed(["we adopted a puppy from the shelter"])
+    assert torch.get_num_threads() == threads, "torch's thread count is restored"
+    batch = embedder.embed(["we adopted a puppy from the shelter", *[f"filler text {i}" for i in range(semantic.FEW)]])
+    assert alone[0] == pytest.approx(batch[0], abs=1e-4), "one thread or many, the same vector"
