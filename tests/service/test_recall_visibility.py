@@ -25,11 +25,19 @@ def _ids(service: Service, query: str | None = None, **extra: Any) -> set[str]:
     return {h.node.id for h in service.recall(parse("recall", args)).hits}
 
 
+def _left_out(service: Service, query: str, **extra: Any) -> dict[str, int]:
+    answer = service.recall(parse("recall", {"initiatives": [P], "query": query, **extra}))
+    return {o.reason: o.count for o in answer.coverage.omitted}
+
+
 def test_cold_and_frozen_memory_is_stale_unless_asked(timed: Service) -> None:
     warm = _note(timed, "the tide table for the north harbour")
     cold = _note(timed, "the tide table for the north harbour, 2019 edition", options={"layer": "cold"})
     frozen = _note(timed, "the tide table for the north harbour, 2009 edition", options={"layer": "frozen"})
     assert _ids(timed, "tide table north harbour") == {warm}
+    # Left out, and said so.
+    assert _left_out(timed, "tide table north harbour") == {"stale": 2}
+    assert _left_out(timed, "tide table north harbour", include_stale=True) == {}
     assert _ids(timed, "tide table north harbour", include_stale=True) == {warm, cold, frozen}
     # Moved to cold later (archived): left out from then on.
     timed.layer(parse("layer", {"initiative": P, "nodes": [warm], "layer": "cold"}))
@@ -60,6 +68,7 @@ def test_released_and_expired_rules_are_suppressed_unless_asked(timed: Service, 
     assert _ids(timed, "moor the barge berth") == {active, expired}
     clock.tick(timedelta(days=10).total_seconds())  # 2026-05-11: past `through`
     assert _ids(timed, "moor the barge berth") == {active}
+    assert _left_out(timed, "moor the barge berth") == {"suppressed": 2}
     assert _ids(timed, "moor the barge berth", include_suppressed=True) == {active, released, expired}
     # The same with apply_preference, whose rules channel lists active rules on its own.
     asked = {"task_intent": "apply_preference"}

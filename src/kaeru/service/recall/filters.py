@@ -51,21 +51,24 @@ class Filters:
     def narrows_search(self) -> bool:
         return bool(self.types or self.tags or self.layers)
 
-    def keeps(self, node: Node) -> bool:
-        """Whether a candidate passes every filter."""
+    def left_out(self, node: Node) -> str | None:
+        """Why a candidate is left out: `filtered` (types, tags, layers, branch), `stale`,
+        `suppressed`; None when it is kept."""
         if self.types and node.node_type.value not in self.types:
-            return False
+            return "filtered"
         if self.layers and node.layer.value not in self.layers:
-            return False
+            return "filtered"
         if self.tags and not all(tag in node.tags for tag in self.tags):
-            return False
+            return "filtered"
         if self.branch is not None:
             recorded = node.properties.get("branch")
             if isinstance(recorded, str) and recorded != self.branch:
-                return False
+                return "filtered"
         if not self.include_stale and node.layer.value in STALE and node.layer.value not in self.layers:
-            return False
-        return self.include_suppressed or not suppressed(node, self.today)
+            return "stale"
+        if not self.include_suppressed and suppressed(node, self.today):
+            return "suppressed"
+        return None
 
     def narrow(self, query: SearchQuery) -> SearchQuery | None:
         """`query` with the caller's types, layers and tags added (None: nothing can match both)."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument, KaeruError
@@ -42,6 +42,19 @@ class RecallOutcome:
 
 def channel_names() -> tuple[str, ...]:
     return CHANNELS
+
+
+def _kept(pool: dict[str, Node], filters: Filters) -> tuple[dict[str, Node], dict[str, list[str]]]:
+    """The candidates `filters` keeps, and the live ones left out as stale or suppressed."""
+    kept: dict[str, Node] = {}
+    hidden: dict[str, list[str]] = {}
+    for node_id, node in pool.items():
+        why = filters.left_out(node)
+        if why is None:
+            kept[node_id] = node
+        elif why != "filtered" and not node.retracted and node.node_type != NodeType.BOARD:
+            hidden.setdefault(why, []).append(node_id)
+    return kept, hidden
 
 
 def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
@@ -103,12 +116,19 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             pool = run_channels(
                 narrowed(session, filters), scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder
             )
-            pool = {i: node for i, node in pool.items() if filters.keeps(node)}
+            pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if grants.granted_ids(session) is not None:
                 # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
                 visible = grants.visible_ids(session, ordered)
                 ordered = [i for i in ordered if i in visible]
+            # Left out unless asked (include_stale, include_suppressed): said, never silent.
+            for why, left in sorted(hidden.items()):
+                if grants.granted_ids(session) is not None:
+                    seen = grants.visible_ids(session, left)
+                    left = [i for i in left if i in seen]
+                if left:
+                    coverage.omitted.append(Omission("hits", len(left), why))
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
                 coverage.complete = False
