@@ -220,3 +220,15 @@ def test_recall_over_mcp_returns_raw_hits_in_its_schema_and_text(service: Servic
     assert refused["state"] == "rejected" and refused["issues"][0]["field"] == "explain"
     assert "multi_hop" in refused["issues"][0]["message"]
     assert not list(Draft202012Validator(registry.specs["recall"].output_schema).iter_errors(refused))
+
+
+def test_the_passage_is_where_most_query_words_meet() -> None:
+    from kaeru.service.recall.raw import best_passage
+
+    body = "storm " + "x " * 400 + "the keeper saw the storm from the lighthouse " + "y " * 400 + "keeper"
+    offset, matched = best_passage(body, ["lighthouse", "keeper", "storm"], 120)
+    assert body[offset : offset + 120].count("lighthouse") == 1 and "keeper saw the storm" in body[offset:]
+    assert offset > 700 and matched == ["lighthouse", "keeper", "storm"]
+    # Whole words only, any case; nothing found: the start.
+    assert best_passage("Keepers of the STORM", ["keeper", "storm"], 80) == (0, ["storm"])
+    assert best_passage("calm seas", ["storm"], 80) == (0, [])
