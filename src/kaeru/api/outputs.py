@@ -26,6 +26,21 @@ _EDGE = {
     },
     "required": ["from", "to", "edge_type", "weight"],
 }
+#: recall's raw fallback: a passage of a stored source (`read` with `body_offset=offset` opens it there).
+_RAW_HIT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "revision": {"type": "string"},
+        "name": {"type": "string"},
+        "initiatives": {"type": "array", "items": {"type": "string"}},
+        "excerpt": {"type": "string"},
+        "offset": {"type": "integer", "minimum": 0},
+        "chars": {"type": "integer", "minimum": 0},
+        "matched": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "revision", "name", "initiatives", "excerpt", "offset", "chars", "matched"],
+}
 CUSTOM_DATA: dict[str, dict[str, Any]] = {
     "recall": {
         "type": "object",
@@ -56,6 +71,8 @@ CUSTOM_DATA: dict[str, dict[str, Any]] = {
             },
             "next_step": {"type": ["object", "null"]},
             "explain": {"type": ["object", "null"], "additionalProperties": {"type": "object"}},
+            "raw_hits": {"type": "array", "items": _RAW_HIT},
+            "raw_hits_error": {"type": "string"},
         },
         "required": ["hits", "total", "retrieval_plan", "next_step"],
     },

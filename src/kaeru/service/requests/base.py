@@ -51,6 +51,8 @@ InitiativeName = Annotated[str, Field(min_length=1, max_length=128)]
 NodeName = Annotated[str, Field(min_length=1, max_length=200)]
 #: A free tag.
 Tag = Annotated[str, Field(min_length=1, max_length=128)]
+#: A git branch name as the client reports it (`main`, `feat/auth`): no spaces, bounded.
+Branch = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^\S+$")]
 #: Several initiatives, each named once.
 Initiatives = Annotated[list[Text], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
 #: The characters of body text an answer may carry: bounds and default declared once.

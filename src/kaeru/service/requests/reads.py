@@ -7,15 +7,17 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 from pydantic.config import JsonDict
 
-from kaeru.domain.model import EdgeType
+from kaeru.domain.model import EdgeType, Layer, NodeType
 from kaeru.domain.plans import Intent, Risk, Role
 from kaeru.service.requests.base import (
     BUDGET_DEFAULT,
+    Branch,
     Budget,
     InitiativeName,
     Initiatives,
     Ref,
     Request,
+    Tag,
     Text,
     one_of,
     ref,
@@ -25,6 +27,10 @@ from kaeru.service.requests.base import (
 #: `context`'s sections in the order it serves them; cold and frozen only when asked for.
 SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
 ON_REQUEST = ("cold", "frozen")
+#: The node types recall can return (the audit log and boards are never ranked), for its `types`.
+RECALL_TYPES = values(NodeType, ("audit_event", "board"))
+#: At most this many tags in recall's `tags` filter (a hit must carry every one).
+MAX_FILTER_TAGS = 32
 #: Intents are accepted with a dash or an underscore.
 INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace("_", "-"))]
 
@@ -147,9 +153,41 @@ class RecallRequest(Request):
     include_superseded: bool = Field(
         False, description="Keep superseded and refuted memory level instead of demoting it."
     )
-    multi_hop: bool = Field(False, description="Second pass with the first hits' words.")
-    explain: bool = Field(False, description="Return each hit's per-channel scores (needs a query).")
-    limit: int = Field(10, ge=1, le=50, description="Hits per page.")
+    multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")
+    explain: bool = Field(
+        False, description="Return each hit's per-channel scores (needs a query; not with multi_hop)."
+    )
+    types: list[Annotated[str, one_of(RECALL_TYPES)]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="Only these node types (as search's filters.types).",
+    )
+    tags: list[Tag] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_FILTER_TAGS,
+        json_schema_extra={"uniqueItems": True},
+        description="Only memory carrying every one of these tags (as search's filters.tags).",
+    )
+    layers: list[Annotated[str, one_of(values(Layer))]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="Only these layers (as search's filters.layers); naming cold or frozen admits them.",
+    )
+    branch: Branch | None = Field(
+        None,
+        description="Only memory written on this git branch (note/task `branch`); memory without one is always included.",
+    )
+    include_stale: bool = Field(
+        False, description="Also cold and frozen (archived) memory, left out by default (explore_history keeps it)."
+    )
+    include_suppressed: bool = Field(
+        False,
+        description="Also memory its own policy holds back: released or expired rules, reminders before `after`.",
+    )
+    limit: int = Field(10, ge=1, le=50, description="Hits per page; fewer curated hits add `raw_hits` from sources.")
     cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
 
 

@@ -10,6 +10,7 @@ from kaeru.domain.model import EdgeType, HypothesisStatus, NodeType, NoteKind
 from kaeru.service.requests.base import (
     EXPECTED_REVISION,
     REQUEST_ID,
+    Branch,
     InitiativeName,
     Json,
     NodeName,
@@ -32,6 +33,9 @@ DEFAULT_LINK_WEIGHT = 0.5
 
 _Revision = Annotated[Text | None, Field(description=EXPECTED_REVISION)]
 _RequestId = Annotated[Text | None, Field(description=REQUEST_ID)]
+_Branch = Annotated[
+    Branch | None, Field(description="The git branch you work on (recall's `branch` filter); stored in properties.")
+]
 
 
 def _when(field: str, value: Any, required: list[str], *, present: bool = False) -> dict[str, Any]:
@@ -86,6 +90,7 @@ class NoteRequest(Request):
     options: Annotated[Json | None, ref("CaptureOptions")] = Field(
         None, description="Slot to take with the new node, its layer, and a slot compare-and-set token."
     )
+    branch: _Branch = None
     request_id: _RequestId = None
 
 
@@ -227,6 +232,7 @@ class TaskRequest(Request):
     options: Annotated[Json | None, ref("CaptureOptions")] = Field(
         None, description="Slot to take with the task, its layer, slot compare-and-set."
     )
+    branch: _Branch = None
     request_id: _RequestId = None
 
 
