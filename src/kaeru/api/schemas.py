@@ -25,6 +25,8 @@ CONTRACT_TOOLS = ("search", "claim", "revise")
 _NAMED = ("properties", "patternProperties", "$defs", "dependentSchemas")
 #: What a member restating its parent may say besides `required` (see `_restates`).
 _RESTATABLE = frozenset({"type", "properties", "additionalProperties", "required"})
+#: A parent with one of these is left as it is: what they accept depends on its other members.
+_OPEN_ENDED = frozenset({"patternProperties", "unevaluatedProperties", "unevaluatedItems"})
 
 
 @cache
@@ -129,7 +131,8 @@ def _lean(node: Any) -> Any:
     if isinstance(out.get("allOf"), list):
         members = [_added(member, out) for member in out["allOf"]]
         members = [member for member in members if member != {}]
-        if len(members) == 1 and set(members[0]) <= {"if", "then", "else"} and not {"if", "then", "else"} & set(out):
+        conditional = {"if", "then", "else"}
+        if len(members) == 1 and set(members[0]) <= conditional and not (conditional | _OPEN_ENDED) & set(out):
             out.update(members.pop())
         if members:
             out["allOf"] = members
@@ -146,7 +149,7 @@ def _restates(member: Any, parent: dict[str, Any]) -> bool:
     """True when every keyword of `member` but `required` is one of `parent`'s, with the same value:
     then `parent` already checks all of it but the `required` (its `additionalProperties` is judged
     against the same `properties`, and neither has `patternProperties`)."""
-    if not isinstance(member, dict) or not set(member) <= _RESTATABLE or "patternProperties" in parent:
+    if not isinstance(member, dict) or not set(member) <= _RESTATABLE or _OPEN_ENDED & set(parent):
         return False
     if "additionalProperties" in member and member.get("properties") != parent.get("properties"):
         return False
