@@ -61,8 +61,8 @@ Budget = Annotated[int, Field(ge=BUDGET_MIN, le=BUDGET_MAX)]
 #: An edge weight.
 Weight = Annotated[float, Field(ge=0, le=1)]
 
-REQUEST_ID = "Idempotency key: a retry with it replays the first result."
-EXPECTED_REVISION = "Revision from your last read: rejected if the node changed since."
+REQUEST_ID = "Idempotency key: a retry replays the first result."
+EXPECTED_REVISION = "Your last-read revision: refused if the node changed since."
 
 
 class Request(BaseModel):

@@ -37,17 +37,13 @@ INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace
 
 class ReadRequest(Request):
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
-    node: Ref = Field(description="The node: its id, an exact name in `initiative`, or {initiative, name}.")
+    node: Ref = Field(description="Its id or exact name, or {initiative, name}.")
     at: Text | None = Field(
         None,
         description="As it was then: RFC 3339, a date, or an offset like 2h, 3d.",
     )
-    body_offset: int = Field(
-        0, ge=0, description="Start the body at this character (for paging long bodies; see continuation)."
-    )
-    neighbours: bool = Field(
-        False, description="Also return the node's edges, both directions (as of `at` when given)."
-    )
+    body_offset: int = Field(0, ge=0, description="Start the body at this character (paging).")
+    neighbours: bool = Field(False, description="Also return its edges, both ways (as of `at`).")
     budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters; the rest pages.")
 
 
@@ -87,7 +83,7 @@ class ContextRequest(Request):
         None,
         min_length=1,
         json_schema_extra={"uniqueItems": True},
-        description="Only these sections (rules always come first); cold and frozen only when asked for.",
+        description="Only these sections (rules always first); cold and frozen only if named.",
     )
     budget_chars: Budget = Field(
         BUDGET_DEFAULT, description="Most body characters in the answer; rules are served first."
@@ -106,7 +102,7 @@ class TimelineRequest(Request):
     budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters in the answer.")
     cursor: Text | None = Field(
         None,
-        description="From continuation: the next `limit` items after the last one shown (repeat `next_arguments`).",
+        description="From `continuation`: the next page.",
     )
 
 
