@@ -1,0 +1,606 @@
+"""The viewer's pages: each one a few tool calls (`Backend.call`) rendered as HTML on the server.
+
+Reads are the tools' reads (`initiatives`, `context`, `timeline`, `read`, `trail`, `search`,
+`recall`); the edits a person may make are the tools' writes (`review`, `layer`, `task_update`),
+posted by forms to `/ui/edit` and answered with a redirect back to the page (decision 19.W4).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import secrets
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from kaeru.service.grants import Principal
+from kaeru.web import graph
+from kaeru.web.graph import Call, ViewError, ok
+
+if TYPE_CHECKING:
+    from kaeru.web.app import Backend
+
+PREFIX = "/ui"
+LAYERS = ("core", "hot", "warm", "cold", "frozen")
+#: Edges a node's page lists (each names its other end: one `read` apiece).
+EDGES_SHOWN = 60
+#: HTTP status of a page whose read was refused, by the issue's code.
+STATUS = {"forbidden": 403, "not_found": 404, "unknown_initiative": 404}
+
+Page = Callable[[Call, Request], Awaitable[tuple[str, str, str | None]]]
+
+
+def url(path: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""}, doseq=True)
+    return f"{PREFIX}{path}" + (f"?{query}" if query else "")
+
+
+def principal_of(request: Request) -> Principal | None:
+    state: Any = request.scope.get("state", {})
+    found = state.get("principal") if isinstance(state, dict) else None
+    return found if isinstance(found, Principal) else None
+
+
+def handler(backend: Backend, page: Page) -> Callable[[Request], Awaitable[Response]]:
+    """A route: the page's body inside the common frame; a refused read becomes an error page."""
+
+    async def handle(request: Request) -> Response:
+        initiative = request.query_params.get("i")
+        principal = principal_of(request)
+        who = principal.name if principal is not None else backend.local_actor
+        try:
+            title, body, initiative = await page(backend.call, request)
+        except ViewError as error:
+            body = f'<p class="error" data-code="{escape(error.code)}">{escape(error.code)}: {escape(str(error))}</p>'
+            return HTMLResponse(
+                frame("refused", body, who, initiative, request), status_code=STATUS.get(error.code, 400)
+            )
+        return HTMLResponse(frame(title, body, who, initiative, request))
+
+    return handle
+
+
+def frame(title: str, body: str, who: str, initiative: str | None, request: Request) -> str:
+    nav = ""
+    if initiative:
+        links = [
+            ("graph", "Graph"),
+            ("board", "Board"),
+            ("timeline", "Timeline"),
+            ("reviews", "Reviews"),
+            ("rules", "Rules"),
+        ]
+        current = request.url.path.rsplit("/", 1)[-1]
+        items = "".join(
+            f'<a class="{"here" if current == key else ""}" href="{escape(url("/" + key, i=initiative))}">{label}</a>'
+            for key, label in links
+        )
+        query = escape(request.query_params.get("q", ""))
+        nav = (
+            f'<nav class="views"><strong>{escape(initiative)}</strong>{items}'
+            f'<form class="ask" action="{PREFIX}/search" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
+            f'<input name="q" id="search-box" placeholder="search (literal)" value="{query}"><button>Search</button></form>'
+            f'<form class="ask" action="{PREFIX}/recall" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
+            f'<input name="q" id="recall-box" placeholder="recall (explain)" value="{query}"><button>Recall</button></form></nav>'
+        )
+    edited = request.query_params.get("edited")
+    banner = f'<p class="notice" id="edited">{escape(edited)}</p>' if edited else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)} · kaeru</title>"
+        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body>'
+        f'<header><a class="brand" href="{PREFIX}/">kaeru</a><span class="who">as {escape(who)}</span>'
+        f'<form action="{PREFIX}/logout" method="post"><button class="link">sign out</button></form></header>'
+        f"{nav}{banner}<main><h1>{escape(title)}</h1>{body}</main></body></html>"
+    )
+
+
+def login_html(problem: str | None) -> str:
+    error = f'<p class="error">{escape(problem)}</p>' if problem else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>sign in · kaeru</title>'
+        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body><main class="login">'
+        f"<h1>kaeru</h1>{error}<p>This vault needs a token: the server's <code>KAERU_AUTH_TOKEN</code> or "
+        "a person's token (<code>kaeru token add NAME</code>).</p>"
+        f'<form method="post" action="{PREFIX}/login"><input type="password" name="token" id="token" '
+        'placeholder="token" autocomplete="off"><button>Sign in</button></form></main></body></html>'
+    )
+
+
+# --- small pieces --------------------------------------------------------------------------------
+def _short(text: Any, size: int = 160) -> str:
+    value = "" if text is None else str(text)
+    return value if len(value) <= size else value[: size - 1] + "…"
+
+
+def _node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
+    name = node.get("name") or node.get("id")
+    kind = escape(str(node.get("node_type")))
+    state = str(node.get("currentness", "current"))
+    marked = f' <span class="state c-{escape(state)}">{escape(state)}</span>' if state != "current" else ""
+    return (
+        f'<a class="node-link c-{escape(state)}" data-id="{escape(node["id"])}" '
+        f'href="{escape(url("/node", i=initiative, id=node["id"], **extra))}">{escape(str(name))}</a>'
+        f' <span class="type t-{kind}">{kind}</span>{marked}'
+    )
+
+
+def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict[str, Any]], str] | None = None) -> str:
+    if not hits:
+        return '<p class="empty">nothing</p>'
+    rows = []
+    for hit in hits:
+        more = extra(hit) if extra else ""
+        rows.append(
+            f'<li class="hit" data-id="{escape(hit["id"])}">{_node_link(initiative, hit)}'
+            f'<span class="when">{escape(str(hit.get("created_at", ""))[:16])}</span>'
+            f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
+        )
+    return f'<ul class="hits">{"".join(rows)}</ul>'
+
+
+def _coverage(envelope: dict[str, Any]) -> str:
+    omitted = (envelope.get("coverage") or {}).get("omitted") or []
+    if not omitted:
+        return ""
+    said = ", ".join(f"{o['count']} {o['section']} ({o['reason']})" for o in omitted)
+    return f'<p class="coverage">not shown: {escape(said)}</p>'
+
+
+def _request_id() -> str:
+    return "ui-" + secrets.token_hex(8)
+
+
+def _edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str) -> str:
+    return (
+        f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">'
+        f'<input type="hidden" name="i" value="{escape(initiative)}">'
+        f'<input type="hidden" name="op" value="{op}"><input type="hidden" name="node" value="{escape(node)}">'
+        f'<input type="hidden" name="back" value="{escape(back)}">'
+        f'<input type="hidden" name="request_id" value="{_request_id()}">{fields}<button>{escape(button)}</button></form>'
+    )
+
+
+def _initiative(request: Request) -> str:
+    name = request.query_params.get("i")
+    if not name:
+        raise ViewError({"issues": [{"code": "invalid_argument", "message": "name an initiative (?i=NAME)"}]})
+    return name
+
+
+# --- pages ---------------------------------------------------------------------------------------
+async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    envelope = await ok(call, "initiatives", {})
+    rows = []
+    for item in envelope["data"]["initiatives"]:
+        name = item["name"]
+        counts = item.get("counts") or {}
+        rows.append(
+            f'<tr class="initiative" data-name="{escape(name)}"><td><a href="{escape(url("/graph", i=name))}">{escape(name)}</a></td>'
+            f"<td>{counts.get('total', 0)}</td><td>{counts.get('operational', 0)}</td><td>{counts.get('archival', 0)}</td>"
+            f"<td>{escape(str(item.get('last_activity') or '')[:19])}</td>"
+            f'<td><a href="{escape(url("/board", i=name))}">board</a> · <a href="{escape(url("/timeline", i=name))}">timeline</a>'
+            f' · <a href="{escape(url("/reviews", i=name))}">reviews</a> · <a href="{escape(url("/rules", i=name))}">rules</a></td></tr>'
+        )
+    body = (
+        '<table class="initiatives"><thead><tr><th>initiative</th><th>nodes</th><th>operational</th>'
+        f"<th>archival</th><th>last activity</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else '<p class="empty">no initiative yet</p>'
+    )
+    return "Initiatives", body, None
+
+
+def _filters(request: Request) -> graph.Filters:
+    params = request.query_params
+    return graph.Filters(
+        types=frozenset(params.getlist("type")),
+        layers=frozenset(params.getlist("layer")),
+        current_only=params.get("current") == "1",
+    )
+
+
+async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    params = request.query_params
+    focus = params.get("focus")
+    if focus:
+        piece = await graph.neighbourhood(call, initiative, focus)
+    else:
+        start = int(params.get("start", "0") or 0) if params.get("start", "0").isdigit() else 0
+        piece = await graph.window(call, initiative, params.get("cursor"), start)
+    listed = await ok(call, "initiatives", {"prefix": initiative})
+    total = next((i["counts"]["total"] for i in listed["data"]["initiatives"] if i["name"] == initiative), None)
+    if total is None:
+        raise ViewError({"issues": [{"code": "not_found", "message": f"no initiative named {initiative!r}"}]})
+    gathered = len(piece.nodes)
+    piece.total = total
+    filters = _filters(request)
+    graph.apply(piece, filters)
+    left_out = []
+    if piece.mode == "window" and total is not None and gathered < total:
+        left_out.append(
+            f"{total - gathered} of the initiative's {total} nodes are outside this window "
+            f"(nodes {piece.start + 1}–{piece.start + gathered} in recording order)"
+        )
+    if piece.beyond:
+        left_out.append(f"{piece.beyond} more nodes lie past the limit of {graph.LIMIT} nodes or {graph.DEPTH} steps")
+    if piece.outside_edges:
+        left_out.append(f"{piece.outside_edges} edges lead to nodes not drawn")
+    if piece.hidden:
+        left_out.append(f"{piece.hidden} nodes hidden by the filters")
+    said = (
+        f'<p class="coverage" id="not-shown">not shown: {escape("; ".join(left_out))}.</p>'
+        if left_out
+        else '<p class="coverage" id="not-shown">everything in view is drawn.</p>'
+    )
+    checks = "".join(
+        f'<label><input type="checkbox" name="type" value="{escape(t)}"{" checked" if t in filters.types else ""}>{escape(t)}</label>'
+        for t in piece.types
+    )
+    layer_checks = "".join(
+        f'<label><input type="checkbox" name="layer" value="{escape(t)}"{" checked" if t in filters.layers else ""}>{escape(t)}</label>'
+        for t in piece.layers
+    )
+    keep = f'<input type="hidden" name="focus" value="{escape(focus)}">' if focus else ""
+    if not focus and params.get("cursor"):
+        keep += f'<input type="hidden" name="cursor" value="{escape(params["cursor"])}">'
+        keep += f'<input type="hidden" name="start" value="{escape(params.get("start", "0"))}">'
+    form = (
+        f'<form class="filters" method="get" action="{PREFIX}/graph"><input type="hidden" name="i" value="{escape(initiative)}">{keep}'
+        f"<fieldset><legend>type</legend>{checks}</fieldset><fieldset><legend>layer</legend>{layer_checks}</fieldset>"
+        f'<fieldset><legend>currentness</legend><label><input type="checkbox" name="current" value="1"'
+        f"{' checked' if filters.current_only else ''}>current only</label></fieldset><button>Filter</button></form>"
+    )
+    paging = []
+    if focus:
+        paging.append(f'<a href="{escape(url("/graph", i=initiative))}">whole initiative (timeline windows)</a>')
+    elif piece.cursor:
+        nxt = url("/graph", i=initiative, cursor=piece.cursor, start=piece.start + gathered)
+        paging.append(f'<a id="next-window" href="{escape(nxt)}">next {graph.LIMIT} nodes →</a>')
+    mode = (
+        f"neighbourhood of a node, up to {graph.DEPTH} steps and {graph.LIMIT} nodes"
+        if focus
+        else f"a window of at most {graph.LIMIT} nodes; click a node, then “centre the graph here”, for its neighbourhood"
+    )
+
+    def link(node_id: str) -> str:
+        return url("/node", i=initiative, id=node_id)
+
+    body = (
+        f'<p class="mode">{escape(mode)}</p>{form}{said}'
+        f'<p class="legend">{graph.legend(piece.types)}<span class="swatch dashed">superseded / refuted</span></p>'
+        f'<div class="graph-box">{graph.svg(piece, link, focus)}</div><p class="paging">{" ".join(paging)}</p>'
+    )
+    return f"Graph: {initiative}", body, initiative
+
+
+def _diff(before: Any, after: Any) -> str:
+    if isinstance(before, str) and isinstance(after, str):
+        old, new = before.split(" "), after.split(" ")
+        parts = []
+        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+            if op == "equal":
+                parts.append(escape(" ".join(old[a1:a2])))
+                continue
+            if a2 > a1:
+                parts.append(f"<del>{escape(' '.join(old[a1:a2]))}</del>")
+            if b2 > b1:
+                parts.append(f"<ins>{escape(' '.join(new[b1:b2]))}</ins>")
+        return " ".join(parts)
+    if isinstance(before, list) and isinstance(after, list):
+        gone = [v for v in before if v not in after]
+        added = [v for v in after if v not in before]
+        if not gone and not added:
+            return '<span class="same">same items, reordered</span>'
+        return " ".join(
+            [f"<del>{escape(json.dumps(v, ensure_ascii=False))}</del>" for v in gone]
+            + [f"<ins>{escape(json.dumps(v, ensure_ascii=False))}</ins>" for v in added]
+        )
+    if before is None:
+        return f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
+    return (
+        f"<del>{escape(json.dumps(before, ensure_ascii=False))}</del> → "
+        f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
+    )
+
+
+async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    node_id = request.query_params.get("id", "")
+    at = request.query_params.get("at") or None
+    args: dict[str, Any] = {
+        "initiative": initiative,
+        "node": {"id": node_id},
+        "neighbours": True,
+        "budget_chars": 64000,
+    }
+    if at:
+        args["at"] = at
+    envelope = await ok(call, "read", args)
+    node = envelope["data"]["hits"][0]
+    edges = envelope["data"].get("edges") or []
+    trail = await ok(call, "trail", {"initiative": initiative, "node": {"id": node_id}, "kind": "history"})
+    here = url("/node", i=initiative, id=node_id)
+    state = str(node.get("currentness"))
+    facts = [
+        ("type", node.get("node_type")),
+        ("layer", node.get("layer")),
+        ("pinned", "yes" if node.get("pinned") else "no"),
+        ("currentness", state),
+        ("status", node.get("status")),
+        ("revision", node.get("revision")),
+        ("recorded", node.get("recorded_at")),
+        ("initiatives", ", ".join(node.get("initiatives") or [])),
+    ]
+    succ = node.get("successors") or []
+    if succ:
+        facts.append(("superseded by", ", ".join(succ)))
+    facts_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts if v not in (None, ""))
+    tags = "".join(f'<span class="tag">{escape(t)}</span>' for t in node.get("tags") or [])
+    when = (
+        f'<p class="asof" id="as-of-shown">as of {escape(at)}</p>'
+        if at
+        else '<p class="asof" id="as-of-shown">current</p>'
+    )
+    asof = (
+        f'<form class="asof-form" method="get" action="{PREFIX}/node"><input type="hidden" name="i" value="{escape(initiative)}">'
+        f'<input type="hidden" name="id" value="{escape(node_id)}"><label>as of <input name="at" id="at" '
+        f'value="{escape(at or "")}" placeholder="2026-05-01T10:00:00Z, a date, or 2h / 3d"></label><button>Show</button>'
+        f"{' <a href=' + chr(34) + escape(here) + chr(34) + '>now</a>' if at else ''}</form>"
+    )
+    edge_rows = []
+    for edge in edges[:EDGES_SHOWN]:
+        out = edge["from"] == node_id
+        other = edge["to"] if out else edge["from"]
+        named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512})
+        shown = (
+            _node_link(initiative, named["data"]["hits"][0])
+            if named["state"] != "rejected"
+            else f'<a href="{escape(url("/node", i=initiative, id=other))}">{escape(other)}</a>'
+        )
+        edge_rows.append(
+            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span> '
+            f"{escape(str(edge.get('weight')))} {shown}</li>"
+        )
+    if len(edges) > EDGES_SHOWN:
+        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
+    history = []
+    for entry in trail["data"]["entries"]:
+        if entry["kind"] == "revision":
+            changes = "".join(
+                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}</td></tr>'
+                for c in entry.get("changes") or []
+            )
+            revision = (entry.get("node") or {}).get("revision", "")
+            history.append(
+                f'<li class="revision" data-revision="{escape(str(revision))}"><span class="when">{escape(entry["at"])}</span> '
+                f"<strong>{escape(str(entry.get('action')))}</strong> by {escape(str(entry.get('actor')))} "
+                f'<a class="asof-link" href="{escape(url("/node", i=initiative, id=node_id, at=entry["at"]))}">as of then</a>'
+                f'<table class="changes">{changes}</table></li>'
+            )
+        elif entry["kind"] == "edge":
+            edge = entry.get("edge") or {}
+            history.append(
+                f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
+                f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
+                f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
+            )
+    back = here
+    edits = "" if at else _node_edits(initiative, node, back)
+    body = (
+        f'<div class="node-head c-{escape(state)}">{when}{asof}</div>'
+        f'<section class="node-body"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
+        f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>'
+        f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
+        f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
+        f"{edits}"
+        f'<section><h2>History</h2><ol class="history" id="history">{"".join(history)}</ol></section>'
+    )
+    return str(node.get("name") or node_id), body, initiative
+
+
+def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
+    node_id = node["id"]
+    options = "".join(
+        f'<option value="{v}"{" selected" if v == node.get("layer") else ""}>{v}</option>' for v in LAYERS
+    )
+    pinned = " checked" if node.get("pinned") else ""
+    layer_form = _edit_form(
+        initiative,
+        "layer",
+        back,
+        f'<select name="layer" id="layer-select">{options}</select>'
+        f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>',
+        "Set layer / pin",
+        node_id,
+    )
+    flag_form = _edit_form(
+        initiative,
+        "flag",
+        back,
+        '<input name="reason" id="flag-reason" placeholder="what is doubtful, and why" required>',
+        "Flag for review",
+        node_id,
+    )
+    close_form = _edit_form(
+        initiative,
+        "close",
+        back,
+        '<input name="resolution" placeholder="how it was resolved (optional)">',
+        "Close its reviews",
+        node_id,
+    )
+    return f'<section class="edits"><h2>Edit</h2>{layer_form}{flag_form}{close_form}</section>'
+
+
+async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
+    envelope = await ok(call, "context", {"initiative": initiative, "sections": [section], "budget_chars": 64000})
+    for found in envelope["data"]["sections"]:
+        if found["name"] == section:
+            found["_envelope"] = envelope
+            return dict(found)
+    return {"items": [], "total": 0, "_envelope": envelope}
+
+
+async def board_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    section = await _context(call, initiative, "tasks")
+    columns = section.get("columns") or [{"key": "open", "label": "Open"}]
+    back = url("/board", i=initiative)
+    cards: dict[str, list[str]] = {c["key"]: [] for c in columns}
+    for task in section.get("items") or []:
+        status = task.get("status") or columns[0]["key"]
+        choices = "".join(
+            f'<option value="{escape(c["key"])}"{" selected" if c["key"] == status else ""}>{escape(c["label"])}</option>'
+            for c in columns
+        )
+        move = _edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
+        cards.setdefault(status, []).append(
+            f'<li class="card" data-id="{escape(task["id"])}">{_node_link(initiative, task)}'
+            f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
+        )
+    overdue = set(section.get("overdue") or [])
+    cols = "".join(
+        f'<div class="column" data-status="{escape(c["key"])}"><h2>{escape(c["label"])}</h2>'
+        f"<ul>{''.join(cards.get(c['key'], [])) or '<li class=empty>—</li>'}</ul></div>"
+        for c in columns
+    )
+    note = f'<p class="coverage">{len(overdue)} overdue</p>' if overdue else ""
+    return (
+        f"Board: {initiative}",
+        note + _coverage(section["_envelope"]) + f'<div class="board">{cols}</div>',
+        initiative,
+    )
+
+
+async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    args: dict[str, Any] = {"initiatives": [initiative], "limit": 50, "budget_chars": 16000}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "timeline", args)
+    hits = envelope["data"]["hits"]
+    following = envelope.get("continuation")
+    more = ""
+    if following:
+        more = f'<p class="paging"><a id="next-page" href="{escape(url("/timeline", i=initiative, cursor=following["next_arguments"]["cursor"]))}">later →</a></p>'
+    body = f'<p class="mode">in recording order, 50 a page</p>{_coverage(envelope)}{_hit_list(initiative, hits)}{more}'
+    return f"Timeline: {initiative}", body, initiative
+
+
+async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    section = await _context(call, initiative, "reviews")
+    back = url("/reviews", i=initiative)
+    reasons = section.get("reasons") or {}
+
+    def close(hit: dict[str, Any]) -> str:
+        why = len(reasons.get(hit["id"]) or [])
+        form = _edit_form(
+            initiative,
+            "close",
+            back,
+            '<input name="resolution" placeholder="how it was resolved (optional)">',
+            "Close review",
+            hit["id"],
+        )
+        return f'<div class="reasons">{why} open review note(s)</div>{form}'
+
+    body = _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
+    return f"Open reviews: {initiative}", body, initiative
+
+
+async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    section = await _context(call, initiative, "rules")
+    body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
+    body += _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
+    return f"Rules in force: {initiative}", body, initiative
+
+
+async def search_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        return f"Search: {initiative}", '<p class="empty">type words to look for</p>', initiative
+    envelope = await ok(call, "search", {"initiatives": [initiative], "text": query})
+    hits = envelope["data"]["hits"]
+    body = f'<p class="total" id="total">{envelope["data"]["total"]} hit(s) for “{escape(query)}”</p>'
+    return f"Search: {initiative}", body + _coverage(envelope) + _hit_list(initiative, hits), initiative
+
+
+async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = _initiative(request)
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        return f"Recall: {initiative}", '<p class="empty">say what you need</p>', initiative
+    envelope = await ok(call, "recall", {"initiatives": [initiative], "query": query, "explain": True})
+    data = envelope["data"]
+    explain: dict[str, dict[str, float]] = data.get("explain") or {}
+    channels = [c["name"] for c in (data.get("retrieval_plan") or {}).get("channels") or []]
+    palette = ["#2e86ab", "#e4572e", "#f3a712", "#8e44ad", "#27ae60", "#c0392b", "#16a085", "#7f8c8d", "#d35400"]
+    colour = {name: palette[k % len(palette)] for k, name in enumerate(channels)}
+
+    def shares(hit: dict[str, Any]) -> str:
+        scores = explain.get(hit["id"]) or {}
+        total = sum(v for v in scores.values() if v > 0) or 1.0
+        bar = "".join(
+            f'<span class="share" data-channel="{escape(name)}" title="{escape(name)} {value:g}" '
+            f'style="width:{100 * value / total:.1f}%;background:{colour.get(name, "#999")}"></span>'
+            for name, value in scores.items()
+            if value > 0
+        )
+        listed = ", ".join(f"{escape(name)} {100 * value / total:.0f}%" for name, value in scores.items() if value > 0)
+        return f'<div class="shares">{bar}</div><div class="share-text">{listed}</div>'
+
+    keys = "".join(f'<span class="swatch"><i style="background:{colour[n]}"></i>{escape(n)}</span>' for n in channels)
+    body = (
+        f'<p class="total" id="total">{data["total"]} hit(s); each bar is the hit\'s score split by channel</p>'
+        f'<p class="legend">{keys}</p>{_coverage(envelope)}{_hit_list(initiative, data["hits"], shares)}'
+    )
+    return f"Recall: {initiative}", body, initiative
+
+
+# --- edits ---------------------------------------------------------------------------------------
+def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
+    """POST /ui/edit: one tool write from a page's form, then back to the page with what happened."""
+
+    async def handle(request: Request) -> Response:
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        initiative = form.get("i", "")
+        node = {"id": form.get("node", "")}
+        op = form.get("op")
+        common = {"initiative": initiative, "request_id": form.get("request_id") or _request_id()}
+        tool: str
+        args: dict[str, Any]
+        if op == "flag":
+            tool, args = "review", {**common, "action": "flag", "target": node, "reason": form.get("reason", "")}
+        elif op == "close":
+            tool, args = "review", {**common, "action": "close", "target": node}
+            if form.get("resolution", "").strip():
+                args["resolution"] = form["resolution"].strip()
+        elif op == "layer":
+            tool, args = "layer", {**common, "nodes": [node], "layer": form.get("layer"), "pin": form.get("pin") == "1"}
+        elif op == "move":
+            tool, args = "task_update", {**common, "task": node, "status": form.get("status", "")}
+        else:
+            return Response("unknown edit", status_code=400)
+        envelope = await backend.call(tool, args)
+        if envelope["state"] == "rejected":
+            issue = envelope["issues"][0]
+            said = f"{op}: refused — {issue['code']}: {issue['message']}"
+        else:
+            said = f"{op}: {envelope['state']}"
+        back = form.get("back", "")
+        if not back.startswith(PREFIX + "/") or back.startswith("//"):
+            back = url("/", i=initiative)
+        joiner = "&" if "?" in back else "?"
+        return RedirectResponse(f"{back}{joiner}{urlencode({'edited': said})}", status_code=303)
+
+    return handle
