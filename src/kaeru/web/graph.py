@@ -139,6 +139,7 @@ async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
     """Breadth-first from `focus`: at most `LIMIT` nodes, `DEPTH` steps away."""
     piece = Piece("focus")
     seen: dict[str, int] = {focus: 0}
+    past: set[str] = set()  # reached one step past `DEPTH`
     queue = [focus]
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}
     while queue:
@@ -155,10 +156,14 @@ async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
         for edge in found:
             edges[_key(edge)] = edge
             other = edge["to"] if edge["from"] == node_id else edge["from"]
-            if other not in seen and seen[node_id] < DEPTH:
+            if other in seen:
+                continue
+            if seen[node_id] < DEPTH:
                 seen[other] = seen[node_id] + 1
                 queue.append(other)
-    piece.beyond = len(set(seen) - set(piece.nodes))
+            else:
+                past.add(other)
+    piece.beyond = len((set(seen) | past) - set(piece.nodes))
     for edge in edges.values():
         if edge["from"] in piece.nodes and edge["to"] in piece.nodes:
             piece.edges.append(edge)
@@ -193,8 +198,10 @@ def apply(piece: Piece, filters: Filters) -> Piece:
 
 # --- layout --------------------------------------------------------------------------------------
 def layout(piece: Piece) -> dict[str, tuple[float, float]]:
-    """Positions: rings around the focus (or around the best-linked node of each component), then a
-    short force-directed relaxation whose length shrinks as the piece grows. Deterministic."""
+    """Positions: rings by distance around the focus, or (a window) a sunflower spiral in
+    breadth-first order so that linked nodes start close; then a force-directed relaxation (springs
+    along edges, repulsion between nodes, a pull to the centre) whose length shrinks as the piece
+    grows. Deterministic: the same piece draws the same."""
     ids = sorted(piece.nodes, key=lambda i: (piece.nodes[i].get("created_at") or "", i))
     if not ids:
         return {}
@@ -202,44 +209,49 @@ def layout(piece: Piece) -> dict[str, tuple[float, float]]:
     for edge in piece.edges:
         adjacent[edge["from"]].append(edge["to"])
         adjacent[edge["to"]].append(edge["from"])
-    depth = dict(piece.depth) if piece.depth else {}
-    if not depth:
-        ring = 0
-        for root in sorted(ids, key=lambda i: -len(adjacent[i])):
-            if root in depth:
+    pos: dict[str, tuple[float, float]] = {}
+    if piece.depth:
+        rings: dict[int, list[str]] = {}
+        for node in ids:
+            rings.setdefault(piece.depth.get(node, 1), []).append(node)
+        radius = 0.0
+        for level in sorted(rings):
+            members = rings[level]
+            if level == 0 and len(members) == 1:
+                pos[members[0]] = (0.0, 0.0)
                 continue
-            depth[root] = ring
+            radius = max(radius + 130.0, len(members) * 46.0 / (2 * math.pi))
+            for k, node in enumerate(members):
+                angle = 2 * math.pi * k / len(members) + level * 0.35
+                pos[node] = (radius * math.cos(angle), radius * math.sin(angle))
+    else:
+        order: list[str] = []
+        placed: set[str] = set()
+        for root in sorted(ids, key=lambda i: -len(adjacent[i])):
+            if root in placed:
+                continue
+            placed.add(root)
             frontier = [root]
             while frontier:
+                order.extend(frontier)
                 nxt = []
                 for node in frontier:
                     for other in adjacent[node]:
-                        if other not in depth:
-                            depth[other] = depth[node] + 1
+                        if other not in placed:
+                            placed.add(other)
                             nxt.append(other)
                 frontier = nxt
-            ring = 1
-    rings: dict[int, list[str]] = {}
-    for node in ids:
-        rings.setdefault(depth.get(node, 1), []).append(node)
-    pos: dict[str, tuple[float, float]] = {}
-    radius = 0.0
-    for level in sorted(rings):
-        members = rings[level]
-        if level == 0 and len(members) == 1:
-            pos[members[0]] = (0.0, 0.0)
-            continue
-        radius = max(radius + 130.0, len(members) * 46.0 / (2 * math.pi))
-        for k, node in enumerate(members):
-            angle = 2 * math.pi * k / len(members) + level * 0.35
+        for k, node in enumerate(order):
+            radius, angle = 70.0 * math.sqrt(k), k * 2.39996
             pos[node] = (radius * math.cos(angle), radius * math.sin(angle))
-    _relax(pos, piece.edges, rounds=max(0, min(60, 240_000 // (len(ids) ** 2))))
+    _relax(pos, piece.edges, rounds=max(15, min(120, 400_000 // (len(ids) ** 2))))
     return pos
 
 
 def _relax(pos: dict[str, tuple[float, float]], edges: list[dict[str, Any]], rounds: int) -> None:
     ids = list(pos)
     ideal = 120.0
+    reach2 = (2.5 * ideal) ** 2
     for step in range(rounds):
         moves = {i: [0.0, 0.0] for i in ids}
         for a_index, a in enumerate(ids):
@@ -248,6 +260,8 @@ def _relax(pos: dict[str, tuple[float, float]], edges: list[dict[str, Any]], rou
                 bx, by = pos[b]
                 dx, dy = ax - bx, ay - by
                 dist2 = dx * dx + dy * dy or 0.01
+                if dist2 > reach2:  # far apart already: no push, so the pieces stay together
+                    continue
                 push = ideal * ideal / dist2
                 moves[a][0] += dx * push
                 moves[a][1] += dy * push
