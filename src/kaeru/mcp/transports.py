@@ -492,6 +492,7 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    sock.listen(128)  # listening before the address is printed: a browser opened at once waits in the backlog
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)

@@ -27,8 +27,10 @@ if TYPE_CHECKING:
 
 PREFIX = "/ui"
 LAYERS = ("core", "hot", "warm", "cold", "frozen")
-#: Edges a node's page lists (each names its other end: one `read` apiece).
+#: Edges a node's page lists (each names its other end: one `read` apiece), and edge events its
+#: history lists (every revision is listed).
 EDGES_SHOWN = 60
+EDGE_EVENTS_SHOWN = 60
 #: HTTP status of a page whose read was refused, by the issue's code.
 STATUS = {"forbidden": 403, "not_found": 404, "unknown_initiative": 404}
 
@@ -371,6 +373,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     if len(edges) > EDGES_SHOWN:
         edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
     history = []
+    edge_events = 0
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
             changes = "".join(
@@ -385,12 +388,17 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
                 f'<table class="changes">{changes}</table></li>'
             )
         elif entry["kind"] == "edge":
+            edge_events += 1
+            if edge_events > EDGE_EVENTS_SHOWN:
+                continue
             edge = entry.get("edge") or {}
             history.append(
                 f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
                 f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
                 f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
             )
+    if edge_events > EDGE_EVENTS_SHOWN:
+        history.append(f'<li class="coverage">{edge_events - EDGE_EVENTS_SHOWN} more edge events not listed</li>')
     back = here
     edits = "" if at else _node_edits(initiative, node, back)
     body = (
@@ -544,7 +552,20 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
     data = envelope["data"]
     explain: dict[str, dict[str, float]] = data.get("explain") or {}
     channels = [c["name"] for c in (data.get("retrieval_plan") or {}).get("channels") or []]
-    palette = ["#2e86ab", "#e4572e", "#f3a712", "#8e44ad", "#27ae60", "#c0392b", "#16a085", "#7f8c8d", "#d35400"]
+    palette = [
+        "#2e86ab",
+        "#e4572e",
+        "#f3a712",
+        "#8e44ad",
+        "#27ae60",
+        "#c0392b",
+        "#16a085",
+        "#7f8c8d",
+        "#d35400",
+        "#34495e",
+        "#e84393",
+        "#a8c686",
+    ]
     colour = {name: palette[k % len(palette)] for k, name in enumerate(channels)}
 
     def shares(hit: dict[str, Any]) -> str:
