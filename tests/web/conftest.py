@@ -45,6 +45,8 @@ class Fixture:
 
     ids: dict[str, str] = field(default_factory=dict)
     alice: str = ""
+    #: A read-only token for every initiative.
+    rita: str = ""
     #: The body of `decision` before its revision.
     first_body: str = ""
 
@@ -108,6 +110,9 @@ def seed(settings: Settings) -> Fixture:
                 "weight": 0.6,
             },
         )
+        ids["done"] = write(
+            "task", {"initiative": "web", "name": "Pick a renderer", "text": "Choose SVG or canvas.", "status": "done"}
+        )
         ids["claim"] = write(
             "claim", {"initiative": "web", "text": "SVG stays fast at a hundred nodes", "about": ids["decision"]}
         )
@@ -138,6 +143,7 @@ def seed(settings: Settings) -> Fixture:
         ids["big_last"] = previous or ""
         token, _ = grants.add_token(service.rt, "alice", ["web"], False, "test")
         fixture.alice = token
+        fixture.rita, _ = grants.add_token(service.rt, "rita", None, True, "test")
         return fixture
     finally:
         store.close()

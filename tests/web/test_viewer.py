@@ -89,6 +89,7 @@ def test_every_view_loads(site: Site, page: Any, screenshots: Path) -> None:
     assert site.fixture.ids["flagged"] in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
     page.goto(f"{site.base}/ui/board?i=web")
     assert page.locator(f".column[data-status=open] li.card[data-id='{site.fixture.ids['task']}']").count() == 1
+    assert page.locator(f".column[data-status=done] li.card[data-id='{site.fixture.ids['done']}']").count() == 1
     page.goto(f"{site.base}/ui/recall?i=web&q=graph+SVG")
     assert page.locator("li.hit").count() >= 1 and page.locator("li.hit .share").count() >= 1
 
@@ -102,7 +103,7 @@ def test_the_graph_shows_the_fixtures_nodes(site: Site, page: Any) -> None:
     drawn = page.locator("svg#graph g.node").evaluate_all("nodes => nodes.map(n => n.dataset.id)")
     assert sorted(drawn) == sorted(h["id"] for h in walked["data"]["hits"]) and len(drawn) == total
     ids = site.fixture.ids
-    assert {ids[k] for k in ("decision", "rule", "task", "claim", "old", "new", "flagged")} <= set(drawn)
+    assert {ids[k] for k in ("decision", "rule", "task", "done", "claim", "old", "new", "flagged")} <= set(drawn)
     assert ids["payroll"] not in drawn
     # Superseded nodes are marked; edges are labelled with their type and weight.
     assert page.locator(f"g.node[data-id='{ids['old']}']").get_attribute("class").split().count("c-superseded") == 1
@@ -112,7 +113,8 @@ def test_the_graph_shows_the_fixtures_nodes(site: Site, page: Any) -> None:
     # Filters: by type, and current only.
     page.check("input[name=type][value=task]")
     page.click("form.filters button")
-    assert page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)") == [ids["task"]]
+    tasks = page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)")
+    assert sorted(tasks) == sorted([ids["task"], ids["done"]])
     assert "hidden by the filters" in page.inner_text("#not-shown")
     page.goto(f"{site.base}/ui/graph?i=web&current=1")
     assert ids["old"] not in page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)")
@@ -147,7 +149,7 @@ def test_search_returns_its_hits(site: Site, page: Any) -> None:
     found = page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
     searched = mcp(site, "search", {"initiatives": ["web"], "text": "canvas"})
     assert found == [h["id"] for h in searched["data"]["hits"]]
-    assert found and set(found) <= {site.fixture.ids["old"], site.fixture.ids["new"]}
+    assert found and set(found) <= {site.fixture.ids[k] for k in ("old", "new", "done")}
     assert page.inner_text("#total").startswith(f"{searched['data']['total']} hit(s)")
 
 
@@ -253,3 +255,14 @@ def test_a_persons_token_sees_and_edits_only_its_grants(site: Site, page: Any) -
     history = mcp(site, "trail", {"initiative": "web", "node": {"id": notes[-1]}, "kind": "history"})
     assert history["data"]["entries"][0]["actor"] == "alice"
     assert json.dumps(history).count("alice doubts it") >= 1
+
+
+def test_a_read_only_tokens_edit_is_refused_and_said(site: Site, page: Any) -> None:
+    sign_in(page, site, site.fixture.rita)
+    page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['new']}")
+    page.select_option("#layer-select", "frozen")
+    page.click("form.edit[data-op=layer] button")
+    page.wait_for_selector("#edited")
+    assert page.inner_text("#edited").startswith("layer: refused — forbidden:")
+    read = mcp(site, "read", {"initiative": "web", "node": {"id": site.fixture.ids["new"]}})
+    assert read["data"]["hits"][0]["layer"] != "frozen"

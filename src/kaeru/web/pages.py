@@ -31,6 +31,8 @@ LAYERS = ("core", "hot", "warm", "cold", "frozen")
 #: history lists (every revision is listed).
 EDGES_SHOWN = 60
 EDGE_EVENTS_SHOWN = 60
+#: Tasks a board column shows.
+CARDS = 50
 #: HTTP status of a page whose read was refused, by the issue's code.
 STATUS = {"forbidden": 403, "not_found": 404, "unknown_initiative": 404}
 
@@ -457,34 +459,47 @@ async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
 
 
 async def board_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    """The board's columns (from `context`), each column's tasks from `search` filtered by type and
+    status (so the terminal column shows its tasks too), at most `CARDS` a column."""
     initiative = _initiative(request)
     section = await _context(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
-    back = url("/board", i=initiative)
-    cards: dict[str, list[str]] = {c["key"]: [] for c in columns}
-    for task in section.get("items") or []:
-        status = task.get("status") or columns[0]["key"]
-        choices = "".join(
-            f'<option value="{escape(c["key"])}"{" selected" if c["key"] == status else ""}>{escape(c["label"])}</option>'
-            for c in columns
-        )
-        move = _edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
-        cards.setdefault(status, []).append(
-            f'<li class="card" data-id="{escape(task["id"])}">{_node_link(initiative, task)}'
-            f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
-        )
     overdue = set(section.get("overdue") or [])
-    cols = "".join(
-        f'<div class="column" data-status="{escape(c["key"])}"><h2>{escape(c["label"])}</h2>'
-        f"<ul>{''.join(cards.get(c['key'], [])) or '<li class=empty>—</li>'}</ul></div>"
-        for c in columns
-    )
+    back = url("/board", i=initiative)
+    cols = []
+    for column in columns:
+        found = await ok(
+            call,
+            "search",
+            {
+                "initiatives": [initiative],
+                "filters": {"types": ["task"], "statuses": [column["key"]]},
+                "limit": CARDS,
+                "budget_chars": 16000,
+            },
+        )
+        cards = []
+        for task in found["data"]["hits"]:
+            choices = "".join(
+                f'<option value="{escape(c["key"])}"{" selected" if c["key"] == column["key"] else ""}>'
+                f"{escape(c['label'])}</option>"
+                for c in columns
+            )
+            move = _edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
+            late = ' <span class="state">overdue</span>' if task["id"] in overdue else ""
+            cards.append(
+                f'<li class="card" data-id="{escape(task["id"])}">{_node_link(initiative, task)}{late}'
+                f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
+            )
+        more = found["data"]["total"] - len(cards)
+        if more > 0:
+            cards.append(f'<li class="coverage">{more} more not shown</li>')
+        cols.append(
+            f'<div class="column" data-status="{escape(column["key"])}"><h2>{escape(column["label"])}</h2>'
+            f"<ul>{''.join(cards) or '<li class=empty>—</li>'}</ul></div>"
+        )
     note = f'<p class="coverage">{len(overdue)} overdue</p>' if overdue else ""
-    return (
-        f"Board: {initiative}",
-        note + _coverage(section["_envelope"]) + f'<div class="board">{cols}</div>',
-        initiative,
-    )
+    return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
 
 
 async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | None]:
