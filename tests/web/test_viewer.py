@@ -87,6 +87,7 @@ def test_every_view_loads(site: Site, page: Any, screenshots: Path) -> None:
     assert site.fixture.ids["rule"] in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
     page.goto(f"{site.base}/ui/reviews?i=web")
     assert site.fixture.ids["flagged"] in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    assert "still true?" in page.inner_text(f"li.hit[data-id='{site.fixture.ids['flagged']}'] ul.reasons")
     page.goto(f"{site.base}/ui/board?i=web")
     assert page.locator(f".column[data-status=open] li.card[data-id='{site.fixture.ids['task']}']").count() == 1
     assert page.locator(f".column[data-status=done] li.card[data-id='{site.fixture.ids['done']}']").count() == 1

@@ -521,10 +521,20 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
     initiative = _initiative(request)
     section = await _context(call, initiative, "reviews")
     back = url("/reviews", i=initiative)
-    reasons = section.get("reasons") or {}
+    reasons: dict[str, list[str]] = section.get("reasons") or {}
+    said: dict[str, str] = {}
+    for note_id in [n for notes in reasons.values() for n in notes][:EDGES_SHOWN]:
+        note = await call("read", {"initiative": initiative, "node": {"id": note_id}, "budget_chars": 512})
+        if note["state"] != "rejected":
+            said[note_id] = str(note["data"]["hits"][0].get("body") or "")
 
     def close(hit: dict[str, Any]) -> str:
-        why = len(reasons.get(hit["id"]) or [])
+        notes = reasons.get(hit["id"]) or []
+        why = "".join(
+            f'<li class="reason"><a href="{escape(url("/node", i=initiative, id=n))}">review</a>: '
+            f"{escape(_short(said.get(n, n)))}</li>"
+            for n in notes
+        )
         form = _edit_form(
             initiative,
             "close",
@@ -533,7 +543,7 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
             "Close review",
             hit["id"],
         )
-        return f'<div class="reasons">{why} open review note(s)</div>{form}'
+        return f'<ul class="reasons">{why}</ul>{form}'
 
     body = _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
     return f"Open reviews: {initiative}", body, initiative
