@@ -58,7 +58,7 @@ def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KAERU_", "PYTHON"))}
     env["KAERU_VAULT"] = str(tmp_path / "vault")
     helped = run([str(kaeru), "--help"], env=env, cwd=tmp_path)
-    for command in ("serve", "setup", "import-from"):
+    for command in ("serve", "setup", "import-from", "ui"):
         assert command in helped.stdout
     initialize = {
         "jsonrpc": "2.0",
