@@ -18,7 +18,7 @@ from kaeru.cli.common import cli, open_service, settings_of, store_of
 def ui(ctx: click.Context, port: int) -> None:
     """Serve the web viewer on 127.0.0.1 and print its address (until interrupted)."""
     from kaeru.mcp.server import build_server
-    from kaeru.mcp.transports import run_ui
+    from kaeru.mcp.ui import run_ui
 
     settings = settings_of(ctx)
     store = store_of(ctx)

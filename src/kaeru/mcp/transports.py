@@ -398,7 +398,8 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
 def http_app(
     kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
 ) -> Any:
-    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call).
+    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call),
+    and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3).
 
     Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
     (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
@@ -420,90 +421,14 @@ def http_app(
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
+    from kaeru.mcp.ui import viewer
+
     if verifier is not None:
         app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, verifier, None)))
         return BearerAuth(app, verifier)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
     app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.anyone_required)))
     return BearerAuth(app, tokens, tokens.anyone_required)
-
-
-def viewer(
-    kaeru: KaeruServer,
-    settings: Settings,
-    host: str,
-    port: int,
-    verifier: TokenVerifier,
-    required: Callable[[], Awaitable[bool]] | None,
-) -> Any:
-    """The web viewer (`kaeru.web`, mounted at `/ui`) over this server's tools, checked as `/mcp` is:
-    the same Host/Origin allow-lists, the same verifier, and each accepted token run as the same
-    principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed."""
-    from kaeru.web import Backend, ui_app
-
-    security = security_settings(settings, host, port)
-
-    async def verify(token: str) -> Principal | None:
-        access = await verifier.verify_token(token) if token else None
-        if access is None or SCOPE_READ not in access.scopes:
-            return None
-        return principal_of(access)
-
-    async def always() -> bool:
-        return True
-
-    return ui_app(
-        Backend(
-            call=kaeru.registry.envelope,
-            verify=verify,
-            required=required or always,
-            allowed_hosts=list(security.allowed_hosts),
-            allowed_origins=list(security.allowed_origins),
-            local_actor=settings.actor,
-        )
-    )
-
-
-def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str], None]) -> None:
-    """`kaeru ui`: the viewer alone on 127.0.0.1:`port` (0: any free port) until interrupted.
-
-    A one-off token made for this run (the local admin, actor `KAERU_ACTOR`) is the login link
-    `out` is given; a person's vault token signs in too (decision 19.W5).
-    """
-    import secrets
-    import socket
-
-    import uvicorn
-    from starlette.applications import Starlette
-    from starlette.requests import Request
-    from starlette.responses import RedirectResponse
-    from starlette.routing import Mount, Route
-
-    from kaeru.web.app import address
-
-    host = "127.0.0.1"
-    once = secrets.token_urlsafe(32)
-    tokens = VaultTokens(kaeru.store, once, settings.actor)
-
-    async def home(_: Request) -> RedirectResponse:
-        return RedirectResponse("/ui/", status_code=307)
-
-    app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)  # listening before the address is printed: a browser opened at once waits in the backlog
-    bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
-    server = uvicorn.Server(config)
-    kaeru.registry.settle = settle_heap
-    out(f"kaeru viewer at {address(f'http://{host}:{bound}')}")
-    out(f"open (signs you in): {address(f'http://{host}:{bound}', once)}")
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
-        kaeru.store.close()
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:

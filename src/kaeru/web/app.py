@@ -24,7 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from kaeru.service import grants
 from kaeru.service.grants import Principal
-from kaeru.web import pages
+from kaeru.web import node, pages
 from kaeru.web.graph import Call
 
 COOKIE = "kaeru_ui"
@@ -61,14 +61,14 @@ class ViewerApp:
             routes=[
                 Route("/", pages.handler(backend, pages.initiatives_page)),
                 Route("/graph", pages.handler(backend, pages.graph_page)),
-                Route("/node", pages.handler(backend, pages.node_page)),
+                Route("/node", pages.handler(backend, node.node_page)),
                 Route("/board", pages.handler(backend, pages.board_page)),
                 Route("/timeline", pages.handler(backend, pages.timeline_page)),
                 Route("/reviews", pages.handler(backend, pages.reviews_page)),
                 Route("/rules", pages.handler(backend, pages.rules_page)),
                 Route("/search", pages.handler(backend, pages.search_page)),
                 Route("/recall", pages.handler(backend, pages.recall_page)),
-                Route("/edit", pages.edit_handler(backend), methods=["POST"]),
+                Route("/edit", node.edit_handler(backend), methods=["POST"]),
                 Route("/logout", _logout, methods=["POST"]),
             ]
         )

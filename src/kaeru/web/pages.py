@@ -2,21 +2,20 @@
 
 Reads are the tools' reads (`initiatives`, `context`, `timeline`, `read`, `trail`, `search`,
 `recall`); the edits a person may make are the tools' writes (`review`, `layer`, `task_update`),
-posted by forms to `/ui/edit` and answered with a redirect back to the page (decision 19.W4).
+posted by forms to `/ui/edit` and answered with a redirect back to the page (`web/node.py`, which
+also holds a node's page; decision 19.W4).
 """
 
 from __future__ import annotations
 
-import difflib
-import json
 import secrets
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import urlencode
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, Response
 
 from kaeru.service.grants import Principal
 from kaeru.web import graph
@@ -122,7 +121,7 @@ def _short(text: Any, size: int = 160) -> str:
     return value if len(value) <= size else value[: size - 1] + "…"
 
 
-def _node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
+def node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
     name = node.get("name") or node.get("id")
     kind = escape(str(node.get("node_type")))
     state = str(node.get("currentness", "current"))
@@ -141,7 +140,7 @@ def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict
     for hit in hits:
         more = extra(hit) if extra else ""
         rows.append(
-            f'<li class="hit" data-id="{escape(hit["id"])}">{_node_link(initiative, hit)}'
+            f'<li class="hit" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
             f'<span class="when">{escape(str(hit.get("created_at", ""))[:16])}</span>'
             f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
         )
@@ -156,21 +155,21 @@ def _coverage(envelope: dict[str, Any]) -> str:
     return f'<p class="coverage">not shown: {escape(said)}</p>'
 
 
-def _request_id() -> str:
+def new_request_id() -> str:
     return "ui-" + secrets.token_hex(8)
 
 
-def _edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str) -> str:
+def edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str) -> str:
     return (
         f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">'
         f'<input type="hidden" name="i" value="{escape(initiative)}">'
         f'<input type="hidden" name="op" value="{op}"><input type="hidden" name="node" value="{escape(node)}">'
         f'<input type="hidden" name="back" value="{escape(back)}">'
-        f'<input type="hidden" name="request_id" value="{_request_id()}">{fields}<button>{escape(button)}</button></form>'
+        f'<input type="hidden" name="request_id" value="{new_request_id()}">{fields}<button>{escape(button)}</button></form>'
     )
 
 
-def _initiative(request: Request) -> str:
+def initiative_of(request: Request) -> str:
     name = request.query_params.get("i")
     if not name:
         raise ViewError({"issues": [{"code": "invalid_argument", "message": "name an initiative (?i=NAME)"}]})
@@ -210,7 +209,7 @@ def _filters(request: Request) -> graph.Filters:
 
 
 async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     params = request.query_params
     focus = params.get("focus")
     if focus:
@@ -284,171 +283,6 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
     return f"Graph: {initiative}", body, initiative
 
 
-def _diff(before: Any, after: Any) -> str:
-    if isinstance(before, str) and isinstance(after, str):
-        old, new = before.split(" "), after.split(" ")
-        parts = []
-        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-            if op == "equal":
-                parts.append(escape(" ".join(old[a1:a2])))
-                continue
-            if a2 > a1:
-                parts.append(f"<del>{escape(' '.join(old[a1:a2]))}</del>")
-            if b2 > b1:
-                parts.append(f"<ins>{escape(' '.join(new[b1:b2]))}</ins>")
-        return " ".join(parts)
-    if isinstance(before, list) and isinstance(after, list):
-        gone = [v for v in before if v not in after]
-        added = [v for v in after if v not in before]
-        if not gone and not added:
-            return '<span class="same">same items, reordered</span>'
-        return " ".join(
-            [f"<del>{escape(json.dumps(v, ensure_ascii=False))}</del>" for v in gone]
-            + [f"<ins>{escape(json.dumps(v, ensure_ascii=False))}</ins>" for v in added]
-        )
-    if before is None:
-        return f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
-    return (
-        f"<del>{escape(json.dumps(before, ensure_ascii=False))}</del> → "
-        f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
-    )
-
-
-async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
-    node_id = request.query_params.get("id", "")
-    at = request.query_params.get("at") or None
-    args: dict[str, Any] = {
-        "initiative": initiative,
-        "node": {"id": node_id},
-        "neighbours": True,
-        "budget_chars": 64000,
-    }
-    if at:
-        args["at"] = at
-    envelope = await ok(call, "read", args)
-    node = envelope["data"]["hits"][0]
-    edges = envelope["data"].get("edges") or []
-    trail = await ok(call, "trail", {"initiative": initiative, "node": {"id": node_id}, "kind": "history"})
-    here = url("/node", i=initiative, id=node_id)
-    state = str(node.get("currentness"))
-    facts = [
-        ("type", node.get("node_type")),
-        ("layer", node.get("layer")),
-        ("pinned", "yes" if node.get("pinned") else "no"),
-        ("currentness", state),
-        ("status", node.get("status")),
-        ("revision", node.get("revision")),
-        ("recorded", node.get("recorded_at")),
-        ("initiatives", ", ".join(node.get("initiatives") or [])),
-    ]
-    succ = node.get("successors") or []
-    if succ:
-        facts.append(("superseded by", ", ".join(succ)))
-    facts_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts if v not in (None, ""))
-    tags = "".join(f'<span class="tag">{escape(t)}</span>' for t in node.get("tags") or [])
-    when = (
-        f'<p class="asof" id="as-of-shown">as of {escape(at)}</p>'
-        if at
-        else '<p class="asof" id="as-of-shown">current</p>'
-    )
-    asof = (
-        f'<form class="asof-form" method="get" action="{PREFIX}/node"><input type="hidden" name="i" value="{escape(initiative)}">'
-        f'<input type="hidden" name="id" value="{escape(node_id)}"><label>as of <input name="at" id="at" '
-        f'value="{escape(at or "")}" placeholder="2026-05-01T10:00:00Z, a date, or 2h / 3d"></label><button>Show</button>'
-        f"{' <a href=' + chr(34) + escape(here) + chr(34) + '>now</a>' if at else ''}</form>"
-    )
-    edge_rows = []
-    for edge in edges[:EDGES_SHOWN]:
-        out = edge["from"] == node_id
-        other = edge["to"] if out else edge["from"]
-        named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512})
-        shown = (
-            _node_link(initiative, named["data"]["hits"][0])
-            if named["state"] != "rejected"
-            else f'<a href="{escape(url("/node", i=initiative, id=other))}">{escape(other)}</a>'
-        )
-        edge_rows.append(
-            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span> '
-            f"{escape(str(edge.get('weight')))} {shown}</li>"
-        )
-    if len(edges) > EDGES_SHOWN:
-        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
-    history = []
-    edge_events = 0
-    for entry in trail["data"]["entries"]:
-        if entry["kind"] == "revision":
-            changes = "".join(
-                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}</td></tr>'
-                for c in entry.get("changes") or []
-            )
-            revision = (entry.get("node") or {}).get("revision", "")
-            history.append(
-                f'<li class="revision" data-revision="{escape(str(revision))}"><span class="when">{escape(entry["at"])}</span> '
-                f"<strong>{escape(str(entry.get('action')))}</strong> by {escape(str(entry.get('actor')))} "
-                f'<a class="asof-link" href="{escape(url("/node", i=initiative, id=node_id, at=entry["at"]))}">as of then</a>'
-                f'<table class="changes">{changes}</table></li>'
-            )
-        elif entry["kind"] == "edge":
-            edge_events += 1
-            if edge_events > EDGE_EVENTS_SHOWN:
-                continue
-            edge = entry.get("edge") or {}
-            history.append(
-                f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
-                f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
-                f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
-            )
-    if edge_events > EDGE_EVENTS_SHOWN:
-        history.append(f'<li class="coverage">{edge_events - EDGE_EVENTS_SHOWN} more edge events not listed</li>')
-    back = here
-    edits = "" if at else _node_edits(initiative, node, back)
-    body = (
-        f'<div class="node-head c-{escape(state)}">{when}{asof}</div>'
-        f'<section class="node-body"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
-        f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>'
-        f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
-        f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
-        f"{edits}"
-        f'<section><h2>History</h2><ol class="history" id="history">{"".join(history)}</ol></section>'
-    )
-    return str(node.get("name") or node_id), body, initiative
-
-
-def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
-    node_id = node["id"]
-    options = "".join(
-        f'<option value="{v}"{" selected" if v == node.get("layer") else ""}>{v}</option>' for v in LAYERS
-    )
-    pinned = " checked" if node.get("pinned") else ""
-    layer_form = _edit_form(
-        initiative,
-        "layer",
-        back,
-        f'<select name="layer" id="layer-select">{options}</select>'
-        f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>',
-        "Set layer / pin",
-        node_id,
-    )
-    flag_form = _edit_form(
-        initiative,
-        "flag",
-        back,
-        '<input name="reason" id="flag-reason" placeholder="what is doubtful, and why" required>',
-        "Flag for review",
-        node_id,
-    )
-    close_form = _edit_form(
-        initiative,
-        "close",
-        back,
-        '<input name="resolution" placeholder="how it was resolved (optional)">',
-        "Close its reviews",
-        node_id,
-    )
-    return f'<section class="edits"><h2>Edit</h2>{layer_form}{flag_form}{close_form}</section>'
-
-
 async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
     envelope = await ok(call, "context", {"initiative": initiative, "sections": [section], "budget_chars": 64000})
     for found in envelope["data"]["sections"]:
@@ -461,7 +295,7 @@ async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
 async def board_page(call: Call, request: Request) -> tuple[str, str, str | None]:
     """The board's columns (from `context`), each column's tasks from `search` filtered by type and
     status (so the terminal column shows its tasks too), at most `CARDS` a column."""
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     section = await _context(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
     overdue = set(section.get("overdue") or [])
@@ -485,10 +319,10 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
                 f"{escape(c['label'])}</option>"
                 for c in columns
             )
-            move = _edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
+            move = edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
             late = ' <span class="state">overdue</span>' if task["id"] in overdue else ""
             cards.append(
-                f'<li class="card" data-id="{escape(task["id"])}">{_node_link(initiative, task)}{late}'
+                f'<li class="card" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
                 f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
             )
         more = found["data"]["total"] - len(cards)
@@ -503,7 +337,7 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
 
 
 async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     args: dict[str, Any] = {"initiatives": [initiative], "limit": 50, "budget_chars": 16000}
     if request.query_params.get("cursor"):
         args["cursor"] = request.query_params["cursor"]
@@ -518,7 +352,7 @@ async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | N
 
 
 async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     section = await _context(call, initiative, "reviews")
     back = url("/reviews", i=initiative)
     reasons: dict[str, list[str]] = section.get("reasons") or {}
@@ -535,7 +369,7 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
             f"{escape(_short(said.get(n, n)))}</li>"
             for n in notes
         )
-        form = _edit_form(
+        form = edit_form(
             initiative,
             "close",
             back,
@@ -550,7 +384,7 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
 
 
 async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     section = await _context(call, initiative, "rules")
     body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
     body += _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
@@ -558,7 +392,7 @@ async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None
 
 
 async def search_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     query = request.query_params.get("q", "").strip()
     if not query:
         return f"Search: {initiative}", '<p class="empty">type words to look for</p>', initiative
@@ -569,7 +403,7 @@ async def search_page(call: Call, request: Request) -> tuple[str, str, str | Non
 
 
 async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = _initiative(request)
+    initiative = initiative_of(request)
     query = request.query_params.get("q", "").strip()
     if not query:
         return f"Recall: {initiative}", '<p class="empty">say what you need</p>', initiative
@@ -611,42 +445,3 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
         f'<p class="legend">{keys}</p>{_coverage(envelope)}{_hit_list(initiative, data["hits"], shares)}'
     )
     return f"Recall: {initiative}", body, initiative
-
-
-# --- edits ---------------------------------------------------------------------------------------
-def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
-    """POST /ui/edit: one tool write from a page's form, then back to the page with what happened."""
-
-    async def handle(request: Request) -> Response:
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
-        initiative = form.get("i", "")
-        node = {"id": form.get("node", "")}
-        op = form.get("op")
-        common = {"initiative": initiative, "request_id": form.get("request_id") or _request_id()}
-        tool: str
-        args: dict[str, Any]
-        if op == "flag":
-            tool, args = "review", {**common, "action": "flag", "target": node, "reason": form.get("reason", "")}
-        elif op == "close":
-            tool, args = "review", {**common, "action": "close", "target": node}
-            if form.get("resolution", "").strip():
-                args["resolution"] = form["resolution"].strip()
-        elif op == "layer":
-            tool, args = "layer", {**common, "nodes": [node], "layer": form.get("layer"), "pin": form.get("pin") == "1"}
-        elif op == "move":
-            tool, args = "task_update", {**common, "task": node, "status": form.get("status", "")}
-        else:
-            return Response("unknown edit", status_code=400)
-        envelope = await backend.call(tool, args)
-        if envelope["state"] == "rejected":
-            issue = envelope["issues"][0]
-            said = f"{op}: refused — {issue['code']}: {issue['message']}"
-        else:
-            said = f"{op}: {envelope['state']}"
-        back = form.get("back", "")
-        if not back.startswith(PREFIX + "/") or back.startswith("//"):
-            back = url("/", i=initiative)
-        joiner = "&" if "?" in back else "?"
-        return RedirectResponse(f"{back}{joiner}{urlencode({'edited': said})}", status_code=303)
-
-    return handle
