@@ -396,10 +396,18 @@ async def search_page(call: Call, request: Request) -> tuple[str, str, str | Non
     query = request.query_params.get("q", "").strip()
     if not query:
         return f"Search: {initiative}", '<p class="empty">type words to look for</p>', initiative
-    envelope = await ok(call, "search", {"initiatives": [initiative], "text": query})
+    args: dict[str, Any] = {"initiatives": [initiative], "text": query, "limit": 50}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "search", args)
     hits = envelope["data"]["hits"]
     body = f'<p class="total" id="total">{envelope["data"]["total"]} hit(s) for “{escape(query)}”</p>'
-    return f"Search: {initiative}", body + _coverage(envelope) + _hit_list(initiative, hits), initiative
+    following = envelope.get("continuation")
+    more = ""
+    if following and following.get("next_arguments", {}).get("cursor"):
+        nxt = url("/search", i=initiative, q=query, cursor=following["next_arguments"]["cursor"])
+        more = f'<p class="paging"><a id="next-page" href="{escape(nxt)}">more hits →</a></p>'
+    return f"Search: {initiative}", body + _coverage(envelope) + _hit_list(initiative, hits) + more, initiative
 
 
 async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
