@@ -91,7 +91,7 @@ class ViewerApp:
             await _stylesheet()(scope, receive, send)
             return
         if relative == "/login":
-            await self._login(scope, receive, send, headers)
+            await self._login(scope, receive, send)
             return
         token = _token_of(headers)
         principal: Principal | None = None
@@ -107,7 +107,9 @@ class ViewerApp:
         with grants.acting(principal):
             await self.router(scope, receive, send)
 
-    async def _login(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str]) -> None:
+    async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The sign-in form; a token posted by it (or given as `?token=`, the link `kaeru ui` prints)
+        that the verifier accepts becomes the `kaeru_ui` cookie."""
         request = Request(scope, receive)
         token: str | None
         if request.method == "POST":
