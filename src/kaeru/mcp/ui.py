@@ -26,7 +26,29 @@ def viewer(
 ) -> Any:
     """The web viewer (`kaeru.web`, mounted at `/ui`) over this server's tools, checked as `/mcp` is:
     the same Host/Origin allow-lists, the same verifier, and each accepted token run as the same
-    principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed."""
+    principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed.
+
+    The viewer (and through it the service layer) is imported at its first request, not when the
+    server starts, so `kaeru serve --http` listens ~0.4 s sooner (decision 19.W6)."""
+    app: Any = None
+
+    async def lazily(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal app
+        if app is None:
+            app = _build(kaeru, settings, host, port, verifier, required)
+        await app(scope, receive, send)
+
+    return lazily
+
+
+def _build(
+    kaeru: KaeruServer,
+    settings: Settings,
+    host: str,
+    port: int,
+    verifier: TokenVerifier,
+    required: Callable[[], Awaitable[bool]] | None,
+) -> Any:
     from kaeru.web import Backend, ui_app
 
     security = security_settings(settings, host, port)
