@@ -153,13 +153,24 @@ def size_table(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int,
         lines.append(f"| `{tool['name']}` | {row[0]:,} | {row[1]:,} | {row[2]:,} | {state} | {row[3]:,} | {row[4]:,} |")
     lines.append(f"| **total** | {totals[0]:,} | {totals[1]:,} | {totals[2]:,} | | {totals[3]:,} | {totals[4]:,} |")
     model = sum(len(t["name"]) for t in listing) + totals[0] + totals[1]
+    bare = sum(_chars(_undescribed(t["inputSchema"])) for t in listing)
     lines += [
         "",
         f"Model-facing definitions (names, descriptions, input schemas): {model:,} characters; the whole",
-        f"`tools/list` result: {_chars({'tools': listing}):,}.",
+        f"`tools/list` result: {_chars({'tools': listing}):,}. Without their descriptions the input schemas",
+        f"would be {bare:,} characters: what they validate, the floor under any shorter wording.",
         "",
     ]
     return lines
+
+
+def _undescribed(node: Any) -> Any:
+    """`node` without its descriptions (a property named `description` stays)."""
+    if isinstance(node, dict):
+        return {k: _undescribed(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
+    if isinstance(node, list):
+        return [_undescribed(item) for item in node]
+    return node
 
 
 def _type(schema: dict[str, Any]) -> str:

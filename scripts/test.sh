@@ -24,6 +24,18 @@ if ! command -v pg_virtualenv >/dev/null 2>&1; then
     fi
 fi
 
+# The viewer's browser tests (tests/web) drive Debian's headless Chromium through Playwright; they
+# never download a browser. Installed here when missing, as PostgreSQL is.
+if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = "0" ]; then
+        echo "installing Chromium (Debian) for the viewer's browser tests" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
+            || echo "WARNING: Chromium could not be installed: the browser tests will be skipped" >&2
+    else
+        echo "WARNING: no Chromium and not root: the browser tests will be skipped" >&2
+    fi
+fi
+
 run_pytest() {
     .venv/bin/python -m pytest "$@"
 }

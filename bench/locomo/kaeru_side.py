@@ -69,8 +69,12 @@ class Vault:
 
 
 @contextmanager
-def open_vault(vault_dir: Path, seed: int, start: datetime, semantic: bool = False) -> Iterator[Vault]:
-    settings = Settings.from_env({"KAERU_VAULT": str(vault_dir)})
+def open_vault(
+    vault_dir: Path, seed: int, start: datetime, semantic: bool = False, database_url: str | None = None
+) -> Iterator[Vault]:
+    """The run's vault: SQLite in `vault_dir`, or the PostgreSQL database at `database_url`."""
+    env = {"KAERU_VAULT": str(vault_dir), **({"KAERU_DATABASE_URL": database_url} if database_url else {})}
+    settings = Settings.from_env(env)
     store = open_store(settings)
     clock = StepClock(start)
     rng = random.Random(seed)

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import vaults
 from bench.locomo import baselines, kaeru_side, metrics
 from bench.locomo.data import CATEGORIES, Conversation, DataError, Dataset, Question, load
 
@@ -110,6 +111,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="where the temporary vault is made")
     parser.add_argument("--keep-vault", action="store_true")
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="where the vault lives; postgres makes a database on the server of KAERU_BENCH_DATABASE_URL "
+        "or KAERU_TEST_DATABASE_URL (dropped afterwards unless --keep-vault)",
+    )
     parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
@@ -462,11 +470,19 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['questions_without_evidence']} questions without evidence are not scored"
     )
 
+    database: vaults.BenchVault | None = None
+    if args.backend == "postgres":
+        try:
+            database = vaults.new_vault("postgres", "locomo", args.workdir, args.keep_vault)
+        except vaults.BackendUnavailable as exc:
+            print(f"locomo: {exc}", file=sys.stderr)
+            return 2
     base = Path(tempfile.mkdtemp(prefix="kaeru-locomo-", dir=args.workdir))
     report: dict[str, Any] = {}
     try:
         start = kaeru_side.clock_start(data.conversations)
-        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic) as vault:
+        url = database.database_url if database is not None else None
+        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic, database_url=url) as vault:
             log(args.quiet, f"ingesting into {base} …")
             ingest = kaeru_side.IngestResult()
             for conv in data.conversations:
@@ -519,7 +535,8 @@ def main(argv: list[str] | None = None) -> int:
                 "occurred_at": "session date_time as UTC, + i seconds for the i-th turn of the session",
                 "clock": "pinned: starts the day after the data's last session, +1 ms per reading"
                 + ("" if args.no_clock_jump else ", +25 h before each service call"),
-                "vault": "sqlite, one per run, one initiative per conversation (locomo-<sample_id>)",
+                "vault": f"{args.backend}, one per run, one initiative per conversation (locomo-<sample_id>)",
+                "backend": args.backend,
             },
             "dataset": data.hashes,
             "counts": data.counts,
@@ -546,9 +563,11 @@ def main(argv: list[str] | None = None) -> int:
             }
     finally:
         if args.keep_vault:
-            print(f"vault kept at {base}")
+            print(f"vault kept at {database.database_url if database is not None else base}")
         else:
             shutil.rmtree(base, ignore_errors=True)
+        if database is not None:
+            database.drop()
     print(render(report))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

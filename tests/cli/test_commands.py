@@ -89,6 +89,28 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]
 
 
+def test_recall_filters_from_the_terminal(vault: VaultSpec) -> None:
+    """recall's filters (issue 17) reach the tool from the command line, and a bad one is refused."""
+    jot = _noted(vault, "the harbour crane lifts containers at night")
+    decision = _noted(vault, "decided the harbour crane runs only at night", kind="decision")
+
+    def found(*flags: str) -> set[str]:
+        run = kaeru(vault, "recall", "harbour crane", "-i", "cli", *flags, as_json=True)
+        return {h["id"] for h in valid_envelope(run, "recall", "read", "ok")["data"]["hits"]}
+
+    assert {jot, decision} <= found()
+    # Both notes are episodes (a decision is a kind, not a type).
+    assert {jot, decision} <= found("--type", "episode")
+    assert found("--type", "task") == set()
+    assert found("--layer", "cold", "--include-stale") == set()
+    assert {jot, decision} <= found("--branch", "feat/x", "--include-suppressed")
+    assert found("--tag", "no-such-tag") == set()
+    bad = kaeru(vault, "recall", "harbour", "-i", "cli", "--layer", "lukewarm", as_json=True)
+    assert bad.code == 2 and valid_envelope(bad, "recall", "read", "rejected")["issues"][0]["field"].startswith(
+        "layers"
+    )
+
+
 def test_a_refusal_is_the_one_a_tool_call_gets(vault: VaultSpec) -> None:
     """The CLI validates through the tools' own path (decision 14.T2): same field, same message."""
     from kaeru.api.requests import parser_for

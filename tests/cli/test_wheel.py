@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 import venv
 import zipfile
 from pathlib import Path
@@ -40,6 +41,7 @@ def test_the_wheel_carries_migrations_rules_and_schemas(wheel: Path) -> None:
         *PACKAGE.glob("storage/*/migrations/*.sql"),
         PACKAGE / "domain" / "secrets" / "rules.toml",
         *PACKAGE.glob("api/schemas/*.json"),
+        *PACKAGE.glob("web/static/*"),  # the viewer's assets (issue 19): no CDN
     ]
     assert len(needed) > 10
     missing = [str(p.relative_to(PACKAGE.parent)) for p in needed if str(p.relative_to(PACKAGE.parent)) not in names]
@@ -56,7 +58,7 @@ def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_pat
     env = {k: v for k, v in os.environ.items() if not k.startswith(("KAERU_", "PYTHON"))}
     env["KAERU_VAULT"] = str(tmp_path / "vault")
     helped = run([str(kaeru), "--help"], env=env, cwd=tmp_path)
-    for command in ("serve", "setup", "import-from"):
+    for command in ("serve", "setup", "import-from", "ui"):
         assert command in helped.stdout
     initialize = {
         "jsonrpc": "2.0",
@@ -87,3 +89,11 @@ def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_pat
     assert result["serverInfo"]["name"] == "kaeru-memory"
     assert {"tools", "prompts", "resources", "completions"} <= set(result["capabilities"])
     assert len(result["instructions"]) <= 2048
+
+    # Over HTTP it serves the viewer at /ui, its stylesheet from the installed package.
+    from tests.wire.support import http_server
+
+    with http_server(env, tmp_path, serve=(str(kaeru), "serve")) as served:
+        for path, expected in (("/ui/", "Initiatives"), ("/ui/static/style.css", "--accent")):
+            with urllib.request.urlopen(served.base + path, timeout=30) as page:
+                assert page.status == 200 and expected in page.read().decode()

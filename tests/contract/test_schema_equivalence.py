@@ -4,7 +4,8 @@ We serve the contract with a description on every parameter and with the non-sta
 `uint`/`uint32` written as bounds (decision 13.C1). Two proofs that nothing else changed:
 
 - structurally: with descriptions and titles dropped and those formats normalised, the served
-  schemas equal the vendored originals key for key;
+  schemas equal the vendored originals key for key (the inputs once made lean by `lean_input`,
+  whose rewrites only remove repetition: decision 18.L1);
 - behaviourally: documents generated from the contract (valid ones, and valid ones mutated at a
   random place) and arbitrary JSON get the same verdict from the contract's validator and from
   every validator that judges the served schema — `jsonschema` with format assertion and the
@@ -24,7 +25,7 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
-from kaeru.api.schemas import CONTRACT_TOOLS, input_for, output_for
+from kaeru.api.schemas import CONTRACT_TOOLS, input_for, lean_input, output_for
 
 CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "published"
 SCHEMAS = [f"{tool}.{direction}" for tool in CONTRACT_TOOLS for direction in ("input", "output")]
@@ -71,7 +72,18 @@ def normalised(schema: Any) -> Any:
 
 @pytest.mark.parametrize("name", SCHEMAS)
 def test_served_schema_is_the_contract_up_to_descriptions_and_formats(name: str) -> None:
-    assert normalised(served(name)) == normalised(published(name))
+    contract = published(name)
+    if name.endswith(".input"):
+        contract = lean_input(contract)
+    assert normalised(served(name)) == normalised(contract)
+
+
+def test_the_lean_search_schema_says_text_or_filters_once() -> None:
+    """The contract's search repeats all its properties in both branches of "text or filters"."""
+    lean = input_for("search")
+    assert lean["anyOf"] == [{"required": ["text"]}, {"required": ["filters"]}]
+    assert "$schema" not in lean and '"required": []' not in json.dumps(lean)
+    assert json.dumps(lean).count('"budget_chars"') == 1
 
 
 @pytest.mark.parametrize("name", SCHEMAS)

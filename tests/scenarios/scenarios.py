@@ -823,12 +823,36 @@ async def reads(d: Driver) -> None:
             "initiatives": [ini],
             "query": "renderer",
             "explain": True,
-            "multi_hop": True,
             "limit": 3,
             "token_budget": 2000,
         },
     )
     d.check("recall-explain", len(explained["data"]["hits"]) <= 3, "limit respected")
+    await d.ok("recall-multi-hop", "recall", {"initiatives": [ini], "query": "renderer", "multi_hop": True, "limit": 3})
+    narrowed = await d.ok(
+        "recall-filters",
+        "recall",
+        {
+            "initiatives": [ini],
+            "query": "renderer",
+            "types": EVOLVE_TYPES,
+            "layers": LAYERS,
+            "branch": "main",
+            "include_stale": True,
+            "include_suppressed": True,
+        },
+    )
+    d.check(
+        "recall-filters",
+        ids["decision"] in [h["id"] for h in narrowed["data"]["hits"]],
+        "every type and layer, a branch: a memory without a branch is kept",
+    )
+    await d.rejected(
+        "recall-explain-multi-hop",
+        "recall",
+        {"initiatives": [ini], "query": "renderer", "explain": True, "multi_hop": True},
+        "invalid_argument",
+    )
     resume = await d.ok("recall-resume", "recall", {"initiatives": [ini], "task_intent": "resume_work"})
     d.check(
         "recall-resume",

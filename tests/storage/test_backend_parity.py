@@ -1,10 +1,11 @@
 """Same inputs, same answers: a random workload through the service on SQLite and on PostgreSQL; then
 every list-returning session method must answer in the same order on both, and random searches
-(literal, or over the stemmed index that `recall` uses) must match the same node set with the same
-`total` and `omitted` on both.
+(literal, or over the stemmed index that `recall` uses) must match the same nodes in the same order
+with the same `total` and `omitted` on both.
 
-Ranking is engine-specific (FTS5 bm25 vs `ts_rank`), so text searches compare *sets* of ids; a
-filters-only search is ordered by recency on both engines, so there the order must match too. Each
+Both engines rank by FTS5's bm25 over the vault's statistics (decision 17.G1; PostgreSQL keeps its
+own, `storage/postgres/bm25.py`), so text searches compare the order of every hit, and a fixed
+query set (with issue 17's `staging zeta`) compares the first page of `search` and the scores. Each
 example writes into its own initiatives of one long-lived vault per backend, which keeps the test
 fast and lets the index grow across examples (searches are always scoped to the example's own).
 """
@@ -345,6 +346,8 @@ def test_same_workload_same_search_answers(
         # SQLite's plan for common words (decision 16.B1) gives the same answer as its rare plan.
         assert _store_search(twins[0].store, names, q, common=True) == (lite_hits, lite_total, lite_omitted), q
         assert set(pg_hits) == set(lite_hits), q
+        # Both rank by FTS5's bm25 with the vault's statistics (decision 17.G1): the same order.
+        assert pg_hits == lite_hits, q
         assert (pg_total, pg_omitted) == (lite_total, lite_omitted), q
         if not _terms(q):
             assert pg_hits == lite_hits, "filters-only searches are ordered newest first on both"
@@ -359,3 +362,65 @@ def test_same_workload_same_search_answers(
         assert via_pg.total == via_lite.total
         # Which hits fill a page (and so what the budget defers) follows each engine's ranking.
         assert _omissions(via_pg.coverage.omitted) == _omissions(via_lite.coverage.omitted)
+
+
+#: A fixed query set over a fixed corpus; `staging zeta` is issue 17's case: `ts_rank`, which has no
+#: inverse document frequency, ranked the many `zeta` notes of one initiative above the few that
+#: also say the rarer `staging`, so only that initiative showed in the first page.
+QUERY_SET = [
+    "staging zeta",
+    "zeta",
+    "staging",
+    "zeta release",
+    "staging deploy checklist",
+    "release notes zeta staging deploy",
+    "café",
+    "東京 staging",
+]
+
+
+def _corpus(n: int) -> list[tuple[str, str, str | None]]:
+    """(initiative, text, name): one initiative with many `zeta` notes, another with a few
+    `staging` notes that also say `zeta`, and filler of shared words."""
+    filler = ["release", "notes", "deploy", "checklist", "café", "東京", "review", "build"]
+    notes: list[tuple[str, str, str | None]] = []
+    for i in range(16):
+        words = " ".join(filler[(i + j) % len(filler)] for j in range(1 + i % 5))
+        notes.append(("many", f"zeta {words} zeta" + " zeta" * (i % 3), f"zeta notes {n}-{i}" if i % 4 == 0 else None))
+    for i in range(3):
+        notes.append(("few", f"staging {filler[i]} zeta deploy", None))
+    for i in range(6):
+        notes.append(("few", f"{filler[i]} {filler[i + 1]} review", None))
+    return notes
+
+
+def test_a_query_set_has_the_same_first_page_in_the_same_order(twins: tuple[Twin, Twin]) -> None:
+    """`search` on both engines: the first ten hits of each query in the same order, with the same
+    scores (both are FTS5's bm25 over the vault's statistics), and `staging zeta` finds both
+    initiatives' notes on both."""
+    n = next(_examples)
+    start = _EPOCH + timedelta(hours=n)
+    lite, pg = (twin.service(start, seed=n) for twin in twins)
+    names = {"many": f"topten-{n}-many", "few": f"topten-{n}-few"}
+    for initiative, text, name in _corpus(n):
+        op = ("note", initiative, text, "observation", [], name)
+        assert _outcome(lite, names.__getitem__, [], op) == _outcome(pg, names.__getitem__, [], op), op
+    for text in QUERY_SET:
+        args = {"initiatives": list(names.values()), "text": text, "limit": 10}
+        via_lite, via_pg = lite.search(parse("search", args)), pg.search(parse("search", args))
+        lite_ids, pg_ids = [h.node.id for h in via_lite.hits], [h.node.id for h in via_pg.hits]
+        assert lite_ids, text
+        assert pg_ids == lite_ids, text
+        for twin, ids in ((twins[0], lite_ids), (twins[1], pg_ids)):
+            if text == "staging zeta":
+                with twin.store.read() as session:
+                    shown = {i for node in session.nodes_by_ids(ids).values() for i in node.initiatives}
+                assert len(shown) == 2, (twin.store.backend, "both initiatives' notes in the first page")
+    q = {"text": "staging zeta", "stemmed": False}
+    with twins[0].store.read() as lite_session, twins[1].store.read() as pg_session:
+        scores = []
+        for session in (lite_session, pg_session):
+            scope = [i.id for i in (session.initiative_by_name(x) for x in names.values()) if i is not None]
+            rows, _, _ = session.search(SearchQuery(initiative_ids=scope, tokens=_terms(q), omit_superseded=False))
+            scores.append([(r.id, r.score) for r in rows])
+    assert scores[1] == scores[0]

@@ -26,6 +26,21 @@ _EDGE = {
     },
     "required": ["from", "to", "edge_type", "weight"],
 }
+#: recall's raw fallback: a passage of a stored source (`read` with `body_offset=offset` opens it there).
+_RAW_HIT = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "string"},
+        "revision": {"type": "string"},
+        "name": {"type": "string"},
+        "initiatives": {"type": "array", "items": {"type": "string"}},
+        "excerpt": {"type": "string"},
+        "offset": {"type": "integer", "minimum": 0},
+        "chars": {"type": "integer", "minimum": 0},
+        "matched": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["id", "revision", "name", "initiatives", "excerpt", "offset", "chars", "matched"],
+}
 CUSTOM_DATA: dict[str, dict[str, Any]] = {
     "recall": {
         "type": "object",
@@ -56,6 +71,8 @@ CUSTOM_DATA: dict[str, dict[str, Any]] = {
             },
             "next_step": {"type": ["object", "null"]},
             "explain": {"type": ["object", "null"], "additionalProperties": {"type": "object"}},
+            "raw_hits": {"type": "array", "items": _RAW_HIT},
+            "raw_hits_error": {"type": "string"},
         },
         "required": ["hits", "total", "retrieval_plan", "next_step"],
     },
@@ -207,9 +224,10 @@ def output_for(operation: str, kind: str) -> dict[str, Any]:
 
 #: Definitions a lean schema keeps by reference: the shapes an agent or a program acts on.
 _KEPT = ("NodeData", "Entity", "Issue", "EdgeData")
-#: How deep a lean schema spells `data` out (its fields, then their items); the envelope's other
-#: fields are typed only, but for the `Issue`s.
-_DATA_DEPTH = 2
+#: How deep a lean schema spells `data` out: a read's fields and their items; a mutation's fields
+#: only (its `MutationData` is the same for every mutation: typed, with its `Entity`s, decision
+#: 18.L2). The envelope's other fields are typed only, but for the `Issue`s.
+_DATA_DEPTH = {"read": 2, "mutation": 1}
 
 
 def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
@@ -231,9 +249,11 @@ def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
                 kinds |= {b["type"]} if isinstance(b["type"], str) else set(b["type"])
             return {"type": sorted(kinds) if len(kinds) > 1 else kinds.pop()}
         return {"anyOf": loose}
+    if "const" in node:  # the value says its type
+        return {"const": node["const"]}
     if "type" in node:
         typed: dict[str, Any] = {"type": node["type"]}
-        typed.update({k: node[k] for k in ("const", "enum") if k in node})
+        typed.update({k: node[k] for k in ("enum",) if k in node})
         # Every path to a kept definition stays (context's `sections[].items[]` are NodeData).
         items = _type_only(node["items"], defs, used) if isinstance(node.get("items"), dict) else {}
         if "$ref" in json.dumps(items):
@@ -246,8 +266,6 @@ def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
         if kept:
             typed["properties"] = kept
         return typed
-    if "const" in node:
-        return {"const": node["const"]}
     return {}
 
 
@@ -289,7 +307,8 @@ def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
     defs = full["$defs"]
     used: set[str] = set()
     properties = {
-        key: _loosen(sub, defs, used, _DATA_DEPTH if key == "data" else 0) for key, sub in full["properties"].items()
+        key: _loosen(sub, defs, used, _DATA_DEPTH[kind] if key == "data" else 0)
+        for key, sub in full["properties"].items()
     }
     lean: dict[str, Any] = {
         "type": "object",

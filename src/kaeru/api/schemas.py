@@ -6,6 +6,10 @@ written as `minimum`/`maximum`; they accept exactly what the contract accepts (d
 tests/contract/test_schema_equivalence.py). The other tools' schemas are generated from their
 request models (`kaeru.service.requests`, decision 14.T1), with the contract's `$defs` for the
 shapes they share, so a NodeRef or a Layer means the same everywhere. Output schemas: `outputs.py`.
+
+Every input schema is served lean (`lean_input`, decision 18.L1): rewrites that keep every verdict
+and only remove repetition — `"required": []`, an `allOf`/`anyOf` member that restates its parent's
+properties, and `$schema` (MCP's default dialect is 2020-12, the one every schema here is written in).
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ from importlib import resources
 from typing import Any
 
 CONTRACT_TOOLS = ("search", "claim", "revise")
-_SCHEMA = "https://json-schema.org/draft/2020-12/schema"
+#: Keywords whose value maps names to subschemas (their keys are names, not keywords).
+_NAMED = ("properties", "patternProperties", "$defs", "dependentSchemas")
+#: What a member restating its parent may say besides `required` (see `_restates`).
+_RESTATABLE = frozenset({"type", "properties", "additionalProperties", "required"})
+#: A parent with one of these is left as it is: what they accept depends on its other members.
+_OPEN_ENDED = frozenset({"patternProperties", "unevaluatedProperties", "unevaluatedItems"})
 
 
 @cache
@@ -78,17 +87,94 @@ def generated_input(operation: str) -> dict[str, Any]:
         if name not in names:
             names.add(name)
             todo |= _refs(pool[name])
-    schema: dict[str, Any] = {"$schema": _SCHEMA, **body}
+    schema: dict[str, Any] = dict(body)
     if names:
         schema["$defs"] = {name: copy.deepcopy(pool[name]) for name in sorted(names)}
     return schema
 
 
 def input_for(operation: str) -> dict[str, Any]:
-    """The input schema `operation` serves: the contract's own, or the one generated from its model."""
+    """The input schema `operation` serves: the contract's own, or the one generated from its model
+    (both lean)."""
     if operation in CONTRACT_TOOLS:
-        return contract_schema(f"{operation}.input")
-    return generated_input(operation)
+        return lean_input(contract_schema(f"{operation}.input"))
+    return lean_input(generated_input(operation))
+
+
+def lean_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` without repetition, accepting exactly what it accepts (decision 18.L1).
+
+    - `"required": []` says nothing;
+    - a member of `allOf` that restates its parent (the same `type`, `properties` and
+      `additionalProperties`, see `_restates`) adds only its `required`; one of `anyOf` written as
+      `allOf: [restatement, {required}]` is just the `required` it adds (the contract's `search`
+      repeated all its properties in both branches of "text or filters");
+    - a lone `allOf: [{if, then}]` is the parent's own `if`/`then`;
+    - `$schema` is left out: an MCP tool schema without one is 2020-12, the dialect of them all.
+    """
+    lean: dict[str, Any] = _lean(schema)
+    lean.pop("$schema", None)
+    return lean
+
+
+def _lean(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_lean(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _lean(sub) for name, sub in value.items()}
+        elif not (key == "required" and value == []):
+            out[key] = _lean(value)
+    if isinstance(out.get("allOf"), list):
+        members = [_added(member, out) for member in out["allOf"]]
+        members = [member for member in members if member != {}]
+        conditional = {"if", "then", "else"}
+        if len(members) == 1 and set(members[0]) <= conditional and not (conditional | _OPEN_ENDED) & set(out):
+            out.update(members.pop())
+        if members:
+            out["allOf"] = members
+        else:
+            del out["allOf"]
+    if isinstance(out.get("anyOf"), list):
+        branches = [_branch(branch, out) for branch in out["anyOf"]]
+        if all(branch != {} for branch in branches):  # an empty branch would make the anyOf vacuous
+            out["anyOf"] = branches
+    return out
+
+
+def _restates(member: Any, parent: dict[str, Any]) -> bool:
+    """True when every keyword of `member` but `required` is one of `parent`'s, with the same value:
+    then `parent` already checks all of it but the `required` (its `additionalProperties` is judged
+    against the same `properties`, and neither has `patternProperties`)."""
+    if not isinstance(member, dict) or not set(member) <= _RESTATABLE or _OPEN_ENDED & set(parent):
+        return False
+    if "additionalProperties" in member and member.get("properties") != parent.get("properties"):
+        return False
+    return all(parent.get(key) == value for key, value in member.items() if key != "required")
+
+
+def _added(member: Any, parent: dict[str, Any]) -> Any:
+    """An `allOf` member as what it adds to `parent`: only its new `required` when it restates it."""
+    if not _restates(member, parent):
+        return member
+    extra = [name for name in member.get("required", []) if name not in parent.get("required", [])]
+    return {"required": extra} if extra else {}
+
+
+def _branch(branch: Any, parent: dict[str, Any]) -> Any:
+    """An `anyOf` branch `{allOf: [restatement, {required}...]}` as the one `required` it adds."""
+    if not (isinstance(branch, dict) and set(branch) == {"allOf"}):
+        return branch
+    members = [_added(member, parent) for member in branch["allOf"]]
+    if not all(isinstance(m, dict) and set(m) <= {"required"} for m in members):
+        return branch
+    extra: list[str] = []
+    for member in members:
+        extra += [name for name in member.get("required", []) if name not in extra]
+    return {"required": extra} if extra else {}
 
 
 def output_for(operation: str, kind: str) -> dict[str, Any]:

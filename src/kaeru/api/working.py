@@ -80,4 +80,8 @@ def recall_envelope(outcome: RecallOutcome) -> dict[str, Any]:
         "next_step": outcome.next_step,
         "explain": outcome.explain,
     }
+    if outcome.raw_hits is not None:
+        data["raw_hits"] = [hit.to_json() for hit in outcome.raw_hits]
+    if outcome.raw_hits_error is not None:
+        data["raw_hits_error"] = outcome.raw_hits_error
     return read_base("recall", data, outcome.coverage, outcome.issues, outcome.continuation)

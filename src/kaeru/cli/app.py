@@ -7,11 +7,11 @@ is the CLI's composition root: the only place (with `mcp/server.py`) that opens 
 
 from __future__ import annotations
 
-from kaeru.cli import admin, doctor, importers, reads, setup, tokens, writes
+from kaeru.cli import admin, doctor, importers, reads, setup, tokens, ui, writes
 from kaeru.cli.common import cli
 from kaeru.storage.factory import open_store
 
-__all__ = ["admin", "cli", "doctor", "importers", "main", "reads", "setup", "tokens", "writes"]
+__all__ = ["admin", "cli", "doctor", "importers", "main", "reads", "setup", "tokens", "ui", "writes"]
 
 
 def main() -> None:

@@ -79,6 +79,12 @@ def read(ctx: click.Context, node: str, initiative: str, at: str | None) -> None
 @click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
 @click.option("--limit", default=10, type=int)
 @click.option("--explain", is_flag=True, help="Show each hit's per-channel scores.")
+@click.option("--type", "types", multiple=True, help="Only these node types.")
+@click.option("--tag", "tags", multiple=True, help="Only memory carrying every one of these tags.")
+@click.option("--layer", "layers", multiple=True, help="Only these layers (naming cold or frozen admits them).")
+@click.option("--branch", default=None, help="Only memory written on this git branch (and memory without one).")
+@click.option("--include-stale", is_flag=True, help="Also cold and frozen memory.")
+@click.option("--include-suppressed", is_flag=True, help="Also released or expired rules and reminders not yet due.")
 @click.pass_context
 def recall(
     ctx: click.Context,
@@ -88,6 +94,12 @@ def recall(
     risk: str,
     limit: int,
     explain: bool,
+    types: tuple[str, ...],
+    tags: tuple[str, ...],
+    layers: tuple[str, ...],
+    branch: str | None,
+    include_stale: bool,
+    include_suppressed: bool,
 ) -> None:
     """Task-aware recall (when you do not know the exact words)."""
     from kaeru.api.working import recall_envelope
@@ -99,10 +111,24 @@ def recall(
         args["task_intent"] = intent
     if explain:
         args["explain"] = True
+    for key, values in (("types", types), ("tags", tags), ("layers", layers)):
+        if values:
+            args[key] = list(values)
+    if branch:
+        args["branch"] = branch
+    if include_stale:
+        args["include_stale"] = True
+    if include_suppressed:
+        args["include_suppressed"] = True
     envelope = read_envelope(ctx, "recall", args, recall_envelope)
 
     def human(e: dict[str, Any]) -> None:
         show_hits(e)
+        for raw in e["data"].get("raw_hits") or []:
+            click.echo(f"{raw['id']}  source     {raw['name']}  (at {raw['offset']} of {raw['chars']})")
+            click.echo("    " + raw["excerpt"].replace("\n", "\n    "))
+        if e["data"].get("raw_hits_error"):
+            click.echo(f"(sources not searched: {e['data']['raw_hits_error']})", err=True)
         plan = e["data"].get("retrieval_plan") or {}
         if plan:
             channels = ", ".join(f"{c['name']}={c['weight']}" for c in plan.get("channels", []))

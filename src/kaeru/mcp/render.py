@@ -220,6 +220,21 @@ def _read(envelope: dict[str, Any]) -> list[str]:
         lines += _next_step(data["next_step"], {hit["id"] for hit in hits})
     if data.get("explain"):
         lines.append(f"explain: {_json(data['explain'])}")
+    lines += _raw_hits(data)
+    return lines
+
+
+def _raw_hits(data: dict[str, Any]) -> list[str]:
+    """recall's raw fallback: each source passage with where it starts (for `read body_offset=`)."""
+    lines: list[str] = []
+    if data.get("raw_hits"):
+        lines.append(f"raw_hits: {len(data['raw_hits'])} passages of stored sources (not curated hits)")
+        for hit in data["raw_hits"]:
+            lines.append(f"- {hit['name']} · source · id={hit['id']} rev={hit['revision']}")
+            lines.append(f"  at {hit['offset']} of {hit['chars']} chars (read body_offset={hit['offset']})")
+            lines.append("  " + " ".join(hit["excerpt"].split()))
+    if data.get("raw_hits_error"):
+        lines.append(f"raw_hits_error: {data['raw_hits_error']}")
     return lines
 
 

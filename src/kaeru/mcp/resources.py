@@ -42,22 +42,30 @@ def context_uri(name: str) -> str:
 
 
 def initiative_names(registry: ToolRegistry, prefix: str = "") -> list[str]:
-    """The vault's initiative names starting with `prefix` (case-insensitive), sorted."""
+    """The vault's initiative names starting with `prefix` (case-insensitive), sorted; only those the
+    request's principal has a grant for."""
+    from kaeru.service import grants
+
     with registry.service.store.read() as session:
-        names = [i.name for i in session.all_initiatives()]
+        names = grants.visible_names(i.name for i in session.all_initiatives())
     wanted = prefix.casefold()
     return sorted(n for n in names if n.casefold().startswith(wanted))
 
 
 def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
-    """Ids of live nodes whose name is like `typed` (or whose id starts with it)."""
+    """Ids of live nodes whose name is like `typed` (or whose id starts with it); only nodes of an
+    initiative the request's principal has a grant for."""
+    from kaeru.service import grants
+
     out: list[str] = []
     with registry.service.store.read() as session:
         if typed and session.get_node(typed) is not None:
-            return [typed]
-        for name in session.name_candidates(typed, None, 20) if typed else []:
-            out.extend(node.id for node in session.live_nodes_named(name, None))
-    return list(dict.fromkeys(out))[:LISTED]
+            out = [typed]
+        else:
+            for name in session.name_candidates(typed, None, 20) if typed else []:
+                out.extend(node.id for node in session.live_nodes_named(name, None))
+        visible = grants.visible_ids(session, out)
+    return [i for i in dict.fromkeys(out) if i in visible][:LISTED]
 
 
 async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:
@@ -131,12 +139,19 @@ async def read_resource(registry: ToolRegistry, uri: str) -> types.ReadResourceR
 
 
 def _home_initiative(registry: ToolRegistry, node_id: str) -> str | None:
-    """The name of an initiative holding live node `node_id` (its first), None if there is none."""
+    """The name of an initiative holding live node `node_id` (its first the principal may see), None
+    if there is none — as for a node outside the grants, which is not named either."""
+    from kaeru.service import grants
+
     with registry.service.store.read() as session:
         node = session.get_node(node_id)
         if node is None or node.retracted or not node.initiatives:
             return None
-        return session.initiative_names(list(node.initiatives)).get(node.initiatives[0])
+        granted = grants.granted_ids(session)
+        homes = [i for i in node.initiatives if granted is None or i in granted]
+        if not homes:
+            return None
+        return session.initiative_names(homes).get(homes[0])
 
 
 def complete(registry: ToolRegistry, ref: Any, argument: types.CompletionArgument) -> types.Completion | None:

@@ -398,7 +398,8 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
 def http_app(
     kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
 ) -> Any:
-    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call).
+    """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call),
+    and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3).
 
     Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
     (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
@@ -406,7 +407,7 @@ def http_app(
     """
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
+    from starlette.routing import Mount, Route
 
     app: Starlette = kaeru.server.streamable_http_app(
         streamable_http_path="/mcp",
@@ -420,9 +421,13 @@ def http_app(
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
+    from kaeru.mcp.ui import viewer
+
     if verifier is not None:
+        app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, verifier, None)))
         return BearerAuth(app, verifier)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
+    app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.anyone_required)))
     return BearerAuth(app, tokens, tokens.anyone_required)
 
 

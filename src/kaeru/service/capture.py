@@ -123,6 +123,8 @@ def note(ctx: WriteContext, request: NoteRequest) -> None:
         }
     if request.url is not None:
         properties["url"] = ctx.clean("url", request.url)
+    if request.branch is not None:
+        properties["branch"] = ctx.clean("branch", request.branch)
     if kind == NoteKind.RULE:
         properties["constraint_state"] = "active"
         applicability = parse_applicability(ctx, request.applicability, "applicability")

@@ -88,6 +88,8 @@ def task(ctx: WriteContext, request: TaskRequest) -> None:
         properties["reminder"] = reminder
     if status == terminal_key(cols):
         properties["done_at"] = ctx.now_s
+    if request.branch is not None:
+        properties["branch"] = ctx.clean("branch", request.branch)
     link_target = ctx.resolve(request.link_to, "link_to") if request.link_to is not None else None
     name = ctx.clean_name("name", request.name) if request.name else None
     node = ctx.create_node(

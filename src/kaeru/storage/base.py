@@ -128,9 +128,9 @@ class SearchQuery:
 
 
 class SearchRow(NamedTuple):
-    """One hit. `score` orders hits within one query only (its scale and sign are the backend's:
-    FTS5 bm25 is negative, PostgreSQL ts_rank positive); its ratio to the best row's is what
-    recall fuses, and that ratio lies in (0, 1] on both backends.
+    """One hit. `score` orders hits within one query only: FTS5's bm25 on both backends (negative,
+    best first; PostgreSQL computes it from its own statistics, decision 17.G1); its ratio to the
+    best row's is what recall fuses, and that ratio lies in (0, 1].
 
     A named tuple: a broad search makes thousands (~0.3 µs each, a frozen dataclass ~1 µs)."""
 

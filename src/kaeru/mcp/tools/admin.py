@@ -9,7 +9,7 @@ TASK = """Put a task on the initiative's board: `status` column (default open; u
 Changes: one task node; `request_id` replays. Use `task_update` to move or finish it. Returns the task's id and revision."""
 
 TASK_UPDATE = """Move a task to another board column (the terminal one records done_at) and/or set or clear its `due` date.
-Changes: a new revision (`expected_revision` makes it a compare-and-set). Use `initiative set_board` to change the columns. Returns what changed."""
+Changes: a new revision (`expected_revision` makes it compare-and-set). Use `initiative set_board` to change the columns. Returns what changed."""
 
 INITIATIVE = """Manage an initiative: `rename`, `merge` into `to` (everything moves), `delete` (nodes in no other initiative are forgotten, recoverable through history), `attach`/`detach` a node, `set_board` columns.
 Changes: memberships and the initiative, in one audited transaction; delete and merge are destructive. Use `initiatives` to check names first. Returns what moved."""

@@ -10,7 +10,7 @@ from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service, grants
 from kaeru.service.requests import ArchiveRequest
 
-ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already present are skipped; the same secret policy as a write). Paths are relative to the export root (`KAERU_EXPORT_ROOT`).
+ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already there are skipped; secrets are refused as on a write). Paths are under the export root (`KAERU_EXPORT_ROOT`).
 Changes: files on export; the archive's revisions on import. Use `search`/`context` to read memory. Returns the artifacts or the import counts."""
 
 

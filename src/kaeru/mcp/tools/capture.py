@@ -5,10 +5,10 @@ from __future__ import annotations
 from kaeru.api.envelope import MUTATION_KIND
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec, mutation
 
-NOTE = """Remember one thing, filed by how you know it: `kind` observation (default), decision (chosen + why), rule (a standing constraint that `context` always delivers), reference (verbatim `source`, immutable), jot, idea, draft, scratch, entity, concept, checklist, roadmap. `link_to` links it in the same transaction; `options.slot` makes it a role's holder; `reminder` resurfaces it. Secrets are rejected.
-Changes: one node (with its link and slot), atomically; a retry with the same `request_id` replays. Use `claim` for something uncertain, `revise` to change a node. Returns the new node's id and revision."""
+NOTE = """Remember one thing, filed by how you know it (`kind`): observation (default), decision (chosen + why), rule (a standing constraint `context` always delivers), reference (verbatim `source`, immutable), jot, idea, draft, scratch, entity, concept, checklist, roadmap. In the same transaction: a `link_to` edge, a slot (`options.slot`), a `reminder`. Secrets are rejected.
+Changes: one node (with its link and slot), atomically; `request_id` replays. Use `claim` for something uncertain, `revise` to change a node. Returns the new node's id and revision."""
 
-CLAIM = """Record a hypothesis, open or already settled, in one call: `initial_status`, `about` (the node it concerns) and `evidence` {node} or {method} (which creates an experiment); a refuted hypothesis reads as refuted everywhere.
+CLAIM = """Record a hypothesis, open or already settled, in one call: `initial_status`, `about` (the node it concerns), `evidence` {node} or {method} (creates an experiment). A refuted hypothesis reads as refuted everywhere.
 Changes: the hypothesis, its experiment and edges, all or nothing; `request_id` replays. Use `note` for what you know, `verdict` to settle an existing claim. Returns the hypothesis and evidence ids."""
 
 

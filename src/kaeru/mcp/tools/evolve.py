@@ -9,21 +9,21 @@ LINK = """Connect two nodes with a typed, weighted edge (`add`, `remove`, `rewei
 Changes: one edge (or chain node); `request_id` replays. Use `evolve supersede` when the replacement does not exist yet. Returns the source node or chain and the edge change."""
 
 VERDICT = """Settle an existing hypothesis: supported, refuted or inconclusive, with optional `evidence` {node} or {method}.
-Changes: the hypothesis' status (history keeps the old), an evidence edge and maybe an experiment node. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
+Changes: its status (history keeps the old), an evidence edge, maybe an experiment node. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
 
-EVOLVE = """Move knowledge to a new identity: `settle` (operational → archival successor), `unsettle` (back), `supersede` (a new node replaces the old, which stays readable as superseded), `synthesise` (a summary derived from `sources`).
-Changes: one new node and its edges in one transaction; `request_id` replays. Use `revise` to correct a node in place. Returns the new node and the source."""
+EVOLVE = """Move knowledge to a new identity: `settle` (operational → archival successor), `unsettle` (back), `supersede` (a new node replaces the old, still readable as superseded), `synthesise` (a summary derived from `sources`).
+Changes: one new node and its edges, atomically; `request_id` replays. Use `revise` to correct a node in place. Returns the new node and the source."""
 
-REVIEW = """Doubt a node (`flag` with a `reason`: it stays current but under review) or resolve the doubts (`close`, optionally with a `resolution` note).
+REVIEW = """Doubt a node (`flag` with a `reason`: it stays current but under review) or resolve its doubts (`close`, optionally with a `resolution` note).
 Changes: a review or resolution note and its edges. Use `verdict` for hypotheses, `evolve supersede` when you know the replacement. Returns the note and the target."""
 
-SLOT = """Give a role (slot, e.g. handoff) to a node, or release it (omit `node`). One holder at a time: the previous one is superseded and cooled. `expected_slot_revision` makes it a compare-and-set (`slot_conflict`).
-Changes: the slot, maybe the previous holder. Use `note`/`claim` `options.slot` to capture and take a slot at once. Returns the slot change."""
+SLOT = """Give a role (slot, e.g. handoff) to a node, or release it (omit `node`). One holder at a time: the previous one is superseded and cooled. `expected_slot_revision` makes it compare-and-set (`slot_conflict`).
+Changes: the slot, maybe the previous holder. Use `options.slot` of `note`/`claim` to capture and take a slot at once. Returns the slot change."""
 
 LAYER = """Set how eagerly `nodes` come back into context: `layer` (core always, hot, warm default, cold/frozen only on request) and/or `pin` (hygiene never moves pinned nodes).
 Changes: a revision per node. Use `forget` to remove a node. Returns the moved nodes."""
 
-FORGET = """Retract a node and its edges now, with a `reason`: it leaves every ordinary read but stays in history (`read` with `at`, `trail history`).
+FORGET = """Retract a node and its edges now, with a `reason`: it leaves every ordinary read but stays in history (`read` with `at`, `trail`).
 Changes: the node, its edges and slots. Use `evolve supersede` when it was replaced rather than wrong, `layer cold` to keep it out of context. Returns the retracted revision."""
 
 

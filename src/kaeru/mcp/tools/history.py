@@ -9,10 +9,10 @@ from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
 from kaeru.service.requests import CurrentStateRequest, TrailRequest
 
-TRAIL = """Follow a node's history and links, by `kind`: history (every revision with what changed, and every edge change), provenance (derived_from ancestors), path (strongest weighted path to `to`), neighbours (one hop), chain (a saved chain's steps).
+TRAIL = """Follow a node by `kind`: history (every revision and edge change), provenance (derived_from ancestors), path (strongest path to `to`), neighbours (one hop), chain (a saved chain's steps).
 Changes nothing. Use `read` for content, `current_state` for what replaced a node. Returns the subject and its entries."""
 
-CURRENT_STATE = """Ask what is true now (or at `as_of`): who holds a `slot`, or the newest version of a `node` along supersedes edges, with its predecessors. `status`: current, no_current, not_found, ambiguous or conflict (ids in `candidates`).
+CURRENT_STATE = """What is true now (or at `as_of`): who holds a `slot`, or the newest version of a `node` along supersedes edges, with its predecessors. `status`: current, no_current, not_found, ambiguous or conflict (ids in `candidates`).
 Changes nothing. Use it before acting on a fact that may have been replaced. Returns status, current, predecessors, edges."""
 
 

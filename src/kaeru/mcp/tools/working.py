@@ -10,18 +10,17 @@ from kaeru.mcp.adapter import ToolRegistry, ToolSpec
 from kaeru.service import Service
 from kaeru.service.requests import ContextRequest, InitiativesRequest, RecallRequest, ReflectRequest, TimelineRequest
 
-INITIATIVES = """List the initiatives (project scopes) with node counts, slots and last activity, most active first. Call it first, to spell the initiative exactly: a misspelled name on a write creates a new one.
+INITIATIVES = """List the initiatives (project scopes), most active first, with node counts, slots and last activity. Call it first to spell the initiative exactly: a misspelled name on a write creates a new one.
 Changes nothing. Use `context` next. Returns the initiatives and `total`."""
 
-CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`.
-Sections in order: rules (every active rule applying today or to `task`, always first), slots, core, hot, warm, cortex (settled knowledge), tasks (overdue first), claims (open hypotheses), reviews (doubted nodes), reminders due, recent. A node shows once; cold/frozen only via `sections`. `coverage.rules_complete` is true when every applicable rule is in; cut sections are listed in `coverage.omitted`.
-Changes only bookkeeping (a due reminder's first sight). Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
+CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`. Sections in order: rules (active today or for `task`; always first), slots, core, hot, warm, cortex (settled), tasks (overdue first), claims (open), reviews (doubted nodes), reminders due, recent; cold and frozen only via `sections`. A node shows once; `coverage` says whether every rule fit and what was cut.
+Changes only a due reminder's first-seen mark. Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
 
-TIMELINE = """See what happened in order: around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`. Ordered by when things happened, then were recorded.
-Changes nothing. Use `search` to find by words, `trail history` for one node's revisions. Returns nodes oldest first, `total`, `anchor`; `continuation.next_arguments` is the next page."""
+TIMELINE = """What happened, in order (when it happened, then when recorded): around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`.
+Changes nothing. Use `search` to find by words, `trail` for one node's revisions. Returns nodes oldest first, `total`, `anchor` and the next page in `continuation`."""
 
-REFLECT = """Maintenance work-list of an initiative, each item with the exact fixing call: orphans, open reviews, overdue tasks, stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names (25 per kind).
-Changes nothing: make the calls you agree with. Use it at the end of a session. Returns items {kind, message, node, fix {tool, arguments}} and counts."""
+REFLECT = """An initiative's maintenance work-list, each item with the call that fixes it: orphans, open reviews, overdue tasks, stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names (25 per kind).
+Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 
 RECALL = """Find memory when you do not know the exact words: task-aware retrieval. Fuses stemmed BM25, exact words, names, tags, temporal neighbours, dates named in the query, linked nodes, recency and layer, weighted by `task_intent` (apply_preference, explain_decision, debug_failure, resume_work — which needs no query). Superseded and refuted memory is demoted; `risk: high` returns only current, non-refuted memory. explore_history lists every revision of the best matches and their supersedes chain, oldest first.

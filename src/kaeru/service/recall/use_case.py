@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.timefmt import date_windows
-from kaeru.errors import InvalidArgument
+from kaeru.errors import InvalidArgument, KaeruError
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
+from kaeru.service.recall import raw
 from kaeru.service.recall.channels import narrow, run_channels
+from kaeru.service.recall.filters import Filters, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.requests import RecallRequest
@@ -33,10 +35,26 @@ class RecallOutcome:
     continuation: Continuation | None = None
     issues: list[Issue] = field(default_factory=list)
     next_step: dict[str, Any] | None = None
+    #: The raw fallback's matches in the stored sources (None: it did not run), or why it failed.
+    raw_hits: list[raw.RawHit] | None = None
+    raw_hits_error: str | None = None
 
 
 def channel_names() -> tuple[str, ...]:
     return CHANNELS
+
+
+def _kept(pool: dict[str, Node], filters: Filters) -> tuple[dict[str, Node], dict[str, list[str]]]:
+    """The candidates `filters` keeps, and the live ones left out as stale or suppressed."""
+    kept: dict[str, Node] = {}
+    hidden: dict[str, list[str]] = {}
+    for node_id, node in pool.items():
+        why = filters.left_out(node)
+        if why is None:
+            kept[node_id] = node
+        elif why != "filtered" and not node.retracted and node.node_type != NodeType.BOARD:
+            hidden.setdefault(why, []).append(node_id)
+    return kept, hidden
 
 
 def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
@@ -49,12 +67,19 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         raise InvalidArgument(f"unknown task_intent {request.task_intent!r}", field="task_intent") from exc
     role, risk = Role(request.role), Risk(request.risk)
     token_budget = request.token_budget
+    if request.explain and request.multi_hop:
+        raise InvalidArgument(
+            "explain cannot be combined with multi_hop: true (explain scores the first pass only); "
+            "send explain or multi_hop, not both",
+            field="explain",
+        )
     if (request.explain or request.multi_hop) and not query:
         # The schema wants a non-blank query (`\S`); str.strip() also drops the separators \x1c-\x1f.
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
     args = request.wire()
     key = cursors.args_key(args)
     history = intent == Intent.EXPLORE_HISTORY
+    filters = Filters.of(request, rt.now().date(), history=history)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, request.initiatives)
         scope_ids = [s.id for s in scopes]
@@ -88,12 +113,22 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             ordered = resumed
         else:
             fusion = Fusion(plan)
-            pool = run_channels(session, scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder)
+            pool = run_channels(
+                narrowed(session, filters), scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder
+            )
+            pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if grants.granted_ids(session) is not None:
                 # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
                 visible = grants.visible_ids(session, ordered)
                 ordered = [i for i in ordered if i in visible]
+            # Left out unless asked (include_stale, include_suppressed): said, never silent.
+            for why, left in sorted(hidden.items()):
+                if grants.granted_ids(session) is not None:
+                    seen = grants.visible_ids(session, left)
+                    left = [i for i in left if i in seen]
+                if left:
+                    coverage.omitted.append(Omission("hits", len(left), why))
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
                 coverage.complete = False
@@ -109,6 +144,10 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 }
         page_ids = ordered[offset : offset + limit]
         chars = max(512, token_budget * CHARS_PER_TOKEN)
+        # Fewer curated hits than asked: the raw fallback will look in the stored sources, and its
+        # passages need room in the same budget (decision 17.C5).
+        fallback = bool(query) and not request.cursor and not history and risk != Risk.HIGH and len(ordered) < limit
+        reserve = min(chars // 4, (limit - len(ordered)) * raw.EXCERPT) if fallback else 0
         live: list[Node]
         if history:
             live = history_revisions(session, page_ids)
@@ -116,7 +155,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         else:
             nodes = session.nodes_by_ids(page_ids)
             live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
-            views, truncated = budgeted_views(session, live, chars, {s.id: s.name for s in scopes})
+            views, truncated = budgeted_views(session, live, chars - reserve, {s.id: s.name for s in scopes})
         if grants.granted_ids(session) is not None:  # a page resumed from a cursor, too (decision 15.K2)
             visible = grants.visible_ids(session, [n.id for n in live])
             live = [n for n in live if n.id in visible]
@@ -136,6 +175,21 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         next_offset = offset + len(page_ids) - (len(live) - len(views))
         if next_offset < len(ordered) and not secret:
             secret = session.vault_secret()
+        shown_chars = sum(len(v.body or "") + len(v.node.description or "") for v in views)
+        # A source shown whole is not shown again; a cut one may hold its matching passage further on.
+        whole = {v.node.id for v in views if v.body_range is None}
+    raw_hits: list[raw.RawHit] | None = None
+    raw_error: str | None = None
+    wanted = min(limit - len(ordered), (chars - shown_chars) // raw.MIN_EXCERPT)
+    if fallback and wanted > 0:
+        # In its own snapshot, so that a failure there never costs the curated hits already made.
+        try:
+            with rt.store.read() as session:
+                raw_hits = raw.search_sources(session, scopes, query, whole, wanted, chars - shown_chars)
+        except KaeruError as exc:
+            raw_error = f"{exc.code}: {exc.message}"
+        except Exception as exc:  # a damaged source row must not fail the recall
+            raw_error = f"internal: the sources could not be searched ({type(exc).__name__})"
     # After the snapshot closes (see search).
     continuation = None
     if next_offset < len(ordered):
@@ -174,4 +228,6 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 for v in views
             ],
         }
-    return RecallOutcome(views, len(ordered), coverage, plan, explain, continuation, issues, next_step)
+    return RecallOutcome(
+        views, len(ordered), coverage, plan, explain, continuation, issues, next_step, raw_hits, raw_error
+    )

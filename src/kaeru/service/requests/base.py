@@ -51,6 +51,8 @@ InitiativeName = Annotated[str, Field(min_length=1, max_length=128)]
 NodeName = Annotated[str, Field(min_length=1, max_length=200)]
 #: A free tag.
 Tag = Annotated[str, Field(min_length=1, max_length=128)]
+#: A git branch name as the client reports it (`main`, `feat/auth`): no spaces, bounded.
+Branch = Annotated[str, Field(min_length=1, max_length=200, pattern=r"^\S+$")]
 #: Several initiatives, each named once.
 Initiatives = Annotated[list[Text], Field(min_length=1, json_schema_extra={"uniqueItems": True})]
 #: The characters of body text an answer may carry: bounds and default declared once.
@@ -59,8 +61,8 @@ Budget = Annotated[int, Field(ge=BUDGET_MIN, le=BUDGET_MAX)]
 #: An edge weight.
 Weight = Annotated[float, Field(ge=0, le=1)]
 
-REQUEST_ID = "Idempotency key: a retry with it replays the first result."
-EXPECTED_REVISION = "Revision from your last read: rejected if the node changed since."
+REQUEST_ID = "Idempotency key: a retry replays the first result."
+EXPECTED_REVISION = "Your last-read revision: refused if the node changed since."
 
 
 class Request(BaseModel):

@@ -13,8 +13,8 @@ from pydantic import Field
 
 from kaeru.service.requests.base import BUDGET_DEFAULT, Budget, Initiatives, Json, Ref, Request, Text, ref
 
-_REVISION = "Revision from your last read: rejected if the node changed since."
-_REQUEST_ID = "Idempotency key: a retry with it replays the first result."
+_REVISION = "Your last-read revision: refused if the node changed since."
+_REQUEST_ID = "Idempotency key: a retry replays the first result."
 
 
 class SearchRequest(Request):

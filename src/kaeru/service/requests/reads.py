@@ -7,15 +7,17 @@ from typing import Annotated, Literal
 from pydantic import ConfigDict, Field
 from pydantic.config import JsonDict
 
-from kaeru.domain.model import EdgeType
+from kaeru.domain.model import EdgeType, Layer, NodeType
 from kaeru.domain.plans import Intent, Risk, Role
 from kaeru.service.requests.base import (
     BUDGET_DEFAULT,
+    Branch,
     Budget,
     InitiativeName,
     Initiatives,
     Ref,
     Request,
+    Tag,
     Text,
     one_of,
     ref,
@@ -25,23 +27,23 @@ from kaeru.service.requests.base import (
 #: `context`'s sections in the order it serves them; cold and frozen only when asked for.
 SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
 ON_REQUEST = ("cold", "frozen")
+#: The node types recall can return (the audit log and boards are never ranked), for its `types`.
+RECALL_TYPES = values(NodeType, ("audit_event", "board"))
+#: At most this many tags in recall's `tags` filter (a hit must carry every one).
+MAX_FILTER_TAGS = 32
 #: Intents are accepted with a dash or an underscore.
 INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace("_", "-"))]
 
 
 class ReadRequest(Request):
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
-    node: Ref = Field(description="The node: its id, an exact name in `initiative`, or {initiative, name}.")
+    node: Ref = Field(description="Its id or exact name, or {initiative, name}.")
     at: Text | None = Field(
         None,
         description="As it was then: RFC 3339, a date, or an offset like 2h, 3d.",
     )
-    body_offset: int = Field(
-        0, ge=0, description="Start the body at this character (for paging long bodies; see continuation)."
-    )
-    neighbours: bool = Field(
-        False, description="Also return the node's edges, both directions (as of `at` when given)."
-    )
+    body_offset: int = Field(0, ge=0, description="Start the body at this character (paging).")
+    neighbours: bool = Field(False, description="Also return its edges, both ways (as of `at`).")
     budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters; the rest pages.")
 
 
@@ -81,7 +83,7 @@ class ContextRequest(Request):
         None,
         min_length=1,
         json_schema_extra={"uniqueItems": True},
-        description="Only these sections (rules always come first); cold and frozen only when asked for.",
+        description="Only these sections (rules always first); cold and frozen only if named.",
     )
     budget_chars: Budget = Field(
         BUDGET_DEFAULT, description="Most body characters in the answer; rules are served first."
@@ -100,7 +102,7 @@ class TimelineRequest(Request):
     budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters in the answer.")
     cursor: Text | None = Field(
         None,
-        description="From continuation: the next `limit` items after the last one shown (repeat `next_arguments`).",
+        description="From `continuation`: the next page.",
     )
 
 
@@ -147,9 +149,41 @@ class RecallRequest(Request):
     include_superseded: bool = Field(
         False, description="Keep superseded and refuted memory level instead of demoting it."
     )
-    multi_hop: bool = Field(False, description="Second pass with the first hits' words.")
-    explain: bool = Field(False, description="Return each hit's per-channel scores (needs a query).")
-    limit: int = Field(10, ge=1, le=50, description="Hits per page.")
+    multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")
+    explain: bool = Field(
+        False, description="Return each hit's per-channel scores (needs a query; not with multi_hop)."
+    )
+    types: list[Annotated[str, one_of(RECALL_TYPES)]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="Only these node types (as search's filters.types).",
+    )
+    tags: list[Tag] | None = Field(
+        None,
+        min_length=1,
+        max_length=MAX_FILTER_TAGS,
+        json_schema_extra={"uniqueItems": True},
+        description="Only memory carrying every one of these tags (as search's filters.tags).",
+    )
+    layers: list[Annotated[str, one_of(values(Layer))]] | None = Field(
+        None,
+        min_length=1,
+        json_schema_extra={"uniqueItems": True},
+        description="Only these layers (as search's filters.layers); naming cold or frozen admits them.",
+    )
+    branch: Branch | None = Field(
+        None,
+        description="Only memory written on this git branch (note/task `branch`); memory without one is always included.",
+    )
+    include_stale: bool = Field(
+        False, description="Also cold and frozen (archived) memory, left out by default (explore_history keeps it)."
+    )
+    include_suppressed: bool = Field(
+        False,
+        description="Also memory its own policy holds back: released or expired rules, reminders before `after`.",
+    )
+    limit: int = Field(10, ge=1, le=50, description="Hits per page; fewer curated hits add `raw_hits` from sources.")
     cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
 
 

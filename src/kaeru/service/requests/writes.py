@@ -10,6 +10,7 @@ from kaeru.domain.model import EdgeType, HypothesisStatus, NodeType, NoteKind
 from kaeru.service.requests.base import (
     EXPECTED_REVISION,
     REQUEST_ID,
+    Branch,
     InitiativeName,
     Json,
     NodeName,
@@ -32,6 +33,9 @@ DEFAULT_LINK_WEIGHT = 0.5
 
 _Revision = Annotated[Text | None, Field(description=EXPECTED_REVISION)]
 _RequestId = Annotated[Text | None, Field(description=REQUEST_ID)]
+_Branch = Annotated[
+    Branch | None, Field(description="The git branch you work on (recall's `branch` filter); stored in properties.")
+]
 
 
 def _when(field: str, value: Any, required: list[str], *, present: bool = False) -> dict[str, Any]:
@@ -52,24 +56,24 @@ class NoteRequest(Request):
     )
     name: NodeName | None = Field(
         None,
-        description="Optional name (made from the first words otherwise).",
+        description="Name (default: from the first words).",
     )
     source: Text | None = Field(
         None,
         description="kind=reference: the verbatim text (immutable; `text` becomes the description).",
     )
-    url: Text | None = Field(None, description="Where the material came from (stored in properties.url).")
+    url: Text | None = Field(None, description="Where it came from (properties.url).")
     tags: list[Tag] | None = Field(
         None,
         max_length=64,
         json_schema_extra={"uniqueItems": True},
-        description="Free tags; `kind:`, `topic:` and `lang:` tags are derived automatically.",
+        description="Free tags (`kind:`, `topic:`, `lang:` ones are derived).",
     )
     occurred_at: Text | None = Field(
         None,
         description="When it happened, if not now (RFC 3339, a date, or 2d ago).",
     )
-    link_to: Ref | None = Field(None, description="Optional node to link the new node to, in the same transaction.")
+    link_to: Ref | None = Field(None, description="A node to link the new one to.")
     edge_type: EdgeTypeName = Field(
         EdgeType.REFERS_TO.value, description="Type of the link_to edge (new node → link_to)."
     )
@@ -84,15 +88,16 @@ class NoteRequest(Request):
         None, description="kind=rule only: applies while working on `task` and/or until `through`."
     )
     options: Annotated[Json | None, ref("CaptureOptions")] = Field(
-        None, description="Slot to take with the new node, its layer, and a slot compare-and-set token."
+        None, description="Slot to take, layer, slot compare-and-set."
     )
+    branch: _Branch = None
     request_id: _RequestId = None
 
 
 class ReplaceRequest(Request):
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The reference note whose source to replace.")
-    source: Text = Field(description="The new verbatim source text; old bytes stay in history with their sha256.")
+    source: Text = Field(description="The new verbatim source text.")
     expected_revision: _Revision = None
     request_id: _RequestId = None
 
@@ -210,23 +215,22 @@ class ForgetRequest(Request):
 
 
 class TaskRequest(Request):
-    initiative: InitiativeName = Field(
-        description="The initiative whose board gets the task; created if new (with a warning)."
-    )
+    initiative: InitiativeName = Field(description="Whose board gets the task; created if new (with a warning).")
     text: Text = Field(description="What to do.")
-    name: NodeName | None = Field(None, description="Optional name (auto-generated otherwise).")
+    name: NodeName | None = Field(None, description="Name (default: from the first words).")
     due: Text | None = Field(None, description="Due date: YYYY-MM-DD, RFC 3339, or a future offset like 3d / 2w.")
     status: Text | None = Field(None, description="Board column key (default: the first column, `open`).")
     tags: list[Tag] | None = Field(None, max_length=64, description="Free tags.")
-    link_to: Ref | None = Field(None, description="Optional node the task is about (edge task → node).")
+    link_to: Ref | None = Field(None, description="A node the task is about (edge task → node).")
     edge_type: EdgeTypeName = Field(EdgeType.REFERS_TO.value, description="Type of the link_to edge.")
     weight: Weight = Field(DEFAULT_LINK_WEIGHT, description="Weight of the link_to edge.")
     reminder: Annotated[Json | None, ref("Reminder")] = Field(
         None, description="Resurface the task from `after` for `window_days` days."
     )
     options: Annotated[Json | None, ref("CaptureOptions")] = Field(
-        None, description="Slot to take with the task, its layer, slot compare-and-set."
+        None, description="Slot to take, layer, slot compare-and-set."
     )
+    branch: _Branch = None
     request_id: _RequestId = None
 
 
@@ -271,7 +275,7 @@ class InitiativeRequest(Request):
     to: InitiativeName | None = Field(
         None, description="rename: the new name; merge: the initiative to merge into (must exist)."
     )
-    node: Ref | None = Field(None, description="attach/detach: the node (by id or {initiative, name} to reach across).")
+    node: Ref | None = Field(None, description="attach/detach: the node.")
     columns: list[Annotated[Json, WithJsonSchema(wire_schema(Column))]] | None = Field(
         None,
         min_length=1,

@@ -1,6 +1,7 @@
-"""PostgreSQL's full-text search: `tsvector @@ tsquery` with `ts_rank`, over lexemes built in Python
-from `kaeru.domain.text` tokens (never by a PostgreSQL text-search parser), so what matches is
-identical to SQLite's FTS5 index; and the vectors a node write stores (`tsv` literal, `stv` stems)."""
+"""PostgreSQL's full-text search: `tsvector @@ tsquery` over lexemes built in Python from
+`kaeru.domain.text` tokens (never by a PostgreSQL text-search parser), so what matches is identical
+to SQLite's FTS5 index, ranked by FTS5's bm25 (`bm25.py`, decision 17.G1); and the vectors a node
+write stores (`tsv` literal, `stv` stems)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from kaeru.domain.model import HypothesisStatus, Node, NodeType
 from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
 from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.sql.db import Part
 
@@ -22,8 +24,6 @@ _MAX_POSITION = 16383
 _POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
 #: The tsvector weight of each indexed field (tsquery weight labels select fields, like FTS5 columns).
 FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
-#: ts_rank weights {D, C, B, A} = body, tags, description, name: the SQLite bm25 weights 1:2:2:4.
-_RANK = "ts_rank('{{0.25,0.5,0.5,1.0}}'::float4[], n.{vector}, %(q)s::tsquery, 1)"
 #: Whether a hit is a refuted hypothesis (a currentness tie-break of search).
 _REFUTED = f"coalesce(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}', FALSE)"
 _ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
@@ -137,19 +137,55 @@ class TsSearch(Part):
         )
         return " AND ".join(clauses), superseded, params
 
+    def _bm25(self, query: SearchQuery) -> tuple[str, str, dict[str, Any]]:
+        """The LATERAL join and score expression of `query`'s BM25 (`bm25.score_sql`), with the
+        vault's statistics read now: the live nodes, their tokens, and each term's document
+        frequency in the searched fields (a prefix's counted through the GIN index)."""
+        terms = [term(t) for t in query.tokens]
+        stemmed = bool(query.stemmed)
+        column = "stf" if stemmed else "ltf"
+        if query.prefix:
+            found = [
+                self._db.raw_one(
+                    f"SELECT count(*) FROM nodes n WHERE n.{_vector(query)} @@ %s::tsquery",
+                    (tsquery_literal([t], False, True, query.fields),),
+                )
+                for t in query.tokens
+            ]
+            docs = [int(r[0]) if r else 0 for r in found]
+            totals = self._db.raw_one("SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM text_totals")
+        else:
+            totals = self._db.raw_one(
+                "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0), ARRAY(SELECT coalesce(sum(t.docs), 0) "
+                "FROM unnest(%(terms)s::text[]) WITH ORDINALITY q(term, i) LEFT JOIN term_docs t "
+                "ON t.stemmed = %(stemmed)s AND t.term = q.term AND t.fields & %(mask)s <> 0 "
+                "GROUP BY q.i ORDER BY q.i) FROM text_totals",
+                {"terms": terms, "stemmed": stemmed, "mask": bm25.field_mask(query.fields)},
+            )
+            docs = [int(d) for d in totals[2]] if totals else [0] * len(terms)
+        rows, size = (int(totals[0]), int(totals[1])) if totals else (0, 0)
+        avgdl = float(size) / float(rows) if rows else 1.0
+        idfs = [bm25.idf(rows, d) for d in docs]
+        return bm25.score_sql(column, terms, query.prefix, query.fields, idfs, avgdl)
+
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         if not query.initiative_ids:
             return [], 0, 0
         where, superseded, params = self._filters(query)
         if query.tokens:
-            select = f"SELECT n.id, n.seq, {_RANK.format(vector=_vector(query))} AS score, {_REFUTED}"
-            order = "ORDER BY score DESC, n.seq DESC"
+            lateral, score, more = self._bm25(query)
+            params.update(more)
+            select = f"SELECT n.id, n.seq, {score} AS score, {_REFUTED}"
+            source = f"nodes n {lateral}"
+            # bm25 is negative, best first, as FTS5's: the same order as SQLite's, ties newest first.
+            order = "ORDER BY score, n.seq DESC"
         else:
             select = f"SELECT n.id, n.seq, 0.0::float8 AS score, {_REFUTED}"
+            source = "nodes n"
             order = "ORDER BY n.seq DESC"
         keep = f"{where} AND NOT {superseded}" if query.omit_superseded else where
         params["window"] = int(query.window)
-        rows = self._db.raw_rows(f"{select} FROM nodes n WHERE {keep} {order} LIMIT %(window)s", params)
+        rows = self._db.raw_rows(f"{select} FROM {source} WHERE {keep} {order} LIMIT %(window)s", params)
         total = len(rows)
         omitted = 0
         full = total >= query.window and query.count_total
@@ -169,10 +205,10 @@ class TsSearch(Part):
             # The best omitted matches themselves (only when some were), each placed among the rows.
             params["head"] = int(query.superseded_head)
             gone = self._db.raw_rows(
-                f"{select} FROM nodes n WHERE {where} AND {superseded} {order} LIMIT %(head)s", params
+                f"{select} FROM {source} WHERE {where} AND {superseded} {order} LIMIT %(head)s", params
             )
-            ranks = [(-float(r[2]), -int(r[1])) for r in rows]  # ascending in the ranking's order
-            query.superseded_out.extend((bisect.bisect_left(ranks, (-float(g[2]), -int(g[1]))), g[0]) for g in gone)
+            ranks = [(float(r[2]), -int(r[1])) for r in rows]  # ascending in the ranking's order
+            query.superseded_out.extend((bisect.bisect_left(ranks, (float(g[2]), -int(g[1]))), g[0]) for g in gone)
         return [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows], total, omitted
 
     def count_matches(self, query: SearchQuery) -> int:

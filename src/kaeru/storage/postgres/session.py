@@ -13,6 +13,7 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
+from kaeru.storage.postgres.bm25 import node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
@@ -20,6 +21,8 @@ from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
 from kaeru.storage.sql.session import SqlSession
 
 _REV_NODE_COLS = prefixed(NODE_COLS, "r")
+#: The index columns a node write sets: tsvectors (matching) and term counts and length (BM25).
+_INDEX_COLUMNS = (("tsv", "?::tsvector"), ("stv", "?::tsvector"), ("ltf", "?::jsonb"), ("stf", "?::jsonb"), ("dl", "?"))
 #: "No such key" in a properties lookup (distinct from a JSON null, which counts as present).
 _MISSING = object()
 
@@ -73,8 +76,8 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        terms = (None, None) if node.retracted else self._index_terms(node)
-        return (("tsv", "?::tsvector"), ("stv", "?::tsvector")), terms
+        terms = (None, None, None, None, None) if node.retracted else (*self._index_terms(node), *node_terms(node))
+        return _INDEX_COLUMNS, terms
 
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
@@ -85,22 +88,47 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         )
 
     def rebuild_text_index(self, *, stems_only: bool = False) -> int:
-        """Recompute the full-text vectors of every node (only the stemmed one after the migration that
-        created it): live nodes get theirs, retracted ones none, as a write leaves them; the live
-        nodes indexed."""
-        self._db.run(
-            "UPDATE nodes SET stv = NULL" if stems_only else "UPDATE nodes SET tsv = NULL, stv = NULL WHERE retracted"
-        )
+        """Recompute the index columns of every node — after the migration that added some, all but
+        the literal tsvector (`stems_only`) — then count the BM25 statistics once: live nodes get
+        theirs, retracted ones none, as a write leaves them; the live nodes indexed.
+
+        Writers that touch the statistics wait until this commits (the tables are locked first), so
+        what they add applies to the recount, never to counts it replaces."""
+        self._db.run("LOCK TABLE term_docs, text_totals IN EXCLUSIVE MODE")
+        self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
+        kept = "" if stems_only else "tsv = NULL, "
+        self._db.run(f"UPDATE nodes SET {kept}stv = NULL, ltf = NULL, stf = NULL, dl = NULL WHERE retracted")
         count = 0
         for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE NOT retracted"):
-            tsv, stv = self._index_terms(self._d.node(row[0], row[1], row[2:]))
-            if stems_only:
-                self._db.run("UPDATE nodes SET stv = ?::tsvector WHERE seq = ?", (stv, row[0]))
-            else:
-                self._db.run("UPDATE nodes SET tsv = ?::tsvector, stv = ?::tsvector WHERE seq = ?", (tsv, stv, row[0]))
+            node = self._d.node(row[0], row[1], row[2:])
+            tsv, stv = self._index_terms(node)
+            ltf, stf, dl = node_terms(node)
+            self._db.run(
+                f"UPDATE nodes SET {'' if stems_only else 'tsv = ?::tsvector, '}stv = ?::tsvector, ltf = ?::jsonb, "
+                "stf = ?::jsonb, dl = ? WHERE seq = ?",
+                (*(() if stems_only else (tsv,)), stv, ltf, stf, dl, row[0]),
+            )
             count += 1
+        self._db.one("SELECT set_config('kaeru.bulk_index', 'off', true)")
+        self._recount_terms()
         self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
         return count
+
+    def _recount_terms(self) -> None:
+        """The BM25 statistics counted anew from every live node's terms (in shard 0)."""
+        self._db.run("DELETE FROM term_docs")
+        self._db.run("DELETE FROM text_totals")
+        for stemmed, column in ((False, "ltf"), (True, "stf")):
+            self._db.run(
+                "INSERT INTO term_docs (stemmed, term, fields, shard, docs) "
+                f"SELECT ?, e.key, kaeru_term_fields(e.value), 0, count(*) FROM nodes n, jsonb_each(n.{column}) e "
+                "GROUP BY e.key, kaeru_term_fields(e.value)",
+                (stemmed,),
+            )
+        self._db.run(
+            "INSERT INTO text_totals (shard, docs, tokens) "
+            "SELECT 0, count(*), coalesce(sum(dl), 0) FROM nodes WHERE dl IS NOT NULL"
+        )
 
     def node_at(self, node_id: str, moment: str) -> Node | None:
         row = self._db.one(

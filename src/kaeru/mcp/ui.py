@@ -1,0 +1,116 @@
+"""The web viewer's side of the server (issue 19): `/ui` over this server's tools and token checks,
+mounted by `transports.http_app`, and served alone by `kaeru ui` (`run_ui`)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from kaeru.config import Settings
+from kaeru.mcp.server import KaeruServer
+from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, security_settings, settle_heap
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import TokenVerifier
+
+    from kaeru.service.grants import Principal
+
+
+def viewer(
+    kaeru: KaeruServer,
+    settings: Settings,
+    host: str,
+    port: int,
+    verifier: TokenVerifier,
+    required: Callable[[], Awaitable[bool]] | None,
+) -> Any:
+    """The web viewer (`kaeru.web`, mounted at `/ui`) over this server's tools, checked as `/mcp` is:
+    the same Host/Origin allow-lists, the same verifier, and each accepted token run as the same
+    principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed.
+
+    The viewer (and through it the service layer) is imported at its first request, not when the
+    server starts, so `kaeru serve --http` listens ~0.4 s sooner (decision 19.W6)."""
+    app: Any = None
+
+    async def lazily(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal app
+        if app is None:
+            app = _build(kaeru, settings, host, port, verifier, required)
+        await app(scope, receive, send)
+
+    return lazily
+
+
+def _build(
+    kaeru: KaeruServer,
+    settings: Settings,
+    host: str,
+    port: int,
+    verifier: TokenVerifier,
+    required: Callable[[], Awaitable[bool]] | None,
+) -> Any:
+    from kaeru.web import Backend, ui_app
+
+    security = security_settings(settings, host, port)
+
+    async def verify(token: str) -> Principal | None:
+        access = await verifier.verify_token(token) if token else None
+        if access is None or SCOPE_READ not in access.scopes:
+            return None
+        return principal_of(access)
+
+    async def always() -> bool:
+        return True
+
+    return ui_app(
+        Backend(
+            call=kaeru.registry.envelope,
+            verify=verify,
+            required=required or always,
+            allowed_hosts=list(security.allowed_hosts),
+            allowed_origins=list(security.allowed_origins),
+            local_actor=settings.actor,
+        )
+    )
+
+
+def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str], None]) -> None:
+    """`kaeru ui`: the viewer alone on 127.0.0.1:`port` (0: any free port) until interrupted.
+
+    A one-off token made for this run (the local admin, actor `KAERU_ACTOR`) is the login link
+    `out` is given; a person's vault token signs in too (decision 19.W5).
+    """
+    import secrets
+    import socket
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import RedirectResponse
+    from starlette.routing import Mount, Route
+
+    from kaeru.web.app import address
+
+    host = "127.0.0.1"
+    once = secrets.token_urlsafe(32)
+    tokens = VaultTokens(kaeru.store, once, settings.actor)
+
+    async def home(_: Request) -> RedirectResponse:
+        return RedirectResponse("/ui/", status_code=307)
+
+    app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)  # listening before the address is printed: a browser opened at once waits in the backlog
+    bound = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    server = uvicorn.Server(config)
+    kaeru.registry.settle = settle_heap
+    out(f"kaeru viewer at {address(f'http://{host}:{bound}')}")
+    out(f"open (signs you in): {address(f'http://{host}:{bound}', once)}")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+        kaeru.store.close()

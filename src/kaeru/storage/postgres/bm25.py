@@ -1,0 +1,126 @@
+"""BM25 on PostgreSQL, by the formula of SQLite's FTS5 `bm25()` (issue 17, decision 17.G1).
+
+`ts_rank` has no inverse document frequency: a rare query word counted no more than a common one,
+so PostgreSQL ranked differently from SQLite. Here each live node keeps, beside its tsvectors, how
+often each term occurs in each field (`ltf` literal terms, `stf` stems: `{term: [name,
+description, body, tags]}`) and its length `dl` in the tokens FTS5 counts for the row (the four
+literal fields, one scope token per initiative, the four stem fields). A trigger (migration 009)
+keeps the vault's statistics in the same transaction as every write: `term_docs` (how many live
+nodes hold a term in exactly a given set of fields) and `text_totals` (live nodes and their
+tokens), both split over a few `shard` rows so that concurrent writers rarely wait on one row.
+
+The score is FTS5's, computed in the same order with the same doubles, so equal inputs give
+bit-equal scores and ties fall the same way on both engines:
+
+    idf(t) = log((N - df(t) + 0.5) / (df(t) + 0.5)), or 1e-6 when that is not positive
+    score  = -sum_t idf(t) * (f(t) * (k1 + 1)) / (f(t) + k1 * (1 - b + b * dl / avgdl))
+
+with k1 = 1.2, b = 0.75, N the live nodes, avgdl their mean `dl`, df(t) the live nodes holding `t`
+in one of the searched fields, and f(t) its occurrences there weighted name 4, description 2,
+body 1, tags 2. A prefix term's df counts the nodes holding any term it begins (found through the
+GIN index), and its f adds up every such term's occurrences.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
+
+#: FTS5's bm25 constants (fts5_aux.c).
+K1 = 1.2
+B = 0.75
+#: The indexed fields in the order of a term's counts, their bit in `term_docs.fields`, and their
+#: bm25 weight: SQLite's column weights (`_LITERAL_WEIGHTS`, `_STEM_WEIGHTS`).
+FIELDS = ("name", "description", "body", "tags")
+FIELD_BITS = {f: 1 << i for i, f in enumerate(FIELDS)}
+WEIGHTS = (4.0, 2.0, 1.0, 2.0)
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _counts(texts: Sequence[str | None], stemmed: bool) -> tuple[dict[str, list[int]], int]:
+    """Each term's occurrences per field of `texts` (name, description, body, tags), and how many
+    tokens the fields hold. Terms are the index's: `domain.text` tokens (or their stems), with
+    ASCII letters lowered as FTS5's `ascii` tokenizer stores them (folding can leave capitals)."""
+    found: dict[str, list[int]] = {}
+    size = 0
+    for i, text in enumerate(texts):
+        words = tokens(text)
+        size += len(words)
+        for raw, n in Counter(stem_words(words) if stemmed else words).items():
+            term = raw if raw.islower() else raw.translate(_ASCII_LOWER)  # no capital in a lower-case word
+            counts = found.get(term)
+            if counts is None:
+                counts = found[term] = [0, 0, 0, 0]
+            counts[i] += n
+    return found, size
+
+
+_dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+def node_terms(node: Node) -> tuple[str, str, int]:
+    """A live node's `ltf`, `stf` (JSON) and `dl`: the same field texts SQLite puts in the literal
+    and the stem columns of `nodes_fts`, and the row's length as FTS5 counts it."""
+    name = indexed_name(node)
+    literal, literal_size = _counts((name, node.description, node.body, " ".join(node.tags)), False)
+    stems, stem_size = _counts((name, node.description, node.body, manual_tags(node.tags)), True)
+    size = literal_size + len(node.initiatives) + stem_size
+    return _dump(literal), _dump(stems), size
+
+
+def idf(rows: int, docs: int) -> float:
+    """FTS5's inverse document frequency of a term that `docs` of `rows` rows hold."""
+    value = math.log((rows - docs + 0.5) / (docs + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def field_mask(fields: Sequence[str]) -> int:
+    return sum(FIELD_BITS[f] for f in set(fields) if f in FIELD_BITS)
+
+
+def _frequency(counts: str, fields: Sequence[str]) -> str:
+    """SQL for the weighted frequency of one term in one node, from its counts array `counts`
+    (a jsonb expression; NULL when the node lacks the term)."""
+    parts = [
+        f"({counts} ->> {i})::float8" + ("" if WEIGHTS[i] == 1.0 else f" * {WEIGHTS[i]}::float8")
+        for i, f in enumerate(FIELDS)
+        if f in fields
+    ]
+    return " + ".join(parts) or "0.0::float8"
+
+
+def score_sql(
+    column: str, terms: Sequence[str], prefix: bool, fields: Sequence[str], idfs: Sequence[float], avgdl: float
+) -> tuple[str, str, dict[str, Any]]:
+    """The BM25 score of node `n`: a LATERAL join computing each term's weighted frequency `f.f<i>`
+    once, the score expression over it, and their parameters."""
+    params: dict[str, Any] = {"bm_k1": K1, "bm_k1p1": K1 + 1.0, "bm_b": B, "bm_1mb": 1 - B, "bm_avgdl": avgdl}
+    frequencies = []
+    lookups = []
+    for i, term in enumerate(terms):
+        params[f"bm_t{i}"] = term
+        params[f"bm_idf{i}"] = idfs[i]
+        if prefix:
+            # Every term the prefix begins: their occurrences add up, as FTS5 counts a prefix phrase's.
+            frequencies.append(
+                f"coalesce((SELECT sum({_frequency('e.value', fields)}) FROM jsonb_each(n.{column}) e "
+                f"WHERE starts_with(e.key, %(bm_t{i})s)), 0.0::float8) AS f{i}"
+            )
+        else:
+            lookups.append(f"n.{column} -> %(bm_t{i})s AS e{i}")
+            frequencies.append(f"coalesce({_frequency(f'x.e{i}', fields)}, 0.0::float8) AS f{i}")
+    # OFFSET 0 keeps each lookup a column computed once, not an expression the planner copies into
+    # every place that reads it.
+    inner = f" FROM (SELECT {', '.join(lookups)} OFFSET 0) x" if lookups else ""
+    lateral = f"CROSS JOIN LATERAL (SELECT {', '.join(frequencies)}{inner} OFFSET 0) f"
+    norm = "%(bm_k1)s::float8 * (%(bm_1mb)s::float8 + %(bm_b)s::float8 * n.dl / %(bm_avgdl)s::float8)"
+    summands = [
+        f"%(bm_idf{i})s::float8 * ((f.f{i} * %(bm_k1p1)s::float8) / (f.f{i} + {norm}))" for i in range(len(terms))
+    ]
+    return lateral, f"-1.0::float8 * ({' + '.join(summands)})", params

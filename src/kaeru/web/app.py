@@ -1,0 +1,170 @@
+"""The viewer's ASGI app, mounted at `/ui`: the checks every request passes, then the pages.
+
+Checks, in order (decision 19.W3): the `Host` and `Origin` allow-lists of `/mcp` (DNS rebinding; a
+cross-site form post carries a foreign `Origin`); then who is asking — a bearer token from the
+`Authorization` header or from the `kaeru_ui` cookie set by the login form (HttpOnly,
+SameSite=Strict) — verified by the same verifier as `/mcp`, and the request runs as that token's
+principal (`grants.acting`), so the tools it calls see exactly the grants an MCP call with that token
+sees, and the edits are audited with the token's name as actor. Without a token, a request is served
+as the local admin only when the server would serve `/mcp` so (no admin token, no vault token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from http.cookies import SimpleCookie
+from importlib import resources
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route, Router
+from starlette.types import Receive, Scope, Send
+
+from kaeru.service import grants
+from kaeru.service.grants import Principal
+from kaeru.web import node, pages
+from kaeru.web.graph import Call
+
+COOKIE = "kaeru_ui"
+PREFIX = "/ui"
+
+
+@dataclass
+class Backend:
+    """What the viewer needs from the server that mounts it."""
+
+    #: A tool call through the server's registry (`ToolRegistry.envelope`): always an envelope.
+    call: Call
+    #: A token → its principal, or None when the token is refused.
+    verify: Callable[[str], Awaitable[Principal | None]]
+    #: True when a request without a token is refused.
+    required: Callable[[], Awaitable[bool]]
+    #: The `Host` and `Origin` allow-lists (patterns `name:*` or exact), as for `/mcp`.
+    allowed_hosts: list[str]
+    allowed_origins: list[str]
+    #: Who the local admin is (shown on the pages; the audit uses `KAERU_ACTOR` itself).
+    local_actor: str = "agent"
+
+
+def _allowed(value: str, patterns: list[str]) -> bool:
+    return any(value == p or (p.endswith(":*") and value.startswith(p[:-1])) for p in patterns)
+
+
+class ViewerApp:
+    """The checks (module docstring) around the page router."""
+
+    def __init__(self, backend: Backend):
+        self.backend = backend
+        self.router = Router(
+            routes=[
+                Route("/", pages.handler(backend, pages.initiatives_page)),
+                Route("/graph", pages.handler(backend, pages.graph_page)),
+                Route("/node", pages.handler(backend, node.node_page)),
+                Route("/board", pages.handler(backend, pages.board_page)),
+                Route("/timeline", pages.handler(backend, pages.timeline_page)),
+                Route("/reviews", pages.handler(backend, pages.reviews_page)),
+                Route("/rules", pages.handler(backend, pages.rules_page)),
+                Route("/search", pages.handler(backend, pages.search_page)),
+                Route("/recall", pages.handler(backend, pages.recall_page)),
+                Route("/edit", node.edit_handler(backend), methods=["POST"]),
+                Route("/logout", _logout, methods=["POST"]),
+            ]
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.router(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
+        if not _allowed(headers.get("host", ""), self.backend.allowed_hosts):
+            await Response("Invalid Host header", status_code=421)(scope, receive, send)
+            return
+        origin = headers.get("origin")
+        if origin and not _allowed(origin, self.backend.allowed_origins):
+            await Response("Invalid Origin header", status_code=403)(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        relative = path[len(scope.get("root_path", "")) :] if path.startswith(scope.get("root_path", "")) else path
+        if relative == "/static/style.css":
+            await _stylesheet()(scope, receive, send)
+            return
+        if relative == "/login":
+            await self._login(scope, receive, send)
+            return
+        token = _token_of(headers)
+        principal: Principal | None = None
+        if token is not None:
+            principal = await self.backend.verify(token)
+            if principal is None:
+                await _login_page("That token was refused.", status=401, clear=True)(scope, receive, send)
+                return
+        elif await self.backend.required():
+            await _login_page(None, status=401)(scope, receive, send)
+            return
+        scope.setdefault("state", {})["principal"] = principal
+        with grants.acting(principal):
+            await self.router(scope, receive, send)
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The sign-in form; a token posted by it (or given as `?token=`, the link `kaeru ui` prints)
+        that the verifier accepts becomes the `kaeru_ui` cookie."""
+        request = Request(scope, receive)
+        token: str | None
+        if request.method == "POST":
+            form = parse_qs((await request.body()).decode("utf-8", "replace"))
+            token = (form.get("token") or [""])[0].strip() or None
+        else:
+            token = request.query_params.get("token")
+        if token is None:
+            await _login_page(None)(scope, receive, send)
+            return
+        if await self.backend.verify(token) is None:
+            await _login_page("That token was refused.", status=401)(scope, receive, send)
+            return
+        response = RedirectResponse(f"{PREFIX}/", status_code=303)
+        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path=PREFIX)
+        await response(scope, receive, send)
+
+
+def _token_of(headers: dict[str, str]) -> str | None:
+    given = headers.get("authorization")
+    if given is not None:
+        scheme, _, value = given.partition(" ")
+        return value.strip() if scheme.lower() == "bearer" and value.strip() else ""
+    cookie = SimpleCookie()
+    try:
+        cookie.load(headers.get("cookie", ""))
+    except Exception:
+        return None
+    morsel = cookie.get(COOKIE)
+    return morsel.value if morsel is not None and morsel.value else None
+
+
+async def _logout(request: Request) -> Response:
+    response = RedirectResponse(f"{PREFIX}/login", status_code=303)
+    response.delete_cookie(COOKIE, path=PREFIX)
+    return response
+
+
+def _stylesheet() -> Response:
+    css = resources.files("kaeru.web").joinpath("static/style.css").read_text(encoding="utf-8")
+    return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600"})
+
+
+def _login_page(problem: str | None, status: int = 200, clear: bool = False) -> HTMLResponse:
+    response = HTMLResponse(pages.login_html(problem), status_code=status)
+    if clear:
+        response.delete_cookie(COOKIE, path=PREFIX)
+    return response
+
+
+def ui_app(backend: Backend) -> ViewerApp:
+    """The viewer, to mount at `/ui`."""
+    return ViewerApp(backend)
+
+
+def address(base: str, token: str | None = None) -> str:
+    """The viewer's address on `base` (with a one-time login link when `token` is given)."""
+    return f"{base}{PREFIX}/login?{urlencode({'token': token})}" if token else f"{base}{PREFIX}/"

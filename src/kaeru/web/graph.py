@@ -1,0 +1,350 @@
+"""The graph view: a bounded piece of an initiative's graph, gathered through the tools and laid out
+on the server as SVG (decision 19.W1).
+
+Two ways to pick the piece, both bounded by `LIMIT` nodes whatever the initiative's size (a
+10,000-node initiative draws as fast as a small one, decision 19.W2):
+
+* a window of the initiative's timeline (`timeline`, one page of `LIMIT` nodes, in recording
+  order, with a cursor to the next window), each node's edges from `read` with `neighbours`;
+* the neighbourhood of a focus node: breadth-first over `read` with `neighbours`, up to `DEPTH`
+  steps and `LIMIT` nodes.
+
+What is not drawn is counted and said: nodes of the initiative outside the window, nodes reached
+past the limit, edges leading out of the piece, nodes hidden by the filters.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from html import escape
+from typing import Any
+
+Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+#: Most nodes drawn at once (a window of the timeline, or a neighbourhood).
+LIMIT = 100
+#: How far a neighbourhood reaches from its focus.
+DEPTH = 3
+#: Node colours by type (the legend uses the same).
+COLOURS = {
+    "task": "#e4572e",
+    "checklist": "#f3a712",
+    "roadmap": "#a8c686",
+    "experiment": "#669bbc",
+    "hypothesis": "#8e44ad",
+    "scratch": "#b0b0b0",
+    "draft": "#c9b79c",
+    "episode": "#2e86ab",
+    "audit_event": "#7f8c8d",
+    "chain": "#16a085",
+    "board": "#d35400",
+    "idea": "#f1c40f",
+    "outcome": "#27ae60",
+    "reference": "#34495e",
+    "concept": "#c0392b",
+    "entity": "#1abc9c",
+}
+FALLBACK = "#95a5a6"
+
+
+class ViewError(Exception):
+    """A tool refused what the view asked (its first issue)."""
+
+    def __init__(self, envelope: dict[str, Any]):
+        issue = (envelope.get("issues") or [{"code": "rejected", "message": "rejected"}])[0]
+        super().__init__(issue["message"])
+        self.code: str = issue["code"]
+        self.envelope = envelope
+
+
+async def ok(call: Call, tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The envelope of a call, or `ViewError` when it was rejected."""
+    envelope = await call(tool, args)
+    if envelope["state"] == "rejected":
+        raise ViewError(envelope)
+    return envelope
+
+
+@dataclass
+class Filters:
+    types: frozenset[str] = frozenset()
+    layers: frozenset[str] = frozenset()
+    current_only: bool = False
+
+    def keeps(self, node: dict[str, Any]) -> bool:
+        if self.types and node.get("node_type") not in self.types:
+            return False
+        if self.layers and node.get("layer") not in self.layers:
+            return False
+        return not (self.current_only and node.get("currentness") != "current")
+
+
+@dataclass
+class Piece:
+    """What the graph view draws, and what it leaves out."""
+
+    mode: str  # "window" or "focus"
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    edges: list[dict[str, Any]] = field(default_factory=list)
+    #: Focus mode: each node's distance from the focus.
+    depth: dict[str, int] = field(default_factory=dict)
+    #: Nodes of the initiative (from `initiatives`), when known.
+    total: int | None = None
+    #: Window mode: the window's first position (0-based) and the cursor to the next one.
+    start: int = 0
+    cursor: str | None = None
+    #: Focus mode: nodes reached but not drawn (past `LIMIT` or `DEPTH`), at least.
+    beyond: int = 0
+    #: Edges with one end outside the piece.
+    outside_edges: int = 0
+    #: Nodes gathered but hidden by the filters.
+    hidden: int = 0
+    types: list[str] = field(default_factory=list)
+    layers: list[str] = field(default_factory=list)
+
+
+def _key(edge: dict[str, Any]) -> tuple[str, str, str]:
+    return (edge["from"], edge["to"], edge["edge_type"])
+
+
+async def _edges_of(call: Call, initiative: str, node_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """A node (None if it cannot be read) and its live edges, both directions."""
+    envelope = await call(
+        "read", {"initiative": initiative, "node": {"id": node_id}, "neighbours": True, "budget_chars": 512}
+    )
+    if envelope["state"] == "rejected":
+        return None, []
+    data = envelope["data"]
+    return data["hits"][0], list(data.get("edges") or [])
+
+
+async def window(call: Call, initiative: str, cursor: str | None, start: int) -> Piece:
+    """`LIMIT` nodes of the initiative's timeline from `cursor` (None: its start)."""
+    args: dict[str, Any] = {"initiatives": [initiative], "limit": LIMIT, "budget_chars": 64000}
+    if cursor:
+        args["cursor"] = cursor
+    envelope = await ok(call, "timeline", args)
+    piece = Piece("window", start=start)
+    for hit in envelope["data"]["hits"]:
+        piece.nodes[hit["id"]] = hit
+    following = envelope.get("continuation")
+    piece.cursor = following["next_arguments"].get("cursor") if following else None
+    await _link(call, initiative, piece)
+    return piece
+
+
+async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
+    """Breadth-first from `focus`: at most `LIMIT` nodes, `DEPTH` steps away."""
+    piece = Piece("focus")
+    seen: dict[str, int] = {focus: 0}
+    past: set[str] = set()  # reached one step past `DEPTH`
+    queue = [focus]
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    while queue:
+        node_id = queue.pop(0)
+        if len(piece.nodes) >= LIMIT:
+            break
+        node, found = await _edges_of(call, initiative, node_id)
+        if node is None:
+            if node_id == focus:
+                await ok(call, "read", {"initiative": initiative, "node": {"id": focus}})
+            continue
+        piece.nodes[node_id] = node
+        piece.depth[node_id] = seen[node_id]
+        for edge in found:
+            edges[_key(edge)] = edge
+            other = edge["to"] if edge["from"] == node_id else edge["from"]
+            if other in seen:
+                continue
+            if seen[node_id] < DEPTH:
+                seen[other] = seen[node_id] + 1
+                queue.append(other)
+            else:
+                past.add(other)
+    piece.beyond = len((set(seen) | past) - set(piece.nodes))
+    for edge in edges.values():
+        if edge["from"] in piece.nodes and edge["to"] in piece.nodes:
+            piece.edges.append(edge)
+        else:
+            piece.outside_edges += 1
+    return piece
+
+
+async def _link(call: Call, initiative: str, piece: Piece) -> None:
+    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for node_id in list(piece.nodes):
+        _, found = await _edges_of(call, initiative, node_id)
+        for edge in found:
+            edges[_key(edge)] = edge
+    for edge in edges.values():
+        if edge["from"] in piece.nodes and edge["to"] in piece.nodes:
+            piece.edges.append(edge)
+        else:
+            piece.outside_edges += 1
+
+
+def apply(piece: Piece, filters: Filters) -> Piece:
+    """The piece with the filters applied (what they hide is counted)."""
+    piece.types = sorted({n["node_type"] for n in piece.nodes.values()})
+    piece.layers = sorted({n["layer"] for n in piece.nodes.values()})
+    kept = {i: n for i, n in piece.nodes.items() if filters.keeps(n)}
+    piece.hidden = len(piece.nodes) - len(kept)
+    piece.nodes = kept
+    piece.edges = [e for e in piece.edges if e["from"] in kept and e["to"] in kept]
+    return piece
+
+
+# --- layout --------------------------------------------------------------------------------------
+def layout(piece: Piece) -> dict[str, tuple[float, float]]:
+    """Positions: rings by distance around the focus, or (a window) a sunflower spiral in
+    breadth-first order so that linked nodes start close; then a force-directed relaxation (springs
+    along edges, repulsion between nodes, a pull to the centre) whose length shrinks as the piece
+    grows. Deterministic: the same piece draws the same."""
+    ids = sorted(piece.nodes, key=lambda i: (piece.nodes[i].get("created_at") or "", i))
+    if not ids:
+        return {}
+    adjacent: dict[str, list[str]] = {i: [] for i in ids}
+    for edge in piece.edges:
+        adjacent[edge["from"]].append(edge["to"])
+        adjacent[edge["to"]].append(edge["from"])
+    pos: dict[str, tuple[float, float]] = {}
+    if piece.depth:
+        rings: dict[int, list[str]] = {}
+        for node in ids:
+            rings.setdefault(piece.depth.get(node, 1), []).append(node)
+        radius = 0.0
+        for level in sorted(rings):
+            members = rings[level]
+            if level == 0 and len(members) == 1:
+                pos[members[0]] = (0.0, 0.0)
+                continue
+            radius = max(radius + 130.0, len(members) * 46.0 / (2 * math.pi))
+            for k, node in enumerate(members):
+                angle = 2 * math.pi * k / len(members) + level * 0.35
+                pos[node] = (radius * math.cos(angle), radius * math.sin(angle))
+    else:
+        order: list[str] = []
+        placed: set[str] = set()
+        for root in sorted(ids, key=lambda i: -len(adjacent[i])):
+            if root in placed:
+                continue
+            placed.add(root)
+            frontier = [root]
+            while frontier:
+                order.extend(frontier)
+                nxt = []
+                for node in frontier:
+                    for other in adjacent[node]:
+                        if other not in placed:
+                            placed.add(other)
+                            nxt.append(other)
+                frontier = nxt
+        for k, node in enumerate(order):
+            radius, angle = 70.0 * math.sqrt(k), k * 2.39996
+            pos[node] = (radius * math.cos(angle), radius * math.sin(angle))
+    _relax(pos, piece.edges, rounds=max(15, min(120, 400_000 // (len(ids) ** 2))))
+    return pos
+
+
+def _relax(pos: dict[str, tuple[float, float]], edges: list[dict[str, Any]], rounds: int) -> None:
+    ids = list(pos)
+    ideal = 120.0
+    reach2 = (2.5 * ideal) ** 2
+    for step in range(rounds):
+        moves = {i: [0.0, 0.0] for i in ids}
+        for a_index, a in enumerate(ids):
+            ax, ay = pos[a]
+            for b in ids[a_index + 1 :]:
+                bx, by = pos[b]
+                dx, dy = ax - bx, ay - by
+                dist2 = dx * dx + dy * dy or 0.01
+                if dist2 > reach2:  # far apart already: no push, so the pieces stay together
+                    continue
+                push = ideal * ideal / dist2
+                moves[a][0] += dx * push
+                moves[a][1] += dy * push
+                moves[b][0] -= dx * push
+                moves[b][1] -= dy * push
+        for edge in edges:
+            a, b = edge["from"], edge["to"]
+            if a == b:
+                continue
+            (ax, ay), (bx, by) = pos[a], pos[b]
+            dx, dy = ax - bx, ay - by
+            dist = math.sqrt(dx * dx + dy * dy) or 0.1
+            pull = dist / ideal
+            moves[a][0] -= dx * pull
+            moves[a][1] -= dy * pull
+            moves[b][0] += dx * pull
+            moves[b][1] += dy * pull
+        for node in ids:  # gravity: the components stay together
+            x, y = pos[node]
+            moves[node][0] -= x * 0.08
+            moves[node][1] -= y * 0.08
+        limit = 40.0 * (1 - step / rounds) + 2
+        for node in ids:
+            mx, my = moves[node]
+            size = math.sqrt(mx * mx + my * my) or 1.0
+            scale = min(size, limit) / size
+            x, y = pos[node]
+            pos[node] = (x + mx * scale, y + my * scale)
+
+
+def _label(node: dict[str, Any], size: int = 28) -> str:
+    text = str(node.get("name") or node.get("id"))
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> str:
+    """The piece as inline SVG: nodes coloured by type (`data-id`, `data-type`), superseded and
+    refuted nodes dashed and struck through, edges labelled by type and weight, each node a link."""
+    pos = layout(piece)
+    if not pos:
+        return '<svg id="graph" class="graph" viewBox="0 0 400 80"><text x="20" y="45">nothing to draw</text></svg>'
+    xs = [p[0] for p in pos.values()]
+    ys = [p[1] for p in pos.values()]
+    margin = 110
+    left, top = min(xs) - margin, min(ys) - margin
+    width, height = max(xs) - min(xs) + 2 * margin, max(ys) - min(ys) + 2 * margin
+    out = [
+        f'<svg id="graph" class="graph" viewBox="{left:.0f} {top:.0f} {width:.0f} {height:.0f}" '
+        f'role="img" aria-label="graph of {len(pos)} nodes">',
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="22" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" '
+        'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#888"/></marker></defs>',
+        '<g class="edges">',
+    ]
+    for edge in piece.edges:
+        (x1, y1), (x2, y2) = pos[edge["from"]], pos[edge["to"]]
+        weight = float(edge.get("weight") or 0)
+        kind = escape(edge["edge_type"])
+        out.append(
+            f'<g class="edge e-{kind}" data-from="{escape(edge["from"])}" data-to="{escape(edge["to"])}" '
+            f'data-type="{kind}"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'stroke-width="{0.6 + 2.4 * weight:.2f}" marker-end="url(#arrow)"/>'
+            f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 3:.1f}">{kind} {weight:g}</text></g>'
+        )
+    out.append('</g><g class="nodes">')
+    for node_id, (x, y) in pos.items():
+        node = piece.nodes[node_id]
+        kind = str(node.get("node_type"))
+        state = str(node.get("currentness"))
+        classes = f"node t-{escape(kind)} c-{escape(state)}" + (" focus" if node_id == focus else "")
+        colour = COLOURS.get(kind, FALLBACK)
+        title = f"{node.get('name')} ({kind}, {node.get('layer')}, {state})"
+        out.append(
+            f'<a href="{escape(link(node_id))}"><g class="{classes}" data-id="{escape(node_id)}" '
+            f'data-type="{escape(kind)}" data-layer="{escape(str(node.get("layer")))}" data-currentness="{escape(state)}">'
+            f"<title>{escape(title)}</title>"
+            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{14 if node_id == focus else 10}" fill="{colour}"/>'
+            f'<text x="{x:.1f}" y="{y + 24:.1f}">{escape(_label(node))}</text></g></a>'
+        )
+    out.append("</g></svg>")
+    return "".join(out)
+
+
+def legend(types: list[str]) -> str:
+    return "".join(
+        f'<span class="swatch"><i style="background:{COLOURS.get(t, FALLBACK)}"></i>{escape(t)}</span>' for t in types
+    )

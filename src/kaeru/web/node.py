@@ -1,0 +1,233 @@
+"""A node's page (body, tags, facts, edges, history with diffs, the as-of control, the edit forms)
+and the edits those forms post (decision 19.W4): each a tool write, answered by a redirect back."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlencode
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from kaeru.web.graph import Call, ok
+from kaeru.web.pages import (
+    EDGE_EVENTS_SHOWN,
+    EDGES_SHOWN,
+    LAYERS,
+    PREFIX,
+    edit_form,
+    initiative_of,
+    new_request_id,
+    node_link,
+    url,
+)
+
+if TYPE_CHECKING:
+    from kaeru.web.app import Backend
+
+
+def _diff(before: Any, after: Any) -> str:
+    if isinstance(before, str) and isinstance(after, str):
+        old, new = before.split(" "), after.split(" ")
+        parts = []
+        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+            if op == "equal":
+                parts.append(escape(" ".join(old[a1:a2])))
+                continue
+            if a2 > a1:
+                parts.append(f"<del>{escape(' '.join(old[a1:a2]))}</del>")
+            if b2 > b1:
+                parts.append(f"<ins>{escape(' '.join(new[b1:b2]))}</ins>")
+        return " ".join(parts)
+    if isinstance(before, list) and isinstance(after, list):
+        gone = [v for v in before if v not in after]
+        added = [v for v in after if v not in before]
+        if not gone and not added:
+            return '<span class="same">same items, reordered</span>'
+        return " ".join(
+            [f"<del>{escape(json.dumps(v, ensure_ascii=False))}</del>" for v in gone]
+            + [f"<ins>{escape(json.dumps(v, ensure_ascii=False))}</ins>" for v in added]
+        )
+    if before is None:
+        return f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
+    return (
+        f"<del>{escape(json.dumps(before, ensure_ascii=False))}</del> → "
+        f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
+    )
+
+
+async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    node_id = request.query_params.get("id", "")
+    at = request.query_params.get("at") or None
+    args: dict[str, Any] = {
+        "initiative": initiative,
+        "node": {"id": node_id},
+        "neighbours": True,
+        "budget_chars": 64000,
+    }
+    if at:
+        args["at"] = at
+    envelope = await ok(call, "read", args)
+    node = envelope["data"]["hits"][0]
+    edges = envelope["data"].get("edges") or []
+    trail = await ok(call, "trail", {"initiative": initiative, "node": {"id": node_id}, "kind": "history"})
+    here = url("/node", i=initiative, id=node_id)
+    state = str(node.get("currentness"))
+    facts = [
+        ("type", node.get("node_type")),
+        ("layer", node.get("layer")),
+        ("pinned", "yes" if node.get("pinned") else "no"),
+        ("currentness", state),
+        ("status", node.get("status")),
+        ("revision", node.get("revision")),
+        ("recorded", node.get("recorded_at")),
+        ("initiatives", ", ".join(node.get("initiatives") or [])),
+    ]
+    succ = node.get("successors") or []
+    if succ:
+        facts.append(("superseded by", ", ".join(succ)))
+    facts_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts if v not in (None, ""))
+    tags = "".join(f'<span class="tag">{escape(t)}</span>' for t in node.get("tags") or [])
+    when = (
+        f'<p class="asof" id="as-of-shown">as of {escape(at)}</p>'
+        if at
+        else '<p class="asof" id="as-of-shown">current</p>'
+    )
+    asof = (
+        f'<form class="asof-form" method="get" action="{PREFIX}/node"><input type="hidden" name="i" value="{escape(initiative)}">'
+        f'<input type="hidden" name="id" value="{escape(node_id)}"><label>as of <input name="at" id="at" '
+        f'value="{escape(at or "")}" placeholder="2026-05-01T10:00:00Z, a date, or 2h / 3d"></label><button>Show</button>'
+        f"{' <a href=' + chr(34) + escape(here) + chr(34) + '>now</a>' if at else ''}</form>"
+    )
+    edge_rows = []
+    for edge in edges[:EDGES_SHOWN]:
+        out = edge["from"] == node_id
+        other = edge["to"] if out else edge["from"]
+        named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512})
+        shown = (
+            node_link(initiative, named["data"]["hits"][0])
+            if named["state"] != "rejected"
+            else f'<a href="{escape(url("/node", i=initiative, id=other))}">{escape(other)}</a>'
+        )
+        edge_rows.append(
+            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span> '
+            f"{escape(str(edge.get('weight')))} {shown}</li>"
+        )
+    if len(edges) > EDGES_SHOWN:
+        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
+    history = []
+    edge_events = 0
+    for entry in trail["data"]["entries"]:
+        if entry["kind"] == "revision":
+            changes = "".join(
+                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}</td></tr>'
+                for c in entry.get("changes") or []
+            )
+            revision = (entry.get("node") or {}).get("revision", "")
+            history.append(
+                f'<li class="revision" data-revision="{escape(str(revision))}"><span class="when">{escape(entry["at"])}</span> '
+                f"<strong>{escape(str(entry.get('action')))}</strong> by {escape(str(entry.get('actor')))} "
+                f'<a class="asof-link" href="{escape(url("/node", i=initiative, id=node_id, at=entry["at"]))}">as of then</a>'
+                f'<table class="changes">{changes}</table></li>'
+            )
+        elif entry["kind"] == "edge":
+            edge_events += 1
+            if edge_events > EDGE_EVENTS_SHOWN:
+                continue
+            edge = entry.get("edge") or {}
+            history.append(
+                f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
+                f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
+                f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
+            )
+    if edge_events > EDGE_EVENTS_SHOWN:
+        history.append(f'<li class="coverage">{edge_events - EDGE_EVENTS_SHOWN} more edge events not listed</li>')
+    back = here
+    edits = "" if at else _node_edits(initiative, node, back)
+    body = (
+        f'<div class="node-head c-{escape(state)}">{when}{asof}</div>'
+        f'<section class="node-body"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
+        f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>'
+        f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
+        f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
+        f"{edits}"
+        f'<section><h2>History</h2><ol class="history" id="history">{"".join(history)}</ol></section>'
+    )
+    return str(node.get("name") or node_id), body, initiative
+
+
+def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
+    node_id = node["id"]
+    options = "".join(
+        f'<option value="{v}"{" selected" if v == node.get("layer") else ""}>{v}</option>' for v in LAYERS
+    )
+    pinned = " checked" if node.get("pinned") else ""
+    layer_form = edit_form(
+        initiative,
+        "layer",
+        back,
+        f'<select name="layer" id="layer-select">{options}</select>'
+        f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>',
+        "Set layer / pin",
+        node_id,
+    )
+    flag_form = edit_form(
+        initiative,
+        "flag",
+        back,
+        '<input name="reason" id="flag-reason" placeholder="what is doubtful, and why" required>',
+        "Flag for review",
+        node_id,
+    )
+    close_form = edit_form(
+        initiative,
+        "close",
+        back,
+        '<input name="resolution" placeholder="how it was resolved (optional)">',
+        "Close its reviews",
+        node_id,
+    )
+    return f'<section class="edits"><h2>Edit</h2>{layer_form}{flag_form}{close_form}</section>'
+
+
+def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
+    """POST /ui/edit: one tool write from a page's form, then back to the page with what happened."""
+
+    async def handle(request: Request) -> Response:
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        initiative = form.get("i", "")
+        node = {"id": form.get("node", "")}
+        op = form.get("op")
+        common = {"initiative": initiative, "request_id": form.get("request_id") or new_request_id()}
+        tool: str
+        args: dict[str, Any]
+        if op == "flag":
+            tool, args = "review", {**common, "action": "flag", "target": node, "reason": form.get("reason", "")}
+        elif op == "close":
+            tool, args = "review", {**common, "action": "close", "target": node}
+            if form.get("resolution", "").strip():
+                args["resolution"] = form["resolution"].strip()
+        elif op == "layer":
+            tool, args = "layer", {**common, "nodes": [node], "layer": form.get("layer"), "pin": form.get("pin") == "1"}
+        elif op == "move":
+            tool, args = "task_update", {**common, "task": node, "status": form.get("status", "")}
+        else:
+            return Response("unknown edit", status_code=400)
+        envelope = await backend.call(tool, args)
+        if envelope["state"] == "rejected":
+            issue = envelope["issues"][0]
+            said = f"{op}: refused — {issue['code']}: {issue['message']}"
+        else:
+            said = f"{op}: {envelope['state']}"
+        back = form.get("back", "")
+        if not back.startswith(PREFIX + "/") or back.startswith("//"):
+            back = url("/", i=initiative)
+        joiner = "&" if "?" in back else "?"
+        return RedirectResponse(f"{back}{joiner}{urlencode({'edited': said})}", status_code=303)
+
+    return handle

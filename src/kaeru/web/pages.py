@@ -1,0 +1,455 @@
+"""The viewer's pages: each one a few tool calls (`Backend.call`) rendered as HTML on the server.
+
+Reads are the tools' reads (`initiatives`, `context`, `timeline`, `read`, `trail`, `search`,
+`recall`); the edits a person may make are the tools' writes (`review`, `layer`, `task_update`),
+posted by forms to `/ui/edit` and answered with a redirect back to the page (`web/node.py`, which
+also holds a node's page; decision 19.W4).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from html import escape
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+
+from kaeru.service.grants import Principal
+from kaeru.web import graph
+from kaeru.web.graph import Call, ViewError, ok
+
+if TYPE_CHECKING:
+    from kaeru.web.app import Backend
+
+PREFIX = "/ui"
+LAYERS = ("core", "hot", "warm", "cold", "frozen")
+#: Edges a node's page lists (each names its other end: one `read` apiece), and edge events its
+#: history lists (every revision is listed).
+EDGES_SHOWN = 60
+EDGE_EVENTS_SHOWN = 60
+#: Tasks a board column shows.
+CARDS = 50
+#: HTTP status of a page whose read was refused, by the issue's code.
+STATUS = {"forbidden": 403, "not_found": 404, "unknown_initiative": 404}
+
+Page = Callable[[Call, Request], Awaitable[tuple[str, str, str | None]]]
+
+
+def url(path: str, **params: Any) -> str:
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""}, doseq=True)
+    return f"{PREFIX}{path}" + (f"?{query}" if query else "")
+
+
+def principal_of(request: Request) -> Principal | None:
+    state: Any = request.scope.get("state", {})
+    found = state.get("principal") if isinstance(state, dict) else None
+    return found if isinstance(found, Principal) else None
+
+
+def handler(backend: Backend, page: Page) -> Callable[[Request], Awaitable[Response]]:
+    """A route: the page's body inside the common frame; a refused read becomes an error page."""
+
+    async def handle(request: Request) -> Response:
+        initiative = request.query_params.get("i")
+        principal = principal_of(request)
+        who = principal.name if principal is not None else backend.local_actor
+        try:
+            title, body, initiative = await page(backend.call, request)
+        except ViewError as error:
+            body = f'<p class="error" data-code="{escape(error.code)}">{escape(error.code)}: {escape(str(error))}</p>'
+            return HTMLResponse(
+                frame("refused", body, who, initiative, request), status_code=STATUS.get(error.code, 400)
+            )
+        return HTMLResponse(frame(title, body, who, initiative, request))
+
+    return handle
+
+
+def frame(title: str, body: str, who: str, initiative: str | None, request: Request) -> str:
+    nav = ""
+    if initiative:
+        links = [
+            ("graph", "Graph"),
+            ("board", "Board"),
+            ("timeline", "Timeline"),
+            ("reviews", "Reviews"),
+            ("rules", "Rules"),
+        ]
+        current = request.url.path.rsplit("/", 1)[-1]
+        items = "".join(
+            f'<a class="{"here" if current == key else ""}" href="{escape(url("/" + key, i=initiative))}">{label}</a>'
+            for key, label in links
+        )
+        query = escape(request.query_params.get("q", ""))
+        nav = (
+            f'<nav class="views"><strong>{escape(initiative)}</strong>{items}'
+            f'<form class="ask" action="{PREFIX}/search" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
+            f'<input name="q" id="search-box" placeholder="search (literal)" value="{query}"><button>Search</button></form>'
+            f'<form class="ask" action="{PREFIX}/recall" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
+            f'<input name="q" id="recall-box" placeholder="recall (explain)" value="{query}"><button>Recall</button></form></nav>'
+        )
+    edited = request.query_params.get("edited")
+    banner = f'<p class="notice" id="edited">{escape(edited)}</p>' if edited else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>{escape(title)} · kaeru</title>"
+        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body>'
+        f'<header><a class="brand" href="{PREFIX}/">kaeru</a><span class="who">as {escape(who)}</span>'
+        f'<form action="{PREFIX}/logout" method="post"><button class="link">sign out</button></form></header>'
+        f"{nav}{banner}<main><h1>{escape(title)}</h1>{body}</main></body></html>"
+    )
+
+
+def login_html(problem: str | None) -> str:
+    error = f'<p class="error">{escape(problem)}</p>' if problem else ""
+    return (
+        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>sign in · kaeru</title>'
+        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body><main class="login">'
+        f"<h1>kaeru</h1>{error}<p>This vault needs a token: the server's <code>KAERU_AUTH_TOKEN</code> or "
+        "a person's token (<code>kaeru token add NAME</code>).</p>"
+        f'<form method="post" action="{PREFIX}/login"><input type="password" name="token" id="token" '
+        'placeholder="token" autocomplete="off"><button>Sign in</button></form></main></body></html>'
+    )
+
+
+# --- small pieces --------------------------------------------------------------------------------
+def _short(text: Any, size: int = 160) -> str:
+    value = "" if text is None else str(text)
+    return value if len(value) <= size else value[: size - 1] + "…"
+
+
+def node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
+    name = node.get("name") or node.get("id")
+    kind = escape(str(node.get("node_type")))
+    state = str(node.get("currentness", "current"))
+    marked = f' <span class="state c-{escape(state)}">{escape(state)}</span>' if state != "current" else ""
+    return (
+        f'<a class="node-link c-{escape(state)}" data-id="{escape(node["id"])}" '
+        f'href="{escape(url("/node", i=initiative, id=node["id"], **extra))}">{escape(str(name))}</a>'
+        f' <span class="type t-{kind}">{kind}</span>{marked}'
+    )
+
+
+def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict[str, Any]], str] | None = None) -> str:
+    if not hits:
+        return '<p class="empty">nothing</p>'
+    rows = []
+    for hit in hits:
+        more = extra(hit) if extra else ""
+        rows.append(
+            f'<li class="hit" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
+            f'<span class="when">{escape(str(hit.get("created_at", ""))[:16])}</span>'
+            f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
+        )
+    return f'<ul class="hits">{"".join(rows)}</ul>'
+
+
+def _coverage(envelope: dict[str, Any]) -> str:
+    omitted = (envelope.get("coverage") or {}).get("omitted") or []
+    if not omitted:
+        return ""
+    said = ", ".join(f"{o['count']} {o['section']} ({o['reason']})" for o in omitted)
+    return f'<p class="coverage">not shown: {escape(said)}</p>'
+
+
+def new_request_id() -> str:
+    return "ui-" + secrets.token_hex(8)
+
+
+def edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str) -> str:
+    return (
+        f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">'
+        f'<input type="hidden" name="i" value="{escape(initiative)}">'
+        f'<input type="hidden" name="op" value="{op}"><input type="hidden" name="node" value="{escape(node)}">'
+        f'<input type="hidden" name="back" value="{escape(back)}">'
+        f'<input type="hidden" name="request_id" value="{new_request_id()}">{fields}<button>{escape(button)}</button></form>'
+    )
+
+
+def initiative_of(request: Request) -> str:
+    name = request.query_params.get("i")
+    if not name:
+        raise ViewError({"issues": [{"code": "invalid_argument", "message": "name an initiative (?i=NAME)"}]})
+    return name
+
+
+# --- pages ---------------------------------------------------------------------------------------
+async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    envelope = await ok(call, "initiatives", {})
+    rows = []
+    for item in envelope["data"]["initiatives"]:
+        name = item["name"]
+        counts = item.get("counts") or {}
+        rows.append(
+            f'<tr class="initiative" data-name="{escape(name)}"><td><a href="{escape(url("/graph", i=name))}">{escape(name)}</a></td>'
+            f"<td>{counts.get('total', 0)}</td><td>{counts.get('operational', 0)}</td><td>{counts.get('archival', 0)}</td>"
+            f"<td>{escape(str(item.get('last_activity') or '')[:19])}</td>"
+            f'<td><a href="{escape(url("/board", i=name))}">board</a> · <a href="{escape(url("/timeline", i=name))}">timeline</a>'
+            f' · <a href="{escape(url("/reviews", i=name))}">reviews</a> · <a href="{escape(url("/rules", i=name))}">rules</a></td></tr>'
+        )
+    body = (
+        '<table class="initiatives"><thead><tr><th>initiative</th><th>nodes</th><th>operational</th>'
+        f"<th>archival</th><th>last activity</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        if rows
+        else '<p class="empty">no initiative yet</p>'
+    )
+    return "Initiatives", body, None
+
+
+def _filters(request: Request) -> graph.Filters:
+    params = request.query_params
+    return graph.Filters(
+        types=frozenset(params.getlist("type")),
+        layers=frozenset(params.getlist("layer")),
+        current_only=params.get("current") == "1",
+    )
+
+
+async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    params = request.query_params
+    focus = params.get("focus")
+    if focus:
+        piece = await graph.neighbourhood(call, initiative, focus)
+    else:
+        start = int(params.get("start", "0") or 0) if params.get("start", "0").isdigit() else 0
+        piece = await graph.window(call, initiative, params.get("cursor"), start)
+    listed = await ok(call, "initiatives", {"prefix": initiative})
+    total = next((i["counts"]["total"] for i in listed["data"]["initiatives"] if i["name"] == initiative), None)
+    if total is None:
+        raise ViewError({"issues": [{"code": "not_found", "message": f"no initiative named {initiative!r}"}]})
+    gathered = len(piece.nodes)
+    piece.total = total
+    filters = _filters(request)
+    graph.apply(piece, filters)
+    left_out = []
+    if piece.mode == "window" and total is not None and gathered < total:
+        left_out.append(
+            f"{total - gathered} of the initiative's {total} nodes are outside this window "
+            f"(nodes {piece.start + 1}–{piece.start + gathered} in recording order)"
+        )
+    if piece.beyond:
+        left_out.append(f"{piece.beyond} more nodes lie past the limit of {graph.LIMIT} nodes or {graph.DEPTH} steps")
+    if piece.outside_edges:
+        left_out.append(f"{piece.outside_edges} edges lead to nodes not drawn")
+    if piece.hidden:
+        left_out.append(f"{piece.hidden} nodes hidden by the filters")
+    said = (
+        f'<p class="coverage" id="not-shown">not shown: {escape("; ".join(left_out))}.</p>'
+        if left_out
+        else '<p class="coverage" id="not-shown">everything in view is drawn.</p>'
+    )
+    checks = "".join(
+        f'<label><input type="checkbox" name="type" value="{escape(t)}"{" checked" if t in filters.types else ""}>{escape(t)}</label>'
+        for t in piece.types
+    )
+    layer_checks = "".join(
+        f'<label><input type="checkbox" name="layer" value="{escape(t)}"{" checked" if t in filters.layers else ""}>{escape(t)}</label>'
+        for t in piece.layers
+    )
+    keep = f'<input type="hidden" name="focus" value="{escape(focus)}">' if focus else ""
+    if not focus and params.get("cursor"):
+        keep += f'<input type="hidden" name="cursor" value="{escape(params["cursor"])}">'
+        keep += f'<input type="hidden" name="start" value="{escape(params.get("start", "0"))}">'
+    form = (
+        f'<form class="filters" method="get" action="{PREFIX}/graph"><input type="hidden" name="i" value="{escape(initiative)}">{keep}'
+        f"<fieldset><legend>type</legend>{checks}</fieldset><fieldset><legend>layer</legend>{layer_checks}</fieldset>"
+        f'<fieldset><legend>currentness</legend><label><input type="checkbox" name="current" value="1"'
+        f"{' checked' if filters.current_only else ''}>current only</label></fieldset><button>Filter</button></form>"
+    )
+    paging = []
+    if focus:
+        paging.append(f'<a href="{escape(url("/graph", i=initiative))}">whole initiative (timeline windows)</a>')
+    elif piece.cursor:
+        nxt = url("/graph", i=initiative, cursor=piece.cursor, start=piece.start + gathered)
+        paging.append(f'<a id="next-window" href="{escape(nxt)}">next {graph.LIMIT} nodes →</a>')
+    mode = (
+        f"neighbourhood of a node, up to {graph.DEPTH} steps and {graph.LIMIT} nodes"
+        if focus
+        else f"a window of at most {graph.LIMIT} nodes; click a node, then “centre the graph here”, for its neighbourhood"
+    )
+
+    def link(node_id: str) -> str:
+        return url("/node", i=initiative, id=node_id)
+
+    body = (
+        f'<p class="mode">{escape(mode)}</p>{form}{said}'
+        f'<p class="legend">{graph.legend(piece.types)}<span class="swatch dashed">superseded / refuted</span></p>'
+        f'<div class="graph-box">{graph.svg(piece, link, focus)}</div><p class="paging">{" ".join(paging)}</p>'
+    )
+    return f"Graph: {initiative}", body, initiative
+
+
+async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
+    envelope = await ok(call, "context", {"initiative": initiative, "sections": [section], "budget_chars": 64000})
+    for found in envelope["data"]["sections"]:
+        if found["name"] == section:
+            found["_envelope"] = envelope
+            return dict(found)
+    return {"items": [], "total": 0, "_envelope": envelope}
+
+
+async def board_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    """The board's columns (from `context`), each column's tasks from `search` filtered by type and
+    status (so the terminal column shows its tasks too), at most `CARDS` a column."""
+    initiative = initiative_of(request)
+    section = await _context(call, initiative, "tasks")
+    columns = section.get("columns") or [{"key": "open", "label": "Open"}]
+    overdue = set(section.get("overdue") or [])
+    back = url("/board", i=initiative)
+    cols = []
+    for column in columns:
+        found = await ok(
+            call,
+            "search",
+            {
+                "initiatives": [initiative],
+                "filters": {"types": ["task"], "statuses": [column["key"]]},
+                "limit": CARDS,
+                "budget_chars": 16000,
+            },
+        )
+        cards = []
+        for task in found["data"]["hits"]:
+            choices = "".join(
+                f'<option value="{escape(c["key"])}"{" selected" if c["key"] == column["key"] else ""}>'
+                f"{escape(c['label'])}</option>"
+                for c in columns
+            )
+            move = edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
+            late = ' <span class="state">overdue</span>' if task["id"] in overdue else ""
+            cards.append(
+                f'<li class="card" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
+                f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
+            )
+        more = found["data"]["total"] - len(cards)
+        if more > 0:
+            cards.append(f'<li class="coverage">{more} more not shown</li>')
+        cols.append(
+            f'<div class="column" data-status="{escape(column["key"])}"><h2>{escape(column["label"])}</h2>'
+            f"<ul>{''.join(cards) or '<li class=empty>—</li>'}</ul></div>"
+        )
+    note = f'<p class="coverage">{len(overdue)} overdue</p>' if overdue else ""
+    return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
+
+
+async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    args: dict[str, Any] = {"initiatives": [initiative], "limit": 50, "budget_chars": 16000}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "timeline", args)
+    hits = envelope["data"]["hits"]
+    following = envelope.get("continuation")
+    more = ""
+    if following:
+        more = f'<p class="paging"><a id="next-page" href="{escape(url("/timeline", i=initiative, cursor=following["next_arguments"]["cursor"]))}">later →</a></p>'
+    body = f'<p class="mode">in recording order, 50 a page</p>{_coverage(envelope)}{_hit_list(initiative, hits)}{more}'
+    return f"Timeline: {initiative}", body, initiative
+
+
+async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    section = await _context(call, initiative, "reviews")
+    back = url("/reviews", i=initiative)
+    reasons: dict[str, list[str]] = section.get("reasons") or {}
+    said: dict[str, str] = {}
+    for note_id in [n for notes in reasons.values() for n in notes][:EDGES_SHOWN]:
+        note = await call("read", {"initiative": initiative, "node": {"id": note_id}, "budget_chars": 512})
+        if note["state"] != "rejected":
+            said[note_id] = str(note["data"]["hits"][0].get("body") or "")
+
+    def close(hit: dict[str, Any]) -> str:
+        notes = reasons.get(hit["id"]) or []
+        why = "".join(
+            f'<li class="reason"><a href="{escape(url("/node", i=initiative, id=n))}">review</a>: '
+            f"{escape(_short(said.get(n, n)))}</li>"
+            for n in notes
+        )
+        form = edit_form(
+            initiative,
+            "close",
+            back,
+            '<input name="resolution" placeholder="how it was resolved (optional)">',
+            "Close review",
+            hit["id"],
+        )
+        return f'<ul class="reasons">{why}</ul>{form}'
+
+    body = _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
+    return f"Open reviews: {initiative}", body, initiative
+
+
+async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    section = await _context(call, initiative, "rules")
+    body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
+    body += _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
+    return f"Rules in force: {initiative}", body, initiative
+
+
+async def search_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        return f"Search: {initiative}", '<p class="empty">type words to look for</p>', initiative
+    args: dict[str, Any] = {"initiatives": [initiative], "text": query, "limit": 50}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "search", args)
+    hits = envelope["data"]["hits"]
+    body = f'<p class="total" id="total">{envelope["data"]["total"]} hit(s) for “{escape(query)}”</p>'
+    following = envelope.get("continuation")
+    more = ""
+    if following and following.get("next_arguments", {}).get("cursor"):
+        nxt = url("/search", i=initiative, q=query, cursor=following["next_arguments"]["cursor"])
+        more = f'<p class="paging"><a id="next-page" href="{escape(nxt)}">more hits →</a></p>'
+    return f"Search: {initiative}", body + _coverage(envelope) + _hit_list(initiative, hits) + more, initiative
+
+
+async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    initiative = initiative_of(request)
+    query = request.query_params.get("q", "").strip()
+    if not query:
+        return f"Recall: {initiative}", '<p class="empty">say what you need</p>', initiative
+    envelope = await ok(call, "recall", {"initiatives": [initiative], "query": query, "explain": True})
+    data = envelope["data"]
+    explain: dict[str, dict[str, float]] = data.get("explain") or {}
+    channels = [c["name"] for c in (data.get("retrieval_plan") or {}).get("channels") or []]
+    palette = [
+        "#2e86ab",
+        "#e4572e",
+        "#f3a712",
+        "#8e44ad",
+        "#27ae60",
+        "#c0392b",
+        "#16a085",
+        "#7f8c8d",
+        "#d35400",
+        "#34495e",
+        "#e84393",
+        "#a8c686",
+    ]
+    colour = {name: palette[k % len(palette)] for k, name in enumerate(channels)}
+
+    def shares(hit: dict[str, Any]) -> str:
+        scores = explain.get(hit["id"]) or {}
+        total = sum(v for v in scores.values() if v > 0) or 1.0
+        bar = "".join(
+            f'<span class="share" data-channel="{escape(name)}" title="{escape(name)} {value:g}" '
+            f'style="width:{100 * value / total:.1f}%;background:{colour.get(name, "#999")}"></span>'
+            for name, value in scores.items()
+            if value > 0
+        )
+        listed = ", ".join(f"{escape(name)} {100 * value / total:.0f}%" for name, value in scores.items() if value > 0)
+        return f'<div class="shares">{bar}</div><div class="share-text">{listed}</div>'
+
+    keys = "".join(f'<span class="swatch"><i style="background:{colour[n]}"></i>{escape(n)}</span>' for n in channels)
+    body = (
+        f'<p class="total" id="total">{data["total"]} hit(s); each bar is the hit\'s score split by channel</p>'
+        f'<p class="legend">{keys}</p>{_coverage(envelope)}{_hit_list(initiative, data["hits"], shares)}'
+    )
+    return f"Recall: {initiative}", body, initiative

@@ -1,0 +1,269 @@
+"""The web viewer (issue 19) in headless Chromium against a real `kaeru serve --http`, both backends:
+every view loads, the graph shows the fixture's nodes, search finds, history shows revisions, an edit
+made in the page is what MCP `read` returns, the token is required, the grants hold."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import anyio
+import pytest
+
+from kaeru.web.graph import LIMIT
+from tests.web.conftest import ADMIN, ADMIN_ACTOR, BIG, Site
+from tests.wire.support import structured
+from tests.wire.test_tokens_http import _client
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+def sign_in(page: Any, site: Site, token: str = ADMIN) -> None:
+    page.goto(f"{site.base}/ui/login")
+    page.fill("#token", token)
+    page.click("form[action='/ui/login'] button")
+    page.wait_for_selector("h1")
+
+
+def mcp(site: Site, tool: str, args: dict[str, Any], token: str = ADMIN) -> dict[str, Any]:
+    """One tool call over the server's `/mcp` (the SDK client, as an agent would), in a thread of its
+    own: Playwright's synchronous API holds this thread's event loop."""
+
+    async def go() -> dict[str, Any]:
+        async with _client(site.server.url, token) as client:
+            return structured(await client.call_tool(tool, args))
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(anyio.run, go).result(timeout=60)
+
+
+def get(url: str, headers: dict[str, str] | None = None, data: bytes | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, headers=headers or {}, data=data, method="POST" if data else "GET")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return int(response.status), response.read().decode()
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.read().decode()
+
+
+def views(site: Site) -> list[tuple[str, str, str]]:
+    ids = site.fixture.ids
+    return [
+        ("initiatives", "/ui/", "Initiatives"),
+        ("graph", "/ui/graph?i=web", "Graph: web"),
+        ("graph-neighbourhood", f"/ui/graph?i=big&focus={ids['big_last']}", "Graph: big"),
+        ("graph-window", "/ui/graph?i=big", "Graph: big"),
+        ("node", f"/ui/node?i=web&id={ids['decision']}", "Use SVG"),
+        ("board", "/ui/board?i=web", "Board: web"),
+        ("timeline", "/ui/timeline?i=web", "Timeline: web"),
+        ("reviews", "/ui/reviews?i=web", "Open reviews: web"),
+        ("rules", "/ui/rules?i=web", "Rules in force: web"),
+        ("search", "/ui/search?i=web&q=SVG", "Search: web"),
+        ("recall", "/ui/recall?i=web&q=graph+SVG", "Recall: web"),
+    ]
+
+
+def test_every_view_loads(site: Site, page: Any, screenshots: Path) -> None:
+    sign_in(page, site)
+    for name, path, title in views(site):
+        response = page.goto(site.base + path)
+        assert response.status == 200, (name, response.status, page.content()[:2000])
+        assert page.inner_text("main h1") == title, name
+        assert page.locator(".error").count() == 0, (name, page.inner_text("main"))
+        page.screenshot(path=str(screenshots / f"{name}.png"), full_page=name != "graph-window")
+    # What the views show, beyond loading.
+    page.goto(f"{site.base}/ui/")
+    assert set(page.locator("tr.initiative").evaluate_all("rows => rows.map(r => r.dataset.name)")) == {
+        "web",
+        "payroll",
+        "big",
+    }
+    page.goto(f"{site.base}/ui/rules?i=web")
+    assert site.fixture.ids["rule"] in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    page.goto(f"{site.base}/ui/reviews?i=web")
+    assert site.fixture.ids["flagged"] in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    assert "still true?" in page.inner_text(f"li.hit[data-id='{site.fixture.ids['flagged']}'] ul.reasons")
+    page.goto(f"{site.base}/ui/board?i=web")
+    assert page.locator(f".column[data-status=open] li.card[data-id='{site.fixture.ids['task']}']").count() == 1
+    assert page.locator(f".column[data-status=done] li.card[data-id='{site.fixture.ids['done']}']").count() == 1
+    page.goto(f"{site.base}/ui/recall?i=web&q=graph+SVG")
+    assert page.locator("li.hit").count() >= 1 and page.locator("li.hit .share").count() >= 1
+
+
+def test_the_graph_shows_the_fixtures_nodes(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    listed = mcp(site, "initiatives", {})
+    total = next(i["counts"]["total"] for i in listed["data"]["initiatives"] if i["name"] == "web")
+    walked = mcp(site, "timeline", {"initiatives": ["web"], "limit": 100})
+    page.goto(f"{site.base}/ui/graph?i=web")
+    drawn = page.locator("svg#graph g.node").evaluate_all("nodes => nodes.map(n => n.dataset.id)")
+    assert sorted(drawn) == sorted(h["id"] for h in walked["data"]["hits"]) and len(drawn) == total
+    ids = site.fixture.ids
+    assert {ids[k] for k in ("decision", "rule", "task", "done", "claim", "old", "new", "flagged")} <= set(drawn)
+    assert ids["payroll"] not in drawn
+    # Superseded nodes are marked; edges are labelled with their type and weight.
+    assert page.locator(f"g.node[data-id='{ids['old']}']").get_attribute("class").split().count("c-superseded") == 1
+    edge = page.locator(f"g.edge[data-from='{ids['rule']}'][data-to='{ids['decision']}']")
+    assert edge.get_attribute("data-type") == "refers_to" and edge.locator("text").text_content() == "refers_to 0.8"
+    assert page.inner_text("#not-shown") == "everything in view is drawn."
+    # Filters: by type, and current only.
+    page.check("input[name=type][value=task]")
+    page.click("form.filters button")
+    tasks = page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)")
+    assert sorted(tasks) == sorted([ids["task"], ids["done"]])
+    assert "hidden by the filters" in page.inner_text("#not-shown")
+    page.goto(f"{site.base}/ui/graph?i=web&current=1")
+    assert ids["old"] not in page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)")
+    # Clicking a node opens it.
+    page.goto(f"{site.base}/ui/graph?i=web")
+    page.click(f"g.node[data-id='{ids['decision']}'] circle")
+    page.wait_for_url(f"**/ui/node?i=web&id={ids['decision']}")
+    assert page.inner_text("main h1") == "Use SVG"
+
+
+def test_a_big_initiative_draws_a_bounded_window_and_says_what_is_not_shown(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/graph?i=big")
+    assert page.locator("svg#graph g.node").count() == LIMIT
+    said = page.inner_text("#not-shown")
+    assert f"{BIG - LIMIT} of the initiative's {BIG} nodes are outside this window" in said
+    assert "1 edges lead to nodes not drawn" in said
+    page.click("#next-window")
+    assert page.locator("svg#graph g.node").count() == BIG - LIMIT
+    page.goto(f"{site.base}/ui/graph?i=big&focus={site.fixture.ids['big_last']}")
+    # A chain: the focus and three steps back.
+    assert page.locator("svg#graph g.node").count() == 4
+    assert "lie past the limit" in page.inner_text("#not-shown")
+
+
+def test_search_returns_its_hits(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/graph?i=web")
+    page.fill("#search-box", "canvas")
+    page.press("#search-box", "Enter")
+    page.wait_for_url("**/ui/search?*")
+    found = page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    searched = mcp(site, "search", {"initiatives": ["web"], "text": "canvas"})
+    assert found == [h["id"] for h in searched["data"]["hits"]]
+    assert found and set(found) <= {site.fixture.ids[k] for k in ("old", "new", "done")}
+    assert page.inner_text("#total").startswith(f"{searched['data']['total']} hit(s)")
+
+
+def test_a_nodes_history_shows_its_revisions_and_the_as_of_control(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    ids = site.fixture.ids
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['decision']}")
+    revisions = page.locator("#history li.revision")
+    assert revisions.count() == 2
+    assert "created" in revisions.nth(0).inner_text() and "revised" in revisions.nth(1).inner_text()
+    diff = revisions.nth(1).locator("td.diff").first
+    assert diff.locator("del").all_inner_texts() == ["server."]
+    assert diff.locator("ins").all_inner_texts() == ["server as SVG."]
+    assert page.inner_text("#body") == "Render the graph on the server as SVG."
+    # As of the first revision: the body it had then.
+    revisions.nth(0).locator("a.asof-link").click()
+    page.wait_for_selector("#as-of-shown")
+    assert page.inner_text("#as-of-shown").startswith("as of ")
+    assert page.inner_text("#body") == site.fixture.first_body
+
+
+def test_an_edit_made_in_the_page_is_what_mcp_reads(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    ids = site.fixture.ids
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['rule']}")
+    page.select_option("#layer-select", "hot")
+    page.check("#pin-box")
+    page.click("form.edit[data-op=layer] button")
+    page.wait_for_selector("#edited")
+    assert page.inner_text("#edited") == "layer: applied"
+    read = mcp(site, "read", {"initiative": "web", "node": {"id": ids["rule"]}})
+    node = read["data"]["hits"][0]
+    assert (node["layer"], node["pinned"]) == ("hot", True)
+    trail = mcp(site, "trail", {"initiative": "web", "node": {"id": ids["rule"]}, "kind": "history"})
+    assert trail["data"]["entries"][-1]["actor"] == ADMIN_ACTOR
+
+    page.goto(f"{site.base}/ui/board?i=web")
+    card = page.locator(f"li.card[data-id='{ids['task']}']")
+    card.locator("select[name=status]").select_option("in-progress")
+    card.locator("button").click()
+    page.wait_for_selector("#edited")
+    assert page.locator(f".column[data-status=in-progress] li.card[data-id='{ids['task']}']").count() == 1
+    read = mcp(site, "read", {"initiative": "web", "node": {"id": ids["task"]}})
+    assert read["data"]["hits"][0]["status"] == "in-progress"
+
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['claim']}")
+    page.fill("#flag-reason", "measured only on a laptop")
+    page.click("form.edit[data-op=flag] button")
+    page.wait_for_selector("#edited")
+    page.goto(f"{site.base}/ui/reviews?i=web")
+    under_review = page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    assert ids["claim"] in under_review
+    page.locator(f"li.hit[data-id='{ids['claim']}'] form.edit button").click()
+    page.wait_for_selector("#edited")
+    assert page.inner_text("#edited") == "close: applied"
+    assert ids["claim"] not in page.locator("li.hit").evaluate_all("l => l.map(e => e.dataset.id)")
+    context = mcp(site, "context", {"initiative": "web", "sections": ["reviews"]})
+    [reviews] = [x for x in context["data"]["sections"] if x["name"] == "reviews"]
+    assert ids["claim"] not in [i["id"] for i in reviews["items"]]
+
+
+def test_the_token_is_required(site: Site, page: Any) -> None:
+    for path in ("/ui/", "/ui/graph?i=web", f"/ui/node?i=web&id={site.fixture.ids['decision']}"):
+        response = page.goto(site.base + path)
+        assert response.status == 401 and page.locator("#token").count() == 1, path
+        assert "Use SVG" not in page.content()
+    page.goto(f"{site.base}/ui/login")
+    page.fill("#token", "kaeru_not-a-token")
+    page.click("form[action='/ui/login'] button")
+    assert "refused" in page.inner_text("main")
+    sign_in(page, site)
+    assert page.inner_text("main h1") == "Initiatives"
+    # A bearer header works as the cookie does; a wrong one, or another Host, is refused.
+    status, body = get(f"{site.base}/ui/graph?i=web", {"Authorization": f"Bearer {ADMIN}"})
+    assert status == 200 and site.fixture.ids["decision"] in body
+    assert get(f"{site.base}/ui/graph?i=web", {"Authorization": "Bearer wrong"})[0] == 401
+    assert get(f"{site.base}/ui/", {"Authorization": f"Bearer {ADMIN}", "Host": "evil.example"})[0] == 421
+    # A form posted from another site is refused by its Origin, whatever the cookie.
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+    edit = f"i=web&op=layer&node={site.fixture.ids['decision']}&layer=cold".encode()
+    status, _ = get(f"{site.base}/ui/edit", {"Cookie": cookie, "Origin": "http://evil.example"}, edit)
+    assert status == 403
+    read = mcp(site, "read", {"initiative": "web", "node": {"id": site.fixture.ids["decision"]}})
+    assert read["data"]["hits"][0]["layer"] != "cold"
+
+
+def test_a_persons_token_sees_and_edits_only_its_grants(site: Site, page: Any) -> None:
+    sign_in(page, site, site.fixture.alice)
+    assert page.inner_text("header .who") == "as alice"
+    assert page.locator("tr.initiative").evaluate_all("rows => rows.map(r => r.dataset.name)") == ["web"]
+    response = page.goto(f"{site.base}/ui/graph?i=payroll")
+    assert response.status == 403 and "zq19secret" not in page.content()
+    response = page.goto(f"{site.base}/ui/node?i=web&id={quote(site.fixture.ids['payroll'])}")
+    assert response.status == 404 and "zq19secret" not in page.content()
+    page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['new']}")
+    page.fill("#flag-reason", "alice doubts it")
+    page.click("form.edit[data-op=flag] button")
+    page.wait_for_selector("#edited")
+    assert page.inner_text("#edited") == "flag: applied"
+    context = mcp(site, "context", {"initiative": "web", "sections": ["reviews"]})
+    [reviews] = [x for x in context["data"]["sections"] if x["name"] == "reviews"]
+    notes = reviews["reasons"][site.fixture.ids["new"]]
+    history = mcp(site, "trail", {"initiative": "web", "node": {"id": notes[-1]}, "kind": "history"})
+    assert history["data"]["entries"][0]["actor"] == "alice"
+    assert json.dumps(history).count("alice doubts it") >= 1
+
+
+def test_a_read_only_tokens_edit_is_refused_and_said(site: Site, page: Any) -> None:
+    sign_in(page, site, site.fixture.rita)
+    page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['new']}")
+    page.select_option("#layer-select", "frozen")
+    page.click("form.edit[data-op=layer] button")
+    page.wait_for_selector("#edited")
+    assert page.inner_text("#edited").startswith("layer: refused — forbidden:")
+    read = mcp(site, "read", {"initiative": "web", "node": {"id": site.fixture.ids["new"]}})
+    assert read["data"]["hits"][0]["layer"] != "frozen"
