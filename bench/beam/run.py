@@ -42,6 +42,7 @@ class System:
     current_first: dict[str, bool] = field(default_factory=dict)
     plan_channels: set[str] = field(default_factory=set)
     latencies_ns: list[int] = field(default_factory=list)
+    cpu_ns: list[int] = field(default_factory=list)  # the calling thread's CPU time: steady on a busy machine
     foreign: int = 0
     copied: bool = False  # an ablation row of a channel no plan used: the full recall's results
 
@@ -106,6 +107,7 @@ def evaluate(system: System, vault: kaeru_side.Vault, data: BeamDataset, quiet: 
             vault.clock.jump()
             ranked = kaeru_side.ask(vault, system.service_call, conv, q.text)
             system.latencies_ns.append(ranked.elapsed_ns)
+            system.cpu_ns.append(ranked.cpu_ns)
             system.foreign += ranked.foreign
             system.plan_channels.update(ranked.channels or ())
             turns = ranked.turns
@@ -137,6 +139,7 @@ def summarise(system: System, data: BeamDataset, full: System | None) -> dict[st
             for number, name in CATEGORIES.items()
         },
         "latency_ms": metrics.latency(system.latencies_ns),
+        "cpu_ms": metrics.latency(system.cpu_ns),
     }
     if full is not None and system.channel is not None:
         base = metrics.mean_scores(full.scores[k] for k in keys)
@@ -159,7 +162,7 @@ def render(report: dict[str, Any]) -> str:
         f"beam-dev retrieval — {counts['conversations']} conversations, {counts['turns']:,} messages, "
         f"{counts['questions_evaluated']} questions ({counts['knowledge_update']} knowledge_update)",
         "",
-        f"{'system':<26}{'n':>5}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'cur-1st':>8}{'p50 ms':>9}"
+        f"{'system':<26}{'n':>5}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'cur-1st':>8}{'p50 ms':>9}{'cpu p50':>9}"
         f"{'ΔR@10':>8}{'ΔMRR':>8}{'Δcur':>8}",
     ]
     for name, s in report["systems"].items():
@@ -171,7 +174,8 @@ def render(report: dict[str, Any]) -> str:
             delta = f"{d['delta']['recall@10']:>+8.3f}{d['delta']['mrr']:>+8.3f}{d['current_first'] or 0:>+8.3f}"
         lines.append(
             f"{label:<26}{o['n']:>5}{_f(o['recall@1'])}{_f(o['recall@5'])}{_f(o['recall@10'])}{_f(o['mrr'])}"
-            f"{_f(s['current_first']['share'], 8)}{_f(s['latency_ms'].get('p50'), 9)}{delta}"
+            f"{_f(s['current_first']['share'], 8)}{_f(s['latency_ms'].get('p50'), 9)}"
+            f"{_f(s['cpu_ms'].get('p50'), 9)}{delta}"
         )
     lines.append(
         "R@k: share of a question's evidence messages in the top k; MRR: 1/rank of the first; cur-1st: "

@@ -11,7 +11,7 @@ from typing import Any
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
-from kaeru.domain.text import content_tokens, stem, stem_words, tokens
+from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
 from kaeru.service.recall.bm25 import bm25f
@@ -27,6 +27,9 @@ TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
 CANDIDATES = 100
+#: The latest memories of the scope whose average length normalises BM25F's (a sample that does
+#: not depend on the query; decision 17.Q2).
+LENGTH_SAMPLE = 64
 #: A date window holding at most this many memories has all of them scored (`date`); a larger one
 #: only lifts the text candidates that fall inside it.
 DATE_CANDIDATES = 200
@@ -108,8 +111,10 @@ def run_channels(
     embedder: Embedder | None = None,
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
-    stems = list(dict.fromkeys(stem(w) for w in words))
+    parts, wholes = identifier_words(query)
+    stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
     loaded = _Nodes(session)
+    fusion.query_stems = stems
     dated: list[str] = []
     idf: dict[str, float] = {}
     if plan.weight("date"):
@@ -123,7 +128,14 @@ def run_channels(
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
-            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra), memo)
+            for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
+                idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
+            sample, _, _ = session.search(
+                SearchQuery(initiative_ids=scope_ids, omit_superseded=False, window=LENGTH_SAMPLE, count_total=False)
+            )
+            reference = loaded.get([r.id for r in sample])
+            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
+            fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
