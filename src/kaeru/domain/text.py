@@ -221,7 +221,8 @@ _JOINED = re.compile(r"(?<![\w.])[^\W\d_][^\W_]*(?:[._][^\W_]+)+")
 #: The words of a camelCase or PascalCase token: an acronym before a capitalised word (`HTTPServer`
 #: → `HTTP`, `Server`), capitalised or lower-case runs, other capitals, digits.
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_CASE_CHANGE = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]")
+#: A token with a case change inside it (`getUserName`, `HTTPServer`, `parseJSON`).
+_CAMEL_TOKEN = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
 
 
 def identifier_words(text: str | None) -> tuple[list[str], list[str]]:
@@ -234,15 +235,14 @@ def identifier_words(text: str | None) -> tuple[list[str], list[str]]:
     Recall's own BM25 counts both (a query naming the identifier whole matches it whole, one naming
     its words matches them); the full-text index is unchanged (decision 17.Q3).
     """
-    if not text or ("_" not in text and "." not in text and not _CASE_CHANGE.search(text)):
+    if not text:
         return [], []
     parts: list[str] = []
-    for raw in _TOKEN.findall(text):
-        if _CASE_CHANGE.search(raw):
-            found = _CAMEL_PART.findall(raw)
-            if len(found) > 1:
-                parts.extend(fold(p) for p in found)
-    wholes = [fold(m)[: MAX_TOKEN_CHARS * 2] for m in _JOINED.findall(text) if not m.endswith(".")]
+    for raw in _CAMEL_TOKEN.findall(text):
+        found = _CAMEL_PART.findall(raw)
+        if len(found) > 1:
+            parts.extend(fold(p) for p in found)
+    wholes = [fold(m)[: MAX_TOKEN_CHARS * 2] for m in _JOINED.findall(text)] if "_" in text or "." in text else []
     return parts, wholes
 
 

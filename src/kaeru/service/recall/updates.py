@@ -1,16 +1,20 @@
 """Updated facts first (channel `updates`, decision 17.Q4): when two of the leading hits give
-different values for the same thing the query asks about, the newer one ranks just above the
-older one, unless the query asks for history.
+different values for what the query asks about, the newer one ranks just above the older one,
+unless the query asks for history.
 
-Found without a model, from the texts alone: a *slot* is a query word (its stem), and a hit's
-values for it are the numbers written within `NEAR` words of it ("3 interviews", "interviews:
-5", "budget to $65", "deadline of April 25"). Two hits that both give values for a slot, and each
-one a value the other lacks, say different things about it; the later `created_at` (then the
-later write) is the newer. Explicit supersession needs none of this: a `supersedes` verdict
-already demotes the old memory through currentness.
+Found without a model, from the texts alone:
 
-Shown in `explain` as the newer hit's `updates` entry: the score it gained to rank above the
-older one.
+- **different values**: a *slot* is a query word (its stem), and a hit's values for it are the
+  numbers written within `NEAR` words of it ("3 interviews", "budget to $65", "deadline of April
+  25"); all of a hit's numbers count as one more slot. Two hits differ when, for some slot both
+  fill, each has a value the other lacks;
+- **same subject**: their content words overlap (Jaccard ≥ `SAME_SUBJECT`), leaving out the words
+  most leading hits share (the query's own subject says nothing about which two belong together);
+- **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
+  this: a `supersedes` verdict already demotes the old memory through currentness.
+
+Only the first `LEADING` hits are reordered, so what the first page holds does not change, only
+its order. Shown in `explain` as the raised hit's `updates` entry: the score it gained.
 """
 
 from __future__ import annotations
@@ -83,7 +87,8 @@ def newer_first(
 
 
 def slot_values(node: Node, slots: set[str]) -> dict[str, frozenset[str]]:
-    """For each slot (query stem) the text mentions, the numbers written within `NEAR` words of it."""
+    """For each slot (query stem) the text mentions, the numbers written within `NEAR` words of it;
+    slot `*`: every number of the text."""
     words = tokens(f"{node.description or ''} {node.body or ''}")
     if not any(w.isdigit() for w in words):
         return {}
