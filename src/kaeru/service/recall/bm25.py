@@ -135,6 +135,11 @@ def _bounds(words: int) -> list[tuple[int, int]]:
 _AT = "\x1f"
 
 
+def passage_bounds(words: int) -> list[tuple[int, int]]:
+    """The passages of a text of `words` words: the whole text when it fits one window."""
+    return _bounds(words) if words > PASSAGE_WORDS else [(0, words)]
+
+
 def _windows(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
     """Each window's stem counts of a long body, keyed `stem␟window`, and the body's length in
     words (0 when it fits one window); memoised beside the node's stems in `doc_stems`."""

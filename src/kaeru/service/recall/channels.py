@@ -14,7 +14,7 @@ from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder
-from kaeru.service.recall.bm25 import bm25f
+from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
 from kaeru.storage.base import SearchQuery, Session
@@ -243,7 +243,9 @@ def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str],
 
 def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float]) -> None:
     """Reward candidates that contain several query words (their share of the query's `idf` weight
-    when it is known, else of its words), and query words next to each other."""
+    when it is known, else of its words), and query words next to each other — in a long body,
+    within its best passage (the windows BM25F scores), so length alone does not gather the words
+    (decision 17.Q2)."""
     wanted = set(stems)
     total = sum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
@@ -252,7 +254,11 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
         if node is None:
             continue
         doc = stem_words([t for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS])
-        present = wanted & set(doc)
-        coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
-        adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
-        fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)
+        best = 0.0
+        for start, end in passage_bounds(len(doc)):
+            part = doc[start:end]
+            present = wanted.intersection(part)
+            coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
+            adjacent = sum(1 for pair in pairwise(part) if pair in pairs)
+            best = max(best, coverage**2 + min(adjacent, 3) * 0.25)
+        fusion.put("proximity", node_id, best)
