@@ -30,7 +30,7 @@ LEADING = 10
 NEAR = 3
 #: Two texts are about the same thing when this share of their distinct content words is common
 #: to both (Jaccard).
-SAME_SUBJECT = 0.15
+SAME_SUBJECT = 0.10
 #: A word in more than this share of the leading hits is common to them all (tells none apart).
 COMMON_SHARE = 0.25
 #: The newer hit's score is set this much above the older one's.
