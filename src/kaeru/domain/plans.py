@@ -50,6 +50,7 @@ CHANNELS = (
     "layer",
     "priors",
     "currentness",
+    "updates",
 )
 #: Channels that only widen recall around strong hits; `risk: high` never falls back to them.
 WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
@@ -188,6 +189,8 @@ def compile_plan(
     if resume or not has_query:
         use("slots", 1.0, "who holds each role (handoff, entrypoint, …)")
         use("tasks", 0.9, "open tasks, overdue first")
+    if has_query and not (include_superseded or history):
+        use("updates", 1.0, "of two memories on the same subject that differ, the newer first (not for history)")
     use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")
     use("layer", 0.5 if resume else 0.15, "core and hot layers first")
     type_priors: dict[str, float] = {}

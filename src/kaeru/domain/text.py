@@ -215,6 +215,37 @@ def stem_text(text: str | None) -> str:
     return " ".join(TOKENISER.stem_all(TOKENISER.stream(text))) if text else ""
 
 
+#: A code identifier joined by `_` or `.` (`snake_case`, `os.path.join`): letters first, so numbers
+#: such as `4.500` or `1.2` are not identifiers.
+_JOINED = re.compile(r"(?<![\w.])[^\W\d_][^\W_]*(?:[._][^\W_]+)+")
+#: The words of a camelCase or PascalCase token: an acronym before a capitalised word (`HTTPServer`
+#: → `HTTP`, `Server`), capitalised or lower-case runs, other capitals, digits.
+_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+#: A token with a case change inside it (`getUserName`, `HTTPServer`, `parseJSON`).
+_CAMEL_TOKEN = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
+
+
+def identifier_words(text: str | None) -> tuple[list[str], list[str]]:
+    """The extra words of the code identifiers in `text`, beside its ordinary tokens (which already
+    split `snake_case` and dotted paths at `_` and `.`, and keep `camelCase` whole):
+
+    - `parts`: the words of each camelCase/PascalCase token (`getUserName` → `get`, `user`, `name`);
+    - `wholes`: each `snake_case` or dotted identifier kept whole (`os.path.join`), folded.
+
+    Recall's own BM25 counts both (a query naming the identifier whole matches it whole, one naming
+    its words matches them); the full-text index is unchanged (decision 17.Q3).
+    """
+    if not text:
+        return [], []
+    parts: list[str] = []
+    for raw in _CAMEL_TOKEN.findall(text):
+        found = _CAMEL_PART.findall(raw)
+        if len(found) > 1:
+            parts.extend(fold(p) for p in found)
+    wholes = [fold(m)[: MAX_TOKEN_CHARS * 2] for m in _JOINED.findall(text)] if "_" in text or "." in text else []
+    return parts, wholes
+
+
 def content_tokens(text: str) -> list[str]:
     """Distinct query tokens without stop words (all of them if only stop words remain)."""
     distinct = query_tokens(text)

@@ -1,32 +1,163 @@
-"""BM25F over recall's candidates, with the word statistics of the searched scope."""
+"""BM25F over recall's candidates, with the word statistics of the searched scope.
+
+Lengths are normalised against a sample of the scope that does not depend on the query (decision
+17.Q2). A long body is scored by its passages: overlapping windows of `PASSAGE_WORDS` words, each
+with the node's short fields (name, description, tags), against the sample's average *window*
+length, while a short node is scored whole against its average *node* length — a short note that
+matches is as focused as a passage, and a long note that answers the question in one paragraph is
+not drowned by its own length. The node scores its best passage plus `REST_WEIGHT` of its
+whole-body score (measured: any share of the rest cost both R@10 and MRR on beam-dev, so 0).
+"""
 
 from __future__ import annotations
 
+import math
+
 from kaeru.domain.model import Node
-from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
+from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
 from kaeru.service.runtime import DocStems
 
 #: BM25F over the candidates with the statistics of the searched scope (`scope_idf`): the usual
 #: saturation and length normalisation, and the field weights the full-text index ranks with
 #: (name, description, body, tags).
 BM25_K1 = 1.2
-BM25_B = 0.75
+BM25_B = 0.9
 FIELD_WEIGHTS = (4.0, 2.0, 1.0, 2.0)
+BODY = 2  # the body's position in FIELD_WEIGHTS
+#: Passages: window length and step, in body words; a body no longer than a window is one unit.
+PASSAGE_WORDS = 64
+PASSAGE_STEP = 32
+REST_WEIGHT = 0.0
 
 
-def bm25f(stems: list[str], idf: dict[str, float], nodes: dict[str, Node], memo: DocStems) -> list[tuple[str, float]]:
-    """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`."""
-    docs = [(i, *_doc_stems(n, memo)) for i, n in nodes.items()]
-    if not docs:
+def bm25f(
+    stems: list[str],
+    idf: dict[str, float],
+    nodes: dict[str, Node],
+    memo: DocStems,
+    reference: dict[str, Node] | None = None,
+) -> list[tuple[str, float]]:
+    """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`;
+    long bodies by their best passage (see the module's docstring).
+
+    Lengths are normalised by the average of `reference` (a sample of the scope that does not
+    depend on the query) when given: the candidates themselves are the memories that match the
+    query, and long ones match more often, so their average overstates the scope's and lets long
+    memories off their length (decision 17.Q2).
+    """
+    if not nodes:
         return []
-    average = sum(length for _, _, length in docs) / len(docs) or 1.0
+    wanted = [w for w in stems if w in idf]
+    units: dict[str, list[tuple[dict[str, float], float]]] = {}
+    whole: dict[str, tuple[dict[str, float], float]] = {}
+    for node_id, node in nodes.items():
+        whole[node_id] = _doc_stems(node, memo)
+        units[node_id] = _passages(node, wanted, whole[node_id][0], memo) or [whole[node_id]]
+    if reference:
+        sample = [_doc_stems(n, memo)[1] for n in reference.values()]
+        lengths = [unit for length in sample for unit in _unit_lengths(length)]
+        whole_lengths = sample
+    else:
+        lengths = [length for found in units.values() for _, length in found]
+        whole_lengths = [length for _, length in whole.values()]
+    average = sum(lengths) / len(lengths) or 1.0
+    whole_average = sum(whole_lengths) / len(whole_lengths) or 1.0
     rows = []
-    for node_id, tf, length in docs:
-        norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
-        score = sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in stems if w in tf)
+    for node_id, found in units.items():
+        tf, length = whole[node_id]
+        score = _score(tf, length, whole_average, wanted, idf)
+        if len(found) > 1:
+            best = max(_score(tf, length, average, wanted, idf) for tf, length in found)
+            score = best + REST_WEIGHT * score
         rows.append((node_id, score))
     rows.sort(key=lambda r: -r[1])
     return rows
+
+
+def _unit_lengths(length: float) -> list[float]:
+    """The lengths of the units a node of weighted `length` is scored by (its windows when long)."""
+    window = FIELD_WEIGHTS[BODY] * PASSAGE_WORDS
+    if length <= window:
+        return [length]
+    step = FIELD_WEIGHTS[BODY] * PASSAGE_STEP
+    return [window] * (1 + math.ceil((length - window) / step))
+
+
+def _score(tf: dict[str, float], length: float, average: float, wanted: list[str], idf: dict[str, float]) -> float:
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+    return sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in wanted if w in tf)
+
+
+def _passages(
+    node: Node, wanted: list[str], whole: dict[str, float], memo: DocStems
+) -> list[tuple[dict[str, float], float]]:
+    """The query words' weighted frequencies and the length of each window of a long body (with
+    the short fields in every window); empty when the body fits one window. `whole`: the node's
+    stems (a query word it lacks is in no window)."""
+    counts, words = _windows(node, memo)
+    if not words:
+        return []
+    present = [w for w in wanted if w in whole]
+    head_tf, head_length = _head(node, memo)
+    weight = FIELD_WEIGHTS[BODY]
+    out: list[tuple[dict[str, float], float]] = []
+    for i, (start, end) in enumerate(_bounds(int(words))):
+        tf: dict[str, float] = {}
+        for w in present:
+            found = head_tf.get(w, 0.0) + weight * counts.get(f"{w}{_AT}{i}", 0.0)
+            if found:
+                tf[w] = found
+        out.append((tf, head_length + weight * (end - start)))
+    return out
+
+
+def _head(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
+    """The weighted stems of the short fields (name, description, tags) that every window shares."""
+    key = (node.id, f"{node.revision}{_AT}head")
+    found = memo.get(key)
+    if found is None:
+        found = memo.put(key, _field_stems((indexed_name(node), node.description or "", "", manual_tags(node.tags))))
+    return found
+
+
+def _bounds(words: int) -> list[tuple[int, int]]:
+    """The windows of a body of `words` words: every `PASSAGE_STEP` words, the last one ending
+    with the body."""
+    out = []
+    for start in range(0, max(words - PASSAGE_WORDS, 0) + PASSAGE_STEP, PASSAGE_STEP):
+        out.append((start, min(start + PASSAGE_WORDS, words)))
+        if start + PASSAGE_WORDS >= words:
+            break
+    return out
+
+
+#: Separates a stem from its window's number in the memoised window counts.
+_AT = "\x1f"
+
+
+def passage_bounds(words: int) -> list[tuple[int, int]]:
+    """The passages of a text of `words` words: the whole text when it fits one window."""
+    return _bounds(words) if words > PASSAGE_WORDS else [(0, words)]
+
+
+def _windows(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
+    """Each window's stem counts of a long body, keyed `stem␟window`, and the body's length in
+    words (0 when it fits one window); memoised beside the node's stems in `doc_stems`."""
+    key = (node.id, f"{node.revision}{_AT}windows")
+    found = memo.get(key)
+    if found is not None:
+        return found
+    counts: dict[str, float] = {}
+    words = 0
+    if node.body and len(node.body) > PASSAGE_WORDS * 2:  # a word takes at least two characters
+        body = stem_words(tokens(node.body))
+        if len(body) > PASSAGE_WORDS:
+            words = len(body)
+            for i, (start, end) in enumerate(_bounds(words)):
+                for w in body[start:end]:
+                    at = f"{w}{_AT}{i}"
+                    counts[at] = counts.get(at, 0.0) + 1.0
+    return memo.put(key, (counts, float(words)))
 
 
 def _doc_stems(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
@@ -46,6 +177,7 @@ def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], f
     for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
         found = stem_words(tokens(text))
         length += weight * len(found)
-        for word in found:
+        parts, wholes = identifier_words(text)
+        for word in [*found, *stem_words(parts), *wholes]:
             tf[word] = tf.get(word, 0.0) + weight
     return tf, length

@@ -11,10 +11,10 @@ from typing import Any
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
-from kaeru.domain.text import content_tokens, stem, stem_words, tokens
+from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder, pack
-from kaeru.service.recall.bm25 import bm25f
+from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
 from kaeru.storage.base import SearchQuery, Session
@@ -27,6 +27,9 @@ TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
 CANDIDATES = 100
+#: The latest memories of the scope whose average length normalises BM25F's (a sample that does
+#: not depend on the query; decision 17.Q2).
+LENGTH_SAMPLE = 64
 #: A date window holding at most this many memories has all of them scored (`date`); a larger one
 #: only lifts the text candidates that fall inside it.
 DATE_CANDIDATES = 200
@@ -101,8 +104,10 @@ def run_channels(
     embedder: Embedder | None = None,
 ) -> dict[str, Node]:
     words = content_tokens(query)[:64] if query else []
-    stems = list(dict.fromkeys(stem(w) for w in words))
+    parts, wholes = identifier_words(query)
+    stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
     loaded = _Nodes(session)
+    fusion.query_stems = stems
     dated: list[str] = []
     idf: dict[str, float] = {}
     if plan.weight("date"):
@@ -116,7 +121,14 @@ def run_channels(
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
             idf = _scope_idf(session, scope_ids, stems)
-            hits = bm25f(stems, idf, loaded.get([i for i, _ in hits] + extra), memo)
+            for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
+                idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
+            sample, _, _ = session.search(
+                SearchQuery(initiative_ids=scope_ids, omit_superseded=False, window=LENGTH_SAMPLE, count_total=False)
+            )
+            reference = loaded.get([r.id for r in sample])
+            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
+            fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
@@ -224,7 +236,9 @@ def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str],
 
 def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float]) -> None:
     """Reward candidates that contain several query words (their share of the query's `idf` weight
-    when it is known, else of its words), and query words next to each other."""
+    when it is known, else of its words), and query words next to each other — in a long body,
+    within its best passage (the windows BM25F scores), so length alone does not gather the words
+    (decision 17.Q2)."""
     wanted = set(stems)
     total = sum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
@@ -233,7 +247,11 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
         if node is None:
             continue
         doc = stem_words([t for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS])
-        present = wanted & set(doc)
-        coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
-        adjacent = sum(1 for pair in pairwise(doc) if pair in pairs)
-        fusion.put("proximity", node_id, coverage**2 + min(adjacent, 3) * 0.25)
+        best = 0.0
+        for start, end in passage_bounds(len(doc)):
+            part = doc[start:end]
+            present = wanted.intersection(part)
+            coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
+            adjacent = sum(1 for pair in pairwise(part) if pair in pairs)
+            best = max(best, coverage**2 + min(adjacent, 3) * 0.25)
+        fusion.put("proximity", node_id, best)

@@ -8,6 +8,7 @@ import math
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.plans import Plan
+from kaeru.service.recall.updates import asks_history, newer_first
 from kaeru.storage.base import Session
 
 WINDOW = 100
@@ -25,6 +26,9 @@ class Fusion:
     def __init__(self, plan: Plan):
         self.plan = plan
         self.scores: dict[str, dict[str, float]] = {}
+        #: The query's stems and their scope idf (set by the channels; read by `updates`).
+        self.query_stems: list[str] = []
+        self.idf: dict[str, float] = {}
 
     def put(self, channel: str, node_id: str, value: float) -> None:
         weight = self.plan.weight(channel)
@@ -92,4 +96,10 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
             )
         final[node_id] = score
     ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
+    if plan.weight("updates") and not asks_history(fusion.query_stems):
+        gains = newer_first(ranked, final, pool, fusion.query_stems)
+        for node_id, gain in gains.items():
+            fusion.scores[node_id]["updates"] = round(gain, 6)
+        if gains:
+            ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
     return ranked[:WINDOW], len(ranked) - len(ranked[:WINDOW])
