@@ -101,6 +101,82 @@ def input_for(operation: str) -> dict[str, Any]:
     return lean_input(generated_input(operation))
 
 
+def served_input(operation: str) -> dict[str, Any]:
+    """The input schema `tools/list` shows the model (decision 18.M1): the contract's three exactly as
+    they validate (`input_for`); the other tools' as a hint (`hint_input`) that accepts at least what
+    the exact one accepts. Every call is still validated by the exact schema (`api/requests.py`)."""
+    if operation in CONTRACT_TOOLS:
+        return input_for(operation)
+    return hint_input(input_for(operation))
+
+
+#: Bounds a model does not need to write a call: the exact schema still enforces them and its refusal
+#: names the field and the reason (`uint32`'s 2**31-1 maximum goes too; other ranges stay).
+_HINT_DROPPED = frozenset(
+    {"minLength", "maxLength", "pattern", "format", "uniqueItems", "minItems", "maxItems", "minProperties",
+     "maxProperties"}
+)
+_INT32_MAX = 2**31 - 1
+#: A NodeRef as served to the model: its three forms as one type union, described.
+NODE_REF_HINT: dict[str, Any] = {
+    "type": ["string", "object"],
+    "description": "Id or exact name, {id}, or {name, initiative}.",
+}
+#: Subschemas copied as they are: dropping a bound inside them could make the whole stricter.
+_VERBATIM = ("not", "if")
+
+
+def hint_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` as a hint for a model: every `NodeRef` one type union (`NODE_REF_HINT`, keeping the
+    place's own description), the bounds of `_HINT_DROPPED` left out, and `oneOf` read as `anyOf`.
+
+    Only ever accepts more than `schema` (tests/api/test_served_input.py): a dropped bound only
+    widens; a loosened `oneOf` branch could make a value match two branches, so `oneOf` becomes
+    `anyOf`; `not` and `if` are copied untouched (loosening them could narrow what passes).
+    `type`, `enum`, `const`, `required`, `additionalProperties`, `default`, ranges and every
+    description stay."""
+    hint: dict[str, Any] = _hint(schema)
+    used = _refs({k: v for k, v in hint.items() if k != "$defs"})
+    defs = hint.get("$defs", {})
+    todo = set(used)
+    while todo:
+        name = todo.pop()
+        for found in _refs(defs.get(name, {})) - used:
+            used.add(found)
+            todo.add(found)
+    kept = {name: sub for name, sub in defs.items() if name in used}
+    if kept:
+        hint["$defs"] = kept
+    else:
+        hint.pop("$defs", None)
+    return hint
+
+
+def _hint(node: Any) -> Any:
+    if isinstance(node, list):
+        return [_hint(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") == "#/$defs/NodeRef":
+        collapsed = dict(NODE_REF_HINT)
+        if isinstance(node.get("description"), str):
+            collapsed["description"] = node["description"]
+        return collapsed
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _HINT_DROPPED or (key == "maximum" and value == _INT32_MAX):
+            continue
+        if key in _VERBATIM:
+            out[key] = copy.deepcopy(value)
+        elif key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _hint(sub) for name, sub in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = _hint(value)
+        else:
+            out[key] = _hint(value)
+    return out
+
+
 def lean_input(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` without repetition, accepting exactly what it accepts (decision 18.L1).
 
