@@ -306,9 +306,7 @@ def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
     full = output_for(operation, kind)
     defs = full["$defs"]
     used: set[str] = set()
-    properties = {
-        key: _loosen(sub, defs, used, 1 if key == "data" else 0) for key, sub in full["properties"].items()
-    }
+    properties = {key: _loosen(sub, defs, used, 1 if key == "data" else 0) for key, sub in full["properties"].items()}
     lean: dict[str, Any] = {
         "type": "object",
         "properties": properties,

@@ -146,9 +146,7 @@ class RecallRequest(Request):
         le=100000,
         description="Hard cap on the answer, in tokens.",
     )
-    include_superseded: bool = Field(
-        False, description="Do not demote superseded and refuted memory."
-    )
+    include_superseded: bool = Field(False, description="Do not demote superseded and refuted memory.")
     multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")
     explain: bool = Field(
         False, description="Return each hit's per-channel scores (needs a query; not with multi_hop)."
@@ -176,9 +174,7 @@ class RecallRequest(Request):
         None,
         description="Only memory from this git branch, and memory with none.",
     )
-    include_stale: bool = Field(
-        False, description="Also cold and frozen memory (explore_history always)."
-    )
+    include_stale: bool = Field(False, description="Also cold and frozen memory (explore_history always).")
     include_suppressed: bool = Field(
         False,
         description="Also released or expired rules and reminders before `after`.",
