@@ -10,6 +10,10 @@ The contract's three are served exactly as they validate.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import jsonschema_rs
@@ -26,6 +30,7 @@ from kaeru.service import Service
 from kaeru.service.requests import REQUESTS
 
 GENERATED = sorted(set(REQUESTS) - set(CONTRACT_TOOLS))
+PUBLISHED = Path(__file__).resolve().parents[2] / "contract" / "published"
 
 
 def _judge(schema: dict[str, Any]) -> Draft202012Validator:
@@ -35,6 +40,27 @@ def _judge(schema: dict[str, Any]) -> Draft202012Validator:
 @pytest.mark.parametrize("tool", CONTRACT_TOOLS)
 def test_the_contract_is_served_exactly(tool: str) -> None:
     assert served_input(tool) == input_for(tool)
+
+
+@pytest.mark.parametrize("formats", [[], ["--formats"]])
+def test_the_contracts_own_checker_passes_on_the_served_schemas(
+    service: Service, tmp_path: Path, formats: list[str]
+) -> None:
+    """`validate.py` over the schemas `tools/list` serves for the three, in place of its files."""
+    if service.store.backend != "sqlite":
+        pytest.skip("no store involved: once is enough")
+    listing = {tool.name: tool for tool in build_server(service).registry.list_tools()}
+    shutil.copy(PUBLISHED / "validate.py", tmp_path)
+    (tmp_path / "examples").mkdir()
+    for tool in CONTRACT_TOOLS:
+        served = listing[tool]
+        (tmp_path / f"{tool}.input.json").write_text(json.dumps(served.input_schema))
+        (tmp_path / f"{tool}.output.json").write_text(json.dumps(served.output_schema))
+        for example in PUBLISHED.glob(f"examples/{tool}.*.json"):
+            shutil.copy(example, tmp_path / "examples")
+    run = subprocess.run([sys.executable, str(tmp_path / "validate.py"), *formats], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout
+    assert "6 schemas, 18 valid + 36 invalid examples, 0 failure(s)" in run.stdout, run.stdout
 
 
 @pytest.mark.parametrize("tool", GENERATED)
