@@ -158,7 +158,7 @@ def size_table(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int,
         "",
         f"Model-facing definitions (names, descriptions, input schemas): {model:,} characters; the whole",
         f"`tools/list` result: {_chars({'tools': listing}):,}. Without their descriptions the input schemas",
-        f"would be {bare:,} characters: what they validate, the floor under any shorter wording.",
+        f"would be {bare:,} characters.",
         "",
     ]
     return lines
@@ -228,6 +228,7 @@ def _nested(
 
 
 def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int]] | None = None) -> str:
+    from kaeru.api.schemas import input_for
     from kaeru.mcp.server import INSTRUCTIONS
 
     answers = answer_sizes() if answers is None else answers
@@ -238,7 +239,11 @@ def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int
         "Generated from the server's `tools/list` by `scripts/gen_tools_doc.py` — do not edit by hand.",
         "Every tool answers with the API 1 envelope (`api_version`, `operation`, `state`, `replayed`,",
         "`request_id`, `data`, `issues`, and for reads `coverage`/`continuation`); see `docs/errors.md` for",
-        "the issue codes. The exact JSON Schemas are in `tests/contract/tools_snapshot.json`.",
+        "the issue codes. The schemas as served are in `tests/contract/tools_snapshot.json`. Outside the",
+        "published contract (`search`, `claim`, `revise`) a served input schema is a hint that accepts at",
+        "least what the server accepts (a NodeRef one `string`/`object` type, no length or pattern bounds);",
+        "every call is validated by the exact schema, whose fields and types the parameter tables below show",
+        "(decision 18.M1).",
         "",
         "The envelope goes out as `structuredContent`; the text block is a compact rendering for the model",
         "(ids, revisions, bodies, issues and the exact next call: `mcp/render.py`). `KAERU_TEXT=json` makes",
@@ -265,10 +270,11 @@ def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int
             tool["description"],
             "",
         ]
-        props = tool["inputSchema"].get("properties", {})
-        required = set(tool["inputSchema"].get("required", []))
+        exact = input_for(tool["name"])  # the schema that validates: NodeRef and the rest by name
+        props = exact.get("properties", {})
+        required = set(exact.get("required", []))
         lines += ["| parameter | type | required | description |", "|---|---|---|---|"]
-        defs = tool["inputSchema"].get("$defs", {})
+        defs = exact.get("$defs", {})
         for name, spec in props.items():
             lines.append(_row(name, spec, name in required))
             for sub, sub_spec, sub_required in _nested(spec, defs, name):

@@ -45,9 +45,13 @@ async def _attempt_check(label: str, text: str, ask: roundtrip.Ask, workdir: Pat
 
 
 async def schemas(client: Any) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
-    """(input schemas, output schemas) by tool, as the server declares them in tools/list."""
+    """(input schemas, output schemas) by tool: the exact input schemas the server validates with (the
+    NodeRef forms and enums the coverage counts; tools/list serves hints outside the contract, decision
+    18.M1), and the output schemas tools/list declares."""
+    from kaeru.api.schemas import input_for
+
     listing = await client.list_tools()
-    inputs = {tool.name: tool.input_schema for tool in listing.tools}
+    inputs = {tool.name: input_for(tool.name) for tool in listing.tools}
     outputs = {tool.name: tool.output_schema for tool in listing.tools if tool.output_schema}
     return inputs, outputs
 

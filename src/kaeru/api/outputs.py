@@ -222,27 +222,26 @@ def output_for(operation: str, kind: str) -> dict[str, Any]:
     return base
 
 
-#: Definitions a lean schema keeps by reference: the shapes an agent or a program acts on.
-_KEPT = ("NodeData", "Entity", "Issue", "EdgeData")
-#: How deep a lean schema spells `data` out: a read's fields and their items; a mutation's fields
-#: only (its `MutationData` is the same for every mutation: typed, with its `Entity`s, decision
-#: 18.L2). The envelope's other fields are typed only, but for the `Issue`s.
-_DATA_DEPTH = {"read": 2, "mutation": 1}
+#: The one definition a lean schema keeps by reference: an issue (code, message, field, retryable) is
+#: what a program acts on when a call is refused. Everything else below `data`'s fields is typed only
+#: (decision 18.M2).
+_KEPT = ("Issue",)
 
 
-def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
-    """A schema accepting at least what `node` accepts: its JSON type(s) only (or anything)."""
+def _type_only(node: Any, defs: dict[str, Any], used: set[str], kept_defs: tuple[str, ...] = _KEPT) -> Any:
+    """A schema accepting at least what `node` accepts: its JSON type(s) only (or anything), with
+    every path to a definition of `kept_defs` kept."""
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
-        if name in _KEPT:
+        if name in kept_defs:
             used.add(name)
             return {"$ref": node["$ref"]}
-        return _type_only(defs[name], defs, used)
+        return _type_only(defs[name], defs, used, kept_defs)
     branches = node.get("anyOf") or node.get("oneOf")
     if branches:
-        loose = [_type_only(b, defs, used) for b in branches]
+        loose = [_type_only(b, defs, used, kept_defs) for b in branches]
         if all(isinstance(b, dict) and set(b) == {"type"} for b in loose):
             kinds: set[str] = set()
             for b in loose:
@@ -255,12 +254,12 @@ def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
         typed: dict[str, Any] = {"type": node["type"]}
         typed.update({k: node[k] for k in ("enum",) if k in node})
         # Every path to a kept definition stays (context's `sections[].items[]` are NodeData).
-        items = _type_only(node["items"], defs, used) if isinstance(node.get("items"), dict) else {}
+        items = _type_only(node["items"], defs, used, kept_defs) if isinstance(node.get("items"), dict) else {}
         if "$ref" in json.dumps(items):
             typed["items"] = items
         kept = {}
         for name, sub in (node.get("properties") or {}).items():
-            loose = _type_only(sub, defs, used)
+            loose = _type_only(sub, defs, used, kept_defs)
             if "$ref" in json.dumps(loose):
                 kept[name] = loose
         if kept:
@@ -269,47 +268,45 @@ def _type_only(node: Any, defs: dict[str, Any], used: set[str]) -> Any:
     return {}
 
 
-def _loosen(node: Any, defs: dict[str, Any], used: set[str], depth: int) -> Any:
+def _loosen(node: Any, defs: dict[str, Any], used: set[str], depth: int, kept_defs: tuple[str, ...] = _KEPT) -> Any:
     """`node` spelled out `depth` levels deep and typed only below; never stricter than `node`
     (`oneOf` becomes `anyOf`; every other keyword is kept or dropped, and a dropped one only accepts more)."""
     if not isinstance(node, dict):
         return node
     if "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
-        if name in _KEPT:
+        if name in kept_defs:
             used.add(name)
             return {"$ref": node["$ref"]}
-        return _loosen(defs[name], defs, used, depth)
+        return _loosen(defs[name], defs, used, depth, kept_defs)
     if depth <= 0:
-        return _type_only(node, defs, used)
+        return _type_only(node, defs, used, kept_defs)
     out: dict[str, Any] = {}
     for key, value in node.items():
         if key in ("properties", "patternProperties"):
-            out[key] = {name: _loosen(sub, defs, used, depth - 1) for name, sub in value.items()}
+            out[key] = {name: _loosen(sub, defs, used, depth - 1, kept_defs) for name, sub in value.items()}
         elif key in ("items", "additionalProperties") and isinstance(value, dict):
-            out[key] = _loosen(value, defs, used, depth - 1)
+            out[key] = _loosen(value, defs, used, depth - 1, kept_defs)
         elif key in ("anyOf", "oneOf"):
-            out["anyOf"] = [_loosen(b, defs, used, depth) for b in value]
+            out["anyOf"] = [_loosen(b, defs, used, depth, kept_defs) for b in value]
         elif key in ("type", "const", "enum", "required", "minimum", "maximum", "additionalProperties"):
             out[key] = value
     return out
 
 
 def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
-    """The output schema `tools/list` serves for a tool outside the published contract (decision
-    18.C2): the full schema (`output_for`) spelled out to the data's fields, typed only below, with
-    one `NodeData` (`Entity`, `Issue`, `EdgeData`) definition referenced wherever it occurs. It
-    accepts every envelope the full schema accepts (tests/contract/test_responses.py checks the
-    server's answers against both); the published tools serve their contract schemas unchanged."""
+    """The output schema `tools/list` serves for a tool outside the published contract (decisions
+    18.C2, 18.M2): the envelope's fields typed, `data` spelled out to its own fields and each of them
+    typed only (a node, an entity or an edge is an `object`, a list of them an `array`), and one
+    `Issue` definition. It accepts every envelope the full schema accepts: programs and the tests
+    hold answers to the full schema (`output_for`; tests/contract/test_responses.py checks the
+    server's answers against both). The published tools serve their contract schemas unchanged."""
     if operation in CONTRACT_TOOLS:
         return output_for(operation, kind)
     full = output_for(operation, kind)
     defs = full["$defs"]
     used: set[str] = set()
-    properties = {
-        key: _loosen(sub, defs, used, _DATA_DEPTH[kind] if key == "data" else 0)
-        for key, sub in full["properties"].items()
-    }
+    properties = {key: _loosen(sub, defs, used, 1 if key == "data" else 0) for key, sub in full["properties"].items()}
     lean: dict[str, Any] = {
         "type": "object",
         "properties": properties,

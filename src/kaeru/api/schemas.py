@@ -101,6 +101,138 @@ def input_for(operation: str) -> dict[str, Any]:
     return lean_input(generated_input(operation))
 
 
+def served_input(operation: str) -> dict[str, Any]:
+    """The input schema `tools/list` shows the model (decision 18.M1): the contract's three exactly as
+    they validate (`input_for`); the other tools' as a hint (`hint_input`) that accepts at least what
+    the exact one accepts. Every call is still validated by the exact schema (`api/requests.py`)."""
+    if operation in CONTRACT_TOOLS:
+        return input_for(operation)
+    return hint_input(input_for(operation))
+
+
+#: Bounds a model does not need to write a call: the exact schema still enforces them and its refusal
+#: names the field and the reason (`uint32`'s 2**31-1 maximum goes too; other ranges stay).
+_HINT_DROPPED = frozenset(
+    {
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "uniqueItems",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+    }
+)
+_INT32_MAX = 2**31 - 1
+#: A NodeRef as served to the model: its three forms as one type union, described (after the place's
+#: own description, unless that already names the forms).
+NODE_REF_FORMS = "Id, exact name, {id} or {initiative, name}."
+NODE_REF_HINT: dict[str, Any] = {"type": ["string", "object"], "description": NODE_REF_FORMS}
+#: Subschemas copied as they are: dropping a bound inside them could make the whole stricter.
+_VERBATIM = ("not", "if")
+
+
+def hint_input(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` as a hint for a model: every `NodeRef` one type union (`NODE_REF_HINT`; the place's
+    own description, the forms said after the first), the bounds of `_HINT_DROPPED` left out, and `oneOf` read as `anyOf`.
+
+    Only ever accepts more than `schema` (tests/api/test_served_input.py): a dropped bound only
+    widens; a loosened `oneOf` branch could make a value match two branches, so `oneOf` becomes
+    `anyOf`; `not` and `if` are copied untouched (loosening them could narrow what passes).
+    `type`, `enum`, `const`, `required`, `additionalProperties`, `default`, ranges and every
+    description stay."""
+    hint: dict[str, Any] = _hint(schema, said=[])
+    defs: dict[str, Any] = hint.pop("$defs", {})
+    while True:  # a definition used once is written in its place (a `$ref` beside a description only)
+        counts = _ref_counts({**hint, "$defs": defs})
+        single = [
+            name for name, sub in defs.items() if counts.get(name, 0) <= 1 and not _refs(sub) and isinstance(sub, dict)
+        ]
+        if not single:
+            break
+        for name in single:
+            hint = _inline(hint, name, defs[name])
+            defs = {other: _inline(sub, name, defs[name]) for other, sub in defs.items() if other != name}
+    if defs:
+        hint["$defs"] = defs
+    return hint
+
+
+def _ref_counts(node: Any) -> dict[str, int]:
+    """How many times each `$defs` name is referred to in `node`."""
+    counts: dict[str, int] = {}
+    if isinstance(node, dict):
+        items: list[Any] = []
+        for key, value in node.items():
+            if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+                name = value.removeprefix("#/$defs/")
+                counts[name] = counts.get(name, 0) + 1
+            else:
+                items.append(value)
+    elif isinstance(node, list):
+        items = list(node)
+    else:
+        return counts
+    for item in items:
+        for name, n in _ref_counts(item).items():
+            counts[name] = counts.get(name, 0) + n
+    return counts
+
+
+def _inline(node: Any, name: str, target: dict[str, Any]) -> Any:
+    """`node` with every `{"$ref": name}` (beside a description at most) replaced by `target`, the
+    place's description first: the same verdicts, as `$ref` beside `description` only refers."""
+    if isinstance(node, list):
+        return [_inline(item, name, target) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") == f"#/$defs/{name}" and set(node) <= {"$ref", "description"}:
+        placed = copy.deepcopy(target)
+        if "description" in node:
+            placed = {"description": node["description"], **{k: v for k, v in placed.items() if k != "description"}}
+        return placed
+    return {
+        key: (
+            {k: _inline(v, name, target) for k, v in value.items()}
+            if key in _NAMED and isinstance(value, dict)
+            else _inline(value, name, target)
+        )
+        for key, value in node.items()
+    }
+
+
+def _hint(node: Any, said: list[bool]) -> Any:
+    """`node` as a hint; `said` records that the NodeRef forms were spelled out (once per tool)."""
+    if isinstance(node, list):
+        return [_hint(item, said) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if node.get("$ref") == "#/$defs/NodeRef":
+        collapsed = dict(NODE_REF_HINT)
+        place = node.get("description")
+        if isinstance(place, str) and place:
+            named = "{initiative, name}" in place
+            collapsed["description"] = place if named or said else f"{place} {NODE_REF_FORMS}"
+        if "{initiative, name}" in collapsed["description"]:
+            said.append(True)
+        return collapsed
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _HINT_DROPPED or (key == "maximum" and value == _INT32_MAX):
+            continue
+        if key in _VERBATIM:
+            out[key] = copy.deepcopy(value)
+        elif key in _NAMED and isinstance(value, dict):
+            out[key] = {name: _hint(sub, said) for name, sub in value.items()}
+        elif key == "oneOf":
+            out["anyOf"] = _hint(value, said)
+        else:
+            out[key] = _hint(value, said)
+    return out
+
+
 def lean_input(schema: dict[str, Any]) -> dict[str, Any]:
     """`schema` without repetition, accepting exactly what it accepts (decision 18.L1).
 

@@ -52,9 +52,18 @@ class ToolSpec:
     # validators on its first call (decision 16.O1).
     @cached_property
     def input_schema(self) -> dict[str, Any]:
+        """The exact input schema: the one every call is validated by."""
         from kaeru.api.schemas import input_for
 
         return input_for(self.name)
+
+    @cached_property
+    def served_input_schema(self) -> dict[str, Any]:
+        """What `tools/list` declares: the exact schema for the published tools, a hint accepting
+        at least as much for the others (decision 18.M1)."""
+        from kaeru.api.schemas import served_input
+
+        return served_input(self.name)
 
     @cached_property
     def output_schema(self) -> dict[str, Any]:
@@ -76,7 +85,7 @@ class ToolSpec:
             name=self.name,
             title=self.title,
             description=self.description,
-            input_schema=self.input_schema,
+            input_schema=self.served_input_schema,
             output_schema=self.output_schema if structured else None,
             annotations=types.ToolAnnotations(
                 title=self.title,
@@ -165,7 +174,7 @@ class ToolRegistry:
             return
         self._service = self._load(self)
         for spec in self._specs.values():  # what `tools/list` answers, built with the rest
-            spec.input_schema, spec.output_schema  # noqa: B018
+            spec.input_schema, spec.served_input_schema, spec.output_schema  # noqa: B018
         if self.output.text == "compact":
             import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
         self._load = None

@@ -23,7 +23,7 @@ REFLECT = """An initiative's maintenance work-list, each item with the call that
 Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 
-RECALL = """Find memory when you do not know the exact words: task-aware retrieval. Fuses stemmed BM25, exact words, names, tags, temporal neighbours, dates named in the query, linked nodes, recency and layer, weighted by `task_intent` (apply_preference, explain_decision, debug_failure, resume_work — which needs no query). Superseded and refuted memory is demoted; `risk: high` returns only current, non-refuted memory. explore_history lists every revision of the best matches and their supersedes chain, oldest first.
+RECALL = """Find memory when you do not know the exact words: stemmed BM25, exact words, names, tags, temporal neighbours, dates in the query, links, recency and layer, fused and weighted by `task_intent`. Superseded and refuted memory is demoted; explore_history lists every revision of the best matches and their supersedes chain, oldest first.
 Changes nothing. Use `search` for exact words and filters. Returns hits (excerpts), the retrieval plan, `next_step` (the `read` calls for full bodies) and the next page in `continuation`."""
 
 

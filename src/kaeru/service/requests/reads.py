@@ -130,7 +130,7 @@ class RecallRequest(Request):
     )
     task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
         None,
-        description="What you are doing: resume_work, explain_decision, debug_failure, apply_preference, review_change, or explore_history (every revision of the matches and their supersession chains).",
+        description="What you are doing; weights the channels (explore_history: every revision of the matches).",
     )
     role: Annotated[str, one_of(values(Role))] = Field(
         Role.CODER.value,
@@ -146,9 +146,7 @@ class RecallRequest(Request):
         le=100000,
         description="Hard cap on the answer, in tokens.",
     )
-    include_superseded: bool = Field(
-        False, description="Keep superseded and refuted memory level instead of demoting it."
-    )
+    include_superseded: bool = Field(False, description="Do not demote superseded and refuted memory.")
     multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")
     explain: bool = Field(
         False, description="Return each hit's per-channel scores (needs a query; not with multi_hop)."
@@ -157,31 +155,29 @@ class RecallRequest(Request):
         None,
         min_length=1,
         json_schema_extra={"uniqueItems": True},
-        description="Only these node types (as search's filters.types).",
+        description="Only these node types.",
     )
     tags: list[Tag] | None = Field(
         None,
         min_length=1,
         max_length=MAX_FILTER_TAGS,
         json_schema_extra={"uniqueItems": True},
-        description="Only memory carrying every one of these tags (as search's filters.tags).",
+        description="Only memory carrying all these tags.",
     )
     layers: list[Annotated[str, one_of(values(Layer))]] | None = Field(
         None,
         min_length=1,
         json_schema_extra={"uniqueItems": True},
-        description="Only these layers (as search's filters.layers); naming cold or frozen admits them.",
+        description="Only these layers (naming cold or frozen admits them).",
     )
     branch: Branch | None = Field(
         None,
-        description="Only memory written on this git branch (note/task `branch`); memory without one is always included.",
+        description="Only memory from this git branch, and memory with none.",
     )
-    include_stale: bool = Field(
-        False, description="Also cold and frozen (archived) memory, left out by default (explore_history keeps it)."
-    )
+    include_stale: bool = Field(False, description="Also cold and frozen memory (explore_history always).")
     include_suppressed: bool = Field(
         False,
-        description="Also memory its own policy holds back: released or expired rules, reminders before `after`.",
+        description="Also released or expired rules and reminders before `after`.",
     )
     limit: int = Field(10, ge=1, le=50, description="Hits per page; fewer curated hits add `raw_hits` from sources.")
     cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
