@@ -163,6 +163,7 @@ def load(
     limit_conversations: int | None = None,
     limit_questions: int | None = None,
     repair_evidence: bool = False,
+    only: str | None = None,
 ) -> BeamDataset:
     """The conversations (numeric folders, in order) and their scored questions.
 
@@ -173,6 +174,8 @@ def load(
     """
     hashes = verify_hashes(data_dir)
     folders = sorted((p for p in data_dir.iterdir() if p.is_dir() and p.name.isdigit()), key=lambda p: int(p.name))
+    if only is not None:  # one conversation alone (its own vault: a one-project memory)
+        folders = [p for p in folders if p.name == only]
     if limit_conversations is not None:
         folders = folders[:limit_conversations]
     conversations: list[BeamConversation] = []

@@ -69,6 +69,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.beam", description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the beam-dev folder")
     parser.add_argument("--limit-conversations", type=int, default=None, metavar="N")
+    parser.add_argument(
+        "--conversation", default=None, metavar="K", help="only conversation K, alone in the vault (one initiative)"
+    )
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="first N per conversation")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), help=f"any of {', '.join(SYSTEMS)}")
     parser.add_argument("--no-ablation", action="store_true", help="recall without the per-channel rows")
@@ -201,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     started = datetime.now(UTC)
     data_dir = args.data.resolve()
     try:
-        data = load(data_dir, args.limit_conversations, args.limit_questions, args.repair_evidence)
+        data = load(data_dir, args.limit_conversations, args.limit_questions, args.repair_evidence, args.conversation)
     except (DataError, OSError, ValueError, KeyError) as exc:
         print(f"beam: cannot use the data in {data_dir}: {exc}", file=sys.stderr)
         return 2

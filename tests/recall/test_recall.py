@@ -186,14 +186,21 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
         assert without.explain[wanted]["lexical"] < without.explain[loud]["lexical"]
 
 
-def test_scope_idf_is_planned_only_for_a_narrow_scope(service: Service) -> None:
-    """The plan names `scope_idf` exactly when it runs: for at most half of the vault's initiatives."""
+def test_scope_idf_is_planned_for_a_narrow_scope_and_for_the_whole_vault(service: Service) -> None:
+    """The plan names `scope_idf` exactly when it runs: for at most half of the vault's initiatives,
+    or for all of them (a one-project vault ranks as a project among many do), not in between."""
+
+    def planned(initiatives: list[str]) -> bool:
+        answer = service.recall(parse("recall", {"initiatives": initiatives, "query": "gateway eviction"}))
+        return "scope_idf" in {c.name for c in answer.plan.channels}
+
     note(service, "gateway eviction storm")
+    assert planned([P])  # the whole vault: its only initiative
     service.note(parse("note", {"initiative": "elsewhere", "text": "gateway eviction policy"}))
-    narrow = service.recall(parse("recall", {"initiatives": [P], "query": "gateway eviction"}))
-    wide = service.recall(parse("recall", {"initiatives": [P, "elsewhere"], "query": "gateway eviction"}))
-    assert "scope_idf" in {c.name for c in narrow.plan.channels}
-    assert "scope_idf" not in {c.name for c in wide.plan.channels}
+    service.note(parse("note", {"initiative": "third", "text": "gateway eviction drill"}))
+    assert planned([P])  # one of three
+    assert not planned([P, "elsewhere"])  # two of three
+    assert planned([P, "elsewhere", "third"])  # the whole vault
 
 
 def test_a_date_in_the_query_lifts_memory_recorded_that_day(service: Service) -> None:

@@ -203,11 +203,13 @@ def run_channels(
 
 
 def narrow(session: Session, scope_ids: list[int]) -> bool:
-    """Whether the scope is at most half of the vault's initiatives (then `scope_idf` is planned). A
-    wider scope's word statistics are close to the vault's, which the full-text index already ranks
-    with, and counting them would cost time in proportion to the scope, so its text candidates keep
-    the index's scores."""
-    return len(scope_ids) * 2 <= len(session.all_initiatives())
+    """Whether `scope_idf` is planned: the scope is at most half of the vault's initiatives, or it is
+    the whole vault (a vault with one project, the usual case, gets the same ranking as a project
+    among many). A scope between the two is left to the full-text index's scores: its word
+    statistics are close to the vault's, and counting them costs time in proportion to the scope
+    with an initiative filter per match (decision 17.Q6)."""
+    vault = len(session.all_initiatives())
+    return len(scope_ids) * 2 <= vault or len(set(scope_ids)) >= vault
 
 
 def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
