@@ -53,6 +53,8 @@ def test_kaeru_ui_prints_its_address_and_a_sign_in_link(vault: VaultSpec, page: 
             assert page.inner_text("main h1") == "Initiatives"
             assert page.locator("tr.initiative").evaluate_all("r => r.map(e => e.dataset.name)") == ["garden"]
             page.click("tr.initiative a")
+            page.wait_for_url("**/ui/graph?i=garden")
+            page.wait_for_load_state()  # the click waits for the navigation to commit, not for the page
             assert "Tomatoes" in page.locator("svg#graph g.node text").all_text_contents()
         finally:
             stop(proc)

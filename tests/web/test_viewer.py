@@ -114,6 +114,7 @@ def test_the_graph_shows_the_fixtures_nodes(site: Site, page: Any) -> None:
     # Filters: by type, and current only.
     page.check("input[name=type][value=task]")
     page.click("form.filters button")
+    page.wait_for_load_state()  # the click waits for the navigation to commit, not for the page
     tasks = page.locator("svg#graph g.node").evaluate_all("n => n.map(e => e.dataset.id)")
     assert sorted(tasks) == sorted([ids["task"], ids["done"]])
     assert "hidden by the filters" in page.inner_text("#not-shown")
@@ -134,6 +135,7 @@ def test_a_big_initiative_draws_a_bounded_window_and_says_what_is_not_shown(site
     assert f"{BIG - LIMIT} of the initiative's {BIG} nodes are outside this window" in said
     assert "1 edges lead to nodes not drawn" in said
     page.click("#next-window")
+    page.wait_for_load_state()
     assert page.locator("svg#graph g.node").count() == BIG - LIMIT
     page.goto(f"{site.base}/ui/graph?i=big&focus={site.fixture.ids['big_last']}")
     # A chain: the focus and three steps back.
