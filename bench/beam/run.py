@@ -20,7 +20,7 @@ from typing import Any
 from bench.beam.data import CATEGORIES, KNOWLEDGE_UPDATE, BeamDataset, BeamQuestion, load
 from bench.locomo import baselines, kaeru_side, metrics
 from bench.locomo.data import DataError
-from bench.locomo.run import machine
+from bench.locomo.run import chosen_systems, log, machine
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO_ROOT / "bench" / "data" / "beam-dev"
@@ -87,17 +87,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
     parser.add_argument("--quiet", action="store_true")
     args = parser.parse_args(argv)
-    wanted = [s for item in args.systems for s in item.split(",") if s]
-    unknown = sorted(set(wanted) - set(SYSTEMS))
-    if unknown:
-        parser.error(f"unknown systems {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
-    args.systems = [s for s in SYSTEMS if s in wanted]
+    args.systems = chosen_systems(parser, args.systems, SYSTEMS)
     return args
-
-
-def log(quiet: bool, message: str) -> None:
-    if not quiet:
-        print(message, file=sys.stderr, flush=True)
 
 
 def evaluate(system: System, vault: kaeru_side.Vault, data: BeamDataset, quiet: bool) -> None:

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -126,12 +126,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="enable the semantic channel (needs the [semantic] extra); vectors are computed after ingest",
     )
     args = parser.parse_args(argv)
-    wanted = [s for item in args.systems for s in item.split(",") if s]
-    unknown = sorted(set(wanted) - set(SYSTEMS))
-    if unknown:
-        parser.error(f"unknown systems {', '.join(unknown)}; choose from {', '.join(SYSTEMS)}")
-    args.systems = [s for s in SYSTEMS if s in wanted]
+    args.systems = chosen_systems(parser, args.systems, SYSTEMS)
     return args
+
+
+def chosen_systems(parser: argparse.ArgumentParser, given: list[str], known: Sequence[str]) -> list[str]:
+    """The `--systems` values (space- or comma-separated), in the harness's own order; an unknown
+    name is a usage error."""
+    wanted = [s for item in given for s in item.split(",") if s]
+    unknown = sorted(set(wanted) - set(known))
+    if unknown:
+        parser.error(f"unknown systems {', '.join(unknown)}; choose from {', '.join(known)}")
+    return [s for s in known if s in wanted]
 
 
 def log(quiet: bool, message: str) -> None:

@@ -37,15 +37,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
-    from tests.pg import drop_database, fresh_database
-
-    made = fresh_database()
-    yield made
-    drop_database(made)
-
-
-@pytest.fixture
 def store(url: str) -> Iterator[PostgresStore]:
     opened = PostgresStore(url, lock_timeout_ms=10_000)
     yield opened

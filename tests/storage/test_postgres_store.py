@@ -38,15 +38,6 @@ NOW = "2030-01-01T00:00:00.000000Z"
 
 
 @pytest.fixture
-def url() -> Iterator[str]:
-    from tests.pg import drop_database, fresh_database
-
-    made = fresh_database()
-    yield made
-    drop_database(made)
-
-
-@pytest.fixture
 def store(url: str) -> Iterator[PostgresStore]:
     opened = PostgresStore(url, lock_timeout_ms=5_000)
     yield opened

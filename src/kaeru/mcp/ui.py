@@ -30,27 +30,6 @@ def viewer(
 
     The viewer (and through it the service layer) is imported at its first request, not when the
     server starts, so `kaeru serve --http` listens ~0.4 s sooner (decision 19.W6)."""
-    app: Any = None
-
-    async def lazily(scope: Any, receive: Any, send: Any) -> None:
-        nonlocal app
-        if app is None:
-            app = _build(kaeru, settings, host, port, verifier, required)
-        await app(scope, receive, send)
-
-    return lazily
-
-
-def _build(
-    kaeru: KaeruServer,
-    settings: Settings,
-    host: str,
-    port: int,
-    verifier: TokenVerifier,
-    required: Callable[[], Awaitable[bool]] | None,
-) -> Any:
-    from kaeru.web import Backend, ui_app
-
     security = security_settings(settings, host, port)
 
     async def verify(token: str) -> Principal | None:
@@ -62,16 +41,26 @@ def _build(
     async def always() -> bool:
         return True
 
-    return ui_app(
-        Backend(
-            call=kaeru.registry.envelope,
-            verify=verify,
-            required=required or always,
-            allowed_hosts=list(security.allowed_hosts),
-            allowed_origins=list(security.allowed_origins),
-            local_actor=settings.actor,
-        )
-    )
+    app: Any = None
+
+    async def lazily(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal app
+        if app is None:
+            from kaeru.web import Backend, ui_app
+
+            app = ui_app(
+                Backend(
+                    call=kaeru.registry.envelope,
+                    verify=verify,
+                    required=required or always,
+                    allowed_hosts=list(security.allowed_hosts),
+                    allowed_origins=list(security.allowed_origins),
+                    local_actor=settings.actor,
+                )
+            )
+        await app(scope, receive, send)
+
+    return lazily
 
 
 def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str], None]) -> None:
