@@ -1,6 +1,6 @@
 """`SqlSession`: every statement written once, over one `Db`; each engine's session adds what
-genuinely differs (the replay claim, full-text search, where node revisions live: `put_node`'s
-three hooks)."""
+genuinely differs (the replay claim, full-text search and the index columns a node write sets:
+`put_node`'s two hooks)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from kaeru.storage.sql.sections import SectionQueries, facet
 from kaeru.storage.sql.tokens import TokenQueries
 
 _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
+_WHO = (("request_id", "?"), ("actor", "?"))
 
 
 class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries):
@@ -68,7 +69,12 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
             seq = int(existing[0])
             old_members = set() if existing[2] else set(self._d.items_of(existing[1]))
             old_facet = None if existing[4] == "audit_event" else f"{existing[5]}:{existing[6]}"
-            self._node_moves_on(seq)
+            # The revision the node moves past joins its history; the new one lives in `nodes` only.
+            self._db.run(
+                f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
+                f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+                (seq,),
+            )
             assign = ", ".join(f"{c} = {m}" for c, m in columns)
             self._db.run(f"UPDATE nodes SET {_ASSIGN}, {assign} WHERE seq = ?", (*values, *extra, seq))
         self._move_memberships(
@@ -79,11 +85,9 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        """The engine's own columns of `nodes` a write sets: `(column, mark)` pairs and their values."""
-        raise NotImplementedError
-
-    def _node_moves_on(self, seq: int) -> None:
-        """Before the current revision of node `seq` is overwritten."""
+        """The columns of `nodes` a write sets besides `NODE_COLS`: `(column, mark)` pairs and their
+        values — the revision's request id and actor, and an engine's own index columns."""
+        return _WHO, (request_id, actor)
 
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
