@@ -12,11 +12,11 @@ import psycopg
 
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
-from kaeru.storage.base import RequestKey, StoredRequest
 from kaeru.storage.postgres.bm25 import node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
+from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.rows import NODE_COLS
 from kaeru.storage.sql.session import SqlSession
 

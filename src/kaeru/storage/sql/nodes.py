@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kaeru.domain.model import Node
-from kaeru.storage.base import RevisionEntry
+from kaeru.storage.records import RevisionEntry
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import NODE_COLS, prefixed
 
@@ -40,6 +40,8 @@ class NodeQueries(Part):
         return self._nodes_where("id", "text", ids)
 
     def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        """`nodes_by_ids` for nodes whose storage sequence numbers are known (`SearchRow.seq`): the
+        primary key, so one lookup per node instead of two. Keyed by id."""
         return self._nodes_where("seq", "bigint", seqs)
 
     def _nodes_where(self, column: str, sql_type: str, keys: Sequence[Any]) -> dict[str, Node]:
@@ -93,6 +95,7 @@ class NodeQueries(Part):
         return [r[0] for r in found]
 
     def live_node_batch(self, after_seq: int, limit: int) -> list[Node]:
+        """Live nodes (not audit) with seq > after_seq, in seq order: for reindexing."""
         found = self._db.rows(
             f"{_NODE} WHERE seq > ? AND retracted = {self._d.false} AND node_type <> 'audit_event' "
             "ORDER BY seq LIMIT ?",
@@ -131,6 +134,7 @@ class NodeQueries(Part):
         return self._entry(row).node if row else None
 
     def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        """Every revision of a node, oldest first, with its request_id and actor."""
         found = self._db.rows(
             f"{_PAST} WHERE n.id = ? UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? "
             "ORDER BY rev_no",
@@ -161,6 +165,7 @@ class NodeQueries(Part):
         return live
 
     def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        """Every node revision (of nodes in these initiatives, or all), by (node's first record, rev_no)."""
         where, params = "1 = 1", []
         if initiative_ids is not None:
             # Every node that ever belonged to one of these initiatives, with its whole history.

@@ -4,10 +4,12 @@ genuinely differs (the replay claim, full-text search and the index columns a no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import Node
 from kaeru.errors import RevisionConflict
+from kaeru.storage.records import RequestKey, SearchQuery, SearchRow, StoredRequest
 from kaeru.storage.sql.audit import AuditQueries
 from kaeru.storage.sql.db import Db
 from kaeru.storage.sql.edges import EdgeQueries
@@ -23,7 +25,8 @@ _WHO = (("request_id", "?"), ("actor", "?"))
 
 
 class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries):
-    """One transaction or snapshot over `db`."""
+    """One transaction or snapshot over `db`: what the service is written against (`base.Session`).
+    The methods below the constructor are each engine's own."""
 
     def __init__(self, db: Db, *, read_only: bool, secret: bytes | None = None):
         self._db = db
@@ -45,6 +48,7 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         )  # fmt: skip
 
     def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+        """Append `node` as a new revision and make it the current state (index, memberships)."""
         values = self._node_values(node)
         columns, extra = self._node_extra(node, request_id, actor)
         existing = self._db.one(
@@ -93,3 +97,31 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
         """After `node` became the current revision (`indexed`: its previous one was live)."""
+
+    # --- each engine's own -----------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        """Claim `key` for this transaction, or return the stored request that already holds it.
+
+        Concurrent claimers of one key are serialised: the loser sees the winner's committed row.
+        """
+        raise NotImplementedError
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def purge_requests(self, before: str) -> int:
+        raise NotImplementedError
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        """Live member nodes whose `properties` has `key`."""
+        raise NotImplementedError
+
+    def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
+        """Ordered hits (best first, at most `query.window`), the exact number of hits, and how many
+        matches were omitted as superseded in scope."""
+        raise NotImplementedError
+
+    def count_matches(self, query: SearchQuery) -> int:
+        """How many live nodes match `query`'s tokens and filters (superseded ones included; `window`
+        and `count_total` ignored), without ranking them — recall's document frequencies."""
+        raise NotImplementedError

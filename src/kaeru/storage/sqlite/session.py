@@ -13,7 +13,7 @@ import apsw
 
 from kaeru.domain.model import Node
 from kaeru.errors import Internal
-from kaeru.storage.base import RequestKey, StoredRequest
+from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.session import SqlSession
