@@ -8,7 +8,7 @@ from typing import Any
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
-from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
