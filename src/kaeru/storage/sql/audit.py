@@ -10,6 +10,9 @@ from kaeru.storage.sql import rows
 from kaeru.storage.sql.rows import AUDIT_COLS
 from kaeru.storage.sql.slots import SlotQueries
 
+#: `json.dumps(value, sort_keys=True, default=str)` with the encoder built once (every write audits).
+_changes_json = json.JSONEncoder(sort_keys=True, default=str).encode
+
 
 class AuditQueries(SlotQueries):
     def append_audit(self, record: AuditRecord) -> None:
@@ -23,7 +26,7 @@ class AuditQueries(SlotQueries):
                 record.request_id,
                 record.initiative_id,
                 json.dumps(record.affected),
-                json.dumps(record.changes, sort_keys=True, default=str),
+                _changes_json(record.changes) if record.changes else "[]",
             ),
         )
 

@@ -40,21 +40,28 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
     def _node_values(self, node: Node) -> tuple[Any, ...]:
         """A node's `NODE_COLS` as the engine stores them."""
         d = self._d
+        properties = sorted_json(node.properties) if node.properties else "{}"  # most nodes have none
         return (
             node.rev_no, node.revision, node.node_type.value, node.tier.value, node.name, node.body,
             node.description, d.items(node.tags), node.layer.value, node.visibility.value, node.status,
-            sorted_json(node.properties), d.items(node.initiatives), node.created_at, node.recorded_at,
+            properties, d.items(node.initiatives), node.created_at, node.recorded_at,
             d.flag(node.retracted), d.flag(node.pinned),
         )  # fmt: skip
 
-    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
-        """Append `node` as a new revision and make it the current state (index, memberships)."""
+    def put_node(self, node: Node, *, request_id: str | None, actor: str, new: bool = False) -> None:
+        """Append `node` as a new revision and make it the current state (index, memberships).
+        `new`: its id was just made, so there is no current revision to look up (a node already
+        stored under that id is then refused, never overwritten)."""
         values = self._node_values(node)
         columns, extra = self._node_extra(node, request_id, actor)
-        existing = self._db.one(
-            "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
-            f"WHERE id = ?{self._d.lock(True, self._read_only)}",
-            (node.id,),
+        existing = (
+            None
+            if new  # a fresh id (`create_node`): the insert's unique key refuses a stored one
+            else self._db.one(
+                "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
+                f"WHERE id = ?{self._d.lock(True, self._read_only)}",
+                (node.id,),
+            )
         )
         if existing is None:
             row = self._db.one(
