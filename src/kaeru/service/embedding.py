@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Protocol
 
 
@@ -18,6 +20,23 @@ class Embedder(Protocol):
     model_id: str
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+_worker: ThreadPoolExecutor | None = None
+_worker_made = threading.Lock()
+
+
+def embed_soon(embedder: Embedder, text: str) -> Future[bytes]:
+    """`text`'s vector, packed, computed on a worker thread (decision 17.X2): recall starts it first
+    and collects it when its semantic channel comes, so the query's embedding (~13 ms of CPU in
+    MiniLM) runs beside the lexical channels instead of before them. One worker: the embedder runs
+    one query at a time anyway (decision 17.V3)."""
+    global _worker
+    if _worker is None:
+        with _worker_made:
+            if _worker is None:
+                _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaeru-embed")
+    return _worker.submit(lambda: pack(embedder.embed([text])[0]))
 
 
 def pack(vector: Sequence[float]) -> bytes:

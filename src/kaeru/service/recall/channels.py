@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from concurrent.futures import Future
 from itertools import pairwise
 from typing import Any
 
@@ -13,7 +14,7 @@ from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder, pack
+from kaeru.service.embedding import Embedder, embed_soon
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
@@ -64,11 +65,11 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
 
-def _semantic(session: Session, scope_ids: list[int], query: str, fusion: Fusion, embedder: Embedder) -> None:
+def _semantic(session: Session, scope_ids: list[int], query_vector: Future[bytes], fusion: Fusion, model: str) -> None:
     """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
-    ranked in the database (decision 17.V1)."""
-    query_vector = pack(embedder.embed([query])[0])
-    rows = [(i, s) for i, s in session.nearest_vectors(scope_ids, embedder.model_id, query_vector, CANDIDATES) if s > 0]
+    ranked in the database (decisions 17.V1, 17.X1); the query's vector was started on a worker
+    thread when recall began (17.X2)."""
+    rows = [(i, s) for i, s in session.nearest_vectors(scope_ids, model, query_vector.result(), CANDIDATES) if s > 0]
     if not rows:
         return
     # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
@@ -103,6 +104,7 @@ def run_channels(
     memo: DocStems,
     embedder: Embedder | None = None,
 ) -> dict[str, Node]:
+    semantic = embed_soon(embedder, query) if plan.weight("semantic") and embedder is not None and query else None
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
@@ -132,8 +134,8 @@ def run_channels(
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
-    if plan.weight("semantic") and embedder is not None and query:
-        _semantic(session, scope_ids, query, fusion, embedder)
+    if semantic is not None and embedder is not None:
+        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:

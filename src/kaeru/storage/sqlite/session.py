@@ -20,6 +20,7 @@ from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
 from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.search import CommonWords, FtsSearch
+from kaeru.storage.sqlite.vectors import SqliteVectors
 
 #: A node revision's columns from `past_revisions r` and from `nodes n` (the current one, which lives
 #: there only: migration 010), each with its request id and actor.
@@ -95,7 +96,7 @@ class SqliteDb(Db):
         yield from self._c.execute(sql, params)
 
 
-class SqliteSession(FtsSearch, SqlSession):
+class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
     """One transaction on one connection."""
 
     def __init__(
