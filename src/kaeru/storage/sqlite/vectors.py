@@ -40,8 +40,8 @@ _SIGN_CLEAR = bytes(ord("1") if i < 0x80 else ord("0") for i in range(256))
 #: Candidates rescored exactly: this many times the limit, and at least `MIN_CANDIDATES` (decision
 #: 17.X1: at 100k random vectors, the channel's 100 asked for, the top 10 equals the exact one on
 #: every query measured and the top 100 keeps ~99 % of its members).
-OVERSAMPLE = 10
-MIN_CANDIDATES = 1_000
+OVERSAMPLE = 20
+MIN_CANDIDATES = 2_000
 #: Rounds of candidates before a scope that still holds too few of them is scanned exactly.
 ROUNDS = 3
 
@@ -138,18 +138,53 @@ class SqliteVectors(Part):
         want = max(limit * OVERSAMPLE, MIN_CANDIDATES)
         asked = want
         for _ in range(ROUNDS):
-            candidates = self._candidates(model, code, asked)
-            found = self._rescore(initiative_ids, model, vector, candidates)
-            if len(candidates) < asked or len(found) >= want:
-                # All of the model's vectors were candidates (the exact answer), or enough of them
-                # are in the scope.
-                return found[:limit]
-            if not found:
+            ranked = self._ranked_candidates(model, code, vector, asked)
+            found, share = self._in_scope(initiative_ids, ranked, limit)
+            if len(ranked) < asked:
+                return found  # every vector of the model was a candidate: the exact answer
+            if len(found) >= limit and share * len(ranked) >= want:
+                return found  # about `want` of the candidates are live members of the scope
+            if share == 0:
                 break
-            # Too few of the candidates are live members of the scope: ask for as many more as the
-            # share that survived says should bring `want`.
-            asked = math.ceil(asked * want / len(found) * 2)
+            # Too few of the candidates are in the scope: as many more as the share seen says should
+            # bring twice `want`.
+            asked = max(asked * 2, math.ceil(2 * want / share))
         return self._exact(initiative_ids, model, vector, limit)
+
+    def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> list[tuple[str, float]]:
+        """The `count` vectors whose codes are nearest to `code` (Hamming distance), ranked by their
+        exact cosine similarity to `vector`, best first, ties by node id; scope not yet applied."""
+        found = self._db.rows(
+            "SELECT v.node_id, vec_distance_cosine(v.vector, ?) AS distance FROM (SELECT id FROM vector_codes "
+            "WHERE model = ? ORDER BY vec_distance_hamming(vec_bit(code), vec_bit(?)) LIMIT ?) c "
+            "CROSS JOIN node_vectors v ON v.id = c.id ORDER BY distance, v.node_id",
+            (vector, model, code, count),
+        )
+        return [(r[0], 1.0 - float(r[1])) for r in found]
+
+    def _in_scope(
+        self, initiative_ids: Sequence[int], ranked: list[tuple[str, float]], limit: int
+    ) -> tuple[list[tuple[str, float]], float]:
+        """The first `limit` of `ranked` that are live members of the scope, checked a block at a
+        time in rank order, and the share of those checked that were."""
+        scope, params = self._member_of(initiative_ids)
+        found: list[tuple[str, float]] = []
+        checked = 0
+        block = max(2 * limit, 64)
+        while checked < len(ranked) and len(found) < limit:
+            part = ranked[checked : checked + block]
+            checked += len(part)
+            live = {
+                r[0]
+                for r in self._db.rows(
+                    f"SELECT n.id FROM json_each(?) c CROSS JOIN nodes n ON n.id = c.value "
+                    f"WHERE n.retracted = {self._d.false} AND {scope}",
+                    [json.dumps([i for i, _ in part]), *params],
+                )
+            }
+            found.extend(row for row in part if row[0] in live)
+            block *= 2
+        return found[:limit], (len(found) / checked if checked else 0.0)
 
     def _exact(self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int) -> list[tuple[str, float]]:
         """The exact scan of every vector of the model (decision 17.V1): the last resort for a scope
@@ -161,33 +196,5 @@ class SqliteVectors(Part):
             f"CROSS JOIN nodes n ON n.id = v.node_id WHERE v.model = ? AND n.retracted = {self._d.false} "
             f"AND {scope} ORDER BY distance, v.node_id LIMIT ?",
             [vector, model, *params, limit],
-        )
-        return [(r[0], 1.0 - float(r[1])) for r in found]
-
-    def _candidates(self, model: str, code: bytes, count: int) -> list[int]:
-        """The row ids of the `count` codes nearest to `code` by Hamming distance."""
-        return [
-            r[0]
-            for r in self._db.rows(
-                "SELECT id FROM vector_codes WHERE model = ? "
-                "ORDER BY vec_distance_hamming(vec_bit(code), vec_bit(?)) LIMIT ?",
-                (model, code, count),
-            )
-        ]
-
-    def _rescore(
-        self, initiative_ids: Sequence[int], model: str, vector: bytes, candidates: list[int]
-    ) -> list[tuple[str, float]]:
-        """The live members of the scope among `candidates`, by exact cosine similarity, best first,
-        ties by node id."""
-        if not candidates:
-            return []
-        scope, params = self._member_of(initiative_ids)
-        found = self._db.rows(
-            "SELECT v.node_id, vec_distance_cosine(v.vector, ?) AS distance FROM json_each(?) c "
-            "CROSS JOIN node_vectors v ON v.id = c.value "
-            f"CROSS JOIN nodes n ON n.id = v.node_id WHERE n.retracted = {self._d.false} AND {scope} "
-            "ORDER BY distance, v.node_id",
-            [vector, json.dumps(candidates), *params],
         )
         return [(r[0], 1.0 - float(r[1])) for r in found]
