@@ -327,3 +327,27 @@ def test_migration_017_keeps_every_vector_and_codes_it(tmp_path: Path) -> None:
         assert codes_match_vectors(store) == len(rows) + 1, "an update keeps its row, a new vector adds one"
     finally:
         store.close()
+
+
+def test_candidates_from_another_snapshot_keep_only_what_this_one_holds(
+    store: Store, service: Service, nodes: dict[str, list[str]]
+) -> None:
+    """The first round computed on another thread's snapshot (17.X2) gives the same answer, and a
+    memory forgotten since is left out by the snapshot that ranks."""
+    rng = random.Random(8)
+    query = unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+    stored = {n: as_float32(near(rng, query, 0.3 + 0.002 * i)) for i, n in enumerate(nodes["a"][2:])}
+    store_vectors(store, stored)
+    with store.read() as session:
+        scope = [session.initiative_by_name("a").id]  # type: ignore[union-attr]
+        first = session.vector_candidates(MODEL, pack(query), 10)
+        alone = session.nearest_vectors(scope, MODEL, pack(query), 10)
+        given = session.nearest_vectors(scope, MODEL, pack(query), 10, first)
+    assert given == alone
+    assert [n for n, _ in alone] == [n for n, _ in exact_ranking(stored, query, list(stored), 10)]
+    best = alone[0][0]
+    service.forget(parse("forget", {"initiative": "a", "node": {"id": best}, "reason": "test"}))
+    with store.read() as session:
+        later = session.nearest_vectors(scope, MODEL, pack(query), 10, first)
+    assert best not in [n for n, _ in later]
+    assert [n for n, _ in later] == [n for n, _ in exact_ranking(stored, query, [n for n in stored if n != best], 10)]

@@ -351,13 +351,25 @@ class Session(Protocol):
     # --- vectors (optional semantic channel) ---------------------------------------------------
     def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None: ...
     def nearest_vectors(
-        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
+        self,
+        initiative_ids: Sequence[int],
+        model: str,
+        vector: bytes,
+        limit: int,
+        first_round: list[tuple[str, float]] | None = None,
     ) -> list[tuple[str, float]]:
         """The `limit` live member nodes whose stored vectors (of `model`) are most similar to `vector`
         (float32 bytes, unit length), best first, ties by node id, with their cosine similarity.
 
-        Computed in the database by an exact scan of the scope's rows (decision 17.V1): vectors are
-        never loaded into the process."""
+        Computed in the database, never by loading the vectors into the process: PostgreSQL scans
+        the scope's rows exactly (decision 17.V1); SQLite ranks candidates found by their codes
+        exactly (17.X1). `first_round` is what `vector_candidates` returned for the same arguments
+        (possibly from another snapshot: only live members of the scope in this one are kept)."""
+        ...
+
+    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
+        """The first round of candidates `nearest_vectors` would rank for `limit` (scope not yet
+        applied), or None where it scans exactly: so another thread can compute them (17.X2)."""
         ...
 
     def vector_digests(self, model: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from kaeru.service.embedding import Embedder, embed_soon
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import SearchQuery, Session, Store
 
 SEEDS = 12
 #: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
@@ -65,11 +65,19 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
 
-def _semantic(session: Session, scope_ids: list[int], query_vector: Future[bytes], fusion: Fusion, model: str) -> None:
+def _semantic(
+    session: Session,
+    scope_ids: list[int],
+    started: Future[tuple[bytes, list[tuple[str, float]] | None]],
+    fusion: Fusion,
+    model: str,
+) -> None:
     """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
-    ranked in the database (decisions 17.V1, 17.X1); the query's vector was started on a worker
-    thread when recall began (17.X2)."""
-    rows = [(i, s) for i, s in session.nearest_vectors(scope_ids, model, query_vector.result(), CANDIDATES) if s > 0]
+    ranked in the database (decisions 17.V1, 17.X1); the query's vector and its first candidates
+    were started on a worker thread when recall began (17.X2)."""
+    vector, first_round = started.result()
+    nearest = session.nearest_vectors(scope_ids, model, vector, CANDIDATES, first_round)
+    rows = [(i, s) for i, s in nearest if s > 0]
     if not rows:
         return
     # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
@@ -103,8 +111,11 @@ def run_channels(
     fusion: Fusion,
     memo: DocStems,
     embedder: Embedder | None = None,
+    store: Store | None = None,
 ) -> dict[str, Node]:
-    semantic = embed_soon(embedder, query) if plan.weight("semantic") and embedder is not None and query else None
+    semantic = None
+    if plan.weight("semantic") and embedder is not None and query:
+        semantic = embed_soon(embedder, query, store, CANDIDATES)
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))

@@ -129,16 +129,27 @@ class SqliteVectors(Part):
             (row_id, model, quantize(vector)),
         )
 
+    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
+        return self._ranked_candidates(model, quantize(vector), vector, max(limit * OVERSAMPLE, MIN_CANDIDATES))
+
     def nearest_vectors(
-        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
+        self,
+        initiative_ids: Sequence[int],
+        model: str,
+        vector: bytes,
+        limit: int,
+        first_round: list[tuple[str, float]] | None = None,
     ) -> list[tuple[str, float]]:
         if not initiative_ids or limit <= 0:
             return []
         code = quantize(vector)
         want = max(limit * OVERSAMPLE, MIN_CANDIDATES)
         asked = want
-        for _ in range(ROUNDS):
-            ranked = self._ranked_candidates(model, code, vector, asked)
+        for round_no in range(ROUNDS):
+            if round_no == 0 and first_round is not None:
+                ranked = first_round
+            else:
+                ranked = self._ranked_candidates(model, code, vector, asked)
             found, share = self._in_scope(initiative_ids, ranked, limit)
             if len(ranked) < asked:
                 return found  # every vector of the model was a candidate: the exact answer
