@@ -1,4 +1,4 @@
-"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decision 17.V2).
+"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decisions 17.V4, 17.X3).
 
 Builds the synthetic corpus (`bench.corpus`, bulk mode) once per size, stores a random unit vector
 of 384 dimensions for every note under the packaged model's id (embedding 100k notes with MiniLM on
@@ -7,9 +7,14 @@ a shared CPU takes too long, and a scan costs the same whatever the vectors hold
 model. Measured per query, on the same vault and queries:
 
 * `recall` — the whole call, as a client sees it (query embedding included);
-* `channel` — the vector step alone: `Session.nearest_vectors` (in the database), and, when the
-  code has it, the scan it replaced (every vector in scope read into Python, ranked with numpy);
-* `peak` — the Python heap's high-water mark during one call (tracemalloc, a separate pass).
+* `channel` — the vector step alone: `Session.nearest_vectors` (in the database: candidates by
+  code, ranked exactly, decision 17.X1), the exact scan it falls back to (`channel_exact_scan`),
+  and, unless `--skip-old`, the Python scan of before 17.V1;
+* `thread_cpu` is the calling thread's CPU time, `process_cpu` the whole process's (the query's
+  embedding and first candidates run on a worker thread: decision 17.X2);
+* `peak` — the Python heap's high-water mark during one call (tracemalloc, a separate pass);
+* `--agreement N` — how often the candidates' top 10 and top 100 are the exact scan's, on the
+  queries and N random ones, over all initiatives and over one.
 
 `--keep` leaves the vault (and prints where) and `--vault DIR` reuses it, so each size is built once.
 """

@@ -115,7 +115,13 @@ def run_channels(
 ) -> dict[str, Node]:
     semantic = None
     if plan.weight("semantic") and embedder is not None and query:
-        semantic = embed_soon(embedder, query, store, CANDIDATES)
+        # SQLite's first candidates are computed beside the lexical channels, on a connection of their
+        # own (its pool opens one when none is idle). PostgreSQL ranks in one exact scan: its worker
+        # only embeds, and takes no second connection from a pool that concurrent recalls could
+        # have emptied (the worker would wait on them while they wait on it).
+        semantic = embed_soon(
+            embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
+        )
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
