@@ -1,4 +1,4 @@
-"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decision 17.V2).
+"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decisions 17.V4, 17.X3).
 
 Builds the synthetic corpus (`bench.corpus`, bulk mode) once per size, stores a random unit vector
 of 384 dimensions for every note under the packaged model's id (embedding 100k notes with MiniLM on
@@ -7,9 +7,14 @@ a shared CPU takes too long, and a scan costs the same whatever the vectors hold
 model. Measured per query, on the same vault and queries:
 
 * `recall` — the whole call, as a client sees it (query embedding included);
-* `channel` — the vector step alone: `Session.nearest_vectors` (in the database), and, when the
-  code has it, the scan it replaced (every vector in scope read into Python, ranked with numpy);
-* `peak` — the Python heap's high-water mark during one call (tracemalloc, a separate pass).
+* `channel` — the vector step alone: `Session.nearest_vectors` (in the database: candidates by
+  code, ranked exactly, decision 17.X1), the exact scan it falls back to (`channel_exact_scan`),
+  and, unless `--skip-old`, the Python scan of before 17.V1;
+* `thread_cpu` is the calling thread's CPU time, `process_cpu` the whole process's (the query's
+  embedding and first candidates run on a worker thread: decision 17.X2);
+* `peak` — the Python heap's high-water mark during one call (tracemalloc, a separate pass);
+* `--agreement N` — how often the candidates' top 10 and top 100 are the exact scan's, on the
+  queries and N random ones, over all initiatives and over one.
 
 `--keep` leaves the vault (and prints where) and `--vault DIR` reuses it, so each size is built once.
 """
@@ -97,15 +102,39 @@ def _old_scan(session: Any, scope_ids: list[int], model: str, query: bytes) -> l
     return [(stored[i][0], float(sims[i])) for i in top]
 
 
-def _time(fn: Callable[[], object], rounds: int, cpu: list[float]) -> list[float]:
-    """Wall-clock milliseconds per call; this thread's CPU milliseconds appended to `cpu` (SQLite and
-    a one-thread query embedding run in the calling thread: on a loaded machine, the steadier figure)."""
+def _time(fn: Callable[[], object], rounds: int, cpu: list[float], process: list[float] | None = None) -> list[float]:
+    """Wall-clock milliseconds per call; this thread's CPU milliseconds appended to `cpu` (SQLite runs
+    in the calling thread: on a loaded machine, the steadier figure) and, when given, the whole
+    process's to `process` (the query's embedding runs on a worker thread: decision 17.X2)."""
     out = []
     for _ in range(rounds):
-        start, start_cpu = time.perf_counter(), time.thread_time()
+        start, start_cpu, start_process = time.perf_counter(), time.thread_time(), time.process_time()
         fn()
         out.append((time.perf_counter() - start) * 1000)
         cpu.append((time.thread_time() - start_cpu) * 1000)
+        if process is not None:
+            process.append((time.process_time() - start_process) * 1000)
+    return out
+
+
+def _agreement(session: Any, scopes: dict[str, list[int]], model: str, queries: list[bytes]) -> dict[str, Any]:
+    """How often `nearest_vectors` (candidates by code, exact rescoring: decision 17.X1) returns what
+    the exact scan of every vector returns, per scope: the same top 10 in the same order, and how
+    many of the exact top 100 it keeps."""
+    out: dict[str, Any] = {}
+    for name, scope_ids in scopes.items():
+        same_10, kept = 0, []
+        for query in queries:
+            got = [i for i, _ in session.nearest_vectors(scope_ids, model, query, CANDIDATES)]
+            exact = [i for i, _ in session._exact(scope_ids, model, query, CANDIDATES)]
+            same_10 += got[:10] == exact[:10]
+            kept.append(len(set(got) & set(exact)) / max(1, len(exact)))
+        out[name] = {
+            "queries": len(queries),
+            "same_top_10": same_10,
+            "top_100_kept_mean": round(statistics.mean(kept), 4),
+            "top_100_kept_min": round(min(kept), 4),
+        }
     return out
 
 
@@ -137,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="times each query is asked")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--skip-old", action="store_true", help="do not time the replaced Python scan")
+    parser.add_argument(
+        "--agreement",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also compare the candidates' top 100 with the exact scan's on the queries and N random ones (SQLite)",
+    )
     args = parser.parse_args(argv)
 
     from kaeru import semantic
@@ -176,19 +212,31 @@ def main(argv: list[str] | None = None) -> int:
         with store.read() as session:
             return session.nearest_vectors(scope_ids, embedder.model_id, vectors[query], CANDIDATES)
 
+    def exact(query: str) -> object:
+        with store.read() as session:
+            return session._exact(scope_ids, embedder.model_id, vectors[query], CANDIDATES)  # type: ignore[attr-defined]
+
     def old(query: str) -> object:
         with store.read() as session:
             return _old_scan(session, scope_ids, embedder.model_id, vectors[query])
 
     with store.read() as session:
         has_nearest = hasattr(session, "nearest_vectors")  # False under the code before decision 17.V1
-    names = ["recall", "channel_in_database", "channel_old_python_scan"]
+        has_exact = hasattr(session, "_exact")  # SQLite since decision 17.X1: the exact scan kept as a fallback
+    names = ["recall", "channel_in_database", "channel_exact_scan", "channel_old_python_scan"]
     measured: dict[str, list[float]] = {n: [] for n in names}
     cpu: dict[str, list[float]] = {n: [] for n in names}
+    process: list[float] = []
     has_old = not args.skip_old and store.backend == "sqlite"
     for query in QUERIES:
         recall(query)  # warm: caches, plan
-        measured["recall"] += _time(lambda q=query: recall(q), args.rounds, cpu["recall"])  # type: ignore[misc]
+        measured["recall"] += _time(lambda q=query: recall(q), args.rounds, cpu["recall"], process)  # type: ignore[misc]
+        if has_exact:
+            measured["channel_exact_scan"] += _time(
+                lambda q=query: exact(q),  # type: ignore[misc]
+                args.rounds,
+                cpu["channel_exact_scan"],
+            )
         if has_nearest:
             measured["channel_in_database"] += _time(
                 lambda q=query: nearest(q),  # type: ignore[misc]
@@ -203,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             )
     report["latency"] = {k: _summary(v) for k, v in measured.items() if v}
     report["thread_cpu"] = {k: _summary(v) for k, v in cpu.items() if v}
+    report["process_cpu"] = {"recall": _summary(process)}
     report["load_average"] = [round(x, 1) for x in os.getloadavg()]
     report["peak_mib"] = {"recall": round(_peak(lambda: recall(QUERIES[0])), 2)}
     if has_nearest:
@@ -213,6 +262,17 @@ def main(argv: list[str] | None = None) -> int:
         report["same_top_ids"] = not has_nearest or all(
             [i for i, _ in a] == [i for i, _ in b] for a, b in zip(same[0], same[1], strict=True)
         )
+    if args.agreement and has_exact:
+        import numpy as np
+
+        rng = np.random.default_rng(args.agreement)
+        randoms = rng.standard_normal((args.agreement, DIMS)).astype("<f4")
+        randoms /= np.linalg.norm(randoms, axis=1, keepdims=True)
+        queries = [vectors[q] for q in QUERIES] + [row.tobytes() for row in randoms]
+        with store.read() as session:
+            report["agreement"] = _agreement(
+                session, {"all": scope_ids, "one_initiative": scope_ids[:1]}, embedder.model_id, queries
+            )
     store.close()
     text = json.dumps(report, indent=2)
     print(text)

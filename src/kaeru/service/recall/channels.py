@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from concurrent.futures import Future
 from itertools import pairwise
 from typing import Any
 
@@ -13,11 +14,11 @@ from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder, pack
+from kaeru.service.embedding import Embedder, embed_soon
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import SearchQuery, Session, Store
 
 SEEDS = 12
 #: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
@@ -64,11 +65,19 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
 
-def _semantic(session: Session, scope_ids: list[int], query: str, fusion: Fusion, embedder: Embedder) -> None:
+def _semantic(
+    session: Session,
+    scope_ids: list[int],
+    started: Future[tuple[bytes, list[tuple[str, float]] | None]],
+    fusion: Fusion,
+    model: str,
+) -> None:
     """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
-    ranked in the database (decision 17.V1)."""
-    query_vector = pack(embedder.embed([query])[0])
-    rows = [(i, s) for i, s in session.nearest_vectors(scope_ids, embedder.model_id, query_vector, CANDIDATES) if s > 0]
+    ranked in the database (decisions 17.V1, 17.X1); the query's vector and its first candidates
+    were started on a worker thread when recall began (17.X2)."""
+    vector, first_round = started.result()
+    nearest = session.nearest_vectors(scope_ids, model, vector, CANDIDATES, first_round)
+    rows = [(i, s) for i, s in nearest if s > 0]
     if not rows:
         return
     # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
@@ -102,7 +111,17 @@ def run_channels(
     fusion: Fusion,
     memo: DocStems,
     embedder: Embedder | None = None,
+    store: Store | None = None,
 ) -> dict[str, Node]:
+    semantic = None
+    if plan.weight("semantic") and embedder is not None and query:
+        # SQLite's first candidates are computed beside the lexical channels, on a connection of their
+        # own (its pool opens one when none is idle). PostgreSQL ranks in one exact scan: its worker
+        # only embeds, and takes no second connection from a pool that concurrent recalls could
+        # have emptied (the worker would wait on them while they wait on it).
+        semantic = embed_soon(
+            embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
+        )
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
@@ -132,8 +151,8 @@ def run_channels(
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
-    if plan.weight("semantic") and embedder is not None and query:
-        _semantic(session, scope_ids, query, fusion, embedder)
+    if semantic is not None and embedder is not None:
+        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:

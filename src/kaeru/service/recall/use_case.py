@@ -114,7 +114,15 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         else:
             fusion = Fusion(plan)
             pool = run_channels(
-                narrowed(session, filters), scope_ids, scopes[0], query, plan, fusion, rt.doc_stems, rt.embedder
+                narrowed(session, filters),
+                scope_ids,
+                scopes[0],
+                query,
+                plan,
+                fusion,
+                rt.doc_stems,
+                rt.embedder,
+                rt.store,
             )
             pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)

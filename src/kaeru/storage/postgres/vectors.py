@@ -27,8 +27,16 @@ class PgVectors(Part):
             (node_id, model, text_sha, _floats(vector)),
         )
 
+    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
+        return None  # one exact scan of the scope's rows
+
     def nearest_vectors(
-        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
+        self,
+        initiative_ids: Sequence[int],
+        model: str,
+        vector: bytes,
+        limit: int,
+        first_round: list[tuple[str, float]] | None = None,
     ) -> list[tuple[str, float]]:
         if not initiative_ids or limit <= 0:
             return []

@@ -54,37 +54,8 @@ class AuditQueries(SlotQueries):
         return map(rows.audit, self._db.stream(f"SELECT {AUDIT_COLS} FROM audit WHERE {where} ORDER BY seq", params))
 
     # --- vectors (optional semantic channel) ---------------------------------------------------
-    def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
-        self._db.run(
-            "INSERT INTO node_vectors (node_id, model, text_sha, vector) VALUES (?, ?, ?, ?) ON CONFLICT "
-            "(node_id, model) DO UPDATE SET text_sha = excluded.text_sha, vector = excluded.vector",
-            (node_id, model, text_sha, vector),
-        )
-
-    def nearest_vectors(
-        self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
-    ) -> list[tuple[str, float]]:
-        """The `limit` live member nodes whose stored vectors (of `model`) are most similar to `vector`
-        (float32 bytes, unit length), best first, ties by node id, with their cosine similarity.
-
-        Computed in the database by an exact scan of the scope's rows (decision 17.V1): vectors are
-        never loaded into the process."""
-        # SQLite: `vec_distance_cosine` of sqlite-vec, loaded into every connection when the
-        # `[semantic]` extra is installed, else a Python function of the same name (storage/sqlite/
-        # vectors.py) that reads one row at a time. PostgreSQL overrides this (postgres/vectors.py).
-        # `CROSS JOIN` keeps the vectors the outer loop (SQLite's planner would scan the nodes' name
-        # index and look each vector up: four times slower, decision 17.V2).
-        if not initiative_ids or limit <= 0:
-            return []
-        scope, params = self._member_of(initiative_ids)
-        found = self._db.rows(
-            "SELECT v.node_id, vec_distance_cosine(v.vector, ?) AS distance FROM node_vectors v "
-            f"CROSS JOIN nodes n ON n.id = v.node_id WHERE v.model = ? AND n.retracted = {self._d.false} "
-            f"AND {scope} ORDER BY distance, v.node_id LIMIT ?",
-            [vector, model, *params, limit],
-        )
-        return [(r[0], 1.0 - float(r[1])) for r in found]
-
+    # `put_vector`, `vector_candidates` and `nearest_vectors` are each engine's own (declared on
+    # `SqlSession`; sqlite/vectors.py, postgres/vectors.py).
     def vector_digests(self, model: str) -> dict[str, str]:
         """node id → digest of the text its stored vector was computed from."""
         return {

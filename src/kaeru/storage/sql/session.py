@@ -128,6 +128,32 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         matches were omitted as superseded in scope."""
         raise NotImplementedError
 
+    def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
+        """Store `node_id`'s vector of `model` (float32 bytes, unit length) and the digest of its text."""
+        raise NotImplementedError
+
+    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
+        """The first round of candidates `nearest_vectors` would rank for `limit` (scope not yet
+        applied), or None where it scans exactly: so another thread can compute them (17.X2)."""
+        raise NotImplementedError
+
+    def nearest_vectors(
+        self,
+        initiative_ids: Sequence[int],
+        model: str,
+        vector: bytes,
+        limit: int,
+        first_round: list[tuple[str, float]] | None = None,
+    ) -> list[tuple[str, float]]:
+        """The `limit` live member nodes whose stored vectors (of `model`) are most similar to `vector`
+        (float32 bytes, unit length), best first, ties by node id, with their cosine similarity.
+
+        Computed in the database, never by loading the vectors into the process: PostgreSQL scans
+        the scope's rows exactly (decision 17.V1); SQLite ranks candidates found by their codes
+        exactly (17.X1). `first_round` is what `vector_candidates` returned for the same arguments
+        (possibly from another snapshot: only live members of the scope in this one are kept)."""
+        raise NotImplementedError
+
     def count_matches(self, query: SearchQuery) -> int:
         """How many live nodes match `query`'s tokens and filters (superseded ones included; `window`
         and `count_total` ignored), without ranking them — recall's document frequencies."""

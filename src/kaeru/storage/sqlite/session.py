@@ -18,6 +18,7 @@ from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.search import CommonWords, FtsSearch
+from kaeru.storage.sqlite.vectors import SqliteVectors
 
 _compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
@@ -89,7 +90,7 @@ class SqliteDb(Db):
         yield from self._c.execute(sql, params)
 
 
-class SqliteSession(FtsSearch, SqlSession):
+class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
     """One transaction on one connection."""
 
     def __init__(
