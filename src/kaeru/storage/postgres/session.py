@@ -13,7 +13,7 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
-from kaeru.storage.postgres.bm25 import node_terms
+from kaeru.storage.postgres.bm25 import TermDelta, dump_terms, node_term_counts, node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
@@ -33,6 +33,10 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
         super().__init__(PgDb(conn), read_only=read_only)
         self._c = conn
+        #: The statistics' changes of this transaction's node writes, applied by `flush_term_stats`
+        #: (the trigger is off for them: `_counting`; decision 16.M3).
+        self._delta = TermDelta()
+        self._counting = False
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -73,11 +77,56 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- node revisions ---------------------------------------------------------------------
+    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+        if not self._counting:
+            # This transaction counts its own node writes (`_delta`) instead of the trigger, which
+            # upserted every term of every node at once: ~150 rows a note, and a row updated n times
+            # in one transaction costs the n-th update a walk over n versions (decision 16.M3).
+            self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
+            self._counting = True
+        super().put_node(node, request_id=request_id, actor=actor)
+
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        terms = (None, None, None, None, None) if node.retracted else (*self._index_terms(node), *node_terms(node))
-        return _INDEX_COLUMNS, terms
+        if node.retracted:
+            return _INDEX_COLUMNS, (None, None, None, None, None)
+        literal, stems, dl = node_term_counts(node)
+        self._delta.add(literal, stems, dl, 1)
+        return _INDEX_COLUMNS, (*self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
+
+    def _node_moves_on(self, seq: int) -> None:
+        row = self._db.one("SELECT ltf, stf, dl FROM nodes WHERE seq = ?", (seq,))
+        if row is not None:
+            self._delta.add(row[0], row[1], row[2], -1)
+
+    def flush_term_stats(self) -> None:
+        """Apply this transaction's changes to the statistics (before it commits, and before it
+        reads them): one upsert of the terms in one order (writers of one shard never wait on each
+        other crosswise), as the trigger's would have left them summed over the shards."""
+        delta = self._delta
+        changed = sorted((key, n) for key, n in delta.docs.items() if n)
+        if changed:
+            self._db.run(
+                "INSERT INTO term_docs AS t (stemmed, term, fields, shard, docs) "
+                "SELECT u.s, u.t, u.f, pg_backend_pid() % 64, u.d "
+                "FROM unnest(?::boolean[], ?::text[], ?::smallint[], ?::bigint[]) AS u(s, t, f, d) "
+                'ORDER BY u.s, u.t COLLATE "C", u.f '
+                "ON CONFLICT (stemmed, term, fields, shard) DO UPDATE SET docs = t.docs + excluded.docs",
+                [
+                    [k[0] for k, _ in changed],
+                    [k[1] for k, _ in changed],
+                    [k[2] for k, _ in changed],
+                    [n for _, n in changed],
+                ],
+            )
+        if delta.rows or delta.tokens:
+            self._db.run(
+                "INSERT INTO text_totals AS t (shard, docs, tokens) VALUES (pg_backend_pid() % 64, ?, ?) "
+                "ON CONFLICT (shard) DO UPDATE SET docs = t.docs + excluded.docs, tokens = t.tokens + excluded.tokens",
+                (delta.rows, delta.tokens),
+            )
+        delta.clear()
 
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
@@ -96,6 +145,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         what they add applies to the recount, never to counts it replaces."""
         self._db.run("LOCK TABLE term_docs, text_totals IN EXCLUSIVE MODE")
         self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
+        self._delta.clear()  # the recount below counts this transaction's writes too
         kept = "" if stems_only else "tsv = NULL, "
         self._db.run(f"UPDATE nodes SET {kept}stv = NULL, ltf = NULL, stf = NULL, dl = NULL WHERE retracted")
         count = 0
@@ -110,6 +160,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             )
             count += 1
         self._db.one("SELECT set_config('kaeru.bulk_index', 'off', true)")
+        self._counting = False
         self._recount_terms()
         self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
         return count

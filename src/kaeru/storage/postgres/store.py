@@ -219,7 +219,9 @@ class PostgresStore:
         conn = self._begin(begin)
         try:
             try:
-                yield PostgresSession(conn, read_only=read_only)
+                session = PostgresSession(conn, read_only=read_only)
+                yield session
+                session.flush_term_stats()
             except BaseException:
                 if not conn.broken:
                     try:
