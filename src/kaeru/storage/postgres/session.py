@@ -107,7 +107,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         delta = self._delta
         changed = sorted((key, n) for key, n in delta.docs.items() if n)
         if changed:
-            self._db.run(
+            self._db.send(
                 "INSERT INTO term_docs AS t (stemmed, term, fields, shard, docs) "
                 "SELECT u.s, u.t, u.f, pg_backend_pid() % 64, u.d "
                 "FROM unnest(?::boolean[], ?::text[], ?::smallint[], ?::bigint[]) AS u(s, t, f, d) "
@@ -121,7 +121,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
                 ],
             )
         if delta.rows or delta.tokens:
-            self._db.run(
+            self._db.send(
                 "INSERT INTO text_totals AS t (shard, docs, tokens) VALUES (pg_backend_pid() % 64, ?, ?) "
                 "ON CONFLICT (shard) DO UPDATE SET docs = t.docs + excluded.docs, tokens = t.tokens + excluded.tokens",
                 (delta.rows, delta.tokens),
@@ -131,7 +131,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
-        self._db.run(
+        self._db.send(
             f"INSERT INTO node_revisions (node_seq, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?)",
             (seq, *values, request_id, actor),
         )

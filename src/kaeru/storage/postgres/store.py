@@ -222,6 +222,7 @@ class PostgresStore:
                 session = PostgresSession(conn, read_only=read_only)
                 yield session
                 session.flush_term_stats()
+                session._db.flush()
             except BaseException:
                 if not conn.broken:
                     try:
