@@ -13,11 +13,12 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
-from kaeru.storage.postgres.bm25 import TermDelta, dump_terms, node_term_counts, node_terms
+from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
+from kaeru.storage.sql.sections import facet
 from kaeru.storage.sql.session import SqlSession
 
 _REV_NODE_COLS = prefixed(NODE_COLS, "r")
@@ -37,6 +38,8 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         #: (the trigger is off for them: `_counting`; decision 16.M3).
         self._delta = TermDelta()
         self._counting = False
+        #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
+        self._new_terms: tuple[Terms, Terms, int] | None = None
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -82,17 +85,37 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             # This transaction counts its own node writes (`_delta`) instead of the trigger, which
             # upserted every term of every node at once: ~150 rows a note, and a row updated n times
             # in one transaction costs the n-th update a walk over n versions (decision 16.M3).
-            self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
+            self._db.send("SELECT set_config('kaeru.bulk_index', 'on', true)")
             self._counting = True
+        if node.rev_no == 1 and self._insert_new(node, request_id, actor):
+            return
         super().put_node(node, request_id=request_id, actor=actor)
+
+    def _insert_new(self, node: Node, request_id: str | None, actor: str) -> bool:
+        """A node's first revision in one statement, without `put_node`'s look-up first (a round
+        trip a note); False when its id is taken (`put_node` then says how: a revision conflict)."""
+        values = self._node_values(node)
+        columns, extra = self._node_extra(node, request_id, actor)
+        row = self._db.one(
+            f"INSERT INTO nodes (id, {NODE_COLS}, {', '.join(c for c, _ in columns)}) "
+            f"VALUES (?, {marks(len(values))}, {', '.join(m for _, m in columns)}) "
+            "ON CONFLICT (id) DO NOTHING RETURNING seq",
+            (node.id, *values, *extra),
+        )
+        if row is None:
+            return False
+        seq = int(row[0])
+        self._move_memberships(seq, set(), set() if node.retracted else set(node.initiatives), facet(node), None)
+        self._node_written(seq, node, values, request_id, actor, indexed=False)
+        return True
 
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
         if node.retracted:
+            self._new_terms = None
             return _INDEX_COLUMNS, (None, None, None, None, None)
-        literal, stems, dl = node_term_counts(node)
-        self._delta.add(literal, stems, dl, 1)
+        literal, stems, dl = self._new_terms = node_term_counts(node)
         return _INDEX_COLUMNS, (*self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
 
     def _node_moves_on(self, seq: int) -> None:
@@ -131,6 +154,9 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
+        if self._new_terms is not None:
+            self._delta.add(*self._new_terms, 1)
+            self._new_terms = None
         self._db.send(
             f"INSERT INTO node_revisions (node_seq, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?)",
             (seq, *values, request_id, actor),
