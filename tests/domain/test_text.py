@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
@@ -174,3 +176,21 @@ def test_real_unicode_is_not_refused() -> None:
     args = {"text": "caf\u00e9 \u041f\u0440\u0438\u0432\u0435\u0442 \u6771\u4eac \U0001f438", "tags": ["\U0001f389"]}
     assert refusal_of_lone_surrogate(args) is None
     assert refusal_of_lone_surrogate({"limit": 5, "match": None, "prefix": True}) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "where"),
+    [
+        ({"\udc80key": "v"}, "\udc80key"),  # a key
+        ({"a": 1, "b": [None, {"c": ["x", "\ud801"]}]}, "b[1].c[1]"),  # deep in lists and objects
+        ({"a": {"b": "caf\u00e9"}, "c": "\udfff"}, "c"),  # after a clean non-ASCII one
+        ({"a": {"\ud800": "x"}, "b": "\ud801"}, "a.\ud800"),  # the first one, in order
+        (["x", ["\ud800"]], "[1][0]"),
+        ({3: "\ud800"}, "3"),  # a key that is not a string
+    ],
+)
+def test_the_quick_walk_finds_every_lone_surrogate(args: Any, where: str) -> None:
+    """The refusal walks the arguments once without building paths and only then finds where
+    (issue 14): every place a lone surrogate can hide is still found, and named."""
+    refusal = refusal_of_lone_surrogate(args)
+    assert refusal is not None and refusal.field == where

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
@@ -77,3 +77,22 @@ def test_parse_date() -> None:
     for bad in ("2026-02-30", "28.02.2026", "2026-2-8"):
         with pytest.raises(ValueError):
             parse_date(bad)
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(2026, 1, 2, 3, 4, 5, 0, tzinfo=UTC),
+        datetime(2026, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+        datetime(2026, 1, 1, 1, 30, tzinfo=timezone(timedelta(hours=5, minutes=30))),  # the day before in UTC
+        datetime(1999, 12, 31, 22, 0, 0, 1, tzinfo=timezone(timedelta(hours=-3))),  # the year after in UTC
+        datetime(1000, 1, 1, tzinfo=UTC),
+        datetime(999, 12, 31, 23, 59, 59, 5, tzinfo=UTC),  # strftime leaves such a year unpadded
+        datetime(1, 1, 1, tzinfo=UTC),
+        datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
+    ],
+)
+def test_fmt_writes_what_strftime_wrote(moment: datetime) -> None:
+    """`fmt` formats with `isoformat` (issue 14: cheaper on every write); the stored text is the
+    `strftime` form it always was, in every zone and year."""
+    assert fmt(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

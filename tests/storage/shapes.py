@@ -32,3 +32,26 @@ def sqlite_before_migration_10(path: Path) -> None:
         conn.execute(f"BEGIN; ALTER TABLE past_revisions RENAME TO node_revisions; {BEFORE_MIGRATION_10}COMMIT")
     finally:
         conn.close()
+
+
+#: PostgreSQL migration 011 undone (a database's URL, no store open on it): every revision, the
+#: current one included, in `node_revisions`; no request id or actor on `nodes`; the schema level 10.
+BEFORE_POSTGRES_MIGRATION_11 = (
+    "ALTER TABLE past_revisions RENAME TO node_revisions",
+    "INSERT INTO node_revisions (node_seq, rev_no, revision, node_type, tier, name, body, description, tags, "
+    "layer, visibility, status, properties, initiatives, created_at, recorded_at, retracted, pinned, request_id, "
+    "actor) SELECT seq, rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, "
+    "status, properties, initiatives, created_at, recorded_at, retracted, pinned, request_id, actor FROM nodes",
+    "ALTER TABLE nodes DROP COLUMN request_id",
+    "ALTER TABLE nodes DROP COLUMN actor",
+    "DELETE FROM schema_migrations WHERE version = 11",
+)
+
+
+def postgres_before_migration_11(url: str) -> None:
+    """Undo PostgreSQL migration 011 on the database at `url` (no store may have it open)."""
+    import psycopg
+
+    with psycopg.connect(url) as pg:  # one transaction, committed on leaving
+        for sql in BEFORE_POSTGRES_MIGRATION_11:
+            pg.execute(sql)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kaeru.domain.model import Layer, Node, NodeType, Tier, Visibility
+from kaeru.errors import KaeruError
 from kaeru.storage.base import SearchQuery, Store
 from kaeru.storage.sqlite.store import SqliteStore
 from tests.backends import VaultSpec
@@ -53,6 +56,24 @@ def test_every_field_of_a_node_survives_the_store(store: Store) -> None:
         assert total == 1 and rows[0].id == written.id
         assert session.nodes_by_seqs([rows[0].seq]) == {written.id: expected}
         assert session.nodes_by_ids([written.id, "missing"]) == {written.id: expected}
+
+
+def test_a_new_node_is_written_without_a_look_up_and_never_over_a_stored_one(store: Store) -> None:
+    """`put_node(new=True)` (`create_node`'s fresh ids) skips the look-up of a current revision
+    (issue 14): the node reads back as written, and an id already stored is refused, not overwritten."""
+    with store.write() as session:
+        first = session.create_initiative("alpha", "2026-01-01T00:00:00.000000Z")
+        written = distinct_node((first.id,))
+        session.put_node(written, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        got = session.get_node(written.id)
+        assert got is not None and got == written.evolve(seq=got.seq)
+    again = written.evolve(name="another-name", body="another body")
+    with pytest.raises(KaeruError), store.write() as session:
+        session.put_node(again, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        assert session.get_node(written.id) == got
+        assert [r.node.rev_no for r in session.revision_log(written.id)] == [1]
 
 
 def test_a_lone_surrogate_in_tags_or_properties_reads_back(sqlite_vault: VaultSpec) -> None:

@@ -26,7 +26,7 @@ def _note(service: Service, request_id: str, text: str = "The ferry leaves at ni
 
 
 def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monkeypatch: Any) -> None:
-    import kaeru.storage.sqlite.store as sqlite_store
+    import kaeru.storage.migrate as migrate
     from kaeru.storage.migrate import load_migrations
 
     # A response and its arguments' digest, as today's code stores them (on another vault).
@@ -42,7 +42,7 @@ def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monke
     # A vault before migration 010, holding that key with its response as JSON text, as it was written.
     settings = VaultSpec("sqlite", tmp_path / "vault").settings()
     shipped = load_migrations("kaeru.storage.sqlite.migrations")
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: [m for m in shipped if m.version < 10])
+    monkeypatch.setattr(migrate, "load_migrations", lambda package: [m for m in shipped if m.version < 10])
     SqliteStore(settings.sqlite_path).close()
     conn = apsw.Connection(str(settings.sqlite_path))
     conn.execute(
@@ -51,7 +51,7 @@ def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monke
     )
     conn.close()
 
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: shipped)
+    monkeypatch.setattr(migrate, "load_migrations", lambda package: shipped)
     store = SqliteStore(settings.sqlite_path)
     try:
         service = Service(store, settings)

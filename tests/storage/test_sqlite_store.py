@@ -201,7 +201,7 @@ def test_verdict_lookups_of_a_search_probe_the_verdict_index(tmp_path: Path, mon
 def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, monkeypatch: Any) -> None:
     """Migration 008 moves node revisions from a WITHOUT ROWID table into a rowid table: a vault
     written before it opens with every revision, the as-of view and the revision key intact."""
-    import kaeru.storage.sqlite.store as sqlite_store
+    import kaeru.storage.migrate as migrate
     from kaeru.service import Service
     from kaeru.storage.migrate import load_migrations
     from tests.backends import VaultSpec
@@ -213,7 +213,7 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
     # (012), which apply to either revision table.
     kept = ("initiative_history", "compact_writes", "section_index", "rule_index", "forgotten_index")
     older = [m for m in shipped if m.version < 8 or m.name in kept]
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: older)
+    monkeypatch.setattr(migrate, "load_migrations", lambda package: older)
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
     made, _ = service.note(parse("note", {"initiative": "upgrade", "text": "The ferry leaves at nine"}))
@@ -235,7 +235,7 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
     assert "WITHOUT ROWID" in next(raw.execute("SELECT sql FROM sqlite_schema WHERE name = 'node_revisions'"))[0]
     raw.close()
 
-    monkeypatch.setattr(sqlite_store, "load_migrations", lambda package: shipped)
+    monkeypatch.setattr(migrate, "load_migrations", lambda package: shipped)
     store = SqliteStore(settings.sqlite_path)
     service = Service(store, settings)
     try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import uuid
 
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -18,7 +17,9 @@ def uuid7(unix_ms: int, entropy: bytes) -> str:
     value |= ((rand >> 62) & 0xFFF) << 64
     value |= 0b10 << 62
     value |= rand & ((1 << 62) - 1)
-    return str(uuid.UUID(int=value))
+    # What `str(uuid.UUID(int=value))` gives, formatted directly (a fifth of its cost; on every write).
+    h = f"{value:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 def looks_like_uuid(text: str) -> bool:

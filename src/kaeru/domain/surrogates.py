@@ -21,8 +21,38 @@ def _lone(text: str) -> str | None:
     return f"U+{ord(found.group()):04X}" if found else None
 
 
+def _any_lone(value: Any) -> bool:
+    """Whether any string or key in `value` holds a lone surrogate: `lone_surrogate`'s walk without
+    building paths, and one call for a flat object of ASCII strings (every tool call is checked)."""
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not (key.isascii() if isinstance(key, str) else str(key).isascii()) and _SURROGATE.search(str(key)):
+                return True
+            if isinstance(item, str):
+                if not item.isascii() and _SURROGATE.search(item) is not None:
+                    return True
+            elif isinstance(item, dict | list) and _any_lone(item):
+                return True
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                if not item.isascii() and _SURROGATE.search(item) is not None:
+                    return True
+            elif isinstance(item, dict | list) and _any_lone(item):
+                return True
+    return False
+
+
 def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
     """(path, code point) of the first string or key in `value` holding a lone surrogate."""
+    if not _any_lone(value):
+        return None
+    return _first_lone(value, path)
+
+
+def _first_lone(value: Any, path: str) -> tuple[str, str] | None:
     if isinstance(value, str):
         found = _lone(value)
         return (path, found) if found else None
@@ -32,12 +62,12 @@ def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
             found = _lone(str(key))
             if found:
                 return (where, found)
-            hit = lone_surrogate(item, where)
+            hit = _first_lone(item, where)
             if hit:
                 return hit
     if isinstance(value, list):
         for i, item in enumerate(value):
-            hit = lone_surrogate(item, f"{path}[{i}]")
+            hit = _first_lone(item, f"{path}[{i}]")
             if hit:
                 return hit
     return None

@@ -11,7 +11,12 @@ _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks
 
 def fmt(moment: datetime) -> str:
     """`2026-11-30T04:26:37.123456Z` — fixed width, so text order is time order."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    if moment.tzinfo is not UTC:
+        moment = moment.astimezone(UTC)
+    if moment.year < 1000:  # `isoformat` pads the year to four digits, `strftime` does not
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # The same text as that `strftime`, for two thirds of its cost (every write formats its time).
+    return moment.isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def parse_ts(text: str) -> datetime:

@@ -246,7 +246,7 @@ class WriteContext:
             created_at=created_at or recorded,
             recorded_at=recorded,
         )
-        self.session.put_node(node, request_id=self.request_id, actor=self.actor)
+        self.session.put_node(node, request_id=self.request_id, actor=self.actor, new=True)
         self.outcome.created.append(EntityRef(node.id, node.revision))
         return node
 

@@ -39,7 +39,7 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
             # A past read may name a node forgotten since: look it up by id without the liveness rule.
             node = session.node_at(ref.id, moment)
         if node is None:
-            current = resolve_node(session, request.node, scope, "node")
+            current = resolve_node(session, request.node, scope, "node", ref)
             node = session.node_at(current.id, moment) if moment is not None else current
         if node is None or (moment is not None and node.retracted):
             raise NotFound(f"the node did not exist (or was forgotten) at {moment}", field="at")

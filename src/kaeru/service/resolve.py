@@ -5,15 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from kaeru.domain.model import Node
-from kaeru.domain.refs import parse_ref
+from kaeru.domain.refs import NodeRef, parse_ref
 from kaeru.domain.similar import suggest
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
 from kaeru.storage.base import Initiative, Session
 
 
-def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: str) -> Node:
-    """The live node `raw` names. `scope` is the call's initiative (None when it does not exist yet).
+def resolve_node(
+    session: Session, raw: Any, scope: Initiative | None, field: str, parsed: NodeRef | None = None
+) -> Node:
+    """The live node `raw` names. `scope` is the call's initiative (None when it does not exist yet);
+    `parsed`: `raw` already parsed by the caller (`parse_ref`).
 
     Raises:
         InvalidArgument: `raw` is not a NodeRef.
@@ -21,7 +24,7 @@ def resolve_node(session: Session, raw: Any, scope: Initiative | None, field: st
         NotFound: nothing matches (with where the name lives elsewhere, or close names).
     """
     try:
-        ref = parse_ref(raw)
+        ref = parsed if parsed is not None else parse_ref(raw)
     except ValueError as exc:
         raise InvalidArgument(str(exc), field=field) from exc
     if ref.id:

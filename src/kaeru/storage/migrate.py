@@ -2,20 +2,23 @@
 
 A migration is a `.sql` script, or a `.py` module with `def up(conn)` for a change plain SQL cannot
 make (e.g. a rename only where an earlier text of a migration left the old name): `up` gets the
-engine's own connection (apsw or psycopg) inside the migrating transaction. Each store runs them
-through `Migration.apply`, so one loader and one hook serve both engines.
+engine's own connection (apsw or psycopg) inside the migrating transaction. Both stores run them
+with `run_pending`, inside a transaction that holds their engine's lock (SQLite `BEGIN IMMEDIATE`,
+PostgreSQL an advisory lock): one loader, one runner for both engines.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
 from kaeru.errors import Unavailable
+from kaeru.storage.sql.db import Db
 
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.(sql|py)$")
 
@@ -88,3 +91,27 @@ def refuse_newer(applied: set[int], known: list[Migration], where: str) -> None:
             f"the {where} vault is at migration {newer[-1]}, newer than this kaeru knows ({newest_known}): "
             "upgrade kaeru (pip install -U kaeru-memory) before using it"
         )
+
+
+def run_pending(
+    db: Db, conn: Any, script: Callable[[str], object], package: str, where: str, table: str
+) -> tuple[int, bool]:
+    """Apply the migrations of `package` that `schema_migrations` does not list, in order, each
+    recorded there, and give the vault its secret if it has none. Returns the newest migration
+    this code knows and whether one ran.
+
+    Runs inside the caller's migrating transaction, which holds the engine's lock; `conn` is the
+    engine's connection (for `.py` migrations), `script` its way to run a `.sql` one, `table` its
+    `CREATE TABLE IF NOT EXISTS schema_migrations`. A vault migrated past `package` raises
+    `VaultTooNew` (`where` names the engine in the message).
+    """
+    db.run(table)
+    done = {int(r[0]) for r in db.rows("SELECT version FROM schema_migrations")}
+    migrations = load_migrations(package)
+    refuse_newer(done, migrations, where)
+    pending = [m for m in migrations if m.version not in done]
+    for migration in pending:
+        migration.apply(conn, script)
+        db.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (migration.version, migration.name))
+    db.run("INSERT INTO meta (key, value) VALUES ('secret', ?) ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
+    return migrations[-1].version, bool(pending)

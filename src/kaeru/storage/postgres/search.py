@@ -12,9 +12,9 @@ from typing import Any
 
 from kaeru.domain.model import HypothesisStatus, Node, NodeType
 from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
-from kaeru.storage.base import SearchQuery, SearchRow
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.db import Part
 
 #: tsvector positions are 14-bit; later positions are clamped (they only affect ranking).

@@ -1,29 +1,31 @@
 """PostgreSQL's session: the shared statements (`storage/sql/`) over a psycopg connection, plus what
 is PostgreSQL's own — the replay claim by `INSERT … ON CONFLICT` (writers run concurrently), full-text
-search (`search.py`), and node revisions kept whole in `node_revisions`."""
+search (`search.py`) and the term columns a node write sets (`bm25.py`)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
-from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
 from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
-from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
-from kaeru.storage.sql.sections import facet
+from kaeru.storage.records import RequestKey, StoredRequest
+from kaeru.storage.sql.rows import NODE_COLS
 from kaeru.storage.sql.session import SqlSession
 
-_REV_NODE_COLS = prefixed(NODE_COLS, "r")
-#: The index columns a node write sets: tsvectors (matching) and term counts and length (BM25).
-_INDEX_COLUMNS = (("tsv", "?::tsvector"), ("stv", "?::tsvector"), ("ltf", "?::jsonb"), ("stf", "?::jsonb"), ("dl", "?"))
+#: The columns a node write sets besides `NODE_COLS`: its request id and actor, tsvectors (matching)
+#: and term counts and length (BM25).
+_INDEX_COLUMNS = (
+    ("request_id", "?"), ("actor", "?"), ("tsv", "?::tsvector"), ("stv", "?::tsvector"), ("ltf", "?::jsonb"),
+    ("stf", "?::jsonb"), ("dl", "?"),
+)  # fmt: skip
 #: "No such key" in a properties lookup (distinct from a JSON null, which counts as present).
 _MISSING = object()
 
@@ -40,6 +42,8 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         self._counting = False
         #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
         self._new_terms: tuple[Terms, Terms, int] | None = None
+        #: The `ltf, stf, dl` the write replaces (None for a new node), uncounted once it is written.
+        self._old_terms: tuple[Any, ...] | None = None
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -80,48 +84,31 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- node revisions ---------------------------------------------------------------------
-    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+    def put_node(self, node: Node, *, request_id: str | None, actor: str, new: bool = False) -> None:
         if not self._counting:
             # This transaction counts its own node writes (`_delta`) instead of the trigger, which
             # upserted every term of every node at once: ~150 rows a note, and a row updated n times
             # in one transaction costs the n-th update a walk over n versions (decision 16.M3).
             self._db.send("SELECT set_config('kaeru.bulk_index', 'on', true)")
             self._counting = True
-        if node.rev_no == 1 and self._insert_new(node, request_id, actor):
-            return
-        super().put_node(node, request_id=request_id, actor=actor)
-
-    def _insert_new(self, node: Node, request_id: str | None, actor: str) -> bool:
-        """A node's first revision in one statement, without `put_node`'s look-up first (a round
-        trip a note); False when its id is taken (`put_node` then says how: a revision conflict)."""
-        values = self._node_values(node)
-        columns, extra = self._node_extra(node, request_id, actor)
-        row = self._db.one(
-            f"INSERT INTO nodes (id, {NODE_COLS}, {', '.join(c for c, _ in columns)}) "
-            f"VALUES (?, {marks(len(values))}, {', '.join(m for _, m in columns)}) "
-            "ON CONFLICT (id) DO NOTHING RETURNING seq",
-            (node.id, *values, *extra),
+        # The terms the write replaces (the row locked first, as `put_node` then locks it again).
+        self._old_terms = (
+            None
+            if new
+            else self._db.one(
+                f"SELECT ltf, stf, dl FROM nodes WHERE id = ?{self._d.lock(True, self._read_only)}", (node.id,)
+            )
         )
-        if row is None:
-            return False
-        seq = int(row[0])
-        self._move_memberships(seq, set(), set() if node.retracted else set(node.initiatives), facet(node), None)
-        self._node_written(seq, node, values, request_id, actor, indexed=False)
-        return True
+        super().put_node(node, request_id=request_id, actor=actor, new=new)
 
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
         if node.retracted:
             self._new_terms = None
-            return _INDEX_COLUMNS, (None, None, None, None, None)
+            return _INDEX_COLUMNS, (request_id, actor, None, None, None, None, None)
         literal, stems, dl = self._new_terms = node_term_counts(node)
-        return _INDEX_COLUMNS, (*self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
-
-    def _node_moves_on(self, seq: int) -> None:
-        row = self._db.one("SELECT ltf, stf, dl FROM nodes WHERE seq = ?", (seq,))
-        if row is not None:
-            self._delta.add(row[0], row[1], row[2], -1)
+        return _INDEX_COLUMNS, (request_id, actor, *self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
 
     def flush_term_stats(self) -> None:
         """Apply this transaction's changes to the statistics (before it commits, and before it
@@ -154,13 +141,12 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
+        if self._old_terms is not None:
+            self._delta.add(self._old_terms[0], self._old_terms[1], self._old_terms[2], -1)
+            self._old_terms = None
         if self._new_terms is not None:
             self._delta.add(*self._new_terms, 1)
             self._new_terms = None
-        self._db.send(
-            f"INSERT INTO node_revisions (node_seq, {NODE_COLS}, request_id, actor) VALUES (?, {marks(len(values))}, ?, ?)",
-            (seq, *values, request_id, actor),
-        )
 
     def rebuild_text_index(self, *, stems_only: bool = False) -> int:
         """Recompute the index columns of every node — after the migration that added some, all but
@@ -207,34 +193,6 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             "SELECT 0, count(*), coalesce(sum(dl), 0) FROM nodes WHERE dl IS NOT NULL"
         )
 
-    def node_at(self, node_id: str, moment: str) -> Node | None:
-        row = self._db.one(
-            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS} FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1",
-            (node_id, moment),
-        )
-        return self._d.node(row[0], row[1], row[2:]) if row else None
-
-    def revision_log(self, node_id: str) -> list[RevisionEntry]:
-        found = self._db.rows(
-            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor "
-            "FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no",
-            (node_id,),
-        )
-        return [RevisionEntry(self._d.node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in found]
-
-    def has_revision(self, node_id: str, rev_no: int) -> bool:
-        sql = "SELECT 1 FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?"
-        return self._db.one(sql, (node_id, rev_no)) is not None
-
-    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
-        found = self._db.rows(
-            "SELECT DISTINCT ON (n.id) n.id, r.retracted FROM nodes n JOIN node_revisions r ON r.node_seq = n.seq "
-            "WHERE n.id = ANY(?::text[]) AND r.recorded_at <= ? ORDER BY n.id, r.rev_no DESC",
-            (list(dict.fromkeys(node_ids)), moment),
-        )
-        return {node_id for node_id, retracted in found if not retracted}
-
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
         # Properties are stored as the JSON text json.dumps wrote (see the migration), so the key's
         # encoding narrows the scan and the exact test runs in Python, like SQLite's json_type(p, '$.key').
@@ -253,16 +211,3 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             if value is not _MISSING:
                 out.append(node_id)
         return out
-
-    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
-        where, params = "TRUE", []
-        if initiative_ids is not None:
-            # Every node that ever belonged to one of these initiatives, with its whole history.
-            where = "EXISTS (SELECT 1 FROM node_revisions x WHERE x.node_seq = n.seq AND x.initiatives && ?::bigint[])"
-            params = [list(initiative_ids)]
-        for row in self._db.stream(
-            f"SELECT r.node_seq, n.id, {_REV_NODE_COLS}, r.request_id, r.actor FROM nodes n "
-            f"JOIN node_revisions r ON r.node_seq = n.seq WHERE {where} ORDER BY n.seq, r.rev_no",
-            params,
-        ):
-            yield RevisionEntry(self._d.node(row[0], row[1], row[2:-2]), row[-2], row[-1])

@@ -18,7 +18,6 @@ PostgreSQL text-search parser), so what matches is identical to the SQLite FTS5 
 from __future__ import annotations
 
 import os
-import secrets
 import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -28,8 +27,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 import psycopg
 from psycopg_pool import ConnectionPool
 
-from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
-from kaeru.storage.postgres.db import translate
+from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
+from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, _lexeme, term, tsquery_literal, tsvector_literal
 from kaeru.storage.postgres.session import PostgresSession
 
@@ -38,6 +37,7 @@ __all__ = [
     "tsquery_literal", "tsvector_literal",
 ]  # fmt: skip
 
+_MIGRATIONS = "kaeru.storage.postgres.migrations"
 #: Key of the advisory lock that serialises migrations of one database across processes.
 _MIGRATION_LOCK = 0x6B6165727500  # "kaeru\0"
 
@@ -138,7 +138,7 @@ class PostgresStore:
             ).fetchone()
         except psycopg.errors.UndefinedTable:
             return False  # a new database: no tables yet
-        newest = newest_version("kaeru.storage.postgres.migrations")
+        newest = newest_version(_MIGRATIONS)
         if row is None or row[0] != newest or row[1] != newest or not row[2] or row[3]:
             return False
         self._schema = newest
@@ -155,27 +155,12 @@ class PostgresStore:
             conn.execute("SET LOCAL lock_timeout = '600s'")
             conn.execute("SET LOCAL statement_timeout = 0")
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            conn.execute(
+            self._schema, _ = run_pending(
+                PgDb(conn), conn, conn.execute, _MIGRATIONS, "PostgreSQL",
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT to_char(clock_timestamp() AT TIME ZONE 'UTC', "
-                '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'))'
-            )
-            done = {int(r[0]) for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
-            migrations = load_migrations("kaeru.storage.postgres.migrations")
-            refuse_newer(done, migrations, "PostgreSQL")
-            self._schema = migrations[-1].version
-            for migration in migrations:
-                if migration.version in done:
-                    continue
-                migration.apply(conn, conn.execute)
-                conn.execute(
-                    "INSERT INTO schema_migrations (version, name) VALUES (%s, %s)",
-                    (migration.version, migration.name),
-                )
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('secret', %s) ON CONFLICT (key) DO NOTHING",
-                (secrets.token_hex(32),),
-            )
+                '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'))',
+            )  # fmt: skip
             if conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'").fetchone():
                 PostgresSession(conn, read_only=False).rebuild_text_index(stems_only=True)
             conn.execute("COMMIT")

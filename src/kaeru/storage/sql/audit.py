@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 
-from kaeru.storage.base import AuditRecord
+from kaeru.storage.records import AuditRecord
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.rows import AUDIT_COLS
 from kaeru.storage.sql.slots import SlotQueries
+
+#: `json.dumps(value, sort_keys=True, default=str)` with the encoder built once (every write audits).
+_changes_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 class AuditQueries(SlotQueries):
@@ -23,11 +26,12 @@ class AuditQueries(SlotQueries):
                 record.request_id,
                 record.initiative_id,
                 json.dumps(record.affected),
-                json.dumps(record.changes, sort_keys=True, default=str),
+                _changes_json(record.changes) if record.changes else "[]",
             ),
         )
 
     def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
+        """The newest audit records of these initiatives, with their sequence numbers, newest first."""
         if not initiative_ids:
             return []
         where, params = self._d.in_("initiative_id", initiative_ids)
@@ -60,6 +64,11 @@ class AuditQueries(SlotQueries):
     def nearest_vectors(
         self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int
     ) -> list[tuple[str, float]]:
+        """The `limit` live member nodes whose stored vectors (of `model`) are most similar to `vector`
+        (float32 bytes, unit length), best first, ties by node id, with their cosine similarity.
+
+        Computed in the database by an exact scan of the scope's rows (decision 17.V1): vectors are
+        never loaded into the process."""
         # SQLite: `vec_distance_cosine` of sqlite-vec, loaded into every connection when the
         # `[semantic]` extra is installed, else a Python function of the same name (storage/sqlite/
         # vectors.py) that reads one row at a time. PostgreSQL overrides this (postgres/vectors.py).
@@ -77,6 +86,7 @@ class AuditQueries(SlotQueries):
         return [(r[0], 1.0 - float(r[1])) for r in found]
 
     def vector_digests(self, model: str) -> dict[str, str]:
+        """node id → digest of the text its stored vector was computed from."""
         return {
             r[0]: r[1] for r in self._db.rows("SELECT node_id, text_sha FROM node_vectors WHERE model = ?", (model,))
         }

@@ -51,6 +51,12 @@ class Dialect:
         for i in range(0, len(unique), self.chunk):
             yield unique[i : i + self.chunk]
 
+    def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        """The list column `column` (a node's initiatives) holds one of `values`."""
+        return f"EXISTS (SELECT 1 FROM json_each({column}) j WHERE j.value IN ({','.join('?' * len(values))}))", [
+            *values
+        ]
+
     def lock(self, for_update: bool, read_only: bool) -> str:
         """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""
         return ""
@@ -107,6 +113,9 @@ class PostgresDialect(Dialect):
 
     def in_(self, column: str, values: Sequence[Any], sql_type: str = "bigint") -> tuple[str, list[Any]]:
         return f"{column} = ANY(?::{sql_type}[])", [list(values)]
+
+    def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+        return f"{column} && ?::bigint[]", [list(values)]
 
     def lock(self, for_update: bool, read_only: bool) -> str:
         # A read snapshot cannot lock rows (and has no need to); writes lock what they will change.

@@ -64,16 +64,19 @@ class EdgeQueries(Part):
             )
 
     def live_edges(self, node_ids: Sequence[str]) -> list[Edge]:
+        """Live edges touching any of `node_ids` (either direction)."""
         found = {
             e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, f"retracted = {self._d.false} AND "))
         }
         return [found[k] for k in sorted(found)]
 
     def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
+        """Every revision of every edge touching `node_ids` (retractions included), oldest first."""
         found = {(*e.key, e.rev_no): e for e in map(rows.edge, self._either_end("edge_revisions", node_ids))}
         return sorted(found.values(), key=lambda e: (e.recorded_at, e.key, e.rev_no))
 
     def verdicts_against(self, node_ids: Sequence[str]) -> dict[str, list[tuple[str, EdgeType]]]:
+        """Live verdict edges with a live source, by target id (all initiatives)."""
         out: dict[str, list[tuple[str, EdgeType]]] = {}
         no = self._d.false
         for part in self._d.chunks(node_ids):
@@ -123,6 +126,7 @@ class EdgeQueries(Part):
         return self._db.one(sql, (src, dst, edge_type, rev_no)) is not None
 
     def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
+        """Every edge revision (between exported nodes, or all), by (src, dst, type, rev_no)."""
         for row in self._db.stream(f"SELECT {EDGE_COLS} FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"):
             edge = rows.edge(row)
             if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):

@@ -16,6 +16,7 @@ _SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
 
 class GraphQueries(Part):
     def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
+        """Live edges of `edge_types` from live sources into live members, by target id."""
         scope, params = self._member_of(initiative_ids, "t")
         kinds, more = self._d.in_("e.edge_type", edge_types, "text")
         no = self._d.false
@@ -31,6 +32,7 @@ class GraphQueries(Part):
         return out
 
     def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
+        """Live member nodes (not audit, not board) with no live edge at all, oldest first."""
         scope, params = self._member_of(initiative_ids)
         no = self._d.false
         found = self._db.rows(
@@ -42,6 +44,7 @@ class GraphQueries(Part):
         return [r[0] for r in found]
 
     def dangling_edges(self, initiative_ids: Sequence[int], limit: int) -> list[Edge]:
+        """Live edges touching a live member whose other endpoint is retracted."""
         scope, params = self._member_of(initiative_ids, "a")
         d = self._d
         # From the forgotten nodes (the partial index `nodes_forgotten`, usually few) to their live
@@ -66,6 +69,8 @@ class GraphQueries(Part):
         before: int,
         after: int,
     ) -> list[str]:
+        """Live member ids ordered by (created_at, seq): `before` items preceding and `after` items from
+        `pivot` (a (created_at, seq) position), or everything in [since, until] up to `after` items."""
         scope, params = self._member_of(initiative_ids)
         base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {_SHOWN} AND {scope}"
         window: list[Any] = []

@@ -7,7 +7,7 @@ from typing import Any
 
 from kaeru.domain.model import NameSpan
 from kaeru.errors import Internal, Unavailable
-from kaeru.storage.base import EndedInitiative, Initiative
+from kaeru.storage.records import EndedInitiative, Initiative
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import DuplicateKey, Part
 from kaeru.storage.sql.rows import INITIATIVE_COLS
@@ -50,6 +50,7 @@ class InitiativeQueries(Part):
     def restore_initiative(
         self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
     ) -> Initiative:
+        """Create an initiative with its original timestamps (import), or return the existing one."""
         existing = self.initiative_by_name(name)  # (spares PostgreSQL's sequence an id)
         return existing or self._insert_initiative(name, created_at, last_activity, properties)
 
@@ -78,6 +79,8 @@ class InitiativeQueries(Part):
         )
 
     def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
+        """Rename, closing the old name's span and opening the new one's at `at` (after the current
+        name's start: the caller stamps it so)."""
         try:
             self._db.run("UPDATE initiatives SET name = ? WHERE id = ?", (name, initiative_id))
         except DuplicateKey as exc:
@@ -87,6 +90,8 @@ class InitiativeQueries(Part):
         self._db.run(_OPEN_NAME, (initiative_id, name, at, None))
 
     def delete_initiative(self, initiative_id: int, at: str) -> None:
+        """Drop the initiative row and its slots (nodes must already have left it); its name history
+        ends at `at` and it is remembered among the ended initiatives."""
         row = self._db.one("SELECT name, created_at FROM initiatives WHERE id = ?", (initiative_id,))
         self._db.run("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
         self._db.run("DELETE FROM initiatives WHERE id = ?", (initiative_id,))
@@ -99,6 +104,7 @@ class InitiativeQueries(Part):
         )
 
     def name_history(self, initiative_ids: Sequence[int] | None) -> dict[int, list[NameSpan]]:
+        """The names each initiative (live or ended; all when None) held, in time order."""
         where, params = self._d.true, list[int]()
         if initiative_ids is not None:
             if not initiative_ids:
@@ -114,12 +120,14 @@ class InitiativeQueries(Part):
         return out
 
     def ended_initiatives(self) -> list[EndedInitiative]:
+        """Initiatives merged away or deleted, oldest end first."""
         found = self._db.rows(
             "SELECT initiative_id, name, created_at, ended_at FROM initiative_ends ORDER BY ended_at, initiative_id"
         )
         return [EndedInitiative(*r) for r in found]
 
     def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        """Live, non-audit node counts per initiative and tier."""
         out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
         if not initiative_ids:
             return out
@@ -134,6 +142,7 @@ class InitiativeQueries(Part):
         return out
 
     def member_ids(self, initiative_id: int) -> list[str]:
+        """Ids of every live node in the initiative, oldest first."""
         found = self._db.rows(
             "SELECT n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
             f"WHERE m.initiative_id = ? AND n.retracted = {self._d.false} ORDER BY n.seq",
@@ -142,14 +151,18 @@ class InitiativeQueries(Part):
         return [r[0] for r in found]
 
     def clear_slots(self, initiative_id: int) -> None:
+        """Drop the current slots of an initiative (their revisions stay): an ended one imported."""
         self._db.run("DELETE FROM slots WHERE initiative_id = ?", (initiative_id,))
 
     def restore_name_history(self, initiative_id: int, spans: Sequence[NameSpan]) -> None:
+        """Replace an initiative's name history with `spans` (import into a vault that had none of it)."""
         self._db.run("DELETE FROM initiative_names WHERE initiative_id = ?", (initiative_id,))
         for span in spans:
             self._db.run(_OPEN_NAME, (initiative_id, span.name, span.valid_from, span.valid_to))
 
     def restore_ended_initiative(self, ended: EndedInitiative, spans: Sequence[NameSpan]) -> tuple[int, bool]:
+        """The id of the ended initiative with this name and end (import), created with `spans` when
+        missing; True when it was created."""
         row = self._db.one(
             "SELECT initiative_id FROM initiative_ends WHERE name = ? AND ended_at = ? ORDER BY initiative_id",
             (ended.name, ended.ended_at),

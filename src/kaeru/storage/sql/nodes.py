@@ -1,21 +1,24 @@
-"""Reading current nodes, and the membership half of writing one: written once for both engines.
-
-Where a node's revisions live differs (SQLite keeps the current one in `nodes` only, migration 010;
-PostgreSQL keeps every revision in `node_revisions`), so `put_node` and the history reads are the
-engines' own.
-"""
+"""Reading nodes now and as they were, and the membership half of writing one: written once for
+both engines. A node's current revision lives in `nodes` only (with its request id and actor), the
+revisions it moved past in `past_revisions` (SQLite migration 010, PostgreSQL 011)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kaeru.domain.model import Node
+from kaeru.storage.records import RevisionEntry
 from kaeru.storage.sql.db import Part
-from kaeru.storage.sql.rows import NODE_COLS
+from kaeru.storage.sql.rows import NODE_COLS, prefixed
 
 _NODE = f"SELECT seq, id, {NODE_COLS} FROM nodes"
 _BY_ID = f"{_NODE} WHERE id = ?"
+#: A revision's columns from `past_revisions r` and from `nodes n` (the current one), with its
+#: request id and actor.
+_REV_R = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
+_REV_N = prefixed(NODE_COLS, "n") + ", n.request_id, n.actor"
+_PAST = f"SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq"
 
 
 def _like(text: str) -> str:
@@ -37,6 +40,8 @@ class NodeQueries(Part):
         return self._nodes_where("id", "text", ids)
 
     def nodes_by_seqs(self, seqs: Sequence[int]) -> dict[str, Node]:
+        """`nodes_by_ids` for nodes whose storage sequence numbers are known (`SearchRow.seq`): the
+        primary key, so one lookup per node instead of two. Keyed by id."""
         return self._nodes_where("seq", "bigint", seqs)
 
     def _nodes_where(self, column: str, sql_type: str, keys: Sequence[Any]) -> dict[str, Node]:
@@ -90,6 +95,7 @@ class NodeQueries(Part):
         return [r[0] for r in found]
 
     def live_node_batch(self, after_seq: int, limit: int) -> list[Node]:
+        """Live nodes (not audit) with seq > after_seq, in seq order: for reindexing."""
         found = self._db.rows(
             f"{_NODE} WHERE seq > ? AND retracted = {self._d.false} AND node_type <> 'audit_event' "
             "ORDER BY seq LIMIT ?",
@@ -112,3 +118,68 @@ class NodeQueries(Part):
                 "INSERT INTO memberships (initiative_id, node_seq, facet) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (added, seq, facet),
             )
+
+    # --- revisions ------------------------------------------------------------------------------
+    def _entry(self, row: tuple[Any, ...]) -> RevisionEntry:
+        return RevisionEntry(self._d.node(row[0], row[1], row[2:-2]), row[-2], row[-1])
+
+    def node_at(self, node_id: str, moment: str) -> Node | None:
+        # The current revision has the highest rev_no; recorded_at grows with rev_no.
+        row = self._db.one(
+            f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? UNION ALL "
+            f"SELECT * FROM ({_PAST} WHERE n.id = ? AND r.recorded_at <= ? ORDER BY r.rev_no DESC LIMIT 1) p "
+            "ORDER BY rev_no DESC LIMIT 1",
+            (node_id, moment, node_id, moment),
+        )
+        return self._entry(row).node if row else None
+
+    def revision_log(self, node_id: str) -> list[RevisionEntry]:
+        """Every revision of a node, oldest first, with its request_id and actor."""
+        found = self._db.rows(
+            f"{_PAST} WHERE n.id = ? UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? "
+            "ORDER BY rev_no",
+            (node_id, node_id),
+        )
+        return [self._entry(r) for r in found]
+
+    def has_revision(self, node_id: str, rev_no: int) -> bool:
+        sql = (
+            "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM past_revisions r "
+            "WHERE r.node_seq = n.seq AND r.rev_no = ?))"
+        )
+        return self._db.one(sql, (node_id, rev_no, rev_no)) is not None
+
+    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
+        live: set[str] = set()
+        for part in self._d.chunks(node_ids):
+            # The revision in force at `moment`: the current one if recorded by then, else the latest
+            # past one recorded by then (none: the node did not exist yet).
+            where, params = self._d.in_("n.id", part, "text")
+            found = self._db.rows(
+                f"SELECT n.id FROM nodes n WHERE {where} AND CASE WHEN n.recorded_at <= ? THEN n.retracted "
+                "ELSE (SELECT r.retracted FROM past_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? "
+                f"ORDER BY r.rev_no DESC LIMIT 1) END = {self._d.false}",
+                [*params, moment, moment],
+            )
+            live.update(r[0] for r in found)
+        return live
+
+    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
+        """Every node revision (of nodes in these initiatives, or all), by (node's first record, rev_no)."""
+        where, params = "1 = 1", []
+        if initiative_ids is not None:
+            # Every node that ever belonged to one of these initiatives, with its whole history.
+            now, now_params = self._d.overlaps("n.initiatives", initiative_ids)
+            past, past_params = self._d.overlaps("x.initiatives", initiative_ids)
+            where = f"({now} OR EXISTS (SELECT 1 FROM past_revisions x WHERE x.node_seq = n.seq AND {past}))"
+            params = [*now_params, *past_params]
+        # Nodes in the order the vault recorded them (an import reproduces it), each node's revisions
+        # in rev_no order.
+        sql = (
+            f"SELECT n.seq AS node_order, r.node_seq, n.id, {_REV_R} FROM nodes n "
+            f"JOIN past_revisions r ON r.node_seq = n.seq WHERE {where} "
+            f"UNION ALL SELECT n.seq, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
+            "ORDER BY node_order, rev_no"
+        )
+        for row in self._db.stream(sql, [*params, *params]):
+            yield self._entry(row[1:])

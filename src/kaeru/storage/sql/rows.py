@@ -11,7 +11,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
-from kaeru.storage.base import AuditRecord, Initiative, SlotState
+from kaeru.storage.records import AuditRecord, Initiative, SlotState
 
 NODE_COLS = (
     "rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, "

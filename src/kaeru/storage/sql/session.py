@@ -1,13 +1,15 @@
 """`SqlSession`: every statement written once, over one `Db`; each engine's session adds what
-genuinely differs (the replay claim, full-text search, where node revisions live: `put_node`'s
-three hooks)."""
+genuinely differs (the replay claim, full-text search and the index columns a node write sets:
+`put_node`'s two hooks)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import Node
 from kaeru.errors import RevisionConflict
+from kaeru.storage.records import RequestKey, SearchQuery, SearchRow, StoredRequest
 from kaeru.storage.sql.audit import AuditQueries
 from kaeru.storage.sql.db import Db
 from kaeru.storage.sql.edges import EdgeQueries
@@ -19,10 +21,12 @@ from kaeru.storage.sql.sections import SectionQueries, facet
 from kaeru.storage.sql.tokens import TokenQueries
 
 _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
+_WHO = (("request_id", "?"), ("actor", "?"))
 
 
 class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries):
-    """One transaction or snapshot over `db`."""
+    """One transaction or snapshot over `db`: what the service is written against (`base.Session`).
+    The methods below the constructor are each engine's own."""
 
     def __init__(self, db: Db, *, read_only: bool, secret: bytes | None = None):
         self._db = db
@@ -36,20 +40,28 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
     def _node_values(self, node: Node) -> tuple[Any, ...]:
         """A node's `NODE_COLS` as the engine stores them."""
         d = self._d
+        properties = sorted_json(node.properties) if node.properties else "{}"  # most nodes have none
         return (
             node.rev_no, node.revision, node.node_type.value, node.tier.value, node.name, node.body,
             node.description, d.items(node.tags), node.layer.value, node.visibility.value, node.status,
-            sorted_json(node.properties), d.items(node.initiatives), node.created_at, node.recorded_at,
+            properties, d.items(node.initiatives), node.created_at, node.recorded_at,
             d.flag(node.retracted), d.flag(node.pinned),
         )  # fmt: skip
 
-    def put_node(self, node: Node, *, request_id: str | None, actor: str) -> None:
+    def put_node(self, node: Node, *, request_id: str | None, actor: str, new: bool = False) -> None:
+        """Append `node` as a new revision and make it the current state (index, memberships).
+        `new`: its id was just made, so there is no current revision to look up (a node already
+        stored under that id is then refused, never overwritten)."""
         values = self._node_values(node)
         columns, extra = self._node_extra(node, request_id, actor)
-        existing = self._db.one(
-            "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
-            f"WHERE id = ?{self._d.lock(True, self._read_only)}",
-            (node.id,),
+        existing = (
+            None
+            if new  # a fresh id (`create_node`): the insert's unique key refuses a stored one
+            else self._db.one(
+                "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
+                f"WHERE id = ?{self._d.lock(True, self._read_only)}",
+                (node.id,),
+            )
         )
         if existing is None:
             row = self._db.one(
@@ -68,7 +80,12 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
             seq = int(existing[0])
             old_members = set() if existing[2] else set(self._d.items_of(existing[1]))
             old_facet = None if existing[4] == "audit_event" else f"{existing[5]}:{existing[6]}"
-            self._node_moves_on(seq)
+            # The revision the node moves past joins its history; the new one lives in `nodes` only.
+            self._db.run(
+                f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
+                f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
+                (seq,),
+            )
             assign = ", ".join(f"{c} = {m}" for c, m in columns)
             self._db.run(f"UPDATE nodes SET {_ASSIGN}, {assign} WHERE seq = ?", (*values, *extra, seq))
         self._move_memberships(
@@ -79,13 +96,39 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        """The engine's own columns of `nodes` a write sets: `(column, mark)` pairs and their values."""
-        raise NotImplementedError
-
-    def _node_moves_on(self, seq: int) -> None:
-        """Before the current revision of node `seq` is overwritten."""
+        """The columns of `nodes` a write sets besides `NODE_COLS`: `(column, mark)` pairs and their
+        values — the revision's request id and actor, and an engine's own index columns."""
+        return _WHO, (request_id, actor)
 
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
         """After `node` became the current revision (`indexed`: its previous one was live)."""
+
+    # --- each engine's own -----------------------------------------------------------------------
+    def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
+        """Claim `key` for this transaction, or return the stored request that already holds it.
+
+        Concurrent claimers of one key are serialised: the loser sees the winner's committed row.
+        """
+        raise NotImplementedError
+
+    def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def purge_requests(self, before: str) -> int:
+        raise NotImplementedError
+
+    def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
+        """Live member nodes whose `properties` has `key`."""
+        raise NotImplementedError
+
+    def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
+        """Ordered hits (best first, at most `query.window`), the exact number of hits, and how many
+        matches were omitted as superseded in scope."""
+        raise NotImplementedError
+
+    def count_matches(self, query: SearchQuery) -> int:
+        """How many live nodes match `query`'s tokens and filters (superseded ones included; `window`
+        and `count_total` ignored), without ranking them — recall's document frequencies."""
+        raise NotImplementedError

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from kaeru.errors import SlotConflict
-from kaeru.storage.base import SlotState
+from kaeru.storage.records import SlotState
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import SLOT_COLS, marks
@@ -40,6 +40,7 @@ class SlotQueries(Part):
         return [SlotState(*r) for r in self._db.rows(sql, (node_id,))]
 
     def slot_history(self, initiative_id: int, slot: str) -> list[SlotState]:
+        """Every revision of one slot, oldest first."""
         sql = f"SELECT {SLOT_COLS} FROM slot_revisions WHERE initiative_id = ? AND slot = ? ORDER BY rev_no"
         return [SlotState(*r) for r in self._db.rows(sql, (initiative_id, slot))]
 

@@ -7,7 +7,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.storage.base import TokenRecord
+from kaeru.storage.records import TokenRecord
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import marks
 
@@ -21,6 +21,7 @@ def _token(row: Sequence[Any]) -> TokenRecord:
 
 class TokenQueries(Part):
     def add_token(self, token: TokenRecord) -> bool:
+        """Store a new token; False (nothing written) when its name is taken."""
         grants = json.dumps(list(token.initiatives)) if token.initiatives is not None else None
         return bool(
             self._db.run(
@@ -34,13 +35,16 @@ class TokenQueries(Part):
         return _token(row) if row else None
 
     def list_tokens(self) -> list[TokenRecord]:
+        """Every token, by name."""
         return [_token(r) for r in self._db.rows(f"SELECT {_COLS} FROM tokens ORDER BY name")]
 
     def delete_token(self, name: str) -> TokenRecord | None:
+        """Remove the token `name`; the row removed, or None when there was none."""
         row = self._db.one(f"DELETE FROM tokens WHERE name = ? RETURNING {_COLS}", (name,))
         return _token(row) if row else None
 
     def touch_token(self, name: str, at: str) -> None:
+        """Record that the token `name` was used at `at`."""
         self._db.run("UPDATE tokens SET last_used = ? WHERE name = ?", (at, name))
 
     def has_tokens(self) -> bool:

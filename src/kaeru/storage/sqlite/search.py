@@ -8,7 +8,7 @@ from typing import Any
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
-from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
@@ -299,14 +299,23 @@ class FtsSearch(Part):
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         where, params, superseded, sup_params = self._filters(query)
+        every = 0  # when known: a bound on the matches, so one ranked pass holds them all
         if query.tokens:
             weights = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
             rare = self._search_rare(query, weights, where, params, superseded, sup_params)
             if rare is not None:
                 return rare
-            if self.top_k and not query.columns and not query.tags:
-                return self._search_common(query, weights, where, params, superseded, sup_params)
             match = self._match(query, scoped=True)
+            if self.top_k and not query.columns and not query.tags:
+                # The top-k plan pays off only when the scope's matches exceed its first candidate
+                # cap: under it, it would rank every match anyway and then join and sort them a
+                # second time (decision 16.B3). The unranked probe stops at the cap; under it, the
+                # plan below ranks every match at once (so a window of superseded matches cannot
+                # leave the page empty).
+                cap = int(query.window) + self.top_k_slack
+                if not self._matches_at_most(match, cap):
+                    return self._search_common(query, weights, where, params, superseded, sup_params)
+                every = cap
             source = f"FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND "
             head: list[Any] = [match]
             columns = f"n.id, n.seq, bm25(nodes_fts, {weights}) AS score, {_REFUTED}"
@@ -326,7 +335,7 @@ class FtsSearch(Part):
                 total = int(count[0]) if count else 0
             return [SearchRow(r[0], r[1], r[2], bool(r[3])) for r in rows], total, 0
         # One pass flags superseded rows instead of a second query counting them.
-        limit = int(query.window) * 2
+        limit = max(int(query.window) * 2, every)
         flagged = self._db.rows(
             f"SELECT {columns}, {superseded} AS gone {source}{where} {order} LIMIT {limit}",
             [*sup_params, *head, *params],

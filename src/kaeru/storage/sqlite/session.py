@@ -1,7 +1,6 @@
 """SQLite's session: the shared statements (`storage/sql/`) over an apsw connection, plus what is
 SQLite's own — the replay claim deferred to the commit (writers are serialised by `BEGIN
-IMMEDIATE`), full-text search (`search.py`), and node revisions split between `nodes` (the current
-one) and `past_revisions` (migration 010)."""
+IMMEDIATE`) and full-text search (`search.py`)."""
 
 from __future__ import annotations
 
@@ -14,17 +13,12 @@ import apsw
 
 from kaeru.domain.model import Node
 from kaeru.errors import Internal
-from kaeru.storage.base import RequestKey, RevisionEntry, StoredRequest
+from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
-from kaeru.storage.sql.rows import NODE_COLS, marks, prefixed
 from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.search import CommonWords, FtsSearch
 
-#: A node revision's columns from `past_revisions r` and from `nodes n` (the current one, which lives
-#: there only: migration 010), each with its request id and actor.
-_REV_R = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
-_REV_N = prefixed(NODE_COLS, "n") + ", n.request_id, n.actor"
 _compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 #: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
@@ -147,20 +141,7 @@ class SqliteSession(FtsSearch, SqlSession):
             (before,),
         )
 
-    # --- node revisions ---------------------------------------------------------------------
-    def _node_extra(
-        self, node: Node, request_id: str | None, actor: str
-    ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        return (("request_id", "?"), ("actor", "?")), (request_id, actor)
-
-    def _node_moves_on(self, seq: int) -> None:
-        # The revision the node moves past joins its history; the new one lives in `nodes` only.
-        self._db.run(
-            f"INSERT INTO past_revisions (node_seq, {NODE_COLS}, request_id, actor) "
-            f"SELECT seq, {NODE_COLS}, request_id, actor FROM nodes WHERE seq = ?",
-            (seq,),
-        )
-
+    # --- the full-text index a node write keeps ---------------------------------------------
     def _node_written(
         self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
     ) -> None:
@@ -168,47 +149,6 @@ class SqliteSession(FtsSearch, SqlSession):
             self._db.run("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
         if not node.retracted:
             self._index(seq, node)
-
-    def node_at(self, node_id: str, moment: str) -> Node | None:
-        # The current revision (in `nodes`) has the highest rev_no; recorded_at grows with rev_no.
-        row = self._db.one(
-            f"SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ? AND n.recorded_at <= ? "
-            f"UNION ALL SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n "
-            "JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ? AND r.recorded_at <= ? "
-            "ORDER BY r.rev_no DESC LIMIT 1) LIMIT 1",
-            (node_id, moment, node_id, moment),
-        )
-        return self._d.node(row[0], row[1], row[2:-2]) if row else None
-
-    def revision_log(self, node_id: str) -> list[RevisionEntry]:
-        found = self._db.rows(
-            f"SELECT * FROM (SELECT r.node_seq, n.id, {_REV_R} FROM nodes n JOIN past_revisions r "
-            "ON r.node_seq = n.seq WHERE n.id = ? ORDER BY r.rev_no) "
-            f"UNION ALL SELECT n.seq, n.id, {_REV_N} FROM nodes n WHERE n.id = ?",
-            (node_id, node_id),
-        )
-        return [RevisionEntry(self._d.node(r[0], r[1], r[2:-2]), r[-2], r[-1]) for r in found]
-
-    def has_revision(self, node_id: str, rev_no: int) -> bool:
-        sql = (
-            "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM past_revisions r "
-            "WHERE r.node_seq = n.seq AND r.rev_no = ?))"
-        )
-        return self._db.one(sql, (node_id, rev_no, rev_no)) is not None
-
-    def _live_at(self, node_ids: Sequence[str], moment: str) -> set[str]:
-        live: set[str] = set()
-        for part in self._d.chunks(node_ids):
-            # The revision in force at `moment`: the current one (in `nodes`) if recorded by then, else
-            # the latest past one recorded by then (none: the node did not exist yet).
-            found = self._db.rows(
-                "SELECT n.id, CASE WHEN n.recorded_at <= ? THEN n.retracted ELSE (SELECT r.retracted "
-                "FROM past_revisions r WHERE r.node_seq = n.seq AND r.recorded_at <= ? ORDER BY r.rev_no DESC "
-                f"LIMIT 1) END FROM nodes n WHERE n.id IN ({marks(len(part))})",
-                (moment, moment, *part),
-            )
-            live.update(node_id for node_id, retracted in found if retracted == 0)
-        return live
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
         scope, params = self._member_of(initiative_ids)
@@ -218,24 +158,3 @@ class SqliteSession(FtsSearch, SqlSession):
             ["$." + key, *params],
         )
         return [r[0] for r in found]
-
-    def export_revisions(self, initiative_ids: Sequence[int] | None) -> Iterator[RevisionEntry]:
-        where, params = "1 = 1", []
-        if initiative_ids is not None:
-            ids = marks(len(initiative_ids))
-            where = (
-                f"(EXISTS (SELECT 1 FROM json_each(n.initiatives) j WHERE j.value IN ({ids})) OR "
-                "EXISTS (SELECT 1 FROM past_revisions x, json_each(x.initiatives) j WHERE x.node_seq = n.seq "
-                f"AND j.value IN ({ids})))"
-            )
-            params = [*initiative_ids, *initiative_ids]
-        # Past revisions (`past_revisions`) and the current one (`nodes`): nodes in the order the vault
-        # recorded them (an import reproduces it), each node's revisions in rev_no order.
-        sql = (
-            f"SELECT n.seq AS node_order, r.node_seq, n.id, {_REV_R} FROM nodes n "
-            f"JOIN past_revisions r ON r.node_seq = n.seq WHERE {where} "
-            f"UNION ALL SELECT n.seq, n.seq, n.id, {_REV_N} FROM nodes n WHERE {where} "
-            "ORDER BY node_order, rev_no"
-        )
-        for row in self._db.stream(sql, [*params, *params]):
-            yield RevisionEntry(self._d.node(row[1], row[2], row[3:-2]), row[-2], row[-1])

@@ -8,7 +8,6 @@ deferred transaction, which WAL turns into a consistent snapshot.
 from __future__ import annotations
 
 import os
-import secrets
 import threading
 import time
 from collections import deque
@@ -20,13 +19,14 @@ from typing import Any
 import apsw
 
 from kaeru.errors import Internal, KaeruError, Unavailable
-from kaeru.storage.migrate import VaultTooNew, load_migrations, newest_version, refuse_newer
+from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
 from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.search import CommonWords, fts_match
-from kaeru.storage.sqlite.session import SqliteSession
+from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
 
 __all__ = ["SqliteSession", "SqliteStore", "fts_match"]
 
+_MIGRATIONS = "kaeru.storage.sqlite.migrations"
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
@@ -204,7 +204,7 @@ class SqliteStore:
             )
         except apsw.SQLError:
             return False  # a new vault: no tables yet
-        newest = newest_version("kaeru.storage.sqlite.migrations")
+        newest = newest_version(_MIGRATIONS)
         if top != newest or applied != newest or secret is None or pending or schema != newest:
             return False
         self._secret = bytes.fromhex(secret)
@@ -217,34 +217,15 @@ class SqliteStore:
             return False
         list(conn.execute("BEGIN IMMEDIATE"))
         try:
-            list(
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
-                    "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))"
-                )
-            )
-            done = {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
-            migrations = load_migrations("kaeru.storage.sqlite.migrations")
-            refuse_newer(done, migrations, "SQLite")
-            applied = False
-            for migration in migrations:
-                if migration.version in done:
-                    continue
-                applied = True
-                migration.apply(conn, lambda sql: list(conn.execute(sql)))
-                list(
-                    conn.execute(
-                        "INSERT INTO schema_migrations (version, name) VALUES (?, ?)",
-                        (migration.version, migration.name),
-                    )
-                )
+            self._schema, applied = run_pending(
+                SqliteDb(conn), conn, lambda sql: list(conn.execute(sql)), _MIGRATIONS, "SQLite",
+                "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
+            )  # fmt: skip
             # The schema level, read by every transaction of every store on this file (`_session`):
             # a server started before a later migration stops instead of writing the old shape.
-            self._schema = migrations[-1].version
             if next(iter(conn.execute("PRAGMA user_version")))[0] < self._schema:
                 list(conn.execute(f"PRAGMA user_version = {int(self._schema)}"))
-            if not list(conn.execute("SELECT 1 FROM meta WHERE key = 'secret'")):
-                list(conn.execute("INSERT INTO meta VALUES ('secret', ?)", (secrets.token_hex(32),)))
             # Written once, by whichever process created the vault (under this write lock), and never
             # changed: read here once instead of by every search that makes a cursor.
             self._secret = SqliteSession(conn).vault_secret()
