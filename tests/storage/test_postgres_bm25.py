@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -22,7 +23,9 @@ from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.domain.text import query_tokens
 from kaeru.export import archive
-from kaeru.service import Service
+from kaeru.service import Service, capture, revise
+from kaeru.service.mutation import WriteContext, run_mutation
+from kaeru.service.requests import NoteRequest, ReviseRequest
 from kaeru.storage.base import SearchQuery
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.store import PostgresStore
@@ -170,3 +173,38 @@ def test_the_score_is_fts5_bm25(store: PostgresStore, url: str) -> None:
                 (f * (bm25.K1 + 1.0)) / (f + bm25.K1 * (1 - bm25.B + bm25.B * size / avgdl))
             )
         assert row.score == -1.0 * score, row
+
+
+def test_one_transaction_of_many_writes_counts_each_once(store: PostgresStore, url: str) -> None:
+    """A bulk batch (bench.build's: many notes in one transaction), one of them revised and one
+    forgotten in the same transaction, then a search inside it: the session gathers the changes
+    and applies them once (decision 16.M3), before that search reads them (its scores are those
+    of the same search after the commit) and before the commit (the counts are exact)."""
+    service = _service(store, url)
+    service.note(parse("note", {"initiative": "bulk", "text": "an earlier zeta note"}))
+    inside: list[list[tuple[str, float]]] = []
+
+    def search(session: Any, initiative_id: int) -> list[tuple[str, float]]:
+        rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative_id], tokens=["zeta"]))
+        return [(r.id, r.score) for r in rows]
+
+    def body(ctx: WriteContext) -> None:
+        made = []
+        for i in range(25):
+            text = f"batch zeta words {i} " + "common " * (i % 3) + ("zeta " * (i % 4))
+            capture.note(ctx, NoteRequest.trusted({"initiative": "bulk", "text": text, "tags": ["red"]}))
+            made.append(ctx.outcome.created[-1].id)
+        revise.revise(ctx, ReviseRequest.trusted({"initiative": "bulk", "node": made[0], "patch": {"body": "zeta"}}))
+        revise.revise(ctx, ReviseRequest.trusted({"initiative": "bulk", "node": made[1], "patch": {"name": "Zeta"}}))
+        inside.append(search(ctx.session, ctx.initiative.id))
+
+    run_mutation(service.rt, operation="note", initiative="bulk", request_id=None, args={}, actor="t", body=body)
+    kept = _kept(url)
+    assert kept == _expected(store)
+    assert kept[1][0] == 26
+    with store.read() as session:
+        initiative = session.initiative_by_name("bulk")
+        assert initiative is not None
+        after = search(session, initiative.id)
+    assert len(after) == 26
+    assert inside == [after]

@@ -64,14 +64,58 @@ def _counts(texts: Sequence[str | None], stemmed: bool) -> tuple[dict[str, list[
 _dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
-def node_terms(node: Node) -> tuple[str, str, int]:
-    """A live node's `ltf`, `stf` (JSON) and `dl`: the same field texts SQLite puts in the literal
-    and the stem columns of `nodes_fts`, and the row's length as FTS5 counts it."""
+Terms = dict[str, list[int]]
+
+
+def node_term_counts(node: Node) -> tuple[Terms, Terms, int]:
+    """A live node's literal and stemmed terms (`{term: [name, description, body, tags]}`) and its
+    `dl`: the same field texts SQLite puts in the literal and the stem columns of `nodes_fts`, and
+    the row's length as FTS5 counts it."""
     name = indexed_name(node)
     literal, literal_size = _counts((name, node.description, node.body, " ".join(node.tags)), False)
     stems, stem_size = _counts((name, node.description, node.body, manual_tags(node.tags)), True)
-    size = literal_size + len(node.initiatives) + stem_size
+    return literal, stems, literal_size + len(node.initiatives) + stem_size
+
+
+def node_terms(node: Node) -> tuple[str, str, int]:
+    """A live node's `ltf`, `stf` (JSON) and `dl` (`node_term_counts`)."""
+    literal, stems, size = node_term_counts(node)
     return _dump(literal), _dump(stems), size
+
+
+def dump_terms(terms: Terms) -> str:
+    """`ltf`/`stf` as stored."""
+    return _dump(terms)
+
+
+def fields_of(counts: Sequence[int]) -> int:
+    """The fields bit set of one term's counts (the migration's `kaeru_term_fields`)."""
+    return (counts[0] > 0) | ((counts[1] > 0) << 1) | ((counts[2] > 0) << 2) | ((counts[3] > 0) << 3)
+
+
+class TermDelta:
+    """How one transaction's node writes change the BM25 statistics (`term_docs`, `text_totals`):
+    what the trigger of migration 009 adds row by row, gathered and applied once (decision 16.M3)."""
+
+    def __init__(self) -> None:
+        self.docs: dict[tuple[bool, str, int], int] = {}
+        self.rows = 0
+        self.tokens = 0
+
+    def add(self, literal: Terms | None, stems: Terms | None, dl: int | None, sign: int) -> None:
+        """Count (`sign` 1) or uncount (-1) one row's terms; all None for a row out of the index."""
+        docs = self.docs
+        for stemmed, terms in ((False, literal), (True, stems)):
+            for term, counts in (terms or {}).items():
+                key = (stemmed, term, fields_of(counts))
+                docs[key] = docs.get(key, 0) + sign
+        if dl is not None:
+            self.rows += sign
+            self.tokens += sign * dl
+
+    def clear(self) -> None:
+        self.docs.clear()
+        self.rows = self.tokens = 0
 
 
 def idf(rows: int, docs: int) -> float:

@@ -39,10 +39,33 @@ class PgDb(Db):
 
     def __init__(self, conn: psycopg.Connection[Any]):
         self._c = conn
+        #: Statements `send` held back, rendered: they go in one pipeline with the next statement.
+        self._held: list[tuple[str, Params]] = []
 
     def _cursor(self, sql: str, params: Params | dict[str, Any]) -> psycopg.Cursor[Any]:
         try:
-            return self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+            if not self._held:
+                return self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+            held, self._held = self._held, []
+            with self._c.pipeline():
+                for text, values in held:
+                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
+                cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+            return cur  # its results arrived when the pipeline ended
+        except (psycopg.Error, UnicodeEncodeError) as exc:
+            raise translate(exc) from exc
+
+    def send(self, sql: str, params: Params = ()) -> None:
+        self._held.append((self.dialect.render(sql), params))
+
+    def flush(self) -> None:
+        if not self._held:
+            return
+        held, self._held = self._held, []
+        try:
+            with self._c.pipeline():
+                for text, values in held:
+                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
         except (psycopg.Error, UnicodeEncodeError) as exc:
             raise translate(exc) from exc
 
@@ -70,6 +93,7 @@ class PgDb(Db):
 
     def stream(self, sql: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
         """Rows of a server-side cursor, fetched in batches."""
+        self.flush()
         try:
             with self._c.cursor(name=f"kaeru_export_{secrets.token_hex(4)}") as cur:
                 cur.itersize = 500

@@ -102,6 +102,9 @@ class TsSearch(Part):
 
     _db: PgDb  # `raw_one`/`raw_rows` run statements as written
 
+    def flush_term_stats(self) -> None:
+        """Apply the statistics' changes a write has gathered (the session's; a read has none)."""
+
     @staticmethod
     def _index_terms(node: Node) -> tuple[str, str]:
         """The literal and the stemmed tsvector of a live node: the same field texts SQLite puts in
@@ -141,6 +144,7 @@ class TsSearch(Part):
         """The LATERAL join and score expression of `query`'s BM25 (`bm25.score_sql`), with the
         vault's statistics read now: the live nodes, their tokens, and each term's document
         frequency in the searched fields (a prefix's counted through the GIN index)."""
+        self.flush_term_stats()  # a write's own search counts what it wrote
         terms = [term(t) for t in query.tokens]
         stemmed = bool(query.stemmed)
         column = "stf" if stemmed else "ltf"

@@ -12,7 +12,7 @@ import psycopg
 
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
-from kaeru.storage.postgres.bm25 import node_terms
+from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.search import TsSearch
 from kaeru.storage.postgres.vectors import PgVectors
@@ -36,6 +36,14 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
         super().__init__(PgDb(conn), read_only=read_only)
         self._c = conn
+        #: The statistics' changes of this transaction's node writes, applied by `flush_term_stats`
+        #: (the trigger is off for them: `_counting`; decision 16.M3).
+        self._delta = TermDelta()
+        self._counting = False
+        #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
+        self._new_terms: tuple[Terms, Terms, int] | None = None
+        #: The `ltf, stf, dl` the write replaces (None for a new node), uncounted once it is written.
+        self._old_terms: tuple[Any, ...] | None = None
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -76,11 +84,69 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- node revisions ---------------------------------------------------------------------
+    def put_node(self, node: Node, *, request_id: str | None, actor: str, new: bool = False) -> None:
+        if not self._counting:
+            # This transaction counts its own node writes (`_delta`) instead of the trigger, which
+            # upserted every term of every node at once: ~150 rows a note, and a row updated n times
+            # in one transaction costs the n-th update a walk over n versions (decision 16.M3).
+            self._db.send("SELECT set_config('kaeru.bulk_index', 'on', true)")
+            self._counting = True
+        # The terms the write replaces (the row locked first, as `put_node` then locks it again).
+        self._old_terms = (
+            None
+            if new
+            else self._db.one(
+                f"SELECT ltf, stf, dl FROM nodes WHERE id = ?{self._d.lock(True, self._read_only)}", (node.id,)
+            )
+        )
+        super().put_node(node, request_id=request_id, actor=actor, new=new)
+
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
     ) -> tuple[tuple[tuple[str, str], ...], tuple[Any, ...]]:
-        terms = (None, None, None, None, None) if node.retracted else (*self._index_terms(node), *node_terms(node))
-        return _INDEX_COLUMNS, (request_id, actor, *terms)
+        if node.retracted:
+            self._new_terms = None
+            return _INDEX_COLUMNS, (request_id, actor, None, None, None, None, None)
+        literal, stems, dl = self._new_terms = node_term_counts(node)
+        return _INDEX_COLUMNS, (request_id, actor, *self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
+
+    def flush_term_stats(self) -> None:
+        """Apply this transaction's changes to the statistics (before it commits, and before it
+        reads them): one upsert of the terms in one order (writers of one shard never wait on each
+        other crosswise), as the trigger's would have left them summed over the shards."""
+        delta = self._delta
+        changed = sorted((key, n) for key, n in delta.docs.items() if n)
+        if changed:
+            self._db.send(
+                "INSERT INTO term_docs AS t (stemmed, term, fields, shard, docs) "
+                "SELECT u.s, u.t, u.f, pg_backend_pid() % 64, u.d "
+                "FROM unnest(?::boolean[], ?::text[], ?::smallint[], ?::bigint[]) AS u(s, t, f, d) "
+                'ORDER BY u.s, u.t COLLATE "C", u.f '
+                "ON CONFLICT (stemmed, term, fields, shard) DO UPDATE SET docs = t.docs + excluded.docs",
+                [
+                    [k[0] for k, _ in changed],
+                    [k[1] for k, _ in changed],
+                    [k[2] for k, _ in changed],
+                    [n for _, n in changed],
+                ],
+            )
+        if delta.rows or delta.tokens:
+            self._db.send(
+                "INSERT INTO text_totals AS t (shard, docs, tokens) VALUES (pg_backend_pid() % 64, ?, ?) "
+                "ON CONFLICT (shard) DO UPDATE SET docs = t.docs + excluded.docs, tokens = t.tokens + excluded.tokens",
+                (delta.rows, delta.tokens),
+            )
+        delta.clear()
+
+    def _node_written(
+        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+    ) -> None:
+        if self._old_terms is not None:
+            self._delta.add(self._old_terms[0], self._old_terms[1], self._old_terms[2], -1)
+            self._old_terms = None
+        if self._new_terms is not None:
+            self._delta.add(*self._new_terms, 1)
+            self._new_terms = None
 
     def rebuild_text_index(self, *, stems_only: bool = False) -> int:
         """Recompute the index columns of every node — after the migration that added some, all but
@@ -91,6 +157,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         what they add applies to the recount, never to counts it replaces."""
         self._db.run("LOCK TABLE term_docs, text_totals IN EXCLUSIVE MODE")
         self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
+        self._delta.clear()  # the recount below counts this transaction's writes too
         kept = "" if stems_only else "tsv = NULL, "
         self._db.run(f"UPDATE nodes SET {kept}stv = NULL, ltf = NULL, stf = NULL, dl = NULL WHERE retracted")
         count = 0
@@ -105,6 +172,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             )
             count += 1
         self._db.one("SELECT set_config('kaeru.bulk_index', 'off', true)")
+        self._counting = False
         self._recount_terms()
         self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
         return count

@@ -204,7 +204,10 @@ class PostgresStore:
         conn = self._begin(begin)
         try:
             try:
-                yield PostgresSession(conn, read_only=read_only)
+                session = PostgresSession(conn, read_only=read_only)
+                yield session
+                session.flush_term_stats()
+                session._db.flush()
             except BaseException:
                 if not conn.broken:
                     try:

@@ -36,6 +36,15 @@ class Db:
         """Rows one batch at a time (an export never holds a vault in memory)."""
         raise NotImplementedError
 
+    def send(self, sql: str, params: Params = ()) -> None:
+        """Run a statement whose outcome nobody reads (an insert no other writer can collide with).
+        An engine may hold it back and send it with the next statement (PostgreSQL's pipeline: one
+        round trip for both); its error is then raised by that statement, or by `flush`."""
+        self.run(sql, params)
+
+    def flush(self) -> None:
+        """Run what `send` held back (before the transaction commits)."""
+
 
 class Part:
     """What each family of shared statements (`SqlSession`'s mixins) works with."""

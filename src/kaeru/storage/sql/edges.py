@@ -50,7 +50,7 @@ class EdgeQueries(Part):
             raise RevisionConflict(
                 f"edge {edge.src} -{edge.edge_type.value}-> {edge.dst} changed concurrently; re-read and retry"
             )
-        self._db.run(f"INSERT INTO edge_revisions ({EDGE_COLS}) VALUES ({marks(9)})", values)
+        self._db.send(f"INSERT INTO edge_revisions ({EDGE_COLS}) VALUES ({marks(9)})", values)
 
     def _either_end(self, table: str, node_ids: Sequence[str], where: str = "") -> Iterator[tuple[Any, ...]]:
         """Rows of `table` whose src or dst is one of `node_ids` (and `where`)."""

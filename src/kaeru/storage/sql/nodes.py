@@ -114,7 +114,7 @@ class NodeQueries(Part):
         if facet != old_facet and (old & new):
             self._db.run("UPDATE memberships SET facet = ? WHERE node_seq = ?", (facet, seq))
         for added in sorted(new - old):
-            self._db.run(
+            self._db.send(
                 "INSERT INTO memberships (initiative_id, node_seq, facet) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 (added, seq, facet),
             )
