@@ -74,6 +74,9 @@ def test_paging_needs_no_write_lock(filled: Service, vault: VaultSpec) -> None:
     import apsw
 
     holder = apsw.Connection(str(vault.settings().sqlite_path))
+    # The store's checkpointer takes the write lock for a moment after the fixture's writes: wait
+    # for it as any writer would, instead of failing "database is locked" at once.
+    holder.set_busy_timeout(10_000)
     list(holder.execute("BEGIN IMMEDIATE"))
     try:
         for call, args in (
