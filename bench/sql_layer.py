@@ -14,7 +14,7 @@ Approaches, measured in the same run, on the same connection, in turns (in a new
   is the only sane use: the per-call transpile cost is reported separately and is milliseconds).
 * `store` (`get_node` only) — today's `Session.get_node`, row decoding included: for scale.
 
-Hot paths: `get_node` by id (what `read` does), the `node_revisions` insert of `put_node` (what
+Hot paths: `get_node` by id (what `read` does), the `past_revisions` insert of `put_node` (a revision moved past) (what
 `note` does; inside a write transaction rolled back at the end), and a selective full-text search
 statement (one rare word, scoped to the main initiative; FTS5 `MATCH` + `bm25` on SQLite, `tsvector`
 `@@` + `ts_rank` on PostgreSQL — backend-specific text, so only the call path differs).
@@ -66,7 +66,7 @@ _REV_COLS = f"node_seq, {_NODE_COLS}, request_id, actor"
 #: The shared text of the three statements, `?` marks, as the target layout would keep it once.
 SHARED = {
     "get_node": f"SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id = ?",
-    "put_revision": f"INSERT INTO node_revisions ({_REV_COLS}) VALUES ({', '.join('?' * 20)})",
+    "put_revision": f"INSERT INTO past_revisions ({_REV_COLS}) VALUES ({', '.join('?' * 20)})",
 }
 #: Backend-specific search statements (what genuinely differs stays per backend).
 SEARCH = {
@@ -90,7 +90,7 @@ AIOSQL_SHARED = f"""
 SELECT seq, id, {_NODE_COLS} FROM nodes WHERE id = :id;
 
 -- name: put_revision({_REV_COLS})!
-INSERT INTO node_revisions ({_REV_COLS})
+INSERT INTO past_revisions ({_REV_COLS})
 VALUES ({", ".join(":" + c.strip() for c in _REV_COLS.split(","))});
 """
 AIOSQL_SEARCH = {
@@ -247,7 +247,7 @@ def _calls(backend: str, session: Any, ids: list[str], words: list[str], scope: 
         def raw_search_args(q: str) -> tuple[Any, ...]:
             return (q, scope, q)
 
-    template = conn.execute(f"SELECT {_REV_COLS} FROM node_revisions WHERE rev_no = 1 LIMIT 1").fetchone()
+    template = conn.execute(f"SELECT {_REV_COLS} FROM past_revisions WHERE rev_no = 1 LIMIT 1").fetchone()
     if template is None:  # SQLite keeps a node's current revision in `nodes` only (decision 16.I3)
         template = conn.execute(f"SELECT seq, {_NODE_COLS}, request_id, actor FROM nodes LIMIT 1").fetchone()
     base = list(template)
@@ -473,7 +473,7 @@ REAL = [
     (
         "postgres:948 initiatives && array",
         "postgres",
-        "SELECT 1 FROM node_revisions x WHERE x.initiatives && %(ids)s::bigint[]",
+        "SELECT 1 FROM past_revisions x WHERE x.initiatives && %(ids)s::bigint[]",
     ),
     (
         "postgres:628 DISTINCT ON",
