@@ -7,17 +7,7 @@ place in the write order is its place in the conversation (recall's temporal nei
 recency follow the write order), and concurrent writes would make that order a race. The server
 runs on the wall clock with random ids, as it does for any client; nothing is pinned.
 
-Ingests — what a client may reasonably send per turn (SPEC §3.2 `note`); each is one vault:
-
-* `text`: `text` only (`<speaker>: <text>`, plus ` [image: <caption>]` as the harness writes it);
-  no name (the server makes one from the first words), no date (the turn is dated when written).
-* `named`: `text` plus a `name` per turn, `<speaker> <turn id>` (`Caroline D1:3`).
-* `dated`: `named` plus the session's date and time as `occurred_at`, the same for every turn of
-  a session (the issue's other client).
-* `dated-text`: `named` with the session date written at the head of the text instead
-  (`[1:56 pm on 8 May, 2023] Caroline: …`), no `occurred_at`.
-* `harness`: exactly what the in-process harness stores (text, `occurred_at` = session time + i
-  seconds, no name): the transport alone, for the difference that is not the ingest's.
+The ingests (what each writes per turn) are those of bench/locomo/ingests.py; each is one vault.
 
 The harness keeps node id → turn id from the `note` answers (`data.primary.id`); the server never
 sees a turn id except where an ingest puts one in a name. Ranking is read from
@@ -37,26 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bench.locomo.data import Conversation, Turn
+from bench.locomo.data import Conversation
+from bench.locomo.ingests import INGESTS, note_arguments
 from bench.locomo.kaeru_side import DEPTH, LIMIT, Ranked
 
-INGESTS = ("text", "named", "dated", "dated-text", "harness")
-
-
-def note_arguments(conv: Conversation, turn: Turn, ingest: str) -> dict[str, Any]:
-    """The `note` tool's arguments for one turn under `ingest`."""
-    args: dict[str, Any] = {"initiative": conv.initiative, "text": turn.text}
-    if ingest in ("named", "dated", "dated-text"):
-        args["name"] = f"{turn.speaker} {turn.dia_id}"
-    if ingest == "dated":
-        args["occurred_at"] = turn.session_at
-    elif ingest == "dated-text":
-        args["text"] = f"[{turn.session_label}] {turn.text}"
-    elif ingest == "harness":
-        args["occurred_at"] = turn.occurred_at
-    elif ingest not in ("text", "named"):
-        raise ValueError(f"unknown ingest {ingest!r}; choose from {', '.join(INGESTS)}")
-    return args
+__all__ = ["INGESTS", "McpVault", "note_arguments", "recall_arguments"]
 
 
 def recall_arguments(conv: Conversation, question: str) -> dict[str, Any]:

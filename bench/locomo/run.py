@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import vaults
-from bench.locomo import baselines, kaeru_side, mcp_side, metrics
+from bench.locomo import baselines, ingests, kaeru_side, mcp_side, metrics
 from bench.locomo.data import CATEGORIES, Conversation, DataError, Dataset, Question, load
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -90,12 +90,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help=f"any of {', '.join(SYSTEMS)} (space or comma separated); recall brings its ablation rows",
     )
     parser.add_argument(
+        "--ingest",
+        choices=ingests.INGESTS,
+        default="harness",
+        help="how the in-process vault writes each turn (bench/locomo/ingests.py); default harness",
+    )
+    parser.add_argument(
         "--mcp",
         nargs="+",
         default=[],
         metavar="INGEST",
         help=f"also run recall through MCP (`kaeru serve` over stdio), one vault per ingest: any of "
-        f"{', '.join(mcp_side.INGESTS)} (space or comma separated; bench/locomo/mcp_side.py says what each writes)",
+        f"{', '.join(ingests.INGESTS)} (space or comma separated; bench/locomo/ingests.py says what each writes)",
     )
     parser.add_argument("--no-ablation", action="store_true", help="recall without the per-channel rows")
     parser.add_argument(
@@ -139,7 +145,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.systems = chosen_systems(parser, args.systems, SYSTEMS)
-    args.mcp = chosen_systems(parser, args.mcp, mcp_side.INGESTS) if args.mcp else []
+    args.mcp = chosen_systems(parser, args.mcp, ingests.INGESTS) if args.mcp else []
     return args
 
 
@@ -376,7 +382,7 @@ def run_mcp(ingest: str, base: Path, vault: kaeru_side.Vault, data: Dataset, arg
     every question; the server is stopped before the next ingest."""
     where = base / f"mcp-{ingest}"
     where.mkdir()
-    call = f'recall {json.dumps(mcp_side.recall_arguments(data.conversations[0], "q"))} over stdio'
+    call = f"recall {json.dumps(mcp_side.recall_arguments(data.conversations[0], 'q'))} over stdio"
     system = System(f"mcp {ingest}", "mcp", call.replace('"q"', "q"), kaeru_side.LIMIT, ingest=ingest)
     stats = mcp_side.IngestStats()
     with (where / "server-stderr.log").open("a") as errlog, mcp_side.McpVault(ingest, where, errlog) as server:
@@ -389,7 +395,7 @@ def run_mcp(ingest: str, base: Path, vault: kaeru_side.Vault, data: Dataset, arg
         system.mcp_call = None
     system.mcp_report = {
         "ingest": ingest,
-        "note_example": mcp_side.note_arguments(data.conversations[0], data.conversations[0].turns[0], ingest),
+        "note_example": ingests.note_arguments(data.conversations[0], data.conversations[0].turns[0], ingest),
         "notes": stats.notes,
         "failed": stats.failed,
         "seconds": round(stats.seconds, 3),
@@ -542,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.systems != ["bm25"] and args.systems:  # an in-process system needs the vault filled
                 log(args.quiet, f"ingesting into {base} …")
                 for conv in data.conversations:
-                    kaeru_side.ingest(vault, conv, ingest)
+                    kaeru_side.ingest(vault, conv, ingest, args.ingest)
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
             if args.semantic:
                 embed_started = time.perf_counter()
@@ -594,8 +600,11 @@ def main(argv: list[str] | None = None) -> int:
                 "stop_words": "NLTK English list (179 words)",
                 "tokeniser": "kaeru.domain.text.tokens",
                 "bm25": {"k1": baselines.BM25_K1, "b": baselines.BM25_B, "idf": "ln(1 + (N - df + 0.5)/(df + 0.5))"},
+                "ingest": args.ingest,
                 "note_text": "'<speaker>: <text>' + ' [image: <blip_caption>]' when the turn has one",
-                "occurred_at": "session date_time as UTC, + i seconds for the i-th turn of the session",
+                "occurred_at": "session date_time as UTC, + i seconds for the i-th turn of the session"
+                if args.ingest == "harness"
+                else f"as the ingest {args.ingest!r} writes it (bench/locomo/ingests.py)",
                 "clock": "pinned: starts the day after the data's last session, +1 ms per reading"
                 + ("" if args.no_clock_jump else ", +25 h before each service call"),
                 "vault": f"{args.backend}, one per run, one initiative per conversation (locomo-<sample_id>)",
