@@ -120,7 +120,9 @@ def test_the_reply_to_a_question_the_query_asks_gets_the_question_s_whole_share(
     """A memory that ends by asking what the query asks is answered by the next one (decision 17.P2):
     that reply gets the question's whole temporal share, not the half an ordinary next neighbour
     gets — so "five years" (no query word) comes back right under the question that asked it."""
-    for i, other in enumerate(("my cousin got married in June", "a long drive to the coast", "married friends visited")):
+    for i, other in enumerate(
+        ("my cousin got married in June", "a long drive to the coast", "married friends visited")
+    ):
         note(service, f"Carol: {other}", occurred_at=f"2024-01-01T09:{i:02d}:00Z")
     for i in range(30):
         note(service, f"filler turn {i} about lunch plans", occurred_at=f"2024-01-01T10:{i:02d}:00Z")
