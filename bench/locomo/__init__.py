@@ -16,6 +16,12 @@ both are checked against the sha256 values in that directory's README.
 4. Metrics, per category and overall: evidence recall@1/5/10, all-evidence hit@10, MRR (and MRR@10),
    p50/p95 latency of the service calls.
 
+5. Through MCP (`--mcp INGEST…`): `kaeru serve` spawned over stdio per ingest, every turn a `note`
+   and every question a `recall` (its defaults, limit 10) from the `mcp` SDK client, scored the same
+   beside the in-process rows (bench/locomo/mcp_side.py). The ingests — text only, a name per turn,
+   the session date as `occurred_at` or in the text, the harness's own — are in
+   bench/locomo/ingests.py; `--ingest` writes the in-process vault with one of them (decision 17.P1).
+
 Run: `python -m bench.locomo [--limit-conversations N] [--limit-questions N] [--systems ...]
 [--out bench/results/locomo.json]`. Results are deterministic (seeded ids and random baseline,
 pinned clock); only timings vary.

@@ -71,6 +71,10 @@ class Turn:
     text: str  # exactly what is stored as the note's text
     occurred_at: str  # RFC 3339, UTC
     has_image: bool
+    speaker: str = ""
+    session: int = 0  # 1-based session number
+    session_at: str = ""  # the session's date_time as RFC 3339 (UTC), the same for all its turns
+    session_label: str = ""  # the session's date_time as the data writes it (`1:56 pm on 8 May, 2023`)
 
 
 @dataclass
@@ -201,6 +205,10 @@ def build_conversation(index: int, sample: dict[str, Any]) -> Conversation:
                     turn_text(raw),
                     rfc3339(start + timedelta(seconds=i)),
                     bool(raw.get("blip_caption")),
+                    str(raw["speaker"]),
+                    number,
+                    rfc3339(start),
+                    str(conv[f"session_{number}_date_time"]).strip(),
                 )
             )
         number += 1

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.locomo.data import Conversation
+from bench.locomo.ingests import note_arguments
 from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.errors import KaeruError
@@ -100,22 +101,13 @@ class IngestResult:
     seconds: float = 0.0
 
 
-def ingest(vault: Vault, conv: Conversation, result: IngestResult) -> None:
-    """Store every turn of `conv` as one observation in the initiative `locomo-<sample_id>`."""
+def ingest(vault: Vault, conv: Conversation, result: IngestResult, style: str = "harness") -> None:
+    """Store every turn of `conv` as one observation in the initiative `locomo-<sample_id>`, written
+    as the ingest `style` says (bench/locomo/ingests.py)."""
     t0 = time.perf_counter()
     for turn in conv.turns:
         try:
-            outcome, _ = vault.service.note(
-                parse(
-                    "note",
-                    {
-                        "initiative": conv.initiative,
-                        "kind": "observation",
-                        "text": turn.text,
-                        "occurred_at": turn.occurred_at,
-                    },
-                )
-            )
+            outcome, _ = vault.service.note(parse("note", {**note_arguments(conv, turn, style), "kind": "observation"}))
         except KaeruError as exc:
             result.failed.append({"turn": f"{conv.sample_id}/{turn.dia_id}", "error": type(exc).__name__})
             continue

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import vaults
-from bench.locomo import baselines, kaeru_side, metrics
+from bench.locomo import baselines, ingests, kaeru_side, mcp_side, metrics
 from bench.locomo.data import CATEGORIES, Conversation, DataError, Dataset, Question, load
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -40,12 +40,16 @@ ABLATION_SAMPLE = 40
 @dataclass
 class System:
     name: str
-    kind: str  # "service" or "baseline"
+    kind: str  # "service", "mcp" (through `kaeru serve` over stdio) or "baseline"
     call: str  # how it is invoked, for the report
     mrr_depth: int
     # service systems: the service call; baselines: a per-conversation ranker factory.
     service_call: Callable[..., Any] | None = None
     ranker: Callable[[Conversation], Callable[[Question], list[str]]] | None = None
+    # mcp systems: the ingest they write with, and (once its server runs) the call that asks.
+    ingest: str | None = None
+    mcp_call: Callable[[Conversation, str], kaeru_side.Ranked] | None = None
+    mcp_report: dict[str, Any] | None = None
     main: bool = True  # shown in the per-category table (ablation rows are not)
     channel: str | None = None  # the channel an ablation row disables
     plan_channels: set[str] = field(default_factory=set)
@@ -84,6 +88,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         nargs="+",
         default=list(SYSTEMS),
         help=f"any of {', '.join(SYSTEMS)} (space or comma separated); recall brings its ablation rows",
+    )
+    parser.add_argument(
+        "--ingest",
+        choices=ingests.INGESTS,
+        default="harness",
+        help="how the in-process vault writes each turn (bench/locomo/ingests.py); default harness",
+    )
+    parser.add_argument(
+        "--mcp",
+        nargs="+",
+        default=[],
+        metavar="INGEST",
+        help=f"also run recall through MCP (`kaeru serve` over stdio), one vault per ingest: any of "
+        f"{', '.join(ingests.INGESTS)} (space or comma separated; bench/locomo/ingests.py says what each writes)",
     )
     parser.add_argument("--no-ablation", action="store_true", help="recall without the per-channel rows")
     parser.add_argument(
@@ -127,6 +145,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     args = parser.parse_args(argv)
     args.systems = chosen_systems(parser, args.systems, SYSTEMS)
+    args.mcp = chosen_systems(parser, args.mcp, ingests.INGESTS) if args.mcp else []
     return args
 
 
@@ -222,10 +241,14 @@ def evaluate(
             continue
         conv = by_index[q.conv_index]
         try:
-            if system.service_call is not None:
-                if clock_jump:
-                    vault.clock.jump()
-                ranked = kaeru_side.ask(vault, system.service_call, conv, q.text)
+            if system.service_call is not None or system.mcp_call is not None:
+                if system.mcp_call is not None:
+                    ranked = system.mcp_call(conv, q.text)
+                else:
+                    assert system.service_call is not None
+                    if clock_jump:
+                        vault.clock.jump()
+                    ranked = kaeru_side.ask(vault, system.service_call, conv, q.text)
                 system.latencies_ns.append(ranked.elapsed_ns)
                 system.cpu_ns.append(ranked.cpu_ns)
                 system.foreign += ranked.foreign
@@ -332,9 +355,11 @@ def summarise(system: System, data: Dataset, full: System | None) -> dict[str, A
         "by_category": by_category,
         "latency_ms": metrics.latency(system.latencies_ns),
         "cpu_ms": metrics.latency(system.cpu_ns),
-        "latency_note": "per service call, in process"
-        if system.kind == "service"
-        else "per ranking in the harness (index built per conversation, not timed)",
+        "latency_note": {
+            "service": "per service call, in process; cpu: the calling thread's",
+            "mcp": "per tool call, round trip over stdio; cpu: the server's (all threads) during the call",
+        }.get(system.kind, "per ranking in the harness (index built per conversation, not timed)"),
+        "mcp": system.mcp_report,
     }
 
 
@@ -350,6 +375,36 @@ def _versus(system: System, full: System | None) -> dict[str, Any] | None:
         "recall": base,
         "delta": {m: round(mine[m] - base[m], 4) for m in metrics.METRICS},
     }
+
+
+def run_mcp(ingest: str, base: Path, vault: kaeru_side.Vault, data: Dataset, args: argparse.Namespace) -> System:
+    """recall through MCP: `kaeru serve` on a vault of its own, filled with `ingest`'s notes, then asked
+    every question; the server is stopped before the next ingest."""
+    where = base / f"mcp-{ingest}"
+    where.mkdir()
+    call = f"recall {json.dumps(mcp_side.recall_arguments(data.conversations[0], 'q'))} over stdio"
+    system = System(f"mcp {ingest}", "mcp", call.replace('"q"', "q"), kaeru_side.LIMIT, ingest=ingest)
+    stats = mcp_side.IngestStats()
+    with (where / "server-stderr.log").open("a") as errlog, mcp_side.McpVault(ingest, where, errlog) as server:
+        log(args.quiet, f"mcp {ingest}: ingesting through `kaeru serve` (pid {server.pid}) …")
+        for conv in data.conversations:
+            server.ingest(conv, stats)
+        log(args.quiet, f"  {stats.notes:,} notes in {stats.seconds:.1f}s")
+        system.mcp_call = server.ask
+        evaluate(system, vault, data, False, args.quiet)
+        system.mcp_call = None
+    system.mcp_report = {
+        "ingest": ingest,
+        "note_example": ingests.note_arguments(data.conversations[0], data.conversations[0].turns[0], ingest),
+        "notes": stats.notes,
+        "failed": stats.failed,
+        "seconds": round(stats.seconds, 3),
+        "ms_per_note": round(1000 * stats.seconds / max(stats.notes, 1), 3),
+        "server_cpu_ms_per_note": round(stats.server_cpu_ns / 1e6 / max(stats.notes, 1), 3),
+        "text_block_mismatches": server.text_mismatches,
+        "budget_truncated_answers": server.truncated,
+    }
+    return system
 
 
 # --- output -------------------------------------------------------------------------------------
@@ -379,7 +434,7 @@ def render(report: dict[str, Any]) -> str:
         o, lat = s["overall"], s["latency_ms"]
         if s.get("channel_in_full_plan") is False:
             name = f"{name} (off{'=' if s.get('shortcut') else ''})"
-        timing = f"{_f(lat.get('p50'), 9, 2)}{_f(lat.get('p95'), 9, 2)}" if s["kind"] == "service" else ""
+        timing = f"{_f(lat.get('p50'), 9, 2)}{_f(lat.get('p95'), 9, 2)}" if s["kind"] != "baseline" else ""
         versus = s.get("vs_recall")
         if versus:
             timing += f"{versus['delta']['recall@10']:>+8.3f}{versus['delta']['mrr']:>+8.3f}"
@@ -489,10 +544,11 @@ def main(argv: list[str] | None = None) -> int:
         start = kaeru_side.clock_start(data.conversations)
         url = database.database_url if database is not None else None
         with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic, database_url=url) as vault:
-            log(args.quiet, f"ingesting into {base} …")
             ingest = kaeru_side.IngestResult()
-            for conv in data.conversations:
-                kaeru_side.ingest(vault, conv, ingest)
+            if args.systems != ["bm25"] and args.systems:  # an in-process system needs the vault filled
+                log(args.quiet, f"ingesting into {base} …")
+                for conv in data.conversations:
+                    kaeru_side.ingest(vault, conv, ingest, args.ingest)
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
             if args.semantic:
                 embed_started = time.perf_counter()
@@ -507,6 +563,11 @@ def main(argv: list[str] | None = None) -> int:
                     evaluate_ablation(system, full, vault, data, args)
                 else:
                     evaluate(system, vault, data, not args.no_clock_jump, args.quiet)
+            for ingest_name in args.mcp:
+                system = run_mcp(ingest_name, base, vault, data, args)
+                systems.append(system)
+                if system.mcp_report and system.mcp_report["failed"]:
+                    ingest.failed.extend(system.mcp_report["failed"])
         finished = datetime.now(UTC)
         summaries: dict[str, Any] = {}
         for system in systems:
@@ -525,6 +586,8 @@ def main(argv: list[str] | None = None) -> int:
                 "limit_conversations": args.limit_conversations,
                 "limit_questions": args.limit_questions,
                 "systems": args.systems,
+                "mcp_ingests": args.mcp,
+                "mcp_call": mcp_side.recall_arguments.__doc__,
                 "ablation": not args.no_ablation,
                 "full_ablation": args.full_ablation,
                 "ablation_questions": args.ablation_questions,
@@ -537,8 +600,11 @@ def main(argv: list[str] | None = None) -> int:
                 "stop_words": "NLTK English list (179 words)",
                 "tokeniser": "kaeru.domain.text.tokens",
                 "bm25": {"k1": baselines.BM25_K1, "b": baselines.BM25_B, "idf": "ln(1 + (N - df + 0.5)/(df + 0.5))"},
+                "ingest": args.ingest,
                 "note_text": "'<speaker>: <text>' + ' [image: <blip_caption>]' when the turn has one",
-                "occurred_at": "session date_time as UTC, + i seconds for the i-th turn of the session",
+                "occurred_at": "session date_time as UTC, + i seconds for the i-th turn of the session"
+                if args.ingest == "harness"
+                else f"as the ingest {args.ingest!r} writes it (bench/locomo/ingests.py)",
                 "clock": "pinned: starts the day after the data's last session, +1 ms per reading"
                 + ("" if args.no_clock_jump else ", +25 h before each service call"),
                 "vault": f"{args.backend}, one per run, one initiative per conversation (locomo-<sample_id>)",

@@ -116,6 +116,56 @@ def test_temporal_neighbours_bring_back_the_reply(service: Service) -> None:
     assert reply not in ids(without)
 
 
+def test_the_reply_to_a_question_the_query_asks_gets_the_question_s_whole_share(service: Service) -> None:
+    """A memory that ends by asking what the query asks is answered by the next one (decision 17.P2):
+    that reply gets the question's whole temporal share, not the half an ordinary next neighbour
+    gets — so "five years" (no query word) comes back right under the question that asked it."""
+    for i, other in enumerate(
+        ("my cousin got married in June", "a long drive to the coast", "married friends visited")
+    ):
+        note(service, f"Carol: {other}", occurred_at=f"2024-01-01T09:{i:02d}:00Z")
+    for i in range(30):
+        note(service, f"filler turn {i} about lunch plans", occurred_at=f"2024-01-01T10:{i:02d}:00Z")
+    asked = note(service, "Alice: Lovely photo! How long have you been married?", occurred_at="2024-01-02T10:00:00Z")
+    reply = note(service, "Bob: Five years already, time flies.", occurred_at="2024-01-02T10:00:05Z")
+    after = note(service, "Alice: Congratulations to you both.", occurred_at="2024-01-02T10:00:10Z")
+    answer = recall(service, "How long have they been married?", explain=True)
+    order = ids(answer)
+    assert order[0] == asked and reply in order[:3], "above two of the three memories that share a word"
+    assert "lexical" not in answer.explain[reply]
+    assert answer.explain[reply]["temporal"] == pytest.approx(1.0)  # the best hit's whole share
+    assert answer.explain[after]["temporal"] == pytest.approx(1 / 3)  # two memories on: a third
+
+    # A question about something else does not make the next memory its answer: half the share.
+    for i in range(5):
+        note(service, f"filler turn {i} about the garden", occurred_at=f"2024-01-03T10:{i:02d}:00Z")
+    other = note(service, "Dan: I was married in Lisbon. Anyone for coffee?", occurred_at="2024-01-04T10:00:00Z")
+    nxt = note(service, "Eve: Yes please, black.", occurred_at="2024-01-04T10:00:05Z")
+    answer = recall(service, "married in Lisbon", explain=True)
+    assert ids(answer)[0] == other
+    assert answer.explain[nxt]["temporal"] == pytest.approx(0.5)
+
+
+def test_a_question_further_down_still_brings_its_reply(service: Service) -> None:
+    """The reply rule looks past the first strong hits (which pass a share to all their neighbours):
+    a memory asking what the query asks, ranked below them, still passes its share to its reply."""
+    for i in range(12):  # strong hits, each alone among fillers
+        note(service, f"filler before {i}", occurred_at=f"2024-01-0{1 + i % 5}T0{i % 10}:00:00Z")
+        note(service, f"the budget approved for quarter {i}", occurred_at=f"2024-02-{10 + i}T10:00:00Z")
+        note(service, f"filler after {i} about lunch", occurred_at=f"2024-02-{10 + i}T10:30:00Z")
+    asked = note(
+        service,
+        "Alice: we talked about the weather, the trains, the coffee machine, the new hires and the office move "
+        "for an hour. And who approved the budget?",
+        occurred_at="2024-03-01T10:00:00Z",
+    )
+    reply = note(service, "Bob: Grace signed it on Friday.", occurred_at="2024-03-01T10:00:05Z")
+    answer = recall(service, "who approved the budget", explain=True, limit=20)
+    order = ids(answer)
+    assert asked in order and order.index(asked) >= 8, "the question ranks below the first strong hits"
+    assert reply in order and answer.explain[reply].get("temporal", 0.0) > 0.0
+
+
 def test_explain_shows_channel_scores_and_next_step_reads(service: Service) -> None:
     target = note(service, "the schema migration adds a stemmed index")
     answer = recall(service, "schema migrations", explain=True)

@@ -4,6 +4,7 @@ graph neighbours, rules, slots, tasks) and adds them to the fusion."""
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from concurrent.futures import Future
 from itertools import pairwise
@@ -28,6 +29,12 @@ TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
 CANDIDATES = 100
+#: The memory written right after one that asks what the query asks is most likely its answer: it is
+#: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
+#: share, where the next memory otherwise gets half; decision 17.P2).
+REPLY_GAP = 1.0
+#: How far down the first ranking a memory that asks what the query asks passes a share to its reply.
+REPLY_SEEDS = 40
 #: The latest memories of the scope whose average length normalises BM25F's (a sample that does
 #: not depend on the query; decision 17.Q2).
 LENGTH_SAMPLE = 64
@@ -160,7 +167,9 @@ def run_channels(
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
         _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf)
-    seeds = fusion.ranked()[:SEEDS]
+    ranked_before = fusion.ranked()
+    seeds = ranked_before[:SEEDS]
+    before_score = {i: fusion.total(i) for i in ranked_before[: max(SEEDS, REPLY_SEEDS)]}
     seed_nodes = loaded.get(seeds)
     seed_score = {i: fusion.total(i) for i in seeds}
     top = max(seed_score.values(), default=1.0) or 1.0
@@ -171,25 +180,35 @@ def run_channels(
                 "feedback", _lexical(session, scope_ids, list(dict.fromkeys(stems + extra)), True, CANDIDATES // 2)
             )
     if plan.weight("temporal") and seeds:
-        for seed in seeds[:TEMPORAL_SEEDS]:
-            found = seed_nodes.get(seed)
+        # The strong hits pass a share to the memories written around them; a hit further down that
+        # asks what the query asks passes it to its reply alone (the memory written next).
+        candidates = ranked_before[: max(TEMPORAL_SEEDS, REPLY_SEEDS)]
+        candidate_nodes = loaded.get(candidates)
+        for k, seed in enumerate(candidates):
+            found = candidate_nodes.get(seed)
             if found is None:
                 continue
             node = found
+            asks = _asks(node, stems)
+            near = k < TEMPORAL_SEEDS
+            if not (near or asks):
+                continue
             around = session.timeline(
                 scope_ids,
                 since=None,
                 until=None,
                 pivot=(node.created_at, node.seq),
-                before=TEMPORAL_BEFORE,
-                after=TEMPORAL_AFTER,
+                before=TEMPORAL_BEFORE if near else 0,
+                after=TEMPORAL_AFTER if near else 1,
             )
             if seed not in around:
                 continue
             pos = around.index(seed)
+            strength = share(before_score[seed], top)
             for j, other in enumerate(around):
                 if other != seed:
-                    fusion.put("temporal", other, share(seed_score[seed], top) / (1 + abs(j - pos)) ** TEMPORAL_DECAY)
+                    gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
+                    fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
     if plan.weight("graph") and seeds:
         for edge in session.live_edges(seeds[:8]):
             origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
@@ -246,6 +265,20 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
     return idf
+
+
+def _asks(node: Node, stems: list[str]) -> bool:
+    """Whether a memory asks what the query asks: its text ends with a question (its last sentence
+    ends with a question mark) that holds one of the query's words. Only the text's own words and
+    punctuation are read."""
+    text = (node.body or "").rstrip().rstrip(")]\"'")
+    if not text.endswith("?"):
+        return False
+    question = _SENTENCE_END.split(text[:-1])[-1]
+    return not set(stems).isdisjoint(stem_words(tokens(question)))
+
+
+_SENTENCE_END = re.compile(r"[.!?\n]+\s")
 
 
 def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str], ...]) -> None:
