@@ -45,6 +45,7 @@ COMMON_SHARE = 0.25
 #: The named-slot test (17.U1): a statement has at most `SHORT` distinct content words; two share
 #: at least `SHARED_QUERY_WORDS` of the query's words.
 SHORT = 40
+SHORT_CHARS = 800
 SHARED_QUERY_WORDS = 2
 #: The newer hit's score is set this much above the older one's.
 STEP = 1e-6
@@ -102,10 +103,10 @@ def newer_first(
     if not with_values:
         return {}
     # Below the leading hits only short statements with numbers can pass (the named-slot test);
-    # the rest is not read at all.
+    # the rest is not read at all (`SHORT_CHARS` only bounds the cost: the test counts words).
     for i in ranked[LEADING:]:
         text = _text(pool[i])
-        if _DIGIT.search(text) and len(text) <= SHORT * 20:
+        if len(text) <= SHORT_CHARS and _DIGIT.search(text):
             texts[i] = _Text(pool[i], slots)
     below = [i for i in ranked[LEADING:] if i in texts and texts[i].values and len(texts[i].content) <= SHORT]
     # Words most of the leading hits use (the subject of the whole query, or of every answer) do
@@ -122,9 +123,10 @@ def newer_first(
             second, new = pool[newer], texts[newer]
             if (second.created_at, second.seq) <= (first.created_at, first.seq) or final[newer] > final[older]:
                 continue
-            if named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest):
-                pass
-            elif not (newer in leading and differ(old.values, new.values) and same_texts(old, new, common)):
+            update = named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest)
+            if not update and newer in leading:
+                update = differ(old.values, new.values) and same_texts(old, new, common)
+            if not update:
                 continue
             target = final[older] + STEP
             gains[newer] = gains.get(newer, 0.0) + target - final[newer]
