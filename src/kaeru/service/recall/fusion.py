@@ -23,8 +23,10 @@ class Fusion:
     share of their seed's score, so a neighbour never outranks the hit that found it by much.
     """
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: Plan, query: str = ""):
         self.plan = plan
+        #: The query as asked (read by `updates`: whether it asks about the past).
+        self.query = query
         self.scores: dict[str, dict[str, float]] = {}
         #: The query's stems and their scope idf (set by the channels; read by `updates`).
         self.query_stems: list[str] = []
@@ -96,8 +98,8 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
             )
         final[node_id] = score
     ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
-    if plan.weight("updates") and not asks_history(fusion.query_stems):
-        gains = newer_first(ranked, final, pool, fusion.query_stems)
+    if plan.weight("updates") and not asks_history(fusion.query_stems, fusion.query):
+        gains = newer_first(ranked, final, pool, fusion.query_stems, fusion.idf)
         for node_id, gain in gains.items():
             fusion.scores[node_id]["updates"] = round(gain, 6)
         if gains:

@@ -1,38 +1,52 @@
-"""Updated facts first (channel `updates`, decision 17.Q4): when two of the leading hits give
+"""Updated facts first (channel `updates`, decisions 17.Q4 and 17.U1): when two notes give
 different values for what the query asks about, the newer one ranks just above the older one,
 unless the query asks for history.
 
 Found without a model, from the texts alone:
 
-- **different values**: a *slot* is a query word (its stem), and a hit's values for it are the
-  numbers written within `NEAR` words of it ("3 interviews", "budget to $65", "deadline of April
-  25"); all of a hit's numbers count as one more slot. Two hits differ when, for some slot both
-  fill, each has a value the other lacks;
-- **same subject**: their content words overlap (Jaccard ≥ `SAME_SUBJECT`), leaving out the words
-  most leading hits share (the query's own subject says nothing about which two belong together);
+- **values**: a *slot* is a query word (its stem), and a note's values for it are the numbers
+  written within `NEAR` words of it in the same sentence ("3 interviews", "budget to $65",
+  "deadline of April 25"); all of a note's numbers count as one more slot, `*`;
+- **an update**: an older and a newer note that give a slot different values (each has one the
+  other lacks) and are about the same thing, by either of two tests:
+  - *a named slot* (17.U1): both are short statements (at most `SHORT` content words: a fact
+    restated, not a document that happens to hold numbers), they give the same query word
+    different values, they share at least `SHARED_QUERY_WORDS` of the query's words, the newer
+    holds the rarest query word the older holds (by the scope's idf: "payments budget" is not
+    "search budget");
+  - *the texts* (17.Q4), for two of the leading hits only: any numbers differ and their content
+    words overlap (Jaccard ≥ `SAME_SUBJECT`, leaving out the words most leading hits share);
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
-Only the first `LEADING` hits are reordered, so what the first page holds does not change, only
-its order. Shown in `explain` as the raised hit's `updates` entry: the score it gained.
+Only an older hit among the first `LEADING` yields, each to one newer note, the best-ranked that
+passes: one of the leading hits, or a candidate ranked below them (an update often restates the
+value, not the question, so the query's words found it less well; 17.U1). Not for a query that
+asks for history: a history word, or a question in the simple past ("what was", "when did").
+Shown in `explain` as the raised hit's `updates` entry: the score it gained.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 
 from kaeru.domain.model import Node
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 
-#: How many leading hits are compared (pairwise), and how near a number must be to a query word.
+#: How many leading hits may yield, and how near a number must be to a query word.
 LEADING = 10
 NEAR = 3
-#: Two texts are about the same thing when this share of their distinct content words is common
-#: to both (Jaccard).
+#: The texts test (17.Q4): this share of two texts' distinct content words is common to both
+#: (Jaccard), leaving out the words more than `COMMON_SHARE` of the leading hits use.
 SAME_SUBJECT = 0.10
-#: A word in more than this share of the leading hits is common to them all (tells none apart).
 COMMON_SHARE = 0.25
+#: The named-slot test (17.U1): a statement has at most `SHORT` distinct content words; two share
+#: at least `SHARED_QUERY_WORDS` of the query's words.
+SHORT = 40
+SHORT_CHARS = 800
+SHARED_QUERY_WORDS = 2
 #: The newer hit's score is set this much above the older one's.
 STEP = 1e-6
 
@@ -43,41 +57,76 @@ HISTORY_WORDS = frozenset(
         timeline ago past prior initial""".split()  # noqa: SIM905 — a word list reads better as text
     )
 )
+#: A question in the simple past asks what was said or done then, not what holds now.
+PAST_WORDS = frozenset(["did", "was", "were", "had"])
+
+_DIGIT = re.compile(r"\d")
+#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence.
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
 
 
-def asks_history(query_stems: list[str]) -> bool:
-    return any(s in HISTORY_WORDS for s in query_stems)
+def asks_history(query_stems: list[str], query: str = "") -> bool:
+    """Whether the query asks what was true before: a history word, or a question in the past."""
+    return any(s in HISTORY_WORDS for s in query_stems) or any(w in PAST_WORDS for w in tokens(query))
+
+
+class _Text:
+    """One candidate's slot values and content words, read once."""
+
+    __slots__ = ("content", "values")
+
+    def __init__(self, node: Node, slots: set[str]):
+        self.values, self.content = read_text(_text(node), slots)
+
+
+def _text(node: Node) -> str:
+    return f"{node.description or ''}\n{node.body or ''}"
 
 
 def newer_first(
-    ranked: list[str], final: dict[str, float], pool: dict[str, Node], query_stems: list[str]
+    ranked: list[str],
+    final: dict[str, float],
+    pool: dict[str, Node],
+    query_stems: list[str],
+    idf: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Raise, in `final`, the newer of each pair of the first `LEADING` of `ranked` that give
-    different values for a slot and are about the same thing, just above the older one (each
-    older hit yields to its best-ranked newer one); returns each raised hit's gain."""
-    leading = [i for i in ranked[:LEADING] if i in pool]
+    """Raise, in `final`, the newer note of each update pair whose older note is among the first
+    `LEADING` of `ranked`, just above it; returns each raised hit's gain. `idf`: the scope's
+    weight of each query word (the rarest one an older note holds must be in the newer)."""
     slots = set(query_stems)
-    if len(leading) < 2 or not slots:
+    ranked = [i for i in ranked if i in pool]
+    if len(ranked) < 2 or not slots:
         return {}
-    values = {i: slot_values(pool[i], slots) for i in leading}
-    with_values = [i for i in leading if values[i]]
-    if len(with_values) < 2:
+    leading = ranked[:LEADING]
+    texts = {i: _Text(pool[i], slots) for i in leading}
+    with_values = [i for i in leading if texts[i].values]
+    if not with_values:
         return {}
-    words = {i: content_words(pool[i]) for i in with_values}
+    # Below the leading hits only short statements with numbers can pass (the named-slot test);
+    # the rest is not read at all (`SHORT_CHARS` only bounds the cost: the test counts words).
+    for i in ranked[LEADING:]:
+        text = _text(pool[i])
+        if len(text) <= SHORT_CHARS and _DIGIT.search(text):
+            texts[i] = _Text(pool[i], slots)
+    below = [i for i in ranked[LEADING:] if i in texts and texts[i].values and len(texts[i].content) <= SHORT]
     # Words most of the leading hits use (the subject of the whole query, or of every answer) do
-    # not tell two of them apart.
-    among = Counter(w for i in with_values for w in words[i])
+    # not tell two of them apart (the texts test).
+    among = Counter(w for i in with_values for w in texts[i].content)
     common = {w for w, n in among.items() if n > max(2, COMMON_SHARE * len(with_values))}
+    weights = idf or {}
     gains: dict[str, float] = {}
-    for a_pos, older in enumerate(with_values):
-        for newer in with_values[a_pos + 1 :]:
-            first, second = pool[older], pool[newer]
+    for older in with_values:
+        first, old = pool[older], texts[older]
+        held = [w for w in old.content & slots if w in weights]
+        rarest = max(held, key=lambda w: weights[w]) if held else None
+        for newer in [*with_values, *below]:
+            second, new = pool[newer], texts[newer]
             if (second.created_at, second.seq) <= (first.created_at, first.seq) or final[newer] > final[older]:
                 continue
-            if not differ(values[older], values[newer]):
-                continue
-            a, b = words[older] - common, words[newer] - common
-            if len(a & b) < SAME_SUBJECT * len(a | b):
+            update = named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest)
+            if not update and newer in leading:
+                update = differ(old.values, new.values) and same_texts(old, new, common)
+            if not update:
                 continue
             target = final[older] + STEP
             gains[newer] = gains.get(newer, 0.0) + target - final[newer]
@@ -86,30 +135,62 @@ def newer_first(
     return gains
 
 
+def statement_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None) -> bool:
+    """The named-slot test's "same thing" (see the module's docstring)."""
+    if len(old.content) > SHORT or len(new.content) > SHORT:
+        return False
+    if len(old.content & new.content & slots) < SHARED_QUERY_WORDS:
+        return False
+    return rarest is None or rarest in new.content  # "the payments budget" is not "the search budget"
+
+
+def same_texts(old: _Text, new: _Text, common: set[str]) -> bool:
+    """The texts test's "same thing": Jaccard of the content words the leading hits do not share."""
+    a, b = old.content - common, new.content - common
+    return len(a & b) >= SAME_SUBJECT * len(a | b)
+
+
 def slot_values(node: Node, slots: set[str]) -> dict[str, frozenset[str]]:
-    """For each slot (query stem) the text mentions, the numbers written within `NEAR` words of it;
-    slot `*`: every number of the text."""
-    words = tokens(f"{node.description or ''} {node.body or ''}")
-    if not any(w.isdigit() for w in words):
-        return {}
-    stems = stem_words(words)
+    """For each slot (query stem) the text mentions, the numbers written within `NEAR` words of it
+    in the same sentence; slot `*`: every number of the text."""
+    return read_text(_text(node), slots)[0]
+
+
+def read_text(text: str, slots: set[str]) -> tuple[dict[str, frozenset[str]], set[str]]:
+    """A text's slot values (see `slot_values`; empty without numbers) and its content words (the
+    distinct stems of its words, without stop words and words under three letters)."""
     found: dict[str, set[str]] = {}
-    for i, word in enumerate(stems):
-        if word not in slots:
+    numbers: set[str] = set()
+    content: set[str] = set()
+    for sentence in _SENTENCE_END.split(text):
+        words = tokens(sentence)
+        if not words:
             continue
-        near = [w for w in words[max(0, i - NEAR) : i + NEAR + 1] if w.isdigit()]
-        if near:
-            found.setdefault(word, set()).update(near)
-    found["*"] = {w for w in words if w.isdigit()}
-    return {slot: frozenset(numbers) for slot, numbers in found.items()}
-
-
-def content_words(node: Node) -> set[str]:
-    """The distinct stems of a text's words, without stop words and words under three letters."""
-    text = f"{node.description or ''} {node.body or ''}"
-    return set(stem_words([t for t in tokens(text) if len(t) > 2 and t not in STOP_WORDS]))
+        stems = stem_words(words)
+        content.update(s for w, s in zip(words, stems, strict=True) if len(w) > 2 and w not in STOP_WORDS)
+        digits = [w.isdigit() for w in words]
+        if not any(digits):
+            continue
+        numbers.update(w for w, d in zip(words, digits, strict=True) if d)
+        for i, word in enumerate(stems):
+            if word in slots:
+                lo = max(0, i - NEAR)
+                near = [w for j, w in enumerate(words[lo : i + NEAR + 1], lo) if digits[j]]
+                if near:
+                    found.setdefault(word, set()).update(near)
+    if not numbers:
+        return {}, content
+    found["*"] = numbers
+    return {slot: frozenset(values) for slot, values in found.items()}, content
 
 
 def differ(older: dict[str, frozenset[str]], newer: dict[str, frozenset[str]]) -> bool:
     """Whether some slot has, in each text, a value the other lacks."""
     return any(slot in newer and older[slot] - newer[slot] and newer[slot] - older[slot] for slot in older)
+
+
+def named_slot(older: dict[str, frozenset[str]], newer: dict[str, frozenset[str]]) -> bool:
+    """Whether some query word (not `*`) has, in each text, a value the other lacks."""
+    return any(
+        slot != "*" and slot in newer and older[slot] - newer[slot] and newer[slot] - older[slot] for slot in older
+    )

@@ -112,7 +112,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         if resumed is not None:
             ordered = resumed
         else:
-            fusion = Fusion(plan)
+            fusion = Fusion(plan, query)
             pool = run_channels(
                 narrowed(session, filters),
                 scope_ids,

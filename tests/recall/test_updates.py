@@ -1,0 +1,90 @@
+"""`recall`'s `updates` channel (decision 17.U1): of two short notes that give one of the query's
+words different numbers, the newer ranks first — found among the leading hits or below them — unless
+the query asks for history (a history word, or a question in the past); explain shows the gain."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru.api.requests import parse
+from kaeru.service import Service
+from kaeru.service.recall.updates import asks_history, read_text
+
+P = "proj"
+QUERY = "what is the monthly budget for the payments staging cluster"
+
+
+def note(service: Service, text: str, initiative: str = P) -> str:
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
+    assert outcome.primary is not None
+    return outcome.primary.id
+
+
+def recall(service: Service, query: str, disabled: frozenset[str] = frozenset(), **extra: Any) -> Any:
+    args: dict[str, Any] = {"initiatives": [P], "query": query, "explain": True, "limit": 10, **extra}
+    return service.recall(parse("recall", args), disabled=disabled)
+
+
+def ids(outcome: Any) -> list[str]:
+    return [h.node.id for h in outcome.hits]
+
+
+def buried_update(service: Service, update: str) -> tuple[str, str]:
+    """An older note with the budget, nine short notes that match the query as well (without
+    numbers), then `update`: a longer text, so the query's words alone rank it below the first ten."""
+    note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
+    older = note(service, "Payments staging cluster monthly budget: 400 dollars.")
+    for i in range(9):
+        note(service, f"Review {i}: payments staging cluster monthly budget discussed.")
+    return older, note(service, PREAMBLE + update)
+
+
+PREAMBLE = (
+    "After the planning session with finance and the platform group about hiring, vendors, travel, "
+    "training, offsites, laptops, licences and support contracts, we agreed that the "
+)
+
+
+def test_a_newer_statement_below_the_first_ten_is_raised_above_the_older(service: Service) -> None:
+    older, newer = buried_update(service, "payments staging cluster monthly budget is now 450 dollars.")
+    without = ids(recall(service, QUERY, disabled=frozenset({"updates"}), limit=20))
+    assert without.index(older) < 10 <= without.index(newer)
+
+    answer = recall(service, QUERY, limit=20)
+    assert ids(answer).index(newer) == ids(answer).index(older) - 1  # just above the older
+    # explain says why: the raised note's `updates` gain; the older one has none.
+    assert answer.explain[newer]["updates"] > 0 and "updates" not in answer.explain[older]
+
+
+def test_a_history_question_keeps_the_old_order(service: Service) -> None:
+    older, newer = buried_update(service, "payments staging cluster monthly budget is now 450 dollars.")
+    for query in (
+        "what was the monthly budget for the payments staging cluster",  # a question in the past
+        "what is the original monthly budget for the payments staging cluster",  # a history word
+    ):
+        answer = recall(service, query, limit=20)
+        assert ids(answer).index(older) < 10 <= ids(answer).index(newer)
+        assert "updates" not in answer.explain[newer]
+
+
+def test_a_statement_about_another_subject_is_not_raised(service: Service) -> None:
+    # Newer, a number beside `budget` too, but without the query's rarest word the older one has.
+    older, other = buried_update(service, "search staging cluster monthly budget is now 900 dollars.")
+    answer = recall(service, QUERY, limit=20)
+    assert ids(answer).index(older) < 10 <= ids(answer).index(other)
+    assert "updates" not in answer.explain[other]
+
+
+def test_a_number_in_another_sentence_is_not_a_value_of_the_word() -> None:
+    values, content = read_text("Budget approved. 42 people came.", {"budget"})
+    assert "budget" not in values and values["*"] == frozenset({"42"})
+    values, _ = read_text("The budget is 42 dollars.", {"budget"})
+    assert values["budget"] == frozenset({"42"})
+    assert "budget" in content and "the" not in content
+
+
+def test_history_words_and_past_questions_ask_for_history() -> None:
+    assert asks_history(["origin", "budget"], "original budget")
+    assert asks_history(["budget"], "what was the budget")
+    assert asks_history(["budget"], "how much did we spend")
+    assert not asks_history(["budget"], "what is the budget now")
