@@ -25,33 +25,35 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
 
-_worker: ThreadPoolExecutor | None = None
-_worker_made = threading.Lock()
+class EmbedWorker:
+    """The one thread that embeds recall's queries (decision 17.X2), made at its first use and owned
+    by the service's `Runtime` (no module-level state): recall starts it first and collects it when
+    its semantic channel comes, so the query's embedding (~13 ms of CPU in MiniLM) and the
+    candidates' scan run beside the lexical channels instead of before them. One worker: the
+    embedder runs one query at a time anyway (decision 17.V3)."""
 
+    def __init__(self) -> None:
+        self._pool: ThreadPoolExecutor | None = None
+        self._made = threading.Lock()
 
-def embed_soon(
-    embedder: Embedder, text: str, store: Store | None = None, limit: int = 0
-) -> Future[tuple[bytes, list[tuple[str, float]] | None]]:
-    """`text`'s vector, packed, and with a `store`, the first round of its `limit` nearest vectors'
-    candidates (`Session.vector_candidates`, in a read snapshot of its own), computed on a worker
-    thread (decision 17.X2): recall starts it first and collects it when its semantic channel comes,
-    so the query's embedding (~13 ms of CPU in MiniLM) and the candidates' scan run beside the
-    lexical channels instead of before them. One worker: the embedder runs one query at a time
-    anyway (decision 17.V3)."""
-    global _worker
-    if _worker is None:
-        with _worker_made:
-            if _worker is None:
-                _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaeru-embed")
+    def submit(
+        self, embedder: Embedder, text: str, store: Store | None = None, limit: int = 0
+    ) -> Future[tuple[bytes, list[tuple[str, float]] | None]]:
+        """`text`'s vector, packed, and with a `store`, the first round of its `limit` nearest
+        vectors' candidates (`Session.vector_candidates`, in a read snapshot of its own)."""
+        if self._pool is None:
+            with self._made:
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kaeru-embed")
 
-    def work() -> tuple[bytes, list[tuple[str, float]] | None]:
-        vector = pack(embedder.embed([text])[0])
-        if store is None:
-            return vector, None
-        with store.read() as session:
-            return vector, session.vector_candidates(embedder.model_id, vector, limit)
+        def work() -> tuple[bytes, list[tuple[str, float]] | None]:
+            vector = pack(embedder.embed([text])[0])
+            if store is None:
+                return vector, None
+            with store.read() as session:
+                return vector, session.vector_candidates(embedder.model_id, vector, limit)
 
-    return _worker.submit(work)
+        return self._pool.submit(work)
 
 
 def pack(vector: Sequence[float]) -> bytes:

@@ -15,7 +15,7 @@ from kaeru.config import Settings
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.ids import uuid7
 from kaeru.service.cursors import CACHED_ITEMS, ResultLists
-from kaeru.service.embedding import Embedder
+from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.storage.base import Store
 
 
@@ -48,6 +48,8 @@ class Runtime:
     entropy: Callable[[int], bytes] = field(default=os.urandom)
     #: The optional semantic channel's embedder (None: recall is purely lexical).
     embedder: Embedder | None = None
+    #: The thread recall's queries are embedded on, made at the first semantic recall.
+    embed_worker: EmbedWorker = field(default_factory=EmbedWorker)
     #: The runtime's memos, each bounded by bytes (nothing is cached at module level).
     doc_stems: DocStems = field(default_factory=doc_stems_memo)
     #: The result lists of this service's read cursors (decision 15.P4), bounded by item count.

@@ -15,7 +15,7 @@ from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder, embed_soon
+from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.runtime import DocStems
@@ -119,14 +119,15 @@ def run_channels(
     memo: DocStems,
     embedder: Embedder | None = None,
     store: Store | None = None,
+    worker: EmbedWorker | None = None,
 ) -> dict[str, Node]:
     semantic = None
-    if plan.weight("semantic") and embedder is not None and query:
+    if plan.weight("semantic") and embedder is not None and worker is not None and query:
         # SQLite's first candidates are computed beside the lexical channels, on a connection of their
         # own (its pool opens one when none is idle). PostgreSQL ranks in one exact scan: its worker
         # only embeds, and takes no second connection from a pool that concurrent recalls could
         # have emptied (the worker would wait on them while they wait on it).
-        semantic = embed_soon(
+        semantic = worker.submit(
             embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
         )
     words = content_tokens(query)[:64] if query else []

@@ -123,6 +123,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 rt.doc_stems,
                 rt.embedder,
                 rt.store,
+                rt.embed_worker,
             )
             pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)
