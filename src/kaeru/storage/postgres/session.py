@@ -42,8 +42,6 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         self._counting = False
         #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
         self._new_terms: tuple[Terms, Terms, int] | None = None
-        #: The `ltf, stf, dl` the write replaces (None for a new node), uncounted once it is written.
-        self._old_terms: tuple[Any, ...] | None = None
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -84,6 +82,9 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- node revisions ---------------------------------------------------------------------
+    #: The term counts a write replaces, read by `put_node`'s locked look-up of the row.
+    _replaced_cols = ", ltf, stf, dl"
+
     def put_node(self, node: Node, *, request_id: str | None, actor: str, new: bool = False) -> None:
         if not self._counting:
             # This transaction counts its own node writes (`_delta`) instead of the trigger, which
@@ -91,14 +92,6 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
             # in one transaction costs the n-th update a walk over n versions (decision 16.M3).
             self._db.send("SELECT set_config('kaeru.bulk_index', 'on', true)")
             self._counting = True
-        # The terms the write replaces (the row locked first, as `put_node` then locks it again).
-        self._old_terms = (
-            None
-            if new
-            else self._db.one(
-                f"SELECT ltf, stf, dl FROM nodes WHERE id = ?{self._d.lock(True, self._read_only)}", (node.id,)
-            )
-        )
         super().put_node(node, request_id=request_id, actor=actor, new=new)
 
     def _node_extra(
@@ -139,11 +132,18 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         delta.clear()
 
     def _node_written(
-        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+        self,
+        seq: int,
+        node: Node,
+        values: tuple[Any, ...],
+        request_id: str | None,
+        actor: str,
+        *,
+        indexed: bool,
+        replaced: tuple[Any, ...] | None,
     ) -> None:
-        if self._old_terms is not None:
-            self._delta.add(self._old_terms[0], self._old_terms[1], self._old_terms[2], -1)
-            self._old_terms = None
+        if replaced is not None:
+            self._delta.add(replaced[0], replaced[1], replaced[2], -1)
         if self._new_terms is not None:
             self._delta.add(*self._new_terms, 1)
             self._new_terms = None

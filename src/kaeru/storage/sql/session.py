@@ -58,7 +58,7 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
             None
             if new  # a fresh id (`create_node`): the insert's unique key refuses a stored one
             else self._db.one(
-                "SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer FROM nodes "
+                f"SELECT seq, initiatives, retracted, rev_no, node_type, tier, layer{self._replaced_cols} FROM nodes "
                 f"WHERE id = ?{self._d.lock(True, self._read_only)}",
                 (node.id,),
             )
@@ -91,7 +91,15 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         self._move_memberships(
             seq, old_members, set() if node.retracted else set(node.initiatives), facet(node), old_facet
         )
-        self._node_written(seq, node, values, request_id, actor, indexed=existing is not None and not existing[2])
+        self._node_written(
+            seq,
+            node,
+            values,
+            request_id,
+            actor,
+            indexed=existing is not None and not existing[2],
+            replaced=None if existing is None else tuple(existing[7:]),
+        )
 
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str
@@ -100,10 +108,23 @@ class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, Audi
         values — the revision's request id and actor, and an engine's own index columns."""
         return _WHO, (request_id, actor)
 
+    #: Columns of the row a write replaces that the engine needs after it (`_node_written`'s
+    #: `replaced`), read by the same locked look-up: `", col, …"` or nothing.
+    _replaced_cols = ""
+
     def _node_written(
-        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+        self,
+        seq: int,
+        node: Node,
+        values: tuple[Any, ...],
+        request_id: str | None,
+        actor: str,
+        *,
+        indexed: bool,
+        replaced: tuple[Any, ...] | None,
     ) -> None:
-        """After `node` became the current revision (`indexed`: its previous one was live)."""
+        """After `node` became the current revision (`indexed`: its previous one was live;
+        `replaced`: the `_replaced_cols` of the row it replaced, None for a new node)."""
 
     # --- each engine's own -----------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:

@@ -144,7 +144,15 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
 
     # --- the full-text index a node write keeps ---------------------------------------------
     def _node_written(
-        self, seq: int, node: Node, values: tuple[Any, ...], request_id: str | None, actor: str, *, indexed: bool
+        self,
+        seq: int,
+        node: Node,
+        values: tuple[Any, ...],
+        request_id: str | None,
+        actor: str,
+        *,
+        indexed: bool,
+        replaced: tuple[Any, ...] | None,
     ) -> None:
         if indexed:
             self._db.run("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
