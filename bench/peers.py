@@ -42,7 +42,7 @@ from typing import Any
 import anyio
 
 from bench.corpus import CorpusBuilder
-from bench.startup import _kaeru_command
+from bench.startup import _kaeru_command, compile_kaeru
 from bench.stats import percentile
 
 PACKAGE = "@modelcontextprotocol/server-memory"
@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     script = install_official(args.npm_dir)
+    compile_kaeru()  # as its wheel would be installed, like the official server's package
     work = Path(tempfile.mkdtemp(prefix="kaeru-peers-", dir=args.workdir))
     try:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("KAERU_", "MEMORY_FILE_PATH"))}

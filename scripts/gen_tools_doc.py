@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "tests" / "contract" / "tools_snapshot.json"
+SNAPSHOT = ROOT / "src" / "kaeru" / "mcp" / "tools.json"
 DOC = ROOT / "docs" / "tools.md"
 ERRORS = ROOT / "docs" / "errors.md"
 
@@ -239,7 +239,7 @@ def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int
         "Generated from the server's `tools/list` by `scripts/gen_tools_doc.py` — do not edit by hand.",
         "Every tool answers with the API 1 envelope (`api_version`, `operation`, `state`, `replayed`,",
         "`request_id`, `data`, `issues`, and for reads `coverage`/`continuation`); see `docs/errors.md` for",
-        "the issue codes. The schemas as served are in `tests/contract/tools_snapshot.json`. Outside the",
+        "the issue codes. The schemas as served are in `src/kaeru/mcp/tools.json`. Outside the",
         "published contract (`search`, `claim`, `revise`) a served input schema is a hint that accepts at",
         "least what the server accepts (a NodeRef one `string`/`object` type, no length or pattern bounds);",
         "every call is validated by the exact schema, whose fields and types the parameter tables below show",

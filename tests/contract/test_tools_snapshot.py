@@ -24,7 +24,7 @@ def _generator() -> ModuleType:
 
 def test_tools_list_matches_the_checked_in_snapshot() -> None:
     gen = _generator()
-    pinned = json.loads((ROOT / "tests" / "contract" / "tools_snapshot.json").read_text())
+    pinned = json.loads((ROOT / "src" / "kaeru" / "mcp" / "tools.json").read_text())
     live = json.loads(json.dumps(gen.tools_listing(), sort_keys=True))
     assert live == pinned, "tools/list changed: run `python scripts/gen_tools_doc.py` and review the diff"
 

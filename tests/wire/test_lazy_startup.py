@@ -4,9 +4,11 @@ built up front."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from kaeru.storage.base import Store
 from tests.wire.support import initialize_request
 
 ROOT = Path(__file__).resolve().parents[2]
-SNAPSHOT = ROOT / "tests" / "contract" / "tools_snapshot.json"
+SNAPSHOT = ROOT / "src" / "kaeru" / "mcp" / "tools.json"
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -89,10 +91,16 @@ def test_serve_answers_initialize_tools_list_and_calls_when_everything_is_lazy(
     assert issue["code"] == "invalid_argument" and issue["field"] == "limit"
 
 
-def test_a_lazy_server_opens_the_service_at_first_need_and_lists_the_same_tools(service: Service, store: Store) -> None:
+def test_a_lazy_server_lists_its_tools_before_the_service_exists_and_builds_it_once(
+    service: Service, store: Store
+) -> None:
+    """The first `tools/list` is answered from the pinned listing while the service is still being
+    built (decision 16.O3): here the service cannot be built until the listing is back."""
     opened: list[Service] = []
+    listed = threading.Event()
 
     def open_service() -> Service:
+        assert listed.wait(60), "tools/list waited for the service"
         opened.append(service)
         return service
 
@@ -104,9 +112,48 @@ def test_a_lazy_server_opens_the_service_at_first_need_and_lists_the_same_tools(
     lazy.registry.settle = lambda: settled.append(True)
 
     listing = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    listed.set()
+    lazy.registry.wait_loaded(60)
     assert opened == [service] and settled == [True] and lazy.registry.loaded
     eager = build_server(service)
     assert listing == [t.model_dump(mode="json", by_alias=True) for t in eager.registry.list_tools()]
     assert lazy.service is service and lazy.store is store
-    lazy.registry.list_tools()
+    assert [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()] == listing
     assert opened == [service] and settled == [True]  # once
+
+
+def test_a_call_while_the_tools_are_being_built_waits_for_them_and_they_are_built_once(
+    service: Service, store: Store
+) -> None:
+    opened: list[Service] = []
+    release = threading.Event()
+
+    def open_service() -> Service:
+        assert release.wait(60)
+        opened.append(service)
+        return service
+
+    lazy = build_server(store=store, open_service=open_service)
+    lazy.registry.list_tools()  # starts the building
+    answers: list[dict[str, Any]] = []
+    caller = threading.Thread(target=lambda: answers.append(lazy.registry.run("initiatives", {})))
+    caller.start()
+    release.set()
+    caller.join(60)
+    assert answers and answers[0]["state"] == "ok"
+    assert opened == [service]
+
+
+def test_without_structured_output_the_pinned_listing_drops_the_output_schemas(service: Service, store: Store) -> None:
+    from kaeru.mcp.adapter import Output
+
+    lazy = build_server(
+        store=store, open_service=lambda: service, settings=dataclasses.replace(service.rt.settings, structured=False)
+    )
+    pinned = lazy.registry.list_tools()
+    lazy.registry.wait_loaded(60)
+    assert lazy.registry.output == Output(structured=False)
+    assert all(tool.output_schema is None for tool in pinned)
+    assert [t.model_dump(by_alias=True) for t in pinned] == [
+        t.model_dump(by_alias=True) for t in lazy.registry.list_tools()
+    ]

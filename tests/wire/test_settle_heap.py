@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import weakref
 
-from kaeru.mcp.transports import settle_heap
+from kaeru.mcp import transports
+from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.transports import _settle_when_idle, settle_heap
+from kaeru.service import Service
 
 
 class _Node:
@@ -28,3 +32,37 @@ def test_settling_freezes_what_lives_and_collects_what_is_garbage() -> None:
         assert all(o is not kept for o in gc.get_objects())  # frozen: no collection walks it
     finally:
         gc.unfreeze()
+
+
+def test_on_stdio_the_heap_is_settled_at_the_first_moment_no_call_runs(service: Service) -> None:
+    """Settling walks the whole heap: it waits until no tool call is running (decision 16.O3), and
+    settles anyway if calls never stop, so the collector is never left off."""
+    registry = ToolRegistry(service)
+
+    async def scenario() -> list[int]:
+        loop = asyncio.get_running_loop()
+        frozen: list[int] = []
+        gc.disable()
+        registry.running = 1
+        _settle_when_idle(registry, loop, 0)
+        await asyncio.sleep(0.3)
+        frozen.append(gc.get_freeze_count())  # a call runs: not yet
+        registry.running = 0
+        await asyncio.sleep(0.3)
+        frozen.append(gc.get_freeze_count())
+        gc.unfreeze()
+        gc.disable()
+        registry.running = 1  # a client that never pauses
+        _settle_when_idle(registry, loop, 0)
+        await asyncio.sleep(transports._SETTLE_TURN * (transports._SETTLE_TURNS + 10))
+        frozen.append(gc.get_freeze_count())
+        registry.running = 0
+        return frozen
+
+    try:
+        waiting, idle, busy = asyncio.run(scenario())
+        assert waiting == 0 and idle > 0 and busy > 0
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()

@@ -8,10 +8,13 @@ schema, returned with `isError: true`. Nothing here raises to the SDK.
 
 from __future__ import annotations
 
+import json
 import logging
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -32,6 +35,11 @@ log = logging.getLogger("kaeru.mcp")
 
 #: A tool's body: the service and the tool's own request model (each handler takes its model's type).
 Handler = Callable[["Service", Any], dict[str, Any]]
+
+#: What `tools/list` answers, as the tools built it, written by `scripts/gen_tools_doc.py` and
+#: pinned by tests/contract/test_tools_snapshot.py: served from here until the tools exist, so the
+#: first `tools/list` does not wait for the service layer (decision 16.O3).
+LISTING = Path(__file__).with_name("tools.json")
 
 
 @dataclass
@@ -97,6 +105,10 @@ class ToolSpec:
         )
 
 
+def _without_output(entry: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in entry.items() if key != "outputSchema"}
+
+
 def envelope_text(envelope: dict[str, Any]) -> str:
     """The envelope as compact JSON, for clients that read only text: by pydantic-core's serialiser,
     which is several times faster than `json.dumps` on a page of hits."""
@@ -141,8 +153,10 @@ class ToolRegistry:
     """The tools a server exposes, and the dispatch of a call to one of them.
 
     Built either over a service, or with `load`: a function that opens the service and registers
-    the tools, run on first need (listing, a call, `service`). `kaeru serve` passes `load`, so that
-    `initialize` is answered before the service layer and the tools exist (decision 16.O1).
+    the tools, run on first need (a call, `service`), or in a thread of its own started by the first
+    `tools/list`, which answers from the pinned listing meanwhile. `kaeru serve` passes `load`, so
+    that `initialize` and the first `tools/list` are answered before the service layer and the tools
+    exist (decisions 16.O1, 16.O3).
     """
 
     def __init__(
@@ -168,18 +182,44 @@ class ToolRegistry:
         self.running = 0
         #: Called once the loader has run: the server freezes what it built (decision 66).
         self.settle: Callable[[], None] | None = None
+        # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
+        # the event loop, or the thread the first `tools/list` starts (decision 16.O3).
+        self._load_lock = threading.Lock()
+        self._preload: threading.Thread | None = None
+        self._pinned: list[dict[str, Any]] | None = None
 
     def _loaded(self) -> None:
-        if self._load is None:
-            return
-        self._service = self._load(self)
-        for spec in self._specs.values():  # what `tools/list` answers, built with the rest
-            spec.input_schema, spec.served_input_schema, spec.output_schema  # noqa: B018
-        if self.output.text == "compact":
-            import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
-        self._load = None
+        with self._load_lock:
+            if self._load is None:
+                return
+            self._service = self._load(self)
+            for spec in self._specs.values():  # what `tools/list` answers, built with the rest
+                spec.input_schema, spec.served_input_schema, spec.output_schema  # noqa: B018
+            if self.output.text == "compact":
+                import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
+            self._load = None
         if self.settle is not None:
             self.settle()
+
+    def preload(self) -> None:
+        """Build the service and the tools in a thread of their own, if nothing has yet: started by
+        the first `tools/list`, so the first call finds them built or half-way (decision 16.O3)."""
+        with self._load_lock:
+            if self._load is None or self._preload is not None:
+                return
+            self._preload = threading.Thread(target=self._preloading, name="kaeru-load", daemon=True)
+        self._preload.start()
+
+    def _preloading(self) -> None:
+        try:
+            self._loaded()
+        except Exception:  # the first call runs the loader again and answers its failure
+            log.exception("building the tools failed")
+
+    def wait_loaded(self, timeout: float) -> None:
+        """Wait up to `timeout` seconds for a preload under way (before the store is closed)."""
+        if self._preload is not None:
+            self._preload.join(timeout)
 
     @property
     def loaded(self) -> bool:
@@ -204,8 +244,28 @@ class ToolRegistry:
             raise ValueError(f"tool {spec.name} registered twice")
         self._specs[spec.name] = spec
 
+    def has(self, name: str) -> bool:
+        """Whether `name` is one of this registry's tools, without building them."""
+        if self._load is not None and (pinned := self._pinned_listing()) is not None:
+            return any(entry["name"] == name for entry in pinned)
+        return name in self.specs
+
     def list_tools(self) -> list[types.Tool]:
+        """The tools as listed. Before the tools are built, the pinned listing (`LISTING`), and the
+        building starts beside it; after, from the specs — the same answer (tests/wire)."""
+        if self._load is not None and (pinned := self._pinned_listing()) is not None:
+            self.preload()
+            keep = self.output.structured
+            return [types.Tool.model_validate(e if keep else _without_output(e)) for e in pinned]
         return [spec.as_tool(structured=self.output.structured) for spec in self.specs.values()]
+
+    def _pinned_listing(self) -> list[dict[str, Any]] | None:
+        if self._pinned is None:
+            try:
+                self._pinned = json.loads(LISTING.read_text(encoding="utf-8"))
+            except OSError:  # not shipped (a checkout mid-change): the tools are built instead
+                return None
+        return self._pinned
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Synchronous dispatch (worker thread): always returns an envelope."""
@@ -251,7 +311,7 @@ class ToolRegistry:
             self.running -= 1
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
-        if name not in self.specs:
+        if not self.has(name):
             known = ", ".join(sorted(self.specs))
             return types.CallToolResult(
                 content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],

@@ -84,7 +84,7 @@ class FastToolCalls:
         arguments = params.get("arguments")
         if (
             not isinstance(name, str)
-            or name not in self.registry.specs
+            or not self.registry.has(name)
             or ("arguments" in params and not isinstance(arguments, dict))
             or not _initialize_accepted(ctx)
         ):

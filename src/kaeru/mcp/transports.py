@@ -198,12 +198,6 @@ def run_stdio(kaeru: KaeruServer) -> None:
     kaeru.registry.serial = True
     if kaeru.registry.loaded:
         settle_heap()
-    else:
-        # The heap is settled once the tools are built, at the first `tools/list` or call: the full
-        # collection that settling starts with (a walk over everything start-up imported) is not
-        # paid before `initialize` is answered, and covers the service layer too (decision 16.O1).
-        # `kaeru serve` keeps the collector off until then; `initialize` and pings allocate little.
-        kaeru.registry.settle = settle_heap
 
     async def serve() -> None:
         if await _fast_stdio(kaeru):
@@ -233,6 +227,16 @@ def run_stdio(kaeru: KaeruServer) -> None:
                     kaeru.store.close()
                 os._exit(0)
 
+            if not kaeru.registry.loaded:
+                # The heap is settled once the tools are built, and then only when no call is
+                # running: the full collection that settling starts with (a walk over everything
+                # start-up imported) is paid neither before `initialize` nor inside the first answers,
+                # and covers the service layer too (decisions 16.O1, 16.O3). `kaeru serve` keeps the
+                # collector off until then; `initialize` and pings allocate little.
+                def settle() -> None:
+                    loop.call_soon_threadsafe(_settle_when_idle, kaeru.registry, loop, 0)
+
+                kaeru.registry.settle = settle
             for signum in _STOP_SIGNALS:
                 loop.add_signal_handler(signum, stop)
             try:
@@ -244,7 +248,25 @@ def run_stdio(kaeru: KaeruServer) -> None:
     try:
         anyio.run(main)
     finally:
+        kaeru.registry.wait_loaded(STOP_GRACE_SECONDS)
         kaeru.store.close()
+
+
+#: How long the settling of the heap waits, in turns of `_SETTLE_TURN` seconds, for a moment with no
+#: call running before it settles anyway (a client that never pauses must not keep the collector off).
+_SETTLE_TURNS = 40
+_SETTLE_TURN = 0.05
+
+
+def _settle_when_idle(registry: ToolRegistry, loop: asyncio.AbstractEventLoop, turn: int) -> None:
+    """`settle_heap` on the event loop at the first turn with no tool call running (the answers
+    written), or after `_SETTLE_TURNS` turns whatever runs."""
+    if registry.running and turn < _SETTLE_TURNS:
+        loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, turn + 1)
+    elif turn == 0:
+        loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, 1)
+    else:
+        settle_heap()
 
 
 #: At end of input, how many 10 ms turns with no tool call running `_drain` waits for answers.
