@@ -13,7 +13,7 @@ from tests.storage.test_node_rows import distinct_node
 
 def _indexes(store: Store) -> set[str]:
     with store.read() as session:
-        db = session._db  # type: ignore[attr-defined]
+        db = session._db
         if db.dialect.name == "sqlite":
             found = db.rows("SELECT name FROM sqlite_schema WHERE type = 'index'")
         else:
