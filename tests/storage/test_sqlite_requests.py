@@ -61,15 +61,18 @@ def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monke
         assert not replayed and fresh.primary is not None and fresh.primary != first.primary
         conn = apsw.Connection(str(settings.sqlite_path), flags=apsw.SQLITE_OPEN_READONLY)
         try:
-            kinds = [row[0] for row in conn.execute("SELECT typeof(response) FROM requests ORDER BY seq")]
+            kinds = [row[0] for row in conn.execute("SELECT typeof(response) FROM requests ORDER BY request_id")]
             # Both digests are 32 bytes (migration 013 turned the old row's hex into them; 16.D2).
-            digests = list(conn.execute("SELECT typeof(args_hash), length(args_hash) FROM requests ORDER BY seq"))
+            digests = list(
+                conn.execute("SELECT typeof(args_hash), length(args_hash) FROM requests ORDER BY request_id")
+            )
             indexes = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'requests'")}
         finally:
             conn.close()
         assert kinds == ["text", "blob"]
         assert digests == [("blob", 32), ("blob", 32)]
-        assert indexes == {"requests", "requests_key"}
+        # One b-tree keyed by the replay key (migration 019, decision 16.W1): no index beside it.
+        assert indexes == {"requests"}
         # Both rows replay, each with its own response; a different call under a used id is refused.
         assert _note(service, "ferry-1")[0].primary == first.primary
         with pytest.raises(RequestIdReused):
@@ -83,22 +86,24 @@ def test_a_purge_deletes_the_keys_older_than_its_cut_off(sqlite_vault: VaultSpec
     settings = sqlite_vault.settings()
     store = SqliteStore(settings.sqlite_path)
     try:
-        stamps = ["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z"]
+        # The third key is written under a clock that went back: the purge still finds it.
+        stamps = ["2026-01-01T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-01T12:00:00Z"]
         with store.write() as session:
             for i, stamp in enumerate(stamps):
                 key = RequestKey("harbour", "note", f"r{i}")
                 assert session.begin_request(key, f"hash{i}", stamp) is None
                 session.finish_request(key, {"state": "applied", "n": i, "text": "ü ✓"})
         with store.write() as session:
-            assert session.purge_requests("2026-01-02T00:00:00Z") == 1
+            assert session.purge_requests("2026-01-02T00:00:00Z") == 2
             assert session.purge_requests("2026-01-02T00:00:00Z") == 0
         with store.write() as session:
-            assert session.begin_request(RequestKey("harbour", "note", "r0"), "hash0", stamps[2]) is None
-            kept = session.begin_request(RequestKey("harbour", "note", "r2"), "hash2", stamps[2])
-            assert kept is not None and kept.args_hash == "hash2"
-            assert kept.response == {"state": "applied", "n": 2, "text": "ü ✓"}
+            assert session.begin_request(RequestKey("harbour", "note", "r0"), "hash0", stamps[1]) is None
+            assert session.begin_request(RequestKey("harbour", "note", "r2"), "hash2", stamps[1]) is None
+            kept = session.begin_request(RequestKey("harbour", "note", "r1"), "hash1", stamps[1])
+            assert kept is not None and kept.args_hash == "hash1"
+            assert kept.response == {"state": "applied", "n": 1, "text": "ü ✓"}
         with store.write() as session:
-            assert session.purge_requests("2027-01-01T00:00:00Z") == 2
+            assert session.purge_requests("2027-01-01T00:00:00Z") == 1
     finally:
         store.close()
 

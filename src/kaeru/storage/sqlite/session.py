@@ -120,7 +120,7 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
             return StoredRequest(_unpack_hash(row[0]), _unpack_response(row[1]))
         # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
         # ends, so the row is written once, with its response (a claim row then an update cost two writes
-        # into a B-tree keyed by random ids).
+        # into the b-tree of replay rows, keyed by random ids).
         self._claims[key] = (args_hash, now)
         return None
 
@@ -133,14 +133,9 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         )
 
     def purge_requests(self, before: str) -> int:
-        # Rows are in the order they were written (migration 010): the purge deletes the prefix older
-        # than `before`, reading only that prefix; a row written under a clock that went back waits for
-        # a later purge.
-        return self._db.run(
-            "DELETE FROM requests WHERE seq < coalesce((SELECT seq FROM requests WHERE created_at >= ? "
-            "ORDER BY seq LIMIT 1), (SELECT max(seq) + 1 FROM requests))",
-            (before,),
-        )
+        # Rows are kept in the order of their key (migration 019): the purge reads the table, which
+        # holds only the replay window's writes, at most once an hour per process (decision 16.W1).
+        return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     # --- the full-text index a node write keeps ---------------------------------------------
     def _node_written(
