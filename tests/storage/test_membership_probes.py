@@ -1,5 +1,5 @@
 """Memberships are found through their primary key (initiative_id, node_seq) since the index by node
-alone went (SQLite migration 019, PostgreSQL 012; decision 16.W1): the writes that move a node
+alone went (SQLite migration 018, PostgreSQL 012; decision 16.W1): the writes that move a node
 between initiatives, and the reads that started from a node, still see every membership."""
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_a_vault_from_before_packed_requests_still_replays(tmp_path: Path, monke
             conn.close()
         assert kinds == ["text", "blob"]
         assert digests == [("blob", 32), ("blob", 32)]
-        # One b-tree keyed by the replay key (migration 019, decision 16.W1): no index beside it.
+        # One b-tree keyed by the replay key (migration 018, decision 16.W1): no index beside it.
         assert indexes == {"requests"}
         # Both rows replay, each with its own response; a different call under a used id is refused.
         assert _note(service, "ferry-1")[0].primary == first.primary

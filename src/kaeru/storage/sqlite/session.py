@@ -133,7 +133,7 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         )
 
     def purge_requests(self, before: str) -> int:
-        # Rows are kept in the order of their key (migration 019): the purge reads the table, which
+        # Rows are kept in the order of their key (migration 018): the purge reads the table, which
         # holds only the replay window's writes, at most once an hour per process (decision 16.W1).
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 

@@ -1,4 +1,4 @@
--- Fewer indexes written per note (issue 16, decision 16.W1; SQLite migration 019).
+-- Fewer indexes written per note (issue 16, decision 16.W1; SQLite migration 018).
 --
 -- Replay rows are found by their primary key; the purge (at most once an hour per process) reads
 -- the table, which holds only the replay window's writes, instead of an index by time that every
