@@ -17,6 +17,12 @@ initiative, and reports:
   minus transport, default limit and budget), wall and thread-CPU p50/p95, with the top-k plan and
   with the exhaustive plan, alternating query by query in the same run (`--ops` calls each).
 
+* **recall, common words** (decision 16.K1): `recall` of two of the corpus's broad words of the
+  searched initiative (as `bench.reentry`'s `recall_common`), through the service, wall and
+  thread-CPU p50/p95 (`--recall-ops` calls; 0 skips it): its lexical channels and per-word counts
+  are the same full-text statements;
+* the load average (`os.getloadavg`) before and after, since the machine is usually shared.
+
 Benchmarks are not tests: nothing here asserts on a timing.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import random
 import sys
 import time
@@ -124,12 +131,31 @@ def latency(registry: Any, queries: list[str], ops: int, seed: int) -> dict[str,
     finally:
         FtsSearch.top_k = True
     out: dict[str, Any] = {}
-    for plan, (wall, cpu) in samples.items():
-        out[plan] = {"wall": summarize(wall, keep_samples=False), "cpu": summarize(cpu, keep_samples=False)}
+    for plan, (walls, cpus) in samples.items():
+        out[plan] = {"wall": summarize(walls, keep_samples=False), "cpu": summarize(cpus, keep_samples=False)}
     for q in ("p50", "p95"):
         out[f"ratio_{q}_cpu"] = round(out["top_k"]["cpu"][q] / out["exhaustive"]["cpu"][q], 3)
         out[f"ratio_{q}_wall"] = round(out["top_k"]["wall"][q] / out["exhaustive"]["wall"][q], 3)
     return out
+
+
+def recall_common(service: Any, builder: CorpusBuilder, ops: int, seed: int) -> dict[str, Any]:
+    """`recall` of two broad words of the searched initiative, `ops` times after three warm-ups."""
+    from kaeru.api.requests import parse
+
+    for _ in builder.notes():  # the corpus's word lists are known once its notes are drawn
+        pass
+    common = list(builder.corpus.broad_main)
+    rng = random.Random(seed)
+    wall: list[int] = []
+    cpu: list[int] = []
+    for i in range(ops + 3):
+        query = " ".join(rng.sample(common, 2))
+        elapsed, used, _ = _timed(service.recall, parse("recall", {"initiatives": [MAIN], "query": query}))
+        if i >= 3:
+            wall.append(elapsed)
+            cpu.append(used)
+    return {"wall": summarize(wall, keep_samples=False), "cpu": summarize(cpu, keep_samples=False)}
 
 
 def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
@@ -152,8 +178,16 @@ def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
         print(f"[{size:,}] agreement over {len(queries)} queries", file=sys.stderr, flush=True)
         agreed = agreement(store, queries)
         print(f"[{size:,}] latency, {args.ops} calls per plan", file=sys.stderr, flush=True)
+        load = [os.getloadavg()[0]]
         timed = latency(build_server(service).registry, queries, args.ops, args.seed)
-        return {"size": size, "vault_dir": str(vault.vault_dir), "agreement": agreed, "latency": timed}
+        load.append(os.getloadavg()[0])
+        result = {"size": size, "vault_dir": str(vault.vault_dir), "agreement": agreed, "latency": timed}
+        if args.recall_ops:
+            print(f"[{size:,}] recall of common words, {args.recall_ops} calls", file=sys.stderr, flush=True)
+            result["recall_common"] = recall_common(service, CorpusBuilder(size, args.seed), args.recall_ops, args.seed)
+            load.append(os.getloadavg()[0])
+        result["load_average"] = [round(x, 2) for x in load]
+        return result
     finally:
         store.close()
         vault.drop()
@@ -164,6 +198,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--sizes", default="10000,100000")
     p.add_argument("--queries", type=int, default=240, help="broad queries for the agreement (default 240)")
     p.add_argument("--ops", type=int, default=200, help="timed calls per plan (default 200)")
+    p.add_argument("--recall-ops", type=int, default=30, help="timed common-word recalls (default 30; 0: none)")
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--vault", type=Path, default=None, help="reuse a vault kept by --keep (one size only)")
     p.add_argument("--keep", action="store_true")
@@ -188,6 +223,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 f"         {plan:>10}: wall p50 {w['p50']:.2f} p95 {w['p95']:.2f} ms, CPU p50 {c['p50']:.2f} p95 {c['p95']:.2f} ms"
             )
         print(f"         top_k / exhaustive CPU: p50 {t['ratio_p50_cpu']}, p95 {t['ratio_p95_cpu']}")
+        if "recall_common" in run:
+            w, c = run["recall_common"]["wall"], run["recall_common"]["cpu"]
+            print(
+                f"         recall, common words: wall p50 {w['p50']:.2f} p95 {w['p95']:.2f} ms, "
+                f"CPU p50 {c['p50']:.2f} p95 {c['p95']:.2f} ms"
+            )
+        print(f"         load average: {run['load_average']}")
     out = args.out or Path("bench/results") / f"broad-{started.replace(':', '')}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=1))

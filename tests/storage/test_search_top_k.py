@@ -85,12 +85,12 @@ def _apply(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) ->
             pass
 
 
-def _search(store: SqliteStore, q: SearchQuery, top_k: bool, slack: int) -> tuple[Any, ...]:
+def _search(store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096) -> tuple[Any, ...]:
     out: list[tuple[int, str]] = []
     asked = dataclasses.replace(q, superseded_out=out)
     with store.read() as session:
         assert isinstance(session, FtsSearch)
-        session.top_k, session.rare_rows, session.top_k_slack = top_k, 0, slack
+        session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, 0, slack, ids
         rows, total, omitted = session.search(asked)
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
 
@@ -129,13 +129,27 @@ def test_top_k_plan_equals_exhaustive_ranking(
         )
         # The reference: the exhaustive plan with a window larger than these vaults, cut to the window.
         rows, total, omitted, noted = _search(store, dataclasses.replace(q, window=5000), top_k=False, slack=0)
-        for slack in (0, 1, 10_000):  # 10,000: the first candidate set covers every match
-            top_rows, top_total, top_omitted, top_noted = _search(store, q, top_k=True, slack=slack)
-            assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack)
+        for slack, exact, flagged in ((0, None, 4096), (1, None, 0), (10_000, None, 1), (0, False, 4096)):
+            # 10,000: the first candidate set covers every match. `audit_free` False: the store does
+            # not trust the index to hold exactly the scope's live members, and filters and counts
+            # through `nodes_head` (decision 16.K1); None: it reads that the index does. `flagged`: how
+            # many superseded nodes are flagged from a set (past it, by a look-up per candidate).
+            store._common.audit_free = exact
+            try:
+                top_rows, top_total, top_omitted, top_noted = _search(store, q, top_k=True, slack=slack, ids=flagged)
+            finally:
+                store._common.audit_free = None
+            assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact)
             # The superseded matches among the ranked candidates are noted: the reference's first ones.
             assert top_noted == noted[: len(top_noted)], (raw, slack)
             if slack == 10_000:
                 assert top_noted == noted, (raw, slack)
+        # `count_matches` (recall's per-word counts): every match, superseded ones included.
+        every = _search(store, dataclasses.replace(q, window=5000, omit_superseded=False), top_k=False, slack=0)
+        with store.read() as session:
+            assert isinstance(session, FtsSearch)
+            session.rare_rows = 0
+            assert session.count_matches(q) == every[1], raw
 
 
 def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:

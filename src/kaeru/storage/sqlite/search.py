@@ -41,6 +41,9 @@ _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 #: `nodes_head` (decision 16.B1): first the window plus this many more, to spare a second round
 #: when a few of them are filtered out or superseded.
 TOP_K_SLACK = 64
+#: A common-word search flags the superseded candidates from a set of ids read once when the scope
+#: holds at most this many superseded nodes (decision 16.K1); past it, by a look-up per candidate.
+SUPERSEDED_IDS = 4096
 
 
 def scope_tokens(initiative_ids: Sequence[int]) -> str:
@@ -77,6 +80,9 @@ class CommonWords:
     def __init__(self, size: int = 4096):
         self._size = size
         self._known: set[str] = set()
+        #: Whether the full-text index holds no `audit_event` node (decision 16.K1): then a scoped
+        #: match is exactly the live members of the scope, and counts need no join. None: not read yet.
+        self.audit_free: bool | None = None
 
     def __contains__(self, match: str) -> bool:
         return match in self._known
@@ -97,6 +103,8 @@ class FtsSearch(Part):
     rare_rows = SCOPE_THRESHOLD
     #: The top-k plan's first candidate count beyond the window (tests lower it to force rounds).
     top_k_slack = TOP_K_SLACK
+    #: At most this many superseded nodes in scope are flagged from a set (tests lower it).
+    superseded_ids = SUPERSEDED_IDS
 
     _common: CommonWords
     _snapshot: bool
@@ -106,6 +114,8 @@ class FtsSearch(Part):
     def _index(self, seq: int, node: Node) -> None:
         """One row of the full-text index: literal words (search) and their stems (recall)."""
         name = indexed_name(node)
+        if node.node_type is NodeType.AUDIT_EVENT:  # no write path makes one; a count would join again
+            self._common.audit_free = False
         self._db.run(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
             "stem_body, stem_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -184,12 +194,6 @@ class FtsSearch(Part):
         self._common.add(bare)
         return False
 
-    def _planned_match(self, query: SearchQuery) -> str:
-        """Rare words: match them alone and filter by membership (fast). Common words: let the index
-        intersect them with the initiative's scope token, so ranking only touches the scope's rows."""
-        bare = self._match(query, scoped=False)
-        return bare if self._is_rare(bare) else self._match(query, scoped=True)
-
     def _search_rare(
         self, query: SearchQuery, weights: str, where: str, params: list[Any], superseded: str, sup_params: list[Any]
     ) -> tuple[list[SearchRow], int, int] | None:
@@ -245,6 +249,15 @@ class FtsSearch(Part):
         """
         match = self._match(query, scoped=True)
         gone, gone_params = (superseded, sup_params) if query.omit_superseded else ("0", [])
+        # The matches a live node in scope supersedes are few: read from the edges' side once, they
+        # are flagged here instead of by a look-up per candidate (decision 16.K1); past
+        # SUPERSEDED_IDS of them, the look-up per candidate again.
+        targets = self._superseded_ids(sup_params) if query.omit_superseded else frozenset()
+        if targets is not None:
+            gone, gone_params = "0", []
+        # The scoped match is exactly the live members of the scope (`_index_exact`): the candidates
+        # are joined for their ids and flags only, not filtered again (decision 16.K1).
+        kept_where, kept_params = ("1", []) if self._index_exact() else (where, params)
         window = int(query.window)
         cap = window + self.top_k_slack
         while True:
@@ -253,10 +266,13 @@ class FtsSearch(Part):
                 f"WHERE nodes_fts MATCH ? ORDER BY score, rowid DESC LIMIT {cap}), "
                 "k AS MATERIALIZED (SELECT count(*) AS n FROM c) "
                 f"SELECT n.id, n.seq, c.score, {_REFUTED}, {gone}, k.n FROM k CROSS JOIN c "
-                f"CROSS JOIN nodes n INDEXED BY nodes_head ON n.seq = c.seq WHERE {where} ORDER BY c.score, n.seq DESC",
-                [match, *gone_params, *params],
+                f"CROSS JOIN nodes n INDEXED BY nodes_head ON n.seq = c.seq WHERE {kept_where} "
+                "ORDER BY c.score, n.seq DESC",
+                [match, *gone_params, *kept_params],
             )
             candidates = int(rows[0][5]) if rows else self._count_at_most(match, cap)
+            if targets:
+                rows = [(r[0], r[1], r[2], r[3], r[0] in targets) for r in rows]
             kept = [r for r in rows if not r[4]]
             if candidates < cap or len(kept) >= window:
                 break
@@ -267,17 +283,62 @@ class FtsSearch(Part):
             return hits, len(kept), len(rows) - len(kept)
         if not query.count_total:
             return hits, len(kept), len(rows) - len(kept)
-        count = self._db.one(
-            f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}", [match, *params]
+        matched = self._scoped_count(match, where, params, query)
+        omitted = (
+            self._superseded_matches(match, where, params, sup_params)
+            if query.omit_superseded and (targets is None or targets)
+            else 0
         )
-        matched = int(count[0]) if count else 0
-        omitted = self._superseded_matches(match, where, params, sup_params) if query.omit_superseded else 0
         return hits, matched - omitted, omitted
+
+    def _superseded_ids(self, sup_params: list[Any]) -> frozenset[str] | None:
+        """The ids a live node of the scope supersedes (the `superseded` predicate of `_filters`,
+        read from the edges' side through `edges_verdicts`), or None past `superseded_ids` of them."""
+        scope = marks(len(sup_params))
+        found = self._db.rows(
+            "SELECT DISTINCT e.dst FROM edges e INDEXED BY edges_verdicts CROSS JOIN nodes s ON s.id = e.src "
+            f"WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
+            f"AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq AND ms.initiative_id IN ({scope})) "
+            f"LIMIT {self.superseded_ids + 1}",
+            sup_params,
+        )
+        return None if len(found) > self.superseded_ids else frozenset(r[0] for r in found)
 
     def _count_at_most(self, match: str, cap: int) -> int:
         row = self._db.one(
             "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap)
         )
+        return int(row[0]) if row else 0
+
+    def _index_exact(self) -> bool:
+        """Whether the rows a scoped match finds are exactly the live, non-audit members of its scope
+        (decision 16.K1). `put_node` deletes a node's index row when it is retracted and writes it
+        again, scope tokens included, whenever its memberships change (both in the same write as
+        `memberships`; `doctor` checks the rows against the live nodes), so only an `audit_event`
+        node in the index could differ: none is ever written, and an old vault is read once."""
+        known = self._common.audit_free
+        if known is None:
+            row = self._db.one(
+                "SELECT EXISTS (SELECT 1 FROM nodes INDEXED BY nodes_head WHERE node_type = 'audit_event' "
+                "AND retracted = 0)"
+            )
+            known = self._common.audit_free = not (row is not None and row[0])
+        return known
+
+    def _scoped_count(self, match: str, where: str, params: list[Any], query: SearchQuery) -> int:
+        """How many live, non-audit nodes of the scope match `match` (a scoped MATCH) and the filters.
+
+        Without column or tag filters, and when the index holds exactly the scope's live members
+        (`_index_exact`), this is a count of the index's rows alone: the doclists of the words and of
+        the scope tokens intersected in FTS5, ~4× cheaper at 100k nodes than joining every match to
+        `nodes_head` and checking its memberships again (decision 16.K1)."""
+        if not query.columns and not query.tags and self._index_exact():
+            row = self._db.one("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (match,))
+        else:
+            row = self._db.one(
+                f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
+                [match, *params],
+            )
         return int(row[0]) if row else 0
 
     def _superseded_matches(self, match: str, where: str, params: list[Any], sup_params: list[Any]) -> int:
@@ -361,12 +422,14 @@ class FtsSearch(Part):
         if not query.tokens:
             row = self._db.one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
             return int(row[0]) if row else 0
-        match = self._planned_match(query)
-        row = self._db.one(
-            f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
-            [match, *params],
-        )
-        return int(row[0]) if row else 0
+        bare = self._match(query, scoped=False)
+        if self._is_rare(bare):  # at most SCOPE_THRESHOLD rows: filtered by membership
+            row = self._db.one(
+                f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
+                [bare, *params],
+            )
+            return int(row[0]) if row else 0
+        return self._scoped_count(self._match(query, scoped=True), where, params, query)
 
 
 def _note_superseded(query: SearchQuery, ranked: list[tuple[str, bool]]) -> None:
