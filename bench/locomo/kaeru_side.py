@@ -132,7 +132,7 @@ def open_vault(
     store = open_store(settings)
     clock = StepClock(start)
     rng = random.Random(seed)
-    embedder = None
+    embedder: Any = None
     if semantic:
         from kaeru.semantic import MiniLMEmbedder, available
 
