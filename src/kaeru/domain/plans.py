@@ -54,6 +54,7 @@ CHANNELS = (
 )
 #: Channels that only widen recall around strong hits; `risk: high` never falls back to them.
 WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
+SEMANTIC_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,7 @@ def compile_plan(
         if multi_hop:
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
         if semantic_available:
-            use("semantic", 0.5, "meaning, not words (vector similarity)")
+            use("semantic", SEMANTIC_WEIGHT, "meaning, not words (vector similarity)")
     if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
         use("rules", 0.6, "the initiative's active rules, whatever their words")
     if resume or not has_query:
