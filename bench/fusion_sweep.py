@@ -113,7 +113,7 @@ def apply(knobs: dict[str, Any]) -> dict[str, Any]:
     old = {}
     for k, v in knobs.items():
         mod, attr = (ch, k) if "." not in k else (sys.modules[k.rsplit(".", 1)[0]], k.rsplit(".", 1)[1])
-        old[k] = getattr(mod, attr)
+        old[k] = getattr(mod, attr)  # an unknown knob is an error, not a silent new attribute
         setattr(mod, attr, v)
     return old
 

@@ -113,6 +113,7 @@ SEM_POWER = 1.0
 SEM_K = 0.1
 SEM_MULT = 1.0
 SEM_ADAPT = 0.0
+SEM_LATE = False
 
 
 def _coverage(node: Node | None, stems: list[str], idf: dict[str, float]) -> float:
@@ -189,7 +190,7 @@ def run_channels(
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
-    if semantic is not None and embedder is not None:
+    if semantic is not None and embedder is not None and not SEM_LATE:
         factor = 1.0
         if SEM_ADAPT:
             best = fusion.ranked()[:1]
@@ -245,6 +246,8 @@ def run_channels(
                 if other != seed:
                     gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
                     fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
+    if semantic is not None and embedder is not None and SEM_LATE:
+        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
     if plan.weight("graph") and seeds:
         for edge in session.live_edges(seeds[:8]):
             origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
