@@ -78,52 +78,21 @@ def _semantic(
     started: Future[tuple[bytes, list[tuple[str, float]] | None]],
     fusion: Fusion,
     model: str,
-    factor: float = 1.0,
 ) -> None:
     """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
     ranked in the database (decisions 17.V1, 17.X1); the query's vector and its first candidates
     were started on a worker thread when recall began (17.X2)."""
     vector, first_round = started.result()
-    nearest = session.nearest_vectors(scope_ids, model, vector, SEM_N, first_round)
+    nearest = session.nearest_vectors(scope_ids, model, vector, CANDIDATES, first_round)
     rows = [(i, s) for i, s in nearest if s > 0]
     if not rows:
         return
+    # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
+    # crowd into a narrow band (the 100th match is often 0.6× the best), so dividing by the best
+    # alone gave a hundred loosely related memories most of the channel's weight.
     best, floor = rows[0][1], rows[-1][1]
-    if SEM_MODE == "floor":
-        floor = SEM_FLOOR
-    for rank, (node_id, sim) in enumerate(rows):
-        if SEM_MODE in ("minmax", "floor"):
-            value = (sim - floor) / (best - floor) if best > floor else 1.0
-            value = max(value, 0.0) ** SEM_POWER
-        elif SEM_MODE == "raw":
-            value = sim / best
-        elif SEM_MODE == "rank":
-            value = 1.0 / (1.0 + SEM_K * rank)
-        elif SEM_MODE == "rrf":
-            value = (SEM_K + 1) / (SEM_K + 1 + rank)
-        else:
-            value = (sim - floor) / (best - floor) if best > floor else 1.0
-        fusion.put("semantic", node_id, value * SEM_MULT * factor)
-
-
-SEM_N = 100
-SEM_MODE = "minmax"
-SEM_FLOOR = 0.2
-SEM_POWER = 1.0
-SEM_K = 0.1
-SEM_MULT = 1.0
-SEM_ADAPT = 0.0
-SEM_LATE = False
-
-
-def _coverage(node: Node | None, stems: list[str], idf: dict[str, float]) -> float:
-    """The share of the query's word weight (scope idf, or one a word) that the best lexical hit holds."""
-    if node is None or not stems:
-        return 0.0
-    held = set(stem_words(tokens(f"{node.name} {node.description or ''} {node.body or ''}")))
-    weights = {w: idf.get(w, 1.0) if idf else 1.0 for w in stems}
-    total = sum(weights.values())
-    return sum(v for w, v in weights.items() if w in held) / total if total else 0.0
+    for node_id, sim in rows:
+        fusion.put("semantic", node_id, (sim - floor) / (best - floor) if best > floor else 1.0)
 
 
 class _Nodes:
@@ -190,13 +159,8 @@ def run_channels(
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
-    if semantic is not None and embedder is not None and not SEM_LATE:
-        factor = 1.0
-        if SEM_ADAPT:
-            best = fusion.ranked()[:1]
-            node = loaded.get(best).get(best[0]) if best else None
-            factor = 1.0 + SEM_ADAPT * (1.0 - _coverage(node, stems, idf))
-        _semantic(session, scope_ids, semantic, fusion, embedder.model_id, factor)
+    if semantic is not None and embedder is not None:
+        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
     if plan.weight("literal"):
         fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:
@@ -246,8 +210,6 @@ def run_channels(
                 if other != seed:
                     gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
                     fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
-    if semantic is not None and embedder is not None and SEM_LATE:
-        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
     if plan.weight("graph") and seeds:
         for edge in session.live_edges(seeds[:8]):
             origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
