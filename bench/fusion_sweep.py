@@ -1,7 +1,14 @@
-"""Scratch: both sets, ingested and embedded once, then recall under variants of the semantic fusion."""
+"""`python -m bench.fusion_sweep VARIANTS.json [locomo,beam]` — both sets ingested and embedded once
+(vectors from the bench's embedding cache under $SWEEP_WORK, default /tmp/F-work), then every question
+asked under each variant of the semantic channel's fusion: a variant names module constants to set
+(`kaeru.domain.plans.SEMANTIC_WEIGHT`, or a bare name of `service/recall/channels.py`) and channels to
+switch off (`"only_semantic"`: every other one). `SWEEP_STRIDE=3` asks every third question,
+`SWEEP_MODEL=mpnet` uses all-mpnet-base-v2 unpacked at /tmp/F-mpnet-model (decision 17.F1).
+The nearest vectors of a query are computed once per run (they do not depend on the knobs)."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -109,10 +116,18 @@ def run(which: str, data: Any, vault: Any, disabled: frozenset[str]) -> dict[str
     return out
 
 
+def module_of(knob: str) -> tuple[Any, str]:
+    """`NAME` is the semantic channel's module's; `package.module.NAME` names its module."""
+    if "." not in knob:
+        return ch, knob
+    module, attr = knob.rsplit(".", 1)
+    return importlib.import_module(module), attr
+
+
 def apply(knobs: dict[str, Any]) -> dict[str, Any]:
     old = {}
     for k, v in knobs.items():
-        mod, attr = (ch, k) if "." not in k else (sys.modules[k.rsplit(".", 1)[0]], k.rsplit(".", 1)[1])
+        mod, attr = module_of(k)
         old[k] = getattr(mod, attr)  # an unknown knob is an error, not a silent new attribute
         setattr(mod, attr, v)
     return old
@@ -148,6 +163,10 @@ def main() -> None:
     for which in sets:
         data, vault, cm = setup(which)
         for name, knobs, disabled in variants:
+            missing = [k for k in knobs if not hasattr(module_of(k)[0], module_of(k)[1])]
+            if missing:  # the measuring knobs of decision 17.F1 exist only at commit 15417f4
+                print(f"{which:7} {name:40} skipped: no knob {', '.join(missing)} in this tree", flush=True)
+                continue
             old = apply(knobs)
             try:
                 t0 = time.perf_counter()
