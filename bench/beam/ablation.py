@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--locomo-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--beam-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--semantic", action="store_true", help="both sets with the semantic channel")
+    parser.add_argument("--embedding-cache", type=Path, default=None, metavar="FILE", help="as bench.locomo's")
     return parser.parse_args(argv)
 
 
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         locomo_path, beam_path = RESULTS / "locomo-ablation.json", RESULTS / "beam-ablation.json"
         extra = (["--workdir", str(args.workdir)] if args.workdir else []) + (["--quiet"] if args.quiet else [])
+        if args.semantic:
+            extra += ["--semantic"] + (["--embedding-cache", str(args.embedding_cache)] if args.embedding_cache else [])
         limit = ["--limit-conversations", str(args.locomo_conversations)] if args.locomo_conversations else []
         code = locomo_run.main(["--systems", "recall,bm25", *limit, *extra, "--out", str(locomo_path)])
         limit = ["--limit-conversations", str(args.beam_conversations)] if args.beam_conversations else []

@@ -20,7 +20,7 @@ from typing import Any
 from bench.beam.data import CATEGORIES, KNOWLEDGE_UPDATE, BeamDataset, BeamQuestion, load
 from bench.locomo import baselines, kaeru_side, metrics
 from bench.locomo.data import DataError
-from bench.locomo.run import chosen_systems, log, machine
+from bench.locomo.run import add_embedding_cache, chosen_systems, embedding_cache, log, machine
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATA = REPO_ROOT / "bench" / "data" / "beam-dev"
@@ -86,6 +86,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep-vault", action="store_true")
     parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument(
+        "--semantic",
+        action="store_true",
+        help="enable the semantic channel (needs the [semantic] extra); vectors are computed after ingest",
+    )
+    add_embedding_cache(parser)
     args = parser.parse_args(argv)
     args.systems = chosen_systems(parser, args.systems, SYSTEMS)
     return args
@@ -208,12 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     systems: list[System] = []
     try:
         start = kaeru_side.clock_start(list(data.conversations))
-        with kaeru_side.open_vault(base, args.seed, start) as vault:
+        cache = embedding_cache(args)
+        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic, embedding_cache=cache) as vault:
             log(args.quiet, f"ingesting into {base} …")
             ingest = kaeru_side.IngestResult()
             for conv in data.conversations:
                 kaeru_side.ingest(vault, conv, ingest)
             log(args.quiet, f"  {ingest.notes:,} notes in {ingest.seconds:.1f}s")
+            if args.semantic:
+                embed_started = time.perf_counter()
+                vectors = vault.embed_all()
+                log(args.quiet, f"  {vectors:,} vectors in {time.perf_counter() - embed_started:.1f}s")
             call = f'service.recall({{"query": q, "initiatives": [init], "limit": {kaeru_side.LIMIT}}})'
             full: System | None = None
             if "recall" in args.systems:
@@ -252,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                 "limit_questions": args.limit_questions,
                 "systems": args.systems,
                 "ablation": not args.no_ablation,
+                "semantic": args.semantic,
                 "seed": args.seed,
                 "service_limit": kaeru_side.LIMIT,
                 "evidence_repair": args.repair_evidence,

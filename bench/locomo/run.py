@@ -143,10 +143,31 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="enable the semantic channel (needs the [semantic] extra); vectors are computed after ingest",
     )
+    add_embedding_cache(parser)
     args = parser.parse_args(argv)
     args.systems = chosen_systems(parser, args.systems, SYSTEMS)
     args.mcp = chosen_systems(parser, args.mcp, ingests.INGESTS) if args.mcp else []
     return args
+
+
+def add_embedding_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--embedding-cache",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="with --semantic: keep the model's vectors in FILE (keyed by model id and text hash; the bench's "
+        "own file, never read by the product), so a re-run embeds only new texts; default "
+        "<workdir>/embedding-cache.sqlite when --workdir is given",
+    )
+
+
+def embedding_cache(args: argparse.Namespace) -> Path | None:
+    if not args.semantic:
+        return None
+    if args.embedding_cache is not None:
+        return Path(args.embedding_cache)
+    return Path(args.workdir) / "embedding-cache.sqlite" if args.workdir is not None else None
 
 
 def chosen_systems(parser: argparse.ArgumentParser, given: list[str], known: Sequence[str]) -> list[str]:
@@ -543,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         start = kaeru_side.clock_start(data.conversations)
         url = database.database_url if database is not None else None
-        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic, database_url=url) as vault:
+        with kaeru_side.open_vault(
+            base, args.seed, start, semantic=args.semantic, database_url=url, embedding_cache=embedding_cache(args)
+        ) as vault:
             ingest = kaeru_side.IngestResult()
             if args.systems != ["bm25"] and args.systems:  # an in-process system needs the vault filled
                 log(args.quiet, f"ingesting into {base} …")

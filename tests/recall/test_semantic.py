@@ -60,6 +60,26 @@ def test_recall_finds_meaning_without_shared_words(semantic: Service) -> None:
     assert target.primary.id not in [h.node.id for h in lexical.hits]
 
 
+def test_a_memory_of_the_same_meaning_joins_the_word_matches(store: Store, vault: VaultSpec) -> None:
+    """With the extra, a memory that shares no word with the query but means the same is among the
+    hits beside the ones that share its words; without it (or with the channel switched off) the
+    ranking is the lexical one, the same either way."""
+    semantic = Service(store, vault.settings(), embedder=ConceptEmbedder())
+    meaning, _ = semantic.note(parse("note", {"initiative": "s", "text": "we rented an automobile in Porto"}))
+    for i in range(12):  # far from each other in time: no temporal neighbours of one another
+        semantic.note(parse("note", {"initiative": "s", "text": f"database migration step {i}"}))
+    words, _ = semantic.note(parse("note", {"initiative": "s", "text": "we drive to the office on Mondays"}))
+    assert meaning.primary is not None and words.primary is not None
+    query = parse("recall", {"initiatives": ["s"], "query": "which car did we drive on Mondays"})
+    found = [h.node.id for h in semantic.recall(query).hits]
+    assert meaning.primary.id in found and words.primary.id in found
+    assert found.index(words.primary.id) == 0, "the memory that shares the rare query word stays first"
+    plain = [h.node.id for h in Service(store, vault.settings()).recall(query).hits]
+    switched_off = [h.node.id for h in semantic.recall(query, disabled=frozenset({"semantic"})).hits]
+    assert meaning.primary.id not in plain
+    assert plain == switched_off
+
+
 def test_reindex_fills_missing_and_stale_vectors(store: Store, vault: VaultSpec) -> None:
     plain = Service(store, vault.settings())
     made, _ = plain.note(parse("note", {"initiative": "s", "text": "a long holiday by the sea"}))
