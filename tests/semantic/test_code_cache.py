@@ -227,3 +227,30 @@ def test_codes_over_the_bound_are_scanned_by_sqlite(path: Path, monkeypatch: pyt
         assert store._codes._held == {}, "nothing kept over the bound"
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_copy_updated_row_by_row_is_the_copy_loaded_whole(seed: int) -> None:
+    """Changed rows, new rows after the last id, new rows before it (ids given out of order), or
+    none: the updated copy scans as a copy loaded from the final rows does."""
+    import numpy
+
+    rng = random.Random(seed)
+    width = rng.choice([6, 48, 13])
+    rows = {i: rng.randbytes(width) for i in rng.sample(range(1, 500), 120)}
+    held = sqlite_vectors._Codes.load(numpy, sorted(rows.items()), 1, 0)
+    assert held is not None
+    for version in range(2, 6):
+        change: dict[int, bytes] = {}
+        for _ in range(rng.choice([0, 1, 5, 30])):
+            key = rng.choice([*rows, rng.randrange(1, 600), 600 + version])
+            change[key] = rng.randbytes(width)
+        rows.update(change)
+        held = held.updated(numpy, list(change.items()), version)
+        assert held is not None and held.version == version
+        whole = sqlite_vectors._Codes.load(numpy, sorted(rows.items()), version, 0)
+        assert whole is not None
+        assert held.ids.tolist() == whole.ids.tolist() and (held.words == whole.words).all()
+        code = rng.randbytes(width)
+        for count in (1, 10, 119, 500):
+            assert held.nearest(numpy, code, count) == whole.nearest(numpy, code, count)

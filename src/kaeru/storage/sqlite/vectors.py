@@ -173,10 +173,16 @@ class _Codes:
         known = (self.ids[at] == ids) if len(self.ids) else np.zeros(len(ids), dtype=bool)
         merged = self.words.copy()
         merged[:, at[known]] = words[:, known]
-        merged_ids = np.concatenate([self.ids, ids[~known]])
-        merged = np.concatenate([merged, words[:, ~known]], axis=1)
-        order = np.argsort(merged_ids, kind="stable")
-        return _Codes(merged_ids[order], np.ascontiguousarray(merged[:, order]), self.width, version, self.removed)
+        if known.all():
+            return _Codes(self.ids, merged, self.width, version, self.removed)
+        added = np.argsort(ids[~known], kind="stable")
+        new_ids, new_words = ids[~known][added], words[:, ~known][:, added]
+        merged_ids = np.concatenate([self.ids, new_ids])
+        merged = np.concatenate([merged, new_words], axis=1)
+        if len(self.ids) and new_ids[0] < self.ids[-1]:  # row ids are given in order: rarely taken
+            order = np.argsort(merged_ids, kind="stable")
+            merged_ids, merged = merged_ids[order], np.ascontiguousarray(merged[:, order])
+        return _Codes(merged_ids, merged, self.width, version, self.removed)
 
     def nearest(self, np: Any, code: bytes, count: int) -> list[int]:
         """The row ids of the `count` codes nearest to `code` by Hamming distance, ties by row id,
