@@ -13,13 +13,14 @@ the exact scan; when the candidates are all of the model's vectors, the answer i
 
 The codes are scanned in memory (decision 17.Y1): a `CodeCache`, owned by the store, keeps each
 model's codes (48 bytes a vector: ~5 MB at 100k, bounded) as a numpy array and compares them with
-XOR and a popcount (~4 ms at 100k, where SQLite's scalar function over the table took ~23). It is
+XOR and a popcount (~2 ms at 100k, where SQLite's scalar function over the table took ~23). It is
 never stale: migration 020's triggers move a clock on in every transaction that changes a code and
 stamp the row, and every scan first reads the clock in its own snapshot — equal, the copy serves;
 ahead, the rows stamped since are read back (a note: one row); behind (an older snapshot than the
 copy), SQLite scans as before. Only a read snapshot (committed rows) updates the copy. The vectors
 themselves stay in the database: the exact ranking of the candidates is SQL's. Without numpy (the
-default install has none) or above the bound, SQLite scans.
+default install has none) or above the bound, SQLite scans. (A vault file overwritten behind a
+running server is outside this, as it is outside SQLite's own guarantees.)
 
 With the `[semantic]` extra, `vec_distance_hamming`, `vec_bit` and `vec_distance_cosine` are
 sqlite-vec's (PyPI `sqlite-vec`, a loadable extension; no `vec0` table, so a vault opened without it
