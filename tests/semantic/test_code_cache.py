@@ -206,7 +206,7 @@ def test_the_cache_picks_the_candidates_sqlite_would(path: Path, seed: int) -> N
                 mine = sorted(sqlite_vectors.hamming(code, bytes(codes[i])) for i in ids)
                 assert mine == [int(r[0]) for r in by_sql]
                 held = store._codes._held[MODEL]
-                assert held.nearest(_OldNumpy(), code, count) == ids, "numpy < 2 (a byte table) agrees"
+                assert held.nearest(_OldNumpy(), code, count) == ids, "numpy < 2 (unpackbits) agrees"
     finally:
         store.close()
 

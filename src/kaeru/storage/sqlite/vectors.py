@@ -196,9 +196,7 @@ class _Codes:
             if hasattr(np, "bitwise_count"):  # numpy ≥ 2
                 distance += np.bitwise_count(word ^ bits)
             else:
-                distance += (
-                    _popcount_table(np)[(word ^ bits).view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.uint16)
-                )
+                distance += np.unpackbits((word ^ bits).view(np.uint8)).reshape(-1, 64).sum(axis=1, dtype=np.uint16)
         kth = np.partition(distance, count - 1)[count - 1]
         nearer = np.flatnonzero(distance < kth)
         tied = np.flatnonzero(distance == kth)[: count - len(nearer)]
@@ -211,16 +209,6 @@ def _words(np: Any, codes: list[bytes], width: int) -> Any:
     pad = -width % 8
     flat = b"".join(c + b"\0" * pad for c in codes) if pad else b"".join(codes)
     return np.ascontiguousarray(np.frombuffer(flat, dtype=np.uint64).reshape(len(codes), (width + pad) // 8).T)
-
-
-_POPCOUNT_TABLE: list[Any] = []
-
-
-def _popcount_table(np: Any) -> Any:
-    """Bits set in each byte value (numpy < 2 has no `bitwise_count`)."""
-    if not _POPCOUNT_TABLE:
-        _POPCOUNT_TABLE.append(np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8))
-    return _POPCOUNT_TABLE[0]
 
 
 class CodeCache:
