@@ -1,4 +1,4 @@
-"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decisions 17.V4, 17.X3).
+"""`python -m bench.semantic` — semantic `recall` at scale: latency and memory per query (decisions 17.V4, 17.X3, 17.Y3).
 
 Builds the synthetic corpus (`bench.corpus`, bulk mode) once per size, stores a random unit vector
 of 384 dimensions for every note under the packaged model's id (embedding 100k notes with MiniLM on
@@ -7,8 +7,9 @@ a shared CPU takes too long, and a scan costs the same whatever the vectors hold
 model. Measured per query, on the same vault and queries:
 
 * `recall` — the whole call, as a client sees it (query embedding included);
-* `channel` — the vector step alone: `Session.nearest_vectors` (in the database: candidates by
-  code, ranked exactly, decision 17.X1), the exact scan it falls back to (`channel_exact_scan`),
+* `channel` — the vector step alone: `Session.nearest_vectors` (candidates by code — the codes
+  scanned in memory on SQLite, 17.Y1 — ranked exactly in the database, decision 17.X1), the exact
+  scan it falls back to (`channel_exact_scan`),
   and, unless `--skip-old`, the Python scan of before 17.V1;
 * `thread_cpu` is the calling thread's CPU time, `process_cpu` the whole process's (the query's
   embedding and first candidates run on a worker thread: decision 17.X2);

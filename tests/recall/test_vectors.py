@@ -147,3 +147,28 @@ def test_a_query_is_embedded_on_one_thread_with_the_same_vector() -> None:
     assert torch.get_num_threads() == threads, "torch's thread count is restored"
     batch = embedder.embed(["we adopted a puppy from the shelter", *[f"filler text {i}" for i in range(semantic.FEW)]])
     assert alone[0] == pytest.approx(batch[0], abs=1e-4), "one thread or many, the same vector"
+
+
+@pytest.mark.slow
+def test_one_text_is_embedded_by_the_traced_model_as_sentence_transformers_does() -> None:
+    """Decision 17.Y2: one text goes through MiniLM traced into one TorchScript graph; its vector is
+    `encode`'s (on the same single thread) within `AGREE`, for texts short, long, truncated, blank."""
+    from kaeru import semantic
+
+    if not semantic.available():
+        pytest.skip("the [semantic] extra is not installed")
+    import torch
+
+    embedder = semantic.MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    assert embedder._traced not in (None, False), "the packaged MiniLM is traced"
+    model = embedder._load()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for text in ["x", "  spaces around  ", "ünïcödé 日本語 text", "a " * 300, "", "how did we migrate billing?"]:
+            (want,) = model.encode([text], normalize_embeddings=True, show_progress_bar=False)
+            (got,) = embedder.embed([text])
+            assert max(abs(a - float(b)) for a, b in zip(got, want, strict=True)) <= semantic.AGREE, text
+    finally:
+        torch.set_num_threads(threads)

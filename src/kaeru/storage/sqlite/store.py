@@ -66,6 +66,8 @@ class SqliteStore:
         self._pool: deque[apsw.Connection] = deque()
         self._pool_size = pool_size
         self._common = CommonWords()
+        #: Semantic recall's candidate codes in memory, shared by this store's sessions (17.Y1).
+        self._codes = vectors.CodeCache()
         self._all: list[apsw.Connection] = []
         self._lock = threading.Lock()
         self._secret: bytes | None = None
@@ -254,7 +256,9 @@ class SqliteStore:
                     "kaeru while this server ran: restart it, with the newer kaeru"
                 )
             try:
-                yield SqliteSession(conn, self._common, snapshot=begin == "BEGIN", secret=self._secret)
+                session = SqliteSession(conn, self._common, snapshot=begin == "BEGIN", secret=self._secret)
+                session.use_codes(self._codes)
+                yield session
             except BaseException:
                 if not conn.in_transaction:
                     raise
