@@ -1,6 +1,6 @@
-"""Memberships are found through their primary key (initiative_id, node_seq) since the index by node
-alone went (SQLite migration 018, PostgreSQL 012; decision 16.W1): the writes that move a node
-between initiatives, and the reads that started from a node, still see every membership."""
+"""A node's memberships follow it between initiatives and layers (decisions 16.W1, 16.W3): the writes
+that move a node, and the reads that start from a node, see every membership; replay has no index
+by time or key beside its table (SQLite migration 018, PostgreSQL 012)."""
 
 from __future__ import annotations
 
@@ -21,10 +21,10 @@ def _indexes(store: Store) -> set[str]:
     return {r[0] for r in found}
 
 
-def test_no_index_by_node_alone_nor_by_replay_time(store: Store) -> None:
+def test_replay_has_no_index_beside_its_key_and_memberships_keep_theirs(store: Store) -> None:
     names = _indexes(store)
-    assert "memberships_node" not in names
     assert not {"requests_key", "requests_created"} & names
+    assert "memberships_node" in names  # multi-initiative scopes probe by node (16.W3)
     assert "memberships_facet" in names
 
 

@@ -57,10 +57,6 @@ class Dialect:
             *values
         ]
 
-    def each(self, column: str) -> str:
-        """The list column `column` (a node's initiatives) as a table `j` of one column, `value`."""
-        return f"json_each({column}) j"
-
     def lock(self, for_update: bool, read_only: bool) -> str:
         """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""
         return ""
@@ -120,9 +116,6 @@ class PostgresDialect(Dialect):
 
     def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         return f"{column} && ?::bigint[]", [list(values)]
-
-    def each(self, column: str) -> str:
-        return f"unnest({column}) AS j(value)"
 
     def lock(self, for_update: bool, read_only: bool) -> str:
         # A read snapshot cannot lock rows (and has no need to); writes lock what they will change.

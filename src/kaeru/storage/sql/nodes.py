@@ -87,11 +87,8 @@ class NodeQueries(Part):
         return [r[0] for r in self._db.rows(f"{sql} ORDER BY name LIMIT ?", [*params, int(limit)])]
 
     def initiatives_holding_name(self, name: str) -> list[int]:
-        # Each named node's memberships probed through the primary key, for the initiatives its own
-        # list names (there is no index by node alone; a live node's memberships are that list).
         found = self._db.rows(
-            f"SELECT DISTINCT m.initiative_id FROM nodes n CROSS JOIN {self._d.each('n.initiatives')} "
-            "JOIN memberships m ON m.initiative_id = j.value AND m.node_seq = n.seq "
+            "SELECT DISTINCT m.initiative_id FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
             f"WHERE n.name = ? AND n.retracted = {self._d.false} ORDER BY m.initiative_id",
             (name,),
         )
@@ -114,10 +111,8 @@ class NodeQueries(Part):
         if gone := sorted(old - new):
             where, params = self._d.in_("initiative_id", gone)
             self._db.run(f"DELETE FROM memberships WHERE node_seq = ? AND {where}", [seq, *params])
-        if facet != old_facet and (kept := sorted(old & new)):
-            # Through the primary key (initiative_id, node_seq): there is no index by node alone.
-            where, params = self._d.in_("initiative_id", kept)
-            self._db.run(f"UPDATE memberships SET facet = ? WHERE node_seq = ? AND {where}", [facet, seq, *params])
+        if facet != old_facet and (old & new):
+            self._db.run("UPDATE memberships SET facet = ? WHERE node_seq = ?", (facet, seq))
         for added in sorted(new - old):
             self._db.send(
                 "INSERT INTO memberships (initiative_id, node_seq, facet) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",

@@ -93,11 +93,8 @@ class SectionQueries(Part):
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         row = self._db.one(
             f"SELECT (SELECT count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL) - "
-            # The boards first (the node-type index), each probed in the memberships' primary key
-            # (a CROSS JOIN keeps that order on SQLite, which would otherwise walk the scope's members;
-            # PostgreSQL plans it as any inner join, and takes no ON after it).
-            "(SELECT count(*) FROM nodes n CROSS JOIN memberships m WHERE m.node_seq = n.seq "
-            f"AND n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
+            "(SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
             [*params, *params],
         )
         return int(row[0]) if row else 0

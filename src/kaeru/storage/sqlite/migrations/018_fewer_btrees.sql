@@ -1,4 +1,4 @@
--- Two b-trees fewer per note (issue 16, decision 16.W1).
+-- One b-tree fewer per note (issue 16, decisions 16.W1, 16.W3).
 --
 -- Replay rows are kept in the order of their key instead of the order they were written: one
 -- WITHOUT ROWID b-tree keyed by (request_id, operation, initiative) replaces the rowid table and
@@ -19,9 +19,3 @@ INSERT INTO requests_by_key (request_id, operation, initiative, args_hash, respo
     SELECT request_id, operation, initiative, args_hash, response, created_at FROM requests ORDER BY seq;
 DROP TABLE requests;
 ALTER TABLE requests_by_key RENAME TO requests;
-
--- A node's memberships are found through the primary key (initiative_id, node_seq): every reader
--- names the initiatives it wants (the shared SQL in storage/sql/ gives the one that did not, the
--- initiatives holding a name, the node's own list to probe), so the index by node alone, written
--- by every note, goes.
-DROP INDEX memberships_node;
