@@ -62,7 +62,7 @@ def _unpack_hash(stored: bytes | str) -> str:
 
 class SqliteDb(Db):
     """Statements on one apsw connection; driver errors are translated where the store's transaction
-    ends (`SqliteStore._session`), not per call."""
+    ends (`store._Transaction`), not per call."""
 
     dialect = SQLITE
 

@@ -11,8 +11,6 @@ import os
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +222,7 @@ class SqliteStore:
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
             )  # fmt: skip
-            # The schema level, read by every transaction of every store on this file (`_session`):
+            # The schema level, read by every transaction of every store on this file (`_Transaction`):
             # a server started before a later migration stops instead of writing the old shape.
             if next(iter(conn.execute("PRAGMA user_version")))[0] < self._schema:
                 list(conn.execute(f"PRAGMA user_version = {int(self._schema)}"))
@@ -240,55 +238,13 @@ class SqliteStore:
             list(conn.execute("ROLLBACK"))
             raise
 
-    @contextmanager
-    def _session(self, begin: str) -> Iterator[SqliteSession]:
-        conn = self._acquire()
-        try:
-            try:
-                list(conn.execute(begin))
-                schema = next(iter(conn.execute("PRAGMA user_version")))[0]
-            except apsw.Error as exc:
-                raise _translate(exc) from exc
-            if schema != self._schema:
-                list(conn.execute("ROLLBACK"))
-                raise VaultTooNew(
-                    f"the vault was migrated (schema {schema}, this server knows {self._schema}) by another "
-                    "kaeru while this server ran: restart it, with the newer kaeru"
-                )
-            try:
-                session = SqliteSession(conn, self._common, snapshot=begin == "BEGIN", secret=self._secret)
-                session.use_codes(self._codes)
-                yield session
-            except BaseException:
-                if not conn.in_transaction:
-                    raise
-                list(conn.execute("ROLLBACK"))
-                raise
-            try:
-                list(conn.execute("COMMIT"))
-                if begin != "BEGIN":
-                    if not self._written.is_set():
-                        self._written.set()
-                    if self._overfull:
-                        self._overfull = False
-                        with self._checkpointing:  # after the background thread's round, if one runs
-                            self._checkpoint(conn, "PASSIVE")
-            except apsw.Error as exc:
-                if conn.in_transaction:
-                    list(conn.execute("ROLLBACK"))
-                raise _translate(exc) from exc
-        except apsw.Error as exc:
-            raise _translate(exc) from exc
-        finally:
-            self._release(conn)
-
     def write(self) -> Any:
         """One serialised write transaction (BEGIN IMMEDIATE)."""
-        return self._session("BEGIN IMMEDIATE")
+        return _Transaction(self, "BEGIN IMMEDIATE")
 
     def read(self) -> Any:
         """One read snapshot."""
-        return self._session("BEGIN")
+        return _Transaction(self, "BEGIN")
 
     def close(self) -> None:
         """Stop the checkpointer, truncate the WAL and close every connection.
@@ -320,6 +276,84 @@ class SqliteStore:
             "sqlite": apsw.sqlite_lib_version(),
             "pid": os.getpid(),
         }
+
+
+class _Transaction:
+    """One transaction on a pooled connection: `with store.read() as session` / `store.write()`.
+
+    A class rather than a generator-based context manager, since every call opens at least one: it
+    begins and reads the schema level in one statement, and the body's driver errors leave as
+    `KaeruError`s (`_translate`) after the rollback.
+    """
+
+    __slots__ = ("_begin", "_conn", "_store")
+
+    def __init__(self, store: SqliteStore, begin: str):
+        self._store = store
+        self._begin = begin
+        self._conn: apsw.Connection | None = None
+
+    def __enter__(self) -> SqliteSession:
+        store = self._store
+        conn = store._acquire()
+        try:
+            try:
+                # The schema level, read in every transaction: a server started before a later
+                # migration (by a newer kaeru) stops instead of reading or writing the old shape.
+                schema = next(iter(conn.execute(f"{self._begin}; PRAGMA user_version")))[0]
+            except apsw.Error as exc:
+                raise _translate(exc) from exc
+            if schema != store._schema:
+                raise VaultTooNew(
+                    f"the vault was migrated (schema {schema}, this server knows {store._schema}) by another "
+                    "kaeru while this server ran: restart it, with the newer kaeru"
+                )
+            session = SqliteSession(conn, store._common, snapshot=self._begin == "BEGIN", secret=store._secret)
+            session.use_codes(store._codes)
+        except BaseException:
+            _end_quietly(conn)
+            store._release(conn)
+            raise
+        self._conn = conn
+        return session
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
+        conn, store = self._conn, self._store
+        assert conn is not None
+        self._conn = None
+        try:
+            if exc is not None:
+                if conn.in_transaction:
+                    list(conn.execute("ROLLBACK"))
+                if isinstance(exc, apsw.Error):
+                    raise _translate(exc) from exc
+                return  # the body's own error goes on as it was raised
+            try:
+                list(conn.execute("COMMIT"))
+            except apsw.Error:
+                if conn.in_transaction:
+                    list(conn.execute("ROLLBACK"))
+                raise
+            if self._begin != "BEGIN":
+                if not store._written.is_set():
+                    store._written.set()
+                if store._overfull:
+                    store._overfull = False
+                    with store._checkpointing:  # after the background thread's round, if one runs
+                        store._checkpoint(conn, "PASSIVE")
+        except apsw.Error as error:
+            raise _translate(error) from error
+        finally:
+            store._release(conn)
+
+
+def _end_quietly(conn: apsw.Connection) -> None:
+    """Roll back a transaction a failed start left open, so the pooled connection is clean."""
+    if conn.in_transaction:
+        try:
+            list(conn.execute("ROLLBACK"))
+        except apsw.Error:
+            pass
 
 
 def _close_quietly(conn: apsw.Connection) -> None:
