@@ -53,6 +53,27 @@ def test_a_server_started_before_a_later_migration_stops_instead_of_writing(sqli
         store.close()
 
 
+def test_a_refused_start_leaves_the_pooled_connection_usable(sqlite_vault: VaultSpec) -> None:
+    """The guard refuses a transaction after it began: the connection goes back to the pool outside
+    any transaction, so once the level is right again the same server reads and writes."""
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path, pool_size=1)
+    service = Service(store, settings)
+    try:
+        service.note(parse("note", {"initiative": "guard", "text": "before"}))
+        level = _raw(settings.sqlite_path, "PRAGMA user_version")[0][0]
+        _raw(settings.sqlite_path, "PRAGMA user_version = 999")
+        for _ in range(3):
+            with pytest.raises(VaultTooNew):
+                service.note(parse("note", {"initiative": "guard", "text": "refused"}))
+        _raw(settings.sqlite_path, f"PRAGMA user_version = {int(level)}")
+        assert service.note(parse("note", {"initiative": "guard", "text": "after"}))[0].state == "applied"
+        with store.read() as session:
+            assert session.all_initiatives()
+    finally:
+        store.close()
+
+
 def test_code_from_before_migration_010_cannot_write_the_history_where_it_is_no_longer_read(
     sqlite_vault: VaultSpec,
 ) -> None:
