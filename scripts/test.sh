@@ -43,8 +43,16 @@ if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
     fi
 fi
 
+# One pytest worker a core (pytest-xdist; a test file stays on one worker, so its module fixtures
+# are built once). KAERU_TEST_WORKERS=0 runs everything in this process (e.g. with pdb).
+WORKERS="${KAERU_TEST_WORKERS:-auto}"
+export WORKERS
 run_pytest() {
-    .venv/bin/python -m pytest "$@"
+    if [ "$WORKERS" = "0" ]; then
+        .venv/bin/python -m pytest "$@"
+    else
+        .venv/bin/python -m pytest -n "$WORKERS" --dist loadfile "$@"
+    fi
 }
 
 if command -v pg_virtualenv >/dev/null 2>&1; then
