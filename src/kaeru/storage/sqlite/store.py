@@ -33,9 +33,9 @@ CHECKPOINT_PAUSE = 2.0
 #: A commit that leaves this many pages in the WAL (512 KiB) wakes the checkpointer at once, which
 #: copies them so the next writer restarts the log (decisions 16.I1, 16.D3, 16.D5). **The steady-state
 #: bound while writing: ~0.5 MB** (about five short notes' pages; 0 once idle, no file after a clean
-#: exit): 0.50 MB at most of the samples of 5,000 notes over stdio, more (1–1.6 MB, once 5 MB, on a
-#: loaded machine) while the checkpointer waits for the write lock; a writer in a tight loop can
-#: still reach `WAL_SAFETY_PAGES`.
+#: exit): 0.50 MB at most of the samples of 5,000 notes over stdio, more while the checkpointer waits
+#: for the write lock (1–5 MB at load average 7–10, up to 14 MB at 8–11); a writer in a tight loop
+#: can still reach `WAL_SAFETY_PAGES`.
 CHECKPOINT_PAGES = 128
 #: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`): the
 #: bound above, so a burst does not leave its high-water mark on disk.
