@@ -91,6 +91,18 @@ def _files(vault: Path) -> dict[str, int | None]:
     }
 
 
+def _server_usage(pid: int) -> dict[str, float]:
+    """The server process's CPU seconds (every thread: the checkpointer's included) and the bytes it
+    has caused to be written to storage so far (Linux `/proc`; empty elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    except (OSError, ValueError):
+        return {}
+    ticks = os.sysconf("SC_CLK_TCK")
+    return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks, "write_bytes": float(io["write_bytes"])}
+
+
 def _write(client: RawStdioClient, memories: ShortMemories, start: int, count: int) -> list[float]:
     took: list[float] = []
     for i in range(start, start + count):
@@ -117,6 +129,38 @@ def _stored_text_bytes(db: Path) -> int:
         conn.close()
 
 
+def bytes_by_btree(db: Path) -> dict[str, dict[str, float]]:
+    """Bytes on disk per node, by b-tree (`dbstat`: the pages each table, index and full-text shadow
+    table holds), with the part of those pages no cell uses (`unused`: the slack of half-full leaves
+    left by inserts at random places of a b-tree); the free pages of the file as `(freelist)`."""
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        nodes = max(_one(conn, "SELECT count(*) FROM nodes"), 1)
+        rows = conn.execute(
+            "SELECT name, sum(pgsize), sum(payload), sum(unused) FROM dbstat GROUP BY name ORDER BY 2 DESC"
+        ).fetchall()
+        free = _one(conn, "PRAGMA freelist_count") * _one(conn, "PRAGMA page_size")
+    finally:
+        conn.close()
+    out = {
+        str(name): {
+            "bytes": round(size / nodes, 1),
+            "payload": round(payload / nodes, 1),
+            "unused": round(unused / nodes, 1),
+        }
+        for name, size, payload, unused in rows
+        if size / nodes >= 1
+    }
+    out["(freelist)"] = {"bytes": round(free / nodes, 1), "payload": 0.0, "unused": round(free / nodes, 1)}
+    return out
+
+
+def _one(conn: apsw.Connection, sql: str) -> int:
+    row = conn.execute(sql).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
 def _count_nodes(db: Path) -> int:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
@@ -134,6 +178,7 @@ def over_stdio(vault: Path, notes: int, every: int, errlog: Any) -> dict[str, An
     peak_wal = 0
     latencies: list[float] = []
     done = 0
+    start = _server_usage(client.proc.pid)
     while done < notes:
         step = min(every, notes - done)
         latencies += _write(client, memories, done, step)
@@ -141,6 +186,7 @@ def over_stdio(vault: Path, notes: int, every: int, errlog: Any) -> dict[str, An
         files = _files(vault)
         peak_wal = max(peak_wal, files["wal"] or 0)
         samples.append({"notes": done, **files})
+    end = _server_usage(client.proc.pid)
     # The server still runs, and the client is quiet: the checkpointer truncates the WAL once the
     # vault has been idle for its pause (a round already under way can add one more pause).
     time.sleep(IDLE_WAIT)
@@ -151,6 +197,7 @@ def over_stdio(vault: Path, notes: int, every: int, errlog: Any) -> dict[str, An
     db = vault / "vault.sqlite3"
     nodes = _count_nodes(db)
     text = _stored_text_bytes(db)
+    by_btree = bytes_by_btree(db)
     latencies.sort()
     return {
         "notes": notes,
@@ -163,8 +210,14 @@ def over_stdio(vault: Path, notes: int, every: int, errlog: Any) -> dict[str, An
         "nodes": nodes,
         "bytes_per_node": round((after["db"] or 0) / max(nodes, 1)),
         "stored_text_bytes_per_node": round(text / max(nodes, 1)),
+        "bytes_per_node_by_btree": by_btree,
         "note_ms_p50": round(latencies[len(latencies) // 2], 2),
         "note_ms_p95": round(latencies[int(len(latencies) * 0.95)], 2),
+        # The whole server's CPU (its checkpointer's included) and what it wrote to disk (database and
+        # WAL), per note, while it wrote the notes: what a tighter WAL bound costs.
+        "server_cpu_ms_per_note": round((end["cpu_s"] - start["cpu_s"]) * 1000 / notes, 3) if end else None,
+        "written_kb_per_note": round((end["write_bytes"] - start["write_bytes"]) / 1024 / notes, 1) if end else None,
+        "load_average": os.getloadavg()[0],
     }
 
 
@@ -258,6 +311,13 @@ def main(argv: list[str] | None = None) -> int:
         f"bytes per node {stdio['bytes_per_node']:,} (stored text and metadata {stdio['stored_text_bytes_per_node']:,}); "
         f"note over stdio p50 {stdio['note_ms_p50']} ms, p95 {stdio['note_ms_p95']} ms"
     )
+    print(
+        f"server CPU {stdio['server_cpu_ms_per_note']} ms a note (every thread), written to disk "
+        f"{stdio['written_kb_per_note']} KB a note; load average {stdio['load_average']:.2f}"
+    )
+    print("bytes on disk per node after exit, by b-tree (of which unused):")
+    for name, b in stdio["bytes_per_node_by_btree"].items():
+        print(f"    {b['bytes']:>7.1f}  ({b['unused']:>5.1f})  {name}")
     print(f"pages per note {pages['pages_per_note']} ({pages['frames']:,} frames over {pages['sample']} notes):")
     for name, n in pages["by_btree"].items():
         print(f"    {n:>6.2f}  {name}")

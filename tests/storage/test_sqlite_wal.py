@@ -9,7 +9,7 @@ import apsw
 
 from kaeru.api.requests import parse
 from kaeru.service import Service
-from kaeru.storage.sqlite.store import WAL_SAFETY_PAGES, SqliteStore
+from kaeru.storage.sqlite.store import CHECKPOINT_PAGES, WAL_LIMIT_BYTES, WAL_SAFETY_PAGES, SqliteStore
 from tests.backends import VaultSpec
 
 #: A WAL frame: its 24-byte header and one page (4 KiB by default).
@@ -50,6 +50,35 @@ def test_the_wal_stays_under_its_bound_after_many_writes(sqlite_vault: VaultSpec
     assert 0 < largest <= WAL_BOUND, f"the WAL reached {largest:,} bytes (bound {WAL_BOUND:,})"
     assert not wal.exists()
     assert not settings.sqlite_path.with_name(settings.sqlite_path.name + "-shm").exists()
+
+
+def test_a_restarted_log_is_cut_back_to_the_steady_state_bound(sqlite_vault: VaultSpec) -> None:
+    """The file does not keep a burst's high-water mark: the writer that restarts the log cuts it back
+    to `journal_size_limit`, the bound the checkpointer keeps while writing (decision 16.D5)."""
+    assert WAL_LIMIT_BYTES == CHECKPOINT_PAGES * 4096  # the documented bound, in the file's own pages
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    wal = _wal(settings.sqlite_path)
+    body = "the heron waits by the weir at dusk while the tide turns over the mudflats " * 2
+    holder = apsw.Connection(str(settings.sqlite_path))
+    try:
+        service.note(parse("note", {"initiative": "weir", "text": body}))
+        # A reader holding one snapshot stops every checkpoint from restarting the log: it grows.
+        list(holder.execute("BEGIN"))
+        list(holder.execute("SELECT count(*) FROM nodes"))
+        while _size(wal) <= 3 * WAL_LIMIT_BYTES:
+            outcome, _ = service.note(parse("note", {"initiative": "weir", "text": f"{body} {_size(wal)}"}))
+            assert outcome.state == "applied"
+        list(holder.execute("COMMIT"))
+        list(holder.execute("PRAGMA wal_checkpoint(PASSIVE)"))  # every frame copied: the next writer restarts
+        outcome, _ = service.note(parse("note", {"initiative": "weir", "text": f"{body} after"}))
+        assert outcome.state == "applied"
+        assert _size(wal) <= WAL_LIMIT_BYTES, f"the WAL kept {_size(wal):,} bytes (bound {WAL_LIMIT_BYTES:,})"
+    finally:
+        holder.close()
+        store.close()
+    assert not wal.exists()
 
 
 def test_a_store_closed_while_another_is_open_keeps_the_wal_for_it(sqlite_vault: VaultSpec) -> None:

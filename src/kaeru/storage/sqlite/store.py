@@ -28,12 +28,16 @@ _MIGRATIONS = "kaeru.storage.sqlite.migrations"
 #: The background checkpointer waits this long after a write, so bursts share one checkpoint; when
 #: no write came meanwhile the vault is idle and the WAL is truncated to nothing.
 CHECKPOINT_PAUSE = 2.0
-#: A commit that leaves this many pages in the WAL (~2 MB) wakes the checkpointer at once, which
-#: copies them so the next writer restarts the log (decisions 16.I1, 16.D3): a busy vault's usual bound.
-CHECKPOINT_PAGES = 500
-#: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`), so
-#: a burst does not leave its high-water mark on disk.
-WAL_LIMIT_BYTES = 2 * 1024 * 1024
+#: A commit that leaves this many pages in the WAL (512 KiB) wakes the checkpointer at once, which
+#: copies them so the next writer restarts the log (decisions 16.I1, 16.D3, 16.D5). **The steady-state
+#: bound while writing: ~0.5 MB** (about five short notes' pages; 0 once idle, no file after a clean
+#: exit): 0.50 MB at most of the samples of 5,000 notes over stdio, more while the checkpointer waits
+#: for the write lock (1–5 MB at load average 7–10, up to 14 MB at 8–11); a writer in a tight loop
+#: can still reach `WAL_SAFETY_PAGES`.
+CHECKPOINT_PAGES = 128
+#: Whenever the log restarts, SQLite cuts the WAL file back to this size (`journal_size_limit`): the
+#: bound above, so a burst does not leave its high-water mark on disk.
+WAL_LIMIT_BYTES = CHECKPOINT_PAGES * 4096
 #: A writer that leaves this many pages in the WAL (~16 MB) checkpoints it itself, so the next write
 #: restarts the log: the hard bound when the background thread cannot keep up. Only a reader that
 #: holds one snapshot all along can keep the log growing past it.
