@@ -67,6 +67,7 @@ def test_a_history_question_keeps_the_old_order(service: Service, update: str) -
     for query in (
         "what was the monthly budget for the payments staging cluster",  # a question in the past
         "what is the original monthly budget for the payments staging cluster",  # a history word
+        "how has the monthly budget for the payments staging cluster changed",  # a change asked about
     ):
         answer = recall(service, query, limit=20)
         assert ids(answer).index(older) < 10 <= ids(answer).index(newer)
@@ -141,4 +142,5 @@ def test_history_words_and_past_questions_ask_for_history() -> None:
     assert asks_history(["origin", "budget"], "original budget")
     assert asks_history(["budget"], "what was the budget")
     assert asks_history(["budget"], "how much did we spend")
+    assert asks_history(["how", "has", "budget", "chang"], "how has the budget changed")
     assert not asks_history(["budget"], "what is the budget now")

@@ -62,7 +62,7 @@ STEP = 1e-6
 HISTORY_WORDS = frozenset(
     stem_words(
         """originally initially previously earlier formerly former original history historical evolution
-        timeline ago past prior initial""".split()  # noqa: SIM905 — a word list reads better as text
+        timeline ago past prior initial changed change changes evolved""".split()  # noqa: SIM905 — a word list reads better as text
     )
 )
 #: Words that state a change (17.R1): a value written after one of them, near the slot word in its
