@@ -65,6 +65,10 @@ def current_first(ranked: list[str], q: BeamQuestion) -> bool:
     return updated < original
 
 
+def _best_rank(ranked: list[str], wanted: tuple[str, ...]) -> int | None:
+    return next((i for i, t in enumerate(ranked, 1) if t in wanted), None)
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m bench.beam", description=__doc__)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the beam-dev folder")
@@ -84,7 +88,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON report path")
     parser.add_argument("--workdir", type=Path, default=None, help="where the temporary vault is made")
     parser.add_argument("--keep-vault", action="store_true")
-    parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
+    parser.add_argument(
+        "--per-question",
+        action="store_true",
+        help="add each question's first evidence rank (update questions: the updated and original ranks)",
+    )
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--semantic",
@@ -287,7 +295,18 @@ def main(argv: list[str] | None = None) -> int:
                         for s in systems
                     },
                     **(
-                        {"current_first": {s.name: s.current_first[q.key] for s in systems}}
+                        {
+                            "current_first": {s.name: s.current_first[q.key] for s in systems},
+                            # where the best updated and the best original message ranked (None:
+                            # not returned), to see why an update question fails
+                            "update_ranks": {
+                                s.name: {
+                                    "updated": _best_rank(s.rankings[q.key], q.evidence),
+                                    "original": _best_rank(s.rankings[q.key], q.original),
+                                }
+                                for s in systems
+                            },
+                        }
                         if q.key in (full.current_first if full else {})
                         else {}
                     ),

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kaeru.api.requests import parse
 from kaeru.service import Service
 from kaeru.service.recall.updates import asks_history, read_text
@@ -56,11 +58,16 @@ def test_a_newer_statement_below_the_first_ten_is_raised_above_the_older(service
     assert answer.explain[newer]["updates"] > 0 and "updates" not in answer.explain[older]
 
 
-def test_a_history_question_keeps_the_old_order(service: Service) -> None:
-    older, newer = buried_update(service, "payments staging cluster monthly budget is now 450 dollars.")
+STATED = "staging cluster monthly budget, increased to 450 dollars."  # says the change, not "payments"
+
+
+@pytest.mark.parametrize("update", ["payments staging cluster monthly budget is now 450 dollars.", STATED])
+def test_a_history_question_keeps_the_old_order(service: Service, update: str) -> None:
+    older, newer = buried_update(service, update)
     for query in (
         "what was the monthly budget for the payments staging cluster",  # a question in the past
         "what is the original monthly budget for the payments staging cluster",  # a history word
+        "how has the monthly budget for the payments staging cluster changed",  # a change asked about
     ):
         answer = recall(service, query, limit=20)
         assert ids(answer).index(older) < 10 <= ids(answer).index(newer)
@@ -75,10 +82,58 @@ def test_a_statement_about_another_subject_is_not_raised(service: Service) -> No
     assert "updates" not in answer.explain[other]
 
 
+def test_a_stated_change_needs_no_rarest_word(service: Service) -> None:
+    # 17.R1: the newer restates the subject without the query's rarest word ("payments"), but it
+    # says that the budget changed, and every word naming that budget is the older's or the query's.
+    older, newer = buried_update(service, STATED)
+    answer = recall(service, QUERY, limit=20)
+    assert ids(answer).index(newer) == ids(answer).index(older) - 1
+    assert answer.explain[newer]["updates"] > 0
+
+
+def test_a_stated_change_of_another_subject_is_not_raised(service: Service) -> None:
+    # "search" names the budget that changed: neither the older note nor the query says it.
+    older, other = buried_update(service, "the search staging cluster monthly budget, increased to 900 dollars.")
+    answer = recall(service, QUERY, limit=20)
+    assert ids(answer).index(older) < 10 <= ids(answer).index(other)
+    assert "updates" not in answer.explain[other]
+
+
+def test_every_newer_statement_that_passes_goes_above_the_older(service: Service) -> None:
+    # 17.R1: an older note yields to each newer one that passes, not only to the best-ranked: the
+    # restated budget (a leading hit) and the stated change (buried) both rank above it.
+    note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
+    older = note(service, "Payments staging cluster monthly budget: 400 dollars.")
+    stated = note(service, PREAMBLE + STATED)
+    restated = note(
+        service,
+        "The finance team and the platform group, after the quarterly review of vendors, laptops, "
+        "travel, offsites, training and licences, confirmed the payments staging cluster monthly "
+        "budget: 420 dollars.",
+    )
+    for i in range(8):
+        note(service, f"Review {i}: payments staging cluster monthly budget discussed.")
+    without = ids(recall(service, QUERY, disabled=frozenset({"updates"}), limit=20))
+    assert without.index(older) < min(without.index(restated), without.index(stated))
+    assert without.index(older) < 10 <= without.index(stated)
+    answer = recall(service, QUERY, limit=20)
+    order = ids(answer)
+    assert max(order.index(restated), order.index(stated)) < order.index(older)
+    assert answer.explain[stated]["updates"] > 0 and answer.explain[restated]["updates"] > 0
+
+
+def test_a_change_word_counts_before_the_value_only() -> None:
+    slots = {"deadlin", "budget"}
+    assert read_text("I met my deadline on October 1, but now I write letters.", slots, changes=True)[2] == {}
+    changed = read_text("the new April 25 deadline", slots, changes=True)[2]
+    assert changed == {"deadlin": [frozenset({"april"})]}
+    assert "budget" in read_text("our gift budget, adjusted to 450 dollars", slots, changes=True)[2]
+
+
 def test_a_number_in_another_sentence_is_not_a_value_of_the_word() -> None:
-    values, content = read_text("Budget approved. 42 people came.", {"budget"})
+    values, content, _ = read_text("Budget approved. 42 people came.", {"budget"})
     assert "budget" not in values and values["*"] == frozenset({"42"})
-    values, _ = read_text("The budget is 42 dollars.", {"budget"})
+    values, _, _ = read_text("The budget is 42 dollars.", {"budget"})
     assert values["budget"] == frozenset({"42"})
     assert "budget" in content and "the" not in content
 
@@ -87,4 +142,5 @@ def test_history_words_and_past_questions_ask_for_history() -> None:
     assert asks_history(["origin", "budget"], "original budget")
     assert asks_history(["budget"], "what was the budget")
     assert asks_history(["budget"], "how much did we spend")
+    assert asks_history(["how", "has", "budget", "chang"], "how has the budget changed")
     assert not asks_history(["budget"], "what is the budget now")

@@ -1,4 +1,4 @@
-"""Updated facts first (channel `updates`, decisions 17.Q4 and 17.U1): when two notes give
+"""Updated facts first (channel `updates`, decisions 17.Q4, 17.U1 and 17.R1): when two notes give
 different values for what the query asks about, the newer one ranks just above the older one,
 unless the query asks for history.
 
@@ -8,7 +8,14 @@ Found without a model, from the texts alone:
   written within `NEAR` words of it in the same sentence ("3 interviews", "budget to $65",
   "deadline of April 25"); all of a note's numbers count as one more slot, `*`;
 - **an update**: an older and a newer note that give a slot different values (each has one the
-  other lacks) and are about the same thing, by either of two tests:
+  other lacks) and are about the same thing, by one of three tests:
+  - *a stated change* (17.R1): both are short statements sharing `SHARED_QUERY_WORDS` of the
+    query's words, and the newer says that a query word's value changed — a change word
+    (`CHANGE_WORDS`: increased, adjusted, new, now…) before the value, in the slot word's sentence
+    ("increased to $550 monthly", "the new April 25 deadline") — to a value the older does not give
+    it; the words just before the slot word (`MODIFIERS`) must be the older's or the query's
+    ("the search budget, increased to 900" does not update "the payments budget: 400"), and then
+    the rarest-word test below is not needed (an update rarely restates every qualifier);
   - *a named slot* (17.U1): both are short statements (at most `SHORT` content words: a fact
     restated, not a document that happens to hold numbers), they give the same query word
     different values, they share at least `SHARED_QUERY_WORDS` of the query's words, the newer
@@ -19,9 +26,10 @@ Found without a model, from the texts alone:
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
-Only an older hit among the first `LEADING` yields, each to one newer note, the best-ranked that
-passes: one of the leading hits, or a candidate ranked below them (an update often restates the
-value, not the question, so the query's words found it less well; 17.U1). Not for a query that
+Only an older hit among the first `LEADING` yields, to every newer note ranked below it that
+passes (17.R1; each is set just above it, in their own order): one of the leading hits, or a
+candidate ranked below them (an update often restates the value, not the question, so the query's
+words found it less well; 17.U1). Not for a query that
 asks for history: a history word, or a question in the simple past ("what was", "when did").
 Shown in `explain` as the raised hit's `updates` entry: the score it gained.
 """
@@ -54,9 +62,20 @@ STEP = 1e-6
 HISTORY_WORDS = frozenset(
     stem_words(
         """originally initially previously earlier formerly former original history historical evolution
-        timeline ago past prior initial""".split()  # noqa: SIM905 — a word list reads better as text
+        timeline ago past prior initial changed change changes evolved""".split()  # noqa: SIM905 — a word list reads better as text
     )
 )
+#: Words that state a change (17.R1): a value written after one of them, near the slot word in its
+#: sentence, is the slot's new value, so the pair needs no rarest-word test.
+CHANGE_WORDS = frozenset(
+    stem_words(
+        """increased decreased raised lowered reduced adjusted changed updated revised moved rescheduled
+        postponed extended new now""".split()  # noqa: SIM905 — a word list reads better as text
+    )
+)
+#: The words before a changed slot word that name it ("the payments budget"): the newer's must
+#: be the older's or the query's (17.R1).
+MODIFIERS = 4
 #: A question in the simple past asks what was said or done then, not what holds now.
 PAST_WORDS = frozenset(["did", "was", "were", "had"])
 
@@ -71,12 +90,12 @@ def asks_history(query_stems: list[str], query: str = "") -> bool:
 
 
 class _Text:
-    """One candidate's slot values and content words, read once."""
+    """One candidate's slot values, content words and stated changes, read once."""
 
-    __slots__ = ("content", "values")
+    __slots__ = ("changed", "content", "values")
 
     def __init__(self, node: Node, slots: set[str]):
-        self.values, self.content = read_text(_text(node), slots)
+        self.values, self.content, self.changed = read_text(_text(node), slots, changes=True)
 
 
 def _text(node: Node) -> str:
@@ -119,20 +138,36 @@ def newer_first(
         first, old = pool[older], texts[older]
         held = [w for w in old.content & slots if w in weights]
         rarest = max(held, key=lambda w: weights[w]) if held else None
-        for newer in [*with_values, *below]:
-            second, new = pool[newer], texts[newer]
-            if (second.created_at, second.seq) <= (first.created_at, first.seq) or final[newer] > final[older]:
-                continue
-            update = named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest)
-            if not update and newer in leading:
-                update = differ(old.values, new.values) and same_texts(old, new, common)
-            if not update:
-                continue
-            target = final[older] + STEP
-            gains[newer] = gains.get(newer, 0.0) + target - final[newer]
-            final[newer] = target
-            break
+        later = [
+            i
+            for i in [*with_values, *below]
+            if (pool[i].created_at, pool[i].seq) > (first.created_at, first.seq) and final[i] <= final[older]
+        ]
+        # Every newer note that passes a test is set just above the older, in its own order.
+        passing = [
+            i
+            for i in later
+            if stated_pair(old, texts[i], slots) or update_pair(old, texts[i], slots, rarest, common, i in leading)
+        ]
+        base = final[older]
+        for k, chosen in enumerate(reversed(passing), 1):
+            target = base + k * STEP
+            gains[chosen] = gains.get(chosen, 0.0) + target - final[chosen]
+            final[chosen] = target
     return gains
+
+
+def stated_pair(old: _Text, new: _Text, slots: set[str]) -> bool:
+    """The stated-change test (17.R1): the newer states a change of a query word the older gives
+    another value, and both are short statements sharing the query's words (no rarest-word test)."""
+    return stated_change(old, new, slots) and statement_pair(old, new, slots, None)
+
+
+def update_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None, common: set[str], leading: bool) -> bool:
+    """The named-slot test, or for two leading hits the texts test (17.U1, 17.Q4)."""
+    if named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest):
+        return True
+    return leading and differ(old.values, new.values) and same_texts(old, new, common)
 
 
 def statement_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None) -> bool:
@@ -156,12 +191,18 @@ def slot_values(node: Node, slots: set[str]) -> dict[str, frozenset[str]]:
     return read_text(_text(node), slots)[0]
 
 
-def read_text(text: str, slots: set[str]) -> tuple[dict[str, frozenset[str]], set[str]]:
-    """A text's slot values (see `slot_values`; empty without numbers) and its content words (the
-    distinct stems of its words, without stop words and words under three letters)."""
+def read_text(
+    text: str, slots: set[str], changes: bool = False
+) -> tuple[dict[str, frozenset[str]], set[str], dict[str, list[frozenset[str]]]]:
+    """A text's slot values (see `slot_values`; empty without numbers), its content words (the
+    distinct stems of its words, without stop words and words under three letters) and, with
+    `changes`, the slots it states a change of — a change word before the value, from `NEAR` words
+    before the slot word or the value on ("budget increased to 550", "the new April 25 deadline") —
+    each with the content words of the `MODIFIERS` words before the slot word (what names it)."""
     found: dict[str, set[str]] = {}
     numbers: set[str] = set()
     content: set[str] = set()
+    changed: dict[str, list[frozenset[str]]] = {}
     for sentence in _SENTENCE_END.split(text):
         words = tokens(sentence)
         if not words:
@@ -175,18 +216,47 @@ def read_text(text: str, slots: set[str]) -> tuple[dict[str, frozenset[str]], se
         for i, word in enumerate(stems):
             if word in slots:
                 lo = max(0, i - NEAR)
-                near = [w for j, w in enumerate(words[lo : i + NEAR + 1], lo) if digits[j]]
+                near = [j for j in range(lo, min(len(words), i + NEAR + 1)) if digits[j]]
                 if near:
-                    found.setdefault(word, set()).update(near)
+                    found.setdefault(word, set()).update(words[j] for j in near)
+                    if changes:
+                        # before the value: "increased to 550", "the new April 25 deadline"
+                        first, last = max(0, min(i, near[0]) - NEAR), near[-1]
+                        if any(s in CHANGE_WORDS for s in stems[first:last]):
+                            named = range(max(0, i - MODIFIERS), i)
+                            changed.setdefault(word, []).append(
+                                frozenset(
+                                    stems[j]
+                                    for j in named
+                                    if len(words[j]) > 2 and words[j] not in STOP_WORDS and not digits[j]
+                                )
+                                - CHANGE_WORDS
+                            )
     if not numbers:
-        return {}, content
+        return {}, content, changed
     found["*"] = numbers
-    return {slot: frozenset(values) for slot, values in found.items()}, content
+    return {slot: frozenset(values) for slot, values in found.items()}, content, changed
 
 
 def differ(older: dict[str, frozenset[str]], newer: dict[str, frozenset[str]]) -> bool:
     """Whether some slot has, in each text, a value the other lacks."""
     return any(slot in newer and older[slot] - newer[slot] and newer[slot] - older[slot] for slot in older)
+
+
+def stated_change(old: _Text, new: _Text, slots: set[str]) -> bool:
+    """Whether the newer text states a change of a query word (see `read_text`) to a value the
+    older text does not give it, where the older gives that word a value the newer lacks, and the
+    words that name the slot in the newer ("payments budget", "search budget") are the older's or
+    the query's."""
+    known = old.content | slots
+    return any(
+        slot in old.values
+        and old.values[slot] - new.values[slot]
+        and new.values[slot] - old.values[slot]
+        and any(modifiers <= known for modifiers in new.changed[slot])
+        for slot in new.changed
+        if slot in new.values
+    )
 
 
 def named_slot(older: dict[str, frozenset[str]], newer: dict[str, frozenset[str]]) -> bool:
