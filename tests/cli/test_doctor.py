@@ -22,6 +22,7 @@ def _sql(vault: VaultSpec, sqlite: str, postgres: str | None = None) -> None:
     """Change the vault behind kaeru's back (what a crash, a bug or a newer kaeru may leave)."""
     if vault.backend == "sqlite":
         conn = apsw.Connection(str(vault.settings().sqlite_path))
+        conn.set_busy_timeout(10_000)  # an open store's checkpointer may hold the lock a moment
         conn.execute(sqlite)
         conn.close()
     else:

@@ -185,6 +185,7 @@ def _break_layer(vault: VaultSpec, node_id: str) -> None:
     sql = f"UPDATE nodes SET layer = 'molten' WHERE id = '{node_id}'"
     if vault.backend == "sqlite":
         conn = apsw.Connection(str(vault.settings().sqlite_path))
+        conn.set_busy_timeout(10_000)  # the open store's checkpointer may hold the lock a moment
         conn.execute(sql)
         conn.close()
     else:

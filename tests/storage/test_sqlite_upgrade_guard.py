@@ -26,6 +26,7 @@ OLD_VAULT = Path(__file__).resolve().parents[1] / "data" / "old_vault" / "vault.
 
 def _raw(path: Path, sql: str) -> list[tuple[object, ...]]:
     conn = apsw.Connection(str(path))
+    conn.set_busy_timeout(10_000)  # the open store's checkpointer may hold the lock a moment
     try:
         return [tuple(row) for row in conn.execute(sql)]
     finally:
