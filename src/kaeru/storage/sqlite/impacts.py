@@ -205,8 +205,8 @@ class TextCache:
         if block is None or block[0] is None:
             return None
         total_rows, total_tokens = averages(bytes(block[0]))
-        if total_rows <= 0:
-            return None
+        if total_rows <= 0 or (mark[0] + 1) * 8 * (len(words) + len(scopes)) > self.max_bytes:
+            return None  # nothing indexed, or copies that would not fit at once (not read in vain)
         copies = []
         for match, weights in (*words, *scopes):
             held = self._copy(np, db, match, weights, mark)

@@ -153,6 +153,7 @@ class FtsSearch(Part):
             self._index(int(row[0]), self._d.node(row[0], row[1], row[2:]))
             count += 1
         self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        self._common.text.clear()  # the same rows again, but copies are never trusted across a rebuild
         return count
 
     rebuild_text_index = reindex_text
