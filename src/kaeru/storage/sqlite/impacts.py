@@ -209,7 +209,10 @@ class TextCache:
             return None  # nothing indexed, or copies that would not fit at once (not read in vain)
         copies = []
         for match, weights in (*words, *scopes):
-            held = self._copy(np, db, match, weights, mark)
+            try:
+                held = self._copy(np, db, match, weights, mark)
+            except apsw.Error:  # the copy could not be read: SQL ranks (and reports a real fault)
+                return None
             if held is None:
                 return None
             copies.append(held)
