@@ -198,6 +198,7 @@ def recall_common(service: Any, builder: CorpusBuilder, ops: int, seed: int) -> 
 
 def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 
@@ -213,13 +214,13 @@ def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             print(f"[{size:,}] building in {vault.vault_dir}", file=sys.stderr, flush=True)
             build(service, builder, "bulk", quiet=False)
         queries = broad_queries(builder, args.queries)
+        server = build_server(service)
+        settle_heap()  # as `kaeru serve` does before serving: a full collection then skips the start-up heap
         print(f"[{size:,}] agreement over {len(queries)} queries", file=sys.stderr, flush=True)
         agreed = agreement(store, queries)
         print(f"[{size:,}] latency, {args.ops} calls per plan", file=sys.stderr, flush=True)
         load = [os.getloadavg()[0]]
-        timed = latency(
-            build_server(service).registry, queries, args.ops, args.seed, args.write_every, builder.corpus.vocab
-        )
+        timed = latency(server.registry, queries, args.ops, args.seed, args.write_every, builder.corpus.vocab)
         load.append(os.getloadavg()[0])
         result = {"size": size, "vault_dir": str(vault.vault_dir), "agreement": agreed, "latency": timed}
         if args.recall_ops:
