@@ -255,10 +255,11 @@ class TextCache:
         held: _Facts | None = None
         with self._lock:
             facts = self._facts
-            if facts is None or mark > facts.mark:
+            if (mark[0] + 1) * (ID_BYTES + 2) > self.max_bytes // 4:
+                self._facts = None  # too many rows to keep: read each time
+            elif facts is None or mark > facts.mark:
                 revised = self._revised(db, facts.mark, self.refresh_rows) if facts is not None else None
-                facts = _Facts.after(np, facts, revised, mark)
-                self._facts = facts if facts.nbytes <= self.max_bytes // 4 else None
+                self._facts = _Facts.after(np, facts, revised, mark)
             if self._facts is not None and self._facts.mark == mark:
                 held = self._facts
         at = np.array(seqs, dtype=np.int64)
