@@ -265,9 +265,10 @@ class TextCache:
         at = np.array(seqs, dtype=np.int64)
         if held is None:
             return self._read_facts(db, seqs, refuted_sql)
+        # `known` first: a row is marked known only after its id and flag are written (below).
+        missing = np.flatnonzero(~held.known[at])
         ids: list[str] = list(map(bytes.decode, held.ids[at].tolist()))
         refuted: list[bool] = held.refuted[at].tolist()
-        missing = np.flatnonzero(~held.known[at])
         if len(missing):
             wanted = at[missing]
             read_ids, read_refuted = self._read_facts(db, wanted.tolist(), refuted_sql)
@@ -275,9 +276,10 @@ class TextCache:
                 ids[i], refuted[i] = node_id, flag
             fits = np.array([len(i) == ID_BYTES and i.isascii() for i in read_ids], dtype=bool)
             with self._lock:
-                if self._facts is held:  # same watermark: rows only ever become known
-                    held.ids[wanted[fits]] = np.array(read_ids, dtype=f"S{ID_BYTES}")[fits]
-                    held.refuted[wanted] = read_refuted
+                if self._facts is held:  # same watermark: rows only ever become known, values never change
+                    kept = [i.encode() for i, f in zip(read_ids, fits, strict=True) if f]
+                    held.ids[wanted[fits]] = np.array(kept, dtype=f"S{ID_BYTES}")
+                    held.refuted[wanted[fits]] = np.array(read_refuted, dtype=bool)[fits]
                     held.known[wanted[fits]] = True
         return ids, refuted
 
