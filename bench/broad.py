@@ -1,21 +1,26 @@
-"""`python -m bench.broad` — broad (common-word) search: the top-k plan against the exhaustive plan.
+"""`python -m bench.broad` — broad (common-word) search: in memory, top-k plan, exhaustive plan.
 
     python -m bench.broad --sizes 10000,100000                 # build the vaults, measure, drop them
     python -m bench.broad --sizes 100000 --keep --workdir /tmp/kb
     python -m bench.broad --vault /tmp/kb/kaeru-bench-sqlite-100000-xxxx --sizes 100000   # reuse one
+    python -m bench.broad --vault … --sizes 100000 --write-every 1   # a note before every round
 
-SQLite (decision 16.B1). On the `bench.run` corpus it asks `--queries` broad queries from the
+SQLite (decisions 16.B1, 16.B4). On the `bench.run` corpus it asks `--queries` broad queries from the
 corpus's most frequent words (single words, then pairs of them with `match any`), in the searched
 initiative, and reports:
 
-* **agreement**: the share of queries whose top 10 from the store's search (the top-k plan) equals
-  (ids, in order) the exhaustive bm25 ranking — once against the store's exhaustive plan
-  (`FtsSearch.top_k = False`, superseded matches omitted as `search` does) and once against a raw
+* **agreement**: the share of queries whose top 10 from the store's search ranked in memory
+  (decision 16.B4) equals the exhaustive bm25 ranking (ids and scores, in order) — against the
+  store's exhaustive plan (`FtsSearch.top_k = False`, superseded matches omitted as `search` does),
+  against SQL's top-k plan (`FtsSearch.text_cache = False`, 16.B1), and (ids) against a raw
   statement written here (every match in scope, `ORDER BY bm25, seq DESC LIMIT 10`, nothing
-  omitted), both in the same read snapshot;
+  omitted), each query in one read snapshot; and the thread CPU of each query's first search,
+  which reads the in-memory copies of its words (the cold cost, paid once a process);
 * **latency**: `search` through `ToolRegistry.run` (validation, service, envelope: the MCP handler
-  minus transport, default limit and budget), wall and thread-CPU p50/p95, with the top-k plan and
-  with the exhaustive plan, alternating query by query in the same run (`--ops` calls each).
+  minus transport, default limit and budget), wall and thread-CPU p50/p95, ranked in memory, by
+  SQL's top-k plan and by the exhaustive plan, alternating query by query in the same run (`--ops`
+  calls each); with `--write-every N`, a `note` of common words in the searched initiative every N
+  rounds (not timed), so the timed searches bring the copies up to date as an agent's would.
 
 * **recall, common words** (decision 16.K1): `recall` of two of the corpus's broad words of the
   searched initiative (as `bench.reentry`'s `recall_common`), through the service, wall and
@@ -73,69 +78,102 @@ def _exhaustive_sql(session: Any, initiative_id: int, text: str) -> list[str]:
 
 
 def agreement(store: Any, queries: list[str]) -> dict[str, Any]:
+    """Top 10 of the ranking in memory (decision 16.B4) against the store's exhaustive plan, SQL's
+    top-k plan and a raw bm25 statement, each query in one read snapshot; and the thread CPU of each
+    query's first search in memory, which reads the copies of its words (the cold cost)."""
     from kaeru.domain.text import query_tokens
     from kaeru.storage.base import SearchQuery
 
-    same_plan = same_raw = 0
+    same_plan = same_sql = same_raw = 0
     matches: list[int] = []
     differ: list[str] = []
-    with store.read() as session:
-        scope = session.initiative_by_name(MAIN)
+    cold: list[int] = []
+    for text in queries:
+        with store.read() as session:
+            scope = session.initiative_by_name(MAIN)
 
-        def top(text: str, top_k: bool, omit_superseded: bool = True) -> tuple[list[str], int]:
-            session.top_k = top_k
-            asked = SearchQuery(initiative_ids=[scope.id], tokens=query_tokens(text), omit_superseded=omit_superseded)
-            rows, total, _ = session.search(asked)
-            return [r.id for r in rows[:TOP]], total
+            def top(
+                plan: str, omit_superseded: bool = True, scope: Any = scope, text: str = text
+            ) -> tuple[list[Any], int]:
+                session.top_k, session.text_cache = PLANS[plan]
+                asked = SearchQuery(
+                    initiative_ids=[scope.id], tokens=query_tokens(text), omit_superseded=omit_superseded
+                )
+                rows, total, _ = session.search(asked)
+                return [(r.id, r.score) for r in rows[:TOP]], total
 
-        try:
-            for text in queries:
-                fast, total = top(text, True)
-                same = fast == top(text, False)[0]
-                same_plan += same
-                same_raw += top(text, True, omit_superseded=False)[0] == _exhaustive_sql(session, scope.id, text)
-                if not same:
-                    differ.append(text)
-                matches.append(total)
-        finally:
-            session.top_k = True
+            _, used, (fast, total) = _timed(top, "memory")
+            cold.append(used)
+            same = fast == top("exhaustive")[0]  # ids, order and scores
+            same_plan += same
+            same_sql += fast == top("top_k")[0]
+            same_raw += [i for i, _ in top("memory", omit_superseded=False)[0]] == _exhaustive_sql(
+                session, scope.id, text
+            )
+            if not same:
+                differ.append(text)
+            matches.append(total)
     n = len(queries)
     return {
         "queries": n,
         "top10_equal_exhaustive_plan": round(same_plan / n, 4),
+        "top10_equal_sql_top_k_plan": round(same_sql / n, 4),
         "top10_equal_raw_bm25": round(same_raw / n, 4),
         "differing_queries": differ[:20],
         "matches_in_scope_min_median_max": [min(matches), sorted(matches)[n // 2], max(matches)],
+        "first_search_cpu": summarize(cold, keep_samples=False),
     }
 
 
-def latency(registry: Any, queries: list[str], ops: int, seed: int) -> dict[str, Any]:
+#: The plans `latency` alternates: the ranking in memory (decision 16.B4), SQL's top-k plan (16.B1,
+#: 16.K1) and the exhaustive plan, as (`FtsSearch.top_k`, `FtsSearch.text_cache`).
+PLANS = {"memory": (True, True), "top_k": (True, False), "exhaustive": (False, False)}
+
+
+def _plan(name: str) -> None:
     from kaeru.storage.sqlite.search import FtsSearch
 
+    FtsSearch.top_k, FtsSearch.text_cache = PLANS[name]
+
+
+def latency(
+    registry: Any, queries: list[str], ops: int, seed: int, write_every: int = 0, vocab: list[str] | None = None
+) -> dict[str, Any]:
+    """`ops` rounds of one `search` per plan (order alternating), a random query each; with
+    `write_every`, a `note` of common words in the searched initiative every that many rounds (an
+    agent writes between searches: the in-memory copies are then brought up to date, and that is
+    what is timed, not a read-only cache). The notes are not timed."""
     rng = random.Random(seed)
-    samples: dict[str, tuple[list[int], list[int]]] = {"top_k": ([], []), "exhaustive": ([], [])}
-    order = ["top_k", "exhaustive"]
+    samples: dict[str, tuple[list[int], list[int]]] = {plan: ([], []) for plan in PLANS}
+    order = list(PLANS)
+    words = (vocab or [])[:40]
     for text in queries[:8]:  # warm-up: each plan once on a few words
         for plan in order:
-            FtsSearch.top_k = plan == "top_k"
+            _plan(plan)
             registry.run("search", {"initiatives": [MAIN], "text": text})
+    notes = 0
     try:
         for i in range(ops):
+            if write_every and words and i % write_every == 0:
+                body = " ".join(rng.choice(words) for _ in range(rng.randint(4, 24)))
+                envelope = registry.run("note", {"initiative": MAIN, "text": body, "kind": "observation"})
+                _check_envelope("note", "in_process", envelope)
+                notes += 1
             text = rng.choice(queries)
             for plan in order if i % 2 else reversed(order):
-                FtsSearch.top_k = plan == "top_k"
+                _plan(plan)
                 wall, cpu, envelope = _timed(registry.run, "search", {"initiatives": [MAIN], "text": text})
                 _check_envelope("search_broad", "in_process", envelope)
                 samples[plan][0].append(wall)
                 samples[plan][1].append(cpu)
     finally:
-        FtsSearch.top_k = True
-    out: dict[str, Any] = {}
+        _plan("memory")
+    out: dict[str, Any] = {"notes_written": notes, "write_every": write_every}
     for plan, (walls, cpus) in samples.items():
         out[plan] = {"wall": summarize(walls, keep_samples=False), "cpu": summarize(cpus, keep_samples=False)}
     for q in ("p50", "p95"):
-        out[f"ratio_{q}_cpu"] = round(out["top_k"]["cpu"][q] / out["exhaustive"]["cpu"][q], 3)
-        out[f"ratio_{q}_wall"] = round(out["top_k"]["wall"][q] / out["exhaustive"]["wall"][q], 3)
+        out[f"ratio_{q}_cpu"] = round(out["memory"]["cpu"][q] / out["exhaustive"]["cpu"][q], 3)
+        out[f"ratio_{q}_wall"] = round(out["memory"]["wall"][q] / out["exhaustive"]["wall"][q], 3)
     return out
 
 
@@ -160,6 +198,7 @@ def recall_common(service: Any, builder: CorpusBuilder, ops: int, seed: int) -> 
 
 def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
     from kaeru.mcp.server import build_server
+    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 
@@ -175,11 +214,13 @@ def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
             print(f"[{size:,}] building in {vault.vault_dir}", file=sys.stderr, flush=True)
             build(service, builder, "bulk", quiet=False)
         queries = broad_queries(builder, args.queries)
+        server = build_server(service)
+        settle_heap()  # as `kaeru serve` does before serving: a full collection then skips the start-up heap
         print(f"[{size:,}] agreement over {len(queries)} queries", file=sys.stderr, flush=True)
         agreed = agreement(store, queries)
         print(f"[{size:,}] latency, {args.ops} calls per plan", file=sys.stderr, flush=True)
         load = [os.getloadavg()[0]]
-        timed = latency(build_server(service).registry, queries, args.ops, args.seed)
+        timed = latency(server.registry, queries, args.ops, args.seed, args.write_every, builder.corpus.vocab)
         load.append(os.getloadavg()[0])
         result = {"size": size, "vault_dir": str(vault.vault_dir), "agreement": agreed, "latency": timed}
         if args.recall_ops:
@@ -199,6 +240,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--queries", type=int, default=240, help="broad queries for the agreement (default 240)")
     p.add_argument("--ops", type=int, default=200, help="timed calls per plan (default 200)")
     p.add_argument("--recall-ops", type=int, default=30, help="timed common-word recalls (default 30; 0: none)")
+    p.add_argument(
+        "--write-every", type=int, default=0, help="a note in the searched initiative every N rounds (0: none)"
+    )
     p.add_argument("--seed", type=int, default=20240601)
     p.add_argument("--vault", type=Path, default=None, help="reuse a vault kept by --keep (one size only)")
     p.add_argument("--keep", action="store_true")
@@ -217,12 +261,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f"{run['size']:>7,}: top-10 = exhaustive plan {a['top10_equal_exhaustive_plan']:.1%}, "
             f"= raw bm25 {a['top10_equal_raw_bm25']:.1%} ({a['queries']} queries, matches {a['matches_in_scope_min_median_max']})"
         )
-        for plan in ("top_k", "exhaustive"):
+        c0 = a["first_search_cpu"]
+        print(f"         first search of a query (copies read): CPU p50 {c0['p50']:.2f} p95 {c0['p95']:.2f} ms")
+        print(
+            f"         top-10 = SQL top-k plan {a['top10_equal_sql_top_k_plan']:.1%}; notes written {t['notes_written']}"
+        )
+        for plan in PLANS:
             w, c = t[plan]["wall"], t[plan]["cpu"]
             print(
                 f"         {plan:>10}: wall p50 {w['p50']:.2f} p95 {w['p95']:.2f} ms, CPU p50 {c['p50']:.2f} p95 {c['p95']:.2f} ms"
             )
-        print(f"         top_k / exhaustive CPU: p50 {t['ratio_p50_cpu']}, p95 {t['ratio_p95_cpu']}")
+        print(f"         memory / exhaustive CPU: p50 {t['ratio_p50_cpu']}, p95 {t['ratio_p95_cpu']}")
         if "recall_common" in run:
             w, c = run["recall_common"]["wall"], run["recall_common"]["cpu"]
             print(

@@ -1,6 +1,7 @@
-"""The top-k plan of a common-word search (SQLite, decision 16.B1) answers exactly what the
-exhaustive plan answers: the same hits in the same order, the same `total` and the same superseded
-count (and the superseded matches noted for their successors agree).
+"""The top-k plan of a common-word search (SQLite, decision 16.B1) and its ranking in memory
+(decision 16.B4) answer exactly what the exhaustive plan answers: the same hits in the same order,
+with the same bm25 scores to the bit, the same `total` and the same superseded count (and the
+superseded matches noted for their successors agree), also after writes between searches.
 
 On random small vaults every word is rare, so the store is told to treat every word as common
 (`rare_rows = 0`); a small `top_k_slack` makes the first candidate set smaller than the matches, so
@@ -26,6 +27,7 @@ from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.sqlite.impacts import CACHE_BYTES, REFRESH_ROWS
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.store import SqliteStore
 
@@ -85,20 +87,35 @@ def _apply(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) ->
             pass
 
 
-def _search(store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096) -> tuple[Any, ...]:
+def _search(
+    store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096, cache: bool = True
+) -> tuple[Any, ...]:
     out: list[tuple[int, str]] = []
     asked = dataclasses.replace(q, superseded_out=out)
     with store.read() as session:
         assert isinstance(session, FtsSearch)
         session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, 0, slack, ids
+        session.text_cache = cache
         rows, total, omitted = session.search(asked)
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
 
 
+#: The store's `TextCache` as an example sets it: defaults; every revised row read back whole (a
+#: copy read again after any revision); no memory (every search falls back to SQL).
+CACHES = [(None, None), (None, 0), (0, None)]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(step, min_size=4, max_size=40), queries=st.lists(query, min_size=1, max_size=6))
+@given(
+    steps=st.lists(step, min_size=4, max_size=40),
+    queries=st.lists(st.tuples(query, st.lists(step, max_size=3)), min_size=1, max_size=6),
+    cache=st.sampled_from(CACHES),
+)
 def test_top_k_plan_equals_exhaustive_ranking(
-    vault: tuple[SqliteStore, Settings], steps: list[tuple[Any, ...]], queries: list[dict[str, Any]]
+    vault: tuple[SqliteStore, Settings],
+    steps: list[tuple[Any, ...]],
+    queries: list[tuple[dict[str, Any], list[tuple[Any, ...]]]],
+    cache: tuple[int | None, int | None],
 ) -> None:
     store, config = vault
     n = next(_examples)
@@ -108,48 +125,123 @@ def test_top_k_plan_equals_exhaustive_ranking(
     service = Service(
         store, config, clock=lambda: start + timedelta(milliseconds=next(ticks)), entropy=lambda k: rng.randbytes(k)
     )
+    text = store._common.text
+    text.max_bytes, text.refresh_rows = (
+        (CACHE_BYTES if cache[0] is None else cache[0]),
+        (REFRESH_ROWS if cache[1] is None else cache[1]),
+    )
     ids: list[str] = []
-    for op in steps:
-        _apply(service, f"ex{n}", ids, op)
+    try:
+        for op in steps:
+            _apply(service, f"ex{n}", ids, op)
+        for raw, between in queries:
+            _check(store, n, raw)
+            for op in between:  # an agent writes between searches: the copies are brought up to date
+                _apply(service, f"ex{n}", ids, op)
+    finally:
+        text.max_bytes, text.refresh_rows = CACHE_BYTES, REFRESH_ROWS
+
+
+def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
     with store.read() as session:
         scopes = {name: session.initiative_by_name(f"ex{n}-{name}") for name in ("a", "b")}
-    for raw in queries:
-        found = [scopes[s] for s in raw["scope"] if scopes[s] is not None]
-        if not found:
-            continue
-        q = SearchQuery(
-            initiative_ids=[s.id for s in found if s is not None],
-            tokens=raw["words"],
-            match_all=raw["match_all"],
-            prefix=raw["prefix"],
-            omit_superseded=raw["omit_superseded"],
-            window=raw["window"],
-            stemmed=raw["stemmed"],
-            superseded_head=3,
-        )
-        # The reference: the exhaustive plan with a window larger than these vaults, cut to the window.
-        rows, total, omitted, noted = _search(store, dataclasses.replace(q, window=5000), top_k=False, slack=0)
-        for slack, exact, flagged in ((0, None, 4096), (1, None, 0), (10_000, None, 1), (0, False, 4096)):
-            # 10,000: the first candidate set covers every match. `audit_free` False: the store does
-            # not trust the index to hold exactly the scope's live members, and filters and counts
-            # through `nodes_head` (decision 16.K1); None: it reads that the index does. `flagged`: how
-            # many superseded nodes are flagged from a set (past it, by a look-up per candidate).
-            store._common.audit_free = exact
-            try:
-                top_rows, top_total, top_omitted, top_noted = _search(store, q, top_k=True, slack=slack, ids=flagged)
-            finally:
-                store._common.audit_free = None
-            assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact)
-            # The superseded matches among the ranked candidates are noted: the reference's first ones.
-            assert top_noted == noted[: len(top_noted)], (raw, slack)
-            if slack == 10_000:
-                assert top_noted == noted, (raw, slack)
-        # `count_matches` (recall's per-word counts): every match, superseded ones included.
-        every = _search(store, dataclasses.replace(q, window=5000, omit_superseded=False), top_k=False, slack=0)
+    found = [scopes[s] for s in raw["scope"] if scopes[s] is not None]
+    if not found:
+        return
+    q = SearchQuery(
+        initiative_ids=[s.id for s in found if s is not None],
+        tokens=raw["words"],
+        match_all=raw["match_all"],
+        prefix=raw["prefix"],
+        omit_superseded=raw["omit_superseded"],
+        window=raw["window"],
+        stemmed=raw["stemmed"],
+        superseded_head=3,
+    )
+    # The reference: the exhaustive plan with a window larger than these vaults, cut to the window.
+    rows, total, omitted, noted = _search(store, dataclasses.replace(q, window=5000), top_k=False, slack=0)
+    variants = (
+        (0, None, 4096, True),
+        (1, None, 0, True),
+        (10_000, None, 1, True),
+        (0, False, 4096, True),
+        (0, None, 4096, False),
+        (1, None, 4096, False),
+        (10_000, None, 1, False),
+    )
+    for slack, exact, flagged, cache in variants:
+        # 10,000: the first candidate set covers every match. `audit_free` False: the store does
+        # not trust the index to hold exactly the scope's live members, and filters and counts
+        # through `nodes_head` (decision 16.K1); None: it reads that the index does. `flagged`: how
+        # many superseded nodes are flagged from a set (past it, by a look-up per candidate).
+        # `cache`: ranked in memory (decision 16.B4) where it can, or by SQL's top-k plan.
+        store._common.audit_free = exact
+        try:
+            top_rows, top_total, top_omitted, top_noted = _search(
+                store, q, top_k=True, slack=slack, ids=flagged, cache=cache
+            )
+        finally:
+            store._common.audit_free = None
+        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact, cache)
+        # The superseded matches among the ranked candidates are noted: the reference's first ones.
+        assert top_noted == noted[: len(top_noted)], (raw, slack)
+        if slack == 10_000:
+            assert top_noted == noted, (raw, slack)
+    # `count_matches` (recall's per-word counts): every match, superseded ones included.
+    every = _search(store, dataclasses.replace(q, window=5000, omit_superseded=False), top_k=False, slack=0)
+    for cache in (True, False):
         with store.read() as session:
             assert isinstance(session, FtsSearch)
-            session.rare_rows = 0
+            session.rare_rows, session.text_cache = 0, cache
             assert session.count_matches(q) == every[1], raw
+
+
+def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
+    """The in-memory ranking (decision 16.B4) serves from its copies, reads back only what a write
+    changed (a new note by range, a forgotten or superseded one by id), and answers an older
+    snapshot than its copies through SQL: each time exactly what the exhaustive plan answers."""
+    store, config = vault
+    service = Service(store, config)
+    text = store._common.text
+    notes = [
+        service.note(parse("note", {"initiative": "follow-a", "text": t, "kind": "observation"}))[0].primary
+        for t in ("omega omega beta", "omega", "beta gamma omega", "gamma", "omega beta beta beta")
+    ]
+    with store.read() as session:
+        scope = session.initiative_by_name("follow-a")
+    assert scope is not None
+    q = SearchQuery(initiative_ids=[scope.id], tokens=["omega", "beta"], window=3)
+
+    def both() -> tuple[Any, Any]:
+        return _search(store, q, top_k=True, slack=0), _search(store, q, top_k=False, slack=0)
+
+    cached, exhaustive = both()
+    assert cached == exhaustive and cached[1] == 4
+    loads, read = text.loads, text.rows_read
+    assert both()[0] == cached and (text.loads, text.rows_read) == (loads, read)  # served from memory
+    service.note(parse("note", {"initiative": "follow-a", "text": "beta omega omega omega", "kind": "observation"}))
+    cached, exhaustive = both()
+    assert cached == exhaustive and cached[1] == 5
+    assert text.loads == loads and text.rows_read > read  # the new row, read by range
+    first = notes[0]
+    assert first is not None
+    with store.read() as old:  # a snapshot taken before the next write
+        assert isinstance(old, FtsSearch)
+        old.rare_rows, old.top_k_slack = 0, 0
+        before = old.search(q)
+        service.forget(parse("forget", {"initiative": "follow-a", "node": first.id, "reason": "t"}))
+        cached, exhaustive = both()
+        assert cached == exhaustive and cached[1] == 4
+        assert text.loads == loads  # the forgotten row, read back by id
+        assert old.search(q) == before  # older than the copies: ranked by SQL in its own snapshot
+    text.refresh_rows = 0
+    try:
+        service.note(parse("note", {"initiative": "follow-a", "text": "omega", "kind": "observation"}))
+        service.forget(parse("forget", {"initiative": "follow-a", "node": notes[1].id, "reason": "t"}))  # type: ignore[union-attr]
+        cached, exhaustive = both()
+        assert cached == exhaustive and text.loads > loads  # a revision past the limit: read again whole
+    finally:
+        text.refresh_rows = REFRESH_ROWS
 
 
 def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:

@@ -3,8 +3,11 @@ the index rows a node write maintains (literal words for `search`, their stems f
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+import apsw
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
@@ -12,6 +15,7 @@ from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
+from kaeru.storage.sqlite.impacts import COLUMNS, Ranking, TextCache
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -37,6 +41,8 @@ _REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisS
 #: stems): a literal search ranks by the literal columns, a stemmed one by the stem columns.
 _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
+#: An initiative's scope token counted once (its column alone): whether a row is in the scope.
+_SCOPE_WEIGHTS = (0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
 #: A common-word search ranks in the full-text index alone and joins only its best matches to
 #: `nodes_head` (decision 16.B1): first the window plus this many more, to spare a second round
 #: when a few of them are filtered out or superseded.
@@ -44,6 +50,7 @@ TOP_K_SLACK = 64
 #: A common-word search flags the superseded candidates from a set of ids read once when the scope
 #: holds at most this many superseded nodes (decision 16.K1); past it, by a look-up per candidate.
 SUPERSEDED_IDS = 4096
+_new_tuple = tuple.__new__
 
 
 def scope_tokens(initiative_ids: Sequence[int]) -> str:
@@ -83,6 +90,8 @@ class CommonWords:
         #: Whether the full-text index holds no `audit_event` node (decision 16.K1): then a scoped
         #: match is exactly the live members of the scope, and counts need no join. None: not read yet.
         self.audit_free: bool | None = None
+        #: Broad searches ranked in memory (decision 16.B4), shared by the store's sessions.
+        self.text = TextCache()
 
     def __contains__(self, match: str) -> bool:
         return match in self._known
@@ -105,8 +114,11 @@ class FtsSearch(Part):
     top_k_slack = TOP_K_SLACK
     #: At most this many superseded nodes in scope are flagged from a set (tests lower it).
     superseded_ids = SUPERSEDED_IDS
+    #: Rank a common-word search in memory when it can (decision 16.B4); off, the SQL plans do.
+    text_cache = True
 
     _common: CommonWords
+    _c: apsw.Connection
     _snapshot: bool
     _stored: dict[int, tuple[Any, ...]]
     _stored_seqs: dict[str, int]
@@ -141,6 +153,7 @@ class FtsSearch(Part):
             self._index(int(row[0]), self._d.node(row[0], row[1], row[2:]))
             count += 1
         self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        self._common.text.clear()  # the same rows again, but copies are never trusted across a rebuild
         return count
 
     rebuild_text_index = reindex_text
@@ -291,6 +304,55 @@ class FtsSearch(Part):
         )
         return hits, matched - omitted, omitted
 
+    def _ranking(self, query: SearchQuery, scores: bool = True) -> Ranking | None:
+        """The scope's matches of `query` ranked in memory as FTS5's bm25 ranks them (decision 16.B4),
+        or None when the store's `TextCache` cannot say (then SQL ranks): only in a read snapshot,
+        for whole words (no prefix), when the index holds exactly the scope's live members."""
+        if not self.text_cache or not self._snapshot or query.prefix or not query.initiative_ids:
+            return None
+        if not self._index_exact():
+            return None
+        base = _STEM_WEIGHTS if query.stemmed else _LITERAL_WEIGHTS
+        columns = {("stem_" + f if query.stemmed else f) for f in query.fields}
+        weights = tuple(float(w) if COLUMNS[i] in columns else 0.0 for i, w in enumerate(base.split(",")))
+        words = [(fts_match([t], False, False, (), query.fields, query.stemmed), weights) for t in query.tokens]
+        scopes = [(f'scope : ("s{int(i)}")', _SCOPE_WEIGHTS) for i in query.initiative_ids]
+        return self._common.text.rank(self._db, self._c, words, scopes, query.match_all, scores)
+
+    def _search_cached(
+        self, query: SearchQuery, where: str, params: list[Any], sup_params: list[Any]
+    ) -> tuple[list[SearchRow], int, int] | None:
+        """A common-word search ranked in memory (decision 16.B4): the same rows, order, scores,
+        `total` and omissions as `_search_common`, whose steps it follows; None when it cannot."""
+        targets = self._superseded_ids(sup_params) if query.omit_superseded else frozenset()
+        if targets is None:
+            return None
+        ranking = self._ranking(query)
+        if ranking is None:
+            return None
+        window = int(query.window)
+        cap = window + self.top_k_slack
+        while True:
+            seqs, scores = ranking.top(cap)
+            ids, refuted = self._common.text.facts(ranking.np, self._db, seqs, _REFUTED)
+            gone = [i in targets for i in ids] if targets else [False] * len(ids)
+            kept = len(ids) - sum(gone)
+            if len(seqs) < cap or kept >= window:
+                break
+            cap *= 4
+        if targets:
+            _note_superseded(query, list(zip(ids, gone, strict=True)))
+        rows: Iterator[tuple[str, int, float, bool, None]] = zip(ids, seqs, scores, refuted, itertools.repeat(None))
+        if targets:
+            rows = itertools.compress(rows, [not g for g in gone])
+        # SearchRow's own constructor is a Python lambda: a broad page makes 5,000 of them.
+        hits = list(map(_new_tuple, itertools.repeat(SearchRow), itertools.islice(rows, window)))
+        if len(seqs) < cap or not query.count_total:  # every match was ranked, or no total asked
+            return hits, kept, len(ids) - kept
+        match = self._match(query, scoped=True)
+        omitted = self._superseded_matches(match, where, params, sup_params) if targets else 0
+        return hits, ranking.count - omitted, omitted
+
     def _superseded_ids(self, sup_params: list[Any]) -> frozenset[str] | None:
         """The ids a live node of the scope supersedes (the `superseded` predicate of `_filters`,
         read from the edges' side through `edges_verdicts`), or None past `superseded_ids` of them."""
@@ -333,6 +395,9 @@ class FtsSearch(Part):
         the scope tokens intersected in FTS5, ~4× cheaper at 100k nodes than joining every match to
         `nodes_head` and checking its memberships again (decision 16.K1)."""
         if not query.columns and not query.tags and self._index_exact():
+            ranking = self._ranking(query, scores=False)
+            if ranking is not None:
+                return ranking.count
             row = self._db.one("SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?", (match,))
         else:
             row = self._db.one(
@@ -366,6 +431,10 @@ class FtsSearch(Part):
             rare = self._search_rare(query, weights, where, params, superseded, sup_params)
             if rare is not None:
                 return rare
+            if self.top_k and not query.columns and not query.tags:
+                cached = self._search_cached(query, where, params, sup_params)
+                if cached is not None:
+                    return cached
             match = self._match(query, scoped=True)
             if self.top_k and not query.columns and not query.tags:
                 # The top-k plan pays off only when the scope's matches exceed its first candidate
