@@ -157,3 +157,25 @@ def test_without_structured_output_the_pinned_listing_drops_the_output_schemas(s
     assert [t.model_dump(by_alias=True) for t in pinned] == [
         t.model_dump(by_alias=True) for t in lazy.registry.list_tools()
     ]
+
+
+def test_calling_one_tool_first_builds_that_tool_only(service: Service, store: Store) -> None:
+    """The first call builds its own tool's schema and validator, not every tool's (decision 16.S1):
+    `tools/list` is answered from the pinned listing before and after the building."""
+    lazy = build_server(store=store, open_service=lambda: service)
+    first = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    lazy.registry.wait_loaded(60)
+    assert lazy.registry.loaded and lazy.registry.built_tools() == set()
+    found = lazy.registry.run("search", {"initiatives": ["per-tool"], "text": "anything"})
+    assert found["state"] == "ok"
+    assert lazy.registry.built_tools() == {"search"}
+    refused = lazy.registry.run("note", {"initiative": "per-tool"})  # refused by note's own schema
+    assert refused["state"] == "rejected" and refused["issues"][0]["code"] == "invalid_argument"
+    assert lazy.registry.built_tools() == {"search", "note"}
+    again = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    assert again == first and lazy.registry.built_tools() == {"search", "note"}
+    # A registry over a service builds its listing from the specs: every tool, the pinned answer.
+    eager = build_server(service).registry
+    assert eager.built_tools() == set()
+    assert [t.model_dump(mode="json", by_alias=True) for t in eager.list_tools()] == first
+    assert eager.built_tools() == set(eager.specs)
