@@ -179,3 +179,35 @@ def test_calling_one_tool_first_builds_that_tool_only(service: Service, store: S
     assert eager.built_tools() == set()
     assert [t.model_dump(mode="json", by_alias=True) for t in eager.list_tools()] == first
     assert eager.built_tools() == set(eager.specs)
+
+
+def test_the_first_search_after_a_lazy_start_loads_its_own_use_case_only(server_env: dict[str, str]) -> None:
+    """What the service loader and a first `search` import and build, in a fresh interpreter as
+    `kaeru serve` runs them (decision 16.S1): not the other use cases, the secret scanner, the
+    archive code, the other tools' schemas or the other request models' pydantic schemas."""
+    probe = (
+        "import sys\n"
+        "from kaeru.cli.common import open_service\n"
+        "from kaeru.config import Settings\n"
+        "from kaeru.mcp.server import build_server\n"
+        "from kaeru.storage.factory import open_store\n"
+        "settings = Settings.from_env()\n"
+        "store = open_store(settings)\n"
+        "kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)\n"
+        "kaeru.registry.list_tools()\n"
+        "kaeru.registry.wait_loaded(60)\n"
+        "answer = kaeru.registry.run('search', {'initiatives': ['probe'], 'text': 'anything'})\n"
+        "from kaeru.service.requests import REQUESTS\n"
+        "heavy = ('kaeru.service.capture', 'kaeru.service.context', 'kaeru.service.recall', 'kaeru.service.reflect',"
+        " 'kaeru.service.evolve', 'kaeru.domain.secrets', 'kaeru.export.archive', 'kaeru.api.working',"
+        " 'kaeru.service.requests.reads', 'kaeru.service.requests.writes')\n"
+        "print(answer['state'])\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "print(sorted(kaeru.registry.built_tools()))\n"
+        "print(sorted(name for name, model in REQUESTS.items() if model.__pydantic_complete__))\n"
+        "store.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=server_env, check=True, timeout=60
+    )
+    assert out.stdout.splitlines() == ["ok", "[]", "['search']", "[]"], out.stderr

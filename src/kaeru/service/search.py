@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
-from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
@@ -34,6 +33,8 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
         if initiative is None:
             if every is None:
                 every = grants.visible_names(x.name for x in session.all_initiatives())
+            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
             close = suggest(name, every)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
