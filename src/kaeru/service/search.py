@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
 from kaeru.domain.text import query_tokens
@@ -11,10 +11,12 @@ from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
-from kaeru.service.requests import SearchRequest
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import SearchRequest
 
 MAX_QUERY_TOKENS = 256
 WINDOW = 5000
