@@ -211,3 +211,39 @@ def test_the_first_search_after_a_lazy_start_loads_its_own_use_case_only(server_
         [sys.executable, "-c", probe], capture_output=True, text=True, env=server_env, check=True, timeout=60
     )
     assert out.stdout.splitlines() == ["ok", "[]", "['search']", "[]"], out.stderr
+
+
+def test_the_tools_are_built_once_initialize_is_answered(service: Service, store: Store) -> None:
+    """On stdio, `notifications/initialized` starts the building (decision 16.S1): the first call
+    or `tools/list` finds the tools built or half-way, not `initialize` itself."""
+    import asyncio
+    import os
+
+    from kaeru.mcp.transports import _PipeReadStream, _PipeWriteStream
+
+    lazy = build_server(store=store, open_service=lambda: service)
+    sink = os.open(os.devnull, os.O_WRONLY)
+
+    async def scenario() -> list[str]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(
+            _line(initialize_request(1)) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        reader.feed_eof()
+        stream = _PipeReadStream(reader, lazy.registry, _PipeWriteStream(sink))
+        seen = []
+        for _ in range(2):
+            message = await stream.receive()
+            assert not isinstance(message, Exception)
+            seen.append(getattr(message.message, "method", ""))
+            if len(seen) == 1:
+                lazy.registry.wait_loaded(60)
+                assert not lazy.registry.loaded  # `initialize` itself starts nothing
+        return seen
+
+    try:
+        assert asyncio.run(scenario()) == ["initialize", "notifications/initialized"]
+        lazy.registry.wait_loaded(60)
+        assert lazy.registry.loaded and lazy.service is service
+    finally:
+        os.close(sink)

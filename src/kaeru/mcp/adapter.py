@@ -192,6 +192,8 @@ class ToolRegistry:
         self._limiter: anyio.CapacityLimiter | None = None
         #: Tool calls asked and not yet answered by `envelope` (queued or running).
         self.running = 0
+        #: Tool calls answered by `envelope` (the heap is settled after the first, decision 16.S1).
+        self.answered = 0
         #: Called once the loader has run: the server freezes what it built (decision 66).
         self.settle: Callable[[], None] | None = None
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
@@ -332,6 +334,7 @@ class ToolRegistry:
             return await anyio.to_thread.run_sync(self.run, name, arguments, limiter=limiter)
         finally:
             self.running -= 1
+            self.answered += 1
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if not self.has(name):
