@@ -41,7 +41,10 @@ from typing import Any
 from bench.stats import percentile
 
 MILESTONES = ("initialize", "tools/list", "tools/call")
-#: Per run, beside the milestones: the server process's CPU time, spawn to exit (ms).
+#: Per run, beside the milestones: the first call's own wait (its answer after the `tools/list`
+#: answer: what a lazy server's first call pays for building what it needs), and the server
+#: process's CPU time, spawn to exit (ms).
+CALL_AFTER_LIST = "call − list"
 CPU = "process CPU"
 INIT_PARAMS = {
     "protocolVersion": "2025-06-18",
@@ -149,6 +152,7 @@ class Server:
             # The server exits at the end of its input; its CPU time is read as it is reaped.
             _, status, usage = os.wait4(proc.pid, 0)
             proc.returncode = os.waitstatus_to_exitcode(status)
+        out[CALL_AFTER_LIST] = out["tools/call"] - out["tools/list"]
         out[CPU] = (usage.ru_utime + usage.ru_stime) * 1e3
         return out
 
@@ -259,7 +263,9 @@ def main(argv: list[str] | None = None) -> None:
                         {"name": "search", "arguments": word},
                     )
                 )
-        times: dict[str, dict[str, list[float]]] = {s.label: {m: [] for m in (*MILESTONES, CPU)} for s in servers}
+        times: dict[str, dict[str, list[float]]] = {
+            s.label: {m: [] for m in (*MILESTONES, CALL_AFTER_LIST, CPU)} for s in servers
+        }
         for round_no in range(args.warmup + args.runs):
             shift = round_no % len(servers)
             for server in servers[shift:] + servers[:shift]:
@@ -270,13 +276,13 @@ def main(argv: list[str] | None = None) -> None:
         print(f"start-up, ms from spawn to each answer; {args.runs} paired rounds (+{args.warmup} warm-up)")
         print(f"{'server / milestone':<34} {'p50':>9} {'p95':>9}")
         for server in servers:
-            for milestone in (*MILESTONES, CPU):
+            for milestone in (*MILESTONES, CALL_AFTER_LIST, CPU):
                 print(_row(f"{server.label} → {milestone}", times[server.label][milestone]))
         pairs = [(server.label, "bare") for server in servers[1:]]
         if args.baseline is not None:
             pairs += [(s.label, "base" + s.label.removeprefix("kaeru")) for s in servers if s.label.startswith("kaeru")]
         for label, other in pairs:
-            for milestone in (*MILESTONES, CPU):
+            for milestone in (*MILESTONES, CALL_AFTER_LIST, CPU):
                 diffs = [a - b for a, b in zip(times[label][milestone], times[other][milestone], strict=True)]
                 print(_row(f"{label} − {other}, {milestone}", diffs))
     finally:
