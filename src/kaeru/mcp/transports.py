@@ -239,7 +239,12 @@ def run_stdio(kaeru: KaeruServer) -> None:
                 # and covers the service layer too (decisions 16.O1, 16.O3). `kaeru serve` keeps the
                 # collector off until then; `initialize` and pings allocate little.
                 def settle() -> None:
-                    loop.call_soon_threadsafe(_settle_when_idle, kaeru.registry, loop, 0)
+                    # The building starts at `notifications/initialized` (decision 16.S1): a session
+                    # that ends at once may close the loop before it is done; nothing is left to settle.
+                    try:
+                        loop.call_soon_threadsafe(_settle_when_idle, kaeru.registry, loop, 0)
+                    except RuntimeError:  # the event loop is closed
+                        pass
 
                 kaeru.registry.settle = settle
             for signum in _STOP_SIGNALS:
