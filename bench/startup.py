@@ -149,8 +149,18 @@ class Server:
                 raise RuntimeError(f"{self.label}: the tool call returned no content")
         finally:
             proc.stdin.close()
-            # The server exits at the end of its input; its CPU time is read as it is reaped.
-            _, status, usage = os.wait4(proc.pid, 0)
+            # The server exits at the end of its input; its CPU time is read as it is reaped (killed
+            # after 30 s, as before).
+            deadline = time.monotonic() + 30
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(0.005)
             proc.returncode = os.waitstatus_to_exitcode(status)
         out[CALL_AFTER_LIST] = out["tools/call"] - out["tools/list"]
         out[CPU] = (usage.ru_utime + usage.ru_stime) * 1e3
