@@ -69,21 +69,19 @@ _MODELS: dict[str, tuple[str, str]] = {
     "recall": ("RecallRequest", "reads"),
     "archive": ("ArchiveRequest", "reads"),
 }
-_HOMES = dict(_MODELS.values())
 
 
 def __getattr__(name: str) -> Any:
     """A model by its class name, from its module (imported on first use; PEP 562)."""
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    model = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = model
-    return model
+    for model, home in _MODELS.values():
+        if model == name:
+            return getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _Requests(Mapping[str, type[Request]]):
-    """Tool name → its model, each model's module imported when first looked up."""
+    """Tool name → its model, each model's module imported when first looked up (holds nothing:
+    the modules are Python's to keep)."""
 
     def __getitem__(self, tool: str) -> type[Request]:
         model: type[Request] = __getattr__(_MODELS[tool][0])
