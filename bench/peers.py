@@ -22,6 +22,10 @@ The workload, mapped onto each server's own tools:
   spawn, on an empty vault and again after the N memories (restart), rounds rotating over the
   bare SDK server, kaeru and the official server; also the first tool call after that restart.
 * **data on disk** after the sessions closed (stdin EOF): the vault directory / the JSONL file.
+
+`--baseline SRC` adds kaeru run from another checkout's `src` directory to the start-up rounds
+(on its own empty vault, then restarted on the vault this tree's kaeru wrote), so two trees'
+start-ups are measured in the same run; the paired differences are printed after the table.
 """
 
 from __future__ import annotations
@@ -114,6 +118,19 @@ class Peer:
 
 def _dir_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) if path.exists() else 0
+
+
+def baseline_peer(source: Path, base_env: dict[str, str]) -> Peer:
+    """kaeru from another checkout's `src` (first on the path), started as this tree's kaeru is."""
+    env = {**base_env, "PYTHONPATH": os.pathsep.join(p for p in (str(source.resolve()), base_env["PYTHONPATH"]) if p)}
+    return Peer(
+        "kaeru (baseline)",
+        _kaeru_command(),
+        lambda where: {**env, "KAERU_VAULT": str(where)},
+        None,
+        lambda word: ("search", {"initiatives": [INITIATIVE], "text": word}),
+        None,
+    )
 
 
 def peers(official_script: Path, base_env: dict[str, str]) -> list[Peer]:
@@ -242,10 +259,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--npm-dir", type=Path, default=NPM_DIR)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None, help="write the samples' summary as JSON here")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout's src: its kaeru joins the start-up rounds"
+    )
     args = parser.parse_args(argv)
 
     script = install_official(args.npm_dir)
     compile_kaeru()  # as its wheel would be installed, like the official server's package
+    if args.baseline is not None:
+        import compileall
+
+        compileall.compile_dir(args.baseline / "kaeru", quiet=1)
     work = Path(tempfile.mkdtemp(prefix="kaeru-peers-", dir=args.workdir))
     try:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("KAERU_", "MEMORY_FILE_PATH"))}
@@ -253,7 +277,8 @@ def main(argv: list[str] | None = None) -> None:
         base["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
         group = peers(script, base)
         bare, kaeru, official = group
-        where = {p.label: work / p.label.replace(" ", "-") for p in group}
+        starting = group if args.baseline is None else [*group, baseline_peer(args.baseline, base)]
+        where = {p.label: work / p.label.replace(" ", "-").strip("()") for p in starting}
         for path in where.values():
             path.mkdir()
         word = "vault"
@@ -261,7 +286,7 @@ def main(argv: list[str] | None = None) -> None:
             print("start-up on empty data …", file=sys.stderr, flush=True)
             # kaeru's first start creates and migrates the vault: a warm-up round, uncounted, as
             # bench.startup does; then every counted start opens an up-to-date empty vault.
-            empty = startups(group, where, args.starts, 1, errlog, word)
+            empty = startups(starting, where, args.starts, 1, errlog, word)
             for path in (where[kaeru.label], where[official.label]):
                 shutil.rmtree(path)
                 path.mkdir()
@@ -270,7 +295,9 @@ def main(argv: list[str] | None = None) -> None:
             disk = {p.label: _dir_bytes(where[p.label]) for p in (kaeru, official)}
             files = {p.label: sorted(f.name for f in where[p.label].iterdir()) for p in (kaeru, official)}
             print("restarts on the written data …", file=sys.stderr, flush=True)
-            restart = startups(group, where, args.starts, 1, errlog, marker(0))
+            if args.baseline is not None:  # the baseline restarts on the vault this tree wrote
+                where[starting[-1].label] = where[kaeru.label]
+            restart = startups(starting, where, args.starts, 1, errlog, marker(0))
         k, o = kaeru.label, official.label
         rows = [
             ("spawn → `initialize` answered, empty", empty, "initialize"),
@@ -291,6 +318,14 @@ def main(argv: list[str] | None = None) -> None:
             f"{disk[o] / 1e6:.2f} MB | |"
         )
         print(f"\nfiles after the sessions closed: kaeru {files[k]}; official {files[o]}")
+        pairs = [(k, bare.label), (o, bare.label)]
+        if args.baseline is not None:
+            pairs += [(starting[-1].label, bare.label), (k, starting[-1].label)]
+        print("\npaired differences (per round), ms p50 / p95")
+        for one, other in pairs:
+            for title, table, key in rows:
+                diffs = [a - b for a, b in zip(table[one][key], table[other][key], strict=True)]
+                print(f"| {one} − {other} | {title} | {_pp(diffs)} |")
         if args.out:
             summary = {
                 "memories": args.memories,

@@ -13,9 +13,16 @@ before the spawn: the `initialize` answer, then (after `notifications/initialize
 
 Runs are paired: each round starts every server once, in an order that rotates per round, so drift
 on a shared machine lands on all of them. Prints p50/p95 per server and milestone, and the paired
-differences kaeru − bare (p50/p95 of the per-round differences).
+differences kaeru − bare (p50/p95 of the per-round differences), and each server process's CPU time
+(user + system, spawn to exit: the wall times above are shared with whatever else the machine runs).
+
+`--baseline SRC` adds the same kaeru servers run from another checkout's `src` directory (e.g. a
+`git archive main` unpacked), compiled to bytecode as this one is, so that two trees are measured
+in the same rounds; with it every kaeru server is started as `python -m kaeru serve`, and the paired
+differences this tree − baseline are printed too.
 
     PYTHONPATH=src python -m bench.startup [--runs 20] [--vault DIR [--database-url URL] | --notes 10000]
+        [--baseline OTHER/src]
 """
 
 from __future__ import annotations
@@ -34,6 +41,11 @@ from typing import Any
 from bench.stats import percentile
 
 MILESTONES = ("initialize", "tools/list", "tools/call")
+#: Per run, beside the milestones: the first call's own wait (its answer after the `tools/list`
+#: answer: what a lazy server's first call pays for building what it needs), and the server
+#: process's CPU time, spawn to exit (ms).
+CALL_AFTER_LIST = "call − list"
+CPU = "process CPU"
 INIT_PARAMS = {
     "protocolVersion": "2025-06-18",
     "capabilities": {},
@@ -137,17 +149,31 @@ class Server:
                 raise RuntimeError(f"{self.label}: the tool call returned no content")
         finally:
             proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            # The server exits at the end of its input; its CPU time is read as it is reaped (killed
+            # after 30 s, as before).
+            deadline = time.monotonic() + 30
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
+                if time.monotonic() > deadline:
+                    proc.kill()
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    break
+                time.sleep(0.005)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+        out[CALL_AFTER_LIST] = out["tools/call"] - out["tools/list"]
+        out[CPU] = (usage.ru_utime + usage.ru_stime) * 1e3
         return out
 
 
 def _kaeru_command() -> list[str]:
     script = Path(sys.executable).with_name("kaeru")
     return [str(script), "serve"] if script.exists() else [sys.executable, "-m", "kaeru.cli.app", "serve"]
+
+
+def _module_command() -> list[str]:
+    return [sys.executable, "-m", "kaeru", "serve"]
 
 
 def _build(directory: Path, notes: int) -> None:
@@ -189,6 +215,12 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="kaeru-built on this PostgreSQL database (with --vault, e.g. bench.million's)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="another checkout's src directory: its kaeru servers are measured in the same rounds",
+    )
     args = parser.parse_args(argv)
     if args.mode == "bare":
         _serve_bare()
@@ -196,6 +228,10 @@ def main(argv: list[str] | None = None) -> None:
 
     if not args.source:
         compile_kaeru()
+        if args.baseline is not None:
+            import compileall
+
+            compileall.compile_dir(args.baseline / "kaeru", quiet=1)
     work = Path(tempfile.mkdtemp(prefix="kaeru-startup-"))
     try:
         base = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
@@ -210,30 +246,36 @@ def main(argv: list[str] | None = None) -> None:
                 {"name": "echo", "arguments": {"text": "hi"}},
             )
         ]
-        empty = work / "empty"
-        servers.append(
-            Server(
-                "kaeru-empty",
-                _kaeru_command(),
-                {**base, "KAERU_VAULT": str(empty)},
-                {"name": "search", "arguments": word},
-            )
-        )
         built = args.vault
         if built is None and args.notes:
             built = work / "built"
             _build(built, args.notes)
-        if built is not None:
+        trees = [("kaeru", _kaeru_command() if args.baseline is None else _module_command(), base)]
+        if args.baseline is not None:
+            other = os.pathsep.join(p for p in (str(args.baseline.resolve()), base["PYTHONPATH"]) if p)
+            trees.append(("base", _module_command(), {**base, "PYTHONPATH": other}))
+        for tree, command, env in trees:
             servers.append(
                 Server(
-                    "kaeru-built",
-                    _kaeru_command(),
-                    {**base, "KAERU_VAULT": str(built)}
-                    | ({"KAERU_DATABASE_URL": args.database_url} if args.database_url else {}),
+                    f"{tree}-empty",
+                    command,
+                    {**env, "KAERU_VAULT": str(work / f"{tree}-empty")},
                     {"name": "search", "arguments": word},
                 )
             )
-        times: dict[str, dict[str, list[float]]] = {s.label: {m: [] for m in MILESTONES} for s in servers}
+            if built is not None:
+                servers.append(
+                    Server(
+                        f"{tree}-built",
+                        command,
+                        {**env, "KAERU_VAULT": str(built)}
+                        | ({"KAERU_DATABASE_URL": args.database_url} if args.database_url else {}),
+                        {"name": "search", "arguments": word},
+                    )
+                )
+        times: dict[str, dict[str, list[float]]] = {
+            s.label: {m: [] for m in (*MILESTONES, CALL_AFTER_LIST, CPU)} for s in servers
+        }
         for round_no in range(args.warmup + args.runs):
             shift = round_no % len(servers)
             for server in servers[shift:] + servers[:shift]:
@@ -244,12 +286,15 @@ def main(argv: list[str] | None = None) -> None:
         print(f"start-up, ms from spawn to each answer; {args.runs} paired rounds (+{args.warmup} warm-up)")
         print(f"{'server / milestone':<34} {'p50':>9} {'p95':>9}")
         for server in servers:
-            for milestone in MILESTONES:
+            for milestone in (*MILESTONES, CALL_AFTER_LIST, CPU):
                 print(_row(f"{server.label} → {milestone}", times[server.label][milestone]))
-        for server in servers[1:]:
-            for milestone in MILESTONES:
-                diffs = [a - b for a, b in zip(times[server.label][milestone], times["bare"][milestone], strict=True)]
-                print(_row(f"{server.label} − bare, {milestone}", diffs))
+        pairs = [(server.label, "bare") for server in servers[1:]]
+        if args.baseline is not None:
+            pairs += [(s.label, "base" + s.label.removeprefix("kaeru")) for s in servers if s.label.startswith("kaeru")]
+        for label, other in pairs:
+            for milestone in (*MILESTONES, CALL_AFTER_LIST, CPU):
+                diffs = [a - b for a, b in zip(times[label][milestone], times[other][milestone], strict=True)]
+                print(_row(f"{label} − {other}, {milestone}", diffs))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -29,7 +29,7 @@ def tools_listing() -> list[dict[str, Any]]:
         store = open_store(settings)
         try:
             kaeru = build_server(Service(store, settings))
-            return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+            return [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.built_listing()]
         finally:
             store.close()
 

@@ -28,6 +28,10 @@ ALLOWED_OBJECTS: dict[tuple[str, str], str] = {
         "PostgreSQL's dialect: its only state memoises the rendering of the program's own SQL texts "
         "(a fixed set), cleared past 4,096 entries"
     ),
+    ("kaeru.service.requests", "REQUESTS"): (
+        "a read-only mapping of the tool names to their request models, each model's module imported "
+        "when it is looked up (decision 16.S1); it holds nothing itself"
+    ),
     ("kaeru.domain.text", "TOKENISER"): (
         "the process's one tokeniser: the storage backends tokenise through kaeru.domain.text's "
         "functions, and its memos are BoundedCaches bounded by bytes (decision 14.Y1)"

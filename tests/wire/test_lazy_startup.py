@@ -157,3 +157,93 @@ def test_without_structured_output_the_pinned_listing_drops_the_output_schemas(s
     assert [t.model_dump(by_alias=True) for t in pinned] == [
         t.model_dump(by_alias=True) for t in lazy.registry.list_tools()
     ]
+
+
+def test_calling_one_tool_first_builds_that_tool_only(service: Service, store: Store) -> None:
+    """The first call builds its own tool's schema and validator, not every tool's (decision 16.S1):
+    `tools/list` is answered from the pinned listing before and after the building."""
+    lazy = build_server(store=store, open_service=lambda: service)
+    first = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    lazy.registry.wait_loaded(60)
+    assert lazy.registry.loaded and lazy.registry.built_tools() == set()
+    found = lazy.registry.run("search", {"initiatives": ["per-tool"], "text": "anything"})
+    assert found["state"] == "ok"
+    assert lazy.registry.built_tools() == {"search"}
+    refused = lazy.registry.run("note", {"initiative": "per-tool"})  # refused by note's own schema
+    assert refused["state"] == "rejected" and refused["issues"][0]["code"] == "invalid_argument"
+    assert lazy.registry.built_tools() == {"search", "note"}
+    again = [t.model_dump(mode="json", by_alias=True) for t in lazy.registry.list_tools()]
+    assert again == first and lazy.registry.built_tools() == {"search", "note"}
+    # A registry over a service builds its listing from the specs: every tool, the pinned answer.
+    eager = build_server(service).registry
+    assert eager.built_tools() == set()
+    assert [t.model_dump(mode="json", by_alias=True) for t in eager.list_tools()] == first
+    assert eager.built_tools() == set(eager.specs)
+
+
+def test_the_first_search_after_a_lazy_start_loads_its_own_use_case_only(server_env: dict[str, str]) -> None:
+    """What the service loader and a first `search` import and build, in a fresh interpreter as
+    `kaeru serve` runs them (decision 16.S1): not the other use cases, the secret scanner, the
+    archive code, the other tools' schemas or the other request models' pydantic schemas."""
+    probe = (
+        "import sys\n"
+        "from kaeru.cli.common import open_service\n"
+        "from kaeru.config import Settings\n"
+        "from kaeru.mcp.server import build_server\n"
+        "from kaeru.storage.factory import open_store\n"
+        "settings = Settings.from_env()\n"
+        "store = open_store(settings)\n"
+        "kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)\n"
+        "kaeru.registry.list_tools()\n"
+        "kaeru.registry.wait_loaded(60)\n"
+        "answer = kaeru.registry.run('search', {'initiatives': ['probe'], 'text': 'anything'})\n"
+        "from kaeru.service.requests import REQUESTS\n"
+        "heavy = ('kaeru.service.capture', 'kaeru.service.context', 'kaeru.service.recall', 'kaeru.service.reflect',"
+        " 'kaeru.service.evolve', 'kaeru.domain.secrets', 'kaeru.export.archive', 'kaeru.api.working',"
+        " 'kaeru.service.requests.reads', 'kaeru.service.requests.writes')\n"
+        "print(answer['state'])\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "print(sorted(kaeru.registry.built_tools()))\n"
+        "print(sorted(name for name, model in REQUESTS.items() if model.__pydantic_complete__))\n"
+        "store.close()\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=server_env, check=True, timeout=60
+    )
+    assert out.stdout.splitlines() == ["ok", "[]", "['search']", "[]"], out.stderr
+
+
+def test_the_tools_are_built_once_initialize_is_answered(service: Service, store: Store) -> None:
+    """On stdio, `notifications/initialized` starts the building (decision 16.S1): the first call
+    or `tools/list` finds the tools built or half-way, not `initialize` itself."""
+    import asyncio
+    import os
+
+    from kaeru.mcp.transports import _PipeReadStream, _PipeWriteStream
+
+    lazy = build_server(store=store, open_service=lambda: service)
+    sink = os.open(os.devnull, os.O_WRONLY)
+
+    async def scenario() -> list[str]:
+        reader = asyncio.StreamReader()
+        reader.feed_data(
+            _line(initialize_request(1)) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        reader.feed_eof()
+        stream = _PipeReadStream(reader, lazy.registry, _PipeWriteStream(sink))
+        seen = []
+        for _ in range(2):
+            message = await stream.receive()
+            assert not isinstance(message, Exception)
+            seen.append(getattr(message.message, "method", ""))
+            if len(seen) == 1:
+                lazy.registry.wait_loaded(60)
+                assert not lazy.registry.loaded  # `initialize` itself starts nothing
+        return seen
+
+    try:
+        assert asyncio.run(scenario()) == ["initialize", "notifications/initialized"]
+        lazy.registry.wait_loaded(60)
+        assert lazy.registry.loaded and lazy.service is service
+    finally:
+        os.close(sink)

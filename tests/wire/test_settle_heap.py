@@ -35,19 +35,22 @@ def test_settling_freezes_what_lives_and_collects_what_is_garbage() -> None:
 
 
 def test_on_stdio_the_heap_is_settled_at_the_first_moment_no_call_runs(service: Service) -> None:
-    """Settling walks the whole heap: it waits until no tool call is running (decision 16.O3), and
-    settles anyway if calls never stop, so the collector is never left off."""
+    """Settling walks the whole heap: it waits for the first call to be answered and then until no
+    tool call is running (decisions 16.O3, 16.S1), and settles anyway if calls never stop, so the
+    collector is never left off."""
     registry = ToolRegistry(service)
 
     async def scenario() -> list[int]:
         loop = asyncio.get_running_loop()
         frozen: list[int] = []
         gc.disable()
-        registry.running = 1
         _settle_when_idle(registry, loop, 0)
         await asyncio.sleep(0.3)
+        frozen.append(gc.get_freeze_count())  # no call answered yet: not yet
+        registry.running = 1
+        await asyncio.sleep(0.3)
         frozen.append(gc.get_freeze_count())  # a call runs: not yet
-        registry.running = 0
+        registry.running, registry.answered = 0, 1
         await asyncio.sleep(0.3)
         frozen.append(gc.get_freeze_count())
         gc.unfreeze()
@@ -60,8 +63,8 @@ def test_on_stdio_the_heap_is_settled_at_the_first_moment_no_call_runs(service: 
         return frozen
 
     try:
-        waiting, idle, busy = asyncio.run(scenario())
-        assert waiting == 0 and idle > 0 and busy > 0
+        before, waiting, idle, busy = asyncio.run(scenario())
+        assert before == 0 and waiting == 0 and idle > 0 and busy > 0
         assert gc.isenabled()
     finally:
         gc.unfreeze()

@@ -88,6 +88,12 @@ class ToolSpec:
 
         return RequestParser(self.name, self.input_schema)
 
+    @property
+    def built(self) -> bool:
+        """Whether anything of this tool has been built yet: a schema or its parser (a tool is
+        built when first called or listed from the specs, not when another tool is; decision 16.S1)."""
+        return not self.__dict__.keys().isdisjoint(_BUILT)
+
     def as_tool(self, *, structured: bool = True) -> types.Tool:
         return types.Tool(
             name=self.name,
@@ -103,6 +109,10 @@ class ToolSpec:
                 open_world_hint=False,
             ),
         )
+
+
+#: The cached properties of a `ToolSpec`: what `ToolSpec.built` looks for.
+_BUILT = frozenset({"input_schema", "served_input_schema", "output_schema", "parser"})
 
 
 def _without_output(entry: dict[str, Any]) -> dict[str, Any]:
@@ -171,6 +181,8 @@ class ToolRegistry:
         self._service = service
         self.output = output or Output()
         self._load = load
+        #: Built with a loader: `tools/list` answers the pinned listing, whether the tools exist yet or not.
+        self._lazy = load is not None
         self._specs: dict[str, ToolSpec] = {}
         #: Run tool calls one at a time, in the order they arrived, each in a worker thread (stdio:
         #: one client whose calls are applied in the order sent). Off the event loop either way, so
@@ -180,6 +192,8 @@ class ToolRegistry:
         self._limiter: anyio.CapacityLimiter | None = None
         #: Tool calls asked and not yet answered by `envelope` (queued or running).
         self.running = 0
+        #: Tool calls answered by `envelope` (the heap is settled after the first, decision 16.S1).
+        self.answered = 0
         #: Called once the loader has run: the server freezes what it built (decision 66).
         self.settle: Callable[[], None] | None = None
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
@@ -193,8 +207,8 @@ class ToolRegistry:
             if self._load is None:
                 return
             self._service = self._load(self)
-            for spec in self._specs.values():  # what `tools/list` answers, built with the rest
-                spec.input_schema, spec.served_input_schema, spec.output_schema  # noqa: B018
+            # No tool's schemas are built here: `tools/list` is answered from the pinned listing,
+            # and each tool builds its own schema and validator at its first call (decision 16.S1).
             if self.output.text == "compact":
                 import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
             self._load = None
@@ -251,13 +265,24 @@ class ToolRegistry:
         return name in self.specs
 
     def list_tools(self) -> list[types.Tool]:
-        """The tools as listed. Before the tools are built, the pinned listing (`LISTING`), and the
-        building starts beside it; after, from the specs — the same answer (tests/wire)."""
-        if self._load is not None and (pinned := self._pinned_listing()) is not None:
+        """The tools as listed. A registry with a loader (`kaeru serve`) answers the pinned listing
+        (`LISTING`), before and after the tools are built, and starts the building beside its first
+        answer; one built over a service answers from the specs (`built_listing`) — the same answer
+        (tests/contract/test_tools_snapshot.py, tests/wire; decisions 16.O3, 16.S1)."""
+        if self._lazy and (pinned := self._pinned_listing()) is not None:
             self.preload()
             keep = self.output.structured
             return [types.Tool.model_validate(e if keep else _without_output(e)) for e in pinned]
+        return self.built_listing()
+
+    def built_listing(self) -> list[types.Tool]:
+        """The tools as their specs build them (every tool's schemas): what the pinned listing is
+        generated from and compared with (`scripts/gen_tools_doc.py`)."""
         return [spec.as_tool(structured=self.output.structured) for spec in self.specs.values()]
+
+    def built_tools(self) -> set[str]:
+        """The tools whose schemas or parser exist (without building anything)."""
+        return {name for name, spec in self._specs.items() if spec.built}
 
     def _pinned_listing(self) -> list[dict[str, Any]] | None:
         if self._pinned is None:
@@ -309,6 +334,7 @@ class ToolRegistry:
             return await anyio.to_thread.run_sync(self.run, name, arguments, limiter=limiter)
         finally:
             self.running -= 1
+            self.answered += 1
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         if not self.has(name):

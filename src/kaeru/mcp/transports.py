@@ -77,6 +77,11 @@ class _PipeReadStream:
                     self._version = version if isinstance(version, str) else None
                 elif message.method == "tools/call":
                     self._pending.add(message.id)
+            elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/initialized":
+                # `initialize` has been answered: the service and the tools are built from now, in a
+                # thread of their own, so the first call finds them built or half-way (decision 16.S1;
+                # until now the first `tools/list` started this, 16.O3).
+                self._registry.preload()
             return SessionMessage(message)
 
     async def _drain(self) -> None:
@@ -234,7 +239,12 @@ def run_stdio(kaeru: KaeruServer) -> None:
                 # and covers the service layer too (decisions 16.O1, 16.O3). `kaeru serve` keeps the
                 # collector off until then; `initialize` and pings allocate little.
                 def settle() -> None:
-                    loop.call_soon_threadsafe(_settle_when_idle, kaeru.registry, loop, 0)
+                    # The building starts at `notifications/initialized` (decision 16.S1): a session
+                    # that ends at once may close the loop before it is done; nothing is left to settle.
+                    try:
+                        loop.call_soon_threadsafe(_settle_when_idle, kaeru.registry, loop, 0)
+                    except RuntimeError:  # the event loop is closed
+                        pass
 
                 kaeru.registry.settle = settle
             for signum in _STOP_SIGNALS:
@@ -260,8 +270,11 @@ _SETTLE_TURN = 0.05
 
 def _settle_when_idle(registry: ToolRegistry, loop: asyncio.AbstractEventLoop, turn: int) -> None:
     """`settle_heap` on the event loop at the first turn with no tool call running (the answers
-    written), or after `_SETTLE_TURNS` turns whatever runs."""
-    if registry.running and turn < _SETTLE_TURNS:
+    written) once a first call has been answered, or after `_SETTLE_TURNS` turns whatever runs.
+
+    The tools are built from `notifications/initialized` on (decision 16.S1), usually before the
+    client's first call: settling then would put its full collection in that call's way."""
+    if (registry.running or not registry.answered) and turn < _SETTLE_TURNS:
         loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, turn + 1)
     elif turn == 0:
         loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, 1)

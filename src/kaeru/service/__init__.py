@@ -8,35 +8,24 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.service import (
-    capture,
-    context,
-    evolve,
-    grants,
-    graph,
-    history,
-    initiatives,
-    lifecycle,
-    read,
-    recall,
-    reflect,
-    revise,
-    search,
-    tasks,
-    timeline,
-)
-from kaeru.service import requests as rq
+from kaeru.service import grants
 from kaeru.service.embedding import Embedder
 from kaeru.service.mutation import WriteContext, run_mutation
 from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
 from kaeru.storage.base import Store
 
-R = TypeVar("R", bound=rq.Request)
+if TYPE_CHECKING:
+    # Each use case is imported by the method that runs it: the first call after `kaeru serve`
+    # starts loads its own use case, not all of them (decision 16.S1).
+    from kaeru.service import context, initiatives, recall, reflect
+    from kaeru.service import requests as rq
+
+R = TypeVar("R", bound="rq.Request")
 
 
 class Service:
@@ -81,6 +70,8 @@ class Service:
         )
         if self.rt.embedder is not None and not replayed and outcome.state in ("applied", "partial"):
             # After the commit, in its own short write: a slow model never holds the write lock.
+            from kaeru.service import recall
+
             recall.embed_nodes(self.rt, [ref.id for ref in (*outcome.created, *outcome.affected)])
         return outcome, replayed
 
@@ -105,45 +96,73 @@ class Service:
 
     # --- mutations ------------------------------------------------------------------------------
     def note(self, request: rq.NoteRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import capture
+
         return self._mutate("note", request, capture.note, actor)
 
     def claim(self, request: rq.ClaimRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import capture
+
         return self._mutate("claim", request, capture.claim, actor)
 
     def revise(self, request: rq.ReviseRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import revise
+
         return self._mutate("revise", request, revise.revise, actor)
 
     def replace(self, request: rq.ReplaceRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import revise
+
         return self._mutate("replace", request, revise.replace, actor)
 
     def link(self, request: rq.LinkRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import graph
+
         return self._mutate("link", request, graph.link, actor)
 
     def verdict(self, request: rq.VerdictRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import lifecycle
+
         return self._mutate("verdict", request, lifecycle.verdict, actor)
 
     def evolve(self, request: rq.EvolveRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import evolve
+
         return self._mutate("evolve", request, evolve.evolve, actor)
 
     def review(self, request: rq.ReviewRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import lifecycle
+
         return self._mutate("review", request, lifecycle.review, actor)
 
     def slot(self, request: rq.SlotRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import lifecycle
+
         return self._mutate("slot", request, lifecycle.slot, actor)
 
     def layer(self, request: rq.LayerRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import lifecycle
+
         return self._mutate("layer", request, lifecycle.layer, actor)
 
     def forget(self, request: rq.ForgetRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import lifecycle
+
         return self._mutate("forget", request, lifecycle.forget, actor)
 
     def task(self, request: rq.TaskRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import tasks
+
         return self._mutate("task", request, tasks.task, actor)
 
     def task_update(self, request: rq.TaskUpdateRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import tasks
+
         return self._mutate("task_update", request, tasks.task_update, actor, create=False)
 
     def initiative(self, request: rq.InitiativeRequest, actor: str | None = None) -> tuple[MutationOutcome, bool]:
+        from kaeru.service import initiatives
+
         create = request.action in ("attach", "set_board")
         # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5),
         # so the token's grants are checked before the first chunk.
@@ -155,49 +174,73 @@ class Service:
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""
+        from kaeru.service import context
+
         return context.run_hygiene(self.rt, initiative)
 
     # --- reads ----------------------------------------------------------------------------------
     def search(self, request: rq.SearchRequest) -> ReadOutcome:
+        from kaeru.service import search
+
         grants.check_args(request.wire())
         return search.search(self.rt, request)
 
     def read(self, request: rq.ReadRequest) -> ReadOutcome:
+        from kaeru.service import read
+
         grants.check_args(request.wire())
         return read.read(self.rt, request)
 
     def trail(self, request: rq.TrailRequest) -> TrailOutcome:
+        from kaeru.service import history
+
         grants.check_args(request.wire())
         return history.trail(self.rt, request)
 
     def current_state(self, request: rq.CurrentStateRequest) -> StateOutcome:
+        from kaeru.service import history
+
         grants.check_args(request.wire())
         return history.current_state(self.rt, request)
 
     def initiatives(self, request: rq.InitiativesRequest) -> initiatives.InitiativesOutcome:
+        from kaeru.service import initiatives
+
         grants.check_args(request.wire())
         return initiatives.list_initiatives(self.rt, request)
 
     def context(self, request: rq.ContextRequest, actor: str | None = None) -> context.ContextOutcome:
+        from kaeru.service import context
+
         grants.check_args(request.wire())
         return context.context(self.rt, request, grants.actor(actor or self.rt.settings.actor))
 
     def timeline(self, request: rq.TimelineRequest) -> tuple[ReadOutcome, str | None]:
+        from kaeru.service import timeline
+
         grants.check_args(request.wire())
         return timeline.timeline(self.rt, request)
 
     def reflect(self, request: rq.ReflectRequest) -> reflect.ReflectOutcome:
+        from kaeru.service import reflect
+
         grants.check_args(request.wire())
         return reflect.reflect(self.rt, request)
 
     def recall(self, request: rq.RecallRequest, *, disabled: frozenset[str] = frozenset()) -> recall.RecallOutcome:
         """Task-aware retrieval; `disabled` switches channels off (for ablation studies)."""
+        from kaeru.service import recall
+
         grants.check_args(request.wire())
         return recall.recall(self.rt, request, disabled)
 
     def recall_channels(self) -> tuple[str, ...]:
+        from kaeru.service import recall
+
         return recall.channel_names()
 
     def reindex(self, progress: Callable[[int, int], None] | None = None, batch: int = 256) -> int:
         """Compute missing or stale vectors for the semantic channel; returns how many were written."""
+        from kaeru.service import recall
+
         return recall.reindex(self.rt, progress, batch)

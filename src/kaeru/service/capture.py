@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import (
     NOTE_KIND_TYPES,
@@ -20,7 +20,9 @@ from kaeru.domain.timefmt import fmt, parse_date, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import EvidenceLink
-from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
 
 EVIDENCE_RELATION = {
     HypothesisStatus.SUPPORTED: EdgeType.VERIFIES,

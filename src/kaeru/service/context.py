@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
@@ -17,12 +17,14 @@ from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
-from kaeru.service.requests import ContextRequest
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, SearchQuery, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ContextRequest
 
 CAPS = {
     "hot": 15,

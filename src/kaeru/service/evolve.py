@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kaeru.domain.model import EdgeType, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
-from kaeru.service.requests import EvolveRequest
 from kaeru.service.revise import check_revision
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import EvolveRequest
 
 SETTLED_TYPE = {
     NodeType.EPISODE: NodeType.OUTCOME,

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
-from kaeru.service.requests import LinkRequest
 from kaeru.storage.base import SearchQuery, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import LinkRequest
 
 MAX_HOPS = 12
 COST_FLOOR = 0.001

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Edge, EdgeType, Node
 from kaeru.domain.timefmt import fmt, parse_moment
@@ -11,11 +11,13 @@ from kaeru.service import grants
 from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Change, Coverage, Omission, StateOutcome, TrailEntry, TrailOutcome
-from kaeru.service.requests import CurrentStateRequest, TrailRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import Initiative, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import CurrentStateRequest, TrailRequest
 
 MAX_PROVENANCE_DEPTH = 32
 #: The provenance walk visits at most this many ancestors (shown within MAX_PROVENANCE_DEPTH, counted

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Node, revision_token
 from kaeru.domain.timefmt import fmt, parse_ts
@@ -12,9 +12,11 @@ from kaeru.errors import InvalidArgument
 from kaeru.service import grants, tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
 from kaeru.service.outcomes import Change, Coverage
-from kaeru.service.requests import InitiativeRequest, InitiativesRequest
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, SlotState
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import InitiativeRequest, InitiativesRequest
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import (
     EdgeType,
@@ -16,9 +16,11 @@ from kaeru.errors import InvalidArgument, NotFound, SlotConflict
 from kaeru.service.capture import EVIDENCE_RELATION
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
-from kaeru.service.requests import ForgetRequest, LayerRequest, ReviewRequest, SlotRequest, VerdictRequest
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import SlotState
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ForgetRequest, LayerRequest, ReviewRequest, SlotRequest, VerdictRequest
 
 REVIEW_TAG = "kind:review"
 RESOLUTION_TAG = "kind:resolution"

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kaeru.domain import guard
 from kaeru.domain.digest import args_sha256
 from kaeru.domain.model import (
     FREE_SLOT_REVISION,
@@ -29,7 +28,6 @@ from kaeru.domain.model import (
     revision_token,
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
-from kaeru.domain.similar import suggest
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
@@ -118,6 +116,8 @@ def screen_secrets(policy: str, field_name: str, text: str) -> tuple[str, Issue 
     """
     if policy == "allow":
         return text, None
+    from kaeru.domain import guard  # imported when first needed (decision 16.S1)
+
     findings = guard.scan(text)
     if not findings:
         return text, None
@@ -378,6 +378,8 @@ def run_mutation(
         outcome = MutationOutcome()
         target = session.initiative_by_name(name)
         if target is None:
+            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
             existing = grants.visible_names(i.name for i in session.all_initiatives())
             if not create:
                 close = suggest(name, existing)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from kaeru.domain.budget import cut
 from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
@@ -9,10 +11,12 @@ from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import cursors, grants
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, ReadOutcome
-from kaeru.service.requests import ReadRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ReadRequest
 
 
 def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:

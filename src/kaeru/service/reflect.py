@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import EdgeType, NodeType, Tier
 from kaeru.domain.similar import suggest
@@ -14,9 +14,11 @@ from kaeru.service import grants, tasks
 from kaeru.service.graph import strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Omission
-from kaeru.service.requests import ReflectRequest
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import SearchQuery, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ReflectRequest
 
 SETTLE_AGE = timedelta(days=14)
 LIMIT = 25

@@ -6,7 +6,6 @@ from typing import Any
 
 from kaeru.domain.model import Node
 from kaeru.domain.refs import NodeRef, parse_ref
-from kaeru.domain.similar import suggest
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
 from kaeru.storage.base import Initiative, Session
@@ -46,6 +45,8 @@ def resolve_node(
         grants.check_name(ref.initiative, field)
         target = session.initiative_by_name(ref.initiative)
         if target is None:
+            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
             names = grants.visible_names(i.name for i in session.all_initiatives())
             close = suggest(ref.initiative, names)
             extra = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
@@ -79,6 +80,8 @@ def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:
     # never reach `suggest`, so ask once more for each head with two adjacent letters swapped.
     for swapped in _head_transpositions(name):
         candidates.extend(session.name_candidates(swapped, scopes, 50))
+    from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
     close = suggest(name, dict.fromkeys(candidates))
     if close:
         return f"{message}; did you mean {', '.join(repr(c) for c in close)}?"

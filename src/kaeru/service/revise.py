@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
 from kaeru.service.capture import parse_applicability, parse_reminder
 from kaeru.service.mutation import WriteContext, retag
 from kaeru.service.outcomes import Change
-from kaeru.service.requests import ReplaceRequest, ReviseRequest
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import ReplaceRequest, ReviseRequest
 
 PATCH_FIELDS = ("name", "body", "description", "constraint_state", "applicability", "reminder")
 

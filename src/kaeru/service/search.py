@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
-from kaeru.domain.similar import suggest
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
-from kaeru.service.requests import SearchRequest
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import SearchRequest
 
 MAX_QUERY_TOKENS = 256
 WINDOW = 5000
@@ -34,6 +35,8 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
         if initiative is None:
             if every is None:
                 every = grants.visible_names(x.name for x in session.all_initiatives())
+            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
             close = suggest(name, every)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))

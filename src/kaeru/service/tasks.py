@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.timefmt import parse_moment
@@ -12,9 +12,11 @@ from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
-from kaeru.service.requests import TaskRequest, TaskUpdateRequest
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import Initiative, SearchQuery, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import TaskRequest, TaskUpdateRequest
 
 DEFAULT_COLUMNS: list[dict[str, str]] = [
     {"key": "open", "label": "Open"},

@@ -9,7 +9,7 @@ shown; a node forgotten meanwhile is simply absent).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.budget import allocate, cut
 from kaeru.domain.model import Node
@@ -18,12 +18,14 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors
 from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
-from kaeru.service.requests import TimelineRequest
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
 from kaeru.service.views import build_views
 from kaeru.storage.base import SearchQuery, Session
+
+if TYPE_CHECKING:
+    from kaeru.service.requests import TimelineRequest
 
 #: How many of the items a page leaves out (after it, and before an anchor) it counts exactly: it
 #: reads that many ids more (ids only), plus one to know whether more lie beyond. Past them the

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.api import envelope as env
-from kaeru.export import archive
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
-from kaeru.service import Service, grants
-from kaeru.service.requests import ArchiveRequest
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+    from kaeru.service.requests import ArchiveRequest
 
 ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already there are skipped; secrets are refused as on a write). Paths are under the export root (`KAERU_EXPORT_ROOT`).
 Changes: files on export; the archive's revisions on import. Use `search`/`context` to read memory. Returns the artifacts or the import counts."""
 
 
 def _archive(service: Service, request: ArchiveRequest) -> dict[str, Any]:
+    from kaeru.export import archive  # at the first `archive` call (decision 16.S1)
+    from kaeru.service import grants
+
     store, settings = service.store, service.rt.settings
     grants.check_whole_vault("archive")
     if request.action == "export":

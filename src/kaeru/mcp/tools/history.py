@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.api import envelope as env
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
-from kaeru.service import Service
-from kaeru.service.requests import CurrentStateRequest, TrailRequest
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+    from kaeru.service.requests import CurrentStateRequest, TrailRequest
 
 TRAIL = """Follow a node by `kind`: history (every revision and edge change), provenance (derived_from ancestors), path (strongest path to `to`), neighbours (one hop), chain (a saved chain's steps).
 Changes nothing. Use `read` for content, `current_state` for what replaced a node. Returns the subject and its entries."""

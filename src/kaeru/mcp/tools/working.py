@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kaeru.api import envelope as env
-from kaeru.api import working
+from kaeru.api.envelope import READ_KIND
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec
-from kaeru.service import Service
-from kaeru.service.requests import ContextRequest, InitiativesRequest, RecallRequest, ReflectRequest, TimelineRequest
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+    from kaeru.service.requests import (
+        ContextRequest,
+        InitiativesRequest,
+        RecallRequest,
+        ReflectRequest,
+        TimelineRequest,
+    )
 
 INITIATIVES = """List the initiatives (project scopes), most active first, with node counts, slots and last activity. Call it first to spell the initiative exactly: a misspelled name on a write creates a new one.
 Changes nothing. Use `context` next. Returns the initiatives and `total`."""
@@ -28,28 +35,38 @@ Changes nothing. Use `search` for exact words and filters. Returns hits (excerpt
 
 
 def _recall(service: Service, request: RecallRequest) -> dict[str, Any]:
+    from kaeru.api import working  # with the use case it shapes (decision 16.S1)
+
     return working.recall_envelope(service.recall(request))
 
 
 def _initiatives(service: Service, request: InitiativesRequest) -> dict[str, Any]:
+    from kaeru.api import working  # with the use case it shapes (decision 16.S1)
+
     return working.initiatives_envelope(service.initiatives(request))
 
 
 def _context(service: Service, request: ContextRequest) -> dict[str, Any]:
+    from kaeru.api import working  # with the use case it shapes (decision 16.S1)
+
     return working.context_envelope(service.context(request))
 
 
 def _timeline(service: Service, request: TimelineRequest) -> dict[str, Any]:
+    from kaeru.api import working  # with the use case it shapes (decision 16.S1)
+
     outcome, anchor = service.timeline(request)
     return working.timeline_envelope(outcome, anchor)
 
 
 def _reflect(service: Service, request: ReflectRequest) -> dict[str, Any]:
+    from kaeru.api import working  # with the use case it shapes (decision 16.S1)
+
     return working.reflect_envelope(service.reflect(request))
 
 
 def register(registry: ToolRegistry) -> None:
-    read = env.READ_KIND
+    read = READ_KIND
     registry.add(
         ToolSpec("initiatives", "List initiatives", INITIATIVES, read, _initiatives, read_only=True, idempotent=True)
     )

@@ -68,7 +68,7 @@ EXPECTED_REVISION = "Your last-read revision: refused if the node changed since.
 class Request(BaseModel):
     """A tool's arguments, validated at the edge. Unknown fields are refused by the schema."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True, defer_build=True)
 
     #: Per model, set once when the class is built: wire name → field name, and the defaults.
     _names: ClassVar[dict[str, str]] = {}
