@@ -27,7 +27,7 @@ from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
-from kaeru.storage.sqlite.impacts import CACHE_BYTES, REFRESH_ROWS
+from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.store import SqliteStore
 
@@ -242,6 +242,43 @@ def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
         assert cached == exhaustive and text.loads > loads  # a revision past the limit: read again whole
     finally:
         text.refresh_rows = REFRESH_ROWS
+
+
+def test_copies_in_use_are_not_given_up_for_another(vault: tuple[SqliteStore, Settings]) -> None:
+    """More common words than fit the memory bound: a new word is ranked by SQL (the same answer)
+    rather than evicting a copy a search still uses — reading copies that evict each other in turn
+    would cost more than SQL every time — and takes the room of one left idle for `IDLE_RANKINGS`."""
+    store, config = vault
+    service = Service(store, config)
+    text = store._common.text
+    for body in ("kappa lambda", "kappa", "lambda mu", "mu kappa", "lambda"):
+        service.note(parse("note", {"initiative": "room-a", "text": body, "kind": "observation"}))
+    with store.read() as session:
+        scope = session.initiative_by_name("room-a")
+        top = session._db.one("SELECT max(seq) FROM nodes")  # type: ignore[attr-defined]
+    assert scope is not None and top is not None
+    copy_bytes = 8 * (int(top[0]) + 1)
+
+    def query(word: str) -> SearchQuery:
+        return SearchQuery(initiative_ids=[scope.id], tokens=[word], window=3)
+
+    text.clear()
+    text.max_bytes = 2 * copy_bytes  # one word and the scope
+    try:
+        before = text.loads
+        kappa = query("kappa")
+        assert _search(store, kappa, top_k=True, slack=0) == _search(store, kappa, top_k=False, slack=0)
+        loads = text.loads
+        assert loads == before + 2  # the word and the scope
+        lam = query("lambda")
+        for _ in range(IDLE_RANKINGS - 1):  # "kappa" was used within the last IDLE_RANKINGS rankings
+            assert _search(store, lam, top_k=True, slack=0) == _search(store, lam, top_k=False, slack=0)
+            assert text.loads == loads
+        for _ in range(2):  # now idle: given up for "lambda", read once
+            assert _search(store, lam, top_k=True, slack=0) == _search(store, lam, top_k=False, slack=0)
+        assert text.loads == loads + 1
+    finally:
+        text.max_bytes = CACHE_BYTES
 
 
 def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:

@@ -55,6 +55,11 @@ CACHE_BYTES = 64 * 2**20
 #: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, ~0.3 ms at
 #: 100k); past it, the copy is read again whole.
 REFRESH_ROWS = 64
+#: A copy is given up to make room for another only when no ranking used it for this many rankings:
+#: otherwise the new phrase is ranked by SQL. Reading a copy whole costs ~2 µs a row of the vault
+#: (~2 s at 1M nodes, three times SQL's ranking of one broad word there), so copies that evict each
+#: other in turn — more common words in use than fit the bound — would cost more than SQL every time.
+IDLE_RANKINGS = 64
 #: The bytes of a node id kept in memory (a UUID's text; another id is read each time).
 ID_BYTES = 36
 #: The auxiliary function that reads a row's `aFreq` (of phrase 0) and `D` for the copies.
@@ -108,12 +113,14 @@ class _Copy:
     """One phrase's rows at one watermark, dense by row id (length `max(nodes.seq) + 1`): `freq` its
     bm25 `aFreq` in the row (0: not there), `size` the row's `D` where `freq` is set."""
 
-    __slots__ = ("freq", "hits", "mark", "nbytes", "size")
+    __slots__ = ("freq", "hits", "mark", "nbytes", "size", "used")
 
     def __init__(self, freq: np.ndarray, size: np.ndarray, mark: tuple[int, int]):
         self.freq, self.size, self.mark = freq, size, mark
         self.hits = int((freq > 0).sum())
         self.nbytes = int(freq.nbytes + size.nbytes)
+        #: The cache's ranking count when a ranking last used it.
+        self.used = 0
 
 
 class _Facts:
@@ -171,6 +178,8 @@ class TextCache:
         #: The ids and refuted flags of rows a page showed.
         self._facts: _Facts | None = None
         self._lock = threading.Lock()
+        #: Rankings asked for so far (the clock of `_Copy.used`).
+        self._rankings = 0
         self._registered: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
         #: Copies read whole and rows read back since: what the tests check.
         self.loads = 0
@@ -207,6 +216,8 @@ class TextCache:
         total_rows, total_tokens = averages(bytes(block[0]))
         if total_rows <= 0 or (mark[0] + 1) * 8 * (len(words) + len(scopes)) > self.max_bytes:
             return None  # nothing indexed, or copies that would not fit at once (not read in vain)
+        with self._lock:
+            self._rankings += 1
         copies = []
         for match, weights in (*words, *scopes):
             try:
@@ -301,17 +312,38 @@ class TextCache:
             held = self._held.get(key)
             if held is not None:
                 self._held.move_to_end(key)
+                held.used = self._rankings
                 if held.mark == mark:
                     return held
                 if held.mark[0] > mark[0] or held.mark[1] > mark[1]:
                     return None  # an older snapshot than the copy: SQL ranks
             fresh = self._refreshed(np, db, match, weights, held, mark) if held is not None else None
             if fresh is None:
+                if not self._room_for(key, 8 * (mark[0] + 1)):
+                    return None  # the copies in use fill the bound: SQL ranks this phrase
                 fresh = self._load(np, db, match, weights, mark)
+            fresh.used = self._rankings
             self._held[key] = fresh
             while self._held and sum(c.nbytes for c in self._held.values()) > self.max_bytes:
                 self._held.popitem(last=False)
             return fresh if key in self._held else None
+
+    def _room_for(self, key: tuple[str, tuple[float, ...]], nbytes: int) -> bool:
+        """Whether a copy of `nbytes` fits once idle copies (unused for `IDLE_RANKINGS` rankings)
+        are given up — which it does here, least recently used first. `key`'s own old copy, if
+        any, is about to be replaced, so it counts for nothing."""
+        others = [(k, c) for k, c in self._held.items() if k != key]
+        busy = sum(c.nbytes for _, c in others if self._rankings - c.used < IDLE_RANKINGS)
+        if busy + nbytes > self.max_bytes:
+            return False
+        held = sum(c.nbytes for _, c in others)
+        for k, c in others:
+            if held + nbytes <= self.max_bytes:
+                break
+            if self._rankings - c.used >= IDLE_RANKINGS:
+                del self._held[k]
+                held -= c.nbytes
+        return True
 
     def _read(self, db: Db, match: str, weights: tuple[float, ...], where: str, params: Sequence[Any]) -> list[Any]:
         marks = ", ".join(repr(float(w)) for w in weights)
