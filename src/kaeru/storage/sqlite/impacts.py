@@ -50,7 +50,8 @@ B = 0.75
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
 #: The most memory a `TextCache` holds in phrase copies (8 bytes a row of the vault each): 64 MiB is
-#: ~80 phrases at 100k nodes, ~8 at 1M. The least recently used copy goes first.
+#: ~80 phrases at 100k nodes, ~8 at 1M. Only a copy idle for `IDLE_RANKINGS` rankings is given up
+#: (least recently used first); while the copies in use fill it, a new phrase is ranked by SQL.
 CACHE_BYTES = 64 * 2**20
 #: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, ~0.3 ms at
 #: 100k); past it, the copy is read again whole.
