@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 from kaeru.domain.model import Node
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
@@ -98,8 +99,7 @@ def _passages(
     stems (a query word it lacks is in no window).
 
     Each present word's count in each window comes from its positions in the body's memoised stems
-    (a word at position p is in the windows that start from p - `PASSAGE_WORDS` + 1 to p): exact
-    whole numbers, as counting the window's words one by one gives."""
+    (`window_counts`)."""
     body = _body_words(node, words)
     if not body:
         return []
@@ -107,20 +107,7 @@ def _passages(
     head_tf, head_length = _head(node, memo)
     weight = FIELD_WEIGHTS[BODY]
     bounds = _bounds(len(body))
-    last = len(bounds) - 1
-    counts: dict[str, list[int]] = {}
-    for w in present:
-        if w in counts:
-            continue
-        per = counts[w] = [0] * len(bounds)
-        at = -1
-        while True:
-            try:
-                at = body.index(w, at + 1)
-            except ValueError:
-                break
-            for i in range(max(0, (at - PASSAGE_WORDS) // PASSAGE_STEP + 1), min(last, at // PASSAGE_STEP) + 1):
-                per[i] += 1
+    counts = {w: window_counts(body, w, len(bounds)) for w in present}
     out: list[tuple[dict[str, float], float]] = []
     for i, (start, end) in enumerate(bounds):
         tf: dict[str, float] = {}
@@ -134,6 +121,21 @@ def _passages(
 
 #: Separates a revision from the part of the node a memo entry holds.
 _AT = "\x1f"
+
+
+def window_counts(body: Sequence[str], word: str, windows: int) -> list[int]:
+    """How often `word` occurs in each of the first `windows` windows of `body` (`_bounds`), from
+    its positions: a word at position p is in the windows starting from p - `PASSAGE_WORDS` + 1 to
+    p (the last window ends with the body, so it holds every later position)."""
+    per = [0] * windows
+    at = -1
+    while True:
+        try:
+            at = body.index(word, at + 1)
+        except ValueError:
+            return per
+        for i in range(max(0, (at - PASSAGE_WORDS) // PASSAGE_STEP + 1), min(windows - 1, at // PASSAGE_STEP) + 1):
+            per[i] += 1
 
 
 def _head(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
