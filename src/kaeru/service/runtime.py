@@ -40,6 +40,21 @@ def doc_stems_memo() -> DocStems:
     return BoundedCache(DOC_STEMS_BYTES, _doc_stems_size, DOC_STEMS_BYTES // 4)
 
 
+#: Recall's memo of each candidate revision's word sequences (`recall/bm25.py`'s passages, the
+#: proximity channel's text), keyed by (node id, revision and which text): a tuple of stems that are
+#: the tokeniser's shared strings (one vocabulary's worth), so an entry is counted by its references.
+DOC_WORDS_BYTES = 8 << 20
+DocWords = BoundedCache[tuple[str, str], tuple[str, ...]]
+
+
+def _doc_words_size(key: tuple[str, str], value: tuple[str, ...]) -> int:
+    return sys.getsizeof(key) + sum(map(sys.getsizeof, key)) + sys.getsizeof(value) + ENTRY_OVERHEAD
+
+
+def doc_words_memo() -> DocWords:
+    return BoundedCache(DOC_WORDS_BYTES, _doc_words_size, DOC_WORDS_BYTES // 4)
+
+
 @dataclass
 class Runtime:
     store: Store
@@ -52,6 +67,7 @@ class Runtime:
     embed_worker: EmbedWorker = field(default_factory=EmbedWorker)
     #: The runtime's memos, each bounded by bytes (nothing is cached at module level).
     doc_stems: DocStems = field(default_factory=doc_stems_memo)
+    doc_words: DocWords = field(default_factory=doc_words_memo)
     #: The result lists of this service's read cursors (decision 15.P4), bounded by item count.
     cursor_lists: ResultLists = field(default_factory=lambda: ResultLists(CACHED_ITEMS))
 

@@ -18,7 +18,7 @@ from kaeru.service import tasks
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
-from kaeru.service.runtime import DocStems
+from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
 SEEDS = 12
@@ -117,6 +117,7 @@ def run_channels(
     plan: Plan,
     fusion: Fusion,
     memo: DocStems,
+    words_memo: DocWords,
     embedder: Embedder | None = None,
     store: Store | None = None,
     worker: EmbedWorker | None = None,
@@ -154,7 +155,7 @@ def run_channels(
                 SearchQuery(initiative_ids=scope_ids, omit_superseded=False, window=LENGTH_SAMPLE, count_total=False)
             )
             reference = loaded.get([r.id for r in sample])
-            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
+            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, words_memo, reference)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
@@ -167,7 +168,7 @@ def run_channels(
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
-        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf)
+        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf, words_memo)
     ranked_before = fusion.ranked()
     seeds = ranked_before[:SEEDS]
     before_score = {i: fusion.total(i) for i in ranked_before[: max(SEEDS, REPLY_SEEDS)]}
@@ -289,7 +290,9 @@ def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str],
             fusion.put("date", node_id, 1.0)
 
 
-def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float]) -> None:
+def _proximity(
+    fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float], words_memo: DocWords
+) -> None:
     """Reward candidates that contain several query words (their share of the query's `idf` weight
     when it is known, else of its words), and query words next to each other — in a long body,
     within its best passage (the windows BM25F scores), so length alone does not gather the words
@@ -301,7 +304,7 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
         node = pool.get(node_id)
         if node is None:
             continue
-        doc = stem_words([t for t in tokens(f"{node.description or ''} {node.body or ''}") if t not in STOP_WORDS])
+        doc = _near_words(node, words_memo)
         best = 0.0
         for start, end in passage_bounds(len(doc)):
             part = doc[start:end]
@@ -310,3 +313,14 @@ def _proximity(fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dic
             adjacent = sum(1 for pair in pairwise(part) if pair in pairs)
             best = max(best, coverage**2 + min(adjacent, 3) * 0.25)
         fusion.put("proximity", node_id, best)
+
+
+def _near_words(node: Node, words_memo: DocWords) -> tuple[str, ...]:
+    """The stems of a node's description and body without stop words, in order (what `_proximity`
+    reads), memoised by revision in `words_memo`."""
+    key = (node.id, f"{node.revision}\x1fnear")
+    found = words_memo.get(key)
+    if found is None:
+        text = f"{node.description or ''} {node.body or ''}"
+        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS])))
+    return found

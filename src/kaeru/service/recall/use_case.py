@@ -121,6 +121,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 plan,
                 fusion,
                 rt.doc_stems,
+                rt.doc_words,
                 rt.embedder,
                 rt.store,
                 rt.embed_worker,
