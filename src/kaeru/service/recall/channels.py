@@ -298,7 +298,9 @@ def _proximity(
     within its best passage (the windows BM25F scores), so length alone does not gather the words
     (decision 17.Q2)."""
     wanted = set(stems)
-    total = sum(idf.get(w, 0.0) for w in wanted)
+    # `fsum`: a set's order follows the process's hash seed, and a plain sum's last bit its order —
+    # so the same query scored 0.3 in one process and 0.3000000000000001 in another.
+    total = math.fsum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
     for node_id in fusion.ranked()[:RERANK]:
         node = pool.get(node_id)
@@ -309,7 +311,7 @@ def _proximity(
         for start, end in passage_bounds(len(doc)):
             part = doc[start:end]
             present = wanted.intersection(part)
-            coverage = sum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
+            coverage = math.fsum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
             adjacent = sum(1 for pair in pairwise(part) if pair in pairs)
             best = max(best, coverage**2 + min(adjacent, 3) * 0.25)
         fusion.put("proximity", node_id, best)

@@ -136,7 +136,9 @@ def newer_first(
     gains: dict[str, float] = {}
     for older in with_values:
         first, old = pool[older], texts[older]
-        held = [w for w in old.content & slots if w in weights]
+        # Sorted: between words of equal weight the choice must not follow the set's order (the
+        # process's hash seed), or one query would rank differently from one process to the next.
+        held = sorted(w for w in old.content & slots if w in weights)
         rarest = max(held, key=lambda w: weights[w]) if held else None
         later = [
             i
