@@ -47,6 +47,13 @@ def _nodes(store: SqliteStore, count: int) -> tuple[list[str], list[int]]:
     return made, scope
 
 
+def _vault(store: SqliteStore, count: int, seed: int) -> tuple[list[str], list[int], random.Random, list[float]]:
+    """`count` nodes in one initiative, a seeded generator and a random unit query vector."""
+    made, scope = _nodes(store, count)
+    rng = random.Random(seed)
+    return made, scope, rng, unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+
+
 def _random(rng: random.Random) -> list[float]:
     return as_float32(unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)]))
 
@@ -73,9 +80,7 @@ def test_a_write_by_another_connection_or_process_is_seen_at_the_next_query(path
     store = SqliteStore(path)
     other = SqliteStore(path)  # another pool of connections on the same file, as a second server would
     try:
-        made, scope = _nodes(store, 120)
-        rng = random.Random(1)
-        query = unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+        made, scope, rng, query = _vault(store, 120, seed=1)
         stored = {n: _random(rng) for n in made[:100]}
         stored[made[7]] = as_float32(near(rng, query, 0.8))
         _store(store, stored)
@@ -117,9 +122,7 @@ def test_a_write_by_another_connection_or_process_is_seen_at_the_next_query(path
 def test_a_write_transaction_sees_its_own_codes_and_a_rollback_leaves_none_behind(path: Path) -> None:
     store = SqliteStore(path)
     try:
-        made, scope = _nodes(store, 60)
-        rng = random.Random(2)
-        query = unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+        made, scope, rng, query = _vault(store, 60, seed=2)
         stored = {n: _random(rng) for n in made[:50]}
         stored[made[3]] = as_float32(near(rng, query, 0.8))
         _store(store, stored)
@@ -148,9 +151,7 @@ def test_a_write_transaction_sees_its_own_codes_and_a_rollback_leaves_none_behin
 def test_a_deleted_code_reloads_the_copy(path: Path) -> None:
     store = SqliteStore(path)
     try:
-        made, scope = _nodes(store, 40)
-        rng = random.Random(3)
-        query = unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+        made, scope, rng, query = _vault(store, 40, seed=3)
         stored = {n: _random(rng) for n in made}
         stored[made[0]] = as_float32(near(rng, query, 0.9))
         stored[made[1]] = as_float32(near(rng, query, 0.8))
@@ -216,9 +217,7 @@ def test_codes_over_the_bound_are_scanned_by_sqlite(path: Path, monkeypatch: pyt
     monkeypatch.setattr(sqlite_vectors, "CACHE_BYTES", 1_000)
     store = SqliteStore(path)
     try:
-        made, scope = _nodes(store, 50)
-        rng = random.Random(4)
-        query = unit([rng.gauss(0.0, 1.0) for _ in range(DIMS)])
+        made, scope, rng, query = _vault(store, 50, seed=4)
         stored = {n: _random(rng) for n in made}
         for i, n in enumerate(made[:5]):
             stored[n] = as_float32(near(rng, query, 0.8 + 0.02 * i))
