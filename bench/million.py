@@ -32,6 +32,7 @@ import argparse
 import gc
 import json
 import random
+import resource
 import sys
 import time
 from pathlib import Path
@@ -222,6 +223,7 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
                 if round_no >= args.warmup:
                     wall[op].append((t1 - t0) / 1e6)
                     cpu[op].append((c1 - c0) / 1e6)
+        rss_mb = _rss_mb()  # with the store's caches held (e.g. SQLite's phrase copies, 16.E1)
     finally:
         store.close()
         gc.unfreeze()
@@ -232,6 +234,8 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
         "build_seconds": meta["build_seconds"],
         "bytes": meta["bytes"],
         "open_ms": round(opened_ms, 1),
+        "rss_mb": rss_mb,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "ops": {},
     }
     print(f"{meta['backend']}, {built:,} nodes, {args.ops} rounds (+{args.warmup} warm-up); ms")
@@ -246,9 +250,19 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
         }
         result["ops"][op] = row
         print(f"{op:<18} {row['p50']:>9.2f} {row['p95']:>9.2f} {row['cpu_p50']:>9.2f} {row['cpu_p95']:>9.2f}")
+    print(f"process RSS {result['rss_mb']} MB after the rounds (peak {result['peak_rss_mb']} MB)")
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
     return result
+
+
+def _rss_mb() -> float | None:
+    """The process's resident set now (Linux), MB."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+    return round(pages * resource.getpagesize() / 2**20, 1)
 
 
 def cmd_drop(args: argparse.Namespace) -> None:

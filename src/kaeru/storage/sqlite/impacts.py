@@ -7,20 +7,22 @@ few: per phrase, the number of rows holding it anywhere in the table (`nHit`) an
 weighted count of the phrase (`aFreq`: the column weight of each instance, summed) and its tokens
 in all columns (`D`); for the table, its rows and tokens (the `averages` record). So a `TextCache`,
 owned by the store (through `CommonWords`, which its sessions share), keeps for each phrase a search
-asked for — a word in its columns, or an initiative's scope token — two dense arrays by row id
-(`aFreq`, `D`; ~8 bytes a row of the vault), read once from FTS5 itself by a small auxiliary
-function (`kaeru_impact`: the phrase's instances by column and `xColumnSize(-1)`, ~2 µs a row), and
-ranks a query with numpy in the same order of floating-point operations as `fts5Bm25Function`, so
-the scores are FTS5's to the bit (checked against `bm25()` by the property test
-`tests/storage/test_search_top_k.py`), ties and all.
+asked for — a word in its columns, or an initiative's scope token — one dense array by row id of its
+`aFreq` in the smallest type that holds every value exactly (1 byte a row of the vault for the
+benchmark corpus's words: whole weights, small counts), read once from FTS5 itself by a small
+auxiliary function (`kaeru_impact`: the phrase's instances by column); and once for all phrases the
+rows' `D`, decoded in bulk from FTS5's own `nodes_fts_docsize` table (2 bytes a row while every row
+holds under 65,536 tokens) — decision 16.E1. It ranks a query with numpy in the same order of
+floating-point operations as `fts5Bm25Function`, so the scores are FTS5's to the bit (checked
+against `bm25()` by the property test `tests/storage/test_search_top_k.py`), ties and all.
 
 Never stale: a node's index row changes only when `put_node` writes the node (`_node_written`), and
 every such write either inserts a new row of `nodes` (a new `seq`, never reused: nodes are never
 deleted) or moves the node's previous revision into `past_revisions` (its `rev_seq` only grows:
 that table is never pruned). So `(max(nodes.seq), max(past_revisions.rev_seq))`, read in the
-search's own snapshot, is a watermark: a copy at an older one reads back the rows written since —
-new rows by one range query (`rowid > seq`), revised ones (retracted, moved, rewritten) by id — and
-a copy at a newer one (an older snapshot than the copy) is not used. Only a read snapshot (committed
+search's own snapshot, is a watermark: a copy (or the row sizes) at an older one reads back the rows
+written since — new rows by one range query (`rowid > seq`), revised ones (retracted, moved,
+rewritten) by id — and a copy at a newer one (an older snapshot than the copy) is not used. Only a read snapshot (committed
 rows) refreshes a copy; a write transaction ranks in SQL. Without numpy (the default install has
 none), past the memory bound, or past `REFRESH_ROWS` revised rows (the copy is then read again
 whole), the caller falls back to the SQL plans, which give the same answer.
@@ -29,13 +31,14 @@ whole), the caller falls back to the SQL plans, which give the same answer.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import math
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 
@@ -43,15 +46,18 @@ from kaeru.storage.sql.db import Db
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy import ndarray
 
 #: FTS5's bm25 constants (`fts5Bm25Function`).
 K1 = 1.2
 B = 0.75
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
-#: The most memory a `TextCache` holds in phrase copies (8 bytes a row of the vault each): 64 MiB is
-#: ~80 phrases at 100k nodes, ~8 at 1M. Only a copy idle for `IDLE_RANKINGS` rankings is given up
-#: (least recently used first); while the copies in use fill it, a new phrase is ranked by SQL.
+#: The most memory a `TextCache` holds in phrase copies and row sizes (decision 16.E1: ~1 byte a row
+#: of the vault a phrase, 2 a row for the sizes): 64 MiB is ~60 phrases at 1M nodes — a session's
+#: broad words in `search` and in `recall` (their stems), and the scope, take ~17 at 1M (~19 MB).
+#: Only a copy idle for `IDLE_RANKINGS` rankings is given up (least recently used first); while the
+#: copies in use fill it, a new phrase is ranked by SQL.
 CACHE_BYTES = 64 * 2**20
 #: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, ~0.3 ms at
 #: 100k); past it, the copy is read again whole.
@@ -63,9 +69,10 @@ REFRESH_ROWS = 64
 IDLE_RANKINGS = 64
 #: The bytes of a node id kept in memory (a UUID's text; another id is read each time).
 ID_BYTES = 36
-#: The auxiliary function that reads a row's `aFreq` (of phrase 0) and `D` for the copies.
+#: The auxiliary function that reads a row's `aFreq` (of phrase 0) for the copies.
 FUNCTION = "kaeru_impact"
-_SPLIT = 4294967296.0  # aFreq · 2**32 + D in one float (exact while aFreq < 2**21)
+#: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
+CHUNK_ROWS = 65_536
 
 
 def _numpy() -> Any:
@@ -78,13 +85,65 @@ def _numpy() -> Any:
 
 
 def _impact(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
-    """FTS5's bm25 inputs for this row and the query's first phrase: `aFreq` (the weight of each
-    instance's column, summed) and `D` (`xColumnSize(-1)`), packed as aFreq · 2**32 + D."""
+    """FTS5's bm25 `aFreq` for this row and the query's first phrase: the weight of each instance's
+    column, summed. (Its `D`, `xColumnSize(-1)`, is a look-up in `nodes_fts_docsize` per row — as
+    much again as the rest: the sizes are read in bulk instead, `TextCache._sizes_at`.)"""
     freq = 0.0
     for column, offsets in enumerate(api.phrase_locations(0)):
         if offsets:
             freq += weights[column] * len(offsets)
-    return freq * _SPLIT + api.column_size(-1)
+    return freq
+
+
+def narrowest(np: Any, values: np.ndarray) -> Any:
+    """The smallest dtype holding every one of `values` (≥ 0, float64) exactly: uint8, uint16,
+    float32 or float64 — each holds the values of the ones before it, so two are joined by the
+    later (`wider`)."""
+    if len(values) == 0:
+        return np.dtype(np.uint8)
+    top = float(values.max())
+    if bool((values == np.floor(values)).all()) and float(values.min()) >= 0:
+        if top < 256:
+            return np.dtype(np.uint8)
+        if top < 65536:
+            return np.dtype(np.uint16)
+    if bool((values.astype(np.float32).astype(np.float64) == values).all()):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+_LADDER = ("uint8", "uint16", "float32", "float64")
+
+
+def wider(np: Any, one: Any, other: Any) -> Any:
+    """The later of two dtypes of `narrowest`'s ladder."""
+    return np.dtype(_LADDER[max(_LADDER.index(np.dtype(one).name), _LADDER.index(np.dtype(other).name))])
+
+
+def row_sizes(np: Any, blobs: Sequence[bytes]) -> np.ndarray:
+    """Each row's `D` from its `nodes_fts_docsize.sz` blob: the sum of the blob's varints (one a
+    column, `sqlite3Fts5GetVarint`: big-endian groups of 7 bits, the high bit set on all but the
+    last byte), decoded for all blobs at once (int64)."""
+    lengths = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    data = np.frombuffer(b"".join(blobs), dtype=np.uint8)
+    ends = np.cumsum(lengths)
+    # A row's blob holds whole varints (FTS5 writes one a column): otherwise, or past 8 bytes a
+    # varint (never, for column sizes), each blob is decoded by itself.
+    if len(data) and int(lengths.min()) > 0 and not bool((data[ends - 1] >= 0x80).any()):
+        at = np.arange(len(data), dtype=np.int64)
+        last = np.where(data < 0x80, at, len(data))  # the last byte of each varint, at that byte
+        to_end = np.minimum.accumulate(last[::-1])[::-1] - at  # bytes after this one in its varint
+        if int(to_end.max()) <= 7:
+            values = (data & 0x7F).astype(np.int64) << (7 * to_end)
+            return cast("ndarray", np.add.reduceat(values, ends - lengths))
+    return cast("ndarray", np.array([sum(_varints(b)) for b in blobs], dtype=np.int64))
+
+
+def _varints(block: bytes) -> Iterator[int]:
+    at = 0
+    while at < len(block):
+        value, at = _varint(block, at)
+        yield value
 
 
 def _varint(block: bytes, at: int) -> tuple[int, int]:
@@ -112,16 +171,26 @@ def averages(block: bytes) -> tuple[int, int]:
 
 class _Copy:
     """One phrase's rows at one watermark, dense by row id (length `max(nodes.seq) + 1`): `freq` its
-    bm25 `aFreq` in the row (0: not there), `size` the row's `D` where `freq` is set."""
+    bm25 `aFreq` in the row (0: not there), in `narrowest`'s type."""
 
-    __slots__ = ("freq", "hits", "mark", "nbytes", "size", "used")
+    __slots__ = ("freq", "hits", "mark", "nbytes", "used")
 
-    def __init__(self, freq: np.ndarray, size: np.ndarray, mark: tuple[int, int]):
-        self.freq, self.size, self.mark = freq, size, mark
+    def __init__(self, freq: np.ndarray, mark: tuple[int, int]):
+        self.freq, self.mark = freq, mark
         self.hits = int((freq > 0).sum())
-        self.nbytes = int(freq.nbytes + size.nbytes)
+        self.nbytes = int(freq.nbytes)
         #: The cache's ranking count when a ranking last used it.
         self.used = 0
+
+
+class _Sizes:
+    """Every indexed row's `D` (`xColumnSize(-1)`) at one watermark, dense by row id (0: no row)."""
+
+    __slots__ = ("mark", "nbytes", "size")
+
+    def __init__(self, size: np.ndarray, mark: tuple[int, int]):
+        self.size, self.mark = size, mark
+        self.nbytes = int(size.nbytes)
 
 
 class _Facts:
@@ -168,28 +237,38 @@ class Ranking:
 
 
 class TextCache:
-    """The phrase copies of one store (see the module's docstring): shared by its sessions and
-    threads; a lock guards the copies, which are replaced, never changed, so a ranking works on
-    arrays no other thread writes."""
+    """The phrase copies and row sizes of one store (see the module's docstring): shared by its
+    sessions and threads; a lock guards them, and they are replaced, never changed, so a ranking
+    works on arrays no other thread writes."""
 
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
         self._held: OrderedDict[tuple[str, tuple[float, ...]], _Copy] = OrderedDict()
+        #: Every row's `D`, which all the copies' rankings share.
+        self._sizes: _Sizes | None = None
         #: The ids and refuted flags of rows a page showed.
         self._facts: _Facts | None = None
         self._lock = threading.Lock()
         #: Rankings asked for so far (the clock of `_Copy.used`).
         self._rankings = 0
         self._registered: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
-        #: Copies read whole and rows read back since: what the tests check.
+        #: Copies read whole and rows read back since, and the sizes read whole: what the tests check.
         self.loads = 0
         self.rows_read = 0
+        self.size_loads = 0
 
     def clear(self) -> None:
         with self._lock:
             self._held.clear()
+            self._sizes = None
             self._facts = None
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of the copies and sizes held (what `max_bytes` bounds; the ids and flags apart)."""
+        with self._lock:
+            return sum(c.nbytes for c in self._held.values()) + (self._sizes.nbytes if self._sizes else 0)
 
     def rank(
         self,
@@ -215,19 +294,24 @@ class TextCache:
         if block is None or block[0] is None:
             return None
         total_rows, total_tokens = averages(bytes(block[0]))
-        if total_rows <= 0 or (mark[0] + 1) * 8 * (len(words) + len(scopes)) > self.max_bytes:
-            return None  # nothing indexed, or copies that would not fit at once (not read in vain)
+        # At least 2 bytes a row for the sizes and 1 a phrase: copies that could not fit at once
+        # are not read in vain.
+        if total_rows <= 0 or (mark[0] + 1) * (2 + len(words) + len(scopes)) > self.max_bytes:
+            return None
         with self._lock:
             self._rankings += 1
         copies = []
-        for match, weights in (*words, *scopes):
-            try:
+        try:
+            sizes = self._sizes_at(np, db, mark) if scores else None
+            if scores and sizes is None:
+                return None
+            for match, weights in (*words, *scopes):
                 held = self._copy(np, db, match, weights, mark)
-            except apsw.Error:  # the copy could not be read: SQL ranks (and reports a real fault)
-                return None
-            if held is None:
-                return None
-            copies.append(held)
+                if held is None:
+                    return None
+                copies.append(held)
+        except apsw.Error:  # a copy could not be read: SQL ranks (and reports a real fault)
+            return None
         found, scope = copies[: len(words)], copies[len(words) :]
         in_scope = scope[0].freq > 0
         for other in scope[1:]:
@@ -239,16 +323,13 @@ class TextCache:
             else:
                 present |= other.freq > 0
         rows = np.flatnonzero(present & in_scope)
-        if not scores:
+        if sizes is None:
             return Ranking(np, rows, None)
         # `fts5Bm25Function`, operation for operation: the scope phrases add 0 (their column weighs 0),
         # then each word `idf · (aFreq · (k1 + 1)) / (aFreq + k1 · (1 − b + b · D / avgdl))`, summed in
         # the query's phrase order, and the sum negated.
         avgdl = float(total_tokens) / float(total_rows)
-        size = found[0].size[rows]
-        for other in found[1:]:
-            size = np.maximum(size, other.size[rows])  # the row's D, from whichever copy holds the row
-        norm = K1 * ((1 - B) + (B * size.astype(np.float64)) / avgdl)
+        norm = K1 * ((1 - B) + (B * sizes.size[rows].astype(np.float64)) / avgdl)
         total = np.zeros(len(rows), dtype=np.float64)
         for held in found:
             idf = math.log((total_rows - held.hits + 0.5) / (held.hits + 0.5))
@@ -306,6 +387,53 @@ class TextCache:
         ids = [read[s][0] for s in seqs]
         return ids, [read[s][1] for s in seqs]
 
+    # --- the row sizes -----------------------------------------------------------------------
+    def _sizes_at(self, np: Any, db: Db, mark: tuple[int, int]) -> _Sizes | None:
+        """Every row's `D` at `mark`: the held sizes, brought up to it (new rows by range, revised
+        ones by id, or all read again past `refresh_rows`); None for an older snapshot than them."""
+        with self._lock:
+            held = self._sizes
+            if held is not None:
+                if held.mark == mark:
+                    return held
+                if held.mark[0] > mark[0] or held.mark[1] > mark[1]:
+                    return None
+            revised = self._revised(db, held.mark, self.refresh_rows) if held is not None else None
+            if held is None or revised is None:
+                size = np.zeros(mark[0] + 1, dtype=np.uint16)
+                size = self._put_sizes(np, size, self._read_sizes(db, "", ()))
+                self.size_loads += 1
+            else:
+                size = np.zeros(mark[0] + 1, dtype=held.size.dtype)
+                size[: len(held.size)] = held.size
+                if revised:
+                    size[np.array(revised, dtype=np.int64)] = 0
+                    size = self._put_sizes(
+                        np,
+                        size,
+                        self._read_sizes(db, " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(revised),)),
+                    )
+                if mark[0] > held.mark[0]:
+                    size = self._put_sizes(np, size, self._read_sizes(db, " WHERE id > ?", (held.mark[0],)))
+            self._sizes = _Sizes(size, mark)
+            return self._sizes
+
+    @staticmethod
+    def _read_sizes(db: Db, where: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+        return db.stream(f"SELECT id, sz FROM nodes_fts_docsize{where}", params)
+
+    @staticmethod
+    def _put_sizes(np: Any, size: np.ndarray, rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
+        """`size` with the `(row id, sz)` rows' `D` written in (widened to uint32 when one needs it)."""
+        it = iter(rows)
+        while chunk := list(itertools.islice(it, CHUNK_ROWS)):
+            ids = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
+            d = row_sizes(np, [bytes(r[1]) for r in chunk])
+            if size.dtype == np.uint16 and len(d) and int(d.max()) >= 65536:
+                size = size.astype(np.uint32)
+            size[ids] = d
+        return size
+
     # --- the copies --------------------------------------------------------------------------
     def _copy(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy | None:
         key = (match, weights)
@@ -320,24 +448,28 @@ class TextCache:
                     return None  # an older snapshot than the copy: SQL ranks
             fresh = self._refreshed(np, db, match, weights, held, mark) if held is not None else None
             if fresh is None:
-                if not self._room_for(key, 8 * (mark[0] + 1)):
+                guess = (mark[0] + 1) * (held.freq.itemsize if held is not None else 1)
+                if not self._room_for(key, guess):
                     return None  # the copies in use fill the bound: SQL ranks this phrase
                 fresh = self._load(np, db, match, weights, mark)
             fresh.used = self._rankings
-            self._held[key] = fresh
-            while self._held and sum(c.nbytes for c in self._held.values()) > self.max_bytes:
-                self._held.popitem(last=False)
-            return fresh if key in self._held else None
+            if self._room_for(key, fresh.nbytes):
+                self._held[key] = fresh
+                self._held.move_to_end(key)
+            else:  # read, but wider than guessed: this ranking uses it, the bound keeps the others
+                self._held.pop(key, None)
+            return fresh
 
     def _room_for(self, key: tuple[str, tuple[float, ...]], nbytes: int) -> bool:
-        """Whether a copy of `nbytes` fits once idle copies (unused for `IDLE_RANKINGS` rankings)
-        are given up — which it does here, least recently used first. `key`'s own old copy, if
-        any, is about to be replaced, so it counts for nothing."""
+        """Whether a copy of `nbytes` fits beside the sizes once idle copies (unused for
+        `IDLE_RANKINGS` rankings) are given up — which it does here, least recently used first.
+        `key`'s own old copy, if any, is about to be replaced, so it counts for nothing."""
         others = [(k, c) for k, c in self._held.items() if k != key]
-        busy = sum(c.nbytes for _, c in others if self._rankings - c.used < IDLE_RANKINGS)
+        fixed = self._sizes.nbytes if self._sizes is not None else 0
+        busy = fixed + sum(c.nbytes for _, c in others if self._rankings - c.used < IDLE_RANKINGS)
         if busy + nbytes > self.max_bytes:
             return False
-        held = sum(c.nbytes for _, c in others)
+        held = fixed + sum(c.nbytes for _, c in others)
         for k, c in others:
             if held + nbytes <= self.max_bytes:
                 break
@@ -346,19 +478,31 @@ class TextCache:
                 held -= c.nbytes
         return True
 
-    def _read(self, db: Db, match: str, weights: tuple[float, ...], where: str, params: Sequence[Any]) -> list[Any]:
+    def _read(
+        self, db: Db, match: str, weights: tuple[float, ...], where: str, params: Sequence[Any]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The phrase's rows and their `aFreq` (int64 and float64 arrays)."""
+        np = _numpy()
         marks = ", ".join(repr(float(w)) for w in weights)
-        return db.rows(
+        rows = db.stream(
             f"SELECT rowid, {FUNCTION}(nodes_fts, {marks}) FROM nodes_fts WHERE nodes_fts MATCH ?{where}",
             (match, *params),
         )
+        ids, freqs = [], []
+        while chunk := list(itertools.islice(rows, CHUNK_ROWS)):
+            ids.append(np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk)))
+            freqs.append(np.fromiter((r[1] for r in chunk), dtype=np.float64, count=len(chunk)))
+        if not ids:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        self.rows_read += sum(map(len, ids))
+        return np.concatenate(ids), np.concatenate(freqs)
 
     def _load(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy:
-        freq = np.zeros(mark[0] + 1, dtype=np.float32)
-        size = np.zeros(mark[0] + 1, dtype=np.float32)
-        self._put(np, freq, size, self._read(db, match, weights, "", ()))
+        ids, values = self._read(db, match, weights, "", ())
+        freq = np.zeros(mark[0] + 1, dtype=narrowest(np, values))
+        freq[ids] = values
         self.loads += 1
-        return _Copy(freq, size, mark)
+        return _Copy(freq, mark)
 
     def _refreshed(
         self, np: Any, db: Db, match: str, weights: tuple[float, ...], held: _Copy, mark: tuple[int, int]
@@ -368,22 +512,23 @@ class TextCache:
         revised = self._revised(db, held.mark, self.refresh_rows)
         if revised is None:
             return None
-        freq = np.zeros(mark[0] + 1, dtype=np.float32)
-        size = np.zeros(mark[0] + 1, dtype=np.float32)
-        freq[: len(held.freq)] = held.freq
-        size[: len(held.size)] = held.size
-        rows: list[Any] = []
+        parts = []
         if mark[0] > held.mark[0]:
-            rows += self._read(db, match, weights, " AND rowid > ?", (held.mark[0],))
+            parts.append(self._read(db, match, weights, " AND rowid > ?", (held.mark[0],)))
         if revised:
-            at = np.array(revised, dtype=np.int64)
-            freq[at] = 0
-            size[at] = 0
-            rows += self._read(
-                db, match, weights, " AND rowid IN (SELECT value FROM json_each(?))", (json.dumps(revised),)
+            parts.append(
+                self._read(db, match, weights, " AND rowid IN (SELECT value FROM json_each(?))", (json.dumps(revised),))
             )
-        self._put(np, freq, size, rows)
-        return _Copy(freq, size, mark)
+        dtype = held.freq.dtype
+        for _, values in parts:
+            dtype = wider(np, dtype, narrowest(np, values))
+        freq = np.zeros(mark[0] + 1, dtype=dtype)
+        freq[: len(held.freq)] = held.freq
+        if revised:
+            freq[np.array(revised, dtype=np.int64)] = 0
+        for ids, values in parts:
+            freq[ids] = values
+        return _Copy(freq, mark)
 
     def _revised(self, db: Db, since: tuple[int, int], limit: int) -> list[int] | None:
         """The rows (existing at `since`) revised after it, or None past `limit` of them."""
@@ -392,13 +537,3 @@ class TextCache:
             (since[1], since[0], limit + 1),
         )
         return None if len(found) > limit else sorted(int(r[0]) for r in found)
-
-    def _put(self, np: Any, freq: np.ndarray, size: np.ndarray, rows: list[Any]) -> None:
-        if not rows:
-            return
-        self.rows_read += len(rows)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        packed = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-        tokens = np.fmod(packed, _SPLIT)
-        freq[ids] = (packed - tokens) / _SPLIT
-        size[ids] = tokens
