@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaeru.storage.sqlite.impacts import TextCache, narrowest, row_sizes, wider
+from kaeru.storage.sqlite.impacts import TextCache, narrowest, packed_uuid, row_sizes, uuid_texts, wider
 
 np: Any = pytest.importorskip("numpy")
 
@@ -72,3 +72,18 @@ def test_sizes_widen_past_65535_tokens() -> None:
     size = np.zeros(4, dtype=np.uint16)
     size = TextCache._put_sizes(np, size, [(1, varint(12)), (3, varint(70_000) + varint(1))])
     assert size.dtype == np.uint32 and size.tolist() == [0, 12, 0, 70_001]
+
+
+@given(st.uuids())
+def test_a_uuid_is_kept_in_16_bytes_and_given_back_as_its_text(value: Any) -> None:
+    text = str(value)
+    raw = packed_uuid(text)
+    assert raw is not None and len(raw) == 16
+    assert uuid_texts(np, np.frombuffer(raw, dtype=np.uint8).reshape(1, 16)) == [text]
+
+
+def test_other_ids_are_not_packed() -> None:
+    upper = "0190A1B2-C3D4-7E5F-8A9B-0C1D2E3F4A5B"
+    for text in (upper, upper.lower().replace("-", ""), "n1", "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5", "x" * 36):
+        assert packed_uuid(text) is None
+    assert uuid_texts(np, np.zeros((0, 16), dtype=np.uint8)) == []

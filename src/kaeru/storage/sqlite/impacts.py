@@ -67,8 +67,12 @@ REFRESH_ROWS = 64
 #: (~2 s at 1M nodes, three times SQL's ranking of one broad word there), so copies that evict each
 #: other in turn — more common words in use than fit the bound — would cost more than SQL every time.
 IDLE_RANKINGS = 64
-#: The bytes of a node id kept in memory (a UUID's text; another id is read each time).
-ID_BYTES = 36
+#: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
+#: id of another form is read each time).
+ID_BYTES = 16
+#: The share of `max_bytes` the ids and refuted flags of ranked rows may take beside the copies
+#: (`ID_BYTES` + 1 a row of the vault: 17 MB at 1M nodes, under a third of 64 MiB).
+FACTS_SHARE = 3
 #: The auxiliary function that reads a row's `aFreq` (of phrase 0) for the copies.
 FUNCTION = "kaeru_impact"
 #: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
@@ -194,40 +198,67 @@ class _Sizes:
 
 
 class _Facts:
-    """Node ids and refuted flags by row id at one watermark; `known` marks the rows read."""
+    """Node ids (16 bytes of a UUID) and refuted flags by row id at one watermark: `state` 0 for a
+    row not read yet, 1 kept, 2 kept and refuted."""
 
-    def __init__(self, ids: np.ndarray, refuted: np.ndarray, known: np.ndarray, mark: tuple[int, int]):
-        self.ids, self.refuted, self.known, self.mark = ids, refuted, known, mark
-        self.nbytes = int(ids.nbytes + refuted.nbytes + known.nbytes)
+    def __init__(self, ids: np.ndarray, state: np.ndarray, mark: tuple[int, int]):
+        self.ids, self.state, self.mark = ids, state, mark
+        self.nbytes = int(ids.nbytes + state.nbytes)
 
     @classmethod
     def after(cls, np: Any, old: _Facts | None, revised: list[int] | None, mark: tuple[int, int]) -> _Facts:
         """`old` moved to `mark` (copied: a reader at its watermark may still hold it), forgetting the
         `revised` rows; empty when there is none or too much was revised."""
         size = mark[0] + 1
-        ids = np.zeros(size, dtype=f"S{ID_BYTES}")
-        refuted = np.zeros(size, dtype=bool)
-        known = np.zeros(size, dtype=bool)
+        ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
+        state = np.zeros(size, dtype=np.uint8)
         if old is not None and revised is not None:
             ids[: len(old.ids)] = old.ids
-            refuted[: len(old.refuted)] = old.refuted
-            known[: len(old.known)] = old.known
-            known[np.array(revised, dtype=np.int64)] = False
-        return cls(ids, refuted, known, mark)
+            state[: len(old.state)] = old.state
+            state[np.array(revised, dtype=np.int64)] = 0
+        return cls(ids, state, mark)
+
+
+_HEX = b"0123456789abcdef"
+
+
+def packed_uuid(text: str) -> bytes | None:
+    """The 16 bytes of a UUID in its canonical text (lower-case, hyphens at 8-4-4-4-12), else None."""
+    digits = text.replace("-", "")
+    if len(text) != 36 or len(digits) != 32:
+        return None
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    canonical = f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    return raw if raw.hex() == digits and canonical == text else None
+
+
+def uuid_texts(np: Any, raw: np.ndarray) -> list[str]:
+    """The canonical texts of rows of 16 bytes (`packed_uuid` undone), all at once."""
+    if len(raw) == 0:
+        return []
+    table = np.frombuffer(_HEX, dtype=np.uint8)
+    digits = table[np.stack((raw >> 4, raw & 15), axis=-1).reshape(len(raw), 32)]
+    text = np.full((len(raw), 36), ord("-"), dtype=np.uint8)
+    for src, dst, width in ((0, 0, 8), (8, 9, 4), (12, 14, 4), (16, 19, 4), (20, 24, 12)):
+        text[:, dst : dst + width] = digits[:, src : src + width]
+    return list(map(bytes.decode, text.view("S36").ravel().tolist()))
 
 
 class Ranking:
     """The matches of one query in scope, scored as `bm25()` scores them: row ids and scores."""
 
-    def __init__(self, np: Any, rows: np.ndarray, scores: np.ndarray | None):
+    def __init__(self, np: Any, rows: np.ndarray | None, scores: np.ndarray | None, count: int | None = None):
         self.np, self.rows, self.scores = np, rows, scores
-        self.count = len(rows)
+        self.count = len(rows) if rows is not None else int(count or 0)
 
     def top(self, cap: int) -> tuple[list[int], list[float]]:
         """The best `cap` matches, row ids and scores, by score then row id descending (the order of
         `ORDER BY bm25(…), rowid DESC`)."""
         np, rows, scores = self.np, self.rows, self.scores
-        assert scores is not None
+        assert rows is not None and scores is not None
         if cap < len(rows):
             kth = np.partition(scores, cap - 1)[cap - 1]
             keep = np.flatnonzero(scores <= kth)  # every row tied with the last one kept, too
@@ -322,9 +353,10 @@ class TextCache:
                 present &= other.freq > 0
             else:
                 present |= other.freq > 0
-        rows = np.flatnonzero(present & in_scope)
-        if sizes is None:
-            return Ranking(np, rows, None)
+        present &= in_scope
+        if sizes is None:  # a count: the rows are not listed
+            return Ranking(np, None, None, int(np.count_nonzero(present)))
+        rows = np.flatnonzero(present)
         # `fts5Bm25Function`, operation for operation: the scope phrases add 0 (their column weighs 0),
         # then each word `idf · (aFreq · (k1 + 1)) / (aFreq + k1 · (1 − b + b · D / avgdl))`, summed in
         # the query's phrase order, and the sum negated.
@@ -337,18 +369,19 @@ class TextCache:
                 idf = 1e-6
             freq = held.freq[rows].astype(np.float64)
             total = total + idf * ((freq * (K1 + 1.0)) / (freq + norm))
-        return Ranking(np, rows.astype(np.int64), -1.0 * total)
+        return Ranking(np, rows.astype(np.int64, copy=False), -1.0 * total)
 
     def facts(self, np: Any, db: Db, seqs: Sequence[int], refuted_sql: str) -> tuple[list[str], list[bool]]:
         """The id and the refuted flag of each row of `seqs` in this snapshot: kept ones (dense by
-        row id, `ID_BYTES` an id), the rest read through `nodes_head` and kept (ids never change; a
-        refuted flag changes only with a revision, which the next call reads back)."""
+        row id, `ID_BYTES` an id and a byte of state), the rest read through `nodes_head` and kept
+        (ids never change; a refuted flag changes only with a revision, which the next call reads
+        back)."""
         now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
         mark = (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
         held: _Facts | None = None
         with self._lock:
             facts = self._facts
-            if (mark[0] + 1) * (ID_BYTES + 2) > self.max_bytes // 4:
+            if (mark[0] + 1) * (ID_BYTES + 1) > self.max_bytes // FACTS_SHARE:
                 self._facts = None  # too many rows to keep: read each time
             elif facts is None or mark > facts.mark:
                 revised = self._revised(db, facts.mark, self.refresh_rows) if facts is not None else None
@@ -358,22 +391,23 @@ class TextCache:
         at = np.array(seqs, dtype=np.int64)
         if held is None:
             return self._read_facts(db, seqs, refuted_sql)
-        # `known` first: a row is marked known only after its id and flag are written (below).
-        missing = np.flatnonzero(~held.known[at])
-        ids: list[str] = list(map(bytes.decode, held.ids[at].tolist()))
-        refuted: list[bool] = held.refuted[at].tolist()
+        # `state` first: a row is marked kept only after its id is written (below).
+        state = held.state[at]
+        missing = np.flatnonzero(state == 0)
+        ids = uuid_texts(np, held.ids[at])
+        refuted: list[bool] = (state == 2).tolist()
         if len(missing):
             wanted = at[missing]
             read_ids, read_refuted = self._read_facts(db, wanted.tolist(), refuted_sql)
             for i, node_id, flag in zip(missing.tolist(), read_ids, read_refuted, strict=True):
                 ids[i], refuted[i] = node_id, flag
-            fits = np.array([len(i) == ID_BYTES and i.isascii() for i in read_ids], dtype=bool)
+            raw = [packed_uuid(i) for i in read_ids]
+            fits = np.array([r is not None for r in raw], dtype=bool)
             with self._lock:
-                if self._facts is held:  # same watermark: rows only ever become known, values never change
-                    kept = [i.encode() for i, f in zip(read_ids, fits, strict=True) if f]
-                    held.ids[wanted[fits]] = np.array(kept, dtype=f"S{ID_BYTES}")
-                    held.refuted[wanted[fits]] = np.array(read_refuted, dtype=bool)[fits]
-                    held.known[wanted[fits]] = True
+                if self._facts is held and fits.any():  # same watermark: rows only become kept, never change
+                    kept = np.frombuffer(b"".join(r for r in raw if r is not None), dtype=np.uint8)
+                    held.ids[wanted[fits]] = kept.reshape(-1, ID_BYTES)
+                    held.state[wanted[fits]] = np.where(np.array(read_refuted, dtype=bool)[fits], 2, 1)
         return ids, refuted
 
     @staticmethod
