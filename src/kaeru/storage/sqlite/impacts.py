@@ -90,12 +90,13 @@ def _numpy() -> Any:
 
 def _impact(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
     """FTS5's bm25 `aFreq` for this row and the query's first phrase: the weight of each instance's
-    column, summed. (Its `D`, `xColumnSize(-1)`, is a look-up in `nodes_fts_docsize` per row — as
-    much again as the rest: the sizes are read in bulk instead, `TextCache._sizes_at`.)"""
+    column, summed — over the columns the phrase is in (`xPhraseFirstColumn`, ~25 % cheaper than
+    listing every column's offsets). (Its `D`, `xColumnSize(-1)`, is a look-up in
+    `nodes_fts_docsize` per row — as much again as the rest: the sizes are read in bulk instead,
+    `TextCache._sizes_at`.)"""
     freq = 0.0
-    for column, offsets in enumerate(api.phrase_locations(0)):
-        if offsets:
-            freq += weights[column] * len(offsets)
+    for column in api.phrase_columns(0):
+        freq += weights[column] * len(api.phrase_column_offsets(0, column))
     return freq
 
 
@@ -336,7 +337,9 @@ class TextCache:
             sizes = self._sizes_at(np, db, mark) if scores else None
             if scores and sizes is None:
                 return None
-            for match, weights in (*words, *scopes):
+            # A scope phrase only says which rows are in scope (its column weighs 0 in the ranking):
+            # its copy is read without the auxiliary function (`()` weights), ~3× faster a row.
+            for match, weights in (*words, *((m, ()) for m, _ in scopes)):
                 held = self._copy(np, db, match, weights, mark)
                 if held is None:
                     return None
@@ -515,13 +518,12 @@ class TextCache:
     def _read(
         self, db: Db, match: str, weights: tuple[float, ...], where: str, params: Sequence[Any]
     ) -> tuple[np.ndarray, np.ndarray]:
-        """The phrase's rows and their `aFreq` (int64 and float64 arrays)."""
+        """The phrase's rows and their `aFreq` (int64 and float64 arrays); 1 for each row without
+        `weights`."""
         np = _numpy()
         marks = ", ".join(repr(float(w)) for w in weights)
-        rows = db.stream(
-            f"SELECT rowid, {FUNCTION}(nodes_fts, {marks}) FROM nodes_fts WHERE nodes_fts MATCH ?{where}",
-            (match, *params),
-        )
+        value = f"{FUNCTION}(nodes_fts, {marks})" if weights else "1.0"  # no weights: whether the row holds it
+        rows = db.stream(f"SELECT rowid, {value} FROM nodes_fts WHERE nodes_fts MATCH ?{where}", (match, *params))
         ids, freqs = [], []
         while chunk := list(itertools.islice(rows, CHUNK_ROWS)):
             ids.append(np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk)))
