@@ -10,9 +10,11 @@ owned by the store (through `CommonWords`, which its sessions share), keeps for 
 asked for — a word in its columns, or an initiative's scope token — one dense array by row id of its
 `aFreq` in the smallest type that holds every value exactly (1 byte a row of the vault for the
 benchmark corpus's words: whole weights, small counts), read once from FTS5 itself by a small
-auxiliary function (`kaeru_impact`: the phrase's instances by column); and once for all phrases the
-rows' `D`, decoded in bulk from FTS5's own `nodes_fts_docsize` table (2 bytes a row while every row
-holds under 65,536 tokens) — decision 16.E1. It ranks a query with numpy in the same order of
+auxiliary function (`kaeru_impact`: the phrase's instances by column; a scope token's copy only
+marks its rows); and once for all phrases the rows' `D`, decoded in bulk from FTS5's own
+`nodes_fts_docsize` table (2 bytes a row while every row holds under 65,536 tokens) — decision
+16.E1: a session's ~17 phrases at 1M nodes take ~18 MB, where 16.B4's 8 bytes a row and phrase
+took 8 MB each. It ranks a query with numpy in the same order of
 floating-point operations as `fts5Bm25Function`, so the scores are FTS5's to the bit (checked
 against `bm25()` by the property test `tests/storage/test_search_top_k.py`), ties and all.
 
@@ -22,8 +24,8 @@ deleted) or moves the node's previous revision into `past_revisions` (its `rev_s
 that table is never pruned). So `(max(nodes.seq), max(past_revisions.rev_seq))`, read in the
 search's own snapshot, is a watermark: a copy (or the row sizes) at an older one reads back the rows
 written since — new rows by one range query (`rowid > seq`), revised ones (retracted, moved,
-rewritten) by id — and a copy at a newer one (an older snapshot than the copy) is not used. Only a read snapshot (committed
-rows) refreshes a copy; a write transaction ranks in SQL. Without numpy (the default install has
+rewritten) by id — and a copy at a newer one (an older snapshot than the copy) is not used. Only a
+read snapshot (committed rows) refreshes a copy; a write transaction ranks in SQL. Without numpy (the default install has
 none), past the memory bound, or past `REFRESH_ROWS` revised rows (the copy is then read again
 whole), the caller falls back to the SQL plans, which give the same answer.
 """
@@ -63,8 +65,8 @@ CACHE_BYTES = 64 * 2**20
 #: 100k); past it, the copy is read again whole.
 REFRESH_ROWS = 64
 #: A copy is given up to make room for another only when no ranking used it for this many rankings:
-#: otherwise the new phrase is ranked by SQL. Reading a copy whole costs ~2 µs a row of the vault
-#: (~2 s at 1M nodes, three times SQL's ranking of one broad word there), so copies that evict each
+#: otherwise the new phrase is ranked by SQL. Reading a copy whole costs ~1 µs a row of the vault
+#: (~1 s for a word at 1M nodes, ~1.5× SQL's ranking of one broad word there), so copies that evict each
 #: other in turn — more common words in use than fit the bound — would cost more than SQL every time.
 IDLE_RANKINGS = 64
 #: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
