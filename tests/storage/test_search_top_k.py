@@ -234,6 +234,14 @@ def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
         assert cached == exhaustive and cached[1] == 4
         assert text.loads == loads  # the forgotten row, read back by id
         assert old.search(q) == before  # older than the copies: ranked by SQL in its own snapshot
+    # Revised in place (same row, more tokens: its `D` changes too): read back by id, copies and sizes.
+    third = notes[2]
+    assert third is not None
+    sizes = text.size_loads
+    longer = "beta gamma omega " + " ".join(["gamma"] * 40)
+    service.revise(parse("revise", {"initiative": "follow-a", "node": third.id, "patch": {"body": longer}}))
+    cached, exhaustive = both()
+    assert cached == exhaustive and (text.loads, text.size_loads) == (loads, sizes)
     text.refresh_rows = 0
     try:
         service.note(parse("note", {"initiative": "follow-a", "text": "omega", "kind": "observation"}))
