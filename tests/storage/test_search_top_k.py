@@ -27,8 +27,10 @@ from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
 from kaeru.storage.sqlite.search import FtsSearch
+from kaeru.storage.sqlite.session import SqliteSession
 from kaeru.storage.sqlite.store import SqliteStore
 
 WORDS = ["alpha", "beta", "gamma", "delta", "alphabet", "omega"]
@@ -326,3 +328,32 @@ def test_long_rows_rank_as_fts5_does(vault: tuple[SqliteStore, Settings]) -> Non
             assert cached == _search(store, q, top_k=False, slack=0), (tokens, stemmed)
             assert len(cached[0]) >= 4
     assert text.size_loads >= 1
+
+
+def test_scope_size_is_remembered_at_the_watermark(vault: tuple[SqliteStore, Settings]) -> None:
+    """`scope_size` in a read snapshot is remembered by watermark (decision 16.E4): after each write
+    (a note, a forget) it is what the membership count answers, and unchanged it is not counted again."""
+    store, config = vault
+    service = Service(store, config)
+    made = [
+        service.note(parse("note", {"initiative": "sizes-a", "text": t, "kind": "observation"}))[0].primary
+        for t in ("one", "two", "three")
+    ]
+    with store.read() as session:
+        scope = session.initiative_by_name("sizes-a")
+    assert scope is not None
+
+    def sizes() -> tuple[int, int]:
+        with store.read() as session:
+            assert isinstance(session, SqliteSession)
+            return session.scope_size([scope.id]), SectionQueries.scope_size(session, [scope.id])
+
+    assert sizes() == (3, 3)
+    remembered = dict(store._common.scope_sizes)
+    assert sizes() == (3, 3) and store._common.scope_sizes == remembered  # not counted again
+    service.note(parse("note", {"initiative": "sizes-a", "text": "four", "kind": "observation"}))
+    assert sizes() == (4, 4)
+    first = made[0]
+    assert first is not None
+    service.forget(parse("forget", {"initiative": "sizes-a", "node": first.id, "reason": "t"}))
+    assert sizes() == (3, 3)

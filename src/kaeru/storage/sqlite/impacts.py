@@ -153,6 +153,13 @@ def _varints(block: bytes) -> Iterator[int]:
         yield value
 
 
+def watermark(db: Db) -> tuple[int, int]:
+    """`(max(nodes.seq), max(past_revisions.rev_seq))` in this snapshot: every write of a node (its
+    index row, its memberships) moves it (see the module's docstring)."""
+    now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
+    return (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
+
+
 def _varint(block: bytes, at: int) -> tuple[int, int]:
     """One SQLite varint (FTS5's `sqlite3Fts5GetVarint`) at `at`: its value and the next offset."""
     value = 0
@@ -322,8 +329,7 @@ class TextCache:
         if conn not in self._registered:
             conn.register_fts5_function(FUNCTION, _impact)
             self._registered.add(conn)
-        now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
-        mark = (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
+        mark = watermark(db)
         block = db.one("SELECT block FROM nodes_fts_data WHERE id = 1")
         if block is None or block[0] is None:
             return None
@@ -381,8 +387,7 @@ class TextCache:
         row id, `ID_BYTES` an id and a byte of state), the rest read through `nodes_head` and kept
         (ids never change; a refuted flag changes only with a revision, which the next call reads
         back)."""
-        now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
-        mark = (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
+        mark = watermark(db)
         held: _Facts | None = None
         with self._lock:
             facts = self._facts

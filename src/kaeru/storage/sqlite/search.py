@@ -12,10 +12,10 @@ import apsw
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.storage.records import SearchQuery, SearchRow
-from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
-from kaeru.storage.sqlite.impacts import COLUMNS, Ranking, TextCache
+from kaeru.storage.sql.sections import SectionQueries
+from kaeru.storage.sqlite.impacts import COLUMNS, Ranking, TextCache, watermark
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -50,6 +50,8 @@ TOP_K_SLACK = 64
 #: A common-word search flags the superseded candidates from a set of ids read once when the scope
 #: holds at most this many superseded nodes (decision 16.K1); past it, by a look-up per candidate.
 SUPERSEDED_IDS = 4096
+#: `scope_size` answers remembered (decision 16.E4).
+SCOPE_SIZES = 256
 _new_tuple = tuple.__new__
 
 
@@ -92,6 +94,8 @@ class CommonWords:
         self.audit_free: bool | None = None
         #: Broad searches ranked in memory (decision 16.B4), shared by the store's sessions.
         self.text = TextCache()
+        #: `scope_size` by (initiatives, watermark) (decision 16.E4); forgotten all at once when full.
+        self.scope_sizes: dict[tuple[tuple[int, ...], tuple[int, int]], int] = {}
 
     def __contains__(self, match: str) -> bool:
         return match in self._known
@@ -102,7 +106,7 @@ class CommonWords:
         self._known.add(match)
 
 
-class FtsSearch(Part):
+class FtsSearch(SectionQueries):
     """Search over `nodes_fts`; a read snapshot keeps the stored rows a small search read."""
 
     #: Rank a common-word search's best matches in the index alone (decision 16.B1); off, every
@@ -122,6 +126,24 @@ class FtsSearch(Part):
     _snapshot: bool
     _stored: dict[int, tuple[Any, ...]]
     _stored_seqs: dict[str, int]
+
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """`SectionQueries.scope_size`, remembered at the watermark in a read snapshot (decision
+        16.E4): a count of ~400k memberships at 1M nodes that `recall` asks at every call. The
+        memberships and a board's retraction change only when `put_node` writes a node, which
+        moves the watermark (`impacts.watermark`), so an entry at the snapshot's own watermark is
+        exactly what the count would answer."""
+        if not self._snapshot or not initiative_ids:
+            return super().scope_size(initiative_ids)
+        key = (tuple(initiative_ids), watermark(self._db))
+        sizes = self._common.scope_sizes
+        size = sizes.get(key)
+        if size is None:
+            size = super().scope_size(initiative_ids)
+            if len(sizes) >= SCOPE_SIZES:
+                sizes.clear()
+            sizes[key] = size
+        return size
 
     def _index(self, seq: int, node: Node) -> None:
         """One row of the full-text index: literal words (search) and their stems (recall)."""
