@@ -14,9 +14,9 @@ auxiliary function (`kaeru_impact`: the phrase's instances by column; a scope to
 marks its rows); and once for all phrases the rows' `D`, decoded in bulk from FTS5's own
 `nodes_fts_docsize` table (2 bytes a row while every row holds under 65,536 tokens) — decision
 16.E1: a session's ~17 phrases at 1M nodes take ~18 MB, where 16.B4's 8 bytes a row and phrase
-took 8 MB each. It ranks a query with numpy in the same order of
-floating-point operations as `fts5Bm25Function`, so the scores are FTS5's to the bit (checked
-against `bm25()` by the property test `tests/storage/test_search_top_k.py`), ties and all.
+took 8 MB each. It ranks a query with numpy in the same order of floating-point operations as
+`fts5Bm25Function`, so the scores are FTS5's to the bit (checked against `bm25()` by the property
+test `tests/storage/test_search_top_k.py`), ties and all.
 
 Never stale: a node's index row changes only when `put_node` writes the node (`_node_written`), and
 every such write either inserts a new row of `nodes` (a new `seq`, never reused: nodes are never
@@ -25,9 +25,9 @@ that table is never pruned). So `(max(nodes.seq), max(past_revisions.rev_seq))`,
 search's own snapshot, is a watermark: a copy (or the row sizes) at an older one reads back the rows
 written since — new rows by one range query (`rowid > seq`), revised ones (retracted, moved,
 rewritten) by id — and a copy at a newer one (an older snapshot than the copy) is not used. Only a
-read snapshot (committed rows) refreshes a copy; a write transaction ranks in SQL. Without numpy (the default install has
-none), past the memory bound, or past `REFRESH_ROWS` revised rows (the copy is then read again
-whole), the caller falls back to the SQL plans, which give the same answer.
+read snapshot (committed rows) refreshes a copy; a write transaction ranks in SQL. Without numpy
+(the default install has none), past the memory bound, or past `REFRESH_ROWS` revised rows (the
+copy is then read again whole), the caller falls back to the SQL plans, which give the same answer.
 """
 
 from __future__ import annotations
@@ -66,8 +66,9 @@ CACHE_BYTES = 64 * 2**20
 REFRESH_ROWS = 64
 #: A copy is given up to make room for another only when no ranking used it for this many rankings:
 #: otherwise the new phrase is ranked by SQL. Reading a copy whole costs ~1 µs a row of the vault
-#: (~1 s for a word at 1M nodes, ~1.5× SQL's ranking of one broad word there), so copies that evict each
-#: other in turn — more common words in use than fit the bound — would cost more than SQL every time.
+#: (~1 s for a word at 1M nodes, ~1.5× SQL's ranking of one broad word there), so copies that
+#: evict each other in turn — more common words in use than fit the bound — would cost more than
+#: SQL every time.
 IDLE_RANKINGS = 64
 #: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
 #: id of another form is read each time).
