@@ -64,7 +64,7 @@ def broad_queries(builder: CorpusBuilder, count: int) -> list[str]:
 def _exhaustive_sql(session: Any, initiative_id: int, text: str) -> list[str]:
     """The exhaustive bm25 ranking, written here: every match in scope ranked, the best TOP ids."""
     from kaeru.domain.text import query_tokens
-    from kaeru.storage.sqlite.search import fts_match
+    from kaeru.storage.sqlite.matching import fts_match
 
     match = fts_match(query_tokens(text), False, False)
     rows = session._db.rows(

@@ -117,3 +117,17 @@ def test_the_sql_layer_is_written_once() -> None:
             if n.split(".")[0] in ("apsw", "psycopg", "psycopg_pool") or n.startswith(BACKENDS)
         ]
         assert not used, f"{path.name} imports {used}"
+
+
+#: Issue 14's bound on a module's size: a module a newcomer can read whole.
+MODULE_LINES = 500
+#: …and on the median module.
+MEDIAN_LINES = 200
+
+
+def test_modules_stay_small() -> None:
+    sizes = {path.relative_to(SRC).as_posix(): len(path.read_text().splitlines()) for path in SRC.rglob("*.py")}
+    too_long = {name: lines for name, lines in sizes.items() if lines > MODULE_LINES}
+    assert not too_long, f"modules over {MODULE_LINES} lines: {too_long}"
+    ordered = sorted(sizes.values())
+    assert ordered[len(ordered) // 2] <= MEDIAN_LINES

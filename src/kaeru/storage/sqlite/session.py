@@ -17,7 +17,8 @@ from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.session import SqlSession
-from kaeru.storage.sqlite.search import CommonWords, FtsSearch
+from kaeru.storage.sqlite.matching import CommonWords
+from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.vectors import SqliteVectors
 
 _compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode

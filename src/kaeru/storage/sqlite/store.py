@@ -19,7 +19,7 @@ import apsw
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
 from kaeru.storage.sqlite import vectors
-from kaeru.storage.sqlite.search import CommonWords, fts_match
+from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
 
 __all__ = ["SqliteSession", "SqliteStore", "fts_match"]
