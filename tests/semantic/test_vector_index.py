@@ -209,7 +209,7 @@ def test_the_index_follows_notes_revisions_merges_forgets_and_reindexing(store: 
 
     def top(query: str, scope: str = "s") -> list[str]:
         found = semantic.recall(
-            parse("recall", {"initiatives": [scope], "query": query}), disabled=frozenset({"lexical", "literal"})
+            parse("recall", {"initiatives": [scope], "query": query}), disabled=frozenset({"lexical"})
         )
         return [h.node.id for h in found.hits]
 

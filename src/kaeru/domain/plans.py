@@ -35,7 +35,6 @@ class Risk(StrEnum):
 CHANNELS = (
     "lexical",
     "scope_idf",
-    "literal",
     "proximity",
     "name",
     "temporal",
@@ -171,7 +170,6 @@ def compile_plan(
         )
         if narrow_scope:
             use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
-        use("literal", 0.25, "exact query words")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")
         use("temporal", 1.0, "what was recorded just before and after strong hits")

@@ -162,8 +162,6 @@ def run_channels(
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if semantic is not None and embedder is not None:
         _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
-    if plan.weight("literal"):
-        fusion.add_scored("literal", _lexical(session, scope_ids, words, False, CANDIDATES // 2))
     if plan.weight("name") and query:
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)

@@ -17,7 +17,7 @@ HISTORY_NODES = 20
 HISTORY_CHAIN = 64
 HISTORY_REVISIONS = 1000
 #: The channels that match the query itself (not neighbours of a match, not priors).
-DIRECT_CHANNELS = frozenset({"lexical", "literal", "name", "semantic", "proximity", "feedback", "date"})
+DIRECT_CHANNELS = frozenset({"lexical", "name", "semantic", "proximity", "feedback", "date"})
 
 
 def key_id(key: str) -> str:
