@@ -115,6 +115,9 @@ class TsSearch(Part):
     """Search over the `tsv`/`stv` columns of `nodes`; statements in psycopg's own `%(name)s` style."""
 
     _db: PgDb  # `raw_one`/`raw_rows` run statements as written
+    _read_only: bool
+    #: The matches a ranked search of this read snapshot counted (`_remember_count`).
+    _counted: dict[tuple[Any, ...], int]
     #: Words held by more than one node in this many are matched from their term counts (0: never;
     #: tests set it both ways).
     common_divisor = COMMON_DIVISOR
@@ -251,24 +254,42 @@ class TsSearch(Part):
             f"WITH hits AS MATERIALIZED (SELECT n.seq, {score} AS score, {sup} AS sup FROM nodes n {lateral} "
             f"WHERE {where}), c AS (SELECT count(*) FILTER (WHERE NOT sup) AS kept, count(*) FILTER (WHERE sup) "
             "AS gone FROM hits) "
-            f"SELECT n.id, h.seq, h.score, {_REFUTED}, h.sup, c.kept, c.gone FROM c CROSS JOIN LATERAL ("
+            f"SELECT c.kept, c.gone, n.id, h.seq, h.score, {_REFUTED}, h.sup FROM c LEFT JOIN LATERAL ("
             "(SELECT seq, score, sup FROM hits WHERE NOT sup ORDER BY score, seq DESC LIMIT %(window)s) UNION ALL "
             "(SELECT seq, score, sup FROM hits WHERE sup AND c.gone > 0 ORDER BY score, seq DESC LIMIT %(head)s)) h "
             # each of the few rows kept looked up by its key (a join would scan every node to hash them)
-            "CROSS JOIN LATERAL (SELECT n.id, n.node_type, n.status FROM nodes n WHERE n.seq = h.seq) n "
+            "ON TRUE LEFT JOIN LATERAL (SELECT n.id, n.node_type, n.status FROM nodes n WHERE n.seq = h.seq) n ON TRUE "
             "ORDER BY h.sup, h.score, h.seq DESC",
             params,
         )
-        kept = [SearchRow(r[0], int(r[1]), float(r[2]), bool(r[3])) for r in rows if not r[4]]
-        matched, omitted = (int(rows[0][5]), int(rows[0][6])) if rows else (0, 0)
+        # The counts come on every row, and on one row of NULLs when no hit is returned.
+        matched, omitted = int(rows[0][0]), int(rows[0][1])
+        self._remember_count(query, matched + omitted)
+        hits = [r for r in rows if r[3] is not None]
+        kept = [SearchRow(r[2], int(r[3]), float(r[4]), bool(r[5])) for r in hits if not r[6]]
         total = matched if len(kept) >= query.window and query.count_total else len(kept)
         if omitted and query.superseded_out is not None:
             # The best omitted matches themselves (only when some were), each placed among the rows.
             ranks = [(r.score, -r.seq) for r in kept]  # ascending in the ranking's order
             query.superseded_out.extend(
-                (bisect.bisect_left(ranks, (float(g[2]), -int(g[1]))), g[0]) for g in rows if g[4]
+                (bisect.bisect_left(ranks, (float(g[4]), -int(g[3]))), g[2]) for g in hits if g[6]
             )
         return kept, total, omitted
+
+    @staticmethod
+    def _count_key(query: SearchQuery) -> tuple[Any, ...]:
+        """What `count_matches` counts: the matches of these words under these filters in scope."""
+        return (
+            tuple(query.initiative_ids), tuple(query.tokens), query.match_all, query.prefix, query.stemmed,
+            tuple(query.fields), tuple((c, tuple(v)) for c, v in query.columns), tuple(query.tags),
+        )  # fmt: skip
+
+    def _remember_count(self, query: SearchQuery, matched: int) -> None:
+        """A read snapshot keeps what a ranked search counted, so `count_matches` of the same words
+        (recall's scope idf of a one-word query, right after its ranked search) is not a second
+        pass over every match; a write transaction's statements each see their own snapshot."""
+        if self._read_only:
+            self._counted[self._count_key(query)] = matched
 
     def _search_unranked(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         """A search without words: the filters' matches, newest first."""
@@ -309,6 +330,9 @@ class TsSearch(Part):
             where, _, params = self._filters(query)
             row = self._db.raw_one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
             return int(row[0]) if row else 0
+        known = self._counted.get(self._count_key(query)) if self._read_only else None
+        if known is not None:
+            return known
         where, _, params = self._filters(query, match=False)
         lateral, _, common, more = self._bm25(query)
         if common is None:
