@@ -98,6 +98,14 @@ _SUPERSEDED = (
     "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND NOT e.retracted AND NOT s.retracted "
     "AND ms.initiative_id = ANY(%(scope)s::bigint[]))"
 )
+#: The same, written so that the planner cannot turn it into a hash of every supersession edge (an
+#: `EXISTS` may be: at 1M nodes it then read all ~100k edges, ~10–45 ms, for a search of 11 hits; a
+#: sub-select with LIMIT is looked up per match through `edges_dst`).
+_SUPERSEDED_EACH = (
+    "coalesce((SELECT TRUE FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
+    "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND NOT e.retracted AND NOT s.retracted "
+    "AND ms.initiative_id = ANY(%(scope)s::bigint[]) LIMIT 1), FALSE)"
+)
 #: Words are common when more than one node in this many holds them (the document frequencies the
 #: statistics keep): then a ranked search reads its matches from the term counts, not the GIN index.
 COMMON_DIVISOR = 4
@@ -227,7 +235,7 @@ class TsSearch(Part):
             return [], 0, 0
         if not query.tokens:
             return self._search_unranked(query)
-        where, superseded, params = self._filters(query, match=False)
+        where, _, params = self._filters(query, match=False)
         lateral, score, common, more = self._bm25(query)
         params.update(more)
         if common is None:
@@ -237,12 +245,12 @@ class TsSearch(Part):
             where += f" AND ({common})"
         sup = "FALSE"
         if query.omit_superseded and common is None:
-            sup = superseded  # few matches: each looked up
+            sup = _SUPERSEDED_EACH  # few matches: each looked up
         elif query.omit_superseded:
             # Many matches, few superseded nodes: their ids read once instead of a look-up per match.
             targets = self._superseded_ids(params)
             if targets is None:
-                sup = superseded
+                sup = _SUPERSEDED_EACH
             elif targets:
                 sup, params["targets"] = "n.id = ANY(%(targets)s::text[])", targets
         params["window"] = int(query.window)
