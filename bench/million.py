@@ -23,7 +23,8 @@ the searched initiative for `read`. PostgreSQL needs `KAERU_BENCH_DATABASE_URL` 
 shuffled order per round: `note` (fresh text, new request_id), `read` (a random node),
 `search` with a selective word (5–20 hits) and a broad one (the most frequent words), `recall`
 with a selective and a broad word, and `context` of the searched initiative. Wall and CPU
-(the calling thread) p50/p95, ms.
+(the calling thread) p50/p95, ms; with `--server-cpu` (PostgreSQL on this machine), the CPU of the
+database's server processes during each call too.
 """
 
 from __future__ import annotations
@@ -208,6 +209,8 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(11)
     wall: dict[str, list[float]] = {op: [] for op in ops}
     cpu: dict[str, list[float]] = {op: [] for op in ops}
+    server: dict[str, list[float]] = {op: [] for op in ops}
+    backends = _Backends(vault) if args.server_cpu and vault.backend == "postgres" else None
     settle_heap()
     try:
         for round_no in range(args.warmup + args.ops):
@@ -215,18 +218,23 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
             random.Random(round_no).shuffle(order)
             for op in order:
                 call = _args(op, corpus, selective, meta["read_ids"], rng)
+                s0 = backends.cpu_ns() if backends else 0
                 c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
                 envelope = registry.run(OPS[op], call)
                 t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
+                s1 = backends.cpu_ns() if backends else 0
                 if envelope.get("state") not in ("ok", "applied", "unchanged"):
                     raise RuntimeError(f"{op}: {envelope.get('state')} {envelope.get('issues')}")
                 if round_no >= args.warmup:
                     wall[op].append((t1 - t0) / 1e6)
                     cpu[op].append((c1 - c0) / 1e6)
+                    server[op].append((s1 - s0) / 1e6)
         rss_mb = _rss_mb()  # with the store's caches held (e.g. SQLite's phrase copies, 16.E1)
     finally:
         store.close()
         gc.unfreeze()
+        if backends:
+            backends.close()
     result: dict[str, Any] = {
         "backend": meta["backend"],
         "size": built,
@@ -239,7 +247,8 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
         "ops": {},
     }
     print(f"{meta['backend']}, {built:,} nodes, {args.ops} rounds (+{args.warmup} warm-up); ms")
-    print(f"{'op':<18} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>9} {'cpu p95':>9}")
+    extra = f" {'srv p50':>9} {'srv p95':>9}" if backends else ""
+    print(f"{'op':<18} {'wall p50':>9} {'wall p95':>9} {'cpu p50':>9} {'cpu p95':>9}{extra}")
     for op in ops:
         w, c = sorted(wall[op]), sorted(cpu[op])
         row = {
@@ -248,8 +257,14 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
             "cpu_p50": round(percentile(c, 50), 2),
             "cpu_p95": round(percentile(c, 95), 2),
         }
+        line = f"{op:<18} {row['p50']:>9.2f} {row['p95']:>9.2f} {row['cpu_p50']:>9.2f} {row['cpu_p95']:>9.2f}"
+        if backends:
+            s = sorted(server[op])
+            row["server_cpu_p50"] = round(percentile(s, 50), 2)
+            row["server_cpu_p95"] = round(percentile(s, 95), 2)
+            line += f" {row['server_cpu_p50']:>9.2f} {row['server_cpu_p95']:>9.2f}"
         result["ops"][op] = row
-        print(f"{op:<18} {row['p50']:>9.2f} {row['p95']:>9.2f} {row['cpu_p50']:>9.2f} {row['cpu_p95']:>9.2f}")
+        print(line)
     print(f"process RSS {result['rss_mb']} MB after the rounds (peak {result['peak_rss_mb']} MB)")
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
@@ -263,6 +278,32 @@ def _rss_mb() -> float | None:
     except (OSError, IndexError, ValueError):
         return None
     return round(pages * resource.getpagesize() / 2**20, 1)
+
+
+class _Backends:
+    """The CPU time of the server processes serving this vault's database (PostgreSQL on this
+    machine): the `kaeru` connections' backends, found in `pg_stat_activity` by a connection of
+    its own (not counted), their time on a CPU read from `/proc/<pid>/schedstat` (nanoseconds)."""
+
+    def __init__(self, vault: BenchVault):
+        import psycopg
+
+        self._conn = psycopg.connect(str(vault.database_url), autocommit=True)
+
+    def cpu_ns(self) -> int:
+        pids = self._conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'kaeru'"
+        ).fetchall()
+        total = 0
+        for (pid,) in pids:
+            try:
+                total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+            except (OSError, ValueError, IndexError):
+                pass  # ended, or not on this machine
+        return total
+
+    def close(self) -> None:
+        self._conn.close()
 
 
 def cmd_drop(args: argparse.Namespace) -> None:
@@ -290,6 +331,11 @@ def main(argv: list[str] | None = None) -> None:
     m.add_argument("--warmup", type=int, default=5)
     m.add_argument("--only", nargs="*", choices=tuple(OPS), help="only these ops")
     m.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
+    m.add_argument(
+        "--server-cpu",
+        action="store_true",
+        help="PostgreSQL on this machine: also the server's CPU per call (its backends' /proc/<pid>/schedstat)",
+    )
     f = sub.add_parser("finish")
     f.add_argument("--vault", type=Path, required=True)
     f.add_argument("--size", type=int, default=1_000_000, help="the size the build was started with")

@@ -143,7 +143,8 @@ def score_sql(
     column: str, terms: Sequence[str], prefix: bool, fields: Sequence[str], idfs: Sequence[float], avgdl: float
 ) -> tuple[str, str, dict[str, Any]]:
     """The BM25 score of node `n`: a LATERAL join computing each term's weighted frequency `f.f<i>`
-    once, the score expression over it, and their parameters."""
+    once, the score expression over it, and their parameters. `f.f<i>` is positive exactly when
+    the node holds term `i` in one of `fields` (`present_sql`)."""
     params: dict[str, Any] = {"bm_k1": K1, "bm_k1p1": K1 + 1.0, "bm_b": B, "bm_1mb": 1 - B, "bm_avgdl": avgdl}
     frequencies = []
     lookups = []
@@ -168,3 +169,11 @@ def score_sql(
         f"%(bm_idf{i})s::float8 * ((f.f{i} * %(bm_k1p1)s::float8) / (f.f{i} + {norm}))" for i in range(len(terms))
     ]
     return lateral, f"-1.0::float8 * ({' + '.join(summands)})", params
+
+
+def present_sql(count: int, match_all: bool) -> str:
+    """Whether node `n` matches the query, from the frequencies of `score_sql`'s LATERAL join: each
+    weight is positive and each count a whole number, so `f.f<i> > 0` exactly when the node holds
+    term `i` in a searched field — the rows `tsv @@ query` finds, read from the one `ltf`/`stf`
+    value the score reads anyway (decision 16.Q1)."""
+    return f" {'AND' if match_all else 'OR'} ".join(f"f.f{i} > 0.0::float8" for i in range(count))

@@ -36,6 +36,7 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
         super().__init__(PgDb(conn), read_only=read_only)
         self._c = conn
+        self._counted: dict[tuple[Any, ...], int] = {}
         #: The statistics' changes of this transaction's node writes, applied by `flush_term_stats`
         #: (the trigger is off for them: `_counting`; decision 16.M3).
         self._delta = TermDelta()
