@@ -146,3 +146,9 @@ def test_history_words_and_past_questions_ask_for_history() -> None:
     assert asks_history(["budget"], "how much did we spend")
     assert asks_history(["how", "has", "budget", "chang"], "how has the budget changed")
     assert not asks_history(["budget"], "what is the budget now")
+
+
+def test_a_bracketed_header_gives_no_value_to_the_words_after_it() -> None:
+    values, _, _ = read_text("[1:56 pm on 8 May, 2023] Caroline: I went to the support group.", {"carolin", "group"})
+    assert "carolin" not in values and "group" not in values  # the header's numbers say when
+    assert values["*"] == frozenset({"1", "56", "8", "2023"})

@@ -80,8 +80,10 @@ MODIFIERS = 4
 PAST_WORDS = frozenset(["did", "was", "were", "had"])
 
 _DIGIT = re.compile(r"\d")
-#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence.
-_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
+#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence. A
+#: bracketed span is a sentence of its own: a header such as "[1:56 pm on 8 May, 2023] Caroline: …"
+#: says when, and its numbers are no value of the words after it (decision L3, session 12).
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n|[\[\]]")
 
 
 def asks_history(query_stems: list[str], query: str = "") -> bool:
