@@ -148,7 +148,22 @@ def test_history_words_and_past_questions_ask_for_history() -> None:
     assert not asks_history(["budget"], "what is the budget now")
 
 
-def test_a_bracketed_header_gives_no_value_to_the_words_after_it() -> None:
+def test_a_bracketed_header_gives_no_values() -> None:
     values, _, _ = read_text("[1:56 pm on 8 May, 2023] Caroline: I went to the support group.", {"carolin", "group"})
-    assert "carolin" not in values and "group" not in values  # the header's numbers say when
-    assert values["*"] == frozenset({"1", "56", "8", "2023"})
+    assert values == {}  # the header's numbers say when: no value of any word, nor of the text
+
+
+def test_notes_with_dated_headers_are_not_reordered_by_their_dates(service: Service) -> None:
+    """A client that writes each turn as "[when] speaker: text" (and no `occurred_at`): the dates of
+    two turns are no values, so the newer turn is not an update of the older."""
+    older = note(service, "[10:00 am on 2 May, 2023] Caroline: the support group helped; the support group listened.")
+    newer = note(
+        service,
+        "[3:00 pm on 9 June, 2023] Caroline: my support group sends greetings about adoption paperwork, "
+        "counselling, friendship, courage, painting, hiking, cooking, gardening, reading, poetry, singing, "
+        "swimming, cycling, camping, fishing, knitting, baking, dancing, running, rowing, sailing.",
+    )
+    query = "caroline support group"
+    without = ids(recall(service, query, disabled=frozenset({"updates"})))
+    assert without.index(older) < without.index(newer)
+    assert ids(recall(service, query)) == without

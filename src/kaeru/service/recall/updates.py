@@ -80,10 +80,13 @@ MODIFIERS = 4
 PAST_WORDS = frozenset(["did", "was", "were", "had"])
 
 _DIGIT = re.compile(r"\d")
-#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence. A
-#: bracketed span is a sentence of its own: a header such as "[1:56 pm on 8 May, 2023] Caroline: …"
-#: says when, and its numbers are no value of the words after it (decision L3, session 12).
-_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n|[\[\]]")
+#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence.
+_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
+#: A bracketed span on one line, such as the header of "[1:56 pm on 8 May, 2023] Caroline: …": it
+#: says when or where, and its numbers are no values at all — of the words after it or of the text
+#: (`*`) — so two turns of one speaker on two days are not two values of anything (decision L3,
+#: session 12). Its words still count as the text's content.
+_ASIDE = re.compile(r"(\[[^\[\]\n]*\])")
 
 
 def asks_history(query_stems: list[str], query: str = "") -> bool:
@@ -207,14 +210,16 @@ def read_text(
     numbers: set[str] = set()
     content: set[str] = set()
     changed: dict[str, list[frozenset[str]]] = {}
-    for sentence in _SENTENCE_END.split(text):
+    pieces = _ASIDE.split(text)  # odd pieces: the bracketed spans
+    sentences = [(sentence, k % 2 == 1) for k, piece in enumerate(pieces) for sentence in _SENTENCE_END.split(piece)]
+    for sentence, aside in sentences:
         words = tokens(sentence)
         if not words:
             continue
         stems = stem_words(words)
         content.update(s for w, s in zip(words, stems, strict=True) if len(w) > 2 and w not in STOP_WORDS)
         digits = [w.isdigit() for w in words]
-        if not any(digits):
+        if aside or not any(digits):
             continue
         numbers.update(w for w, d in zip(words, digits, strict=True) if d)
         for i, word in enumerate(stems):
