@@ -218,17 +218,17 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
             random.Random(round_no).shuffle(order)
             for op in order:
                 call = _args(op, corpus, selective, meta["read_ids"], rng)
-                s0 = backends.cpu_ns() if backends else 0
+                s0 = backends.cpu_ns() if backends else {}
                 c0, t0 = time.thread_time_ns(), time.perf_counter_ns()
                 envelope = registry.run(OPS[op], call)
                 t1, c1 = time.perf_counter_ns(), time.thread_time_ns()
-                s1 = backends.cpu_ns() if backends else 0
+                s1 = backends.cpu_ns() if backends else {}
                 if envelope.get("state") not in ("ok", "applied", "unchanged"):
                     raise RuntimeError(f"{op}: {envelope.get('state')} {envelope.get('issues')}")
                 if round_no >= args.warmup:
                     wall[op].append((t1 - t0) / 1e6)
                     cpu[op].append((c1 - c0) / 1e6)
-                    server[op].append((s1 - s0) / 1e6)
+                    server[op].append(_Backends.spent(s0, s1) / 1e6)
         rss_mb = _rss_mb()  # with the store's caches held (e.g. SQLite's phrase copies, 16.E1)
     finally:
         store.close()
@@ -290,17 +290,24 @@ class _Backends:
 
         self._conn = psycopg.connect(str(vault.database_url), autocommit=True)
 
-    def cpu_ns(self) -> int:
+    def cpu_ns(self) -> dict[int, int]:
+        """Each backend's CPU time now, by pid."""
         pids = self._conn.execute(
             "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'kaeru'"
         ).fetchall()
-        total = 0
+        times: dict[int, int] = {}
         for (pid,) in pids:
             try:
-                total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
+                times[pid] = int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
             except (OSError, ValueError, IndexError):
                 pass  # ended, or not on this machine
-        return total
+        return times
+
+    @staticmethod
+    def spent(before: dict[int, int], after: dict[int, int]) -> int:
+        """CPU the backends alive at both samples spent between them (a connection the pool closed
+        or opened meanwhile would otherwise count its whole life, or less than nothing)."""
+        return sum(after[pid] - before[pid] for pid in after.keys() & before.keys())
 
     def close(self) -> None:
         self._conn.close()

@@ -151,6 +151,8 @@ def test_history_words_and_past_questions_ask_for_history() -> None:
 def test_a_bracketed_header_gives_no_values() -> None:
     values, _, _ = read_text("[1:56 pm on 8 May, 2023] Caroline: I went to the support group.", {"carolin", "group"})
     assert values == {}  # the header's numbers say when: no value of any word, nor of the text
+    values, _, _ = read_text("The budget [approved] is 550.", {"budget"})
+    assert values["budget"] == frozenset({"550"})  # a bracket inside a sentence is no header
 
 
 def test_notes_with_dated_headers_are_not_reordered_by_their_dates(service: Service) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -330,7 +330,9 @@ def test_long_rows_rank_as_fts5_does(vault: tuple[SqliteStore, Settings]) -> Non
     assert text.size_loads >= 1
 
 
-def test_scope_size_is_remembered_at_the_watermark(vault: tuple[SqliteStore, Settings]) -> None:
+def test_scope_size_is_remembered_at_the_watermark(
+    vault: tuple[SqliteStore, Settings], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`scope_size` in a read snapshot is remembered by watermark (decision 16.E4): after each write
     (a note, a forget) it is what the membership count answers, and unchanged it is not counted again."""
     store, config = vault
@@ -349,8 +351,14 @@ def test_scope_size_is_remembered_at_the_watermark(vault: tuple[SqliteStore, Set
             return session.scope_size([scope.id]), SectionQueries.scope_size(session, [scope.id])
 
     assert sizes() == (3, 3)
-    remembered = dict(store._common.scope_sizes)
-    assert sizes() == (3, 3) and store._common.scope_sizes == remembered  # not counted again
+    assert list(store._common.scope_sizes.values()) == [3]  # remembered
+    counted: list[Sequence[int]] = []
+    count = SectionQueries.scope_size
+    monkeypatch.setattr(SectionQueries, "scope_size", lambda self, ids: counted.append(ids) or count(self, ids))
+    with store.read() as session:
+        assert session.scope_size([scope.id]) == 3
+    assert counted == []  # unchanged: not counted again
+    monkeypatch.undo()
     service.note(parse("note", {"initiative": "sizes-a", "text": "four", "kind": "observation"}))
     assert sizes() == (4, 4)
     first = made[0]

@@ -82,11 +82,12 @@ PAST_WORDS = frozenset(["did", "was", "were", "had"])
 _DIGIT = re.compile(r"\d")
 #: Where a sentence ends: a number is a slot's value only in the slot word's own sentence.
 _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
-#: A bracketed span on one line, such as the header of "[1:56 pm on 8 May, 2023] Caroline: …": it
-#: says when or where, and its numbers are no values at all — of the words after it or of the text
-#: (`*`) — so two turns of one speaker on two days are not two values of anything (decision L3,
-#: session 12). Its words still count as the text's content.
-_ASIDE = re.compile(r"(\[[^\[\]\n]*\])")
+#: A bracketed span opening a line, such as the header of "[1:56 pm on 8 May, 2023] Caroline: …":
+#: it says when or where, and its numbers are no values at all — of the words after it or of the
+#: text (`*`) — so two turns of one speaker on two days are not two values of anything (decision L3,
+#: session 12). Its words still count as the text's content, and it ends the sentence it opens.
+#: A bracket inside a sentence ("the budget [approved] is 550") is left to the sentence.
+_ASIDE = re.compile(r"(^[ \t]*\[[^\[\]\n]*\])", re.MULTILINE)
 
 
 def asks_history(query_stems: list[str], query: str = "") -> bool:
@@ -210,7 +211,7 @@ def read_text(
     numbers: set[str] = set()
     content: set[str] = set()
     changed: dict[str, list[frozenset[str]]] = {}
-    pieces = _ASIDE.split(text)  # odd pieces: the bracketed spans
+    pieces = _ASIDE.split(text)  # odd pieces: the headers
     sentences = [(sentence, k % 2 == 1) for k, piece in enumerate(pieces) for sentence in _SENTENCE_END.split(piece)]
     for sentence, aside in sentences:
         words = tokens(sentence)

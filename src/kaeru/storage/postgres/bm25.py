@@ -174,6 +174,8 @@ def score_sql(
 def present_sql(count: int, match_all: bool) -> str:
     """Whether node `n` matches the query, from the frequencies of `score_sql`'s LATERAL join: each
     weight is positive and each count a whole number, so `f.f<i> > 0` exactly when the node holds
-    term `i` in a searched field — the rows `tsv @@ query` finds, read from the one `ltf`/`stf`
-    value the score reads anyway (decision 16.Q1)."""
+    term `i` in a searched field, read from the one `ltf`/`stf` value the score reads anyway
+    (decision 16.Q1). These are the rows `tsv @@ query` finds, except in a node with a field past
+    the tsvector's last position (16,383), where a word in two fields keeps one position's weight
+    there: the term counts find it in both fields, as FTS5 does."""
     return f" {'AND' if match_all else 'OR'} ".join(f"f.f{i} > 0.0::float8" for i in range(count))

@@ -178,8 +178,12 @@ class Ranking:
 
 class TextCache:
     """The phrase copies and row sizes of one store (see the module's docstring): shared by its
-    sessions and threads; a lock guards them, and they are replaced, never changed, so a ranking
-    works on arrays no other thread writes."""
+    sessions and threads; a lock guards them. Copies and sizes are replaced, never changed, so a
+    ranking works on arrays no other thread writes. The ids and refuted flags (`_Facts`) are filled
+    in place under the lock while rankings read them without it: a row's id is written before its
+    state, and a reader reads the state first, so a row it sees as read has its id. The lock is
+    held while a copy is read from the database (~1 s for a word at 1M nodes): another thread's
+    ranking waits for it."""
 
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
