@@ -6,31 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaeru.api.requests import parse
 from kaeru.domain.text import identifier_words
 from kaeru.service import Service
-
-P = "proj"
-FILLER = (
-    "the weekly review went through the usual items of the roadmap and nobody raised anything new about "
-    "the schedule or the staffing plan so the meeting ended early and everyone went back to their desks "
-)
-
-
-def note(service: Service, text: str, initiative: str = P) -> str:
-    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
-    assert outcome.primary is not None
-    return outcome.primary.id
+from tests.recall.helpers import FILLER, note, recall
 
 
 def narrow_scope(service: Service) -> None:
     """Recall's own BM25F (passages, identifiers) runs for a scope of at most half of the vault."""
     note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
-
-
-def recall(service: Service, query: str, disabled: frozenset[str] = frozenset(), **extra: Any) -> Any:
-    args: dict[str, Any] = {"initiatives": [P], "query": query, "explain": True, **extra}
-    return service.recall(parse("recall", args), disabled=disabled)
 
 
 def ids(outcome: Any) -> list[str]:

@@ -5,18 +5,14 @@ an answer."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kaeru.api.requests import parse
 from kaeru.domain.text import identifier_words
 from kaeru.service import Service
 from kaeru.service.recall.bm25 import PASSAGE_WORDS, _bounds, _identifier_words, window_counts
 from kaeru.service.runtime import DOC_WORDS_BYTES, doc_stems_memo, doc_words_memo
-
-P = "proj"
+from tests.recall.helpers import note, recall
 
 
 def naive_counts(body: list[str], word: str) -> list[int]:
@@ -58,16 +54,6 @@ def test_identifier_words_of_identifiers_and_prose() -> None:
         "",
     ):
         assert _identifier_words(text) == identifier_words(text)
-
-
-def note(service: Service, text: str, initiative: str = P) -> str:
-    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
-    assert outcome.primary is not None
-    return outcome.primary.id
-
-
-def recall(service: Service, query: str) -> Any:
-    return service.recall(parse("recall", {"initiatives": [P], "query": query, "explain": True}))
 
 
 def test_recall_answers_the_same_from_a_cold_and_a_warm_memo(service: Service) -> None:

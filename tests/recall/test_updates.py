@@ -11,15 +11,9 @@ import pytest
 from kaeru.api.requests import parse
 from kaeru.service import Service
 from kaeru.service.recall.updates import asks_history, read_text
+from tests.recall.helpers import P, note
 
-P = "proj"
 QUERY = "what is the monthly budget for the payments staging cluster"
-
-
-def note(service: Service, text: str, initiative: str = P) -> str:
-    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
-    assert outcome.primary is not None
-    return outcome.primary.id
 
 
 def recall(service: Service, query: str, disabled: frozenset[str] = frozenset(), **extra: Any) -> Any:

@@ -4,26 +4,8 @@ does not outrank a short one that says the same in other forms."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from kaeru.api.requests import parse
 from kaeru.service import Service
-
-P = "proj"
-FILLER = (
-    "the weekly review went through the usual items of the roadmap and nobody raised anything new about "
-    "the schedule or the staffing plan so the meeting ended early and everyone went back to their desks "
-)
-
-
-def note(service: Service, text: str, initiative: str = P) -> str:
-    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
-    assert outcome.primary is not None
-    return outcome.primary.id
-
-
-def recall(service: Service, query: str) -> Any:
-    return service.recall(parse("recall", {"initiatives": [P], "query": query, "explain": True}))
+from tests.recall.helpers import FILLER, note, recall
 
 
 def test_a_note_in_other_word_forms_is_not_outranked_for_the_query_s_spelling(service: Service) -> None:
