@@ -27,7 +27,8 @@ from bench import archives
 from bench.vaults import new_vault
 
 
-def _rss_kib() -> int:
+def rss_kib() -> int:
+    """This process's resident set now (Linux), KiB."""
     with open("/proc/self/statm") as statm:
         pages = int(statm.read().split()[1])
     return pages * os.sysconf("SC_PAGE_SIZE") // 1024
@@ -42,7 +43,7 @@ def _step(step: str, root: str) -> None:
     settings = dataclasses.replace(Settings.from_env(dict(os.environ)), export_root=Path(root))
     store = open_store(settings)
     try:
-        before = _rss_kib()
+        before = rss_kib()
         if step == "import":
             outcome = archive.import_(store, settings, {"action": "import", "path": "in.amg"})
             assert outcome.state == "applied", outcome

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import MAIN, CorpusBuilder
+from bench.memory import rss_kib
 from bench.stats import percentile
 from bench.vaults import BenchVault, new_vault
 
@@ -229,7 +230,7 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
                     wall[op].append((t1 - t0) / 1e6)
                     cpu[op].append((c1 - c0) / 1e6)
                     server[op].append(_Backends.spent(s0, s1) / 1e6)
-        rss_mb = _rss_mb()  # with the store's caches held (e.g. SQLite's phrase copies, 16.E1)
+        rss_mb = round(rss_kib() / 1024, 1)  # with the store's caches held (e.g. SQLite's phrase copies, 16.E1)
     finally:
         store.close()
         gc.unfreeze()
@@ -269,15 +270,6 @@ def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
     if args.out:
         args.out.write_text(json.dumps(result, indent=1))
     return result
-
-
-def _rss_mb() -> float | None:
-    """The process's resident set now (Linux), MB."""
-    try:
-        pages = int(Path("/proc/self/statm").read_text().split()[1])
-    except (OSError, IndexError, ValueError):
-        return None
-    return round(pages * resource.getpagesize() / 2**20, 1)
 
 
 class _Backends:
