@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import tempfile
@@ -106,3 +107,23 @@ def _drop_database(admin: str, name: str) -> None:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     except Exception as exc:  # cleanup must not hide the results
         print(f"warning: could not drop benchmark database {name}: {exc}")
+
+
+def add_backend_argument(parser: argparse.ArgumentParser) -> None:
+    """`--backend sqlite|postgres` for a harness that fills one vault per run (LoCoMo, beam-dev)."""
+    parser.add_argument(
+        "--backend",
+        choices=("sqlite", "postgres"),
+        default="sqlite",
+        help="where the vault lives; postgres makes a database on the server of KAERU_BENCH_DATABASE_URL "
+        "or KAERU_TEST_DATABASE_URL (dropped afterwards unless --keep-vault)",
+    )
+
+
+def run_database(backend: str, label: str, workdir: Path | None, keep: bool) -> BenchVault | None:
+    """The PostgreSQL database of a harness's run (None on SQLite, whose vault is a folder).
+
+    Raises:
+        BackendUnavailable: PostgreSQL is not configured or not reachable.
+    """
+    return new_vault("postgres", label, workdir, keep) if backend == "postgres" else None

@@ -14,6 +14,8 @@ from bench.beam import run as beam_run
 from bench.beam.data import BeamQuestion, load
 from bench.locomo.data import DataError
 
+from tests.backends import postgres_admin_url
+
 
 def test_the_benchmark_reads_the_vendored_data() -> None:
     vendored = Path(__file__).resolve().parents[1] / "bench" / "data" / "beam-dev"
@@ -50,10 +52,13 @@ def test_current_first_is_strict() -> None:
 
 
 @pytest.mark.timeout(180)
-def test_small_slice_runs_and_writes_the_report(tmp_path: Path) -> None:
+def test_small_slice_runs_and_writes_the_report(backend: str, tmp_path: Path) -> None:
+    """On either backend (PostgreSQL ranks by the same bm25: the issue compares the two engines on this set)."""
     out = tmp_path / "beam.json"
     code = beam_run.main(
         [
+            "--backend",
+            backend,
             "--limit-conversations",
             "1",
             "--limit-questions",
@@ -78,4 +83,15 @@ def test_small_slice_runs_and_writes_the_report(tmp_path: Path) -> None:
         assert {"recall@10", "mrr"} <= set(system["overall"])
         assert "share" in system["current_first"]
     assert report["systems"]["recall"]["foreign_hits"] == 0
+    assert report["config"]["backend"] == backend
     assert not list(tmp_path.glob("kaeru-beam-*"))
+    if backend == "postgres":  # the run's database is dropped with it
+        assert not bench_databases("kaeru_bench_beam_")
+
+
+def bench_databases(prefix: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(postgres_admin_url() or "", autocommit=True) as conn:
+        rows = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (prefix + "%",)).fetchall()
+    return [row[0] for row in rows]

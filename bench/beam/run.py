@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench import vaults
 from bench.beam.data import CATEGORIES, KNOWLEDGE_UPDATE, BeamDataset, BeamQuestion, load
 from bench.locomo import baselines, kaeru_side, metrics
 from bench.locomo.data import DataError
@@ -88,6 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="JSON report path")
     parser.add_argument("--workdir", type=Path, default=None, help="where the temporary vault is made")
     parser.add_argument("--keep-vault", action="store_true")
+    vaults.add_backend_argument(parser)
     parser.add_argument(
         "--per-question",
         action="store_true",
@@ -218,12 +220,20 @@ def main(argv: list[str] | None = None) -> int:
         f"{data.counts['conversations']} conversations, {data.counts['turns']:,} messages, "
         f"{data.counts['questions_evaluated']} scored questions; evidence: {data.evidence}"
     )
+    try:
+        database = vaults.run_database(args.backend, "beam", args.workdir, args.keep_vault)
+    except vaults.BackendUnavailable as exc:
+        print(f"beam: {exc}", file=sys.stderr)
+        return 2
     base = Path(tempfile.mkdtemp(prefix="kaeru-beam-", dir=args.workdir))
     systems: list[System] = []
     try:
         start = kaeru_side.clock_start(list(data.conversations))
         cache = embedding_cache(args)
-        with kaeru_side.open_vault(base, args.seed, start, semantic=args.semantic, embedding_cache=cache) as vault:
+        url = database.database_url if database is not None else None
+        with kaeru_side.open_vault(
+            base, args.seed, start, semantic=args.semantic, database_url=url, embedding_cache=cache
+        ) as vault:
             log(args.quiet, f"ingesting into {base} …")
             ingest = kaeru_side.IngestResult()
             for conv in data.conversations:
@@ -277,7 +287,8 @@ def main(argv: list[str] | None = None) -> int:
                 "evidence_repair": args.repair_evidence,
                 "note_text": "'<role>: <content>' (markers kept)",
                 "occurred_at": "the last time_anchor seen (the batch's date), + i seconds for the i-th message",
-                "vault": "sqlite, one per run, one initiative per conversation (beam-<number>)",
+                "vault": f"{args.backend}, one per run, one initiative per conversation (beam-<number>)",
+                "backend": args.backend,
             },
             "dataset": data.hashes,
             "counts": data.counts,
@@ -315,9 +326,11 @@ def main(argv: list[str] | None = None) -> int:
             }
     finally:
         if args.keep_vault:
-            print(f"vault kept at {base}")
+            print(f"vault kept at {database.database_url if database is not None else base}")
         else:
             shutil.rmtree(base, ignore_errors=True)
+        if database is not None:
+            database.drop()
     print(render(report))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

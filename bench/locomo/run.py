@@ -129,13 +129,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--workdir", type=Path, default=None, help="where the temporary vault is made")
     parser.add_argument("--keep-vault", action="store_true")
-    parser.add_argument(
-        "--backend",
-        choices=("sqlite", "postgres"),
-        default="sqlite",
-        help="where the vault lives; postgres makes a database on the server of KAERU_BENCH_DATABASE_URL "
-        "or KAERU_TEST_DATABASE_URL (dropped afterwards unless --keep-vault)",
-    )
+    vaults.add_backend_argument(parser)
     parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
@@ -552,13 +546,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['questions_without_evidence']} questions without evidence are not scored"
     )
 
-    database: vaults.BenchVault | None = None
-    if args.backend == "postgres":
-        try:
-            database = vaults.new_vault("postgres", "locomo", args.workdir, args.keep_vault)
-        except vaults.BackendUnavailable as exc:
-            print(f"locomo: {exc}", file=sys.stderr)
-            return 2
+    try:
+        database = vaults.run_database(args.backend, "locomo", args.workdir, args.keep_vault)
+    except vaults.BackendUnavailable as exc:
+        print(f"locomo: {exc}", file=sys.stderr)
+        return 2
     base = Path(tempfile.mkdtemp(prefix="kaeru-locomo-", dir=args.workdir))
     report: dict[str, Any] = {}
     try:
