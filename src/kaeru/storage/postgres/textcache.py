@@ -1,0 +1,335 @@
+"""PostgreSQL's broad search ranked from in-memory copies of its bm25 inputs (decision 16.C1).
+
+A ranked search of a common word reads one term-count value (`ltf`/`stf`, detoasted) per member of
+the scope: ~5.5 µs of server CPU a member, seconds at 1M nodes (16.Q3). A `TextCopies`, owned by the
+store and shared by its sessions and threads, keeps instead, dense by `seq` and in the narrowest
+exact type (`storage/sql/copies.py`): per phrase a search asked for — a term of `ltf` or `stf` in a
+set of fields — its weighted frequency as `bm25.score_sql` computes it (the same SQL expression
+computes each value, so the doubles are the same); every row's `dl`; per initiative, whether the row
+is a live, non-audit member. A ranking is then a few vector operations and `bm25_scores`, the
+score in `score_sql`'s order of operations, with `N`, `avgdl` and the document frequencies read from
+`text_totals`/`term_docs` in the search's own snapshot — so rows, order and scores are the SQL's to
+the bit (`tests/storage/test_postgres_copies.py`).
+
+**Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
+lower `seq` can become visible after one with a higher: no watermark can name what changed. Every
+write of a node row adds a row to `text_changes` in the writer's transaction (migration 013: the
+node's `seq` and the writer's `xid8`), and all the copies are kept at one snapshot `S` (`xmin`,
+`xmax`, the transactions in flight). A search in snapshot `T` uses them only when `T` sees every
+transaction `S` saw (`_sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
+log rows of the transactions `S` did not see — `xid >= xmax(S)` or in flight at `S` — and reads
+those nodes again (the outbox rule: a transaction in flight at `S` that commits later is read then,
+whatever its `seq`). Past `REFRESH_ROWS` of them, or when the log was pruned past `xmin(S)`
+(`text_change_horizon`), the copies are dropped and read again in `T`. Only a read snapshot
+(REPEATABLE READ) uses or refreshes them; a write transaction ranks in SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, wider
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy import ndarray
+
+#: The most memory a store's copies take (as SQLite's `impacts.CACHE_BYTES`): at 1M nodes a phrase
+#: of the benchmark corpus takes ~1 MB (one byte a row), the lengths 2 MB, an initiative 1 MB.
+CACHE_BYTES = 64 * 2**20
+#: At most this many nodes changed since the copies' snapshot are read back by key (one statement);
+#: past it, the copies are read again whole.
+REFRESH_ROWS = 4096
+#: A writer prunes the change log once every this many node writes of its process…
+PRUNE_EVERY = 1024
+#: …down to about this many rows (the newest); a copy older than what is left is read again whole.
+KEEP_CHANGES = 16_384
+PRUNE_SQL = f"SELECT kaeru_prune_text_changes({KEEP_CHANGES})"
+#: A binary COPY row of `(bigint, float8)`: field count, then each field's length and value.
+_ROW = [("n", ">i2"), ("l1", ">i4"), ("seq", ">i8"), ("l2", ">i4"), ("value", ">f8")]
+_HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
+
+#: A snapshot: `(xmin, xmax, transactions in flight)` of `pg_current_snapshot()`.
+Snapshot = tuple[int, int, frozenset[int]]
+#: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
+Phrase = tuple[str, str, tuple[str, ...]]
+
+
+def _parse_snapshot(text: str) -> Snapshot:
+    xmin, xmax, xip = text.split(":")
+    return int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x)
+
+
+def _sees_all_of(later: Snapshot, earlier: Snapshot) -> bool:
+    """Whether every transaction `earlier` sees as committed, `later` sees too: `later` ends no
+    sooner, and each transaction it sees in flight below `earlier`'s end was in flight for
+    `earlier` as well."""
+    if later == earlier:
+        return True
+    if earlier[1] > later[1]:
+        return False
+    return all(x in earlier[2] for x in later[2] if x < earlier[1])
+
+
+def frequency_sql(column: str, term_param: str, fields: Sequence[str]) -> str:
+    """The weighted frequency of a term in node `n`, exactly as `bm25.score_sql` computes it
+    (0.0 when the node lacks the term)."""
+    return f"coalesce({bm25._frequency(f'(n.{column} -> {term_param})', fields)}, 0.0::float8)"
+
+
+class _State:
+    """Every copy of one store at one snapshot: replaced as a whole, never changed in place (a
+    ranking in another thread may hold it)."""
+
+    __slots__ = ("phrases", "scopes", "sizes", "snapshot")
+
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        sizes: np.ndarray | None = None,
+        phrases: OrderedDict[Phrase, np.ndarray] | None = None,
+        scopes: OrderedDict[int, np.ndarray] | None = None,
+    ):
+        self.snapshot = snapshot
+        self.sizes = sizes
+        self.phrases: OrderedDict[Phrase, np.ndarray] = phrases if phrases is not None else OrderedDict()
+        self.scopes: OrderedDict[int, np.ndarray] = scopes if scopes is not None else OrderedDict()
+
+    @property
+    def nbytes(self) -> int:
+        held = [*self.phrases.values(), *self.scopes.values(), *([self.sizes] if self.sizes is not None else [])]
+        return sum(int(a.nbytes) for a in held)
+
+
+def _fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
+    """`values` zero-padded to `length` rows (itself when long enough)."""
+    if len(values) >= length:
+        return values
+    grown = np.zeros(length, dtype=values.dtype)
+    grown[: len(values)] = values
+    return cast("ndarray", grown)
+
+
+class TextCopies:
+    """The copies of one store (see the module's docstring); a lock guards the state, which is
+    replaced, never changed: a ranking works on arrays no other thread writes. The lock is held
+    while copies are read from the database (seconds for a word at 1M nodes)."""
+
+    def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
+        self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
+        self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        self._state: _State | None = None
+        self._lock = threading.Lock()
+        #: Node writes of this process since the change log was last pruned by one of them.
+        self.writes = 0
+        #: Copies read whole, nodes read back, refreshes: what the tests check.
+        self.loads = 0
+        self.rows_read = 0
+        self.refreshes = 0
+        self.ranked = 0
+
+    def clear(self) -> None:
+        with self._lock:
+            self._state = None
+
+    def wrote(self) -> bool:
+        """Count one node write; True when this one should prune the change log (`PRUNE_SQL`)."""
+        self.writes += 1
+        return self.writes % PRUNE_EVERY == 0
+
+    def rank(
+        self,
+        db: PgDb,
+        phrases: Sequence[Phrase],
+        scope: Sequence[int],
+        match_all: bool,
+        idfs: Sequence[float] | None,
+        avgdl: float,
+    ) -> Ranking | None:
+        """The live, non-audit members of `scope` holding the phrases (all or any), with their scores
+        (`idfs` given) or only their count, as this read snapshot sees them; None when the copies
+        cannot say (no numpy, too big, an older snapshot than theirs)."""
+        np = numpy_module()
+        if np is None or not phrases or not scope:
+            return None
+        row = db.raw_one(
+            "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0')"
+        )
+        if row is None:
+            return None
+        now = _parse_snapshot(str(row[0]))
+        with self._lock:
+            state = self._current(np, db, now, int(row[1]))
+            if state is None:
+                return None
+            state = self._with(np, db, state, phrases, scope, idfs is not None)
+            if state is None:
+                return None
+        length = max(
+            [len(state.phrases[p]) for p in phrases]
+            + [len(state.scopes[i]) for i in scope]
+            + ([len(state.sizes)] if idfs is not None and state.sizes is not None else [])
+        )
+        in_scope = _fit(np, state.scopes[scope[0]], length).copy()
+        for other in scope[1:]:
+            in_scope |= _fit(np, state.scopes[other], length)
+        present = _fit(np, state.phrases[phrases[0]], length) > 0
+        for p in phrases[1:]:
+            held = _fit(np, state.phrases[p], length) > 0
+            present = (present & held) if match_all else (present | held)
+        present &= in_scope
+        self.ranked += 1
+        if idfs is None or state.sizes is None:
+            return Ranking(np, None, None, int(np.count_nonzero(present)))
+        rows = np.flatnonzero(present)
+        freqs = [_fit(np, state.phrases[p], length)[rows].astype(np.float64) for p in phrases]
+        scores = bm25_scores(np, freqs, idfs, _fit(np, state.sizes, length)[rows], avgdl)
+        return Ranking(np, rows.astype(np.int64, copy=False), scores)
+
+    # --- keeping the state current ------------------------------------------------------------
+    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
+        """The copies brought to snapshot `now` (an empty state when none are held, or when they
+        cannot be brought up: too many changes, or the log pruned past them); None when `now` is
+        older than them (SQL ranks)."""
+        state = self._state
+        if state is None or state.snapshot == now:
+            self._state = state or _State(now)
+            return self._state
+        if not _sees_all_of(now, state.snapshot):
+            return None
+        then = state.snapshot
+        changed = None
+        if then[0] >= horizon:
+            found = db.raw_rows(
+                "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 "
+                "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s",
+                {
+                    "xmin": str(then[0]),
+                    "xmax": str(then[1]),
+                    "xip": [str(x) for x in then[2]],
+                    "limit": self.refresh_rows + 1,
+                },
+            )
+            changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
+        self.refreshes += 1
+        self._state = _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
+        return self._state
+
+    def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
+        """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
+        if not seqs:
+            return _State(now, state.sizes, state.phrases.copy(), state.scopes.copy())
+        keys = list(state.phrases)
+        params: dict[str, Any] = {"seqs": seqs}
+        values = []
+        for i, (column, word, fields) in enumerate(keys):
+            params[f"t{i}"] = word
+            values.append(frequency_sql(column, f"%(t{i})s", fields))
+        rows = db.raw_rows(
+            "SELECT n.seq, coalesce(n.dl, 0), NOT n.retracted AND n.node_type <> 'audit_event', "
+            "ARRAY(SELECT m.initiative_id FROM memberships m WHERE m.node_seq = n.seq)"
+            + "".join(f", {v}" for v in values)
+            + " FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])",
+            params,
+        )
+        self.rows_read += len(rows)
+        at = np.array([int(r[0]) for r in rows], dtype=np.int64)
+        length = int(at.max()) + 1 if len(at) else 0
+
+        def put(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+            kept = _fit(np, old, length).astype(wider(np, old.dtype, narrowest(np, new)))
+            kept[at] = new
+            return kept
+
+        sizes = None
+        if state.sizes is not None:
+            sizes = put(state.sizes, np.array([float(r[1]) for r in rows], dtype=np.float64))
+        phrases = OrderedDict(
+            (key, put(held, np.array([float(r[4 + i]) for r in rows], dtype=np.float64)))
+            for i, (key, held) in enumerate(state.phrases.items())
+        )
+        scopes: OrderedDict[int, np.ndarray] = OrderedDict()
+        for initiative, held in state.scopes.items():
+            member = np.array([bool(r[2]) and initiative in r[3] for r in rows], dtype=bool)
+            grown = _fit(np, held, length).copy()
+            grown[at] = member
+            scopes[initiative] = grown
+        return _State(now, sizes, phrases, scopes)
+
+    def _with(
+        self, np: Any, db: PgDb, state: _State, phrases: Sequence[Phrase], scope: Sequence[int], sizes: bool
+    ) -> _State | None:
+        """`state` (at this snapshot) holding the copies a ranking needs, read now when missing and
+        the bound allows; least recently used copies are given up for them."""
+        missing_phrases = [p for p in dict.fromkeys(phrases) if p not in state.phrases]
+        missing_scopes = [i for i in dict.fromkeys(scope) if i not in state.scopes]
+        need_sizes = sizes and state.sizes is None
+        if not missing_phrases and not missing_scopes and not need_sizes:
+            for p in phrases:
+                state.phrases.move_to_end(p)
+            return state
+        rows = db.raw_one("SELECT coalesce(max(seq), 0) + 1 FROM nodes")
+        length = int(rows[0]) if rows else 1
+        # At least a byte a row for each copy to read (two for the lengths): copies that could not
+        # fit beside the ones this ranking uses are not read in vain.
+        wanted = set(phrases)
+        used = sum(int(a.nbytes) for p, a in state.phrases.items() if p in wanted)
+        used += sum(int(a.nbytes) for i, a in state.scopes.items() if i in scope)
+        used += int(state.sizes.nbytes) if sizes and state.sizes is not None else 0
+        if used + length * (len(missing_phrases) + len(missing_scopes) + 2 * need_sizes) > self.max_bytes:
+            return None
+        new = _State(state.snapshot, state.sizes, state.phrases.copy(), state.scopes.copy())
+        if need_sizes:
+            new.sizes = self._load(np, db, "SELECT seq, dl::float8 FROM nodes WHERE dl IS NOT NULL", {})
+        for initiative in missing_scopes:
+            new.scopes[initiative] = self._load(
+                np,
+                db,
+                "SELECT m.node_seq, 1.0::float8 FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                "WHERE m.initiative_id = %(i)s AND NOT n.retracted AND n.node_type <> 'audit_event'",
+                {"i": initiative},
+            ).astype(bool)
+        for column, word, fields in missing_phrases:
+            # One detoast a row: the term's counts looked up once, the rows without it left out.
+            new.phrases[(column, word, fields)] = self._load(
+                np,
+                db,
+                f"SELECT x.seq, {bm25._frequency('x.e', fields)} FROM (SELECT n.seq, n.{column} -> %(t)s AS e "
+                "FROM nodes n OFFSET 0) x WHERE x.e IS NOT NULL",
+                {"t": word},
+            )
+        for p in phrases:
+            new.phrases.move_to_end(p)
+        self._evict(new, set(phrases), set(scope))
+        self._state = new
+        return new
+
+    def _evict(self, state: _State, phrases: set[Phrase], scope: set[int]) -> None:
+        """Give up the least recently used copies this ranking does not use while over the bound."""
+        for key in [k for k in state.phrases if k not in phrases]:
+            if state.nbytes <= self.max_bytes:
+                return
+            del state.phrases[key]
+        for initiative in [i for i in state.scopes if i not in scope]:
+            if state.nbytes <= self.max_bytes:
+                return
+            del state.scopes[initiative]
+
+    def _load(self, np: Any, db: PgDb, select: str, params: dict[str, Any]) -> np.ndarray:
+        """`(seq, value)` rows of `select` as a dense array by seq in the narrowest exact type, read
+        by a binary COPY (a million rows never sit in Python objects)."""
+        data = db.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
+        body = memoryview(data)[_HEADER : len(data) - 2]  # the trailer: a field count of -1
+        table = np.frombuffer(body, dtype=np.dtype(_ROW))
+        seqs = table["seq"].astype(np.int64)
+        values = table["value"].astype(np.float64)
+        length = int(seqs.max()) + 1 if len(seqs) else 0
+        out = np.zeros(length, dtype=narrowest(np, values))
+        out[seqs] = values
+        self.loads += 1
+        return cast("ndarray", out)
