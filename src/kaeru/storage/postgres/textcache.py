@@ -58,6 +58,8 @@ _HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
 Snapshot = tuple[int, int, frozenset[int]]
 #: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
 Phrase = tuple[str, str, tuple[str, ...]]
+#: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
+SIZES: Phrase = ("dl", "", ())
 
 
 def _parse_snapshot(text: str) -> Snapshot:
@@ -84,26 +86,20 @@ def frequency_sql(column: str, term_param: str, fields: Sequence[str]) -> str:
 
 class _State:
     """Every copy of one store at one snapshot: replaced as a whole, never changed in place (a
-    ranking in another thread may hold it)."""
+    ranking in another thread may hold it). A value copy (a phrase's frequencies, or `SIZES`) holds
+    the rows of the initiatives in `covered`, and any other row changed since it was read."""
 
-    __slots__ = ("phrases", "scopes", "sizes", "snapshot")
+    __slots__ = ("covered", "scopes", "snapshot", "values")
 
-    def __init__(
-        self,
-        snapshot: Snapshot,
-        sizes: np.ndarray | None = None,
-        phrases: OrderedDict[Phrase, np.ndarray] | None = None,
-        scopes: OrderedDict[int, np.ndarray] | None = None,
-    ):
+    def __init__(self, snapshot: Snapshot, old: _State | None = None):
         self.snapshot = snapshot
-        self.sizes = sizes
-        self.phrases: OrderedDict[Phrase, np.ndarray] = phrases if phrases is not None else OrderedDict()
-        self.scopes: OrderedDict[int, np.ndarray] = scopes if scopes is not None else OrderedDict()
+        self.values: OrderedDict[Phrase, np.ndarray] = old.values.copy() if old else OrderedDict()
+        self.covered: dict[Phrase, frozenset[int]] = old.covered.copy() if old else {}
+        self.scopes: OrderedDict[int, np.ndarray] = old.scopes.copy() if old else OrderedDict()
 
     @property
     def nbytes(self) -> int:
-        held = [*self.phrases.values(), *self.scopes.values(), *([self.sizes] if self.sizes is not None else [])]
-        return sum(int(a.nbytes) for a in held)
+        return sum(int(a.nbytes) for a in (*self.values.values(), *self.scopes.values()))
 
 
 def _fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
@@ -113,6 +109,26 @@ def _fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
     grown = np.zeros(length, dtype=values.dtype)
     grown[: len(values)] = values
     return cast("ndarray", grown)
+
+
+def _put(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`base` (a copy: never changed) with `values` at rows `seqs`, widened as they need (flags stay
+    flags)."""
+    length = max(len(base) if base is not None else 0, int(seqs.max()) + 1 if len(seqs) else 0)
+    if values.dtype == np.bool_:
+        dtype = values.dtype
+    else:
+        dtype = narrowest(np, values) if base is None else wider(np, base.dtype, narrowest(np, values))
+    out = np.zeros(length, dtype=dtype)
+    if base is not None:
+        out[: len(base)] = base
+    out[seqs] = values
+    return cast("ndarray", out)
+
+
+def _value_sql(key: Phrase, param: str) -> str:
+    """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
+    return "coalesce(n.dl, 0)::float8" if key == SIZES else frequency_sql(key[0], param, key[2])
 
 
 class TextCopies:
@@ -127,7 +143,8 @@ class TextCopies:
         self._lock = threading.Lock()
         #: Node writes of this process since the change log was last pruned by one of them.
         self.writes = 0
-        #: Copies read whole, nodes read back, refreshes: what the tests check.
+        #: Copies read (whole, or an initiative's rows of one), nodes read back, refreshes, rankings
+        #: answered: what the tests check.
         self.loads = 0
         self.rows_read = 0
         self.refreshes = 0
@@ -163,32 +180,29 @@ class TextCopies:
         if row is None:
             return None
         now = _parse_snapshot(str(row[0]))
+        keys = [*phrases, SIZES] if idfs is not None else list(phrases)
         with self._lock:
             state = self._current(np, db, now, int(row[1]))
             if state is None:
                 return None
-            state = self._with(np, db, state, phrases, scope, idfs is not None)
+            state = self._with(np, db, state, keys, scope)
             if state is None:
                 return None
-        length = max(
-            [len(state.phrases[p]) for p in phrases]
-            + [len(state.scopes[i]) for i in scope]
-            + ([len(state.sizes)] if idfs is not None and state.sizes is not None else [])
-        )
+        length = max([len(state.values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
         in_scope = _fit(np, state.scopes[scope[0]], length).copy()
         for other in scope[1:]:
             in_scope |= _fit(np, state.scopes[other], length)
-        present = _fit(np, state.phrases[phrases[0]], length) > 0
+        present = _fit(np, state.values[phrases[0]], length) > 0
         for p in phrases[1:]:
-            held = _fit(np, state.phrases[p], length) > 0
+            held = _fit(np, state.values[p], length) > 0
             present = (present & held) if match_all else (present | held)
         present &= in_scope
         self.ranked += 1
-        if idfs is None or state.sizes is None:
+        if idfs is None:
             return Ranking(np, None, None, int(np.count_nonzero(present)))
         rows = np.flatnonzero(present)
-        freqs = [_fit(np, state.phrases[p], length)[rows].astype(np.float64) for p in phrases]
-        scores = bm25_scores(np, freqs, idfs, _fit(np, state.sizes, length)[rows], avgdl)
+        freqs = [_fit(np, state.values[p], length)[rows].astype(np.float64) for p in phrases]
+        scores = bm25_scores(np, freqs, idfs, _fit(np, state.values[SIZES], length)[rows], avgdl)
         return Ranking(np, rows.astype(np.int64, copy=False), scores)
 
     # --- keeping the state current ------------------------------------------------------------
@@ -222,114 +236,95 @@ class TextCopies:
 
     def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
         """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
+        new = _State(now, state)
         if not seqs:
-            return _State(now, state.sizes, state.phrases.copy(), state.scopes.copy())
-        keys = list(state.phrases)
+            return new
+        keys = list(state.values)
         params: dict[str, Any] = {"seqs": seqs}
-        values = []
-        for i, (column, word, fields) in enumerate(keys):
-            params[f"t{i}"] = word
-            values.append(frequency_sql(column, f"%(t{i})s", fields))
+        for i, key in enumerate(keys):
+            params[f"t{i}"] = key[1]
         rows = db.raw_rows(
-            "SELECT n.seq, coalesce(n.dl, 0), NOT n.retracted AND n.node_type <> 'audit_event', "
+            "SELECT n.seq, NOT n.retracted AND n.node_type <> 'audit_event', "
             "ARRAY(SELECT m.initiative_id FROM memberships m WHERE m.node_seq = n.seq)"
-            + "".join(f", {v}" for v in values)
+            + "".join(f", {_value_sql(key, f'%(t{i})s')}" for i, key in enumerate(keys))
             + " FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])",
             params,
         )
         self.rows_read += len(rows)
         at = np.array([int(r[0]) for r in rows], dtype=np.int64)
-        length = int(at.max()) + 1 if len(at) else 0
-
-        def put(old: np.ndarray, new: np.ndarray) -> np.ndarray:
-            kept = _fit(np, old, length).astype(wider(np, old.dtype, narrowest(np, new)))
-            kept[at] = new
-            return kept
-
-        sizes = None
-        if state.sizes is not None:
-            sizes = put(state.sizes, np.array([float(r[1]) for r in rows], dtype=np.float64))
-        phrases = OrderedDict(
-            (key, put(held, np.array([float(r[4 + i]) for r in rows], dtype=np.float64)))
-            for i, (key, held) in enumerate(state.phrases.items())
-        )
-        scopes: OrderedDict[int, np.ndarray] = OrderedDict()
+        for i, key in enumerate(keys):
+            new.values[key] = _put(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
         for initiative, held in state.scopes.items():
-            member = np.array([bool(r[2]) and initiative in r[3] for r in rows], dtype=bool)
-            grown = _fit(np, held, length).copy()
-            grown[at] = member
-            scopes[initiative] = grown
-        return _State(now, sizes, phrases, scopes)
+            member = np.array([bool(r[1]) and initiative in r[2] for r in rows], dtype=bool)
+            new.scopes[initiative] = _put(np, held, at, member)
+        return new
 
-    def _with(
-        self, np: Any, db: PgDb, state: _State, phrases: Sequence[Phrase], scope: Sequence[int], sizes: bool
-    ) -> _State | None:
-        """`state` (at this snapshot) holding the copies a ranking needs, read now when missing and
-        the bound allows; least recently used copies are given up for them."""
-        missing_phrases = [p for p in dict.fromkeys(phrases) if p not in state.phrases]
-        missing_scopes = [i for i in dict.fromkeys(scope) if i not in state.scopes]
-        need_sizes = sizes and state.sizes is None
-        if not missing_phrases and not missing_scopes and not need_sizes:
-            for p in phrases:
-                state.phrases.move_to_end(p)
+    def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
+        """`state` (at this snapshot) holding the copies a ranking needs over `scope`, read now where
+        missing and the bound allows — a value copy only over the initiatives it lacks; least
+        recently used copies are given up for them."""
+        wanted = frozenset(scope)
+        missing = {k: wanted - state.covered.get(k, frozenset()) for k in dict.fromkeys(keys)}
+        missing = {k: m for k, m in missing.items() if m}
+        scopes = [i for i in dict.fromkeys(scope) if i not in state.scopes]
+        if not missing and not scopes:
+            for k in keys:
+                state.values.move_to_end(k)
             return state
-        rows = db.raw_one("SELECT coalesce(max(seq), 0) + 1 FROM nodes")
-        length = int(rows[0]) if rows else 1
+        found = db.raw_one("SELECT coalesce(max(seq), 0) + 1 FROM nodes")
+        length = int(found[0]) if found else 1
         # At least a byte a row for each copy to read (two for the lengths): copies that could not
         # fit beside the ones this ranking uses are not read in vain.
-        wanted = set(phrases)
-        used = sum(int(a.nbytes) for p, a in state.phrases.items() if p in wanted)
-        used += sum(int(a.nbytes) for i, a in state.scopes.items() if i in scope)
-        used += int(state.sizes.nbytes) if sizes and state.sizes is not None else 0
-        if used + length * (len(missing_phrases) + len(missing_scopes) + 2 * need_sizes) > self.max_bytes:
+        used = sum(int(a.nbytes) for k, a in state.values.items() if k in missing or k in keys)
+        used += sum(int(a.nbytes) for i, a in state.scopes.items() if i in wanted)
+        fresh = [k for k in missing if k not in state.values]
+        if used + length * (len(fresh) + (SIZES in fresh) + len(scopes)) > self.max_bytes:
             return None
-        new = _State(state.snapshot, state.sizes, state.phrases.copy(), state.scopes.copy())
-        if need_sizes:
-            new.sizes = self._load(np, db, "SELECT seq, dl::float8 FROM nodes WHERE dl IS NOT NULL", {})
-        for initiative in missing_scopes:
-            new.scopes[initiative] = self._load(
+        new = _State(state.snapshot, state)
+        for initiative in scopes:
+            seqs, _ = self._read(
                 np,
                 db,
                 "SELECT m.node_seq, 1.0::float8 FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
                 "WHERE m.initiative_id = %(i)s AND NOT n.retracted AND n.node_type <> 'audit_event'",
                 {"i": initiative},
-            ).astype(bool)
-        for column, word, fields in missing_phrases:
-            # One detoast a row: the term's counts looked up once, the rows without it left out.
-            new.phrases[(column, word, fields)] = self._load(
-                np,
-                db,
-                f"SELECT x.seq, {bm25._frequency('x.e', fields)} FROM (SELECT n.seq, n.{column} -> %(t)s AS e "
-                "FROM nodes n OFFSET 0) x WHERE x.e IS NOT NULL",
-                {"t": word},
             )
-        for p in phrases:
-            new.phrases.move_to_end(p)
-        self._evict(new, set(phrases), set(scope))
+            new.scopes[initiative] = _put(np, None, seqs, np.ones(len(seqs), dtype=bool))
+        for key, initiatives in missing.items():
+            # Only the initiatives' members, each row's value read with one detoast of its counts.
+            members = "n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]))"
+            if key == SIZES:
+                select = f"SELECT n.seq, n.dl::float8 FROM nodes n WHERE {members} AND n.dl IS NOT NULL"
+            else:
+                select = (
+                    f"SELECT x.seq, {bm25._frequency('x.e', key[2])} FROM (SELECT n.seq, n.{key[0]} -> %(t)s AS e "
+                    f"FROM nodes n WHERE {members} OFFSET 0) x WHERE x.e IS NOT NULL"
+                )
+            seqs, values = self._read(np, db, select, {"t": key[1], "scope": sorted(initiatives)})
+            new.values[key] = _put(np, state.values.get(key), seqs, values)
+            new.covered[key] = state.covered.get(key, frozenset()) | initiatives
+        for k in keys:
+            new.values.move_to_end(k)
+        self._evict(new, set(keys), wanted)
         self._state = new
         return new
 
-    def _evict(self, state: _State, phrases: set[Phrase], scope: set[int]) -> None:
+    def _evict(self, state: _State, keys: set[Phrase], scope: frozenset[int]) -> None:
         """Give up the least recently used copies this ranking does not use while over the bound."""
-        for key in [k for k in state.phrases if k not in phrases]:
+        for key in [k for k in state.values if k not in keys]:
             if state.nbytes <= self.max_bytes:
                 return
-            del state.phrases[key]
+            del state.values[key]
+            del state.covered[key]
         for initiative in [i for i in state.scopes if i not in scope]:
             if state.nbytes <= self.max_bytes:
                 return
             del state.scopes[initiative]
 
-    def _load(self, np: Any, db: PgDb, select: str, params: dict[str, Any]) -> np.ndarray:
-        """`(seq, value)` rows of `select` as a dense array by seq in the narrowest exact type, read
-        by a binary COPY (a million rows never sit in Python objects)."""
+    def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """The `(seq, value)` rows of `select` (int64 and float64 arrays), read by a binary COPY: a
+        million rows never sit in Python objects."""
         data = db.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
-        body = memoryview(data)[_HEADER : len(data) - 2]  # the trailer: a field count of -1
-        table = np.frombuffer(body, dtype=np.dtype(_ROW))
-        seqs = table["seq"].astype(np.int64)
-        values = table["value"].astype(np.float64)
-        length = int(seqs.max()) + 1 if len(seqs) else 0
-        out = np.zeros(length, dtype=narrowest(np, values))
-        out[seqs] = values
+        table = np.frombuffer(memoryview(data)[_HEADER : len(data) - 2], dtype=np.dtype(_ROW))  # (trailer: -1)
         self.loads += 1
-        return cast("ndarray", out)
+        return table["seq"].astype(np.int64), table["value"].astype(np.float64)
