@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kaeru.api.requests import parse
-from kaeru.config import Settings
 from kaeru.domain.text import stem
 from kaeru.errors import KaeruError
 from kaeru.service import Service
@@ -33,7 +32,7 @@ from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
 from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_ROWS
 from tests.backends import postgres_admin_url
-from tests.storage.test_postgres_common_words import _run, query, step
+from tests.storage.test_postgres_common_words import _run, _service, query, step
 
 pytestmark = pytest.mark.skipif(
     not postgres_admin_url(),
@@ -48,28 +47,10 @@ FORCE_COMMON = 10**9  # every word matched from its term counts: the plan the co
 _examples = itertools.count()
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    yield from _service(tmp_path_factory)
-
-
 @pytest.fixture
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A new vault database and its store (once for a whole hypothesis test: its examples share it)."""
     yield from _service(tmp_path_factory)
-
-
-def _service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    from tests.pg import drop_database, fresh_database
-
-    url = fresh_database()
-    store = PostgresStore(url)
-    try:
-        yield Service(
-            store, Settings(vault_dir=tmp_path_factory.mktemp("copies"), database_url=url, secret_policy="allow")
-        )
-    finally:
-        store.close()
-        drop_database(url)
 
 
 def _write(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) -> None:
@@ -89,18 +70,10 @@ def _write(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) ->
 def _made(session: PostgresSession, scope: str, q: dict[str, Any], successors: list[tuple[int, str]]) -> SearchQuery:
     found = [session.initiative_by_name(f"{scope}-{s}") for s in q["scope"]]
     tokens = list(dict.fromkeys(stem(w) for w in q["words"])) if q["stemmed"] else list(q["words"])
-    return SearchQuery(
-        initiative_ids=[i.id for i in found if i is not None],
-        tokens=tokens,
-        match_all=q["match_all"],
-        stemmed=q["stemmed"],
-        omit_superseded=q["omit_superseded"],
-        window=q["window"],
-        count_total=q["count_total"],
-        fields=q["fields"],
-        superseded_out=successors if q["successors"] else None,
-        superseded_head=2,
-    )
+    named = {k: q[k] for k in ("match_all", "stemmed", "omit_superseded", "window", "count_total", "fields")}
+    out = successors if q["successors"] else None
+    ids = [i.id for i in found if i is not None]
+    return SearchQuery(initiative_ids=ids, tokens=tokens, superseded_out=out, superseded_head=2, **named)
 
 
 def _answer(session: PostgresSession, scope: str, q: dict[str, Any], copies: bool) -> tuple[Any, ...]:
@@ -135,9 +108,9 @@ def _compare(store: PostgresStore, scope: str, q: dict[str, Any]) -> tuple[Any, 
     max_bytes=st.sampled_from([CACHE_BYTES, 600]),
 )
 def test_the_copies_answer_as_sql(
-    service: Service, rounds: list[tuple[list[Any], list[dict[str, Any]]]], refresh_rows: int, max_bytes: int
+    fresh: Service, rounds: list[tuple[list[Any], list[dict[str, Any]]]], refresh_rows: int, max_bytes: int
 ) -> None:
-    store = service.store
+    store = fresh.store
     assert isinstance(store, PostgresStore)
     store.copies.refresh_rows, store.copies.max_bytes = refresh_rows, max_bytes
     scope = f"copies-{next(_examples)}"
@@ -145,27 +118,20 @@ def test_the_copies_answer_as_sql(
     ranked = store.copies.ranked
     for writes, queries in rounds:
         for op in writes:
-            _write(service, scope, ids, op)
+            _write(fresh, scope, ids, op)
         for q in queries:
             _compare(store, scope, q)
     if max_bytes == CACHE_BYTES and any(q for _, qs in rounds for q in qs) and ids:
         assert store.copies.ranked > ranked  # the copies answered some of them
 
 
+#: The query of the directed tests below: one common word, superseded matches omitted, a full window.
+_ONE_WORD = {"scope": ("a",), "words": ["alpha"], "match_all": False, "stemmed": False, "omit_superseded": True}
+_DIRECTED = {**_ONE_WORD, "window": 5000, "count_total": True, "successors": False}
+
+
 def _query(**changes: Any) -> dict[str, Any]:
-    q = {
-        "scope": ("a",),
-        "words": ["alpha"],
-        "match_all": False,
-        "stemmed": False,
-        "omit_superseded": True,
-        "window": 5000,
-        "count_total": True,
-        "fields": ("name", "description", "body", "tags"),
-        "successors": False,
-    }
-    q.update(changes)
-    return q
+    return {**_DIRECTED, "fields": ("name", "description", "body", "tags"), **changes}
 
 
 def _ids(answer: tuple[Any, ...]) -> set[str]:

@@ -9,8 +9,8 @@ import bisect
 from typing import Any
 
 from kaeru.storage.postgres import bm25
-from kaeru.storage.postgres.search import _REFUTED, TsSearch, term
-from kaeru.storage.postgres.textcache import Phrase, TextCopies
+from kaeru.storage.postgres.search import TsSearch, term
+from kaeru.storage.postgres.textcache import CopiedRanking, Phrase, TextCopies
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
 
@@ -59,7 +59,7 @@ class CopiedSearch(TsSearch):
 
     def _search_copied(self, query: SearchQuery) -> tuple[list[SearchRow], int, int] | None:
         ranking = self._copied(query, scores=True)
-        if ranking is None or ranking.rows is None or ranking.scores is None:
+        if not isinstance(ranking, CopiedRanking) or ranking.rows is None or ranking.scores is None:
             return None
         targets: list[int] = []
         if query.omit_superseded:
@@ -75,14 +75,17 @@ class CopiedSearch(TsSearch):
         seqs, best = kept.top(int(query.window)) if kept.count else ([], [])
         head = int(query.superseded_head) if omitted and query.superseded_out is not None else 0
         gone_seqs, gone_scores = Ranking(np, rows[gone], scores[gone]).top(head) if head else ([], [])
-        facts = self._facts([*seqs, *gone_seqs])
-        hits = [SearchRow(facts[s][0], s, score, facts[s][1]) for s, score in zip(seqs, best, strict=True)]
+        assert self._copies is not None
+        shown = [*seqs, *gone_seqs]
+        ids = dict(zip(shown, self._copies.ids(np, self._db, shown), strict=True))
+        refuted = ranking.refuted[np.array(seqs, dtype=np.int64)].tolist() if seqs else []
+        hits = [SearchRow(ids[s], s, score, bool(flag)) for s, score, flag in zip(seqs, best, refuted, strict=True)]
         total = kept.count if len(hits) >= query.window and query.count_total else len(hits)
         if head and query.superseded_out is not None:
             # The best omitted matches, each placed among the rows (as the SQL plan places them).
             ranks = [(score, -s) for s, score in zip(seqs, best, strict=True)]
             query.superseded_out.extend(
-                (bisect.bisect_left(ranks, (score, -s)), facts[s][0])
+                (bisect.bisect_left(ranks, (score, -s)), ids[s])
                 for s, score in zip(gone_seqs, gone_scores, strict=True)
             )
         return hits, total, omitted
@@ -98,15 +101,6 @@ class CopiedSearch(TsSearch):
             {"scope": scope},
         )
         return None if len(found) > self.superseded_ids else [int(r[0]) for r in found]
-
-    def _facts(self, seqs: list[int]) -> dict[int, tuple[str, bool]]:
-        """The id and the refuted flag of each node of `seqs`, looked up by key."""
-        if not seqs:
-            return {}
-        found = self._db.raw_rows(
-            f"SELECT n.seq, n.id, {_REFUTED} FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])", {"seqs": seqs}
-        )
-        return {int(r[0]): (str(r[1]), bool(r[2])) for r in found}
 
     def count_matches(self, query: SearchQuery) -> int:
         if self._read_only and self._count_key(query) not in self._counted:

@@ -31,9 +31,10 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
 
+from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
-from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, wider
+from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, packed_uuid, uuid_texts, wider
 
 if TYPE_CHECKING:
     import numpy as np
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
 #: The most memory a store's copies take (as SQLite's `impacts.CACHE_BYTES`): at 1M nodes a phrase
 #: of the benchmark corpus takes ~1 MB (one byte a row), the lengths 2 MB, an initiative 1 MB.
 CACHE_BYTES = 64 * 2**20
+#: The bytes of a node id kept in memory: a UUID's 16 (an id of another form is read each time).
+ID_BYTES = 16
 #: At most this many nodes changed since the copies' snapshot are read back by key (one statement);
 #: past it, the copies are read again whole.
 REFRESH_ROWS = 4096
@@ -60,6 +63,12 @@ Snapshot = tuple[int, int, frozenset[int]]
 Phrase = tuple[str, str, tuple[str, ...]]
 #: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
 SIZES: Phrase = ("dl", "", ())
+#: …and the one of whether a row is a refuted hypothesis (search's currentness tie-break).
+REFUTED: Phrase = ("refuted", "", ())
+_IS_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
+#: The node ids of ranked rows are kept (16 bytes a row of the vault, filled as pages show them)
+#: while they take at most this share of `max_bytes` (as SQLite's `impacts.FACTS_SHARE`).
+IDS_SHARE = 3
 
 
 def _parse_snapshot(text: str) -> Snapshot:
@@ -128,7 +137,19 @@ def _put(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndarray)
 
 def _value_sql(key: Phrase, param: str) -> str:
     """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
-    return "coalesce(n.dl, 0)::float8" if key == SIZES else frequency_sql(key[0], param, key[2])
+    if key == SIZES:
+        return "coalesce(n.dl, 0)::float8"
+    if key == REFUTED:
+        return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
+    return frequency_sql(key[0], param, key[2])
+
+
+class CopiedRanking(Ranking):
+    """A ranking from the copies, with each row's refuted flag (dense by seq) beside it."""
+
+    def __init__(self, np: Any, rows: np.ndarray, scores: np.ndarray, refuted: np.ndarray):
+        super().__init__(np, rows, scores)
+        self.refuted = refuted
 
 
 class TextCopies:
@@ -149,10 +170,60 @@ class TextCopies:
         self.rows_read = 0
         self.refreshes = 0
         self.ranked = 0
+        #: Node ids by seq as 16 bytes (`packed_uuid`) and whether each is known: ids never change,
+        #: so they are filled in place (an id before its flag) and never invalidated.
+        self._ids: np.ndarray | None = None
+        self._known: np.ndarray | None = None
 
     def clear(self) -> None:
         with self._lock:
             self._state = None
+            self._ids = self._known = None
+
+    def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
+        """The node id of each row of `seqs`: kept ones from memory, the rest read by key (and kept
+        while the vault's rows fit `max_bytes // IDS_SHARE`)."""
+        at = np.array(seqs, dtype=np.int64)
+        ids, known = self._ids, self._known
+        out: list[str] = [""] * len(seqs)
+        missing = list(range(len(seqs)))
+        if ids is not None and known is not None and len(at):
+            inside = at < len(known)
+            hit = np.zeros(len(at), dtype=bool)
+            hit[inside] = known[at[inside]]  # the flag first: a row flagged known has its id
+            for i, text in zip(np.flatnonzero(hit).tolist(), uuid_texts(np, ids[at[hit]]), strict=True):
+                out[i] = text
+            missing = np.flatnonzero(~hit).tolist()
+        if not missing:
+            return out
+        wanted = [int(at[i]) for i in missing]
+        found = db.raw_rows("SELECT seq, id FROM nodes WHERE seq = ANY(%(seqs)s::bigint[])", {"seqs": wanted})
+        read = {int(r[0]): str(r[1]) for r in found}
+        for i, seq in zip(missing, wanted, strict=True):
+            out[i] = read[seq]
+        self._keep_ids(np, read)
+        return out
+
+    def _keep_ids(self, np: Any, read: dict[int, str]) -> None:
+        packed = {seq: raw for seq, text in read.items() if (raw := packed_uuid(text)) is not None}
+        if not packed:
+            return
+        top = max(packed) + 1
+        with self._lock:
+            ids, known = self._ids, self._known
+            if known is None or ids is None or top > len(known):
+                size = max(top, 2 * len(known) if known is not None else top)
+                if size * (ID_BYTES + 1) > self.max_bytes // IDS_SHARE:
+                    return
+                grown_ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
+                grown_known = np.zeros(size, dtype=bool)
+                if ids is not None and known is not None:
+                    grown_ids[: len(ids)] = ids
+                    grown_known[: len(known)] = known
+                ids, known = self._ids, self._known = grown_ids, grown_known
+            seqs = np.array(list(packed), dtype=np.int64)
+            ids[seqs] = np.frombuffer(b"".join(packed.values()), dtype=np.uint8).reshape(-1, ID_BYTES)
+            known[seqs] = True
 
     def wrote(self) -> bool:
         """Count one node write; True when this one should prune the change log (`PRUNE_SQL`)."""
@@ -180,7 +251,7 @@ class TextCopies:
         if row is None:
             return None
         now = _parse_snapshot(str(row[0]))
-        keys = [*phrases, SIZES] if idfs is not None else list(phrases)
+        keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
         with self._lock:
             state = self._current(np, db, now, int(row[1]))
             if state is None:
@@ -203,7 +274,7 @@ class TextCopies:
         rows = np.flatnonzero(present)
         freqs = [_fit(np, state.values[p], length)[rows].astype(np.float64) for p in phrases]
         scores = bm25_scores(np, freqs, idfs, _fit(np, state.values[SIZES], length)[rows], avgdl)
-        return Ranking(np, rows.astype(np.int64, copy=False), scores)
+        return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, _fit(np, state.values[REFUTED], length))
 
     # --- keeping the state current ------------------------------------------------------------
     def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
@@ -295,6 +366,8 @@ class TextCopies:
             members = "n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]))"
             if key == SIZES:
                 select = f"SELECT n.seq, n.dl::float8 FROM nodes n WHERE {members} AND n.dl IS NOT NULL"
+            elif key == REFUTED:
+                select = f"SELECT n.seq, 1.0::float8 FROM nodes n WHERE {members} AND {_IS_REFUTED}"
             else:
                 select = (
                     f"SELECT x.seq, {bm25._frequency('x.e', key[2])} FROM (SELECT n.seq, n.{key[0]} -> %(t)s AS e "
