@@ -259,12 +259,12 @@ def _seq(store: PostgresStore, node_id: str) -> int:
 
 def test_the_migration_adds_the_log_and_its_trigger(url: str) -> None:
     """The log's trigger is on `nodes`; pruning an emptied log (a test database is emptied between
-    tests, its one horizon row too) puts the horizon row back."""
+    tests, its one horizon row too) puts the horizon row back; supersession edges have their index."""
     with psycopg.connect(url) as conn:
         conn.execute("DELETE FROM text_change_horizon")
         conn.execute("SELECT kaeru_prune_text_changes(10)")
         found = conn.execute(
             "SELECT (SELECT count(*) FROM pg_trigger WHERE tgname = 'nodes_text_changes'), "
-            "(SELECT array_agg(horizon::text) FROM text_change_horizon)"
+            "(SELECT array_agg(horizon::text) FROM text_change_horizon), to_regclass('edges_supersedes')::text"
         ).fetchone()
-    assert found == (1, ["0"])
+    assert found == (1, ["0"], "edges_supersedes")
