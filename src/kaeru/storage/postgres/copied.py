@@ -6,6 +6,7 @@ plan (or the GIN one) answers, unchanged."""
 from __future__ import annotations
 
 import bisect
+from itertools import repeat
 from typing import Any
 
 from kaeru.storage.postgres import bm25
@@ -13,6 +14,8 @@ from kaeru.storage.postgres.search import TsSearch, term
 from kaeru.storage.postgres.textcache import CopiedRanking, Phrase, TextCopies
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
+
+_new_tuple = tuple.__new__
 
 
 class CopiedSearch(TsSearch):
@@ -76,17 +79,17 @@ class CopiedSearch(TsSearch):
         head = int(query.superseded_head) if omitted and query.superseded_out is not None else 0
         gone_seqs, gone_scores = Ranking(np, rows[gone], scores[gone]).top(head) if head else ([], [])
         assert self._copies is not None
-        shown = [*seqs, *gone_seqs]
-        ids = dict(zip(shown, self._copies.ids(np, self._db, shown), strict=True))
-        refuted = ranking.refuted[np.array(seqs, dtype=np.int64)].tolist() if seqs else []
-        hits = [SearchRow(ids[s], s, score, bool(flag)) for s, score, flag in zip(seqs, best, refuted, strict=True)]
+        ids = self._copies.ids(np, self._db, [*seqs, *gone_seqs])
+        refuted = (ranking.refuted[np.array(seqs, dtype=np.int64)] > 0).tolist() if seqs else []
+        # SearchRow's own constructor is a Python lambda: a broad page makes 5,000 of them.
+        hits = list(map(_new_tuple, repeat(SearchRow), zip(ids, seqs, best, refuted, repeat(None))))
         total = kept.count if len(hits) >= query.window and query.count_total else len(hits)
         if head and query.superseded_out is not None:
             # The best omitted matches, each placed among the rows (as the SQL plan places them).
             ranks = [(score, -s) for s, score in zip(seqs, best, strict=True)]
             query.superseded_out.extend(
-                (bisect.bisect_left(ranks, (score, -s)), ids[s])
-                for s, score in zip(gone_seqs, gone_scores, strict=True)
+                (bisect.bisect_left(ranks, (score, -s)), node)
+                for s, score, node in zip(gone_seqs, gone_scores, ids[len(seqs) :], strict=True)
             )
         return hits, total, omitted
 

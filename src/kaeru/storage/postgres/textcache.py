@@ -5,8 +5,10 @@ the scope: ~5.5 µs of server CPU a member, seconds at 1M nodes (16.Q3). A `Text
 store and shared by its sessions and threads, keeps instead, dense by `seq` and in the narrowest
 exact type (`storage/sql/copies.py`): per phrase a search asked for — a term of `ltf` or `stf` in a
 set of fields — its weighted frequency as `bm25.score_sql` computes it (the same SQL expression
-computes each value, so the doubles are the same); every row's `dl`; per initiative, whether the row
-is a live, non-audit member. A ranking is then a few vector operations and `bm25_scores`, the
+computes each value, so the doubles are the same); the rows' `dl` and refuted flags; per initiative,
+whether the row is a live, non-audit member. A value copy is read only over the initiatives a
+search asked for (their members: ~40 % of a 1M-node benchmark vault), and extended when another
+asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is then a few vector operations and `bm25_scores`, the
 score in `score_sql`'s order of operations, with `N`, `avgdl` and the document frequencies read from
 `text_totals`/`term_docs` in the search's own snapshot — so rows, order and scores are the SQL's to
 the bit (`tests/storage/test_postgres_copies.py`).
