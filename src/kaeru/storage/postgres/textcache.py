@@ -172,24 +172,25 @@ class TextCopies:
         self.rows_read = 0
         self.refreshes = 0
         self.ranked = 0
-        #: Node ids by seq as 16 bytes (`packed_uuid`) and whether each is known: ids never change,
-        #: so they are filled in place (an id before its flag) and never invalidated.
-        self._ids: np.ndarray | None = None
-        self._known: np.ndarray | None = None
+        #: Node ids by seq as 16 bytes (`packed_uuid`) and whether each is known, one pair read at
+        #: once: ids never change, so they are filled in place (an id before its flag) and never
+        #: invalidated; grown by replacing the pair.
+        self._ids: tuple[np.ndarray, np.ndarray] | None = None
 
     def clear(self) -> None:
         with self._lock:
             self._state = None
-            self._ids = self._known = None
+            self._ids = None
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
         """The node id of each row of `seqs`: kept ones from memory, the rest read by key (and kept
         while the vault's rows fit `max_bytes // IDS_SHARE`)."""
         at = np.array(seqs, dtype=np.int64)
-        ids, known = self._ids, self._known
+        held = self._ids
         out: list[str] = [""] * len(seqs)
         missing = list(range(len(seqs)))
-        if ids is not None and known is not None and len(at):
+        if held is not None and len(at):
+            ids, known = held
             inside = at < len(known)
             hit = np.zeros(len(at), dtype=bool)
             hit[inside] = known[at[inside]]  # the flag first: a row flagged known has its id
@@ -212,17 +213,18 @@ class TextCopies:
             return
         top = max(packed) + 1
         with self._lock:
-            ids, known = self._ids, self._known
-            if known is None or ids is None or top > len(known):
-                size = max(top, 2 * len(known) if known is not None else top)
+            held = self._ids
+            if held is None or top > len(held[1]):
+                size = max(top, 2 * len(held[1]) if held is not None else top)
                 if size * (ID_BYTES + 1) > self.max_bytes // IDS_SHARE:
                     return
                 grown_ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
                 grown_known = np.zeros(size, dtype=bool)
-                if ids is not None and known is not None:
-                    grown_ids[: len(ids)] = ids
-                    grown_known[: len(known)] = known
-                ids, known = self._ids, self._known = grown_ids, grown_known
+                if held is not None:
+                    grown_ids[: len(held[0])] = held[0]
+                    grown_known[: len(held[1])] = held[1]
+                held = self._ids = (grown_ids, grown_known)
+            ids, known = held
             seqs = np.array(list(packed), dtype=np.int64)
             ids[seqs] = np.frombuffer(b"".join(packed.values()), dtype=np.uint8).reshape(-1, ID_BYTES)
             known[seqs] = True
