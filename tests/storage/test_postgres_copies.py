@@ -192,6 +192,23 @@ def test_moves_between_initiatives_are_followed(fresh: Service) -> None:
     assert store.copies.loads == loads  # every change read back, no copy read again whole
 
 
+def test_the_first_read_brings_the_common_words(fresh: Service) -> None:
+    """The first search of a common word reads the copies of the vault's other common words in
+    the same pass, so their first searches read nothing."""
+    scope = "prefetch"
+    for i in range(6):
+        fresh.note(parse("note", {"initiative": f"{scope}-a", "text": f"alpha beta gamma{i}"}))
+    store = fresh.store
+    assert isinstance(store, PostgresStore)
+    _compare(store, scope, _query())
+    loads = store.copies.loads
+    for word in ("beta", "alpha"):
+        _compare(store, scope, _query(words=[word]))
+    assert store.copies.loads == loads
+    _compare(store, scope, _query(words=["gamma1"]))  # rare: not read with them
+    assert store.copies.loads == loads + 1
+
+
 def test_an_older_snapshot_ranks_in_sql(fresh: Service) -> None:
     """Copies brought to a newer snapshot are not used by an older one: it ranks in SQL and sees
     its own rows."""

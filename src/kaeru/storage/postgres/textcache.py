@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, cast
 from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.search import COMMON_DIVISOR
 from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, packed_uuid, uuid_texts, wider
 
 if TYPE_CHECKING:
@@ -55,8 +56,10 @@ PRUNE_EVERY = 1024
 #: …down to about this many rows (the newest); a copy older than what is left is read again whole.
 KEEP_CHANGES = 16_384
 PRUNE_SQL = f"SELECT kaeru_prune_text_changes({KEEP_CHANGES})"
-#: A binary COPY row of `(bigint, float8)`: field count, then each field's length and value.
-_ROW = [("n", ">i2"), ("l1", ">i4"), ("seq", ">i8"), ("l2", ">i4"), ("value", ">f8")]
+#: The first read of a phrase reads as well the copies of up to this many of the vault's most common
+#: terms in the same column (`TextCopies._hinted`).
+PREFETCH = 8
+#: A binary COPY's header; each row is then its field count and each field's length and value.
 _HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
 
 #: A snapshot: `(xmin, xmax, transactions in flight)` of `pg_current_snapshot()`.
@@ -176,6 +179,8 @@ class TextCopies:
         #: once: ids never change, so they are filled in place (an id before its flag) and never
         #: invalidated; grown by replacing the pair.
         self._ids: tuple[np.ndarray, np.ndarray] | None = None
+        #: The vault's most common terms by column (`_hinted`), read once.
+        self._common: dict[str, list[str]] | None = None
 
     def clear(self) -> None:
         with self._lock:
@@ -357,34 +362,71 @@ class TextCopies:
             return None
         new = _State(state.snapshot, state)
         for initiative in scopes:
-            seqs, _ = self._read(
+            seqs = self._read(
                 np,
                 db,
                 "SELECT m.node_seq, 1.0::float8 FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
                 "WHERE m.initiative_id = %(i)s AND NOT n.retracted AND n.node_type <> 'audit_event'",
                 {"i": initiative},
-            )
+            )[0]
             new.scopes[initiative] = _put(np, None, seqs, np.ones(len(seqs), dtype=bool))
+        room = (self.max_bytes - used) // length - len(fresh) - (SIZES in fresh) - len(scopes)
+        groups: dict[frozenset[int], list[Phrase]] = {}
         for key, initiatives in missing.items():
-            # Only the initiatives' members, each row's value read with one detoast of its counts.
-            members = "n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]))"
-            if key == SIZES:
-                select = f"SELECT n.seq, n.dl::float8 FROM nodes n WHERE {members} AND n.dl IS NOT NULL"
-            elif key == REFUTED:
-                select = f"SELECT n.seq, 1.0::float8 FROM nodes n WHERE {members} AND {_IS_REFUTED}"
-            else:
-                select = (
-                    f"SELECT x.seq, {bm25._frequency('x.e', key[2])} FROM (SELECT n.seq, n.{key[0]} -> %(t)s AS e "
-                    f"FROM nodes n WHERE {members} OFFSET 0) x WHERE x.e IS NOT NULL"
-                )
-            seqs, values = self._read(np, db, select, {"t": key[1], "scope": sorted(initiatives)})
-            new.values[key] = _put(np, state.values.get(key), seqs, values)
-            new.covered[key] = state.covered.get(key, frozenset()) | initiatives
+            groups.setdefault(initiatives, []).append(key)
+        for initiatives, group in groups.items():
+            hinted = self._hinted(db, state, group, initiatives, max(0, room))
+            room -= len(hinted)
+            group += hinted
+            # One pass over the initiatives' members reads every value copy they lack: the row (and
+            # its term counts) is fetched once, whatever the number of terms read from it.
+            params: dict[str, Any] = {"scope": sorted(initiatives)}
+            values = []
+            for i, key in enumerate(group):
+                params[f"t{i}"] = key[1]
+                values.append(_value_sql(key, f"%(t{i})s"))
+            read = self._read(
+                np,
+                db,
+                f"SELECT n.seq, {', '.join(values)} FROM nodes n WHERE n.seq IN (SELECT m.node_seq FROM "
+                "memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]))",
+                params,
+                len(group),
+            )
+            for key, column in zip(group, read[1:], strict=True):
+                new.values[key] = _put(np, state.values.get(key), read[0], column)
+                new.covered[key] = state.covered.get(key, frozenset()) | initiatives
         for k in keys:
             new.values.move_to_end(k)
         self._evict(new, set(keys), wanted)
         self._state = new
         return new
+
+    def _hinted(
+        self, db: PgDb, state: _State, group: list[Phrase], initiatives: frozenset[int], room: int
+    ) -> list[Phrase]:
+        """Up to `room` (and `PREFETCH`) more phrases to read in the same pass as `group`'s: the
+        vault's most common terms in the same column and fields (`term_docs`, read once a
+        process), which broad searches are made of — so the first broad search of a process reads
+        the copies of the next ones too (a pass costs about the same for one term or eight)."""
+        if self._common is None:
+            found = db.raw_rows(
+                "SELECT stemmed, term FROM (SELECT stemmed, term, row_number() OVER (PARTITION BY stemmed "
+                "ORDER BY sum(docs) DESC, term) AS k, sum(docs) AS d FROM term_docs GROUP BY stemmed, term) t "
+                f"WHERE k <= {PREFETCH} AND d * {COMMON_DIVISOR} > (SELECT coalesce(sum(docs), 0) FROM text_totals)"
+            )
+            self._common = {"stf" if r[0] else "ltf": [] for r in found}
+            for stemmed, word in found:
+                self._common["stf" if stemmed else "ltf"].append(str(word))
+        more: list[Phrase] = []
+        for column, fields in dict.fromkeys((k[0], k[2]) for k in group if k not in (SIZES, REFUTED)):
+            for word in self._common.get(column, []):
+                key = (column, word, fields)
+                if len(more) >= min(room, PREFETCH):
+                    return more
+                if key not in group and key not in more and not initiatives <= state.covered.get(key, frozenset()):
+                    more.append(key)
+        return more
 
     def _evict(self, state: _State, keys: set[Phrase], scope: frozenset[int]) -> None:
         """Give up the least recently used copies this ranking does not use while over the bound."""
@@ -398,10 +440,13 @@ class TextCopies:
                 return
             del state.scopes[initiative]
 
-    def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
-        """The `(seq, value)` rows of `select` (int64 and float64 arrays), read by a binary COPY: a
-        million rows never sit in Python objects."""
+    def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any], width: int = 1) -> list[np.ndarray]:
+        """The rows of `select` — a seq, then `width` float8 values, none NULL — as arrays (int64,
+        then float64 each), read by a binary COPY: a million rows never sit in Python objects."""
         data = db.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
-        table = np.frombuffer(memoryview(data)[_HEADER : len(data) - 2], dtype=np.dtype(_ROW))  # (trailer: -1)
+        body = memoryview(data)[_HEADER : len(data) - 2]  # (the trailer: a field count of -1)
+        layout = [("n", ">i2"), ("l", ">i4"), ("seq", ">i8")]
+        layout += [x for i in range(width) for x in ((f"l{i}", ">i4"), (f"v{i}", ">f8"))]
+        table = np.frombuffer(body, dtype=np.dtype(layout))
         self.loads += 1
-        return table["seq"].astype(np.int64), table["value"].astype(np.float64)
+        return [table["seq"].astype(np.int64), *(table[f"v{i}"].astype(np.float64) for i in range(width))]
