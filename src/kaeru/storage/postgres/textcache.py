@@ -381,15 +381,20 @@ class TextCopies:
             # One pass over the initiatives' members reads every value copy they lack: the row (and
             # its term counts) is fetched once, whatever the number of terms read from it.
             params: dict[str, Any] = {"scope": sorted(initiatives)}
-            values = []
+            inner, outer = [], []
             for i, key in enumerate(group):
                 params[f"t{i}"] = key[1]
-                values.append(_value_sql(key, f"%(t{i})s"))
+                if key in (SIZES, REFUTED):
+                    inner.append(f"{_value_sql(key, '')} AS e{i}")
+                    outer.append(f"x.e{i}")
+                else:  # the term's counts looked up once (the frequency reads them field by field)
+                    inner.append(f"n.{key[0]} -> %(t{i})s AS e{i}")
+                    outer.append(f"coalesce({bm25._frequency(f'x.e{i}', key[2])}, 0.0::float8)")
             read = self._read(
                 np,
                 db,
-                f"SELECT n.seq, {', '.join(values)} FROM nodes n WHERE n.seq IN (SELECT m.node_seq FROM "
-                "memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]))",
+                f"SELECT x.seq, {', '.join(outer)} FROM (SELECT n.seq, {', '.join(inner)} FROM nodes n WHERE n.seq IN "
+                "(SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[])) OFFSET 0) x",
                 params,
                 len(group),
             )
