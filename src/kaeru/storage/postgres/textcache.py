@@ -58,7 +58,7 @@ KEEP_CHANGES = 16_384
 PRUNE_SQL = f"SELECT kaeru_prune_text_changes({KEEP_CHANGES})"
 #: The first read of a phrase reads as well the copies of up to this many of the vault's most common
 #: terms in the same column (`TextCopies._hinted`).
-PREFETCH = 8
+PREFETCH = 16
 #: A binary COPY's header; each row is then its field count and each field's length and value.
 _HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
 
