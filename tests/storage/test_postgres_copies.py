@@ -138,15 +138,21 @@ def _ids(answer: tuple[Any, ...]) -> set[str]:
     return {r[0] for r in answer[0]}
 
 
+def _noted(service: Service, scope: str, texts: list[str]) -> PostgresStore:
+    """`service`'s store after a note of each text in initiative `<scope>-a`."""
+    for text in texts:
+        service.note(parse("note", {"initiative": f"{scope}-a", "text": text}))
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    return store
+
+
 def test_a_late_commit_with_a_lower_seq_is_never_missed(fresh: Service) -> None:
     """Two writers: the first takes a `seq` and stays in flight while the second commits a higher
     one and a search reads the copies (the first writer in flight in their snapshot); when the
     first commits, the next search reads its row from the change log."""
     scope = "late"
-    for i in range(6):
-        fresh.note(parse("note", {"initiative": f"{scope}-a", "text": f"alpha beta {i}"}))
-    store = fresh.store
-    assert isinstance(store, PostgresStore)
+    store = _noted(fresh, scope, [f"alpha beta {i}" for i in range(6)])
     first = _compare(store, scope, _query())
     loads = store.copies.loads
     with store.read() as session:
@@ -196,10 +202,7 @@ def test_the_first_read_brings_the_common_words(fresh: Service) -> None:
     """The first search of a common word reads the copies of the vault's other common words in
     the same pass, so their first searches read nothing."""
     scope = "prefetch"
-    for i in range(6):
-        fresh.note(parse("note", {"initiative": f"{scope}-a", "text": f"alpha beta gamma{i}"}))
-    store = fresh.store
-    assert isinstance(store, PostgresStore)
+    store = _noted(fresh, scope, [f"alpha beta gamma{i}" for i in range(6)])
     _compare(store, scope, _query())
     loads = store.copies.loads
     for word in ("beta", "alpha"):
@@ -213,10 +216,7 @@ def test_an_older_snapshot_ranks_in_sql(fresh: Service) -> None:
     """Copies brought to a newer snapshot are not used by an older one: it ranks in SQL and sees
     its own rows."""
     scope = "older"
-    for i in range(5):
-        fresh.note(parse("note", {"initiative": f"{scope}-a", "text": f"alpha {i}"}))
-    store = fresh.store
-    assert isinstance(store, PostgresStore)
+    store = _noted(fresh, scope, [f"alpha {i}" for i in range(5)])
     with store.read() as old:
         assert isinstance(old, PostgresSession)
         before = _answer(old, scope, _query(), copies=False)
