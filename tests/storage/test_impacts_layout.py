@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kaeru.storage.sqlite.copies import narrowest, packed_uuid, row_sizes, uuid_texts, wider
+from kaeru.storage.sql.copies import narrowest, packed_uuid, uuid_texts, wider
+from kaeru.storage.sqlite.copies import row_sizes
 from kaeru.storage.sqlite.impacts import TextCache
 
 np: Any = pytest.importorskip("numpy")

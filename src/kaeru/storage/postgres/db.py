@@ -91,6 +91,19 @@ class PgDb(Db):
     def run(self, sql: str, params: Params = ()) -> int:
         return self._cursor(self.dialect.render(sql), params).rowcount
 
+    def copy_out(self, sql: str, params: dict[str, Any]) -> bytearray:
+        """What a `COPY … TO STDOUT` statement (psycopg's placeholders) writes, whole (not copied
+        again into `bytes`: a first read of the copies at 1M nodes is ~100 MB)."""
+        self.flush()
+        data = bytearray()
+        try:
+            with self._c.cursor() as cur, cur.copy(sql, params) as copy:
+                for chunk in copy:
+                    data += chunk
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+        return data
+
     def stream(self, sql: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
         """Rows of a server-side cursor, fetched in batches."""
         self.flush()

@@ -13,8 +13,9 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
+from kaeru.storage.postgres.copied import CopiedSearch
 from kaeru.storage.postgres.db import PgDb
-from kaeru.storage.postgres.search import TsSearch
+from kaeru.storage.postgres.textcache import PRUNE_SQL, TextCopies
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.rows import NODE_COLS
@@ -30,13 +31,16 @@ _INDEX_COLUMNS = (
 _MISSING = object()
 
 
-class PostgresSession(PgVectors, TsSearch, SqlSession):
+class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
 
-    def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool):
+    def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool, copies: TextCopies | None = None):
         super().__init__(PgDb(conn), read_only=read_only)
         self._c = conn
         self._counted: dict[tuple[Any, ...], int] = {}
+        self._stats: dict[tuple[Any, ...], tuple[int, int, list[int]]] = {}
+        #: The store's in-memory copies of the ranking's inputs (decision 16.C1), if any.
+        self._copies = copies
         #: The statistics' changes of this transaction's node writes, applied by `flush_term_stats`
         #: (the trigger is off for them: `_counting`; decision 16.M3).
         self._delta = TermDelta()
@@ -143,6 +147,9 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         indexed: bool,
         replaced: tuple[Any, ...] | None,
     ) -> None:
+        if self._copies is not None and self._copies.wrote():
+            # Now and then a writer prunes the change log its node writes add to (migration 013).
+            self._db.send(PRUNE_SQL)
         if replaced is not None:
             self._delta.add(replaced[0], replaced[1], replaced[2], -1)
         if self._new_terms is not None:
@@ -157,6 +164,8 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         Writers that touch the statistics wait until this commits (the tables are locked first), so
         what they add applies to the recount, never to counts it replaces."""
         self._db.run("LOCK TABLE term_docs, text_totals IN EXCLUSIVE MODE")
+        if self._copies is not None:
+            self._copies.clear()  # every node changes: the copies are read again, not refreshed
         self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
         self._delta.clear()  # the recount below counts this transaction's writes too
         kept = "" if stems_only else "tsv = NULL, "

@@ -31,6 +31,7 @@ from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
 from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, _lexeme, term, tsquery_literal, tsvector_literal
 from kaeru.storage.postgres.session import PostgresSession
+from kaeru.storage.postgres.textcache import TextCopies
 
 __all__ = [
     "FIELD_WEIGHTS", "PostgresSession", "PostgresStore", "_lexeme", "redact_url", "term", "translate",
@@ -86,6 +87,8 @@ class PostgresStore:
         self._lock_timeout_ms = lock_timeout_ms
         self._statement_timeout_ms = statement_timeout_ms
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
+        #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
+        self.copies = TextCopies()
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
         self._pool = ConnectionPool(
@@ -207,7 +210,7 @@ class PostgresStore:
         conn = self._begin(begin)
         try:
             try:
-                session = PostgresSession(conn, read_only=read_only)
+                session = PostgresSession(conn, read_only=read_only, copies=self.copies)
                 yield session
                 session.flush_term_stats()
                 session._db.flush()

@@ -1,4 +1,5 @@
-"""How the in-memory copies of `impacts` are laid out: exact narrow types, FTS5's varints, packed ids.
+"""FTS5's own encodings the in-memory copies of `impacts` read: its varints, the row sizes and the
+`averages` record (the engine-neutral layout — exact narrow types, packed ids — is `storage/sql/copies.py`).
 
 Split from `impacts` (decision 16.E1) so that the module ranking a search reads as the ranking: these
 are the encodings it relies on, each checked against what it encodes by
@@ -13,31 +14,6 @@ from typing import TYPE_CHECKING, Any, cast
 if TYPE_CHECKING:
     import numpy as np
     from numpy import ndarray
-
-
-def narrowest(np: Any, values: np.ndarray) -> Any:
-    """The smallest dtype holding every one of `values` (≥ 0, float64) exactly: uint8, uint16,
-    float32 or float64 — each holds the values of the ones before it, so two are joined by the
-    later (`wider`)."""
-    if len(values) == 0:
-        return np.dtype(np.uint8)
-    top = float(values.max())
-    if bool((values == np.floor(values)).all()) and float(values.min()) >= 0:
-        if top < 256:
-            return np.dtype(np.uint8)
-        if top < 65536:
-            return np.dtype(np.uint16)
-    if bool((values.astype(np.float32).astype(np.float64) == values).all()):
-        return np.dtype(np.float32)
-    return np.dtype(np.float64)
-
-
-_LADDER = ("uint8", "uint16", "float32", "float64")
-
-
-def wider(np: Any, one: Any, other: Any) -> Any:
-    """The later of two dtypes of `narrowest`'s ladder."""
-    return np.dtype(_LADDER[max(_LADDER.index(np.dtype(one).name), _LADDER.index(np.dtype(other).name))])
 
 
 def row_sizes(np: Any, blobs: Sequence[bytes]) -> np.ndarray:
@@ -87,31 +63,3 @@ def averages(block: bytes) -> tuple[int, int]:
         size, at = _varint(block, at)
         tokens += size
     return rows, tokens
-
-
-_HEX = b"0123456789abcdef"
-
-
-def packed_uuid(text: str) -> bytes | None:
-    """The 16 bytes of a UUID in its canonical text (lower-case, hyphens at 8-4-4-4-12), else None."""
-    digits = text.replace("-", "")
-    if len(text) != 36 or len(digits) != 32:
-        return None
-    try:
-        raw = bytes.fromhex(digits)
-    except ValueError:
-        return None
-    canonical = f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
-    return raw if raw.hex() == digits and canonical == text else None
-
-
-def uuid_texts(np: Any, raw: np.ndarray) -> list[str]:
-    """The canonical texts of rows of 16 bytes (`packed_uuid` undone), all at once."""
-    if len(raw) == 0:
-        return []
-    table = np.frombuffer(_HEX, dtype=np.uint8)
-    digits = table[np.stack((raw >> 4, raw & 15), axis=-1).reshape(len(raw), 32)]
-    text = np.full((len(raw), 36), ord("-"), dtype=np.uint8)
-    for src, dst, width in ((0, 0, 8), (8, 9, 4), (12, 14, 4), (16, 19, 4), (20, 24, 12)):
-        text[:, dst : dst + width] = digits[:, src : src + width]
-    return list(map(bytes.decode, text.view("S36").ravel().tolist()))

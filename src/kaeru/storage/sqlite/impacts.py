@@ -32,10 +32,8 @@ copy is then read again whole), the caller falls back to the SQL plans, which gi
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
-import math
 import threading
 import weakref
 from collections import OrderedDict
@@ -44,15 +42,22 @@ from typing import TYPE_CHECKING, Any
 
 import apsw
 
+from kaeru.storage.sql.copies import (
+    Ranking,
+    bm25_scores,
+    idf,
+    narrowest,
+    numpy_module,
+    packed_uuid,
+    uuid_texts,
+    wider,
+)
 from kaeru.storage.sql.db import Db
-from kaeru.storage.sqlite.copies import averages, narrowest, packed_uuid, row_sizes, uuid_texts, wider
+from kaeru.storage.sqlite.copies import averages, row_sizes
 
 if TYPE_CHECKING:
     import numpy as np
 
-#: FTS5's bm25 constants (`fts5Bm25Function`).
-K1 = 1.2
-B = 0.75
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
 #: The most memory a `TextCache` holds in phrase copies and row sizes (decision 16.E1: ~1 byte a row
@@ -80,15 +85,6 @@ FACTS_SHARE = 3
 FUNCTION = "kaeru_impact"
 #: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
 CHUNK_ROWS = 65_536
-
-
-def _numpy() -> Any:
-    """numpy when it is installed (the `[semantic]` extra brings it), else None."""
-    if importlib.util.find_spec("numpy") is None:
-        return None
-    import numpy
-
-    return numpy
 
 
 def _impact(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
@@ -156,26 +152,6 @@ class _Facts:
         return cls(ids, state, mark)
 
 
-class Ranking:
-    """The matches of one query in scope, scored as `bm25()` scores them: row ids and scores."""
-
-    def __init__(self, np: Any, rows: np.ndarray | None, scores: np.ndarray | None, count: int | None = None):
-        self.np, self.rows, self.scores = np, rows, scores
-        self.count = len(rows) if rows is not None else int(count or 0)
-
-    def top(self, cap: int) -> tuple[list[int], list[float]]:
-        """The best `cap` matches, row ids and scores, by score then row id descending (the order of
-        `ORDER BY bm25(…), rowid DESC`)."""
-        np, rows, scores = self.np, self.rows, self.scores
-        assert rows is not None and scores is not None
-        if cap < len(rows):
-            kth = np.partition(scores, cap - 1)[cap - 1]
-            keep = np.flatnonzero(scores <= kth)  # every row tied with the last one kept, too
-            rows, scores = rows[keep], scores[keep]
-        order = np.lexsort((-rows, scores))[:cap]
-        return rows[order].tolist(), scores[order].tolist()
-
-
 class TextCache:
     """The phrase copies and row sizes of one store (see the module's docstring): shared by its
     sessions and threads; a lock guards them. Copies and sizes are replaced, never changed, so a
@@ -226,7 +202,7 @@ class TextCache:
         """The rows matching `scopes` (any) and `words` (all or any), each `(MATCH of one phrase,
         column weights)`, with their bm25 scores (`scores`), as this read snapshot sees them; None
         when this cache cannot say (no numpy, too big, an older snapshot than a copy)."""
-        np = _numpy()
+        np = numpy_module()
         if np is None or not words or not scopes:
             return None
         if conn not in self._registered:
@@ -272,18 +248,12 @@ class TextCache:
             return Ranking(np, None, None, int(np.count_nonzero(present)))
         rows = np.flatnonzero(present)
         # `fts5Bm25Function`, operation for operation: the scope phrases add 0 (their column weighs 0),
-        # then each word `idf · (aFreq · (k1 + 1)) / (aFreq + k1 · (1 − b + b · D / avgdl))`, summed in
-        # the query's phrase order, and the sum negated.
+        # then each word's term, summed in the query's phrase order, and the sum negated.
         avgdl = float(total_tokens) / float(total_rows)
-        norm = K1 * ((1 - B) + (B * sizes.size[rows].astype(np.float64)) / avgdl)
-        total = np.zeros(len(rows), dtype=np.float64)
-        for held in found:
-            idf = math.log((total_rows - held.hits + 0.5) / (held.hits + 0.5))
-            if idf <= 0.0:
-                idf = 1e-6
-            freq = held.freq[rows].astype(np.float64)
-            total = total + idf * ((freq * (K1 + 1.0)) / (freq + norm))
-        return Ranking(np, rows.astype(np.int64, copy=False), -1.0 * total)
+        freqs = [held.freq[rows].astype(np.float64) for held in found]
+        idfs = [idf(total_rows, held.hits) for held in found]
+        scored = bm25_scores(np, freqs, idfs, sizes.size[rows], avgdl)
+        return Ranking(np, rows.astype(np.int64, copy=False), scored)
 
     def facts(self, np: Any, db: Db, seqs: Sequence[int], refuted_sql: str) -> tuple[list[str], list[bool]]:
         """The id and the refuted flag of each row of `seqs` in this snapshot: kept ones (dense by
@@ -430,7 +400,7 @@ class TextCache:
     ) -> tuple[np.ndarray, np.ndarray]:
         """The phrase's rows and their `aFreq` (int64 and float64 arrays); 1 for each row without
         `weights`."""
-        np = _numpy()
+        np = numpy_module()
         marks = ", ".join(repr(float(w)) for w in weights)
         value = f"{FUNCTION}(nodes_fts, {marks})" if weights else "1.0"  # no weights: whether the row holds it
         rows = db.stream(f"SELECT rowid, {value} FROM nodes_fts WHERE nodes_fts MATCH ?{where}", (match, *params))

@@ -12,10 +12,11 @@ import apsw
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.storage.records import SearchQuery, SearchRow
+from kaeru.storage.sql.copies import Ranking
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
 from kaeru.storage.sql.sections import SectionQueries
-from kaeru.storage.sqlite.impacts import COLUMNS, Ranking, watermark
+from kaeru.storage.sqlite.impacts import COLUMNS, watermark
 from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:

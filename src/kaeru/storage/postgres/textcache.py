@@ -1,0 +1,457 @@
+"""PostgreSQL's broad search ranked from in-memory copies of its bm25 inputs (decision 16.C1).
+
+A ranked search of a common word reads one term-count value (`ltf`/`stf`, detoasted) per member of
+the scope: ~5.5 µs of server CPU a member, seconds at 1M nodes (16.Q3). A `TextCopies`, owned by the
+store and shared by its sessions and threads, keeps instead, dense by `seq` and in the narrowest
+exact type (`storage/sql/copies.py`): per phrase a search asked for — a term of `ltf` or `stf` in a
+set of fields — its weighted frequency as `bm25.score_sql` computes it (the same SQL expression
+computes each value, so the doubles are the same); the rows' `dl` and refuted flags; per initiative,
+whether the row is a live, non-audit member. A value copy is read only over the initiatives a
+search asked for (their members: ~40 % of a 1M-node benchmark vault), and extended when another
+asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is then a few vector operations and `bm25_scores`, the
+score in `score_sql`'s order of operations, with `N`, `avgdl` and the document frequencies read from
+`text_totals`/`term_docs` in the search's own snapshot — so rows, order and scores are the SQL's to
+the bit (`tests/storage/test_postgres_copies.py`).
+
+**Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
+lower `seq` can become visible after one with a higher: no watermark can name what changed. Every
+write of a node row adds a row to `text_changes` in the writer's transaction (migration 013: the
+node's `seq` and the writer's `xid8`), and all the copies are kept at one snapshot `S` (`xmin`,
+`xmax`, the transactions in flight). A search in snapshot `T` uses them only when `T` sees every
+transaction `S` saw (`_sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
+log rows of the transactions `S` did not see — `xid >= xmax(S)` or in flight at `S` — and reads
+those nodes again (the outbox rule: a transaction in flight at `S` that commits later is read then,
+whatever its `seq`). Past `REFRESH_ROWS` of them, or when the log was pruned past `xmin(S)`
+(`text_change_horizon`), the copies are dropped and read again in `T`. Only a read snapshot
+(REPEATABLE READ) uses or refreshes them; a write transaction ranks in SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from kaeru.domain.model import HypothesisStatus, NodeType
+from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.search import COMMON_DIVISOR
+from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, packed_uuid, uuid_texts, wider
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy import ndarray
+
+#: The most memory a store's copies take (as SQLite's `impacts.CACHE_BYTES`): at 1M nodes a phrase
+#: of the benchmark corpus takes ~1 MB (one byte a row), the lengths 2 MB, an initiative 1 MB.
+CACHE_BYTES = 64 * 2**20
+#: The bytes of a node id kept in memory: a UUID's 16 (an id of another form is read each time).
+ID_BYTES = 16
+#: At most this many nodes changed since the copies' snapshot are read back by key (one statement);
+#: past it, the copies are read again whole.
+REFRESH_ROWS = 4096
+#: A writer prunes the change log once every this many node writes of its process…
+PRUNE_EVERY = 1024
+#: …down to about this many rows (the newest); a copy older than what is left is read again whole.
+KEEP_CHANGES = 16_384
+PRUNE_SQL = f"SELECT kaeru_prune_text_changes({KEEP_CHANGES})"
+#: The first read of a phrase reads as well the copies of up to this many of the vault's most common
+#: terms in the same column (`TextCopies._hinted`).
+PREFETCH = 16
+#: A binary COPY's header; each row is then its field count and each field's length and value.
+_HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
+
+#: A snapshot: `(xmin, xmax, transactions in flight)` of `pg_current_snapshot()`.
+Snapshot = tuple[int, int, frozenset[int]]
+#: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
+Phrase = tuple[str, str, tuple[str, ...]]
+#: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
+SIZES: Phrase = ("dl", "", ())
+#: …and the one of whether a row is a refuted hypothesis (search's currentness tie-break).
+REFUTED: Phrase = ("refuted", "", ())
+_IS_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
+#: The node ids of ranked rows are kept (16 bytes a row of the vault, filled as pages show them)
+#: while they take at most this share of `max_bytes` (as SQLite's `impacts.FACTS_SHARE`).
+IDS_SHARE = 3
+
+
+def _parse_snapshot(text: str) -> Snapshot:
+    xmin, xmax, xip = text.split(":")
+    return int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x)
+
+
+def _sees_all_of(later: Snapshot, earlier: Snapshot) -> bool:
+    """Whether every transaction `earlier` sees as committed, `later` sees too: `later` ends no
+    sooner, and each transaction it sees in flight below `earlier`'s end was in flight for
+    `earlier` as well."""
+    if later == earlier:
+        return True
+    if earlier[1] > later[1]:
+        return False
+    return all(x in earlier[2] for x in later[2] if x < earlier[1])
+
+
+def frequency_sql(column: str, term_param: str, fields: Sequence[str]) -> str:
+    """The weighted frequency of a term in node `n`, exactly as `bm25.score_sql` computes it
+    (0.0 when the node lacks the term)."""
+    return f"coalesce({bm25._frequency(f'(n.{column} -> {term_param})', fields)}, 0.0::float8)"
+
+
+class _State:
+    """Every copy of one store at one snapshot: replaced as a whole, never changed in place (a
+    ranking in another thread may hold it). A value copy (a phrase's frequencies, or `SIZES`) holds
+    the rows of the initiatives in `covered`, and any other row changed since it was read."""
+
+    __slots__ = ("covered", "scopes", "snapshot", "values")
+
+    def __init__(self, snapshot: Snapshot, old: _State | None = None):
+        self.snapshot = snapshot
+        self.values: OrderedDict[Phrase, np.ndarray] = old.values.copy() if old else OrderedDict()
+        self.covered: dict[Phrase, frozenset[int]] = old.covered.copy() if old else {}
+        self.scopes: OrderedDict[int, np.ndarray] = old.scopes.copy() if old else OrderedDict()
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(a.nbytes) for a in (*self.values.values(), *self.scopes.values()))
+
+
+def _fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
+    """`values` zero-padded to `length` rows (itself when long enough)."""
+    if len(values) >= length:
+        return values
+    grown = np.zeros(length, dtype=values.dtype)
+    grown[: len(values)] = values
+    return cast("ndarray", grown)
+
+
+def _put(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`base` (a copy: never changed) with `values` at rows `seqs`, widened as they need (flags stay
+    flags)."""
+    length = max(len(base) if base is not None else 0, int(seqs.max()) + 1 if len(seqs) else 0)
+    if values.dtype == np.bool_:
+        dtype = values.dtype
+    else:
+        dtype = narrowest(np, values) if base is None else wider(np, base.dtype, narrowest(np, values))
+    out = np.zeros(length, dtype=dtype)
+    if base is not None:
+        out[: len(base)] = base
+    out[seqs] = values
+    return cast("ndarray", out)
+
+
+def _value_sql(key: Phrase, param: str) -> str:
+    """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
+    if key == SIZES:
+        return "coalesce(n.dl, 0)::float8"
+    if key == REFUTED:
+        return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
+    return frequency_sql(key[0], param, key[2])
+
+
+class CopiedRanking(Ranking):
+    """A ranking from the copies, with each row's refuted flag (dense by seq) beside it."""
+
+    def __init__(self, np: Any, rows: np.ndarray, scores: np.ndarray, refuted: np.ndarray):
+        super().__init__(np, rows, scores)
+        self.refuted = refuted
+
+
+class TextCopies:
+    """The copies of one store (see the module's docstring); a lock guards the state, which is
+    replaced, never changed: a ranking works on arrays no other thread writes. The lock is held
+    while copies are read from the database (seconds for a word at 1M nodes)."""
+
+    def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
+        self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
+        self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        self._state: _State | None = None
+        self._lock = threading.Lock()
+        #: Node writes of this process since the change log was last pruned by one of them.
+        self.writes = 0
+        #: Copies read (whole, or an initiative's rows of one), nodes read back, refreshes, rankings
+        #: answered: what the tests check.
+        self.loads = 0
+        self.rows_read = 0
+        self.refreshes = 0
+        self.ranked = 0
+        #: Node ids by seq as 16 bytes (`packed_uuid`) and whether each is known, one pair read at
+        #: once: ids never change, so they are filled in place (an id before its flag) and never
+        #: invalidated; grown by replacing the pair.
+        self._ids: tuple[np.ndarray, np.ndarray] | None = None
+        #: The vault's most common terms by column (`_hinted`), read once.
+        self._common: dict[str, list[str]] | None = None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._state = None
+            self._ids = None
+
+    def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
+        """The node id of each row of `seqs`: kept ones from memory, the rest read by key (and kept
+        while the vault's rows fit `max_bytes // IDS_SHARE`)."""
+        at = np.array(seqs, dtype=np.int64)
+        held = self._ids
+        out: list[str] = [""] * len(seqs)
+        missing = list(range(len(seqs)))
+        if held is not None and len(at):
+            ids, known = held
+            inside = at < len(known)
+            hit = np.zeros(len(at), dtype=bool)
+            hit[inside] = known[at[inside]]  # the flag first: a row flagged known has its id
+            for i, text in zip(np.flatnonzero(hit).tolist(), uuid_texts(np, ids[at[hit]]), strict=True):
+                out[i] = text
+            missing = np.flatnonzero(~hit).tolist()
+        if not missing:
+            return out
+        wanted = [int(at[i]) for i in missing]
+        found = db.raw_rows("SELECT seq, id FROM nodes WHERE seq = ANY(%(seqs)s::bigint[])", {"seqs": wanted})
+        read = {int(r[0]): str(r[1]) for r in found}
+        for i, seq in zip(missing, wanted, strict=True):
+            out[i] = read[seq]
+        self._keep_ids(np, read)
+        return out
+
+    def _keep_ids(self, np: Any, read: dict[int, str]) -> None:
+        packed = {seq: raw for seq, text in read.items() if (raw := packed_uuid(text)) is not None}
+        if not packed:
+            return
+        top = max(packed) + 1
+        with self._lock:
+            held = self._ids
+            if held is None or top > len(held[1]):
+                size = max(top, 2 * len(held[1]) if held is not None else top)
+                if size * (ID_BYTES + 1) > self.max_bytes // IDS_SHARE:
+                    return
+                grown_ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
+                grown_known = np.zeros(size, dtype=bool)
+                if held is not None:
+                    grown_ids[: len(held[0])] = held[0]
+                    grown_known[: len(held[1])] = held[1]
+                held = self._ids = (grown_ids, grown_known)
+            ids, known = held
+            seqs = np.array(list(packed), dtype=np.int64)
+            ids[seqs] = np.frombuffer(b"".join(packed.values()), dtype=np.uint8).reshape(-1, ID_BYTES)
+            known[seqs] = True
+
+    def wrote(self) -> bool:
+        """Count one node write; True when this one should prune the change log (`PRUNE_SQL`)."""
+        self.writes += 1
+        return self.writes % PRUNE_EVERY == 0
+
+    def rank(
+        self,
+        db: PgDb,
+        phrases: Sequence[Phrase],
+        scope: Sequence[int],
+        match_all: bool,
+        idfs: Sequence[float] | None,
+        avgdl: float,
+    ) -> Ranking | None:
+        """The live, non-audit members of `scope` holding the phrases (all or any), with their scores
+        (`idfs` given) or only their count, as this read snapshot sees them; None when the copies
+        cannot say (no numpy, too big, an older snapshot than theirs)."""
+        np = numpy_module()
+        if np is None or not phrases or not scope:
+            return None
+        row = db.raw_one(
+            "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0')"
+        )
+        if row is None:
+            return None
+        now = _parse_snapshot(str(row[0]))
+        keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
+        with self._lock:
+            state = self._current(np, db, now, int(row[1]))
+            if state is None:
+                return None
+            state = self._with(np, db, state, keys, scope)
+            if state is None:
+                return None
+        length = max([len(state.values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
+        in_scope = _fit(np, state.scopes[scope[0]], length).copy()
+        for other in scope[1:]:
+            in_scope |= _fit(np, state.scopes[other], length)
+        present = _fit(np, state.values[phrases[0]], length) > 0
+        for p in phrases[1:]:
+            held = _fit(np, state.values[p], length) > 0
+            present = (present & held) if match_all else (present | held)
+        present &= in_scope
+        self.ranked += 1
+        if idfs is None:
+            return Ranking(np, None, None, int(np.count_nonzero(present)))
+        rows = np.flatnonzero(present)
+        freqs = [_fit(np, state.values[p], length)[rows].astype(np.float64) for p in phrases]
+        scores = bm25_scores(np, freqs, idfs, _fit(np, state.values[SIZES], length)[rows], avgdl)
+        return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, _fit(np, state.values[REFUTED], length))
+
+    # --- keeping the state current ------------------------------------------------------------
+    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
+        """The copies brought to snapshot `now` (an empty state when none are held, or when they
+        cannot be brought up: too many changes, or the log pruned past them); None when `now` is
+        older than them (SQL ranks)."""
+        state = self._state
+        if state is None or state.snapshot == now:
+            self._state = state or _State(now)
+            return self._state
+        if not _sees_all_of(now, state.snapshot):
+            return None
+        then = state.snapshot
+        changed = None
+        if then[0] >= horizon:
+            found = db.raw_rows(
+                "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 "
+                "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s",
+                {
+                    "xmin": str(then[0]),
+                    "xmax": str(then[1]),
+                    "xip": [str(x) for x in then[2]],
+                    "limit": self.refresh_rows + 1,
+                },
+            )
+            changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
+        self.refreshes += 1
+        self._state = _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
+        return self._state
+
+    def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
+        """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
+        new = _State(now, state)
+        if not seqs:
+            return new
+        keys = list(state.values)
+        params: dict[str, Any] = {"seqs": seqs}
+        for i, key in enumerate(keys):
+            params[f"t{i}"] = key[1]
+        rows = db.raw_rows(
+            "SELECT n.seq, NOT n.retracted AND n.node_type <> 'audit_event', "
+            "ARRAY(SELECT m.initiative_id FROM memberships m WHERE m.node_seq = n.seq)"
+            + "".join(f", {_value_sql(key, f'%(t{i})s')}" for i, key in enumerate(keys))
+            + " FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])",
+            params,
+        )
+        self.rows_read += len(rows)
+        at = np.array([int(r[0]) for r in rows], dtype=np.int64)
+        for i, key in enumerate(keys):
+            new.values[key] = _put(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
+        for initiative, held in state.scopes.items():
+            member = np.array([bool(r[1]) and initiative in r[2] for r in rows], dtype=bool)
+            new.scopes[initiative] = _put(np, held, at, member)
+        return new
+
+    def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
+        """`state` (at this snapshot) holding the copies a ranking needs over `scope`, read now where
+        missing and the bound allows — a value copy only over the initiatives it lacks; least
+        recently used copies are given up for them."""
+        wanted = frozenset(scope)
+        missing = {k: wanted - state.covered.get(k, frozenset()) for k in dict.fromkeys(keys)}
+        missing = {k: m for k, m in missing.items() if m}
+        scopes = [i for i in dict.fromkeys(scope) if i not in state.scopes]
+        if not missing and not scopes:
+            for k in keys:
+                state.values.move_to_end(k)
+            return state
+        found = db.raw_one("SELECT coalesce(max(seq), 0) + 1 FROM nodes")
+        length = int(found[0]) if found else 1
+        # At least a byte a row for each copy to read (two for the lengths): copies that could not
+        # fit beside the ones this ranking uses are not read in vain.
+        used = sum(int(a.nbytes) for k, a in state.values.items() if k in missing or k in keys)
+        used += sum(int(a.nbytes) for i, a in state.scopes.items() if i in wanted)
+        fresh = [k for k in missing if k not in state.values]
+        if used + length * (len(fresh) + (SIZES in fresh) + len(scopes)) > self.max_bytes:
+            return None
+        new = _State(state.snapshot, state)
+        for initiative in scopes:
+            seqs = self._read(
+                np,
+                db,
+                "SELECT m.node_seq, 1.0::float8 FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                "WHERE m.initiative_id = %(i)s AND NOT n.retracted AND n.node_type <> 'audit_event'",
+                {"i": initiative},
+            )[0]
+            new.scopes[initiative] = _put(np, None, seqs, np.ones(len(seqs), dtype=bool))
+        room = (self.max_bytes - used) // length - len(fresh) - (SIZES in fresh) - len(scopes)
+        groups: dict[frozenset[int], list[Phrase]] = {}
+        for key, initiatives in missing.items():
+            groups.setdefault(initiatives, []).append(key)
+        for initiatives, group in groups.items():
+            hinted = self._hinted(db, state, group, initiatives, max(0, room))
+            room -= len(hinted)
+            group += hinted
+            # One pass over the initiatives' members reads every value copy they lack: the row (and
+            # its term counts) is fetched once, whatever the number of terms read from it.
+            params: dict[str, Any] = {"scope": sorted(initiatives)}
+            inner, outer = [], []
+            for i, key in enumerate(group):
+                params[f"t{i}"] = key[1]
+                if key in (SIZES, REFUTED):
+                    inner.append(f"{_value_sql(key, '')} AS e{i}")
+                    outer.append(f"x.e{i}")
+                else:  # the term's counts looked up once (the frequency reads them field by field)
+                    inner.append(f"n.{key[0]} -> %(t{i})s AS e{i}")
+                    outer.append(f"coalesce({bm25._frequency(f'x.e{i}', key[2])}, 0.0::float8)")
+            read = self._read(
+                np,
+                db,
+                f"SELECT x.seq, {', '.join(outer)} FROM (SELECT n.seq, {', '.join(inner)} FROM nodes n WHERE n.seq IN "
+                "(SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[])) OFFSET 0) x",
+                params,
+                len(group),
+            )
+            for key, column in zip(group, read[1:], strict=True):
+                new.values[key] = _put(np, state.values.get(key), read[0], column)
+                new.covered[key] = state.covered.get(key, frozenset()) | initiatives
+        for k in keys:
+            new.values.move_to_end(k)
+        self._evict(new, set(keys), wanted)
+        self._state = new
+        return new
+
+    def _hinted(
+        self, db: PgDb, state: _State, group: list[Phrase], initiatives: frozenset[int], room: int
+    ) -> list[Phrase]:
+        """Up to `room` (and `PREFETCH`) more phrases to read in the same pass as `group`'s: the
+        vault's most common terms in the same column and fields (`term_docs`, read once a
+        process), which broad searches are made of — so the first broad search of a process reads
+        the copies of the next ones too (a pass costs about the same for one term or eight)."""
+        if self._common is None:
+            found = db.raw_rows(
+                "SELECT stemmed, term FROM (SELECT stemmed, term, row_number() OVER (PARTITION BY stemmed "
+                "ORDER BY sum(docs) DESC, term) AS k, sum(docs) AS d FROM term_docs GROUP BY stemmed, term) t "
+                f"WHERE k <= {PREFETCH} AND d * {COMMON_DIVISOR} > (SELECT coalesce(sum(docs), 0) FROM text_totals)"
+            )
+            self._common = {"stf" if r[0] else "ltf": [] for r in found}
+            for stemmed, word in found:
+                self._common["stf" if stemmed else "ltf"].append(str(word))
+        more: list[Phrase] = []
+        for column, fields in dict.fromkeys((k[0], k[2]) for k in group if k not in (SIZES, REFUTED)):
+            for word in self._common.get(column, []):
+                key = (column, word, fields)
+                if len(more) >= min(room, PREFETCH):
+                    return more
+                if key not in group and key not in more and not initiatives <= state.covered.get(key, frozenset()):
+                    more.append(key)
+        return more
+
+    def _evict(self, state: _State, keys: set[Phrase], scope: frozenset[int]) -> None:
+        """Give up the least recently used copies this ranking does not use while over the bound."""
+        for key in [k for k in state.values if k not in keys]:
+            if state.nbytes <= self.max_bytes:
+                return
+            del state.values[key]
+            del state.covered[key]
+        for initiative in [i for i in state.scopes if i not in scope]:
+            if state.nbytes <= self.max_bytes:
+                return
+            del state.scopes[initiative]
+
+    def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any], width: int = 1) -> list[np.ndarray]:
+        """The rows of `select` — a seq, then `width` float8 values, none NULL — as arrays (int64,
+        then float64 each), read by a binary COPY: a million rows never sit in Python objects."""
+        data = db.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
+        body = memoryview(data)[_HEADER : len(data) - 2]  # (the trailer: a field count of -1)
+        layout = [("n", ">i2"), ("l", ">i4"), ("seq", ">i8")]
+        layout += [x for i in range(width) for x in ((f"l{i}", ">i4"), (f"v{i}", ">f8"))]
+        table = np.frombuffer(body, dtype=np.dtype(layout))
+        self.loads += 1
+        return [table["seq"].astype(np.int64), *(table[f"v{i}"].astype(np.float64) for i in range(width))]

@@ -1,0 +1,126 @@
+"""What both engines' in-memory copies of the bm25 inputs share (decisions 16.B4, 16.E1, 16.C1):
+numpy when it is installed, the narrowest exact types a copy is kept in, node ids packed in 16
+bytes, the score itself, computed operation for operation as FTS5's `bm25()` and PostgreSQL's
+`bm25.score_sql` compute it (the same formula in the same order), and the ranking of the matches.
+
+SQLite reads its copies from FTS5 (`sqlite/impacts.py`, with FTS5's own encodings in
+`sqlite/copies.py`), PostgreSQL from its term counts (`postgres/textcache.py`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy import ndarray
+
+#: The bm25 constants of both engines (FTS5's `fts5Bm25Function`, PostgreSQL's `bm25.K1`/`B`).
+K1 = 1.2
+B = 0.75
+
+
+def numpy_module() -> Any:
+    """numpy when it is installed (the `[semantic]` extra brings it), else None."""
+    if importlib.util.find_spec("numpy") is None:
+        return None
+    import numpy
+
+    return numpy
+
+
+def idf(rows: int, docs: int) -> float:
+    """The inverse document frequency of a phrase that `docs` of `rows` rows hold (FTS5's)."""
+    value = math.log((rows - docs + 0.5) / (docs + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def bm25_scores(
+    np: Any, freqs: Sequence[np.ndarray], idfs: Sequence[float], sizes: np.ndarray, avgdl: float
+) -> np.ndarray:
+    """The scores of some rows, from each phrase's weighted frequency in them (`freqs`, float64),
+    its idf and the rows' lengths: FTS5's `fts5Bm25Function` and PostgreSQL's `score_sql`, operation
+    for operation, so the doubles are theirs to the bit — `k1 · ((1 − b) + (b · D) / avgdl)`, then
+    each phrase's `idf · ((f · (k1 + 1)) / (f + norm))` summed in the query's order (from 0.0),
+    and the sum negated (`-1.0 ·`)."""
+    norm = K1 * ((1 - B) + (B * sizes.astype(np.float64)) / avgdl)
+    total = np.zeros(len(sizes), dtype=np.float64)
+    for freq, weight in zip(freqs, idfs, strict=True):
+        total = total + weight * ((freq * (K1 + 1.0)) / (freq + norm))
+    return cast("ndarray", -1.0 * total)
+
+
+class Ranking:
+    """The matches of one query in scope, scored as the engine's SQL scores them: row ids and scores."""
+
+    def __init__(self, np: Any, rows: np.ndarray | None, scores: np.ndarray | None, count: int | None = None):
+        self.np, self.rows, self.scores = np, rows, scores
+        self.count = len(rows) if rows is not None else int(count or 0)
+
+    def top(self, cap: int) -> tuple[list[int], list[float]]:
+        """The best `cap` matches, row ids and scores, by score then row id descending (the order of
+        `ORDER BY score, seq DESC`)."""
+        np, rows, scores = self.np, self.rows, self.scores
+        assert rows is not None and scores is not None
+        if cap < len(rows):
+            kth = np.partition(scores, cap - 1)[cap - 1]
+            keep = np.flatnonzero(scores <= kth)  # every row tied with the last one kept, too
+            rows, scores = rows[keep], scores[keep]
+        order = np.lexsort((-rows, scores))[:cap]
+        return rows[order].tolist(), scores[order].tolist()
+
+
+def narrowest(np: Any, values: np.ndarray) -> Any:
+    """The smallest dtype holding every one of `values` (≥ 0, float64) exactly: uint8, uint16,
+    float32 or float64 — each holds the values of the ones before it, so two are joined by the
+    later (`wider`)."""
+    if len(values) == 0:
+        return np.dtype(np.uint8)
+    top = float(values.max())
+    if bool((values == np.floor(values)).all()) and float(values.min()) >= 0:
+        if top < 256:
+            return np.dtype(np.uint8)
+        if top < 65536:
+            return np.dtype(np.uint16)
+    if bool((values.astype(np.float32).astype(np.float64) == values).all()):
+        return np.dtype(np.float32)
+    return np.dtype(np.float64)
+
+
+_LADDER = ("uint8", "uint16", "float32", "float64")
+
+
+def wider(np: Any, one: Any, other: Any) -> Any:
+    """The later of two dtypes of `narrowest`'s ladder."""
+    return np.dtype(_LADDER[max(_LADDER.index(np.dtype(one).name), _LADDER.index(np.dtype(other).name))])
+
+
+_HEX = b"0123456789abcdef"
+
+
+def packed_uuid(text: str) -> bytes | None:
+    """The 16 bytes of a UUID in its canonical text (lower-case, hyphens at 8-4-4-4-12), else None."""
+    digits = text.replace("-", "")
+    if len(text) != 36 or len(digits) != 32:
+        return None
+    try:
+        raw = bytes.fromhex(digits)
+    except ValueError:
+        return None
+    canonical = f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
+    return raw if raw.hex() == digits and canonical == text else None
+
+
+def uuid_texts(np: Any, raw: np.ndarray) -> list[str]:
+    """The canonical texts of rows of 16 bytes (`packed_uuid` undone), all at once."""
+    if len(raw) == 0:
+        return []
+    table = np.frombuffer(_HEX, dtype=np.uint8)
+    digits = table[np.stack((raw >> 4, raw & 15), axis=-1).reshape(len(raw), 32)]
+    text = np.full((len(raw), 36), ord("-"), dtype=np.uint8)
+    for src, dst, width in ((0, 0, 8), (8, 9, 4), (12, 14, 4), (16, 19, 4), (20, 24, 12)):
+        text[:, dst : dst + width] = digits[:, src : src + width]
+    return list(map(bytes.decode, text.view("S36").ravel().tolist()))
