@@ -43,6 +43,9 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         self._counting = False
         #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
         self._new_terms: tuple[Terms, Terms, int] | None = None
+        #: This transaction's changes to `section_counts` by (initiative, facet), applied with the
+        #: statistics (`flush_term_stats`; decision 16.P1).
+        self._sections: dict[tuple[int, str], int] = {}
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -74,7 +77,9 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
         raise Unavailable(f"request_id {key.request_id!r} is being claimed concurrently; retry")
 
     def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
-        self._db.run(
+        # The row is this transaction's own claim (locked since `begin_request`): sent with the
+        # statements before commit, in one round trip (decision 16.P2).
+        self._db.send(
             "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
             (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
         )
@@ -107,7 +112,8 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
     def flush_term_stats(self) -> None:
         """Apply this transaction's changes to the statistics (before it commits, and before it
         reads them): one upsert of the terms in one order (writers of one shard never wait on each
-        other crosswise), as the trigger's would have left them summed over the shards."""
+        other crosswise), as the trigger's would have left them summed over the shards; and the same
+        for the section sizes (`section_counts`, decision 16.P1)."""
         delta = self._delta
         changed = sorted((key, n) for key, n in delta.docs.items() if n)
         if changed:
@@ -131,6 +137,43 @@ class PostgresSession(PgVectors, TsSearch, SqlSession):
                 (delta.rows, delta.tokens),
             )
         delta.clear()
+        sections = sorted((key, n) for key, n in self._sections.items() if n)
+        self._sections.clear()
+        if sections:
+            self._db.send(
+                "INSERT INTO section_counts AS c (initiative_id, facet, shard, members) "
+                "SELECT u.i, u.f, pg_backend_pid() % 64, u.d FROM unnest(?::bigint[], ?::text[], ?::bigint[]) "
+                'AS u(i, f, d) ORDER BY u.i, u.f COLLATE "C" '
+                "ON CONFLICT (initiative_id, facet, shard) DO UPDATE SET members = c.members + excluded.members",
+                [[k[0] for k, _ in sections], [k[1] for k, _ in sections], [n for _, n in sections]],
+            )
+
+    def _move_memberships(
+        self, seq: int, old: set[int], new: set[int], facet: str | None = None, old_facet: str | None = None
+    ) -> None:
+        # The rows' changes counted here (the trigger is off: `put_node` set `kaeru.bulk_index`):
+        # removed rows carried `old_facet`, kept ones change from it to `facet`, added ones get it.
+        counts = self._sections
+        for initiative_id, was, now in (
+            *((i, old_facet, None) for i in old - new),
+            *((i, old_facet, facet) for i in old & new if facet != old_facet),
+            *((i, None, facet) for i in new - old),
+        ):
+            if was is not None:
+                counts[initiative_id, was] = counts.get((initiative_id, was), 0) - 1
+            if now is not None:
+                counts[initiative_id, now] = counts.get((initiative_id, now), 0) + 1
+        super()._move_memberships(seq, old, new, facet, old_facet)
+
+    def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
+        # The kept counts (migration 014), this transaction's own changes applied first.
+        self.flush_term_stats()
+        cond, more = ("", []) if wanted is None else (" AND c.facet = ?", [wanted])
+        return (
+            "(SELECT coalesce(sum(c.members), 0) FROM section_counts c "
+            f"WHERE c.initiative_id = ANY(?::bigint[]){cond})",
+            [list(initiative_ids), *more],
+        )
 
     def _node_written(
         self,

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
@@ -119,14 +120,16 @@ class PostgresStore:
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
         a broad search's plan looks costly enough to be compiled, ~0.45 s a statement, for work of
-        a few hundred milliseconds (decision 16.Q1)."""
+        a few hundred milliseconds (decision 16.Q1). No parallel workers: a selective search's GIN
+        estimate (~5,000 rows for a word held by a dozen) drew two workers, whose start cost 15-30 ms
+        of a statement that runs in 2 ms alone (decision 16.P3)."""
         row = conn.execute(
             "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false), "
-            "set_config('jit', 'off', false)"
+            "set_config('jit', 'off', false), set_config('max_parallel_workers_per_gather', '0', false)"
             + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
             (f"{int(self._lock_timeout_ms)}ms", f"{int(self._statement_timeout_ms)}ms"),
         ).fetchone()
-        if self._schema and row is not None and row[3] != self._schema:
+        if self._schema and row is not None and row[4] != self._schema:
             self._stale.add(conn)
 
     def _up_to_date(self, conn: psycopg.Connection[Any]) -> bool:
@@ -205,23 +208,30 @@ class PostgresStore:
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
         conn = self._begin(begin)
+        committing = False
         try:
             try:
                 session = PostgresSession(conn, read_only=read_only)
                 yield session
                 session.flush_term_stats()
+                # What the transaction held back and its COMMIT go in one pipeline: one round trip
+                # (decision 16.P2). A failed statement aborts the rest, COMMIT included.
+                committing = session._db.pending()
+                if committing:
+                    session._db.send("COMMIT")
                 session._db.flush()
             except BaseException:
-                if not conn.broken:
+                if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
                     try:
                         conn.execute("ROLLBACK")
                     except psycopg.Error:
                         pass  # the original error matters; the pool discards a broken connection
                 raise
-            try:
-                conn.execute("COMMIT")
-            except psycopg.Error as exc:
-                raise translate(exc) from exc
+            if not committing:
+                try:
+                    conn.execute("COMMIT")
+                except psycopg.Error as exc:
+                    raise translate(exc) from exc
         finally:
             self._pool.putconn(conn)
 
