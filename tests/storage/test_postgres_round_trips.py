@@ -1,5 +1,5 @@
-"""PostgreSQL's writes end in one pipeline, COMMIT included (decision 16.P2), and pooled
-connections plan without parallel workers (16.P3).
+"""PostgreSQL's writes end in one pipeline, COMMIT included (decision 16.P2), and a rare word's
+ranking runs without parallel workers (16.P3).
 
 A note used to wait for nine round trips; the statements whose outcome nobody reads (the audit row,
 the replay response, the initiative's activity time, the statistics) now go with the COMMIT. What
@@ -18,7 +18,8 @@ import pytest
 from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
-from kaeru.storage.base import Store
+from kaeru.storage.base import SearchQuery, Store
+from kaeru.storage.postgres.session import PostgresSession
 from tests.storage.test_node_rows import distinct_node
 
 
@@ -27,11 +28,27 @@ def _postgres(store: Store) -> None:
         pytest.skip("PostgreSQL's pipeline and settings")
 
 
-def test_pooled_connections_plan_without_jit_or_parallel_workers(store: Store) -> None:
+def test_a_rare_words_ranking_runs_without_parallel_workers_and_restores_the_setting(store: Store) -> None:
+    """The GIN plan's statement alone is planned with `max_parallel_workers_per_gather = 0`; the
+    statements after it plan as the server is configured (a broad scan keeps its workers)."""
     _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+        session.put_node(distinct_node((initiative,)), request_id=None, actor="test", new=True)
     with store.read() as session:
-        row = session._db.one("SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')")
-    assert row == ("off", "0")
+        assert isinstance(session, PostgresSession)
+        session.common_divisor = 0  # the GIN plan, whatever share of the nodes holds the word
+        configured = session._db.one(
+            "SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')"
+        )
+        with _round_trips(statements=True) as seen:
+            rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative], tokens=["lantern"]))
+            after = session._db.one("SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')")
+    assert len(rows) == 1
+    assert configured is not None and configured[0] == "off" and after == configured
+    ranking = next(i for i, q in enumerate(seen) if q.startswith("WITH hits"))
+    assert seen[ranking - 1] == "SET LOCAL max_parallel_workers_per_gather = 0"
+    assert seen[ranking + 1] == "RESET max_parallel_workers_per_gather"
 
 
 def test_a_statement_failing_in_the_commit_pipeline_rolls_the_mutation_back(store: Store) -> None:
@@ -56,18 +73,19 @@ def test_a_statement_failing_in_the_commit_pipeline_rolls_the_mutation_back(stor
 
 
 @contextlib.contextmanager
-def _round_trips() -> Iterator[list[str]]:
-    """Each round trip a psycopg connection makes: a statement outside a pipeline, or a pipeline."""
+def _round_trips(*, statements: bool = False) -> Iterator[list[str]]:
+    """Each round trip a psycopg connection makes: a statement outside a pipeline, or a pipeline
+    (`statements`: every statement instead, in the order sent)."""
     seen: list[str] = []
     execute, pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
 
     def counted_execute(self: Any, query: Any, *args: Any, **kw: Any) -> Any:
-        if self._pipeline is None:
+        if self._pipeline is None or statements:
             seen.append(str(query)[:60])
         return execute(self, query, *args, **kw)
 
     def counted_pipeline(self: Any) -> Any:
-        if self._pipeline is None:
+        if self._pipeline is None and not statements:
             seen.append("pipeline")
         return pipeline(self)
 

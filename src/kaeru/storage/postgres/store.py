@@ -120,16 +120,14 @@ class PostgresStore:
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
         a broad search's plan looks costly enough to be compiled, ~0.45 s a statement, for work of
-        a few hundred milliseconds (decision 16.Q1). No parallel workers: a selective search's GIN
-        estimate (~5,000 rows for a word held by a dozen) drew two workers, whose start cost 15-30 ms
-        of a statement that runs in 2 ms alone (decision 16.P3)."""
+        a few hundred milliseconds (decision 16.Q1)."""
         row = conn.execute(
             "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false), "
-            "set_config('jit', 'off', false), set_config('max_parallel_workers_per_gather', '0', false)"
+            "set_config('jit', 'off', false)"
             + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
             (f"{int(self._lock_timeout_ms)}ms", f"{int(self._statement_timeout_ms)}ms"),
         ).fetchone()
-        if self._schema and row is not None and row[4] != self._schema:
+        if self._schema and row is not None and row[3] != self._schema:
             self._stale.add(conn)
 
     def _up_to_date(self, conn: psycopg.Connection[Any]) -> bool:
