@@ -11,6 +11,7 @@ history holds; on PostgreSQL the kept counts must also equal the membership rows
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -195,3 +196,57 @@ def test_inbound_contradictions_are_the_live_ones_into_live_members(store: Store
                 )
             )
             assert "edges_contradicts" in plan
+
+
+def test_concurrent_writers_leave_the_kept_counts_exact(store: Store) -> None:
+    """PostgreSQL only: writers in parallel threads (their own pooled connections, so their own
+    shards or a shared one) add to the same sections; the sums are the rows, and none waits forever."""
+    with store.write() as session:
+        if session._db.dialect.name != "postgres":
+            pytest.skip("the kept counts are PostgreSQL's")
+        ids = [session.create_initiative(f"busy-{k}", "2026-01-01T00:00:00Z").id for k in range(2)]
+    failures: list[BaseException] = []
+
+    def writer(worker: int) -> None:
+        try:
+            for i in range(12):
+                members = (ids[0],) if i % 3 == 0 else (ids[1],) if i % 3 == 1 else tuple(ids)
+                node = replace(
+                    distinct_node(members),
+                    id=f"0190a0a0-0000-7000-8000-{worker:06d}{i:06d}",
+                    name=f"w{worker}-{i}",
+                    layer=list(Layer)[i % 5],
+                )
+                with store.write() as session:
+                    session.put_node(node, request_id=None, actor="test", new=True)
+                    if i % 4 == 3:  # and a move of the same node to another layer and scope
+                        moved = replace(
+                            node, rev_no=2, revision="2-abcdefabcdef", layer=Layer.COLD, initiatives=(ids[0],)
+                        )
+                        session.put_node(moved, request_id=None, actor="test")
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, failures
+    with store.read() as session:
+        db = session._db
+        kept = db.rows(
+            "SELECT initiative_id, facet, sum(members) FROM section_counts WHERE initiative_id = ANY(?::bigint[]) "
+            "GROUP BY 1, 2 HAVING sum(members) <> 0 ORDER BY 1, 2",
+            (ids,),
+        )
+        counted = db.rows(
+            "SELECT initiative_id, facet, count(*) FROM memberships WHERE facet IS NOT NULL "
+            "AND initiative_id = ANY(?::bigint[]) GROUP BY 1, 2 ORDER BY 1, 2",
+            (ids,),
+        )
+        assert [tuple(map(str, r)) for r in kept] == [tuple(map(str, r)) for r in counted]
+        # A worker's 12 nodes: 4 in the first initiative, 4 in the second, 4 in both (16 rows); 3 of
+        # them moved to the first alone (the one that was in both loses a row).
+        assert sum(int(r[2]) for r in counted) == 4 * 15
+        assert session.newest_members(ids[0], None, 1)[1] + session.newest_members(ids[1], None, 1)[1] == 60
