@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -108,3 +109,19 @@ def test_a_note_waits_for_five_round_trips(service: Service) -> None:
     assert outcome.primary is not None
     assert len(seen) == 5, seen
     assert seen[-1] == "pipeline"
+
+
+def test_the_statistics_arrays_keep_every_term_as_written(store: Store) -> None:
+    """The term array is written as one text[] literal (16.P2): every element quoted, so the word
+    `null` is a term, not a NULL."""
+    _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+        node = replace(distinct_node((initiative,)), body="null NULL lantern", name="null")
+        session.put_node(node, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        found = session._db.rows(
+            "SELECT term, fields, sum(docs) FROM term_docs WHERE NOT stemmed AND term IN ('null', 'lantern') "
+            "GROUP BY 1, 2 HAVING sum(docs) <> 0 ORDER BY 1"
+        )
+    assert [(r[0], int(r[1]), int(r[2])) for r in found] == [("lantern", 2 | 4 | 8, 1), ("null", 1 | 4, 1)]
