@@ -5,7 +5,7 @@ search (`search.py`) and the term columns a node write sets (`bm25.py`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -31,6 +31,12 @@ _INDEX_COLUMNS = (
 _MISSING = object()
 
 
+def _text_array(values: Iterable[str]) -> str:
+    """A text[] literal of `values`, every element quoted (so `null` is a word): ~140 terms a note
+    written by a join instead of psycopg's dumper element by element (decision 16.P2)."""
+    return "{" + ",".join('"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"' for v in values) + "}"
+
+
 class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
 
@@ -47,6 +53,9 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         self._counting = False
         #: The terms of the node `put_node` is writing (`_node_extra`), counted once it is written.
         self._new_terms: tuple[Terms, Terms, int] | None = None
+        #: This transaction's changes to `section_counts` by (initiative, facet), applied with the
+        #: statistics (`flush_term_stats`; decision 16.P1).
+        self._sections: dict[tuple[int, str], int] = {}
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -78,7 +87,9 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         raise Unavailable(f"request_id {key.request_id!r} is being claimed concurrently; retry")
 
     def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
-        self._db.run(
+        # The row is this transaction's own claim (locked since `begin_request`): sent with the
+        # statements before commit, in one round trip (decision 16.P2).
+        self._db.send(
             "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
             (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
         )
@@ -111,7 +122,8 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     def flush_term_stats(self) -> None:
         """Apply this transaction's changes to the statistics (before it commits, and before it
         reads them): one upsert of the terms in one order (writers of one shard never wait on each
-        other crosswise), as the trigger's would have left them summed over the shards."""
+        other crosswise), as the trigger's would have left them summed over the shards; and the same
+        for the section sizes (`section_counts`, decision 16.P1)."""
         delta = self._delta
         changed = sorted((key, n) for key, n in delta.docs.items() if n)
         if changed:
@@ -122,10 +134,10 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
                 'ORDER BY u.s, u.t COLLATE "C", u.f '
                 "ON CONFLICT (stemmed, term, fields, shard) DO UPDATE SET docs = t.docs + excluded.docs",
                 [
-                    [k[0] for k, _ in changed],
-                    [k[1] for k, _ in changed],
-                    [k[2] for k, _ in changed],
-                    [n for _, n in changed],
+                    "{" + ",".join("t" if k[0] else "f" for k, _ in changed) + "}",
+                    _text_array(k[1] for k, _ in changed),
+                    "{" + ",".join(str(k[2]) for k, _ in changed) + "}",
+                    "{" + ",".join(str(n) for _, n in changed) + "}",
                 ],
             )
         if delta.rows or delta.tokens:
@@ -135,6 +147,43 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
                 (delta.rows, delta.tokens),
             )
         delta.clear()
+        sections = sorted((key, n) for key, n in self._sections.items() if n)
+        self._sections.clear()
+        if sections:
+            self._db.send(
+                "INSERT INTO section_counts AS c (initiative_id, facet, shard, members) "
+                "SELECT u.i, u.f, pg_backend_pid() % 64, u.d FROM unnest(?::bigint[], ?::text[], ?::bigint[]) "
+                'AS u(i, f, d) ORDER BY u.i, u.f COLLATE "C" '
+                "ON CONFLICT (initiative_id, facet, shard) DO UPDATE SET members = c.members + excluded.members",
+                [[k[0] for k, _ in sections], [k[1] for k, _ in sections], [n for _, n in sections]],
+            )
+
+    def _move_memberships(
+        self, seq: int, old: set[int], new: set[int], facet: str | None = None, old_facet: str | None = None
+    ) -> None:
+        # The rows' changes counted here (the trigger is off: `put_node` set `kaeru.bulk_index`):
+        # removed rows carried `old_facet`, kept ones change from it to `facet`, added ones get it.
+        counts = self._sections
+        for initiative_id, was, now in (
+            *((i, old_facet, None) for i in old - new),
+            *((i, old_facet, facet) for i in old & new if facet != old_facet),
+            *((i, None, facet) for i in new - old),
+        ):
+            if was is not None:
+                counts[initiative_id, was] = counts.get((initiative_id, was), 0) - 1
+            if now is not None:
+                counts[initiative_id, now] = counts.get((initiative_id, now), 0) + 1
+        super()._move_memberships(seq, old, new, facet, old_facet)
+
+    def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
+        # The kept counts (migration 014), this transaction's own changes applied first.
+        self.flush_term_stats()
+        cond, more = ("", []) if wanted is None else (" AND c.facet = ?", [wanted])
+        return (
+            "(SELECT coalesce(sum(c.members), 0) FROM section_counts c "
+            f"WHERE c.initiative_id = ANY(?::bigint[]){cond})",
+            [list(initiative_ids), *more],
+        )
 
     def _node_written(
         self,

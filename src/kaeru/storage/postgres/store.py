@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
+from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
@@ -208,23 +209,30 @@ class PostgresStore:
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
         conn = self._begin(begin)
+        committing = False
         try:
             try:
                 session = PostgresSession(conn, read_only=read_only, copies=self.copies)
                 yield session
                 session.flush_term_stats()
+                # What the transaction held back and its COMMIT go in one pipeline: one round trip
+                # (decision 16.P2). A failed statement aborts the rest, COMMIT included.
+                committing = session._db.pending()
+                if committing:
+                    session._db.send("COMMIT")
                 session._db.flush()
             except BaseException:
-                if not conn.broken:
+                if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
                     try:
                         conn.execute("ROLLBACK")
                     except psycopg.Error:
                         pass  # the original error matters; the pool discards a broken connection
                 raise
-            try:
-                conn.execute("COMMIT")
-            except psycopg.Error as exc:
-                raise translate(exc) from exc
+            if not committing:
+                try:
+                    conn.execute("COMMIT")
+                except psycopg.Error as exc:
+                    raise translate(exc) from exc
         finally:
             self._pool.putconn(conn)
 

@@ -16,7 +16,9 @@ _changes_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 class AuditQueries(SlotQueries):
     def append_audit(self, record: AuditRecord) -> None:
-        self._db.run(
+        # Nothing reads its outcome and no writer can collide with it: sent with the next statement
+        # (PostgreSQL's pipeline; decision 16.P2).
+        self._db.send(
             "INSERT INTO audit (at, operation, actor, request_id, initiative_id, affected, changes) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             (

@@ -5,20 +5,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import Edge
+from kaeru.domain.model import Edge, EdgeType
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import EDGE_COLS, prefixed
 
 _E_EDGE = prefixed(EDGE_COLS, "e")
 _SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
+_EDGE_TYPES = frozenset(e.value for e in EdgeType)
 
 
 class GraphQueries(Part):
     def inbound(self, initiative_ids: Sequence[int], edge_types: Sequence[str]) -> dict[str, list[Edge]]:
         """Live edges of `edge_types` from live sources into live members, by target id."""
         scope, params = self._member_of(initiative_ids, "t")
-        kinds, more = self._d.in_("e.edge_type", edge_types, "text")
+        # The types as literals (they are `EdgeType` values): a partial index on one type (PostgreSQL's
+        # `edges_contradicts`, decision 16.P1) serves only a query that names it in its text.
+        kinds, more = (
+            ("e.edge_type IN (" + ", ".join(f"'{t}'" for t in edge_types) + ")", [])
+            if edge_types and all(t in _EDGE_TYPES for t in edge_types)
+            else self._d.in_("e.edge_type", edge_types, "text")
+        )
         no = self._d.false
         out: dict[str, list[Edge]] = {}
         for row in self._db.rows(

@@ -74,7 +74,9 @@ class InitiativeQueries(Part):
         return rows.initiative(row)
 
     def touch_initiative(self, initiative_id: int, now: str) -> None:
-        self._db.run(
+        # Its outcome is not read: sent with the next statement (decision 16.P2); a lock wait or an
+        # error surfaces there, in the same transaction.
+        self._db.send(
             "UPDATE initiatives SET last_activity = ? WHERE id = ? AND last_activity < ?", (now, initiative_id, now)
         )
 

@@ -13,6 +13,7 @@ for a query that repeats its condition).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from kaeru.domain.model import Node
 from kaeru.storage.sql.db import Part
@@ -45,9 +46,8 @@ class SectionQueries(Part):
             if len(rows) < limit:
                 total += len(rows)
             else:
-                row = self._db.one(
-                    f"SELECT count(*) FROM memberships m WHERE m.initiative_id = ? AND {cond}", [initiative_id, *params]
-                )
+                counted, more = self._facet_count([initiative_id], wanted)
+                row = self._db.one(f"SELECT {counted}", more)
                 total += int(row[0]) if row else 0
         found.sort(key=lambda r: -r[0])
         return [i for _, i in found[:limit]], total
@@ -91,13 +91,21 @@ class SectionQueries(Part):
         if not initiative_ids:
             return 0
         where, params = self._d.in_("m.initiative_id", initiative_ids)
+        counted, more = self._facet_count(initiative_ids, None)
         row = self._db.one(
-            f"SELECT (SELECT count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL) - "
-            "(SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            f"SELECT {counted} - (SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
             f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
-            [*params, *params],
+            [*more, *params],
         )
         return int(row[0]) if row else 0
+
+    def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
+        """A scalar sub-query: how many membership rows of the initiatives carry the facet `wanted`
+        (any facet: None), a node counted once per initiative; and its parameters. Here the range of
+        `memberships_facet` counted; PostgreSQL reads its kept counts instead (decision 16.P1)."""
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        cond, more = ("m.facet IS NOT NULL", []) if wanted is None else ("m.facet = ?", [wanted])
+        return f"(SELECT count(*) FROM memberships m WHERE {where} AND {cond})", [*params, *more]
 
     def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
         """Ids of the initiative's live concepts that may carry `kind:rule` (a superset: callers test

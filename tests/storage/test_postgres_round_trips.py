@@ -1,0 +1,127 @@
+"""PostgreSQL's writes end in one pipeline, COMMIT included (decision 16.P2), and a rare word's
+ranking runs without parallel workers (16.P3).
+
+A note used to wait for nine round trips; the statements whose outcome nobody reads (the audit row,
+the replay response, the initiative's activity time, the statistics) now go with the COMMIT. What
+must not change: a statement of that pipeline that fails rolls the whole mutation back, and the
+connection serves the next transaction."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import psycopg
+import pytest
+
+from kaeru.api.requests import parse
+from kaeru.errors import KaeruError
+from kaeru.service import Service
+from kaeru.storage.base import SearchQuery, Store
+from kaeru.storage.postgres.session import PostgresSession
+from tests.storage.test_node_rows import distinct_node
+
+
+def _postgres(store: Store) -> None:
+    if store.backend != "postgres":
+        pytest.skip("PostgreSQL's pipeline and settings")
+
+
+def test_a_rare_words_ranking_runs_without_parallel_workers_and_restores_the_setting(store: Store) -> None:
+    """The GIN plan's statement alone is planned with `max_parallel_workers_per_gather = 0`; the
+    statements after it plan as the server is configured (a broad scan keeps its workers)."""
+    _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+        session.put_node(distinct_node((initiative,)), request_id=None, actor="test", new=True)
+    with store.read() as session:
+        assert isinstance(session, PostgresSession)
+        session.common_divisor = 0  # the GIN plan, whatever share of the nodes holds the word
+        configured = session._db.one(
+            "SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')"
+        )
+        with _round_trips(statements=True) as seen:
+            rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative], tokens=["lantern"]))
+            after = session._db.one("SELECT current_setting('jit'), current_setting('max_parallel_workers_per_gather')")
+    assert len(rows) == 1
+    assert configured is not None and configured[0] == "off" and after == configured
+    ranking = next(i for i, q in enumerate(seen) if q.startswith("WITH hits"))
+    assert seen[ranking - 1] == "SET LOCAL max_parallel_workers_per_gather = 0"
+    assert seen[ranking + 1] == "RESET max_parallel_workers_per_gather"
+
+
+def test_a_statement_failing_in_the_commit_pipeline_rolls_the_mutation_back(store: Store) -> None:
+    _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+    node = distinct_node((initiative,))
+    with pytest.raises(KaeruError), store.write() as session:
+        session.put_node(node, request_id=None, actor="test", new=True)
+        session.touch_initiative(initiative, "2027-01-01T00:00:00Z")
+        session._db.send("INSERT INTO audit (at) VALUES (NULL)")  # NOT NULL: fails inside the pipeline
+    with store.read() as session:
+        assert session.get_node(node.id) is None
+        assert session.newest_members(initiative, None, 1) == ([], 0)
+        found = session.initiative_by_name("alpha")
+        assert found is not None and found.last_activity != "2027-01-01T00:00:00Z"
+    with store.write() as session:  # the connection serves the next transaction
+        session.put_node(node, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        assert session.get_node(node.id) is not None
+        assert session.newest_members(initiative, None, 1)[1] == 1
+
+
+@contextlib.contextmanager
+def _round_trips(*, statements: bool = False) -> Iterator[list[str]]:
+    """Each round trip a psycopg connection makes: a statement outside a pipeline, or a pipeline
+    (`statements`: every statement instead, in the order sent)."""
+    seen: list[str] = []
+    execute, pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
+
+    def counted_execute(self: Any, query: Any, *args: Any, **kw: Any) -> Any:
+        if self._pipeline is None or statements:
+            seen.append(str(query)[:60])
+        return execute(self, query, *args, **kw)
+
+    def counted_pipeline(self: Any) -> Any:
+        if self._pipeline is None and not statements:
+            seen.append("pipeline")
+        return pipeline(self)
+
+    psycopg.Connection.execute = counted_execute  # type: ignore[method-assign]
+    psycopg.Connection.pipeline = counted_pipeline  # type: ignore[method-assign]
+    try:
+        yield seen
+    finally:
+        psycopg.Connection.execute = execute  # type: ignore[method-assign]
+        psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
+
+
+def test_a_note_waits_for_five_round_trips(service: Service) -> None:
+    """BEGIN, the replay claim, the initiative, the node's row (its seq is needed), and one pipeline
+    with everything else and the COMMIT."""
+    _postgres(service.store)
+    service.note(parse("note", {"initiative": "alpha", "text": "a first note makes the initiative"}))
+    with _round_trips() as seen:
+        outcome, _ = service.note(parse("note", {"initiative": "alpha", "text": "a second note", "request_id": "r-2"}))
+    assert outcome.primary is not None
+    assert len(seen) == 5, seen
+    assert seen[-1] == "pipeline"
+
+
+def test_the_statistics_arrays_keep_every_term_as_written(store: Store) -> None:
+    """The term array is written as one text[] literal (16.P2): every element quoted, so the word
+    `null` is a term, not a NULL."""
+    _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+        node = replace(distinct_node((initiative,)), body="null NULL lantern", name="null")
+        session.put_node(node, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        found = session._db.rows(
+            "SELECT term, fields, sum(docs) FROM term_docs WHERE NOT stemmed AND term IN ('null', 'lantern') "
+            "GROUP BY 1, 2 HAVING sum(docs) <> 0 ORDER BY 1"
+        )
+    assert [(r[0], int(r[1]), int(r[2])) for r in found] == [("lantern", 2 | 4 | 8, 1), ("null", 1 | 4, 1)]
