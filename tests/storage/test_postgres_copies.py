@@ -13,8 +13,9 @@ again and again, read again whole past their bound, or not used at all when memo
 from __future__ import annotations
 
 import itertools
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from typing import Any
 
@@ -28,6 +29,7 @@ from kaeru.domain.text import stem
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery
+from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
 from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_ROWS
@@ -49,8 +51,13 @@ _examples = itertools.count()
 
 @pytest.fixture
 def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
-    """A new vault database and its store (once for a whole hypothesis test: its examples share it)."""
-    yield from _service(tmp_path_factory)
+    """A new vault database and its store (once for a whole hypothesis test: its examples share it),
+    whose copies are read in place: these tests check what the copies answer, not when they are read
+    (`test_a_cold_read_happens_in_the_background` does)."""
+    for service in _service(tmp_path_factory):
+        assert isinstance(service.store, PostgresStore)
+        service.store.copies.warm = None
+        yield service
 
 
 def _write(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) -> None:
@@ -285,3 +292,34 @@ def test_the_migration_adds_the_log_and_its_trigger(url: str) -> None:
             "(SELECT array_agg(horizon::text) FROM text_change_horizon), to_regclass('edges_supersedes')::text"
         ).fetchone()
     assert found == (1, ["0"], "edges_supersedes")
+
+
+@pytest.fixture
+def as_served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    """A new vault database and its store as the server opens it (cold copies read in the background)."""
+    yield from _service(tmp_path_factory)
+
+
+def test_a_cold_read_happens_in_the_background(as_served: Service) -> None:
+    """The store's copies are read on another thread while SQL answers (at 1M nodes the first read
+    takes seconds longer than SQL's answer): searches meanwhile are SQL's, one read at a time, and
+    once it is done the copies answer — the same rows and scores."""
+    store = _noted(as_served, "cold", [f"alpha beta {i}" for i in range(6)])
+    assert store.copies.warm is not None  # the store reads cold copies in the background
+    store_warm, release, threads = store.copies.warm, threading.Event(), []
+
+    def held(work: Callable[[PgDb], None]) -> None:
+        threads.append(threading.current_thread())
+        assert release.wait(60)
+        store_warm(work)
+
+    store.copies.warm = held
+    first = _compare(store, "cold", _query())
+    second = _compare(store, "cold", _query())
+    assert (store.copies.loads, store.copies.ranked) == (0, 0)  # both answered by SQL
+    assert len(threads) == 1 and threads[0] is not threading.current_thread()
+    release.set()
+    threads[0].join(60)
+    assert store.copies.loads > 0 and not threads[0].is_alive()
+    assert _compare(store, "cold", _query()) == first == second
+    assert store.copies.ranked > 0  # the copies answered it

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -90,6 +90,7 @@ class PostgresStore:
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
         self.copies = TextCopies()
+        self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.L1)
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
         self._pool = ConnectionPool(
@@ -243,6 +244,11 @@ class PostgresStore:
     def read(self) -> AbstractContextManager[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY)."""
         return self._session(_BEGIN_READ, read_only=True)
+
+    def _in_snapshot(self, work: Callable[[PgDb], None]) -> None:
+        """`work` with a database in a new read snapshot (the copies' cold read, on its own thread)."""
+        with self.read() as session:
+            work(session._db)
 
     def close(self) -> None:
         self._pool.close()
