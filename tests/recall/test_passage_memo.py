@@ -1,4 +1,4 @@
-"""Recall's memoised passages (issue 16, decision 16.P1): a long body's window counts come from its
+"""Recall's memoised passages (issue 16, decision 16.V1): a long body's window counts come from its
 word positions, identifier words are asked only of text that could hold an identifier, and the word
 sequences are memoised by revision in the runtime's bounded `doc_words` — none of which may change
 an answer."""
@@ -16,7 +16,7 @@ from tests.recall.helpers import note, recall
 
 
 def naive_counts(body: list[str], word: str) -> list[int]:
-    """Each window's count of `word`, counted word by word (as recall did before 16.P1)."""
+    """Each window's count of `word`, counted word by word (as recall did before 16.V1)."""
     return [body[start:end].count(word) for start, end in _bounds(len(body))]
 
 

@@ -90,7 +90,7 @@ class PostgresStore:
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
         self.copies = TextCopies()
-        self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.L1)
+        self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.Z1)
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
         self._pool = ConnectionPool(

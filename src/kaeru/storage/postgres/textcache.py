@@ -25,7 +25,7 @@ whatever its `seq`). Past `REFRESH_ROWS` of them, or when the log was pruned pas
 (`text_change_horizon`), the copies are dropped and read again in `T`. Only a read snapshot
 (REPEATABLE READ) uses or refreshes them; a write transaction ranks in SQL.
 
-**Cold copies are read in the background** (16.L1): with `warm` set (by the store), another thread
+**Cold copies are read in the background** (16.Z1): with `warm` set (by the store), another thread
 reads them in its own snapshot while SQL ranks (~14 s against ~2.3 s at 1M nodes), as it does for a
 search that waits on that read's lock past `LOCK_WAIT`.
 """
