@@ -83,7 +83,7 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     code, checks, human = _doctor(vault)
     assert code == 0 and human.rstrip().endswith("healthy")
     expected = {"vault", "migrations", "fulltext", "search", "semantic", "http"}
-    expected |= {"integrity", "wal"} if vault.backend == "sqlite" else {"connection"}
+    expected |= {"integrity", "wal"} if vault.backend == "sqlite" else {"connection", "section_counts"}
     assert set(checks) == expected
     assert all(c["status"] in ("ok", "info") for c in checks.values()), checks
     assert "3 live node(s), 3 full-text row(s)" in checks["fulltext"]["summary"]
@@ -114,6 +114,29 @@ def test_a_deleted_full_text_row_is_found_by_id_and_fixed_by_reindex_text(vault:
     assert kaeru(vault, "reindex", "--text").code == 0
     code, checks, _ = _doctor(vault)
     assert code == 0, checks
+
+
+def test_a_drifted_section_count_is_found_and_fixed_by_reindex_text(vault: VaultSpec) -> None:
+    """PostgreSQL keeps `context`'s section sizes as counts (migration 14): one that no longer
+    equals its memberships is named with both figures, and `reindex --text` counts them again."""
+    if vault.backend != "postgres":
+        pytest.skip("the kept section sizes are PostgreSQL's (SQLite counts its memberships each time)")
+    _populated(vault)
+    _sql(  # one shard's row (each `kaeru` process writes its own)
+        vault,
+        "",
+        "UPDATE section_counts SET members = members + 5 WHERE (initiative_id, facet, shard) IN "
+        "(SELECT initiative_id, facet, shard FROM section_counts LIMIT 1)",
+    )
+    code, checks, _ = _doctor(vault)
+    assert code == 1 and _failed(checks) == {"section_counts"}
+    summary = checks["section_counts"]["summary"]
+    assert "doc " in summary and "kept 8, counted 3" in summary, summary
+    assert "kaeru reindex --text" in checks["section_counts"]["fix"]
+
+    assert kaeru(vault, "reindex", "--text").code == 0
+    code, checks, _ = _doctor(vault)
+    assert code == 0 and checks["section_counts"]["status"] == "ok", checks
 
 
 def test_a_full_text_row_of_a_gone_node_is_found(vault: VaultSpec) -> None:

@@ -51,6 +51,7 @@ class VaultHealth(Protocol):
     def index_agreement(self) -> IndexAgreement: ...
     def read(self) -> Any: ...
     def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
+    def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
 
 
 @dataclass
@@ -166,6 +167,8 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
     checks.append(_fulltext(health.index_agreement()))
     if health.backend == "sqlite":
         checks.append(_wal(health))
+    else:
+        checks.append(_section_counts(health.section_count_errors()))
     checks.append(_search(health))
     return checks
 
@@ -197,6 +200,21 @@ def _migrations(health: VaultHealth) -> Check:
             "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
         )
     return Check("migrations", OK, f"current ({newest} of {known} applied)")
+
+
+def _section_counts(errors: list[str] | None) -> Check:
+    """PostgreSQL keeps each `context` section's size as a count (decision 16.P1): a count that
+    drifted from the memberships makes `context` report wrong totals."""
+    if errors is None:
+        return Check("section_counts", SKIP, "not kept before migration 14")
+    if not errors:
+        return Check("section_counts", OK, "every kept section size equals its members counted")
+    return Check(
+        "section_counts",
+        FAIL,
+        "kept section sizes differ from the memberships: " + "; ".join(errors),
+        "run `kaeru reindex --text` (it counts them again)",
+    )
 
 
 def _fulltext(agreement: IndexAgreement) -> Check:

@@ -62,6 +62,22 @@ class PostgresHealth(Health):
             "SELECT seq, id FROM nodes WHERE retracted AND (tsv IS NOT NULL OR stv IS NOT NULL) ORDER BY seq",
         )
 
+    def section_count_errors(self) -> list[str] | None:
+        """The (initiative, facet) pairs whose kept section size (`section_counts`, summed over its
+        shards) differs from the memberships counted, at most six, as `name facet: kept N, counted M`;
+        None before the migration that keeps them."""
+        if not self.has_table("section_counts"):
+            return None
+        rows = self._rows(
+            "WITH kept AS (SELECT initiative_id, facet, sum(members) AS n FROM section_counts GROUP BY 1, 2), "
+            "counted AS (SELECT initiative_id, facet, count(*) AS n FROM memberships WHERE facet IS NOT NULL "
+            "GROUP BY 1, 2) SELECT coalesce(i.name, x.initiative_id::text), x.facet, x.kept, x.counted FROM "
+            "(SELECT initiative_id, facet, coalesce(k.n, 0) AS kept, coalesce(c.n, 0) AS counted "
+            "FROM kept k FULL JOIN counted c USING (initiative_id, facet)) x "
+            "LEFT JOIN initiatives i ON i.id = x.initiative_id WHERE x.kept <> x.counted ORDER BY 1, 2 LIMIT 6"
+        )
+        return [f"{r[0]} {r[1]}: kept {r[2]}, counted {r[3]}" for r in rows]
+
     @contextmanager
     def read(self) -> Iterator[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY)."""

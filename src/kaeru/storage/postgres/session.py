@@ -210,9 +210,11 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         the literal tsvector (`stems_only`) — then count the BM25 statistics once: live nodes get
         theirs, retracted ones none, as a write leaves them; the live nodes indexed.
 
-        Writers that touch the statistics wait until this commits (the tables are locked first), so
-        what they add applies to the recount, never to counts it replaces."""
-        self._db.run("LOCK TABLE term_docs, text_totals IN EXCLUSIVE MODE")
+        The section sizes (`section_counts`) are counted anew too: `kaeru reindex --text` is the
+        doctor's fix when they disagree with the memberships. Writers that touch the statistics wait
+        until this commits (the tables are locked first, in the order writers update them), so what
+        they add applies to the recount, never to counts it replaces."""
+        self._db.run("LOCK TABLE term_docs, text_totals, section_counts IN EXCLUSIVE MODE")
         if self._copies is not None:
             self._copies.clear()  # every node changes: the copies are read again, not refreshed
         self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
@@ -237,7 +239,8 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         return count
 
     def _recount_terms(self) -> None:
-        """The BM25 statistics counted anew from every live node's terms (in shard 0)."""
+        """The BM25 statistics counted anew from every live node's terms, and the section sizes from
+        the memberships (in shard 0)."""
         self._db.run("DELETE FROM term_docs")
         self._db.run("DELETE FROM text_totals")
         for stemmed, column in ((False, "ltf"), (True, "stf")):
@@ -250,6 +253,11 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         self._db.run(
             "INSERT INTO text_totals (shard, docs, tokens) "
             "SELECT 0, count(*), coalesce(sum(dl), 0) FROM nodes WHERE dl IS NOT NULL"
+        )
+        self._db.run("DELETE FROM section_counts")
+        self._db.run(
+            "INSERT INTO section_counts (initiative_id, facet, shard, members) "
+            "SELECT initiative_id, facet, 0, count(*) FROM memberships WHERE facet IS NOT NULL GROUP BY 1, 2"
         )
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
