@@ -109,6 +109,12 @@ def store_of(ctx: click.Context) -> Store:
     return store
 
 
+def open_store_at(ctx: click.Context, settings: Settings) -> Store:
+    """A store on the vault `settings` names (not the command's own: `kaeru bench`'s scratch vault),
+    opened the way the composition root opens every store; the caller closes it."""
+    return _opener(ctx)(settings)
+
+
 def _opener(ctx: click.Context) -> Callable[[Settings], Store]:
     """How a command opens a vault: given by the composition root (`cli/app.py`), which alone picks
     a backend."""

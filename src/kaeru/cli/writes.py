@@ -27,7 +27,7 @@ from kaeru.errors import KaeruError
 @click.argument("text")
 @click.option("-i", "--initiative", required=True)
 @click.option(
-    "--kind", default="observation", help="observation, decision, rule, preference, … (the note tool's kind)."
+    "--kind", default="observation", help="observation, decision, rule, reference, idea, … (the note tool's kind)."
 )
 @click.option("--name", default=None, help="A stable name for the node (default: derived from the text).")
 @click.option("--request-id", default=None, help="Replay key: the same id and arguments answer the first outcome.")

@@ -1,8 +1,14 @@
 """The one place that picks a backend: `open_store`, and for `kaeru doctor` `open_health` (the
-vault read-only) and `rebuild_text_index`."""
+vault read-only) and `rebuild_text_index`; for `kaeru bench`, `scratch_vault`."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from kaeru.config import Settings
@@ -42,3 +48,30 @@ def rebuild_text_index(store: Store) -> int:
     with store.write() as session:
         rebuild: Any = session
         return int(rebuild.rebuild_text_index())
+
+
+@contextmanager
+def scratch_vault(settings: Settings, *, sqlite: bool = False) -> Iterator[Settings]:
+    """`settings` pointed at a new, empty vault on the same backend (SQLite with `sqlite`): a
+    temporary directory, or a scratch database on the same PostgreSQL server; removed when the
+    block ends. The vault `settings` names is never opened."""
+    directory = Path(tempfile.mkdtemp(prefix="kaeru-bench-"))
+    try:
+        if settings.database_url and not sqlite:
+            from kaeru.storage.postgres.scratch import scratch_database  # type: ignore[import-untyped,unused-ignore]
+
+            with scratch_database(settings.database_url) as url:
+                yield replace(settings, vault_dir=directory, database_url=url)
+        else:
+            yield replace(settings, vault_dir=directory, database_url=None)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def settle(settings: Settings) -> None:
+    """After a bulk fill, what the engine's own upkeep would have done by the time a vault is used:
+    PostgreSQL's planner statistics (autovacuum's ANALYZE). SQLite keeps none and needs nothing."""
+    if settings.database_url:
+        from kaeru.storage.postgres.scratch import analyze  # type: ignore[import-untyped,unused-ignore]
+
+        analyze(settings.database_url)
