@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import random
 import uuid
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +27,8 @@ _VOWELS = ("a", "e", "i", "o", "u", "ai", "ou")
 _KINDS = ("observation",) * 6 + ("decision", "rule", "reference", "idea")
 #: The words that most notes hold: searched as the broad queries.
 COMMON_WORDS = 8
+#: A rare query word is in at least one and at most this many of the searched notes.
+RARE_AT_MOST = 10
 
 
 def _vocabulary(rng: random.Random, size: int) -> list[str]:
@@ -47,6 +50,8 @@ class Workload:
     _rng: random.Random = field(init=False)
     #: Ids of the notes written to the searched initiative, for `read`.
     main_ids: list[str] = field(default_factory=list)
+    #: In how many of the searched initiative's notes each word is (the rare queries are found there).
+    _found: Counter[str] = field(default_factory=Counter)
 
     def __post_init__(self) -> None:
         self._rng = random.Random(self.seed)
@@ -61,14 +66,19 @@ class Workload:
     def note(self, index: int) -> dict[str, Any]:
         """The `note` arguments of the `index`-th note of the scratch vault."""
         initiative = MAIN if index % 5 < 3 else OTHERS[index % 2]
-        return {"initiative": initiative, "text": self._text(), "kind": self._rng.choice(_KINDS)}
+        text = self._text()
+        if initiative == MAIN:
+            self._found.update(set(text.rstrip(".").lower().split()))
+        return {"initiative": initiative, "text": text, "kind": self._rng.choice(_KINDS)}
 
     def common(self) -> list[str]:
         return self.words[:COMMON_WORDS]
 
     def rare(self) -> list[str]:
-        """Words of the vocabulary's tail: each in a handful of notes of a vault of a few thousand."""
-        return self.words[VOCABULARY // 2 :]
+        """Words of the vocabulary's tail that the searched initiative holds, each in at most
+        `RARE_AT_MOST` of its notes (any tail word while it holds none: an empty vault)."""
+        tail = self.words[VOCABULARY // 2 :]
+        return [w for w in tail if 0 < self._found[w] <= RARE_AT_MOST] or tail
 
     def call(self, operation: str) -> tuple[str, dict[str, Any]]:
         """The tool and the arguments of one measured call of `operation` (see `OPERATIONS`)."""
