@@ -194,6 +194,22 @@ def test_copy_between_vaults(vault: VaultSpec, tmp_path: Path) -> None:
     assert missing.code == 2 and "Missing option '--to'" in missing.stderr
 
 
+def test_a_copy_into_postgres_leaves_it_analysed(vault: VaultSpec, tmp_path: Path) -> None:
+    """A vault copied into PostgreSQL is searched with plans made from statistics at once, not after
+    autovacuum's first pass (decision 70): the copy ends with ANALYZE."""
+    if vault.backend != "postgres":
+        pytest.skip("PostgreSQL's planner statistics")
+    import psycopg
+
+    source = new_vault("sqlite", tmp_path)
+    _noted(source, "the heron waits by the pond")
+    copied = kaeru({}, "copy", "--from", str(source.vault_dir), "--to", str(vault.database_url), "--force")
+    assert copied.code == 0, copied.stderr
+    with psycopg.connect(str(vault.database_url), autocommit=True) as conn:
+        row = conn.execute("SELECT last_analyze FROM pg_stat_user_tables WHERE relname = 'nodes'").fetchone()
+    assert row is not None and row[0] is not None
+
+
 def test_migrate_reports_the_schema_and_refuses_a_newer_vault(vault: VaultSpec) -> None:
     human = kaeru(vault, "migrate")
     assert human.code == 0 and "migration(s) applied" in human.stdout

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 from typing import Any
 
 import click
@@ -95,6 +96,12 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     finally:
         src.close()
         dst.close()
+    if target.startswith(("postgresql://", "postgres://")):
+        # Planner statistics now, not when autovacuum comes by: a table just filled has none, and
+        # the first minute's searches would run on plans made without them (decision 70).
+        from kaeru.storage.factory import settle
+
+        settle(replace(settings_of(ctx), database_url=target))
     report, digest = done.report, done.digest
     flagged = [{"line": f.line, "field": f.field, "message": f.message} for f in done.flagged]
     if wants_json(ctx):
