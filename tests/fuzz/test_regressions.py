@@ -82,6 +82,20 @@ async def test_an_export_path_the_file_system_refuses_is_invalid_not_internal(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("path", ["n" * 300, "d/" + "n" * 300 + "/x.amg"])
+async def test_an_import_path_the_file_system_refuses_is_invalid_not_internal(
+    client: Client, kaeru: KaeruServer, path: str
+) -> None:
+    # `Path.is_file` raised OSError (ENAMETOOLONG) before the archive was read: `internal`
+    # (found by `bench.fuzz --backend postgres --seed 6`). Only once the export folder exists: the
+    # look-up stops at a missing folder first (ENOENT, which `is_file` answers with False).
+    await client.call_tool("note", {"initiative": "a", "text": "t"})
+    assert not (await client.call_tool("archive", {"action": "export", "path": "d/x.amg"})).is_error
+    envelope = await _rejected(client, kaeru, "archive", {"action": "import", "path": path})
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "path")]
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["settle", "unsettle"])
 async def test_settling_a_slot_holder_hands_the_slot_on(client: Client, kaeru: KaeruServer, mode: str) -> None:
     # Handing the slot to the successor cooled the source (a new revision), then the source was

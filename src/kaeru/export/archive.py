@@ -200,7 +200,15 @@ def import_(
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
     source = _inside(root, request.path)
-    if not source.is_file():
+    try:
+        found_file = source.is_file()
+    except OSError as exc:  # `is_file` answers False for a missing path, but raises for one too long
+        if exc.errno not in _PATH_ERRNOS:
+            raise
+        raise InvalidArgument(
+            f"cannot read an archive at {request.path[:200]!r}: {exc.strerror}", field="path"
+        ) from exc
+    if not found_file:
         raise InvalidArgument(f"no archive at {source}", field="path")
     policy = settings.secret_policy
     try:
