@@ -1,5 +1,5 @@
 """The one place that picks a backend: `open_store`, and for `kaeru doctor` `open_health` (the
-vault read-only) and `rebuild_text_index`; for `kaeru bench`, `scratch_vault`."""
+vault read-only) and `rebuild_text_index`; for `kaeru bench`, `scratch_vault` and `settle`."""
 
 from __future__ import annotations
 
