@@ -297,6 +297,8 @@ def _lists(store: Store, scope: list[str], ids: list[str]) -> dict[str, Any]:
             "verdicts": session.verdicts_against(ids),
             "inbound": {k: keys(v) for k, v in session.inbound(mine, ["supersedes", "refers_to"]).items()},
             "orphans": session.orphans(mine, 50),
+            "orphans_but_tagged": session.orphans(mine, 50, unless=(("episode", "concept"), "red")),
+            "linked": sorted(session.linked(ids, ["refers_to", "supersedes"])),
             "dangling": keys(session.dangling_edges(mine, 50)),
             "timeline": session.timeline(mine, since=None, until=None, pivot=None, before=0, after=50),
             "held": [[(named[s.initiative_id], s.slot, s.node_id) for s in session.slots_held_by(i)] for i in ids],

@@ -63,23 +63,11 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         if scope is None:
             raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
         base = {"initiative": scope.name}
-        # Oldest first; only the nodes shown are read (decision 16.R2): hygiene's own chains and
-        # episodes are found through the type index and left out of the list and the count.
-        # One type per search: with two, SQLite walked every node newest first instead of the index.
-        skip = {
-            r.id
-            for kind in (NodeType.CHAIN, NodeType.EPISODE)
-            for r in session.search(
-                SearchQuery(
-                    initiative_ids=[scope.id],
-                    types=[kind.value],
-                    tags=["kind:hygiene"],
-                    omit_superseded=False,
-                    window=SCAN,
-                )
-            )[0]
-        }
-        orphan_ids = [i for i in session.orphans([scope.id], SCAN) if i not in skip]
+        # Oldest first; only the nodes shown are read (decision 16.R2). Hygiene's own chains and
+        # episodes are left out of the list and the count, tested on the orphans' own rows (80).
+        orphan_ids = session.orphans(
+            [scope.id], SCAN, unless=((NodeType.CHAIN.value, NodeType.EPISODE.value), "kind:hygiene")
+        )
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
             add(
@@ -154,22 +142,27 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     chain.id,
                     chain.name,
                 )
-        inbound = session.inbound(
-            [scope.id],
-            [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
-        )
         unfinished = {t.value for t in (NodeType.TASK, NodeType.CHAIN, NodeType.BOARD, NodeType.HYPOTHESIS)}
         # Canonical timestamps are fixed width: text order is time order (`timefmt.fmt`).
         settled_before = fmt(now - SETTLE_AGE)
-        # Newest first, read as heads (id, name, type, layer, pin, time, tags), not whole nodes (16.R2).
-        for node_id, node_name, node_type, layer, pinned, recorded_at, tags in session.member_heads(
-            scope.id, Tier.OPERATIONAL.value, SCAN
-        ):
-            if node_type in unfinished or "kind:hygiene" in tags or pinned:
-                continue
-            if recorded_at > settled_before:
-                continue
-            if inbound.get(node_id):
+        # Newest first, read as heads (id, name, type, layer, pin, time, tags), not whole nodes (16.R2);
+        # only the old, finished, unpinned ones are asked whether anything refers to them (80).
+        settled = [
+            (node_id, node_name, layer)
+            for node_id, node_name, node_type, layer, pinned, recorded_at, tags in session.member_heads(
+                scope.id, Tier.OPERATIONAL.value, SCAN
+            )
+            if node_type not in unfinished
+            and "kind:hygiene" not in tags
+            and not pinned
+            and recorded_at <= settled_before
+        ]
+        referred = session.linked(
+            [node_id for node_id, _, _ in settled],
+            [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
+        )
+        for node_id, node_name, layer in settled:
+            if node_id in referred:
                 add(
                     "settle_candidate",
                     f"{node_name!r} is settled knowledge others rely on: settle it into the archive",

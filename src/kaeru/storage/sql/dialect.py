@@ -61,6 +61,14 @@ class Dialect:
         """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""
         return ""
 
+    def has_tag(self, column: str, tag: str) -> tuple[str, list[Any]]:
+        """The tag list `column` holds exactly `tag`: a substring test of the JSON text first (a
+        string compare), the exact test only where it passes."""
+        return (
+            f"(instr({column}, ?) > 0 AND EXISTS (SELECT 1 FROM json_each({column}) tg WHERE tg.value = ?))",
+            [json.dumps(tag), tag],
+        )
+
     def items(self, values: Sequence[Any]) -> Any:
         """A list column's value (a node's tags and initiatives)."""
         return json.dumps(list(values))
@@ -120,6 +128,9 @@ class PostgresDialect(Dialect):
     def lock(self, for_update: bool, read_only: bool) -> str:
         # A read snapshot cannot lock rows (and has no need to); writes lock what they will change.
         return " FOR UPDATE" if for_update and not read_only else ""
+
+    def has_tag(self, column: str, tag: str) -> tuple[str, list[Any]]:
+        return f"? = ANY({column})", [tag]
 
     def items(self, values: Sequence[Any]) -> Any:
         return list(values)

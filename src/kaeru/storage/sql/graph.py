@@ -38,15 +38,49 @@ class GraphQueries(Part):
             out.setdefault(edge.dst, []).append(edge)
         return out
 
-    def orphans(self, initiative_ids: Sequence[int], limit: int) -> list[str]:
-        """Live member nodes (not audit, not board) with no live edge at all, oldest first."""
+    def linked(self, node_ids: Sequence[str], edge_types: Sequence[str]) -> set[str]:
+        """Which of `node_ids` a live edge of `edge_types` from a live source points at: `inbound`'s
+        question for nodes already known to be live members, asked of them alone (each a probe of
+        the target index) instead of reading every such edge of the initiative (decision 80)."""
+        d = self._d
+        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in edge_types if t in _EDGE_TYPES) + ")"
+        found: set[str] = set()
+        for chunk in d.chunks(node_ids):
+            targets, params = d.in_("e.dst", chunk, "text")
+            found.update(
+                r[0]
+                for r in self._db.rows(
+                    f"SELECT DISTINCT e.dst FROM edges e JOIN nodes s ON s.id = e.src WHERE {targets} "
+                    f"AND e.retracted = {d.false} AND {kinds} AND s.retracted = {d.false}",
+                    params,
+                )
+            )
+        return found
+
+    def orphans(
+        self, initiative_ids: Sequence[int], limit: int, *, unless: tuple[Sequence[str], str] | None = None
+    ) -> list[str]:
+        """Live member nodes (not audit, not board) with no live edge at all, oldest first; with
+        `unless` = (types, tag), not the nodes of those types that carry that tag (`reflect` leaves
+        hygiene's own chains and episodes out: tested on the orphans' rows, which the query reads
+        anyway, not by a search of every episode first — decision 80)."""
         scope, params = self._member_of(initiative_ids)
         no = self._d.false
+        skip, more = "", []
+        if unless is not None and unless[0]:
+            kinds, kind_params = self._d.in_("n.node_type", list(unless[0]), "text")
+            tagged, tag_params = self._d.has_tag("h.tags", unless[1])
+            # The tags through the row's own key, not from `n`: the scan stays on SQLite's covering
+            # `nodes_head`, and the row is read only for an orphan of those types.
+            skip = f" AND NOT ({kinds} AND EXISTS (SELECT 1 FROM nodes h WHERE h.seq = n.seq AND {tagged}))"
+            more = [*kind_params, *tag_params]
+        # The tag test last: written after the edge tests, it runs only on the rows they let through.
         found = self._db.rows(
             f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_SHOWN} AND {scope} "
             f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.src = n.id) "
-            f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.dst = n.id) ORDER BY n.seq LIMIT ?",
-            [*params, int(limit)],
+            f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.dst = n.id){skip} "
+            "ORDER BY n.seq LIMIT ?",
+            [*params, *more, int(limit)],
         )
         return [r[0] for r in found]
 
