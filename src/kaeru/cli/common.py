@@ -8,7 +8,8 @@ arguments — click's usage errors exit 2 too).
 With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
 that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), otherwise a
 documented object with `"ok"`; a failure outside an envelope prints
-`{"ok": false, "error": {"code": …, "message": …}}`.
+`{"ok": false, "error": {"code": …, "message": …}}`. Bad usage (click's usage errors, exit 2) is
+click's message on stderr, with nothing on stdout.
 """
 
 from __future__ import annotations
