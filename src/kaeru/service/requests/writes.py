@@ -201,7 +201,9 @@ class LayerRequest(Request):
 
     initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `nodes`.")
     nodes: list[Ref] = Field(min_length=1, max_length=200, description="The nodes to move.")
-    layer: Annotated[str | None, ref("Layer")] = Field(None, description="core, hot, warm (where new nodes start), cold, frozen.")
+    layer: Annotated[str | None, ref("Layer")] = Field(
+        None, description="core, hot, warm (where new nodes start), cold, frozen."
+    )
     pin: bool | None = Field(None, description="true: automatic hygiene never moves these nodes; false: unpin.")
     request_id: _RequestId = None
 
