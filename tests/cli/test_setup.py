@@ -116,3 +116,25 @@ def test_path_writes_a_project_file(tmp_path: Path) -> None:
     run = setup(tmp_path, "vscode", "--http", URL, "--path", str(project), "--write")
     assert run.code == 0, run.stderr
     assert json.loads(project.read_text()) == {"servers": {"kaeru": {"type": "http", "url": URL}}}
+
+
+def test_codex_write_keeps_the_comments_around_the_replaced_tables(tmp_path: Path) -> None:
+    """docs/clients.md: `--write` replaces only the `[mcp_servers.kaeru]` tables, "the rest of the
+    file stays as it was, comments included" — also a comment that sits after the old kaeru table,
+    above the next table or at the end of the file."""
+    path = tmp_path / ".codex/config.toml"
+    path.parent.mkdir(parents=True)
+    path.write_text(
+        '# my codex settings\nmodel = "o3"\n\n[mcp_servers.kaeru]\ncommand = "old"\n\n'
+        '[mcp_servers.kaeru.env]\nA = "1"\n\n# the sandbox, keep it strict\n[sandbox]\nmode = "strict"\n\n'
+        '[mcp_servers.kaeru.extra]\nB = "2"\n# last words\n'
+    )
+    run = setup(tmp_path, "codex", "--write")
+    assert run.code == 0, run.stderr
+    text = path.read_text()
+    for comment in ("# my codex settings", "# the sandbox, keep it strict", "# last words"):
+        assert comment in text
+    assert text.index("# the sandbox, keep it strict") < text.index("[sandbox]")
+    after = tomllib.loads(text)
+    assert after["sandbox"] == {"mode": "strict"} and after["model"] == "o3"
+    assert after["mcp_servers"]["kaeru"]["command"] != "old" and "extra" not in after["mcp_servers"]["kaeru"]

@@ -127,3 +127,23 @@ def test_the_re_entry_ritual_shows_new_work_in_its_sections(call: Call) -> None:
     assert task in _section(answer, "tasks")
     slots = next(s for s in answer["data"]["sections"] if s["name"] == "slots")
     assert slots["holders"] == {"handoff": handoff["data"]["primary"]["id"]}
+
+
+def test_a_node_set_cold_or_frozen_leaves_context_even_when_it_is_recent(call: Call) -> None:
+    """`layer cold` keeps a node out of `context` (cold and frozen come back only when their
+    sections are named), however new the node is: `recent` is not a way back in."""
+    kept = call("note", initiative="p", text="the warm note stays in context")["data"]["primary"]["id"]
+    cold = call("note", initiative="p", text="the cold note is only on request")["data"]["primary"]["id"]
+    frozen = call("note", initiative="p", text="the frozen note is only on request")["data"]["primary"]["id"]
+    call("layer", initiative="p", nodes=[cold], layer="cold")
+    call("layer", initiative="p", nodes=[frozen], layer="frozen")
+    answer = call("context", initiative="p")
+    shown = {item["id"] for section in answer["data"]["sections"] for item in section["items"]}
+    assert kept in shown
+    assert cold not in shown
+    assert frozen not in shown
+    # No section counts them as left out either: they were not asked for.
+    assert answer["coverage"]["omitted"] == []
+    asked = call("context", initiative="p", sections=["cold", "frozen"])
+    assert cold in _section(asked, "cold")
+    assert frozen in _section(asked, "frozen")

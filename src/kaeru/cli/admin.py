@@ -187,7 +187,8 @@ def migrate(ctx: click.Context) -> None:
 @cli.command()
 @click.pass_context
 def tools(ctx: click.Context) -> None:
-    """List the MCP tools (name, read/write, title); --json prints `tools/list` (schemas, annotations)."""
+    """List the MCP tools (name, read/write, title); --json prints the tools of `tools/list` as one JSON
+    list (name, title, description, schemas, annotations)."""
     from kaeru.mcp.server import build_server
 
     kaeru = build_server(service_of(ctx))

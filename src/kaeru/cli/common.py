@@ -1,14 +1,16 @@
 """The `kaeru` command group and what its commands share: the vault, output, errors, exit codes.
 
 Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a
-copy did not verify, `doctor` found a problem, the semantic extra is missing for `reindex`);
+copy did not verify or its target already holds memory, `doctor` found a problem, `setup --write`
+met a file that does not parse, the semantic extra is missing for `reindex`);
 2 rejected (the API's `rejected` envelope or another refusal such as `unknown_initiative`, or bad
 arguments — click's usage errors exit 2 too).
 
 With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
-that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), otherwise a
-documented object with `"ok"`; a failure outside an envelope prints
-`{"ok": false, "error": {"code": …, "message": …}}`.
+that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), the list of
+tool definitions for `tools`, otherwise a documented object with `"ok"`; a failure outside an
+envelope prints `{"ok": false, "error": {"code": …, "message": …}}`. Bad usage (click's usage errors, exit 2) is
+click's message on stderr, with nothing on stdout.
 """
 
 from __future__ import annotations

@@ -137,6 +137,9 @@ def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
     header = f"mcp_servers.{_toml_key(name)}"
     kept: list[str] = []
     skipping = False
+    #: The comments (and blank lines) after a replaced table's last line: they belong to what
+    #: follows (the next table, or the end of the file), so they are kept.
+    trailing: list[str] = []
     for line in existing.splitlines():
         stripped = line.strip()
         if stripped.startswith("[") and not stripped.startswith("[["):
@@ -145,7 +148,14 @@ def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
         elif stripped.startswith("[["):
             skipping = False
         if not skipping:
+            kept.extend(trailing)
             kept.append(line)
+            trailing = []
+        elif not stripped or stripped.startswith("#"):
+            trailing.append(line)
+        else:
+            trailing = []
+    kept.extend(trailing)
     text = "\n".join(kept).rstrip("\n")
     return (text + "\n\n" if text else "") + toml_text(name, server)
 

@@ -39,6 +39,9 @@ CAPS = {
     "frozen": 30,
 }
 ITEM_EXCERPT = 240
+#: The layers whose nodes `context` offers without being asked (cold and frozen: only by section).
+EAGER_LAYERS = ("core", "hot", "warm")
+RECENT_FACETS = [f"{tier.value}:{layer}" for tier in Tier for layer in EAGER_LAYERS]
 CLAIM_FIRST = ("slots", "tasks", "claims", "reviews", "reminders")
 
 
@@ -189,10 +192,17 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
             add("reminders", due, len(due))
         elif name == "recent":
-            nodes, total = _section(session, scope, None, CAPS["recent"] + len(shown) + 1)
+            # The newest nodes of the layers that come back by themselves: a cold or frozen node
+            # comes back only when its section is named, however new it is.
+            nodes, total = _section(session, scope, RECENT_FACETS, CAPS["recent"] + len(shown) + 1)
             reports = sum(1 for n in nodes if REPORT_TAG in n.tags)
-            # Every live node of the initiative matches this query: all those shown earlier are held.
-            add("recent", [n for n in nodes if REPORT_TAG not in n.tags], total, lambda n: True, reports)
+            add(
+                "recent",
+                [n for n in nodes if REPORT_TAG not in n.tags],
+                total,
+                lambda n: n.layer.value in EAGER_LAYERS,
+                reports,
+            )
     # A node a section's cap left out but a later section shows is not left out.
     held = list(shown.values())
     for section in sections:

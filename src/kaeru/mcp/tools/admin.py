@@ -5,7 +5,7 @@ from __future__ import annotations
 from kaeru.api.envelope import MUTATION_KIND
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec, mutation
 
-TASK = """Put a task on the initiative's board: `status` column (default open; unknown keys are rejected), optional `due`, `reminder`, tags and a `link_to` edge. Overdue tasks lead `context`.
+TASK = """Put a task on the initiative's board: `status` column (default: the board's first, open unless `set_board` changed it; unknown keys are rejected), optional `due`, `reminder`, tags and a `link_to` edge. Overdue tasks lead `context`.
 Changes: one task node; `request_id` replays. Use `task_update` to move or finish it. Returns the task's id and revision."""
 
 TASK_UPDATE = """Move a task to another board column (the terminal one records done_at) and/or set or clear its `due` date.

@@ -21,7 +21,7 @@ INITIATIVES = """List the initiatives (project scopes), most active first, with 
 Changes nothing. Use `context` next. Returns the initiatives and `total`."""
 
 CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`. Sections in order: rules (active today or for `task`; always first), slots, core, hot, warm, cortex (settled), tasks (overdue first), claims (open), reviews (doubted nodes), reminders due, recent; cold and frozen only via `sections`. A node shows once; `coverage` says whether every rule fit and what was cut.
-Changes only a due reminder's first-seen mark. Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
+Changes only bookkeeping: a due reminder's first sight, a hygiene report's read mark (and runs a hygiene pass with KAERU_HYGIENE=1). Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
 
 TIMELINE = """What happened, in order (when it happened, then when recorded): around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`.
 Changes nothing. Use `search` to find by words, `trail` for one node's revisions. Returns nodes oldest first, `total`, `anchor` and the next page in `continuation`."""
@@ -30,7 +30,7 @@ REFLECT = """An initiative's maintenance work-list, each item with the call that
 Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 
-RECALL = """Find memory when you do not know the exact words: stemmed BM25, exact words, names, tags, temporal neighbours, dates in the query, links, recency and layer, fused and weighted by `task_intent`. Superseded and refuted memory is demoted; explore_history lists every revision of the best matches and their supersedes chain, oldest first.
+RECALL = """Find memory when you do not know the exact words: stemmed BM25 over names, bodies and tags, word rarity and proximity, exact names, temporal neighbours, dates in the query, links, recency and layer (and meaning, with the semantic extra), fused and weighted by `task_intent`. Superseded and refuted memory is demoted; explore_history lists every revision of the best matches and their supersedes chain, oldest first.
 Changes nothing. Use `search` for exact words and filters. Returns hits (excerpts), the retrieval plan, `next_step` (the `read` calls for full bodies) and the next page in `continuation`."""
 
 

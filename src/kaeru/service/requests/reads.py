@@ -126,7 +126,7 @@ class RecallRequest(Request):
     initiatives: Initiatives = Field(description="The initiatives to recall from.")
     query: str | None = Field(
         None,
-        description="What you need, in your own words (optional for resume_work).",
+        description="What you need, in your own words (without one: slots, open tasks, recent memory).",
     )
     task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
         None,

@@ -201,7 +201,9 @@ class LayerRequest(Request):
 
     initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `nodes`.")
     nodes: list[Ref] = Field(min_length=1, max_length=200, description="The nodes to move.")
-    layer: Annotated[str | None, ref("Layer")] = Field(None, description="core, hot, warm (default), cold, frozen.")
+    layer: Annotated[str | None, ref("Layer")] = Field(
+        None, description="core, hot, warm (where new nodes start), cold, frozen."
+    )
     pin: bool | None = Field(None, description="true: automatic hygiene never moves these nodes; false: unpin.")
     request_id: _RequestId = None
 
@@ -219,7 +221,9 @@ class TaskRequest(Request):
     text: Text = Field(description="What to do.")
     name: NodeName | None = Field(None, description="Name (default: from the first words).")
     due: Text | None = Field(None, description="Due date: YYYY-MM-DD, RFC 3339, or a future offset like 3d / 2w.")
-    status: Text | None = Field(None, description="Board column key (default: the first column, `open`).")
+    status: Text | None = Field(
+        None, description="Board column key (default: the board's first column, `open` on the default board)."
+    )
     tags: list[Tag] | None = Field(None, max_length=64, description="Free tags.")
     link_to: Ref | None = Field(None, description="A node the task is about (edge task → node).")
     edge_type: EdgeTypeName = Field(EdgeType.REFERS_TO.value, description="Type of the link_to edge.")
