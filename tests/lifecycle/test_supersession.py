@@ -115,6 +115,15 @@ def test_settle_keeps_provenance_initiatives_and_retracts_the_draft(call: Any) -
     assert call("search", initiatives=["proj"], text="draft UUIDv7")["data"]["hits"][0]["id"] == successor
 
 
+def test_forget_without_a_reason_is_refused_and_the_node_stays(call: Any) -> None:
+    """The reason is kept in the audit record: a blank one is refused and nothing is forgotten."""
+    node_id = call("note", text="the build cache lives on the second disk")["data"]["primary"]["id"]
+    refused = call("forget", node=node_id, reason="   ")
+    assert refused["state"] == "rejected"
+    assert (refused["issues"][0]["code"], refused["issues"][0]["field"]) == ("invalid_argument", "reason")
+    assert call("read", node=node_id)["state"] == "ok"
+
+
 def test_forget_hides_a_node_except_from_history(call: Any, service: Service) -> None:
     noted = call("note", text="the deploy key lives in vault path ops/deploy")
     node_id = noted["data"]["primary"]["id"]

@@ -142,6 +142,7 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
             summary = request.summary
             if summary and summary != chain.body:
                 updated = ctx.update_node(chain, body=ctx.clean("summary", summary))
+                ctx.outcome.changes.append(Change("body", chain.body, updated.body))
                 ctx.outcome.primary = ctx.outcome_ref(updated)
                 ctx.mark_affected(updated)
             else:
