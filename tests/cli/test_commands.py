@@ -143,6 +143,20 @@ def test_bad_usage_is_a_message_and_exit_2(tmp_path: Path) -> None:
         assert command in helped.stdout
 
 
+def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
+    """A setting out of its range names the variable, exits 2, and opens no vault."""
+    vault = {"KAERU_VAULT": str(tmp_path / "v")}
+    bad = {
+        "KAERU_REPLAY_DAYS": ("0", "KAERU_REPLAY_DAYS must be at least 1"),
+        "KAERU_PG_STATEMENT_TIMEOUT_MS": ("-1", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0"),
+        "KAERU_DATABASE_URL": ("mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
+    }
+    for name, (value, message) in bad.items():
+        run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
+        assert run.code == 2 and message in run.stderr, (name, run.stderr)
+    assert not (tmp_path / "v").exists()
+
+
 def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
     heron = _noted(vault, "the heron waits by the pond")
     archive = tmp_path / "out" / "vault.amg"
