@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.render import compact
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 
@@ -130,6 +131,9 @@ def test_two_live_successors_are_a_conflict_with_no_current_version(call: Any) -
     assert data["subject"]["id"] == old
     assert sorted(data["candidates"]) == sorted([one["id"], other])
     assert {(e["from"], e["to"]) for e in data["edges"]} == {(one["id"], old), (other, old)}
+    text = compact(state)  # what an agent reads by default (KAERU_TEXT=compact)
+    assert "conflict" in text.splitlines()[0]
+    assert f"candidates: {', '.join(data['candidates'])}" in text
 
 
 def test_forget_without_a_reason_is_refused_and_the_node_stays(call: Any) -> None:
