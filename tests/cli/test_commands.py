@@ -143,6 +143,20 @@ def test_bad_usage_is_a_message_and_exit_2(tmp_path: Path) -> None:
         assert command in helped.stdout
 
 
+def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
+    """A setting out of its range names the variable, exits 2, and opens no vault."""
+    vault = {"KAERU_VAULT": str(tmp_path / "v")}
+    bad = {
+        "KAERU_REPLAY_DAYS": ("0", "KAERU_REPLAY_DAYS must be at least 1"),
+        "KAERU_PG_STATEMENT_TIMEOUT_MS": ("-1", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0"),
+        "KAERU_DATABASE_URL": ("mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
+    }
+    for name, (value, message) in bad.items():
+        run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
+        assert run.code == 2 and message in run.stderr, (name, run.stderr)
+    assert not (tmp_path / "v").exists()
+
+
 def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
     heron = _noted(vault, "the heron waits by the pond")
     archive = tmp_path / "out" / "vault.amg"
@@ -286,3 +300,31 @@ def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) 
     assert answer["id"] == 1 and answer["result"]["serverInfo"]["name"]
     exposed = kaeru(vault, "serve", "--http", "--host", "0.0.0.0")
     assert exposed.code == 2 and "KAERU_AUTH_TOKEN" in exposed.stderr
+
+
+def test_search_word_options_and_read_as_of(vault: VaultSpec) -> None:
+    """`--all-words` needs every word, `--prefix` matches word starts, `read --at` a time before the
+    node answers `not_found`."""
+    pond = _noted(vault, "the heron waits by the pond")
+    sky = _noted(vault, "the heron flies over the sky")
+    every = kaeru(vault, "search", "heron pond", "-i", "cli", "--all-words", as_json=True)
+    assert [h["id"] for h in valid_envelope(every, "search", "read")["data"]["hits"]] == [pond]
+    starts = kaeru(vault, "search", "her", "-i", "cli", "--prefix", as_json=True)
+    assert {h["id"] for h in valid_envelope(starts, "search", "read")["data"]["hits"]} == {pond, sky}
+    before = kaeru(vault, "read", pond, "-i", "cli", "--at", "2020-01-01", as_json=True)
+    assert before.code == 2 and valid_envelope(before, "read", "read", "rejected")["issues"][0]["code"] == "not_found"
+
+
+def test_export_of_one_initiative_and_an_unwritable_path(vault: VaultSpec, tmp_path: Path) -> None:
+    """`export -i` writes only that initiative; a path that cannot be written is `invalid_argument`
+    (exit 2), never a traceback."""
+    _noted(vault, "the heron waits by the pond")
+    _noted(vault, "a heron of another project", initiative="other")
+    only = tmp_path / "other.amg"
+    exported = kaeru(vault, "export", str(only), "-i", "other", as_json=True)
+    assert exported.code == 0, exported.stderr
+    [artifact] = valid_envelope(exported, "archive", "mutation", "applied")["data"]["artifacts"]
+    assert (artifact["initiatives"], artifact["nodes"]) == (["other"], 1)
+    (tmp_path / "a-file").write_text("")
+    refused = kaeru(vault, "export", str(tmp_path / "a-file" / "x.amg"))
+    assert refused.code == 2 and "invalid_argument [path]: cannot export to" in refused.stderr

@@ -189,6 +189,18 @@ def test_the_doctor_changes_nothing_and_creates_no_vault(sqlite_vault: VaultSpec
     assert not nowhere.exists()
 
 
+def test_a_vault_file_that_is_no_database_is_named_and_left_as_it_is(tmp_path: Path) -> None:
+    settings_env = {"KAERU_VAULT": str(tmp_path / "v")}
+    path = VaultSpec("sqlite", tmp_path / "v").settings().sqlite_path
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"these are not the pages of a SQLite database " * 200)
+    before = path.read_bytes()
+    code, checks, _ = _doctor(settings_env)
+    assert code == 1 and _failed(checks) == {"vault"}
+    assert f"cannot open {path} as a SQLite database" in checks["vault"]["summary"]
+    assert path.read_bytes() == before
+
+
 def test_an_unreachable_postgresql_names_the_url_and_the_fix(tmp_path: Path) -> None:
     # Port 1 on the loopback interface: nothing listens there, so the connection is refused at once.
     url = "postgresql://kaeru:secret@127.0.0.1:1/kaeru"

@@ -138,3 +138,38 @@ def test_codex_write_keeps_the_comments_around_the_replaced_tables(tmp_path: Pat
     after = tomllib.loads(text)
     assert after["sandbox"] == {"mode": "strict"} and after["model"] == "o3"
     assert after["mcp_servers"]["kaeru"]["command"] != "old" and "extra" not in after["mcp_servers"]["kaeru"]
+
+
+def test_write_leaves_every_file_it_cannot_merge_into_as_it_is(tmp_path: Path) -> None:
+    """Invalid TOML, JSON that is no object, a servers key that is no object: each refused (exit 1,
+    naming the file and what is wrong), the file untouched and no backup made."""
+    cases = {
+        "codex": ("[mcp_servers\nbroken", "not valid TOML"),
+        "cursor": ("[1, 2]", "does not hold a JSON object"),
+        "claude-desktop": ('{"mcpServers": ["kaeru"]}', "'mcpServers' is not an object"),
+    }
+    for client, (content, why) in cases.items():
+        path = tmp_path / FILES[client][0]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content)
+        refused = setup(tmp_path, client, "--write")
+        assert refused.code == 1 and why in refused.stderr and str(path) in refused.stderr, (client, refused.stderr)
+        assert path.read_text() == content and not list(path.parent.glob("*.bak-*")), client
+
+
+def test_token_env_needs_http_and_json_reports_what_was_written(tmp_path: Path) -> None:
+    usage = setup(tmp_path, "cursor", "--token-env", "KAERU_TOKEN")
+    assert usage.code == 2 and "--token-env goes with --http" in usage.stderr
+    path = tmp_path / FILES["cursor"][0]
+    path.parent.mkdir(parents=True)
+    path.write_text('{"mcpServers": {"other": {"command": "other"}}}')
+    env = {"KAERU_VAULT": str(tmp_path / "vault")}
+    run = kaeru(
+        env, "setup", "cursor", "--write", as_json=True, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config")
+    )
+    assert run.code == 0, run.stderr
+    report = run.json()
+    assert report["ok"] is True and report["written"] is True and report["path"] == str(path)
+    assert report["backup"] and Path(report["backup"]).read_text() == '{"mcpServers": {"other": {"command": "other"}}}'
+    assert set(json.loads(path.read_text())["mcpServers"]) == {"other", "kaeru"}
+    assert report["config"]["mcpServers"]["kaeru"] == json.loads(path.read_text())["mcpServers"]["kaeru"]

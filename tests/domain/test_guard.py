@@ -71,6 +71,27 @@ def test_env_secret_markers(line: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("<password>Tr0ub4dor-horse-9</password>", "Tr0ub4dor-horse-9"),
+        ("<db>\n  <apiKey> 9f8e7d6c5b4a39281706 </apiKey>\n</db>", "9f8e7d6c5b4a39281706"),
+        ("<password>changeme</password>", None),
+        ("<password>${DB_PASSWORD}</password>", None),
+        ("<password>short</password>", None),
+        ("the <password> element holds the user's password", None),
+    ],
+    ids=["element", "element-spaced", "placeholder", "variable", "short", "prose"],
+)
+def test_a_secret_element_of_xml_config_is_flagged_and_its_placeholders_are_not(text: str, value: str | None) -> None:
+    """`<password>value</password>` (Maven settings, .NET configs): the element's text is the value."""
+    found = scan(text)
+    if value is None:
+        assert found == []
+    else:
+        assert [(f.rule, text[f.start : f.end]) for f in found] == [("env_secret", value)]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "API_KEY=todo",

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kaeru.api.requests import parse
+from kaeru.errors import KaeruError
 from kaeru.export import archive
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -182,3 +183,25 @@ def test_an_archive_holding_a_lone_surrogate_is_refused_whole(
     finally:
         store.close()
         drop_vault(other)
+
+
+def test_a_file_that_is_no_amg_archive_is_refused_naming_why(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """An empty file, another format's header, or a record of an unknown kind: `invalid_argument` on
+    `path` saying what is wrong, and nothing written."""
+    root = tmp_path / "exports"
+    archive.export(service.store, _settings(vault, root), parse("archive", {"action": "export", "path": "good.amg"}))
+    header = (root / "good.amg").read_text().splitlines()[0]
+    (root / "empty.amg").write_text("")
+    (root / "other.amg").write_text('{"format": "not-amg", "version": 2}\n')
+    (root / "odd.amg").write_text(header + '\n{"kind": "spaceship", "id": "x"}\n')
+    cases = {"empty.amg": "empty archive", "other.amg": "not an amg", "odd.amg": "line 2: unknown record kind"}
+    settings = _settings(vault, root)
+    for path, why in cases.items():
+        with pytest.raises(KaeruError) as refused:
+            archive.import_(service.store, settings, parse("archive", {"action": "import", "path": path}))
+        assert (refused.value.code, refused.value.field) == ("invalid_argument", "path")
+        assert "not a readable amg archive" in refused.value.message and why in refused.value.message, path
+    with service.store.read() as session:
+        assert session.all_initiatives() == []

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kaeru.config import Settings
-from kaeru.errors import SecretDetected
+from kaeru.errors import KaeruError, SecretDetected
 from kaeru.export.importers import apply, memory_jsonl, notes
 from kaeru.export.importers.core import MARK
 from kaeru.mcp.server import build_server
@@ -238,5 +238,43 @@ def test_an_empty_source_writes_nothing(service: Service, tmp_path: Path) -> Non
     empty = tmp_path / "memory.jsonl"
     empty.write_text("\n")
     assert import_jsonl(service, empty)["changes"] == 0
+    with service.store.read() as session:
+        assert session.initiative_by_name("heron") is None
+
+
+def test_lines_that_are_not_memory_records_are_skipped_and_named(service: Service, tmp_path: Path) -> None:
+    """A line that is not JSON, or JSON that is neither an entity nor a relation, is skipped with
+    `line_skipped` naming its line; the rest is imported."""
+    source = tmp_path / "memory.jsonl"
+    lines = [
+        json.dumps({"type": "entity", "name": "Heron", "observations": ["waits by the pond"]}),
+        "{not json",
+        json.dumps({"type": "note", "text": "neither kind"}),
+    ]
+    source.write_text("\n".join(lines) + "\n")
+    report = import_jsonl(service, source)
+    assert report["created"] == 1
+    skipped = [i["message"] for i in report["issues"] if i["code"] == "line_skipped"]  # type: ignore[union-attr]
+    assert len(skipped) == 2
+    assert skipped[0].startswith("line 2: not JSON") and skipped[1] == "line 3: neither an entity nor a relation"
+
+
+def test_a_name_tag_or_label_the_write_path_refuses_refuses_the_whole_import(service: Service, tmp_path: Path) -> None:
+    """The write path's limits hold for imports: a name too long, a control character in a tag, a
+    NUL in a relation's label each refuse the import as `invalid_argument`, every one named, and
+    nothing is written."""
+    source = tmp_path / "memory.jsonl"
+    lines = [
+        json.dumps({"type": "entity", "name": "n" * 201, "observations": ["too long a name"]}),
+        json.dumps({"type": "entity", "name": "Heron", "entityType": "bird\x07", "observations": ["a bell"]}),
+        json.dumps({"type": "relation", "from": "Heron", "to": "Heron", "relationType": "sees\x00itself"}),
+    ]
+    source.write_text("\n".join(lines) + "\n")
+    with pytest.raises(KaeruError) as refused:
+        import_jsonl(service, source)
+    assert (refused.value.code, refused.value.field) == ("invalid_argument", "path")
+    message = refused.value.message
+    assert "3 field(s) refused" in message, message
+    assert "line 1: name" in message and "line 2: tags[0]" in message and "line 3: relation" in message
     with service.store.read() as session:
         assert session.initiative_by_name("heron") is None

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.render import compact
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 
@@ -113,6 +114,35 @@ def test_settle_keeps_provenance_initiatives_and_retracts_the_draft(call: Any) -
     gone = call("read", node=draft)
     assert gone["state"] == "rejected" and gone["issues"][0]["code"] == "not_found"
     assert call("search", initiatives=["proj"], text="draft UUIDv7")["data"]["hits"][0]["id"] == successor
+
+
+def test_two_live_successors_are_a_conflict_with_no_current_version(call: Any) -> None:
+    """A node superseded by two notes that neither supersedes the other: `current_state` answers
+    `conflict` naming both candidates and the edges that decided it, and no current version."""
+    old = call("note", text="the build listens on port 8080")["data"]["primary"]["id"]
+    one = call("evolve", mode="supersede", source=old, new_body="the build listens on port 8081")["data"]["primary"]
+    other = call("note", text="the build listens on port 9090")["data"]["primary"]["id"]
+    linked = call("link", action="add", **{"from": {"id": other}}, to={"id": old}, edge_type="supersedes", weight=1.0)
+    assert linked["state"] == "applied"
+    state = call("current_state", node={"id": old})
+    assert state["state"] == "ok"
+    data = state["data"]
+    assert data["status"] == "conflict" and data["current"] is None
+    assert data["subject"]["id"] == old
+    assert sorted(data["candidates"]) == sorted([one["id"], other])
+    assert {(e["from"], e["to"]) for e in data["edges"]} == {(one["id"], old), (other, old)}
+    text = compact(state)  # what an agent reads by default (KAERU_TEXT=compact)
+    assert "conflict" in text.splitlines()[0]
+    assert f"candidates: {', '.join(data['candidates'])}" in text
+
+
+def test_forget_without_a_reason_is_refused_and_the_node_stays(call: Any) -> None:
+    """The reason is kept in the audit record: a blank one is refused and nothing is forgotten."""
+    node_id = call("note", text="the build cache lives on the second disk")["data"]["primary"]["id"]
+    refused = call("forget", node=node_id, reason="   ")
+    assert refused["state"] == "rejected"
+    assert (refused["issues"][0]["code"], refused["issues"][0]["field"]) == ("invalid_argument", "reason")
+    assert call("read", node=node_id)["state"] == "ok"
 
 
 def test_forget_hides_a_node_except_from_history(call: Any, service: Service) -> None:

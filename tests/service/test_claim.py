@@ -227,3 +227,18 @@ def test_slot_name_outside_the_pattern_is_refused(service: Service, slot: str) -
         service.claim(parse("claim", {"initiative": P, "text": "x", "options": {"slot": slot}}))
     assert err.value.code == "invalid_argument"
     assert hypothesis_count(service) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [({"text": "   "}, "text"), ({"text": "h", "evidence": {"method": "  "}}, "evidence.method")],
+    ids=["blank-text", "blank-method"],
+)
+def test_a_blank_claim_or_blank_evidence_method_is_refused_and_writes_nothing(
+    service: Service, args: dict[str, Any], field: str
+) -> None:
+    claim(service, text="baseline")
+    with pytest.raises(KaeruError) as err:
+        service.claim(parse("claim", {"initiative": P, **args}))
+    assert (err.value.code, err.value.field) == ("invalid_argument", field)
+    assert hypothesis_count(service) == 1

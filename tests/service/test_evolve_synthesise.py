@@ -103,6 +103,14 @@ def test_server_only_types_are_refused(service: Service, server_type: str) -> No
     assert all_ids(service) == before
 
 
+def test_a_blank_synthesis_is_refused_and_writes_nothing(service: Service) -> None:
+    a = note(service, "one")
+    before = all_ids(service)
+    err = rejects(lambda: synthesise(service, [a], new_body="   "))
+    assert (err.code, err.field) == ("invalid_argument", "new_body")
+    assert all_ids(service) == before
+
+
 def test_a_source_in_another_initiative_given_by_id(service: Service) -> None:
     """A source in another initiative is reachable by `{id}`; the synthesis lives in the call's initiative only."""
     here = note(service, "local fact")

@@ -94,3 +94,27 @@ def test_foreign_host_or_origin_is_refused(headers: dict[str, str], server_env: 
             status, body = raw_post(server.url, initialize_request(), {"Host": own})
             assert status == 200, (own, status, body)
             assert _is_initialize_result(body)
+
+
+def test_allowed_hosts_admit_the_names_a_proxy_serves_and_nothing_else(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`KAERU_ALLOWED_HOSTS` (a name on any port, or `name:port` on that port only) is added to the
+    loopback names for Host and Origin; every other name is still refused."""
+    env = {**server_env, "KAERU_ALLOWED_HOSTS": "kaeru.example.org, proxy.example.org:8443"}
+    with http_server(env, tmp_path) as server:
+        for headers in (
+            {"Host": "kaeru.example.org"},
+            {"Host": "kaeru.example.org", "Origin": "https://kaeru.example.org"},
+            {"Host": "kaeru.example.org:8080", "Origin": "http://kaeru.example.org:8080"},
+            {"Host": "proxy.example.org:8443"},
+        ):
+            status, body = raw_post(server.url, initialize_request(), headers)
+            assert status == 200 and _is_initialize_result(body), (headers, status, body)
+        for headers in (
+            {"Host": "proxy.example.org:9999"},
+            {"Host": "evil.example"},
+            {"Origin": "http://evil.example"},
+        ):
+            status, body = raw_post(server.url, initialize_request(), headers)
+            assert 400 <= status < 500 and "result" not in body, (headers, status, body)

@@ -66,6 +66,15 @@ async def test_prompts_list_and_get(server_env: dict[str, str], tmp_path: Path) 
         with pytest.raises(MCPError) as unknown:
             await client.get_prompt("resume", {"initiative": "heron-biling"})
         assert "did you mean 'heron-billing'" in unknown.value.message
+        with pytest.raises(MCPError) as no_such:
+            await client.get_prompt("summarise", {"initiative": "heron-billing"})
+        assert (
+            "unknown prompt 'summarise'" in no_such.value.message
+            and "resume, decide, hypothesis" in no_such.value.message
+        )
+        with pytest.raises(MCPError) as blank:
+            await client.get_prompt("decide", {"initiative": "  "})
+        assert "needs the argument 'initiative'" in blank.value.message
 
 
 async def test_resources_list_templates_and_read(server_env: dict[str, str], tmp_path: Path) -> None:

@@ -62,3 +62,51 @@ def test_reminders_fire_from_their_day_for_their_window(call: Call, clock: Clock
     assert again == "2026-03-06", "stamped once, at first sight"
     clock.advance(days=1)  # 2026-03-08: the window is over
     assert node not in _ids(call("context", initiative="r"), "reminders")
+
+
+def test_due_as_a_future_offset_is_that_many_days_or_weeks_from_today(call: Call, clock: Clock) -> None:
+    """`due="3d"` / `"2w"` is a day counted from today (2026-03-02); hours are no day and are refused."""
+    in_days = call("task", initiative="b", text="answer the review", due="3d")
+    in_weeks = call("task", initiative="b", text="ship the release", due="2w")
+    due = [call("read", initiative="b", node=t["data"]["primary"]["id"]) for t in (in_days, in_weeks)]
+    assert [d["data"]["hits"][0]["properties"]["due"] for d in due] == ["2026-03-05", "2026-03-16"]
+    hours = call("task", initiative="b", text="too soon to be a day", due="5h")
+    assert hours["state"] == "rejected"
+    assert hours["issues"][0]["field"] == "due" and "3d, 2w" in hours["issues"][0]["message"]
+    assert len(_ids(call("context", initiative="b"), "tasks")) == 2, "the refused task was not written"
+
+
+def test_a_task_can_carry_a_reminder_and_a_blank_task_is_refused(call: Call) -> None:
+    task = call(
+        "task", initiative="r", text="renew the certificate", reminder={"after": "2026-03-03", "window_days": 2}
+    )
+    node = task["data"]["primary"]["id"]
+    stored = call("read", initiative="r", node=node)["data"]["hits"][0]["properties"]["reminder"]
+    assert stored == {"after": "2026-03-03", "window_days": 2}
+    blank = call("task", initiative="r", text="   ")
+    assert blank["state"] == "rejected" and blank["issues"][0]["field"] == "text"
+
+
+def test_editing_the_board_again_edits_the_same_board(call: Call) -> None:
+    """A second edit changes the one board node (same id, new columns); the same columns again are
+    `unchanged`; duplicate keys are refused and leave the board as it was."""
+    cols = [
+        {"key": "open", "label": "To do"},
+        {"key": "review", "label": "In review"},
+        {"key": "done", "label": "Done"},
+    ]
+    first = call("initiative", initiative="b", action="set_board", columns=cols)
+    assert first["state"] == "applied"
+    board = first["data"]["primary"]["id"]
+    same = call("initiative", initiative="b", action="set_board", columns=cols)
+    assert same["state"] == "unchanged"
+    fewer = [{"key": "open", "label": "To do"}, {"key": "done", "label": "Done"}]
+    second = call("initiative", initiative="b", action="set_board", columns=fewer)
+    assert second["state"] == "applied" and second["data"]["primary"]["id"] == board
+    assert second["data"]["changes"] == [{"field": "columns", "before": cols, "after": fewer}]
+    duplicate = call("initiative", initiative="b", action="set_board", columns=[{"key": "open"}, {"key": "open"}])
+    assert duplicate["state"] == "rejected" and duplicate["issues"][0]["field"] == "columns"
+    tasks = next(s for s in call("context", initiative="b")["data"]["sections"] if s["name"] == "tasks")
+    assert [c["key"] for c in tasks["columns"]] == ["open", "done"]
+    boards = call("search", initiatives=["b"], filters={"types": ["board"]})
+    assert [h["id"] for h in boards["data"]["hits"]] == [board], "one board node, edited in place"

@@ -72,3 +72,44 @@ def test_hygiene_demotes_stale_core_and_reports_once(call: Call, timed: Service,
     first = call("context", initiative="h")
     assert any("core for over 30 days" in n for n in first["data"]["notices"])
     assert call("context", initiative="h")["data"]["notices"] == [], "reported once"
+
+
+def test_hygiene_keeps_core_under_its_ceiling_and_promotes_well_supported_warm_memory(
+    call: Call, timed: Service
+) -> None:
+    """Above 15 core nodes the least supported (then oldest) go to hot; a warm node that five others
+    support is promoted to hot, one that five others contradict is not."""
+
+    def note(text: str, layer: str = "warm") -> str:
+        node_id: str = call("note", initiative="h", text=text, options={"layer": layer})["data"]["primary"]["id"]
+        return node_id
+
+    def support(target: str, count: int, edge_type: str = "refers_to") -> None:
+        for i in range(count):
+            source = note(f"evidence {i} about {target}")
+            linked = call(
+                "link",
+                initiative="h",
+                **{"from": {"id": source}, "to": {"id": target}},
+                edge_type=edge_type,
+                weight=0.8,
+            )
+            assert linked["state"] == "applied", linked
+
+    core = [note(f"core belief number {i}", "core") for i in range(17)]
+    support(core[0], 1)  # the oldest, but supported: it stays
+    supported = note("the vault keeps one writer at a time")
+    support(supported, 5)
+    doubted = note("the vault scales to any number of writers")
+    support(doubted, 5, "contradicts")
+
+    moves = {m.node_id: (m.before.value, m.after.value, m.reason) for m in timed.hygiene("h")}
+    ceiling = [node for node, (_, _, reason) in moves.items() if "ceiling" in reason]
+    assert ceiling == core[1:3] and all(moves[n][:2] == ("core", "hot") for n in ceiling)
+    assert moves[supported] == ("warm", "hot", "5 supporting links")
+    assert doubted not in moves
+    layers = {
+        h["id"]: h["layer"]
+        for h in call("search", initiatives=["h"], filters={"layers": ["core"]}, limit=50)["data"]["hits"]
+    }
+    assert len(layers) == 15 and core[0] in layers

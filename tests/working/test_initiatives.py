@@ -69,3 +69,13 @@ def test_merge_of_two_slot_holders_keeps_the_newer_and_records_the_other(call: C
         assert replaced["currentness"] == "superseded" and replaced["successors"] == [newer], newer_side
         assert replaced["layer"] == "cold", newer_side
         assert call("read", initiative=new, node={"id": newer})["data"]["hits"][0]["currentness"] == "current"
+
+
+def test_merging_into_an_initiative_that_does_not_exist_is_refused(call: Call) -> None:
+    """`merge` needs an existing target (a new name is a rename): refused, and nothing moves."""
+    node = call("note", initiative="alpha", text="kept where it was")["data"]["primary"]["id"]
+    refused = call("initiative", initiative="alpha", action="merge", to="nowhere")
+    assert refused["state"] == "rejected"
+    assert refused["issues"][0]["field"] == "to" and "rename instead" in refused["issues"][0]["message"]
+    assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["alpha"]
+    assert call("read", initiative="alpha", node=node)["data"]["hits"][0]["initiatives"] == ["alpha"]

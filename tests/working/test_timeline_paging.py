@@ -148,3 +148,10 @@ def test_a_long_walk_counts_a_bounded_window_and_says_more_lie_beyond(call: Call
         {"section": "before", "count": COUNT_WINDOW, "reason": "limit"},
         {"section": "before", "count": 1, "reason": "window"},
     ]
+
+
+def test_a_timeline_anchored_on_a_query_that_matches_nothing_says_so(call: Call) -> None:
+    _note(call, "step one of the migration")
+    missed = call("timeline", initiatives=["t"], query="zeppelin")
+    assert missed["state"] == "rejected"
+    assert (missed["issues"][0]["code"], missed["issues"][0]["field"]) == ("not_found", "query")

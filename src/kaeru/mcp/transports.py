@@ -425,7 +425,9 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
     if not is_loopback(host):
         hosts.append(f"{host}:*")
     for extra in settings.allowed_hosts:
-        hosts.append(extra if ":" in extra else f"{extra}:*")
+        # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
+        # name, and `name:*` matches only a Host that carries a port).
+        hosts.extend([extra] if ":" in extra else [extra, f"{extra}:*"])
     origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 

@@ -133,13 +133,11 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
         if source.tier == Tier.OPERATIONAL:
             raise InvalidArgument(f"{source.name!r} is already operational", field="source")
         successor = _consolidate(ctx, source, request, Tier.OPERATIONAL)
-    elif mode == "supersede":
+    else:  # supersede: `mode` is one of the four (the request's Literal, checked by the schema)
         if request.new_body is None and request.new_name is None:
             raise InvalidArgument("supersede needs new_body (the corrected fact) or new_name", field="new_body")
         node_type = _new_type(request.new_type, source.node_type)
         successor = _successor(ctx, source, request, node_type, default_tier(node_type), rename=True)
         ctx.add_edge(successor, source, EdgeType.SUPERSEDES, 1.0)
         ctx.mark_affected(source)
-    else:
-        raise InvalidArgument(f"{mode} needs source", field="source")  # unreachable: the schema's enum
     ctx.outcome.primary = ctx.outcome_ref(successor)

@@ -137,19 +137,47 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
         SearchQuery(initiative_ids=[ctx.initiative.id], types=[NodeType.CHAIN.value], omit_superseded=False)
     )
     existing = ctx.session.nodes_by_ids([r.id for r in rows])
+    names = ctx.session.nodes_by_ids(members)
+    default = " → ".join(names[m].name for m in members)
+    saved = {
+        "members": members,
+        "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
+        "cost": round(cost, 6),
+    }
     for chain in existing.values():
         if chain.properties.get("chain", {}).get("members") == members:
             summary = request.summary
             if summary and summary != chain.body:
                 updated = ctx.update_node(chain, body=ctx.clean("summary", summary))
+                ctx.outcome.changes.append(Change("body", chain.body, updated.body))
                 ctx.outcome.primary = ctx.outcome_ref(updated)
                 ctx.mark_affected(updated)
             else:
                 ctx.outcome.state = "unchanged"
                 ctx.outcome.primary = ctx.outcome_ref(chain)
             return
-    names = ctx.session.nodes_by_ids(members)
-    default = " → ".join(names[m].name for m in members)
+    # The same ends saved before along a path no longer the strongest (reflect's `stale_chain`):
+    # saving again moves that chain to the path of today, as a new revision of the same node.
+    for chain in sorted(existing.values(), key=lambda n: n.seq):
+        before = chain.properties.get("chain", {}).get("members") or []
+        if len(before) < 2 or (before[0], before[-1]) != (members[0], members[-1]):
+            continue
+        fields: dict[str, object] = {"properties": {**chain.properties, "chain": saved}}
+        old_names = ctx.session.nodes_by_ids(before)
+        old_default = " → ".join(old_names[m].name if m in old_names else m for m in before)
+        body = (
+            ctx.clean("summary", request.summary)
+            if request.summary
+            else (default if chain.body == old_default else None)
+        )
+        if body is not None and body != chain.body:
+            fields["body"] = body
+            ctx.outcome.changes.append(Change("body", chain.body, body))
+        ctx.outcome.changes.append(Change("chain.members", before, members))
+        updated = ctx.update_node(chain, **fields)
+        ctx.outcome.primary = ctx.outcome_ref(updated)
+        ctx.mark_affected(updated)
+        return
     body = ctx.clean("summary", request.summary) or default
     name = ctx.clean_name("name", request.name) if request.name else None
     chain = ctx.create_node(
@@ -158,12 +186,6 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
         name=name or f"chain-{names[members[0]].name[:40]}-to-{names[members[-1]].name[:40]}",
         tags=["kind:chain"],
         layer=Layer.WARM,
-        properties={
-            "chain": {
-                "members": members,
-                "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
-                "cost": round(cost, 6),
-            }
-        },
+        properties={"chain": saved},
     )
     ctx.outcome.primary = ctx.outcome_ref(chain)
