@@ -72,3 +72,14 @@ def test_hygiene_reports_are_not_orphans(call: Call, clock: Clock, timed: Any) -
     assert stale in orphans
     assert not set(reports) & set(orphans)
     assert envelope["data"]["counts"]["orphan"] == len(orphans)
+
+
+def test_a_saved_chain_is_no_orphan(call: Call) -> None:
+    first = _note(call, "the cache miss raises the latency")
+    second = _note(call, "the latency trips the alert")
+    _link(call, first, second, "causal")
+    chain = call("link", initiative="r", action="chain", **{"from": {"id": first}, "to": {"id": second}})
+    assert chain["state"] == "applied", chain["issues"]
+    lonely = _note(call, "an unrelated thought about fonts")
+    # The chain node has no edges of its own (its members are its content): linking it would fix nothing.
+    assert set(_items(call, "orphan")) == {lonely}

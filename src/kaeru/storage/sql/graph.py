@@ -12,6 +12,9 @@ from kaeru.storage.sql.rows import EDGE_COLS, prefixed
 
 _E_EDGE = prefixed(EDGE_COLS, "e")
 _SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
+#: Nodes that are no orphans for lack of edges: audit events, boards, and saved chains (a chain's
+#: members are in its properties; linking it "to what it is about" fixes nothing — decision 80).
+_LINKABLE = "n.node_type NOT IN ('audit_event', 'board', 'chain')"
 _EDGE_TYPES = frozenset(e.value for e in EdgeType)
 
 
@@ -43,7 +46,10 @@ class GraphQueries(Part):
         question for nodes already known to be live members, asked of them alone (each a probe of
         the target index) instead of reading every such edge of the initiative (decision 80)."""
         d = self._d
-        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in edge_types if t in _EDGE_TYPES) + ")"
+        known = [t for t in edge_types if t in _EDGE_TYPES]
+        if not known:
+            return set()
+        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in known) + ")"
         found: set[str] = set()
         for chunk in d.chunks(node_ids):
             targets, params = d.in_("e.dst", chunk, "text")
@@ -60,7 +66,7 @@ class GraphQueries(Part):
     def orphans(
         self, initiative_ids: Sequence[int], limit: int, *, unless: tuple[Sequence[str], str] | None = None
     ) -> list[str]:
-        """Live member nodes (not audit, not board) with no live edge at all, oldest first; with
+        """Live member nodes (not audit events, boards or saved chains) with no live edge at all, oldest first; with
         `unless` = (types, tag), not the nodes of those types that carry that tag (`reflect` leaves
         hygiene's own chains and episodes out: tested on the orphans' rows, which the query reads
         anyway, not by a search of every episode first — decision 80)."""
@@ -76,7 +82,7 @@ class GraphQueries(Part):
             more = [*kind_params, *tag_params]
         # The tag test last: written after the edge tests, it runs only on the rows they let through.
         found = self._db.rows(
-            f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_SHOWN} AND {scope} "
+            f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_LINKABLE} AND {scope} "
             f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.src = n.id) "
             f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.dst = n.id){skip} "
             "ORDER BY n.seq LIMIT ?",
