@@ -138,6 +138,23 @@ def test_export_paths_stay_inside_the_root(service: Service, vault: VaultSpec, t
             )
 
 
+def test_an_export_blocked_by_what_is_in_the_root_names_it(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
+    settings = _settings(vault, tmp_path / "exports")
+
+    def refused(path: str, fmt: str) -> str:
+        with pytest.raises(KaeruError) as caught:
+            archive.export(service.store, settings, parse("archive", {"action": "export", "path": path, "format": fmt}))
+        assert caught.value.code == "invalid_argument" and caught.value.field == "path"
+        return caught.value.message
+
+    archive.export(service.store, settings, parse("archive", {"action": "export", "path": "x.amg"}))
+    archive.export(service.store, settings, parse("archive", {"action": "export", "path": "md", "format": "markdown"}))
+    assert "'x.amg' is a file, so it cannot hold" in refused("x.amg/inner.amg", "amg")
+    assert "'x.amg' is a file, so it cannot hold" in refused("x.amg/deeper/inner.amg", "amg")
+    assert "'x.amg' is a file, and a markdown export writes a folder there" in refused("x.amg", "markdown")
+    assert "it is a folder, and an amg export writes one file" in refused("md", "amg")
+
+
 def test_copy_to_the_other_backend_and_back(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
     from tests.backends import postgres_admin_url
 

@@ -57,6 +57,28 @@ def _digest(data: bytes) -> str:
 _PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ENOENT})
 
 
+def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
+    """What in the export root stops the export, named: the system's "File exists" or "Is a
+    directory" says neither which path nor why."""
+    if exc.errno == errno.EISDIR:
+        return "it is a folder, and an amg export writes one file"
+    if exc.errno not in (errno.EEXIST, errno.ENOTDIR):
+        return str(exc.strerror)  # a name too long, a folder missing: the system's words say it
+    for path in (target, *target.parents):
+        if path == root or root not in path.parents:
+            break
+        try:
+            blocking = path.is_file()
+        except OSError:
+            continue
+        if blocking:
+            name = str(path.relative_to(root))
+            if path == target:
+                return f"{name!r} is a file, and a {fmt} export writes a folder there"
+            return f"{name!r} is a file, so it cannot hold a folder or file inside it"
+    return str(exc.strerror)
+
+
 def export(
     store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
 ) -> MutationOutcome:
@@ -104,7 +126,9 @@ def export(
         if exc.errno not in _PATH_ERRNOS:
             raise
         shown = request.path[:200]
-        raise InvalidArgument(f"cannot export to {shown!r}: {exc.strerror}", field="path") from exc
+        raise InvalidArgument(
+            f"cannot export to {shown!r}: {_in_the_way(root, target, fmt, exc)}", field="path"
+        ) from exc
     outcome.artifacts.append(
         {
             "path": str(target),
