@@ -137,13 +137,6 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
         SearchQuery(initiative_ids=[ctx.initiative.id], types=[NodeType.CHAIN.value], omit_superseded=False)
     )
     existing = ctx.session.nodes_by_ids([r.id for r in rows])
-    names = ctx.session.nodes_by_ids(members)
-    default = " → ".join(names[m].name for m in members)
-    saved = {
-        "members": members,
-        "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
-        "cost": round(cost, 6),
-    }
     for chain in existing.values():
         if chain.properties.get("chain", {}).get("members") == members:
             summary = request.summary
@@ -156,6 +149,13 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
                 ctx.outcome.state = "unchanged"
                 ctx.outcome.primary = ctx.outcome_ref(chain)
             return
+    names = ctx.session.nodes_by_ids(members)
+    default = " → ".join(names[m].name for m in members)
+    saved = {
+        "members": members,
+        "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
+        "cost": round(cost, 6),
+    }
     # The same ends saved before along a path no longer the strongest (reflect's `stale_chain`):
     # saving again moves that chain to the path of today, as a new revision of the same node.
     for chain in sorted(existing.values(), key=lambda n: n.seq):

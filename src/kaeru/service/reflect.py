@@ -63,11 +63,10 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         if scope is None:
             raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
         base = {"initiative": scope.name}
-        # Oldest first; only the nodes shown are read (decision 16.R2). Hygiene's own chains and
-        # episodes are left out of the list and the count, tested on the orphans' own rows (80).
-        orphan_ids = session.orphans(
-            [scope.id], SCAN, unless=((NodeType.CHAIN.value, NodeType.EPISODE.value), "kind:hygiene")
-        )
+        # Oldest first; only the nodes shown are read (decision 16.R2). Saved chains are never
+        # orphans; hygiene's own episodes are left out of the list and the count, tested on the
+        # orphans' own rows (80).
+        orphan_ids = session.orphans([scope.id], SCAN, unless=((NodeType.EPISODE.value,), "kind:hygiene"))
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
             add(

@@ -68,7 +68,7 @@ class GraphQueries(Part):
     ) -> list[str]:
         """Live member nodes (not audit events, boards or saved chains) with no live edge at all, oldest first; with
         `unless` = (types, tag), not the nodes of those types that carry that tag (`reflect` leaves
-        hygiene's own chains and episodes out: tested on the orphans' rows, which the query reads
+        hygiene's own episodes out: tested on the orphans' rows, which the query reads
         anyway, not by a search of every episode first — decision 80)."""
         scope, params = self._member_of(initiative_ids)
         no = self._d.false
