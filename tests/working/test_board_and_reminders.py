@@ -64,6 +64,46 @@ def test_reminders_fire_from_their_day_for_their_window(call: Call, clock: Clock
     assert node not in _ids(call("context", initiative="r"), "reminders")
 
 
+def test_a_tasks_reminder_is_delivered_in_reminders_then_the_task_returns_to_its_board(
+    call: Call, clock: Clock
+) -> None:
+    """A due reminder on an open task is delivered like any other: in `reminders`, stamped at first
+    sight, for its window; the tasks section neither shows it twice nor counts it meanwhile."""
+    task = call(
+        "task", initiative="r", text="renew the certificate", reminder={"after": "2026-03-04", "window_days": 2}
+    )
+    other = call("task", initiative="r", text="rotate the keys")
+    node, plain = task["data"]["primary"]["id"], other["data"]["primary"]["id"]
+    before = call("context", initiative="r")
+    assert _ids(before, "tasks") == [plain, node] and node not in _ids(before, "reminders")
+    clock.advance(days=2)  # 2026-03-04: its day
+    due = call("context", initiative="r")
+    assert _ids(due, "reminders") == [node]
+    assert _ids(due, "tasks") == [plain]
+    tasks = next(s for s in due["data"]["sections"] if s["name"] == "tasks")
+    assert tasks["total"] == 1
+    assert call("read", initiative="r", node=node)["data"]["hits"][0]["properties"]["reminder"]["seen"] == "2026-03-04"
+    clock.advance(days=2)  # 2026-03-06: the window is over
+    after = call("context", initiative="r")
+    assert node not in _ids(after, "reminders") and node in _ids(after, "tasks")
+
+
+def test_a_role_holders_reminder_is_delivered_and_the_role_still_names_it(call: Call, clock: Clock) -> None:
+    held = call(
+        "note",
+        initiative="r",
+        text="the release checklist for 2.0",
+        reminder={"after": "2026-03-02", "window_days": 1},
+        options={"slot": "release-plan"},
+    )
+    node = held["data"]["primary"]["id"]
+    answer = call("context", initiative="r")
+    assert _ids(answer, "reminders") == [node]
+    slots = next(s for s in answer["data"]["sections"] if s["name"] == "slots")
+    assert node not in [i["id"] for i in slots["items"]], "shown once, under reminders"
+    assert slots["holders"] == {"release-plan": node}
+
+
 def test_due_as_a_future_offset_is_that_many_days_or_weeks_from_today(call: Call, clock: Clock) -> None:
     """`due="3d"` / `"2w"` is a day counted from today (2026-03-02); hours are no day and are refused."""
     in_days = call("task", initiative="b", text="answer the review", due="3d")

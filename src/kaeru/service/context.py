@@ -42,7 +42,10 @@ ITEM_EXCERPT = 240
 #: The layers whose nodes `context` offers without being asked (cold and frozen: only by section).
 EAGER_LAYERS = ("core", "hot", "warm")
 RECENT_FACETS = [f"{tier.value}:{layer}" for tier in Tier for layer in EAGER_LAYERS]
-CLAIM_FIRST = ("slots", "tasks", "claims", "reviews", "reminders")
+#: Typed sections claim their nodes in this order. A due reminder comes first: it is delivered (and
+#: its window started) in `reminders` whatever its node is — a task, a role's holder, a claim — and
+#: the node returns to its own section when the window is over (decision 82).
+CLAIM_FIRST = ("reminders", "slots", "tasks", "claims", "reviews")
 
 
 @dataclass
@@ -158,6 +161,8 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             states = [s for s in session.slots_of(scope.id) if s.node_id]
             holders = session.nodes_by_ids([s.node_id for s in states if s.node_id])
             live = [holders[s.node_id] for s in states if s.node_id in holders and not holders[s.node_id].retracted]
+            # A holder whose reminder is due is shown under `reminders`; `holders` still names it.
+            live = [n for n in live if n.id not in shown]
             sections.append(Section("slots", live, len(live), {"holders": {s.slot: s.node_id for s in states}}))
             shown.update((n.id, n) for n in live)
         elif name in ("core", "hot", "warm", "cold", "frozen"):
