@@ -182,22 +182,3 @@ def migrate(ctx: click.Context) -> None:
         )
     if not ok:
         ctx.exit(EXIT_FAILED)
-
-
-@cli.command()
-@click.pass_context
-def tools(ctx: click.Context) -> None:
-    """List the MCP tools (name, read/write, title); --json prints the tools of `tools/list` as one JSON
-    list (name, title, description, schemas, annotations)."""
-    from kaeru.mcp.server import build_server
-
-    kaeru = build_server(service_of(ctx))
-    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
-    if wants_json(ctx):
-        echo_json(listing)
-        return
-    for tool in listing:
-        annotations = tool.get("annotations") or {}
-        mode = "read " if annotations.get("readOnlyHint") else "write"
-        title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
-        click.echo(f"{tool['name']:<14} {mode}  {title}")

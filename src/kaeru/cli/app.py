@@ -1,17 +1,17 @@
 """`kaeru` — serve the MCP server, or inspect and edit a vault from the terminal.
 
 The group and its shared helpers live in `cli/common.py`; the commands in `reads.py`, `writes.py`,
-`admin.py`, `bench.py`, `doctor.py` and `tokens.py`, which register themselves on the group when imported here. This
+`call.py` (`call`: any tool; `tools`), `admin.py`, `bench.py`, `doctor.py` and `tokens.py`, which register themselves on the group when imported here. This
 is the CLI's composition root: the only place (with `mcp/server.py`) that opens a store.
 """
 
 from __future__ import annotations
 
-from kaeru.cli import admin, bench, doctor, importers, reads, setup, tokens, ui, writes
+from kaeru.cli import admin, bench, call, doctor, importers, reads, setup, tokens, ui, writes
 from kaeru.cli.common import cli
 from kaeru.storage.factory import open_store
 
-__all__ = ["admin", "bench", "cli", "doctor", "importers", "main", "reads", "setup", "tokens", "ui", "writes"]
+__all__ = ["admin", "bench", "call", "cli", "doctor", "importers", "main", "reads", "setup", "tokens", "ui", "writes"]
 
 
 def main() -> None:

@@ -7,8 +7,8 @@ met a file that does not parse, the semantic extra is missing for `reindex`);
 arguments — click's usage errors exit 2 too).
 
 With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
-that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`), the list of
-tool definitions for `tools`, otherwise a documented object with `"ok"`; a failure outside an
+that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`) and for `call`
+(any tool), the list of tool definitions for `tools` (one tool's definition for `tools NAME`), otherwise a documented object with `"ok"`; a failure outside an
 envelope prints `{"ok": false, "error": {"code": …, "message": …}}`. Bad usage (click's usage errors, exit 2) is
 click's message on stderr, with nothing on stdout.
 """

@@ -1,0 +1,202 @@
+"""`kaeru call TOOL` — every MCP tool from a terminal, through the same dispatch as a tool call —
+and `kaeru tools [TOOL]`, the list of tools and one tool's arguments.
+
+The dedicated commands (`note`, `search`, `read`, `recall`, `context`, …) cover what people type
+most; `call` reaches the rest — tasks, `revise`, `claim`, `link`, `forget`, slots, layers, boards,
+timelines — with exactly what an agent gets: the same validation, replay, compare-and-set and
+envelope (decision 83). Arguments are a JSON object, from the command line or stdin, and/or
+`-a key=value` pairs in HTTPie's spelling:
+
+    kaeru call task_update -a initiative=web -a task=ship-v2 -a status=done
+    kaeru call revise -a node=01J… -a patch.body="Postgres 16, not 15" -a expected_revision=2-…
+    kaeru call task -a initiative=web -a text="write the release notes" -a tags:='["docs"]'
+    echo '{"initiative": "web", "node": "db-choice"}' | kaeru call trail -
+
+`key=value` sets a text; `key:=value` sets a JSON value (number, boolean, null, list, object); a
+dotted key sets a field inside an object (`patch.body`). Pairs are applied after the JSON object,
+so they override it. The result is the compact text an agent reads (`--json`: the envelope); the
+exit code follows the envelope: 0 answered, 2 refused, 1 an `internal` or `unavailable` failure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from kaeru.cli.common import EXIT_FAILED, EXIT_REJECTED, cli, echo_json, service_of, wants_json
+
+#: Issue codes that mean the call failed rather than was refused (exit 1, as the other commands).
+FAILURE_CODES = ("internal", "unavailable")
+
+
+def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
+    """Apply `key=text` and `key:=json` pairs to `into` (dotted keys reach into objects)."""
+    for pair in pairs:
+        key, value = _split(pair)
+        *parents, last = key.split(".")
+        if not last or any(not p for p in parents):
+            raise click.BadParameter(f"{pair!r}: an empty name in {key!r}", param_hint="-a/--arg")
+        target = into
+        for depth, parent in enumerate(parents):
+            inner = target.setdefault(parent, {})
+            if not isinstance(inner, dict):
+                path = ".".join(parents[: depth + 1])
+                message = f"{pair!r}: {path!r} is already set to a value, not an object"
+                raise click.BadParameter(message, param_hint="-a/--arg")
+            target = inner
+        target[last] = value
+    return into
+
+
+def _split(pair: str) -> tuple[str, Any]:
+    """`key:=json` (a JSON value) or `key=text` (a text), whichever separator comes first."""
+    eq = pair.find("=")
+    if eq <= 0:
+        raise click.BadParameter(f"{pair!r}: expected key=text or key:=json", param_hint="-a/--arg")
+    if pair[eq - 1] == ":":
+        key, raw = pair[: eq - 1], pair[eq + 1 :]
+        try:
+            return key, json.loads(raw)
+        except json.JSONDecodeError as exc:
+            raise click.BadParameter(f"{pair!r}: {raw!r} is not JSON ({exc.msg})", param_hint="-a/--arg") from exc
+    return pair[:eq], pair[eq + 1 :]
+
+
+def parse_object(raw: str, where: str) -> dict[str, Any]:
+    """The arguments' JSON object (from the command line or stdin)."""
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}", param_hint=where
+        ) from exc
+    if not isinstance(value, dict):
+        raise click.BadParameter(f"the arguments must be a JSON object, not {type(value).__name__}", param_hint=where)
+    return value
+
+
+def exit_code(envelope: dict[str, Any]) -> int:
+    """0 for an answer (applied, unchanged, replayed, ok, conflict answers too), 1 for a failure,
+    2 for a refusal."""
+    if envelope.get("state") != "rejected":
+        return 0
+    codes = {issue.get("code") for issue in envelope.get("issues", [])}
+    return EXIT_FAILED if codes & set(FAILURE_CODES) else EXIT_REJECTED
+
+
+@cli.command(context_settings={"ignore_unknown_options": False})
+@click.argument("tool")
+@click.argument("arguments", required=False)
+@click.option("-a", "--arg", "pairs", multiple=True, metavar="KEY=TEXT|KEY:=JSON", help="One argument (repeat).")
+@click.pass_context
+def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
+    """Call any MCP tool: ARGUMENTS is a JSON object (or - to read it from stdin), -a adds or
+    overrides one argument. `kaeru tools` lists the tools, `kaeru tools TOOL` shows one's arguments."""
+    from kaeru.mcp.server import build_server
+
+    args: dict[str, Any] = {}
+    if arguments is not None:
+        raw = sys.stdin.read() if arguments == "-" else arguments
+        args = parse_object(raw, "stdin" if arguments == "-" else "ARGUMENTS")
+    parse_pairs(pairs, args)
+    registry = build_server(service_of(ctx)).registry
+    if not registry.has(tool):
+        from kaeru.domain.similar import suggest
+
+        close = suggest(tool, registry.specs)
+        hint = f"; did you mean {', '.join(close)}?" if close else f"; tools: {', '.join(registry.specs)}"
+        raise click.UsageError(f"no tool named {tool!r}{hint}")
+    envelope = registry.run(tool, args)
+    if wants_json(ctx):
+        echo_json(envelope)
+    else:
+        from kaeru.mcp.render import compact
+
+        click.echo(compact(envelope))
+    ctx.exit(exit_code(envelope))
+
+
+@cli.command()
+@click.argument("name", required=False)
+@click.pass_context
+def tools(ctx: click.Context, name: str | None) -> None:
+    """List the MCP tools (name, read/write, title), or show one tool's description and arguments
+    (what `kaeru call NAME` takes); --json prints the tools of `tools/list` (or NAME's) as JSON
+    (name, title, description, schemas, annotations)."""
+    from kaeru.mcp.server import build_server
+
+    kaeru = build_server(service_of(ctx))
+    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+    if name is not None:
+        found = [t for t in listing if t["name"] == name]
+        if not found:
+            from kaeru.domain.similar import suggest
+
+            close = suggest(name, [t["name"] for t in listing])
+            raise click.UsageError(f"no tool named {name!r}" + (f"; did you mean {', '.join(close)}?" if close else ""))
+        if wants_json(ctx):
+            echo_json(found[0])
+        else:
+            click.echo(describe_tool(found[0], kaeru.registry.specs[name].input_schema))
+        return
+    if wants_json(ctx):
+        echo_json(listing)
+        return
+    for tool in listing:
+        annotations = tool.get("annotations") or {}
+        mode = "read " if annotations.get("readOnlyHint") else "write"
+        title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
+        click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+def describe_tool(tool: dict[str, Any], schema: dict[str, Any]) -> str:
+    """A tool's description (as `tools/list` serves it) and its arguments — name, type, bounds,
+    default, description — from the exact schema every call is validated by (the served one is a
+    looser hint outside the published contract, decision 18.M1): a terminal user's help for
+    `kaeru call`."""
+    required = set(schema.get("required") or ())
+    title = f"{tool['name']} — {tool['title']}" if tool.get("title") else tool["name"]
+    lines = [title, "", tool.get("description", ""), "", "Arguments:"]
+    for key, prop in (schema.get("properties") or {}).items():
+        need = "required" if key in required else "optional"
+        extra = f", default {json.dumps(prop['default'])}" if "default" in prop else ""
+        lines.append(f"  {key} ({_type_of(prop)}, {need}{extra})")
+        if prop.get("description"):
+            lines.append(f"      {prop['description']}")
+    alternatives = [" + ".join(a["required"]) for a in schema.get("anyOf") or () if a.get("required")]
+    if alternatives:
+        lines.append("  needs at least one of: " + " | ".join(alternatives))
+    for name, definition in (schema.get("$defs") or {}).items():
+        if name == "NodeRef":
+            lines.append("  NodeRef: a node's id or exact name, " + '{"id": …} or {"initiative": …, "name": …}')
+        else:
+            lines.append(f"  {name}: {_type_of(definition)}")
+    lines += ["", f"kaeru call {tool['name']} -a key=text -a key:=json   (or a JSON object, or - for stdin)"]
+    return "\n".join(lines)
+
+
+def _type_of(prop: dict[str, Any]) -> str:
+    """A property's type in a few words: `string`, `integer 512..64000`, `list of: a, b`, `NodeRef`."""
+    if "$ref" in prop:
+        return str(prop["$ref"]).rsplit("/", 1)[-1]
+    if "enum" in prop:
+        return "one of: " + ", ".join(str(v) for v in prop["enum"])
+    for key in ("anyOf", "oneOf"):
+        if key in prop:
+            return " or ".join(dict.fromkeys(_type_of(p) for p in prop[key]))
+    if prop.get("properties"):
+        needed = set(prop.get("required") or ())
+        fields = [f"{k}: {_type_of(v)}{'' if k in needed else ' (optional)'}" for k, v in prop["properties"].items()]
+        return "{" + ", ".join(fields) + "}"
+    kind = prop.get("type")
+    words = "|".join(kind) if isinstance(kind, list) else str(kind or "any")
+    if kind == "array" and isinstance(prop.get("items"), dict):
+        inner = _type_of(prop["items"])
+        words = f"list of: {inner.removeprefix('one of: ')}" if "enum" in prop["items"] else f"list of {inner}"
+    low, high = prop.get("minimum"), prop.get("maximum")
+    if low is not None or high is not None:
+        words += f" {'' if low is None else low}..{'' if high is None else high}"
+    return words
