@@ -4,7 +4,8 @@ The corpus is `bench/corpus.py`'s (the searched initiative, `kaeru-core`, holds 
 built in bulk, plus what re-entry reads besides plain notes, in the searched initiative: 20 rules,
 60 open tasks (a third overdue), 30 open claims, 40 reminders (half due) and 10 doubted notes.
 Each round times every op once, in shuffled order, after warm-up rounds; p50/p95 of wall time and
-of the calling thread's CPU time, ms.
+of the calling thread's CPU time, ms. `context_hygiene` is `context` as `KAERU_HYGIENE=1` serves it,
+`hygiene` one pass by hand (the first pass, in the warm-up, does any moving).
 
     python -m bench.reentry --sizes 10000,100000 [--backend sqlite|postgres|both] [--ops 40]
     python -m bench.reentry --sizes 100000 --keep --workdir /tmp/w     # keep the vault
@@ -25,6 +26,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,9 @@ from bench import build as builder_mod
 from bench.corpus import MAIN, CorpusBuilder
 from bench.vaults import BackendUnavailable, BenchVault, new_vault
 
-OPS = ("context", "recall_selective", "recall_common", "reflect")
+#: `context_hygiene` is `context` with `KAERU_HYGIENE=1` (a hygiene pass first, at most hourly per
+#: initiative); `hygiene` is one pass asked for by hand (`kaeru hygiene`), which always runs.
+OPS = ("context", "context_hygiene", "hygiene", "recall_selective", "recall_common", "reflect")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -101,10 +105,15 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, An
     extra: dict[str, Any] = {}
     try:
         service = Service(store, settings)
+        tidying = Service(store, replace(settings, hygiene=True))
 
         def run(op: str) -> Any:
             if op == "context":
                 return service.context(parse("context", {"initiative": MAIN}))
+            if op == "context_hygiene":
+                return tidying.context(parse("context", {"initiative": MAIN}))
+            if op == "hygiene":
+                return service.hygiene(MAIN)
             if op == "reflect":
                 return service.reflect(parse("reflect", {"initiative": MAIN}))
             words = rng.sample(selective, 2) if op == "recall_selective" else rng.sample(common, 2)

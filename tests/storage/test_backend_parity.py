@@ -299,6 +299,10 @@ def _lists(store: Store, scope: list[str], ids: list[str]) -> dict[str, Any]:
             "orphans": session.orphans(mine, 50),
             "orphans_but_tagged": session.orphans(mine, 50, unless=(("episode", "concept"), "red")),
             "linked": sorted(session.linked(ids, ["refers_to", "supersedes"])),
+            "inbound_counts": session.inbound_counts(ids, ["refers_to", "supersedes", "derived_from"]),
+            "hygiene_candidates": [
+                session.hygiene_candidates(i, "9999-12-31T00:00:00.000000Z", ["refers_to", "verifies"], 1) for i in mine
+            ],
             "dangling": keys(session.dangling_edges(mine, 50)),
             "timeline": session.timeline(mine, since=None, until=None, pivot=None, before=0, after=50),
             "held": [[(named[s.initiative_id], s.slot, s.node_id) for s in session.slots_held_by(i)] for i in ids],

@@ -5,14 +5,19 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kaeru.config import Settings
+from kaeru.domain.model import EdgeType, Layer, NodeType
 from kaeru.service import Service
+from kaeru.service.hygiene import CANCELLING, Move, decide
+from kaeru.storage.base import SearchQuery, Store
 from kaeru.storage.factory import open_store
-from tests.backends import drop_vault, new_vault
+from tests.backends import VaultSpec, drop_vault, new_vault
 from tests.working.conftest import Call, Clock, make_call
 
 LAYERS = ["core", "hot", "warm"]
@@ -113,3 +118,136 @@ def test_hygiene_keeps_core_under_its_ceiling_and_promotes_well_supported_warm_m
         for h in call("search", initiatives=["h"], filters={"layers": ["core"]}, limit=50)["data"]["hits"]
     }
     assert len(layers) == 15 and core[0] in layers
+
+
+def test_with_automatic_hygiene_context_tidies_first_and_reports_once(
+    store: Store, vault: VaultSpec, clock: Clock
+) -> None:
+    """`KAERU_HYGIENE=1`: `context` runs a pass before it reads, so a stale core belief is already
+    in `hot` and the pass's report is a notice of this very call — once; an unknown initiative is
+    still refused as such, not by the pass."""
+    settings = Settings.from_env({**vault.env(), "KAERU_HYGIENE": "1"})
+    assert settings.hygiene
+    call = make_call(Service(store, settings, clock=clock))
+    old = call("note", initiative="h", text="an old core belief", options={"layer": "core"})["data"]["primary"]["id"]
+    fresh = call("context", initiative="h")
+    assert old in [i["id"] for s in fresh["data"]["sections"] if s["name"] == "core" for i in s["items"]]
+    assert fresh["data"]["notices"] == [], "nothing to tidy yet"
+    clock.advance(days=40)
+    tidied = call("context", initiative="h")
+    assert old in [i["id"] for s in tidied["data"]["sections"] if s["name"] == "hot" for i in s["items"]]
+    assert any("core for over 30 days" in n for n in tidied["data"]["notices"])
+    assert call("context", initiative="h")["data"]["notices"] == [], "reported once"
+    unknown = call("context", initiative="nowhere")
+    assert unknown["state"] == "rejected" and unknown["issues"][0]["code"] == "unknown_initiative"
+
+
+def _every_node_moves(store: Store, initiative: str, now: datetime) -> list[Move]:
+    """The rules decided over every live, unpinned core, hot and warm member, each with its count
+    of supporting links read from all the initiative's inbound edges: what a pass must agree with."""
+    with store.read() as session:
+        scope = session.initiative_by_name(initiative)
+        assert scope is not None
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=[scope.id], layers=LAYERS, omit_superseded=False, window=100_000)
+        )
+        found = session.nodes_by_ids([r.id for r in rows])
+        nodes = sorted(
+            (n for n in found.values() if not n.pinned and n.node_type != NodeType.BOARD), key=lambda n: n.seq
+        )
+        inbound = session.inbound([scope.id], [e.value for e in EdgeType])
+        support = {n.id: sum(1 for e in inbound.get(n.id, []) if e.edge_type not in CANCELLING) for n in nodes}
+        verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE])
+    return decide(nodes, support, verdicts, now)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10_000))
+def test_a_pass_moves_what_the_rules_decide_over_every_node(backend: str, tmp_path: Path, seed: int) -> None:
+    """The pass reads only the nodes its index queries call candidates (decision 84); on vaults with
+    every rule in play — old and back-dated notes, archival ideas, well-linked warm nodes, verdicts
+    and cancelling links, links from forgotten notes, pins, a second initiative — it must move
+    exactly what the rules decide over every node, pass after pass."""
+    rng = random.Random(seed)
+    spec = new_vault(backend, tmp_path)
+    store = open_store(spec.settings())
+    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
+    try:
+        service = Service(store, spec.settings(), clock=clock)
+        run = make_call(service)
+
+        def call(tool: str, **args: object) -> dict[str, object]:
+            answer = run(tool, **args)
+            assert answer["state"] != "rejected", answer["issues"]
+            return answer
+
+        ids: list[str] = []
+        for i in range(rng.randint(20, 45)):
+            kind = rng.choice(["observation", "decision", "jot", "idea", "concept", "observation"])
+            args: dict[str, object] = {"options": {"layer": rng.choice([*LAYERS, "cold"])}}
+            if rng.random() < 0.2:  # back-dated: its created_at is older than its place in the log
+                args["occurred_at"] = f"2025-12-{rng.randint(1, 28):02d}"
+            initiatives = ["h", "other"] if rng.random() < 0.1 else ["h"]
+            made = call("note", initiative=initiatives[0], text=f"node {i} {kind}", kind=kind, **args)
+            node = made["data"]["primary"]["id"]
+            ids.append(node)
+            if len(initiatives) > 1:
+                call("initiative", initiative="h", action="attach", node={"id": node})
+            clock.advance(days=rng.randint(0, 4))
+        core_heavy = rng.random() < 0.5  # more core than its ceiling
+        for i in range(rng.randint(16, 22) if core_heavy else 0):
+            made = call("note", initiative="h", text=f"core belief {i}", kind="concept", options={"layer": "core"})
+            ids.append(made["data"]["primary"]["id"])
+        # Hubs: two of the notes, and a concept only the promotion rule can move.
+        concept = call("note", initiative="h", text="the hub concept", kind="concept", options={"layer": "warm"})
+        hubs = [*rng.sample(ids, 2), concept["data"]["primary"]["id"]]
+        call("layer", initiative="h", nodes=hubs, layer="warm")
+        kinds = ["refers_to", "derived_from", "supersedes", "contradicts", "verifies"]
+        links = [(rng.choice(ids), rng.choice(ids), rng.choice(kinds)) for _ in range(rng.randint(10, 30))]
+        supporting = ["refers_to", "derived_from", "verifies"]  # hubs: around the promotion threshold
+        links += [(s, hub, rng.choice(supporting)) for hub in hubs for s in rng.sample(ids, rng.randint(3, 8))]
+        for source, target, edge in links:
+            if source != target:
+                call("link", initiative="h", **{"from": source, "to": target}, edge_type=edge, weight=0.5)
+        forgotten = rng.sample(ids, 3)
+        for node in forgotten:
+            call("forget", initiative="h", node=node, reason="test")
+        for node in rng.sample([i for i in ids if i not in forgotten], 4):
+            call("layer", initiative="h", nodes=[node], pin=True)
+        for days in (20, 20, 30):
+            clock.advance(days=days)
+            expected = _every_node_moves(store, "h", clock.moment)
+            moved = service.hygiene("h")
+            assert sorted(moved, key=lambda m: m.node_id) == sorted(expected, key=lambda m: m.node_id)
+    finally:
+        store.close()
+        drop_vault(spec)
+
+
+def test_automatic_hygiene_runs_at_most_hourly_per_initiative(store: Store, vault: VaultSpec, clock: Clock) -> None:
+    """A pass per `context` call would cost every re-entry a pass; its rules count days, so the
+    automatic one runs at most once an hour per initiative (decision 84) — `kaeru hygiene` any time."""
+    service = Service(store, Settings.from_env({**vault.env(), "KAERU_HYGIENE": "1"}), clock=clock)
+    call = make_call(service)
+
+    def section_of(answer: dict[str, Any], node: str) -> str:
+        return next(s["name"] for s in answer["data"]["sections"] for i in s["items"] if i["id"] == node)
+
+    belief = call("note", initiative="h", text="we deploy on Fridays", options={"layer": "core"})["data"]["primary"]
+    assert section_of(call("context", initiative="h"), belief["id"]) == "core"  # the hour's pass: nothing to do
+    call("note", initiative="h", text="we no longer deploy on Fridays", link_to=belief["id"], edge_type="supersedes")
+    clock.advance(minutes=30)
+    assert section_of(call("context", initiative="h"), belief["id"]) == "core", "no second pass within the hour"
+    clock.advance(minutes=31)
+    later = call("context", initiative="h")
+    assert section_of(later, belief["id"]) == "hot"
+    assert any("a live verdict replaced or refuted it" in n for n in later["data"]["notices"])
+    again = call("note", initiative="h", text="we freeze deploys in December", options={"layer": "core"})
+    call(
+        "note",
+        initiative="h",
+        text="no freeze this year",
+        link_to=again["data"]["primary"]["id"],
+        edge_type="supersedes",
+    )
+    assert [m.reason for m in service.hygiene("h")] == ["a live verdict replaced or refuted it"], "by hand: at once"

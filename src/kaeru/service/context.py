@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
+from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, hygiene, tasks
 from kaeru.service.mutation import normalise_initiative, run_mutation
@@ -293,7 +294,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     notices: list[str] = []
     if rt.settings.hygiene:
         try:
-            run_hygiene(rt, name)
+            run_hygiene(rt, name, automatic=True)
         except UnknownInitiative:
             pass
     today = rt.now().date()
@@ -368,11 +369,29 @@ def _stamp(rt: Runtime, initiative: str, reminders: list[str], reports: list[str
     )
 
 
-def run_hygiene(rt: Runtime, initiative: str) -> list[hygiene.Move]:
-    """One hygiene pass as its own transaction; its report surfaces once, in the next `context`."""
+#: How often `context` runs a hygiene pass by itself (`KAERU_HYGIENE=1`), per initiative: its
+#: rules count days, so the re-entry call pays for a pass at most once an hour (decision 84).
+AUTOMATIC_HYGIENE_EVERY = timedelta(hours=1)
+#: The initiative property that records when `context` last ran one.
+HYGIENE_AT = "hygiene_at"
+
+
+def run_hygiene(rt: Runtime, initiative: str, *, automatic: bool = False) -> list[hygiene.Move]:
+    """One hygiene pass as its own transaction; its report surfaces once, in the next `context`.
+    `automatic` (from `context`): skipped when the last automatic pass of the initiative was less
+    than `AUTOMATIC_HYGIENE_EVERY` ago, which a read tells without opening a write."""
     moved: list[hygiene.Move] = []
+    if automatic:
+        with rt.store.read() as session:
+            scope = session.initiative_by_name(normalise_initiative(initiative))
+        last = scope.properties.get(HYGIENE_AT) if scope is not None else None
+        if isinstance(last, str) and rt.now() - parse_ts(last) < AUTOMATIC_HYGIENE_EVERY:
+            return moved
 
     def body(ctx: Any) -> None:
+        if automatic:
+            properties = {**ctx.initiative.properties, HYGIENE_AT: ctx.now_s}
+            ctx.session.set_initiative_properties(ctx.initiative.id, properties)
         moves = hygiene.apply_pass(ctx)
         if not moves:
             ctx.outcome.state = "unchanged"

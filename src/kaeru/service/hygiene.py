@@ -10,13 +10,14 @@ inbound edge from a live node that is not a cancelling edge (supersedes, contrad
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from kaeru.domain.model import EdgeType, Layer, Node, NodeType
-from kaeru.domain.timefmt import parse_ts
+from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.service.mutation import WriteContext
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import Session
 
 CORE_CEILING = 15
 CORE_REVIEW_AGE = timedelta(days=30)
@@ -35,20 +36,29 @@ class Move:
     reason: str
 
 
-def _layer_nodes(session: Session, initiative_id: int, layers: list[str]) -> list[Node]:
-    rows, _, _ = session.search(
-        SearchQuery(initiative_ids=[initiative_id], layers=layers, omit_superseded=False, window=100_000)
-    )
-    nodes = session.nodes_by_ids([r.id for r in rows])
-    return [nodes[r.id] for r in rows if r.id in nodes and nodes[r.id].node_type != NodeType.BOARD]
-
-
 def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
-    """The moves one pass would make, computed from a snapshot (nothing is written)."""
-    nodes = [n for n in _layer_nodes(session, initiative_id, ["core", "hot", "warm"]) if not n.pinned]
-    inbound = session.inbound([initiative_id], [e.value for e in EdgeType])
-    support = {n.id: sum(1 for e in inbound.get(n.id, []) if e.edge_type not in CANCELLING) for n in nodes}
+    """The moves one pass would make, computed from a snapshot (nothing is written).
+
+    Only the nodes a rule can move are read — every core one, hot and warm episodes past the
+    journal age, warm ones with enough inbound links — found by the storage's index queries
+    (`hygiene_candidates`), so a pass costs what it may move, not the initiative's size (decision
+    84); the rules below then decide on them exactly as on every node."""
+    supporting = [e.value for e in EdgeType if e not in CANCELLING]
+    ids = session.hygiene_candidates(initiative_id, fmt(now - JOURNAL_AGE), supporting, PROMOTE_IN_DEGREE)
+    found = session.nodes_by_ids(ids)
+    nodes = [found[i] for i in ids if i in found and not found[i].pinned and not found[i].retracted]
+    nodes.sort(key=lambda n: n.seq)
+    counts = session.inbound_counts([n.id for n in nodes], supporting)
+    support = {n.id: counts.get(n.id, 0) for n in nodes}
     verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE])
+    return decide(nodes, support, verdicts, now)
+
+
+def decide(
+    nodes: list[Node], support: dict[str, int], verdicts: Mapping[str, Sequence[object]], now: datetime
+) -> list[Move]:
+    """The rules, applied to `nodes` (live, unpinned, oldest first) with each one's count of
+    supporting inbound links and the live verdicts against the core ones."""
     moves: list[Move] = []
     moved: set[str] = set()
 

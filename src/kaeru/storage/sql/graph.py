@@ -63,6 +63,27 @@ class GraphQueries(Part):
             )
         return found
 
+    def inbound_counts(self, node_ids: Sequence[str], edge_types: Sequence[str]) -> dict[str, int]:
+        """How many live edges of `edge_types` from live sources point at each of `node_ids` (those
+        with none are left out): `inbound`'s counts for nodes already known to be live members."""
+        d = self._d
+        known = [t for t in edge_types if t in _EDGE_TYPES]
+        counts: dict[str, int] = {}
+        if not known:
+            return counts
+        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in known) + ")"
+        for chunk in d.chunks(node_ids):
+            targets, params = d.in_("e.dst", chunk, "text")
+            counts.update(
+                (r[0], int(r[1]))
+                for r in self._db.rows(
+                    f"SELECT e.dst, count(*) FROM edges e JOIN nodes s ON s.id = e.src WHERE {targets} "
+                    f"AND e.retracted = {d.false} AND {kinds} AND s.retracted = {d.false} GROUP BY e.dst",
+                    params,
+                )
+            )
+        return counts
+
     def orphans(
         self, initiative_ids: Sequence[int], limit: int, *, unless: tuple[Sequence[str], str] | None = None
     ) -> list[str]:

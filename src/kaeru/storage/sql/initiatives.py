@@ -80,6 +80,12 @@ class InitiativeQueries(Part):
             "UPDATE initiatives SET last_activity = ? WHERE id = ? AND last_activity < ?", (now, initiative_id, now)
         )
 
+    def set_initiative_properties(self, initiative_id: int, properties: dict[str, Any]) -> None:
+        """Replace the initiative's bookkeeping properties (e.g. when hygiene last ran by itself)."""
+        self._db.run(
+            "UPDATE initiatives SET properties = ? WHERE id = ?", (rows.sorted_json(properties), initiative_id)
+        )
+
     def rename_initiative(self, initiative_id: int, name: str, at: str) -> None:
         """Rename, closing the old name's span and opening the new one's at `at` (after the current
         name's start: the caller stamps it so)."""

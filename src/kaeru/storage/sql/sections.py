@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import EdgeType, Node
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES
 
@@ -24,6 +24,9 @@ def facet(node: Node) -> str | None:
     """The membership facet of a live node: its tier and layer (None: an audit event, never shown)."""
     return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
 
+
+#: Edge types, as literals in statement text (they are `EdgeType` values, never user text).
+_EDGE_TYPE_NAMES = frozenset(e.value for e in EdgeType)
 
 #: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
 _HYGIENE = "kind:hygiene"
@@ -84,6 +87,46 @@ class SectionQueries(Part):
         return [
             (r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6]) if _HYGIENE in str(r[6]) else []) for r in found
         ]
+
+    def hygiene_candidates(
+        self, initiative_id: int, older_than: str, supported_by: Sequence[str], promote_at: int
+    ) -> list[str]:
+        """Ids of the initiative's live, unpinned members (boards aside) one hygiene pass may move:
+        a superset of its moves, found through indexes instead of reading every core, hot and warm
+        member (decision 84) — every core one; the hot and warm episodes created before
+        `older_than` (stored times are fixed-width text, so text order is time order); and the warm
+        ones that at least `promote_at` live edges of `supported_by` point at, sources unchecked
+        (the caller counts the live ones: `inbound_counts`). Those are found from the edges,
+        grouped on the target index, so their cost follows the vault's edges, not the initiative's
+        warm members."""
+        d = self._d
+        tiers = ("operational", "archival")
+
+        def facets(*layers: str) -> tuple[str, list[Any]]:
+            return d.in_("m.facet", [f"{t}:{layer}" for t in tiers for layer in layers], "text")
+
+        live = f"n.retracted = {d.false} AND n.pinned = {d.false} AND n.node_type <> 'board'"
+        members = f"FROM memberships m JOIN nodes n ON n.seq = m.node_seq WHERE m.initiative_id = ? AND {live}"
+        core, core_params = facets("core")
+        aging, aging_params = facets("hot", "warm")
+        warm, warm_params = facets("warm")
+        kinds = ", ".join(f"'{t}'" for t in supported_by if t in _EDGE_TYPE_NAMES) or "''"
+        linked = (
+            f"SELECT e.dst AS dst FROM edges e WHERE e.retracted = {d.false} AND e.edge_type IN ({kinds}) "
+            "GROUP BY e.dst HAVING count(*) >= ?"
+        )
+        found = self._db.rows(
+            f"SELECT n.id {members} AND {core} "
+            f"UNION SELECT n.id {members} AND {aging} AND n.node_type = 'episode' AND n.created_at < ? "
+            f"UNION SELECT n.id FROM ({linked}) g CROSS JOIN nodes n CROSS JOIN memberships m "
+            f"WHERE n.id = g.dst AND m.node_seq = n.seq AND m.initiative_id = ? AND {warm} AND {live}",
+            [
+                initiative_id, *core_params,
+                initiative_id, *aging_params, older_than,
+                int(promote_at), initiative_id, *warm_params,
+            ],
+        )  # fmt: skip
+        return sorted(r[0] for r in found)
 
     def scope_size(self, initiative_ids: Sequence[int]) -> int:
         """How many live members the initiatives hold, audit events and boards aside, a node counted
