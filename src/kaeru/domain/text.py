@@ -24,6 +24,15 @@ from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
+#: Scripts written without spaces between words — Han, hiragana, katakana (half-width too) — and
+#: Hangul, whose particles attach to the word before them: a run of them is no word, so it is
+#: indexed and asked as overlapping two-character pieces (`東京で` → `東京`, `京で`), the usual
+#: way to search such text without a dictionary (decision 85).
+UNSPACED = (
+    "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_UNSPACED = re.compile(f"[{UNSPACED}]+")
+
 #: A token longer than this is cut: it is almost certainly a blob, and FTS engines cap terms anyway.
 MAX_TOKEN_CHARS = 64
 
@@ -43,11 +52,32 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
             return tuple(t[:MAX_TOKEN_CHARS] for t in found)
         return tuple(found)
     for match in _TOKEN.finditer(text):
-        folded = fold(match.group())
-        # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
-        for piece in _TOKEN.findall(folded):
-            out.append(piece[:MAX_TOKEN_CHARS])
+        word = match.group()
+        if _UNSPACED.search(word) is None:
+            _fold_into(out, word, fold)
+            continue
+        start = 0
+        for run in _UNSPACED.finditer(word):
+            if run.start() > start:
+                _fold_into(out, word[start : run.start()], fold)
+            out.extend(_pieces(run.group()))
+            start = run.end()
+        if start < len(word):
+            _fold_into(out, word[start:], fold)
     return tuple(out)
+
+
+def _fold_into(out: list[str], word: str, fold: Callable[[str], str]) -> None:
+    # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
+    for piece in _TOKEN.findall(fold(word)):
+        out.append(piece[:MAX_TOKEN_CHARS])
+
+
+def _pieces(run: str) -> list[str]:
+    """A run of an unspaced script as overlapping two-character pieces (one character alone stays
+    whole), after NFKC (half-width kana become full-width; marks like ゛ stay: デ is not テ)."""
+    chars = unicodedata.normalize("NFKC", run)
+    return [chars] if len(chars) < 2 else [chars[i : i + 2] for i in range(len(chars) - 1)]
 
 
 def _stream_size(text: str, found: tuple[str, ...]) -> int:

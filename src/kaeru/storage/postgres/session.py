@@ -235,7 +235,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         self._db.one("SELECT set_config('kaeru.bulk_index', 'off', true)")
         self._counting = False
         self._recount_terms()
-        self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        self._db.run("DELETE FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
         return count
 
     def _recount_terms(self) -> None:

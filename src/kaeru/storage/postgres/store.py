@@ -142,7 +142,7 @@ class PostgresStore:
             row = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
                 "EXISTS (SELECT 1 FROM meta WHERE key = 'secret'), "
-                "EXISTS (SELECT 1 FROM meta WHERE key = 'stem_index_pending')"
+                "EXISTS (SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending'))"
             ).fetchone()
         except psycopg.errors.UndefinedTable:
             return False  # a new database: no tables yet
@@ -169,8 +169,15 @@ class PostgresStore:
                 "applied_at TEXT NOT NULL DEFAULT to_char(clock_timestamp() AT TIME ZONE 'UTC', "
                 '\'YYYY-MM-DD"T"HH24:MI:SS.US"Z"\'))',
             )  # fmt: skip
-            if conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'").fetchone():
-                PostgresSession(conn, read_only=False).rebuild_text_index(stems_only=True)
+            # A migration that changed what is indexed asks for the index columns to be computed
+            # again once: the stems only (002, 009), or the literal tokens too (015).
+            pending = {
+                r[0]
+                for r in conn.execute("SELECT key FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
+            }
+            if pending:
+                session = PostgresSession(conn, read_only=False)
+                session.rebuild_text_index(stems_only="text_index_pending" not in pending)
             conn.execute("COMMIT")
         except BaseException:
             if not conn.broken:

@@ -125,7 +125,7 @@ class FtsSearch(SectionQueries):
         for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE retracted = 0"):
             self._index(int(row[0]), self._d.node(row[0], row[1], row[2:]))
             count += 1
-        self._db.run("DELETE FROM meta WHERE key = 'stem_index_pending'")
+        self._db.run("DELETE FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
         self._common.text.clear()  # the same rows again, but copies are never trusted across a rebuild
         return count
 

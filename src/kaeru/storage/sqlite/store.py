@@ -203,7 +203,7 @@ class SqliteStore:
             ((top, applied, secret, pending, schema),) = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
                 "(SELECT value FROM meta WHERE key = 'secret'), "
-                "EXISTS (SELECT 1 FROM meta WHERE key = 'stem_index_pending'), "
+                "EXISTS (SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')), "
                 "(SELECT user_version FROM pragma_user_version)"
             )
         except apsw.SQLError:
@@ -233,7 +233,8 @@ class SqliteStore:
             # Written once, by whichever process created the vault (under this write lock), and never
             # changed: read here once instead of by every search that makes a cursor.
             self._secret = SqliteSession(conn).vault_secret()
-            if list(conn.execute("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")):
+            # A migration that changed what is indexed asks for the index to be rebuilt once.
+            if list(conn.execute("SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")):
                 SqliteSession(conn).reindex_text()
                 applied = True
             list(conn.execute("COMMIT"))

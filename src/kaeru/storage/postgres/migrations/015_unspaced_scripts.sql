@@ -1,0 +1,15 @@
+-- Text in scripts written without spaces between words (Han, kana, Hangul) is indexed as
+-- overlapping two-character pieces from now on (decision 85; `domain/text.py` `UNSPACED`); before,
+-- a whole run was one token, so no word inside a Japanese or Chinese sentence could be found. A
+-- database holding such text has its index columns and BM25 statistics recomputed once, when it
+-- is opened after this migration (`text_index_pending`: `rebuild_text_index`, literal tokens
+-- included); any other database is left as it is.
+INSERT INTO meta (key, value)
+SELECT 'text_index_pending', '1'
+WHERE EXISTS (
+    SELECT 1 FROM nodes
+    WHERE NOT retracted
+      AND concat_ws(' ', name, description, body, array_to_string(tags, ' '))
+          ~ '[\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f]'
+)
+ON CONFLICT (key) DO NOTHING;

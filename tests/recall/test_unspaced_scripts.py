@@ -1,0 +1,115 @@
+"""Japanese, Chinese and Korean memory can be found by a word inside a sentence (decision 85): runs
+of scripts written without spaces are indexed and asked as overlapping two-character pieces, on
+both backends, and a vault indexed before that is re-indexed once when it is opened."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import apsw
+import psycopg
+import pytest
+
+from kaeru.domain.text import tokens
+from kaeru.service import Service
+from kaeru.storage.factory import open_store
+from tests.backends import VaultSpec
+from tests.working.conftest import make_call
+
+NOTES = {
+    "deploy": "明日は東京でデプロイを行う予定です",  # Japanese: kanji, hiragana, katakana
+    "cache": "缓存失效导致数据库负载升高",  # Chinese
+    "migrate": "데이터베이스를 PostgreSQL로 옮겼다",  # Korean, with a Latin word inside
+    "halfwidth": "ﾛｸﾞｲﾝ画面のﾃｽﾄが失敗した",  # half-width katakana
+    "english": "The login screen test failed in staging",
+}
+
+
+def test_runs_of_unspaced_scripts_become_overlapping_pairs_and_other_text_is_unchanged() -> None:
+    assert tokens("東京でデプロイ") == ["東京", "京で", "でデ", "デプ", "プロ", "ロイ"]
+    assert tokens("ﾃﾞﾌﾟﾛｲ") == tokens("デプロイ") == ["デプ", "プロ", "ロイ"], "half-width kana are full-width"
+    assert tokens("テスト") != tokens("デスト"), "a voiced kana is another sound, not a diacritic"
+    assert tokens("AI処理") == ["ai", "処理"] and tokens("東") == ["東"]
+    assert tokens("데이터베이스를") == ["데이", "이터", "터베", "베이", "이스", "스를"]
+    assert tokens("Café naïve Ёлка 2026") == ["cafe", "naive", "елка", "2026"]
+
+
+def _hits(call: Any, tool: str, **args: Any) -> list[str]:
+    answer = call(tool, **args)
+    assert answer["state"] == "ok", answer["issues"]
+    return [h["name"] for h in answer["data"]["hits"]]
+
+
+@pytest.fixture
+def noted(vault: VaultSpec) -> Any:
+    store = open_store(vault.settings())
+    call = make_call(Service(store, vault.settings()))
+    for name, text in NOTES.items():
+        assert call("note", initiative="cjk", text=text, name=name)["state"] == "applied"
+    yield call
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("東京", "deploy"),
+        ("デプロイ", "deploy"),
+        ("ﾃﾞﾌﾟﾛｲ", "deploy"),
+        ("数据库", "cache"),
+        ("缓存", "cache"),
+        ("데이터베이스", "migrate"),
+        ("ログイン", "halfwidth"),
+        ("失敗", "halfwidth"),
+    ],
+)
+def test_a_word_inside_a_sentence_is_found_by_search_and_recall(noted: Any, query: str, found: str) -> None:
+    searched = _hits(noted, "search", initiatives=["cjk"], text=query, match="all")
+    assert searched == [found]
+    assert _hits(noted, "recall", initiatives=["cjk"], query=query)[0] == found
+
+
+def test_every_piece_is_required_with_match_all(noted: Any) -> None:
+    """`プロジェクト` shares `プロ` with `デプロイ` but is not in any note: with match=all nothing is
+    found; with the default (any word) the note sharing a piece ranks, as a shared word would."""
+    assert _hits(noted, "search", initiatives=["cjk"], text="プロジェクト", match="all") == []
+    assert _hits(noted, "search", initiatives=["cjk"], text="プロジェクト") == ["deploy"]
+
+
+def _unindex(vault: VaultSpec, name: str) -> None:
+    """Take one node out of the text index and forget the migration: the state of a vault whose
+    index was built before it (what the old tokeniser stored can no longer be found either)."""
+    if vault.database_url:
+        with psycopg.connect(vault.database_url, autocommit=True) as conn:
+            conn.execute("UPDATE nodes SET tsv = NULL, stv = NULL, ltf = NULL, stf = NULL WHERE name = %s", (name,))
+            conn.execute("DELETE FROM schema_migrations WHERE version = 15")
+        return
+    conn = apsw.Connection(str(vault.settings().sqlite_path))
+    try:
+        ((seq,),) = conn.execute("SELECT seq FROM nodes WHERE name = ?", (name,))
+        conn.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
+        conn.execute("DELETE FROM schema_migrations WHERE version = 20")
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("held", [True, False], ids=["with-cjk", "without"])
+def test_a_vault_indexed_before_is_reindexed_once_only_if_it_holds_such_text(vault: VaultSpec, held: bool) -> None:
+    texts = {"deploy": NOTES["deploy"], "english": NOTES["english"]} if held else {"english": NOTES["english"]}
+    store = open_store(vault.settings())
+    call = make_call(Service(store, vault.settings()))
+    for name, text in texts.items():
+        call("note", initiative="cjk", text=text, name=name)
+    store.close()
+    _unindex(vault, "english")
+    reopened = open_store(vault.settings())  # runs the migration again, and whatever it asks for
+    try:
+        call = make_call(Service(reopened, vault.settings()))
+        found = _hits(call, "search", initiatives=["cjk"], text="staging")
+        # Re-indexed when the vault holds Japanese text; otherwise nothing was rebuilt (the node
+        # taken out stays out), so a vault without such text does not pay for a rebuild.
+        assert found == (["english"] if held else [])
+        if held:
+            assert _hits(call, "search", initiatives=["cjk"], text="東京") == ["deploy"]
+    finally:
+        reopened.close()
