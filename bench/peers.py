@@ -30,8 +30,10 @@ The workload, mapped onto each server's own tools:
   after the last search, in the sessions that wrote the N memories.
 
 `--baseline SRC` adds kaeru run from another checkout's `src` directory to the start-up rounds
-(on its own empty vault, then restarted on the vault this tree's kaeru wrote), so two trees'
-start-ups are measured in the same run; the paired differences are printed after the table.
+(on its own empty vault, then restarted on the vault this tree's kaeru wrote), to the memory
+sessions and to the workload (on a vault of its own, its writes and searches alternating with the
+others'), so two trees are measured in the same run; the paired differences are printed after the
+table.
 """
 
 from __future__ import annotations
@@ -134,7 +136,7 @@ def baseline_peer(source: Path, base_env: dict[str, str]) -> Peer:
         "kaeru (baseline)",
         _kaeru_command(),
         lambda where: {**env, "KAERU_VAULT": str(where)},
-        None,
+        lambda i, text: ("note", {"initiative": INITIATIVE, "text": text}),
         lambda word: ("search", {"initiatives": [INITIATIVE], "text": word}),
         None,
     )
@@ -350,11 +352,12 @@ def main(argv: list[str] | None = None) -> None:
             empty = startups(starting, where, args.starts, 1, errlog, word)
             print("memory on empty data …", file=sys.stderr, flush=True)
             held = memory(starting, where, args.memory_rounds, errlog, word)
-            for path in (where[kaeru.label], where[official.label]):
+            working = [kaeru, official, *starting[len(group) :]]
+            for path in (where[p.label] for p in working):
                 shutil.rmtree(path)
                 path.mkdir()
             print(f"writing {args.memories:,} memories to each …", file=sys.stderr, flush=True)
-            load, loaded = workload([kaeru, official], where, args.memories, args.searches, args.seed, errlog)
+            load, loaded = workload(working, where, args.memories, args.searches, args.seed, errlog)
             disk = {p.label: _dir_bytes(where[p.label]) for p in (kaeru, official)}
             files = {p.label: sorted(f.name for f in where[p.label].iterdir()) for p in (kaeru, official)}
             print("restarts on the written data …", file=sys.stderr, flush=True)
@@ -394,11 +397,13 @@ def main(argv: list[str] | None = None) -> None:
             f"{_mem(loaded[o])} | |"
         )
         if args.baseline is not None:
-            base = starting[-1].label
-            print(
-                f"| {base}: memory idle after `initialize`, empty · after the first search | "
-                f"{_mem(held[base]['initialize'])} · {_mem(held[base]['first_call'])} | | |"
-            )
+            tree = starting[-1].label
+            print(f"\n{tree}, the same rounds:")
+            for title, key in (("write", "write"), ("find a marker word", "marker"), ("common-word search", "common")):
+                print(f"| {title}, p50 / p95 | {_pp(load[tree][key])} |")
+            print(f"| memory idle after `initialize`, empty | {_mem(held[tree]['initialize'])} |")
+            print(f"| … after the first search | {_mem(held[tree]['first_call'])} |")
+            print(f"| … after {args.memories:,} writes and {2 * args.searches} searches | {_mem(loaded[tree])} |")
         programs = ", ".join(f"{label} `{entry['program']}`" for label, entry in held.items())
         print(f"\nmemory read from the processes: {programs}; {args.memory_rounds} sessions each")
         print(f"\nfiles after the sessions closed: kaeru {files[k]}; official {files[o]}")
