@@ -22,10 +22,18 @@ The workload, mapped onto each server's own tools:
   spawn, on an empty vault and again after the N memories (restart), rounds rotating over the
   bare SDK server, kaeru and the official server; also the first tool call after that restart.
 * **data on disk** after the sessions closed (stdin EOF): the vault directory / the JSONL file.
+* **memory held** (`bench.rss`: `/proc/<pid>/status` of the server process itself — `node`, the
+  Python interpreter — found as the child the client spawned): resident (`VmRSS`), its anonymous
+  part (`RssAnon`, not shared libraries) and the peak (`VmHWM`), MiB, once the server is idle
+  (no CPU used for 0.3 s) after `initialize` on an empty vault, then after its first search
+  (`--memory-rounds` sessions each, after the timed start-ups); and at the end of the workload, idle
+  after the last search, in the sessions that wrote the N memories.
 
 `--baseline SRC` adds kaeru run from another checkout's `src` directory to the start-up rounds
-(on its own empty vault, then restarted on the vault this tree's kaeru wrote), so two trees'
-start-ups are measured in the same run; the paired differences are printed after the table.
+(on its own empty vault, then restarted on the vault this tree's kaeru wrote), to the memory
+sessions and to the workload (on a vault of its own, its writes and searches alternating with the
+others'), so two trees are measured in the same run; the paired differences are printed after the
+table.
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ from typing import Any
 
 import anyio
 
+from bench import rss
 from bench.corpus import CorpusBuilder
 from bench.startup import _kaeru_command, compile_kaeru
 from bench.stats import percentile
@@ -127,7 +136,7 @@ def baseline_peer(source: Path, base_env: dict[str, str]) -> Peer:
         "kaeru (baseline)",
         _kaeru_command(),
         lambda where: {**env, "KAERU_VAULT": str(where)},
-        None,
+        lambda i, text: ("note", {"initiative": INITIATIVE, "text": text}),
         lambda word: ("search", {"initiatives": [INITIATIVE], "text": word}),
         None,
     )
@@ -189,6 +198,41 @@ async def _start(peer: Peer, where: Path, errlog: Any, first: tuple[str, dict[st
     return initialized, called
 
 
+async def _held(
+    peer: Peer, where: Path, errlog: Any, first: tuple[str, dict[str, Any]] | None
+) -> tuple[dict[str, float], dict[str, float], str]:
+    """The server's memory (`bench.rss.status`) idle after `initialize`, then idle after its first
+    call; and the program measured."""
+    from mcp import Client
+    from mcp.client.stdio import stdio_client
+
+    before = rss.children()
+    async with Client(stdio_client(peer.params(where), errlog=errlog), cache=None) as client:
+        pid = rss.server_pid(before)
+        await anyio.to_thread.run_sync(rss.wait_idle, pid)
+        started = rss.status(pid)
+        if first is None:
+            tools = await client.list_tools()
+            first = (tools.tools[0].name, {"text": "hi"})
+        await _call(client, *first)
+        await anyio.to_thread.run_sync(rss.wait_idle, pid)
+        return started, rss.status(pid), rss.executable(pid)
+
+
+def memory(group: list[Peer], where: dict[str, Path], rounds: int, errlog: Any, word: str) -> dict[str, dict[str, Any]]:
+    """Per server: its memory idle after `initialize` and after the first search, `rounds` sessions."""
+    out: dict[str, dict[str, Any]] = {p.label: {"initialize": [], "first_call": [], "program": ""} for p in group}
+    for round_no in range(rounds):
+        shift = round_no % len(group)
+        for peer in group[shift:] + group[:shift]:
+            first = peer.search(word) if peer.search else None
+            started, called, program = anyio.run(_held, peer, where[peer.label], errlog, first)
+            out[peer.label]["initialize"].append(started)
+            out[peer.label]["first_call"].append(called)
+            out[peer.label]["program"] = program
+    return out
+
+
 def startups(
     group: list[Peer], where: dict[str, Path], rounds: int, warmup: int, errlog: Any, word: str
 ) -> dict[str, dict[str, list[float]]]:
@@ -206,8 +250,9 @@ def startups(
 
 def workload(
     group: list[Peer], where: dict[str, Path], memories: int, searches: int, seed: int, errlog: Any
-) -> dict[str, dict[str, list[float]]]:
-    """Write `memories` memories to every peer (alternating), then time marker and common-word searches."""
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, dict[str, float]]]:
+    """Write `memories` memories to every peer (alternating), then time marker and common-word
+    searches; and each server's memory, idle after the last search."""
     from contextlib import AsyncExitStack
 
     from mcp import Client
@@ -216,14 +261,17 @@ def workload(
     texts = Texts(seed)
     rng = random.Random(seed + 1)
     out: dict[str, dict[str, list[float]]] = {p.label: {"write": [], "marker": [], "common": []} for p in group}
+    held: dict[str, dict[str, float]] = {}
 
     async def main() -> None:
         async with AsyncExitStack() as stack:
-            clients = {}
+            clients, pids = {}, {}
             for peer in group:
+                before = rss.children()
                 clients[peer.label] = await stack.enter_async_context(
                     Client(stdio_client(peer.params(where[peer.label]), errlog=errlog), cache=None)
                 )
+                pids[peer.label] = rss.server_pid(before)
             for i in range(memories):
                 text = texts.memory(i)
                 order = group if i % 2 == 0 else group[::-1]
@@ -240,9 +288,12 @@ def workload(
                     assert peer.search is not None
                     out[peer.label]["marker"].append(await _call(clients[peer.label], *peer.search(found)))
                     out[peer.label]["common"].append(await _call(clients[peer.label], *peer.search(common)))
+            for peer in group:
+                await anyio.to_thread.run_sync(rss.wait_idle, pids[peer.label])
+                held[peer.label] = rss.status(pids[peer.label])
 
     anyio.run(main)
-    return out
+    return out, held
 
 
 def _pp(values: list[float]) -> str:
@@ -250,11 +301,23 @@ def _pp(values: list[float]) -> str:
     return f"{percentile(ordered, 50):,.1f} / {percentile(ordered, 95):,.1f}"
 
 
+def _mem(samples: list[dict[str, float]] | dict[str, float]) -> str:
+    """Resident · anonymous · peak, MiB (the median over sessions)."""
+    rows = samples if isinstance(samples, list) else [samples]
+    if not rows:
+        return ""
+    mid = [percentile(sorted(r[k] for r in rows), 50) for k in ("VmRSS", "RssAnon", "VmHWM")]
+    return " · ".join(f"{v:,.1f}" for v in mid)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=5000)
     parser.add_argument("--starts", type=int, default=10, help="counted start-up rounds, each condition")
     parser.add_argument("--searches", type=int, default=100, help="marker and common-word searches per server")
+    parser.add_argument(
+        "--memory-rounds", type=int, default=3, help="sessions per server whose memory is read, on empty data"
+    )
     parser.add_argument("--seed", type=int, default=20240601)
     parser.add_argument("--npm-dir", type=Path, default=NPM_DIR)
     parser.add_argument("--workdir", type=Path, default=None)
@@ -287,11 +350,14 @@ def main(argv: list[str] | None = None) -> None:
             # kaeru's first start creates and migrates the vault: a warm-up round, uncounted, as
             # bench.startup does; then every counted start opens an up-to-date empty vault.
             empty = startups(starting, where, args.starts, 1, errlog, word)
-            for path in (where[kaeru.label], where[official.label]):
+            print("memory on empty data …", file=sys.stderr, flush=True)
+            held = memory(starting, where, args.memory_rounds, errlog, word)
+            working = [kaeru, official, *starting[len(group) :]]
+            for path in (where[p.label] for p in working):
                 shutil.rmtree(path)
                 path.mkdir()
             print(f"writing {args.memories:,} memories to each …", file=sys.stderr, flush=True)
-            load = workload([kaeru, official], where, args.memories, args.searches, args.seed, errlog)
+            load, loaded = workload(working, where, args.memories, args.searches, args.seed, errlog)
             disk = {p.label: _dir_bytes(where[p.label]) for p in (kaeru, official)}
             files = {p.label: sorted(f.name for f in where[p.label].iterdir()) for p in (kaeru, official)}
             print("restarts on the written data …", file=sys.stderr, flush=True)
@@ -317,6 +383,29 @@ def main(argv: list[str] | None = None) -> None:
             f"| data on disk after {args.memories:,} short memories | {disk[k] / 1e6:.2f} MB | "
             f"{disk[o] / 1e6:.2f} MB | |"
         )
+        b = bare.label
+        print(
+            f"| memory idle after `initialize`, empty (MiB resident · anon · peak) | {_mem(held[k]['initialize'])} | "
+            f"{_mem(held[o]['initialize'])} | {_mem(held[b]['initialize'])} |"
+        )
+        print(
+            f"| … after the first search (its tool) | {_mem(held[k]['first_call'])} | {_mem(held[o]['first_call'])} "
+            f"| {_mem(held[b]['first_call'])} |"
+        )
+        print(
+            f"| … after {args.memories:,} writes and {2 * args.searches} searches | {_mem(loaded[k])} | "
+            f"{_mem(loaded[o])} | |"
+        )
+        if args.baseline is not None:
+            tree = starting[-1].label
+            print(f"\n{tree}, the same rounds:")
+            for title, key in (("write", "write"), ("find a marker word", "marker"), ("common-word search", "common")):
+                print(f"| {title}, p50 / p95 | {_pp(load[tree][key])} |")
+            print(f"| memory idle after `initialize`, empty | {_mem(held[tree]['initialize'])} |")
+            print(f"| … after the first search | {_mem(held[tree]['first_call'])} |")
+            print(f"| … after {args.memories:,} writes and {2 * args.searches} searches | {_mem(loaded[tree])} |")
+        programs = ", ".join(f"{label} `{entry['program']}`" for label, entry in held.items())
+        print(f"\nmemory read from the processes: {programs}; {args.memory_rounds} sessions each")
         print(f"\nfiles after the sessions closed: kaeru {files[k]}; official {files[o]}")
         pairs = [(k, bare.label), (o, bare.label)]
         if args.baseline is not None:
@@ -334,6 +423,8 @@ def main(argv: list[str] | None = None) -> None:
                 "restart": restart,
                 "load": load,
                 "disk_bytes": disk,
+                "memory_empty": held,
+                "memory_loaded": loaded,
                 "files": files,
             }
             args.out.write_text(json.dumps(summary))

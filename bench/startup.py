@@ -15,6 +15,10 @@ Runs are paired: each round starts every server once, in an order that rotates p
 on a shared machine lands on all of them. Prints p50/p95 per server and milestone, and the paired
 differences kaeru − bare (p50/p95 of the per-round differences), and each server process's CPU time
 (user + system, spawn to exit: the wall times above are shared with whatever else the machine runs).
+Then the memory each server process holds (`bench.rss`, MiB): resident (`VmRSS`) as `initialize` is
+answered (before `notifications/initialized`, so before kaeru builds its tools) and as the first
+`tools/call` is answered, the anonymous part of the latter (`RssAnon`: not shared libraries) and the
+peak (`VmHWM`) then.
 
 `--baseline SRC` adds the same kaeru servers run from another checkout's `src` directory (e.g. a
 `git archive main` unpacked), compiled to bytecode as this one is, so that two trees are measured
@@ -38,6 +42,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import rss
 from bench.stats import percentile
 
 MILESTONES = ("initialize", "tools/list", "tools/call")
@@ -46,6 +51,9 @@ MILESTONES = ("initialize", "tools/list", "tools/call")
 #: process's CPU time, spawn to exit (ms).
 CALL_AFTER_LIST = "call − list"
 CPU = "process CPU"
+#: Memory (MiB, `bench.rss`): resident as `initialize` is answered; resident, its anonymous part and
+#: the peak as the first `tools/call` is answered.
+MEMORY = ("RSS at initialize", "RSS at tools/call", "anon RSS at tools/call", "peak RSS at tools/call")
 INIT_PARAMS = {
     "protocolVersion": "2025-06-18",
     "capabilities": {},
@@ -138,6 +146,7 @@ class Server:
 
             ask(1, "initialize", INIT_PARAMS)
             out["initialize"] = (time.perf_counter_ns() - start) / 1e6
+            out[MEMORY[0]] = rss.status(proc.pid)["VmRSS"]
             proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
             listed = ask(2, "tools/list", {})
             out["tools/list"] = (time.perf_counter_ns() - start) / 1e6
@@ -145,6 +154,8 @@ class Server:
                 raise RuntimeError(f"{self.label}: tools/list returned no tools")
             answer = ask(3, "tools/call", self.call)
             out["tools/call"] = (time.perf_counter_ns() - start) / 1e6
+            held = rss.status(proc.pid)
+            out[MEMORY[1]], out[MEMORY[2]], out[MEMORY[3]] = held["VmRSS"], held["RssAnon"], held["VmHWM"]
             if not answer.get("content"):
                 raise RuntimeError(f"{self.label}: the tool call returned no content")
         finally:
@@ -193,9 +204,9 @@ def _build(directory: Path, notes: int) -> None:
         service.store.close()
 
 
-def _row(label: str, values: list[float]) -> str:
+def _row(label: str, values: list[float], width: int = 34) -> str:
     ordered = sorted(values)
-    return f"{label:<34} {percentile(ordered, 50):>9.1f} {percentile(ordered, 95):>9.1f}"
+    return f"{label:<{width}} {percentile(ordered, 50):>9.1f} {percentile(ordered, 95):>9.1f}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -274,7 +285,7 @@ def main(argv: list[str] | None = None) -> None:
                     )
                 )
         times: dict[str, dict[str, list[float]]] = {
-            s.label: {m: [] for m in (*MILESTONES, CALL_AFTER_LIST, CPU)} for s in servers
+            s.label: {m: [] for m in (*MILESTONES, CALL_AFTER_LIST, CPU, *MEMORY)} for s in servers
         }
         for round_no in range(args.warmup + args.runs):
             shift = round_no % len(servers)
@@ -295,6 +306,15 @@ def main(argv: list[str] | None = None) -> None:
             for milestone in (*MILESTONES, CALL_AFTER_LIST, CPU):
                 diffs = [a - b for a, b in zip(times[label][milestone], times[other][milestone], strict=True)]
                 print(_row(f"{label} − {other}, {milestone}", diffs))
+        print(f"\nmemory, MiB (/proc/<pid>/status); {args.runs} paired rounds")
+        print(f"{'server / when':<50} {'p50':>9} {'p95':>9}")
+        for server in servers:
+            for what in MEMORY:
+                print(_row(f"{server.label} → {what}", times[server.label][what], 50))
+        for label, other in pairs:
+            for what in MEMORY:
+                diffs = [a - b for a, b in zip(times[label][what], times[other][what], strict=True)]
+                print(_row(f"{label} − {other}, {what}", diffs, 50))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -4,6 +4,8 @@ list the process no longer holds is answered by ranking again and continuing at 
 
 from __future__ import annotations
 
+import gc
+import tracemalloc
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,6 +18,9 @@ from tests.backends import VaultSpec
 
 P = "paging-lab"
 NOTES = 60
+#: What a kept result list may hold an id, in bytes: the id's 36 characters joined into one string
+#: with the others, and the list's share of its entry (decision 97; ~96 as a tuple of strings).
+KEPT_BYTES_AN_ID = 64
 
 
 def _ids(result: ReadOutcome) -> list[str]:
@@ -64,6 +69,28 @@ def test_a_list_this_process_no_longer_holds_is_ranked_again_at_the_same_positio
     again = filled.recall(parse("recall", first_recall.continuation.next_arguments))
     assert _ids(again) == ranked[10:20]
     assert [i.code for i in again.issues] == ["cursor_invalid"]
+
+
+def test_a_kept_result_list_holds_little_more_than_its_ids_characters(filled: Service) -> None:
+    """A server runs all day and keeps up to `CACHED_ITEMS` ids for paging: each kept list is one
+    string of its ids back to back, and a page split from it is the page the list ranked."""
+    args = {"initiatives": [P], "text": "heron", "limit": 10}
+    whole = [i for page in _pages(filled, filled.search, args) for i in _ids(page)]
+    searches = 40
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(searches):  # each first page keeps a list of its own
+            assert filled.search(parse("search", args)).continuation is not None
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert held / (searches * NOTES) < KEPT_BYTES_AN_ID, f"{held / (searches * NOTES):.0f} bytes an id kept"
+    first = filled.search(parse("search", args))
+    assert first.continuation is not None
+    assert _ids(filled.search(parse("search", first.continuation.next_arguments))) == whole[10:20]
 
 
 def test_paging_needs_no_write_lock(filled: Service, vault: VaultSpec) -> None:

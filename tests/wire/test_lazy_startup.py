@@ -45,6 +45,33 @@ def test_the_serve_path_imports_no_service_layer_schemas_or_validators() -> None
     assert out.stdout.strip() == "[]"
 
 
+def test_opening_a_vault_loads_sqlite_vec_without_importing_numpy(tmp_path: Path) -> None:
+    """`kaeru serve` opens the vault before `initialize`; sqlite-vec's functions are loaded into each
+    connection from its extension file, not through its Python package, whose `__init__` imports
+    numpy and the `sqlite3` module (~13 MB resident in every server, decision 95). A name asked
+    about in a new vault (nothing to compare it with) does not load rapidfuzz (decision 96)."""
+    probe = (
+        "import sys\n"
+        "from kaeru.config import Settings\n"
+        "from kaeru.domain.similar import suggest\n"
+        "from kaeru.storage.factory import open_store\n"
+        "from kaeru.storage.sqlite import vectors\n"
+        f"store = open_store(Settings.from_env({{'KAERU_VAULT': {str(tmp_path / 'vault')!r}}}))\n"
+        "assert suggest('kaeru-core', []) == []\n"
+        "print(sorted(m for m in ('numpy', 'sqlite3', 'sqlite_vec', 'rapidfuzz') if m in sys.modules))\n"
+        "if vectors.native_available():\n"
+        "    with store.read() as session:\n"
+        "        print(session._db.one('SELECT vec_version()', ()))\n"
+        "store.close()\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "[]"
+    if len(lines) > 1:  # sqlite-vec installed: its own functions, loaded from its file
+        assert lines[1].startswith("('v0."), lines[1]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_serve_answers_initialize_tools_list_and_calls_when_everything_is_lazy(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
-from rapidfuzz.distance import OSA
+from collections.abc import Callable, Iterable
+from typing import Any
 
 
 def edit_distance(a: str, b: str, cap: int = 8) -> int:
@@ -14,14 +13,26 @@ def edit_distance(a: str, b: str, cap: int = 8) -> int:
     `alpah` is one edit from `alpha`: with plain Levenshtein it was two, beyond the tolerance of a
     five-letter name, so the did-you-mean stayed silent and a typo opened a new scope.
     """
-    distance = int(OSA.distance(a, b, score_cutoff=cap))
-    return min(distance, cap + 1)
+    return _capped(_osa(), a, b, cap)
+
+
+def _osa() -> Callable[..., Any]:
+    """rapidfuzz's OSA distance, imported when a first distance is wanted, not with this module: a
+    name with nothing to be compared with (a new vault) never loads rapidfuzz (~2.6 MB, decision 96)."""
+    from rapidfuzz.distance import OSA
+
+    return OSA.distance
+
+
+def _capped(osa: Callable[..., Any], a: str, b: str, cap: int) -> int:
+    return min(int(osa(a, b, score_cutoff=cap)), cap + 1)
 
 
 def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
     """Candidates close to `wanted`, best first (exact-but-case, then containment, then distance)."""
     target = wanted.strip().casefold()
     scored: list[tuple[int, int, str]] = []
+    osa: Callable[..., Any] | None = None
     for candidate in candidates:
         folded = candidate.casefold()
         if candidate == wanted:
@@ -32,7 +43,8 @@ def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]
             scored.append((1, abs(len(folded) - len(target)), candidate))
         else:
             tolerance = max(1, min(3, len(target) // 4))
-            distance = edit_distance(target, folded, cap=tolerance)
+            osa = osa or _osa()
+            distance = _capped(osa, target, folded, tolerance)
             if distance <= tolerance:
                 scored.append((2, distance, candidate))
     scored.sort()

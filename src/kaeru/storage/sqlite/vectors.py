@@ -37,6 +37,7 @@ import math
 import threading
 from array import array
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -68,15 +69,27 @@ def native_available() -> bool:
     return importlib.util.find_spec("sqlite_vec") is not None
 
 
+def _loadable_path() -> str:
+    """sqlite-vec's loadable extension, found beside its package without importing it: the package's
+    `__init__` imports numpy and the standard `sqlite3` module (~13 MB resident, ~90 ms) for helpers
+    kaeru does not use (decision 95). Where the layout is not the one `sqlite_vec.loadable_path()`
+    names (`vec0` beside `__init__.py`), the package is imported and asked."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        if any(Path(folder).glob("vec0.*")):
+            return str(Path(folder) / "vec0")
+    import sqlite_vec
+
+    return str(sqlite_vec.loadable_path())
+
+
 def install(conn: apsw.Connection, native: bool = True) -> bool:
     """Give `conn` `vec_distance_cosine`, `vec_distance_hamming` and `vec_bit`; True when they are
     sqlite-vec's."""
     if native and native_available():
-        import sqlite_vec
-
         try:
             conn.enable_load_extension(True)
-            conn.load_extension(sqlite_vec.loadable_path())
+            conn.load_extension(_loadable_path())
             return True
         except apsw.Error:
             pass
