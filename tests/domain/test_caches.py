@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 
 import pytest
@@ -110,3 +111,18 @@ def test_memoised_answers_equal_fresh_ones() -> None:
         assert [fresh.stem(t) for t in fresh.stream(text)] == expected
         assert fresh.stem_all(fresh.stream(text)) == expected  # every word a hit
     assert fresh.stem_all([*fresh.stream(text), "unmemoised", "running"]) == [*expected, "unmemois", "run"]
+
+
+def test_a_long_japanese_text_leaves_the_remembered_stems_in_place() -> None:
+    """Every two-character piece of a Japanese or Chinese text is its own stem, and a long text has
+    about as many distinct pieces as characters: remembering them would push the vault's working
+    vocabulary out of the stem memo (decision 85). They are answered, not remembered."""
+    tokeniser = Tokeniser(stem_bytes=64 << 10)
+    vocabulary = tokeniser.stream("the runners were running past the deployments")
+    tokeniser.stem_all(vocabulary)
+    kept = set(vocabulary)
+    rng = random.Random(3)
+    text = "".join(chr(rng.randrange(0x4E00, 0x4E00 + 3000)) for _ in range(20_000))
+    pieces = tokeniser.stream(text)
+    assert tokeniser.stem_all(pieces) == list(pieces), "a piece is its own stem"
+    assert all(word in tokeniser.stems for word in kept)

@@ -149,7 +149,10 @@ class Tokeniser:
 
     def _stem(self, token: str) -> str:
         if token.isdigit() or len(token) < 3:
-            return self.stems.put(token, token)
+            # Its own stem. A piece of an unspaced script is not remembered: a long Japanese or
+            # Chinese text has as many distinct pieces as characters, which would push a vault's
+            # working vocabulary out of the memo (and cost more to remember than to return).
+            return token if _UNSPACED.match(token) else self.stems.put(token, token)
         if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
             return self.stems.put(token, str(self._stemmers.russian.stemWord(token)))
         return self.stems.put(token, str(self._stemmers.english.stemWord(token)))
