@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,16 +25,25 @@ from tests.working.conftest import Call, Clock, make_call
 LAYERS = ["core", "hot", "warm"]
 
 
+@contextmanager
+def _timed_vault(backend: str, tmp_path: Path) -> Iterator[tuple[Store, Service, Clock]]:
+    """A fresh vault with a service on a clock the test moves; dropped afterwards."""
+    spec = new_vault(backend, tmp_path)
+    store = open_store(spec.settings())
+    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
+    try:
+        yield store, Service(store, spec.settings(), clock=clock), clock
+    finally:
+        store.close()
+        drop_vault(spec)
+
+
 @pytest.mark.slow
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), size=st.integers(5, 40))
 def test_third_pass_moves_nothing_and_pins_hold(backend: str, tmp_path: Path, seed: int, size: int) -> None:
     rng = random.Random(seed)
-    spec = new_vault(backend, tmp_path)
-    store = open_store(spec.settings())
-    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
-    try:
-        service = Service(store, spec.settings(), clock=clock)
+    with _timed_vault(backend, tmp_path) as (_, service, clock):
         call = make_call(service)
         ids: list[str] = []
         pinned: dict[str, str] = {}
@@ -60,9 +71,6 @@ def test_third_pass_moves_nothing_and_pins_hold(backend: str, tmp_path: Path, se
         assert third == [], f"third pass still moved {third}"
         for node_id, layer in pinned.items():
             assert call("read", initiative="h", node=node_id)["data"]["hits"][0]["layer"] == layer
-    finally:
-        store.close()
-        drop_vault(spec)
 
 
 def test_hygiene_demotes_stale_core_and_reports_once(call: Call, timed: Service, clock: Clock) -> None:
@@ -169,11 +177,7 @@ def test_a_pass_moves_what_the_rules_decide_over_every_node(backend: str, tmp_pa
     and cancelling links, links from forgotten notes, pins, a second initiative — it must move
     exactly what the rules decide over every node, pass after pass."""
     rng = random.Random(seed)
-    spec = new_vault(backend, tmp_path)
-    store = open_store(spec.settings())
-    clock = Clock(datetime(2026, 1, 1, tzinfo=UTC))
-    try:
-        service = Service(store, spec.settings(), clock=clock)
+    with _timed_vault(backend, tmp_path) as (store, service, clock):
         run = make_call(service)
 
         def call(tool: str, **args: object) -> dict[str, object]:
@@ -219,9 +223,6 @@ def test_a_pass_moves_what_the_rules_decide_over_every_node(backend: str, tmp_pa
             expected = _every_node_moves(store, "h", clock.moment)
             moved = service.hygiene("h")
             assert sorted(moved, key=lambda m: m.node_id) == sorted(expected, key=lambda m: m.node_id)
-    finally:
-        store.close()
-        drop_vault(spec)
 
 
 def test_automatic_hygiene_runs_at_most_hourly_per_initiative(store: Store, vault: VaultSpec, clock: Clock) -> None:
