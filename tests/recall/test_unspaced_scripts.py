@@ -1,6 +1,7 @@
-"""Japanese, Chinese and Korean memory can be found by a word inside a sentence (decision 85): runs
-of scripts written without spaces are indexed and asked as overlapping two-character pieces, on
-both backends, and a vault indexed before that is re-indexed once when it is opened."""
+"""Memory in any script can be found by its words (decisions 85, 86): runs of scripts written without
+spaces (Japanese, Chinese, Korean, Thai, Khmer) are indexed and asked as overlapping two-character
+pieces, a word whose vowels or points are combining marks (Hindi, Thai, pointed Hebrew, vocalised
+Arabic) is one word, on both backends; a vault indexed before is re-indexed once when opened."""
 
 from __future__ import annotations
 
@@ -22,6 +23,11 @@ NOTES = {
     "migrate": "데이터베이스를 PostgreSQL로 옮겼다",  # Korean, with a Latin word inside
     "halfwidth": "ﾛｸﾞｲﾝ画面のﾃｽﾄが失敗した",  # half-width katakana
     "english": "The login screen test failed in staging",
+    "hindi": "मुझे चावल खाना पसंद है",  # Hindi: vowel signs are combining marks
+    "thai": "ผมชอบกินข้าวมาก",  # Thai: no spaces, vowels and tones as marks
+    "khmer": "ខ្ញុំចូលចិត្តញ៉ាំបាយ",  # Khmer
+    "hebrew": "הַכִּתָּה נִפְגְּשָׁה בַּבֹּקֶר",  # pointed Hebrew
+    "arabic": "قَرَأْتُ الكِتَابَ أَمْسِ",  # vocalised Arabic
 }
 
 
@@ -32,6 +38,15 @@ def test_runs_of_unspaced_scripts_become_overlapping_pairs_and_other_text_is_unc
     assert tokens("AI処理") == ["ai", "処理"] and tokens("東") == ["東"]
     assert tokens("데이터베이스를") == ["데이", "이터", "터베", "베이", "이스", "스를"]
     assert tokens("Café naïve Ёлка 2026") == ["cafe", "naive", "елка", "2026"]
+
+
+def test_a_word_whose_vowels_are_marks_stays_one_word() -> None:
+    assert tokens("मुझे चावल खाना पसंद है") == ["मुझे", "चावल", "खाना", "पसंद", "है"]
+    assert tokens("க்யா தமிழ்") == ["க்யா", "தமிழ்"], "a virama is spelling, not a diacritic"
+    assert tokens("ข้าว") == ["ข้า", "าว"] and tokens("กิน") == ["กิน"], "a Thai character keeps its marks"
+    assert tokens("כִּתָּה") == tokens("כתה") == ["כתה"], "Hebrew points fold away like accents"
+    assert tokens("الكِتَابَ") == tokens("الكتاب") == ["الكتاب"], "so do Arabic vowel signs"
+    assert tokens("cafe\u0301 nai\u0308ve") == ["cafe", "naive"], "decomposed Latin is one word"
 
 
 def _hits(call: Any, tool: str, **args: Any) -> list[str]:
@@ -61,6 +76,13 @@ def noted(vault: VaultSpec) -> Any:
         ("데이터베이스", "migrate"),
         ("ログイン", "halfwidth"),
         ("失敗", "halfwidth"),
+        ("चावल", "hindi"),
+        ("กิน", "thai"),
+        ("ข้าว", "thai"),
+        ("បាយ", "khmer"),
+        ("נפגשה", "hebrew"),
+        ("הַכִּתָּה", "hebrew"),
+        ("الكتاب", "arabic"),
     ],
 )
 def test_a_word_inside_a_sentence_is_found_by_search_and_recall(noted: Any, query: str, found: str) -> None:
@@ -76,40 +98,50 @@ def test_every_piece_is_required_with_match_all(noted: Any) -> None:
     assert _hits(noted, "search", initiatives=["cjk"], text="プロジェクト") == ["deploy"]
 
 
-def _unindex(vault: VaultSpec, name: str) -> None:
-    """Take one node out of the text index and forget the migration: the state of a vault whose
-    index was built before it (what the old tokeniser stored can no longer be found either)."""
+def _unindex(vault: VaultSpec, name: str, migration: dict[str, int]) -> None:
+    """Take one node out of the text index and forget `migration`: the state of a vault whose index
+    was built before it (what the old tokeniser stored can no longer be found either)."""
     if vault.database_url:
         with psycopg.connect(vault.database_url, autocommit=True) as conn:
             conn.execute("UPDATE nodes SET tsv = NULL, stv = NULL, ltf = NULL, stf = NULL WHERE name = %s", (name,))
-            conn.execute("DELETE FROM schema_migrations WHERE version = 15")
+            conn.execute("DELETE FROM schema_migrations WHERE version >= %s", (migration["postgres"],))
         return
     conn = apsw.Connection(str(vault.settings().sqlite_path))
     try:
         ((seq,),) = conn.execute("SELECT seq FROM nodes WHERE name = ?", (name,))
         conn.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
-        conn.execute("DELETE FROM schema_migrations WHERE version = 20")
+        conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (migration["sqlite"],))
     finally:
         conn.close()
 
 
-@pytest.mark.parametrize("held", [True, False], ids=["with-cjk", "without"])
-def test_a_vault_indexed_before_is_reindexed_once_only_if_it_holds_such_text(vault: VaultSpec, held: bool) -> None:
-    texts = {"deploy": NOTES["deploy"], "english": NOTES["english"]} if held else {"english": NOTES["english"]}
+#: The migrations that re-index a vault holding text of the scripts whose tokens changed, the text,
+#: and a word of it to find afterwards.
+REINDEXED = {
+    "cjk": ({"sqlite": 20, "postgres": 15}, "deploy", "東京"),
+    "marked": ({"sqlite": 21, "postgres": 16}, "thai", "กิน"),
+    "none": ({"sqlite": 20, "postgres": 15}, None, None),
+}
+
+
+@pytest.mark.parametrize("case", list(REINDEXED))
+def test_a_vault_indexed_before_is_reindexed_once_only_if_it_holds_such_text(vault: VaultSpec, case: str) -> None:
+    migration, held, word = REINDEXED[case]
+    texts = {"english": NOTES["english"], **({held: NOTES[held]} if held else {})}
     store = open_store(vault.settings())
     call = make_call(Service(store, vault.settings()))
     for name, text in texts.items():
         call("note", initiative="cjk", text=text, name=name)
     store.close()
-    _unindex(vault, "english")
-    reopened = open_store(vault.settings())  # runs the migration again, and whatever it asks for
+    _unindex(vault, "english", migration)
+    reopened = open_store(vault.settings())  # runs the migrations again, and whatever they ask for
     try:
         call = make_call(Service(reopened, vault.settings()))
         found = _hits(call, "search", initiatives=["cjk"], text="staging")
-        # Re-indexed when the vault holds Japanese text; otherwise nothing was rebuilt (the node
-        # taken out stays out), so a vault without such text does not pay for a rebuild.
+        # Re-indexed when the vault holds such text; otherwise nothing was rebuilt (the node taken
+        # out stays out), so a vault without such text does not pay for a rebuild.
         assert found == (["english"] if held else [])
         if held:
-            assert _hits(call, "search", initiatives=["cjk"], text="東京") == ["deploy"]
+            assert _hits(call, "search", initiatives=["cjk"], text=word) == [held]
     finally:
         reopened.close()

@@ -22,22 +22,58 @@ from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.naming import NOT_NAME_CHAR
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+#: A word of text without combining marks (ASCII, composed Latin, Cyrillic, …): letters and digits.
+_WORD = re.compile(r"[^\W_]+")
 
-#: Scripts written without spaces between words — Han, hiragana, katakana (half-width too) — and
-#: Hangul, whose particles attach to the word before them: a run of them is no word, so it is
-#: indexed and asked as overlapping two-character pieces (`東京で` → `東京`, `京で`), the usual
-#: way to search such text without a dictionary (decision 85).
+#: Blocks whose combining marks are part of the word they sit in: the general diacritics (text in
+#: decomposed form), Cyrillic's, Hebrew points, Arabic vowel signs, the Indic scripts, Thai, Lao,
+#: Tibetan, Myanmar, Khmer. A vowel sign or a tone mark is no letter to the plain pattern, which
+#: split `चावल` into `च`, `वल` and `ข้าว` into `ข`, `าว` (decision 86).
+_MARK_BLOCKS = (
+    (0x0300, 0x036F), (0x0483, 0x0489), (0x0591, 0x05C7), (0x0610, 0x061A), (0x064B, 0x065F),
+    (0x0670, 0x0670), (0x06D6, 0x06ED), (0x0900, 0x0DFF), (0x0E00, 0x0FFF), (0x1000, 0x109F),
+    (0x1780, 0x17FF), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F),
+)  # fmt: skip
+
+
+def _mark_class() -> str:
+    """The combining marks of `_MARK_BLOCKS`, as a regular-expression class body (~700 code points,
+    read from the Unicode database at import: a few milliseconds)."""
+    marks = [
+        chr(c) for low, high in _MARK_BLOCKS for c in range(low, high + 1) if unicodedata.category(chr(c))[0] == "M"
+    ]
+    return "".join(re.escape(m) for m in marks)
+
+
+_MARKS = _mark_class()
+_ANY_MARK = re.compile(f"[{_MARKS}]")
+#: A word of text with such marks: a letter or digit, then letters, digits and the marks that
+#: belong to them (slower than `_WORD`, so used only where a mark is present).
+_TOKEN = re.compile(f"[^\\W_](?:[^\\W_]|[{_MARKS}])*")
+#: Scripts whose marks are letters (vowels, tones), not optional diacritics: folding keeps them.
+_MARKED_LETTERS = re.compile("[\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u17ff]")
+
+#: Scripts written without spaces between words — Han, hiragana, katakana (half-width too), Thai,
+#: Lao, Myanmar, Khmer — and Hangul, whose particles attach to the word before them: a run of them
+#: is no word, so it is indexed and asked as overlapping two-character pieces (`東京で` → `東京`,
+#: `京で`), the usual way to search such text without a dictionary (decisions 85, 86); a character
+#: is a letter with the marks after it.
 UNSPACED = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _UNSPACED = re.compile(f"[{UNSPACED}]+")
+#: One character of an unspaced run: a letter and the marks that follow it.
+_CLUSTER = re.compile(f"[^{_MARKS}][{_MARKS}]*|[{_MARKS}]+")
 
 #: A token longer than this is cut: it is almost certainly a blob, and FTS engines cap terms anyway.
 MAX_TOKEN_CHARS = 64
 
 
 def _fold(token: str) -> str:
+    if _MARKED_LETTERS.search(token):
+        # Vowel signs, viramas and tone marks are spelling there: composed, never stripped.
+        return unicodedata.normalize("NFKC", token.casefold())
     decomposed = unicodedata.normalize("NFKD", token.casefold())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -47,37 +83,43 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
     if text.isascii():
         # The common case: ASCII letters and digits only need lower-casing, done to the whole text
         # in one C call; a token is cut only in the rare text that has one too long.
-        found = _TOKEN.findall(text.lower())
+        found = _WORD.findall(text.lower())
         if found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return tuple(t[:MAX_TOKEN_CHARS] for t in found)
         return tuple(found)
-    for match in _TOKEN.finditer(text):
+    # Checked once a text: most non-ASCII text (accents, Cyrillic) has neither, and takes the
+    # plain pattern and no per-word test.
+    words = _TOKEN if _ANY_MARK.search(text) else _WORD
+    unspaced = _UNSPACED.search(text) is not None
+    for match in words.finditer(text):
         word = match.group()
-        if _UNSPACED.search(word) is None:
-            _fold_into(out, word, fold)
+        if not unspaced or _UNSPACED.search(word) is None:
+            _fold_into(out, word, fold, words)
             continue
         start = 0
         for run in _UNSPACED.finditer(word):
             if run.start() > start:
-                _fold_into(out, word[start : run.start()], fold)
+                _fold_into(out, word[start : run.start()], fold, words)
             out.extend(_pieces(run.group()))
             start = run.end()
         if start < len(word):
-            _fold_into(out, word[start:], fold)
+            _fold_into(out, word[start:], fold, words)
     return tuple(out)
 
 
-def _fold_into(out: list[str], word: str, fold: Callable[[str], str]) -> None:
+def _fold_into(out: list[str], word: str, fold: Callable[[str], str], words: re.Pattern[str]) -> None:
     # Folding can itself produce separators (e.g. ligatures); split again to stay consistent.
-    for piece in _TOKEN.findall(fold(word)):
+    for piece in words.findall(fold(word)):
         out.append(piece[:MAX_TOKEN_CHARS])
 
 
 def _pieces(run: str) -> list[str]:
     """A run of an unspaced script as overlapping two-character pieces (one character alone stays
-    whole), after NFKC (half-width kana become full-width; marks like ゛ stay: デ is not テ)."""
-    chars = unicodedata.normalize("NFKC", run)
-    return [chars] if len(chars) < 2 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+    whole), after NFKC (half-width kana become full-width; marks like ゛ stay: デ is not テ); a
+    character is a letter with its marks (`ข้า`, `าว` of `ข้าว`)."""
+    text = unicodedata.normalize("NFKC", run)
+    chars = _CLUSTER.findall(text) if _MARKED_LETTERS.search(text) else text
+    return [text] if len(chars) < 2 else [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
 
 
 def _stream_size(text: str, found: tuple[str, ...]) -> int:
