@@ -47,6 +47,8 @@ ADDED = {
     "recall": {"types", "tags", "layers", "branch", "include_stale", "include_suppressed"},
     "note": {"branch"},
     "task": {"branch"},
+    # session 15: a trail is paged (decision 87).
+    "trail": {"limit", "cursor"},
 }
 
 

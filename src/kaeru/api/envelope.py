@@ -181,11 +181,11 @@ def trail_envelope(outcome: TrailOutcome) -> dict[str, Any]:
         "kind": outcome.kind,
         "subject": node_data(outcome.subject),
         "entries": [_entry(e) for e in outcome.entries],
-        "total": len(outcome.entries),
+        "total": len(outcome.entries) if outcome.total is None else outcome.total,
     }
     if outcome.cost is not None:
         data["cost"] = round(outcome.cost, 6)
-    return read_base("trail", data, outcome.coverage, outcome.issues)
+    return read_base("trail", data, outcome.coverage, outcome.issues, outcome.continuation)
 
 
 def state_envelope(outcome: StateOutcome) -> dict[str, Any]:

@@ -177,6 +177,9 @@ class TrailOutcome:
     coverage: Coverage
     cost: float | None = None
     issues: list[Issue] = field(default_factory=list)
+    #: How many entries the trail has in all (this page's when None).
+    total: int | None = None
+    continuation: Continuation | None = None
 
 
 @dataclass

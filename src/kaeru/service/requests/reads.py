@@ -47,6 +47,10 @@ class ReadRequest(Request):
     budget_chars: Budget = Field(BUDGET_DEFAULT, description="Most body characters; the rest pages.")
 
 
+#: Trail entries on a page by default: a node linked from thousands of notes has as many entries.
+TRAIL_LIMIT = 100
+
+
 class TrailRequest(Request):
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node whose trail to follow.")
@@ -61,6 +65,8 @@ class TrailRequest(Request):
         json_schema_extra={"uniqueItems": True},
         description="kind=neighbours: only these edge types.",
     )
+    limit: int = Field(TRAIL_LIMIT, ge=1, le=500, description="Entries on a page; the rest come with `continuation`.")
+    cursor: Text | None = Field(None, description="From `continuation`: the next page.")
 
 
 class CurrentStateRequest(Request):

@@ -1,0 +1,65 @@
+"""A trail is paged (decision 87): a node linked from many notes has one entry per link, and an
+unpaged answer grew without bound (10,000 links: a 3.5 MB envelope). Every entry is served exactly
+once across the pages, in the unpaged order; neighbours survive links made and removed between
+pages; a cursor answers only the call it was made for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.working.conftest import Call
+
+
+def _pages(call: Call, **args: Any) -> list[dict[str, Any]]:
+    pages = [call("trail", **args)]
+    while pages[-1].get("continuation"):
+        assert pages[-1]["state"] == "ok", pages[-1]["issues"]
+        pages.append(call("trail", **pages[-1]["continuation"]["next_arguments"]))
+    return pages
+
+
+def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    edge = entry.get("edge") or {}
+    return entry["kind"], entry.get("action"), edge.get("src"), edge.get("rev_no"), (entry.get("node") or {}).get("id")
+
+
+def test_a_long_history_comes_in_pages_each_entry_once_in_order(call: Call) -> None:
+    hub = call("note", initiative="t", text="the design decision everything refers to", name="hub")
+    for i in range(45):
+        call("note", initiative="t", text=f"detail {i}", link_to=hub["data"]["primary"]["id"])
+    whole = call("trail", initiative="t", node="hub", limit=500)
+    assert whole["data"]["total"] == 46 and not whole.get("continuation")
+    pages = _pages(call, initiative="t", node="hub", limit=20)
+    assert [len(p["data"]["entries"]) for p in pages] == [20, 20, 6]
+    assert [p["data"]["total"] for p in pages] == [46, 46, 46]
+    first = pages[0]
+    assert first["coverage"]["complete"] is False
+    assert first["coverage"]["omitted"] == [{"section": "entries", "count": 26, "reason": "limit"}]
+    assert pages[-1]["coverage"]["omitted"] == [] and pages[-1]["coverage"]["complete"] is True
+    served = [_key(e) for p in pages for e in p["data"]["entries"]]
+    assert served == [_key(e) for e in whole["data"]["entries"]]
+
+
+def test_neighbours_page_by_when_linked_and_survive_changes_between_pages(call: Call) -> None:
+    hub = call("note", initiative="t", text="the hub", name="hub")["data"]["primary"]["id"]
+    spokes = [call("note", initiative="t", text=f"spoke {i}", link_to=hub)["data"]["primary"]["id"] for i in range(12)]
+    first = call("trail", initiative="t", node="hub", kind="neighbours", limit=5)
+    shown = [e["node"]["id"] for e in first["data"]["entries"]]
+    assert shown == spokes[:5], "oldest link first"
+    # Between pages: a link on the next page is removed, and a new one is made.
+    call("link", initiative="t", action="remove", **{"from": spokes[6], "to": hub}, edge_type="refers_to")
+    late = call("note", initiative="t", text="a late spoke", link_to=hub)["data"]["primary"]["id"]
+    rest = _pages(call, **first["continuation"]["next_arguments"])
+    later = [e["node"]["id"] for p in rest for e in p["data"]["entries"]]
+    assert later == [*spokes[5:6], *spokes[7:], late], "nothing skipped, nothing twice, the new link last"
+
+
+def test_a_cursor_answers_only_its_own_call(call: Call) -> None:
+    hub = call("note", initiative="t", text="the hub", name="hub")["data"]["primary"]["id"]
+    for i in range(4):
+        call("note", initiative="t", text=f"spoke {i}", link_to=hub)
+    page = call("trail", initiative="t", node="hub", limit=2)
+    cursor = page["continuation"]["cursor"]
+    other = call("trail", initiative="t", node="hub", kind="neighbours", limit=2, cursor=cursor)
+    assert other["state"] == "rejected" and other["issues"][0]["code"] == "cursor_invalid"
+    assert other["issues"][0]["field"] == "cursor"
