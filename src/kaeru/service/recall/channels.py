@@ -29,6 +29,8 @@ TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
 CANDIDATES = 100
+#: The links of one seed the graph channel follows, strongest first.
+GRAPH_FANOUT = 20
 #: The memory written right after one that asks what the query asks is most likely its answer: it is
 #: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
 #: share, where the next memory otherwise gets half; decision 17.P2).
@@ -210,10 +212,20 @@ def run_channels(
                     gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
                     fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
     if plan.weight("graph") and seeds:
+        # Each seed lends its score to its GRAPH_FANOUT strongest links (newest first among equals):
+        # a hub that thousands of notes link to would otherwise make every one of them a candidate
+        # for the later channels to read (decision 88).
+        links: dict[str, list[tuple[float, str, Any, str]]] = {}
         for edge in session.live_edges(seeds[:8]):
             origin, other = (edge.src, edge.dst) if edge.src in seed_score else (edge.dst, edge.src)
             if other not in seed_score:
-                fusion.put("graph", other, share(seed_score[origin], top) * edge.weight)
+                links.setdefault(origin, []).append((edge.weight, edge.recorded_at, edge.key, other))
+        for origin, linked in links.items():
+            linked.sort(key=lambda link: link[2])  # the same order on every engine
+            linked.sort(key=lambda link: link[1], reverse=True)
+            linked.sort(key=lambda link: -link[0])
+            for weight, _, _, other in linked[:GRAPH_FANOUT]:
+                fusion.put("graph", other, share(seed_score[origin], top) * weight)
     if plan.weight("rules"):
         rows, _, _ = session.search(
             SearchQuery(initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50)
