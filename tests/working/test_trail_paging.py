@@ -20,7 +20,8 @@ def _pages(call: Call, **args: Any) -> list[dict[str, Any]]:
 
 def _key(entry: dict[str, Any]) -> tuple[Any, ...]:
     edge = entry.get("edge") or {}
-    return entry["kind"], entry.get("action"), edge.get("src"), edge.get("rev_no"), (entry.get("node") or {}).get("id")
+    node = entry.get("node") or {}
+    return entry["kind"], entry.get("action"), edge.get("from"), edge.get("recorded_at"), node.get("revision")
 
 
 def test_a_long_history_comes_in_pages_each_entry_once_in_order(call: Call) -> None:
@@ -37,7 +38,7 @@ def test_a_long_history_comes_in_pages_each_entry_once_in_order(call: Call) -> N
     assert first["coverage"]["omitted"] == [{"section": "entries", "count": 26, "reason": "limit"}]
     assert pages[-1]["coverage"]["omitted"] == [] and pages[-1]["coverage"]["complete"] is True
     served = [_key(e) for p in pages for e in p["data"]["entries"]]
-    assert served == [_key(e) for e in whole["data"]["entries"]]
+    assert served == [_key(e) for e in whole["data"]["entries"]] and len(set(served)) == 46
 
 
 def test_neighbours_page_by_when_linked_and_survive_changes_between_pages(call: Call) -> None:
@@ -63,3 +64,31 @@ def test_a_cursor_answers_only_its_own_call(call: Call) -> None:
     other = call("trail", initiative="t", node="hub", kind="neighbours", limit=2, cursor=cursor)
     assert other["state"] == "rejected" and other["issues"][0]["code"] == "cursor_invalid"
     assert other["issues"][0]["field"] == "cursor"
+
+
+def test_a_read_with_neighbours_shows_the_newest_links_and_counts_the_rest(call: Call) -> None:
+    from kaeru.service.read import READ_EDGES
+
+    hub = call("note", initiative="t", text="the hub", name="hub")["data"]["primary"]["id"]
+    spokes = [
+        call("note", initiative="t", text=f"spoke {i}", link_to=hub)["data"]["primary"]["id"]
+        for i in range(READ_EDGES + 5)
+    ]
+    answer = call("read", initiative="t", node="hub", neighbours=True)
+    assert [e["from"] for e in answer["data"]["edges"]] == spokes[::-1][:READ_EDGES]
+    assert answer["coverage"]["omitted"] == [{"section": "edges", "count": 5, "reason": "limit"}]
+    assert answer["coverage"]["complete"] is False
+
+
+def test_current_state_of_a_hub_reads_its_verdicts_among_many_links(call: Call) -> None:
+    """What replaced a node is decided by its `supersedes` and `falsifies` edges; a node linked from
+    many notes is answered from those alone, the same answer."""
+    old = call("note", initiative="t", text="we deploy on Fridays", name="old")["data"]["primary"]["id"]
+    for i in range(30):
+        call("note", initiative="t", text=f"a note about deploys {i}", link_to=old)
+    new = call("note", initiative="t", text="we deploy on Tuesdays", link_to=old, edge_type="supersedes")
+    state = call("current_state", initiative="t", node="old")["data"]
+    assert state["status"] == "current" and state["current"]["id"] == new["data"]["primary"]["id"]
+    assert [(e["from"], e["to"], e["edge_type"]) for e in state["edges"]] == [
+        (new["data"]["primary"]["id"], old, "supersedes")
+    ]

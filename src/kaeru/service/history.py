@@ -405,6 +405,10 @@ def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | No
     )
 
 
+#: The edges that decide what replaces a node: the only ones `current_state` reads.
+_VERDICTS = (EdgeType.SUPERSEDES, EdgeType.FALSIFIES)
+
+
 def _node_state(session: Session, node: Node, moment: str | None, coverage: Coverage) -> StateOutcome:
     subject = _view_at(session, node.id, moment)
     if subject is None:
@@ -415,12 +419,14 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
     while here.successors:
         live = [s for s in here.successors if s not in visited]
         if len(live) > 1:
-            verdicts = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id])
+            verdicts = (
+                session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
+            )
             deciding += [e for e in verdicts if e.dst == here.node.id and e.edge_type == EdgeType.SUPERSEDES]
             return StateOutcome(status="conflict", coverage=coverage, subject=subject, edges=deciding, candidates=live)
         if not live:
             break
-        edges = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id])
+        edges = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
         deciding += [
             e for e in edges if e.dst == here.node.id and e.src == live[0] and e.edge_type == EdgeType.SUPERSEDES
         ]
@@ -439,7 +445,7 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
         coverage.complete = False
     refuting = [
         e
-        for e in (session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id]))
+        for e in (session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS))
         if e.dst == here.node.id and e.edge_type == EdgeType.FALSIFIES
     ]
     deciding += refuting
@@ -469,7 +475,7 @@ def _predecessors(
     frontier = [start]
     capped = False
     while frontier and not capped:
-        edges = session.edges_at(frontier, moment) if moment else session.live_edges(frontier)
+        edges = session.edges_at(frontier, moment) if moment else session.live_edges(frontier, _VERDICTS)
         wanted = set(frontier)
         by_src: dict[str, list[Edge]] = {}
         for edge in edges:

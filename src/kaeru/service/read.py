@@ -10,10 +10,13 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import cursors, grants
 from kaeru.service.mutation import normalise_initiative
-from kaeru.service.outcomes import Continuation, Coverage, ReadOutcome
+from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
+
+#: Links a `read` with `neighbours` shows at most (the newest); `trail kind=neighbours` pages them all.
+READ_EDGES = 100
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ReadRequest
@@ -65,6 +68,12 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
                 visible = grants.visible_ids(session, [e.src for e in edges] + [e.dst for e in edges])
                 edges = [e for e in edges if e.src in visible and e.dst in visible]
         coverage = Coverage(initiatives=views[0].initiatives)
+        if edges is not None and len(edges) > READ_EDGES:
+            # The newest links; all of them page through `trail kind=neighbours` (decision 87).
+            edges.sort(key=lambda e: e.recorded_at, reverse=True)
+            coverage.omitted.append(Omission("edges", len(edges) - READ_EDGES, "limit"))
+            coverage.complete = False
+            edges = edges[:READ_EDGES]
         continuation = None
         if body_range is not None and body_range.end < body_range.total:
             coverage.complete = False

@@ -63,11 +63,13 @@ class EdgeQueries(Part):
                 [*params, *params],
             )
 
-    def live_edges(self, node_ids: Sequence[str]) -> list[Edge]:
-        """Live edges touching any of `node_ids` (either direction)."""
-        found = {
-            e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, f"retracted = {self._d.false} AND "))
-        }
+    def live_edges(self, node_ids: Sequence[str], types: Sequence[EdgeType] | None = None) -> list[Edge]:
+        """Live edges touching any of `node_ids` (either direction), of `types` only when given (a
+        node thousands of notes link to has as many edges; its verdicts are a few of them)."""
+        where = f"retracted = {self._d.false} AND "
+        if types is not None:
+            where += "edge_type IN (" + ", ".join(f"'{EdgeType(t).value}'" for t in types) + ") AND "
+        found = {e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, where))}
         return [found[k] for k in sorted(found)]
 
     def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
