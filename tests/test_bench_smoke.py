@@ -63,3 +63,15 @@ def test_startup_bench_runs_every_server_and_prints_its_table(capsys: pytest.Cap
         for milestone in startup.MILESTONES:
             assert f"{label} → {milestone}" in table
     assert "kaeru-built − bare, initialize" in table
+
+
+@pytest.mark.timeout(120)
+def test_hub_bench_reports_every_read_with_its_size(tmp_path: Path) -> None:
+    from bench import hub
+
+    out = tmp_path / "hub.json"
+    report = hub.main(["--links", "120", "--rounds", "1", "--quiet", "--out", str(out)])
+    assert json.loads(out.read_text()) == report
+    reads = report["reads"]
+    assert len(reads) == len(hub.READS) and all(r["state"] == "ok" and r["bytes"] > 0 for r in reads.values())
+    assert reads["trail"]["paged"] and reads["trail kind=neighbours"]["paged"], "121 entries: two pages"

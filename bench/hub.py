@@ -1,0 +1,104 @@
+"""A node that many notes link to: what each read that touches it costs, in time and in answer size.
+
+Memory gathers around a few nodes — the design decision every later note refers to, the project's
+entity. Each read that lists a node's links (`trail`, `read` with neighbours, `current_state`) or
+follows them (`recall`'s graph channel) grew with their number (decisions 87, 88): this harness keeps
+the measurement. It writes one hub and `--links` notes linking to it through the real `note` tool,
+then times every read a few rounds and prints p50 wall time and the answer's size as JSON text.
+
+    python -m bench.hub --links 10000 [--rounds 5] [--backend sqlite|postgres] [--out FILE]
+
+PostgreSQL needs `KAERU_BENCH_DATABASE_URL` (a database it may create databases on).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.vaults import BackendUnavailable, new_vault
+
+#: The reads timed, each as (tool, arguments beyond the initiative).
+READS: list[tuple[str, dict[str, Any]]] = [
+    ("read", {"node": "hub"}),
+    ("read", {"node": "hub", "neighbours": True}),
+    ("trail", {"node": "hub"}),
+    ("trail", {"node": "hub", "kind": "neighbours"}),
+    ("current_state", {"node": "hub"}),
+    ("context", {}),
+    ("recall", {"query": "zanzibar protocol"}),
+]
+INITIATIVE = "hub-bench"
+
+
+def measure(backend: str, links: int, rounds: int, workdir: Path) -> dict[str, Any]:
+    from kaeru.mcp.server import build_server
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    vault = new_vault(backend, f"hub-{links}", workdir, keep=False)
+    settings = vault.settings()
+    store = open_store(settings)
+    try:
+        run = build_server(Service(store, settings)).registry.run
+        started = time.perf_counter()
+        hub = run("note", {"initiative": INITIATIVE, "text": "the zanzibar protocol decision", "name": "hub"})
+        hub_id = hub["data"]["primary"]["id"]
+        for i in range(links):
+            run("note", {"initiative": INITIATIVE, "text": f"detail {i} of the rollout", "link_to": hub_id})
+        built = time.perf_counter() - started
+        results: dict[str, Any] = {}
+        for tool, extra in READS:
+            args = {"initiatives": [INITIATIVE]} if tool == "recall" else {"initiative": INITIATIVE}
+            args.update(extra)
+            label = tool + "".join(f" {k}={v}" for k, v in extra.items() if k not in ("node", "query"))
+            times, answer = [], {}
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                answer = run(tool, args)
+                times.append((time.perf_counter() - t0) * 1000)
+            results[label] = {
+                "state": answer["state"],
+                "p50_ms": round(statistics.median(times), 2),
+                "bytes": len(json.dumps(answer, ensure_ascii=False)),
+                "paged": bool(answer.get("continuation")),
+            }
+        return {"backend": backend, "links": links, "build_s": round(built, 1), "reads": results}
+    finally:
+        store.close()
+        vault.drop()
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--links", type=int, default=10_000)
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--backend", default="sqlite", choices=("sqlite", "postgres"))
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="kaeru-hub-") as tmp:
+        try:
+            report = measure(args.backend, args.links, args.rounds, Path(tmp))
+        except BackendUnavailable as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+            return {}
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    if not args.quiet:
+        print(f"{report['backend']}, a hub of {report['links']:,} links (built in {report['build_s']} s)")
+        print("| read | state | p50 ms | answer bytes | paged |")
+        print("|---|---|---:|---:|---|")
+        for label, row in report["reads"].items():
+            print(f"| {label} | {row['state']} | {row['p50_ms']} | {row['bytes']:,} | {row['paged']} |")
+    return report
+
+
+if __name__ == "__main__":
+    main()
