@@ -234,10 +234,15 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     # only the distinct words are judged as topics (a body repeats many of its words).
     stream = TOKENISER.stream
     counts = Counter(stream(name) * 3 + stream(body) if body else stream(name) * 3)
-    kept = [t for t in counts if len(t) >= 3 and t not in NOT_TOPICS and not t.isdigit()]
-    # A stable sort, descending: ties keep that order.
-    ranked = sorted(kept, key=counts.__getitem__, reverse=True)
-    return [f"topic:{t}" for t in ranked[:limit]]
+    # `most_common` sorts stably in C (ties keep first mention); only the words up to the
+    # `limit`-th topic are judged, not every distinct word.
+    topics: list[str] = []
+    for word, _ in counts.most_common():
+        if len(topics) >= limit:
+            break
+        if len(word) >= 3 and word not in NOT_TOPICS and not word.isdigit():
+            topics.append(f"topic:{word}")
+    return topics
 
 
 def lang_tag(text: str | None) -> str:
