@@ -14,13 +14,32 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+import apsw
+
+
+def main_ids(path: Path, initiative: str) -> list[tuple[str]]:
+    """The live nodes of `initiative`, read through apsw: the SQLite the store runs on. A second
+    SQLite library in the process (the standard `sqlite3`) does not see the store's locks, takes
+    itself for the file's first user and truncates its `-shm` under the store's mapping, which
+    killed an occasional run with SIGBUS."""
+    conn = apsw.Connection(str(path))
+    try:
+        return list(
+            conn.execute(
+                "SELECT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq JOIN initiatives i "
+                "ON i.id = m.initiative_id WHERE i.name = ? AND n.retracted = 0",
+                (initiative,),
+            )
+        )
+    finally:
+        conn.close()
 
 
 def _one_run(vault_dir: Path, op: str, n: int, size: int, seed: int) -> float:
@@ -38,15 +57,7 @@ def _one_run(vault_dir: Path, op: str, n: int, size: int, seed: int) -> float:
         settings = Settings.from_env({"KAERU_VAULT": str(vault)})
         store = open_store(settings)
         registry = build_server(Service(store, settings)).registry
-        with sqlite3.connect(settings.sqlite_path) as conn:
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq JOIN initiatives i "
-                    "ON i.id = m.initiative_id WHERE i.name = ? AND n.retracted = 0",
-                    (MAIN,),
-                )
-            ]
+        ids = [r[0] for r in main_ids(settings.sqlite_path, MAIN)]
         work_load = Workload(CorpusBuilder(size, seed), ids)
         calls = [work_load.for_call(op, work_load.args(op)) for _ in range(n + 20)]
         for args in calls[:20]:  # warm-up: caches, lazy imports

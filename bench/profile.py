@@ -22,7 +22,6 @@ import io
 import pstats
 import re
 import shutil
-import sqlite3
 import tempfile
 import time
 from collections import defaultdict
@@ -33,6 +32,7 @@ from typing import Any
 import apsw
 
 from bench.corpus import MAIN, CorpusBuilder
+from bench.cpu import main_ids
 from bench.measure import OPS, TOOL, Workload
 from bench.stats import summarize
 
@@ -110,12 +110,7 @@ def main(argv: list[str] | None = None) -> None:
         service = Service(store, settings)
         registry = build_server(service).registry
         builder = CorpusBuilder(a.size, a.seed)
-        with sqlite3.connect(settings.sqlite_path) as conn:
-            rows = conn.execute(
-                "SELECT n.id FROM nodes n JOIN memberships m ON m.node_seq = n.seq JOIN initiatives i "
-                "ON i.id = m.initiative_id WHERE i.name = ? AND n.retracted = 0",
-                (MAIN,),
-            ).fetchall()
+        rows = main_ids(settings.sqlite_path, MAIN)  # through apsw: see bench.cpu
         work = Workload(builder, [r[0] for r in rows])
         calls = [work.for_call(a.op, work.args(a.op)) for _ in range(a.n + 10)]
         for args in calls[:10]:  # warm-up: caches, lazy imports, the hourly replay purge
