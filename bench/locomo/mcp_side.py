@@ -117,6 +117,10 @@ class McpVault:
         from mcp import StdioServerParameters
 
         env = {"KAERU_VAULT": str(self.dir)}
+        if os.environ.get("PYTHONPATH"):
+            # The server imports the code the harness runs (a worktree's `src` before the installed
+            # one), not the venv's editable install: the SDK passes the child no other variable.
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
         command = server_command()
         params = StdioServerParameters(command=command[0], args=command[1:], env=env)
         before = _pids()
