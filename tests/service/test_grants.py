@@ -125,3 +125,19 @@ def test_without_a_principal_the_call_is_the_local_admin(service: Service) -> No
     with grants.acting(grants.Principal("x", frozenset({"a"}))), pytest.raises(Forbidden):
         grants.check_args({"initiatives": ["a", "b"]})
     assert grants.current() is None
+
+
+def test_a_limited_principal_pages_and_counts_only_the_links_it_may_see(service: Service) -> None:
+    """A node linked from other initiatives too: the neighbours' pages and total hold only the
+    links within the token's grants (decision 87: filtered before paging)."""
+    run = build_server(service).registry.run
+    hub = run("note", {"initiative": "webshop", "text": "the checkout flow", "name": "hub"})["data"]["primary"]["id"]
+    for i in range(3):
+        run("note", {"initiative": "webshop", "text": f"cart step {i}", "link_to": hub})
+        run("note", {"initiative": "payroll", "text": f"salary step {i}", "link_to": {"id": hub}})
+    with grants.acting(grants.Principal("carol", frozenset({"webshop"}))):
+        first = run("trail", {"initiative": "webshop", "node": "hub", "kind": "neighbours", "limit": 2})
+        rest = run("trail", first["continuation"]["next_arguments"])
+    shown = [e["node"]["body"] for page in (first, rest) for e in page["data"]["entries"]]
+    assert shown == ["cart step 0", "cart step 1", "cart step 2"]
+    assert first["data"]["total"] == 3 and "payroll" not in json.dumps([first, rest])

@@ -182,6 +182,10 @@ def _neighbours(
         (e for e in edges if (o := others.get(e.dst if e.src == node.id else e.src)) is not None and not o.retracted),
         key=position,
     )
+    if grants.granted_ids(session) is not None:
+        # Before paging: a token limited to some initiatives neither sees nor counts the others.
+        visible = grants.visible_ids(session, [e.src for e in linked] + [e.dst for e in linked])
+        linked = [e for e in linked if e.src in visible and e.dst in visible]
     if after is not None:
         linked = [e for e in linked if position(e) > after]
     page, rest = linked[:limit], len(linked) - min(limit, len(linked))
@@ -218,7 +222,6 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                     raise CursorInvalid("cursor is malformed", field="cursor")
                 after = (state.position[0], state.position[2])
             entries, rest, last = _neighbours(session, node, edge_types, after, request.limit)
-            entries = _granted_entries(session, entries)
             return _paged(session, request, args, key, secret, kind, subject, entries, coverage, served, rest, last)
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
