@@ -42,6 +42,7 @@ def test_runs_of_unspaced_scripts_become_overlapping_pairs_and_other_text_is_unc
 
 def test_a_word_whose_vowels_are_marks_stays_one_word() -> None:
     assert tokens("मुझे चावल खाना पसंद है") == ["मुझे", "चावल", "खाना", "पसंद", "है"]
+    assert tokens("\u0958\u0932\u092e") == ["\u0915\u093c\u0932\u092e"], "क़ composes to क + nukta: one word"
     assert tokens("க்யா தமிழ்") == ["க்யா", "தமிழ்"], "a virama is spelling, not a diacritic"
     assert tokens("ข้าว") == ["ข้า", "าว"] and tokens("กิน") == ["กิน"], "a Thai character keeps its marks"
     assert tokens("כִּתָּה") == tokens("כתה") == ["כתה"], "Hebrew points fold away like accents"

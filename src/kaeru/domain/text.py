@@ -89,7 +89,9 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
         return tuple(found)
     # Checked once a text: most non-ASCII text (accents, Cyrillic) has neither, and takes the
     # plain pattern and no per-word test.
-    words = _TOKEN if _ANY_MARK.search(text) else _WORD
+    # (A letter of a script whose marks are spelling counts too: folding composes it with NFKC,
+    # which can give back a mark — `क़` is `क` and a nukta.)
+    words = _TOKEN if _ANY_MARK.search(text) or _MARKED_LETTERS.search(text) else _WORD
     unspaced = _UNSPACED.search(text) is not None
     for match in words.finditer(text):
         word = match.group()
