@@ -12,9 +12,7 @@ from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import (
     Change,
-    Continuation,
     Coverage,
-    NodeView,
     Omission,
     StateOutcome,
     TrailEntry,
@@ -22,6 +20,7 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
+from kaeru.service.trail_pages import neighbours, paged
 from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import Initiative, Session
 
@@ -165,42 +164,10 @@ def _derived_from(session: Session, frontier: list[str]) -> list[Edge]:
     return [e for here in frontier for e in out.get(here, ())]
 
 
-def _neighbours(
-    session: Session, node: Node, edge_types: set[EdgeType] | None, after: tuple[str, str] | None, limit: int
-) -> tuple[list[TrailEntry], int, tuple[str, str] | None]:
-    """One page of the node's live links to live nodes, in the order they were made (the edge's
-    last revision, then its key): `limit` of them after the position `after`; how many follow; and
-    the page's last position. A link made between two pages comes on a later page; one removed is
-    not skipped over (decision 87)."""
-    edges = [e for e in session.live_edges([node.id]) if edge_types is None or e.edge_type in edge_types]
-    others = session.nodes_by_ids([e.dst if e.src == node.id else e.src for e in edges])
-
-    def position(edge: Edge) -> tuple[str, str]:
-        return edge.recorded_at, f"{edge.src} {edge.dst} {edge.edge_type.value}"
-
-    linked = sorted(
-        (e for e in edges if (o := others.get(e.dst if e.src == node.id else e.src)) is not None and not o.retracted),
-        key=position,
-    )
-    if grants.granted_ids(session) is not None:
-        # Before paging: a token limited to some initiatives neither sees nor counts the others.
-        visible = grants.visible_ids(session, [e.src for e in linked] + [e.dst for e in linked])
-        linked = [e for e in linked if e.src in visible and e.dst in visible]
-    if after is not None:
-        linked = [e for e in linked if position(e) > after]
-    page, rest = linked[:limit], len(linked) - min(limit, len(linked))
-    views = build_views(session, [others[e.dst if e.src == node.id else e.src] for e in page])
-    entries = [
-        TrailEntry(kind="neighbour", node=view, edge=edge, direction="out" if edge.src == node.id else "in")
-        for edge, view in zip(page, views, strict=True)
-    ]
-    return entries, rest, position(page[-1]) if page else after
-
-
 def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
     """How a node came to be: its revisions and edge events, ancestry, paths, neighbours or chain —
     `limit` entries a page (decision 87): a history only grows at its end, so its pages follow by
-    position; neighbours page by when each link was made."""
+    position; neighbours page by key (`trail_pages`)."""
     initiative_name = normalise_initiative(request.initiative)
     kind = request.kind
     edge_types = {EdgeType(t) for t in request.edge_types} if request.edge_types else None
@@ -220,9 +187,11 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
             if state is not None:
                 if state.position is None:
                     raise CursorInvalid("cursor is malformed", field="cursor")
-                after = (state.position[0], state.position[2])
-            entries, rest, last = _neighbours(session, node, edge_types, after, request.limit)
-            return _paged(session, request, args, key, secret, kind, subject, entries, coverage, served, rest, last)
+                src, _, rest_of_key = state.position
+                dst, _, edge_type = rest_of_key.partition("\n")
+                after = (src, dst, edge_type)
+            entries, rest, last = neighbours(session, node, edge_types, after, request.limit)
+            return paged(session, request, args, key, secret, kind, subject, entries, coverage, served, rest, last)
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
         if kind == "history":
@@ -265,40 +234,9 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 coverage.complete = False
         entries = _granted_entries(session, entries)[served:]
         page, rest = entries[: request.limit], max(0, len(entries) - request.limit)
-        outcome = _paged(session, request, args, key, secret, kind, subject, page, coverage, served, rest, None)
+        outcome = paged(session, request, args, key, secret, kind, subject, page, coverage, served, rest, None)
     outcome.cost = cost
     return outcome
-
-
-def _paged(
-    session: Session,
-    request: TrailRequest,
-    args: dict[str, Any],
-    key: str,
-    secret: bytes,
-    kind: str,
-    subject: NodeView,
-    page: list[TrailEntry],
-    coverage: Coverage,
-    served: int,
-    rest: int,
-    last: tuple[str, str] | None,
-) -> TrailOutcome:
-    """A trail page: `rest` entries after it are counted as left out (`limit`) and the next page's
-    exact arguments given, its cursor carrying the entries served so far (and, for neighbours, the
-    last one's position)."""
-    continuation = None
-    if rest and page:
-        position = (last[0], 0, last[1]) if last is not None else None
-        token = cursors.encode(
-            secret or session.vault_secret(),
-            cursors.CursorState("trail", None, served + len(page), key, position=position),
-        )
-        continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
-        coverage.omitted.append(Omission("entries", rest, "limit"))
-        coverage.complete = False
-    total = served + len(page) + rest
-    return TrailOutcome(kind, subject, page, coverage, total=total, continuation=continuation)
 
 
 def _granted_entries(session: Session, entries: list[TrailEntry]) -> list[TrailEntry]:
