@@ -172,6 +172,17 @@ def test_a_pending_migration_is_a_warning_and_the_doctor_does_not_apply_it(vault
     assert _scalar(vault, "SELECT max(version) FROM schema_migrations") == newest - 1  # still pending
 
 
+@pytest.mark.parametrize("key", ["stem_index_pending", "text_index_pending"])
+def test_a_pending_index_rebuild_is_reported_whichever_migration_asked(vault: VaultSpec, key: str) -> None:
+    """A migration that changed what is indexed (the stems, or the tokens of unspaced scripts,
+    decisions 85–86) leaves a rebuild for the next read-write open; the doctor says so."""
+    _populated(vault)
+    _sql(vault, f"INSERT INTO meta (key, value) VALUES ('{key}', '1')")
+    code, checks, _ = _doctor(vault)
+    assert code == 1 and checks["fulltext"]["status"] == "fail"
+    assert "a rebuild is pending" in checks["fulltext"]["summary"]
+
+
 def test_the_doctor_changes_nothing_and_creates_no_vault(sqlite_vault: VaultSpec, tmp_path: Path) -> None:
     _populated(sqlite_vault)
     kaeru(sqlite_vault, "migrate")  # the last process to close checkpoints the WAL into the file

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.storage.migrate import newest_version
+from kaeru.storage.migrate import INDEX_PENDING, newest_version
 
 #: How many disagreeing node ids a report names at most (the counts are always exact).
 SAMPLE_IDS = 10
@@ -79,5 +79,5 @@ class Health:
             missing_count=len(lacking),
             stale=[str(r[1]) if r[1] else f"row {r[0]}" for r in gone[:SAMPLE_IDS]],
             stale_count=len(gone),
-            rebuild_pending=bool(self._rows("SELECT 1 FROM meta WHERE key = 'stem_index_pending'")),
+            rebuild_pending=bool(self._rows(f"SELECT 1 FROM meta WHERE {INDEX_PENDING}")),
         )

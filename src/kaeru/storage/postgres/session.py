@@ -12,6 +12,7 @@ import psycopg
 
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
+from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
 from kaeru.storage.postgres.copied import CopiedSearch
 from kaeru.storage.postgres.db import PgDb
@@ -235,7 +236,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         self._db.one("SELECT set_config('kaeru.bulk_index', 'off', true)")
         self._counting = False
         self._recount_terms()
-        self._db.run("DELETE FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
+        self._db.run(f"DELETE FROM meta WHERE {INDEX_PENDING}")
         return count
 
     def _recount_terms(self) -> None:

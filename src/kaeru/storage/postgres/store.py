@@ -28,7 +28,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
-from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
+from kaeru.storage.migrate import INDEX_PENDING, TEXT_PENDING, VaultTooNew, newest_version, run_pending
 from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, _lexeme, term, tsquery_literal, tsvector_literal
 from kaeru.storage.postgres.session import PostgresSession
@@ -142,7 +142,7 @@ class PostgresStore:
             row = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
                 "EXISTS (SELECT 1 FROM meta WHERE key = 'secret'), "
-                "EXISTS (SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending'))"
+                f"EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING})"
             ).fetchone()
         except psycopg.errors.UndefinedTable:
             return False  # a new database: no tables yet
@@ -171,13 +171,10 @@ class PostgresStore:
             )  # fmt: skip
             # A migration that changed what is indexed asks for the index columns to be computed
             # again once: the stems only (002, 009), or the literal tokens too (015).
-            pending = {
-                r[0]
-                for r in conn.execute("SELECT key FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
-            }
+            pending = {r[0] for r in conn.execute(f"SELECT key FROM meta WHERE {INDEX_PENDING}")}
             if pending:
                 session = PostgresSession(conn, read_only=False)
-                session.rebuild_text_index(stems_only="text_index_pending" not in pending)
+                session.rebuild_text_index(stems_only=TEXT_PENDING not in pending)
             conn.execute("COMMIT")
         except BaseException:
             if not conn.broken:

@@ -11,6 +11,7 @@ import apsw
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
+from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
 from kaeru.storage.sql.edges import VERDICT_TYPES
@@ -125,7 +126,7 @@ class FtsSearch(SectionQueries):
         for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE retracted = 0"):
             self._index(int(row[0]), self._d.node(row[0], row[1], row[2:]))
             count += 1
-        self._db.run("DELETE FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")
+        self._db.run(f"DELETE FROM meta WHERE {INDEX_PENDING}")
         self._common.text.clear()  # the same rows again, but copies are never trusted across a rebuild
         return count
 

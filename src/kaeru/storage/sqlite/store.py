@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 
 from kaeru.errors import Internal, KaeruError, Unavailable
-from kaeru.storage.migrate import VaultTooNew, newest_version, run_pending
+from kaeru.storage.migrate import INDEX_PENDING, VaultTooNew, newest_version, run_pending
 from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
@@ -203,7 +203,7 @@ class SqliteStore:
             ((top, applied, secret, pending, schema),) = conn.execute(
                 "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
                 "(SELECT value FROM meta WHERE key = 'secret'), "
-                "EXISTS (SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')), "
+                f"EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING}), "
                 "(SELECT user_version FROM pragma_user_version)"
             )
         except apsw.SQLError:
@@ -234,7 +234,7 @@ class SqliteStore:
             # changed: read here once instead of by every search that makes a cursor.
             self._secret = SqliteSession(conn).vault_secret()
             # A migration that changed what is indexed asks for the index to be rebuilt once.
-            if list(conn.execute("SELECT 1 FROM meta WHERE key IN ('stem_index_pending', 'text_index_pending')")):
+            if list(conn.execute(f"SELECT 1 FROM meta WHERE {INDEX_PENDING}")):
                 SqliteSession(conn).reindex_text()
                 applied = True
             list(conn.execute("COMMIT"))
