@@ -191,7 +191,7 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 dst, _, edge_type = rest_of_key.partition("\n")
                 after = (src, dst, edge_type)
             entries, rest, last = neighbours(session, node, edge_types, after, request.limit)
-            return paged(session, request, args, key, secret, kind, subject, entries, coverage, served, rest, last)
+            return paged(session, args, key, secret, kind, subject, entries, coverage, served, rest, last)
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
         if kind == "history":
@@ -234,7 +234,7 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 coverage.complete = False
         entries = _granted_entries(session, entries)[served:]
         page, rest = entries[: request.limit], max(0, len(entries) - request.limit)
-        outcome = paged(session, request, args, key, secret, kind, subject, page, coverage, served, rest, None)
+        outcome = paged(session, args, key, secret, kind, subject, page, coverage, served, rest, None)
     outcome.cost = cost
     return outcome
 

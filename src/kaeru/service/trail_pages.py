@@ -6,16 +6,13 @@ neighbours are live links, which change, so theirs carries the last link's key a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kaeru.domain.model import EdgeType, Node
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Continuation, Coverage, NodeView, Omission, TrailEntry, TrailOutcome
 from kaeru.service.views import build_views
 from kaeru.storage.base import Session
-
-if TYPE_CHECKING:
-    from kaeru.service.requests import TrailRequest
 
 
 def neighbours(
@@ -47,7 +44,6 @@ def neighbours(
 
 def paged(
     session: Session,
-    request: TrailRequest,
     args: dict[str, Any],
     key: str,
     secret: bytes,

@@ -221,9 +221,8 @@ def run_channels(
             if other not in seed_score:
                 links.setdefault(origin, []).append((edge.weight, edge.recorded_at, edge.key, other))
         for origin, linked in links.items():
-            linked.sort(key=lambda link: link[2])  # the same order on every engine
-            linked.sort(key=lambda link: link[1], reverse=True)
-            linked.sort(key=lambda link: -link[0])
+            linked.sort(key=lambda link: link[2])  # among equals, the same order on every engine
+            linked.sort(key=lambda link: link[:2], reverse=True)  # strongest, then newest (stable)
             for weight, _, _, other in linked[:GRAPH_FANOUT]:
                 fusion.put("graph", other, share(seed_score[origin], top) * weight)
     if plan.weight("rules"):

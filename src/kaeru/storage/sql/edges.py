@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType
@@ -10,6 +10,18 @@ from kaeru.errors import RevisionConflict
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import EDGE_COLS, marks
+
+_NAMES = frozenset(e.value for e in EdgeType)
+
+
+def type_literals(types: Iterable[str | EdgeType]) -> str:
+    """Edge types as SQL literals for a statement's own text (`'refers_to', 'verifies'`): they are
+    `EdgeType` values, never user text, and a partial index on one type (PostgreSQL's
+    `edges_contradicts`, decision 16.P1) serves only a query that names it there. Names that are no
+    edge type are left out; none at all is `''`, which no edge has."""
+    values = (t.value if isinstance(t, EdgeType) else t for t in types)
+    return ", ".join(f"'{v}'" for v in dict.fromkeys(values) if v in _NAMES) or "''"
+
 
 _VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
 VERDICT_TYPES = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ")"
@@ -68,7 +80,7 @@ class EdgeQueries(Part):
         node thousands of notes link to has as many edges; its verdicts are a few of them)."""
         where = f"retracted = {self._d.false} AND "
         if types is not None:
-            where += "edge_type IN (" + ", ".join(f"'{EdgeType(t).value}'" for t in types) + ") AND "
+            where += f"edge_type IN ({type_literals(types)}) AND "
         found = {e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, where))}
         return [found[k] for k in sorted(found)]
 

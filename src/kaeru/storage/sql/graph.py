@@ -8,6 +8,7 @@ from typing import Any
 from kaeru.domain.model import Edge, EdgeType
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.edges import type_literals
 from kaeru.storage.sql.rows import EDGE_COLS, prefixed
 
 _E_EDGE = prefixed(EDGE_COLS, "e")
@@ -25,7 +26,7 @@ class GraphQueries(Part):
         # The types as literals (they are `EdgeType` values): a partial index on one type (PostgreSQL's
         # `edges_contradicts`, decision 16.P1) serves only a query that names it in its text.
         kinds, more = (
-            ("e.edge_type IN (" + ", ".join(f"'{t}'" for t in edge_types) + ")", [])
+            (f"e.edge_type IN ({type_literals(edge_types)})", [])
             if edge_types and all(t in _EDGE_TYPES for t in edge_types)
             else self._d.in_("e.edge_type", edge_types, "text")
         )
@@ -45,33 +46,16 @@ class GraphQueries(Part):
         """Which of `node_ids` a live edge of `edge_types` from a live source points at: `inbound`'s
         question for nodes already known to be live members, asked of them alone (each a probe of
         the target index) instead of reading every such edge of the initiative (decision 80)."""
-        d = self._d
-        known = [t for t in edge_types if t in _EDGE_TYPES]
-        if not known:
-            return set()
-        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in known) + ")"
-        found: set[str] = set()
-        for chunk in d.chunks(node_ids):
-            targets, params = d.in_("e.dst", chunk, "text")
-            found.update(
-                r[0]
-                for r in self._db.rows(
-                    f"SELECT DISTINCT e.dst FROM edges e JOIN nodes s ON s.id = e.src WHERE {targets} "
-                    f"AND e.retracted = {d.false} AND {kinds} AND s.retracted = {d.false}",
-                    params,
-                )
-            )
-        return found
+        return set(self.inbound_counts(node_ids, edge_types))
 
     def inbound_counts(self, node_ids: Sequence[str], edge_types: Sequence[str]) -> dict[str, int]:
         """How many live edges of `edge_types` from live sources point at each of `node_ids` (those
         with none are left out): `inbound`'s counts for nodes already known to be live members."""
         d = self._d
-        known = [t for t in edge_types if t in _EDGE_TYPES]
         counts: dict[str, int] = {}
-        if not known:
+        if not any(t in _EDGE_TYPES for t in edge_types):
             return counts
-        kinds = "e.edge_type IN (" + ", ".join(f"'{t}'" for t in known) + ")"
+        kinds = f"e.edge_type IN ({type_literals(edge_types)})"
         for chunk in d.chunks(node_ids):
             targets, params = d.in_("e.dst", chunk, "text")
             counts.update(

@@ -15,18 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import EdgeType, Node
+from kaeru.domain.model import Node
 from kaeru.storage.sql.db import Part
-from kaeru.storage.sql.edges import VERDICT_TYPES
+from kaeru.storage.sql.edges import VERDICT_TYPES, type_literals
 
 
 def facet(node: Node) -> str | None:
     """The membership facet of a live node: its tier and layer (None: an audit event, never shown)."""
     return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
 
-
-#: Edge types, as literals in statement text (they are `EdgeType` values, never user text).
-_EDGE_TYPE_NAMES = frozenset(e.value for e in EdgeType)
 
 #: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
 _HYGIENE = "kind:hygiene"
@@ -110,7 +107,7 @@ class SectionQueries(Part):
         core, core_params = facets("core")
         aging, aging_params = facets("hot", "warm")
         warm, warm_params = facets("warm")
-        kinds = ", ".join(f"'{t}'" for t in supported_by if t in _EDGE_TYPE_NAMES) or "''"
+        kinds = type_literals(supported_by)
         linked = (
             f"SELECT e.dst AS dst FROM edges e WHERE e.retracted = {d.false} AND e.edge_type IN ({kinds}) "
             "GROUP BY e.dst HAVING count(*) >= ?"
