@@ -87,7 +87,7 @@ def exit_code(envelope: dict[str, Any]) -> int:
     return EXIT_FAILED if codes & set(FAILURE_CODES) else EXIT_REJECTED
 
 
-@cli.command(context_settings={"ignore_unknown_options": False})
+@cli.command()
 @click.argument("tool")
 @click.argument("arguments", required=False)
 @click.option("-a", "--arg", "pairs", multiple=True, metavar="KEY=TEXT|KEY:=JSON", help="One argument (repeat).")
@@ -104,11 +104,7 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     parse_pairs(pairs, args)
     registry = build_server(service_of(ctx)).registry
     if not registry.has(tool):
-        from kaeru.domain.similar import suggest
-
-        close = suggest(tool, registry.specs)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; tools: {', '.join(registry.specs)}"
-        raise click.UsageError(f"no tool named {tool!r}{hint}")
+        raise unknown_tool(tool, list(registry.specs))
     envelope = registry.run(tool, args)
     if wants_json(ctx):
         echo_json(envelope)
@@ -133,10 +129,7 @@ def tools(ctx: click.Context, name: str | None) -> None:
     if name is not None:
         found = [t for t in listing if t["name"] == name]
         if not found:
-            from kaeru.domain.similar import suggest
-
-            close = suggest(name, [t["name"] for t in listing])
-            raise click.UsageError(f"no tool named {name!r}" + (f"; did you mean {', '.join(close)}?" if close else ""))
+            raise unknown_tool(name, [t["name"] for t in listing])
         if wants_json(ctx):
             echo_json(found[0])
         else:
@@ -150,6 +143,16 @@ def tools(ctx: click.Context, name: str | None) -> None:
         mode = "read " if annotations.get("readOnlyHint") else "write"
         title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
         click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+def unknown_tool(name: str, names: list[str]) -> click.UsageError:
+    """The usage error for a tool name that is none: the close names, or every name."""
+    from kaeru.domain.similar import suggest
+
+    close = suggest(name, names)
+    return click.UsageError(
+        f"no tool named {name!r}; " + (f"did you mean {', '.join(close)}?" if close else f"tools: {', '.join(names)}")
+    )
 
 
 def describe_tool(tool: dict[str, Any], schema: dict[str, Any]) -> str:
