@@ -45,6 +45,34 @@ def test_note_human_json_replay_and_rejection(vault: VaultSpec) -> None:
     assert [h["id"] for h in valid_envelope(found, "search", "read", "ok")["data"]["hits"]] == [node_id]
 
 
+def test_note_from_stdin_with_tags_and_time(vault: VaultSpec) -> None:
+    """`kaeru note -` stores what is piped in (not a dash); --tag and --occurred-at reach the node."""
+    text = "build log:\nstep 1 compiled\nstep 2 linked the kestrel module\n"
+    run = kaeru(
+        vault,
+        "note",
+        "-i",
+        "cli",
+        "-",
+        "--tag",
+        "ci",
+        "--tag",
+        "build",
+        "--occurred-at",
+        "2026-03-01",
+        stdin=text.encode(),
+        as_json=True,
+    )
+    node_id = valid_envelope(run, "note", "mutation", "applied")["data"]["primary"]["id"]
+    shown = valid_envelope(kaeru(vault, "read", node_id, "-i", "cli", as_json=True), "read", "read", "ok")
+    node = shown["data"]["hits"][0]
+    assert node["body"] == text
+    assert {"ci", "build"} <= set(node["tags"])
+    assert "2026-03-01" in json.dumps(node), node
+    found = valid_envelope(kaeru(vault, "search", "kestrel", "-i", "cli", as_json=True), "search", "read", "ok")
+    assert [h["id"] for h in found["data"]["hits"]] == [node_id]
+
+
 def test_search_read_recall_context(vault: VaultSpec) -> None:
     heron = _noted(vault, "the heron waits by the pond at dawn", name="heron")
     _noted(vault, "decided to use herons as the mascot", kind="decision", name="mascot")
