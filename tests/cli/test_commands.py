@@ -73,6 +73,24 @@ def test_note_from_stdin_with_tags_and_time(vault: VaultSpec) -> None:
     assert [h["id"] for h in found["data"]["hits"]] == [node_id]
 
 
+def test_read_prints_a_long_body_whole(vault: VaultSpec) -> None:
+    """`kaeru read` shows a node in full: a body longer than one answer is read page by page;
+    with --json the first page names the next --offset, which returns the rest."""
+    body = " ".join(f"w{i:05d}" for i in range(30000))  # 179,999 characters: three answers
+    node_id = _noted(vault, "placeholder", name="long")
+    stored = kaeru(vault, "note", "-i", "cli", "-", "--name", "longer", stdin=body.encode(), as_json=True)
+    long_id = valid_envelope(stored, "note", "mutation", "applied")["data"]["primary"]["id"]
+    assert long_id != node_id
+    human = kaeru(vault, "read", "longer", "-i", "cli")
+    assert human.code == 0 and body in human.stdout and "rev " in human.stdout
+    first = valid_envelope(kaeru(vault, "read", "longer", "-i", "cli", as_json=True), "read", "read", "ok")
+    offset = first["continuation"]["next_arguments"]["body_offset"]
+    assert first["data"]["hits"][0]["body"] == body[:offset]
+    rest = kaeru(vault, "read", "longer", "-i", "cli", "--offset", str(offset), as_json=True)
+    page = valid_envelope(rest, "read", "read", "ok")["data"]["hits"][0]["body"]
+    assert page and body[offset:].startswith(page)
+
+
 def test_search_read_recall_context(vault: VaultSpec) -> None:
     heron = _noted(vault, "the heron waits by the pond at dawn", name="heron")
     _noted(vault, "decided to use herons as the mascot", kind="decision", name="mascot")
