@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -51,7 +52,7 @@ def note(
     from kaeru.api import envelope as env
 
     if text == "-":
-        text = click.get_text_stream("stdin").read()
+        text = sys.stdin.read()
     args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
     if name:
         args["name"] = name
