@@ -205,6 +205,26 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "v").exists()
 
 
+def test_a_place_that_cannot_hold_a_vault_is_named(tmp_path: Path) -> None:
+    """KAERU_VAULT under a file, a vault file that is a folder, a file that is not a database: each
+    ends the command with a message naming the path and what to do — no traceback, nothing written."""
+    (tmp_path / "plain").write_text("a file, not a folder")
+    (tmp_path / "folder" / "vault.sqlite3").mkdir(parents=True)
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "vault.sqlite3").write_text("notes I kept by hand\n" * 200)
+    cases = {
+        tmp_path / "plain" / "v": "cannot make the vault folder",
+        tmp_path / "folder": "it is a folder",
+        tmp_path / "text": "is not a kaeru vault",
+    }
+    for place, said in cases.items():
+        run = kaeru({"KAERU_VAULT": str(place)}, "note", "-i", "cli", "hello")
+        assert run.code == 1 and said in run.stderr and str(place) in run.stderr, run.stderr
+    assert (tmp_path / "text" / "vault.sqlite3").read_text() == "notes I kept by hand\n" * 200
+    doctor = kaeru({"KAERU_VAULT": str(tmp_path / "folder")}, "doctor")
+    assert doctor.code == 1 and "is a folder, not a vault file" in doctor.stdout, doctor.stdout
+
+
 def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
     heron = _noted(vault, "the heron waits by the pond")
     archive = tmp_path / "out" / "vault.amg"
