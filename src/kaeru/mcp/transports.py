@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import gc
 import hmac
 import ipaddress
@@ -10,6 +11,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import stat
 import sys
 from collections.abc import Awaitable, Callable
@@ -468,6 +470,26 @@ def http_app(
     return BearerAuth(app, tokens, tokens.anyone_required)
 
 
+def listen(host: str, port: int) -> socket.socket:
+    """A socket listening on host:`port` (0: a free port the system picks), bound before the address
+    is announced: a port in use is said in one line instead of after "serving … at", and the
+    address printed is the one bound (decision 124).
+
+    Raises:
+        ValueError: the address cannot be bound (in use, not this machine's, not permitted).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family, backlog=128)  # SO_REUSEADDR on POSIX
+    except OSError as exc:
+        hint = (
+            "another process listens there: choose another --port"
+            if exc.errno == errno.EADDRINUSE
+            else "check --host (KAERU_HOST) and --port"
+        )
+        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
+
+
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
     """Serve streamable HTTP on host:port until interrupted.
 
@@ -481,8 +503,10 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"
         )
+    sock = listen(host, port)
+    port = sock.getsockname()[1]
     app = http_app(kaeru, settings, host, port)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
     settle_heap()
@@ -491,6 +515,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     print(f"register it with:  claude mcp add --transport http kaeru {url}{header}", file=sys.stderr, flush=True)
     try:
-        server.run()  # uvicorn stops on SIGTERM and SIGINT itself
+        server.run(sockets=[sock])  # uvicorn stops on SIGTERM and SIGINT itself
     finally:
+        sock.close()
         kaeru.store.close()
