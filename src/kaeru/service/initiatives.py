@@ -13,7 +13,7 @@ from kaeru.service import cursors, grants, tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
 from kaeru.service.outcomes import Change, Continuation, Coverage, Omission
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import Initiative, Session, SlotState
+from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
 if TYPE_CHECKING:
     from kaeru.service.requests import InitiativeRequest, InitiativesRequest
@@ -38,7 +38,7 @@ class InitiativesOutcome:
     continuation: Continuation | None = None
 
 
-def _follows(initiative: Initiative, key: tuple[str, str] | None) -> bool:
+def _follows(initiative: ListedInitiative, key: tuple[str, str] | None) -> bool:
     """`initiative` comes after the key (last_activity, name) in the order most active first."""
     if key is None:
         return True
@@ -47,7 +47,7 @@ def _follows(initiative: Initiative, key: tuple[str, str] | None) -> bool:
 
 def _page(
     session: Session, prefix: str, after: tuple[str, str] | None, limit: int
-) -> tuple[list[Initiative], int, int]:
+) -> tuple[list[ListedInitiative], int, int]:
     """The page's initiatives (most active first, after the key `after`), how many the call matches
     in all and how many follow the page.
 
@@ -61,7 +61,9 @@ def _page(
         rest = session.count_initiatives((page[-1].last_activity, page[-1].name)) if len(page) == limit else 0
         return page, session.count_initiatives(), rest
     found = [
-        i for i in grants.visible_initiatives(session.initiatives_by_activity()) if i.name.casefold().startswith(prefix)
+        i
+        for i in session.initiatives_by_activity()
+        if (principal is None or principal.may_see(i.name)) and i.name.casefold().startswith(prefix)
     ]
     following = [i for i in found if _follows(i, after)]
     return following[:limit], len(found), max(0, len(following) - limit)

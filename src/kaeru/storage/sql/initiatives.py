@@ -7,7 +7,7 @@ from typing import Any
 
 from kaeru.domain.model import NameSpan
 from kaeru.errors import Internal, Unavailable
-from kaeru.storage.records import EndedInitiative, Initiative
+from kaeru.storage.records import EndedInitiative, Initiative, ListedInitiative
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import DuplicateKey, Part
 from kaeru.storage.sql.rows import INITIATIVE_COLS
@@ -53,14 +53,17 @@ class InitiativeQueries(Part):
 
     def initiatives_by_activity(
         self, after: tuple[str, str] | None = None, limit: int | None = None
-    ) -> list[Initiative]:
+    ) -> list[ListedInitiative]:
         """Initiatives most active first (`last_activity` descending, then name), only those after
         the key (last_activity, name) `after`, at most `limit` of them: the order and the cut in SQL
         (names compare by code point on both engines: PostgreSQL's columns are COLLATE "C")."""
         where, params = _after(after)
         cut = "" if limit is None else f" LIMIT {int(limit)}"
-        sql = f"SELECT {INITIATIVE_COLS} FROM initiatives WHERE {where} ORDER BY last_activity DESC, name{cut}"
-        return [rows.initiative(r) for r in self._db.rows(sql, params)]
+        sql = (
+            "SELECT id, name, created_at, last_activity FROM initiatives "
+            f"WHERE {where} ORDER BY last_activity DESC, name{cut}"
+        )
+        return list(map(ListedInitiative._make, self._db.rows(sql, params)))
 
     def count_initiatives(self, after: tuple[str, str] | None = None) -> int:
         """How many initiatives there are (only those after the key `after`, as `initiatives_by_activity`)."""
