@@ -3,9 +3,9 @@
 `initiatives` answered every initiative in one envelope (decision 100): this harness keeps the
 measurement. It writes `--initiatives` initiatives through the real `note` tool (one note each,
 every tenth also holding a slot), then times the first page (the call as a client makes it, no
-arguments) and a walk through every page by `continuation.next_arguments`, and prints p50 wall time
-and the answers' size as JSON text. Run against code without pages, the first call is the whole list
-and the walk is that one call.
+arguments), the first page of those a prefix matches (a third of 3,000) and a walk through every
+page by `continuation.next_arguments`, and prints p50 wall time and the answers' size as JSON text.
+Run against code without pages, a call answers the whole list and the walk is that one call.
 
     python -m bench.initiatives --initiatives 3000 [--rounds 7] [--backend sqlite|postgres] [--out FILE]
 
@@ -26,6 +26,9 @@ from typing import Any
 
 from bench.vaults import BackendUnavailable, new_vault
 
+#: A prefix that 1,000 of 3,000 initiatives start with (`project-00000` … `project-00999`): its
+#: first page is timed, in capitals (matched case-insensitively).
+PREFIX = "PROJECT-000"
 Run = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
@@ -58,13 +61,17 @@ def measure(backend: str, count: int, rounds: int, workdir: Path) -> dict[str, A
             options = {"slot": "handoff"} if i % 10 == 0 else {}
             run("note", {"initiative": f"project-{i:05d}", "text": f"kick-off of project {i}", "options": options})
         built = time.perf_counter() - started
-        first_ms, walk_ms = [], []
+        first_ms, walk_ms, prefix_ms = [], [], []
         first: dict[str, Any] = {}
+        prefixed: dict[str, Any] = {}
         walk = (0, 0, 0)
         for _ in range(rounds):
             t0 = time.perf_counter()
             first = run("initiatives", {})
             first_ms.append((time.perf_counter() - t0) * 1000)
+            t0 = time.perf_counter()
+            prefixed = run("initiatives", {"prefix": PREFIX})
+            prefix_ms.append((time.perf_counter() - t0) * 1000)
             t0 = time.perf_counter()
             walk = _walk(run)
             walk_ms.append((time.perf_counter() - t0) * 1000)
@@ -78,6 +85,12 @@ def measure(backend: str, count: int, rounds: int, workdir: Path) -> dict[str, A
                 "total": first["data"]["total"],
                 "p50_ms": round(statistics.median(first_ms), 2),
                 "bytes": len(json.dumps(first, ensure_ascii=False)),
+            },
+            "prefix": {
+                "listed": len(prefixed["data"]["initiatives"]),
+                "total": prefixed["data"]["total"],
+                "p50_ms": round(statistics.median(prefix_ms), 2),
+                "bytes": len(json.dumps(prefixed, ensure_ascii=False)),
             },
             "walk": {
                 "pages": walk[0],
@@ -108,11 +121,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.out:
         args.out.write_text(json.dumps(report, indent=2))
     if not args.quiet:
-        first, walk = report["first_page"], report["walk"]
+        first, prefix, walk = report["first_page"], report["prefix"], report["walk"]
         print(f"{report['backend']}, {report['initiatives']:,} initiatives (built in {report['build_s']} s)")
         print("| call | listed | p50 ms | answer bytes |")
         print("|---|---:|---:|---:|")
         print(f"| first page | {first['listed']:,} of {first['total']:,} | {first['p50_ms']} | {first['bytes']:,} |")
+        print(
+            f"| prefix {PREFIX} | {prefix['listed']:,} of {prefix['total']:,} | {prefix['p50_ms']} | {prefix['bytes']:,} |"
+        )
         print(f"| every page ({walk['pages']}) | {walk['listed']:,} | {walk['p50_ms']} | {walk['bytes']:,} |")
     return report
 
