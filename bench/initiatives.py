@@ -28,7 +28,7 @@ from bench.vaults import BackendUnavailable, new_vault
 
 #: A prefix that 1,000 of 3,000 initiatives start with (`project-00000` … `project-00999`): its
 #: first page is timed, in capitals (matched case-insensitively).
-PREFIX = "PROJECT-000"
+PREFIX = "PROJECT-00"
 Run = Callable[[str, dict[str, Any]], dict[str, Any]]
 
 
