@@ -18,6 +18,16 @@ class Initiative:
     properties: dict[str, Any] = field(default_factory=dict)
 
 
+class ListedInitiative(NamedTuple):
+    """An initiative as `initiatives` lists it: its row without the bookkeeping properties (a page
+    reads thousands of these when a prefix filters them; decision 101)."""
+
+    id: int
+    name: str
+    created_at: str
+    last_activity: str
+
+
 @dataclass(frozen=True, slots=True)
 class EndedInitiative:
     """An initiative merged away or deleted: its last name, when it was created and when it ended."""
