@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import gc
 import hmac
-import ipaddress
 import json
 import logging
 import os
 import signal
-import socket
 import stat
 import sys
 from collections.abc import Awaitable, Callable
@@ -24,13 +21,13 @@ from mcp.shared.message import SessionMessage
 from kaeru.config import Settings
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.addresses import is_loopback, listen, security_settings
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
     # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
     # without loading starlette (decision 16.O1).
     from mcp.server.auth.provider import AccessToken, TokenVerifier
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from kaeru.service.grants import Principal
@@ -294,15 +291,6 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 STOP_GRACE_SECONDS = 1.0
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 #: Scopes of the access tokens kaeru's verifier hands out, and what an identity provider plugged in
 #: through `TokenVerifier` grants with (decision 15.K3): `kaeru:read` to call at all, `kaeru:write`
 #: for mutations, `kaeru:all` for every initiative; otherwise the `kaeru_initiatives` claim (a list
@@ -419,21 +407,6 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
-    """Host/Origin allow-list against DNS rebinding: loopback names plus `KAERU_ALLOWED_HOSTS`."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    if not is_loopback(host):
-        hosts.append(f"{host}:*")
-    for extra in settings.allowed_hosts:
-        # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
-        # name, and `name:*` matches only a Host that carries a port).
-        hosts.extend([extra] if ":" in extra else [extra, f"{extra}:*"])
-    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
-
-
 def http_app(
     kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
 ) -> Any:
@@ -468,26 +441,6 @@ def http_app(
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
     app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.anyone_required)))
     return BearerAuth(app, tokens, tokens.anyone_required)
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """A socket listening on host:`port` (0: a free port the system picks), bound before the address
-    is announced: a port in use is said in one line instead of after "serving … at", and the
-    address printed is the one bound (decision 124).
-
-    Raises:
-        ValueError: the address cannot be bound (in use, not this machine's, not permitted).
-    """
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family, backlog=128)  # SO_REUSEADDR on POSIX
-    except OSError as exc:
-        hint = (
-            "another process listens there: choose another --port"
-            if exc.errno == errno.EADDRINUSE
-            else "check --host (KAERU_HOST) and --port"
-        )
-        raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:

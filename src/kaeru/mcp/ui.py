@@ -7,8 +7,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from kaeru.config import Settings
+from kaeru.mcp.addresses import listen, security_settings
 from kaeru.mcp.server import KaeruServer
-from kaeru.mcp.transports import SCOPE_READ, VaultTokens, listen, principal_of, security_settings, settle_heap
+from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, settle_heap
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
