@@ -1,0 +1,153 @@
+"""A trail's pages read in SQL (decision 107): one page of a node's history or of its live links,
+and their counts, without reading the rest of the trail. Written once for both engines.
+
+A history is the node's revisions and the revisions of every edge touching it, in the order `trail`
+has always shown them: by time; at one moment the node's revisions (by number) before its edge
+events (by key, then number). Its page is cut by LIMIT/OFFSET on that order (a history only grows at
+its end); a node's live links are paged by key (source, target, type), the cursor's keyset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kaeru.domain.model import Edge, EdgeType
+from kaeru.storage.records import RevisionEntry
+from kaeru.storage.sql import rows
+from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.edges import type_literals
+from kaeru.storage.sql.rows import EDGE_COLS, NODE_COLS, prefixed
+
+#: The place of a history entry (`h` is the page): by time, revisions (group 0, key '') first.
+_ORDER = "at, grp, src, dst, edge_type, rev_no"
+_EDGE_E = prefixed(EDGE_COLS, "e")
+_REVISION = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryItem:
+    """One entry of a history page: a revision of the node (`rev_no`, and the number of the one
+    before it, None for the first) or an edge event (`edge`, and whether the edge's revision before
+    it was retracted: None when there was none)."""
+
+    rev_no: int | None = None
+    previous_rev: int | None = None
+    edge: Edge | None = None
+    previous_retracted: bool | None = None
+
+
+class TrailQueries(Part):
+    def _seen(self, column: str, granted: Sequence[int] | None) -> tuple[str, list[Any]]:
+        """`column` names a node in one of the `granted` initiatives (none: every node is seen)."""
+        if granted is None:
+            return "", []
+        inside, params = self._d.overlaps("o.initiatives", granted)
+        return f" AND EXISTS (SELECT 1 FROM nodes o WHERE o.id = {column} AND {inside})", params
+
+    def _history_parts(self, node_id: str, granted: Sequence[int] | None) -> list[tuple[str, list[Any]]]:
+        """The four sources of a history (edges out, edges in, past and current revisions) with the
+        columns of `_ORDER`: an edge event's other end outside `granted` is left out."""
+        out, out_params = self._seen("e.dst", granted)
+        into, in_params = self._seen("e.src", granted)
+        edge = f"SELECT e.recorded_at AS at, 1 AS grp, {_EDGE_E} FROM edge_revisions e WHERE "
+        blank = "'' AS src, '' AS dst, '' AS edge_type"
+        return [
+            (f"{edge}e.src = ?{out}", [node_id, *out_params]),
+            (f"{edge}e.dst = ? AND e.src <> ?{into}", [node_id, node_id, *in_params]),
+            (
+                f"SELECT r.recorded_at, 0, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
+                "FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?",
+                [node_id],
+            ),
+            (
+                f"SELECT recorded_at, 0, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?",
+                [node_id],
+            ),
+        ]
+
+    def history_count(self, node_id: str, granted: Sequence[int] | None) -> int:
+        """How many entries the node's history has (edge events outside `granted` not counted)."""
+        parts = self._history_parts(node_id, granted)
+        sql = " + ".join(f"(SELECT count(*) FROM ({sql}) c{i})" for i, (sql, _) in enumerate(parts))
+        row = self._db.one(f"SELECT {sql}", [p for _, params in parts for p in params])
+        return int(row[0]) if row else 0
+
+    def history_page(self, node_id: str, offset: int, limit: int, granted: Sequence[int] | None) -> list[HistoryItem]:
+        """Entries `offset` to `offset + limit` of the node's history (edge events outside `granted`
+        left out before paging), each with what its action depends on: the revision before it."""
+        parts = self._history_parts(node_id, granted)
+        union = " UNION ALL ".join(sql for sql, _ in parts)
+        sql = (
+            f"SELECT h.*, CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
+            "ON p.node_seq = n.seq WHERE n.id = ? AND p.rev_no < h.rev_no) END, "
+            "CASE WHEN h.grp = 1 THEN (SELECT x.retracted FROM edge_revisions x WHERE x.src = h.src AND "
+            "x.dst = h.dst AND x.edge_type = h.edge_type AND (x.recorded_at < h.at OR (x.recorded_at = h.at "
+            "AND x.rev_no < h.rev_no)) ORDER BY x.recorded_at DESC, x.rev_no DESC LIMIT 1) END "
+            f"FROM (SELECT * FROM ({union}) u ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
+        )
+        params = [node_id, *(p for _, more in parts for p in more), int(limit), int(offset)]
+        items: list[HistoryItem] = []
+        for row in self._db.rows(sql, params):
+            if row[1] == 0:
+                items.append(HistoryItem(rev_no=row[6], previous_rev=row[11]))
+            else:
+                before = row[12]
+                items.append(
+                    HistoryItem(edge=rows.edge(row[2:11]), previous_retracted=None if before is None else bool(before))
+                )
+        return items
+
+    def revisions(self, node_id: str, rev_nos: Sequence[int]) -> dict[int, RevisionEntry]:
+        """These revisions of the node, by number, with their request ids and actors."""
+        out: dict[int, RevisionEntry] = {}
+        for part in self._d.chunks(rev_nos):
+            where, params = self._d.in_("r.rev_no", part, "integer")
+            found = self._db.rows(
+                f"SELECT r.node_seq, n.id, {_REVISION} FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq "
+                f"WHERE n.id = ? AND {where} UNION ALL SELECT r.seq, r.id, {_REVISION} FROM nodes r "
+                f"WHERE r.id = ? AND {where}",
+                [node_id, *params, node_id, *params],
+            )
+            for row in found:
+                entry = RevisionEntry(self._d.node(row[0], row[1], row[2:-2]), row[-2], row[-1])
+                out[entry.node.rev_no] = entry
+        return out
+
+    def _links(
+        self, node_id: str, types: Sequence[EdgeType] | None, granted: Sequence[int] | None
+    ) -> tuple[str, list[Any]]:
+        """The node's live links to live nodes (of `types`; to nodes in `granted`), as one query."""
+        kinds = f" AND e.edge_type IN ({type_literals(types)})" if types is not None else ""
+        no = self._d.false
+        branches, params = [], []
+        for end, other, extra in (("src", "dst", ""), ("dst", "src", " AND e.src <> ?")):
+            seen, more = ("", []) if granted is None else self._d.overlaps("o.initiatives", granted)
+            branches.append(
+                f"SELECT {_EDGE_E} FROM edges e JOIN nodes o ON o.id = e.{other} WHERE e.{end} = ?{extra} "
+                f"AND e.retracted = {no} AND o.retracted = {no}{kinds}{' AND ' + seen if seen else ''}"
+            )
+            params += [node_id, *([node_id] if extra else []), *more]
+        return " UNION ALL ".join(branches), params
+
+    def links_page(
+        self,
+        node_id: str,
+        types: Sequence[EdgeType] | None,
+        after: tuple[str, str, str] | None,
+        limit: int,
+        granted: Sequence[int] | None,
+    ) -> tuple[list[Edge], int]:
+        """`limit` of the node's live links to live nodes whose key (source, target, type) sorts after
+        `after`, by key; and how many such links there are in all (counted only when the page is full)."""
+        links, params = self._links(node_id, types, granted)
+        where, more = ("", []) if after is None else ("WHERE (src, dst, edge_type) > (?, ?, ?) ", list(after))
+        page = self._db.rows(
+            f"SELECT * FROM ({links}) l {where}ORDER BY src, dst, edge_type LIMIT ?", [*params, *more, int(limit)]
+        )
+        count = len(page)
+        if count == limit:  # a full page: more may follow
+            row = self._db.one(f"SELECT count(*) FROM ({links}) l {where}", [*params, *more])
+            count = int(row[0]) if row else 0
+        return [rows.edge(r) for r in page], count
