@@ -1,6 +1,7 @@
 """A trail page is read as a page (decision 107): `history_page` and `links_page` answer one page of
-a node's history or live links in the order `trail` always showed them, on both engines, with the
-edges a token may not see left out before paging (so its pages are full and its counts exclude them).
+a node's history or live links in the order `trail` always showed them — by offset, or past the last
+place shown (the cursor's keyset) — on both engines, with the edges a token may not see left out
+before paging (so its pages are full and its counts exclude them).
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import pytest
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType, Tier, Visibility
 from kaeru.storage.base import Store
+from kaeru.storage.sql.trails import HistoryItem
 
 T = [f"2030-01-01T00:00:0{i}.000000Z" for i in range(6)]
 HUB = "0190a0a0-0000-7000-8000-000000000010"
@@ -77,14 +79,25 @@ WHOLE = [
 ]
 
 
+def _shown(items: list[HistoryItem]) -> list[tuple[object, ...]]:
+    return [
+        (i.rev_no, i.previous_rev) if i.edge is None else (i.edge.src, i.edge.dst, i.edge.rev_no, i.previous_retracted)
+        for i in items
+    ]
+
+
 def _items(store: Store, offset: int, limit: int, granted: list[int] | None) -> list[tuple[object, ...]]:
     with store.read() as session:
-        return [
-            (i.rev_no, i.previous_rev)
-            if i.edge is None
-            else (i.edge.src, i.edge.dst, i.edge.rev_no, i.previous_retracted)
-            for i in session.history_page(HUB, offset, limit, granted)
-        ]
+        return _shown(session.history_page(HUB, None, offset, limit, granted))
+
+
+def _pages_after(store: Store, limit: int, granted: list[int] | None) -> list[list[HistoryItem]]:
+    """The whole history a page at a time, each page past the last place of the page before."""
+    pages: list[list[HistoryItem]] = []
+    with store.read() as session:
+        while not pages or len(pages[-1]) == limit:
+            pages.append(session.history_page(HUB, pages[-1][-1].place if pages else None, 0, limit, granted))
+    return pages
 
 
 def test_a_history_page_is_that_slice_of_the_whole_history(store: Store, hub: tuple[int, int]) -> None:
@@ -98,6 +111,13 @@ def test_a_history_page_is_that_slice_of_the_whole_history(store: Store, hub: tu
     assert _items(store, len(WHOLE), 5, None) == []
 
 
+def test_a_page_past_a_place_follows_it_in_the_whole_historys_order(store: Store, hub: tuple[int, int]) -> None:
+    for limit in (1, 2, 5):
+        pages = _pages_after(store, limit, None)
+        assert [item for page in pages for item in _shown(page)] == WHOLE
+        assert all(len(p) == limit for p in pages[:-1])
+
+
 def test_a_token_limited_to_some_initiatives_pages_and_counts_only_what_it_sees(
     store: Store, hub: tuple[int, int]
 ) -> None:
@@ -107,6 +127,8 @@ def test_a_token_limited_to_some_initiatives_pages_and_counts_only_what_it_sees(
     with store.read() as session:
         assert session.history_count(HUB, [a]) == len(seen)
     assert _items(store, 3, 3, [a]) == seen[3:6], "a full page, the hidden edge events not taking places"
+    pages = _pages_after(store, 3, [a])
+    assert [item for page in pages for item in _shown(page)] == seen and all(len(p) == 3 for p in pages[:-1])
 
 
 def test_a_links_page_follows_the_key_after_the_last_one_shown(store: Store, hub: tuple[int, int]) -> None:

@@ -19,7 +19,7 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
-from kaeru.service.trail_pages import history, neighbours, paged
+from kaeru.service.trail_pages import history, history_place, history_position, neighbours, paged
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, Session
 
@@ -116,11 +116,16 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 after = (src, dst, edge_type)
             entries, rest, last = neighbours(session, node, edge_types, after, request.limit)
             return paged(session, args, key, secret, kind, subject, entries, coverage, served, rest, last)
+        if kind == "history":
+            try:
+                place = history_place(state.position) if state is not None and state.position else None
+            except ValueError as exc:
+                raise CursorInvalid("cursor is malformed", field="cursor") from exc
+            page, rest, reached = history(session, node, place, served, request.limit)
+            position = history_position(reached) if reached is not None else None
+            return paged(session, args, key, secret, kind, subject, page, coverage, served, rest, position)
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
-        if kind == "history":
-            page, rest = history(session, node, served, request.limit)
-            return paged(session, args, key, secret, kind, subject, page, coverage, served, rest, None)
         if kind == "provenance":
             entries, deeper, capped = _provenance(session, node)
             if deeper:

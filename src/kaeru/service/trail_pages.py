@@ -15,6 +15,7 @@ from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Change, Continuation, Coverage, NodeView, Omission, TrailEntry, TrailOutcome
 from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import Session
+from kaeru.storage.sql.trails import HistoryPlace
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 
@@ -52,12 +53,15 @@ def _plain(value: Any) -> Any:
     return getattr(value, "value", value)
 
 
-def history(session: Session, node: Node, served: int, limit: int) -> tuple[list[TrailEntry], int]:
-    """One page of the node's history: `limit` entries after the `served` first, read as a page in
-    SQL (`history_page`); and how many follow it. A token limited to some initiatives has the edge
-    events it may not see left out before paging: its pages are full, and they count none of them."""
+def history(
+    session: Session, node: Node, after: HistoryPlace | None, served: int, limit: int
+) -> tuple[list[TrailEntry], int, HistoryPlace | None]:
+    """One page of the node's history: `limit` entries past the place `after` (the cursor's), or
+    past the `served` first (a cursor without one), read as a page in SQL (`history_page`); how many
+    follow it; and the page's last place. A token limited to some initiatives has the edge events it
+    may not see left out before paging: its pages are full, and they count none of them."""
     granted = _granted(session)
-    items = session.history_page(node.id, served, limit, granted)
+    items = session.history_page(node.id, after, served, limit, granted)
     # A page short of `limit` reaches the end: only a full one needs the count.
     rest = max(0, session.history_count(node.id, granted) - served - len(items)) if len(items) == limit else 0
     wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, i.previous_rev) if n is not None]
@@ -91,7 +95,22 @@ def history(session: Session, node: Node, served: int, limit: int) -> tuple[list
                 action="created" if before is None else ("forgotten" if entry.node.retracted else "revised"),
             )
         )
-    return entries, rest
+    return entries, rest, items[-1].place if items else after
+
+
+def history_position(place: HistoryPlace) -> tuple[str, int, str]:
+    """A history place as a cursor's position: (time, rev_no, '' for a revision or the edge's key)."""
+    at, group, src, dst, edge_type, rev_no = place
+    return at, rev_no, f"{src}\n{dst}\n{edge_type}" if group else ""
+
+
+def history_place(position: tuple[str, int, str]) -> HistoryPlace:
+    """The place a cursor's position names (`history_position` undone)."""
+    at, rev_no, key = position
+    if not key:
+        return at, 0, "", "", "", rev_no
+    src, dst, edge_type = key.split("\n")
+    return at, 1, src, dst, edge_type, rev_no
 
 
 def _granted(session: Session) -> list[int] | None:
@@ -101,10 +120,10 @@ def _granted(session: Session) -> list[int] | None:
 
 def neighbours(
     session: Session, node: Node, edge_types: set[EdgeType] | None, after: tuple[str, str, str] | None, limit: int
-) -> tuple[list[TrailEntry], int, tuple[str, str, str] | None]:
+) -> tuple[list[TrailEntry], int, tuple[str, int, str] | None]:
     """One page of the node's live links to live nodes, in the order of their keys (source, target,
     type), as the whole list always was: `limit` of them after the key `after`; how many follow; and
-    the page's last key. A link removed between two pages skips nothing; one made meanwhile comes on
+    the page's last key, as a cursor's position. A link removed between two pages skips nothing; one made meanwhile comes on
     a later page when its key sorts after the last one shown (decision 87). Read as a page in SQL
     (`links_page`); a token limited to some initiatives neither sees nor counts the others."""
     types = sorted(edge_types, key=lambda t: t.value) if edge_types is not None else None
@@ -115,7 +134,8 @@ def neighbours(
         TrailEntry(kind="neighbour", node=view, edge=edge, direction="out" if edge.src == node.id else "in")
         for edge, view in zip(page, views, strict=True)
     ]
-    return entries, max(0, count - len(page)), page[-1].key if page else after
+    last = page[-1].key if page else after
+    return entries, max(0, count - len(page)), (last[0], 0, f"{last[1]}\n{last[2]}") if last is not None else None
 
 
 def paged(
@@ -129,14 +149,13 @@ def paged(
     coverage: Coverage,
     served: int,
     rest: int,
-    last: tuple[str, str, str] | None,
+    position: tuple[str, int, str] | None,
 ) -> TrailOutcome:
     """A trail page: `rest` entries after it are counted as left out (`limit`) and the next page's
-    exact arguments given, its cursor carrying the entries served so far (and, for neighbours, the
-    last one's position)."""
+    exact arguments given, its cursor carrying the entries served so far (and, for history and
+    neighbours, the last one's `position`: the next page starts past it)."""
     continuation = None
     if rest and page:
-        position = (last[0], 0, f"{last[1]}\n{last[2]}") if last is not None else None
         token = cursors.encode(
             secret or session.vault_secret(),
             cursors.CursorState("trail", None, served + len(page), key, position=position),

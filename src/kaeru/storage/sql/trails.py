@@ -26,16 +26,26 @@ _EDGE_E = prefixed(EDGE_COLS, "e")
 _REVISION = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
 
 
+#: A history entry's place in that order: (recorded_at, 0 for a revision or 1 for an edge event,
+#: source, target, type — '' for a revision —, rev_no). A page after a place starts strictly past it.
+HistoryPlace = tuple[str, int, str, str, str, int]
+
+
 @dataclass(frozen=True, slots=True)
 class HistoryItem:
     """One entry of a history page: a revision of the node (`rev_no`, and the number of the one
     before it, None for the first) or an edge event (`edge`, and whether the edge's revision before
-    it was retracted: None when there was none)."""
+    it was retracted: None when there was none); `place` is where it lies in the history."""
 
+    place: HistoryPlace
     rev_no: int | None = None
     previous_rev: int | None = None
     edge: Edge | None = None
     previous_retracted: bool | None = None
+
+
+#: Past a place: `recorded_at >= ?` first, so each source is read from its index from there on.
+_PAST = "{t} >= ? AND ({t} > ? OR ({g}, {k}) > (?, ?, ?, ?, ?))"
 
 
 class TrailQueries(Part):
@@ -46,24 +56,40 @@ class TrailQueries(Part):
         inside, params = self._d.overlaps("o.initiatives", granted)
         return f" AND EXISTS (SELECT 1 FROM nodes o WHERE o.id = {column} AND {inside})", params
 
-    def _history_parts(self, node_id: str, granted: Sequence[int] | None) -> list[tuple[str, list[Any]]]:
+    def _history_parts(
+        self, node_id: str, granted: Sequence[int] | None, after: HistoryPlace | None = None
+    ) -> list[tuple[str, list[Any]]]:
         """The four sources of a history (edges out, edges in, past and current revisions) with the
-        columns of `_ORDER`: an edge event's other end outside `granted` is left out."""
+        columns of `_ORDER`, each from past `after` when given: an edge event's other end outside
+        `granted` is left out."""
         out, out_params = self._seen("e.dst", granted)
         into, in_params = self._seen("e.src", granted)
+        past: list[str] = ["", "", ""]
+        more: list[Any] = []
+        if after is not None:
+            at, _, *rest = after
+            more = [at, at, after[1], *rest]
+            past = [
+                " AND " + _PAST.format(t=t, g=g, k=k)
+                for t, g, k in (
+                    ("e.recorded_at", 1, "e.src, e.dst, e.edge_type, e.rev_no"),
+                    ("r.recorded_at", 0, "'', '', '', r.rev_no"),
+                    ("recorded_at", 0, "'', '', '', rev_no"),
+                )
+            ]
         edge = f"SELECT e.recorded_at AS at, 1 AS grp, {_EDGE_E} FROM edge_revisions e WHERE "
         blank = "'' AS src, '' AS dst, '' AS edge_type"
         return [
-            (f"{edge}e.src = ?{out}", [node_id, *out_params]),
-            (f"{edge}e.dst = ? AND e.src <> ?{into}", [node_id, node_id, *in_params]),
+            (f"{edge}e.src = ?{out}{past[0]}", [node_id, *out_params, *more]),
+            (f"{edge}e.dst = ? AND e.src <> ?{into}{past[0]}", [node_id, node_id, *in_params, *more]),
             (
                 f"SELECT r.recorded_at, 0, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
-                "FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?",
-                [node_id],
+                f"FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?{past[1]}",
+                [node_id, *more],
             ),
             (
-                f"SELECT recorded_at, 0, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?",
-                [node_id],
+                f"SELECT recorded_at, 0, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?{past[2]}",
+                [node_id, *more],
             ),
         ]
 
@@ -74,10 +100,15 @@ class TrailQueries(Part):
         row = self._db.one(f"SELECT {sql}", [p for _, params in parts for p in params])
         return int(row[0]) if row else 0
 
-    def history_page(self, node_id: str, offset: int, limit: int, granted: Sequence[int] | None) -> list[HistoryItem]:
-        """Entries `offset` to `offset + limit` of the node's history (edge events outside `granted`
-        left out before paging), each with what its action depends on: the revision before it."""
-        parts = self._history_parts(node_id, granted)
+    def history_page(
+        self, node_id: str, after: HistoryPlace | None, offset: int, limit: int, granted: Sequence[int] | None
+    ) -> list[HistoryItem]:
+        """`limit` entries of the node's history past the place `after` (a cursor's keyset: each
+        source read from its index from there on, so a page deep in the history costs what the first
+        does) or, without one, past the first `offset` (a cursor made before places were kept); edge
+        events outside `granted` are left out before paging. Each entry comes with what its action
+        depends on: the revision before it."""
+        parts = self._history_parts(node_id, granted, after)
         union = " UNION ALL ".join(sql for sql, _ in parts)
         sql = (
             f"SELECT h.*, CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
@@ -85,18 +116,17 @@ class TrailQueries(Part):
             "CASE WHEN h.grp = 1 THEN (SELECT x.retracted FROM edge_revisions x WHERE x.src = h.src AND "
             "x.dst = h.dst AND x.edge_type = h.edge_type AND (x.recorded_at < h.at OR (x.recorded_at = h.at "
             "AND x.rev_no < h.rev_no)) ORDER BY x.recorded_at DESC, x.rev_no DESC LIMIT 1) END "
-            f"FROM (SELECT * FROM ({union}) u ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
+            f"FROM ({union} ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
         )
-        params = [node_id, *(p for _, more in parts for p in more), int(limit), int(offset)]
+        params = [node_id, *(p for _, more in parts for p in more), int(limit), 0 if after else int(offset)]
         items: list[HistoryItem] = []
         for row in self._db.rows(sql, params):
+            place = (row[0], row[1], row[2], row[3], row[4], row[6])
             if row[1] == 0:
-                items.append(HistoryItem(rev_no=row[6], previous_rev=row[11]))
+                items.append(HistoryItem(place, rev_no=row[6], previous_rev=row[11]))
             else:
-                before = row[12]
-                items.append(
-                    HistoryItem(edge=rows.edge(row[2:11]), previous_retracted=None if before is None else bool(before))
-                )
+                before = None if row[12] is None else bool(row[12])
+                items.append(HistoryItem(place, edge=rows.edge(row[2:11]), previous_retracted=before))
         return items
 
     def revisions(self, node_id: str, rev_nos: Sequence[int]) -> dict[int, RevisionEntry]:
