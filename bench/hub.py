@@ -9,7 +9,7 @@ then times every read a few rounds and prints p50 wall time and the answer's siz
     python -m bench.hub --links 10000 [--rounds 5] [--backend sqlite|postgres] [--out FILE]
 
 `trail page=50` is the 50th page of a trail (100 entries a page), reached by its cursor: it costs a
-page as the first does (decision 107). To compare with other code, run the same harness with that
+page as the first does (decision 105). To compare with other code, run the same harness with that
 code's `src` first on PYTHONPATH.
 
 PostgreSQL needs `KAERU_BENCH_DATABASE_URL` (a database it may create databases on).
@@ -28,7 +28,7 @@ from typing import Any
 
 from bench.vaults import BackendUnavailable, new_vault
 
-#: The deep page timed (decision 107: a page costs a page, wherever it lies in the trail).
+#: The deep page timed (decision 105: a page costs a page, wherever it lies in the trail).
 DEEP = 50
 
 #: The reads timed, each as (tool, arguments beyond the initiative). `page`: not an argument — the

@@ -1,4 +1,4 @@
-"""A trail page is read as a page (decision 107): `history_page` and `links_page` answer one page of
+"""A trail page is read as a page (decision 105): `history_page` and `links_page` answer one page of
 a node's history or live links in the order `trail` always showed them — by offset, or past the last
 place shown (the cursor's keyset) — on both engines, with the edges a token may not see left out
 before paging (so its pages are full and its counts exclude them).

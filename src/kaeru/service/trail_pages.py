@@ -2,7 +2,7 @@
 
 A history only grows at its end, so its cursor carries how many entries were served; a node's
 neighbours are live links, which change, so theirs carries the last link's key as well. Both are
-read a page at a time in SQL (`storage/sql/trails.py`, decision 107): a page costs a page, not the
+read a page at a time in SQL (`storage/sql/trails.py`, decision 105): a page costs a page, not the
 whole trail.
 """
 

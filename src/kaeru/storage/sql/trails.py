@@ -1,4 +1,4 @@
-"""A trail's pages read in SQL (decision 107): one page of a node's history or of its live links,
+"""A trail's pages read in SQL (decision 105): one page of a node's history or of its live links,
 and their counts, without reading the rest of the trail. Written once for both engines.
 
 A history is the node's revisions and the revisions of every edge touching it, in the order `trail`
@@ -170,11 +170,26 @@ class TrailQueries(Part):
         granted: Sequence[int] | None,
     ) -> tuple[list[Edge], int]:
         """`limit` of the node's live links to live nodes whose key (source, target, type) sorts after
-        `after`, by key; and how many such links there are in all (counted only when the page is full)."""
+        `after`, by key; and how many such links there are in all (counted only when the page is full).
+
+        The keys come first, from the indexes alone (`k`, in key order), and only the links walked
+        until the page is full are read and their other ends checked; the count reads them all."""
         links, params = self._links(node_id, types, granted)
         where, more = ("", []) if after is None else ("WHERE (src, dst, edge_type) > (?, ?, ?) ", list(after))
+        kinds = f" AND edge_type IN ({type_literals(types)})" if types is not None else ""
+        past = "" if after is None else " AND (src, dst, edge_type) > (?, ?, ?)"
+        seen, inside = ("", []) if granted is None else self._d.overlaps("o.initiatives", granted)
+        no = self._d.false
+        keys = (
+            f"SELECT src, dst, edge_type FROM edges WHERE src = ?{kinds}{past} UNION ALL "
+            f"SELECT src, dst, edge_type FROM edges WHERE dst = ? AND src <> ?{kinds}{past} ORDER BY 1, 2, 3"
+        )
         page = self._db.rows(
-            f"SELECT * FROM ({links}) l {where}ORDER BY src, dst, edge_type LIMIT ?", [*params, *more, int(limit)]
+            f"WITH k AS MATERIALIZED ({keys}) SELECT {_EDGE_E} FROM k JOIN edges e ON e.src = k.src "
+            "AND e.dst = k.dst AND e.edge_type = k.edge_type JOIN nodes o ON o.id = CASE WHEN k.src = ? "
+            f"THEN k.dst ELSE k.src END WHERE e.retracted = {no} AND o.retracted = {no}"
+            f"{' AND ' + seen if seen else ''} ORDER BY k.src, k.dst, k.edge_type LIMIT ?",
+            [node_id, *more, node_id, node_id, *more, node_id, *inside, int(limit)],
         )
         count = len(page)
         if count == limit:  # a full page: more may follow
