@@ -57,38 +57,43 @@ class TrailQueries(Part):
         return f" AND EXISTS (SELECT 1 FROM nodes o WHERE o.id = {column} AND {inside})", params
 
     def _history_parts(
-        self, node_id: str, granted: Sequence[int] | None, after: HistoryPlace | None = None
+        self,
+        node_id: str,
+        granted: Sequence[int] | None,
+        after: HistoryPlace | None = None,
+        until: str | None = None,
     ) -> list[tuple[str, list[Any]]]:
         """The four sources of a history (edges out, edges in, past and current revisions) with the
-        columns of `_ORDER`, each from past `after` when given: an edge event's other end outside
-        `granted` is left out."""
+        columns of `_ORDER`, each from past `after` and recorded no later than `until` when given:
+        an edge event's other end outside `granted` is left out."""
         out, out_params = self._seen("e.dst", granted)
         into, in_params = self._seen("e.src", granted)
         past: list[str] = ["", "", ""]
         more: list[Any] = []
+        sources = (
+            ("e.recorded_at", 1, "e.src, e.dst, e.edge_type, e.rev_no"),
+            ("r.recorded_at", 0, "'', '', '', r.rev_no"),
+            ("recorded_at", 0, "'', '', '', rev_no"),
+        )
         if after is not None:
             at, _, *rest = after
             more = [at, at, after[1], *rest]
-            past = [
-                " AND " + _PAST.format(t=t, g=g, k=k)
-                for t, g, k in (
-                    ("e.recorded_at", 1, "e.src, e.dst, e.edge_type, e.rev_no"),
-                    ("r.recorded_at", 0, "'', '', '', r.rev_no"),
-                    ("recorded_at", 0, "'', '', '', rev_no"),
-                )
-            ]
+            past = [" AND " + _PAST.format(t=t, g=g, k=k) for t, g, k in sources]
+        if until is not None:
+            more.append(until)
+            past = [f"{p} AND {t} <= ?" for p, (t, _, _) in zip(past, sources, strict=True)]
         edge = f"SELECT e.recorded_at AS at, 1 AS grp, {_EDGE_E} FROM edge_revisions e WHERE "
         blank = "'' AS src, '' AS dst, '' AS edge_type"
         return [
             (f"{edge}e.src = ?{out}{past[0]}", [node_id, *out_params, *more]),
             (f"{edge}e.dst = ? AND e.src <> ?{into}{past[0]}", [node_id, node_id, *in_params, *more]),
             (
-                f"SELECT r.recorded_at, 0, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
+                f"SELECT r.recorded_at AS at, 0 AS grp, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
                 f"FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?{past[1]}",
                 [node_id, *more],
             ),
             (
-                f"SELECT recorded_at, 0, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?{past[2]}",
+                f"SELECT recorded_at AS at, 0 AS grp, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?{past[2]}",
                 [node_id, *more],
             ),
         ]
@@ -108,7 +113,9 @@ class TrailQueries(Part):
         does) or, without one, past the first `offset` (a cursor made before places were kept); edge
         events outside `granted` are left out before paging. Each entry comes with what its action
         depends on: the revision before it."""
-        parts = self._history_parts(node_id, granted, after)
+        skip = 0 if after else int(offset)
+        until = self._history_bound(node_id, granted, after, skip + int(limit))
+        parts = self._history_parts(node_id, granted, after, until)
         union = " UNION ALL ".join(sql for sql, _ in parts)
         sql = (
             f"SELECT h.*, CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
@@ -118,7 +125,7 @@ class TrailQueries(Part):
             "AND x.rev_no < h.rev_no)) ORDER BY x.recorded_at DESC, x.rev_no DESC LIMIT 1) END "
             f"FROM ({union} ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
         )
-        params = [node_id, *(p for _, more in parts for p in more), int(limit), 0 if after else int(offset)]
+        params = [node_id, *(p for _, more in parts for p in more), int(limit), skip]
         items: list[HistoryItem] = []
         for row in self._db.rows(sql, params):
             place = (row[0], row[1], row[2], row[3], row[4], row[6])
@@ -128,6 +135,21 @@ class TrailQueries(Part):
                 before = None if row[12] is None else bool(row[12])
                 items.append(HistoryItem(place, edge=rows.edge(row[2:11]), previous_retracted=before))
         return items
+
+    def _history_bound(
+        self, node_id: str, granted: Sequence[int] | None, after: HistoryPlace | None, wanted: int
+    ) -> str | None:
+        """The time of the `wanted`-th entry past `after` (None: there are fewer): the page lies at
+        or before it. Each source gives its first `wanted` times from its index (by node, then
+        time), so the page's query then reads about a page from each, not the rest of the history
+        (an engine that sorts a source whole before its LIMIT would sort it all)."""
+        parts = self._history_parts(node_id, granted, after)
+        firsts = " UNION ALL ".join(
+            f"SELECT at FROM ({sql} ORDER BY 1 LIMIT ?) s{i}" for i, (sql, _) in enumerate(parts)
+        )
+        params = [p for _, more in parts for p in (*more, wanted)]
+        row = self._db.one(f"SELECT at FROM ({firsts}) b ORDER BY at LIMIT 1 OFFSET ?", [*params, wanted - 1])
+        return str(row[0]) if row else None
 
     def revisions(self, node_id: str, rev_nos: Sequence[int]) -> dict[int, RevisionEntry]:
         """These revisions of the node, by number, with their request ids and actors."""
@@ -172,27 +194,56 @@ class TrailQueries(Part):
         """`limit` of the node's live links to live nodes whose key (source, target, type) sorts after
         `after`, by key; and how many such links there are in all (counted only when the page is full).
 
-        The keys come first, from the indexes alone (`k`, in key order), and only the links walked
-        until the page is full are read and their other ends checked; the count reads them all."""
-        links, params = self._links(node_id, types, granted)
-        where, more = ("", []) if after is None else ("WHERE (src, dst, edge_type) > (?, ?, ?) ", list(after))
+        The keys come first, a batch at a time from the indexes alone, in key order; only the links
+        of a batch are read and their other ends checked, until the page is full. The count reads
+        them all (no index orders a node's inbound links by source, or holds whether they are live)."""
         kinds = f" AND edge_type IN ({type_literals(types)})" if types is not None else ""
-        past = "" if after is None else " AND (src, dst, edge_type) > (?, ?, ?)"
-        seen, inside = ("", []) if granted is None else self._d.overlaps("o.initiatives", granted)
-        no = self._d.false
+        past = " AND (src, dst, edge_type) > (?, ?, ?)"
         keys = (
             f"SELECT src, dst, edge_type FROM edges WHERE src = ?{kinds}{past} UNION ALL "
-            f"SELECT src, dst, edge_type FROM edges WHERE dst = ? AND src <> ?{kinds}{past} ORDER BY 1, 2, 3"
+            f"SELECT src, dst, edge_type FROM edges WHERE dst = ? AND src <> ?{kinds}{past} ORDER BY 1, 2, 3 LIMIT ?"
         )
-        page = self._db.rows(
-            f"WITH k AS MATERIALIZED ({keys}) SELECT {_EDGE_E} FROM k JOIN edges e ON e.src = k.src "
-            "AND e.dst = k.dst AND e.edge_type = k.edge_type JOIN nodes o ON o.id = CASE WHEN k.src = ? "
-            f"THEN k.dst ELSE k.src END WHERE e.retracted = {no} AND o.retracted = {no}"
-            f"{' AND ' + seen if seen else ''} ORDER BY k.src, k.dst, k.edge_type LIMIT ?",
-            [node_id, *more, node_id, node_id, *more, node_id, *inside, int(limit)],
-        )
+        batch = limit + 16
+        page: list[Edge] = []
+        last = after or ("", "", "")
+        while len(page) < limit:
+            found = [
+                (str(r[0]), str(r[1]), str(r[2]))
+                for r in self._db.rows(keys, [node_id, *last, node_id, node_id, *last, batch])
+            ]
+            if not found:
+                break
+            live = self._live_links(node_id, found, granted)
+            page += [live[k] for k in found if k in live][: limit - len(page)]
+            if len(found) < batch:
+                break
+            last = found[-1]
         count = len(page)
         if count == limit:  # a full page: more may follow
+            links, params = self._links(node_id, types, granted)
+            where, more = ("", []) if after is None else ("WHERE (src, dst, edge_type) > (?, ?, ?) ", list(after))
             row = self._db.one(f"SELECT count(*) FROM ({links}) l {where}", [*params, *more])
             count = int(row[0]) if row else 0
-        return [rows.edge(r) for r in page], count
+        return page, count
+
+    def _live_links(
+        self, node_id: str, keys: list[tuple[str, str, str]], granted: Sequence[int] | None
+    ) -> dict[tuple[str, str, str], Edge]:
+        """Of the node's links `keys`, the live ones to live nodes (in `granted`), by key."""
+        no = self._d.false
+        seen, inside = ("", []) if granted is None else self._d.overlaps("o.initiatives", granted)
+        out: dict[tuple[str, str, str], Edge] = {}
+        for end, other, mine in (("src", "dst", 0), ("dst", "src", 1)):
+            # (a link from the node to itself is an outbound one)
+            others = [k[1 - mine] for k in keys if k[mine] == node_id and (not mine or k[0] != node_id)]
+            for part in self._d.chunks(others):
+                where, params = self._d.in_(f"e.{other}", part, "text")
+                for row in self._db.rows(
+                    f"SELECT {_EDGE_E} FROM edges e JOIN nodes o ON o.id = e.{other} WHERE e.{end} = ? AND {where} "
+                    f"AND e.retracted = {no} AND o.retracted = {no}{' AND ' + seen if seen else ''}",
+                    [node_id, *params, *inside],
+                ):
+                    edge = rows.edge(row)
+                    out[edge.key] = edge
+        wanted = set(keys)
+        return {k: e for k, e in out.items() if k in wanted}
