@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType
@@ -119,22 +120,46 @@ class TrailQueries(Part):
         union = " UNION ALL ".join(sql for sql, _ in parts)
         sql = (
             f"SELECT h.*, CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
-            "ON p.node_seq = n.seq WHERE n.id = ? AND p.rev_no < h.rev_no) END, "
-            "CASE WHEN h.grp = 1 THEN (SELECT x.retracted FROM edge_revisions x WHERE x.src = h.src AND "
-            "x.dst = h.dst AND x.edge_type = h.edge_type AND (x.recorded_at < h.at OR (x.recorded_at = h.at "
-            "AND x.rev_no < h.rev_no)) ORDER BY x.recorded_at DESC, x.rev_no DESC LIMIT 1) END "
+            "ON p.node_seq = n.seq WHERE n.id = ? AND p.rev_no < h.rev_no) END "
             f"FROM ({union} ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
         )
         params = [node_id, *(p for _, more in parts for p in more), int(limit), skip]
+        found = self._db.rows(sql, params)
+        edges = [rows.edge(row[2:11]) for row in found if row[1] == 1]
+        before = self._before(node_id, edges)
         items: list[HistoryItem] = []
-        for row in self._db.rows(sql, params):
+        for row in found:
             place = (row[0], row[1], row[2], row[3], row[4], row[6])
             if row[1] == 0:
                 items.append(HistoryItem(place, rev_no=row[6], previous_rev=row[11]))
             else:
-                before = None if row[12] is None else bool(row[12])
-                items.append(HistoryItem(place, edge=rows.edge(row[2:11]), previous_retracted=before))
+                edge = rows.edge(row[2:11])
+                items.append(HistoryItem(place, edge=edge, previous_retracted=before.get((*edge.key, edge.rev_no))))
         return items
+
+    def _before(self, node_id: str, edges: list[Edge]) -> dict[tuple[str, str, str, int], bool]:
+        """For each edge revision, whether the edge's revision before it (in time, then number — the
+        history's order) was retracted; none before: absent. Read by the edges' keys (the node at
+        one end, the other ends listed), so only those edges' revisions are read."""
+        found: dict[tuple[str, str, str], list[tuple[str, int, bool]]] = {}
+        wanted = {e.key for e in edges}
+        for end, other in (("src", "dst"), ("dst", "src")):
+            others = [e.dst if end == "src" else e.src for e in edges if getattr(e, end) == node_id]
+            for part in self._d.chunks(others):
+                where, params = self._d.in_(other, part, "text")
+                for src, dst, edge_type, rev_no, at, retracted in self._db.rows(
+                    "SELECT src, dst, edge_type, rev_no, recorded_at, retracted FROM edge_revisions "
+                    f"WHERE {end} = ? AND {where}",
+                    [node_id, *params],
+                ):
+                    if (src, dst, edge_type) in wanted:
+                        found.setdefault((src, dst, edge_type), []).append((at, rev_no, bool(retracted)))
+        out: dict[tuple[str, str, str, int], bool] = {}
+        for key, revisions in found.items():
+            revisions = sorted(set(revisions))
+            for (_, _, retracted), (_, rev_no, _) in pairwise(revisions):
+                out[(*key, rev_no)] = retracted
+        return out
 
     def _history_bound(
         self, node_id: str, granted: Sequence[int] | None, after: HistoryPlace | None, wanted: int
