@@ -3,8 +3,9 @@ and their counts, without reading the rest of the trail. Written once for both e
 
 A history is the node's revisions and the revisions of every edge touching it, in the order `trail`
 has always shown them: by time; at one moment the node's revisions (by number) before its edge
-events (by key, then number). Its page is cut by LIMIT/OFFSET on that order (a history only grows at
-its end); a node's live links are paged by key (source, target, type), the cursor's keyset.
+events (by key, then number). Its page starts past the place of the last entry shown (the cursor's
+keyset; a cursor without one: past as many entries as it served, by OFFSET — a history only grows at
+its end); a node's live links are paged by key (source, target, type), the cursor's keyset too.
 """
 
 from __future__ import annotations
@@ -219,8 +220,8 @@ class TrailQueries(Part):
         """`limit` of the node's live links to live nodes whose key (source, target, type) sorts after
         `after`, by key; and how many such links there are in all (counted only when the page is full).
 
-        The keys come first, a batch at a time from the indexes alone, in key order; only the links
-        of a batch are read and their other ends checked, until the page is full. The count reads
+        The keys come first, a batch at a time in key order (no other end read for them); only the
+        links of a batch are then read and their other ends checked, until the page is full. The count reads
         them all (no index orders a node's inbound links by source, or holds whether they are live)."""
         kinds = f" AND edge_type IN ({type_literals(types)})" if types is not None else ""
         past = " AND (src, dst, edge_type) > (?, ?, ?)"
