@@ -26,10 +26,11 @@ if TYPE_CHECKING:
 
 PREFIX = "/ui"
 LAYERS = ("core", "hot", "warm", "cold", "frozen")
-#: Edges a node's page lists (each names its other end: one `read` apiece), and edge events its
-#: history lists (every revision is listed).
+#: Edges a node's page lists (each names its other end: one `read` apiece).
 EDGES_SHOWN = 60
-EDGE_EVENTS_SHOWN = 60
+#: History entries (revisions and edge events) a node's page shows at once: one `trail` page, with
+#: links to the next page and back to the first (decision 107).
+TRAIL_PAGE = 60
 #: Tasks a board column shows.
 CARDS = 50
 #: HTTP status of a page whose read was refused, by the issue's code.
