@@ -17,16 +17,13 @@ PostgreSQL needs `KAERU_BENCH_DATABASE_URL` (a database it may create databases 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.vaults import BackendUnavailable, new_vault
+from bench.vaults import new_vault, scratch_cli
 
 #: The deep page timed (decision 105: a page costs a page, wherever it lies in the trail).
 DEEP = 50
@@ -93,21 +90,9 @@ def measure(backend: str, links: int, rounds: int, workdir: Path) -> dict[str, A
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--links", type=int, default=10_000)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--backend", default="sqlite", choices=("sqlite", "postgres"))
-    p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--quiet", action="store_true")
-    args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="kaeru-hub-") as tmp:
-        try:
-            report = measure(args.backend, args.links, args.rounds, Path(tmp))
-        except BackendUnavailable as exc:
-            print(f"skipped: {exc}", file=sys.stderr)
-            return {}
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2))
+    args, report = scratch_cli(__doc__, "--links", 10_000, 5, "hub", argv, measure)
+    if not report:
+        return report
     if not args.quiet:
         print(f"{report['backend']}, a hub of {report['links']:,} links (built in {report['build_s']} s)")
         print("| read | state | p50 ms | answer bytes | paged |")

@@ -14,17 +14,14 @@ PostgreSQL needs `KAERU_BENCH_DATABASE_URL` (a database it may create databases 
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.vaults import BackendUnavailable, new_vault
+from bench.vaults import new_vault, scratch_cli
 
 #: A prefix that 1,000 of 3,000 initiatives start with (`project-00000` … `project-00999`): its
 #: first page is timed, in capitals (matched case-insensitively).
@@ -105,21 +102,9 @@ def measure(backend: str, count: int, rounds: int, workdir: Path) -> dict[str, A
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--initiatives", type=int, default=3000)
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--backend", default="sqlite", choices=("sqlite", "postgres"))
-    p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--quiet", action="store_true")
-    args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="kaeru-initiatives-") as tmp:
-        try:
-            report = measure(args.backend, args.initiatives, args.rounds, Path(tmp))
-        except BackendUnavailable as exc:
-            print(f"skipped: {exc}", file=sys.stderr)
-            return {}
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2))
+    args, report = scratch_cli(__doc__, "--initiatives", 3000, 7, "initiatives", argv, measure)
+    if not report:
+        return report
     if not args.quiet:
         first, prefix, walk = report["first_page"], report["prefix"], report["walk"]
         print(f"{report['backend']}, {report['initiatives']:,} initiatives (built in {report['build_s']} s)")
