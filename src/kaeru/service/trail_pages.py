@@ -14,8 +14,7 @@ from kaeru.domain.model import EdgeType, Node
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Change, Continuation, Coverage, NodeView, Omission, TrailEntry, TrailOutcome
 from kaeru.service.views import build_views, names_as_of
-from kaeru.storage.base import Session
-from kaeru.storage.sql.trails import HistoryPlace
+from kaeru.storage.base import HistoryPlace, Session
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 

@@ -16,6 +16,8 @@ from typing import Any, Protocol
 from kaeru.storage.records import (
     AuditRecord,
     EndedInitiative,
+    HistoryItem,
+    HistoryPlace,
     Initiative,
     ListedInitiative,
     RequestKey,
@@ -31,6 +33,8 @@ from kaeru.storage.sql.session import SqlSession as Session
 __all__ = [
     "AuditRecord",
     "EndedInitiative",
+    "HistoryItem",
+    "HistoryPlace",
     "Initiative",
     "ListedInitiative",
     "RequestKey",

@@ -11,12 +11,11 @@ its end); a node's live links are paged by key (source, target, type), the curso
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType
-from kaeru.storage.records import RevisionEntry
+from kaeru.storage.records import HistoryItem, HistoryPlace, RevisionEntry
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import type_literals
@@ -26,24 +25,6 @@ from kaeru.storage.sql.rows import EDGE_COLS, NODE_COLS, prefixed
 _ORDER = "at, grp, src, dst, edge_type, rev_no"
 _EDGE_E = prefixed(EDGE_COLS, "e")
 _REVISION = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
-
-
-#: A history entry's place in that order: (recorded_at, 0 for a revision or 1 for an edge event,
-#: source, target, type — '' for a revision —, rev_no). A page after a place starts strictly past it.
-HistoryPlace = tuple[str, int, str, str, str, int]
-
-
-@dataclass(frozen=True, slots=True)
-class HistoryItem:
-    """One entry of a history page: a revision of the node (`rev_no`, and the number of the one
-    before it, None for the first) or an edge event (`edge`, and whether the edge's revision before
-    it was retracted: None when there was none); `place` is where it lies in the history."""
-
-    place: HistoryPlace
-    rev_no: int | None = None
-    previous_rev: int | None = None
-    edge: Edge | None = None
-    previous_retracted: bool | None = None
 
 
 #: Past a place: `recorded_at >= ?` first, so each source is read from its index from there on.
