@@ -82,6 +82,8 @@ class Window:
     vault_bytes: dict[str, int]
     latency_ms: dict[str, dict[str, float]]
     states: dict[str, int]
+    #: Answered by a new server on the vault the long session left (the last window).
+    restarted: bool = False
 
 
 @dataclass
@@ -255,17 +257,25 @@ def vault_bytes(vault: Path, database_url: str | None) -> dict[str, int]:
     return {k: (p.stat().st_size if p.exists() else 0) for k, p in sizes.items()}
 
 
-async def soak(
-    calls: int, window: int, transport: str, env: dict[str, str], vault: Path, database_url: str | None, seed: int
-) -> tuple[list[Window], Workload]:
-    workload = Workload(seed, max(calls, 50))
+async def session(
+    workload: Workload,
+    calls: tuple[int, int],
+    window: int,
+    transport: str,
+    env: dict[str, str],
+    vault: Path,
+    database_url: str | None,
+    restarted: bool = False,
+    progress: bool = False,
+) -> list[Window]:
+    """One server process answering calls `calls[0]`+1 … `calls[1]` of the workload, a `Window` each
+    `window` calls (and at the last)."""
     windows: list[Window] = []
     async with serve(transport, env, vault.parent / "server.log") as (client, pid):
         latencies: dict[str, list[float]] = defaultdict(list)
         states: Counter[str] = Counter()
         started = time.perf_counter()
-        rejected = workload.rejected
-        for done in range(1, calls + 1):
+        for done in range(calls[0] + 1, calls[1] + 1):
             tool, args = workload.next()
             sent = time.perf_counter_ns()
             result = await client.call_tool(tool, args)
@@ -274,12 +284,12 @@ async def soak(
             state = str(envelope.get("state"))
             states[state] += 1
             if state == "rejected":
-                rejected[f"{tool}: {_first_code(envelope)}"] += 1
+                workload.rejected[f"{tool}: {_first_code(envelope)}"] += 1
             issues = envelope.get("issues") or []
             if any(isinstance(i, dict) and i.get("code") == "internal" for i in issues) or state == "None":
                 raise RuntimeError(f"{tool} {args}: {envelope or result.content}")
             workload.harvest(tool, args, envelope)
-            if done % window == 0 or done == calls:
+            if (done - calls[0]) % window == 0 or done == calls[1]:
                 windows.append(
                     Window(
                         calls=done,
@@ -293,9 +303,32 @@ async def soak(
                             for t, v in latencies.items()
                         },
                         states=dict(states),
+                        restarted=restarted,
                     )
                 )
+                if progress:
+                    print(_row(windows[-1]), file=sys.stderr, flush=True)
                 latencies, states = defaultdict(list), Counter()
+    return windows
+
+
+async def soak(
+    calls: int,
+    window: int,
+    transport: str,
+    env: dict[str, str],
+    vault: Path,
+    database_url: str | None,
+    seed: int,
+    progress: bool = False,
+) -> tuple[list[Window], Workload]:
+    """`calls` calls to one server, then one more `window` to a new server on the same vault: the
+    restarted server's latency beside the last window's tells the vault's size from the process's age."""
+    workload = Workload(seed, max(calls, 50))
+    windows = await session(workload, (0, calls), window, transport, env, vault, database_url, progress=progress)
+    windows += await session(
+        workload, (calls, calls + window), window, transport, env, vault, database_url, True, progress
+    )
     return windows, workload
 
 
@@ -315,23 +348,32 @@ def slope(windows: list[Window]) -> dict[str, float]:
     }
 
 
+HEADER = (
+    f"{'calls':>8} {'s':>6} {'RSS':>6} {'HWM':>6} {'anon':>6} {'fd':>4} {'thr':>4} {'db MiB':>7} {'wal':>6}  "
+    + " ".join(f"{t + ' p50/p95':>17}" for t in SHOWN)
+)
+
+
+def _row(w: Window) -> str:
+    sizes = [*w.vault_bytes.values(), 0]
+    cells = []
+    for tool in SHOWN:
+        got = w.latency_ms.get(tool)
+        cells.append(f"{got['p50']:>8.1f}/{got['p95']:<8.1f}" if got else f"{'-':>17}")
+    return (
+        f"{('new ' if w.restarted else '') + f'{w.calls:,}':>8} {w.seconds:>6.0f} {w.memory['VmRSS']:>6.1f} "
+        f"{w.memory['VmHWM']:>6.1f} {w.memory['RssAnon']:>6.1f} {w.fds:>4} {w.threads:>4} "
+        f"{sizes[0] / 2**20:>7.1f} {sizes[1] / 2**20:>6.1f}  " + " ".join(cells)
+    )
+
+
 def report(windows: list[Window], meta: dict[str, Any]) -> str:
     lines = [
         f"soak: {meta['calls']:,} calls, {meta['transport']}, {meta['backend']}; load average {meta['load']}",
-        f"{'calls':>7} {'s':>6} {'RSS':>6} {'HWM':>6} {'anon':>6} {'fd':>4} {'thr':>4} {'db MiB':>7} {'wal':>6}  "
-        + " ".join(f"{t + ' p50/p95':>17}" for t in SHOWN),
+        HEADER,
+        *(_row(w) for w in windows),
     ]
-    for w in windows:
-        sizes = list(w.vault_bytes.values()) + [0]
-        cells = []
-        for tool in SHOWN:
-            got = w.latency_ms.get(tool)
-            cells.append(f"{got['p50']:>8.1f}/{got['p95']:<8.1f}" if got else f"{'-':>17}")
-        lines.append(
-            f"{w.calls:>7,} {w.seconds:>6.0f} {w.memory['VmRSS']:>6.1f} {w.memory['VmHWM']:>6.1f} "
-            f"{w.memory['RssAnon']:>6.1f} {w.fds:>4} {w.threads:>4} {sizes[0] / 2**20:>7.1f} "
-            f"{sizes[1] / 2**20:>6.1f}  " + " ".join(cells)
-        )
+    windows = [w for w in windows if not w.restarted]
     fit = slope(windows)
     levels = fit["half_growth_mib"] < 0.05 * fit["half_start_mib"]
     lines.append(
@@ -356,6 +398,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--progress", action="store_true", help="print each window's row as it ends (stderr)")
     args = parser.parse_args(argv)
     window = args.window or max(1, args.calls // 20)
     work = Path(tempfile.mkdtemp(prefix="kaeru-soak-"))
@@ -371,7 +414,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
             database_url = fresh_database(args.database_url)
             env["KAERU_DATABASE_URL"] = database_url
-        windows, workload = anyio.run(soak, args.calls, window, args.transport, env, vault, database_url, args.seed)
+        if args.progress:
+            print(HEADER, file=sys.stderr, flush=True)
+        windows, workload = anyio.run(
+            soak, args.calls, window, args.transport, env, vault, database_url, args.seed, args.progress
+        )
         meta = {
             "calls": args.calls,
             "window": window,
@@ -382,7 +429,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             "pages_followed": workload.followed,
             "rejected": dict(workload.rejected),
         }
-        out = {"meta": meta, "windows": [w.__dict__ for w in windows], "slope": slope(windows)}
+        out = {
+            "meta": meta,
+            "windows": [w.__dict__ for w in windows],
+            "slope": slope([w for w in windows if not w.restarted]),
+        }
         if not args.quiet:
             print(report(windows, meta))
         if args.out:
