@@ -14,10 +14,12 @@ the next page. The vault grows by about one note in three calls.
 Every `--window` calls it records the server process's memory (`bench.rss`: `VmRSS`, `VmHWM`,
 `RssAnon`, after the window's last answer, not idle), its open file descriptors and threads, the
 vault's size (SQLite: the database file and its `-wal`; PostgreSQL: `pg_database_size`) and the
-p50/p95 latency of each tool in that window (client side: the call sent → its answer). Prints a
-table by window and the slope of resident memory over the last half of the windows (least squares,
-MiB per 10,000 calls) with a verdict: it levels off when the last half's fitted growth is under 5%
-of the resident memory at the half's start. `--out FILE` writes the figures as JSON.
+p50/p95 latency of each tool in that window (client side: the call sent → its answer). Then a new
+server on the same vault answers one more window (`new` in the table): latency that comes back down
+there came from the process's age, not from the vault's size. Prints a table by window and the
+slope of resident memory over the last half of the windows (least squares, MiB per 10,000 calls)
+with a verdict: it levels off when the last half's fitted growth is under 5% of the resident memory
+at the half's start (the new server's window left out). `--out FILE` writes the figures as JSON.
 """
 
 from __future__ import annotations
