@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from kaeru.domain.model import Node
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
@@ -54,7 +54,7 @@ def bm25f(
     units: dict[str, list[tuple[dict[str, float], float]]] = {}
     whole: dict[str, tuple[dict[str, float], float]] = {}
     for node_id, node in nodes.items():
-        whole[node_id] = _doc_stems(node, memo)
+        whole[node_id] = _doc_stems(node, memo, words)
         units[node_id] = _passages(node, wanted, whole[node_id][0], memo, words) or [whole[node_id]]
     if reference:
         sample = [_doc_stems(n, memo)[1] for n in reference.values()]
@@ -175,27 +175,46 @@ def _body_words(node: Node, words: DocWords) -> tuple[str, ...]:
     return words.put(key, tuple(body) if len(body) > PASSAGE_WORDS else ())
 
 
-def _doc_stems(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
+def _doc_stems(node: Node, memo: DocStems, words: DocWords | None = None) -> tuple[dict[str, float], float]:
     """Field-weighted stem frequencies of one node revision, and its weighted length (memoised in
-    the runtime's `doc_stems`, bounded by bytes)."""
+    the runtime's `doc_stems`, bounded by bytes). With `words` (a candidate, to be scored by its
+    passages too), a long body's stems and its short fields' weights are memoised from the same
+    pass (`_body_words`, `_head`): each field is tokenised and stemmed once (decision 126)."""
     key = (node.id, node.revision)
     found = memo.get(key)
     if found is None:
         fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
-        found = memo.put(key, _field_stems(fields))
+        stemmed = [_field_words(text) for text in fields]
+        found = memo.put(key, _weigh(zip(FIELD_WEIGHTS, stemmed, strict=True)))
+        body = stemmed[BODY][0]
+        if words is not None and node.body and len(node.body) > PASSAGE_WORDS * 2 and len(body) > PASSAGE_WORDS:
+            words.put((node.id, f"{node.revision}{_AT}body"), tuple(body))
+            head = [(w, f) for i, (w, f) in enumerate(zip(FIELD_WEIGHTS, stemmed, strict=True)) if i != BODY]
+            memo.put((node.id, f"{node.revision}{_AT}head"), _weigh(head))
     return found
 
 
-def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
+def _field_words(text: str) -> tuple[list[str], list[str]]:
+    """A field's stems in order (what its length counts), and its identifiers' pieces (stemmed)
+    and whole identifiers, which count as words too."""
+    parts, wholes = _identifier_words(text)
+    return stem_words(tokens(text)), [*stem_words(parts), *wholes]
+
+
+def _weigh(fields: Iterable[tuple[float, tuple[list[str], list[str]]]]) -> tuple[dict[str, float], float]:
+    """The fields' weighted stem frequencies and weighted length (each occurrence adds its field's
+    weight)."""
     tf: dict[str, float] = {}
     length = 0.0
-    for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
-        found = stem_words(tokens(text))
+    for weight, (found, extra) in fields:
         length += weight * len(found)
-        parts, wholes = _identifier_words(text)
-        for word in [*found, *stem_words(parts), *wholes]:
+        for word in (*found, *extra):
             tf[word] = tf.get(word, 0.0) + weight
     return tf, length
+
+
+def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
+    return _weigh(zip(FIELD_WEIGHTS, map(_field_words, fields), strict=True))
 
 
 #: What any code identifier needs somewhere in a text (`identifier_words`' own patterns need more):
