@@ -29,11 +29,9 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections import Counter, defaultdict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -45,6 +43,7 @@ import anyio
 
 from bench import rss
 from bench.corpus import CorpusBuilder
+from bench.servers import spawn_http, wait_ready
 from bench.startup import _kaeru_command
 from bench.stats import percentile
 
@@ -207,27 +206,12 @@ async def serve(transport: str, env: dict[str, str], log: Path) -> AsyncIterator
             async with Client(stdio_client(params, errlog=errlog), cache=None) as client:
                 yield client, rss.server_pid(before)
         return
-    from tests.wire.support import free_port, stop
+    from tests.wire.support import stop
 
-    port = free_port()
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
+        proc, port = spawn_http(env, out)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"kaeru serve --http did not start:\n{log.read_text()}")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.1)
+        wait_ready(proc, port, log.read_text)
         async with Client(f"http://127.0.0.1:{port}/mcp", cache=None) as client:
             yield client, proc.pid
     finally:
