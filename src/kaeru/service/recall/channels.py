@@ -28,9 +28,19 @@ RERANK = 60
 TEMPORAL_BEFORE = 2
 TEMPORAL_AFTER = 3
 TEMPORAL_DECAY = 1.0
+#: A neighbour longer than this many words gets this share of what the temporal channel passes it,
+#: in proportion (decision 90): a short memory (a reply, a line of a dialogue) needs the memories
+#: around it to say what it is about, a long one says it in its own words, which the lexical channel
+#: has already scored.
+TEMPORAL_WORDS = 64
 CANDIDATES = 100
 #: The links of one seed the graph channel follows, strongest first.
 GRAPH_FANOUT = 20
+#: The full-text index's best matches the lexical channel rescores with the scope's statistics
+#: (`scope_idf`): the index ranks by the whole vault's, where a word common in the searched
+#: initiative (a person it is about) can be rare, and its matches crowd out the ones that answer
+#: (decision 90: 100 → 300).
+LEXICAL_CANDIDATES = 300
 #: The memory written right after one that asks what the query asks is most likely its answer: it is
 #: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
 #: share, where the next memory otherwise gets half; decision 17.P2).
@@ -146,7 +156,7 @@ def run_channels(
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
     if plan.weight("lexical"):
-        hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
+        hits = _lexical(session, scope_ids, stems, True, LEXICAL_CANDIDATES if plan.weight("scope_idf") else CANDIDATES)
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
@@ -207,10 +217,12 @@ def run_channels(
                 continue
             pos = around.index(seed)
             strength = share(before_score[seed], top)
+            neighbours = loaded.get(around)
             for j, other in enumerate(around):
                 if other != seed:
                     gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
-                    fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
+                    value = strength / (1 + gap) ** TEMPORAL_DECAY * _brevity(neighbours.get(other))
+                    fusion.put("temporal", other, value)
     if plan.weight("graph") and seeds:
         # Each seed lends its score to its GRAPH_FANOUT strongest links (newest first among equals):
         # a hub that thousands of notes link to would otherwise make every one of them a candidate
@@ -276,6 +288,14 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
     return idf
+
+
+def _brevity(node: Node | None) -> float:
+    """The share of a temporal neighbour's due it gets by its length (`TEMPORAL_WORDS`)."""
+    if node is None or not TEMPORAL_WORDS:
+        return 1.0
+    words = len(tokens(node.description)) + len(tokens(node.body))
+    return min(1.0, TEMPORAL_WORDS / words) if words else 1.0
 
 
 def _asks(node: Node, stems: list[str]) -> bool:
