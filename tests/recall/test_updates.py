@@ -27,14 +27,11 @@ def ids(outcome: Any) -> list[str]:
 
 def buried_update(service: Service, update: str) -> tuple[str, str]:
     """An older note with the budget, nine short notes that match the query as well (without
-    numbers), then `update`: a longer text, so the query's words alone rank it below the first ten
-    (a note between them, so that it is not the last review's next neighbour, whose temporal share
-    weighs more than its words since decision 90)."""
+    numbers), then `update`: a longer text, so the query's words alone rank it below the first ten."""
     note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
     older = note(service, "Payments staging cluster monthly budget: 400 dollars.")
     for i in range(9):
         note(service, f"Review {i}: payments staging cluster monthly budget discussed.")
-    note(service, "Lunch is at noon on Fridays.")
     return older, note(service, PREAMBLE + update)
 
 

@@ -22,16 +22,17 @@ from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
 SEEDS = 12
-#: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
+#: Temporal neighbours: how many strong hits to look around, how far (four memories on since
+#: decision 90), and how fast the share decays.
 TEMPORAL_SEEDS = 8
 RERANK = 60
 TEMPORAL_BEFORE = 2
-TEMPORAL_AFTER = 3
+TEMPORAL_AFTER = 4
 TEMPORAL_DECAY = 1.0
-#: A neighbour longer than this many words gets this share of what the temporal channel passes it,
-#: in proportion (decision 90): a short memory (a reply, a line of a dialogue) needs the memories
-#: around it to say what it is about, a long one says it in its own words, which the lexical channel
-#: has already scored.
+#: A neighbour of more words than this gets `TEMPORAL_WORDS` / its words of what the temporal
+#: channel passes it (decision 90): a short memory (a reply, a line of a dialogue) needs the
+#: memories around it to say what it is about; a long one says it in its own words, which the
+#: lexical channel has already scored.
 TEMPORAL_WORDS = 64
 CANDIDATES = 100
 #: The links of one seed the graph channel follows, strongest first.
