@@ -38,10 +38,12 @@ CANDIDATES = 100
 #: The links of one seed the graph channel follows, strongest first.
 GRAPH_FANOUT = 20
 #: The full-text index's best matches the lexical channel rescores with the scope's statistics
-#: (`scope_idf`): the index ranks by the whole vault's, where a word common in the searched
-#: initiative (a person it is about) can be rare, and its matches crowd out the ones that answer
-#: (decision 90: 100 → 300).
+#: (`scope_idf`): `CANDIDATES`, or `LEXICAL_CANDIDATES` when a query word is at least
+#: `CONCENTRATION` times as frequent in the searched initiatives as in the vault — the index ranks by
+#: the vault's rarity, where such a word (the person a conversation is about) looks rare, and its
+#: matches crowd the answer out of the first hundred (decision 90).
 LEXICAL_CANDIDATES = 300
+CONCENTRATION = 3.0
 #: The memory written right after one that asks what the query asks is most likely its answer: it is
 #: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
 #: share, where the next memory otherwise gets half; decision 17.P2).
@@ -157,11 +159,16 @@ def run_channels(
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
     if plan.weight("lexical"):
-        hits = _lexical(session, scope_ids, stems, True, LEXICAL_CANDIDATES if plan.weight("scope_idf") else CANDIDATES)
+        window = CANDIDATES
+        if plan.weight("scope_idf") and stems:
+            counts: dict[str, int] = {}
+            idf = _scope_idf(session, scope_ids, stems, counts)
+            if _concentrated(session, scope_ids, counts):
+                window = LEXICAL_CANDIDATES
+        hits = _lexical(session, scope_ids, stems, True, window)
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
-            idf = _scope_idf(session, scope_ids, stems)
             for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
                 idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
             sample, _, _ = session.search(
@@ -274,7 +281,9 @@ def narrow(session: Session, scope_ids: list[int]) -> bool:
     return len(scope_ids) * 2 <= vault or len(set(scope_ids)) >= vault
 
 
-def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
+def _scope_idf(
+    session: Session, scope_ids: list[int], stems: list[str], counts: dict[str, int] | None = None
+) -> dict[str, float]:
     """Each query word's inverse document frequency in the searched scope (`scope_idf`).
 
     The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
@@ -288,7 +297,26 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
     for word in stems:
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
+        if counts is not None:
+            counts[word] = df
     return idf
+
+
+def _concentrated(session: Session, scope_ids: list[int], counts: dict[str, int]) -> bool:
+    """Whether a query word is at least `CONCENTRATION` times as frequent in the scope as in the
+    vault (decision 90): the full-text index then ranks its matches by a rarity the scope does not
+    share, and they can crowd the answer out of its first `CANDIDATES`."""
+    everything = [i.id for i in session.all_initiatives()]
+    if not CONCENTRATION or set(scope_ids) >= set(everything):
+        return False
+    size, vault = session.scope_size(scope_ids), session.scope_size(everything)
+    if not size or not vault:
+        return False
+    for word, df in counts.items():
+        total = session.count_matches(SearchQuery(initiative_ids=everything, tokens=[word], stemmed=True))
+        if total and df / size >= CONCENTRATION * total / vault:
+            return True
+    return False
 
 
 def _brevity(node: Node | None) -> float:
