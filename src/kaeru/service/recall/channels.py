@@ -43,7 +43,7 @@ GRAPH_FANOUT = 20
 #: the vault's rarity, where such a word (the person a conversation is about) looks rare, and its
 #: matches crowd the answer out of the first hundred (decision 90).
 LEXICAL_CANDIDATES = 300
-CONCENTRATION = 3.0
+CONCENTRATION = 2.6
 #: The memory written right after one that asks what the query asks is most likely its answer: it is
 #: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
 #: share, where the next memory otherwise gets half; decision 17.P2).
