@@ -1,6 +1,6 @@
 """How a note's name counts in `recall`'s BM25F (decision 110): the numbers that are pieces of an
 identifier in the name (`D2:3`, `v2.4`) are not words of it, and a word that the names of many notes
-carry (a speaker, a label) counts in a name no more than in a body."""
+carry (a speaker, a label) counts in a name near a body word's weight, not the name's."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def test_a_turn_number_in_a_name_does_not_match_the_query_s_number(service: Serv
     assert answer.explain[wanted]["lexical"] > answer.explain[decoy]["lexical"]
 
 
-def test_a_word_in_many_names_counts_in_a_name_as_in_a_body(service: Service) -> None:
+def test_a_word_in_many_names_counts_in_a_name_near_a_body_word(service: Service) -> None:
     # Every turn of Joanna's is named after her: the name says who spoke, and the note that talks
     # about her twice ranks above her own turn that mentions the letter once.
     for i in range(4):
