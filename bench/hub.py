@@ -8,28 +8,35 @@ then times every read a few rounds and prints p50 wall time and the answer's siz
 
     python -m bench.hub --links 10000 [--rounds 5] [--backend sqlite|postgres] [--out FILE]
 
+`trail page=50` is the 50th page of a trail (100 entries a page), reached by its cursor: it costs a
+page as the first does (decision 105). To compare with other code, run the same harness with that
+code's `src` first on PYTHONPATH.
+
 PostgreSQL needs `KAERU_BENCH_DATABASE_URL` (a database it may create databases on).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
-import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench.vaults import BackendUnavailable, new_vault
+from bench.vaults import new_vault, scratch_cli
 
-#: The reads timed, each as (tool, arguments beyond the initiative).
+#: The deep page timed (decision 105: a page costs a page, wherever it lies in the trail).
+DEEP = 50
+
+#: The reads timed, each as (tool, arguments beyond the initiative). `page`: not an argument — the
+#: harness follows the trail's cursor to that page (untimed), then times the call that answers it.
 READS: list[tuple[str, dict[str, Any]]] = [
     ("read", {"node": "hub"}),
     ("read", {"node": "hub", "neighbours": True}),
     ("trail", {"node": "hub"}),
+    ("trail", {"node": "hub", "page": DEEP}),
     ("trail", {"node": "hub", "kind": "neighbours"}),
+    ("trail", {"node": "hub", "kind": "neighbours", "page": DEEP}),
     ("current_state", {"node": "hub"}),
     ("context", {}),
     ("recall", {"query": "zanzibar protocol"}),
@@ -56,8 +63,15 @@ def measure(backend: str, links: int, rounds: int, workdir: Path) -> dict[str, A
         results: dict[str, Any] = {}
         for tool, extra in READS:
             args = {"initiatives": [INITIATIVE]} if tool == "recall" else {"initiative": INITIATIVE}
-            args.update(extra)
-            label = tool + "".join(f" {k}={v}" for k, v in extra.items() if k not in ("node", "query"))
+            args.update({k: v for k, v in extra.items() if k != "page"})
+            reached = 1
+            for _ in range(int(extra.get("page", 1)) - 1):
+                continued = run(tool, args).get("continuation")
+                if not continued:
+                    break  # a trail shorter than the page: its last page is timed (and named)
+                args, reached = continued["next_arguments"], reached + 1
+            shown = {**extra, "page": reached} if "page" in extra else extra
+            label = tool + "".join(f" {k}={v}" for k, v in shown.items() if k not in ("node", "query"))
             times, answer = [], {}
             for _ in range(rounds):
                 t0 = time.perf_counter()
@@ -76,21 +90,9 @@ def measure(backend: str, links: int, rounds: int, workdir: Path) -> dict[str, A
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--links", type=int, default=10_000)
-    p.add_argument("--rounds", type=int, default=5)
-    p.add_argument("--backend", default="sqlite", choices=("sqlite", "postgres"))
-    p.add_argument("--out", type=Path, default=None)
-    p.add_argument("--quiet", action="store_true")
-    args = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="kaeru-hub-") as tmp:
-        try:
-            report = measure(args.backend, args.links, args.rounds, Path(tmp))
-        except BackendUnavailable as exc:
-            print(f"skipped: {exc}", file=sys.stderr)
-            return {}
-    if args.out:
-        args.out.write_text(json.dumps(report, indent=2))
+    args, report = scratch_cli(__doc__, "--links", 10_000, 5, "hub", argv, measure)
+    if not report:
+        return report
     if not args.quiet:
         print(f"{report['backend']}, a hub of {report['links']:,} links (built in {report['build_s']} s)")
         print("| read | state | p50 ms | answer bytes | paged |")

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import sys
 import tempfile
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from kaeru.config import Settings
@@ -127,3 +131,34 @@ def run_database(backend: str, label: str, workdir: Path | None, keep: bool) -> 
         BackendUnavailable: PostgreSQL is not configured or not reachable.
     """
     return new_vault("postgres", label, workdir, keep) if backend == "postgres" else None
+
+
+def scratch_cli(
+    doc: str | None,
+    size_flag: str,
+    size_default: int,
+    rounds_default: int,
+    label: str,
+    argv: list[str] | None,
+    measure: Callable[[str, int, int, Path], dict[str, Any]],
+) -> tuple[argparse.Namespace, dict[str, Any]]:
+    """The command line of a benchmark on one scratch vault (`bench.hub`, `bench.initiatives`): its size,
+    rounds, backend, `--out` and `--quiet`; `measure(backend, size, rounds, workdir)` runs in a
+    temporary directory, a backend that is not here is skipped (an empty report), the report is
+    written to `--out`. The caller prints its own table unless `--quiet`."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument(size_flag, type=int, default=size_default)
+    p.add_argument("--rounds", type=int, default=rounds_default)
+    p.add_argument("--backend", default="sqlite", choices=("sqlite", "postgres"))
+    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix=f"kaeru-{label}-") as tmp:
+        try:
+            report = measure(args.backend, getattr(args, size_flag.lstrip("-")), args.rounds, Path(tmp))
+        except BackendUnavailable as exc:
+            print(f"skipped: {exc}", file=sys.stderr)
+            return args, {}
+    if args.out:
+        args.out.write_text(json.dumps(report, indent=2))
+    return args, report

@@ -75,3 +75,15 @@ def test_hub_bench_reports_every_read_with_its_size(tmp_path: Path) -> None:
     reads = report["reads"]
     assert len(reads) == len(hub.READS) and all(r["state"] == "ok" and r["bytes"] > 0 for r in reads.values())
     assert reads["trail"]["paged"] and reads["trail kind=neighbours"]["paged"], "121 entries: two pages"
+
+
+@pytest.mark.timeout(120)
+def test_initiatives_bench_walks_every_page(tmp_path: Path) -> None:
+    from bench import initiatives
+
+    out = tmp_path / "initiatives.json"
+    report = initiatives.main(["--initiatives", "130", "--rounds", "1", "--quiet", "--out", str(out)])
+    assert json.loads(out.read_text()) == report
+    assert report["first_page"]["listed"] == 100 and report["first_page"]["total"] == 130
+    assert (report["walk"]["pages"], report["walk"]["listed"]) == (2, 130)
+    assert report["prefix"]["total"] == 130  # project-00000 … project-00129 all start with project-00

@@ -11,6 +11,17 @@ from typing import Any
 SECRET_POLICIES = ("reject", "redact", "allow")
 
 
+def _integer(env: Mapping[str, str], name: str, default: int) -> int:
+    """The whole number in `name`, or `default` when unset; a value that is not one is named."""
+    raw = env.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+
+
 def default_vault_dir(env: Mapping[str, str]) -> Path:
     """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`)."""
     base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local" / "share")
@@ -61,14 +72,14 @@ class Settings:
             vault_dir=vault,
             database_url=env.get("KAERU_DATABASE_URL") or None,
             secret_policy=env.get("KAERU_SECRET_POLICY", "reject").strip().lower(),
-            replay_days=int(env.get("KAERU_REPLAY_DAYS", "7")),
+            replay_days=_integer(env, "KAERU_REPLAY_DAYS", 7),
             actor=env.get("KAERU_ACTOR", "agent"),
             http_host=env.get("KAERU_HOST", "127.0.0.1"),
-            http_port=int(env.get("KAERU_PORT", "9876")),
+            http_port=_integer(env, "KAERU_PORT", 9876),
             auth_token=env.get("KAERU_AUTH_TOKEN") or None,
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
-            busy_timeout_ms=int(env.get("KAERU_BUSY_TIMEOUT_MS", "30000")),
-            pg_statement_timeout_ms=int(env.get("KAERU_PG_STATEMENT_TIMEOUT_MS", "30000")),
+            busy_timeout_ms=_integer(env, "KAERU_BUSY_TIMEOUT_MS", 30_000),
+            pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
             hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
             semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
@@ -86,6 +97,10 @@ class Settings:
             raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
         if self.replay_days < 1:
             raise ValueError("KAERU_REPLAY_DAYS must be at least 1")
+        if not 0 <= self.http_port <= 65535:
+            raise ValueError("KAERU_PORT must be a port number, 0 to 65535")
+        if self.busy_timeout_ms < 0:
+            raise ValueError("KAERU_BUSY_TIMEOUT_MS must be 0 or more")
         if self.pg_statement_timeout_ms < 0:
             raise ValueError("KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) or more")
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):

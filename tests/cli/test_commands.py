@@ -45,6 +45,52 @@ def test_note_human_json_replay_and_rejection(vault: VaultSpec) -> None:
     assert [h["id"] for h in valid_envelope(found, "search", "read", "ok")["data"]["hits"]] == [node_id]
 
 
+def test_note_from_stdin_with_tags_and_time(vault: VaultSpec) -> None:
+    """`kaeru note -` stores what is piped in (not a dash); --tag and --occurred-at reach the node."""
+    text = "build log:\nstep 1 compiled\nstep 2 linked the kestrel module\n"
+    run = kaeru(
+        vault,
+        "note",
+        "-i",
+        "cli",
+        "-",
+        "--tag",
+        "ci",
+        "--tag",
+        "build",
+        "--occurred-at",
+        "2026-03-01",
+        stdin=text.encode(),
+        as_json=True,
+    )
+    node_id = valid_envelope(run, "note", "mutation", "applied")["data"]["primary"]["id"]
+    shown = valid_envelope(kaeru(vault, "read", node_id, "-i", "cli", as_json=True), "read", "read", "ok")
+    node = shown["data"]["hits"][0]
+    assert node["body"] == text
+    assert {"ci", "build"} <= set(node["tags"])
+    assert "2026-03-01" in json.dumps(node), node
+    found = valid_envelope(kaeru(vault, "search", "kestrel", "-i", "cli", as_json=True), "search", "read", "ok")
+    assert [h["id"] for h in found["data"]["hits"]] == [node_id]
+
+
+def test_read_prints_a_long_body_whole(vault: VaultSpec) -> None:
+    """`kaeru read` shows a node in full: a body longer than one answer is read page by page;
+    with --json the first page names the next --offset, which returns the rest."""
+    body = " ".join(f"w{i:05d}" for i in range(30000))  # 179,999 characters: three answers
+    node_id = _noted(vault, "placeholder", name="long")
+    stored = kaeru(vault, "note", "-i", "cli", "-", "--name", "longer", stdin=body.encode(), as_json=True)
+    long_id = valid_envelope(stored, "note", "mutation", "applied")["data"]["primary"]["id"]
+    assert long_id != node_id
+    human = kaeru(vault, "read", "longer", "-i", "cli")
+    assert human.code == 0 and body in human.stdout and "rev " in human.stdout
+    first = valid_envelope(kaeru(vault, "read", "longer", "-i", "cli", as_json=True), "read", "read", "ok")
+    offset = first["continuation"]["next_arguments"]["body_offset"]
+    assert first["data"]["hits"][0]["body"] == body[:offset]
+    rest = kaeru(vault, "read", "longer", "-i", "cli", "--offset", str(offset), as_json=True)
+    page = valid_envelope(rest, "read", "read", "ok")["data"]["hits"][0]["body"]
+    assert page and body[offset:].startswith(page)
+
+
 def test_search_read_recall_context(vault: VaultSpec) -> None:
     heron = _noted(vault, "the heron waits by the pond at dawn", name="heron")
     _noted(vault, "decided to use herons as the mascot", kind="decision", name="mascot")
@@ -150,11 +196,33 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
         "KAERU_REPLAY_DAYS": ("0", "KAERU_REPLAY_DAYS must be at least 1"),
         "KAERU_PG_STATEMENT_TIMEOUT_MS": ("-1", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0"),
         "KAERU_DATABASE_URL": ("mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
+        "KAERU_PORT": ("http", "KAERU_PORT must be a whole number, not 'http'"),
+        "KAERU_BUSY_TIMEOUT_MS": ("-5", "KAERU_BUSY_TIMEOUT_MS must be 0 or more"),
     }
     for name, (value, message) in bad.items():
         run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
         assert run.code == 2 and message in run.stderr, (name, run.stderr)
     assert not (tmp_path / "v").exists()
+
+
+def test_a_place_that_cannot_hold_a_vault_is_named(tmp_path: Path) -> None:
+    """KAERU_VAULT under a file, a vault file that is a folder, a file that is not a database: each
+    ends the command with a message naming the path and what to do — no traceback, nothing written."""
+    (tmp_path / "plain").write_text("a file, not a folder")
+    (tmp_path / "folder" / "vault.sqlite3").mkdir(parents=True)
+    (tmp_path / "text").mkdir()
+    (tmp_path / "text" / "vault.sqlite3").write_text("notes I kept by hand\n" * 200)
+    cases = {
+        tmp_path / "plain" / "v": "cannot make the vault folder",
+        tmp_path / "folder": "it is a folder",
+        tmp_path / "text": "is not a kaeru vault",
+    }
+    for place, said in cases.items():
+        run = kaeru({"KAERU_VAULT": str(place)}, "note", "-i", "cli", "hello")
+        assert run.code == 1 and said in run.stderr and str(place) in run.stderr, run.stderr
+    assert (tmp_path / "text" / "vault.sqlite3").read_text() == "notes I kept by hand\n" * 200
+    doctor = kaeru({"KAERU_VAULT": str(tmp_path / "folder")}, "doctor")
+    assert doctor.code == 1 and "is a folder, not a vault file" in doctor.stdout, doctor.stdout
 
 
 def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:

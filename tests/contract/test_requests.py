@@ -49,6 +49,8 @@ ADDED = {
     "task": {"branch"},
     # session 15: a trail is paged (decision 87).
     "trail": {"limit", "cursor"},
+    # session 16: initiatives answers in pages (decision 100).
+    "initiatives": {"limit", "cursor"},
 }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psycopg
 import pytest
@@ -232,6 +233,20 @@ def test_an_unreachable_server_is_unavailable_and_the_password_stays_secret() ->
     with pytest.raises(Unavailable) as caught:
         PostgresStore("postgresql://kaeru:s3cr3t-pw@127.0.0.1:1/nowhere", connect_timeout_s=1)
     assert "s3cr3t-pw" not in caught.value.message
+
+
+def test_a_wrong_address_or_database_is_said_at_once_with_its_reason(url: str) -> None:
+    """A refused connection or a database that does not exist is reported with libpq's reason,
+    not as the pool's timeout after 30 s of silent retries (the default timeout is kept here)."""
+    with pytest.raises(Unavailable) as refused:
+        PostgresStore("postgresql://kaeru:s3cr3t-pw@127.0.0.1:1/nowhere")
+    assert "Connection refused" in refused.value.message and "s3cr3t-pw" not in refused.value.message
+    missing = urlsplit(url)._replace(path=f"{urlsplit(url).path}_never_created").geturl()
+    with pytest.raises(Unavailable) as unknown:
+        PostgresStore(missing)
+    assert "does not exist" in unknown.value.message and "_never_created" in unknown.value.message
+    password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+    assert not password or str(password) not in unknown.value.message
 
 
 def test_describe_redacts_the_password(store: PostgresStore) -> None:

@@ -21,6 +21,7 @@ from kaeru.config import Settings
 from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants
 from kaeru.storage.factory import open_store
+from kaeru.web.pages import TRAIL_PAGE
 from tests.backends import BACKENDS, VaultSpec, drop_vault, new_vault, postgres_admin_url
 from tests.wire.support import HttpServer, http_server, subprocess_env
 
@@ -28,6 +29,8 @@ ADMIN = "web-admin-token-19w"
 ADMIN_ACTOR = "web-admin"
 #: Nodes in the big initiative: more than one graph window holds.
 BIG = 130
+#: The revisions of the `log` note: its history is longer than a node page shows (`TRAIL_PAGE`).
+LOG_REVISIONS = TRAIL_PAGE + 5
 
 
 def chromium() -> str | None:
@@ -133,6 +136,9 @@ def seed(settings: Settings) -> Fixture:
             "note", {"initiative": "web", "name": "Cache pages", "text": "Pages are cached for an hour."}
         )
         write("review", {"initiative": "web", "action": "flag", "target": ids["flagged"], "reason": "still true?"})
+        ids["log"] = write("note", {"initiative": "web", "name": "Release log", "text": "Release 0."})
+        for n in range(1, LOG_REVISIONS):
+            write("revise", {"initiative": "web", "node": ids["log"], "patch": {"body": f"Release {n}."}})
         ids["payroll"] = write("note", {"initiative": "payroll", "name": "Salaries", "text": "payroll zq19secret"})
         previous = None
         for n in range(BIG):

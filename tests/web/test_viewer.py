@@ -16,7 +16,8 @@ import anyio
 import pytest
 
 from kaeru.web.graph import LIMIT
-from tests.web.conftest import ADMIN, ADMIN_ACTOR, BIG, Site
+from kaeru.web.pages import TRAIL_PAGE
+from tests.web.conftest import ADMIN, ADMIN_ACTOR, BIG, LOG_REVISIONS, Site
 from tests.wire.support import structured
 from tests.wire.test_tokens_http import _client
 
@@ -172,6 +173,34 @@ def test_a_nodes_history_shows_its_revisions_and_the_as_of_control(site: Site, p
     page.wait_for_selector("#as-of-shown")
     assert page.inner_text("#as-of-shown").startswith("as of ")
     assert page.inner_text("#body") == site.fixture.first_body
+
+
+def test_a_long_history_pages_forward_by_the_trails_cursor_and_back_to_the_first_page(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['log']}")
+
+    def revisions() -> list[int]:
+        found = page.locator("#history li.revision").evaluate_all("l => l.map(e => parseInt(e.dataset.revision, 10))")
+        return [int(n) for n in found]
+
+    first = revisions()
+    assert first == list(range(1, TRAIL_PAGE + 1))
+    assert page.inner_text("#trail-shown") == f"entries 1–{TRAIL_PAGE} of {LOG_REVISIONS}"
+    assert page.locator("#trail-first").count() == 0
+    page.click("#trail-next")
+    page.wait_for_selector("#trail-first")
+    assert revisions() == list(range(TRAIL_PAGE + 1, LOG_REVISIONS + 1)), "the rest, each once, in order"
+    assert page.inner_text("#trail-shown") == f"entries {TRAIL_PAGE + 1}–{LOG_REVISIONS} of {LOG_REVISIONS}"
+    assert page.locator("#trail-next").count() == 0
+    changed = page.locator("#history li.revision").first
+    assert "revised" in changed.inner_text()
+    assert changed.locator("td.diff del").all_inner_texts() == [f"{TRAIL_PAGE - 1}."], "diffed with the page before"
+    page.click("#trail-first")
+    page.wait_for_selector("#trail-next")
+    assert revisions() == first
+    # A short history has no pager at all.
+    page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['decision']}")
+    assert page.locator(".trail-pages").count() == 0
 
 
 def test_an_edit_made_in_the_page_is_what_mcp_reads(site: Site, page: Any) -> None:

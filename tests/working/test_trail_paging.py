@@ -5,8 +5,11 @@ pages; a cursor answers only the call it was made for."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
+from kaeru.service import cursors
+from kaeru.storage.base import Store
 from tests.working.conftest import Call
 
 
@@ -101,3 +104,20 @@ def test_current_state_of_a_hub_reads_its_verdicts_among_many_links(call: Call) 
     assert [(e["from"], e["to"], e["edge_type"]) for e in state["edges"]] == [
         (new["data"]["primary"]["id"], old, "supersedes")
     ]
+
+
+def test_a_history_cursor_made_before_places_were_kept_still_pages_by_its_count(call: Call, store: Store) -> None:
+    """A cursor from a server before decision 105 carries only the entries served (no place): it
+    still answers the next page, the same one the cursor of today does."""
+    hub = call("note", initiative="t", text="the hub", name="hub")["data"]["primary"]["id"]
+    for i in range(7):
+        call("note", initiative="t", text=f"spoke {i}", link_to=hub)
+    first = call("trail", initiative="t", node="hub", limit=3)
+    args = first["continuation"]["next_arguments"]
+    with store.read() as session:
+        secret = session.vault_secret()
+    state = cursors.decode(secret, args["cursor"], "trail", cursors.args_key(args))
+    assert state.position is not None and state.offset == 3
+    old = cursors.encode(secret, replace(state, position=None))
+    now, then = call("trail", **args), call("trail", **{**args, "cursor": old})
+    assert then["state"] == "ok" and then["data"] == now["data"] and len(now["data"]["entries"]) == 3

@@ -24,9 +24,9 @@ def initiatives_envelope(outcome: InitiativesOutcome) -> dict[str, Any]:
             }
             for s in outcome.initiatives
         ],
-        "total": len(outcome.initiatives),
+        "total": outcome.total,
     }
-    return read_base("initiatives", data, outcome.coverage, outcome.issues)
+    return read_base("initiatives", data, outcome.coverage, outcome.issues, outcome.continuation)
 
 
 def context_envelope(outcome: ContextOutcome) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from kaeru.cli.common import (
 @cli.command()
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("--host", default=None, help="HTTP bind address (default KAERU_HOST, else 127.0.0.1).")
-@click.option("--port", default=None, type=int, help="HTTP port (default KAERU_PORT, else 9876).")
+@click.option("--port", default=None, type=click.IntRange(0, 65535), help="HTTP port (default KAERU_PORT, else 9876).")
 @click.pass_context
 def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None) -> None:
     """Run the MCP server (stdio by default; --http for streamable HTTP).

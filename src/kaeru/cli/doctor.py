@@ -20,7 +20,7 @@ def doctor(ctx: click.Context) -> None:
     status is ok, warn, fail, info or skip.
     """
     from kaeru import semantic
-    from kaeru.mcp.transports import is_loopback
+    from kaeru.mcp.addresses import is_loopback
     from kaeru.service.doctor import diagnose
     from kaeru.storage.factory import open_health
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import cli, emit, print_issues, read_envelope
+from kaeru.cli.common import cli, emit, print_issues, read_envelope, wants_json
 
 
 def show_hits(envelope: dict[str, Any]) -> None:
@@ -63,13 +63,62 @@ def search(
 @click.argument("node")
 @click.option("-i", "--initiative", required=True)
 @click.option("--at", default=None, help="As of: RFC 3339, a date, or 5m/2h/3d.")
+@click.option(
+    "--offset", default=None, type=click.IntRange(0), help="--json: the body from this character on (the next page)."
+)
 @click.pass_context
-def read(ctx: click.Context, node: str, initiative: str, at: str | None) -> None:
-    """Show one node in full (optionally as it was at a past moment)."""
+def read(ctx: click.Context, node: str, initiative: str, at: str | None, offset: int | None) -> None:
+    """Show one node in full (optionally as it was at a past moment).
+
+    A body longer than one answer (64,000 characters) is read page by page and printed whole;
+    with --json the first page is printed, and its `continuation` names the next --offset.
+    """
     args: dict[str, Any] = {"initiative": initiative, "node": node, "budget_chars": 64000}
     if at:
         args["at"] = at
-    emit(ctx, read_envelope(ctx, "read", args), show_hits)
+    if offset is not None:
+        args["body_offset"] = offset
+    envelope = read_envelope(ctx, "read", args)
+    if not wants_json(ctx):
+        envelope = _whole_body(ctx, envelope)
+    emit(ctx, envelope, show_node)
+
+
+def _whole_body(ctx: click.Context, envelope: dict[str, Any]) -> dict[str, Any]:
+    """The envelope with the rest of its node's body read page by page (same revision), for a person."""
+    while envelope["state"] != "rejected" and (envelope.get("continuation") or {}).get("next_arguments"):
+        first = envelope["data"]["hits"][0]
+        page = read_envelope(ctx, "read", envelope["continuation"]["next_arguments"])
+        hits = page["data"].get("hits") or []
+        if page["state"] == "rejected" or not hits or hits[0]["revision"] != first["revision"]:
+            click.echo("(the node changed while it was read: run the command again)", err=True)
+            break
+        first["body"] += hits[0]["body"]
+        envelope["continuation"] = page.get("continuation")
+    return envelope
+
+
+def show_node(envelope: dict[str, Any]) -> None:
+    """One node as a person reads it: what it is, where it sits, when, then its whole body."""
+    print_issues(envelope)
+    for node in envelope["data"].get("hits", []):
+        flag = "" if node["currentness"] == "current" else f" [{node['currentness']}]"
+        click.echo(f"{node['id']}  {node['node_type']:<10} {node['name']}{flag}")
+        facts = [f"rev {node['revision']}", f"{node['tier']}/{node['layer']}", "in " + ", ".join(node["initiatives"])]
+        if node.get("status"):
+            facts.append(f"status {node['status']}")
+        facts.append(f"recorded {node['recorded_at']}")
+        click.echo("    " + " · ".join(facts))
+        if node.get("tags"):
+            click.echo("    tags: " + ", ".join(node["tags"]))
+        if node.get("description"):
+            click.echo("    " + node["description"])
+        if node.get("body"):
+            click.echo("")
+            click.echo(node["body"].rstrip("\n"))
+    cov = envelope.get("coverage") or {}
+    for omitted in cov.get("omitted", []):
+        click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
 
 
 @cli.command()

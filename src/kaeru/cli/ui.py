@@ -13,7 +13,7 @@ from kaeru.cli.common import cli, open_service, settings_of, store_of
 
 
 @cli.command()
-@click.option("--port", default=0, type=int, help="Port on 127.0.0.1 (default: any free port).")
+@click.option("--port", default=0, type=click.IntRange(0, 65535), help="Port on 127.0.0.1 (default: any free port).")
 @click.pass_context
 def ui(ctx: click.Context, port: int) -> None:
     """Serve the web viewer on 127.0.0.1 and print its address (until interrupted)."""
@@ -23,4 +23,7 @@ def ui(ctx: click.Context, port: int) -> None:
     settings = settings_of(ctx)
     store = store_of(ctx)
     kaeru = build_server(open_service(settings, store), settings=settings)
-    run_ui(kaeru, settings, port, click.echo)
+    try:
+        run_ui(kaeru, settings, port, click.echo)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -30,15 +31,35 @@ from kaeru.errors import KaeruError
     "--kind", default="observation", help="observation, decision, rule, reference, idea, … (the note tool's kind)."
 )
 @click.option("--name", default=None, help="A stable name for the node (default: derived from the text).")
+@click.option("--tag", "tags", multiple=True, help="A free tag (repeat for more).")
+@click.option("--occurred-at", default=None, help="When it happened, if not now (RFC 3339, a date, or 2d ago).")
 @click.option("--request-id", default=None, help="Replay key: the same id and arguments answer the first outcome.")
 @click.pass_context
-def note(ctx: click.Context, text: str, initiative: str, kind: str, name: str | None, request_id: str | None) -> None:
-    """Capture a note."""
+def note(
+    ctx: click.Context,
+    text: str,
+    initiative: str,
+    kind: str,
+    name: str | None,
+    tags: tuple[str, ...],
+    occurred_at: str | None,
+    request_id: str | None,
+) -> None:
+    """Capture a note. TEXT `-` reads the text from standard input (a file, a command's output).
+
+    Every other parameter of the note tool: `kaeru call note` (`kaeru tools note` lists them).
+    """
     from kaeru.api import envelope as env
 
+    if text == "-":
+        text = sys.stdin.read()
     args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
     if name:
         args["name"] = name
+    if tags:
+        args["tags"] = list(tags)
+    if occurred_at:
+        args["occurred_at"] = occurred_at
     if request_id:
         args["request_id"] = request_id
     service = service_of(ctx)

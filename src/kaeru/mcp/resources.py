@@ -1,6 +1,7 @@
 """MCP resources: what a client can attach by @-mention, read through the same tools and service.
 
-* `kaeru://initiatives` — the `initiatives` tool's envelope (every initiative, with counts);
+* `kaeru://initiatives` — the `initiatives` tool's envelope (its first page: the 100 most active
+  initiatives, with counts, and `total`);
 * `kaeru://initiative/{name}/context` — the `context` tool's re-entry bundle for one initiative
   (listed for each initiative, and a template);
 * `kaeru://node/{id}` — the `read` tool's envelope for one node (a template).
@@ -75,7 +76,7 @@ async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:
             uri=INITIATIVES,
             name="initiatives",
             title="kaeru initiatives",
-            description="Every initiative in the vault, with node counts and last activity.",
+            description="The initiatives, most active first (the first 100), with node counts and last activity.",
             mime_type=JSON,
         )
     ]

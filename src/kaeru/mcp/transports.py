@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -22,13 +21,13 @@ from mcp.shared.message import SessionMessage
 from kaeru.config import Settings
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.addresses import is_loopback, listen, security_settings
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
     # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
     # without loading starlette (decision 16.O1).
     from mcp.server.auth.provider import AccessToken, TokenVerifier
-    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from kaeru.service.grants import Principal
@@ -292,15 +291,6 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 STOP_GRACE_SECONDS = 1.0
 
 
-def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 #: Scopes of the access tokens kaeru's verifier hands out, and what an identity provider plugged in
 #: through `TokenVerifier` grants with (decision 15.K3): `kaeru:read` to call at all, `kaeru:write`
 #: for mutations, `kaeru:all` for every initiative; otherwise the `kaeru_initiatives` claim (a list
@@ -417,21 +407,6 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
-    """Host/Origin allow-list against DNS rebinding: loopback names plus `KAERU_ALLOWED_HOSTS`."""
-    from mcp.server.transport_security import TransportSecuritySettings
-
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    if not is_loopback(host):
-        hosts.append(f"{host}:*")
-    for extra in settings.allowed_hosts:
-        # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
-        # name, and `name:*` matches only a Host that carries a port).
-        hosts.extend([extra] if ":" in extra else [extra, f"{extra}:*"])
-    origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
-
-
 def http_app(
     kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
 ) -> Any:
@@ -481,8 +456,10 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"
         )
+    sock = listen(host, port)
+    port = sock.getsockname()[1]
     app = http_app(kaeru, settings, host, port)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
     settle_heap()
@@ -491,6 +468,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     print(f"register it with:  claude mcp add --transport http kaeru {url}{header}", file=sys.stderr, flush=True)
     try:
-        server.run()  # uvicorn stops on SIGTERM and SIGINT itself
+        server.run(sockets=[sock])  # uvicorn stops on SIGTERM and SIGINT itself
     finally:
+        sock.close()
         kaeru.store.close()

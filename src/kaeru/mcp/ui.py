@@ -7,8 +7,9 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from kaeru.config import Settings
+from kaeru.mcp.addresses import listen, security_settings
 from kaeru.mcp.server import KaeruServer
-from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, security_settings, settle_heap
+from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, settle_heap
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -70,7 +71,6 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     `out` is given; a person's vault token signs in too (decision 19.W5).
     """
     import secrets
-    import socket
 
     import uvicorn
     from starlette.applications import Starlette
@@ -88,10 +88,7 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
         return RedirectResponse("/ui/", status_code=307)
 
     app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(128)  # listening before the address is printed: a browser opened at once waits in the backlog
+    sock = listen(host, port)  # listening before the address is printed: a browser opened at once waits
     bound = sock.getsockname()[1]
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)

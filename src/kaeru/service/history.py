@@ -11,7 +11,6 @@ from kaeru.service import cursors, grants
 from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import (
-    Change,
     Coverage,
     Omission,
     StateOutcome,
@@ -20,8 +19,8 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
-from kaeru.service.trail_pages import neighbours, paged
-from kaeru.service.views import build_views, names_as_of
+from kaeru.service.trail_pages import history, history_place, history_position, neighbours, paged
+from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, Session
 
 if TYPE_CHECKING:
@@ -35,81 +34,6 @@ PROVENANCE_COUNT = 1000
 #: (the rest counted as `limit`; past the walk's cap, an omission with reason `window`).
 MAX_PREDECESSORS = 256
 PREDECESSOR_COUNT = 1000
-_DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
-
-
-def _diff(before: Node | None, after: Node, session: Session) -> list[Change]:
-    changes: list[Change] = []
-    for field_name in _DIFFED:
-        old = getattr(before, field_name) if before is not None else None
-        new = getattr(after, field_name)
-        if old != new:
-            changes.append(Change(field_name, _plain(old), _plain(new)))
-    if (before is None and after.initiatives) or (
-        before is not None and sorted(before.initiatives) != sorted(after.initiatives)
-    ):
-        # Each side named as it was named then (a rename between revisions is no membership change).
-        old_members = _member_names(session, before) if before else []
-        new_members = _member_names(session, after)
-        if before is None or old_members != new_members:  # (a change outside a token's grants is not shown)
-            changes.append(Change("initiatives", old_members if before else None, new_members))
-    if before is not None and before.retracted != after.retracted:
-        changes.append(Change("retracted", before.retracted, after.retracted))
-    return changes
-
-
-def _member_names(session: Session, node: Node) -> list[str]:
-    granted = grants.granted_ids(session)
-    shown = [i for i in node.initiatives if granted is None or i in granted]
-    names, _ = names_as_of(session, shown, node.recorded_at)
-    return sorted(names[i] for i in shown if i in names)  # a name never recorded is not shown
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return list(value)
-    return getattr(value, "value", value)
-
-
-def _history(session: Session, node: Node) -> list[TrailEntry]:
-    log = session.revision_log(node.id)
-    entries: list[TrailEntry] = []
-    previous: Node | None = None
-    for entry in log:
-        view = build_views(session, [entry.node], at=entry.node.recorded_at)[0]
-        entries.append(
-            TrailEntry(
-                kind="revision",
-                at=entry.node.recorded_at,
-                node=view,
-                changes=_diff(previous, entry.node, session),
-                actor=entry.actor,
-                request_id=entry.request_id,
-                action="created" if previous is None else ("forgotten" if entry.node.retracted else "revised"),
-            )
-        )
-        previous = entry.node
-    seen: dict[tuple[str, str, str], float | None] = {}
-    for edge in session.edge_log([node.id]):
-        before = seen.get(edge.key)
-        if edge.retracted:
-            action = "removed"
-        elif edge.key not in seen or before is None:
-            action = "added"
-        else:
-            action = "reweighted"
-        seen[edge.key] = None if edge.retracted else edge.weight
-        entries.append(
-            TrailEntry(
-                kind="edge",
-                at=edge.recorded_at,
-                edge=edge,
-                action=action,
-                direction="out" if edge.src == node.id else "in",
-            )
-        )
-    entries.sort(key=lambda e: e.at or "")
-    return entries
 
 
 def _provenance(session: Session, node: Node) -> tuple[list[TrailEntry], int, bool]:
@@ -192,11 +116,17 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 after = (src, dst, edge_type)
             entries, rest, last = neighbours(session, node, edge_types, after, request.limit)
             return paged(session, args, key, secret, kind, subject, entries, coverage, served, rest, last)
+        if kind == "history":
+            try:
+                place = history_place(state.position) if state is not None and state.position else None
+            except ValueError as exc:
+                raise CursorInvalid("cursor is malformed", field="cursor") from exc
+            page, rest, reached = history(session, node, place, served, request.limit)
+            position = history_position(reached) if reached is not None else None
+            return paged(session, args, key, secret, kind, subject, page, coverage, served, rest, position)
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
-        if kind == "history":
-            entries = _history(session, node)
-        elif kind == "provenance":
+        if kind == "provenance":
             entries, deeper, capped = _provenance(session, node)
             if deeper:
                 coverage.omitted.append(Omission("entries", deeper, "limit"))

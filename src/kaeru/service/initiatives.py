@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Node, revision_token
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import InvalidArgument
-from kaeru.service import grants, tasks
+from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.service import cursors, grants, tasks
 from kaeru.service.mutation import WriteContext, normalise_initiative
-from kaeru.service.outcomes import Change, Coverage
+from kaeru.service.outcomes import Change, Continuation, Coverage, Omission
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import Initiative, SlotState
+from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
 if TYPE_CHECKING:
     from kaeru.service.requests import InitiativeRequest, InitiativesRequest
@@ -33,18 +33,62 @@ class InitiativesOutcome:
     initiatives: list[InitiativeSummary]
     coverage: Coverage
     issues: list[Any] = field(default_factory=list)
+    #: Every initiative the call matches (visible, with the prefix), not only this page's.
+    total: int = 0
+    continuation: Continuation | None = None
+
+
+def _follows(initiative: ListedInitiative, key: tuple[str, str] | None) -> bool:
+    """`initiative` comes after the key (last_activity, name) in the order most active first."""
+    if key is None:
+        return True
+    return initiative.last_activity < key[0] or (initiative.last_activity == key[0] and initiative.name > key[1])
+
+
+def _page(
+    session: Session, prefix: str, after: tuple[str, str] | None, limit: int
+) -> tuple[list[ListedInitiative], int, int]:
+    """The page's initiatives (most active first, after the key `after`), how many the call matches
+    in all and how many follow the page.
+
+    Without a prefix or grants the order, the cut and the counts are SQL's; a prefix matches by
+    Unicode case folding, which neither engine's SQL does (SQLite's lower() folds ASCII only), and
+    a grant is a list of names, so then the initiatives' rows (small: no node is read) are read in
+    the same order and filtered here (decision 101)."""
+    principal = grants.current()
+    if not prefix and (principal is None or principal.initiatives is None):
+        page = session.initiatives_by_activity(after, limit)
+        rest = session.count_initiatives((page[-1].last_activity, page[-1].name)) if len(page) == limit else 0
+        return page, session.count_initiatives(), rest
+    found = [
+        i
+        for i in session.initiatives_by_activity()
+        if (principal is None or principal.may_see(i.name)) and i.name.casefold().startswith(prefix)
+    ]
+    following = [i for i in found if _follows(i, after)]
+    return following[:limit], len(found), max(0, len(following) - limit)
 
 
 def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOutcome:
-    """Every initiative (or those starting with `prefix`), with node counts by tier and last activity."""
+    """The initiatives (or those starting with `prefix`), most active first, `limit` a page, with node
+    counts by tier, held slots and last activity: a page reads its own initiatives' counts and slots,
+    one query each. Pages follow by the key (last_activity, name) of the last one shown (decision 100)."""
     prefix = (request.prefix or "").strip().casefold()
+    args = request.wire()
+    key = cursors.args_key(args)
     with rt.store.read() as session:
-        found = [
-            i for i in grants.visible_initiatives(session.all_initiatives()) if i.name.casefold().startswith(prefix)
-        ]
-        counts = session.tier_counts([i.id for i in found])
+        after, served = None, 0
+        if request.cursor:
+            state = cursors.decode(session.vault_secret(), request.cursor, "initiatives", key)
+            if state.position is None:
+                raise CursorInvalid("cursor is malformed", field="cursor")
+            after, served = (state.position[0], state.position[2]), state.offset
+        page, total, rest = _page(session, prefix, after, request.limit)
+        ids = [i.id for i in page]
+        counts = session.tier_counts(ids)
+        slots = session.held_slots(ids)
         summaries = []
-        for initiative in found:
+        for initiative in page:
             tiers = counts.get(initiative.id, {})
             summaries.append(
                 InitiativeSummary(
@@ -56,11 +100,22 @@ def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOut
                         "archival": tiers.get("archival", 0),
                         "total": sum(tiers.values()),
                     },
-                    slots=[s.slot for s in session.slots_of(initiative.id) if s.node_id],
+                    slots=slots.get(initiative.id, []),
                 )
             )
-    summaries.sort(key=lambda s: s.last_activity, reverse=True)
-    return InitiativesOutcome(summaries, Coverage(initiatives=[s.name for s in summaries]))
+        coverage = Coverage(initiatives=[s.name for s in summaries])
+        continuation = None
+        if rest and page:
+            last = page[-1]
+            position = (last.last_activity, 0, last.name)
+            token = cursors.encode(
+                session.vault_secret(),
+                cursors.CursorState("initiatives", None, served + len(page), key, position=position),
+            )
+            continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
+            coverage.omitted.append(Omission("initiatives", rest, "limit"))
+            coverage.complete = False
+    return InitiativesOutcome(summaries, coverage, total=total, continuation=continuation)
 
 
 def _move_membership(ctx: WriteContext, node: Node, drop: int | None, add: int | None) -> Node:

@@ -16,7 +16,10 @@ from typing import Any, Protocol
 from kaeru.storage.records import (
     AuditRecord,
     EndedInitiative,
+    HistoryItem,
+    HistoryPlace,
     Initiative,
+    ListedInitiative,
     RequestKey,
     RevisionEntry,
     SearchQuery,
@@ -30,7 +33,10 @@ from kaeru.storage.sql.session import SqlSession as Session
 __all__ = [
     "AuditRecord",
     "EndedInitiative",
+    "HistoryItem",
+    "HistoryPlace",
     "Initiative",
+    "ListedInitiative",
     "RequestKey",
     "RevisionEntry",
     "SearchQuery",

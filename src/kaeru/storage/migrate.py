@@ -85,6 +85,13 @@ class VaultTooNew(Unavailable):
     retryable = False
 
 
+class VaultUnusable(Unavailable):
+    """The configured place cannot hold a vault (a file where a folder should be, a file that is
+    not a database): retrying cannot help; the user must point kaeru elsewhere or move the thing."""
+
+    retryable = False
+
+
 def refuse_newer(applied: set[int], known: list[Migration], where: str) -> None:
     """Raise `VaultTooNew` when `applied` holds a migration newer than every one in `known`.
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Edge, Node
 
 
 @dataclass(frozen=True, slots=True)
@@ -16,6 +16,16 @@ class Initiative:
     created_at: str
     last_activity: str
     properties: dict[str, Any] = field(default_factory=dict)
+
+
+class ListedInitiative(NamedTuple):
+    """An initiative as `initiatives` lists it: its row without the bookkeeping properties (a page
+    reads thousands of these when a prefix filters them; decision 101)."""
+
+    id: int
+    name: str
+    created_at: str
+    last_activity: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,3 +146,21 @@ class SearchRow(NamedTuple):
     #: Whether a live verdict edge (`supersedes`, `falsifies`) points at the hit; None when the
     #: backend did not look. False spares the caller asking for the hit's verdicts.
     contested: bool | None = None
+
+
+#: A history entry's place in that order: (recorded_at, 0 for a revision or 1 for an edge event,
+#: source, target, type — '' for a revision —, rev_no). A page after a place starts strictly past it.
+HistoryPlace = tuple[str, int, str, str, str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryItem:
+    """One entry of a history page: a revision of the node (`rev_no`, and the number of the one
+    before it, None for the first) or an edge event (`edge`, and whether the edge's revision before
+    it was retracted: None when there was none); `place` is where it lies in the history."""
+
+    place: HistoryPlace
+    rev_no: int | None = None
+    previous_rev: int | None = None
+    edge: Edge | None = None
+    previous_retracted: bool | None = None

@@ -15,10 +15,10 @@ from starlette.responses import RedirectResponse, Response
 
 from kaeru.web.graph import Call, ok
 from kaeru.web.pages import (
-    EDGE_EVENTS_SHOWN,
     EDGES_SHOWN,
     LAYERS,
     PREFIX,
+    TRAIL_PAGE,
     edit_form,
     initiative_of,
     new_request_id,
@@ -75,7 +75,11 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     envelope = await ok(call, "read", args)
     node = envelope["data"]["hits"][0]
     edges = envelope["data"].get("edges") or []
-    trail = await ok(call, "trail", {"initiative": initiative, "node": {"id": node_id}, "kind": "history"})
+    # The history a page at a time: `trail` is the page's cursor, `from` how many entries came before it.
+    cursor = request.query_params.get("trail") or None
+    before = _count(request.query_params.get("from")) if cursor else 0
+    asked: dict[str, Any] = {"initiative": initiative, "node": {"id": node_id}, "kind": "history", "limit": TRAIL_PAGE}
+    trail = await ok(call, "trail", {**asked, "cursor": cursor} if cursor else asked)
     here = url("/node", i=initiative, id=node_id)
     state = str(node.get("currentness"))
     facts = [
@@ -121,7 +125,6 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     if len(edges) > EDGES_SHOWN:
         edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
     history = []
-    edge_events = 0
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
             changes = "".join(
@@ -136,17 +139,13 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
                 f'<table class="changes">{changes}</table></li>'
             )
         elif entry["kind"] == "edge":
-            edge_events += 1
-            if edge_events > EDGE_EVENTS_SHOWN:
-                continue
             edge = entry.get("edge") or {}
             history.append(
                 f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
                 f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
                 f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
             )
-    if edge_events > EDGE_EVENTS_SHOWN:
-        history.append(f'<li class="coverage">{edge_events - EDGE_EVENTS_SHOWN} more edge events not listed</li>')
+    pager = _trail_pager(initiative, node_id, at, trail, before)
     back = here
     edits = "" if at else _node_edits(initiative, node, back)
     body = (
@@ -156,9 +155,33 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
         f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
         f"{edits}"
-        f'<section><h2>History</h2><ol class="history" id="history">{"".join(history)}</ol></section>'
+        f'<section><h2>History</h2><ol class="history" id="history" start="{before + 1}">{"".join(history)}</ol>'
+        f"{pager}</section>"
     )
     return str(node.get("name") or node_id), body, initiative
+
+
+def _count(raw: str | None) -> int:
+    """A page's `from` (entries before it; shown only, never trusted for paging): 0 unless a count."""
+    return int(raw) if raw and raw.isdigit() and len(raw) < 10 else 0
+
+
+def _trail_pager(initiative: str, node_id: str, at: str | None, trail: dict[str, Any], before: int) -> str:
+    """Which history entries the page shows of how many, a link to the next page (the trail's own
+    cursor) and, past the first, one back to it."""
+    shown = len(trail["data"]["entries"])
+    total = int(trail["data"].get("total") or 0)
+    if not before and trail.get("continuation") is None:
+        return ""
+    parts = [f'<span id="trail-shown">entries {before + 1}–{before + shown} of {total}</span>']
+    if before:
+        first = url("/node", i=initiative, id=node_id, at=at)
+        parts.append(f'<a id="trail-first" href="{escape(first)}#history">first page</a>')
+    continued = trail.get("continuation")
+    if continued is not None:
+        following = url("/node", i=initiative, id=node_id, at=at, trail=continued["cursor"], **{"from": before + shown})
+        parts.append(f'<a id="trail-next" href="{escape(following)}#history">next page</a>')
+    return f'<p class="trail-pages">{" · ".join(parts)}</p>'
 
 
 def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:

@@ -26,10 +26,11 @@ if TYPE_CHECKING:
 
 PREFIX = "/ui"
 LAYERS = ("core", "hot", "warm", "cold", "frozen")
-#: Edges a node's page lists (each names its other end: one `read` apiece), and edge events its
-#: history lists (every revision is listed).
+#: Edges a node's page lists (each names its other end: one `read` apiece).
 EDGES_SHOWN = 60
-EDGE_EVENTS_SHOWN = 60
+#: History entries (revisions and edge events) a node's page shows at once: one `trail` page, with
+#: links to the next page and back to the first (decision 107).
+TRAIL_PAGE = 60
 #: Tasks a board column shows.
 CARDS = 50
 #: HTTP status of a page whose read was refused, by the issue's code.
@@ -178,7 +179,10 @@ def initiative_of(request: Request) -> str:
 
 # --- pages ---------------------------------------------------------------------------------------
 async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    envelope = await ok(call, "initiatives", {})
+    args: dict[str, Any] = {}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "initiatives", args)
     rows = []
     for item in envelope["data"]["initiatives"]:
         name = item["name"]
@@ -196,7 +200,29 @@ async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str 
         if rows
         else '<p class="empty">no initiative yet</p>'
     )
+    following = envelope.get("continuation")
+    if following:
+        nxt = url("/", cursor=following["next_arguments"]["cursor"])
+        body = (
+            f'<p class="mode">most active first, {len(rows)} of {envelope["data"]["total"]}</p>{body}'
+            f'<p class="paging"><a id="next-page" href="{escape(nxt)}">less active →</a></p>'
+        )
     return "Initiatives", body, None
+
+
+async def _node_total(call: Call, initiative: str) -> int | None:
+    """How many nodes the initiative named exactly `initiative` holds (None: no such initiative),
+    from `initiatives` by prefix, page after page until it is found."""
+    args: dict[str, Any] = {"prefix": initiative, "limit": 500}
+    while True:
+        listed = await ok(call, "initiatives", args)
+        for item in listed["data"]["initiatives"]:
+            if item["name"] == initiative:
+                total: int = item["counts"]["total"]
+                return total
+        if not listed.get("continuation"):
+            return None
+        args = listed["continuation"]["next_arguments"]
 
 
 def _filters(request: Request) -> graph.Filters:
@@ -217,8 +243,7 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
     else:
         start = int(params.get("start", "0") or 0) if params.get("start", "0").isdigit() else 0
         piece = await graph.window(call, initiative, params.get("cursor"), start)
-    listed = await ok(call, "initiatives", {"prefix": initiative})
-    total = next((i["counts"]["total"] for i in listed["data"]["initiatives"] if i["name"] == initiative), None)
+    total = await _node_total(call, initiative)
     if total is None:
         raise ViewError({"issues": [{"code": "not_found", "message": f"no initiative named {initiative!r}"}]})
     gathered = len(piece.nodes)

@@ -49,6 +49,8 @@ class ReadRequest(Request):
 
 #: Trail entries on a page by default: a node linked from thousands of notes has as many entries.
 TRAIL_LIMIT = 100
+#: Initiatives on a page of `initiatives` unless the call says otherwise: most vaults fit one page.
+INITIATIVES_LIMIT = 100
 
 
 class TrailRequest(Request):
@@ -80,6 +82,10 @@ class CurrentStateRequest(Request):
 
 class InitiativesRequest(Request):
     prefix: str | None = Field(None, description="Only initiatives whose name starts with this (case-insensitive).")
+    limit: int = Field(
+        INITIATIVES_LIMIT, ge=1, le=500, description="Initiatives on a page; the rest come with `continuation`."
+    )
+    cursor: Text | None = Field(None, description="From `continuation`: the next page.")
 
 
 class ContextRequest(Request):

@@ -28,6 +28,7 @@ import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
+from kaeru.errors import Unavailable
 from kaeru.storage.migrate import INDEX_PENDING, TEXT_PENDING, VaultTooNew, newest_version, run_pending
 from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, _lexeme, term, tsquery_literal, tsvector_literal
@@ -61,6 +62,27 @@ def redact_url(url: str) -> str:
         parts = parts._replace(query=urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*/"))
     query = f"?{parts.query}" if parts.query else ""
     return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
+
+
+#: SQLSTATEs of a refused connection worth waiting out: too many clients, the server starting up.
+_TRANSIENT_AT_CONNECT = frozenset({"53300", "57P03"})
+
+
+def _reachable(url: str, timeout_s: float) -> None:
+    """Connect once before the pool does, so that a wrong address, password or database name is
+    said at once and why — the pool would retry it silently until its timeout (30 s) and then
+    report only a timeout. A server that is full or starting up is left to the pool's wait.
+
+    Raises:
+        Unavailable: the server refused or cannot be reached (libpq's reason, the URL redacted).
+    """
+    try:
+        psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout_s))).close()
+    except psycopg.OperationalError as exc:
+        if exc.sqlstate in _TRANSIENT_AT_CONNECT:
+            return
+        reason = " ".join(str(exc).split())
+        raise Unavailable(f"cannot connect to PostgreSQL at {redact_url(url)}: {reason}") from exc
 
 
 class PostgresStore:
@@ -106,6 +128,7 @@ class PostgresStore:
             name="kaeru",
         )
         self.server_version = ""
+        _reachable(url, connect_timeout_s)
         try:
             self._pool.open(wait=True, timeout=connect_timeout_s)
             with self._pool.connection() as conn:

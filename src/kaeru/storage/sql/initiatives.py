@@ -7,7 +7,7 @@ from typing import Any
 
 from kaeru.domain.model import NameSpan
 from kaeru.errors import Internal, Unavailable
-from kaeru.storage.records import EndedInitiative, Initiative
+from kaeru.storage.records import EndedInitiative, Initiative, ListedInitiative
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import DuplicateKey, Part
 from kaeru.storage.sql.rows import INITIATIVE_COLS
@@ -18,6 +18,13 @@ _OPEN_NAME = (
     "ON CONFLICT (initiative_id, valid_from) DO UPDATE SET name = excluded.name, valid_to = excluded.valid_to"
 )
 _CLOSE_NAME = "UPDATE initiative_names SET valid_to = ? WHERE initiative_id = ? AND valid_to IS NULL"
+
+
+def _after(key: tuple[str, str] | None) -> tuple[str, list[str]]:
+    """Initiatives after (last_activity, name) `key` in the order most active first, then by name."""
+    if key is None:
+        return "1 = 1", []
+    return "(last_activity < ? OR (last_activity = ? AND name > ?))", [key[0], key[0], key[1]]
 
 
 class InitiativeQueries(Part):
@@ -43,6 +50,26 @@ class InitiativeQueries(Part):
 
     def all_initiatives(self) -> list[Initiative]:
         return [rows.initiative(r) for r in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives ORDER BY name")]
+
+    def initiatives_by_activity(
+        self, after: tuple[str, str] | None = None, limit: int | None = None
+    ) -> list[ListedInitiative]:
+        """Initiatives most active first (`last_activity` descending, then name), only those after
+        the key (last_activity, name) `after`, at most `limit` of them: the order and the cut in SQL
+        (names compare by code point on both engines: PostgreSQL's columns are COLLATE "C")."""
+        where, params = _after(after)
+        cut = "" if limit is None else f" LIMIT {int(limit)}"
+        sql = (
+            "SELECT id, name, created_at, last_activity FROM initiatives "
+            f"WHERE {where} ORDER BY last_activity DESC, name{cut}"
+        )
+        return list(map(ListedInitiative._make, self._db.rows(sql, params)))
+
+    def count_initiatives(self, after: tuple[str, str] | None = None) -> int:
+        """How many initiatives there are (only those after the key `after`, as `initiatives_by_activity`)."""
+        where, params = _after(after)
+        row = self._db.one(f"SELECT count(*) FROM initiatives WHERE {where}", params)
+        return int(row[0]) if row else 0
 
     def create_initiative(self, name: str, now: str) -> Initiative:
         return self._insert_initiative(name, now, now, {})

@@ -19,12 +19,15 @@ from kaeru.storage.sql.nodes import NodeQueries
 from kaeru.storage.sql.rows import NODE_COLS, marks, sorted_json
 from kaeru.storage.sql.sections import SectionQueries, facet
 from kaeru.storage.sql.tokens import TokenQueries
+from kaeru.storage.sql.trails import TrailQueries
 
 _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 _WHO = (("request_id", "?"), ("actor", "?"))
 
 
-class SqlSession(InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries):
+class SqlSession(
+    InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries, TrailQueries
+):
     """One transaction or snapshot over `db`: what the service is written against (`base.Session`).
     The methods below the constructor are each engine's own."""
 

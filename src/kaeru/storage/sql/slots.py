@@ -48,6 +48,17 @@ class SlotQueries(Part):
         sql = f"SELECT {SLOT_COLS} FROM slots WHERE initiative_id = ? ORDER BY slot"
         return [SlotState(*r) for r in self._db.rows(sql, (initiative_id,))]
 
+    def held_slots(self, initiative_ids: Sequence[int]) -> dict[int, list[str]]:
+        """The slots each of the initiatives has a holder in, by name (one query for them all)."""
+        out: dict[int, list[str]] = {i: [] for i in initiative_ids}
+        if not initiative_ids:
+            return out
+        where, params = self._d.in_("initiative_id", initiative_ids)
+        sql = f"SELECT initiative_id, slot FROM slots WHERE {where} AND node_id IS NOT NULL AND node_id <> '' ORDER BY initiative_id, slot"
+        for initiative_id, slot in self._db.rows(sql, params):
+            out[int(initiative_id)].append(slot)
+        return out
+
     def _within(self, initiative_ids: Sequence[int] | None) -> tuple[str, list[int]]:
         return (self._d.true, []) if initiative_ids is None else self._d.in_("initiative_id", initiative_ids)
 

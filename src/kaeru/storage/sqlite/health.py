@@ -32,6 +32,8 @@ class SqliteHealth(Health):
             Unavailable: the file cannot be opened as a database.
         """
         self.path = path
+        if path.is_dir():
+            raise Unavailable(f"{path} is a folder, not a vault file")
         if not path.is_file():
             raise NotFound(f"there is no vault at {path}")
         try:

@@ -17,7 +17,7 @@ from typing import Any
 import apsw
 
 from kaeru.errors import Internal, KaeruError, Unavailable
-from kaeru.storage.migrate import INDEX_PENDING, VaultTooNew, newest_version, run_pending
+from kaeru.storage.migrate import INDEX_PENDING, VaultTooNew, VaultUnusable, newest_version, run_pending
 from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
@@ -55,6 +55,18 @@ def _translate(exc: apsw.Error) -> KaeruError:
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
 
 
+def _unusable(path: Path, exc: Exception) -> VaultUnusable:
+    """Why the vault at `path` cannot be opened, in words a person can act on."""
+    if isinstance(exc, OSError):
+        return VaultUnusable(f"cannot make the vault folder {path.parent}: {exc.strerror or exc}; set KAERU_VAULT")
+    if isinstance(exc, apsw.CantOpenError):
+        what = "it is a folder" if path.is_dir() else "check that its folder is writable"
+        return VaultUnusable(f"cannot open the vault file {path} ({what}); set KAERU_VAULT")
+    return VaultUnusable(
+        f"{path} is not a kaeru vault or is damaged ({exc}): move it aside, or restore it from an export"
+    )
+
+
 class SqliteStore:
     """A vault file and a small pool of connections to it."""
 
@@ -81,11 +93,16 @@ class SqliteStore:
         self._stopping = threading.Event()
         #: One checkpoint at a time in this process (SQLite refuses a second one at once).
         self._checkpointing = threading.Lock()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = self._connect()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = self._connect()
+        except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError) as exc:
+            raise _unusable(path, exc) from exc
         try:
             if self._migrate(conn):
                 self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
+        except (apsw.NotADBError, apsw.CorruptError) as exc:
+            raise _unusable(path, exc) from exc
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the

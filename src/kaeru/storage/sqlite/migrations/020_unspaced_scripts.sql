@@ -8,6 +8,10 @@ SELECT 'text_index_pending', '1'
 WHERE EXISTS (
     SELECT 1 FROM nodes
     WHERE retracted = 0
+      -- Text that is all ASCII holds none of these characters: one byte a character is checked
+      -- first, so the pattern runs only over the rest (a 1M-node vault: 130-190 s -> 7 s; decision 125).
+      AND (length(CAST(name AS BLOB)) <> length(name) OR length(CAST(description AS BLOB)) <> length(description)
+           OR length(CAST(body AS BLOB)) <> length(body) OR length(CAST(tags AS BLOB)) <> length(tags))
       AND (coalesce(name, '') || ' ' || coalesce(description, '') || ' ' || coalesce(body, '') || ' ' || tags)
           GLOB '*[぀-ヿㇰ-ㇿ㐀-䶿一-鿿가-힯豈-﫿ｦ-ﾟ𠀀-𱍏]*'
 );

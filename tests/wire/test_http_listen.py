@@ -1,0 +1,59 @@
+"""`kaeru serve --http` and `kaeru ui` listen before they announce: a port in use is said in one
+line (exit 2, no "serving at" first), and port 0 announces the port the system gave."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.wire.support import LOOPBACK, stop, subprocess_env, wait_until
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+@pytest.mark.parametrize("command", [("serve", "--http"), ("ui",)])
+def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, command: tuple[str, ...]) -> None:
+    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    with socket.create_server((LOOPBACK, 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "kaeru", *command, "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 2, done.stderr
+    assert f"cannot listen on {LOOPBACK}:{port}" in done.stderr and "another process listens there" in done.stderr
+    assert "serving" not in done.stderr + done.stdout and "Traceback" not in done.stderr
+
+
+def test_port_zero_announces_the_port_it_listens_on(tmp_path: Path) -> None:
+    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve", "--http", "--port", "0"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        announced = re.compile(r"serving MCP over streamable HTTP at http://127\.0\.0\.1:(\d+)/mcp")
+        wait_until(lambda: announced.search(log.read_text()), 60, "the announced address")
+        found = announced.search(log.read_text())
+        assert found is not None
+        port = int(found.group(1))
+        assert port != 0
+        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/health", timeout=10) as answer:
+            assert answer.status == 200 and answer.read().strip() == b"ok"
+    finally:
+        stop(proc)
