@@ -12,8 +12,10 @@ candidate cap cover every match.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import random
+import tracemalloc
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +30,7 @@ from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
 from kaeru.storage.sql.sections import SectionQueries
+from kaeru.storage.sqlite import impacts
 from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.session import SqliteSession
@@ -287,6 +290,46 @@ def test_copies_in_use_are_not_given_up_for_another(vault: tuple[SqliteStore, Se
         assert text.loads == loads + 1
     finally:
         text.max_bytes = CACHE_BYTES
+
+
+def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, Settings]) -> None:
+    """`max_bytes` bounds the memory the copies keep alive, not only their arrays' data: each copy's
+    own objects (the array's header, the copy, its watermark, the cache's entry) are counted with it.
+    Measured with tracemalloc over what the cache's code allocates and keeps (the MATCH text of the
+    key is built elsewhere and left out): a long session ranking many common words in turn, as
+    `bench.soak`'s does, keeps no more than it counts."""
+    store, config = vault
+    service = Service(store, config)
+    words = [f"held{i}word" for i in range(400)]
+    for n in range(8):
+        service.note(parse("note", {"initiative": "held-a", "text": " ".join(words[n::8]), "kind": "observation"}))
+    with store.read() as session:
+        scope = session.initiative_by_name("held-a")
+    assert scope is not None
+    text = store._common.text
+
+    def rank(word: str) -> None:
+        with store.read() as session:
+            assert isinstance(session, FtsSearch)
+            session.rare_rows = 0
+            session.search(SearchQuery(initiative_ids=[scope.id], tokens=[word], window=3))
+
+    text.clear()
+    rank(words[0])  # the row sizes, the scope's copy and one word's
+    gc.collect()
+    tracemalloc.start(40)
+    try:
+        before, counted = tracemalloc.take_snapshot(), text.nbytes
+        for word in words[1:]:
+            rank(word)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    mine = [tracemalloc.Filter(True, impacts.__file__, all_frames=True)]
+    kept = sum(s.size_diff for s in after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename"))
+    assert len(text._held) == len(words) + 1  # every copy kept: the bound is far
+    assert 0 < kept <= text.nbytes - counted
 
 
 def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:
