@@ -12,7 +12,7 @@ from kaeru.domain.text import tokens
 from kaeru.errors import KaeruError
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
-from kaeru.service.recall.channels import CANDIDATES, LEXICAL_CANDIDATES, TEMPORAL_WORDS
+from kaeru.service.recall.channels import TEMPORAL_WORDS
 from tests.recall.helpers import FILLER
 
 P = "proj"
@@ -264,25 +264,6 @@ def test_scope_idf_weighs_words_by_their_rarity_in_the_searched_initiative(servi
         # FTS5's bm25 weighs words by their rarity in the whole vault, so without the channel the
         # loud note wins. (PostgreSQL's ts_rank has no IDF at all: there only the first half applies.)
         assert without.explain[wanted]["lexical"] < without.explain[loud]["lexical"]
-
-
-def test_a_word_common_here_and_rare_in_the_vault_does_not_crowd_out_the_answer(service: Service) -> None:
-    """The full-text index ranks candidates by the whole vault's rarity: "alice", on nearly every
-    note of this initiative and nowhere else, looks rare there, and "turtles", common elsewhere, looks
-    common — so the index puts the one note about turtles here after the 150 about Alice. A query
-    word at least `CONCENTRATION` times as frequent in the scope as in the vault widens the
-    candidates to `LEXICAL_CANDIDATES`, and the scope's statistics rank that note first (decision 90;
-    on SQLite it fails with the first `CANDIDATES` only: the note is no candidate)."""
-    for i in range(400):
-        service.note(parse("note", {"initiative": "elsewhere", "text": f"turtles {i} in the pond out back"}))
-    for i in range(150):
-        note(service, f"alice wrote status report {i}")
-    for i in range(5):
-        note(service, f"lunch menu {i}")
-    wanted = note(service, "the turtles are calm today")
-    assert CANDIDATES < 150 < LEXICAL_CANDIDATES
-    answer = recall(service, "alice turtles")
-    assert ids(answer)[0] == wanted
 
 
 def test_scope_idf_is_planned_for_a_narrow_scope_and_for_the_whole_vault(service: Service) -> None:

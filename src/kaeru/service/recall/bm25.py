@@ -31,11 +31,6 @@ BODY = 2  # the body's position in FIELD_WEIGHTS
 PASSAGE_WORDS = 64
 PASSAGE_STEP = 32
 REST_WEIGHT = 0.0
-#: A query word in the names of at least this share of the scope's length sample is a label the
-#: names share (a speaker, a project, a kind), not what one note is about: its occurrences in a
-#: name count `LABEL_WEIGHT` each (near a body word's 1), not the name's 4 (decision 110).
-NAME_LABEL_SHARE = 0.2
-LABEL_WEIGHT = 1.5
 
 
 def bm25f(
@@ -59,15 +54,9 @@ def bm25f(
     wanted = [w for w in stems if w in idf]
     units: dict[str, list[tuple[dict[str, float], float]]] = {}
     whole: dict[str, tuple[dict[str, float], float]] = {}
-    labels = _labels(wanted, reference, words) if reference else set()
     for node_id, node in nodes.items():
         whole[node_id] = _doc_stems(node, memo)
         units[node_id] = _passages(node, wanted, whole[node_id][0], memo, words) or [whole[node_id]]
-        if labels:
-            named = {w: c for w, c in Counter(_name_stems(node, words)).items() if w in labels}
-            if named:
-                whole[node_id] = (_unlabel(whole[node_id][0], named), whole[node_id][1])
-                units[node_id] = [(_unlabel(tf, named), n) for tf, n in units[node_id]]
     if reference:
         sample = [_doc_stems(n, memo)[1] for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
@@ -98,38 +87,6 @@ def _joined_numbers(name: str) -> Counter[str]:
         found = tokens(chunk)
         if len(found) > 1:
             out.update(t for t in found if t.isdigit())
-    return out
-
-
-def _name_stems(node: Node, words: DocWords) -> tuple[str, ...]:
-    """The stems of the name the index sees, memoised by revision in `words`."""
-    key = (node.id, f"{node.revision}{_AT}name")
-    found = words.get(key)
-    if found is None:
-        found = words.put(key, tuple(stem_words(tokens(indexed_name(node)))))
-    return found
-
-
-def _labels(wanted: list[str], reference: dict[str, Node], words: DocWords) -> set[str]:
-    """The query words found in the names of at least `NAME_LABEL_SHARE` of `reference` (the
-    scope's length sample, which does not depend on the query)."""
-    counts: Counter[str] = Counter()
-    for node in reference.values():
-        counts.update(set(_name_stems(node, words)))
-    return {w for w in wanted if counts[w] and counts[w] >= NAME_LABEL_SHARE * len(reference)}
-
-
-def _unlabel(tf: dict[str, float], named: dict[str, int]) -> dict[str, float]:
-    """`tf` with each label word's name occurrences counted at `LABEL_WEIGHT` (a copy: `tf` is
-    memoised)."""
-    out = dict(tf)
-    for w, c in named.items():
-        if w in out:
-            left = out[w] - (FIELD_WEIGHTS[0] - LABEL_WEIGHT) * c
-            if left > 0:
-                out[w] = left
-            else:
-                del out[w]
     return out
 
 

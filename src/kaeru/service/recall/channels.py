@@ -37,13 +37,6 @@ TEMPORAL_WORDS = 64
 CANDIDATES = 100
 #: The links of one seed the graph channel follows, strongest first.
 GRAPH_FANOUT = 20
-#: The full-text index's best matches the lexical channel rescores with the scope's statistics
-#: (`scope_idf`): `CANDIDATES`, or `LEXICAL_CANDIDATES` when a query word is at least
-#: `CONCENTRATION` times as frequent in the searched initiatives as in the vault — the index ranks by
-#: the vault's rarity, where such a word (the person a conversation is about) looks rare, and its
-#: matches crowd the answer out of the first hundred (decision 90).
-LEXICAL_CANDIDATES = 300
-CONCENTRATION = 2.6
 #: The memory written right after one that asks what the query asks is most likely its answer: it is
 #: taken as this much closer to the question than an ordinary neighbour (1.0: the question's whole
 #: share, where the next memory otherwise gets half; decision 17.P2).
@@ -159,16 +152,11 @@ def run_channels(
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
     if plan.weight("lexical"):
-        window = CANDIDATES
-        if plan.weight("scope_idf") and stems:
-            counts: dict[str, int] = {}
-            idf = _scope_idf(session, scope_ids, stems, counts)
-            if _concentrated(session, scope_ids, counts):
-                window = LEXICAL_CANDIDATES
-        hits = _lexical(session, scope_ids, stems, True, window)
+        hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
+            idf = _scope_idf(session, scope_ids, stems)
             for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
                 idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
             sample, _, _ = session.search(
@@ -281,9 +269,7 @@ def narrow(session: Session, scope_ids: list[int]) -> bool:
     return len(scope_ids) * 2 <= vault or len(set(scope_ids)) >= vault
 
 
-def _scope_idf(
-    session: Session, scope_ids: list[int], stems: list[str], counts: dict[str, int] | None = None
-) -> dict[str, float]:
+def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
     """Each query word's inverse document frequency in the searched scope (`scope_idf`).
 
     The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
@@ -297,26 +283,7 @@ def _scope_idf(
     for word in stems:
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
-        if counts is not None:
-            counts[word] = df
     return idf
-
-
-def _concentrated(session: Session, scope_ids: list[int], counts: dict[str, int]) -> bool:
-    """Whether a query word is at least `CONCENTRATION` times as frequent in the scope as in the
-    vault (decision 90): the full-text index then ranks its matches by a rarity the scope does not
-    share, and they can crowd the answer out of its first `CANDIDATES`."""
-    everything = [i.id for i in session.all_initiatives()]
-    if not CONCENTRATION or set(scope_ids) >= set(everything):
-        return False
-    size, vault = session.scope_size(scope_ids), session.scope_size(everything)
-    if not size or not vault:
-        return False
-    for word, df in counts.items():
-        total = session.count_matches(SearchQuery(initiative_ids=everything, tokens=[word], stemmed=True))
-        if total and df / size >= CONCENTRATION * total / vault:
-            return True
-    return False
 
 
 def _brevity(node: Node | None) -> float:
