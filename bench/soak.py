@@ -112,8 +112,7 @@ class Workload:
         return self.builder.initiative_of(self.rng.randrange(self.size))
 
     def _words(self, low: int, high: int) -> str:
-        vocab = self.builder.corpus.vocab
-        return " ".join(self.rng.choices(vocab, cum_weights=self.builder._cum, k=self.rng.randint(low, high)))
+        return " ".join(self.builder.zipf_words(self.rng, self.rng.randint(low, high)))
 
     def _query(self) -> str:
         roll = self.rng.random()

@@ -93,13 +93,13 @@ def _apply(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) ->
 
 
 def _search(
-    store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096, cache: bool = True
+    store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096, cache: bool = True, rare: int = 0
 ) -> tuple[Any, ...]:
     out: list[tuple[int, str]] = []
     asked = dataclasses.replace(q, superseded_out=out)
     with store.read() as session:
         assert isinstance(session, FtsSearch)
-        session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, 0, slack, ids
+        session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, rare, slack, ids
         session.text_cache = cache
         rows, total, omitted = session.search(asked)
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
@@ -166,28 +166,32 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
     # The reference: the exhaustive plan with a window larger than these vaults, cut to the window.
     rows, total, omitted, noted = _search(store, dataclasses.replace(q, window=5000), top_k=False, slack=0)
     variants = (
-        (0, None, 4096, True),
-        (1, None, 0, True),
-        (10_000, None, 1, True),
-        (0, False, 4096, True),
-        (0, None, 4096, False),
-        (1, None, 4096, False),
-        (10_000, None, 1, False),
+        (0, None, 4096, True, 0),
+        (1, None, 0, True, 0),
+        (10_000, None, 1, True, 0),
+        (0, False, 4096, True, 0),
+        (0, None, 4096, False, 0),
+        (1, None, 4096, False, 0),
+        (10_000, None, 1, False, 0),
+        (1, None, 4096, True, 3),
+        (10_000, None, 4096, False, 3),
     )
-    for slack, exact, flagged, cache in variants:
+    for slack, exact, flagged, cache, rare in variants:
         # 10,000: the first candidate set covers every match. `audit_free` False: the store does
         # not trust the index to hold exactly the scope's live members, and filters and counts
         # through `nodes_head` (decision 16.K1); None: it reads that the index does. `flagged`: how
         # many superseded nodes are flagged from a set (past it, by a look-up per candidate).
-        # `cache`: ranked in memory (decision 16.B4) where it can, or by SQL's top-k plan.
+        # `cache`: ranked in memory (decision 16.B4) where it can, or by SQL's top-k plan. `rare`:
+        # words matching at most that many rows in the vault take the rare plan — several words
+        # are probed unranked first (decision 126) — and the rest go on as common.
         store._common.audit_free = exact
         try:
             top_rows, top_total, top_omitted, top_noted = _search(
-                store, q, top_k=True, slack=slack, ids=flagged, cache=cache
+                store, q, top_k=True, slack=slack, ids=flagged, cache=cache, rare=rare
             )
         finally:
             store._common.audit_free = None
-        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact, cache)
+        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact, cache, rare)
         # The superseded matches among the ranked candidates are noted: the reference's first ones.
         assert top_noted == noted[: len(top_noted)], (raw, slack)
         if slack == 10_000:
