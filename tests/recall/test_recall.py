@@ -176,6 +176,38 @@ def test_a_long_neighbour_gets_a_part_of_the_temporal_share(service: Service) ->
     assert order.index(short) < order.index(long)
 
 
+def test_the_answer_to_the_question_the_query_asks_ranks_above_the_question(service: Service) -> None:
+    """The temporal channel weighs `TEMPORAL_WEIGHT` (1.1), more than the lexical channel's 1: the
+    memory right after one that asks what the query asks gets that question's whole share times
+    1.1, so the answer comes before the question and before a later note that matches the query as
+    well as the question does (decision 90, 17.K4)."""
+    for i in range(30):
+        note(service, f"filler turn {i} about lunch plans", occurred_at=f"2024-01-01T10:{i:02d}:00Z")
+    asked = note(service, "Alice: what did you decide about the vacation?", occurred_at="2024-01-02T10:00:00Z")
+    reply = note(service, "Bob: we booked two weeks in Lisbon", occurred_at="2024-01-02T10:00:05Z")
+    for i in range(5):
+        note(service, f"filler turn {i} about the garden", occurred_at=f"2024-01-03T09:{i:02d}:00Z")
+    again = note(service, "Carol: what did you decide about the vacation?", occurred_at="2024-01-04T10:00:00Z")
+    order = ids(recall(service, "vacation decision"))
+    assert order[0] == reply
+    assert {asked, again} <= set(order[1:3])
+
+
+def test_the_temporal_channel_looks_four_memories_on(service: Service) -> None:
+    """What a strong hit leads to can come a few memories later (a remark or two in between): the
+    temporal channel passes a share to the `TEMPORAL_AFTER` = 4 memories after it (decision 90)."""
+    for i in range(30):
+        note(service, f"filler turn {i} about lunch plans", occurred_at=f"2024-01-01T10:{i:02d}:00Z")
+    note(service, "Alice: the vacation decision is made", occurred_at="2024-01-02T10:00:00Z")
+    for k in range(1, 4):
+        note(service, f"Bob: one moment, a call {k}", occurred_at=f"2024-01-02T10:00:0{k}Z")
+    fourth = note(service, "Bob: so, two weeks in Lisbon in May", occurred_at="2024-01-02T10:00:04Z")
+    answer = recall(service, "vacation decision", explain=True)
+    assert fourth in ids(answer)
+    assert "lexical" not in answer.explain[fourth]
+    assert answer.explain[fourth]["temporal"] == pytest.approx(TEMPORAL_WEIGHT / 5)  # four memories on
+
+
 def test_a_question_further_down_still_brings_its_reply(service: Service) -> None:
     """The reply rule looks past the first strong hits (which pass a share to all their neighbours):
     a memory asking what the query asks, ranked below them, still passes its share to its reply."""
