@@ -191,7 +191,13 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
             )
         finally:
             store._common.audit_free = None
-        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact, cache, rare)
+        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (
+            raw,
+            slack,
+            exact,
+            cache,
+            rare,
+        )
         # The superseded matches among the ranked candidates are noted: the reference's first ones.
         assert top_noted == noted[: len(top_noted)], (raw, slack)
         if slack == 10_000:
