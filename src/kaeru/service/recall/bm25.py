@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from kaeru.domain.model import Node
@@ -75,6 +76,18 @@ def bm25f(
         rows.append((node_id, score))
     rows.sort(key=lambda r: -r[1])
     return rows
+
+
+def _joined_numbers(name: str) -> Counter[str]:
+    """The numbers of a name that are parts of a joined token — an id, a version, a time (`D1:3`,
+    `v2.4`, `4:30`) — each with its count: pieces of one identifier, not values the name states, so
+    they do not count as its words (decision 110). A number standing alone (`Budget 2024`) counts."""
+    out: Counter[str] = Counter()
+    for chunk in name.split():
+        found = tokens(chunk)
+        if len(found) > 1:
+            out.update(t for t in found if t.isdigit())
+    return out
 
 
 def _unit_lengths(length: float) -> list[float]:
@@ -184,7 +197,7 @@ def _doc_stems(node: Node, memo: DocStems, words: DocWords | None = None) -> tup
     found = memo.get(key)
     if found is None:
         fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
-        stemmed = [_field_words(text) for text in fields]
+        stemmed = [_field_words(text, i == 0) for i, text in enumerate(fields)]
         found = memo.put(key, _weigh(zip(FIELD_WEIGHTS, stemmed, strict=True)))
         body = stemmed[BODY][0]
         if words is not None and node.body and len(node.body) > PASSAGE_WORDS * 2 and len(body) > PASSAGE_WORDS:
@@ -194,27 +207,39 @@ def _doc_stems(node: Node, memo: DocStems, words: DocWords | None = None) -> tup
     return found
 
 
-def _field_words(text: str) -> tuple[list[str], list[str]]:
-    """A field's stems in order (what its length counts), and its identifiers' pieces (stemmed)
-    and whole identifiers, which count as words too."""
+def _field_words(text: str, name: bool = False) -> tuple[list[str], list[str]]:
+    """A field's stems in order (what its length counts), and the words it counts: those stems, its
+    identifiers' pieces (stemmed) and whole identifiers — in a name, less the numbers that are
+    pieces of a joined token (`_joined_numbers`, decision 110)."""
+    found = stem_words(tokens(text))
     parts, wholes = _identifier_words(text)
-    return stem_words(tokens(text)), [*stem_words(parts), *wholes]
+    counted = [*found, *stem_words(parts), *wholes]
+    skip = _joined_numbers(text) if name else Counter()
+    if skip:
+        kept = []
+        for word in counted:
+            if skip[word] > 0:
+                skip[word] -= 1
+            else:
+                kept.append(word)
+        counted = kept
+    return found, counted
 
 
 def _weigh(fields: Iterable[tuple[float, tuple[list[str], list[str]]]]) -> tuple[dict[str, float], float]:
-    """The fields' weighted stem frequencies and weighted length (each occurrence adds its field's
-    weight)."""
+    """The fields' weighted stem frequencies (each counted word adds its field's weight) and
+    weighted length (of each field's stems)."""
     tf: dict[str, float] = {}
     length = 0.0
-    for weight, (found, extra) in fields:
+    for weight, (found, counted) in fields:
         length += weight * len(found)
-        for word in (*found, *extra):
+        for word in counted:
             tf[word] = tf.get(word, 0.0) + weight
     return tf, length
 
 
 def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
-    return _weigh(zip(FIELD_WEIGHTS, map(_field_words, fields), strict=True))
+    return _weigh(zip(FIELD_WEIGHTS, (_field_words(text, i == 0) for i, text in enumerate(fields)), strict=True))
 
 
 #: What any code identifier needs somewhere in a text (`identifier_words`' own patterns need more):
