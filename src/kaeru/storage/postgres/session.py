@@ -13,9 +13,10 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.migrate import INDEX_PENDING
-from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
+from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms
 from kaeru.storage.postgres.copied import CopiedSearch
 from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.indexing import node_index
 from kaeru.storage.postgres.textcache import PRUNE_SQL, TextCopies
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.records import RequestKey, StoredRequest
@@ -117,8 +118,9 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         if node.retracted:
             self._new_terms = None
             return _INDEX_COLUMNS, (request_id, actor, None, None, None, None, None)
-        literal, stems, dl = self._new_terms = node_term_counts(node)
-        return _INDEX_COLUMNS, (request_id, actor, *self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
+        tsv, stv, literal, stems, dl = node_index(node)  # both tsvectors and the counts in one pass (16.L2)
+        self._new_terms = (literal, stems, dl)
+        return _INDEX_COLUMNS, (request_id, actor, tsv, stv, dump_terms(literal), dump_terms(stems), dl)
 
     def flush_term_stats(self) -> None:
         """Apply this transaction's changes to the statistics (before it commits, and before it
@@ -225,8 +227,8 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         count = 0
         for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE NOT retracted"):
             node = self._d.node(row[0], row[1], row[2:])
-            tsv, stv = self._index_terms(node)
-            ltf, stf, dl = node_terms(node)
+            tsv, stv, literal, stems, dl = node_index(node)
+            ltf, stf = dump_terms(literal), dump_terms(stems)
             self._db.run(
                 f"UPDATE nodes SET {'' if stems_only else 'tsv = ?::tsvector, '}stv = ?::tsvector, ltf = ?::jsonb, "
                 "stf = ?::jsonb, dl = ? WHERE seq = ?",
