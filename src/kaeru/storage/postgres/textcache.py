@@ -10,7 +10,7 @@ whether the row is a live, non-audit member. A value copy is read only over the 
 search asked for (their members: ~40 % of a 1M-node benchmark vault), and extended when another
 asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is then a few vector operations and `bm25_scores`, the
 score in `score_sql`'s order of operations, with `N`, `avgdl` and the document frequencies read from
-`text_totals`/`term_docs` in the search's own snapshot — so rows, order and scores are the SQL's to
+`text_totals`/`term_stats` in the search's own snapshot — so rows, order and scores are the SQL's to
 the bit (`tests/storage/test_postgres_copies.py`).
 
 **Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
