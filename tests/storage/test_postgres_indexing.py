@@ -1,5 +1,5 @@
 """A PostgreSQL node write computes its index values in one pass (`postgres.indexing.node_index`,
-decision 16.L2): they must be exactly the values the two definitions give — the tsvectors of
+decision 16.L4): they must be exactly the values the two definitions give — the tsvectors of
 `search.tsvector_literal` (what `@@` matches) and the counts and length of `bm25.node_term_counts`
 (what the BM25 statistics and scores are made of). No database needed."""
 

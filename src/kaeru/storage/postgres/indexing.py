@@ -3,10 +3,10 @@
 A live node's row carries four index values: the literal and the stemmed tsvector
 (`search.tsvector_literal`) and the literal and the stemmed term counts with the row's length
 (`bm25.node_term_counts`). Those two definitions each tokenise every field again, once per
-variant, and stem every token twice; a `note` spent ~0.7 ms of client CPU on them (decision
-16.L2). `node_index` tokenises each field once, stems each token once and builds a variant's
-tsvector and counts in the same loop — the same strings and counts, which the tests check
-against the two definitions.
+variant, and stem every token twice: 235 µs of client CPU for a 900-character note. `node_index`
+tokenises each field once, stems each token once and builds a variant's tsvector and counts in
+the same loop: 97 µs (decision 16.L4), the same strings and counts, which the tests check against
+the two definitions.
 """
 
 from __future__ import annotations

@@ -118,7 +118,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         if node.retracted:
             self._new_terms = None
             return _INDEX_COLUMNS, (request_id, actor, None, None, None, None, None)
-        tsv, stv, literal, stems, dl = node_index(node)  # both tsvectors and the counts in one pass (16.L2)
+        tsv, stv, literal, stems, dl = node_index(node)  # both tsvectors and the counts in one pass (16.L4)
         self._new_terms = (literal, stems, dl)
         return _INDEX_COLUMNS, (request_id, actor, tsv, stv, dump_terms(literal), dump_terms(stems), dl)
 
