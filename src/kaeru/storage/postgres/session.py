@@ -42,9 +42,8 @@ def _text_array(values: Iterable[str]) -> str:
 class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
 
-    def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool, copies: TextCopies | None = None):
-        super().__init__(PgDb(conn), read_only=read_only)
-        self._c = conn
+    def __init__(self, conn: psycopg.Connection[Any] | PgDb, *, read_only: bool, copies: TextCopies | None = None):
+        super().__init__(conn if isinstance(conn, PgDb) else PgDb(conn), read_only=read_only)
         self._counted: dict[tuple[Any, ...], int] = {}
         self._stats: dict[tuple[Any, ...], tuple[int, int, list[int]]] = {}
         #: The store's in-memory copies of the ranking's inputs (decision 16.C1), if any.
