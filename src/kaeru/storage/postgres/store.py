@@ -226,9 +226,11 @@ class PostgresStore:
 
     def _replace(self, dead: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
         """Another connection for a transaction whose first exchange found its pooled one dead
-        (nothing ran on it: the pool discards it)."""
+        (nothing ran on it: the pool discards it). Taken first, so that when none can be had the
+        dead one is still the session's, given back once."""
+        fresh = self._connection()
         self._pool.putconn(dead)
-        return self._connection()
+        return fresh
 
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
