@@ -655,7 +655,7 @@ INSERT INTO public.memberships (initiative_id, node_seq, facet) VALUES (1, 13, '
 -- Data for Name: meta; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.meta (key, value) VALUES ('secret', 'ad6b9387ac9ba4eb7816035da00d787ddc83f8160a3b3f913052e3b7ac985f6f');
+INSERT INTO public.meta (key, value) VALUES ('secret', 'b353ebd97974f2e61073e71038ca77273a220168d98c3de29f0ce1a5fd4d1013');
 
 
 --
@@ -708,34 +708,34 @@ INSERT INTO public.past_revisions (node_seq, rev_no, revision, node_type, tier, 
 -- Data for Name: schema_migrations; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (1, 'initial', '2026-12-02T23:39:23.760620Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (2, 'stemmed_index', '2026-12-02T23:39:23.761715Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (3, 'vectors', '2026-12-02T23:39:23.762549Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (4, 'initiative_history', '2026-12-02T23:39:23.771078Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (5, 'tokens', '2026-12-02T23:39:23.772100Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (6, 'section_index', '2026-12-02T23:39:23.773488Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (7, 'rule_index', '2026-12-02T23:39:23.773962Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (8, 'forgotten_index', '2026-12-02T23:39:23.774353Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (9, 'term_stats', '2026-12-02T23:39:23.777001Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (10, 'vector_arrays', '2026-12-02T23:39:23.780765Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (11, 'past_revisions', '2026-12-02T23:39:23.781625Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (12, 'fewer_btrees', '2026-12-02T23:39:23.781905Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (13, 'text_changes', '2026-12-02T23:39:23.783366Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (14, 'section_counts', '2026-12-02T23:39:23.784829Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (15, 'unspaced_scripts', '2026-12-02T23:39:23.785310Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (16, 'marked_scripts', '2026-12-02T23:39:23.785644Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (17, 'term_stats', '2026-12-02T23:39:23.788526Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (1, 'initial', '2026-12-03T00:16:28.402613Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (2, 'stemmed_index', '2026-12-03T00:16:28.404102Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (3, 'vectors', '2026-12-03T00:16:28.406041Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (4, 'initiative_history', '2026-12-03T00:16:28.416125Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (5, 'tokens', '2026-12-03T00:16:28.418499Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (6, 'section_index', '2026-12-03T00:16:28.420889Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (7, 'rule_index', '2026-12-03T00:16:28.421664Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (8, 'forgotten_index', '2026-12-03T00:16:28.422286Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (9, 'term_stats', '2026-12-03T00:16:28.426541Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (10, 'vector_arrays', '2026-12-03T00:16:28.427097Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (11, 'past_revisions', '2026-12-03T00:16:28.427804Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (12, 'fewer_btrees', '2026-12-03T00:16:28.427987Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (13, 'text_changes', '2026-12-03T00:16:28.430877Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (14, 'section_counts', '2026-12-03T00:16:28.433687Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (15, 'unspaced_scripts', '2026-12-03T00:16:28.434068Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (16, 'marked_scripts', '2026-12-03T00:16:28.434338Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (17, 'term_stats', '2026-12-03T00:16:28.437541Z');
 
 
 --
 -- Data for Name: section_counts; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'archival:warm', 13, 3);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:cold', 13, 1);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (2, 'operational:warm', 13, 1);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (3, 'operational:warm', 13, 0);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:warm', 13, 7);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'archival:warm', 54, 3);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:cold', 54, 1);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (2, 'operational:warm', 54, 1);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (3, 'operational:warm', 54, 0);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:warm', 54, 7);
 
 
 --
@@ -757,118 +757,118 @@ INSERT INTO public.slots (initiative_id, slot, node_id, rev_no, revision, update
 -- Data for Name: term_stats; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('becaus', 4, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('because', 4, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('decision', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leav', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leaves', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nine', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedul', 8, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedule', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 4, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 4, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lang', 8, 13, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moor', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('summer', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelv', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelve', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nest', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('refuted', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moorings', 12, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('befor', 4, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('before', 4, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('never', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('north', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('pier', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rule', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('storm', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('boat', 8, 13, 2, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('more', 4, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('12', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 15, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('hull', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equip', 8, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equipment', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('handbook', 14, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 14, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('on', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roof', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 6, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 6, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('manual', 9, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('page', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('reference', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('say', 2, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('says', 2, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ten', 6, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 6, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 6, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 6, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rope', 13, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('paint', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('spring', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('could', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('status', 8, 13, 2, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('task', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 4, 13, 9, 9);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('at', 4, 13, 7, 7);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('done', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('noon', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('open', 8, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('are', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('topic', 8, 13, 12, 12);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('blue', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dawn', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dock', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('and', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('seven', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 4, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tabl', 2, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('table', 2, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 13, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 15, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departur', 9, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departure', 9, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('time', 9, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('a', 4, 13, 3, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('fog', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferri', 13, 13, 0, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferry', 13, 13, 3, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('idea', 8, 13, 2, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('in', 4, 13, 3, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('one', 13, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('run', 12, 13, 1, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('runs', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('second', 12, 13, 2, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('claim', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('observation', 8, 13, 4, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('experiment', 8, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roll', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rolls', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 12, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 12, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('plate', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('read', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('buy', 12, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('en', 8, 13, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('light', 13, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lights', 13, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('night', 12, 13, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('for', 4, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('jot', 8, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('kind', 8, 13, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 12, 13, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gull', 13, 13, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gulls', 13, 13, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 12, 13, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('becaus', 4, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('because', 4, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('decision', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leav', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leaves', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nine', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedul', 8, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedule', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 4, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 4, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lang', 8, 54, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moor', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('summer', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelv', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelve', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nest', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('refuted', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moorings', 12, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('befor', 4, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('before', 4, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('never', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('north', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('pier', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rule', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('storm', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('boat', 8, 54, 2, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('more', 4, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('12', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 15, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('hull', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equip', 8, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equipment', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('handbook', 14, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 14, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('on', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roof', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 6, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 6, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('manual', 9, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('page', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('reference', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('say', 2, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('says', 2, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ten', 6, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 6, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 6, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 6, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rope', 13, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('paint', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('spring', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('could', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('status', 8, 54, 2, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('task', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 4, 54, 9, 9);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('at', 4, 54, 7, 7);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('done', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('noon', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('open', 8, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('are', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('topic', 8, 54, 12, 12);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('blue', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dawn', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dock', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('and', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('seven', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 4, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tabl', 2, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('table', 2, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 13, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 15, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departur', 9, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departure', 9, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('time', 9, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('a', 4, 54, 3, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('fog', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferri', 13, 54, 0, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferry', 13, 54, 3, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('idea', 8, 54, 2, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('in', 4, 54, 3, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('one', 13, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('run', 12, 54, 1, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('runs', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('second', 12, 54, 2, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('claim', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('observation', 8, 54, 4, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('experiment', 8, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roll', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rolls', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 12, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 12, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('plate', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('read', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('buy', 12, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('en', 8, 54, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('light', 13, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lights', 13, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('night', 12, 54, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('for', 4, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('jot', 8, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('kind', 8, 54, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 12, 54, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gull', 13, 54, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gulls', 13, 54, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 12, 54, 1, 1);
 
 
 --
@@ -911,7 +911,7 @@ INSERT INTO public.text_changes (xid, node_seq) VALUES ('755', 6);
 --
 
 INSERT INTO public.text_totals (shard, docs, tokens) VALUES (0, 0, 0);
-INSERT INTO public.text_totals (shard, docs, tokens) VALUES (13, 12, 490);
+INSERT INTO public.text_totals (shard, docs, tokens) VALUES (54, 12, 490);
 
 
 --
