@@ -161,6 +161,10 @@ class CorpusBuilder:
     def initiative_of(self, index: int) -> str:
         return self._initiatives[index]
 
+    def zipf_words(self, rng: random.Random, count: int) -> list[str]:
+        """`count` words drawn (with repeats) by the corpus's own Zipf frequencies, with `rng`."""
+        return rng.choices(self.corpus.vocab, cum_weights=self._cum, k=count)
+
     def body(self, extra: list[str] | None = None) -> str:
         """One body of 20–200 Zipf-distributed words in sentences, with `extra` words mixed in."""
         rng = self.rng

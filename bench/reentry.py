@@ -3,8 +3,10 @@
 The corpus is `bench/corpus.py`'s (the searched initiative, `kaeru-core`, holds 40 % of the nodes),
 built in bulk, plus what re-entry reads besides plain notes, in the searched initiative: 20 rules,
 60 open tasks (a third overdue), 30 open claims, 40 reminders (half due) and 10 doubted notes.
-Each round times every op once, in shuffled order, after warm-up rounds; p50/p95 of wall time and
-of the calling thread's CPU time, ms. `context_hygiene` is `context` as `KAERU_HYGIENE=1` serves it,
+`recall_selective` / `recall_common` ask two planted rare words / two of the commonest;
+`recall_sentence` 3–8 words drawn by the corpus's Zipf frequencies, a new combination each time
+(an agent's question). Each round times every op once, in shuffled order, after warm-up rounds;
+p50/p95 of wall time and of the calling thread's CPU time, ms. `context_hygiene` is `context` as `KAERU_HYGIENE=1` serves it,
 `hygiene` one pass by hand (the first pass, in the warm-up, does any moving).
 
     python -m bench.reentry --sizes 10000,100000 [--backend sqlite|postgres|both] [--ops 40]
@@ -36,7 +38,9 @@ from bench.vaults import BackendUnavailable, BenchVault, new_vault
 
 #: `context_hygiene` is `context` with `KAERU_HYGIENE=1` (a hygiene pass first, at most hourly per
 #: initiative); `hygiene` is one pass asked for by hand (`kaeru hygiene`), which always runs.
-OPS = ("context", "context_hygiene", "hygiene", "recall_selective", "recall_common", "reflect")
+#: `recall_sentence` asks 3–8 words drawn by the corpus's own Zipf frequencies (as `bench.soak` does):
+#: an agent's question is a sentence, mostly common words, each combination new (decision 126).
+OPS = ("context", "context_hygiene", "hygiene", "recall_selective", "recall_common", "recall_sentence", "reflect")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -116,7 +120,10 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, An
                 return service.hygiene(MAIN)
             if op == "reflect":
                 return service.reflect(parse("reflect", {"initiative": MAIN}))
-            words = rng.sample(selective, 2) if op == "recall_selective" else rng.sample(common, 2)
+            if op == "recall_sentence":
+                words = builder.zipf_words(rng, rng.randint(3, 8))
+            else:
+                words = rng.sample(selective, 2) if op == "recall_selective" else rng.sample(common, 2)
             return service.recall(parse("recall", {"initiatives": [MAIN], "query": " ".join(words)}))
 
         for round_no in range(warmup + ops):

@@ -14,16 +14,16 @@ import argparse
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 import uuid
 from pathlib import Path
 
 import anyio
+
+from bench.servers import spawn_http, wait_ready
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,12 +33,6 @@ def percentile(values: list[float], q: float) -> float:
     if not ordered:
         return float("nan")
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def fresh_database(admin_url: str) -> str:
@@ -55,28 +49,13 @@ def start_servers(count: int, url: str, log_dir: Path) -> list[tuple[subprocess.
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
     env.update({"KAERU_DATABASE_URL": url, "KAERU_VAULT": str(log_dir / "vault")})
     servers = []
-    for _ in range(count):
-        port = free_port()
-        log = (log_dir / f"server-{port}.log").open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        servers.append((proc, port))
-    for proc, port in servers:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server on {port} exited")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
-                    break
-            except OSError:
-                time.sleep(0.1)
-    return servers
+    for i in range(count):
+        log = log_dir / f"server-{i}.log"
+        with log.open("wb") as out:
+            servers.append((*spawn_http(env, out), log))
+    for proc, port, log in servers:
+        wait_ready(proc, port, log.read_text)
+    return [(proc, port) for proc, port, _ in servers]
 
 
 async def workload(ports: list[int], workers: int, calls: int) -> tuple[float, dict[str, list[float]], int]:

@@ -87,3 +87,25 @@ def test_initiatives_bench_walks_every_page(tmp_path: Path) -> None:
     assert report["first_page"]["listed"] == 100 and report["first_page"]["total"] == 130
     assert (report["walk"]["pages"], report["walk"]["listed"]) == (2, 130)
     assert report["prefix"]["total"] == 130  # project-00000 … project-00129 all start with project-00
+
+
+@pytest.mark.timeout(120)
+def test_soak_bench_records_every_window_and_a_restarted_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import soak
+
+    out = tmp_path / "soak.json"
+    report = soak.main(["--calls", "120", "--window", "40", "--out", str(out)])
+    assert json.loads(out.read_text()) == json.loads(json.dumps(report))
+    windows = report["windows"]
+    assert [w["calls"] for w in windows] == [40, 80, 120, 160]
+    assert [w["restarted"] for w in windows] == [False, False, False, True]
+    for window in windows:
+        assert window["memory"]["VmRSS"] > 0 and window["memory"]["VmHWM"] >= window["memory"]["VmRSS"]
+        assert window["vault_bytes"]["db"] > 0 and window["fds"] > 0
+        assert sum(t["n"] for t in window["latency_ms"].values()) == 40
+    assert windows[-1]["vault_bytes"]["db"] >= windows[0]["vault_bytes"]["db"]
+    assert "note" in windows[0]["latency_ms"] and "mib_per_10k_calls" in report["slope"]
+    table = capsys.readouterr().out
+    assert "RSS over the last half" in table and "new 160" in table

@@ -33,7 +33,7 @@ from kaeru.storage.base import SearchQuery
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
-from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_ROWS
+from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_PHRASES, REFRESH_ROWS
 from tests.backends import postgres_admin_url
 from tests.storage.test_postgres_common_words import _run, _service, query, step
 
@@ -210,6 +210,31 @@ def test_moves_between_initiatives_are_followed(fresh: Service) -> None:
     fresh.forget(parse("forget", {"initiative": f"{scope}-a", "node": node, "reason": "test"}))
     assert node not in _ids(_compare(store, scope, _query(scope=("a", "b"))))
     assert store.copies.loads == loads  # every change read back, no copy read again whole
+
+
+def test_a_refresh_after_a_write_reads_back_only_the_recent_copies(fresh: Service) -> None:
+    """After a write, the changed rows are read back for the `REFRESH_PHRASES` most recently used
+    copies only (a column each in one statement); the older copies are dropped and read again whole
+    when a search asks for them, answering as SQL does. Every copy held was refreshed before: the
+    first search after each write did more work the more words the session had searched."""
+    scope = "recent"
+    words = [f"word{i}x" for i in range(REFRESH_PHRASES + 30)]
+    store = _noted(fresh, scope, [" ".join(words[i::3]) for i in range(3)])
+    for word in words:
+        _compare(store, scope, _query(words=[word]))
+
+    def held(word: str) -> bool:
+        state = store.copies._state
+        return state is not None and any(key[1] == word for key in state.values)
+
+    assert held(words[0]) and held(words[-1])
+    fresh.note(parse("note", {"initiative": f"{scope}-a", "text": "word1x and more"}))
+    after = _compare(store, scope, _query(words=[words[-1]]))
+    assert held(words[-1]) and not held(words[0])
+    assert len(_ids(after)) == 1
+    loads = store.copies.loads
+    assert len(_ids(_compare(store, scope, _query(words=[words[1]])))) == 2  # read again whole, new note in
+    assert store.copies.loads == loads + 1
 
 
 def test_the_first_read_brings_the_common_words(fresh: Service) -> None:

@@ -12,8 +12,10 @@ candidate cap cover every match.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import itertools
 import random
+import tracemalloc
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +30,7 @@ from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
 from kaeru.storage.sql.sections import SectionQueries
+from kaeru.storage.sqlite import impacts
 from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.session import SqliteSession
@@ -90,13 +93,13 @@ def _apply(service: Service, scope: str, ids: list[str], op: tuple[Any, ...]) ->
 
 
 def _search(
-    store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096, cache: bool = True
+    store: SqliteStore, q: SearchQuery, top_k: bool, slack: int, ids: int = 4096, cache: bool = True, rare: int = 0
 ) -> tuple[Any, ...]:
     out: list[tuple[int, str]] = []
     asked = dataclasses.replace(q, superseded_out=out)
     with store.read() as session:
         assert isinstance(session, FtsSearch)
-        session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, 0, slack, ids
+        session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, rare, slack, ids
         session.text_cache = cache
         rows, total, omitted = session.search(asked)
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
@@ -163,28 +166,38 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
     # The reference: the exhaustive plan with a window larger than these vaults, cut to the window.
     rows, total, omitted, noted = _search(store, dataclasses.replace(q, window=5000), top_k=False, slack=0)
     variants = (
-        (0, None, 4096, True),
-        (1, None, 0, True),
-        (10_000, None, 1, True),
-        (0, False, 4096, True),
-        (0, None, 4096, False),
-        (1, None, 4096, False),
-        (10_000, None, 1, False),
+        (0, None, 4096, True, 0),
+        (1, None, 0, True, 0),
+        (10_000, None, 1, True, 0),
+        (0, False, 4096, True, 0),
+        (0, None, 4096, False, 0),
+        (1, None, 4096, False, 0),
+        (10_000, None, 1, False, 0),
+        (1, None, 4096, True, 3),
+        (10_000, None, 4096, False, 3),
     )
-    for slack, exact, flagged, cache in variants:
+    for slack, exact, flagged, cache, rare in variants:
         # 10,000: the first candidate set covers every match. `audit_free` False: the store does
         # not trust the index to hold exactly the scope's live members, and filters and counts
         # through `nodes_head` (decision 16.K1); None: it reads that the index does. `flagged`: how
         # many superseded nodes are flagged from a set (past it, by a look-up per candidate).
-        # `cache`: ranked in memory (decision 16.B4) where it can, or by SQL's top-k plan.
+        # `cache`: ranked in memory (decision 16.B4) where it can, or by SQL's top-k plan. `rare`:
+        # words matching at most that many rows in the vault take the rare plan — several words
+        # are probed unranked first (decision 126) — and the rest go on as common.
         store._common.audit_free = exact
         try:
             top_rows, top_total, top_omitted, top_noted = _search(
-                store, q, top_k=True, slack=slack, ids=flagged, cache=cache
+                store, q, top_k=True, slack=slack, ids=flagged, cache=cache, rare=rare
             )
         finally:
             store._common.audit_free = None
-        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (raw, slack, exact, cache)
+        assert (top_rows, top_total, top_omitted) == (rows[: q.window], total, omitted), (
+            raw,
+            slack,
+            exact,
+            cache,
+            rare,
+        )
         # The superseded matches among the ranked candidates are noted: the reference's first ones.
         assert top_noted == noted[: len(top_noted)], (raw, slack)
         if slack == 10_000:
@@ -287,6 +300,46 @@ def test_copies_in_use_are_not_given_up_for_another(vault: tuple[SqliteStore, Se
         assert text.loads == loads + 1
     finally:
         text.max_bytes = CACHE_BYTES
+
+
+def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, Settings]) -> None:
+    """`max_bytes` bounds the memory the copies keep alive, not only their arrays' data: each copy's
+    own objects (the array's header, the copy, its watermark, the cache's entry) are counted with it.
+    Measured with tracemalloc over what the cache's code allocates and keeps (the MATCH text of the
+    key is built elsewhere and left out): a long session ranking many common words in turn, as
+    `bench.soak`'s does, keeps no more than it counts."""
+    store, config = vault
+    service = Service(store, config)
+    words = [f"held{i}word" for i in range(400)]
+    for n in range(8):
+        service.note(parse("note", {"initiative": "held-a", "text": " ".join(words[n::8]), "kind": "observation"}))
+    with store.read() as session:
+        scope = session.initiative_by_name("held-a")
+    assert scope is not None
+    text = store._common.text
+
+    def rank(word: str) -> None:
+        with store.read() as session:
+            assert isinstance(session, FtsSearch)
+            session.rare_rows = 0
+            session.search(SearchQuery(initiative_ids=[scope.id], tokens=[word], window=3))
+
+    text.clear()
+    rank(words[0])  # the row sizes, the scope's copy and one word's
+    gc.collect()
+    tracemalloc.start(40)
+    try:
+        before, counted = tracemalloc.take_snapshot(), text.nbytes
+        for word in words[1:]:
+            rank(word)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    mine = [tracemalloc.Filter(True, impacts.__file__, all_frames=True)]
+    kept = sum(s.size_diff for s in after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename"))
+    assert len(text._held) == len(words) + 1  # every copy kept: the bound is far
+    assert 0 < kept <= text.nbytes - counted
 
 
 def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:

@@ -57,6 +57,9 @@ WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
 #: other rescalings on LoCoMo and beam-dev (decision 17.F1): more weight helps beam-dev's MRR and
 #: costs LoCoMo's, less costs beam-dev; 0.5 is the one no other setting beats on both.
 SEMANTIC_WEIGHT = 0.5
+#: The temporal channel's weight (decision 90): more than the lexical channel's, now that a long
+#: neighbour gets only a part of its share (`service/recall/channels.py`, `TEMPORAL_WORDS`).
+TEMPORAL_WEIGHT = 1.1
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,7 @@ def compile_plan(
             use("scope_idf", 1.0, "word weights from how rare each word is in the searched initiatives")
         use("proximity", 0.3, "several query words, and query words side by side")
         use("name", 0.8, "a node named exactly like the query")
-        use("temporal", 1.0, "what was recorded just before and after strong hits")
+        use("temporal", TEMPORAL_WEIGHT, "what was recorded just before and after strong hits")
         if time_windows:
             use(
                 "date",

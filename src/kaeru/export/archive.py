@@ -21,10 +21,11 @@ from kaeru.export import amg, markdown
 from kaeru.export.screen import Refusal, Screener, Screening, screen
 from kaeru.export.vault_io import (
     Finish,
+    Frame,
     ImportReport,
     Progress,
     Screened,
-    read_archive,
+    walk_vault,
     write_amg,
     write_archive,
     write_records,
@@ -46,10 +47,6 @@ def _inside(root: Path, raw: str, field: str = "path") -> Path:
     if target != root and root not in target.parents:
         raise PathNotAllowed(f"{raw!r} is outside the export root {root}", field=field)
     return target
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 #: File system refusals caused by the `path` given (a directory where a file goes or the reverse,
@@ -106,22 +103,16 @@ def export(
             names, omissions = frame.header()["initiatives"], frame.omissions
             nodes, edges = frame.distinct_nodes, frame.distinct_edges
         elif fmt == "markdown":
-            # Rendered from the archive held whole: a page per initiative and per node.
-            archive = read_archive(store, initiatives, progress or (lambda s, n: None))
-            names, omissions = archive.header()["initiatives"], archive.omissions
-            nodes, edges = archive.distinct_nodes(), archive.distinct_edges()
-            files = markdown.render(archive)
-            target.mkdir(parents=True, exist_ok=True)
+            # Written as the vault is walked (decision 127): a page per live node, never the vault whole.
+            frame = Frame()
+            walk = walk_vault(store, initiatives, frame, progress or (lambda s, n: None))
+            written = markdown.write_folder(walk, frame.header, target)
+            names, omissions = frame.header()["initiatives"], frame.omissions
+            nodes, edges = frame.distinct_nodes, frame.distinct_edges
             manifest = hashlib.sha256()
-            size = 0
-            for rel, text in files.items():
-                path = target / rel
-                path.parent.mkdir(parents=True, exist_ok=True)
-                payload = text.encode()
-                path.write_bytes(payload)
-                size += len(payload)
-                manifest.update(rel.encode() + b"\0" + _digest(payload).encode() + b"\n")
-            digest = manifest.hexdigest()
+            for rel, file_digest, _ in written.files:
+                manifest.update(rel.encode() + b"\0" + file_digest.encode() + b"\n")
+            size, digest = sum(n for _, _, n in written.files), manifest.hexdigest()
     except OSError as exc:
         if exc.errno not in _PATH_ERRNOS:
             raise

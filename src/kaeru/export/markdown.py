@@ -1,24 +1,36 @@
-"""The markdown export: an Obsidian-friendly folder rendered from an `amg` archive (pure, deterministic).
+"""The markdown export: an Obsidian-friendly folder rendered from a vault's amg records (deterministic).
 
 Each live node is one page `<tier>/<type>/<slug>.md` with YAML front matter and `## Outgoing` /
 `## Incoming` wikilinks that keep edge types and weights; README.md, INDEX.md (by tier and type,
 provenance trees, open questions) and LOG.md (the audit trail) sit at the top.
+
+Written as the records stream by, never holding the vault whole (decision 127): a node's records go
+to a spool file and only what orders, names and links the pages is kept per live node — the rest of
+a page is read back from the spool when it is written; the audit trail is written to LOG.md as it
+comes. (Rendered from the archive held whole, 100,000 nodes took 546 MB of memory.)
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import sys
+import tempfile
 from collections import defaultdict
-from typing import Any
-
-from kaeru.export.amg import Archive
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, NamedTuple
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
-def _slug(name: str, node_id: str, taken: set[str]) -> str:
-    base = _SLUG.sub("-", name.lower()).strip("-")[:60] or "node"
+def _slug_base(name: str) -> str:
+    return _SLUG.sub("-", name.lower()).strip("-")[:60] or "node"
+
+
+def _slug(base: str, node_id: str, taken: set[str]) -> str:
     slug = base
     if slug in taken:
         slug = f"{base}-{node_id.replace('-', '')[-8:]}"
@@ -30,88 +42,216 @@ def _yaml(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def render(archive: Archive) -> dict[str, str]:
-    """Relative path → file content, for every file of the export."""
-    latest: dict[str, dict[str, Any]] = {}
-    for record in archive.nodes:
-        latest[record["id"]] = record
-    live = {i: r for i, r in latest.items() if not r["retracted"]}
-    edges: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for record in archive.edges:
-        edges[(record["src"], record["dst"], record["edge_type"])] = record
-    live_edges = [e for e in edges.values() if not e["retracted"] and e["src"] in live and e["dst"] in live]
-    ordered = sorted(live.values(), key=lambda r: (r["tier"], r["node_type"], r["created_at"], r["id"]))
+class _Node(NamedTuple):
+    """What a page needs known before any page is written: its order, its name, whether it is
+    live, and where its latest record sits in the spool."""
+
+    tier: str
+    node_type: str
+    created_at: str
+    #: `_slug_base` of its name (a page's name is kept only in the spool).
+    slug_base: str
+    open_question: bool
+    retracted: bool
+    offset: int
+
+
+class _Edge(NamedTuple):
+    src: str
+    dst: str
+    edge_type: str
+    weight: float
+
+
+@dataclass
+class Written:
+    """The files written (relative path, sha256, bytes) and what the pages hold."""
+
+    files: list[tuple[str, str, int]] = field(default_factory=list)
+    live_nodes: int = 0
+    live_edges: int = 0
+
+
+def write_folder(
+    records: Iterable[tuple[str, dict[str, Any]]], header: Callable[[], dict[str, Any]], target: Path
+) -> Written:
+    """Write the export of `records` (an amg walk: `(kind, record)`, nodes, edges and audit in the
+    archive's order) into `target`; `header` gives the archive's header once the walk is over."""
+    target.mkdir(parents=True, exist_ok=True)
+    out = Written()
+    latest: dict[str, _Node] = {}
+    edges: dict[tuple[str, str, str], tuple[bool, float]] = {}
+    with tempfile.TemporaryFile() as spool, _File(target, "LOG.md", out) as log:
+        log.write("# Log\n\n")
+        for kind, record in records:
+            if kind == "node":
+                offset = spool.tell()
+                spool.write(json.dumps(record, ensure_ascii=False).encode() + b"\n")
+                open_question = record["node_type"] == "hypothesis" and record["status"] == "open"
+                latest[record["id"]] = _Node(
+                    sys.intern(record["tier"]),
+                    sys.intern(record["node_type"]),
+                    record["created_at"],
+                    _slug_base(record["name"]),
+                    open_question,
+                    record["retracted"],
+                    offset,
+                )
+            elif kind == "edge":
+                edges[(record["src"], record["dst"], record["edge_type"])] = (record["retracted"], record["weight"])
+            elif kind == "audit":
+                who = f"{record['actor']}" + (f" ({record['request_id']})" if record["request_id"] else "")
+                log.write(f"- {record['at']} {record['operation']} by {who}: {len(record['affected'])} node(s)\n")
+        _pages(spool, latest, edges, header(), target, out)
+    out.files.sort()
+    return out
+
+
+def _pages(
+    spool: IO[bytes],
+    latest: dict[str, _Node],
+    edges: dict[tuple[str, str, str], tuple[bool, float]],
+    header: dict[str, Any],
+    target: Path,
+    out: Written,
+) -> None:
+    """Every live node's page, then README.md and INDEX.md."""
+    live = {i: n for i, n in latest.items() if not n.retracted}
+    latest.clear()
+    live_edges = [
+        _Edge(src, dst, kind, weight)
+        for (src, dst, kind), (retracted, weight) in edges.items()
+        if not retracted and src in live and dst in live
+    ]
+    edges.clear()
+    ordered = sorted(live, key=lambda i: (live[i].tier, live[i].node_type, live[i].created_at, i))
     taken: set[str] = set()
-    slugs = {r["id"]: _slug(r["name"], r["id"], taken) for r in ordered}
-    paths = {r["id"]: f"{r['tier']}/{r['node_type']}/{slugs[r['id']]}.md" for r in ordered}
-    outgoing: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    incoming: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for edge in sorted(live_edges, key=lambda e: (e["src"], e["dst"], e["edge_type"])):
-        outgoing[edge["src"]].append(edge)
-        incoming[edge["dst"]].append(edge)
-    files: dict[str, str] = {}
-    for record in ordered:
-        node_id = record["id"]
-        front = {
-            "id": node_id,
-            "type": record["node_type"],
-            "tier": record["tier"],
-            "layer": record["layer"],
-            "status": record["status"],
-            "initiatives": record["initiatives"],
-            "tags": record["tags"],
-            "created_at": record["created_at"],
-            "recorded_at": record["recorded_at"],
-            "revision": record["revision"],
-        }
-        lines = ["---", *[f"{k}: {_yaml(v)}" for k, v in front.items()], "---", "", f"# {record['name']}", ""]
-        if record["description"]:
-            lines += [f"> {record['description']}", ""]
-        if record["body"]:
-            lines += [record["body"], ""]
-        if outgoing[node_id]:
-            lines += ["## Outgoing", ""]
-            lines += [f"- {e['edge_type']} ({e['weight']:g}) → [[{slugs[e['dst']]}]]" for e in outgoing[node_id]]
-            lines.append("")
-        if incoming[node_id]:
-            lines += ["## Incoming", ""]
-            lines += [f"- [[{slugs[e['src']]}]] → {e['edge_type']} ({e['weight']:g})" for e in incoming[node_id]]
-            lines.append("")
-        files[paths[node_id]] = "\n".join(lines)
-    header = archive.header()
-    files["README.md"] = "\n".join(
-        [
-            "# kaeru memory export",
-            "",
-            f"Initiatives: {', '.join(header['initiatives']) or '(none)'}. Exported as of {header['exported_at']}.",
-            f"{len(live)} live nodes, {len(live_edges)} live edges. One page per node under `<tier>/<type>/`;",
-            "links keep their edge type and weight. INDEX.md lists everything; LOG.md is the audit trail.",
-            "The lossless form of this vault is the `amg` archive (docs/amg.md).",
-            "",
-        ]
-    )
-    index = ["# Index", ""]
-    by_group: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for record in ordered:
-        by_group[(record["tier"], record["node_type"])].append(record["id"])
-    for (tier, node_type), ids in sorted(by_group.items()):
-        index += [f"## {tier} / {node_type}", ""] + [f"- [[{slugs[i]}]]" for i in ids] + [""]
-    roots = [r["id"] for r in ordered if any(e["edge_type"] == "derived_from" for e in outgoing[r["id"]])]
+    slugs = {i: _slug(live[i].slug_base, i, taken) for i in ordered}
+    outgoing: dict[str, list[_Edge]] = defaultdict(list)
+    incoming: dict[str, list[_Edge]] = defaultdict(list)
+    for edge in sorted(live_edges, key=lambda e: (e.src, e.dst, e.edge_type)):
+        outgoing[edge.src].append(edge)
+        incoming[edge.dst].append(edge)
+    for node_id in ordered:
+        node = live[node_id]
+        spool.seek(node.offset)
+        record = json.loads(spool.readline())
+        rel = f"{node.tier}/{node.node_type}/{slugs[node_id]}.md"
+        with _File(target, rel, out) as page:
+            page.write(_page(record, slugs, outgoing[node_id], incoming[node_id]))
+    out.live_nodes, out.live_edges = len(live), len(live_edges)
+    with _File(target, "README.md", out) as readme:
+        readme.write(
+            "\n".join(
+                [
+                    "# kaeru memory export",
+                    "",
+                    f"Initiatives: {', '.join(header['initiatives']) or '(none)'}. Exported as of {header['exported_at']}.",
+                    f"{len(live)} live nodes, {len(live_edges)} live edges. One page per node under `<tier>/<type>/`;",
+                    "links keep their edge type and weight. INDEX.md lists everything; LOG.md is the audit trail.",
+                    "The lossless form of this vault is the `amg` archive (docs/amg.md).",
+                    "",
+                ]
+            )
+        )
+    with _File(target, "INDEX.md", out) as index:
+        _index(index, ordered, live, slugs, outgoing)
+
+
+def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], incoming: list[_Edge]) -> str:
+    front = {
+        "id": record["id"],
+        "type": record["node_type"],
+        "tier": record["tier"],
+        "layer": record["layer"],
+        "status": record["status"],
+        "initiatives": record["initiatives"],
+        "tags": record["tags"],
+        "created_at": record["created_at"],
+        "recorded_at": record["recorded_at"],
+        "revision": record["revision"],
+    }
+    lines = ["---", *[f"{k}: {_yaml(v)}" for k, v in front.items()], "---", "", f"# {record['name']}", ""]
+    if record["description"]:
+        lines += [f"> {record['description']}", ""]
+    if record["body"]:
+        lines += [record["body"], ""]
+    if outgoing:
+        lines += ["## Outgoing", ""]
+        lines += [f"- {e.edge_type} ({e.weight:g}) → [[{slugs[e.dst]}]]" for e in outgoing]
+        lines.append("")
+    if incoming:
+        lines += ["## Incoming", ""]
+        lines += [f"- [[{slugs[e.src]}]] → {e.edge_type} ({e.weight:g})" for e in incoming]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _index(
+    index: _File, ordered: list[str], live: dict[str, _Node], slugs: dict[str, str], outgoing: dict[str, list[_Edge]]
+) -> None:
+    """INDEX.md: the pages by tier and type, the provenance trees, the open questions (lines joined
+    by newlines as they are written)."""
+    lines = _Joined(index)
+    lines.add("# Index", "")
+    group: tuple[str, str] | None = None
+    for node_id in ordered:  # sorted by tier and type first: each group's pages come together
+        node = live[node_id]
+        if (node.tier, node.node_type) != group:
+            if group is not None:
+                lines.add("")
+            lines.add(f"## {node.tier} / {node.node_type}", "")
+            group = (node.tier, node.node_type)
+        lines.add(f"- [[{slugs[node_id]}]]")
+    if group is not None:
+        lines.add("")
+    roots = [i for i in ordered if any(e.edge_type == "derived_from" for e in outgoing.get(i, ()))]
     if roots:
-        index += ["## Provenance", ""]
+        lines.add("## Provenance", "")
         for root in roots:
-            index.append(f"- [[{slugs[root]}]]")
-            index += [
-                f"  - derived from [[{slugs[e['dst']]}]]" for e in outgoing[root] if e["edge_type"] == "derived_from"
-            ]
-        index.append("")
-    questions = [r["id"] for r in ordered if r["node_type"] == "hypothesis" and r["status"] == "open"]
+            lines.add(f"- [[{slugs[root]}]]")
+            lines.add(
+                *(f"  - derived from [[{slugs[e.dst]}]]" for e in outgoing[root] if e.edge_type == "derived_from")
+            )
+        lines.add("")
+    questions = [i for i in ordered if live[i].open_question]
     if questions:
-        index += ["## Open questions", ""] + [f"- [[{slugs[i]}]]" for i in questions] + [""]
-    files["INDEX.md"] = "\n".join(index)
-    log = ["# Log", ""]
-    for record in archive.audit:
-        who = f"{record['actor']}" + (f" ({record['request_id']})" if record["request_id"] else "")
-        log.append(f"- {record['at']} {record['operation']} by {who}: {len(record['affected'])} node(s)")
-    files["LOG.md"] = "\n".join(log) + "\n"
-    return dict(sorted(files.items()))
+        lines.add("## Open questions", "", *(f"- [[{slugs[i]}]]" for i in questions), "")
+
+
+class _Joined:
+    """Lines written as joining them with newlines would give them: a newline before every line
+    but the first."""
+
+    def __init__(self, file: _File) -> None:
+        self._file, self._first = file, True
+
+    def add(self, *lines: str) -> None:
+        for line in lines:
+            self._file.write(line if self._first else "\n" + line)
+            self._first = False
+
+
+class _File:
+    """One file of the export, written as UTF-8 and hashed as it goes; recorded in `out` when closed."""
+
+    def __init__(self, target: Path, rel: str, out: Written) -> None:
+        self.rel, self.out = rel, out
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._raw = path.open("wb")
+        self._hash = hashlib.sha256()
+        self._size = 0
+
+    def write(self, text: str) -> None:
+        data = text.encode()
+        self._raw.write(data)
+        self._hash.update(data)
+        self._size += len(data)
+
+    def __enter__(self) -> _File:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._raw.close()
+        self.out.files.append((self.rel, self._hash.hexdigest(), self._size))

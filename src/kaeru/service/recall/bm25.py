@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 
 from kaeru.domain.model import Node
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
@@ -54,7 +55,7 @@ def bm25f(
     units: dict[str, list[tuple[dict[str, float], float]]] = {}
     whole: dict[str, tuple[dict[str, float], float]] = {}
     for node_id, node in nodes.items():
-        whole[node_id] = _doc_stems(node, memo)
+        whole[node_id] = _doc_stems(node, memo, words)
         units[node_id] = _passages(node, wanted, whole[node_id][0], memo, words) or [whole[node_id]]
     if reference:
         sample = [_doc_stems(n, memo)[1] for n in reference.values()]
@@ -75,6 +76,18 @@ def bm25f(
         rows.append((node_id, score))
     rows.sort(key=lambda r: -r[1])
     return rows
+
+
+def _joined_numbers(name: str) -> Counter[str]:
+    """The numbers of a name that are parts of a joined token — an id, a version, a time (`D1:3`,
+    `v2.4`, `4:30`) — each with its count: pieces of one identifier, not values the name states, so
+    they do not count as its words (decision 110). A number standing alone (`Budget 2024`) counts."""
+    out: Counter[str] = Counter()
+    for chunk in name.split():
+        found = tokens(chunk)
+        if len(found) > 1:
+            out.update(t for t in found if t.isdigit())
+    return out
 
 
 def _unit_lengths(length: float) -> list[float]:
@@ -175,27 +188,58 @@ def _body_words(node: Node, words: DocWords) -> tuple[str, ...]:
     return words.put(key, tuple(body) if len(body) > PASSAGE_WORDS else ())
 
 
-def _doc_stems(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
+def _doc_stems(node: Node, memo: DocStems, words: DocWords | None = None) -> tuple[dict[str, float], float]:
     """Field-weighted stem frequencies of one node revision, and its weighted length (memoised in
-    the runtime's `doc_stems`, bounded by bytes)."""
+    the runtime's `doc_stems`, bounded by bytes). With `words` (a candidate, to be scored by its
+    passages too), a long body's stems and its short fields' weights are memoised from the same
+    pass (`_body_words`, `_head`): each field is tokenised and stemmed once (decision 126)."""
     key = (node.id, node.revision)
     found = memo.get(key)
     if found is None:
         fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
-        found = memo.put(key, _field_stems(fields))
+        stemmed = [_field_words(text, i == 0) for i, text in enumerate(fields)]
+        found = memo.put(key, _weigh(zip(FIELD_WEIGHTS, stemmed, strict=True)))
+        body = stemmed[BODY][0]
+        if words is not None and node.body and len(node.body) > PASSAGE_WORDS * 2 and len(body) > PASSAGE_WORDS:
+            words.put((node.id, f"{node.revision}{_AT}body"), tuple(body))
+            head = [(w, f) for i, (w, f) in enumerate(zip(FIELD_WEIGHTS, stemmed, strict=True)) if i != BODY]
+            memo.put((node.id, f"{node.revision}{_AT}head"), _weigh(head))
     return found
 
 
-def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
+def _field_words(text: str, name: bool = False) -> tuple[list[str], list[str]]:
+    """A field's stems in order (what its length counts), and the words it counts: those stems, its
+    identifiers' pieces (stemmed) and whole identifiers — in a name, less the numbers that are
+    pieces of a joined token (`_joined_numbers`, decision 110)."""
+    found = stem_words(tokens(text))
+    parts, wholes = _identifier_words(text)
+    counted = [*found, *stem_words(parts), *wholes]
+    skip = _joined_numbers(text) if name else Counter()
+    if skip:
+        kept = []
+        for word in counted:
+            if skip[word] > 0:
+                skip[word] -= 1
+            else:
+                kept.append(word)
+        counted = kept
+    return found, counted
+
+
+def _weigh(fields: Iterable[tuple[float, tuple[list[str], list[str]]]]) -> tuple[dict[str, float], float]:
+    """The fields' weighted stem frequencies (each counted word adds its field's weight) and
+    weighted length (of each field's stems)."""
     tf: dict[str, float] = {}
     length = 0.0
-    for weight, text in zip(FIELD_WEIGHTS, fields, strict=True):
-        found = stem_words(tokens(text))
+    for weight, (found, counted) in fields:
         length += weight * len(found)
-        parts, wholes = _identifier_words(text)
-        for word in [*found, *stem_words(parts), *wholes]:
+        for word in counted:
             tf[word] = tf.get(word, 0.0) + weight
     return tf, length
+
+
+def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
+    return _weigh(zip(FIELD_WEIGHTS, (_field_words(text, i == 0) for i, text in enumerate(fields)), strict=True))
 
 
 #: What any code identifier needs somewhere in a text (`identifier_words`' own patterns need more):

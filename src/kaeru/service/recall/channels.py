@@ -22,12 +22,18 @@ from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
 SEEDS = 12
-#: Temporal neighbours: how many strong hits to look around, how far, and how fast the share decays.
+#: Temporal neighbours: how many strong hits to look around, how far (four memories on since
+#: decision 90), and how fast the share decays.
 TEMPORAL_SEEDS = 8
 RERANK = 60
 TEMPORAL_BEFORE = 2
-TEMPORAL_AFTER = 3
+TEMPORAL_AFTER = 4
 TEMPORAL_DECAY = 1.0
+#: A neighbour of more words than this gets `TEMPORAL_WORDS` / its words of what the temporal
+#: channel passes it (decision 90): a short memory (a reply, a line of a dialogue) needs the
+#: memories around it to say what it is about; a long one says it in its own words, which the
+#: lexical channel has already scored.
+TEMPORAL_WORDS = 64
 CANDIDATES = 100
 #: The links of one seed the graph channel follows, strongest first.
 GRAPH_FANOUT = 20
@@ -207,10 +213,12 @@ def run_channels(
                 continue
             pos = around.index(seed)
             strength = share(before_score[seed], top)
+            neighbours = loaded.get(around)
             for j, other in enumerate(around):
                 if other != seed:
                     gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
-                    fusion.put("temporal", other, strength / (1 + gap) ** TEMPORAL_DECAY)
+                    value = strength / (1 + gap) ** TEMPORAL_DECAY * _brevity(neighbours.get(other))
+                    fusion.put("temporal", other, value)
     if plan.weight("graph") and seeds:
         # Each seed lends its score to its GRAPH_FANOUT strongest links (newest first among equals):
         # a hub that thousands of notes link to would otherwise make every one of them a candidate
@@ -276,6 +284,14 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
         df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
     return idf
+
+
+def _brevity(node: Node | None) -> float:
+    """The share of a temporal neighbour's due it gets by its length (`TEMPORAL_WORDS`)."""
+    if node is None or not TEMPORAL_WORDS:
+        return 1.0
+    words = len(tokens(node.description)) + len(tokens(node.body))
+    return min(1.0, TEMPORAL_WORDS / words) if words else 1.0
 
 
 def _asks(node: Node, stems: list[str]) -> bool:

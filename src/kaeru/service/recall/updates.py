@@ -138,6 +138,9 @@ def newer_first(
     # not tell two of them apart (the texts test).
     among = Counter(w for i in with_values for w in texts[i].content)
     common = {w for w, n in among.items() if n > max(2, COMMON_SHARE * len(with_values))}
+    short = [i for i in with_values if len(texts[i].content) <= SHORT]
+    among_short = Counter(w for i in short for w in texts[i].content)
+    common_short = {w for w, n in among_short.items() if n > max(2, COMMON_SHARE * len(short))}
     weights = idf or {}
     gains: dict[str, float] = {}
     for older in with_values:
@@ -155,7 +158,9 @@ def newer_first(
         passing = [
             i
             for i in later
-            if stated_pair(old, texts[i], slots) or update_pair(old, texts[i], slots, rarest, common, i in leading)
+            if stated_pair(old, texts[i], slots)
+            or update_pair(old, texts[i], slots, rarest, common, i in leading)
+            or (i in leading and stated_any(old, texts[i], common_short))
         ]
         base = final[older]
         for k, chosen in enumerate(reversed(passing), 1):
@@ -163,6 +168,16 @@ def newer_first(
             gains[chosen] = gains.get(chosen, 0.0) + target - final[chosen]
             final[chosen] = target
     return gains
+
+
+def stated_any(old: _Text, new: _Text, common: set[str]) -> bool:
+    """The stated change of any number (decision 111), for two leading hits: both short
+    statements, the newer writes a change word before a number, their numbers differ and their
+    texts are the same thing by the texts test — the words most of the short leading hits use left
+    out (`common`; long answers around them would make every shared word common)."""
+    if len(old.content) > SHORT or len(new.content) > SHORT or "*" not in new.changed:
+        return False
+    return differ(old.values, new.values) and same_texts(old, new, common)
 
 
 def stated_pair(old: _Text, new: _Text, slots: set[str]) -> bool:
@@ -242,6 +257,13 @@ def read_text(
                                 )
                                 - CHANGE_WORDS
                             )
+        # any number written after a change word ("rescheduled to March 22 at 4:30"): slot `*`
+        if (
+            changes
+            and "*" not in changed
+            and any(d and CHANGE_WORDS.intersection(stems[max(0, j - NEAR) : j]) for j, d in enumerate(digits))
+        ):
+            changed["*"] = [frozenset()]
     if not numbers:
         return {}, content, changed
     found["*"] = numbers
@@ -265,7 +287,7 @@ def stated_change(old: _Text, new: _Text, slots: set[str]) -> bool:
         and new.values[slot] - old.values[slot]
         and any(modifiers <= known for modifiers in new.changed[slot])
         for slot in new.changed
-        if slot in new.values
+        if slot in new.values and slot != "*"
     )
 
 

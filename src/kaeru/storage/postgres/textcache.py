@@ -8,10 +8,10 @@ set of fields — its weighted frequency as `bm25.score_sql` computes it (the sa
 computes each value, so the doubles are the same); the rows' `dl` and refuted flags; per initiative,
 whether the row is a live, non-audit member. A value copy is read only over the initiatives a
 search asked for (their members: ~40 % of a 1M-node benchmark vault), and extended when another
-asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is then a few vector operations and `bm25_scores`, the
-score in `score_sql`'s order of operations, with `N`, `avgdl` and the document frequencies read from
-`text_totals`/`term_stats` in the search's own snapshot — so rows, order and scores are the SQL's to
-the bit (`tests/storage/test_postgres_copies.py`).
+asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is a few
+vector operations and `bm25_scores` (`score_sql`'s order of operations, `N`, `avgdl` and document
+frequencies read from `text_totals`/`term_stats` in the search's snapshot): rows, order and scores
+are the SQL's to the bit.
 
 **Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
 lower `seq` can become visible after one with a higher: no watermark can name what changed. Every
@@ -21,13 +21,10 @@ node's `seq` and the writer's `xid8`), and all the copies are kept at one snapsh
 transaction `S` saw (`_sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
 log rows of the transactions `S` did not see — `xid >= xmax(S)` or in flight at `S` — and reads
 those nodes again (the outbox rule: a transaction in flight at `S` that commits later is read then,
-whatever its `seq`). Past `REFRESH_ROWS` of them, or when the log was pruned past `xmin(S)`
-(`text_change_horizon`), the copies are dropped and read again in `T`. Only a read snapshot
-(REPEATABLE READ) uses or refreshes them; a write transaction ranks in SQL.
-
-**Cold copies are read in the background** (16.Z1): with `warm` set (by the store), another thread
-reads them in its own snapshot while SQL ranks (~14 s against ~2.3 s at 1M nodes), as it does for a
-search that waits on that read's lock past `LOCK_WAIT`.
+whatever its `seq`) — for the `REFRESH_PHRASES` most recently used copies. Past `REFRESH_ROWS`
+nodes, or a log pruned past `xmin(S)`, the copies are dropped and read again in `T`. Only a read
+snapshot uses or refreshes them; a write ranks in SQL. **Cold copies are read in the background**
+(16.Z1): with `warm` set, another thread reads them while SQL ranks (or past `LOCK_WAIT`).
 """
 
 from __future__ import annotations
@@ -53,9 +50,11 @@ if TYPE_CHECKING:
 CACHE_BYTES = 64 * 2**20
 #: The bytes of a node id kept in memory: a UUID's 16 (an id of another form is read each time).
 ID_BYTES = 16
-#: At most this many nodes changed since the copies' snapshot are read back by key (one statement);
-#: past it, the copies are read again whole.
+#: At most this many nodes changed since the copies' snapshot are read back (past it: read whole)…
 REFRESH_ROWS = 4096
+#: …for the most recently used this many value copies (a column each); the others are dropped: with
+#: every copy refreshed, a search after a write grew slower as a server ran (decision 118).
+REFRESH_PHRASES = 128
 #: A writer prunes the change log once every this many node writes of its process…
 PRUNE_EVERY = 1024
 #: …down to about this many rows (the newest); a copy older than what is left is read again whole.
@@ -362,7 +361,9 @@ class TextCopies:
         new = _State(now, state)
         if not seqs:
             return new
-        keys = list(state.values)
+        for key in list(new.values)[:-REFRESH_PHRASES]:  # least recently used first (`_with`)
+            del new.values[key], new.covered[key]
+        keys = list(new.values)
         params: dict[str, Any] = {"seqs": seqs}
         for i, key in enumerate(keys):
             params[f"t{i}"] = key[1]

@@ -75,6 +75,13 @@ REFRESH_ROWS = 64
 #: evict each other in turn — more common words in use than fit the bound — would cost more than
 #: SQL every time.
 IDLE_RANKINGS = 64
+#: What a copy keeps alive besides its array's data, counted with it against `max_bytes`: the
+#: array's header, the `_Copy`, its watermark, its key's MATCH text and the cache's entry (~530–560
+#: bytes measured with tracemalloc at 40 and 2,500 rows; the key's column weights are shared,
+#: `TextCache._copy`, ~770 when every key held its own). Copies are made in vaults of more than
+#: `search.SCOPE_THRESHOLD` rows (a word matches more): uncounted, the copies of such a vault held up
+#: to ~40 % over the bound (770 bytes beside 2,000 of data), ~8 % at 10,000 rows.
+COPY_OVERHEAD = 576
 #: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
 #: id of another form is read each time).
 ID_BYTES = 16
@@ -115,7 +122,7 @@ class _Copy:
     def __init__(self, freq: np.ndarray, mark: tuple[int, int]):
         self.freq, self.mark = freq, mark
         self.hits = int((freq > 0).sum())
-        self.nbytes = int(freq.nbytes)
+        self.nbytes = int(freq.nbytes) + COPY_OVERHEAD
         #: The cache's ranking count when a ranking last used it.
         self.used = 0
 
@@ -164,7 +171,15 @@ class TextCache:
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        #: The copies, least recently used first (a use moves one to the end): the busy ones, used
+        #: within the last `IDLE_RANKINGS` rankings, are a suffix, the idle ones a prefix.
         self._held: OrderedDict[tuple[str, tuple[float, ...]], _Copy] = OrderedDict()
+        #: The copies' `nbytes`, summed (kept as they come and go: summing thousands of copies for
+        #: every copy read or refreshed made a long session's searches slower and slower).
+        self._bytes = 0
+        #: One tuple of column weights for each set of them (a query builds its own): the copies'
+        #: keys share it.
+        self._weights: dict[tuple[float, ...], tuple[float, ...]] = {}
         #: Every row's `D`, which all the copies' rankings share.
         self._sizes: _Sizes | None = None
         #: The ids and refuted flags of rows a page showed.
@@ -181,6 +196,7 @@ class TextCache:
     def clear(self) -> None:
         with self._lock:
             self._held.clear()
+            self._bytes = 0
             self._sizes = None
             self._facts = None
 
@@ -188,7 +204,7 @@ class TextCache:
     def nbytes(self) -> int:
         """The bytes of the copies and sizes held (what `max_bytes` bounds; the ids and flags apart)."""
         with self._lock:
-            return sum(c.nbytes for c in self._held.values()) + (self._sizes.nbytes if self._sizes else 0)
+            return self._bytes + (self._sizes.nbytes if self._sizes else 0)
 
     def rank(
         self,
@@ -353,6 +369,7 @@ class TextCache:
 
     # --- the copies --------------------------------------------------------------------------
     def _copy(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy | None:
+        weights = self._weights.setdefault(weights, weights)
         key = (match, weights)
         with self._lock:
             held = self._held.get(key)
@@ -365,34 +382,43 @@ class TextCache:
                     return None  # an older snapshot than the copy: SQL ranks
             fresh = self._refreshed(np, db, match, weights, held, mark) if held is not None else None
             if fresh is None:
-                guess = (mark[0] + 1) * (held.freq.itemsize if held is not None else 1)
+                guess = (mark[0] + 1) * (held.freq.itemsize if held is not None else 1) + COPY_OVERHEAD
                 if not self._room_for(key, guess):
                     return None  # the copies in use fill the bound: SQL ranks this phrase
                 fresh = self._load(np, db, match, weights, mark)
             fresh.used = self._rankings
+            old = self._held.pop(key, None)
+            self._bytes -= old.nbytes if old is not None else 0
             if self._room_for(key, fresh.nbytes):
-                self._held[key] = fresh
-                self._held.move_to_end(key)
-            else:  # read, but wider than guessed: this ranking uses it, the bound keeps the others
-                self._held.pop(key, None)
+                self._held[key] = fresh  # at the end: the most recently used
+                self._bytes += fresh.nbytes
+            # else: read, but wider than guessed: this ranking uses it, the bound keeps the others
             return fresh
 
     def _room_for(self, key: tuple[str, tuple[float, ...]], nbytes: int) -> bool:
         """Whether a copy of `nbytes` fits beside the sizes once idle copies (unused for
         `IDLE_RANKINGS` rankings) are given up — which it does here, least recently used first.
-        `key`'s own old copy, if any, is about to be replaced, so it counts for nothing."""
-        others = [(k, c) for k, c in self._held.items() if k != key]
+        `key`'s own old copy, if any, is about to be replaced, so it counts for nothing. Only the
+        busy copies (the end of `_held`) and the ones given up are visited."""
+        own = self._held.get(key)
         fixed = self._sizes.nbytes if self._sizes is not None else 0
-        busy = fixed + sum(c.nbytes for _, c in others if self._rankings - c.used < IDLE_RANKINGS)
+        busy = fixed
+        for k in reversed(self._held):
+            held = self._held[k]
+            if self._rankings - held.used >= IDLE_RANKINGS:
+                break
+            if k != key:
+                busy += held.nbytes
         if busy + nbytes > self.max_bytes:
             return False
-        held = fixed + sum(c.nbytes for _, c in others)
-        for k, c in others:
-            if held + nbytes <= self.max_bytes:
+        total = fixed + self._bytes - (own.nbytes if own is not None else 0)
+        while total + nbytes > self.max_bytes:
+            k, held = next(iter(self._held.items()))
+            if k == key or self._rankings - held.used < IDLE_RANKINGS:  # only busy ones left: they fit
                 break
-            if self._rankings - c.used >= IDLE_RANKINGS:
-                del self._held[k]
-                held -= c.nbytes
+            del self._held[k]
+            self._bytes -= held.nbytes
+            total -= held.nbytes
         return True
 
     def _read(
