@@ -10,8 +10,7 @@ whether the row is a live, non-audit member. A value copy is read only over the 
 search asked for (their members: ~40 % of a 1M-node benchmark vault), and extended when another
 asks for more; the ids of the rows a page showed are kept too (they never change). A ranking is a few
 vector operations and `bm25_scores` (`score_sql`'s order of operations, `N`, `avgdl` and document
-frequencies read from `text_totals`/`term_stats` in the search's snapshot): rows, order and scores
-are the SQL's to the bit.
+frequencies read in the search's snapshot): rows, order and scores are the SQL's to the bit.
 
 **Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
 lower `seq` can become visible after one with a higher: no watermark can name what changed. Every
