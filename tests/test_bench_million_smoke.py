@@ -1,4 +1,5 @@
-"""bench.million builds, measures and drops a vault at a smoke size; bench.peers' workload words.
+"""bench.million builds, measures and drops a vault at a smoke size (and bench.notecost measures notes on
+it); bench.peers' workload words.
 
 Only completion and the report's shape are checked: benchmarks are never timed assertions. The peers
 harness itself needs npm and the official server, so only its pure parts run here.
@@ -10,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from bench import million, peers
+from bench import million, notecost, peers
 
 
 @pytest.mark.slow
@@ -32,6 +33,11 @@ def test_million_builds_measures_and_drops_a_small_vault(tmp_path: Path) -> None
     report = json.loads(out.read_text())
     assert set(report["ops"]) == set(million.OPS)
     assert all({"p50", "p95", "cpu_p50", "cpu_p95"} <= set(row) for row in report["ops"].values())
+
+    # `bench.notecost` on the same vault: both kinds of note, wall and client CPU (no server on SQLite).
+    for kind in ("long", "short"):
+        figures = notecost.measure(vault, 3, kind)
+        assert set(figures) == {"wall", "client"} and all(row["p95"] >= row["p50"] for row in figures.values())
 
     million.main(["drop", "--vault", str(vault)])
     assert not vault.exists()

@@ -144,7 +144,7 @@ def test_a_rebuild_and_the_upgrade_backfill_count_the_same(store: PostgresStore,
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SELECT set_config('kaeru.bulk_index', 'on', false)")
         conn.execute("UPDATE nodes SET ltf = NULL, stf = NULL, dl = NULL")
-        conn.execute("DELETE FROM term_docs")
+        conn.execute("DELETE FROM term_stats")
         conn.execute("DELETE FROM text_totals")
         conn.execute("INSERT INTO meta (key, value) VALUES ('stem_index_pending', '1')")
     PostgresStore(url).close()
@@ -208,3 +208,52 @@ def test_one_transaction_of_many_writes_counts_each_once(store: PostgresStore, u
         after = search(session, initiative.id)
     assert len(after) == 26
     assert inside == [after]
+
+
+def test_a_writer_without_a_session_is_counted_by_the_trigger(store: PostgresStore, url: str) -> None:
+    """Plain SQL (an operator's fix, a tool that is not kaeru) takes a node out of the index and puts
+    it back: the trigger keeps the statistics exact, in `term_stats`'s rows (migration 017)."""
+    _workload(_service(store, url))
+    with psycopg.connect(url, autocommit=True) as conn:
+        seq, ltf, stf, dl = conn.execute(
+            "SELECT seq, ltf::text, stf::text, dl FROM nodes WHERE NOT retracted AND dl IS NOT NULL ORDER BY seq LIMIT 1"
+        ).fetchone() or (None, None, None, None)
+        assert seq is not None
+        conn.execute("UPDATE nodes SET retracted = TRUE, ltf = NULL, stf = NULL, dl = NULL WHERE seq = %s", (seq,))
+        assert _kept(url) == _expected(store)
+        conn.execute(
+            "UPDATE nodes SET retracted = FALSE, ltf = %s::jsonb, stf = %s::jsonb, dl = %s WHERE seq = %s",
+            (ltf, stf, dl, seq),
+        )
+    kept = _kept(url)
+    assert kept == _expected(store)
+    assert kept[1][0] > 0
+
+
+def test_the_upgrade_to_one_row_a_term_keeps_every_count(store: PostgresStore, url: str) -> None:
+    """Migration 017 turns `term_docs`' rows (one a variant) into `term_stats`' (both variants in
+    one): every (variant, term, fields) sums as before, over fewer rows."""
+    _workload(_service(store, url))
+    before = _kept(url)
+    with psycopg.connect(url, autocommit=True) as conn:
+        # The statistics as migration 016 left them, spread over two more shards that cancel out.
+        conn.execute(
+            "DROP VIEW term_docs; "
+            'CREATE TABLE term_docs (stemmed BOOLEAN NOT NULL, term TEXT COLLATE "C" NOT NULL, fields SMALLINT NOT NULL, '
+            "shard SMALLINT NOT NULL, docs BIGINT NOT NULL, PRIMARY KEY (stemmed, term, fields, shard)); "
+            "INSERT INTO term_docs SELECT FALSE, term, fields, shard, literal FROM term_stats WHERE literal <> 0 "
+            "UNION ALL SELECT TRUE, term, fields, shard, stemmed FROM term_stats WHERE stemmed <> 0; "
+            "INSERT INTO term_docs VALUES (TRUE, 'zeta', 4, 62, 5), (TRUE, 'zeta', 4, 63, -5), (FALSE, 'gone', 4, 1, 0); "
+            "DROP TABLE term_stats; DELETE FROM schema_migrations WHERE version >= 17"
+        )
+        old_rows = conn.execute("SELECT count(*) FROM term_docs").fetchone()
+    PostgresStore(url).close()
+    assert _kept(url) == before
+    with psycopg.connect(url, autocommit=True) as conn:
+        new_rows = conn.execute("SELECT count(*) FROM term_stats").fetchone()
+        zeta = conn.execute(
+            "SELECT literal, stemmed FROM term_stats WHERE term = 'zeta' AND fields = 4 AND shard = 62"
+        ).fetchone()
+    assert old_rows is not None and new_rows is not None
+    assert new_rows[0] < old_rows[0] * 0.75
+    assert zeta == (0, 5)

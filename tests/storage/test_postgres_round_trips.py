@@ -1,5 +1,5 @@
-"""PostgreSQL's writes end in one pipeline, COMMIT included (decision 16.P2), and a rare word's
-ranking runs without parallel workers (16.P3).
+"""PostgreSQL's writes end in one pipeline, COMMIT included (decision 16.P2), begin with their first
+statement (16.L7), and a rare word's ranking runs without parallel workers (16.P3).
 
 A note used to wait for nine round trips; the statements whose outcome nobody reads (the audit row,
 the replay response, the initiative's activity time, the statistics) now go with the COMMIT. What
@@ -21,6 +21,7 @@ from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, Store
 from kaeru.storage.postgres.session import PostgresSession
+from kaeru.storage.postgres.store import PostgresStore
 from tests.storage.test_node_rows import distinct_node
 
 
@@ -99,16 +100,48 @@ def _round_trips(*, statements: bool = False) -> Iterator[list[str]]:
         psycopg.Connection.pipeline = pipeline  # type: ignore[method-assign]
 
 
-def test_a_note_waits_for_five_round_trips(service: Service) -> None:
-    """BEGIN, the replay claim, the initiative, the node's row (its seq is needed), and one pipeline
-    with everything else and the COMMIT."""
+def test_a_note_waits_for_four_round_trips(service: Service) -> None:
+    """BEGIN with the replay claim (16.L7), the initiative, the node's row (its seq is needed), and one
+    pipeline with everything else and the COMMIT."""
     _postgres(service.store)
     service.note(parse("note", {"initiative": "alpha", "text": "a first note makes the initiative"}))
     with _round_trips() as seen:
         outcome, _ = service.note(parse("note", {"initiative": "alpha", "text": "a second note", "request_id": "r-2"}))
     assert outcome.primary is not None
-    assert len(seen) == 5, seen
-    assert seen[-1] == "pipeline"
+    assert len(seen) == 4, seen
+    assert seen[0] == seen[-1] == "pipeline"
+    with _round_trips(statements=True) as sent:
+        service.note(parse("note", {"initiative": "alpha", "text": "a third note", "request_id": "r-3"}))
+    assert sent[0].startswith("BEGIN ISOLATION LEVEL READ COMMITTED") and sent[1].startswith("INSERT INTO requests")
+    assert sent[-1] == "COMMIT"
+
+
+def test_a_read_that_reaches_no_statement_sends_nothing(store: Store) -> None:
+    _postgres(store)
+    with _round_trips() as seen, store.read():
+        pass
+    assert seen == []
+
+
+def test_a_pooled_connection_that_died_is_replaced_at_a_writes_first_exchange(store: Store) -> None:
+    """BEGIN now travels with the first statement: when that exchange finds the pooled connection
+    dead, nothing can have committed, so it is sent again on a new connection — once — and the
+    write happens exactly once."""
+    _postgres(store)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+    node = distinct_node((initiative,))
+    assert isinstance(store, PostgresStore)
+    with psycopg.connect(store.url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+    with store.write() as session:
+        session.put_node(node, request_id=None, actor="test", new=True)
+    with store.read() as session:
+        assert session.get_node(node.id) is not None
+        assert session.newest_members(initiative, None, 1)[1] == 1
 
 
 def test_the_statistics_arrays_keep_every_term_as_written(store: Store) -> None:

@@ -4,10 +4,12 @@
 so PostgreSQL ranked differently from SQLite. Here each live node keeps, beside its tsvectors, how
 often each term occurs in each field (`ltf` literal terms, `stf` stems: `{term: [name,
 description, body, tags]}`) and its length `dl` in the tokens FTS5 counts for the row (the four
-literal fields, one scope token per initiative, the four stem fields). A trigger (migration 009)
-keeps the vault's statistics in the same transaction as every write: `term_docs` (how many live
-nodes hold a term in exactly a given set of fields) and `text_totals` (live nodes and their
-tokens), both split over a few `shard` rows so that concurrent writers rarely wait on one row.
+literal fields, one scope token per initiative, the four stem fields). The vault's statistics are
+kept in the same transaction as every write (by the writing session, 16.M3, or a trigger):
+`term_stats` (how many live nodes hold a term, literally and as a stem, in exactly a given set of
+fields; migration 017, before it `term_docs`, which is now a view of it) and `text_totals` (live
+nodes and their tokens), both split over a few `shard` rows so that concurrent writers rarely wait
+on one row.
 
 The score is FTS5's, computed in the same order with the same doubles, so equal inputs give
 bit-equal scores and ties fall the same way on both engines:
@@ -35,7 +37,7 @@ from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 #: FTS5's bm25 constants (fts5_aux.c).
 K1 = 1.2
 B = 0.75
-#: The indexed fields in the order of a term's counts, their bit in `term_docs.fields`, and their
+#: The indexed fields in the order of a term's counts, their bit in `term_stats.fields`, and their
 #: bm25 weight: SQLite's column weights (`_LITERAL_WEIGHTS`, `_STEM_WEIGHTS`).
 FIELDS = ("name", "description", "body", "tags")
 FIELD_BITS = {f: 1 << i for i, f in enumerate(FIELDS)}
@@ -94,21 +96,26 @@ def fields_of(counts: Sequence[int]) -> int:
 
 
 class TermDelta:
-    """How one transaction's node writes change the BM25 statistics (`term_docs`, `text_totals`):
-    what the trigger of migration 009 adds row by row, gathered and applied once (decision 16.M3)."""
+    """How one transaction's node writes change the BM25 statistics (`term_stats`, `text_totals`):
+    what the trigger adds row by row, gathered and applied once (decision 16.M3). `docs` holds,
+    per (term, fields), the change of the literal count and of the stemmed count: one row of
+    `term_stats` carries both (decision 16.L3)."""
 
     def __init__(self) -> None:
-        self.docs: dict[tuple[bool, str, int], int] = {}
+        self.docs: dict[tuple[str, int], list[int]] = {}
         self.rows = 0
         self.tokens = 0
 
     def add(self, literal: Terms | None, stems: Terms | None, dl: int | None, sign: int) -> None:
         """Count (`sign` 1) or uncount (-1) one row's terms; all None for a row out of the index."""
         docs = self.docs
-        for stemmed, terms in ((False, literal), (True, stems)):
+        for variant, terms in ((0, literal), (1, stems)):
             for term, counts in (terms or {}).items():
-                key = (stemmed, term, fields_of(counts))
-                docs[key] = docs.get(key, 0) + sign
+                key = (term, fields_of(counts))
+                found = docs.get(key)
+                if found is None:
+                    found = docs[key] = [0, 0]
+                found[variant] += sign
         if dl is not None:
             self.rows += sign
             self.tokens += sign * dl

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import psycopg
@@ -41,19 +41,58 @@ class PgDb(Db):
         self._c = conn
         #: Statements `send` held back, rendered: they go in one pipeline with the next statement.
         self._held: list[tuple[str, Params]] = []
+        #: Set by `begin` until the first exchange: a fresh connection for the one that proved dead.
+        self._replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None
+
+    @property
+    def connection(self) -> psycopg.Connection[Any]:
+        """The connection the transaction runs on (`begin` may have replaced the first)."""
+        return self._c
+
+    def begin(
+        self, sql: str, replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None
+    ) -> None:
+        """Open the transaction with the first exchange instead of a round trip of its own
+        (decision 16.L7). A pooled connection that died fails that exchange; nothing of the
+        transaction can have committed then, so it is sent again, once, on `replace(dead)`."""
+        self._held.append((sql, ()))
+        self._replace = replace
+
+    def begun_only(self) -> bool:
+        """Whether the transaction's BEGIN is still held: no statement reached the server."""
+        return self._replace is not None and len(self._held) == 1
+
+    def discard(self) -> None:
+        """Forget what is held (a transaction that never reached the server)."""
+        self._held.clear()
+        self._replace = None
+
+    def _exchange(self, sql: str | None, params: Params | dict[str, Any]) -> psycopg.Cursor[Any] | None:
+        """The held statements and then `sql` (if any) in one round trip; the first exchange of a
+        `begin` is tried again on a fresh connection when the connection proved dead."""
+        held, self._held = self._held, []
+        replace, self._replace = self._replace, None
+        while True:
+            try:
+                if not held:
+                    return self._c.execute(sql, params) if sql is not None else None  # type: ignore[arg-type, unused-ignore]
+                cur = None
+                with self._c.pipeline():
+                    for text, values in held:
+                        self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
+                    if sql is not None:
+                        cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+                return cur  # its results arrived when the pipeline ended
+            except (psycopg.Error, UnicodeEncodeError) as exc:
+                if replace is None or not self._c.broken:
+                    raise translate(exc) from exc
+                self._c = replace(self._c)
+                replace = None
 
     def _cursor(self, sql: str, params: Params | dict[str, Any]) -> psycopg.Cursor[Any]:
-        try:
-            if not self._held:
-                return self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
-            held, self._held = self._held, []
-            with self._c.pipeline():
-                for text, values in held:
-                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
-                cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
-            return cur  # its results arrived when the pipeline ended
-        except (psycopg.Error, UnicodeEncodeError) as exc:
-            raise translate(exc) from exc
+        cur = self._exchange(sql, params)
+        assert cur is not None
+        return cur
 
     def send(self, sql: str, params: Params = ()) -> None:
         self._held.append((self.dialect.render(sql), params))
@@ -63,15 +102,8 @@ class PgDb(Db):
         return bool(self._held)
 
     def flush(self) -> None:
-        if not self._held:
-            return
-        held, self._held = self._held, []
-        try:
-            with self._c.pipeline():
-                for text, values in held:
-                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
-        except (psycopg.Error, UnicodeEncodeError) as exc:
-            raise translate(exc) from exc
+        if self._held:
+            self._exchange(None, ())
 
     def raw_one(self, sql: str, params: Params | dict[str, Any] = ()) -> tuple[Any, ...] | None:
         """`one` for a statement in psycopg's own placeholders (`%s`, `%(name)s`)."""

@@ -181,16 +181,13 @@ class TsSearch(Part):
             docs = [int(r[0]) if r else 0 for r in found]
             totals = self._db.raw_one("SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0) FROM text_totals")
         else:
+            variant = "stemmed" if query.stemmed else "literal"  # a column of `term_stats` (16.L3)
             totals = self._db.raw_one(
-                "SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0), ARRAY(SELECT coalesce(sum(t.docs), 0) "
-                "FROM unnest(%(terms)s::text[]) WITH ORDINALITY q(term, i) LEFT JOIN term_docs t "
-                "ON t.stemmed = %(stemmed)s AND t.term = q.term AND t.fields & %(mask)s <> 0 "
+                f"SELECT coalesce(sum(docs), 0), coalesce(sum(tokens), 0), ARRAY(SELECT coalesce(sum(t.{variant}), 0) "
+                "FROM unnest(%(terms)s::text[]) WITH ORDINALITY q(term, i) LEFT JOIN term_stats t "
+                "ON t.term = q.term AND t.fields & %(mask)s <> 0 "
                 "GROUP BY q.i ORDER BY q.i) FROM text_totals",
-                {
-                    "terms": [term(t) for t in query.tokens],
-                    "stemmed": bool(query.stemmed),
-                    "mask": bm25.field_mask(query.fields),
-                },
+                {"terms": [term(t) for t in query.tokens], "mask": bm25.field_mask(query.fields)},
             )
             docs = [int(d) for d in totals[2]] if totals else [0] * len(query.tokens)
         rows, size = (int(totals[0]), int(totals[1])) if totals else (0, 0)

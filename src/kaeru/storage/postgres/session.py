@@ -13,9 +13,10 @@ import psycopg
 from kaeru.domain.model import Node
 from kaeru.errors import Unavailable
 from kaeru.storage.migrate import INDEX_PENDING
-from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms, node_term_counts, node_terms
+from kaeru.storage.postgres.bm25 import TermDelta, Terms, dump_terms
 from kaeru.storage.postgres.copied import CopiedSearch
 from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.indexing import node_index
 from kaeru.storage.postgres.textcache import PRUNE_SQL, TextCopies
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.records import RequestKey, StoredRequest
@@ -41,9 +42,8 @@ def _text_array(values: Iterable[str]) -> str:
 class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
 
-    def __init__(self, conn: psycopg.Connection[Any], *, read_only: bool, copies: TextCopies | None = None):
-        super().__init__(PgDb(conn), read_only=read_only)
-        self._c = conn
+    def __init__(self, conn: psycopg.Connection[Any] | PgDb, *, read_only: bool, copies: TextCopies | None = None):
+        super().__init__(conn if isinstance(conn, PgDb) else PgDb(conn), read_only=read_only)
         self._counted: dict[tuple[Any, ...], int] = {}
         self._stats: dict[tuple[Any, ...], tuple[int, int, list[int]]] = {}
         #: The store's in-memory copies of the ranking's inputs (decision 16.C1), if any.
@@ -117,8 +117,9 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         if node.retracted:
             self._new_terms = None
             return _INDEX_COLUMNS, (request_id, actor, None, None, None, None, None)
-        literal, stems, dl = self._new_terms = node_term_counts(node)
-        return _INDEX_COLUMNS, (request_id, actor, *self._index_terms(node), dump_terms(literal), dump_terms(stems), dl)
+        tsv, stv, literal, stems, dl = node_index(node)  # both tsvectors and the counts in one pass (16.L4)
+        self._new_terms = (literal, stems, dl)
+        return _INDEX_COLUMNS, (request_id, actor, tsv, stv, dump_terms(literal), dump_terms(stems), dl)
 
     def flush_term_stats(self) -> None:
         """Apply this transaction's changes to the statistics (before it commits, and before it
@@ -126,19 +127,22 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         other crosswise), as the trigger's would have left them summed over the shards; and the same
         for the section sizes (`section_counts`, decision 16.P1)."""
         delta = self._delta
-        changed = sorted((key, n) for key, n in delta.docs.items() if n)
+        # One row a (term, fields) for both counts (16.L3); the order is the statement's own sort
+        # (not Python's, which differs from COLLATE "C" beyond ASCII).
+        changed = [(key, n) for key, n in delta.docs.items() if n[0] or n[1]]
         if changed:
             self._db.send(
-                "INSERT INTO term_docs AS t (stemmed, term, fields, shard, docs) "
-                "SELECT u.s, u.t, u.f, pg_backend_pid() % 64, u.d "
-                "FROM unnest(?::boolean[], ?::text[], ?::smallint[], ?::bigint[]) AS u(s, t, f, d) "
-                'ORDER BY u.s, u.t COLLATE "C", u.f '
-                "ON CONFLICT (stemmed, term, fields, shard) DO UPDATE SET docs = t.docs + excluded.docs",
+                "INSERT INTO term_stats AS t (term, fields, shard, literal, stemmed) "
+                "SELECT u.t, u.f, pg_backend_pid() % 64, u.l, u.s "
+                "FROM unnest(?::text[], ?::smallint[], ?::bigint[], ?::bigint[]) AS u(t, f, l, s) "
+                'ORDER BY u.t COLLATE "C", u.f '
+                "ON CONFLICT (term, fields, shard) DO UPDATE "
+                "SET literal = t.literal + excluded.literal, stemmed = t.stemmed + excluded.stemmed",
                 [
-                    "{" + ",".join("t" if k[0] else "f" for k, _ in changed) + "}",
-                    _text_array(k[1] for k, _ in changed),
-                    "{" + ",".join(str(k[2]) for k, _ in changed) + "}",
-                    "{" + ",".join(str(n) for _, n in changed) + "}",
+                    _text_array(k[0] for k, _ in changed),
+                    "{" + ",".join(str(k[1]) for k, _ in changed) + "}",
+                    "{" + ",".join(str(n[0]) for _, n in changed) + "}",
+                    "{" + ",".join(str(n[1]) for _, n in changed) + "}",
                 ],
             )
         if delta.rows or delta.tokens:
@@ -215,7 +219,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         doctor's fix when they disagree with the memberships. Writers that touch the statistics wait
         until this commits (the tables are locked first, in the order writers update them), so what
         they add applies to the recount, never to counts it replaces."""
-        self._db.run("LOCK TABLE term_docs, text_totals, section_counts IN EXCLUSIVE MODE")
+        self._db.run("LOCK TABLE term_stats, text_totals, section_counts IN EXCLUSIVE MODE")
         if self._copies is not None:
             self._copies.clear()  # every node changes: the copies are read again, not refreshed
         self._db.one("SELECT set_config('kaeru.bulk_index', 'on', true)")
@@ -225,8 +229,8 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         count = 0
         for row in self._db.rows(f"SELECT seq, id, {NODE_COLS} FROM nodes WHERE NOT retracted"):
             node = self._d.node(row[0], row[1], row[2:])
-            tsv, stv = self._index_terms(node)
-            ltf, stf, dl = node_terms(node)
+            tsv, stv, literal, stems, dl = node_index(node)
+            ltf, stf = dump_terms(literal), dump_terms(stems)
             self._db.run(
                 f"UPDATE nodes SET {'' if stems_only else 'tsv = ?::tsvector, '}stv = ?::tsvector, ltf = ?::jsonb, "
                 "stf = ?::jsonb, dl = ? WHERE seq = ?",
@@ -242,15 +246,15 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     def _recount_terms(self) -> None:
         """The BM25 statistics counted anew from every live node's terms, and the section sizes from
         the memberships (in shard 0)."""
-        self._db.run("DELETE FROM term_docs")
+        self._db.run("DELETE FROM term_stats")
         self._db.run("DELETE FROM text_totals")
-        for stemmed, column in ((False, "ltf"), (True, "stf")):
-            self._db.run(
-                "INSERT INTO term_docs (stemmed, term, fields, shard, docs) "
-                f"SELECT ?, e.key, kaeru_term_fields(e.value), 0, count(*) FROM nodes n, jsonb_each(n.{column}) e "
-                "GROUP BY e.key, kaeru_term_fields(e.value)",
-                (stemmed,),
-            )
+        self._db.run(
+            "INSERT INTO term_stats (term, fields, shard, literal, stemmed) "
+            "SELECT c.term, c.fields, 0, sum(c.l), sum(c.s) FROM ("
+            "SELECT e.key AS term, kaeru_term_fields(e.value) AS fields, 1 AS l, 0 AS s FROM nodes n, jsonb_each(n.ltf) e "
+            "UNION ALL SELECT e.key, kaeru_term_fields(e.value), 0, 1 FROM nodes n, jsonb_each(n.stf) e"
+            ") c GROUP BY c.term, c.fields"
+        )
         self._db.run(
             "INSERT INTO text_totals (shard, docs, tokens) "
             "SELECT 0, count(*), coalesce(sum(dl), 0) FROM nodes WHERE dl IS NOT NULL"

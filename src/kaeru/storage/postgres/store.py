@@ -209,60 +209,57 @@ class PostgresStore:
             rows = session._db.rows("SELECT version, name FROM schema_migrations ORDER BY version")
         return [(int(r[0]), str(r[1])) for r in rows]
 
-    def _begin(self, begin: str) -> psycopg.Connection[Any]:
-        """A pooled connection inside a fresh transaction; one retry when a pooled connection had died."""
-        for attempt in range(2):
-            try:
-                conn = self._pool.getconn()
-            except psycopg.Error as exc:
-                raise translate(exc) from exc
-            try:
-                conn.execute(begin)
-            except psycopg.Error as exc:
-                broken = conn.broken
-                self._pool.putconn(conn)
-                if broken and attempt == 0:
-                    continue  # nothing ran yet, so a new connection may safely try again
-                raise translate(exc) from exc
-            if conn not in self._stale:
-                return conn
-            conn.execute("ROLLBACK")
-            self._pool.putconn(conn)
-            raise VaultTooNew(
-                f"the database was migrated past schema {self._schema}, which this server knows, by another "
-                "kaeru while this server ran: restart it, with the newer kaeru"
-            )
-        raise AssertionError("unreachable")
+    def _connection(self) -> psycopg.Connection[Any]:
+        """A pooled connection for a new transaction, which its first exchange begins (decision
+        16.L7), unless the database was migrated past this code since the connection opened."""
+        try:
+            conn = self._pool.getconn()
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+        if conn not in self._stale:
+            return conn
+        self._pool.putconn(conn)
+        raise VaultTooNew(
+            f"the database was migrated past schema {self._schema}, which this server knows, by another "
+            "kaeru while this server ran: restart it, with the newer kaeru"
+        )
+
+    def _replace(self, dead: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+        """Another connection for a transaction whose first exchange found its pooled one dead
+        (nothing ran on it: the pool discards it). Taken first, so that when none can be had the
+        dead one is still the session's, given back once."""
+        fresh = self._connection()
+        self._pool.putconn(dead)
+        return fresh
 
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
-        conn = self._begin(begin)
-        committing = False
+        db = PgDb(self._connection())
+        # BEGIN goes with the first statement (16.L7); a pooled connection that died is replaced then.
+        db.begin(begin, self._replace)
         try:
             try:
-                session = PostgresSession(conn, read_only=read_only, copies=self.copies)
+                session = PostgresSession(db, read_only=read_only, copies=self.copies)
                 yield session
                 session.flush_term_stats()
-                # What the transaction held back and its COMMIT go in one pipeline: one round trip
-                # (decision 16.P2). A failed statement aborts the rest, COMMIT included.
-                committing = session._db.pending()
-                if committing:
-                    session._db.send("COMMIT")
-                session._db.flush()
+                if db.begun_only():
+                    db.discard()  # nothing reached the server: no transaction to end
+                else:
+                    # What the transaction held back and its COMMIT go in one pipeline: one round
+                    # trip (decision 16.P2). A failed statement aborts the rest, COMMIT included.
+                    db.send("COMMIT")
+                    db.flush()
             except BaseException:
+                conn = db.connection
                 if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
                     try:
                         conn.execute("ROLLBACK")
                     except psycopg.Error:
                         pass  # the original error matters; the pool discards a broken connection
                 raise
-            if not committing:
-                try:
-                    conn.execute("COMMIT")
-                except psycopg.Error as exc:
-                    raise translate(exc) from exc
         finally:
-            self._pool.putconn(conn)
+            db.discard()
+            self._pool.putconn(db.connection)
 
     def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""
