@@ -83,3 +83,23 @@ def test_the_words_memo_is_bounded() -> None:
         memo.put((f"node-{i}", "1\x1fbody"), tuple(f"w{j}" for j in range(200)))
     assert 0 < memo.bytes <= DOC_WORDS_BYTES
     assert doc_stems_memo() is not doc_stems_memo()  # each runtime owns its own memos
+
+
+def test_a_revisions_terms_are_counted_by_their_references_and_bounded(service: Service) -> None:
+    """The BM25F memo keeps each candidate's words as tuples of the tokeniser's shared strings, not a
+    dictionary of every word's frequency (decision 128): a 150-word note's entry stays ~2 KB, so the
+    memo holds thousands more candidates in the same bytes; and the memo never passes its bound."""
+    body = " ".join(f"word{i % 97} and{i % 13}" for i in range(75))
+    node_id = note(service, body)
+    recall(service, "word5 and3")
+    memo = service.rt.doc_stems
+    with service.store.read() as session:
+        node = session.nodes_by_ids([node_id])[node_id]
+    doc = memo.get((node_id, node.revision))
+    assert doc is not None and len(memo) == 1
+    assert memo.bytes < 2500, memo.bytes
+    bounded = doc_stems_memo()
+    for i in range(40_000):
+        bounded.put((f"node-{i}", "1"), doc)
+    assert 0 < bounded.bytes <= bounded.max_bytes
+    assert len(bounded) > 8_000  # ~1,600 fitted when an entry was a dictionary of frequencies

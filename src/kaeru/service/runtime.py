@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import NamedTuple
 
 from kaeru.config import Settings
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
@@ -23,17 +24,31 @@ def system_clock() -> datetime:
     return datetime.now(UTC)
 
 
-#: Recall's memo of each candidate revision's field-weighted stems and weighted length
-#: (`recall/bm25.py`), keyed by (node id, revision): reused from call to call within this budget,
-#: and a single revision may take a quarter of it at most.
+class DocTerms(NamedTuple):
+    """One node revision's words as recall's BM25F counts them (`recall/bm25.py`): per field (name,
+    description, body, tags) the words it counts, the body's stems in order when it is scored by
+    windows (else empty), and the weighted lengths of the node and of its short fields. Each query
+    counts only its own words in them: no table of every word's frequency is kept (decision 128)."""
+
+    counted: tuple[tuple[str, ...], ...]
+    body: tuple[str, ...]
+    length: float
+    head_length: float
+
+
+#: Recall's memo of each candidate revision's `DocTerms`, keyed by (node id, revision): reused from
+#: call to call within this budget, and a single revision may take a quarter of it at most. The
+#: words are the tokeniser's shared strings (one vocabulary's worth), so an entry is counted by its
+#: references, as `doc_words` is: ~1.5 KB for a 100-word note (a dictionary of its words' frequencies
+#: took ~10), so 16 MiB holds ~11,000 of them.
 DOC_STEMS_BYTES = 16 << 20
-DocStems = BoundedCache[tuple[str, str], tuple[dict[str, float], float]]
+DocStems = BoundedCache[tuple[str, str], DocTerms]
 
 
-def _doc_stems_size(key: tuple[str, str], value: tuple[dict[str, float], float]) -> int:
-    tf = value[0]
-    strings = sys.getsizeof(key) + sum(map(sys.getsizeof, key)) + sum(map(sys.getsizeof, tf))
-    return strings + sys.getsizeof(tf) + 24 * len(tf) + sys.getsizeof(value) + ENTRY_OVERHEAD
+def _doc_stems_size(key: tuple[str, str], value: DocTerms) -> int:
+    held = {id(t): t for t in (*value.counted, value.body)}  # a field's words often are its stems
+    strings = sys.getsizeof(key) + sum(map(sys.getsizeof, key))
+    return strings + sum(map(sys.getsizeof, held.values())) + sys.getsizeof(value) + ENTRY_OVERHEAD
 
 
 def doc_stems_memo() -> DocStems:

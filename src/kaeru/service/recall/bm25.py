@@ -14,11 +14,11 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from kaeru.domain.model import Node
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
-from kaeru.service.runtime import DocStems, DocWords
+from kaeru.service.runtime import DocStems, DocTerms
 
 #: BM25F over the candidates with the statistics of the searched scope (`scope_idf`): the usual
 #: saturation and length normalisation, and the field weights the full-text index ranks with
@@ -38,7 +38,6 @@ def bm25f(
     idf: dict[str, float],
     nodes: dict[str, Node],
     memo: DocStems,
-    words: DocWords,
     reference: dict[str, Node] | None = None,
 ) -> list[tuple[str, float]]:
     """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`;
@@ -52,13 +51,15 @@ def bm25f(
     if not nodes:
         return []
     wanted = [w for w in stems if w in idf]
+    distinct = list(dict.fromkeys(wanted))
     units: dict[str, list[tuple[dict[str, float], float]]] = {}
     whole: dict[str, tuple[dict[str, float], float]] = {}
     for node_id, node in nodes.items():
-        whole[node_id] = _doc_stems(node, memo, words)
-        units[node_id] = _passages(node, wanted, whole[node_id][0], memo, words) or [whole[node_id]]
+        doc = _doc_terms(node, memo)
+        whole[node_id] = (_tf(doc, distinct), doc.length)
+        units[node_id] = _passages(doc, distinct, whole[node_id][0]) or [whole[node_id]]
     if reference:
-        sample = [_doc_stems(n, memo)[1] for n in reference.values()]
+        sample = [_doc_terms(n, memo).length for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
         whole_lengths = sample
     else:
@@ -104,20 +105,18 @@ def _score(tf: dict[str, float], length: float, average: float, wanted: list[str
     return sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in wanted if w in tf)
 
 
-def _passages(
-    node: Node, wanted: list[str], whole: dict[str, float], memo: DocStems, words: DocWords
-) -> list[tuple[dict[str, float], float]]:
+def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list[tuple[dict[str, float], float]]:
     """The query words' weighted frequencies and the length of each window of a long body (with
     the short fields in every window); empty when the body fits one window. `whole`: the node's
-    stems (a query word it lacks is in no window).
+    counts of the query words (a query word it lacks is in no window).
 
     Each present word's count in each window comes from its positions in the body's memoised stems
     (`window_counts`)."""
-    body = _body_words(node, words)
+    body = doc.body
     if not body:
         return []
     present = [w for w in wanted if w in whole]
-    head_tf, head_length = _head(node, memo)
+    head_tf = _tf(doc, present, BODY)
     weight = FIELD_WEIGHTS[BODY]
     bounds = _bounds(len(body))
     counts = {w: window_counts(body, w, len(bounds)) for w in present}
@@ -128,12 +127,8 @@ def _passages(
             found = head_tf.get(w, 0.0) + weight * counts[w][i]
             if found:
                 tf[w] = found
-        out.append((tf, head_length + weight * (end - start)))
+        out.append((tf, doc.head_length + weight * (end - start)))
     return out
-
-
-#: Separates a revision from the part of the node a memo entry holds.
-_AT = "\x1f"
 
 
 def window_counts(body: Sequence[str], word: str, windows: int) -> list[int]:
@@ -149,15 +144,6 @@ def window_counts(body: Sequence[str], word: str, windows: int) -> list[int]:
             return per
         for i in range(max(0, (at - PASSAGE_WORDS) // PASSAGE_STEP + 1), min(windows - 1, at // PASSAGE_STEP) + 1):
             per[i] += 1
-
-
-def _head(node: Node, memo: DocStems) -> tuple[dict[str, float], float]:
-    """The weighted stems of the short fields (name, description, tags) that every window shares."""
-    key = (node.id, f"{node.revision}{_AT}head")
-    found = memo.get(key)
-    if found is None:
-        found = memo.put(key, _field_stems((indexed_name(node), node.description or "", "", manual_tags(node.tags))))
-    return found
 
 
 def _bounds(words: int) -> list[tuple[int, int]]:
@@ -176,35 +162,44 @@ def passage_bounds(words: int) -> list[tuple[int, int]]:
     return _bounds(words) if words > PASSAGE_WORDS else [(0, words)]
 
 
-def _body_words(node: Node, words: DocWords) -> tuple[str, ...]:
-    """The stems of a long body, in order (empty when it fits one window); memoised in `words`."""
-    if not node.body or len(node.body) <= PASSAGE_WORDS * 2:  # a word takes at least two characters
-        return ()
-    key = (node.id, f"{node.revision}{_AT}body")
-    found = words.get(key)
-    if found is not None:
-        return found
-    body = stem_words(tokens(node.body))
-    return words.put(key, tuple(body) if len(body) > PASSAGE_WORDS else ())
-
-
-def _doc_stems(node: Node, memo: DocStems, words: DocWords | None = None) -> tuple[dict[str, float], float]:
-    """Field-weighted stem frequencies of one node revision, and its weighted length (memoised in
-    the runtime's `doc_stems`, bounded by bytes). With `words` (a candidate, to be scored by its
-    passages too), a long body's stems and its short fields' weights are memoised from the same
-    pass (`_body_words`, `_head`): each field is tokenised and stemmed once (decision 126)."""
+def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
+    """One node revision's `DocTerms`, memoised in the runtime's `doc_stems` (bounded by bytes):
+    each field tokenised and stemmed once (decision 126)."""
     key = (node.id, node.revision)
     found = memo.get(key)
-    if found is None:
-        fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
-        stemmed = [_field_words(text, i == 0) for i, text in enumerate(fields)]
-        found = memo.put(key, _weigh(zip(FIELD_WEIGHTS, stemmed, strict=True)))
-        body = stemmed[BODY][0]
-        if words is not None and node.body and len(node.body) > PASSAGE_WORDS * 2 and len(body) > PASSAGE_WORDS:
-            words.put((node.id, f"{node.revision}{_AT}body"), tuple(body))
-            head = [(w, f) for i, (w, f) in enumerate(zip(FIELD_WEIGHTS, stemmed, strict=True)) if i != BODY]
-            memo.put((node.id, f"{node.revision}{_AT}head"), _weigh(head))
-    return found
+    if found is not None:
+        return found
+    fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
+    counted: list[tuple[str, ...]] = []
+    length = head_length = 0.0
+    body: tuple[str, ...] = ()
+    for i, (weight, text) in enumerate(zip(FIELD_WEIGHTS, fields, strict=True)):
+        stems, words = _field_words(text, i == 0)
+        kept = tuple(stems)
+        counted.append(kept if words == stems else tuple(words))
+        length += weight * len(stems)
+        if i == BODY:
+            # Scored by its windows: a body longer than one (a word takes at least two characters).
+            body = kept if len(text) > PASSAGE_WORDS * 2 and len(stems) > PASSAGE_WORDS else ()
+        else:
+            head_length += weight * len(stems)
+    return memo.put(key, DocTerms(tuple(counted), body, length, head_length))
+
+
+def _tf(doc: DocTerms, wanted: list[str], skip: int | None = None) -> dict[str, float]:
+    """The weighted frequency of each of `wanted` (distinct) in `doc`, the words it lacks left out,
+    field `skip` aside: a field's count times its weight (whole multiples of these weights, so the
+    sums are exact whatever their order)."""
+    tf: dict[str, float] = {}
+    for i, words in enumerate(doc.counted):
+        if i == skip or not words:
+            continue
+        weight = FIELD_WEIGHTS[i]
+        for w in wanted:
+            n = words.count(w)
+            if n:
+                tf[w] = tf.get(w, 0.0) + weight * n
+    return tf
 
 
 def _field_words(text: str, name: bool = False) -> tuple[list[str], list[str]]:
@@ -224,22 +219,6 @@ def _field_words(text: str, name: bool = False) -> tuple[list[str], list[str]]:
                 kept.append(word)
         counted = kept
     return found, counted
-
-
-def _weigh(fields: Iterable[tuple[float, tuple[list[str], list[str]]]]) -> tuple[dict[str, float], float]:
-    """The fields' weighted stem frequencies (each counted word adds its field's weight) and
-    weighted length (of each field's stems)."""
-    tf: dict[str, float] = {}
-    length = 0.0
-    for weight, (found, counted) in fields:
-        length += weight * len(found)
-        for word in counted:
-            tf[word] = tf.get(word, 0.0) + weight
-    return tf, length
-
-
-def _field_stems(fields: tuple[str, str, str, str]) -> tuple[dict[str, float], float]:
-    return _weigh(zip(FIELD_WEIGHTS, (_field_words(text, i == 0) for i, text in enumerate(fields)), strict=True))
 
 
 #: What any code identifier needs somewhere in a text (`identifier_words`' own patterns need more):

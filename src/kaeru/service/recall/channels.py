@@ -163,7 +163,7 @@ def run_channels(
                 SearchQuery(initiative_ids=scope_ids, omit_superseded=False, window=LENGTH_SAMPLE, count_total=False)
             )
             reference = loaded.get([r.id for r in sample])
-            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, words_memo, reference)
+            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
