@@ -193,8 +193,8 @@ class FtsSearch(SectionQueries):
         # Several words (a `recall` query, a phrase of words): each new combination is a MATCH not
         # seen before, and the statement below would rank its first rows before counting them —
         # FTS5's bm25 counts every phrase's rows first, a walk over each common word's whole
-        # doclist (~4–30 ms at 100k nodes for three to six words). The unranked probe stops after
-        # `rare_rows + 1` rows (~0.4–0.8 ms) and a common answer is remembered (decision 126).
+        # doclist. The unranked probe stops after `rare_rows + 1` rows, and a common answer is
+        # remembered (decision 126).
         probed = len(query.tokens) > 1
         if probed and not self._is_rare(bare):
             return None
