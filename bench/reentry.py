@@ -91,7 +91,7 @@ def make_vault(backend: str, size: int, workdir: Path | None, keep: bool) -> tup
         store.close()
 
 
-def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, Any]:
+def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str, ...] = OPS) -> dict[str, Any]:
     from kaeru.api.requests import parse
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
@@ -104,8 +104,8 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, An
     settings = vault.settings()
     store = open_store(settings)
     rng = random.Random(11)
-    samples: dict[str, list[float]] = {op: [] for op in OPS}
-    cpu: dict[str, list[float]] = {op: [] for op in OPS}
+    samples: dict[str, list[float]] = {op: [] for op in only}
+    cpu: dict[str, list[float]] = {op: [] for op in only}
     extra: dict[str, Any] = {}
     try:
         service = Service(store, settings)
@@ -127,7 +127,7 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, An
             return service.recall(parse("recall", {"initiatives": [MAIN], "query": " ".join(words)}))
 
         for round_no in range(warmup + ops):
-            order = list(OPS)
+            order = list(only)
             rng.shuffle(order)
             for op in order:
                 c0, t0 = time.thread_time(), time.perf_counter()
@@ -144,7 +144,7 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int) -> dict[str, An
     finally:
         store.close()
     out: dict[str, Any] = {}
-    for op in OPS:
+    for op in only:
         out[op] = {
             "p50": round(statistics.median(samples[op]), 2),
             "p95": round(_pct(samples[op], 0.95), 2),
@@ -176,7 +176,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--size", type=int, default=None, help="the corpus size of --vault/--database-url")
     p.add_argument("--in-place", action="store_true", help="with --vault: no copy")
     p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--only", default=",".join(OPS), help="the ops to time, comma-separated (default: all)")
     a = p.parse_args(argv)
+    only = tuple(op for op in a.only.split(",") if op)
+    if set(only) - set(OPS):
+        p.error(f"unknown ops: {', '.join(sorted(set(only) - set(OPS)))}")
     results: list[dict[str, Any]] = []
     import kaeru
 
@@ -191,7 +195,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             kept = BenchVault("sqlite", a.vault, keep=True)
             vault = kept if a.in_place else _copy(kept, a.workdir)
         try:
-            run = measure(vault, a.size, a.ops, a.warmup)
+            run = measure(vault, a.size, a.ops, a.warmup, only)
         finally:
             if vault is not kept:
                 shutil.rmtree(vault.vault_dir, ignore_errors=True)
@@ -206,7 +210,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     print(f"skipped: {exc}", file=sys.stderr)
                     continue
                 try:
-                    run = measure(vault, size, a.ops, a.warmup)
+                    run = measure(vault, size, a.ops, a.warmup, only)
                 finally:
                     vault.drop()
                 kept_at = str(vault.database_url or vault.vault_dir) if a.keep else None

@@ -42,6 +42,8 @@ class BenchVault:
     def env(self) -> dict[str, str]:
         """Environment for a `kaeru serve` subprocess on this vault."""
         env = {"KAERU_VAULT": str(self.vault_dir)}
+        if os.environ.get("KAERU_SEARCH_CACHE_MB"):  # the one tuning a benchmark may be asked to vary
+            env["KAERU_SEARCH_CACHE_MB"] = os.environ["KAERU_SEARCH_CACHE_MB"]
         if self.database_url:
             env["KAERU_DATABASE_URL"] = self.database_url
         return env

@@ -43,6 +43,10 @@ class Settings:
     busy_timeout_ms: int = 30_000
     #: PostgreSQL: a statement running longer than this is cancelled, a retryable `unavailable` (0: never).
     pg_statement_timeout_ms: int = 30_000
+    #: The bound of the in-memory copies broad searches rank from, per store (decision 129): 64 MiB
+    #: holds ~60 common words at 1M nodes; a server on a large vault asked many different words
+    #: trades memory for speed with a larger one (0: SQL ranks every search).
+    search_cache_mb: int = 64
     export_root: Path | None = None
     #: Automatic, reversible layer tidying before `context` (opt-in: KAERU_HYGIENE=1).
     hygiene: bool = False
@@ -80,6 +84,7 @@ class Settings:
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
             busy_timeout_ms=_integer(env, "KAERU_BUSY_TIMEOUT_MS", 30_000),
             pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),
+            search_cache_mb=_integer(env, "KAERU_SEARCH_CACHE_MB", 64),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
             hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
             semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
@@ -101,6 +106,8 @@ class Settings:
             raise ValueError("KAERU_PORT must be a port number, 0 to 65535")
         if self.busy_timeout_ms < 0:
             raise ValueError("KAERU_BUSY_TIMEOUT_MS must be 0 or more")
+        if not 0 <= self.search_cache_mb <= 1 << 20:
+            raise ValueError("KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576")
         if self.pg_statement_timeout_ms < 0:
             raise ValueError("KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) or more")
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):

@@ -198,6 +198,7 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
         "KAERU_DATABASE_URL": ("mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
         "KAERU_PORT": ("http", "KAERU_PORT must be a whole number, not 'http'"),
         "KAERU_BUSY_TIMEOUT_MS": ("-5", "KAERU_BUSY_TIMEOUT_MS must be 0 or more"),
+        "KAERU_SEARCH_CACHE_MB": ("-1", "KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576"),
     }
     for name, (value, message) in bad.items():
         run = kaeru(vault, "search", "x", "-i", "a", **{name: value})

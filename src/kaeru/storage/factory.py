@@ -24,11 +24,16 @@ def open_store(settings: Settings) -> Store:
             settings.database_url,
             lock_timeout_ms=settings.busy_timeout_ms,
             statement_timeout_ms=settings.pg_statement_timeout_ms,
+            search_cache_bytes=settings.search_cache_mb << 20,
         )
         return store
     from kaeru.storage.sqlite.store import SqliteStore
 
-    return SqliteStore(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
+    return SqliteStore(
+        settings.sqlite_path,
+        busy_timeout_ms=settings.busy_timeout_ms,
+        search_cache_bytes=settings.search_cache_mb << 20,
+    )
 
 
 def open_health(settings: Settings) -> Any:

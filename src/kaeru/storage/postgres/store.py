@@ -99,8 +99,10 @@ class PostgresStore:
         lock_timeout_ms: int = 30_000,
         statement_timeout_ms: int = 30_000,
         connect_timeout_s: float = 30.0,
+        search_cache_bytes: int | None = None,
     ):
-        """Open the pool and bring the schema up to date.
+        """Open the pool and bring the schema up to date (`search_cache_bytes`: the copies' bound,
+        `textcache.CACHE_BYTES` when None).
 
         Raises:
             Unavailable: the server cannot be reached (or is too busy) within `connect_timeout_s`.
@@ -111,7 +113,7 @@ class PostgresStore:
         self._statement_timeout_ms = statement_timeout_ms
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
-        self.copies = TextCopies()
+        self.copies = TextCopies(search_cache_bytes)
         self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.Z1)
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()

@@ -43,14 +43,14 @@ class CommonWords:
     one that became rare again only runs the other plan, which gives the same results. Bounded:
     forgotten all at once when full."""
 
-    def __init__(self, size: int = 4096):
+    def __init__(self, size: int = 4096, *, search_cache_bytes: int | None = None):
         self._size = size
         self._known: set[str] = set()
         #: Whether the full-text index holds no `audit_event` node (decision 16.K1): then a scoped
         #: match is exactly the live members of the scope, and counts need no join. None: not read yet.
         self.audit_free: bool | None = None
         #: Broad searches ranked in memory (decision 16.B4), shared by the store's sessions.
-        self.text = TextCache()
+        self.text = TextCache(search_cache_bytes)
         #: `scope_size` by (initiatives, watermark) (decision 16.E4); forgotten all at once when full.
         self.scope_sizes: dict[tuple[tuple[int, ...], tuple[int, int]], int] = {}
 

@@ -72,14 +72,16 @@ class SqliteStore:
 
     backend = "sqlite"
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 30_000, pool_size: int = 8):
+    def __init__(
+        self, path: Path, *, busy_timeout_ms: int = 30_000, pool_size: int = 8, search_cache_bytes: int | None = None
+    ):
         self.path = path
         self._busy_timeout_ms = busy_timeout_ms
         #: Idle connections, the last released on top (its page cache is the warmest). A deque's
         #: append and pop are atomic: no lock and condition per call, as a queue.Queue takes.
         self._pool: deque[apsw.Connection] = deque()
         self._pool_size = pool_size
-        self._common = CommonWords()
+        self._common = CommonWords(search_cache_bytes=search_cache_bytes)
         #: Semantic recall's candidate codes in memory, shared by this store's sessions (17.Y1).
         self._codes = vectors.CodeCache()
         self._all: list[apsw.Connection] = []
