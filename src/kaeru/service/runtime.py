@@ -27,13 +27,12 @@ def system_clock() -> datetime:
 class DocTerms(NamedTuple):
     """One node revision's words as recall's BM25F counts them (`recall/bm25.py`): per field (name,
     description, body, tags) the words it counts, the body's stems in order when it is scored by
-    windows (else empty), and the weighted lengths of the node and of its short fields. Each query
+    windows (else empty), and the node's weighted length. Each query
     counts only its own words in them: no table of every word's frequency is kept (decision 128)."""
 
     counted: tuple[tuple[str, ...], ...]
     body: tuple[str, ...]
     length: float
-    head_length: float
 
 
 #: Recall's memo of each candidate revision's `DocTerms`, keyed by (node id, revision): reused from

@@ -118,6 +118,7 @@ def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list
     present = [w for w in wanted if w in whole]
     head_tf = _tf(doc, present, BODY)
     weight = FIELD_WEIGHTS[BODY]
+    head_length = doc.length - weight * len(body)  # the short fields' (whole multiples: exact)
     bounds = _bounds(len(body))
     counts = {w: window_counts(body, w, len(bounds)) for w in present}
     out: list[tuple[dict[str, float], float]] = []
@@ -127,7 +128,7 @@ def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list
             found = head_tf.get(w, 0.0) + weight * counts[w][i]
             if found:
                 tf[w] = found
-        out.append((tf, doc.head_length + weight * (end - start)))
+        out.append((tf, head_length + weight * (end - start)))
     return out
 
 
@@ -171,7 +172,7 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
         return found
     fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
     counted: list[tuple[str, ...]] = []
-    length = head_length = 0.0
+    length = 0.0
     body: tuple[str, ...] = ()
     for i, (weight, text) in enumerate(zip(FIELD_WEIGHTS, fields, strict=True)):
         stems, words = _field_words(text, i == 0)
@@ -181,9 +182,7 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
         if i == BODY:
             # Scored by its windows: a body longer than one (a word takes at least two characters).
             body = kept if len(text) > PASSAGE_WORDS * 2 and len(stems) > PASSAGE_WORDS else ()
-        else:
-            head_length += weight * len(stems)
-    return memo.put(key, DocTerms(tuple(counted), body, length, head_length))
+    return memo.put(key, DocTerms(tuple(counted), body, length))
 
 
 def _tf(doc: DocTerms, wanted: list[str], skip: int | None = None) -> dict[str, float]:

@@ -10,8 +10,8 @@ import string
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kaeru.domain.model import HypothesisStatus, Node, NodeType
-from kaeru.domain.text import indexed_name, manual_tags, stem, tokens
+from kaeru.domain.model import HypothesisStatus, NodeType
+from kaeru.domain.text import tokens
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.records import SearchQuery, SearchRow
@@ -134,17 +134,6 @@ class TsSearch(Part):
 
     def flush_term_stats(self) -> None:
         """Apply the statistics' changes a write has gathered (the session's; a read has none)."""
-
-    @staticmethod
-    def _index_terms(node: Node) -> tuple[str, str]:
-        """The literal and the stemmed tsvector of a live node: the same field texts SQLite puts in
-        the literal and the stem columns of nodes_fts (an auto-generated name is not indexed; the
-        stemmed index leaves out the kind/status/lang tag families)."""
-        name = indexed_name(node)
-        return (
-            tsvector_literal(name, node.description, node.tags, node.body),
-            tsvector_literal(name, node.description, [manual_tags(node.tags)], node.body, stem),
-        )
 
     def _filters(self, query: SearchQuery, match: bool = True) -> tuple[str, str, dict[str, Any]]:
         """WHERE clause for the matches, the "superseded in scope" predicate, and their params;
