@@ -20,6 +20,7 @@ from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, Store
+from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
 from tests.storage.test_node_rows import distinct_node
@@ -158,3 +159,52 @@ def test_the_statistics_arrays_keep_every_term_as_written(store: Store) -> None:
             "GROUP BY 1, 2 HAVING sum(docs) <> 0 ORDER BY 1"
         )
     assert [(r[0], int(r[1]), int(r[2])) for r in found] == [("lantern", 2 | 4 | 8, 1), ("null", 1 | 4, 1)]
+
+
+def _kill_pooled(store: PostgresStore) -> None:
+    with psycopg.connect(store.url, autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid()"
+        )
+
+
+def test_a_write_of_sent_statements_only_on_a_dead_connection_commits_once(store: Store) -> None:
+    """A transaction that only sends (no statement whose answer it reads) opens alone at COMMIT, so
+    a dead pooled connection is still replaced there — and the COMMIT itself is sent once."""
+    _postgres(store)
+    assert isinstance(store, PostgresStore)
+    with store.write() as session:
+        initiative = session.create_initiative("alpha", "2026-01-01T00:00:00Z").id
+    _kill_pooled(store)
+    with store.write() as session:
+        session.touch_initiative(initiative, "2027-05-05T00:00:00Z")
+    with store.read() as session:
+        found = session.initiative_by_name("alpha")
+        assert found is not None and found.last_activity == "2027-05-05T00:00:00Z"
+
+
+def test_an_exchange_holding_commit_is_never_sent_again(store: Store) -> None:
+    """If the connection breaks after COMMIT ran (here the backend ends itself right after it), the
+    client cannot know whether it committed: resending would write twice. The error is raised, and
+    the row is there once."""
+    _postgres(store)
+    assert isinstance(store, PostgresStore)
+    with store.write() as session:
+        session._db.run("CREATE TABLE IF NOT EXISTS commit_once (n int)")
+    replaced: list[object] = []
+    conn = store._pool.getconn()
+    try:
+        db = PgDb(conn)
+        db.begin("BEGIN", lambda dead: replaced.append(dead) or psycopg.connect(store.url))
+        db.send("INSERT INTO commit_once VALUES (1)")
+        db.send("COMMIT")
+        db.send("SELECT pg_terminate_backend(pg_backend_pid())")
+        with pytest.raises(KaeruError):
+            db.flush()
+    finally:
+        store._pool.putconn(conn)
+    assert replaced == []
+    with psycopg.connect(store.url) as check:
+        assert check.execute("SELECT count(*) FROM commit_once").fetchone() == (1,)
+        check.execute("DROP TABLE commit_once")

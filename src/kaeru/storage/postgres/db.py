@@ -84,7 +84,8 @@ class PgDb(Db):
                         cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
                 return cur  # its results arrived when the pipeline ended
             except (psycopg.Error, UnicodeEncodeError) as exc:
-                if replace is None or not self._c.broken:
+                # An exchange holding COMMIT is never sent again: it may have committed (`commit`).
+                if replace is None or not self._c.broken or any(text == "COMMIT" for text, _ in held):
                     raise translate(exc) from exc
                 self._c = replace(self._c)
                 replace = None
@@ -104,6 +105,19 @@ class PgDb(Db):
     def flush(self) -> None:
         if self._held:
             self._exchange(None, ())
+
+    def commit(self) -> None:
+        """What is held, then COMMIT, in one pipeline that is never sent again: once COMMIT may have
+        reached the server, a lost answer cannot say whether it committed, and a resent transaction
+        would write twice. A transaction whose BEGIN is still held (only sent statements) first
+        opens alone, in the exchange a dead pooled connection may be replaced in (`begin`)."""
+        if self._replace is not None:
+            begin, *rest = self._held
+            self._held = [begin]
+            self._exchange(None, ())
+            self._held = rest
+        self._held.append(("COMMIT", ()))
+        self._exchange(None, ())
 
     def raw_one(self, sql: str, params: Params | dict[str, Any] = ()) -> tuple[Any, ...] | None:
         """`one` for a statement in psycopg's own placeholders (`%s`, `%(name)s`)."""

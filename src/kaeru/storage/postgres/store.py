@@ -249,8 +249,7 @@ class PostgresStore:
                 else:
                     # What the transaction held back and its COMMIT go in one pipeline: one round
                     # trip (decision 16.P2). A failed statement aborts the rest, COMMIT included.
-                    db.send("COMMIT")
-                    db.flush()
+                    db.commit()
             except BaseException:
                 conn = db.connection
                 if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
