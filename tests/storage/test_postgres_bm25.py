@@ -30,6 +30,7 @@ from kaeru.storage.base import SearchQuery
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.store import PostgresStore
 from tests.backends import postgres_admin_url
+from tests.storage import pg_reference
 
 pytestmark = pytest.mark.skipif(
     not postgres_admin_url(),
@@ -62,14 +63,14 @@ def _kept(url: str) -> tuple[dict[tuple[bool, str, int], int], tuple[int, int]]:
 
 
 def _expected(store: PostgresStore) -> tuple[dict[tuple[bool, str, int], int], tuple[int, int]]:
-    """The statistics counted from the live nodes themselves, in Python (`bm25.node_terms`)."""
+    """The statistics counted from the live nodes themselves, in Python (`pg_reference.node_terms`)."""
     docs: Counter[tuple[bool, str, int]] = Counter()
     rows = tokens = 0
     with store.read() as session:
         seqs = [r[0] for r in session._db.rows("SELECT seq FROM nodes WHERE NOT retracted")]
         nodes = session.nodes_by_seqs(seqs)
     for node in nodes.values():
-        literal, stems, size = bm25.node_terms(node)
+        literal, stems, size = pg_reference.node_terms(node)
         rows, tokens = rows + 1, tokens + size
         for stemmed, counts in ((False, literal), (True, stems)):
             for word, per_field in json.loads(counts).items():
@@ -163,7 +164,7 @@ def test_the_score_is_fts5_bm25(store: PostgresStore, url: str) -> None:
     assert len(found) >= 5
     avgdl = tokens / rows
     for row in found:
-        literal, _, size = bm25.node_terms(nodes[row.id])
+        literal, _, size = pg_reference.node_terms(nodes[row.id])
         counts = json.loads(literal)
         score = 0.0
         for word in words:

@@ -1,7 +1,7 @@
 """A PostgreSQL node write computes its index values in one pass (`postgres.indexing.node_index`,
-decision 16.L4): they must be exactly the values the two definitions give — the tsvectors of
-`search.tsvector_literal` (what `@@` matches) and the counts and length of `bm25.node_term_counts`
-(what the BM25 statistics and scores are made of). No database needed."""
+decision 16.L4): they must be exactly the values the plain definitions give (`pg_reference`) — the
+tsvectors (what `@@` matches) and the counts and length (what the BM25 statistics and scores are
+made of). No database needed."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from hypothesis import strategies as st
 
 from kaeru.domain.model import Layer, Node, NodeType, Tier, Visibility
 from kaeru.domain.text import indexed_name, manual_tags, stem
-from kaeru.storage.postgres.bm25 import node_term_counts
 from kaeru.storage.postgres.indexing import node_index
-from kaeru.storage.postgres.search import tsvector_literal
+from tests.storage.pg_reference import node_term_counts, tsvector_literal
 
 #: Words that stem, repeat past a field's kept positions, fold to capitals (𝐀 → "A"), are
 #: Cyrillic, unspaced, or need quoting in a tsvector.

@@ -27,7 +27,7 @@ from kaeru.errors import InvalidArgument, RevisionConflict, SlotConflict, Unavai
 from kaeru.service import Service
 from kaeru.storage.base import RequestKey, SlotState
 from kaeru.storage.migrate import load_migrations
-from kaeru.storage.postgres.store import PostgresSession, PostgresStore, _lexeme, term, tsquery_literal
+from kaeru.storage.postgres.store import PostgresSession, PostgresStore, lexeme, term, tsquery_literal
 from tests.backends import postgres_admin_url
 
 pytestmark = pytest.mark.skipif(
@@ -92,7 +92,7 @@ def test_any_token_is_one_literal_lexeme_never_query_syntax(token: str) -> None:
             "SELECT tsvector_to_array(%(v)s::tsvector), %(v)s::tsvector @@ %(q)s::tsquery, "
             "%(v)s::tsvector @@ %(p)s::tsquery, %(v)s::tsvector @@ %(other)s::tsquery",
             {
-                "v": _lexeme(term(token)) + ":1A",
+                "v": lexeme(term(token)) + ":1A",
                 "q": tsquery_literal([token], match_all=True, prefix=False),
                 "p": tsquery_literal([token[:1]], match_all=False, prefix=True),
                 "other": tsquery_literal([token + "x"], match_all=False, prefix=False),

@@ -27,12 +27,8 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
-
-from kaeru.domain.model import Node
-from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 
 #: FTS5's bm25 constants (fts5_aux.c).
 K1 = 1.2
@@ -42,47 +38,10 @@ B = 0.75
 FIELDS = ("name", "description", "body", "tags")
 FIELD_BITS = {f: 1 << i for i, f in enumerate(FIELDS)}
 WEIGHTS = (4.0, 2.0, 1.0, 2.0)
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-
-
-def _counts(texts: Sequence[str | None], stemmed: bool) -> tuple[dict[str, list[int]], int]:
-    """Each term's occurrences per field of `texts` (name, description, body, tags), and how many
-    tokens the fields hold. Terms are the index's: `domain.text` tokens (or their stems), with
-    ASCII letters lowered as FTS5's `ascii` tokenizer stores them (folding can leave capitals)."""
-    found: dict[str, list[int]] = {}
-    size = 0
-    for i, text in enumerate(texts):
-        words = tokens(text)
-        size += len(words)
-        for raw, n in Counter(stem_words(words) if stemmed else words).items():
-            term = raw if raw.islower() else raw.translate(_ASCII_LOWER)  # no capital in a lower-case word
-            counts = found.get(term)
-            if counts is None:
-                counts = found[term] = [0, 0, 0, 0]
-            counts[i] += n
-    return found, size
-
-
 _dump = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 Terms = dict[str, list[int]]
-
-
-def node_term_counts(node: Node) -> tuple[Terms, Terms, int]:
-    """A live node's literal and stemmed terms (`{term: [name, description, body, tags]}`) and its
-    `dl`: the same field texts SQLite puts in the literal and the stem columns of `nodes_fts`, and
-    the row's length as FTS5 counts it."""
-    name = indexed_name(node)
-    literal, literal_size = _counts((name, node.description, node.body, " ".join(node.tags)), False)
-    stems, stem_size = _counts((name, node.description, node.body, manual_tags(node.tags)), True)
-    return literal, stems, literal_size + len(node.initiatives) + stem_size
-
-
-def node_terms(node: Node) -> tuple[str, str, int]:
-    """A live node's `ltf`, `stf` (JSON) and `dl` (`node_term_counts`)."""
-    literal, stems, size = node_term_counts(node)
-    return _dump(literal), _dump(stems), size
 
 
 def dump_terms(terms: Terms) -> str:

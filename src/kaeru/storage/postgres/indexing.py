@@ -1,12 +1,12 @@
 """What a node write stores for full-text matching and BM25 on PostgreSQL, computed in one pass.
 
-A live node's row carries four index values: the literal and the stemmed tsvector
-(`search.tsvector_literal`) and the literal and the stemmed term counts with the row's length
-(`bm25.node_term_counts`). Those two definitions each tokenise every field again, once per
-variant, and stem every token twice: 235 µs of client CPU for a 900-character note. `node_index`
-tokenises each field once, stems each token once and builds a variant's tsvector and counts in
-the same loop: 97 µs (decision 16.L4), the same strings and counts, which the tests check against
-the two definitions.
+A live node's row carries four index values: the literal and the stemmed tsvector (its
+`domain.text` tokens, or their stems, as lexemes weighted by field: what `@@` matches, the same
+terms SQLite's FTS5 indexes) and the literal and the stemmed term counts with the row's length
+(what `bm25` ranks by). `node_index` tokenises each field once, stems each token once and builds
+a variant's tsvector and counts in the same loop (decision 16.L4). The tests check it against
+plain definitions of each value, one field and one variant at a time
+(`tests/storage/pg_reference.py`).
 """
 
 from __future__ import annotations
@@ -16,14 +16,19 @@ from typing import NamedTuple
 from kaeru.domain.model import Node
 from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 from kaeru.storage.postgres.bm25 import Terms
-from kaeru.storage.postgres.search import _MAX_POSITION, _POSITIONS_PER_FIELD, _lexeme
+from kaeru.storage.postgres.search import ASCII_LOWER, lexeme
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
-#: The tsvector's field order (name, tags, description, body: `tsvector_literal`'s) as indexes
+#: tsvector positions are 14-bit; later positions are clamped (they only affect ranking).
+MAX_POSITION = 16383
+#: Positions kept per lexeme and field; the body keeps one, which bounds the tsvector of a huge body
+#: to its distinct words (PostgreSQL caps a tsvector at 1 MB).
+POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
+#: The tsvector's field order (name, tags, description, body: short fields first, so that they never
+#: reach the clamped last position, where a lexeme seen in two fields would keep one weight) as indexes
 #: into the counts' order (name, description, body, tags: `bm25.FIELDS`), with each field's weight
 #: and how many positions a lexeme keeps in it.
 _VECTOR_ORDER = tuple(
-    (index, weight, _POSITIONS_PER_FIELD[weight]) for index, weight in ((0, "A"), (3, "C"), (1, "B"), (2, "D"))
+    (index, weight, POSITIONS_PER_FIELD[weight]) for index, weight in ((0, "A"), (3, "C"), (1, "B"), (2, "D"))
 )
 
 
@@ -39,7 +44,7 @@ class NodeIndex(NamedTuple):
 
 def _lowered(words: list[str]) -> list[str]:
     """The index terms of folded tokens (`search.term`): ASCII capitals lowered, as FTS5 stores them."""
-    return [w if w.islower() else w.translate(_ASCII_LOWER) for w in words]
+    return [w if w.islower() else w.translate(ASCII_LOWER) for w in words]
 
 
 def _vector_and_counts(fields: tuple[list[str], list[str], list[str], list[str]]) -> tuple[str, Terms, int]:
@@ -56,18 +61,18 @@ def _vector_and_counts(fields: tuple[list[str], list[str], list[str], list[str]]
                 found = counts[word] = [0, 0, 0, 0]
             found[index] += 1
             if found[index] <= cap:  # the count so far in this field: positions kept up to the cap
-                place = f"{position if position < _MAX_POSITION else _MAX_POSITION}{weight}"
+                place = f"{position if position < MAX_POSITION else MAX_POSITION}{weight}"
                 kept = positions.get(word)
                 if kept is None:
                     positions[word] = [place]
                 else:
                     kept.append(place)
-    vector = " ".join(f"{_lexeme(t)}:{','.join(p)}" for t, p in positions.items())
+    vector = " ".join(f"{lexeme(t)}:{','.join(p)}" for t, p in positions.items())
     return vector, counts, position
 
 
 def node_index(node: Node) -> NodeIndex:
-    """`tsvector_literal` of the literal and the stemmed fields and `node_term_counts`, at once."""
+    """A live node's tsvectors, term counts and length (see the module's docstring), in one pass."""
     name = indexed_name(node)
     tag_text = " ".join(node.tags)
     kept_tags = manual_tags(node.tags)

@@ -1,32 +1,27 @@
 """PostgreSQL's full-text search: `tsvector @@ tsquery` over lexemes built in Python from
 `kaeru.domain.text` tokens (never by a PostgreSQL text-search parser), so what matches is identical
-to SQLite's FTS5 index, ranked by FTS5's bm25 (`bm25.py`, decision 17.G1); and the vectors a node
-write stores (`tsv` literal, `stv` stems)."""
+to SQLite's FTS5 index, ranked by FTS5's bm25 (`bm25.py`, decision 17.G1). The vectors a node write
+stores (`tsv` literal, `stv` stems) are built in `indexing.py`."""
 
 from __future__ import annotations
 
 import bisect
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import HypothesisStatus, NodeType
-from kaeru.domain.text import tokens
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.db import Part
 
-#: tsvector positions are 14-bit; later positions are clamped (they only affect ranking).
-_MAX_POSITION = 16383
-#: Positions kept per lexeme and field; the body keeps one, which bounds the tsvector of a huge body
-#: to its distinct words (PostgreSQL caps a tsvector at 1 MB).
-_POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
 #: The tsvector weight of each indexed field (tsquery weight labels select fields, like FTS5 columns).
 FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
 #: Whether a hit is a refuted hypothesis (a currentness tie-break of search).
 _REFUTED = f"coalesce(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}', FALSE)"
-_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+#: ASCII capitals to lower case: FTS5's `ascii` tokenizer lowers those letters, and only those.
+ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 
 
 def term(token: str) -> str:
@@ -36,43 +31,12 @@ def term(token: str) -> str:
     mathematical letter "𝐀", which has no case mapping, into "A"); FTS5 lowercases ASCII letters,
     and only those, on both the indexed and the query side, so the lexemes here do the same.
     """
-    return token.translate(_ASCII_LOWER)
+    return token.translate(ASCII_LOWER)
 
 
-def _lexeme(token: str) -> str:
+def lexeme(token: str) -> str:
     """One literal lexeme for tsvector/tsquery input: quoted, with quotes and backslashes escaped."""
     return "'" + token.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def tsvector_literal(
-    name: str,
-    description: str | None,
-    tags: Sequence[str],
-    body: str | None,
-    fold: Callable[[str], str] | None = None,
-) -> str:
-    """The tsvector text of one node: its `domain.text` tokens (or their `fold`, e.g. stems) as
-    lexemes, weighted by field.
-
-    Built here rather than with `to_tsvector`, whose parser would re-split and re-normalise tokens
-    differently from FTS5 (e.g. letters unknown to the server's locale); this way the lexemes are
-    exactly the terms SQLite indexes.
-    """
-    positions: dict[str, list[str]] = {}
-    per_field: dict[tuple[str, str], int] = {}
-    position = 0
-    # Name and tags are short, so they come first and never reach the clamped last position, where
-    # a lexeme seen in two fields would keep only one weight (and escape a field filter).
-    for weight, text in (("A", name), ("C", " ".join(tags)), ("B", description), ("D", body)):
-        for raw in tokens(text):
-            token = term(fold(raw) if fold is not None else raw)
-            position += 1
-            key = (token, weight)
-            kept = per_field.get(key, 0)
-            if kept < _POSITIONS_PER_FIELD[weight]:
-                per_field[key] = kept + 1
-                positions.setdefault(token, []).append(f"{min(position, _MAX_POSITION)}{weight}")
-    return " ".join(f"{_lexeme(t)}:{','.join(p)}" for t, p in positions.items())
 
 
 def tsquery_literal(
@@ -89,7 +53,7 @@ def tsquery_literal(
     weights = "".join(sorted({FIELD_WEIGHTS[f] for f in fields if f in FIELD_WEIGHTS}))
     label = ("*" if prefix else "") + ("" if len(weights) == len(FIELD_WEIGHTS) else weights)
     suffix = f":{label}" if label else ""
-    return (" & " if match_all else " | ").join(_lexeme(term(t)) + suffix for t in query_tokens)
+    return (" & " if match_all else " | ").join(lexeme(term(t)) + suffix for t in query_tokens)
 
 
 #: Whether a live node in the scope supersedes `n` (search omits such hits by default).

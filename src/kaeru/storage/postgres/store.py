@@ -31,13 +31,13 @@ from psycopg_pool import ConnectionPool
 from kaeru.errors import Unavailable
 from kaeru.storage.migrate import INDEX_PENDING, TEXT_PENDING, VaultTooNew, newest_version, run_pending
 from kaeru.storage.postgres.db import PgDb, translate
-from kaeru.storage.postgres.search import FIELD_WEIGHTS, _lexeme, term, tsquery_literal, tsvector_literal
+from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.textcache import TextCopies
 
 __all__ = [
-    "FIELD_WEIGHTS", "PostgresSession", "PostgresStore", "_lexeme", "redact_url", "term", "translate",
-    "tsquery_literal", "tsvector_literal",
+    "FIELD_WEIGHTS", "PostgresSession", "PostgresStore", "lexeme", "redact_url", "term", "translate",
+    "tsquery_literal",
 ]  # fmt: skip
 
 _MIGRATIONS = "kaeru.storage.postgres.migrations"
