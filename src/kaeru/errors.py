@@ -112,6 +112,9 @@ ISSUE_CODES: dict[str, str] = {
         "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
         "exists), or a write with a read-only token. Ask the vault's owner for a grant."
     ),
-    "unavailable": "The store is busy or unreachable; retry later (retryable).",
+    "unavailable": (
+        "The store is busy or unreachable, or its disk is full or cannot be written (the message says "
+        "which, and where); nothing was applied. Retry later, with the same `request_id` (retryable)."
+    ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
 }

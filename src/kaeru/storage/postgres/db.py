@@ -23,6 +23,16 @@ def translate(exc: Exception) -> KaeruError:
         )
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateKey(f"storage error: {type(exc).__name__}: {exc}")
+    if isinstance(exc, psycopg.errors.DiskFull):
+        return Unavailable(
+            f"the database server's disk is full ({exc}): nothing was written; free some space there and try again"
+        )
+    if str(getattr(exc, "sqlstate", None) or "").startswith("53"):
+        # SQLSTATE class 53, insufficient resources: memory, connections, a configured limit.
+        return Unavailable(
+            f"the database server is out of resources ({type(exc).__name__}: {exc}): nothing was written; "
+            "try again once it has room"
+        )
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         # Connection loss, pool exhaustion, lock or statement timeout (`QueryCanceled`), deadlock,
         # serialisation failure, shutdown.

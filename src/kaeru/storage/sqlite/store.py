@@ -8,6 +8,7 @@ deferred transaction, which WAL turns into a consistent snapshot.
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import time
 from collections import deque
@@ -49,10 +50,49 @@ CHECKPOINT_BUSY_MS = 100
 TRUNCATE_TRIES = 3
 
 
-def _translate(exc: apsw.Error) -> KaeruError:
+#: What the machine can do to a vault file: a lock held too long, a full disk, a file or file system
+#: that cannot be written, a failing disk.
+_MACHINE_ERRORS = (apsw.BusyError, apsw.LockedError, apsw.FullError, apsw.ReadOnlyError, apsw.IOError)
+
+
+def _translate(exc: apsw.Error, path: Path) -> KaeruError:
+    """A driver error as the project's error. What the machine did to the vault file — a full disk,
+    a file or file system that became read-only, a failing disk — is `unavailable`, said in words a
+    person can act on: the transaction was rolled back, so the same call (with its `request_id`)
+    may succeed once the cause is fixed. A damaged file points at `kaeru doctor`."""
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
         return Unavailable(f"the vault is busy ({exc}); retry shortly")
+    if isinstance(exc, apsw.FullError):
+        return Unavailable(
+            f"the disk holding the vault is full ({path}; {_free_space(path)}): nothing was written; "
+            "free some space and try again"
+        )
+    if isinstance(exc, apsw.ReadOnlyError):
+        return Unavailable(
+            f"the vault file cannot be written ({path}: {exc}; a read-only file, folder or file system): "
+            "nothing was written; make it writable and try again"
+        )
+    if isinstance(exc, apsw.IOError):
+        # SQLite reports a full disk as an I/O error where it grows the shared-memory file or the
+        # log; the space left says which it was.
+        return Unavailable(
+            f"the disk holding the vault could not be read or written ({path}: {exc}; {_free_space(path)}): "
+            "nothing was written; check the disk and its free space, and try again"
+        )
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return Internal(
+            f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; restore it from an export"
+        )
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
+
+
+def _free_space(path: Path) -> str:
+    """The space left where the vault file lives, for a message."""
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return "free space unknown"
+    return f"{free / 2**20:.1f} MiB free" if free >= 2**20 else f"{free // 1024} KiB free"
 
 
 def _unusable(path: Path, exc: Exception) -> VaultUnusable:
@@ -62,6 +102,8 @@ def _unusable(path: Path, exc: Exception) -> VaultUnusable:
     if isinstance(exc, apsw.CantOpenError):
         what = "it is a folder" if path.is_dir() else "check that its folder is writable"
         return VaultUnusable(f"cannot open the vault file {path} ({what}); set KAERU_VAULT")
+    if isinstance(exc, _MACHINE_ERRORS):
+        return VaultUnusable(f"cannot open the vault: {_translate(exc, path).message}")
     return VaultUnusable(
         f"{path} is not a kaeru vault or is damaged ({exc}): move it aside, or restore it from an export"
     )
@@ -98,12 +140,12 @@ class SqliteStore:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = self._connect()
-        except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError) as exc:
+        except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
             raise _unusable(path, exc) from exc
         try:
             if self._migrate(conn):
                 self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
-        except (apsw.NotADBError, apsw.CorruptError) as exc:
+        except (apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
             raise _unusable(path, exc) from exc
         finally:
             self._release(conn)
@@ -319,14 +361,17 @@ class _Transaction:
 
     def __enter__(self) -> SqliteSession:
         store = self._store
-        conn = store._acquire()
+        try:
+            conn = store._acquire()  # a new connection when none is idle
+        except apsw.Error as exc:
+            raise _translate(exc, store.path) from exc
         try:
             try:
                 # The schema level, read in every transaction: a server started before a later
                 # migration (by a newer kaeru) stops instead of reading or writing the old shape.
                 schema = next(iter(conn.execute(f"{self._begin}; PRAGMA user_version")))[0]
             except apsw.Error as exc:
-                raise _translate(exc) from exc
+                raise _translate(exc, store.path) from exc
             if schema != store._schema:
                 raise VaultTooNew(
                     f"the vault was migrated (schema {schema}, this server knows {store._schema}) by another "
@@ -350,7 +395,7 @@ class _Transaction:
                 if conn.in_transaction:
                     list(conn.execute("ROLLBACK"))
                 if isinstance(exc, apsw.Error):
-                    raise _translate(exc) from exc
+                    raise _translate(exc, store.path) from exc
                 return  # the body's own error goes on as it was raised
             try:
                 list(conn.execute("COMMIT"))
@@ -366,7 +411,7 @@ class _Transaction:
                     with store._checkpointing:  # after the background thread's round, if one runs
                         store._checkpoint(conn, "PASSIVE")
         except apsw.Error as error:
-            raise _translate(error) from error
+            raise _translate(error, store.path) from error
         finally:
             store._release(conn)
 

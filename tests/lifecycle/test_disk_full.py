@@ -1,0 +1,190 @@
+"""A full disk under the embedded vault: a real, small file system (tmpfs), filled for real.
+
+A laptop's disk fills up; the agent's next write must then be told so, in words a person can act
+on, with `retryable` set and nothing half-written — and once space is freed, the same call (same
+`request_id`) must apply exactly once. Opening a vault on a full disk must say so too, not print a
+traceback. Mounting needs root (CI runs as root); elsewhere these tests are skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kaeru.config import Settings
+from kaeru.mcp.server import build_server
+from kaeru.service import Service
+from kaeru.storage.factory import open_store
+from kaeru.storage.migrate import VaultUnusable
+from tests.cli.support import kaeru
+
+#: Small enough to fill in a few dozen notes, large enough for the vault's schema and its WAL.
+DISK_BYTES = 3 * 2**20
+FILLER = "lorem ipsum dolor sit amet " * 20
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Path]:
+    """A file system of `DISK_BYTES` mounted on a fresh folder that other users may enter (the
+    PostgreSQL server's own user keeps a tablespace there), unmounted and removed after the test."""
+    place = Path(tempfile.mkdtemp(prefix="kaeru-small-disk-"))
+    place.chmod(0o755)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES},mode=755", "tmpfs", str(place)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        place.rmdir()
+        pytest.skip(f"cannot mount a small file system here (needs root): {mounted.stderr.decode().strip()}")
+    try:
+        yield place
+    finally:
+        subprocess.run(["umount", "-l", str(place)], capture_output=True, check=False)
+        place.rmdir()
+
+
+def _fill(place: Path) -> Path:
+    """Take every free byte of `place`'s file system with one file (returned, to free it later)."""
+    ballast = place / "ballast"
+    with ballast.open("wb") as out:
+        try:
+            while True:
+                out.write(b"\0" * 65536)
+                out.flush()
+        except OSError:
+            pass
+    return ballast
+
+
+def _note(run: Any, i: int) -> dict[str, Any]:
+    args = {"initiative": "full", "text": f"marker{i} {FILLER}", "request_id": f"fill-{i}"}
+    result: dict[str, Any] = run("note", args)
+    return result
+
+
+def test_a_write_on_a_full_disk_is_refused_cleanly_and_applies_once_when_space_returns(small_disk: Path) -> None:
+    vault = small_disk / "vault"
+    settings = Settings.from_env({}, vault_dir=vault)
+    store = open_store(settings)
+    ballast = small_disk / "ballast"
+    ballast.write_bytes(b"\0" * 2**20)  # what will be freed: the notes fill the rest
+    try:
+        run = build_server(Service(store, settings)).registry.run
+        applied = 0
+        refused: dict[str, Any] | None = None
+        for i in range(2000):  # a 3 MiB disk holds a few dozen such notes
+            result = _note(run, i)
+            if result["state"] != "applied":
+                refused = result
+                break
+            applied += 1
+        assert refused is not None and applied > 0, "the disk never filled"
+        issue = refused["issues"][0]
+        assert issue["code"] == "unavailable" and issue["retryable"] is True, issue
+        assert "the disk holding the vault is full" in issue["message"] and str(vault) in issue["message"], issue
+
+        # Every earlier write is whole, and reads go on while the disk is full.
+        found = run("search", {"initiatives": ["full"], "text": f"marker{applied - 1}"})
+        assert found["state"] == "ok" and len(found["data"]["hits"]) == 1
+        assert run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"] == []
+        assert run("recall", {"initiatives": ["full"], "query": "lorem ipsum"})["state"] == "ok"
+
+        ballast.unlink()
+        again = _note(run, applied)
+        assert again["state"] == "applied" and again["replayed"] is False, again
+        replay = _note(run, applied)
+        assert replay["replayed"] is True and replay["data"]["primary"]["id"] == again["data"]["primary"]["id"]
+        hits = run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"]
+        assert [h["id"] for h in hits] == [again["data"]["primary"]["id"]], "written exactly once"
+    finally:
+        store.close()
+
+
+def test_opening_a_vault_on_a_full_disk_says_so(small_disk: Path) -> None:
+    ballast = _fill(small_disk)
+    with pytest.raises(VaultUnusable) as raised:
+        open_store(Settings.from_env({}, vault_dir=small_disk / "new"))
+    message = str(raised.value)
+    assert message.startswith("cannot open the vault: the disk holding the vault") and "KiB free" in message, message
+
+    cli = kaeru({"KAERU_VAULT": str(small_disk / "cli")}, "note", "-i", "full", "hello")  # fails on a traceback
+    assert cli.code == 1 and "cannot open the vault: the disk holding the vault" in cli.stderr, cli.stderr
+    ballast.unlink()
+    assert kaeru({"KAERU_VAULT": str(small_disk / "cli")}, "note", "-i", "full", "hello").code == 0
+
+
+@pytest.fixture
+def database_on_small_disk(small_disk: Path) -> Iterator[tuple[str, Path]]:
+    """A new PostgreSQL database whose tables are created on `small_disk` (a tablespace there), and
+    the folder beside the tablespace where a test may put a file to free later. Needs the test
+    server (`KAERU_TEST_DATABASE_URL`), a superuser, and the server on this machine."""
+    import os
+    import uuid
+
+    import psycopg
+
+    from tests.backends import postgres_admin_url
+    from tests.pg import database_url
+
+    admin_url = postgres_admin_url()
+    if admin_url is None:
+        pytest.skip("no KAERU_TEST_DATABASE_URL: the README's test command starts a PostgreSQL")
+    tag = uuid.uuid4().hex[:10]
+    space, name = f"kaeru_small_{tag}", f"kaeru_full_{tag}"
+    location = small_disk / "tablespace"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        row = admin.execute("SELECT current_setting('data_directory')").fetchone()
+        data = Path(str(row[0])) if row else None
+        if data is None or not data.exists():
+            pytest.skip("the PostgreSQL server's files are not on this machine")
+        location.mkdir()
+        os.chown(location, data.stat().st_uid, data.stat().st_gid)
+        admin.execute(f"CREATE TABLESPACE {space} LOCATION '{location}'")
+        admin.execute(f"CREATE DATABASE {name} TEMPLATE template0")
+        admin.execute(f"ALTER DATABASE {name} SET default_tablespace = {space}")
+        try:
+            yield database_url(admin_url, name), small_disk
+        finally:
+            admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+            admin.execute(f"DROP TABLESPACE IF EXISTS {space}")
+
+
+def test_a_write_on_a_full_database_disk_is_refused_cleanly_and_applies_once_later(
+    database_on_small_disk: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, disk = database_on_small_disk
+    settings = Settings.from_env({}, vault_dir=tmp_path / "pg", database_url=url)
+    store = open_store(settings)  # the schema is made on the small disk
+    ballast = disk / "ballast"
+    ballast.write_bytes(b"\0" * 2**20)
+    try:
+        run = build_server(Service(store, settings)).registry.run
+        refused: dict[str, Any] | None = None
+        applied = 0
+        for i in range(20000):
+            result = _note(run, i)
+            if result["state"] != "applied":
+                refused = result
+                break
+            applied += 1
+        assert refused is not None and applied > 0, "the disk never filled"
+        issue = refused["issues"][0]
+        assert issue["code"] == "unavailable" and issue["retryable"] is True, issue
+        assert "the database server's disk is full" in issue["message"], issue
+        assert len(run("search", {"initiatives": ["full"], "text": f"marker{applied - 1}"})["data"]["hits"]) == 1
+
+        ballast.unlink()
+        again = _note(run, applied)
+        assert again["state"] == "applied" and again["replayed"] is False, again
+        replay = _note(run, applied)
+        assert replay["replayed"] is True and replay["data"]["primary"]["id"] == again["data"]["primary"]["id"]
+        hits = run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"]
+        assert [h["id"] for h in hits] == [again["data"]["primary"]["id"]], "written exactly once"
+    finally:
+        store.close()
