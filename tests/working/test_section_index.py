@@ -1,6 +1,7 @@
-"""The membership facets `context` reads its sections through (decision 16.R1) stay equal to what a
-search over the nodes themselves finds, whatever moves nodes between layers, tiers and initiatives:
-notes, layer moves, settling, revising, forgetting, attaching, detaching, merging and deleting."""
+"""The membership facets `context` reads its sections through (decision 16.R1), and the tier counts
+`initiatives` reads from them (decision 136), stay equal to what a search over the nodes themselves
+finds, whatever moves nodes between layers, tiers and initiatives: notes, tasks (and their boards),
+layer moves, settling, revising, forgetting, attaching, detaching, merging and deleting."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from typing import Any
 
 import pytest
 
-from kaeru.domain.model import Layer, Tier
+from kaeru.domain.model import Layer, NodeType, Tier
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery
 from tests.working.conftest import Call, make_call
 
 LAYERS = [layer.value for layer in Layer]
 TIERS = [tier.value for tier in Tier]
+#: What `initiatives` counts: every node type but audit events and boards.
+COUNTED = [t.value for t in NodeType if t not in (NodeType.AUDIT_EVENT, NodeType.BOARD)]
 
 
 def _check(service: Service) -> None:
@@ -38,6 +41,14 @@ def _check(service: Service) -> None:
                 SearchQuery(initiative_ids=[scope.id], layers=["core", "hot"], omit_superseded=False)
             )
             assert session.newest_members(scope.id, facets, 4) == ([r.id for r in rows[:4]], total), scope.name
+            expected = {}
+            for tier in TIERS:
+                _, total, _ = session.search(
+                    SearchQuery(initiative_ids=[scope.id], tiers=[tier], types=COUNTED, omit_superseded=False)
+                )
+                if total:
+                    expected[tier] = total
+            assert session.tier_counts([scope.id]) == {scope.id: expected}, scope.name
 
 
 def _ok(envelope: dict[str, Any]) -> dict[str, Any]:
@@ -52,11 +63,18 @@ def test_membership_facets_follow_every_move(service: Service, seed: int) -> Non
     names = ["alpha", "beta", "gamma"]
     live: list[tuple[str, str]] = []  # (node id, an initiative it was written into)
     for step in range(70):
-        action = rng.choice(["note"] * 4 + ["layer", "settle", "revise", "forget", "attach", "detach"])
+        action = rng.choice(["note"] * 4 + ["task", "layer", "settle", "revise", "forget", "attach", "detach"])
         if action == "note" or not live:
             scope = rng.choice(names)
             layer = rng.choice(["core", "hot", "warm", "cold", "frozen"])
             made = _ok(call("note", initiative=scope, text=f"note {step} {rng.random()}", options={"layer": layer}))
+            live.append((made["data"]["primary"]["id"], scope))
+            continue
+        if action == "task":  # a board is a node of its initiative, never counted by `initiatives`
+            scope = rng.choice(names)
+            columns = [{"key": "todo", "label": "To do"}, {"key": "done", "label": f"Done {step}"}]
+            _ok(call("initiative", initiative=scope, action="set_board", columns=columns))
+            made = _ok(call("task", initiative=scope, text=f"task {step}"))
             live.append((made["data"]["primary"]["id"], scope))
             continue
         node, scope = rng.choice(live)

@@ -180,6 +180,16 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
                 counts[initiative_id, now] = counts.get((initiative_id, now), 0) + 1
         super()._move_memberships(seq, old, new, facet, old_facet)
 
+    def _facet_sizes(self, initiative_ids: Sequence[int]) -> list[tuple[int, str, int]]:
+        # The kept counts (migration 014), this transaction's own changes applied first.
+        self.flush_term_stats()
+        found = self._db.rows(
+            "SELECT c.initiative_id, c.facet, sum(c.members) FROM section_counts c "
+            "WHERE c.initiative_id = ANY(?::bigint[]) GROUP BY c.initiative_id, c.facet HAVING sum(c.members) <> 0",
+            [list(initiative_ids)],
+        )
+        return [(int(r[0]), str(r[1]), int(r[2])) for r in found]
+
     def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
         # The kept counts (migration 014), this transaction's own changes applied first.
         self.flush_term_stats()

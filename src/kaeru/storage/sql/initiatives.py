@@ -161,21 +161,6 @@ class InitiativeQueries(Part):
         )
         return [EndedInitiative(*r) for r in found]
 
-    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
-        """Live, non-audit node counts per initiative and tier."""
-        out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
-        if not initiative_ids:
-            return out
-        where, params = self._d.in_("m.initiative_id", initiative_ids)
-        for initiative_id, tier, count in self._db.rows(
-            f"SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
-            f"WHERE {where} AND n.retracted = {self._d.false} AND n.node_type NOT IN ('audit_event', 'board') "
-            "GROUP BY m.initiative_id, n.tier ORDER BY m.initiative_id, n.tier",
-            params,
-        ):
-            out[initiative_id][tier] = int(count)
-        return out
-
     def member_ids(self, initiative_id: int) -> list[str]:
         """Ids of every live node in the initiative, oldest first."""
         found = self._db.rows(

@@ -139,6 +139,40 @@ class SectionQueries(Part):
         )
         return int(row[0]) if row else 0
 
+    def tier_counts(self, initiative_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+        """Live node counts per initiative and tier, audit events and boards aside: the sizes of the
+        initiatives' facets (`_facet_sizes`, no row of `nodes` read: at 1M nodes, joining every
+        membership to its node took 0.7 s a page of `initiatives`), less the boards, which are few."""
+        out: dict[int, dict[str, int]] = {i: {} for i in initiative_ids}
+        if not initiative_ids:
+            return out
+        for initiative_id, facet_key, size in self._facet_sizes(initiative_ids):
+            tiers = out[initiative_id]
+            tier = facet_key.split(":", 1)[0]
+            tiers[tier] = tiers.get(tier, 0) + size
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        for initiative_id, tier, boards in self._db.rows(
+            f"SELECT m.initiative_id, n.tier, count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
+            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where} "
+            "GROUP BY m.initiative_id, n.tier",
+            params,
+        ):
+            tiers = out[int(initiative_id)]
+            tiers[tier] = tiers.get(tier, 0) - int(boards)
+        return {i: {t: n for t, n in sorted(tiers.items()) if n} for i, tiers in out.items()}
+
+    def _facet_sizes(self, initiative_ids: Sequence[int]) -> list[tuple[int, str, int]]:
+        """(initiative, facet, members) of every facet the initiatives' live members carry, a node
+        counted once per initiative: ranges of `memberships_facet` counted. PostgreSQL reads its
+        kept counts instead (decision 16.P1)."""
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        found = self._db.rows(
+            f"SELECT m.initiative_id, m.facet, count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL "
+            "GROUP BY m.initiative_id, m.facet",
+            params,
+        )
+        return [(int(r[0]), str(r[1]), int(r[2])) for r in found]
+
     def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
         """A scalar sub-query: how many membership rows of the initiatives carry the facet `wanted`
         (any facet: None), a node counted once per initiative; and its parameters. Here the range of
