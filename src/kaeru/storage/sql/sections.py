@@ -151,10 +151,12 @@ class SectionQueries(Part):
             tier = facet_key.split(":", 1)[0]
             tiers[tier] = tiers.get(tier, 0) + size
         where, params = self._d.in_("m.initiative_id", initiative_ids)
+        # The boards first (a join the planner may start from the memberships: 250 ms for one
+        # initiative of 400k members at 1M nodes, where the boards are found in ~0.1 ms).
         for initiative_id, tier, boards in self._db.rows(
-            f"SELECT m.initiative_id, n.tier, count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
-            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where} "
-            "GROUP BY m.initiative_id, n.tier",
+            "SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+            f"WHERE m.node_seq IN (SELECT seq FROM nodes WHERE node_type = 'board' AND retracted = {self._d.false}) "
+            f"AND {where} GROUP BY m.initiative_id, n.tier",
             params,
         ):
             tiers = out[int(initiative_id)]
