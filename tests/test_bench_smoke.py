@@ -78,6 +78,26 @@ def test_hub_bench_reports_every_read_with_its_size(tmp_path: Path) -> None:
 
 
 @pytest.mark.timeout(120)
+def test_viewer_bench_signs_in_and_times_every_view(tmp_path: Path) -> None:
+    from bench import viewer
+
+    from kaeru.api.requests import parse
+    from kaeru.config import Settings
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    settings = Settings.from_env({}, vault_dir=tmp_path / "vault")
+    store = open_store(settings)
+    service = Service(store, settings)
+    for i in range(5):
+        service.note(parse("note", {"initiative": "viewed", "text": f"cache eviction note {i}"}))
+    store.close()
+    report = viewer.main(["--vault", str(tmp_path / "vault"), "--initiative", "viewed", "--rounds", "2"])
+    assert set(report) == {label for label, _ in viewer.views("viewed", "cache")}
+    assert all(row["bytes"] > 0 and row["p50"] > 0 for row in report.values()), report
+
+
+@pytest.mark.timeout(120)
 def test_initiatives_bench_walks_every_page(tmp_path: Path) -> None:
     from bench import initiatives
 
