@@ -1,4 +1,4 @@
-"""The web viewer's pages at scale: `python -m bench.viewer --vault DIR [--initiative NAME]`.
+"""The web viewer's pages at scale: `python -m bench.viewer --vault DIR [--database-url URL] [--initiative NAME]`.
 
 Starts `kaeru ui` on the vault as a person does (a subprocess, its printed sign-in link followed
 once for the session cookie), then asks every read-only view of one initiative `--rounds` times in
@@ -55,10 +55,12 @@ def _sign_in(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[urllib.
     raise RuntimeError("kaeru ui printed no sign-in link in time")
 
 
-def measure(vault: Path, initiative: str, query: str, rounds: int) -> dict[str, Any]:
+def measure(vault: Path, initiative: str, query: str, rounds: int, database_url: str | None = None) -> dict[str, Any]:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
     env["KAERU_VAULT"] = str(vault)
+    if database_url:
+        env["KAERU_DATABASE_URL"] = database_url
     proc = subprocess.Popen(
         [sys.executable, "-m", "kaeru", "ui", "--port", str(port)],
         env=env,
@@ -105,11 +107,12 @@ def measure(vault: Path, initiative: str, query: str, rounds: int) -> dict[str, 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     p = argparse.ArgumentParser(prog="python -m bench.viewer", description=__doc__.split("\n")[0])
     p.add_argument("--vault", type=Path, required=True, help="a SQLite vault directory (e.g. a bench.build one)")
+    p.add_argument("--database-url", default=None, help="a PostgreSQL vault instead (--vault then only holds tokens)")
     p.add_argument("--initiative", default="kaeru-core")
     p.add_argument("--query", default="cache eviction", help="the words the search and recall views ask")
     p.add_argument("--rounds", type=int, default=10)
     a = p.parse_args(argv)
-    results = measure(a.vault, a.initiative, a.query, a.rounds)
+    results = measure(a.vault, a.initiative, a.query, a.rounds, a.database_url)
     print(f"{'view':12s} {'first':>8s} {'p50':>8s} {'p95':>8s} {'max':>8s} {'bytes':>8s}   (ms, over HTTP)")
     for label, row in results.items():
         print(
