@@ -12,6 +12,7 @@ import pytest
 
 import kaeru.storage.sqlite.search as sqlite_search
 from kaeru.api.requests import parse
+from kaeru.errors import Unavailable
 from kaeru.storage.base import SearchQuery
 from kaeru.storage.sqlite.session import SqliteDb
 from kaeru.storage.sqlite.store import SqliteStore
@@ -282,3 +283,36 @@ def test_an_up_to_date_vault_opens_while_another_connection_writes(tmp_path: Pat
     finally:
         list(writer.execute("ROLLBACK"))
         writer.close()
+
+
+def test_a_writer_waits_for_the_lock_until_its_timeout_then_is_told_busy(tmp_path: Path) -> None:
+    """The store's own busy handler (it tries every millisecond, decision 137) keeps SQLite's
+    contract: a write waits while another connection holds the lock and goes ahead once it is
+    released; when the lock outlasts `busy_timeout_ms`, the write is refused `unavailable`."""
+    path = tmp_path / "vault.sqlite3"
+    patient, hasty = SqliteStore(path, busy_timeout_ms=10_000), SqliteStore(path, busy_timeout_ms=300)
+    holder = apsw.Connection(str(path))
+    done = threading.Event()
+
+    def write() -> None:
+        with patient.write() as session:
+            session._db.run("UPDATE meta SET value = value WHERE key = 'secret'")
+        done.set()
+
+    try:
+        list(holder.execute("BEGIN IMMEDIATE"))
+        with pytest.raises(Unavailable, match="busy"), hasty.write() as session:
+            session.vault_secret()
+        waiting = threading.Thread(target=write)
+        waiting.start()
+        time.sleep(0.05)
+        assert not done.is_set(), "the write went ahead while the lock was held"
+        list(holder.execute("ROLLBACK"))
+        waiting.join(timeout=10)
+        assert done.is_set(), "the write did not go ahead once the lock was free"
+    finally:
+        if holder.in_transaction:
+            list(holder.execute("ROLLBACK"))
+        holder.close()
+        patient.close()
+        hasty.close()

@@ -10,6 +10,7 @@ from typing import IO, Any
 
 from kaeru.export import amg
 from kaeru.export.screen import numbered
+from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
 from kaeru.storage.base import AuditRecord, EndedInitiative, Session, SlotState, Store
 
@@ -385,6 +386,8 @@ def write_records(
                 if finish is not None:
                     finish(session, report)
         batch.clear()
+        if not last:
+            give_writers_a_turn()
 
     for item in records:
         batch.append(item)

@@ -10,7 +10,7 @@ from kaeru.domain.model import Node, revision_token
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument
 from kaeru.service import cursors, grants, tasks
-from kaeru.service.mutation import WriteContext, normalise_initiative
+from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative
 from kaeru.service.outcomes import Change, Continuation, Coverage, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
@@ -254,6 +254,7 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
         if outcome.state == "unchanged":
             return handled
         handled += sum(int(c.after) for c in outcome.changes if c.field == field_name)
+        give_writers_a_turn()
     return handled
 
 

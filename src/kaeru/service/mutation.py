@@ -9,6 +9,7 @@ applies whole or not at all.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -154,6 +155,18 @@ def retag(tags: tuple[str, ...], name: str, body: str | None, node_id: str = "")
     """Re-derive the `topic:`/`lang:` families after a text change; every other tag is kept."""
     kept = [t for t in tags if not t.startswith(DERIVED_FAMILIES)]
     return merge_tags(kept, derived_tags(topic_name(name, node_id), body))
+
+
+#: A long operation done in chunks, each its own transaction (a merge, a delete, an import), waits
+#: this long between two of them: a writer waiting for the vault's lock meanwhile — SQLite's tries
+#: again every millisecond (`storage.sqlite.store.BUSY_POLL_S`) — takes its turn then, instead of
+#: waiting for the whole operation (decision 137).
+WRITERS_TURN_S = 0.003
+
+
+def give_writers_a_turn() -> None:
+    """Between two chunks of a long operation: let a waiting writer in (`WRITERS_TURN_S`)."""
+    time.sleep(WRITERS_TURN_S)
 
 
 @dataclass

@@ -32,6 +32,7 @@ from kaeru.service.mutation import (
     check_name,
     check_tag,
     check_text,
+    give_writers_a_turn,
     normalise_initiative,
     retag,
     run_mutation,
@@ -224,6 +225,7 @@ def apply(
         )
         report.issues.extend(outcome.issues)
         touched.extend(ref.id for ref in (*outcome.created, *outcome.affected))
+        give_writers_a_turn()
 
     for start in range(0, len(items), chunk):
         part = items[start : start + chunk]

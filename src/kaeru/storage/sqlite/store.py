@@ -12,6 +12,7 @@ import shutil
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,31 @@ def _translate(exc: apsw.Error, path: Path) -> KaeruError:
             f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; restore it from an export"
         )
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
+
+
+#: How often a connection that found the vault locked tries again. SQLite's own busy timeout backs
+#: off to 100 ms between tries: a writer waiting behind a long chunked operation (a merge, a delete,
+#: an import: each chunk its own transaction, the next one begun at once) woke too rarely to find
+#: the lock free between two chunks, and waited for most of the operation (decision 137).
+BUSY_POLL_S = 0.001
+
+
+def _waiter(timeout_ms: int) -> Callable[[int], bool]:
+    """A busy handler for one connection: try again every `BUSY_POLL_S` until `timeout_ms` have
+    passed since the lock was first found taken (then the statement fails as busy)."""
+    since = 0.0
+
+    def busy(tries: int) -> bool:
+        nonlocal since
+        now = time.monotonic()
+        if tries == 0:
+            since = now
+        if now - since >= timeout_ms / 1000:
+            return False
+        time.sleep(BUSY_POLL_S)
+        return True
+
+    return busy
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
@@ -223,7 +249,7 @@ class SqliteStore:
 
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
-        conn.set_busy_timeout(self._busy_timeout_ms)
+        conn.set_busy_handler(_waiter(self._busy_timeout_ms))
         self._wal_mode(conn)
         for pragma in (
             "synchronous = NORMAL",
