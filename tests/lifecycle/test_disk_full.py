@@ -68,6 +68,27 @@ def _note(run: Any, i: int) -> dict[str, Any]:
     return result
 
 
+def _write_until_refused(run: Any, most: int) -> tuple[int, dict[str, Any]]:
+    """Notes with request ids until one is refused: how many were applied, and the refusal."""
+    for i in range(most):
+        result = _note(run, i)
+        if result["state"] != "applied":
+            assert i > 0, result
+            return i, result
+    raise AssertionError("the disk never filled")
+
+
+def _applies_once_when_space_returns(run: Any, ballast: Path, refused_at: int) -> None:
+    """Free `ballast`; the refused call, sent again, applies once and replays after."""
+    ballast.unlink()
+    again = _note(run, refused_at)
+    assert again["state"] == "applied" and again["replayed"] is False, again
+    replay = _note(run, refused_at)
+    assert replay["replayed"] is True and replay["data"]["primary"]["id"] == again["data"]["primary"]["id"]
+    hits = run("search", {"initiatives": ["full"], "text": f"marker{refused_at}"})["data"]["hits"]
+    assert [h["id"] for h in hits] == [again["data"]["primary"]["id"]], "written exactly once"
+
+
 def test_a_write_on_a_full_disk_is_refused_cleanly_and_applies_once_when_space_returns(small_disk: Path) -> None:
     vault = small_disk / "vault"
     settings = Settings.from_env({}, vault_dir=vault)
@@ -76,15 +97,7 @@ def test_a_write_on_a_full_disk_is_refused_cleanly_and_applies_once_when_space_r
     ballast.write_bytes(b"\0" * 2**20)  # what will be freed: the notes fill the rest
     try:
         run = build_server(Service(store, settings)).registry.run
-        applied = 0
-        refused: dict[str, Any] | None = None
-        for i in range(2000):  # a 3 MiB disk holds a few dozen such notes
-            result = _note(run, i)
-            if result["state"] != "applied":
-                refused = result
-                break
-            applied += 1
-        assert refused is not None and applied > 0, "the disk never filled"
+        applied, refused = _write_until_refused(run, 2000)  # a 3 MiB disk holds a few dozen such notes
         issue = refused["issues"][0]
         assert issue["code"] == "unavailable" and issue["retryable"] is True, issue
         assert "the disk holding the vault is full" in issue["message"] and str(vault) in issue["message"], issue
@@ -94,14 +107,7 @@ def test_a_write_on_a_full_disk_is_refused_cleanly_and_applies_once_when_space_r
         assert found["state"] == "ok" and len(found["data"]["hits"]) == 1
         assert run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"] == []
         assert run("recall", {"initiatives": ["full"], "query": "lorem ipsum"})["state"] == "ok"
-
-        ballast.unlink()
-        again = _note(run, applied)
-        assert again["state"] == "applied" and again["replayed"] is False, again
-        replay = _note(run, applied)
-        assert replay["replayed"] is True and replay["data"]["primary"]["id"] == again["data"]["primary"]["id"]
-        hits = run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"]
-        assert [h["id"] for h in hits] == [again["data"]["primary"]["id"]], "written exactly once"
+        _applies_once_when_space_returns(run, ballast, applied)
     finally:
         store.close()
 
@@ -165,26 +171,11 @@ def test_a_write_on_a_full_database_disk_is_refused_cleanly_and_applies_once_lat
     ballast.write_bytes(b"\0" * 2**20)
     try:
         run = build_server(Service(store, settings)).registry.run
-        refused: dict[str, Any] | None = None
-        applied = 0
-        for i in range(20000):
-            result = _note(run, i)
-            if result["state"] != "applied":
-                refused = result
-                break
-            applied += 1
-        assert refused is not None and applied > 0, "the disk never filled"
+        applied, refused = _write_until_refused(run, 20000)
         issue = refused["issues"][0]
         assert issue["code"] == "unavailable" and issue["retryable"] is True, issue
         assert "the database server's disk is full" in issue["message"], issue
         assert len(run("search", {"initiatives": ["full"], "text": f"marker{applied - 1}"})["data"]["hits"]) == 1
-
-        ballast.unlink()
-        again = _note(run, applied)
-        assert again["state"] == "applied" and again["replayed"] is False, again
-        replay = _note(run, applied)
-        assert replay["replayed"] is True and replay["data"]["primary"]["id"] == again["data"]["primary"]["id"]
-        hits = run("search", {"initiatives": ["full"], "text": f"marker{applied}"})["data"]["hits"]
-        assert [h["id"] for h in hits] == [again["data"]["primary"]["id"]], "written exactly once"
+        _applies_once_when_space_returns(run, ballast, applied)
     finally:
         store.close()
