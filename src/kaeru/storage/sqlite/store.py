@@ -353,7 +353,7 @@ class SqliteStore:
         SQLite keeps writing to a file it has open after the file is deleted (the vault folder
         removed to start again while an agent's server still runs) or replaced (a backup copied or
         synced into place as a new file): every write is then acknowledged and lost when the server
-        exits. One `stat` per write transaction (~2 µs) notices it first."""
+        exits. One `stat` per write transaction (under a microsecond here) notices it first."""
         if self._place is not None and _identity(self.path) != self._place:
             raise Unavailable(
                 f"the vault file was removed or replaced while this server ran ({self.path}): nothing was "
