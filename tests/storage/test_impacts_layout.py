@@ -12,8 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kaeru.storage.sql.copies import narrowest, packed_uuid, uuid_texts, wider
-from kaeru.storage.sqlite.copies import row_sizes
-from kaeru.storage.sqlite.impacts import TextCache
+from kaeru.storage.sqlite.copies import put_sizes, row_sizes
 
 np: Any = pytest.importorskip("numpy")
 
@@ -72,7 +71,7 @@ def test_small_whole_counts_take_a_byte() -> None:
 
 def test_sizes_widen_past_65535_tokens() -> None:
     size = np.zeros(4, dtype=np.uint16)
-    size = TextCache._put_sizes(np, size, [(1, varint(12)), (3, varint(70_000) + varint(1))])
+    size = put_sizes(np, size, [(1, varint(12)), (3, varint(70_000) + varint(1))])
     assert size.dtype == np.uint32 and size.tolist() == [0, 12, 0, 70_001]
 
 

@@ -105,9 +105,11 @@ def _search(
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
 
 
-#: The store's `TextCache` as an example sets it: defaults; every revised row read back whole (a
-#: copy read again after any revision); no memory (every search falls back to SQL).
-CACHES = [(None, None), (None, 0), (0, None)]
+#: The store's `TextCache` as an example sets it (memory, revised rows read back, sizes not read
+#: yet past which all are read): defaults; every revised row read back whole (a copy read again
+#: after any revision); no memory (every search falls back to SQL); every row's size read at the
+#: first ranking; only the sizes a ranking needs, always.
+CACHES = [(None, None, None), (None, 0, None), (0, None, None), (None, None, 0), (None, None, 10**9)]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -120,7 +122,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
     vault: tuple[SqliteStore, Settings],
     steps: list[tuple[Any, ...]],
     queries: list[tuple[dict[str, Any], list[tuple[Any, ...]]]],
-    cache: tuple[int | None, int | None],
+    cache: tuple[int | None, int | None, int | None],
 ) -> None:
     store, config = vault
     n = next(_examples)
@@ -135,6 +137,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
         (CACHE_BYTES if cache[0] is None else cache[0]),
         (REFRESH_ROWS if cache[1] is None else cache[1]),
     )
+    text.bulk_rows = cache[2]
     ids: list[str] = []
     try:
         for op in steps:
@@ -144,7 +147,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
             for op in between:  # an agent writes between searches: the copies are brought up to date
                 _apply(service, f"ex{n}", ids, op)
     finally:
-        text.max_bytes, text.refresh_rows = CACHE_BYTES, REFRESH_ROWS
+        text.max_bytes, text.refresh_rows, text.bulk_rows = CACHE_BYTES, REFRESH_ROWS, None
 
 
 def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
@@ -380,7 +383,7 @@ def test_long_rows_rank_as_fts5_does(vault: tuple[SqliteStore, Settings]) -> Non
             cached = _search(store, q, top_k=True, slack=0)
             assert cached == _search(store, q, top_k=False, slack=0), (tokens, stemmed)
             assert len(cached[0]) >= 4
-    assert text.size_loads >= 1
+    assert text.size_loads + text.size_fills >= 1  # the rows' sizes were read, all or those ranked
 
 
 def test_scope_size_is_remembered_at_the_watermark(

@@ -8,8 +8,11 @@ are the encodings it relies on, each checked against what it encodes by
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
+
+from kaeru.storage.sql.db import Db
 
 if TYPE_CHECKING:
     import numpy as np
@@ -63,3 +66,21 @@ def averages(block: bytes) -> tuple[int, int]:
         size, at = _varint(block, at)
         tokens += size
     return rows, tokens
+
+
+def read_sizes(db: Db, where: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
+    """`(row id, sz)` of the rows of `nodes_fts_docsize` that `where` keeps (all: "")."""
+    return db.stream(f"SELECT id, sz FROM nodes_fts_docsize{where}", params)
+
+
+def put_sizes(np: Any, size: np.ndarray, rows: Iterable[tuple[Any, ...]], chunk: int = 65_536) -> np.ndarray:
+    """`size` with the `(row id, sz)` rows' `D` written in, `chunk` rows decoded at a time (a million
+    never sit in Python lists); widened to uint32 when one needs it (then a new array)."""
+    it = iter(rows)
+    while part := list(itertools.islice(it, chunk)):
+        ids = np.fromiter((r[0] for r in part), dtype=np.int64, count=len(part))
+        d = row_sizes(np, [bytes(r[1]) for r in part])
+        if size.dtype == np.uint16 and len(d) and int(d.max()) >= 65536:
+            size = size.astype(np.uint32)
+        size[ids] = d
+    return size

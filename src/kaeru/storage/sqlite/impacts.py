@@ -37,8 +37,8 @@ import json
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 
@@ -53,10 +53,11 @@ from kaeru.storage.sql.copies import (
     wider,
 )
 from kaeru.storage.sql.db import Db
-from kaeru.storage.sqlite.copies import averages, row_sizes
+from kaeru.storage.sqlite.copies import averages, put_sizes, read_sizes
 
 if TYPE_CHECKING:
     import numpy as np
+    from numpy import ndarray
 
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
@@ -128,12 +129,14 @@ class _Copy:
 
 
 class _Sizes:
-    """Every indexed row's `D` (`xColumnSize(-1)`) at one watermark, dense by row id (0: no row)."""
+    """The indexed rows' `D` (`xColumnSize(-1)`) at one watermark, dense by row id: 0 for a row not
+    read yet (every indexed row holds a scope token, so its `D` is at least 1) unless `complete`.
+    Rows are read as rankings need them (`TextCache._sizes_for`) and never change at a watermark."""
 
-    __slots__ = ("mark", "nbytes", "size")
+    __slots__ = ("complete", "mark", "nbytes", "size")
 
-    def __init__(self, size: np.ndarray, mark: tuple[int, int]):
-        self.size, self.mark = size, mark
+    def __init__(self, size: np.ndarray, mark: tuple[int, int], complete: bool):
+        self.size, self.mark, self.complete = size, mark, complete
         self.nbytes = int(size.nbytes)
 
 
@@ -171,6 +174,9 @@ class TextCache:
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        #: Past this many row sizes not read yet, a ranking reads them all (None: a quarter of the
+        #: rows; tests set both ways).
+        self.bulk_rows: int | None = None
         #: The copies, least recently used first (a use moves one to the end): the busy ones, used
         #: within the last `IDLE_RANKINGS` rankings, are a suffix, the idle ones a prefix.
         self._held: OrderedDict[tuple[str, tuple[float, ...]], _Copy] = OrderedDict()
@@ -192,6 +198,8 @@ class TextCache:
         self.loads = 0
         self.rows_read = 0
         self.size_loads = 0
+        #: Row sizes read by id for a ranking (`_sizes_for`).
+        self.size_fills = 0
 
     def clear(self) -> None:
         with self._lock:
@@ -268,7 +276,7 @@ class TextCache:
         avgdl = float(total_tokens) / float(total_rows)
         freqs = [held.freq[rows].astype(np.float64) for held in found]
         idfs = [idf(total_rows, held.hits) for held in found]
-        scored = bm25_scores(np, freqs, idfs, sizes.size[rows], avgdl)
+        scored = bm25_scores(np, freqs, idfs, self._sizes_for(np, db, sizes, rows), avgdl)
         return Ranking(np, rows.astype(np.int64, copy=False), scored)
 
     def facts(self, np: Any, db: Db, seqs: Sequence[int], refuted_sql: str) -> tuple[list[str], list[bool]]:
@@ -332,40 +340,44 @@ class TextCache:
                 if held.mark[0] > mark[0] or held.mark[1] > mark[1]:
                     return None
             revised = self._revised(db, held.mark, self.refresh_rows) if held is not None else None
-            if held is None or revised is None:
-                size = np.zeros(mark[0] + 1, dtype=np.uint16)
-                size = self._put_sizes(np, size, self._read_sizes(db, "", ()))
-                self.size_loads += 1
+            if held is None or revised is None:  # none read yet: as rankings need them
+                self._sizes = _Sizes(np.zeros(mark[0] + 1, dtype=np.uint16), mark, complete=False)
+                return self._sizes
             else:
                 size = np.zeros(mark[0] + 1, dtype=held.size.dtype)
                 size[: len(held.size)] = held.size
                 if revised:
                     size[np.array(revised, dtype=np.int64)] = 0
-                    size = self._put_sizes(
+                    size = put_sizes(
                         np,
                         size,
-                        self._read_sizes(db, " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(revised),)),
+                        read_sizes(db, " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(revised),)),
                     )
                 if mark[0] > held.mark[0]:
-                    size = self._put_sizes(np, size, self._read_sizes(db, " WHERE id > ?", (held.mark[0],)))
-            self._sizes = _Sizes(size, mark)
+                    size = put_sizes(np, size, read_sizes(db, " WHERE id > ?", (held.mark[0],)))
+            self._sizes = _Sizes(size, mark, held.complete)
             return self._sizes
 
-    @staticmethod
-    def _read_sizes(db: Db, where: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
-        return db.stream(f"SELECT id, sz FROM nodes_fts_docsize{where}", params)
-
-    @staticmethod
-    def _put_sizes(np: Any, size: np.ndarray, rows: Iterable[tuple[Any, ...]]) -> np.ndarray:
-        """`size` with the `(row id, sz)` rows' `D` written in (widened to uint32 when one needs it)."""
-        it = iter(rows)
-        while chunk := list(itertools.islice(it, CHUNK_ROWS)):
-            ids = np.fromiter((r[0] for r in chunk), dtype=np.int64, count=len(chunk))
-            d = row_sizes(np, [bytes(r[1]) for r in chunk])
-            if size.dtype == np.uint16 and len(d) and int(d.max()) >= 65536:
-                size = size.astype(np.uint32)
-            size[ids] = d
-        return size
+    def _sizes_for(self, np: Any, db: Db, sizes: _Sizes, rows: np.ndarray) -> np.ndarray:
+        """The `D` of `rows` (row ids), those not read yet read now: by id when they are few, else
+        every row at once (reading one costs ~4× a row of the whole table): a process's first broad
+        search at 1M nodes read the sizes of all its rows, ~0.5 s, for a word in 14,000 of them."""
+        found = cast("ndarray", sizes.size[rows])
+        if sizes.complete or len(rows) == 0 or bool(found.all()):
+            return found
+        with self._lock:
+            missing = rows[sizes.size[rows] == 0]
+            bulk = self.bulk_rows if self.bulk_rows is not None else len(sizes.size) // 4
+            if len(missing) > bulk:
+                read = read_sizes(db, "", ())
+                sizes.complete = True
+                self.size_loads += 1
+            else:
+                read = read_sizes(db, " WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(missing.tolist()),))
+                self.size_fills += 1
+            sizes.size = put_sizes(np, sizes.size, read)
+            sizes.nbytes = int(sizes.size.nbytes)  # widened when a row holds 65,536 tokens or more
+            return cast("ndarray", sizes.size[rows])
 
     # --- the copies --------------------------------------------------------------------------
     def _copy(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy | None:
