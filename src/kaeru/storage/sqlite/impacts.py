@@ -11,8 +11,9 @@ asked for — a word in its columns, or an initiative's scope token — one dens
 `aFreq` in the smallest type that holds every value exactly (1 byte a row of the vault for the
 benchmark corpus's words: whole weights, small counts), read once from FTS5 itself by a small
 auxiliary function (`kaeru_impact`: the phrase's instances by column; a scope token's copy only
-marks its rows); and once for all phrases the rows' `D`, decoded in bulk from FTS5's own
-`nodes_fts_docsize` table (2 bytes a row while every row holds under 65,536 tokens) — decision
+marks its rows); and once for all phrases the rows' `D`, decoded from FTS5's own
+`nodes_fts_docsize` table as rankings need them, by id or all at once (2 bytes a row while every
+row holds under 65,536 tokens; decision 138) — decision
 16.E1: a session's ~17 phrases at 1M nodes take ~18 MB, where 16.B4's 8 bytes a row and phrase
 took 8 MB each. It ranks a query with numpy in the same order of floating-point operations as
 `fts5Bm25Function`, so the scores are FTS5's to the bit (checked against `bm25()` by the property
