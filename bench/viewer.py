@@ -78,10 +78,8 @@ def measure(vault: Path, initiative: str, query: str, rounds: int, database_url:
         for round_no in range(rounds + 1):
             for label, path in pages:
                 t0 = time.perf_counter()
-                with opener.open(base + path, timeout=120) as answer:
+                with opener.open(base + path, timeout=120) as answer:  # HTTPError past a 2xx
                     body = answer.read()
-                    if answer.status != 200:
-                        raise RuntimeError(f"{path}: HTTP {answer.status}")
                 ms = (time.perf_counter() - t0) * 1000
                 sizes[label] = len(body)
                 if round_no == 0:
