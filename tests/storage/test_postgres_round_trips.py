@@ -9,6 +9,7 @@ connection serves the next transaction."""
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
@@ -78,17 +79,19 @@ def test_a_statement_failing_in_the_commit_pipeline_rolls_the_mutation_back(stor
 @contextlib.contextmanager
 def _round_trips(*, statements: bool = False) -> Iterator[list[str]]:
     """Each round trip a psycopg connection makes: a statement outside a pipeline, or a pipeline
-    (`statements`: every statement instead, in the order sent)."""
+    (`statements`: every statement instead, in the order sent). Only this thread's: the test
+    database factory's threads (tests/pg.py) use psycopg at the same time."""
     seen: list[str] = []
     execute, pipeline = psycopg.Connection.execute, psycopg.Connection.pipeline
+    mine = threading.get_ident()
 
     def counted_execute(self: Any, query: Any, *args: Any, **kw: Any) -> Any:
-        if self._pipeline is None or statements:
+        if (self._pipeline is None or statements) and threading.get_ident() == mine:
             seen.append(str(query)[:60])
         return execute(self, query, *args, **kw)
 
     def counted_pipeline(self: Any) -> Any:
-        if self._pipeline is None and not statements:
+        if self._pipeline is None and not statements and threading.get_ident() == mine:
             seen.append("pipeline")
         return pipeline(self)
 

@@ -184,7 +184,10 @@ class SqliteStore:
         try:
             if self._migrate(conn):
                 self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
-        except (apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
+            # Opened here, not on its thread: a vault removed a moment after opening must not end
+            # that thread in an unhandled error (check_place refuses the writes that follow).
+            checkpoint_conn = apsw.Connection(str(path))
+        except (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
             raise _unusable(path, exc) from exc
         finally:
             self._release(conn)
@@ -192,11 +195,12 @@ class SqliteStore:
         # others; a background thread checkpoints instead (decision 16.I1): PASSIVE, then RESTART so
         # the next writer starts the log again from its beginning instead of growing it past its
         # high-water mark, and TRUNCATE once the vault went idle.
-        self._checkpointer = threading.Thread(target=self._checkpoint_loop, name="kaeru-wal-checkpoint", daemon=True)
+        self._checkpointer = threading.Thread(
+            target=self._checkpoint_loop, args=(checkpoint_conn,), name="kaeru-wal-checkpoint", daemon=True
+        )
         self._checkpointer.start()
 
-    def _checkpoint_loop(self) -> None:
-        conn = apsw.Connection(str(self.path))
+    def _checkpoint_loop(self, conn: apsw.Connection) -> None:
         conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
         #: Tries left to truncate the WAL since the last write (0: nothing to do until the next one).
         truncate = 0
