@@ -113,8 +113,9 @@ ISSUE_CODES: dict[str, str] = {
         "exists), or a write with a read-only token. Ask the vault's owner for a grant."
     ),
     "unavailable": (
-        "The store is busy or unreachable, or its disk is full or cannot be written (the message says "
-        "which, and where); nothing was applied. Retry later, with the same `request_id` (retryable)."
+        "The store is busy or unreachable, its disk is full or cannot be written, or the vault is being "
+        "upgraded after a kaeru update (the message says which, and where); nothing was applied. Retry "
+        "later, with the same `request_id` (retryable)."
     ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
 }

@@ -44,8 +44,11 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
 
     settings = settings_of(ctx)
     # The vault is opened now, so an unavailable one ends the command at once; the service and the
-    # tools are built at the first `tools/list` or call (decision 16.O1).
-    store = store_of(ctx)
+    # tools are built at the first `tools/list` or call (decision 16.O1). On stdio an older vault's
+    # migrations run beside serving: the agent's client waits for `initialize` with a timeout
+    # (decision 139). Over HTTP the server answers only once the vault is ready (and a token check
+    # before serving reads it).
+    store = store_of(ctx, upgrade_in_background=not use_http)
     kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)
     if use_http:
         try:

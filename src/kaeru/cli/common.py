@@ -100,11 +100,12 @@ def service_of(ctx: click.Context) -> Service:
     return service
 
 
-def store_of(ctx: click.Context) -> Store:
-    """The vault's store, opened (and migrated) once per command and closed when it ends."""
+def store_of(ctx: click.Context, *, upgrade_in_background: bool = False) -> Store:
+    """The vault's store, opened (and migrated) once per command and closed when it ends; an older
+    vault's migrations left to a thread of their own with `upgrade_in_background` (`kaeru serve`)."""
     obj = ctx.find_root().obj
     if "store" not in obj:
-        opened = _opener(ctx)(settings_of(ctx))
+        opened = _opener(ctx)(settings_of(ctx), upgrade_in_background=upgrade_in_background)
         ctx.find_root().call_on_close(opened.close)
         obj["store"] = opened
     store: Store = obj["store"]
@@ -117,10 +118,10 @@ def open_store_at(ctx: click.Context, settings: Settings) -> Store:
     return _opener(ctx)(settings)
 
 
-def _opener(ctx: click.Context) -> Callable[[Settings], Store]:
-    """How a command opens a vault: given by the composition root (`cli/app.py`), which alone picks
-    a backend."""
-    opener: Callable[[Settings], Store] = ctx.find_root().obj["open_store"]
+def _opener(ctx: click.Context) -> Callable[..., Store]:
+    """How a command opens a vault (`storage.factory.open_store`): given by the composition root
+    (`cli/app.py`), which alone picks a backend."""
+    opener: Callable[..., Store] = ctx.find_root().obj["open_store"]
     return opener
 
 

@@ -159,7 +159,7 @@ def retag(tags: tuple[str, ...], name: str, body: str | None, node_id: str = "")
 
 #: A long operation done in chunks, each its own transaction (a merge, a delete, an import), waits
 #: this long between two of them: a writer waiting for the vault's lock meanwhile — SQLite's tries
-#: again every millisecond (`storage.sqlite.store.BUSY_POLL_S`) — takes its turn then, instead of
+#: again every millisecond (`storage.sqlite.machine.BUSY_POLL_S`) — takes its turn then, instead of
 #: waiting for the whole operation (decision 137).
 WRITERS_TURN_S = 0.003
 

@@ -15,8 +15,9 @@ from kaeru.config import Settings
 from kaeru.storage.base import Store
 
 
-def open_store(settings: Settings) -> Store:
-    """PostgreSQL when `database_url` is set, else the embedded SQLite vault under `vault_dir`."""
+def open_store(settings: Settings, *, upgrade_in_background: bool = False) -> Store:
+    """PostgreSQL when `database_url` is set, else the embedded SQLite vault under `vault_dir`; an
+    older vault migrated on a thread of its own with `upgrade_in_background` (`BackgroundUpgrade`)."""
     if settings.database_url:
         from kaeru.storage.postgres.store import PostgresStore  # type: ignore[import-untyped,unused-ignore]
 
@@ -25,6 +26,7 @@ def open_store(settings: Settings) -> Store:
             lock_timeout_ms=settings.busy_timeout_ms,
             statement_timeout_ms=settings.pg_statement_timeout_ms,
             search_cache_bytes=settings.search_cache_mb << 20,
+            upgrade_in_background=upgrade_in_background,
         )
         return store
     from kaeru.storage.sqlite.store import SqliteStore
@@ -33,6 +35,7 @@ def open_store(settings: Settings) -> Store:
         settings.sqlite_path,
         busy_timeout_ms=settings.busy_timeout_ms,
         search_cache_bytes=settings.search_cache_mb << 20,
+        upgrade_in_background=upgrade_in_background,
     )
 
 

@@ -10,15 +10,20 @@ PostgreSQL an advisory lock): one loader, one runner for both engines.
 from __future__ import annotations
 
 import importlib
+import logging
 import re
 import secrets
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from kaeru.errors import Unavailable
+from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.sql.db import Db
+
+log = logging.getLogger(__name__)
 
 _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.(sql|py)$")
 
@@ -129,3 +134,83 @@ def run_pending(
         db.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (migration.version, migration.name))
     db.run("INSERT INTO meta (key, value) VALUES ('secret', ?) ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
     return migrations[-1].version, bool(pending)
+
+
+#: How long a transaction waits for an upgrade under way before it is refused `unavailable`: a
+#: migration of DDL alone ends in milliseconds, so the first call simply waits for it; a re-indexing
+#: of a large vault (23 s at 100k nodes) answers the agent instead of outlasting its client's timeout.
+UPGRADE_WAIT_S = 15.0
+#: Between tries while another process holds the migration lock (it is upgrading the same vault).
+UPGRADE_RETRY_S = 1.0
+
+
+#: What `upgrade_later` reads of a vault: its newest migration, and whether a re-indexing is pending.
+BEHIND = f"SELECT (SELECT max(version) FROM schema_migrations), EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING})"
+
+
+def upgrade_later(top: int | None, pending: bool, newest: int) -> str:
+    """What an existing vault at migration `top` (`pending`: a re-indexing asked) still needs from a
+    kaeru that knows `newest` — "" when nothing may wait: a new vault is created at once, and a
+    newer one refused at once (`VaultTooNew`), whatever the caller prefers."""
+    if top is None or top > newest:
+        return ""
+    if top < newest:
+        return f"migrating it from schema {top} to {newest}"
+    return "rebuilding its text index" if pending else ""
+
+
+class BackgroundUpgrade:
+    """The pending migrations of a vault already opened, applied on a thread of their own.
+
+    `kaeru serve` on stdio opens its store this way (decision 139): an agent's client waits for
+    `initialize` with a timeout, and a re-indexing migration on a large vault outlasted it (`kaeru
+    serve` answered nothing for 23 s at 100k nodes), so the client gave up on a server that was
+    working. Meanwhile every transaction waits for the upgrade (`wait`); none runs on the old
+    schema. `run` applies the migrations in one transaction; `busy(exc)` says an error is another
+    process holding the migration lock, which is waited out and tried again, as a foreground open
+    would have waited (but without its busy timeout: nobody is kept waiting for it)."""
+
+    def __init__(self, what: str, run: Callable[[], None], busy: Callable[[BaseException], bool]):
+        self.what = what
+        self._run = run
+        self._busy = busy
+        self._started = time.monotonic()
+        self._done = threading.Event()
+        self._stopping = threading.Event()
+        self._error: KaeruError | None = None
+        self._thread = threading.Thread(target=self._upgrade, name="kaeru-upgrade", daemon=True)
+        self._thread.start()
+
+    def _upgrade(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._run()
+                break
+            except BaseException as exc:
+                if self._busy(exc):
+                    self._stopping.wait(UPGRADE_RETRY_S)
+                    continue
+                log.exception("upgrading the vault failed")
+                self._error = exc if isinstance(exc, KaeruError) else Internal(f"upgrading the vault failed: {exc}")
+                break
+        self._done.set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Return once the upgrade is applied; raise `Unavailable` (retryable) if it is still under
+        way after `timeout` (`UPGRADE_WAIT_S`), or the error that ended it."""
+        if not self._done.wait(UPGRADE_WAIT_S if timeout is None else timeout):
+            raise Unavailable(
+                f"the vault is being upgraded ({self.what}; {time.monotonic() - self._started:.0f} s so far): "
+                "nothing was read or written; retry in a moment"
+            )
+        if self._error is not None:
+            raise self._error
+
+    def stop(self) -> None:
+        """Stop trying (the store is closing). A migration already running is left to the process's
+        exit, which rolls its transaction back: the next open applies it again."""
+        self._stopping.set()

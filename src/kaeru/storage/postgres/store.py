@@ -29,7 +29,16 @@ from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
 from kaeru.errors import Unavailable
-from kaeru.storage.migrate import INDEX_PENDING, TEXT_PENDING, VaultTooNew, newest_version, run_pending
+from kaeru.storage.migrate import (
+    BEHIND,
+    INDEX_PENDING,
+    TEXT_PENDING,
+    BackgroundUpgrade,
+    VaultTooNew,
+    newest_version,
+    run_pending,
+    upgrade_later,
+)
 from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
@@ -100,9 +109,11 @@ class PostgresStore:
         statement_timeout_ms: int = 30_000,
         connect_timeout_s: float = 30.0,
         search_cache_bytes: int | None = None,
+        upgrade_in_background: bool = False,
     ):
         """Open the pool and bring the schema up to date (`search_cache_bytes`: the copies' bound,
-        `textcache.CACHE_BYTES` when None).
+        `textcache.CACHE_BYTES` when None) — on a thread of its own when `upgrade_in_background` and
+        the database holds an older vault (`BackgroundUpgrade`).
 
         Raises:
             Unavailable: the server cannot be reached (or is too busy) within `connect_timeout_s`.
@@ -130,11 +141,17 @@ class PostgresStore:
             name="kaeru",
         )
         self.server_version = ""
+        #: The migrations applied after opening (None: none pending, or applied before returning).
+        self._upgrade: BackgroundUpgrade | None = None
+        later = ""
         _reachable(url, connect_timeout_s)
         try:
             self._pool.open(wait=True, timeout=connect_timeout_s)
             with self._pool.connection() as conn:
-                self._migrate(conn)
+                current = self._up_to_date(conn)
+                later = self._behind(conn) if upgrade_in_background and not current else ""
+                if not current and not later:
+                    self._migrate(conn)
                 version = conn.info.server_version
                 self.server_version = f"{version // 10000}.{version % 10000}"
         except BaseException as exc:
@@ -142,6 +159,10 @@ class PostgresStore:
             if isinstance(exc, psycopg.Error):
                 raise translate(exc) from exc
             raise
+        if later:
+            self._upgrade = BackgroundUpgrade(
+                later, self._upgrade_now, busy=lambda e: isinstance(e, psycopg.errors.LockNotAvailable)
+            )
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """Per-connection settings: lock waits and statements past their timeouts (0: none) end as a
@@ -176,6 +197,24 @@ class PostgresStore:
             return False
         self._schema = newest
         return True
+
+    def _behind(self, conn: psycopg.Connection[Any]) -> str:
+        """What an existing vault older than this kaeru still needs (`upgrade_later`)."""
+        try:
+            row = conn.execute(BEHIND).fetchone()
+        except psycopg.errors.UndefinedTable:
+            return ""  # a new database: no tables yet
+        return "" if row is None else upgrade_later(row[0], bool(row[1]), newest_version(_MIGRATIONS))
+
+    def _upgrade_now(self) -> None:
+        """`_migrate` on a pooled connection (`BackgroundUpgrade`'s work)."""
+        try:
+            with self._pool.connection() as conn:
+                self._migrate(conn)
+        except psycopg.errors.LockNotAvailable:
+            raise  # another process is migrating this vault: waited out and tried again
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
 
     def _migrate(self, conn: psycopg.Connection[Any]) -> None:
         """Apply pending migrations in one transaction, serialised across processes by an advisory lock."""
@@ -264,10 +303,16 @@ class PostgresStore:
 
     def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait
         return self._session(_BEGIN_WRITE, read_only=False)
 
     def read(self) -> AbstractContextManager[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY)."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait
         return self._session(_BEGIN_READ, read_only=True)
 
     def _in_snapshot(self, work: Callable[[PgDb], None]) -> None:
@@ -276,6 +321,8 @@ class PostgresStore:
             work(session._db)
 
     def close(self) -> None:
+        if self._upgrade is not None:
+            self._upgrade.stop()
         self._pool.close()
 
     def describe(self) -> dict[str, Any]:

@@ -8,19 +8,26 @@ deferred transaction, which WAL turns into a consistent snapshot.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import apsw
 
-from kaeru.errors import Internal, KaeruError, Unavailable
-from kaeru.storage.migrate import INDEX_PENDING, VaultTooNew, VaultUnusable, newest_version, run_pending
+from kaeru.errors import Unavailable
+from kaeru.storage.migrate import (
+    BEHIND,
+    INDEX_PENDING,
+    BackgroundUpgrade,
+    VaultTooNew,
+    newest_version,
+    run_pending,
+    upgrade_later,
+)
 from kaeru.storage.sqlite import vectors
+from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, translate, unusable, waiter
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
 
@@ -51,108 +58,22 @@ CHECKPOINT_BUSY_MS = 100
 TRUNCATE_TRIES = 3
 
 
-#: What the machine can do to a vault file: a lock held too long, a full disk, a file or file system
-#: that cannot be written, a failing disk.
-_MACHINE_ERRORS = (apsw.BusyError, apsw.LockedError, apsw.FullError, apsw.ReadOnlyError, apsw.IOError)
-
-
-def _translate(exc: apsw.Error, path: Path) -> KaeruError:
-    """A driver error as the project's error. What the machine did to the vault file — a full disk,
-    a file or file system that became read-only, a failing disk — is `unavailable`, said in words a
-    person can act on: the transaction was rolled back, so the same call (with its `request_id`)
-    may succeed once the cause is fixed. A damaged file points at `kaeru doctor`."""
-    if isinstance(exc, apsw.BusyError | apsw.LockedError):
-        return Unavailable(f"the vault is busy ({exc}); retry shortly")
-    if isinstance(exc, apsw.FullError):
-        return Unavailable(
-            f"the disk holding the vault is full ({path}; {_free_space(path)}): nothing was written; "
-            "free some space and try again"
-        )
-    if isinstance(exc, apsw.ReadOnlyError):
-        return Unavailable(
-            f"the vault file cannot be written ({path}: {exc}; a read-only file, folder or file system): "
-            "nothing was written; make it writable and try again"
-        )
-    if isinstance(exc, apsw.IOError):
-        # SQLite reports a full disk as an I/O error where it grows the shared-memory file or the
-        # log; the space left says which it was.
-        return Unavailable(
-            f"the disk holding the vault could not be read or written ({path}: {exc}; {_free_space(path)}): "
-            "nothing was written; check the disk and its free space, and try again"
-        )
-    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return Internal(
-            f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; restore it from an export"
-        )
-    return Internal(f"storage error: {type(exc).__name__}: {exc}")
-
-
-#: How often a connection that found the vault locked tries again. SQLite's own busy timeout backs
-#: off to 100 ms between tries: a writer waiting behind a long chunked operation (a merge, a delete,
-#: an import: each chunk its own transaction, the next one begun at once) woke too rarely to find
-#: the lock free between two chunks, and waited for most of the operation (decision 137).
-BUSY_POLL_S = 0.001
-
-
-def _waiter(timeout_ms: int) -> Callable[[int], bool]:
-    """A busy handler for one connection: try again every `BUSY_POLL_S` until `timeout_ms` have
-    passed since the lock was first found taken (then the statement fails as busy)."""
-    since = 0.0
-
-    def busy(tries: int) -> bool:
-        nonlocal since
-        now = time.monotonic()
-        if tries == 0:
-            since = now
-        if now - since >= timeout_ms / 1000:
-            return False
-        time.sleep(BUSY_POLL_S)
-        return True
-
-    return busy
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    """The file at `path` as (device, inode); (0, 0) when there is none; None when its file system
-    does not number files (inode 0), where removal or replacement cannot be told."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return (0, 0)
-    return (found.st_dev, found.st_ino) if found.st_ino else None
-
-
-def _free_space(path: Path) -> str:
-    """The space left where the vault file lives, for a message."""
-    try:
-        free = shutil.disk_usage(path.parent).free
-    except OSError:
-        return "free space unknown"
-    return f"{free / 2**20:.1f} MiB free" if free >= 2**20 else f"{free // 1024} KiB free"
-
-
-def _unusable(path: Path, exc: Exception) -> VaultUnusable:
-    """Why the vault at `path` cannot be opened, in words a person can act on."""
-    if isinstance(exc, OSError):
-        return VaultUnusable(f"cannot make the vault folder {path.parent}: {exc.strerror or exc}; set KAERU_VAULT")
-    if isinstance(exc, apsw.CantOpenError):
-        what = "it is a folder" if path.is_dir() else "check that its folder is writable"
-        return VaultUnusable(f"cannot open the vault file {path} ({what}); set KAERU_VAULT")
-    if isinstance(exc, _MACHINE_ERRORS):
-        return VaultUnusable(f"cannot open the vault: {_translate(exc, path).message}")
-    return VaultUnusable(
-        f"{path} is not a kaeru vault or is damaged ({exc}): move it aside, or restore it from an export"
-    )
-
-
 class SqliteStore:
     """A vault file and a small pool of connections to it."""
 
     backend = "sqlite"
 
     def __init__(
-        self, path: Path, *, busy_timeout_ms: int = 30_000, pool_size: int = 8, search_cache_bytes: int | None = None
+        self,
+        path: Path,
+        *,
+        busy_timeout_ms: int = 30_000,
+        pool_size: int = 8,
+        search_cache_bytes: int | None = None,
+        upgrade_in_background: bool = False,
     ):
+        """Open (creating) the vault at `path` and bring its schema up to date — on a thread of its
+        own when `upgrade_in_background` and the vault is an older one (`BackgroundUpgrade`)."""
         self.path = path
         self._busy_timeout_ms = busy_timeout_ms
         #: Idle connections, the last released on top (its page cache is the warmest). A deque's
@@ -178,17 +99,22 @@ class SqliteStore:
             conn = self._connect()
             #: The vault file this store opened (device, inode), or None where the file system does
             #: not number its files: see `check_place`.
-            self._place = _identity(path)
-        except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
-            raise _unusable(path, exc) from exc
+            self._place = identity(path)
+        except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *MACHINE_ERRORS) as exc:
+            raise unusable(path, exc) from exc
+        #: The migrations applied after opening (None: none pending, or applied before returning).
+        self._upgrade: BackgroundUpgrade | None = None
+        later = ""
         try:
-            if self._migrate(conn):
+            current = self._up_to_date(conn)
+            later = self._behind(conn) if upgrade_in_background and not current else ""
+            if not current and not later and self._migrate(conn):
                 self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
             # Opened here, not on its thread: a vault removed a moment after opening must not end
             # that thread in an unhandled error (check_place refuses the writes that follow).
             checkpoint_conn = apsw.Connection(str(path))
-        except (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *_MACHINE_ERRORS) as exc:
-            raise _unusable(path, exc) from exc
+        except (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *MACHINE_ERRORS) as exc:
+            raise unusable(path, exc) from exc
         finally:
             self._release(conn)
         # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
@@ -199,6 +125,8 @@ class SqliteStore:
             target=self._checkpoint_loop, args=(checkpoint_conn,), name="kaeru-wal-checkpoint", daemon=True
         )
         self._checkpointer.start()
+        if later:
+            self._upgrade = BackgroundUpgrade(later, self._upgrade_now, busy=lambda e: isinstance(e, BUSY))
 
     def _checkpoint_loop(self, conn: apsw.Connection) -> None:
         conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
@@ -253,7 +181,7 @@ class SqliteStore:
 
     def _connect(self) -> apsw.Connection:
         conn = apsw.Connection(str(self.path))
-        conn.set_busy_handler(_waiter(self._busy_timeout_ms))
+        conn.set_busy_handler(waiter(self._busy_timeout_ms))
         self._wal_mode(conn)
         for pragma in (
             "synchronous = NORMAL",
@@ -319,6 +247,27 @@ class SqliteStore:
         self._schema = newest
         return True
 
+    def _behind(self, conn: apsw.Connection) -> str:
+        """What an existing vault older than this kaeru still needs (`upgrade_later`)."""
+        try:
+            ((top, pending),) = conn.execute(BEHIND)
+        except apsw.SQLError:
+            return ""  # a new vault: no tables yet
+        return upgrade_later(top, bool(pending), newest_version(_MIGRATIONS))
+
+    def _upgrade_now(self) -> None:
+        """`_migrate` on a pooled connection (`BackgroundUpgrade`'s work)."""
+        conn = self._acquire()
+        try:
+            if self._migrate(conn):
+                self._written.set()
+        except BUSY:
+            raise  # another process is migrating this vault: waited out and tried again
+        except (apsw.NotADBError, apsw.CorruptError, *MACHINE_ERRORS) as exc:
+            raise unusable(self.path, exc) from exc
+        finally:
+            self._release(conn)
+
     def _migrate(self, conn: apsw.Connection) -> bool:
         """Apply pending migrations in one write transaction; whether anything was written."""
         if self._up_to_date(conn):
@@ -349,6 +298,9 @@ class SqliteStore:
 
     def write(self) -> Any:
         """One serialised write transaction (BEGIN IMMEDIATE)."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait
         return _Transaction(self, "BEGIN IMMEDIATE")
 
     def check_place(self) -> None:
@@ -358,7 +310,7 @@ class SqliteStore:
         removed to start again while an agent's server still runs) or replaced (a backup copied or
         synced into place as a new file): every write is then acknowledged and lost when the server
         exits. One `stat` per write transaction (under a microsecond here) notices it first."""
-        if self._place is not None and _identity(self.path) != self._place:
+        if self._place is not None and identity(self.path) != self._place:
             raise Unavailable(
                 f"the vault file was removed or replaced while this server ran ({self.path}): nothing was "
                 "written; restart the server, which then opens the vault found there"
@@ -366,6 +318,9 @@ class SqliteStore:
 
     def read(self) -> Any:
         """One read snapshot."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait
         return _Transaction(self, "BEGIN")
 
     def close(self) -> None:
@@ -375,6 +330,8 @@ class SqliteStore:
         while another server still has the vault open, they stay for it (decision 16.I1).
         """
         self._stopping.set()
+        if self._upgrade is not None:
+            self._upgrade.stop()
         self._written.set()
         self._full.set()
         self._checkpointer.join(timeout=5)
@@ -405,7 +362,7 @@ class _Transaction:
 
     A class rather than a generator-based context manager, since every call opens at least one: it
     begins and reads the schema level in one statement, and the body's driver errors leave as
-    `KaeruError`s (`_translate`) after the rollback.
+    `KaeruError`s (`machine.translate`) after the rollback.
     """
 
     __slots__ = ("_begin", "_conn", "_store")
@@ -422,14 +379,14 @@ class _Transaction:
         try:
             conn = store._acquire()  # a new connection when none is idle
         except apsw.Error as exc:
-            raise _translate(exc, store.path) from exc
+            raise translate(exc, store.path) from exc
         try:
             try:
                 # The schema level, read in every transaction: a server started before a later
                 # migration (by a newer kaeru) stops instead of reading or writing the old shape.
                 schema = next(iter(conn.execute(f"{self._begin}; PRAGMA user_version")))[0]
             except apsw.Error as exc:
-                raise _translate(exc, store.path) from exc
+                raise translate(exc, store.path) from exc
             if schema != store._schema:
                 raise VaultTooNew(
                     f"the vault was migrated (schema {schema}, this server knows {store._schema}) by another "
@@ -453,7 +410,7 @@ class _Transaction:
                 if conn.in_transaction:
                     list(conn.execute("ROLLBACK"))
                 if isinstance(exc, apsw.Error):
-                    raise _translate(exc, store.path) from exc
+                    raise translate(exc, store.path) from exc
                 return  # the body's own error goes on as it was raised
             try:
                 list(conn.execute("COMMIT"))
@@ -469,7 +426,7 @@ class _Transaction:
                     with store._checkpointing:  # after the background thread's round, if one runs
                         store._checkpoint(conn, "PASSIVE")
         except apsw.Error as error:
-            raise _translate(error, store.path) from error
+            raise translate(error, store.path) from error
         finally:
             store._release(conn)
 
