@@ -33,7 +33,7 @@ from kaeru.storage.base import SearchQuery
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
-from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_PHRASES, REFRESH_ROWS
+from kaeru.storage.postgres.textcache import CACHE_BYTES, REFRESH_PHRASES, REFRESH_ROWS, SPARSE_ROWS
 from tests.backends import postgres_admin_url
 from tests.storage.test_postgres_common_words import _run, _service, query, step
 
@@ -58,6 +58,7 @@ def fresh(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
     for service in _service(tmp_path_factory):
         assert isinstance(service.store, PostgresStore)
         service.store.copies.warm = None
+        service.store.copies.sparse_rows = -1  # every phrase copied (the directed tests count the reads)
         yield service
 
 
@@ -114,13 +115,21 @@ def _compare(store: PostgresStore, scope: str, q: dict[str, Any]) -> tuple[Any, 
     rounds=st.lists(st.tuples(steps, st.lists(query, min_size=1, max_size=4)), min_size=2, max_size=4),
     refresh_rows=st.sampled_from([0, 2, REFRESH_ROWS]),
     max_bytes=st.sampled_from([CACHE_BYTES, 600]),
+    sparse_rows=st.sampled_from([-1, 1, 3, SPARSE_ROWS]),
 )
 def test_the_copies_answer_as_sql(
-    fresh: Service, rounds: list[tuple[list[Any], list[dict[str, Any]]]], refresh_rows: int, max_bytes: int
+    fresh: Service,
+    rounds: list[tuple[list[Any], list[dict[str, Any]]]],
+    refresh_rows: int,
+    max_bytes: int,
+    sparse_rows: int,
 ) -> None:
+    """Whatever is copied, read for the ranking alone (`sparse_rows`: rare phrases through the GIN
+    index), brought up to date or read again, the copies answer as SQL does."""
     store = fresh.store
     assert isinstance(store, PostgresStore)
     store.copies.refresh_rows, store.copies.max_bytes = refresh_rows, max_bytes
+    store.copies.sparse_rows = sparse_rows
     scope = f"copies-{next(_examples)}"
     ids: list[str] = []
     ranked = store.copies.ranked
@@ -359,3 +368,50 @@ def test_a_cold_read_happens_in_the_background(as_served: Service) -> None:
     assert store.copies.loads > 0 and not threads[0].is_alive()
     assert _compare(store, "cold", _query()) == first == second
     assert store.copies.ranked > 0  # the copies answered it
+
+
+def test_a_rare_word_is_read_for_its_ranking_alone(fresh: Service) -> None:
+    """A phrase no copy holds that few nodes hold is read from the rows holding it, for the one
+    ranking, and never kept: a copy of it would read every member of the scope (decision 140)."""
+    scope = "sparse"
+    store = _noted(fresh, scope, [f"alpha beta gamma{i}" for i in range(6)])
+    store.copies.sparse_rows = 3  # alpha, in six nodes, is copied; gamma1, in one, is not
+    before = _compare(store, scope, _query(words=["alpha", "gamma1"]))
+    assert store.copies.sparse_reads == 1 and store.copies.ranked > 0
+    held = set(store.copies._state.values) if store.copies._state is not None else set()
+    assert any(key[1] == "alpha" for key in held) and not any(key[1] == "gamma1" for key in held)
+    assert len(_ids(before)) == 6
+    fresh.note(parse("note", {"initiative": f"{scope}-a", "text": "gamma1 again, written after"}))
+    after = _compare(store, scope, _query(words=["gamma1"]))  # read again: the new node is in
+    assert len(_ids(after)) == 2 and store.copies.sparse_reads == 2
+
+
+def test_a_commoner_word_is_read_for_its_ranking_while_it_is_copied(as_served: Service) -> None:
+    """Served (cold copies read in the background), a phrase no copy holds that more nodes hold is
+    read for the ranking that asks for it while its copy is read on another thread, as long as that
+    costs less than SQL's ranking (`sparse_budget`); then its copy answers."""
+    scope = "budget"
+    # delta0…delta7 in three nodes each: not among the common words read with alpha's copy.
+    store = _noted(as_served, scope, [f"alpha beta delta{i % 8}" for i in range(24)])
+    store.copies.sparse_rows = 1
+    _compare(store, scope, _query())  # the first search: SQL, while alpha, the sizes and the scope are read
+    _wait_for_copies(store)
+    ranked, reads = store.copies.ranked, store.copies.sparse_reads
+    _compare(store, scope, _query(words=["alpha", "delta1"]))  # delta1 is read, and copied
+    assert store.copies.ranked > ranked and store.copies.sparse_reads > reads
+    _wait_for_copies(store)
+    assert store.copies._state is not None and any(key[1] == "delta1" for key in store.copies._state.values)
+    reads = store.copies.sparse_reads
+    _compare(store, scope, _query(words=["alpha", "delta1"]))
+    assert store.copies.sparse_reads == reads  # its copy answered
+    store.copies.sparse_budget = 0  # a phrase past the budget is not read so: SQL ranks while it is copied
+    _compare(store, scope, _query(words=["delta0"]))
+    _wait_for_copies(store)
+    assert store.copies.sparse_reads == reads and any(key[1] == "delta0" for key in store.copies._state.values)
+
+
+def _wait_for_copies(store: PostgresStore) -> None:
+    deadline = time.monotonic() + 60
+    while store.copies._warming and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not store.copies._warming

@@ -145,3 +145,9 @@ def present_sql(count: int, match_all: bool) -> str:
     the tsvector's last position (16,383), where a word in two fields keeps one position's weight
     there: the term counts find it in both fields, as FTS5 does."""
     return f" {'AND' if match_all else 'OR'} ".join(f"f.f{i} > 0.0::float8" for i in range(count))
+
+
+def frequency_sql(column: str, term_param: str, fields: Sequence[str]) -> str:
+    """The weighted frequency of a term in node `n`, exactly as `bm25.score_sql` computes it
+    (0.0 when the node lacks the term)."""
+    return f"coalesce({_frequency(f'(n.{column} -> {term_param})', fields)}, 0.0::float8)"

@@ -12,6 +12,9 @@ from kaeru.errors import Internal, InvalidArgument, KaeruError, Unavailable
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import POSTGRES
 
+#: A binary COPY's header; each row is then its field count and each field's length and value.
+_COPY_HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
+
 
 def translate(exc: Exception) -> KaeruError:
     """Driver errors as the project's errors: transient ones retryable, the rest internal."""
@@ -163,6 +166,16 @@ class PgDb(Db):
         except psycopg.Error as exc:
             raise translate(exc) from exc
         return data
+
+    def copy_columns(self, np: Any, select: str, params: dict[str, Any], width: int = 1) -> list[Any]:
+        """The rows of `select` — a seq, then `width` float8 values, none NULL — as numpy arrays
+        (int64, then float64 each), read by a binary COPY: a million rows never sit in Python objects."""
+        data = self.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
+        body = memoryview(data)[_COPY_HEADER : len(data) - 2]  # (the trailer: a field count of -1)
+        layout = [("n", ">i2"), ("l", ">i4"), ("seq", ">i8")]
+        layout += [x for i in range(width) for x in ((f"l{i}", ">i4"), (f"v{i}", ">f8"))]
+        table = np.frombuffer(body, dtype=np.dtype(layout))
+        return [table["seq"].astype(np.int64), *(table[f"v{i}"].astype(np.float64) for i in range(width))]
 
     def stream(self, sql: str, params: Params = ()) -> Iterator[tuple[Any, ...]]:
         """Rows of a server-side cursor, fetched in batches."""

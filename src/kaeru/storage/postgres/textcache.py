@@ -17,13 +17,16 @@ lower `seq` can become visible after one with a higher: no watermark can name wh
 write of a node row adds a row to `text_changes` in the writer's transaction (migration 013: the
 node's `seq` and the writer's `xid8`), and all the copies are kept at one snapshot `S` (`xmin`,
 `xmax`, the transactions in flight). A search in snapshot `T` uses them only when `T` sees every
-transaction `S` saw (`_sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
+transaction `S` saw (`snapshot.sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
 log rows of the transactions `S` did not see — `xid >= xmax(S)` or in flight at `S` — and reads
 those nodes again (the outbox rule: a transaction in flight at `S` that commits later is read then,
 whatever its `seq`) — for the `REFRESH_PHRASES` most recently used copies. Past `REFRESH_ROWS`
 nodes, or a log pruned past `xmin(S)`, the copies are dropped and read again in `T`. Only a read
 snapshot uses or refreshes them; a write ranks in SQL. **Cold copies are read in the background**
-(16.Z1): with `warm` set, another thread reads them while SQL ranks (or past `LOCK_WAIT`).
+(16.Z1): with `warm` set, another thread reads them while SQL ranks (or past `LOCK_WAIT`, unless
+the copies held are at the search's snapshot: they are ranked from then, without the lock). **A
+phrase no copy holds is read for its ranking alone** through the GIN index when few rows hold it
+(`SPARSE_ROWS`), and while it is copied when its rows cost less than SQL's ranking (decision 140).
 """
 
 from __future__ import annotations
@@ -32,23 +35,22 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
-from kaeru.storage.postgres.search import COMMON_DIVISOR
-from kaeru.storage.sql.copies import Ranking, bm25_scores, narrowest, numpy_module, packed_uuid, uuid_texts, wider
+from kaeru.storage.postgres.nodeids import NodeIds
+from kaeru.storage.postgres.search import COMMON_DIVISOR, tsquery_literal
+from kaeru.storage.postgres.snapshot import Snapshot, parse_snapshot, sees_all_of
+from kaeru.storage.sql.copies import Ranking, bm25_scores, fit, numpy_module, put_rows
 
 if TYPE_CHECKING:
     import numpy as np
-    from numpy import ndarray
 
 #: The most memory a store's copies take (as SQLite's `impacts.CACHE_BYTES`): at 1M nodes a phrase
 #: of the benchmark corpus takes ~1 MB (one byte a row), the lengths 2 MB, an initiative 1 MB.
 CACHE_BYTES = 64 * 2**20
-#: The bytes of a node id kept in memory: a UUID's 16 (an id of another form is read each time).
-ID_BYTES = 16
 #: At most this many nodes changed since the copies' snapshot are read back (past it: read whole)…
 REFRESH_ROWS = 4096
 #: …for the most recently used this many value copies (a column each); the others are dropped: with
@@ -64,11 +66,12 @@ LOCK_WAIT = 0.05
 #: The first read of a phrase reads as well the copies of up to this many of the vault's most common
 #: terms in the same column (`TextCopies._hinted`).
 PREFETCH = 16
-#: A binary COPY's header; each row is then its field count and each field's length and value.
-_HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
+#: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (~14 ms at
+#: ~14 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
+SPARSE_ROWS = 1024
+#: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
+COPIES_DIVISOR = 64
 
-#: A snapshot: `(xmin, xmax, transactions in flight)` of `pg_current_snapshot()`.
-Snapshot = tuple[int, int, frozenset[int]]
 #: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
 Phrase = tuple[str, str, tuple[str, ...]]
 #: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
@@ -79,28 +82,6 @@ _IS_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{Hypothes
 #: The node ids of ranked rows are kept (16 bytes a row of the vault, filled as pages show them)
 #: while they take at most this share of `max_bytes` (as SQLite's `impacts.FACTS_SHARE`).
 IDS_SHARE = 3
-
-
-def _parse_snapshot(text: str) -> Snapshot:
-    xmin, xmax, xip = text.split(":")
-    return int(xmin), int(xmax), frozenset(int(x) for x in xip.split(",") if x)
-
-
-def _sees_all_of(later: Snapshot, earlier: Snapshot) -> bool:
-    """Whether every transaction `earlier` sees as committed, `later` sees too: `later` ends no
-    sooner, and each transaction it sees in flight below `earlier`'s end was in flight for
-    `earlier` as well."""
-    if later == earlier:
-        return True
-    if earlier[1] > later[1]:
-        return False
-    return all(x in earlier[2] for x in later[2] if x < earlier[1])
-
-
-def frequency_sql(column: str, term_param: str, fields: Sequence[str]) -> str:
-    """The weighted frequency of a term in node `n`, exactly as `bm25.score_sql` computes it
-    (0.0 when the node lacks the term)."""
-    return f"coalesce({bm25._frequency(f'(n.{column} -> {term_param})', fields)}, 0.0::float8)"
 
 
 class _State:
@@ -121,37 +102,13 @@ class _State:
         return sum(int(a.nbytes) for a in (*self.values.values(), *self.scopes.values()))
 
 
-def _fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
-    """`values` zero-padded to `length` rows (itself when long enough)."""
-    if len(values) >= length:
-        return values
-    grown = np.zeros(length, dtype=values.dtype)
-    grown[: len(values)] = values
-    return cast("ndarray", grown)
-
-
-def _put(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """`base` (a copy: never changed) with `values` at rows `seqs`, widened as they need (flags stay
-    flags)."""
-    length = max(len(base) if base is not None else 0, int(seqs.max()) + 1 if len(seqs) else 0)
-    if values.dtype == np.bool_:
-        dtype = values.dtype
-    else:
-        dtype = narrowest(np, values) if base is None else wider(np, base.dtype, narrowest(np, values))
-    out = np.zeros(length, dtype=dtype)
-    if base is not None:
-        out[: len(base)] = base
-    out[seqs] = values
-    return cast("ndarray", out)
-
-
 def _value_sql(key: Phrase, param: str) -> str:
     """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
     if key == SIZES:
         return "coalesce(n.dl, 0)::float8"
     if key == REFUTED:
         return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
-    return frequency_sql(key[0], param, key[2])
+    return bm25.frequency_sql(key[0], param, key[2])
 
 
 class CopiedRanking(Ranking):
@@ -180,10 +137,17 @@ class TextCopies:
         self.rows_read = 0
         self.refreshes = 0
         self.ranked = 0
-        #: Node ids by seq as 16 bytes (`packed_uuid`) and whether each is known, one pair read at
-        #: once: ids never change, so they are filled in place (an id before its flag) and never
-        #: invalidated; grown by replacing the pair.
-        self._ids: tuple[np.ndarray, np.ndarray] | None = None
+        #: Rare phrases read for one ranking (`_sparse`), and the document frequency up to which a
+        #: phrase is read so (tests set it both ways).
+        self.sparse_reads = 0
+        self.sparse_rows = SPARSE_ROWS
+        #: …and a commoner one no copy holds yet too (while it is copied) when the phrases read so hold
+        #: at most this many rows together; None: the scope's members, whose term counts SQL's
+        #: ranking reads (a common word's plan) — each row costs both about the same (~14 µs).
+        self.sparse_budget: int | None = None
+        #: The rare phrases read at the latest snapshot a ranking saw (a few: `PREFETCH`).
+        self._sparse_memo: tuple[Snapshot | None, dict[Phrase, list[np.ndarray]]] = (None, {})
+        self._ids = NodeIds()
         #: The vault's most common terms by column (`_hinted`), read once.
         self._common: dict[str, list[str]] | None = None
         #: Runs a function with a database in a new read snapshot on another thread (the store's);
@@ -194,54 +158,11 @@ class TextCopies:
     def clear(self) -> None:
         with self._lock:
             self._state = None
-            self._ids = None
+            self._ids = NodeIds()
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
-        """The node id of each row of `seqs`: kept ones from memory, the rest read by key (and kept
-        while the vault's rows fit `max_bytes // IDS_SHARE`)."""
-        at = np.array(seqs, dtype=np.int64)
-        held = self._ids
-        out: list[str] = [""] * len(seqs)
-        missing = list(range(len(seqs)))
-        if held is not None and len(at):
-            ids, known = held
-            inside = at < len(known)
-            hit = np.zeros(len(at), dtype=bool)
-            hit[inside] = known[at[inside]]  # the flag first: a row flagged known has its id
-            for i, text in zip(np.flatnonzero(hit).tolist(), uuid_texts(np, ids[at[hit]]), strict=True):
-                out[i] = text
-            missing = np.flatnonzero(~hit).tolist()
-        if not missing:
-            return out
-        wanted = [int(at[i]) for i in missing]
-        found = db.raw_rows("SELECT seq, id FROM nodes WHERE seq = ANY(%(seqs)s::bigint[])", {"seqs": wanted})
-        read = {int(r[0]): str(r[1]) for r in found}
-        for i, seq in zip(missing, wanted, strict=True):
-            out[i] = read[seq]
-        self._keep_ids(np, read)
-        return out
-
-    def _keep_ids(self, np: Any, read: dict[int, str]) -> None:
-        packed = {seq: raw for seq, text in read.items() if (raw := packed_uuid(text)) is not None}
-        if not packed:
-            return
-        top = max(packed) + 1
-        with self._lock:
-            held = self._ids
-            if held is None or top > len(held[1]):
-                size = max(top, 2 * len(held[1]) if held is not None else top)
-                if size * (ID_BYTES + 1) > self.max_bytes // IDS_SHARE:
-                    return
-                grown_ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
-                grown_known = np.zeros(size, dtype=bool)
-                if held is not None:
-                    grown_ids[: len(held[0])] = held[0]
-                    grown_known[: len(held[1])] = held[1]
-                held = self._ids = (grown_ids, grown_known)
-            ids, known = held
-            seqs = np.array(list(packed), dtype=np.int64)
-            ids[seqs] = np.frombuffer(b"".join(packed.values()), dtype=np.uint8).reshape(-1, ID_BYTES)
-            known[seqs] = True
+        """The node id of each row of `seqs` (`NodeIds`, kept within `max_bytes // IDS_SHARE`)."""
+        return self._ids.ids(np, db, seqs, self.max_bytes // IDS_SHARE)
 
     def wrote(self) -> bool:
         """Count one node write; True when this one should prune the change log (`PRUNE_SQL`)."""
@@ -257,48 +178,114 @@ class TextCopies:
         idfs: Sequence[float] | None,
         avgdl: float,
         in_place: bool = False,
+        docs: Sequence[int] = (),
     ) -> Ranking | None:
         """The live, non-audit members of `scope` holding the phrases (all or any), with their scores
         (`idfs` given) or only their count, as this read snapshot sees them; None when the copies
-        cannot say (no numpy, too big, an older snapshot, being read: `warm`; `in_place` reads here)."""
+        cannot say (no numpy, too big, an older snapshot, being read: `warm`; `in_place` reads here).
+        A phrase no copy holds whose vault-wide document frequency (`docs`, in order) is at most
+        `sparse_rows` is read for this ranking alone, through the GIN index (`_sparse`)."""
         np = numpy_module()
         if np is None or not phrases or not scope:
             return None
-        row = db.raw_one(
-            "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0')"
-        )
-        if row is None:
+        at = self._snapshot(db)
+        if at is None:
             return None
-        now = _parse_snapshot(str(row[0]))
         keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
-        if not self._lock.acquire(timeout=LOCK_WAIT if (cold := self.warm is not None and not in_place) else -1):
-            return None  # a read holds the copies: SQL ranks meanwhile
+        cold = self.warm is not None and not in_place
+        # Copies held at this very snapshot need no lock to be ranked from (a ranking never changes
+        # them): a read in the background holds the lock for as long as it reads (~0.4 s a pass at
+        # 100k), and a search found the lock taken at every other question (decision 140).
+        state = self._state
+        locked = not (cold and state is not None and state.snapshot == at[0])
+        if locked and not self._lock.acquire(timeout=LOCK_WAIT if cold else -1):
+            return None  # a read holds the copies, which are not at this snapshot: SQL ranks meanwhile
         try:
-            state = self._current(np, db, now, int(row[1]))
-            if state is not None and cold and self._lacks(state, keys, scope):
-                self._read_later([*phrases], [*scope], match_all)
+            if locked:
+                state = self._current(np, db, *at)
+            if state is None:
                 return None
-            state = None if state is None else self._with(np, db, state, keys, scope)
+            wanted = frozenset(scope)
+            uncopied = {p: d for p, d in zip(phrases, docs, strict=False) if wanted - state.covered.get(p, frozenset())}
+            later = [p for p, d in uncopied.items() if d > self.sparse_rows]
+            # Rare phrases are read for this ranking alone; commoner ones are copied on another
+            # thread, and meanwhile read so too while that costs less than SQL's ranking.
+            budget = self._members(np, state, scope) if self.sparse_budget is None else self.sparse_budget
+            sparse = set(uncopied) if cold and sum(uncopied[p] for p in later) <= budget else set()
+            sparse |= {p for p, d in uncopied.items() if d <= self.sparse_rows}
+            held = [k for k in keys if k not in sparse]
+            if cold and (later or self._lacks(state, held, scope)):
+                self._read_later([*held, *later], [*scope])
+                if self._lacks(state, held, scope):
+                    return None
+            state = self._with(np, db, state, held, scope) if locked else self._touched(state, held)
             if state is None:
                 return None
         finally:
-            self._lock.release()
-        length = max([len(state.values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
-        in_scope = _fit(np, state.scopes[scope[0]], length).copy()
+            if locked:
+                self._lock.release()
+        values = {k: state.values[k] for k in held}
+        values.update((p, self._sparse(np, db, p, at[0])) for p in sparse)
+        length = max([len(values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
+        in_scope = fit(np, state.scopes[scope[0]], length).copy()
         for other in scope[1:]:
-            in_scope |= _fit(np, state.scopes[other], length)
-        present = _fit(np, state.values[phrases[0]], length) > 0
+            in_scope |= fit(np, state.scopes[other], length)
+        present = fit(np, values[phrases[0]], length) > 0
         for p in phrases[1:]:
-            held = _fit(np, state.values[p], length) > 0
-            present = (present & held) if match_all else (present | held)
+            found = fit(np, values[p], length) > 0
+            present = (present & found) if match_all else (present | found)
         present &= in_scope
         self.ranked += 1
         if idfs is None:
             return Ranking(np, None, None, int(np.count_nonzero(present)))
         rows = np.flatnonzero(present)
-        freqs = [_fit(np, state.values[p], length)[rows].astype(np.float64) for p in phrases]
-        scores = bm25_scores(np, freqs, idfs, _fit(np, state.values[SIZES], length)[rows], avgdl)
-        return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, _fit(np, state.values[REFUTED], length))
+        freqs = [fit(np, values[p], length)[rows].astype(np.float64) for p in phrases]
+        scores = bm25_scores(np, freqs, idfs, fit(np, values[SIZES], length)[rows], avgdl)
+        return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, fit(np, values[REFUTED], length))
+
+    @staticmethod
+    def _members(np: Any, state: _State, scope: Sequence[int]) -> int:
+        """The live members of `scope` the copies hold (0 before the scope is read)."""
+        return sum(int(np.count_nonzero(state.scopes[i])) for i in scope if i in state.scopes)
+
+    def _touched(self, state: _State, keys: Sequence[Phrase]) -> _State:
+        """`state`, its copies `keys` marked most recently used if the lock is free this instant."""
+        if self._lock.acquire(blocking=False):
+            try:
+                for k in keys:
+                    if k in state.values:
+                        state.values.move_to_end(k)
+            finally:
+                self._lock.release()
+        return state
+
+    @staticmethod
+    def _snapshot(db: PgDb) -> tuple[Snapshot, int] | None:
+        """This transaction's snapshot and the change log's horizon."""
+        row = db.raw_one(
+            "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0')"
+        )
+        return None if row is None else (parse_snapshot(str(row[0])), int(row[1]))
+
+    def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot) -> np.ndarray:
+        """A rare phrase's values from the rows the GIN index finds holding it, in this snapshot, for
+        one ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k),
+        and agents' questions are full of words no earlier one asked (decision 140)."""
+        memo = self._sparse_memo if self._sparse_memo[0] == now else (now, {})
+        self._sparse_memo = memo  # the same snapshot sees the same rows: a count, then its ranking
+        if (kept := memo[1].get(phrase)) is None:
+            column, word, fields = phrase
+            vector = "stv" if column == "stf" else "tsv"
+            kept = memo[1][phrase] = db.copy_columns(
+                np,
+                f"SELECT n.seq, {bm25.frequency_sql(column, '%(t)s', fields)} FROM nodes n "
+                f"WHERE n.{vector} @@ %(q)s::tsquery",
+                {"t": word, "q": tsquery_literal([word], False, False, fields)},
+            )
+            self.sparse_reads += 1
+            if len(memo[1]) > PREFETCH:
+                del memo[1][next(iter(memo[1]))]
+        return put_rows(np, None, kept[0], kept[1])  # dense for this ranking only
 
     @staticmethod
     def _lacks(state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> bool:
@@ -307,15 +294,21 @@ class TextCopies:
             wanted - state.covered.get(k, frozenset()) for k in keys
         )
 
-    def _read_later(self, phrases: list[Phrase], scope: list[int], match_all: bool) -> None:
-        """Read what a scored ranking of `phrases` over `scope` needs on another thread, one at a time."""
+    def _read_later(self, keys: list[Phrase], scope: list[int]) -> None:
+        """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
+        such read at a time."""
         if self._warming or self.warm is None:
             return
         self._warming = True
         warm = self.warm
 
         def load(db: PgDb) -> None:
-            self.rank(db, phrases, scope, match_all, [0.0] * len(phrases), 1.0, in_place=True)
+            np, at = numpy_module(), self._snapshot(db)
+            if np is not None and at is not None:
+                with self._lock:
+                    state = self._current(np, db, *at)
+                    if state is not None:
+                        self._with(np, db, state, keys, scope)
 
         def run() -> None:
             try:
@@ -335,7 +328,7 @@ class TextCopies:
         if state is None or state.snapshot == now:
             self._state = state or _State(now)
             return self._state
-        if not _sees_all_of(now, state.snapshot):
+        if not sees_all_of(now, state.snapshot):
             return None
         then = state.snapshot
         changed = None
@@ -376,10 +369,10 @@ class TextCopies:
         self.rows_read += len(rows)
         at = np.array([int(r[0]) for r in rows], dtype=np.int64)
         for i, key in enumerate(keys):
-            new.values[key] = _put(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
+            new.values[key] = put_rows(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
         for initiative, held in state.scopes.items():
             member = np.array([bool(r[1]) and initiative in r[2] for r in rows], dtype=bool)
-            new.scopes[initiative] = _put(np, held, at, member)
+            new.scopes[initiative] = put_rows(np, held, at, member)
         return new
 
     def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
@@ -412,7 +405,7 @@ class TextCopies:
                 "WHERE m.initiative_id = %(i)s AND NOT n.retracted AND n.node_type <> 'audit_event'",
                 {"i": initiative},
             )[0]
-            new.scopes[initiative] = _put(np, None, seqs, np.ones(len(seqs), dtype=bool))
+            new.scopes[initiative] = put_rows(np, None, seqs, np.ones(len(seqs), dtype=bool))
         room = (self.max_bytes - used) // length - len(fresh) - (SIZES in fresh) - len(scopes)
         groups: dict[frozenset[int], list[Phrase]] = {}
         for key, initiatives in missing.items():
@@ -442,7 +435,7 @@ class TextCopies:
                 len(group),
             )
             for key, column in zip(group, read[1:], strict=True):
-                new.values[key] = _put(np, state.values.get(key), read[0], column)
+                new.values[key] = put_rows(np, state.values.get(key), read[0], column)
                 new.covered[key] = state.covered.get(key, frozenset()) | initiatives
         for k in keys:
             new.values.move_to_end(k)
@@ -489,12 +482,6 @@ class TextCopies:
             del state.scopes[initiative]
 
     def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any], width: int = 1) -> list[np.ndarray]:
-        """The rows of `select` — a seq, then `width` float8 values, none NULL — as arrays (int64,
-        then float64 each), read by a binary COPY: a million rows never sit in Python objects."""
-        data = db.copy_out(f"COPY ({select}) TO STDOUT (FORMAT BINARY)", params)
-        body = memoryview(data)[_HEADER : len(data) - 2]  # (the trailer: a field count of -1)
-        layout = [("n", ">i2"), ("l", ">i4"), ("seq", ">i8")]
-        layout += [x for i in range(width) for x in ((f"l{i}", ">i4"), (f"v{i}", ">f8"))]
-        table = np.frombuffer(body, dtype=np.dtype(layout))
+        """`PgDb.copy_columns`, counted."""
         self.loads += 1
-        return [table["seq"].astype(np.int64), *(table[f"v{i}"].astype(np.float64) for i in range(width))]
+        return db.copy_columns(np, select, params, width)

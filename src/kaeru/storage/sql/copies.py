@@ -124,3 +124,27 @@ def uuid_texts(np: Any, raw: np.ndarray) -> list[str]:
     for src, dst, width in ((0, 0, 8), (8, 9, 4), (12, 14, 4), (16, 19, 4), (20, 24, 12)):
         text[:, dst : dst + width] = digits[:, src : src + width]
     return list(map(bytes.decode, text.view("S36").ravel().tolist()))
+
+
+def fit(np: Any, values: np.ndarray, length: int) -> np.ndarray:
+    """`values` zero-padded to `length` rows (itself when long enough)."""
+    if len(values) >= length:
+        return values
+    grown = np.zeros(length, dtype=values.dtype)
+    grown[: len(values)] = values
+    return cast("ndarray", grown)
+
+
+def put_rows(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """`base` (a copy: never changed) with `values` at rows `seqs`, widened as they need (flags stay
+    flags)."""
+    length = max(len(base) if base is not None else 0, int(seqs.max()) + 1 if len(seqs) else 0)
+    if values.dtype == np.bool_:
+        dtype = values.dtype
+    else:
+        dtype = narrowest(np, values) if base is None else wider(np, base.dtype, narrowest(np, values))
+    out = np.zeros(length, dtype=dtype)
+    if base is not None:
+        out[: len(base)] = base
+    out[seqs] = values
+    return cast("ndarray", out)
