@@ -108,7 +108,7 @@ def _value_sql(key: Phrase, param: str) -> str:
         return "coalesce(n.dl, 0)::float8"
     if key == REFUTED:
         return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
-    return bm25.frequency_sql(key[0], param, key[2])
+    return bm25.frequency_sql(f"(n.{key[0]} -> {param})", key[2])
 
 
 class CopiedRanking(Ranking):
@@ -278,8 +278,8 @@ class TextCopies:
             vector = "stv" if column == "stf" else "tsv"
             kept = memo[1][phrase] = db.copy_columns(
                 np,
-                f"SELECT n.seq, {bm25.frequency_sql(column, '%(t)s', fields)} FROM nodes n "
-                f"WHERE n.{vector} @@ %(q)s::tsquery",
+                f"SELECT x.seq, {bm25.frequency_sql('x.e', fields)} FROM (SELECT n.seq, n.{column} -> %(t)s AS e "
+                f"FROM nodes n WHERE n.{vector} @@ %(q)s::tsquery OFFSET 0) x",
                 {"t": word, "q": tsquery_literal([word], False, False, fields)},
             )
             self.sparse_reads += 1
@@ -425,12 +425,19 @@ class TextCopies:
                     outer.append(f"x.e{i}")
                 else:  # the term's counts looked up once (the frequency reads them field by field)
                     inner.append(f"n.{key[0]} -> %(t{i})s AS e{i}")
-                    outer.append(f"coalesce({bm25._frequency(f'x.e{i}', key[2])}, 0.0::float8)")
+                    outer.append(bm25.frequency_sql(f"x.e{i}", key[2]))
+            # Each term-count column decompressed once a row, whatever the number of terms (`bm25.detoasted`).
+            counts = "".join(
+                f", {bm25.detoasted(f'n.{c}')} AS {c}" for c in sorted({k[0] for k in group} - {SIZES[0], REFUTED[0]})
+            )
+            members = (
+                f"(SELECT n.seq, n.dl, n.node_type, n.status{counts} FROM nodes n WHERE n.seq IN (SELECT m.node_seq "
+                "FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[])) OFFSET 0) n"
+            )
             read = self._read(
                 np,
                 db,
-                f"SELECT x.seq, {', '.join(outer)} FROM (SELECT n.seq, {', '.join(inner)} FROM nodes n WHERE n.seq IN "
-                "(SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[])) OFFSET 0) x",
+                f"SELECT x.seq, {', '.join(outer)} FROM (SELECT n.seq, {', '.join(inner)} FROM {members} OFFSET 0) x",
                 params,
                 len(group),
             )
