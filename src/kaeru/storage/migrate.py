@@ -195,10 +195,6 @@ class BackgroundUpgrade:
                 break
         self._done.set()
 
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
     def wait(self, timeout: float | None = None) -> None:
         """Return once the upgrade is applied; raise `Unavailable` (retryable) if it is still under
         way after `timeout` (`UPGRADE_WAIT_S`), or the error that ended it."""

@@ -143,7 +143,6 @@ class PostgresStore:
         self.server_version = ""
         #: The migrations applied after opening (None: none pending, or applied before returning).
         self._upgrade: BackgroundUpgrade | None = None
-        later = ""
         _reachable(url, connect_timeout_s)
         try:
             self._pool.open(wait=True, timeout=connect_timeout_s)
@@ -303,22 +302,24 @@ class PostgresStore:
 
     def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""
-        if self._upgrade is not None:
-            self._upgrade.wait()
-            self._upgrade = None  # applied: later transactions skip the wait
+        self._upgraded()
         return self._session(_BEGIN_WRITE, read_only=False)
 
     def read(self) -> AbstractContextManager[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY)."""
-        if self._upgrade is not None:
-            self._upgrade.wait()
-            self._upgrade = None  # applied: later transactions skip the wait
+        self._upgraded()
         return self._session(_BEGIN_READ, read_only=True)
 
     def _in_snapshot(self, work: Callable[[PgDb], None]) -> None:
         """`work` with a database in a new read snapshot (the copies' cold read, on its own thread)."""
         with self.read() as session:
             work(session._db)
+
+    def _upgraded(self) -> None:
+        """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait
 
     def close(self) -> None:
         if self._upgrade is not None:

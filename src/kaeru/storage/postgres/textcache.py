@@ -66,8 +66,8 @@ LOCK_WAIT = 0.05
 #: The first read of a phrase reads as well the copies of up to this many of the vault's most common
 #: terms in the same column (`TextCopies._hinted`).
 PREFETCH = 16
-#: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (~14 ms at
-#: ~14 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
+#: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (≤ ~9 ms at
+#: 7–9 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
 SPARSE_ROWS = 1024
 #: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
 COPIES_DIVISOR = 64
@@ -143,7 +143,7 @@ class TextCopies:
         self.sparse_rows = SPARSE_ROWS
         #: …and a commoner one no copy holds yet too (while it is copied) when the phrases read so hold
         #: at most this many rows together; None: the scope's members, whose term counts SQL's
-        #: ranking reads (a common word's plan) — each row costs both about the same (~14 µs).
+        #: ranking reads (a common word's plan) — each row costs both about the same (7–9 µs).
         self.sparse_budget: int | None = None
         #: The rare phrases read at the latest snapshot a ranking saw (a few: `PREFETCH`).
         self._sparse_memo: tuple[Snapshot | None, dict[Phrase, list[np.ndarray]]] = (None, {})

@@ -104,7 +104,6 @@ class SqliteStore:
             raise unusable(path, exc) from exc
         #: The migrations applied after opening (None: none pending, or applied before returning).
         self._upgrade: BackgroundUpgrade | None = None
-        later = ""
         try:
             current = self._up_to_date(conn)
             later = self._behind(conn) if upgrade_in_background and not current else ""
@@ -298,9 +297,7 @@ class SqliteStore:
 
     def write(self) -> Any:
         """One serialised write transaction (BEGIN IMMEDIATE)."""
-        if self._upgrade is not None:
-            self._upgrade.wait()
-            self._upgrade = None  # applied: later transactions skip the wait
+        self._upgraded()
         return _Transaction(self, "BEGIN IMMEDIATE")
 
     def check_place(self) -> None:
@@ -318,10 +315,14 @@ class SqliteStore:
 
     def read(self) -> Any:
         """One read snapshot."""
+        self._upgraded()
+        return _Transaction(self, "BEGIN")
+
+    def _upgraded(self) -> None:
+        """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""
         if self._upgrade is not None:
             self._upgrade.wait()
             self._upgrade = None  # applied: later transactions skip the wait
-        return _Transaction(self, "BEGIN")
 
     def close(self) -> None:
         """Stop the checkpointer, truncate the WAL and close every connection.
