@@ -306,6 +306,25 @@ def test_audit_events_page_like_nodes(service: Service) -> None:
     assert collect_pages(service, args) == ids(everything)
 
 
+def test_audit_events_are_narrowed_by_the_searched_words(service: Service) -> None:
+    """`text` with `filters.types = [audit_event]` keeps the records whose text holds the words — "who
+    revised what" — with `match` and `prefix` as for nodes, and the changed text is searchable."""
+    kettle = note(service, "kettle descaled")
+    note(service, "lighthouse repainted")
+    service.revise(parse("revise", {"initiative": P, "node": kettle, "patch": {"body": "kettle descaled twice"}}))
+    events = {"types": ["audit_event"]}
+
+    def operations(result: ReadOutcome) -> list[str]:
+        return [h.node.properties["operation"] for h in result.hits]
+
+    assert operations(search(service, "revise", filters=events)) == ["revise"]
+    assert operations(search(service, "rev", prefix=True, filters=events)) == ["revise"]
+    assert operations(search(service, "twice", filters=events)) == ["revise"]
+    assert sorted(operations(search(service, "revise note", filters=events))) == ["note", "note", "revise"]
+    assert search(service, "revise note", match="all", filters=events).total == 0
+    assert search(service, "rev", filters=events).total == 0, "without prefix a word matches whole"
+
+
 def test_audit_events_are_not_in_ordinary_results(service: Service) -> None:
     """Ordinary searches never return audit records."""
     note(service, "lighthouse")
