@@ -43,6 +43,11 @@ GRAPH_FANOUT = 20
 REPLY_GAP = 1.0
 #: How far down the first ranking a memory that asks what the query asks passes a share to its reply.
 REPLY_SEEDS = 40
+#: The reply is lent this much of its question's own fused score when that is more than the
+#: question's share of the best hit (decision 17.M1): a short question that asks what the query
+#: asks is as good a hit as its score says, wherever the best hit stands. A long memory that ends
+#: with a question is mostly something else, so it lends `_brevity` of that (0: the share only).
+REPLY_SCORE = 1.0
 #: The latest memories of the scope whose average length normalises BM25F's (a sample that does
 #: not depend on the query; decision 17.Q2).
 LENGTH_SAMPLE = 64
@@ -189,7 +194,8 @@ def run_channels(
             )
     if plan.weight("temporal") and seeds:
         # The strong hits pass a share to the memories written around them; a hit further down that
-        # asks what the query asks passes it to its reply alone (the memory written next).
+        # asks what the query asks passes it to its reply alone (the memory written next), and any
+        # such hit lends its reply its own score when that is more (`REPLY_SCORE`).
         candidates = ranked_before[: max(TEMPORAL_SEEDS, REPLY_SEEDS)]
         candidate_nodes = loaded.get(candidates)
         for k, seed in enumerate(candidates):
@@ -214,11 +220,13 @@ def run_channels(
             pos = around.index(seed)
             strength = share(before_score[seed], top)
             neighbours = loaded.get(around)
+            lent = max(strength, REPLY_SCORE * before_score[seed] * _brevity(node)) if asks else strength
             for j, other in enumerate(around):
                 if other != seed:
-                    gap = abs(j - pos) - (REPLY_GAP if asks and j == pos + 1 else 0.0)
-                    value = strength / (1 + gap) ** TEMPORAL_DECAY * _brevity(neighbours.get(other))
-                    fusion.put("temporal", other, value)
+                    reply = asks and j == pos + 1
+                    gap = abs(j - pos) - (REPLY_GAP if reply else 0.0)
+                    due = (lent if reply else strength) / (1 + gap) ** TEMPORAL_DECAY
+                    fusion.put("temporal", other, due * _brevity(neighbours.get(other)))
     if plan.weight("graph") and seeds:
         # Each seed lends its score to its GRAPH_FANOUT strongest links (newest first among equals):
         # a hub that thousands of notes link to would otherwise make every one of them a candidate
