@@ -58,8 +58,9 @@ def test_a_node_moved_between_initiatives_keeps_its_memberships_exact(store: Sto
 
 def _membership_rows(store: Store) -> list[tuple[int, str, int]]:
     with store.read() as session:
-        found = session._db.rows("SELECT initiative_id, facet, node_seq FROM memberships ORDER BY 1, 2, 3")
-    return [(int(r[0]), str(r[1]), int(r[2])) for r in found]
+        db = session._db
+        found = db.rows("SELECT initiative_id, facet, node_seq FROM memberships ORDER BY 1, 2, 3")
+    return [(int(r[0]), db.dialect.facet_of(r[1]), int(r[2])) for r in found]
 
 
 def test_the_facet_in_the_key_moves_with_the_node_and_members_stay_in_seq_order(store: Store) -> None:

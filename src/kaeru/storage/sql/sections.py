@@ -1,8 +1,8 @@
 """The re-entry sections (`context`): an initiative's newest members of one layer, counted, read
 through an index instead of ranking the whole initiative (issue 16, decision 16.R1).
 
-Each membership row carries its node's `facet` — `<tier>:<layer>`, '' for an audit event —
-kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and the table's key orders an
+Each membership row carries its node's `facet` — `<tier>:<layer>`, '' for an audit event; on
+SQLite a small integer standing for it (`dialect.FACET_CODES`) — kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and the table's key orders an
 initiative's members by (facet, node_seq) (migration 022 / 018, decision 16.T1; the index
 `memberships_facet` before): a section's newest nodes are the first entries of one key range, and
 its size is that range counted, with no row of `nodes` read.
@@ -45,7 +45,7 @@ class SectionQueries(Part):
             rows = self._db.rows(
                 "SELECT m.node_seq, n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
                 "WHERE m.initiative_id = ? AND m.facet = ? ORDER BY m.node_seq DESC LIMIT ?",
-                [initiative_id, wanted, int(limit)],
+                [initiative_id, self._d.facet_key(wanted), int(limit)],
             )
             found.extend((int(r[0]), r[1]) for r in rows)
             if len(rows) < limit:
@@ -105,7 +105,7 @@ class SectionQueries(Part):
         tiers = ("operational", "archival")
 
         def facets(*layers: str) -> tuple[str, list[Any]]:
-            return d.in_("m.facet", [f"{t}:{layer}" for t in tiers for layer in layers], "text")
+            return d.in_("m.facet", [d.facet_key(f"{t}:{layer}") for t in tiers for layer in layers], "text")
 
         live = f"n.retracted = {d.false} AND n.pinned = {d.false} AND n.node_type <> 'board'"
         members = f"FROM memberships m JOIN nodes n ON n.seq = m.node_seq WHERE m.initiative_id = ? AND {live}"
@@ -175,18 +175,18 @@ class SectionQueries(Part):
         kept counts instead (decision 16.P1)."""
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         found = self._db.rows(
-            f"SELECT m.initiative_id, m.facet, count(*) FROM memberships m WHERE {where} AND m.facet > '' "
+            f"SELECT m.initiative_id, m.facet, count(*) FROM memberships m WHERE {where} AND {self._d.any_facet} "
             "GROUP BY m.initiative_id, m.facet",
             params,
         )
-        return [(int(r[0]), str(r[1]), int(r[2])) for r in found]
+        return [(int(r[0]), self._d.facet_of(r[1]), int(r[2])) for r in found]
 
     def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
         """A scalar sub-query: how many membership rows of the initiatives carry the facet `wanted`
         (any facet: None), a node counted once per initiative; and its parameters. Here the range of
         the membership key counted; PostgreSQL reads its kept counts instead (decision 16.P1)."""
         where, params = self._d.in_("m.initiative_id", initiative_ids)
-        cond, more = ("m.facet > ''", []) if wanted is None else ("m.facet = ?", [wanted])
+        cond, more = (self._d.any_facet, []) if wanted is None else ("m.facet = ?", [self._d.facet_key(wanted)])
         return f"(SELECT count(*) FROM memberships m WHERE {where} AND {cond})", [*params, *more]
 
     def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
