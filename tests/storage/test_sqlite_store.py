@@ -211,8 +211,15 @@ def test_a_vault_from_before_revision_rows_keeps_its_history(tmp_path: Path, mon
     settings = VaultSpec("sqlite", tmp_path / "vault").settings()
     shipped = load_migrations("kaeru.storage.sqlite.migrations")
     # Today's code writes initiative name histories (009), compact rows (010) and membership facets
-    # (012), which apply to either revision table.
-    kept = ("initiative_history", "compact_writes", "section_index", "rule_index", "forgotten_index")
+    # (012; integer-coded since 022), which apply to either revision table.
+    kept = (
+        "initiative_history",
+        "compact_writes",
+        "section_index",
+        "rule_index",
+        "forgotten_index",
+        "one_membership_btree",
+    )
     older = [m for m in shipped if m.version < 8 or m.name in kept]
     monkeypatch.setattr(migrate, "load_migrations", lambda package: older)
     store = SqliteStore(settings.sqlite_path)

@@ -70,7 +70,7 @@ class PostgresHealth(Health):
             return None
         rows = self._rows(
             "WITH kept AS (SELECT initiative_id, facet, sum(members) AS n FROM section_counts GROUP BY 1, 2), "
-            "counted AS (SELECT initiative_id, facet, count(*) AS n FROM memberships WHERE facet IS NOT NULL "
+            "counted AS (SELECT initiative_id, facet, count(*) AS n FROM memberships WHERE facet <> '' "
             "GROUP BY 1, 2) SELECT coalesce(i.name, x.initiative_id::text), x.facet, x.kept, x.counted FROM "
             "(SELECT initiative_id, facet, coalesce(k.n, 0) AS kept, coalesce(c.n, 0) AS counted "
             "FROM kept k FULL JOIN counted c USING (initiative_id, facet)) x "

@@ -272,7 +272,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         self._db.run("DELETE FROM section_counts")
         self._db.run(
             "INSERT INTO section_counts (initiative_id, facet, shard, members) "
-            "SELECT initiative_id, facet, 0, count(*) FROM memberships WHERE facet IS NOT NULL GROUP BY 1, 2"
+            "SELECT initiative_id, facet, 0, count(*) FROM memberships WHERE facet <> '' GROUP BY 1, 2"
         )
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:

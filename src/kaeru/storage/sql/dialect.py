@@ -16,6 +16,25 @@ from kaeru.storage.sql import rows
 
 T = TypeVar("T")
 
+#: How SQLite stores a membership's facet (`<tier>:<layer>`, '' for an audit event): a small integer,
+#: so the membership key (initiative, facet, node) and `memberships_node` stay as narrow as the two
+#: integers they held before the facet joined the key (decision 16.T1; migration 022 wrote the same
+#: codes). Stored values: never renumber one.
+FACET_CODES = {
+    "": 0,
+    "operational:core": 1,
+    "operational:hot": 2,
+    "operational:warm": 3,
+    "operational:cold": 4,
+    "operational:frozen": 5,
+    "archival:core": 6,
+    "archival:hot": 7,
+    "archival:warm": 8,
+    "archival:cold": 9,
+    "archival:frozen": 10,
+}
+FACET_NAMES = {code: name for name, code in FACET_CODES.items()}
+
 
 class Dialect:
     name = "sql"
@@ -37,9 +56,19 @@ class Dialect:
     #: The forgotten nodes `b` (the partial index `nodes_forgotten`) joined first to their edges `e`:
     #: where dangling edges start (SQLite is told the index and the join order).
     forgotten_source = "nodes b JOIN edges e"
+    #: A membership row `m` of a live node (an audit event's facet is the lowest value: '' or 0).
+    any_facet = "m.facet > ''"
 
     def render(self, sql: str) -> str:
         return sql
+
+    def facet_key(self, facet: str | None) -> Any:
+        """A membership's facet as stored (None: an audit event's)."""
+        return facet or ""
+
+    def facet_of(self, stored: Any) -> str:
+        """The facet a membership row stores, as text ('' for an audit event's)."""
+        return str(stored)
 
     def in_(self, column: str, values: Sequence[Any], sql_type: str = "bigint") -> tuple[str, list[Any]]:
         """`column` is one of `values`: the clause and its parameters."""
@@ -94,6 +123,13 @@ class SqliteDialect(Dialect):
     rule_source = "nodes n INDEXED BY nodes_rules"
     forgotten_source = "nodes b INDEXED BY nodes_forgotten CROSS JOIN edges e"
     rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
+    any_facet = "m.facet > 0"
+
+    def facet_key(self, facet: str | None) -> Any:
+        return FACET_CODES[facet or ""]
+
+    def facet_of(self, stored: Any) -> str:
+        return FACET_NAMES[int(stored)]
 
 
 class PostgresDialect(Dialect):

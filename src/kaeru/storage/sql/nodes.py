@@ -107,16 +107,18 @@ class NodeQueries(Part):
         self, seq: int, old: set[int], new: set[int], facet: str | None = None, old_facet: str | None = None
     ) -> None:
         """A node's memberships go from `old` to `new` initiatives; each carries the node's `facet`
-        (its tier and layer, `sections.facet`), which was `old_facet` in the rows it keeps."""
+        (its tier and layer, `sections.facet`), which was `old_facet` in the rows it keeps. The facet
+        is part of the table's key (migration 022 on SQLite, 018 on PostgreSQL), so an audit event's
+        rows carry '' (None here; stored as the dialect's `facet_key`)."""
         if gone := sorted(old - new):
             where, params = self._d.in_("initiative_id", gone)
             self._db.run(f"DELETE FROM memberships WHERE node_seq = ? AND {where}", [seq, *params])
         if facet != old_facet and (old & new):
-            self._db.run("UPDATE memberships SET facet = ? WHERE node_seq = ?", (facet, seq))
+            self._db.run("UPDATE memberships SET facet = ? WHERE node_seq = ?", (self._d.facet_key(facet), seq))
         for added in sorted(new - old):
             self._db.send(
                 "INSERT INTO memberships (initiative_id, node_seq, facet) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                (added, seq, facet),
+                (added, seq, self._d.facet_key(facet)),
             )
 
     # --- revisions ------------------------------------------------------------------------------

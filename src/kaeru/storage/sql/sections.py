@@ -1,10 +1,11 @@
 """The re-entry sections (`context`): an initiative's newest members of one layer, counted, read
 through an index instead of ranking the whole initiative (issue 16, decision 16.R1).
 
-Each membership row carries its node's `facet` — `<tier>:<layer>`, NULL for an audit event —
-kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and `memberships_facet`
-orders an initiative's members by (facet, node_seq): a section's newest nodes are the first
-entries of one index range, and its size is that range counted, with no row of `nodes` read.
+Each membership row carries its node's `facet` — `<tier>:<layer>`, '' for an audit event; on
+SQLite a small integer standing for it (`dialect.FACET_CODES`) — kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and the table's key orders an
+initiative's members by (facet, node_seq) (migration 022 / 018, decision 16.T1; the index
+`memberships_facet` before): a section's newest nodes are the first entries of one key range, and
+its size is that range counted, with no row of `nodes` read.
 Nodes with a reminder or a hygiene report are found through the partial index `nodes_attention`
 (its condition is the dialect's `attention`, repeated verbatim: SQLite uses a partial index only
 for a query that repeats its condition).
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Layer, Node, Tier
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import VERDICT_TYPES, type_literals
 
@@ -24,6 +25,9 @@ def facet(node: Node) -> str | None:
     """The membership facet of a live node: its tier and layer (None: an audit event, never shown)."""
     return None if node.node_type.value == "audit_event" else f"{node.tier.value}:{node.layer.value}"
 
+
+#: Every facet a live node may carry (what `facet` returns), in key order.
+ALL_FACETS = sorted(f"{tier.value}:{layer.value}" for tier in Tier for layer in Layer)
 
 #: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
 _HYGIENE = "kind:hygiene"
@@ -35,12 +39,13 @@ class SectionQueries(Part):
         (any facet: None), newest (highest seq) first, at most `limit`; and how many there are."""
         found: list[tuple[int, str]] = []
         total = 0
-        for wanted in [None] if facets is None else list(dict.fromkeys(facets)):
-            cond, params = ("m.facet IS NOT NULL", []) if wanted is None else ("m.facet = ?", [wanted])
+        # Any facet is every facet, each one range of the key newest first (one range over all of
+        # them is ordered by facet first: the newest would be sorted out of the whole initiative).
+        for wanted in ALL_FACETS if facets is None else list(dict.fromkeys(facets)):
             rows = self._db.rows(
-                f"SELECT m.node_seq, n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
-                f"WHERE m.initiative_id = ? AND {cond} ORDER BY m.node_seq DESC LIMIT ?",
-                [initiative_id, *params, int(limit)],
+                "SELECT m.node_seq, n.id FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                "WHERE m.initiative_id = ? AND m.facet = ? ORDER BY m.node_seq DESC LIMIT ?",
+                [initiative_id, self._d.facet_key(wanted), int(limit)],
             )
             found.extend((int(r[0]), r[1]) for r in rows)
             if len(rows) < limit:
@@ -100,7 +105,7 @@ class SectionQueries(Part):
         tiers = ("operational", "archival")
 
         def facets(*layers: str) -> tuple[str, list[Any]]:
-            return d.in_("m.facet", [f"{t}:{layer}" for t in tiers for layer in layers], "text")
+            return d.in_("m.facet", [d.facet_key(f"{t}:{layer}") for t in tiers for layer in layers], "text")
 
         live = f"n.retracted = {d.false} AND n.pinned = {d.false} AND n.node_type <> 'board'"
         members = f"FROM memberships m JOIN nodes n ON n.seq = m.node_seq WHERE m.initiative_id = ? AND {live}"
@@ -133,8 +138,9 @@ class SectionQueries(Part):
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         counted, more = self._facet_count(initiative_ids, None)
         row = self._db.one(
-            f"SELECT {counted} - (SELECT count(*) FROM nodes n JOIN memberships m ON m.node_seq = n.seq "
-            f"WHERE n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
+            # The boards first (CROSS JOIN): for one initiative SQLite's planner would walk its members.
+            f"SELECT {counted} - (SELECT count(*) FROM nodes n CROSS JOIN memberships m WHERE m.node_seq = n.seq "
+            f"AND n.node_type = 'board' AND n.retracted = {self._d.false} AND {where})",
             [*more, *params],
         )
         return int(row[0]) if row else 0
@@ -165,22 +171,22 @@ class SectionQueries(Part):
 
     def _facet_sizes(self, initiative_ids: Sequence[int]) -> list[tuple[int, str, int]]:
         """(initiative, facet, members) of every facet the initiatives' live members carry, a node
-        counted once per initiative: ranges of `memberships_facet` counted. PostgreSQL reads its
+        counted once per initiative: ranges of the membership key counted. PostgreSQL reads its
         kept counts instead (decision 16.P1)."""
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         found = self._db.rows(
-            f"SELECT m.initiative_id, m.facet, count(*) FROM memberships m WHERE {where} AND m.facet IS NOT NULL "
+            f"SELECT m.initiative_id, m.facet, count(*) FROM memberships m WHERE {where} AND {self._d.any_facet} "
             "GROUP BY m.initiative_id, m.facet",
             params,
         )
-        return [(int(r[0]), str(r[1]), int(r[2])) for r in found]
+        return [(int(r[0]), self._d.facet_of(r[1]), int(r[2])) for r in found]
 
     def _facet_count(self, initiative_ids: Sequence[int], wanted: str | None) -> tuple[str, list[Any]]:
         """A scalar sub-query: how many membership rows of the initiatives carry the facet `wanted`
         (any facet: None), a node counted once per initiative; and its parameters. Here the range of
-        `memberships_facet` counted; PostgreSQL reads its kept counts instead (decision 16.P1)."""
+        the membership key counted; PostgreSQL reads its kept counts instead (decision 16.P1)."""
         where, params = self._d.in_("m.initiative_id", initiative_ids)
-        cond, more = ("m.facet IS NOT NULL", []) if wanted is None else ("m.facet = ?", [wanted])
+        cond, more = (self._d.any_facet, []) if wanted is None else ("m.facet = ?", [self._d.facet_key(wanted)])
         return f"(SELECT count(*) FROM memberships m WHERE {where} AND {cond})", [*params, *more]
 
     def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
