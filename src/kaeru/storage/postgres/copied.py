@@ -59,7 +59,9 @@ class CopiedSearch(TsSearch):
         phrases: list[Phrase] = [(column, term(t), fields) for t in query.tokens]
         idfs = [bm25.idf(rows, d) for d in docs] if scores else None
         avgdl = float(size) / float(rows) if rows else 1.0  # as `_bm25`
-        return copies.rank(self._db, phrases, list(query.initiative_ids), query.match_all, idfs, avgdl, docs=docs)
+        return copies.rank(
+            self._db, phrases, list(query.initiative_ids), query.match_all, idfs, avgdl, docs=docs, vault=rows
+        )
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         found = self._search_copied(query)

@@ -31,7 +31,9 @@ phrase no copy holds is read for its ranking alone** through the GIN index when 
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -69,6 +71,9 @@ PREFETCH = 16
 #: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (≤ ~9 ms at
 #: 7–9 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
 SPARSE_ROWS = 1024
+#: What a row the GIN index finds costs beside one whose term counts are read too (~7 µs and ~14 µs
+#: at 100k, a word a third of the vault holds): `TextCopies._cheaper` (decision 16.N2).
+VISITED = 0.5
 #: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
 COPIES_DIVISOR = 64
 
@@ -137,16 +142,16 @@ class TextCopies:
         self.rows_read = 0
         self.refreshes = 0
         self.ranked = 0
-        #: Rare phrases read for one ranking (`_sparse`), and the document frequency up to which a
-        #: phrase is read so (tests set it both ways).
+        #: Rare phrases read for one ranking (`_sparse`), their rows, and the document frequency up to
+        #: which a phrase is read so (tests set it both ways).
         self.sparse_reads = 0
+        self.sparse_rows_read = 0
         self.sparse_rows = SPARSE_ROWS
         #: …and a commoner one no copy holds yet too (while it is copied) when the phrases read so hold
-        #: at most this many rows together; None: the scope's members, whose term counts SQL's
-        #: ranking reads (a common word's plan) — each row costs both about the same (7–9 µs).
+        #: at most this many rows together; None: when that costs less than SQL's ranking (`_cheaper`).
         self.sparse_budget: int | None = None
-        #: The rare phrases read at the latest snapshot a ranking saw (a few: `PREFETCH`).
-        self._sparse_memo: tuple[Snapshot | None, dict[Phrase, list[np.ndarray]]] = (None, {})
+        #: The phrases read so at the latest snapshot a ranking saw (a few: `PREFETCH`), by scope.
+        self._sparse_memo: tuple[Snapshot | None, dict[tuple[Phrase, tuple[int, ...]], list[np.ndarray]]] = (None, {})
         self._ids = NodeIds()
         #: The vault's most common terms by column (`_hinted`), read once.
         self._common: dict[str, list[str]] | None = None
@@ -179,6 +184,7 @@ class TextCopies:
         avgdl: float,
         in_place: bool = False,
         docs: Sequence[int] = (),
+        vault: int = 0,
     ) -> Ranking | None:
         """The live, non-audit members of `scope` holding the phrases (all or any), with their scores
         (`idfs` given) or only their count, as this read snapshot sees them; None when the copies
@@ -210,22 +216,30 @@ class TextCopies:
             later = [p for p, d in uncopied.items() if d > self.sparse_rows]
             # Rare phrases are read for this ranking alone; commoner ones are copied on another
             # thread, and meanwhile read so too while that costs less than SQL's ranking.
-            budget = self._members(np, state, scope) if self.sparse_budget is None else self.sparse_budget
-            sparse = set(uncopied) if cold and sum(uncopied[p] for p in later) <= budget else set()
+            sparse = (
+                set(uncopied)
+                if cold and self._cheaper(np, state, scope, [uncopied[p] for p in later], vault)
+                else set()
+            )
             sparse |= {p for p, d in uncopied.items() if d <= self.sparse_rows}
             held = [k for k in keys if k not in sparse]
             if cold and (later or self._lacks(state, held, scope)):
-                self._read_later([*held, *later], [*scope])
+                self._read_later(db, [*held, *later], [*scope])
                 if self._lacks(state, held, scope):
                     return None
-            state = self._with(np, db, state, held, scope) if locked else self._touched(state, held)
-            if state is None:
+            if not locked:
+                state = self._touched(state, held)
+            elif (state := self._with(np, db, state, held, scope)) is None:
                 return None
+            else:
+                self._state = state
         finally:
             if locked:
                 self._lock.release()
         values = {k: state.values[k] for k in held}
-        values.update((p, self._sparse(np, db, p, at[0])) for p in sparse)
+        values.update(
+            (p, self._sparse(np, db, p, at[0], () if uncopied[p] <= self.sparse_rows else scope)) for p in sparse
+        )
         length = max([len(values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
         in_scope = fit(np, state.scopes[scope[0]], length).copy()
         for other in scope[1:]:
@@ -243,10 +257,16 @@ class TextCopies:
         scores = bm25_scores(np, freqs, idfs, fit(np, values[SIZES], length)[rows], avgdl)
         return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, fit(np, values[REFUTED], length))
 
-    @staticmethod
-    def _members(np: Any, state: _State, scope: Sequence[int]) -> int:
-        """The live members of `scope` the copies hold (0 before the scope is read)."""
-        return sum(int(np.count_nonzero(state.scopes[i])) for i in scope if i in state.scopes)
+    def _cheaper(self, np: Any, state: _State, scope: Sequence[int], docs: list[int], vault: int) -> bool:
+        """Whether reading the rows of phrases that `docs` nodes hold (each, of `vault`) through the
+        GIN index, the term counts of the scope's members among them, costs less than SQL's ranking,
+        which reads every member's (`sparse_budget`, when set: the rows read so at most). A row the
+        index finds costs `VISITED` of one whose counts are read (decision 16.N2)."""
+        if self.sparse_budget is not None:
+            return sum(docs) <= self.sparse_budget
+        members = sum(int(np.count_nonzero(state.scopes[i])) for i in scope if i in state.scopes)
+        share = min(1.0, members / vault) if vault > 0 else 1.0
+        return sum(docs) * (VISITED + share) <= members * (1.0 + VISITED)
 
     def _touched(self, state: _State, keys: Sequence[Phrase]) -> _State:
         """`state`, its copies `keys` marked most recently used if the lock is free this instant."""
@@ -267,22 +287,33 @@ class TextCopies:
         )
         return None if row is None else (parse_snapshot(str(row[0])), int(row[1]))
 
-    def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot) -> np.ndarray:
-        """A rare phrase's values from the rows the GIN index finds holding it, in this snapshot, for
-        one ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k),
-        and agents' questions are full of words no earlier one asked (decision 140)."""
+    def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot, scope: Sequence[int]) -> np.ndarray:
+        """A phrase's values from the rows the GIN index finds holding it, in this snapshot, for one
+        ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k), and
+        agents' questions are full of words no earlier one asked (decision 140). With a `scope`
+        (a commoner phrase), only its members' term counts are read, and always through the index:
+        the planner's sequential scan for a word a third of the vault holds tested every row's
+        tsvector, ~2× the time (decision 16.N2)."""
         memo = self._sparse_memo if self._sparse_memo[0] == now else (now, {})
         self._sparse_memo = memo  # the same snapshot sees the same rows: a count, then its ranking
-        if (kept := memo[1].get(phrase)) is None:
+        if (kept := memo[1].get((phrase, tuple(scope)))) is None:
             column, word, fields = phrase
             vector = "stv" if column == "stf" else "tsv"
-            kept = memo[1][phrase] = db.copy_columns(
+            members = (
+                " AND n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(s)s::bigint[]))"
+            )
+            if scope:
+                db.send("SET LOCAL enable_seqscan = off")
+            kept = memo[1][phrase, tuple(scope)] = db.copy_columns(
                 np,
                 f"SELECT x.seq, {bm25.frequency_sql('x.e', fields)} FROM (SELECT n.seq, n.{column} -> %(t)s AS e "
-                f"FROM nodes n WHERE n.{vector} @@ %(q)s::tsquery OFFSET 0) x",
-                {"t": word, "q": tsquery_literal([word], False, False, fields)},
+                f"FROM nodes n WHERE n.{vector} @@ %(q)s::tsquery{members if scope else ''} OFFSET 0) x",
+                {"t": word, "q": tsquery_literal([word], False, False, fields), "s": list(scope)},
             )
+            if scope:
+                db.send("RESET enable_seqscan")
             self.sparse_reads += 1
+            self.sparse_rows_read += len(kept[0])
             if len(memo[1]) > PREFETCH:
                 del memo[1][next(iter(memo[1]))]
         return put_rows(np, None, kept[0], kept[1])  # dense for this ranking only
@@ -294,25 +325,61 @@ class TextCopies:
             wanted - state.covered.get(k, frozenset()) for k in keys
         )
 
-    def _read_later(self, keys: list[Phrase], scope: list[int]) -> None:
+    def _read_later(self, db: PgDb, keys: list[Phrase], scope: list[int]) -> None:
         """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
-        such read at a time."""
+        such read at a time, in the snapshot of `db`'s transaction (exported; the read's own when
+        that has ended): what it brings serves the rest of this call's rankings. The lock is not
+        held while it reads (~0.4 s a pass at 100k): a ranking at a newer snapshot meanwhile brings
+        the copies to it. What was read is kept if the copies are still the ones it started from, or
+        else brought to a newer snapshot by the change log, in a second transaction, and added to
+        them (decision 16.N1)."""
         if self._warming or self.warm is None:
             return
         self._warming = True
         warm = self.warm
+        found = db.raw_one("SELECT pg_export_snapshot()")
+        exported = str(found[0]) if found and re.fullmatch(r"[0-9A-Fa-f-]+", str(found[0])) else None
+        read: list[_State] = []
 
-        def load(db: PgDb) -> None:
+        def load(snapshot: str | None, db: PgDb) -> None:
+            if snapshot is not None:
+                db.send(f"SET TRANSACTION SNAPSHOT '{snapshot}'")  # first thing after BEGIN
+            np, at = numpy_module(), self._snapshot(db)
+            if np is None or at is None:
+                return
+            with self._lock:
+                held = self._state
+                mine = None if held is None else _State(held.snapshot, held)  # a ranking may reorder `held`
+            base = self._advanced(np, db, mine, *at)
+            if base is None or not self._lacks(base, keys, scope):
+                return
+            new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
+            if new is not None:
+                with self._lock:
+                    if self._state is held:
+                        self._state = new
+                        return
+                read.append(self._added(base, new))
+
+        def forward(db: PgDb) -> None:
             np, at = numpy_module(), self._snapshot(db)
             if np is not None and at is not None:
                 with self._lock:
-                    state = self._current(np, db, *at)
-                    if state is not None:
-                        self._with(np, db, state, keys, scope)
+                    state, added = self._current(np, db, *at), self._advanced(np, db, read[0], *at)
+                    if state is not None and added is not None:
+                        self._state = self._merged(state, added, keys, scope)
 
         def run() -> None:
             try:
-                warm(load)
+                try:
+                    warm(functools.partial(load, exported))
+                except Exception:
+                    if exported is None:
+                        raise
+                    read.clear()  # the snapshot could not be imported (the call had ended): a new one
+                    warm(functools.partial(load, None))
+                if read:
+                    warm(forward)
             except Exception:  # the copies stay cold: SQL keeps ranking, as it always can
                 logging.getLogger(__name__).warning("reading the search copies in the background failed", exc_info=True)
             finally:
@@ -320,14 +387,42 @@ class TextCopies:
 
         threading.Thread(target=run, name="kaeru-copies", daemon=True).start()
 
+    @staticmethod
+    def _added(base: _State, new: _State) -> _State:
+        """The copies `new` read beyond `base` (at `new`'s snapshot): what `_merged` adds."""
+        added = _State(new.snapshot)
+        for key, array in new.values.items():
+            if new.covered[key] != base.covered.get(key):
+                added.values[key], added.covered[key] = array, new.covered[key]
+        added.scopes.update((i, a) for i, a in new.scopes.items() if i not in base.scopes)
+        return added
+
+    def _merged(self, state: _State, added: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State:
+        """`state` with the copies of `added` (both at one snapshot) that cover at least as much."""
+        new = _State(state.snapshot, state)
+        for key, array in added.values.items():
+            if added.covered[key] >= new.covered.get(key, frozenset()):
+                new.values[key], new.covered[key] = array, added.covered[key]
+        new.scopes.update((i, a) for i, a in added.scopes.items() if i not in new.scopes)
+        for key in keys:
+            if key in new.values:
+                new.values.move_to_end(key)
+        self._evict(new, set(keys), frozenset(scope))
+        return new
+
     def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
-        """The copies brought to snapshot `now` (an empty state when none are held, or when they
-        cannot be brought up: too many changes, or the log pruned past them); None when `now` is
-        older than them (SQL ranks)."""
-        state = self._state
+        """The copies brought to snapshot `now` and kept (`_advanced`); None when `now` is older
+        than them (SQL ranks)."""
+        state = self._advanced(np, db, self._state, now, horizon)
+        if state is not None:
+            self._state = state
+        return state
+
+    def _advanced(self, np: Any, db: PgDb, state: _State | None, now: Snapshot, horizon: int) -> _State | None:
+        """`state` brought to snapshot `now` (an empty state when there is none, or when it cannot
+        be brought up: too many changes, or the log pruned past it); None when `now` is older."""
         if state is None or state.snapshot == now:
-            self._state = state or _State(now)
-            return self._state
+            return state or _State(now)
         if not sees_all_of(now, state.snapshot):
             return None
         then = state.snapshot
@@ -345,8 +440,7 @@ class TextCopies:
             )
             changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
         self.refreshes += 1
-        self._state = _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
-        return self._state
+        return _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
 
     def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
         """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
@@ -378,7 +472,7 @@ class TextCopies:
     def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
         """`state` (at this snapshot) holding the copies a ranking needs over `scope`, read now where
         missing and the bound allows — a value copy only over the initiatives it lacks; least
-        recently used copies are given up for them."""
+        recently used copies are given up for them. A new state, which the caller keeps."""
         wanted = frozenset(scope)
         missing = {k: wanted - state.covered.get(k, frozenset()) for k in dict.fromkeys(keys)}
         missing = {k: m for k, m in missing.items() if m}
@@ -447,7 +541,6 @@ class TextCopies:
         for k in keys:
             new.values.move_to_end(k)
         self._evict(new, set(keys), wanted)
-        self._state = new
         return new
 
     def _hinted(
