@@ -10,8 +10,9 @@ from itertools import repeat
 from typing import Any
 
 from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.copystate import Phrase
 from kaeru.storage.postgres.search import TsSearch, term
-from kaeru.storage.postgres.textcache import COPIES_DIVISOR, CopiedRanking, Phrase, TextCopies
+from kaeru.storage.postgres.textcache import COPIES_DIVISOR, CopiedRanking, TextCopies
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
 

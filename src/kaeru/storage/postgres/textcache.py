@@ -35,12 +35,22 @@ import functools
 import logging
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.copystate import (
+    REFUTED,
+    SIZES,
+    CopyState,
+    Phrase,
+    added,
+    evict,
+    lacks,
+    merged,
+    refreshed,
+    value_sql,
+)
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.nodeids import NodeIds
 from kaeru.storage.postgres.search import COMMON_DIVISOR, tsquery_literal
@@ -77,43 +87,9 @@ VISITED = 0.5
 #: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
 COPIES_DIVISOR = 64
 
-#: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
-Phrase = tuple[str, str, tuple[str, ...]]
-#: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
-SIZES: Phrase = ("dl", "", ())
-#: …and the one of whether a row is a refuted hypothesis (search's currentness tie-break).
-REFUTED: Phrase = ("refuted", "", ())
-_IS_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
 #: The node ids of ranked rows are kept (16 bytes a row of the vault, filled as pages show them)
 #: while they take at most this share of `max_bytes` (as SQLite's `impacts.FACTS_SHARE`).
 IDS_SHARE = 3
-
-
-class _State:
-    """Every copy of one store at one snapshot: replaced as a whole, never changed in place (a
-    ranking in another thread may hold it). A value copy (a phrase's frequencies, or `SIZES`) holds
-    the rows of the initiatives in `covered`, and any other row changed since it was read."""
-
-    __slots__ = ("covered", "scopes", "snapshot", "values")
-
-    def __init__(self, snapshot: Snapshot, old: _State | None = None):
-        self.snapshot = snapshot
-        self.values: OrderedDict[Phrase, np.ndarray] = old.values.copy() if old else OrderedDict()
-        self.covered: dict[Phrase, frozenset[int]] = old.covered.copy() if old else {}
-        self.scopes: OrderedDict[int, np.ndarray] = old.scopes.copy() if old else OrderedDict()
-
-    @property
-    def nbytes(self) -> int:
-        return sum(int(a.nbytes) for a in (*self.values.values(), *self.scopes.values()))
-
-
-def _value_sql(key: Phrase, param: str) -> str:
-    """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
-    if key == SIZES:
-        return "coalesce(n.dl, 0)::float8"
-    if key == REFUTED:
-        return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
-    return bm25.frequency_sql(f"(n.{key[0]} -> {param})", key[2])
 
 
 class CopiedRanking(Ranking):
@@ -132,7 +108,7 @@ class TextCopies:
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
-        self._state: _State | None = None
+        self._state: CopyState | None = None
         self._lock = threading.Lock()
         #: Node writes of this process since the change log was last pruned by one of them.
         self.writes = 0
@@ -223,9 +199,9 @@ class TextCopies:
             )
             sparse |= {p for p, d in uncopied.items() if d <= self.sparse_rows}
             held = [k for k in keys if k not in sparse]
-            if cold and (later or self._lacks(state, held, scope)):
+            if cold and (later or lacks(state, held, scope)):
                 self._read_later(db, [*held, *later], [*scope])
-                if self._lacks(state, held, scope):
+                if lacks(state, held, scope):
                     return None
             if not locked:
                 state = self._touched(state, held)
@@ -257,7 +233,7 @@ class TextCopies:
         scores = bm25_scores(np, freqs, idfs, fit(np, values[SIZES], length)[rows], avgdl)
         return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, fit(np, values[REFUTED], length))
 
-    def _cheaper(self, np: Any, state: _State, scope: Sequence[int], docs: list[int], vault: int) -> bool:
+    def _cheaper(self, np: Any, state: CopyState, scope: Sequence[int], docs: list[int], vault: int) -> bool:
         """Whether reading the rows of phrases that `docs` nodes hold (each, of `vault`) through the
         GIN index, the term counts of the scope's members among them, costs less than SQL's ranking,
         which reads every member's (`sparse_budget`, when set: the rows read so at most). A row the
@@ -268,7 +244,7 @@ class TextCopies:
         share = min(1.0, members / vault) if vault > 0 else 1.0
         return sum(docs) * (VISITED + share) <= members * (1.0 + VISITED)
 
-    def _touched(self, state: _State, keys: Sequence[Phrase]) -> _State:
+    def _touched(self, state: CopyState, keys: Sequence[Phrase]) -> CopyState:
         """`state`, its copies `keys` marked most recently used if the lock is free this instant."""
         if self._lock.acquire(blocking=False):
             try:
@@ -318,13 +294,6 @@ class TextCopies:
                 del memo[1][next(iter(memo[1]))]
         return put_rows(np, None, kept[0], kept[1])  # dense for this ranking only
 
-    @staticmethod
-    def _lacks(state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> bool:
-        wanted = frozenset(scope)
-        return any(i not in state.scopes for i in scope) or any(
-            wanted - state.covered.get(k, frozenset()) for k in keys
-        )
-
     def _read_later(self, db: PgDb, keys: list[Phrase], scope: list[int]) -> None:
         """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
         such read at a time, in the snapshot of `db`'s transaction (exported; the read's own when
@@ -339,7 +308,7 @@ class TextCopies:
         warm = self.warm
         found = db.raw_one("SELECT pg_export_snapshot()")
         exported = str(found[0]) if found and re.fullmatch(r"[0-9A-Fa-f-]+", str(found[0])) else None
-        read: list[_State] = []
+        read: list[CopyState] = []
 
         def load(snapshot: str | None, db: PgDb) -> None:
             if snapshot is not None:
@@ -349,9 +318,9 @@ class TextCopies:
                 return
             with self._lock:
                 held = self._state
-                mine = None if held is None else _State(held.snapshot, held)  # a ranking may reorder `held`
+                mine = None if held is None else CopyState(held.snapshot, held)  # a ranking may reorder `held`
             base = self._advanced(np, db, mine, *at)
-            if base is None or not self._lacks(base, keys, scope):
+            if base is None or not lacks(base, keys, scope):
                 return
             new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
             if new is not None:
@@ -359,15 +328,15 @@ class TextCopies:
                     if self._state is held:
                         self._state = new
                         return
-                read.append(self._added(base, new))
+                read.append(added(base, new))
 
         def forward(db: PgDb) -> None:
             np, at = numpy_module(), self._snapshot(db)
             if np is not None and at is not None:
                 with self._lock:
-                    state, added = self._current(np, db, *at), self._advanced(np, db, read[0], *at)
-                    if state is not None and added is not None:
-                        self._state = self._merged(state, added, keys, scope)
+                    state, extra = self._current(np, db, *at), self._advanced(np, db, read[0], *at)
+                    if state is not None and extra is not None:
+                        self._state = merged(state, extra, keys, scope, self.max_bytes)
 
         def run() -> None:
             try:
@@ -387,30 +356,7 @@ class TextCopies:
 
         threading.Thread(target=run, name="kaeru-copies", daemon=True).start()
 
-    @staticmethod
-    def _added(base: _State, new: _State) -> _State:
-        """The copies `new` read beyond `base` (at `new`'s snapshot): what `_merged` adds."""
-        added = _State(new.snapshot)
-        for key, array in new.values.items():
-            if new.covered[key] != base.covered.get(key):
-                added.values[key], added.covered[key] = array, new.covered[key]
-        added.scopes.update((i, a) for i, a in new.scopes.items() if i not in base.scopes)
-        return added
-
-    def _merged(self, state: _State, added: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State:
-        """`state` with the copies of `added` (both at one snapshot) that cover at least as much."""
-        new = _State(state.snapshot, state)
-        for key, array in added.values.items():
-            if added.covered[key] >= new.covered.get(key, frozenset()):
-                new.values[key], new.covered[key] = array, added.covered[key]
-        new.scopes.update((i, a) for i, a in added.scopes.items() if i not in new.scopes)
-        for key in keys:
-            if key in new.values:
-                new.values.move_to_end(key)
-        self._evict(new, set(keys), frozenset(scope))
-        return new
-
-    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
+    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> CopyState | None:
         """The copies brought to snapshot `now` and kept (`_advanced`); None when `now` is older
         than them (SQL ranks)."""
         state = self._advanced(np, db, self._state, now, horizon)
@@ -418,11 +364,11 @@ class TextCopies:
             self._state = state
         return state
 
-    def _advanced(self, np: Any, db: PgDb, state: _State | None, now: Snapshot, horizon: int) -> _State | None:
+    def _advanced(self, np: Any, db: PgDb, state: CopyState | None, now: Snapshot, horizon: int) -> CopyState | None:
         """`state` brought to snapshot `now` (an empty state when there is none, or when it cannot
         be brought up: too many changes, or the log pruned past it); None when `now` is older."""
         if state is None or state.snapshot == now:
-            return state or _State(now)
+            return state or CopyState(now)
         if not sees_all_of(now, state.snapshot):
             return None
         then = state.snapshot
@@ -440,36 +386,15 @@ class TextCopies:
             )
             changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
         self.refreshes += 1
-        return _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
-
-    def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
-        """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
-        new = _State(now, state)
-        if not seqs:
-            return new
-        for key in list(new.values)[:-REFRESH_PHRASES]:  # least recently used first (`_with`)
-            del new.values[key], new.covered[key]
-        keys = list(new.values)
-        params: dict[str, Any] = {"seqs": seqs}
-        for i, key in enumerate(keys):
-            params[f"t{i}"] = key[1]
-        rows = db.raw_rows(
-            "SELECT n.seq, NOT n.retracted AND n.node_type <> 'audit_event', "
-            "ARRAY(SELECT m.initiative_id FROM memberships m WHERE m.node_seq = n.seq)"
-            + "".join(f", {_value_sql(key, f'%(t{i})s')}" for i, key in enumerate(keys))
-            + " FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])",
-            params,
-        )
-        self.rows_read += len(rows)
-        at = np.array([int(r[0]) for r in rows], dtype=np.int64)
-        for i, key in enumerate(keys):
-            new.values[key] = put_rows(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
-        for initiative, held in state.scopes.items():
-            member = np.array([bool(r[1]) and initiative in r[2] for r in rows], dtype=bool)
-            new.scopes[initiative] = put_rows(np, held, at, member)
+        if changed is None:
+            return CopyState(now)
+        new, read = refreshed(np, db, state, changed, now, REFRESH_PHRASES)
+        self.rows_read += read
         return new
 
-    def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
+    def _with(
+        self, np: Any, db: PgDb, state: CopyState, keys: Sequence[Phrase], scope: Sequence[int]
+    ) -> CopyState | None:
         """`state` (at this snapshot) holding the copies a ranking needs over `scope`, read now where
         missing and the bound allows — a value copy only over the initiatives it lacks; least
         recently used copies are given up for them. A new state, which the caller keeps."""
@@ -490,7 +415,7 @@ class TextCopies:
         fresh = [k for k in missing if k not in state.values]
         if used + length * (len(fresh) + (SIZES in fresh) + len(scopes)) > self.max_bytes:
             return None
-        new = _State(state.snapshot, state)
+        new = CopyState(state.snapshot, state)
         for initiative in scopes:
             seqs = self._read(
                 np,
@@ -515,7 +440,7 @@ class TextCopies:
             for i, key in enumerate(group):
                 params[f"t{i}"] = key[1]
                 if key in (SIZES, REFUTED):
-                    inner.append(f"{_value_sql(key, '')} AS e{i}")
+                    inner.append(f"{value_sql(key, '')} AS e{i}")
                     outer.append(f"x.e{i}")
                 else:  # the term's counts looked up once (the frequency reads them field by field)
                     inner.append(f"n.{key[0]} -> %(t{i})s AS e{i}")
@@ -540,11 +465,11 @@ class TextCopies:
                 new.covered[key] = state.covered.get(key, frozenset()) | initiatives
         for k in keys:
             new.values.move_to_end(k)
-        self._evict(new, set(keys), wanted)
+        evict(new, set(keys), wanted, self.max_bytes)
         return new
 
     def _hinted(
-        self, db: PgDb, state: _State, group: list[Phrase], initiatives: frozenset[int], room: int
+        self, db: PgDb, state: CopyState, group: list[Phrase], initiatives: frozenset[int], room: int
     ) -> list[Phrase]:
         """Up to `room` (and `PREFETCH`) more phrases to read in the same pass as `group`'s: the
         vault's most common terms in the same column and fields (`term_docs`, read once a
@@ -568,18 +493,6 @@ class TextCopies:
                 if key not in group and key not in more and not initiatives <= state.covered.get(key, frozenset()):
                     more.append(key)
         return more
-
-    def _evict(self, state: _State, keys: set[Phrase], scope: frozenset[int]) -> None:
-        """Give up the least recently used copies this ranking does not use while over the bound."""
-        for key in [k for k in state.values if k not in keys]:
-            if state.nbytes <= self.max_bytes:
-                return
-            del state.values[key]
-            del state.covered[key]
-        for initiative in [i for i in state.scopes if i not in scope]:
-            if state.nbytes <= self.max_bytes:
-                return
-            del state.scopes[initiative]
 
     def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any], width: int = 1) -> list[np.ndarray]:
         """`PgDb.copy_columns`, counted."""
