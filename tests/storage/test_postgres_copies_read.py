@@ -63,8 +63,8 @@ def test_a_background_read_never_keeps_a_newer_ranking_waiting(
 ) -> None:
     """While a copy is read in the background, a write moves the snapshot: the next search brings
     the copies it holds to its snapshot and is ranked from them, not by SQL after waiting for the
-    read; what the read brings is then carried to a newer snapshot by the change log — with the
-    node written meanwhile — and answers as SQL does."""
+    read; what the read brings is then carried by the next search to its snapshot by the change
+    log — with the node written meanwhile — and answers as SQL does."""
     scope = "unlocked"
     store = _noted(as_served, scope, [f"alpha beta delta{i % 8}" for i in range(24)])
     store.copies.sparse_rows = -1
@@ -84,12 +84,12 @@ def test_a_background_read_never_keeps_a_newer_ranking_waiting(
     finally:
         release.set()
     _wait_for_copies(store)
-    state = store.copies._state
-    assert state is not None and any(key[1] == "delta1" for key in state.values)
     ranked = store.copies.ranked
     found = _compare(store, scope, _query(words=["delta1"]))
     assert store.copies.ranked > ranked and store.copies.sparse_reads == 0  # its copy answered
     assert len(_ids(found)) == 4  # the three first noted and the one written during the read
+    state = store.copies._state
+    assert state is not None and any(key[1] == "delta1" for key in state.values)
 
 
 def test_a_commoner_word_is_read_from_the_scopes_members(as_served: Service) -> None:

@@ -135,10 +135,12 @@ class TextCopies:
         #: None: missing copies are read in place.
         self.warm: Callable[[Callable[[PgDb], None]], None] | None = None
         self._warming = False
+        #: Copies a read in the background brought after the copies had moved on, for the next ranking to add.
+        self._brought: CopyState | None = None
 
     def clear(self) -> None:
         with self._lock:
-            self._state = None
+            self._state = self._brought = None
             self._ids = NodeIds()
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
@@ -179,7 +181,7 @@ class TextCopies:
         # them): a read in the background holds the lock for as long as it reads (~0.4 s a pass at
         # 100k), and a search found the lock taken at every other question (decision 140).
         state = self._state
-        locked = not (cold and state is not None and state.snapshot == at[0])
+        locked = not (cold and state is not None and state.snapshot == at[0] and self._brought is None)
         if locked and not self._lock.acquire(timeout=LOCK_WAIT if cold else -1):
             return None  # a read holds the copies, which are not at this snapshot: SQL ranks meanwhile
         try:
@@ -299,16 +301,14 @@ class TextCopies:
         such read at a time, in the snapshot of `db`'s transaction (exported; the read's own when
         that has ended): what it brings serves the rest of this call's rankings. The lock is not
         held while it reads (~0.4 s a pass at 100k): a ranking at a newer snapshot meanwhile brings
-        the copies to it. What was read is kept if the copies are still the ones it started from, or
-        else brought to a newer snapshot by the change log, in a second transaction, and added to
-        them (decision 16.N1)."""
+        the copies to it. What was read is kept if the copies are still the ones it started from;
+        else the next ranking brings it to its snapshot by the change log and adds it (decision 16.N1)."""
         if self._warming or self.warm is None:
             return
         self._warming = True
         warm = self.warm
         found = db.raw_one("SELECT pg_export_snapshot()")
         exported = str(found[0]) if found and re.fullmatch(r"[0-9A-Fa-f-]+", str(found[0])) else None
-        read: list[CopyState] = []
 
         def load(snapshot: str | None, db: PgDb) -> None:
             if snapshot is not None:
@@ -325,18 +325,10 @@ class TextCopies:
             new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
             if new is not None:
                 with self._lock:
-                    if self._state is held:
+                    if self._state is held and (held is None or held.snapshot == new.snapshot):
                         self._state = new
-                        return
-                read.append(added(base, new))
-
-        def forward(db: PgDb) -> None:
-            np, at = numpy_module(), self._snapshot(db)
-            if np is not None and at is not None:
-                with self._lock:
-                    state, extra = self._current(np, db, *at), self._advanced(np, db, read[0], *at)
-                    if state is not None and extra is not None:
-                        self._state = merged(state, extra, keys, scope, self.max_bytes)
+                    else:  # the copies moved on (or this read's snapshot is not theirs): the next ranking adds it
+                        self._brought = added(base, new)
 
         def run() -> None:
             try:
@@ -345,10 +337,7 @@ class TextCopies:
                 except Exception:
                     if exported is None:
                         raise
-                    read.clear()  # the snapshot could not be imported (the call had ended): a new one
-                    warm(functools.partial(load, None))
-                if read:
-                    warm(forward)
+                    warm(functools.partial(load, None))  # the call had ended: its snapshot is gone
             except Exception:  # the copies stay cold: SQL keeps ranking, as it always can
                 logging.getLogger(__name__).warning("reading the search copies in the background failed", exc_info=True)
             finally:
@@ -357,9 +346,15 @@ class TextCopies:
         threading.Thread(target=run, name="kaeru-copies", daemon=True).start()
 
     def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> CopyState | None:
-        """The copies brought to snapshot `now` and kept (`_advanced`); None when `now` is older
+        """The copies brought to snapshot `now` and kept (`_advanced`), with what a read in the
+        background brought at an older one (`_brought`) brought up and added; None when `now` is older
         than them (SQL ranks)."""
         state = self._advanced(np, db, self._state, now, horizon)
+        if state is not None and self._brought is not None:
+            extra = self._advanced(np, db, self._brought, now, horizon)
+            if extra is not None:  # (a read at a newer snapshot than this one waits for a later ranking)
+                self._brought = None
+                state = merged(state, extra, list(extra.values), list(extra.scopes), self.max_bytes)
         if state is not None:
             self._state = state
         return state
