@@ -108,3 +108,22 @@ def test_a_commoner_word_is_read_from_the_scopes_members(as_served: Service) -> 
     assert store.copies.ranked > ranked and store.copies.sparse_reads > reads
     assert store.copies.sparse_rows_read - rows == 4  # delta's rows in scope a, not the 12 in b
     assert len(_ids(found)) == 4
+
+
+def test_a_read_begun_before_the_copies_are_cleared_is_not_kept(
+    as_served: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The copies are cleared when every node changes at once (a re-index, which the change log does
+    not follow): a read in the background begun before is dropped, not installed nor added later."""
+    scope = "cleared"
+    store = _noted(as_served, scope, [f"alpha beta {i}" for i in range(6)])
+    reading, release = threading.Event(), threading.Event()
+    _held(store, monkeypatch, reading, release)
+    try:
+        _compare(store, scope, _query())  # SQL, while alpha's copy is read in the background…
+        assert reading.wait(60)  # …stopped mid-read
+        store.copies.clear()
+    finally:
+        release.set()
+    _wait_for_copies(store)
+    assert store.copies._state is None and store.copies._brought is None

@@ -137,11 +137,13 @@ class TextCopies:
         self._warming = False
         #: Copies a read in the background brought after the copies had moved on, for the next ranking to add.
         self._brought: CopyState | None = None
+        self._cleared = 0
 
     def clear(self) -> None:
         with self._lock:
             self._state = self._brought = None
             self._ids = NodeIds()
+            self._cleared += 1  # a read in the background started before is not kept
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
         """The node id of each row of `seqs` (`NodeIds`, kept within `max_bytes // IDS_SHARE`)."""
@@ -317,7 +319,7 @@ class TextCopies:
             if np is None or at is None:
                 return
             with self._lock:
-                held = self._state
+                held, cleared = self._state, self._cleared
                 mine = None if held is None else CopyState(held.snapshot, held)  # a ranking may reorder `held`
             base = self._advanced(np, db, mine, *at)
             if base is None or not lacks(base, keys, scope):
@@ -325,6 +327,8 @@ class TextCopies:
             new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
             if new is not None:
                 with self._lock:
+                    if self._cleared != cleared:
+                        return
                     if self._state is held and (held is None or held.snapshot == new.snapshot):
                         self._state = new
                     else:  # the copies moved on (or this read's snapshot is not theirs): the next ranking adds it
