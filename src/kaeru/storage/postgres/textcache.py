@@ -23,10 +23,10 @@ those nodes again (the outbox rule: a transaction in flight at `S` that commits 
 whatever its `seq`) — for the `REFRESH_PHRASES` most recently used copies. Past `REFRESH_ROWS`
 nodes, or a log pruned past `xmin(S)`, the copies are dropped and read again in `T`. Only a read
 snapshot uses or refreshes them; a write ranks in SQL. **Cold copies are read in the background**
-(16.Z1): with `warm` set, another thread reads them while SQL ranks (or past `LOCK_WAIT`, unless
-the copies held are at the search's snapshot: they are ranked from then, without the lock). **A
-phrase no copy holds is read for its ranking alone** through the GIN index when few rows hold it
-(`SPARSE_ROWS`), and while it is copied when its rows cost less than SQL's ranking (decision 140).
+(16.Z1): with `warm` set, another thread reads them, in the caller's snapshot and without the lock,
+while SQL ranks (16.N1). **A phrase no copy holds is read for its ranking alone** through the GIN
+index when few rows hold it (`SPARSE_ROWS`), and, from the scope's members, while it is copied when
+that costs less than SQL's ranking (decisions 140, 16.N2).
 """
 
 from __future__ import annotations
@@ -180,8 +180,7 @@ class TextCopies:
         keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
         cold = self.warm is not None and not in_place
         # Copies held at this very snapshot need no lock to be ranked from (a ranking never changes
-        # them): a read in the background holds the lock for as long as it reads (~0.4 s a pass at
-        # 100k), and a search found the lock taken at every other question (decision 140).
+        # them, decision 140); the lock is held only to bring them up or add a read's (16.N1).
         state = self._state
         locked = not (cold and state is not None and state.snapshot == at[0] and self._brought is None)
         if locked and not self._lock.acquire(timeout=LOCK_WAIT if cold else -1):
