@@ -10,8 +10,9 @@ from itertools import repeat
 from typing import Any
 
 from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.copystate import Phrase
 from kaeru.storage.postgres.search import TsSearch, term
-from kaeru.storage.postgres.textcache import COPIES_DIVISOR, CopiedRanking, Phrase, TextCopies
+from kaeru.storage.postgres.textcache import COPIES_DIVISOR, CopiedRanking, TextCopies
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
 
@@ -59,7 +60,9 @@ class CopiedSearch(TsSearch):
         phrases: list[Phrase] = [(column, term(t), fields) for t in query.tokens]
         idfs = [bm25.idf(rows, d) for d in docs] if scores else None
         avgdl = float(size) / float(rows) if rows else 1.0  # as `_bm25`
-        return copies.rank(self._db, phrases, list(query.initiative_ids), query.match_all, idfs, avgdl, docs=docs)
+        return copies.rank(
+            self._db, phrases, list(query.initiative_ids), query.match_all, idfs, avgdl, docs=docs, vault=rows
+        )
 
     def search(self, query: SearchQuery) -> tuple[list[SearchRow], int, int]:
         found = self._search_copied(query)

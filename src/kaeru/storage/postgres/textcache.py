@@ -23,22 +23,34 @@ those nodes again (the outbox rule: a transaction in flight at `S` that commits 
 whatever its `seq`) — for the `REFRESH_PHRASES` most recently used copies. Past `REFRESH_ROWS`
 nodes, or a log pruned past `xmin(S)`, the copies are dropped and read again in `T`. Only a read
 snapshot uses or refreshes them; a write ranks in SQL. **Cold copies are read in the background**
-(16.Z1): with `warm` set, another thread reads them while SQL ranks (or past `LOCK_WAIT`, unless
-the copies held are at the search's snapshot: they are ranked from then, without the lock). **A
-phrase no copy holds is read for its ranking alone** through the GIN index when few rows hold it
-(`SPARSE_ROWS`), and while it is copied when its rows cost less than SQL's ranking (decision 140).
+(16.Z1): with `warm` set, another thread reads them, in the caller's snapshot and without the lock,
+while SQL ranks (16.N1). **A phrase no copy holds is read for its ranking alone** through the GIN
+index when few rows hold it (`SPARSE_ROWS`), and, from the scope's members, while it is copied when
+that costs less than SQL's ranking (decisions 140, 16.N2).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.storage.postgres import bm25
+from kaeru.storage.postgres.copystate import (
+    REFUTED,
+    SIZES,
+    CopyState,
+    Phrase,
+    added,
+    evict,
+    lacks,
+    merged,
+    refreshed,
+    value_sql,
+)
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.nodeids import NodeIds
 from kaeru.storage.postgres.search import COMMON_DIVISOR, tsquery_literal
@@ -69,46 +81,15 @@ PREFETCH = 16
 #: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (≤ ~9 ms at
 #: 7–9 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
 SPARSE_ROWS = 1024
+#: What a row the GIN index finds costs beside one whose term counts are read too (~7 µs and ~14 µs
+#: at 100k, a word a third of the vault holds): `TextCopies._cheaper` (decision 16.N2).
+VISITED = 0.5
 #: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
 COPIES_DIVISOR = 64
 
-#: A phrase: the term-count column (`ltf`/`stf`), the term, the searched fields (in `bm25.FIELDS` order).
-Phrase = tuple[str, str, tuple[str, ...]]
-#: The value copy of the rows' lengths (`dl`), kept beside the phrases'.
-SIZES: Phrase = ("dl", "", ())
-#: …and the one of whether a row is a refuted hypothesis (search's currentness tie-break).
-REFUTED: Phrase = ("refuted", "", ())
-_IS_REFUTED = f"(n.node_type = '{NodeType.HYPOTHESIS}' AND n.status = '{HypothesisStatus.REFUTED}')"
 #: The node ids of ranked rows are kept (16 bytes a row of the vault, filled as pages show them)
 #: while they take at most this share of `max_bytes` (as SQLite's `impacts.FACTS_SHARE`).
 IDS_SHARE = 3
-
-
-class _State:
-    """Every copy of one store at one snapshot: replaced as a whole, never changed in place (a
-    ranking in another thread may hold it). A value copy (a phrase's frequencies, or `SIZES`) holds
-    the rows of the initiatives in `covered`, and any other row changed since it was read."""
-
-    __slots__ = ("covered", "scopes", "snapshot", "values")
-
-    def __init__(self, snapshot: Snapshot, old: _State | None = None):
-        self.snapshot = snapshot
-        self.values: OrderedDict[Phrase, np.ndarray] = old.values.copy() if old else OrderedDict()
-        self.covered: dict[Phrase, frozenset[int]] = old.covered.copy() if old else {}
-        self.scopes: OrderedDict[int, np.ndarray] = old.scopes.copy() if old else OrderedDict()
-
-    @property
-    def nbytes(self) -> int:
-        return sum(int(a.nbytes) for a in (*self.values.values(), *self.scopes.values()))
-
-
-def _value_sql(key: Phrase, param: str) -> str:
-    """A value copy's value of node `n`: a phrase's weighted frequency, or the node's length."""
-    if key == SIZES:
-        return "coalesce(n.dl, 0)::float8"
-    if key == REFUTED:
-        return f"CASE WHEN {_IS_REFUTED} THEN 1.0::float8 ELSE 0.0::float8 END"
-    return bm25.frequency_sql(f"(n.{key[0]} -> {param})", key[2])
 
 
 class CopiedRanking(Ranking):
@@ -127,7 +108,7 @@ class TextCopies:
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
-        self._state: _State | None = None
+        self._state: CopyState | None = None
         self._lock = threading.Lock()
         #: Node writes of this process since the change log was last pruned by one of them.
         self.writes = 0
@@ -137,16 +118,16 @@ class TextCopies:
         self.rows_read = 0
         self.refreshes = 0
         self.ranked = 0
-        #: Rare phrases read for one ranking (`_sparse`), and the document frequency up to which a
-        #: phrase is read so (tests set it both ways).
+        #: Rare phrases read for one ranking (`_sparse`), their rows, and the document frequency up to
+        #: which a phrase is read so (tests set it both ways).
         self.sparse_reads = 0
+        self.sparse_rows_read = 0
         self.sparse_rows = SPARSE_ROWS
         #: …and a commoner one no copy holds yet too (while it is copied) when the phrases read so hold
-        #: at most this many rows together; None: the scope's members, whose term counts SQL's
-        #: ranking reads (a common word's plan) — each row costs both about the same (7–9 µs).
+        #: at most this many rows together; None: when that costs less than SQL's ranking (`_cheaper`).
         self.sparse_budget: int | None = None
-        #: The rare phrases read at the latest snapshot a ranking saw (a few: `PREFETCH`).
-        self._sparse_memo: tuple[Snapshot | None, dict[Phrase, list[np.ndarray]]] = (None, {})
+        #: The phrases read so at the latest snapshot a ranking saw (a few: `PREFETCH`), by scope.
+        self._sparse_memo: tuple[Snapshot | None, dict[tuple[Phrase, tuple[int, ...]], list[np.ndarray]]] = (None, {})
         self._ids = NodeIds()
         #: The vault's most common terms by column (`_hinted`), read once.
         self._common: dict[str, list[str]] | None = None
@@ -154,11 +135,15 @@ class TextCopies:
         #: None: missing copies are read in place.
         self.warm: Callable[[Callable[[PgDb], None]], None] | None = None
         self._warming = False
+        #: Copies a read in the background brought after the copies had moved on, for the next ranking to add.
+        self._brought: CopyState | None = None
+        self._cleared = 0
 
     def clear(self) -> None:
         with self._lock:
-            self._state = None
+            self._state = self._brought = None
             self._ids = NodeIds()
+            self._cleared += 1  # a read in the background started before is not kept
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
         """The node id of each row of `seqs` (`NodeIds`, kept within `max_bytes // IDS_SHARE`)."""
@@ -179,6 +164,7 @@ class TextCopies:
         avgdl: float,
         in_place: bool = False,
         docs: Sequence[int] = (),
+        vault: int = 0,
     ) -> Ranking | None:
         """The live, non-audit members of `scope` holding the phrases (all or any), with their scores
         (`idfs` given) or only their count, as this read snapshot sees them; None when the copies
@@ -194,10 +180,9 @@ class TextCopies:
         keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
         cold = self.warm is not None and not in_place
         # Copies held at this very snapshot need no lock to be ranked from (a ranking never changes
-        # them): a read in the background holds the lock for as long as it reads (~0.4 s a pass at
-        # 100k), and a search found the lock taken at every other question (decision 140).
+        # them, decision 140); the lock is held only to bring them up or add a read's (16.N1).
         state = self._state
-        locked = not (cold and state is not None and state.snapshot == at[0])
+        locked = not (cold and state is not None and state.snapshot == at[0] and self._brought is None)
         if locked and not self._lock.acquire(timeout=LOCK_WAIT if cold else -1):
             return None  # a read holds the copies, which are not at this snapshot: SQL ranks meanwhile
         try:
@@ -210,22 +195,30 @@ class TextCopies:
             later = [p for p, d in uncopied.items() if d > self.sparse_rows]
             # Rare phrases are read for this ranking alone; commoner ones are copied on another
             # thread, and meanwhile read so too while that costs less than SQL's ranking.
-            budget = self._members(np, state, scope) if self.sparse_budget is None else self.sparse_budget
-            sparse = set(uncopied) if cold and sum(uncopied[p] for p in later) <= budget else set()
+            sparse = (
+                set(uncopied)
+                if cold and self._cheaper(np, state, scope, [uncopied[p] for p in later], vault)
+                else set()
+            )
             sparse |= {p for p, d in uncopied.items() if d <= self.sparse_rows}
             held = [k for k in keys if k not in sparse]
-            if cold and (later or self._lacks(state, held, scope)):
-                self._read_later([*held, *later], [*scope])
-                if self._lacks(state, held, scope):
+            if cold and (later or lacks(state, held, scope)):
+                self._read_later(db, [*held, *later], [*scope])
+                if lacks(state, held, scope):
                     return None
-            state = self._with(np, db, state, held, scope) if locked else self._touched(state, held)
-            if state is None:
+            if not locked:
+                state = self._touched(state, held)
+            elif (state := self._with(np, db, state, held, scope)) is None:
                 return None
+            else:
+                self._state = state
         finally:
             if locked:
                 self._lock.release()
         values = {k: state.values[k] for k in held}
-        values.update((p, self._sparse(np, db, p, at[0])) for p in sparse)
+        values.update(
+            (p, self._sparse(np, db, p, at[0], () if uncopied[p] <= self.sparse_rows else scope)) for p in sparse
+        )
         length = max([len(values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
         in_scope = fit(np, state.scopes[scope[0]], length).copy()
         for other in scope[1:]:
@@ -243,12 +236,18 @@ class TextCopies:
         scores = bm25_scores(np, freqs, idfs, fit(np, values[SIZES], length)[rows], avgdl)
         return CopiedRanking(np, rows.astype(np.int64, copy=False), scores, fit(np, values[REFUTED], length))
 
-    @staticmethod
-    def _members(np: Any, state: _State, scope: Sequence[int]) -> int:
-        """The live members of `scope` the copies hold (0 before the scope is read)."""
-        return sum(int(np.count_nonzero(state.scopes[i])) for i in scope if i in state.scopes)
+    def _cheaper(self, np: Any, state: CopyState, scope: Sequence[int], docs: list[int], vault: int) -> bool:
+        """Whether reading the rows of phrases that `docs` nodes hold (each, of `vault`) through the
+        GIN index, the term counts of the scope's members among them, costs less than SQL's ranking,
+        which reads every member's (`sparse_budget`, when set: the rows read so at most). A row the
+        index finds costs `VISITED` of one whose counts are read (decision 16.N2)."""
+        if self.sparse_budget is not None:
+            return sum(docs) <= self.sparse_budget
+        members = sum(int(np.count_nonzero(state.scopes[i])) for i in scope if i in state.scopes)
+        share = min(1.0, members / vault) if vault > 0 else 1.0
+        return sum(docs) * (VISITED + share) <= members * (1.0 + VISITED)
 
-    def _touched(self, state: _State, keys: Sequence[Phrase]) -> _State:
+    def _touched(self, state: CopyState, keys: Sequence[Phrase]) -> CopyState:
         """`state`, its copies `keys` marked most recently used if the lock is free this instant."""
         if self._lock.acquire(blocking=False):
             try:
@@ -267,52 +266,81 @@ class TextCopies:
         )
         return None if row is None else (parse_snapshot(str(row[0])), int(row[1]))
 
-    def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot) -> np.ndarray:
-        """A rare phrase's values from the rows the GIN index finds holding it, in this snapshot, for
-        one ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k),
-        and agents' questions are full of words no earlier one asked (decision 140)."""
+    def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot, scope: Sequence[int]) -> np.ndarray:
+        """A phrase's values from the rows the GIN index finds holding it, in this snapshot, for one
+        ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k), and
+        agents' questions are full of words no earlier one asked (decision 140). With a `scope`
+        (a commoner phrase), only its members' term counts are read, and always through the index:
+        the planner's sequential scan for a word a third of the vault holds tested every row's
+        tsvector, ~2× the time (decision 16.N2)."""
         memo = self._sparse_memo if self._sparse_memo[0] == now else (now, {})
         self._sparse_memo = memo  # the same snapshot sees the same rows: a count, then its ranking
-        if (kept := memo[1].get(phrase)) is None:
+        if (kept := memo[1].get((phrase, tuple(scope)))) is None:
             column, word, fields = phrase
             vector = "stv" if column == "stf" else "tsv"
-            kept = memo[1][phrase] = db.copy_columns(
+            members = (
+                " AND n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(s)s::bigint[]))"
+            )
+            if scope:
+                db.send("SET LOCAL enable_seqscan = off")
+            kept = memo[1][phrase, tuple(scope)] = db.copy_columns(
                 np,
                 f"SELECT x.seq, {bm25.frequency_sql('x.e', fields)} FROM (SELECT n.seq, n.{column} -> %(t)s AS e "
-                f"FROM nodes n WHERE n.{vector} @@ %(q)s::tsquery OFFSET 0) x",
-                {"t": word, "q": tsquery_literal([word], False, False, fields)},
+                f"FROM nodes n WHERE n.{vector} @@ %(q)s::tsquery{members if scope else ''} OFFSET 0) x",
+                {"t": word, "q": tsquery_literal([word], False, False, fields), "s": list(scope)},
             )
+            if scope:
+                db.send("RESET enable_seqscan")
             self.sparse_reads += 1
+            self.sparse_rows_read += len(kept[0])
             if len(memo[1]) > PREFETCH:
                 del memo[1][next(iter(memo[1]))]
         return put_rows(np, None, kept[0], kept[1])  # dense for this ranking only
 
-    @staticmethod
-    def _lacks(state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> bool:
-        wanted = frozenset(scope)
-        return any(i not in state.scopes for i in scope) or any(
-            wanted - state.covered.get(k, frozenset()) for k in keys
-        )
-
-    def _read_later(self, keys: list[Phrase], scope: list[int]) -> None:
+    def _read_later(self, db: PgDb, keys: list[Phrase], scope: list[int]) -> None:
         """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
-        such read at a time."""
+        such read at a time, in the snapshot of `db`'s transaction (exported; the read's own when
+        that has ended): what it brings serves the rest of this call's rankings. The lock is not
+        held while it reads (~0.4 s a pass at 100k): a ranking at a newer snapshot meanwhile brings
+        the copies to it. What was read is kept if the copies are still the ones it started from;
+        else the next ranking brings it to its snapshot by the change log and adds it (decision 16.N1)."""
         if self._warming or self.warm is None:
             return
         self._warming = True
         warm = self.warm
+        found = db.raw_one("SELECT pg_export_snapshot()")
+        exported = str(found[0]) if found and re.fullmatch(r"[0-9A-Fa-f-]+", str(found[0])) else None
 
-        def load(db: PgDb) -> None:
+        def load(snapshot: str | None, db: PgDb) -> None:
+            if snapshot is not None:
+                db.send(f"SET TRANSACTION SNAPSHOT '{snapshot}'")  # first thing after BEGIN
             np, at = numpy_module(), self._snapshot(db)
-            if np is not None and at is not None:
+            if np is None or at is None:
+                return
+            with self._lock:
+                held, cleared = self._state, self._cleared
+                mine = None if held is None else CopyState(held.snapshot, held)  # a ranking may reorder `held`
+            base = self._advanced(np, db, mine, *at)
+            if base is None or not lacks(base, keys, scope):
+                return
+            new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
+            if new is not None:
                 with self._lock:
-                    state = self._current(np, db, *at)
-                    if state is not None:
-                        self._with(np, db, state, keys, scope)
+                    if self._cleared != cleared:
+                        return
+                    if self._state is held and (held is None or held.snapshot == new.snapshot):
+                        self._state = new
+                    else:  # the copies moved on (or this read's snapshot is not theirs): the next ranking adds it
+                        self._brought = added(base, new)
 
         def run() -> None:
             try:
-                warm(load)
+                try:
+                    warm(functools.partial(load, exported))
+                except Exception:
+                    if exported is None:
+                        raise
+                    warm(functools.partial(load, None))  # the call had ended: its snapshot is gone
             except Exception:  # the copies stay cold: SQL keeps ranking, as it always can
                 logging.getLogger(__name__).warning("reading the search copies in the background failed", exc_info=True)
             finally:
@@ -320,14 +348,25 @@ class TextCopies:
 
         threading.Thread(target=run, name="kaeru-copies", daemon=True).start()
 
-    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> _State | None:
-        """The copies brought to snapshot `now` (an empty state when none are held, or when they
-        cannot be brought up: too many changes, or the log pruned past them); None when `now` is
-        older than them (SQL ranks)."""
-        state = self._state
+    def _current(self, np: Any, db: PgDb, now: Snapshot, horizon: int) -> CopyState | None:
+        """The copies brought to snapshot `now` and kept (`_advanced`), with what a read in the
+        background brought at an older one (`_brought`) brought up and added; None when `now` is older
+        than them (SQL ranks)."""
+        state = self._advanced(np, db, self._state, now, horizon)
+        if state is not None and self._brought is not None:
+            extra = self._advanced(np, db, self._brought, now, horizon)
+            if extra is not None:  # (a read at a newer snapshot than this one waits for a later ranking)
+                self._brought = None
+                state = merged(state, extra, list(extra.values), list(extra.scopes), self.max_bytes)
+        if state is not None:
+            self._state = state
+        return state
+
+    def _advanced(self, np: Any, db: PgDb, state: CopyState | None, now: Snapshot, horizon: int) -> CopyState | None:
+        """`state` brought to snapshot `now` (an empty state when there is none, or when it cannot
+        be brought up: too many changes, or the log pruned past it); None when `now` is older."""
         if state is None or state.snapshot == now:
-            self._state = state or _State(now)
-            return self._state
+            return state or CopyState(now)
         if not sees_all_of(now, state.snapshot):
             return None
         then = state.snapshot
@@ -345,40 +384,18 @@ class TextCopies:
             )
             changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
         self.refreshes += 1
-        self._state = _State(now) if changed is None else self._refreshed(np, db, state, changed, now)
-        return self._state
-
-    def _refreshed(self, np: Any, db: PgDb, state: _State, seqs: list[int], now: Snapshot) -> _State:
-        """`state` with the nodes `seqs` read again in this snapshot, at `now`."""
-        new = _State(now, state)
-        if not seqs:
-            return new
-        for key in list(new.values)[:-REFRESH_PHRASES]:  # least recently used first (`_with`)
-            del new.values[key], new.covered[key]
-        keys = list(new.values)
-        params: dict[str, Any] = {"seqs": seqs}
-        for i, key in enumerate(keys):
-            params[f"t{i}"] = key[1]
-        rows = db.raw_rows(
-            "SELECT n.seq, NOT n.retracted AND n.node_type <> 'audit_event', "
-            "ARRAY(SELECT m.initiative_id FROM memberships m WHERE m.node_seq = n.seq)"
-            + "".join(f", {_value_sql(key, f'%(t{i})s')}" for i, key in enumerate(keys))
-            + " FROM nodes n WHERE n.seq = ANY(%(seqs)s::bigint[])",
-            params,
-        )
-        self.rows_read += len(rows)
-        at = np.array([int(r[0]) for r in rows], dtype=np.int64)
-        for i, key in enumerate(keys):
-            new.values[key] = put_rows(np, state.values[key], at, np.array([float(r[3 + i]) for r in rows]))
-        for initiative, held in state.scopes.items():
-            member = np.array([bool(r[1]) and initiative in r[2] for r in rows], dtype=bool)
-            new.scopes[initiative] = put_rows(np, held, at, member)
+        if changed is None:
+            return CopyState(now)
+        new, read = refreshed(np, db, state, changed, now, REFRESH_PHRASES)
+        self.rows_read += read
         return new
 
-    def _with(self, np: Any, db: PgDb, state: _State, keys: Sequence[Phrase], scope: Sequence[int]) -> _State | None:
+    def _with(
+        self, np: Any, db: PgDb, state: CopyState, keys: Sequence[Phrase], scope: Sequence[int]
+    ) -> CopyState | None:
         """`state` (at this snapshot) holding the copies a ranking needs over `scope`, read now where
         missing and the bound allows — a value copy only over the initiatives it lacks; least
-        recently used copies are given up for them."""
+        recently used copies are given up for them. A new state, which the caller keeps."""
         wanted = frozenset(scope)
         missing = {k: wanted - state.covered.get(k, frozenset()) for k in dict.fromkeys(keys)}
         missing = {k: m for k, m in missing.items() if m}
@@ -396,7 +413,7 @@ class TextCopies:
         fresh = [k for k in missing if k not in state.values]
         if used + length * (len(fresh) + (SIZES in fresh) + len(scopes)) > self.max_bytes:
             return None
-        new = _State(state.snapshot, state)
+        new = CopyState(state.snapshot, state)
         for initiative in scopes:
             seqs = self._read(
                 np,
@@ -421,7 +438,7 @@ class TextCopies:
             for i, key in enumerate(group):
                 params[f"t{i}"] = key[1]
                 if key in (SIZES, REFUTED):
-                    inner.append(f"{_value_sql(key, '')} AS e{i}")
+                    inner.append(f"{value_sql(key, '')} AS e{i}")
                     outer.append(f"x.e{i}")
                 else:  # the term's counts looked up once (the frequency reads them field by field)
                     inner.append(f"n.{key[0]} -> %(t{i})s AS e{i}")
@@ -446,12 +463,11 @@ class TextCopies:
                 new.covered[key] = state.covered.get(key, frozenset()) | initiatives
         for k in keys:
             new.values.move_to_end(k)
-        self._evict(new, set(keys), wanted)
-        self._state = new
+        evict(new, set(keys), wanted, self.max_bytes)
         return new
 
     def _hinted(
-        self, db: PgDb, state: _State, group: list[Phrase], initiatives: frozenset[int], room: int
+        self, db: PgDb, state: CopyState, group: list[Phrase], initiatives: frozenset[int], room: int
     ) -> list[Phrase]:
         """Up to `room` (and `PREFETCH`) more phrases to read in the same pass as `group`'s: the
         vault's most common terms in the same column and fields (`term_docs`, read once a
@@ -475,18 +491,6 @@ class TextCopies:
                 if key not in group and key not in more and not initiatives <= state.covered.get(key, frozenset()):
                     more.append(key)
         return more
-
-    def _evict(self, state: _State, keys: set[Phrase], scope: frozenset[int]) -> None:
-        """Give up the least recently used copies this ranking does not use while over the bound."""
-        for key in [k for k in state.values if k not in keys]:
-            if state.nbytes <= self.max_bytes:
-                return
-            del state.values[key]
-            del state.covered[key]
-        for initiative in [i for i in state.scopes if i not in scope]:
-            if state.nbytes <= self.max_bytes:
-                return
-            del state.scopes[initiative]
 
     def _read(self, np: Any, db: PgDb, select: str, params: dict[str, Any], width: int = 1) -> list[np.ndarray]:
         """`PgDb.copy_columns`, counted."""
