@@ -399,15 +399,26 @@ def test_a_commoner_word_is_read_for_its_ranking_while_it_is_copied(as_served: S
     ranked, reads = store.copies.ranked, store.copies.sparse_reads
     _compare(store, scope, _query(words=["alpha", "delta1"]))  # delta1 is read, and copied
     assert store.copies.ranked > ranked and store.copies.sparse_reads > reads
-    _wait_for_copies(store)
-    assert store.copies._state is not None and any(key[1] == "delta1" for key in store.copies._state.values)
-    reads = store.copies.sparse_reads
-    _compare(store, scope, _query(words=["alpha", "delta1"]))
-    assert store.copies.sparse_reads == reads  # its copy answered
+    # Then its copy answers: installed by the read, or (when any transaction of the cluster moved the
+    # snapshot meanwhile) added by a later ranking. On a loaded machine a ranking may still find the
+    # copies busy and leave it to SQL, which answers the same; the copy must answer within a few tries.
+    assert _copy_answers(store, scope, _query(words=["alpha", "delta1"]))
     store.copies.sparse_budget = 0  # a phrase past the budget is not read so: SQL ranks while it is copied
-    _compare(store, scope, _query(words=["delta0"]))
-    _wait_for_copies(store)
-    assert store.copies.sparse_reads == reads and any(key[1] == "delta0" for key in store.copies._state.values)
+    reads = store.copies.sparse_reads
+    assert _copy_answers(store, scope, _query(words=["delta0"]))
+    assert store.copies.sparse_reads == reads
+
+
+def _copy_answers(store: PostgresStore, scope: str, q: dict[str, Any], tries: int = 20) -> bool:
+    """Whether the copies answer `q` without reading a phrase for the ranking, within `tries`
+    searches (each compared with SQL), the copies read in the background waited for between them."""
+    for _ in range(tries):
+        _wait_for_copies(store)
+        ranked, reads = store.copies.ranked, store.copies.sparse_reads
+        _compare(store, scope, q)
+        if store.copies.ranked > ranked and store.copies.sparse_reads == reads:
+            return True
+    return False
 
 
 def _wait_for_copies(store: PostgresStore) -> None:
