@@ -106,17 +106,25 @@ def _unindex(vault: VaultSpec, name: str, migration: dict[str, int]) -> None:
     if vault.database_url:
         with psycopg.connect(vault.database_url, autocommit=True) as conn:
             conn.execute("UPDATE nodes SET tsv = NULL, stv = NULL, ltf = NULL, stf = NULL WHERE name = %s", (name,))
-            conn.execute("DELETE FROM schema_migrations WHERE version >= %s", (migration["postgres"],))
+            conn.execute(
+                "DELETE FROM schema_migrations WHERE version BETWEEN %s AND %s",
+                (migration["postgres"], LAST_REINDEX["postgres"]),
+            )
         return
     conn = apsw.Connection(str(vault.settings().sqlite_path))
     try:
         ((seq,),) = conn.execute("SELECT seq FROM nodes WHERE name = ?", (name,))
         conn.execute("DELETE FROM nodes_fts WHERE rowid = ?", (seq,))
-        conn.execute("DELETE FROM schema_migrations WHERE version >= ?", (migration["sqlite"],))
+        conn.execute(
+            "DELETE FROM schema_migrations WHERE version BETWEEN ? AND ?", (migration["sqlite"], LAST_REINDEX["sqlite"])
+        )
     finally:
         conn.close()
 
 
+#: The newest of those migrations: the later ones (which reshape other tables and cannot run twice)
+#: stay recorded, and the store applies the forgotten ones it finds missing.
+LAST_REINDEX = {"sqlite": 21, "postgres": 16}
 #: The migrations that re-index a vault holding text of the scripts whose tokens changed, the text,
 #: and a word of it to find afterwards.
 REINDEXED = {

@@ -23,7 +23,7 @@ those nodes again (the outbox rule: a transaction in flight at `S` that commits 
 whatever its `seq`) — for the `REFRESH_PHRASES` most recently used copies. Past `REFRESH_ROWS`
 nodes, or a log pruned past `xmin(S)`, the copies are dropped and read again in `T`. Only a read
 snapshot uses or refreshes them; a write ranks in SQL. **Cold copies are read in the background**
-(16.Z1): with `warm` set, another thread reads them, in the caller's snapshot and without the lock,
+(16.Z1): with `warm` set, another thread reads them, in a snapshot of its own and without the lock,
 while SQL ranks (16.N1). **A phrase no copy holds is read for its ranking alone** through the GIN
 index when few rows hold it (`SPARSE_ROWS`), and, from the scope's members, while it is copied when
 that costs less than SQL's ranking (decisions 140, 16.N2).
@@ -31,9 +31,7 @@ that costs less than SQL's ranking (decisions 140, 16.N2).
 
 from __future__ import annotations
 
-import functools
 import logging
-import re
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -203,7 +201,7 @@ class TextCopies:
             sparse |= {p for p, d in uncopied.items() if d <= self.sparse_rows}
             held = [k for k in keys if k not in sparse]
             if cold and (later or lacks(state, held, scope)):
-                self._read_later(db, [*held, *later], [*scope])
+                self._read_later([*held, *later], [*scope])
                 if lacks(state, held, scope):
                     return None
             if not locked:
@@ -297,23 +295,21 @@ class TextCopies:
                 del memo[1][next(iter(memo[1]))]
         return put_rows(np, None, kept[0], kept[1])  # dense for this ranking only
 
-    def _read_later(self, db: PgDb, keys: list[Phrase], scope: list[int]) -> None:
+    def _read_later(self, keys: list[Phrase], scope: list[int]) -> None:
         """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
-        such read at a time, in the snapshot of `db`'s transaction (exported; the read's own when
-        that has ended): what it brings serves the rest of this call's rankings. The lock is not
-        held while it reads (~0.4 s a pass at 100k): a ranking at a newer snapshot meanwhile brings
-        the copies to it. What was read is kept if the copies are still the ones it started from;
-        else the next ranking brings it to its snapshot by the change log and adds it (decision 16.N1)."""
+        such read at a time, in a snapshot of its own. The lock is not held while it reads (~0.4 s a
+        pass at 100k): a ranking at a newer snapshot meanwhile brings the copies to it. What was read
+        is kept if the copies are still the ones it started from; else the next ranking that sees
+        its snapshot brings it to its own by the change log and adds it (decision 16.N1). The
+        caller's snapshot is not imported (`SET TRANSACTION SNAPSHOT`): its transaction often ends
+        first (a terminal's call), and the failed import aborted the connection's pipeline, leaving
+        it with prepared statements the server no longer had (decision 141)."""
         if self._warming or self.warm is None:
             return
         self._warming = True
         warm = self.warm
-        found = db.raw_one("SELECT pg_export_snapshot()")
-        exported = str(found[0]) if found and re.fullmatch(r"[0-9A-Fa-f-]+", str(found[0])) else None
 
-        def load(snapshot: str | None, db: PgDb) -> None:
-            if snapshot is not None:
-                db.send(f"SET TRANSACTION SNAPSHOT '{snapshot}'")  # first thing after BEGIN
+        def load(db: PgDb) -> None:
             np, at = numpy_module(), self._snapshot(db)
             if np is None or at is None:
                 return
@@ -335,12 +331,7 @@ class TextCopies:
 
         def run() -> None:
             try:
-                try:
-                    warm(functools.partial(load, exported))
-                except Exception:
-                    if exported is None:
-                        raise
-                    warm(functools.partial(load, None))  # the call had ended: its snapshot is gone
+                warm(load)
             except Exception:  # the copies stay cold: SQL keeps ranking, as it always can
                 logging.getLogger(__name__).warning("reading the search copies in the background failed", exc_info=True)
             finally:
