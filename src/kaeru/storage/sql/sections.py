@@ -2,10 +2,11 @@
 through an index instead of ranking the whole initiative (issue 16, decision 16.R1).
 
 Each membership row carries its node's `facet` — `<tier>:<layer>`, '' for an audit event; on
-SQLite a small integer standing for it (`dialect.FACET_CODES`) — kept by `put_node` (migration 014 on SQLite, 006 on PostgreSQL), and the table's key orders an
-initiative's members by (facet, node_seq) (migration 022 / 018, decision 16.T1; the index
-`memberships_facet` before): a section's newest nodes are the first entries of one key range, and
-its size is that range counted, with no row of `nodes` read.
+SQLite a small integer standing for it (`dialect.FACET_CODES`) — kept by `put_node` (migration 014
+on SQLite, 006 on PostgreSQL), and the table's key orders an initiative's members by (facet,
+node_seq) (migration 022 / 018, decision 16.T1; the index `memberships_facet` before): a section's
+newest nodes are the first entries of one key range, and its size is that range counted, with no
+row of `nodes` read.
 Nodes with a reminder or a hygiene report are found through the partial index `nodes_attention`
 (its condition is the dialect's `attention`, repeated verbatim: SQLite uses a partial index only
 for a query that repeats its condition).
