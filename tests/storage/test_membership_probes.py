@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from kaeru.domain.model import Layer, NodeType
 from kaeru.storage.base import Store
+from kaeru.storage.records import SearchQuery
 from tests.storage.test_node_rows import distinct_node
 
 
@@ -54,6 +55,40 @@ def test_a_node_moved_between_initiatives_keeps_its_memberships_exact(store: Sto
     with store.read() as session:
         assert session.initiatives_holding_name(node.name) == []
         assert [session.newest_members(i, None, 10)[1] for i in (a, b, c)] == [0, 0, 0]
+
+
+def _found(store: Store, scope: tuple[int, ...], word: str) -> tuple[list[str], int]:
+    """A rare word's hits in `scope` (the search's ranked plan) and its count there (`count_matches`)."""
+    query = SearchQuery(initiative_ids=scope, tokens=[word], omit_superseded=False)
+    with store.read() as session:
+        session.text_cache = False  # type: ignore[attr-defined]  # PostgreSQL: SQL's plans, not the copies
+        rows, _, _ = session.search(query)
+        return [r.id for r in rows], session.count_matches(query)
+
+
+def test_a_rare_word_is_found_in_the_initiatives_its_node_belongs_to_now(store: Store) -> None:
+    """PostgreSQL tests a rare word's few matches for the scope on the node's own row (decision
+    142), SQLite through `memberships`: both must follow a node that moves and is forgotten."""
+    with store.write() as session:
+        a, b, c = (session.create_initiative(n, f"2026-01-01T00:00:00.00000{i}Z").id for i, n in enumerate("abc"))
+        node = distinct_node((a, b))
+        session.put_node(node, request_id=None, actor="test", new=True)
+        for k in range(8):  # "lantern" is then rare: PostgreSQL finds it through the GIN index
+            other = f"0190a0a0-0000-7000-8000-0000000001{k:02d}"
+            words = {"name": f"filler-{k}", "body": "filler body", "description": "filler", "tags": ("topic:filler",)}
+            filler = replace(node, id=other, initiatives=(a, b, c), **words)  # type: ignore[arg-type]
+            session.put_node(filler, request_id=None, actor="test", new=True)
+    assert [_found(store, (i,), "lantern") for i in (a, b, c)] == [([node.id], 1), ([node.id], 1), ([], 0)]
+    with store.write() as session:
+        session.put_node(
+            replace(node, rev_no=2, revision="2-abcdefabcdef", initiatives=(c,)), request_id=None, actor="test"
+        )
+    assert [_found(store, (i,), "lantern") for i in (a, b, c)] == [([], 0), ([], 0), ([node.id], 1)]
+    assert _found(store, (a, b, c), "lantern") == ([node.id], 1)  # once, whatever the scope holds
+    with store.write() as session:
+        gone = replace(node, rev_no=3, revision="3-abcdefabcdef", initiatives=(c,), retracted=True)
+        session.put_node(gone, request_id=None, actor="test")
+    assert _found(store, (a, b, c), "lantern") == ([], 0)
 
 
 def _membership_rows(store: Store) -> list[tuple[int, str, int]]:
