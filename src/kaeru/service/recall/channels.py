@@ -198,28 +198,26 @@ def run_channels(
         # such hit lends its reply its own score when that is more (`REPLY_SCORE`).
         candidates = ranked_before[: max(TEMPORAL_SEEDS, REPLY_SEEDS)]
         candidate_nodes = loaded.get(candidates)
+        lenders: list[tuple[str, Node, bool]] = []  # (seed, its node, whether it asks)
+        pivots: list[tuple[tuple[str, int], int, int]] = []
         for k, seed in enumerate(candidates):
             found = candidate_nodes.get(seed)
             if found is None:
                 continue
-            node = found
-            asks = _asks(node, stems)
+            asks = _asks(found, stems)
             near = k < TEMPORAL_SEEDS
-            if not (near or asks):
-                continue
-            around = session.timeline(
-                scope_ids,
-                since=None,
-                until=None,
-                pivot=(node.created_at, node.seq),
-                before=TEMPORAL_BEFORE if near else 0,
-                after=TEMPORAL_AFTER if near else 1,
-            )
+            if near or asks:
+                lenders.append((seed, found, asks))
+                pivots.append(
+                    ((found.created_at, found.seq), TEMPORAL_BEFORE if near else 0, TEMPORAL_AFTER if near else 1)
+                )
+        arounds = session.timelines(scope_ids, pivots)  # every seed's neighbours in one statement
+        neighbours = loaded.get(list(dict.fromkeys(i for around in arounds for i in around)))
+        for (seed, node, asks), around in zip(lenders, arounds, strict=True):
             if seed not in around:
                 continue
             pos = around.index(seed)
             strength = share(before_score[seed], top)
-            neighbours = loaded.get(around)
             lent = max(strength, REPLY_SCORE * before_score[seed] * _brevity(node)) if asks else strength
             for j, other in enumerate(around):
                 if other != seed:

@@ -42,6 +42,9 @@ def _text_array(values: Iterable[str]) -> str:
 class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
 
+    #: A recall's temporal neighbours in one round trip and one plan, not one a seed (decision 143).
+    one_statement_timelines = True
+
     def __init__(self, conn: psycopg.Connection[Any] | PgDb, *, read_only: bool, copies: TextCopies | None = None):
         super().__init__(conn if isinstance(conn, PgDb) else PgDb(conn), read_only=read_only)
         self._counted: dict[tuple[Any, ...], int] = {}
