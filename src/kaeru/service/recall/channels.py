@@ -164,10 +164,7 @@ def run_channels(
             idf = _scope_idf(session, scope_ids, stems)
             for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
                 idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
-            sample, _, _ = session.search(
-                SearchQuery(initiative_ids=scope_ids, omit_superseded=False, window=LENGTH_SAMPLE, count_total=False)
-            )
-            reference = loaded.get([r.id for r in sample])
+            reference = loaded.get(session.newest_in_scope(scope_ids, LENGTH_SAMPLE))
             hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
