@@ -1,13 +1,11 @@
 """`timelines` answers, for every pivot, what `timeline` answers around it (decision 143): recall's
 temporal channel asks around all its seeds at once, in one statement on PostgreSQL and one
-`timeline` a pivot on SQLite — both ways must give the same neighbours, in the same order."""
+`timeline` a pivot on SQLite — the same neighbours, in the same order."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
-
-import pytest
 
 from kaeru.domain.model import NodeType
 from kaeru.storage.base import Store
@@ -39,15 +37,13 @@ def _fill(store: Store) -> tuple[int, int, list[tuple[str, int]]]:
     return a, b, [(str(r[0]), int(r[1])) for r in rows]
 
 
-@pytest.mark.parametrize("one_statement", [False, True])
-def test_every_pivot_gets_the_neighbours_timeline_gives_it(store: Store, one_statement: bool) -> None:
+def test_every_pivot_gets_the_neighbours_timeline_gives_it(store: Store) -> None:
     a, b, positions = _fill(store)
     rng = random.Random(7)
     pivots = [(rng.choice(positions), rng.choice([0, 1, 3]), rng.choice([0, 1, 3, 8])) for _ in range(12)]
     pivots.append((("2026-01-02T00:00:99.000000Z", 10**9), 4, 2))  # past the newest: only earlier ones
     for scope in ([a], [b], [a, b]):
         with store.read() as session:
-            session.one_statement_timelines = one_statement  # type: ignore[misc]
             each = [session.timeline(scope, since=None, until=None, pivot=p, before=x, after=y) for p, x, y in pivots]
             assert session.timelines(scope, pivots) == each
             assert session.timelines(scope, []) == []

@@ -20,6 +20,7 @@ from kaeru.storage.postgres.indexing import node_index
 from kaeru.storage.postgres.textcache import PRUNE_SQL, TextCopies
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.records import RequestKey, StoredRequest
+from kaeru.storage.sql.graph import SHOWN
 from kaeru.storage.sql.rows import NODE_COLS
 from kaeru.storage.sql.session import SqlSession
 
@@ -41,9 +42,6 @@ def _text_array(values: Iterable[str]) -> str:
 
 class PostgresSession(PgVectors, CopiedSearch, SqlSession):
     """One transaction on one pooled connection."""
-
-    #: A recall's temporal neighbours in one round trip and one plan, not one a seed (decision 143).
-    one_statement_timelines = True
 
     def __init__(self, conn: psycopg.Connection[Any] | PgDb, *, read_only: bool, copies: TextCopies | None = None):
         super().__init__(conn if isinstance(conn, PgDb) else PgDb(conn), read_only=read_only)
@@ -277,6 +275,39 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             "INSERT INTO section_counts (initiative_id, facet, shard, members) "
             "SELECT initiative_id, facet, 0, count(*) FROM memberships WHERE facet <> '' GROUP BY 1, 2"
         )
+
+    def timelines(
+        self, initiative_ids: Sequence[int], pivots: Sequence[tuple[tuple[str, int], int, int]]
+    ) -> list[list[str]]:
+        # One statement for every pivot: a `timeline` a pivot was two round trips and two plans
+        # each, 16 a recall; its text does not depend on the pivots, so it is prepared once a
+        # connection has run it a few times (decision 143).
+        if not pivots:
+            return []
+        side = (
+            "SELECT n.created_at, n.seq, n.id FROM nodes n WHERE NOT n.retracted AND " + SHOWN + " AND EXISTS "
+            "(SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id = ANY(%(scope)s::bigint[])) "
+        )
+        found = self._db.raw_rows(
+            "SELECT p.k, x.created_at, x.seq, x.id FROM unnest(%(at)s::text[], %(seq)s::bigint[], %(before)s::int[], "
+            "%(after)s::int[]) WITH ORDINALITY AS p (at, sq, before, after, k) CROSS JOIN LATERAL (("
+            f"{side} AND (n.created_at, n.seq) < (p.at, p.sq) ORDER BY n.created_at DESC, n.seq DESC LIMIT p.before"
+            f") UNION ALL ({side} AND (n.created_at, n.seq) >= (p.at, p.sq) ORDER BY n.created_at, n.seq "
+            "LIMIT p.after + 1)) x",
+            {
+                "scope": list(initiative_ids),
+                "at": [p[0][0] for p in pivots],
+                "seq": [p[0][1] for p in pivots],
+                "before": [p[1] for p in pivots],
+                "after": [p[2] for p in pivots],
+            },
+        )
+        around: list[list[tuple[str, int, str]]] = [[] for _ in pivots]
+        for k, moment, seq, node_id in found:
+            around[int(k) - 1].append((str(moment), int(seq), str(node_id)))
+        # Each pivot's both sides in (created_at, seq) order, as `timeline` gives them (the column's
+        # collation is C: Python's order of the text).
+        return [[r[2] for r in sorted(rows)] for rows in around]
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
         # Properties are stored as the JSON text json.dumps wrote (see the migration), so the key's

@@ -12,7 +12,7 @@ from kaeru.storage.sql.edges import type_literals
 from kaeru.storage.sql.rows import EDGE_COLS, prefixed
 
 _E_EDGE = prefixed(EDGE_COLS, "e")
-_SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
+SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
 #: Nodes that are no orphans for lack of edges: audit events, boards, and saved chains (a chain's
 #: members are in its properties; linking it "to what it is about" fixes nothing — decision 80).
 _LINKABLE = "n.node_type NOT IN ('audit_event', 'board', 'chain')"
@@ -124,7 +124,7 @@ class GraphQueries(Part):
         """Live member ids ordered by (created_at, seq): `before` items preceding and `after` items from
         `pivot` (a (created_at, seq) position), or everything in [since, until] up to `after` items."""
         scope, params = self._member_of(initiative_ids)
-        base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {_SHOWN} AND {scope}"
+        base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {SHOWN} AND {scope}"
         window: list[Any] = []
         if since:
             base += " AND n.created_at >= ?"
@@ -145,38 +145,11 @@ class GraphQueries(Part):
         )
         return [r[0] for r in reversed(earlier)] + [r[0] for r in later]
 
-    #: Whether `timelines` asks in one statement (PostgreSQL) or one `timeline` a pivot (SQLite: in
-    #: process, its small cached statements cost ~0.1 ms less a recall than one compound statement).
-    one_statement_timelines = False
-
     def timelines(
         self, initiative_ids: Sequence[int], pivots: Sequence[tuple[tuple[str, int], int, int]]
     ) -> list[list[str]]:
-        """`timeline(…, pivot=p, before=b, after=a)` for each `(p, b, a)` of `pivots`, in one statement:
-        `recall`'s temporal channel asks around each of its seeds, and on PostgreSQL every statement
-        is a round trip and a plan of its own (decision 143)."""
-        if not pivots:
-            return []
-        if not self.one_statement_timelines:
-            return [
-                self.timeline(initiative_ids, since=None, until=None, pivot=p, before=b, after=a) for p, b, a in pivots
-            ]
-        scope, params = self._member_of(initiative_ids)
-        base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {_SHOWN} AND {scope}"
-        parts: list[str] = []
-        values: list[Any] = []
-        for k, ((moment, seq), before, after) in enumerate(pivots):
-            sides = [("<", "DESC", int(before)), (">=", "", int(after) + 1)]
-            for op, way, limit in sides:
-                if limit > 0:
-                    parts.append(
-                        f"SELECT * FROM (SELECT {k} AS k, n.created_at, n.seq, n.id {base} AND (n.created_at, n.seq) "
-                        f"{op} (?, ?) ORDER BY n.created_at {way}, n.seq {way} LIMIT ?) AS side{len(parts)}"
-                    )
-                    values += [*params, moment, seq, limit]
-        found: list[list[tuple[str, int, str]]] = [[] for _ in pivots]
-        for k, moment, seq, node_id in self._db.rows(" UNION ALL ".join(parts), values):
-            found[int(k)].append((str(moment), int(seq), str(node_id)))
-        # Both sides in (created_at, seq) order, as `timeline` returns them (text timestamps compare
-        # as the engines' C collation does).
-        return [[r[2] for r in sorted(rows)] for rows in found]
+        """`timeline(…, pivot=p, before=b, after=a)` for each `(p, b, a)` of `pivots`: `recall`'s
+        temporal channel asks around all its seeds at once. One `timeline` a pivot here (SQLite's
+        small statements are cached and cheap in process); PostgreSQL asks in one statement, as
+        each of its statements is a round trip and a plan (decision 143)."""
+        return [self.timeline(initiative_ids, since=None, until=None, pivot=p, before=b, after=a) for p, b, a in pivots]
