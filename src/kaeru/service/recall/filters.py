@@ -121,6 +121,12 @@ class _Narrowed:
             return [], 0, 0
         return self._session.search(narrowed)
 
+    def newest_in_scope(self, initiative_ids: list[int], limit: int) -> list[str]:
+        """The scope's newest memories among those the filters keep: the narrowed search without
+        words (the memberships' ranges know no types, tags or layers)."""
+        query = SearchQuery(initiative_ids=initiative_ids, omit_superseded=False, window=limit, count_total=False)
+        return [r.id for r in self.search(query)[0]]
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
 
