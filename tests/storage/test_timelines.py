@@ -1,14 +1,18 @@
-"""`timelines` answers, for every pivot, what `timeline` answers around it (decision 143): recall's
-temporal channel asks around all its seeds at once, in one statement on PostgreSQL and one
-`timeline` a pivot on SQLite — the same neighbours, in the same order."""
+"""`timelines` answers, for every pivot, what `timeline` answers around it (decisions 143, 145):
+recall's temporal channel asks around all its seeds at once — a small scope read whole, a larger one
+walked (in one statement on PostgreSQL, one `timeline` a pivot on SQLite) — the same neighbours, in
+the same order."""
 
 from __future__ import annotations
 
 import random
 from dataclasses import replace
 
+import pytest
+
 from kaeru.domain.model import NodeType
 from kaeru.storage.base import Store
+from kaeru.storage.sql import graph
 from tests.storage.test_node_rows import distinct_node
 
 
@@ -37,7 +41,11 @@ def _fill(store: Store) -> tuple[int, int, list[tuple[str, int]]]:
     return a, b, [(str(r[0]), int(r[1])) for r in rows]
 
 
-def test_every_pivot_gets_the_neighbours_timeline_gives_it(store: Store) -> None:
+@pytest.mark.parametrize("members", [graph.TIMELINE_MEMBERS, 0], ids=["read-whole", "walked"])
+def test_every_pivot_gets_the_neighbours_timeline_gives_it(
+    store: Store, members: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(graph, "TIMELINE_MEMBERS", members)
     a, b, positions = _fill(store)
     rng = random.Random(7)
     pivots = [(rng.choice(positions), rng.choice([0, 1, 3]), rng.choice([0, 1, 3, 8])) for _ in range(12)]

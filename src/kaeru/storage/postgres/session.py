@@ -276,14 +276,12 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             "SELECT initiative_id, facet, 0, count(*) FROM memberships WHERE facet <> '' GROUP BY 1, 2"
         )
 
-    def timelines(
+    def _walk_timelines(
         self, initiative_ids: Sequence[int], pivots: Sequence[tuple[tuple[str, int], int, int]]
     ) -> list[list[str]]:
         # One statement for every pivot: a `timeline` a pivot was two round trips and two plans
         # each, 16 a recall; its text does not depend on the pivots, so it is prepared once a
         # connection has run it a few times (decision 143).
-        if not pivots:
-            return []
         side = (
             "SELECT n.created_at, n.seq, n.id FROM nodes n WHERE NOT n.retracted AND " + SHOWN + " AND EXISTS "
             "(SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id = ANY(%(scope)s::bigint[])) "
