@@ -47,9 +47,11 @@ def assert_pooled(report: dict[str, object], initiative: str, samples: int) -> N
 
 
 @pytest.mark.timeout(180)
-def test_beam_pooled_runs_over_one_initiative(tmp_path: Path) -> None:
+def test_beam_pooled_runs_over_one_initiative(backend: str, tmp_path: Path) -> None:
+    """On either backend: both keep one initiative's statistics for the pool."""
     out = tmp_path / "beam.json"
-    argv = ["--pooled", "--limit-conversations", "2", "--limit-questions", "3", "--no-ablation", "--quiet"]
+    argv = ["--pooled", "--backend", backend, "--limit-conversations", "2", "--limit-questions", "3", "--no-ablation"]
+    argv.append("--quiet")
     code = beam_run.main([*argv, "--workdir", str(tmp_path), "--out", str(out)])
     assert code == 0
     report = json.loads(out.read_text())
