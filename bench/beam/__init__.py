@@ -14,6 +14,9 @@ few dates, facts updated later in the conversation.
    per disabled channel (ablation), and Okapi BM25 over the same messages (bench/locomo/baselines).
 4. Metrics: evidence recall@1/5/10, MRR, and current-first on knowledge_update questions.
 
-Run: `python -m bench.beam [--limit-conversations N] [--no-ablation] [--out bench/results/beam.json]`;
-`python -m bench.beam.ablation` runs LoCoMo and beam-dev and prints each channel's ablation side by side.
+5. `--pooled`: every conversation in ONE initiative `beam-pooled` (message ids `<number>/<id>`), BM25
+   over the same pooled messages (bench/locomo/pooled.py, decision 17.B1).
+
+Run: `python -m bench.beam [--limit-conversations N] [--no-ablation] [--pooled] [--out bench/results/beam.json]`;
+`python -m bench.beam.ablation [--pooled]` runs LoCoMo and beam-dev and prints each channel's ablation side by side.
 """

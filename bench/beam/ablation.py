@@ -32,6 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--locomo-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--beam-conversations", type=int, default=None, metavar="N")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--pooled", action="store_true", help="both sets pooled: every conversation in one initiative")
     parser.add_argument("--semantic", action="store_true", help="both sets with the semantic channel")
     parser.add_argument("--embedding-cache", type=Path, default=None, metavar="FILE", help="as bench.locomo's")
     return parser.parse_args(argv)
@@ -80,11 +81,16 @@ def combine(locomo: dict[str, Any], beam: dict[str, Any]) -> dict[str, Any]:
         for name, report in (("locomo", locomo), ("beam", beam))
     }
     cur = beam["systems"].get("recall", {}).get("current_first")
-    return {"headline": headline, "beam_current_first": cur, "channels": table, "epsilon": EPSILON}
+    pooled = {
+        name: bool(report.get("config", {}).get("pooled")) for name, report in (("locomo", locomo), ("beam", beam))
+    }
+    return {"headline": headline, "beam_current_first": cur, "channels": table, "epsilon": EPSILON, "pooled": pooled}
 
 
 def render(result: dict[str, Any]) -> str:
     lines = [""]
+    if any(result.get("pooled", {}).values()):
+        lines.append(f"pooled (every conversation in one initiative): {result['pooled']}")
     for name, systems in result["headline"].items():
         cells = "   ".join(f"{s} R@10 {v['recall@10']:.3f} MRR {v['mrr']:.3f}" for s, v in systems.items())
         lines.append(f"{name:<8}{cells}")
@@ -110,8 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_reports:
         locomo_path, beam_path = args.from_reports
     else:
-        locomo_path, beam_path = RESULTS / "locomo-ablation.json", RESULTS / "beam-ablation.json"
+        suffix = "-pooled" if args.pooled else ""
+        locomo_path, beam_path = RESULTS / f"locomo-ablation{suffix}.json", RESULTS / f"beam-ablation{suffix}.json"
         extra = (["--workdir", str(args.workdir)] if args.workdir else []) + (["--quiet"] if args.quiet else [])
+        extra += ["--pooled"] if args.pooled else []
         if args.semantic:
             extra += ["--semantic"] + (["--embedding-cache", str(args.embedding_cache)] if args.embedding_cache else [])
         limit = ["--limit-conversations", str(args.locomo_conversations)] if args.locomo_conversations else []

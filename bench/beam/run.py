@@ -19,7 +19,7 @@ from typing import Any
 
 from bench import vaults
 from bench.beam.data import CATEGORIES, KNOWLEDGE_UPDATE, BeamDataset, BeamQuestion, load
-from bench.locomo import baselines, kaeru_side, metrics
+from bench.locomo import baselines, kaeru_side, metrics, pooled
 from bench.locomo.data import DataError
 from bench.locomo.run import add_embedding_cache, chosen_systems, embedding_cache, log, machine
 
@@ -45,6 +45,7 @@ class System:
     latencies_ns: list[int] = field(default_factory=list)
     cpu_ns: list[int] = field(default_factory=list)  # the calling thread's CPU time: steady on a busy machine
     foreign: int = 0
+    indexed: dict[str, int] = field(default_factory=dict)  # a baseline's corpora: initiative → documents
     copied: bool = False  # an ablation row of a channel no plan used: the full recall's results
 
     def record(self, q: BeamQuestion, ranked: list[str]) -> None:
@@ -80,6 +81,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--limit-questions", type=int, default=None, metavar="N", help="first N per conversation")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEMS), help=f"any of {', '.join(SYSTEMS)}")
     parser.add_argument("--no-ablation", action="store_true", help="recall without the per-channel rows")
+    add_pooled(parser)
     parser.add_argument(
         "--repair-evidence",
         action="store_true",
@@ -107,6 +109,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
+def add_pooled(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="every conversation in ONE initiative (a long memory); BM25 over the same pooled messages",
+    )
+
+
 def evaluate(system: System, vault: kaeru_side.Vault, data: BeamDataset, quiet: bool) -> None:
     t0 = time.perf_counter()
     by_index = {c.index: c for c in data.conversations}
@@ -124,6 +134,7 @@ def evaluate(system: System, vault: kaeru_side.Vault, data: BeamDataset, quiet: 
         else:
             if conv.index not in bm25:
                 bm25[conv.index] = baselines.BM25(conv.turns)
+                system.indexed[conv.initiative] = len(conv.turns)
             t1 = time.perf_counter_ns()
             turns = bm25[conv.index].rank(q.text)
             system.latencies_ns.append(time.perf_counter_ns() - t1)
@@ -150,6 +161,7 @@ def summarise(system: System, data: BeamDataset, full: System | None) -> dict[st
         },
         "latency_ms": metrics.latency(system.latencies_ns),
         "cpu_ms": metrics.latency(system.cpu_ns),
+        "indexed": system.indexed or None,
     }
     if full is not None and system.channel is not None:
         base = metrics.mean_scores(full.scores[k] for k in keys)
@@ -170,7 +182,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         "",
         f"beam-dev retrieval — {counts['conversations']} conversations, {counts['turns']:,} messages, "
-        f"{counts['questions_evaluated']} questions ({counts['knowledge_update']} knowledge_update)",
+        f"{counts['questions_evaluated']} questions ({counts['knowledge_update']} knowledge_update)"
+        + (f"; pooled: every message in one initiative ({report['pool']['initiative']})" if report.get("pool") else ""),
         "",
         f"{'system':<26}{'n':>5}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'MRR':>7}{'cur-1st':>8}{'p50 ms':>9}{'cpu p50':>9}"
         f"{'ΔR@10':>8}{'ΔMRR':>8}{'Δcur':>8}",
@@ -220,6 +233,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{data.counts['conversations']} conversations, {data.counts['turns']:,} messages, "
         f"{data.counts['questions_evaluated']} scored questions; evidence: {data.evidence}"
     )
+    pool: dict[str, Any] | None = None
+    if args.pooled:
+        one, data.questions = pooled.pool(data.conversations, data.questions, ("evidence", "original"))
+        pool = pooled.describe(data.conversations, one)
+        data.conversations = [one]
     try:
         database = vaults.run_database(args.backend, "beam", args.workdir, args.keep_vault)
     except vaults.BackendUnavailable as exc:
@@ -287,13 +305,25 @@ def main(argv: list[str] | None = None) -> int:
                 "evidence_repair": args.repair_evidence,
                 "note_text": "'<role>: <content>' (markers kept)",
                 "occurred_at": "the last time_anchor seen (the batch's date), + i seconds for the i-th message",
-                "vault": f"{args.backend}, one per run, one initiative per conversation (beam-<number>)",
+                "pooled": args.pooled,
+                "vault": f"{args.backend}, one per run, "
+                + (
+                    "every conversation in one initiative (beam-pooled)"
+                    if args.pooled
+                    else "one initiative per conversation (beam-<number>)"
+                ),
                 "backend": args.backend,
             },
             "dataset": data.hashes,
             "counts": data.counts,
             "evidence": data.evidence,
-            "ingest": {"notes": ingest.notes, "failed": ingest.failed, "seconds": round(ingest.seconds, 3)},
+            "pool": pool,
+            "ingest": {
+                "notes": ingest.notes,
+                "failed": ingest.failed,
+                "seconds": round(ingest.seconds, 3),
+                "scopes": ingest.scopes,
+            },
             "systems": {s.name: summarise(s, data, full) for s in systems},
         }
         if args.per_question:

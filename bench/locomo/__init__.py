@@ -22,6 +22,11 @@ both are checked against the sha256 values in that directory's README.
    the session date as `occurred_at` or in the text, the harness's own — are in
    bench/locomo/ingests.py; `--ingest` writes the in-process vault with one of them (decision 17.P1).
 
+6. Pooled (`--pooled`, bench/locomo/pooled.py): every conversation's turns, one conversation after
+   another, in ONE initiative `locomo-pooled` (turn ids `<sample_id>/<turn id>`), each question asked
+   over the whole pool and the baselines built over the same pooled turns — a long memory of one
+   project (decision 17.B1).
+
 Run: `python -m bench.locomo [--limit-conversations N] [--limit-questions N] [--systems ...]
 [--out bench/results/locomo.json]`. Results are deterministic (seeded ids and random baseline,
 pinned clock); only timings vary.

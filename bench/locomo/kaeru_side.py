@@ -154,6 +154,7 @@ class IngestResult:
     notes: int = 0
     failed: list[dict[str, str]] = field(default_factory=list)
     seconds: float = 0.0
+    scopes: dict[str, int] = field(default_factory=dict)  # initiative → notes written there
 
 
 def ingest(vault: Vault, conv: Conversation, result: IngestResult, style: str = "harness") -> None:
@@ -169,6 +170,7 @@ def ingest(vault: Vault, conv: Conversation, result: IngestResult, style: str = 
         assert outcome.primary is not None
         vault.turn_of[outcome.primary.id] = (conv.sample_id, turn.dia_id)
         result.notes += 1
+        result.scopes[conv.initiative] = result.scopes.get(conv.initiative, 0) + 1
     result.seconds += time.perf_counter() - t0
 
 

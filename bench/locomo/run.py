@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import vaults
-from bench.locomo import baselines, ingests, kaeru_side, mcp_side, metrics
+from bench.locomo import baselines, ingests, kaeru_side, mcp_side, metrics, pooled
 from bench.locomo.data import CATEGORIES, Conversation, DataError, Dataset, Question, load
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -61,6 +61,7 @@ class System:
     cpu_ns: list[int] = field(default_factory=list)
     lengths: list[int] = field(default_factory=list)
     foreign: int = 0
+    indexed: dict[str, int] = field(default_factory=dict)  # a baseline's corpora: initiative → turns
     error: str | None = None
 
     def reset(self) -> None:
@@ -104,6 +105,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         f"{', '.join(ingests.INGESTS)} (space or comma separated; bench/locomo/ingests.py says what each writes)",
     )
     parser.add_argument("--no-ablation", action="store_true", help="recall without the per-channel rows")
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="every conversation in ONE initiative (a long memory); the baselines over the same pooled turns",
+    )
     parser.add_argument(
         "--full-ablation",
         action="store_true",
@@ -273,6 +279,7 @@ def evaluate(
                 assert system.ranker is not None
                 if conv.index not in rankers:
                     rankers[conv.index] = system.ranker(conv)  # index building is not timed
+                    system.indexed[conv.initiative] = len(conv.turns)
                 t1 = time.perf_counter_ns()
                 turns = rankers[conv.index](q)[: system.mrr_depth]
                 system.latencies_ns.append(time.perf_counter_ns() - t1)
@@ -359,6 +366,7 @@ def summarise(system: System, data: Dataset, full: System | None) -> dict[str, A
             "empty": sum(1 for n in lengths if n == 0),
         },
         "foreign_hits": system.foreign,
+        "indexed": system.indexed or None,
         "plan_channels": sorted(system.plan_channels) or None,
         "disabled_channel": system.channel,
         "channel_in_full_plan": (system.channel in full.plan_channels)
@@ -436,7 +444,8 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         "",
         f"LoCoMo retrieval — {counts['conversations']} conversations, {counts['turns']:,} turns, "
-        f"{counts['questions_evaluated']:,} questions (categories 1–4 with evidence)",
+        f"{counts['questions_evaluated']:,} questions (categories 1–4 with evidence)"
+        + (f"; pooled: every turn in one initiative ({report['pool']['initiative']})" if report.get("pool") else ""),
         f"ingest: {report['ingest']['notes']:,} notes in {report['ingest']['seconds']:.1f}s "
         f"({report['ingest']['ms_per_note']:.2f} ms/note)",
         "",
@@ -546,6 +555,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{counts['questions_without_evidence']} questions without evidence are not scored"
     )
 
+    pool: dict[str, Any] | None = None
+    if args.pooled:
+        one, data.questions = pooled.pool(data.conversations, data.questions)
+        pool = pooled.describe(data.conversations, one)
+        data.conversations = [one]
     try:
         database = vaults.run_database(args.backend, "locomo", args.workdir, args.keep_vault)
     except vaults.BackendUnavailable as exc:
@@ -622,7 +636,13 @@ def main(argv: list[str] | None = None) -> int:
                 else f"as the ingest {args.ingest!r} writes it (bench/locomo/ingests.py)",
                 "clock": "pinned: starts the day after the data's last session, +1 ms per reading"
                 + ("" if args.no_clock_jump else ", +25 h before each service call"),
-                "vault": f"{args.backend}, one per run, one initiative per conversation (locomo-<sample_id>)",
+                "pooled": args.pooled,
+                "vault": f"{args.backend}, one per run, "
+                + (
+                    "every conversation in one initiative (locomo-pooled)"
+                    if args.pooled
+                    else "one initiative per conversation (locomo-<sample_id>)"
+                ),
                 "backend": args.backend,
             },
             "dataset": data.hashes,
@@ -634,7 +654,9 @@ def main(argv: list[str] | None = None) -> int:
                 "failed": ingest.failed,
                 "seconds": round(ingest.seconds, 3),
                 "ms_per_note": round(1000 * ingest.seconds / max(ingest.notes, 1), 3),
+                "scopes": ingest.scopes,
             },
+            "pool": pool,
             "skipped": skipped,
             "systems": summaries,
         }
