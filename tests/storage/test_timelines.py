@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -41,18 +42,34 @@ def _fill(store: Store) -> tuple[int, int, list[tuple[str, int]]]:
     return a, b, [(str(r[0]), int(r[1])) for r in rows]
 
 
-@pytest.mark.parametrize("members", [graph.TIMELINE_MEMBERS, 0], ids=["read-whole", "walked"])
-def test_every_pivot_gets_the_neighbours_timeline_gives_it(
-    store: Store, members: int, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(graph, "TIMELINE_MEMBERS", members)
+def _answers(store: Store, scope: list[int], pivots: list[tuple[tuple[str, int], int, int]]) -> tuple[Any, Any, Any]:
+    """`timeline` around each pivot, `timeline` over date windows, and `timelines` of all pivots."""
+    windows = [(None, None), ("2026-01-02T00:00:05.000000Z", None), (None, "2026-01-02T00:00:12.000000Z"),
+               ("2026-01-02T00:00:03.000000Z", "2026-01-02T00:00:09.000000Z")]  # fmt: skip
+    with store.read() as session:
+        each = [session.timeline(scope, since=None, until=None, pivot=p, before=x, after=y) for p, x, y in pivots]
+        dated = [
+            session.timeline(scope, since=since, until=until, pivot=pivot, before=2, after=after)
+            for since, until in windows
+            for pivot in (None, pivots[0][0])
+            for after in (0, 3, 50)
+        ]
+        return each, dated, session.timelines(scope, pivots)
+
+
+def test_a_small_scope_read_whole_answers_as_the_walk(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     a, b, positions = _fill(store)
     rng = random.Random(7)
     pivots = [(rng.choice(positions), rng.choice([0, 1, 3]), rng.choice([0, 1, 3, 8])) for _ in range(12)]
     pivots.append((("2026-01-02T00:00:99.000000Z", 10**9), 4, 2))  # past the newest: only earlier ones
     for scope in ([a], [b], [a, b]):
+        read = _answers(store, scope, pivots)
+        monkeypatch.setattr(graph, "TIMELINE_MEMBERS", 0)  # every scope walked
+        walked = _answers(store, scope, pivots)
+        monkeypatch.undo()
+        assert read == walked
+        assert read[2] == read[0]  # `timelines` is `timeline` around each pivot
         with store.read() as session:
-            each = [session.timeline(scope, since=None, until=None, pivot=p, before=x, after=y) for p, x, y in pivots]
-            assert session.timelines(scope, pivots) == each
             assert session.timelines(scope, []) == []
-    assert any(len(found) > 3 for found in each)  # the pivots do reach neighbours on both sides
+    assert any(len(found) > 3 for found in read[0])  # the pivots do reach neighbours on both sides
+    assert len({tuple(found) for found in read[1]}) > 5  # the windows do cut the timeline differently
