@@ -257,7 +257,7 @@ def _store_search(
             return [], 0, 0
         if common:
             assert isinstance(session, FtsSearch)
-            session.rare_rows = 0
+            session.rare_rows = session.few_rows = 0
         rows, total, omitted = session.search(
             SearchQuery(
                 initiative_ids=[s.id for s in scopes],

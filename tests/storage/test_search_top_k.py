@@ -100,7 +100,7 @@ def _search(
     with store.read() as session:
         assert isinstance(session, FtsSearch)
         session.top_k, session.rare_rows, session.top_k_slack, session.superseded_ids = top_k, rare, slack, ids
-        session.text_cache = cache
+        session.text_cache, session.few_rows = cache, 0  # the copies whenever they can, whatever the scope
         rows, total, omitted = session.search(asked)
     return [(r.id, r.seq, r.score, r.refuted) for r in rows], total, omitted, out
 
@@ -210,7 +210,7 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
     for cache in (True, False):
         with store.read() as session:
             assert isinstance(session, FtsSearch)
-            session.rare_rows, session.text_cache = 0, cache
+            session.rare_rows, session.few_rows, session.text_cache = 0, 0, cache
             assert session.count_matches(q) == every[1], raw
 
 
@@ -245,7 +245,7 @@ def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
     assert first is not None
     with store.read() as old:  # a snapshot taken before the next write
         assert isinstance(old, FtsSearch)
-        old.rare_rows, old.top_k_slack = 0, 0
+        old.rare_rows, old.few_rows, old.top_k_slack = 0, 0, 0
         before = old.search(q)
         service.forget(parse("forget", {"initiative": "follow-a", "node": first.id, "reason": "t"}))
         cached, exhaustive = both()
@@ -324,7 +324,7 @@ def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, S
     def rank(word: str) -> None:
         with store.read() as session:
             assert isinstance(session, FtsSearch)
-            session.rare_rows = 0
+            session.rare_rows = session.few_rows = 0
             session.search(SearchQuery(initiative_ids=[scope.id], tokens=[word], window=3))
 
     text.clear()
@@ -353,7 +353,7 @@ def test_rows_are_search_rows(vault: tuple[SqliteStore, Settings]) -> None:
     with store.read() as session:
         scope = session.initiative_by_name("rows-a")
         assert scope is not None and isinstance(session, FtsSearch)
-        session.rare_rows = 0
+        session.rare_rows = session.few_rows = 0
         rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], tokens=["alpha"], window=1))
     assert total == 1 and isinstance(rows[0], SearchRow)
 
@@ -379,6 +379,7 @@ def test_long_rows_rank_as_fts5_does(vault: tuple[SqliteStore, Settings]) -> Non
             q = SearchQuery(initiative_ids=[scope.id], tokens=tokens, window=10, stemmed=stemmed)
             with store.read() as session:
                 assert isinstance(session, FtsSearch)
+                session.few_rows = 0  # a small scope among the module's vaults: copies all the same
                 assert session._ranking(q) is not None  # ranked in memory, not by SQL
             cached = _search(store, q, top_k=True, slack=0)
             assert cached == _search(store, q, top_k=False, slack=0), (tokens, stemmed)
@@ -407,7 +408,7 @@ def test_scope_size_is_remembered_at_the_watermark(
             return session.scope_size([scope.id]), SectionQueries.scope_size(session, [scope.id])
 
     assert sizes() == (3, 3)
-    assert list(store._common.scope_sizes.values()) == [3]  # remembered
+    assert [n for (ids, _), n in store._common.scope_sizes.items() if ids == (scope.id,)] == [3]  # remembered
     counted: list[Sequence[int]] = []
     count = SectionQueries.scope_size
     monkeypatch.setattr(SectionQueries, "scope_size", lambda self, ids: counted.append(ids) or count(self, ids))

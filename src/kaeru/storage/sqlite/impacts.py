@@ -215,6 +215,12 @@ class TextCache:
         with self._lock:
             return self._bytes + (self._sizes.nbytes if self._sizes else 0)
 
+    def held(self, phrases: Sequence[tuple[str, tuple[float, ...]]]) -> bool:
+        """Whether a copy of every `(MATCH, weights)` is held, at whatever watermark (`rank` would
+        then read no phrase's rows of the whole vault, only those written since)."""
+        with self._lock:
+            return all(key in self._held for key in phrases)
+
     def rank(
         self,
         db: Db,

@@ -31,9 +31,8 @@ _LIVE_VERDICT = f"{VERDICT_TYPES} AND e.retracted = 0"
 _CONTESTED = f"EXISTS (SELECT 1 FROM edges e WHERE e.dst = n.id AND {_LIVE_VERDICT})"
 #: Below this many matching rows, a query skips the scope term and filters by membership instead.
 SCOPE_THRESHOLD = 2000
-#: When the words match at most this many rows in the whole vault, the ranking joins the rows of
-#: `nodes` themselves and reads their stored columns with them: the page then needs no second
-#: statement (a read snapshot keeps them, `SqliteSession._stored`).
+#: When the words match at most this many rows in the whole vault, the ranking joins the rows of `nodes`
+#: and reads their stored columns: the page needs no second statement (`SqliteSession._stored`).
 INLINE_ROWS = 32
 #: The join from full-text matches to their nodes, through the slim `nodes_head` index (migration
 #: 005): the planner would take the rowid lookup into `nodes`, whose rows carry whole bodies.
@@ -53,6 +52,8 @@ TOP_K_SLACK = 64
 #: A common-word search flags the superseded candidates from a set of ids read once when the scope
 #: holds at most this many superseded nodes (decision 16.K1); past it, by a look-up per candidate.
 SUPERSEDED_IDS = 4096
+#: A scope of at most `few_rows` members, 1/FEW_SHARE of the vault, is ranked by SQL, not new copies (146).
+FEW_SHARE = 8
 #: `scope_size` answers remembered (decision 16.E4).
 SCOPE_SIZES = 256
 _new_tuple = tuple.__new__
@@ -66,6 +67,8 @@ class FtsSearch(SectionQueries):
     top_k = True
     #: Words matching at most this many rows in the whole vault take the rare plan (0: none do; tests).
     rare_rows = SCOPE_THRESHOLD
+    #: A scope of at most this many members, a small share of the vault, ranks in SQL (0: never; tests).
+    few_rows = SCOPE_THRESHOLD
     #: The top-k plan's first candidate count beyond the window (tests lower it to force rounds).
     top_k_slack = TOP_K_SLACK
     #: At most this many superseded nodes in scope are flagged from a set (tests lower it).
@@ -102,21 +105,15 @@ class FtsSearch(SectionQueries):
         name = indexed_name(node)
         if node.node_type is NodeType.AUDIT_EVENT:  # no write path makes one; a count would join again
             self._common.audit_free = False
+        values = (
+            seq, index_text(name), index_text(node.description), index_text(node.body),
+            index_text(" ".join(node.tags)), scope_tokens(node.initiatives), stem_text(name),
+            stem_text(node.description), stem_text(node.body), stem_text(manual_tags(node.tags)),
+        )  # fmt: skip
         self._db.run(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
             "stem_body, stem_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                seq,
-                index_text(name),
-                index_text(node.description),
-                index_text(node.body),
-                index_text(" ".join(node.tags)),
-                scope_tokens(node.initiatives),
-                stem_text(name),
-                stem_text(node.description),
-                stem_text(node.body),
-                stem_text(manual_tags(node.tags)),
-            ),
+            values,
         )
 
     def reindex_text(self) -> int:
@@ -288,8 +285,8 @@ class FtsSearch(SectionQueries):
 
     def _ranking(self, query: SearchQuery, scores: bool = True) -> Ranking | None:
         """The scope's matches of `query` ranked in memory as FTS5's bm25 ranks them (decision 16.B4),
-        or None when the store's `TextCache` cannot say (then SQL ranks): only in a read snapshot,
-        for whole words (no prefix), when the index holds exactly the scope's live members."""
+        or None when SQL ranks: outside a read snapshot, for a prefix, when the index does not hold
+        exactly the scope's live members, or for a few of a large vault's rows (a copy holds them all)."""
         if not self.text_cache or not self._snapshot or query.prefix or not query.initiative_ids:
             return None
         if not self._index_exact():
@@ -299,6 +296,10 @@ class FtsSearch(SectionQueries):
         weights = tuple(float(w) if COLUMNS[i] in columns else 0.0 for i, w in enumerate(base.split(",")))
         words = [(fts_match([t], False, False, (), query.fields, query.stemmed), weights) for t in query.tokens]
         scopes = [(f'scope : ("s{int(i)}")', _SCOPE_WEIGHTS) for i in query.initiative_ids]
+        if not self._common.text.held([*words, *((m, ()) for m, _ in scopes)]):
+            size = self.scope_size(query.initiative_ids)
+            if size <= self.few_rows and size * FEW_SHARE <= watermark(self._db)[0]:
+                return None
         return self._common.text.rank(self._db, self._c, words, scopes, query.match_all, scores)
 
     def _search_cached(
