@@ -69,6 +69,11 @@ _CLUSTER = re.compile(f"[^{_MARKS}][{_MARKS}]*|[{_MARKS}]+")
 #: A token longer than this is cut: it is almost certainly a blob, and FTS engines cap terms anyway.
 MAX_TOKEN_CHARS = 64
 
+#: ASCII text lower-cased: every character that is not a letter or digit becomes a space, so that
+#: `str.split` gives exactly the runs `_WORD` finds (for ASCII, `[^\W_]` is `[a-z0-9]` once lowered),
+#: about four times faster than the pattern (decision 14.C2).
+_ASCII_SEPARATORS = {c: " " for c in range(128) if not chr(c).isalnum()}
+
 
 def _fold(token: str) -> str:
     if _MARKED_LETTERS.search(token):
@@ -81,9 +86,10 @@ def _fold(token: str) -> str:
 def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
     out: list[str] = []
     if text.isascii():
-        # The common case: ASCII letters and digits only need lower-casing, done to the whole text
-        # in one C call; a token is cut only in the rare text that has one too long.
-        found = _WORD.findall(text.lower())
+        # The common case: ASCII letters and digits only need lower-casing and the separators turned
+        # into spaces, each one C call over the whole text; a token is cut only in the rare text that
+        # has one too long.
+        found = text.lower().translate(_ASCII_SEPARATORS).split()
         if found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return tuple(t[:MAX_TOKEN_CHARS] for t in found)
         return tuple(found)
