@@ -177,10 +177,13 @@ class Tokeniser:
         found = self.folds.get(token)
         return found if found is not None else self.folds.put(token, _fold(token))
 
-    def stream(self, text: str) -> tuple[str, ...]:
-        """Every literal token of `text`, in order, folded."""
+    def stream(self, text: str, once: bool = False) -> tuple[str, ...]:
+        """Every literal token of `text`, in order, folded. `once`: a text tokenised once (a write's
+        joined tags), not remembered — remembering costs more than it would save (decision 14.C5)."""
         found = self.streams.get(text)
-        return found if found is not None else self.streams.put(text, _tokenise(text, self.fold))
+        if found is not None:
+            return found
+        return _tokenise(text, self.fold) if once else self.streams.put(text, _tokenise(text, self.fold))
 
     def stem(self, token: str) -> str:
         """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise."""
@@ -225,9 +228,10 @@ def tokens(text: str | None) -> list[str]:
     return list(TOKENISER.stream(text))
 
 
-def index_text(text: str | None) -> str:
-    """The space-joined token stream stored in the full-text index for one field."""
-    return " ".join(TOKENISER.stream(text)) if text else ""
+def index_text(text: str | None, once: bool = False) -> str:
+    """The space-joined token stream stored in the full-text index for one field (`once`: see
+    `Tokeniser.stream`)."""
+    return " ".join(TOKENISER.stream(text, once)) if text else ""
 
 
 def query_tokens(text: str) -> list[str]:
@@ -242,10 +246,11 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     # only the distinct words are judged as topics (a body repeats many of its words).
     stream = TOKENISER.stream
     counts = Counter(stream(name) * 3 + stream(body) if body else stream(name) * 3)
-    # `most_common` sorts stably in C (ties keep first mention); only the words up to the
-    # `limit`-th topic are judged, not every distinct word.
+    # The words by count, as `most_common` orders them (a stable sort in C: ties keep first
+    # mention), without its (word, count) pairs; only the words up to the `limit`-th topic are
+    # judged, not every distinct word.
     topics: list[str] = []
-    for word, _ in counts.most_common():
+    for word in sorted(counts, key=counts.__getitem__, reverse=True):
         if len(topics) >= limit:
             break
         if len(word) >= 3 and word not in NOT_TOPICS and not word.isdigit():
@@ -298,9 +303,9 @@ def stem_words(words: Sequence[str]) -> list[str]:
     return TOKENISER.stem_all(words)
 
 
-def stem_text(text: str | None) -> str:
-    """The space-joined stems of `text`, for the stemmed index."""
-    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text))) if text else ""
+def stem_text(text: str | None, once: bool = False) -> str:
+    """The space-joined stems of `text`, for the stemmed index (`once`: see `Tokeniser.stream`)."""
+    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text, once))) if text else ""
 
 
 #: A code identifier joined by `_` or `.` (`snake_case`, `os.path.join`): letters first, so numbers

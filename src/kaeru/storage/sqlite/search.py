@@ -110,12 +110,12 @@ class FtsSearch(SectionQueries):
                 index_text(name),
                 index_text(node.description),
                 index_text(node.body),
-                index_text(" ".join(node.tags)),
+                index_text(" ".join(node.tags), once=True),
                 scope_tokens(node.initiatives),
                 stem_text(name),
                 stem_text(node.description),
                 stem_text(node.body),
-                stem_text(manual_tags(node.tags)),
+                stem_text(manual_tags(node.tags), once=True),
             ),
         )
 
