@@ -89,6 +89,18 @@ def test_the_tokeniser_keeps_a_large_text_out_of_its_memo() -> None:
     assert tokeniser.streams.bytes <= 64 << 10
 
 
+def test_a_text_tokenised_once_is_not_kept_but_a_kept_one_is_used() -> None:
+    """A write's joined tags are tokenised once (`once`): the same tokens, nothing remembered; a
+    text already remembered is answered from the memo either way (decision 14.C5)."""
+    tokeniser = Tokeniser()
+    tags = "kind:observation topic:deploy lang:en"
+    assert tokeniser.stream(tags, once=True) == ("kind", "observation", "topic", "deploy", "lang", "en")
+    assert tags not in tokeniser.streams and tokeniser.streams.bytes == 0
+    body = "Deploy the API today"
+    kept = tokeniser.stream(body)
+    assert tokeniser.stream(body, once=True) is kept
+
+
 def test_the_tokenisers_memos_stay_within_their_budgets() -> None:
     tokeniser = Tokeniser(stream_bytes=256 << 10, stem_bytes=64 << 10, fold_bytes=16 << 10)
     for i in range(3000):

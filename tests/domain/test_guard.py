@@ -9,8 +9,11 @@ from __future__ import annotations
 import collections
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kaeru.domain.guard import redact, rules, scan
+from kaeru.domain.secrets import engine
 from tests.data.secrets.corpus import caught, negatives, positives
 
 SAMPLES = {
@@ -324,3 +327,25 @@ def test_a_hostile_text_is_scanned_in_linear_work() -> None:
     assert scan(hostile) == []
     tail = "AccountKey=" * 30_000 + " then ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2"
     assert "github_pat" in {f.rule for f in scan(tail)}
+
+
+_KEYWORDS = sorted(engine._KEYWORD_RULES)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=30),
+            st.sampled_from(["the ", "Deploy ", "x", "-", "_", ".", ":", "/", "=", " ", "J", "2", "\n"]),
+            st.sampled_from(_KEYWORDS),
+            st.sampled_from(_KEYWORDS).map(lambda k: k[:-1]),
+            st.sampled_from(list(SAMPLES.values())),
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_the_rules_a_text_triggers_are_those_its_keyword_pattern_finds(text: str) -> None:
+    """The cheap look for keywords (decision 14.C3) never skips a rule the keyword pattern would run:
+    prose, code characters, whole and cut keywords and real secrets, in any mix."""
+    found = sorted({i for keyword in engine._KEYWORD.findall(text) for i in engine._KEYWORD_RULES[keyword]})
+    assert engine._triggered(text) == found

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import (
@@ -68,6 +71,16 @@ def test_an_overlong_token_is_cut_and_its_neighbours_kept(tail: str) -> None:
     blob = "Ab" * MAX_TOKEN_CHARS
     cut = ("ab" * MAX_TOKEN_CHARS)[:MAX_TOKEN_CHARS]
     assert tokens(f"Before {blob} after{tail}") == ["before", cut, "after", *(["cafe"] if tail else [])]
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=200))
+def test_ascii_text_gives_exactly_the_runs_of_letters_and_digits(text: str) -> None:
+    """Every ASCII character but a letter or digit separates words (`_`, control characters, DEL
+    included): the fast ASCII path finds exactly what the pattern `[^\\W_]+` finds, which is what
+    the index stored before it and what the non-ASCII path still uses."""
+    expected = [t[:MAX_TOKEN_CHARS] for t in re.findall(r"[^\W_]+", text.lower())]
+    assert tokens(text) == expected
+    assert tokens(f"{text} {'Z' * (MAX_TOKEN_CHARS + 5)}") == [*expected, "z" * MAX_TOKEN_CHARS]
 
 
 def test_empty_and_token_free_text_give_no_tokens() -> None:

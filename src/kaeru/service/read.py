@@ -60,7 +60,9 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
             piece = cut(body, offset, budget)
             body = piece.text
             body_range = piece if piece.truncated else None
-        views = build_views(session, [node], at=moment, bodies={node.id: (body, body_range)})
+        # The scope's name was read in this snapshot: a node only in it needs no name look-up.
+        known = {scope.id: scope.name} if scope is not None else None
+        views = build_views(session, [node], at=moment, bodies={node.id: (body, body_range)}, known=known)
         edges = None
         if request.neighbours:
             edges = session.edges_at([node.id], moment) if moment else session.live_edges([node.id])

@@ -71,6 +71,7 @@ def build_views(
     bodies: dict[str, tuple[str | None, Cut | None]] | None = None,
     only_initiatives: Mapping[int, str] | None = None,
     verdicts: Verdicts | None = None,
+    known: Mapping[int, str] | None = None,
 ) -> list[NodeView]:
     """Views of `nodes` (current, or as of `at`); `bodies` overrides the shown body per id.
 
@@ -78,7 +79,8 @@ def build_views(
     initiatives' names then are not known exactly says `metadata_is_current: false`.
 
     `only_initiatives` (id → name: the caller's resolved scopes) limits the initiatives shown to
-    those, and their names need no lookup.
+    those, and their names need no lookup. `known` (id → name, read in this snapshot) names current
+    views' initiatives without looking them up again; the others are looked up.
     """
     ids = [n.id for n in nodes]
     found = session.verdicts_against_at(ids, at) if at else (verdicts or Verdicts(session)).of(ids)
@@ -88,7 +90,13 @@ def build_views(
     elif at is not None:
         names, inexact = names_as_of(session, [i for n in nodes for i in n.initiatives], at)
     else:
-        names = session.initiative_names([i for n in nodes for i in n.initiatives])
+        wanted = [i for n in nodes for i in n.initiatives]
+        if known:
+            names = dict(known)
+            if missing := [i for i in wanted if i not in known]:
+                names.update(session.initiative_names(missing))
+        else:
+            names = session.initiative_names(wanted)
     # A token limited to some initiatives sees only their names, and only successors in them (decision 15.K2).
     granted = grants.granted_ids(session)
     hidden: set[str] = set()

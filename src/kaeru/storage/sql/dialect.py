@@ -99,7 +99,10 @@ class Dialect:
         )
 
     def items(self, values: Sequence[Any]) -> Any:
-        """A list column's value (a node's tags and initiatives)."""
+        """A list column's value (a node's tags and initiatives): `json.dumps` of the list, spelt
+        directly for a list of integers (a node's initiatives, on every write)."""
+        if all(type(v) is int for v in values):
+            return "[" + ", ".join(map(str, values)) + "]"
         return json.dumps(list(values))
 
     def flag(self, value: bool) -> Any:

@@ -113,4 +113,4 @@ def audit(row: Sequence[Any]) -> AuditRecord:
 
 
 def initiative(row: Sequence[Any]) -> Initiative:
-    return Initiative(row[0], row[1], row[2], row[3], json.loads(row[4]))
+    return Initiative(row[0], row[1], row[2], row[3], json_object(row[4]))

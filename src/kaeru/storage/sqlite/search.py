@@ -107,8 +107,8 @@ class FtsSearch(SectionQueries):
             self._common.audit_free = False
         values = (
             seq, index_text(name), index_text(node.description), index_text(node.body),
-            index_text(" ".join(node.tags)), scope_tokens(node.initiatives), stem_text(name),
-            stem_text(node.description), stem_text(node.body), stem_text(manual_tags(node.tags)),
+            index_text(" ".join(node.tags), once=True), scope_tokens(node.initiatives), stem_text(name),
+            stem_text(node.description), stem_text(node.body), stem_text(manual_tags(node.tags), once=True),
         )  # fmt: skip
         self._db.run(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
