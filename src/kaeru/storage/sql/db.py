@@ -10,6 +10,8 @@ from kaeru.errors import Internal
 from kaeru.storage.sql.dialect import Dialect
 
 Params = Sequence[Any]
+#: A scope of at most this many memberships is listed for a plan to start from (`_members_listed`).
+FEW_MEMBERS = 4000
 
 
 class DuplicateKey(Internal):
@@ -58,3 +60,18 @@ class Part:
         """`alias` is a member of one of the initiatives."""
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         return f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq AND {where})", params
+
+    def _members_listed(self, initiative_ids: Sequence[int], alias: str = "n") -> tuple[str, list[Any]]:
+        """`_member_of` (`alias`, a live node that is no audit event, is a member of one of the
+        initiatives), written for a scope of at most `FEW_MEMBERS` memberships as the list of its
+        members the plan starts from (decision 147). A statement that walks the vault's nodes in seq
+        order and tests each for membership passes every node between the scope's members: for a
+        project that others were written past, every node written since — all of them when it asks
+        for more rows than the project has (`reflect`'s orphans: 120 ms behind 60,000 nodes). A
+        larger scope keeps the walk, which is short where its members are dense."""
+        where, params = self._d.in_("m.initiative_id", initiative_ids)
+        listed = f"SELECT m.node_seq FROM memberships m WHERE {where} AND {self._d.any_facet}"
+        counted = self._db.one(f"SELECT count(*) FROM ({listed} LIMIT {FEW_MEMBERS + 1}) few", params)
+        if counted is not None and int(counted[0]) <= FEW_MEMBERS:
+            return f"{alias}.seq IN ({listed})", params
+        return self._member_of(initiative_ids, alias)

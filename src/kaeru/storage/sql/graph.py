@@ -78,7 +78,7 @@ class GraphQueries(Part):
         `unless` = (types, tag), not the nodes of those types that carry that tag (`reflect` leaves
         hygiene's own episodes out: tested on the orphans' rows, which the query reads
         anyway, not by a search of every episode first — decision 80)."""
-        scope, params = self._member_of(initiative_ids)
+        scope, params = self._members_listed(initiative_ids)
         no = self._d.false
         skip, more = "", []
         if unless is not None and unless[0]:

@@ -109,7 +109,7 @@ class SectionQueries(Part):
         recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes. `tags` is
         empty unless the node's tags may hold `kind:hygiene`."""
         d = self._d
-        scope, params = self._member_of([initiative_id])
+        scope, params = self._members_listed([initiative_id])
         # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "

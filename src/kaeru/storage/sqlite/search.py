@@ -132,12 +132,9 @@ class FtsSearch(SectionQueries):
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
         """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
         scope = marks(len(query.initiative_ids))
-        clauses = [
-            "n.retracted = 0",
-            "n.node_type <> 'audit_event'",
-            f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq AND m.initiative_id IN ({scope}))",
-        ]
-        params: list[Any] = list(query.initiative_ids)
+        # Without words the plan walks the vault by seq: a small scope's members are listed instead (147).
+        member, params = (self._member_of if query.tokens else self._members_listed)(query.initiative_ids)
+        clauses = ["n.retracted = 0", "n.node_type <> 'audit_event'", member]
         for column, values in query.columns:
             clauses.append(f"n.{column} IN ({marks(len(values))})")
             params.extend(values)
