@@ -69,9 +69,11 @@ class Part:
         project that others were written past, every node written since — all of them when it asks
         for more rows than the project has (`reflect`'s orphans: 120 ms behind 60,000 nodes). A
         larger scope keeps the walk, which is short where its members are dense."""
+        if self.scope_size(initiative_ids) > FEW_MEMBERS:  # remembered in a read snapshot (16.E4)
+            return self._member_of(initiative_ids, alias)
         where, params = self._d.in_("m.initiative_id", initiative_ids)
-        listed = f"SELECT m.node_seq FROM memberships m WHERE {where} AND {self._d.any_facet}"
-        counted = self._db.one(f"SELECT count(*) FROM ({listed} LIMIT {FEW_MEMBERS + 1}) few", params)
-        if counted is not None and int(counted[0]) <= FEW_MEMBERS:
-            return f"{alias}.seq IN ({listed})", params
-        return self._member_of(initiative_ids, alias)
+        return f"{alias}.seq IN (SELECT m.node_seq FROM memberships m WHERE {where} AND {self._d.any_facet})", params
+
+    def scope_size(self, initiative_ids: Sequence[int]) -> int:
+        """How many live members the initiatives hold (`SectionQueries`)."""
+        raise NotImplementedError
