@@ -10,7 +10,7 @@ from kaeru.errors import Internal
 from kaeru.storage.sql.dialect import Dialect
 
 Params = Sequence[Any]
-#: A scope of at most this many memberships is listed for a plan to start from (`_members_listed`).
+#: A scope of at most this many live members is listed for a plan to start from (`_members_listed`).
 FEW_MEMBERS = 4000
 
 
@@ -63,13 +63,14 @@ class Part:
 
     def _members_listed(self, initiative_ids: Sequence[int], alias: str = "n") -> tuple[str, list[Any]]:
         """`_member_of` (`alias`, a live node that is no audit event, is a member of one of the
-        initiatives), written for a scope of at most `FEW_MEMBERS` memberships as the list of its
+        initiatives), written for a scope of at most `FEW_MEMBERS` live members as the list of its
         members the plan starts from (decision 147). A statement that walks the vault's nodes in seq
         order and tests each for membership passes every node between the scope's members: for a
         project that others were written past, every node written since — all of them when it asks
         for more rows than the project has (`reflect`'s orphans: 120 ms behind 60,000 nodes). A
-        larger scope keeps the walk, which is short where its members are dense."""
-        if self.scope_size(initiative_ids) > FEW_MEMBERS:  # remembered in a read snapshot (16.E4)
+        larger scope keeps the walk, which is short where its members are dense, and so does a write
+        transaction, where the scope's size would be counted again at every call."""
+        if not self._read_only or self.scope_size(initiative_ids) > FEW_MEMBERS:  # remembered (16.E4)
             return self._member_of(initiative_ids, alias)
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         return f"{alias}.seq IN (SELECT m.node_seq FROM memberships m WHERE {where} AND {self._d.any_facet})", params
