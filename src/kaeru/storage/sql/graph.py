@@ -154,7 +154,11 @@ class GraphQueries(Part):
         A walk in time order passes every node of the vault until it has found enough members: for
         a project that others were written past, around its newest notes that was every node
         written since (60,000 after a 500-note project: ~40 ms a `recall`, decision 145). Reading
-        the members costs ~0.2 ms a thousand instead, whatever the rest of the vault holds."""
+        the members costs ~0.2 ms a thousand instead, whatever the rest of the vault holds. A read
+        snapshot knows a large scope by its remembered size (16.E4) and walks it without reading
+        `TIMELINE_MEMBERS` rows first."""
+        if self._read_only and self.scope_size(initiative_ids) > TIMELINE_MEMBERS:
+            return None
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         found = self._db.rows(
             "SELECT n.created_at, n.seq, n.id, n.retracted, n.node_type FROM memberships m JOIN nodes n "
