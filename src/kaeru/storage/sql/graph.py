@@ -14,6 +14,8 @@ from kaeru.storage.sql.rows import EDGE_COLS, prefixed
 
 _E_EDGE = prefixed(EDGE_COLS, "e")
 SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
+#: What `timeline` is asked: since, until, pivot (created_at, seq), before, after.
+Asked = tuple[str | None, str | None, tuple[str, int] | None, int, int]
 #: `timeline` and `timelines` read a scope of at most this many memberships (audit events' aside) whole.
 TIMELINE_MEMBERS = 4000
 #: Nodes that are no orphans for lack of edges: audit events, boards, and saved chains (a chain's
@@ -131,8 +133,8 @@ class GraphQueries(Part):
         (decision 145); a larger one is walked in time order (`_walked`)."""
         members = self._few_members(initiative_ids)
         if members is not None:
-            return _placed(members, since, until, pivot, before, after)
-        return self._walked(initiative_ids, since=since, until=until, pivot=pivot, before=before, after=after)
+            return _placed(members, (since, until, pivot, before, after))
+        return self._walked(initiative_ids, (since, until, pivot, before, after))
 
     def timelines(
         self, initiative_ids: Sequence[int], pivots: Sequence[tuple[tuple[str, int], int, int]]
@@ -144,7 +146,7 @@ class GraphQueries(Part):
             return []
         members = self._few_members(initiative_ids)
         if members is not None:
-            return [_placed(members, None, None, p, b, a) for p, b, a in pivots]
+            return [_placed(members, (None, None, p, b, a)) for p, b, a in pivots]
         return self._walk_timelines(initiative_ids, pivots)
 
     def _few_members(self, initiative_ids: Sequence[int]) -> list[tuple[str, int, str]] | None:
@@ -172,17 +174,10 @@ class GraphQueries(Part):
         # collation does; a node in two initiatives of the scope once.
         return sorted({(str(r[0]), int(r[1]), str(r[2])) for r in found if not r[3] and r[4] not in hidden})
 
-    def _walked(
-        self,
-        initiative_ids: Sequence[int],
-        *,
-        since: str | None,
-        until: str | None,
-        pivot: tuple[str, int] | None,
-        before: int,
-        after: int,
-    ) -> list[str]:
-        """`timeline` by walking the scope's nodes in (created_at, seq) order through `nodes_created`."""
+    def _walked(self, initiative_ids: Sequence[int], asked: Asked) -> list[str]:
+        """`timeline` (`asked`: its since, until, pivot, before, after) by walking the scope's nodes in
+        (created_at, seq) order through `nodes_created`."""
+        since, until, pivot, before, after = asked
         scope, params = self._member_of(initiative_ids)
         base = f"FROM nodes n WHERE n.retracted = {self._d.false} AND {SHOWN} AND {scope}"
         window: list[Any] = []
@@ -210,18 +205,12 @@ class GraphQueries(Part):
     ) -> list[list[str]]:
         """`timelines` by walking: one walk a pivot (SQLite's small statements are cached and cheap in
         process); PostgreSQL asks in one statement (decision 143)."""
-        return [self._walked(initiative_ids, since=None, until=None, pivot=p, before=b, after=a) for p, b, a in pivots]
+        return [self._walked(initiative_ids, (None, None, p, b, a)) for p, b, a in pivots]
 
 
-def _placed(
-    members: list[tuple[str, int, str]],
-    since: str | None,
-    until: str | None,
-    pivot: tuple[str, int] | None,
-    before: int,
-    after: int,
-) -> list[str]:
-    """`timeline`'s answer taken from the scope's members in (created_at, seq) order."""
+def _placed(members: list[tuple[str, int, str]], asked: Asked) -> list[str]:
+    """`timeline`'s answer (`asked`) taken from the scope's members in (created_at, seq) order."""
+    since, until, pivot, before, after = asked
     window = members
     if since or until:
         window = [m for m in members if (not since or m[0] >= since) and (not until or m[0] <= until)]
