@@ -157,9 +157,9 @@ class GraphQueries(Part):
         a project that others were written past, around its newest notes that was every node
         written since (60,000 after a 500-note project: ~40 ms a `recall`, decision 145). Reading
         the members costs ~0.2 ms a thousand instead, whatever the rest of the vault holds. A read
-        snapshot knows a large scope by its remembered size (16.E4) and walks it without reading
-        `TIMELINE_MEMBERS` rows first."""
-        if self._read_only and self.scope_size(initiative_ids) > TIMELINE_MEMBERS:
+        snapshot tells a large scope by a count that stops past `TIMELINE_MEMBERS` (`_few`) and
+        walks it without reading those rows first."""
+        if self._read_only and not self._few(initiative_ids, TIMELINE_MEMBERS):
             return None
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         found = self._db.rows(

@@ -100,6 +100,11 @@ class FtsSearch(SectionQueries):
             sizes[key] = size
         return size
 
+    def _few(self, initiative_ids: Sequence[int], limit: int) -> bool:
+        # `scope_size` remembered at this snapshot's watermark (`recall` counts it first): no count.
+        known = self._common.scope_sizes.get((tuple(initiative_ids), watermark(self._db))) if self._snapshot else None
+        return known <= limit if known is not None else super()._few(initiative_ids, limit)
+
     def _index(self, seq: int, node: Node) -> None:
         """One row of the full-text index: literal words (search) and their stems (recall)."""
         name = indexed_name(node)
