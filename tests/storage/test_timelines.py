@@ -13,7 +13,7 @@ import pytest
 
 from kaeru.domain.model import NodeType
 from kaeru.storage.base import Store
-from kaeru.storage.sql import graph
+from kaeru.storage.sql import db
 from tests.storage.test_node_rows import distinct_node
 
 
@@ -64,7 +64,7 @@ def test_a_small_scope_read_whole_answers_as_the_walk(store: Store, monkeypatch:
     pivots.append((("2026-01-02T00:00:99.000000Z", 10**9), 4, 2))  # past the newest: only earlier ones
     for scope in ([a], [b], [a, b]):
         read = _answers(store, scope, pivots)
-        monkeypatch.setattr(graph, "TIMELINE_MEMBERS", 0)  # every scope walked
+        monkeypatch.setattr(db, "FEW_MEMBERS", 0)  # every scope walked
         walked = _answers(store, scope, pivots)
         monkeypatch.undo()
         assert read == walked

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType
+from kaeru.storage.sql import db as sqldb
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import type_literals
@@ -16,8 +17,6 @@ _E_EDGE = prefixed(EDGE_COLS, "e")
 SHOWN = "n.node_type NOT IN ('audit_event', 'board')"
 #: What `timeline` is asked: since, until, pivot (created_at, seq), before, after.
 Asked = tuple[str | None, str | None, tuple[str, int] | None, int, int]
-#: `timeline` and `timelines` read a scope of at most this many memberships (audit events' aside) whole.
-TIMELINE_MEMBERS = 4000
 #: Nodes that are no orphans for lack of edges: audit events, boards, and saved chains (a chain's
 #: members are in its properties; linking it "to what it is about" fixes nothing — decision 80).
 _LINKABLE = "n.node_type NOT IN ('audit_event', 'board', 'chain')"
@@ -129,7 +128,7 @@ class GraphQueries(Part):
         """Live member ids ordered by (created_at, seq): `before` items preceding and `after` items from
         `pivot` (a (created_at, seq) position), or everything in [since, until] up to `after` items.
 
-        A scope of at most `TIMELINE_MEMBERS` members is read whole and the answer taken from it
+        A scope of at most `FEW_MEMBERS` members is read whole and the answer taken from it
         (decision 145); a larger one is walked in time order (`_walked`)."""
         members = self._few_members(initiative_ids)
         if members is not None:
@@ -151,23 +150,23 @@ class GraphQueries(Part):
 
     def _few_members(self, initiative_ids: Sequence[int]) -> list[tuple[str, int, str]] | None:
         """The scope's live, shown members as (created_at, seq, id) in that order, or None past
-        `TIMELINE_MEMBERS` memberships (an audit event's, facet '', aside).
+        `FEW_MEMBERS` memberships (an audit event's, facet '', aside).
 
         A walk in time order passes every node of the vault until it has found enough members: for
         a project that others were written past, around its newest notes that was every node
         written since (60,000 after a 500-note project: ~40 ms a `recall`, decision 145). Reading
         the members costs ~0.2 ms a thousand instead, whatever the rest of the vault holds. A read
-        snapshot tells a large scope by a count that stops past `TIMELINE_MEMBERS` (`_few`) and
+        snapshot tells a large scope by a count that stops past `FEW_MEMBERS` (`_few`) and
         walks it without reading those rows first."""
-        if self._read_only and not self._few(initiative_ids, TIMELINE_MEMBERS):
+        if self._read_only and not self._few(initiative_ids, sqldb.FEW_MEMBERS):
             return None
         where, params = self._d.in_("m.initiative_id", initiative_ids)
         found = self._db.rows(
             "SELECT n.created_at, n.seq, n.id, n.retracted, n.node_type FROM memberships m JOIN nodes n "
-            f"ON n.seq = m.node_seq WHERE {where} AND {self._d.any_facet} LIMIT {TIMELINE_MEMBERS + 1}",
+            f"ON n.seq = m.node_seq WHERE {where} AND {self._d.any_facet} LIMIT {sqldb.FEW_MEMBERS + 1}",
             params,
         )
-        if len(found) > TIMELINE_MEMBERS:
+        if len(found) > sqldb.FEW_MEMBERS:
             return None
         hidden = ("audit_event", "board")
         # Sorted as the walk's ORDER BY (created_at, seq): text timestamps compare as the engines' C
