@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from bench import vaults
 from bench.beam import run as beam_run
 from bench.beam.data import BeamQuestion, load
 from bench.locomo.data import DataError
@@ -52,9 +53,12 @@ def test_current_first_is_strict() -> None:
 
 
 @pytest.mark.timeout(180)
-def test_small_slice_runs_and_writes_the_report(backend: str, tmp_path: Path) -> None:
+def test_small_slice_runs_and_writes_the_report(backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On either backend (PostgreSQL ranks by the same bm25: the issue compares the two engines on this set)."""
     out = tmp_path / "beam.json"
+    made: list[vaults.BenchVault | None] = []  # the run's own database (others' runs may be going on beside it)
+    real = vaults.run_database
+    monkeypatch.setattr(vaults, "run_database", lambda *a, **k: made.append(real(*a, **k)) or made[-1])
     code = beam_run.main(
         [
             "--backend",
@@ -86,7 +90,10 @@ def test_small_slice_runs_and_writes_the_report(backend: str, tmp_path: Path) ->
     assert report["config"]["backend"] == backend
     assert not list(tmp_path.glob("kaeru-beam-*"))
     if backend == "postgres":  # the run's database is dropped with it
-        assert not bench_databases("kaeru_bench_beam_")
+        [vault] = made
+        assert vault is not None and vault.database_url is not None
+        name = vault.database_url.rsplit("/", 1)[-1].split("?")[0]
+        assert name.startswith("kaeru_bench_beam_") and name not in bench_databases("kaeru_bench_beam_")
 
 
 def bench_databases(prefix: str) -> list[str]:
