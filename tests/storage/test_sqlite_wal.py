@@ -110,3 +110,39 @@ def test_a_store_closed_while_another_is_open_keeps_the_wal_for_it(sqlite_vault:
         assert conn.execute("SELECT count(*) FROM nodes").fetchone() == (2,)
     finally:
         conn.close()
+
+
+def test_a_checkpointer_finding_the_log_restarted_leaves_the_writers_alone(sqlite_vault: VaultSpec) -> None:
+    """Every server process on a vault runs a checkpointer, and one full log wakes them all: the
+    first restarts the log, and the others, finding it short, must not take the write lock again to
+    restart it a second time while another process's writer is mid-transaction (decision 149)."""
+    settings = sqlite_vault.settings()
+    store = SqliteStore(settings.sqlite_path)
+    service = Service(store, settings)
+    other = apsw.Connection(str(settings.sqlite_path))  # another server's writer
+    checkpointer = apsw.Connection(str(settings.sqlite_path))
+    try:
+        service.note(parse("note", {"initiative": "weir", "text": "a heron by the weir"}))
+        list(other.execute("PRAGMA wal_checkpoint(TRUNCATE)"))  # the first checkpointer's restart
+        service.note(parse("note", {"initiative": "weir", "text": "a second heron after the restart"}))
+        list(other.execute("BEGIN IMMEDIATE"))
+        list(other.execute("UPDATE initiatives SET name = name"))
+        assert SqliteStore._checkpoint(checkpointer, "RESTART")  # not busy: it left the write lock alone
+        list(other.execute("COMMIT"))
+        # A long log is still restarted: hold a snapshot while notes fill it, then let it go.
+        list(checkpointer.execute("BEGIN"))
+        list(checkpointer.execute("SELECT count(*) FROM nodes"))
+        for i in range(CHECKPOINT_PAGES):
+            service.note(parse("note", {"initiative": "weir", "text": f"heron number {i} at the weir"}))
+            ((_, frames, _),) = other.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if frames >= CHECKPOINT_PAGES:
+                break
+        list(checkpointer.execute("COMMIT"))
+        assert SqliteStore._checkpoint(checkpointer, "RESTART")
+        service.note(parse("note", {"initiative": "weir", "text": "the first heron of the new log"}))
+        ((_, frames, _),) = other.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        assert frames < CHECKPOINT_PAGES
+    finally:
+        other.close()
+        checkpointer.close()
+        store.close()

@@ -128,7 +128,10 @@ class SqliteStore:
             self._upgrade = BackgroundUpgrade(later, self._upgrade_now, busy=lambda e: isinstance(e, BUSY))
 
     def _checkpoint_loop(self, conn: apsw.Connection) -> None:
-        conn.set_busy_timeout(CHECKPOINT_BUSY_MS)
+        # RESTART holds the write lock while it waits for readers: polled every millisecond, not by
+        # SQLite's own backoff (whose sleeps grow to 100 ms and overshoot the reader they wait for),
+        # so writers of every process on the vault wait no longer than the readers take (149).
+        conn.set_busy_handler(waiter(CHECKPOINT_BUSY_MS))
         #: Tries left to truncate the WAL since the last write (0: nothing to do until the next one).
         truncate = 0
         try:
@@ -160,10 +163,14 @@ class SqliteStore:
         """Copy the WAL into the database (PASSIVE: never blocking a writer); then, `mode` RESTART or
         TRUNCATE, take the write lock a moment to copy what writers appended meanwhile and start the
         log again from its beginning (TRUNCATE also empties the file). False if another connection
-        was in the way (the busy timeout of `conn` bounds the wait)."""
+        was in the way (the busy timeout of `conn` bounds the wait).
+
+        RESTART is skipped when the log PASSIVE found is already short: another checkpointer (every
+        server process on the vault runs one, and each is woken by the same full log) restarted it
+        since this one was woken, and a second restart would only hold the write lock again (149)."""
         try:
-            list(conn.execute("PRAGMA wal_checkpoint(PASSIVE)"))
-            if mode == "PASSIVE":
+            ((_, log, _),) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if mode == "PASSIVE" or (mode == "RESTART" and log < CHECKPOINT_PAGES):
                 return True
             ((busy, _, _),) = conn.execute(f"PRAGMA wal_checkpoint({mode})")
             return bool(busy == 0)
@@ -344,7 +351,7 @@ class SqliteStore:
             for conn in idle:
                 self._all.remove(conn)
         if idle:
-            idle[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
+            idle[0].set_busy_handler(waiter(CHECKPOINT_BUSY_MS))
             self._checkpoint(idle[0], "TRUNCATE")
         for conn in idle:
             _close_quietly(conn)
