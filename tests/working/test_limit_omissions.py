@@ -12,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from kaeru.mcp.server import build_server
 from kaeru.service import Service, history
-from tests.working.conftest import Call
+from tests.working.conftest import Call, Clock
 
 
 def _limit(envelope: dict[str, Any]) -> list[tuple[str, int]]:
@@ -172,3 +172,28 @@ def test_current_state_stopped_at_its_walk_cap_says_more_lie_beyond(
     at_cap = _chain(call, "q2", 21, "supersedes")  # exactly PREDECESSOR_COUNT predecessors
     exact = _checked(timed, "current_state", {"initiative": "q2", "node": {"id": at_cap[0]}})
     assert _limit(exact) == [("predecessors", 10)] and _window(exact) == []
+
+
+def test_a_slot_retaken_every_session_shows_its_newest_past_holders_and_counts_the_rest(
+    call: Call, timed: Service, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `handoff` slot is taken by a new note at every session's end: asked who holds it, the answer
+    must not grow with the project's age (3,000 handoffs made a 2 MB answer before decision 150)."""
+    monkeypatch.setattr(history, "MAX_PREDECESSORS", 3)
+    made = []
+    for i in range(7):  # one a minute, from 09:00
+        note = call("note", initiative="h", text=f"handoff {i}: carry on with step {i}", options={"slot": "handoff"})
+        made.append(note["data"]["primary"]["id"])
+        clock.advance(minutes=1)
+    envelope = _checked(timed, "current_state", {"initiative": "h", "slot": "handoff"})
+    assert envelope["data"]["status"] == "current" and envelope["data"]["current"]["id"] == made[-1]
+    assert [p["id"] for p in envelope["data"]["predecessors"]] == made[-2:-5:-1]
+    assert _limit(envelope) == [("predecessors", 3)]
+    assert envelope["coverage"]["complete"] is False
+    earlier = _checked(timed, "current_state", {"initiative": "h", "slot": "handoff", "as_of": "2026-03-02T09:05:30Z"})
+    assert earlier["data"]["current"]["id"] == made[-2]
+    assert [p["id"] for p in earlier["data"]["predecessors"]] == made[-3:-6:-1]
+    monkeypatch.setattr(history, "MAX_PREDECESSORS", 6)
+    whole = _checked(timed, "current_state", {"initiative": "h", "slot": "handoff"})
+    assert [p["id"] for p in whole["data"]["predecessors"]] == made[-2::-1]
+    assert _limit(whole) == [] and whole["coverage"]["complete"] is True

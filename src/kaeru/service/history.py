@@ -249,16 +249,29 @@ def _view_at(session: Session, node_id: str, moment: str | None) -> Any:
     return build_views(session, [node], at=moment)[0]
 
 
+def _views_at(session: Session, node_ids: list[str], moment: str | None) -> list[Any]:
+    """The views of `node_ids` that exist (now, or as of `moment`), in that order, built together."""
+    if moment:
+        found = {i: n for i in dict.fromkeys(node_ids) if (n := session.node_at(i, moment)) is not None}
+    else:
+        found = session.nodes_by_ids(node_ids)
+    nodes = [found[i] for i in node_ids if i in found]
+    return build_views(session, nodes, at=moment) if nodes else []
+
+
 def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | None, coverage: Coverage) -> StateOutcome:
     history = [s for s in session.slot_history(scope.id, slot) if moment is None or s.updated_at <= moment]
     if not history:
         return StateOutcome(status="not_found", coverage=coverage, slot=slot)
     state = history[-1]
-    holders: list[str] = []
-    for past in reversed(history[:-1]):
-        if past.node_id and past.node_id != state.node_id and past.node_id not in holders:
-            holders.append(past.node_id)
-    predecessors = [v for v in (_view_at(session, h, moment) for h in holders) if v is not None]
+    # Newest first, each once (a dict keeps the order; a list's `in` made this quadratic).
+    holders = list(dict.fromkeys(p.node_id for p in reversed(history[:-1]) if p.node_id and p.node_id != state.node_id))
+    # A slot is retaken every session (`handoff`): its past holders are shown newest first up to the
+    # same cap as a node's predecessors and counted past it, their views built together (decision 150).
+    if len(holders) > MAX_PREDECESSORS:
+        coverage.omitted.append(Omission("predecessors", len(holders) - MAX_PREDECESSORS, "limit"))
+        coverage.complete = False
+    predecessors = _views_at(session, holders[:MAX_PREDECESSORS], moment)
     current = _view_at(session, state.node_id, moment) if state.node_id else None
     status = "current" if current is not None and current.currentness.value != "retracted" else "no_current"
     edges = []
@@ -364,12 +377,7 @@ def _predecessors(
             order.append((edge.dst, edge))
         frontier = following
     shown = order[:MAX_PREDECESSORS]
-    if moment:
-        found = {i: n for i in dict.fromkeys(i for i, _ in shown) if (n := session.node_at(i, moment)) is not None}
-    else:
-        found = session.nodes_by_ids([i for i, _ in shown])
-    nodes = [found[i] for i, _ in shown if i in found]
-    views = build_views(session, nodes, at=moment) if nodes else []
+    views = _views_at(session, [i for i, _ in shown], moment)
     for _, edge in shown:
         if edge not in deciding:
             deciding.append(edge)
