@@ -108,12 +108,30 @@ def test_trail_provenance_counts_the_ancestors_past_its_depth(call: Call, timed:
 
 
 def test_current_state_counts_the_predecessors_past_its_cap(call: Call, timed: Service) -> None:
-    made = _chain(call, "q", 260, "supersedes")
+    made = _chain(call, "q", history.MAX_PREDECESSORS + 4, "supersedes")
     envelope = _checked(timed, "current_state", {"initiative": "q", "node": {"id": made[0]}})
     assert envelope["data"]["status"] == "current"
-    assert len(envelope["data"]["predecessors"]) == 256
+    assert [p["id"] for p in envelope["data"]["predecessors"]] == made[1 : history.MAX_PREDECESSORS + 1]
     assert _limit(envelope) == [("predecessors", 3)]
     assert envelope["coverage"]["complete"] is False
+
+
+def test_current_state_from_the_oldest_of_a_long_chain_shows_the_links_of_what_it_shows(
+    call: Call, timed: Service, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked from the oldest node, the walk crosses every link to the head; the answer keeps the
+    links that touch a node it shows and counts the others (decision 151)."""
+    monkeypatch.setattr(history, "MAX_PREDECESSORS", 5)
+    made = _chain(call, "o", 40, "supersedes")  # made[0] is the head, made[39] the oldest
+    envelope = _checked(timed, "current_state", {"initiative": "o", "node": {"id": made[-1]}})
+    data = envelope["data"]
+    assert data["subject"]["id"] == made[-1] and data["current"]["id"] == made[0]
+    assert [p["id"] for p in data["predecessors"]] == made[1:6]
+    # Shown: the oldest, the head and made[1..5]; the links touching them: made[i] -> made[i + 1] for
+    # i in 0..5, and made[38] -> made[39]. The other 32 of the 39 are counted.
+    links = sorted((e["from"], e["to"]) for e in data["edges"])
+    assert links == sorted([*((made[i], made[i + 1]) for i in range(6)), (made[38], made[39])])
+    assert ("edges", 32) in _limit(envelope) and envelope["coverage"]["complete"] is False
 
 
 def _window(envelope: dict[str, Any]) -> list[tuple[str, int]]:

@@ -31,8 +31,9 @@ MAX_PROVENANCE_DEPTH = 32
 #: past it); when more lie beyond, an omission with reason `window` says so (decision 13.F3).
 PROVENANCE_COUNT = 1000
 #: current_state shows at most MAX_PREDECESSORS predecessors and walks at most PREDECESSOR_COUNT
-#: (the rest counted as `limit`; past the walk's cap, an omission with reason `window`).
-MAX_PREDECESSORS = 256
+#: (the rest counted as `limit`; past the walk's cap, an omission with reason `window`). Each is a
+#: whole node in the answer: 32 are ~22 KB of an agent's context, 256 were ~180 KB (decision 151).
+MAX_PREDECESSORS = 32
 PREDECESSOR_COUNT = 1000
 
 
@@ -325,6 +326,13 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
     if capped:
         # The walk stopped at PREDECESSOR_COUNT predecessors: at least one more lies beyond.
         coverage.omitted.append(Omission("predecessors", 1, "window"))
+    # The walk from an old node to the head crossed every link of the chain: only the links that
+    # touch a node in the answer are shown, the rest counted (3,000 of them were 600 KB, decision 151).
+    shown = {subject.node.id, here.node.id, *(v.node.id for v in predecessors)}
+    linked = [e for e in deciding if e.src in shown or e.dst in shown]
+    if len(linked) < len(deciding):
+        coverage.omitted.append(Omission("edges", len(deciding) - len(linked), "limit"))
+        deciding = linked
     if coverage.omitted:
         coverage.complete = False
     refuting = [
