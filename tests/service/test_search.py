@@ -11,6 +11,7 @@ from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import ReadOutcome
+from kaeru.storage.sql.db import PROBED_SCOPES
 from tests.service.support import primary
 
 P = "search-lab"
@@ -350,6 +351,22 @@ def test_several_initiatives_and_no_leak(service: Service) -> None:
     assert scopes == {a: ["proj-a"], b: ["proj-b"]}
     assert both.coverage.initiatives == ["proj-a", "proj-b"]
     assert ids(search(service, "lighthouse", initiatives=["proj-a"])) == [a]
+
+
+def test_a_search_across_many_initiatives_finds_each_and_leaks_none(service: Service) -> None:
+    """Past `PROBED_SCOPES` initiatives a node's memberships are tested against the list instead of
+    the list probed one initiative at a time (decision 152): the same hits, words or none, rare or
+    common."""
+    many = [f"proj-{i:02d}" for i in range(PROBED_SCOPES * 2)]
+    mine = {note(service, f"lighthouse keeper log {i}", initiative=name, kind="idea") for i, name in enumerate(many)}
+    for i in range(4):
+        note(service, f"lighthouse keeper log elsewhere {i}", initiative=f"other-{i}", kind="idea")
+    asked = many[::-1]
+    assert set(ids(search(service, "lighthouse", initiatives=asked, limit=50))) == mine
+    assert set(ids(search(service, "keeper log", initiatives=asked, limit=50, match="all"))) == mine
+    assert set(ids(search(service, filters={"types": ["idea"]}, initiatives=asked, limit=50))) == mine
+    assert ids(search(service, filters={"types": ["task"]}, initiatives=asked, limit=50)) == []
+    assert search(service, "lighthouse", initiatives=asked, limit=5).total == len(mine)
 
 
 def test_filters_only_search_does_not_leak(service: Service) -> None:

@@ -27,11 +27,13 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
     if not isinstance(raw, list) or not raw:
         raise InvalidArgument("initiatives must be a non-empty list of names", field=field)
     found: list[Initiative] = []
+    taken: set[int] = set()
     issues: list[Issue] = []
     every: list[str] | None = None
-    for i, value in enumerate(raw):
-        name = normalise_initiative(value, f"{field}[{i}]")
-        initiative = session.initiative_by_name(name)
+    names = [normalise_initiative(value, f"{field}[{i}]") for i, value in enumerate(raw)]
+    known = session.initiatives_by_names(names) if len(names) > 1 else {}
+    for i, name in enumerate(names):
+        initiative = known.get(name) if len(names) > 1 else session.initiative_by_name(name)
         if initiative is None:
             if every is None:
                 every = grants.visible_names(x.name for x in session.all_initiatives())
@@ -40,7 +42,8 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
             close = suggest(name, every)
             hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
-        elif initiative.id not in {f.id for f in found}:
+        elif initiative.id not in taken:
+            taken.add(initiative.id)
             found.append(initiative)
     return found, issues
 

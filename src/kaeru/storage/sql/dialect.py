@@ -58,6 +58,9 @@ class Dialect:
     forgotten_source = "nodes b JOIN edges e"
     #: A membership row `m` of a live node (an audit event's facet is the lowest value: '' or 0).
     any_facet = "m.facet > ''"
+    #: The column `_member_of` tests a long list of initiatives on (`SqliteDialect`'s says why); a
+    #: planner that chooses semi-joins by cost (PostgreSQL's) keeps the plain column.
+    long_member_list = "m.initiative_id"
 
     def render(self, sql: str) -> str:
         return sql
@@ -127,6 +130,9 @@ class SqliteDialect(Dialect):
     forgotten_source = "nodes b INDEXED BY nodes_forgotten CROSS JOIN edges e"
     rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
     any_facet = "m.facet > 0"
+    #: A node's memberships tested against a long list of initiatives: the unary `+` keeps the list
+    #: out of the index, which SQLite would otherwise probe once per initiative for every row (152).
+    long_member_list = "+m.initiative_id"
 
     def facet_key(self, facet: str | None) -> Any:
         return FACET_CODES[facet or ""]

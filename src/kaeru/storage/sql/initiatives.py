@@ -42,6 +42,17 @@ class InitiativeQueries(Part):
         row = self._db.one(_BY_NAME, (name,))
         return rows.initiative(row) if row else None
 
+    def initiatives_by_names(self, names: Sequence[str]) -> dict[str, Initiative]:
+        """The initiatives of `names` that exist, by name: one statement a chunk of names, where a
+        search across 1,000 projects made 1,000 round trips (decision 152)."""
+        found: dict[str, Initiative] = {}
+        for chunk in self._d.chunks(names):
+            where, params = self._d.in_("name", chunk, "text")
+            for row in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives WHERE {where}", params):
+                initiative = rows.initiative(row)
+                found[initiative.name] = initiative
+        return found
+
     def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:
         if not ids:
             return {}
