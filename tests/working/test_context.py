@@ -108,6 +108,31 @@ def test_a_rule_too_long_for_the_budget_is_reported_not_dropped(call: Call) -> N
         assert answer["coverage"]["rules_complete"] is True
 
 
+def test_rules_that_cannot_all_fit_leave_the_other_sections_a_share(call: Call) -> None:
+    """A project of many rules: they come first, but when they cannot all be delivered whole (and
+    say so) they do not take the whole answer — the open tasks still come back, also when asked for alone
+    (decision 153). Rules that fit are all delivered whole, as before."""
+    tasks = [
+        call("task", initiative="p", text=f"open task {i}: ship the importer")["data"]["primary"]["id"]
+        for i in range(3)
+    ]
+    rule = "keep every write idempotent and every read bounded by its budget, whatever the caller asks"
+    for i in range(4):
+        call("note", initiative="p", kind="rule", text=f"rule {i}: {rule}")
+    fits = call("context", initiative="p", budget_chars=800)
+    assert len(_section(fits, "rules")) == 4 and fits["coverage"]["rules_complete"] is True
+    assert all(not item.get("body_range") for s in fits["data"]["sections"][:1] for item in s["items"])
+    for i in range(4, 12):
+        call("note", initiative="p", kind="rule", text=f"rule {i}: {rule}")
+    for asked in ({}, {"sections": ["tasks"]}):
+        answer = call("context", initiative="p", budget_chars=800, **asked)
+        assert answer["data"]["sections"][0]["name"] == "rules" and _section(answer, "rules")
+        assert answer["coverage"]["complete"] is False  # the rules are cut (or some left out) and say so
+        assert set(_section(answer, "tasks")) == set(tasks)
+        bodies = sum(len(item.get("body") or "") for s in answer["data"]["sections"] for item in s["items"])
+        assert bodies <= 800
+
+
 def test_the_re_entry_ritual_shows_new_work_in_its_sections(call: Call) -> None:
     call("note", initiative="p", text="seed")
     assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["p"]

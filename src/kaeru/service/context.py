@@ -40,6 +40,10 @@ CAPS = {
     "frozen": 30,
 }
 ITEM_EXCERPT = 240
+#: When the active rules do not all fit the budget, 1 / OTHERS_SHARE of it is kept for the other
+#: sections (when they have something to show): all rules first while they fit, then 3/4 at most
+#: (decision 153).
+OTHERS_SHARE = 4
 #: The layers whose nodes `context` offers without being asked (cold and frozen: only by section).
 EAGER_LAYERS = ("core", "hot", "warm")
 RECENT_FACETS = [f"{tier.value}:{layer}" for tier in Tier for layer in EAGER_LAYERS]
@@ -236,11 +240,18 @@ def _attention(session: Session, scope: Initiative) -> list[Node]:
 
 
 def _fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
-    """Cut bodies to the budget: rules first and whole where possible, then every other section in order."""
+    """Cut bodies to the budget: rules first and whole where possible (all of them when they fit; when
+    they cannot all fit, at most 3/4 of the budget, `OTHERS_SHARE`), then every other section in order."""
     remaining = budget
     rules = sections[0]
     lengths = [len(n.body or "") for n in rules.nodes]
-    grants = lengths if sum(lengths) <= remaining else (allocate(lengths, remaining) or [])
+    if sum(lengths) <= remaining:
+        grants = lengths
+    else:
+        # The rules are incomplete whatever is done: they leave the other sections a share, or an
+        # agent re-entering a project of many rules (or asking for its tasks) would get nothing else.
+        others = any(s.nodes for s in sections[1:])
+        grants = allocate(lengths, remaining - (remaining // OTHERS_SHARE if others else 0)) or []
     kept_rules = rules.nodes[: len(grants)]
     bodies: dict[str, tuple[str | None, Any]] = {}
     for node, grant in zip(kept_rules, grants, strict=True):
