@@ -21,17 +21,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.kept import kept_vault, tools
 from bench.stats import percentile
-from kaeru.config import Settings
-from kaeru.mcp.server import build_server
-from kaeru.service import Service
-from kaeru.storage.factory import open_store
 
 PROJECT = "aged"
 Run = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -124,19 +120,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", type=int, default=15, help="timed calls of each read (default 15)")
     p.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     a = p.parse_args(argv)
-    vault = (a.workdir or Path(tempfile.mkdtemp(prefix="kaeru-aged-"))) / f"aged-{a.age}"
-    settings = Settings.from_env({"KAERU_VAULT": str(vault)})
-    made = vault / "nodes.json"
-    store = open_store(settings)
-    try:
-        run = build_server(Service(store, settings)).registry.run
-        if not made.exists():
+
+    def made(folder: Path) -> None:
+        with tools({"KAERU_VAULT": str(folder)}) as run:
             started = time.perf_counter()
-            made.write_text(json.dumps(build(run, a.age)))
-            print(f"built {vault} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-        figures = measure(run, json.loads(made.read_text()), a.rounds)
-    finally:
-        store.close()
+            (folder / "nodes.json").write_text(json.dumps(build(run, a.age)))
+            print(f"built aged-{a.age} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+    with kept_vault(a.workdir, f"aged-{a.age}", made) as vault, tools({"KAERU_VAULT": str(vault)}) as run:
+        figures = measure(run, json.loads((vault / "nodes.json").read_text()), a.rounds)
     print(f"\nproject age {a.age}: CPU ms p50 / max, answer bytes")
     print("| read | p50 | max | answer | complete |\n|---|---:|---:|---:|---|")
     for label, f in figures.items():

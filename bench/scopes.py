@@ -17,17 +17,13 @@ import argparse
 import hashlib
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from bench.corpus import CorpusBuilder
+from bench.kept import kept_vault, tools
 from bench.stats import percentile
-from kaeru.config import Settings
-from kaeru.mcp.server import build_server
-from kaeru.service import Service
-from kaeru.storage.factory import open_store
 
 
 def _name(i: int) -> str:
@@ -85,22 +81,17 @@ def main(argv: list[str] | None = None) -> int:
     label = f"scopes-{a.initiatives}x{a.per}"
     if a.database_url:
         label += "-pg-" + hashlib.sha256(a.database_url.encode()).hexdigest()[:8]
-    vault = (a.workdir or Path(tempfile.mkdtemp(prefix="kaeru-scopes-"))) / label
-    vault.mkdir(parents=True, exist_ok=True)
-    env = {"KAERU_VAULT": str(vault), **({"KAERU_DATABASE_URL": a.database_url} if a.database_url else {})}
-    settings = Settings.from_env(env)
-    store = open_store(settings)
-    try:
-        run = build_server(Service(store, settings)).registry.run
-        built = vault / "built"
-        if not built.exists():
+    database = {"KAERU_DATABASE_URL": a.database_url} if a.database_url else {}
+
+    def made(folder: Path) -> None:
+        with tools({"KAERU_VAULT": str(folder), **database}) as run:
             started = time.perf_counter()
             build(run, a.initiatives, a.per)
-            built.write_text("1")
+            (folder / "built").write_text("1")
             print(f"built {label} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+
+    with kept_vault(a.workdir, label, made) as vault, tools({"KAERU_VAULT": str(vault), **database}) as run:
         figures = measure(run, a.initiatives, a.rounds)
-    finally:
-        store.close()
     print(f"\n{a.initiatives} initiatives × {a.per} notes ({'PostgreSQL' if a.database_url else 'SQLite'}); wall ms")
     print("| question × initiatives asked | p50 | max | answer bytes |\n|---|---:|---:|---:|")
     for name, f in figures.items():

@@ -18,7 +18,8 @@ The two alternate (`--rounds`, the order swapped each round). For each: every to
 run (peak and p95: the steady-state bound of decision 16.D5 is per process), the `-wal` once every
 client went quiet for two checkpoint pauses, and whether any `-wal`/`-shm` is left after every server
 exited on end of input. Then every node an applied write returned is looked for in the file (a lost
-write), and no request id may have made two nodes (a duplicated one).
+write), and no request id of a write that makes a node (`note`, `task`, `claim`) may have made two
+(a duplicated one).
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ from bench.stats import percentile
 SAMPLE_S = 0.02
 #: Tools that write: each carries a request id; an applied one returns the node it made or changed.
 WRITES = frozenset({"note", "task", "claim", "revise", "link", "task_update", "verdict"})
+#: The writes that make a node: one request id, one node.
+MAKERS = frozenset({"note", "task", "claim"})
 
 
 class Agent(threading.Thread):
@@ -60,8 +63,8 @@ class Agent(threading.Thread):
         self.barrier = barrier
         self.latency: dict[str, list[float]] = defaultdict(list)
         self.states: Counter[str] = Counter()
-        #: (request id, node id) of every applied write that named its node.
-        self.written: list[tuple[str, str]] = []
+        #: (tool, request id, node id) of every applied write that named its node.
+        self.written: list[tuple[str, str, str]] = []
         self.failure: BaseException | None = None
 
     def run(self) -> None:
@@ -79,8 +82,8 @@ class Agent(threading.Thread):
                 self.states[state if state != "rejected" else f"rejected:{_first_code(envelope)}"] += 1
                 self.workload.harvest(tool, args, envelope)
                 node = ((envelope.get("data") or {}).get("primary") or {}).get("id")
-                if tool == "note" and state == "applied" and isinstance(node, str):
-                    self.written.append((args["request_id"], node))
+                if tool in WRITES and state == "applied" and isinstance(node, str):
+                    self.written.append((tool, args["request_id"], node))
         except BaseException as exc:  # reported by the caller, with the agent that failed
             self.failure = exc
 
@@ -91,8 +94,9 @@ def _sampler(vaults: list[Path], stop: threading.Event, into: list[int]) -> None
         stop.wait(SAMPLE_S)
 
 
-def _lost_and_doubled(vault: Path, written: list[tuple[str, str]]) -> tuple[int, int]:
-    """How many applied notes the file does not hold, and how many request ids made two nodes."""
+def _lost_and_doubled(vault: Path, written: list[tuple[str, str, str]]) -> tuple[int, int]:
+    """How many nodes of applied writes the file does not hold, and how many request ids of writes
+    that make a node made two."""
     conn = apsw.Connection(str(vault / "vault.sqlite3"), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         held = {str(r[0]) for r in conn.execute("SELECT DISTINCT id FROM nodes")}
@@ -101,8 +105,8 @@ def _lost_and_doubled(vault: Path, written: list[tuple[str, str]]) -> tuple[int,
         )
     finally:
         conn.close()
-    lost = sum(1 for _, node in written if node not in held)
-    doubled = sum(1 for request, _ in written if per_request[request] > 1)
+    lost = sum(1 for _, _, node in written if node not in held)
+    doubled = sum(1 for tool, request, _ in written if tool in MAKERS and per_request[request] > 1)
     return lost, doubled
 
 
@@ -158,7 +162,7 @@ def run_mode(mode: str, servers: int, calls: int, size: int, work: Path, log: An
         "states": dict(states.most_common()),
         "lost_writes": lost,
         "duplicated_writes": doubled,
-        "notes_applied": sum(len(a.written) for a in agents),
+        "writes_applied": sum(len(a.written) for a in agents),
         "wal_peak_bytes": wal[-1] if wal else 0,
         "wal_p95_bytes": round(percentile(wal, 95)) if wal else 0,
         "wal_idle_bytes": idle,

@@ -26,7 +26,9 @@ def test_an_aged_project_is_built_once_and_its_capped_answers_stay_small(tmp_pat
     # The slot and the chain hold twice the cap: each answer shows the cap and counts the rest.
     for label in ("current_state slot", "current_state newest", "current_state oldest"):
         assert report[label]["complete"] is False
-    assert report["current_state oldest"]["bytes"] < 2 * report["current_state newest"]["bytes"]
+    # Asked from the oldest, the answer shows what the newest's shows (and the subject): not every
+    # link the walk crossed (without decision 151's filter, 25 % more at this age).
+    assert report["current_state oldest"]["bytes"] <= 1.1 * report["current_state newest"]["bytes"]
     assert report["read revised node"]["complete"] is True
     built = (tmp_path / f"aged-{age}" / "nodes.json").stat().st_mtime
     aged.main(argv)  # measured again, not built again

@@ -1,7 +1,7 @@
 """`bench.scopes` builds many small projects once and asks across 1 … N of them.
 
-The report's shape only, and that asking across all of them finds what asking each finds: benchmarks
-are never timed assertions."""
+The report's shape only: benchmarks are never timed assertions (what a search across many projects
+finds is tested in tests/service/test_search.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """`bench.shared` drives several servers on one vault and the same servers on vaults of their own.
 
-Its report's shape, and what must hold whatever the timings: every applied note is in the file once,
-no server failed, and nothing is left beside the vault once they all exit. Never a timed assertion."""
+Its report's shape, and what must hold whatever the timings: every applied write's node is in the
+file (once, for a new node), no server failed, and nothing is left beside the vault once they all
+exit. Never a timed assertion."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ def test_two_servers_on_one_vault_lose_and_double_nothing(tmp_path: Path) -> Non
     assert [r["mode"] for r in runs] == ["shared", "separate"]
     for run in runs:
         assert run["failed"] == [] and run["exit_codes"] == [0, 0]
-        assert run["notes_applied"] > 0
+        assert run["writes_applied"] > 0
         assert (run["lost_writes"], run["duplicated_writes"]) == (0, 0)
         assert run["left_after_exit"] == []
         assert sum(run["states"].values()) == 80

@@ -354,9 +354,10 @@ def test_several_initiatives_and_no_leak(service: Service) -> None:
 
 
 def test_a_search_across_many_initiatives_finds_each_and_leaks_none(service: Service) -> None:
-    """Past `PROBED_SCOPES` initiatives a node's memberships are tested against the list instead of
-    the list probed one initiative at a time (decision 152): the same hits, words or none, rare or
-    common."""
+    """Past `PROBED_SCOPES` initiatives, on SQLite, a node's memberships are tested against the list
+    instead of the list probed one initiative at a time (decision 152): a search with words, `recall`
+    and `timeline` (which go that way) and a filter-only search find each project's note and none
+    outside."""
     many = [f"proj-{i:02d}" for i in range(PROBED_SCOPES * 2)]
     mine = {note(service, f"lighthouse keeper log {i}", initiative=name, kind="idea") for i, name in enumerate(many)}
     for i in range(4):
@@ -367,6 +368,10 @@ def test_a_search_across_many_initiatives_finds_each_and_leaks_none(service: Ser
     assert set(ids(search(service, filters={"types": ["idea"]}, initiatives=asked, limit=50))) == mine
     assert ids(search(service, filters={"types": ["task"]}, initiatives=asked, limit=50)) == []
     assert search(service, "lighthouse", initiatives=asked, limit=5).total == len(mine)
+    recalled = service.recall(parse("recall", {"initiatives": asked, "query": "lighthouse keeper", "limit": 50}))
+    assert {h.node.id for h in recalled.hits} == mine
+    window, _ = service.timeline(parse("timeline", {"initiatives": asked, "since": "2000-01-01", "limit": 50}))
+    assert set(ids(window)) == mine
 
 
 def test_filters_only_search_does_not_leak(service: Service) -> None:

@@ -121,19 +121,24 @@ def test_a_checkpointer_finding_the_log_restarted_leaves_the_writers_alone(sqlit
     SqliteStore(path).close()  # the schema, then no WAL
     writer = apsw.Connection(str(path))  # another server's writer
     checkpointer = apsw.Connection(str(path))  # this server's checkpointer, no busy wait
+    ran: list[str] = []
+    checkpointer.exec_trace = lambda _cursor, sql, _bindings: ran.append(sql) is None
     try:
         list(writer.execute("CREATE TABLE filler (b BLOB)"))
         list(writer.execute("INSERT INTO filler VALUES (zeroblob(3000))"))
         list(writer.execute("BEGIN IMMEDIATE"))
         list(writer.execute("INSERT INTO filler VALUES (zeroblob(3000))"))
         assert SqliteStore._checkpoint(checkpointer, "RESTART")  # not busy: it left the write lock alone
+        assert ran == ["PRAGMA wal_checkpoint(PASSIVE)"]
         list(writer.execute("COMMIT"))
         # A long log is still restarted.
         for _ in range(CHECKPOINT_PAGES):
             list(writer.execute("INSERT INTO filler VALUES (zeroblob(3000))"))
         ((_, frames, _),) = writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
         assert frames >= CHECKPOINT_PAGES
+        ran.clear()
         assert SqliteStore._checkpoint(checkpointer, "RESTART")
+        assert ran == ["PRAGMA wal_checkpoint(PASSIVE)", "PRAGMA wal_checkpoint(RESTART)"]
         list(writer.execute("INSERT INTO filler VALUES (zeroblob(3000))"))
         ((_, frames, _),) = writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
         assert frames < CHECKPOINT_PAGES

@@ -244,10 +244,8 @@ def _granted_state(session: Session, state: StateOutcome) -> StateOutcome:
 
 
 def _view_at(session: Session, node_id: str, moment: str | None) -> Any:
-    node = session.node_at(node_id, moment) if moment else session.get_node(node_id)
-    if node is None:
-        return None
-    return build_views(session, [node], at=moment)[0]
+    """The view of one node now or as of `moment`; None when it did not exist."""
+    return next(iter(_views_at(session, [node_id], moment)), None)
 
 
 def _views_at(session: Session, node_ids: list[str], moment: str | None) -> list[Any]:

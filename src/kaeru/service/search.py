@@ -31,9 +31,9 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
     issues: list[Issue] = []
     every: list[str] | None = None
     names = [normalise_initiative(value, f"{field}[{i}]") for i, value in enumerate(raw)]
-    known = session.initiatives_by_names(names) if len(names) > 1 else {}
+    known = session.initiatives_by_names(names)
     for i, name in enumerate(names):
-        initiative = known.get(name) if len(names) > 1 else session.initiative_by_name(name)
+        initiative = known.get(name)
         if initiative is None:
             if every is None:
                 every = grants.visible_names(x.name for x in session.all_initiatives())

@@ -163,14 +163,19 @@ class SqliteStore:
         """Copy the WAL into the database (PASSIVE: never blocking a writer); then, `mode` RESTART or
         TRUNCATE, take the write lock a moment to copy what writers appended meanwhile and start the
         log again from its beginning (TRUNCATE also empties the file). False if another connection
-        was in the way (the busy timeout of `conn` bounds the wait).
+        was in the way (the busy handler of `conn` bounds the wait), or another checkpoint ran.
 
-        RESTART is skipped when the log PASSIVE found is already short: another checkpointer (every
-        server process on the vault runs one, and each is woken by the same full log) restarted it
-        since this one was woken, and a second restart would only hold the write lock again (149)."""
+        RESTART is skipped when PASSIVE found the log shorter than the bound: it restarted since the
+        full commit that woke this checkpointer — by another process's checkpointer (every server on
+        the vault runs one, and the same full log wakes them all) or, after a pause, by a writer —
+        and a second restart would only hold the write lock again (149)."""
         try:
-            ((_, log, _),) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            if mode == "PASSIVE" or (mode == "RESTART" and log < CHECKPOINT_PAGES):
+            ((busy, log, _),) = conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            if mode == "PASSIVE":
+                return True
+            if busy:
+                return False  # another checkpoint holds the log (PASSIVE answers -1 for its size)
+            if mode == "RESTART" and log < CHECKPOINT_PAGES:
                 return True
             ((busy, _, _),) = conn.execute(f"PRAGMA wal_checkpoint({mode})")
             return bool(busy == 0)
