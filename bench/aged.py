@@ -1,24 +1,26 @@
 """A project years old: the reads an agent makes on it, timed, and the size of each answer.
 
-    python -m bench.aged [--age 3000] [--workdir DIR] [--rounds 15] [--out FILE]
+    python -m bench.aged [--age 3000] [--workdir DIR] [--rounds 15] [--database-url URL] [--out FILE]
 
 Every other harness grows a vault by adding notes. A project that lives for years also *repeats*
 itself: one document revised at every change, a `handoff` slot taken by a new note at the end of
 every session, a fact (`prod-state`) superseded at every deploy, a board whose tasks are mostly done,
 rules and open hypotheses piling up. With `--age N`, one project holds all of it: a node revised N
 times, a slot retaken N times, a supersede chain N long, N tasks (49 in 50 done), N/10 rules, N/5
-open claims and N plain notes — through the real tool registry, in process, on SQLite.
+open claims and N plain notes — through the real tool registry, in process.
 
 Then each read an agent makes there is timed (`--rounds` calls after one warm-up; CPU of the calling
 thread, p50 / max, ms) and its answer's size measured (bytes of the JSON envelope): an answer that
 grows with the project's age costs the agent its context window however fast it comes. The vault
 is built once per `--age` under `--workdir` and measured again on later runs (each tree with
-`PYTHONPATH=<tree>/src`), so two commits compare on the same vault.
+`PYTHONPATH=<tree>/src`), so two commits compare on the same vault. With `--database-url` (an empty
+database the first time) the vault is PostgreSQL.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -118,16 +120,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--age", type=int, default=3000, help="repetitions of each kind of history (default 3000)")
     p.add_argument("--workdir", type=Path, default=None, help="keep the vault here (built once per --age)")
     p.add_argument("--rounds", type=int, default=15, help="timed calls of each read (default 15)")
+    p.add_argument("--database-url", default=None, help="PostgreSQL: an empty database the first time")
     p.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     a = p.parse_args(argv)
+    label = f"aged-{a.age}" + (
+        f"-pg-{hashlib.sha256(a.database_url.encode()).hexdigest()[:8]}" if a.database_url else ""
+    )
+    database = {"KAERU_DATABASE_URL": a.database_url} if a.database_url else {}
 
     def made(folder: Path) -> None:
-        with tools({"KAERU_VAULT": str(folder)}) as run:
+        with tools({"KAERU_VAULT": str(folder), **database}) as run:
             started = time.perf_counter()
             (folder / "nodes.json").write_text(json.dumps(build(run, a.age)))
-            print(f"built aged-{a.age} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+            print(f"built {label} in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
-    with kept_vault(a.workdir, f"aged-{a.age}", made) as vault, tools({"KAERU_VAULT": str(vault)}) as run:
+    with kept_vault(a.workdir, label, made) as vault, tools({"KAERU_VAULT": str(vault), **database}) as run:
         figures = measure(run, json.loads((vault / "nodes.json").read_text()), a.rounds)
     print(f"\nproject age {a.age}: CPU ms p50 / max, answer bytes")
     print("| read | p50 | max | answer | complete |\n|---|---:|---:|---:|---|")
