@@ -296,28 +296,12 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
     subject = _view_at(session, node.id, moment)
     if subject is None:
         return StateOutcome(status="not_found", coverage=coverage)
-    deciding = []
-    here = subject
-    visited = {here.node.id}
-    while here.successors:
-        live = [s for s in here.successors if s not in visited]
-        if len(live) > 1:
-            verdicts = (
-                session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
-            )
-            deciding += [e for e in verdicts if e.dst == here.node.id and e.edge_type == EdgeType.SUPERSEDES]
-            return StateOutcome(status="conflict", coverage=coverage, subject=subject, edges=deciding, candidates=live)
-        if not live:
-            break
-        edges = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
-        deciding += [
-            e for e in edges if e.dst == here.node.id and e.src == live[0] and e.edge_type == EdgeType.SUPERSEDES
-        ]
-        nxt = _view_at(session, live[0], moment)
-        if nxt is None:
-            break
-        visited.add(nxt.node.id)
-        here = nxt
+    walked = None
+    if moment is None and grants.granted_ids(session) is None:
+        walked = _ahead_read_once(session, subject)
+    here, deciding, conflict = walked or _ahead_step_by_step(session, subject, moment)
+    if conflict:
+        return StateOutcome(status="conflict", coverage=coverage, subject=subject, edges=deciding, candidates=conflict)
     predecessors, beyond, capped = _predecessors(session, here.node.id, moment, deciding)
     if beyond:
         coverage.omitted.append(Omission("predecessors", beyond, "limit"))
@@ -348,6 +332,62 @@ def _node_state(session: Session, node: Node, moment: str | None, coverage: Cove
         predecessors=predecessors,
         edges=deciding,
     )
+
+
+def _ahead_step_by_step(session: Session, subject: Any, moment: str | None) -> tuple[Any, list[Edge], list[str]]:
+    """From `subject` along its successors to what replaces it (as of `moment`): the last view
+    reached, the `supersedes` links crossed, and the candidates when two live successors conflict
+    (the walk stops there). Each step reads the next node's view (its successors under a limited
+    token, its edges as of `moment`)."""
+    deciding: list[Edge] = []
+    here = subject
+    visited = {here.node.id}
+    while here.successors:
+        live = [s for s in here.successors if s not in visited]
+        if len(live) > 1:
+            verdicts = (
+                session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
+            )
+            deciding += [e for e in verdicts if e.dst == here.node.id and e.edge_type == EdgeType.SUPERSEDES]
+            return here, deciding, live
+        if not live:
+            break
+        edges = session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
+        deciding += [
+            e for e in edges if e.dst == here.node.id and e.src == live[0] and e.edge_type == EdgeType.SUPERSEDES
+        ]
+        nxt = _view_at(session, live[0], moment)
+        if nxt is None:
+            break
+        visited.add(nxt.node.id)
+        here = nxt
+    return here, deciding, []
+
+
+def _ahead_read_once(session: Session, subject: Any) -> tuple[Any, list[Edge], list[str]] | None:
+    """`_ahead_step_by_step` now and for an unlimited caller, from the verdicts ahead of `subject`
+    read in one statement (`verdicts_ahead`, decision 156): the same steps, links and stop, one
+    view built at the end. None when the node reached cannot be read (the step-by-step walk decides)."""
+    against: dict[str, list[Edge]] = {}
+    for edge in session.verdicts_ahead(subject.node.id):
+        against.setdefault(edge.dst, []).append(edge)
+    deciding: list[Edge] = []
+    at = subject.node.id
+    visited = {at}
+    while True:
+        links = [e for e in against.get(at, ()) if e.edge_type == EdgeType.SUPERSEDES]
+        live = [s for s in sorted({e.src for e in links}) if s not in visited]
+        if len(live) > 1:
+            verdicts = session.live_edges([at], _VERDICTS)
+            deciding += [e for e in verdicts if e.dst == at and e.edge_type == EdgeType.SUPERSEDES]
+            return None, deciding, live
+        if not live:
+            break
+        deciding += [e for e in links if e.src == live[0]]
+        visited.add(live[0])
+        at = live[0]
+    here = subject if at == subject.node.id else _view_at(session, at, None)
+    return None if here is None else (here, deciding, [])
 
 
 def _predecessors(

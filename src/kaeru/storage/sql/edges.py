@@ -104,6 +104,30 @@ class EdgeQueries(Part):
                 out.setdefault(dst, []).append((src, EdgeType(edge_type)))
         return out
 
+    def verdicts_ahead(self, node_id: str) -> list[Edge]:
+        """The live verdict edges with a live source against `node_id` and against every node that
+        supersedes it, directly or not (following live `supersedes` edges from live sources): what
+        `current_state` walks forward through, read in one statement instead of one a step (a
+        3,000-version chain was 3,000 round trips, decision 156). Ordered as `verdicts_against`."""
+        no = self._d.false
+        cols = ", ".join(f"e.{c.strip()}" for c in EDGE_COLS.split(","))
+        live = f"e.retracted = {no} AND s.retracted = {no}"
+        supersedes = f"e.edge_type = '{EdgeType.SUPERSEDES.value}' AND {live}"
+        # Seeded from the edges' own column (not the parameter), so the ids keep its collation on
+        # PostgreSQL ("C"); UNION keeps each node once, so a cycle ends the recursion.
+        ahead = (
+            "WITH RECURSIVE ahead(id) AS ("
+            f"SELECT e.src FROM edges e JOIN nodes s ON s.id = e.src WHERE e.dst = ? AND {supersedes} UNION "
+            f"SELECT e.src FROM ahead a JOIN edges e ON e.dst = a.id JOIN nodes s ON s.id = e.src WHERE {supersedes}) "
+        )
+        found = self._db.rows(
+            f"{ahead}SELECT {cols} FROM edges e JOIN nodes s ON s.id = e.src "
+            f"WHERE (e.dst = ? OR e.dst IN (SELECT id FROM ahead)) AND {VERDICT_TYPES} AND {live} "
+            "ORDER BY e.dst, e.src, e.edge_type",
+            (node_id, node_id),
+        )
+        return [rows.edge(r) for r in found]
+
     def _edges_as_of(self, where: str, params: Sequence[Any], moment: str) -> list[Edge]:
         """Each edge's latest revision recorded at or before `moment`, if that revision is live."""
         found = self._db.rows(
