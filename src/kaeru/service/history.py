@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Edge, EdgeType, Node
@@ -390,6 +391,24 @@ def _ahead_read_once(session: Session, subject: Any) -> tuple[Any, list[Edge], l
     return None if here is None else (here, deciding, [])
 
 
+def _links_behind(session: Session, start: str, moment: str | None) -> Callable[[list[str]], list[Edge]]:
+    """The links out of a level of `_predecessors`' walk: as of `moment`, read level by level; now,
+    from the links behind `start` read at once as far as the walk can go (`supersedes_behind`,
+    decision 157), and read for the level's other nodes (a leaf, or one past that reach) as before."""
+    if moment:
+        return lambda frontier: session.edges_at(frontier, moment)
+    known: dict[str, list[Edge]] = {}
+    for edge in session.supersedes_behind(start, PREDECESSOR_COUNT + 1):
+        known.setdefault(edge.src, []).append(edge)
+
+    def links(frontier: list[str]) -> list[Edge]:
+        missing = [f for f in frontier if f not in known]
+        fetched = session.live_edges(missing, _VERDICTS) if missing else []
+        return [e for f in frontier for e in known.get(f, ())] + fetched
+
+    return links
+
+
 def _predecessors(
     session: Session, start: str, moment: str | None, deciding: list[Edge]
 ) -> tuple[list[Any], int, bool]:
@@ -397,15 +416,16 @@ def _predecessors(
     `MAX_PREDECESSORS` (their `supersedes` edges join `deciding`), how many more were counted, and
     whether the walk stopped at `PREDECESSOR_COUNT` with more left.
 
-    One edge query per level, and the shown views built together: a long chain costs its length
-    in queries (bounded by the cap), a wide one its depth.
+    Now, the links behind `start` are read in one statement first (`_links_behind`); as of a past
+    moment, one edge query per level. The shown views are built together.
     """
+    links = _links_behind(session, start, moment)
     order: list[tuple[str, Edge]] = []
     seen = {start}
     frontier = [start]
     capped = False
     while frontier and not capped:
-        edges = session.edges_at(frontier, moment) if moment else session.live_edges(frontier, _VERDICTS)
+        edges = links(frontier)
         wanted = set(frontier)
         by_src: dict[str, list[Edge]] = {}
         for edge in edges:

@@ -128,6 +128,26 @@ class EdgeQueries(Part):
         )
         return [rows.edge(r) for r in found]
 
+    def supersedes_behind(self, node_id: str, limit: int) -> list[Edge]:
+        """The live `supersedes` links out of `node_id` and out of the first `limit` nodes it
+        supersedes, directly or not (reached breadth first), ordered by (src, dst): what
+        `current_state` counts its predecessors through, read in one statement instead of one a
+        level (decision 157). A node past `limit`, or one with no such link, is not among the
+        sources: the caller asks for those. The nodes are joined, not tested with `IN`: SQLite
+        stops the endless recursion of a cycle at `limit` only for a join."""
+        cols = ", ".join(f"e.{c.strip()}" for c in EDGE_COLS.split(","))
+        link = f"e.edge_type = '{EdgeType.SUPERSEDES.value}' AND e.retracted = {self._d.false}"
+        found = self._db.rows(
+            "WITH RECURSIVE behind(id) AS ("
+            f"SELECT e.dst FROM edges e WHERE e.src = ? AND {link} UNION "
+            f"SELECT e.dst FROM behind b JOIN edges e ON e.src = b.id WHERE {link}), "
+            f"near(id) AS (SELECT id FROM behind LIMIT {int(limit)}) "
+            f"SELECT {cols} FROM edges e WHERE e.src = ? AND {link} UNION ALL "
+            f"SELECT {cols} FROM near n JOIN edges e ON e.src = n.id WHERE {link} ORDER BY 1, 2, 3",
+            (node_id, node_id),
+        )
+        return [rows.edge(r) for r in found]
+
     def _edges_as_of(self, where: str, params: Sequence[Any], moment: str) -> list[Edge]:
         """Each edge's latest revision recorded at or before `moment`, if that revision is live."""
         found = self._db.rows(
