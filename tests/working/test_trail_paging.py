@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from kaeru.service import cursors
+from kaeru.service import cursors, trail_pages
 from kaeru.storage.base import Store
 from tests.working.conftest import Call
 
@@ -42,6 +42,34 @@ def test_a_long_history_comes_in_pages_each_entry_once_in_order(call: Call) -> N
     assert pages[-1]["coverage"]["omitted"] == [] and pages[-1]["coverage"]["complete"] is True
     served = [_key(e) for p in pages for e in p["data"]["entries"]]
     assert served == [_key(e) for e in whole["data"]["entries"]] and len(set(served)) == 46
+
+
+def _text(entry: dict[str, Any]) -> int:
+    node = entry.get("node") or {}
+    changed = [v for c in entry.get("changes") or [] for v in (c["before"], c["after"]) if isinstance(v, str)]
+    return len(node.get("body") or "") + len(node.get("description") or "") + sum(map(len, changed))
+
+
+def test_the_history_of_a_long_document_comes_in_pages_of_bounded_text(call: Call) -> None:
+    """A 4,000-character runbook revised 30 times: a page of 100 entries would hold ~360,000
+    characters (each revision's body, and its change's before and after). Pages end before the entry that takes their text past `HISTORY_PAGE_CHARS` (the first
+    always kept), and together they serve every revision once, in order (decision 159)."""
+    body = ("Drain the queue, migrate, then smoke-test the release before the switch. " * 60)[:4000]
+    made = call("note", initiative="t", text=body, name="runbook")
+    for i in range(30):
+        call("revise", initiative="t", node=made["data"]["primary"]["id"], patch={"body": f"{body} Revision {i}."})
+    pages = _pages(call, initiative="t", node="runbook")
+    assert len(pages) > 1 and all(p["data"]["total"] == 31 for p in pages)
+    for page in pages:
+        entries = page["data"]["entries"]
+        assert entries and sum(map(_text, entries)) - _text(entries[-1]) <= trail_pages.HISTORY_PAGE_CHARS
+        assert len(entries) == 1 or sum(map(_text, entries)) <= trail_pages.HISTORY_PAGE_CHARS
+    assert pages[0]["coverage"]["omitted"] == [
+        {"section": "entries", "count": 31 - len(pages[0]["data"]["entries"]), "reason": "limit"}
+    ]
+    served = [e["node"]["revision"] for p in pages for e in p["data"]["entries"]]
+    assert len(served) == len(set(served)) == 31
+    assert [int(r.split("-")[0]) for r in served] == list(range(1, 32))
 
 
 def test_neighbours_page_in_key_order_and_survive_changes_between_pages(call: Call) -> None:

@@ -17,6 +17,11 @@ from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import HistoryPlace, Session
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
+#: A history page ends before the entry that takes its text (each revision's body and description,
+#: and the before and after of its changes) past this many characters, the first entry always kept:
+#: 100 revisions of a 4 KB document were a 1.3 MB page (decision 159). The rest come with the cursor.
+#: Half the largest `budget_chars` a read takes: two revisions of such a document a page, ten of 1 KB.
+HISTORY_PAGE_CHARS = 32000
 
 
 def diff(before: Node | None, after: Node, session: Session) -> list[Change]:
@@ -66,7 +71,9 @@ def history(
     wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, i.previous_rev) if n is not None]
     revisions = session.revisions(node.id, wanted) if wanted else {}
     entries: list[TrailEntry] = []
+    places: list[HistoryPlace] = []
     for item in items:
+        places.append(item.place)
         if item.edge is not None:
             edge = item.edge
             if edge.retracted:
@@ -79,6 +86,7 @@ def history(
             entries.append(TrailEntry(kind="edge", at=edge.recorded_at, edge=edge, action=action, direction=direction))
             continue
         if item.rev_no is None:
+            places.pop()
             continue  # (a history item is a revision or an edge event)
         entry = revisions[item.rev_no]
         before = revisions[item.previous_rev].node if item.previous_rev is not None else None
@@ -94,7 +102,27 @@ def history(
                 action="created" if before is None else ("forgotten" if entry.node.retracted else "revised"),
             )
         )
+    kept = _within_page_text(entries)
+    if kept < len(entries):
+        return entries[:kept], rest + len(entries) - kept, places[kept - 1]
     return entries, rest, items[-1].place if items else after
+
+
+def _within_page_text(entries: list[TrailEntry]) -> int:
+    """How many of `entries` a page keeps: at least one, then while their text stays within
+    `HISTORY_PAGE_CHARS`."""
+    total = 0
+    for k, entry in enumerate(entries):
+        total += _text_size(entry)
+        if k and total > HISTORY_PAGE_CHARS:
+            return k
+    return len(entries)
+
+
+def _text_size(entry: TrailEntry) -> int:
+    node = entry.node.node if entry.node is not None else None
+    size = len(node.body or "") + len(node.description or "") if node is not None else 0
+    return size + sum(len(v) for c in entry.changes for v in (c.before, c.after) if isinstance(v, str))
 
 
 def history_position(place: HistoryPlace) -> tuple[str, int, str]:

@@ -67,7 +67,12 @@ class TrailRequest(Request):
         json_schema_extra={"uniqueItems": True},
         description="kind=neighbours: only these edge types.",
     )
-    limit: int = Field(TRAIL_LIMIT, ge=1, le=500, description="Entries on a page; the rest come with `continuation`.")
+    limit: int = Field(
+        TRAIL_LIMIT,
+        ge=1,
+        le=500,
+        description="Entries on a page (a history page ends sooner past ~32,000 characters of text); the rest come with `continuation`.",
+    )
     cursor: Text | None = Field(None, description="From `continuation`: the next page.")
 
 
