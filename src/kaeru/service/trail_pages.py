@@ -14,7 +14,7 @@ from kaeru.domain.model import EdgeType, Node
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Change, Continuation, Coverage, NodeView, Omission, TrailEntry, TrailOutcome
 from kaeru.service.views import build_views, names_as_of
-from kaeru.storage.base import HistoryPlace, Session
+from kaeru.storage.base import HistoryItem, HistoryPlace, RevisionEntry, Session
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 #: A history page ends before the entry that takes its text (each revision's body and description,
@@ -71,55 +71,51 @@ def history(
     wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, i.previous_rev) if n is not None]
     revisions = session.revisions(node.id, wanted) if wanted else {}
     entries: list[TrailEntry] = []
-    places: list[HistoryPlace] = []
-    for item in items:
-        places.append(item.place)
-        if item.edge is not None:
-            edge = item.edge
-            if edge.retracted:
-                action = "removed"
-            elif item.previous_retracted is None or item.previous_retracted:
-                action = "added"
-            else:
-                action = "reweighted"
-            direction = "out" if edge.src == node.id else "in"
-            entries.append(TrailEntry(kind="edge", at=edge.recorded_at, edge=edge, action=action, direction=direction))
-            continue
-        if item.rev_no is None:
-            places.pop()
+    text = 0
+    last = after
+    for k, item in enumerate(items):
+        entry = _entry(session, node, item, revisions)
+        if entry is None:
             continue  # (a history item is a revision or an edge event)
-        entry = revisions[item.rev_no]
-        before = revisions[item.previous_rev].node if item.previous_rev is not None else None
-        view = build_views(session, [entry.node], at=entry.node.recorded_at)[0]
-        entries.append(
-            TrailEntry(
-                kind="revision",
-                at=entry.node.recorded_at,
-                node=view,
-                changes=diff(before, entry.node, session),
-                actor=entry.actor,
-                request_id=entry.request_id,
-                action="created" if before is None else ("forgotten" if entry.node.retracted else "revised"),
-            )
-        )
-    kept = _within_page_text(entries)
-    if kept < len(entries):
-        return entries[:kept], rest + len(entries) - kept, places[kept - 1]
+        text += _text_size(entry)
+        if entries and text > HISTORY_PAGE_CHARS:
+            # The page ends before the entry that takes its text past the bound; the rest follow.
+            return entries, rest + len(items) - k, last
+        entries.append(entry)
+        last = item.place
     return entries, rest, items[-1].place if items else after
 
 
-def _within_page_text(entries: list[TrailEntry]) -> int:
-    """How many of `entries` a page keeps: at least one, then while their text stays within
-    `HISTORY_PAGE_CHARS`."""
-    total = 0
-    for k, entry in enumerate(entries):
-        total += _text_size(entry)
-        if k and total > HISTORY_PAGE_CHARS:
-            return k
-    return len(entries)
+def _entry(session: Session, node: Node, item: HistoryItem, revisions: dict[int, RevisionEntry]) -> TrailEntry | None:
+    """One history item as a trail entry: an edge event, or a revision with its changes."""
+    if item.edge is not None:
+        edge = item.edge
+        if edge.retracted:
+            action = "removed"
+        elif item.previous_retracted is None or item.previous_retracted:
+            action = "added"
+        else:
+            action = "reweighted"
+        direction = "out" if edge.src == node.id else "in"
+        return TrailEntry(kind="edge", at=edge.recorded_at, edge=edge, action=action, direction=direction)
+    if item.rev_no is None:
+        return None
+    entry = revisions[item.rev_no]
+    before = revisions[item.previous_rev].node if item.previous_rev is not None else None
+    view = build_views(session, [entry.node], at=entry.node.recorded_at)[0]
+    return TrailEntry(
+        kind="revision",
+        at=entry.node.recorded_at,
+        node=view,
+        changes=diff(before, entry.node, session),
+        actor=entry.actor,
+        request_id=entry.request_id,
+        action="created" if before is None else ("forgotten" if entry.node.retracted else "revised"),
+    )
 
 
 def _text_size(entry: TrailEntry) -> int:
+    """The characters of an entry's text: its node's body and description, its changes' strings."""
     node = entry.node.node if entry.node is not None else None
     size = len(node.body or "") + len(node.description or "") if node is not None else 0
     return size + sum(len(v) for c in entry.changes for v in (c.before, c.after) if isinstance(v, str))
