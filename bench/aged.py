@@ -28,8 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.kept import kept_vault, tools
-from bench.stats import percentile
+from bench.kept import kept_vault, timed, tools
 
 PROJECT = "aged"
 Run = Callable[[str, dict[str, Any]], dict[str, Any]]
@@ -99,19 +98,9 @@ def reads(nodes: dict[str, str]) -> dict[str, tuple[str, dict[str, Any]]]:
 def measure(run: Run, nodes: dict[str, str], rounds: int) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     for label, (tool, args) in reads(nodes).items():
-        envelope = _done(run(tool, args))
-        took: list[float] = []
-        for _ in range(rounds):
-            started = time.thread_time()
-            run(tool, args)
-            took.append((time.thread_time() - started) * 1000)
-        took.sort()
-        out[label] = {
-            "p50": round(percentile(took, 50), 2),
-            "max": round(took[-1], 2),
-            "bytes": len(json.dumps(envelope)),
-            "complete": bool((envelope.get("coverage") or {}).get("complete", True)),
-        }
+        envelope, figures = timed(run, tool, args, rounds, time.thread_time)
+        _done(envelope)
+        out[label] = {**figures, "complete": bool((envelope.get("coverage") or {}).get("complete", True))}
     return out
 
 

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from bench.stats import percentile
 from kaeru.config import Settings
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
@@ -54,3 +57,23 @@ def tools(env: dict[str, str]) -> Iterator[Callable[[str, dict[str, Any]], dict[
         yield build_server(Service(store, settings)).registry.run
     finally:
         store.close()
+
+
+def timed(
+    run: Callable[[str, dict[str, Any]], dict[str, Any]],
+    tool: str,
+    args: dict[str, Any],
+    rounds: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """One call's envelope (a warm-up), then `rounds` more timed by `clock` (seconds): p50 and max in
+    ms, and the envelope's size in bytes."""
+    envelope = run(tool, args)
+    took: list[float] = []
+    for _ in range(rounds):
+        started = clock()
+        run(tool, args)
+        took.append((clock() - started) * 1000)
+    took.sort()
+    figures = {"p50": round(percentile(took, 50), 2), "max": round(took[-1], 2), "bytes": len(json.dumps(envelope))}
+    return envelope, figures

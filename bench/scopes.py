@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.corpus import CorpusBuilder
-from bench.kept import kept_vault, tools
-from bench.stats import percentile
+from bench.kept import kept_vault, timed, tools
 
 
 def _name(i: int) -> str:
@@ -52,20 +51,9 @@ def measure(run: Any, initiatives: int, rounds: int) -> dict[str, dict[str, floa
     out: dict[str, dict[str, float]] = {}
     for k in sorted({1, min(10, initiatives), min(100, initiatives), initiatives}):
         for label, (tool, args) in questions(vocab, [_name(i) for i in range(k)]).items():
-            envelope = run(tool, args)
+            envelope, out[f"{label} × {k}"] = timed(run, tool, args, rounds)
             if envelope["state"] != "ok":
                 raise RuntimeError(f"{label} over {k}: {envelope['issues']}")
-            took: list[float] = []
-            for _ in range(rounds):
-                started = time.perf_counter()
-                run(tool, args)
-                took.append((time.perf_counter() - started) * 1000)
-            took.sort()
-            out[f"{label} × {k}"] = {
-                "p50": round(percentile(took, 50), 2),
-                "max": round(took[-1], 2),
-                "bytes": len(json.dumps(envelope)),
-            }
     return out
 
 
