@@ -1,6 +1,6 @@
 """Several agents, one laptop vault: N `kaeru serve` processes on ONE SQLite file. A script, not a test.
 
-    python -m bench.shared [--servers 3] [--calls 1500] [--rounds 2] [--out FILE]
+    python -m bench.shared [--servers 3] [--calls 1500] [--rounds 2] [--modes shared separate http] [--out FILE]
 
 Every other benchmark drives one server. A user who runs an agent per terminal, or a client that
 starts a server per session, has several processes on one vault file, each writing, searching and
@@ -11,6 +11,9 @@ checkpointing on its own. This measures what that costs and whether the vault's 
   projects for all), every write carrying a request id. All start together (a barrier).
 - **separate**: the same servers, clients and calls, each on a vault of its own — the same CPU
   contention without the sharing. The ratio shared ÷ separate is the cost of sharing one file.
+- **http** (`--modes http`): the other way to share a vault — ONE `kaeru serve --http` on it (the
+  README's embedded server), the same agents as concurrent HTTP clients (one keep-alive connection
+  each), stopped with SIGTERM at the end.
 
 The two alternate (`--rounds`, the order swapped each round). For each: every tool's p50 / p95 / max
 (client side, the call sent → its answer), the envelopes' states and issue codes (a `rejected` with
@@ -25,9 +28,12 @@ write), and no request id of a write that makes a node (`note`, `task`, `claim`)
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -40,7 +46,8 @@ from typing import Any
 import apsw
 
 from bench.disk import IDLE_WAIT, MB, _env, _files
-from bench.measure import RawStdioClient
+from bench.measure import BenchError, RawStdioClient
+from bench.servers import spawn_http, wait_ready
 from bench.soak import SHOWN, Workload, _first_code
 from bench.stats import percentile
 
@@ -50,14 +57,18 @@ SAMPLE_S = 0.02
 WRITES = frozenset({"note", "task", "claim", "revise", "link", "task_update", "verdict"})
 #: The writes that make a node: one request id, one node.
 MAKERS = frozenset({"note", "task", "claim"})
+#: shared: N stdio servers on one file; separate: N on files of their own; http: one HTTP server, N clients.
+MODES = ("shared", "separate", "http")
 
 
 class Agent(threading.Thread):
     """One client and its server: `calls` calls of its own workload, timed, after the barrier."""
 
-    def __init__(self, index: int, vault: Path, calls: int, size: int, barrier: threading.Barrier, log: Any):
+    def __init__(
+        self, index: int, client: RawStdioClient | RawHttpClient, calls: int, size: int, barrier: threading.Barrier
+    ):
         super().__init__(name=f"agent-{index}", daemon=True)
-        self.client = RawStdioClient(_env(vault), log)
+        self.client = client
         self.workload = Workload(seed=1600 + index, size=size)
         self.calls = calls
         self.barrier = barrier
@@ -88,6 +99,51 @@ class Agent(threading.Thread):
             self.failure = exc
 
 
+class RawHttpClient:
+    """JSON-RPC `tools/call` POSTed to a stateless `kaeru serve --http` over one keep-alive connection
+    (the server answers in JSON, no session to open), with nothing in between."""
+
+    def __init__(self, port: int):
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        self._next_id = 0
+
+    def call_tool(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": self._next_id, "method": "tools/call", "params": {"name": name, "arguments": args}}
+        )
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        self.conn.request("POST", "/mcp", body=body, headers=headers)
+        response = self.conn.getresponse()
+        answer = response.read()
+        if response.status != 200:
+            raise BenchError(f"{name}: HTTP {response.status}: {answer[:200]!r}")
+        message = json.loads(answer)
+        if "error" in message:
+            raise BenchError(f"{name} failed: {message['error']}")
+        result: dict[str, Any] = message["result"]
+        return result
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+class HttpServer:
+    """ONE `kaeru serve --http` on `vault`, stopped with SIGTERM (a clean close) by `close`."""
+
+    def __init__(self, vault: Path, log: Any):
+        self.proc, self.port = spawn_http(_env(vault), log)
+        wait_ready(self.proc, self.port, lambda: f"exit code {self.proc.poll()}")
+
+    def close(self) -> int:
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
+
+
 def _sampler(vaults: list[Path], stop: threading.Event, into: list[int]) -> None:
     while not stop.is_set():
         into.append(max(_files(v)["wal"] or 0 for v in vaults))
@@ -113,9 +169,11 @@ def _lost_and_doubled(vault: Path, written: list[tuple[str, str, str]]) -> tuple
 def run_mode(mode: str, servers: int, calls: int, size: int, work: Path, log: Any) -> dict[str, Any]:
     """One mode's run on new vaults: `servers` agents, `calls` calls each."""
     root = work / f"{mode}-{uuid.uuid4().hex[:6]}"
-    vaults = [root / "vault"] * servers if mode == "shared" else [root / f"vault-{i}" for i in range(servers)]
+    vaults = [root / f"vault-{i}" for i in range(servers)] if mode == "separate" else [root / "vault"] * servers
     barrier = threading.Barrier(servers + 1)
-    agents = [Agent(i, vaults[i], calls, size, barrier, log) for i in range(servers)]
+    server = HttpServer(vaults[0], log) if mode == "http" else None
+    clients = [RawHttpClient(server.port) if server else RawStdioClient(_env(v), log) for v in vaults]
+    agents = [Agent(i, clients[i], calls, size, barrier) for i in range(servers)]
     for agent in agents:
         agent.start()
     wal: list[int] = []
@@ -135,8 +193,8 @@ def run_mode(mode: str, servers: int, calls: int, size: int, work: Path, log: An
     idle = max(_files(v)["wal"] or 0 for v in set(vaults))
     for agent in agents:
         agent.client.close()
+    codes = [server.close()] if server else [c.proc.returncode for c in clients if isinstance(c, RawStdioClient)]
     left = sorted({f"{v.name}{suffix}" for v in set(vaults) for suffix in ("-wal", "-shm") if _files(v)[suffix[1:]]})
-    codes = [a.client.proc.returncode for a in agents]
     lost = doubled = 0
     for vault in set(vaults):
         mine = [w for a, v in zip(agents, vaults, strict=True) if v == vault for w in a.written]
@@ -198,7 +256,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--calls", type=int, default=1500, help="calls each agent makes (default 1500)")
     p.add_argument("--rounds", type=int, default=2, help="shared and separate, alternating (default 2)")
     p.add_argument("--size", type=int, default=20000, help="the workload's corpus size (its vocabulary draws)")
-    p.add_argument("--only", choices=("shared", "separate"), default=None, help="run one mode, not both")
+    p.add_argument(
+        "--modes",
+        nargs="+",
+        choices=MODES,
+        default=["shared", "separate"],
+        help="the modes to alternate (default shared separate; http: one HTTP server, the agents its clients)",
+    )
     p.add_argument("--out", type=Path, default=None, help="write the figures as JSON here")
     a = p.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="kaeru-shared-"))
@@ -206,9 +270,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with (work / "server-stderr.log").open("ab") as log:
             for round_ in range(a.rounds):
-                modes = ("shared", "separate") if round_ % 2 == 0 else ("separate", "shared")
-                for mode in [m for m in modes if a.only in (None, m)]:
-                    print(f"round {round_ + 1}: {mode}, {a.servers} servers × {a.calls} calls …", file=sys.stderr)
+                modes = a.modes if round_ % 2 == 0 else a.modes[::-1]
+                for mode in modes:
+                    print(f"round {round_ + 1}: {mode}, {a.servers} agents × {a.calls} calls …", file=sys.stderr)
                     results.append(run_mode(mode, a.servers, a.calls, a.size, work, log))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -59,5 +59,5 @@ def test_kaeru_ui_prints_its_address_and_a_sign_in_link(vault: VaultSpec, page: 
         finally:
             stop(proc)
             proc.wait(30)
-    assert proc.returncode in (0, -15), log.read_text()
+    assert proc.returncode == 0, log.read_text()  # SIGTERM (`stop`) closes the store and exits 0
     assert "Traceback" not in log.read_text()

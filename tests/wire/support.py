@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -334,8 +333,6 @@ def _serve(ns: argparse.Namespace) -> None:
         kaeru.server.middleware = [m for m in kaeru.server.middleware if m is not fast]
     elif ns.fast_versions is not None:
         fast.versions = frozenset(v for v in ns.fast_versions.split(",") if v)
-    # uvicorn re-raises the SIGTERM it stopped on once it has shut down: exit through `finally`.
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         if ns.http:
             run_http(kaeru, settings, ns.host, ns.port)

@@ -1,5 +1,5 @@
 """A `kaeru serve` over stdio ends cleanly: on end of input, SIGTERM and SIGINT it closes the store and
-exits 0, every note it answered is stored, and on SQLite the last server to leave a vault removes its
+exits 0 (so do `kaeru serve --http` and `kaeru ui` on either signal), every note it answered is stored, and on SQLite the last server to leave a vault removes its
 `-wal` and `-shm` files (decision 16.I1) — while a server that leaves first does not disturb another
 still serving the same vault.
 """
@@ -17,7 +17,7 @@ import pytest
 
 from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
-from tests.wire.support import initialize_request
+from tests.wire.support import http_server, initialize_request, raw_post
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -201,3 +201,89 @@ def test_a_server_on_a_terminal_stops_on_a_signal(
     assert code == 0, (tmp_path / "tty.log").read_text()
     assert _sidecars(vault) == []
     assert _stored(vault, [node_id]) == 1
+
+
+def _http_notes(url: str, initiative: str, count: int) -> list[str]:
+    ids = []
+    for i in range(count):
+        status, body = raw_post(
+            url,
+            {
+                "jsonrpc": "2.0",
+                "id": i + 1,
+                "method": "tools/call",
+                "params": {"name": "note", "arguments": {"initiative": initiative, "text": f"heron at the weir {i}"}},
+            },
+        )
+        assert status == 200, body
+        envelope = json.loads(body)["result"]["structuredContent"]
+        assert envelope["state"] == "applied", envelope
+        ids.append(envelope["data"]["primary"]["id"])
+    return ids
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigint"])
+def test_an_http_server_ends_cleanly_on_a_signal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    """`kaeru serve --http` (what a service manager or a container stops with SIGTERM): it closes the
+    store and exits 0, instead of being killed by the signal uvicorn raises again after its shutdown."""
+    with http_server(server_env, tmp_path) as server:
+        ids = _http_notes(server.url, "heron", NOTES)
+        if vault.backend == "sqlite":
+            assert any(name.endswith("-wal") for name in _sidecars(vault))
+        server.proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+        code = server.proc.wait(60)
+        output = server.output()
+    assert code == 0, output
+    assert _sidecars(vault) == []
+    assert _stored(vault, ids) == NOTES
+    assert "Traceback" not in output
+
+
+@pytest.mark.parametrize("how", ["sigterm", "sigint"])
+def test_the_viewer_ends_cleanly_on_a_signal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    """`kaeru ui` holds the store open as the HTTP server does, and closes it on either signal."""
+    ids = _stored_notes(vault, 3)
+    log = tmp_path / "ui.err"
+    with log.open("wb") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "ui"],
+            env=server_env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+        )
+        try:
+            assert proc.stdout is not None
+            assert proc.stdout.readline().startswith(b"kaeru viewer at "), log.read_text()
+            if vault.backend == "sqlite":
+                assert any(name.endswith("-shm") for name in _sidecars(vault))  # the vault is open
+            proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+            code = proc.wait(60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close() if proc.stdout else None
+    assert code == 0, log.read_text()
+    assert _sidecars(vault) == []
+    assert _stored(vault, ids) == 3
+    assert "Traceback" not in log.read_text()
+
+
+def _stored_notes(vault: VaultSpec, count: int) -> list[str]:
+    """`count` notes written in process (closed again) before a server opens the vault."""
+    from kaeru.mcp.server import build_server
+    from kaeru.service import Service
+
+    store = open_store(vault.settings())
+    try:
+        registry = build_server(Service(store, vault.settings())).registry
+        made = [registry.run("note", {"initiative": "weir", "text": f"tide {i}"}) for i in range(count)]
+    finally:
+        store.close()
+    assert all(m["state"] == "applied" for m in made), made
+    return [m["data"]["primary"]["id"] for m in made]

@@ -33,7 +33,7 @@ def listen(host: str, port: int) -> socket.socket:
     """
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        return socket.create_server((host, port), family=family, backlog=128)  # SO_REUSEADDR on POSIX
+        made = socket.create_server((host, port), family=family, backlog=128)  # SO_REUSEADDR on POSIX
     except OSError as exc:
         hint = (
             "another process listens there: choose another --port"
@@ -41,6 +41,12 @@ def listen(host: str, port: int) -> socket.socket:
             else "check --host (KAERU_HOST) and --port"
         )
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
+    # `create_server` leaves the socket's `proto` at 0, and asyncio turns Nagle's algorithm off only
+    # on connections whose socket says IPPROTO_TCP: with it on, a response written in two parts
+    # (head, then body) waited for the client's delayed ACK, ~40 ms on every call of a kept-alive
+    # connection, which is how MCP clients call (decision 160). Wrapped again, the socket reads its
+    # protocol from the kernel, and every connection accepted from it says IPPROTO_TCP too.
+    return socket.socket(fileno=made.detach())
 
 
 def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:

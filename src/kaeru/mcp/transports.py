@@ -27,6 +27,8 @@ from kaeru.mcp.server import KaeruServer
 if TYPE_CHECKING:
     # The HTTP side is imported when HTTP is served: `kaeru serve` on stdio answers `initialize`
     # without loading starlette (decision 16.O1).
+    import socket
+
     from mcp.server.auth.provider import AccessToken, TokenVerifier
     from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -464,11 +466,34 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     kaeru.registry.settle = settle_heap
     settle_heap()
     url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
-    print(f"kaeru-memory serving MCP over streamable HTTP at {url}", file=sys.stderr, flush=True)
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
-    print(f"register it with:  claude mcp add --transport http kaeru {url}{header}", file=sys.stderr, flush=True)
+    announce = (
+        f"kaeru-memory serving MCP over streamable HTTP at {url}",
+        f"register it with:  claude mcp add --transport http kaeru {url}{header}",
+    )
+    serve_until_stopped(server, sock, kaeru.store, lambda: print(*announce, sep="\n", file=sys.stderr, flush=True))
+
+
+def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce: Callable[[], None]) -> None:
+    """`announce` the server, run the uvicorn `server` on `sock` until SIGTERM or SIGINT, then close
+    `store` (the WAL checkpointed and, by the last process on the vault, removed) and return, so the
+    process exits 0. The signals are taken before the announcement: whoever read it may stop it.
+
+    uvicorn stops on either signal and, once shut down, raises it again for the handler that was set
+    before it ran. With Python's defaults that is death by SIGTERM (the store never closed: `-wal`
+    and `-shm` left, exit 143) or a KeyboardInterrupt (click's "Aborted!", exit 1). This handler only
+    asks uvicorn to stop: raised again, it does nothing more; come before uvicorn has taken the
+    signals (while it starts), it makes uvicorn stop as soon as it has started (decision 160)."""
+
+    def stop(signum: int, frame: Any) -> None:
+        server.should_exit = True
+
+    previous = {signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS}
     try:
-        server.run(sockets=[sock])  # uvicorn stops on SIGTERM and SIGINT itself
+        announce()
+        server.run(sockets=[sock])
     finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
         sock.close()
-        kaeru.store.close()
+        store.close()

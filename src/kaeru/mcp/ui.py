@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from kaeru.config import Settings
 from kaeru.mcp.addresses import listen, security_settings
 from kaeru.mcp.server import KaeruServer
-from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, settle_heap
+from kaeru.mcp.transports import SCOPE_READ, VaultTokens, principal_of, serve_until_stopped, settle_heap
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
@@ -93,10 +93,9 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
-    out(f"kaeru viewer at {address(f'http://{host}:{bound}')}")
-    out(f"open (signs you in): {address(f'http://{host}:{bound}', once)}")
-    try:
-        server.run(sockets=[sock])
-    finally:
-        sock.close()
-        kaeru.store.close()
+
+    def announce() -> None:
+        out(f"kaeru viewer at {address(f'http://{host}:{bound}')}")
+        out(f"open (signs you in): {address(f'http://{host}:{bound}', once)}")
+
+    serve_until_stopped(server, sock, kaeru.store, announce)
