@@ -19,7 +19,20 @@ from bench import shared
 def test_two_servers_on_one_vault_lose_and_double_nothing(tmp_path: Path) -> None:
     out = tmp_path / "shared.json"
     shared.main(
-        ["--servers", "2", "--calls", "40", "--rounds", "1", "--size", "500", "--modes", *shared.MODES, "--out", str(out)]
+        [
+            "--servers",
+            "2",
+            "--calls",
+            "40",
+            "--rounds",
+            "1",
+            "--size",
+            "500",
+            "--modes",
+            *shared.MODES,
+            "--out",
+            str(out),
+        ]
     )
     runs = json.loads(out.read_text())
     assert [r["mode"] for r in runs] == ["shared", "separate", "http"]

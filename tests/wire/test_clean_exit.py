@@ -103,6 +103,17 @@ class StdioServer:
         return code
 
 
+def _stop_by(proc: subprocess.Popen[Any], how: str) -> int:
+    """Send `proc` SIGTERM (`sigterm`) or SIGINT and wait for its exit code; killed if it outlives the wait."""
+    proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
+    try:
+        return proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 def _sidecars(vault: VaultSpec) -> list[str]:
     """The SQLite `-wal` / `-shm` files beside the vault's database (none on PostgreSQL)."""
     if vault.backend != "sqlite":
@@ -190,12 +201,8 @@ def test_a_server_on_a_terminal_stops_on_a_signal(
             os.write(master, json.dumps(call).encode() + b"\n")
         answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
         node_id = answers[1]["result"]["structuredContent"]["data"]["primary"]["id"]
-        proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
-        code = proc.wait(30)
+        code = _stop_by(proc, how)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
         os.close(master)
         log.close()
     assert code == 0, (tmp_path / "tty.log").read_text()
@@ -232,8 +239,7 @@ def test_an_http_server_ends_cleanly_on_a_signal(
         ids = _http_notes(server.url, "heron", NOTES)
         if vault.backend == "sqlite":
             assert any(name.endswith("-wal") for name in _sidecars(vault))
-        server.proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
-        code = server.proc.wait(60)
+        code = _stop_by(server.proc, how)
         output = server.output()
     assert code == 0, output
     assert _sidecars(vault) == []
@@ -261,12 +267,8 @@ def test_the_viewer_ends_cleanly_on_a_signal(
             assert proc.stdout.readline().startswith(b"kaeru viewer at "), log.read_text()
             if vault.backend == "sqlite":
                 assert any(name.endswith("-shm") for name in _sidecars(vault))  # the vault is open
-            proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
-            code = proc.wait(60)
+            code = _stop_by(proc, how)
         finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
             proc.stdout.close() if proc.stdout else None
     assert code == 0, log.read_text()
     assert _sidecars(vault) == []
