@@ -274,3 +274,22 @@ def test_the_tools_are_built_once_initialize_is_answered(service: Service, store
         assert lazy.registry.loaded and lazy.service is service
     finally:
         os.close(sink)
+
+
+def test_a_tools_declared_input_schema_is_looked_up_without_listing_the_tools(service: Service, store: Store) -> None:
+    """A 2026-07-28 HTTP `tools/call` has its `Mcp-Param-*` headers checked against the called tool's
+    declared `inputSchema`; the server hands the SDK that schema by name, so the SDK does not run
+    the whole `tools/list` for every call (decision 161). What it hands over is exactly what
+    `tools/list` declares — from the pinned listing before the tools are built, from the specs
+    after — and nothing for a name that is no tool."""
+    lazy = build_server(store=store, open_service=lambda: service)
+    eager = build_server(service)
+    for server in (lazy, eager):
+        lookup = server.server.get_tool_input_schema
+        assert lookup is not None
+        listed = [t.model_dump(mode="json", by_alias=True) for t in server.registry.list_tools()]
+        assert len(listed) > 20
+        for tool in listed:
+            assert lookup(tool["name"]) == tool["inputSchema"], tool["name"]
+        assert lookup("no_such_tool") is None
+    assert not lazy.registry.built_tools()  # answered from the pinned listing: nothing was built

@@ -152,6 +152,7 @@ def build_server(
         version=__version__,
         title="kaeru memory",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=registry.listed_input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_prompts=list_prompts,
