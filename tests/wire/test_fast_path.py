@@ -20,13 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp.server.connection import Connection
 from mcp.server.lowlevel import Server
+from mcp.server.runner import ServerRunner
 from mcp_types import PROTOCOL_VERSION_META_KEY
-from mcp_types import methods as sdk_methods
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from kaeru.mcp.adapter import Output, result
-from kaeru.mcp.fastpath import WIRE_VERSIONS, FastToolCalls, wire_result
+from kaeru.mcp.fastpath import MODERN_WIRE_VERSIONS, WIRE_VERSIONS, FastToolCalls, wire_result
 from kaeru.mcp.server import KaeruServer, build_server, middleware
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
@@ -54,26 +55,30 @@ def _envelopes(kaeru: KaeruServer) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("output", [Output(), Output(text="json"), Output(structured=False)], ids=repr)
-@pytest.mark.parametrize("version", sorted(WIRE_VERSIONS))
+@pytest.mark.parametrize("version", sorted(WIRE_VERSIONS | MODERN_WIRE_VERSIONS))
 def test_the_wire_dict_is_the_sdks_serialisation_at_every_listed_version(
     service: Service, version: str, output: Output
 ) -> None:
     kaeru = build_server(service)
     envelopes = _envelopes(kaeru)
     assert {e["state"] for e in envelopes} == {"applied", "ok", "rejected"}
+    # The SDK's own pipeline step: the handler's model shaped for the wire at this version (the
+    # 2026 era adds `resultType` and stamps the server's identity).
+    runner = ServerRunner(kaeru.server, Connection.from_envelope(version, None, {}), None)
+    modern = version in MODERN_WIRE_VERSIONS
     for envelope in envelopes:
-        # What `ServerRunner._serialize` does with the handler's model at this version.
-        dumped = result(envelope, output).model_dump(by_alias=True, mode="json", exclude_none=True)
-        sdk = sdk_methods.serialize_server_result("tools/call", version, dumped)
-        ours = wire_result(envelope, output)
+        sdk = runner._serialize("tools/call", version, result(envelope, output))
+        ours = wire_result(envelope, output, kaeru.server.server_info_stamp if modern else None)
         assert ("structuredContent" in ours) is output.structured
+        assert ("resultType" in ours) is modern
         assert ours == sdk
         assert json.dumps(ours) == json.dumps(sdk), "the same keys in the same order, so the same bytes"
 
 
-def test_only_handshake_versions_are_listed() -> None:
+def test_the_listed_versions_are_the_sdks_own_by_era() -> None:
     assert WIRE_VERSIONS.issubset(HANDSHAKE_PROTOCOL_VERSIONS)
     assert WIRE_VERSIONS.isdisjoint(MODERN_PROTOCOL_VERSIONS)
+    assert MODERN_WIRE_VERSIONS.issubset(MODERN_PROTOCOL_VERSIONS)
 
 
 def test_the_fast_path_is_innermost_so_spans_still_wrap_it(service: Service) -> None:
@@ -279,22 +284,41 @@ def test_an_unlisted_protocol_version_gets_the_sdks_answer(tmp_path: Path) -> No
     assert answered == {"fast": 0, "sdk": None}
 
 
+MODERN = sorted(MODERN_WIRE_VERSIONS)[-1]
+#: A 2026-era request's envelope, as the SDK's own client sends it.
+ENVELOPE = {
+    PROTOCOL_VERSION_META_KEY: MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "kaeru-wire-tests", "version": "1"},
+}
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_the_2026_envelope_era_gets_the_sdks_answer(tmp_path: Path) -> None:
-    modern = MODERN_PROTOCOL_VERSIONS[-1]
-    meta = {
-        PROTOCOL_VERSION_META_KEY: modern,
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "kaeru-wire-tests", "version": "1"},
-    }
+def test_2026_envelope_era_answers_are_identical_with_and_without_the_fast_path(tmp_path: Path) -> None:
+    """No handshake: each call carries its envelope. Plain calls are answered by the fast path (the
+    SDK's client speaks this era: decision 162); an envelope with anything more, or one the SDK's
+    check refuses, gets the SDK's own answer — the same bytes either way."""
+    search = _tool("search", {"initiatives": [INITIATIVE], "text": "heron"})
     with _stdio_pair(tmp_path) as (pair, answered):
         note = {"initiative": INITIATIVE, "text": "a heron", "request_id": "m-1"}
-        applied = pair.request(_call(1, {**_tool("note", note), "_meta": meta}))
+        applied = pair.request(_call(1, {**_tool("note", note), "_meta": ENVELOPE}))
         assert applied["result"]["resultType"] == "complete", applied
-        search = _tool("search", {"initiatives": [INITIATIVE], "text": "heron"})
-        assert _envelope(pair.request(_call(2, {**search, "_meta": meta})))["data"]["total"] == 1
-    assert answered == {"fast": 0, "sdk": None}
+        assert _envelope(applied)["state"] == "applied"
+        assert _envelope(pair.request(_call(2, {**search, "_meta": ENVELOPE})))["data"]["total"] == 1
+        without_info = {k: v for k, v in ENVELOPE.items() if not k.endswith("clientInfo")}
+        assert _envelope(pair.request(_call(3, {**search, "_meta": without_info})))["data"]["total"] == 1
+        bad = pair.request(_call(4, {**_tool("note", {"initiative": INITIATIVE}), "_meta": ENVELOPE}))
+        assert bad["result"]["isError"] is True
+        assert _envelope(pair.request(_call(5, {**_tool("note", note), "_meta": ENVELOPE})))["replayed"] is True
+        fast_calls = 5
+
+        # The SDK's: a progress token, a malformed client info, an unknown tool, no envelope at all.
+        pair.request(_call(10, {**search, "_meta": {**ENVELOPE, "progressToken": 1}}))
+        pair.request(_call(11, {**search, "_meta": {**ENVELOPE, "io.modelcontextprotocol/clientInfo": "me"}}))
+        pair.request(_call(12, {**_tool("no_such_tool", {}), "_meta": ENVELOPE}))
+        pair.request(_call(13, {**search, "_meta": {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": 5}}))
+    assert answered == {"fast": fast_calls, "sdk": None}
 
 
 @pytest.mark.slow
@@ -337,6 +361,28 @@ def test_http_answers_are_identical_with_and_without_the_fast_path(tmp_path: Pat
         answer = both(_call(99, _tool("search", {"initiatives": [INITIATIVE], "text": "bittern"})), None)
         assert answer is not None and _envelope(answer)["data"]["total"] == 0
         fast_calls += 1
+
+        def modern(message: dict[str, Any]) -> dict[str, Any] | None:
+            """The same exchange as the SDK's 2026-era client sends it: the envelope in `_meta`, the
+            method and tool named in headers too."""
+            headers = {
+                "MCP-Protocol-Version": MODERN,
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": message["params"]["name"],
+            }
+            fast_answer, sdk_answer = raw_post(fast.url, message, headers), raw_post(sdk.url, message, headers)
+            assert fast_answer == sdk_answer, message
+            parsed: dict[str, Any] | None = json.loads(fast_answer[1]) if fast_answer[1] else None
+            return parsed
+
+        note = {"initiative": INITIATIVE, "text": "a heron at the weir", "request_id": "h-modern"}
+        answer = modern(_call(100, {**_tool("note", note), "_meta": ENVELOPE}))
+        assert answer is not None and answer["result"]["resultType"] == "complete"
+        answer = modern(_call(101, {**search, "_meta": ENVELOPE}))
+        assert answer is not None and _envelope(answer)["data"]["total"] == len(WIRE_VERSIONS) + 2
+        modern(_call(102, {**_tool("note", note), "_meta": ENVELOPE}))  # a replay
+        fast_calls += 3
+        modern(_call(103, {**search, "_meta": {**ENVELOPE, "progressToken": 7}}))
         for server in (fast, sdk):
             stop(server.proc)  # so each writes its report before the block ends
     answered = {side: json.loads(report.read_text())["answered"] for side, report in reports.items()}

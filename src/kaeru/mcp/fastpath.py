@@ -11,17 +11,23 @@ It answers only when every one of these holds, and otherwise calls `call_next(ct
 
 * a `tools/call` request (not a notification), for a tool this registry has;
 * params with nothing but a string `name` and, if present, an `arguments` object — no `_meta`
-  (progress tokens, the 2026 envelope), no `task`, no `arguments: null`;
-* the connection passed the SDK's own initialisation gate (`Connection.initialize_accepted`);
-* the negotiated protocol version is one of `WIRE_VERSIONS`, where the SDK's wire form of our
-  result is exactly `wire_result` (`tests/wire/test_fast_path.py` checks both, per version).
+  (progress tokens), no `task`, no `arguments: null`; at a 2026-era version also the `_meta`
+  envelope, holding nothing but its own keys and passing the SDK's own check of the params;
+* the connection passed the SDK's own initialisation gate (`Connection.initialize_accepted`; a
+  2026-era connection is born past it);
+* the protocol version is one of `WIRE_VERSIONS` or `MODERN_WIRE_VERSIONS`, where the SDK's wire
+  form of our result is exactly `wire_result` (`tests/wire/test_fast_path.py` checks both, per
+  version).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
+from mcp_types import methods as sdk_methods
 
 from kaeru.mcp.adapter import Output, ToolRegistry
 
@@ -31,12 +37,26 @@ from kaeru.mcp.adapter import Output, ToolRegistry
 #: requests always carry `_meta`, and it is not listed, so the SDK answers them.
 WIRE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 
+#: The 2026-07-28 era (decision 162): no handshake, every request carries its envelope in `_meta`
+#: (protocol version, client capabilities, optionally client info), and the SDK writes a result with
+#: `resultType` after `isError` and the server's identity stamped last in `_meta`.
+MODERN_WIRE_VERSIONS: Final = frozenset({"2026-07-28"})
+#: The server-identity key of a 2026-era result's `_meta`.
+SERVER_INFO_META_KEY: Final = "io.modelcontextprotocol/serverInfo"
+
 #: The params keys a fast-path call may carry; any other key is the SDK's to validate.
 _PLAIN_KEYS: Final = frozenset({"name", "arguments"})
+#: ... and a 2026-era call, whose `_meta` may hold the envelope's keys and nothing else (a progress
+#: token, say, is the SDK's).
+_MODERN_KEYS: Final = _PLAIN_KEYS | {"_meta"}
+_ENVELOPE_KEYS: Final = frozenset({PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY})
 
 
-def wire_result(envelope: dict[str, Any], output: Output | None = None) -> dict[str, Any]:
-    """`adapter.result(envelope, output)` as the SDK writes it at the `WIRE_VERSIONS`.
+def wire_result(
+    envelope: dict[str, Any], output: Output | None = None, server_info: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """`adapter.result(envelope, output)` as the SDK writes it at the `WIRE_VERSIONS` — or, given the
+    server's `server_info` stamp, at the `MODERN_WIRE_VERSIONS`.
 
     Its keys in the surface model's field order (`content`, `isError`, `structuredContent`; in a
     text block `text` before `type`), so the JSON-RPC line is byte for byte the SDK's. The
@@ -48,8 +68,12 @@ def wire_result(envelope: dict[str, Any], output: Output | None = None) -> dict[
         "content": [{"text": output.text_of(envelope), "type": "text"}],
         "isError": envelope["state"] == "rejected",
     }
+    if server_info is not None:
+        wire["resultType"] = "complete"
     if output.structured:
         wire["structuredContent"] = envelope
+    if server_info is not None:
+        wire["_meta"] = {SERVER_INFO_META_KEY: server_info}
     return wire
 
 
@@ -67,18 +91,30 @@ def _initialize_accepted(ctx: ServerRequestContext[Any, Any]) -> bool:
 class FastToolCalls:
     """The `ServerMiddleware` answering plain calls of kaeru's own tools (see the module doc)."""
 
-    def __init__(self, registry: ToolRegistry, versions: frozenset[str] = WIRE_VERSIONS):
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        versions: frozenset[str] = WIRE_VERSIONS | MODERN_WIRE_VERSIONS,
+        server_info: Callable[[], dict[str, Any]] | None = None,
+    ):
         self.registry = registry
         #: The allow-list; tests narrow it to check that an unlisted version goes to the SDK.
         self.versions = versions
+        #: The server's identity as the SDK stamps it on a 2026-era result (a fresh dict a call);
+        #: without it those calls go to the SDK.
+        self.server_info = server_info
         #: Calls this middleware answered itself (the tests check the fast path is really taken).
         self.answered = 0
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        if ctx.method != "tools/call" or ctx.request_id is None or ctx.protocol_version not in self.versions:
+        version = ctx.protocol_version
+        if ctx.method != "tools/call" or ctx.request_id is None or version not in self.versions:
             return await call_next(ctx)
         params = ctx.params
-        if not isinstance(params, dict) or not params.keys() <= _PLAIN_KEYS:
+        modern = version in MODERN_WIRE_VERSIONS
+        if not isinstance(params, dict) or not params.keys() <= (_MODERN_KEYS if modern else _PLAIN_KEYS):
+            return await call_next(ctx)
+        if modern and not self._plain_envelope(version, params):
             return await call_next(ctx)
         name = params.get("name")
         arguments = params.get("arguments")
@@ -91,4 +127,17 @@ class FastToolCalls:
             return await call_next(ctx)
         envelope = await self.registry.envelope(name, arguments)
         self.answered += 1
-        return wire_result(envelope, self.registry.output)
+        return wire_result(envelope, self.registry.output, self.server_info() if modern and self.server_info else None)
+
+    def _plain_envelope(self, version: str, params: dict[str, Any]) -> bool:
+        """A 2026-era call the SDK would serve as a plain one: the server's identity is known, `_meta`
+        holds only the envelope's keys, and the params pass the SDK's own check of the version's
+        `tools/call` (the one its pipeline runs first: an envelope it refuses is refused by it)."""
+        meta = params.get("_meta")
+        if self.server_info is None or not isinstance(meta, dict) or not meta.keys() <= _ENVELOPE_KEYS:
+            return False
+        try:
+            sdk_methods.validate_client_request("tools/call", version, params)
+        except Exception:  # KeyError, ValueError, ValidationError: the SDK answers with its error
+            return False
+        return True

@@ -162,7 +162,8 @@ def build_server(
         on_read_resource=read_resource,
         on_completion=complete,
     )
-    server.middleware = middleware(server.middleware, FastToolCalls(registry), tracing=_tracing_configured())
+    fast = FastToolCalls(registry, server_info=lambda: server.server_info_stamp)
+    server.middleware = middleware(server.middleware, fast, tracing=_tracing_configured())
     return KaeruServer(server, registry, store)
 
 
