@@ -170,8 +170,20 @@ def run_mode(mode: str, servers: int, calls: int, size: int, work: Path, log: An
     """One mode's run on new vaults: `servers` agents, `calls` calls each."""
     root = work / f"{mode}-{uuid.uuid4().hex[:6]}"
     vaults = [root / f"vault-{i}" for i in range(servers)] if mode == "separate" else [root / "vault"] * servers
-    barrier = threading.Barrier(servers + 1)
     server = HttpServer(vaults[0], log) if mode == "http" else None
+    try:
+        return _driven(mode, servers, calls, size, root, vaults, server, log)
+    finally:
+        if server is not None and server.proc.poll() is None:  # a failure before its SIGTERM
+            server.proc.kill()
+            server.proc.wait()
+
+
+def _driven(
+    mode: str, servers: int, calls: int, size: int, root: Path, vaults: list[Path], server: HttpServer | None, log: Any
+) -> dict[str, Any]:
+    """`run_mode`'s run once its vaults (and, for `http`, its one server) are set."""
+    barrier = threading.Barrier(servers + 1)
     clients = [RawHttpClient(server.port) if server else RawStdioClient(_env(v), log) for v in vaults]
     agents = [Agent(i, clients[i], calls, size, barrier) for i in range(servers)]
     for agent in agents:

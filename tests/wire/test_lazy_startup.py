@@ -280,16 +280,23 @@ def test_a_tools_declared_input_schema_is_looked_up_without_listing_the_tools(se
     """A 2026-07-28 HTTP `tools/call` has its `Mcp-Param-*` headers checked against the called tool's
     declared `inputSchema`; the server hands the SDK that schema by name, so the SDK does not run
     the whole `tools/list` for every call (decision 161). What it hands over is exactly what
-    `tools/list` declares — from the pinned listing before the tools are built, from the specs
-    after — and nothing for a name that is no tool."""
+    `tools/list` declares — from the pinned listing in `kaeru serve`'s lazy registry, without
+    loading anything, and from the specs in one built over a service — and nothing for a name
+    that is no tool."""
+    pinned = json.loads(SNAPSHOT.read_text())
     lazy = build_server(store=store, open_service=lambda: service)
+    lookup = lazy.server.get_tool_input_schema
+    assert lookup is not None
+    for tool in pinned:
+        assert lookup(tool["name"]) == tool["inputSchema"], tool["name"]
+    assert lookup("no_such_tool") is None
+    assert not lazy.registry.loaded  # looked up in the pinned listing: nothing was loaded or built
+
     eager = build_server(service)
-    for server in (lazy, eager):
-        lookup = server.server.get_tool_input_schema
-        assert lookup is not None
-        listed = [t.model_dump(mode="json", by_alias=True) for t in server.registry.list_tools()]
-        assert len(listed) > 20
-        for tool in listed:
-            assert lookup(tool["name"]) == tool["inputSchema"], tool["name"]
-        assert lookup("no_such_tool") is None
-    assert not lazy.registry.built_tools()  # answered from the pinned listing: nothing was built
+    lookup = eager.server.get_tool_input_schema
+    assert lookup is not None
+    listed = [t.model_dump(mode="json", by_alias=True) for t in eager.registry.list_tools()]
+    assert [t["name"] for t in listed] == [t["name"] for t in pinned]
+    for tool in listed:
+        assert lookup(tool["name"]) == tool["inputSchema"], tool["name"]
+    assert lookup("no_such_tool") is None

@@ -41,11 +41,14 @@ def listen(host: str, port: int) -> socket.socket:
             else "check --host (KAERU_HOST) and --port"
         )
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
-    # `create_server` leaves the socket's `proto` at 0, and asyncio turns Nagle's algorithm off only
-    # on connections whose socket says IPPROTO_TCP: with it on, a response written in two parts
-    # (head, then body) waited for the client's delayed ACK, ~40 ms on every call of a kept-alive
-    # connection, which is how MCP clients call (decision 160). Wrapped again, the socket reads its
-    # protocol from the kernel, and every connection accepted from it says IPPROTO_TCP too.
+    # Nagle's algorithm off for every connection accepted: with it on, a response written in two
+    # parts (head, then body) waited for the client's delayed ACK, ~40 ms on every call of a
+    # kept-alive connection, which is how MCP clients call (decision 160). asyncio turns it off only
+    # on sockets that say IPPROTO_TCP, and `create_server` leaves `proto` 0; so the listener has
+    # TCP_NODELAY itself (accepted connections inherit it on Linux, the BSDs and macOS, where
+    # asyncio's own setting does not reach, CPython gh-148783), and is wrapped again from its
+    # descriptor, which reads the protocol from the kernel where it can (Linux, FreeBSD).
+    made.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return socket.socket(fileno=made.detach())
 
 

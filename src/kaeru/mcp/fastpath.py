@@ -33,8 +33,8 @@ from kaeru.mcp.adapter import Output, ToolRegistry
 
 #: Protocol versions whose `tools/call` result the SDK shapes by the 2025-11-25 surface model
 #: (every handshake-era version shares it): `content`, `isError`, `structuredContent`, in that
-#: order, and nothing else. The 2026-07-28 era adds `resultType` and a `serverInfo` stamp; its
-#: requests always carry `_meta`, and it is not listed, so the SDK answers them.
+#: order, and nothing else. The 2026-07-28 era adds `resultType` and a `serverInfo` stamp: it is
+#: listed apart (`MODERN_WIRE_VERSIONS`).
 WIRE_VERSIONS: Final = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 
 #: The 2026-07-28 era (decision 162): no handshake, every request carries its envelope in `_meta`

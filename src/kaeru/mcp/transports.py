@@ -490,10 +490,13 @@ def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce
 
     previous = {signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS}
     try:
-        announce()
-        server.run(sockets=[sock])
+        try:
+            announce()
+            server.run(sockets=[sock])
+        finally:
+            sock.close()
+            store.close()
     finally:
+        # Only once the store is closed: a second Ctrl-C during its last checkpoint must not cut it.
         for signum, handler in previous.items():
             signal.signal(signum, handler)
-        sock.close()
-        store.close()
