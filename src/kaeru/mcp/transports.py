@@ -476,14 +476,12 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
 
 def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce: Callable[[], None]) -> None:
     """`announce` the server, run the uvicorn `server` on `sock` until SIGTERM or SIGINT, then close
-    `store` (the WAL checkpointed and, by the last process on the vault, removed) and return, so the
-    process exits 0. The signals are taken before the announcement: whoever read it may stop it.
+    `store` (the WAL checkpointed, and removed by the last process on the vault) and return: exit 0.
 
-    uvicorn stops on either signal and, once shut down, raises it again for the handler that was set
-    before it ran. With Python's defaults that is death by SIGTERM (the store never closed: `-wal`
-    and `-shm` left, exit 143) or a KeyboardInterrupt (click's "Aborted!", exit 1). This handler only
-    asks uvicorn to stop: raised again, it does nothing more; come before uvicorn has taken the
-    signals (while it starts), it makes uvicorn stop as soon as it has started (decision 160)."""
+    uvicorn stops on either signal, then raises it again for the handler set before it ran: by
+    default death by SIGTERM (the store never closed, `-wal`/`-shm` left, exit 143) or click's
+    "Aborted!" (exit 1). Ours, set before the announcement, only asks uvicorn to stop — also before
+    uvicorn has taken the signals, while it starts (decision 160)."""
 
     def stop(signum: int, frame: Any) -> None:
         server.should_exit = True
