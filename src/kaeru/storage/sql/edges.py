@@ -9,7 +9,7 @@ from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType
 from kaeru.errors import RevisionConflict
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
-from kaeru.storage.sql.rows import EDGE_COLS, marks
+from kaeru.storage.sql.rows import EDGE_COLS, marks, prefixed
 
 _NAMES = frozenset(e.value for e in EdgeType)
 
@@ -25,6 +25,8 @@ def type_literals(types: Iterable[str | EdgeType]) -> str:
 
 _VERDICTS = tuple(sorted(e.value for e in VERDICT_EDGES))
 VERDICT_TYPES = "e.edge_type IN (" + ", ".join(f"'{v}'" for v in _VERDICTS) + ")"
+#: The edge columns of the alias `e`, as the recursive walks below select them.
+_EDGE_E = prefixed(EDGE_COLS, "e")
 _ASSIGN = ", ".join(f"{c.strip()} = excluded.{c.strip()}" for c in EDGE_COLS.split(",")[3:])
 
 
@@ -110,7 +112,6 @@ class EdgeQueries(Part):
         `current_state` walks forward through, read in one statement instead of one a step (a
         3,000-version chain was 3,000 round trips, decision 156). Ordered as `verdicts_against`."""
         no = self._d.false
-        cols = ", ".join(f"e.{c.strip()}" for c in EDGE_COLS.split(","))
         live = f"e.retracted = {no} AND s.retracted = {no}"
         supersedes = f"e.edge_type = '{EdgeType.SUPERSEDES.value}' AND {live}"
         # Seeded from the edges' own column (not the parameter), so the ids keep its collation on
@@ -121,7 +122,7 @@ class EdgeQueries(Part):
             f"SELECT e.src FROM ahead a JOIN edges e ON e.dst = a.id JOIN nodes s ON s.id = e.src WHERE {supersedes}) "
         )
         found = self._db.rows(
-            f"{ahead}SELECT {cols} FROM edges e JOIN nodes s ON s.id = e.src "
+            f"{ahead}SELECT {_EDGE_E} FROM edges e JOIN nodes s ON s.id = e.src "
             f"WHERE (e.dst = ? OR e.dst IN (SELECT id FROM ahead)) AND {VERDICT_TYPES} AND {live} "
             "ORDER BY e.dst, e.src, e.edge_type",
             (node_id, node_id),
@@ -135,15 +136,14 @@ class EdgeQueries(Part):
         level (decision 157). A node past `limit`, or one with no such link, is not among the
         sources: the caller asks for those. The nodes are joined, not tested with `IN`: SQLite
         stops the endless recursion of a cycle at `limit` only for a join."""
-        cols = ", ".join(f"e.{c.strip()}" for c in EDGE_COLS.split(","))
         link = f"e.edge_type = '{EdgeType.SUPERSEDES.value}' AND e.retracted = {self._d.false}"
         found = self._db.rows(
             "WITH RECURSIVE behind(id) AS ("
             f"SELECT e.dst FROM edges e WHERE e.src = ? AND {link} UNION "
             f"SELECT e.dst FROM behind b JOIN edges e ON e.src = b.id WHERE {link}), "
             f"near(id) AS (SELECT id FROM behind LIMIT {int(limit)}) "
-            f"SELECT {cols} FROM edges e WHERE e.src = ? AND {link} UNION ALL "
-            f"SELECT {cols} FROM near n JOIN edges e ON e.src = n.id WHERE {link} ORDER BY 1, 2, 3",
+            f"SELECT {_EDGE_E} FROM edges e WHERE e.src = ? AND {link} UNION ALL "
+            f"SELECT {_EDGE_E} FROM near n JOIN edges e ON e.src = n.id WHERE {link} ORDER BY 1, 2, 3",
             (node_id, node_id),
         )
         return [rows.edge(r) for r in found]
