@@ -6,6 +6,7 @@ Parses every module's imports with `ast`, so a violation fails here before it be
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "kaeru"
@@ -131,3 +132,27 @@ def test_modules_stay_small() -> None:
     assert not too_long, f"modules over {MODULE_LINES} lines: {too_long}"
     ordered = sorted(sizes.values())
     assert ordered[len(ordered) // 2] <= MEDIAN_LINES
+
+
+#: A measured figure in a comment or docstring: microseconds, an approximate or ranged time, or a
+#: speed-up ("~40 ms", "7–9 µs", "3× faster"). Such figures go stale as the code around them changes;
+#: they belong with their measurement in docs/decisions.md, which a comment names instead (issue 14).
+MEASURED = re.compile(
+    r"\d\s?µs\b"
+    r"|~\s?\d[\d.,]*\s?(?:ms|s)\b"
+    r"|\d\s?[–-]\s?\d+(?:\.\d+)?\s?(?:ms|s)\b"
+    r"|\d(?:\.\d+)?\s?× (?:faster|slower|cheaper)"
+    r"|\d\s?% (?:faster|slower|cheaper)"
+)
+
+
+def test_comments_say_why_not_how_many_microseconds() -> None:
+    # Migrations are frozen as committed (tests/upgrade/migrations.sha256): their text is history.
+    found = [
+        f"{path.relative_to(SRC).as_posix()}:{number}: {line.strip()}"
+        for path in SRC.rglob("*.py")
+        if "migrations" not in path.parts
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if MEASURED.search(line)
+    ]
+    assert not found, "measured figures in comments (name the decision instead):\n" + "\n".join(found)

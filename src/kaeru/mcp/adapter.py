@@ -282,7 +282,7 @@ class ToolRegistry:
 
         The SDK checks a 2026-07-28 HTTP `tools/call`'s `Mcp-Param-*` headers against the called
         tool's declared schema; given no look-up it ran the whole `tools/list` handler for every
-        call and serialised all the tools to find one (~2.5 ms a call, decision 161). Answered from
+        call and serialised all the tools to find one (decision 161). Answered from
         where `list_tools` answers: the pinned listing in a lazy registry, the specs otherwise."""
         if self._lazy and (pinned := self._pinned_listing()) is not None:
             if self._pinned_inputs is None:

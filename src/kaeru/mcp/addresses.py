@@ -42,7 +42,7 @@ def listen(host: str, port: int) -> socket.socket:
         )
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; {hint}") from None
     # Nagle's algorithm off for every connection accepted: with it on, a response written in two
-    # parts (head, then body) waited for the client's delayed ACK, ~40 ms on every call of a
+    # parts (head, then body) waited for the client's delayed ACK on every call of a
     # kept-alive connection, which is how MCP clients call (decision 160). asyncio turns it off only
     # on sockets that say IPPROTO_TCP, and `create_server` leaves `proto` 0; so the listener has
     # TCP_NODELAY itself (accepted connections inherit it on Linux, the BSDs and macOS, where

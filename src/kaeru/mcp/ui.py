@@ -30,7 +30,7 @@ def viewer(
     principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed.
 
     The viewer (and through it the service layer) is imported at its first request, not when the
-    server starts, so `kaeru serve --http` listens ~0.4 s sooner (decision 19.W6)."""
+    server starts, so `kaeru serve --http` listens sooner (decision 19.W6)."""
     security = security_settings(settings, host, port)
 
     async def verify(token: str) -> Principal | None:

@@ -67,7 +67,7 @@ class MiniLMEmbedder:
     def _encode_on_one_thread(self, model: Any, texts: Sequence[str]) -> Any:
         """A query (or a note or two) on one torch thread (decision 17.V3): the matrices of one short
         text are too small to share, and on a busy machine torch's threads waiting for each other
-        made one query embedding take ~0.8 s instead of ~35 ms. torch's thread count is process-wide,
+        made one query embedding many times slower than on one thread. torch's thread count is process-wide,
         so it is restored at once, and concurrent callers take turns."""
         import torch
 

@@ -28,7 +28,7 @@ class Embedder(Protocol):
 class EmbedWorker:
     """The one thread that embeds recall's queries (decision 17.X2), made at its first use and owned
     by the service's `Runtime` (no module-level state): recall starts it first and collects it when
-    its semantic channel comes, so the query's embedding (~13 ms of CPU in MiniLM) and the
+    its semantic channel comes, so the query's embedding (the model's forward pass) and the
     candidates' scan run beside the lexical channels instead of before them. One worker: the
     embedder runs one query at a time anyway (decision 17.V3)."""
 

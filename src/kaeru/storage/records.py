@@ -136,7 +136,8 @@ class SearchRow(NamedTuple):
     best first; PostgreSQL computes it from its own statistics, decision 17.G1); its ratio to the
     best row's is what recall fuses, and that ratio lies in (0, 1].
 
-    A named tuple: a broad search makes thousands (~0.3 µs each, a frozen dataclass ~1 µs)."""
+    A named tuple: a broad search makes thousands, and a frozen dataclass costs several times more
+    to build."""
 
     id: str
     seq: int

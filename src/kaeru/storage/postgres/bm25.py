@@ -160,7 +160,7 @@ def frequency_sql(counts: str, fields: Sequence[str]) -> str:
 def detoasted(counts: str) -> str:
     """The term counts `counts` (a jsonb column), the same value, decompressed once: a node's row
     is wide enough that PostgreSQL keeps its counts compressed, and every `->` on the column
-    decompresses them again — a question of eight words did it eight times a row, ~4.5 µs each
-    at 100k nodes (decision 140). Concatenated to an empty object, the value comes back as the
+    decompresses them again — a question of eight words did it eight times a row (decision
+    140). Concatenated to an empty object, the value comes back as the
     decompressed copy, which the lookups then share."""
     return f"('{{}}'::jsonb || {counts})"

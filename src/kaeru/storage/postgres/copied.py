@@ -49,8 +49,8 @@ class CopiedSearch(TsSearch):
             return None
         rows, size, docs = self._statistics(query)
         # Words one node in `COPIES_DIVISOR` holds are ranked from the copies too, though SQL would
-        # match them through the GIN index: a question's few thousand matches cost SQL 7–9 µs each
-        # (their term counts decompressed), the copies' vectors a few ms (decision 140). 0: never.
+        # match them through the GIN index: SQL decompresses each of a question's few thousand
+        # matches' term counts, where the copies' vectors are read once (decision 140). 0: never.
         divisor = self.common_divisor and max(self.common_divisor, COPIES_DIVISOR)
         matched = min(docs) if query.match_all else sum(docs)
         if not rows or matched * divisor <= rows:

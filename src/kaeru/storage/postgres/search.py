@@ -63,8 +63,8 @@ _SUPERSEDED = (
     "AND ms.initiative_id = ANY(%(scope)s::bigint[]))"
 )
 #: The same, written so that the planner cannot turn it into a hash of every supersession edge (an
-#: `EXISTS` may be: at 1M nodes it then read all ~100k edges, ~10–45 ms, for a search of 11 hits; a
-#: sub-select with LIMIT is looked up per match through `edges_dst`).
+#: `EXISTS` may be: it then read every supersession edge of the vault for a search of a few hits;
+#: a sub-select with LIMIT is looked up per match through `edges_dst`).
 _SUPERSEDED_EACH = (
     "coalesce((SELECT TRUE FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
     "WHERE e.dst = n.id AND e.edge_type = 'supersedes' AND NOT e.retracted AND NOT s.retracted "
@@ -105,9 +105,9 @@ class TsSearch(Part):
 
         `few`: the GIN index finds the matches (a rare word's), so the scope is tested on each
         match's own row (`nodes.initiatives`, which is a live node's memberships) instead of joined
-        to `memberships`. The index's estimate of a rare word's matches is coarse (530 for a word 17
-        nodes hold, at 100k), and with the join the planner then hashed the scope's ~40,000
-        memberships to keep 17 rows: ~7 ms a statement instead of ~1.3 (decision 142)."""
+        to `memberships`. The index's estimate of a rare word's matches is coarse (many times the
+        rows that match), and with the join the planner then hashed all of the scope's memberships
+        to keep a few rows (decision 142)."""
         params: dict[str, Any] = {"scope": list(query.initiative_ids)}
         clauses = [
             "NOT n.retracted",
@@ -245,8 +245,8 @@ class TsSearch(Part):
 
     def _alone(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """A statement of the GIN plan run without parallel workers (decision 16.P3): the index's
-        estimate for a rare word (~5,000 rows at 1M nodes for a word a dozen hold) drew two workers,
-        whose start cost 15-30 ms of a statement that takes ~2 ms alone. The setting holds for this
+        estimate for a rare word (far above the dozen rows that hold it) drew parallel workers,
+        whose start cost many times what the statement takes alone. The setting holds for this
         statement only (both sent in its pipeline and the next)."""
         self._db.send("SET LOCAL max_parallel_workers_per_gather = 0")
         found = self._db.raw_rows(sql, params)

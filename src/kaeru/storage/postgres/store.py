@@ -168,8 +168,8 @@ class PostgresStore:
         retryable `Unavailable` (`LockNotAvailable`, `QueryCanceled`) instead of hanging a caller.
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
-        a broad search's plan looks costly enough to be compiled, ~0.45 s a statement, for work of
-        a few hundred milliseconds (decision 16.Q1)."""
+        a broad search's plan looks costly enough to be compiled, and compiling it took longer than
+        the work it was for (decision 16.Q1)."""
         row = conn.execute(
             "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false), "
             "set_config('jit', 'off', false)"

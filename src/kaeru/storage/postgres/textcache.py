@@ -1,7 +1,7 @@
 """PostgreSQL's broad search ranked from in-memory copies of its bm25 inputs (decision 16.C1).
 
 A ranked search of a common word reads one term-count value (`ltf`/`stf`, detoasted) per member of
-the scope: ~5.5 µs of server CPU a member, seconds at 1M nodes (16.Q3). A `TextCopies`, owned by the
+the scope: seconds of server CPU at 1M nodes (16.Q3). A `TextCopies`, owned by the
 store and shared by its sessions and threads, keeps instead, dense by `seq` and in the narrowest
 exact type (`storage/sql/copies.py`): per phrase a search asked for — a term of `ltf` or `stf` in a
 set of fields — its weighted frequency as `bm25.score_sql` computes it (the same SQL expression
@@ -76,11 +76,12 @@ LOCK_WAIT = 0.05
 #: The first read of a phrase reads as well the copies of up to this many of the vault's most common
 #: terms in the same column (`TextCopies._hinted`).
 PREFETCH = 16
-#: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (≤ ~9 ms at
-#: 7–9 µs a row); a commoner one is copied, on another thread while SQL ranks (decision 140).
+#: A phrase no copy holds is read for its ranking alone when at most this many nodes hold it (reading
+#: them costs less than a copy); a commoner one is copied, on another thread while SQL ranks
+#: (decision 140).
 SPARSE_ROWS = 1024
-#: What a row the GIN index finds costs beside one whose term counts are read too (~7 µs and ~14 µs
-#: at 100k, a word a third of the vault holds): `TextCopies._cheaper` (decision 16.N2).
+#: What a row the GIN index finds costs beside one whose term counts are read too (about half, as
+#: measured for decision 16.N2): `TextCopies._cheaper`.
 VISITED = 0.5
 #: Words more than one node in this many hold are ranked from the copies (`CopiedSearch._copied`).
 COPIES_DIVISOR = 64
@@ -266,7 +267,7 @@ class TextCopies:
 
     def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot, scope: Sequence[int]) -> np.ndarray:
         """A phrase's values from the rows the GIN index finds holding it, in this snapshot, for one
-        ranking (never kept): its copy would read every member's term counts (~0.4 s at 100k), and
+        ranking (never kept): its copy would read every member's term counts, and
         agents' questions are full of words no earlier one asked (decision 140). With a `scope`
         (a commoner phrase), only its members' term counts are read, and always through the index:
         the planner's sequential scan for a word a third of the vault holds tested every row's
@@ -297,8 +298,8 @@ class TextCopies:
 
     def _read_later(self, keys: list[Phrase], scope: list[int]) -> None:
         """Read the copies `keys` over `scope` (and the scope's members) on another thread, one
-        such read at a time, in a snapshot of its own. The lock is not held while it reads (~0.4 s a
-        pass at 100k): a ranking at a newer snapshot meanwhile brings the copies to it. What was read
+        such read at a time, in a snapshot of its own. The lock is not held while it reads (a pass
+        reads every member's term counts): a ranking at a newer snapshot meanwhile brings the copies to it. What was read
         is kept if the copies are still the ones it started from; else the next ranking that sees
         its snapshot brings it to its own by the change log and adds it (decision 16.N1). The
         caller's snapshot is not imported (`SET TRANSACTION SNAPSHOT`): its transaction often ends

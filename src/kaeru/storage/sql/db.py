@@ -65,8 +65,8 @@ class Part:
         A node has one or a few memberships. For a few initiatives the index is probed once per
         initiative (node, initiative); past `PROBED_SCOPES`, on SQLite, the node's own memberships
         are read once and each tested against the list (`Dialect.long_member_list`) — probed per
-        initiative, a search across 1,000 projects made 1,000 probes for every match (40 ms for a
-        word in 1,000 notes, decision 152)."""
+        initiative, a search across 1,000 projects made 1,000 probes for every match (decision
+        152)."""
         column = "m.initiative_id" if len(initiative_ids) <= PROBED_SCOPES else self._d.long_member_list
         where, params = self._d.in_(column, initiative_ids)
         return f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq AND {where})", params
@@ -77,7 +77,7 @@ class Part:
         members the plan starts from (decision 147). A statement that walks the vault's nodes in seq
         order and tests each for membership passes every node between the scope's members: for a
         project that others were written past, every node written since — all of them when it asks
-        for more rows than the project has (`reflect`'s orphans: 120 ms behind 60,000 nodes). A
+        for more rows than the project has (`reflect`'s orphans). A
         larger scope keeps the walk, which is short where its members are dense, and so does a write
         transaction, where the scope's size would be counted again at every call."""
         if not self._read_only or not self._few(initiative_ids, FEW_MEMBERS):
@@ -90,8 +90,8 @@ class Part:
 
     def _few(self, initiative_ids: Sequence[int], limit: int) -> bool:
         """Whether the initiatives hold at most `limit` memberships (audit events' aside): a count
-        that stops at `limit + 1` (at 1M nodes the full count of a large initiative, `scope_size`,
-        takes ~16 ms, and a write moves the watermark it is remembered at), once a transaction."""
+        that stops at `limit + 1` (the full count of a large initiative, `scope_size`, grows with it,
+        and a write moves the watermark it is remembered at), once a transaction."""
         key = (tuple(initiative_ids), int(limit))
         known = self._few_known.get(key)
         if known is None:

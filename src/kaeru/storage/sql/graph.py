@@ -154,8 +154,8 @@ class GraphQueries(Part):
 
         A walk in time order passes every node of the vault until it has found enough members: for
         a project that others were written past, around its newest notes that was every node
-        written since (60,000 after a 500-note project: ~40 ms a `recall`, decision 145). Reading
-        the members costs ~0.2 ms a thousand instead, whatever the rest of the vault holds. A read
+        written since (decision 145). Reading the members costs what the project holds instead,
+        whatever the rest of the vault holds. A read
         snapshot tells a large scope by a count that stops past `FEW_MEMBERS` (`_few`) and
         walks it without reading those rows first."""
         if self._read_only and not self._few(initiative_ids, sqldb.FEW_MEMBERS):

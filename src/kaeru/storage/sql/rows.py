@@ -43,7 +43,7 @@ _EDGE_TYPES = {m.value: m for m in EdgeType}
 
 
 def parse_json(text: str) -> Any:
-    """`json.loads`, by pydantic-core's parser (~3× faster on a tag list). That parser refuses a
+    """`json.loads`, by pydantic-core's parser (faster on the short lists rows hold). That parser refuses a
     lone surrogate escape (`"\\ud800"`), which `json.dumps` writes for such a character in a tag or
     property, so those few rows are read by `json.loads`."""
     try:
@@ -69,7 +69,7 @@ def node_json(seq: int, node_id: str, row: Sequence[Any]) -> Node:
     """A node whose tags and initiatives are JSON text (SQLite)."""
     (rev_no, revision, node_type, tier, name, body, description, tags, layer, visibility, status, properties,
      initiatives, created_at, recorded_at, retracted, pinned) = row  # fmt: skip
-    # Positional, in `Node`'s field order (keywords cost ~0.3 µs a node); tags differ from row to
+    # Positional, in `Node`'s field order (keywords cost a dict a node); tags differ from row to
     # row, so they are decoded without the memo.
     return Node(
         node_id, rev_no, revision, _NODE_TYPES[node_type], _TIERS[tier], name, body, description,

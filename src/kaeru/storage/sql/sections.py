@@ -66,8 +66,7 @@ class SectionQueries(Part):
         included), newest (highest seq) first: what a search without words or filters returns
         (`recall` normalises lengths by them), read from each (initiative, facet) range of the key.
         A search walks the vault's nodes newest first until `limit` of them are members: for a
-        project less busy than others, every node written since its own newest — on PostgreSQL
-        ~1.6 µs each (decision 144). Over more than `NEWEST_RANGES` ranges the walk is kept: a
+        project less busy than others, every node written since its own newest (decision 144). Over more than `NEWEST_RANGES` ranges the walk is kept: a
         scope that broad holds most of the newest nodes, and each range is a subquery to plan."""
         scope = list(dict.fromkeys(initiative_ids))
         if not scope or limit <= 0:
@@ -194,8 +193,8 @@ class SectionQueries(Part):
             tier = facet_key.split(":", 1)[0]
             tiers[tier] = tiers.get(tier, 0) + size
         where, params = self._d.in_("m.initiative_id", initiative_ids)
-        # The boards first (a join the planner may start from the memberships: 250 ms for one
-        # initiative of 400k members at 1M nodes, where the boards are found in ~0.1 ms).
+        # The boards first: left to itself, the planner may start the join from the memberships and
+        # walk every member of a large initiative to find its few boards (decision 136).
         for initiative_id, tier, boards in self._db.rows(
             "SELECT m.initiative_id, n.tier, count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
             f"WHERE m.node_seq IN (SELECT seq FROM nodes WHERE node_type = 'board' AND retracted = {self._d.false}) "

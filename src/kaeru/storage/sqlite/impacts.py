@@ -1,7 +1,7 @@
 """A broad search's bm25 ranking computed in memory, exactly as FTS5 computes it (decision 16.B4).
 
-FTS5 has no early termination: `bm25()` scores every match of a common word (40k rows at 100k
-nodes: ~40–55 ms a statement), and it cannot rescore a list of candidates cheaply (16.K3: it counts
+FTS5 has no early termination: `bm25()` scores every match of a common word (tens of thousands
+of rows at 100k nodes), and it cannot rescore a list of candidates cheaply (16.K3: it counts
 each phrase's documents again per row looked up). But its arithmetic is simple and its inputs are
 few: per phrase, the number of rows holding it anywhere in the table (`nHit`) and, per row, its
 weighted count of the phrase (`aFreq`: the column weight of each instance, summed) and its tokens
@@ -68,12 +68,12 @@ COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_de
 #: Only a copy idle for `IDLE_RANKINGS` rankings is given up (least recently used first); while the
 #: copies in use fill it, a new phrase is ranked by SQL.
 CACHE_BYTES = 64 * 2**20
-#: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, ~0.3 ms at
-#: 100k); past it, the copy is read again whole.
+#: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, many times a
+#: row read in order); past it, the copy is read again whole.
 REFRESH_ROWS = 64
 #: A copy is given up to make room for another only when no ranking used it for this many rankings:
-#: otherwise the new phrase is ranked by SQL. Reading a copy whole costs ~1 µs a row of the vault
-#: (~1 s for a word at 1M nodes, ~1.5× SQL's ranking of one broad word there), so copies that
+#: otherwise the new phrase is ranked by SQL. Reading a copy whole visits every row holding the
+#: phrase, more than SQL's ranking of one broad word there, so copies that
 #: evict each other in turn — more common words in use than fit the bound — would cost more than
 #: SQL every time.
 IDLE_RANKINGS = 64
@@ -98,10 +98,9 @@ CHUNK_ROWS = 65_536
 
 def _impact(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
     """FTS5's bm25 `aFreq` for this row and the query's first phrase: the weight of each instance's
-    column, summed — over the columns the phrase is in (`xPhraseFirstColumn`, ~25 % cheaper than
-    listing every column's offsets). (Its `D`, `xColumnSize(-1)`, is a look-up in
-    `nodes_fts_docsize` per row — as much again as the rest: the sizes are read in bulk instead,
-    `TextCache._sizes_at`.)"""
+    column, summed — over the columns the phrase is in (`xPhraseFirstColumn`, cheaper than listing
+    every column's offsets). (Its `D`, `xColumnSize(-1)`, is a look-up in `nodes_fts_docsize` per
+    row: the sizes are read in bulk instead, `TextCache._sizes_at`.)"""
     freq = 0.0
     for column in api.phrase_columns(0):
         freq += weights[column] * len(api.phrase_column_offsets(0, column))
@@ -169,7 +168,7 @@ class TextCache:
     ranking works on arrays no other thread writes. The ids and refuted flags (`_Facts`) are filled
     in place under the lock while rankings read them without it: a row's id is written before its
     state, and a reader reads the state first, so a row it sees as read has its id. The lock is
-    held while a copy is read from the database (~1 s for a word at 1M nodes): another thread's
+    held while a copy is read from the database (every row holding the phrase): another thread's
     ranking waits for it."""
 
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
@@ -256,7 +255,7 @@ class TextCache:
             if scores and sizes is None:
                 return None
             # A scope phrase only says which rows are in scope (its column weighs 0 in the ranking):
-            # its copy is read without the auxiliary function (`()` weights), ~3× faster a row.
+            # its copy is read without the auxiliary function (`()` weights), no Python call a row.
             for match, weights in (*words, *((m, ()) for m, _ in scopes)):
                 held = self._copy(np, db, match, weights, mark)
                 if held is None:
@@ -367,8 +366,9 @@ class TextCache:
 
     def _sizes_for(self, np: Any, db: Db, sizes: _Sizes, rows: np.ndarray) -> np.ndarray:
         """The `D` of `rows` (row ids), those not read yet read now: by id when they are few, else
-        every row at once (reading one by id costs ~3× a row of the whole table): a process's first broad
-        search at 1M nodes read the sizes of all its rows, ~0.5 s, for a word in 14,000 of them."""
+        every row at once (reading one by id costs several times a row of the whole table): a process's
+        first broad search at 1M nodes read the sizes of all its rows for a word in 14,000 of them
+        (decision 138)."""
         found = cast("ndarray", sizes.size[rows])
         if sizes.complete or len(rows) == 0 or bool(found.all()):
             return found

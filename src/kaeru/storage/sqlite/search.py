@@ -156,8 +156,8 @@ class FtsSearch(SectionQueries):
     def _matches_at_most(self, match: str, cap: int) -> bool:
         """Whether at most `cap` rows match `match` across the whole vault (an unranked probe).
 
-        Walking the doclists without ranking stops after `cap + 1` rows: ~30 µs for rare words at
-        100k nodes, where reading fts5vocab cost 150–800 µs a term.
+        Walking the doclists without ranking stops after `cap + 1` rows, where fts5vocab reads a
+        term's whole doclist.
         """
         row = self._db.one(
             "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap + 1)
@@ -377,8 +377,8 @@ class FtsSearch(SectionQueries):
 
         Without column or tag filters, and when the index holds exactly the scope's live members
         (`_index_exact`), this is a count of the index's rows alone: the doclists of the words and of
-        the scope tokens intersected in FTS5, ~4× cheaper at 100k nodes than joining every match to
-        `nodes_head` and checking its memberships again (decision 16.K1)."""
+        the scope tokens intersected in FTS5, cheaper than joining every match to `nodes_head` and
+        checking its memberships again (decision 16.K1)."""
         if not query.columns and not query.tags and self._index_exact():
             ranking = self._ranking(query, scores=False)
             if ranking is not None:
@@ -397,7 +397,7 @@ class FtsSearch(SectionQueries):
         and each target is checked against the match by its rowid."""
         scope = marks(len(sup_params))
         # The edges first, through `edges_verdicts` (CROSS JOIN keeps the order): left to itself the
-        # planner walks the scope's memberships (~40k rows at 100k nodes, ~30 ms).
+        # planner walks all of the scope's memberships.
         row = self._db.one(
             "SELECT count(*) FROM (SELECT DISTINCT e.dst AS id FROM edges e INDEXED BY edges_verdicts "
             f"CROSS JOIN nodes s ON s.id = e.src WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' "

@@ -24,7 +24,7 @@ from kaeru.storage.sqlite.vectors import SqliteVectors
 _compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
 
 #: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
-#: compressing ~300 bytes takes ~10 µs) primed with `_RESPONSE_WORDS`, what most responses share.
+#: a short response compresses quickly) primed with `_RESPONSE_WORDS`, what most responses share.
 #: Both are part of the file format: a new dictionary needs a new version byte.
 _RESPONSE_V1 = b"\x01"
 _RESPONSE_WORDS = (

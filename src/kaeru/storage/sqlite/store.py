@@ -116,8 +116,8 @@ class SqliteStore:
             raise unusable(path, exc) from exc
         finally:
             self._release(conn)
-        # Checkpointing the WAL on the committing writer put every ~1000th write 10 ms over the
-        # others; a background thread checkpoints instead (decision 16.I1): PASSIVE, then RESTART so
+        # Checkpointing the WAL on the committing writer made an occasional write far slower than
+        # the others; a background thread checkpoints instead (decision 16.I1): PASSIVE, then RESTART so
         # the next writer starts the log again from its beginning instead of growing it past its
         # high-water mark, and TRUNCATE once the vault went idle.
         self._checkpointer = threading.Thread(

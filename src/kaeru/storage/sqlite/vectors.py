@@ -13,7 +13,7 @@ the exact scan; when the candidates are all of the model's vectors, the answer i
 
 The codes are scanned in memory (decision 17.Y1): a `CodeCache`, owned by the store, keeps each
 model's codes (48 bytes a vector: ~5 MB at 100k, bounded) as a numpy array and compares them with
-XOR and a popcount (~2 ms at 100k, where SQLite's scalar function over the table took ~23). It is
+XOR and a popcount, an order of magnitude faster than SQLite's scalar function over the table. It is
 never stale: migration 019's triggers move a clock on in every transaction that changes a code and
 stamp the row, and every scan first reads the clock in its own snapshot — equal, the copy serves;
 ahead, the rows stamped since are read back (a note: one row); behind (an older snapshot than the
@@ -71,7 +71,7 @@ def native_available() -> bool:
 
 def _loadable_path() -> str:
     """sqlite-vec's loadable extension, found beside its package without importing it: the package's
-    `__init__` imports numpy and the standard `sqlite3` module (~13 MB resident, ~90 ms) for helpers
+    `__init__` imports numpy and the standard `sqlite3` module (memory and start-up time) for helpers
     kaeru does not use (decision 95). Where the layout is not the one `sqlite_vec.loadable_path()`
     names (`vec0` beside `__init__.py`), the package is imported and asked."""
     spec = importlib.util.find_spec("sqlite_vec")
