@@ -1,6 +1,6 @@
 """Installing as a tool (issue 19): the built wheel carries what the server reads at run time, and,
 installed into a fresh virtual environment, gives a `kaeru` that answers `--help` and `initialize`
-over stdio. Builds with `python -m build` (dev extra); installs the dependencies with pip."""
+over stdio, with numpy beside it for the in-memory rankings. Builds with `python -m build` (dev extra); installs the dependencies with pip."""
 
 from __future__ import annotations
 
@@ -97,3 +97,9 @@ def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_pat
         for path, expected in (("/ui/", "Initiatives"), ("/ui/static/style.css", "--accent")):
             with urllib.request.urlopen(served.base + path, timeout=30) as page:
                 assert page.status == 200 and expected in page.read().decode()
+
+    # A default install ranks broad searches and common-word recall from in-memory copies, which
+    # need numpy (decision 164): without it every such call fell back to SQL, several times slower.
+    probe = "from kaeru.storage.sql.copies import numpy_module; print(numpy_module() is not None)"
+    ranked = run([str(bindir / "python"), "-c", probe], env=env, cwd=tmp_path)
+    assert ranked.stdout.strip() == "True", "the default install lacks numpy: broad searches rank in SQL"

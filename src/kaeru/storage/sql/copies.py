@@ -1,5 +1,5 @@
 """What both engines' in-memory copies of the bm25 inputs share (decisions 16.B4, 16.E1, 16.C1):
-numpy when it is installed, the narrowest exact types a copy is kept in, node ids packed in 16
+numpy (a dependency since decision 164), the narrowest exact types a copy is kept in, node ids packed in 16
 bytes, the score itself, computed operation for operation as FTS5's `bm25()` and PostgreSQL's
 `bm25.score_sql` compute it (the same formula in the same order), and the ranking of the matches.
 
@@ -24,7 +24,8 @@ B = 0.75
 
 
 def numpy_module() -> Any:
-    """numpy when it is installed (the `[semantic]` extra brings it), else None."""
+    """numpy, a dependency (decision 164); None where an install left it out (`pip install --no-deps`):
+    SQL then ranks, with the same answers and none of the copies' speed."""
     if importlib.util.find_spec("numpy") is None:
         return None
     import numpy

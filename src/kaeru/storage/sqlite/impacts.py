@@ -27,7 +27,7 @@ search's own snapshot, is a watermark: a copy (or the row sizes) at an older one
 written since — new rows by one range query (`rowid > seq`), revised ones (retracted, moved,
 rewritten) by id — and a copy at a newer one (an older snapshot than the copy) is not used. Only a
 read snapshot (committed rows) refreshes a copy; a write transaction ranks in SQL. Without numpy
-(the default install has none), past the memory bound, or past `REFRESH_ROWS` revised rows (the
+(an install that left the dependency out), past the memory bound, or past `REFRESH_ROWS` revised rows (the
 copy is then read again whole), the caller falls back to the SQL plans, which give the same answer.
 """
 

@@ -18,8 +18,8 @@ never stale: migration 019's triggers move a clock on in every transaction that 
 stamp the row, and every scan first reads the clock in its own snapshot — equal, the copy serves;
 ahead, the rows stamped since are read back (a note: one row); behind (an older snapshot than the
 copy), SQLite scans as before. Only a read snapshot (committed rows) updates the copy. The vectors
-themselves stay in the database: the exact ranking of the candidates is SQL's. Without numpy (the
-default install has none) or above the bound, SQLite scans. (A vault file overwritten behind a
+themselves stay in the database: the exact ranking of the candidates is SQL's. Without numpy (an
+install that left the dependency out) or above the bound, SQLite scans. (A vault file overwritten behind a
 running server is outside this, as it is outside SQLite's own guarantees.)
 
 With the `[semantic]` extra, `vec_distance_hamming`, `vec_bit` and `vec_distance_cosine` are
