@@ -5,6 +5,7 @@ and bad arguments answered with a message, never a traceback."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -224,6 +225,30 @@ def test_a_place_that_cannot_hold_a_vault_is_named(tmp_path: Path) -> None:
     assert (tmp_path / "text" / "vault.sqlite3").read_text() == "notes I kept by hand\n" * 200
     doctor = kaeru({"KAERU_VAULT": str(tmp_path / "folder")}, "doctor")
     assert doctor.code == 1 and "is a folder, not a vault file" in doctor.stdout, doctor.stdout
+
+
+def test_a_postgresql_url_without_its_driver_says_what_to_install(tmp_path: Path) -> None:
+    """An install without the `[postgres]` extra, pointed at PostgreSQL: every command — `serve`
+    included, before `initialize` — ends with the command that installs the driver, never a
+    traceback of `import psycopg` (decision 165)."""
+    missing = tmp_path / "no-driver" / "psycopg"
+    missing.mkdir(parents=True)
+    (missing / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'psycopg'\", name='psycopg')\n")
+    env = {
+        "KAERU_DATABASE_URL": "postgresql://kaeru@127.0.0.1:9/kaeru",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(missing.parent), os.environ.get("PYTHONPATH")])),
+    }
+    said = "pip install 'kaeru-memory[postgres]'"
+    for args, stdin in (
+        (("note", "-i", "cli", "hello"), None),
+        (("search", "-i", "cli", "hello"), None),
+        (("doctor",), None),
+        (("serve",), (json.dumps(initialize_request()) + "\n").encode()),
+    ):
+        run = kaeru(env, *args, stdin=stdin)
+        assert run.code == 1 and said in run.stderr + run.stdout, (args, run.stderr, run.stdout)
+        if args == ("serve",):
+            assert run.stdout == "", run.stdout  # no vault, so no answer: the client sees the exit
 
 
 def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ vault read-only) and `rebuild_text_index`; for `kaeru bench`, `scratch_vault` an
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -13,15 +14,32 @@ from typing import Any
 
 from kaeru.config import Settings
 from kaeru.storage.base import Store
+from kaeru.storage.migrate import VaultUnusable
+
+#: Why a PostgreSQL vault cannot open in an install without the `[postgres]` extra.
+NO_DRIVER = (
+    "KAERU_DATABASE_URL names a PostgreSQL database, but its driver (psycopg) is not installed: "
+    "pip install 'kaeru-memory[postgres]', or unset KAERU_DATABASE_URL for the embedded vault"
+)
+
+
+def _postgres(module: str) -> Any:
+    """`kaeru.storage.postgres.<module>`; a missing driver is said as what to install (a traceback
+    of `import psycopg` told a user of the default install nothing, and `kaeru serve` died before
+    `initialize`), any other missing module is raised as it is."""
+    try:
+        return importlib.import_module(f"kaeru.storage.postgres.{module}")
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] not in ("psycopg", "psycopg_pool"):
+            raise
+        raise VaultUnusable(NO_DRIVER) from None
 
 
 def open_store(settings: Settings, *, upgrade_in_background: bool = False) -> Store:
     """PostgreSQL when `database_url` is set, else the embedded SQLite vault under `vault_dir`; an
     older vault migrated on a thread of its own with `upgrade_in_background` (`BackgroundUpgrade`)."""
     if settings.database_url:
-        from kaeru.storage.postgres.store import PostgresStore  # type: ignore[import-untyped,unused-ignore]
-
-        store: Store = PostgresStore(
+        store: Store = _postgres("store").PostgresStore(
             settings.database_url,
             lock_timeout_ms=settings.busy_timeout_ms,
             statement_timeout_ms=settings.pg_statement_timeout_ms,
@@ -43,9 +61,7 @@ def open_health(settings: Settings) -> Any:
     """The vault opened read-only for `kaeru doctor` (never created, migrated or written); the
     object answers `service.doctor.VaultHealth`. Raises NotFound or Unavailable."""
     if settings.database_url:
-        from kaeru.storage.postgres.health import PostgresHealth  # type: ignore[import-untyped,unused-ignore]
-
-        return PostgresHealth(settings.database_url)
+        return _postgres("health").PostgresHealth(settings.database_url)
     from kaeru.storage.sqlite.health import SqliteHealth
 
     return SqliteHealth(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)
@@ -66,9 +82,7 @@ def scratch_vault(settings: Settings, *, sqlite: bool = False) -> Iterator[Setti
     directory = Path(tempfile.mkdtemp(prefix="kaeru-bench-"))
     try:
         if settings.database_url and not sqlite:
-            from kaeru.storage.postgres.scratch import scratch_database  # type: ignore[import-untyped,unused-ignore]
-
-            with scratch_database(settings.database_url) as url:
+            with _postgres("scratch").scratch_database(settings.database_url) as url:
                 yield replace(settings, vault_dir=directory, database_url=url)
         else:
             yield replace(settings, vault_dir=directory, database_url=None)
@@ -80,6 +94,4 @@ def settle(settings: Settings) -> None:
     """After a bulk fill, what the engine's own upkeep would have done by the time a vault is used:
     PostgreSQL's planner statistics (autovacuum's ANALYZE). SQLite keeps none and needs nothing."""
     if settings.database_url:
-        from kaeru.storage.postgres.scratch import analyze  # type: ignore[import-untyped,unused-ignore]
-
-        analyze(settings.database_url)
+        _postgres("scratch").analyze(settings.database_url)
