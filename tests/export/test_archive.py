@@ -126,6 +126,31 @@ def test_markdown_export_is_deterministic_and_keeps_weights(service: Service, va
     assert "to be forgotten" not in pages
 
 
+def test_a_markdown_export_into_a_used_folder_replaces_its_pages_and_keeps_the_rest(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """Exporting again into a folder: each page is replaced by the new one, a file of the user's
+    there is left alone, and the hidden folder the pages were written to first is gone (decision
+    166)."""
+    _populate(service)
+    root = tmp_path / "exports"
+    folder = root / "notes"
+    (folder / "operational").mkdir(parents=True)
+    (folder / "mine.txt").write_text("my own file")
+    (folder / "README.md").write_text("an old export's readme")
+    (folder / "operational" / "old-page.md").write_text("a page of an older export")
+    archive.export(
+        service.store,
+        _settings(vault, root),
+        parse("archive", {"action": "export", "path": "notes", "format": "markdown"}),
+    )
+    assert (folder / "mine.txt").read_text() == "my own file"
+    assert (folder / "operational" / "old-page.md").read_text() == "a page of an older export"
+    assert (folder / "README.md").read_text() != "an old export's readme"
+    assert {"INDEX.md", "LOG.md"} <= {p.name for p in folder.iterdir()}
+    assert not [p for p in folder.rglob("*") if p.name.startswith(".")]
+
+
 def test_export_paths_stay_inside_the_root(service: Service, vault: VaultSpec, tmp_path: Path) -> None:
     from kaeru.errors import PathNotAllowed
 

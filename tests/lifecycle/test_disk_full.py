@@ -16,7 +16,10 @@ from typing import Any
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.config import Settings
+from kaeru.errors import KaeruError
+from kaeru.export import archive
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
@@ -177,5 +180,61 @@ def test_a_write_on_a_full_database_disk_is_refused_cleanly_and_applies_once_lat
         assert "the database server's disk is full" in issue["message"], issue
         assert len(run("search", {"initiatives": ["full"], "text": f"marker{applied - 1}"})["data"]["hits"]) == 1
         _applies_once_when_space_returns(run, ballast, applied)
+    finally:
+        store.close()
+
+
+def _pages(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder` (hidden ones too), by its path relative to it."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_an_export_that_fills_the_disk_leaves_the_last_export_as_it_was(small_disk: Path, tmp_path: Path) -> None:
+    """An amg or markdown export whose disk fills half-way is refused as `unavailable` (retryable,
+    the cause named) and leaves no truncated archive, no half folder and no hidden scraps: an earlier
+    export at the same path is byte for byte as it was. Once space returns, the same export is whole
+    (decision 166). Before, the archive was truncated in place and the CLI printed a traceback."""
+    settings = Settings.from_env({"KAERU_EXPORT_ROOT": str(small_disk)}, vault_dir=tmp_path / "vault")
+    store = open_store(settings)
+    try:
+        service = Service(store, settings)
+
+        def note(i: int) -> None:
+            service.note(parse("note", {"initiative": "full", "text": f"marker{i} {FILLER}"}))
+
+        def export(path: str, fmt: str) -> Any:
+            return archive.export(store, settings, parse("archive", {"action": "export", "path": path, "format": fmt}))
+
+        for i in range(20):
+            note(i)
+        export("v.amg", "amg")
+        export("pages", "markdown")
+        before = _pages(small_disk)
+        assert "v.amg" in before and "pages/README.md" in before
+        for i in range(20, 400):  # the next exports are several times the space left below
+            note(i)
+        ballast = _fill(small_disk)
+        with ballast.open("r+b") as out:  # some room, far less than a whole export
+            out.truncate(ballast.stat().st_size - 96 * 1024)
+        for path, fmt in (("v.amg", "amg"), ("pages", "markdown"), ("new.amg", "amg"), ("new-pages", "markdown")):
+            with pytest.raises(KaeruError) as caught:
+                export(path, fmt)
+            assert caught.value.code == "unavailable" and caught.value.retryable, caught.value
+            assert "No space left on device" in caught.value.message and "nothing was written" in caught.value.message
+            assert {k: v for k, v in _pages(small_disk).items() if k != "ballast"} == {
+                k: v for k, v in before.items() if k != "ballast"
+            }, fmt
+        cli = kaeru(
+            {"KAERU_VAULT": str(tmp_path / "vault"), "KAERU_EXPORT_ROOT": str(small_disk)},
+            "export",
+            str(small_disk / "v.amg"),
+        )
+        assert cli.code == 2 and "No space left on device" in cli.stderr, cli.stderr  # refused, no traceback
+        ballast.unlink()
+        done = export("v.amg", "amg")
+        assert done.artifacts[0]["nodes"] == 400 and (small_disk / "v.amg").stat().st_size == done.artifacts[0]["bytes"]
+        pages = export("pages", "markdown")
+        assert pages.artifacts[0]["nodes"] == 400
+        assert not [p for p in small_disk.rglob("*") if p.name.endswith(".partial")]
     finally:
         store.close()

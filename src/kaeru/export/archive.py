@@ -16,9 +16,10 @@ from typing import Any
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.errors import InvalidArgument, PathNotAllowed
+from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable
 from kaeru.export import amg, markdown
 from kaeru.export.screen import Refusal, Screener, Screening, screen
+from kaeru.export.staged import staged_file, staged_folder
 from kaeru.export.vault_io import (
     Finish,
     Frame,
@@ -50,7 +51,8 @@ def _inside(root: Path, raw: str, field: str = "path") -> Path:
 
 
 #: File system refusals caused by the `path` given (a directory where a file goes or the reverse,
-#: a name too long): the caller's to fix, so `invalid_argument`; any other OSError stays `internal`.
+#: a name too long): the caller's to fix, so `invalid_argument`; any other OSError is the machine's
+#: (`unavailable`, decision 166).
 _PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ENOENT})
 
 
@@ -86,9 +88,9 @@ def export(
     outcome = MutationOutcome(state="applied")
     try:
         if fmt == "amg":
-            # Streamed to the file (decision 15.P3): the vault is never held whole.
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with target.open("wb") as raw:
+            # Streamed to the file (decision 15.P3): the vault is never held whole; the file is put
+            # in place only once whole (decision 166).
+            with staged_file(target) as raw:
                 sink = _Hashing(raw)
                 if target.suffix == ".gz":
                     # zlib's own gzip framing (mtime 0), as `gzip.compress(data, mtime=0)` writes it.
@@ -106,7 +108,8 @@ def export(
             # Written as the vault is walked (decision 127): a page per live node, never the vault whole.
             frame = Frame()
             walk = walk_vault(store, initiatives, frame, progress or (lambda s, n: None))
-            written = markdown.write_folder(walk, frame.header, target)
+            with staged_folder(target) as pages:
+                written = markdown.write_folder(walk, frame.header, pages)
             names, omissions = frame.header()["initiatives"], frame.omissions
             nodes, edges = frame.distinct_nodes, frame.distinct_edges
             manifest = hashlib.sha256()
@@ -114,9 +117,14 @@ def export(
                 manifest.update(rel.encode() + b"\0" + file_digest.encode() + b"\n")
             size, digest = sum(n for _, _, n in written.files), manifest.hexdigest()
     except OSError as exc:
-        if exc.errno not in _PATH_ERRNOS:
-            raise
         shown = request.path[:200]
+        if exc.errno not in _PATH_ERRNOS:
+            # The machine's refusal (a full disk, a quota, a read-only file system, a device error):
+            # said as one, retryable like the vault's own (decision 134), and nothing was put in place.
+            raise Unavailable(
+                f"cannot export to {shown!r}: {exc.strerror or exc}; nothing was written, and an earlier "
+                "export there is as it was"
+            ) from exc
         raise InvalidArgument(
             f"cannot export to {shown!r}: {_in_the_way(root, target, fmt, exc)}", field="path"
         ) from exc
