@@ -93,7 +93,8 @@ def export(
             with staged_file(target) as raw:
                 sink = _Hashing(raw)
                 if target.suffix == ".gz":
-                    # zlib's own gzip framing (mtime 0), as `gzip.compress(data, mtime=0)` writes it.
+                    # zlib's own gzip framing (mtime 0, OS byte 3): the same bytes on every Python, where
+                    # `gzip.compress` writes the OS byte as 255 from 3.13.
                     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
                     frame = write_amg(
                         store, lambda b: sink.write(packer.compress(b)), initiatives, progress or (lambda s, n: None)
