@@ -51,6 +51,11 @@ REPLY_SCORE = 1.0
 #: The latest memories of the scope whose average length normalises BM25F's (a sample that does
 #: not depend on the query; decision 17.Q2).
 LENGTH_SAMPLE = 64
+#: A question of more distinct stems than this ranks by its rarest ones (`_rarest`): their rarity is
+#: read for at most `RARE_ROWS` nodes a stem, and at most `COMMON_STEMS` commoner ones are kept.
+QUERY_STEMS = 24
+RARE_ROWS = 20_000
+COMMON_STEMS = 2
 #: A date window holding at most this many memories has all of them scored (`date`); a larger one
 #: only lifts the text candidates that fall inside it.
 DATE_CANDIDATES = 200
@@ -72,6 +77,23 @@ def _lexical(
         )
     )
     return [(r.id, r.score) for r in rows]
+
+
+def _rarest(session: Session, stems: list[str]) -> list[str]:
+    """A long question's stems to rank by, in the question's order: its rarest in the vault, at
+    most `QUERY_STEMS`, of which at most `COMMON_STEMS` more than `RARE_ROWS` memories hold; a
+    shorter question whole. Every word a question ranks by is read in full the first time it is
+    asked (its copy, or SQL's ranking): a pasted paragraph of fifty words took seconds at 100k
+    nodes, its common words costing the most and weighing the least (decision 168). Rarity is read
+    for at most `RARE_ROWS` rows a word; words no memory holds are left out (they find nothing)."""
+    if len(stems) <= QUERY_STEMS:
+        return stems
+    counts = session.vault_counts_at_most(stems, RARE_ROWS)
+    rare = sorted((n, i) for i, n in enumerate(counts) if n)
+    common = [i for i, n in enumerate(counts) if n is None]
+    kept = [i for _, i in rare[:QUERY_STEMS]]
+    kept += common[: min(COMMON_STEMS, QUERY_STEMS - len(kept))]
+    return [stems[i] for i in sorted(kept)]
 
 
 def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) -> list[str]:
@@ -146,7 +168,7 @@ def run_channels(
         )
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
-    stems = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
+    stems = _rarest(session, list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)])))
     loaded = _Nodes(session)
     fusion.query_stems = stems
     dated: list[str] = []

@@ -143,7 +143,10 @@ class RecallRequest(Request):
     initiatives: Initiatives = Field(description="The initiatives to recall from.")
     query: str | None = Field(
         None,
-        description="What you need, in your own words (without one: slots, open tasks, recent memory).",
+        description=(
+            "What you need, in your own words (without one: slots, open tasks, recent memory); a long"
+            " question ranks by its 24 rarest words."
+        ),
     )
     task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
         None,

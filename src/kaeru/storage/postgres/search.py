@@ -155,6 +155,11 @@ class TsSearch(Part):
         rows, size = (int(totals[0]), int(totals[1])) if totals else (0, 0)
         return rows, size, docs
 
+    def vault_counts_at_most(self, stems: Sequence[str], cap: int) -> list[int | None]:
+        # The kept statistics (migration 017) count them exactly at one look-up a stem.
+        _, _, docs = self._statistics(SearchQuery([], list(stems), stemmed=True))
+        return [n if n <= cap else None for n in docs]
+
     def _bm25(self, query: SearchQuery) -> tuple[str, str, str | None, dict[str, Any]]:
         """`query`'s BM25 (`bm25.score_sql`) with the vault's statistics read now: the LATERAL join,
         the score expression, the match condition read from the join when the words are common

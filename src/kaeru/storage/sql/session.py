@@ -184,3 +184,9 @@ class SqlSession(
         """How many live nodes match `query`'s tokens and filters (superseded ones included; `window`
         and `count_total` ignored), without ranking them — recall's document frequencies."""
         raise NotImplementedError
+
+    def vault_counts_at_most(self, stems: Sequence[str], cap: int) -> list[int | None]:
+        """How many live nodes of the whole vault hold each stem in a text field, or None where more
+        than `cap` do: a word's rarity for at most `cap` rows read, whatever the word (recall ranks a
+        long question by its rarest words, decision 168)."""
+        raise NotImplementedError

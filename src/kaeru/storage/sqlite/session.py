@@ -13,7 +13,7 @@ import apsw
 
 from kaeru.domain.model import Node
 from kaeru.errors import Internal
-from kaeru.storage.records import RequestKey, StoredRequest
+from kaeru.storage.records import RequestKey, SearchQuery, StoredRequest
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.session import SqlSession
@@ -137,6 +137,11 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         # Rows are kept in the order of their key (migration 018): the purge reads the table, which
         # holds only the replay window's writes, at most once an hour per process (decision 16.W1).
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
+
+    def vault_counts_at_most(self, stems: Sequence[str], cap: int) -> list[int | None]:
+        # The doclists walked without ranking, stopped after `cap + 1` rows.
+        counts = [self._count_at_most(self._match(SearchQuery([], [s], stemmed=True), False), cap + 1) for s in stems]
+        return [n if n <= cap else None for n in counts]
 
     # --- the full-text index a node write keeps ---------------------------------------------
     def _node_written(
