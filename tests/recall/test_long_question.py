@@ -38,12 +38,16 @@ def test_a_long_question_keeps_its_rarest_words_and_few_common_ones(
     _write(service)
     # zorvak 1 memory, quillon 2, brastex 3 (rare: counted); morvin 4, kelpax 5, druvon 6 (common).
     question = ["druvon", "kelpax", "plinkt", "brastex", "morvin", "quillon", "zorvak"]
+    known: set[str] = set()
     with service.store.read() as session:
-        kept = channels._rarest(session, [stem(w) for w in question])
-        short = channels._rarest(session, [stem(w) for w in question[:4]])
+        kept = channels._rarest(session, [stem(w) for w in question], known)
+        short = channels._rarest(session, [stem(w) for w in question[:4]], known)
     # The three rare ones, then one common one, in the question's order; "plinkt" is held by none.
     assert kept == ["druvon", "brastex", "quillon", "zorvak"]
     assert short == ["druvon", "kelpax", "plinkt", "brastex"], "a short question is ranked whole"
+    assert known == {"druvon", "kelpax", "morvin"}, "the common stems are not counted again"
+    with service.store.read() as session:
+        assert channels._rarest(session, [stem(w) for w in question], known) == kept
 
 
 def test_a_long_question_still_finds_the_memory_its_rarest_word_names(service: Service) -> None:

@@ -84,6 +84,9 @@ class Runtime:
     doc_words: DocWords = field(default_factory=doc_words_memo)
     #: The result lists of this service's read cursors (decision 15.P4), bounded by item count.
     cursor_lists: ResultLists = field(default_factory=lambda: ResultLists(CACHED_ITEMS))
+    #: Stems a long question found held by more than `RARE_ROWS` memories of the vault (decision
+    #: 168), not counted again: vaults grow, so a common stem stays common. Bounded by `_rarest`.
+    common_stems: set[str] = field(default_factory=set)
 
     def now(self) -> datetime:
         return self.clock()

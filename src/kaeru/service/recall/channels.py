@@ -56,6 +56,8 @@ LENGTH_SAMPLE = 64
 QUERY_STEMS = 24
 RARE_ROWS = 20_000
 COMMON_STEMS = 2
+#: How many common stems the runtime remembers (`_rarest`) before it forgets them all at once.
+KNOWN_COMMON = 4096
 #: A date window holding at most this many memories has all of them scored (`date`); a larger one
 #: only lifts the text candidates that fall inside it.
 DATE_CANDIDATES = 200
@@ -79,16 +81,22 @@ def _lexical(
     return [(r.id, r.score) for r in rows]
 
 
-def _rarest(session: Session, stems: list[str]) -> list[str]:
+def _rarest(session: Session, stems: list[str], known_common: set[str]) -> list[str]:
     """A long question's stems to rank by, in the question's order: its rarest in the vault, at
     most `QUERY_STEMS`, of which at most `COMMON_STEMS` more than `RARE_ROWS` memories hold; a
     shorter question whole. Every word a question ranks by is read in full the first time it is
     asked (its copy, or SQL's ranking): a pasted paragraph of fifty words took seconds at 100k
     nodes, its common words costing the most and weighing the least (decision 168). Rarity is read
-    for at most `RARE_ROWS` rows a word; words no memory holds are left out (they find nothing)."""
+    for at most `RARE_ROWS` rows a word, once for a common one (`known_common`, the runtime's); words
+    no memory holds are left out (they find nothing)."""
     if len(stems) <= QUERY_STEMS:
         return stems
-    counts = session.vault_counts_at_most(stems, RARE_ROWS)
+    unknown = [s for s in stems if s not in known_common]
+    counted = dict(zip(unknown, session.vault_counts_at_most(unknown, RARE_ROWS), strict=True))
+    if len(known_common) > KNOWN_COMMON:
+        known_common.clear()
+    known_common.update(s for s, n in counted.items() if n is None)
+    counts = [counted.get(s) for s in stems]
     rare = sorted((n, i) for i, n in enumerate(counts) if n)
     common = [i for i, n in enumerate(counts) if n is None]
     kept = [i for _, i in rare[:QUERY_STEMS]]
@@ -156,6 +164,8 @@ def run_channels(
     embedder: Embedder | None = None,
     store: Store | None = None,
     worker: EmbedWorker | None = None,
+    *,
+    common_stems: set[str] | None = None,
 ) -> dict[str, Node]:
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
@@ -168,7 +178,9 @@ def run_channels(
         )
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
-    stems = _rarest(session, list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)])))
+    stems = _rarest(
+        session, list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)])), common_stems or set()
+    )
     loaded = _Nodes(session)
     fusion.query_stems = stems
     dated: list[str] = []

@@ -125,6 +125,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 rt.embedder,
                 rt.store,
                 rt.embed_worker,
+                common_stems=rt.common_stems,
             )
             pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)
