@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_REJECTED = 2
+#: The error codes that say the vault could not answer, not that the request was refused: exit 1.
+FAILURES = ("unavailable", "internal")
 
 
 def wants_json(ctx: click.Context) -> bool:
@@ -116,7 +118,7 @@ class KaeruGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KaeruError as error:
-            failed = error.code in ("unavailable", "internal")
+            failed = error.code in FAILURES
             fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)
 
 
@@ -203,13 +205,23 @@ def request(operation: str, args: dict[str, Any]) -> Any:
 
 
 def emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
-    """Print an API envelope (JSON or `human`); a `rejected` one exits 2."""
+    """Print an API envelope (JSON or `human`); a `rejected` one exits 2, or 1 when the vault could
+    not answer (`unavailable`, `internal`: a read-only or full vault, a lost server), as the same
+    error raised outside an envelope does (decision 171)."""
     if wants_json(ctx):
         echo_json(envelope)
     else:
         human(envelope)
-    if envelope["state"] == "rejected":
-        sys.exit(EXIT_REJECTED)
+    if (code := exit_code(envelope)) != 0:
+        sys.exit(code)
+
+
+def exit_code(envelope: dict[str, Any]) -> int:
+    """0 for an answer (applied, unchanged, replayed, ok), 1 for a failure (`FAILURES`), 2 for a refusal."""
+    if envelope.get("state") != "rejected":
+        return 0
+    codes = {issue.get("code") for issue in envelope.get("issues", [])}
+    return EXIT_FAILED if codes & set(FAILURES) else EXIT_REJECTED
 
 
 def print_issues(envelope: dict[str, Any]) -> None:
