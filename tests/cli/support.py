@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 from jsonschema import Draft202012Validator
 
 from tests.backends import VaultSpec
@@ -40,10 +42,12 @@ def kaeru(
     *args: str | bytes,
     as_json: bool = False,
     stdin: bytes | None = None,
+    prefix: Sequence[str] = (),
     **extra_env: str,
 ) -> Run:
-    """`python -m kaeru [--json] ARGS` on `vault`; fails the test on a traceback."""
-    argv: list[str | bytes] = [sys.executable, "-m", "kaeru", *(["--json"] if as_json else []), *args]
+    """`python -m kaeru [--json] ARGS` on `vault` (run by `prefix`, e.g. `file_modes_bind()`); fails
+    the test on a traceback."""
+    argv: list[str | bytes] = [*prefix, sys.executable, "-m", "kaeru", *(["--json"] if as_json else []), *args]
     done = subprocess.run(
         argv,
         capture_output=True,
@@ -55,6 +59,19 @@ def kaeru(
     run = Run(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
     assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr
     return run
+
+
+def file_modes_bind() -> list[str]:
+    """An argv prefix under which file modes bind a process as they bind any user: nothing when not
+    root; as root, `setpriv` without the capabilities that override them (the test is skipped where
+    that cannot be done)."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    prefix = [setpriv or "setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    if setpriv is None or subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("running as root, and setpriv cannot drop the capabilities that override file modes")
+    return prefix
 
 
 def valid_envelope(run: Run, operation: str, kind: str, state: str | None = None) -> dict[str, Any]:

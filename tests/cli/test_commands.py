@@ -208,14 +208,17 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
 
 
 def test_a_place_that_cannot_hold_a_vault_is_named(tmp_path: Path) -> None:
-    """KAERU_VAULT under a file, a vault file that is a folder, a file that is not a database: each
+    """KAERU_VAULT under a file or a file itself, a vault file that is a folder, a file that is not a database: each
     ends the command with a message naming the path and what to do — no traceback, nothing written."""
     (tmp_path / "plain").write_text("a file, not a folder")
     (tmp_path / "folder" / "vault.sqlite3").mkdir(parents=True)
     (tmp_path / "text").mkdir()
     (tmp_path / "text" / "vault.sqlite3").write_text("notes I kept by hand\n" * 200)
     cases = {
-        tmp_path / "plain" / "v": "cannot make the vault folder",
+        tmp_path
+        / "plain"
+        / "v": f"cannot make the vault folder {tmp_path / 'plain' / 'v'}: {tmp_path / 'plain'} is a file",
+        tmp_path / "plain": f"cannot make the vault folder {tmp_path / 'plain'}: {tmp_path / 'plain'} is a file",
         tmp_path / "folder": "it is a folder",
         tmp_path / "text": "is not a kaeru vault",
     }

@@ -30,6 +30,21 @@ def test_add_prints_the_token_once_list_never_shows_it_revoke_ends_it(vault: Vau
     assert kaeru(vault, "token", "list", as_json=True).json() == {"ok": True, "tokens": []}
 
 
+def test_revoking_the_last_token_says_that_loopback_opens_again(vault: VaultSpec) -> None:
+    """Once the vault holds no token, loopback HTTP serves requests without one (decision 15.K3):
+    revoking a leaked last token must not leave the server open without a word."""
+    for name in ("fay", "gil"):
+        assert kaeru(vault, "token", "add", name).code == 0
+    first = kaeru(vault, "token", "revoke", "fay")
+    assert first.code == 0 and "warning" not in first.stderr
+    last = kaeru(vault, "token", "revoke", "gil", as_json=True)
+    assert last.code == 0 and last.json() == {"ok": True, "revoked": "gil"}
+    assert "no token is left" in last.stderr and "KAERU_AUTH_TOKEN" in last.stderr
+    assert kaeru(vault, "token", "add", "hal").code == 0
+    closed = kaeru(vault, "token", "revoke", "hal", KAERU_AUTH_TOKEN="an-admin-token")
+    assert closed.code == 0 and "warning" not in closed.stderr  # the admin token keeps it closed
+
+
 def test_help_says_how_grants_work(vault: VaultSpec) -> None:
     shown = kaeru(vault, "token", "--help")
     assert shown.code == 0 and "forbidden" in shown.stdout and "KAERU_AUTH_TOKEN" in shown.stdout

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,6 +16,7 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
@@ -115,10 +119,56 @@ async def test_once_the_vault_holds_a_token_loopback_needs_one_too(
         assert status == 200
 
 
+@pytest.mark.anyio
+async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_request(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """No restart needed (decision 15.K1: the next request with it gets 401): an SDK session holding
+    the token fails its next call, and a viewer cookie holding it is refused and cleared."""
+    alice = _token(vault, "alice")
+    bob = _token(vault, "bob")
+    with http_server(server_env, tmp_path) as server:
+        login = urllib.request.Request(f"{server.base}/ui/login?{urllib.parse.urlencode({'token': bob})}")
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as signed_in:
+            opener.open(login, timeout=15)
+        assert signed_in.value.code == 303
+        cookie = signed_in.value.headers["Set-Cookie"].split(";")[0]
+        assert _get(f"{server.base}/ui/", {"Cookie": cookie})[0] == 200
+
+        async with _client(server.url, alice) as client:
+            await call_ok(client, "note", {"initiative": "web", "text": "alice writes before zq7rev"})
+            assert kaeru(vault, "token", "revoke", "alice").code == 0
+            with pytest.raises(MCPError):
+                await client.call_tool("search", {"initiatives": ["web"], "text": "zq7rev"})
+        status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {alice}"})
+        assert status == 401
+        # The scheme is case-insensitive (RFC 9110); the revoked token is refused whatever its spelling.
+        status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"bearer {alice}"})
+        assert status == 401
+
+        assert kaeru(vault, "token", "revoke", "bob").code == 0
+        status, headers = _get(f"{server.base}/ui/", {"Cookie": cookie})
+        assert status == 401 and "kaeru_ui=" in headers.get("Set-Cookie", "") and "Max-Age=0" in headers["Set-Cookie"]
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+def _get(url: str, headers: dict[str, str]) -> tuple[int, Any]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=15) as response:
+            return int(response.status), response.headers
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.headers
+
+
 def test_an_identity_providers_access_token_maps_to_a_principal_failing_closed() -> None:
     from mcp.server.auth.provider import AccessToken
 
-    from kaeru.mcp.transports import principal_of
+    from kaeru.mcp.bearer import principal_of
 
     def token(scopes: list[str], claims: dict[str, Any] | None = None, subject: str | None = None) -> AccessToken:
         return AccessToken(token="t", client_id="app-1", scopes=scopes, claims=claims, subject=subject)

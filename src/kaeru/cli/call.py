@@ -26,10 +26,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import EXIT_FAILED, EXIT_REJECTED, cli, echo_json, service_of, wants_json
-
-#: Issue codes that mean the call failed rather than was refused (exit 1, as the other commands).
-FAILURE_CODES = ("internal", "unavailable")
+from kaeru.cli.common import cli, echo_json, exit_code, service_of, wants_json
 
 
 def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
@@ -76,15 +73,6 @@ def parse_object(raw: str, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise click.BadParameter(f"the arguments must be a JSON object, not {type(value).__name__}", param_hint=where)
     return value
-
-
-def exit_code(envelope: dict[str, Any]) -> int:
-    """0 for an answer (applied, unchanged, replayed, ok, conflict answers too), 1 for a failure,
-    2 for a refusal."""
-    if envelope.get("state") != "rejected":
-        return 0
-    codes = {issue.get("code") for issue in envelope.get("issues", [])}
-    return EXIT_FAILED if codes & set(FAILURE_CODES) else EXIT_REJECTED
 
 
 @cli.command()

@@ -11,15 +11,22 @@ that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `im
 (any tool), the list of tool definitions for `tools` (one tool's definition for `tools NAME`), otherwise a documented object with `"ok"`; a failure outside an
 envelope prints `{"ok": false, "error": {"code": …, "message": …}}`. Bad usage (click's usage errors, exit 2) is
 click's message on stderr, with nothing on stdout.
+
+Output that cannot be written (decision 170): when the reader of stdout goes away (`kaeru search … |
+head -1`) the rest is dropped and the command ends as it would have, its exit code its own (a `note`
+that was applied exits 0); when stdout fails otherwise (a full disk, `> /dev/full`) the command still
+runs to its end, then says `error: output: <why>` on stderr and exits 1 (or its own non-zero code).
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 
 import click
 
@@ -36,6 +43,8 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_REJECTED = 2
+#: The error codes that say the vault could not answer, not that the request was refused: exit 1.
+FAILURES = ("unavailable", "internal")
 
 
 def wants_json(ctx: click.Context) -> bool:
@@ -55,14 +64,61 @@ def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAIL
     sys.exit(exit_code)
 
 
+class _Output:
+    """Standard output that outlives its reader: the first write or flush that fails (the reader went
+    away, the disk is full) is kept in `failures` and everything after it dropped, so a command is
+    never cut short between its work and its report; `KaeruGroup.main` says what happened at the end.
+    Bytes written to `buffer` directly (the MCP stdio transport's) pass unguarded."""
+
+    def __init__(self, stream: Any, failures: list[OSError]) -> None:
+        self._stream = stream
+        self._failures = failures
+
+    def write(self, text: str) -> int:
+        if not self._failures:
+            try:
+                written: int = self._stream.write(text)
+                return written
+            except OSError as error:
+                self._failures.append(error)
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._failures:
+            try:
+                self._stream.flush()
+            except OSError as error:
+                self._failures.append(error)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class KaeruGroup(click.Group):
-    """Ends a command that raised a project error with its code and message, never a traceback."""
+    """Ends a command that raised a project error with its code and message, never a traceback, and
+    one whose output could not be written with one line on stderr (module docstring)."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        failures: list[OSError] = []
+        stdout = sys.stdout
+        sys.stdout = cast(TextIO, _Output(stdout, failures))
+        try:
+            return super().main(*args, **kwargs)
+        except SystemExit as done:
+            if not failures or failures[0].errno == errno.EPIPE:
+                raise
+            why = failures[0].strerror or failures[0]
+            with contextlib.suppress(OSError):  # stderr gone too: the exit code says it
+                click.echo(f"error: output: {why} (the command ran to its end; what it printed was lost)", err=True)
+            raise SystemExit(done.code if done.code not in (None, 0) else EXIT_FAILED) from None
+        finally:
+            sys.stdout = stdout
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KaeruError as error:
-            failed = error.code in ("unavailable", "internal")
+            failed = error.code in FAILURES
             fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)
 
 
@@ -149,13 +205,23 @@ def request(operation: str, args: dict[str, Any]) -> Any:
 
 
 def emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
-    """Print an API envelope (JSON or `human`); a `rejected` one exits 2."""
+    """Print an API envelope (JSON or `human`); a `rejected` one exits 2, or 1 when the vault could
+    not answer (`unavailable`, `internal`: a read-only or full vault, a lost server), as the same
+    error raised outside an envelope does (decision 171)."""
     if wants_json(ctx):
         echo_json(envelope)
     else:
         human(envelope)
-    if envelope["state"] == "rejected":
-        sys.exit(EXIT_REJECTED)
+    if (code := exit_code(envelope)) != 0:
+        sys.exit(code)
+
+
+def exit_code(envelope: dict[str, Any]) -> int:
+    """0 for an answer (applied, unchanged, replayed, ok), 1 for a failure (`FAILURES`), 2 for a refusal."""
+    if envelope.get("state") != "rejected":
+        return 0
+    codes = {issue.get("code") for issue in envelope.get("issues", [])}
+    return EXIT_FAILED if codes & set(FAILURES) else EXIT_REJECTED
 
 
 def print_issues(envelope: dict[str, Any]) -> None:

@@ -103,8 +103,16 @@ def token_revoke(ctx: click.Context, name: str) -> None:
     """
     from kaeru.service import grants
 
-    grants.revoke_token(service_of(ctx).rt, name, settings_of(ctx).actor)
+    settings = settings_of(ctx)
+    grants.revoke_token(service_of(ctx).rt, name, settings.actor)
     if wants_json(ctx):
         echo_json({"ok": True, "revoked": name})
     else:
         click.echo(f"revoked {name!r}")
+    if not settings.auth_token and not grants.list_tokens(service_of(ctx).rt):
+        # The last token gone opens loopback again (15.K3): said, not left to be found (decision 176).
+        click.echo(
+            "warning: no token is left: `kaeru serve --http` on loopback now serves a request without a "
+            "token as the local admin; add a token or set KAERU_AUTH_TOKEN to keep it closed",
+            err=True,
+        )

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import hmac
 import json
 import logging
 import os
 import signal
 import stat
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -29,10 +28,8 @@ if TYPE_CHECKING:
     # without loading starlette (decision 16.O1).
     import socket
 
-    from mcp.server.auth.provider import AccessToken, TokenVerifier
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from mcp.server.auth.provider import TokenVerifier
 
-    from kaeru.service.grants import Principal
     from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
@@ -293,122 +290,6 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 STOP_GRACE_SECONDS = 1.0
 
 
-#: Scopes of the access tokens kaeru's verifier hands out, and what an identity provider plugged in
-#: through `TokenVerifier` grants with (decision 15.K3): `kaeru:read` to call at all, `kaeru:write`
-#: for mutations, `kaeru:all` for every initiative; otherwise the `kaeru_initiatives` claim (a list
-#: of names) limits what it sees (no claim and no `kaeru:all`: nothing).
-SCOPE_READ = "kaeru:read"
-SCOPE_WRITE = "kaeru:write"
-SCOPE_ALL = "kaeru:all"
-INITIATIVES_CLAIM = "kaeru_initiatives"
-
-
-class VaultTokens:
-    """The MCP SDK's `TokenVerifier` over the vault's tokens (`kaeru token add`) and the admin token
-    `KAERU_AUTH_TOKEN` (every initiative, write; its actor is `KAERU_ACTOR`)."""
-
-    def __init__(self, store: Store, admin_token: str | None, admin_actor: str):
-        self.store = store
-        self.admin = admin_token.encode() if admin_token else None
-        self.admin_actor = admin_actor
-
-    async def verify_token(self, token: str) -> AccessToken | None:
-        from mcp.server.auth.provider import AccessToken
-
-        if self.admin is not None and hmac.compare_digest(token.encode(), self.admin):
-            return AccessToken(token=token, client_id=self.admin_actor, scopes=[SCOPE_READ, SCOPE_WRITE, SCOPE_ALL])
-        from datetime import UTC, datetime
-
-        from kaeru.service import grants
-
-        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, datetime.now(UTC))
-        if record is None:
-            return None
-        scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]
-        claims: dict[str, Any] = {}
-        if record.initiatives is None:
-            scopes.append(SCOPE_ALL)
-        else:
-            claims[INITIATIVES_CLAIM] = list(record.initiatives)
-        return AccessToken(token=token, client_id=record.name, scopes=scopes, claims=claims)
-
-    async def anyone_required(self) -> bool:
-        """True when a request without a token is refused: an admin token is set or the vault holds tokens."""
-        if self.admin is not None:
-            return True
-        return await anyio.to_thread.run_sync(_has_tokens, self.store)
-
-
-def _has_tokens(store: Store) -> bool:
-    with store.read() as session:
-        return session.has_tokens()
-
-
-def principal_of(access: AccessToken) -> Principal:
-    """The caller an access token stands for: named by its subject (else its client id)."""
-    from kaeru.service.grants import Principal
-
-    granted: frozenset[str] | None
-    if SCOPE_ALL in access.scopes:
-        granted = None
-    else:
-        raw = (access.claims or {}).get(INITIATIVES_CLAIM)
-        granted = frozenset(str(n) for n in raw) if isinstance(raw, list) else frozenset()
-    return Principal(access.subject or access.client_id, granted, SCOPE_WRITE not in access.scopes)
-
-
-class BearerAuth:
-    """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>` that the
-    verifier accepts, and runs an accepted one as its principal (decision 15.K3).
-
-    Any `TokenVerifier` fits (an identity provider's, in place of `VaultTokens`); the accepted token is
-    also where the SDK's `get_access_token()` finds it. With no admin token and no vault token, a
-    request without a token is served as the local admin (loopback only: `run_http`).
-    """
-
-    def __init__(self, app: ASGIApp, verifier: TokenVerifier, required: Callable[[], Awaitable[bool]] | None = None):
-        self.app = app
-        self.verifier = verifier
-        self.required = required
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization")
-            access = None
-            if given is not None:
-                scheme, _, value = given.partition(b" ")
-                token = value.strip().decode("latin-1")
-                if scheme.lower() == b"bearer" and token:
-                    access = await self.verifier.verify_token(token)
-            elif self.required is not None and not await self.required():
-                await self.app(scope, receive, send)
-                return
-            if access is None or SCOPE_READ not in access.scopes:
-                from starlette.responses import JSONResponse
-
-                response = JSONResponse(
-                    {"error": "unauthorized", "error_description": "a valid bearer token is required"},
-                    status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="kaeru"'},
-                )
-                await response(scope, receive, send)
-                return
-            from mcp.server.auth.middleware.auth_context import auth_context_var
-            from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-
-            from kaeru.service import grants
-
-            user = auth_context_var.set(AuthenticatedUser(access))
-            try:
-                with grants.acting(principal_of(access)):
-                    await self.app(scope, receive, send)
-            finally:
-                auth_context_var.reset(user)
-            return
-        await self.app(scope, receive, send)
-
-
 def http_app(
     kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
 ) -> Any:
@@ -422,6 +303,8 @@ def http_app(
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Mount, Route
+
+    from kaeru.mcp.bearer import BearerAuth, VaultTokens
 
     app: Starlette = kaeru.server.streamable_http_app(
         streamable_http_path="/mcp",
@@ -453,7 +336,9 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     """
     import uvicorn
 
-    if not is_loopback(host) and not settings.auth_token and not _has_tokens(kaeru.store):
+    from kaeru.mcp.bearer import has_tokens
+
+    if not is_loopback(host) and not settings.auth_token and not has_tokens(kaeru.store):
         raise ValueError(
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"

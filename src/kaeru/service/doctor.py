@@ -51,6 +51,7 @@ class VaultHealth(Protocol):
     def index_agreement(self) -> IndexAgreement: ...
     def read(self) -> Any: ...
     def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
+    def unwritable(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
 
 
@@ -146,6 +147,7 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
                     "`kaeru export` what still reads and import it into a fresh vault",
                 )
             )
+        checks.append(_writable(health.unwritable()))
     else:
         vault = health.describe()
         lines = health.integrity()
@@ -200,6 +202,18 @@ def _migrations(health: VaultHealth) -> Check:
             "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
         )
     return Check("migrations", OK, f"current ({newest} of {known} applied)")
+
+
+def _writable(problem: str | None) -> Check:
+    """A vault its user cannot write still reads, so nothing else here notices it (decision 173)."""
+    if problem is None:
+        return Check("writable", OK, "the vault file and its folder can be written")
+    return Check(
+        "writable",
+        FAIL,
+        f"{problem}: reads answer, every write is refused",
+        "make the file and its folder writable by the user that runs kaeru (chmod u+w), or run kaeru as their owner",
+    )
 
 
 def _section_counts(errors: list[str] | None) -> Check:

@@ -25,7 +25,7 @@ from typing import Any
 
 from kaeru.domain.model import Node
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import Forbidden, InvalidArgument, NotFound
+from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import AuditRecord, Initiative, Session, Store, TokenRecord
 
@@ -282,15 +282,20 @@ def _audit(operation: str, by: str, now: str, record: TokenRecord) -> AuditRecor
 
 def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
     """The vault's token `token`, or None. Looked up by its digest and compared in constant time;
-    its `last_used` is written at most once per `TOUCH_EVERY`."""
+    its `last_used` is written at most once per `TOUCH_EVERY`, and not at all while the vault cannot
+    be written (a read-only file, a full disk): a bookkeeping write never refuses a token that reads
+    (decision 172)."""
     wanted = digest(token)
     with store.read() as session:
         found = session.token_by_digest(wanted)
     if found is None or not hmac.compare_digest(found.digest, wanted):
         return None
     if found.last_used is None or now - parse_ts(found.last_used) >= TOUCH_EVERY:
-        with store.write() as session:
-            session.touch_token(found.name, fmt(now))
+        try:
+            with store.write() as session:
+                session.touch_token(found.name, fmt(now))
+        except Unavailable:
+            pass  # the next request that can write records it
     return found
 
 

@@ -22,6 +22,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route, Router
 from starlette.types import Receive, Scope, Send
 
+from kaeru.errors import KaeruError
 from kaeru.service import grants
 from kaeru.service.grants import Principal
 from kaeru.web import node, pages
@@ -94,13 +95,16 @@ class ViewerApp:
             await self._login(scope, receive, send)
             return
         token = _token_of(headers)
-        principal: Principal | None = None
-        if token is not None:
-            principal = await self.backend.verify(token)
-            if principal is None:
-                await _login_page("That token was refused.", status=401, clear=True)(scope, receive, send)
-                return
-        elif await self.backend.required():
+        try:
+            principal = await self.backend.verify(token) if token is not None else None
+            closed = token is None and await self.backend.required()
+        except KaeruError as error:  # the tokens' store did not answer: the cookie stays (decision 175)
+            await _login_page(_unanswered(error), status=503)(scope, receive, send)
+            return
+        if token is not None and principal is None:
+            await _login_page("That token was refused.", status=401, clear=True)(scope, receive, send)
+            return
+        if closed:
             await _login_page(None, status=401)(scope, receive, send)
             return
         scope.setdefault("state", {})["principal"] = principal
@@ -120,7 +124,12 @@ class ViewerApp:
         if token is None:
             await _login_page(None)(scope, receive, send)
             return
-        if await self.backend.verify(token) is None:
+        try:
+            refused = await self.backend.verify(token) is None
+        except KaeruError as error:
+            await _login_page(_unanswered(error), status=503)(scope, receive, send)
+            return
+        if refused:
             await _login_page("That token was refused.", status=401)(scope, receive, send)
             return
         response = RedirectResponse(f"{PREFIX}/", status_code=303)
@@ -151,6 +160,10 @@ async def _logout(request: Request) -> Response:
 def _stylesheet() -> Response:
     css = resources.files("kaeru.web").joinpath("static/style.css").read_text(encoding="utf-8")
     return Response(css, media_type="text/css", headers={"Cache-Control": "max-age=3600"})
+
+
+def _unanswered(error: KaeruError) -> str:
+    return f"The vault did not answer ({error.message}). Try again in a moment."
 
 
 def _login_page(problem: str | None, status: int = 200, clear: bool = False) -> HTMLResponse:

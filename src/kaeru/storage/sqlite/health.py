@@ -6,6 +6,7 @@ cannot change it; a vault that does not exist is reported, never created.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,6 +69,18 @@ class SqliteHealth(Health):
         """The size of the vault's write-ahead log on disk (0 when there is none)."""
         wal = self.path.with_name(self.path.name + "-wal")
         return wal.stat().st_size if wal.exists() else 0
+
+    def unwritable(self) -> str | None:
+        """Why this process could not write the vault — its file, or the folder where SQLite makes the
+        `-wal` and `-shm` files beside it, read-only for this user or on a read-only file system — or None."""
+        if not os.access(self.path, os.W_OK):
+            return f"the vault file {self.path} cannot be written by this user (a read-only file or file system)"
+        if not os.access(self.path.parent, os.W_OK | os.X_OK):
+            return (
+                f"the vault folder {self.path.parent} cannot be written by this user (SQLite makes its -wal and "
+                "-shm files there)"
+            )
+        return None
 
     @contextmanager
     def read(self) -> Iterator[SqliteSession]:

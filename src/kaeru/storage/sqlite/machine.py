@@ -96,10 +96,20 @@ def free_space(path: Path) -> str:
     return f"{free / 2**20:.1f} MiB free" if free >= 2**20 else f"{free // 1024} KiB free"
 
 
+def _file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where `folder` or one of its parents should be a folder, if any."""
+    for place in (folder, *folder.parents):
+        if place.exists():
+            return None if place.is_dir() else place
+    return None
+
+
 def unusable(path: Path, exc: Exception) -> VaultUnusable:
     """Why the vault at `path` cannot be opened, in words a person can act on."""
     if isinstance(exc, OSError):
-        return VaultUnusable(f"cannot make the vault folder {path.parent}: {exc.strerror or exc}; set KAERU_VAULT")
+        blocker = _file_in_the_way(path.parent)
+        why = f"{blocker} is a file, not a folder" if blocker is not None else exc.strerror or exc
+        return VaultUnusable(f"cannot make the vault folder {path.parent}: {why}; set KAERU_VAULT")
     if isinstance(exc, apsw.CantOpenError):
         what = "it is a folder" if path.is_dir() else "check that its folder is writable"
         return VaultUnusable(f"cannot open the vault file {path} ({what}); set KAERU_VAULT")

@@ -1,0 +1,160 @@
+"""Who may call the HTTP server: bearer tokens — the vault's own and `KAERU_AUTH_TOKEN`, or an
+identity provider's through the SDK's `TokenVerifier` — checked before any request reaches `/mcp`
+(decisions 15.K1–15.K3), and what a request is told when they cannot be checked (decision 175).
+
+Loaded with the HTTP side only: `kaeru serve` on stdio never imports it (decision 16.O1)."""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from kaeru.errors import KaeruError
+
+if TYPE_CHECKING:
+    from mcp.server.auth.provider import AccessToken, TokenVerifier
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
+    from kaeru.service.grants import Principal
+    from kaeru.storage.base import Store
+
+
+#: Scopes of the access tokens kaeru's verifier hands out, and what an identity provider plugged in
+#: through `TokenVerifier` grants with (decision 15.K3): `kaeru:read` to call at all, `kaeru:write`
+#: for mutations, `kaeru:all` for every initiative; otherwise the `kaeru_initiatives` claim (a list
+#: of names) limits what it sees (no claim and no `kaeru:all`: nothing).
+SCOPE_READ = "kaeru:read"
+SCOPE_WRITE = "kaeru:write"
+SCOPE_ALL = "kaeru:all"
+INITIATIVES_CLAIM = "kaeru_initiatives"
+
+
+class VaultTokens:
+    """The MCP SDK's `TokenVerifier` over the vault's tokens (`kaeru token add`) and the admin token
+    `KAERU_AUTH_TOKEN` (every initiative, write; its actor is `KAERU_ACTOR`)."""
+
+    def __init__(self, store: Store, admin_token: str | None, admin_actor: str):
+        self.store = store
+        self.admin = admin_token.encode() if admin_token else None
+        self.admin_actor = admin_actor
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        from mcp.server.auth.provider import AccessToken
+
+        if self.admin is not None and hmac.compare_digest(token.encode(), self.admin):
+            return AccessToken(token=token, client_id=self.admin_actor, scopes=[SCOPE_READ, SCOPE_WRITE, SCOPE_ALL])
+        from datetime import UTC, datetime
+
+        from kaeru.service import grants
+
+        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, datetime.now(UTC))
+        if record is None:
+            return None
+        scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]
+        claims: dict[str, Any] = {}
+        if record.initiatives is None:
+            scopes.append(SCOPE_ALL)
+        else:
+            claims[INITIATIVES_CLAIM] = list(record.initiatives)
+        return AccessToken(token=token, client_id=record.name, scopes=scopes, claims=claims)
+
+    async def anyone_required(self) -> bool:
+        """True when a request without a token is refused: an admin token is set or the vault holds tokens."""
+        if self.admin is not None:
+            return True
+        return await anyio.to_thread.run_sync(has_tokens, self.store)
+
+
+def has_tokens(store: Store) -> bool:
+    with store.read() as session:
+        return session.has_tokens()
+
+
+def principal_of(access: AccessToken) -> Principal:
+    """The caller an access token stands for: named by its subject (else its client id)."""
+    from kaeru.service.grants import Principal
+
+    granted: frozenset[str] | None
+    if SCOPE_ALL in access.scopes:
+        granted = None
+    else:
+        raw = (access.claims or {}).get(INITIATIVES_CLAIM)
+        granted = frozenset(str(n) for n in raw) if isinstance(raw, list) else frozenset()
+    return Principal(access.subject or access.client_id, granted, SCOPE_WRITE not in access.scopes)
+
+
+class BearerAuth:
+    """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>` that the
+    verifier accepts, and runs an accepted one as its principal (decision 15.K3).
+
+    Any `TokenVerifier` fits (an identity provider's, in place of `VaultTokens`); the accepted token is
+    also where the SDK's `get_access_token()` finds it. With no admin token and no vault token, a
+    request without a token is served as the local admin (loopback only: `run_http`).
+    """
+
+    def __init__(self, app: ASGIApp, verifier: TokenVerifier, required: Callable[[], Awaitable[bool]] | None = None):
+        self.app = app
+        self.verifier = verifier
+        self.required = required
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization")
+            try:
+                access = await self._verified(given) if given is not None else None
+                open_door = given is None and self.required is not None and not await self.required()
+            except KaeruError as error:  # the store the tokens live in did not answer
+                await _cannot_check(error)(scope, receive, send)
+                return
+            if open_door:
+                await self.app(scope, receive, send)
+                return
+            if access is None or SCOPE_READ not in access.scopes:
+                from starlette.responses import JSONResponse
+
+                response = JSONResponse(
+                    {"error": "unauthorized", "error_description": "a valid bearer token is required"},
+                    status_code=401,
+                    headers={"WWW-Authenticate": 'Bearer realm="kaeru"'},
+                )
+                await response(scope, receive, send)
+                return
+            from mcp.server.auth.middleware.auth_context import auth_context_var
+            from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+
+            from kaeru.service import grants
+
+            user = auth_context_var.set(AuthenticatedUser(access))
+            try:
+                with grants.acting(principal_of(access)):
+                    await self.app(scope, receive, send)
+            finally:
+                auth_context_var.reset(user)
+            return
+        await self.app(scope, receive, send)
+
+    async def _verified(self, given: bytes) -> AccessToken | None:
+        scheme, _, value = given.partition(b" ")
+        token = value.strip().decode("latin-1")
+        if scheme.lower() == b"bearer" and token:
+            return await self.verifier.verify_token(token)
+        return None
+
+
+def _cannot_check(error: KaeruError) -> Any:
+    """503 for a request whose token could not be checked (the vault did not answer: a PostgreSQL
+    server restarting or gone, a locked file), its body the JSON-RPC error the SDK's client raises
+    with this message — not a 500 and a traceback in the log (decision 175)."""
+    from starlette.responses import JSONResponse
+
+    issue = {"code": error.code, "message": error.message, "retryable": error.retryable}
+    body = {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32603, "message": f"{error.code}: {error.message}", "data": issue},
+    }
+    return JSONResponse(body, status_code=503, headers={"Retry-After": "1"})
