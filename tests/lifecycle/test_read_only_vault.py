@@ -10,18 +10,17 @@ import pytest
 
 from tests.backends import new_vault
 from tests.cli.support import file_modes_bind, kaeru, valid_envelope
-from tests.wire.support import KAERU_SERVE, http_server, initialize_request, raw_post, subprocess_env
+from tests.wire.support import (
+    KAERU_SERVE,
+    http_server,
+    initialize_request,
+    raw_post,
+    subprocess_env,
+    tools_call_request,
+)
 
 pytestmark = pytest.mark.timeout(300)
 
-
-def _tools_call(request_id: int, name: str, arguments: dict[str, object]) -> dict[str, object]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": name, "arguments": arguments},
-    }
 
 
 def test_a_read_only_vault_file_answers_reads_and_fails_writes_with_exit_1(tmp_path: Path) -> None:
@@ -74,10 +73,10 @@ def test_tokens_on_a_read_only_vault_still_read_over_http(tmp_path: Path) -> Non
         status, body = raw_post(server.url, initialize_request(), headers)
         assert status == 200, body
         status, body = raw_post(
-            server.url, _tools_call(2, "search", {"initiatives": ["ro"], "text": "curlew"}), headers
+            server.url, tools_call_request(2, "search", {"initiatives": ["ro"], "text": "curlew"}), headers
         )
         assert status == 200 and '"state":"ok"' in body, body
-        status, body = raw_post(server.url, _tools_call(3, "note", {"initiative": "ro", "text": "x"}), headers)
+        status, body = raw_post(server.url, tools_call_request(3, "note", {"initiative": "ro", "text": "x"}), headers)
         assert status == 200 and '"code":"unavailable"' in body, body
         assert raw_post(server.url, initialize_request(), {"Authorization": "Bearer kaeru_wrong"})[0] == 401
     assert "Traceback" not in server.log.read_text(errors="replace")

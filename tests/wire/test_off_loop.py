@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from bench import archives
 
-from tests.wire.support import initialize_request
+from tests.wire.support import initialize_request, tools_call_request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -25,14 +25,6 @@ NODES = 6_000
 def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
-
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
 
 
 def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], tmp_path: Path) -> None:
@@ -51,11 +43,11 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
             proc.stdin.flush()
             assert json.loads(proc.stdout.readline())["id"] == 1
             # The import, a ping and a note right behind it, then two more pings.
-            proc.stdin.write(_line(_call(2, "archive", {"action": "import", "path": "big.amg"})))
+            proc.stdin.write(_line(tools_call_request(2, "archive", {"action": "import", "path": "big.amg"})))
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
-            proc.stdin.write(_line(_call(4, "note", {"initiative": "bulk", "text": "a quokka seen after the import"})))
+            proc.stdin.write(_line(tools_call_request(4, "note", {"initiative": "bulk", "text": "a quokka seen after the import"})))
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
-            proc.stdin.write(_line(_call(6, "search", {"initiatives": ["bulk"], "text": "quokka"})))
+            proc.stdin.write(_line(tools_call_request(6, "search", {"initiatives": ["bulk"], "text": "quokka"})))
             proc.stdin.flush()
             answers = [json.loads(proc.stdout.readline()) for _ in range(5)]
         finally:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.wire.support import initialize_request
+from tests.wire.support import initialize_request, tools_call_request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -25,14 +25,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
-
-def _call(request_id: int, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "tools/call",
-        "params": {"name": tool, "arguments": arguments},
-    }
 
 
 def _exchange(server_env: dict[str, str], lines: list[bytes], tmp_path: Path) -> tuple[list[dict[str, Any]], int]:
@@ -63,8 +55,8 @@ def test_bad_lines_do_not_end_the_session_and_big_messages_arrive_whole(
         b"\n",
         b'{"jsonrpc": "2.0", "id": 2, "method": \n',
         _line({"jsonrpc": "2.0", "id": 3, "method": "ping"}),
-        _line(_call(4, "note", {"initiative": "pipe", "text": body, "request_id": "big-1"})),
-        _line(_call(5, "search", {"initiatives": ["pipe"], "text": "pelican39999"})),
+        _line(tools_call_request(4, "note", {"initiative": "pipe", "text": body, "request_id": "big-1"})),
+        _line(tools_call_request(5, "search", {"initiatives": ["pipe"], "text": "pelican39999"})),
         _line({"jsonrpc": "2.0", "id": 6, "method": "ping"}),
     ]
     answers, code = _exchange(server_env, lines, tmp_path)
@@ -91,7 +83,7 @@ def test_a_large_answer_is_written_whole(server_env: dict[str, str], tmp_path: P
     first = [
         _line(initialize_request(1)),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _line(_call(2, "note", {"initiative": "pipe", "text": body.strip()})),
+        _line(tools_call_request(2, "note", {"initiative": "pipe", "text": body.strip()})),
     ]
     answers, _ = _exchange(server_env, first, tmp_path)
     node_id = answers[-1]["result"]["structuredContent"]["data"]["primary"]["id"]
@@ -99,7 +91,7 @@ def test_a_large_answer_is_written_whole(server_env: dict[str, str], tmp_path: P
     second = [
         _line(initialize_request(1)),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _line(_call(2, "read", {"initiative": "pipe", "node": node_id, "budget_chars": 64_000})),
+        _line(tools_call_request(2, "read", {"initiative": "pipe", "node": node_id, "budget_chars": 64_000})),
     ]
     answers, code = _exchange(server_env, second, tmp_path)
     assert code == 0
@@ -119,12 +111,12 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_left_waiting(
     lines = [
         _line(initialize_request(1)),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _line(_call(2, "note", {"initiative": "half", "text": "heron \ud800 sighting", "request_id": "r-2"})),
-        _line(_call(3, "search", {"initiatives": ["half"], "text": "heron", "filters": {"tags": ["x\udc00"]}})),
+        _line(tools_call_request(2, "note", {"initiative": "half", "text": "heron \ud800 sighting", "request_id": "r-2"})),
+        _line(tools_call_request(3, "search", {"initiatives": ["half"], "text": "heron", "filters": {"tags": ["x\udc00"]}})),
         _line({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"note": "\ud83d"}}}),
         _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"reason": "\ud800"}}),
-        _line(_call(5, "note", {"initiative": "half", "text": "egret sighting"})),
-        _line(_call(6, "search", {"initiatives": ["half"], "text": "heron sighting"})),
+        _line(tools_call_request(5, "note", {"initiative": "half", "text": "egret sighting"})),
+        _line(tools_call_request(6, "search", {"initiatives": ["half"], "text": "heron sighting"})),
     ]
     answers, code = _exchange(server_env, lines, tmp_path)
 
