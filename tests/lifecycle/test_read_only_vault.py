@@ -22,7 +22,6 @@ from tests.wire.support import (
 pytestmark = pytest.mark.timeout(300)
 
 
-
 def test_a_read_only_vault_file_answers_reads_and_fails_writes_with_exit_1(tmp_path: Path) -> None:
     prefix = file_modes_bind()
     vault = new_vault("sqlite", tmp_path)

@@ -162,7 +162,12 @@ def initialize_request(request_id: int = 1) -> dict[str, Any]:
 
 def tools_call_request(request_id: int, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """A raw JSON-RPC `tools/call` of `name` with `arguments`."""
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
 
 
 # --- MCP clients over either transport -----------------------------------------------------------

@@ -26,7 +26,6 @@ def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-
 def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], tmp_path: Path) -> None:
     root = tmp_path / "exports"
     root.mkdir()
@@ -45,7 +44,9 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
             # The import, a ping and a note right behind it, then two more pings.
             proc.stdin.write(_line(tools_call_request(2, "archive", {"action": "import", "path": "big.amg"})))
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 3, "method": "ping"}))
-            proc.stdin.write(_line(tools_call_request(4, "note", {"initiative": "bulk", "text": "a quokka seen after the import"})))
+            proc.stdin.write(
+                _line(tools_call_request(4, "note", {"initiative": "bulk", "text": "a quokka seen after the import"}))
+            )
             proc.stdin.write(_line({"jsonrpc": "2.0", "id": 5, "method": "ping"}))
             proc.stdin.write(_line(tools_call_request(6, "search", {"initiatives": ["bulk"], "text": "quokka"})))
             proc.stdin.flush()

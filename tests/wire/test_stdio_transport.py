@@ -26,7 +26,6 @@ def _line(message: dict[str, Any]) -> bytes:
     return json.dumps(message).encode() + b"\n"
 
 
-
 def _exchange(server_env: dict[str, str], lines: list[bytes], tmp_path: Path) -> tuple[list[dict[str, Any]], int]:
     """Feed `lines` to a fresh `kaeru serve`, close its input, and return every answer and the exit code."""
     with (tmp_path / "stderr.log").open("wb") as err:
@@ -111,8 +110,14 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_left_waiting(
     lines = [
         _line(initialize_request(1)),
         _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        _line(tools_call_request(2, "note", {"initiative": "half", "text": "heron \ud800 sighting", "request_id": "r-2"})),
-        _line(tools_call_request(3, "search", {"initiatives": ["half"], "text": "heron", "filters": {"tags": ["x\udc00"]}})),
+        _line(
+            tools_call_request(2, "note", {"initiative": "half", "text": "heron \ud800 sighting", "request_id": "r-2"})
+        ),
+        _line(
+            tools_call_request(
+                3, "search", {"initiatives": ["half"], "text": "heron", "filters": {"tags": ["x\udc00"]}}
+            )
+        ),
         _line({"jsonrpc": "2.0", "id": 4, "method": "ping", "params": {"_meta": {"note": "\ud83d"}}}),
         _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"reason": "\ud800"}}),
         _line(tools_call_request(5, "note", {"initiative": "half", "text": "egret sighting"})),
