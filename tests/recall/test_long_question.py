@@ -59,6 +59,13 @@ def test_a_long_question_still_finds_the_memory_its_rarest_word_names(service: S
     outcome = recall(service, " ".join(common) + " where is the zorvak ledger")
     assert len(common) + 2 > channels.QUERY_STEMS
     assert outcome.hits[0].node.id == target
+    # The words it was not ranked by are said: the three in all 13 memories first, then the last of
+    # those in 12 (ties in the question's order); never the rare two.
+    [said] = [o for o in outcome.coverage.omitted if o.section == "query"]
+    assert said.count == len(common) + 2 - channels.QUERY_STEMS
+    left = said.reason.split("not by: ")[1].split(", ")
+    assert left == common[:3] + common[3 - said.count :], said.reason
+    assert not [o for o in recall(service, "where is the zorvak ledger").coverage.omitted if o.section == "query"]
 
 
 def test_vault_counts_stop_at_the_cap_and_follow_revisions(service: Service) -> None:

@@ -178,9 +178,9 @@ def run_channels(
         )
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
-    stems = _rarest(
-        session, list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)])), common_stems or set()
-    )
+    asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
+    stems = _rarest(session, asked, common_stems or set())
+    fusion.left_out = [s for s in asked if s not in set(stems)]
     loaded = _Nodes(session)
     fusion.query_stems = stems
     dated: list[str] = []

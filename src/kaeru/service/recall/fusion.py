@@ -31,6 +31,8 @@ class Fusion:
         #: The query's stems and their scope idf (set by the channels; read by `updates`).
         self.query_stems: list[str] = []
         self.idf: dict[str, float] = {}
+        #: The stems of a long question it is not ranked by (decision 168; set by the channels).
+        self.left_out: list[str] = []
 
     def put(self, channel: str, node_id: str, value: float) -> None:
         weight = self.plan.weight(channel)

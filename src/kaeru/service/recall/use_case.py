@@ -13,7 +13,7 @@ from kaeru.errors import InvalidArgument, KaeruError
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.recall import raw
-from kaeru.service.recall.channels import narrow, run_channels
+from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
 from kaeru.service.recall.filters import Filters, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
@@ -42,6 +42,16 @@ class RecallOutcome:
 
 def channel_names() -> tuple[str, ...]:
     return CHANNELS
+
+
+#: How many of the stems a long question is not ranked by its coverage names.
+NAMED_LEFT_OUT = 12
+
+
+def _left_out(stems: list[str]) -> str:
+    """The reason of the `query` omission: the rule, and the stems left out (the first few)."""
+    named = ", ".join(stems[:NAMED_LEFT_OUT]) + (", …" if len(stems) > NAMED_LEFT_OUT else "")
+    return f"a long question is ranked by its {QUERY_STEMS} rarest words; not by: {named}"
 
 
 def _kept(pool: dict[str, Node], filters: Filters) -> tuple[dict[str, Node], dict[str, list[str]]]:
@@ -127,6 +137,8 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 rt.embed_worker,
                 common_stems=rt.common_stems,
             )
+            if fusion.left_out:  # said, not done silently (decision 168)
+                coverage.omitted.append(Omission("query", len(fusion.left_out), _left_out(fusion.left_out)))
             pool, hidden = _kept(pool, filters)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if grants.granted_ids(session) is not None:
