@@ -180,7 +180,8 @@ def run_channels(
     parts, wholes = identifier_words(query)
     asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
     stems = _rarest(session, asked, common_stems or set())
-    fusion.left_out = [s for s in asked if s not in set(stems)]
+    ranked_by = set(stems)
+    fusion.left_out = [s for s in asked if s not in ranked_by]
     loaded = _Nodes(session)
     fusion.query_stems = stems
     dated: list[str] = []

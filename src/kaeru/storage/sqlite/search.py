@@ -159,10 +159,7 @@ class FtsSearch(SectionQueries):
         Walking the doclists without ranking stops after `cap + 1` rows, where fts5vocab reads a
         term's whole doclist.
         """
-        row = self._db.one(
-            "SELECT count(*) FROM (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? LIMIT ?)", (match, cap + 1)
-        )
-        return row is not None and int(row[0]) <= cap
+        return self._count_at_most(match, cap + 1) <= cap
 
     @staticmethod
     def _match(query: SearchQuery, scoped: bool) -> str:
