@@ -83,7 +83,9 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     code, checks, human = _doctor(vault)
     assert code == 0 and human.rstrip().endswith("healthy")
     expected = {"vault", "migrations", "fulltext", "search", "semantic", "http"}
-    expected |= {"integrity", "writable", "wal"} if vault.backend == "sqlite" else {"connection", "section_counts"}
+    expected |= (
+        {"integrity", "writable", "private", "wal"} if vault.backend == "sqlite" else {"connection", "section_counts"}
+    )
     assert set(checks) == expected
     assert all(c["status"] in ("ok", "info") for c in checks.values()), checks
     assert "3 live node(s), 3 full-text row(s)" in checks["fulltext"]["summary"]

@@ -32,6 +32,7 @@ from typing import Any
 import click
 
 from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, wants_json
+from kaeru.export.staged import replace_keeping_mode
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
 
@@ -203,7 +204,9 @@ def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[b
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(f".{path.name}.kaeru-tmp")
     temporary.write_text(new, encoding="utf-8")
-    os.replace(temporary, path)
+    # A client's configuration often holds other servers' keys and is kept private (0600): the file
+    # written in its place keeps its mode (decision 177).
+    replace_keeping_mode(temporary, path)
     return True, backup
 
 

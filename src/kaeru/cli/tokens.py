@@ -86,7 +86,7 @@ def token_list(ctx: click.Context) -> None:
         echo_json({"ok": True, "tokens": rows})
         return
     if not rows:
-        click.echo("no tokens (HTTP takes KAERU_AUTH_TOKEN, or no token on loopback)")
+        click.echo("no tokens (HTTP takes KAERU_AUTH_TOKEN, or no token on loopback from this account)")
     for t in found:
         scope = ",".join(t.initiatives) if t.initiatives is not None else "*"
         mode = "read-only" if t.read_only else "read-write"
@@ -113,6 +113,6 @@ def token_revoke(ctx: click.Context, name: str) -> None:
         # The last token gone opens loopback again (15.K3): said, not left to be found (decision 176).
         click.echo(
             "warning: no token is left: `kaeru serve --http` on loopback now serves a request without a "
-            "token as the local admin; add a token or set KAERU_AUTH_TOKEN to keep it closed",
+            "token from this account as the local admin; add a token or set KAERU_AUTH_TOKEN to keep it closed",
             err=True,
         )

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from kaeru.export.staged import PRIVATE_FOLDER, private_file
+
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 
@@ -238,8 +240,8 @@ class _File:
     def __init__(self, target: Path, rel: str, out: Written) -> None:
         self.rel, self.out = rel, out
         path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._raw = path.open("wb")
+        path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        self._raw = private_file(path)
         self._hash = hashlib.sha256()
         self._size = 0
 

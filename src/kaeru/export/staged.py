@@ -6,6 +6,10 @@ over a previous export of the same name, which it had already destroyed. So an a
 a hidden file beside its target and renamed onto it at the end (a rename within one folder is atomic),
 and a markdown export's pages to a hidden folder inside the target, moved into place page by page once
 every page is written. On failure the hidden file or folder is removed and the target is as it was.
+
+An export is a copy of the vault, so what it makes is its owner's alone, as the vault is (decision
+177): new files read and write for the owner only, a new folder the owner's only; a file it replaces
+keeps the mode it had (the user chose it).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +30,27 @@ def _hidden(folder: Path, name: str) -> Path:
     return folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
 
 
+#: What an export makes: the owner's alone (decision 177).
+PRIVATE_FILE = 0o600
+PRIVATE_FOLDER = 0o700
+
+
+def private_file(path: Path) -> BinaryIO:
+    """`path` opened for writing from its start; made read and write for its owner only if it is new
+    (an existing file keeps its mode)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(path, flags, PRIVATE_FILE), "wb")
+
+
+def replace_keeping_mode(new: Path, old: Path) -> None:
+    """Move `new` onto `old`, which keeps its mode if it was there."""
+    try:
+        os.chmod(new, stat.S_IMODE(os.stat(old).st_mode))
+    except FileNotFoundError:
+        pass
+    os.replace(new, old)
+
+
 @contextmanager
 def staged_file(target: Path) -> Iterator[BinaryIO]:
     """A new file beside `target`, renamed onto it when the block ends, removed if it raises.
@@ -33,12 +59,13 @@ def staged_file(target: Path) -> Iterator[BinaryIO]:
     would have been."""
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     partial = _hidden(target.parent, target.name)
     try:
-        with partial.open("xb") as raw:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        with os.fdopen(os.open(partial, flags, PRIVATE_FILE), "wb") as raw:
             yield raw
-        os.replace(partial, target)
+        replace_keeping_mode(partial, target)
     finally:
         partial.unlink(missing_ok=True)
 
@@ -50,17 +77,17 @@ def staged_folder(target: Path) -> Iterator[Path]:
     other files alone). If the block raises, the hidden folder is removed, and so is `target` if this
     call made it and nothing else is in it."""
     made = not target.exists()
-    target.mkdir(parents=True, exist_ok=True)
+    target.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     partial = _hidden(target, "export")
-    partial.mkdir()
+    partial.mkdir(mode=PRIVATE_FOLDER)
     try:
         yield partial
         for folder, _, files in os.walk(partial):
             here = Path(folder)
             into = target / here.relative_to(partial)
-            into.mkdir(exist_ok=True)
+            into.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
             for name in files:
-                os.replace(here / name, into / name)
+                replace_keeping_mode(here / name, into / name)
     except BaseException:
         shutil.rmtree(partial, ignore_errors=True)
         if made:

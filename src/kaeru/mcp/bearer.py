@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kaeru.errors import KaeruError
+from kaeru.mcp.peers import same_account
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -61,9 +62,10 @@ class VaultTokens:
             claims[INITIATIVES_CLAIM] = list(record.initiatives)
         return AccessToken(token=token, client_id=record.name, scopes=scopes, claims=claims)
 
-    async def anyone_required(self) -> bool:
-        """True when a request without a token is refused: an admin token is set or the vault holds tokens."""
-        if self.admin is not None:
+    async def refuses_tokenless(self, scope: Scope) -> bool:
+        """True when the request of `scope`, made without a token, is refused: an admin token is set,
+        the vault holds tokens, or it comes from another account on this machine (decision 178)."""
+        if self.admin is not None or not same_account(scope):
             return True
         return await anyio.to_thread.run_sync(has_tokens, self.store)
 
@@ -86,19 +88,30 @@ def principal_of(access: AccessToken) -> Principal:
     return Principal(access.subject or access.client_id, granted, SCOPE_WRITE not in access.scopes)
 
 
+_INVALID = "a valid bearer token is required"
+_REFUSED = (
+    "a valid bearer token is required: a request without one is served only from the account that runs "
+    "the server, on loopback, while neither KAERU_AUTH_TOKEN nor a vault token is set"
+)
+
+
 class BearerAuth:
     """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>` that the
     verifier accepts, and runs an accepted one as its principal (decision 15.K3).
 
     Any `TokenVerifier` fits (an identity provider's, in place of `VaultTokens`); the accepted token is
-    also where the SDK's `get_access_token()` finds it. With no admin token and no vault token, a
-    request without a token is served as the local admin (loopback only: `run_http`).
+    also where the SDK's `get_access_token()` finds it. `refuses_tokenless` (None: always) says
+    whether a request without a token is refused; `VaultTokens.refuses_tokenless` serves one as the
+    local admin only with no admin token and no vault token, from this account (decision 178), on
+    loopback (`run_http`).
     """
 
-    def __init__(self, app: ASGIApp, verifier: TokenVerifier, required: Callable[[], Awaitable[bool]] | None = None):
+    def __init__(
+        self, app: ASGIApp, verifier: TokenVerifier, refuses_tokenless: Callable[[Scope], Awaitable[bool]] | None = None
+    ):
         self.app = app
         self.verifier = verifier
-        self.required = required
+        self.refuses_tokenless = refuses_tokenless
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
@@ -106,7 +119,9 @@ class BearerAuth:
             given = headers.get(b"authorization")
             try:
                 access = await self._verified(given) if given is not None else None
-                open_door = given is None and self.required is not None and not await self.required()
+                open_door = (
+                    given is None and self.refuses_tokenless is not None and not await self.refuses_tokenless(scope)
+                )
             except KaeruError as error:  # the store the tokens live in did not answer
                 await _cannot_check(error)(scope, receive, send)
                 return
@@ -117,7 +132,7 @@ class BearerAuth:
                 from starlette.responses import JSONResponse
 
                 response = JSONResponse(
-                    {"error": "unauthorized", "error_description": "a valid bearer token is required"},
+                    {"error": "unauthorized", "error_description": _REFUSED if given is None else _INVALID},
                     status_code=401,
                     headers={"WWW-Authenticate": 'Bearer realm="kaeru"'},
                 )

@@ -324,8 +324,8 @@ def http_app(
         app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, verifier, None)))
         return BearerAuth(app, verifier)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
-    app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.anyone_required)))
-    return BearerAuth(app, tokens, tokens.anyone_required)
+    app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.refuses_tokenless)))
+    return BearerAuth(app, tokens, tokens.refuses_tokenless)
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:

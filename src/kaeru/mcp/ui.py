@@ -24,7 +24,7 @@ def viewer(
     host: str,
     port: int,
     verifier: TokenVerifier,
-    required: Callable[[], Awaitable[bool]] | None,
+    required: Callable[[Any], Awaitable[bool]] | None,
 ) -> Any:
     """The web viewer (`kaeru.web`, mounted at `/ui`) over this server's tools, checked as `/mcp` is:
     the same Host/Origin allow-lists, the same verifier, and each accepted token run as the same
@@ -40,7 +40,7 @@ def viewer(
             return None
         return principal_of(access)
 
-    async def always() -> bool:
+    async def always(scope: Any) -> bool:
         return True
 
     app: Any = None

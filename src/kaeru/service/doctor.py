@@ -9,9 +9,11 @@ when it is not `ok`, what to do. `fail` means something is wrong (the command ex
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 from kaeru.config import Settings
@@ -52,6 +54,7 @@ class VaultHealth(Protocol):
     def read(self) -> Any: ...
     def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
     def unwritable(self) -> str | None: ...  # SQLite only, as `wal_bytes`
+    def readable_by_others(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
 
 
@@ -148,6 +151,7 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
                 )
             )
         checks.append(_writable(health.unwritable()))
+        checks.append(_private(health.readable_by_others(), health.describe()))
     else:
         vault = health.describe()
         lines = health.integrity()
@@ -213,6 +217,20 @@ def _writable(problem: str | None) -> Check:
         FAIL,
         f"{problem}: reads answer, every write is refused",
         "make the file and its folder writable by the user that runs kaeru (chmod u+w), or run kaeru as their owner",
+    )
+
+
+def _private(exposed: str | None, vault: dict[str, Any]) -> Check:
+    """A vault holds what its user decided, wrote and pasted; one made before kaeru made vaults
+    private (decision 177), or copied in, may be readable by every account on the machine."""
+    if exposed is None:
+        return Check("private", OK, "no other account on this machine can read the vault's files")
+    path = Path(str(vault.get("path", "")))
+    return Check(
+        "private",
+        WARN,
+        exposed,
+        f"chmod 700 {shlex.quote(str(path.parent))} && chmod 600 {shlex.quote(str(path))}* (unless it is shared on purpose)",
     )
 
 

@@ -40,8 +40,8 @@ class Backend:
     call: Call
     #: A token → its principal, or None when the token is refused.
     verify: Callable[[str], Awaitable[Principal | None]]
-    #: True when a request without a token is refused.
-    required: Callable[[], Awaitable[bool]]
+    #: True when the request of an ASGI scope, made without a token, is refused.
+    required: Callable[[Scope], Awaitable[bool]]
     #: The `Host` and `Origin` allow-lists (patterns `name:*` or exact), as for `/mcp`.
     allowed_hosts: list[str]
     allowed_origins: list[str]
@@ -97,7 +97,7 @@ class ViewerApp:
         token = _token_of(headers)
         try:
             principal = await self.backend.verify(token) if token is not None else None
-            closed = token is None and await self.backend.required()
+            closed = token is None and await self.backend.required(scope)
         except KaeruError as error:  # the tokens' store did not answer: the cookie stays (decision 175)
             await _login_page(_unanswered(error), status=503)(scope, receive, send)
             return

@@ -7,6 +7,7 @@ cannot change it; a vault that does not exist is reported, never created.
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -81,6 +82,23 @@ class SqliteHealth(Health):
                 "-shm files there)"
             )
         return None
+
+    def readable_by_others(self) -> str | None:
+        """Which of the vault's files other accounts on this machine can read — a file with a read
+        bit for others, reached through folders they may all enter — or None (decision 177). A vault
+        made by kaeru is its owner's alone; one made before that, or copied in, may not be."""
+        folders = [self.path.parent.resolve(), *self.path.parent.resolve().parents]
+        try:
+            if any(not folder.stat().st_mode & stat.S_IXOTH for folder in folders):
+                return None
+            files = [self.path.with_name(self.path.name + end) for end in ("", "-wal", "-shm")]
+            shown = [f"{f.name} {stat.S_IMODE(f.stat().st_mode):04o}" for f in files if f.exists()]
+            exposed = [f for f in files if f.exists() and f.stat().st_mode & stat.S_IROTH]
+        except OSError:
+            return None  # gone or unreadable meanwhile: nothing to say about it here
+        if not exposed:
+            return None
+        return f"other accounts on this machine can read the vault ({', '.join(shown)} in {self.path.parent})"
 
     @contextmanager
     def read(self) -> Iterator[SqliteSession]:

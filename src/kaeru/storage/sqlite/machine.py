@@ -77,6 +77,32 @@ def waiter(timeout_ms: int) -> Callable[[int], bool]:
     return busy
 
 
+#: A vault holds its user's notes, decisions and sources: a new one is theirs alone (decision 177).
+PRIVATE_FOLDER = 0o700
+PRIVATE_FILE = 0o600
+
+
+def make_private(path: Path) -> None:
+    """Make the vault's folder (owner only) and an empty vault file (read and write for its owner
+    only) when they are missing, before SQLite opens it: SQLite creates a database file with the
+    process's umask (0644: readable by every account on the machine) and gives its `-wal` and
+    `-shm` files the database file's mode, so the file made here keeps all three private.
+
+    An existing folder or file is left as it is (the user chose its mode; `kaeru doctor` says when
+    other accounts can read it). A file that cannot be made here is left to SQLite's open, which
+    says why (`unusable`).
+
+    Raises:
+        OSError: the folder cannot be made.
+    """
+    path.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    try:
+        made = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE)
+    except OSError:
+        return  # there already, or not makeable here: SQLite's own open says which
+    os.close(made)
+
+
 def identity(path: Path) -> tuple[int, int] | None:
     """The file at `path` as (device, inode); (0, 0) when there is none; None when its file system
     does not number files (inode 0), where removal or replacement cannot be told."""

@@ -27,7 +27,7 @@ from kaeru.storage.migrate import (
     upgrade_later,
 )
 from kaeru.storage.sqlite import vectors
-from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, translate, unusable, waiter
+from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, make_private, translate, unusable, waiter
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
 
@@ -95,7 +95,7 @@ class SqliteStore:
         #: One checkpoint at a time in this process (SQLite refuses a second one at once).
         self._checkpointing = threading.Lock()
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private(path)
             conn = self._connect()
             #: The vault file this store opened (device, inode), or None where the file system does
             #: not number its files: see `check_place`.
