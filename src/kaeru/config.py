@@ -22,6 +22,29 @@ def _integer(env: Mapping[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
 
 
+def url_password_replaced(url: str, replacement: str | None) -> str:
+    """`url` with its password — in the user part or a `password=` parameter — replaced by
+    `replacement`, or left out when it is None (the URL libpq then completes from `~/.pgpass` or
+    `PGPASSWORD`)."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit
+
+    parts = urlsplit(url)
+    if parts.password is not None:
+        userinfo, host = parts.netloc.rsplit("@", 1)
+        user = userinfo.split(":", 1)[0]
+        parts = parts._replace(netloc=f"{user}@{host}" if replacement is None else f"{user}:{replacement}@{host}")
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    if any(k == "password" for k, _ in pairs):
+        kept = (
+            [(k, v) for k, v in pairs if k != "password"]
+            if replacement is None
+            else [(k, replacement if k == "password" else v) for k, v in pairs]
+        )
+        parts = parts._replace(query=urlencode(kept, safe="*/"))
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
+
+
 def default_vault_dir(env: Mapping[str, str]) -> Path:
     """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`)."""
     base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local" / "share")

@@ -7,9 +7,12 @@ import json
 import tomllib
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import anyio
 import pytest
 
+from tests.backends import VaultSpec
 from tests.cli.support import Run, kaeru
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
@@ -173,3 +176,46 @@ def test_token_env_needs_http_and_json_reports_what_was_written(tmp_path: Path) 
     assert report["backup"] and Path(report["backup"]).read_text() == '{"mcpServers": {"other": {"command": "other"}}}'
     assert set(json.loads(path.read_text())["mcpServers"]) == {"other", "kaeru"}
     assert report["config"]["mcpServers"]["kaeru"] == json.loads(path.read_text())["mcpServers"]["kaeru"]
+
+
+def test_a_postgresql_vault_is_passed_on_without_its_password_and_the_server_opens_it(
+    vault: VaultSpec, tmp_path: Path
+) -> None:
+    """With `KAERU_DATABASE_URL` set, the client's server must open that vault, not the default
+    SQLite one (it did: the configuration passed no vault at all); the password stays out of the
+    file, and libpq finds it in `~/.pgpass` (decision 179)."""
+    if vault.backend != "postgres" or not vault.database_url:
+        pytest.skip("a PostgreSQL vault")
+    url = urlsplit(vault.database_url)
+    assert url.password, "the test cluster's URL carries a password"
+    assert kaeru(vault, "note", "--initiative", "team", "marker-pgpass-7: the team vault lives in PostgreSQL").code == 0
+
+    home = tmp_path / "home"
+    home.mkdir()
+    run = kaeru(vault, "setup", "claude-code", "--write", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    assert run.code == 0, run.stderr
+    assert url.password not in run.stdout and url.password not in (home / ".claude.json").read_text()
+    assert "~/.pgpass" in run.stderr
+    server = json.loads((home / ".claude.json").read_text())["mcpServers"]["kaeru"]
+    assert server["env"] == {"KAERU_DATABASE_URL": vault.database_url.replace(f":{url.password}@", "@")}
+
+    pgpass = home / ".pgpass"
+    pgpass.write_text(f"{url.hostname}:{url.port or 5432}:{url.path.lstrip('/')}:{url.username}:{url.password}\n")
+    pgpass.chmod(0o600)
+
+    async def found() -> list[str]:
+        from mcp import Client, StdioServerParameters
+
+        # The client's own environment: no PGPASSWORD, no KAERU_* but what the file gives.
+        params = StdioServerParameters(
+            command=server["command"],
+            args=server["args"],
+            env={**server["env"], "HOME": str(home), "PATH": "/usr/bin:/bin"},
+        )
+        async with Client(params) as client:
+            result = await client.call_tool("search", {"text": "pgpass", "initiatives": ["team"]})
+        envelope: dict[str, Any] = result.structured_content or {}
+        assert envelope.get("state") == "ok", envelope
+        return [hit["name"] for hit in envelope["data"]["hits"]]
+
+    assert len(anyio.run(found)) == 1

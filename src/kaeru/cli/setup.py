@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import sys
 import tomllib
@@ -32,6 +33,7 @@ from typing import Any
 import click
 
 from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, wants_json
+from kaeru.config import url_password_replaced
 from kaeru.export.staged import replace_keeping_mode
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
@@ -236,7 +238,13 @@ def setup(
     root = ctx.find_root().obj or {}
     env: dict[str, str] = {}
     settings = root.get("settings")
-    if http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
+    password_left_out = False
+    if http is None and settings is not None and settings.database_url:
+        # The server the client starts must open this same PostgreSQL vault, not the default SQLite
+        # one; its password never goes into a file (libpq finds it in ~/.pgpass or PGPASSWORD).
+        env["KAERU_DATABASE_URL"] = url_password_replaced(settings.database_url, None)
+        password_left_out = env["KAERU_DATABASE_URL"] != settings.database_url
+    elif http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
         env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
     server = entry(client, http=http, token_env=token_env, env=env)
     path = (target or config_path(client)).expanduser()
@@ -260,6 +268,12 @@ def setup(
         )
         return
     click.echo(rendered, nl=not rendered.endswith("\n"))
+    if password_left_out:
+        click.echo(
+            "# the PostgreSQL password is not written: libpq reads it from ~/.pgpass (chmod 600) or from "
+            "PGPASSWORD where the client runs",
+            err=True,
+        )
     if do_write:
         done = (
             f"wrote {path}" + (f" (previous content in {backup})" if backup else "")
@@ -270,7 +284,9 @@ def setup(
     else:
         click.echo(f"# put this in {path} (or run again with --write)", err=True)
         if client == "claude-code" and http is None:
-            click.echo(f"# or: claude mcp add --scope user {name} -- {' '.join(server_command())} serve", err=True)
+            given = "".join(f" --env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
+            command = " ".join(shlex.quote(part) for part in server_command())
+            click.echo(f"# or: claude mcp add --scope user{given} {name} -- {command} serve", err=True)
 
 
 def _vault_given(ctx: click.Context) -> bool:

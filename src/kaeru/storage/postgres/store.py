@@ -22,12 +22,12 @@ import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
+from kaeru.config import url_password_replaced
 from kaeru.errors import Unavailable
 from kaeru.storage.migrate import (
     BEHIND,
@@ -62,15 +62,7 @@ _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 
 def redact_url(url: str) -> str:
     """`url` without its password (in the user part or a `password=` parameter), for `describe()`."""
-    parts = urlsplit(url)
-    if parts.password is not None:
-        userinfo, host = parts.netloc.rsplit("@", 1)
-        parts = parts._replace(netloc=f"{userinfo.split(':', 1)[0]}:***@{host}")
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if any(k == "password" for k, _ in pairs):
-        parts = parts._replace(query=urlencode([(k, "***" if k == "password" else v) for k, v in pairs], safe="*/"))
-    query = f"?{parts.query}" if parts.query else ""
-    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
+    return url_password_replaced(url, "***")
 
 
 #: SQLSTATEs of a refused connection worth waiting out: too many clients, the server starting up.
