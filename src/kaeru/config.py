@@ -62,6 +62,9 @@ class Settings:
     http_host: str = "127.0.0.1"
     http_port: int = 9876
     auth_token: str | None = None
+    #: `kaeru serve --http` over TLS (KAERU_TLS_CERT, KAERU_TLS_KEY: PEM files; both or neither).
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
     allowed_hosts: tuple[str, ...] = ()
     busy_timeout_ms: int = 30_000
     #: PostgreSQL: a statement running longer than this is cancelled, a retryable `unavailable` (0: never).
@@ -104,6 +107,8 @@ class Settings:
             http_host=env.get("KAERU_HOST", "127.0.0.1"),
             http_port=_integer(env, "KAERU_PORT", 9876),
             auth_token=env.get("KAERU_AUTH_TOKEN") or None,
+            tls_cert=Path(env["KAERU_TLS_CERT"]).expanduser() if env.get("KAERU_TLS_CERT") else None,
+            tls_key=Path(env["KAERU_TLS_KEY"]).expanduser() if env.get("KAERU_TLS_KEY") else None,
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
             busy_timeout_ms=_integer(env, "KAERU_BUSY_TIMEOUT_MS", 30_000),
             pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),
@@ -125,6 +130,8 @@ class Settings:
             raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
         if self.replay_days < 1:
             raise ValueError("KAERU_REPLAY_DAYS must be at least 1")
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("KAERU_TLS_CERT and KAERU_TLS_KEY (--tls-cert, --tls-key) go together")
         if not 0 <= self.http_port <= 65535:
             raise ValueError("KAERU_PORT must be a port number, 0 to 65535")
         if self.busy_timeout_ms < 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -27,9 +28,15 @@ from kaeru.cli.common import (
 @click.option("--http", "use_http", is_flag=True, help="Serve streamable HTTP at /mcp instead of stdio.")
 @click.option("--host", default=None, help="HTTP bind address (default KAERU_HOST, else 127.0.0.1).")
 @click.option("--port", default=None, type=click.IntRange(0, 65535), help="HTTP port (default KAERU_PORT, else 9876).")
+@click.option(
+    "--tls-cert", type=click.Path(path_type=Path), help="With --http: serve HTTPS with this PEM certificate (chain)."
+)
+@click.option("--tls-key", type=click.Path(path_type=Path), help="With --http: the certificate's PEM private key.")
 @click.pass_context
-def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None) -> None:
-    """Run the MCP server (stdio by default; --http for streamable HTTP).
+def serve(
+    ctx: click.Context, use_http: bool, host: str | None, port: int | None, tls_cert: Path | None, tls_key: Path | None
+) -> None:
+    """Run the MCP server (stdio by default; --http for streamable HTTP, HTTPS with --tls-cert/--tls-key).
 
     Its output is the MCP protocol (stdout on stdio), so --json changes nothing here.
     """
@@ -43,6 +50,12 @@ def serve(ctx: click.Context, use_http: bool, host: str | None, port: int | None
     from kaeru.mcp.transports import run_http, run_stdio
 
     settings = settings_of(ctx)
+    if tls_cert is not None or tls_key is not None:
+        if not use_http:
+            raise click.UsageError("--tls-cert and --tls-key go with --http")
+        if tls_cert is None or tls_key is None:
+            raise click.UsageError("--tls-cert and --tls-key go together")
+        settings = replace(settings, tls_cert=tls_cert, tls_key=tls_key)
     # The vault is opened now, so an unavailable one ends the command at once; the service and the
     # tools are built at the first `tools/list` or call (decision 16.O1). On stdio an older vault's
     # migrations run beside serving: the agent's client waits for `initialize` with a timeout

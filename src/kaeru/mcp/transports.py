@@ -11,6 +11,7 @@ import signal
 import stat
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -343,20 +344,54 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"
         )
+    tls = tls_files(settings)
     sock = listen(host, port)
     port = sock.getsockname()[1]
     app = http_app(kaeru, settings, host, port)
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        ssl_certfile=tls[0] if tls else None,
+        ssl_keyfile=tls[1] if tls else None,
+    )
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
     settle_heap()
-    url = f"http://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
+    url = f"{'https' if tls else 'http'}://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     announce = (
         f"kaeru-memory serving MCP over streamable HTTP at {url}",
         f"register it with:  claude mcp add --transport http kaeru {url}{header}",
     )
     serve_until_stopped(server, sock, kaeru.store, lambda: print(*announce, sep="\n", file=sys.stderr, flush=True))
+
+
+def tls_files(settings: Settings) -> tuple[Path, Path] | None:
+    """The certificate and key to serve HTTPS with (decision 180), checked before anything listens:
+    a missing file, a key that does not match, or a file that is not PEM is said in one line.
+
+    Raises:
+        ValueError: the pair cannot be loaded.
+    """
+    if settings.tls_cert is None or settings.tls_key is None:
+        return None
+    import ssl
+
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(settings.tls_cert, settings.tls_key)
+    except (OSError, ssl.SSLError) as exc:
+        why = (
+            "they are not a PEM certificate and its private key"
+            if isinstance(exc, ssl.SSLError)
+            else exc.strerror or exc
+        )
+        raise ValueError(
+            f"cannot serve HTTPS with the certificate {settings.tls_cert} and key {settings.tls_key}: {why} "
+            "(both PEM files, the key matching the certificate)"
+        ) from None
+    return settings.tls_cert, settings.tls_key
 
 
 def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce: Callable[[], None]) -> None:

@@ -329,14 +329,33 @@ def _semantic(settings: Settings, installed: bool) -> Check:
 
 
 def _http(settings: Settings, is_loopback: Callable[[str], bool]) -> Check:
-    host, token = settings.http_host, settings.auth_token
-    where = f"KAERU_HOST={host}, port {settings.http_port}, token {'set' if token else 'not set'}"
+    host, token, cert = settings.http_host, settings.auth_token, settings.tls_cert
+    where = (
+        f"KAERU_HOST={host}, port {settings.http_port}, token {'set' if token else 'not set'}, "
+        f"TLS {'on' if cert else 'off'}"
+    )
     if not is_loopback(host) and not token:
         return Check(
             "http",
             FAIL,
             f"{where}: `kaeru serve --http` would expose the vault beyond this machine without authentication",
             "set KAERU_AUTH_TOKEN (clients send `Authorization: Bearer <token>`), or KAERU_HOST=127.0.0.1",
+        )
+    missing = [str(p) for p in (cert, settings.tls_key) if p is not None and not p.is_file()]
+    if missing:
+        return Check(
+            "http",
+            FAIL,
+            f"{where}: no such file: {', '.join(missing)}",
+            "point KAERU_TLS_CERT and KAERU_TLS_KEY at PEM files",
+        )
+    if not is_loopback(host) and cert is None:
+        # Decision 180: a bearer token sent over plain HTTP can be read by anyone on the path.
+        return Check(
+            "http",
+            WARN,
+            f"{where}: tokens and memories would cross the network in clear text",
+            "serve HTTPS (KAERU_TLS_CERT and KAERU_TLS_KEY), or bind 127.0.0.1 behind a reverse proxy that does",
         )
     return Check("http", OK, where)
 
