@@ -108,6 +108,8 @@ def test_without_a_token_only_the_servers_own_account_is_served(tmp_path: Path) 
     with http_server(subprocess_env(vault), tmp_path) as server:
         status, _ = raw_post(server.url, initialize_request())
         assert status == 200  # this account: served as the local admin, as before
+        status, _ = raw_post(server.url, initialize_request(), {"X-Forwarded-For": "10.9.8.7"})
+        assert status == 200  # the connection is asked about, not a header
         status, body = as_nobody(server.url, initialize_request())
         assert status == 401
         assert "account that runs the server" in json.loads(body)["error_description"]

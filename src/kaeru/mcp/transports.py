@@ -353,6 +353,9 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
         log_level="warning",
         access_log=False,
         lifespan="on",
+        # The client address is the connection's own: a forwarded header must not name another
+        # (decision 178 asks the kernel who owns it).
+        proxy_headers=False,
         ssl_certfile=tls[0] if tls else None,
         ssl_keyfile=tls[1] if tls else None,
     )

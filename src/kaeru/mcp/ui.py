@@ -91,7 +91,7 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
     sock = listen(host, port)  # listening before the address is printed: a browser opened at once waits
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", proxy_headers=False)
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
 
