@@ -198,3 +198,32 @@ def migrate(ctx: click.Context) -> None:
         )
     if not ok:
         ctx.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.pass_context
+def backup(ctx: click.Context, path: Path) -> None:
+    """Copy the SQLite vault to PATH, consistently, while servers use it (read-only; the copy is a
+    vault file: put it in a folder as vault.sqlite3 to open it). PostgreSQL: pg_dump, or export.
+
+    --json: {"ok": true, "path", "bytes", "live_nodes", "seconds"}.
+    """
+    from kaeru.export.backup import backup as make
+
+    made = make(settings_of(ctx), path)
+    if wants_json(ctx):
+        echo_json(
+            {
+                "ok": True,
+                "path": str(made.path),
+                "bytes": made.bytes,
+                "live_nodes": made.live_nodes,
+                "seconds": round(made.seconds, 3),
+            }
+        )
+    else:
+        click.echo(
+            f"wrote {made.path} ({made.bytes / 2**20:.1f} MiB, {made.live_nodes:,} live nodes, quick_check ok) "
+            f"in {made.seconds:.1f} s"
+        )

@@ -25,6 +25,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 
+def hidden_beside(target: Path) -> Path:
+    """A hidden name beside `target` that no one else uses."""
+    return _hidden(target.parent, target.name)
+
+
 def _hidden(folder: Path, name: str) -> Path:
     """A name no one else uses in `folder`: hidden, and unique to this process and call."""
     return folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
@@ -60,7 +65,7 @@ def staged_file(target: Path) -> Iterator[BinaryIO]:
     if target.is_dir():
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(target))
     target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-    partial = _hidden(target.parent, target.name)
+    partial = hidden_beside(target)
     try:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
         with os.fdopen(os.open(partial, flags, PRIVATE_FILE), "wb") as raw:

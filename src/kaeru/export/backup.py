@@ -1,0 +1,104 @@
+"""`kaeru backup FILE`: a consistent copy of a SQLite vault, made while servers use it (decision 181).
+
+Copying the vault's folder while a server runs can copy a file caught between a write and its
+checkpoint, or leave out what is still in the `-wal`: a backup that is old, or that does not open.
+SQLite's `VACUUM INTO` writes every page of one read snapshot into a new database file; writers go
+on meanwhile. The copy is written beside its target under a hidden name (private, as the vault is:
+decision 177), checked with `PRAGMA quick_check`, made durable, then renamed onto the target — an
+earlier backup of that name is replaced only by a whole one, and keeps its mode.
+
+The copy is a vault file: put it in a folder as `vault.sqlite3` and point `KAERU_VAULT` at the folder.
+A PostgreSQL vault is backed up with the database's own tools (`pg_dump`), or as an archive.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kaeru.config import Settings
+from kaeru.errors import Internal, InvalidArgument, Unavailable
+from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
+from kaeru.storage.factory import open_health
+
+
+@dataclass(frozen=True)
+class Backup:
+    path: Path
+    bytes: int
+    live_nodes: int
+    seconds: float
+
+
+def backup(settings: Settings, target: Path) -> Backup:
+    """Copy the vault of `settings` to the file `target`.
+
+    Raises:
+        InvalidArgument: a PostgreSQL vault, or a target that is a folder or the vault itself.
+        NotFound: there is no vault.
+        Unavailable: the copy could not be written (a full disk, a read-only folder) or the vault
+            stayed busy; nothing was put in place.
+        Internal: the copy did not pass `quick_check`.
+    """
+    if settings.database_url:
+        raise InvalidArgument(
+            "a PostgreSQL vault is backed up with the database's own tools (pg_dump), or as an archive: "
+            "kaeru export FILE.amg.gz",
+            field="path",
+        )
+    target = target.expanduser().absolute()
+    if target.is_dir():
+        raise InvalidArgument(f"{target} is a folder: name the backup file", field="path")
+    vault_file = settings.sqlite_path
+    if target.exists() and vault_file.exists() and target.samefile(vault_file):
+        raise InvalidArgument(f"{target} is the vault itself: name another file", field="path")
+    started = time.perf_counter()
+    health = open_health(settings)  # NotFound when there is no vault: nothing is created
+    try:
+        partial = _made_private(target)
+        try:
+            health.copy_into(partial)
+            live = _checked(partial)
+            with open(partial, "rb+") as written:
+                os.fsync(written.fileno())
+            size = partial.stat().st_size
+            replace_keeping_mode(partial, target)
+        except OSError as exc:
+            raise Unavailable(
+                f"cannot write the backup {target}: {exc.strerror or exc}; nothing was put in place, and an "
+                "earlier backup there is as it was"
+            ) from exc
+        finally:
+            partial.unlink(missing_ok=True)
+    finally:
+        health.close()
+    return Backup(target, size, live, time.perf_counter() - started)
+
+
+def _made_private(target: Path) -> Path:
+    """An empty file beside `target`, for its owner only (`VACUUM INTO` writes into an empty file)."""
+    try:
+        target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+        partial = hidden_beside(target)
+        os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE))
+    except OSError as exc:
+        raise Unavailable(f"cannot write the backup {target}: {exc.strerror or exc}; nothing was written") from exc
+    return partial
+
+
+def _checked(copy: Path) -> int:
+    """The copy's live nodes, once `quick_check` says the copy is sound."""
+    from kaeru.storage.sqlite.health import SqliteHealth
+
+    opened = SqliteHealth(copy)
+    try:
+        lines = opened.integrity()
+        if lines != ["ok"]:
+            raise Internal(
+                f"the backup did not check out (quick_check: {'; '.join(lines[:3])}): `kaeru doctor` checks the vault"
+            )
+        return opened.index_agreement().live_nodes
+    finally:
+        opened.close()
