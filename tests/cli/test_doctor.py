@@ -84,7 +84,9 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     assert code == 0 and human.rstrip().endswith("healthy")
     expected = {"vault", "migrations", "fulltext", "search", "semantic", "http"}
     expected |= (
-        {"integrity", "writable", "private", "wal"} if vault.backend == "sqlite" else {"connection", "section_counts"}
+        {"integrity", "writable", "private", "place", "wal"}
+        if vault.backend == "sqlite"
+        else {"connection", "section_counts"}
     )
     assert set(checks) == expected
     assert all(c["status"] in ("ok", "info") for c in checks.values()), checks

@@ -62,6 +62,12 @@ def serve(
     # (decision 139). Over HTTP the server answers only once the vault is ready (and a token check
     # before serving reads it).
     store = store_of(ctx, upgrade_in_background=not use_http)
+    if not settings.database_url:
+        from kaeru.storage.sqlite.place import REMEDY, shared_place
+
+        shared = shared_place(settings.vault_dir)
+        if shared is not None:  # said where a client's log shows it, not on stdout (decision 182)
+            click.echo(f"warning: {shared}; {REMEDY}", err=True)
     kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)
     if use_http:
         try:

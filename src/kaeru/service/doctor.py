@@ -20,7 +20,7 @@ from kaeru.config import Settings
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import SearchQuery, Session
-from kaeru.storage.health import WAL_WARN_BYTES, IndexAgreement
+from kaeru.storage.health import SHARED_PLACE_REMEDY, WAL_WARN_BYTES, IndexAgreement
 
 OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
 #: A word no vault is expected to hold: the search probe of an empty vault.
@@ -55,6 +55,7 @@ class VaultHealth(Protocol):
     def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
     def unwritable(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def readable_by_others(self) -> str | None: ...  # SQLite only, as `wal_bytes`
+    def shared_place(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
 
 
@@ -152,6 +153,7 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
             )
         checks.append(_writable(health.unwritable()))
         checks.append(_private(health.readable_by_others(), health.describe()))
+        checks.append(_place(health.shared_place()))
     else:
         vault = health.describe()
         lines = health.integrity()
@@ -232,6 +234,14 @@ def _private(exposed: str | None, vault: dict[str, Any]) -> Check:
         exposed,
         f"chmod 700 {shlex.quote(str(path.parent))} && chmod 600 {shlex.quote(str(path))}* (unless it is shared on purpose)",
     )
+
+
+def _place(shared: str | None) -> Check:
+    """A vault on a network file system or in a sync client's folder is damaged sooner or later,
+    and nothing else shows it until then (decision 182)."""
+    if shared is None:
+        return Check("place", OK, "the vault is on a local file system, outside any sync client's folder")
+    return Check("place", WARN, shared, SHARED_PLACE_REMEDY)
 
 
 def _section_counts(errors: list[str] | None) -> Check:

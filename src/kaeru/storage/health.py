@@ -20,6 +20,13 @@ SAMPLE_IDS = 10
 WAL_WARN_BYTES = 128 * 1024 * 1024
 
 
+#: What to do about a SQLite vault on a network file system or in a sync client's folder (decision 182).
+SHARED_PLACE_REMEDY = (
+    "keep KAERU_VAULT on a local disk (and `kaeru backup` it to the synced or network folder), or use "
+    "PostgreSQL (KAERU_DATABASE_URL) to share one vault between machines"
+)
+
+
 @dataclass(frozen=True)
 class IndexAgreement:
     """Whether the full-text index holds exactly one row per live node."""

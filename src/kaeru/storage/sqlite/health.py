@@ -98,6 +98,13 @@ class SqliteHealth(Health):
         finally:
             list(self._c.execute("PRAGMA query_only = 1"))
 
+    def shared_place(self) -> str | None:
+        """Why the vault's folder is no place for a SQLite vault (a network file system, a sync
+        client's folder), or None (decision 182)."""
+        from kaeru.storage.sqlite.place import shared_place
+
+        return shared_place(self.path.parent)
+
     def readable_by_others(self) -> str | None:
         """Which of the vault's files other accounts on this machine can read — a file with a read
         bit for others, reached through folders they may all enter — or None (decision 177). A vault
