@@ -22,26 +22,30 @@ def _integer(env: Mapping[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
 
 
+#: Query parameters of a PostgreSQL URL that hold secrets: the password, and the client key's passphrase.
+_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
+
+
 def url_password_replaced(url: str, replacement: str | None) -> str:
-    """`url` with its password — in the user part or a `password=` parameter — replaced by
-    `replacement`, or left out when it is None (the URL libpq then completes from `~/.pgpass` or
-    `PGPASSWORD`)."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit
+    """`url` with its password — in the user part, or a `password=` or `sslpassword=` parameter —
+    replaced by `replacement`, or left out when it is None (the URL libpq then completes from
+    `~/.pgpass` or `PGPASSWORD`). Everything else stays byte for byte as written: libpq reads a `+`
+    as a plus, so the query is not decoded and encoded again (found in review)."""
+    from urllib.parse import unquote, urlsplit
 
     parts = urlsplit(url)
     if parts.password is not None:
         userinfo, host = parts.netloc.rsplit("@", 1)
         user = userinfo.split(":", 1)[0]
         parts = parts._replace(netloc=f"{user}@{host}" if replacement is None else f"{user}:{replacement}@{host}")
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    if any(k == "password" for k, _ in pairs):
-        kept = (
-            [(k, v) for k, v in pairs if k != "password"]
-            if replacement is None
-            else [(k, replacement if k == "password" else v) for k, v in pairs]
-        )
-        parts = parts._replace(query=urlencode(kept, safe="*/"))
-    query = f"?{parts.query}" if parts.query else ""
+    kept: list[str] = []
+    for pair in parts.query.split("&") if parts.query else []:
+        key = unquote(pair.split("=", 1)[0])
+        if key not in _SECRET_PARAMETERS:
+            kept.append(pair)
+        elif replacement is not None:
+            kept.append(f"{pair.split('=', 1)[0]}={replacement}")
+    query = f"?{'&'.join(kept)}" if kept else ""
     return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
 
 

@@ -103,6 +103,21 @@ def test_setup_write_keeps_a_private_client_configuration_private(tmp_path: Path
     assert run.code == 0, run.stderr
     assert "kaeru" in json.loads(config.read_text())["mcpServers"]
     assert mode(config) == 0o600
+    (saved,) = config.parent.glob("mcp.json.bak-*")
+    assert mode(saved) == 0o600 and "sk-123" in saved.read_text()
+    assert sorted(p.name for p in config.parent.iterdir()) == ["mcp.json", saved.name]  # no scraps
+    fresh = tmp_path / "project" / ".mcp.json"  # a new file: its owner's alone too
+    made = kaeru(
+        {"KAERU_VAULT": str(tmp_path / "vault")},
+        "setup",
+        "claude-code",
+        "--write",
+        "--path",
+        str(fresh),
+        prefix=OPEN_UMASK,
+    )
+    assert made.code == 0, made.stderr
+    assert mode(fresh) == 0o600
 
 
 @pytest.fixture

@@ -21,7 +21,16 @@ import pytest
 
 from kaeru.mcp.peers import UNKNOWN, owner
 from tests.cli.support import kaeru
-from tests.wire.support import http_server, initialize_request, raw_post, subprocess_env, tools_call_request
+from tests.wire.support import (
+    free_port,
+    http_server,
+    initialize_request,
+    raw_post,
+    stop,
+    subprocess_env,
+    tools_call_request,
+    wait_until,
+)
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the kernel says who owns a socket on Linux"),
@@ -96,11 +105,17 @@ def test_the_kernel_names_the_owner_of_a_loopback_connection() -> None:
             accepted, client = listening.accept()
             with accepted:
                 assert owner(client, server) == NOBODY
+                assert theirs.stdin is not None
+                theirs.stdin.close()
+                theirs.wait(10)
+                # Closed by its process, the socket lingers ownerless (the kernel says uid 0, which
+                # would pass for root's own): no owner.
+                assert owner(client, server) is None
         finally:
-            assert theirs.stdin is not None
-            theirs.stdin.close()
-            theirs.wait(10)
-    assert owner(("127.0.0.1", 1), server) in (None, UNKNOWN)
+            if theirs.poll() is None:
+                theirs.kill()
+    assert owner(("127.0.0.1", 1), server) is None
+    assert UNKNOWN not in (owner(client, server), owner(("127.0.0.1", 1), server))
 
 
 def test_without_a_token_only_the_servers_own_account_is_served(tmp_path: Path) -> None:
@@ -128,3 +143,69 @@ def test_without_a_token_only_the_servers_own_account_is_served(tmp_path: Path) 
         assert status == 200 and json.loads(body)["result"]["structuredContent"]["state"] == "applied"
         status, _ = raw_post(server.url, initialize_request())
         assert status == 401  # the vault holds a token now: this account needs one too
+
+
+#: Another account's client that first opens `idle` connections it never uses — to use up the
+#: server's descriptors — then calls `note` without a token on the connection it opened first.
+EXHAUSTING = """
+import json, socket, sys, time
+port, idle = int(sys.argv[1]), int(sys.argv[2])
+first = socket.create_connection(("127.0.0.1", port))
+time.sleep(0.3)
+held = []
+for _ in range(idle):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", port), timeout=2))
+    except OSError:
+        break
+time.sleep(1.0)
+body = json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "note", "arguments": {"initiative": "web", "text": "planted"}}}).encode()
+first.sendall(b"POST /mcp HTTP/1.1\\r\\nHost: 127.0.0.1:%d\\r\\nContent-Type: application/json\\r\\n"
+              b"Accept: application/json, text/event-stream\\r\\nContent-Length: %d\\r\\n\\r\\n" % (port, len(body)) + body)
+first.settimeout(10)
+print(first.recv(200).split(b"\\r\\n")[0].decode())
+"""
+
+
+def test_a_server_out_of_descriptors_refuses_another_account_rather_than_serving_it(tmp_path: Path) -> None:
+    """Found in review: when the kernel could not be asked (no descriptor left for the question),
+    the request was served as this account's; another account can bring that about by holding
+    connections open."""
+    vault = {"KAERU_VAULT": str(tmp_path / "vault")}
+    assert kaeru(vault, "note", "--initiative", "web", "an existing note").code == 0
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            ["sh", "-c", 'ulimit -n 64 && exec "$@"', "sh", sys.executable, "-m", "kaeru", "serve", "--http",
+             "--host", "127.0.0.1", "--port", str(port)],
+            env=subprocess_env(vault),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        try:
+            wait_until(lambda: _listening(port), 30, f"port {port}")
+            done = subprocess.run(
+                [system_python(), "-I", "-c", EXHAUSTING, str(port), "100"],
+                user=NOBODY,
+                cwd="/",
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=True,
+            )
+            assert done.stdout.split()[:2] == ["HTTP/1.1", "401"], done.stdout
+        finally:
+            stop(proc)
+    found = kaeru(vault, "search", "--initiative", "web", "planted", as_json=True)
+    assert found.json()["data"]["total"] == 0
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True

@@ -34,7 +34,7 @@ import click
 
 from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, wants_json
 from kaeru.config import url_password_replaced
-from kaeru.export.staged import replace_keeping_mode
+from kaeru.export.staged import private_copy, staged_file
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
 
@@ -202,13 +202,12 @@ def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[b
         while backup.exists():
             n += 1
             backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        shutil.copy2(path, backup)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.kaeru-tmp")
-    temporary.write_text(new, encoding="utf-8")
-    # A client's configuration often holds other servers' keys and is kept private (0600): the file
-    # written in its place keeps its mode (decision 177).
-    replace_keeping_mode(temporary, path)
+        private_copy(path, backup)
+    # A client's configuration often holds other servers' keys and is kept private (0600): the new
+    # content is written to a file only its owner can read, which then takes the old file's mode
+    # and its place (decision 177).
+    with staged_file(path) as written:
+        written.write(new.encode("utf-8"))
     return True, backup
 
 

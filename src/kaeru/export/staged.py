@@ -56,6 +56,15 @@ def replace_keeping_mode(new: Path, old: Path) -> None:
     os.replace(new, old)
 
 
+def private_copy(source: Path, target: Path) -> None:
+    """Copy `source` to the new file `target`, readable by its owner only until it holds all of
+    `source` and takes its mode (`shutil.copy2` makes the copy with the umask's mode first)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    with source.open("rb") as reading, os.fdopen(os.open(target, flags, PRIVATE_FILE), "wb") as writing:
+        shutil.copyfileobj(reading, writing)
+    shutil.copystat(source, target)
+
+
 @contextmanager
 def staged_file(target: Path) -> Iterator[BinaryIO]:
     """A new file beside `target`, renamed onto it when the block ends, removed if it raises.

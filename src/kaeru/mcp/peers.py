@@ -15,6 +15,7 @@ connections, and this runs on every request made without a token (decision 178 h
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
 import struct
@@ -34,10 +35,16 @@ _SOCKID = struct.Struct(">HH16s16s")
 _SOCKID_REST = struct.Struct("=III")
 #: No cookie to match: the look-up is by addresses and ports alone.
 _NO_COOKIE = 0xFFFFFFFF
-#: Where `idiag_uid` sits in a reply: header, four bytes of state, the socket id, expires and queues.
+#: Where `idiag_uid` sits in a reply: header, four bytes of state, the socket id, expires and queues;
+#: `idiag_inode` follows it.
 _UID_AT = _HEADER.size + 4 + _SOCKID.size + _SOCKID_REST.size + 12
-#: Answered when the owner cannot be asked (not Linux, or a sandbox without socket diagnostics).
+#: Answered when this system cannot be asked at all (not Linux, or a sandbox without socket
+#: diagnostics): what a system lacks, never what a caller can bring about.
 UNKNOWN = -1
+#: How creating a netlink socket fails where socket diagnostics do not exist or are forbidden. Any
+#: other failure (no descriptors left, no memory) can be caused by another account — by holding
+#: connections open — and refuses the request instead (found in review).
+_UNSUPPORTED = frozenset({errno.EAFNOSUPPORT, errno.EPROTONOSUPPORT, errno.EPERM, errno.EACCES})
 
 
 def _packed(host: str) -> tuple[int, bytes]:
@@ -65,25 +72,29 @@ def owner(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     )
     message = _HEADER.pack(_HEADER.size + len(request), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 1, 0) + request
     try:
-        with socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG) as asking:
+        asking = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG)
+    except AttributeError:  # a build without AF_NETLINK
+        return UNKNOWN
+    except OSError as exc:
+        return UNKNOWN if exc.errno in _UNSUPPORTED else None
+    try:
+        with asking:
             asking.sendto(message, (0, 0))
             reply = asking.recv(8192)
-    except (OSError, AttributeError):  # no netlink (a sandbox), or a build without AF_NETLINK
-        return UNKNOWN
-    if len(reply) < _HEADER.size:
-        return UNKNOWN
-    kind = _HEADER.unpack_from(reply)[1]
-    if kind == NLMSG_ERROR:
-        return None  # ENOENT: no such connection
-    if kind != SOCK_DIAG_BY_FAMILY or len(reply) < _UID_AT + 4:
-        return UNKNOWN
-    uid: int = struct.unpack_from("=I", reply, _UID_AT)[0]
-    return uid
+    except OSError:
+        return None
+    if len(reply) < _UID_AT + 8 or _HEADER.unpack_from(reply)[1] != SOCK_DIAG_BY_FAMILY:
+        return None  # NLMSG_ERROR (ENOENT: no such connection), or nothing that can be read
+    uid, inode = struct.unpack_from("=II", reply, _UID_AT)
+    # A socket its process has closed (TIME_WAIT, orphaned) has no inode, and the kernel reports it
+    # as owned by uid 0: it would pass for root's own (found in review). Nobody waits for the answer.
+    return int(uid) if inode else None
 
 
 def same_account(scope: Any) -> bool:
-    """True when the HTTP request of ASGI `scope` comes from a socket of the account this process
-    runs as — or when that cannot be known (not Linux, no socket diagnostics: as before 178)."""
+    """True when the HTTP request of ASGI `scope` comes from a live socket of the account this process
+    runs as — or when this system cannot say (not Linux, no socket diagnostics: as before 178). A
+    look-up that fails on a system that can answer refuses."""
     client, server = scope.get("client"), scope.get("server")
     if not client or not server:
         return False
