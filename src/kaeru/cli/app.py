@@ -15,7 +15,9 @@ __all__ = ["admin", "bench", "call", "cli", "doctor", "importers", "main", "read
 
 
 def main() -> None:
-    cli(obj={"open_store": open_store})
+    # One completion variable however kaeru is started (`kaeru`, `python -m kaeru`): click would
+    # derive it from the program's name (decision 183).
+    cli(obj={"open_store": open_store}, complete_var="_KAERU_COMPLETE")
 
 
 if __name__ == "__main__":

@@ -142,6 +142,28 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         raise click.UsageError(str(exc)) from exc
 
 
+def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
+    """Tab completion of an initiative's name (click's shell completion, decision 183): the vault's
+    names that start with what was typed, read without creating or migrating anything; none when the
+    vault cannot be read — a completion must never print into the user's shell."""
+    from kaeru.storage.factory import open_health
+
+    try:
+        vault = ctx.find_root().params.get("vault")
+        settings = Settings.from_env(vault_dir=Path(vault).expanduser() if vault else None)
+        health = open_health(settings)
+    except (KaeruError, ValueError, OSError):
+        return []
+    try:
+        with health.read() as session:
+            names = sorted(initiative.name for initiative in session.all_initiatives())
+    except Exception:  # any storage failure: no completion rather than a traceback in the shell
+        return []
+    finally:
+        health.close()
+    return [name for name in names if name.startswith(incomplete)]
+
+
 def settings_of(ctx: click.Context) -> Settings:
     settings: Settings = ctx.find_root().obj["settings"]
     return settings

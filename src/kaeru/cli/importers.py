@@ -13,7 +13,16 @@ from pathlib import Path
 
 import click
 
-from kaeru.cli.common import EXIT_REJECTED, cli, echo_json, fail, progress_bar, service_of, wants_json
+from kaeru.cli.common import (
+    EXIT_REJECTED,
+    cli,
+    complete_initiative,
+    echo_json,
+    fail,
+    progress_bar,
+    service_of,
+    wants_json,
+)
 
 FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
 
@@ -21,7 +30,12 @@ FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
 @cli.command("import-from")
 @click.argument("format_name", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
-@click.option("--initiative", required=True, help="The initiative to import into (created if new).")
+@click.option(
+    "--initiative",
+    required=True,
+    help="The initiative to import into (created if new).",
+    shell_complete=complete_initiative,
+)
 @click.pass_context
 def import_from(ctx: click.Context, format_name: str, path: Path, initiative: str) -> None:
     """Import another memory's content: memory-jsonl FILE, markdown FOLDER or kaeru-md FOLDER."""

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import cli, emit, print_issues, read_envelope, wants_json
+from kaeru.cli.common import cli, complete_initiative, emit, print_issues, read_envelope, wants_json
 
 
 def show_hits(envelope: dict[str, Any]) -> None:
@@ -27,7 +27,15 @@ def show_hits(envelope: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to search.")
+@click.option(
+    "-i",
+    "--initiative",
+    "initiatives",
+    multiple=True,
+    required=True,
+    help="Initiative(s) to search.",
+    shell_complete=complete_initiative,
+)
 @click.option("--all-words", is_flag=True, help="Require every word (match all).")
 @click.option("--prefix", is_flag=True, help="Match words as prefixes.")
 @click.option("--type", "types", multiple=True, help="Only these node types.")
@@ -61,7 +69,7 @@ def search(
 
 @cli.command()
 @click.argument("node")
-@click.option("-i", "--initiative", required=True)
+@click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
 @click.option("--at", default=None, help="As of: RFC 3339, a date, or 5m/2h/3d.")
 @click.option(
     "--offset", default=None, type=click.IntRange(0), help="--json: the body from this character on (the next page)."
@@ -123,7 +131,15 @@ def show_node(envelope: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option("-i", "--initiative", "initiatives", multiple=True, required=True, help="Initiative(s) to recall from.")
+@click.option(
+    "-i",
+    "--initiative",
+    "initiatives",
+    multiple=True,
+    required=True,
+    help="Initiative(s) to recall from.",
+    shell_complete=complete_initiative,
+)
 @click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
 @click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
 @click.option("--limit", default=10, type=int)
@@ -187,7 +203,7 @@ def recall(
 
 
 @cli.command()
-@click.option("-i", "--initiative", required=True)
+@click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
 @click.option("--task", default=None, help="The task you are working on (adds its scoped rules).")
 @click.option("--budget", default=8000, type=int, help="budget_chars (512..64000).")
 @click.pass_context

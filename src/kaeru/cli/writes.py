@@ -11,6 +11,7 @@ import click
 
 from kaeru.cli.common import (
     cli,
+    complete_initiative,
     echo_json,
     emit,
     print_issues,
@@ -26,7 +27,7 @@ from kaeru.errors import KaeruError
 
 @cli.command()
 @click.argument("text")
-@click.option("-i", "--initiative", required=True)
+@click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
 @click.option(
     "--kind", default="observation", help="observation, decision, rule, reference, idea, … (the note tool's kind)."
 )
@@ -78,7 +79,7 @@ def note(
 
 
 @cli.command()
-@click.option("-i", "--initiative", required=True)
+@click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
 @click.pass_context
 def hygiene(ctx: click.Context, initiative: str) -> None:
     """Run one hygiene pass now (layer tidying by fixed rules) and print the moves.
@@ -114,7 +115,14 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
 @cli.command("export")
 @click.argument("path")
 @click.option("--format", "fmt", default="amg", type=click.Choice(["amg", "markdown"]))
-@click.option("-i", "--initiative", "initiatives", multiple=True, help="Only these initiatives.")
+@click.option(
+    "-i",
+    "--initiative",
+    "initiatives",
+    multiple=True,
+    help="Only these initiatives.",
+    shell_complete=complete_initiative,
+)
 @click.pass_context
 def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, ...]) -> None:
     """Export the vault (amg archive or markdown folder) to PATH."""
