@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 #: What a name word drops: everything but letters, digits, `_` and `-`.
 NOT_NAME_CHAR = re.compile(r"[^\w\-]", re.UNICODE)
 MAX_WORDS = 5
 MAX_NAME_CHARS = 200
+
+
+def canonical(name: str) -> str:
+    """The form a name is stored and compared in: trimmed, Unicode NFC (decision 184).
+
+    The same word can reach the server in two encodings — `café` as `e` + a combining accent from a
+    macOS file name or a terminal, as one code point from a model; `プロジェクト` with its voiced
+    marks apart or composed — which look the same and compared different: one project split in two
+    initiatives no one could tell apart, a node not found by the name it showed."""
+    return unicodedata.normalize("NFC", name.strip())
 
 
 def auto_name(text: str | None, node_id: str, fallback: str) -> str:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kaeru.domain.ids import looks_like_uuid
+from kaeru.domain.naming import canonical
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +37,13 @@ def parse_ref(raw: Any) -> NodeRef:
         text = raw.strip()
         if not text:
             raise ValueError("a node reference must not be empty")
-        return NodeRef(id=text if looks_like_uuid(text) else None, name=text, bare=True)
+        return NodeRef(id=text if looks_like_uuid(text) else None, name=canonical(text), bare=True)
     if isinstance(raw, dict):
         if set(raw) == {"id"} and isinstance(raw["id"], str) and raw["id"].strip():
             return NodeRef(id=raw["id"].strip())
         if set(raw) == {"name", "initiative"}:
             name, initiative = raw["name"], raw["initiative"]
             if isinstance(name, str) and isinstance(initiative, str) and name and initiative.strip():
-                return NodeRef(name=name, initiative=initiative.strip())
+                # Names are stored in NFC (decision 184): asked for in any form, found.
+                return NodeRef(name=canonical(name), initiative=canonical(initiative))
     raise ValueError("a node reference is a string, {id} or {initiative, name}")

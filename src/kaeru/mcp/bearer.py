@@ -77,6 +77,7 @@ def has_tokens(store: Store) -> bool:
 
 def principal_of(access: AccessToken) -> Principal:
     """The caller an access token stands for: named by its subject (else its client id)."""
+    from kaeru.domain.naming import canonical
     from kaeru.service.grants import Principal
 
     granted: frozenset[str] | None
@@ -84,7 +85,7 @@ def principal_of(access: AccessToken) -> Principal:
         granted = None
     else:
         raw = (access.claims or {}).get(INITIATIVES_CLAIM)
-        granted = frozenset(str(n) for n in raw) if isinstance(raw, list) else frozenset()
+        granted = frozenset(canonical(str(n)) for n in raw) if isinstance(raw, list) else frozenset()
     return Principal(access.subject or access.client_id, granted, SCOPE_WRITE not in access.scopes)
 
 

@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kaeru.domain.model import Node
+from kaeru.domain.naming import canonical
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
 from kaeru.service.runtime import Runtime
@@ -48,7 +49,7 @@ class Principal:
     read_only: bool = False
 
     def may_see(self, initiative_name: str) -> bool:
-        return self.initiatives is None or initiative_name in self.initiatives
+        return self.initiatives is None or canonical(initiative_name) in self.initiatives
 
 
 _current: ContextVar[Principal | None] = ContextVar("kaeru_principal", default=None)
@@ -110,7 +111,7 @@ def check_name(name: Any, field: str) -> None:
     granted = _limited()
     if granted is None or not isinstance(name, str):
         return
-    if name.strip() not in granted:
+    if canonical(name) not in granted:
         raise Forbidden(f"this token has no grant for initiative {name.strip()!r}", field=field)
 
 
@@ -134,12 +135,12 @@ def check_args(args: dict[str, Any]) -> None:
 def visible_names(names: Iterable[str]) -> list[str]:
     """`names` without the initiatives outside the grants (for listings and did-you-mean)."""
     granted = _limited()
-    return [n for n in names if granted is None or n in granted]
+    return [n for n in names if granted is None or canonical(n) in granted]
 
 
 def visible_initiatives(found: Sequence[Initiative]) -> list[Initiative]:
     granted = _limited()
-    return [i for i in found if granted is None or i.name in granted]
+    return [i for i in found if granted is None or canonical(i.name) in granted]
 
 
 def granted_ids(session: Session) -> set[int] | None:
@@ -147,7 +148,7 @@ def granted_ids(session: Session) -> set[int] | None:
     granted = _limited()
     if granted is None:
         return None
-    return {i.id for i in session.all_initiatives() if i.name in granted}
+    return {i.id for i in session.all_initiatives() if canonical(i.name) in granted}
 
 
 def node_visible(node: Node, ids: set[int] | None) -> bool:
@@ -215,7 +216,7 @@ def _grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
         return None
     names: list[str] = []
     for raw in initiatives:
-        name = raw.strip()
+        name = canonical(raw)
         if not name or len(name) > 128:
             raise InvalidArgument("an initiative of a grant must be 1–128 characters", field="initiatives")
         names.append(name)
@@ -300,5 +301,6 @@ def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
 
 
 def principal_of(record: TokenRecord) -> Principal:
-    grants = frozenset(record.initiatives) if record.initiatives is not None else None
+    # Compared in NFC, however a grant was spelled when the token was made (decision 184).
+    grants = frozenset(canonical(n) for n in record.initiatives) if record.initiatives is not None else None
     return Principal(record.name, grants, record.read_only)

@@ -28,7 +28,7 @@ from kaeru.domain.model import (
     default_tier,
     revision_token,
 )
-from kaeru.domain.naming import MAX_NAME_CHARS, auto_name
+from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
@@ -50,14 +50,14 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def normalise_initiative(raw: Any, field: str = "initiative") -> str:
-    """A trimmed initiative name of 1–128 printable characters.
+    """A trimmed initiative name in NFC (decision 184) of 1–128 printable characters.
 
     Raises:
         InvalidArgument: empty, too long, or containing control characters.
     """
     if not isinstance(raw, str):
         raise InvalidArgument("initiative must be a string", field=field)
-    name = raw.strip()
+    name = canonical(raw)
     if not name:
         raise InvalidArgument("initiative must not be blank", field=field)
     if len(name) > MAX_INITIATIVE_CHARS:
@@ -81,12 +81,12 @@ def check_text(field_name: str, text: str) -> None:
 
 
 def check_name(field_name: str, name: str) -> str:
-    """A node name trimmed, 1–200 characters, without control characters.
+    """A node name trimmed and in NFC (decision 184), 1–200 characters, without control characters.
 
     Raises:
         InvalidArgument: blank, too long, or holding a control character.
     """
-    name = name.strip()
+    name = canonical(name)
     if not name:
         raise InvalidArgument("name must not be blank", field=field_name)
     if len(name) > MAX_NAME_CHARS:
@@ -97,12 +97,12 @@ def check_name(field_name: str, name: str) -> str:
 
 
 def check_tag(field_name: str, index: int, tag: str) -> str:
-    """Tag `index` trimmed, 1–128 printable characters.
+    """Tag `index` trimmed and in NFC (decision 184), 1–128 printable characters.
 
     Raises:
         InvalidArgument: blank, too long, or holding a control character.
     """
-    tag = tag.strip()
+    tag = canonical(tag)
     if not tag or len(tag) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
         raise InvalidArgument(f"tag {index} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
     return tag

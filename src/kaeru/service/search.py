@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
+from kaeru.domain.naming import canonical
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
@@ -106,7 +107,7 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
                 tiers=_list(filters.get("tiers"), "filters.tiers"),
                 layers=_list(filters.get("layers"), "filters.layers"),
                 statuses=_list(filters.get("statuses"), "filters.statuses"),
-                tags=_list(filters.get("tags"), "filters.tags"),
+                tags=[canonical(tag) for tag in _list(filters.get("tags"), "filters.tags")],
                 omit_superseded=current == "preferred",
                 window=WINDOW,
                 superseded_out=[],

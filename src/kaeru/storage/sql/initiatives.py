@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import NameSpan
+from kaeru.domain.naming import canonical
 from kaeru.errors import Internal, Unavailable
 from kaeru.storage.records import EndedInitiative, Initiative, ListedInitiative
 from kaeru.storage.sql import rows
@@ -40,7 +41,9 @@ class InitiativeQueries(Part):
 
     def initiative_by_name(self, name: str) -> Initiative | None:
         row = self._db.one(_BY_NAME, (name,))
-        return rows.initiative(row) if row else None
+        if row:
+            return rows.initiative(row)
+        return self._spelled_otherwise([name]).get(name)
 
     def initiatives_by_names(self, names: Sequence[str]) -> dict[str, Initiative]:
         """The initiatives of `names` that exist, by name: one statement a chunk of names, where a
@@ -51,6 +54,22 @@ class InitiativeQueries(Part):
             for row in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives WHERE {where}", params):
                 initiative = rows.initiative(row)
                 found[initiative.name] = initiative
+        missing = [name for name in names if name not in found]
+        return found | self._spelled_otherwise(missing) if missing else found
+
+    def _spelled_otherwise(self, names: Sequence[str]) -> dict[str, Initiative]:
+        """The initiatives stored under another Unicode form of `names` (NFC, as names arrive since
+        decision 184): a vault written before it may hold `café` as `e` + a combining accent. Read
+        only for names beyond ASCII, which have no other form, so a new project's first write does
+        not walk every initiative."""
+        wanted = {canonical(name): name for name in names if not name.isascii()}
+        if not wanted:
+            return {}
+        found: dict[str, Initiative] = {}
+        for initiative in self.all_initiatives():
+            asked = wanted.get(canonical(initiative.name))
+            if asked is not None:
+                found[asked] = initiative
         return found
 
     def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:
