@@ -29,24 +29,30 @@ _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 def url_password_replaced(url: str, replacement: str | None) -> str:
     """`url` with its password — in the user part, or a `password=` or `sslpassword=` parameter —
     replaced by `replacement`, or left out when it is None (the URL libpq then completes from
-    `~/.pgpass` or `PGPASSWORD`). Everything else stays byte for byte as written: libpq reads a `+`
-    as a plus, so the query is not decoded and encoded again (found in review)."""
-    from urllib.parse import unquote, urlsplit
+    `~/.pgpass` or `PGPASSWORD`). Read as libpq reads it: the user part runs to the first `@` before
+    the first `/`, so a password may hold `?` or `#`; everything else stays byte for byte as written
+    (libpq reads a `+` as a plus: the query is not decoded and encoded again). Both found in review."""
+    from urllib.parse import unquote
 
-    parts = urlsplit(url)
-    if parts.password is not None:
-        userinfo, host = parts.netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        parts = parts._replace(netloc=f"{user}@{host}" if replacement is None else f"{user}:{replacement}@{host}")
+    scheme, separator, rest = url.partition("://")
+    if not separator:
+        return url
+    authority_end = rest.find("/")
+    at = rest.find("@", 0, authority_end if authority_end >= 0 else len(rest))
+    user_part = ""
+    if at >= 0:
+        user, colon, _ = rest[:at].partition(":")
+        user_part = (f"{user}:{replacement}" if colon and replacement is not None else user) + "@"
+        rest = rest[at + 1 :]
+    place, question, query = rest.partition("?")
     kept: list[str] = []
-    for pair in parts.query.split("&") if parts.query else []:
+    for pair in query.split("&") if question and query else []:
         key = unquote(pair.split("=", 1)[0])
         if key not in _SECRET_PARAMETERS:
             kept.append(pair)
         elif replacement is not None:
             kept.append(f"{pair.split('=', 1)[0]}={replacement}")
-    query = f"?{'&'.join(kept)}" if kept else ""
-    return f"{parts.scheme}://{parts.netloc}{parts.path}{query}"
+    return f"{scheme}://{user_part}{place}" + (f"?{'&'.join(kept)}" if kept else "")
 
 
 def default_vault_dir(env: Mapping[str, str]) -> Path:

@@ -259,3 +259,20 @@ def test_every_problem_at_once_is_named(vault: VaultSpec) -> None:
     code, checks, human = _doctor(vault, KAERU_HOST="192.0.2.7")
     assert code == 1 and {"fulltext", "http"} <= _failed(checks)
     assert "unhealthy: " in human and "fulltext" in human.splitlines()[-1] and "http" in human.splitlines()[-1]
+
+
+def test_a_vault_too_damaged_to_read_is_said_not_a_traceback(tmp_path: Path) -> None:
+    """Found in review: `PRAGMA quick_check` itself raised on a file with pages overwritten, and the
+    doctor — whose subject is exactly such a file — ended in a traceback. So did `kaeru backup`."""
+    env = {"KAERU_VAULT": str(tmp_path / "vault")}
+    for i in range(30):
+        assert kaeru(env, "note", "-i", "doc", f"note {i} about herons and the pond at dusk").code == 0
+    with (tmp_path / "vault" / "vault.sqlite3").open("r+b") as damaged:
+        damaged.seek(3 * 4096)
+        damaged.write(b"\xff" * 6 * 4096)
+    code, checks, human = _doctor(env)
+    assert code == 1 and "unhealthy: integrity" in human
+    assert checks["integrity"]["status"] == "fail" and "damaged" in checks["integrity"]["summary"]
+    assert checks["schema"]["status"] == "skip"
+    backup = kaeru(env, "backup", str(tmp_path / "copy.sqlite3"))
+    assert backup.code == 1 and "damaged" in backup.stderr and not (tmp_path / "copy.sqlite3").exists()

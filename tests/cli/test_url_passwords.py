@@ -16,6 +16,10 @@ URLS = [
     "postgresql://kaeru:one@db/team?options=-c%20search_path%3Dmemory&password=two",
     "postgresql://kaeru@/team?host=/var/run/my%20sockets&password=xyzzy&sslpassword=key-pass&sslkey=/k.pem",
     "postgres://h1:5432,h2:5433/team?target_session_attrs=read-write",
+    # A password libpq takes with a raw `?` or `#` in it (found in review: it was left in, or cut).
+    "postgresql://kaeru:pa?ss@db/team",
+    "postgresql://kaeru:pa#ss@db/team?sslmode=require",
+    "postgresql://kaeru@db",
 ]
 
 

@@ -55,7 +55,7 @@ def small_disk() -> Iterator[Path]:
 def _fill(place: Path) -> Path:
     """Take every free byte of `place`'s file system with one file (returned, to free it later)."""
     ballast = place / "ballast"
-    with ballast.open("wb") as out:
+    with ballast.open("wb", buffering=0) as out:  # unbuffered: no remainder to fail at close
         try:
             while True:
                 out.write(b"\0" * 65536)
@@ -238,3 +238,22 @@ def test_an_export_that_fills_the_disk_leaves_the_last_export_as_it_was(small_di
         assert not [p for p in small_disk.rglob("*") if p.name.endswith(".partial")]
     finally:
         store.close()
+
+
+def test_a_backup_that_fills_the_disk_leaves_nothing_and_the_last_backup_as_it_was(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    """Decision 181, and review: the hidden copy and its `-journal` are removed, not left behind."""
+    env = {"KAERU_VAULT": str(tmp_path / "vault")}
+    for i in range(5):
+        assert kaeru(env, "note", "--initiative", "full", f"marker{i} {FILLER}").code == 0
+    earlier = small_disk / "kaeru.sqlite3"
+    assert kaeru(env, "backup", str(tmp_path / "first.sqlite3")).code == 0
+    earlier.write_bytes(b"an earlier backup")
+    ballast = _fill(small_disk)
+    refused = kaeru(env, "backup", str(earlier))
+    assert refused.code == 1 and "nothing was put in place" in refused.stderr, refused.stderr
+    assert sorted(p.name for p in small_disk.iterdir()) == ["ballast", "kaeru.sqlite3"]
+    assert earlier.read_bytes() == b"an earlier backup"
+    ballast.unlink()
+    assert kaeru(env, "backup", str(earlier)).code == 0

@@ -52,6 +52,9 @@ def test_sync_folders_are_known_by_their_names() -> None:
     assert sync_folder_of(Path("/Users/ada/Dropbox/kaeru")) == "Dropbox"
     assert sync_folder_of(Path("/Users/ada/OneDrive - Contoso/kaeru")) == "OneDrive - Contoso"
     assert sync_folder_of(Path("/Users/ada/Library/Mobile Documents/com~apple~CloudDocs/kaeru")) == "Mobile Documents"
+    assert sync_folder_of(Path("/Users/ada/Dropbox (Team)/kaeru")) == "Dropbox (Team)"
+    assert sync_folder_of(Path("/Users/ada/Library/CloudStorage/OneDrive-Personal/kaeru")) == "CloudStorage"
+    assert sync_folder_of(Path("/Volumes/x/GoogleDrive-ada@example.com/kaeru")) == "GoogleDrive-ada@example.com"
     assert sync_folder_of(Path("/home/ada/Dropboxes/kaeru")) is None
     assert sync_folder_of(Path("/home/ada/.local/share/kaeru")) is None
 
@@ -81,3 +84,15 @@ def test_doctor_and_serve_say_that_a_synced_vault_will_be_damaged(tmp_path: Path
     )
     assert served.returncode == 0 and served.stdout == b""
     assert b"warning: the vault folder" in served.stderr and b"'Dropbox'" in served.stderr
+
+
+def test_a_link_named_like_a_sync_folder_and_a_link_into_one_are_both_seen(tmp_path: Path) -> None:
+    from kaeru.storage.sqlite.place import shared_place
+
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "Dropbox").symlink_to(tmp_path / "elsewhere")  # ~/Dropbox kept on another disk
+    assert shared_place(tmp_path / "Dropbox" / "kaeru") is not None
+    (tmp_path / "OneDrive - Contoso").mkdir()
+    (tmp_path / "vault-link").symlink_to(tmp_path / "OneDrive - Contoso")
+    assert shared_place(tmp_path / "vault-link" / "kaeru") is not None
+    assert shared_place(tmp_path / "elsewhere" / "kaeru") is None

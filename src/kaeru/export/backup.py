@@ -14,7 +14,11 @@ A PostgreSQL vault is backed up with the database's own tools (`pg_dump`), or as
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +40,7 @@ def backup(settings: Settings, target: Path) -> Backup:
     """Copy the vault of `settings` to the file `target`.
 
     Raises:
-        InvalidArgument: a PostgreSQL vault, or a target that is a folder or the vault itself.
+        InvalidArgument: a PostgreSQL vault, or a target that is a folder or in the vault's folder.
         NotFound: there is no vault.
         Unavailable: the copy could not be written (a full disk, a read-only folder) or the vault
             stayed busy; nothing was put in place.
@@ -48,33 +52,80 @@ def backup(settings: Settings, target: Path) -> Backup:
             "kaeru export FILE.amg.gz",
             field="path",
         )
-    target = target.expanduser().absolute()
+    target = target.expanduser().resolve()  # through a link: the file it names is replaced
     if target.is_dir():
         raise InvalidArgument(f"{target} is a folder: name the backup file", field="path")
-    vault_file = settings.sqlite_path
-    if target.exists() and vault_file.exists() and target.samefile(vault_file):
-        raise InvalidArgument(f"{target} is the vault itself: name another file", field="path")
+    folder = settings.vault_dir.expanduser()
+    if folder.exists() and target.parent.exists() and target.parent.samefile(folder):
+        # Beside the vault, a backup named like its `-wal` or `-shm` replaced the live file and
+        # corrupted the vault (found in review); nothing else belongs in that folder either.
+        raise InvalidArgument(
+            f"{target} is in the vault's own folder: put backups elsewhere (another disk, ideally)", field="path"
+        )
     started = time.perf_counter()
     health = open_health(settings)  # NotFound when there is no vault: nothing is created
     try:
         partial = _made_private(target)
         try:
-            health.copy_into(partial)
+            with _stopped_by_signals():
+                health.copy_into(partial)
             live = _checked(partial)
             with open(partial, "rb+") as written:
                 os.fsync(written.fileno())
             size = partial.stat().st_size
             replace_keeping_mode(partial, target)
+            _synced_folder(target.parent)
         except OSError as exc:
             raise Unavailable(
                 f"cannot write the backup {target}: {exc.strerror or exc}; nothing was put in place, and an "
                 "earlier backup there is as it was"
             ) from exc
         finally:
-            partial.unlink(missing_ok=True)
+            for scrap in (partial, *(partial.with_name(partial.name + end) for end in ("-journal", "-wal", "-shm"))):
+                scrap.unlink(missing_ok=True)
     finally:
         health.close()
     return Backup(target, size, live, time.perf_counter() - started)
+
+
+class Stopped(Exception):
+    """SIGTERM or SIGHUP arrived while the copy was being written."""
+
+
+@contextmanager
+def _stopped_by_signals() -> Iterator[None]:
+    """SIGTERM and SIGHUP (a cron or systemd time-out, a closed terminal) end the copy as an
+    exception, so its hidden file is removed, not left whole-sized beside the target (found in
+    review). SQLite's progress handler gives Python a moment to raise it while `VACUUM INTO` runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(f"stopped by signal {signal.Signals(signum).name}")
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    except Stopped as exc:
+        raise Unavailable(f"the backup was {exc}: nothing was put in place") from None
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _synced_folder(folder: Path) -> None:
+    """The rename made durable: the folder's entry written out too."""
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # a system that does not open folders (Windows): the rename is as durable as it gets
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
 
 
 def _made_private(target: Path) -> Path:
@@ -98,6 +149,10 @@ def _checked(copy: Path) -> int:
         if lines != ["ok"]:
             raise Internal(
                 f"the backup did not check out (quick_check: {'; '.join(lines[:3])}): `kaeru doctor` checks the vault"
+            )
+        if not opened.has_table("nodes"):
+            raise InvalidArgument(
+                "the vault holds no kaeru schema yet (an empty file): there is nothing to back up", field="path"
             )
         return opened.index_agreement().live_nodes
     finally:

@@ -166,6 +166,19 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
                 None if status == OK else "check the server's logs",
             )
         )
+    try:
+        checks.extend(_schema_checks(health))
+    except KaeruError as error:
+        if lines == ["ok"]:
+            raise
+        # A file too damaged to read past its first pages: what it could not answer is said as
+        # not checked, after the integrity failure that explains it — not a traceback.
+        checks.append(Check("schema", SKIP, f"not checked: {error.message}"))
+    return checks
+
+
+def _schema_checks(health: VaultHealth) -> list[Check]:
+    checks: list[Check] = []
     migrations = _migrations(health)
     checks.append(migrations)
     if migrations.status == FAIL or (migrations.status == WARN and not health.has_table("nodes")):

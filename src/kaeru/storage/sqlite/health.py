@@ -16,7 +16,7 @@ from typing import Any
 
 import apsw
 
-from kaeru.errors import NotFound, Unavailable
+from kaeru.errors import Internal, NotFound, Unavailable
 from kaeru.storage.health import Health, IndexAgreement
 from kaeru.storage.sqlite.session import SqliteSession
 
@@ -54,8 +54,20 @@ class SqliteHealth(Health):
         return bool(self._rows("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (name,)))
 
     def integrity(self) -> list[str]:
-        """`PRAGMA quick_check`'s lines: `["ok"]` for a sound file."""
-        return [str(r[0]) for r in self._rows("PRAGMA quick_check")]
+        """`PRAGMA quick_check`'s lines: `["ok"]` for a sound file; one line saying so when the file
+        is too damaged for the check to run."""
+        try:
+            return [str(r[0]) for r in self._rows("PRAGMA quick_check")]
+        except Internal as exc:
+            return [exc.message]
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """The rows of `sql`; a file SQLite cannot read is `Internal`, said as damage (the doctor's
+        subject is exactly such a file: never a traceback)."""
+        try:
+            return list(self._c.execute(sql, params))
+        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError) as exc:
+            raise Internal(f"the vault file is damaged and cannot be read ({exc})") from exc
 
     def index_agreement(self) -> IndexAgreement:
         """Live nodes against the rows of the full-text index, by count and by row id."""
@@ -89,13 +101,20 @@ class SqliteHealth(Health):
         snapshot: `VACUUM INTO`, which writers of the vault do not wait for (decision 181)."""
         # `query_only` refuses the copy's writes too; the vault stays read-only by its open flags.
         list(self._c.execute("PRAGMA query_only = 0"))
+        # A Python callback now and then, so a signal's handler can run (and stop the copy).
+        self._c.set_progress_handler(lambda: False, 10_000)
         try:
             self._c.execute("VACUUM INTO ?", (str(target),))
         except apsw.FullError as exc:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(target)) from exc
         except (apsw.BusyError, apsw.LockedError) as exc:
             raise Unavailable(f"the vault is busy ({exc}); retry shortly") from exc
+        except (apsw.CorruptError, apsw.NotADBError) as exc:
+            raise Internal(f"the vault file is damaged ({exc}): `kaeru doctor` checks it") from exc
+        except apsw.Error as exc:  # a path SQLite cannot open, a quota, a failing disk
+            raise Unavailable(f"cannot write the copy {target}: {exc}") from exc
         finally:
+            self._c.set_progress_handler(None)
             list(self._c.execute("PRAGMA query_only = 1"))
 
     def shared_place(self) -> str | None:

@@ -47,8 +47,10 @@ NETWORK_TYPES = frozenset(
         "fuse.davfs2",
     }
 )
-#: Folder names sync clients keep in step across machines (whole path parts; OneDrive's may carry
-#: an organisation: "OneDrive - Contoso").
+#: Folder names sync clients keep in step across machines (whole path parts), and the beginnings of
+#: the names they give folders of an account ("Dropbox (Team)", "OneDrive - Contoso", macOS's
+#: "OneDrive-Personal" and "GoogleDrive-<email>"); everything under macOS's `CloudStorage` is a
+#: provider's.
 SYNC_FOLDERS = (
     "Dropbox",
     "OneDrive",
@@ -56,10 +58,13 @@ SYNC_FOLDERS = (
     "GoogleDrive",
     "iCloud Drive",
     "Mobile Documents",
+    "CloudStorage",
     "Nextcloud",
     "ownCloud",
     "pCloudDrive",
+    "pCloud Drive",
 )
+SYNC_PREFIXES = ("Dropbox (", "OneDrive - ", "OneDrive-", "GoogleDrive-")
 
 
 def _unescaped(field: str) -> str:
@@ -71,31 +76,35 @@ def _unescaped(field: str) -> str:
 
 def file_system_of(folder: Path, mountinfo: str) -> str | None:
     """The type of the file system `folder` (absolute, resolved) is on, by the longest mount point
-    holding it in `mountinfo` (the text of `/proc/self/mountinfo`); None when none is listed."""
+    holding it in `mountinfo` (the text of `/proc/self/mountinfo`); None when none is listed.
+    Compared as strings: a mount table can hold thousands of lines (containers, automounts)."""
+    where = str(folder).rstrip("/") + "/"
     best: tuple[int, str] | None = None
     for line in mountinfo.splitlines():
         fields = line.split()
         if "-" not in fields or len(fields) < 5:
             continue
-        point = Path(_unescaped(fields[4]))
-        kind = fields[fields.index("-") + 1]
-        if (folder == point or point in folder.parents) and (best is None or len(point.parts) >= best[0]):
-            best = (len(point.parts), kind)
+        point = _unescaped(fields[4]).rstrip("/") + "/"
+        if where.startswith(point) and (best is None or len(point) >= best[0]):
+            best = (len(point), fields[fields.index("-") + 1])
     return best[1] if best else None
 
 
 def sync_folder_of(folder: Path) -> str | None:
     """The sync client's folder that holds `folder`, by name, or None."""
     for part in folder.parts:
-        if any(part == name or part.startswith(f"{name} - ") for name in SYNC_FOLDERS):
+        if part in SYNC_FOLDERS or part.startswith(SYNC_PREFIXES):
             return part
     return None
 
 
 def shared_place(folder: Path) -> str | None:
     """Why the vault folder `folder` is a place a SQLite vault must not live, or None."""
-    where = folder.expanduser().resolve()
-    synced = sync_folder_of(where)
+    given = folder.expanduser().absolute()
+    where = given.resolve()
+    # Either path may name the sync folder: a link into it, or a link named like it (`~/Dropbox`
+    # pointing at another disk) — found in review.
+    synced = sync_folder_of(given) or sync_folder_of(where)
     if synced is not None:
         return (
             f"the vault folder {where} is inside {synced!r}, which a sync client copies file by file between "
