@@ -5,6 +5,8 @@ without a token — exits 1 and names itself and its fix; the doctor never chang
 from __future__ import annotations
 
 import hashlib
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import psycopg
 import pytest
 
 from tests.backends import VaultSpec
-from tests.cli.support import kaeru
+from tests.cli.support import kaeru, kaeru_env
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -276,3 +278,32 @@ def test_a_vault_too_damaged_to_read_is_said_not_a_traceback(tmp_path: Path) -> 
     assert checks["schema"]["status"] == "skip"
     backup = kaeru(env, "backup", str(tmp_path / "copy.sqlite3"))
     assert backup.code == 1 and "damaged" in backup.stderr and not (tmp_path / "copy.sqlite3").exists()
+
+
+def test_looking_at_a_vault_leaves_its_folder_as_it_was(tmp_path: Path) -> None:
+    """The doctor, a tab completion and a backup open the vault without changing it; they left an
+    empty `-wal` and a `-shm` beside a vault no server had open (a read-only connection cannot
+    remove them), where a clean exit leaves none (issue 16)."""
+    folder = tmp_path / "vault"
+    env = {"KAERU_VAULT": str(folder)}
+    assert kaeru(env, "note", "-i", "doc", "the heron waits by the pond").code == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["vault.sqlite3"]
+    before = (folder / "vault.sqlite3").read_bytes()
+    assert kaeru(env, "doctor").code == 0
+    assert kaeru(env, "backup", str(tmp_path / "copy.sqlite3")).code == 0
+    completed = subprocess.run(
+        [sys.executable, "-m", "kaeru"],
+        env={
+            **kaeru_env(env),
+            "_KAERU_COMPLETE": "bash_complete",
+            "COMP_WORDS": "kaeru context -i d",
+            "COMP_CWORD": "3",
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert completed.stdout.split() == ["plain,doc"]
+    assert sorted(p.name for p in folder.iterdir()) == ["vault.sqlite3"]
+    assert (folder / "vault.sqlite3").read_bytes() == before

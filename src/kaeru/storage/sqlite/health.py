@@ -1,7 +1,11 @@
-"""A read-only look at a SQLite vault for `kaeru doctor`: nothing is created, migrated or written.
+"""A read-only look at a SQLite vault for `kaeru doctor` (and tab completion, and `kaeru backup`):
+nothing is created, migrated or changed.
 
-The vault file is opened with `SQLITE_OPEN_READONLY` and `PRAGMA query_only`, so even a bug here
-cannot change it; a vault that does not exist is reported, never created.
+The vault file is opened without `SQLITE_OPEN_CREATE` and with `PRAGMA query_only`, so no statement
+here can change it; a vault that does not exist is reported, never created. It is opened for
+writing where it can be (read-only where the file is) only so that, closing as the last connection,
+SQLite removes the `-wal` and `-shm` files opening made — after copying any log it found into the
+file, as the next kaeru to open it would (the vault's content is the same).
 """
 
 from __future__ import annotations
@@ -21,8 +25,22 @@ from kaeru.storage.health import Health, IndexAgreement
 from kaeru.storage.sqlite.session import SqliteSession
 
 
+def _query_only(path: Path, flags: int, busy_timeout_ms: int) -> apsw.Connection:
+    """A connection to the existing vault file at `path` (never created: no `SQLITE_OPEN_CREATE`)
+    on which no statement writes."""
+    conn = apsw.Connection(str(path), flags=flags)
+    try:
+        conn.set_busy_timeout(busy_timeout_ms)
+        list(conn.execute("PRAGMA query_only = 1"))
+        list(conn.execute("SELECT count(*) FROM sqlite_schema"))
+    except apsw.Error:
+        conn.close()
+        raise
+    return conn
+
+
 class SqliteHealth(Health):
-    """One read-only connection to a vault file."""
+    """One query-only connection to a vault file."""
 
     backend = "sqlite"
     migrations = "kaeru.storage.sqlite.migrations"
@@ -40,10 +58,14 @@ class SqliteHealth(Health):
         if not path.is_file():
             raise NotFound(f"there is no vault at {path}")
         try:
-            self._c = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
-            self._c.set_busy_timeout(busy_timeout_ms)
-            list(self._c.execute("PRAGMA query_only = 1"))
-            list(self._c.execute("SELECT count(*) FROM sqlite_schema"))
+            try:
+                # Read-write but `query_only`: no statement writes, and the last connection to close
+                # removes the `-wal` and `-shm` that opening a WAL vault makes. A read-only connection
+                # cannot, so every `kaeru doctor` and every tab completion (decision 183) left both
+                # beside a vault no server had open.
+                self._c = _query_only(path, apsw.SQLITE_OPEN_READWRITE, busy_timeout_ms)
+            except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError):
+                self._c = _query_only(path, apsw.SQLITE_OPEN_READONLY, busy_timeout_ms)  # a read-only file
         except apsw.Error as exc:
             raise Unavailable(f"cannot open {path} as a SQLite database ({type(exc).__name__}: {exc})") from exc
 
