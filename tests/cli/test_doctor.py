@@ -84,7 +84,7 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     _populated(vault)
     code, checks, human = _doctor(vault)
     assert code == 0 and human.rstrip().endswith("healthy")
-    expected = {"vault", "migrations", "fulltext", "search", "semantic", "http"}
+    expected = {"vault", "migrations", "fulltext", "names", "search", "semantic", "http"}
     expected |= (
         {"integrity", "writable", "private", "place", "wal"}
         if vault.backend == "sqlite"
@@ -307,3 +307,27 @@ def test_looking_at_a_vault_leaves_its_folder_as_it_was(tmp_path: Path) -> None:
     assert completed.stdout.split() == ["plain,doc"]
     assert sorted(p.name for p in folder.iterdir()) == ["vault.sqlite3"]
     assert (folder / "vault.sqlite3").read_bytes() == before
+
+
+def test_a_log_left_by_a_crashed_writer_is_looked_at_not_applied(tmp_path: Path) -> None:
+    """Found in review: opened for writing, the doctor (or a tab completion) closed as the last
+    connection and copied a crashed writer's `-wal` into the file — permanent when that log was
+    left beside another file (a backup copied over a crashed vault). With a log there, it looks
+    read-only and leaves both files as they are."""
+    folder = tmp_path / "vault"
+    env = {"KAERU_VAULT": str(folder)}
+    assert kaeru(env, "note", "-i", "doc", "the heron waits by the pond").code == 0
+    crash = (
+        "import apsw, os, sys\n"
+        "c = apsw.Connection(sys.argv[1])\n"
+        "c.execute('PRAGMA wal_autocheckpoint = 0')\n"
+        "c.execute('CREATE TABLE scratch (x)')\n"
+        "c.execute('INSERT INTO scratch VALUES (1)')\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run([sys.executable, "-c", crash, str(folder / "vault.sqlite3")], check=True, timeout=60)
+    log = folder / "vault.sqlite3-wal"
+    before = (folder / "vault.sqlite3").read_bytes(), log.read_bytes()
+    assert before[1], "the crashed writer left a log"
+    assert kaeru(env, "doctor").code == 0
+    assert ((folder / "vault.sqlite3").read_bytes(), log.read_bytes()) == before

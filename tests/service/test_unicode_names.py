@@ -5,15 +5,20 @@ older kaeru stored in the decomposed form."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 from typing import Any
 
+import apsw
+import psycopg
 import pytest
 
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants
 from kaeru.storage.records import TokenRecord
+from tests.backends import VaultSpec
+from tests.cli.support import kaeru
 
 NAMES = ["café", "プロジェクト", "Ångström-notes"]
 
@@ -94,3 +99,75 @@ def test_a_grant_made_in_either_form_admits_both(service: Service, run: Any) -> 
         assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == [nfc("café")]
         refused = run("search", {"text": "note", "initiatives": ["other"]})
         assert refused["state"] == "rejected" and _codes(refused) == ["forbidden"]
+
+
+def _store_decomposed(vault: VaultSpec, node_id: str, name: str, tags: list[str]) -> None:
+    """What a kaeru before decision 184 (or an archive it exported) stored: the name and tags as sent."""
+    if vault.backend == "sqlite":
+        conn = apsw.Connection(str(vault.settings().sqlite_path))
+        conn.set_busy_timeout(10_000)
+        conn.execute("UPDATE nodes SET name = ?, tags = ? WHERE id = ?", (name, json.dumps(tags), node_id))
+        conn.close()
+    else:
+        assert vault.database_url
+        with psycopg.connect(vault.database_url, autocommit=True) as conn:
+            conn.execute("UPDATE nodes SET name = %s, tags = %s WHERE id = %s", (name, tags, node_id))
+
+
+def test_a_node_name_and_tag_an_older_kaeru_stored_decomposed_answer_to_either_form(vault: VaultSpec, run: Any) -> None:
+    made = run("note", {"initiative": "web", "text": "the menu lists the hours", "name": "hours", "tags": ["x"]})
+    node_id = made["data"]["primary"]["id"]
+    _store_decomposed(vault, node_id, nfd("café-hours"), ["kind:observation", nfd("topic:café")])
+    for ref in (nfd("café-hours"), nfc("café-hours"), {"initiative": "web", "name": nfc("café-hours")}):
+        read = run("read", {"initiative": "web", "node": ref})
+        assert read["state"] == "ok" and read["data"]["hits"][0]["id"] == node_id, (ref, read["issues"])
+    for form in (nfd("topic:café"), nfc("topic:café")):
+        tagged = run("search", {"initiatives": ["web"], "filters": {"tags": [form]}})
+        assert [h["id"] for h in tagged["data"]["hits"]] == [node_id], form
+
+
+def test_an_initiative_stored_decomposed_is_renamed_to_its_composed_form(service: Service, run: Any) -> None:
+    with service.store.write() as session:
+        session.create_initiative(nfd("café"), "2026-11-01T00:00:00.000000Z")
+    renamed = run("initiative", {"action": "rename", "initiative": nfd("café"), "to": nfc("café")})
+    assert renamed["state"] == "applied", renamed["issues"]
+    assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == [nfc("café")]
+
+
+def test_a_name_the_contract_accepts_is_not_refused_for_growing_in_nfc(run: Any) -> None:
+    grows = "\u0958" * 100  # each becomes two code points in NFC: 200 characters
+    assert len(nfc(grows)) == 200
+    written = run("note", {"initiative": grows, "text": "a note", "tags": [grows]})
+    assert written["state"] == "applied", written["issues"]
+
+
+def test_a_prefix_in_either_form_lists_the_initiative(run: Any) -> None:
+    run("note", {"initiative": nfc("Café-menus"), "text": "a note"})
+    for prefix in (nfd("café"), nfc("CAFÉ"), nfd("CAFÉ-m")):
+        listed = run("initiatives", {"prefix": prefix})["data"]["initiatives"]
+        assert [i["name"] for i in listed] == [nfc("Café-menus")], prefix
+
+
+def test_twins_an_older_kaeru_split_are_named_by_the_doctor_and_joined_as_it_says(
+    vault: VaultSpec, service: Service, run: Any
+) -> None:
+    with service.store.write() as session:  # the older kaeru's split: one project, two initiatives
+        session.create_initiative(nfd("café"), "2026-11-01T00:00:00.000000Z")
+        session.create_initiative(nfc("café"), "2026-11-02T00:00:00.000000Z")
+    run("note", {"initiative": nfc("café"), "text": "a note in the composed one"})
+    with service.store.write() as session:
+        twin = session.initiative_by_name(nfd("café"))
+        assert twin is not None and twin.name == nfd("café")
+
+    def names_check() -> dict[str, str]:
+        checks = {c["name"]: c for c in kaeru(vault, "doctor", as_json=True).json()["checks"]}
+        return checks["names"]
+
+    assert names_check()["status"] == "warn"
+    # The doctor's fix, step by step.
+    assert run("initiative", {"action": "rename", "initiative": nfc("café"), "to": "cafe-tmp"})["state"] == "applied"
+    merged = run("initiative", {"action": "merge", "initiative": nfc("café"), "to": "cafe-tmp"})
+    assert merged["state"] == "applied", merged["issues"]
+    assert run("initiative", {"action": "rename", "initiative": "cafe-tmp", "to": nfc("café")})["state"] == "applied"
+    assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == [nfc("café")]
+    assert names_check()["status"] == "ok"

@@ -151,7 +151,8 @@ def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: 
     try:
         vault = ctx.find_root().params.get("vault")
         settings = Settings.from_env(vault_dir=Path(vault).expanduser() if vault else None)
-        health = open_health(settings)
+        # A tab press waits for a PostgreSQL server that does not answer at most this long.
+        health = open_health(settings, connect_timeout_s=2)
     except (KaeruError, ValueError, OSError):
         return []
     try:
@@ -161,7 +162,10 @@ def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: 
         return []
     finally:
         health.close()
-    return [name for name in names if name.startswith(incomplete)]
+    from kaeru.domain.naming import canonical
+
+    typed = canonical(incomplete)  # either Unicode form (decision 184)
+    return [name for name in names if canonical(name).startswith(typed)]
 
 
 def settings_of(ctx: click.Context) -> Settings:

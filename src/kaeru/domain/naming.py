@@ -21,6 +21,19 @@ def canonical(name: str) -> str:
     return unicodedata.normalize("NFC", name.strip())
 
 
+def folded(name: str) -> str:
+    """`name` for a case-insensitive prefix match in either Unicode form: canonical, case-folded,
+    composed again (case folding may decompose)."""
+    return unicodedata.normalize("NFC", canonical(name).casefold())
+
+
+def forms(name: str) -> tuple[str, ...]:
+    """The forms a stored name may have for `name` (canonical): itself, and the decomposed form
+    (NFD) a kaeru before decision 184 — or an archive it exported — may have stored."""
+    decomposed = unicodedata.normalize("NFD", name)
+    return (name,) if decomposed == name else (name, decomposed)
+
+
 def auto_name(text: str | None, node_id: str, fallback: str) -> str:
     """`first-five-words-<last 6 chars of the id>`; `<fallback>-<suffix>` when no word survives."""
     words: list[str] = []

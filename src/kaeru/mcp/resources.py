@@ -49,8 +49,10 @@ def initiative_names(registry: ToolRegistry, prefix: str = "") -> list[str]:
 
     with registry.service.store.read() as session:
         names = grants.visible_names(i.name for i in session.all_initiatives())
-    wanted = prefix.casefold()
-    return sorted(n for n in names if n.casefold().startswith(wanted))
+    from kaeru.domain.naming import folded
+
+    wanted = folded(prefix)
+    return sorted(n for n in names if folded(n).startswith(wanted))
 
 
 def node_ids(registry: ToolRegistry, typed: str) -> list[str]:

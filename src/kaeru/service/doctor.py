@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kaeru.config import Settings
+from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import SearchQuery, Session
@@ -57,6 +58,7 @@ class VaultHealth(Protocol):
     def readable_by_others(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def shared_place(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
+    def initiative_names(self) -> list[str]: ...
 
 
 @dataclass
@@ -186,6 +188,7 @@ def _schema_checks(health: VaultHealth) -> list[Check]:
         checks.append(Check("search", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
         return checks
     checks.append(_fulltext(health.index_agreement()))
+    checks.append(_twins(health.initiative_names()))
     if health.backend == "sqlite":
         checks.append(_wal(health))
     else:
@@ -246,6 +249,25 @@ def _private(exposed: str | None, vault: dict[str, Any]) -> Check:
         WARN,
         exposed,
         f"chmod 700 {shlex.quote(str(path.parent))} && chmod 600 {shlex.quote(str(path))}* (unless it is shared on purpose)",
+    )
+
+
+def _twins(names: list[str]) -> Check:
+    """Initiatives whose names differ only in Unicode form: a kaeru before decision 184 split one
+    project in two when a name came in both forms, and a name now finds the composed one only."""
+    by_form: dict[str, list[str]] = {}
+    for name in names:
+        by_form.setdefault(canonical(name), []).append(name)
+    twins = [spelled for spelled in by_form.values() if len(spelled) > 1]
+    if not twins:
+        return Check("names", OK, f"{len(names)} initiative name(s), none written twice in different Unicode forms")
+    shown = "; ".join(" / ".join(ascii(n) for n in spelled) for spelled in twins[:5])
+    return Check(
+        "names",
+        WARN,
+        f"{len(twins)} initiative name(s) were written in two Unicode forms, as two initiatives: {shown}",
+        "for each: rename the composed one to a temporary name (initiative action rename), merge the name "
+        "in its other form into it (that name now finds the decomposed one), then rename it back",
     )
 
 

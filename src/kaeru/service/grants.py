@@ -217,7 +217,7 @@ def _grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
     names: list[str] = []
     for raw in initiatives:
         name = canonical(raw)
-        if not name or len(name) > 128:
+        if not name or len(raw.strip()) > 128:
             raise InvalidArgument("an initiative of a grant must be 1–128 characters", field="initiatives")
         names.append(name)
     if not names:

@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Node, revision_token
+from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument
 from kaeru.service import cursors, grants, tasks
@@ -63,7 +64,7 @@ def _page(
     found = [
         i
         for i in session.initiatives_by_activity()
-        if (principal is None or principal.may_see(i.name)) and i.name.casefold().startswith(prefix)
+        if (principal is None or principal.may_see(i.name)) and folded(i.name).startswith(prefix)
     ]
     following = [i for i in found if _follows(i, after)]
     return following[:limit], len(found), max(0, len(following) - limit)
@@ -73,7 +74,7 @@ def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOut
     """The initiatives (or those starting with `prefix`), most active first, `limit` a page, with node
     counts by tier, held slots and last activity: a page reads its own initiatives' counts and slots,
     one query each. Pages follow by the key (last_activity, name) of the last one shown (decision 100)."""
-    prefix = (request.prefix or "").strip().casefold()
+    prefix = folded(request.prefix or "")
     args = request.wire()
     key = cursors.args_key(args)
     with rt.store.read() as session:
@@ -268,7 +269,9 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         if new_name == subject.name:
             ctx.outcome.state = "unchanged"
             return
-        if ctx.session.initiative_by_name(new_name) is not None:
+        taken = ctx.session.initiative_by_name(new_name)
+        # Itself, stored decomposed by an older kaeru: renamed to its composed form (decision 184).
+        if taken is not None and taken.id != subject.id:
             raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
         ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))

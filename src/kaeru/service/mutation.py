@@ -60,7 +60,8 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     name = canonical(raw)
     if not name:
         raise InvalidArgument("initiative must not be blank", field=field)
-    if len(name) > MAX_INITIATIVE_CHARS:
+    # Counted as sent: NFC can lengthen a name the contract accepts (found in review).
+    if len(raw.strip()) > MAX_INITIATIVE_CHARS:
         raise InvalidArgument(f"initiative is longer than {MAX_INITIATIVE_CHARS} characters", field=field)
     if _CONTROL.search(name):
         raise InvalidArgument("initiative must not contain control characters", field=field)
@@ -86,10 +87,10 @@ def check_name(field_name: str, name: str) -> str:
     Raises:
         InvalidArgument: blank, too long, or holding a control character.
     """
-    name = canonical(name)
+    sent, name = name.strip(), canonical(name)
     if not name:
         raise InvalidArgument("name must not be blank", field=field_name)
-    if len(name) > MAX_NAME_CHARS:
+    if len(sent) > MAX_NAME_CHARS:  # counted as sent, as the initiative's
         raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
     if any(ord(ch) < 32 for ch in name):
         raise InvalidArgument("name must not contain control characters", field=field_name)
@@ -102,8 +103,8 @@ def check_tag(field_name: str, index: int, tag: str) -> str:
     Raises:
         InvalidArgument: blank, too long, or holding a control character.
     """
-    tag = canonical(tag)
-    if not tag or len(tag) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
+    sent, tag = tag.strip(), canonical(tag)
+    if not tag or len(sent) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
         raise InvalidArgument(f"tag {index} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
     return tag
 

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
-from kaeru.domain.naming import canonical
+from kaeru.domain.naming import canonical, forms
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
@@ -256,7 +256,7 @@ def _passes(node: Node, query: SearchQuery, scope: set[int]) -> bool:
         and (not query.tiers or node.tier.value in query.tiers)
         and (not query.layers or node.layer.value in query.layers)
         and (not query.statuses or node.status in query.statuses)
-        and all(tag in node.tags for tag in query.tags)
+        and all(any(spelled in node.tags for spelled in forms(tag)) for tag in query.tags)
     )
 
 

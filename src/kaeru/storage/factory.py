@@ -57,11 +57,12 @@ def open_store(settings: Settings, *, upgrade_in_background: bool = False) -> St
     )
 
 
-def open_health(settings: Settings) -> Any:
+def open_health(settings: Settings, *, connect_timeout_s: int = 10) -> Any:
     """The vault opened read-only for `kaeru doctor` (never created, migrated or written); the
-    object answers `service.doctor.VaultHealth`. Raises NotFound or Unavailable."""
+    object answers `service.doctor.VaultHealth`. Raises NotFound or Unavailable. A PostgreSQL
+    server that does not answer is given up on after `connect_timeout_s` (per host)."""
     if settings.database_url:
-        return _postgres("health").PostgresHealth(settings.database_url)
+        return _postgres("health").PostgresHealth(settings.database_url, connect_timeout_s=connect_timeout_s)
     from kaeru.storage.sqlite.health import SqliteHealth
 
     return SqliteHealth(settings.sqlite_path, busy_timeout_ms=settings.busy_timeout_ms)

@@ -64,6 +64,10 @@ class Health:
     def has_table(self, name: str) -> bool:
         raise NotImplementedError
 
+    def initiative_names(self) -> list[str]:
+        """Every live initiative's name as stored."""
+        return sorted(str(r[0]) for r in self._rows("SELECT name FROM initiatives"))
+
     def applied_migrations(self) -> list[int]:
         """Migration numbers recorded in the vault (empty when it has no migration table)."""
         if not self.has_table("schema_migrations"):

@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from kaeru.domain.naming import canonical
 from kaeru.service.grants import Principal
 from kaeru.web import graph
 from kaeru.web.graph import Call, ViewError, ok
@@ -217,7 +218,7 @@ async def _node_total(call: Call, initiative: str) -> int | None:
     while True:
         listed = await ok(call, "initiatives", args)
         for item in listed["data"]["initiatives"]:
-            if item["name"] == initiative:
+            if canonical(item["name"]) == canonical(initiative):  # either Unicode form (decision 184)
                 total: int = item["counts"]["total"]
                 return total
         if not listed.get("continuation"):

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import HypothesisStatus, NodeType
+from kaeru.domain.naming import forms
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.records import SearchQuery, SearchRow
@@ -120,9 +121,14 @@ class TsSearch(Part):
         for column, values in query.columns:
             clauses.append(f"n.{column} = ANY(%({column})s::text[])")
             params[column] = list(values)
-        if query.tags:
+        plain = [tag for tag in query.tags if len(forms(tag)) == 1]
+        if plain:
             clauses.append("n.tags @> %(tags)s::text[]")
-            params["tags"] = list(query.tags)
+            params["tags"] = plain
+        for i, tag in enumerate(tag for tag in query.tags if len(forms(tag)) > 1):
+            # Either form: the decomposed one an older kaeru stored (decision 184).
+            clauses.append(f"n.tags && %(tag_forms{i})s::text[]")
+            params[f"tag_forms{i}"] = list(forms(tag))
         if query.tokens and match:
             clauses.append(f"n.{_vector(query)} @@ %(q)s::tsquery")
             params["q"] = tsquery_literal(query.tokens, query.match_all, query.prefix, query.fields)

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import NameSpan
-from kaeru.domain.naming import canonical
+from kaeru.domain.naming import forms
 from kaeru.errors import Internal, Unavailable
 from kaeru.storage.records import EndedInitiative, Initiative, ListedInitiative
 from kaeru.storage.sql import rows
@@ -58,18 +58,17 @@ class InitiativeQueries(Part):
         return found | self._spelled_otherwise(missing) if missing else found
 
     def _spelled_otherwise(self, names: Sequence[str]) -> dict[str, Initiative]:
-        """The initiatives stored under another Unicode form of `names` (NFC, as names arrive since
-        decision 184): a vault written before it may hold `café` as `e` + a combining accent. Read
-        only for names beyond ASCII, which have no other form, so a new project's first write does
-        not walk every initiative."""
-        wanted = {canonical(name): name for name in names if not name.isascii()}
-        if not wanted:
-            return {}
+        """The initiatives stored under the decomposed form (NFD) of `names` (composed, NFC, as names
+        arrive since decision 184): a vault written before it — or an archive exported from one —
+        may hold `café` as `e` + a combining accent. One indexed look-up; names that have no other
+        form (ASCII) are not asked."""
+        wanted = {other: name for name in names for other in forms(name)[1:]}
         found: dict[str, Initiative] = {}
-        for initiative in self.all_initiatives():
-            asked = wanted.get(canonical(initiative.name))
-            if asked is not None:
-                found[asked] = initiative
+        for chunk in self._d.chunks(list(wanted)):
+            where, params = self._d.in_("name", chunk, "text")
+            for row in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives WHERE {where}", params):
+                initiative = rows.initiative(row)
+                found[wanted[initiative.name]] = initiative
         return found
 
     def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:

@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from kaeru.domain.model import Node
+from kaeru.domain.naming import forms
 from kaeru.storage.records import RevisionEntry
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import NODE_COLS, prefixed
@@ -66,8 +67,10 @@ class NodeQueries(Part):
         return out
 
     def live_nodes_named(self, name: str, initiative_ids: Sequence[int] | None) -> list[Node]:
-        sql = f"{_NODE} n WHERE name = ? AND retracted = {self._d.false}"
-        params: list[Any] = [name]
+        # `name` in NFC, or the decomposed form an older kaeru stored (decision 184).
+        spelled = forms(name)
+        sql = f"{_NODE} n WHERE name IN ({', '.join('?' for _ in spelled)}) AND retracted = {self._d.false}"
+        params: list[Any] = list(spelled)
         if initiative_ids is not None:
             scope, more = self._member_of(initiative_ids)
             sql, params = f"{sql} AND {scope}", [*params, *more]

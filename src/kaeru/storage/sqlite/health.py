@@ -3,9 +3,9 @@ nothing is created, migrated or changed.
 
 The vault file is opened without `SQLITE_OPEN_CREATE` and with `PRAGMA query_only`, so no statement
 here can change it; a vault that does not exist is reported, never created. It is opened for
-writing where it can be (read-only where the file is) only so that, closing as the last connection,
-SQLite removes the `-wal` and `-shm` files opening made — after copying any log it found into the
-file, as the next kaeru to open it would (the vault's content is the same).
+writing where it can be — the file writable, no write-ahead log beside it — only so that, closing as
+the last connection, SQLite removes the `-wal` and `-shm` files opening made; with a log there (a
+server running, or one that crashed) it is opened read-only, and nothing is touched.
 """
 
 from __future__ import annotations
@@ -58,14 +58,19 @@ class SqliteHealth(Health):
         if not path.is_file():
             raise NotFound(f"there is no vault at {path}")
         try:
+            log = path.with_name(path.name + "-wal")
             try:
                 # Read-write but `query_only`: no statement writes, and the last connection to close
                 # removes the `-wal` and `-shm` that opening a WAL vault makes. A read-only connection
                 # cannot, so every `kaeru doctor` and every tab completion (decision 183) left both
-                # beside a vault no server had open.
+                # beside a vault no server had open. Only where no log is there already: closing
+                # would copy it into the file, and a log left beside another file (a backup copied
+                # over a crashed vault) would damage it for good (found in review).
+                if log.exists() and log.stat().st_size:
+                    raise apsw.ReadOnlyError("a write-ahead log is there: look without touching it")
                 self._c = _query_only(path, apsw.SQLITE_OPEN_READWRITE, busy_timeout_ms)
             except (apsw.CantOpenError, apsw.ReadOnlyError, apsw.PermissionsError):
-                self._c = _query_only(path, apsw.SQLITE_OPEN_READONLY, busy_timeout_ms)  # a read-only file
+                self._c = _query_only(path, apsw.SQLITE_OPEN_READONLY, busy_timeout_ms)  # or a read-only file
         except apsw.Error as exc:
             raise Unavailable(f"cannot open {path} as a SQLite database ({type(exc).__name__}: {exc})") from exc
 
@@ -121,7 +126,7 @@ class SqliteHealth(Health):
     def copy_into(self, target: Path) -> None:
         """Write a consistent copy of the vault to `target` (absent, or an empty file), from one read
         snapshot: `VACUUM INTO`, which writers of the vault do not wait for (decision 181)."""
-        # `query_only` refuses the copy's writes too; the vault stays read-only by its open flags.
+        # `query_only` refuses the copy's writes too; `VACUUM INTO` writes only the copy.
         list(self._c.execute("PRAGMA query_only = 0"))
         # A Python callback now and then, so a signal's handler can run (and stop the copy).
         self._c.set_progress_handler(lambda: False, 10_000)

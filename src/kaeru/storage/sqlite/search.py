@@ -10,6 +10,7 @@ from typing import Any
 import apsw
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
+from kaeru.domain.naming import forms
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
 from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.records import SearchQuery, SearchRow
@@ -144,8 +145,9 @@ class FtsSearch(SectionQueries):
             clauses.append(f"n.{column} IN ({marks(len(values))})")
             params.extend(values)
         for tag in query.tags:
-            clauses.append("EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value = ?)")
-            params.append(tag)
+            spelled = forms(tag)  # or the decomposed form an older kaeru stored (decision 184)
+            clauses.append(f"EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value IN ({marks(len(spelled))}))")
+            params.extend(spelled)
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
             f"WHERE e.dst = n.id AND {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
