@@ -168,6 +168,19 @@ def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: 
     return [name for name in names if canonical(name).startswith(typed)]
 
 
+def initiatives_option(help_text: str) -> Callable[[Any], Any]:
+    """`-i/--initiative` given once or more (required), completing from the vault's names."""
+    return click.option(
+        "-i",
+        "--initiative",
+        "initiatives",
+        multiple=True,
+        required=True,
+        help=help_text,
+        shell_complete=complete_initiative,
+    )
+
+
 def settings_of(ctx: click.Context) -> Settings:
     settings: Settings = ctx.find_root().obj["settings"]
     return settings

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import cli, complete_initiative, emit, print_issues, read_envelope, wants_json
+from kaeru.cli.common import cli, complete_initiative, emit, initiatives_option, print_issues, read_envelope, wants_json
 
 
 def show_hits(envelope: dict[str, Any]) -> None:
@@ -27,15 +27,7 @@ def show_hits(envelope: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("text", required=False)
-@click.option(
-    "-i",
-    "--initiative",
-    "initiatives",
-    multiple=True,
-    required=True,
-    help="Initiative(s) to search.",
-    shell_complete=complete_initiative,
-)
+@initiatives_option("Initiative(s) to search.")
 @click.option("--all-words", is_flag=True, help="Require every word (match all).")
 @click.option("--prefix", is_flag=True, help="Match words as prefixes.")
 @click.option("--type", "types", multiple=True, help="Only these node types.")
@@ -131,15 +123,7 @@ def show_node(envelope: dict[str, Any]) -> None:
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option(
-    "-i",
-    "--initiative",
-    "initiatives",
-    multiple=True,
-    required=True,
-    help="Initiative(s) to recall from.",
-    shell_complete=complete_initiative,
-)
+@initiatives_option("Initiative(s) to recall from.")
 @click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
 @click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
 @click.option("--limit", default=10, type=int)
