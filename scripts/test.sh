@@ -31,6 +31,19 @@ if ! command -v pg_virtualenv >/dev/null 2>&1; then
     fi
 fi
 
+# PgBouncer, the pooler a team's PostgreSQL is often reached through: tests/wire/test_pooler.py puts
+# one in transaction mode between the suite's servers and the throwaway cluster. Installed here when
+# missing, as PostgreSQL is.
+if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
+    if [ "$(id -u)" = "0" ]; then
+        echo "installing PgBouncer (Debian) for the pooler tests" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null \
+            || echo "WARNING: PgBouncer could not be installed: the pooler tests will be skipped" >&2
+    else
+        echo "WARNING: no PgBouncer and not root: the pooler tests will be skipped" >&2
+    fi
+fi
+
 # The viewer's browser tests (tests/web) drive Debian's headless Chromium through Playwright; they
 # never download a browser. Installed here when missing, as PostgreSQL is.
 if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then

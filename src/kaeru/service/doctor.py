@@ -134,7 +134,8 @@ def diagnose(
 def _where(vault: dict[str, Any]) -> str:
     if vault["backend"] == "sqlite":
         return f"SQLite {vault['sqlite']} at {vault['path']}"
-    return f"PostgreSQL {vault['postgresql']} at {vault['url']}"
+    through = ", through a pooler" if vault.get("pooler") else ""
+    return f"PostgreSQL {vault['postgresql']} at {vault['url']}{through}"
 
 
 def _vault_checks(health: VaultHealth) -> list[Check]:

@@ -56,6 +56,8 @@ class PgDb(Db):
         self._held: list[tuple[str, Params]] = []
         #: Set by `begin` until the first exchange: a fresh connection for the one that proved dead.
         self._replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None
+        #: How many held statements open the transaction (BEGIN and its settings; `begin`).
+        self._opening = 0
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
@@ -63,17 +65,24 @@ class PgDb(Db):
         return self._c
 
     def begin(
-        self, sql: str, replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None
+        self,
+        sql: str,
+        replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None,
+        settings: tuple[str, Params] | None = None,
     ) -> None:
         """Open the transaction with the first exchange instead of a round trip of its own
-        (decision 16.L7). A pooled connection that died fails that exchange; nothing of the
-        transaction can have committed then, so it is sent again, once, on `replace(dead)`."""
+        (decision 16.L7), its `settings` statement (psycopg's placeholders) right after BEGIN. A
+        pooled connection that died fails that exchange; nothing of the transaction can have
+        committed then, so it is sent again, once, on `replace(dead)`."""
         self._held.append((sql, ()))
+        if settings is not None:
+            self._held.append(settings)
+        self._opening = len(self._held)
         self._replace = replace
 
     def begun_only(self) -> bool:
-        """Whether the transaction's BEGIN is still held: no statement reached the server."""
-        return self._replace is not None and len(self._held) == 1
+        """Whether only the transaction's opening is still held: no statement reached the server."""
+        return self._replace is not None and len(self._held) == self._opening
 
     def discard(self) -> None:
         """Forget what is held (a transaction that never reached the server)."""
@@ -125,8 +134,8 @@ class PgDb(Db):
         would write twice. A transaction whose BEGIN is still held (only sent statements) first
         opens alone, in the exchange a dead pooled connection may be replaced in (`begin`)."""
         if self._replace is not None:
-            begin, *rest = self._held
-            self._held = [begin]
+            opening, rest = self._held[: self._opening], self._held[self._opening :]
+            self._held = opening
             self._exchange(None, ())
             self._held = rest
         self._held.append(("COMMIT", ()))

@@ -1,7 +1,8 @@
 """A read-only look at a PostgreSQL vault for `kaeru doctor`: nothing is created, migrated or written.
 
-One plain connection (no pool) with `default_transaction_read_only`, so even a bug here cannot
-change the database.
+One plain connection (no pool) on which psycopg opens every statement's transaction READ ONLY, so
+even a bug here cannot change the database. The connection carries no startup options: a pooler
+such as PgBouncer refuses them (decision 185).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import psycopg
 
 from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
-from kaeru.storage.postgres.store import _BEGIN_READ, PostgresSession, redact_url
+from kaeru.storage.postgres.store import PostgresSession, redact_url
 
 
 class PostgresHealth(Health):
@@ -31,20 +32,30 @@ class PostgresHealth(Health):
         """
         self.url = url
         try:
-            self._c = psycopg.connect(
-                url,
-                autocommit=True,
-                connect_timeout=connect_timeout_s,
-                application_name="kaeru-doctor",
-                options="-c default_transaction_read_only=on",
-            )
+            self._c = psycopg.connect(url, connect_timeout=connect_timeout_s, application_name="kaeru-doctor")
+            self._c.read_only = True  # every transaction psycopg begins (each `_rows`, `read`)
+            self._c.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+            # Behind a pooler the answering process is not the one the cancel key names (`PostgresStore`).
+            self.pooled = self._rows("SELECT pg_backend_pid() <> %s", (self._c.info.backend_pid,))[0][0]
         except psycopg.Error as exc:
             raise Unavailable(f"cannot connect to {redact_url(url)}: {str(exc).strip()}") from exc
         version = self._c.info.server_version
         self.server_version = f"{version // 10000}.{version % 10000}"
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.backend, "url": redact_url(self.url), "postgresql": self.server_version}
+        return {
+            "backend": self.backend,
+            "url": redact_url(self.url),
+            "postgresql": self.server_version,
+            "pooler": self.pooled,
+        }
+
+    def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        """`sql`'s rows, read in a transaction of its own (read-only, as every one here)."""
+        try:
+            return list(self._c.execute(sql, params))
+        finally:
+            self._c.rollback()
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None
@@ -80,9 +91,8 @@ class PostgresHealth(Health):
 
     @contextmanager
     def read(self) -> Iterator[PostgresSession]:
-        """One read snapshot (REPEATABLE READ READ ONLY)."""
-        self._c.execute(_BEGIN_READ)
+        """One read snapshot (REPEATABLE READ READ ONLY, which psycopg begins with the first statement)."""
         try:
             yield PostgresSession(self._c, read_only=True)
         finally:
-            self._c.execute("ROLLBACK")
+            self._c.rollback()

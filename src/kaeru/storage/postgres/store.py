@@ -58,6 +58,11 @@ _MIGRATION_LOCK = 0x6B6165727500  # "kaeru\0"
 SCHEMA_RECHECK_S = 300.0
 _BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+#: What `_configure` sets for a connection's session, set for one transaction instead (a pooler's).
+_LOCAL_SETTINGS = (
+    "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true), "
+    "set_config('jit', 'off', true)"
+)
 
 
 def redact_url(url: str) -> str:
@@ -112,8 +117,10 @@ class PostgresStore:
             Internal: a migration failed.
         """
         self.url = url
-        self._lock_timeout_ms = lock_timeout_ms
-        self._statement_timeout_ms = statement_timeout_ms
+        #: The `lock_timeout` and `statement_timeout` every transaction runs under, as PostgreSQL reads them.
+        self._timeouts = (f"{int(lock_timeout_ms)}ms", f"{int(statement_timeout_ms)}ms")
+        #: Whether the connections reach PostgreSQL through a pooler (`_configure`).
+        self.pooled = False
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
         self.copies = TextCopies(search_cache_bytes)
@@ -161,14 +168,27 @@ class PostgresStore:
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
         a broad search's plan looks costly enough to be compiled, and compiling it took longer than
-        the work it was for (decision 16.Q1)."""
+        the work it was for (decision 16.Q1).
+
+        Behind a connection pooler (PgBouncer, as Supabase, Neon and Heroku offer it), the server
+        process that answers is not the one whose cancel key the connection was given, and in
+        transaction mode the next transaction may run on another server connection: a session
+        setting would stay on a server connection other clients get next, and a prepared statement
+        would be missing there (or already exist). Such a connection prepares nothing, and each of
+        its transactions sets its own timeouts (`_session`, decision 185)."""
+        key = conn.info.backend_pid
+        lock, statement = self._timeouts
         row = conn.execute(
-            "SELECT set_config('lock_timeout', %s, false), set_config('statement_timeout', %s, false), "
-            "set_config('jit', 'off', false)"
+            "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
+            "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) "
+            "|| set_config('jit', 'off', false) END"
             + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
-            (f"{int(self._lock_timeout_ms)}ms", f"{int(self._statement_timeout_ms)}ms"),
+            (key, key, lock, statement),
         ).fetchone()
-        if self._schema and row is not None and row[3] != self._schema:
+        if row is not None and row[0]:
+            self.pooled = True
+            conn.prepare_threshold = None
+        if self._schema and row is not None and row[2] != self._schema:
             self._stale.add(conn)
 
     def _up_to_date(self, conn: psycopg.Connection[Any]) -> bool:
@@ -268,7 +288,7 @@ class PostgresStore:
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
         db = PgDb(self._connection())
         # BEGIN goes with the first statement (16.L7); a pooled connection that died is replaced then.
-        db.begin(begin, self._replace)
+        db.begin(begin, self._replace, (_LOCAL_SETTINGS, self._timeouts) if self.pooled else None)
         try:
             try:
                 session = PostgresSession(db, read_only=read_only, copies=self.copies)
@@ -325,5 +345,6 @@ class PostgresStore:
             "url": redact_url(self.url),
             "postgresql": self.server_version,
             "pool": {"min": self._pool.min_size, "max": self._pool.max_size, "size": stats.get("pool_size", 0)},
+            "pooler": self.pooled,
             "pid": os.getpid(),
         }
