@@ -21,7 +21,7 @@ from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import SearchQuery, Session
-from kaeru.storage.health import SHARED_PLACE_REMEDY, WAL_WARN_BYTES, IndexAgreement
+from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 
 OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
 #: A word no vault is expected to hold: the search probe of an empty vault.
@@ -58,6 +58,7 @@ class VaultHealth(Protocol):
     def readable_by_others(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def shared_place(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
+    def text_encoding(self) -> str: ...  # PostgreSQL only, as `wal_bytes`
     def initiative_names(self) -> list[str]: ...
 
 
@@ -169,6 +170,7 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
                 None if status == OK else "check the server's logs",
             )
         )
+        checks.append(_encoding(health.text_encoding()))
     try:
         checks.extend(_schema_checks(health))
     except KaeruError as error:
@@ -327,6 +329,13 @@ def _wal(health: VaultHealth) -> Check:
             "(the log is folded back and truncated when the last connection closes)",
         )
     return Check("wal", OK, summary)
+
+
+def _encoding(encoding: str) -> Check:
+    """A vault needs a UTF8 database: another encoding cannot hold every text (decision 186)."""
+    if holds_any_text(encoding):
+        return Check("encoding", OK, f"the database stores text as {encoding}")
+    return Check("encoding", FAIL, f"the database stores text as {encoding}, not UTF8", UTF8_REMEDY)
 
 
 def _search(health: VaultHealth) -> Check:

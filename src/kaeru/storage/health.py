@@ -27,6 +27,18 @@ SHARED_PLACE_REMEDY = (
 )
 
 
+#: What a PostgreSQL database that cannot hold every text needs (decision 186).
+UTF8_REMEDY = (
+    "kaeru stores any Unicode text and needs a UTF8 database: create one with "
+    "`CREATE DATABASE name ENCODING 'UTF8' TEMPLATE template0` and point KAERU_DATABASE_URL at it"
+)
+
+
+def holds_any_text(encoding: str) -> bool:
+    """Whether a PostgreSQL database encoding (`server_encoding`) can hold every Unicode text."""
+    return encoding.upper() in ("UTF8", "UTF-8", "UNICODE")
+
+
 @dataclass(frozen=True)
 class IndexAgreement:
     """Whether the full-text index holds exactly one row per live node."""

@@ -15,7 +15,7 @@ import psycopg
 
 from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
-from kaeru.storage.postgres.store import PostgresSession, redact_url
+from kaeru.storage.postgres.store import PostgresSession, database_encoding, redact_url
 
 
 class PostgresHealth(Health):
@@ -32,7 +32,9 @@ class PostgresHealth(Health):
         """
         self.url = url
         try:
-            self._c = psycopg.connect(url, connect_timeout=connect_timeout_s, application_name="kaeru-doctor")
+            self._c = psycopg.connect(
+                url, connect_timeout=connect_timeout_s, application_name="kaeru-doctor", client_encoding="UTF8"
+            )
             self._c.read_only = True  # every transaction psycopg begins (each `_rows`, `read`)
             self._c.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
             # Behind a pooler the answering process is not the one the cancel key names (`PostgresStore`).
@@ -49,6 +51,10 @@ class PostgresHealth(Health):
             "postgresql": self.server_version,
             "pooler": self.pooled,
         }
+
+    def text_encoding(self) -> str:
+        """The database's text encoding: a vault needs UTF8 (`PostgresStore`, decision 186)."""
+        return database_encoding(self._c)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
         """`sql`'s rows, read in a transaction of its own (read-only, as every one here)."""

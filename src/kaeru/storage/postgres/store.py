@@ -29,12 +29,14 @@ from psycopg_pool import ConnectionPool
 
 from kaeru.config import url_password_replaced
 from kaeru.errors import Unavailable
+from kaeru.storage.health import UTF8_REMEDY, holds_any_text
 from kaeru.storage.migrate import (
     BEHIND,
     INDEX_PENDING,
     TEXT_PENDING,
     BackgroundUpgrade,
     VaultTooNew,
+    VaultUnusable,
     newest_version,
     run_pending,
     upgrade_later,
@@ -91,6 +93,29 @@ def _reachable(url: str, timeout_s: float) -> None:
         raise Unavailable(f"cannot connect to PostgreSQL at {redact_url(url)}: {reason}") from exc
 
 
+def database_encoding(conn: psycopg.Connection[Any]) -> str:
+    """The encoding the database stores text in (`UTF8`, `LATIN1`, `SQL_ASCII`, …)."""
+    reported = conn.info.parameter_status("server_encoding")
+    if reported:
+        return reported
+    row = conn.execute("SELECT current_setting('server_encoding')").fetchone()
+    return str(row[0]) if row else ""
+
+
+def _require_utf8(conn: psycopg.Connection[Any], url: str) -> None:
+    """Refuse a database that is not UTF-8 before anything is written to it. A LATIN1 or EUC_JP
+    database cannot hold every text an agent writes (a note in Japanese, an emoji, a dash), and a
+    SQL_ASCII one stores bytes unchecked, so its string functions count and compare them as
+    bytes: either would fail or differ from SQLite note by note, long after set-up (decision 186).
+
+    Raises:
+        VaultUnusable: the database's encoding is another.
+    """
+    encoding = database_encoding(conn)
+    if not holds_any_text(encoding):
+        raise VaultUnusable(f"the database at {redact_url(url)} stores text as {encoding}: {UTF8_REMEDY}")
+
+
 class PostgresStore:
     """A PostgreSQL database and a pool of connections to it; migrated on construction."""
 
@@ -131,7 +156,8 @@ class PostgresStore:
             url,
             min_size=min_size,
             max_size=max_size,
-            kwargs={"autocommit": True, "application_name": "kaeru"},
+            # UTF-8 whatever PGCLIENTENCODING says: every text is Unicode (`_require_utf8`).
+            kwargs={"autocommit": True, "application_name": "kaeru", "client_encoding": "UTF8"},
             configure=self._configure,
             # Connections are replaced every few minutes, so each reads the schema level anew.
             max_lifetime=SCHEMA_RECHECK_S,
@@ -146,6 +172,7 @@ class PostgresStore:
         try:
             self._pool.open(wait=True, timeout=connect_timeout_s)
             with self._pool.connection() as conn:
+                _require_utf8(conn, url)
                 current = self._up_to_date(conn)
                 later = self._behind(conn) if upgrade_in_background and not current else ""
                 if not current and not later:
