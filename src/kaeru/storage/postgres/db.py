@@ -9,11 +9,26 @@ from typing import Any
 import psycopg
 
 from kaeru.errors import Internal, InvalidArgument, KaeruError, Unavailable
+from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import POSTGRES
 
 #: A binary COPY's header; each row is then its field count and each field's length and value.
 _COPY_HEADER = 19  # signature (11), flags (4), header extension length (4, zero)
+
+
+#: What a role refused a right on the vault's schema needs (decision 187).
+GRANT_REMEDY = (
+    "give it the schema's rights (`GRANT USAGE, CREATE ON SCHEMA public TO role`: since PostgreSQL 15 "
+    "only the database's owner may create in `public`), make it the database's owner, or give kaeru a "
+    "schema it owns (`CREATE SCHEMA kaeru AUTHORIZATION role`, then `?options=-csearch_path%3Dkaeru` "
+    "in KAERU_DATABASE_URL)"
+)
+
+
+def _first_line(exc: Exception) -> str:
+    """The server's message without the statement it quotes."""
+    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
 def translate(exc: Exception) -> KaeruError:
@@ -24,6 +39,9 @@ def translate(exc: Exception) -> KaeruError:
         return InvalidArgument(
             f"the text is too large for PostgreSQL's full-text index ({exc}); split it into several notes"
         )
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        # Not a passing state and not kaeru's fault: the role lacks a right on the vault's schema.
+        return VaultUnusable(f"PostgreSQL refused the role in KAERU_DATABASE_URL: {_first_line(exc)}: {GRANT_REMEDY}")
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateKey(f"storage error: {type(exc).__name__}: {exc}")
     if isinstance(exc, psycopg.errors.DiskFull):

@@ -139,6 +139,7 @@ class PostgresStore:
 
         Raises:
             Unavailable: the server cannot be reached (or is too busy) within `connect_timeout_s`.
+            VaultUnusable: the database is not UTF-8, or the role lacks a right the vault needs.
             Internal: a migration failed.
         """
         self.url = url
