@@ -115,7 +115,9 @@ ISSUE_CODES: dict[str, str] = {
     "unavailable": (
         "The store is busy or unreachable, its disk is full or cannot be written, or the vault is being "
         "upgraded after a kaeru update (the message says which, and where); nothing was applied. Retry "
-        "later, with the same `request_id` (retryable)."
+        "later, with the same `request_id` (retryable). Where waiting cannot help — a vault written by a "
+        "newer kaeru, a PostgreSQL database not in UTF-8, a role refused a right on the vault — "
+        "`retryable` is false and the message says what to change."
     ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
 }
