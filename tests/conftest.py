@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +13,11 @@ from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.storage.factory import open_store
 from tests.backends import BACKENDS, VaultSpec, drop_vault, new_vault, postgres_admin_url
+
+# Where KAERU_TIMEZONE is unset, "today" is the machine's calendar day (decision 188): the suite's
+# pinned clocks mean UTC's, wherever it runs. Tests of other zones set KAERU_TIMEZONE (or TZ) themselves.
+os.environ["TZ"] = "UTC"
+time.tzset()
 
 #: The published contract, vendored unmodified (contract/README.md says where it comes from).
 CONTRACT_DIR = Path(__file__).resolve().parents[1] / "contract" / "published"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,27 @@ class Settings:
     #: Whether results carry `structuredContent` and tools list `outputSchema` (KAERU_STRUCTURED=off
     #: drops both, so clients that prefer structured output show their model the compact text).
     structured: bool = True
+    #: The IANA time zone whose calendar "today" is in (KAERU_TIMEZONE): the day a task is
+    #: overdue, a reminder due, a rule still in force. Empty: the machine's own (decision 188).
+    timezone: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def zone(self) -> tzinfo | None:
+        """`timezone` as a `tzinfo`, or None for the machine's own (what `astimezone()` takes).
+
+        Raises:
+            ValueError: not a time zone the system knows.
+        """
+        if not self.timezone:
+            return None
+        from zoneinfo import ZoneInfo
+
+        try:
+            return ZoneInfo(self.timezone)
+        except (KeyError, ValueError, OSError) as exc:  # not found (a KeyError), malformed, unreadable
+            raise ValueError(
+                f"KAERU_TIMEZONE must be an IANA time zone name such as Europe/Paris or UTC, not {self.timezone!r}"
+            ) from exc
 
     @property
     def sqlite_path(self) -> Path:
@@ -128,6 +149,7 @@ class Settings:
             semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
             text=env.get("KAERU_TEXT", "compact").strip().lower(),
             structured=env.get("KAERU_STRUCTURED", "on").strip().lower() not in ("0", "false", "no", "off"),
+            timezone=env.get("KAERU_TIMEZONE", "").strip(),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.validate()
@@ -150,5 +172,7 @@ class Settings:
             raise ValueError("KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576")
         if self.pg_statement_timeout_ms < 0:
             raise ValueError("KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) or more")
+        if self.timezone:
+            self.zone()  # raises for a name the system's time zone database lacks
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")

@@ -308,7 +308,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             run_hygiene(rt, name, automatic=True)
         except UnknownInitiative:
             pass
-    today = rt.now().date()
+    today = rt.today()
     with rt.store.read() as session:
         scope = session.initiative_by_name(name)
         if scope is None:

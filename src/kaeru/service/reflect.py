@@ -47,7 +47,7 @@ class ReflectOutcome:
 def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
     name = normalise_initiative(request.initiative)
     now = rt.now()
-    today = now.date()
+    today = rt.today()
     items: list[ReflectItem] = []
     counts: dict[str, int] = {}
 

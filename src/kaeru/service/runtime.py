@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import NamedTuple
 
 from kaeru.config import Settings
@@ -90,6 +90,12 @@ class Runtime:
 
     def now(self) -> datetime:
         return self.clock()
+
+    def today(self) -> date:
+        """The user's calendar day now: in KAERU_TIMEZONE, else the machine's own zone. Due
+        dates, reminders and a rule's `through` are days on the user's calendar, and UTC's day
+        is another one for hours of every day in most of the world (decision 188)."""
+        return self.now().astimezone(self.settings.zone()).date()
 
     def new_id(self, at: datetime) -> str:
         return uuid7(int(at.timestamp() * 1000), self.entropy(10))

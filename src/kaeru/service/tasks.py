@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Layer, Node, NodeType
@@ -59,9 +59,12 @@ def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     return status
 
 
-def parse_due(raw: Any, today: date, field: str) -> str:
-    """A due date from `YYYY-MM-DD`, RFC 3339, or a future offset like `3d` / `2w`."""
+def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
+    """A due date from `YYYY-MM-DD`, RFC 3339, or a future offset like `3d` / `2w`: a day on the
+    user's calendar (`zone`, None for the machine's own; decision 188), so an offset counts from
+    the user's today and a time with an offset falls on its own day there."""
     text = str(raw).strip()
+    today = now.astimezone(zone).date()
     future = _FUTURE.match(text)
     if future:
         days = int(future.group(1)) * (7 if future.group(2) == "w" else 1)
@@ -69,7 +72,9 @@ def parse_due(raw: Any, today: date, field: str) -> str:
     if re.fullmatch(r"\d+\s*[smh]", text):
         raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)
     try:
-        return parse_moment(text, _EPOCH).date().isoformat()
+        if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+            return date.fromisoformat(text).isoformat()
+        return parse_moment(text, _EPOCH).astimezone(zone).date().isoformat()
     except ValueError as exc:
         raise InvalidArgument(f"due must be a date, RFC 3339 time, or 3d/2w ({exc})", field=field) from exc
 
@@ -84,7 +89,7 @@ def task(ctx: WriteContext, request: TaskRequest) -> None:
     status = check_status(cols, request.status or cols[0]["key"], "status")
     properties: dict[str, Any] = {}
     if request.due is not None:
-        properties["due"] = parse_due(request.due, ctx.now.date(), "due")
+        properties["due"] = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due")
     reminder = parse_reminder(request.reminder, "reminder")
     if reminder:
         properties["reminder"] = reminder
@@ -129,7 +134,7 @@ def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
             else:
                 properties.pop("done_at", None)
     if request.given("due"):  # null clears the due date
-        due = parse_due(request.due, ctx.now.date(), "due") if request.due is not None else None
+        due = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due") if request.due is not None else None
         if due != properties.get("due"):
             ctx.outcome.changes.append(Change("due", properties.get("due"), due))
             if due is None:

@@ -89,7 +89,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
     args = request.wire()
     key = cursors.args_key(args)
     history = intent == Intent.EXPLORE_HISTORY
-    filters = Filters.of(request, rt.now().date(), history=history)
+    filters = Filters.of(request, rt.today(), history=history)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, request.initiatives)
         scope_ids = [s.id for s in scopes]
