@@ -88,7 +88,7 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     expected |= (
         {"integrity", "writable", "private", "place", "wal"}
         if vault.backend == "sqlite"
-        else {"connection", "section_counts"}
+        else {"connection", "encoding", "section_counts"}
     )
     assert set(checks) == expected
     assert all(c["status"] in ("ok", "info") for c in checks.values()), checks
