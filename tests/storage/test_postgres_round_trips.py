@@ -52,7 +52,7 @@ def test_a_rare_words_ranking_runs_without_parallel_workers_and_restores_the_set
     assert configured is not None and configured[0] == "off" and after == configured
     ranking = next(i for i, q in enumerate(seen) if q.startswith("WITH hits"))
     assert seen[ranking - 1] == "SET LOCAL max_parallel_workers_per_gather = 0"
-    assert seen[ranking + 1] == "RESET max_parallel_workers_per_gather"
+    assert seen[ranking + 1] == "SET LOCAL max_parallel_workers_per_gather TO DEFAULT"
 
 
 def test_a_statement_failing_in_the_commit_pipeline_rolls_the_mutation_back(store: Store) -> None:

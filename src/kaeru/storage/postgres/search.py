@@ -261,7 +261,7 @@ class TsSearch(Part):
         statement only (both sent in its pipeline and the next)."""
         self._db.send("SET LOCAL max_parallel_workers_per_gather = 0")
         found = self._db.raw_rows(sql, params)
-        self._db.send("RESET max_parallel_workers_per_gather")
+        self._db.send("SET LOCAL max_parallel_workers_per_gather TO DEFAULT")
         return found
 
     @staticmethod

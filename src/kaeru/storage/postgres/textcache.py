@@ -289,7 +289,7 @@ class TextCopies:
                 {"t": word, "q": tsquery_literal([word], False, False, fields), "s": list(scope)},
             )
             if scope:
-                db.send("RESET enable_seqscan")
+                db.send("SET LOCAL enable_seqscan TO DEFAULT")
             self.sparse_reads += 1
             self.sparse_rows_read += len(kept[0])
             if len(memo[1]) > PREFETCH:
