@@ -57,9 +57,36 @@ def url_password_replaced(url: str, replacement: str | None) -> str:
 
 
 def default_vault_dir(env: Mapping[str, str]) -> Path:
-    """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`)."""
-    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", str(Path.home()))) / ".local" / "share")
-    return Path(base) / "kaeru"
+    """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`).
+
+    Raises:
+        ValueError: there is no home to put it in — HOME unset and the account unknown to the
+            password database, as for a container run under an arbitrary uid (decision 189).
+    """
+    if env.get("XDG_DATA_HOME"):
+        return Path(env["XDG_DATA_HOME"]) / "kaeru"
+    home = env.get("HOME")
+    if not home:
+        try:
+            home = str(Path.home())
+        except RuntimeError:  # no HOME and no password entry for this uid
+            raise ValueError(
+                "no home directory for the default vault (HOME is unset and this account has none): "
+                "set KAERU_VAULT (or --vault) to the folder the vault should live in"
+            ) from None
+    return Path(home) / ".local" / "share" / "kaeru"
+
+
+def expanded(path: str, name: str) -> Path:
+    """`path` with a leading `~` made the home directory.
+
+    Raises:
+        ValueError: it starts with `~` and there is no home to expand it to.
+    """
+    try:
+        return Path(path).expanduser()
+    except RuntimeError:
+        raise ValueError(f"{name} starts with ~ but this account has no home directory: give a full path") from None
 
 
 @dataclass(frozen=True)
@@ -128,7 +155,11 @@ class Settings:
             ValueError: a setting has an invalid value.
         """
         env = os.environ if env is None else env
-        vault = Path(env["KAERU_VAULT"]).expanduser() if env.get("KAERU_VAULT") else default_vault_dir(env)
+        given = overrides.get("vault_dir")
+        if env.get("KAERU_VAULT"):
+            vault = expanded(env["KAERU_VAULT"], "KAERU_VAULT")
+        else:  # a --vault given on the command line needs no home (nor is one looked for)
+            vault = given if given is not None else default_vault_dir(env)
         settings = cls(
             vault_dir=vault,
             database_url=env.get("KAERU_DATABASE_URL") or None,
@@ -138,8 +169,8 @@ class Settings:
             http_host=env.get("KAERU_HOST", "127.0.0.1"),
             http_port=_integer(env, "KAERU_PORT", 9876),
             auth_token=env.get("KAERU_AUTH_TOKEN") or None,
-            tls_cert=Path(env["KAERU_TLS_CERT"]).expanduser() if env.get("KAERU_TLS_CERT") else None,
-            tls_key=Path(env["KAERU_TLS_KEY"]).expanduser() if env.get("KAERU_TLS_KEY") else None,
+            tls_cert=expanded(env["KAERU_TLS_CERT"], "KAERU_TLS_CERT") if env.get("KAERU_TLS_CERT") else None,
+            tls_key=expanded(env["KAERU_TLS_KEY"], "KAERU_TLS_KEY") if env.get("KAERU_TLS_KEY") else None,
             allowed_hosts=tuple(h.strip() for h in env.get("KAERU_ALLOWED_HOSTS", "").split(",") if h.strip()),
             busy_timeout_ms=_integer(env, "KAERU_BUSY_TIMEOUT_MS", 30_000),
             pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),

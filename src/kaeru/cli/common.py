@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 import click
 
 from kaeru import __version__
-from kaeru.config import Settings
+from kaeru.config import Settings, expanded
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import KaeruError
 from kaeru.storage.base import Store
@@ -136,7 +136,7 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     try:
         overrides: dict[str, Any] = {}
         if vault:
-            overrides["vault_dir"] = Path(vault).expanduser()
+            overrides["vault_dir"] = expanded(vault, "--vault (KAERU_VAULT)")
         ctx.obj["settings"] = Settings.from_env(**overrides)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
@@ -150,7 +150,7 @@ def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: 
 
     try:
         vault = ctx.find_root().params.get("vault")
-        settings = Settings.from_env(vault_dir=Path(vault).expanduser() if vault else None)
+        settings = Settings.from_env(vault_dir=expanded(vault, "--vault") if vault else None)
         # A tab press waits for a PostgreSQL server that does not answer at most this long.
         health = open_health(settings, connect_timeout_s=2)
     except (KaeruError, ValueError, OSError):

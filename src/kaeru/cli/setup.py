@@ -246,7 +246,12 @@ def setup(
     elif http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
         env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
     server = entry(client, http=http, token_env=token_env, env=env)
-    path = (target or config_path(client)).expanduser()
+    try:
+        path = (target or config_path(client)).expanduser()
+    except RuntimeError:  # no HOME and no password entry (decision 189)
+        raise click.UsageError(
+            f"this account has no home directory to find {client}'s configuration in: give --path"
+        ) from None
     changed, backup = False, None
     if do_write:
         try:
