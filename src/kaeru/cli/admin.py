@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import sys
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,20 @@ def serve(
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
+        if sys.stdin.isatty():  # a person at a terminal, not a client's pipe (decision 190)
+            click.echo(STDIO_AT_A_TERMINAL, err=True)
         run_stdio(kaeru)
+
+
+#: What `kaeru serve` tells a person who started it at a terminal: it waits for an agent's client,
+#: and what to run instead.
+STDIO_AT_A_TERMINAL = (
+    "kaeru serve speaks MCP on stdin/stdout and is waiting for an agent's client, not for typing "
+    "(Ctrl-C stops it).\n"
+    "  connect a client:   kaeru setup claude-code   (or claude-desktop, cursor, vscode, codex, windsurf)\n"
+    "  from this terminal: kaeru note / search / recall / context / call TOOL '{...}'   (kaeru --help)\n"
+    "  in a browser:       kaeru ui"
+)
 
 
 @cli.command()
