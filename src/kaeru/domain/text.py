@@ -19,6 +19,7 @@ from typing import cast
 import Stemmer
 
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
+from kaeru.domain.languages import STEMMERS, detect
 from kaeru.domain.naming import NOT_NAME_CHAR
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 
@@ -139,11 +140,19 @@ def _stream_size(text: str, found: tuple[str, ...]) -> int:
 
 class _Stemmers(threading.local):
     """PyStemmer's C Snowball stemmers (far faster than the pure-Python ones); a stemmer is not
-    thread-safe, so each thread gets its own pair."""
+    thread-safe, so each thread gets its own — English and Russian at once, the others of
+    `languages.STEMMERS` when a text in them is first stemmed."""
 
     def __init__(self) -> None:
         self.english = Stemmer.Stemmer("english", 0)
         self.russian = Stemmer.Stemmer("russian", 0)
+        self.others: dict[str, Stemmer.Stemmer] = {}
+
+    def of(self, lang: str) -> Stemmer.Stemmer:
+        found = self.others.get(lang)
+        if found is None:
+            found = self.others[lang] = Stemmer.Stemmer(STEMMERS[lang], 0)
+        return found
 
 
 #: Memo budgets. Token streams: one write tokenises the same text for the index, the stems and the
@@ -185,30 +194,37 @@ class Tokeniser:
             return found
         return _tokenise(text, self.fold) if once else self.streams.put(text, _tokenise(text, self.fold))
 
-    def stem(self, token: str) -> str:
-        """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise."""
+    def stem(self, token: str, lang: str = "en") -> str:
+        """The Snowball stem of one folded token: Russian for Cyrillic words, else by the rules of
+        `lang` (a code of `languages.STEMMERS`, or `en`)."""
+        if lang != "en":
+            return self.stem_all((token,), lang)[0]
         found = self.stems.get(token)
-        return found if found is not None else self._stem(token)
+        return found if found is not None else self._stem(token, token, "en")
 
-    def stem_all(self, tokens: Sequence[str]) -> list[str]:
-        """`stem` of each token: the memo is asked in one pass, only the words it lacks are stemmed."""
+    def stem_all(self, tokens: Sequence[str], lang: str = "en") -> list[str]:
+        """`stem` of each token: the memo is asked in one pass, only the words it lacks are stemmed.
+        An English stem is remembered under its word, another language's under `lang:word` (no
+        folded word holds a colon)."""
         get = self.stems.get
-        found = list(map(get, tokens))
+        keys = tokens if lang == "en" else [f"{lang}:{t}" for t in tokens]
+        found = list(map(get, keys))
         if None in found:
             for i, known in enumerate(found):
                 if known is None:  # asked again: an earlier word of this text may have added it
-                    found[i] = get(tokens[i]) or self._stem(tokens[i])
+                    found[i] = get(keys[i]) or self._stem(tokens[i], keys[i], lang)
         return cast(list[str], found)
 
-    def _stem(self, token: str) -> str:
+    def _stem(self, token: str, key: str, lang: str) -> str:
         if token.isdigit() or len(token) < 3:
             # Its own stem. A piece of an unspaced script is not remembered: a long Japanese or
             # Chinese text has as many distinct pieces as characters, which would push a vault's
             # working vocabulary out of the memo (and cost more to remember than to return).
-            return token if _UNSPACED.match(token) else self.stems.put(token, token)
+            return token if _UNSPACED.match(token) else self.stems.put(key, token)
         if not token.isascii() and any("\u0400" <= ch <= "\u04ff" for ch in token):
-            return self.stems.put(token, str(self._stemmers.russian.stemWord(token)))
-        return self.stems.put(token, str(self._stemmers.english.stemWord(token)))
+            return self.stems.put(key, str(self._stemmers.russian.stemWord(token)))
+        stemmer = self._stemmers.english if lang == "en" else self._stemmers.of(lang)
+        return self.stems.put(key, str(stemmer.stemWord(token)))
 
 
 #: The process's one tokeniser. The storage backends and the services tokenise through the
@@ -259,11 +275,12 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
 
 
 def lang_tag(text: str | None) -> str:
-    """`lang:` tag from the share of Cyrillic vs Latin letters (kaeru's rule)."""
+    """`lang:` tag from the share of Cyrillic vs Latin letters (kaeru's rule); a Latin text is English
+    unless its common words say it is one of `languages.STEMMERS` (decision 191)."""
     if not text:
         return "lang:other"
     if text.isascii():
-        return "lang:en" if any(ch.isalpha() for ch in text) else "lang:other"
+        return f"lang:{detect(tokens(text))}" if any(ch.isalpha() for ch in text) else "lang:other"
     latin = cyrillic = 0
     for ch in text:
         if not ch.isalpha():
@@ -278,7 +295,7 @@ def lang_tag(text: str | None) -> str:
     if cyrillic / letters >= 0.8:
         return "lang:ru"
     if latin / letters >= 0.8:
-        return "lang:en"
+        return f"lang:{detect(tokens(text))}"
     return "lang:mixed"
 
 
@@ -290,22 +307,23 @@ def merge_tags(manual: Iterable[str], derived: Iterable[str]) -> tuple[str, ...]
     return tuple(dict.fromkeys([*manual, *derived]))
 
 
-def stem(token: str) -> str:
-    """The Snowball stem of one folded token: Russian for Cyrillic words, English otherwise.
+def stem(token: str, lang: str = "en") -> str:
+    """The Snowball stem of one folded token: Russian for Cyrillic words, else by `lang`'s rules
+    (English unless a node's `lang:` tag names another of `languages.STEMMERS`, decision 191).
 
     Used only by `recall` (language-aware matching); `search` stays literal.
     """
-    return TOKENISER.stem(token)
+    return TOKENISER.stem(token, lang)
 
 
-def stem_words(words: Sequence[str]) -> list[str]:
+def stem_words(words: Sequence[str], lang: str = "en") -> list[str]:
     """`stem` of each word, asking the memo in one pass (for a text's many tokens)."""
-    return TOKENISER.stem_all(words)
+    return TOKENISER.stem_all(words, lang)
 
 
-def stem_text(text: str | None, once: bool = False) -> str:
+def stem_text(text: str | None, once: bool = False, lang: str = "en") -> str:
     """The space-joined stems of `text`, for the stemmed index (`once`: see `Tokeniser.stream`)."""
-    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text, once))) if text else ""
+    return " ".join(TOKENISER.stem_all(TOKENISER.stream(text, once), lang)) if text else ""
 
 
 #: A code identifier joined by `_` or `.` (`snake_case`, `os.path.join`): letters first, so numbers

@@ -16,6 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
 from kaeru.service.runtime import DocStems, DocTerms
@@ -171,11 +172,12 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
     if found is not None:
         return found
     fields = (indexed_name(node), node.description or "", node.body or "", manual_tags(node.tags))
+    lang = language_of(node.tags)  # stemmed as the index stems it (decision 191)
     counted: list[tuple[str, ...]] = []
     length = 0.0
     body: tuple[str, ...] = ()
     for i, (weight, text) in enumerate(zip(FIELD_WEIGHTS, fields, strict=True)):
-        stems, words = _field_words(text, i == 0)
+        stems, words = _field_words(text, i == 0, lang)
         kept = tuple(stems)
         counted.append(kept if words == stems else tuple(words))
         length += weight * len(stems)
@@ -201,11 +203,11 @@ def _tf(doc: DocTerms, wanted: list[str], skip: int | None = None) -> dict[str, 
     return tf
 
 
-def _field_words(text: str, name: bool = False) -> tuple[list[str], list[str]]:
+def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[str], list[str]]:
     """A field's stems in order (what its length counts), and the words it counts: those stems, its
     identifiers' pieces (stemmed) and whole identifiers — in a name, less the numbers that are
     pieces of a joined token (`_joined_numbers`, decision 110)."""
-    found = stem_words(tokens(text))
+    found = stem_words(tokens(text), lang)
     parts, wholes = _identifier_words(text)
     counted = [*found, *stem_words(parts), *wholes]
     skip = _joined_numbers(text) if name else Counter()

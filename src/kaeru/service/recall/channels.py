@@ -10,6 +10,7 @@ from concurrent.futures import Future
 from itertools import pairwise
 from typing import Any
 
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
@@ -108,9 +109,8 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
     counts: Counter[str] = Counter()
     for node in nodes:
-        seen = set(
-            stem_words([t for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2])
-        )
+        words = [t for t in tokens(f"{node.name} {node.body or ''}") if t not in STOP_WORDS and len(t) > 2]
+        seen = set(stem_words(words, language_of(node.tags)))
         counts.update(s for s in seen if s not in query_stems and not s.isdigit())
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
@@ -179,6 +179,11 @@ def run_channels(
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
+    # A memory in German, French, … is indexed by its language's stems (decision 191): a question's
+    # words are asked by those of each language the vault holds too, after the English ones (whose
+    # order proximity reads). A vault of English memories asks exactly what it did.
+    languages = session.stemmed_languages() if words else []
+    asked += [v for v in dict.fromkeys(stem(w, lang) for lang in languages for w in words) if v not in asked]
     stems = _rarest(session, asked, common_stems or set())
     ranked_by = set(stems)
     fusion.left_out = [s for s in asked if s not in ranked_by]
@@ -340,7 +345,7 @@ def _asks(node: Node, stems: list[str]) -> bool:
     if not text.endswith("?"):
         return False
     question = _SENTENCE_END.split(text[:-1])[-1]
-    return not set(stems).isdisjoint(stem_words(tokens(question)))
+    return not set(stems).isdisjoint(stem_words(tokens(question), language_of(node.tags)))
 
 
 _SENTENCE_END = re.compile(r"[.!?\n]+\s")
@@ -387,5 +392,6 @@ def _near_words(node: Node, words_memo: DocWords) -> tuple[str, ...]:
     found = words_memo.get(key)
     if found is None:
         text = f"{node.description or ''} {node.body or ''}"
-        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS])))
+        lang = language_of(node.tags)
+        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS], lang)))
     return found

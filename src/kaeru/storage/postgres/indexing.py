@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
 from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 from kaeru.storage.postgres.bm25 import Terms
@@ -81,12 +82,13 @@ def node_index(node: Node) -> NodeIndex:
     tsv, literal, literal_size = _vector_and_counts(
         (_lowered(name_t), _lowered(description_t), _lowered(body_t), _lowered(tags_t))
     )
+    lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
     stv, stems, stem_size = _vector_and_counts(
         (
-            _lowered(stem_words(name_t)),
-            _lowered(stem_words(description_t)),
-            _lowered(stem_words(body_t)),
-            _lowered(stem_words(stem_tags_t)),
+            _lowered(stem_words(name_t, lang)),
+            _lowered(stem_words(description_t, lang)),
+            _lowered(stem_words(body_t, lang)),
+            _lowered(stem_words(stem_tags_t, lang)),
         )
     )
     return NodeIndex(tsv, stv, literal, stems, literal_size + len(node.initiatives) + stem_size)

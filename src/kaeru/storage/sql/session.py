@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
 from kaeru.errors import RevisionConflict
 from kaeru.storage.records import RequestKey, SearchQuery, SearchRow, StoredRequest
@@ -23,6 +24,8 @@ from kaeru.storage.sql.trails import TrailQueries
 
 _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 _WHO = (("request_id", "?"), ("actor", "?"))
+#: `meta` keys naming the languages memories are stemmed in: `language:de`, … (`;` follows `:`).
+_LANG, _LANG_END = "language:", "language;"
 
 
 class SqlSession(
@@ -105,6 +108,14 @@ class SqlSession(
             indexed=existing is not None and not existing[2],
             replaced=None if existing is None else tuple(existing[7:]),
         )
+        lang = language_of(node.tags)
+        if lang != "en" and not node.retracted:  # recall then asks by its stems too (decision 191)
+            self._db.send("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO NOTHING", (_LANG + lang,))
+
+    def stemmed_languages(self) -> list[str]:
+        """The languages other than English the vault's memories are stemmed in (decision 191), in order."""
+        rows = self._db.rows("SELECT key FROM meta WHERE key >= ? AND key < ? ORDER BY key", (_LANG, _LANG_END))
+        return [str(r[0])[len(_LANG) :] for r in rows]
 
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str

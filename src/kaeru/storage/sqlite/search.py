@@ -9,6 +9,7 @@ from typing import Any
 
 import apsw
 
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.naming import forms
 from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
@@ -111,10 +112,12 @@ class FtsSearch(SectionQueries):
         name = indexed_name(node)
         if node.node_type is NodeType.AUDIT_EVENT:  # no write path makes one; a count would join again
             self._common.audit_free = False
+        lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
         values = (
             seq, index_text(name), index_text(node.description), index_text(node.body),
-            index_text(" ".join(node.tags), once=True), scope_tokens(node.initiatives), stem_text(name),
-            stem_text(node.description), stem_text(node.body), stem_text(manual_tags(node.tags), once=True),
+            index_text(" ".join(node.tags), once=True), scope_tokens(node.initiatives), stem_text(name, lang=lang),
+            stem_text(node.description, lang=lang), stem_text(node.body, lang=lang),
+            stem_text(manual_tags(node.tags), once=True, lang=lang),
         )  # fmt: skip
         self._db.run(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "

@@ -1,0 +1,77 @@
+"""Which language a Latin-script text is in, so that `recall` stems its words by that language's rules.
+
+`recall` matches words by their Snowball stems. Every Latin-script word used to be stemmed as
+English, so `Datenbank` never met `Datenbanken`, nor `prueba` `pruebas` (decision 191). A text is
+now told apart by its common words — the short function words every sentence of a language is
+full of — among the languages below; a text with too few of them (a title, a list of terms) stays
+English, as before. Cyrillic words are Russian whatever the text (`text.Tokeniser`).
+
+No model and no dictionary: a text is scored by how many of its words are in each language's list,
+and a language other than English is chosen only with at least `MIN_HITS` of them, more than twice
+English's, and more than every other language has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+#: Language code → PyStemmer's algorithm, for the Latin-script languages told apart here.
+STEMMERS = {
+    "de": "german",
+    "fr": "french",
+    "es": "spanish",
+    "it": "italian",
+    "pt": "portuguese",
+    "nl": "dutch",
+}
+
+#: Each language's most frequent function words, folded as the tokeniser folds them (lower case, no
+#: accents). A word shared by several languages counts for each of them.
+_COMMON: dict[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "en": "the and of to was were are that it for on with as this be have has had not but they we you he "
+        "she from at by or an will would there what which who been their our my your do did does a i in is so "
+        "how me just got about can if all no its im dont thats really get them re am",
+        "de": "der die das und ist nicht ein eine einen einem dem den des mit auf fur sich auch zu wir ich sie "
+        "wurde wurden werden sind war nach bei aus oder aber noch wie vom zum zur uber dass haben hat",
+        "fr": "le la les des du et est une un dans pour pas que qui sur avec ce cette sont nous vous il elle au "
+        "aux par ont ete mais ou plus leur de en",
+        "es": "el la los las y es una un en que por para con del se no lo al como mas pero sus esta este fue "
+        "son han ha muy tambien de",
+        "it": "il lo la gli le di e che una un per con non sono del della dei delle nel nella al alla si ha "
+        "questo questa ma anche come piu",
+        "pt": "o a os as de e que um uma para com nao do da dos das em no na por se mais foi sao como mas ao "
+        "ele ela esta isso",
+        "nl": "de het een en van dat op te niet met zijn voor er ook aan bij naar maar dan wordt worden werd "
+        "hij zij wij ik deze dit om uit",
+    }.items()
+}
+
+#: A text needs this many common words of a language for it to be that language.
+MIN_HITS = 2
+
+
+def detect(words: Iterable[str]) -> str:
+    """The language code of a text's folded words: one of `STEMMERS`, else `en`."""
+    hits = dict.fromkeys(_COMMON, 0)
+    for word in words:
+        if len(word) <= 5:  # every common word is short: most words need no look-up
+            for code, common in _COMMON.items():
+                if word in common:
+                    hits[code] += 1
+    best = max(STEMMERS, key=lambda code: hits[code])
+    top = hits[best]
+    if top < MIN_HITS or top <= 2 * hits["en"] or sum(1 for code in STEMMERS if hits[code] == top) > 1:
+        return "en"
+    return best
+
+
+def from_tags(tags: Sequence[str]) -> str:
+    """The language a node's words are stemmed in: its derived `lang:` tag's, when that is one of
+    `STEMMERS`, else `en` (Cyrillic words are Russian regardless)."""
+    for tag in tags:
+        if tag.startswith("lang:"):
+            code = tag[5:]
+            return code if code in STEMMERS else "en"
+    return "en"

@@ -1,0 +1,34 @@
+"""Telling a Latin-script text's language by its common words (decision 191)."""
+
+from __future__ import annotations
+
+from kaeru.domain.languages import detect, from_tags
+from kaeru.domain.text import lang_tag, stem_words, tokens
+
+
+def test_sentences_are_told_apart_by_their_common_words() -> None:
+    said = {
+        "de": "Wir haben die API gestern auf die neue Version umgestellt",
+        "fr": "Nous avons migré la base de données et les tests sont passés",
+        "es": "Hemos migrado la base de datos y las pruebas pasaron sin errores",
+        "it": "Abbiamo migrato il database e le prove sono andate bene",
+        "pt": "Nós migramos o banco de dados e os testes passaram sem erros",
+        "nl": "We hebben de database gemigreerd en de tests zijn geslaagd",
+        "en": "We migrated the database and the tests passed without errors",
+    }
+    assert {lang: detect(tokens(text)) for lang, text in said.items()} == {lang: lang for lang in said}
+    assert lang_tag(said["de"]) == "lang:de" and lang_tag(said["en"]) == "lang:en"
+
+
+def test_what_has_too_few_common_words_stays_english() -> None:
+    for text in ("Datenbank Verbindung", "Montag", "hmm, so how do I find a reliable attorney?", "a lot's happened"):
+        assert detect(tokens(text)) == "en", text
+    assert lang_tag("Развёртывание перенесено на стенд") == "lang:ru"
+
+
+def test_a_node_is_stemmed_by_its_tags_language() -> None:
+    assert from_tags(["kind:observation", "lang:de"]) == "de"
+    assert from_tags(["lang:ru"]) == from_tags(["lang:mixed"]) == from_tags([]) == "en"
+    assert stem_words(["datenbanken", "verbindungen"], "de") == ["datenbank", "verbind"]
+    assert stem_words(["datenbanken", "running"]) == ["datenbanken", "run"]  # English, remembered apart
+    assert stem_words(["running"], "de") == ["running"]
