@@ -31,30 +31,26 @@ if ! command -v pg_virtualenv >/dev/null 2>&1; then
     fi
 fi
 
+# A Debian package some tests need, installed when missing and this is root, as PostgreSQL is;
+# otherwise those tests are skipped, and this says so.
+install_for_tests() {  # COMMAND PACKAGE WHAT
+    if command -v "$1" >/dev/null 2>&1 || [ -x "/usr/bin/$1" ] || [ -x "/usr/sbin/$1" ]; then
+        return
+    fi
+    if [ "$(id -u)" = "0" ]; then
+        echo "installing $2 (Debian) for $3" >&2
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null \
+            || echo "WARNING: $2 could not be installed: $3 will be skipped" >&2
+    else
+        echo "WARNING: no $2 and not root: $3 will be skipped" >&2
+    fi
+}
 # PgBouncer, the pooler a team's PostgreSQL is often reached through: tests/wire/test_pooler.py puts
-# one in transaction mode between the suite's servers and the throwaway cluster. Installed here when
-# missing, as PostgreSQL is.
-if ! command -v pgbouncer >/dev/null 2>&1 && [ ! -x /usr/sbin/pgbouncer ]; then
-    if [ "$(id -u)" = "0" ]; then
-        echo "installing PgBouncer (Debian) for the pooler tests" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pgbouncer >/dev/null \
-            || echo "WARNING: PgBouncer could not be installed: the pooler tests will be skipped" >&2
-    else
-        echo "WARNING: no PgBouncer and not root: the pooler tests will be skipped" >&2
-    fi
-fi
-
+# one in transaction mode between the suite's servers and the throwaway cluster.
+install_for_tests pgbouncer pgbouncer "the pooler tests"
 # The viewer's browser tests (tests/web) drive Debian's headless Chromium through Playwright; they
-# never download a browser. Installed here when missing, as PostgreSQL is.
-if ! command -v chromium >/dev/null 2>&1 && [ ! -x /usr/bin/chromium ]; then
-    if [ "$(id -u)" = "0" ]; then
-        echo "installing Chromium (Debian) for the viewer's browser tests" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null \
-            || echo "WARNING: Chromium could not be installed: the browser tests will be skipped" >&2
-    else
-        echo "WARNING: no Chromium and not root: the browser tests will be skipped" >&2
-    fi
-fi
+# never download a browser.
+install_for_tests chromium chromium "the browser tests"
 
 # One pytest worker a core (pytest-xdist; a test file stays on one worker, so its module fixtures
 # are built once). KAERU_TEST_WORKERS=0 runs everything in this process (e.g. with pdb).
