@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import tzinfo
@@ -56,6 +57,10 @@ def url_password_replaced(url: str, replacement: str | None) -> str:
     return f"{scheme}://{user_part}{place}" + (f"?{'&'.join(kept)}" if kept else "")
 
 
+class NoHome(ValueError):
+    """The default vault has no home to live in (HOME unset, no password entry)."""
+
+
 def default_vault_dir(env: Mapping[str, str]) -> Path:
     """The user data dir: `$XDG_DATA_HOME/kaeru` (or `~/.local/share/kaeru`).
 
@@ -70,7 +75,7 @@ def default_vault_dir(env: Mapping[str, str]) -> Path:
         try:
             home = str(Path.home())
         except RuntimeError:  # no HOME and no password entry for this uid
-            raise ValueError(
+            raise NoHome(
                 "no home directory for the default vault (HOME is unset and this account has none): "
                 "set KAERU_VAULT (or --vault) to the folder the vault should live in"
             ) from None
@@ -158,8 +163,16 @@ class Settings:
         given = overrides.get("vault_dir")
         if env.get("KAERU_VAULT"):
             vault = expanded(env["KAERU_VAULT"], "KAERU_VAULT")
-        else:  # a --vault given on the command line needs no home (nor is one looked for)
-            vault = given if given is not None else default_vault_dir(env)
+        elif given is not None:  # a --vault given on the command line needs no home
+            vault = given
+        else:
+            try:
+                vault = default_vault_dir(env)
+            except NoHome:
+                if not env.get("KAERU_DATABASE_URL"):
+                    raise
+                # A PostgreSQL vault needs no folder but the default one exports go to (decision 189).
+                vault = Path(tempfile.gettempdir()) / f"kaeru-{os.getuid()}"
         settings = cls(
             vault_dir=vault,
             database_url=env.get("KAERU_DATABASE_URL") or None,

@@ -87,3 +87,19 @@ def test_setup_asks_for_the_clients_file_when_there_is_no_home(tmp: Path) -> Non
     assert done.returncode == 2 and "no home directory" in done.stderr and "--path" in done.stderr, done.stderr
     given = _kaeru(tmp, "--vault", str(tmp / "v"), "setup", "cursor", "--path", str(tmp / "mcp.json"), "--write")
     assert given.returncode == 0 and (tmp / "mcp.json").is_file(), given.stderr
+
+
+def test_what_needs_no_vault_folder_runs_without_a_home(tmp: Path) -> None:
+    """Review: the settings were refused before any command, so a `--help` and a PostgreSQL vault
+    (which needs no folder) were refused too; a path starting with `~` ended in a traceback."""
+    assert _kaeru(tmp, "note", "--help").returncode == 0
+    made = _kaeru(tmp, "--vault", str(tmp / "a"), "note", "-i", "x", "a note")
+    assert made.returncode == 0, made.stderr
+    for args in (("export", "~/out.amg"), ("import", "~/in.amg"), ("backup", "~/b.sqlite3")):
+        done = _kaeru(tmp, "--vault", str(tmp / "a"), *args)
+        assert done.returncode != 0 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "~/" in done.stderr and "no home directory" in done.stderr, (args, done.stderr)
+    # With PostgreSQL the vault is the database: no home is needed (the URL is refused later, here:
+    # nothing listens on port 1 — what matters is that it is not the missing home).
+    pg = _kaeru(tmp, "note", "-i", "x", "hi", env={"KAERU_DATABASE_URL": "postgresql://u@127.0.0.1:1/db"})
+    assert "no home directory" not in pg.stderr and "Traceback" not in pg.stderr, pg.stderr

@@ -62,11 +62,14 @@ def test_a_due_offset_counts_from_the_users_day(store: Store, vault: VaultSpec, 
     call = _service(store, vault, evening_in_los_angeles, "America/Los_Angeles")
     in_three_days = call("task", initiative="tz", text="follow up", due="3d")["data"]["primary"]["id"]
     at_a_time = call("task", initiative="tz", text="demo", due="2026-12-10T18:00:00-08:00")["data"]["primary"]["id"]
+    # A time with no offset is the user's wall time: its day as written (review: it was read as UTC).
+    late = call("task", initiative="tz", text="late call", due="2026-12-10T23:30:00")["data"]["primary"]["id"]
+    early = call("task", initiative="tz", text="early call", due="2026-12-10T02:00:00")["data"]["primary"]["id"]
     dues = {
         node: call("read", initiative="tz", node=node)["data"]["hits"][0]["properties"]["due"]
-        for node in (in_three_days, at_a_time)
+        for node in (in_three_days, at_a_time, late, early)
     }
-    assert dues == {in_three_days: "2026-12-07", at_a_time: "2026-12-10"}
+    assert dues == {in_three_days: "2026-12-07", at_a_time: "2026-12-10", late: "2026-12-10", early: "2026-12-10"}
 
 
 def test_a_reminder_is_due_from_the_start_of_its_day_for_the_user(store: Store, vault: VaultSpec) -> None:

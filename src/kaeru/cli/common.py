@@ -139,7 +139,9 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
             overrides["vault_dir"] = expanded(vault, "--vault (KAERU_VAULT)")
         ctx.obj["settings"] = Settings.from_env(**overrides)
     except ValueError as exc:
-        raise click.UsageError(str(exc)) from exc
+        # Said by the first command that needs the settings (`settings_of`): `tools`, a `--help`,
+        # `copy` between named vaults and `setup --path` need none (decision 189).
+        ctx.obj["settings_error"] = exc
 
 
 def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -182,7 +184,10 @@ def initiatives_option(help_text: str) -> Callable[[Any], Any]:
 
 
 def settings_of(ctx: click.Context) -> Settings:
-    settings: Settings = ctx.find_root().obj["settings"]
+    obj = ctx.find_root().obj
+    if "settings" not in obj:
+        raise click.UsageError(str(obj.get("settings_error", "no settings")))
+    settings: Settings = obj["settings"]
     return settings
 
 
@@ -298,6 +303,15 @@ def progress_bar(ctx: click.Context) -> Any:
     )
 
 
+def path_argument(path: str) -> Path:
+    """A path given on the command line, a leading `~` made the home directory — said in words
+    where the account has none (decision 189)."""
+    try:
+        return expanded(path, path)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def open_location(location: str) -> Store:
     """A store from a `postgresql://` URL or a vault directory (SQLite)."""
     opener = _opener(click.get_current_context())
@@ -305,7 +319,7 @@ def open_location(location: str) -> Store:
         return opener(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
     if location.startswith("sqlite://"):
         location = location[len("sqlite://") :]
-    path = Path(location).expanduser()
+    path = path_argument(location)
     if path.suffix in (".sqlite3", ".db"):
         path = path.parent
     return opener(Settings.from_env({"KAERU_VAULT": str(path)}))

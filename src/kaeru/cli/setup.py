@@ -32,8 +32,8 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, wants_json
-from kaeru.config import url_password_replaced
+from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, settings_of, wants_json
+from kaeru.config import NoHome, url_password_replaced
 from kaeru.export.staged import private_copy, staged_file
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
@@ -237,6 +237,8 @@ def setup(
     root = ctx.find_root().obj or {}
     env: dict[str, str] = {}
     settings = root.get("settings")
+    if settings is None and not isinstance(root.get("settings_error"), NoHome):
+        settings_of(ctx)  # says what is wrong with them; with no home, setup --path needs none
     password_left_out = False
     if http is None and settings is not None and settings.database_url:
         # The server the client starts must open this same PostgreSQL vault, not the default SQLite

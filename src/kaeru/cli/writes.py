@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +13,7 @@ from kaeru.cli.common import (
     complete_initiative,
     echo_json,
     emit,
+    path_argument,
     print_issues,
     progress_bar,
     refuse_lone_surrogates,
@@ -129,7 +129,7 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
-    target = Path(path).expanduser().resolve()
+    target = path_argument(path).resolve()
     local = replace(settings_of(ctx), export_root=target.parent)
     args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
     if initiatives:
@@ -169,7 +169,7 @@ def import_cmd(ctx: click.Context, path: str) -> None:
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
-    source = Path(path).expanduser().resolve()
+    source = path_argument(path).resolve()
     service = service_of(ctx)
     try:
         refuse_lone_surrogates({"path": path})

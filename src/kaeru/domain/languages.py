@@ -6,14 +6,16 @@ now told apart by its common words — the short function words every sentence o
 full of — among the languages below; a text with too few of them (a title, a list of terms) stays
 English, as before. Cyrillic words are Russian whatever the text (`text.Tokeniser`).
 
-No model and no dictionary: a text is scored by how many of its words are in each language's list,
-and a language other than English is chosen only with at least `MIN_HITS` of them, more than twice
-English's, and more than every other language has.
+No model and no dictionary: a text is scored by how many distinct words of its prose are in each
+language's list, and a language other than English is chosen only with at least `MIN_DISTINCT` of
+them making `MIN_SHARE` of its prose words, more than twice English's, and more than every other
+language has.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import unicodedata
+from collections.abc import Sequence
 
 #: Language code → PyStemmer's algorithm, for the Latin-script languages told apart here.
 STEMMERS = {
@@ -48,29 +50,65 @@ _COMMON: dict[str, frozenset[str]] = {
     }.items()
 }
 
-#: A text needs this many common words of a language for it to be that language.
-MIN_HITS = 2
+#: A text needs this many distinct common words of a language, making at least `MIN_SHARE` of its
+#: prose words, for it to be that language.
+MIN_DISTINCT = 3
+MIN_SHARE = 0.15
+#: The longest common word: longer words need no look-up.
+_LONGEST = max(len(word) for words in _COMMON.values() for word in words)
+#: What may stand around a word of prose (quotes, brackets, sentence punctuation).
+_OPENING = "\"'([{«¿¡“‘"
+_CLOSING = ".,;:!?\"')]}»”’"
 
 
-def detect(words: Iterable[str]) -> str:
-    """The language code of a text's folded words: one of `STEMMERS`, else `en`."""
-    hits = dict.fromkeys(_COMMON, 0)
-    for word in words:
-        if len(word) <= 5:  # every common word is short: most words need no look-up
-            for code, common in _COMMON.items():
-                if word in common:
-                    hits[code] += 1
-    best = max(STEMMERS, key=lambda code: hits[code])
-    top = hits[best]
-    if top < MIN_HITS or top <= 2 * hits["en"] or sum(1 for code in STEMMERS if hits[code] == top) > 1:
+def _folded(word: str) -> str:
+    """Lower case without accents, as the tokeniser folds (`text.fold`, which imports this module)."""
+    return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
+
+
+def detect(text: str) -> str:
+    """The language code of a text: one of `STEMMERS`, else `en`.
+
+    Only its words of prose are read — whitespace-separated runs of letters, with a sentence's
+    punctuation around them — so code and paths (`os.path`, `-e`, `el.classList`) count for
+    nothing; and a capitalised common word counts only where a sentence begins, so names
+    (`Le Bernardin, La Grenouille`) do not either. Review found both flipping English notes."""
+    hits: dict[str, set[str]] = {code: set() for code in _COMMON}
+    words = 0
+    starts = True
+    for raw in text.split():
+        word = raw.lstrip(_OPENING)
+        bare = word.rstrip(_CLOSING)
+        prose = bare.isalpha()
+        # What follows a sentence's end, or something that is no prose (a name's slug, code), may
+        # begin with a capital.
+        sentence_start, starts = starts, not prose or word[len(bare) :][:1] in (".", "!", "?")
+        if not prose:
+            continue
+        words += 1
+        if len(bare) > _LONGEST or (not bare.islower() and not sentence_start):
+            continue
+        folded = _folded(bare)
+        for code, common in _COMMON.items():
+            if folded in common:
+                hits[code].add(folded)
+    best = max(STEMMERS, key=lambda code: len(hits[code]))
+    top = len(hits[best])
+    if (
+        top < MIN_DISTINCT
+        or top < MIN_SHARE * words
+        or top <= 2 * len(hits["en"])
+        or sum(1 for code in STEMMERS if len(hits[code]) == top) > 1
+    ):
         return "en"
     return best
 
 
 def from_tags(tags: Sequence[str]) -> str:
-    """The language a node's words are stemmed in: its derived `lang:` tag's, when that is one of
-    `STEMMERS`, else `en` (Cyrillic words are Russian regardless)."""
-    for tag in tags:
+    """The language a node's words are stemmed in: its derived `lang:` tag's (the last: derived tags
+    follow the manual ones, `text.merge_tags`), when that is one of `STEMMERS`, else `en` (Cyrillic
+    words are Russian regardless)."""
+    for tag in reversed(tags):
         if tag.startswith("lang:"):
             code = tag[5:]
             return code if code in STEMMERS else "en"

@@ -280,7 +280,7 @@ def lang_tag(text: str | None) -> str:
     if not text:
         return "lang:other"
     if text.isascii():
-        return f"lang:{detect(tokens(text))}" if any(ch.isalpha() for ch in text) else "lang:other"
+        return f"lang:{detect(text)}" if any(ch.isalpha() for ch in text) else "lang:other"
     latin = cyrillic = 0
     for ch in text:
         if not ch.isalpha():
@@ -295,7 +295,7 @@ def lang_tag(text: str | None) -> str:
     if cyrillic / letters >= 0.8:
         return "lang:ru"
     if latin / letters >= 0.8:
-        return f"lang:{detect(tokens(text))}"
+        return f"lang:{detect(text)}"
     return "lang:mixed"
 
 

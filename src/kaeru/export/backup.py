@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from kaeru.config import Settings
+from kaeru.config import Settings, expanded
 from kaeru.errors import Internal, InvalidArgument, Unavailable
 from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
 from kaeru.storage.factory import open_health
@@ -52,7 +52,10 @@ def backup(settings: Settings, target: Path) -> Backup:
             "kaeru export FILE.amg.gz",
             field="path",
         )
-    target = target.expanduser().resolve()  # through a link: the file it names is replaced
+    try:
+        target = expanded(str(target), str(target)).resolve()  # through a link: the file it names is replaced
+    except ValueError as exc:  # a `~` and no home (decision 189)
+        raise InvalidArgument(str(exc), field="path") from None
     if target.is_dir():
         raise InvalidArgument(f"{target} is a folder: name the backup file", field="path")
     folder = settings.vault_dir.expanduser()

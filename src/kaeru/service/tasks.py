@@ -74,9 +74,20 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             return date.fromisoformat(text).isoformat()
-        return parse_moment(text, _EPOCH).astimezone(zone).date().isoformat()
+        moment = parse_moment(text, _EPOCH)
+        if _wall_time(text):  # a time without an offset is the user's own: its day as written
+            return datetime.fromisoformat(text).date().isoformat()
+        return moment.astimezone(zone).date().isoformat()
     except ValueError as exc:
         raise InvalidArgument(f"due must be a date, RFC 3339 time, or 3d/2w ({exc})", field=field) from exc
+
+
+def _wall_time(text: str) -> bool:
+    """Whether `text` is a date and time with no offset (`2026-12-10T18:00:00`)."""
+    try:
+        return datetime.fromisoformat(text).tzinfo is None
+    except ValueError:
+        return False
 
 
 def task(ctx: WriteContext, request: TaskRequest) -> None:

@@ -40,9 +40,12 @@ def bm25f(
     nodes: dict[str, Node],
     memo: DocStems,
     reference: dict[str, Node] | None = None,
+    forms: dict[str, frozenset[str]] | None = None,
 ) -> list[tuple[str, float]]:
     """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`;
-    long bodies by their best passage (see the module's docstring).
+    long bodies by their best passage (see the module's docstring). A word of `forms` (a query
+    word's stem in other languages, decision 191) counts only in a memory of one of its languages,
+    so an English memory is scored as it was when another language's stem meets a word of its.
 
     Lengths are normalised by the average of `reference` (a sample of the scope that does not
     depend on the query) when given: the candidates themselves are the memories that match the
@@ -55,10 +58,16 @@ def bm25f(
     distinct = list(dict.fromkeys(wanted))
     units: dict[str, list[tuple[dict[str, float], float]]] = {}
     whole: dict[str, tuple[dict[str, float], float]] = {}
+    asked: dict[str, list[str]] = {}  # a memory's words, where `forms` leaves some out
     for node_id, node in nodes.items():
         doc = _doc_terms(node, memo)
-        whole[node_id] = (_tf(doc, distinct), doc.length)
-        units[node_id] = _passages(doc, distinct, whole[node_id][0]) or [whole[node_id]]
+        mine = distinct
+        if forms:
+            lang = language_of(node.tags)
+            mine = [w for w in distinct if w not in forms or lang in forms[w]]
+            asked[node_id] = [w for w in wanted if w not in forms or lang in forms[w]]
+        whole[node_id] = (_tf(doc, mine), doc.length)
+        units[node_id] = _passages(doc, mine, whole[node_id][0]) or [whole[node_id]]
     if reference:
         sample = [_doc_terms(n, memo).length for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
@@ -71,9 +80,10 @@ def bm25f(
     rows = []
     for node_id, found in units.items():
         tf, length = whole[node_id]
-        score = _score(tf, length, whole_average, wanted, idf)
+        words = asked.get(node_id, wanted)
+        score = _score(tf, length, whole_average, words, idf)
         if len(found) > 1:
-            best = max(_score(tf, length, average, wanted, idf) for tf, length in found)
+            best = max(_score(tf, length, average, words, idf) for tf, length in found)
             score = best + REST_WEIGHT * score
         rows.append((node_id, score))
     rows.sort(key=lambda r: -r[1])

@@ -105,6 +105,25 @@ def _rarest(session: Session, stems: list[str], known_common: set[str]) -> list[
     return [stems[i] for i in sorted(kept)]
 
 
+def _other_forms(session: Session, words: list[str], stems: list[str]) -> dict[str, frozenset[str]]:
+    """A question's words stemmed by each other language the vault holds memories in (decision
+    191), those some memory holds, each with its languages: asked by the lexical channel beside the
+    English `stems` and counted by BM25F in memories of those languages only; the other channels
+    read the English `stems` alone (proximity's share, feedback, a hit that asks). So a vault's
+    English memories rank as they did."""
+    languages = session.stemmed_languages() if words else []
+    found: dict[str, set[str]] = {}
+    for lang in languages:
+        for word in words:
+            form = stem(word, lang)
+            if form not in stems:
+                found.setdefault(form, set()).add(lang)
+    if not found:
+        return {}
+    held = session.vault_counts_at_most(list(found), 0)
+    return {f: frozenset(langs) for (f, langs), n in zip(found.items(), held, strict=True) if n != 0}
+
+
 def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) -> list[str]:
     """Stems that characterise the first hits (pseudo-relevance feedback), not already in the query."""
     counts: Counter[str] = Counter()
@@ -179,12 +198,9 @@ def run_channels(
     words = content_tokens(query)[:64] if query else []
     parts, wholes = identifier_words(query)
     asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
-    # A memory in German, French, … is indexed by its language's stems (decision 191): a question's
-    # words are asked by those of each language the vault holds too, after the English ones (whose
-    # order proximity reads). A vault of English memories asks exactly what it did.
-    languages = session.stemmed_languages() if words else []
-    asked += [v for v in dict.fromkeys(stem(w, lang) for lang in languages for w in words) if v not in asked]
     stems = _rarest(session, asked, common_stems or set())
+    forms = _other_forms(session, words, stems)
+    lexical_stems = stems + list(forms)
     ranked_by = set(stems)
     fusion.left_out = [s for s in asked if s not in ranked_by]
     loaded = _Nodes(session)
@@ -197,15 +213,16 @@ def run_channels(
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
     if plan.weight("lexical"):
-        hits = _lexical(session, scope_ids, stems, True, CANDIDATES)
+        hits = _lexical(session, scope_ids, lexical_stems, True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
-            idf = _scope_idf(session, scope_ids, stems)
+            idf = _scope_idf(session, scope_ids, lexical_stems)
             for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
                 idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
             reference = loaded.get(session.newest_in_scope(scope_ids, LENGTH_SAMPLE))
-            hits = bm25f([*stems, *wholes], idf, loaded.get([i for i, _ in hits] + extra), memo, reference)
+            pool = loaded.get([i for i, _ in hits] + extra)
+            hits = bm25f([*lexical_stems, *wholes], idf, pool, memo, reference, forms)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
