@@ -32,6 +32,7 @@ def test_code_and_names_count_for_nothing() -> None:
         "deploy script: os.environ['HOME']; os.path.join(root, name); os.chmod(p, 0o755)",
         "ls -la /var/log; tail -f syslog | grep -e error -e warn",
         "el = document.querySelector('#app'); el.classList.add('ready');",
+        "const de = require('date-fns/locale/de'); const es = require('date-fns/locale/es')",
         "numpy se = np.std(a) / np.sqrt(n); print(se)",
         "CSS: .a { margin: 0 auto } .o { display: none } .e { color: red }",
         "Restaurant list: Le Bernardin, La Grenouille, Del Posto, Il Buco, Da Umberto",
