@@ -108,9 +108,10 @@ def _rarest(session: Session, stems: list[str], known_common: set[str]) -> list[
 def _other_forms(session: Session, words: list[str], stems: list[str]) -> dict[str, frozenset[str]]:
     """A question's words stemmed by each other language the vault holds memories in (decision
     191), those some memory holds, each with its languages: asked by the lexical channel beside the
-    English `stems` and counted by BM25F in memories of those languages only; the other channels
-    read the English `stems` alone (proximity's share, feedback, a hit that asks). So a vault's
-    English memories rank as they did."""
+    English `stems` and counted by BM25F in memories of those languages only. Proximity and a hit
+    that asks compare the English `stems` with a memory's words stemmed as English, as before; the
+    feedback channel's terms, asked of the index, are a memory's own stems. So a vault's English
+    memories rank as they did."""
     languages = session.stemmed_languages() if words else []
     found: dict[str, set[str]] = {}
     for lang in languages:
@@ -362,7 +363,7 @@ def _asks(node: Node, stems: list[str]) -> bool:
     if not text.endswith("?"):
         return False
     question = _SENTENCE_END.split(text[:-1])[-1]
-    return not set(stems).isdisjoint(stem_words(tokens(question), language_of(node.tags)))
+    return not set(stems).isdisjoint(stem_words(tokens(question)))
 
 
 _SENTENCE_END = re.compile(r"[.!?\n]+\s")
@@ -409,6 +410,5 @@ def _near_words(node: Node, words_memo: DocWords) -> tuple[str, ...]:
     found = words_memo.get(key)
     if found is None:
         text = f"{node.description or ''} {node.body or ''}"
-        lang = language_of(node.tags)
-        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS], lang)))
+        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS])))
     return found
