@@ -139,8 +139,8 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
             overrides["vault_dir"] = expanded(vault, "--vault (KAERU_VAULT)")
         ctx.obj["settings"] = Settings.from_env(**overrides)
     except ValueError as exc:
-        # Said by the first command that needs the settings (`settings_of`): `tools`, a `--help`,
-        # `copy` between named vaults and `setup --path` need none (decision 189).
+        # Said by the first command that needs the settings (`settings_of`): a `--help` needs none,
+        # nor `setup --path` where the only trouble is a missing home (decision 189).
         ctx.obj["settings_error"] = exc
 
 
