@@ -60,13 +60,21 @@ def pooled(database: str) -> Iterator[str]:
 
 
 @pytest.fixture
+def pooled_two(database: str) -> Iterator[str]:
+    """The database through a PgBouncer in transaction mode with two server connections: what a
+    serving kaeru process may use at once (a call, and a background read of its text copies)."""
+    with pgbouncer(database, pool_size=2) as url:
+        yield url
+
+
+@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
 
 @pytest.mark.anyio
-async def test_a_server_behind_the_pooler_answers_every_call(pooled: str) -> None:
-    env = subprocess_env({"KAERU_DATABASE_URL": pooled})
+async def test_a_server_behind_the_pooler_answers_every_call(pooled_two: str) -> None:
+    env = subprocess_env({"KAERU_DATABASE_URL": pooled_two})
     async with Client(stdio_params(env)) as client:
         ids: list[str] = []
         for i in range(ROUNDS):
