@@ -48,6 +48,9 @@ install_for_tests() {  # COMMAND PACKAGE WHAT
 # PgBouncer, the pooler a team's PostgreSQL is often reached through: tests/wire/test_pooler.py puts
 # one in transaction mode between the suite's servers and the throwaway cluster.
 install_for_tests pgbouncer pgbouncer "the pooler tests"
+# Node.js runs the official TypeScript MCP SDK's client (tests/wire/test_ts_client.py: a committed
+# bundle, tests/data/ts-client/, so no npm and no network).
+install_for_tests node nodejs "the TypeScript-client tests"
 # The viewer's browser tests (tests/web) drive Debian's headless Chromium through Playwright; they
 # never download a browser.
 install_for_tests chromium chromium "the browser tests"
