@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,3 +84,76 @@ def _wait_until_it_answers(url: str, proc: subprocess.Popen[bytes], log: Path, t
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+@contextmanager
+def late_flushes(url: str, delay: float = 0.05) -> Iterator[str]:
+    """A TCP relay in front of `url`'s server (here, a pooler) that holds back a client's Flush
+    message sent right after a Sync by `delay` seconds, and passes everything else on at once;
+    yields the URL through it. The pooler then reads the Sync's answer — the end of a transaction
+    — before the Flush, as it does when the client is slow (a busy machine), deterministically."""
+    target = urlsplit(url)
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    opened: list[socket.socket] = [listener]
+
+    def relay(client: socket.socket) -> None:
+        server = socket.create_connection((target.hostname or "127.0.0.1", target.port or 5432))
+        opened.extend((client, server))
+        threading.Thread(target=_copy, args=(server, client), daemon=True).start()
+        _relay_messages(client, server, delay)
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # closed
+            threading.Thread(target=relay, args=(client,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    relayed = target._replace(netloc=f"{target.netloc.rsplit('@', 1)[0]}@127.0.0.1:{port}").geturl()
+    try:
+        yield relayed + ("&" if "?" in relayed else "?") + "sslmode=disable&gssencmode=disable"
+    finally:
+        for sock in opened:
+            sock.close()
+
+
+def _exactly(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def _copy(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while chunk := source.recv(65536):
+            sink.sendall(chunk)
+    except OSError:
+        pass
+    finally:
+        sink.close()
+
+
+def _relay_messages(client: socket.socket, server: socket.socket, delay: float) -> None:
+    """The client's side, message by message: the startup packet (no type byte), then typed ones."""
+    try:
+        startup = _exactly(client, 4)
+        server.sendall(startup + _exactly(client, int.from_bytes(startup, "big") - 4))
+        last = b""
+        while True:
+            head = _exactly(client, 5)
+            message = head + _exactly(client, int.from_bytes(head[1:], "big") - 4)
+            if head[:1] == b"H" and last == b"S":
+                time.sleep(delay)
+            server.sendall(message)
+            last = head[:1]
+    except (OSError, EOFError):
+        pass
+    finally:
+        server.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 
 import psycopg
@@ -24,7 +25,7 @@ from mcp import Client
 from kaeru.errors import Unavailable
 from kaeru.storage.postgres.store import PostgresStore
 from tests.backends import postgres_admin_url
-from tests.pgbouncer import pgbouncer, pgbouncer_binary
+from tests.pgbouncer import late_flushes, pgbouncer, pgbouncer_binary
 from tests.wire.support import call_ok, stdio_params, subprocess_env
 
 pytestmark = [
@@ -60,21 +61,13 @@ def pooled(database: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def pooled_two(database: str) -> Iterator[str]:
-    """The database through a PgBouncer in transaction mode with two server connections: what a
-    serving kaeru process may use at once (a call, and a background read of its text copies)."""
-    with pgbouncer(database, pool_size=2) as url:
-        yield url
-
-
-@pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
 
 
 @pytest.mark.anyio
-async def test_a_server_behind_the_pooler_answers_every_call(pooled_two: str) -> None:
-    env = subprocess_env({"KAERU_DATABASE_URL": pooled_two})
+async def test_a_server_behind_the_pooler_answers_every_call(pooled: str) -> None:
+    env = subprocess_env({"KAERU_DATABASE_URL": pooled})
     async with Client(stdio_params(env)) as client:
         ids: list[str] = []
         for i in range(ROUNDS):
@@ -113,6 +106,27 @@ async def test_a_server_behind_the_pooler_answers_every_call(pooled_two: str) ->
             "revise", {"initiative": INITIATIVE, "node": ids[0], "patch": {"body": "x"}, "expected_revision": revision}
         )
         assert stale.structured_content["issues"][0]["code"] == "revision_conflict"
+
+
+@pytest.mark.timeout(60)  # a stall waits for minutes: fail sooner than the module's limit
+def test_a_transaction_gives_the_poolers_server_connection_back(database: str) -> None:
+    """After each COMMIT the pooler's one server connection is free for the next transaction, on
+    another of kaeru's connections, even when the end of a pipeline reaches the pooler after the
+    COMMIT's answer (decision 192). Before, that late Flush took the server connection back for an
+    idle client, and the next transaction on the pool's other connection waited for it — minutes,
+    until that idle connection was used again: a serving process stalled on a busy machine."""
+    with pgbouncer(database, pool_size=1) as pooled, late_flushes(pooled, delay=0.05) as url:
+        store = PostgresStore(url, min_size=2)
+        try:
+            assert store.pooled
+            for i in range(3):
+                with store.write() as session:
+                    session.create_initiative(f"pooled-{i}", "2026-12-04T00:00:00Z")
+                time.sleep(0.5)  # the agent thinks between two calls; the late Flush arrives
+                with store.read() as session:  # on the pool's other connection
+                    assert session.initiative_by_name(f"pooled-{i}") is not None
+        finally:
+            store.close()
 
 
 def test_kaeru_leaves_no_setting_on_the_poolers_server_connection(pooled: str) -> None:

@@ -76,6 +76,8 @@ class PgDb(Db):
         self._replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None
         #: How many held statements open the transaction (BEGIN and its settings; `begin`).
         self._opening = 0
+        #: Whether the connection goes through a pooler: `begin` got per-transaction settings.
+        self._pooled = False
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
@@ -97,6 +99,7 @@ class PgDb(Db):
             self._held.append(settings)
         self._opening = len(self._held)
         self._replace = replace
+        self._pooled = settings is not None
 
     def begun_only(self) -> bool:
         """Whether only the transaction's opening is still held: no statement reached the server."""
@@ -150,12 +153,26 @@ class PgDb(Db):
         """What is held, then COMMIT, in one pipeline that is never sent again: once COMMIT may have
         reached the server, a lost answer cannot say whether it committed, and a resent transaction
         would write twice. A transaction whose BEGIN is still held (only sent statements) first
-        opens alone, in the exchange a dead pooled connection may be replaced in (`begin`)."""
+        opens alone, in the exchange a dead pooled connection may be replaced in (`begin`).
+
+        Behind a pooler, COMMIT goes alone, after the held statements' pipeline (decision 192): a
+        pipeline's end may send a protocol Flush after its Sync when the answers are late (a busy
+        client); after COMMIT the pooler has already given the server connection back, and the late
+        Flush takes it again for this idle connection until its next transaction, so another
+        client — or kaeru's next transaction — waits for it. Inside the open transaction that
+        Flush is harmless: the server connection is this transaction's anyway."""
         if self._replace is not None:
             opening, rest = self._held[: self._opening], self._held[self._opening :]
             self._held = opening
             self._exchange(None, ())
             self._held = rest
+        if self._pooled:
+            self.flush()
+            try:
+                self._c.execute("COMMIT")
+            except (psycopg.Error, UnicodeEncodeError) as exc:
+                raise translate(exc) from exc
+            return
         self._held.append(("COMMIT", ()))
         self._exchange(None, ())
 
