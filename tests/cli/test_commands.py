@@ -388,6 +388,22 @@ def test_tools_lists_every_tool(vault: VaultSpec) -> None:
     assert human.code == 0 and [line.split()[0] for line in human.stdout.splitlines()] == names
 
 
+def test_tools_needs_no_vault(tmp_path: Path) -> None:
+    """What the tools are is readable before any vault exists and while the database is down: the
+    list and one tool's arguments, the same as a served vault's, and no vault is created."""
+    missing = {"KAERU_VAULT": str(tmp_path / "never")}
+    down = {"KAERU_DATABASE_URL": "postgresql://kaeru@127.0.0.1:9/nowhere?connect_timeout=2"}
+    for where in (missing, down):
+        listing = kaeru(where, "tools", as_json=True)
+        assert listing.code == 0, listing.stderr
+        assert {"search", "note", "read", "recall", "context", "archive"} <= {t["name"] for t in listing.json()}
+        shown = kaeru(where, "tools", "context")
+        assert shown.code == 0 and "budget_chars (integer 512..64000, optional, default 8000)" in shown.stdout
+    assert not (tmp_path / "never").exists()
+    unstructured = kaeru(missing, "tools", as_json=True, KAERU_STRUCTURED="off").json()
+    assert not any("outputSchema" in t for t in unstructured)  # as the server lists them then
+
+
 def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) -> None:
     lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     stdin = b"".join(json.dumps(m).encode() + b"\n" for m in lines)

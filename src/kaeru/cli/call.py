@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import cli, echo_json, exit_code, service_of, wants_json
+from kaeru.cli.common import cli, echo_json, exit_code, service_of, settings_of, wants_json
 
 
 def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
@@ -110,10 +110,13 @@ def tools(ctx: click.Context, name: str | None) -> None:
     """List the MCP tools (name, read/write, title), or show one tool's description and arguments
     (what `kaeru call NAME` takes); --json prints the tools of `tools/list` (or NAME's) as JSON
     (name, title, description, schemas, annotations)."""
-    from kaeru.mcp.server import build_server
+    from kaeru.mcp.adapter import Output, ToolRegistry
+    from kaeru.mcp.server import register_tools
 
-    kaeru = build_server(service_of(ctx))
-    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in kaeru.registry.list_tools()]
+    settings = settings_of(ctx)  # what a tool is needs no vault: none is opened (decision 194)
+    registry = ToolRegistry.catalogue(Output(text=settings.text, structured=settings.structured))
+    register_tools(registry)
+    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in registry.list_tools()]
     if name is not None:
         found = [t for t in listing if t["name"] == name]
         if not found:
@@ -121,7 +124,7 @@ def tools(ctx: click.Context, name: str | None) -> None:
         if wants_json(ctx):
             echo_json(found[0])
         else:
-            click.echo(describe_tool(found[0], kaeru.registry.specs[name].input_schema))
+            click.echo(describe_tool(found[0], registry.specs[name].input_schema))
         return
     if wants_json(ctx):
         echo_json(listing)

@@ -159,6 +159,11 @@ def result(envelope: dict[str, Any], output: Output | None = None) -> types.Call
     )
 
 
+def _no_service(registry: ToolRegistry) -> Service:
+    """The loader of a `catalogue`: it has none to give."""
+    raise RuntimeError("a tool catalogue has no service: open the vault to call a tool")
+
+
 class ToolRegistry:
     """The tools a server exposes, and the dispatch of a call to one of them.
 
@@ -203,6 +208,17 @@ class ToolRegistry:
         self._pinned: list[dict[str, Any]] | None = None
         #: Each pinned tool's declared input schema by name (`listed_input_schema`).
         self._pinned_inputs: dict[str, dict[str, Any]] | None = None
+
+    @classmethod
+    def catalogue(cls, output: Output | None = None) -> ToolRegistry:
+        """A registry with no service behind it, for what a tool *is* — name, description, schemas —
+        read without a vault (`kaeru tools`): listing and describing a tool opens, creates and
+        migrates nothing, and works while the database is down. Calling a tool through it is a
+        programming error (`service`)."""
+        registry = cls(load=_no_service, output=output)
+        registry._load = None  # its specs are what `register_tools` adds; nothing to load
+        registry._lazy = False
+        return registry
 
     def _loaded(self) -> None:
         with self._load_lock:
@@ -252,6 +268,8 @@ class ToolRegistry:
     def service(self) -> Service:
         if self._load is not None:
             self._loaded()
+        if self._service is None:
+            _no_service(self)
         assert self._service is not None
         return self._service
 
