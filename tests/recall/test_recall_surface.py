@@ -233,3 +233,19 @@ def test_the_passage_is_where_most_query_words_meet() -> None:
     # Whole words only, any case; nothing found: the start.
     assert best_passage("Keepers of the STORM", ["keeper", "storm"], 80) == (0, ["storm"])
     assert best_passage("calm seas", ["storm"], 80) == (0, [])
+
+
+def test_a_query_of_only_emoji_says_it_can_match_nothing(service: Service) -> None:
+    """Emoji and punctuation are not indexed: `recall` and `search` for them say so on `query` /
+    `text` instead of answering an empty list that reads as "nothing was ever noted"; a query with
+    a word beside the emoji is answered as usual."""
+    note(service, "deploy 🚀 went fine on friday")
+    for query in ("🚀", "🐛 !!", "✅"):
+        result = recall(service, query, explain=False)
+        assert result.hits == []
+        assert [(i.code, i.field) for i in result.issues] == [("invalid_argument", "query")], query
+        assert "emoji" in result.issues[0].message
+        found = service.search(parse("search", {"initiatives": [P], "text": query}))
+        assert [(i.code, i.field) for i in found.issues] == [("invalid_argument", "text")], query
+    worded = recall(service, "🚀 deploy", explain=False)
+    assert len(worded.hits) == 1 and not worded.issues

@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from kaeru.service.requests import SearchRequest
 
 MAX_QUERY_TOKENS = 256
+#: The issue for a query of only symbols: words and numbers are what the index holds (emoji and
+#: punctuation are not indexed), so it can match nothing.
+NO_WORDS = "no searchable words or numbers: emoji and punctuation are not indexed; search by words"
 WINDOW = 5000
 
 
@@ -77,7 +80,7 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
         coverage = Coverage(initiatives=[s.name for s in scopes])
         if not scopes or (text is not None and not tokens):
             if text is not None and not tokens:
-                issues.append(Issue("invalid_argument", "text has no searchable words or numbers", "text"))
+                issues.append(Issue("invalid_argument", NO_WORDS, "text"))
             return ReadOutcome(hits=[], total=0, coverage=coverage, issues=issues)
         offset = 0
         verdicts = Verdicts(session)

@@ -8,6 +8,7 @@ from typing import Any
 
 from kaeru.domain.model import Node, NodeType
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
+from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument, KaeruError
 from kaeru.service import cursors, grants
@@ -19,7 +20,7 @@ from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.requests import RecallRequest
 from kaeru.service.runtime import Runtime
-from kaeru.service.search import resolve_scopes
+from kaeru.service.search import NO_WORDS, resolve_scopes
 from kaeru.service.views import budgeted_views
 
 CHARS_PER_TOKEN = 4
@@ -107,6 +108,9 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])
+        if query and rt.embedder is None and not query_tokens(query):
+            # Only symbols (emoji, punctuation): no channel can match them; said, as `search` does.
+            issues.append(Issue("invalid_argument", NO_WORDS, "query"))
         if not scopes:
             return RecallOutcome([], 0, coverage, plan, issues=issues)
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
