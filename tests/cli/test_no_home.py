@@ -38,6 +38,8 @@ def _kaeru(tmp: Path, *args: str, env: dict[str, str] | None = None) -> subproce
     if probe.returncode != 0 or probe.stdout.strip() != str(sys.version_info[:2]):
         pytest.skip(f"no system Python {sys.version_info[:2]} to run this checkout as another uid")
     paths = [str(SRC), *site.getsitepackages()]
+    if closed := [p for p in paths if not _open_to_others(Path(p))]:
+        pytest.skip(f"{closed[0]} is in a folder other accounts cannot enter (e.g. a `mktemp -d` checkout)")
     script = f"import sys; sys.argv = ['kaeru', *{list(args)!r}]; from kaeru.cli.app import main; main()"
     return subprocess.run(
         [PYTHON, "-c", script],
@@ -51,6 +53,16 @@ def _kaeru(tmp: Path, *args: str, env: dict[str, str] | None = None) -> subproce
         text=True,
         timeout=120,
     )
+
+
+def _open_to_others(path: Path) -> bool:
+    """Whether an account that is neither the owner nor in the group can reach `path` and read it:
+    every folder on the way lets others through, and the last one lets them list it."""
+    folders = [path, *path.parents]
+    try:
+        return all(f.stat().st_mode & 0o001 for f in folders) and bool(path.stat().st_mode & 0o004)
+    except OSError:
+        return False
 
 
 @pytest.fixture
