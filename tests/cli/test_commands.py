@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.server import register_tools
 from tests.backends import VaultSpec, new_vault
 from tests.cli.support import error_object, kaeru, valid_envelope
 from tests.wire.support import initialize_request
@@ -400,6 +402,10 @@ def test_tools_needs_no_vault(tmp_path: Path) -> None:
         shown = kaeru(where, "tools", "context")
         assert shown.code == 0 and "budget_chars (integer 512..64000, optional, default 8000)" in shown.stdout
     assert not (tmp_path / "never").exists()
+    catalogue = ToolRegistry.catalogue()
+    register_tools(catalogue)
+    built = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in catalogue.built_listing()]
+    assert kaeru(missing, "tools", as_json=True).json() == built  # what the tools are built as
     unstructured = kaeru(missing, "tools", as_json=True, KAERU_STRUCTURED="off").json()
     assert not any("outputSchema" in t for t in unstructured)  # as the server lists them then
 

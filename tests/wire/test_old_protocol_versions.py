@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from kaeru.mcp.adapter import LISTING
+from kaeru.mcp.pinned import LISTING
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 

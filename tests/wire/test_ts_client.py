@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from kaeru.mcp.adapter import LISTING
+from kaeru.mcp.pinned import LISTING
 from tests.backends import VaultSpec, drop_vault, new_vault
 from tests.cli.support import kaeru
 from tests.wire.support import http_server, subprocess_env

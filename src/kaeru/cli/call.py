@@ -22,11 +22,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kaeru.cli.common import cli, echo_json, exit_code, service_of, settings_of, wants_json
+
+if TYPE_CHECKING:
+    from kaeru.config import Settings
+    from kaeru.mcp.adapter import ToolRegistry
 
 
 def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
@@ -110,13 +114,13 @@ def tools(ctx: click.Context, name: str | None) -> None:
     """List the MCP tools (name, read/write, title), or show one tool's description and arguments
     (what `kaeru call NAME` takes); --json prints the tools of `tools/list` (or NAME's) as JSON
     (name, title, description, schemas, annotations)."""
-    from kaeru.mcp.adapter import Output, ToolRegistry
-    from kaeru.mcp.server import register_tools
+    from kaeru.mcp.pinned import pinned_listing
 
     settings = settings_of(ctx)  # what a tool is needs no vault: none is opened (decision 194)
-    registry = ToolRegistry.catalogue(Output(text=settings.text, structured=settings.structured))
-    register_tools(registry)
-    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in registry.list_tools()]
+    listing = pinned_listing(settings.structured)
+    if listing is None:
+        built = _catalogue(settings).list_tools()
+        listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in built]
     if name is not None:
         found = [t for t in listing if t["name"] == name]
         if not found:
@@ -124,7 +128,7 @@ def tools(ctx: click.Context, name: str | None) -> None:
         if wants_json(ctx):
             echo_json(found[0])
         else:
-            click.echo(describe_tool(found[0], registry.specs[name].input_schema))
+            click.echo(describe_tool(found[0], _catalogue(settings).specs[name].input_schema))
         return
     if wants_json(ctx):
         echo_json(listing)
@@ -134,6 +138,17 @@ def tools(ctx: click.Context, name: str | None) -> None:
         mode = "read " if annotations.get("readOnlyHint") else "write"
         title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
         click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+def _catalogue(settings: Settings) -> ToolRegistry:
+    """Every tool built, with no vault behind them: for a tool's exact input schema (the listed
+    one is a looser hint), or the listing when the pinned one is not there."""
+    from kaeru.mcp.adapter import Output, ToolRegistry
+    from kaeru.mcp.server import register_tools
+
+    registry = ToolRegistry.catalogue(Output(text=settings.text, structured=settings.structured))
+    register_tools(registry)
+    return registry
 
 
 def unknown_tool(name: str, names: list[str]) -> click.UsageError:

@@ -8,13 +8,11 @@ schema, returned with `isError: true`. Nothing here raises to the SDK.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -23,6 +21,7 @@ import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_lone_surrogate
 from kaeru.errors import Internal, KaeruError
+from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
     # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
@@ -39,7 +38,6 @@ Handler = Callable[["Service", Any], dict[str, Any]]
 #: What `tools/list` answers, as the tools built it, written by `scripts/gen_tools_doc.py` and
 #: pinned by tests/contract/test_tools_snapshot.py: served from here until the tools exist, so the
 #: first `tools/list` does not wait for the service layer (decision 16.O3).
-LISTING = Path(__file__).with_name("tools.json")
 
 
 @dataclass
@@ -113,10 +111,6 @@ class ToolSpec:
 
 #: The cached properties of a `ToolSpec`: what `ToolSpec.built` looks for.
 _BUILT = frozenset({"input_schema", "served_input_schema", "output_schema", "parser"})
-
-
-def _without_output(entry: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in entry.items() if key != "outputSchema"}
 
 
 def envelope_text(envelope: dict[str, Any]) -> str:
@@ -286,13 +280,13 @@ class ToolRegistry:
 
     def list_tools(self) -> list[types.Tool]:
         """The tools as listed. A registry with a loader (`kaeru serve`) answers the pinned listing
-        (`LISTING`), before and after the tools are built, and starts the building beside its first
+        (`pinned.LISTING`), before and after the tools are built, and starts the building beside its first
         answer; one built over a service answers from the specs (`built_listing`) — the same answer
         (tests/contract/test_tools_snapshot.py, tests/wire; decisions 16.O3, 16.S1)."""
         if self._lazy and (pinned := self._pinned_listing()) is not None:
             self.preload()
             keep = self.output.structured
-            return [types.Tool.model_validate(e if keep else _without_output(e)) for e in pinned]
+            return [types.Tool.model_validate(e if keep else without_output(e)) for e in pinned]
         return self.built_listing()
 
     def listed_input_schema(self, name: str) -> dict[str, Any] | None:
@@ -320,10 +314,7 @@ class ToolRegistry:
 
     def _pinned_listing(self) -> list[dict[str, Any]] | None:
         if self._pinned is None:
-            try:
-                self._pinned = json.loads(LISTING.read_text(encoding="utf-8"))
-            except OSError:  # not shipped (a checkout mid-change): the tools are built instead
-                return None
+            self._pinned = pinned_listing()  # None: not shipped, the tools are built instead
         return self._pinned
 
     def run(self, name: str, arguments: dict[str, Any] | None) -> dict[str, Any]:
