@@ -410,6 +410,28 @@ def test_tools_needs_no_vault(tmp_path: Path) -> None:
     assert not any("outputSchema" in t for t in unstructured)  # as the server lists them then
 
 
+def test_a_read_on_a_vault_that_is_not_there_says_so_and_creates_none(tmp_path: Path) -> None:
+    """A mistyped `--vault`: every command that only reads says there is no vault there (exit 2,
+    `not_found`) instead of creating an empty one and answering "no initiative named …"; the
+    first note creates it, and then the same reads answer."""
+    where = {"KAERU_VAULT": str(tmp_path / "typo")}
+    reads = (
+        ("search", "heron", "-i", "birds"),
+        ("recall", "heron", "-i", "birds"),
+        ("context", "-i", "birds"),
+        ("call", "initiatives"),
+    )
+    for argv in reads:
+        refused = kaeru(where, *argv, as_json=True)
+        assert "there is no vault at" in error_object(refused, "not_found", 2), argv
+        human = kaeru(where, *argv)
+        assert human.code == 2 and "a new vault is created by the first `kaeru note`" in human.stderr
+    assert not (tmp_path / "typo").exists()
+    assert kaeru(where, "note", "-i", "birds", "the heron waits").code == 0
+    for argv in reads:
+        assert kaeru(where, *argv, as_json=True).code == 0, argv
+
+
 def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) -> None:
     lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     stdin = b"".join(json.dumps(m).encode() + b"\n" for m in lines)

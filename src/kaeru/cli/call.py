@@ -87,6 +87,7 @@ def parse_object(raw: str, where: str) -> dict[str, Any]:
 def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str, ...]) -> None:
     """Call any MCP tool: ARGUMENTS is a JSON object (or - to read it from stdin), -a adds or
     overrides one argument. `kaeru tools` lists the tools, `kaeru tools TOOL` shows one's arguments."""
+    from kaeru.mcp.pinned import pinned_listing
     from kaeru.mcp.server import build_server
 
     args: dict[str, Any] = {}
@@ -94,7 +95,9 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
         raw = sys.stdin.read() if arguments == "-" else arguments
         args = parse_object(raw, "stdin" if arguments == "-" else "ARGUMENTS")
     parse_pairs(pairs, args)
-    registry = build_server(service_of(ctx)).registry
+    listed = {t["name"]: t for t in pinned_listing() or []}
+    reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
+    registry = build_server(service_of(ctx, existing=reads)).registry
     if not registry.has(tool):
         raise unknown_tool(tool, list(registry.specs))
     envelope = registry.run(tool, args)

@@ -33,7 +33,7 @@ import click
 from kaeru import __version__
 from kaeru.config import Settings, expanded
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
-from kaeru.errors import KaeruError
+from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import Store
 
 if TYPE_CHECKING:
@@ -191,13 +191,29 @@ def settings_of(ctx: click.Context) -> Settings:
     return settings
 
 
-def service_of(ctx: click.Context) -> Service:
-    """The vault's service, opened (and migrated) once per command and closed when it ends."""
+def service_of(ctx: click.Context, *, existing: bool = False) -> Service:
+    """The vault's service, opened (and migrated) once per command and closed when it ends.
+    `existing`: the command only reads, so a SQLite vault that is not there is refused
+    (`require_vault`) rather than created empty."""
     obj = ctx.find_root().obj
     if "service" not in obj:
+        if existing:
+            require_vault(settings_of(ctx))
         obj["service"] = open_service(settings_of(ctx), store_of(ctx))
     service: Service = obj["service"]
     return service
+
+
+def require_vault(settings: Settings) -> None:
+    """Refuse a SQLite vault file that does not exist (decision 196): a command that only reads
+    would create an empty vault there and answer "no initiative named …" — a mistyped `--vault`
+    reads as a memory that lost everything, and leaves a vault behind. A PostgreSQL database is
+    made by its administrator; one without kaeru's tables is set up as before."""
+    if settings.database_url is None and not settings.sqlite_path.exists():
+        raise NotFound(
+            f"there is no vault at {settings.sqlite_path}: check --vault / KAERU_VAULT; a new vault is created "
+            "by the first `kaeru note` or `kaeru migrate`"
+        )
 
 
 def store_of(ctx: click.Context, *, upgrade_in_background: bool = False) -> Store:
@@ -281,9 +297,13 @@ def read_envelope(
     envelope); a refusal becomes the `rejected` envelope, as over MCP."""
     from kaeru.api import envelope as env
 
-    service = service_of(ctx)
     try:
-        outcome = getattr(service, operation)(request(operation, args))
+        parsed = request(operation, args)  # bad arguments are told before a missing vault
+    except KaeruError as error:
+        return env.rejected_envelope(operation, env.READ_KIND, error)
+    service = service_of(ctx, existing=True)
+    try:
+        outcome = getattr(service, operation)(parsed)
         return build(outcome) if build is not None else env.read_envelope(operation, outcome)
     except KaeruError as error:
         return env.rejected_envelope(operation, env.READ_KIND, error)
