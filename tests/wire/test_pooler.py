@@ -1,7 +1,7 @@
 """A team's PostgreSQL reached through PgBouncer in transaction mode (what Supabase, Neon and
 Heroku give as the pooled address): every call answered, nothing of kaeru's left on the server
-connections other clients get next, each transaction under kaeru's timeouts, and `kaeru doctor`
-able to look (decision 185).
+connections other clients get next, each transaction under kaeru's timeouts, `kaeru doctor`
+able to look (decision 185), and the one server connection free again after each COMMIT (192).
 
 Before it, a server behind the pooler failed its sixth call of a kind with `internal`
 (`DuplicatePreparedStatement`: psycopg prepares a statement run five times, on a server connection

@@ -35,10 +35,6 @@ log = logging.getLogger("kaeru.mcp")
 #: A tool's body: the service and the tool's own request model (each handler takes its model's type).
 Handler = Callable[["Service", Any], dict[str, Any]]
 
-#: What `tools/list` answers, as the tools built it, written by `scripts/gen_tools_doc.py` and
-#: pinned by tests/contract/test_tools_snapshot.py: served from here until the tools exist, so the
-#: first `tools/list` does not wait for the service layer (decision 16.O3).
-
 
 @dataclass
 class ToolSpec:
