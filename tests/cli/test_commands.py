@@ -432,6 +432,31 @@ def test_a_read_on_a_vault_that_is_not_there_says_so_and_creates_none(tmp_path: 
         assert kaeru(where, *argv, as_json=True).code == 0, argv
 
 
+def test_commands_that_work_on_what_a_vault_holds_refuse_one_that_is_not_there(tmp_path: Path) -> None:
+    """`export`, `hygiene`, `reindex`, `token list`/`revoke` and the viewer act on what is stored:
+    on a mistyped `--vault` they say there is none (exit 2, `not_found`) and leave none behind — an
+    export of it was an empty archive of a vault just made. A bad export argument is still told
+    first; a note creates the vault, and then the export writes its archive."""
+    where = {"KAERU_VAULT": str(tmp_path / "typo")}
+    commands = (
+        ("export", str(tmp_path / "out.amg")),
+        ("hygiene", "-i", "birds"),
+        ("reindex", "--text"),
+        ("token", "list"),
+        ("token", "revoke", "ci"),
+        ("ui",),
+    )
+    for argv in commands:
+        refused = kaeru(where, *argv, as_json=True)
+        assert "there is no vault at" in error_object(refused, "not_found", 2), argv
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "out.amg").exists()
+    bad = kaeru(where, "export", str(tmp_path / "out.amg"), "--format", "amg", "-i", "", as_json=True)
+    assert bad.code == 2 and bad.json()["issues"][0]["field"].startswith("initiatives"), bad.stdout
+    assert kaeru(where, "note", "-i", "birds", "the heron waits").code == 0
+    written = kaeru(where, "export", str(tmp_path / "out.amg"), as_json=True)
+    assert written.code == 0 and (tmp_path / "out.amg").stat().st_size > 0, written.stdout
+
+
 def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) -> None:
     lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}]
     stdin = b"".join(json.dumps(m).encode() + b"\n" for m in lines)

@@ -160,7 +160,7 @@ def reindex(ctx: click.Context, text_index: bool) -> None:
 
     --json: {"ok": true, "vectors_written": N} (with --text: {"ok": true, "text_rows": N}).
     """
-    service = service_of(ctx)
+    service = service_of(ctx, existing=True)
     if text_index:
         from kaeru.storage.factory import rebuild_text_index
 

@@ -71,7 +71,7 @@ def token_list(ctx: click.Context) -> None:
     """
     from kaeru.service import grants
 
-    found = grants.list_tokens(service_of(ctx).rt)
+    found = grants.list_tokens(service_of(ctx, existing=True).rt)
     rows = [
         {
             "name": t.name,
@@ -104,7 +104,7 @@ def token_revoke(ctx: click.Context, name: str) -> None:
     from kaeru.service import grants
 
     settings = settings_of(ctx)
-    grants.revoke_token(service_of(ctx).rt, name, settings.actor)
+    grants.revoke_token(service_of(ctx, existing=True).rt, name, settings.actor)
     if wants_json(ctx):
         echo_json({"ok": True, "revoked": name})
     else:

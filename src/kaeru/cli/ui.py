@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import click
 
-from kaeru.cli.common import cli, open_service, settings_of, store_of
+from kaeru.cli.common import cli, open_service, require_vault, settings_of, store_of
 
 
 @cli.command()
@@ -21,6 +21,7 @@ def ui(ctx: click.Context, port: int) -> None:
     from kaeru.mcp.ui import run_ui
 
     settings = settings_of(ctx)
+    require_vault(settings)  # the viewer only reads: no vault is made for it
     store = store_of(ctx)
     kaeru = build_server(open_service(settings, store), settings=settings)
     try:

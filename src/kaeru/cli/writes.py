@@ -87,7 +87,7 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
     --json: {"ok": true, "initiative", "moved": N, "moves": [{"id", "name", "before", "after", "reason"}]}.
     """
     refuse_lone_surrogates({"initiative": initiative})
-    moves = service_of(ctx).hygiene(initiative)
+    moves = service_of(ctx, existing=True).hygiene(initiative)
     if wants_json(ctx):
         echo_json(
             {
@@ -134,9 +134,13 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
     if initiatives:
         args["initiatives"] = list(initiatives)
-    service = service_of(ctx)
     try:
-        parsed = request("archive", args)
+        parsed = request("archive", args)  # bad arguments are told before a missing vault
+    except KaeruError as error:
+        emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues)
+        return
+    service = service_of(ctx, existing=True)  # an export of no vault would create one (decision 197)
+    try:
         with progress_bar(ctx) as bar:
             task = bar.add_task("reading the vault", total=None)
             outcome = archive.export(
