@@ -29,6 +29,7 @@ from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, SearchRow
+from kaeru.storage.sql.copies import SPARSE_SHARE
 from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite import impacts
 from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
@@ -106,10 +107,20 @@ def _search(
 
 
 #: The store's `TextCache` as an example sets it (memory, revised rows read back, sizes not read
-#: yet past which all are read): defaults; every revised row read back whole (a copy read again
-#: after any revision); no memory (every search falls back to SQL); every row's size read at the
-#: first ranking; only the sizes a ranking needs, always.
-CACHES = [(None, None, None), (None, 0, None), (0, None, None), (None, None, 0), (None, None, 10**9)]
+#: yet past which all are read, the share under which a copy is kept sparse): defaults; every
+#: revised row read back whole (a copy read again after any revision); no memory (every search
+#: falls back to SQL); every row's size read at the first ranking; only the sizes a ranking needs,
+#: always; every copy sparse (its rows' ids beside their values); every copy dense (decision 198).
+CACHES = [
+    (None, None, None, None),
+    (None, 0, None, None),
+    (0, None, None, None),
+    (None, None, 0, None),
+    (None, None, 10**9, None),
+    (None, None, None, 0),
+    (None, 0, None, 0),
+    (None, None, None, 10**9),
+]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -122,7 +133,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
     vault: tuple[SqliteStore, Settings],
     steps: list[tuple[Any, ...]],
     queries: list[tuple[dict[str, Any], list[tuple[Any, ...]]]],
-    cache: tuple[int | None, int | None, int | None],
+    cache: tuple[int | None, int | None, int | None, int | None],
 ) -> None:
     store, config = vault
     n = next(_examples)
@@ -138,6 +149,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
         (REFRESH_ROWS if cache[1] is None else cache[1]),
     )
     text.bulk_rows = cache[2]
+    text.sparse_share = SPARSE_SHARE if cache[3] is None else cache[3]
     ids: list[str] = []
     try:
         for op in steps:
@@ -148,6 +160,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
                 _apply(service, f"ex{n}", ids, op)
     finally:
         text.max_bytes, text.refresh_rows, text.bulk_rows = CACHE_BYTES, REFRESH_ROWS, None
+        text.sparse_share = SPARSE_SHARE
 
 
 def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
@@ -305,12 +318,14 @@ def test_copies_in_use_are_not_given_up_for_another(vault: tuple[SqliteStore, Se
         text.max_bytes = CACHE_BYTES
 
 
-def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, Settings]) -> None:
+@pytest.mark.parametrize("share", [0, 10**9], ids=["sparse", "dense"])
+def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, Settings], share: int) -> None:
     """`max_bytes` bounds the memory the copies keep alive, not only their arrays' data: each copy's
-    own objects (the array's header, the copy, its watermark, the cache's entry) are counted with it.
+    own objects (the arrays' headers, the copy, its watermark, the cache's entry) are counted with it.
     Measured with tracemalloc over what the cache's code allocates and keeps (the MATCH text of the
     key is built elsewhere and left out): a long session ranking many common words in turn, as
-    `bench.soak`'s does, keeps no more than it counts."""
+    `bench.soak`'s does, keeps no more than it counts — with every copy sparse (its rows' ids beside
+    their values) and with every copy dense."""
     store, config = vault
     service = Service(store, config)
     words = [f"held{i}word" for i in range(400)]
@@ -328,17 +343,22 @@ def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, S
             session.search(SearchQuery(initiative_ids=[scope.id], tokens=[word], window=3))
 
     text.clear()
-    rank(words[0])  # the row sizes, the scope's copy and one word's
-    gc.collect()
-    tracemalloc.start(40)
+    text.sparse_share = share
     try:
-        before, counted = tracemalloc.take_snapshot(), text.nbytes
-        for word in words[1:]:
-            rank(word)
+        rank(words[0])  # the row sizes, the scope's copy and one word's
         gc.collect()
-        after = tracemalloc.take_snapshot()
+        tracemalloc.start(40)
+        try:
+            before, counted = tracemalloc.take_snapshot(), text.nbytes
+            for word in words[1:]:
+                rank(word)
+            gc.collect()
+            after = tracemalloc.take_snapshot()
+        finally:
+            tracemalloc.stop()
+        assert {held.rows is not None for held in text._held.values()} == {share == 0}
     finally:
-        tracemalloc.stop()
+        text.sparse_share = SPARSE_SHARE
     mine = [tracemalloc.Filter(True, impacts.__file__, all_frames=True)]
     kept = sum(s.size_diff for s in after.filter_traces(mine).compare_to(before.filter_traces(mine), "filename"))
     assert len(text._held) == len(words) + 1  # every copy kept: the bound is far

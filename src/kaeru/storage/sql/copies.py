@@ -1,7 +1,8 @@
 """What both engines' in-memory copies of the bm25 inputs share (decisions 16.B4, 16.E1, 16.C1):
 numpy (a dependency since decision 164), the narrowest exact types a copy is kept in, node ids packed in 16
 bytes, the score itself, computed operation for operation as FTS5's `bm25()` and PostgreSQL's
-`bm25.score_sql` compute it (the same formula in the same order), and the ranking of the matches.
+`bm25.score_sql` compute it (the same formula in the same order), the ranking of the matches, and
+one phrase's copy kept dense or sparse, whichever is smaller (`PhraseCopy`, SQLite's so far).
 
 SQLite reads its copies from FTS5 (`sqlite/impacts.py`, with FTS5's own encodings in
 `sqlite/copies.py`), PostgreSQL from its term counts (`postgres/textcache.py`).
@@ -149,3 +150,103 @@ def put_rows(np: Any, base: np.ndarray | None, seqs: np.ndarray, values: np.ndar
         out[: len(base)] = base
     out[seqs] = values
     return cast("ndarray", out)
+
+
+#: A phrase's copy is kept sparse — its rows' ids (`SPARSE_ID`, 4 bytes) beside their values — when
+#: that takes at most 1/`SPARSE_SHARE` of the dense array (one value for every row of the vault): a
+#: word in fewer than ~1 in 10 rows. Dense, every word cost a byte a row of the vault whatever its
+#: matches, so the cache's bound held ~60 words at 1M nodes and a question's middle words evicted
+#: each other (decisions 126, 198); sparse they cost what they match. Past the share, the dense
+#: array is both smaller and cheaper to combine.
+SPARSE_SHARE = 2
+SPARSE_ID = "uint32"
+
+
+class PhraseCopy:
+    """One phrase's rows at one watermark (`mark`): each row's value (a bm25 `aFreq`, or 1 for a row
+    a scope token marks) in `narrowest`'s type, 0 for a row without the phrase. Dense — `freq` by
+    row id, `rows` None — or sparse — `rows` the ids holding the phrase, ascending, `freq` their
+    values (`of` picks the smaller). Never changed once made: a ranking reads it without a lock."""
+
+    __slots__ = ("freq", "hits", "mark", "nbytes", "rows", "used")
+
+    def __init__(self, freq: np.ndarray, mark: tuple[int, int], rows: np.ndarray | None, overhead: int):
+        self.freq, self.mark, self.rows = freq, mark, rows
+        self.hits = int((freq > 0).sum()) if rows is None else len(rows)
+        # A sparse copy keeps a second array: its data and its header (the first one's is in `overhead`).
+        extra = rows.__sizeof__() + rows.nbytes if rows is not None and rows.base is None else 0
+        self.nbytes = int(freq.nbytes) + int(extra) + overhead
+        #: The cache's ranking count when a ranking last used it.
+        self.used = 0
+
+    @classmethod
+    def of(
+        cls,
+        np: Any,
+        ids: np.ndarray,
+        values: np.ndarray,
+        mark: tuple[int, int],
+        overhead: int,
+        share: int = SPARSE_SHARE,
+    ) -> PhraseCopy:
+        """The copy of rows `ids` (distinct) holding `values`: sparse when that takes at most 1/`share`
+        of the dense array's bytes (0: always sparse), else dense."""
+        keep = values > 0
+        ids, values = ids[keep], values[keep]
+        dtype = narrowest(np, values)
+        length = mark[0] + 1
+        sparse = len(ids) * (np.dtype(SPARSE_ID).itemsize + dtype.itemsize) * share
+        if sparse <= length * dtype.itemsize and length <= np.iinfo(SPARSE_ID).max:
+            order = np.argsort(ids, kind="stable") if bool((ids[1:] < ids[:-1]).any()) else slice(None)
+            return cls(values[order].astype(dtype), mark, ids[order].astype(SPARSE_ID), overhead)
+        freq = np.zeros(length, dtype=dtype)
+        freq[ids] = values
+        return cls(freq, mark, None, overhead)
+
+    def refreshed(
+        self,
+        np: Any,
+        revised: Sequence[int],
+        parts: Sequence[tuple[np.ndarray, np.ndarray]],
+        mark: tuple[int, int],
+        overhead: int,
+        share: int = SPARSE_SHARE,
+    ) -> PhraseCopy:
+        """This copy at `mark`: the `revised` rows dropped, then the rows and values of `parts` (rows
+        written or revised since, read again) put in. A dense copy stays dense (a copy and a
+        scatter); a sparse one is merged and may turn dense as it grows."""
+        if self.rows is None:
+            dtype = self.freq.dtype
+            for _, values in parts:
+                dtype = wider(np, dtype, narrowest(np, values))
+            freq = np.zeros(mark[0] + 1, dtype=dtype)
+            freq[: len(self.freq)] = self.freq
+            if revised:
+                freq[np.array(revised, dtype=np.int64)] = 0
+            for ids, values in parts:
+                freq[ids] = values
+            return PhraseCopy(freq, mark, None, overhead)
+        rows, values = self.rows.astype(np.int64), self.freq.astype(np.float64)
+        if revised:
+            kept = ~np.isin(rows, np.array(revised, dtype=np.int64))
+            rows, values = rows[kept], values[kept]
+        ids = np.concatenate([rows, *(p[0] for p in parts)])
+        return PhraseCopy.of(np, ids, np.concatenate([values, *(p[1] for p in parts)]), mark, overhead, share)
+
+    def mask(self, np: Any, length: int) -> np.ndarray:
+        """Whether each of `length` rows holds the phrase (bool, by row id)."""
+        if self.rows is None:
+            return cast("ndarray", self.freq > 0)
+        out = np.zeros(length, dtype=np.bool_)
+        out[self.rows] = True
+        return cast("ndarray", out)
+
+    def at(self, np: Any, rows: np.ndarray) -> np.ndarray:
+        """The values of `rows` (ascending row ids), float64: 0 for a row without the phrase."""
+        if self.rows is None:
+            return cast("ndarray", self.freq[rows].astype(np.float64))
+        if len(self.rows) == 0:
+            return cast("ndarray", np.zeros(len(rows), dtype=np.float64))
+        where = np.minimum(np.searchsorted(self.rows, rows), len(self.rows) - 1)
+        found = self.rows[where] == rows
+        return cast("ndarray", np.where(found, self.freq[where], 0).astype(np.float64))

@@ -7,9 +7,10 @@ few: per phrase, the number of rows holding it anywhere in the table (`nHit`) an
 weighted count of the phrase (`aFreq`: the column weight of each instance, summed) and its tokens
 in all columns (`D`); for the table, its rows and tokens (the `averages` record). So a `TextCache`,
 owned by the store (through `CommonWords`, which its sessions share), keeps for each phrase a search
-asked for — a word in its columns, or an initiative's scope token — one dense array by row id of its
-`aFreq` in the smallest type that holds every value exactly (1 byte a row of the vault for the
-benchmark corpus's words: whole weights, small counts), read once from FTS5 itself by a small
+asked for — a word in its columns, or an initiative's scope token — its `aFreq` in each row in the
+smallest type that holds every value exactly (whole weights, small counts: 1 byte for the benchmark
+corpus's words), dense by row id, or for a phrase in fewer than ~1 row in 10 its rows' ids beside
+their values (`PhraseCopy`, 5 bytes a match; decision 198), read once from FTS5 itself by a small
 auxiliary function (`kaeru_impact`: the phrase's instances by column; a scope token's copy only
 marks its rows); and once for all phrases the rows' `D`, decoded from FTS5's own
 `nodes_fts_docsize` table as rankings need them, by id or all at once (2 bytes a row while every
@@ -44,14 +45,14 @@ from typing import TYPE_CHECKING, Any, cast
 import apsw
 
 from kaeru.storage.sql.copies import (
+    SPARSE_SHARE,
+    PhraseCopy,
     Ranking,
     bm25_scores,
     idf,
-    narrowest,
     numpy_module,
     packed_uuid,
     uuid_texts,
-    wider,
 )
 from kaeru.storage.sql.db import Db
 from kaeru.storage.sqlite.copies import averages, put_sizes, read_sizes
@@ -62,9 +63,10 @@ if TYPE_CHECKING:
 
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
-#: The most memory a `TextCache` holds in phrase copies and row sizes (decision 16.E1: ~1 byte a row
-#: of the vault a phrase, 2 a row for the sizes): 64 MiB is ~60 phrases at 1M nodes — a session's
-#: broad words in `search` and in `recall` (their stems), and the scope, take ~17 at 1M (~19 MB).
+#: The most memory a `TextCache` holds in phrase copies and row sizes (decision 16.E1: at most ~1 byte
+#: a row of the vault a phrase, ~5 a match for a sparse one, 2 a row for the sizes): 64 MiB is ~60
+#: common phrases at 1M nodes — a session's broad words in `search` and in `recall` (their stems), and
+#: the scope, take ~17 at 1M (~19 MB) — and many more of the middle words a question holds (198).
 #: Only a copy idle for `IDLE_RANKINGS` rankings is given up (least recently used first); while the
 #: copies in use fill it, a new phrase is ranked by SQL.
 CACHE_BYTES = 64 * 2**20
@@ -78,7 +80,7 @@ REFRESH_ROWS = 64
 #: SQL every time.
 IDLE_RANKINGS = 64
 #: What a copy keeps alive besides its array's data, counted with it against `max_bytes`: the
-#: array's header, the `_Copy`, its watermark, its key's MATCH text and the cache's entry (~530–560
+#: array's header, the `PhraseCopy`, its watermark, its key's MATCH text and the cache's entry (~530–560
 #: bytes measured with tracemalloc at 40 and 2,500 rows; the key's column weights are shared,
 #: `TextCache._copy`, ~770 when every key held its own). Copies are made in vaults of more than
 #: `search.SCOPE_THRESHOLD` rows (a word matches more): uncounted, the copies of such a vault held up
@@ -112,20 +114,6 @@ def watermark(db: Db) -> tuple[int, int]:
     index row, its memberships) moves it (see the module's docstring)."""
     now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
     return (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
-
-
-class _Copy:
-    """One phrase's rows at one watermark, dense by row id (length `max(nodes.seq) + 1`): `freq` its
-    bm25 `aFreq` in the row (0: not there), in `narrowest`'s type."""
-
-    __slots__ = ("freq", "hits", "mark", "nbytes", "used")
-
-    def __init__(self, freq: np.ndarray, mark: tuple[int, int]):
-        self.freq, self.mark = freq, mark
-        self.hits = int((freq > 0).sum())
-        self.nbytes = int(freq.nbytes) + COPY_OVERHEAD
-        #: The cache's ranking count when a ranking last used it.
-        self.used = 0
 
 
 class _Sizes:
@@ -177,9 +165,12 @@ class TextCache:
         #: Past this many row sizes not read yet, a ranking reads them all (None: a quarter of the
         #: rows; tests set both ways).
         self.bulk_rows: int | None = None
+        #: How much smaller than dense a copy must be to be kept sparse (`PhraseCopy.of`; tests set
+        #: 0, every copy sparse, and a large share, every copy dense).
+        self.sparse_share = SPARSE_SHARE
         #: The copies, least recently used first (a use moves one to the end): the busy ones, used
         #: within the last `IDLE_RANKINGS` rankings, are a suffix, the idle ones a prefix.
-        self._held: OrderedDict[tuple[str, tuple[float, ...]], _Copy] = OrderedDict()
+        self._held: OrderedDict[tuple[str, tuple[float, ...]], PhraseCopy] = OrderedDict()
         #: The copies' `nbytes`, summed (kept as they come and go: summing thousands of copies for
         #: every copy read or refreshed made a long session's searches slower and slower).
         self._bytes = 0
@@ -191,7 +182,7 @@ class TextCache:
         #: The ids and refuted flags of rows a page showed.
         self._facts: _Facts | None = None
         self._lock = threading.Lock()
-        #: Rankings asked for so far (the clock of `_Copy.used`).
+        #: Rankings asked for so far (the clock of `PhraseCopy.used`).
         self._rankings = 0
         self._registered: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
         #: Copies read whole and rows read back since, and the sizes read whole: what the tests check.
@@ -264,15 +255,16 @@ class TextCache:
         except apsw.Error:  # a copy could not be read: SQL ranks (and reports a real fault)
             return None
         found, scope = copies[: len(words)], copies[len(words) :]
-        in_scope = scope[0].freq > 0
+        length = mark[0] + 1
+        in_scope = scope[0].mask(np, length)
         for other in scope[1:]:
-            in_scope |= other.freq > 0
-        present = found[0].freq > 0
+            in_scope |= other.mask(np, length)
+        present = found[0].mask(np, length)
         for other in found[1:]:
             if match_all:
-                present &= other.freq > 0
+                present &= other.mask(np, length)
             else:
-                present |= other.freq > 0
+                present |= other.mask(np, length)
         present &= in_scope
         if sizes is None:  # a count: the rows are not listed
             return Ranking(np, None, None, int(np.count_nonzero(present)))
@@ -280,7 +272,7 @@ class TextCache:
         # `fts5Bm25Function`, operation for operation: the scope phrases add 0 (their column weighs 0),
         # then each word's term, summed in the query's phrase order, and the sum negated.
         avgdl = float(total_tokens) / float(total_rows)
-        freqs = [held.freq[rows].astype(np.float64) for held in found]
+        freqs = [held.at(np, rows) for held in found]
         idfs = [idf(total_rows, held.hits) for held in found]
         scored = bm25_scores(np, freqs, idfs, self._sizes_for(np, db, sizes, rows), avgdl)
         return Ranking(np, rows.astype(np.int64, copy=False), scored)
@@ -387,7 +379,9 @@ class TextCache:
             return cast("ndarray", sizes.size[rows])
 
     # --- the copies --------------------------------------------------------------------------
-    def _copy(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy | None:
+    def _copy(
+        self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]
+    ) -> PhraseCopy | None:
         weights = self._weights.setdefault(weights, weights)
         key = (match, weights)
         with self._lock:
@@ -401,7 +395,8 @@ class TextCache:
                     return None  # an older snapshot than the copy: SQL ranks
             fresh = self._refreshed(np, db, match, weights, held, mark) if held is not None else None
             if fresh is None:
-                guess = (mark[0] + 1) * (held.freq.itemsize if held is not None else 1) + COPY_OVERHEAD
+                # A copy read again is as wide as before; a new one at most a byte a row (dense).
+                guess = held.nbytes if held is not None else mark[0] + 1 + COPY_OVERHEAD
                 if not self._room_for(key, guess):
                     return None  # the copies in use fill the bound: SQL ranks this phrase
                 fresh = self._load(np, db, match, weights, mark)
@@ -458,16 +453,14 @@ class TextCache:
         self.rows_read += sum(map(len, ids))
         return np.concatenate(ids), np.concatenate(freqs)
 
-    def _load(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> _Copy:
+    def _load(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> PhraseCopy:
         ids, values = self._read(db, match, weights, "", ())
-        freq = np.zeros(mark[0] + 1, dtype=narrowest(np, values))
-        freq[ids] = values
         self.loads += 1
-        return _Copy(freq, mark)
+        return PhraseCopy.of(np, ids, values, mark, COPY_OVERHEAD, self.sparse_share)
 
     def _refreshed(
-        self, np: Any, db: Db, match: str, weights: tuple[float, ...], held: _Copy, mark: tuple[int, int]
-    ) -> _Copy | None:
+        self, np: Any, db: Db, match: str, weights: tuple[float, ...], held: PhraseCopy, mark: tuple[int, int]
+    ) -> PhraseCopy | None:
         """`held` brought to `mark`: rows added since by range, rows revised since by id; None when
         more than `refresh_rows` were revised (the caller reads the copy again whole)."""
         revised = self._revised(db, held.mark, self.refresh_rows)
@@ -480,16 +473,7 @@ class TextCache:
             parts.append(
                 self._read(db, match, weights, " AND rowid IN (SELECT value FROM json_each(?))", (json.dumps(revised),))
             )
-        dtype = held.freq.dtype
-        for _, values in parts:
-            dtype = wider(np, dtype, narrowest(np, values))
-        freq = np.zeros(mark[0] + 1, dtype=dtype)
-        freq[: len(held.freq)] = held.freq
-        if revised:
-            freq[np.array(revised, dtype=np.int64)] = 0
-        for ids, values in parts:
-            freq[ids] = values
-        return _Copy(freq, mark)
+        return held.refreshed(np, revised, parts, mark, COPY_OVERHEAD, self.sparse_share)
 
     def _revised(self, db: Db, since: tuple[int, int], limit: int) -> list[int] | None:
         """The rows (existing at `since`) revised after it, or None past `limit` of them."""
