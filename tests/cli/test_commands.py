@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.server import register_tools
 from tests.backends import VaultSpec, new_vault
@@ -408,6 +409,14 @@ def test_tools_needs_no_vault(tmp_path: Path) -> None:
     assert kaeru(missing, "tools", as_json=True).json() == built  # what the tools are built as
     unstructured = kaeru(missing, "tools", as_json=True, KAERU_STRUCTURED="off").json()
     assert not any("outputSchema" in t for t in unstructured)  # as the server lists them then
+    # One tool's arguments are those its built tool validates by, read without the SDK (decision 199).
+    for entry in built:
+        if entry["name"] in ("search", "note", "context", "archive"):
+            shown = kaeru(missing, "tools", entry["name"])
+            assert shown.stdout.strip() == describe_tool(entry, catalogue.specs[entry["name"]].input_schema).strip()
+    imported = kaeru(missing, "tools", "note", PYTHONPROFILEIMPORTTIME="1")
+    assert "kaeru.cli" in imported.stderr  # the import times are there to read
+    assert not [line for line in imported.stderr.splitlines() if line.split("|")[-1].strip() == "mcp"]
 
 
 def test_a_read_on_a_vault_that_is_not_there_says_so_and_creates_none(tmp_path: Path) -> None:

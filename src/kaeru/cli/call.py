@@ -121,9 +121,11 @@ def tools(ctx: click.Context, name: str | None) -> None:
 
     settings = settings_of(ctx)  # what a tool is needs no vault: none is opened (decision 194)
     listing = pinned_listing(settings.structured)
+    pinned = listing is not None
     if listing is None:
-        built = _catalogue(settings).list_tools()
-        listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in built]
+        listing = [
+            t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in _catalogue(settings).list_tools()
+        ]
     if name is not None:
         found = [t for t in listing if t["name"] == name]
         if not found:
@@ -131,7 +133,7 @@ def tools(ctx: click.Context, name: str | None) -> None:
         if wants_json(ctx):
             echo_json(found[0])
         else:
-            click.echo(describe_tool(found[0], _catalogue(settings).specs[name].input_schema))
+            click.echo(describe_tool(found[0], _exact_input(settings, name, pinned=pinned)))
         return
     if wants_json(ctx):
         echo_json(listing)
@@ -141,6 +143,17 @@ def tools(ctx: click.Context, name: str | None) -> None:
         mode = "read " if annotations.get("readOnlyHint") else "write"
         title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
         click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+def _exact_input(settings: Settings, name: str, *, pinned: bool) -> dict[str, Any]:
+    """The exact input schema of the tool `name` (the one every call is validated by): made from its
+    request model alone when the listing is the pinned one (no SDK imported, no other tool built:
+    decision 199), else from the built tools."""
+    if pinned:
+        from kaeru.api.schemas import input_for
+
+        return input_for(name)
+    return _catalogue(settings).specs[name].input_schema
 
 
 def _catalogue(settings: Settings) -> ToolRegistry:
