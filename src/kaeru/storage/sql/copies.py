@@ -173,8 +173,9 @@ class PhraseCopy:
     def __init__(self, freq: np.ndarray, mark: tuple[int, int], rows: np.ndarray | None, overhead: int):
         self.freq, self.mark, self.rows = freq, mark, rows
         self.hits = int((freq > 0).sum()) if rows is None else len(rows)
-        # A sparse copy keeps a second array: its data and its header (the first one's is in `overhead`).
-        extra = rows.__sizeof__() + rows.nbytes if rows is not None and rows.base is None else 0
+        # A sparse copy keeps a second array, its header and its data (`__sizeof__` counts both for
+        # an array owning its data; the first array's header is in `overhead`).
+        extra = 0 if rows is None else rows.__sizeof__() + (rows.nbytes if rows.base is not None else 0)
         self.nbytes = int(freq.nbytes) + int(extra) + overhead
         #: The cache's ranking count when a ranking last used it.
         self.used = 0
