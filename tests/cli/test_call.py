@@ -128,3 +128,20 @@ def test_tools_name_shows_what_call_takes(vault: VaultSpec) -> None:
     listing = kaeru(vault, "tools", as_json=True).json()
     one = kaeru(vault, "tools", "revise", as_json=True)
     assert one.code == 0 and one.json() == next(t for t in listing if t["name"] == "revise")
+
+
+def test_a_call_from_the_terminal_needs_no_mcp_sdk(vault: VaultSpec) -> None:
+    """`kaeru call` runs a tool's validation and handler as the server registers them, without the
+    MCP SDK or a server around them: a terminal call pays the CLI's start-up, not the SDK's
+    (decision 200). Its answer is the tool's envelope, a refusal included."""
+    noted = kaeru(vault, "call", "note", "-a", "initiative=sdk", "-a", "text=no SDK here", as_json=True)
+    assert valid_envelope(noted, "note", "mutation", "applied")["data"]["primary"]["id"]
+    listed = kaeru(vault, "call", "initiatives", as_json=True, PYTHONPROFILEIMPORTTIME="1")
+    assert "sdk" in [i["name"] for i in valid_envelope(listed, "initiatives", "read", "ok")["data"]["initiatives"]]
+    assert "kaeru.cli" in listed.stderr  # the import times are there to read
+    sdk = [
+        line for line in listed.stderr.splitlines() if line.split("|")[-1].strip().split(".")[0] in ("mcp", "mcp_types")
+    ]
+    assert not sdk, sdk
+    refused = kaeru(vault, "call", "note", "-a", "initiative=sdk", as_json=True)
+    assert refused.code == 2 and valid_envelope(refused, "note", "mutation", "rejected")["issues"][0]["field"] == "text"

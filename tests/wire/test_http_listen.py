@@ -20,6 +20,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 @pytest.mark.parametrize("command", [("serve", "--http"), ("ui",)])
 def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, command: tuple[str, ...]) -> None:
     env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    # The viewer refuses a vault that is not there (decision 197): make one first.
+    made = subprocess.run(
+        [sys.executable, "-m", "kaeru", "migrate"], env=env, capture_output=True, timeout=60, check=False
+    )
+    assert made.returncode == 0, made.stderr
     with socket.create_server((LOOPBACK, 0)) as taken:
         port = taken.getsockname()[1]
         done = subprocess.run(

@@ -31,6 +31,7 @@ from kaeru.cli.common import cli, echo_json, exit_code, service_of, settings_of,
 if TYPE_CHECKING:
     from kaeru.config import Settings
     from kaeru.mcp.adapter import ToolRegistry
+    from kaeru.service import Service
 
 
 def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
@@ -88,7 +89,6 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     """Call any MCP tool: ARGUMENTS is a JSON object (or - to read it from stdin), -a adds or
     overrides one argument. `kaeru tools` lists the tools, `kaeru tools TOOL` shows one's arguments."""
     from kaeru.mcp.pinned import pinned_listing
-    from kaeru.mcp.server import build_server
 
     args: dict[str, Any] = {}
     if arguments is not None:
@@ -97,7 +97,7 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     parse_pairs(pairs, args)
     listed = {t["name"]: t for t in pinned_listing() or []}
     reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
-    registry = build_server(service_of(ctx, existing=reads)).registry
+    registry = _registry(service_of(ctx, existing=reads))
     if not registry.has(tool):
         raise unknown_tool(tool, list(registry.specs))
     envelope = registry.run(tool, args)
@@ -156,11 +156,23 @@ def _exact_input(settings: Settings, name: str, *, pinned: bool) -> dict[str, An
     return _catalogue(settings).specs[name].input_schema
 
 
+def _registry(service: Service) -> ToolRegistry:
+    """The tools over `service`, as `kaeru serve` registers them, without the MCP SDK or a server
+    around them: a call from the terminal runs the same validation and handler (decision 200)."""
+    from kaeru.mcp.adapter import Output, ToolRegistry
+    from kaeru.mcp.tools import register_tools
+
+    settings = service.rt.settings
+    registry = ToolRegistry(service, output=Output(text=settings.text, structured=settings.structured))
+    register_tools(registry)
+    return registry
+
+
 def _catalogue(settings: Settings) -> ToolRegistry:
     """Every tool built, with no vault behind them: for a tool's exact input schema (the listed
     one is a looser hint), or the listing when the pinned one is not there."""
     from kaeru.mcp.adapter import Output, ToolRegistry
-    from kaeru.mcp.server import register_tools
+    from kaeru.mcp.tools import register_tools
 
     registry = ToolRegistry.catalogue(Output(text=settings.text, structured=settings.structured))
     register_tools(registry)

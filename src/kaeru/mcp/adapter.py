@@ -16,7 +16,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import mcp_types as types
 import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_lone_surrogate
@@ -24,6 +23,8 @@ from kaeru.errors import Internal, KaeruError
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
+    import mcp_types as types
+
     # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
     # schemas or jsonschema are loaded (decision 16.O1).
     from kaeru.api.requests import RequestParser
@@ -89,6 +90,8 @@ class ToolSpec:
         return not self.__dict__.keys().isdisjoint(_BUILT)
 
     def as_tool(self, *, structured: bool = True) -> types.Tool:
+        import mcp_types as types  # the SDK's types: not needed by `kaeru call` (decision 200)
+
         return types.Tool(
             name=self.name,
             title=self.title,
@@ -140,6 +143,8 @@ def result(envelope: dict[str, Any], output: Output | None = None) -> types.Call
     """The tool result: the text block (compact text or JSON, `output.text`) and, unless
     `output.structured` is off, the envelope as structured content. Built without pydantic
     validation: both parts are ours and already JSON-ready, and the SDK serialises the model as usual."""
+    import mcp_types as types
+
     output = output or Output()
     text = types.TextContent.model_construct(type="text", text=output.text_of(envelope))
     return types.CallToolResult.model_construct(
@@ -279,6 +284,8 @@ class ToolRegistry:
         (`pinned.LISTING`), before and after the tools are built, and starts the building beside its first
         answer; one built over a service answers from the specs (`built_listing`) — the same answer
         (tests/contract/test_tools_snapshot.py, tests/wire; decisions 16.O3, 16.S1)."""
+        import mcp_types as types
+
         if self._lazy and (pinned := self._pinned_listing()) is not None:
             self.preload()
             keep = self.output.structured
@@ -358,6 +365,8 @@ class ToolRegistry:
             self.answered += 1
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
+        import mcp_types as types
+
         if not self.has(name):
             known = ", ".join(sorted(self.specs))
             return types.CallToolResult(

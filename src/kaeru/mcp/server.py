@@ -15,6 +15,7 @@ from kaeru import __version__
 from kaeru.mcp import prompts, resources
 from kaeru.mcp.adapter import Output, ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
+from kaeru.mcp.tools import register_tools
 
 if TYPE_CHECKING:
     from kaeru.config import Settings
@@ -62,14 +63,6 @@ class KaeruServer:
     @property
     def service(self) -> Service:
         return self.registry.service
-
-
-def register_tools(registry: ToolRegistry) -> None:
-    """Every tool family, in the order `tools/list` lists them."""
-    from kaeru.mcp.tools import admin, archive, capture, evolve, history, read, revise, working
-
-    for family in (working, read, history, capture, revise, evolve, admin, archive):
-        family.register(registry)
 
 
 def build_server(
