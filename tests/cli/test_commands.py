@@ -12,7 +12,7 @@ import pytest
 
 from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.server import register_tools
+from kaeru.mcp.tools import register_tools
 from tests.backends import VaultSpec, new_vault
 from tests.cli.support import error_object, kaeru, valid_envelope
 from tests.wire.support import initialize_request

@@ -15,7 +15,6 @@ from kaeru import __version__
 from kaeru.mcp import prompts, resources
 from kaeru.mcp.adapter import Output, ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
-from kaeru.mcp.tools import register_tools
 
 if TYPE_CHECKING:
     from kaeru.config import Settings
@@ -80,6 +79,9 @@ def build_server(
     answers the same. The results' text and structured parts follow `settings` (by default the
     service's): `KAERU_TEXT`, `KAERU_STRUCTURED` (decision 18.C1).
     """
+    # The tool families are imported when the tools are built, not before `initialize` (16.O1).
+    from kaeru.mcp.tools import register_tools
+
     if settings is None and service is not None:
         settings = service.rt.settings
     output = Output() if settings is None else Output(text=settings.text, structured=settings.structured)
