@@ -97,7 +97,8 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     parse_pairs(pairs, args)
     listed = {t["name"]: t for t in pinned_listing() or []}
     reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
-    registry = _registry(service_of(ctx, existing=reads))
+    service = service_of(ctx, existing=reads)
+    registry = _tools(service.rt.settings, service)
     if not registry.has(tool):
         raise unknown_tool(tool, list(registry.specs))
     envelope = registry.run(tool, args)
@@ -123,9 +124,7 @@ def tools(ctx: click.Context, name: str | None) -> None:
     listing = pinned_listing(settings.structured)
     pinned = listing is not None
     if listing is None:
-        listing = [
-            t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in _catalogue(settings).list_tools()
-        ]
+        listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in _tools(settings).list_tools()]
     if name is not None:
         found = [t for t in listing if t["name"] == name]
         if not found:
@@ -153,28 +152,19 @@ def _exact_input(settings: Settings, name: str, *, pinned: bool) -> dict[str, An
         from kaeru.api.schemas import input_for
 
         return input_for(name)
-    return _catalogue(settings).specs[name].input_schema
+    return _tools(settings).specs[name].input_schema
 
 
-def _registry(service: Service) -> ToolRegistry:
-    """The tools over `service`, as `kaeru serve` registers them, without the MCP SDK or a server
-    around them: a call from the terminal runs the same validation and handler (decision 200)."""
+def _tools(settings: Settings, service: Service | None = None) -> ToolRegistry:
+    """The tools as `kaeru serve` registers them (text and structured output as `settings` say),
+    without the MCP SDK or a server around them (decision 200): over `service`, a call from the
+    terminal runs the same validation and handler; without one, a catalogue of what each tool
+    is — its exact input schema, or the listing when the pinned one is not there — opening no vault."""
     from kaeru.mcp.adapter import Output, ToolRegistry
     from kaeru.mcp.tools import register_tools
 
-    settings = service.rt.settings
-    registry = ToolRegistry(service, output=Output(text=settings.text, structured=settings.structured))
-    register_tools(registry)
-    return registry
-
-
-def _catalogue(settings: Settings) -> ToolRegistry:
-    """Every tool built, with no vault behind them: for a tool's exact input schema (the listed
-    one is a looser hint), or the listing when the pinned one is not there."""
-    from kaeru.mcp.adapter import Output, ToolRegistry
-    from kaeru.mcp.tools import register_tools
-
-    registry = ToolRegistry.catalogue(Output(text=settings.text, structured=settings.structured))
+    output = Output(text=settings.text, structured=settings.structured)
+    registry = ToolRegistry(service, output=output) if service is not None else ToolRegistry.catalogue(output)
     register_tools(registry)
     return registry
 
