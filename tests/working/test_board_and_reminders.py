@@ -64,6 +64,20 @@ def test_reminders_fire_from_their_day_for_their_window(call: Call, clock: Clock
     assert node not in _ids(call("context", initiative="r"), "reminders")
 
 
+def test_a_reminder_whose_window_runs_past_the_calendar_keeps_context_working(call: Call, clock: Clock) -> None:
+    """`window_days` may be as large as the schema's 2**31-1: the window then never closes, and
+    `context` — every agent's first call — keeps answering with its rules and the reminder."""
+    rule = call("note", initiative="r", text="never deploy on fridays", kind="rule")["data"]["primary"]["id"]
+    node = call(
+        "note", initiative="r", text="renew the cert", reminder={"after": "2026-03-01", "window_days": 2**31 - 1}
+    )["data"]["primary"]["id"]
+    for _ in range(3):  # the first call stamps `seen`; the later ones count the window from it
+        answer = call("context", initiative="r")
+        assert answer["state"] == "ok", answer["issues"]
+        assert node in _ids(answer, "reminders") and rule in _ids(answer, "rules")
+        clock.advance(days=400)
+
+
 def test_a_tasks_reminder_is_delivered_in_reminders_then_the_task_returns_to_its_board(
     call: Call, clock: Clock
 ) -> None:

@@ -28,8 +28,15 @@ def parse_moment(text: str, now: datetime) -> datetime:
     """An `at`/`as_of` value: RFC 3339, a date (its end, UTC), or a past offset like `5m`, `2d`.
 
     Raises:
-        ValueError: the text is none of these.
+        ValueError: the text is none of these, or names a moment outside years 1–9999 (in UTC).
     """
+    try:
+        return _moment(text, now)
+    except OverflowError as exc:  # `10000000d` ago, or 9999-12-31T23:59-05:00 (past 9999 in UTC)
+        raise ValueError(f"{text.strip()!r} is outside the years 1 to 9999 (UTC)") from exc
+
+
+def _moment(text: str, now: datetime) -> datetime:
     rel = _RELATIVE.match(text)
     if rel:
         return now - timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})

@@ -93,7 +93,9 @@ def reminder_due(node: Node, today: date) -> bool:
     if date.fromisoformat(reminder["after"]) > today:
         return False
     seen = reminder.get("seen")
-    return seen is None or today < date.fromisoformat(seen) + timedelta(days=int(reminder["window_days"]))
+    # Counted in days since first sight, not as a date: a window may run past the calendar's end
+    # (`window_days` up to 2**31-1), and `seen + window` would overflow where this cannot.
+    return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
 
 
 def _query(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:

@@ -68,7 +68,10 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
     future = _FUTURE.match(text)
     if future:
         days = int(future.group(1)) * (7 if future.group(2) == "w" else 1)
-        return (today + timedelta(days=days)).isoformat()
+        try:
+            return (today + timedelta(days=days)).isoformat()
+        except OverflowError as exc:
+            raise InvalidArgument(f"due {text!r} falls after the year 9999", field=field) from exc
     if re.fullmatch(r"\d+\s*[smh]", text):
         raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)
     try:
