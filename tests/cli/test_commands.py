@@ -442,10 +442,11 @@ def test_a_read_on_a_vault_that_is_not_there_says_so_and_creates_none(tmp_path: 
 
 
 def test_commands_that_work_on_what_a_vault_holds_refuse_one_that_is_not_there(tmp_path: Path) -> None:
-    """`export`, `hygiene`, `reindex`, `token list`/`revoke` and the viewer act on what is stored:
-    on a mistyped `--vault` they say there is none (exit 2, `not_found`) and leave none behind — an
-    export of it was an empty archive of a vault just made. A bad export argument is still told
-    first; a note creates the vault, and then the export writes its archive."""
+    """`export`, `hygiene`, `reindex`, `token list`/`revoke`, the viewer and `copy --from` act on what
+    is stored: on a mistyped `--vault` (or source) they say there is none (exit 2, `not_found`) and
+    leave none behind — an export of it was an empty archive of a vault just made, a copy of it a
+    "verified" copy of nothing. A bad export argument is still told first; a note creates the vault,
+    and then the export writes its archive."""
     where = {"KAERU_VAULT": str(tmp_path / "typo")}
     commands = (
         ("export", str(tmp_path / "out.amg")),
@@ -454,11 +455,13 @@ def test_commands_that_work_on_what_a_vault_holds_refuse_one_that_is_not_there(t
         ("token", "list"),
         ("token", "revoke", "ci"),
         ("ui",),
+        ("copy", "--from", str(tmp_path / "typo"), "--to", str(tmp_path / "moved")),
     )
     for argv in commands:
         refused = kaeru(where, *argv, as_json=True)
         assert "there is no vault at" in error_object(refused, "not_found", 2), argv
     assert not (tmp_path / "typo").exists() and not (tmp_path / "out.amg").exists()
+    assert not (tmp_path / "moved").exists(), "the copy's target is not made either"
     bad = kaeru(where, "export", str(tmp_path / "out.amg"), "--format", "amg", "-i", "", as_json=True)
     assert bad.code == 2 and bad.json()["issues"][0]["field"].startswith("initiatives"), bad.stdout
     assert kaeru(where, "note", "-i", "birds", "the heron waits").code == 0

@@ -110,7 +110,7 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     from kaeru.errors import KaeruError
     from kaeru.export import archive
 
-    src = open_location(source)
+    src = open_location(source, existing=True)
     try:
         dst = open_location(target)
     except BaseException:

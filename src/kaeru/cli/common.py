@@ -204,14 +204,14 @@ def service_of(ctx: click.Context, *, existing: bool = False) -> Service:
     return service
 
 
-def require_vault(settings: Settings) -> None:
+def require_vault(settings: Settings, named_by: str = "--vault / KAERU_VAULT") -> None:
     """Refuse a SQLite vault file that does not exist (decision 196): a command that only reads
     would create an empty vault there and answer "no initiative named …" — a mistyped `--vault`
     reads as a memory that lost everything, and leaves a vault behind. A PostgreSQL database is
     made by its administrator; one without kaeru's tables is set up as before."""
     if settings.database_url is None and not settings.sqlite_path.exists():
         raise NotFound(
-            f"there is no vault at {settings.sqlite_path}: check --vault / KAERU_VAULT; a new vault is created "
+            f"there is no vault at {settings.sqlite_path}: check {named_by}; a new vault is created "
             "by the first `kaeru note` or `kaeru migrate`"
         )
 
@@ -332,8 +332,10 @@ def path_argument(path: str) -> Path:
         raise click.UsageError(str(exc)) from None
 
 
-def open_location(location: str) -> Store:
-    """A store from a `postgresql://` URL or a vault directory (SQLite)."""
+def open_location(location: str, *, existing: bool = False) -> Store:
+    """A store from a `postgresql://` URL or a vault directory (SQLite). `existing`: the location is
+    read from (`kaeru copy --from`), so a SQLite vault that is not there is refused (`require_vault`)
+    rather than created empty and copied as a vault of nothing."""
     opener = _opener(click.get_current_context())
     if location.startswith(("postgresql://", "postgres://")):
         return opener(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
@@ -342,4 +344,7 @@ def open_location(location: str) -> Store:
     path = path_argument(location)
     if path.suffix in (".sqlite3", ".db"):
         path = path.parent
-    return opener(Settings.from_env({"KAERU_VAULT": str(path)}))
+    settings = Settings.from_env({"KAERU_VAULT": str(path)})
+    if existing:
+        require_vault(settings, named_by=location)
+    return opener(settings)
