@@ -16,7 +16,7 @@ from typing import Any
 from kaeru.domain import guard
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
-from kaeru.export import amg
+from kaeru.export import amg, shape
 from kaeru.service.mutation import (
     MAX_TAGS,
     check_name,
@@ -129,6 +129,9 @@ class _Screen:
         self.line, self.record = line, id(record)
         if (surrogate := refusal_of_lone_surrogate(record)) is not None:
             self.refuse(surrogate)
+        elif wrong := shape.problems(kind, record):  # screened only once it has the shape written
+            for field_name, why in wrong:
+                self.refuse(InvalidArgument(why, field=field_name))
         else:
             self._check(kind, record)
 
