@@ -63,12 +63,28 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
     if hypothesis.status != status.value:
         updated = ctx.update_node(hypothesis, status=status.value, tags=_status_tags(hypothesis.tags, status.value))
         ctx.outcome.changes.append(Change("status", hypothesis.status, status.value))
+        _retract_overturned_evidence(ctx, hypothesis, EVIDENCE_RELATION[status])
     if evidence_node is not None:
         relation = EVIDENCE_RELATION[status]
         ctx.add_edge(evidence_node, updated, relation, 1.0)
         ctx.outcome.evidence.append(EvidenceLink(evidence_node.id, relation.value))
     ctx.mark_affected(updated)
     ctx.outcome.primary = ctx.outcome_ref(updated)
+
+
+#: The edges that carry a closed verdict: currentness reads `falsifies` as refuted (SPEC 1.2).
+VERDICT_RELATIONS = (EdgeType.VERIFIES, EdgeType.FALSIFIES)
+
+
+def _retract_overturned_evidence(ctx: WriteContext, hypothesis: Node, kept: EdgeType) -> None:
+    """A verdict that changes a hypothesis's status overturns the one before: the evidence edges of
+    the old verdict (`verifies` or `falsifies`, whatever initiative their source is in) are retracted
+    — history keeps them — so a hypothesis now `supported` no longer reads as refuted by the
+    `falsifies` edge of its earlier verdict, nor one evidence node as both verifying and falsifying it."""
+    for edge in ctx.session.live_edges([hypothesis.id]):
+        if edge.dst == hypothesis.id and edge.edge_type in VERDICT_RELATIONS and edge.edge_type != kept:
+            ctx.retract_edge(edge)
+            ctx.outcome.changes.append(Change(f"evidence.{edge.edge_type.value}", edge.src, None))
 
 
 def review(ctx: WriteContext, request: ReviewRequest) -> None:

@@ -9,7 +9,7 @@ LINK = """Connect two nodes with a typed, weighted edge (`add`, `remove`, `rewei
 Changes: one edge (or chain node); `request_id` replays. Use `evolve supersede` when the replacement does not exist yet. Returns the source node or chain and the edge change."""
 
 VERDICT = """Settle an existing hypothesis: supported, refuted or inconclusive, with optional `evidence` {node} or {method}.
-Changes: its status (history keeps the old), an evidence edge, maybe an experiment node. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
+Changes: its status (history keeps the old), an evidence edge, maybe an experiment node; a new status retracts the old verdict's evidence edges. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
 
 EVOLVE = """Move knowledge to a new identity: `settle` (operational → archival successor), `unsettle` (back), `supersede` (a new node replaces the old, still readable as superseded), `synthesise` (a summary derived from `sources`).
 Changes: one new node and its edges, atomically; `request_id` replays. Use `revise` to correct a node in place. Returns the new node and the source."""
