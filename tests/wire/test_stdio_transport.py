@@ -3,8 +3,8 @@
 The server reads the pipe on the event loop and writes answers straight to the descriptor (no SDK
 reader/writer tasks), so these check the things that transport now owns: a malformed or blank line
 does not end the session, a message far larger than a pipe buffer arrives whole in both directions,
-tool calls are answered in order, stray output cannot corrupt the stream, a request the SDK cannot parse
-because of a lone surrogate is still answered, and end of input ends the process cleanly.
+tool calls are answered in order, stray output cannot corrupt the stream, a line the SDK cannot parse
+(not JSON, nested too deep, a lone surrogate) is still answered, and end of input ends the process cleanly.
 """
 
 from __future__ import annotations
@@ -139,3 +139,43 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_left_waiting(
     assert by_id[5]["result"]["structuredContent"]["state"] == "applied"
     found = by_id[6]["result"]["structuredContent"]["data"]
     assert [h["id"] for h in found["hits"]] == [by_id[5]["result"]["structuredContent"]["data"]["primary"]["id"]]
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    outer: dict[str, Any] = {}
+    inner = outer
+    for _ in range(depth):
+        inner["a"] = {}
+        inner = inner["a"]
+    return outer
+
+
+def test_a_line_the_parser_refuses_is_answered_not_left_waiting(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A line that is not JSON gets JSON-RPC's parse error; a request nested past the parser's
+    recursion limit gets an answer with its id — for a call of a tool, the usual `rejected` result
+    on `arguments` — and the session goes on. (Both were only logged: the caller waited forever.)"""
+    deep = _nested(400)
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        b"{not json\n",
+        _line(tools_call_request(2, "note", {"initiative": "deep", "text": "x", "options": deep, "request_id": "d-2"})),
+        _line({"jsonrpc": "2.0", "id": "p-3", "method": "ping", "params": {"_meta": deep}}),
+        _line({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"_meta": deep}}),
+        b"[1, 2]\n",
+        _line(tools_call_request(4, "note", {"initiative": "deep", "text": "the session goes on"})),
+    ]
+    answers, code = _exchange(server_env, lines, tmp_path)
+
+    assert code == 0, (tmp_path / "stderr.log").read_text()
+    unnamed = [a for a in answers if a.get("id") is None]
+    assert [a["error"]["code"] for a in unnamed] == [-32700, -32600], unnamed
+    by_id = {a["id"]: a for a in answers if a.get("id") is not None}
+    assert sorted(by_id, key=str) == [1, 2, 4, "p-3"]
+    refused = by_id[2]["result"]
+    assert refused["isError"] is True
+    envelope = refused["structuredContent"]
+    assert envelope["state"] == "rejected" and envelope["request_id"] == "d-2"
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "arguments")]
+    assert by_id["p-3"]["error"]["code"] == -32600
+    assert by_id[4]["result"]["structuredContent"]["state"] == "applied"

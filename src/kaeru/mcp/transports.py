@@ -19,7 +19,7 @@ import mcp_types
 from mcp.shared.message import SessionMessage
 
 from kaeru.config import Settings
-from kaeru.mcp import surrogates
+from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.addresses import is_loopback, listen, security_settings
 from kaeru.mcp.server import KaeruServer
@@ -62,10 +62,10 @@ class _PipeReadStream:
             try:
                 message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:
-                # A request with a lone surrogate in it is answered here, with its id (the SDK would
-                # only log it, and the caller would wait forever); any other bad line goes on to the
-                # dispatcher, as with the SDK's transport.
-                reply = surrogates.answer(self._registry, line, self._version)
+                # A line the parser refuses is answered here, with the request's id where it has one
+                # (the SDK would only log it, and the caller would wait forever); a line owed no
+                # answer goes on to the dispatcher, as with the SDK's transport.
+                reply = unreadable.answer(self._registry, line, self._version, exc)
                 if reply is None:
                     return exc
                 await self._writer.send_json(reply)
