@@ -103,7 +103,8 @@ def _server_usage(pid: int) -> dict[str, float]:
     return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks, "write_bytes": float(io["write_bytes"])}
 
 
-def _write(client: RawStdioClient, memories: ShortMemories, start: int, count: int) -> list[float]:
+def _write(client: RawStdioClient, memories: ShortMemories, start: int, count: int, after: Any = None) -> list[float]:
+    """Write `count` notes; `after()` runs after each one (untimed)."""
     took: list[float] = []
     for i in range(start, start + count):
         t = time.perf_counter()
@@ -112,6 +113,8 @@ def _write(client: RawStdioClient, memories: ShortMemories, start: int, count: i
         state = (result.get("structuredContent") or {}).get("state")
         if state != "applied":
             raise RuntimeError(f"note {i} was not applied: {result}")
+        if after is not None:
+            after()
     return took
 
 
@@ -252,15 +255,28 @@ def pages_per_note(vault: Path, warmup: int, sample: int, errlog: Any) -> dict[s
     list(holder.execute("BEGIN"))
     list(holder.execute("SELECT count(*) FROM nodes"))
     client = RawStdioClient(_env(vault), errlog)
-    _write(client, memories, warmup, sample)
+    # Each note's frames are attributed to the b-trees that own their pages right after its commit:
+    # a page freed by a full-text merge and reused by another b-tree later in the sample is counted
+    # where it was written, not where it ended.
+    by_tree: Counter[str] = Counter()
+    seen = 0
+
+    def attribute() -> None:
+        nonlocal seen
+        frames = _wal_frames(wal)
+        look = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            owners = {int(p): str(n) for n, p in look.execute("SELECT name, pageno FROM dbstat")}
+        finally:
+            look.close()
+        by_tree.update(owners.get(p, "(freelist or header)") for p in frames[seen:])
+        seen = len(frames)
+
+    _write(client, memories, warmup, sample, attribute)
     frames = _wal_frames(wal)
     list(holder.execute("COMMIT"))
-    # Attribute each frame's page to its b-tree, as of the newest snapshot (pages freed by the sample
-    # and reused are attributed to their current owner).
-    pages = {int(p): str(n) for n, p in holder.execute("SELECT name, pageno FROM dbstat")}
     holder.close()
     client.close()
-    by_tree = Counter(pages.get(p, "(freelist or header)") for p in frames)
     return {
         "warmup": warmup,
         "sample": sample,
