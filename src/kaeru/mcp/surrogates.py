@@ -37,16 +37,9 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
     hit = lone_surrogate(params)
     if hit is None:
         return None
-    name = params.get("name") if isinstance(params, dict) else None
-    arguments = params.get("arguments") if isinstance(params, dict) else None
-    if (
-        message["method"] == "tools/call"
-        and protocol_version in WIRE_VERSIONS
-        and isinstance(name, str)
-        and name in registry.specs
-        and isinstance(arguments, dict)
-        and (problem := refusal_of_lone_surrogate(arguments)) is not None
-    ):
+    call = plain_tool_call(registry, message, protocol_version)
+    if call is not None and (problem := refusal_of_lone_surrogate(call[1])) is not None:
+        name, arguments = call
         replay_key = arguments.get("request_id")
         key = replay_key if isinstance(replay_key, str) and not lone_surrogate(replay_key) else None
         return {
@@ -63,3 +56,22 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
             "message": f"params.{where} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text",
         },
     }
+
+
+def plain_tool_call(
+    registry: ToolRegistry, message: dict[str, Any], protocol_version: str | None
+) -> tuple[str, dict[str, Any]] | None:
+    """`(tool, arguments)` when `message` is a plain call of one of `registry`'s tools at a version
+    whose result `wire_result` writes (so it can be answered with a tool result); else None."""
+    params = message.get("params")
+    name = params.get("name") if isinstance(params, dict) else None
+    arguments = params.get("arguments") if isinstance(params, dict) else None
+    if (
+        message.get("method") == "tools/call"
+        and protocol_version in WIRE_VERSIONS
+        and isinstance(name, str)
+        and name in registry.specs
+        and isinstance(arguments, dict)
+    ):
+        return name, arguments
+    return None

@@ -19,7 +19,7 @@ from typing import Any
 from kaeru.errors import InvalidArgument
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.fastpath import WIRE_VERSIONS, wire_result
+from kaeru.mcp.fastpath import wire_result
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -47,17 +47,9 @@ def answer(
         return None
     if not isinstance(message.get("method"), str):
         return None  # a response to the server, or no message at all: nothing to answer
-    params = message.get("params")
-    name = params.get("name") if isinstance(params, dict) else None
-    arguments = params.get("arguments") if isinstance(params, dict) else None
     why = _reason(problem)
-    if (
-        message["method"] == "tools/call"
-        and protocol_version in WIRE_VERSIONS
-        and isinstance(name, str)
-        and name in registry.specs
-        and isinstance(arguments, dict)
-    ):
+    if (call := surrogates.plain_tool_call(registry, message, protocol_version)) is not None:
+        name, arguments = call
         replay_key = arguments.get("request_id")
         refusal = InvalidArgument(f"arguments could not be read: {why}", field="arguments")
         envelope = registry.rejected(name, refusal, replay_key if isinstance(replay_key, str) else None)
