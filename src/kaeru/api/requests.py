@@ -60,6 +60,8 @@ class RequestParser:
         """The model of `arguments`; raises the schema's `invalid_argument` when they are refused."""
         if (refusal := self.problem(arguments)) is not None:
             raise refusal
+        if (misapplied := self.model.misapplied(arguments)) is not None:
+            raise misapplied
         return self.model.trusted(arguments)
 
 

@@ -21,6 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, WithJsonSchema
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import CoreSchema
 
+from kaeru.errors import InvalidArgument
+
 
 def ref(name: str) -> WithJsonSchema:
     """The schema of a field that is one of the contract's `$defs` (`NodeRef`, `Slot`, ...).
@@ -76,6 +78,10 @@ class Request(BaseModel):
     _renamed: ClassVar[bool] = False
     #: The arguments as sent, kept by `trusted` (None for a model built by pydantic validation).
     _wire: dict[str, Any] | None = PrivateAttr(None)
+    #: A tool whose arguments depend on its action: the field that chooses (`action`, `mode`), and
+    #: per argument (wire name) the choices it is for. Given with another, it is refused
+    #: (`misapplied`) rather than ignored — `initiative attach` with `to` answered `unchanged`.
+    APPLIES: ClassVar[tuple[str, dict[str, tuple[str, ...]]] | None] = None
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -106,6 +112,20 @@ class Request(BaseModel):
         put(request, "__pydantic_extra__", None)
         put(request, "__pydantic_private__", {"_wire": args})
         return request
+
+    @classmethod
+    def misapplied(cls, args: dict[str, Any]) -> InvalidArgument | None:
+        """The refusal of an argument `args` give (not null) that their action does not use."""
+        if cls.APPLIES is None:
+            return None
+        selector, applies = cls.APPLIES
+        chosen = args.get(selector, cls._defaults.get(cls._names.get(selector, selector)))
+        for name, choices in applies.items():
+            if args.get(name) is not None and chosen not in choices:
+                return InvalidArgument(
+                    f"{name} does not apply to {selector} {chosen!r}: it is for {', '.join(choices)}", field=name
+                )
+        return None
 
     def wire(self) -> dict[str, Any]:
         """The arguments as sent (the fields that were given, by their wire names): what replay

@@ -204,6 +204,7 @@ class RecallRequest(Request):
 
 
 class ArchiveRequest(Request):
+    APPLIES = ("action", {"initiatives": ("export",)})
     action: Literal["export", "import"] = Field(
         description="export the vault (or some initiatives) to files, or import an amg archive."
     )

@@ -103,6 +103,7 @@ class ReplaceRequest(Request):
 
 
 class LinkRequest(Request):
+    APPLIES = ("action", {"weight": ("add", "reweight"), "name": ("chain",), "summary": ("chain",)})
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
@@ -146,6 +147,7 @@ class VerdictRequest(Request):
 
 
 class EvolveRequest(Request):
+    APPLIES = ("mode", {"source": ("settle", "unsettle", "supersede"), "sources": ("synthesise",)})
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
@@ -176,6 +178,7 @@ class EvolveRequest(Request):
 
 
 class ReviewRequest(Request):
+    APPLIES = ("action", {"reason": ("flag",), "resolution": ("close",)})
     model_config = ConfigDict(json_schema_extra={"allOf": [_when("action", "flag", ["reason"])]})
 
     initiative: InitiativeName = Field(description="The call's initiative: scopes name resolution of `target`.")
@@ -262,6 +265,7 @@ class Column(Request):
 
 
 class InitiativeRequest(Request):
+    APPLIES = ("action", {"to": ("rename", "merge"), "node": ("attach", "detach"), "columns": ("set_board",)})
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
