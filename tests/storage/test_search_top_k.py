@@ -328,7 +328,7 @@ def test_the_bound_counts_what_the_copies_keep_alive(vault: tuple[SqliteStore, S
     their values) and with every copy dense."""
     store, config = vault
     service = Service(store, config)
-    words = [f"held{i}word" for i in range(400)]
+    words = [f"held{i}word" for i in range(120)]
     for n in range(8):
         service.note(parse("note", {"initiative": "held-a", "text": " ".join(words[n::8]), "kind": "observation"}))
     with store.read() as session:
