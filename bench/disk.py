@@ -29,6 +29,7 @@ import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +104,9 @@ def _server_usage(pid: int) -> dict[str, float]:
     return {"cpu_s": (int(fields[11]) + int(fields[12])) / ticks, "write_bytes": float(io["write_bytes"])}
 
 
-def _write(client: RawStdioClient, memories: ShortMemories, start: int, count: int, after: Any = None) -> list[float]:
+def _write(
+    client: RawStdioClient, memories: ShortMemories, start: int, count: int, after: Callable[[], None] | None = None
+) -> list[float]:
     """Write `count` notes; `after()` runs after each one (untimed)."""
     took: list[float] = []
     for i in range(start, start + count):
