@@ -77,6 +77,7 @@ DAMAGES = [
     ("node", "id", None, "must be a string"),
     ("node", "created_at", None, "must be a timestamp"),
     ("node", "recorded_at", "yesterday", "must be a timestamp"),
+    ("node", "recorded_at", "2026-13-45T09:00:00.000000Z", "must be a timestamp"),
     ("node", "tags", 12345, "must be a list of strings"),
     ("node", "rev_no", ..., "is missing"),
     ("node", "properties", [1, 2], "must be an object"),
@@ -88,7 +89,9 @@ DAMAGES = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "field", "value", "says"), DAMAGES, ids=[f"{k}.{f}" for k, f, _, _ in DAMAGES])
+@pytest.mark.parametrize(
+    ("kind", "field", "value", "says"), DAMAGES, ids=[f"{k}.{f}-{i}" for i, (k, f, _, _) in enumerate(DAMAGES)]
+)
 def test_a_damaged_record_refuses_the_import_before_anything_is_written(
     empty: tuple[Store, Settings],
     root: Path,

@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import Any
 
 from kaeru.domain.model import EdgeType, Layer, NodeType, Tier, Visibility
+from kaeru.domain.timefmt import parse_ts
 
 #: What is wrong with a value, or None when it is right.
 Check = Callable[[Any], str | None]
@@ -29,8 +30,14 @@ def text(value: Any) -> str | None:
 
 
 def moment(value: Any) -> str | None:
+    """The canonical form (fixed width: text order is time order), naming a real moment (`parse_ts`:
+    what every read of it does)."""
     if isinstance(value, str) and _MOMENT.fullmatch(value):
-        return None
+        try:
+            parse_ts(value)
+            return None
+        except ValueError:
+            pass
     return f"must be a timestamp like 2026-01-31T09:00:00.000000Z, not {_shown(value)}"
 
 
