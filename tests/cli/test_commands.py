@@ -4,6 +4,8 @@ and bad arguments answered with a message, never a traceback."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -14,7 +16,7 @@ from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.tools import register_tools
 from tests.backends import VaultSpec, new_vault
-from tests.cli.support import error_object, kaeru, valid_envelope
+from tests.cli.support import Run, error_object, kaeru, valid_envelope
 from tests.wire.support import initialize_request
 
 pytestmark = pytest.mark.timeout(300)
@@ -283,6 +285,32 @@ def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
     assert absent.code == 2 and valid_envelope(absent, "archive", "mutation", "rejected")["issues"]
     absent_human = kaeru(fresh, "import", str(tmp_path / "absent.amg"))
     assert absent_human.code == 2 and absent_human.stderr.strip()
+
+
+def test_a_vault_goes_through_a_pipe_with_export_and_import_of_dash(vault: VaultSpec, tmp_path: Path) -> None:
+    """`kaeru export - | kaeru import -` (decision 210): the archive is standard output and what is
+    said about it goes to standard error; before, `-` was written as a file named `-`."""
+    heron = _noted(vault, "the heron waits by the pond")
+    streamed = kaeru(vault, "export", "-", as_json=True)
+    archive = streamed.stdout.encode()
+    said = valid_envelope(Run(streamed.code, streamed.stderr, ""), "archive", "mutation", "applied")
+    artifact = said["data"]["artifacts"][0]
+    assert streamed.code == 0 and artifact["path"] == "-" and artifact["nodes"] == 1
+    assert artifact["bytes"] == len(archive) and artifact["sha256"] == hashlib.sha256(archive).hexdigest()
+    assert json.loads(archive.split(b"\n", 1)[0])["format"] == "amg" and not (tmp_path / "-").exists()
+    human = kaeru(vault, "export", "-")
+    assert human.code == 0 and "wrote standard output (amg," in human.stderr and "wrote" not in human.stdout
+
+    for fed in (archive, gzip.compress(archive)):
+        fresh = new_vault("sqlite", tmp_path)
+        imported = valid_envelope(kaeru(fresh, "import", "-", stdin=fed, as_json=True), "archive", "mutation")
+        assert imported["state"] == "applied", imported
+        assert kaeru(fresh, "read", heron, "-i", "cli", as_json=True).json()["data"]["hits"][0]["id"] == heron
+
+    nothing = kaeru(vault, "import", "-", stdin=b"", as_json=True)
+    assert nothing.code == 2 and valid_envelope(nothing, "archive", "mutation", "rejected")["issues"]
+    folder = kaeru(vault, "export", "-", "--format", "markdown")
+    assert folder.code == 2 and "a markdown export is a folder" in folder.stderr and folder.stdout == ""
 
 
 def test_copy_between_vaults(vault: VaultSpec, tmp_path: Path) -> None:

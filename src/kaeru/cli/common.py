@@ -9,7 +9,8 @@ arguments — click's usage errors exit 2 too).
 With `--json`, every command prints one JSON document on stdout: the API envelope for the commands
 that mirror a tool (`search`, `read`, `recall`, `context`, `note`, `export`, `import`) and for `call`
 (any tool), the list of tool definitions for `tools` (one tool's definition for `tools NAME`), otherwise a documented object with `"ok"`; a failure outside an
-envelope prints `{"ok": false, "error": {"code": …, "message": …}}`. Bad usage (click's usage errors, exit 2) is
+envelope prints `{"ok": false, "error": {"code": …, "message": …}}`; `export -`, whose standard output
+is the archive, prints its envelope on standard error. Bad usage (click's usage errors, exit 2) is
 click's message on stderr, with nothing on stdout.
 
 Output that cannot be written (decision 170): when the reader of stdout goes away (`kaeru search … |
@@ -51,8 +52,8 @@ def wants_json(ctx: click.Context) -> bool:
     return bool((ctx.find_root().obj or {}).get("json"))
 
 
-def echo_json(document: Any) -> None:
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+def echo_json(document: Any, err: bool = False) -> None:
+    click.echo(json.dumps(document, indent=2, ensure_ascii=False), err=err)
 
 
 def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAILED) -> NoReturn:
@@ -264,12 +265,15 @@ def request(operation: str, args: dict[str, Any]) -> Any:
     return parser_for(operation).parse(args)
 
 
-def emit(ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None]) -> None:
+def emit(
+    ctx: click.Context, envelope: dict[str, Any], human: Callable[[dict[str, Any]], None], *, err: bool = False
+) -> None:
     """Print an API envelope (JSON or `human`); a `rejected` one exits 2, or 1 when the vault could
     not answer (`unavailable`, `internal`: a read-only or full vault, a lost server), as the same
-    error raised outside an envelope does (decision 171)."""
+    error raised outside an envelope does (decision 171). `err`: the JSON goes to standard error,
+    standard output being the command's product (`kaeru export -`)."""
     if wants_json(ctx):
-        echo_json(envelope)
+        echo_json(envelope, err=err)
     else:
         human(envelope)
     if (code := exit_code(envelope)) != 0:

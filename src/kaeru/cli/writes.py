@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sys
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import click
@@ -125,26 +129,36 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
 )
 @click.pass_context
 def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, ...]) -> None:
-    """Export the vault (amg archive or markdown folder) to PATH."""
+    """Export the vault (amg archive or markdown folder) to PATH.
+
+    PATH `-` writes the amg archive to standard output (`kaeru export - | gzip > vault.amg.gz`); what
+    is said about it (with `--json`, the envelope) then goes to standard error."""
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
-    target = path_argument(path).resolve()
-    local = replace(settings_of(ctx), export_root=target.parent)
+    to_stdout = path == "-"
+    if to_stdout and fmt != "amg":
+        raise click.UsageError("a markdown export is a folder: name it (`-`, standard output, takes an amg archive)")
+    target = Path("-") if to_stdout else path_argument(path).resolve()
+    local = settings_of(ctx) if to_stdout else replace(settings_of(ctx), export_root=target.parent)
     args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
     if initiatives:
         args["initiatives"] = list(initiatives)
     try:
         parsed = request("archive", args)  # bad arguments are told before a missing vault
     except KaeruError as error:
-        emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues)
+        emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues, err=to_stdout)
         return
     service = service_of(ctx, existing=True)  # an export of no vault would create one (decision 197)
     try:
         with progress_bar(ctx) as bar:
             task = bar.add_task("reading the vault", total=None)
             outcome = archive.export(
-                service.store, local, parsed, lambda stage, n: bar.update(task, description=f"{stage}: {n}")
+                service.store,
+                local,
+                parsed,
+                lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+                stream=sys.stdout.buffer if to_stdout else None,
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:
@@ -153,12 +167,14 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     def human(e: dict[str, Any]) -> None:
         print_issues(e)
         for art in e["data"]["artifacts"]:
+            where = "standard output" if art["path"] == "-" else art["path"]
             click.echo(
-                f"wrote {art['path']} ({art['format']}, {art['bytes']} bytes, {art['nodes']} nodes, "
-                f"{art['edges']} edges, sha256 {art['sha256'][:16]}…)"
+                f"wrote {where} ({art['format']}, {art['bytes']} bytes, {art['nodes']} nodes, "
+                f"{art['edges']} edges, sha256 {art['sha256'][:16]}…)",
+                err=to_stdout,
             )
 
-    emit(ctx, envelope, human)
+    emit(ctx, envelope, human, err=to_stdout)
 
 
 @cli.command("import")
@@ -168,12 +184,32 @@ def import_cmd(ctx: click.Context, path: str) -> None:
     """Import an amg archive into the vault (records already present are skipped).
 
     The archive passes the same limits and secret policy as a tool write: under `reject` a refused
-    record (named by line and field) stops the whole import before anything is written.
+    record (named by line and field) stops the whole import before anything is written. PATH `-`
+    reads the archive (gzip or not) from standard input, kept in a temporary file while it is read.
     """
+    with contextlib.ExitStack() as stack:
+        source = spooled_stdin(stack) if path == "-" else path_argument(path).resolve()
+        _import(ctx, path, source)
+
+
+def spooled_stdin(stack: contextlib.ExitStack) -> Path:
+    """Standard input copied to a private temporary file (an import reads its archive twice: screened
+    whole, then written), named `.amg.gz` when it starts with gzip's magic bytes; removed by `stack`."""
+    folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kaeru-import-")))
+    spool = folder / "stdin.amg"
+    with spool.open("wb") as out:
+        head = sys.stdin.buffer.read(2)
+        out.write(head)
+        shutil.copyfileobj(sys.stdin.buffer, out)
+    if head == b"\x1f\x8b":
+        spool = spool.rename(folder / "stdin.amg.gz")
+    return spool
+
+
+def _import(ctx: click.Context, path: str, source: Path) -> None:
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
-    source = path_argument(path).resolve()
     service = service_of(ctx)
     try:
         refuse_lone_surrogates({"path": path})
@@ -185,6 +221,7 @@ def import_cmd(ctx: click.Context, path: str) -> None:
                 replace(settings_of(ctx), export_root=source.parent),
                 parsed,
                 lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+                origin="-" if path == "-" else None,  # standard input, not the spool that is gone
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:

@@ -9,10 +9,11 @@ import hashlib
 import tempfile
 import zlib
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
@@ -79,20 +80,26 @@ def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
 
 
 def export(
-    store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
+    store: Store,
+    settings: Settings,
+    request: ArchiveRequest,
+    progress: Progress | None = None,
+    stream: BinaryIO | None = None,
 ) -> MutationOutcome:
+    """Export under the export root; with `stream`, an amg archive is written there instead
+    (`kaeru export -`: standard output), uncompressed, and its artifact's path is `-`."""
     fmt = request.format
     root = export_root(settings)
-    target = _inside(root, request.path)
+    target = _inside(root, request.path) if stream is None else None
     initiatives = request.initiatives
     outcome = MutationOutcome(state="applied")
     try:
         if fmt == "amg":
             # Streamed to the file (decision 15.P3): the vault is never held whole; the file is put
             # in place only once whole (decision 166).
-            with staged_file(target) as raw:
+            with staged_file(target) if target is not None else nullcontext(cast(BinaryIO, stream)) as raw:
                 sink = _Hashing(raw)
-                if target.suffix == ".gz":
+                if target is not None and target.suffix == ".gz":
                     # zlib's own gzip framing (mtime 0, OS byte 3): the same bytes on every Python, where
                     # `gzip.compress` writes the OS byte as 255 from 3.13.
                     packer = zlib.compressobj(9, zlib.DEFLATED, 31)
@@ -107,6 +114,8 @@ def export(
             nodes, edges = frame.distinct_nodes, frame.distinct_edges
         elif fmt == "markdown":
             # Written as the vault is walked (decision 127): a page per live node, never the vault whole.
+            if target is None:
+                raise InvalidArgument("a markdown export is a folder: it cannot be streamed", field="format")
             frame = Frame()
             walk = walk_vault(store, initiatives, frame, progress or (lambda s, n: None))
             with staged_folder(target) as pages:
@@ -119,6 +128,10 @@ def export(
             size, digest = sum(n for _, _, n in written.files), manifest.hexdigest()
     except OSError as exc:
         shown = request.path[:200]
+        if target is None:  # the stream's reader went away, or its disk filled: the archive is cut short
+            raise Unavailable(
+                f"cannot write the archive to standard output: {exc.strerror or exc}; what was written is incomplete"
+            ) from exc
         if exc.errno not in _PATH_ERRNOS:
             # The machine's refusal (a full disk, a quota, a read-only file system, a device error):
             # said as one, retryable like the vault's own (decision 134), and nothing was put in place.
@@ -131,7 +144,7 @@ def export(
         ) from exc
     outcome.artifacts.append(
         {
-            "path": str(target),
+            "path": str(target) if target is not None else "-",
             "format": fmt,
             "bytes": size,
             "sha256": digest,
@@ -214,12 +227,17 @@ def screened(path: Path, policy: str) -> Iterator[Screened]:
 
 
 def import_(
-    store: Store, settings: Settings, request: ArchiveRequest, progress: Progress | None = None
+    store: Store,
+    settings: Settings,
+    request: ArchiveRequest,
+    progress: Progress | None = None,
+    origin: str | None = None,
 ) -> MutationOutcome:
     """Import an amg archive: screened whole first (the write path's limits and secret policy, every
     refused line and field named, nothing written if any is refused), then written in chunks of
     `CHUNK` records per transaction, the last with the import's own audit records (decisions
-    15.N1–15.N4, 15.P2). Both passes read the file as a stream."""
+    15.N1–15.N4, 15.P2). Both passes read the file as a stream. `origin`: where the archive came
+    from, as its audit records it, when not its path (`kaeru import -`: `-`, standard input)."""
     if request.format != "amg":
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
@@ -244,7 +262,7 @@ def import_(
         raise error
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": digest},
-        {"field": "archive.path", "before": None, "after": str(source)},
+        {"field": "archive.path", "before": None, "after": origin or str(source)},
     ]
 
     def finish(session: Session, report: ImportReport) -> None:
