@@ -105,6 +105,7 @@ def test_pairs_override_the_json_object_and_reach_inside_objects(vault: VaultSpe
         (["call", "search", "-a", "limit"], "expected key=text or key:=json"),
         (["call", "search", "-a", "limit:=ten"], "is not JSON"),
         (["call", "search", "-a", "a=1", "-a", "a.b=2"], "'a' is already set to a value"),
+        (["call", "note", "-a", "tags=a", "-a", "tags=b"], "'tags' is given twice ('tags=a', then 'tags=b')"),
         (["tools", "serch"], "no tool named 'serch'; did you mean search"),
     ],
 )

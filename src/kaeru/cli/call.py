@@ -35,12 +35,22 @@ if TYPE_CHECKING:
 
 
 def parse_pairs(pairs: tuple[str, ...], into: dict[str, Any]) -> dict[str, Any]:
-    """Apply `key=text` and `key:=json` pairs to `into` (dotted keys reach into objects)."""
+    """Apply `key=text` and `key:=json` pairs to `into` (dotted keys reach into objects). A pair may
+    override the JSON object's value, but a key given by two pairs is refused (decision 211): the
+    second would silently replace the first where a list was likely meant."""
+    given: dict[str, str] = {}
     for pair in pairs:
         key, value = _split(pair)
         *parents, last = key.split(".")
         if not last or any(not p for p in parents):
             raise click.BadParameter(f"{pair!r}: an empty name in {key!r}", param_hint="-a/--arg")
+        if key in given:
+            raise click.BadParameter(
+                f"{key!r} is given twice ({given[key]!r}, then {pair!r}): give it once, a list as JSON "
+                f'({key}:=\'["a", "b"]\')',
+                param_hint="-a/--arg",
+            )
+        given[key] = pair
         target = into
         for depth, parent in enumerate(parents):
             inner = target.setdefault(parent, {})
