@@ -80,6 +80,7 @@ def test_two_questions_through_mcp_rank_as_in_process(tmp_path: Path) -> None:
     assert written["text_block_mismatches"] == 0, "the text block lists the hits structuredContent holds"
     for question in report["per_question"].values():
         assert question["first_rank"]["mcp dated"] == question["first_rank"]["recall"]
+        assert question["top"]["mcp dated"] == question["top"]["recall"] and question["evidence"]
     assert mcp["overall"] == report["systems"]["recall"]["overall"]
     # The temporary vaults (in-process and the server's) are removed afterwards.
     assert not list(tmp_path.glob("kaeru-locomo-*"))

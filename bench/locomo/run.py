@@ -136,7 +136,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workdir", type=Path, default=None, help="where the temporary vault is made")
     parser.add_argument("--keep-vault", action="store_true")
     vaults.add_backend_argument(parser)
-    parser.add_argument("--per-question", action="store_true", help="add each question's first evidence rank")
+    parser.add_argument(
+        "--per-question",
+        action="store_true",
+        help="add each question's text, evidence, first evidence rank and each main system's ranked turns",
+    )
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument(
         "--semantic",
@@ -666,6 +670,9 @@ def main(argv: list[str] | None = None) -> int:
                     "category": q.category,
                     "evidence_turns": len(q.evidence),
                     "first_rank": {s.name: s.first_rank.get(q.key) for s in systems},
+                    "evidence": list(q.evidence),
+                    "text": q.text,
+                    "top": {s.name: s.rankings.get(q.key) for s in systems if s.main},
                 }
                 for q in data.questions
                 if q.evidence
