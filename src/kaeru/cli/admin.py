@@ -107,7 +107,7 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     --json: {"ok": true, "copied": {"initiatives", "node_revisions", "edge_revisions", "slot_revisions",
     "audit", "skipped"}, "digest", "flagged": [{"line", "field", "message"}]}.
     """
-    from kaeru.errors import KaeruError
+    from kaeru.errors import KaeruError, Unavailable
     from kaeru.export import archive
 
     src = open_location(source, existing=True)
@@ -127,6 +127,12 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
             )
     except RuntimeError as exc:
         fail(ctx, "copy_not_verified", str(exc))
+    except Unavailable as exc:  # the target (or the source) stopped answering, maybe part way
+        fail(
+            ctx,
+            exc.code,
+            f"{exc.message}; once it answers, the same copy completes it (--force if it stopped part way)",
+        )
     except KaeruError as exc:
         fail(ctx, exc.code, exc.message)
     finally:

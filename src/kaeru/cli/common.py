@@ -1,7 +1,7 @@
 """The `kaeru` command group and what its commands share: the vault, output, errors, exit codes.
 
-Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a
-copy did not verify or its target already holds memory, `doctor` found a problem, `setup --write`
+Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a `partial`
+import, a copy did not verify or its target already holds memory, `doctor` found a problem, `setup --write`
 met a file that does not parse, the semantic extra is missing for `reindex`);
 2 rejected (the API's `rejected` envelope or another refusal such as `unknown_initiative`, or bad
 arguments — click's usage errors exit 2 too).
@@ -281,7 +281,10 @@ def emit(
 
 
 def exit_code(envelope: dict[str, Any]) -> int:
-    """0 for an answer (applied, unchanged, replayed, ok), 1 for a failure (`FAILURES`), 2 for a refusal."""
+    """0 for an answer (applied, unchanged, replayed, ok), 1 for a failure (`FAILURES`, or a `partial`
+    mutation: some of it could not be applied), 2 for a refusal."""
+    if envelope.get("state") == "partial":
+        return EXIT_FAILED
     if envelope.get("state") != "rejected":
         return 0
     codes = {issue.get("code") for issue in envelope.get("issues", [])}
@@ -289,9 +292,12 @@ def exit_code(envelope: dict[str, Any]) -> int:
 
 
 def print_issues(envelope: dict[str, Any]) -> None:
+    """The envelope's issues, and a `partial` mutation's failed steps, on stderr."""
     for issue in envelope["issues"]:
         field = f" [{issue['field']}]" if issue.get("field") else ""
         click.echo(f"{issue['code']}{field}: {issue['message']}", err=True)
+    for step in (envelope.get("data") or {}).get("failed_steps") or ():
+        click.echo(f"failed step {step['step']}: {step['code']}: {step['message']}", err=True)
 
 
 def read_envelope(

@@ -32,7 +32,7 @@ from kaeru.export.vault_io import (
     write_archive,
     write_records,
 )
-from kaeru.service.outcomes import Change, MutationOutcome
+from kaeru.service.outcomes import Change, FailedStep, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.storage.base import AuditRecord, Session, Store
 
@@ -280,6 +280,19 @@ def import_(
         report = write_records(store, screened(source, policy), progress or (lambda s, n: None), finish)
     outcome = _report_outcome(report)
     outcome.issues.extend(report.redactions)
+    if report.stopped is not None:
+        # Whole chunks are in the vault and the rest is not: neither `applied` nor `rejected` says
+        # that (SPEC 2.1), `partial` does, and its counts are what was committed (decision 212).
+        outcome.state = "partial"
+        line = report.stopped_at_line
+        outcome.failed_steps.append(
+            FailedStep(
+                f"records from line {line}",
+                report.stopped.code,
+                f"{report.stopped.message}; the records before line {line} are imported, the rest are not: "
+                "import the same archive again to write them (what is already there is skipped)",
+            )
+        )
     return outcome
 
 
@@ -344,6 +357,8 @@ def copy(source: Store, target: Store, progress: Progress | None = None, actor: 
         if (error := found.error()) is not None:
             raise error
         report = write_records(target, screened(path, "allow"), progress or (lambda s, n: None))
+        if report.stopped is not None:
+            raise report.stopped  # a copy is verified whole or refused: a part of one is no copy
     # The memory is verified (the vaults' own import/copy records, moved along too, are left out:
     # a target copied into before holds the record of that copy).
     source_counts, memory_digest = content_digest(source)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
+from kaeru.errors import Unavailable
 from kaeru.export import amg
 from kaeru.export.screen import numbered
 from kaeru.service.mutation import give_writers_a_turn
@@ -207,9 +208,17 @@ class ImportReport:
     touched: set[int] = field(default_factory=set)
     #: What screening redacted in the records written (not in those skipped as already present).
     redactions: list[Issue] = field(default_factory=list)
+    #: Set when the vault stopped the run after some chunks were committed (`write_records`): why,
+    #: and the archive line of the first record not written. The counts are then the committed ones.
+    stopped: Unavailable | None = None
+    stopped_at_line: int = 0
 
     def counts(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if isinstance(v, int)}
+        return {k: v for k, v in asdict(self).items() if isinstance(v, int) and k != "stopped_at_line"}
+
+    def wrote(self) -> bool:
+        """Whether this run wrote any record (a skipped one was already there)."""
+        return any(v for k, v in self.counts().items() if k != "skipped")
 
 
 Finish = Callable[[Session, ImportReport], None]
@@ -267,7 +276,10 @@ def write_records(
 
     Resumable and idempotent: a run stopped part way (a crash, a kill) left whole chunks behind, and
     running it again skips them and writes the rest. `finish` runs in the last transaction (the
-    import's own audit record), with the counts of what this run wrote (decision 15.P2).
+    import's own audit record), with the counts of what this run wrote (decision 15.P2). When the
+    vault refuses a chunk (`Unavailable`: a full disk, the database gone) after earlier chunks of
+    this run wrote records, the run stops there and the report says so (`stopped`, with the
+    committed counts): the caller answers `partial`, not `rejected` (decision 212).
     """
     report = ImportReport()
     ids: dict[amg.InitiativeKey, int] = {}
@@ -389,13 +401,30 @@ def write_records(
         if not last:
             give_writers_a_turn()
 
-    for item in records:
-        batch.append(item)
-        if len(batch) >= CHUNK:
-            flush(False)
-    flush(True)
+    committed = ImportReport()
+    try:
+        for item in records:
+            batch.append(item)
+            if len(batch) >= CHUNK:
+                flush(False)
+                committed = _committed(report)
+        flush(True)
+    except Unavailable as exc:
+        if not committed.wrote():
+            raise  # nothing of this run is in the vault: a plain refusal says it
+        committed.stopped, committed.stopped_at_line = exc, batch[0][0] if batch else 0
+        progress("stopped", committed.node_revisions)
+        return committed
     progress("done", report.node_revisions)
     return report
+
+
+def _committed(report: ImportReport) -> ImportReport:
+    """A copy of `report` as of a committed chunk (the next chunk's counts may roll back)."""
+    copied = ImportReport(touched=set(report.touched), redactions=list(report.redactions))
+    for name, count in report.counts().items():
+        setattr(copied, name, count)
+    return copied
 
 
 _V1_ENDED = re.compile(r"^#\d+$")

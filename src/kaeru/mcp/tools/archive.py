@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from kaeru.service import Service
     from kaeru.service.requests import ArchiveRequest
 
-ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already there are skipped; secrets are refused as on a write). Paths are under the export root (`KAERU_EXPORT_ROOT`).
+ARCHIVE = """Export the vault to files (`amg`: lossless JSON Lines, `.gz` compresses; `markdown`: an Obsidian folder) or `import` an amg archive (records already there are skipped; secrets are refused as on a write; stopped part way by the vault, e.g. a full disk, it answers `partial` and the same import again completes it). Paths are under the export root (`KAERU_EXPORT_ROOT`).
 Changes: files on export; the archive's revisions on import. Use `search`/`context` to read memory. Returns the artifacts or the import counts."""
 
 
