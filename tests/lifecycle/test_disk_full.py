@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
+from kaeru.api import envelope as env
 from kaeru.api.requests import parse
+from kaeru.api.schemas import output_for
 from kaeru.config import Settings
 from kaeru.errors import KaeruError
 from kaeru.export import archive
@@ -297,6 +300,8 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
         assert step.step.startswith("records from line ")
         committed = {c.field: c.after for c in stopped.changes}["imported.node_revisions"]
         assert 0 < committed < total, stopped.changes
+        envelope = env.mutation_envelope("archive", stopped, replayed=False, request_id=None)
+        assert not list(Draft202012Validator(output_for("archive", env.MUTATION_KIND)).iter_errors(envelope))
         run = build_server(Service(store, settings)).registry.run
 
         def found(i: int) -> int:
