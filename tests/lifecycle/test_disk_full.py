@@ -317,3 +317,43 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
         assert all(found(i) == 1 for i in (0, committed - 1, committed, total - 1)), "each once"
     finally:
         store.close()
+
+
+def test_an_import_from_a_folder_the_disk_stops_part_way_says_so_and_running_it_again_finishes(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    """`kaeru import-from` writes a folder in chunks too: stopped by a full disk after some were
+    committed, its `unavailable` now says how much was written and that the same command finishes
+    (decision 212); run again once space returns, every note is there once."""
+    from kaeru.export.importers import notes
+    from kaeru.export.importers.core import apply
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    total = 300
+    for i in range(total):
+        body = f"marker{i} the heron at the weir" + (f" {FILLER * 3}" if i >= 100 else "")
+        (folder / f"n{i:03}.md").write_text(f"{body}\n")
+    settings = Settings.from_env({}, vault_dir=small_disk / "vault")
+    store = open_store(settings)
+    ballast: list[Path] = []
+
+    def disk_fills_after_the_first_chunk(stage: str, done: int, of: int) -> None:
+        if not ballast:
+            ballast.append(_fill(small_disk))
+
+    try:
+        service = Service(store, settings)
+        with pytest.raises(KaeruError) as stopped:
+            apply(service, "folder", notes.read_markdown(folder), chunk=100, progress=disk_fills_after_the_first_chunk)
+        assert stopped.value.code == "unavailable", stopped.value
+        assert "stopped part way, after 100 changes were written" in stopped.value.message
+        assert "the same command again writes the rest" in stopped.value.message
+        ballast[0].unlink()
+        rest = apply(service, "folder", notes.read_markdown(folder), chunk=100)
+        assert rest.created == total - 100 and rest.unchanged == 100, rest
+        run = build_server(service).registry.run
+        for i in (0, 99, 100, total - 1):
+            assert len(run("search", {"initiatives": ["folder"], "text": f"marker{i}"})["data"]["hits"]) == 1
+    finally:
+        store.close()

@@ -289,8 +289,9 @@ def import_(
             FailedStep(
                 f"records from line {line}",
                 report.stopped.code,
-                f"{report.stopped.message}; the records before line {line} are imported, the rest are not: "
-                "import the same archive again to write them (what is already there is skipped)",
+                f"the vault refused the chunk from line {line} ({report.stopped.message}); the records before "
+                "it are imported, the rest are not: import the same archive again to write them (what is "
+                "already there is skipped)",
             )
         )
     return outcome

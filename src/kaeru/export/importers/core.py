@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.domain.text import merge_tags
-from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
+from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
 from kaeru.export.screen import LISTED, Refusal
 from kaeru.service.mutation import (
     MAX_TAGS,
@@ -212,6 +212,7 @@ def apply(
     items = _dedupe(batch.items, report)
     ids: dict[str, str] = {}
     touched: list[str] = []
+    committed = [0]  # the report's changes as of the last committed chunk
 
     def run(label: str, body: Callable[[WriteContext], None]) -> None:
         outcome, _ = run_mutation(
@@ -225,17 +226,27 @@ def apply(
         )
         report.issues.extend(outcome.issues)
         touched.extend(ref.id for ref in (*outcome.created, *outcome.affected))
+        committed[0] = report.changes
         give_writers_a_turn()
 
-    for start in range(0, len(items), chunk):
-        part = items[start : start + chunk]
-        run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, batch.format, part, ids, report))  # type: ignore[misc]
-        progress("nodes", min(start + chunk, len(items)), len(items))
-    links = batch.links
-    for start in range(0, len(links), chunk * 4):
-        part_links = links[start : start + chunk * 4]
-        run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, batch.format, part, ids, report))  # type: ignore[misc]
-        progress("links", min(start + chunk * 4, len(links)), len(links))
+    try:
+        for start in range(0, len(items), chunk):
+            part = items[start : start + chunk]
+            run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+            progress("nodes", min(start + chunk, len(items)), len(items))
+        links = batch.links
+        for start in range(0, len(links), chunk * 4):
+            part_links = links[start : start + chunk * 4]
+            run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+            progress("links", min(start + chunk * 4, len(links)), len(links))
+    except Unavailable as exc:
+        if not committed[0]:
+            raise
+        # Earlier chunks are in the vault: say so, and how to finish (decision 212).
+        raise Unavailable(
+            f"stopped part way, after {committed[0]} changes were written: the vault refused the next chunk "
+            f"({exc.message}); the same command again writes the rest (what is there is kept, once)"
+        ) from exc
     if rt.embedder is not None and touched:
         from kaeru.service.recall import embed_nodes
 
