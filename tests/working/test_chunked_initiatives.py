@@ -4,13 +4,21 @@ way is completed by the same call again, and a replay of a finished one changes 
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
+from jsonschema import Draft202012Validator
 
 from kaeru.api.requests import parse
+from kaeru.api.schemas import output_for
+from kaeru.config import Settings
 from kaeru.service import Service, initiatives
-from tests.working.conftest import Call
+from kaeru.storage.factory import open_store
+from tests.working.conftest import Call, make_call
 
 CHUNK = 5
 NODES = 12
@@ -81,3 +89,53 @@ def test_a_large_delete_goes_in_chunks_and_forgets_only_nodes_left_in_no_initiat
     assert _members(call, "main") == {only[0]}
     assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["main"]
     assert len(_audit(timed)) == 1 + 2 + 1  # the attach, two chunks, the delete
+
+
+def test_a_merge_the_vault_stops_part_way_answers_partial_and_the_same_call_completes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process takes the vault's write lock between two chunks and holds it past the wait:
+    the chunks already committed moved their nodes, so the answer is `partial` (how many moved, the
+    failed step), not `rejected`, which says nothing was applied (SPEC 2.1, decision 213). The same
+    call once the lock is free moves the rest. SQLite: its one write lock is what is held."""
+    monkeypatch.setattr(initiatives, "CHUNK", CHUNK)
+    settings = Settings.from_env({"KAERU_BUSY_TIMEOUT_MS": "300"}, vault_dir=tmp_path / "vault")
+    store = open_store(settings)
+    try:
+        call = make_call(Service(store, settings))
+        nodes = 8 * CHUNK  # many chunks (the other writer gets in between two), and within `_members`' 50
+        moving = _fill(call, "heronry", nodes)
+        _fill(call, "wetlands", 1)
+        holding = threading.Event()
+
+        def take_the_lock_between_two_chunks() -> None:
+            other = apsw.Connection(str(tmp_path / "vault" / "vault.sqlite3"))
+            other.set_busy_handler(lambda tries: (time.sleep(0.0005), True)[1])
+            (seen,) = other.execute("PRAGMA data_version").fetchone()
+            while other.execute("PRAGMA data_version").fetchone()[0] == seen:  # until a chunk commits
+                time.sleep(0.0002)
+            other.execute("BEGIN IMMEDIATE")  # in the pause between chunks (`give_writers_a_turn`)
+            holding.set()
+            time.sleep(1.5)  # past the merge's 300 ms wait, for a chunk and for the call's own end
+            other.execute("ROLLBACK")
+            other.close()
+
+        blocker = threading.Thread(target=take_the_lock_between_two_chunks)
+        blocker.start()
+        stopped = call("initiative", initiative="heronry", action="merge", to="wetlands")
+        blocker.join()
+        assert holding.is_set()
+        assert stopped["state"] == "partial", stopped
+        assert not list(Draft202012Validator(output_for("initiative", "mutation")).iter_errors(stopped))
+        merged = _changes(stopped)["merged_nodes"]
+        assert 0 < merged < nodes and merged % CHUNK == 0, stopped
+        [step] = stopped["data"]["failed_steps"]
+        assert step["code"] == "unavailable" and "the same call again completes it" in step["message"], step
+        assert len(_members(call, "heronry")) == nodes - merged, "the answer counts what the vault holds"
+
+        done = call("initiative", initiative="heronry", action="merge", to="wetlands")
+        assert done["state"] == "applied" and _changes(done)["merged_nodes"] == nodes - merged, done
+        assert set(moving) <= _members(call, "wetlands")
+        assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == ["wetlands"]
+    finally:
+        store.close()

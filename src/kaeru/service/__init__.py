@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
+from kaeru.errors import Unavailable
 from kaeru.service import grants
 from kaeru.service.embedding import Embedder
 from kaeru.service.mutation import WriteContext, run_mutation
@@ -168,9 +169,14 @@ class Service:
         # so the token's grants are checked before the first chunk.
         self._granted("initiative", request)
         handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor))
-        return self._mutate(
-            "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create
-        )
+        try:
+            return self._mutate(
+                "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create
+            )
+        except Unavailable as exc:
+            if not handled:
+                raise
+            return initiatives.stopped_part_way(request, handled, exc), False
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""

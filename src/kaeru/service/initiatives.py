@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import Node, revision_token
 from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import CursorInvalid, InvalidArgument
+from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
 from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative
-from kaeru.service.outcomes import Change, Continuation, Coverage, Omission
+from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
@@ -257,6 +257,25 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
         handled += sum(int(c.after) for c in outcome.changes if c.field == field_name)
         give_writers_a_turn()
     return handled
+
+
+def stopped_part_way(request: InitiativeRequest, handled: int, error: Unavailable) -> MutationOutcome:
+    """A merge or delete whose chunks moved or forgot `handled` nodes before the vault refused the
+    rest (`error`: a full disk, the database gone, a lock held past its wait): `partial`, not the
+    `rejected` that says nothing was applied (SPEC 2.1, decision 213). The same call again carries
+    on from there (`in_chunks`)."""
+    done = "merged" if request.action == "merge" else "forgotten"
+    outcome = MutationOutcome(state="partial")
+    outcome.changes.append(Change(f"{done}_nodes", 0, handled))
+    outcome.failed_steps.append(
+        FailedStep(
+            f"the rest of the {request.action}",
+            error.code,
+            f"the vault refused the rest ({error.message}); {handled} nodes are {done}, and the initiative is "
+            f"not yet {'merged' if request.action == 'merge' else 'deleted'}: the same call again completes it",
+        )
+    )
+    return outcome
 
 
 def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> None:

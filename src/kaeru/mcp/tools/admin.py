@@ -12,7 +12,7 @@ TASK_UPDATE = """Move a task to another board column (the terminal one records d
 Changes: a new revision (`expected_revision` makes it compare-and-set). Use `initiative set_board` to change the columns. Returns what changed."""
 
 INITIATIVE = """Manage an initiative: `rename`, `merge` into `to` (everything moves), `delete` (nodes in no other initiative are forgotten, recoverable through history), `attach`/`detach` a node, `set_board` columns.
-Changes: memberships and the initiative, in one audited transaction; delete and merge are destructive. Use `initiatives` to check names first. Returns what moved."""
+Changes: memberships and the initiative, in one audited transaction (a merge or delete of over 500 nodes moves them in audited chunks first; stopped part way by the vault it answers `partial`, and the same call again completes it); delete and merge are destructive. Use `initiatives` to check names first. Returns what moved."""
 
 
 def register(registry: ToolRegistry) -> None:
