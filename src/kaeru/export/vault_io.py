@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import IO, Any
 
 from kaeru.errors import Unavailable
@@ -214,7 +214,8 @@ class ImportReport:
     stopped_at_line: int = 0
 
     def counts(self) -> dict[str, int]:
-        return {k: v for k, v in asdict(self).items() if isinstance(v, int) and k != "stopped_at_line"}
+        found = ((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "stopped_at_line")
+        return {name: value for name, value in found if isinstance(value, int)}
 
     def wrote(self) -> bool:
         """Whether this run wrote any record (a skipped one was already there)."""
