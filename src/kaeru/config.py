@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import Any
 
 SECRET_POLICIES = ("reject", "redact", "allow")
+#: The longest replay window: its cut-off stays inside the calendar whatever the clock says.
+MAX_REPLAY_DAYS = 365_000
+#: The largest value of a PostgreSQL integer setting (`statement_timeout`, `lock_timeout`).
+PG_INT_MAX = 2**31 - 1
 
 
 def _integer(env: Mapping[str, str], name: str, default: int) -> int:
@@ -204,8 +208,9 @@ class Settings:
             raise ValueError("KAERU_TEXT must be compact or json")
         if self.secret_policy not in SECRET_POLICIES:
             raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
-        if self.replay_days < 1:
-            raise ValueError("KAERU_REPLAY_DAYS must be at least 1")
+        if not 1 <= self.replay_days <= MAX_REPLAY_DAYS:
+            # Past a thousand years the cut-off falls before the calendar and every write failed.
+            raise ValueError(f"KAERU_REPLAY_DAYS must be 1 to {MAX_REPLAY_DAYS} (a thousand years: keep them all)")
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ValueError("KAERU_TLS_CERT and KAERU_TLS_KEY (--tls-cert, --tls-key) go together")
         if not 0 <= self.http_port <= 65535:
@@ -214,8 +219,10 @@ class Settings:
             raise ValueError("KAERU_BUSY_TIMEOUT_MS must be 0 or more")
         if not 0 <= self.search_cache_mb <= 1 << 20:
             raise ValueError("KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576")
-        if self.pg_statement_timeout_ms < 0:
-            raise ValueError("KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) or more")
+        if not 0 <= self.pg_statement_timeout_ms <= PG_INT_MAX:
+            # PostgreSQL's settings are 32-bit: a larger one failed every connection, said only as
+            # a pool timeout 30 s later.
+            raise ValueError(f"KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) to {PG_INT_MAX}")
         if self.timezone:
             self.zone()  # raises for a name the system's time zone database lacks
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):

@@ -198,15 +198,19 @@ def test_bad_usage_is_a_message_and_exit_2(tmp_path: Path) -> None:
 def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
     """A setting out of its range names the variable, exits 2, and opens no vault."""
     vault = {"KAERU_VAULT": str(tmp_path / "v")}
-    bad = {
-        "KAERU_REPLAY_DAYS": ("0", "KAERU_REPLAY_DAYS must be at least 1"),
-        "KAERU_PG_STATEMENT_TIMEOUT_MS": ("-1", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0"),
-        "KAERU_DATABASE_URL": ("mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
-        "KAERU_PORT": ("http", "KAERU_PORT must be a whole number, not 'http'"),
-        "KAERU_BUSY_TIMEOUT_MS": ("-5", "KAERU_BUSY_TIMEOUT_MS must be 0 or more"),
-        "KAERU_SEARCH_CACHE_MB": ("-1", "KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576"),
-    }
-    for name, (value, message) in bad.items():
+    bad = [
+        ("KAERU_REPLAY_DAYS", "0", "KAERU_REPLAY_DAYS must be 1 to 365000"),
+        # Past the calendar, and past PostgreSQL's 32-bit settings: every write failed, or every
+        # connection, said 30 s later as a pool timeout (decision 214).
+        ("KAERU_REPLAY_DAYS", "99999999999", "KAERU_REPLAY_DAYS must be 1 to 365000"),
+        ("KAERU_PG_STATEMENT_TIMEOUT_MS", "-1", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0"),
+        ("KAERU_PG_STATEMENT_TIMEOUT_MS", "3000000000", "KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) to"),
+        ("KAERU_DATABASE_URL", "mysql://db/kaeru", "KAERU_DATABASE_URL must be a postgresql:// URL"),
+        ("KAERU_PORT", "http", "KAERU_PORT must be a whole number, not 'http'"),
+        ("KAERU_BUSY_TIMEOUT_MS", "-5", "KAERU_BUSY_TIMEOUT_MS must be 0 or more"),
+        ("KAERU_SEARCH_CACHE_MB", "-1", "KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576"),
+    ]
+    for name, value, message in bad:
         run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
         assert run.code == 2 and message in run.stderr, (name, run.stderr)
     assert not (tmp_path / "v").exists()

@@ -17,6 +17,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import psycopg
 import pytest
 
+from kaeru.errors import Unavailable
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.store import PostgresStore
 from tests.backends import postgres_admin_url
@@ -80,12 +81,60 @@ def test_a_role_that_may_not_create_in_public_is_told_which_right_is_missing(tea
 
 
 def test_a_role_without_rights_on_an_existing_vault_is_told_so(team: tuple[str, str, str]) -> None:
+    """The vault's tables belong to the role that made it: the schema's rights do not reach them, so
+    the remedy named is the tables' (the schema's, given before, did not fix it), and the doctor says
+    it as a failed check where it printed a traceback (decision 214)."""
     owned, role, url = team
     PostgresStore(owned, connect_timeout_s=5).close()  # the owner made the vault
     _admin(owned, f"GRANT USAGE ON SCHEMA public TO {role}")
     with pytest.raises(VaultUnusable) as caught:
         PostgresStore(url, connect_timeout_s=5)
     assert "permission denied for table" in caught.value.message
+    assert "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO role" in caught.value.message
+    doctor = subprocess.run(
+        [sys.executable, "-m", "kaeru", "--json", "doctor"],
+        env=subprocess_env({"KAERU_DATABASE_URL": url}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
+    failed = {c["name"]: c["summary"] for c in json.loads(doctor.stdout)["checks"] if c["status"] == "fail"}
+    assert "permission denied for table" in failed["vault"], failed
+    _admin(owned, f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}")
+    _admin(owned, f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}")
+    PostgresStore(url, connect_timeout_s=5).close()  # the fix it names is enough
+
+
+def test_a_schema_the_url_names_but_nobody_made_is_said_so(team: tuple[str, str, str]) -> None:
+    """The README's own-schema set-up with the `CREATE SCHEMA` forgotten or the name mistyped: was
+    `internal` with kaeru's `CREATE TABLE` quoted (decision 214)."""
+    owned, _, _ = team
+    with pytest.raises(VaultUnusable) as caught:
+        PostgresStore(owned + "?options=" + quote("-c search_path=kaeru_typo"), connect_timeout_s=5)
+    assert "has no schema to hold the vault" in caught.value.message and "CREATE SCHEMA" in caught.value.message
+    assert "CREATE TABLE" not in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("query", "said"),
+    [("sslmod=require", 'invalid URI query parameter: "sslmod"'), ("connect_timeout=abc", "connect_timeout")],
+)
+def test_a_url_libpq_refuses_is_said_at_once(team: tuple[str, str, str], query: str, said: str) -> None:
+    """A parameter libpq does not know was a traceback (`ProgrammingError`); a bad `connect_timeout`
+    was hidden by kaeru's own and said 30 s later as a pool timeout (decision 214)."""
+    owned, _, _ = team
+    with pytest.raises(Unavailable) as caught:
+        PostgresStore(f"{owned}?{query}", connect_timeout_s=5)
+    assert said in caught.value.message and "PoolTimeout" not in caught.value.message, caught.value.message
+    noted = subprocess.run(
+        [sys.executable, "-m", "kaeru", "note", "-i", "team", "a note"],
+        env=subprocess_env({"KAERU_DATABASE_URL": f"{owned}?{query}"}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert noted.returncode == 1 and "Traceback" not in noted.stderr and said in noted.stderr, noted.stderr
 
 
 def test_each_schema_of_its_own_is_an_independent_vault(team: tuple[str, str, str]) -> None:

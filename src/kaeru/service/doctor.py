@@ -121,8 +121,10 @@ def diagnose(
         )
     except KaeruError as error:
         fix = (
-            "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server runs "
-            "and accepts connections"
+            "as the message says (the server answered, and refused)"
+            if "PostgreSQL refused the role" in error.message or "PostgreSQL has no schema" in error.message
+            else "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server "
+            "runs and accepts connections"
             if settings.database_url
             else "check the vault file's permissions; restore it from an export if it is damaged"
         )

@@ -25,6 +25,13 @@ GRANT_REMEDY = (
     "in KAERU_DATABASE_URL)"
 )
 
+#: A refusal on a table or sequence: the schema's rights do not reach objects another role owns.
+TABLE_GRANT_REMEDY = (
+    "the vault's tables belong to the role that made it: connect as that role, or have it grant this "
+    "one their rights (`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO role; "
+    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO role`, the vault's schema for `public`)"
+)
+
 
 def _first_line(exc: Exception) -> str:
     """The server's message without the statement it quotes."""
@@ -40,8 +47,19 @@ def translate(exc: Exception) -> KaeruError:
             f"the text is too large for PostgreSQL's full-text index ({exc}); split it into several notes"
         )
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        # Not a passing state and not kaeru's fault: the role lacks a right on the vault's schema.
-        return VaultUnusable(f"PostgreSQL refused the role in KAERU_DATABASE_URL: {_first_line(exc)}: {GRANT_REMEDY}")
+        # Not a passing state and not kaeru's fault: the role lacks a right on the vault's schema,
+        # or on its tables (the vault was made by another role, which owns them).
+        first = _first_line(exc)
+        remedy = TABLE_GRANT_REMEDY if "for table" in first or "for sequence" in first else GRANT_REMEDY
+        return VaultUnusable(f"PostgreSQL refused the role in KAERU_DATABASE_URL: {first}: {remedy}")
+    if isinstance(exc, psycopg.errors.InvalidSchemaName):
+        # The URL's `search_path` names a schema that is not there (forgotten, mistyped): kaeru's
+        # own SQL quoted as `internal` said nothing of that.
+        return VaultUnusable(
+            f"PostgreSQL has no schema to hold the vault ({_first_line(exc)}): the schema that "
+            "`options=-csearch_path%3D…` in KAERU_DATABASE_URL names does not exist: create it "
+            "(`CREATE SCHEMA name AUTHORIZATION role`) or correct its name in the URL"
+        )
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateKey(f"storage error: {type(exc).__name__}: {exc}")
     if isinstance(exc, psycopg.errors.DiskFull):

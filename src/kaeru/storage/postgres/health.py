@@ -7,6 +7,7 @@ such as PgBouncer refuses them (decision 185).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -15,6 +16,7 @@ import psycopg
 
 from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.postgres.db import translate
 from kaeru.storage.postgres.store import PostgresSession, database_encoding, redact_url
 
 
@@ -57,11 +59,16 @@ class PostgresHealth(Health):
         return database_encoding(self._c)
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """`sql`'s rows, read in a transaction of its own (read-only, as every one here)."""
+        """`sql`'s rows, read in a transaction of its own (read-only, as every one here); the
+        driver's errors as the project's (a role that may connect but not read the vault's tables
+        is a failed check, not a traceback)."""
         try:
             return list(self._c.execute(sql, params))
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
         finally:
-            self._c.rollback()
+            with contextlib.suppress(psycopg.Error):  # a lost connection has nothing to roll back
+                self._c.rollback()
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None

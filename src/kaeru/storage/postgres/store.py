@@ -24,6 +24,7 @@ from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool
 
@@ -81,13 +82,20 @@ def _reachable(url: str, timeout_s: float) -> None:
     said at once and why — the pool would retry it silently until its timeout (30 s) and then
     report only a timeout. A server that is full or starting up is left to the pool's wait.
 
+    A `connect_timeout` the URL sets is libpq's to check (a bad one is said here, as the pool would
+    only have waited), and a parameter libpq does not know (`?sslmod=`) is said as the URL's fault.
+
     Raises:
-        Unavailable: the server refused or cannot be reached (libpq's reason, the URL redacted).
+        Unavailable: the server refused or cannot be reached, or the URL cannot be used (libpq's
+            reason, the URL redacted).
     """
     try:
-        psycopg.connect(url, autocommit=True, connect_timeout=max(1, round(timeout_s))).close()
-    except psycopg.OperationalError as exc:
-        if exc.sqlstate in _TRANSIENT_AT_CONNECT:
+        timeout: dict[str, Any] = {}
+        if "connect_timeout" not in conninfo_to_dict(url):
+            timeout["connect_timeout"] = max(1, round(timeout_s))
+        psycopg.connect(url, autocommit=True, **timeout).close()
+    except psycopg.Error as exc:
+        if isinstance(exc, psycopg.OperationalError) and exc.sqlstate in _TRANSIENT_AT_CONNECT:
             return
         reason = " ".join(str(exc).split())
         raise Unavailable(f"cannot connect to PostgreSQL at {redact_url(url)}: {reason}") from exc
