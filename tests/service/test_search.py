@@ -11,6 +11,7 @@ from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.service.outcomes import ReadOutcome
+from kaeru.service.search import SUGGESTED_UNKNOWN
 from kaeru.storage.sql.db import PROBED_SCOPES
 from tests.service.support import primary
 
@@ -389,6 +390,19 @@ def test_unknown_initiative_is_a_warning_not_a_failure(service: Service) -> None
     unknown = [i for i in result.issues if i.code == "unknown_initiative"]
     assert len(unknown) == 1
     assert "kaeru-memroy" in unknown[0].message and "kaeru-memory" in unknown[0].message
+
+
+def test_a_long_list_of_unknown_initiatives_is_answered_with_hints_for_the_first_few(service: Service) -> None:
+    """Each unknown name is reported, but only the first few are compared with every initiative for a
+    "did you mean": a list of thousands held the server for minutes (decision 215)."""
+    node = note(service, "lighthouse", initiative="kaeru-memory")
+    typos = [f"kaeru-memor{i}" for i in range(12)]
+    result = search(service, "lighthouse", initiatives=["kaeru-memory", *typos])
+    assert ids(result) == [node]
+    unknown = [i for i in result.issues if i.code == "unknown_initiative"]
+    assert [i.field for i in unknown] == [f"initiatives[{n}]" for n in range(1, 13)]
+    assert all("did you mean 'kaeru-memory'?" in i.message for i in unknown[:SUGGESTED_UNKNOWN])
+    assert [i.message for i in unknown[SUGGESTED_UNKNOWN:]] == [f"no initiative named {t!r}" for t in typos[SUGGESTED_UNKNOWN:]]
 
 
 def test_only_unknown_initiatives_give_empty_result(service: Service) -> None:

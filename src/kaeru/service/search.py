@@ -24,6 +24,9 @@ MAX_QUERY_TOKENS = 256
 #: punctuation are not indexed), so it can match nothing.
 NO_WORDS = "no searchable words or numbers: emoji and punctuation are not indexed; search by words"
 WINDOW = 5000
+#: Unknown names that get a "did you mean": each compares the name with every initiative, so a list
+#: of thousands of unknown names held the vault's server for minutes (decision 215).
+SUGGESTED_UNKNOWN = 5
 
 
 def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tuple[list[Initiative], list[Issue]]:
@@ -39,12 +42,14 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
     for i, name in enumerate(names):
         initiative = known.get(name)
         if initiative is None:
-            if every is None:
-                every = grants.visible_names(x.name for x in session.all_initiatives())
-            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+            hint = ""
+            if len(issues) < SUGGESTED_UNKNOWN:
+                if every is None:
+                    every = grants.visible_names(x.name for x in session.all_initiatives())
+                from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
 
-            close = suggest(name, every)
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                close = suggest(name, every)
+                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
         elif initiative.id not in taken:
             taken.add(initiative.id)
