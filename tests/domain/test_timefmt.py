@@ -87,12 +87,26 @@ def test_parse_date() -> None:
         datetime(2026, 1, 1, 1, 30, tzinfo=timezone(timedelta(hours=5, minutes=30))),  # the day before in UTC
         datetime(1999, 12, 31, 22, 0, 0, 1, tzinfo=timezone(timedelta(hours=-3))),  # the year after in UTC
         datetime(1000, 1, 1, tzinfo=UTC),
-        datetime(999, 12, 31, 23, 59, 59, 5, tzinfo=UTC),  # strftime leaves such a year unpadded
+        datetime(999, 12, 31, 23, 59, 59, 5, tzinfo=UTC),  # strftime left such a year unpadded (216)
         datetime(1, 1, 1, tzinfo=UTC),
         datetime(9999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC),
     ],
 )
-def test_fmt_writes_what_strftime_wrote(moment: datetime) -> None:
-    """`fmt` formats with `isoformat` (issue 14: cheaper on every write); the stored text is the
-    `strftime` form it always was, in every zone and year."""
-    assert fmt(moment) == moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def test_fmt_writes_rfc_3339_with_a_four_digit_year_that_reads_back(moment: datetime) -> None:
+    """`fmt` formats with `isoformat` (issue 14: cheaper on every write): RFC 3339 in UTC with a
+    four-digit year in every zone and year, so a stored moment reads back and sorts as text. The
+    years before 1000 were written unpadded (`strftime`) until decision 216, which neither
+    `parse_ts` nor an import read back."""
+    utc = moment.astimezone(UTC)
+    assert fmt(moment) == f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.%fZ")
+    assert parse_ts(fmt(moment)) == utc
+
+
+def test_text_order_is_time_order_across_every_year() -> None:
+    moments = [datetime(y, 6, 1, tzinfo=UTC) for y in (1, 9, 99, 500, 999, 1000, 2026, 9999)]
+    assert sorted(moments, key=fmt) == moments
+
+
+@pytest.mark.parametrize(("stored", "year"), [("1-01-01T00:00:00.000000Z", 1), ("500-06-01T12:00:00.000001Z", 500)])
+def test_a_year_stored_unpadded_before_216_still_reads(stored: str, year: int) -> None:
+    assert parse_ts(stored).year == year and fmt(parse_ts(stored)).startswith(f"{year:04d}-")

@@ -50,3 +50,20 @@ def test_the_terminal_says_so_with_exit_2_and_json(vault: VaultSpec) -> None:
     assert run.code == 2
     envelope = run.json()
     assert envelope["state"] == "rejected" and envelope["issues"][0]["field"] == "at"
+
+
+def test_a_moment_before_the_year_1000_is_stored_padded_sorts_first_and_survives_an_archive(call: Call) -> None:
+    """A note about something long ago (`occurred_at` in the year 500) was stored as `500-06-01T…`:
+    not RFC 3339, after every modern moment in text order, and its archive was refused on import as
+    a damaged one (decision 216). Now it is stored with a four-digit year, the timeline puts it
+    first, and the vault's archive passes an import's checks (its records are already here: skipped)."""
+    call("note", initiative="w", text="the abbey was founded", occurred_at="0500-06-01T00:00:00Z")
+    call("note", initiative="w", text="the abbey was restored", occurred_at="2026-06-01T00:00:00Z")
+    found = call("timeline", initiatives=["w"])["data"]["hits"]
+    assert [h["properties"]["occurred_at"] for h in found] == [
+        "0500-06-01T00:00:00.000000Z",
+        "2026-06-01T00:00:00.000000Z",
+    ]
+    assert call("archive", action="export", path="w.amg")["state"] == "applied"
+    again = call("archive", action="import", path="w.amg")
+    assert again["state"] == "unchanged" and not again["issues"], again

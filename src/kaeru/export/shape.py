@@ -22,7 +22,7 @@ from kaeru.domain.timefmt import parse_ts
 Check = Callable[[Any], str | None]
 
 #: `timefmt.fmt`'s form: every timestamp a vault stores and an export writes.
-_MOMENT = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+_MOMENT = re.compile(r"\d{1,4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")  # years before 1000 unpadded until 216
 
 
 def text(value: Any) -> str | None:
