@@ -38,10 +38,21 @@ FILLER = "lorem ipsum dolor sit amet " * 20
 def small_disk() -> Iterator[Path]:
     """A file system of `DISK_BYTES` mounted on a fresh folder that other users may enter (the
     PostgreSQL server's own user keeps a tablespace there), unmounted and removed after the test."""
+    yield from _mounted(DISK_BYTES)
+
+
+@pytest.fixture
+def roomier_disk() -> Iterator[Path]:
+    """Three times `small_disk`: room for a whole import once what filled it is gone, however much
+    of the log SQLite kept when the disk filled."""
+    yield from _mounted(3 * DISK_BYTES)
+
+
+def _mounted(size: int) -> Iterator[Path]:
     place = Path(tempfile.mkdtemp(prefix="kaeru-small-disk-"))
     place.chmod(0o755)
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={DISK_BYTES},mode=755", "tmpfs", str(place)],
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=755", "tmpfs", str(place)],
         capture_output=True,
         check=False,
     )
@@ -263,7 +274,7 @@ def test_a_backup_that_fills_the_disk_leaves_nothing_and_the_last_backup_as_it_w
 
 
 def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_completes_it(
-    small_disk: Path, tmp_path: Path
+    roomier_disk: Path, tmp_path: Path
 ) -> None:
     """An import writes its records in chunks, each its own transaction (15.P2). When the vault's
     disk fills after some chunks were committed, the answer is `partial`: the committed records
@@ -283,14 +294,14 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
     finally:
         source.close()
 
-    settings = Settings.from_env({"KAERU_EXPORT_ROOT": str(tmp_path)}, vault_dir=small_disk / "vault")
+    settings = Settings.from_env({"KAERU_EXPORT_ROOT": str(tmp_path)}, vault_dir=roomier_disk / "vault")
     store = open_store(settings)
     request = parse("archive", {"action": "import", "path": "all.amg"})
     ballast: list[Path] = []
 
     def disk_fills_mid_import(stage: str, n: int) -> None:
         if stage == "nodes" and not ballast:  # after the first 1,000 nodes, inside a later chunk
-            ballast.append(_fill(small_disk))
+            ballast.append(_fill(roomier_disk))
 
     try:
         stopped = archive.import_(store, settings, request, disk_fills_mid_import)
@@ -320,7 +331,7 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
 
 
 def test_an_import_from_a_folder_the_disk_stops_part_way_says_so_and_running_it_again_finishes(
-    small_disk: Path, tmp_path: Path
+    roomier_disk: Path, tmp_path: Path
 ) -> None:
     """`kaeru import-from` writes a folder in chunks too: stopped by a full disk after some were
     committed, its `unavailable` now says how much was written and that the same command finishes
@@ -334,13 +345,13 @@ def test_an_import_from_a_folder_the_disk_stops_part_way_says_so_and_running_it_
     for i in range(total):
         body = f"marker{i} the heron at the weir" + (f" {FILLER * 3}" if i >= 100 else "")
         (folder / f"n{i:03}.md").write_text(f"{body}\n")
-    settings = Settings.from_env({}, vault_dir=small_disk / "vault")
+    settings = Settings.from_env({}, vault_dir=roomier_disk / "vault")
     store = open_store(settings)
     ballast: list[Path] = []
 
     def disk_fills_after_the_first_chunk(stage: str, done: int, of: int) -> None:
         if not ballast:
-            ballast.append(_fill(small_disk))
+            ballast.append(_fill(roomier_disk))
 
     try:
         service = Service(store, settings)
