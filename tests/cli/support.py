@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from kaeru.config import Settings
 from tests.backends import VaultSpec
 
 TIMEOUT_S = 90
@@ -59,6 +60,30 @@ def kaeru(
     run = Run(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
     assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr
     return run
+
+
+def write_notes(vault: VaultSpec | Mapping[str, str], initiative: str, *notes: str | Mapping[str, Any]) -> list[str]:
+    """Notes written into `vault` by the in-process service (what `kaeru note` calls), for a test
+    whose subject is what a command does with a vault, not writing it: a subprocess a note cost
+    ~0.7 s. A note is its text, or its `note` tool arguments (`initiative` added). The store is
+    closed before this returns, as a `kaeru note` process closes it when it exits."""
+    from kaeru.api.requests import parse
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    settings = vault.settings() if isinstance(vault, VaultSpec) else Settings.from_env(dict(vault))
+    store = open_store(settings)
+    ids: list[str] = []
+    try:
+        service = Service(store, settings)
+        for note in notes:
+            args = {"text": note} if isinstance(note, str) else dict(note)
+            outcome, _ = service.note(parse("note", {"initiative": initiative, **args}))
+            assert outcome.primary is not None, outcome
+            ids.append(outcome.primary.id)
+    finally:
+        store.close()
+    return ids
 
 
 def file_modes_bind() -> list[str]:

@@ -15,7 +15,7 @@ import psycopg
 import pytest
 
 from tests.backends import VaultSpec
-from tests.cli.support import kaeru, kaeru_env
+from tests.cli.support import kaeru, kaeru_env, write_notes
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -73,11 +73,10 @@ def _failed(checks: dict[str, dict[str, Any]]) -> set[str]:
 
 
 def _populated(vault: VaultSpec) -> list[str]:
-    ids = []
-    for text in ("the heron waits by the pond", "a second note about herons", "a third, about the moon"):
-        run = kaeru(vault, "note", "-i", "doc", text, as_json=True)
-        ids.append(run.json()["data"]["primary"]["id"])
-    return ids
+    """Three notes in initiative `doc`, written in process: what the doctor is run on, not its subject."""
+    return write_notes(
+        vault, "doc", "the heron waits by the pond", "a second note about herons", "a third, about the moon"
+    )
 
 
 def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
@@ -267,8 +266,7 @@ def test_a_vault_too_damaged_to_read_is_said_not_a_traceback(tmp_path: Path) -> 
     """Found in review: `PRAGMA quick_check` itself raised on a file with pages overwritten, and the
     doctor — whose subject is exactly such a file — ended in a traceback. So did `kaeru backup`."""
     env = {"KAERU_VAULT": str(tmp_path / "vault")}
-    for i in range(30):
-        assert kaeru(env, "note", "-i", "doc", f"note {i} about herons and the pond at dusk").code == 0
+    write_notes(env, "doc", *(f"note {i} about herons and the pond at dusk" for i in range(30)))
     with (tmp_path / "vault" / "vault.sqlite3").open("r+b") as damaged:
         damaged.seek(3 * 4096)
         damaged.write(b"\xff" * 6 * 4096)
