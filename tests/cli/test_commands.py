@@ -16,17 +16,16 @@ from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.tools import register_tools
 from tests.backends import VaultSpec, new_vault
-from tests.cli.support import Run, error_object, kaeru, valid_envelope
+from tests.cli.support import Run, error_object, kaeru, valid_envelope, write_notes
 from tests.wire.support import initialize_request
 
 pytestmark = pytest.mark.timeout(300)
 
 
 def _noted(vault: VaultSpec, text: str, initiative: str = "cli", **flags: str) -> str:
-    args = [f"--{k.replace('_', '-')}={v}" for k, v in flags.items()]
-    run = kaeru(vault, "note", "-i", initiative, text, *args, as_json=True)
-    assert run.code == 0, run.stderr
-    node_id: str = valid_envelope(run, "note", "mutation", "applied")["data"]["primary"]["id"]
+    """A note the test's commands then work on, written in process (`kaeru note` itself is the
+    subject of the tests that run it)."""
+    [node_id] = write_notes(vault, initiative, {"text": text, **flags})
     return node_id
 
 
