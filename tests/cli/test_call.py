@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.backends import VaultSpec
-from tests.cli.support import kaeru, valid_envelope
+from tests.cli.support import kaeru, valid_envelope, write_notes
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -83,8 +83,7 @@ def test_compare_and_set_and_replay_hold_from_the_terminal(vault: VaultSpec) -> 
 def test_pairs_override_the_json_object_and_reach_inside_objects(vault: VaultSpec) -> None:
     """`-a` applies after the JSON object; `key:=` is JSON, `key=` always text (so `limit=2` is
     the text "2", which the schema refuses by name)."""
-    for text in ("alpha one", "alpha two", "alpha three"):
-        assert kaeru(vault, "call", "note", "-a", "initiative=p", "-a", f"text={text}").code == 0
+    write_notes(vault, "p", "alpha one", "alpha two", "alpha three")  # in process: the searches are the subject
     base = json.dumps({"initiatives": ["p"], "text": "alpha", "limit": 10})
     two = kaeru(vault, "call", "search", base, "-a", "limit:=2", as_json=True)
     assert len(valid_envelope(two, "search", "read", "ok")["data"]["hits"]) == 2

@@ -27,7 +27,7 @@ from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
 from kaeru.storage.migrate import VaultUnusable
-from tests.cli.support import kaeru
+from tests.cli.support import kaeru, write_notes
 
 #: Small enough to fill in a few dozen notes, large enough for the vault's schema and its WAL.
 DISK_BYTES = 3 * 2**20
@@ -259,8 +259,7 @@ def test_a_backup_that_fills_the_disk_leaves_nothing_and_the_last_backup_as_it_w
 ) -> None:
     """Decision 181, and review: the hidden copy and its `-journal` are removed, not left behind."""
     env = {"KAERU_VAULT": str(tmp_path / "vault")}
-    for i in range(5):
-        assert kaeru(env, "note", "--initiative", "full", f"marker{i} {FILLER}").code == 0
+    write_notes(env, "full", *(f"marker{i} {FILLER}" for i in range(5)))  # in process: the backups are the subject
     earlier = small_disk / "kaeru.sqlite3"
     assert kaeru(env, "backup", str(tmp_path / "first.sqlite3")).code == 0
     earlier.write_bytes(b"an earlier backup")
