@@ -21,26 +21,6 @@ OLD_BODY = "The staging cluster drains its queue through tangerine workers every
 NEW_BODY = "The staging cluster now drains its queue through persimmon workers twice a day."
 
 
-async def test_tools_list_and_instructions(transport: str, server_env: dict[str, str], tmp_path: Path) -> None:
-    async with connect(transport, server_env, tmp_path) as client:
-        listing = await client.list_tools()
-        tools = {tool.name: tool for tool in listing.tools}
-        assert set(tools) >= TOOLS
-        for name in TOOLS:
-            tool = tools[name]
-            assert tool.description, name
-            assert tool.input_schema.get("type") == "object", name
-            assert tool.output_schema is not None, f"{name} has no output schema"
-            assert tool.output_schema.get("type") == "object", name
-            assert "state" in tool.output_schema.get("properties", {}), name
-        assert tools["search"].annotations.read_only_hint is True
-        assert tools["read"].annotations.read_only_hint is True
-        assert tools["note"].annotations.read_only_hint is False
-        instructions = client.instructions
-        assert instructions, "the server sends no instructions"
-        assert len(instructions) <= 2048
-
-
 async def test_note_claim_revise_search_read(transport: str, server_env: dict[str, str], tmp_path: Path) -> None:
     async with connect(transport, server_env, tmp_path) as client:
         noted = await call_ok(
@@ -121,10 +101,29 @@ REJECTIONS: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 
-async def test_schema_violations_are_rejected_envelopes(
+async def test_tools_list_and_instructions_then_schema_violations_are_rejected_envelopes(
     transport: str, server_env: dict[str, str], tmp_path: Path
 ) -> None:
+    """One server for both (a server start per test was most of their time): what it lists and
+    instructs, then what it refuses by schema, with nothing applied."""
     async with connect(transport, server_env, tmp_path) as client:
+        listing = await client.list_tools()
+        tools = {tool.name: tool for tool in listing.tools}
+        assert set(tools) >= TOOLS
+        for name in TOOLS:
+            tool = tools[name]
+            assert tool.description, name
+            assert tool.input_schema.get("type") == "object", name
+            assert tool.output_schema is not None, f"{name} has no output schema"
+            assert tool.output_schema.get("type") == "object", name
+            assert "state" in tool.output_schema.get("properties", {}), name
+        assert tools["search"].annotations.read_only_hint is True
+        assert tools["read"].annotations.read_only_hint is True
+        assert tools["note"].annotations.read_only_hint is False
+        instructions = client.instructions
+        assert instructions, "the server sends no instructions"
+        assert len(instructions) <= 2048
+
         for tool, args, field in REJECTIONS:
             # The SDK raises on a JSON-RPC error or on structured content that breaks the output schema.
             result = await client.call_tool(tool, args)
@@ -151,7 +150,11 @@ async def test_schema_violations_are_rejected_envelopes(
         assert [issue["code"] for issue in after["issues"]] == ["unknown_initiative"]
 
 
-async def test_domain_rejections_over_the_wire(transport: str, server_env: dict[str, str], tmp_path: Path) -> None:
+async def test_domain_rejections_and_a_retry_with_request_id_over_the_wire(
+    transport: str, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """One server for both (a server start per test was most of their time): a stale revise and a
+    missing node refused, then a retry answered from the first call and a reused id refused."""
     async with connect(transport, server_env, tmp_path) as client:
         noted = await call_ok(client, "note", {"initiative": INITIATIVE, "text": "a node to conflict on"})
         node_id = noted["data"]["primary"]["id"]
@@ -180,11 +183,7 @@ async def test_domain_rejections_over_the_wire(transport: str, server_env: dict[
         assert [i["code"] for i in envelope["issues"]] == ["not_found"]
         assert envelope["data"] == {"hits": [], "total": 0}
 
-
-async def test_retry_with_request_id_is_answered_from_the_first_call(
-    transport: str, server_env: dict[str, str], tmp_path: Path
-) -> None:
-    async with connect(transport, server_env, tmp_path) as client:
+        # A retry with the same request_id is answered from the first call (its own marker word).
         args = {"initiative": INITIATIVE, "text": "retried capture zq7retry", "request_id": "rq-wire-1"}
         first = await call_ok(client, "note", args)
         again = await call_ok(client, "note", dict(args))
