@@ -127,7 +127,7 @@ def test_a_drifted_section_count_is_found_and_fixed_by_reindex_text(vault: Vault
     if vault.backend != "postgres":
         pytest.skip("the kept section sizes are PostgreSQL's (SQLite counts its memberships each time)")
     _populated(vault)
-    _sql(  # one shard's row (each `kaeru` process writes its own)
+    _sql(  # one shard's row (each writing connection adds to its own)
         vault,
         "",
         "UPDATE section_counts SET members = members + 5 WHERE (initiative_id, facet, shard) IN "
