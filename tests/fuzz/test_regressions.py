@@ -52,6 +52,29 @@ async def test_an_archive_path_holding_nul_is_invalid_not_internal(
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "args", "field"),
+    [
+        ("note", {"initiative": "a", "text": "retry me", "request_id": "a\x00b"}, "request_id"),
+        ("read", {"initiative": "a", "node": "a\x00b"}, "node"),
+        ("search", {"initiatives": ["a"], "filters": {"tags": ["a\x00b"]}}, "filters.tags[0]"),
+        ("recall", {"initiatives": ["a"], "query": "base a\x00b"}, "query"),
+        ("search", {"initiatives": ["a"], "text": "base a\x00b"}, "text"),
+    ],
+    ids=["request_id", "node_ref", "tag_filter", "recall_query", "search_text"],
+)
+async def test_a_nul_in_any_string_argument_is_refused_alike_on_both_backends(
+    client: Client, kaeru: KaeruServer, tool: str, args: dict[str, Any], field: str
+) -> None:
+    # SQLite applied a NUL `request_id` and answered `not_found`/`ok` to a NUL NodeRef, tag filter
+    # or query; PostgreSQL, which cannot hold NUL, refused them with no field, naming `text`.
+    await client.call_tool("note", {"initiative": "a", "text": "base node", "name": "base"})
+    envelope = await _rejected(client, kaeru, tool, args)
+    assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", field)]
+    assert envelope["issues"][0]["message"] == f"{field} contains a NUL character"
+
+
+@pytest.mark.anyio
 async def test_a_blank_task_reference_in_context_is_invalid_not_internal(client: Client, kaeru: KaeruServer) -> None:
     # `context` parsed the reference a second time, unguarded: ValueError, answered as `internal`.
     await client.call_tool("note", {"initiative": "a", "text": "t"})

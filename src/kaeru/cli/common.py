@@ -33,7 +33,7 @@ import click
 
 from kaeru import __version__
 from kaeru.config import Settings, expanded
-from kaeru.domain.surrogates import refusal_of_lone_surrogate
+from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import Store
 
@@ -251,8 +251,9 @@ def open_service(settings: Settings, store: Store) -> Service:
 
 
 def refuse_lone_surrogates(args: dict[str, Any]) -> None:
-    """Raise the `invalid_argument` a tool call would get for an argv byte that is not UTF-8."""
-    if (refusal := refusal_of_lone_surrogate(args)) is not None:
+    """Raise the `invalid_argument` a tool call would get for an argv byte that is not UTF-8, or for
+    a NUL character (a file's text can hold one; refused alike on both backends)."""
+    if (refusal := refusal_of_unstorable(args)) is not None:
         raise refusal
 
 

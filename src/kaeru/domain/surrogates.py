@@ -1,6 +1,7 @@
 """Lone UTF-16 surrogates: half a surrogate pair can reach Python text (a JSON `"\\ud800"` escape,
 or a command line's undecodable byte under `surrogateescape`) but it is not Unicode and cannot be
-stored, so every way in refuses it with a field-naming `invalid_argument`."""
+stored, so every way in refuses it with a field-naming `invalid_argument`. NUL, which PostgreSQL cannot
+hold, is refused the same way (`refusal_of_unstorable`) so both backends answer alike."""
 
 from __future__ import annotations
 
@@ -88,3 +89,70 @@ def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
         "send the text as UTF-8 (or escape whole surrogate pairs)",
         field=field,
     )
+
+
+def _any_nul(value: Any) -> bool:
+    """Whether any string or key in `value` holds NUL (one `in` per string: every tool call is checked)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "\x00" in str(key):
+                return True
+            if isinstance(item, str):
+                if "\x00" in item:
+                    return True
+            elif isinstance(item, dict | list) and _any_nul(item):
+                return True
+    elif isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                if "\x00" in item:
+                    return True
+            elif isinstance(item, dict | list) and _any_nul(item):
+                return True
+    return False
+
+
+def nul_character(value: Any, path: str = "") -> str | None:
+    """The path of the first string or key in `value` holding a NUL character, else None."""
+    if not _any_nul(value):
+        return None
+    return _first_nul(value, path)
+
+
+def _first_nul(value: Any, path: str) -> str | None:
+    if isinstance(value, str):
+        return path if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return where
+            hit = _first_nul(item, where)
+            if hit is not None:
+                return hit
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            hit = _first_nul(item, f"{path}[{i}]")
+            if hit is not None:
+                return hit
+    return None
+
+
+def refusal_of_unstorable(arguments: Any) -> InvalidArgument | None:
+    """The `invalid_argument` refusal for the first character a call's arguments cannot hold: a lone
+    surrogate (`refusal_of_lone_surrogate`), else a NUL character; None when there is neither.
+
+    NUL is refused up front, in every string argument, because the backends disagreed about it
+    (decision 220): PostgreSQL cannot store or even compare a text holding NUL, so a `request_id`,
+    NodeRef, tag filter or query holding one was refused there (with no field, naming `text`) while
+    SQLite applied it or answered `not_found`/`ok`. One rule now, on both, before schema validation
+    and before any query: the field path is named, as decision 14 names `text` for a node text.
+    """
+    if (refusal := refusal_of_lone_surrogate(arguments)) is not None:
+        return refusal
+    field = nul_character(arguments)
+    if field is None:
+        return None
+    return InvalidArgument(f"{field} contains a NUL character", field=field)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import pydantic_core
 
-from kaeru.domain.surrogates import lone_surrogate, refusal_of_lone_surrogate
+from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
 from kaeru.errors import Internal, KaeruError
 from kaeru.mcp.pinned import pinned_listing, without_output
 
@@ -327,7 +327,8 @@ class ToolRegistry:
         request_id = args.get("request_id") if isinstance(args.get("request_id"), str) else None
         # Lone surrogates first: the compiled validator cannot encode them (it raised
         # UnicodeEncodeError on an enum value holding one, which reached the SDK as a protocol error).
-        if (refusal := refusal_of_lone_surrogate(args)) is not None:
+        # Then NUL, which PostgreSQL cannot hold: refused here so both backends answer alike.
+        if (refusal := refusal_of_unstorable(args)) is not None:
             return _rejected(spec, refusal, _key(request_id))
         try:
             request = spec.parser.parse(args)

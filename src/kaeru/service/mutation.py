@@ -29,7 +29,7 @@ from kaeru.domain.model import (
     revision_token,
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical
-from kaeru.domain.surrogates import refusal_of_lone_surrogate
+from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
@@ -371,7 +371,7 @@ def run_mutation(
     Raises:
         KaeruError: the mutation was rejected; nothing was written.
     """
-    if (refusal := refusal_of_lone_surrogate(args)) is not None:
+    if (refusal := refusal_of_unstorable(args)) is not None:
         raise refusal
     name = normalise_initiative(initiative)
     digest = args_digest(args)
