@@ -81,3 +81,15 @@ def test_two_processes_revising_with_the_same_expected_revision(vault: VaultSpec
     final = run("read", {"initiative": "race", "node": node["id"]})["data"]["hits"][0]
     assert final["revision"] == winner["data"]["primary"]["revision"]
     assert final["revision"] in loser["issues"][0]["message"]
+
+
+@pytest.mark.slow
+def test_writers_racing_to_create_one_initiative_are_told_it_is_new_once(vault: VaultSpec, service: Service) -> None:
+    # On PostgreSQL every racer that found no initiative inserted with ON CONFLICT DO NOTHING, took
+    # the winner's row, and still said `new_initiative` (up to 6 of 6) though one row existed.
+    results = _race(vault, [("note", {"initiative": "race", "text": f"concurrent first note {i}"}) for i in range(6)])
+    assert [r["state"] for r in results] == ["applied"] * 6
+    told = [i for r in results for i in r["issues"] if i["code"] == "new_initiative"]
+    assert len(told) == 1, told
+    with service.store.read() as session:
+        assert [i.name for i in session.all_initiatives()] == ["race"]

@@ -399,10 +399,15 @@ def run_mutation(
                 close = suggest(name, existing)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
-            target = session.create_initiative(name, now_s)
-            close = suggest(name, existing)
-            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            outcome.issues.append(Issue("new_initiative", f"created a new initiative {name!r}.{hint}", "initiative"))
+            # Only the writer whose insert made the row says so: a concurrent writer of the same new
+            # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
+            target, inserted = session.claim_initiative(name, now_s)
+            if inserted:
+                close = suggest(name, existing)
+                hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                outcome.issues.append(
+                    Issue("new_initiative", f"created a new initiative {name!r}.{hint}", "initiative")
+                )
         ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
         body(ctx)
         if outcome.state != "unchanged":

@@ -101,6 +101,12 @@ class InitiativeQueries(Part):
         return int(row[0]) if row else 0
 
     def create_initiative(self, name: str, now: str) -> Initiative:
+        return self._insert_initiative(name, now, now, {})[0]
+
+    def claim_initiative(self, name: str, now: str) -> tuple[Initiative, bool]:
+        """Create the initiative `name`, or take the one a concurrent writer committed meanwhile:
+        the initiative, and whether this call inserted it. Only the writer that inserted it may say
+        it created a new initiative (decision 221: on PostgreSQL every racing writer said so)."""
         return self._insert_initiative(name, now, now, {})
 
     def restore_initiative(
@@ -108,11 +114,12 @@ class InitiativeQueries(Part):
     ) -> Initiative:
         """Create an initiative with its original timestamps (import), or return the existing one."""
         existing = self.initiative_by_name(name)  # (spares PostgreSQL's sequence an id)
-        return existing or self._insert_initiative(name, created_at, last_activity, properties)
+        return existing or self._insert_initiative(name, created_at, last_activity, properties)[0]
 
     def _insert_initiative(
         self, name: str, created_at: str, last_activity: str, properties: dict[str, Any]
-    ) -> Initiative:
+    ) -> tuple[Initiative, bool]:
+        """The initiative, and whether this statement inserted it (False: a concurrent writer did)."""
         # A concurrent creator of the same name (PostgreSQL) makes this wait on the unique index, then
         # do nothing: its committed row is then the initiative both calls meant.
         row = self._db.one(
@@ -121,13 +128,14 @@ class InitiativeQueries(Part):
             f"RETURNING {INITIATIVE_COLS}",
             (name, created_at, last_activity, rows.sorted_json(properties)),
         )
+        inserted = row is not None
         if row is not None:
             self._db.run(_OPEN_NAME, (row[0], name, created_at, None))
         else:
             row = self._db.one(_BY_NAME, (name,))
         if row is None:
             raise Unavailable(f"initiative {name!r} was created and removed concurrently; retry")
-        return rows.initiative(row)
+        return rows.initiative(row), inserted
 
     def touch_initiative(self, initiative_id: int, now: str) -> None:
         # Its outcome is not read: sent with the next statement (decision 16.P2); a lock wait or an
