@@ -15,7 +15,7 @@ import pytest
 from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.tools import register_tools
-from tests.backends import VaultSpec, new_vault
+from tests.backends import VaultSpec, new_vault, postgres_admin_url
 from tests.cli.support import Run, error_object, kaeru, valid_envelope, write_notes
 from tests.wire.support import initialize_request
 
@@ -498,6 +498,33 @@ def test_commands_that_work_on_what_a_vault_holds_refuse_one_that_is_not_there(t
     assert kaeru(where, "note", "-i", "birds", "the heron waits").code == 0
     written = kaeru(where, "export", str(tmp_path / "out.amg"), as_json=True)
     assert written.code == 0 and (tmp_path / "out.amg").stat().st_size > 0, written.stdout
+
+
+def test_a_copy_from_a_postgres_database_that_holds_no_vault_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    """`copy --from` a PostgreSQL database without kaeru's tables: refused `not_found` naming the
+    URL without its password, as a SQLite source that is not a vault is (decision 202). It ran the
+    migrations in the source (22 tables) and reported a verified copy of nothing."""
+    if postgres_admin_url() is None:
+        pytest.skip("a PostgreSQL source: KAERU_TEST_DATABASE_URL is not set")
+    import psycopg
+
+    from tests.pg import blank_database, drop_database
+
+    source = blank_database()
+    try:
+        with psycopg.connect(source, autocommit=True) as conn:
+            conn.execute("CREATE TABLE my_app_data (x int)")
+        refused = kaeru({}, "copy", "--from", source, "--to", str(tmp_path / "moved"), as_json=True)
+        message = error_object(refused, "not_found", 2)
+        assert "there is no vault at" in message and "no schema_migrations table" in message
+        password = psycopg.conninfo.conninfo_to_dict(source).get("password")
+        assert password and str(password) not in message and "***" in message
+        with psycopg.connect(source, autocommit=True) as conn:
+            tables = [row[0] for row in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")]
+        assert tables == ["my_app_data"], "nothing is created in the source"
+        assert not (tmp_path / "moved").exists(), "the copy's target is not made either"
+    finally:
+        drop_database(source)
 
 
 def test_serve_answers_initialize_over_stdio_and_exits_on_eof(vault: VaultSpec) -> None:

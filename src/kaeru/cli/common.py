@@ -217,6 +217,31 @@ def require_vault(settings: Settings, named_by: str = "--vault / KAERU_VAULT") -
         )
 
 
+def require_postgres_vault(settings: Settings, named_by: str) -> None:
+    """Refuse a PostgreSQL database that holds no kaeru vault (no `schema_migrations` table in its
+    search_path) where one is read from (`kaeru copy --from`), as `require_vault` refuses a missing
+    SQLite vault (decision 222). Opening it as a store would run the migrations in it — a source is
+    never written — and copy a "verified" vault of nothing. Looked at read-only (`open_health`).
+
+    Raises:
+        NotFound: the database holds no vault (the URL named without its password).
+        Unavailable: the server cannot be reached or refuses the connection.
+    """
+    from kaeru.config import url_password_replaced
+    from kaeru.storage.factory import open_health
+
+    health = open_health(settings)
+    try:
+        present = health.has_table("schema_migrations")
+    finally:
+        health.close()
+    if not present:
+        raise NotFound(
+            f"there is no vault at {url_password_replaced(named_by, '***')}: the database holds no kaeru "
+            "vault (no schema_migrations table in its search_path); check the URL"
+        )
+
+
 def store_of(ctx: click.Context, *, upgrade_in_background: bool = False) -> Store:
     """The vault's store, opened (and migrated) once per command and closed when it ends; an older
     vault's migrations left to a thread of their own with `upgrade_in_background` (`kaeru serve`)."""
@@ -349,7 +374,10 @@ def open_location(location: str, *, existing: bool = False) -> Store:
     rather than created empty and copied as a vault of nothing."""
     opener = _opener(click.get_current_context())
     if location.startswith(("postgresql://", "postgres://")):
-        return opener(Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location}))
+        settings = Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location})
+        if existing:
+            require_postgres_vault(settings, named_by=location)
+        return opener(settings)
     if location.startswith("sqlite://"):
         location = location[len("sqlite://") :]
     path = path_argument(location)
