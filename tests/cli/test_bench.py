@@ -93,3 +93,23 @@ def test_bench_on_postgres_without_createdb_says_so_and_sqlite_still_works(vault
     finally:
         with psycopg.connect(vault.database_url, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_bench_runs_on_a_vault_whose_url_sets_its_own_schema(vault: VaultSpec) -> None:
+    """The README's team set-up (`?options=-csearch_path%3Dkaeru`): the scratch database keeps the
+    URL's options, so the schema is made there too; the bench failed `internal: InvalidSchemaName`."""
+    if vault.backend != "postgres":
+        pytest.skip("a PostgreSQL search_path")
+    import psycopg
+
+    assert vault.database_url
+    with psycopg.connect(vault.database_url, autocommit=True) as conn:
+        conn.execute("CREATE SCHEMA kaeru")
+    before = _scratch_databases(vault)
+    schema_url = vault.database_url + ("&" if "?" in vault.database_url else "?") + "options=-csearch_path%3Dkaeru"
+    own_schema = {"KAERU_VAULT": str(vault.vault_dir), "KAERU_DATABASE_URL": schema_url}
+    assert kaeru(own_schema, "note", "-i", "mine", "the heron waits by the pond").code == 0
+    run = kaeru(own_schema, "bench", "--notes", "20", "--calls", "1", as_json=True)
+    assert run.code == 0, (run.stdout, run.stderr)
+    assert run.json()["ok"] is True and list(run.json()["operations"]) == OPERATIONS
+    assert _scratch_databases(vault) == before
