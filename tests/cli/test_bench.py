@@ -87,6 +87,19 @@ def test_bench_on_postgres_without_createdb_says_so_and_sqlite_still_works(vault
         message = error_object(refused, "unavailable", 1)
         assert "CREATEDB" in message and "--sqlite" in message
 
+        # A wrong password, or a server that does not answer, is a connection failure, said as one.
+        wrong = {
+            **limited,
+            "KAERU_DATABASE_URL": urlunsplit(parts._replace(netloc=f"{role}:wrong@{host}:{parts.port}")),
+        }
+        unreachable = {**limited, "KAERU_DATABASE_URL": f"postgresql://{role}:p@127.0.0.1:1/nowhere"}
+        for where in (wrong, unreachable):
+            failed = error_object(
+                kaeru(where, "bench", "--notes", "20", "--calls", "1", as_json=True), "unavailable", 1
+            )
+            assert failed.startswith("cannot connect to postgresql://") and "CREATEDB" not in failed, failed
+            assert ":***@" in failed and ":wrong@" not in failed, failed
+
         fallback = kaeru(limited, "bench", "--notes", "20", "--calls", "1", "--sqlite", as_json=True)
         assert fallback.code == 0, fallback.stderr
         assert fallback.json()["backend"] == "sqlite"

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 from psycopg import sql
 
+from kaeru.config import url_password_replaced
 from kaeru.errors import Unavailable
 
 PREFIX = "kaeru_bench_"
@@ -25,16 +26,29 @@ def scratch_database(url: str) -> Iterator[str]:
     """The URL of a new, empty database beside the one `url` names; dropped when the block ends.
 
     Raises:
-        Unavailable: the server cannot be reached, or refuses to create a database for this role.
+        Unavailable: the server cannot be reached or refuses the connection (said as such), or
+            refuses to create a database (CREATEDB named only when the role lacks the privilege).
     """
     name = f"{PREFIX}{uuid.uuid4().hex[:12]}"
+    # A connection that fails is said as one, as other commands say it: the CREATEDB advice is only
+    # for a server that refused CREATE DATABASE for lack of privilege (decision 224; an unreachable
+    # server or a wrong password was told the role needs CREATEDB).
     try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        conn = psycopg.connect(url, autocommit=True)
     except psycopg.Error as exc:
+        raise Unavailable(f"cannot connect to {url_password_replaced(url, '***')}: {str(exc).strip()}") from exc
+    try:
+        with conn:
+            conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    except psycopg.errors.InsufficientPrivilege as exc:
         raise Unavailable(
             f"cannot create a scratch database on this PostgreSQL server ({type(exc).__name__}: {exc}); "
             "the role needs CREATEDB, or measure a scratch SQLite vault with --sqlite"
+        ) from exc
+    except psycopg.Error as exc:
+        raise Unavailable(
+            f"cannot create a scratch database on this PostgreSQL server ({type(exc).__name__}: "
+            f"{str(exc).strip()}); measure a scratch SQLite vault with --sqlite"
         ) from exc
     scratch = urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
     try:
