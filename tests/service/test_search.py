@@ -402,7 +402,9 @@ def test_a_long_list_of_unknown_initiatives_is_answered_with_hints_for_the_first
     unknown = [i for i in result.issues if i.code == "unknown_initiative"]
     assert [i.field for i in unknown] == [f"initiatives[{n}]" for n in range(1, 13)]
     assert all("did you mean 'kaeru-memory'?" in i.message for i in unknown[:SUGGESTED_UNKNOWN])
-    assert [i.message for i in unknown[SUGGESTED_UNKNOWN:]] == [f"no initiative named {t!r}" for t in typos[SUGGESTED_UNKNOWN:]]
+    assert [i.message for i in unknown[SUGGESTED_UNKNOWN:]] == [
+        f"no initiative named {t!r}" for t in typos[SUGGESTED_UNKNOWN:]
+    ]
 
 
 def test_only_unknown_initiatives_give_empty_result(service: Service) -> None:

@@ -220,7 +220,7 @@ def require_vault(settings: Settings, named_by: str = "--vault / KAERU_VAULT") -
 def require_postgres_vault(settings: Settings, named_by: str) -> None:
     """Refuse a PostgreSQL database that holds no kaeru vault (no `schema_migrations` table in its
     search_path) where one is read from (`kaeru copy --from`), as `require_vault` refuses a missing
-    SQLite vault (decision 222). Opening it as a store would run the migrations in it — a source is
+    SQLite vault (decision 219). Opening it as a store would run the migrations in it — a source is
     never written — and copy a "verified" vault of nothing. Looked at read-only (`open_health`).
 
     Raises:

@@ -145,7 +145,7 @@ def refusal_of_unstorable(arguments: Any) -> InvalidArgument | None:
     surrogate (`refusal_of_lone_surrogate`), else a NUL character; None when there is neither.
 
     NUL is refused up front, in every string argument, because the backends disagreed about it
-    (decision 220): PostgreSQL cannot store or even compare a text holding NUL, so a `request_id`,
+    (decision 217): PostgreSQL cannot store or even compare a text holding NUL, so a `request_id`,
     NodeRef, tag filter or query holding one was refused there (with no field, naming `text`) while
     SQLite applied it or answered `not_found`/`ok`. One rule now, on both, before schema validation
     and before any query: the field path is named, as decision 14 names `text` for a node text.

@@ -31,7 +31,7 @@ def scratch_database(url: str) -> Iterator[str]:
     """
     name = f"{PREFIX}{uuid.uuid4().hex[:12]}"
     # A connection that fails is said as one, as other commands say it: the CREATEDB advice is only
-    # for a server that refused CREATE DATABASE for lack of privilege (decision 224; an unreachable
+    # for a server that refused CREATE DATABASE for lack of privilege (decision 221; an unreachable
     # server or a wrong password was told the role needs CREATEDB).
     try:
         conn = psycopg.connect(url, autocommit=True)
@@ -64,7 +64,7 @@ def _create_search_path_schemas(url: str) -> None:
     """Create, in the new database `url` names, the schemas its search_path names (the URL's own
     `options=-csearch_path=…`, or the role's setting): a team's vault set up as the README says
     lives in a schema of its own, and the scratch database, which keeps the URL's options, had
-    none, so its migrations failed with InvalidSchemaName (decision 223). Creating the schema
+    none, so its migrations failed with InvalidSchemaName (decision 220). Creating the schema
     rather than dropping the option keeps the benchmark measuring what the vault runs: the same
     connection options and the same schema-qualified lookups. `$user`, and schemas that exist
     (`public`), are left alone."""

@@ -106,7 +106,7 @@ class InitiativeQueries(Part):
     def claim_initiative(self, name: str, now: str) -> tuple[Initiative, bool]:
         """Create the initiative `name`, or take the one a concurrent writer committed meanwhile:
         the initiative, and whether this call inserted it. Only the writer that inserted it may say
-        it created a new initiative (decision 221: on PostgreSQL every racing writer said so)."""
+        it created a new initiative (decision 218: on PostgreSQL every racing writer said so)."""
         return self._insert_initiative(name, now, now, {})
 
     def restore_initiative(
