@@ -6,6 +6,7 @@ hold, is refused the same way (`refusal_of_unstorable`) so both backends answer 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kaeru.errors import InvalidArgument
@@ -22,56 +23,65 @@ def _lone(text: str) -> str | None:
     return f"U+{ord(found.group()):04X}" if found else None
 
 
-def _any_lone(value: Any) -> bool:
-    """Whether any string or key in `value` holds a lone surrogate: `lone_surrogate`'s walk without
-    building paths, and one call for a flat object of ASCII strings (every tool call is checked)."""
+def _has_lone(text: str) -> bool:
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+def _has_nul(text: str) -> bool:
+    return "\x00" in text
+
+
+def _any(value: Any, bad: Callable[[str], bool]) -> bool:
+    """Whether any string or key in `value` is `bad`: the walk without building paths (every tool
+    call is checked twice: lone surrogates, then NUL)."""
     if isinstance(value, str):
-        return not value.isascii() and _SURROGATE.search(value) is not None
+        return bad(value)
     if isinstance(value, dict):
         for key, item in value.items():
-            if not (key.isascii() if isinstance(key, str) else str(key).isascii()) and _SURROGATE.search(str(key)):
+            if bad(key if isinstance(key, str) else str(key)):
                 return True
             if isinstance(item, str):
-                if not item.isascii() and _SURROGATE.search(item) is not None:
+                if bad(item):
                     return True
-            elif isinstance(item, dict | list) and _any_lone(item):
+            elif isinstance(item, dict | list) and _any(item, bad):
                 return True
     elif isinstance(value, list):
         for item in value:
             if isinstance(item, str):
-                if not item.isascii() and _SURROGATE.search(item) is not None:
+                if bad(item):
                     return True
-            elif isinstance(item, dict | list) and _any_lone(item):
+            elif isinstance(item, dict | list) and _any(item, bad):
                 return True
     return False
 
 
-def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
-    """(path, code point) of the first string or key in `value` holding a lone surrogate."""
-    if not _any_lone(value):
-        return None
-    return _first_lone(value, path)
-
-
-def _first_lone(value: Any, path: str) -> tuple[str, str] | None:
+def _first(value: Any, path: str, found: Callable[[str], str | None]) -> tuple[str, str] | None:
+    """(path, what `found` says of it) for the first string or key in `value` it says something of."""
     if isinstance(value, str):
-        found = _lone(value)
-        return (path, found) if found else None
+        said = found(value)
+        return (path, said) if said else None
     if isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)
-            found = _lone(str(key))
-            if found:
-                return (where, found)
-            hit = _first_lone(item, where)
+            said = found(str(key))
+            if said:
+                return (where, said)
+            hit = _first(item, where, found)
             if hit:
                 return hit
     if isinstance(value, list):
         for i, item in enumerate(value):
-            hit = _first_lone(item, f"{path}[{i}]")
+            hit = _first(item, f"{path}[{i}]", found)
             if hit:
                 return hit
     return None
+
+
+def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(path, code point) of the first string or key in `value` holding a lone surrogate."""
+    if not _any(value, _has_lone):
+        return None
+    return _first(value, path, _lone)
 
 
 def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
@@ -91,53 +101,12 @@ def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
     )
 
 
-def _any_nul(value: Any) -> bool:
-    """Whether any string or key in `value` holds NUL (one `in` per string: every tool call is checked)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if "\x00" in str(key):
-                return True
-            if isinstance(item, str):
-                if "\x00" in item:
-                    return True
-            elif isinstance(item, dict | list) and _any_nul(item):
-                return True
-    elif isinstance(value, list):
-        for item in value:
-            if isinstance(item, str):
-                if "\x00" in item:
-                    return True
-            elif isinstance(item, dict | list) and _any_nul(item):
-                return True
-    return False
-
-
 def nul_character(value: Any, path: str = "") -> str | None:
     """The path of the first string or key in `value` holding a NUL character, else None."""
-    if not _any_nul(value):
+    if not _any(value, _has_nul):
         return None
-    return _first_nul(value, path)
-
-
-def _first_nul(value: Any, path: str) -> str | None:
-    if isinstance(value, str):
-        return path if "\x00" in value else None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
-            if "\x00" in str(key):
-                return where
-            hit = _first_nul(item, where)
-            if hit is not None:
-                return hit
-    if isinstance(value, list):
-        for i, item in enumerate(value):
-            hit = _first_nul(item, f"{path}[{i}]")
-            if hit is not None:
-                return hit
-    return None
+    hit = _first(value, path, lambda text: "NUL" if _has_nul(text) else None)
+    return hit[0] if hit else None
 
 
 def refusal_of_unstorable(arguments: Any) -> InvalidArgument | None:
