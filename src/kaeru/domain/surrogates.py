@@ -31,6 +31,10 @@ def _has_nul(text: str) -> bool:
     return "\x00" in text
 
 
+def _has_either(text: str) -> bool:
+    return "\x00" in text or _has_lone(text)
+
+
 def _any(value: Any, bad: Callable[[str], bool]) -> bool:
     """Whether any string or key in `value` is `bad`: the walk without building paths (every tool
     call is checked twice: lone surrogates, then NUL)."""
@@ -119,6 +123,8 @@ def refusal_of_unstorable(arguments: Any) -> InvalidArgument | None:
     SQLite applied it or answered `not_found`/`ok`. One rule now, on both, before schema validation
     and before any query: the field path is named, as decision 14 names `text` for a node text.
     """
+    if not _any(arguments, _has_either):  # the usual answer, in one walk
+        return None
     if (refusal := refusal_of_lone_surrogate(arguments)) is not None:
         return refusal
     field = nul_character(arguments)

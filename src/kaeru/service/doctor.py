@@ -22,6 +22,7 @@ from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
+from kaeru.storage.migrate import VaultUnusable
 
 OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
 #: A word no vault is expected to hold: the search probe of an empty vault.
@@ -121,8 +122,8 @@ def diagnose(
         )
     except KaeruError as error:
         fix = (
-            "as the message says (the server answered, and refused)"
-            if "PostgreSQL refused the role" in error.message or "PostgreSQL has no schema" in error.message
+            "as the message says (the server answered, and refused)"  # the remedy is in the message
+            if settings.database_url and isinstance(error, VaultUnusable)
             else "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server "
             "runs and accepts connections"
             if settings.database_url
