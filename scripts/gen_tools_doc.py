@@ -14,8 +14,18 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = ROOT / "src" / "kaeru" / "mcp" / "tools.json"
+INPUTS = ROOT / "src" / "kaeru" / "api" / "inputs.json"
 DOC = ROOT / "docs" / "tools.md"
 ERRORS = ROOT / "docs" / "errors.md"
+
+
+def exact_inputs() -> dict[str, Any]:
+    """Every tool's exact input schema, built from the contract and the request models (what
+    `src/kaeru/api/inputs.json` pins for `input_for`)."""
+    from kaeru.api.schemas import exact_input
+    from kaeru.service.requests import REQUESTS
+
+    return json.loads(json.dumps({tool: exact_input(tool) for tool in REQUESTS}))
 
 
 def tools_listing() -> list[dict[str, Any]]:
@@ -312,11 +322,17 @@ def _subclasses(cls: type) -> list[type]:
 
 def main() -> int:
     sys.path.insert(0, str(ROOT / "src"))
+    from kaeru.api import schemas
+
+    INPUTS.write_text(json.dumps(exact_inputs(), indent=1, ensure_ascii=False) + "\n")
+    schemas._pinned_inputs.cache_clear()  # the listing below serves the inputs just written
     listing = tools_listing()
     SNAPSHOT.write_text(json.dumps(listing, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     DOC.write_text(render(listing))
     ERRORS.write_text(render_errors())
-    print(f"wrote {SNAPSHOT.relative_to(ROOT)} and {DOC.relative_to(ROOT)} ({len(listing)} tools)")
+    print(
+        f"wrote {INPUTS.relative_to(ROOT)}, {SNAPSHOT.relative_to(ROOT)} and {DOC.relative_to(ROOT)} ({len(listing)} tools)"
+    )
     return 0
 
 

@@ -29,6 +29,15 @@ def test_tools_list_matches_the_checked_in_snapshot() -> None:
     assert live == pinned, "tools/list changed: run `python scripts/gen_tools_doc.py` and review the diff"
 
 
+def test_the_pinned_input_schemas_are_the_ones_the_models_and_the_contract_give() -> None:
+    """`input_for` validates every call (and the listing serves) from `inputs.json`: it must be what
+    the request models and the contract build today, properties in the same order."""
+    gen = _generator()
+    pinned = json.loads((ROOT / "src" / "kaeru" / "api" / "inputs.json").read_text())
+    live = gen.exact_inputs()
+    assert json.dumps(live) == json.dumps(pinned), "an input schema changed: run `python scripts/gen_tools_doc.py`"
+
+
 def test_docs_tools_md_is_generated_from_tools_list() -> None:
     gen = _generator()
     assert (ROOT / "docs" / "tools.md").read_text() == gen.render(gen.tools_listing())

@@ -93,12 +93,29 @@ def generated_input(operation: str) -> dict[str, Any]:
     return schema
 
 
-def input_for(operation: str) -> dict[str, Any]:
-    """The input schema `operation` serves: the contract's own, or the one generated from its model
-    (both lean)."""
+def exact_input(operation: str) -> dict[str, Any]:
+    """The input schema `operation` validates against, built: the contract's own, or the one
+    generated from its model (both lean). What `inputs.json` pins (`scripts/gen_tools_doc.py`)."""
     if operation in CONTRACT_TOOLS:
         return lean_input(contract_schema(f"{operation}.input"))
     return lean_input(generated_input(operation))
+
+
+@cache
+def _pinned_inputs() -> dict[str, Any]:
+    """Every tool's `exact_input`, as `scripts/gen_tools_doc.py` wrote it into the package
+    (`inputs.json`; `tests/contract/test_tools_snapshot.py` holds it equal to `exact_input`)."""
+    text = resources.files("kaeru.api").joinpath("inputs.json").read_text(encoding="utf-8")
+    pinned: dict[str, Any] = json.loads(text)
+    return pinned
+
+
+def input_for(operation: str) -> dict[str, Any]:
+    """The input schema `operation` serves and validates against (`exact_input`), read from the
+    pinned copy: generating a schema from a pydantic model costs a one-shot CLI command more than
+    the rest of its work (decision 222). A tool the pin does not know yet is generated."""
+    pinned = _pinned_inputs().get(operation)
+    return copy.deepcopy(pinned) if pinned is not None else exact_input(operation)
 
 
 def served_input(operation: str) -> dict[str, Any]:
