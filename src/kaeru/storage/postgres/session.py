@@ -21,6 +21,7 @@ from kaeru.storage.postgres.textcache import PRUNE_SQL, TextCopies
 from kaeru.storage.postgres.vectors import PgVectors
 from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.graph import SHOWN
+from kaeru.storage.sql.replay import pack_hash_bytes, pack_response, unpack_hash, unpack_response
 from kaeru.storage.sql.rows import NODE_COLS
 from kaeru.storage.sql.session import SqlSession
 
@@ -67,7 +68,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             claimed = self._db.one(
                 "INSERT INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
                 "VALUES (?, ?, ?, ?, NULL, ?) ON CONFLICT DO NOTHING RETURNING 1",
-                (*ident, args_hash, now),
+                (*ident, pack_hash_bytes(args_hash), now),
             )
             if claimed is not None:
                 return None
@@ -78,12 +79,12 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             if row is None:
                 continue  # purged between the two statements: claim it again
             if row[1] is not None:
-                return StoredRequest(row[0], json.loads(row[1]))
+                return StoredRequest(unpack_hash(row[0]), unpack_response(row[1]))
             # A committed claim without a response (SQLite replaces such rows too): take it over.
             if self._db.run(
                 "UPDATE requests SET args_hash = ?, created_at = ? WHERE initiative = ? AND operation = ? "
                 "AND request_id = ? AND response IS NULL",
-                (args_hash, now, *ident),
+                (pack_hash_bytes(args_hash), now, *ident),
             ):
                 return None
         raise Unavailable(f"request_id {key.request_id!r} is being claimed concurrently; retry")
@@ -93,7 +94,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         # statements before commit, in one round trip (decision 16.P2).
         self._db.send(
             "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
-            (json.dumps(response, sort_keys=True), key.initiative, key.operation, key.request_id),
+            (pack_response(response), key.initiative, key.operation, key.request_id),
         )
 
     def purge_requests(self, before: str) -> int:

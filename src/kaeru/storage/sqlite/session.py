@@ -4,61 +4,20 @@ IMMEDIATE`) and full-text search (`search.py`)."""
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import apsw
 
 from kaeru.domain.model import Node
-from kaeru.errors import Internal
 from kaeru.storage.records import RequestKey, SearchQuery, StoredRequest
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
+from kaeru.storage.sql.replay import pack_hash, pack_response, unpack_hash, unpack_response
 from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.matching import CommonWords
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.vectors import SqliteVectors
-
-_compact_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode
-
-#: A stored replay response (decision 16.I2): this byte, then raw deflate data (a 1 KiB window, so
-#: a short response compresses quickly) primed with `_RESPONSE_WORDS`, what most responses share.
-#: Both are part of the file format: a new dictionary needs a new version byte.
-_RESPONSE_V1 = b"\x01"
-_RESPONSE_WORDS = (
-    b'"kind":"","message":"","field":null,"code":"","state":"unchanged","name":"","initiative":"",'
-    b'{"affected":[],"artifacts":[],"changes":[],"created":[{"id":"","revision":"1-"}],"evidence":[],'
-    b'"failed_steps":[],"issues":[],"primary":{"id":"","revision":"1-"},"slots":[],"state":"applied"}'
-)
-
-
-def _pack_response(response: dict[str, Any]) -> bytes:
-    packer = zlib.compressobj(1, zlib.DEFLATED, -10, 2, zdict=_RESPONSE_WORDS)
-    return _RESPONSE_V1 + packer.compress(_compact_json(response).encode("utf-8")) + packer.flush()
-
-
-def _unpack_response(stored: bytes | str) -> Any:
-    """A stored replay response: packed, or JSON text (rows written before migration 010)."""
-    if isinstance(stored, str):
-        return json.loads(stored)
-    if stored[:1] != _RESPONSE_V1:
-        raise Internal("a stored replay response has an unknown format")
-    unpacker = zlib.decompressobj(-10, zdict=_RESPONSE_WORDS)
-    return json.loads(unpacker.decompress(stored[1:]) + unpacker.flush())
-
-
-def _pack_hash(args_hash: str) -> bytes | str:
-    """A replay row's argument digest as its 32 bytes, not 64 hex characters (migration 013)."""
-    try:
-        return bytes.fromhex(args_hash) if len(args_hash) == 64 else args_hash
-    except ValueError:
-        return args_hash
-
-
-def _unpack_hash(stored: bytes | str) -> str:
-    return stored.hex() if isinstance(stored, bytes) else stored
 
 
 class SqliteDb(Db):
@@ -118,7 +77,7 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
             (key.request_id, key.operation, key.initiative),
         )
         if row is not None and row[1] is not None:
-            return StoredRequest(_unpack_hash(row[0]), _unpack_response(row[1]))
+            return StoredRequest(unpack_hash(row[0]), unpack_response(row[1]))
         # Writers are serialised by BEGIN IMMEDIATE: nobody else can claim the key before this transaction
         # ends, so the row is written once, with its response (a claim row then an update cost two writes
         # into the b-tree of replay rows, keyed by random ids).
@@ -130,7 +89,7 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         self._db.run(
             "INSERT OR REPLACE INTO requests (initiative, operation, request_id, args_hash, response, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (key.initiative, key.operation, key.request_id, _pack_hash(args_hash), _pack_response(response), now),
+            (key.initiative, key.operation, key.request_id, pack_hash(args_hash), pack_response(response), now),
         )
 
     def purge_requests(self, before: str) -> int:
