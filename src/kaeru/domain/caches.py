@@ -67,6 +67,11 @@ class BoundedCache(Generic[K, V]):
                 self._bytes -= self._sizes.pop(old)
         return value
 
+    def items(self) -> list[tuple[K, V]]:
+        """What is held now, oldest first (a copy: the memo may change while it is read)."""
+        with self._lock:
+            return list(self._entries.items())
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

@@ -19,6 +19,7 @@ from kaeru.service import tasks
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
+from kaeru.service.recall.long_bodies import readable
 from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
@@ -159,16 +160,19 @@ def _semantic(
 
 
 class _Nodes:
-    """The nodes one recall has loaded, so each is read (and decoded) once."""
+    """The nodes one recall has loaded, so each is read (and decoded) once; a very long body as the
+    channels read it (`long_bodies.readable`: its head and the windows around `needles`)."""
 
-    def __init__(self, session: Session):
+    def __init__(self, session: Session, needles: list[str]):
         self.session = session
+        self.needles = needles
         self.known: dict[str, Node] = {}
 
     def get(self, ids: list[str]) -> dict[str, Node]:
         missing = [i for i in ids if i not in self.known]
         if missing:
-            self.known.update(self.session.nodes_by_ids(missing))
+            found = self.session.nodes_by_ids(missing)
+            self.known.update((i, readable(node, self.needles)) for i, node in found.items())
         return {i: self.known[i] for i in ids if i in self.known}
 
 
@@ -204,7 +208,7 @@ def run_channels(
     lexical_stems = stems + list(forms)
     ranked_by = set(stems)
     fusion.left_out = [s for s in asked if s not in ranked_by]
-    loaded = _Nodes(session)
+    loaded = _Nodes(session, [*(w.lower() for w in words), *asked])
     fusion.query_stems = stems
     dated: list[str] = []
     idf: dict[str, float] = {}
