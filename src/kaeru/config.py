@@ -183,7 +183,7 @@ class Settings:
             secret_policy=env.get("KAERU_SECRET_POLICY", "reject").strip().lower(),
             replay_days=_integer(env, "KAERU_REPLAY_DAYS", 7),
             actor=env.get("KAERU_ACTOR", "agent"),
-            http_host=env.get("KAERU_HOST", "127.0.0.1"),
+            http_host=env.get("KAERU_HOST", "").strip() or "127.0.0.1",
             http_port=_integer(env, "KAERU_PORT", 9876),
             auth_token=env.get("KAERU_AUTH_TOKEN") or None,
             tls_cert=expanded(env["KAERU_TLS_CERT"], "KAERU_TLS_CERT") if env.get("KAERU_TLS_CERT") else None,

@@ -6,6 +6,9 @@ from __future__ import annotations
 import errno
 import ipaddress
 import socket
+import struct
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kaeru.config import Settings
@@ -14,8 +17,20 @@ if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
 
 
+#: The most a request to `/mcp` may carry, in bytes: the same bound as one message over stdio (its
+#: line reader's limit), so a call valid on one transport is valid on the other — text fields hold up
+#: to 4,000,000 characters (decision 14), and a reference's text and source together in UTF-8 pass
+#: the SDK's 4 MiB default several times over.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+#: Addresses that bind every interface of the machine (a socket bound to "" does too: it is not loopback).
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+#: Linux's ioctl for an interface's IPv4 address.
+_SIOCGIFADDR = 0x8915
+
+
 def is_loopback(host: str) -> bool:
-    if host in ("localhost", ""):
+    if host == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -58,10 +73,59 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
 
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
     if not is_loopback(host):
-        hosts.append(f"{host}:*")
+        hosts.extend(f"{name}:*" for name in own_names(host) if f"{name}:*" not in hosts)
     for extra in settings.allowed_hosts:
         # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
         # name, and `name:*` matches only a Host that carries a port).
         hosts.extend([extra] if ":" in extra else [extra, f"{extra}:*"])
     origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+def reachable_as(host: str) -> str:
+    """How a client names a server bound to `host` in a URL: bound to every interface, by this
+    machine's host name (`0.0.0.0` reaches nothing from another machine); IPv6 in brackets."""
+    if host.strip() in _WILDCARDS:
+        return socket.gethostname()
+    return f"[{host}]" if ":" in host else host
+
+
+def own_names(host: str) -> list[str]:
+    """The names a client reaches a server bound to a non-loopback `host` by, as a Host header
+    spells them: `host` itself, this machine's host name and fully qualified name — and, bound to
+    every interface (`0.0.0.0`, `::`), each interface's address (IPv6 in brackets). A name this
+    misses (a proxy's, a DNS alias) is added with `KAERU_ALLOWED_HOSTS`; the refusal says so."""
+    names = [] if host.strip() in _WILDCARDS else [f"[{host}]" if ":" in host else host]
+    names += [socket.gethostname(), socket.getfqdn()]
+    if host.strip() in _WILDCARDS:
+        names += sorted(_interface_addresses())
+    return [name for i, name in enumerate(names) if name and name not in names[:i]]
+
+
+def _interface_addresses() -> set[str]:
+    """The non-loopback addresses of this machine's interfaces, as far as it says without a helper:
+    on Linux each interface's IPv4 address and every IPv6 one but link-local; elsewhere what the
+    host name resolves to."""
+    found: set[str] = set()
+    if sys.platform.startswith("linux"):
+        import fcntl
+
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            for _, name in socket.if_nameindex():
+                try:
+                    answer = fcntl.ioctl(probe.fileno(), _SIOCGIFADDR, struct.pack("256s", name.encode()[:15]))
+                except OSError:  # no IPv4 address on it
+                    continue
+                found.add(socket.inet_ntoa(answer[20:24]))
+        try:
+            lines = Path("/proc/net/if_inet6").read_text().splitlines()
+        except OSError:
+            lines = []
+        found.update(str(ipaddress.IPv6Address(bytes.fromhex(line.split()[0]))) for line in lines if line.strip())
+    else:
+        try:
+            found.update(str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None))
+        except OSError:
+            pass
+    addresses = (ipaddress.ip_address(a.split("%")[0]) for a in found)
+    return {f"[{a}]" if a.version == 6 else str(a) for a in addresses if not (a.is_loopback or a.is_link_local)}

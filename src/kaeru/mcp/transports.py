@@ -21,7 +21,7 @@ from mcp.shared.message import SessionMessage
 from kaeru.config import Settings
 from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.addresses import is_loopback, listen, security_settings
+from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, is_loopback, listen, reachable_as, security_settings
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
@@ -167,7 +167,7 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
     os.dup2(2, 1)
     os.close(null)
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=64 * 1024 * 1024)
+    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
     transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
     )
@@ -306,13 +306,16 @@ def http_app(
     from starlette.routing import Mount, Route
 
     from kaeru.mcp.bearer import BearerAuth, VaultTokens
+    from kaeru.mcp.gate import RequestGate
 
+    security = security_settings(settings, host, port)
     app: Starlette = kaeru.server.streamable_http_app(
         streamable_http_path="/mcp",
         stateless_http=True,
         json_response=True,
-        transport_security=security_settings(settings, host, port),
+        transport_security=security,
         host=host,
+        max_request_body_size=MAX_MESSAGE_BYTES,
     )
 
     async def health(_: Any) -> PlainTextResponse:
@@ -323,10 +326,10 @@ def http_app(
 
     if verifier is not None:
         app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, verifier, None)))
-        return BearerAuth(app, verifier)
+        return RequestGate(BearerAuth(app, verifier), security, MAX_MESSAGE_BYTES)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
     app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.refuses_tokenless)))
-    return BearerAuth(app, tokens, tokens.refuses_tokenless)
+    return RequestGate(BearerAuth(app, tokens, tokens.refuses_tokenless), security, MAX_MESSAGE_BYTES)
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
@@ -362,7 +365,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
     settle_heap()
-    url = f"{'https' if tls else 'http'}://{host if ':' not in host else f'[{host}]'}:{port}/mcp"
+    url = f"{'https' if tls else 'http'}://{reachable_as(host)}:{port}/mcp"
     header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     announce = (
         f"kaeru-memory serving MCP over streamable HTTP at {url}",

@@ -1,0 +1,207 @@
+"""A team reaches `kaeru serve --http` by the names and addresses of the machine it runs on, and a
+request the transport refuses before any tool runs is told why in words the SDK's client shows
+(decision H1 of session 31's HTTP hunt)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from tests.wire.support import (
+    LOOPBACK,
+    HttpServer,
+    _healthy,
+    free_port,
+    http_server,
+    initialize_request,
+    raw_post,
+    stop,
+    wait_until,
+)
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+TOKEN = "wire-reach-token-3f9d21"
+BEARER = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@contextmanager
+def _server_on_every_address(env: dict[str, str], log_dir: Path) -> Iterator[HttpServer]:
+    """`kaeru serve --http --host 0.0.0.0` (a token set, as a non-loopback bind needs), ready."""
+    port = free_port()
+    log = log_dir / f"kaeru-any-{port}.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "0.0.0.0", "--port", str(port)],
+            env={**env, "KAERU_AUTH_TOKEN": TOKEN},
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    server = HttpServer(proc, port, log)
+    try:
+        wait_until(lambda: _healthy(server), 30, f"GET /health on port {port}")
+        yield server
+    finally:
+        stop(proc)
+
+
+def _outward_address() -> str | None:
+    """This machine's address towards a non-loopback destination (no packet is sent), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+def _mcp_errors(raised: BaseException) -> list[MCPError]:
+    """The `MCPError`s inside what the SDK's client raised (it nests them in exception groups)."""
+    if isinstance(raised, MCPError):
+        return [raised]
+    if isinstance(raised, BaseExceptionGroup):
+        return [error for inner in raised.exceptions for error in _mcp_errors(inner)]
+    return []
+
+
+def _served(body: str) -> bool:
+    message = json.loads(body)
+    return message.get("id") == 1 and "result" in message
+
+
+def test_a_server_on_every_address_answers_to_the_machines_own_names_and_addresses(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Bound to 0.0.0.0, the server is reached as `<hostname>:port`, `<fqdn>:port` and at the
+    machine's own addresses — what a teammate types — and still refuses a foreign name."""
+    with _server_on_every_address(server_env, tmp_path) as server:
+        own = [socket.gethostname(), socket.getfqdn()]
+        outward = _outward_address()
+        if outward is not None:
+            own.append(outward)
+        for name in own:
+            status, body = raw_post(server.url, initialize_request(), {**BEARER, "Host": f"{name}:{server.port}"})
+            assert status == 200 and _served(body), (name, status, body)
+        status, body = raw_post(server.url, initialize_request(), {**BEARER, "Host": f"evil.example:{server.port}"})
+        assert status == 421, body
+    assert "Traceback" not in server.output()
+
+
+@pytest.mark.anyio
+async def test_a_refused_host_or_origin_is_said_with_its_fix(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A Host or Origin outside the allow-list is a JSON-RPC error naming the value and
+    `KAERU_ALLOWED_HOSTS`, which the SDK's client raises with that message (it said only "Server
+    returned an error response")."""
+    with http_server(server_env, tmp_path) as server:
+        status, body = raw_post(server.url, initialize_request(), {"Host": "kaeru.team.example:9876"})
+        assert status == 421, body
+        error = json.loads(body)["error"]
+        assert "kaeru.team.example:9876" in error["message"] and "KAERU_ALLOWED_HOSTS" in error["message"]
+
+        status, body = raw_post(server.url, initialize_request(), {"Origin": "http://evil.example"})
+        assert status == 403, body
+        error = json.loads(body)["error"]
+        assert "http://evil.example" in error["message"] and "KAERU_ALLOWED_HOSTS" in error["message"]
+
+        async with httpx2.AsyncClient(headers={"Host": "kaeru.team.example"}, timeout=30) as http:
+            with pytest.raises(BaseException) as raised:  # the SDK nests its error in task groups
+                async with Client(streamable_http_client(server.url, http_client=http)) as client:
+                    await client.call_tool("initiatives", {})
+        said = _mcp_errors(raised.value)
+        assert said and all("KAERU_ALLOWED_HOSTS" in str(error) for error in said), said
+    assert "Traceback" not in server.output()
+
+
+@pytest.mark.anyio
+async def test_a_note_the_contract_accepts_is_not_refused_for_its_size_over_http(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Text up to 4,000,000 characters is valid (decision 14) and stdio takes it; over HTTP a body
+    over the SDK's 4 MiB default was answered 413 "Request body too large" in plain text, which the
+    client reported as "Server returned an error response". 1.5 million Cyrillic characters are
+    3 MB of UTF-8 a field: as text plus a reference's source, 6 MB."""
+    text = ("ж" * 9 + " ") * 150_000
+    with http_server(server_env, tmp_path) as server:
+        async with Client(server.url) as client:
+            result = await client.call_tool(
+                "note", {"initiative": "big", "kind": "reference", "text": text, "source": text + " verbatim"}
+            )
+            envelope = result.structured_content
+            assert envelope is not None and envelope["state"] == "applied", str(envelope)[:500]
+
+        # A body over what the server takes in one call is told so, as a JSON-RPC error with the limit.
+        oversized = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "x" * (65 * 1024 * 1024)}}
+        )
+        answer = httpx2.post(
+            server.url,
+            content=oversized,
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            timeout=60,
+        )
+        assert answer.status_code == 413, answer.text[:300]
+        message = answer.json()["error"]["message"]
+        assert "64 MiB" in message, message
+    assert "Traceback" not in server.output()
+
+
+def test_loopback_name_checks_are_unchanged(server_env: dict[str, str], tmp_path: Path) -> None:
+    """On loopback the allow-list is what it was: loopback names only."""
+    with http_server(server_env, tmp_path) as server:
+        for host in (f"{LOOPBACK}:{server.port}", f"localhost:{server.port}"):
+            status, body = raw_post(server.url, initialize_request(), {"Host": host})
+            assert status == 200 and _served(body), (host, status, body)
+        status, body = raw_post(server.url, initialize_request(), {"Host": f"{socket.gethostname()}.evil:80"})
+        assert status == 421, body
+
+
+def test_an_empty_kaeru_host_is_loopback_not_every_interface(server_env: dict[str, str], tmp_path: Path) -> None:
+    """`KAERU_HOST=` (a compose file's unset variable) bound every interface with no token needed —
+    a socket bound to "" listens on all of them, and the empty name counted as loopback. Now an
+    empty `KAERU_HOST` is unset (127.0.0.1), and an empty bind address is no loopback."""
+    from kaeru.mcp.addresses import is_loopback
+
+    assert not is_loopback("") and not is_loopback("0.0.0.0") and is_loopback("127.0.0.1")
+    env = {k: v for k, v in server_env.items() if k != "KAERU_AUTH_TOKEN"}
+    port = free_port()
+    log = tmp_path / "empty-host.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve", "--http", "--port", str(port)],
+            env={**env, "KAERU_HOST": ""},
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    server = HttpServer(proc, port, log)
+    try:
+        wait_until(lambda: _healthy(server), 30, f"GET /health on port {port}")
+        assert f"at http://{LOOPBACK}:{port}/mcp" in server.output(), server.output()
+        outward = _outward_address()
+        if outward is not None:
+            with pytest.raises(OSError), socket.create_connection((outward, port), timeout=5):
+                pass
+    finally:
+        stop(proc)
+
+
+def test_a_server_on_every_address_announces_a_name_a_client_can_use(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    with _server_on_every_address(server_env, tmp_path) as server:
+        announced = server.output()
+    assert f"at http://{socket.gethostname()}:{server.port}/mcp" in announced, announced
+    assert "0.0.0.0" not in announced, announced
