@@ -74,6 +74,25 @@ def test_http_config_names_the_url_and_reads_the_token_from_the_environment(clie
         assert server["headers"]["Authorization"].startswith("Bearer ${")
 
 
+def test_an_http_url_a_client_cannot_use_is_refused_and_one_without_its_path_gets_mcp(tmp_path: Path) -> None:
+    """`--http 127.0.0.1:9876` was written as the URL as it was (no client can reach it: no scheme),
+    and `--http http://127.0.0.1:9876` made the client post to `/`, which answers 404; nothing was
+    said and `--write` wrote either into the client's file."""
+    for bad in ("127.0.0.1:9876", "localhost:9876/mcp", "ftp://127.0.0.1:9876/mcp", "http:///mcp"):
+        run = setup(tmp_path, "claude-code", "--http", bad, "--write")
+        assert run.code == 2, (bad, run.stdout, run.stderr)
+        assert "http://127.0.0.1:9876/mcp" in run.stderr and bad in run.stderr, run.stderr
+        assert not (tmp_path / ".claude.json").exists()
+    for bare in ("http://127.0.0.1:9876", "http://127.0.0.1:9876/"):
+        run = setup(tmp_path, "cursor", "--http", bare)
+        assert run.code == 0, run.stderr
+        assert parse("cursor", run.stdout)["mcpServers"]["kaeru"]["url"] == URL
+        assert "/mcp" in run.stderr
+    proxied = "https://kaeru.example.org/team/mcp"
+    run = setup(tmp_path, "cursor", "--http", proxied)
+    assert run.code == 0 and parse("cursor", run.stdout)["mcpServers"]["kaeru"]["url"] == proxied
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_write_merges_into_an_existing_file_and_keeps_a_backup(client: str, tmp_path: Path) -> None:
     rel, key = FILES[client]

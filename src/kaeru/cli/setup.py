@@ -234,6 +234,8 @@ def setup(
     vscode, codex or windsurf."""
     if token_env and not http:
         raise click.UsageError("--token-env goes with --http")
+    completed = http is not None and http_url(http) != http
+    http = http_url(http) if http is not None else None
     root = ctx.find_root().obj or {}
     env: dict[str, str] = {}
     settings = root.get("settings")
@@ -274,6 +276,8 @@ def setup(
         )
         return
     click.echo(rendered, nl=not rendered.endswith("\n"))
+    if completed:
+        click.echo(f"# the URL has no path: {http} is where `kaeru serve --http` answers", err=True)
     if password_left_out:
         click.echo(
             "# the PostgreSQL password is not written: libpq reads it from ~/.pgpass (chmod 600) or from "
@@ -293,6 +297,26 @@ def setup(
             given = "".join(f" --env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
             command = " ".join(shlex.quote(part) for part in server_command())
             click.echo(f"# or: claude mcp add --scope user{given} {name} -- {command} serve", err=True)
+
+
+def http_url(given: str) -> str:
+    """The `--http` URL as a client can use it: http(s) with a host; with no path, kaeru's `/mcp`
+    (a client posting to `/` gets 404). A proxy's own path is kept.
+
+    Raises:
+        click.UsageError: no http(s) scheme or no host — the client could not reach it.
+    """
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(given.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise click.UsageError(
+            f"--http takes the URL `kaeru serve --http` announces, such as http://127.0.0.1:9876/mcp; "
+            f"{given!r} has no http:// or https:// and host"
+        )
+    if parts.path in ("", "/"):
+        return parts._replace(path="/mcp").geturl()
+    return parts.geturl()
 
 
 def _vault_given(ctx: click.Context) -> bool:
