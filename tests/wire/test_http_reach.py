@@ -1,6 +1,6 @@
 """A team reaches `kaeru serve --http` by the names and addresses of the machine it runs on, and a
 request the transport refuses before any tool runs is told why in words the SDK's client shows
-(decision H1 of session 31's HTTP hunt)."""
+(decision 227)."""
 
 from __future__ import annotations
 

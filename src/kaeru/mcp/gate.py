@@ -1,6 +1,6 @@
 """What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a body that
 is not JSON, a body over `MAX_MESSAGE_BYTES` — answered as a JSON-RPC error that names the value
-and the fix (decision H1 of session 31's HTTP hunt).
+and the fix (decision 227).
 
 The SDK refuses the same requests with a plain-text body ("Invalid Host header"), and its client,
 which reads a JSON-RPC error from a non-2xx answer but nothing else, tells the agent only "Server
