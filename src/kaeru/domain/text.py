@@ -100,10 +100,17 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
     # which can give back a mark — `क़` is `क` and a nukta.)
     words = _TOKEN if _ANY_MARK.search(text) or _MARKED_LETTERS.search(text) else _WORD
     unspaced = _UNSPACED.search(text) is not None
+    # A word's tokens, for the words this text repeats: folding and splitting each occurrence again
+    # was most of a long non-ASCII text's cost.
+    done: dict[str, list[str]] = {}
     for match in words.finditer(text):
         word = match.group()
         if not unspaced or _UNSPACED.search(word) is None:
-            _fold_into(out, word, fold, words)
+            pieces = done.get(word)
+            if pieces is None:
+                pieces = done[word] = []
+                _fold_into(pieces, word, fold, words)
+            out.extend(pieces)
             continue
         start = 0
         for run in _UNSPACED.finditer(word):
