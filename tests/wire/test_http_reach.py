@@ -205,3 +205,17 @@ def test_a_server_on_every_address_announces_a_name_a_client_can_use(
         announced = server.output()
     assert f"at http://{socket.gethostname()}:{server.port}/mcp" in announced, announced
     assert "0.0.0.0" not in announced, announced
+
+
+def test_a_get_on_the_endpoint_is_refused_not_held_open(server_env: dict[str, str], tmp_path: Path) -> None:
+    """The server is stateless: a GET event stream would never carry a message, and it was held open
+    for as long as the client waited. MCP's streamable HTTP transport says a server that offers no
+    stream answers a GET with 405 (decision 231)."""
+    with http_server(server_env, tmp_path) as server:
+        answer = httpx2.get(server.url, headers={"Accept": "text/event-stream"}, timeout=10)
+        assert answer.status_code == 405, answer.text[:300]
+        assert "POST" in answer.headers.get("allow", "")
+        assert "no event stream" in answer.json()["error"]["message"]
+        # Requests still work beside it.
+        status, body = raw_post(server.url, initialize_request())
+        assert status == 200 and _served(body), (status, body)

@@ -1,5 +1,5 @@
-"""What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a body that
-is not JSON, a body over `MAX_MESSAGE_BYTES` — answered as a JSON-RPC error that names the value
+"""What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a GET (no
+event stream is ever sent), a body that is not JSON, a body over `MAX_MESSAGE_BYTES` — answered as a JSON-RPC error that names the value
 and the fix (decision 227).
 
 The SDK refuses the same requests with a plain-text body ("Invalid Host header"), and its client,
@@ -59,7 +59,8 @@ class RequestGate:
                 status, message = refusal
                 log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
                 body = {"jsonrpc": "2.0", "id": None, "error": {"code": _INVALID_REQUEST, "message": message}}
-                await JSONResponse(body, status_code=status)(scope, receive, send)
+                allow = {"Allow": "POST, DELETE"} if status == 405 else None
+                await JSONResponse(body, status_code=status, headers=allow)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -78,6 +79,10 @@ class RequestGate:
                 f"requests from the web page at {origin!r} are refused (a guard against DNS rebinding); "
                 "add its host to KAERU_ALLOWED_HOSTS where the server runs to allow them"
             )
+        if scope.get("method") == "GET":
+            # The server is stateless (decision 231): a GET stream would never carry a message,
+            # so it is refused as MCP's transport says a server without one must refuse it.
+            return 405, "this server sends no event stream: POST each JSON-RPC request to /mcp"
         if scope.get("method") != "POST":
             return None
         kind = headers.get("content-type")
