@@ -99,3 +99,31 @@ def test_connections_accepted_from_the_listening_socket_send_without_waiting(hos
                 writer.close()
 
     assert asyncio.run(accepted_nodelay()) != 0
+
+
+def test_an_ipv6_address_in_brackets_is_a_bind_address(tmp_path: Path) -> None:
+    """`--host '[::1]'` is how a URL writes the address, and how a person copies it: it was refused
+    ("Name or service not known"), while `::1` served (decision 232)."""
+    try:
+        socket.create_server(("::1", 0), family=socket.AF_INET6).close()
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    log = tmp_path / "serve.log"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "[::1]", "--port", "0"],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        announced = re.compile(r"serving MCP over streamable HTTP at http://\[::1\]:(\d+)/mcp")
+        wait_until(lambda: announced.search(log.read_text()) or proc.poll() is not None, 60, "the announcement")
+        found = announced.search(log.read_text())
+        assert found is not None, log.read_text()
+        with urllib.request.urlopen(f"http://[::1]:{found.group(1)}/health", timeout=10) as answer:
+            assert answer.status == 200
+    finally:
+        stop(proc)

@@ -29,6 +29,13 @@ _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 _SIOCGIFADDR = 0x8915
 
 
+def bare_host(host: str) -> str:
+    """A bind address as the socket layer takes it: an IPv6 address written as a URL writes it
+    (`[::1]`) loses its brackets (decision 232)."""
+    host = host.strip()
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True

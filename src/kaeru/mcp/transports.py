@@ -21,7 +21,7 @@ from mcp.shared.message import SessionMessage
 from kaeru.config import Settings
 from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, is_loopback, listen, reachable_as, security_settings
+from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, bare_host, is_loopback, listen, reachable_as, security_settings
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
@@ -342,6 +342,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
 
     from kaeru.mcp.bearer import has_tokens
 
+    host = bare_host(host)
     if not is_loopback(host) and not settings.auth_token and not has_tokens(kaeru.store):
         raise ValueError(
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
