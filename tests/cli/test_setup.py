@@ -93,6 +93,19 @@ def test_an_http_url_a_client_cannot_use_is_refused_and_one_without_its_path_get
     assert run.code == 0 and parse("cursor", run.stdout)["mcpServers"]["kaeru"]["url"] == proxied
 
 
+def test_an_http_url_of_another_machine_without_a_token_variable_says_a_token_is_needed(tmp_path: Path) -> None:
+    """A server bound beyond loopback always asks for a token, so a configuration without one fails
+    with 401 when the client first calls it (decision 233); on this machine none may be needed."""
+    remote = "http://teamhost.example:9876/mcp"
+    run = setup(tmp_path, "cursor", "--http", remote)
+    assert run.code == 0 and "--token-env" in run.stderr and "no token" in run.stderr, run.stderr
+    run = setup(tmp_path, "cursor", "--http", remote, "--token-env", "KAERU_TEAM_TOKEN")
+    assert run.code == 0 and "no token" not in run.stderr, run.stderr
+    for local in (URL, "http://localhost:9876/mcp", "http://[::1]:9876/mcp"):
+        run = setup(tmp_path, "cursor", "--http", local)
+        assert run.code == 0 and "no token" not in run.stderr, (local, run.stderr)
+
+
 @pytest.mark.parametrize("client", CLIENTS)
 def test_write_merges_into_an_existing_file_and_keeps_a_backup(client: str, tmp_path: Path) -> None:
     rel, key = FILES[client]

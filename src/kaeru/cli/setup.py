@@ -278,6 +278,12 @@ def setup(
     click.echo(rendered, nl=not rendered.endswith("\n"))
     if completed:
         click.echo(f"# the URL has no path: {http} is where `kaeru serve --http` answers", err=True)
+    if http is not None and not token_env and not _on_this_machine(http):
+        click.echo(
+            "# no token: a server on another machine asks every client for one (KAERU_AUTH_TOKEN or "
+            "`kaeru token add NAME` there); run again with --token-env VAR, VAR holding it where the client runs",
+            err=True,
+        )
     if password_left_out:
         click.echo(
             "# the PostgreSQL password is not written: libpq reads it from ~/.pgpass (chmod 600) or from "
@@ -297,6 +303,15 @@ def setup(
             given = "".join(f" --env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
             command = " ".join(shlex.quote(part) for part in server_command())
             click.echo(f"# or: claude mcp add --scope user{given} {name} -- {command} serve", err=True)
+
+
+def _on_this_machine(url: str) -> bool:
+    """Whether `url` names a loopback host, where a server may be reached without a token."""
+    from urllib.parse import urlsplit
+
+    from kaeru.mcp.addresses import is_loopback
+
+    return is_loopback(urlsplit(url).hostname or "")
 
 
 def http_url(given: str) -> str:
