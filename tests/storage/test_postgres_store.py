@@ -7,6 +7,7 @@ what only exists here: several transactions really running at once.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -272,9 +273,37 @@ def test_text_postgresql_cannot_store_is_an_invalid_argument(store: PostgresStor
     node = _note(store, url)
     with pytest.raises(InvalidArgument), store.write() as session:
         session.put_node(node.evolve(rev_no=2, body="nul \x00 inside", recorded_at=NOW), request_id=None, actor="t")
-    huge = " ".join(str(i) for i in range(200_000))  # 200k distinct words overflow one tsvector (1 MB)
-    with pytest.raises(InvalidArgument), store.write() as session:
+
+
+def _unspaced(count: int) -> str:
+    """Random CJK ideographs: a text in an unspaced script, whose pieces are nearly all distinct."""
+    rng = random.Random(7)
+    return "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(count))
+
+
+@pytest.mark.parametrize(
+    "huge",
+    [
+        " ".join(f"{i:06d}" + "z" * 58 for i in range(20_000)),  # 20k distinct long words: ~1.3 MB of tsvector
+        _unspaced(120_000),  # nearly every two-character piece distinct, each 6 bytes of UTF-8
+    ],
+    ids=["distinct-numbers", "unspaced-script"],
+)
+def test_a_body_whose_words_overflow_a_tsvector_is_stored_whole_with_the_words_that_fit(
+    store: PostgresStore, url: str, huge: str
+) -> None:
+    """Stored, not refused (`domain.indexroom`): each tsvector holds as many words as fit in its 1 MB."""
+    node = _note(store, url)
+    with store.write() as session:
         session.put_node(node.evolve(rev_no=2, body=huge, recorded_at=NOW), request_id=None, actor="t")
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT body, length(tsv), length(stv) FROM nodes WHERE id = %s AND NOT retracted "
+            "ORDER BY rev_no DESC LIMIT 1",
+            (node.id,),
+        ).fetchone()
+    assert row is not None and row[0] == huge
+    assert 10_000 < row[1] < 120_000 and row[2] > 10_000
 
 
 # --- migrations -----------------------------------------------------------------------------------

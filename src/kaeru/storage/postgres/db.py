@@ -41,8 +41,8 @@ def _first_line(exc: Exception) -> str:
 def translate(exc: Exception) -> KaeruError:
     """Driver errors as the project's errors: transient ones retryable, the rest internal."""
     if isinstance(exc, psycopg.errors.ProgramLimitExceeded):
-        # SQLSTATE class 54 is an OperationalError in psycopg, but retrying cannot help. In practice:
-        # a text whose distinct words overflow a tsvector (1 MB), which SQLite's FTS5 would accept.
+        # SQLSTATE class 54 is an OperationalError in psycopg, but retrying cannot help. A node's
+        # tsvectors hold only the words that fit (`domain.indexroom`): this is a safety net.
         return InvalidArgument(
             f"the text is too large for PostgreSQL's full-text index ({exc}); split it into several notes"
         )

@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kaeru.domain.indexroom import MAX_POSITION, POSITIONS_PER_FIELD, Fields, kept
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
 from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
 from kaeru.storage.postgres.bm25 import Terms
 from kaeru.storage.postgres.search import ASCII_LOWER, lexeme
 
-#: tsvector positions are 14-bit; later positions are clamped (they only affect ranking).
-MAX_POSITION = 16383
-#: Positions kept per lexeme and field; the body keeps one, which bounds the tsvector of a huge body
-#: to its distinct words (PostgreSQL caps a tsvector at 1 MB).
-POSITIONS_PER_FIELD = {"A": 8, "B": 8, "C": 8, "D": 1}
+__all__ = ["MAX_POSITION", "POSITIONS_PER_FIELD", "NodeIndex", "node_index"]
+
 #: The tsvector's field order (name, tags, description, body: short fields first, so that they never
 #: reach the clamped last position, where a lexeme seen in two fields would keep one weight) as indexes
 #: into the counts' order (name, description, body, tags: `bm25.FIELDS`), with each field's weight
@@ -73,22 +71,23 @@ def _vector_and_counts(fields: tuple[list[str], list[str], list[str], list[str]]
 
 
 def node_index(node: Node) -> NodeIndex:
-    """A live node's tsvectors, term counts and length (see the module's docstring), in one pass."""
+    """A live node's tsvectors, term counts and length (see the module's docstring), in one pass;
+    of a description and a body whose words overflow a tsvector, the words `indexroom.kept` holds."""
     name = indexed_name(node)
     tag_text = " ".join(node.tags)
     kept_tags = manual_tags(node.tags)
     name_t, description_t, body_t, tags_t = (tokens(t) for t in (name, node.description, node.body, tag_text))
     stem_tags_t = tags_t if kept_tags == tag_text else tokens(kept_tags)
+    lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
+    name_s, description_s, body_s, tags_s = (stem_words(t, lang) for t in (name_t, description_t, body_t, stem_tags_t))
+    room = kept(Fields(name_t, tags_t, description_t, body_t), Fields(name_s, tags_s, description_s, body_s))
+    if room is not None:  # both engines index the same words of such a text (`domain.indexroom`)
+        description_t, description_s = description_t[: room.description], description_s[: room.description]
+        body_t, body_s = body_t[: room.body], body_s[: room.body]
     tsv, literal, literal_size = _vector_and_counts(
         (_lowered(name_t), _lowered(description_t), _lowered(body_t), _lowered(tags_t))
     )
-    lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
     stv, stems, stem_size = _vector_and_counts(
-        (
-            _lowered(stem_words(name_t, lang)),
-            _lowered(stem_words(description_t, lang)),
-            _lowered(stem_words(body_t, lang)),
-            _lowered(stem_words(stem_tags_t, lang)),
-        )
+        (_lowered(name_s), _lowered(description_s), _lowered(body_s), _lowered(tags_s))
     )
     return NodeIndex(tsv, stv, literal, stems, literal_size + len(node.initiatives) + stem_size)

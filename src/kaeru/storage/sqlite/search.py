@@ -9,10 +9,11 @@ from typing import Any
 
 import apsw
 
+from kaeru.domain.indexroom import index_texts
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
 from kaeru.domain.naming import forms
-from kaeru.domain.text import index_text, indexed_name, manual_tags, stem_text
+from kaeru.domain.text import indexed_name
 from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
@@ -113,12 +114,8 @@ class FtsSearch(SectionQueries):
         if node.node_type is NodeType.AUDIT_EVENT:  # no write path makes one; a count would join again
             self._common.audit_free = False
         lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
-        values = (
-            seq, index_text(name), index_text(node.description), index_text(node.body),
-            index_text(" ".join(node.tags), once=True), scope_tokens(node.initiatives), stem_text(name, lang=lang),
-            stem_text(node.description, lang=lang), stem_text(node.body, lang=lang),
-            stem_text(manual_tags(node.tags), once=True, lang=lang),
-        )  # fmt: skip
+        texts = index_texts(name, node.description, node.body, node.tags, lang)  # cut as PostgreSQL's
+        values = (seq, *texts[:4], scope_tokens(node.initiatives), *texts[4:])
         self._db.run(
             "INSERT INTO nodes_fts (rowid, name, description, body, tags, scope, stem_name, stem_description, "
             "stem_body, stem_tags) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
