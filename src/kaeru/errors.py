@@ -97,6 +97,7 @@ ISSUE_CODES: dict[str, str] = {
     "secret_detected": "The text looks like a secret (API key, token, private key) and policy rejects it.",
     "new_initiative": "Warning: the write created a new initiative; check the did-you-mean suggestions.",
     "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
+    "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

@@ -42,6 +42,9 @@ def _found(call: Call, word: str) -> list[str]:
 def test_a_note_past_the_room_is_stored_whole_and_found_alike_up_to_the_room(call: Call) -> None:
     noted = call("note", initiative="big", name="huge", text=HUGE)
     assert noted["state"] == "applied", noted["issues"]
+    # Said, not silent (decision 234): how much of the body the index holds.
+    cut = [i for i in noted["issues"] if i["code"] == "index_truncated"]
+    assert len(cut) == 1 and "body's first" in cut[0]["message"], noted["issues"]
     read = call("read", initiative="big", node="huge", budget_chars=512)["data"]["hits"][0]
     assert read["body_range"]["total"] == len(HUGE)  # stored whole
     last = _last_held("huge", read["tags"])
@@ -50,9 +53,10 @@ def test_a_note_past_the_room_is_stored_whole_and_found_alike_up_to_the_room(cal
     assert _found(call, word(last + 1)) == _found(call, word(COUNT - 1)) == []  # past the room: on both engines
 
     small = call("note", initiative="big", name="small", text="a short body")
-    assert small["state"] == "applied"
+    assert small["state"] == "applied" and not [i for i in small["issues"] if i["code"] == "index_truncated"]
     revised = call("revise", initiative="big", node="small", patch={"body": HUGE})
     assert revised["state"] == "applied", revised["issues"]
+    assert [i["code"] for i in revised["issues"]].count("index_truncated") == 1
     assert sorted(_found(call, word(7))) == ["huge", "small"]
 
 

@@ -151,17 +151,45 @@ def _stream(text: str | None, once: bool = False) -> Sequence[str]:
     return TOKENISER.stream(text, once) if text else ()
 
 
-def index_texts(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Texts:
-    """The index texts of a node's fields (`name` as `text.indexed_name` gives it, stems by `lang`;
-    the same as `text.index_text` and `text.stem_text` of each): the tags' stems only of the tags
-    its writer gave; a description and a body whose words overflow a tsvector cut to the words
-    `kept` holds, the words a PostgreSQL vault finds too."""
+def _variants(
+    name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str
+) -> tuple[Fields, Fields]:
+    """A node's indexed fields as tokens, literal and stemmed (what `index_texts` joins)."""
     stem_all = TOKENISER.stem_all
     literal = Fields(_stream(name), _stream(" ".join(tags), True), _stream(description), _stream(body))
     stems = Fields(
         stem_all(literal.name, lang), stem_all(_stream(manual_tags(tags), True), lang),
         stem_all(literal.description, lang), stem_all(literal.body, lang),
     )  # fmt: skip
+    return literal, stems
+
+
+def cut_of(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Kept | None:
+    """What the index holds of a node's description and body when it cannot hold every word of them
+    (`kept`), else None: what a write tells its caller (decision 234)."""
+    return kept(*_variants(name, description, body, tags, lang))
+
+
+def index_cut_message(cut: Kept) -> str:
+    """The `index_truncated` warning: what a write stored whole but the index does not hold."""
+    where = (
+        f"the body's first {cut.body:,} words"
+        if cut.body > 0
+        else f"the description's first {cut.description:,} words and none of the body"
+    )
+    return (
+        f"the text was stored whole, but the full-text index holds only {where}: a node's index holds as "
+        "many distinct words as one PostgreSQL tsvector (about 1 MB), on both backends alike; the words "
+        "after them are not found by search or recall. Split the text into several notes to search all of it"
+    )
+
+
+def index_texts(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Texts:
+    """The index texts of a node's fields (`name` as `text.indexed_name` gives it, stems by `lang`;
+    the same as `text.index_text` and `text.stem_text` of each): the tags' stems only of the tags
+    its writer gave; a description and a body whose words overflow a tsvector cut to the words
+    `kept` holds, the words a PostgreSQL vault finds too."""
+    literal, stems = _variants(name, description, body, tags, lang)
     texts = Texts(
         " ".join(literal.name), " ".join(literal.description), " ".join(literal.body), " ".join(literal.tags),
         " ".join(stems.name), " ".join(stems.description), " ".join(stems.body), " ".join(stems.tags),

@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from kaeru.domain.digest import args_sha256
+from kaeru.domain.indexroom import cut_of, index_cut_message
+from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import (
     FREE_SLOT_REVISION,
     Edge,
@@ -30,7 +32,7 @@ from kaeru.domain.model import (
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical
 from kaeru.domain.surrogates import refusal_of_unstorable
-from kaeru.domain.text import DERIVED_FAMILIES, lang_tag, merge_tags, topic_tags
+from kaeru.domain.text import DERIVED_FAMILIES, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service import grants
@@ -262,6 +264,7 @@ class WriteContext:
         )
         self.session.put_node(node, request_id=self.request_id, actor=self.actor, new=True)
         self.outcome.created.append(EntityRef(node.id, node.revision))
+        self._say_index_cut(node)
         return node
 
     def update_node(self, node: Node, **changes: Any) -> Node:
@@ -272,7 +275,17 @@ class WriteContext:
             **changes, rev_no=rev_no, revision=revision_token(node.id, rev_no, recorded), recorded_at=recorded
         )
         self.session.put_node(updated, request_id=self.request_id, actor=self.actor)
+        if "body" in changes or "description" in changes:
+            self._say_index_cut(updated)
         return updated
+
+    def _say_index_cut(self, node: Node) -> None:
+        """Warn when the full-text index cannot hold every word of `node`'s text (decision 234)."""
+        if node.retracted or not (node.body or node.description):
+            return
+        cut = cut_of(indexed_name(node), node.description, node.body, node.tags, language_of(node.tags))
+        if cut is not None:
+            self.outcome.issues.append(Issue("index_truncated", index_cut_message(cut), None))
 
     @staticmethod
     def outcome_ref(node: Node) -> EntityRef:
