@@ -4,7 +4,8 @@ words, not all of it (decision 226).
 `recall` re-scores its candidates in Python — BM25F by passages, proximity, the updates test, a
 neighbour's brevity — and each of them tokenised and stemmed a candidate's whole body, on every call
 it was a candidate in: a note of a million characters (a pasted document, a log) made every such
-`recall` take seconds (figures in decision 226). The full-text index still finds such a note by any word of it (SQL ranks the whole text);
+`recall` take seconds (figures in decision 226). The full-text index still finds such a note by
+the words it holds (all of them up to about 1 MB of distinct words, decision 234; SQL ranks them);
 only the re-scoring reads an excerpt, and only of a body longer than `LONG_BODY_CHARS`, far above
 any message of the benchmark sets. The excerpt depends on the query, so its node carries a revision
 of its own (`<revision>~<digest of the spans>`) for the memos keyed by revision; the answer's views
