@@ -77,3 +77,17 @@ def test_a_text_past_the_room_keeps_the_longest_start_that_fits_both_tsvectors(b
     stems = stem_text(body).split()
     assert max(sizes(held, stems[: len(held)])) <= TSVECTOR_BYTES
     assert max(sizes(every[: len(held) + 1], stems[: len(held) + 1])) > TSVECTOR_BYTES  # the next one would not fit
+
+
+def test_the_length_shortcut_never_skips_a_text_that_would_be_cut() -> None:
+    """`cut_of` decides a node under `SURELY_FITS_CHARS` characters without tokenising it: even the
+    text that expands most when folded (U+FDFA, 18 characters under NFKD), an unspaced script's
+    pieces and long words are held whole at that length, with room to spare."""
+    from kaeru.domain.indexroom import SURELY_FITS_CHARS, cut_of
+
+    for unit in ("\ufdfa ", "漢字仮名交じり文", "w" * 63 + " "):
+        body = (unit * (SURELY_FITS_CHARS // len(unit) + 1))[:SURELY_FITS_CHARS]
+        assert cut_of("n", None, body, [], "en") is None
+        texts = index_texts("n", None, body, [], "en")
+        assert texts.body == index_text(body)  # not cut
+        assert _size([("D", texts.body)]) < TSVECTOR_BYTES and _size([("D", texts.stem_body)]) < TSVECTOR_BYTES

@@ -164,9 +164,21 @@ def _variants(
     return literal, stems
 
 
+#: Fields of at most this many characters in all surely fit (`cut_of` then tokenises nothing): a
+#: character folds into at most 18 (NFKD's longest expansion; an unspaced script's two-character
+#: pieces double it), each of at most 4 UTF-8 bytes, and starts at most one token, whose alignment,
+#: position count and one position take 7 more — under 80 bytes a character in one tsvector, under
+#: 160 in both together.
+SURELY_FITS_CHARS = TSVECTOR_BYTES // 160
+
+
 def cut_of(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Kept | None:
     """What the index holds of a node's description and body when it cannot hold every word of them
-    (`kept`), else None: what a write tells its caller (decision 234)."""
+    (`kept`), else None: what a write tells its caller (decision 234). A node of ordinary length is
+    decided from its characters alone."""
+    chars = len(name) + len(description or "") + len(body or "") + sum(len(t) + 1 for t in tags)
+    if chars <= SURELY_FITS_CHARS:
+        return None
     return kept(*_variants(name, description, body, tags, lang))
 
 
