@@ -40,28 +40,34 @@ def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, comm
     assert "serving" not in done.stderr + done.stdout and "Traceback" not in done.stderr
 
 
-def test_port_zero_announces_the_port_it_listens_on(tmp_path: Path) -> None:
+def _announced_port(tmp_path: Path, shown: str, *options: str) -> int:
+    """Start `kaeru serve --http <options> --port 0`, wait for its announcement at `http://<shown>:N/mcp`,
+    check GET /health answers there, stop it; N."""
     env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--port", "0"],
+            [sys.executable, "-m", "kaeru", "serve", "--http", *options, "--port", "0"],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
     try:
-        announced = re.compile(r"serving MCP over streamable HTTP at http://127\.0\.0\.1:(\d+)/mcp")
-        wait_until(lambda: announced.search(log.read_text()), 60, "the announced address")
+        announced = re.compile(rf"serving MCP over streamable HTTP at http://{re.escape(shown)}:(\d+)/mcp")
+        wait_until(lambda: announced.search(log.read_text()) or proc.poll() is not None, 60, "the announcement")
         found = announced.search(log.read_text())
-        assert found is not None
+        assert found is not None, log.read_text()
         port = int(found.group(1))
-        assert port != 0
-        with urllib.request.urlopen(f"http://{LOOPBACK}:{port}/health", timeout=10) as answer:
+        with urllib.request.urlopen(f"http://{shown}:{port}/health", timeout=10) as answer:
             assert answer.status == 200 and answer.read().strip() == b"ok"
+        return port
     finally:
         stop(proc)
+
+
+def test_port_zero_announces_the_port_it_listens_on(tmp_path: Path) -> None:
+    assert _announced_port(tmp_path, LOOPBACK) != 0
 
 
 @pytest.mark.parametrize("host", [LOOPBACK, "::1"])
@@ -108,22 +114,4 @@ def test_an_ipv6_address_in_brackets_is_a_bind_address(tmp_path: Path) -> None:
         socket.create_server(("::1", 0), family=socket.AF_INET6).close()
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
-    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
-    log = tmp_path / "serve.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "[::1]", "--port", "0"],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        announced = re.compile(r"serving MCP over streamable HTTP at http://\[::1\]:(\d+)/mcp")
-        wait_until(lambda: announced.search(log.read_text()) or proc.poll() is not None, 60, "the announcement")
-        found = announced.search(log.read_text())
-        assert found is not None, log.read_text()
-        with urllib.request.urlopen(f"http://[::1]:{found.group(1)}/health", timeout=10) as answer:
-            assert answer.status == 200
-    finally:
-        stop(proc)
+    assert _announced_port(tmp_path, "[::1]", "--host", "[::1]") != 0

@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import httpx2
@@ -37,14 +37,14 @@ BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 
 @contextmanager
-def _server_on_every_address(env: dict[str, str], log_dir: Path) -> Iterator[HttpServer]:
-    """`kaeru serve --http --host 0.0.0.0` (a token set, as a non-loopback bind needs), ready."""
+def _serving(env: dict[str, str], log_dir: Path, *options: str) -> Iterator[HttpServer]:
+    """`kaeru serve --http <options> --port <free>` with `env`, ready (GET /health on loopback is ok)."""
     port = free_port()
-    log = log_dir / f"kaeru-any-{port}.log"
+    log = log_dir / f"kaeru-{port}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "0.0.0.0", "--port", str(port)],
-            env={**env, "KAERU_AUTH_TOKEN": TOKEN},
+            [sys.executable, "-m", "kaeru", "serve", "--http", *options, "--port", str(port)],
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -55,6 +55,11 @@ def _server_on_every_address(env: dict[str, str], log_dir: Path) -> Iterator[Htt
         yield server
     finally:
         stop(proc)
+
+
+def _server_on_every_address(env: dict[str, str], log_dir: Path) -> AbstractContextManager[HttpServer]:
+    """`kaeru serve --http --host 0.0.0.0` (a token set, as a non-loopback bind needs), ready."""
+    return _serving({**env, "KAERU_AUTH_TOKEN": TOKEN}, log_dir, "--host", "0.0.0.0")
 
 
 def _outward_address() -> str | None:
@@ -176,26 +181,12 @@ def test_an_empty_kaeru_host_is_loopback_not_every_interface(server_env: dict[st
 
     assert not is_loopback("") and not is_loopback("0.0.0.0") and is_loopback("127.0.0.1")
     env = {k: v for k, v in server_env.items() if k != "KAERU_AUTH_TOKEN"}
-    port = free_port()
-    log = tmp_path / "empty-host.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--port", str(port)],
-            env={**env, "KAERU_HOST": ""},
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    server = HttpServer(proc, port, log)
-    try:
-        wait_until(lambda: _healthy(server), 30, f"GET /health on port {port}")
-        assert f"at http://{LOOPBACK}:{port}/mcp" in server.output(), server.output()
+    with _serving({**env, "KAERU_HOST": ""}, tmp_path) as server:
+        assert f"at http://{LOOPBACK}:{server.port}/mcp" in server.output(), server.output()
         outward = _outward_address()
         if outward is not None:
-            with pytest.raises(OSError), socket.create_connection((outward, port), timeout=5):
+            with pytest.raises(OSError), socket.create_connection((outward, server.port), timeout=5):
                 pass
-    finally:
-        stop(proc)
 
 
 def test_a_server_on_every_address_announces_a_name_a_client_can_use(
