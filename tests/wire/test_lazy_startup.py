@@ -300,3 +300,41 @@ def test_a_tools_declared_input_schema_is_looked_up_without_listing_the_tools(se
     for tool in listed:
         assert lookup(tool["name"]) == tool["inputSchema"], tool["name"]
     assert lookup("no_such_tool") is None
+
+
+def test_with_the_semantic_channel_on_the_model_is_loaded_after_the_first_listing_without_a_call(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """The first write or `recall` embeds a text; with the model loaded only then, that first call
+    waited seconds for it (decision 235). After `initialize` and the first `tools/list`, and no tool
+    call, the server loads it on its own (torch's library appears among the process's mappings)."""
+    from kaeru.semantic import available
+    from tests.wire.support import stop, wait_until
+
+    if not available():
+        pytest.skip("the [semantic] extra is not installed")
+    if not Path("/proc/self/maps").exists():
+        pytest.skip("reads the process's mappings from /proc")
+    with (tmp_path / "stderr.log").open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env={**server_env, "KAERU_SEMANTIC": "1"},
+        )
+    maps = Path(f"/proc/{proc.pid}/maps")
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(
+            _line(initialize_request(1)) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        )
+        proc.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}))
+        proc.stdin.flush()
+        answers = [json.loads(proc.stdout.readline()) for _ in range(2)]
+        assert [a["id"] for a in answers] == [1, 2] and answers[1]["result"]["tools"]
+        wait_until(lambda: "libtorch" in maps.read_text(), 240, "the semantic model loaded without a call")
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        stop(proc)

