@@ -43,6 +43,9 @@ ALLOWED_CACHES: dict[tuple[str, str], str] = {
     ("kaeru.api.schemas", "contract_schema"): (
         "a loader of packaged files: keyed by the names of the few schema files shipped in the package"
     ),
+    ("kaeru.api.schemas", "_pinned_inputs"): (
+        "a loader of one packaged file (inputs.json, every tool's exact input schema): no argument, one entry"
+    ),
     ("kaeru.api.requests", "parser_for"): (
         "one compiled parser per tool name: input_for refuses any other name (an exception is not "
         "cached), so it holds at most one entry per tool"
