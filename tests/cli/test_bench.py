@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from tests.backends import VaultSpec
-from tests.cli.support import error_object, kaeru, valid_envelope
+from tests.cli.support import error_object, kaeru, write_notes
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -26,8 +26,7 @@ def _scratch_databases(vault: VaultSpec) -> set[str]:
 
 
 def test_bench_measures_every_call_on_a_scratch_vault_and_leaves_the_vault_alone(vault: VaultSpec) -> None:
-    heron = kaeru(vault, "note", "-i", "mine", "the heron waits by the pond", as_json=True)
-    heron_id = valid_envelope(heron, "note", "mutation", "applied")["data"]["primary"]["id"]
+    [heron_id] = write_notes(vault, "mine", "the heron waits by the pond")  # in process: the bench is the subject
     before = _scratch_databases(vault) if vault.backend == "postgres" else set()
 
     run = kaeru(vault, "bench", "--notes", "60", "--calls", "4", as_json=True)
@@ -121,7 +120,7 @@ def test_bench_runs_on_a_vault_whose_url_sets_its_own_schema(vault: VaultSpec) -
     before = _scratch_databases(vault)
     schema_url = vault.database_url + ("&" if "?" in vault.database_url else "?") + "options=-csearch_path%3Dkaeru"
     own_schema = {"KAERU_VAULT": str(vault.vault_dir), "KAERU_DATABASE_URL": schema_url}
-    assert kaeru(own_schema, "note", "-i", "mine", "the heron waits by the pond").code == 0
+    write_notes(own_schema, "mine", "the heron waits by the pond")  # the vault made in that schema, in process
     run = kaeru(own_schema, "bench", "--notes", "20", "--calls", "1", as_json=True)
     assert run.code == 0, (run.stdout, run.stderr)
     assert run.json()["ok"] is True and list(run.json()["operations"]) == OPERATIONS

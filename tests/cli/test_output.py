@@ -13,7 +13,7 @@ from typing import IO, Any
 import pytest
 
 from tests.backends import VaultSpec
-from tests.cli.support import TIMEOUT_S, kaeru, kaeru_env, valid_envelope
+from tests.cli.support import TIMEOUT_S, kaeru_env, write_notes
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -51,8 +51,18 @@ def _to_closed_pipe(vault: VaultSpec, *args: str) -> tuple[int, str]:
 
 
 def _stored(vault: VaultSpec, word: str) -> list[str]:
-    found = kaeru(vault, "search", word, "-i", "out", as_json=True)
-    return [hit["id"] for hit in valid_envelope(found, "search", "read", "ok")["data"]["hits"]]
+    """The nodes a search for `word` finds, asked in process (what is stored is the subject here, not
+    `kaeru search`, which the tests of tests/cli/test_commands.py run)."""
+    from kaeru.api.requests import parse
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    store = open_store(vault.settings())
+    try:
+        found: Any = Service(store, vault.settings()).search(parse("search", {"initiatives": ["out"], "text": word}))
+        return [hit.node.id for hit in found.hits]
+    finally:
+        store.close()
 
 
 def _output_failed(stderr: str) -> None:
@@ -104,8 +114,7 @@ def test_a_reader_gone_is_not_a_failure_and_the_note_is_stored_once(vault: Vault
 def test_head_on_a_long_read_under_pipefail_succeeds(vault: VaultSpec) -> None:
     """What a shell user types: a body longer than the pipe holds, cut by `head -1`, is no failure."""
     body = "".join(f"line {n} of the sandpiper survey, counted at the estuary\n" for n in range(4000))
-    noted = kaeru(vault, "note", "-i", "out", "-", stdin=body.encode(), as_json=True)
-    node_id = valid_envelope(noted, "note", "mutation", "applied")["data"]["primary"]["id"]
+    [node_id] = write_notes(vault, "out", body)  # in process: `kaeru read | head` is the subject
     script = f'set -o pipefail; "{sys.executable}" -m kaeru read {node_id} -i out | head -1'
     done = subprocess.run(
         ["bash", "-c", script], capture_output=True, env=kaeru_env(vault), timeout=TIMEOUT_S, check=False
