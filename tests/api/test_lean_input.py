@@ -19,6 +19,9 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft7Validator, Draft202012Validator
 
 from kaeru.api.schemas import input_for, lean_input
+from tests.jsonschema_memo import install
+
+install()  # each property's strategy built once: the same examples, sooner
 
 CONTRACT = Path(__file__).parents[2] / "contract" / "published"
 BEFORE = json.loads((Path(__file__).parents[1] / "contract" / "data" / "input_schemas_before_14.json").read_text())

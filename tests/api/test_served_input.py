@@ -28,6 +28,9 @@ from kaeru.api.schemas import CONTRACT_TOOLS, NODE_REF_FORMS, hint_input, input_
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.service.requests import REQUESTS
+from tests.jsonschema_memo import install
+
+install()  # each property's strategy built once: the same examples, sooner
 
 GENERATED = sorted(set(REQUESTS) - set(CONTRACT_TOOLS))
 PUBLISHED = Path(__file__).resolve().parents[2] / "contract" / "published"

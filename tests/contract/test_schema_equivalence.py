@@ -26,6 +26,9 @@ from hypothesis_jsonschema import from_schema
 from jsonschema import Draft202012Validator
 
 from kaeru.api.schemas import CONTRACT_TOOLS, input_for, lean_input, output_for
+from tests.jsonschema_memo import install
+
+install()  # each property's strategy built once: the same examples, sooner
 
 CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "published"
 SCHEMAS = [f"{tool}.{direction}" for tool in CONTRACT_TOOLS for direction in ("input", "output")]
