@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.pq import TransactionStatus
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kaeru.config import url_password_replaced
 from kaeru.errors import Unavailable
@@ -75,6 +75,11 @@ def redact_url(url: str) -> str:
 
 #: SQLSTATEs of a refused connection worth waiting out: too many clients, the server starting up.
 _TRANSIENT_AT_CONNECT = frozenset({"53300", "57P03"})
+
+
+#: How long a call waits for a pooled connection before it asks the server itself whether it takes
+#: new ones (seconds): a pool that is only busy waits on, up to the pool's whole timeout (decision 236).
+FIRST_WAIT_S = 2.0
 
 
 def _reachable(url: str, timeout_s: float) -> None:
@@ -301,7 +306,14 @@ class PostgresStore:
         """A pooled connection for a new transaction, which its first exchange begins (decision
         16.L7), unless the database was migrated past this code since the connection opened."""
         try:
-            conn = self._pool.getconn()
+            try:
+                conn = self._pool.getconn(timeout=FIRST_WAIT_S)
+            except PoolTimeout:
+                # No connection yet: if the server refuses new ones (stopped, restarting, the database
+                # closed to connections) the call is told so now, with libpq's reason, not after the
+                # pool's whole wait (decision 236); a server that is only busy leaves it to that wait.
+                _reachable(self.url, FIRST_WAIT_S)
+                conn = self._pool.getconn()
         except psycopg.Error as exc:
             raise translate(exc) from exc
         if conn not in self._stale:
