@@ -151,10 +151,11 @@ def _stream(text: str | None, once: bool = False) -> Sequence[str]:
     return TOKENISER.stream(text, once) if text else ()
 
 
-def _variants(
+def index_fields(
     name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str
 ) -> tuple[Fields, Fields]:
-    """A node's indexed fields as tokens, literal and stemmed (what `index_texts` joins)."""
+    """A node's indexed fields as tokens, literal and stemmed: what SQLite's row joins
+    (`index_texts`) and PostgreSQL's tsvectors are built from (`postgres/indexing.node_index`)."""
     stem_all = TOKENISER.stem_all
     literal = Fields(_stream(name), _stream(" ".join(tags), True), _stream(description), _stream(body))
     stems = Fields(
@@ -179,7 +180,7 @@ def cut_of(name: str, description: str | None, body: str | None, tags: Sequence[
     chars = len(name) + len(description or "") + len(body or "") + sum(len(t) + 1 for t in tags)
     if chars <= SURELY_FITS_CHARS:
         return None
-    return kept(*_variants(name, description, body, tags, lang))
+    return kept(*index_fields(name, description, body, tags, lang))
 
 
 def index_cut_message(cut: Kept) -> str:
@@ -201,7 +202,7 @@ def index_texts(name: str, description: str | None, body: str | None, tags: Sequ
     the same as `text.index_text` and `text.stem_text` of each): the tags' stems only of the tags
     its writer gave; a description and a body whose words overflow a tsvector cut to the words
     `kept` holds, the words a PostgreSQL vault finds too."""
-    literal, stems = _variants(name, description, body, tags, lang)
+    literal, stems = index_fields(name, description, body, tags, lang)
     texts = Texts(
         " ".join(literal.name), " ".join(literal.description), " ".join(literal.body), " ".join(literal.tags),
         " ".join(stems.name), " ".join(stems.description), " ".join(stems.body), " ".join(stems.tags),

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kaeru.domain.indexroom import MAX_POSITION, POSITIONS_PER_FIELD, Fields, kept
+from kaeru.domain.indexroom import MAX_POSITION, POSITIONS_PER_FIELD, index_fields, kept
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
-from kaeru.domain.text import indexed_name, manual_tags, stem_words, tokens
+from kaeru.domain.text import indexed_name
 from kaeru.storage.postgres.bm25 import Terms
 from kaeru.storage.postgres.search import ASCII_LOWER, lexeme
 
@@ -73,14 +73,12 @@ def _vector_and_counts(fields: tuple[list[str], list[str], list[str], list[str]]
 def node_index(node: Node) -> NodeIndex:
     """A live node's tsvectors, term counts and length (see the module's docstring), in one pass;
     of a description and a body whose words overflow a tsvector, the words `indexroom.kept` holds."""
-    name = indexed_name(node)
-    tag_text = " ".join(node.tags)
-    kept_tags = manual_tags(node.tags)
-    name_t, description_t, body_t, tags_t = (tokens(t) for t in (name, node.description, node.body, tag_text))
-    stem_tags_t = tags_t if kept_tags == tag_text else tokens(kept_tags)
-    lang = language_of(node.tags)  # the stems by the node's language's rules (decision 191)
-    name_s, description_s, body_s, tags_s = (stem_words(t, lang) for t in (name_t, description_t, body_t, stem_tags_t))
-    room = kept(Fields(name_t, tags_t, description_t, body_t), Fields(name_s, tags_s, description_s, body_s))
+    words, word_stems = index_fields(
+        indexed_name(node), node.description, node.body, node.tags, language_of(node.tags)
+    )  # the tokens SQLite's row holds too (`domain.indexroom`)
+    name_t, tags_t, description_t, body_t = map(list, words)
+    name_s, tags_s, description_s, body_s = map(list, word_stems)
+    room = kept(words, word_stems)
     if room is not None:  # both engines index the same words of such a text (`domain.indexroom`)
         description_t, description_s = description_t[: room.description], description_s[: room.description]
         body_t, body_s = body_t[: room.body], body_s[: room.body]
