@@ -160,7 +160,42 @@ async def test_a_note_the_contract_accepts_is_not_refused_for_its_size_over_http
         assert answer.status_code == 413, answer.text[:300]
         message = answer.json()["error"]["message"]
         assert "64 MiB" in message, message
+
+        # Sent chunked, with no length to read beforehand, it is found while read and told the same
+        # way: the SDK's own refusal was "Request body too large" in plain text.
+        def chunks() -> Iterator[bytes]:
+            data = oversized.encode()
+            for at in range(0, len(data), 1 << 20):
+                yield data[at : at + (1 << 20)]
+
+        answer = httpx2.post(
+            server.url,
+            content=chunks(),
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+            timeout=60,
+        )
+        assert answer.status_code == 413, answer.text[:300]
+        assert "64 MiB" in answer.json()["error"]["message"], answer.text[:300]
     assert "Traceback" not in server.output()
+
+
+def test_a_protocol_version_no_release_has_is_named_as_the_mistake(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A client that sends an `MCP-Protocol-Version` no MCP release has was told that `params._meta`
+    lacked envelope keys — the SDK's complaint on the path it sends unknown versions to. It is told
+    the header is the mistake and which versions the server speaks, under MCP's own code for an
+    unsupported version (decision 237); a known version is served as before."""
+    request = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    with http_server(server_env, tmp_path) as server:
+        for version in ("junk", "2099-01-01"):
+            answer = httpx2.post(server.url, content=request, headers={**headers, "MCP-Protocol-Version": version})
+            assert answer.status_code == 400, answer.text[:300]
+            error = answer.json()["error"]
+            assert error["code"] == -32022, error
+            assert repr(version) in error["message"] and "2025-06-18" in error["message"], error
+            assert error["data"]["requested"] == version and error["data"]["supported"], error
+        answer = httpx2.post(server.url, content=request, headers={**headers, "MCP-Protocol-Version": "2025-06-18"})
+        assert answer.status_code == 200 and answer.json()["result"]["tools"], answer.text[:300]
 
 
 def test_loopback_name_checks_are_unchanged(server_env: dict[str, str], tmp_path: Path) -> None:

@@ -1,13 +1,15 @@
 """What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a GET (no
-event stream is ever sent), a body that is not JSON, a body over `MAX_MESSAGE_BYTES` — answered as a JSON-RPC error that names the value
-and the fix (decision 227).
+event stream is ever sent), a body that is not JSON, a body over `MAX_MESSAGE_BYTES` (declared, or
+found while a chunked body is read), an `MCP-Protocol-Version` no MCP release has — answered as a
+JSON-RPC error that names the value and the fix (decisions 227, 237).
 
 The SDK refuses the same requests with a plain-text body ("Invalid Host header"), and its client,
 which reads a JSON-RPC error from a non-2xx answer but nothing else, tells the agent only "Server
 returned an error response": a teammate who typed the server's host name could not know that
 `KAERU_ALLOWED_HOSTS` was the answer. This gate checks by the SDK's own rules (the same allow-list,
 exact or `name:*` for any port; Content-Type starting `application/json`; the declared length), so
-the SDK's checks behind it are left to requests this cannot see (a chunked body with no length).
+the SDK's one check behind it that headers cannot show — a chunked body with no length found over
+the limit while it is read — has its plain-text 413 rewritten here into the same words.
 
 Loaded with the HTTP side only (decision 16.O1)."""
 
@@ -18,12 +20,17 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 log = logging.getLogger("kaeru.http")
 
 #: JSON-RPC "Invalid Request": the request never reached a method.
 _INVALID_REQUEST = -32600
+#: MCP's "Unsupported protocol version", the code a negotiating client falls back on.
+_UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+#: (HTTP status, message) or (status, message, JSON-RPC code, error data).
+Refusal = tuple[int, str] | tuple[int, str, int, dict[str, object]]
 
 
 def _allowed(value: str, patterns: list[str]) -> bool:
@@ -54,18 +61,35 @@ class RequestGate:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
             refusal = self.refusal(scope)
             if refusal is not None:
-                from starlette.responses import JSONResponse
-
-                status, message = refusal
-                log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
-                body = {"jsonrpc": "2.0", "id": None, "error": {"code": _INVALID_REQUEST, "message": message}}
-                allow = {"Allow": "POST, DELETE"} if status == 405 else None
-                await JSONResponse(body, status_code=status, headers=allow)(scope, receive, send)
+                await _refuse(scope, receive, send, *refusal)
                 return
+            await self.app(scope, receive, self._oversize_said(scope, receive, send))
+            return
         await self.app(scope, receive, send)
 
-    def refusal(self, scope: Scope) -> tuple[int, str] | None:
-        """(status, message) for a request `/mcp` will not serve, else None."""
+    def _oversize_said(self, scope: Scope, receive: Receive, send: Send) -> Send:
+        """`send`, except that the SDK's plain-text 413 — a chunked body it found over the limit as it
+        read it — goes out as this gate's JSON-RPC refusal, the same words as a declared length's."""
+        swallowing = False
+
+        async def rewritten(message: Message) -> None:
+            nonlocal swallowing
+            if message["type"] == "http.response.start" and message.get("status") == 413:
+                swallowing = True
+                await _refuse(scope, receive, send, 413, self._too_large("over"))
+            elif not (swallowing and message["type"] == "http.response.body"):
+                await send(message)
+
+        return rewritten
+
+    def _too_large(self, size: str) -> str:
+        return (
+            f"the request is {size} the {self.max_body // (1024 * 1024)} MiB this server takes in one call "
+            "(a text field holds at most 4,000,000 characters): send it in several calls"
+        )
+
+    def refusal(self, scope: Scope) -> Refusal | None:
+        """(status, message[, code, data]) for a request `/mcp` will not serve, else None."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         host = headers.get("host", "")
         if not _allowed(host, self.hosts):
@@ -90,8 +114,44 @@ class RequestGate:
             return 400, f"a request to /mcp is JSON-RPC: its Content-Type must be application/json, not {kind!r}"
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:
-            return 413, (
-                f"the request is {int(length):,} bytes, over the {self.max_body // (1024 * 1024)} MiB this server "
-                "takes in one call (a text field holds at most 4,000,000 characters): send it in several calls"
-            )
+            return 413, self._too_large(f"{int(length):,} bytes, over")
+        return _version_refusal(headers.get("mcp-protocol-version"))
+
+
+def _version_refusal(version: str | None) -> Refusal | None:
+    """A version no MCP release has, refused as what it is. The SDK sends every version it does not
+    handshake to its per-request-envelope path, whose first complaint is a missing `params._meta` —
+    true of that path, but the client's mistake is the header. The code and `data` are the SDK's own
+    for an unsupported version, so a negotiating client still reads the versions it may retry with."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    if version is None or version in KNOWN_PROTOCOL_VERSIONS:
         return None
+    message = (
+        f"MCP-Protocol-Version {version!r} is no protocol version this server speaks: it speaks "
+        f"{', '.join(MODERN_PROTOCOL_VERSIONS)} (each request carrying its envelope) and, after an initialize "
+        f"handshake, {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}"
+    )
+    data: dict[str, object] = {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version}
+    return 400, message, _UNSUPPORTED_PROTOCOL_VERSION, data
+
+
+async def _refuse(
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    status: int,
+    message: str,
+    code: int = _INVALID_REQUEST,
+    data: dict[str, object] | None = None,
+) -> None:
+    """Answer `status` with a JSON-RPC error the SDK's client shows as `message`."""
+    from starlette.responses import JSONResponse
+
+    log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
+    error: dict[str, object] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = {"jsonrpc": "2.0", "id": None, "error": error}
+    allow = {"Allow": "POST, DELETE"} if status == 405 else None
+    await JSONResponse(body, status_code=status, headers=allow)(scope, receive, send)
