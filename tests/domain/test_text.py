@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import (
     MAX_TOKEN_CHARS,
+    Tokeniser,
     lang_tag,
     merge_tags,
     query_tokens,
@@ -118,6 +119,50 @@ def test_lang_tag_from_script() -> None:
     assert lang_tag("Деплой на staging server сегодня") == "lang:mixed"
     assert lang_tag("12345 !!! ---") == "lang:other"
     assert lang_tag(None) == "lang:other"
+
+
+def _share_rule(text: str) -> str:
+    """kaeru's rule, character by character: of the letters that are Latin (lower-cased, a–z) or
+    Cyrillic (U+0400–U+04FF), 80 % Cyrillic is Russian, 80 % Latin is a Latin language."""
+    latin = sum(1 for ch in text if ch.isalpha() and "a" <= ch.lower() <= "z")
+    cyrillic = sum(1 for ch in text if ch.isalpha() and not "a" <= ch.lower() <= "z" and "\u0400" <= ch <= "\u04ff")
+    if latin + cyrillic == 0:
+        return "other"
+    if cyrillic / (latin + cyrillic) >= 0.8:
+        return "ru"
+    return "latin" if latin / (latin + cyrillic) >= 0.8 else "mixed"
+
+
+@given(st.text(alphabet=st.sampled_from("abz AZ.,1 абвяЁё ҂҃ İKǅ日本ßé\u0301"), max_size=80))
+def test_lang_tag_follows_the_share_of_latin_and_cyrillic_letters(text: str) -> None:
+    """Counted per distinct character (decision 238), the tag is still the rule's, for any mix —
+    including letters whose lower case is two characters (`İ`) or a Latin letter (the Kelvin sign)."""
+    tag = lang_tag(text).removeprefix("lang:")
+    expected = _share_rule(text)
+    assert tag == expected or (expected == "latin" and tag not in ("ru", "mixed", "other")), (text, tag)
+
+
+def test_a_long_text_is_tokenised_once_while_held_and_forgotten_after() -> None:
+    """A text too big for the stream memo was tokenised again by every step of one write (topic tags,
+    index, index-room check). While `holding_long_texts` is open it is tokenised once; after, it is
+    not kept (the memory goes with the write), and another thread does not see it (decision 238)."""
+    import threading
+
+    tokeniser = Tokeniser(stream_entry_bytes=1024)
+    text = "слово и ещё одно " * 500
+    assert tokeniser.stream(text) is not tokeniser.stream(text)  # too big for the memo
+    with tokeniser.holding_long_texts():
+        first = tokeniser.stream(text)
+        with tokeniser.holding_long_texts():
+            assert tokeniser.stream(text) is first
+        elsewhere: list[object] = []
+        thread = threading.Thread(target=lambda: elsewhere.append(tokeniser.stream(text)))
+        thread.start()
+        thread.join()
+        assert elsewhere[0] is not first and elsewhere[0] == first
+        assert tokeniser.stream(text) is first
+    again = tokeniser.stream(text)
+    assert again is not first and again == first
 
 
 def test_topic_tags_are_at_most_five_content_words() -> None:

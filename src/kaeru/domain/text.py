@@ -13,7 +13,8 @@ import sys
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import cast
 
 import Stemmer
@@ -187,6 +188,23 @@ class Tokeniser:
         self.stems: BoundedCache[str, str] = BoundedCache(stem_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
         self.folds: BoundedCache[str, str] = BoundedCache(fold_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
         self._stemmers = _Stemmers()
+        #: Per thread, while `holding_long_texts` is open: the streams too big for `streams`.
+        self._held = threading.local()
+
+    @contextmanager
+    def holding_long_texts(self) -> Iterator[None]:
+        """While open, this thread's streams too big for the memo are kept until it closes. One
+        write tokenises its text for the topic tags, the index and the index-room check: a long
+        document was tokenised each time, and then forgotten with the write, not kept in memory
+        after it (decision 238). Nested scopes share the outer one."""
+        if getattr(self._held, "streams", None) is not None:
+            yield
+            return
+        self._held.streams = {}
+        try:
+            yield
+        finally:
+            self._held.streams = None
 
     def fold(self, token: str) -> str:
         """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
@@ -199,7 +217,16 @@ class Tokeniser:
         found = self.streams.get(text)
         if found is not None:
             return found
-        return _tokenise(text, self.fold) if once else self.streams.put(text, _tokenise(text, self.fold))
+        held: dict[str, tuple[str, ...]] | None = getattr(self._held, "streams", None)
+        if held and (found := held.get(text)) is not None:
+            return found
+        found = _tokenise(text, self.fold)
+        if once:
+            return found
+        self.streams.put(text, found)
+        if held is not None and self.streams.get(text) is None:
+            held[text] = found
+        return found
 
     def stem(self, token: str, lang: str = "en") -> str:
         """The Snowball stem of one folded token: Russian for Cyrillic words, else by the rules of
@@ -289,13 +316,15 @@ def lang_tag(text: str | None) -> str:
     if text.isascii():
         return f"lang:{detect(text)}" if any(ch.isalpha() for ch in text) else "lang:other"
     latin = cyrillic = 0
-    for ch in text:
+    # Each distinct character judged once, weighted by its count (counted in C): a long text has
+    # far fewer distinct characters than characters.
+    for ch, count in Counter(text).items():
         if not ch.isalpha():
             continue
         if "a" <= ch.lower() <= "z":
-            latin += 1
+            latin += count
         elif "\u0400" <= ch <= "\u04ff":
-            cyrillic += 1
+            cyrillic += count
     letters = latin + cyrillic
     if letters == 0:
         return "lang:other"

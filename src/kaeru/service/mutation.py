@@ -32,7 +32,7 @@ from kaeru.domain.model import (
 )
 from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical
 from kaeru.domain.surrogates import refusal_of_unstorable
-from kaeru.domain.text import DERIVED_FAMILIES, indexed_name, lang_tag, merge_tags, topic_tags
+from kaeru.domain.text import DERIVED_FAMILIES, TOKENISER, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service import grants
@@ -389,7 +389,7 @@ def run_mutation(
     name = normalise_initiative(initiative)
     digest = args_digest(args)
     key = RequestKey(name, operation, request_id) if request_id else None
-    with rt.store.write() as session:
+    with TOKENISER.holding_long_texts(), rt.store.write() as session:
         now = rt.now()
         now_s = fmt(now)
         if key is not None:
