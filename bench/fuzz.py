@@ -12,7 +12,8 @@ arguments. Every drawn call is sent twice, in order:
   Hostile strings are often still valid, so these calls are not all rejected.
 
 Invariants checked on every call: it answers within the per-call timeout; the answer is a tool
-result whose structured content validates against the tool's output schema and whose `isError`
+result whose structured content is writable as UTF-8 JSON (what a wire transport sends), validates
+against the tool's output schema, and whose `isError`
 matches `state == rejected`; no issue is `internal`; and a `rejected` call changes nothing (the
 vault's content digest — counts and a hash of every node and edge revision, slot state, initiative
 and audit record — is the same before and after).
@@ -406,7 +407,10 @@ def mutate(arguments: dict[str, Any], schema: dict[str, Any], rng: random.Random
         name = rng.choice(sorted(properties) or ["initiative"])
         args[name] = _other_type(args.get(name, ""), rng)
     elif kind == "extra_property":
-        args[rng.choice(["zz_extra", "Initiative", "__proto__", "", "initiative "])] = rng.choice([1, "x", None])
+        # A hostile key too: a refusal names its field by the key (decision 239).
+        keys = ["zz_extra", "Initiative", "__proto__", "", "initiative "]
+        key = rng.choice(HOSTILE_STRINGS) if rng.random() < 0.5 else rng.choice(keys)
+        args[key] = rng.choice([1, "x", None])
     elif kind == "missing_required":
         del args[rng.choice(required)]
     elif kind == "out_of_range":
@@ -625,6 +629,12 @@ async def run(
                     f"envelope off its output schema at {where}: {message}",
                     _short(call.arguments),
                 )
+            )
+        try:  # what every wire transport writes: a lone surrogate in an answer killed the stdio server
+            json.dumps(envelope, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            report.findings.append(
+                Finding(call.tool, call.variant, f"answer not writable as UTF-8: {exc}", _short(call.arguments))
             )
         if bool(result.is_error) != (state == "rejected"):
             report.findings.append(

@@ -171,3 +171,28 @@ def test_twins_an_older_kaeru_split_are_named_by_the_doctor_and_joined_as_it_say
     assert run("initiative", {"action": "rename", "initiative": "cafe-tmp", "to": nfc("café")})["state"] == "applied"
     assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == [nfc("café")]
     assert names_check()["status"] == "ok"
+
+
+@pytest.mark.parametrize("name", ["\u200b", "\u202e", "\u200e\u200f", "\u3164", "\u2060 \u2800", "\ufeff"])
+def test_an_initiative_name_that_draws_nothing_is_refused_and_nothing_is_created(run: Any, name: str) -> None:
+    """A zero-width space or a direction override pasted as a project name passed the blank check
+    (`str.strip` keeps it) and made an initiative that lists as empty and cannot be typed back
+    (decision 240); a rename to one is refused the same way."""
+    refused = run("note", {"initiative": name, "text": "a note"})
+    assert refused["state"] == "rejected", refused
+    issue = refused["issues"][0]
+    assert issue["code"] == "invalid_argument" and issue["field"] == "initiative", issue
+    assert f"U+{ord(name[0]):04X}" in issue["message"], issue
+    assert run("initiatives", {})["data"]["initiatives"] == []
+    run("note", {"initiative": "visible", "text": "a note"})
+    renamed = run("initiative", {"action": "rename", "initiative": "visible", "to": name})
+    assert renamed["state"] == "rejected" and renamed["issues"][0]["field"] == "to", renamed
+    assert [i["name"] for i in run("initiatives", {})["data"]["initiatives"]] == ["visible"]
+
+
+@pytest.mark.parametrize("name", ["👨\u200d👩\u200d👧", "\u200fשלום", "a\u200bb"])
+def test_a_name_with_format_characters_among_visible_ones_is_kept(run: Any, name: str) -> None:
+    """Joiners in an emoji sequence, a direction mark before a Hebrew word: characters that draw
+    nothing alone are part of names that draw something."""
+    written = run("note", {"initiative": name, "text": "a note"})
+    assert written["state"] == "applied" and "new_initiative" in _codes(written), written["issues"]

@@ -122,12 +122,21 @@ def test_a_request_with_a_lone_surrogate_is_answered_not_left_waiting(
         _line({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"reason": "\ud800"}}),
         _line(tools_call_request(5, "note", {"initiative": "half", "text": "egret sighting"})),
         _line(tools_call_request(6, "search", {"initiatives": ["half"], "text": "heron sighting"})),
+        # In a key, not a value: the refusal named the key as it was, and writing an answer holding
+        # a lone surrogate killed the server (decision 239).
+        _line(tools_call_request(7, "note", {"initiative": "half", "text": "t", "k\ud800": 1})),
+        _line({"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"_meta": {"\udc00": "v"}}}),
+        _line(tools_call_request(9, "note", {"initiative": "half", "text": "still serving"})),
     ]
     answers, code = _exchange(server_env, lines, tmp_path)
 
     assert code == 0, (tmp_path / "stderr.log").read_text()
     by_id = {a["id"]: a for a in answers if a.get("id") is not None}
-    assert sorted(by_id) == [1, 2, 3, 4, 5, 6]
+    assert sorted(by_id) == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    keyed = by_id[7]["result"]["structuredContent"]
+    assert [(i["code"], i["field"]) for i in keyed["issues"]] == [("invalid_argument", "k\\ud800")], keyed
+    assert by_id[8]["error"]["code"] == -32602 and "params._meta.\\udc00" in by_id[8]["error"]["message"]
+    assert by_id[9]["result"]["structuredContent"]["state"] == "applied"
     note = by_id[2]["result"]
     assert note["isError"] is True
     assert note["structuredContent"]["state"] == "rejected"

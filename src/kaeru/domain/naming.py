@@ -46,3 +46,15 @@ def auto_name(text: str | None, node_id: str, fallback: str) -> str:
     suffix = node_id.replace("-", "")[-6:]
     stem = "-".join(words) if words else fallback
     return f"{stem}-{suffix}"
+
+
+#: Letters and symbols that draw nothing: Hangul fillers, the halfwidth filler, the blank Braille
+#: pattern — the blank characters that are not format or space characters by category.
+_BLANK_GLYPHS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def invisible(name: str) -> bool:
+    """Whether `name` draws nothing: only spaces, format characters (zero-width space, joiners,
+    direction marks and overrides), controls or blank glyphs. `str.strip` keeps such a name, which
+    then reads as empty wherever it is listed and cannot be typed back (decision 240)."""
+    return all(ch in _BLANK_GLYPHS or unicodedata.category(ch) in ("Cf", "Cc", "Zs", "Zl", "Zp") for ch in name)

@@ -67,6 +67,13 @@ def _any(value: Any, bad: Callable[[str], bool]) -> bool:
     return False
 
 
+def _segment(key: str) -> str:
+    """A key as a field path shows it: escaped (`\\ud800`, `\\x00`) when it holds what cannot be
+    printed — a path that held a lone surrogate made the refusal itself unwritable as UTF-8, and the
+    stdio server died writing it (decision 239)."""
+    return key if key.isprintable() else key.encode("unicode_escape").decode("ascii")
+
+
 def _first(value: Any, path: str, found: Callable[[str], str | None]) -> tuple[str, str] | None:
     """(path, what `found` says of it) for the first string or key in `value` it says something of."""
     if isinstance(value, str):
@@ -74,7 +81,7 @@ def _first(value: Any, path: str, found: Callable[[str], str | None]) -> tuple[s
         return (path, said) if said else None
     if isinstance(value, dict):
         for key, item in value.items():
-            where = f"{path}.{key}" if path else str(key)
+            where = f"{path}.{_segment(str(key))}" if path else _segment(str(key))
             said = found(str(key))
             if said:
                 return (where, said)

@@ -11,7 +11,7 @@ from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
-from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative
+from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative, refuse_invisible
 from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
@@ -285,6 +285,7 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
     subject = ctx.initiative
     if action == "rename":
         new_name = normalise_initiative(request.to, "to")
+        refuse_invisible(new_name, "to")
         if new_name == subject.name:
             ctx.outcome.state = "unchanged"
             return

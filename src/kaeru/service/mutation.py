@@ -30,7 +30,7 @@ from kaeru.domain.model import (
     default_tier,
     revision_token,
 )
-from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical
+from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical, invisible
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.domain.text import DERIVED_FAMILIES, TOKENISER, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
@@ -52,7 +52,8 @@ _CONTROL = re.compile("[\x00-\x1f\x7f]")
 
 
 def normalise_initiative(raw: Any, field: str = "initiative") -> str:
-    """A trimmed initiative name in NFC (decision 184) of 1–128 printable characters.
+    """A trimmed initiative name in NFC (decision 184) of 1–128 characters, no ASCII control among
+    them (a name that draws nothing is refused where it would be created: `run_mutation`).
 
     Raises:
         InvalidArgument: empty, too long, or containing control characters.
@@ -68,6 +69,21 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
     if _CONTROL.search(name):
         raise InvalidArgument("initiative must not contain control characters", field=field)
     return name
+
+
+def refuse_invisible(name: str, field: str) -> None:
+    """Refuse a new initiative name that draws nothing (`naming.invisible`). Checked only where a
+    name is made — a write's new initiative, a rename — not on reads: a vault (or an archive from
+    one) may already hold such a name, and it stays reachable.
+
+    Raises:
+        InvalidArgument: `name` draws nothing.
+    """
+    if invisible(name):
+        shown = " ".join(f"U+{ord(ch):04X}" for ch in name[:8])
+        raise InvalidArgument(
+            f"{field} must not be blank: it holds only characters that draw nothing ({shown})", field=field
+        )
 
 
 # --- the write path's checks, shared with archive import (decision 14, issue 15) ------------------
@@ -412,6 +428,7 @@ def run_mutation(
                 close = suggest(name, existing)
                 hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
                 raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
+            refuse_invisible(name, "initiative")
             # Only the writer whose insert made the row says so: a concurrent writer of the same new
             # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
             target, inserted = session.claim_initiative(name, now_s)
