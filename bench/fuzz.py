@@ -43,7 +43,7 @@ from jsonschema import Draft202012Validator
 DEBUG = False
 
 #: Tool states a call may end in.
-STATES = ("ok", "applied", "unchanged", "partial", "rejected")
+STATES = ("ok", "applied", "unchanged", "partial", "rejected", "refused")
 
 #: Fields holding a NodeRef (a string id or name, {id}, or {initiative, name}), per tool.
 NODE_REF_FIELDS: dict[str, tuple[str, ...]] = {
@@ -596,6 +596,18 @@ async def run(
             )
             report.states[call.tool]["error"] += 1
             before = None
+            continue
+        if getattr(result, "refused_by_transport", False):
+            # Refused before any tool ran (`bench.fuzz_wire`: a body the SDK's HTTP parser cannot
+            # read): there is no envelope to check, only that nothing changed.
+            report.states[call.tool]["refused"] += 1
+            after = target.digest()
+            report.rejected_checked += 1
+            if after != before:
+                report.findings.append(
+                    Finding(call.tool, call.variant, "a refused call changed the vault", _short(call.arguments))
+                )
+            before = after
             continue
         envelope = result.structured_content
         if not isinstance(envelope, dict):
