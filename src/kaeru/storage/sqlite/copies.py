@@ -8,6 +8,7 @@ are the encodings it relies on, each checked against what it encodes by
 
 from __future__ import annotations
 
+import array
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -84,3 +85,38 @@ def put_sizes(np: Any, size: np.ndarray, rows: Iterable[tuple[Any, ...]], chunk:
             size = size.astype(np.uint32)
         size[ids] = d
     return size
+
+
+class ImpactReader:
+    """The auxiliary function a phrase's copy is read whole by (`impacts.TextCache._load`): for each
+    row FTS5 calls it for, the row id and its bm25 `aFreq` of the query's first phrase (the weight
+    of each instance's column, summed over the columns the phrase is in, as `impacts._impact` sums
+    them) are appended to two arrays, and it returns NULL, which the statement's condition (`… IS NOT
+    NULL`) drops: no row crosses into Python. A copy of a word in every row was
+    two thirds Python work a row: the row's tuple, the column weights passed as arguments, and
+    `fromiter` over the chunks. Reads take the cache's lock, so one reader serves a store's
+    connections; `start` sets the weights and empties the arrays, `taken` hands them over."""
+
+    __slots__ = ("freqs", "ids", "weights")
+
+    def __init__(self) -> None:
+        self.weights: tuple[float, ...] = ()
+        self.ids = array.array("q")
+        self.freqs = array.array("d")
+
+    def start(self, weights: tuple[float, ...]) -> None:
+        self.weights = weights
+        self.ids, self.freqs = array.array("q"), array.array("d")
+
+    def taken(self) -> tuple[array.array[int], array.array[float]]:
+        found = self.ids, self.freqs
+        self.ids, self.freqs = array.array("q"), array.array("d")
+        return found
+
+    def __call__(self, api: Any, *_: Any) -> None:
+        weights = self.weights
+        freq = 0.0
+        for column in api.phrase_columns(0):
+            freq += weights[column] * len(api.phrase_column_offsets(0, column))
+        self.ids.append(api.rowid)
+        self.freqs.append(freq)
