@@ -10,7 +10,16 @@ from hypothesis import strategies as st
 
 from kaeru.domain.text import identifier_words
 from kaeru.service import Service
-from kaeru.service.recall.bm25 import PASSAGE_WORDS, _bounds, _identifier_words, window_counts
+from kaeru.service.recall.bm25 import (
+    _CAMEL_LOWER_UPPER,
+    _CAMEL_UPPER_LOWER,
+    _JOINED,
+    PASSAGE_WORDS,
+    _bounds,
+    _identifier_words,
+    _may_hold_identifier,
+    window_counts,
+)
 from kaeru.service.runtime import DOC_WORDS_BYTES, doc_stems_memo, doc_words_memo
 from tests.recall.helpers import note, recall
 
@@ -42,6 +51,15 @@ _TEXT = st.text(alphabet="aAbBzZ09_. -é\u0416\u0436(", max_size=60)
 @given(text=_TEXT)
 def test_identifier_words_are_only_skipped_where_there_are_none(text: str) -> None:
     assert _identifier_words(text) == identifier_words(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=40) | _TEXT)
+def test_the_shapes_of_an_ascii_text_find_what_the_patterns_find(text: str) -> None:
+    """An ASCII text is judged by its shapes (`_CASES`, `_JOINS`), not by the three patterns
+    (decision D2): the same answer for every text, any byte next to any other."""
+    patterns = bool(_CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text))
+    assert _may_hold_identifier(text) == patterns
 
 
 def test_identifier_words_of_identifiers_and_prose() -> None:

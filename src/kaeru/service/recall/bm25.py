@@ -219,6 +219,8 @@ def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[
     pieces of a joined token (`_joined_numbers`, decision 110)."""
     found = stem_words(tokens(text), lang)
     parts, wholes = _identifier_words(text)
+    if not parts and not wholes and not name:  # prose: its words are its stems
+        return found, found
     counted = [*found, *stem_words(parts), *wholes]
     skip = _joined_numbers(text) if name else Counter()
     if skip:
@@ -238,11 +240,30 @@ def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[
 _CAMEL_LOWER_UPPER = re.compile(r"[a-z][A-Z]")
 _CAMEL_UPPER_LOWER = re.compile(r"[A-Z][A-Z][a-z]")
 _JOINED = re.compile(r"[._]\w")
+#: An ASCII text's bytes by the classes those patterns tell apart, so that each is a plain substring
+#: of the result (a pattern that begins with a class is tried at every position of the
+#: text): `_CASES` lower-case `a`, capital `A`; `_JOINS` letter or digit `w`, `.` and `_`
+#: themselves (an ASCII `\w` is a letter, a digit or `_`); any other byte a space.
+_CASES = bytes(97 if c < 128 and chr(c).islower() else 65 if c < 128 and chr(c).isupper() else 32 for c in range(256))
+_JOINS = bytes(119 if c < 128 and chr(c).isalnum() else c if chr(c) in "._" else 32 for c in range(256))
 
 
 def _identifier_words(text: str) -> tuple[list[str], list[str]]:
     """`identifier_words(text)`, asked only of a text that could hold an identifier: prose holds
     none, and these plain searches cost a tenth of its patterns."""
-    if _CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text):
-        return identifier_words(text)
-    return [], []
+    return identifier_words(text) if _may_hold_identifier(text) else ([], [])
+
+
+def _may_hold_identifier(text: str) -> bool:
+    """Whether one of the three patterns above is found in `text`: an ASCII text's by its shapes
+    (`_CASES`, `_JOINS`, substrings found in C), another's by the patterns themselves."""
+    if not text.isascii():
+        return bool(_CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text))
+    raw = text.encode("ascii")
+    cases = raw.translate(_CASES)
+    if b"aA" in cases or b"AAa" in cases:
+        return True
+    if "." not in text and "_" not in text:
+        return False
+    joins = raw.translate(_JOINS)
+    return b".w" in joins or b"._" in joins or b"_w" in joins or b"__" in joins
