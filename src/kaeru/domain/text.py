@@ -271,11 +271,12 @@ def fold(token: str) -> str:
     return TOKENISER.fold(token)
 
 
-def tokens(text: str | None) -> list[str]:
-    """Every literal token of `text`, in order, folded; empty for empty or token-free text."""
+def tokens(text: str | None, once: bool = False) -> list[str]:
+    """Every literal token of `text`, in order, folded; empty for empty or token-free text (`once`:
+    see `Tokeniser.stream`)."""
     if not text:
         return []
-    return list(TOKENISER.stream(text))
+    return list(TOKENISER.stream(text, once))
 
 
 def index_text(text: str | None, once: bool = False) -> str:

@@ -216,8 +216,11 @@ def _tf(doc: DocTerms, wanted: list[str], skip: int | None = None) -> dict[str, 
 def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[str], list[str]]:
     """A field's stems in order (what its length counts), and the words it counts: those stems, its
     identifiers' pieces (stemmed) and whole identifiers — in a name, less the numbers that are
-    pieces of a joined token (`_joined_numbers`, decision 110)."""
-    found = stem_words(tokens(text), lang)
+    pieces of a joined token (`_joined_numbers`, decision 110). The text's tokens are not
+    remembered by the tokeniser (`once`): its words are, by revision, in `doc_stems`, and a
+    candidate's text is tokenised here only when that memo lacks it — in a large scope, texts the
+    tokeniser's small memo would only evict the next one for."""
+    found = stem_words(tokens(text, once=True), lang)
     parts, wholes = _identifier_words(text)
     if not parts and not wholes and not name:  # prose: its words are its stems
         return found, found
