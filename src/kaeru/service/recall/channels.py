@@ -392,6 +392,7 @@ def _proximity(
     # so the same query scored 0.3 in one process and 0.3000000000000001 in another.
     total = math.fsum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
+    repeated = any(a == b for a, b in pairs)  # a word twice in a row (the stems are distinct: never)
     for node_id in fusion.ranked()[:RERANK]:
         node = pool.get(node_id)
         if node is None:
@@ -402,7 +403,10 @@ def _proximity(
             part = doc[start:end]
             present = wanted.intersection(part)
             coverage = math.fsum(idf.get(w, 0.0) for w in present) / total if total else len(present) / len(wanted)
-            adjacent = sum(1 for pair in pairwise(part) if pair in pairs)
+            # A pair of two different query words is in no passage holding fewer than two of them:
+            # such a passage is not walked word by word.
+            walk = len(present) > 1 or (repeated and bool(present))
+            adjacent = sum(map(pairs.__contains__, pairwise(part))) if walk else 0
             best = max(best, coverage**2 + min(adjacent, 3) * 0.25)
         fusion.put("proximity", node_id, best)
 
@@ -414,5 +418,6 @@ def _near_words(node: Node, words_memo: DocWords) -> tuple[str, ...]:
     found = words_memo.get(key)
     if found is None:
         text = f"{node.description or ''} {node.body or ''}"
-        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text) if t not in STOP_WORDS])))
+        # Tokenised once, not remembered by the tokeniser: this memo keeps the result (`bm25._field_words`).
+        found = words_memo.put(key, tuple(stem_words([t for t in tokens(text, once=True) if t not in STOP_WORDS])))
     return found
