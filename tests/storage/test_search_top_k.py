@@ -33,7 +33,7 @@ from kaeru.storage.sql.copies import SPARSE_SHARE
 from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite import impacts
 from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
-from kaeru.storage.sqlite.search import FtsSearch
+from kaeru.storage.sqlite.search import SCOPE_THRESHOLD, FtsSearch
 from kaeru.storage.sqlite.session import SqliteSession
 from kaeru.storage.sqlite.store import SqliteStore
 
@@ -220,10 +220,12 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
             assert top_noted == noted, (raw, slack)
     # `count_matches` (recall's per-word counts): every match, superseded ones included.
     every = _search(store, dataclasses.replace(q, window=5000, omit_superseded=False), top_k=False, slack=0)
-    for cache in (True, False):
+    # Words in at most `rare` rows of the vault (all of these small vaults' words at 2,000) are
+    # counted in the index alone when it holds exactly the scope's live members (decision D4).
+    for cache, rare in ((True, 0), (False, 0), (True, SCOPE_THRESHOLD)):
         with store.read() as session:
             assert isinstance(session, FtsSearch)
-            session.rare_rows, session.few_rows, session.text_cache = 0, 0, cache
+            session.rare_rows, session.few_rows, session.text_cache = rare, 0, cache
             assert session.count_matches(q) == every[1], raw
 
 

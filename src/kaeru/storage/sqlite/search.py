@@ -17,6 +17,7 @@ from kaeru.domain.text import indexed_name
 from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
+from kaeru.storage.sql.db import PROBED_SCOPES
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
 from kaeru.storage.sql.sections import SectionQueries
@@ -475,12 +476,13 @@ class FtsSearch(SectionQueries):
         if not query.tokens:
             row = self._db.one(f"SELECT count(*) FROM nodes n WHERE {where}", params)
             return int(row[0]) if row else 0
-        bare = self._match(query, scoped=False)
-        if self._is_rare(bare):  # at most SCOPE_THRESHOLD rows: filtered by membership
-            row = self._db.one(
-                f"SELECT count(*) FROM nodes_fts {_MATCHED_NODES} WHERE nodes_fts MATCH ? AND {where}",
-                [bare, *params],
-            )
+        bare, source = self._match(query, scoped=False), f"nodes_fts {_MATCHED_NODES}"
+        if self._is_rare(bare):  # at most SCOPE_THRESHOLD rows: filtered by membership, or by the scope's
+            # tokens when the index holds exactly its live members (16.K1): no join, no look-up a match
+            few = 0 < len(query.initiative_ids) <= PROBED_SCOPES and not (query.columns or query.tags)
+            if few and self._index_exact():
+                bare, source, where, params = self._match(query, scoped=True), "nodes_fts", "1", []
+            row = self._db.one(f"SELECT count(*) FROM {source} WHERE nodes_fts MATCH ? AND {where}", [bare, *params])
             return int(row[0]) if row else 0
         return self._scoped_count(self._match(query, scoped=True), where, params, query)
 
