@@ -54,7 +54,11 @@ def test_identifier_words_are_only_skipped_where_there_are_none(text: str) -> No
 
 
 @settings(max_examples=1000, deadline=None)
-@given(text=st.text(alphabet=st.characters(max_codepoint=127), max_size=40) | _TEXT)
+@given(
+    text=st.text(alphabet=st.characters(max_codepoint=127), max_size=40)
+    | st.text(alphabet="aZ9_.- ", max_size=30)
+    | _TEXT
+)
 def test_the_shapes_of_an_ascii_text_find_what_the_patterns_find(text: str) -> None:
     """An ASCII text is judged by its shapes (`_CASES`, `_JOINS`), not by the three patterns
     (decision D2): the same answer for every text, any byte next to any other."""

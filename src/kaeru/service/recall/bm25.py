@@ -243,12 +243,10 @@ def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[
 _CAMEL_LOWER_UPPER = re.compile(r"[a-z][A-Z]")
 _CAMEL_UPPER_LOWER = re.compile(r"[A-Z][A-Z][a-z]")
 _JOINED = re.compile(r"[._]\w")
-#: An ASCII text's bytes by the classes those patterns tell apart, so that each is a plain substring
-#: of the result (a pattern that begins with a class is tried at every position of the
-#: text): `_CASES` lower-case `a`, capital `A`; `_JOINS` letter or digit `w`, `.` and `_`
-#: themselves (an ASCII `\w` is a letter, a digit or `_`); any other byte a space.
+#: An ASCII text's bytes by case (lower-case `a`, capital `A`, any other byte a space), so that the
+#: two camel-case patterns are plain substrings of the result (a pattern that begins with a class
+#: is tried at every position of the text).
 _CASES = bytes(97 if c < 128 and chr(c).islower() else 65 if c < 128 and chr(c).isupper() else 32 for c in range(256))
-_JOINS = bytes(119 if c < 128 and chr(c).isalnum() else c if chr(c) in "._" else 32 for c in range(256))
 
 
 def _identifier_words(text: str) -> tuple[list[str], list[str]]:
@@ -258,15 +256,14 @@ def _identifier_words(text: str) -> tuple[list[str], list[str]]:
 
 
 def _may_hold_identifier(text: str) -> bool:
-    """Whether one of the three patterns above is found in `text`: an ASCII text's by its shapes
-    (`_CASES`, `_JOINS`, substrings found in C), another's by the patterns themselves."""
+    """Whether one of the three patterns above is found in `text`: an ASCII text's by its shape
+    (`_CASES`) and by what follows each `.` and `_` (an ASCII `\\w` is a letter, a digit or `_`:
+    an empty piece between two `_` is a `_` after one), another's by the patterns themselves."""
     if not text.isascii():
         return bool(_CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text))
-    raw = text.encode("ascii")
-    cases = raw.translate(_CASES)
+    cases = text.encode("ascii").translate(_CASES)
     if b"aA" in cases or b"AAa" in cases:
         return True
-    if "." not in text and "_" not in text:
-        return False
-    joins = raw.translate(_JOINS)
-    return b".w" in joins or b"._" in joins or b"_w" in joins or b"__" in joins
+    if "." in text and any(piece[:1].isalnum() or piece[:1] == "_" for piece in text.split(".")[1:]):
+        return True
+    return "_" in text and ("__" in text or any(piece[:1].isalnum() for piece in text.split("_")[1:]))
