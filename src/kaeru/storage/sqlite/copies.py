@@ -92,10 +92,11 @@ class ImpactReader:
     row FTS5 calls it for, the row id and its bm25 `aFreq` of the query's first phrase (the weight
     of each instance's column, summed over the columns the phrase is in, as `impacts._impact` sums
     them) are appended to two arrays, and it returns NULL, which the statement's condition (`… IS NOT
-    NULL`) drops: no row crosses into Python. A copy of a word in every row was
-    two thirds Python work a row: the row's tuple, the column weights passed as arguments, and
-    `fromiter` over the chunks. Reads take the cache's lock, so one reader serves a store's
-    connections; `start` sets the weights and empties the arrays, `taken` hands them over."""
+    NULL`) drops: no row crosses into Python. Returned, each row cost a result tuple, the column
+    weights converted again as the function's arguments, and its share of `fromiter` over the
+    chunks — Python work a row beside the function's own. Reads take the cache's lock, so one
+    reader serves a store's connections; `start` sets the weights and empties the arrays, `taken`
+    hands them over."""
 
     __slots__ = ("freqs", "ids", "weights")
 
