@@ -41,11 +41,14 @@ def bm25f(
     memo: DocStems,
     reference: dict[str, Node] | None = None,
     forms: dict[str, frozenset[str]] | None = None,
+    alternatives: dict[str, tuple[str, ...]] | None = None,
 ) -> list[tuple[str, float]]:
     """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`;
     long bodies by their best passage (see the module's docstring). A word of `forms` (a query
     word's stem in other languages, decision 191) counts only in a memory of one of its languages,
     so an English memory is scored as it was when another language's stem meets a word of its.
+    A word of `alternatives` (a verb of a question in the past, with its irregular past forms:
+    `domain.past_forms`) counts any of those forms as itself.
 
     Lengths are normalised by the average of `reference` (a sample of the scope that does not
     depend on the query) when given: the candidates themselves are the memories that match the
@@ -66,8 +69,8 @@ def bm25f(
             lang = language_of(node.tags)
             mine = [w for w in distinct if w not in forms or lang in forms[w]]
             asked[node_id] = [w for w in wanted if w not in forms or lang in forms[w]]
-        whole[node_id] = (_tf(doc, mine), doc.length)
-        units[node_id] = _passages(doc, mine, whole[node_id][0]) or [whole[node_id]]
+        whole[node_id] = (_tf(doc, mine, alternatives=alternatives), doc.length)
+        units[node_id] = _passages(doc, mine, whole[node_id][0], alternatives) or [whole[node_id]]
     if reference:
         sample = [_doc_terms(n, memo).length for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
@@ -116,7 +119,9 @@ def _score(tf: dict[str, float], length: float, average: float, wanted: list[str
     return sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in wanted if w in tf)
 
 
-def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list[tuple[dict[str, float], float]]:
+def _passages(
+    doc: DocTerms, wanted: list[str], whole: dict[str, float], alternatives: dict[str, tuple[str, ...]] | None = None
+) -> list[tuple[dict[str, float], float]]:
     """The query words' weighted frequencies and the length of each window of a long body (with
     the short fields in every window); empty when the body fits one window. `whole`: the node's
     counts of the query words (a query word it lacks is in no window).
@@ -127,11 +132,11 @@ def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list
     if not body:
         return []
     present = [w for w in wanted if w in whole]
-    head_tf = _tf(doc, present, BODY)
+    head_tf = _tf(doc, present, BODY, alternatives)
     weight = FIELD_WEIGHTS[BODY]
     head_length = doc.length - weight * len(body)  # the short fields' (whole multiples: exact)
     bounds = _bounds(len(body))
-    counts = {w: window_counts(body, w, len(bounds)) for w in present}
+    counts = {w: _window_counts(body, w, len(bounds), alternatives) for w in present}
     out: list[tuple[dict[str, float], float]] = []
     for i, (start, end) in enumerate(bounds):
         tf: dict[str, float] = {}
@@ -141,6 +146,19 @@ def _passages(doc: DocTerms, wanted: list[str], whole: dict[str, float]) -> list
                 tf[w] = found
         out.append((tf, head_length + weight * (end - start)))
     return out
+
+
+def _window_counts(
+    body: Sequence[str], word: str, windows: int, alternatives: dict[str, tuple[str, ...]] | None
+) -> list[int]:
+    """`window_counts` of `word`, its `alternatives` (past forms, `domain.past_forms`) counted as it."""
+    forms = alternatives.get(word) if alternatives else None
+    if not forms:
+        return window_counts(body, word, windows)
+    per = [0] * windows
+    for form in forms:
+        per = [a + b for a, b in zip(per, window_counts(body, form, windows), strict=True)]
+    return per
 
 
 def window_counts(body: Sequence[str], word: str, windows: int) -> list[int]:
@@ -197,17 +215,19 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
     return memo.put(key, DocTerms(tuple(counted), body, length))
 
 
-def _tf(doc: DocTerms, wanted: list[str], skip: int | None = None) -> dict[str, float]:
+def _tf(
+    doc: DocTerms, wanted: list[str], skip: int | None = None, alternatives: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, float]:
     """The weighted frequency of each of `wanted` (distinct) in `doc`, the words it lacks left out,
     field `skip` aside: a field's count times its weight (whole multiples of these weights, so the
-    sums are exact whatever their order)."""
+    sums are exact whatever their order); a word's `alternatives` (its other forms) counted as it."""
     tf: dict[str, float] = {}
     for i, words in enumerate(doc.counted):
         if i == skip or not words:
             continue
         weight = FIELD_WEIGHTS[i]
         for w in wanted:
-            n = words.count(w)
+            n = sum(words.count(f) for f in alternatives[w]) if alternatives and w in alternatives else words.count(w)
             if n:
                 tf[w] = tf.get(w, 0.0) + weight * n
     return tf

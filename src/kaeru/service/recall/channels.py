@@ -12,6 +12,7 @@ from typing import Any
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.domain.past_forms import expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
@@ -206,6 +207,8 @@ def run_channels(
     stems = _rarest(session, asked, common_stems or set())
     forms = _other_forms(session, words, stems)
     lexical_stems = stems + list(forms)
+    # A verb of a question in the past, with its irregular past forms counted as it (`domain.past_forms`).
+    alternatives = past_forms(stems, tokens(query) if query else ())
     ranked_by = set(stems)
     fusion.left_out = [s for s in asked if s not in ranked_by]
     loaded = _Nodes(session, [*(w.lower() for w in words), *asked])
@@ -218,16 +221,16 @@ def run_channels(
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
     if plan.weight("lexical"):
-        hits = _lexical(session, scope_ids, lexical_stems, True, CANDIDATES)
+        hits = _lexical(session, scope_ids, expand(lexical_stems, alternatives), True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
             known = {i for i, _ in hits}
             extra = [i for i in dict.fromkeys(dated) if i not in known]
-            idf = _scope_idf(session, scope_ids, lexical_stems)
+            idf = _scope_idf(session, scope_ids, lexical_stems, alternatives)
             for whole in wholes:  # as rare as its rarest word: the index does not hold it whole
                 idf[whole] = max((idf.get(stem(p), 0.0) for p in tokens(whole)), default=0.0)
             reference = loaded.get(session.newest_in_scope(scope_ids, LENGTH_SAMPLE))
             pool = loaded.get([i for i, _ in hits] + extra)
-            hits = bm25f([*lexical_stems, *wholes], idf, pool, memo, reference, forms)
+            hits = bm25f([*lexical_stems, *wholes], idf, pool, memo, reference, forms, alternatives)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
@@ -238,7 +241,7 @@ def run_channels(
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
-        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf, words_memo)
+        _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf, words_memo, alternatives)
     ranked_before = fusion.ranked()
     seeds = ranked_before[:SEEDS]
     before_score = {i: fusion.total(i) for i in ranked_before[: max(SEEDS, REPLY_SEEDS)]}
@@ -263,7 +266,7 @@ def run_channels(
             found = candidate_nodes.get(seed)
             if found is None:
                 continue
-            asks = _asks(found, stems)
+            asks = _asks(found, stems, alternatives)
             near = k < TEMPORAL_SEEDS
             if near or asks:
                 lenders.append((seed, found, asks))
@@ -334,7 +337,9 @@ def narrow(session: Session, scope_ids: list[int]) -> bool:
     return len(scope_ids) * 2 <= vault or len(set(scope_ids)) >= vault
 
 
-def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict[str, float]:
+def _scope_idf(
+    session: Session, scope_ids: list[int], stems: list[str], alternatives: dict[str, tuple[str, ...]] | None = None
+) -> dict[str, float]:
     """Each query word's inverse document frequency in the searched scope (`scope_idf`).
 
     The full-text index weighs a word by its rarity in the whole vault; inside one initiative a word
@@ -342,11 +347,13 @@ def _scope_idf(session: Session, scope_ids: list[int], stems: list[str]) -> dict
     little, while a word rare there but common elsewhere says much. One `count_matches` per query
     word (so it works on every backend); the text candidates are then rescored by BM25F over their
     own (memoised) stems, and the proximity channel weighs query-word coverage by the same numbers.
+    A word with `alternatives` (a verb and its past forms) is as rare as the memories holding any.
     """
     size = session.scope_size(scope_ids)
     idf: dict[str, float] = {}
     for word in stems:
-        df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=[word], stemmed=True))
+        asked = (alternatives or {}).get(word, (word,))  # a memory holding any of its forms
+        df = session.count_matches(SearchQuery(initiative_ids=scope_ids, tokens=list(asked), stemmed=True))
         idf[word] = math.log(1 + (max(size, df) - df + 0.5) / (df + 0.5))
     return idf
 
@@ -359,15 +366,16 @@ def _brevity(node: Node | None) -> float:
     return min(1.0, TEMPORAL_WORDS / words) if words else 1.0
 
 
-def _asks(node: Node, stems: list[str]) -> bool:
+def _asks(node: Node, stems: list[str], alternatives: dict[str, tuple[str, ...]] | None = None) -> bool:
     """Whether a memory asks what the query asks: its text ends with a question (its last sentence
-    ends with a question mark) that holds one of the query's words. Only the text's own words and
-    punctuation are read."""
+    ends with a question mark) that holds one of the query's words (or of their `alternatives`,
+    `domain.past_forms`). Only the text's own words and punctuation are read."""
     text = (node.body or "").rstrip().rstrip(")]\"'")
     if not text.endswith("?"):
         return False
     question = _SENTENCE_END.split(text[:-1])[-1]
-    return not set(stems).isdisjoint(stem_words(tokens(question)))
+    asked = set(expand(stems, alternatives or {}))
+    return not asked.isdisjoint(stem_words(tokens(question)))
 
 
 _SENTENCE_END = re.compile(r"[.!?\n]+\s")
@@ -381,23 +389,32 @@ def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str],
 
 
 def _proximity(
-    fusion: Fusion, pool: dict[str, Node], stems: list[str], idf: dict[str, float], words_memo: DocWords
+    fusion: Fusion,
+    pool: dict[str, Node],
+    stems: list[str],
+    idf: dict[str, float],
+    words_memo: DocWords,
+    alternatives: dict[str, tuple[str, ...]] | None = None,
 ) -> None:
     """Reward candidates that contain several query words (their share of the query's `idf` weight
     when it is known, else of its words), and query words next to each other — in a long body,
     within its best passage (the windows BM25F scores), so length alone does not gather the words
-    (decision 17.Q2)."""
+    (decision 17.Q2). A past form of a verb the question asks in the past (`alternatives`) is read as
+    the verb."""
     wanted = set(stems)
     # `fsum`: a set's order follows the process's hash seed, and a plain sum's last bit its order —
     # so the same query scored 0.3 in one process and 0.3000000000000001 in another.
     total = math.fsum(idf.get(w, 0.0) for w in wanted)
     pairs = {(a, b) for a, b in pairwise(stems)}
     repeated = any(a == b for a, b in pairs)  # a word twice in a row (the stems are distinct: never)
+    as_asked = {form: word for word, found in (alternatives or {}).items() for form in found}
     for node_id in fusion.ranked()[:RERANK]:
         node = pool.get(node_id)
         if node is None:
             continue
         doc = _near_words(node, words_memo)
+        if as_asked:
+            doc = tuple(as_asked.get(w, w) for w in doc)
         best = 0.0
         for start, end in passage_bounds(len(doc)):
             part = doc[start:end]
