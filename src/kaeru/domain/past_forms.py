@@ -8,8 +8,11 @@ share was two words to recall. For a question in the past, each of its verbs in 
 also looked for in its past forms (simple past and participle: "I've bought"), counted as the
 same word; nothing else changes, and the index (which holds stems) is untouched.
 
-One way only, from base to past: a base stem is often also a noun's (`meet` is the stem of
-`meeting`, `build` of `building`), so a question that says `met` asked as `meet` found meetings.
+One way only, from base to past: a past form names one verb, while its base's stem is also every
+other use of the base and of what Snowball stems the same (`meet` is the stem of `meeting`), so a
+question that says `brought` asked as `bring` would find every `bring`. And only after `did`: a
+question without it is mostly not about a told past — a request's verb ("give me a summary")
+would also count `given`, a question in the present ("what does she make?") `made`.
 Left out: verbs whose base is a stop word (`be`, `do`, `have`: never asked), and past forms that
 are more often another word or a piece of a contraction, which would join unrelated memories:
 `won` (`won't` is read as `won` and `t`), `lay`, `bore` (`boring` stems to `bore`), `rose`,
