@@ -61,7 +61,7 @@ def test_identifier_words_are_only_skipped_where_there_are_none(text: str) -> No
 )
 def test_the_shapes_of_an_ascii_text_find_what_the_patterns_find(text: str) -> None:
     """An ASCII text is judged by its shapes (`_CASES`, `_JOINS`), not by the three patterns
-    (s32-lat D3): the same answer for every text, any byte next to any other."""
+    (decision 244): the same answer for every text, any byte next to any other."""
     patterns = bool(_CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text))
     assert _may_hold_identifier(text) == patterns
 

@@ -1,5 +1,5 @@
 """The proximity channel walks a passage for adjacent query words only when it holds two of them
-(s32-lat D4): the same score as walking every passage, for any text and question."""
+(decision 245): the same score as walking every passage, for any text and question."""
 
 from __future__ import annotations
 

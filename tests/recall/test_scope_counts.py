@@ -1,5 +1,5 @@
 """Recall's per-word counts in its scope (`scope_idf`): a word in few rows of the vault is counted
-by the full-text index alone when that holds exactly the scope's live members (s32-lat D5) — the
+by the full-text index alone when that holds exactly the scope's live members (decision 246) — the
 scope's own rows only, a forgotten note not, several initiatives together, and past
 `PROBED_SCOPES` initiatives through the nodes' memberships as before."""
 

@@ -221,7 +221,7 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
     # `count_matches` (recall's per-word counts): every match, superseded ones included.
     every = _search(store, dataclasses.replace(q, window=5000, omit_superseded=False), top_k=False, slack=0)
     # Words in at most `rare` rows of the vault (all of these small vaults' words at 2,000) are
-    # counted in the index alone when it holds exactly the scope's live members (s32-lat D5).
+    # counted in the index alone when it holds exactly the scope's live members (decision 246).
     for cache, rare in ((True, 0), (False, 0), (True, SCOPE_THRESHOLD)):
         with store.read() as session:
             assert isinstance(session, FtsSearch)
