@@ -239,10 +239,10 @@ def test_real_unicode_is_not_refused() -> None:
 @pytest.mark.parametrize(
     ("args", "where"),
     [
-        ({"\udc80key": "v"}, "\udc80key"),  # a key
+        ({"\udc80key": "v"}, "\\udc80key"),  # a key, named escaped (decision 239)
         ({"a": 1, "b": [None, {"c": ["x", "\ud801"]}]}, "b[1].c[1]"),  # deep in lists and objects
         ({"a": {"b": "caf\u00e9"}, "c": "\udfff"}, "c"),  # after a clean non-ASCII one
-        ({"a": {"\ud800": "x"}, "b": "\ud801"}, "a.\ud800"),  # the first one, in order
+        ({"a": {"\ud800": "x"}, "b": "\ud801"}, "a.\\ud800"),  # the first one, in order
         (["x", ["\ud800"]], "[1][0]"),
         ({3: "\ud800"}, "3"),  # a key that is not a string
     ],
@@ -252,3 +252,4 @@ def test_the_quick_walk_finds_every_lone_surrogate(args: Any, where: str) -> Non
     (issue 14): every place a lone surrogate can hide is still found, and named."""
     refusal = refusal_of_lone_surrogate(args)
     assert refusal is not None and refusal.field == where
+    str(refusal).encode("utf-8")  # the refusal can be written: it names no raw surrogate
