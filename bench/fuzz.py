@@ -559,6 +559,17 @@ def _short(arguments: dict[str, Any]) -> str:
     return text if len(text) <= 400 else text[:400] + f"… ({len(text)} chars)"
 
 
+def _checked_unchanged(target: Target, before: Any, report: Report, call: Call, how: str) -> Any:
+    """The vault's digest after a call that must have changed nothing; a finding if it did."""
+    after = target.digest()
+    report.rejected_checked += 1
+    if after != before:
+        report.findings.append(
+            Finding(call.tool, call.variant, f"a {how} call changed the vault", _short(call.arguments))
+        )
+    return after
+
+
 async def run(
     target: Target,
     calls: Iterator[Call],
@@ -601,13 +612,7 @@ async def run(
             # Refused before any tool ran (`bench.fuzz_wire`: a body the SDK's HTTP parser cannot
             # read): there is no envelope to check, only that nothing changed.
             report.states[call.tool]["refused"] += 1
-            after = target.digest()
-            report.rejected_checked += 1
-            if after != before:
-                report.findings.append(
-                    Finding(call.tool, call.variant, "a refused call changed the vault", _short(call.arguments))
-                )
-            before = after
+            before = _checked_unchanged(target, before, report, call, "refused")
             continue
         envelope = result.structured_content
         if not isinstance(envelope, dict):
@@ -655,13 +660,7 @@ async def run(
                 )
             )
         if state == "rejected":
-            after = target.digest()
-            report.rejected_checked += 1
-            if after != before:
-                report.findings.append(
-                    Finding(call.tool, call.variant, "a rejected call changed the vault", _short(call.arguments))
-                )
-            before = after
+            before = _checked_unchanged(target, before, report, call, "rejected")
         else:
             initiative = call.arguments.get("initiative")
             pool.harvest(envelope, initiative if isinstance(initiative, str) else None)
