@@ -30,6 +30,8 @@ def test_a_command_line_byte_that_is_not_utf8_is_refused_not_a_crash(tmp_path: P
     envelope = json.loads(bad_note.stdout)
     assert envelope["state"] == "rejected"
     assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "text")]
+    # Which byte, and where such bytes come from: the terminal's encoding.
+    assert "byte 0xE9" in envelope["issues"][0]["message"] and "LANG" in envelope["issues"][0]["message"]
 
     bad_search = _kaeru(vault, "search", "-i", "cli", "--type", b"observ\xe9", "caf")
     assert b"Traceback" not in bad_search.stderr, bad_search.stderr.decode(errors="replace")

@@ -113,6 +113,16 @@ def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
     if hit is None:
         return None
     field, code_point = hit
+    value = int(code_point[2:], 16)
+    if 0xDC80 <= value <= 0xDCFF:
+        # What Python makes of a byte that is not UTF-8 in a command line or a file name
+        # (`surrogateescape`): a terminal user is told which byte, and where such bytes come from.
+        return InvalidArgument(
+            f"{field} holds the byte 0x{value - 0xDC00:02X}, which is not UTF-8 (a command line passes it as "
+            f"the lone surrogate {code_point}): the terminal or file is in another encoding (see LANG, "
+            "LC_ALL); send the text as UTF-8",
+            field=field,
+        )
     return InvalidArgument(
         f"{field} holds a lone UTF-16 surrogate ({code_point}), which is not Unicode text; "
         "send the text as UTF-8 (or escape whole surrogate pairs)",
