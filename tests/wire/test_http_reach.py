@@ -242,6 +242,12 @@ def test_a_get_on_the_endpoint_is_refused_not_held_open(server_env: dict[str, st
         assert answer.status_code == 405, answer.text[:300]
         assert "POST" in answer.headers.get("allow", "")
         assert "no event stream" in answer.json()["error"]["message"]
+        assert answer.headers.get("allow") == "POST"
+        # Other methods were answered `Allow: GET, POST, DELETE` by the SDK, two of them refused too.
+        for method in ("PUT", "PATCH", "OPTIONS"):
+            answer = httpx2.request(method, server.url, headers={"Content-Type": "application/json"}, timeout=10)
+            assert answer.status_code == 405 and answer.headers.get("allow") == "POST", (method, answer.headers)
+            assert method in answer.json()["error"]["message"], answer.text
         # Requests still work beside it.
         status, body = raw_post(server.url, initialize_request())
         assert status == 200 and _served(body), (status, body)

@@ -1,5 +1,5 @@
 """What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a GET (no
-event stream is ever sent), a body that is not JSON, a body over `MAX_MESSAGE_BYTES` (declared, or
+event stream is ever sent) or another method but POST and DELETE, a body that is not JSON, a body over `MAX_MESSAGE_BYTES` (declared, or
 found while a chunked body is read), an `MCP-Protocol-Version` no MCP release has — answered as a
 JSON-RPC error that names the value and the fix (decisions 227, 237).
 
@@ -103,12 +103,16 @@ class RequestGate:
                 f"requests from the web page at {origin!r} are refused (a guard against DNS rebinding); "
                 "add its host to KAERU_ALLOWED_HOSTS where the server runs to allow them"
             )
-        if scope.get("method") == "GET":
+        method = scope.get("method")
+        if method == "GET":
             # The server is stateless (decision 231): a GET stream would never carry a message,
             # so it is refused as MCP's transport says a server without one must refuse it.
             return 405, "this server sends no event stream: POST each JSON-RPC request to /mcp"
-        if scope.get("method") != "POST":
-            return None
+        if method == "DELETE":
+            return None  # the SDK's own answer: a stateless server has no session to end
+        if method != "POST":
+            # The SDK answered these with `Allow: GET, POST, DELETE`, two of which are refused too.
+            return 405, f"/mcp takes POST (one JSON-RPC request a POST), not {method}"
         kind = headers.get("content-type")
         if kind is None or not kind.lower().startswith("application/json"):
             return 400, f"a request to /mcp is JSON-RPC: its Content-Type must be application/json, not {kind!r}"
@@ -153,5 +157,6 @@ async def _refuse(
     if data is not None:
         error["data"] = data
     body = {"jsonrpc": "2.0", "id": None, "error": error}
-    allow = {"Allow": "POST, DELETE"} if status == 405 else None
+    # Only POST is served: GET and DELETE are always refused by a stateless server (decision 255).
+    allow = {"Allow": "POST"} if status == 405 else None
     await JSONResponse(body, status_code=status, headers=allow)(scope, receive, send)
