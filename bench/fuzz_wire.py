@@ -63,20 +63,21 @@ class ServerGone(Exception):
     """The server process exited, or stopped answering in JSON."""
 
 
-def _unreadable_by_parser(arguments: Any, depth: int = 0) -> bool:
-    """Whether JSON text of `arguments` holds what a strict parser refuses: a lone surrogate, or
-    nesting deeper than the SDK's parser goes."""
-    if depth > 100:
-        return True
-    if isinstance(arguments, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in arguments)
-    if isinstance(arguments, dict):
-        return any(
-            _unreadable_by_parser(k, depth + 1) or _unreadable_by_parser(v, depth + 1) for k, v in arguments.items()
-        )
-    if isinstance(arguments, list):
-        return any(_unreadable_by_parser(v, depth + 1) for v in arguments)
-    return False
+def _unreadable_by_parser(arguments: Any) -> bool:
+    """Whether JSON text of `arguments` holds what a strict parser refuses: a lone surrogate (the
+    server's own test, `domain.surrogates.lone_surrogate`), or nesting deeper than the SDK's parser goes."""
+    from kaeru.domain.surrogates import lone_surrogate
+
+    return lone_surrogate(arguments) is not None or _nesting(arguments) > 100
+
+
+def _nesting(value: Any) -> int:
+    """How deep `value`'s objects and arrays nest."""
+    if isinstance(value, dict):
+        return 1 + max(map(_nesting, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_nesting, value), default=0)
+    return 0
 
 
 def _as_result(answer: dict[str, Any], arguments: dict[str, Any], http: bool) -> WireResult:
@@ -171,7 +172,8 @@ async def serving(transport: str, env: Mapping[str, str], log: Path) -> AsyncIte
             await wire.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             yield wire
         finally:
-            await process.stdin.aclose() if process.stdin else None
+            if process.stdin is not None:
+                await process.stdin.aclose()
             with anyio.move_on_after(15):
                 await process.wait()
             if process.returncode is None:

@@ -143,11 +143,13 @@ def _build() -> dict[str, tuple[str, ...]]:
 
 #: A verb's base stem → the stems of its irregular past forms.
 PAST_FORMS = _build()
+#: What `past_forms` gives a question: an asked stem → itself and its past forms' stems.
+Alternatives = dict[str, tuple[str, ...]]
 #: The auxiliary of a question in the simple past ("When did she go…?", "Why didn't he…?").
 PAST_AUXILIARIES = frozenset({"did", "didn"})
 
 
-def past_forms(stems: Iterable[str], query_tokens: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def past_forms(stems: Iterable[str], query_tokens: Iterable[str]) -> Alternatives:
     """For a question in the past (`PAST_AUXILIARIES` among its `query_tokens`), each of its
     `stems` that is an irregular verb's base, with the stems of its past forms (itself first);
     empty for any other question."""
@@ -157,6 +159,6 @@ def past_forms(stems: Iterable[str], query_tokens: Iterable[str]) -> dict[str, t
     return {s: (s, *found[s]) for s in stems if s in found}
 
 
-def expand(stems: Iterable[str], forms: dict[str, tuple[str, ...]]) -> list[str]:
+def expand(stems: Iterable[str], forms: Alternatives) -> list[str]:
     """`stems` with every form `forms` gives them, once each: what to ask of the index."""
     return list(dict.fromkeys(f for s in stems for f in forms.get(s, (s,))))

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
+from kaeru.domain.past_forms import Alternatives
 from kaeru.domain.text import identifier_words, indexed_name, manual_tags, stem_words, tokens
 from kaeru.service.runtime import DocStems, DocTerms
 
@@ -41,7 +42,7 @@ def bm25f(
     memo: DocStems,
     reference: dict[str, Node] | None = None,
     forms: dict[str, frozenset[str]] | None = None,
-    alternatives: dict[str, tuple[str, ...]] | None = None,
+    alternatives: Alternatives | None = None,
 ) -> list[tuple[str, float]]:
     """BM25F of `nodes` (in their given order for ties) for the query words, with weights `idf`;
     long bodies by their best passage (see the module's docstring). A word of `forms` (a query
@@ -120,7 +121,7 @@ def _score(tf: dict[str, float], length: float, average: float, wanted: list[str
 
 
 def _passages(
-    doc: DocTerms, wanted: list[str], whole: dict[str, float], alternatives: dict[str, tuple[str, ...]] | None = None
+    doc: DocTerms, wanted: list[str], whole: dict[str, float], alternatives: Alternatives | None = None
 ) -> list[tuple[dict[str, float], float]]:
     """The query words' weighted frequencies and the length of each window of a long body (with
     the short fields in every window); empty when the body fits one window. `whole`: the node's
@@ -148,9 +149,7 @@ def _passages(
     return out
 
 
-def _window_counts(
-    body: Sequence[str], word: str, windows: int, alternatives: dict[str, tuple[str, ...]] | None
-) -> list[int]:
+def _window_counts(body: Sequence[str], word: str, windows: int, alternatives: Alternatives | None) -> list[int]:
     """`window_counts` of `word`, its `alternatives` (past forms, `domain.past_forms`) counted as it."""
     forms = alternatives.get(word) if alternatives else None
     if not forms:
@@ -216,7 +215,7 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
 
 
 def _tf(
-    doc: DocTerms, wanted: list[str], skip: int | None = None, alternatives: dict[str, tuple[str, ...]] | None = None
+    doc: DocTerms, wanted: list[str], skip: int | None = None, alternatives: Alternatives | None = None
 ) -> dict[str, float]:
     """The weighted frequency of each of `wanted` (distinct) in `doc`, the words it lacks left out,
     field `skip` aside: a field's count times its weight (whole multiples of these weights, so the

@@ -12,7 +12,7 @@ from typing import Any
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import RULE_TAG, Node, NodeType
-from kaeru.domain.past_forms import expand, past_forms
+from kaeru.domain.past_forms import Alternatives, expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
@@ -338,7 +338,7 @@ def narrow(session: Session, scope_ids: list[int]) -> bool:
 
 
 def _scope_idf(
-    session: Session, scope_ids: list[int], stems: list[str], alternatives: dict[str, tuple[str, ...]] | None = None
+    session: Session, scope_ids: list[int], stems: list[str], alternatives: Alternatives | None = None
 ) -> dict[str, float]:
     """Each query word's inverse document frequency in the searched scope (`scope_idf`).
 
@@ -366,7 +366,7 @@ def _brevity(node: Node | None) -> float:
     return min(1.0, TEMPORAL_WORDS / words) if words else 1.0
 
 
-def _asks(node: Node, stems: list[str], alternatives: dict[str, tuple[str, ...]] | None = None) -> bool:
+def _asks(node: Node, stems: list[str], alternatives: Alternatives | None = None) -> bool:
     """Whether a memory asks what the query asks: its text ends with a question (its last sentence
     ends with a question mark) that holds one of the query's words (or of their `alternatives`,
     `domain.past_forms`). Only the text's own words and punctuation are read."""
@@ -394,7 +394,7 @@ def _proximity(
     stems: list[str],
     idf: dict[str, float],
     words_memo: DocWords,
-    alternatives: dict[str, tuple[str, ...]] | None = None,
+    alternatives: Alternatives | None = None,
 ) -> None:
     """Reward candidates that contain several query words (their share of the query's `idf` weight
     when it is known, else of its words), and query words next to each other — in a long body,
