@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import itertools
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -98,16 +99,18 @@ class ImpactReader:
     reader serves a store's connections; `start` sets the weights and empties the arrays, `taken`
     hands them over."""
 
-    __slots__ = ("freqs", "ids", "weights")
+    __slots__ = ("_add_count", "_add_id", "counts", "freqs", "ids", "weights")
 
     def __init__(self) -> None:
         self.weights: tuple[float, ...] = ()
-        self.ids = array.array("q")
-        self.freqs = array.array("d")
+        self.start(())
 
     def start(self, weights: tuple[float, ...]) -> None:
+        """Empty arrays, and the columns' weights `__call__` sums by."""
         self.weights = weights
-        self.ids, self.freqs = array.array("q"), array.array("d")
+        self.ids, self.freqs, self.counts = array.array("q"), array.array("d"), array.array("q")
+        # `count` calls these once a row: bound once here, not looked up a row.
+        self._add_id, self._add_count = self.ids.append, self.counts.append
 
     def taken(self) -> tuple[array.array[int], array.array[float]]:
         found = self.ids, self.freqs
@@ -121,3 +124,71 @@ class ImpactReader:
             freq += weights[column] * len(api.phrase_column_offsets(0, column))
         self.ids.append(api.rowid)
         self.freqs.append(freq)
+
+    def count(self, api: Any, *_: Any) -> None:
+        """The function for a phrase in one column (`read_impacts`): the row id and the phrase's
+        instances in the row (FTS5 counts them; no offsets listed), into `ids` and `counts`."""
+        self._add_id(api.rowid)
+        self._add_count(api.inst_count)
+
+    def counted(self) -> tuple[array.array[int], array.array[int]]:
+        """`count`'s row ids and instance counts, handed over (the arrays then start empty)."""
+        found = self.ids, self.counts
+        self.start(self.weights)
+        return found
+
+
+#: `read_impacts` sums a phrase's columns by sorting its rows when they are fewer than 1/SPARSE_SUM
+#: of the largest row id, and over a dense array (one value a row of the vault) otherwise.
+SPARSE_SUM = 16
+#: The SQL names the reader's two functions are registered under (`impacts.TextCache.rank`).
+READER = "kaeru_impacts"
+COUNTER = "kaeru_instances"
+#: One phrase (a quoted string, `""` an inner quote) over a set of columns, as `matching.fts_match`
+#: writes a single word.
+_ONE_PHRASE = re.compile(r'\{([a-z_ ]+)\} : (\("(?:[^"]|"")*"\))', re.DOTALL)
+
+
+def read_impacts(
+    np: Any,
+    db: Db,
+    reader: ImpactReader,
+    match: str,
+    weights: tuple[float, ...],
+    columns: Sequence[str],
+    sparse_sum: int = SPARSE_SUM,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rows holding `match`'s first phrase and its `aFreq` in each (int64, float64; ascending
+    rows). A single phrase over a set of columns is read a column at a time, each statement's
+    function counting the row's instances there (`ImpactReader.count`), and the counts summed by
+    row: cheaper than listing the columns and then each one's offsets a row (the same whole
+    numbers: column weights times counts). Any other MATCH is read whole by `ImpactReader`."""
+    found = _ONE_PHRASE.fullmatch(match)
+    if found is None or any(c not in columns for c in found[1].split()):
+        reader.start(weights)
+        db.one(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND {READER}(nodes_fts) IS NOT NULL", (match,))
+        ids, freqs = reader.taken()
+        return np.frombuffer(ids, dtype=np.int64), np.frombuffer(freqs, dtype=np.float64)
+    parts = []
+    for column in found[1].split():
+        if weight := weights[columns.index(column)]:
+            reader.start(weights)
+            db.one(
+                f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND {COUNTER}(nodes_fts) IS NOT NULL",
+                (f"{column} : {found[2]}",),
+            )
+            ids, counts = reader.counted()
+            parts.append((np.frombuffer(ids, dtype=np.int64), np.frombuffer(counts, dtype=np.int64) * weight))
+    if len(parts) == 1:
+        return parts[0]
+    if not parts:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    ids, values = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    if len(ids) == 0:
+        return ids, values
+    if len(ids) * sparse_sum < int(ids.max()):  # a few rows of a large vault: sorted and summed
+        rows, where = np.unique(ids, return_inverse=True)
+        return rows, np.bincount(where, weights=values, minlength=len(rows))
+    summed = np.bincount(ids, weights=values)  # by row over a dense array: no sort of the rows
+    rows = np.flatnonzero(summed)
+    return rows, summed[rows]

@@ -55,7 +55,7 @@ from kaeru.storage.sql.copies import (
     uuid_texts,
 )
 from kaeru.storage.sql.db import Db
-from kaeru.storage.sqlite.copies import ImpactReader, averages, put_sizes, read_sizes
+from kaeru.storage.sqlite.copies import COUNTER, READER, ImpactReader, averages, put_sizes, read_impacts, read_sizes
 
 if TYPE_CHECKING:
     import numpy as np
@@ -94,8 +94,6 @@ ID_BYTES = 16
 FACTS_SHARE = 3
 #: The auxiliary function that reads a row's `aFreq` (of phrase 0) for the copies.
 FUNCTION = "kaeru_impact"
-#: The one that reads a whole copy's rows and `aFreq` into arrays (`copies.ImpactReader`).
-READER = "kaeru_impacts"
 #: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
 CHUNK_ROWS = 65_536
 
@@ -233,6 +231,7 @@ class TextCache:
         if conn not in self._registered:
             conn.register_fts5_function(FUNCTION, _impact)
             conn.register_fts5_function(READER, self._reader)
+            conn.register_fts5_function(COUNTER, self._reader.count)
             self._registered.add(conn)
         mark = watermark(db)
         block = db.one("SELECT block FROM nodes_fts_data WHERE id = 1")
@@ -460,10 +459,7 @@ class TextCache:
 
     def _load(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> PhraseCopy:
         if weights:  # every matching row's aFreq, collected by the reader, not returned row by row
-            self._reader.start(weights)
-            db.one(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND {READER}(nodes_fts) IS NOT NULL", (match,))
-            found, freqs = self._reader.taken()
-            ids, values = np.frombuffer(found, dtype=np.int64), np.frombuffer(freqs, dtype=np.float64)
+            ids, values = read_impacts(np, db, self._reader, match, weights, COLUMNS)
             self.rows_read += len(ids)
         else:
             ids, values = self._read(db, match, weights, "", ())
