@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 from kaeru.api.requests import parse
 from kaeru.config import Settings
 from kaeru.service import Service
+from kaeru.storage.records import SearchQuery
 from kaeru.storage.sqlite.copies import COUNTER, READER, ImpactReader, read_impacts
 from kaeru.storage.sqlite.impacts import COLUMNS
 from kaeru.storage.sqlite.matching import fts_match
+from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.session import SqliteSession
 from kaeru.storage.sqlite.store import SqliteStore
 
@@ -77,5 +79,37 @@ def test_read_a_column_at_a_time_as_the_whole_row_reader_reads(tmp_path: Path, n
             assert dict(zip(rows.tolist(), values.tolist(), strict=True)) == _whole(
                 session, reader, both, WEIGHTS[False]
             )
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("others", [0, 30], ids=["the-scope-is-the-vault", "a-small-scope"])
+def test_a_words_copy_holds_a_small_scopes_rows_only(tmp_path: Path, others: int) -> None:
+    """In a scope of at most half the vault, a word's copy is read within the scope (its key names
+    the scope) and its bm25 `nHit` is still the whole vault's; in a larger scope it is read in the
+    whole vault (decision 259). Either way the page is what SQL's ranking gives."""
+    store = SqliteStore(tmp_path / "vault.sqlite3")
+    try:
+        service = Service(store, Settings(vault_dir=tmp_path, secret_policy="allow"))
+        for i in range(12):
+            service.note(
+                parse("note", {"initiative": "mine", "text": f"alpha {'beta ' * (i % 3)}item{i}", "kind": "idea"})
+            )
+        for i in range(others):  # "alpha" outside the scope too: the whole vault's nHit differs from the scope's
+            service.note(parse("note", {"initiative": "other", "text": f"alpha gamma {i}", "kind": "idea"}))
+        pages = []
+        for cached in (False, True):  # SQL first; then the copies, read from an empty cache
+            store._common.text.clear()
+            with store.read() as session:
+                assert isinstance(session, FtsSearch)
+                session.rare_rows = session.few_rows = 0
+                session.text_cache = cached
+                scope = session.initiative_by_name("mine")
+                assert scope is not None
+                query = SearchQuery(initiative_ids=[scope.id], tokens=["alpha", "beta"], window=5)
+                pages.append([(r.id, r.score) for r in session.search(query)[0]])
+        assert pages[0] == pages[1] and len(pages[0]) == 5
+        words = [key[0] for key in store._common.text._held if key[1]]
+        assert len(words) == 2 and all(("AND (" in key) == bool(others) for key in words), words
     finally:
         store.close()

@@ -168,11 +168,14 @@ class PhraseCopy:
     row id, `rows` None — or sparse — `rows` the ids holding the phrase, ascending, `freq` their
     values (`of` picks the smaller). Never changed once made: a ranking reads it without a lock."""
 
-    __slots__ = ("freq", "hits", "mark", "nbytes", "rows", "used")
+    __slots__ = ("freq", "hits", "mark", "nbytes", "rows", "used", "vault_hits")
 
     def __init__(self, freq: np.ndarray, mark: tuple[int, int], rows: np.ndarray | None, overhead: int):
         self.freq, self.mark, self.rows = freq, mark, rows
         self.hits = int((freq > 0).sum()) if rows is None else len(rows)
+        #: The rows of the whole vault holding the phrase (bm25's `nHit`): `hits`, unless the copy
+        #: holds only a scope's rows (SQLite's words, decision 259), which sets it.
+        self.vault_hits = self.hits
         # A sparse copy keeps a second array, its header and its data (`__sizeof__` counts both for
         # an array owning its data; the first array's header is in `overhead`).
         extra = 0 if rows is None else rows.__sizeof__() + (rows.nbytes if rows.base is not None else 0)

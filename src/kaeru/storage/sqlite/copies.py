@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import itertools
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -91,7 +92,7 @@ def put_sizes(np: Any, size: np.ndarray, rows: Iterable[tuple[Any, ...]], chunk:
 class ImpactReader:
     """The auxiliary function a phrase's copy is read whole by (`impacts.TextCache._load`): for each
     row FTS5 calls it for, the row id and its bm25 `aFreq` of the query's first phrase (the weight
-    of each instance's column, summed over the columns the phrase is in, as `impacts._impact` sums
+    of each instance's column, summed over the columns the phrase is in, as `impact` sums
     them) are appended to two arrays, and it returns NULL, which the statement's condition (`… IS NOT
     NULL`) drops: no row crosses into Python. Returned, each row cost a result tuple, the column
     weights converted again as the function's arguments, and its share of `fromiter` over the
@@ -141,7 +142,7 @@ class ImpactReader:
 #: `read_impacts` sums a phrase's columns by sorting its rows when they are fewer than 1/SPARSE_SUM
 #: of the largest row id, and over a dense array (one value a row of the vault) otherwise.
 SPARSE_SUM = 16
-#: The SQL names the reader's two functions are registered under (`impacts.TextCache.rank`).
+#: The SQL names the reader's functions are registered under (`impacts.TextCache.rank`).
 READER = "kaeru_impacts"
 COUNTER = "kaeru_instances"
 #: One phrase (a quoted string, `""` an inner quote) over a set of columns, as `matching.fts_match`
@@ -157,16 +158,22 @@ def read_impacts(
     weights: tuple[float, ...],
     columns: Sequence[str],
     sparse_sum: int = SPARSE_SUM,
+    within: str = "",
 ) -> tuple[np.ndarray, np.ndarray]:
     """The rows holding `match`'s first phrase and its `aFreq` in each (int64, float64; ascending
     rows). A single phrase over a set of columns is read a column at a time, each statement's
     function counting the row's instances there (`ImpactReader.count`), and the counts summed by
     row: cheaper than listing the columns and then each one's offsets a row (the same whole
-    numbers: column weights times counts). Any other MATCH is read whole by `ImpactReader`."""
+    numbers: column weights times counts). Any other MATCH is read whole by `ImpactReader`, and so
+    is one `within` a scope's rows (`(match) AND (within)`): a statement a column would walk the
+    scope tokens' doclist again for each."""
     found = _ONE_PHRASE.fullmatch(match)
-    if found is None or any(c not in columns for c in found[1].split()):
+    if found is None or within or any(c not in columns for c in found[1].split()):
         reader.start(weights)
-        db.one(f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND {READER}(nodes_fts) IS NOT NULL", (match,))
+        db.one(
+            f"SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ? AND {READER}(nodes_fts) IS NOT NULL",
+            (f"({match}) AND ({within})" if within else match,),
+        )
         ids, freqs = reader.taken()
         return np.frombuffer(ids, dtype=np.int64), np.frombuffer(freqs, dtype=np.float64)
     parts = []
@@ -192,3 +199,75 @@ def read_impacts(
     summed = np.bincount(ids, weights=values)  # by row over a dense array: no sort of the rows
     rows = np.flatnonzero(summed)
     return rows, summed[rows]
+
+
+#: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
+#: id of another form is read each time).
+ID_BYTES = 16
+
+
+class Facts:
+    """Node ids (16 bytes of a UUID) and refuted flags by row id at one watermark: `state` 0 for a
+    row not read yet, 1 kept, 2 kept and refuted."""
+
+    def __init__(self, ids: np.ndarray, state: np.ndarray, mark: tuple[int, int]):
+        self.ids, self.state, self.mark = ids, state, mark
+        self.nbytes = int(ids.nbytes + state.nbytes)
+
+    @classmethod
+    def after(cls, np: Any, old: Facts | None, revised: list[int] | None, mark: tuple[int, int]) -> Facts:
+        """`old` moved to `mark` (copied: a reader at its watermark may still hold it), forgetting the
+        `revised` rows; empty when there is none or too much was revised."""
+        size = mark[0] + 1
+        ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
+        state = np.zeros(size, dtype=np.uint8)
+        if old is not None and revised is not None:
+            ids[: len(old.ids)] = old.ids
+            state[: len(old.state)] = old.state
+            state[np.array(revised, dtype=np.int64)] = 0
+        return cls(ids, state, mark)
+
+
+def read_facts(db: Db, seqs: Sequence[int], refuted_sql: str) -> tuple[list[str], list[bool]]:
+    rows = db.rows(
+        f"SELECT n.seq, n.id, {refuted_sql} FROM json_each(?) j CROSS JOIN nodes n INDEXED BY nodes_head "
+        "ON n.seq = j.value",
+        (json.dumps(sorted(seqs)),),
+    )
+    read = {int(r[0]): (str(r[1]), bool(r[2])) for r in rows}
+    ids = [read[s][0] for s in seqs]
+    return ids, [read[s][1] for s in seqs]
+
+
+def impact(api: Any, *weights: Any) -> float:
+    """FTS5's bm25 `aFreq` for this row and the query's first phrase: the weight of each instance's
+    column, summed — over the columns the phrase is in (`xPhraseFirstColumn`, cheaper than listing
+    every column's offsets). (Its `D`, `xColumnSize(-1)`, is a look-up in `nodes_fts_docsize` per
+    row: the sizes are read in bulk instead, `impacts.TextCache._sizes_at`.)"""
+    freq = 0.0
+    for column in api.phrase_columns(0):
+        freq += weights[column] * len(api.phrase_column_offsets(0, column))
+    return freq
+
+
+class Sizes:
+    """The indexed rows' `D` (`xColumnSize(-1)`) at one watermark, dense by row id: 0 for a row not
+    read yet (every indexed row holds a scope token, so its `D` is at least 1) unless `complete`.
+    Rows are read as rankings need them (`impacts.TextCache._sizes_for`) and never change at a watermark."""
+
+    __slots__ = ("complete", "mark", "nbytes", "size")
+
+    def __init__(self, size: np.ndarray, mark: tuple[int, int], complete: bool):
+        self.size, self.mark, self.complete = size, mark, complete
+        self.nbytes = int(size.nbytes)
+
+
+def within_scopes(scopes: Sequence[tuple[str, tuple[float, ...]]]) -> str:
+    """The MATCH of rows in any of `scopes` (each `(MATCH, weights)`)."""
+    return " OR ".join(f"({match})" for match, _ in scopes)
+
+
+def count_matching(db: Db, match: str, where: str, params: Sequence[Any]) -> int:
+    """The rows matching `match` (and `where`), walked without a function a row."""
+    row = db.one(f"SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?{where}", (match, *params))
+    return int(row[0]) if row else 0

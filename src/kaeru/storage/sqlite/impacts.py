@@ -30,6 +30,8 @@ rewritten) by id — and a copy at a newer one (an older snapshot than the copy)
 read snapshot (committed rows) refreshes a copy; a write transaction ranks in SQL. Without numpy
 (an install that left the dependency out), past the memory bound, or past `REFRESH_ROWS` revised rows (the
 copy is then read again whole), the caller falls back to the SQL plans, which give the same answer.
+In a scope of at most half the vault, a word's copy holds the scope's rows only, its `nHit` counted
+in the whole vault beside it (decision 259).
 """
 
 from __future__ import annotations
@@ -55,12 +57,29 @@ from kaeru.storage.sql.copies import (
     uuid_texts,
 )
 from kaeru.storage.sql.db import Db
-from kaeru.storage.sqlite.copies import COUNTER, READER, ImpactReader, averages, put_sizes, read_impacts, read_sizes
+from kaeru.storage.sqlite.copies import (
+    COUNTER,
+    ID_BYTES,
+    READER,
+    Facts,
+    ImpactReader,
+    Sizes,
+    averages,
+    count_matching,
+    impact,
+    put_sizes,
+    read_facts,
+    read_impacts,
+    read_sizes,
+    within_scopes,
+)
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy import ndarray
 
+#: A phrase's MATCH and its columns' weights.
+Phrase = tuple[str, tuple[float, ...]]
 #: The columns of `nodes_fts`, in order (migration 006).
 COLUMNS = ("name", "description", "body", "tags", "scope", "stem_name", "stem_description", "stem_body", "stem_tags")
 #: The most memory a `TextCache` holds in phrase copies and row sizes (decision 16.E1: at most ~1 byte
@@ -73,40 +92,20 @@ CACHE_BYTES = 64 * 2**20
 #: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, many times a
 #: row read in order); past it, the copy is read again whole.
 REFRESH_ROWS = 64
-#: A copy is given up to make room for another only when no ranking used it for this many rankings:
-#: otherwise the new phrase is ranked by SQL. Reading a copy whole visits every row holding the
-#: phrase, more than SQL's ranking of one broad word there, so copies that
-#: evict each other in turn — more common words in use than fit the bound — would cost more than
-#: SQL every time.
+#: A copy is given up for another only when no ranking used it for this many rankings (else SQL
+#: ranks the new phrase): copies evicting each other in turn would cost more than SQL every time.
 IDLE_RANKINGS = 64
 #: What a copy keeps alive besides its array's data, counted with it against `max_bytes`: the
-#: array's header, the `PhraseCopy`, its watermark, its key's MATCH text and the cache's entry (~530–560
-#: bytes measured with tracemalloc at 40 and 2,500 rows; the key's column weights are shared,
-#: `TextCache._copy`, ~770 when every key held its own). Copies are made in vaults of more than
-#: `search.SCOPE_THRESHOLD` rows (a word matches more): uncounted, the copies of such a vault held up
-#: to ~40 % over the bound (770 bytes beside 2,000 of data), ~8 % at 10,000 rows.
-COPY_OVERHEAD = 576
-#: The bytes of a node id kept in memory: a UUID's 16 (its canonical text is rebuilt from them; an
-#: id of another form is read each time).
-ID_BYTES = 16
-#: The share of `max_bytes` the ids and refuted flags of ranked rows may take beside the copies
-#: (`ID_BYTES` + 1 a row of the vault: 17 MB at 1M nodes, under a third of 64 MiB).
+#: array's header, the `PhraseCopy`, its watermark, its key's MATCH text (a word's and its scopes')
+#: and the cache's entry, as tracemalloc measures them (`tests/storage/test_search_top_k.py`; the
+#: key's column weights are shared, `TextCache._copy`).
+COPY_OVERHEAD = 704
+#: The share of `max_bytes` the ids and refuted flags of ranked rows (`ID_BYTES` + 1 a row) may take.
 FACTS_SHARE = 3
 #: The auxiliary function that reads a row's `aFreq` (of phrase 0) for the copies.
 FUNCTION = "kaeru_impact"
 #: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
 CHUNK_ROWS = 65_536
-
-
-def _impact(api: apsw.FTS5ExtensionApi, *weights: Any) -> float:
-    """FTS5's bm25 `aFreq` for this row and the query's first phrase: the weight of each instance's
-    column, summed — over the columns the phrase is in (`xPhraseFirstColumn`, cheaper than listing
-    every column's offsets). (Its `D`, `xColumnSize(-1)`, is a look-up in `nodes_fts_docsize` per
-    row: the sizes are read in bulk instead, `TextCache._sizes_at`.)"""
-    freq = 0.0
-    for column in api.phrase_columns(0):
-        freq += weights[column] * len(api.phrase_column_offsets(0, column))
-    return freq
 
 
 def watermark(db: Db) -> tuple[int, int]:
@@ -116,44 +115,10 @@ def watermark(db: Db) -> tuple[int, int]:
     return (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
 
 
-class _Sizes:
-    """The indexed rows' `D` (`xColumnSize(-1)`) at one watermark, dense by row id: 0 for a row not
-    read yet (every indexed row holds a scope token, so its `D` is at least 1) unless `complete`.
-    Rows are read as rankings need them (`TextCache._sizes_for`) and never change at a watermark."""
-
-    __slots__ = ("complete", "mark", "nbytes", "size")
-
-    def __init__(self, size: np.ndarray, mark: tuple[int, int], complete: bool):
-        self.size, self.mark, self.complete = size, mark, complete
-        self.nbytes = int(size.nbytes)
-
-
-class _Facts:
-    """Node ids (16 bytes of a UUID) and refuted flags by row id at one watermark: `state` 0 for a
-    row not read yet, 1 kept, 2 kept and refuted."""
-
-    def __init__(self, ids: np.ndarray, state: np.ndarray, mark: tuple[int, int]):
-        self.ids, self.state, self.mark = ids, state, mark
-        self.nbytes = int(ids.nbytes + state.nbytes)
-
-    @classmethod
-    def after(cls, np: Any, old: _Facts | None, revised: list[int] | None, mark: tuple[int, int]) -> _Facts:
-        """`old` moved to `mark` (copied: a reader at its watermark may still hold it), forgetting the
-        `revised` rows; empty when there is none or too much was revised."""
-        size = mark[0] + 1
-        ids = np.zeros((size, ID_BYTES), dtype=np.uint8)
-        state = np.zeros(size, dtype=np.uint8)
-        if old is not None and revised is not None:
-            ids[: len(old.ids)] = old.ids
-            state[: len(old.state)] = old.state
-            state[np.array(revised, dtype=np.int64)] = 0
-        return cls(ids, state, mark)
-
-
 class TextCache:
     """The phrase copies and row sizes of one store (see the module's docstring): shared by its
     sessions and threads; a lock guards them. Copies and sizes are replaced, never changed, so a
-    ranking works on arrays no other thread writes. The ids and refuted flags (`_Facts`) are filled
+    ranking works on arrays no other thread writes. The ids and refuted flags (`Facts`) are filled
     in place under the lock while rankings read them without it: a row's id is written before its
     state, and a reader reads the state first, so a row it sees as read has its id. The lock is
     held while a copy is read from the database (every row holding the phrase): another thread's
@@ -178,9 +143,9 @@ class TextCache:
         #: keys share it.
         self._weights: dict[tuple[float, ...], tuple[float, ...]] = {}
         #: Every row's `D`, which all the copies' rankings share.
-        self._sizes: _Sizes | None = None
+        self._sizes: Sizes | None = None
         #: The ids and refuted flags of rows a page showed.
-        self._facts: _Facts | None = None
+        self._facts: Facts | None = None
         self._lock = threading.Lock()
         #: Rankings asked for so far (the clock of `PhraseCopy.used`).
         self._rankings = 0
@@ -207,11 +172,26 @@ class TextCache:
         with self._lock:
             return self._bytes + (self._sizes.nbytes if self._sizes else 0)
 
-    def held(self, phrases: Sequence[tuple[str, tuple[float, ...]]]) -> bool:
-        """Whether a copy of every `(MATCH, weights)` is held, at whatever watermark (`rank` would
-        then read no phrase's rows of the whole vault, only those written since)."""
+    def held(self, words: Sequence[Phrase], scopes: Sequence[Phrase]) -> bool:
+        """Whether a copy of every word (of the whole vault, or within `scopes`) and of every scope
+        is held, at whatever watermark (`rank` would then read only the rows written since)."""
+        within = within_scopes(scopes)
         with self._lock:
-            return all(key in self._held for key in phrases)
+            return all((m, ()) in self._held for m, _ in scopes) and all(
+                (m, w) in self._held or (f"({m}) AND ({within})", w) in self._held for m, w in words
+            )
+
+    def _within(self, np: Any, db: Db, scopes: Sequence[Phrase], mark: tuple[int, int], rows: int) -> str | None:
+        """The scopes' MATCH when the words' copies are to hold their rows only — the scopes hold at
+        most half of the vault's `rows` (decision 259) —, "" when the whole vault's; None when a
+        scope's copy cannot be had. A scope's copy is read first when it is not held yet."""
+        with self._lock:
+            known = [self._held.get((m, ())) for m, _ in scopes]
+        if any(k is None for k in known):
+            known = [self._copy(np, db, m, (), mark) for m, _ in scopes]
+        if any(k is None for k in known):
+            return None
+        return within_scopes(scopes) if 2 * sum(k.hits for k in known if k is not None) <= rows else ""
 
     def rank(
         self,
@@ -229,7 +209,7 @@ class TextCache:
         if np is None or not words or not scopes:
             return None
         if conn not in self._registered:
-            conn.register_fts5_function(FUNCTION, _impact)
+            conn.register_fts5_function(FUNCTION, impact)
             conn.register_fts5_function(READER, self._reader)
             conn.register_fts5_function(COUNTER, self._reader.count)
             self._registered.add(conn)
@@ -249,11 +229,18 @@ class TextCache:
             sizes = self._sizes_at(np, db, mark) if scores else None
             if scores and sizes is None:
                 return None
-            # A scope phrase only says which rows are in scope (its column weighs 0 in the ranking):
-            # its copy is read without the auxiliary function (`()` weights), no Python call a row.
-            for match, weights in (*words, *((m, ()) for m, _ in scopes)):
-                held = self._copy(np, db, match, weights, mark)
-                if held is None:
+            # A word's copy may hold its scope's rows only (decision 259); a scope phrase only says
+            # which rows are in scope (its column weighs 0 in the ranking): its copy is read without
+            # the auxiliary function (`()` weights), no Python call a row.
+            if (within := self._within(np, db, scopes, mark, total_rows)) is None:
+                return None
+            for match, weights in words:
+                key, word = (f"({match}) AND ({within})", (match, within)) if within else (match, None)
+                if (held := self._copy(np, db, key, weights, mark, word)) is None:
+                    return None
+                copies.append(held)
+            for match, _ in scopes:
+                if (held := self._copy(np, db, match, (), mark)) is None:
                     return None
                 copies.append(held)
         except apsw.Error:  # a copy could not be read: SQL ranks (and reports a real fault)
@@ -277,7 +264,7 @@ class TextCache:
         # then each word's term, summed in the query's phrase order, and the sum negated.
         avgdl = float(total_tokens) / float(total_rows)
         freqs = [held.at(np, rows) for held in found]
-        idfs = [idf(total_rows, held.hits) for held in found]
+        idfs = [idf(total_rows, held.vault_hits) for held in found]
         scored = bm25_scores(np, freqs, idfs, self._sizes_for(np, db, sizes, rows), avgdl)
         return Ranking(np, rows.astype(np.int64, copy=False), scored)
 
@@ -287,19 +274,19 @@ class TextCache:
         (ids never change; a refuted flag changes only with a revision, which the next call reads
         back)."""
         mark = watermark(db)
-        held: _Facts | None = None
+        held: Facts | None = None
         with self._lock:
             facts = self._facts
             if (mark[0] + 1) * (ID_BYTES + 1) > self.max_bytes // FACTS_SHARE:
                 self._facts = None  # too many rows to keep: read each time
             elif facts is None or mark > facts.mark:
                 revised = self._revised(db, facts.mark, self.refresh_rows) if facts is not None else None
-                self._facts = _Facts.after(np, facts, revised, mark)
+                self._facts = Facts.after(np, facts, revised, mark)
             if self._facts is not None and self._facts.mark == mark:
                 held = self._facts
         at = np.array(seqs, dtype=np.int64)
         if held is None:
-            return self._read_facts(db, seqs, refuted_sql)
+            return read_facts(db, seqs, refuted_sql)
         # `state` first: a row is marked kept only after its id is written (below).
         state = held.state[at]
         missing = np.flatnonzero(state == 0)
@@ -307,7 +294,7 @@ class TextCache:
         refuted: list[bool] = (state == 2).tolist()
         if len(missing):
             wanted = at[missing]
-            read_ids, read_refuted = self._read_facts(db, wanted.tolist(), refuted_sql)
+            read_ids, read_refuted = read_facts(db, wanted.tolist(), refuted_sql)
             for i, node_id, flag in zip(missing.tolist(), read_ids, read_refuted, strict=True):
                 ids[i], refuted[i] = node_id, flag
             raw = [packed_uuid(i) for i in read_ids]
@@ -319,19 +306,8 @@ class TextCache:
                     held.state[wanted[fits]] = np.where(np.array(read_refuted, dtype=bool)[fits], 2, 1)
         return ids, refuted
 
-    @staticmethod
-    def _read_facts(db: Db, seqs: Sequence[int], refuted_sql: str) -> tuple[list[str], list[bool]]:
-        rows = db.rows(
-            f"SELECT n.seq, n.id, {refuted_sql} FROM json_each(?) j CROSS JOIN nodes n INDEXED BY nodes_head "
-            "ON n.seq = j.value",
-            (json.dumps(sorted(seqs)),),
-        )
-        read = {int(r[0]): (str(r[1]), bool(r[2])) for r in rows}
-        ids = [read[s][0] for s in seqs]
-        return ids, [read[s][1] for s in seqs]
-
     # --- the row sizes -----------------------------------------------------------------------
-    def _sizes_at(self, np: Any, db: Db, mark: tuple[int, int]) -> _Sizes | None:
+    def _sizes_at(self, np: Any, db: Db, mark: tuple[int, int]) -> Sizes | None:
         """Every row's `D` at `mark`: the held sizes, brought up to it (new rows by range, revised
         ones by id, or all read again past `refresh_rows`); None for an older snapshot than them."""
         with self._lock:
@@ -343,7 +319,7 @@ class TextCache:
                     return None
             revised = self._revised(db, held.mark, self.refresh_rows) if held is not None else None
             if held is None or revised is None:  # none read yet: as rankings need them
-                self._sizes = _Sizes(np.zeros(mark[0] + 1, dtype=np.uint16), mark, complete=False)
+                self._sizes = Sizes(np.zeros(mark[0] + 1, dtype=np.uint16), mark, complete=False)
                 return self._sizes
             else:
                 size = np.zeros(mark[0] + 1, dtype=held.size.dtype)
@@ -357,10 +333,10 @@ class TextCache:
                     )
                 if mark[0] > held.mark[0]:
                     size = put_sizes(np, size, read_sizes(db, " WHERE id > ?", (held.mark[0],)))
-            self._sizes = _Sizes(size, mark, held.complete)
+            self._sizes = Sizes(size, mark, held.complete)
             return self._sizes
 
-    def _sizes_for(self, np: Any, db: Db, sizes: _Sizes, rows: np.ndarray) -> np.ndarray:
+    def _sizes_for(self, np: Any, db: Db, sizes: Sizes, rows: np.ndarray) -> np.ndarray:
         """The `D` of `rows` (row ids), those not read yet read now: by id when they are few, else
         every row at once (reading one by id costs several times a row of the whole table): a process's
         first broad search at 1M nodes read the sizes of all its rows for a word in 14,000 of them
@@ -384,8 +360,17 @@ class TextCache:
 
     # --- the copies --------------------------------------------------------------------------
     def _copy(
-        self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]
+        self,
+        np: Any,
+        db: Db,
+        match: str,
+        weights: tuple[float, ...],
+        mark: tuple[int, int],
+        word: tuple[str, str] | None = None,
     ) -> PhraseCopy | None:
+        """The copy of `match` at `mark`: held, brought up to it, or read; `word`: the word's own
+        MATCH and its scopes' when `match` is their intersection (the copy then keeps the word's
+        rows in the whole vault, bm25's `nHit`, as `vault_hits`)."""
         weights = self._weights.setdefault(weights, weights)
         key = (match, weights)
         with self._lock:
@@ -397,13 +382,13 @@ class TextCache:
                     return held
                 if held.mark[0] > mark[0] or held.mark[1] > mark[1]:
                     return None  # an older snapshot than the copy: SQL ranks
-            fresh = self._refreshed(np, db, match, weights, held, mark) if held is not None else None
+            fresh = self._refreshed(np, db, match, weights, held, mark, word) if held is not None else None
             if fresh is None:
                 # A copy read again is as wide as before; a new one at most a byte a row (dense).
                 guess = held.nbytes if held is not None else mark[0] + 1 + COPY_OVERHEAD
                 if not self._room_for(key, guess):
                     return None  # the copies in use fill the bound: SQL ranks this phrase
-                fresh = self._load(np, db, match, weights, mark)
+                fresh = self._load(np, db, match, weights, mark, word)
             fresh.used = self._rankings
             old = self._held.pop(key, None)
             self._bytes -= old.nbytes if old is not None else 0
@@ -457,17 +442,36 @@ class TextCache:
         self.rows_read += sum(map(len, ids))
         return np.concatenate(ids), np.concatenate(freqs)
 
-    def _load(self, np: Any, db: Db, match: str, weights: tuple[float, ...], mark: tuple[int, int]) -> PhraseCopy:
+    def _load(
+        self,
+        np: Any,
+        db: Db,
+        match: str,
+        weights: tuple[float, ...],
+        mark: tuple[int, int],
+        word: tuple[str, str] | None,
+    ) -> PhraseCopy:
         if weights:  # every matching row's aFreq, collected by the reader, not returned row by row
-            ids, values = read_impacts(np, db, self._reader, match, weights, COLUMNS)
+            alone, within = word if word is not None else (match, "")
+            ids, values = read_impacts(np, db, self._reader, alone, weights, COLUMNS, within=within)
             self.rows_read += len(ids)
         else:
             ids, values = self._read(db, match, weights, "", ())
         self.loads += 1
-        return PhraseCopy.of(np, ids, values, mark, COPY_OVERHEAD, self.sparse_share)
+        copy = PhraseCopy.of(np, ids, values, mark, COPY_OVERHEAD, self.sparse_share)
+        if word is not None:
+            copy.vault_hits = count_matching(db, word[0], "", ())
+        return copy
 
     def _refreshed(
-        self, np: Any, db: Db, match: str, weights: tuple[float, ...], held: PhraseCopy, mark: tuple[int, int]
+        self,
+        np: Any,
+        db: Db,
+        match: str,
+        weights: tuple[float, ...],
+        held: PhraseCopy,
+        mark: tuple[int, int],
+        word: tuple[str, str] | None,
     ) -> PhraseCopy | None:
         """`held` brought to `mark`: rows added since by range, rows revised since by id; None when
         more than `refresh_rows` were revised (the caller reads the copy again whole)."""
@@ -481,7 +485,11 @@ class TextCache:
             parts.append(
                 self._read(db, match, weights, " AND rowid IN (SELECT value FROM json_each(?))", (json.dumps(revised),))
             )
-        return held.refreshed(np, revised, parts, mark, COPY_OVERHEAD, self.sparse_share)
+        fresh = held.refreshed(np, revised, parts, mark, COPY_OVERHEAD, self.sparse_share)
+        if word is not None:  # the vault's rows holding the word: the new ones counted, or all again
+            since = count_matching(db, word[0], " AND rowid > ?", (held.mark[0],)) if not revised else 0
+            fresh.vault_hits = held.vault_hits + since if not revised else count_matching(db, word[0], "", ())
+        return fresh
 
     def _revised(self, db: Db, since: tuple[int, int], limit: int) -> list[int] | None:
         """The rows (existing at `since`) revised after it, or None past `limit` of them."""

@@ -298,7 +298,7 @@ class FtsSearch(SectionQueries):
         weights = tuple(float(w) if COLUMNS[i] in columns else 0.0 for i, w in enumerate(base.split(",")))
         words = [(fts_match([t], False, False, (), query.fields, query.stemmed), weights) for t in query.tokens]
         scopes = [(f'scope : ("s{int(i)}")', _SCOPE_WEIGHTS) for i in query.initiative_ids]
-        if not self._common.text.held([*words, *((m, ()) for m, _ in scopes)]):
+        if not self._common.text.held(words, scopes):
             size = self.scope_size(query.initiative_ids)
             if size <= self.few_rows and size * FEW_SHARE <= watermark(self._db)[0]:
                 return None
