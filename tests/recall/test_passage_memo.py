@@ -15,6 +15,7 @@ from kaeru.service.recall.bm25 import (
     _CAMEL_UPPER_LOWER,
     _JOINED,
     PASSAGE_WORDS,
+    _blocks,
     _bounds,
     _identifier_words,
     _may_hold_identifier,
@@ -25,7 +26,8 @@ from tests.recall.helpers import note, recall
 
 
 def naive_counts(body: list[str], word: str) -> list[int]:
-    """Each window's count of `word`, counted word by word (as recall did before 16.V1)."""
+    """Each window's count of `word`, counted word by word (as recall did before 16.V1; by its
+    positions until session 33, by blocks since)."""
     return [body[start:end].count(word) for start, end in _bounds(len(body))]
 
 
@@ -33,15 +35,30 @@ def naive_counts(body: list[str], word: str) -> list[int]:
 @given(body=st.lists(st.sampled_from("abcd"), min_size=PASSAGE_WORDS - 4, max_size=400), word=st.sampled_from("abcde"))
 def test_window_counts_equal_counting_each_window(body: list[str], word: str) -> None:
     windows = len(_bounds(len(body)))
-    assert window_counts(body, word, windows) == naive_counts(body, word)
-    assert window_counts(tuple(body), word, windows) == naive_counts(body, word)
+    assert window_counts(_blocks(tuple(body)), (word,), windows) == naive_counts(body, word)
+    # A word and its other forms (`domain.past_forms`) count as one.
+    other = [w if w != "a" else "e" for w in body]
+    assert window_counts(_blocks(tuple(other)), ("a", "e"), windows) == naive_counts(body, "a")
 
 
 def test_window_counts_at_the_edges() -> None:
-    for length in (PASSAGE_WORDS + 1, 2 * PASSAGE_WORDS, 2 * PASSAGE_WORDS + 1, 97, 128, 129, 300):
+    for length in (
+        0,
+        1,
+        32,
+        33,
+        PASSAGE_WORDS,
+        PASSAGE_WORDS + 1,
+        2 * PASSAGE_WORDS,
+        2 * PASSAGE_WORDS + 1,
+        97,
+        129,
+        300,
+    ):
         body = ["x"] * length
-        assert window_counts(body, "x", len(_bounds(length))) == naive_counts(body, "x")
-        assert window_counts(body, "y", len(_bounds(length))) == [0] * len(_bounds(length))
+        blocks = _blocks(tuple(body))
+        assert window_counts(blocks, ("x",), len(_bounds(length))) == naive_counts(body, "x")
+        assert window_counts(blocks, ("y",), len(_bounds(length))) == [0] * len(_bounds(length))
 
 
 _TEXT = st.text(alphabet="aAbBzZ09_. -é\u0416\u0436(", max_size=60)

@@ -15,6 +15,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
+from itertools import pairwise
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
@@ -60,34 +61,32 @@ def bm25f(
         return []
     wanted = [w for w in stems if w in idf]
     distinct = list(dict.fromkeys(wanted))
-    units: dict[str, list[tuple[dict[str, float], float]]] = {}
-    whole: dict[str, tuple[dict[str, float], float]] = {}
-    asked: dict[str, list[str]] = {}  # a memory's words, where `forms` leaves some out
+    # Each node's words, its whole counts and weighted length, and its windows when long (`_windows`).
+    found: list[tuple[str, list[str], dict[str, float], float, list[tuple[list[float], float]]]] = []
     for node_id, node in nodes.items():
         doc = _doc_terms(node, memo)
-        mine = distinct
+        mine, words = distinct, wanted
         if forms:
             lang = language_of(node.tags)
             mine = [w for w in distinct if w not in forms or lang in forms[w]]
-            asked[node_id] = [w for w in wanted if w not in forms or lang in forms[w]]
-        whole[node_id] = (_tf(doc, mine, alternatives=alternatives), doc.length)
-        units[node_id] = _passages(doc, mine, whole[node_id][0], alternatives) or [whole[node_id]]
+            words = [w for w in wanted if w not in forms or lang in forms[w]]
+        tf = _tf(doc, mine, alternatives=alternatives)
+        found.append((node_id, words, tf, doc.length, _windows(doc, mine, words, tf, alternatives)))
     if reference:
         sample = [_doc_terms(n, memo).length for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
         whole_lengths = sample
     else:
-        lengths = [length for found in units.values() for _, length in found]
-        whole_lengths = [length for _, length in whole.values()]
+        lengths = [unit for _, _, _, length, windows in found for unit in ([w[1] for w in windows] or [length])]
+        whole_lengths = [length for _, _, _, length, _ in found]
     average = sum(lengths) / len(lengths) or 1.0
     whole_average = sum(whole_lengths) / len(whole_lengths) or 1.0
     rows = []
-    for node_id, found in units.items():
-        tf, length = whole[node_id]
-        words = asked.get(node_id, wanted)
-        score = _score(tf, length, whole_average, words, idf)
-        if len(found) > 1:
-            best = max(_score(tf, length, average, words, idf) for tf, length in found)
+    for node_id, words, tf, length, windows in found:
+        score = _score(tf, length, whole_average, words, idf) if REST_WEIGHT or not windows else 0.0
+        if windows:
+            weights = [idf[w] for w in words]
+            best = max(_window_score(counts, length, average, weights) for counts, length in windows)
             score = best + REST_WEIGHT * score
         rows.append((node_id, score))
     rows.sort(key=lambda r: -r[1])
@@ -100,6 +99,8 @@ def _joined_numbers(name: str) -> Counter[str]:
     they do not count as its words (decision 110). A number standing alone (`Budget 2024`) counts."""
     out: Counter[str] = Counter()
     for chunk in name.split():
+        if chunk.isascii() and chunk.isalnum():  # one token: part of no joined one
+            continue
         found = tokens(chunk)
         if len(found) > 1:
             out.update(t for t in found if t.isdigit())
@@ -120,15 +121,22 @@ def _score(tf: dict[str, float], length: float, average: float, wanted: list[str
     return sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in wanted if w in tf)
 
 
-def _passages(
-    doc: DocTerms, wanted: list[str], whole: dict[str, float], alternatives: Alternatives | None = None
-) -> list[tuple[dict[str, float], float]]:
-    """The query words' weighted frequencies and the length of each window of a long body (with
-    the short fields in every window); empty when the body fits one window. `whole`: the node's
-    counts of the query words (a query word it lacks is in no window).
+def _window_score(counts: list[float], length: float, average: float, weights: list[float]) -> float:
+    """`_score` of one window: `counts` are its weighted counts of the node's words, `weights` their
+    idf, in the same order (a word it lacks has 0 and adds nothing, as a word absent from `tf`)."""
+    norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
+    return sum(idf * tf * (BM25_K1 + 1) / (tf + norm) for idf, tf in zip(weights, counts, strict=True) if tf)
 
-    Each present word's count in each window comes from its positions in the body's memoised stems
-    (`window_counts`)."""
+
+def _windows(
+    doc: DocTerms, wanted: list[str], words: list[str], whole: dict[str, float], alternatives: Alternatives | None
+) -> list[tuple[list[float], float]]:
+    """The windows of a long body (`_bounds`, with the short fields in every window): for each, the
+    weighted count of each of `words` (in their order, repeats too) and the window's length; empty
+    when the body fits one window. `wanted`: the distinct query words, `whole`: the node's counts of
+    them (a query word it lacks is in no window).
+
+    Each present word is counted by blocks (`window_counts`)."""
     body = doc.body
     if not body:
         return []
@@ -137,42 +145,42 @@ def _passages(
     weight = FIELD_WEIGHTS[BODY]
     head_length = doc.length - weight * len(body)  # the short fields' (whole multiples: exact)
     bounds = _bounds(len(body))
-    counts = {w: _window_counts(body, w, len(bounds), alternatives) for w in present}
-    out: list[tuple[dict[str, float], float]] = []
-    for i, (start, end) in enumerate(bounds):
-        tf: dict[str, float] = {}
-        for w in present:
-            found = head_tf.get(w, 0.0) + weight * counts[w][i]
-            if found:
-                tf[w] = found
-        out.append((tf, head_length + weight * (end - start)))
-    return out
+    blocks = _blocks(body)
+    per_word: dict[str, list[float]] = {}
+    for w in present:
+        forms = alternatives.get(w) if alternatives else None
+        head = head_tf.get(w, 0.0)
+        per_word[w] = [head + weight * n for n in window_counts(blocks, forms or (w,), len(bounds))]
+    none = [0.0] * len(bounds)
+    columns = [per_word.get(w, none) for w in words]
+    return [
+        ([column[i] for column in columns], head_length + weight * (end - start))
+        for i, (start, end) in enumerate(bounds)
+    ]
 
 
-def _window_counts(body: Sequence[str], word: str, windows: int, alternatives: Alternatives | None) -> list[int]:
-    """`window_counts` of `word`, its `alternatives` (past forms, `domain.past_forms`) counted as it."""
-    forms = alternatives.get(word) if alternatives else None
-    if not forms:
-        return window_counts(body, word, windows)
-    per = [0] * windows
-    for form in forms:
-        per = [a + b for a, b in zip(per, window_counts(body, form, windows), strict=True)]
-    return per
+#: A window is this many consecutive blocks of `PASSAGE_STEP` words (the last one ends with the body).
+BLOCKS = PASSAGE_WORDS // PASSAGE_STEP
+if BLOCKS * PASSAGE_STEP != PASSAGE_WORDS:
+    raise ValueError("a passage must be a whole number of steps (`window_counts` counts by blocks)")
 
 
-def window_counts(body: Sequence[str], word: str, windows: int) -> list[int]:
-    """How often `word` occurs in each of the first `windows` windows of `body` (`_bounds`), from
-    its positions: a word at position p is in the windows starting from p - `PASSAGE_WORDS` + 1 to
-    p (the last window ends with the body, so it holds every later position)."""
-    per = [0] * windows
-    at = -1
-    while True:
-        try:
-            at = body.index(word, at + 1)
-        except ValueError:
-            return per
-        for i in range(max(0, (at - PASSAGE_WORDS) // PASSAGE_STEP + 1), min(windows - 1, at // PASSAGE_STEP) + 1):
-            per[i] += 1
+def _blocks(body: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """`body` in blocks of `PASSAGE_STEP` words (the last one shorter when the body ends there)."""
+    return [body[start : start + PASSAGE_STEP] for start in range(0, len(body), PASSAGE_STEP)]
+
+
+def window_counts(blocks: list[tuple[str, ...]], forms: Sequence[str], windows: int) -> list[int]:
+    """How often any of `forms` occurs in each of the `windows` windows of a body (`_bounds`) cut in
+    `blocks` (`_blocks`): each block counted once, in C (`tuple.count`), and a window adds its
+    `BLOCKS` blocks — not each window's words counted again, nor each occurrence looked for in turn."""
+    if len(forms) == 1:
+        counted = [block.count(forms[0]) for block in blocks]
+    else:
+        counted = [sum(block.count(f) for f in forms) for block in blocks]
+    if BLOCKS == 2 and len(counted) == windows + 1:  # a body longer than one window
+        return [a + b for a, b in pairwise(counted)]
+    return [sum(counted[i : i + BLOCKS]) for i in range(windows)]
 
 
 def _bounds(words: int) -> list[tuple[int, int]]:
@@ -206,7 +214,7 @@ def _doc_terms(node: Node, memo: DocStems) -> DocTerms:
     for i, (weight, text) in enumerate(zip(FIELD_WEIGHTS, fields, strict=True)):
         stems, words = _field_words(text, i == 0, lang)
         kept = tuple(stems)
-        counted.append(kept if words == stems else tuple(words))
+        counted.append(kept if words is stems else tuple(words))
         length += weight * len(stems)
         if i == BODY:
             # Scored by its windows: a body longer than one (a word takes at least two characters).
@@ -239,11 +247,13 @@ def _field_words(text: str, name: bool = False, lang: str = "en") -> tuple[list[
     remembered by the tokeniser (`once`): its words are, by revision, in `doc_stems`, and a
     candidate's text is tokenised here only when that memo lacks it — in a large scope, texts the
     tokeniser's small memo would only evict the next one for."""
+    if not text:
+        return [], []
     found = stem_words(tokens(text, once=True), lang)
     parts, wholes = _identifier_words(text)
     if not parts and not wholes and not name:  # prose: its words are its stems
         return found, found
-    counted = [*found, *stem_words(parts), *wholes]
+    counted = [*found, *stem_words(parts), *wholes] if parts or wholes else found
     skip = _joined_numbers(text) if name else Counter()
     if skip:
         kept = []
@@ -266,6 +276,10 @@ _JOINED = re.compile(r"[._]\w")
 #: two camel-case patterns are plain substrings of the result (a pattern that begins with a class
 #: is tried at every position of the text).
 _CASES = bytes(97 if c < 128 and chr(c).islower() else 65 if c < 128 and chr(c).isupper() else 32 for c in range(256))
+#: `_JOINED` in an ASCII text, one pattern a joining character: a pattern that begins with a
+#: literal is searched for that character first, in C (an ASCII `\w` is a letter, a digit or `_`).
+_DOT_JOINED = re.compile(r"\.[A-Za-z0-9_]")
+_UNDERSCORE_JOINED = re.compile(r"_[A-Za-z0-9_]")
 
 
 def _identifier_words(text: str) -> tuple[list[str], list[str]]:
@@ -275,14 +289,12 @@ def _identifier_words(text: str) -> tuple[list[str], list[str]]:
 
 
 def _may_hold_identifier(text: str) -> bool:
-    """Whether one of the three patterns above is found in `text`: an ASCII text's by its shape
-    (`_CASES`) and by what follows each `.` and `_` (an ASCII `\\w` is a letter, a digit or `_`:
-    an empty piece between two `_` is a `_` after one), another's by the patterns themselves."""
+    """Whether one of the three patterns above is found in `text`: an ASCII text's camel case by its
+    shape (`_CASES`) and its joins by the patterns that begin with `.` and `_`, another's by the
+    patterns themselves."""
     if not text.isascii():
         return bool(_CAMEL_LOWER_UPPER.search(text) or _CAMEL_UPPER_LOWER.search(text) or _JOINED.search(text))
     cases = text.encode("ascii").translate(_CASES)
     if b"aA" in cases or b"AAa" in cases:
         return True
-    if "." in text and any(piece[:1].isalnum() or piece[:1] == "_" for piece in text.split(".")[1:]):
-        return True
-    return "_" in text and ("__" in text or any(piece[:1].isalnum() for piece in text.split("_")[1:]))
+    return bool(("." in text and _DOT_JOINED.search(text)) or ("_" in text and _UNDERSCORE_JOINED.search(text)))
