@@ -61,8 +61,10 @@ def bm25f(
         return []
     wanted = [w for w in stems if w in idf]
     distinct = list(dict.fromkeys(wanted))
-    # Each node's words, its whole counts and weighted length, and its windows when long (`_windows`).
-    found: list[tuple[str, list[str], dict[str, float], float, list[tuple[list[float], float]]]] = []
+    # Each node's words, its whole counts, its terms, and its windows when long (`_windows`).
+    found: list[
+        tuple[str, list[str], dict[str, float], DocTerms, tuple[list[str], list[tuple[Sequence[float], float]]]]
+    ] = []
     for node_id, node in nodes.items():
         doc = _doc_terms(node, memo)
         mine, words = distinct, wanted
@@ -71,21 +73,21 @@ def bm25f(
             mine = [w for w in distinct if w not in forms or lang in forms[w]]
             words = [w for w in wanted if w not in forms or lang in forms[w]]
         tf = _tf(doc, mine, alternatives=alternatives)
-        found.append((node_id, words, tf, doc.length, _windows(doc, mine, words, tf, alternatives)))
+        found.append((node_id, words, tf, doc, _windows(doc, mine, words, tf, alternatives)))
     if reference:
         sample = [_doc_terms(n, memo).length for n in reference.values()]
         lengths = [unit for length in sample for unit in _unit_lengths(length)]
         whole_lengths = sample
     else:
-        lengths = [unit for _, _, _, length, windows in found for unit in ([w[1] for w in windows] or [length])]
-        whole_lengths = [length for _, _, _, length, _ in found]
+        lengths = [unit for _, _, _, doc, _ in found for unit in _window_lengths(doc) or [doc.length]]
+        whole_lengths = [doc.length for _, _, _, doc, _ in found]
     average = sum(lengths) / len(lengths) or 1.0
     whole_average = sum(whole_lengths) / len(whole_lengths) or 1.0
     rows = []
-    for node_id, words, tf, length, windows in found:
-        score = _score(tf, length, whole_average, words, idf) if REST_WEIGHT or not windows else 0.0
+    for node_id, words, tf, doc, (scored, windows) in found:
+        score = _score(tf, doc.length, whole_average, words, idf) if REST_WEIGHT or not windows else 0.0
         if windows:
-            weights = [idf[w] for w in words]
+            weights = [idf[w] for w in scored]
             best = max(_window_score(counts, length, average, weights) for counts, length in windows)
             score = best + REST_WEIGHT * score
         rows.append((node_id, score))
@@ -121,7 +123,7 @@ def _score(tf: dict[str, float], length: float, average: float, wanted: list[str
     return sum(idf[w] * tf[w] * (BM25_K1 + 1) / (tf[w] + norm) for w in wanted if w in tf)
 
 
-def _window_score(counts: list[float], length: float, average: float, weights: list[float]) -> float:
+def _window_score(counts: Sequence[float], length: float, average: float, weights: list[float]) -> float:
     """`_score` of one window: `counts` are its weighted counts of the node's words, `weights` their
     idf, in the same order (a word it lacks has 0 and adds nothing, as a word absent from `tf`)."""
     norm = BM25_K1 * (1 - BM25_B + BM25_B * length / average)
@@ -130,16 +132,17 @@ def _window_score(counts: list[float], length: float, average: float, weights: l
 
 def _windows(
     doc: DocTerms, wanted: list[str], words: list[str], whole: dict[str, float], alternatives: Alternatives | None
-) -> list[tuple[list[float], float]]:
-    """The windows of a long body (`_bounds`, with the short fields in every window): for each, the
-    weighted count of each of `words` (in their order, repeats too) and the window's length; empty
-    when the body fits one window. `wanted`: the distinct query words, `whole`: the node's counts of
-    them (a query word it lacks is in no window).
+) -> tuple[list[str], list[tuple[Sequence[float], float]]]:
+    """The windows of a long body (`_bounds`, with the short fields in every window): the node's
+    words of `words` (in their order, repeats too; a word it lacks adds nothing to any window) and
+    for each window their weighted counts and the window's length; no windows when the body fits
+    one. `wanted`: the distinct query words, `whole`: the node's counts of them.
 
-    Each present word is counted by blocks (`window_counts`)."""
+    Each word is counted by blocks (`window_counts`), and the windows' counts are the words'
+    columns read across (`zip`), not one window and one word at a time."""
     body = doc.body
     if not body:
-        return []
+        return [], []
     present = [w for w in wanted if w in whole]
     head_tf = _tf(doc, present, BODY, alternatives)
     weight = FIELD_WEIGHTS[BODY]
@@ -148,15 +151,21 @@ def _windows(
     blocks = _blocks(body)
     per_word: dict[str, list[float]] = {}
     for w in present:
-        forms = alternatives.get(w) if alternatives else None
         head = head_tf.get(w, 0.0)
-        per_word[w] = [head + weight * n for n in window_counts(blocks, forms or (w,), len(bounds))]
-    none = [0.0] * len(bounds)
-    columns = [per_word.get(w, none) for w in words]
-    return [
-        ([column[i] for column in columns], head_length + weight * (end - start))
-        for i, (start, end) in enumerate(bounds)
-    ]
+        forms = (alternatives.get(w) if alternatives else None) or (w,)
+        per_word[w] = [head + weight * n for n in window_counts(blocks, forms, len(bounds))]
+    scored = [w for w in words if w in per_word]
+    counts: list[Sequence[float]] = list(zip(*(per_word[w] for w in scored), strict=True)) if scored else []
+    lengths = [head_length + weight * (end - start) for start, end in bounds]
+    return scored, list(zip(counts or [()] * len(bounds), lengths, strict=True))
+
+
+def _window_lengths(doc: DocTerms) -> list[float]:
+    """The length of each window of a long body (the short fields' with the window's words); empty
+    when the body fits one window."""
+    weight = FIELD_WEIGHTS[BODY]
+    head_length = doc.length - weight * len(doc.body)
+    return [head_length + weight * (end - start) for start, end in _bounds(len(doc.body))] if doc.body else []
 
 
 #: A window is this many consecutive blocks of `PASSAGE_STEP` words (the last one ends with the body).
