@@ -197,8 +197,8 @@ def recall_common(service: Any, builder: CorpusBuilder, ops: int, seed: int) -> 
 
 
 def run_size(size: int, args: argparse.Namespace) -> dict[str, Any]:
+    from kaeru.mcp.heap import settle_heap
     from kaeru.mcp.server import build_server
-    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 

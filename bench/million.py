@@ -191,8 +191,8 @@ def _args(
 
 
 def cmd_measure(args: argparse.Namespace) -> dict[str, Any]:
+    from kaeru.mcp.heap import settle_heap
     from kaeru.mcp.server import build_server
-    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 

@@ -21,6 +21,7 @@ cannot open a vault a newer migration touched, the newer one migrates an older v
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import shutil
@@ -106,6 +107,7 @@ def make_vault(backend: str, size: int, workdir: Path | None, keep: bool) -> tup
 
 def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str, ...] = DEFAULT_OPS) -> dict[str, Any]:
     from kaeru.api.requests import parse
+    from kaeru.mcp.heap import settle_heap, unsettled
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 
@@ -123,6 +125,7 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str
     try:
         service = Service(store, settings)
         tidying = Service(store, replace(settings, hygiene=True))
+        settle_heap()  # as `kaeru serve` does before serving, and again (untimed) after a call imports
 
         def run(op: str) -> Any:
             if op == "context":
@@ -148,6 +151,8 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str
                 c0, t0 = time.thread_time(), time.perf_counter()
                 outcome = run(op)
                 t1, c1 = time.perf_counter(), time.thread_time()
+                if unsettled():
+                    settle_heap()
                 if round_no >= warmup:
                     samples[op].append((t1 - t0) * 1000)
                     cpu[op].append((c1 - c0) * 1000)
@@ -158,6 +163,7 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str
                     extra["reflect_counts"] = outcome.counts
     finally:
         store.close()
+        gc.unfreeze()  # the next size's heap is its own
     out: dict[str, Any] = {}
     for op in only:
         out[op] = {

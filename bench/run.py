@@ -193,8 +193,8 @@ def log(cfg: Config, message: str) -> None:
 
 
 def run_one(cfg: Config, backend: str, size: int) -> dict[str, Any]:
+    from kaeru.mcp.heap import settle_heap
     from kaeru.mcp.server import build_server
-    from kaeru.mcp.transports import settle_heap
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
 

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import importlib
+import sys
 import weakref
+from pathlib import Path
+
+import pytest
 
 from kaeru.mcp import transports
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.transports import _settle_when_idle, settle_heap
+from kaeru.mcp.heap import settle_heap
+from kaeru.mcp.server import build_server
+from kaeru.mcp.transports import _settle_when_idle
 from kaeru.service import Service
 
 
@@ -69,3 +76,30 @@ def test_on_stdio_the_heap_is_settled_at_the_first_moment_no_call_runs(service: 
     finally:
         gc.unfreeze()
         gc.enable()
+
+
+def test_a_call_that_imported_modules_asks_for_the_heap_to_be_settled_again(
+    service: Service, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Modules a first recall or export imports arrive after the first settling; left unfrozen, every
+    later full collection would walk them (decision 267). One request per growth, none otherwise."""
+    registry = build_server(service).registry
+    asked: list[int] = []
+    registry.settle = lambda: asked.append(len(sys.modules))
+    note = {"name": "heap", "body": "a note", "initiatives": ["heap"]}
+    try:
+        asyncio.run(registry.envelope("note", note))  # a first note imports what notes need
+        settle_heap()
+        asked.clear()
+        asyncio.run(registry.envelope("note", note))
+        asyncio.run(registry.envelope("note", note))
+        assert asked == []  # nothing imported since the settling
+        (tmp_path / "kaeru_heap_probe.py").write_text("TABLE = {i: [i] for i in range(10)}\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        importlib.import_module("kaeru_heap_probe")
+        asyncio.run(registry.envelope("note", note))
+        asyncio.run(registry.envelope("note", note))
+        assert asked == [len(sys.modules)]  # once for the growth, not again for the next call
+    finally:
+        sys.modules.pop("kaeru_heap_probe", None)
+        gc.unfreeze()

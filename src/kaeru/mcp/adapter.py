@@ -9,6 +9,7 @@ schema, returned with `isError: true`. Nothing here raises to the SDK.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
 from kaeru.errors import Internal, KaeruError
+from kaeru.mcp import heap
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
@@ -194,8 +196,11 @@ class ToolRegistry:
         self.running = 0
         #: Tool calls answered by `envelope` (the heap is settled after the first, decision 16.S1).
         self.answered = 0
-        #: Called once the loader has run: the server freezes what it built (decision 66).
+        #: Called once the loader has run, and after a call that imported modules: the server
+        #: freezes what it built (decisions 66, 267).
         self.settle: Callable[[], None] | None = None
+        #: How many modules were loaded when `settle` was last asked for after a call.
+        self._settle_asked = 0
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
         # the event loop, or the thread the first `tools/list` starts (decision 16.O3).
         self._load_lock = threading.Lock()
@@ -375,6 +380,15 @@ class ToolRegistry:
         finally:
             self.running -= 1
             self.answered += 1
+            self._settle_if_imported()
+
+    def _settle_if_imported(self) -> None:
+        """Ask for the heap to be settled again when the call just answered imported modules (a
+        first recall, search or export loads its machinery then): once per growth, not per call."""
+        if self.settle is None or not heap.unsettled() or len(sys.modules) == self._settle_asked:
+            return
+        self._settle_asked = len(sys.modules)
+        self.settle()
 
     async def call(self, name: str, arguments: dict[str, Any] | None) -> types.CallToolResult:
         import mcp_types as types

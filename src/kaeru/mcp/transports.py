@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import os
@@ -22,6 +21,7 @@ from kaeru.config import Settings
 from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, bare_host, is_loopback, listen, reachable_as, security_settings
+from kaeru.mcp.heap import settle_heap
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
@@ -179,20 +179,6 @@ async def _fast_stdio(kaeru: KaeruServer) -> bool:
     finally:
         transport.close()
     return True
-
-
-def settle_heap() -> None:
-    """Hide what was built before serving from the garbage collector (`gc.freeze`).
-
-    Modules, schemas, the SDK's models and the store live as long as the process; a full collection
-    — which any call that allocates a lot, such as a broad search, sets off now and then — walked
-    all of them and paused that call, the longer the larger the vault. Frozen, a full collection
-    scans only what calls made since. Collected first, so no garbage is kept for good. The collector
-    is switched on again here if start-up switched it off (`kaeru serve` does, while it imports).
-    """
-    gc.collect()
-    gc.freeze()
-    gc.enable()
 
 
 def run_stdio(kaeru: KaeruServer) -> None:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 from kaeru.config import Settings
 from kaeru.mcp.addresses import listen, security_settings
 from kaeru.mcp.bearer import SCOPE_READ, VaultTokens, principal_of
+from kaeru.mcp.heap import settle_heap
 from kaeru.mcp.server import KaeruServer
-from kaeru.mcp.transports import serve_until_stopped, settle_heap
+from kaeru.mcp.transports import serve_until_stopped
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import TokenVerifier
