@@ -11,10 +11,16 @@ rotates per round (drift on a shared machine lands on all of them):
   notes (built in process first, not counted; each `note` writes a new text, so the vault grows
   by one note a round).
 
+With `--vault DIR --initiative NAME` the commands run on a copy of a kept vault instead (a
+benchmark corpus vault of 100k nodes, say): `recall` asks the first eight words of the newest note
+of the initiative, `search` its first word, `read` its name — words the vault holds, common and rare
+as its texts mix them.
+
 Prints, per command, wall p50 / p95 and the process's CPU (user + system, from `wait4`) p50, and
 the wall p50 over the `python` floor measured in the same rounds.
 
     PYTHONPATH=src python -m bench.cli [--runs 20] [--notes 500] [--workdir DIR] [--out FILE]
+    PYTHONPATH=src python -m bench.cli --vault <kept vault> --initiative kaeru-core [--runs 10]
 """
 
 from __future__ import annotations
@@ -22,10 +28,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,20 +43,53 @@ INITIATIVE = "cli-bench"
 WORDS = ("harbour", "ledger", "migration", "review", "deploy", "budget", "incident", "schema")
 
 
-def commands(vault: Path, round_no: int) -> dict[str, list[str]]:
+@dataclass(frozen=True)
+class Asked:
+    """What the commands ask: the initiative, a sentence for `recall`, a word for `search`, a node
+    name for `read`."""
+
+    initiative: str = INITIATIVE
+    sentence: str = "what did we decide about the schema migration"
+    word: str = "ledger"
+    name: str = "first-note"
+
+
+def commands(vault: Path, round_no: int, asked: Asked = Asked()) -> dict[str, list[str]]:
     """The measured commands of one round, by label (`note` writes a text of its own each round)."""
     kaeru = _kaeru()
     at = ["--vault", str(vault)]
+    i = asked.initiative
     return {
         "python": [sys.executable, "-c", "pass"],
         "import click": [sys.executable, "-c", "import click"],
         "kaeru --version": [*kaeru, "--version"],
-        "kaeru note": [*kaeru, *at, "note", "-i", INITIATIVE, f"round {round_no}: the harbour ledger was reviewed"],
-        "kaeru search": [*kaeru, *at, "search", "-i", INITIATIVE, "ledger"],
-        "kaeru recall": [*kaeru, *at, "recall", "-i", INITIATIVE, "what did we decide about the schema migration"],
-        "kaeru read": [*kaeru, *at, "read", "-i", INITIATIVE, "first-note"],
-        "kaeru context": [*kaeru, *at, "context", "-i", INITIATIVE],
+        "kaeru note": [*kaeru, *at, "note", "-i", i, f"round {round_no}: the harbour ledger was reviewed"],
+        "kaeru search": [*kaeru, *at, "search", "-i", i, asked.word],
+        "kaeru recall": [*kaeru, *at, "recall", "-i", i, asked.sentence],
+        "kaeru read": [*kaeru, *at, "read", "-i", i, asked.name],
+        "kaeru context": [*kaeru, *at, "context", "-i", i],
     }
+
+
+def asked_of(vault: Path, initiative: str) -> Asked:
+    """The questions for a kept vault (read-only): from the newest live node of `initiative` whose
+    body has 200 characters or more — a note's text, not a task's title."""
+    import apsw
+
+    db = apsw.Connection(str(vault / "vault.sqlite3"), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        row = db.execute(
+            "SELECT n.name, n.body FROM nodes n JOIN initiatives i ON i.name = ? "
+            "JOIN memberships m ON m.initiative_id = i.id AND m.node_seq = n.seq "
+            "WHERE n.retracted = 0 AND length(n.body) >= 200 ORDER BY n.seq DESC LIMIT 1",
+            (initiative,),
+        ).fetchone()
+    finally:
+        db.close()
+    if row is None:
+        raise SystemExit(f"no live node with a body of 200 characters or more in initiative {initiative!r} of {vault}")
+    words = [w for w in str(row[1]).split() if w.isalpha()]
+    return Asked(initiative, " ".join(words[:8]), words[0], str(row[0]))
 
 
 def _kaeru() -> list[str]:
@@ -89,13 +130,13 @@ def run(argv: list[str]) -> tuple[float, float]:
     return wall, (usage.ru_utime + usage.ru_stime) * 1e3
 
 
-def measure(vault: Path, runs: int) -> dict[str, dict[str, float]]:
+def measure(vault: Path, runs: int, asked: Asked = Asked()) -> dict[str, dict[str, float]]:
     """Every command `runs` times, rotating the order per round; p50/p95 wall, CPU p50, and the wall
     p50 over the `python` floor of the same rounds."""
     walls: dict[str, list[float]] = {}
     cpus: dict[str, list[float]] = {}
     for round_no in range(runs + 1):  # round 0 warms the file cache and the vault; not counted
-        measured = commands(vault, round_no)
+        measured = commands(vault, round_no, asked)
         labels = list(measured)
         shift = round_no % len(labels)
         for label in labels[shift:] + labels[:shift]:
@@ -122,18 +163,29 @@ def main(argv: list[str] | None = None) -> dict[str, dict[str, float]]:
     parser.add_argument("--notes", type=int, default=500, help="short notes in the vault before the rounds")
     parser.add_argument("--workdir", type=Path, default=None, help="where the scratch vault goes (default: a temp dir)")
     parser.add_argument("--out", type=Path, default=None, help="also write the figures as JSON")
+    parser.add_argument("--vault", type=Path, default=None, help="run on a copy of this kept SQLite vault")
+    parser.add_argument("--initiative", default=None, help="with --vault: the initiative the commands ask")
     args = parser.parse_args(argv)
+    if (args.vault is None) != (args.initiative is None):
+        parser.error("--vault and --initiative go together")
     with tempfile.TemporaryDirectory(prefix="kaeru-cli-bench-", dir=args.workdir) as scratch:
         vault = Path(scratch) / "vault"
-        build(vault, args.notes)
-        figures = measure(vault, args.runs)
-    print(f"kaeru commands from a shell, {args.runs} rounds, vault of {args.notes} notes (ms)")
+        if args.vault is None:
+            build(vault, args.notes)
+            asked, label = Asked(), f"vault of {args.notes} notes"
+        else:
+            shutil.copytree(args.vault, vault)
+            asked = asked_of(vault, args.initiative)
+            label = f"a copy of {args.vault}; recall {asked.sentence!r}, search {asked.word!r}"
+        figures = measure(vault, args.runs, asked)
+    print(f"kaeru commands from a shell, {args.runs} rounds, {label} (ms)")
     print("| command | wall p50 | wall p95 | CPU p50 | wall p50 over `python` |")
     print("|---|---|---|---|---|")
     for label, f in figures.items():
         print(f"| {label} | {f['wall_p50']} | {f['wall_p95']} | {f['cpu_p50']} | {f['over_python_p50']} |")
     if args.out:
-        args.out.write_text(json.dumps({"runs": args.runs, "notes": args.notes, "commands": figures}, indent=2))
+        setup = {"notes": args.notes} if args.vault is None else {"vault": str(args.vault), "asked": asdict(asked)}
+        args.out.write_text(json.dumps({"runs": args.runs, **setup, "commands": figures}, indent=2))
     return figures
 
 

@@ -118,7 +118,8 @@ class Settings:
     pg_statement_timeout_ms: int = 30_000
     #: The bound of the in-memory copies broad searches rank from, per store (decision 129): 64 MiB
     #: holds ~60 common words at 1M nodes; a server on a large vault asked many different words
-    #: trades memory for speed with a larger one (0: SQL ranks every search).
+    #: trades memory for speed with a larger one (0: SQL ranks every search). Only `kaeru serve` and
+    #: `kaeru ui` use it; a command that makes one call opens its store with 0 (decision 268).
     search_cache_mb: int = 64
     export_root: Path | None = None
     #: Automatic, reversible layer tidying before `context` (opt-in: KAERU_HYGIENE=1).

@@ -62,7 +62,7 @@ def serve(
     # migrations run beside serving: the agent's client waits for `initialize` with a timeout
     # (decision 139). Over HTTP the server answers only once the vault is ready (and a token check
     # before serving reads it).
-    store = store_of(ctx, upgrade_in_background=not use_http)
+    store = store_of(ctx, upgrade_in_background=not use_http, lasting=True)
     if not settings.database_url:
         from kaeru.storage.sqlite.place import REMEDY, shared_place
 

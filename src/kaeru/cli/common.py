@@ -22,6 +22,7 @@ runs to its end, then says `error: output: <why>` on stderr and exits 1 (or its 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import sys
@@ -242,12 +243,18 @@ def require_postgres_vault(settings: Settings, named_by: str) -> None:
         )
 
 
-def store_of(ctx: click.Context, *, upgrade_in_background: bool = False) -> Store:
+def store_of(ctx: click.Context, *, upgrade_in_background: bool = False, lasting: bool = False) -> Store:
     """The vault's store, opened (and migrated) once per command and closed when it ends; an older
-    vault's migrations left to a thread of their own with `upgrade_in_background` (`kaeru serve`)."""
+    vault's migrations left to a thread of their own with `upgrade_in_background` (`kaeru serve`).
+
+    Only a `lasting` process (`serve`, `ui`) keeps in-memory copies of common words
+    (`KAERU_SEARCH_CACHE_MB`; decision 268): a copy is read whole — every row holding the word, and
+    the size of every row — for the calls after the one that reads it, and a command that makes one
+    call has none, so SQL ranks it from the rows it reads anyway."""
     obj = ctx.find_root().obj
     if "store" not in obj:
-        opened = _opener(ctx)(settings_of(ctx), upgrade_in_background=upgrade_in_background)
+        settings = settings_of(ctx) if lasting else dataclasses.replace(settings_of(ctx), search_cache_mb=0)
+        opened = _opener(ctx)(settings, upgrade_in_background=upgrade_in_background)
         ctx.find_root().call_on_close(opened.close)
         obj["store"] = opened
     store: Store = obj["store"]

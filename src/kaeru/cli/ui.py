@@ -22,7 +22,7 @@ def ui(ctx: click.Context, port: int) -> None:
 
     settings = settings_of(ctx)
     require_vault(settings)  # the viewer only reads: no vault is made for it
-    store = store_of(ctx)
+    store = store_of(ctx, lasting=True)
     kaeru = build_server(open_service(settings, store), settings=settings)
     try:
         run_ui(kaeru, settings, port, click.echo)

@@ -170,8 +170,8 @@ class TextCopies:
         cannot say (no numpy, too big, an older snapshot, being read: `warm`; `in_place` reads here).
         A phrase no copy holds whose vault-wide document frequency (`docs`, in order) is at most
         `sparse_rows` is read for this ranking alone, through the GIN index (`_sparse`)."""
-        np = numpy_module()
-        if np is None or not phrases or not scope:
+        # No copies (a one-shot command, decision 268): numpy is not even imported.
+        if self.max_bytes <= 0 or not phrases or not scope or (np := numpy_module()) is None:
             return None
         at = self._snapshot(db)
         if at is None:

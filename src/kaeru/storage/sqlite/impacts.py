@@ -205,8 +205,8 @@ class TextCache:
         """The rows matching `scopes` (any) and `words` (all or any), each `(MATCH of one phrase,
         column weights)`, with their bm25 scores (`scores`), as this read snapshot sees them; None
         when this cache cannot say (no numpy, too big, an older snapshot than a copy)."""
-        np = numpy_module()
-        if np is None or not words or not scopes:
+        # No copies (a one-shot command, decision 268): numpy is not even imported.
+        if self.max_bytes <= 0 or not words or not scopes or (np := numpy_module()) is None:
             return None
         if conn not in self._registered:
             conn.register_fts5_function(FUNCTION, impact)
