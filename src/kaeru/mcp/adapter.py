@@ -21,7 +21,6 @@ import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
 from kaeru.errors import Internal, KaeruError
-from kaeru.mcp import heap
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
@@ -199,7 +198,7 @@ class ToolRegistry:
         #: Called once the loader has run, and after a call that imported modules: the server
         #: freezes what it built (decisions 66, 267).
         self.settle: Callable[[], None] | None = None
-        #: How many modules were loaded when `settle` was last asked for after a call.
+        #: How many modules were loaded when `settle` was last asked for.
         self._settle_asked = 0
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
         # the event loop, or the thread the first `tools/list` starts (decision 16.O3).
@@ -231,6 +230,7 @@ class ToolRegistry:
                 import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
             self._load = None
         if self.settle is not None:
+            self._settle_asked = len(sys.modules)
             self.settle()
 
     def preload(self) -> None:
@@ -385,7 +385,7 @@ class ToolRegistry:
     def _settle_if_imported(self) -> None:
         """Ask for the heap to be settled again when the call just answered imported modules (a
         first recall, search or export loads its machinery then): once per growth, not per call."""
-        if self.settle is None or not heap.unsettled() or len(sys.modules) == self._settle_asked:
+        if self.settle is None or len(sys.modules) == self._settle_asked:
             return
         self._settle_asked = len(sys.modules)
         self.settle()
