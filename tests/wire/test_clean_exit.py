@@ -149,6 +149,23 @@ def test_a_server_ends_cleanly_and_leaves_no_wal(
     assert "Traceback" not in server.log.read_text()
 
 
+@pytest.mark.parametrize("how", ["eof", "sigterm"])
+def test_a_server_ended_right_after_its_first_answer_leaves_no_wal(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
+) -> None:
+    """The first answer starts the read path's warm-up on a thread of its own (decision 269); a
+    session that ends at once waits for it, or leaves it as a kill would, and still closes cleanly."""
+    server = StdioServer(server_env, tmp_path / "server.log")
+    ids = server.notes("heron", 1)
+
+    code = server.end(how)
+
+    assert code == 0, server.log.read_text()
+    assert _sidecars(vault) == []
+    assert _stored(vault, ids) == 1
+    assert "Traceback" not in server.log.read_text()
+
+
 def test_the_first_server_to_leave_does_not_break_the_second_and_the_last_removes_the_wal(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
 ) -> None:

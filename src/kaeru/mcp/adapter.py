@@ -200,6 +200,10 @@ class ToolRegistry:
         self.settle: Callable[[], None] | None = None
         #: How many modules were loaded when `settle` was last asked for.
         self._settle_asked = 0
+        #: Whether the first answered call starts `warm` on a thread of its own (the stdio and HTTP
+        #: servers set it; a registry in a test or a script does not).
+        self.warms = False
+        self._warm: threading.Thread | None = None
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
         # the event loop, or the thread the first `tools/list` starts (decision 16.O3).
         self._load_lock = threading.Lock()
@@ -260,9 +264,35 @@ class ToolRegistry:
                 log.exception("loading the semantic model failed")
 
     def wait_loaded(self, timeout: float) -> None:
-        """Wait up to `timeout` seconds for a preload under way (before the store is closed)."""
+        """Wait up to `timeout` seconds for a preload under way, then for a warm-up under way to end
+        (before the store is closed: its read holds a connection)."""
         if self._preload is not None:
             self._preload.join(timeout)
+        if self._warm is not None:
+            self._warm.join()
+
+    @property
+    def warming(self) -> bool:
+        """Whether the warm-up started after the first answered call is still running."""
+        return self._warm is not None and self._warm.is_alive()
+
+    def _warm_once(self) -> None:
+        """After the first answered call, `Service.warm` on a thread of its own (decision 269): the
+        agent reads that answer and thinks before its next call, and a first `recall` then finds the
+        read path imported and the row sizes read. After the first call, not at `tools/list`: the
+        first call is not slowed by it."""
+        if not self.warms or self._warm is not None or self._load is not None or self._service is None:
+            return
+        self._warm = threading.Thread(target=self._warming, name="kaeru-warm", daemon=True)
+        self._warm.start()
+
+    def _warming(self) -> None:
+        try:
+            import kaeru.api.working  # noqa: F401  (the read tools' answers, imported at their first call)
+
+            self.service.warm()
+        except Exception:  # the first read does the same work again and reports what fails
+            log.exception("warming the read path failed")
 
     @property
     def loaded(self) -> bool:
@@ -380,6 +410,7 @@ class ToolRegistry:
         finally:
             self.running -= 1
             self.answered += 1
+            self._warm_once()
             self._settle_if_imported()
 
     def _settle_if_imported(self) -> None:

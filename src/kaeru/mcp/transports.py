@@ -186,6 +186,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
     SIGTERM or SIGINT; then close the store (decision 16.I1) and return, so the process exits 0."""
 
     kaeru.registry.serial = True
+    kaeru.registry.warms = True
     if kaeru.registry.loaded:
         settle_heap()
 
@@ -213,7 +214,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
             def exit_now() -> None:
                 # A call still running (a long import) is left as a kill would leave it: its open
                 # transaction rolls back, and a chunked job resumes when run again (decision 15.P2).
-                if kaeru.registry.running == 0:
+                if kaeru.registry.running == 0 and not kaeru.registry.warming:
                     kaeru.store.close()
                 os._exit(0)
 
@@ -255,11 +256,12 @@ _SETTLE_TURN = 0.05
 
 def _settle_when_idle(registry: ToolRegistry, loop: asyncio.AbstractEventLoop, turn: int) -> None:
     """`settle_heap` on the event loop at the first turn with no tool call running (the answers
-    written) once a first call has been answered, or after `_SETTLE_TURNS` turns whatever runs.
+    written) and no warm-up (decision 269) once a first call has been answered, or after
+    `_SETTLE_TURNS` turns whatever runs.
 
     The tools are built from `notifications/initialized` on (decision 16.S1), usually before the
     client's first call: settling then would put its full collection in that call's way."""
-    if (registry.running or not registry.answered) and turn < _SETTLE_TURNS:
+    if (registry.running or registry.warming or not registry.answered) and turn < _SETTLE_TURNS:
         loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, turn + 1)
     elif turn == 0:
         loop.call_later(_SETTLE_TURN, _settle_when_idle, registry, loop, 1)
@@ -358,7 +360,9 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
         f"kaeru-memory serving MCP over streamable HTTP at {url}",
         f"register it with:  claude mcp add --transport http kaeru {url}{header}",
     )
-    serve_until_stopped(server, sock, kaeru.store, lambda: print(*announce, sep="\n", file=sys.stderr, flush=True))
+    kaeru.registry.warms = True
+    announced = lambda: print(*announce, sep="\n", file=sys.stderr, flush=True)  # noqa: E731
+    serve_until_stopped(server, sock, kaeru.store, announced, kaeru.registry)
 
 
 def tls_files(settings: Settings) -> tuple[Path, Path] | None:
@@ -387,14 +391,17 @@ def tls_files(settings: Settings) -> tuple[Path, Path] | None:
     return settings.tls_cert, settings.tls_key
 
 
-def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce: Callable[[], None]) -> None:
+def serve_until_stopped(
+    server: Any, sock: socket.socket, store: Store, announce: Callable[[], None], registry: ToolRegistry | None = None
+) -> None:
     """`announce` the server, run the uvicorn `server` on `sock` until SIGTERM or SIGINT, then close
     `store` (the WAL checkpointed, and removed by the last process on the vault) and return: exit 0.
 
     uvicorn stops on either signal, then raises it again for the handler set before it ran: by
     default death by SIGTERM (the store never closed, `-wal`/`-shm` left, exit 143) or click's
     "Aborted!" (exit 1). Ours, set before the announcement, only asks uvicorn to stop — also before
-    uvicorn has taken the signals, while it starts (decision 160)."""
+    uvicorn has taken the signals, while it starts (decision 160). A warm-up under way in `registry`
+    ends first (decision 269)."""
 
     def stop(signum: int, frame: Any) -> None:
         server.should_exit = True
@@ -406,6 +413,8 @@ def serve_until_stopped(server: Any, sock: socket.socket, store: Store, announce
             server.run(sockets=[sock])
         finally:
             sock.close()
+            if registry is not None:
+                registry.wait_loaded(STOP_GRACE_SECONDS)
             store.close()
     finally:
         # Only once the store is closed: a second Ctrl-C during its last checkpoint must not cut it.

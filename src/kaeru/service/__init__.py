@@ -240,6 +240,16 @@ class Service:
         grants.check_args(request.wire())
         return recall.recall(self.rt, request, disabled)
 
+    def warm(self) -> None:
+        """Import what the first `recall`, `search` and `context` import, and let the store read ahead
+        what their first rankings read (decision 269): run by a server on a thread of its own once its
+        first call is answered, while the agent thinks, so that its first recall does not pay for it."""
+        import kaeru.service.context
+        import kaeru.service.recall.use_case
+        import kaeru.service.search  # noqa: F401
+
+        self.store.warm()
+
     def recall_channels(self) -> tuple[str, ...]:
         from kaeru.service import recall
 

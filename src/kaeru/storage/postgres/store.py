@@ -386,6 +386,10 @@ class PostgresStore:
             self._upgrade.stop()
         self._pool.close()
 
+    def warm(self) -> None:
+        """Nothing is read ahead: a copy's first read already runs on another thread while SQL answers
+        (16.Z1), and PostgreSQL keeps no row sizes in memory (decision 269)."""
+
     def describe(self) -> dict[str, Any]:
         stats = self._pool.get_stats()
         return {

@@ -71,6 +71,13 @@ def averages(block: bytes) -> tuple[int, int]:
     return rows, tokens
 
 
+def watermark(db: Db) -> tuple[int, int]:
+    """`(max(nodes.seq), max(past_revisions.rev_seq))` in this snapshot: every write of a node (its
+    index row, its memberships) moves it (`impacts`' docstring)."""
+    now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
+    return (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
+
+
 def read_sizes(db: Db, where: str, params: Sequence[Any]) -> Iterator[tuple[Any, ...]]:
     """`(row id, sz)` of the rows of `nodes_fts_docsize` that `where` keeps (all: "")."""
     return db.stream(f"SELECT id, sz FROM nodes_fts_docsize{where}", params)

@@ -71,6 +71,7 @@ from kaeru.storage.sqlite.copies import (
     read_facts,
     read_impacts,
     read_sizes,
+    watermark,
     within_scopes,
 )
 
@@ -106,13 +107,6 @@ FACTS_SHARE = 3
 FUNCTION = "kaeru_impact"
 #: Rows read and decoded at a time (a copy or the sizes of a million rows never sit in Python lists).
 CHUNK_ROWS = 65_536
-
-
-def watermark(db: Db) -> tuple[int, int]:
-    """`(max(nodes.seq), max(past_revisions.rev_seq))` in this snapshot: every write of a node (its
-    index row, its memberships) moves it (see the module's docstring)."""
-    now = db.one("SELECT (SELECT max(seq) FROM nodes), (SELECT max(rev_seq) FROM past_revisions)")
-    return (int(now[0] or 0), int(now[1] or 0)) if now is not None else (0, 0)
 
 
 class TextCache:
@@ -307,6 +301,12 @@ class TextCache:
         return ids, refuted
 
     # --- the row sizes -----------------------------------------------------------------------
+    def warm(self, db: Db) -> None:
+        """Every row's size read now, as a lasting process's first broad ranking would (decision 269)."""
+        mark, np = watermark(db), numpy_module() if self.max_bytes > 0 else None
+        if np is not None and 2 * mark[0] < self.max_bytes and (sizes := self._sizes_at(np, db, mark)):
+            self._sizes_for(np, db, sizes, np.arange(len(sizes.size)))
+
     def _sizes_at(self, np: Any, db: Db, mark: tuple[int, int]) -> Sizes | None:
         """Every row's `D` at `mark`: the held sizes, brought up to it (new rows by range, revised
         ones by id, or all read again past `refresh_rows`); None for an older snapshot than them."""

@@ -21,7 +21,8 @@ from kaeru.storage.sql.db import PROBED_SCOPES
 from kaeru.storage.sql.edges import VERDICT_TYPES
 from kaeru.storage.sql.rows import NODE_COLS, marks
 from kaeru.storage.sql.sections import SectionQueries
-from kaeru.storage.sqlite.impacts import COLUMNS, watermark
+from kaeru.storage.sqlite.copies import watermark
+from kaeru.storage.sqlite.impacts import COLUMNS
 from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
@@ -90,7 +91,7 @@ class FtsSearch(SectionQueries):
         """`SectionQueries.scope_size`, remembered at the watermark in a read snapshot (decision
         16.E4): a count of ~400k memberships at 1M nodes that `recall` asks at every call. The
         memberships and a board's retraction change only when `put_node` writes a node, which
-        moves the watermark (`impacts.watermark`), so an entry at the snapshot's own watermark is
+        moves the watermark (`copies.watermark`), so an entry at the snapshot's own watermark is
         exactly what the count would answer."""
         if not self._snapshot or not initiative_ids:
             return super().scope_size(initiative_ids)

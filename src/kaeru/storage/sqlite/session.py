@@ -70,6 +70,10 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         #: since it could change a row after reading it.
         self._snapshot = snapshot
 
+    def warm_text(self) -> None:
+        """`TextCache.warm` in this snapshot (`SqliteStore.warm`)."""
+        self._common.text.warm(self._db)
+
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         row = self._db.one(

@@ -360,6 +360,13 @@ class SqliteStore:
         for conn in idle:
             _close_quietly(conn)
 
+    def warm(self) -> None:
+        """Every row's size read into the in-memory copies' cache, which a first ranking of a common
+        word reads whole (decision 269); nothing once the store is closing or keeps no copies."""
+        if not self._stopping.is_set() and self._common.text.max_bytes > 0:
+            with self.read() as session:
+                session.warm_text()
+
     def describe(self) -> dict[str, Any]:
         return {
             "backend": self.backend,
