@@ -6,7 +6,8 @@ built in bulk, plus what re-entry reads besides plain notes, in the searched ini
 `recall_selective` / `recall_common` ask two planted rare words / two of the commonest;
 `recall_sentence` 3–8 words drawn by the corpus's Zipf frequencies, a new combination each time
 (an agent's question); `recall_paragraph` 50 such words (a pasted paragraph, decision 168). Each round times every op once, in shuffled order, after warm-up rounds;
-p50/p95 of wall time and of the calling thread's CPU time, ms. `context_hygiene` is `context` as `KAERU_HYGIENE=1` serves it,
+p50/p95 of wall time and of the calling thread's CPU time, ms. The heap is settled (collected, then frozen) once the service is open and
+again, untimed, after an op that imported modules, as `kaeru serve` settles its own (decision 267). `context_hygiene` is `context` as `KAERU_HYGIENE=1` serves it,
 `hygiene` one pass by hand (the first pass, in the warm-up, does any moving).
 
     python -m bench.reentry --sizes 10000,100000 [--backend sqlite|postgres|both] [--ops 40]
