@@ -6,18 +6,24 @@ sizes of the in-memory copies, each word's copy). Each run spawns a server on a 
 benchmark corpus vault (`bench.million build` or `bench.reentry --keep`), answers `initialize` and
 `tools/list`, then asks `context` and `--recalls` recalls of 3–8 words drawn by the corpus's Zipf
 frequencies (a new sentence each), waiting `--think` seconds before each call as an agent reads
-and thinks. Prints each call's wall p50 / p95 (ms, from its request to its answer) by position.
+and thinks. `--sessions N` starts N servers one after the other on the same copy, each asking new
+sentences: an agent's next sessions on its project (a server keeps its latest rankings in the
+vault for the next one's warm-up, decision 270). Prints each call's wall p50 / p95 (ms, from its
+request to its answer) by session and position.
 
 With `--baseline SRC` (another checkout's `src`, e.g. a `git archive` unpacked) every run starts
-one server of each tree, in alternating order, on its own copy of the vault.
+one server of each tree, in alternating order, on its own copy of the vault. Both trees are compiled
+to bytecode first, as an installed server is (`bench.startup.compile_kaeru`): with
+PYTHONDONTWRITEBYTECODE set, a tree without it compiles its modules in every new process.
 
     PYTHONPATH=src:. python -m bench.first_calls --vault <kept 100k vault> --size 100000 [--runs 5]
-        [--think 1.0] [--recalls 5] [--initiative kaeru-core] [--baseline OTHER/src] [--out FILE]
+        [--think 1.0] [--recalls 5] [--sessions 2] [--initiative kaeru-core] [--baseline OTHER/src] [--out FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import random
@@ -30,6 +36,7 @@ from typing import Any
 
 from bench.corpus import MAIN, CorpusBuilder
 from bench.measure import KAERU_SERVE, RawStdioClient
+from bench.startup import compile_kaeru
 from bench.stats import percentile
 
 
@@ -76,11 +83,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--initiative", default=MAIN)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--recalls", type=int, default=5)
+    parser.add_argument("--sessions", type=int, default=2, help="servers one after the other on one copy")
     parser.add_argument("--think", type=float, default=1.0, help="seconds before each call")
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout's src, in the same runs")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    compile_kaeru()  # as an installed server is (`bench.startup`); the baseline too
+    if args.baseline is not None:
+        compileall.compile_dir(args.baseline / "kaeru", quiet=1)
     builder = CorpusBuilder(args.size)
     for _ in builder.notes():  # the words are known once the notes are drawn
         pass
@@ -91,13 +102,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     walls: dict[str, dict[str, list[float]]] = {tree: {} for tree, _ in trees}
     with tempfile.TemporaryDirectory(prefix="kaeru-first-calls-", dir=args.workdir) as scratch:
         for run in range(args.runs):
-            asked = calls(builder, rng, args.initiative, args.recalls)
+            asked = [calls(builder, rng, args.initiative, args.recalls) for _ in range(args.sessions)]
             order = trees if run % 2 == 0 else trees[::-1]
             for tree, src in order:
                 vault = Path(scratch) / f"vault-{run}-{tree.replace(' ', '-')}"
                 shutil.copytree(args.vault, vault)
-                for label, ms in session(vault, src, asked, args.think).items():
-                    walls[tree].setdefault(label, []).append(ms)
+                for number, questions in enumerate(asked, 1):
+                    for label, ms in session(vault, src, questions, args.think).items():
+                        walls[tree].setdefault(f"session {number}: {label}", []).append(ms)
                 shutil.rmtree(vault)
     figures = {
         tree: {

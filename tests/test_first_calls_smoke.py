@@ -18,10 +18,11 @@ def test_new_servers_answer_the_first_calls_and_leave_the_kept_vault_alone(tmp_p
     before = sorted((p.name, p.stat().st_mtime_ns) for p in vault.iterdir())
     scratch = tmp_path / "scratch"
     scratch.mkdir()
-    argv = ["--vault", str(vault), "--size", "300", "--runs", "1", "--recalls", "2", "--think", "0"]
+    argv = ["--vault", str(vault), "--size", "300", "--runs", "1", "--recalls", "2", "--sessions", "2", "--think", "0"]
     figures = first_calls.main([*argv, "--workdir", str(scratch)])
     assert list(figures) == ["this tree"]
-    assert list(figures["this tree"]) == ["initialize", "context", "recall 1", "recall 2"]
+    per_session = ["initialize", "context", "recall 1", "recall 2"]
+    assert list(figures["this tree"]) == [f"session {n}: {label}" for n in (1, 2) for label in per_session]
     assert all(0 < row["p50"] <= row["p95"] for row in figures["this tree"].values())
     assert sorted((p.name, p.stat().st_mtime_ns) for p in vault.iterdir()) == before
     assert not list(scratch.iterdir())

@@ -74,6 +74,7 @@ from kaeru.storage.sqlite.copies import (
     watermark,
     within_scopes,
 )
+from kaeru.storage.sqlite.warmlist import RecentRankings
 
 if TYPE_CHECKING:
     import numpy as np
@@ -130,11 +131,10 @@ class TextCache:
         #: The copies, least recently used first (a use moves one to the end): the busy ones, used
         #: within the last `IDLE_RANKINGS` rankings, are a suffix, the idle ones a prefix.
         self._held: OrderedDict[tuple[str, tuple[float, ...]], PhraseCopy] = OrderedDict()
-        #: The copies' `nbytes`, summed (kept as they come and go: summing thousands of copies for
-        #: every copy read or refreshed made a long session's searches slower and slower).
+        #: The copies' `nbytes`, summed as they come and go (summing thousands of copies for every
+        #: copy read or refreshed made a long session's searches slower and slower).
         self._bytes = 0
-        #: One tuple of column weights for each set of them (a query builds its own): the copies'
-        #: keys share it.
+        #: One tuple of column weights for each set of them (a query builds its own), shared by keys.
         self._weights: dict[tuple[float, ...], tuple[float, ...]] = {}
         #: Every row's `D`, which all the copies' rankings share.
         self._sizes: Sizes | None = None
@@ -152,6 +152,7 @@ class TextCache:
         self.size_loads = 0
         #: Row sizes read by id for a ranking (`_sizes_for`).
         self.size_fills = 0
+        self.recent = RecentRankings()  # kept for the next process's warm-up (decision 270)
 
     def clear(self) -> None:
         with self._lock:
@@ -202,6 +203,7 @@ class TextCache:
         # No copies (a one-shot command, decision 268): numpy is not even imported.
         if self.max_bytes <= 0 or not words or not scopes or (np := numpy_module()) is None:
             return None
+        self.recent.note(words, scopes, match_all, scores)
         if conn not in self._registered:
             conn.register_fts5_function(FUNCTION, impact)
             conn.register_fts5_function(READER, self._reader)
@@ -300,7 +302,6 @@ class TextCache:
                     held.state[wanted[fits]] = np.where(np.array(read_refuted, dtype=bool)[fits], 2, 1)
         return ids, refuted
 
-    # --- the row sizes -----------------------------------------------------------------------
     def warm(self, db: Db) -> None:
         """Every row's size read now, as a lasting process's first broad ranking would (decision 269)."""
         mark, np = watermark(db), numpy_module() if self.max_bytes > 0 else None
@@ -358,7 +359,6 @@ class TextCache:
             sizes.nbytes = int(sizes.size.nbytes)  # widened when a row holds 65,536 tokens or more
             return cast("ndarray", sizes.size[rows])
 
-    # --- the copies --------------------------------------------------------------------------
     def _copy(
         self,
         np: Any,

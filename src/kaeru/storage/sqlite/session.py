@@ -18,6 +18,7 @@ from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.matching import CommonWords
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.vectors import SqliteVectors
+from kaeru.storage.sqlite.warmlist import WARM_KEY, loads
 
 
 class SqliteDb(Db):
@@ -71,8 +72,21 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         self._snapshot = snapshot
 
     def warm_text(self) -> None:
-        """`TextCache.warm` in this snapshot (`SqliteStore.warm`)."""
-        self._common.text.warm(self._db)
+        """`TextCache.warm` in this snapshot, then the rankings the last process on the vault kept
+        replayed, so their copies are read (`SqliteStore.warm`, decision 270)."""
+        text = self._common.text
+        text.warm(self._db)
+        row = self._db.one("SELECT value FROM meta WHERE key = ?", (WARM_KEY,))
+        text.recent.kept(str(row[0]) if row is not None else "")
+        for words, scopes, match_all, scores in loads(str(row[0])) if row is not None else ():
+            text.rank(self._db, self._c, words, scopes, match_all, scores)
+
+    def keep_rankings(self, kept: str) -> None:
+        """Keep the latest rankings' inputs for the next process's warm-up (decision 270)."""
+        self._db.run(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (WARM_KEY, kept),
+        )
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:

@@ -7,6 +7,7 @@ deferred transaction, which WAL turns into a consistent snapshot.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -16,7 +17,7 @@ from typing import Any
 
 import apsw
 
-from kaeru.errors import Unavailable
+from kaeru.errors import KaeruError, Unavailable
 from kaeru.storage.migrate import (
     BEHIND,
     INDEX_PENDING,
@@ -30,6 +31,8 @@ from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, make_private, translate, unusable, waiter
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
+
+log = logging.getLogger(__name__)
 
 __all__ = ["SqliteSession", "SqliteStore", "fts_match"]
 
@@ -341,6 +344,7 @@ class SqliteStore:
         The last connection to the file (in any process) then removes the `-wal` and `-shm` files;
         while another server still has the vault open, they stay for it (decision 16.I1).
         """
+        self._keep_rankings()
         self._stopping.set()
         if self._upgrade is not None:
             self._upgrade.stop()
@@ -366,6 +370,20 @@ class SqliteStore:
         if not self._stopping.is_set() and self._common.text.max_bytes > 0:
             with self.read() as session:
                 session.warm_text()
+
+    def _keep_rankings(self) -> None:
+        """The latest rankings the copies served, written for the next process's warm-up when they
+        changed (decision 270); a vault that cannot be written now keeps the older ones."""
+        recent = self._common.text.recent
+        if self._stopping.is_set() or not recent.changed:
+            return
+        kept = recent.dumps()
+        try:
+            with self.write() as session:
+                session.keep_rankings(kept)
+            recent.kept(kept)
+        except KaeruError as error:
+            log.info("the latest rankings were not kept for the next warm-up: %s", error.message)
 
     def describe(self) -> dict[str, Any]:
         return {
