@@ -81,13 +81,6 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         for words, scopes, match_all, scores in loads(str(row[0])) if row is not None else ():
             text.rank(self._db, self._c, words, scopes, match_all, scores)
 
-    def keep_rankings(self, kept: str) -> None:
-        """Keep the latest rankings' inputs for the next process's warm-up (decision 270)."""
-        self._db.run(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (WARM_KEY, kept),
-        )
-
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
         row = self._db.one(

@@ -17,7 +17,7 @@ from typing import Any
 
 import apsw
 
-from kaeru.errors import KaeruError, Unavailable
+from kaeru.errors import Unavailable
 from kaeru.storage.migrate import (
     BEHIND,
     INDEX_PENDING,
@@ -31,6 +31,7 @@ from kaeru.storage.sqlite import vectors
 from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, make_private, translate, unusable, waiter
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
+from kaeru.storage.sqlite.warmlist import KEEP, WARM_KEY
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +345,6 @@ class SqliteStore:
         The last connection to the file (in any process) then removes the `-wal` and `-shm` files;
         while another server still has the vault open, they stay for it (decision 16.I1).
         """
-        self._keep_rankings()
         self._stopping.set()
         if self._upgrade is not None:
             self._upgrade.stop()
@@ -360,6 +360,7 @@ class SqliteStore:
                 self._all.remove(conn)
         if idle:
             idle[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
+            self._keep_rankings(idle[0])
             self._checkpoint(idle[0], "TRUNCATE")
         for conn in idle:
             _close_quietly(conn)
@@ -371,19 +372,20 @@ class SqliteStore:
             with self.read() as session:
                 session.warm_text()
 
-    def _keep_rankings(self) -> None:
+    def _keep_rankings(self, conn: apsw.Connection) -> None:
         """The latest rankings the copies served, written for the next process's warm-up when they
-        changed (decision 270); a vault that cannot be written now keeps the older ones."""
+        changed (decision 270): one upsert on the closing store's last connection, which waits for
+        the write lock no longer than the last checkpoint does; a vault that cannot be written then
+        keeps the older ones."""
         recent = self._common.text.recent
-        if self._stopping.is_set() or not recent.changed:
+        if not recent.changed:
             return
         kept = recent.dumps()
         try:
-            with self.write() as session:
-                session.keep_rankings(kept)
+            conn.execute(KEEP, (WARM_KEY, kept))
             recent.kept(kept)
-        except KaeruError as error:
-            log.info("the latest rankings were not kept for the next warm-up: %s", error.message)
+        except apsw.Error as error:
+            log.info("the latest rankings were not kept for the next warm-up: %s", error)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -21,6 +21,8 @@ from typing import Any
 WARM_KEY = "warm_rankings"
 #: How many of the latest distinct rankings are kept, and replayed by the next process.
 KEPT = 16
+#: The upsert that keeps them (`SqliteStore._keep_rankings`).
+KEEP = "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 
 Phrases = tuple[tuple[str, tuple[float, ...]], ...]
 #: One ranking's input: `(words, scopes, match_all, scores)`, as `TextCache.rank` takes them.
