@@ -52,9 +52,16 @@ def test_a_new_store_warms_the_copies_the_last_one_served(tmp_path: Path) -> Non
     kept = _kept(path)
     assert kept is not None and loads(kept)
 
+    unhurried = SqliteStore(path)
+    try:
+        unhurried.warm(lambda: False)  # the row sizes only: no time left for the rankings
+        assert (unhurried._common.text.size_loads, unhurried._common.text.loads) == (1, 0)
+    finally:
+        unhurried.close()
+
     again = SqliteStore(path)
     try:
-        again.warm()
+        again.warm(lambda: True)
         text = again._common.text
         loads_after_warm = text.loads
         assert loads_after_warm > 0  # the copies were read by the warm-up

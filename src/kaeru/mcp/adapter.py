@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from kaeru.service.requests import Request
 
 log = logging.getLogger("kaeru.mcp")
+#: How long a warm-up may go on replaying the last process's rankings (decision 270): it holds the
+#: copies' lock while it reads one, and a call that needs that lock waits; and the end of a session
+#: waits for the step it is in.
+WARM_SECONDS = 2.0
 
 #: A tool's body: the service and the tool's own request model (each handler takes its model's type).
 Handler = Callable[["Service", Any], dict[str, Any]]
@@ -204,6 +209,7 @@ class ToolRegistry:
         #: servers set it; a registry in a test or a script does not).
         self.warms = False
         self._warm: threading.Thread | None = None
+        self._warm_stop = threading.Event()
         # The loader runs once, in whichever thread needs the tools first: a call's worker thread,
         # the event loop, or the thread the first `tools/list` starts (decision 16.O3).
         self._load_lock = threading.Lock()
@@ -269,6 +275,7 @@ class ToolRegistry:
         if self._preload is not None:
             self._preload.join(timeout)
         if self._warm is not None:
+            self._warm_stop.set()  # it ends after the step it is in (a copy or the sizes being read)
             self._warm.join()
 
     @property
@@ -287,10 +294,15 @@ class ToolRegistry:
         self._warm.start()
 
     def _warming(self) -> None:
+        deadline = time.monotonic() + WARM_SECONDS
+
+        def keep_going() -> bool:
+            return not self._warm_stop.is_set() and time.monotonic() < deadline
+
         try:
             import kaeru.api.working  # noqa: F401  (the read tools' answers, imported at their first call)
 
-            self.service.warm()
+            self.service.warm(keep_going)
         except Exception:  # the first read does the same work again and reports what fails
             log.exception("warming the read path failed")
 

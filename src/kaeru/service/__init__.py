@@ -240,15 +240,16 @@ class Service:
         grants.check_args(request.wire())
         return recall.recall(self.rt, request, disabled)
 
-    def warm(self) -> None:
+    def warm(self, keep_going: Callable[[], bool] = lambda: True) -> None:
         """Import what the first `recall`, `search` and `context` import, and let the store read ahead
-        what their first rankings read (decision 269): run by a server on a thread of its own once its
-        first call is answered, while the agent thinks, so that its first recall does not pay for it."""
+        what their first rankings read while `keep_going()` (decisions 269, 270): run by a server on a
+        thread of its own once its first call is answered, while the agent thinks, so that its first
+        recalls do not pay for it."""
         import kaeru.service.context
         import kaeru.service.recall.use_case
         import kaeru.service.search  # noqa: F401
 
-        self.store.warm()
+        self.store.warm(keep_going)
 
     def recall_channels(self) -> tuple[str, ...]:
         from kaeru.service import recall

@@ -10,6 +10,7 @@ Methods raise `kaeru.errors.KaeruError` subclasses only. The records it reads an
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -58,6 +59,7 @@ class Store(Protocol):
     def read(self) -> AbstractContextManager[Session]: ...
     def close(self) -> None: ...
     def describe(self) -> dict[str, Any]: ...
-    def warm(self) -> None:
-        """Read ahead what a lasting process's first searches would read anyway (decision 269)."""
+    def warm(self, keep_going: Callable[[], bool]) -> None:
+        """Read ahead what a lasting process's first searches would read anyway, step by step while
+        `keep_going()` (decisions 269, 270)."""
         ...

@@ -386,7 +386,7 @@ class PostgresStore:
             self._upgrade.stop()
         self._pool.close()
 
-    def warm(self) -> None:
+    def warm(self, keep_going: Callable[[], bool]) -> None:
         """Nothing is read ahead: a copy's first read already runs on another thread while SQL answers
         (16.Z1), and PostgreSQL keeps no row sizes in memory (decision 269)."""
 

@@ -18,7 +18,7 @@ from kaeru.storage.sql.session import SqlSession
 from kaeru.storage.sqlite.matching import CommonWords
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.vectors import SqliteVectors
-from kaeru.storage.sqlite.warmlist import WARM_KEY, loads
+from kaeru.storage.sqlite.warmlist import WARM_KEY, Ranked, loads
 
 
 class SqliteDb(Db):
@@ -71,15 +71,18 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         #: since it could change a row after reading it.
         self._snapshot = snapshot
 
-    def warm_text(self) -> None:
-        """`TextCache.warm` in this snapshot, then the rankings the last process on the vault kept
-        replayed, so their copies are read (`SqliteStore.warm`, decision 270)."""
+    def warm_text(self) -> list[Ranked]:
+        """`TextCache.warm` in this snapshot, and the rankings the last process on the vault kept
+        (`SqliteStore.warm`, decision 270)."""
         text = self._common.text
         text.warm(self._db)
         row = self._db.one("SELECT value FROM meta WHERE key = ?", (WARM_KEY,))
         text.recent.kept(str(row[0]) if row is not None else "")
-        for words, scopes, match_all, scores in loads(str(row[0])) if row is not None else ():
-            text.rank(self._db, self._c, words, scopes, match_all, scores)
+        return loads(str(row[0])) if row is not None else []
+
+    def replay(self, ranked: Ranked) -> None:
+        """Rank `ranked` again through the copies, which reads them (`SqliteStore.warm`)."""
+        self._common.text.rank(self._db, self._c, *ranked)
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:

@@ -12,6 +12,7 @@ import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -365,12 +366,20 @@ class SqliteStore:
         for conn in idle:
             _close_quietly(conn)
 
-    def warm(self) -> None:
+    def warm(self, keep_going: Callable[[], bool]) -> None:
         """Every row's size read into the in-memory copies' cache, which a first ranking of a common
-        word reads whole (decision 269); nothing once the store is closing or keeps no copies."""
-        if not self._stopping.is_set() and self._common.text.max_bytes > 0:
+        word reads whole (decision 269), then the rankings the last process kept replayed, each in a
+        snapshot of its own, while `keep_going()` (decision 270); nothing once the store is closing
+        or keeps no copies."""
+        if self._stopping.is_set() or self._common.text.max_bytes <= 0:
+            return
+        with self.read() as session:
+            kept = session.warm_text()
+        for ranked in kept:
+            if self._stopping.is_set() or not keep_going():
+                return
             with self.read() as session:
-                session.warm_text()
+                session.replay(ranked)
 
     def _keep_rankings(self, conn: apsw.Connection) -> None:
         """The latest rankings the copies served, written for the next process's warm-up when they
