@@ -14,6 +14,7 @@ from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
+from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.store import SqliteStore
 from tests.backends import new_vault
 
@@ -23,8 +24,14 @@ def _note(registry: ToolRegistry, i: int) -> None:
     assert answer["state"] == "applied", answer
 
 
-@pytest.mark.parametrize("warms", [True, False])
-def test_the_first_answer_warms_the_read_path_only_in_a_server(tmp_path: Path, warms: bool) -> None:
+@pytest.mark.parametrize(("warms", "common", "read"), [(True, True, 1), (False, True, 0), (True, False, 0)])
+def test_the_first_answer_warms_the_read_path_only_in_a_server(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, warms: bool, common: bool, read: int
+) -> None:
+    """`common`: every word counts as common, as in a large vault (here a small one, where every word
+    takes the rare plan and no copy is ever read: nothing to read ahead, not even numpy)."""
+    if common:
+        monkeypatch.setattr(FtsSearch, "rare_rows", 0)
     vault = new_vault("sqlite", tmp_path)
     store = open_store(vault.settings())
     assert isinstance(store, SqliteStore)
@@ -36,7 +43,7 @@ def test_the_first_answer_warms_the_read_path_only_in_a_server(tmp_path: Path, w
         registry.wait_loaded(5)
 
         assert not registry.warming
-        assert store._common.text.size_loads == (1 if warms else 0)  # every row's size, read once
+        assert store._common.text.size_loads == read  # every row's size, read once
     finally:
         store.close()
 

@@ -15,6 +15,7 @@ from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import SQLITE
 from kaeru.storage.sql.replay import pack_hash, pack_response, unpack_hash, unpack_response
 from kaeru.storage.sql.session import SqlSession
+from kaeru.storage.sqlite.copies import watermark
 from kaeru.storage.sqlite.matching import CommonWords
 from kaeru.storage.sqlite.search import FtsSearch
 from kaeru.storage.sqlite.vectors import SqliteVectors
@@ -73,8 +74,11 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
 
     def warm_text(self) -> list[Ranked]:
         """`TextCache.warm` in this snapshot, and the rankings the last process on the vault kept
-        (`SqliteStore.warm`, decision 270)."""
+        (`SqliteStore.warm`, decision 270); nothing for a vault of at most `rare_rows` rows, where
+        every word takes the rare plan and no copy is ever read (nor numpy imported)."""
         text = self._common.text
+        if watermark(self._db)[0] <= self.rare_rows:
+            return []
         text.warm(self._db)
         row = self._db.one("SELECT value FROM meta WHERE key = ?", (WARM_KEY,))
         text.recent.kept(str(row[0]) if row is not None else "")
