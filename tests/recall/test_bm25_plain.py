@@ -167,25 +167,39 @@ def _nodes(draw: st.DrawFn) -> dict[str, Node]:
     for i in range(draw(st.integers(1, 6))):
         node_id = f"0190a0a0-0000-7000-8000-{i:012d}"
         lang = draw(st.sampled_from(["lang:en", "lang:de"]))
-        out[node_id] = Node(
-            id=node_id,
-            rev_no=1,
-            revision=f"1-{i}",
-            node_type=NodeType.HYPOTHESIS,
-            tier=Tier.ARCHIVAL,
+        out[node_id] = _node(
+            node_id,
+            f"1-{i}",
             name=draw(_text(5)),
             body=draw(st.one_of(st.none(), _text(40), st.lists(_PIECES, min_size=60, max_size=240).map(" ".join))),
             description=draw(st.one_of(st.none(), _text(6))),
             tags=(*draw(st.lists(st.sampled_from(["topic:cache", "topic:deploy", "team:api", "kind:x"]))), lang),
-            layer=Layer.HOT,
-            visibility=Visibility.SHARED,
-            status=None,
-            properties={},
-            initiatives=(1,),
-            created_at="2026-01-02T03:04:05.000006Z",
-            recorded_at="2026-01-02T03:04:05.000007Z",
         )
     return out
+
+
+def _node(
+    node_id: str, revision: str, name: str, body: str | None, description: str | None, tags: tuple[str, ...]
+) -> Node:
+    """A node whose scored fields are these; the rest as any live node of initiative 1 has them."""
+    return Node(
+        id=node_id,
+        rev_no=1,
+        revision=revision,
+        node_type=NodeType.HYPOTHESIS,
+        tier=Tier.ARCHIVAL,
+        name=name,
+        body=body,
+        description=description,
+        tags=tags,
+        layer=Layer.HOT,
+        visibility=Visibility.SHARED,
+        status=None,
+        properties={},
+        initiatives=(1,),
+        created_at="2026-01-02T03:04:05.000006Z",
+        recorded_at="2026-01-02T03:04:05.000007Z",
+    )
 
 
 #: The stems a question asks (and an identifier whole), some of them in no text.
@@ -223,24 +237,7 @@ def test_bm25f_equals_its_plain_definition(
 def test_a_long_body_is_scored_by_its_windows() -> None:
     """The property test's texts reach bodies of several windows (not only short ones)."""
     body = " ".join(["deploy"] + ["the"] * (3 * PASSAGE_WORDS) + ["deploy", "deploy"])
-    node = Node(
-        id="0190a0a0-0000-7000-8000-000000000001",
-        rev_no=1,
-        revision="1",
-        node_type=NodeType.HYPOTHESIS,
-        tier=Tier.ARCHIVAL,
-        name="n",
-        body=body,
-        description=None,
-        tags=("lang:en",),
-        layer=Layer.HOT,
-        visibility=Visibility.SHARED,
-        status=None,
-        properties={},
-        initiatives=(1,),
-        created_at="2026-01-02T03:04:05.000006Z",
-        recorded_at="2026-01-02T03:04:05.000007Z",
-    )
+    node = _node("0190a0a0-0000-7000-8000-000000000001", "1", name="n", body=body, description=None, tags=("lang:en",))
     memo = doc_stems_memo()
     assert len(bm25._doc_terms(node, memo).body) > PASSAGE_WORDS
     nodes = {node.id: node}
