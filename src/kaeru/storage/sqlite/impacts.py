@@ -302,9 +302,9 @@ class TextCache:
                     held.state[wanted[fits]] = np.where(np.array(read_refuted, dtype=bool)[fits], 2, 1)
         return ids, refuted
 
-    def warm(self, db: Db) -> None:
-        """Every row's size read now, as a lasting process's first broad ranking would (decision 269)."""
-        mark, np = watermark(db), numpy_module() if self.max_bytes > 0 else None
+    def warm(self, db: Db, mark: tuple[int, int]) -> None:
+        """Every row's size at `mark` read now, as a lasting process's first broad ranking would (269)."""
+        np = numpy_module() if self.max_bytes > 0 else None
         if np is not None and 2 * mark[0] < self.max_bytes and (sizes := self._sizes_at(np, db, mark)):
             self._sizes_for(np, db, sizes, np.arange(len(sizes.size)))
 

@@ -76,10 +76,10 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
         """`TextCache.warm` in this snapshot, and the rankings the last process on the vault kept
         (`SqliteStore.warm`, decision 270); nothing for a vault of at most `rare_rows` rows, where
         every word takes the rare plan and no copy is ever read (nor numpy imported)."""
-        text = self._common.text
-        if watermark(self._db)[0] <= self.rare_rows:
+        text, mark = self._common.text, watermark(self._db)
+        if mark[0] <= self.rare_rows:
             return []
-        text.warm(self._db)
+        text.warm(self._db, mark)
         row = self._db.one("SELECT value FROM meta WHERE key = ?", (WARM_KEY,))
         text.recent.kept(str(row[0]) if row is not None else "")
         return loads(str(row[0])) if row is not None else []
