@@ -58,6 +58,10 @@ class Dialect:
     forgotten_source = "nodes b JOIN edges e"
     #: A membership row `m` of a live node (an audit event's facet is the lowest value: '' or 0).
     any_facet = "m.facet > ''"
+    #: Whether a scan that tests a few of its rows' tags reads them through the row's own key (SQLite:
+    #: the scan stays on the covering `nodes_head`, decision 80) rather than from the row it reads
+    #: (PostgreSQL, which hashed such a subquery: a scan of every node's tags, decision 272).
+    tags_by_key = False
     #: The column `_member_of` tests a long list of initiatives on (`SqliteDialect`'s says why); a
     #: planner that chooses semi-joins by cost (PostgreSQL's) keeps the plain column.
     long_member_list = "m.initiative_id"
@@ -130,6 +134,7 @@ class SqliteDialect(Dialect):
     forgotten_source = "nodes b INDEXED BY nodes_forgotten CROSS JOIN edges e"
     rule = "retracted = 0 AND node_type = 'concept' AND instr(tags, '\"kind:rule\"') > 0"
     any_facet = "m.facet > 0"
+    tags_by_key = True
     #: A node's memberships tested against a long list of initiatives: the unary `+` keeps the list
     #: out of the index, which SQLite would otherwise probe once per initiative for every row (152).
     long_member_list = "+m.initiative_id"

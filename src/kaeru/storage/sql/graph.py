@@ -84,10 +84,10 @@ class GraphQueries(Part):
         skip, more = "", []
         if unless is not None and unless[0]:
             kinds, kind_params = self._d.in_("n.node_type", list(unless[0]), "text")
-            tagged, tag_params = self._d.has_tag("h.tags", unless[1])
-            # The tags through the row's own key, not from `n`: the scan stays on SQLite's covering
-            # `nodes_head`, and the row is read only for an orphan of those types.
-            skip = f" AND NOT ({kinds} AND EXISTS (SELECT 1 FROM nodes h WHERE h.seq = n.seq AND {tagged}))"
+            tagged, tag_params = self._d.has_tag("h.tags" if self._d.tags_by_key else "n.tags", unless[1])
+            if self._d.tags_by_key:  # the row is read only for an orphan of those types (`tags_by_key`)
+                tagged = f"EXISTS (SELECT 1 FROM nodes h WHERE h.seq = n.seq AND {tagged})"
+            skip = f" AND NOT ({kinds} AND {tagged})"
             more = [*kind_params, *tag_params]
         # The tag test last: written after the edge tests, it runs only on the rows they let through.
         found = self._db.rows(
