@@ -78,6 +78,31 @@ def test_note_from_stdin_with_tags_and_time(vault: VaultSpec) -> None:
     assert [h["id"] for h in found["data"]["hits"]] == [node_id]
 
 
+def test_words_need_no_quotes(vault: VaultSpec) -> None:
+    """A terminal user types `kaeru note -i cli the kestrel nests …` as they would a sentence: the
+    words are the note, joined by a space, as if quoted; `search` and `recall` take several words
+    the same way (a query quoted whole answers the same)."""
+    run = kaeru(vault, "note", "-i", "cli", "the", "kestrel", "nests  high", "above the quarry", as_json=True)
+    node_id = valid_envelope(run, "note", "mutation", "applied")["data"]["primary"]["id"]
+    shown = valid_envelope(kaeru(vault, "read", node_id, "-i", "cli", as_json=True), "read", "read", "ok")
+    assert shown["data"]["hits"][0]["body"] == "the kestrel nests  high above the quarry"
+    _noted(vault, "the quarry floods every spring")
+
+    both = kaeru(vault, "search", "kestrel", "quarry", "-i", "cli", "--all-words", as_json=True)
+    quoted = kaeru(vault, "search", "kestrel quarry", "-i", "cli", "--all-words", as_json=True)
+    assert [h["id"] for h in valid_envelope(both, "search", "read", "ok")["data"]["hits"]] == [node_id]
+    assert both.json()["data"] == quoted.json()["data"]
+
+    asked = kaeru(vault, "recall", "where", "does", "the", "kestrel", "nest", "-i", "cli", as_json=True)
+    whole = kaeru(vault, "recall", "where does the kestrel nest", "-i", "cli", as_json=True)
+    hits = valid_envelope(asked, "recall", "read", "ok")["data"]["hits"]
+    assert hits and hits[0]["id"] == node_id
+    assert [h["id"] for h in hits] == [h["id"] for h in whole.json()["data"]["hits"]]
+
+    nothing = kaeru(vault, "note", "-i", "cli")
+    assert nothing.code == 2 and "Missing argument 'TEXT...'" in nothing.stderr
+
+
 def test_read_prints_a_long_body_whole(vault: VaultSpec) -> None:
     """`kaeru read` shows a node in full: a body longer than one answer is read page by page;
     with --json the first page names the next --offset, which returns the rest."""

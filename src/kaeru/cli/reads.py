@@ -26,7 +26,7 @@ def show_hits(envelope: dict[str, Any]) -> None:
 
 
 @cli.command()
-@click.argument("text", required=False)
+@click.argument("text", nargs=-1)
 @initiatives_option("Initiative(s) to search.")
 @click.option("--all-words", is_flag=True, help="Require every word (match all).")
 @click.option("--prefix", is_flag=True, help="Match words as prefixes.")
@@ -36,7 +36,7 @@ def show_hits(envelope: dict[str, Any]) -> None:
 @click.pass_context
 def search(
     ctx: click.Context,
-    text: str | None,
+    text: tuple[str, ...],
     initiatives: tuple[str, ...],
     all_words: bool,
     prefix: bool,
@@ -44,10 +44,10 @@ def search(
     limit: int,
     cursor: str | None,
 ) -> None:
-    """Literal search across initiatives."""
+    """Literal search across initiatives. TEXT may be several words, quoted or not."""
     args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit}
     if text:
-        args["text"] = text
+        args["text"] = " ".join(text)
     if all_words:
         args["match"] = "all"
     if prefix:
@@ -122,7 +122,7 @@ def show_node(envelope: dict[str, Any]) -> None:
 
 
 @cli.command()
-@click.argument("query", required=False)
+@click.argument("query", nargs=-1)
 @initiatives_option("Initiative(s) to recall from.")
 @click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
 @click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
@@ -137,7 +137,7 @@ def show_node(envelope: dict[str, Any]) -> None:
 @click.pass_context
 def recall(
     ctx: click.Context,
-    query: str | None,
+    query: tuple[str, ...],
     initiatives: tuple[str, ...],
     intent: str | None,
     risk: str,
@@ -150,12 +150,13 @@ def recall(
     include_stale: bool,
     include_suppressed: bool,
 ) -> None:
-    """Task-aware recall (when you do not know the exact words)."""
+    """Task-aware recall (when you do not know the exact words). QUERY may be several words, quoted
+    or not."""
     from kaeru.api.working import recall_envelope
 
     args: dict[str, Any] = {"initiatives": list(initiatives), "limit": limit, "risk": risk}
     if query:
-        args["query"] = query
+        args["query"] = " ".join(query)
     if intent:
         args["task_intent"] = intent
     if explain:

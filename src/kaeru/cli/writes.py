@@ -30,7 +30,7 @@ from kaeru.errors import KaeruError
 
 
 @cli.command()
-@click.argument("text")
+@click.argument("text", nargs=-1, required=True)
 @click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
 @click.option(
     "--kind", default="observation", help="observation, decision, rule, reference, idea, … (the note tool's kind)."
@@ -42,7 +42,7 @@ from kaeru.errors import KaeruError
 @click.pass_context
 def note(
     ctx: click.Context,
-    text: str,
+    text: tuple[str, ...],
     initiative: str,
     kind: str,
     name: str | None,
@@ -50,15 +50,15 @@ def note(
     occurred_at: str | None,
     request_id: str | None,
 ) -> None:
-    """Capture a note. TEXT `-` reads the text from standard input (a file, a command's output).
+    """Capture a note. TEXT may be several words, quoted or not (joined by a space); TEXT `-` alone
+    reads the text from standard input (a file, a command's output).
 
     Every other parameter of the note tool: `kaeru call note` (`kaeru tools note` lists them).
     """
     from kaeru.api import envelope as env
 
-    if text == "-":
-        text = sys.stdin.read()
-    args: dict[str, Any] = {"initiative": initiative, "text": text, "kind": kind}
+    body = sys.stdin.read() if text == ("-",) else " ".join(text)
+    args: dict[str, Any] = {"initiative": initiative, "text": body, "kind": kind}
     if name:
         args["name"] = name
     if tags:
