@@ -32,7 +32,7 @@ from kaeru.storage.base import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import SPARSE_SHARE
 from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite import impacts
-from kaeru.storage.sqlite.impacts import CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
+from kaeru.storage.sqlite.impacts import BY_ID_COST, CACHE_BYTES, IDLE_RANKINGS, REFRESH_ROWS
 from kaeru.storage.sqlite.search import SCOPE_THRESHOLD, FtsSearch
 from kaeru.storage.sqlite.session import SqliteSession
 from kaeru.storage.sqlite.store import SqliteStore
@@ -107,19 +107,23 @@ def _search(
 
 
 #: The store's `TextCache` as an example sets it (memory, revised rows read back, sizes not read
-#: yet past which all are read, the share under which a copy is kept sparse): defaults; every
-#: revised row read back whole (a copy read again after any revision); no memory (every search
-#: falls back to SQL); every row's size read at the first ranking; only the sizes a ranking needs,
-#: always; every copy sparse (its rows' ids beside their values); every copy dense (decision 198).
+#: yet past which all are read, the share under which a copy is kept sparse, what a row read back
+#: by id costs): defaults (an example's small copies are read again whole after a revision, 274);
+#: revised rows read back by id, however small the copy, dense and sparse; every revised row read
+#: back whole (a copy read again after any revision); no memory (every search falls back to SQL);
+#: every row's size read at the first ranking; only the sizes a ranking needs, always; every copy
+#: sparse (its rows' ids beside their values); every copy dense (decision 198).
 CACHES = [
-    (None, None, None, None),
-    (None, 0, None, None),
-    (0, None, None, None),
-    (None, None, 0, None),
-    (None, None, 10**9, None),
-    (None, None, None, 0),
-    (None, 0, None, 0),
-    (None, None, None, 10**9),
+    (None, None, None, None, None),
+    (None, None, None, None, 0),
+    (None, None, None, 0, 0),
+    (None, 0, None, None, None),
+    (0, None, None, None, None),
+    (None, None, 0, None, None),
+    (None, None, 10**9, None, None),
+    (None, None, None, 0, None),
+    (None, 0, None, 0, None),
+    (None, None, None, 10**9, None),
 ]
 
 
@@ -133,7 +137,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
     vault: tuple[SqliteStore, Settings],
     steps: list[tuple[Any, ...]],
     queries: list[tuple[dict[str, Any], list[tuple[Any, ...]]]],
-    cache: tuple[int | None, int | None, int | None, int | None],
+    cache: tuple[int | None, int | None, int | None, int | None, int | None],
 ) -> None:
     store, config = vault
     n = next(_examples)
@@ -150,6 +154,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
     )
     text.bulk_rows = cache[2]
     text.sparse_share = SPARSE_SHARE if cache[3] is None else cache[3]
+    text.by_id_cost = BY_ID_COST if cache[4] is None else cache[4]
     ids: list[str] = []
     try:
         for op in steps:
@@ -160,7 +165,7 @@ def test_top_k_plan_equals_exhaustive_ranking(
                 _apply(service, f"ex{n}", ids, op)
     finally:
         text.max_bytes, text.refresh_rows, text.bulk_rows = CACHE_BYTES, REFRESH_ROWS, None
-        text.sparse_share = SPARSE_SHARE
+        text.sparse_share, text.by_id_cost = SPARSE_SHARE, BY_ID_COST
 
 
 def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
@@ -232,10 +237,13 @@ def _check(store: SqliteStore, n: int, raw: dict[str, Any]) -> None:
 def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
     """The in-memory ranking (decision 16.B4) serves from its copies, reads back only what a write
     changed (a new note by range, a forgotten or superseded one by id), and answers an older
-    snapshot than its copies through SQL: each time exactly what the exhaustive plan answers."""
+    snapshot than its copies through SQL: each time exactly what the exhaustive plan answers. (These
+    copies hold a few rows: each is read back by id only because `by_id_cost` is 0 here; by default
+    such a copy is read again whole, `test_a_small_copy_is_read_again_whole`.)"""
     store, config = vault
     service = Service(store, config)
     text = store._common.text
+    text.by_id_cost = 0
     notes = [
         service.note(parse("note", {"initiative": "follow-a", "text": t, "kind": "observation"}))[0].primary
         for t in ("omega omega beta", "omega", "beta gamma omega", "gamma", "omega beta beta beta")
@@ -282,7 +290,40 @@ def test_cache_follows_writes(vault: tuple[SqliteStore, Settings]) -> None:
         cached, exhaustive = both()
         assert cached == exhaustive and text.loads > loads  # a revision past the limit: read again whole
     finally:
-        text.refresh_rows = REFRESH_ROWS
+        text.refresh_rows, text.by_id_cost = REFRESH_ROWS, BY_ID_COST
+
+
+def test_a_small_copy_is_read_again_whole(vault: tuple[SqliteStore, Settings]) -> None:
+    """A revised row is read back by id only while that costs less than reading the copy again
+    whole (decision 274): a look-up by id costs about `BY_ID_COST` rows of a whole read, so a copy of
+    fewer rows than that is read whole after a revision, and one of many rows by id."""
+    store, config = vault
+    service = Service(store, config)
+    text = store._common.text
+    many = BY_ID_COST * 2
+    for i in range(many):
+        service.note(parse("note", {"initiative": "small-a", "text": f"zeta common {i}", "kind": "observation"}))
+    rare = [
+        service.note(parse("note", {"initiative": "small-a", "text": f"rhoword common {i}", "kind": "observation"}))[
+            0
+        ].primary
+        for i in range(2)
+    ]
+    with store.read() as session:
+        scope = session.initiative_by_name("small-a")
+    assert scope is not None and rare[0] is not None
+    small = SearchQuery(initiative_ids=[scope.id], tokens=["rhoword"], window=5)
+    large = SearchQuery(initiative_ids=[scope.id], tokens=["common"], window=5)
+    for q in (small, large):
+        assert _search(store, q, top_k=True, slack=0) == _search(store, q, top_k=False, slack=0)
+    loads, read = text.loads, text.rows_read
+    service.revise(
+        parse("revise", {"initiative": "small-a", "node": rare[0].id, "patch": {"body": "rhoword common again"}})
+    )
+    assert _search(store, large, top_k=True, slack=0) == _search(store, large, top_k=False, slack=0)
+    assert text.loads == loads and text.rows_read > read  # the revised row, read back by id
+    assert _search(store, small, top_k=True, slack=0) == _search(store, small, top_k=False, slack=0)
+    assert text.loads == loads + 1  # two rows: read again whole
 
 
 def test_copies_in_use_are_not_given_up_for_another(vault: tuple[SqliteStore, Settings]) -> None:

@@ -278,3 +278,12 @@ def count_matching(db: Db, match: str, where: str, params: Sequence[Any]) -> int
     """The rows matching `match` (and `where`), walked without a function a row."""
     row = db.one(f"SELECT count(*) FROM nodes_fts WHERE nodes_fts MATCH ?{where}", (match, *params))
     return int(row[0]) if row else 0
+
+
+def revised_since(db: Db, since: tuple[int, int], limit: int) -> list[int] | None:
+    """The rows (existing at watermark `since`) revised after it, or None past `limit` of them."""
+    found = db.rows(
+        "SELECT DISTINCT node_seq FROM past_revisions WHERE rev_seq > ? AND node_seq <= ? LIMIT ?",
+        (since[1], since[0], limit + 1),
+    )
+    return None if len(found) > limit else sorted(int(r[0]) for r in found)

@@ -71,6 +71,7 @@ from kaeru.storage.sqlite.copies import (
     read_facts,
     read_impacts,
     read_sizes,
+    revised_since,
     watermark,
     within_scopes,
 )
@@ -94,6 +95,9 @@ CACHE_BYTES = 64 * 2**20
 #: A copy reads back at most this many revised rows by id (each is one FTS5 look-up, many times a
 #: row read in order); past it, the copy is read again whole.
 REFRESH_ROWS = 64
+#: A revised row read back by id (an FTS5 look-up opening the phrase's doclists again) costs about
+#: this many rows of a copy read whole: a copy with fewer rows a revised row is read whole (274).
+BY_ID_COST = 32
 #: A copy is given up for another only when no ranking used it for this many rankings (else SQL
 #: ranks the new phrase): copies evicting each other in turn would cost more than SQL every time.
 IDLE_RANKINGS = 64
@@ -122,6 +126,8 @@ class TextCache:
     def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
         self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        #: `BY_ID_COST` (tests set 0: revised rows read back by id up to `refresh_rows` whatever the copy).
+        self.by_id_cost = BY_ID_COST
         #: Past this many row sizes not read yet, a ranking reads them all (None: a quarter of the
         #: rows; tests set both ways).
         self.bulk_rows: int | None = None
@@ -276,7 +282,7 @@ class TextCache:
             if (mark[0] + 1) * (ID_BYTES + 1) > self.max_bytes // FACTS_SHARE:
                 self._facts = None  # too many rows to keep: read each time
             elif facts is None or mark > facts.mark:
-                revised = self._revised(db, facts.mark, self.refresh_rows) if facts is not None else None
+                revised = revised_since(db, facts.mark, self.refresh_rows) if facts is not None else None
                 self._facts = Facts.after(np, facts, revised, mark)
             if self._facts is not None and self._facts.mark == mark:
                 held = self._facts
@@ -318,7 +324,7 @@ class TextCache:
                     return held
                 if held.mark[0] > mark[0] or held.mark[1] > mark[1]:
                     return None
-            revised = self._revised(db, held.mark, self.refresh_rows) if held is not None else None
+            revised = revised_since(db, held.mark, self.refresh_rows) if held is not None else None
             if held is None or revised is None:  # none read yet: as rankings need them
                 self._sizes = Sizes(np.zeros(mark[0] + 1, dtype=np.uint16), mark, complete=False)
                 return self._sizes
@@ -474,8 +480,10 @@ class TextCache:
         word: tuple[str, str] | None,
     ) -> PhraseCopy | None:
         """`held` brought to `mark`: rows added since by range, rows revised since by id; None when
-        more than `refresh_rows` were revised (the caller reads the copy again whole)."""
-        revised = self._revised(db, held.mark, self.refresh_rows)
+        more than `refresh_rows` were revised, or more than reading the copy whole would cost
+        (`by_id_cost`): the caller then reads it again whole."""
+        limit = min(self.refresh_rows, held.hits // self.by_id_cost) if self.by_id_cost else self.refresh_rows
+        revised = revised_since(db, held.mark, limit)
         if revised is None:
             return None
         parts = []
@@ -490,11 +498,3 @@ class TextCache:
             since = count_matching(db, word[0], " AND rowid > ?", (held.mark[0],)) if not revised else 0
             fresh.vault_hits = held.vault_hits + since if not revised else count_matching(db, word[0], "", ())
         return fresh
-
-    def _revised(self, db: Db, since: tuple[int, int], limit: int) -> list[int] | None:
-        """The rows (existing at `since`) revised after it, or None past `limit` of them."""
-        found = db.rows(
-            "SELECT DISTINCT node_seq FROM past_revisions WHERE rev_seq > ? AND node_seq <= ? LIMIT ?",
-            (since[1], since[0], limit + 1),
-        )
-        return None if len(found) > limit else sorted(int(r[0]) for r in found)
