@@ -655,7 +655,7 @@ INSERT INTO public.memberships (initiative_id, node_seq, facet) VALUES (1, 13, '
 -- Data for Name: meta; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.meta (key, value) VALUES ('secret', 'a7d8bef959dc401df2266465bebf7b6fa0bab9318ce51c894b8d863d18d9750e');
+INSERT INTO public.meta (key, value) VALUES ('secret', '378b62e8d108a8f548b2020057e9d01643c7e4d7ff83ec576f15e301efe05a83');
 
 
 --
@@ -708,37 +708,37 @@ INSERT INTO public.past_revisions (node_seq, rev_no, revision, node_type, tier, 
 -- Data for Name: schema_migrations; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (1, 'initial', '2026-12-05T09:49:51.280451Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (2, 'stemmed_index', '2026-12-05T09:49:51.282538Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (3, 'vectors', '2026-12-05T09:49:51.285058Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (4, 'initiative_history', '2026-12-05T09:49:51.297770Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (5, 'tokens', '2026-12-05T09:49:51.301027Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (6, 'section_index', '2026-12-05T09:49:51.304594Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (7, 'rule_index', '2026-12-05T09:49:51.305613Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (8, 'forgotten_index', '2026-12-05T09:49:51.306449Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (9, 'term_stats', '2026-12-05T09:49:51.312939Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (10, 'vector_arrays', '2026-12-05T09:49:51.314036Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (11, 'past_revisions', '2026-12-05T09:49:51.315558Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (12, 'fewer_btrees', '2026-12-05T09:49:51.315953Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (13, 'text_changes', '2026-12-05T09:49:51.320261Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (14, 'section_counts', '2026-12-05T09:49:51.324371Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (15, 'unspaced_scripts', '2026-12-05T09:49:51.325144Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (16, 'marked_scripts', '2026-12-05T09:49:51.325597Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (17, 'term_stats', '2026-12-05T09:49:51.330767Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (18, 'one_membership_btree', '2026-12-05T09:49:51.332467Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (19, 'packed_replay', '2026-12-05T09:49:51.335544Z');
-INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (20, 'attention_statistics', '2026-12-05T09:49:51.336677Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (1, 'initial', '2026-12-05T10:25:49.148131Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (2, 'stemmed_index', '2026-12-05T10:25:49.149702Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (3, 'vectors', '2026-12-05T10:25:49.151342Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (4, 'initiative_history', '2026-12-05T10:25:49.161333Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (5, 'tokens', '2026-12-05T10:25:49.163798Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (6, 'section_index', '2026-12-05T10:25:49.167872Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (7, 'rule_index', '2026-12-05T10:25:49.169495Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (8, 'forgotten_index', '2026-12-05T10:25:49.171284Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (9, 'term_stats', '2026-12-05T10:25:49.178220Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (10, 'vector_arrays', '2026-12-05T10:25:49.181236Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (11, 'past_revisions', '2026-12-05T10:25:49.182805Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (12, 'fewer_btrees', '2026-12-05T10:25:49.183106Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (13, 'text_changes', '2026-12-05T10:25:49.188700Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (14, 'section_counts', '2026-12-05T10:25:49.194568Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (15, 'unspaced_scripts', '2026-12-05T10:25:49.196267Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (16, 'marked_scripts', '2026-12-05T10:25:49.196723Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (17, 'term_stats', '2026-12-05T10:25:49.203305Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (18, 'one_membership_btree', '2026-12-05T10:25:49.205118Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (19, 'packed_replay', '2026-12-05T10:25:49.207746Z');
+INSERT INTO public.schema_migrations (version, name, applied_at) VALUES (20, 'attention_statistics', '2026-12-05T10:25:49.208795Z');
 
 
 --
 -- Data for Name: section_counts; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'archival:warm', 28, 3);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:cold', 28, 1);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (2, 'operational:warm', 28, 1);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (3, 'operational:warm', 28, 0);
-INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:warm', 28, 7);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'archival:warm', 10, 3);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:cold', 10, 1);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (2, 'operational:warm', 10, 1);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (3, 'operational:warm', 10, 0);
+INSERT INTO public.section_counts (initiative_id, facet, shard, members) VALUES (1, 'operational:warm', 10, 7);
 
 
 --
@@ -760,118 +760,118 @@ INSERT INTO public.slots (initiative_id, slot, node_id, rev_no, revision, update
 -- Data for Name: term_stats; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('becaus', 4, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('because', 4, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('decision', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leav', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leaves', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nine', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedul', 8, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedule', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 4, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 4, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lang', 8, 28, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moor', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('summer', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelv', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelve', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nest', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('refuted', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moorings', 12, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('befor', 4, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('before', 4, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('never', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('north', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('pier', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rule', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('storm', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('boat', 8, 28, 2, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('more', 4, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('12', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 15, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('hull', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equip', 8, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equipment', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('handbook', 14, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 14, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('on', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roof', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 6, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 6, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('manual', 9, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('page', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('reference', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('say', 2, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('says', 2, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ten', 6, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 6, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 6, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 6, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rope', 13, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('paint', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('spring', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('could', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('status', 8, 28, 2, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('task', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 4, 28, 9, 9);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('at', 4, 28, 7, 7);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('done', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('noon', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('open', 8, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('are', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('topic', 8, 28, 12, 12);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('blue', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dawn', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dock', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('and', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('seven', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 4, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tabl', 2, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('table', 2, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 13, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 15, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departur', 9, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departure', 9, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('time', 9, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('a', 4, 28, 3, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('fog', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferri', 13, 28, 0, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferry', 13, 28, 3, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('idea', 8, 28, 2, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('in', 4, 28, 3, 3);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('one', 13, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('run', 12, 28, 1, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('runs', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('second', 12, 28, 2, 2);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('claim', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('observation', 8, 28, 4, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('experiment', 8, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roll', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rolls', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 12, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 12, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('plate', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('read', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('buy', 12, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('en', 8, 28, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('light', 13, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lights', 13, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('night', 12, 28, 1, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('for', 4, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('jot', 8, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('kind', 8, 28, 12, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 12, 28, 0, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gull', 13, 28, 0, 1);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gulls', 13, 28, 1, 0);
-INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 12, 28, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('becaus', 4, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('because', 4, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('decision', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leav', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('leaves', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nine', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedul', 8, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('schedule', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 4, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 4, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lang', 8, 10, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('eight', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moor', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('summer', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelv', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('twelve', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turn', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('turns', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('nest', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('refuted', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('moorings', 12, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('befor', 4, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('before', 4, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('never', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('north', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('pier', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rule', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('storm', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('boat', 8, 10, 2, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('more', 4, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('12', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 15, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('hull', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equip', 8, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('equipment', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('handbook', 14, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 14, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('on', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roof', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 6, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 6, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('manual', 9, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('page', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('reference', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('say', 2, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('says', 2, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ten', 6, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 6, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonn', 6, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tonnes', 6, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rope', 13, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('paint', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('spring', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('could', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('status', 8, 10, 2, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('task', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('the', 4, 10, 9, 9);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('at', 4, 10, 7, 7);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('done', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('noon', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('open', 8, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('are', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('topic', 8, 10, 12, 12);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('blue', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dawn', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('dock', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('and', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('seven', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 4, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tabl', 2, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('table', 2, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 13, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('tide', 15, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departur', 9, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('departure', 9, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('time', 9, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('a', 4, 10, 3, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('fog', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferri', 13, 10, 0, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('ferry', 13, 10, 3, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('idea', 8, 10, 2, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('in', 4, 10, 3, 3);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('one', 13, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('run', 12, 10, 1, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('runs', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('second', 12, 10, 2, 2);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('claim', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('crane', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('observation', 8, 10, 4, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('experiment', 8, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('roll', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('rolls', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lift', 12, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lifts', 12, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('plate', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('read', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('buy', 12, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('en', 8, 10, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('light', 13, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('lights', 13, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('night', 12, 10, 1, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('for', 4, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('jot', 8, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('kind', 8, 10, 12, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('winter', 12, 10, 0, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gull', 13, 10, 0, 1);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('gulls', 13, 10, 1, 0);
+INSERT INTO public.term_stats (term, fields, shard, literal, stemmed) VALUES ('harbour', 12, 10, 1, 1);
 
 
 --
@@ -885,28 +885,28 @@ INSERT INTO public.text_change_horizon (one, horizon) VALUES (true, '0');
 -- Data for Name: text_changes; Type: TABLE DATA; Schema: public; Owner: -
 --
 
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2695', 1);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2696', 2);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2697', 3);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2698', 4);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2699', 5);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2700', 6);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2707', 2);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2709', 2);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2710', 1);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2711', 7);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2712', 8);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2712', 9);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2713', 8);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2715', 1);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2716', 10);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2717', 10);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2718', 11);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2720', 12);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2721', 13);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2722', 12);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2722', 13);
-INSERT INTO public.text_changes (xid, node_seq) VALUES ('2723', 6);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8463', 1);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8464', 2);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8465', 3);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8466', 4);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8467', 5);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8468', 6);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8475', 2);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8477', 2);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8478', 1);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8479', 7);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8480', 8);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8480', 9);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8481', 8);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8483', 1);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8484', 10);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8485', 10);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8486', 11);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8488', 12);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8489', 13);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8490', 12);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8490', 13);
+INSERT INTO public.text_changes (xid, node_seq) VALUES ('8491', 6);
 
 
 --
@@ -914,7 +914,7 @@ INSERT INTO public.text_changes (xid, node_seq) VALUES ('2723', 6);
 --
 
 INSERT INTO public.text_totals (shard, docs, tokens) VALUES (0, 0, 0);
-INSERT INTO public.text_totals (shard, docs, tokens) VALUES (28, 12, 490);
+INSERT INTO public.text_totals (shard, docs, tokens) VALUES (10, 12, 490);
 
 
 --
