@@ -466,10 +466,14 @@ class TextCopies:
         process), which broad searches are made of — so the first broad search of a process reads
         the copies of the next ones too (a pass costs about the same for one term or eight)."""
         if self._common is None:
+            # The common terms first (HAVING), then ranked: the same rows as ranking every term and
+            # keeping the common ones among the first (being common follows the rank), without
+            # sorting the whole vocabulary (decision 275).
             found = db.raw_rows(
                 "SELECT stemmed, term FROM (SELECT stemmed, term, row_number() OVER (PARTITION BY stemmed "
-                "ORDER BY sum(docs) DESC, term) AS k, sum(docs) AS d FROM term_docs GROUP BY stemmed, term) t "
-                f"WHERE k <= {PREFETCH} AND d * {COMMON_DIVISOR} > (SELECT coalesce(sum(docs), 0) FROM text_totals)"
+                "ORDER BY d DESC, term) AS k FROM (SELECT stemmed, term, sum(docs) AS d FROM term_docs "
+                f"GROUP BY stemmed, term HAVING sum(docs) * {COMMON_DIVISOR} > "
+                f"(SELECT coalesce(sum(docs), 0) FROM text_totals)) g) t WHERE k <= {PREFETCH} ORDER BY stemmed, k"
             )
             self._common = {"stf" if r[0] else "ltf": [] for r in found}
             for stemmed, word in found:
