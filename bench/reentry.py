@@ -4,6 +4,7 @@ The corpus is `bench/corpus.py`'s (the searched initiative, `kaeru-core`, holds 
 built in bulk, plus what re-entry reads besides plain notes, in the searched initiative: 20 rules,
 60 open tasks (a third overdue), 30 open claims, 40 reminders (half due) and 10 doubted notes.
 `recall_selective` / `recall_common` ask two planted rare words / two of the commonest;
+`recall_resume` asks no words, `task_intent` resume_work (an agent picking its work up again);
 `recall_sentence` 3–8 words drawn by the corpus's Zipf frequencies, a new combination each time
 (an agent's question); `recall_paragraph` 50 such words (a pasted paragraph, decision 168). Each round times every op once, in shuffled order, after warm-up rounds;
 p50/p95 of wall time and of the calling thread's CPU time, ms. The heap is settled (collected, then frozen) once the service is open and
@@ -49,6 +50,7 @@ OPS = (
     "hygiene",
     "recall_selective",
     "recall_common",
+    "recall_resume",
     "recall_sentence",
     "recall_paragraph",
     "reflect",
@@ -138,6 +140,8 @@ def measure(vault: BenchVault, size: int, ops: int, warmup: int, only: tuple[str
                 return service.hygiene(MAIN)
             if op == "reflect":
                 return service.reflect(parse("reflect", {"initiative": MAIN}))
+            if op == "recall_resume":
+                return service.recall(parse("recall", {"initiatives": [MAIN], "task_intent": "resume_work"}))
             if op == "recall_sentence":
                 words = builder.zipf_words(rng, rng.randint(3, 8))
             elif op == "recall_paragraph":

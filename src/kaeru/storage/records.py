@@ -115,6 +115,8 @@ class SearchQuery:
     #: Match `tokens` as Snowball stems against the stemmed index (recall), not literally (search).
     stemmed: bool = False
     #: Count every match when the window is full (search's `total`); recall only needs the window.
+    #: Without it the superseded matches a search without words hid are counted only among the rows
+    #: it read (SQLite) or not at all (PostgreSQL): no caller reads them then (decision 276).
     count_total: bool = True
     #: Which text fields the tokens must match in (recall's tag channel looks at tags only).
     fields: tuple[str, ...] = ("name", "description", "body", "tags")

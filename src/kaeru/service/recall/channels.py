@@ -303,7 +303,9 @@ def run_channels(
                 fusion.put("graph", other, share(seed_score[origin], top) * weight)
     if plan.weight("rules"):
         rows, _, _ = session.search(
-            SearchQuery(initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50)
+            SearchQuery(
+                initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50, count_total=False
+            )
         )
         rules = session.nodes_by_ids([r.id for r in rows])
         active = [
@@ -316,13 +318,19 @@ def run_channels(
         cols = tasks.columns(session, first_scope)
         open_keys = [c["key"] for c in cols if c["key"] != tasks.terminal_key(cols)]
         rows, _, _ = session.search(
-            SearchQuery(initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50)
+            SearchQuery(
+                initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50, count_total=False
+            )
         )
         fusion.add_ranked("tasks", [r.id for r in rows])
     if not query:
-        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, layers=["core", "hot"], window=50))
+        # A channel ranks the rows it is given: how many more the scope holds is never counted (at
+        # 100k nodes, counting them was most of a recall without a query).
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, layers=["core", "hot"], window=50, count_total=False)
+        )
         fusion.add_ranked("layer", [r.id for r in rows])
-        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30))
+        rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30, count_total=False))
         fusion.add_ranked("recency", [r.id for r in rows])
     return loaded.get(list(fusion.scores))
 

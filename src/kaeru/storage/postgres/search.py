@@ -10,7 +10,7 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import HypothesisStatus, NodeType
+from kaeru.domain.model import HypothesisStatus, NodeType, Tier
 from kaeru.domain.naming import forms
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
@@ -118,6 +118,16 @@ class TsSearch(Part):
             else "EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq "
             "AND m.initiative_id = ANY(%(scope)s::bigint[]))",
         ]
+        if query.layers and not few:
+            # The scope's members of those layers read from their ranges of `memberships_pkey`
+            # (initiative, facet = tier:layer, node), not every member's row tested: a core or hot
+            # layer holds a few nodes of a large scope (decision 276). The columns are still tested.
+            clauses[2] = (
+                "n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]) "
+                "AND m.facet = ANY(%(facets)s::text[]))"
+            )
+            tiers = query.tiers or [t.value for t in Tier]
+            params["facets"] = [f"{tier}:{layer}" for tier in tiers for layer in query.layers]
         for column, values in query.columns:
             clauses.append(f"n.{column} = ANY(%({column})s::text[])")
             params[column] = list(values)
@@ -290,7 +300,9 @@ class TsSearch(Part):
         total = len(rows)
         omitted = 0
         full = total >= query.window and query.count_total
-        if query.omit_superseded or full:
+        # Without `count_total` (recall's channels) nothing past the window is counted, nor the
+        # superseded matches it hid: a pass over every match of the scope (decision 276).
+        if query.count_total and (query.omit_superseded or full):
             # One pass counts both what was kept and what was hidden as superseded.
             flag = superseded if query.omit_superseded else "FALSE"
             counts = self._db.raw_one(
