@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from kaeru.domain.model import Tier
 from kaeru.errors import Internal
 from kaeru.storage.sql.dialect import Dialect
 
@@ -71,7 +72,9 @@ class Part:
         where, params = self._d.in_(column, initiative_ids)
         return f"EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = {alias}.seq AND {where})", params
 
-    def _members_listed(self, initiative_ids: Sequence[int], alias: str = "n") -> tuple[str, list[Any]]:
+    def _members_listed(
+        self, initiative_ids: Sequence[int], alias: str = "n", layers: Sequence[str] = (), tiers: Sequence[str] = ()
+    ) -> tuple[str, list[Any]]:
         """`_member_of` (`alias`, a live node that is no audit event, is a member of one of the
         initiatives), written for a scope of at most `FEW_MEMBERS` live members as the list of its
         members the plan starts from (decision 147). A statement that walks the vault's nodes in seq
@@ -79,27 +82,39 @@ class Part:
         project that others were written past, every node written since — all of them when it asks
         for more rows than the project has (`reflect`'s orphans). A
         larger scope keeps the walk, which is short where its members are dense, and so does a write
-        transaction, where the scope's size would be counted again at every call."""
-        if not self._read_only or not self._few(initiative_ids, FEW_MEMBERS):
+        transaction, where the scope's size would be counted again at every call. With `layers`
+        (and `tiers`, all by default), the members of those only, by their facets (`tier:layer`, the
+        key's second column): a core or hot layer of a large scope is a short list (decision 277)."""
+        facets = tuple(f"{t}:{layer}" for t in (tiers or [t.value for t in Tier]) for layer in layers)
+        if not self._read_only or not self._few(initiative_ids, FEW_MEMBERS, facets):
             return self._member_of(initiative_ids, alias)
         where, params = self._d.in_("m.initiative_id", initiative_ids)
-        return f"{alias}.seq IN (SELECT m.node_seq FROM memberships m WHERE {where} AND {self._d.any_facet})", params
+        kept, more = self._facets_in(facets)
+        return f"{alias}.seq IN (SELECT m.node_seq FROM memberships m WHERE {where} AND {kept})", [*params, *more]
+
+    def _facets_in(self, facets: Sequence[str]) -> tuple[str, list[Any]]:
+        """A membership row `m` of one of `facets`; of any live node's when none is named."""
+        if not facets:
+            return self._d.any_facet, []
+        return self._d.in_("m.facet", [self._d.facet_key(f) for f in facets], "text")
 
     #: `_few` answers of this transaction (`SqlSession` makes it).
-    _few_known: dict[tuple[tuple[int, ...], int], bool]
+    _few_known: dict[tuple[tuple[int, ...], int, tuple[str, ...]], bool]
 
-    def _few(self, initiative_ids: Sequence[int], limit: int) -> bool:
-        """Whether the initiatives hold at most `limit` memberships (audit events' aside): a count
-        that stops at `limit + 1` (the full count of a large initiative, `scope_size`, grows with it,
-        and a write moves the watermark it is remembered at), once a transaction."""
-        key = (tuple(initiative_ids), int(limit))
+    def _few(self, initiative_ids: Sequence[int], limit: int, facets: Sequence[str] = ()) -> bool:
+        """Whether the initiatives hold at most `limit` memberships (audit events' aside; of
+        `facets` only, when named): a count that stops at `limit + 1` (the full count of a large
+        initiative, `scope_size`, grows with it, and a write moves the watermark it is remembered
+        at), once a transaction."""
+        key = (tuple(initiative_ids), int(limit), tuple(facets))
         known = self._few_known.get(key)
         if known is None:
             where, params = self._d.in_("m.initiative_id", initiative_ids)
+            kept, more = self._facets_in(facets)
             row = self._db.one(
-                f"SELECT count(*) FROM (SELECT 1 FROM memberships m WHERE {where} AND {self._d.any_facet} "
+                f"SELECT count(*) FROM (SELECT 1 FROM memberships m WHERE {where} AND {kept} "
                 f"LIMIT {int(limit) + 1}) few",
-                params,
+                [*params, *more],
             )
             known = self._few_known[key] = row is not None and int(row[0]) <= limit
         return known

@@ -43,7 +43,7 @@ class SqlSession(
         self._stored: dict[int, tuple[Any, ...]] = {}
         self._stored_seqs: dict[str, int] = {}
         #: `Part._few` answers of this transaction, by (initiatives, limit).
-        self._few_known: dict[tuple[tuple[int, ...], int], bool] = {}
+        self._few_known: dict[tuple[tuple[int, ...], int, tuple[str, ...]], bool] = {}
 
     def _node_values(self, node: Node) -> tuple[Any, ...]:
         """A node's `NODE_COLS` as the engine stores them."""

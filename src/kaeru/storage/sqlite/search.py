@@ -50,9 +50,8 @@ _LITERAL_WEIGHTS = "4.0, 2.0, 1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0"
 _STEM_WEIGHTS = "0.0, 0.0, 0.0, 0.0, 0.0, 4.0, 2.0, 1.0, 2.0"
 #: An initiative's scope token counted once (its column alone): whether a row is in the scope.
 _SCOPE_WEIGHTS = (0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
-#: A common-word search ranks in the full-text index alone and joins only its best matches to
-#: `nodes_head` (decision 16.B1): first the window plus this many more, to spare a second round
-#: when a few of them are filtered out or superseded.
+#: A common-word search ranks in the full-text index alone and joins only its best matches to `nodes_head`
+#: (16.B1): first the window plus this many more, to spare a second round when a few are filtered out or superseded.
 TOP_K_SLACK = 64
 #: A common-word search flags the superseded candidates from a set of ids read once when the scope
 #: holds at most this many superseded nodes (decision 16.K1); past it, by a look-up per candidate.
@@ -105,10 +104,10 @@ class FtsSearch(SectionQueries):
             sizes[key] = size
         return size
 
-    def _few(self, initiative_ids: Sequence[int], limit: int) -> bool:
-        # `scope_size` remembered at this snapshot's watermark (`recall` counts it first): no count.
-        known = self._common.scope_sizes.get((tuple(initiative_ids), watermark(self._db))) if self._snapshot else None
-        return known <= limit if known is not None else super()._few(initiative_ids, limit)
+    def _few(self, initiative_ids: Sequence[int], limit: int, facets: Sequence[str] = ()) -> bool:
+        asked = self._snapshot and not facets  # `scope_size` remembered at this snapshot's watermark: no count
+        known = self._common.scope_sizes.get((tuple(initiative_ids), watermark(self._db))) if asked else None
+        return known <= limit if known is not None else super()._few(initiative_ids, limit, facets)
 
     def _index(self, seq: int, node: Node) -> None:
         """One row of the full-text index: literal words (search) and their stems (recall)."""
@@ -140,8 +139,11 @@ class FtsSearch(SectionQueries):
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
         """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
         scope = marks(len(query.initiative_ids))
-        # Without words the plan walks the vault by seq: a small scope's members are listed instead (147).
-        member, params = (self._member_of if query.tokens else self._members_listed)(query.initiative_ids)
+        # Without words a small scope's members (of the layers asked, 277) are listed, not walked (147).
+        ids = query.initiative_ids
+        member, params = (
+            self._member_of(ids) if query.tokens else self._members_listed(ids, "n", query.layers, query.tiers)
+        )
         clauses = ["n.retracted = 0", "n.node_type <> 'audit_event'", member]
         for column, values in query.columns:
             clauses.append(f"n.{column} IN ({marks(len(values))})")
@@ -158,11 +160,8 @@ class FtsSearch(SectionQueries):
         return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
 
     def _matches_at_most(self, match: str, cap: int) -> bool:
-        """Whether at most `cap` rows match `match` across the whole vault (an unranked probe).
-
-        Walking the doclists without ranking stops after `cap + 1` rows, where fts5vocab reads a
-        term's whole doclist.
-        """
+        """Whether at most `cap` rows match `match` in the whole vault: an unranked probe, which stops
+        after `cap + 1` rows where fts5vocab would read a term's whole doclist."""
         return self._count_at_most(match, cap + 1) <= cap
 
     @staticmethod
