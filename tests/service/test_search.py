@@ -200,6 +200,17 @@ def test_filter_layers(service: Service) -> None:
     assert ids(search(service, "lighthouse", filters={"layers": ["hot"]})) == [hot]
 
 
+def test_filter_layers_without_words(service: Service) -> None:
+    """Layers and tiers alone (a small layer is listed from the memberships, decision 277) keep the
+    same nodes as with words."""
+    note(service, "lighthouse warm")
+    hot = note(service, "lighthouse hot", options={"layer": "hot"})
+    archived = note(service, "lighthouse archived", kind="reference", options={"layer": "hot"})
+    assert ids(search(service, filters={"layers": ["hot"]})) == [archived, hot]
+    assert ids(search(service, filters={"layers": ["hot"], "tiers": ["archival"]})) == [archived]
+    assert ids(search(service, filters={"layers": ["hot", "warm"], "tiers": ["archival"]})) == [archived]
+
+
 def test_filter_statuses(service: Service) -> None:
     """`statuses` keeps hypotheses (or tasks) with those statuses."""
     supported, _ = service.claim(
