@@ -211,6 +211,20 @@ def test_filter_layers_without_words(service: Service) -> None:
     assert ids(search(service, filters={"layers": ["hot", "warm"], "tiers": ["archival"]})) == [archived]
 
 
+def test_filter_tags_without_words(service: Service) -> None:
+    """Tags alone keep exactly the nodes carrying every one: the index's tag words only narrow the
+    rows to test (decision 278), so nodes holding the same words in other tags are not kept, and a
+    tag without a word is still tested (it cannot narrow anything)."""
+    both = note(service, "lighthouse a", tags=["infra-db", "urgent"])
+    alone = note(service, "lighthouse b", tags=["infra-db"])
+    note(service, "lighthouse c", tags=["infra", "db"])
+    note(service, "lighthouse d", tags=["db-infra", "urgent"])
+    odd = note(service, "lighthouse e", tags=["++"])
+    assert ids(search(service, filters={"tags": ["infra-db"]})) == [alone, both]
+    assert ids(search(service, filters={"tags": ["infra-db", "urgent"]})) == [both]
+    assert ids(search(service, filters={"tags": ["++"]})) == [odd]
+
+
 def test_filter_statuses(service: Service) -> None:
     """`statuses` keeps hypotheses (or tasks) with those statuses."""
     supported, _ = service.claim(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from kaeru.domain.naming import forms
+from kaeru.domain.text import tokens
 from kaeru.storage.sqlite.impacts import TextCache
 
 
@@ -35,6 +37,17 @@ def fts_match(
     if not scope:
         return words
     return "scope : (" + " OR ".join(f'"s{int(i)}"' for i in scope) + ") AND " + words
+
+
+def tags_match(tags: Sequence[str], scope: Sequence[int]) -> str | None:
+    """The MATCH of the scope's index rows whose tags column holds every word of every one of
+    `tags` (a superset of the rows carrying them: a caller still tests the tags exactly), so that
+    a search by tags without words reads those rows, not every member's JSON tags (decision 278);
+    None when a tag has no word or is spelt two ways (`naming.forms`)."""
+    words = [tokens(tag) for tag in tags]
+    if not tags or not all(words) or any(len(forms(tag)) > 1 for tag in tags):
+        return None
+    return fts_match(list(dict.fromkeys(w for found in words for w in found)), True, False, scope, ("tags",))
 
 
 class CommonWords:

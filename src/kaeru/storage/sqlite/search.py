@@ -23,7 +23,7 @@ from kaeru.storage.sql.rows import NODE_COLS, marks
 from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite.copies import watermark
 from kaeru.storage.sqlite.impacts import COLUMNS
-from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens
+from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens, tags_match
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -138,7 +138,6 @@ class FtsSearch(SectionQueries):
 
     def _filters(self, query: SearchQuery) -> tuple[str, list[Any], str, list[Any]]:
         """WHERE clause and params for the matches, and the "superseded in scope" predicate."""
-        scope = marks(len(query.initiative_ids))
         # Without words a small scope's members (of the layers asked, 277) are listed, not walked (147).
         ids = query.initiative_ids
         member, params = (
@@ -148,6 +147,9 @@ class FtsSearch(SectionQueries):
         for column, values in query.columns:
             clauses.append(f"n.{column} IN ({marks(len(values))})")
             params.extend(values)
+        if not query.tokens and (tagged := tags_match(query.tags, query.initiative_ids)) is not None:
+            clauses.append("n.seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?)")  # 278
+            params.append(tagged)
         for tag in query.tags:
             spelled = forms(tag)  # or the decomposed form an older kaeru stored (decision 184)
             clauses.append(f"EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value IN ({marks(len(spelled))}))")
@@ -155,7 +157,7 @@ class FtsSearch(SectionQueries):
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
             f"WHERE e.dst = n.id AND {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
-            f"AND ms.initiative_id IN ({scope}))"
+            f"AND ms.initiative_id IN ({marks(len(ids))}))"
         )
         return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
 
@@ -358,11 +360,11 @@ class FtsSearch(SectionQueries):
         return int(row[0]) if row else 0
 
     def _index_exact(self) -> bool:
-        """Whether the rows a scoped match finds are exactly the live, non-audit members of its scope
-        (decision 16.K1). `put_node` deletes a node's index row when it is retracted and writes it
-        again, scope tokens included, whenever its memberships change (both in the same write as
-        `memberships`; `doctor` checks the rows against the live nodes), so only an `audit_event`
-        node in the index could differ: none is ever written, and an old vault is read once."""
+        """Whether the rows a scoped match finds are exactly the live, non-audit members of its scope (decision
+        16.K1). `put_node` deletes a node's index row when it is retracted and writes it again, scope tokens
+        included, whenever its memberships change (both in the same write as `memberships`; `doctor` checks
+        the rows against the live nodes), so only an `audit_event` node in the index could differ: none is
+        ever written, and an old vault is read once."""
         known = self._common.audit_free
         if known is None:
             row = self._db.one(
@@ -373,12 +375,11 @@ class FtsSearch(SectionQueries):
         return known
 
     def _scoped_count(self, match: str, where: str, params: list[Any], query: SearchQuery) -> int:
-        """How many live, non-audit nodes of the scope match `match` (a scoped MATCH) and the filters.
-
-        Without column or tag filters, and when the index holds exactly the scope's live members
-        (`_index_exact`), this is a count of the index's rows alone: the doclists of the words and of
-        the scope tokens intersected in FTS5, cheaper than joining every match to `nodes_head` and
-        checking its memberships again (decision 16.K1)."""
+        """How many live, non-audit nodes of the scope match `match` (a scoped MATCH) and the filters. Without
+        column or tag filters, and when the index holds exactly the scope's live members (`_index_exact`),
+        this is a count of the index's rows alone: the doclists of the words and of the scope tokens
+        intersected in FTS5, cheaper than joining every match to `nodes_head` and checking its memberships
+        again (decision 16.K1)."""
         if not query.columns and not query.tags and self._index_exact():
             ranking = self._ranking(query, scores=False)
             if ranking is not None:
