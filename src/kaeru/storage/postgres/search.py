@@ -10,12 +10,12 @@ import string
 from collections.abc import Sequence
 from typing import Any
 
-from kaeru.domain.model import HypothesisStatus, NodeType, Tier
+from kaeru.domain.model import HypothesisStatus, NodeType
 from kaeru.domain.naming import forms
 from kaeru.storage.postgres import bm25
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.records import SearchQuery, SearchRow
-from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.db import Part, layer_facets
 
 #: The tsvector weight of each indexed field (tsquery weight labels select fields, like FTS5 columns).
 FIELD_WEIGHTS = {"name": "A", "description": "B", "tags": "C", "body": "D"}
@@ -110,24 +110,23 @@ class TsSearch(Part):
         rows that match), and with the join the planner then hashed all of the scope's memberships
         to keep a few rows (decision 142)."""
         params: dict[str, Any] = {"scope": list(query.initiative_ids)}
-        clauses = [
-            "NOT n.retracted",
-            "n.node_type <> 'audit_event'",
-            "n.initiatives && %(scope)s::bigint[]"
-            if few
-            else "EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq "
-            "AND m.initiative_id = ANY(%(scope)s::bigint[]))",
-        ]
-        if query.layers and not few:
+        if few:
+            member = "n.initiatives && %(scope)s::bigint[]"
+        elif query.layers:
             # The scope's members of those layers read from their ranges of `memberships_pkey`
             # (initiative, facet = tier:layer, node), not every member's row tested: a core or hot
             # layer holds a few nodes of a large scope (decision 276). The columns are still tested.
-            clauses[2] = (
+            member = (
                 "n.seq IN (SELECT m.node_seq FROM memberships m WHERE m.initiative_id = ANY(%(scope)s::bigint[]) "
                 "AND m.facet = ANY(%(facets)s::text[]))"
             )
-            tiers = query.tiers or [t.value for t in Tier]
-            params["facets"] = [f"{tier}:{layer}" for tier in tiers for layer in query.layers]
+            params["facets"] = list(layer_facets(query.layers, query.tiers))
+        else:
+            member = (
+                "EXISTS (SELECT 1 FROM memberships m WHERE m.node_seq = n.seq "
+                "AND m.initiative_id = ANY(%(scope)s::bigint[]))"
+            )
+        clauses = ["NOT n.retracted", "n.node_type <> 'audit_event'", member]
         for column, values in query.columns:
             clauses.append(f"n.{column} = ANY(%({column})s::text[])")
             params[column] = list(values)

@@ -18,6 +18,12 @@ FEW_MEMBERS = 4000
 PROBED_SCOPES = 8
 
 
+def layer_facets(layers: Sequence[str], tiers: Sequence[str] = ()) -> tuple[str, ...]:
+    """The membership facets (`tier:layer`, the memberships key's second column) of `layers` in
+    `tiers` (every tier when none is named)."""
+    return tuple(f"{t}:{layer}" for t in (tiers or [t.value for t in Tier]) for layer in layers)
+
+
 class DuplicateKey(Internal):
     """A unique key was already taken: `internal` unless the statement's caller knows why (a name
     taken concurrently is `unavailable`, retryable, on both engines)."""
@@ -85,7 +91,7 @@ class Part:
         transaction, where the scope's size would be counted again at every call. With `layers`
         (and `tiers`, all by default), the members of those only, by their facets (`tier:layer`, the
         key's second column): a core or hot layer of a large scope is a short list (decision 277)."""
-        facets = tuple(f"{t}:{layer}" for t in (tiers or [t.value for t in Tier]) for layer in layers)
+        facets = layer_facets(layers, tiers)
         if not self._read_only or not self._few(initiative_ids, FEW_MEMBERS, facets):
             return self._member_of(initiative_ids, alias)
         where, params = self._d.in_("m.initiative_id", initiative_ids)

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.domain.model import Layer, Node, Tier
-from kaeru.storage.sql.db import Part
+from kaeru.storage.sql.db import Part, layer_facets
 from kaeru.storage.sql.edges import VERDICT_TYPES, type_literals
 
 
@@ -138,10 +138,9 @@ class SectionQueries(Part):
         grouped on the target index, so their cost follows the vault's edges, not the initiative's
         warm members."""
         d = self._d
-        tiers = ("operational", "archival")
 
         def facets(*layers: str) -> tuple[str, list[Any]]:
-            return d.in_("m.facet", [d.facet_key(f"{t}:{layer}") for t in tiers for layer in layers], "text")
+            return self._facets_in(layer_facets(layers))
 
         live = f"n.retracted = {d.false} AND n.pinned = {d.false} AND n.node_type <> 'board'"
         members = f"FROM memberships m JOIN nodes n ON n.seq = m.node_seq WHERE m.initiative_id = ? AND {live}"
