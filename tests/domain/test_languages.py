@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kaeru.domain.languages import detect, from_tags
+from kaeru.domain.languages import MAX_PROSE_WORDS, detect, from_tags
 from kaeru.domain.text import lang_tag, stem_words
 
 
@@ -49,3 +49,27 @@ def test_a_node_is_stemmed_by_its_tags_language() -> None:
     assert stem_words(["datenbanken", "verbindungen"], "de") == ["datenbank", "verbind"]
     assert stem_words(["datenbanken", "running"]) == ["datenbanken", "run"]  # English, remembered apart
     assert stem_words(["running"], "de") == ["running"]
+
+
+def test_a_long_text_is_told_by_how_often_its_common_words_occur() -> None:
+    """Decision 279: ~45 common words, each counted once, cannot make 15 % of a long text."""
+    german = (
+        "Die Datenbank wurde gestern auf den neuen Server verschoben, und wir haben die Tabellen neu "
+        "aufgebaut. Der Import der alten Daten ist noch nicht fertig, aber die meisten Abfragen laufen. "
+    )
+    french = "Nous avons migré la base de données et les tests sont passés sans erreur pour le client. "
+    for text, lang in ((german, "de"), (french, "fr")):
+        for times in (1, 10, 200):
+            assert detect(text * times) == lang, (lang, times)
+    # Names and code stay out of the share however long the text.
+    assert detect("Restaurant list: Le Bernardin, La Grenouille, Del Posto. " * 50) == "en"
+    english = "We moved the database to the new server and rebuilt the tables with their indexes. "
+    assert detect(english * 300) == "en"
+
+
+def test_only_the_first_words_of_prose_are_read() -> None:
+    german = "Wir haben die Tabellen mit den Indizes auf den neuen Server verschoben. "
+    english = "We moved the tables with their indexes to the new server and it was fine. "
+    head = MAX_PROSE_WORDS // len(german.split()) + 1
+    assert detect(german * head + english * head * 3) == "de"
+    assert detect(english * head + german * head * 3) == "en"

@@ -165,6 +165,38 @@ def test_a_long_text_is_tokenised_once_while_held_and_forgotten_after() -> None:
     assert again is not first and again == first
 
 
+def test_a_long_texts_stems_are_held_by_language_while_its_write_runs() -> None:
+    """A write stems a long text for its index and again for its index-room check: held, once per
+    language, for the write (decision 279); a short text's stems are not held, its words are memoised."""
+    tokeniser = Tokeniser(stream_entry_bytes=1024)
+    text = "Datenbanken werden geprüft und die Verbindungen bleiben offen " * 100
+    assert tokeniser.stems_of(text, "de") is not tokeniser.stems_of(text, "de")
+    with tokeniser.holding_long_texts():
+        german = tokeniser.stems_of(text, "de")
+        assert tokeniser.stems_of(text, "de") is german and german[:2] == ["datenbank", "werd"]
+        english = tokeniser.stems_of(text, "en")
+        assert english is not german and tokeniser.stems_of(text, "en") is english
+        assert english[0] == "datenbanken"
+        assert tokeniser.stems_of("kurz und gut", "de") is not tokeniser.stems_of("kurz und gut", "de")
+    assert tokeniser.stems_of(text, "de") is not german and tokeniser.stems_of(text, "de") == german
+
+
+def test_a_word_missing_from_the_memo_is_stemmed_once_per_call() -> None:
+    """The pieces of an unspaced script are not memoised; a long text repeats them (decision 279)."""
+    tokeniser = Tokeniser()
+    calls: list[str] = []
+    stem = tokeniser._stem
+
+    def counted(token: str, key: str, lang: str) -> str:
+        calls.append(token)
+        return stem(token, key, lang)
+
+    tokeniser._stem = counted  # type: ignore[method-assign]
+    tokens = tokeniser.stream("東京でデプロイを行う。東京でテストを行う。" * 50)
+    assert tokeniser.stem_all(tokens) == list(tokens)
+    assert len(calls) == len(set(tokens)) < len(tokens) // 10
+
+
 def test_topic_tags_are_at_most_five_content_words() -> None:
     """Topics are the most-mentioned content words: stop words, short words and numbers dropped."""
     body = "the database migration failed because the database lock timed out; database 2026 is ok"

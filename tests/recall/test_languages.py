@@ -48,3 +48,28 @@ def test_english_memories_keep_their_english_stems(service: Service) -> None:
     short = note(service, "Datenbank Verbindung")  # a list of terms has no common words: English, as before
     assert "lang:en" in recall(service, "Datenbank").hits[0].node.tags
     assert recall(service, "Datenbank").hits[0].node.id == short
+
+
+#: A German report of ~400 words: its ~45 common words recur, so they are a fifth of its words but
+#: only ~25 distinct ones.
+LONG_GERMAN = " ".join(
+    [
+        "Die Datenbanken wurden gestern auf den neuen Server verschoben, und wir haben die Tabellen neu aufgebaut.",
+        "Der Import der alten Daten ist noch nicht fertig, aber die meisten Abfragen laufen schon wieder schnell.",
+        "Morgen prüfen wir die Sicherungen und schreiben einen Bericht für das Team.",
+        "Die Verbindungen zum Cluster sind stabil, nur ein Dienst meldet noch Zeitüberschreitungen.",
+    ]
+    * 8
+)
+
+
+def test_a_long_memory_is_stemmed_by_its_language(service: Service) -> None:
+    """A language's common words were counted once each against all of a text's words, so past
+    ~300 words no note could be German: decision 279."""
+    assert len(LONG_GERMAN.split()) > 400
+    report = note(service, LONG_GERMAN)
+    for other in DISTRACTORS:
+        note(service, other)
+    answer = recall(service, "Datenbank Verbindung")
+    assert [h.node.id for h in answer.hits][:1] == [report]
+    assert "lang:de" in answer.hits[0].node.tags

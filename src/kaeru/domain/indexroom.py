@@ -160,9 +160,13 @@ def index_fields(
     literal = Fields(_stream(name), _stream(" ".join(tags), True), _stream(description), _stream(body))
     stems = Fields(
         stem_all(literal.name, lang), stem_all(_stream(manual_tags(tags), True), lang),
-        stem_all(literal.description, lang), stem_all(literal.body, lang),
+        _stems(description, lang), _stems(body, lang),
     )  # fmt: skip
     return literal, stems
+
+
+def _stems(text: str | None, lang: str) -> Sequence[str]:
+    return TOKENISER.stems_of(text, lang) if text else ()
 
 
 #: Fields of at most this many characters in all surely fit (`cut_of` then tokenises nothing): a

@@ -8,13 +8,16 @@ English, as before. Cyrillic words are Russian whatever the text (`text.Tokenise
 
 No model and no dictionary: a text is scored by how many distinct words of its prose are in each
 language's list, and a language other than English is chosen only with at least `MIN_DISTINCT` of
-them making `MIN_SHARE` of its prose words, more than twice English's, and more than every other
-language has.
+them, more than twice English's and more than every other language has, whose occurrences make
+`MIN_SHARE` of its prose words. The share counts occurrences, not distinct words: a list of ~45
+words cannot make 15 % of a text of more than ~300 words, so every longer German or French note
+was stemmed as English (decision 279). Only the first `MAX_PROSE_WORDS` words of prose are read.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections import Counter
 from collections.abc import Sequence
 
 #: Language code → PyStemmer's algorithm, for the Latin-script languages told apart here.
@@ -54,6 +57,9 @@ _COMMON: dict[str, frozenset[str]] = {
 #: prose words, for it to be that language.
 MIN_DISTINCT = 3
 MIN_SHARE = 0.15
+#: A text's language is told from its first this many words of prose: far more than a language's
+#: common words need to show, and a pasted document of a million characters is not read whole.
+MAX_PROSE_WORDS = 10_000
 #: The longest common word: longer words need no look-up.
 _LONGEST = max(len(word) for words in _COMMON.values() for word in words)
 #: What may stand around a word of prose (quotes, brackets, sentence punctuation).
@@ -73,7 +79,7 @@ def detect(text: str) -> str:
     punctuation around them — so code and paths (`os.path`, `-e`, `el.classList`) count for
     nothing; and a capitalised common word counts only where a sentence begins, so names
     (`Le Bernardin, La Grenouille`) do not either. Review found both flipping English notes."""
-    hits: dict[str, set[str]] = {code: set() for code in _COMMON}
+    occurrences: Counter[str] = Counter()
     words = 0
     starts = True
     for raw in text.split():
@@ -86,17 +92,24 @@ def detect(text: str) -> str:
         if not prose:
             continue
         words += 1
-        if len(bare) > _LONGEST or (not bare.islower() and not sentence_start):
-            continue
+        if len(bare) <= _LONGEST and (bare.islower() or sentence_start):
+            occurrences[bare] += 1
+        if words == MAX_PROSE_WORDS:
+            break
+    hits: dict[str, set[str]] = {code: set() for code in _COMMON}
+    said: Counter[str] = Counter()
+    # Each distinct spelling folded once: a long text repeats its common words.
+    for bare, count in occurrences.items():
         folded = _folded(bare)
         for code, common in _COMMON.items():
             if folded in common:
                 hits[code].add(folded)
+                said[code] += count
     best = max(STEMMERS, key=lambda code: len(hits[code]))
     top = len(hits[best])
     if (
         top < MIN_DISTINCT
-        or top < MIN_SHARE * words
+        or said[best] < MIN_SHARE * words
         or top <= 2 * len(hits["en"])
         or sum(1 for code in STEMMERS if len(hits[code]) == top) > 1
     ):

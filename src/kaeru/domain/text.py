@@ -190,7 +190,8 @@ class Tokeniser:
         self.stems: BoundedCache[str, str] = BoundedCache(stem_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
         self.folds: BoundedCache[str, str] = BoundedCache(fold_bytes, max_entry_bytes=WORD_ENTRY_BYTES)
         self._stemmers = _Stemmers()
-        #: Per thread, while `holding_long_texts` is open: the streams too big for `streams`.
+        #: Per thread, while `holding_long_texts` is open: the streams too big for `streams`, and
+        #: their stems by language.
         self._held = threading.local()
 
     @contextmanager
@@ -203,10 +204,11 @@ class Tokeniser:
             yield
             return
         self._held.streams = {}
+        self._held.stems = {}
         try:
             yield
         finally:
-            self._held.streams = None
+            self._held.streams = self._held.stems = None
 
     def fold(self, token: str) -> str:
         """Case-fold and strip combining marks (é → e, Ё → е), like FTS5 `remove_diacritics 2`."""
@@ -230,6 +232,18 @@ class Tokeniser:
             held[text] = found
         return found
 
+    def stems_of(self, text: str, lang: str = "en") -> list[str]:
+        """`stem_all` of `stream(text)`; a long text's, held while `holding_long_texts` is open: a
+        write's index and its index-room check both stem its fields (decision 279)."""
+        tokens = self.stream(text)
+        held: dict[tuple[str, str], list[str]] | None = getattr(self._held, "stems", None)
+        if held is None or text not in self._held.streams:
+            return self.stem_all(tokens, lang)
+        found = held.get((text, lang))
+        if found is None:
+            found = held[text, lang] = self.stem_all(tokens, lang)
+        return found
+
     def stem(self, token: str, lang: str = "en") -> str:
         """The Snowball stem of one folded token: Russian for Cyrillic words, else by the rules of
         `lang` (a code of `languages.STEMMERS`, or `en`)."""
@@ -246,9 +260,16 @@ class Tokeniser:
         keys = tokens if lang == "en" else [f"{lang}:{t}" for t in tokens]
         found = list(map(get, keys))
         if not all(found):  # a word the memo lacks (a stem is never empty): one C pass over them
+            # Each missing word stemmed once: the pieces of an unspaced script are not remembered
+            # (`_stem`), and a long Japanese text repeats most of them.
+            stemmed: dict[str, str] = {}
             for i, known in enumerate(found):
-                if known is None:  # asked again: an earlier word of this text may have added it
-                    found[i] = get(keys[i]) or self._stem(tokens[i], keys[i], lang)
+                if known is None:
+                    key = keys[i]
+                    done = stemmed.get(key)
+                    if done is None:
+                        done = stemmed[key] = self._stem(tokens[i], key, lang)
+                    found[i] = done
         return cast(list[str], found)
 
     def _stem(self, token: str, key: str, lang: str) -> str:
