@@ -160,6 +160,12 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     context = kaeru(vault, "context", "-i", "cli")
     assert context.code == 0 and "== " in context.stdout and "mascot" in context.stdout
     envelope = valid_envelope(kaeru(vault, "context", "-i", "cli", as_json=True), "context", "read", "ok")
+    named = kaeru(vault, "context", "cli", as_json=True)  # the initiative as the command's argument
+    assert valid_envelope(named, "context", "read", "ok")["data"] == envelope["data"]
+    assert kaeru(vault, "context", "cli", "-i", "cli").stdout == context.stdout
+    for wrong, said in ((("cli", "-i", "other"), "two initiatives"), ((), "Missing initiative")):
+        refused = kaeru(vault, "context", *wrong)
+        assert refused.code == 2 and said in refused.stderr
     assert any(item["name"] == "mascot" for s in envelope["data"]["sections"] for item in s["items"])
     small = kaeru(vault, "context", "-i", "cli", "--budget", "1", as_json=True)
     assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]

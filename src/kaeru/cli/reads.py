@@ -188,15 +188,22 @@ def recall(
 
 
 @cli.command()
-@click.option("-i", "--initiative", required=True, shell_complete=complete_initiative)
+@click.argument("name", required=False, shell_complete=complete_initiative)
+@click.option("-i", "--initiative", default=None, shell_complete=complete_initiative, help="The same as NAME.")
 @click.option("--task", default=None, help="The task you are working on (adds its scoped rules).")
 @click.option("--budget", default=8000, type=int, help="budget_chars (512..64000).")
 @click.pass_context
-def context(ctx: click.Context, initiative: str, task: str | None, budget: int) -> None:
-    """The re-entry bundle for an initiative: rules first, then slots, layers, tasks, claims, …"""
+def context(ctx: click.Context, name: str | None, initiative: str | None, task: str | None, budget: int) -> None:
+    """The re-entry bundle for an initiative (`kaeru context NAME` or `-i NAME`): rules first, then
+    slots, layers, tasks, claims, …"""
     from kaeru.api.working import context_envelope
 
-    args: dict[str, Any] = {"initiative": initiative, "budget_chars": budget}
+    if name is not None and initiative is not None and name != initiative:
+        raise click.UsageError(f"two initiatives named: {name!r} and -i {initiative!r}; give one")
+    chosen = name if name is not None else initiative
+    if chosen is None:
+        raise click.UsageError("Missing initiative: kaeru context NAME (or -i NAME)")
+    args: dict[str, Any] = {"initiative": chosen, "budget_chars": budget}
     if task:
         args["task"] = task
     envelope = read_envelope(ctx, "context", args, context_envelope)
