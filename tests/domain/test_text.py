@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kaeru.domain.languages import not_topics
+from kaeru.domain.stopwords import NOT_TOPICS
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.domain.text import (
     MAX_TOKEN_CHARS,
@@ -285,3 +287,31 @@ def test_the_quick_walk_finds_every_lone_surrogate(args: Any, where: str) -> Non
     refusal = refusal_of_lone_surrogate(args)
     assert refusal is not None and refusal.field == where
     str(refusal).encode("utf-8")  # the refusal can be written: it names no raw surrogate
+
+
+def test_a_notes_topics_leave_out_its_languages_function_words() -> None:
+    """A German note's topics were `die`, `den`, `der`, `wurde`; a French one's `les`, `sont`,
+    `nous`, `avons` (decision 281). English keeps its own list (`NOT_TOPICS`)."""
+    notes = {
+        "de": "Die Datenbank wurde gestern auf den neuen Server verschoben, und wir haben die Tabellen mit "
+        "den Indizes neu aufgebaut. Der Import der alten Daten ist noch nicht fertig, weil die Datenbank "
+        "jetzt mehr Speicher hat.",
+        "fr": "Nous avons migré la base de données vers le nouveau serveur et les tests sont passés, mais la "
+        "base reste lente pendant les sauvegardes de la nuit parce que les disques sont pleins.",
+        "es": "Hemos migrado la base de datos al nuevo servidor y las pruebas pasaron, pero la base sigue "
+        "lenta durante las copias de seguridad porque los discos están llenos.",
+    }
+    wanted = {"de": {"datenbank", "server", "tabellen"}, "fr": {"base", "donnees", "serveur"}, "es": {"base", "datos"}}
+    for lang, body in notes.items():
+        assert lang_tag(body) == f"lang:{lang}"
+        words = {t.removeprefix("topic:") for t in topic_tags("", body, lang=lang)}
+        assert wanted[lang] <= words, (lang, words)
+        assert not words & (not_topics(lang) | NOT_TOPICS), (lang, words)
+        assert words & not_topics(lang) == set()
+        assert {t.removeprefix("topic:") for t in topic_tags("", body)} & not_topics(lang), lang  # as English
+    english = "We moved the database to the new server; the database is fast now"
+    assert (
+        topic_tags("", english, lang="en")
+        == topic_tags("", english)
+        == ["topic:database", "topic:moved", "topic:new", "topic:server", "topic:fast"]
+    )

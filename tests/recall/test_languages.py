@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from kaeru.domain.languages import not_topics
 from kaeru.service import Service
 from tests.recall.helpers import note, recall
 
@@ -73,3 +74,6 @@ def test_a_long_memory_is_stemmed_by_its_language(service: Service) -> None:
     answer = recall(service, "Datenbank Verbindung")
     assert [h.node.id for h in answer.hits][:1] == [report]
     assert "lang:de" in answer.hits[0].node.tags
+    # Its topics are its subject, not its function words (`die`, `der`, `und`, `wir`: decision 281).
+    topics = [t for t in answer.hits[0].node.tags if t.startswith("topic:")]
+    assert topics and not {t.removeprefix("topic:") for t in topics} & not_topics("de"), topics

@@ -20,6 +20,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 
+from kaeru.domain.stopwords import NOT_TOPICS_BY_LANGUAGE
+
 #: Language code → PyStemmer's algorithm, for the Latin-script languages told apart here.
 STEMMERS = {
     "de": "german",
@@ -115,6 +117,13 @@ def detect(text: str) -> str:
     ):
         return "en"
     return best
+
+
+def not_topics(code: str) -> frozenset[str]:
+    """The words that are never a topic of a text in one of `STEMMERS`' languages: its common words
+    and its other function words (`stopwords.NOT_TOPICS_BY_LANGUAGE`), folded; none for any other
+    code — English's and Russian's are `stopwords.NOT_TOPICS` already."""
+    return _COMMON[code] | NOT_TOPICS_BY_LANGUAGE[code] if code in STEMMERS else frozenset()
 
 
 def from_tags(tags: Sequence[str]) -> str:

@@ -391,3 +391,35 @@ NOT_TOPICS = STOP_WORDS | frozenset(
         "надо",
     ]
 )
+
+#: Beside a language's common words (`languages.common_words`), the function words of the other
+#: Latin-script languages `recall` stems that are never a topic of a note in that language, as
+#: `NOT_TOPICS` for English: auxiliaries, pronouns, prepositions, adverbs of time and degree
+#: (folded: no accents). Decision 281.
+NOT_TOPICS_BY_LANGUAGE: dict[str, frozenset[str]] = {
+    code: frozenset(words.split())
+    for code, words in {
+        "de": "haben habe hatte hatten bin bist sein seine seiner seinen ihr ihre ihren ihrem unser unsere "
+        "unseren mein meine kann konnen konnte muss mussen soll sollen sollte wird will wollen mehr sehr "
+        "schon noch jetzt dann wenn weil denn also doch nur immer alle alles diese dieser dieses diesen "
+        "jeder jede jedes kein keine keinen ohne gegen unter zwischen durch bis seit heute gestern morgen "
+        "hier dort damit dabei dass daher wieder etwas viel viele neu neue neuen",
+        "fr": "avons avez ont suis sommes etes etait etaient sera seront avait avaient fait faire vers chez "
+        "sans sous entre aussi tres bien tout tous toute toutes mais donc car comme quand parce leurs notre "
+        "nos votre vos mon ton son ses mes tes ceux celle celui cela ceci rien encore deja hier demain "
+        "aujourd hui peu beaucoup ici apres avant depuis pendant nouveau nouvelle nouveaux",
+        "es": "hemos habia habian hay tiene tienen tenemos estan estamos estaba estaban ser sido hace hacer "
+        "entre sobre desde hasta sin todo todos toda todas nuestro nuestra nuestros otro otra otros cuando "
+        "porque donde tambien aun ayer hoy manana muy menos despues antes durante ahora siempre nuevo nueva",
+        "it": "abbiamo avete hanno siamo siete era erano stato stata stati sul sulla sui sugli nel nei negli "
+        "dal dalla dai tra fra senza sopra sotto tutto tutti tutte nostro nostra altro altri quando perche "
+        "dove ancora ieri oggi domani molto dopo prima durante adesso sempre nuovo nuova",
+        "pt": "nos vos temos tem tinha foram estao estamos estava ser sido fazer sobre entre desde ate sem "
+        "todo todos toda todas nosso nossa outro outra quando porque onde tambem ainda ontem hoje amanha "
+        "muito pelo pela pelos pelas num numa depois antes durante agora sempre novo nova",
+        "nl": "hebben heeft had hadden ben bent was waren wordt geweest kan kunnen moet moeten zal zullen "
+        "wil willen onze ons mijn jouw hun haar alle alles geen niets over onder tussen door tot sinds "
+        "zonder nog wel toen omdat waar wanneer gisteren vandaag morgen heel veel meer nieuwe nieuw "
+        "tijdens voor na",
+    }.items()
+}

@@ -20,7 +20,7 @@ from typing import cast
 import Stemmer
 
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
-from kaeru.domain.languages import STEMMERS, detect
+from kaeru.domain.languages import STEMMERS, detect, not_topics
 from kaeru.domain.naming import NOT_NAME_CHAR
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 
@@ -313,9 +313,11 @@ def query_tokens(text: str) -> list[str]:
     return list(dict.fromkeys(tokens(text)))
 
 
-def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
+def topic_tags(name: str, body: str | None, limit: int = 5, lang: str = "en") -> list[str]:
     """`topic:` tags: the most-mentioned distinctive words (name weighted ×3), ties by first mention;
-    stop words, generic words (`NOT_TOPICS`), numbers and words of under three letters never count."""
+    stop words, generic words (`NOT_TOPICS`), the function words of the text's language `lang` (a
+    German note's `die`, `der`, `und`: `languages.not_topics`, decision 281), numbers and words of
+    under three letters never count."""
     # Counted in C, name first (three times: its weight), so the keys' order is first mention; then
     # only the distinct words are judged as topics (a body repeats many of its words).
     stream = TOKENISER.stream
@@ -324,10 +326,11 @@ def topic_tags(name: str, body: str | None, limit: int = 5) -> list[str]:
     # mention), without its (word, count) pairs; only the words up to the `limit`-th topic are
     # judged, not every distinct word.
     topics: list[str] = []
+    common = not_topics(lang)
     for word in sorted(counts, key=counts.__getitem__, reverse=True):
         if len(topics) >= limit:
             break
-        if len(word) >= 3 and word not in NOT_TOPICS and not word.isdigit():
+        if len(word) >= 3 and word not in NOT_TOPICS and word not in common and not word.isdigit():
             topics.append(f"topic:{word}")
     return topics
 

@@ -167,7 +167,8 @@ def topic_name(name: str, node_id: str) -> str:
 
 
 def derived_tags(name: str, body: str | None) -> list[str]:
-    return [*topic_tags(name, body), lang_tag(f"{name} {body or ''}")]
+    lang = lang_tag(f"{name} {body or ''}")
+    return [*topic_tags(name, body, lang=lang.removeprefix("lang:")), lang]
 
 
 def retag(tags: tuple[str, ...], name: str, body: str | None, node_id: str = "") -> tuple[str, ...]:
