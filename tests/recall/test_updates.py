@@ -10,7 +10,7 @@ import pytest
 
 from kaeru.api.requests import parse
 from kaeru.service import Service
-from kaeru.service.recall.updates import asks_history, read_text
+from kaeru.service.recall.updates import asks_history, read_text, read_words
 from tests.recall.helpers import P, note
 
 QUERY = "what is the monthly budget for the payments staging cluster"
@@ -191,3 +191,85 @@ def test_a_stated_change_of_any_number_between_two_leading_statements(service: S
     answer = recall(service, query)
     assert ids(answer).index(newer) == ids(answer).index(older) - 1
     assert answer.explain[newer]["updates"] > 0
+
+
+SERVER_QUERY = "which server runs the payments database"
+#: Short notes that match the server question about as well as the update does, with no change word.
+SERVER_NOTES = [
+    "Payments database backups are copied to another server each night.",
+    "The payments database server has 64 GB of memory.",
+    "Monitoring alerts for the payments database server go to the on-call channel.",
+]
+
+
+def moved_server(service: Service, update: str) -> tuple[str, str]:
+    note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
+    older = note(service, "The payments database runs on server alpha in the Frankfurt data centre.")
+    for text in SERVER_NOTES:
+        note(service, text)
+    return older, note(service, update)
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        "We moved the payments database to server beta in Berlin last night.",
+        "We switched the payments database to a managed server from Crunchy.",
+        "We replaced server alpha: the payments database runs on server beta in Berlin.",
+    ],
+    ids=["moved", "switched", "replaced"],
+)
+def test_a_newer_statement_of_a_changed_name_is_raised_above_the_older(service: Service, update: str) -> None:
+    """Decision 282: a value that is a word, not a number — where the database runs now."""
+    older, newer = moved_server(service, update)
+    without = ids(recall(service, SERVER_QUERY, disabled=frozenset({"updates"})))
+    assert without.index(older) < without.index(newer)
+    answer = recall(service, SERVER_QUERY)
+    assert ids(answer).index(newer) == ids(answer).index(older) - 1
+    assert answer.explain[newer]["updates"] > 0 and "updates" not in answer.explain[older]
+    # A question in the past, or about the history, keeps the old order.
+    for query in ("which server did the payments database run on", "which server originally ran the payments database"):
+        assert ids(recall(service, query)) == ids(recall(service, query, disabled=frozenset({"updates"}))), query
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Another database moved: "search" names it, and neither the older note nor the query says it.
+        "We moved the search database to server beta in Berlin last night.",
+        # Nothing new after the word of change: the same server, said again (it may still update the
+        # note on the server's memory, which names no server).
+        "We moved the payments database to server alpha.",
+        # No word of change: a second fact, not an update.
+        "A replica of the payments database sits on server gamma in the Paris data centre, beside the old storage arrays.",
+    ],
+    ids=["another-subject", "no-new-value", "no-change-word"],
+)
+def test_a_newer_statement_that_changes_no_name_of_the_older_is_not_raised(service: Service, text: str) -> None:
+    older, other = moved_server(service, text)
+    without = ids(recall(service, SERVER_QUERY, disabled=frozenset({"updates"})))
+    order = ids(recall(service, SERVER_QUERY))
+    assert without.index(older) < without.index(other)
+    assert order.index(older) < order.index(other)
+
+
+def test_a_stated_change_of_words_is_read_per_sentence() -> None:
+    slots = {"server", "payment", "databas"}
+    sentences, worded = read_words("Alpha is old. We moved the payments database to server beta; it is fast.", slots)
+    assert sentences == [
+        frozenset({"alpha", "old"}),
+        frozenset({"move", "payment", "databas", "server", "beta"}),
+        frozenset({"fast"}),
+    ]
+    assert worded == [(frozenset(slots), frozenset({"beta"}), frozenset())]
+    # The words before the first query word name what changed.
+    assert read_words("The search team moved the payments database.", slots)[1][0][2] == {"search", "team"}
+    # The query words may come before the word of change; a stem of one is no word of change.
+    assert read_words("The payments server was replaced by beta.", slots)[1] == [
+        ({"payment", "server"}, {"beta"}, frozenset())
+    ]
+    assert read_words("The payments server moves to beta; it is now gamma.", slots)[1] == []
+    # A sentence needs two of the query's words.
+    assert read_words("The server moved to beta.", slots)[1] == []
+    assert read_words("The payments database runs on server alpha.", slots)[1] == []  # no word of change
+    assert read_words("[May 1] We now eat lunch at noon.", slots)[1] == []  # no query word after it

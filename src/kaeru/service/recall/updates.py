@@ -8,7 +8,7 @@ Found without a model, from the texts alone:
   written within `NEAR` words of it in the same sentence ("3 interviews", "budget to $65",
   "deadline of April 25"); all of a note's numbers count as one more slot, `*`;
 - **an update**: an older and a newer note that give a slot different values (each has one the
-  other lacks) and are about the same thing, by one of three tests:
+  other lacks) and are about the same thing, by one of four tests:
   - *a stated change* (17.R1): both are short statements sharing `SHARED_QUERY_WORDS` of the
     query's words, and the newer says that a query word's value changed — a change word
     (`CHANGE_WORDS`: increased, adjusted, new, now…) before the value, in the slot word's sentence
@@ -23,6 +23,12 @@ Found without a model, from the texts alone:
     "search budget");
   - *the texts* (17.Q4), for two of the leading hits only: any numbers differ and their content
     words overlap (Jaccard ≥ `SAME_SUBJECT`, leaving out the words most leading hits share);
+  - *a stated change of words* (decision 282), for a value that is no number ("we moved the
+    payments database to server beta"): both short statements sharing the query's words, a
+    sentence of the newer with two query words and a word of change (`WORD_CHANGE_FORMS`: moved,
+    switched, replaced…) followed by words neither the older nor the query has, named by the
+    older's or the query's words, and a sentence of the older with those query words holding
+    words the newer lacks ("server alpha");
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
@@ -73,6 +79,21 @@ CHANGE_WORDS = frozenset(
         postponed extended new now""".split()  # noqa: SIM905 — a word list reads better as text
     )
 )
+#: Words that state a change of what a thing is or where it is, not of a number ("we moved the
+#: database to server beta", "we switched to PostgreSQL"): the words after one of them in its
+#: sentence are the new value (decision 282). Literal forms, not stems: a chat's "dance moves" and
+#: "keep moving" state no change.
+WORD_CHANGE_FORMS = frozenset(
+    """moved switched migrated replaced renamed transferred swapped changed""".split()  # noqa: SIM905 — a word list reads better as text
+)
+
+
+def _may_state_words(text: str) -> bool:
+    """Whether a text may hold a word of change: a substring test (in C), the words read later."""
+    lowered = text.lower()
+    return any(form in lowered for form in WORD_CHANGE_FORMS)
+
+
 #: The words before a changed slot word that name it ("the payments budget"): the newer's must
 #: be the older's or the query's (17.R1).
 MODIFIERS = 4
@@ -96,12 +117,25 @@ def asks_history(query_stems: list[str], query: str = "") -> bool:
 
 
 class _Text:
-    """One candidate's slot values, content words and stated changes, read once."""
+    """One candidate's slot values, content words and stated changes, read once; a short one's
+    sentences and stated changes of words (`read_words`) when a test first asks for them."""
 
-    __slots__ = ("changed", "content", "values")
+    __slots__ = ("_slots", "_words", "changed", "content", "text", "values")
 
     def __init__(self, node: Node, slots: set[str]):
-        self.values, self.content, self.changed = read_text(_text(node), slots, changes=True)
+        self.text, self._slots = _text(node), slots
+        self.values, self.content, self.changed = read_text(self.text, slots, changes=True)
+        self._words: tuple[list[frozenset[str]], list[Worded]] | None = None
+
+    @property
+    def short(self) -> bool:
+        return len(self.content) <= SHORT
+
+    def words(self) -> tuple[list[frozenset[str]], list[Worded]]:
+        """`read_words` of a short text (nothing for a longer one), read at the first call."""
+        if self._words is None:
+            self._words = read_words(self.text, self._slots) if self.short else ([], [])
+        return self._words
 
 
 def _text(node: Node) -> str:
@@ -125,15 +159,28 @@ def newer_first(
     leading = ranked[:LEADING]
     texts = {i: _Text(pool[i], slots) for i in leading}
     with_values = [i for i in leading if texts[i].values]
-    if not with_values:
+    shorts = {i for i in leading if texts[i].short and texts[i].content}
+    if not with_values and not shorts:
         return {}
-    # Below the leading hits only short statements with numbers can pass (the named-slot test);
-    # the rest is not read at all (`SHORT_CHARS` only bounds the cost: the test counts words).
+    # Below the leading hits only short statements with numbers (the named-slot test) or a word of
+    # change (decision 282) can pass; the rest is not read at all (`SHORT_CHARS` only bounds the
+    # cost: the tests count words).
+    worded = {i for i in shorts if _may_state_words(texts[i].text)}
     for i in ranked[LEADING:]:
         text = _text(pool[i])
-        if len(text) <= SHORT_CHARS and _DIGIT.search(text):
-            texts[i] = _Text(pool[i], slots)
-    below = [i for i in ranked[LEADING:] if i in texts and texts[i].values and len(texts[i].content) <= SHORT]
+        if len(text) > SHORT_CHARS:
+            continue
+        if shorts and _may_state_words(text):
+            worded.add(i)
+        elif not _DIGIT.search(text):
+            continue
+        texts[i] = _Text(pool[i], slots)
+    below = [i for i in ranked[LEADING:] if i in texts and (texts[i].values or i in worded) and texts[i].short]
+    # Short statements without numbers are older notes only when some note may state a change of
+    # words (the stated-words test).
+    stating = [i for i in leading if texts[i].values or (worded and i in shorts)]
+    if not stating:
+        return {}
     # Words most of the leading hits use (the subject of the whole query, or of every answer) do
     # not tell two of them apart (the texts test).
     among = Counter(w for i in with_values for w in texts[i].content)
@@ -143,7 +190,7 @@ def newer_first(
     common_short = {w for w, n in among_short.items() if n > max(2, COMMON_SHARE * len(short))}
     weights = idf or {}
     gains: dict[str, float] = {}
-    for older in with_values:
+    for older in stating:
         first, old = pool[older], texts[older]
         # Sorted: between words of equal weight the choice must not follow the set's order (the
         # process's hash seed), or one query would rank differently from one process to the next.
@@ -151,7 +198,7 @@ def newer_first(
         rarest = max(held, key=lambda w: weights[w]) if held else None
         later = [
             i
-            for i in [*with_values, *below]
+            for i in [*stating, *below]
             if (pool[i].created_at, pool[i].seq) > (first.created_at, first.seq) and final[i] <= final[older]
         ]
         # Every newer note that passes a test is set just above the older, in its own order.
@@ -161,6 +208,7 @@ def newer_first(
             if stated_pair(old, texts[i], slots)
             or update_pair(old, texts[i], slots, rarest, common, i in leading)
             or (i in leading and stated_any(old, texts[i], common_short))
+            or stated_words(old, texts[i], slots)
         ]
         base = final[older]
         for k, chosen in enumerate(reversed(passing), 1):
@@ -184,6 +232,58 @@ def stated_pair(old: _Text, new: _Text, slots: set[str]) -> bool:
     """The stated-change test (17.R1): the newer states a change of a query word the older gives
     another value, and both are short statements sharing the query's words (no rarest-word test)."""
     return stated_change(old, new, slots) and statement_pair(old, new, slots, None)
+
+
+def stated_words(old: _Text, new: _Text, slots: set[str]) -> bool:
+    """The stated change of words (decision 282): two short statements sharing the query's words;
+    in a sentence of the newer that holds query words, a word of change (`WORD_CHANGE_FORMS`) is
+    followed by words neither the older nor the query has (the new value: "moved … to server
+    beta"), the words naming those query words are the older's or the query's (as 17.R1's), and a
+    sentence of the older with one of those query words has words the newer lacks (the old value:
+    "server alpha")."""
+    if not statement_pair(old, new, slots, None) or not _may_state_words(new.text):
+        return False
+    known = old.content | slots
+    for asked, after, naming in new.words()[1]:
+        if not after - known or not naming <= known:
+            continue
+        if any(sentence & asked and sentence - new.content - slots for sentence in old.words()[0]):
+            return True
+    return False
+
+
+#: A stated change of words: (the sentence's query words, the new value's words, the words naming it).
+Worded = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
+def read_words(text: str, slots: set[str]) -> tuple[list[frozenset[str]], list[Worded]]:
+    """A short text's sentences (each its content words) and its stated changes of words: for each
+    sentence with query words and a word of change, (its query words, the content words after the
+    change word that are no query words, the content words before its first query word — what
+    names the thing that changed: "the search database")."""
+    sentences: list[frozenset[str]] = []
+    worded: list[Worded] = []
+    for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
+        for sentence in _SENTENCE_END.split(piece):
+            words = tokens(sentence)
+            stems = stem_words(words)
+            kept = [len(w) > 2 and w not in STOP_WORDS for w in words]
+            content = frozenset(s for s, k in zip(stems, kept, strict=True) if k)
+            if not content:
+                continue
+            sentences.append(content)
+            start = next((j for j, w in enumerate(words) if w in WORD_CHANGE_FORMS), None)
+            first = next((j for j, s in enumerate(stems) if s in slots), None)
+            if start is None or first is None:
+                continue
+            asked = frozenset(s for s in stems if s in slots)
+            if len(asked) < SHARED_QUERY_WORDS:
+                continue
+            after = frozenset(stems[j] for j in range(start + 1, len(stems)) if kept[j] and stems[j] not in slots)
+            naming = frozenset(stems[k] for k in range(first) if kept[k] and not words[k].isdigit())
+            change = stems[start]
+            worded.append((asked, after - {change}, naming - {change}))
+    return sentences, worded
 
 
 def update_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None, common: set[str], leading: bool) -> bool:
