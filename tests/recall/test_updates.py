@@ -273,3 +273,43 @@ def test_a_stated_change_of_words_is_read_per_sentence() -> None:
     assert read_words("The server moved to beta.", slots)[1] == []
     assert read_words("The payments database runs on server alpha.", slots)[1] == []  # no word of change
     assert read_words("[May 1] We now eat lunch at noon.", slots)[1] == []  # no query word after it
+
+
+@pytest.mark.parametrize(
+    ("older", "others", "update", "query"),
+    [
+        (
+            "Die Zahlungsdatenbank läuft auf dem Server alpha in Frankfurt.",
+            [
+                "Die Zahlungsdatenbank hat 64 GB Speicher auf dem Server.",
+                "Backups der Zahlungsdatenbank gehen jede Nacht auf einen anderen Server.",
+            ],
+            # The participle comes last: the new value stands before it.
+            "Wir haben die Zahlungsdatenbank auf den Server beta in Berlin umgezogen.",
+            "Auf welchem Server läuft die Zahlungsdatenbank?",
+        ),
+        (
+            "La base des paiements tourne sur le serveur alpha à Paris.",
+            [
+                "La base des paiements a 64 Go de mémoire sur le serveur.",
+                "Les sauvegardes de la base des paiements vont chaque nuit sur un autre serveur.",
+            ],
+            # Accented (`migré`), and its subject is a function word of French (`nous avons`).
+            "Nous avons migré la base des paiements sur le serveur beta à Lyon.",
+            "Sur quel serveur tourne la base des paiements ?",
+        ),
+    ],
+    ids=["de", "fr"],
+)
+def test_a_changed_name_is_found_in_other_languages(
+    service: Service, older: str, others: list[str], update: str, query: str
+) -> None:
+    first = note(service, older)
+    for text in others:
+        note(service, text)
+    newer = note(service, update)
+    without = ids(recall(service, query, disabled=frozenset({"updates"})))
+    assert without.index(first) < without.index(newer)
+    answer = recall(service, query)
+    assert ids(answer).index(newer) == ids(answer).index(first) - 1
+    assert answer.explain[newer]["updates"] > 0

@@ -43,10 +43,13 @@ Shown in `explain` as the raised hit's `updates` entry: the score it gained.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
+from kaeru.domain.languages import from_tags as language_of
+from kaeru.domain.languages import not_topics
 from kaeru.domain.model import Node
-from kaeru.domain.stopwords import STOP_WORDS
+from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 
 #: How many leading hits may yield, and how near a number must be to a query word.
@@ -84,13 +87,24 @@ CHANGE_WORDS = frozenset(
 #: sentence are the new value (decision 282). Literal forms, not stems: a chat's "dance moves" and
 #: "keep moving" state no change.
 WORD_CHANGE_FORMS = frozenset(
-    """moved switched migrated replaced renamed transferred swapped changed""".split()  # noqa: SIM905 — a word list reads better as text
+    # English, then (folded, as the tokeniser folds: no accents) the participles of the same verbs in
+    # the languages `recall` stems: German, French, Spanish, Italian, Portuguese, Dutch.
+    """moved switched migrated replaced renamed transferred swapped changed
+    umgezogen verschoben migriert ersetzt gewechselt geandert umbenannt ubertragen getauscht
+    deplace deplacee migre migree remplace remplacee renomme renommee transfere transferee
+    movido migrado reemplazado sustituido cambiado renombrado transferido trasladado
+    spostato migrato sostituito cambiato rinominato trasferito
+    substituido trocado mudado alterado renomeado
+    verhuisd verplaatst gemigreerd vervangen gewijzigd veranderd hernoemd""".split()  # noqa: SIM905 — a word list reads better as text
 )
 
 
 def _may_state_words(text: str) -> bool:
-    """Whether a text may hold a word of change: a substring test (in C), the words read later."""
+    """Whether a text may hold a word of change: a substring test (in C), the words read later;
+    a text with accents is folded first (`migré`)."""
     lowered = text.lower()
+    if not lowered.isascii():
+        lowered = "".join(c for c in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(c))
     return any(form in lowered for form in WORD_CHANGE_FORMS)
 
 
@@ -120,10 +134,10 @@ class _Text:
     """One candidate's slot values, content words and stated changes, read once; a short one's
     sentences and stated changes of words (`read_words`) when a test first asks for them."""
 
-    __slots__ = ("_slots", "_words", "changed", "content", "text", "values")
+    __slots__ = ("_lang", "_slots", "_words", "changed", "content", "text", "values")
 
     def __init__(self, node: Node, slots: set[str]):
-        self.text, self._slots = _text(node), slots
+        self.text, self._slots, self._lang = _text(node), slots, language_of(node.tags)
         self.values, self.content, self.changed = read_text(self.text, slots, changes=True)
         self._words: tuple[list[frozenset[str]], list[Worded]] | None = None
 
@@ -134,7 +148,7 @@ class _Text:
     def words(self) -> tuple[list[frozenset[str]], list[Worded]]:
         """`read_words` of a short text (nothing for a longer one), read at the first call."""
         if self._words is None:
-            self._words = read_words(self.text, self._slots) if self.short else ([], [])
+            self._words = read_words(self.text, self._slots, self._lang) if self.short else ([], [])
         return self._words
 
 
@@ -256,30 +270,34 @@ def stated_words(old: _Text, new: _Text, slots: set[str]) -> bool:
 Worded = tuple[frozenset[str], frozenset[str], frozenset[str]]
 
 
-def read_words(text: str, slots: set[str]) -> tuple[list[frozenset[str]], list[Worded]]:
-    """A short text's sentences (each its content words) and its stated changes of words: for each
-    sentence with query words and a word of change, (its query words, the content words after the
-    change word that are no query words, the content words before its first query word — what
-    names the thing that changed: "the search database")."""
+def read_words(text: str, slots: set[str], lang: str = "en") -> tuple[list[frozenset[str]], list[Worded]]:
+    """A short text's sentences (each its content words: no stop words, nor the function words of
+    its language `lang`) and its stated changes of words: for each sentence with two query words
+    and a word of change, (its query words, the content words after the change word or the first
+    query word, whichever comes first, that are no query words — the new value, before a German
+    participle too —, the content words before its first query word — what names the thing that
+    changed: "the search database")."""
+    function_words = NOT_TOPICS | not_topics(lang)
     sentences: list[frozenset[str]] = []
     worded: list[Worded] = []
     for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
         for sentence in _SENTENCE_END.split(piece):
             words = tokens(sentence)
             stems = stem_words(words)
-            kept = [len(w) > 2 and w not in STOP_WORDS for w in words]
+            kept = [len(w) > 2 and w not in function_words for w in words]
             content = frozenset(s for s, k in zip(stems, kept, strict=True) if k)
             if not content:
                 continue
             sentences.append(content)
             start = next((j for j, w in enumerate(words) if w in WORD_CHANGE_FORMS), None)
-            first = next((j for j, s in enumerate(stems) if s in slots), None)
+            first = next((j for j, s in enumerate(stems) if s in slots and kept[j]), None)
             if start is None or first is None:
                 continue
-            asked = frozenset(s for s in stems if s in slots)
+            asked = frozenset(s for s, k in zip(stems, kept, strict=True) if k and s in slots)
             if len(asked) < SHARED_QUERY_WORDS:
                 continue
-            after = frozenset(stems[j] for j in range(start + 1, len(stems)) if kept[j] and stems[j] not in slots)
+            begin = min(start, first)
+            after = frozenset(stems[j] for j in range(begin + 1, len(stems)) if kept[j] and stems[j] not in slots)
             naming = frozenset(stems[k] for k in range(first) if kept[k] and not words[k].isdigit())
             change = stems[start]
             worded.append((asked, after - {change}, naming - {change}))
