@@ -49,7 +49,33 @@ def test_relative_offsets_are_in_the_past(text: str, delta: timedelta) -> None:
     assert parse_moment(text, NOW) == NOW - delta
 
 
-@pytest.mark.parametrize("text", ["yesterday", "5x", "", "2026-13-01", "-5m", "5 minutes ago"])
+@pytest.mark.parametrize(
+    ("text", "delta"),
+    [
+        ("2d ago", timedelta(days=2)),
+        ("3 days ago", timedelta(days=3)),
+        ("1 day", timedelta(days=1)),
+        ("2 Weeks Ago", timedelta(weeks=2)),
+        ("30 minutes ago", timedelta(minutes=30)),
+        ("5 mins", timedelta(minutes=5)),
+        ("4 hours ago", timedelta(hours=4)),
+        ("2 hrs", timedelta(hours=2)),
+        ("45 seconds ago", timedelta(seconds=45)),
+    ],
+)
+def test_a_time_ago_may_say_ago_and_its_unit_in_words(text: str, delta: timedelta) -> None:
+    """The tool descriptions say "2d ago"; an agent writes what it reads (decision 284)."""
+    assert parse_moment(text, NOW) == NOW - delta
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2 months ago", "March 3", "10:00", "ago", "2 d a g o"])
+def test_what_is_no_moment_is_told_the_forms_that_are(text: str) -> None:
+    with pytest.raises(ValueError, match=r"is not a moment: give an RFC 3339 time .* a date .* a time ago") as err:
+        parse_moment(text, NOW)
+    assert repr(text) in str(err.value)
+
+
+@pytest.mark.parametrize("text", ["yesterday", "5x", "", "2026-13-01", "-5m", "5 months ago"])
 def test_nonsense_is_rejected(text: str) -> None:
     """Anything else is a ValueError (the service reports invalid_argument on `at`)."""
     with pytest.raises(ValueError):

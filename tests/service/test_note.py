@@ -166,6 +166,18 @@ def test_occurred_at_sets_created_at(service: Service) -> None:
     assert view.node.recorded_at > view.node.created_at
 
 
+def test_occurred_at_may_be_a_time_ago_as_the_tool_describes_it(service: Service) -> None:
+    """`occurred_at="2d ago"` (the description's own example) was refused as no ISO format
+    (decision 284); a value that is no moment names the forms that are."""
+    ago = read(service, note(service, text="deploy rolled back", occurred_at="2d ago")).node
+    plain = read(service, note(service, text="deploy rolled forward", occurred_at="2d")).node
+    assert ago.created_at[:13] == plain.created_at[:13] < ago.recorded_at
+    with pytest.raises(KaeruError) as err:
+        service.note(parse("note", {"initiative": P, "text": "x", "occurred_at": "yesterday"}))
+    assert err.value.code == "invalid_argument" and err.value.field == "occurred_at"
+    assert "'yesterday' is not a moment" in str(err.value) and "2 days ago" in str(err.value)
+
+
 def test_blank_text_is_refused(service: Service) -> None:
     """Whitespace-only text is an invalid argument."""
     with pytest.raises(KaeruError) as err:

@@ -127,6 +127,9 @@ def test_due_as_a_future_offset_is_that_many_days_or_weeks_from_today(call: Call
     hours = call("task", initiative="b", text="too soon to be a day", due="5h")
     assert hours["state"] == "rejected"
     assert hours["issues"][0]["field"] == "due" and "3d, 2w" in hours["issues"][0]["message"]
+    # A time ago is no due day (it counted back from 1970 once "ago" was a moment: decision 284).
+    ago = call("task", initiative="b", text="already late", due="3d ago")
+    assert ago["state"] == "rejected" and ago["issues"][0]["field"] == "due"
     assert len(_ids(call("context", initiative="b"), "tasks")) == 2, "the refused task was not written"
 
 

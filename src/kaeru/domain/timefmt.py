@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, timedelta
 
-_RELATIVE = re.compile(r"^\s*(\d+)\s*(s|m|h|d|w)\s*$")
+#: A time ago: `5m`, `2d`, `2d ago`, `3 days ago`, `1 week` (the tool descriptions say "2d ago", and
+#: an agent writes what it reads: decision 284). `m` is minutes; months and years are no offset.
+_RELATIVE = re.compile(
+    r"^\s*(\d+)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s*ago)?\s*$", re.IGNORECASE
+)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+#: What a value that is no moment is told to be instead.
+MOMENT_FORMS = "an RFC 3339 time (2026-03-03T10:00:00Z), a date (2026-03-03) or a time ago (30m, 2h, 3d, 1w, 2 days ago)"
 
 
 def fmt(moment: datetime) -> str:
@@ -45,17 +51,25 @@ def parse_moment(text: str, now: datetime) -> datetime:
         raise ValueError(f"{text.strip()!r} is outside the years 1 to 9999 (UTC)") from exc
 
 
+def is_time_ago(text: str) -> bool:
+    """Whether `text` is a time ago (`_RELATIVE`), which a future day (`due`) is not."""
+    return _RELATIVE.match(text) is not None
+
+
 def _moment(text: str, now: datetime) -> datetime:
     rel = _RELATIVE.match(text)
     if rel:
-        return now - timedelta(**{_UNITS[rel.group(2)]: int(rel.group(1))})
+        return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})
     cleaned = text.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", cleaned):
         day = date.fromisoformat(cleaned)
         return datetime(day.year, day.month, day.day, 23, 59, 59, 999999, tzinfo=UTC)
     if cleaned.endswith(("z", "Z")):
         cleaned = cleaned[:-1] + "+00:00"
-    moment = datetime.fromisoformat(cleaned)
+    try:
+        moment = datetime.fromisoformat(cleaned)
+    except ValueError as exc:
+        raise ValueError(f"{text.strip()!r} is not a moment: give {MOMENT_FORMS}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Layer, Node, NodeType
-from kaeru.domain.timefmt import parse_moment
+from kaeru.domain.timefmt import is_time_ago, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
 from kaeru.service.mutation import WriteContext
@@ -72,7 +72,7 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
             return (today + timedelta(days=days)).isoformat()
         except OverflowError as exc:
             raise InvalidArgument(f"due {text!r} falls after the year 9999", field=field) from exc
-    if re.fullmatch(r"\d+\s*[smh]", text):
+    if re.fullmatch(r"\d+\s*[smh]", text) or is_time_ago(text):  # `3d ago` would count back from 1970
         raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
