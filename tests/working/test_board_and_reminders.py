@@ -124,13 +124,16 @@ def test_due_as_a_future_offset_is_that_many_days_or_weeks_from_today(call: Call
     in_weeks = call("task", initiative="b", text="ship the release", due="2w")
     due = [call("read", initiative="b", node=t["data"]["primary"]["id"]) for t in (in_days, in_weeks)]
     assert [d["data"]["hits"][0]["properties"]["due"] for d in due] == ["2026-03-05", "2026-03-16"]
+    worded = [call("task", initiative="b", text=f"in words {d}", due=d) for d in ("3 days", "in 2 Weeks", "1 day")]
+    read_back = [call("read", initiative="b", node=t["data"]["primary"]["id"]) for t in worded]
+    assert [d["data"]["hits"][0]["properties"]["due"] for d in read_back] == ["2026-03-05", "2026-03-16", "2026-03-03"]
     hours = call("task", initiative="b", text="too soon to be a day", due="5h")
     assert hours["state"] == "rejected"
     assert hours["issues"][0]["field"] == "due" and "3d, 2w" in hours["issues"][0]["message"]
     # A time ago is no due day (it counted back from 1970 once "ago" was a moment: decision 284).
     ago = call("task", initiative="b", text="already late", due="3d ago")
     assert ago["state"] == "rejected" and ago["issues"][0]["field"] == "due"
-    assert len(_ids(call("context", initiative="b"), "tasks")) == 2, "the refused task was not written"
+    assert len(_ids(call("context", initiative="b"), "tasks")) == 5, "the refused tasks were not written"
 
 
 def test_a_task_can_carry_a_reminder_and_a_blank_task_is_refused(call: Call) -> None:

@@ -24,7 +24,8 @@ DEFAULT_COLUMNS: list[dict[str, str]] = [
     {"key": "done", "label": "Done"},
 ]
 _KEY = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
-_FUTURE = re.compile(r"^\s*(\d+)\s*([dw])\s*$")
+#: A future offset: `3d`, `2w`, and as an agent may write it, `3 days`, `in 2 weeks` (decision 284).
+_FUTURE = re.compile(r"^\s*(?:in\s+)?(\d+)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -67,7 +68,7 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
     today = now.astimezone(zone).date()
     future = _FUTURE.match(text)
     if future:
-        days = int(future.group(1)) * (7 if future.group(2) == "w" else 1)
+        days = int(future.group(1)) * (7 if future.group(2)[0].lower() == "w" else 1)
         try:
             return (today + timedelta(days=days)).isoformat()
         except OverflowError as exc:
