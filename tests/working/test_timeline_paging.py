@@ -155,3 +155,15 @@ def test_a_timeline_anchored_on_a_query_that_matches_nothing_says_so(call: Call)
     missed = call("timeline", initiatives=["t"], query="zeppelin")
     assert missed["state"] == "rejected"
     assert (missed["issues"][0]["code"], missed["issues"][0]["field"]) == ("not_found", "query")
+
+
+def test_a_date_as_since_starts_the_window_at_the_start_of_that_day(call: Call) -> None:
+    """`since` of a date read as the day's end left out everything that happened on it, so asking
+    for one day (`since` = `until` = that date) answered nothing (decision 285)."""
+    monday = _note(call, "event of monday", occurred_at="2026-03-02T12:00:00Z")
+    midnight = _note(call, "event of tuesday at midnight", occurred_at="2026-03-03T00:00:00Z")
+    tuesday = _note(call, "event of tuesday", occurred_at="2026-03-03T10:00:00Z")
+    wednesday = _note(call, "event of wednesday", occurred_at="2026-03-04T10:00:00Z")
+    assert _ids(call("timeline", initiatives=["t"], since="2026-03-03")) == [midnight, tuesday, wednesday]
+    assert _ids(call("timeline", initiatives=["t"], until="2026-03-03")) == [monday, midnight, tuesday]
+    assert _ids(call("timeline", initiatives=["t"], since="2026-03-03", until="2026-03-03")) == [midnight, tuesday]

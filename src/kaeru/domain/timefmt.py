@@ -39,14 +39,15 @@ def parse_ts(text: str) -> datetime:
 _SHORT_YEAR = re.compile(r"^(\d{1,3})-\d{2}-\d{2}T")
 
 
-def parse_moment(text: str, now: datetime) -> datetime:
-    """An `at`/`as_of` value: RFC 3339, a date (its end, UTC), or a past offset like `5m`, `2d`.
+def parse_moment(text: str, now: datetime, day_start: bool = False) -> datetime:
+    """An `at`/`as_of` value: RFC 3339, a date (its end, UTC: as it was that day; with `day_start`,
+    its start: a window from that day on, decision 285), or a time ago like `5m`, `2d ago`.
 
     Raises:
         ValueError: the text is none of these, or names a moment outside years 1–9999 (in UTC).
     """
     try:
-        return _moment(text, now)
+        return _moment(text, now, day_start)
     except OverflowError as exc:  # `10000000d` ago, or 9999-12-31T23:59-05:00 (past 9999 in UTC)
         raise ValueError(f"{text.strip()!r} is outside the years 1 to 9999 (UTC)") from exc
 
@@ -56,13 +57,15 @@ def is_time_ago(text: str) -> bool:
     return _RELATIVE.match(text) is not None
 
 
-def _moment(text: str, now: datetime) -> datetime:
+def _moment(text: str, now: datetime, day_start: bool) -> datetime:
     rel = _RELATIVE.match(text)
     if rel:
         return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})
     cleaned = text.strip()
     if re.fullmatch(r"\d{4}-\d{2}-\d{2}", cleaned):
         day = date.fromisoformat(cleaned)
+        if day_start:
+            return datetime(day.year, day.month, day.day, tzinfo=UTC)
         return datetime(day.year, day.month, day.day, 23, 59, 59, 999999, tzinfo=UTC)
     if cleaned.endswith(("z", "Z")):
         cleaned = cleaned[:-1] + "+00:00"
