@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
 
-from kaeru.domain.timefmt import fmt, parse_date, parse_moment, parse_ts
+from kaeru.domain.timefmt import fmt, parse_date, parse_moment, parse_occurred, parse_ts
 
 NOW = datetime(2026, 3, 10, 12, 0, 0, tzinfo=UTC)
 
@@ -136,3 +136,14 @@ def test_text_order_is_time_order_across_every_year() -> None:
 @pytest.mark.parametrize(("stored", "year"), [("1-01-01T00:00:00.000000Z", 1), ("500-06-01T12:00:00.000001Z", 500)])
 def test_a_year_stored_unpadded_before_216_still_reads(stored: str, year: int) -> None:
     assert parse_ts(stored).year == year and fmt(parse_ts(stored)).startswith(f"{year:04d}-")
+
+
+def test_a_date_that_is_today_somewhere_happened_now_not_at_its_end() -> None:
+    """`occurred_at` of today's date was the end of the day, hours ahead: a note written later
+    today ranked as older (decision 286). A past day keeps its end, a day ahead everywhere too."""
+    assert parse_occurred("2026-03-10", NOW) == NOW  # NOW is 12:00 UTC on 2026-03-10
+    assert parse_occurred("2026-03-11", NOW) == NOW  # already the 11th in UTC+14 (from 10:00 UTC)
+    assert parse_occurred("2026-03-09", NOW) == datetime(2026, 3, 9, 23, 59, 59, 999999, tzinfo=UTC)
+    assert parse_occurred("2026-03-12", NOW) == datetime(2026, 3, 12, 23, 59, 59, 999999, tzinfo=UTC)
+    assert parse_occurred("2026-03-10T18:00:00Z", NOW) == datetime(2026, 3, 10, 18, tzinfo=UTC)  # said exactly
+    assert parse_occurred("2d ago", NOW) == NOW - timedelta(days=2)

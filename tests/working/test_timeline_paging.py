@@ -167,3 +167,14 @@ def test_a_date_as_since_starts_the_window_at_the_start_of_that_day(call: Call) 
     assert _ids(call("timeline", initiatives=["t"], since="2026-03-03")) == [midnight, tuesday, wednesday]
     assert _ids(call("timeline", initiatives=["t"], until="2026-03-03")) == [monday, midnight, tuesday]
     assert _ids(call("timeline", initiatives=["t"], since="2026-03-03", until="2026-03-03")) == [midnight, tuesday]
+
+
+def test_a_note_that_happened_today_comes_before_one_written_after_it(call: Call, clock: Clock) -> None:
+    """`occurred_at` of today's date was the day's end, so every note written later today came
+    before it (decision 286)."""
+    today = _note(call, "the deploy failed this morning", occurred_at="2026-03-02")
+    clock.advance(minutes=30)
+    later = _note(call, "the deploy was retried and passed")
+    assert _ids(call("timeline", initiatives=["t"])) == [today, later]
+    shown = call("read", initiative="t", node=today)["data"]["hits"][0]
+    assert shown["created_at"].startswith("2026-03-02T09:00:00.") and shown["created_at"] <= shown["recorded_at"]

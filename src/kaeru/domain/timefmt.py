@@ -12,7 +12,9 @@ _RELATIVE = re.compile(
 )
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 #: What a value that is no moment is told to be instead.
-MOMENT_FORMS = "an RFC 3339 time (2026-03-03T10:00:00Z), a date (2026-03-03) or a time ago (30m, 2h, 3d, 1w, 2 days ago)"
+MOMENT_FORMS = (
+    "an RFC 3339 time (2026-03-03T10:00:00Z), a date (2026-03-03) or a time ago (30m, 2h, 3d, 1w, 2 days ago)"
+)
 
 
 def fmt(moment: datetime) -> str:
@@ -50,6 +52,28 @@ def parse_moment(text: str, now: datetime, day_start: bool = False) -> datetime:
         return _moment(text, now, day_start)
     except OverflowError as exc:  # `10000000d` ago, or 9999-12-31T23:59-05:00 (past 9999 in UTC)
         raise ValueError(f"{text.strip()!r} is outside the years 1 to 9999 (UTC)") from exc
+
+
+#: The earliest time zone's day begins this long before UTC's (UTC+14).
+_EARLIEST_ZONE = timedelta(hours=14)
+
+
+def parse_occurred(text: str, now: datetime) -> datetime:
+    """When something happened (`occurred_at`): `parse_moment`'s moment, except that a date which has
+    begun somewhere (its day starts at most `_EARLIEST_ZONE` after now) but not ended in UTC is
+    today for its writer, so it is now — its end lies ahead, and a note written later today would
+    rank as older (decision 286)."""
+    moment = parse_moment(text, now)
+    if (
+        moment > now
+        and _DATE.fullmatch(text.strip())
+        and parse_moment(text, now, day_start=True) <= now + _EARLIEST_ZONE
+    ):
+        return now
+    return moment
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def is_time_ago(text: str) -> bool:

@@ -16,7 +16,7 @@ from kaeru.domain.model import (
     NodeType,
     NoteKind,
 )
-from kaeru.domain.timefmt import fmt, parse_date, parse_moment
+from kaeru.domain.timefmt import fmt, parse_date, parse_occurred
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import EvidenceLink
@@ -140,7 +140,7 @@ def note(ctx: WriteContext, request: NoteRequest) -> None:
     created_at = None
     if request.occurred_at is not None:
         try:
-            created_at = fmt(parse_moment(request.occurred_at, ctx.now))
+            created_at = fmt(parse_occurred(request.occurred_at, ctx.now))
         except ValueError as exc:
             raise InvalidArgument(f"occurred_at: {exc}", field="occurred_at") from exc
         properties["occurred_at"] = created_at
