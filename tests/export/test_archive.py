@@ -284,3 +284,28 @@ def test_markdown_export_never_holds_the_vault_whole(sqlite_vault: VaultSpec, tm
     pages = {page.split("\n# ", 1)[1].split("\n", 1)[0]: page for page in found}
     assert len(pages) == 120
     assert all(body in pages[name] for name, body in bodies.items())
+
+
+def test_markdown_pages_are_named_in_the_script_of_their_nodes(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """A page's file name kept only ASCII letters and digits: `Größenänderung` became `gr-en-nderung`
+    and a Russian or Japanese name nothing but the id's end (decision 287)."""
+    for name, text in (
+        ("Größenänderung der Datenbank", "geprüft"),
+        ("Починили баг", "на стенде"),
+        ("東京でデプロイ", "完了"),
+        ("CON", "a name Windows keeps for a device"),
+        ("release_notes: v1.2", "an ASCII name as before"),
+    ):
+        service.note(parse("note", {"initiative": "scripts", "text": text, "name": name}))
+    root = tmp_path / "exports"
+    archive.export(
+        service.store,
+        _settings(vault, root),
+        parse("archive", {"action": "export", "path": "md", "format": "markdown"}),
+    )
+    pages = {p.stem for p in (root / "md").rglob("*.md")} - {"README", "INDEX", "LOG"}
+    assert pages == {"größenänderung-der-datenbank", "починили-баг", "東京でデプロイ", "con-page", "release-notes-v1-2"}
+    index = (root / "md" / "INDEX.md").read_text(encoding="utf-8")
+    assert all(f"[[{page}]]" in index for page in pages)

@@ -17,6 +17,7 @@ import json
 import re
 import sys
 import tempfile
+import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -25,11 +26,23 @@ from typing import IO, Any, NamedTuple
 
 from kaeru.export.staged import PRIVATE_FOLDER, private_file
 
-_SLUG = re.compile(r"[^a-z0-9]+")
+#: What separates a slug's words: anything but a letter or a digit, of any script (decision 287: an
+#: ASCII-only slug turned `Größenänderung` into `gr-en-nderung` and a Russian or Japanese name into
+#: nothing). Separators include every character a file system reserves (`/`, `\\`, `:`, `*`, …).
+_SLUG = re.compile(r"[\W_]+")
+
+
+#: Names Windows reserves for devices, whatever the extension (`con.md` cannot be created there).
+_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))]
+)
 
 
 def _slug_base(name: str) -> str:
-    return _SLUG.sub("-", name.lower()).strip("-")[:60] or "node"
+    """A page's file name: the node's name in lower case, its words joined by `-`, composed (NFC, as
+    most file systems keep names), at most 60 characters; never a name Windows reserves."""
+    base = _SLUG.sub("-", unicodedata.normalize("NFC", name.lower())).strip("-")[:60].strip("-") or "node"
+    return f"{base}-page" if base in _DEVICE_NAMES else base
 
 
 def _slug(base: str, node_id: str, taken: set[str]) -> str:
