@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,6 +14,8 @@ from kaeru.errors import KaeruError
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.service.recall.channels import TEMPORAL_WORDS
+from kaeru.storage.base import Store
+from tests.backends import VaultSpec
 from tests.recall.helpers import FILLER
 
 P = "proj"
@@ -344,3 +347,61 @@ def test_date_windows(text: str, windows: list[tuple[str, str]]) -> None:
     from kaeru.domain.timefmt import date_windows
 
     assert [(a[:10], b[:10]) for a, b in date_windows(text)] == windows
+
+
+#: Thursday 2026-03-12, 10:00 UTC.
+THURSDAY = datetime(2026, 3, 12, 10, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("what did we decide yesterday?", [("2026-03-11", "2026-03-11")]),
+        ("the day before yesterday", [("2026-03-10", "2026-03-10")]),
+        ("anything today, or this morning", [("2026-03-12", "2026-03-12"), ("2026-03-12", "2026-03-12")]),
+        ("3 days ago", [("2026-03-09", "2026-03-09")]),
+        ("a week ago", [("2026-03-02", "2026-03-08")]),
+        ("two weeks ago", [("2026-02-23", "2026-03-01")]),
+        ("last week", [("2026-03-02", "2026-03-08")]),  # Monday to Sunday
+        ("this week", [("2026-03-09", "2026-03-12")]),
+        ("in the past 7 days", [("2026-03-05", "2026-03-12")]),
+        ("last month and this month", [("2026-02-01", "2026-02-28"), ("2026-03-01", "2026-03-12")]),
+        ("on 2024-03-05 and yesterday", [("2024-03-04", "2024-03-06"), ("2026-03-11", "2026-03-11")]),
+        ("it lasts a week; yesterdays", []),
+    ],
+)
+def test_relative_days_are_read_against_the_users_today(text: str, days: list[tuple[str, str]]) -> None:
+    """Decision 288: "yesterday", "last week" … named no window; they are days of the user's
+    calendar, so the plan of one query is the same all day."""
+    from kaeru.domain.timefmt import date_windows
+
+    windows = date_windows(text, THURSDAY, UTC)
+    assert [(a[:10], b[:10]) for a, b in windows] == days
+    assert all(a.endswith("T00:00:00.000000Z") and b.endswith("T23:59:59.999999Z") for a, b in windows)
+    assert date_windows(text) == [w for w in windows if w[0] < "2026"]  # without a clock: dates only
+
+
+def test_a_relative_day_is_the_users_day() -> None:
+    """In Los Angeles at 18:00 on the 11th (02:00 UTC on the 12th) yesterday is the 10th there."""
+    from zoneinfo import ZoneInfo
+
+    from kaeru.domain.timefmt import date_windows
+
+    evening = datetime(2026, 3, 12, 2, 0, tzinfo=UTC)
+    assert date_windows("yesterday", evening, ZoneInfo("America/Los_Angeles")) == [
+        ("2026-03-10T07:00:00.000000Z", "2026-03-11T06:59:59.999999Z")
+    ]
+
+
+def test_a_question_about_yesterday_finds_what_happened_then(store: Store, vault: VaultSpec) -> None:
+    clocked = Service(store, vault.settings(), clock=lambda: THURSDAY)
+    days = {
+        ago: note(clocked, f"we decided to change the {topic}", occurred_at=f"{ago}d ago")
+        for ago, topic in ((1, "deploy window"), (3, "review rota"), (9, "branch naming"), (20, "release cadence"))
+    }
+    answer = recall(clocked, "what did we decide yesterday?")
+    assert ids(answer)[0] == days[1]
+    assert answer.plan.time_windows == (("2026-03-11T00:00:00.000000Z", "2026-03-11T23:59:59.999999Z"),)
+    assert ids(recall(clocked, "what did we decide last week?"))[0] == days[9]  # Tuesday the 3rd
+    # No word of the question is in any memory: the day it names is the answer.
+    assert ids(recall(clocked, "anything happening yesterday?"))[:1] == [days[1]]

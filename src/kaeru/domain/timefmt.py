@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, tzinfo
 
 #: A time ago: `5m`, `2d`, `2d ago`, `3 days ago`, `1 week` (the tool descriptions say "2d ago", and
 #: an agent writes what it reads: decision 284). `m` is minutes; months and years are no offset.
@@ -149,16 +150,73 @@ _DATE_FORMS = (
 DAY_SLACK = timedelta(days=1)
 
 
-def date_windows(text: str) -> list[tuple[str, str]]:
-    """The time windows (canonical `since`, `until`, both inclusive) of the calendar dates `text`
-    names: a day (with one day of slack either side) or a whole month. Deterministic, no clock:
-    relative phrases ("last week") name no window. At most three, in order of appearance."""
+#: How many a relative phrase counts ("3 days ago", "a week ago", "two weeks ago").
+_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_COUNT = r"(?P<count>\d{1,3}|" + "|".join(_COUNTS) + r")"
+
+
+def _count(match: re.Match[str]) -> int:
+    raw = match.group("count").lower()
+    return int(raw) if raw.isdigit() else _COUNTS[raw]
+
+
+def _month_start(day: date, back: int = 0) -> date:
+    month = day.month - back
+    return date(day.year + (month - 1) // 12, (month - 1) % 12 + 1, 1)
+
+
+#: Days a query names relative to the user's today, as (first, last) days of the user's calendar
+#: (decision 288), the longest phrase first: "the day before yesterday" holds "yesterday".
+_RELATIVE_FORMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str], date], tuple[date, date]]], ...] = (
+    (re.compile(r"\bthe day before yesterday\b", re.I), lambda m, t: (t - timedelta(days=2), t - timedelta(days=2))),
+    (re.compile(r"\byesterday\b", re.I), lambda m, t: (t - timedelta(days=1), t - timedelta(days=1))),
+    (re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.I), lambda m, t: (t, t)),
+    (re.compile(rf"\b{_COUNT} days? ago\b", re.I), lambda m, t: (t - timedelta(days=_count(m)),) * 2),
+    (
+        re.compile(rf"\b{_COUNT} weeks? ago\b", re.I),
+        lambda m, t: (t - timedelta(weeks=_count(m), days=3), t - timedelta(weeks=_count(m), days=-3)),
+    ),
+    (
+        re.compile(r"\b(?:the )?(?:past|last) (?:7|seven) days\b|\bpast week\b", re.I),
+        lambda m, t: (t - timedelta(days=7), t),
+    ),
+    (
+        re.compile(r"\blast week\b", re.I),
+        lambda m, t: (t - timedelta(days=t.weekday() + 7), t - timedelta(days=t.weekday() + 1)),
+    ),
+    (re.compile(r"\bthis week\b", re.I), lambda m, t: (t - timedelta(days=t.weekday()), t)),
+    (re.compile(r"\blast month\b", re.I), lambda m, t: (_month_start(t, 1), _month_start(t) - timedelta(days=1))),
+    (re.compile(r"\bthis month\b", re.I), lambda m, t: (_month_start(t), t)),
+)
+
+
+def _day_bounds(first: date, last: date, zone: tzinfo | None) -> tuple[str, str]:
+    """The canonical `since`/`until` of the user's days `first`..`last` (their zone's midnights;
+    None: the machine's own zone)."""
+
+    def midnight(day: date) -> datetime:
+        naive = datetime(day.year, day.month, day.day)
+        return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+
+    return fmt(midnight(first)), fmt(midnight(last + timedelta(days=1)) - timedelta(microseconds=1))
+
+
+def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = None) -> list[tuple[str, str]]:
+    """The time windows (canonical `since`, `until`, both inclusive) of the dates `text` names: a
+    calendar day (with one day of slack either side) or a whole month; with `now`, also the days a
+    phrase names relative to the user's today in `zone` ("yesterday", "3 days ago", "last week",
+    "this month": decision 288), so a plan is the same for one query on one day. A bare year names
+    no window. At most three, in order of appearance."""
     found: list[tuple[int, tuple[str, str]]] = []
     taken: list[tuple[int, int]] = []
+
+    def free(span: tuple[int, int]) -> bool:
+        return not any(a < span[1] and span[0] < b for a, b in taken)
+
     for form in _DATE_FORMS:
         for match in form.finditer(text):
             span = match.span()
-            if any(a < span[1] and span[0] < b for a, b in taken):
+            if not free(span):
                 continue
             raw_month = match.group("month").lower()
             month = int(raw_month) if raw_month.isdigit() else _MONTHS[raw_month]
@@ -175,4 +233,18 @@ def date_windows(text: str) -> list[tuple[str, str]]:
                 continue
             taken.append(span)
             found.append((span[0], (fmt(start), fmt(end - timedelta(microseconds=1)))))
+    if now is not None:
+        today = now.astimezone(zone).date()
+        for form, days in _RELATIVE_FORMS:
+            for match in form.finditer(text):
+                span = match.span()
+                if not free(span):
+                    continue
+                try:
+                    first, last = days(match, today)
+                    window = _day_bounds(first, last, zone)
+                except (ValueError, OverflowError):  # before year 1
+                    continue
+                taken.append(span)
+                found.append((span[0], window))
     return [w for _, w in sorted(found)][:3]

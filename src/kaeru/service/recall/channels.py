@@ -234,6 +234,11 @@ def run_channels(
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     if plan.weight("date"):
+        if not fusion.scores:
+            # No word of the query was found ("what happened yesterday"): the memories of the days
+            # it names are the answer (decision 288).
+            for node_id in dict.fromkeys(dated):
+                fusion.put("date", node_id, 1.0)
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if semantic is not None and embedder is not None:
         _semantic(session, scope_ids, semantic, fusion, embedder.model_id)

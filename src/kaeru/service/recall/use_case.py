@@ -103,7 +103,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             include_superseded=request.include_superseded,
             multi_hop=request.multi_hop,
             token_budget=token_budget,
-            time_windows=tuple(date_windows(query)) if query else (),
+            time_windows=tuple(date_windows(query, rt.now(), rt.settings.zone())) if query else (),
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
             disabled=disabled,
         )
