@@ -138,6 +138,20 @@ def test_match_any_and_all(service: Service) -> None:
     assert ids(search(service, "banana apple", match="all")) == [both]
 
 
+def test_match_all_does_not_require_stop_words(service: Service) -> None:
+    """ "the deploy failed" with `all` found no note saying "deploy failed on staging": `the` was a
+    word it needed (decision 290). Stop words alone are still every word asked; `prefix` keeps
+    them (a word being typed may be a stop word's start)."""
+    terse = note(service, "deploy failed on staging")
+    long = note(service, "the deploy that failed was rolled back")
+    other = note(service, "the deploy passed")
+    assert set(ids(search(service, "the deploy failed", match="all"))) == {terse, long}
+    assert set(ids(search(service, "a deploy that failed", match="all"))) == {terse, long}
+    assert set(ids(search(service, "the deploy", match="all"))) == {terse, long, other}
+    assert ids(search(service, "that was", match="all")) == [long]
+    assert set(ids(search(service, "the dep", match="all", prefix=True))) == {long, other}
+
+
 def test_prefix_matches_word_starts(service: Service) -> None:
     """`prefix` makes every token a prefix: `deploy` finds `deployment`."""
     node = note(service, "the deployment failed")

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
 from kaeru.domain.naming import canonical, forms
+from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
@@ -75,6 +76,10 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
     current = filters.get("current", "preferred")
     args = request.wire()
     tokens = query_tokens(text) if text is not None else []
+    if request.match == "all" and not request.prefix and any(t not in STOP_WORDS for t in tokens):
+        # Every word, but not `the`, `a`, `that` (decision 290): "the deploy failed" found no note
+        # that says "deploy failed on staging". A query of stop words alone keeps them.
+        tokens = [t for t in tokens if t not in STOP_WORDS]
     issues: list[Issue] = []
     if len(tokens) > MAX_QUERY_TOKENS:
         issues.append(Issue("invalid_argument", f"query cut to its first {MAX_QUERY_TOKENS} distinct tokens", "text"))
