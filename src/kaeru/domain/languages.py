@@ -55,6 +55,12 @@ _COMMON: dict[str, frozenset[str]] = {
     }.items()
 }
 
+#: Each common word → the languages it is common in.
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {
+    word: tuple(code for code, common in _COMMON.items() if word in common)
+    for word in frozenset().union(*_COMMON.values())
+}
+
 #: A text needs this many distinct common words of a language, making at least `MIN_SHARE` of its
 #: prose words, for it to be that language.
 MIN_DISTINCT = 3
@@ -81,7 +87,7 @@ def detect(text: str) -> str:
     punctuation around them — so code and paths (`os.path`, `-e`, `el.classList`) count for
     nothing; and a capitalised common word counts only where a sentence begins, so names
     (`Le Bernardin, La Grenouille`) do not either. Review found both flipping English notes."""
-    occurrences: Counter[str] = Counter()
+    occurrences: dict[str, int] = {}
     words = 0
     starts = True
     for raw in text.split():
@@ -95,18 +101,18 @@ def detect(text: str) -> str:
             continue
         words += 1
         if len(bare) <= _LONGEST and (bare.islower() or sentence_start):
-            occurrences[bare] += 1
+            occurrences[bare] = occurrences.get(bare, 0) + 1
         if words == MAX_PROSE_WORDS:
             break
     hits: dict[str, set[str]] = {code: set() for code in _COMMON}
     said: Counter[str] = Counter()
-    # Each distinct spelling folded once: a long text repeats its common words.
+    # Each distinct spelling folded once (an ASCII one by lower case alone): a long text repeats
+    # its common words, and most of its words are no common word of any language.
     for bare, count in occurrences.items():
-        folded = _folded(bare)
-        for code, common in _COMMON.items():
-            if folded in common:
-                hits[code].add(folded)
-                said[code] += count
+        folded = bare.lower() if bare.isascii() else _folded(bare)
+        for code in _LANGUAGES_OF.get(folded, ()):
+            hits[code].add(folded)
+            said[code] += count
     best = max(STEMMERS, key=lambda code: len(hits[code]))
     top = len(hits[best])
     if (
