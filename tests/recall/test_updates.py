@@ -202,12 +202,16 @@ SERVER_NOTES = [
 ]
 
 
-def moved_server(service: Service, update: str) -> tuple[str, str]:
+def moved_server(service: Service, update: str) -> tuple[str, str, list[str], Any]:
+    """The older statement, `update` written after it, the server question's order without the
+    updates channel, and its answer with it."""
     note(service, "an unrelated initiative keeps the searched scope narrow", initiative="elsewhere")
     older = note(service, "The payments database runs on server alpha in the Frankfurt data centre.")
     for text in SERVER_NOTES:
         note(service, text)
-    return older, note(service, update)
+    newer = note(service, update)
+    without = ids(recall(service, SERVER_QUERY, disabled=frozenset({"updates"})))
+    return older, newer, without, recall(service, SERVER_QUERY)
 
 
 @pytest.mark.parametrize(
@@ -221,10 +225,8 @@ def moved_server(service: Service, update: str) -> tuple[str, str]:
 )
 def test_a_newer_statement_of_a_changed_name_is_raised_above_the_older(service: Service, update: str) -> None:
     """Decision 282: a value that is a word, not a number — where the database runs now."""
-    older, newer = moved_server(service, update)
-    without = ids(recall(service, SERVER_QUERY, disabled=frozenset({"updates"})))
+    older, newer, without, answer = moved_server(service, update)
     assert without.index(older) < without.index(newer)
-    answer = recall(service, SERVER_QUERY)
     assert ids(answer).index(newer) == ids(answer).index(older) - 1
     assert answer.explain[newer]["updates"] > 0 and "updates" not in answer.explain[older]
     # A question in the past, or about the history, keeps the old order.
@@ -246,11 +248,9 @@ def test_a_newer_statement_of_a_changed_name_is_raised_above_the_older(service: 
     ids=["another-subject", "no-new-value", "no-change-word"],
 )
 def test_a_newer_statement_that_changes_no_name_of_the_older_is_not_raised(service: Service, text: str) -> None:
-    older, other = moved_server(service, text)
-    without = ids(recall(service, SERVER_QUERY, disabled=frozenset({"updates"})))
-    order = ids(recall(service, SERVER_QUERY))
+    older, other, without, answer = moved_server(service, text)
     assert without.index(older) < without.index(other)
-    assert order.index(older) < order.index(other)
+    assert ids(answer).index(older) < ids(answer).index(other)
 
 
 def test_a_stated_change_of_words_is_read_per_sentence() -> None:
