@@ -216,9 +216,8 @@ def test_cli_import_from_reports_counts_and_zero_changes_the_second_time(vault: 
     )
     assert first.code == 0, first.stderr
     assert (first.json()["created"], first.json()["edges_added"]) == (4, 3)
-    second = kaeru(
-        vault, "import-from", "memory-jsonl", str(DATA / "memory.jsonl"), "--initiative", "heron", as_json=True
-    )
+    # `-i`, as every other command names its initiative (decision 280's review).
+    second = kaeru(vault, "import-from", "memory-jsonl", str(DATA / "memory.jsonl"), "-i", "heron", as_json=True)
     assert second.json()["changes"] == 0
     human = kaeru(vault, "import-from", "markdown", str(DATA / "notes"), "--initiative", "notes")
     assert human.code == 0 and "5 created" in human.stdout

@@ -31,6 +31,7 @@ FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
 @click.argument("format_name", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @click.option(
+    "-i",
     "--initiative",
     required=True,
     help="The initiative to import into (created if new).",
