@@ -26,9 +26,9 @@ Found without a model, from the texts alone:
   - *a stated change of words* (decision 282), for a value that is no number ("we moved the
     payments database to server beta"): both short statements sharing the query's words, a
     sentence of the newer with two query words and a word of change (`WORD_CHANGE_FORMS`: moved,
-    switched, replaced…) followed by words neither the older nor the query has, named by the
-    older's or the query's words, and a sentence of the older with those query words holding
-    words the newer lacks ("server alpha");
+    switched, replaced…, and their participles in the other languages `recall` stems) holding words
+    neither the older nor the query has, named by the older's or the query's words, and a sentence
+    of the older with those query words holding words the newer lacks ("server alpha");
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
@@ -83,8 +83,8 @@ CHANGE_WORDS = frozenset(
     )
 )
 #: Words that state a change of what a thing is or where it is, not of a number ("we moved the
-#: database to server beta", "we switched to PostgreSQL"): the words after one of them in its
-#: sentence are the new value (decision 282). Literal forms, not stems: a chat's "dance moves" and
+#: database to server beta", "we switched to PostgreSQL"): the new value is in the words of its
+#: sentence (`read_words`, decision 282). Literal forms, not stems: a chat's "dance moves" and
 #: "keep moving" state no change.
 WORD_CHANGE_FORMS = frozenset(
     # English, then (folded, as the tokeniser folds: no accents) the participles of the same verbs in
@@ -250,11 +250,11 @@ def stated_pair(old: _Text, new: _Text, slots: set[str]) -> bool:
 
 def stated_words(old: _Text, new: _Text, slots: set[str]) -> bool:
     """The stated change of words (decision 282): two short statements sharing the query's words;
-    in a sentence of the newer that holds query words, a word of change (`WORD_CHANGE_FORMS`) is
-    followed by words neither the older nor the query has (the new value: "moved … to server
-    beta"), the words naming those query words are the older's or the query's (as 17.R1's), and a
-    sentence of the older with one of those query words has words the newer lacks (the old value:
-    "server alpha")."""
+    a sentence of the newer with two query words and a word of change (`WORD_CHANGE_FORMS`) holds,
+    after the word of change or its first query word, words neither the older nor the query has
+    (the new value: "moved … to server beta"), the words naming the thing before its first query
+    word are the older's or the query's (as 17.R1's), and a sentence of the older with one of
+    those query words has words the newer lacks (the old value: "server alpha")."""
     if not statement_pair(old, new, slots, None) or not _may_state_words(new.text):
         return False
     known = old.content | slots
