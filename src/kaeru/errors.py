@@ -96,6 +96,11 @@ ISSUE_CODES: dict[str, str] = {
     "immutable_source": "A reference's source bytes cannot be revised; use `replace`.",
     "secret_detected": "The text looks like a secret (API key, token, private key) and policy rejects it.",
     "new_initiative": "Warning: the write created a new initiative; check the did-you-mean suggestions.",
+    "duplicate_call": (
+        "Warning: the same call (every argument, by the same actor, without `request_id`) wrote a node "
+        "minutes ago, and this one wrote another. If it was a retry, `forget` one; give `request_id` to "
+        "make retries replay."
+    ),
     "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "unknown_initiative": "A read named an initiative that does not exist.",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -9,7 +10,10 @@ import pytest
 from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
+from kaeru.storage.base import Store
+from tests.backends import VaultSpec
 from tests.service.support import primary
+from tests.working.conftest import Clock
 
 P = "replay-lab"
 
@@ -173,13 +177,41 @@ def test_replay_of_a_slot_take_does_not_take_again(service: Service) -> None:
 
 
 def test_without_request_id_every_call_applies(service: Service) -> None:
-    """No key, no replay: identical calls are separate captures."""
+    """No key, no replay: identical calls are separate captures — the second says it repeats the
+    first (decision 291: a retry without a key writes the memory twice)."""
     args = {"initiative": P, "text": "lighthouse"}
     a, _ = service.note(parse("note", args))
     b, replayed = service.note(parse("note", args))
     assert not replayed
     assert primary(a) != primary(b)
     assert count(service, "lighthouse") == 2
+    assert "duplicate_call" not in [i.code for i in a.issues]
+    repeated = [i for i in b.issues if i.code == "duplicate_call"]
+    assert len(repeated) == 1 and primary(a) in repeated[0].message and "request_id" in repeated[0].message
+
+
+def test_only_the_same_call_soon_after_is_said_to_repeat(store: Store, vault: VaultSpec) -> None:
+    """Another text, another initiative, another actor, a keyed call, a first node forgotten, or
+    ten minutes passed: no warning (decision 291)."""
+    clock = Clock(datetime(2026, 3, 2, 9, 0, tzinfo=UTC))
+    service = Service(store, vault.settings(), clock=clock)
+
+    def codes(args: dict[str, Any], actor: str | None = None) -> list[str]:
+        outcome, _ = service.note(parse("note", {"initiative": P, **args}), actor=actor)
+        return [i.code for i in outcome.issues if i.code == "duplicate_call"]
+
+    assert codes({"text": "the tests pass"}) == []
+    assert codes({"text": "the tests pass again"}) == []
+    assert codes({"text": "the tests pass", "initiative": "other"}) == []
+    assert codes({"text": "the tests pass"}, actor="someone-else") == []
+    assert codes({"text": "the tests pass", "request_id": "k1"}) == []
+    assert codes({"text": "the tests pass"}) == ["duplicate_call"]  # the first, still live
+    clock.advance(minutes=11)
+    assert codes({"text": "the tests pass"}) == []  # then itself, ten minutes later
+    last = service.note(parse("note", {"initiative": P, "text": "the build is green"}))[0]
+    service.forget(parse("forget", {"initiative": P, "node": primary(last), "reason": "a retry's twin"}))
+    assert codes({"text": "the build is green"}) == []
+    assert codes({"text": "the tests pass"}) == ["duplicate_call"]
 
 
 def test_concurrent_duplicates_apply_exactly_once(service: Service) -> None:

@@ -37,6 +37,7 @@ from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
 from kaeru.service import grants
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
+from kaeru.service.recent import CallKey
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, SlotState
@@ -406,6 +407,9 @@ def run_mutation(
     name = normalise_initiative(initiative)
     digest = args_digest(args)
     key = RequestKey(name, operation, request_id) if request_id else None
+    # Without a key, the same call again within minutes may be a retry: it is applied, and says so
+    # (decision 291).
+    call: CallKey | None = (operation, name, actor, digest) if key is None and operation in RETRY_GUARDED else None
     with TOKENISER.holding_long_texts(), rt.store.write() as session:
         now = rt.now()
         now_s = fmt(now)
@@ -441,6 +445,8 @@ def run_mutation(
                 )
         ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
         body(ctx)
+        if call is not None and (repeated := _repeated(rt, session, call, now)) is not None:
+            outcome.issues.append(repeated)
         if outcome.state != "unchanged":
             session.touch_initiative(target.id, ctx.now_s)
             session.append_audit(
@@ -457,4 +463,26 @@ def run_mutation(
             )
         if key is not None:
             session.finish_request(key, outcome.to_json())
+    if call is not None and outcome.state == "applied" and outcome.created and outcome.primary is not None:
+        rt.recent_writes.remember(call, outcome.primary.id, now)
     return outcome, False
+
+
+#: The operations that write a new node from a text: a retry of one writes the memory twice.
+RETRY_GUARDED = frozenset({"note", "task", "claim"})
+
+
+def _repeated(rt: Runtime, session: Session, call: CallKey, now: datetime) -> Issue | None:
+    """The warning for a call that repeats, argument for argument, one that wrote a node still live
+    within `RETRY_WINDOW` (a retry without `request_id` writes the memory twice)."""
+    node_id = rt.recent_writes.find(call, now)
+    node = session.get_node(node_id) if node_id is not None else None
+    if node is None or node.retracted:
+        return None
+    ago = max(0, int((now - parse_ts(node.recorded_at)).total_seconds()))
+    return Issue(
+        "duplicate_call",
+        f"the same {call[0]} call wrote {node.id} {ago} s ago, and this one wrote another: if it was a "
+        "retry, forget one of them, and give request_id to make retries replay",
+        None,
+    )

@@ -17,6 +17,7 @@ from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.ids import uuid7
 from kaeru.service.cursors import CACHED_ITEMS, ResultLists
 from kaeru.service.embedding import Embedder, EmbedWorker
+from kaeru.service.recent import RecentWrites
 from kaeru.storage.base import Store
 
 
@@ -84,6 +85,8 @@ class Runtime:
     doc_words: DocWords = field(default_factory=doc_words_memo)
     #: The result lists of this service's read cursors (decision 15.P4), bounded by item count.
     cursor_lists: ResultLists = field(default_factory=lambda: ResultLists(CACHED_ITEMS))
+    #: The nodes this process's calls without a `request_id` wrote lately (decision 291).
+    recent_writes: RecentWrites = field(default_factory=RecentWrites)
     #: Stems a long question found held by more than `RARE_ROWS` memories of the vault (decision
     #: 168), not counted again: vaults grow, so a common stem stays common. Bounded by `_rarest`.
     common_stems: set[str] = field(default_factory=set)
