@@ -276,7 +276,7 @@ def test_a_stated_change_of_words_is_read_per_sentence() -> None:
 
 
 @pytest.mark.parametrize(
-    ("older", "others", "update", "query"),
+    ("older", "others", "update", "query", "history"),
     [
         (
             "Die Zahlungsdatenbank läuft auf dem Server alpha in Frankfurt.",
@@ -287,6 +287,7 @@ def test_a_stated_change_of_words_is_read_per_sentence() -> None:
             # The participle comes last: the new value stands before it.
             "Wir haben die Zahlungsdatenbank auf den Server beta in Berlin umgezogen.",
             "Auf welchem Server läuft die Zahlungsdatenbank?",
+            "Auf welchem Server lief die Zahlungsdatenbank früher?",
         ),
         (
             "La base des paiements tourne sur le serveur alpha à Paris.",
@@ -297,12 +298,13 @@ def test_a_stated_change_of_words_is_read_per_sentence() -> None:
             # Accented (`migré`), and its subject is a function word of French (`nous avons`).
             "Nous avons migré la base des paiements sur le serveur beta à Lyon.",
             "Sur quel serveur tourne la base des paiements ?",
+            "Sur quel serveur tournait la base des paiements auparavant ?",
         ),
     ],
     ids=["de", "fr"],
 )
 def test_a_changed_name_is_found_in_other_languages(
-    service: Service, older: str, others: list[str], update: str, query: str
+    service: Service, older: str, others: list[str], update: str, query: str, history: str
 ) -> None:
     first = note(service, older)
     for text in others:
@@ -313,3 +315,5 @@ def test_a_changed_name_is_found_in_other_languages(
     answer = recall(service, query)
     assert ids(answer).index(newer) == ids(answer).index(first) - 1
     assert answer.explain[newer]["updates"] > 0
+    # A question about before, in the same language, keeps the order.
+    assert ids(recall(service, history)) == ids(recall(service, history, disabled=frozenset({"updates"})))

@@ -67,11 +67,17 @@ SHARED_QUERY_WORDS = 2
 #: The newer hit's score is set this much above the older one's.
 STEP = 1e-6
 
-#: Words in a query that ask for what was true before, not now: the order is left alone.
+#: Words in a query that ask for what was true before, not now: the order is left alone. English,
+#: then (folded) the same adverbs in the languages whose updates are read too (decision 283).
 HISTORY_WORDS = frozenset(
     stem_words(
         """originally initially previously earlier formerly former original history historical evolution
-        timeline ago past prior initial changed change changes evolved""".split()  # noqa: SIM905 — a word list reads better as text
+        timeline ago past prior initial changed change changes evolved
+        fruher ursprunglich vorher damals anfangs bisher
+        auparavant initialement autrefois precedemment anciennement
+        originalmente anteriormente inicialmente antiguamente
+        originariamente precedentemente inizialmente
+        vroeger oorspronkelijk aanvankelijk voorheen""".split()  # noqa: SIM905 — a word list reads better as text
     )
 )
 #: Words that state a change (17.R1): a value written after one of them, near the slot word in its
