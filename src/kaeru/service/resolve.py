@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kaeru.domain.model import Node
@@ -9,6 +10,11 @@ from kaeru.domain.refs import NodeRef, parse_ref
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
 from kaeru.storage.base import Initiative, Session
+
+#: An auto-name's suffix: the last six hex digits of the node's id (decision 12).
+_AUTO_SUFFIX = re.compile(r"[0-9a-f]{6}")
+#: The most candidates an ambiguous name lists.
+MAX_LISTED = 10
 
 
 def resolve_node(
@@ -53,12 +59,24 @@ def resolve_node(
             raise NotFound(f"no initiative named {ref.initiative!r}{extra}", field=field)
         scope = target
     matches = session.live_nodes_named(ref.name, [scope.id]) if scope is not None else []
+    named = f"named {ref.name!r}"
+    if not matches and scope is not None:
+        # An auto-name without its id suffix ("write-docs" for "write-docs-a51c80"): the name an
+        # agent reads in the text it wrote (decision 292).
+        matches = [
+            n
+            for n in session.live_nodes_suffixed(ref.name, [scope.id], MAX_LISTED + 1)
+            if _AUTO_SUFFIX.fullmatch(n.name[len(ref.name) + 1 :])
+        ]
+        named = f"named {ref.name!r} and an id's end"
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
-        listed = "; ".join(f"{n.id} ({n.node_type.value}, {n.name!r}, recorded {n.recorded_at})" for n in matches[:10])
+        listed = "; ".join(
+            f"{n.id} ({n.node_type.value}, {n.name!r}, recorded {n.recorded_at})" for n in matches[:MAX_LISTED]
+        )
         raise AmbiguousRef(
-            f"{len(matches)} live nodes are named {ref.name!r} in {scope.name if scope else '?'!r}: {listed}. "
+            f"{len(matches)} live nodes are {named} in {scope.name if scope else '?'!r}: {listed}. "
             "Pass one of these ids instead.",
             field=field,
             details={"candidates": [n.id for n in matches]},

@@ -77,6 +77,16 @@ class NodeQueries(Part):
         found = self._db.rows(f"{sql} ORDER BY recorded_at DESC, seq DESC", params)
         return [self._d.node(r[0], r[1], r[2:]) for r in found]
 
+    def live_nodes_suffixed(self, base: str, initiative_ids: Sequence[int], limit: int) -> list[Node]:
+        """Live nodes of the initiatives whose name is `base`, a `-` and six characters — an
+        auto-name's id suffix (decision 12): a range of the live-name index (`.` is the character
+        after `-`)."""
+        scope, more = self._member_of(initiative_ids)
+        sql = f"{_NODE} n WHERE name >= ? AND name < ? AND length(name) = ? AND retracted = {self._d.false} AND {scope}"
+        params = [f"{base}-", f"{base}.", len(base) + 7, *more, int(limit)]
+        found = self._db.rows(f"{sql} ORDER BY name, seq LIMIT ?", params)
+        return [self._d.node(r[0], r[1], r[2:]) for r in found]
+
     def name_candidates(self, wanted: str, initiative_ids: Sequence[int] | None, limit: int) -> list[str]:
         # lower() folds ASCII only on both engines (PostgreSQL's columns are COLLATE "C").
         sql = (
