@@ -75,7 +75,7 @@ _OPENING = "\"'([{«¿¡“‘"
 _CLOSING = ".,;:!?\"')]}»”’"
 
 
-def _folded(word: str) -> str:
+def without_accents(word: str) -> str:
     """Lower case without accents, as the tokeniser folds (`text.fold`, which imports this module)."""
     return "".join(c for c in unicodedata.normalize("NFKD", word.lower()) if not unicodedata.combining(c))
 
@@ -109,7 +109,7 @@ def detect(text: str) -> str:
     # Each distinct spelling folded once (an ASCII one by lower case alone): a long text repeats
     # its common words, and most of its words are no common word of any language.
     for bare, count in occurrences.items():
-        folded = bare.lower() if bare.isascii() else _folded(bare)
+        folded = bare.lower() if bare.isascii() else without_accents(bare)
         for code in _LANGUAGES_OF.get(folded, ()):
             hits[code].add(folded)
             said[code] += count

@@ -11,6 +11,8 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 _RELATIVE = re.compile(
     r"^\s*(\d+)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s*ago)?\s*$", re.IGNORECASE
 )
+#: A calendar day, `YYYY-MM-DD`.
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 #: What a value that is no moment is told to be instead.
 MOMENT_FORMS = (
@@ -74,9 +76,6 @@ def parse_occurred(text: str, now: datetime) -> datetime:
     return moment
 
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
 def is_time_ago(text: str) -> bool:
     """Whether `text` is a time ago (`_RELATIVE`), which a future day (`due`) is not."""
     return _RELATIVE.match(text) is not None
@@ -87,7 +86,7 @@ def _moment(text: str, now: datetime, day_start: bool) -> datetime:
     if rel:
         return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})
     cleaned = text.strip()
-    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", cleaned):
+    if _DATE.fullmatch(cleaned):
         day = date.fromisoformat(cleaned)
         if day_start:
             return datetime(day.year, day.month, day.day, tzinfo=UTC)
@@ -109,7 +108,7 @@ def parse_date(text: str) -> date:
     Raises:
         ValueError: not a valid date.
     """
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text.strip()):
+    if not _DATE.fullmatch(text.strip()):
         raise ValueError(f"expected a date YYYY-MM-DD, got {text!r}")
     return date.fromisoformat(text.strip())
 

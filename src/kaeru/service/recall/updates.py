@@ -43,11 +43,10 @@ Shown in `explain` as the raised hit's `updates` entry: the score it gained.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 
 from kaeru.domain.languages import from_tags as language_of
-from kaeru.domain.languages import not_topics
+from kaeru.domain.languages import not_topics, without_accents
 from kaeru.domain.model import Node
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
@@ -108,9 +107,7 @@ WORD_CHANGE_FORMS = frozenset(
 def _may_state_words(text: str) -> bool:
     """Whether a text may hold a word of change: a substring test (in C), the words read later;
     a text with accents is folded first (`migré`)."""
-    lowered = text.lower()
-    if not lowered.isascii():
-        lowered = "".join(c for c in unicodedata.normalize("NFKD", lowered) if not unicodedata.combining(c))
+    lowered = text.lower() if text.isascii() else without_accents(text)
     return any(form in lowered for form in WORD_CHANGE_FORMS)
 
 
