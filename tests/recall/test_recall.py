@@ -81,6 +81,24 @@ def test_resume_work_without_a_query_brings_back_work_in_flight(service: Service
     assert task.primary is not None and task.primary.id in top and handoff in top
 
 
+@pytest.mark.parametrize("query", ["what is left to do?", "Where did we leave off", "Was ist noch zu tun?"])
+def test_a_question_about_open_work_brings_back_open_tasks(service: Service, query: str) -> None:
+    """An agent asks about open work in its own words, without `task_intent`: no memory holds
+    "left" or "leave off", and the answer was empty. The open tasks come back, a finished one not."""
+    for i in range(5):
+        note(service, f"background note {i} about the billing service")
+    first, _ = service.task(parse("task", {"initiative": P, "text": "finish the migration runner"}))
+    second, _ = service.task(parse("task", {"initiative": P, "text": "rotate the staging certificates"}))
+    done, _ = service.task(parse("task", {"initiative": P, "text": "write the release notes", "status": "done"}))
+    assert first.primary and second.primary and done.primary
+    answer = recall(service, query)
+    assert set(ids(answer)[:2]) == {first.primary.id, second.primary.id}
+    assert done.primary.id not in ids(answer)
+    assert answer.plan.intent is None and "tasks" in {c.name for c in answer.plan.channels}
+    unrelated = recall(service, "what did the billing service do next summer")
+    assert "tasks" not in {c.name for c in unrelated.plan.channels}
+
+
 def test_risk_high_returns_only_current_memory(service: Service) -> None:
     old = note(service, "the deploy target is the blue cluster")
     service.evolve(

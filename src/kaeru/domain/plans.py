@@ -151,9 +151,12 @@ def compile_plan(
     semantic_available: bool = False,
     time_windows: tuple[tuple[str, str], ...] = (),
     narrow_scope: bool = True,
+    open_work: str = "",
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
-    """The plan for one recall. Pure: the same inputs give the same plan and the same hash."""
+    """The plan for one recall. Pure: the same inputs give the same plan and the same hash.
+    `open_work`: the query's phrase asking about open work (`open_work.open_work_phrase`), which
+    adds the slots and open tasks a query-less or resume_work recall has (decision 293)."""
     chosen: list[ChannelPlan] = []
 
     def use(name: str, weight: float, reason: str) -> None:
@@ -191,9 +194,10 @@ def compile_plan(
             use("semantic", SEMANTIC_WEIGHT, "meaning, not words (vector similarity)")
     if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
         use("rules", 0.6, "the initiative's active rules, whatever their words")
-    if resume or not has_query:
-        use("slots", 1.0, "who holds each role (handoff, entrypoint, …)")
-        use("tasks", 0.9, "open tasks, overdue first")
+    if resume or not has_query or open_work:
+        asked = f" (the query asks about open work: {open_work!r})" if open_work and not resume else ""
+        use("slots", 1.0, "who holds each role (handoff, entrypoint, …)" + asked)
+        use("tasks", 0.9, "open tasks, overdue first" + asked)
     if has_query and not (include_superseded or history):
         use("updates", 1.0, "of two memories on the same subject that differ, the newer first (not for history)")
     use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")

@@ -144,7 +144,8 @@ class RecallRequest(Request):
     query: str | None = Field(
         None,
         description=(
-            "What you need, in your own words (without one: slots, open tasks, recent memory); a long"
+            "What you need, in your own words (without one: slots, open tasks, recent memory; a"
+            " question about open work, such as 'what is left to do', adds slots and open tasks); a long"
             " question ranks by its 24 rarest words."
         ),
     )
