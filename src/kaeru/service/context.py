@@ -98,10 +98,10 @@ def reminder_due(node: Node, today: date) -> bool:
     return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
 
 
-def _query(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:
-    rows, total, _ = session.search(
-        SearchQuery(initiative_ids=[scope.id], omit_superseded=False, window=window, **filters)
-    )
+def _open_work(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:
+    """The scope's current nodes matching `filters`: a task or claim another superseded is no
+    longer open work, and its successor is listed instead (decision 294)."""
+    rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], window=window, **filters))
     nodes = session.nodes_by_ids([r.id for r in rows])
     return [nodes[r.id] for r in rows if r.id in nodes], total
 
@@ -185,14 +185,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             cols = tasks.columns(session, scope)
             terminal = tasks.terminal_key(cols)
             open_keys = [c["key"] for c in cols if c["key"] != terminal]
-            nodes, _ = _query(session, scope, types=[NodeType.TASK.value], statuses=open_keys)
+            nodes, _ = _open_work(session, scope, types=[NodeType.TASK.value], statuses=open_keys)
             overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
             overdue.sort(key=lambda n: (n.properties["due"], n.seq))
             rest = [n for n in nodes if n not in overdue]
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
             add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
         elif name == "claims":
-            nodes, total = _query(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
+            nodes, total = _open_work(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
             add("claims", nodes, total, lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open")
         elif name == "reviews":
             doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])

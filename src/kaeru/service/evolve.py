@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from kaeru.domain.model import EdgeType, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
+from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
 from kaeru.service.revise import check_revision
@@ -43,21 +44,43 @@ def _texts(ctx: WriteContext, request: EvolveRequest, source: Node | None) -> tu
     return name, body
 
 
+def _status(ctx: WriteContext, source: Node, node_type: NodeType, carried: bool) -> str | None:
+    """The successor's status (decision 294): a task keeps its board column (the board's first when
+    the source was no task or its column is gone), a hypothesis its status when `carried` (the same
+    claim in another tier) and `open` otherwise (a new wording has no verdict yet); other types none.
+    Without it a superseding task or claim had no status: on no board, in no list of open claims."""
+    if node_type == NodeType.TASK:
+        keys = [c["key"] for c in tasks.columns(ctx.session, ctx.initiative)]
+        return source.status if source.node_type == NodeType.TASK and source.status in keys else keys[0]
+    if node_type == NodeType.HYPOTHESIS:
+        return source.status if carried and source.node_type == NodeType.HYPOTHESIS and source.status else "open"
+    return None
+
+
 def _successor(
     ctx: WriteContext, source: Node, request: EvolveRequest, node_type: NodeType, tier: Tier, *, rename: bool = False
 ) -> Node:
-    """A new node carrying the source's content; `rename` names it after its new body when no name is given."""
+    """A new node carrying the source's content; `rename` names it after its new body when no name
+    is given (a supersede: the source keeps its name, so the successor's must differ)."""
     name, body = _texts(ctx, request, source)
     if name is None and not (rename and request.new_body is not None):
         name = source.name
+    status = _status(ctx, source, node_type, carried=not rename)
+    tags = [t for t in _carried_tags(source) if status is None or not t.startswith("kind:")]
+    if status is not None:  # the kind and status tags a task or a claim is written with
+        tags = ["kind:task" if node_type == NodeType.TASK else "kind:claim", f"status:{status}", *tags]
+    properties = {k: v for k, v in source.properties.items() if k not in ("chain",)}
+    if node_type == NodeType.TASK and status != tasks.terminal_key(tasks.columns(ctx.session, ctx.initiative)):
+        properties.pop("done_at", None)
     return ctx.create_node(
         node_type=node_type,
         body=body,
         name=name,
         description=source.description,
-        tags=_carried_tags(source),
+        tags=tags,
         layer=source.layer,
-        properties={k: v for k, v in source.properties.items() if k not in ("chain",)},
+        status=status,
+        properties=properties,
         tier=tier,
         initiatives=tuple(dict.fromkeys((*source.initiatives, ctx.initiative.id))),
     )
@@ -139,5 +162,9 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
         node_type = _new_type(request.new_type, source.node_type)
         successor = _successor(ctx, source, request, node_type, default_tier(node_type), rename=True)
         ctx.add_edge(successor, source, EdgeType.SUPERSEDES, 1.0)
-        ctx.mark_affected(source)
+        # The corrected memory holds the source's roles here, as settle hands them on (decision 294).
+        for held in ctx.session.slots_held_by(source.id):
+            if held.initiative_id == ctx.initiative.id:
+                ctx.take_slot(held.slot, successor, None)
+        ctx.mark_affected(ctx.session.get_node(source.id) or source)
     ctx.outcome.primary = ctx.outcome_ref(successor)

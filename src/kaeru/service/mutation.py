@@ -40,6 +40,7 @@ from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.recent import CallKey
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
+from kaeru.service.supersession import edges_back_to
 from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, SlotState
 
 MAX_INITIATIVE_CHARS = 128
@@ -374,6 +375,8 @@ class WriteContext:
         if before is not None:
             previous = self.session.get_node(before, for_update=True)
             if previous is not None and not previous.retracted:
+                for edge in edges_back_to(self.session, previous.id, holder.id):  # a hand-back
+                    self.retract_edge(edge)
                 self.add_edge(holder, previous, EdgeType.SUPERSEDES, 1.0)
                 if previous.layer != Layer.COLD:
                     cooled = self.update_node(previous, layer=Layer.COLD)

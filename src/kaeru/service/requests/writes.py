@@ -165,7 +165,13 @@ class EvolveRequest(Request):
     sources: list[Ref] | None = Field(
         None, min_length=1, max_length=100, description="synthesise only: the nodes the synthesis is derived from."
     )
-    new_name: NodeName | None = Field(None, description="Name of the new node (default: the source's).")
+    new_name: NodeName | None = Field(
+        None,
+        description=(
+            "Name of the new node (default: the source's; supersede with new_body: named after it,"
+            " as the source keeps its name)."
+        ),
+    )
     new_body: Text | None = Field(
         None, description="Body of the new node (required for synthesise; supersede's corrected fact)."
     )
