@@ -101,6 +101,10 @@ ISSUE_CODES: dict[str, str] = {
         "minutes ago, and this one wrote another. If it was a retry, `forget` one; give `request_id` to "
         "make retries replay."
     ),
+    "tasks_moved": (
+        "Warning: `set_board` removed columns that held tasks; they were moved (a finished one to the "
+        "closing column, any other to the first) and are listed as affected. Move them on with `task_update`."
+    ),
     "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "unknown_initiative": "A read named an initiative that does not exist.",

@@ -170,3 +170,30 @@ def test_editing_the_board_again_edits_the_same_board(call: Call) -> None:
     assert [c["key"] for c in tasks["columns"]] == ["open", "done"]
     boards = call("search", initiatives=["b"], filters={"types": ["board"]})
     assert [h["id"] for h in boards["data"]["hits"]] == [board], "one board node, edited in place"
+
+
+def test_tasks_of_a_removed_column_are_moved_not_lost(call: Call, clock: Clock) -> None:
+    """A board edit that drops columns moves their tasks (decision 295): an overdue open task to the
+    new first column, still first in `context` and counted by `reflect`; a finished one to the new
+    closing column, still finished. Left in a column the board no longer has, they were on no list."""
+    late = call("task", initiative="b", text="renew the domain", due="2026-03-01")["data"]["primary"]["id"]
+    busy = call("task", initiative="b", text="rotate the keys", status="in-progress")["data"]["primary"]["id"]
+    done = call("task", initiative="b", text="write the notes", status="done")["data"]["primary"]["id"]
+    kept = call("task", initiative="b", text="review the docs")["data"]["primary"]["id"]
+    clock.advance(days=3)
+    cols = [{"key": "open"}, {"key": "doing"}, {"key": "shipped"}]
+    edit = call("initiative", initiative="b", action="set_board", columns=cols)
+    assert edit["state"] == "applied"
+    assert [i["code"] for i in edit["issues"]] == ["tasks_moved"]
+    assert "1 from 'done' to 'shipped'" in edit["issues"][0]["message"]
+    assert "1 from 'in-progress' to 'open'" in edit["issues"][0]["message"]
+    assert {a["id"] for a in edit["data"]["affected"]} >= {busy, done}
+    statuses = {i: call("read", initiative="b", node={"id": i})["data"]["hits"][0] for i in (late, busy, done, kept)}
+    assert {i: n["status"] for i, n in statuses.items()} == {late: "open", busy: "open", done: "shipped", kept: "open"}
+    assert "status:shipped" in statuses[done]["tags"] and statuses[done]["properties"].get("done_at")
+    answer = call("context", initiative="b")
+    assert _ids(answer, "tasks")[0] == late and set(_ids(answer, "tasks")) == {late, busy, kept}
+    assert call("reflect", initiative="b")["data"]["counts"].get("overdue_task") == 1
+    assert call("task_update", initiative="b", task=busy, status="doing")["state"] == "applied"
+    again = call("initiative", initiative="b", action="set_board", columns=[*cols, {"key": "parked"}])
+    assert again["state"] == "applied" and again["issues"] == []

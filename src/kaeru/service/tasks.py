@@ -11,7 +11,7 @@ from kaeru.domain.timefmt import is_time_ago, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
 from kaeru.service.mutation import WriteContext
-from kaeru.service.outcomes import Change
+from kaeru.service.outcomes import Change, Issue
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
@@ -27,6 +27,8 @@ _KEY = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 #: A future offset: `3d`, `2w`, and as an agent may write it, `3 days`, `in 2 weeks` (decision 284).
 _FUTURE = re.compile(r"^\s*(?:in\s+)?(\d+)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+#: How many tasks `set_board` reads at a time while moving them out of removed columns.
+REHOME_BATCH = 500
 
 
 def board_node(session: Session, initiative: Initiative) -> Node | None:
@@ -168,7 +170,8 @@ def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
 
 
 def set_board(ctx: WriteContext, raw: Any) -> None:
-    """Replace the board's columns (add, remove, relabel, reorder in one edit); tasks keep their status."""
+    """Replace the board's columns (add, remove, relabel, reorder in one edit); the tasks of a removed
+    column are moved (`_rehome`)."""
     if not isinstance(raw, list) or not raw:
         raise InvalidArgument("columns must be a non-empty list of {key, label}", field="columns")
     cols: list[dict[str, str]] = []
@@ -202,4 +205,54 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
         board = ctx.update_node(board, properties={**board.properties, "columns": cols})
         ctx.mark_affected(board)
     ctx.outcome.changes.append(Change("columns", before, cols))
+    _rehome(ctx, before, cols)
     ctx.outcome.primary = ctx.outcome_ref(board)
+
+
+def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str, str]]) -> None:
+    """Move the initiative's tasks out of the columns `cols` removed (decision 295): a finished one to
+    the new board's closing column, any other to its first. Left where they were, they were on no
+    board: gone from `context` and `reflect`, overdue or not, and no `task_update` could name their
+    status. Each move is a revision of the task, listed as affected, and said in one warning."""
+    keys = {c["key"] for c in cols}
+    removed = [c["key"] for c in before if c["key"] not in keys]
+    if not removed:
+        return
+    old_terminal, new_terminal = terminal_key(before), terminal_key(cols)
+    moved: dict[tuple[str, str], int] = {}
+    seen: set[str] = set()
+    while batch := [n for n in _in_columns(ctx.session, ctx.initiative, removed) if n.id not in seen]:
+        for node in batch:
+            seen.add(node.id)
+            status = new_terminal if node.status == old_terminal else cols[0]["key"]
+            properties = dict(node.properties)
+            if status == new_terminal:
+                properties.setdefault("done_at", ctx.now_s)
+            else:
+                properties.pop("done_at", None)
+            tags = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
+            ctx.mark_affected(ctx.update_node(node, status=status, tags=tags, properties=properties))
+            moved[(node.status or "", status)] = moved.get((node.status or "", status), 0) + 1
+    if moved:
+        said = ", ".join(f"{n} from {a!r} to {b!r}" for (a, b), n in sorted(moved.items()))
+        ctx.outcome.issues.append(
+            Issue("tasks_moved", f"tasks of the removed columns were moved: {said}", field="columns")
+        )
+
+
+def _in_columns(session: Session, initiative: Initiative, keys: list[str]) -> list[Node]:
+    """Up to `REHOME_BATCH` live tasks of the initiative whose status is one of `keys`, locked for
+    the write that moves them (the search sees the transaction's own moves, so the next batch is
+    the rest)."""
+    rows, _, _ = session.search(
+        SearchQuery(
+            initiative_ids=[initiative.id],
+            types=[NodeType.TASK.value],
+            statuses=keys,
+            omit_superseded=False,
+            window=REHOME_BATCH,
+            count_total=False,
+        )
+    )
+    found = (session.get_node(r.id, for_update=True) for r in rows)
+    return [n for n in found if n is not None and not n.retracted and n.status in keys]

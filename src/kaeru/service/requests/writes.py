@@ -294,6 +294,9 @@ class InitiativeRequest(Request):
         None,
         min_length=1,
         max_length=20,
-        description="set_board: the ordered columns [{key, label}].",
+        description=(
+            "set_board: the ordered columns [{key, label}]; tasks of a removed column move to the first"
+            " (finished ones to the closing column), with a warning."
+        ),
     )
     request_id: _RequestId = None
