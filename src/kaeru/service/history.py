@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Edge, EdgeType, Node
+from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors, grants
@@ -18,7 +19,7 @@ from kaeru.service.outcomes import (
     TrailEntry,
     TrailOutcome,
 )
-from kaeru.service.resolve import resolve_node
+from kaeru.service.resolve import resolve_node, settled_into
 from kaeru.service.runtime import Runtime
 from kaeru.service.trail_pages import history, history_place, history_position, neighbours, paged
 from kaeru.service.views import build_views
@@ -218,7 +219,7 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
         if request.slot is not None:
             return _granted_state(session, _slot_state(session, scope, request.slot, moment, coverage))
         try:
-            node = resolve_node(session, request.node, scope, "node")
+            node = _past_or_settled(session, request.node, moment) or resolve_node(session, request.node, scope, "node")
         except AmbiguousRef as exc:
             return StateOutcome(
                 status="ambiguous", coverage=coverage, candidates=list(exc.details.get("candidates", []))
@@ -226,6 +227,24 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
         except NotFound:
             return StateOutcome(status="not_found", coverage=coverage)
         return _granted_state(session, _node_state(session, node, moment, coverage))
+
+
+def _past_or_settled(session: Session, raw: Any, moment: str | None) -> Node | None:
+    """The node an id names as `current_state` asks it: as of `moment` even if forgotten since (as
+    `read … at` finds it), or now through its settles when it was settled (the memory lives on
+    under the successor's id); None to resolve `raw` as any reference."""
+    try:
+        ref = parse_ref(raw)
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field="node") from exc
+    if not ref.id:
+        return None
+    found = session.node_at(ref.id, moment) if moment else session.get_node(ref.id)
+    if found is None or not grants.node_visible(found, grants.granted_ids(session)):
+        return None
+    if not found.retracted:
+        return found
+    return settled_into(session, found) if moment is None else None
 
 
 def _granted_state(session: Session, state: StateOutcome) -> StateOutcome:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import EdgeType, Node
 from kaeru.domain.refs import NodeRef, parse_ref
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
@@ -15,6 +15,22 @@ from kaeru.storage.base import Initiative, Session
 _AUTO_SUFFIX = re.compile(r"[0-9a-f]{6}")
 #: The most candidates an ambiguous name lists.
 MAX_LISTED = 10
+#: The most `consolidated_to` steps `settled_into` follows (settle, unsettle, settle … of one memory).
+MAX_SETTLES = 16
+
+
+def settled_into(session: Session, node: Node) -> Node | None:
+    """The live node a retracted `node` was settled or unsettled into (`evolve` retracts the source
+    and links it `consolidated_to` its successor; decision 296); None when it was forgotten."""
+    for _ in range(MAX_SETTLES):
+        onward = [e for e in session.live_edges([node.id], [EdgeType.CONSOLIDATED_TO]) if e.src == node.id]
+        found = session.get_node(onward[0].dst) if onward else None
+        if found is None or not grants.node_visible(found, grants.granted_ids(session)):
+            return None
+        if not found.retracted:
+            return found
+        node = found
+    return None
 
 
 def resolve_node(
@@ -39,6 +55,13 @@ def resolve_node(
         if node is not None and not node.retracted:
             return node
         if node is not None:
+            successor = settled_into(session, node)
+            if successor is not None:  # settled or unsettled: the memory lives on under another id
+                raise NotFound(
+                    f"node {ref.id} was settled into {successor.id} ({successor.name!r}) at {node.recorded_at}; "
+                    "name that node, or `read` this one with `at` before then",
+                    field=field,
+                )
             raise NotFound(
                 f"node {ref.id} was forgotten at {node.recorded_at}; `read` it with `at` before then, "
                 "or `trail` its history",
