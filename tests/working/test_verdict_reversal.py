@@ -61,3 +61,24 @@ def test_more_evidence_for_the_same_verdict_keeps_the_earlier_evidence(call: Cal
         done = call("verdict", initiative="q", hypothesis=hypothesis, status="supported", evidence={"node": name})
         assert done["state"] == "applied"
     assert _evidence(_hypothesis(call, hypothesis), hypothesis) == {("verifies", first), ("verifies", second)}
+
+
+def test_the_same_verdict_with_the_same_evidence_again_is_unchanged(call: Call) -> None:
+    """A retried verdict without `request_id` (decision 297): the same status and evidence node
+    write nothing and say `unchanged`, at the same revision; new evidence is still a change."""
+    call("note", initiative="q", text="the SQL log shows 212 queries a request", name="sql-log")
+    call("note", initiative="q", text="the profiler shows 200 ORM loads", name="profile")
+    hypothesis = call("claim", initiative="q", text="checkout is slow from N+1 queries")["data"]["primary"]["id"]
+    first = call("verdict", initiative="q", hypothesis=hypothesis, status="supported", evidence={"node": "sql-log"})
+    again = call("verdict", initiative="q", hypothesis=hypothesis, status="supported", evidence={"node": "sql-log"})
+    assert first["state"] == "applied" and again["state"] == "unchanged"
+    assert again["data"]["primary"]["revision"] == first["data"]["primary"]["revision"]
+    more = call("verdict", initiative="q", hypothesis=hypothesis, status="supported", evidence={"node": "profile"})
+    assert more["state"] == "applied"
+
+
+def test_a_hypothesis_is_not_its_own_evidence(call: Call) -> None:
+    hypothesis = call("claim", initiative="q", text="the cache is cold at start")["data"]["primary"]["id"]
+    answer = call("verdict", initiative="q", hypothesis=hypothesis, status="supported", evidence={"node": hypothesis})
+    assert answer["state"] == "rejected" and answer["issues"][0]["field"] == "evidence.node"
+    assert _hypothesis(call, hypothesis)["data"]["hits"][0]["status"] == "open"

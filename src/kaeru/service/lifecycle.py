@@ -44,6 +44,8 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
     if raw is not None:
         if "node" in raw:
             evidence_node = ctx.resolve(raw["node"], "evidence.node")
+            if evidence_node.id == hypothesis.id:
+                raise InvalidArgument("a hypothesis cannot be its own evidence", field="evidence.node")
         else:
             method = ctx.clean("evidence.method", raw.get("method"))
             if not method or not method.strip():
@@ -55,7 +57,10 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
                 tags=["kind:experiment"],
                 status=status.value,
             )
-    if hypothesis.status == status.value and evidence_node is None:
+    if hypothesis.status == status.value and (
+        evidence_node is None or _links_already(ctx, evidence_node, hypothesis, EVIDENCE_RELATION[status])
+    ):
+        # The same verdict with the same evidence again: nothing to write (decision 297).
         ctx.outcome.state = "unchanged"
         ctx.outcome.primary = ctx.outcome_ref(hypothesis)
         return
@@ -70,6 +75,13 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
         ctx.outcome.evidence.append(EvidenceLink(evidence_node.id, relation.value))
     ctx.mark_affected(updated)
     ctx.outcome.primary = ctx.outcome_ref(updated)
+
+
+def _links_already(ctx: WriteContext, evidence: Node, hypothesis: Node, relation: EdgeType) -> bool:
+    """Whether an existing evidence node already backs `hypothesis` with a live `relation` edge of
+    full weight, as this verdict would link it (a new `method` node never does: this call wrote it)."""
+    edge = ctx.session.get_edge(evidence.id, hypothesis.id, relation)
+    return edge is not None and not edge.retracted and edge.weight == 1.0
 
 
 #: The edges that carry a closed verdict: currentness reads `falsifies` as refuted (SPEC 1.2).
