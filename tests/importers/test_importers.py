@@ -277,3 +277,36 @@ def test_a_name_tag_or_label_the_write_path_refuses_refuses_the_whole_import(ser
     assert "line 1: name" in message and "line 2: tags[0]" in message and "line 3: relation" in message
     with service.store.read() as session:
         assert session.initiative_by_name("heron") is None
+
+
+def test_tasks_and_claims_of_this_servers_markdown_export_import_onto_the_board(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """Decision 298: an exported task keeps its column (the target board's first when it has no
+    such column, its closing one for `done`), a claim its status; the source's board page does not
+    replace the target's board."""
+    run = build_server(service).registry.run
+    run("initiative", {"initiative": "src", "action": "set_board", "columns": [{"key": "todo"}, {"key": "done"}]})
+    run("task", {"initiative": "src", "text": "write the exporter", "name": "exporter"})
+    run("task", {"initiative": "src", "text": "write the importer", "name": "importer", "status": "done"})
+    run("claim", {"initiative": "src", "text": "the frog jumps higher in rain", "initial_status": "refuted"})
+    exporting = Service(service.store, Settings.from_env({**vault.env(), "KAERU_EXPORT_ROOT": str(tmp_path)}))
+    exported = build_server(exporting).registry.run(
+        "archive", {"action": "export", "format": "markdown", "initiatives": ["src"], "path": "export"}
+    )
+    assert exported["state"] == "applied", exported
+    target = [{"key": "backlog"}, {"key": "todo"}, {"key": "shipped"}]
+    assert run("initiative", {"initiative": "dst", "action": "set_board", "columns": target})["state"] == "applied"
+    apply(service, "dst", notes.read_kaeru(tmp_path / "export"))
+
+    def status(name: str) -> str | None:
+        return run("read", {"initiative": "dst", "node": name})["data"]["hits"][0]["status"]
+
+    assert status("exporter") == "todo" and status("importer") == "shipped"
+    claims = run("search", {"initiatives": ["dst"], "filters": {"types": ["hypothesis"]}})["data"]["hits"]
+    assert [h["status"] for h in claims] == ["refuted"]
+    sections = run("context", {"initiative": "dst"})["data"]["sections"]
+    tasks = next(s for s in sections if s["name"] == "tasks")
+    assert [c["key"] for c in tasks["columns"]] == ["backlog", "todo", "shipped"]
+    assert [i["name"] for i in tasks["items"]] == ["exporter"]
+    assert run("task_update", {"initiative": "dst", "task": "exporter", "status": "shipped"})["state"] == "applied"

@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
+from kaeru.domain.model import Edge, EdgeType, HypothesisStatus, Layer, Node, NodeType
 from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
 from kaeru.export.screen import LISTED, Refusal
+from kaeru.service import tasks
 from kaeru.service.mutation import (
     MAX_TAGS,
     WriteContext,
@@ -282,13 +283,15 @@ def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, 
     for item in items:
         mark = {"format": fmt, "key": item.key, "sha256": item.digest()}
         existing = known.get(item.key)
+        status = _status_of(ctx, item)
         if existing is None:
             node = ctx.create_node(
                 node_type=item.node_type,
                 body=item.body,
                 name=item.name,
-                tags=item.tags,
+                tags=[*item.tags, f"status:{status}"] if status else item.tags,
                 layer=item.layer,
+                status=status,
                 properties={**item.extra, MARK: mark},
             )
             report.created += 1
@@ -297,12 +300,14 @@ def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, 
             report.unchanged += 1
         else:
             locked = ctx.session.get_node(existing.id, for_update=True) or existing
-            own = [t for t in locked.tags if t.startswith(("kind:", "status:"))]
+            own = [t for t in locked.tags if t.startswith("kind:") or (status is None and t.startswith("status:"))]
+            own += [f"status:{status}"] if status else []
             node = ctx.update_node(
                 locked,
                 name=item.name,
                 body=item.body,
                 layer=item.layer,
+                status=status if status is not None else locked.status,
                 tags=retag(merge_tags(item.tags, own), item.name, item.body, locked.id),
                 properties={**locked.properties, **item.extra, MARK: mark},
             )
@@ -313,6 +318,23 @@ def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, 
         ctx.outcome.primary = (ctx.outcome.created or ctx.outcome.affected)[0]
     else:
         ctx.outcome.state = "unchanged"
+
+
+def _status_of(ctx: WriteContext, item: Item) -> str | None:
+    """The status a task or hypothesis is imported with (decision 298): the one its source gives
+    (`status` in a page's front matter) when this board has that column or it is a hypothesis
+    status, else the board's closing column for `done`, its first column or `open`. Without one, an imported task was on no board
+    and an imported claim in no list of open claims."""
+    given = item.extra.get("status")
+    if item.node_type == NodeType.TASK:
+        cols = tasks.columns(ctx.session, ctx.initiative)
+        keys = [c["key"] for c in cols]
+        if given in keys:
+            return str(given)
+        return tasks.terminal_key(cols) if given == "done" else keys[0]  # a finished task stays finished
+    if item.node_type == NodeType.HYPOTHESIS:
+        return given if given in {s.value for s in HypothesisStatus} else HypothesisStatus.OPEN.value
+    return None
 
 
 def _write_links(ctx: WriteContext, fmt: str, links: list[Link], ids: dict[str, str], report: Report) -> None:

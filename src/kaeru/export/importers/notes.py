@@ -194,8 +194,8 @@ def read_kaeru(folder: Path) -> Batch:
     for page in found:
         key = str(page.front["id"])
         raw_type = str(page.front.get("type") or "").replace("-", "_")
-        if raw_type == NodeType.AUDIT_EVENT.value:
-            continue
+        if raw_type in (NodeType.AUDIT_EVENT.value, NodeType.BOARD.value):
+            continue  # server-written: a second board would hide the vault's own (decision 298)
         node_type = NodeType(raw_type) if raw_type in {t.value for t in NodeType} else NodeType.CONCEPT
         raw_layer = str(page.front.get("layer") or "")
         layer = Layer(raw_layer) if raw_layer in {v.value for v in Layer} else Layer.WARM
