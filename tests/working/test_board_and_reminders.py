@@ -197,3 +197,15 @@ def test_tasks_of_a_removed_column_are_moved_not_lost(call: Call, clock: Clock) 
     assert call("task_update", initiative="b", task=busy, status="doing")["state"] == "applied"
     again = call("initiative", initiative="b", action="set_board", columns=[*cols, {"key": "parked"}])
     assert again["state"] == "applied" and again["issues"] == []
+
+
+def test_a_task_named_board_is_the_one_its_name_calls(call: Call) -> None:
+    """The board is a node the server names `board` (decision 299): an agent's own node of that name
+    is the one the name resolves to, not `ambiguous_ref` against the board."""
+    call(
+        "initiative", initiative="b", action="set_board", columns=[{"key": "open"}, {"key": "review"}, {"key": "done"}]
+    )
+    task = call("task", initiative="b", text="buy a whiteboard for the team room", name="board")["data"]["primary"]
+    moved = call("task_update", initiative="b", task="board", status="done")
+    assert moved["state"] == "applied", moved["issues"]
+    assert moved["data"]["primary"]["id"] == task["id"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kaeru.domain.model import EdgeType, Node
+from kaeru.domain.model import EdgeType, Node, NodeType
 from kaeru.domain.refs import NodeRef, parse_ref
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
@@ -92,6 +92,10 @@ def resolve_node(
             if _AUTO_SUFFIX.fullmatch(n.name[len(ref.name) + 1 :])
         ]
         named = f"named {ref.name!r} and an id's end"
+    if len(matches) > 1:
+        # The board is a node the server names `board`; a task the agent named so is the one meant.
+        own = [n for n in matches if n.node_type not in (NodeType.BOARD, NodeType.AUDIT_EVENT)]
+        matches = own if own else matches
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
