@@ -20,9 +20,9 @@ def test_as_of_a_moment_before_it_was_forgotten_the_node_was_current(call: Call,
 
 
 def test_a_settled_node_leads_to_what_it_was_settled_into(call: Call) -> None:
-    claim = call(
-        "claim", initiative="p", text="the bundle doubled: moment.js locales", initial_status="supported"
-    )["data"]["primary"]["id"]
+    claim = call("claim", initiative="p", text="the bundle doubled: moment.js locales", initial_status="supported")[
+        "data"
+    ]["primary"]["id"]
     settled = call("evolve", initiative="p", mode="settle", source={"id": claim})["data"]["primary"]["id"]
     state = call("current_state", initiative="p", node={"id": claim})["data"]
     assert state["status"] == "current" and state["current"]["id"] == settled
