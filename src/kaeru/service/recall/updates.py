@@ -50,6 +50,7 @@ from kaeru.domain.languages import not_topics, without_accents
 from kaeru.domain.model import Node
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
+from kaeru.service.recall.markers import may_mark, strong, weak
 
 #: How many leading hits may yield, and how near a number must be to a query word.
 LEADING = 10
@@ -111,6 +112,11 @@ def _may_state_words(text: str) -> bool:
     return any(form in lowered for form in WORD_CHANGE_FORMS)
 
 
+def _may_change(text: str) -> bool:
+    """Whether a text may state a change of words: a word of change or a marker (decision 300)."""
+    return _may_state_words(text) or may_mark(text)
+
+
 #: The words before a changed slot word that name it ("the payments budget"): the newer's must
 #: be the older's or the query's (17.R1).
 MODIFIERS = 4
@@ -137,12 +143,13 @@ class _Text:
     """One candidate's slot values, content words and stated changes, read once; a short one's
     sentences and stated changes of words (`read_words`) when a test first asks for them."""
 
-    __slots__ = ("_lang", "_slots", "_words", "changed", "content", "text", "values")
+    __slots__ = ("_lang", "_marks", "_slots", "_words", "changed", "content", "text", "values")
 
     def __init__(self, node: Node, slots: set[str]):
         self.text, self._slots, self._lang = _text(node), slots, language_of(node.tags)
         self.values, self.content, self.changed = read_text(self.text, slots, changes=True)
         self._words: tuple[list[frozenset[str]], list[Worded]] | None = None
+        self._marks: list[Marked] | None = None
 
     @property
     def short(self) -> bool:
@@ -153,6 +160,12 @@ class _Text:
         if self._words is None:
             self._words = read_words(self.text, self._slots, self._lang) if self.short else ([], [])
         return self._words
+
+    def marks(self) -> list[Marked]:
+        """`read_marks` of a short text (nothing for a longer one), read at the first call."""
+        if self._marks is None:
+            self._marks = read_marks(self.text, self._slots) if self.short and _may_change(self.text) else []
+        return self._marks
 
 
 def _text(node: Node) -> str:
@@ -182,12 +195,12 @@ def newer_first(
     # Below the leading hits only short statements with numbers (the named-slot test) or a word of
     # change (decision 282) can pass; the rest is not read at all (`SHORT_CHARS` only bounds the
     # cost: the tests count words).
-    worded = {i for i in shorts if _may_state_words(texts[i].text)}
+    worded = {i for i in shorts if _may_change(texts[i].text)}
     for i in ranked[LEADING:]:
         text = _text(pool[i])
         if len(text) > SHORT_CHARS:
             continue
-        if shorts and _may_state_words(text):
+        if shorts and _may_change(text):
             worded.add(i)
         elif not _DIGIT.search(text):
             continue
@@ -206,6 +219,9 @@ def newer_first(
     among_short = Counter(w for i in short for w in texts[i].content)
     common_short = {w for w, n in among_short.items() if n > max(2, COMMON_SHARE * len(short))}
     weights = idf or {}
+    # Of the query's words, those a text's content can hold (three letters or more): two must be
+    # shared by a marked pair, or the one there is (decision 300).
+    needed = min(SHARED_QUERY_WORDS, sum(1 for s in slots if len(s) > 2))
     gains: dict[str, float] = {}
     for older in stating:
         first, old = pool[older], texts[older]
@@ -226,6 +242,7 @@ def newer_first(
             or update_pair(old, texts[i], slots, rarest, common, i in leading)
             or (i in leading and stated_any(old, texts[i], common_short))
             or stated_words(old, texts[i], slots)
+            or stated_marked(old, texts[i], slots, rarest, needed)
         ]
         base = final[older]
         for k, chosen in enumerate(reversed(passing), 1):
@@ -267,6 +284,60 @@ def stated_words(old: _Text, new: _Text, slots: set[str]) -> bool:
         if any(sentence & asked and sentence - new.content - slots for sentence in old.words()[0]):
             return True
     return False
+
+
+def stated_marked(old: _Text, new: _Text, slots: set[str], rarest: str | None, needed: int) -> bool:
+    """A marked update (decision 300): two short statements sharing `needed` of the query's words,
+    the newer holding the rarest query word the older holds; a sentence of the newer with a marker
+    (`markers.marked`: now, new, instead, no longer, took over…) and `needed` query words; words of
+    the newer that neither the older, the query nor the markers have (the new value: "pnpm", "Dana",
+    "GitHub Pages", wherever they stand); and a sentence of the older with those query words and
+    a word no query word is (the old value). The older may be named again ("instead of npm")."""
+    if len(old.content) > SHORT or len(new.content) > SHORT or len(old.content & new.content & slots) < needed:
+        return False
+    shared = len(old.content & new.content)
+    if 2 * shared < len(old.content):  # the newer restates most of the older …
+        return False
+    named = rarest is None or rarest in new.content  # "the payments budget" is not "the search budget"
+    for asked, markers in new.marks():
+        if len(asked) < needed or not new.content - old.content - slots - markers:
+            continue
+        if RESTATED * shared < len(new.content - markers):  # … and is mostly about it, not a report
+            continue
+        if not named and not markers & HANDOVER:  # a handover names the thing, not the old verb
+            continue
+        if any(sentence & asked and sentence - slots for sentence in old.words()[0]):
+            return True
+    return False
+
+
+#: A marked update restates at least half of the older's content words, and they are at least
+#: 1/`RESTATED` of the newer's (its markers aside): a long report that says "now" once is no update.
+RESTATED = 4
+#: Markers of a handover ("Carol took over the billing service"), which name the thing handed over
+#: and its new holder but not the old verb ("owns"): the rarest-word test is not asked of them.
+HANDOVER = frozenset(stem_words(["took", "taken", "takes", "taking", "ubernommen", "ubernimmt", "overgenomen"]))
+#: A marked sentence: (its query words, the stems of its markers).
+Marked = tuple[frozenset[str], frozenset[str]]
+
+
+def read_marks(text: str, slots: set[str]) -> list[Marked]:
+    """A text's marked sentences (see `stated_marked`; a word of change marks one too) that hold a
+    query word; a question marks nothing (it asks, it does not state)."""
+    found: list[Marked] = []
+    for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
+        for sentence in _SENTENCE_END.split(piece):
+            if not (may_mark(sentence) or _may_state_words(sentence)) or sentence.rstrip().endswith("?"):
+                continue
+            words = tokens(sentence)
+            stems = stem_words(words)
+            asked = [len(w) > 2 and s in slots for w, s in zip(words, stems, strict=True)]
+            markers = [*strong(sentence), *weak(words, asked), *(w for w in words if w in WORD_CHANGE_FORMS)]
+            if markers and any(asked):
+                found.append(
+                    (frozenset(s for s, a in zip(stems, asked, strict=True) if a), frozenset(stem_words(markers)))
+                )
+    return found
 
 
 #: A stated change of words: (the sentence's query words, the new value's words, the words naming it).
