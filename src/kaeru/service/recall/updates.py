@@ -8,7 +8,7 @@ Found without a model, from the texts alone:
   written within `NEAR` words of it in the same sentence ("3 interviews", "budget to $65",
   "deadline of April 25"); all of a note's numbers count as one more slot, `*`;
 - **an update**: an older and a newer note that give a slot different values (each has one the
-  other lacks) and are about the same thing, by one of four tests:
+  other lacks) and are about the same thing, by one of five tests:
   - *a stated change* (17.R1): both are short statements sharing `SHARED_QUERY_WORDS` of the
     query's words, and the newer says that a query word's value changed — a change word
     (`CHANGE_WORDS`: increased, adjusted, new, now…) before the value, in the slot word's sentence
@@ -29,6 +29,10 @@ Found without a model, from the texts alone:
     switched, replaced…, and their participles in the other languages `recall` stems) holding words
     neither the older nor the query has, named by the older's or the query's words, and a sentence
     of the older with those query words holding words the newer lacks ("server alpha");
+  - *a marked update* (decision 300), for a value that is no number and no verb of 282 says:
+    two short statements, the newer restating the older, with a marker of what holds from now
+    on (`markers`: "now runs", "the new team lead", "instead of", "no longer", "took over")
+    beside the query's words, and words of its own (`stated_marked`);
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
@@ -289,7 +293,7 @@ def stated_words(old: _Text, new: _Text, slots: set[str]) -> bool:
 def stated_marked(old: _Text, new: _Text, slots: set[str], rarest: str | None, needed: int) -> bool:
     """A marked update (decision 300): two short statements sharing `needed` of the query's words,
     the newer holding the rarest query word the older holds; a sentence of the newer with a marker
-    (`markers.marked`: now, new, instead, no longer, took over…) and `needed` query words; words of
+    (`markers.strong`, `markers.weak`: instead, no longer, took over, now, new…) and `needed` query words; words of
     the newer that neither the older, the query nor the markers have (the new value: "pnpm", "Dana",
     "GitHub Pages", wherever they stand); and a sentence of the older with those query words and
     a word no query word is (the old value). The older may be named again ("instead of npm")."""
