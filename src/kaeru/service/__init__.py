@@ -56,6 +56,7 @@ class Service:
         body: Callable[[WriteContext, R], None],
         actor: str | None,
         create: bool = True,
+        exclusive: bool = False,
     ) -> tuple[MutationOutcome, bool]:
         self._granted(operation, request)
         self._maybe_purge()
@@ -68,6 +69,7 @@ class Service:
             actor=grants.actor(actor or self.rt.settings.actor),
             body=lambda ctx: body(ctx, request),
             create=create,
+            exclusive=exclusive,
         )
         if self.rt.embedder is not None and not replayed and outcome.state in ("applied", "partial"):
             # After the commit, in its own short write: a slow model never holds the write lock.
@@ -171,7 +173,12 @@ class Service:
         handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor))
         try:
             return self._mutate(
-                "initiative", request, lambda ctx, r: initiatives.manage(ctx, r, handled), actor, create=create
+                "initiative",
+                request,
+                lambda ctx, r: initiatives.manage(ctx, r, handled),
+                actor,
+                create=create,
+                exclusive=request.action in initiatives.ENDING,
             )
         except Unavailable as exc:
             if not handled:

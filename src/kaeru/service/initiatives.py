@@ -128,10 +128,15 @@ def _move_membership(ctx: WriteContext, node: Node, drop: int | None, add: int |
     return ctx.update_node(node, initiatives=tuple(members))
 
 
+#: The actions that end or rename their initiative: they hold it (and a merge its target) alone.
+ENDING = frozenset({"merge", "delete", "rename"})
+
+
 def _target(ctx: WriteContext, raw: Any) -> Initiative:
+    """The initiative a merge moves into, held alone until the merge commits (decision 301)."""
     name = normalise_initiative(raw, "to")
     found = ctx.session.initiative_by_name(name)
-    if found is None:
+    if found is None or not ctx.session.hold_initiatives([found.id], exclusive=True):
         raise InvalidArgument(f"no initiative named {name!r} to merge into; rename instead", field="to")
     return found
 
@@ -249,6 +254,7 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
                 actor=actor,
                 body=chunk,
                 create=False,
+                exclusive=True,
             )
         except KaeruError:
             return handled

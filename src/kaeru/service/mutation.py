@@ -399,8 +399,10 @@ def run_mutation(
     actor: str,
     body: Callable[[WriteContext], None],
     create: bool = True,
+    exclusive: bool = False,
 ) -> tuple[MutationOutcome, bool]:
     """Run one mutation as one transaction, with replay. Returns the outcome and whether it was replayed.
+    `exclusive`: the write ends or renames its initiative (it waits for the others writing there).
 
     Raises:
         KaeruError: the mutation was rejected; nothing was written.
@@ -427,7 +429,8 @@ def run_mutation(
                     )
                 return MutationOutcome.from_json(stored.response), True
         outcome = MutationOutcome()
-        target = session.initiative_by_name(name)
+        # Held until the commit (decision 301); None when merged away or deleted meanwhile: made anew.
+        target = session.hold_initiative_named(name, exclusive)
         if target is None:
             from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
 

@@ -97,6 +97,11 @@ class Dialect:
         """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""
         return ""
 
+    def initiative_lock(self, exclusive: bool) -> str:
+        """The row-lock suffix a write reads its initiative with (`hold_initiatives`): none on SQLite,
+        whose writer holds the file lock."""
+        return ""
+
     def has_tag(self, column: str, tag: str) -> tuple[str, list[Any]]:
         """The tag list `column` holds exactly `tag`: a substring test of the JSON text first (a
         string compare), the exact test only where it passes."""
@@ -178,6 +183,12 @@ class PostgresDialect(Dialect):
     def lock(self, for_update: bool, read_only: bool) -> str:
         # A read snapshot cannot lock rows (and has no need to); writes lock what they will change.
         return " FOR UPDATE" if for_update and not read_only else ""
+
+    def initiative_lock(self, exclusive: bool) -> str:
+        # KEY SHARE: writers into one initiative never wait for each other (their `last_activity`
+        # update takes NO KEY UPDATE, which it does not conflict with); a merge, delete or rename
+        # (UPDATE) waits for them to commit, and they for it.
+        return " FOR UPDATE" if exclusive else " FOR KEY SHARE"
 
     def has_tag(self, column: str, tag: str) -> tuple[str, list[Any]]:
         return f"? = ANY({column})", [tag]

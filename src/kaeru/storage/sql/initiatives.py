@@ -137,6 +137,28 @@ class InitiativeQueries(Part):
             raise Unavailable(f"initiative {name!r} was created and removed concurrently; retry")
         return rows.initiative(row), inserted
 
+    def hold_initiative_named(self, name: str, exclusive: bool = False) -> Initiative | None:
+        """`initiative_by_name`, its row held as `hold_initiatives` holds it, in the same statement
+        (a write's round trips stay as many); None when there is none, or it ended while this write
+        waited for the write that ended it."""
+        row = self._db.one(_BY_NAME + self._d.initiative_lock(exclusive), (name,))
+        if row:
+            return rows.initiative(row)
+        other = self._spelled_otherwise([name]).get(name)
+        return other if other is not None and self.hold_initiatives([other.id], exclusive) else None
+
+    def hold_initiatives(self, initiative_ids: Sequence[int], exclusive: bool = False) -> bool:
+        """Lock the rows of the initiatives a write works in, in id order, until it commits; whether
+        every one of them still exists (decision 301). Without it, on PostgreSQL, a merge read its
+        members while a note was being written into it, and two opposite merges each moved their
+        nodes into an initiative the other ended: acknowledged memory in no live initiative.
+        `exclusive` for a merge, delete or rename; shared for any other write."""
+        lock = self._d.initiative_lock(exclusive)
+        return all(
+            self._db.one(f"SELECT id FROM initiatives WHERE id = ?{lock}", (i,)) is not None
+            for i in sorted(set(initiative_ids))
+        )
+
     def touch_initiative(self, initiative_id: int, now: str) -> None:
         # Its outcome is not read: sent with the next statement (decision 16.P2); a lock wait or an
         # error surfaces there, in the same transaction.

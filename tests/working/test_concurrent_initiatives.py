@@ -1,0 +1,78 @@
+"""A merge runs alone in its initiatives (decision 301): two opposite merges at once leave one
+initiative holding everything, and a note written while its initiative is merged away is in a live
+initiative afterwards — on PostgreSQL too, whose writers run side by side."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from kaeru.api.requests import parse
+from kaeru.service import Service
+
+ROUNDS = 6
+
+
+def _together(calls: list[Callable[[], Any]]) -> list[Any]:
+    """Run `calls` in threads released at once; their results (or the exception each raised)."""
+    start = threading.Barrier(len(calls))
+    results: list[Any] = [None] * len(calls)
+
+    def run(i: int) -> None:
+        start.wait()
+        try:
+            results[i] = calls[i]()
+        except Exception as exc:  # a refused or busy call is an answer here
+            results[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
+def _note(service: Service, initiative: str, text: str) -> str:
+    outcome, _ = service.note(parse("note", {"initiative": initiative, "text": text}))
+    assert outcome.primary is not None
+    return outcome.primary.id
+
+
+def _merge(service: Service, subject: str, target: str) -> Any:
+    return service.initiative(parse("initiative", {"initiative": subject, "action": "merge", "to": target}))
+
+
+def _live(service: Service) -> set[str]:
+    answer = service.initiatives(parse("initiatives", {}))
+    return {i.name for i in answer.initiatives}
+
+
+def _found(service: Service, initiatives: list[str], word: str) -> set[str]:
+    answer = service.search(parse("search", {"initiatives": initiatives, "text": word, "limit": 50}))
+    return {h.node.id for h in answer.hits}
+
+
+def test_two_opposite_merges_at_once_leave_one_initiative_with_everything(service: Service) -> None:
+    for r in range(ROUNDS):
+        a, b = f"alpha{r}", f"beta{r}"
+        nodes = {_note(service, a, f"alpha fact zebra{r}"), _note(service, b, f"beta fact zebra{r}")}
+        _together([partial(_merge, service, a, b), partial(_merge, service, b, a)])
+        left = [n for n in (a, b) if n in _live(service)]
+        assert len(left) == 1, (r, left)
+        assert _found(service, left, f"zebra{r}") == nodes
+
+
+def test_a_note_written_while_its_initiative_is_merged_is_not_lost(service: Service) -> None:
+    for r in range(ROUNDS):
+        a, b = f"gamma{r}", f"delta{r}"
+        _note(service, a, "gamma seed")
+        _note(service, b, "delta seed")
+        late = [partial(_note, service, a, f"late note {k} okapi{r}") for k in range(4)]
+        results = _together([partial(_merge, service, a, b), *late])
+        written = {x for x in results[1:] if isinstance(x, str)}
+        assert len(written) == 4, results
+        live = [n for n in (a, b) if n in _live(service)]
+        assert _found(service, live, f"okapi{r}") == written, (r, live)
