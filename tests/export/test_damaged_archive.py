@@ -40,8 +40,11 @@ def root(tmp_path: Path) -> Path:
         "changes": [{"field": "name", "before": None, "after": "n"}],
         "initiative": "bulk",
     }
-    with (path / "good.amg").open("a", encoding="utf-8") as out:
-        out.write(json.dumps(audit) + "\n")
+    lines = (path / "good.amg").read_text(encoding="utf-8").splitlines()
+    header = json.loads(lines[0])
+    header["counts"]["audit"] += 1  # the header counts what the archive holds (`export.tally`)
+    lines = [json.dumps(header), *lines[1:], json.dumps(audit)]
+    (path / "good.amg").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 

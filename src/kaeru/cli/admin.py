@@ -104,8 +104,11 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     anything is written; secret-looking texts are copied as they are and listed (decision 15.N3).
     The target records one `copy` audit record.
 
-    --json: {"ok": true, "copied": {"initiatives", "node_revisions", "edge_revisions", "slot_revisions",
-    "audit", "skipped"}, "digest", "flagged": [{"line", "field", "message"}]}.
+    With --force into a target that holds memory, the copy is verified as holding every record of
+    the source (the target keeps its own memory besides).
+
+    --json: {"ok": true, "copied": {"initiatives", "ended_initiatives", "node_revisions", "edge_revisions",
+    "slot_revisions", "audit", "skipped"}, "digest", "merged", "flagged": [{"line", "field", "message"}]}.
     """
     from kaeru.errors import KaeruError, Unavailable
     from kaeru.export import archive
@@ -118,12 +121,18 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
         raise
     try:
         with dst.read() as session:
-            if session.all_initiatives() and not force:
-                fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
+            live = bool(session.all_initiatives())
+            held = live or bool(session.ended_initiatives())
+        if live and not force:
+            fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
         with progress_bar(ctx) as bar:
             task = bar.add_task("copying", total=None)
             done = archive.copy(
-                src, dst, lambda stage, n: bar.update(task, description=f"{stage}: {n}"), settings_of(ctx).actor
+                src,
+                dst,
+                lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+                settings_of(ctx).actor,
+                merge=force and held,  # the target keeps its own memory: the source's must be in it
             )
     except RuntimeError as exc:
         fail(ctx, "copy_not_verified", str(exc))
@@ -147,13 +156,14 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     report, digest = done.report, done.digest
     flagged = [{"line": f.line, "field": f.field, "message": f.message} for f in done.flagged]
     if wants_json(ctx):
-        echo_json({"ok": True, "copied": report.counts(), "digest": digest, "flagged": flagged})
+        echo_json({"ok": True, "copied": report.counts(), "digest": digest, "merged": done.merged, "flagged": flagged})
         return
     for f in done.flagged:
         click.echo(f"warning: line {f.line} {f.field}: {f.message}", err=True)
+    verified = "every record of the source is in the target; " if done.merged else ""
     click.echo(
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
-        f"{report.slot_revisions} slot revisions, {report.audit} audit records; verified digest {digest[:16]}…"
+        f"{report.slot_revisions} slot revisions, {report.audit} audit records; {verified}verified digest {digest[:16]}…"
     )
 
 

@@ -17,10 +17,11 @@ from typing import Any, BinaryIO, cast
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable
-from kaeru.export import amg, markdown
+from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable, UnknownInitiative
+from kaeru.export import amg, markdown, verify
 from kaeru.export.screen import Refusal, Screener, Screening, screen
 from kaeru.export.staged import staged_file, staged_folder
+from kaeru.export.tally import Tally
 from kaeru.export.vault_io import (
     Finish,
     Frame,
@@ -91,7 +92,7 @@ def export(
     fmt = request.format
     root = export_root(settings)
     target = _inside(root, request.path) if stream is None else None
-    initiatives = request.initiatives
+    initiatives = None if request.initiatives is None else known_initiatives(store, request.initiatives)
     outcome = MutationOutcome(state="applied")
     try:
         if fmt == "amg":
@@ -157,6 +158,25 @@ def export(
     return outcome
 
 
+def known_initiatives(store: Store, names: list[str]) -> list[str]:
+    """The initiatives an export of `names` holds, as the vault names them; refused before anything
+    is written when one is not in the vault. An export of a mistyped name (`Alpha` for `alpha`) was
+    an empty archive answered `applied`, written over a good export of the same path; refused, the
+    name gets the `unknown_initiative` issue and the did-you-mean that `search` and `context` give.
+
+    Raises:
+        UnknownInitiative: on `initiatives[i]` of the first name unknown (every unknown one said).
+    """
+    from kaeru.service.search import resolve_scopes  # what `search` says of an unknown scope
+
+    with store.read() as session:
+        found, unknown = resolve_scopes(session, names)
+    if unknown:
+        said = "; ".join(issue.message for issue in unknown)
+        raise UnknownInitiative(f"{said} (nothing was exported)", field=unknown[0].field)
+    return [initiative.name for initiative in found]
+
+
 class _Hashing:
     """A binary file that counts and hashes what is written to it."""
 
@@ -200,19 +220,26 @@ def _file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def scan(path: Path, policy: str) -> tuple[int, Screening]:
+def scan(path: Path, policy: str, shown: str | None = None) -> tuple[int, Screening]:
     """The archive's version and what screening its records under `policy` found: the first pass of
-    an import, over the file as a stream (nothing is held but what screening found).
+    an import, over the file as a stream (nothing is held but what screening found). Its records
+    are counted too: an archive that does not hold what its header counts is refused here, before
+    anything of it is written (`tally`).
 
     Raises:
         ValueError, OSError, EOFError: not a readable amg archive.
+        InvalidArgument: records missing or in excess of the header's counts, naming `shown` (the
+            archive as the user knows it; its path when None).
     """
     screener = Screener(policy)
+    tally = Tally()
     with _lines(path) as lines:
-        version = int(amg.read_header(next(lines, None))["version"])
+        header = amg.read_header(next(lines, None))
         for line, kind, record in amg.records(lines):
+            tally.add(kind, record)
             screener.check(line, kind, record)
-    return version, screener.found
+    tally.check(header, shown or str(path))
+    return int(header["version"]), screener.found
 
 
 def screened(path: Path, policy: str) -> Iterator[Screened]:
@@ -254,7 +281,7 @@ def import_(
         raise InvalidArgument(f"no archive at {source}", field="path")
     policy = settings.secret_policy
     try:
-        version, found = scan(source, policy)
+        version, found = scan(source, policy, "read from standard input" if origin == "-" else str(source))
         digest = _file_digest(source)
     except (ValueError, OSError, EOFError) as exc:
         raise InvalidArgument(f"not a readable amg archive: {exc}", field="path") from exc
@@ -300,10 +327,11 @@ def import_(
 def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]]) -> Finish:
     """The `finish` step that records an import or copy: one audit record for each live initiative
     that received records (audit is read per initiative), each with the whole run's counts; none
-    when nothing was new (a replay changes nothing)."""
+    when nothing was new (a replay changes nothing). A run that wrote only audit records or an ended
+    initiative wrote something, so it is recorded too."""
 
     def finish(session: Session, report: ImportReport) -> None:
-        if not (report.node_revisions or report.edge_revisions or report.slot_revisions or report.initiatives):
+        if not report.wrote():
             return
         at = fmt(datetime.now(UTC))
         changes = [{"field": f"imported.{k}", "before": 0, "after": v} for k, v in report.counts().items()] + extra
@@ -315,9 +343,12 @@ def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]]) ->
 
 
 def _report_outcome(report: ImportReport) -> MutationOutcome:
-    outcome = MutationOutcome(state="applied" if report.node_revisions or report.edge_revisions else "unchanged")
-    for name in ("initiatives", "node_revisions", "edge_revisions", "slot_revisions", "audit", "skipped"):
-        outcome.changes.append(Change(f"imported.{name}", 0, getattr(report, name)))
+    """`applied` when the import wrote any record — a slot revision, an initiative or an audit record
+    as well as a node or edge revision — and `unchanged` only when it wrote nothing (SPEC 2: a valid
+    mutation that changed nothing): an import that brought a slot's new holder said `unchanged`."""
+    outcome = MutationOutcome(state="applied" if report.wrote() else "unchanged")
+    for name, count in report.counts().items():
+        outcome.changes.append(Change(f"imported.{name}", 0, count))
     return outcome
 
 
@@ -336,13 +367,20 @@ class CopyReport:
     digest: str
     #: Secret-looking texts the source holds, copied as they are (decision 15.N3).
     flagged: list[Refusal]
+    #: Merged into a vault that held memory: verified as holding every record of the source, not as
+    #: being the source.
+    merged: bool = False
 
 
-def copy(source: Store, target: Store, progress: Progress | None = None, actor: str = "copy") -> CopyReport:
+def copy(
+    source: Store, target: Store, progress: Progress | None = None, actor: str = "copy", *, merge: bool = False
+) -> CopyReport:
     """Copy everything from `source` into `target`, verify it, and record a `copy` audit record.
 
     The source's records are screened first: one breaking the write path's limits refuses the copy
     before anything is written; secret-looking texts are reported, not changed (decision 15.N3).
+    Into an empty target the copy must be the source, record for record; with `merge` (the target
+    held memory: `kaeru copy --force`) it must hold every record of the source (`verify`).
 
     Raises:
         KaeruError: a record of the source is refused (every refused line and field named).
@@ -360,12 +398,7 @@ def copy(source: Store, target: Store, progress: Progress | None = None, actor: 
         report = write_records(target, screened(path, "allow"), progress or (lambda s, n: None))
         if report.stopped is not None:
             raise report.stopped  # a copy is verified whole or refused: a part of one is no copy
-    # The memory is verified (the vaults' own import/copy records, moved along too, are left out:
-    # a target copied into before holds the record of that copy).
-    source_counts, memory_digest = content_digest(source)
-    target_counts, target_digest = content_digest(target)
-    if (source_counts, memory_digest) != (target_counts, target_digest):
-        raise RuntimeError(f"copy differs from its source: {source_counts} vs {target_counts}")
+    memory_digest = _verified(source, target, merge)
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": memory_digest},
         {"field": "copy.flagged_secrets", "before": 0, "after": len(found.flagged)},
@@ -373,4 +406,24 @@ def copy(source: Store, target: Store, progress: Progress | None = None, actor: 
     finish = provenance_audit("copy", actor, extra)
     with target.write() as session:  # after the verification, which compares the records copied
         finish(session, report)
-    return CopyReport(report, memory_digest, found.flagged)
+    return CopyReport(report, memory_digest, found.flagged, merge)
+
+
+def _verified(source: Store, target: Store, merge: bool) -> str:
+    """The source's content digest, once the target is verified to hold its memory (the vaults' own
+    import/copy records, moved along too, are left out: a target copied into before holds the
+    record of that copy). Merged, the target holds more than the source: every record of the source
+    must be in it; else the target must be the source.
+
+    Raises:
+        RuntimeError: the target does not hold the source's memory.
+    """
+    source_counts, memory_digest = content_digest(source)
+    if merge:
+        if (lacking := verify.missing_records(source, target)) is not None:
+            raise RuntimeError(f"copy merged into the target does not hold all of its source: {lacking}")
+        return memory_digest
+    target_counts, target_digest = content_digest(target)
+    if (source_counts, memory_digest) != (target_counts, target_digest):
+        raise RuntimeError(f"copy differs from its source: {source_counts} vs {target_counts}")
+    return memory_digest

@@ -199,6 +199,8 @@ def _pour(source: IO[bytes], write: Callable[[bytes], object]) -> None:
 @dataclass
 class ImportReport:
     initiatives: int = 0
+    #: Initiatives merged away or deleted that this run restored (records name them).
+    ended_initiatives: int = 0
     node_revisions: int = 0
     edge_revisions: int = 0
     slot_revisions: int = 0
@@ -291,8 +293,10 @@ def write_records(
     def restore_ended(session: Session, record: dict[str, Any]) -> None:
         key = record.get("key") or (record["name"], record["ended_at"])
         ended = EndedInitiative(0, record["name"], record.get("created_at"), record["ended_at"])
-        ids[key], _ = session.restore_ended_initiative(ended, amg.spans_of(record))
+        ids[key], created = session.restore_ended_initiative(ended, amg.spans_of(record))
         ended_ids.add(ids[key])
+        if created:
+            report.ended_initiatives += 1
 
     def one(session: Session, kind: str, record: dict[str, Any], issues: list[Issue]) -> bool | None:
         """Write `record`: True when written, False when already present, None when it has no
@@ -307,7 +311,10 @@ def write_records(
                 )
                 ids[key] = ended_id
                 ended_ids.add(ended_id)
-                return True if created else None
+                if not created:
+                    return None
+                report.ended_initiatives += 1
+                return True
             existed = session.initiative_by_name(record["name"]) is not None
             initiative = session.restore_initiative(
                 record["name"], record["created_at"], record["last_activity"], record.get("properties") or {}
@@ -371,18 +378,21 @@ def write_records(
                 present_audit = {(a.at, a.operation, a.request_id) for a in session.export_audit(None)}
             if (record["at"], record["operation"], record["request_id"]) in present_audit:
                 return False
+            owner = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             session.append_audit(
                 AuditRecord(
                     record["at"],
                     record["operation"],
                     record["actor"],
                     record["request_id"],
-                    ids.get(ref) if (ref := amg.record_key(record)) is not None else None,
+                    owner,
                     list(record["affected"]),
                     list(record["changes"]),
                 )
             )
             report.audit += 1
+            if owner is not None and record.get("initiative_ended_at") is None:
+                report.touched.add(owner)
         report.redactions.extend(issues)
         return True
 
