@@ -237,6 +237,45 @@ def test_a_non_loopback_host_needs_a_token(vault: VaultSpec) -> None:
     assert code == 0 and checks["http"]["status"] == "warn"
 
 
+def _serve_refuses(vault: VaultSpec, host: str, log: Path) -> bool:
+    """Whether `kaeru serve --http --host HOST` refuses to start for want of a token (else it serves
+    on a free port, and is stopped once it says so)."""
+    from tests.wire.support import stop, wait_until
+
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", host, "--port", "0"],
+            env=kaeru_env(vault),
+            stdin=subprocess.DEVNULL,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_until(lambda: proc.poll() is not None or "serving MCP" in log.read_text(), 60, "serve to start or refuse")
+    finally:
+        stop(proc)
+    said = log.read_text()
+    assert "Traceback" not in said, said
+    return "exposes the vault beyond this machine" in said
+
+
+def test_a_token_in_the_vault_is_a_token_to_the_doctor_as_to_serve(vault: VaultSpec, tmp_path: Path) -> None:
+    """`kaeru token add` makes `serve --http` refuse every request without a token, so it serves a
+    non-loopback host; the doctor said FAIL for that host unless KAERU_AUTH_TOKEN was set. Now the
+    doctor fails the host exactly when `serve --http` refuses it."""
+    _populated(vault)
+    for holds_token in (False, True):
+        if holds_token:
+            assert kaeru(vault, "token", "add", "carol").code == 0
+        code, checks, _ = _doctor(vault, KAERU_HOST="0.0.0.0")
+        refused = _serve_refuses(vault, "0.0.0.0", tmp_path / f"serve-{holds_token}.log")
+        assert refused is not holds_token
+        assert (checks["http"]["status"] == "fail") is refused, checks["http"]
+        assert code == (1 if refused else 0)
+    # Served, but in clear text without TLS (decision 180): a warning, as with KAERU_AUTH_TOKEN.
+    assert checks["http"]["status"] == "warn" and "tokens in the vault" in checks["http"]["summary"]
+
+
 def test_the_semantic_extra_is_informational_unless_asked_for(vault: VaultSpec) -> None:
     from kaeru import semantic
 

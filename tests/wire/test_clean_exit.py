@@ -306,3 +306,124 @@ def _stored_notes(vault: VaultSpec, count: int) -> list[str]:
         store.close()
     assert all(m["state"] == "applied" for m in made), made
     return [m["data"]["primary"]["id"] for m in made]
+
+
+def _serving_pipes(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
+    """`kaeru serve` on pipes, `initialize` answered and `notifications/initialized` sent."""
+    with log.open("wb") as errors:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=env,
+        )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps(initialize_request()).encode() + b"\n")
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["id"] == 1, log.read_text()
+    _offer(proc, [{"jsonrpc": "2.0", "method": "notifications/initialized"}])
+    return proc
+
+
+def _offer(proc: subprocess.Popen[bytes], messages: list[dict[str, Any]]) -> None:
+    """Write `messages` to the server's input; a server that has already stopped reading takes none."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+        proc.stdin.flush()
+    except BrokenPipeError:
+        pass
+
+
+def _note_call(number: int, text: str) -> dict[str, Any]:
+    arguments = {"initiative": "gone", "text": text, "request_id": f"gone-{number}"}
+    return {
+        "jsonrpc": "2.0",
+        "id": 1 + number,
+        "method": "tools/call",
+        "params": {"name": "note", "arguments": arguments},
+    }
+
+
+def _ended(proc: subprocess.Popen[bytes]) -> int:
+    """The exit code of a server left to end by itself; killed (and the test failed) if it does not."""
+    try:
+        return proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except BrokenPipeError:
+                    pass
+
+
+def _live_notes(vault: VaultSpec) -> int:
+    """How many live notes the vault holds, read by a fresh store after the servers left."""
+    store = open_store(vault.settings())
+    try:
+        with store.read() as session:
+            return len(session.live_node_batch(0, 10_000))
+    finally:
+        store.close()
+
+
+def _said_at_most_one_line(log: Path) -> str:
+    said = log.read_text()
+    assert "Traceback" not in said and len(said.splitlines()) <= 1, said
+    return said
+
+
+@pytest.mark.parametrize("calls", [0, 3])
+def test_a_server_whose_client_stops_reading_ends_cleanly_and_starts_nothing(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, calls: int
+) -> None:
+    """A client that closes its end of the server's stdout (and keeps stdin open): the server ends
+    as at end of input — the store closed, exit 0, one line on stderr — whether it was waiting
+    (nothing to write: it crashed only when writing, and waited forever here) or is sent calls it
+    could never answer, none of which is applied (each was applied, then its answer crashed it)."""
+    log = tmp_path / "server.log"
+    proc = _serving_pipes(server_env, log)
+    assert proc.stdout is not None
+    proc.stdout.close()
+    _offer(proc, [_note_call(i, f"a note nobody will hear of {i}") for i in range(calls)])
+
+    code = _ended(proc)
+
+    said = _said_at_most_one_line(log)
+    assert code == 0, said
+    assert "the client stopped reading" in said
+    assert _sidecars(vault) == []
+    assert _live_notes(vault) == 0
+
+
+def test_a_server_whose_client_closes_both_pipes_during_a_call_ends_cleanly_and_the_retry_stores_once(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Both pipes closed at once right after a write was sent (a client killed mid-call): the server
+    ends cleanly (it crashed writing the answer), and the write is in the vault at most once — the
+    call either ran to its commit or never started — so retrying it with its `request_id` stores it
+    exactly once."""
+    log = tmp_path / "server.log"
+    proc = _serving_pipes(server_env, log)
+    assert proc.stdin is not None and proc.stdout is not None
+    call = _note_call(1, "the heron left the weir before the answer came " * 2000)
+    _offer(proc, [call])
+    proc.stdin.close()
+    proc.stdout.close()
+
+    code = _ended(proc)
+
+    assert code == 0, _said_at_most_one_line(log)
+    _said_at_most_one_line(log)
+    assert _sidecars(vault) == []
+    assert _live_notes(vault) <= 1
+    retry = StdioServer(server_env, tmp_path / "retry.log")
+    envelope = retry.request("tools/call", call["params"])["structuredContent"]
+    assert envelope["state"] == "applied", envelope
+    assert retry.end("eof") == 0
+    assert _live_notes(vault) == 1

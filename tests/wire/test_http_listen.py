@@ -3,16 +3,19 @@ line (exit 2, no "serving at" first), and port 0 announces the port the system g
 
 from __future__ import annotations
 
+import json
 import re
 import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from tests.wire.support import LOOPBACK, stop, subprocess_env, wait_until
+from tests.wire.support import LOOPBACK, initialize_request, raw_post, stop, subprocess_env, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -40,30 +43,40 @@ def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, comm
     assert "serving" not in done.stderr + done.stdout and "Traceback" not in done.stderr
 
 
-def _announced_port(tmp_path: Path, shown: str, *options: str) -> int:
-    """Start `kaeru serve --http <options> --port 0`, wait for its announcement at `http://<shown>:N/mcp`,
-    check GET /health answers there, stop it; N."""
-    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+@contextmanager
+def _announced(tmp_path: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """`kaeru serve --http <options> --port 0`, running until the block ends: the URL it announced."""
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
             [sys.executable, "-m", "kaeru", "serve", "--http", *options, "--port", "0"],
-            env=env,
+            env=env or subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}),
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
         )
     try:
-        announced = re.compile(rf"serving MCP over streamable HTTP at http://{re.escape(shown)}:(\d+)/mcp")
+        announced = re.compile(r"serving MCP over streamable HTTP at (\S+)")
         wait_until(lambda: announced.search(log.read_text()) or proc.poll() is not None, 60, "the announcement")
         found = announced.search(log.read_text())
         assert found is not None, log.read_text()
+        yield found.group(1)
+    finally:
+        stop(proc)
+
+
+def _announced_port(tmp_path: Path, shown: str, *options: str) -> int:
+    """Start `kaeru serve --http <options> --port 0`, wait for its announcement at `http://<shown>:N/mcp`,
+    check GET /health answers there and so does an MCP request at that URL, stop it; N."""
+    with _announced(tmp_path, *options) as url:
+        found = re.fullmatch(rf"http://{re.escape(shown)}:(\d+)/mcp", url)
+        assert found is not None, url
         port = int(found.group(1))
         with urllib.request.urlopen(f"http://{shown}:{port}/health", timeout=10) as answer:
             assert answer.status == 200 and answer.read().strip() == b"ok"
+        status, body = raw_post(url, initialize_request())
+        assert status == 200 and json.loads(body)["result"]["serverInfo"], (status, body)
         return port
-    finally:
-        stop(proc)
 
 
 def test_port_zero_announces_the_port_it_listens_on(tmp_path: Path) -> None:
@@ -115,3 +128,19 @@ def test_an_ipv6_address_in_brackets_is_a_bind_address(tmp_path: Path) -> None:
     except OSError:
         pytest.skip("no IPv6 loopback on this machine")
     assert _announced_port(tmp_path, "[::1]", "--host", "[::1]") != 0
+
+
+def test_another_loopback_address_answers_at_the_url_it_announces(server_env: dict[str, str], tmp_path: Path) -> None:
+    """`--host 127.0.0.2` (a loopback address other than 127.0.0.1, ::1 and localhost) announced its
+    URL, and every MCP request to that URL was refused 421: the Host allow-list held the bound
+    address only when it was not loopback. The announced URL answers; a foreign Host is still refused."""
+    try:
+        socket.create_server(("127.0.0.2", 0)).close()
+    except OSError:
+        pytest.skip("127.0.0.2 cannot be bound on this machine")
+    with _announced(tmp_path, "--host", "127.0.0.2", env=server_env) as url:
+        assert re.fullmatch(r"http://127\.0\.0\.2:\d+/mcp", url), url
+        status, body = raw_post(url, initialize_request())
+        assert status == 200 and json.loads(body)["result"]["serverInfo"], (status, body)
+        status, body = raw_post(url, initialize_request(), {"Host": "rebound.example:80"})
+        assert status == 421, body

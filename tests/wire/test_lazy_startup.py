@@ -246,7 +246,7 @@ def test_the_tools_are_built_once_initialize_is_answered(service: Service, store
     import asyncio
     import os
 
-    from kaeru.mcp.transports import _PipeReadStream, _PipeWriteStream
+    from kaeru.mcp.pipes import PipeReadStream, PipeWriteStream
 
     lazy = build_server(store=store, open_service=lambda: service)
     sink = os.open(os.devnull, os.O_WRONLY)
@@ -257,7 +257,7 @@ def test_the_tools_are_built_once_initialize_is_answered(service: Service, store
             _line(initialize_request(1)) + _line({"jsonrpc": "2.0", "method": "notifications/initialized"})
         )
         reader.feed_eof()
-        stream = _PipeReadStream(reader, lazy.registry, _PipeWriteStream(sink))
+        stream = PipeReadStream(reader, lazy.registry, PipeWriteStream(sink))
         seen = []
         for _ in range(2):
             message = await stream.receive()

@@ -188,3 +188,70 @@ def test_a_line_the_parser_refuses_is_answered_not_left_waiting(server_env: dict
     assert [(i["code"], i["field"]) for i in envelope["issues"]] == [("invalid_argument", "arguments")]
     assert by_id["p-3"]["error"]["code"] == -32600
     assert by_id[4]["result"]["structuredContent"]["state"] == "applied"
+
+
+#: Note calls enough that their answers (several hundred bytes each) overflow a pipe's buffer: the
+#: server cannot have answered them all before its reader goes.
+GONE_CALLS = 200
+
+
+def _search_line(request_id: int) -> bytes:
+    return _line(tools_call_request(request_id, "search", {"initiatives": ["gone"], "text": "pipe"}))
+
+
+def _reader_leaves_early(server_env: dict[str, str], lines: list[bytes], tmp_path: Path, stdin: str) -> tuple[int, str]:
+    """`… | kaeru serve | head -c 1`: every line given at once (on a pipe closed after them, or as a
+    file), the first byte of the answers read, then the reader gone; the exit code and stderr."""
+    given = tmp_path / "calls.jsonl"
+    given.write_bytes(b"".join(lines))
+    log = tmp_path / "gone.log"
+    with log.open("wb") as errors, given.open("rb") as source:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kaeru", "serve"],
+            stdin=subprocess.PIPE if stdin == "pipe" else source,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            env=server_env,
+        )
+        try:
+            assert proc.stdout is not None
+            if proc.stdin is not None:
+                proc.stdin.write(given.read_bytes())  # far less than a pipe's buffer: never blocks
+                proc.stdin.close()
+            proc.stdout.read(1)
+            proc.stdout.close()
+            code = proc.wait(90)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return code, log.read_text()
+
+
+@pytest.mark.parametrize("stdin", ["pipe", "file"])
+def test_a_reader_gone_ends_the_session_cleanly_and_a_retry_replays_what_was_stored(
+    server_env: dict[str, str], tmp_path: Path, stdin: str
+) -> None:
+    """The tester's `… | kaeru serve | head -c 1`: the server exited 1 with a traceback for every
+    answer it could not write. Now it ends cleanly, with one line on stderr; the calls applied
+    before the reader went stay applied, none after it starts, and sending every call again with
+    the same `request_id`s replays the applied ones and applies the rest: each note stored once."""
+    calls = [
+        _line(tools_call_request(i, "note", {"initiative": "gone", "text": f"pipe note {i}", "request_id": f"r{i}"}))
+        for i in range(1, GONE_CALLS + 1)
+    ]
+    opening = [_line(initialize_request(0)), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+
+    code, said = _reader_leaves_early(server_env, opening + calls, tmp_path, stdin)
+
+    assert code == 0, said
+    assert "Traceback" not in said and len(said.splitlines()) <= 1, said
+    assert "the client stopped reading" in said
+    answers, code = _exchange(server_env, [*opening, _search_line(-1), *calls, _search_line(-2)], tmp_path)
+    assert code == 0
+    by_id = {a["id"]: a["result"]["structuredContent"] for a in answers if a.get("id") not in (None, 0)}
+    stored_before = by_id[-1]["data"]["total"]
+    notes = [by_id[i] for i in range(1, GONE_CALLS + 1)]
+    assert all(n["state"] == "applied" for n in notes), [n for n in notes if n["state"] != "applied"][:1]
+    assert sum(n["replayed"] for n in notes) == stored_before
+    assert by_id[-2]["data"]["total"] == GONE_CALLS

@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import shlex
+import subprocess
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -179,3 +182,37 @@ def test_an_identity_providers_access_token_maps_to_a_principal_failing_closed()
     assert (limited.name, limited.initiatives, limited.read_only) == ("app-1", frozenset({"web", "infra"}), True)
     nothing = principal_of(token(["kaeru:read", "kaeru:write"]))  # no claim and no kaeru:all: no initiative
     assert nothing.initiatives == frozenset() and not nothing.read_only
+
+
+@pytest.mark.parametrize("kind", ["vault", "admin"])
+def test_the_registration_serve_prints_sends_the_token_and_keeps_it_out_of_the_clients_file(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, kind: str
+) -> None:
+    """`serve --http` prints how to register it. With only vault tokens it printed a `claude mcp
+    add` with no header (every call then got 401); with KAERU_AUTH_TOKEN, a `--header "… Bearer
+    $KAERU_AUTH_TOKEN"` the shell expands into the client's file. Now, whenever a token is needed,
+    it prints a `kaeru setup … --token-env VAR` command: run as printed, the client's file names
+    the variable, never the token, and with the variable holding a token the client is served."""
+    token = _token(vault, "carol") if kind == "vault" else ADMIN
+    env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN} if kind == "admin" else server_env
+    with http_server(env, tmp_path) as server:
+        line = next(s for s in server.output().splitlines() if s.startswith("register it with:"))
+        command = shlex.split(line.removeprefix("register it with:"))
+        assert command[:3] == ["kaeru", "setup", "claude-code"], line
+        variable = command[command.index("--token-env") + 1]
+        home = tmp_path / "home"
+        home.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-m", *command], env={**env, "HOME": str(home)}, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        written = (home / ".claude.json").read_text()
+        assert token not in written
+        entry = json.loads(written)["mcpServers"]["kaeru"]
+        assert entry["url"] == server.url
+        # What Claude Code does with `${VAR}` in its configuration: the variable's value, where it runs.
+        headers = {name: value.replace(f"${{{variable}}}", token) for name, value in entry["headers"].items()}
+        status, body = raw_post(entry["url"], initialize_request(), headers)
+        assert status == 200 and json.loads(body)["result"]["serverInfo"], (status, body)
+        status, body = raw_post(entry["url"], initialize_request())
+        assert status == 401, body

@@ -21,7 +21,7 @@ import anyio
 import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
-from kaeru.errors import Internal, KaeruError
+from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
@@ -196,6 +196,10 @@ class ToolRegistry:
         #: (decision 15.P1); HTTP serves concurrent clients and runs calls side by side.
         self.serial = False
         self._limiter: anyio.CapacityLimiter | None = None
+        #: Whether a call may start, asked in its worker thread just before it runs: the stdio
+        #: transport says no once its client has stopped reading answers, so nothing is applied that
+        #: nobody will hear of (a call already running finishes, and its `request_id` replays).
+        self.admits: Callable[[], bool] = lambda: True
         #: Tool calls asked and not yet answered by `envelope` (queued or running).
         self.running = 0
         #: Tool calls answered by `envelope` (the heap is settled after the first, decision 16.S1).
@@ -383,6 +387,10 @@ class ToolRegistry:
         spec = self.specs[name]
         args = arguments if isinstance(arguments, dict) else {}
         request_id = args.get("request_id") if isinstance(args.get("request_id"), str) else None
+        if not self.admits():
+            return _rejected(
+                spec, Unavailable("the client stopped reading answers; nothing was applied"), _key(request_id)
+            )
         # Lone surrogates first: the compiled validator cannot encode them (it raised
         # UnicodeEncodeError on an enum value holding one, which reached the SDK as a protocol error).
         # Then NUL, which PostgreSQL cannot hold: refused here so both backends answer alike.

@@ -75,12 +75,16 @@ def listen(host: str, port: int) -> socket.socket:
 
 
 def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
-    """Host/Origin allow-list against DNS rebinding: loopback names plus `KAERU_ALLOWED_HOSTS`."""
+    """Host/Origin allow-list against DNS rebinding: the names the bound `host` is reached by — on
+    loopback the address itself (`127.0.0.2` too: the URL the server announces), else `own_names` —
+    then the loopback names, plus `KAERU_ALLOWED_HOSTS`. Only names and addresses of this machine: a
+    rebinding page's Host is its own name, which none of these is. The bound host's names come first,
+    as a refused request is told the names in this order."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"]
-    if not is_loopback(host):
-        hosts.extend(f"{name}:*" for name in own_names(host) if f"{name}:*" not in hosts)
+    names = [reachable_as(host)] if is_loopback(host) else own_names(host)
+    hosts = [f"{name}:*" for name in names]
+    hosts.extend(name for name in ("127.0.0.1:*", "localhost:*", "[::1]:*") if name not in hosts)
     for extra in settings.allowed_hosts:
         # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
         # name, and `name:*` matches only a Host that carries a port).

@@ -7,6 +7,7 @@ Loaded with the HTTP side only: `kaeru serve` on stdio never imports it (decisio
 from __future__ import annotations
 
 import hmac
+import shlex
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,25 @@ class VaultTokens:
 def has_tokens(store: Store) -> bool:
     with store.read() as session:
         return session.has_tokens()
+
+
+def registration(url: str, admin_token: bool, vault_tokens: bool) -> tuple[str, ...]:
+    """How `serve --http` tells a person to register it with a client. A server that wants a token
+    is registered by `kaeru setup … --token-env VAR`, which makes the client read the token from VAR
+    where it runs: a token never goes into the client's file (decision 19.I4), and a command that
+    spelled it out — or a `$VAR` the shell expands — put it there."""
+    quoted = shlex.quote(url)
+    if not admin_token and not vault_tokens:
+        return (f"register it with:  claude mcp add --transport http kaeru {quoted}",)
+    variable, whose = (
+        ("KAERU_AUTH_TOKEN", "the client reads KAERU_AUTH_TOKEN where it runs")
+        if admin_token
+        else ("KAERU_TOKEN", "set KAERU_TOKEN where the client runs to a token from `kaeru token add NAME`")
+    )
+    return (
+        f"register it with:  kaeru setup claude-code --http {quoted} --token-env {variable} --write",
+        f"  every request needs a bearer token: {whose} (other clients: kaeru setup --help)",
+    )
 
 
 def principal_of(access: AccessToken) -> Principal:

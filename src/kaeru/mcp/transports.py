@@ -3,25 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
-import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import mcp_types
-from mcp.shared.message import SessionMessage
 
 from kaeru.config import Settings
-from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, bare_host, is_loopback, listen, reachable_as, security_settings
 from kaeru.mcp.heap import settle_heap
+from kaeru.mcp.pipes import reader_gone, say_client_gone, serve_pipes
 from kaeru.mcp.server import KaeruServer
 
 if TYPE_CHECKING:
@@ -36,151 +32,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kaeru.http")
 
 
-class _PipeReadStream:
-    """The server's read side straight from the pipe: each line is parsed where it is read.
-
-    The SDK's `stdio_server` runs a reader task that hands every message to the dispatcher
-    through a memory stream (and a writer task the other way); each hop is another event-loop
-    turn. This is the same `ReadStream` protocol without the hop.
-    """
-
-    def __init__(self, reader: asyncio.StreamReader, registry: ToolRegistry, writer: _PipeWriteStream):
-        self._reader = reader
-        self._registry = registry
-        self._writer = writer
-        self._pending = writer.pending
-        #: The protocol version the client asked for (what the server agrees to, for the versions
-        #: the fast path knows), for the shape of an answer given here.
-        self._version: str | None = None
-
-    async def receive(self) -> SessionMessage | Exception:
-        while True:
-            line = await self._reader.readline()
-            if not line:
-                await self._drain()
-                raise anyio.EndOfStream
-            try:
-                message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-            except Exception as exc:
-                # A line the parser refuses is answered here, with the request's id where it has one
-                # (the SDK would only log it, and the caller would wait forever); a line owed no
-                # answer goes on to the dispatcher, as with the SDK's transport.
-                reply = unreadable.answer(self._registry, line, self._version, exc)
-                if reply is None:
-                    return exc
-                await self._writer.send_json(reply)
-                continue
-            if isinstance(message, mcp_types.JSONRPCRequest):
-                if message.method == "initialize":
-                    version = (message.params or {}).get("protocolVersion")
-                    self._version = version if isinstance(version, str) else None
-                elif message.method == "tools/call":
-                    self._pending.add(message.id)
-            elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/initialized":
-                # `initialize` has been answered: the service and the tools are built from now, in a
-                # thread of their own, so the first call finds them built or half-way (decision 16.S1;
-                # until now the first `tools/list` started this, 16.O3).
-                self._registry.preload()
-            return SessionMessage(message)
-
-    async def _drain(self) -> None:
-        """At end of input, wait until every tool call read has been answered.
-
-        Calls run in a worker thread (decision 15.P1) and the SDK cancels the handlers still running
-        when its read loop ends, so without this a client that sends its calls and closes its end
-        (as a pipe does) would lose the answers of the last ones. A call that will never be answered
-        (cancelled by the client while it ran) is waited for only until no call is left running.
-        """
-        idle = 0
-        while self._pending and idle < _DRAIN_IDLE_TURNS:
-            idle = idle + 1 if self._registry.running == 0 else 0
-            await anyio.sleep(0.01)
-
-    async def aclose(self) -> None:
-        return None
-
-    def __aiter__(self) -> _PipeReadStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> _PipeReadStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-class _PipeWriteStream:
-    """The server's write side: each message serialised and written to the descriptor at once."""
-
-    def __init__(self, fd: int):
-        self._fd = fd
-        #: Ids of the tool calls read and not yet answered (see `_PipeReadStream._drain`).
-        self.pending: set[str | int] = set()
-
-    async def send(self, item: SessionMessage, /) -> None:
-        message = item.message
-        if isinstance(message, (mcp_types.JSONRPCResponse, mcp_types.JSONRPCError)):
-            self.pending.discard(message.id)
-        await self._write(message.model_dump_json(by_alias=True, exclude_unset=True))
-
-    async def send_json(self, message: dict[str, Any]) -> None:
-        """A message the transport answers itself (see `_PipeReadStream.receive`)."""
-        await self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
-
-    async def _write(self, line: str) -> None:
-        data = memoryview((line + "\n").encode("utf-8"))
-        while data:
-            try:
-                written = os.write(self._fd, data)
-            except BlockingIOError:
-                await anyio.sleep(0.001)
-                continue
-            data = data[written:]
-
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _PipeWriteStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-async def _fast_stdio(kaeru: KaeruServer) -> bool:
-    """Serve over private duplicates of fds 0/1 read by the event loop; False if stdin is not a pipe.
-
-    While serving, fd 0 reads /dev/null and fd 1 goes to stderr, so stray output never corrupts the
-    protocol stream (as the SDK's own transport does).
-    """
-    if not stat.S_ISFIFO(os.fstat(0).st_mode) and not stat.S_ISSOCK(os.fstat(0).st_mode):
-        return False
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(2, 1)
-    os.close(null)
-    loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=MAX_MESSAGE_BYTES)
-    transport, _ = await loop.connect_read_pipe(
-        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", buffering=0)
-    )
-    try:
-        writer = _PipeWriteStream(wire_out)
-        await kaeru.server.run(
-            _PipeReadStream(reader, kaeru.registry, writer), writer, kaeru.server.create_initialization_options()
-        )
-    finally:
-        transport.close()
-    return True
-
-
 def run_stdio(kaeru: KaeruServer) -> None:
     """Serve one MCP session over this process's stdin/stdout until the client closes it, or until
     SIGTERM or SIGINT; then close the store (decision 16.I1) and return, so the process exits 0."""
@@ -191,12 +42,22 @@ def run_stdio(kaeru: KaeruServer) -> None:
         settle_heap()
 
     async def serve() -> None:
-        if await _fast_stdio(kaeru):
+        if await serve_pipes(kaeru):
             return
         from mcp.server.stdio import stdio_server
 
-        async with stdio_server() as (read_stream, write_stream):
-            await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
+        # stdin a file or a terminal: the SDK's own transport, which moves fd 1 aside while it
+        # serves; a duplicate of it still tells whether anyone reads the answers.
+        wire = os.dup(1)
+        kaeru.registry.admits = lambda: not reader_gone(wire)
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await kaeru.server.run(read_stream, write_stream, kaeru.server.create_initialization_options())
+        except* (BrokenPipeError, ConnectionResetError):  # it ends at the write that failed
+            say_client_gone()
+        finally:
+            kaeru.registry.admits = lambda: False
+            os.close(wire)
 
     async def main() -> None:
         async with anyio.create_task_group() as group:
@@ -269,9 +130,6 @@ def _settle_when_idle(registry: ToolRegistry, loop: asyncio.AbstractEventLoop, t
         settle_heap()
 
 
-#: At end of input, how many 10 ms turns with no tool call running `_drain` waits for answers.
-_DRAIN_IDLE_TURNS = 100
-
 #: What ends a server cleanly: the store is closed (the WAL checkpointed and, by the last process
 #: on the vault, removed) before the process exits 0.
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -328,10 +186,11 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     """
     import uvicorn
 
-    from kaeru.mcp.bearer import has_tokens
+    from kaeru.mcp.bearer import has_tokens, registration
 
     host = bare_host(host)
-    if not is_loopback(host) and not settings.auth_token and not has_tokens(kaeru.store):
+    vault_tokens = has_tokens(kaeru.store)
+    if not is_loopback(host) and not settings.auth_token and not vault_tokens:
         raise ValueError(
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"
@@ -355,10 +214,9 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     kaeru.registry.settle = settle_heap
     settle_heap()
     url = f"{'https' if tls else 'http'}://{reachable_as(host)}:{port}/mcp"
-    header = ' --header "Authorization: Bearer $KAERU_AUTH_TOKEN"' if settings.auth_token else ""
     announce = (
         f"kaeru-memory serving MCP over streamable HTTP at {url}",
-        f"register it with:  claude mcp add --transport http kaeru {url}{header}",
+        *registration(url, bool(settings.auth_token), vault_tokens),
     )
     kaeru.registry.warms = True
     announced = lambda: print(*announce, sep="\n", file=sys.stderr, flush=True)  # noqa: E731

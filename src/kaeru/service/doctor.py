@@ -105,11 +105,13 @@ def diagnose(
         {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
     )
     checks: list[Check] = []
+    vault_tokens = False
     try:
         with _open(settings, open_health) as health:
             vault = health.describe()
             checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
             checks.extend(_vault_checks(health))
+            vault_tokens = _holds_tokens(health)
     except NotFound as error:
         checks.append(
             Check(
@@ -131,7 +133,7 @@ def diagnose(
         )
         checks.append(Check("vault", FAIL, error.message, fix))
     checks.append(_semantic(settings, semantic_installed))
-    checks.append(_http(settings, is_loopback))
+    checks.append(_http(settings, is_loopback, vault_tokens))
     return Report(version, vault, checks)
 
 
@@ -386,18 +388,33 @@ def _semantic(settings: Settings, installed: bool) -> Check:
     return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)")
 
 
-def _http(settings: Settings, is_loopback: Callable[[str], bool]) -> Check:
+def _holds_tokens(health: VaultHealth) -> bool:
+    """Whether the vault holds a per-person token (`kaeru token add`): `serve --http` then refuses
+    every request without one, wherever it listens, as it does with `KAERU_AUTH_TOKEN` set."""
+    try:
+        if not health.has_table("tokens"):  # a vault from before tokens (it can hold none)
+            return False
+        with health.read() as session:
+            return bool(session.has_tokens())
+    except KaeruError:  # unreadable: said by the vault checks; serving it would fail too
+        return False
+
+
+def _http(settings: Settings, is_loopback: Callable[[str], bool], vault_tokens: bool) -> Check:
+    """The HTTP settings as `kaeru serve --http` judges them: a non-loopback host needs a token —
+    `KAERU_AUTH_TOKEN` or one in the vault — and should have TLS."""
     host, token, cert = settings.http_host, settings.auth_token, settings.tls_cert
     where = (
-        f"KAERU_HOST={host}, port {settings.http_port}, token {'set' if token else 'not set'}, "
-        f"TLS {'on' if cert else 'off'}"
+        f"KAERU_HOST={host}, port {settings.http_port}, KAERU_AUTH_TOKEN {'set' if token else 'not set'}, "
+        f"{'tokens' if vault_tokens else 'no token'} in the vault, TLS {'on' if cert else 'off'}"
     )
-    if not is_loopback(host) and not token:
+    if not is_loopback(host) and not token and not vault_tokens:
         return Check(
             "http",
             FAIL,
             f"{where}: `kaeru serve --http` would expose the vault beyond this machine without authentication",
-            "set KAERU_AUTH_TOKEN (clients send `Authorization: Bearer <token>`), or KAERU_HOST=127.0.0.1",
+            "set KAERU_AUTH_TOKEN or add a token (`kaeru token add NAME`; clients send `Authorization: Bearer "
+            "<token>`), or KAERU_HOST=127.0.0.1",
         )
     missing = [str(p) for p in (cert, settings.tls_key) if p is not None and not p.is_file()]
     if missing:
