@@ -74,3 +74,34 @@ def test_old_knowledge_is_settled_or_archived_by_its_fix(call: Call, clock: Cloc
     assert call("read", initiative=P, node={"id": alone})["data"]["hits"][0]["layer"] == "cold"
     assert relied not in {i["node"] for i in _items(call, "settle_candidate")}
     assert alone not in {i["node"] for i in _items(call, "archivable")}
+
+
+def test_a_chain_whose_path_is_gone_is_forgotten_by_its_fix(call: Call) -> None:
+    """Decision 310: with no path left, saving the chain again is refused; its fix forgets it."""
+    ids = [call("note", initiative=P, text=f"course {i} of the wall")["data"]["primary"]["id"] for i in range(3)]
+    for a, b in [(0, 1), (1, 2)]:
+        call("link", initiative=P, **{"from": {"id": ids[a]}, "to": {"id": ids[b]}}, edge_type="causal", weight=0.9)
+    chain = call("link", initiative=P, action="chain", **{"from": {"id": ids[0]}, "to": {"id": ids[2]}})
+    call("link", initiative=P, action="remove", **{"from": {"id": ids[1]}, "to": {"id": ids[2]}}, edge_type="causal")
+    [stale] = _items(call, "stale_chain")
+    assert stale["node"] == chain["data"]["primary"]["id"]
+    _run_fix(call, stale)
+    assert _items(call, "stale_chain") == []
+
+
+def test_an_open_reviews_fix_closes_it_without_a_placeholder_resolution(call: Call) -> None:
+    target = call("note", initiative=P, text="pool size 50 fixed the outage")["data"]["primary"]["id"]
+    call("review", initiative=P, action="flag", target={"id": target}, reason="may exceed max_connections")
+    [review] = _items(call, "open_review")
+    assert "resolution" not in review["fix"]["arguments"]
+    _run_fix(call, review)
+    assert _items(call, "open_review") == []
+    assert call("search", initiatives=[P], text="resolved")["data"]["hits"] == []
+
+
+def test_a_settled_node_leaves_no_dangling_reference(call: Call) -> None:
+    """A settle keeps its `consolidated_to` edge from the retracted source: a record, not a fault."""
+    relied = call("note", initiative=P, text="the rate limit is 100 per key", name="ratelimit")["data"]["primary"]
+    call("note", initiative=P, text="the SDK retries 429", link_to={"id": relied["id"]}, edge_type="derived_from")
+    assert call("evolve", initiative=P, mode="settle", source={"id": relied["id"]})["state"] == "applied"
+    assert _items(call, "dangling_reference") == []

@@ -101,7 +101,6 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                         **base,
                         "action": "close",
                         "target": target_id,
-                        "resolution": "<how it was resolved>",
                     },
                 },
                 target_id,
@@ -133,7 +132,15 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             if len(members) < 2:
                 continue
             found = strongest_path(session, members[0], members[-1], {scope.id})
-            if found is None or found[0] != members:
+            if found is None:  # no path left: saving it again would be refused (decision 310)
+                add(
+                    "stale_chain",
+                    f"chain {chain.name!r} has no path any more: forget it (or link its nodes again and save it)",
+                    {"tool": "forget", "arguments": {**base, "node": chain.id, "reason": "its path no longer exists"}},
+                    chain.id,
+                    chain.name,
+                )
+            elif found[0] != members:
                 add(
                     "stale_chain",
                     f"chain {chain.name!r} no longer matches the strongest path: save it again",
@@ -178,6 +185,8 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     node_name,
                 )
         for edge in session.dangling_edges([scope.id], SCAN):
+            if edge.edge_type == EdgeType.CONSOLIDATED_TO:
+                continue  # a settle's record: its source is retracted on purpose (decision 310)
             add(
                 "dangling_reference",
                 f"{edge.edge_type.value} edge {edge.src} → {edge.dst} points at a forgotten node",
