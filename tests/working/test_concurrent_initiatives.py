@@ -76,3 +76,21 @@ def test_a_note_written_while_its_initiative_is_merged_is_not_lost(service: Serv
         assert len(written) == 4, results
         live = [n for n in (a, b) if n in _live(service)]
         assert _found(service, live, f"okapi{r}") == written, (r, live)
+
+
+def test_board_edits_at_once_all_apply(service: Service) -> None:
+    """Without `expected_revision` a board edit is no compare-and-set: edits at once apply one
+    after the other (PostgreSQL answered some `revision_conflict`)."""
+    _note(service, "boards", "a board to edit")
+    edits = [
+        partial(
+            service.initiative,
+            parse(
+                "initiative",
+                {"initiative": "boards", "action": "set_board", "columns": [{"key": f"c{k}"}, {"key": "done"}]},
+            ),
+        )
+        for k in range(6)
+    ]
+    results = _together(edits)
+    assert all(not isinstance(r, Exception) and r[0].state == "applied" for r in results), results

@@ -178,7 +178,7 @@ class Service:
                 lambda ctx, r: initiatives.manage(ctx, r, handled),
                 actor,
                 create=create,
-                exclusive=request.action in initiatives.ENDING,
+                exclusive=request.action in initiatives.ALONE,
             )
         except Unavailable as exc:
             if not handled:

@@ -12,7 +12,7 @@ from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
 from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative, refuse_invisible
-from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
+from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission, SlotChange
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
@@ -128,8 +128,9 @@ def _move_membership(ctx: WriteContext, node: Node, drop: int | None, add: int |
     return ctx.update_node(node, initiatives=tuple(members))
 
 
-#: The actions that end or rename their initiative: they hold it (and a merge its target) alone.
-ENDING = frozenset({"merge", "delete", "rename"})
+#: The actions that end, rename or re-column their initiative: they hold it (and a merge its target)
+#: alone, so two board edits at once apply one after the other, never `revision_conflict`.
+ALONE = frozenset({"merge", "delete", "rename", "set_board"})
 
 
 def _target(ctx: WriteContext, raw: Any) -> Initiative:
@@ -139,6 +140,14 @@ def _target(ctx: WriteContext, raw: Any) -> Initiative:
     if found is None or not ctx.session.hold_initiatives([found.id], exclusive=True):
         raise InvalidArgument(f"no initiative named {name!r} to merge into; rename instead", field="to")
     return found
+
+
+def _release(ctx: WriteContext, held: SlotState) -> None:
+    """Release one slot of the call's initiative (`held`, read in this transaction)."""
+    rev_no = held.rev_no + 1
+    token = revision_token(f"slot:{held.initiative_id}:{held.slot}", rev_no, ctx.now_s)
+    ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, rev_no, token, ctx.now_s))
+    ctx.outcome.slots.append(SlotChange(held.slot, held.node_id, None, token))
 
 
 def _merge_slot(ctx: WriteContext, held: SlotState) -> None:
@@ -233,9 +242,10 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
             ctx.outcome.state = "unchanged"  # the call itself does the rest
             return
         done = 0
+        cols = tasks.columns(ctx.session, target) if target is not None else []
         for node in batch[:CHUNK]:
             if target is not None:
-                _move_membership(ctx, node, subject.id, target.id)
+                tasks.onto_board(ctx, _move_membership(ctx, node, subject.id, target.id), cols)
                 done += 1
             else:
                 done += _forget_or_detach(ctx, node, subject.id)
@@ -299,16 +309,28 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         # Itself, stored decomposed by an older kaeru: renamed to its composed form (decision 184).
         if taken is not None and taken.id != subject.id:
             raise InvalidArgument(f"{new_name!r} already exists; use merge to combine them", field="to")
+        # One project must not split across spellings (SPEC 1.3): `Alpha` beside `alpha` (decision 311).
+        twin = next(
+            (i for i in ctx.session.all_initiatives() if i.id != subject.id and folded(i.name) == folded(new_name)),
+            None,
+        )
+        if twin is not None:
+            raise InvalidArgument(
+                f"{twin.name!r} already exists, spelled otherwise; use merge to combine them, or another name",
+                field="to",
+            )
         ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
     elif action == "merge":
         target = _target(ctx, request.to)
         if target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
-        moved = handled
+        moved, placed, cols = handled, 0, tasks.columns(ctx.session, target)
         for node in _members(ctx):
-            _move_membership(ctx, node, subject.id, target.id)
+            updated = _move_membership(ctx, node, subject.id, target.id)
+            placed += tasks.onto_board(ctx, updated, cols) is not updated
             moved += 1
+        tasks.say_placed(ctx, placed)
         ctx.initiative = target
         for held in ctx.session.slots_of(subject.id):
             _merge_slot(ctx, held)
@@ -329,17 +351,31 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         node = ctx.resolve(request.node, "node")
         if action == "attach":
             updated = _move_membership(ctx, node, None, subject.id)
+            if updated is not node:
+                on_board = tasks.onto_board(ctx, updated, tasks.columns(ctx.session, subject))
+                tasks.say_placed(ctx, int(on_board is not updated))
+                updated = on_board
         else:
             if subject.id not in node.initiatives:
                 raise InvalidArgument(f"{node.name!r} is not in {subject.name!r}", field="node")
             if len(node.initiatives) == 1:
                 raise InvalidArgument("this is the node's last initiative: use forget to remove it", field="node")
             updated = _move_membership(ctx, node, subject.id, None)
+            for held in ctx.session.slots_held_by(node.id):
+                if held.initiative_id == subject.id:  # a role in an initiative it left (decision 311)
+                    _release(ctx, held)
         if updated is node:
             ctx.outcome.state = "unchanged"
         else:
             ctx.mark_affected(updated)
-            ctx.outcome.changes.append(Change("initiatives", action, subject.name))
+            names = ctx.session.initiative_names([*node.initiatives, *updated.initiatives])
+            ctx.outcome.changes.append(
+                Change(
+                    "initiatives",
+                    [names.get(i, str(i)) for i in node.initiatives],
+                    [names.get(i, str(i)) for i in updated.initiatives],
+                )
+            )
         ctx.outcome.primary = ctx.outcome_ref(updated)
     else:  # set_board
         tasks.set_board(ctx, request.columns)

@@ -256,3 +256,33 @@ def _in_columns(session: Session, initiative: Initiative, keys: list[str]) -> li
     )
     found = (session.get_node(r.id, for_update=True) for r in rows)
     return [n for n in found if n is not None and not n.retracted and n.status in keys]
+
+
+def onto_board(ctx: WriteContext, node: Node, cols: list[dict[str, str]]) -> Node:
+    """`node`, a task brought onto this board (`initiative merge`, `attach`; decision 311), put in
+    its first column — or its closing one when it was finished (`done_at`) — when this board has no
+    column of its status: there it was on no board, out of `context` and `reflect`. Any other node,
+    or a task whose column the board has, is returned as it is."""
+    keys = [c["key"] for c in cols]
+    if node.node_type != NodeType.TASK or node.status in keys:
+        return node
+    finished = bool(node.properties.get("done_at"))
+    status = terminal_key(cols) if finished else keys[0]
+    properties = dict(node.properties)
+    if not finished:
+        properties.pop("done_at", None)
+    tags = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
+    return ctx.update_node(node, status=status, tags=tags, properties=properties)
+
+
+def say_placed(ctx: WriteContext, placed: int) -> None:
+    """The warning `tasks_moved` for `placed` tasks `onto_board` moved."""
+    if placed:
+        ctx.outcome.issues.append(
+            Issue(
+                "tasks_moved",
+                f"{placed} task(s) came from a board without their column here and were put in its "
+                "first column (a finished one in its closing column)",
+                field="initiative",
+            )
+        )
