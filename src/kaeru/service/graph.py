@@ -76,17 +76,17 @@ def strongest_path(
 def link(ctx: WriteContext, request: LinkRequest) -> None:
     """Add, remove or reweight a typed edge, or save the strongest path as a chain.
 
-    The schema has required edge_type for every action but chain, and weight for add and reweight."""
+    The schema has required edge_type for remove and reweight (add's defaults to `refers_to`, SPEC
+    1.2's default edge, decision 312), and weight for add and reweight."""
     action = request.action
     source = ctx.resolve(request.source, "from")
     target = ctx.resolve(request.to, "to")
+    if source.id == target.id:
+        raise InvalidArgument(f"{'a chain' if action == 'chain' else 'an edge'} needs two different nodes", field="to")
     if action == "chain":
         _chain(ctx, source, target, request)
         return
-    assert request.edge_type is not None
-    edge_type = EdgeType(request.edge_type)
-    if source.id == target.id:
-        raise InvalidArgument("an edge needs two different nodes", field="to")
+    edge_type = EdgeType(request.edge_type or EdgeType.REFERS_TO.value)
     current = ctx.session.get_edge(source.id, target.id, edge_type)
     live = current is not None and not current.retracted
     weight = float(request.weight) if request.weight is not None else 0.0

@@ -107,7 +107,8 @@ class LinkRequest(Request):
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
-                _when("action", ["add", "reweight"], ["edge_type", "weight"]),
+                _when("action", "add", ["weight"]),
+                _when("action", "reweight", ["edge_type", "weight"], present=True),
                 _when("action", "remove", ["edge_type"], present=True),
             ]
         }
@@ -124,7 +125,7 @@ class LinkRequest(Request):
     to: Ref = Field(description="Target node of the edge (or end of the chain).")
     edge_type: EdgeTypeName | None = Field(
         None,
-        description="Edge type (add/remove/reweight).",
+        description="Edge type (add: refers_to by default; remove/reweight: required).",
     )
     weight: Weight | None = Field(None, description="Required for add/reweight: how load-bearing, 0–1.")
     name: NodeName | None = Field(None, description="chain only: a name for the saved chain.")
