@@ -148,6 +148,30 @@ def test_a_pooled_connection_that_died_is_replaced_at_a_writes_first_exchange(st
         assert session.newest_members(initiative, None, 1)[1] == 1
 
 
+def test_after_every_pooled_connection_died_each_call_is_served(service: Service) -> None:
+    """A restarted database leaves every pooled connection dead (decision 313): a transaction's first
+    exchange replaces them one after the other until one lives, so no call fails — where each stale
+    connection cost a call its answer (`unavailable`), reads and writes alike."""
+    _postgres(service.store)
+    assert isinstance(service.store, PostgresStore)
+    service.note(parse("note", {"initiative": "alpha", "text": "a zebra in the pool"}))
+    warm = [
+        threading.Thread(target=lambda: service.search(parse("search", {"initiatives": ["alpha"], "text": "zebra"})))
+        for _ in range(8)
+    ]
+    for t in warm:
+        t.start()
+    for t in warm:
+        t.join()
+    _kill_pooled(service.store)
+    for _ in range(8):
+        assert service.search(parse("search", {"initiatives": ["alpha"], "text": "zebra"})).hits
+    _kill_pooled(service.store)
+    for k in range(4):
+        outcome, _ = service.note(parse("note", {"initiative": "alpha", "text": f"after the restart {k}"}))
+        assert outcome.state == "applied"
+
+
 def test_the_statistics_arrays_keep_every_term_as_written(store: Store) -> None:
     """The term array is written as one text[] literal (16.P2): every element quoted, so the word
     `null` is a term, not a NULL."""

@@ -212,8 +212,9 @@ def _migrations(health: VaultHealth) -> Check:
         return Check(
             "migrations",
             FAIL,
-            "no schema_migrations table: this is not a kaeru vault",
-            "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault",
+            "no schema_migrations table: this is not a kaeru vault (yet)",
+            "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault, or make this one: "
+            "`kaeru migrate` (or a first `kaeru serve`) creates the vault in an empty database",
         )
     newest = max(applied)
     if newest > known:

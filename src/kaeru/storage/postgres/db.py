@@ -81,6 +81,11 @@ def translate(exc: Exception) -> KaeruError:
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
 
 
+#: How many dead pooled connections one transaction's first exchange replaces at most, one after
+#: the other (more than a pool holds: after a restart each of them is dead).
+DEAD_SPARES = 64
+
+
 class PgDb(Db):
     """Statements on one psycopg connection, each one's driver errors translated where it runs."""
 
@@ -133,6 +138,9 @@ class PgDb(Db):
         `begin` is tried again on a fresh connection when the connection proved dead."""
         held, self._held = self._held, []
         replace, self._replace = self._replace, None
+        # Every connection the pool held may have died at once (a database restarted, its backends
+        # terminated): a replacement that proves dead too is replaced again (decision 313).
+        spares = DEAD_SPARES
         while True:
             try:
                 if not held:
@@ -146,10 +154,10 @@ class PgDb(Db):
                 return cur  # its results arrived when the pipeline ended
             except (psycopg.Error, UnicodeEncodeError) as exc:
                 # An exchange holding COMMIT is never sent again: it may have committed (`commit`).
-                if replace is None or not self._c.broken or any(text == "COMMIT" for text, _ in held):
+                if replace is None or not self._c.broken or any(text == "COMMIT" for text, _ in held) or not spares:
                     raise translate(exc) from exc
                 self._c = replace(self._c)
-                replace = None
+                spares -= 1
 
     def _cursor(self, sql: str, params: Params | dict[str, Any]) -> psycopg.Cursor[Any]:
         cur = self._exchange(sql, params)
