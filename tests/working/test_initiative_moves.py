@@ -54,3 +54,30 @@ def test_a_rename_to_another_spelling_of_an_existing_initiative_is_refused(call:
     assert "'alpha'" in refused["issues"][0]["message"]
     assert call("initiative", initiative="alpha", action="rename", to="Alpha")["state"] == "applied"
     assert sorted(i["name"] for i in call("initiatives")["data"]["initiatives"]) == ["Alpha", "gamma"]
+
+
+def _columns(call: Call, initiative: str) -> list[str]:
+    sections = call("context", initiative=initiative)["data"]["sections"]
+    return [c["key"] for s in sections if s["name"] == "tasks" for c in s["columns"]]
+
+
+def test_a_merge_keeps_the_targets_board_or_brings_the_only_one(call: Call) -> None:
+    """Decision 314: the target's own board decides its columns (the merged one is forgotten, not a
+    second board); a target without one takes the merged initiative's board with its tasks."""
+    call("initiative", initiative="a1", action="set_board", columns=[{"key": "todo"}, {"key": "done"}])
+    call("task", initiative="a1", text="task of a1", name="t-a1")
+    call("initiative", initiative="b1", action="set_board", columns=[{"key": "backlog"}, {"key": "shipped"}])
+    call("task", initiative="b1", text="task of b1", name="t-b1")
+    assert call("initiative", initiative="a1", action="merge", to="b1")["state"] == "applied"
+    assert _columns(call, "b1") == ["backlog", "shipped"]
+    assert sorted(_tasks(call, "b1")) == ["t-a1", "t-b1"] and _status(call, "b1", "t-a1") == "backlog"
+    boards = call("search", initiatives=["b1"], filters={"types": ["board"]})["data"]["hits"]
+    assert len(boards) == 1
+    call(
+        "initiative", initiative="a2", action="set_board", columns=[{"key": "todo"}, {"key": "review"}, {"key": "done"}]
+    )
+    call("task", initiative="a2", text="task of a2", name="t-a2", status="review")
+    call("note", initiative="b2", text="b2 has no board yet")
+    assert call("initiative", initiative="a2", action="merge", to="b2")["state"] == "applied"
+    assert _columns(call, "b2") == ["todo", "review", "done"]
+    assert _status(call, "b2", "t-a2") == "review" and _tasks(call, "b2") == ["t-a2"]

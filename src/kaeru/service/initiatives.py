@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Node, revision_token
+from kaeru.domain.model import Node, NodeType, revision_token
 from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
@@ -195,6 +195,14 @@ def _members(ctx: WriteContext, limit: int | None = None) -> list[Node]:
     return [nodes[i] for i in chosen if i in nodes]
 
 
+def _boards(ctx: WriteContext, subject: Initiative, target: Initiative) -> tuple[bool, list[dict[str, str]]]:
+    """Whether a merge's target has a board of its own (the subject's board is then forgotten, not
+    moved: two boards in one initiative, decision 314), and the columns its tasks land in: the
+    target's, or when it has none the subject's, whose board then moves with them."""
+    own = tasks.board_node(ctx.session, target) is not None
+    return own, tasks.columns(ctx.session, target if own else subject)
+
+
 def _forget_or_detach(ctx: WriteContext, node: Node, subject: int) -> bool:
     """Delete's step for one node: forgotten when the deleted initiative is its only one (True),
     else only taken out of it."""
@@ -242,9 +250,11 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
             ctx.outcome.state = "unchanged"  # the call itself does the rest
             return
         done = 0
-        cols = tasks.columns(ctx.session, target) if target is not None else []
+        own, cols = _boards(ctx, subject, target) if target is not None else (False, [])
         for node in batch[:CHUNK]:
-            if target is not None:
+            if target is not None and own and node.node_type == NodeType.BOARD:
+                _forget_or_detach(ctx, node, subject.id)
+            elif target is not None:
                 tasks.onto_board(ctx, _move_membership(ctx, node, subject.id, target.id), cols)
                 done += 1
             else:
@@ -325,8 +335,12 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         target = _target(ctx, request.to)
         if target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
-        moved, placed, cols = handled, 0, tasks.columns(ctx.session, target)
+        moved, placed = handled, 0
+        own, cols = _boards(ctx, subject, target)
         for node in _members(ctx):
+            if own and node.node_type == NodeType.BOARD:  # the target keeps its own columns
+                _forget_or_detach(ctx, node, subject.id)
+                continue
             updated = _move_membership(ctx, node, subject.id, target.id)
             placed += tasks.onto_board(ctx, updated, cols) is not updated
             moved += 1

@@ -32,10 +32,12 @@ REHOME_BATCH = 500
 
 
 def board_node(session: Session, initiative: Initiative) -> Node | None:
-    rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative.id], types=[NodeType.BOARD.value], window=5))
+    """The initiative's board: of several (an archive imported beside the vault's own), the last
+    edited, so the newest `set_board` always decides (decision 314); it was the first search hit."""
+    rows, _, _ = session.search(SearchQuery(initiative_ids=[initiative.id], types=[NodeType.BOARD.value], window=50))
     nodes = session.nodes_by_ids([r.id for r in rows])
     live = [nodes[r.id] for r in rows if r.id in nodes]
-    return live[0] if live else None
+    return max(live, key=lambda n: (n.recorded_at, n.seq)) if live else None
 
 
 def columns(session: Session, initiative: Initiative | None) -> list[dict[str, str]]:
