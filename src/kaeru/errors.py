@@ -105,6 +105,11 @@ ISSUE_CODES: dict[str, str] = {
         "Warning: `set_board` removed columns that held tasks; they were moved (a finished one to the "
         "closing column, any other to the first) and are listed as affected. Move them on with `task_update`."
     ),
+    "import_conflict": (
+        "Warning: records of an imported archive differ from this vault's records of the same node or "
+        "slot revision (both vaults changed them after they parted); the vault's were kept, the "
+        "message names them. Compare with `trail`, and `revise` what should change."
+    ),
     "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "unknown_initiative": "A read named an initiative that does not exist.",

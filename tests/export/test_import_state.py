@@ -77,3 +77,28 @@ def test_an_import_counts_the_ended_initiatives_it_restores(source: Run, other: 
     assert first["state"] == "applied" and _written(first)["ended_initiatives"] == 1
     again = run("archive", {"action": "import", "path": "ended.amg"})
     assert again["state"] == "unchanged" and _written(again)["ended_initiatives"] == 0
+
+
+def test_an_archive_whose_revisions_differ_from_the_vaults_says_so(source: Run, other: tuple[Store, Run]) -> None:
+    """Decision 315: two vaults that parted each revised one node (and gave one slot another holder);
+    importing one's archive into the other keeps the vault's revisions and says which differ."""
+    _, run = other
+    base = source("note", {"initiative": "alpha", "text": "the shared base note", "name": "base"})["data"]["primary"]
+    source("note", {"initiative": "alpha", "text": "the heron", "name": "heron"})
+    source("note", {"initiative": "alpha", "text": "the otter", "name": "otter"})
+    assert source("archive", {"action": "export", "path": "a.amg"})["state"] == "applied"
+    assert run("archive", {"action": "import", "path": "a.amg"})["state"] == "applied"
+    source("revise", {"initiative": "alpha", "node": "base", "patch": {"body": "A says X"}})
+    source("slot", {"initiative": "alpha", "slot": "handoff", "node": "heron"})
+    run("revise", {"initiative": "alpha", "node": "base", "patch": {"body": "B says Y"}})
+    run("slot", {"initiative": "alpha", "slot": "handoff", "node": "otter"})
+    assert source("archive", {"action": "export", "path": "b.amg"})["state"] == "applied"
+
+    merged = run("archive", {"action": "import", "path": "b.amg"})
+    [conflict] = merged["issues"]
+    assert conflict["code"] == "import_conflict" and conflict["field"] == "path"
+    assert f"node {base['id']} revision 2" in conflict["message"] and "slot 'handoff' revision 1" in conflict["message"]
+    assert _written(merged)["conflicts"] == 2
+    assert run("read", {"initiative": "alpha", "node": "base"})["data"]["hits"][0]["body"] == "B says Y"
+    again = run("archive", {"action": "import", "path": "a.amg"})
+    assert again["state"] == "unchanged" and again["issues"] == []

@@ -33,7 +33,7 @@ from kaeru.export.vault_io import (
     write_archive,
     write_records,
 )
-from kaeru.service.outcomes import Change, FailedStep, MutationOutcome
+from kaeru.service.outcomes import Change, FailedStep, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.storage.base import AuditRecord, Session, Store
 
@@ -349,6 +349,16 @@ def _report_outcome(report: ImportReport) -> MutationOutcome:
     outcome = MutationOutcome(state="applied" if report.wrote() else "unchanged")
     for name, count in report.counts().items():
         outcome.changes.append(Change(f"imported.{name}", 0, count))
+    if report.conflicts:  # another vault's edit of the same revision: the vault's own is kept (decision 315)
+        named = ", ".join(report.conflicting) + (", …" if report.conflicts > len(report.conflicting) else "")
+        outcome.issues.append(
+            Issue(
+                "import_conflict",
+                f"{report.conflicts} record(s) of the archive differ from this vault's record of the same "
+                f"revision ({named}): both vaults changed them since they parted; this vault's were kept",
+                field="path",
+            )
+        )
     return outcome
 
 

@@ -206,6 +206,10 @@ class ImportReport:
     slot_revisions: int = 0
     audit: int = 0
     skipped: int = 0
+    #: Records skipped because the vault holds another record of the same node (or slot) and revision
+    #: number — another vault's edit, not this archive's (decision 315) — and the first few of them.
+    conflicts: int = 0
+    conflicting: list[str] = field(default_factory=list)
     #: The vault's ids of the live initiatives that received new records (for the import's audit).
     touched: set[int] = field(default_factory=set)
     #: What screening redacted in the records written (not in those skipped as already present).
@@ -221,10 +225,18 @@ class ImportReport:
 
     def wrote(self) -> bool:
         """Whether this run wrote any record (a skipped one was already there)."""
-        return any(v for k, v in self.counts().items() if k != "skipped")
+        return any(v for k, v in self.counts().items() if k not in ("skipped", "conflicts"))
+
+    def conflict(self, what: str) -> None:
+        self.conflicts += 1
+        if len(self.conflicting) < CONFLICTS_NAMED:
+            self.conflicting.append(what)
 
 
 Finish = Callable[[Session, ImportReport], None]
+
+#: How many conflicting records an import names (the rest are counted).
+CONFLICTS_NAMED = 5
 
 #: Records written per write transaction: each chunk holds the write lock for tens of milliseconds,
 #: so other processes sharing the vault get their turn between chunks (decision 15.P2).
@@ -333,7 +345,10 @@ def write_records(
             for ended_record in v1.slot_only:
                 restore_ended(session, ended_record)
         if kind == "node":
-            if session.has_revision(record["id"], int(record["rev_no"])):
+            held = session.revision_of(record["id"], int(record["rev_no"]))
+            if held is not None:
+                if held != record["revision"]:
+                    report.conflict(f"node {record['id']} revision {record['rev_no']}")
                 return False
             for key in amg.node_keys(record):
                 if v1 is not None and key in v1.ended and key not in ids:
@@ -357,8 +372,10 @@ def write_records(
             initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             if initiative_id is None:
                 return None
-            known = {s.rev_no for s in session.slot_history(initiative_id, record["slot"])}
+            known = {s.rev_no: s.revision for s in session.slot_history(initiative_id, record["slot"])}
             if int(record["rev_no"]) in known:
+                if known[int(record["rev_no"])] != record["revision"]:
+                    report.conflict(f"slot {record['slot']!r} revision {record['rev_no']}")
                 return False
             session.put_slot(
                 SlotState(
@@ -432,7 +449,9 @@ def write_records(
 
 def _committed(report: ImportReport) -> ImportReport:
     """A copy of `report` as of a committed chunk (the next chunk's counts may roll back)."""
-    copied = ImportReport(touched=set(report.touched), redactions=list(report.redactions))
+    copied = ImportReport(
+        touched=set(report.touched), redactions=list(report.redactions), conflicting=list(report.conflicting)
+    )
     for name, count in report.counts().items():
         setattr(copied, name, count)
     return copied

@@ -157,6 +157,16 @@ class NodeQueries(Part):
         )
         return [self._entry(r) for r in found]
 
+    def revision_of(self, node_id: str, rev_no: int) -> str | None:
+        """The revision token of the node's revision `rev_no`, None when the vault has no such revision:
+        an import tells a record it holds from another vault's revision of that number (decision 315)."""
+        row = self._db.one(
+            "SELECT n.revision FROM nodes n WHERE n.id = ? AND n.rev_no = ? UNION ALL "
+            "SELECT r.revision FROM past_revisions r JOIN nodes n ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?",
+            (node_id, rev_no, node_id, rev_no),
+        )
+        return str(row[0]) if row is not None else None
+
     def has_revision(self, node_id: str, rev_no: int) -> bool:
         sql = (
             "SELECT 1 FROM nodes n WHERE n.id = ? AND (n.rev_no = ? OR EXISTS (SELECT 1 FROM past_revisions r "
