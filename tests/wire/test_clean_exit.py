@@ -106,12 +106,7 @@ class StdioServer:
 def _stop_by(proc: subprocess.Popen[Any], how: str) -> int:
     """Send `proc` SIGTERM (`sigterm`) or SIGINT and wait for its exit code; killed if it outlives the wait."""
     proc.send_signal(signal.SIGTERM if how == "sigterm" else signal.SIGINT)
-    try:
-        return proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    return _ended(proc)
 
 
 def _sidecars(vault: VaultSpec) -> list[str]:
@@ -346,7 +341,7 @@ def _note_call(number: int, text: str) -> dict[str, Any]:
     }
 
 
-def _ended(proc: subprocess.Popen[bytes]) -> int:
+def _ended(proc: subprocess.Popen[Any]) -> int:
     """The exit code of a server left to end by itself; killed (and the test failed) if it does not."""
     try:
         return proc.wait(60)
