@@ -178,3 +178,13 @@ def test_a_note_that_happened_today_comes_before_one_written_after_it(call: Call
     assert _ids(call("timeline", initiatives=["t"])) == [today, later]
     shown = call("read", initiative="t", node=today)["data"]["hits"][0]
     assert shown["created_at"].startswith("2026-03-02T09:00:00.") and shown["created_at"] <= shown["recorded_at"]
+
+
+def test_a_window_that_ends_before_it_starts_is_refused(call: Call) -> None:
+    """Decision 316: `since` after `until` answered `ok` with nothing, read as "nothing happened"."""
+    call("note", initiative="p", text="something happened")
+    refused = call("timeline", initiatives=["p"], since="2026-03-05", until="2026-03-01")
+    assert refused["state"] == "rejected" and refused["issues"][0]["field"] == "since"
+    assert "swap" in refused["issues"][0]["message"]
+    one_day = call("timeline", initiatives=["p"], since="2026-03-02", until="2026-03-02")
+    assert one_day["state"] == "ok"

@@ -47,6 +47,12 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
     if request.anchor is not None and request.query is not None:
         raise InvalidArgument("give anchor or query, not both", field="query")
     since, until = moments.get("since"), moments.get("until")
+    if since is not None and until is not None and since > until:  # canonical times: text order is time order
+        # An empty window answered `ok` with nothing: the agent read "nothing happened" (decision 316).
+        raise InvalidArgument(
+            f"since ({request.since}) is after until ({request.until}): the window holds no moment; swap them",
+            field="since",
+        )
     args = request.wire()
     key = cursors.args_key(args)
     with rt.store.read() as session:
