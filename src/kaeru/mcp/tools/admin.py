@@ -11,7 +11,7 @@ Changes: one task node; `request_id` replays. Use `task_update` to move or finis
 TASK_UPDATE = """Move a task to another board column (the terminal one records done_at) and/or set or clear its `due` date.
 Changes: a new revision (`expected_revision` makes it compare-and-set). Use `initiative set_board` to change the columns. Returns what changed."""
 
-INITIATIVE = """Manage an initiative: `rename`, `merge` into `to` (everything moves), `delete` (nodes in no other initiative are forgotten, recoverable through history), `attach`/`detach` a node, `set_board` columns.
+INITIATIVE = """Manage an initiative: `rename`, `merge` into `to` (everything moves; `to` keeps its board, and tasks land on it), `delete` (nodes in no other initiative are forgotten, recoverable through history), `attach`/`detach` a node, `set_board` columns.
 Changes: memberships and the initiative, in one audited transaction (a merge or delete of over 500 nodes moves them in audited chunks first; stopped part way by the vault it answers `partial`, and the same call again completes it); delete and merge are destructive. Use `initiatives` to check names first. Returns what moved."""
 
 
