@@ -44,13 +44,14 @@ def _texts(ctx: WriteContext, request: EvolveRequest, source: Node | None) -> tu
     return name, body
 
 
-def _status(ctx: WriteContext, source: Node, node_type: NodeType, carried: bool) -> str | None:
+def _status(source: Node, node_type: NodeType, carried: bool, cols: list[dict[str, str]]) -> str | None:
     """The successor's status (decision 294): a task keeps its board column (the board's first when
     the source was no task or its column is gone), a hypothesis its status when `carried` (the same
     claim in another tier) and `open` otherwise (a new wording has no verdict yet); other types none.
-    Without it a superseding task or claim had no status: on no board, in no list of open claims."""
+    Without it a superseding task or claim had no status: on no board, in no list of open claims.
+    `cols`: the call's initiative's board columns (read only for a task)."""
     if node_type == NodeType.TASK:
-        keys = [c["key"] for c in tasks.columns(ctx.session, ctx.initiative)]
+        keys = [c["key"] for c in cols]
         return source.status if source.node_type == NodeType.TASK and source.status in keys else keys[0]
     if node_type == NodeType.HYPOTHESIS:
         return source.status if carried and source.node_type == NodeType.HYPOTHESIS and source.status else "open"
@@ -65,12 +66,13 @@ def _successor(
     name, body = _texts(ctx, request, source)
     if name is None and not (rename and request.new_body is not None):
         name = source.name
-    status = _status(ctx, source, node_type, carried=not rename)
+    cols = tasks.columns(ctx.session, ctx.initiative) if node_type == NodeType.TASK else []
+    status = _status(source, node_type, not rename, cols)
     tags = [t for t in _carried_tags(source) if status is None or not t.startswith("kind:")]
     if status is not None:  # the kind and status tags a task or a claim is written with
         tags = ["kind:task" if node_type == NodeType.TASK else "kind:claim", f"status:{status}", *tags]
     properties = {k: v for k, v in source.properties.items() if k not in ("chain",)}
-    if node_type == NodeType.TASK and status != tasks.terminal_key(tasks.columns(ctx.session, ctx.initiative)):
+    if node_type == NodeType.TASK and status != tasks.terminal_key(cols):
         properties.pop("done_at", None)
     return ctx.create_node(
         node_type=node_type,

@@ -11,8 +11,9 @@ from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
+from kaeru.service.lifecycle import release_slot
 from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative, refuse_invisible
-from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission, SlotChange
+from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
@@ -136,18 +137,10 @@ ALONE = frozenset({"merge", "delete", "rename", "set_board"})
 def _target(ctx: WriteContext, raw: Any) -> Initiative:
     """The initiative a merge moves into, held alone until the merge commits (decision 301)."""
     name = normalise_initiative(raw, "to")
-    found = ctx.session.initiative_by_name(name)
-    if found is None or not ctx.session.hold_initiatives([found.id], exclusive=True):
+    found = ctx.session.hold_initiative_named(name, exclusive=True)
+    if found is None:
         raise InvalidArgument(f"no initiative named {name!r} to merge into; rename instead", field="to")
     return found
-
-
-def _release(ctx: WriteContext, held: SlotState) -> None:
-    """Release one slot of the call's initiative (`held`, read in this transaction)."""
-    rev_no = held.rev_no + 1
-    token = revision_token(f"slot:{held.initiative_id}:{held.slot}", rev_no, ctx.now_s)
-    ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, rev_no, token, ctx.now_s))
-    ctx.outcome.slots.append(SlotChange(held.slot, held.node_id, None, token))
 
 
 def _merge_slot(ctx: WriteContext, held: SlotState) -> None:
@@ -199,8 +192,8 @@ def _boards(ctx: WriteContext, subject: Initiative, target: Initiative) -> tuple
     """Whether a merge's target has a board of its own (the subject's board is then forgotten, not
     moved: two boards in one initiative, decision 314), and the columns its tasks land in: the
     target's, or when it has none the subject's, whose board then moves with them."""
-    own = tasks.board_node(ctx.session, target) is not None
-    return own, tasks.columns(ctx.session, target if own else subject)
+    board = tasks.board_node(ctx.session, target)
+    return board is not None, tasks.columns_of(board) if board is not None else tasks.columns(ctx.session, subject)
 
 
 def _forget_or_detach(ctx: WriteContext, node: Node, subject: int) -> bool:
@@ -377,7 +370,7 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
             updated = _move_membership(ctx, node, subject.id, None)
             for held in ctx.session.slots_held_by(node.id):
                 if held.initiative_id == subject.id:  # a role in an initiative it left (decision 311)
-                    _release(ctx, held)
+                    release_slot(ctx, held)
         if updated is node:
             ctx.outcome.state = "unchanged"
         else:

@@ -170,9 +170,16 @@ def slot(ctx: WriteContext, request: SlotRequest) -> None:
         ctx.outcome.state = "unchanged"
         ctx.outcome.slots.append(SlotChange(name, None, None, current))
         return
-    revision = revision_token(f"slot:{ctx.initiative.id}:{name}", state.rev_no + 1, ctx.now_s)
-    ctx.session.put_slot(SlotState(ctx.initiative.id, name, None, state.rev_no + 1, revision, ctx.now_s))
-    ctx.outcome.slots.append(SlotChange(name, state.node_id, None, revision))
+    release_slot(ctx, state)
+
+
+def release_slot(ctx: WriteContext, held: SlotState) -> None:
+    """Release one held slot (`held`, read in this transaction): `slot` without a node, and a node
+    detached from the slot's initiative (decision 311)."""
+    rev_no = held.rev_no + 1
+    revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", rev_no, ctx.now_s)
+    ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, rev_no, revision, ctx.now_s))
+    ctx.outcome.slots.append(SlotChange(held.slot, held.node_id, None, revision))
 
 
 def layer(ctx: WriteContext, request: LayerRequest) -> None:

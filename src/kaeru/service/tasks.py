@@ -42,12 +42,12 @@ def board_node(session: Session, initiative: Initiative) -> Node | None:
 
 def columns(session: Session, initiative: Initiative | None) -> list[dict[str, str]]:
     """The board's columns in order (the defaults until someone edits the board)."""
-    if initiative is None:
-        return list(DEFAULT_COLUMNS)
-    board = board_node(session, initiative)
-    if board is None:
-        return list(DEFAULT_COLUMNS)
-    stored = board.properties.get("columns")
+    return columns_of(board_node(session, initiative) if initiative is not None else None)
+
+
+def columns_of(board: Node | None) -> list[dict[str, str]]:
+    """A board node's columns (the defaults without a board, or a board without columns)."""
+    stored = board.properties.get("columns") if board is not None else None
     return list(stored) if isinstance(stored, list) and stored else list(DEFAULT_COLUMNS)
 
 
@@ -227,13 +227,7 @@ def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str
         for node in batch:
             seen.add(node.id)
             status = new_terminal if node.status == old_terminal else cols[0]["key"]
-            properties = dict(node.properties)
-            if status == new_terminal:
-                properties.setdefault("done_at", ctx.now_s)
-            else:
-                properties.pop("done_at", None)
-            tags = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
-            ctx.mark_affected(ctx.update_node(node, status=status, tags=tags, properties=properties))
+            ctx.mark_affected(_in_column(ctx, node, status, status == new_terminal))
             moved[(node.status or "", status)] = moved.get((node.status or "", status), 0) + 1
     if moved:
         said = ", ".join(f"{n} from {a!r} to {b!r}" for (a, b), n in sorted(moved.items()))
@@ -269,9 +263,16 @@ def onto_board(ctx: WriteContext, node: Node, cols: list[dict[str, str]]) -> Nod
     if node.node_type != NodeType.TASK or node.status in keys:
         return node
     finished = bool(node.properties.get("done_at"))
-    status = terminal_key(cols) if finished else keys[0]
+    return _in_column(ctx, node, terminal_key(cols) if finished else keys[0], finished)
+
+
+def _in_column(ctx: WriteContext, node: Node, status: str, closing: bool) -> Node:
+    """A revision of task `node` in column `status` (its `status:` tag with it): finished when
+    `closing` (its `done_at` kept, or now), else open (no `done_at`)."""
     properties = dict(node.properties)
-    if not finished:
+    if closing:
+        properties.setdefault("done_at", ctx.now_s)
+    else:
         properties.pop("done_at", None)
     tags = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
     return ctx.update_node(node, status=status, tags=tags, properties=properties)

@@ -280,10 +280,12 @@ def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
 
 def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, str], report: Report) -> None:
     known = _imported(ctx, fmt)
+    # The board is read once a chunk, and only when the chunk holds a task.
+    cols = tasks.columns(ctx.session, ctx.initiative) if any(i.node_type == NodeType.TASK for i in items) else []
     for item in items:
         mark = {"format": fmt, "key": item.key, "sha256": item.digest()}
         existing = known.get(item.key)
-        status = _status_of(ctx, item)
+        status = _status_of(item, cols)
         if existing is None:
             node = ctx.create_node(
                 node_type=item.node_type,
@@ -320,14 +322,13 @@ def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, 
         ctx.outcome.state = "unchanged"
 
 
-def _status_of(ctx: WriteContext, item: Item) -> str | None:
+def _status_of(item: Item, cols: list[dict[str, str]]) -> str | None:
     """The status a task or hypothesis is imported with (decision 298): the one its source gives
-    (`status` in a page's front matter) when this board has that column or it is a hypothesis
-    status, else the board's closing column for `done`, its first column or `open`. Without one, an imported task was on no board
-    and an imported claim in no list of open claims."""
+    (`status` in a page's front matter) when the board (`cols`) has that column or it is a
+    hypothesis status, else the board's closing column for `done`, its first column or `open`.
+    Without one, an imported task was on no board and an imported claim in no list of open claims."""
     given = item.extra.get("status")
     if item.node_type == NodeType.TASK:
-        cols = tasks.columns(ctx.session, ctx.initiative)
         keys = [c["key"] for c in cols]
         if given in keys:
             return str(given)
