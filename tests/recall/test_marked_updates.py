@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from kaeru.domain.text import tokens
 from kaeru.service import Service
-from kaeru.service.recall.markers import strong, weak
+from kaeru.service.recall.markers import _STRONG, STRONG_WORDS, may_mark, strong, weak
 from tests.recall.helpers import note, recall
 
 FILLER = "Standup {}: worked on the search page and fixed flaky tests in CI"
@@ -104,3 +105,28 @@ def test_markers_are_read_as_phrases_and_beside_the_query() -> None:
     assert weak(words, [w == "online" for w in words]) == []  # "for now"
     words = ["the", "new", "intern", "looked", "at", "staging"]
     assert weak(words, [w == "staging" for w in words]) == []  # too far
+
+
+@pytest.mark.parametrize("marker", [m for group in _STRONG for m in group.split("|")])
+def test_every_strong_marker_is_found_by_its_word(marker: str) -> None:
+    """A text is read for strong markers only when one of its words is a marker's word: a marker
+    without one would never be found (`markers.STRONG_WORDS`)."""
+    phrase = marker.replace(r"\w+", "est")  # `ne \w+ plus`: "ne est plus"
+    assert not STRONG_WORDS.isdisjoint(tokens(phrase))
+    sentence = f"Le Bot: {phrase.capitalize()} the staging server"
+    assert strong(sentence) and may_mark(sentence, set(tokens(sentence))) and may_mark(sentence)
+
+
+@pytest.mark.parametrize(
+    ("text", "marked"),
+    [
+        ("From the start we ran staging on Heroku and deployed it on Tuesdays", False),
+        ("We run staging on Fly.io instead", True),
+        ("Dana is the NEW team lead", True),  # weak: found here, read beside the query later
+        ("Le site n'est plus sur Netlify", True),
+        ("Plus de tests, moins de bugs", False),  # a strong marker's word, but no marker
+    ],
+)
+def test_a_text_is_marked_alike_by_its_words_and_by_the_regex(text: str, marked: bool) -> None:
+    assert may_mark(text, set(tokens(text))) is marked
+    assert may_mark(text) is marked

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from kaeru.domain.languages import without_accents
 
@@ -39,6 +40,18 @@ _STRONG = (
     r"in plaats|niet meer|overgenomen|neemt over|vanaf nu",
 )
 _STRONG_MARKER = re.compile(r"(?<!\w)(?:" + "|".join(_STRONG) + r")(?!\w)")
+#: A word every strong marker holds, one a marker (its rarest word: `longer`, `lieu`, `plus`): a text
+#: with none of them holds no strong marker, and its regex — slow, an alternation tried at every
+#: character — is not run over it (`tests/recall/test_markers.py` checks each marker holds one).
+STRONG_WORDS = frozenset(
+    """instead anymore longer now forward over
+    stattdessen mehr sofort jetzt ubernommen ubernimmt
+    desormais dorenavant lieu plus
+    lugar vez ya ahora
+    invece piu poi
+    nao mais agora
+    plaats meer overgenomen nu""".split()  # noqa: SIM905 — a word list reads better as text
+)
 #: Weak markers, folded: English, German, French, Spanish, Italian, Portuguese, Dutch.
 WEAK = frozenset(
     """now new
@@ -78,7 +91,14 @@ def weak(words: Sequence[str], asked: Sequence[bool]) -> list[str]:
     ]
 
 
-def may_mark(text: str) -> bool:
-    """Whether a text may hold a marker at all (before its sentences are read)."""
-    folded = _folded(text)
-    return _STRONG_MARKER.search(folded) is not None or not WEAK.isdisjoint(re.findall(r"\w+", folded))
+def may_mark(text: str, words: AbstractSet[str] | None = None) -> bool:
+    """Whether a text may hold a marker at all (before its sentences are read). With `words` (the
+    tokeniser's, which a sentence's reader has already): one is a weak marker, or a strong marker's
+    word and the strong markers' regex finds one. Without: a whole text, not tokenised for this —
+    tokenising it costs more than the regex."""
+    if words is None:
+        folded = _folded(text)
+        return _STRONG_MARKER.search(folded) is not None or not WEAK.isdisjoint(re.findall(r"\w+", folded))
+    if not WEAK.isdisjoint(words):
+        return True
+    return not STRONG_WORDS.isdisjoint(words) and _STRONG_MARKER.search(_folded(text)) is not None

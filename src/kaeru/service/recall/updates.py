@@ -331,9 +331,10 @@ def read_marks(text: str, slots: set[str]) -> list[Marked]:
     found: list[Marked] = []
     for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
         for sentence in _SENTENCE_END.split(piece):
-            if not (may_mark(sentence) or _may_state_words(sentence)) or sentence.rstrip().endswith("?"):
-                continue
             words = tokens(sentence)
+            held = set(words)
+            if sentence.rstrip().endswith("?") or (WORD_CHANGE_FORMS.isdisjoint(held) and not may_mark(sentence, held)):
+                continue
             stems = stem_words(words)
             asked = [len(w) > 2 and s in slots for w, s in zip(words, stems, strict=True)]
             markers = [*strong(sentence), *weak(words, asked), *(w for w in words if w in WORD_CHANGE_FORMS)]
