@@ -30,19 +30,17 @@ if TYPE_CHECKING:
     from kaeru.web.app import Backend
 
 
+#: The words of a changed span compared word by word; a longer span is shown removed and added
+#: whole. difflib's matching grows with the product of the two spans: a 20,000-word note revised
+#: once held the server's event loop — every viewer and MCP request — for a minute.
+DIFF_WORDS = 400
+#: Words shown at each end of an unchanged run (and of a span shown whole); the rest is counted.
+CONTEXT_WORDS = 12
+
+
 def _diff(before: Any, after: Any) -> str:
     if isinstance(before, str) and isinstance(after, str):
-        old, new = before.split(" "), after.split(" ")
-        parts = []
-        for op, a1, a2, b1, b2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
-            if op == "equal":
-                parts.append(escape(" ".join(old[a1:a2])))
-                continue
-            if a2 > a1:
-                parts.append(f"<del>{escape(' '.join(old[a1:a2]))}</del>")
-            if b2 > b1:
-                parts.append(f"<ins>{escape(' '.join(new[b1:b2]))}</ins>")
-        return " ".join(parts)
+        return _diff_words(before.split(" "), after.split(" "))
     if isinstance(before, list) and isinstance(after, list):
         gone = [v for v in before if v not in after]
         added = [v for v in after if v not in before]
@@ -58,6 +56,51 @@ def _diff(before: Any, after: Any) -> str:
         f"<del>{escape(json.dumps(before, ensure_ascii=False))}</del> → "
         f"<ins>{escape(json.dumps(after, ensure_ascii=False))}</ins>"
     )
+
+
+def _diff_words(old: list[str], new: list[str]) -> str:
+    """The words removed (`<del>`) and added (`<ins>`) between two texts, unchanged runs shortened to
+    their ends: the common start and end are set aside first (a revision changes a few words of a
+    long note), and only a middle of at most `DIFF_WORDS` words a side is compared word by word."""
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    middle_old, middle_new = old[start : len(old) - end], new[start : len(new) - end]
+    parts = [_same(old[:start])]
+    if len(middle_old) <= DIFF_WORDS and len(middle_new) <= DIFF_WORDS:
+        matcher = difflib.SequenceMatcher(a=middle_old, b=middle_new, autojunk=False)
+        for op, a1, a2, b1, b2 in matcher.get_opcodes():
+            if op == "equal":
+                parts.append(_same(middle_old[a1:a2]))
+                continue
+            parts.extend(_changed("del", middle_old[a1:a2]) + _changed("ins", middle_new[b1:b2]))
+    else:
+        parts.extend(_changed("del", middle_old) + _changed("ins", middle_new))
+    parts.append(_same(old[len(old) - end :]))
+    return " ".join(p for p in parts if p)
+
+
+def _same(words: list[str]) -> str:
+    """An unchanged run: whole when short, else its first and last `CONTEXT_WORDS` words."""
+    if len(words) <= 2 * CONTEXT_WORDS + 1:
+        return escape(" ".join(words))
+    hidden = len(words) - 2 * CONTEXT_WORDS
+    return (
+        f'{escape(" ".join(words[:CONTEXT_WORDS]))} <span class="same">… {hidden} unchanged words …</span> '
+        f"{escape(' '.join(words[-CONTEXT_WORDS:]))}"
+    )
+
+
+def _changed(tag: str, words: list[str]) -> list[str]:
+    """A removed or added run, at most `DIFF_WORDS` of its words shown (the rest counted)."""
+    if not words:
+        return []
+    shown = escape(" ".join(words[:DIFF_WORDS]))
+    more = f' <span class="same">… {len(words) - DIFF_WORDS} more words</span>' if len(words) > DIFF_WORDS else ""
+    return [f"<{tag}>{shown}{more}</{tag}>"]
 
 
 async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]:
