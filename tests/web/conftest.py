@@ -12,6 +12,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +53,8 @@ class Fixture:
     rita: str = ""
     #: The body of `decision` before its revision.
     first_body: str = ""
+    #: A moment at which `budget` (linked to `decision`) still had its first name, "Budget v1".
+    before_rename: str = ""
 
 
 @dataclass
@@ -108,6 +111,7 @@ def seed(settings: Settings) -> Fixture:
                 "initiative": "web",
                 "name": "Browser tests",
                 "text": "Write the browser tests.",
+                "due": "2030-01-15",
                 "link_to": ids["decision"],
                 "edge_type": "targets",
                 "weight": 0.6,
@@ -139,6 +143,11 @@ def seed(settings: Settings) -> Fixture:
         ids["log"] = write("note", {"initiative": "web", "name": "Release log", "text": "Release 0."})
         for n in range(1, LOG_REVISIONS):
             write("revise", {"initiative": "web", "node": ids["log"], "patch": {"body": f"Release {n}."}})
+        ids["budget"] = write(
+            "note", {"initiative": "web", "name": "Budget v1", "text": "Two days of work.", "link_to": ids["decision"]}
+        )
+        fixture.before_rename = datetime.now(UTC).isoformat()
+        write("revise", {"initiative": "web", "node": ids["budget"], "patch": {"name": "Budget v2"}})
         ids["payroll"] = write("note", {"initiative": "payroll", "name": "Salaries", "text": "payroll zq19secret"})
         previous = None
         for n in range(BIG):

@@ -24,7 +24,7 @@ def test_a_short_revision_shows_every_word_and_what_changed() -> None:
 def test_one_word_changed_in_a_long_note_shows_that_word_and_its_surroundings_only() -> None:
     words = [f"line{i} ok" for i in range(10_000)]  # 20,000 words, repetitive as a log is
     before = " ".join(words)
-    after = " ".join(words[:6_000] + ["line6000 FAILED"] + words[6_001:])
+    after = " ".join([*words[:6_000], "line6000 FAILED", *words[6_001:]])
     html = _diff(before, after)
     assert _tagged(html, "del") == ["ok"] and _tagged(html, "ins") == ["FAILED"]
     assert "line5999 ok line6000" in html and "line6001 ok" in html  # the words around the change

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -17,8 +18,9 @@ import pytest
 
 from kaeru.web.graph import LIMIT
 from kaeru.web.pages import TRAIL_PAGE
+from tests.backends import new_vault
 from tests.web.conftest import ADMIN, ADMIN_ACTOR, BIG, LOG_REVISIONS, Site
-from tests.wire.support import structured
+from tests.wire.support import http_server, structured, subprocess_env
 from tests.wire.test_tokens_http import _client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -157,6 +159,43 @@ def test_search_returns_its_hits(site: Site, page: Any) -> None:
     assert page.inner_text("#total").startswith(f"{searched['data']['total']} hit(s)")
 
 
+def test_a_page_says_what_the_tool_warned_and_a_mistyped_initiative_is_not_found(site: Site, page: Any) -> None:
+    """The tools answer an emoji search and an unknown initiative `ok`, with a warning and no hit;
+    the pages showed "0 hit(s)" or an empty list and no reason."""
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/search?i=web&q=%F0%9F%90%B8")
+    assert "emoji and punctuation are not indexed" in page.inner_text("p.warning[data-code=invalid_argument]")
+    for view in ("timeline?i=wbe", "search?i=wbe&q=canvas", "recall?i=wbe&q=canvas", "graph?i=wbe"):
+        response = page.goto(f"{site.base}/ui/{view}")
+        assert response.status == 404, (view, response.status)
+        said = page.inner_text("p.error[data-code=unknown_initiative]")
+        assert "did you mean 'web'" in said, (view, said)
+
+
+def test_a_page_as_of_a_moment_names_its_neighbours_as_they_were_then(site: Site, page: Any) -> None:
+    sign_in(page, site)
+    ids, then = site.fixture.ids, site.fixture.before_rename
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['decision']}&at={quote(then)}")
+    link = page.locator(f".edges-list a.node-link[data-id='{ids['budget']}']")
+    assert link.inner_text() == "Budget v1"  # its name then, as `read … at` gives it
+    link.click()
+    page.wait_for_load_state()
+    assert page.inner_text("main h1") == "Budget v1" and page.inner_text("#as-of-shown") == f"as of {then}"
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['decision']}")
+    assert page.locator(f".edges-list a.node-link[data-id='{ids['budget']}']").inner_text() == "Budget v2"
+
+
+def test_a_nodes_page_shows_its_properties_and_names_its_successor(site: Site, page: Any) -> None:
+    """A task's due date was only in the raw JSON of its history; "superseded by" listed bare ids."""
+    sign_in(page, site)
+    ids = site.fixture.ids
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['task']}")
+    assert "due\n2030-01-15" in page.inner_text("#properties")
+    page.goto(f"{site.base}/ui/node?i=web&id={ids['old']}")
+    successor = page.locator(f"dl.facts a.node-link[data-id='{ids['new']}']")
+    assert successor.inner_text() == "Use SVG, not canvas"
+
+
 def test_a_nodes_history_shows_its_revisions_and_the_as_of_control(site: Site, page: Any) -> None:
     sign_in(page, site)
     ids = site.fixture.ids
@@ -243,6 +282,31 @@ def test_an_edit_made_in_the_page_is_what_mcp_reads(site: Site, page: Any) -> No
     assert ids["claim"] not in [i["id"] for i in reviews["items"]]
 
 
+def test_a_form_sent_again_changed_is_a_new_edit_and_unchanged_a_replay(site: Site, page: Any) -> None:
+    """The form carries a request id: sent twice as it is (a double click) the edit is made once;
+    sent again with another reason (back, retype) it was refused `request_id_reused`, naming a
+    request id the person never chose."""
+    sign_in(page, site)
+    done = site.fixture.ids["done"]
+    page.goto(f"{site.base}/ui/node?i=web&id={done}")
+    form = page.locator("form.edit[data-op=flag]")
+    fields = {
+        name: form.locator(f"input[name={name}]").get_attribute("value")
+        for name in ("i", "op", "node", "back", "request_id")
+    }
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
+    said = []
+    for reason in ("checked on a laptop only", "checked on a laptop only", "the renderer changed since"):
+        body = urllib.parse.urlencode({**fields, "reason": reason}).encode()
+        status, html = get(f"{site.base}/ui/edit", {"Cookie": cookie, "Origin": site.base}, body)
+        assert status == 200, html[:500]
+        said.append(html.split('id="edited">', 1)[1].split("<", 1)[0])
+    assert said == ["flag: applied", "flag: applied (already done: the same form was sent twice)", "flag: applied"]
+    page.goto(f"{site.base}/ui/reviews?i=web")
+    reasons = page.inner_text(f"li.hit[data-id='{done}'] ul.reasons")
+    assert "the renderer changed since" in reasons and reasons.count("checked on a laptop only") == 1
+
+
 def test_the_token_is_required(site: Site, page: Any) -> None:
     for path in ("/ui/", "/ui/graph?i=web", f"/ui/node?i=web&id={site.fixture.ids['decision']}"):
         response = page.goto(site.base + path)
@@ -266,6 +330,27 @@ def test_the_token_is_required(site: Site, page: Any) -> None:
     assert status == 403
     read = mcp(site, "read", {"initiative": "web", "node": {"id": site.fixture.ids["decision"]}})
     assert read["data"]["hits"][0]["layer"] != "cold"
+
+
+def test_two_viewers_in_one_browser_stay_signed_in(site: Site, page: Any, tmp_path: Path) -> None:
+    """A browser sends a host's cookies to all its ports: with one cookie name, signing in to a
+    second viewer (another vault's) replaced the first's cookie, whose pages then refused it — and
+    cleared it, signing the second out too. A refused cookie's page says what to do."""
+    other = new_vault("sqlite", tmp_path)
+    env = subprocess_env(other.env(), KAERU_AUTH_TOKEN="second-viewer-token", KAERU_ACTOR="second")
+    with http_server(env, tmp_path) as second:
+        sign_in(page, site)
+        page.goto(f"{second.base}/ui/login?token=second-viewer-token")
+        assert page.inner_text("main h1") == "Initiatives"
+        for base in (site.base, second.base, site.base):
+            response = page.goto(f"{base}/ui/")
+            assert response.status == 200 and page.inner_text("main h1") == "Initiatives", base
+        # A cookie from an earlier run (a token no longer valid) points at the sign-in link.
+        gone = {"name": f"kaeru_ui_{second.port}", "value": "gone", "domain": "127.0.0.1", "path": "/ui"}
+        page.context.add_cookies([gone])
+        response = page.goto(f"{second.base}/ui/")
+        assert response.status == 401 and "sign-in link `kaeru ui` printed" in page.inner_text("p.error")
+    assert page.goto(f"{site.base}/ui/").status == 200  # the other viewer's cookie was left alone
 
 
 def test_a_persons_token_sees_and_edits_only_its_grants(site: Site, page: Any) -> None:

@@ -137,6 +137,8 @@ async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_requ
             opener.open(login, timeout=15)
         assert signed_in.value.code == 303
         cookie = signed_in.value.headers["Set-Cookie"].split(";")[0]
+        port = server.base.rsplit(":", 1)[1]
+        assert cookie.startswith(f"kaeru_ui_{port}=")  # one a port: a browser shares a host's cookies
         assert _get(f"{server.base}/ui/", {"Cookie": cookie})[0] == 200
 
         async with _client(server.url, alice) as client:
@@ -152,7 +154,11 @@ async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_requ
 
         assert kaeru(vault, "token", "revoke", "bob").code == 0
         status, headers = _get(f"{server.base}/ui/", {"Cookie": cookie})
-        assert status == 401 and "kaeru_ui=" in headers.get("Set-Cookie", "") and "Max-Age=0" in headers["Set-Cookie"]
+        assert (
+            status == 401
+            and f"kaeru_ui_{port}=" in headers.get("Set-Cookie", "")
+            and "Max-Age=0" in headers["Set-Cookie"]
+        )
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

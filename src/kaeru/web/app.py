@@ -2,8 +2,8 @@
 
 Checks, in order (decision 19.W3): the `Host` and `Origin` allow-lists of `/mcp` (DNS rebinding; a
 cross-site form post carries a foreign `Origin`); then who is asking — a bearer token from the
-`Authorization` header or from the `kaeru_ui` cookie set by the login form (HttpOnly,
-SameSite=Strict) — verified by the same verifier as `/mcp`, and the request runs as that token's
+`Authorization` header or from the `kaeru_ui_<port>` cookie set by the login form (HttpOnly,
+SameSite=Strict; one per port, as a browser shares cookies between the ports of a host) — verified by the same verifier as `/mcp`, and the request runs as that token's
 principal (`grants.acting`), so the tools it calls see exactly the grants an MCP call with that token
 sees, and the edits are audited with the token's name as actor. Without a token, a request is served
 as the local admin only when the server would serve `/mcp` so (no admin token, no vault token).
@@ -94,7 +94,8 @@ class ViewerApp:
         if relative == "/login":
             await self._login(scope, receive, send)
             return
-        token = _token_of(headers)
+        cookie = cookie_name(headers)
+        token = _token_of(headers, cookie)
         try:
             principal = await self.backend.verify(token) if token is not None else None
             closed = token is None and await self.backend.required(scope)
@@ -102,7 +103,7 @@ class ViewerApp:
             await _login_page(_unanswered(error), status=503)(scope, receive, send)
             return
         if token is not None and principal is None:
-            await _login_page("That token was refused.", status=401, clear=True)(scope, receive, send)
+            await _login_page(REFUSED_KEPT, status=401, clear=cookie)(scope, receive, send)
             return
         if closed:
             await _login_page(None, status=401)(scope, receive, send)
@@ -113,8 +114,9 @@ class ViewerApp:
 
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The sign-in form; a token posted by it (or given as `?token=`, the link `kaeru ui` prints)
-        that the verifier accepts becomes the `kaeru_ui` cookie."""
+        that the verifier accepts becomes the `kaeru_ui_<port>` cookie."""
         request = Request(scope, receive)
+        cookie = cookie_name({k.lower(): v for k, v in request.headers.items()})
         token: str | None
         if request.method == "POST":
             form = parse_qs((await request.body()).decode("utf-8", "replace"))
@@ -133,11 +135,29 @@ class ViewerApp:
             await _login_page("That token was refused.", status=401)(scope, receive, send)
             return
         response = RedirectResponse(f"{PREFIX}/", status_code=303)
-        response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path=PREFIX)
+        response.set_cookie(cookie, token, httponly=True, samesite="strict", path=PREFIX)
         await response(scope, receive, send)
 
 
-def _token_of(headers: dict[str, str]) -> str | None:
+#: What a refused cookie's page says: a viewer's token is made for its run, so a bookmark kept from
+#: an earlier run (or another vault's viewer on the same port) is refused after a restart.
+REFUSED_KEPT = (
+    "That token was refused: it may be from an earlier run of `kaeru ui` or another vault's viewer. "
+    "Open the sign-in link `kaeru ui` printed when it started, or sign in with a token below."
+)
+
+
+def cookie_name(headers: dict[str, str]) -> str:
+    """The sign-in cookie for the port the browser asked (`kaeru_ui_9876`). A browser sends a
+    host's cookies to all its ports: with one name, signing in to a second viewer (another vault,
+    or `kaeru ui` beside `kaeru serve --http`) replaced the first's cookie, whose pages then said
+    the token was refused — and cleared it, signing the second out too."""
+    host = headers.get("host", "")
+    port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
+    return f"{COOKIE}_{port}" if port.isdigit() else COOKIE
+
+
+def _token_of(headers: dict[str, str], name: str) -> str | None:
     given = headers.get("authorization")
     if given is not None:
         scheme, _, value = given.partition(" ")
@@ -147,13 +167,13 @@ def _token_of(headers: dict[str, str]) -> str | None:
         cookie.load(headers.get("cookie", ""))
     except Exception:
         return None
-    morsel = cookie.get(COOKIE)
+    morsel = cookie.get(name)
     return morsel.value if morsel is not None and morsel.value else None
 
 
 async def _logout(request: Request) -> Response:
     response = RedirectResponse(f"{PREFIX}/login", status_code=303)
-    response.delete_cookie(COOKIE, path=PREFIX)
+    response.delete_cookie(cookie_name({k.lower(): v for k, v in request.headers.items()}), path=PREFIX)
     return response
 
 
@@ -166,10 +186,11 @@ def _unanswered(error: KaeruError) -> str:
     return f"The vault did not answer ({error.message}). Try again in a moment."
 
 
-def _login_page(problem: str | None, status: int = 200, clear: bool = False) -> HTMLResponse:
+def _login_page(problem: str | None, status: int = 200, clear: str | None = None) -> HTMLResponse:
+    """The sign-in form, saying `problem`; `clear`: the name of a refused cookie to delete."""
     response = HTMLResponse(pages.login_html(problem), status_code=status)
     if clear:
-        response.delete_cookie(COOKIE, path=PREFIX)
+        response.delete_cookie(clear, path=PREFIX)
     return response
 
 

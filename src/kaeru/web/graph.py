@@ -60,10 +60,14 @@ class ViewError(Exception):
 
 
 async def ok(call: Call, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The envelope of a call, or `ViewError` when it was rejected."""
+    """The envelope of a call, or `ViewError` when it was rejected or named no initiative there is
+    (the read tools answer that `ok` with a warning and no hit, which a page showed as empty)."""
     envelope = await call(tool, args)
     if envelope["state"] == "rejected":
         raise ViewError(envelope)
+    unknown = [i for i in envelope.get("issues") or [] if i.get("code") == "unknown_initiative"]
+    if unknown:
+        raise ViewError({"issues": unknown})
     return envelope
 
 

@@ -4,6 +4,7 @@ and the edits those forms post (decision 19.W4): each a tool write, answered by 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 from collections.abc import Awaitable, Callable
 from html import escape
@@ -135,15 +136,27 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         ("recorded", node.get("recorded_at")),
         ("initiatives", ", ".join(node.get("initiatives") or [])),
     ]
-    succ = node.get("successors") or []
-    if succ:
-        facts.append(("superseded by", ", ".join(succ)))
     facts_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts if v not in (None, ""))
+    successors = [await _named(call, initiative, other, at) for other in (node.get("successors") or [])[:EDGES_SHOWN]]
+    if successors:
+        facts_html += f"<dt>superseded by</dt><dd>{', '.join(successors)}</dd>"
+    # What the tools keep in properties: a task's due date, a note's url or branch, a rule's scope.
+    properties = "".join(
+        f"<dt>{escape(str(k))}</dt><dd>{escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</dd>"
+        for k, v in sorted((node.get("properties") or {}).items())
+    )
+    properties_html = f'<dl class="facts properties" id="properties">{properties}</dl>' if properties else ""
+    # A reference's description beside its body (the page showed the body alone).
+    described = (
+        f'<p class="description">{escape(node["description"])}</p>'
+        if node.get("body") and node.get("description")
+        else ""
+    )
     tags = "".join(f'<span class="tag">{escape(t)}</span>' for t in node.get("tags") or [])
     when = (
         f'<p class="asof" id="as-of-shown">as of {escape(at)}</p>'
         if at
-        else '<p class="asof" id="as-of-shown">current</p>'
+        else '<p class="asof" id="as-of-shown">as it is now</p>'
     )
     asof = (
         f'<form class="asof-form" method="get" action="{PREFIX}/node"><input type="hidden" name="i" value="{escape(initiative)}">'
@@ -154,13 +167,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     edge_rows = []
     for edge in edges[:EDGES_SHOWN]:
         out = edge["from"] == node_id
-        other = edge["to"] if out else edge["from"]
-        named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512})
-        shown = (
-            node_link(initiative, named["data"]["hits"][0])
-            if named["state"] != "rejected"
-            else f'<a href="{escape(url("/node", i=initiative, id=other))}">{escape(other)}</a>'
-        )
+        shown = await _named(call, initiative, edge["to"] if out else edge["from"], at)
         edge_rows.append(
             f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span> '
             f"{escape(str(edge.get('weight')))} {shown}</li>"
@@ -193,8 +200,9 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     edits = "" if at else _node_edits(initiative, node, back)
     body = (
         f'<div class="node-head c-{escape(state)}">{when}{asof}</div>'
-        f'<section class="node-body"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
-        f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>'
+        f'<section class="node-body">{described}'
+        f'<pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
+        f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'
         f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
         f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
         f"{edits}"
@@ -202,6 +210,16 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         f"{pager}</section>"
     )
     return str(node.get("name") or node_id), body, initiative
+
+
+async def _named(call: Call, initiative: str, other: str, at: str | None) -> str:
+    """A link to another node, by its name as it was at the page's moment `at` (renamed since, the
+    name it had; forgotten since, still found), the link keeping the moment; its id when unread."""
+    moment = {"at": at} if at else {}
+    named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512, **moment})
+    if named["state"] != "rejected":
+        return node_link(initiative, named["data"]["hits"][0], **moment)
+    return f'<a href="{escape(url("/node", i=initiative, id=other, **moment))}">{escape(other)}</a>'
 
 
 def _count(raw: str | None) -> int:
@@ -261,6 +279,14 @@ def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
     return f'<section class="edits"><h2>Edit</h2>{layer_form}{flag_form}{close_form}</section>'
 
 
+def _request_id(form_id: str, tool: str, args: dict[str, Any]) -> str:
+    """The form's request id with what it asks: the same form sent twice (a double click, a reload)
+    replays the first answer, but sent again changed (back, another reason) it is a new edit — it
+    was refused `request_id_reused`, naming a request id the person never chose."""
+    asked = json.dumps([tool, args], sort_keys=True, ensure_ascii=False).encode()
+    return f"{form_id}-{hashlib.sha256(asked).hexdigest()[:12]}"
+
+
 def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
     """POST /ui/edit: one tool write from a page's form, then back to the page with what happened."""
 
@@ -269,7 +295,7 @@ def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
         initiative = form.get("i", "")
         node = {"id": form.get("node", "")}
         op = form.get("op")
-        common = {"initiative": initiative, "request_id": form.get("request_id") or new_request_id()}
+        common = {"initiative": initiative}
         tool: str
         args: dict[str, Any]
         if op == "flag":
@@ -284,12 +310,15 @@ def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
             tool, args = "task_update", {**common, "task": node, "status": form.get("status", "")}
         else:
             return Response("unknown edit", status_code=400)
+        args["request_id"] = _request_id(form.get("request_id") or new_request_id(), tool, args)
         envelope = await backend.call(tool, args)
         if envelope["state"] == "rejected":
             issue = envelope["issues"][0]
             said = f"{op}: refused — {issue['code']}: {issue['message']}"
-        else:
-            said = f"{op}: {envelope['state']}"
+        else:  # a form sent twice as it was: the first answer, said to be one
+            said = f"{op}: {envelope['state']}" + (
+                " (already done: the same form was sent twice)" if envelope.get("replayed") else ""
+            )
         back = form.get("back", "")
         if not back.startswith(PREFIX + "/") or back.startswith("//"):
             back = url("/", i=initiative)

@@ -150,11 +150,17 @@ def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict
 
 
 def _coverage(envelope: dict[str, Any]) -> str:
+    """What the answer says beside its hits: its warnings (why a search found nothing: "emoji and
+    punctuation are not indexed") and what it left out."""
+    warned = "".join(
+        f'<p class="warning" data-code="{escape(str(i.get("code")))}">{escape(str(i.get("message")))}</p>'
+        for i in envelope.get("issues") or []
+    )
     omitted = (envelope.get("coverage") or {}).get("omitted") or []
     if not omitted:
-        return ""
+        return warned
     said = ", ".join(f"{o['count']} {o['section']} ({o['reason']})" for o in omitted)
-    return f'<p class="coverage">not shown: {escape(said)}</p>'
+    return f'{warned}<p class="coverage">not shown: {escape(said)}</p>'
 
 
 def new_request_id() -> str:
