@@ -8,7 +8,7 @@ import math
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.plans import Plan
-from kaeru.service.recall.updates import asks_history, newer_first
+from kaeru.service.recall.updates import STEP, asks_history, newer_first
 from kaeru.storage.base import Session
 
 WINDOW = 100
@@ -73,6 +73,7 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
     by_age = sorted(ids, key=lambda i: -pool[i].seq)
     recency_rank = {node_id: r for r, node_id in enumerate(by_age)}
     final: dict[str, float] = {}
+    successors: dict[str, list[str]] = {}
     for node_id in ids:
         node = pool[node_id]
         score = fusion.total(node_id)
@@ -90,7 +91,9 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
         if prior != 1.0:
             fusion.scores[node_id]["priors"] = round(math.log(prior), 6)
         score *= prior
-        currentness, _ = decide(node.node_type, node.status, node.retracted, verdicts.get(node_id, []))
+        currentness, ahead = decide(node.node_type, node.status, node.retracted, verdicts.get(node_id, []))
+        if ahead:
+            successors[node_id] = ahead
         if currentness.value != "current":
             if plan.noncurrent_factor == 0.0:
                 continue
@@ -102,8 +105,32 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
     ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
     if plan.weight("updates") and not asks_history(fusion.query_stems, fusion.query):
         gains = newer_first(ranked, final, pool, fusion.query_stems, fusion.idf)
-        for node_id, gain in gains.items():
-            fusion.scores[node_id]["updates"] = round(gain, 6)
-        if gains:
+        lifted = successors_first(final, successors)
+        for node_id, gain in [*gains.items(), *lifted.items()]:
+            fusion.scores[node_id]["updates"] = round(fusion.scores[node_id].get("updates", 0.0) + gain, 6)
+        if gains or lifted:
             ranked = sorted(final, key=lambda i: (-final[i], -pool[i].seq))
     return ranked[:WINDOW], len(ranked) - len(ranked[:WINDOW])
+
+
+def successors_first(final: dict[str, float], successors: dict[str, list[str]]) -> dict[str, float]:
+    """Set, in `final`, each ranked successor of a superseded hit just above it when it ranked
+    below; returns each lifted hit's gain. A superseded fact is found by the words the question
+    uses ("where is staging hosted?" — "Staging is hosted on Heroku"), its successor often in
+    other words ("Staging moved to Fly.io"): the currentness factor alone left the stale answer
+    first. A chain is followed to its end (a pass per link, bounded: a cycle of supersedes edges
+    cannot lift for ever)."""
+    gains: dict[str, float] = {}
+    for _ in range(len(successors)):
+        moved = False
+        for older in sorted(successors, key=lambda i: -final.get(i, -math.inf)):
+            if older not in final:
+                continue
+            for newer in successors[older]:
+                if newer in final and final[newer] <= final[older]:
+                    gains[newer] = gains.get(newer, 0.0) + final[older] + STEP - final[newer]
+                    final[newer] = final[older] + STEP
+                    moved = True
+        if not moved:
+            break
+    return gains
