@@ -1,11 +1,12 @@
-"""`open_work_phrase`: the questions about open work an agent asks in its own words, and the
-everyday questions that only share a word with them (decision 293)."""
+"""`open_work_phrase` and `decisions_phrase`: the questions about open work and about decisions an
+agent asks in its own words, and the everyday questions that only share a word with them
+(decisions 293, 319)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kaeru.domain.open_work import open_work_phrase
+from kaeru.domain.open_work import decisions_phrase, open_work_phrase
 
 
 @pytest.mark.parametrize(
@@ -22,11 +23,21 @@ from kaeru.domain.open_work import open_work_phrase
         ("what was I working on", "what was i working on"),
         ("Was ist noch zu tun?", "noch zu tun"),
         ("Wo waren wir stehengeblieben?", "wo waren wir stehengeblieben"),
-        ("Qu'est-ce qui reste à faire ?", "reste a faire"),
+        ("Qu'est-ce qui reste à faire ?", "qu'est-ce qui reste"),
         ("¿Qué queda por hacer?", "queda por hacer"),
         ("Cosa resta da fare?", "resta da fare"),
         ("Quais são os próximos passos?", "proximos passos"),
         ("Wat staat er nog te doen?", "nog te doen"),
+        # Asked otherwise by a probing agent, and answered with nothing (decision 319).
+        ("what is still open?", "what is still open"),
+        ("which tasks are open?", "which tasks are open"),
+        ("what is overdue?", "what is overdue"),
+        ("what should I work on now?", "should i work on now"),
+        ("which claims are still open?", "which claims are still open"),
+        ("any open questions?", "open questions"),
+        ("que reste-t-il à faire ?", "reste-t-il"),
+        ("was steht noch an?", "steht noch an"),
+        ("残りのタスクは？", "残り"),
     ],
 )
 def test_a_question_about_open_work_is_told(query: str, phrase: str) -> None:
@@ -43,7 +54,36 @@ def test_a_question_about_open_work_is_told(query: str, phrase: str) -> None:
         "the task queue left the worker idle",
         "What books did she read next to the fire?",
         "Nothing left over from the migration",
+        "Which stores are open on Sunday?",
+        "is the door open",
     ],
 )
 def test_a_question_sharing_a_word_with_them_is_not(query: str) -> None:
     assert open_work_phrase(query) == ""
+
+
+@pytest.mark.parametrize(
+    ("query", "phrase"),
+    [
+        ("what did we decide?", "what did we decide"),
+        ("What did Bob decide about the API?", "what did bob decide"),
+        ("which decisions were made?", "which decisions"),
+        ("decisions", "decisions"),
+        ("what was decided about the cache?", "what was decided"),
+        ("why did we choose PostgreSQL?", "why did we choose"),
+        ("Qu’avons-nous décidé ?", "qu'avons-nous decide"),
+        ("Was haben wir entschieden?", "was haben wir entschieden"),
+        ("¿Qué decidimos?", "que decidimos"),
+        ("Wat hebben we besloten?", "wat hebben we besloten"),
+        ("何を決めた？", "決めた"),
+    ],
+)
+def test_a_question_about_decisions_is_told(query: str, phrase: str) -> None:
+    assert decisions_phrase(query) == phrase
+
+
+@pytest.mark.parametrize(
+    "query", ["How did Melanie feel about her decision?", "the decision tree model", "where is staging hosted"]
+)
+def test_a_question_naming_a_decision_is_not_one_about_decisions(query: str) -> None:
+    assert decisions_phrase(query) == ""

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from kaeru.api.requests import parse
 from kaeru.domain.text import tokens
 from kaeru.service import Service
 from kaeru.service.recall.markers import _STRONG, STRONG_WORDS, may_mark, strong, weak
-from tests.recall.helpers import note, recall
+from tests.recall.helpers import P, note, recall
 
 FILLER = "Standup {}: worked on the search page and fixed flaky tests in CI"
 
@@ -130,3 +131,30 @@ def test_every_strong_marker_is_found_by_its_word(marker: str) -> None:
 def test_a_text_is_marked_alike_by_its_words_and_by_the_regex(text: str, marked: bool) -> None:
     assert may_mark(text, set(tokens(text))) is marked
     assert may_mark(text) is marked
+
+
+@pytest.mark.parametrize("query", ["where is staging hosted", "which host is staging on"])
+def test_a_successor_ranks_above_the_fact_it_supersedes(service: Service, query: str) -> None:
+    """A superseded fact is found by the question's own words, its successor often in others
+    ("moved … to Fly.io"): the stale answer ranked first, the current one below routine notes."""
+    older = note(service, "Staging is hosted on Heroku (app shopfront-staging).")
+    note(service, "Checked database connection counts on staging: 40 of 100.")
+    note(service, "Ran the load test against staging: 350 rps sustained.")
+    made, _ = service.evolve(
+        parse(
+            "evolve",
+            {
+                "initiative": P,
+                "mode": "supersede",
+                "source": {"id": older},
+                "new_body": "Staging moved from Heroku to Fly.io (app shopfront-stg, region fra).",
+            },
+        )
+    )
+    assert made.primary is not None
+    newer = made.primary.id
+    order = ids(recall(service, query))
+    assert order.index(newer) < order.index(older), order
+    # Asked what it was before, the order of the words stands.
+    before = ids(recall(service, "where was staging hosted originally"))
+    assert before.index(older) < before.index(newer)

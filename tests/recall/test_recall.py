@@ -99,6 +99,48 @@ def test_a_question_about_open_work_brings_back_open_tasks(service: Service, que
     assert "tasks" not in {c.name for c in unrelated.plan.channels}
 
 
+@pytest.mark.parametrize("query", ["what is still open?", "what is overdue?", "que reste-t-il à faire ?"])
+def test_open_work_asked_otherwise_brings_back_open_tasks_and_claims(service: Service, query: str) -> None:
+    """Asked in words outside the first phrase list, the answer was empty and said complete."""
+    for i in range(5):
+        note(service, f"Ran the full test suite: {400 + i} passed.")
+    task, _ = service.task(parse("task", {"initiative": P, "text": "Update the on-call runbook", "due": "2026-01-15"}))
+    claim, _ = service.claim(parse("claim", {"initiative": P, "text": "pgbouncer breaks prepared statements"}))
+    assert task.primary and claim.primary
+    found = ids(recall(service, query))
+    assert found[:2] == [task.primary.id, claim.primary.id], found
+
+
+@pytest.mark.parametrize(
+    ("query", "intent"),
+    [
+        ("what did we decide?", None),
+        ("which decisions were made?", None),
+        ("decisions", None),
+        ("", "explain_decision"),
+    ],
+)
+def test_a_question_about_decisions_brings_back_the_decisions(service: Service, query: str, intent: str | None) -> None:
+    """A decision says what was decided, not that it is one (its kind is a tag, out of the word
+    index): "what did we decide?" found nothing, even with `explain_decision`, said complete."""
+    made = [
+        note(service, "Migrate from MySQL to PostgreSQL 15: we need JSONB.", kind="decision"),
+        note(service, "Version the public API in the URL path (/v2/).", kind="decision"),
+    ]
+    routine = [note(service, f"Routine: reviewed pull request {240 + i}.") for i in range(6)]
+    extra = {"task_intent": intent} if intent else {}
+    found = ids(recall(service, query or None, **extra))
+    assert set(found[:2]) == set(made) and found[0] == made[1], found  # the newest first
+    assert not set(found[:2]) & set(routine)
+
+
+def test_explain_decision_with_words_ranks_the_decision_they_name_first(service: Service) -> None:
+    note(service, "Use JWT access tokens of 15 minutes.", kind="decision")
+    postgres = note(service, "Migrate from MySQL to PostgreSQL 15: we need JSONB.", kind="decision")
+    note(service, "PostgreSQL vacuum ran for a while last night.")
+    assert ids(recall(service, "why PostgreSQL", task_intent="explain_decision"))[0] == postgres
+
+
 def test_risk_high_returns_only_current_memory(service: Service) -> None:
     old = note(service, "the deploy target is the blue cluster")
     service.evolve(

@@ -32,7 +32,9 @@ EDGE_TYPES = [
     "consolidated_to", "part_of", "causal", "temporal", "blocks",
 ]  # fmt: skip
 LAYERS = ["core", "hot", "warm", "cold", "frozen"]
-SECTIONS = ["rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent"]
+SECTIONS = [
+    "rules", "slots", "core", "hot", "decisions", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent",
+]  # fmt: skip
 INTENTS = ["resume_work", "explain_decision", "debug_failure", "apply_preference", "review_change", "explore_history"]
 
 Run = Callable[[Driver], Awaitable[None]]

@@ -172,3 +172,24 @@ def test_a_node_set_cold_or_frozen_leaves_context_even_when_it_is_recent(call: C
     asked = call("context", initiative="p", sections=["cold", "frozen"])
     assert cold in _section(asked, "cold")
     assert frozen in _section(asked, "frozen")
+
+
+def test_decisions_stay_in_context_after_a_day_of_routine_notes(call: Call) -> None:
+    """What was decided is what an agent re-entering needs; `warm` and `recent` show the newest
+    notes of their layers, and 26 routine notes written after two decisions pushed both out."""
+    db = call("note", initiative="p", text="Migrate from MySQL to PostgreSQL 15", kind="decision")["data"]["primary"]
+    api = call("note", initiative="p", text="Version the API in the URL path", kind="decision")["data"]["primary"]
+    old = call("note", initiative="p", text="Deploy on Tuesdays", kind="decision")["data"]["primary"]["id"]
+    new = call("evolve", initiative="p", mode="supersede", source={"id": old}, new_body="Deploy on Thursdays")["data"][
+        "primary"
+    ]["id"]
+    cold = call("note", initiative="p", text="Use tabs in the Makefile", kind="decision")["data"]["primary"]["id"]
+    call("layer", initiative="p", nodes=[cold], layer="cold")
+    for i in range(26):
+        call("note", initiative="p", text=f"Routine: ran the test suite, {400 + i} passed.")
+    answer = call("context", initiative="p")
+    names = [s["name"] for s in answer["data"]["sections"]]
+    assert names.index("hot") < names.index("decisions") < names.index("warm")
+    assert _section(answer, "decisions") == [new, api["id"], db["id"]]  # newest first; superseded and cold left out
+    only = call("context", initiative="p", sections=["decisions"])
+    assert [s["name"] for s in only["data"]["sections"]] == ["rules", "decisions"]

@@ -112,6 +112,7 @@ ARCHIVAL_BY_DEFAULT = frozenset({NodeType.IDEA, NodeType.OUTCOME, NodeType.REFER
 VERDICT_EDGES = frozenset({EdgeType.SUPERSEDES, EdgeType.FALSIFIES})
 
 RULE_TAG = "kind:rule"
+DECISION_TAG = "kind:decision"
 
 
 def default_tier(node_type: NodeType) -> Tier:

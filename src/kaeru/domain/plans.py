@@ -45,6 +45,8 @@ CHANNELS = (
     "rules",
     "slots",
     "tasks",
+    "claims",
+    "decisions",
     "recency",
     "layer",
     "priors",
@@ -152,11 +154,14 @@ def compile_plan(
     time_windows: tuple[tuple[str, str], ...] = (),
     narrow_scope: bool = True,
     open_work: str = "",
+    decisions: str = "",
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash.
     `open_work`: the query's phrase asking about open work (`open_work.open_work_phrase`), which
-    adds the slots and open tasks a query-less or resume_work recall has (decision 293)."""
+    adds the slots and open tasks a query-less or resume_work recall has (decision 293), and the
+    open claims; `decisions`: its phrase asking what was decided (`open_work.decisions_phrase`),
+    which adds the decisions, as `explain_decision` does (decision 319)."""
     chosen: list[ChannelPlan] = []
 
     def use(name: str, weight: float, reason: str) -> None:
@@ -198,6 +203,13 @@ def compile_plan(
         asked = f" (the query asks about open work: {open_work!r})" if open_work and not resume else ""
         use("slots", 1.0, "who holds each role (handoff, entrypoint, …)" + asked)
         use("tasks", 0.9, "open tasks, overdue first" + asked)
+    if open_work and not resume:
+        use("claims", 0.6, f"open claims (the query asks about open work: {open_work!r})")
+    if decisions or intent == Intent.EXPLAIN_DECISION:
+        # Asked in words ("what did we decide?"), they are the answer; with the intent only, they
+        # join the words' hits (a decision about what the words name ranks above the others).
+        said = f" (the query asks what was decided: {decisions!r})" if decisions else " (intent explain_decision)"
+        use("decisions", 0.9 if decisions or not has_query else 0.5, "decisions, newest first" + said)
     if has_query and not (include_superseded or history):
         use("updates", 1.0, "of two memories on the same subject that differ, the newer first (not for history)")
     use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")

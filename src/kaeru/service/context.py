@@ -12,7 +12,7 @@ from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
-from kaeru.domain.model import RULE_TAG, EdgeType, Node, NodeType, Tier
+from kaeru.domain.model import DECISION_TAG, RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, hygiene, tasks
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 CAPS = {
     "hot": 15,
+    "decisions": 10,
     "warm": 15,
     "cortex": 30,
     "tasks": 30,
@@ -176,6 +177,12 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
             nodes, total = _section(session, scope, [f"{Tier.OPERATIONAL.value}:{name}"], window)
             add(name, nodes, total, lambda n, layer=name: n.layer.value == layer and n.tier == Tier.OPERATIONAL)
+        elif name == "decisions":
+            # What was decided, newest first, before the routine notes of `warm` push it out of the
+            # bundle (decision 319): a decision a newer one supersedes gives way to it.
+            window = CAPS["decisions"] + len(shown) + 1
+            nodes, total = _open_work(session, scope, window, tags=[DECISION_TAG], layers=list(EAGER_LAYERS))
+            add("decisions", nodes, total, lambda n: DECISION_TAG in n.tags and n.layer.value in EAGER_LAYERS)
         elif name == "cortex":
             # Capped: only the nodes within the cap (and those earlier sections hold) can be claimed.
             window = CAPS["cortex"] + len(shown) + 1

@@ -3,27 +3,32 @@ graph neighbours, rules, slots, tasks) and adds them to the fusion."""
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Sequence
 from concurrent.futures import Future
 from itertools import pairwise
-from typing import Any
+from typing import Any, Protocol, cast
 
 from kaeru.domain.languages import from_tags as language_of
-from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.domain.model import DECISION_TAG, RULE_TAG, Node, NodeType
 from kaeru.domain.past_forms import Alternatives, expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
-from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
+from kaeru.domain.text import content_tokens, identifier_words, indexed_name, stem, stem_words, tokens
+from kaeru.errors import KaeruError, SemanticUnavailable
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder, EmbedWorker
+from kaeru.service.embedding import Embedder, EmbedWorker, text_digest, text_of
+from kaeru.service.outcomes import Issue
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
 from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
+log = logging.getLogger(__name__)
 SEEDS = 12
 #: Temporal neighbours: how many strong hits to look around, how far (four memories on since
 #: decision 90), and how fast the share decays.
@@ -137,19 +142,39 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
 
+class _Digests(Protocol):  # both backends' sessions (storage/*/vectors.py)
+    def vector_digests_of(self, model: str, node_ids: Sequence[str]) -> dict[str, str]: ...
+
+
 def _semantic(
     session: Session,
     scope_ids: list[int],
     started: Future[tuple[bytes, list[tuple[str, float]] | None]],
     fusion: Fusion,
     model: str,
+    loaded: _Nodes,
+    issues: list[Issue] | None = None,
 ) -> None:
     """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
     ranked in the database (decisions 17.V1, 17.X1); the query's vector and its first candidates
-    were started on a worker thread when recall began (17.X2)."""
-    vector, first_round = started.result()
+    were started on a worker thread when recall began (17.X2). A model that cannot load: said in `issues`."""
+    try:
+        vector, first_round = started.result()
+    except Exception as exc:
+        if isinstance(exc, KaeruError) and not isinstance(exc, SemanticUnavailable):
+            raise
+        log.warning("recall without its semantic channel: %s", exc, exc_info=not isinstance(exc, KaeruError))
+        if issues is not None:
+            why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
+            issues.append(Issue("semantic_unavailable", f"{why}; this recall used the lexical channels only"))
+        return
     nearest = session.nearest_vectors(scope_ids, model, vector, CANDIDATES, first_round)
     rows = [(i, s) for i, s in nearest if s > 0]
+    # A vector of a text its node no longer holds (revised without the channel; `kaeru reindex`) found
+    # it by its old meaning: left out. The candidates load as they would; their digests in one read.
+    stored = cast(_Digests, session).vector_digests_of(model, [i for i, _ in rows]) if rows else {}
+    loaded.get([i for i, _ in rows])
+    rows = [(i, s) for i, s in rows if (n := loaded.whole.get(i)) and stored.get(i) == _digest(n)]
     if not rows:
         return
     # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
@@ -160,6 +185,10 @@ def _semantic(
         fusion.put("semantic", node_id, (sim - floor) / (best - floor) if best > floor else 1.0)
 
 
+def _digest(node: Node) -> str:  # of the text its vector is computed from (`indexing.embed_nodes`)
+    return text_digest(text_of(node.name if indexed_name(node) else "", node.description, node.body))
+
+
 class _Nodes:
     """The nodes one recall has loaded, so each is read (and decoded) once; a very long body as the
     channels read it (`long_bodies.readable`: its head and the windows around `needles`)."""
@@ -168,12 +197,13 @@ class _Nodes:
         self.session = session
         self.needles = needles
         self.known: dict[str, Node] = {}
+        self.whole: dict[str, Node] = {}  # as stored, not cut by `readable` (what vectors are of)
 
     def get(self, ids: list[str]) -> dict[str, Node]:
         missing = [i for i in ids if i not in self.known]
         if missing:
-            found = self.session.nodes_by_ids(missing)
-            self.known.update((i, readable(node, self.needles)) for i, node in found.items())
+            for i, node in self.session.nodes_by_ids(missing).items():
+                self.known[i], self.whole[i] = readable(node, self.needles), node
         return {i: self.known[i] for i in ids if i in self.known}
 
 
@@ -191,6 +221,7 @@ def run_channels(
     worker: EmbedWorker | None = None,
     *,
     common_stems: set[str] | None = None,
+    issues: list[Issue] | None = None,
 ) -> dict[str, Node]:
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
@@ -241,7 +272,7 @@ def run_channels(
                 fusion.put("date", node_id, 1.0)
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if semantic is not None and embedder is not None:
-        _semantic(session, scope_ids, semantic, fusion, embedder.model_id)
+        _semantic(session, scope_ids, semantic, fusion, embedder.model_id, loaded, issues)
     if plan.weight("name") and query:
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)
@@ -328,6 +359,22 @@ def run_channels(
             )
         )
         fusion.add_ranked("tasks", [r.id for r in rows])
+    if plan.weight("claims"):
+        rows, _, _ = session.search(
+            SearchQuery(
+                initiative_ids=scope_ids,
+                types=[NodeType.HYPOTHESIS.value],
+                statuses=["open"],
+                window=50,
+                count_total=False,
+            )
+        )
+        fusion.add_ranked("claims", [r.id for r in rows])
+    if plan.weight("decisions"):
+        rows, _, _ = session.search(
+            SearchQuery(initiative_ids=scope_ids, tags=[DECISION_TAG], window=50, count_total=False)
+        )
+        fusion.add_ranked("decisions", [r.id for r in rows])
     if not query:
         # A channel ranks the rows it is given: how many more the scope holds is never counted (at
         # 100k nodes, counting them was most of a recall without a query).

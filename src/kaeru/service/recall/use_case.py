@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Node, NodeType
-from kaeru.domain.open_work import open_work_phrase
+from kaeru.domain.open_work import decisions_phrase, open_work_phrase
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import date_windows
@@ -107,6 +107,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             time_windows=tuple(date_windows(query, rt.now(), rt.settings.zone())) if query else (),
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
             open_work=open_work_phrase(query) if query else "",
+            decisions=decisions_phrase(query) if query else "",
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])

@@ -25,7 +25,20 @@ from kaeru.service.requests.base import (
 )
 
 #: `context`'s sections in the order it serves them; cold and frozen only when asked for.
-SECTIONS = ("rules", "slots", "core", "hot", "warm", "cortex", "tasks", "claims", "reviews", "reminders", "recent")
+SECTIONS = (
+    "rules",
+    "slots",
+    "core",
+    "hot",
+    "decisions",
+    "warm",
+    "cortex",
+    "tasks",
+    "claims",
+    "reviews",
+    "reminders",
+    "recent",
+)
 ON_REQUEST = ("cold", "frozen")
 #: The node types recall can return (the audit log and boards are never ranked), for its `types`.
 RECALL_TYPES = values(NodeType, ("audit_event", "board"))
@@ -145,7 +158,8 @@ class RecallRequest(Request):
         None,
         description=(
             "What you need, in your own words (without one: slots, open tasks, recent memory; a"
-            " question about open work, such as 'what is left to do', adds slots and open tasks); a long"
+            " question about open work, such as 'what is left to do', adds slots, open tasks and open claims;"
+            " one about decisions, such as 'what did we decide', adds the decisions); a long"
             " question ranks by its 24 rarest words."
         ),
     )
