@@ -184,7 +184,12 @@ class RecallRequest(Request):
     include_superseded: bool = Field(False, description="Do not demote superseded and refuted memory.")
     multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")
     explain: bool = Field(
-        False, description="Return each hit's per-channel scores (needs a query; not with multi_hop)."
+        False,
+        description=(
+            "Return each hit's per-channel scores (needs a query; not with multi_hop): its score is the sum"
+            " of the channels' parts, times e^priors and e^currentness (multipliers, given as logarithms),"
+            " plus `updates` (a newer statement or a successor set just above an older one)."
+        ),
     )
     types: list[Annotated[str, one_of(RECALL_TYPES)]] | None = Field(
         None,
