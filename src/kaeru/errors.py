@@ -86,6 +86,13 @@ class Internal(KaeruError):
     code = "internal"
 
 
+class SemanticUnavailable(KaeruError):
+    """The semantic channel's model could not be loaded (a broken torch, a damaged package): recall
+    goes on with its lexical channels, a write is stored without its vector."""
+
+    code = "semantic_unavailable"
+
+
 ISSUE_CODES: dict[str, str] = {
     "invalid_argument": "An argument is malformed or out of range; `field` names it. Fix the call.",
     "not_found": "A referenced node, slot or initiative does not exist; the message suggests close names.",
@@ -112,6 +119,14 @@ ISSUE_CODES: dict[str, str] = {
     ),
     "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
+    "not_embedded": (
+        "Warning: the write was stored, but the semantic channel could not embed it (the message says "
+        "why): recall finds it by its words, not yet by its meaning. `kaeru reindex` adds its vector."
+    ),
+    "semantic_unavailable": (
+        "Warning: KAERU_SEMANTIC=1, but the semantic channel could not run (its extra is missing, or "
+        "its model did not load: the message says which); this recall used the lexical channels only."
+    ),
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

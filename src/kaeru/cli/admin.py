@@ -69,6 +69,10 @@ def serve(
         shared = shared_place(settings.vault_dir)
         if shared is not None:  # said where a client's log shows it, not on stdout (decision 182)
             click.echo(f"warning: {shared}; {REMEDY}", err=True)
+    from kaeru import semantic
+
+    if settings.semantic and not semantic.available():  # said once, where a client's log shows it
+        click.echo(f"warning: {semantic.missing_half(settings)}; recall stays lexical", err=True)
     kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)
     if use_http:
         try:
@@ -187,11 +191,11 @@ def reindex(ctx: click.Context, text_index: bool) -> None:
             click.echo(f"full-text index rebuilt: {rows} node(s) indexed")
         return
     if service.rt.embedder is None:
-        fail(
-            ctx,
-            "semantic_off",
-            "semantic recall is off: pip install 'kaeru-memory[semantic]' and set KAERU_SEMANTIC=1",
-        )
+        from kaeru import semantic
+
+        # The half that is missing, named: the setting, the extra (with the README's install line), or both.
+        missing = semantic.missing_half(settings_of(ctx)) or f"{semantic.INSTALL}, and set KAERU_SEMANTIC=1"
+        fail(ctx, "semantic_off", f"semantic recall is off: {missing}")
     with progress_bar(ctx) as bar:
         task = bar.add_task("embedding", total=None)
         written = service.reindex(lambda done, seq: bar.update(task, description=f"embedded {done} (at node #{seq})"))

@@ -30,6 +30,7 @@ def doctor(ctx: click.Context) -> None:
         semantic_installed=semantic.available(),
         is_loopback=is_loopback,
         open_health=open_health,
+        load_semantic=semantic.load_model,
     )
     if wants_json(ctx):
         echo_json(report.as_json())

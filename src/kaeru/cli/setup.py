@@ -249,6 +249,10 @@ def setup(
         password_left_out = env["KAERU_DATABASE_URL"] != settings.database_url
     elif http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
         env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
+    if http is None and settings is not None and settings.semantic and os.environ.get("KAERU_SEMANTIC"):
+        # The server the client starts runs with the semantic channel as this shell does: without
+        # it, its writes store no vectors and its recalls stay lexical, unsaid.
+        env["KAERU_SEMANTIC"] = os.environ["KAERU_SEMANTIC"]
     server = entry(client, http=http, token_env=token_env, env=env)
     try:
         path = (target or config_path(client)).expanduser()

@@ -307,6 +307,16 @@ def import_(
         report = write_records(store, screened(source, policy), progress or (lambda s, n: None), finish)
     outcome = _report_outcome(report)
     outcome.issues.extend(report.redactions)
+    if settings.semantic and report.node_revisions:
+        # The vectors are not computed here: this use case is given a store, not the service's
+        # embedder (`import-from` is, and embeds). Said, so semantic recall's gap is not silent.
+        outcome.issues.append(
+            Issue(
+                "not_embedded",
+                f"{report.node_revisions} node revision(s) imported without vectors for semantic recall: "
+                "recall finds them by their words; run `kaeru reindex` to add their vectors",
+            )
+        )
     if report.stopped is not None:
         # Whole chunks are in the vault and the rest is not: neither `applied` nor `rejected` says
         # that (SPEC 2.1), `partial` does, and its counts are what was committed (decision 212).

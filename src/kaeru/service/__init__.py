@@ -6,17 +6,18 @@ read snapshot. Callers get `MutationOutcome`/`ReadOutcome` values or a `KaeruErr
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
-from kaeru.errors import Unavailable
+from kaeru.errors import KaeruError, Unavailable
 from kaeru.service import grants
 from kaeru.service.embedding import Embedder
 from kaeru.service.mutation import WriteContext, run_mutation
-from kaeru.service.outcomes import MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
+from kaeru.service.outcomes import Issue, MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
 from kaeru.storage.base import Store
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from kaeru.service import requests as rq
 
 R = TypeVar("R", bound="rq.Request")
+log = logging.getLogger(__name__)
 
 
 class Service:
@@ -71,12 +73,31 @@ class Service:
             create=create,
             exclusive=exclusive,
         )
-        if self.rt.embedder is not None and not replayed and outcome.state in ("applied", "partial"):
-            # After the commit, in its own short write: a slow model never holds the write lock.
-            from kaeru.service import recall
-
-            recall.embed_nodes(self.rt, [ref.id for ref in (*outcome.created, *outcome.affected)])
+        if self.rt.embedder is not None and outcome.state in ("applied", "partial"):
+            self._embed_committed(outcome)
         return outcome, replayed
+
+    def _embed_committed(self, outcome: MutationOutcome) -> None:
+        """The written nodes' vectors, after the commit, in their own short write: a slow model never
+        holds the write lock. The write is stored whatever happens here, so a failure (a model that
+        cannot load, a vault busy for the vectors' write) is logged and said as a `not_embedded`
+        warning, never as a refusal: a caller told "nothing was applied" writes it again. A replay
+        embeds again too, so a retry mends what its first answer warned of, or says it again."""
+        from kaeru.service import recall
+
+        try:
+            recall.embed_nodes(self.rt, [ref.id for ref in (*outcome.created, *outcome.affected)])
+        except Exception as exc:
+            # A model known not to load is said in one line; anything else with its traceback.
+            log.warning("the write was stored, its vector was not: %s", exc, exc_info=not isinstance(exc, KaeruError))
+            why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
+            outcome.issues.append(
+                Issue(
+                    "not_embedded",
+                    f"stored, but this memory has no vector yet for semantic recall ({why}); recall finds it "
+                    "by its words, and `kaeru reindex` adds its vector",
+                )
+            )
 
     @staticmethod
     def _granted(operation: str, request: rq.Request) -> None:

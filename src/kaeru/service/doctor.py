@@ -20,6 +20,7 @@ from kaeru.config import Settings
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
+from kaeru.service.embedding import text_digest, text_of
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 from kaeru.storage.migrate import VaultUnusable
@@ -99,8 +100,12 @@ def diagnose(
     semantic_installed: bool,
     is_loopback: Callable[[str], bool],
     open_health: Callable[[Settings], VaultHealth],
+    load_semantic: Callable[[], str] | None = None,
 ) -> Report:
-    """Every check, in order; the vault checks stop at the first that makes the rest meaningless."""
+    """Every check, in order; the vault checks stop at the first that makes the rest meaningless.
+    `load_semantic` loads the semantic model and returns its id (raises when it cannot): with
+    KAERU_SEMANTIC=1, the extra is usable only if it does, and the vault's vectors are counted."""
+    semantic, model = _semantic(settings, semantic_installed, load_semantic)
     vault: dict[str, Any] = (
         {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
     )
@@ -111,6 +116,8 @@ def diagnose(
             vault = health.describe()
             checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
             checks.extend(_vault_checks(health))
+            if model is not None and all(c.status != FAIL for c in checks):
+                checks.append(_vectors(health, model))
             vault_tokens = _holds_tokens(health)
     except NotFound as error:
         checks.append(
@@ -132,7 +139,7 @@ def diagnose(
             else "check the vault file's permissions; restore it from an export if it is damaged"
         )
         checks.append(Check("vault", FAIL, error.message, fix))
-    checks.append(_semantic(settings, semantic_installed))
+    checks.append(semantic)
     checks.append(_http(settings, is_loopback, vault_tokens))
     return Report(version, vault, checks)
 
@@ -373,20 +380,67 @@ def _probe(session: Session) -> Check:
     return Check("search", FAIL, f"a search for {words[0]!r} did not find {node.id}, which holds it", _REBUILD)
 
 
-def _semantic(settings: Settings, installed: bool) -> Check:
+def _semantic(settings: Settings, installed: bool, load: Callable[[], str] | None) -> tuple[Check, str | None]:
+    """The extra's check, and the model's id when it is on and loads. Its packages can be there and
+    fail to import (a broken torch): then every write's vector and every recall's channel fails, so
+    with KAERU_SEMANTIC=1 the model is loaded here (a few seconds), not only looked for."""
     state = "on (KAERU_SEMANTIC=1)" if settings.semantic else "off"
+    if installed and settings.semantic and load is not None:
+        try:
+            model = load()
+        except Exception as exc:
+            why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
+            return Check(
+                "semantic", FAIL, f"KAERU_SEMANTIC=1, but {why}", _INSTALL + " (or unset KAERU_SEMANTIC)"
+            ), None
+        return Check(
+            "semantic", OK, f"the [semantic] extra is installed and its model {model} loads; recall {state}"
+        ), model
     if installed:
         return Check(
             "semantic", OK if settings.semantic else INFO, f"the [semantic] extra is installed; recall {state}"
-        )
+        ), None
     if settings.semantic:
         return Check(
             "semantic",
             FAIL,
             "KAERU_SEMANTIC=1 but the [semantic] extra is not installed: recall stays lexical",
-            "pip install 'kaeru-memory[semantic]' (or unset KAERU_SEMANTIC)",
+            _INSTALL + " (or unset KAERU_SEMANTIC)",
+        ), None
+    return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)"), None
+
+
+#: The README's install line for the extra (torch first, pinned: its CPU wheel).
+_INSTALL = "pip install torch==2.13.0 && pip install 'kaeru-memory[semantic]'"
+
+
+def _vectors(health: VaultHealth, model: str) -> Check:
+    """Live memories without a vector of `model`, or with one of a text they no longer hold (written
+    or revised by a process without the semantic channel): recall finds them by their words only,
+    not by their meaning, until `kaeru reindex`."""
+    try:
+        with health.read() as session:
+            known = session.vector_digests(model)
+            live = missing = stale = 0
+            after = 0
+            while batch := session.live_node_batch(after, 1000):
+                after = batch[-1].seq
+                for node in batch:
+                    text = text_of(node.name if indexed_name(node) else "", node.description, node.body)
+                    if not text.strip():
+                        continue
+                    live += 1
+                    digest = known.get(node.id)
+                    missing += digest is None
+                    stale += digest is not None and digest != text_digest(text)
+    except KaeruError as error:
+        return Check("vectors", FAIL, f"the vectors could not be read: {error.code}: {error.message}", _REBUILD)
+    summary = f"{live} live memories with text, {missing} without a vector, {stale} with one of an older text"
+    if missing or stale:
+        return Check(
+            "vectors", WARN, summary + ": semantic recall does not find those by meaning", "run `kaeru reindex`"
         )
-    return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)")
+    return Check("vectors", OK, summary)
 
 
 def _holds_tokens(health: VaultHealth) -> bool:

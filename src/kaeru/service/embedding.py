@@ -13,7 +13,10 @@ from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
+from kaeru.domain.text import indexed_name
+
 if TYPE_CHECKING:
+    from kaeru.domain.model import Node
     from kaeru.storage.base import Store
 
 
@@ -68,6 +71,12 @@ def unpack(blob: bytes) -> list[float]:
 def text_of(name: str, description: str | None, body: str | None, limit: int = 2000) -> str:
     """What a node's vector represents: its name, description and the start of its body."""
     return " ".join(part for part in (name, description or "", (body or "")[:limit]) if part)
+
+
+def node_text(node: Node) -> str:
+    """The text a node's vector is computed from (its name only when the index holds it: not an
+    auto-name), so a stored vector's digest can be checked against the node as it is now."""
+    return text_of(node.name if indexed_name(node) else "", node.description, node.body)
 
 
 def text_digest(text: str) -> str:

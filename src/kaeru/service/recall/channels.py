@@ -7,24 +7,22 @@ import logging
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
-from concurrent.futures import Future
 from itertools import pairwise
-from typing import Any, Protocol, cast
+from typing import Any
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import DECISION_TAG, RULE_TAG, Node, NodeType
 from kaeru.domain.past_forms import Alternatives, expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
-from kaeru.domain.text import content_tokens, identifier_words, indexed_name, stem, stem_words, tokens
-from kaeru.errors import KaeruError, SemanticUnavailable
+from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
 from kaeru.service import tasks
-from kaeru.service.embedding import Embedder, EmbedWorker, text_digest, text_of
+from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.outcomes import Issue
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
+from kaeru.service.recall.semantic import semantic_channel
 from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
 
@@ -142,53 +140,6 @@ def _feedback_terms(nodes: list[Node], query_stems: set[str], limit: int = 8) ->
     return [term for term, n in counts.most_common(limit) if n >= 2]
 
 
-class _Digests(Protocol):  # both backends' sessions (storage/*/vectors.py)
-    def vector_digests_of(self, model: str, node_ids: Sequence[str]) -> dict[str, str]: ...
-
-
-def _semantic(
-    session: Session,
-    scope_ids: list[int],
-    started: Future[tuple[bytes, list[tuple[str, float]] | None]],
-    fusion: Fusion,
-    model: str,
-    loaded: _Nodes,
-    issues: list[Issue] | None = None,
-) -> None:
-    """Cosine similarity between the query and the stored vectors in scope: the best `CANDIDATES`,
-    ranked in the database (decisions 17.V1, 17.X1); the query's vector and its first candidates
-    were started on a worker thread when recall began (17.X2). A model that cannot load: said in `issues`."""
-    try:
-        vector, first_round = started.result()
-    except Exception as exc:
-        if isinstance(exc, KaeruError) and not isinstance(exc, SemanticUnavailable):
-            raise
-        log.warning("recall without its semantic channel: %s", exc, exc_info=not isinstance(exc, KaeruError))
-        if issues is not None:
-            why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
-            issues.append(Issue("semantic_unavailable", f"{why}; this recall used the lexical channels only"))
-        return
-    nearest = session.nearest_vectors(scope_ids, model, vector, CANDIDATES, first_round)
-    rows = [(i, s) for i, s in nearest if s > 0]
-    # A vector of a text its node no longer holds (revised without the channel; `kaeru reindex`) found
-    # it by its old meaning: left out. The candidates load as they would; their digests in one read.
-    stored = cast(_Digests, session).vector_digests_of(model, [i for i, _ in rows]) if rows else {}
-    loaded.get([i for i, _ in rows])
-    rows = [(i, s) for i, s in rows if (n := loaded.whole.get(i)) and stored.get(i) == _digest(n)]
-    if not rows:
-        return
-    # Rescaled between the last and the best candidate: cosine similarities of a small sentence model
-    # crowd into a narrow band (the 100th match is often 0.6× the best), so dividing by the best
-    # alone gave a hundred loosely related memories most of the channel's weight.
-    best, floor = rows[0][1], rows[-1][1]
-    for node_id, sim in rows:
-        fusion.put("semantic", node_id, (sim - floor) / (best - floor) if best > floor else 1.0)
-
-
-def _digest(node: Node) -> str:  # of the text its vector is computed from (`indexing.embed_nodes`)
-    return text_digest(text_of(node.name if indexed_name(node) else "", node.description, node.body))
-
-
 class _Nodes:
     """The nodes one recall has loaded, so each is read (and decoded) once; a very long body as the
     channels read it (`long_bodies.readable`: its head and the windows around `needles`)."""
@@ -272,7 +223,7 @@ def run_channels(
                 fusion.put("date", node_id, 1.0)
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if semantic is not None and embedder is not None:
-        _semantic(session, scope_ids, semantic, fusion, embedder.model_id, loaded, issues)
+        semantic_channel(session, scope_ids, semantic, fusion, embedder.model_id, loaded, issues, CANDIDATES)
     if plan.weight("name") and query:
         for node in session.live_nodes_named(query, scope_ids):
             fusion.put("name", node.id, 1.0)

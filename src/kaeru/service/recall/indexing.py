@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kaeru.domain.text import indexed_name
 from kaeru.errors import InvalidArgument
-from kaeru.service.embedding import pack, text_digest, text_of
+from kaeru.service.embedding import node_text, pack, text_digest
 from kaeru.service.runtime import Runtime
 
 
@@ -17,7 +16,7 @@ def embed_nodes(rt: Runtime, node_ids: list[str]) -> None:
         return
     with rt.store.read() as session:
         nodes = [n for n in session.nodes_by_ids(node_ids).values() if not n.retracted]
-    todo = [(n.id, text_of(n.name if indexed_name(n) else "", n.description, n.body)) for n in nodes]
+    todo = [(n.id, node_text(n)) for n in nodes]
     todo = [(i, t) for i, t in todo if t.strip()]
     if not todo:
         return
@@ -44,7 +43,7 @@ def reindex(rt: Runtime, progress: Any = None, batch: int = 256) -> int:
         after = nodes[-1].seq
         todo = []
         for node in nodes:
-            text = text_of(node.name if indexed_name(node) else "", node.description, node.body)
+            text = node_text(node)
             digest = text_digest(text)
             if text.strip() and known.get(node.id) != digest:
                 todo.append((node.id, digest, text))

@@ -69,6 +69,12 @@ def _kept(pool: dict[str, Node], filters: Filters) -> tuple[dict[str, Node], dic
     return kept, hidden
 
 
+#: What a recall says when KAERU_SEMANTIC=1 is set and the extra is not installed.
+NO_EXTRA = (
+    "KAERU_SEMANTIC=1 is set, but the [semantic] extra is not installed; this recall used the lexical channels only"
+)
+
+
 def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
     """Run one recall; see the `recall` tool description."""
     query = (request.query or "").strip()
@@ -111,6 +117,9 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])
+        if query and rt.settings.semantic and rt.embedder is None:
+            # KAERU_SEMANTIC=1 without the [semantic] extra: said, not silent.
+            issues.append(Issue("semantic_unavailable", NO_EXTRA))
         if query and rt.embedder is None and not query_tokens(query):
             # Only symbols (emoji, punctuation): no channel can match them; said, as `search` does.
             issues.append(Issue("invalid_argument", NO_WORDS, "query"))
@@ -143,6 +152,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 rt.store,
                 rt.embed_worker,
                 common_stems=rt.common_stems,
+                issues=issues,
             )
             if fusion.left_out:  # said, not done silently (decision 168)
                 coverage.omitted.append(Omission("query", len(fusion.left_out), _left_out(fusion.left_out)))

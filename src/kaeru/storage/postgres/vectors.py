@@ -27,6 +27,15 @@ class PgVectors(Part):
             (node_id, model, text_sha, _floats(vector)),
         )
 
+    def vector_digests_of(self, model: str, node_ids: Sequence[str]) -> dict[str, str]:
+        """node id → the digest of the text its vector of `model` was computed from, for `node_ids`
+        (those without one are left out): in one statement, for recall's candidates."""
+        found = self._db.rows(
+            "SELECT node_id, text_sha FROM node_vectors WHERE model = ? AND node_id = ANY(?::text[])",
+            (model, list(node_ids)),
+        )
+        return {r[0]: r[1] for r in found}
+
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
         return None  # one exact scan of the scope's rows
 

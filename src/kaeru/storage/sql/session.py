@@ -169,6 +169,11 @@ class SqlSession(
         """Store `node_id`'s vector of `model` (float32 bytes, unit length) and the digest of its text."""
         raise NotImplementedError
 
+    def vector_digests_of(self, model: str, node_ids: Sequence[str]) -> dict[str, str]:
+        """node id → the digest of the text its vector of `model` was computed from, for `node_ids`
+        (those without one are left out): in one statement, for recall's candidates."""
+        raise NotImplementedError
+
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
         """The first round of candidates `nearest_vectors` would rank for `limit` (scope not yet
         applied), or None where it scans exactly: so another thread can compute them (17.X2)."""
