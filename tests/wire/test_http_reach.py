@@ -119,7 +119,9 @@ async def test_a_refused_host_or_origin_is_said_with_its_fix(server_env: dict[st
         status, body = raw_post(server.url, initialize_request(), {"Origin": "http://evil.example"})
         assert status == 403, body
         error = json.loads(body)["error"]
-        assert "http://evil.example" in error["message"] and "KAERU_ALLOWED_HOSTS" in error["message"]
+        # Not "add its host to KAERU_ALLOWED_HOSTS to allow them": no browser page can call /mcp (no CORS).
+        assert "http://evil.example" in error["message"] and "MCP clients" in error["message"]
+        assert "no CORS headers" in error["message"]
 
         async with httpx2.AsyncClient(headers={"Host": "kaeru.team.example"}, timeout=30) as http:
             with pytest.raises(BaseException) as raised:  # the SDK nests its error in task groups
@@ -243,7 +245,11 @@ def test_a_get_on_the_endpoint_is_refused_not_held_open(server_env: dict[str, st
         assert "POST" in answer.headers.get("allow", "")
         assert "no event stream" in answer.json()["error"]["message"]
         assert answer.headers.get("allow") == "POST"
-        # Other methods were answered `Allow: GET, POST, DELETE` by the SDK, two of them refused too.
+        # Other methods were answered `Allow: GET, POST, DELETE` by the SDK, two of them refused too;
+        # DELETE got the SDK's 405 with no `Allow` at all (there is no session to end).
+        answer = httpx2.delete(server.url, timeout=10)
+        assert answer.status_code == 405 and answer.headers.get("allow") == "POST", answer.headers
+        assert "no sessions" in answer.json()["error"]["message"]
         for method in ("PUT", "PATCH", "OPTIONS"):
             answer = httpx2.request(method, server.url, headers={"Content-Type": "application/json"}, timeout=10)
             assert answer.status_code == 405 and answer.headers.get("allow") == "POST", (method, answer.headers)
@@ -251,3 +257,31 @@ def test_a_get_on_the_endpoint_is_refused_not_held_open(server_env: dict[str, st
         # Requests still work beside it.
         status, body = raw_post(server.url, initialize_request())
         assert status == 200 and _served(body), (status, body)
+
+
+def test_a_batch_is_refused_in_words_on_both_transports(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A JSON-RPC batch (2025-03-26 allowed them) got a 400 "invalid params" with a thousand
+    characters of the SDK's parser errors over HTTP, and one error with no id over stdio, where the
+    client then waited for ever for its requests' answers."""
+    batch = [{"jsonrpc": "2.0", "id": 10, "method": "ping"}, {"jsonrpc": "2.0", "id": 11, "method": "ping"}]
+    with http_server(server_env, tmp_path) as server:
+        status, body = raw_post(server.url, batch, {"MCP-Protocol-Version": "2025-03-26"})
+        error = json.loads(body)["error"]
+        assert status == 400 and error["code"] == -32600 and "batches are not supported" in error["message"]
+        status, body = raw_post(server.url, initialize_request())
+        assert status == 200 and _served(body)
+    lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}, batch]
+    lines.append({"jsonrpc": "2.0", "id": 12, "method": "ping"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "kaeru", "serve"],
+        input="".join(json.dumps(line) + "\n" for line in lines).encode(),
+        capture_output=True,
+        env=server_env,
+        timeout=90,
+        check=False,
+    )
+    answers = [json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip()]
+    assert proc.returncode == 0
+    refused = next(a for a in answers if isinstance(a, list))
+    assert [(a["id"], a["error"]["code"]) for a in refused] == [(10, -32600), (11, -32600)]
+    assert {"jsonrpc": "2.0", "id": 12, "result": {}} in answers

@@ -255,3 +255,22 @@ def test_a_reader_gone_ends_the_session_cleanly_and_a_retry_replays_what_was_sto
     assert all(n["state"] == "applied" for n in notes), [n for n in notes if n["state"] != "applied"][:1]
     assert sum(n["replayed"] for n in notes) == stored_before
     assert by_id[-2]["data"]["total"] == GONE_CALLS
+
+
+def test_a_line_over_the_limit_is_answered_and_the_session_goes_on(server_env: dict[str, str], tmp_path: Path) -> None:
+    """One line over 64 MiB (the bound of a message, as over HTTP) ended the server with a
+    traceback: the calls before it went unanswered, and every call after it was lost."""
+    over = "x" * (65 * 1024 * 1024)
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(tools_call_request(2, "note", {"initiative": "pipe", "text": "before the big line", "request_id": "b"})),
+        _line(tools_call_request(3, "note", {"initiative": "pipe", "text": over, "meta": {"id": 99}})),
+        _line({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ]
+    answers, code = _exchange(server_env, lines, tmp_path)
+    assert code == 0 and "Traceback" not in (tmp_path / "stderr.log").read_text()
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[2]["result"]["structuredContent"]["state"] == "applied"
+    assert by_id[3]["error"]["code"] == -32600 and "64 MiB" in by_id[3]["error"]["message"]
+    assert by_id[4]["result"] == {}

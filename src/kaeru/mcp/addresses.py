@@ -23,6 +23,19 @@ if TYPE_CHECKING:
 #: the SDK's 4 MiB default several times over.
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
+
+#: What a JSON-RPC batch is told, on either transport.
+BATCH = "Invalid Request: batches are not supported; send each message on its own (a request a POST, a line on stdio)"
+
+
+def too_large(size: str, limit: int = MAX_MESSAGE_BYTES) -> str:
+    """What a request over the limit is told, on either transport (`size`: how far over)."""
+    return (
+        f"the request is {size} the {limit // (1024 * 1024)} MiB this server takes in one call "
+        "(a text field holds at most 4,000,000 characters): send it in several calls"
+    )
+
+
 #: Addresses that bind every interface of the machine (a socket bound to "" does too: it is not loopback).
 _WILDCARDS = frozenset({"", "0.0.0.0", "::"})
 #: Linux's ioctl for an interface's IPv4 address.

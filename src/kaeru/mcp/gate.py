@@ -18,6 +18,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from kaeru.mcp.addresses import BATCH, too_large
+
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -63,9 +65,33 @@ class RequestGate:
             if refusal is not None:
                 await _refuse(scope, receive, send, *refusal)
                 return
+            if scope.get("method") == "POST":
+                unbatched = await self._unbatched(scope, receive, send)
+                if unbatched is None:
+                    return
+                receive = unbatched
             await self.app(scope, receive, self._oversize_said(scope, receive, send))
             return
         await self.app(scope, receive, send)
+
+    async def _unbatched(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """`receive` with its first body chunk read ahead, or None when that chunk opens a JSON-RPC
+        batch, which is refused as stdio refuses it (`unreadable.answer`): the SDK answered a batch
+        with "invalid params" and a thousand characters of its parser's errors."""
+        first = await receive()
+        if first.get("type") == "http.request" and first.get("body", b"").lstrip()[:1] == b"[":
+            await _refuse(scope, receive, send, 400, BATCH)
+            return None
+        given = False
+
+        async def again() -> Message:
+            nonlocal given
+            if not given:
+                given = True
+                return first
+            return await receive()
+
+        return again
 
     def _oversize_said(self, scope: Scope, receive: Receive, send: Send) -> Send:
         """`send`, except that the SDK's plain-text 413 — a chunked body it found over the limit as it
@@ -83,10 +109,7 @@ class RequestGate:
         return rewritten
 
     def _too_large(self, size: str) -> str:
-        return (
-            f"the request is {size} the {self.max_body // (1024 * 1024)} MiB this server takes in one call "
-            "(a text field holds at most 4,000,000 characters): send it in several calls"
-        )
+        return too_large(size, self.max_body)
 
     def refusal(self, scope: Scope) -> Refusal | None:
         """(status, message[, code, data]) for a request `/mcp` will not serve, else None."""
@@ -101,7 +124,8 @@ class RequestGate:
         if origin and not _allowed(origin, self.origins):
             return 403, (
                 f"requests from the web page at {origin!r} are refused (a guard against DNS rebinding); "
-                "add its host to KAERU_ALLOWED_HOSTS where the server runs to allow them"
+                "/mcp is for MCP clients, which send no Origin: a browser page cannot call it even from an "
+                "allowed host (this server sends no CORS headers)"
             )
         method = scope.get("method")
         if method == "GET":
@@ -109,7 +133,8 @@ class RequestGate:
             # so it is refused as MCP's transport says a server without one must refuse it.
             return 405, "this server sends no event stream: POST each JSON-RPC request to /mcp"
         if method == "DELETE":
-            return None  # the SDK's own answer: a stateless server has no session to end
+            # Stateless (decision 231): no session to end. The SDK's own 405 named no allowed method.
+            return 405, "this server keeps no sessions: there is none to DELETE; POST each JSON-RPC request to /mcp"
         if method != "POST":
             # The SDK answered these with `Allow: GET, POST, DELETE`, two of which are refused too.
             return 405, f"/mcp takes POST (one JSON-RPC request a POST), not {method}"

@@ -18,7 +18,7 @@ from mcp.shared.message import SessionMessage
 
 from kaeru.mcp import unreadable
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.addresses import MAX_MESSAGE_BYTES
+from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, too_large
 
 if TYPE_CHECKING:
     from kaeru.mcp.server import KaeruServer
@@ -48,7 +48,9 @@ class PipeReadStream:
         while True:
             # A client that stopped reading answers ends the session as end of input does, and no
             # line read after that is dispatched (nothing would hear its answer).
-            line = b"" if self._writer.broken else await self._reader.readline()
+            line = b"" if self._writer.broken else await self._line()
+            if line is None:  # a line over the limit, answered and read past
+                continue
             if not line or self._writer.broken:
                 await self._drain()
                 raise anyio.EndOfStream
@@ -78,6 +80,35 @@ class PipeReadStream:
                 # until now the first `tools/list` started this, 16.O3).
                 self._registry.preload()
             return SessionMessage(message)
+
+    async def _line(self) -> bytes | None:
+        """The next line (b"" at end of input). A line over `MAX_MESSAGE_BYTES` is read past — its
+        head is kept only to find its id — and answered with the error HTTP gives the same request
+        (None is returned): the reader raised, which ended the server with a traceback and lost the
+        session (helper's probe, session 38)."""
+        try:
+            return await self._reader.readuntil(b"\n")
+        except asyncio.IncompleteReadError as end:
+            return end.partial
+        except asyncio.LimitOverrunError as over:
+            head = await self._reader.readexactly(over.consumed)
+        size = len(head)
+        while True:  # the rest of the line, a buffer at a time
+            try:
+                size += len(await self._reader.readuntil(b"\n"))
+                break
+            except asyncio.IncompleteReadError as end:
+                size += len(end.partial)
+                break
+            except asyncio.LimitOverrunError as more:
+                size += len(await self._reader.readexactly(more.consumed))
+        reply = unreadable.too_long(head[: unreadable.HEAD], too_large(f"{size:,} bytes, over"))
+        head = b""
+        try:
+            await self._writer.send_json(reply)
+        except anyio.BrokenResourceError:  # the client is gone: the next turn ends the session
+            pass
+        return None
 
     async def _drain(self) -> None:
         """At end of input, wait until every tool call read has been answered.
@@ -151,7 +182,7 @@ class PipeWriteStream:
             self.pending.discard(message.id)
         await self._write(message.model_dump_json(by_alias=True, exclude_unset=True))
 
-    async def send_json(self, message: dict[str, Any]) -> None:
+    async def send_json(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
         """A message the transport answers itself (see `PipeReadStream.receive`)."""
         await self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
 

@@ -14,11 +14,13 @@ the parse error (there is no one to answer).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kaeru.errors import InvalidArgument
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
+from kaeru.mcp.addresses import BATCH
 from kaeru.mcp.fastpath import wire_result
 
 PARSE_ERROR = -32700
@@ -29,7 +31,7 @@ _SAID = 200
 
 def answer(
     registry: ToolRegistry, line: bytes, protocol_version: str | None, problem: Exception
-) -> dict[str, Any] | None:
+) -> dict[str, Any] | list[dict[str, Any]] | None:
     """The JSON-RPC answer to `line`, which the SDK's parser refused with `problem`; None when no
     answer is owed (a notification, or a response the client sent)."""
     if (reply := surrogates.answer(registry, line, protocol_version)) is not None:
@@ -40,6 +42,13 @@ def answer(
         if not line.strip():
             return None
         return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({str(exc)[:_SAID]})")
+    if isinstance(message, list):  # a batch: refused, but each request in it is answered
+        said = BATCH
+        ids = [m.get("id") for m in message if isinstance(m, dict) and isinstance(m.get("method"), str)]
+        answers = [
+            _error(i, INVALID_REQUEST, said) for i in ids if isinstance(i, (int, str)) and not isinstance(i, bool)
+        ]
+        return answers or _error(None, INVALID_REQUEST, said)
     if not isinstance(message, dict):
         return _error(None, INVALID_REQUEST, "Invalid Request: a message is one JSON object")
     request_id = message.get("id")
@@ -67,6 +76,41 @@ def _reason(problem: Exception) -> str:
         except (IndexError, KeyError, TypeError, AttributeError):  # another shape of error: said whole
             pass
     return str(problem).splitlines()[0][:_SAID] if str(problem) else type(problem).__name__
+
+
+#: How much of a line over the limit is kept to find its id.
+HEAD = 64 * 1024
+
+
+def too_long(head: bytes, said: str) -> dict[str, Any]:
+    """The answer to a line over the size limit, of which only `head` was kept: an Invalid Request
+    error, with the request's id when the head names it at the message's top level."""
+    return _error(_top_level_id(head), INVALID_REQUEST, f"Invalid Request: {said}")
+
+
+def _top_level_id(head: bytes) -> int | str | None:
+    """The `id` member of the JSON object `head` begins, when it comes before the head ends (a
+    member of `params` named `id` is not it); None otherwise."""
+    text = head.decode("utf-8", "replace")
+    depth, i = 0, 0
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < len(text) and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            key = text[i + 1 : end]
+            i = end + 1
+            if depth == 1 and key == "id" and (found := re.match(r'\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', text[i:])):
+                try:
+                    value = json.loads(found[1])
+                except ValueError:
+                    return None
+                return value if isinstance(value, (int, str)) and not isinstance(value, bool) else None
+            continue
+        depth += 1 if char in "{[" else -1 if char in "}]" else 0
+        i += 1
+    return None
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
