@@ -28,6 +28,21 @@ def _integer(env: Mapping[str, str], name: str, default: int) -> int:
         raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
 
 
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+
+def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
+    """The switch in `name`, or `default` when unset; any other word is named, not read as one side
+    (`KAERU_STRUCTURED=of` left structured output on, `KAERU_SEMANTIC=enabled` left the channel off)."""
+    raw = env.get(name, "").strip().lower()
+    if not raw:
+        return default
+    if raw in _ON or raw in _OFF:
+        return raw in _ON
+    raise ValueError(f"{name} must be one of {', '.join(_ON)} (on) or {', '.join(_OFF)} (off), not {raw!r}")
+
+
 #: Query parameters of a PostgreSQL URL that hold secrets: the password, and the client key's passphrase.
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 
@@ -194,10 +209,10 @@ class Settings:
             pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),
             search_cache_mb=_integer(env, "KAERU_SEARCH_CACHE_MB", 64),
             export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
-            hygiene=env.get("KAERU_HYGIENE", "").strip().lower() in ("1", "true", "yes", "on"),
-            semantic=env.get("KAERU_SEMANTIC", "").strip().lower() in ("1", "true", "yes", "on"),
+            hygiene=_flag(env, "KAERU_HYGIENE", False),
+            semantic=_flag(env, "KAERU_SEMANTIC", False),
             text=env.get("KAERU_TEXT", "compact").strip().lower(),
-            structured=env.get("KAERU_STRUCTURED", "on").strip().lower() not in ("0", "false", "no", "off"),
+            structured=_flag(env, "KAERU_STRUCTURED", True),
             timezone=env.get("KAERU_TIMEZONE", "").strip(),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})

@@ -59,6 +59,16 @@ async def test_prompts_list_and_get(server_env: dict[str, str], tmp_path: Path) 
         decided = await client.get_prompt(
             "decide", {"initiative": "heron-billing", "decision": "use uv", "why": "speed"}
         )
+        # A decision given as a sentence stays one ("We use uv.." before), and `search` is asked as
+        # it takes its scope: `initiative` there is refused as an unknown argument.
+        said = await client.get_prompt(
+            "decide", {"initiative": "heron-billing", "decision": "We use uv.", "why": "It is fast."}
+        )
+        text = said.messages[0].content.text
+        assert "We use uv. Reason given: It is fast.\n" in text and ".." not in text
+        assert '`search` initiatives=["heron-billing"]' in text
+        steps = json.dumps({"initiatives": ["heron-billing"], "text": "uv"})
+        assert (await client.call_tool("search", json.loads(steps))).structured_content["state"] == "ok"
         assert "kind=decision" in decided.messages[0].content.text and "use uv" in decided.messages[0].content.text
         claimed = await client.get_prompt("hypothesis", {"initiative": "heron-billing", "statement": "cache helps"})
         assert "`claim`" in claimed.messages[0].content.text and "`verdict`" in claimed.messages[0].content.text
@@ -127,6 +137,25 @@ async def test_completion_of_prompt_and_template_arguments(server_env: dict[str,
         nodes = types.ResourceTemplateReference(type="ref/resource", uri="kaeru://node/{id}")
         done = await client.complete(nodes, {"name": "id", "value": "Chose Postgre"})
         assert done.completion.values == [node_id]
+        done = await client.complete(nodes, {"name": "id", "value": node_id})
+        assert done.completion.values == [node_id]
+        # A forgotten node's id was offered, and reading it then failed "no live node".
+        gone = await call_ok(client, "note", {"initiative": "hermes", "text": "A note to forget."})
+        gone_id = gone["data"]["primary"]["id"]
+        await call_ok(client, "forget", {"initiative": "hermes", "node": {"id": gone_id}, "reason": "test"})
+        done = await client.complete(nodes, {"name": "id", "value": gone_id})
+        assert done.completion.values == []
+
+
+def test_instructions_name_each_tools_scope_as_it_takes_it() -> None:
+    """They said "pass `initiative` on every call": `search`, `recall` and `timeline` refuse it as
+    an unknown argument (they take `initiatives`, a list)."""
+    from kaeru.api.schemas import _pinned_inputs, input_for
+
+    listed = {name: set(input_for(name)["properties"]) for name in _pinned_inputs()}
+    many = sorted(name for name, fields in listed.items() if "initiatives" in fields and "initiative" not in fields)
+    assert many == ["archive", "recall", "search", "timeline"]
+    assert "`initiatives: [...]` for `search`, `recall`, `timeline` and `archive`" in INSTRUCTIONS
 
 
 def test_instructions_fit_and_say_how_to_start_capture_link_and_revise() -> None:

@@ -274,3 +274,25 @@ def test_a_line_over_the_limit_is_answered_and_the_session_goes_on(server_env: d
     assert by_id[2]["result"]["structuredContent"]["state"] == "applied"
     assert by_id[3]["error"]["code"] == -32600 and "64 MiB" in by_id[3]["error"]["message"]
     assert by_id[4]["result"] == {}
+
+
+def test_arguments_that_are_no_object_are_refused_naming_them(server_env: dict[str, str], tmp_path: Path) -> None:
+    """A model that sends its arguments as a JSON string (or a list) got "Invalid request
+    parameters" with no word of which; it is a `rejected` envelope naming `arguments` now."""
+    text = json.dumps({"initiative": "pipe", "text": "sent as text"})
+    call = {"jsonrpc": "2.0", "method": "tools/call"}
+    lines = [
+        _line(initialize_request(1)),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line({**call, "id": 2, "params": {"name": "note", "arguments": text}}),
+        _line({**call, "id": 3, "params": {"name": "search", "arguments": ["pipe"]}}),
+        _line(tools_call_request(4, "search", {"initiatives": ["pipe"], "text": "sent"})),
+    ]
+    answers, code = _exchange(server_env, lines, tmp_path)
+    by_id = {a["id"]: a["result"]["structuredContent"] for a in answers if a.get("id") in (2, 3, 4)}
+    assert code == 0
+    for request_id, kind in ((2, "a string holding JSON: send the object itself"), (3, "a list")):
+        envelope = by_id[request_id]
+        assert envelope["state"] == "rejected" and envelope["issues"][0]["field"] == "arguments"
+        assert kind in envelope["issues"][0]["message"]
+    assert by_id[4]["data"]["total"] == 0, "nothing was written"

@@ -106,7 +106,23 @@ def _message(error: ValidationError) -> str:
         return f"{where}: needs at least one of {', '.join(missing)}"
     if leaf.validator == "oneOf":
         return f"{where}: {leaf.message[:300]} — it must match exactly one accepted shape (see the input schema)"
+    if leaf.validator == "additionalProperties" and isinstance(leaf.schema, dict):
+        return f"{where}: {leaf.message[:500]}{_meant(leaf.message.split(chr(39))[1::2], leaf.schema)}"
     return f"{where}: {leaf.message[:500]}"
+
+
+def _meant(unexpected: list[str], schema: dict[str, Any]) -> str:
+    """A close name the schema does take, for a name it does not: `initiative` where a tool reads
+    several scopes (`initiatives`, a list) was refused with no word of what it takes."""
+    import difflib
+
+    known = list(schema.get("properties") or {})
+    for name in unexpected:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        if close:
+            plural = close[0] == f"{name}s" and (schema["properties"][close[0]] or {}).get("type") == "array"
+            return f"; did you mean {close[0]!r}" + (f" (a list: {close[0]}: [...])" if plural else "") + "?"
+    return ""
 
 
 def parse(operation: str, arguments: dict[str, Any]) -> Request:

@@ -22,6 +22,7 @@ It answers only when every one of these holds, and otherwise calls `call_next(ct
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -29,6 +30,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as sdk_methods
 
+from kaeru.errors import InvalidArgument
 from kaeru.mcp.adapter import Output, ToolRegistry
 
 #: Protocol versions whose `tools/call` result the SDK shapes by the 2025-11-25 surface model
@@ -119,6 +121,20 @@ class FastToolCalls:
         name = params.get("name")
         arguments = params.get("arguments")
         if (
+            isinstance(name, str)
+            and self.registry.has(name)
+            and arguments is not None
+            and not isinstance(arguments, dict)
+            and _initialize_accepted(ctx)
+        ):
+            # The SDK answered "Invalid request parameters" with no word of which (a model that sent
+            # its arguments as a JSON string could not tell what to fix).
+            envelope = self.registry.rejected(name, _not_an_object(arguments))
+            self.answered += 1
+            return wire_result(
+                envelope, self.registry.output, self.server_info() if modern and self.server_info else None
+            )
+        if (
             not isinstance(name, str)
             or not self.registry.has(name)
             or ("arguments" in params and not isinstance(arguments, dict))
@@ -141,3 +157,22 @@ class FastToolCalls:
         except Exception:  # KeyError, ValueError, ValidationError: the SDK answers with its error
             return False
         return True
+
+
+def _not_an_object(arguments: object) -> InvalidArgument:
+    """`arguments` that are no JSON object, refused naming what they are (a string holding an
+    object's JSON: send the object itself)."""
+    kind = {str: "a string", list: "a list", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(arguments), type(arguments).__name__
+    )
+    held = ""
+    if isinstance(arguments, str):
+        try:
+            held = (
+                " holding JSON: send the object itself, not its text" if isinstance(json.loads(arguments), dict) else ""
+            )
+        except ValueError:
+            held = ""
+    return InvalidArgument(
+        f"arguments must be a JSON object of the tool's arguments, not {kind}{held}", field="arguments"
+    )

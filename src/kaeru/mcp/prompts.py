@@ -81,16 +81,16 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         text = (
             f"We are resuming initiative {quoted}. Below is kaeru's re-entry bundle for it: the rules in force "
             "come first and bind you; then open tasks, open hypotheses and recent memory. Read it, tell me in a "
-            "few lines where things stand and what you would do next, and keep passing "
-            f"initiative={quoted} on every kaeru call.\n\n```json\n{bundle}\n```"
+            f"few lines where things stand and what you would do next, and keep naming {quoted} on every kaeru "
+            f"call (initiative={quoted}; initiatives=[{quoted}] for search, recall and timeline).\n\n```json\n{bundle}\n```"
         )
         return types.GetPromptResult(description=f"Re-entry context of {initiative}", messages=[_user(text)])
     if name == "decide":
         decision = args.get("decision") or "the decision we just reached"
-        why = f" Reason given: {args['why']}." if args.get("why") else ""
+        why = f" Reason given: {_sentence(args['why'])}" if args.get("why") else ""
         text = (
-            f"Record this decision in kaeru: {decision}.{why}\n"
-            f"1. `search` initiative {quoted} for earlier decisions on the same question.\n"
+            f"Record this decision in kaeru: {_sentence(decision)}{why}\n"
+            f"1. `search` initiatives=[{quoted}] for earlier decisions on the same question.\n"
             f"2. `note` with kind=decision, initiative={quoted}: the text states what was chosen AND why "
             "(the alternatives left and the reason). Give it a short name and a `request_id`.\n"
             "3. Link it to what it rests on: `link_to` (in the same `note`) or `link` with edge_type "
@@ -101,7 +101,7 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         return types.GetPromptResult(description="Record a decision", messages=[_user(text)])
     statement = args.get("statement") or "the hypothesis we are discussing"
     text = (
-        f"Record this as a hypothesis in kaeru: {statement}.\n"
+        f"Record this as a hypothesis in kaeru: {_sentence(statement)}\n"
         f"1. `claim` with initiative={quoted}, the statement as text, initial_status open (or supported / "
         "refuted at once when the evidence is already in hand: pass `evidence` {node} or {method}), and "
         "`about` the node it concerns, if any.\n"
@@ -110,6 +110,12 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         "Then tell me the claim's name."
     )
     return types.GetPromptResult(description="Record a hypothesis", messages=[_user(text)])
+
+
+def _sentence(text: str) -> str:
+    """`text` ended by one full stop ("We use uv." stays one sentence: it rendered "We use uv..")."""
+    text = text.strip()
+    return text if text.endswith((".", "!", "?", "…")) else f"{text}."
 
 
 def complete(registry: ToolRegistry, ref: Any, argument: types.CompletionArgument) -> types.Completion | None:

@@ -56,13 +56,14 @@ def initiative_names(registry: ToolRegistry, prefix: str = "") -> list[str]:
 
 
 def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
-    """Ids of live nodes whose name is like `typed` (or whose id starts with it); only nodes of an
-    initiative the request's principal has a grant for."""
+    """Ids of live nodes whose name is like `typed` (or `typed` itself, a whole id of a live node: a
+    forgotten one was offered, and reading it failed); only nodes of an initiative the request's
+    principal has a grant for."""
     from kaeru.service import grants
 
     out: list[str] = []
     with registry.service.store.read() as session:
-        if typed and session.get_node(typed) is not None:
+        if typed and (node := session.get_node(typed)) is not None and not node.retracted:
             out = [typed]
         else:
             for name in session.name_candidates(typed, None, 20) if typed else []:

@@ -23,13 +23,14 @@ if TYPE_CHECKING:
 
 INSTRUCTIONS = """kaeru is your persistent memory of record, shared across sessions, agents and machines.
 
-ENTRY: pass `initiative` (the project's scope) on every call; use the same spelling each time — \
-a write to a new name creates it and warns with did-you-mean suggestions.
+ENTRY: name the project's scope on every call — `initiative`, or `initiatives: [...]` for \
+`search`, `recall`, `timeline` and `archive`; use the same spelling each time — a write to a new name \
+creates it and warns with did-you-mean suggestions.
 
 START: call `context` with the initiative first: its rules in force, open tasks and hypotheses, \
 recent memory (`initiatives` lists the names).
 
-LOOK FIRST: before asking the user or deciding, `search` the initiative for what is already \
+LOOK FIRST: before asking the user or deciding, `search` the initiatives for what is already \
 known (literal words; `prefix: true` for word starts). `read` opens one node in full; `read` with \
 `at` shows what was true at a past moment.
 
