@@ -388,11 +388,15 @@ def test_a_copy_into_postgres_leaves_it_analysed(vault: VaultSpec, tmp_path: Pat
 
 def test_migrate_reports_the_schema_and_refuses_a_newer_vault(vault: VaultSpec) -> None:
     human = kaeru(vault, "migrate")
-    assert human.code == 0 and "migration(s) applied" in human.stdout
+    assert human.code == 0 and f"{vault.backend} vault " in human.stdout, human.stdout
+    # A current vault: nothing applied by this run, and said so (it said "N migration(s) applied").
+    again = kaeru(vault, "migrate")
+    assert again.code == 0 and "already current" in again.stdout and "applied" not in again.stdout, again.stdout
     document = kaeru(vault, "migrate", as_json=True).json()
     assert document["ok"] is True and document["store"]["backend"] == vault.backend
     migrations = document["migrations"]
     assert migrations["applied"] == migrations["known"] == migrations["newest"] >= 3
+    assert migrations["applied_now"] == 0
 
     from tests.cli.test_doctor import record_future_migration
 

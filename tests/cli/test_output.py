@@ -50,7 +50,7 @@ def _to_closed_pipe(vault: VaultSpec, *args: str) -> tuple[int, str]:
         os.close(write_end)
 
 
-def _stored(vault: VaultSpec, word: str) -> list[str]:
+def _stored(vault: VaultSpec, word: str, initiative: str = "out") -> list[str]:
     """The nodes a search for `word` finds, asked in process (what is stored is the subject here, not
     `kaeru search`, which the tests of tests/cli/test_commands.py run)."""
     from kaeru.api.requests import parse
@@ -59,7 +59,9 @@ def _stored(vault: VaultSpec, word: str) -> list[str]:
 
     store = open_store(vault.settings())
     try:
-        found: Any = Service(store, vault.settings()).search(parse("search", {"initiatives": ["out"], "text": word}))
+        found: Any = Service(store, vault.settings()).search(
+            parse("search", {"initiatives": [initiative], "text": word})
+        )
         return [hit.node.id for hit in found.hits]
     finally:
         store.close()
@@ -121,3 +123,32 @@ def test_head_on_a_long_read_under_pipefail_succeeds(vault: VaultSpec) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stderr == b"" and len(done.stdout.splitlines()) == 1
+
+
+def _both_to_closed_pipe(vault: VaultSpec, *args: str) -> int:
+    """`kaeru ARGS 2>&1 | true`: stdout and stderr one pipe whose reader is gone; the exit code."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "kaeru", *args],
+            stdout=write_end,
+            stderr=write_end,
+            env=kaeru_env(vault),
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    return done.returncode
+
+
+def test_a_reader_gone_from_stderr_is_not_a_failure_either(vault: VaultSpec) -> None:
+    """`kaeru … 2>&1 | head -1`: what is said on stderr after the reader left (a new initiative's
+    warning, search's "(more: …)") is dropped as stdout's is; the exit code is the command's own, so
+    a caller that retries on failure does not store the note twice."""
+    write_notes(vault, "out", "the curlew calls at dawn", "the curlew calls at dusk", "the curlew calls at noon")
+    assert _both_to_closed_pipe(vault, "search", "curlew", "-i", "out", "--limit", "1") == 0
+    assert _both_to_closed_pipe(vault, "note", "-i", "fresh", "the whimbrel passes in May") == 0
+    assert _both_to_closed_pipe(vault, "note", "-i", "out", "x", "--kind", "nonsense") == 2
+    assert len(_stored(vault, "whimbrel", "fresh")) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -117,6 +118,8 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     from kaeru.errors import KaeruError, Unavailable
     from kaeru.export import archive
 
+    if _same_vault(source, target):  # it said "the target vault is not empty (use --force …)"
+        fail(ctx, "invalid_argument", f"source and target are the same vault ({target}): name another target", 2)
     src = open_location(source, existing=True)
     try:
         dst = open_location(target)
@@ -171,6 +174,19 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     )
 
 
+def _same_vault(source: str, target: str) -> bool:
+    """Whether two `copy` locations name one vault: the same URL, or the same SQLite folder however
+    it is spelt (`sqlite://`, its `vault.sqlite3` file, a relative path)."""
+    if source.startswith(("postgresql://", "postgres://")) or target.startswith(("postgresql://", "postgres://")):
+        return source == target
+
+    def folder(location: str) -> Path:
+        path = Path(location.removeprefix("sqlite://")).expanduser()
+        return (path.parent if path.suffix in (".sqlite3", ".db") else path).resolve()
+
+    return folder(source) == folder(target)
+
+
 @cli.command()
 @click.option("--text", "text_index", is_flag=True, help="Rebuild the full-text index instead (doctor's fix).")
 @click.pass_context
@@ -210,27 +226,35 @@ def reindex(ctx: click.Context, text_index: bool) -> None:
 def migrate(ctx: click.Context) -> None:
     """Apply pending schema migrations to the vault (both backends) and report its state.
 
-    --json: {"ok", "store": {…}, "migrations": {"applied": N, "newest": N, "known": N}}; a vault
-    written by a newer kaeru (a migration this one does not know) fails: upgrade kaeru.
+    --json: {"ok", "store": {…}, "migrations": {"applied": N, "applied_now": N, "newest": N, "known": N}}
+    (`applied`: recorded in the vault; `applied_now`: by this run); a vault written by a newer kaeru
+    (a migration this one does not know) fails: upgrade kaeru.
     """
+    from kaeru.errors import NotFound
     from kaeru.service.doctor import migration_state
     from kaeru.storage.factory import open_health
     from kaeru.storage.migrate import VaultTooNew
 
+    # Read before opening (which migrates): the recorded count alone said "22 migration(s) applied"
+    # on every run of a current vault.
+    try:
+        before, _ = migration_state(settings_of(ctx), open_health)
+    except NotFound:
+        before = []  # no vault yet: opening creates it
     try:
         backend: dict[str, Any] | None = service_of(ctx).store.describe()
     except VaultTooNew:
         backend = None  # opening refuses a newer vault; report what it holds instead
     applied, known = migration_state(settings_of(ctx), open_health)
+    now = len(set(applied) - set(before))
     newest = max(applied, default=0)
     ok = newest <= known
-    info: dict[str, Any] = {"applied": len(applied), "newest": newest, "known": known}
+    info: dict[str, Any] = {"applied": len(applied), "applied_now": now, "newest": newest, "known": known}
     if wants_json(ctx):
         echo_json({"ok": ok, "store": backend, "migrations": info})
     elif ok and backend is not None:
-        click.echo(
-            f"{backend['backend']} vault migrated: {len(applied)} migration(s) applied, newest {newest} of {known}"
-        )
+        done = f"migrated: {now} migration(s) applied now" if now else "already current"
+        click.echo(f"{backend['backend']} vault {done}, newest {newest} of {known}")
     else:
         click.echo(
             f"error: the vault is at migration {newest}, newer than this kaeru knows ({known}): upgrade kaeru",
@@ -241,17 +265,30 @@ def migrate(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.argument("path", type=click.Path(path_type=Path))
+@click.argument("path", type=click.Path())
 @click.pass_context
-def backup(ctx: click.Context, path: Path) -> None:
-    """Copy the SQLite vault to PATH, consistently, while servers use it (read-only; the copy is a
-    vault file: put it in a folder as vault.sqlite3 to open it). PostgreSQL: pg_dump, or export.
+def backup(ctx: click.Context, path: str) -> None:
+    """Copy the SQLite vault to the file PATH, consistently, while servers use it (read-only; the
+    copy is a vault file: put it in a folder as vault.sqlite3 to open it). PostgreSQL: pg_dump, or export.
 
     --json: {"ok": true, "path", "bytes", "live_nodes", "seconds"}.
     """
+    from kaeru.errors import InvalidArgument
     from kaeru.export.backup import backup as make
 
-    made = make(settings_of(ctx), path)
+    # What a path says before it is a `Path`, which drops a trailing `/` (then `backups/` was
+    # written as a file named `backups`); an existing folder is refused by `make`.
+    if path == "-":
+        raise InvalidArgument(
+            "a backup is a SQLite file and cannot go to standard output: name the file "
+            "(`kaeru export -` streams an archive)",
+            field="path",
+        )
+    if path.endswith(("/", os.sep)):
+        raise InvalidArgument(
+            f"{path!r} names a folder: name the backup file in it, e.g. {path}kaeru-YYYY-MM-DD.sqlite3", field="path"
+        )
+    made = make(settings_of(ctx), Path(path))
     if wants_json(ctx):
         echo_json(
             {

@@ -105,13 +105,19 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
         raw = sys.stdin.read() if arguments == "-" else arguments
         args = parse_object(raw, "stdin" if arguments == "-" else "ARGUMENTS")
     parse_pairs(pairs, args)
-    listed = {t["name"]: t for t in pinned_listing() or []}
-    reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
-    service = service_of(ctx, existing=reads)
-    registry = _tools(service.rt.settings, service)
-    if not registry.has(tool):
-        raise unknown_tool(tool, list(registry.specs))
-    envelope = registry.run(tool, args)
+    # The tool's name and its arguments are checked before the vault is opened: opening creates a
+    # vault that is not there, and a mistyped --vault was left holding an empty one by a call that
+    # was refused anyway (an unknown tool, a missing argument).
+    catalogue = _tools(settings_of(ctx))
+    if not catalogue.has(tool):
+        raise unknown_tool(tool, list(catalogue.specs))
+    if refused(catalogue, tool, args):
+        envelope = catalogue.run(tool, args)  # the refusal, answered as a call answers it
+    else:
+        listed = {t["name"]: t for t in pinned_listing() or []}
+        reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
+        service = service_of(ctx, existing=reads)
+        envelope = _tools(service.rt.settings, service).run(tool, args)
     if wants_json(ctx):
         echo_json(envelope)
     else:
@@ -152,6 +158,22 @@ def tools(ctx: click.Context, name: str | None) -> None:
         mode = "read " if annotations.get("readOnlyHint") else "write"
         title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
         click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+def refused(catalogue: ToolRegistry, tool: str, args: dict[str, Any]) -> bool:
+    """Whether a call of `tool` with `args` is refused before it reaches the vault: text that
+    cannot be stored, or arguments its request model refuses (what `ToolRegistry.run` checks
+    first, so `catalogue.run` answers such a call without a service)."""
+    from kaeru.domain.surrogates import refusal_of_unstorable
+    from kaeru.errors import KaeruError
+
+    if refusal_of_unstorable(args) is not None:
+        return True
+    try:
+        catalogue.specs[tool].parser.parse(args)
+    except KaeruError:
+        return True
+    return False
 
 
 def _exact_input(settings: Settings, name: str, *, pinned: bool) -> dict[str, Any]:

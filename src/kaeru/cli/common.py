@@ -1,8 +1,9 @@
 """The `kaeru` command group and what its commands share: the vault, output, errors, exit codes.
 
-Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a `partial`
-import, a copy did not verify or its target already holds memory, `doctor` found a problem, `setup --write`
-met a file that does not parse, the semantic extra is missing for `reindex`);
+Exit codes: 0 done; 1 failed (the vault cannot be opened — `unavailable` —, an `internal` error, a
+`partial` import, a copy did not verify or its target already holds memory, `doctor` found a
+problem, `setup --write` met a file that does not parse, the semantic extra is missing for
+`reindex`); 130 interrupted (Ctrl-C: one line, `cli/interrupt.py`);
 2 rejected (the API's `rejected` envelope or another refusal such as `unknown_initiative`, or bad
 arguments — click's usage errors exit 2 too).
 
@@ -13,10 +14,12 @@ envelope prints `{"ok": false, "error": {"code": …, "message": …}}`; `export
 is the archive, prints its envelope on standard error. Bad usage (click's usage errors, exit 2) is
 click's message on stderr, with nothing on stdout.
 
-Output that cannot be written (decision 170): when the reader of stdout goes away (`kaeru search … |
-head -1`) the rest is dropped and the command ends as it would have, its exit code its own (a `note`
-that was applied exits 0); when stdout fails otherwise (a full disk, `> /dev/full`) the command still
-runs to its end, then says `error: output: <why>` on stderr and exits 1 (or its own non-zero code).
+Output that cannot be written (decision 170): when the reader of stdout or of stderr goes away
+(`kaeru search … | head -1`, `… 2>&1 | head -1`) the rest is dropped and the command ends as it
+would have, its exit code its own (a `note` that was applied exits 0); when stdout fails otherwise (a
+full disk, `> /dev/full`) the command still runs to its end, then says `error: output: <why>` on
+stderr and exits 1 (or its own non-zero code); stderr failing so (`2> /dev/full`) exits alike, with
+nowhere to say it.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 import click
 
 from kaeru import __version__
+from kaeru.cli.interrupt import interrupted
 from kaeru.config import Settings, expanded
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
@@ -67,7 +71,7 @@ def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAIL
 
 
 class _Output:
-    """Standard output that outlives its reader: the first write or flush that fails (the reader went
+    """Standard output (or error) that outlives its reader: the first write or flush that fails (the reader went
     away, the disk is full) is kept in `failures` and everything after it dropped, so a command is
     never cut short between its work and its report; `KaeruGroup.main` says what happened at the end.
     Bytes written to `buffer` directly (the MCP stdio transport's) pass unguarded."""
@@ -96,25 +100,53 @@ class _Output:
         return getattr(self._stream, name)
 
 
+class _Context(click.Context):
+    """The root context, whose end closes the vault (`call_on_close`): a Ctrl-C while it closes is
+    an interruption like any other (`interrupted`), not click's "Aborted!" and exit 1."""
+
+    def __exit__(self, *exc: Any) -> None:
+        try:
+            super().__exit__(*exc)
+        except KeyboardInterrupt:
+            interrupted(as_json=wants_json(self))
+
+
 class KaeruGroup(click.Group):
-    """Ends a command that raised a project error with its code and message, never a traceback, and
-    one whose output could not be written with one line on stderr (module docstring)."""
+    """Ends a command that raised a project error with its code and message, never a traceback, one
+    whose output could not be written with one line on stderr (module docstring), and one stopped by
+    Ctrl-C with one line and exit 130 (`cli/interrupt.py`)."""
+
+    context_class = _Context
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except KeyboardInterrupt:
+            interrupted()
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        # stderr is guarded as stdout is: `kaeru … 2>&1 | head -1` puts both on one pipe, and an
+        # unguarded message written after its reader left (an issue, "(more: …)") ended a command
+        # that had done its work with click's exit 1 — a stored note looked failed.
         failures: list[OSError] = []
-        stdout = sys.stdout
+        err_failures: list[OSError] = []
+        stdout, stderr = sys.stdout, sys.stderr
         sys.stdout = cast(TextIO, _Output(stdout, failures))
+        sys.stderr = cast(TextIO, _Output(stderr, err_failures))
         try:
             return super().main(*args, **kwargs)
         except SystemExit as done:
-            if not failures or failures[0].errno == errno.EPIPE:
+            lost = [f for f in (failures[:1] + err_failures[:1]) if f.errno != errno.EPIPE]
+            if not lost:
                 raise
-            why = failures[0].strerror or failures[0]
-            with contextlib.suppress(OSError):  # stderr gone too: the exit code says it
-                click.echo(f"error: output: {why} (the command ran to its end; what it printed was lost)", err=True)
+            if failures and failures[0].errno != errno.EPIPE:
+                why = failures[0].strerror or failures[0]
+                with contextlib.suppress(OSError):  # stderr gone too: the exit code says it
+                    stderr.write(f"error: output: {why} (the command ran to its end; what it printed was lost)\n")
+                    stderr.flush()
             raise SystemExit(done.code if done.code not in (None, 0) else EXIT_FAILED) from None
         finally:
-            sys.stdout = stdout
+            sys.stdout, sys.stderr = stdout, stderr
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -122,6 +154,8 @@ class KaeruGroup(click.Group):
         except KaeruError as error:
             failed = error.code in FAILURES
             fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)
+        except KeyboardInterrupt:
+            interrupted(as_json=wants_json(ctx))
 
 
 @click.group(cls=KaeruGroup)
@@ -135,6 +169,12 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     """kaeru-memory: persistent, scoped, typed-graph memory for LLM agents."""
     ctx.ensure_object(dict)
     ctx.obj["json"] = as_json
+    if vault == "":
+        # `--vault "$VAULT"` with VAULT unset: read as "not given", the memory went to the default
+        # vault. (An empty KAERU_VAULT is unset, as every empty KAERU_* is: click never passes it.)
+        raise click.BadParameter(
+            "is empty: name the vault's folder, or leave --vault out for the default vault", param_hint="--vault"
+        )
     try:
         overrides: dict[str, Any] = {}
         if vault:

@@ -2,20 +2,48 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
 
-from kaeru.cli.common import cli, complete_initiative, emit, initiatives_option, print_issues, read_envelope, wants_json
+from kaeru.cli.common import (
+    EXIT_REJECTED,
+    cli,
+    complete_initiative,
+    emit,
+    initiatives_option,
+    print_issues,
+    read_envelope,
+    wants_json,
+)
+
+#: What a page after the first says at the terminal, in place of the tools' warning that "this
+#: server no longer held the cursor's result list" (`service/cursors.rerun_issue`): a long list is
+#: held only by the process that ranked it, and every `kaeru` command is a new process, so every such
+#: page is ranked again — the risk is the warning's, but no server is involved.
+RERUN_NOTE = (
+    "(this page comes from running the {operation} again, as every kaeru command is a new process; "
+    "if the vault changed since the first page, a hit may repeat or be missed)"
+)
 
 
 def show_hits(envelope: dict[str, Any]) -> None:
-    print_issues(envelope)
+    """A search's or a recall's hits; with a recall's `explain`, each hit's per-channel scores on
+    the line below it (`--explain` showed them only in `--json`)."""
+    issues = envelope["issues"]
+    rerun = envelope["state"] != "rejected" and any(i["code"] == "cursor_invalid" for i in issues)
+    print_issues({**envelope, "issues": [i for i in issues if not rerun or i["code"] != "cursor_invalid"]})
+    if rerun:
+        click.echo(RERUN_NOTE.format(operation=envelope["operation"]), err=True)
     data = envelope["data"]
+    scores = data.get("explain") or {}
     if "hits" in data:
         for hit in data["hits"]:
             flag = "" if hit["currentness"] == "current" else f" [{hit['currentness']}]"
             click.echo(f"{hit['id']}  {hit['node_type']:<10} {hit['name']}{flag}")
+            if hit["id"] in scores:
+                click.echo("    scores: " + " ".join(f"{k}={v:.3g}" for k, v in scores[hit["id"]].items()))
             if hit.get("body"):
                 click.echo("    " + hit["body"].replace("\n", "\n    ")[:2000])
     cov = envelope.get("coverage") or {}
@@ -23,6 +51,19 @@ def show_hits(envelope: dict[str, Any]) -> None:
         click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
     if envelope.get("continuation"):
         click.echo("(more: repeat this command with --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
+
+
+def refuse_if_no_initiative(envelope: dict[str, Any], initiatives: tuple[str, ...]) -> None:
+    """Exit 2 when every initiative named is unknown (the envelope stays the tool's: `ok`, each
+    name warned `unknown_initiative`, decision 20). Nothing was searched then, and exit 0 let a
+    script take a mistyped name for "no hits"; one known name among them is searched, and exits 0."""
+    unknown = {
+        issue.get("field")
+        for issue in envelope["issues"]
+        if issue["code"] == "unknown_initiative" and str(issue.get("field")).startswith("initiatives[")
+    }
+    if envelope["state"] != "rejected" and initiatives and len(unknown) == len(initiatives):
+        sys.exit(EXIT_REJECTED)
 
 
 @cli.command()
@@ -56,7 +97,9 @@ def search(
         args["filters"] = {"types": list(types)}
     if cursor:
         args["cursor"] = cursor
-    emit(ctx, read_envelope(ctx, "search", args), show_hits)
+    envelope = read_envelope(ctx, "search", args)
+    emit(ctx, envelope, show_hits)
+    refuse_if_no_initiative(envelope, initiatives)
 
 
 @cli.command()
@@ -128,6 +171,7 @@ def show_node(envelope: dict[str, Any]) -> None:
 @click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
 @click.option("--limit", default=10, type=int)
 @click.option("--explain", is_flag=True, help="Show each hit's per-channel scores.")
+@click.option("--cursor", default=None, help="The continuation cursor of the previous page.")
 @click.option("--type", "types", multiple=True, help="Only these node types.")
 @click.option("--tag", "tags", multiple=True, help="Only memory carrying every one of these tags.")
 @click.option("--layer", "layers", multiple=True, help="Only these layers (naming cold or frozen admits them).")
@@ -143,6 +187,7 @@ def recall(
     risk: str,
     limit: int,
     explain: bool,
+    cursor: str | None,
     types: tuple[str, ...],
     tags: tuple[str, ...],
     layers: tuple[str, ...],
@@ -170,6 +215,8 @@ def recall(
         args["include_stale"] = True
     if include_suppressed:
         args["include_suppressed"] = True
+    if cursor:
+        args["cursor"] = cursor
     envelope = read_envelope(ctx, "recall", args, recall_envelope)
 
     def human(e: dict[str, Any]) -> None:
@@ -185,6 +232,7 @@ def recall(
             click.echo(f"(plan {plan.get('plan_hash')}: {channels})", err=True)
 
     emit(ctx, envelope, human)
+    refuse_if_no_initiative(envelope, initiatives)
 
 
 @cli.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import tempfile
@@ -26,7 +27,8 @@ from kaeru.cli.common import (
     settings_of,
     wants_json,
 )
-from kaeru.errors import KaeruError
+from kaeru.cli.interrupt import interrupted
+from kaeru.errors import InvalidArgument, KaeruError
 
 
 @cli.command()
@@ -67,9 +69,14 @@ def note(
         args["occurred_at"] = occurred_at
     if request_id:
         args["request_id"] = request_id
+    try:
+        parsed = request("note", args)  # refused before the vault is opened: it would create one
+    except KaeruError as error:
+        emit(ctx, env.rejected_envelope("note", env.MUTATION_KIND, error, request_id), print_issues)
+        return
     service = service_of(ctx)
     try:
-        outcome, replayed = service.note(request("note", args))
+        outcome, replayed = service.note(parsed)
         envelope = env.mutation_envelope("note", outcome, replayed=replayed, request_id=request_id)
     except KaeruError as error:
         envelope = env.rejected_envelope("note", env.MUTATION_KIND, error, request_id)
@@ -139,6 +146,14 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     to_stdout = path == "-"
     if to_stdout and fmt != "amg":
         raise click.UsageError("a markdown export is a folder: name it (`-`, standard output, takes an amg archive)")
+    if fmt == "amg" and path.endswith(("/", os.sep)):
+        # A `Path` drops the `/`: `exports/` was written as one file named `exports`.
+        folder = InvalidArgument(
+            f"{path!r} names a folder, and an amg export writes one file: name it, e.g. {path}vault.amg.gz",
+            field="path",
+        )
+        emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, folder), print_issues)
+        return
     target = Path("-") if to_stdout else path_argument(path).resolve()
     local = settings_of(ctx) if to_stdout else replace(settings_of(ctx), export_root=target.parent)
     args: dict[str, Any] = {"action": "export", "format": fmt, "path": str(target)}
@@ -206,14 +221,26 @@ def spooled_stdin(stack: contextlib.ExitStack) -> Path:
     return spool
 
 
+#: What a Ctrl-C during `kaeru import` says: the chunks written stay, and the same import again
+#: skips them and writes the rest.
+INTERRUPTED_IMPORT = (
+    "stopped by Ctrl-C (SIGINT): part of the archive may have been written; run the same import again "
+    "to complete it (what the vault already holds is skipped)"
+)
+
+
 def _import(ctx: click.Context, path: str, source: Path) -> None:
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
-    service = service_of(ctx)
     try:
         refuse_lone_surrogates({"path": path})
         parsed = request("archive", {"action": "import", "path": str(source)})
+    except KaeruError as error:  # told before the vault is opened: opening would create one
+        emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues)
+        return
+    service = service_of(ctx)
+    try:
         with progress_bar(ctx) as bar:
             task = bar.add_task("importing", total=None)
             outcome = archive.import_(
@@ -226,6 +253,10 @@ def _import(ctx: click.Context, path: str, source: Path) -> None:
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:
         envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
+    except KeyboardInterrupt:
+        # The import writes in chunks, each committed: what was committed stays. Said, as a
+        # `partial` import says it, instead of click's bare "Aborted!".
+        interrupted(INTERRUPTED_IMPORT, as_json=wants_json(ctx))
 
     def human(e: dict[str, Any]) -> None:
         print_issues(e)
