@@ -73,7 +73,9 @@ def node_data(view: NodeView) -> dict[str, Any]:
 
 
 def edge_data(edge: Edge) -> dict[str, Any]:
-    return {
+    """An edge as the read tools give it; its properties when it has any (an imported relation's
+    own names, `relations`: "works_at", "manages" — every one was shown as a bare `refers_to`)."""
+    data: dict[str, Any] = {
         "from": edge.src,
         "to": edge.dst,
         "edge_type": edge.edge_type.value,
@@ -81,6 +83,9 @@ def edge_data(edge: Edge) -> dict[str, Any]:
         "created_at": edge.created_at,
         "recorded_at": edge.recorded_at,
     }
+    if edge.properties:
+        data["properties"] = edge.properties
+    return data
 
 
 def coverage_data(coverage: Coverage) -> dict[str, Any]:

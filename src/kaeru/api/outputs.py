@@ -23,6 +23,7 @@ _EDGE = {
         "created_at": {"type": "string"},
         "recorded_at": {"type": "string"},
         "retracted": {"type": "boolean"},
+        "properties": {"type": "object"},
     },
     "required": ["from", "to", "edge_type", "weight"],
 }

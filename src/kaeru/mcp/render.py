@@ -89,7 +89,9 @@ def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> 
 
 def _edge(edge: dict[str, Any]) -> str:
     gone = " (retracted)" if edge.get("retracted") else ""
-    return f"{edge['from']} -{edge['edge_type']} {edge['weight']:g}-> {edge['to']}{gone}"
+    named = (edge.get("properties") or {}).get("relations")
+    said = f" ({', '.join(map(str, named))})" if isinstance(named, list) and named else ""
+    return f"{edge['from']} -{edge['edge_type']}{said} {edge['weight']:g}-> {edge['to']}{gone}"
 
 
 def _cut(value: Any) -> str:

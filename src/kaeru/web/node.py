@@ -168,8 +168,12 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     for edge in edges[:EDGES_SHOWN]:
         out = edge["from"] == node_id
         shown = await _named(call, initiative, edge["to"] if out else edge["from"], at)
+        named = (edge.get("properties") or {}).get("relations")  # an imported relation's own names
+        label = (
+            f' <span class="relation">{escape(", ".join(map(str, named)))}</span>' if isinstance(named, list) else ""
+        )
         edge_rows.append(
-            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span> '
+            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span>{label} '
             f"{escape(str(edge.get('weight')))} {shown}</li>"
         )
     if len(edges) > EDGES_SHOWN:
