@@ -259,12 +259,13 @@ def test_lines_that_are_not_memory_records_are_skipped_and_named(service: Servic
 
 
 def test_a_name_tag_or_label_the_write_path_refuses_refuses_the_whole_import(service: Service, tmp_path: Path) -> None:
-    """The write path's limits hold for imports: a name too long, a control character in a tag, a
-    NUL in a relation's label each refuse the import as `invalid_argument`, every one named, and
-    nothing is written."""
+    """The write path's limits hold for imports: a control character in a name that no cleaning
+    makes a name (a bell; a line break or a length is cleaned), in a tag, a NUL in a
+    relation's label each refuse the import as `invalid_argument`, every one named, and nothing is
+    written."""
     source = tmp_path / "memory.jsonl"
     lines = [
-        json.dumps({"type": "entity", "name": "n" * 201, "observations": ["too long a name"]}),
+        json.dumps({"type": "entity", "name": "ring\x07ring", "observations": ["a bell in a name"]}),
         json.dumps({"type": "entity", "name": "Heron", "entityType": "bird\x07", "observations": ["a bell"]}),
         json.dumps({"type": "relation", "from": "Heron", "to": "Heron", "relationType": "sees\x00itself"}),
     ]

@@ -4,7 +4,7 @@ Formats: `memory-jsonl` (the official MCP memory server's `memory.jsonl`), `mark
 notes with front matter and `[[wikilinks]]`: Obsidian, basic-memory), `kaeru-md` (the original
 kaeru's Markdown export). Idempotent: running it again reports 0 changes (decision 19.I2).
 With `--json` it prints `{"ok": true, "format", "initiative", "items", "created", "revised",
-"unchanged", "edges_added", "edges_unchanged", "changes", "issues"}`.
+"unchanged", "edges_added", "edges_revised", "edges_unchanged", "changes", "issues"}`.
 """
 
 from __future__ import annotations
@@ -39,7 +39,20 @@ FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
 )
 @click.pass_context
 def import_from(ctx: click.Context, format_name: str, path: Path, initiative: str) -> None:
-    """Import another memory's content: memory-jsonl FILE, markdown FOLDER or kaeru-md FOLDER."""
+    """Import another memory's content: memory-jsonl FILE, markdown FOLDER or kaeru-md FOLDER.
+
+    \b
+    An entity or note becomes a node; a relation or link an edge, named by its
+    relation when kaeru has that type (part_of, causal, blocks...), else refers_to
+    with the name kept as its label. A relation never marks memory superseded or
+    refuted; blocked_by, after and the like are turned round.
+    An entity found twice is one node with every observation. A name with a line
+    break or tab, or over 200 characters, is made one line and cut, and said.
+    A relation to a missing entity or to itself is skipped and said.
+    Anything else the write path refuses (a secret, a control character) refuses
+    the whole import; nothing is written. Running it again changes nothing
+    unless the source changed (then the nodes are revised).
+    """
     from kaeru.export.importers import apply, memory_jsonl, notes
 
     if format_name == "memory-jsonl":
@@ -70,7 +83,7 @@ def import_from(ctx: click.Context, format_name: str, path: Path, initiative: st
     click.echo(
         f"{report.format} → {report.initiative}: {report.items} item(s): {report.created} created, "
         f"{report.revised} revised, {report.unchanged} unchanged; edges: {report.edges_added} added, "
-        f"{report.edges_unchanged} unchanged; {report.changes} change(s)"
+        f"{report.edges_revised} revised, {report.edges_unchanged} unchanged; {report.changes} change(s)"
     )
     for issue in report.issues:
         click.echo(f"{issue.code}: {issue.message}", err=True)

@@ -11,18 +11,23 @@ sha256}` (the digest of what the source said). A re-import finds its nodes by ke
 the same digest → unchanged (even when a person revised the node since: their edit wins); a
 different digest → the node is revised to what the source now says (history keeps the old text);
 a new key → a new node. An edge already live with the same weight and labels is left as it is.
+
+The imported nodes are read once, in the first chunk, and the map kept as chunks write: reading them
+again for every chunk made an import's time grow with the square of the file's size.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Edge, EdgeType, HypothesisStatus, Layer, Node, NodeType
+from kaeru.domain.naming import MAX_NAME_CHARS
 from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
 from kaeru.export.screen import LISTED, Refusal
@@ -107,12 +112,14 @@ class Report:
     revised: int = 0
     unchanged: int = 0
     edges_added: int = 0
+    #: Live edges given another label (or weight): one edge, so not "added".
+    edges_revised: int = 0
     edges_unchanged: int = 0
     issues: list[Issue] = field(default_factory=list)
 
     @property
     def changes(self) -> int:
-        return self.created + self.revised + self.edges_added
+        return self.created + self.revised + self.edges_added + self.edges_revised
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -124,6 +131,7 @@ class Report:
             "revised": self.revised,
             "unchanged": self.unchanged,
             "edges_added": self.edges_added,
+            "edges_revised": self.edges_revised,
             "edges_unchanged": self.edges_unchanged,
             "changes": self.changes,
             "issues": [{"code": i.code, "message": i.message, "field": i.field} for i in self.issues],
@@ -148,6 +156,18 @@ def screen(batch: Batch, policy: str) -> list[Issue]:
         return cleaned
 
     for line, item in enumerate(batch.items, 1):
+        cleaned_name = clean_name(item.name)
+        if cleaned_name != item.name:
+            issues.append(
+                Issue(
+                    "name_cleaned",
+                    f"{item.origin or item.key}: the name {_shown(item.name)} is imported as {cleaned_name!r} "
+                    f"(a node name is one line of at most {MAX_NAME_CHARS} characters; the source's name stays "
+                    f"in properties.{MARK}.key)",
+                    "name",
+                )
+            )
+            item.name = cleaned_name
         try:
             check_name("name", item.name)
         except KaeruError as error:
@@ -184,6 +204,24 @@ def screen(batch: Batch, policy: str) -> list[Issue]:
     return issues
 
 
+_SPACES = re.compile(r"\s+")
+
+
+def clean_name(name: str) -> str:
+    """`name` made a node name when only its whitespace (a line break, a tab) or its length stood in
+    the way: whitespace runs → one space, trimmed, cut to the limit. A name the write path takes is
+    returned as it is; one holding any other control character is left for `check_name` to refuse."""
+    stripped = name.strip()
+    if len(stripped) <= MAX_NAME_CHARS and not any(ord(ch) < 32 for ch in stripped):
+        return name
+    cleaned = _SPACES.sub(" ", stripped)[:MAX_NAME_CHARS].rstrip()
+    return cleaned if cleaned and not any(ord(ch) < 32 for ch in cleaned) else name
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 80 else name[:77] + "…")
+
+
 def _walk(value: Any, clean: Callable[[str], str]) -> Any:
     if isinstance(value, str):
         return clean(value)
@@ -207,11 +245,13 @@ def apply(
     rt = service.rt
     name = normalise_initiative(initiative)
     who = actor or rt.settings.actor
-    report = Report(batch.format, name, items=len(batch.items))
+    report = Report(batch.format, name)
     report.issues.extend(batch.skipped)
     report.issues.extend(screen(batch, rt.settings.secret_policy))
     items = _dedupe(batch.items, report)
+    report.items = len(items)
     ids: dict[str, str] = {}
+    known = _Known(batch.format)
     touched: list[str] = []
     committed = [0]  # the report's changes as of the last committed chunk
 
@@ -233,12 +273,12 @@ def apply(
     try:
         for start in range(0, len(items), chunk):
             part = items[start : start + chunk]
-            run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+            run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, known, part, ids, report))  # type: ignore[misc]
             progress("nodes", min(start + chunk, len(items)), len(items))
         links = batch.links
         for start in range(0, len(links), chunk * 4):
             part_links = links[start : start + chunk * 4]
-            run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, batch.format, part, ids, report))  # type: ignore[misc]
+            run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, known, part, ids, report))  # type: ignore[misc]
             progress("links", min(start + chunk * 4, len(links)), len(links))
     except Unavailable as exc:
         if not committed[0]:
@@ -256,7 +296,8 @@ def apply(
 
 
 def _dedupe(items: Iterable[Item], report: Report) -> list[Item]:
-    """One item per key (the last one read wins, as a later line of a memory file does)."""
+    """One item per key, the last one read winning: a key read twice is a folder holding two pages
+    of one `id` (kaeru-md). memory-jsonl merges an entity's copies itself, as its server keeps them."""
     by_key: dict[str, Item] = {}
     for item in items:
         if item.key in by_key:
@@ -265,6 +306,20 @@ def _dedupe(items: Iterable[Item], report: Report) -> list[Item]:
             )
         by_key[item.key] = item
     return list(by_key.values())
+
+
+@dataclass
+class _Known:
+    """The initiative's nodes imported from `format`, by key: read in the first chunk that needs
+    them, then kept up to date as chunks write (each chunk commits before the next starts)."""
+
+    format: str
+    nodes: dict[str, Node] | None = None
+
+    def of(self, ctx: WriteContext) -> dict[str, Node]:
+        if self.nodes is None:
+            self.nodes = _imported(ctx, self.format)
+        return self.nodes
 
 
 def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
@@ -278,8 +333,8 @@ def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
     return out
 
 
-def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, str], report: Report) -> None:
-    known = _imported(ctx, fmt)
+def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: dict[str, str], report: Report) -> None:
+    known, fmt = imported.of(ctx), imported.format
     # The board is read once a chunk, and only when the chunk holds a task.
     cols = tasks.columns(ctx.session, ctx.initiative) if any(i.node_type == NodeType.TASK for i in items) else []
     for item in items:
@@ -315,6 +370,7 @@ def _write_items(ctx: WriteContext, fmt: str, items: list[Item], ids: dict[str, 
             )
             ctx.mark_affected(node)
             report.revised += 1
+        known[item.key] = node
         ids[item.key] = node.id
     if ctx.outcome.created or ctx.outcome.affected:
         ctx.outcome.primary = (ctx.outcome.created or ctx.outcome.affected)[0]
@@ -338,11 +394,10 @@ def _status_of(item: Item, cols: list[dict[str, str]]) -> str | None:
     return None
 
 
-def _write_links(ctx: WriteContext, fmt: str, links: list[Link], ids: dict[str, str], report: Report) -> None:
+def _write_links(ctx: WriteContext, imported: _Known, links: list[Link], ids: dict[str, str], report: Report) -> None:
     missing = [link for link in links if link.src not in ids or link.dst not in ids]
     if missing:
-        known = _imported(ctx, fmt)
-        for key, node in known.items():
+        for key, node in imported.of(ctx).items():
             ids.setdefault(key, node.id)
     labels: dict[tuple[str, str, EdgeType], list[str]] = {}
     order: list[tuple[str, str, EdgeType]] = []
@@ -353,6 +408,9 @@ def _write_links(ctx: WriteContext, fmt: str, links: list[Link], ids: dict[str, 
             report.issues.append(Issue("link_skipped", f"{link.origin}: no item {gone!r} to link", "links"))
             continue
         if src == dst:
+            report.issues.append(
+                Issue("link_skipped", f"{link.origin}: a relation from {link.src!r} to itself is not kept", "links")
+            )
             continue
         triple = (src, dst, link.edge_type)
         if triple not in labels:
@@ -390,7 +448,10 @@ def _write_links(ctx: WriteContext, fmt: str, links: list[Link], ids: dict[str, 
             )
         )
         ctx.changes_log.append({"edge": [src, dst, edge_type.value], "weight": LINK_WEIGHT})
-        report.edges_added += 1
+        if previous is not None and not previous.retracted:
+            report.edges_revised += 1
+        else:
+            report.edges_added += 1
         added += 1
     if not added:
         ctx.outcome.state = "unchanged"

@@ -3,8 +3,9 @@ basic-memory), and the original kaeru's Markdown export (`<tier>/<type>/<slug>.m
 
 A note becomes a node keyed by its path (a kaeru page by its `id`); its `[[links]]` become edges.
 A link in a list item written `- <relation> [[Target]]` (basic-memory's relations) is typed by
-`relations.edge_type_of`; any other link is `refers_to`. A link naming no note in the folder is
-left out and counted.
+`relations.relation_edge` (an inverse name such as `blocked_by` turns the edge round); any other
+link is `refers_to`. A link naming no note in the folder is left out and counted. A folder with no
+note, or a kaeru export read as `markdown`, is refused: either would import nothing the user meant.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from kaeru.domain.model import NOTE_KIND_TYPES, EdgeType, Layer, NodeType, NoteKind
+from kaeru.errors import InvalidArgument
 from kaeru.export.importers.core import Batch, Item, Link
-from kaeru.export.importers.relations import edge_type_of, normal
+from kaeru.export.importers.relations import edge_type_of, normal, relation_edge
 from kaeru.service.outcomes import Issue
 
 MARKDOWN = "markdown"
 KAERU_MD = "kaeru-md"
 #: The kaeru export's files that are not pages.
 KAERU_FRAME = {"README.md", "INDEX.md", "LOG.md"}
+#: The first line of a kaeru export's README.md: this server's, and the original kaeru's.
+KAERU_README = ("# kaeru memory export", "# kaeru vault")
 #: Tags the server derives again from the text: not carried over.
 DERIVED = ("topic:", "lang:")
 
@@ -110,7 +114,9 @@ def pages(folder: Path, skip: set[str] | None = None) -> list[Page]:
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts) or (skip and rel.as_posix() in skip):
             continue
-        front, text = front_matter(path.read_text(encoding="utf-8", errors="replace").replace("\r\n", "\n"))
+        # utf-8-sig: a byte-order mark (Windows editors) would hide the front matter's opening `---`.
+        raw = path.read_text(encoding="utf-8-sig", errors="replace")
+        front, text = front_matter(raw.replace("\r\n", "\n"))
         found.append(Page(rel.as_posix(), front, text))
     return found
 
@@ -131,7 +137,16 @@ def _split_title(text: str) -> tuple[str | None, str]:
 def read_markdown(folder: Path) -> Batch:
     """A folder of notes (Obsidian, basic-memory, any Markdown with front matter and wikilinks)."""
     batch = Batch(MARKDOWN)
+    if _kaeru_export(folder):
+        raise InvalidArgument(
+            f"{folder} is a kaeru Markdown export (its README.md, INDEX.md and LOG.md say so): import it with "
+            "`kaeru import-from kaeru-md`, which keeps its types, layers and typed links; read as `markdown`, "
+            "README/INDEX/LOG would become notes and every link would be doubled by the pages' Incoming lists",
+            field="path",
+        )
     found = pages(folder)
+    if not found:
+        raise InvalidArgument(f"no .md file under {folder}: is this the right folder?", field="path")
     index: dict[str, str] = {}
     for page in found:
         key = page.path[:-3]
@@ -156,7 +171,7 @@ def read_markdown(folder: Path) -> Batch:
         batch.items.append(
             Item(
                 key=key,
-                name=name[:200],
+                name=name,
                 body=body.strip() or name,
                 node_type=NOTE_KIND_TYPES[kind],
                 tags=tags,
@@ -173,10 +188,11 @@ def read_markdown(folder: Path) -> Batch:
                 if target is None:
                     unresolved.append(f"{page.path} → {match.group(1).strip()}")
                     continue
-                edge_type, label = EdgeType.REFERS_TO, None
+                edge_type, label, backwards = EdgeType.REFERS_TO, None, False
                 if n == 0 and relation is not None and normal(relation.group(1)):
-                    edge_type, label = edge_type_of(relation.group(1))
-                batch.links.append(Link(key, target, edge_type, label, page.path))
+                    edge_type, label, backwards = relation_edge(relation.group(1))
+                src, dst = (target, key) if backwards else (key, target)
+                batch.links.append(Link(src, dst, edge_type, label, page.path))
     _unresolved(batch, unresolved)
     return batch
 
@@ -187,6 +203,12 @@ def read_kaeru(folder: Path) -> Batch:
     export (`- <edge_type> (<weight>) → [[slug]]` lines) reads too."""
     batch = Batch(KAERU_MD)
     found = [p for p in pages(folder, KAERU_FRAME) if p.front.get("id")]
+    if not found:
+        raise InvalidArgument(
+            f"no page under {folder} has an `id` in its front matter: is this a kaeru Markdown export? "
+            "(a folder of other notes imports with `markdown`)",
+            field="path",
+        )
     slugs: dict[str, str] = {}
     for page in found:
         slugs.setdefault(Path(page.path).stem.lower(), str(page.front["id"]))
@@ -230,7 +252,7 @@ def read_kaeru(folder: Path) -> Batch:
         batch.items.append(
             Item(
                 key=key,
-                name=name[:200],
+                name=name,
                 body=body or name,
                 node_type=node_type,
                 tags=_tags(page.front.get("tags")),
@@ -241,6 +263,18 @@ def read_kaeru(folder: Path) -> Batch:
         )
     _unresolved(batch, unresolved)
     return batch
+
+
+def _kaeru_export(folder: Path) -> bool:
+    """`folder` holds a kaeru export's frame: README.md opening with its heading, INDEX.md and LOG.md."""
+    readme = folder / "README.md"
+    if not all((folder / frame).is_file() for frame in KAERU_FRAME):
+        return False
+    try:
+        first = readme.read_text(encoding="utf-8-sig", errors="replace").lstrip().split("\n", 1)[0]
+    except OSError:
+        return False
+    return first.strip().startswith(KAERU_README)
 
 
 def _unresolved(batch: Batch, unresolved: list[str]) -> None:

@@ -1,4 +1,10 @@
-"""A source's free-form relation name → one of kaeru's edge types (the name itself is kept as a label)."""
+"""A source's free-form relation name → one of kaeru's edge types (the name itself is kept as a label).
+
+Another memory's relations are facts about the world ("Kubernetes replaces Nomad"), not verdicts on
+memory: `relation_edge` never makes one a verdict or bookkeeping edge (`supersedes` would hide the
+target from search, `falsifies` refute it), and turns an inverse name (`blocked_by`, `after`) round so
+the edge means what the relation said. `edge_type_of` reads kaeru's own edge names (kaeru-md pages).
+"""
 
 from __future__ import annotations
 
@@ -24,25 +30,42 @@ _SYNONYMS: dict[str, EdgeType] = {
     "results_in": EdgeType.CAUSAL,
     "causal": EdgeType.CAUSAL,
     "blocks": EdgeType.BLOCKS,
-    "blocked_by": EdgeType.BLOCKS,
     "precedes": EdgeType.TEMPORAL,
-    "follows": EdgeType.TEMPORAL,
     "before": EdgeType.TEMPORAL,
-    "after": EdgeType.TEMPORAL,
+    "followed_by": EdgeType.TEMPORAL,
     "temporal": EdgeType.TEMPORAL,
-    "contradicts": EdgeType.CONTRADICTS,
-    "supersedes": EdgeType.SUPERSEDES,
-    "replaces": EdgeType.SUPERSEDES,
-    "verifies": EdgeType.VERIFIES,
-    "supports": EdgeType.VERIFIES,
-    "falsifies": EdgeType.FALSIFIES,
-    "refutes": EdgeType.FALSIFIES,
-    "targets": EdgeType.TARGETS,
-    "consolidated_to": EdgeType.CONSOLIDATED_TO,
     "refers_to": EdgeType.REFERS_TO,
     "relates_to": EdgeType.REFERS_TO,
     "related_to": EdgeType.REFERS_TO,
 }
+
+#: Names whose edge points the other way: `A blocked_by B` is `B blocks A`, `A after B` is `B temporal A`.
+_INVERSES: dict[str, EdgeType] = {
+    "blocked_by": EdgeType.BLOCKS,
+    "is_blocked_by": EdgeType.BLOCKS,
+    "after": EdgeType.TEMPORAL,
+    "follows": EdgeType.TEMPORAL,
+    "preceded_by": EdgeType.TEMPORAL,
+    "caused_by": EdgeType.CAUSAL,
+    "is_caused_by": EdgeType.CAUSAL,
+    "has_part": EdgeType.PART_OF,
+    "contains": EdgeType.PART_OF,
+    "parent_of": EdgeType.PART_OF,
+    "has_member": EdgeType.PART_OF,
+}
+
+#: Edge types that judge memory (currentness, doubt, support, a consolidation's successor) or
+#: belong to a claim: kaeru writes them itself, another memory's relation never becomes one.
+JUDGEMENTS = frozenset(
+    {
+        EdgeType.SUPERSEDES,
+        EdgeType.FALSIFIES,
+        EdgeType.CONTRADICTS,
+        EdgeType.VERIFIES,
+        EdgeType.CONSOLIDATED_TO,
+        EdgeType.TARGETS,
+    }
+)
 
 _NORMAL = re.compile(r"[^a-z0-9]+")
 
@@ -61,3 +84,16 @@ def edge_type_of(relation: str) -> tuple[EdgeType, str | None]:
     except ValueError:
         pass
     return _SYNONYMS.get(key, EdgeType.REFERS_TO), relation.strip() or None
+
+
+def relation_edge(relation: str) -> tuple[EdgeType, str | None, bool]:
+    """Another memory's `relation` as (edge type, label, reversed): `reversed` when the edge must run
+    from the relation's target to its source. A name that would be a judgement is `refers_to` with
+    the name as its label, as any name kaeru has no type for."""
+    key = normal(relation)
+    if key in _INVERSES:
+        return _INVERSES[key], relation.strip(), True
+    edge_type, label = edge_type_of(relation)
+    if edge_type in JUDGEMENTS:
+        return EdgeType.REFERS_TO, relation.strip(), False
+    return edge_type, label, False
