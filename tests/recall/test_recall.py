@@ -465,3 +465,17 @@ def test_a_question_about_yesterday_finds_what_happened_then(store: Store, vault
     assert ids(recall(clocked, "what did we decide last week?"))[0] == days[9]  # Tuesday the 3rd
     # No word of the question is in any memory: the day it names is the answer.
     assert ids(recall(clocked, "anything happening yesterday?"))[:1] == [days[1]]
+
+
+@pytest.mark.parametrize("query", ["Was the Hetzner invoice overdue?", "is the staging window still open"])
+def test_a_subject_asked_with_an_open_work_phrase_is_answered_by_its_words(service: Service, query: str) -> None:
+    """ "overdue", "still open" beside a subject's words added every open task to the answer,
+    above what the words found (review, session 38): the words' memories answer, tasks only lean."""
+    invoice = note(service, "The Hetzner invoice for November was paid late, on the 20th.")
+    window = note(service, "The staging window stays open until Friday.")
+    for text in ("Refactor the billing module", "Rotate the staging certificates"):
+        service.task(parse("task", {"initiative": P, "text": text}))
+    found = ids(recall(service, query))
+    assert found[0] == (invoice if "Hetzner" in query else window)
+    plan = recall(service, query).plan
+    assert not {"tasks", "slots", "claims"} & {c.name for c in plan.channels}

@@ -193,3 +193,27 @@ def test_decisions_stay_in_context_after_a_day_of_routine_notes(call: Call) -> N
     assert _section(answer, "decisions") == [new, api["id"], db["id"]]  # newest first; superseded and cold left out
     only = call("context", initiative="p", sections=["decisions"])
     assert [s["name"] for s in only["data"]["sections"]] == ["rules", "decisions"]
+
+
+def test_the_decisions_total_counts_current_decisions_only(call: Call) -> None:
+    """A superseded decision shown in `hot` was subtracted from a total that never counted it:
+    the section said 5 fewer decisions were left out than there were (review, session 38)."""
+    for i in range(3):
+        old = call("note", initiative="p", kind="decision", text=f"Deploy with tool T{i}", options={"layer": "hot"})
+        call(
+            "note",
+            initiative="p",
+            kind="decision",
+            text=f"Deploy with tool U{i} instead",
+            link_to={"id": old["data"]["primary"]["id"]},
+            edge_type="supersedes",
+        )
+    for i in range(12):
+        call("note", initiative="p", kind="decision", text=f"We use library L{i} for component C{i}")
+    for i in range(30):  # newer than every decision: `warm` and `recent` show none of them
+        call("note", initiative="p", text=f"Routine: ran the test suite, {400 + i} passed.")
+    answer = call("context", initiative="p")
+    section = next(s for s in answer["data"]["sections"] if s["name"] == "decisions")
+    assert len(section["items"]) == 10 and section["total"] == 15  # 3 successors and 12 others, all current
+    omitted = {o["section"]: o["count"] for o in answer["coverage"]["omitted"]}
+    assert omitted["decisions"] == 5

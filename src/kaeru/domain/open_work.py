@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 
-from kaeru.domain.languages import without_accents
+from kaeru.domain.languages import STEMMERS, not_topics, without_accents
+from kaeru.domain.stopwords import NOT_TOPICS
+from kaeru.domain.text import tokens
 
 _PHRASES = (
     # English
@@ -32,7 +34,7 @@ _PHRASES = (
     r"noch (?:zu tun|offen)|offene (?:aufgaben|punkte|fragen)|nachste schritte|steht noch an|uberfallig",
     r"wo (?:war|waren) (?:ich|wir) stehen ?geblieben",
     # French
-    r"reste a faire|reste-t-il|qu'est-ce qui reste|(?:taches?|travaux) (?:en cours|restante?s?|a faire)",
+    r"reste-t-il(?: a faire)?|qu'est-ce qui reste(?: a faire)?|reste a faire|(?:taches?|travaux) (?:en cours|restante?s?|a faire)",
     r"prochaines? etapes?|encore (?:ouverte?s?|en cours)|en retard",
     # Spanish
     r"(?:queda|falta) por hacer|tareas pendientes|proximos pasos|(?:sigue|siguen|todavia|aun) (?:abiert|pendient)[oae]s?",
@@ -46,15 +48,16 @@ _PHRASES = (
 #: Scripts without spaces: no word boundaries to ask for (folded as the query is: a voiced kana
 #: loses its mark, `ど` is read `と`).
 _UNSPACED = (
-    r"残り|未完了|未着手|やること|やる事|次に(?:何|なに)|期限切れ|待办|未完成|剩下|还有什么|남은 (?:작업|일)|할 일"
+    r"残りの(?:タスク|作業|仕事)|未完了の?(?:タスク|作業)?|未着手|やること|やる事|次に(?:何|なに)を(?:する|やる)|"
+    r"期限切れの(?:タスク|作業)|待办|未完成的?(?:任务|工作)|剩下的(?:任务|工作)|남은 (?:작업|일)|할 일"
 )
 _OPEN_WORK = re.compile(r"(?<!\w)(?:" + "|".join(_PHRASES) + r")(?!\w)|" + without_accents(_UNSPACED))
 
 _DECISIONS = (
     # English
-    r"what (?:did|have|has|had|do) (?:\w+ ){1,3}?(?:decide|decided|agree|agreed|settle|settled|choose|chose|chosen|pick|picked)",
+    r"what (?:did|have|has|had|do) (?:\w+ ){1,3}?(?:decide|decided|agree|agreed|settle on|settled on|choose|chose|chosen)",
     r"what (?:was|were|has been|have been|got) (?:\w+ )?(?:decided|agreed|settled|chosen)",
-    r"why did (?:\w+ ){1,3}?(?:decide|choose|chose|pick|go with|switch|move)",
+    r"why did (?:\w+ ){1,3}?(?:decide|choose)",
     r"(?:which|what|any|our|latest|recent|last|past|previous|key|main|important|all) decisions?",
     r"decisions? (?:were |was |have been |has been |we )?(?:made|taken|reached|make|took)|^decisions?\W*$",
     # German
@@ -72,8 +75,28 @@ _DECISIONS = (
     # Dutch
     r"wat (?:hebben|heeft) (?:\w+ ){1,2}?(?:besloten|beslist)|wat is (?:er )?besloten|welke (?:beslissingen|besluiten)",
 )
-_UNSPACED_DECISIONS = r"決定|決めた|決めました|決まった|決断|决定|决策|결정"
+_UNSPACED_DECISIONS = r"何を決め|決定事項|決めたこと|決まったこと|决定了什么|做了什么决定|무엇을 결정|결정 사항"
 _DECISION = re.compile(r"(?<!\w)(?:" + "|".join(_DECISIONS) + r")(?!\w)|" + without_accents(_UNSPACED_DECISIONS))
+
+
+#: Words that ask, not say what about: a question made of its phrase and these asks for the whole
+#: list (open work, decisions); one with other words asks about those words.
+_FILLER = frozenset(
+    """please tell show list give remind again yet all any anything something everything thing things
+    now today currently right still here there project team us our your my their
+    made make taken took reached""".split()  # noqa: SIM905
+)
+#: The words of no subject in every language the phrases are read in.
+_FUNCTION_WORDS = NOT_TOPICS | _FILLER | frozenset(w for code in STEMMERS for w in not_topics(code))
+
+
+def asked_alone(query: str, phrase: str) -> bool:
+    """Whether `query` asks only what its `phrase` asks ("what did we decide?", "what is still
+    open?"), with no word of its own about a subject ("why did we choose PostgreSQL?", "is the window
+    still open?"): the first is answered by the whole list (the decisions, the open work), the
+    second by the memories of its words, the list only leaning on them (decision 319)."""
+    rest = _folded(query).replace(phrase, " ", 1)
+    return not [w for w in tokens(rest) if len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS]
 
 
 def _folded(query: str) -> str:

@@ -59,6 +59,9 @@ WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
 #: other rescalings on LoCoMo and beam-dev (decision 17.F1): more weight helps beam-dev's MRR and
 #: costs LoCoMo's, less costs beam-dev; 0.5 is the one no other setting beats on both.
 SEMANTIC_WEIGHT = 0.5
+#: How much a question's phrase about open work or decisions leans its words' hits toward tasks or
+#: decisions when it names a subject too (decision 319).
+LEANING = 1.3
 #: The temporal channel's weight (decision 90): more than the lexical channel's, now that a long
 #: neighbour gets only a part of its share (`service/recall/channels.py`, `TEMPORAL_WORDS`).
 TEMPORAL_WEIGHT = 1.1
@@ -155,13 +158,17 @@ def compile_plan(
     narrow_scope: bool = True,
     open_work: str = "",
     decisions: str = "",
+    about_words: bool = False,
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash.
     `open_work`: the query's phrase asking about open work (`open_work.open_work_phrase`), which
     adds the slots and open tasks a query-less or resume_work recall has (decision 293), and the
     open claims; `decisions`: its phrase asking what was decided (`open_work.decisions_phrase`),
-    which adds the decisions, as `explain_decision` does (decision 319)."""
+    which adds the decisions, as `explain_decision` does (decision 319). `about_words`: the query
+    has words of its own beside the phrase ("why did we choose PostgreSQL?", "is the window still
+    open?"): the memories of its words answer it, and the phrase only leans the order toward tasks
+    or decisions, instead of adding every one of them."""
     chosen: list[ChannelPlan] = []
 
     def use(name: str, weight: float, reason: str) -> None:
@@ -199,17 +206,21 @@ def compile_plan(
             use("semantic", SEMANTIC_WEIGHT, "meaning, not words (vector similarity)")
     if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
         use("rules", 0.6, "the initiative's active rules, whatever their words")
-    if resume or not has_query or open_work:
-        asked = f" (the query asks about open work: {open_work!r})" if open_work and not resume else ""
+    listing_work = bool(open_work) and not about_words
+    if resume or not has_query or listing_work:
+        asked = f" (the query asks about open work: {open_work!r})" if listing_work and not resume else ""
         use("slots", 1.0, "who holds each role (handoff, entrypoint, …)" + asked)
         use("tasks", 0.9, "open tasks, overdue first" + asked)
-    if open_work and not resume:
+    if listing_work and not resume:
         use("claims", 0.6, f"open claims (the query asks about open work: {open_work!r})")
-    if decisions or intent == Intent.EXPLAIN_DECISION:
-        # Asked in words ("what did we decide?"), they are the answer; with the intent only, they
+    listing_decisions = bool(decisions) and not about_words
+    if listing_decisions or intent == Intent.EXPLAIN_DECISION:
+        # Asked alone ("what did we decide?"), they are the answer; with the intent only, they
         # join the words' hits (a decision about what the words name ranks above the others).
-        said = f" (the query asks what was decided: {decisions!r})" if decisions else " (intent explain_decision)"
-        use("decisions", 0.9 if decisions or not has_query else 0.5, "decisions, newest first" + said)
+        said = (
+            f" (the query asks what was decided: {decisions!r})" if listing_decisions else " (intent explain_decision)"
+        )
+        use("decisions", 0.9 if listing_decisions or not has_query else 0.5, "decisions, newest first" + said)
     if has_query and not (include_superseded or history):
         use("updates", 1.0, "of two memories on the same subject that differ, the newer first (not for history)")
     use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")
@@ -221,6 +232,17 @@ def compile_plan(
         type_priors.update(t)
         tag_priors.update(g)
         use("priors", 1.0, f"intent {intent.value}: {reason}")
+    if about_words and (open_work or decisions) and not resume:
+        # A phrase beside words of a subject leans the words' hits, lists nothing (decision 319).
+        leaning = []
+        if open_work:
+            type_priors["task"] = round(type_priors.get("task", 1.0) * LEANING, 4)
+            leaning.append(f"open work: {open_work!r}")
+        if decisions:
+            tag_priors["kind:decision"] = round(tag_priors.get("kind:decision", 1.0) * LEANING, 4)
+            leaning.append(f"decisions: {decisions!r}")
+        if not any(c.name == "priors" for c in chosen):
+            use("priors", 1.0, "the query asks about " + "; ".join(leaning) + ", and about its words")
     for node_type, factor in _ROLE_PRIORS[role].items():
         type_priors[node_type] = round(type_priors.get(node_type, 1.0) * factor, 4)
     keep_history = include_superseded or history

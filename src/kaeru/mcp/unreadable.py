@@ -101,7 +101,11 @@ def _top_level_id(head: bytes) -> int | str | None:
                 end += 2 if text[end] == "\\" else 1
             key = text[i + 1 : end]
             i = end + 1
-            if depth == 1 and key == "id" and (found := re.match(r'\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+)', text[i:])):
+            if (
+                depth == 1
+                and key == "id"
+                and (found := re.match(r'\s*:\s*("(?:[^"\\]|\\.)*"|-?\d+(?![.\deE]))', text[i:]))
+            ):
                 try:
                     value = json.loads(found[1])
                 except ValueError:

@@ -182,7 +182,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             # bundle (decision 319): a decision a newer one supersedes gives way to it.
             window = CAPS["decisions"] + len(shown) + 1
             nodes, total = _open_work(session, scope, window, tags=[DECISION_TAG], layers=list(EAGER_LAYERS))
-            add("decisions", nodes, total, lambda n: DECISION_TAG in n.tags and n.layer.value in EAGER_LAYERS)
+            add("decisions", nodes, total, _DecisionsMatched(session))
         elif name == "cortex":
             # Capped: only the nodes within the cap (and those earlier sections hold) can be claimed.
             window = CAPS["cortex"] + len(shown) + 1
@@ -238,6 +238,25 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
 
 
 REPORT_TAG = hygiene.REPORT_TAG
+
+
+class _DecisionsMatched:
+    """Which nodes the `decisions` section's query matches — a decision of an eager layer that no
+    live node supersedes (the query leaves those out) — for the nodes other sections show: a
+    superseded decision shown in `hot` was subtracted from a total that never counted it (review,
+    session 38). Whether a decision is superseded is read once a node."""
+
+    def __init__(self, session: Session):
+        self._session = session
+        self._superseded: dict[str, bool] = {}
+
+    def __call__(self, node: Node) -> bool:
+        if DECISION_TAG not in node.tags or node.layer.value not in EAGER_LAYERS:
+            return False
+        if node.id not in self._superseded:
+            verdicts = self._session.verdicts_against([node.id]).get(node.id, [])
+            self._superseded[node.id] = any(kind == EdgeType.SUPERSEDES for _, kind in verdicts)
+        return not self._superseded[node.id]
 
 
 def _attention(session: Session, scope: Initiative) -> list[Node]:

@@ -213,7 +213,9 @@ def clean_name(name: str) -> str:
     returned as it is; one holding any other control character is left for `check_name` to refuse."""
     stripped = name.strip()
     if len(stripped) <= MAX_NAME_CHARS and not any(ord(ch) < 32 for ch in stripped):
-        return name
+        # A line break or tab at either end only: trimmed ("Alice\n" was stored so, and no read by
+        # the name "Alice" found it); spaces there the write path trims itself.
+        return stripped if any(ord(ch) < 32 for ch in name) else name
     cleaned = _SPACES.sub(" ", stripped)[:MAX_NAME_CHARS].rstrip()
     return cleaned if cleaned and not any(ord(ch) < 32 for ch in cleaned) else name
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Node, NodeType
-from kaeru.domain.open_work import decisions_phrase, open_work_phrase
+from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import date_windows
@@ -100,6 +100,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
     filters = Filters.of(request, rt.today(), history=history)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, request.initiatives)
+        work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
         scope_ids = [s.id for s in scopes]
         plan = compile_plan(
             semantic_available=rt.embedder is not None,
@@ -112,8 +113,9 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             token_budget=token_budget,
             time_windows=tuple(date_windows(query, rt.now(), rt.settings.zone())) if query else (),
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
-            open_work=open_work_phrase(query) if query else "",
-            decisions=decisions_phrase(query) if query else "",
+            open_work=work,
+            decisions=decided,
+            about_words=not all(asked_alone(query, phrase) for phrase in (work, decided) if phrase),
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])
