@@ -158,8 +158,8 @@ class RecallRequest(Request):
         None,
         description=(
             "What you need, in your own words (without one: slots, open tasks, recent memory; a"
-            " question about open work, such as 'what is left to do', adds slots, open tasks and open claims;"
-            " one about decisions, such as 'what did we decide', adds the decisions); a long"
+            " question only about open work, such as 'what is left to do', adds slots, open tasks and open"
+            " claims; one only about decisions, such as 'what did we decide', adds the decisions); a long"
             " question ranks by its 24 rarest words."
         ),
     )
