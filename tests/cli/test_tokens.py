@@ -24,6 +24,9 @@ def test_add_prints_the_token_once_list_never_shows_it_revoke_ends_it(vault: Vau
     message = error_object(kaeru(vault, "token", "add", "erin", as_json=True), "invalid_argument", 2)
     assert "exists" in message
     error_object(kaeru(vault, "token", "add", "bad name", as_json=True), "invalid_argument", 2)
+    # Said as what it takes: "letters" read as any letter, and `ünï` was refused (CLI probe, session 38).
+    accented = kaeru(vault, "token", "add", "ünï", as_json=True)
+    assert "ASCII letters" in error_object(accented, "invalid_argument", 2)
 
     assert kaeru(vault, "token", "revoke", "erin").stdout.strip() == "revoked 'erin'"
     error_object(kaeru(vault, "token", "revoke", "erin", as_json=True), "not_found", 2)

@@ -147,3 +147,16 @@ def test_a_date_that_is_today_somewhere_happened_now_not_at_its_end() -> None:
     assert parse_occurred("2026-03-12", NOW) == datetime(2026, 3, 12, 23, 59, 59, 999999, tzinfo=UTC)
     assert parse_occurred("2026-03-10T18:00:00Z", NOW) == datetime(2026, 3, 10, 18, tzinfo=UTC)  # said exactly
     assert parse_occurred("2d ago", NOW) == NOW - timedelta(days=2)
+
+
+@pytest.mark.parametrize("text", ["now", "NOW", " Now "])
+def test_now_is_the_moment_of_the_call(text: str) -> None:
+    """`read --at now` was refused as "not a moment" — with a hint printed twice (CLI probe, session 38)."""
+    assert parse_moment(text, NOW) == NOW
+
+
+def test_a_moment_it_cannot_read_names_each_form_once() -> None:
+    with pytest.raises(ValueError) as err:
+        parse_moment("yesterdayish", NOW)
+    said = str(err.value)
+    assert said.count("RFC 3339") == 1 and said.endswith("or now")

@@ -16,7 +16,7 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 #: What a value that is no moment is told to be instead.
 MOMENT_FORMS = (
-    "an RFC 3339 time (2026-03-03T10:00:00Z), a date (2026-03-03) or a time ago (30m, 2h, 3d, 1w, 2 days ago)"
+    "an RFC 3339 time (2026-03-03T10:00:00Z), a date (2026-03-03), a time ago (30m, 2h, 3d, 1w, 2 days ago) or now"
 )
 
 
@@ -82,6 +82,8 @@ def is_time_ago(text: str) -> bool:
 
 
 def _moment(text: str, now: datetime, day_start: bool) -> datetime:
+    if text.strip().lower() == "now":  # `read --at now` was refused: the moment the call is made
+        return now
     rel = _RELATIVE.match(text)
     if rel:
         return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})

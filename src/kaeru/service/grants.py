@@ -235,7 +235,8 @@ def add_token(
     """
     if not _TOKEN_NAME.match(name):
         raise InvalidArgument(
-            "a token name is 1–64 letters, digits or . _ @ + -, starting with a letter or digit", field="name"
+            "a token name is 1–64 ASCII letters (a–z, A–Z), digits or . _ @ + -, starting with a letter or digit",
+            field="name",
         )
     grants = _grant_list(initiatives)
     token = TOKEN_PREFIX + base64.urlsafe_b64encode(rt.entropy(TOKEN_BYTES)).decode().rstrip("=")

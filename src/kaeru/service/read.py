@@ -33,7 +33,7 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
         try:
             moment = fmt(parse_moment(request.at, rt.now()))
         except ValueError as exc:
-            raise InvalidArgument(f"at: {exc} (use RFC 3339, a date, or 5m/2h/3d)", field="at") from exc
+            raise InvalidArgument(f"at: {exc}", field="at") from exc  # the forms it takes are in `exc`
     with rt.store.read() as session:
         scope = session.initiative_by_name(initiative_name)
         node = None
