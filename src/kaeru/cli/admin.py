@@ -208,9 +208,10 @@ def reindex(ctx: click.Context, text_index: bool) -> None:
         return
     if service.rt.embedder is None:
         from kaeru import semantic
+        from kaeru.service.embedding import EXTRA_INSTALL
 
         # The half that is missing, named: the setting, the extra (with the README's install line), or both.
-        missing = semantic.missing_half(settings_of(ctx)) or f"{semantic.INSTALL}, and set KAERU_SEMANTIC=1"
+        missing = semantic.missing_half(settings_of(ctx)) or f"{EXTRA_INSTALL}, and set KAERU_SEMANTIC=1"
         fail(ctx, "semantic_off", f"semantic recall is off: {missing}")
     with progress_bar(ctx) as bar:
         task = bar.add_task("embedding", total=None)

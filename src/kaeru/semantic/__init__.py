@@ -15,6 +15,7 @@ from typing import Any
 
 from kaeru.config import Settings
 from kaeru.errors import SemanticUnavailable
+from kaeru.service.embedding import EXTRA_INSTALL
 
 MODEL_ID = "all-MiniLM-L6-v2"
 #: Up to this many texts are embedded on one torch thread (a query, a note or two: decision 17.V3).
@@ -29,8 +30,6 @@ PROBES = (
 )
 #: The largest difference in any dimension between the traced model's vector and `encode`'s.
 AGREE = 1e-6
-#: How to install the extra, as the README says it (torch pinned first: its CPU wheel).
-INSTALL = "pip install torch==2.13.0 && pip install 'kaeru-memory[semantic]'"
 
 
 def available() -> bool:
@@ -42,7 +41,7 @@ def missing_half(settings: Settings) -> str | None:
     """What keeps the semantic channel off when only one of its two halves is there (the setting,
     the extra), said as what to do; None when both or neither are."""
     if settings.semantic and not available():
-        return f"KAERU_SEMANTIC=1 is set, but the [semantic] extra is not installed: {INSTALL}"
+        return f"KAERU_SEMANTIC=1 is set, but the [semantic] extra is not installed: {EXTRA_INSTALL}"
     if available() and not settings.semantic:
         return "the [semantic] extra is installed, but KAERU_SEMANTIC is not set: set KAERU_SEMANTIC=1"
     return None
@@ -81,7 +80,7 @@ class MiniLMEmbedder:
                 except Exception as exc:  # an import or a load: the install is broken, said as it failed
                     self._failed = (
                         f"the semantic model could not be loaded ({type(exc).__name__}: {exc}); "
-                        f"reinstall the extra ({INSTALL}) or unset KAERU_SEMANTIC"
+                        f"reinstall the extra ({EXTRA_INSTALL}) or unset KAERU_SEMANTIC"
                     )
                     raise SemanticUnavailable(self._failed) from exc
         return self._model

@@ -20,7 +20,7 @@ from kaeru.config import Settings
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
-from kaeru.service.embedding import text_digest, text_of
+from kaeru.service.embedding import EXTRA_INSTALL, node_text, text_digest
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 from kaeru.storage.migrate import VaultUnusable
@@ -391,7 +391,7 @@ def _semantic(settings: Settings, installed: bool, load: Callable[[], str] | Non
         except Exception as exc:
             why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
             return Check(
-                "semantic", FAIL, f"KAERU_SEMANTIC=1, but {why}", _INSTALL + " (or unset KAERU_SEMANTIC)"
+                "semantic", FAIL, f"KAERU_SEMANTIC=1, but {why}", EXTRA_INSTALL + " (or unset KAERU_SEMANTIC)"
             ), None
         return Check(
             "semantic", OK, f"the [semantic] extra is installed and its model {model} loads; recall {state}"
@@ -405,13 +405,9 @@ def _semantic(settings: Settings, installed: bool, load: Callable[[], str] | Non
             "semantic",
             FAIL,
             "KAERU_SEMANTIC=1 but the [semantic] extra is not installed: recall stays lexical",
-            _INSTALL + " (or unset KAERU_SEMANTIC)",
+            EXTRA_INSTALL + " (or unset KAERU_SEMANTIC)",
         ), None
     return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)"), None
-
-
-#: The README's install line for the extra (torch first, pinned: its CPU wheel).
-_INSTALL = "pip install torch==2.13.0 && pip install 'kaeru-memory[semantic]'"
 
 
 def _vectors(health: VaultHealth, model: str) -> Check:
@@ -426,7 +422,7 @@ def _vectors(health: VaultHealth, model: str) -> Check:
             while batch := session.live_node_batch(after, 1000):
                 after = batch[-1].seq
                 for node in batch:
-                    text = text_of(node.name if indexed_name(node) else "", node.description, node.body)
+                    text = node_text(node)
                     if not text.strip():
                         continue
                     live += 1

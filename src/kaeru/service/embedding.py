@@ -68,6 +68,11 @@ def unpack(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
+#: How to install the `[semantic]` extra, as the README says it (torch first, pinned: its CPU wheel);
+#: said by `kaeru.semantic` and `kaeru doctor` alike.
+EXTRA_INSTALL = "pip install torch==2.13.0 && pip install 'kaeru-memory[semantic]'"
+
+
 def text_of(name: str, description: str | None, body: str | None, limit: int = 2000) -> str:
     """What a node's vector represents: its name, description and the start of its body."""
     return " ".join(part for part in (name, description or "", (body or "")[:limit]) if part)
