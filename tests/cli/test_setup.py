@@ -146,6 +146,34 @@ def test_write_creates_a_missing_file_and_refuses_one_that_does_not_parse(tmp_pa
     assert broken.read_text() == "{not json" and not list(broken.parent.glob("*.bak-*"))
 
 
+def test_write_merges_into_a_vscode_file_with_comments_and_trailing_commas(tmp_path: Path) -> None:
+    """VS Code writes and reads `mcp.json` as JSON with comments; such a file was refused as "not
+    valid JSON". Its servers are kept (a `//` inside a string is no comment), the result is plain
+    JSON, and the user is told the comments are only in the backup."""
+    project = tmp_path / "project" / ".vscode" / "mcp.json"
+    project.parent.mkdir(parents=True)
+    before = (
+        '{\n  // my servers\n  "servers": {\n    "docs": {"type": "http", "url": "https://x.example//mcp",},\n'
+        '    /* a note, with "quotes" */ "odd": {"command": "a\\"// b", "args": ["1", "2",],},\n  },\n}\n'
+    )
+    project.write_text(before)
+    run = setup(tmp_path, "vscode", "--path", str(project), "--write")
+    assert run.code == 0, run.stderr
+    servers = json.loads(project.read_text())["servers"]
+    assert servers["docs"] == {"type": "http", "url": "https://x.example//mcp"}
+    assert servers["odd"] == {"command": 'a"// b', "args": ["1", "2"]}
+    assert servers["kaeru"]["args"] == ["serve"]
+    assert [b.read_text() for b in project.parent.glob("mcp.json.bak-*")] == [before]
+    assert "comments" in run.stderr and "backup" in run.stderr
+
+
+def test_claude_code_command_line_quotes_a_name_with_spaces(tmp_path: Path) -> None:
+    """The printed `claude mcp add` line runs as is in a shell: a name with a space is one argument."""
+    run = setup(tmp_path, "claude-code", "--name", "my kaeru")
+    line = next(x for x in run.stderr.splitlines() if "claude mcp add" in x)
+    assert " 'my kaeru' -- " in line
+
+
 def test_path_writes_a_project_file(tmp_path: Path) -> None:
     project = tmp_path / "project" / ".vscode" / "mcp.json"
     run = setup(tmp_path, "vscode", "--http", URL, "--path", str(project), "--write")

@@ -133,6 +133,10 @@ def test_due_as_a_future_offset_is_that_many_days_or_weeks_from_today(call: Call
     # A time ago is no due day (it counted back from 1970 once "ago" was a moment: decision 284).
     ago = call("task", initiative="b", text="already late", due="3d ago")
     assert ago["state"] == "rejected" and ago["issues"][0]["field"] == "due"
+    # A word that is no day is told the forms a due takes, not those of a moment past ("2d ago", now).
+    worded_day = call("task", initiative="b", text="some day", due="tomorrow")["issues"][0]
+    assert worded_day["field"] == "due" and "'tomorrow'" in worded_day["message"]
+    assert "3d, 2w" in worded_day["message"] and "ago" not in worded_day["message"]
     assert len(_ids(call("context", initiative="b"), "tasks")) == 5, "the refused tasks were not written"
 
 

@@ -44,3 +44,77 @@ def doctor(ctx: click.Context) -> None:
         click.echo("healthy" if not failed else f"unhealthy: {', '.join(failed)}")
     if not report.ok:
         ctx.exit(EXIT_FAILED)
+
+
+@cli.command()
+@click.argument("target")
+@click.pass_context
+def salvage(ctx: click.Context, target: str) -> None:
+    """Copy what still reads of a damaged SQLite vault into a new vault at TARGET (a folder).
+
+    For a vault `kaeru doctor` finds damaged, which `kaeru export` cannot read past: the vault
+    (--vault / KAERU_VAULT) is only read; every table is read row by row past the pages that do not
+    read; indexes and the full-text index are built afresh; what could not be read is listed. Stop
+    every kaeru process on the vault first. Then check TARGET with `kaeru --vault TARGET doctor` and
+    use it in the old vault's place. Exits 1 when something could not be read (TARGET is written).
+
+    --json: {"ok", "target", "complete", "tables": {name: {"copied": N, "damaged": ["rowid 120 to 181", …]}},
+    "integrity": "ok"}.
+    """
+    import os
+
+    from kaeru.cli.common import fail, open_location, path_argument, require_vault
+    from kaeru.config import Settings
+    from kaeru.storage.factory import rebuild_text_index
+    from kaeru.storage.sqlite.health import SqliteHealth
+    from kaeru.storage.sqlite.salvage import Unsalvageable
+    from kaeru.storage.sqlite.salvage import salvage as copy_what_reads
+
+    settings = settings_of(ctx)
+    if settings.database_url:
+        fail(
+            ctx,
+            "invalid_argument",
+            "salvage reads a SQLite vault; a PostgreSQL database is restored by its server's tools (pg_dump, a base backup)",
+            2,
+        )
+    require_vault(settings)
+    folder = path_argument(target)
+    into = Settings.from_env({"KAERU_VAULT": str(folder)}).sqlite_path
+    if folder.resolve() == settings.vault_dir.resolve():
+        fail(ctx, "invalid_argument", f"{target} is the damaged vault itself: name a new folder", 2)
+    if into.exists():
+        fail(ctx, "target_not_empty", f"{into} already holds a vault: name a new folder", 2)
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    partial = into.with_name(into.name + ".salvaging")
+    partial.unlink(missing_ok=True)
+    try:
+        done = copy_what_reads(settings.sqlite_path, partial)
+    except Unsalvageable as exc:
+        partial.unlink(missing_ok=True)
+        fail(ctx, "unsalvageable", f"{exc}: nothing could be salvaged; restore the vault from a backup or an export")
+    os.chmod(partial, 0o600)
+    partial.rename(into)
+    store = open_location(str(folder))
+    try:
+        rebuild_text_index(store)
+    finally:
+        store.close()
+    check = SqliteHealth(into, busy_timeout_ms=settings.busy_timeout_ms)
+    integrity = "; ".join(check.integrity())
+    tables = {t.name: {"copied": t.copied, "damaged": t.damaged} for t in done.tables}
+    complete = not done.damaged
+    if wants_json(ctx):
+        echo_json({"ok": True, "target": str(folder), "complete": complete, "tables": tables, "integrity": integrity})
+    else:
+        for t in done.tables:
+            if t.copied or t.damaged:
+                lost = f"; could not read {', '.join(t.damaged)}" if t.damaged else ""
+                click.echo(f"{t.name}: {t.copied} row(s) copied{lost}")
+        click.echo(f"salvaged into {folder} (integrity: {integrity})")
+        click.echo(
+            ("every row read" if complete else "some rows could not be read (listed above)")
+            + f": check it with `kaeru --vault {folder} doctor`, then use it in place of {settings.vault_dir}"
+        )
+    if not complete:
+        ctx.exit(EXIT_FAILED)

@@ -163,6 +163,53 @@ def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
     return (text + "\n\n" if text else "") + toml_text(name, server)
 
 
+def strict_json(text: str) -> str:
+    """`text` without the comments and trailing commas of JSON with comments, which VS Code (and
+    Cursor, Windsurf) write and accept in `mcp.json`: refusing such a file left the user to add the
+    entry by hand. The rewritten file is plain JSON; the comments stay in the backup."""
+    return _outside_strings(_outside_strings(text, comments=True), comments=False)
+
+
+def _outside_strings(text: str, *, comments: bool) -> str:
+    """`text` with its comments (or, once they are gone, its trailing commas) left out; strings are
+    copied as they are, so a `//` in a URL stays."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        char = text[i]
+        if char == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[i : end + 1])
+            i = end + 1
+        elif comments and text.startswith("//", i):
+            line_end = text.find("\n", i)
+            i = n if line_end < 0 else line_end
+        elif comments and text.startswith("/*", i):
+            close = text.find("*/", i + 2)
+            i = n if close < 0 else close + 2
+        elif not comments and char == "," and _next_char(text, i + 1) in ("}", "]"):
+            i += 1
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def _next_char(text: str, start: int) -> str:
+    """The first character at or after `start` that is not white space ("" at the end)."""
+    while start < len(text) and text[start].isspace():
+        start += 1
+    return text[start : start + 1]
+
+
+def _had_comments(path: Path) -> bool:
+    """Whether the JSON file at `path` had comments or trailing commas (`strict_json` left them out)."""
+    text = path.read_text(encoding="utf-8")
+    return strict_json(text) != text
+
+
 def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[bool, Path | None]:
     """Merge the entry into `path`; (changed, the backup made). Raises ValueError on a file that
     does not parse (it is left as it is)."""
@@ -179,7 +226,7 @@ def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[b
         data: Any = {}
         if existing is not None and existing.strip():
             try:
-                data = json.loads(existing)
+                data = json.loads(strict_json(existing))
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path} is not valid JSON ({exc}); it was left as it is") from exc
             if not isinstance(data, dict):
@@ -300,13 +347,15 @@ def setup(
             if changed
             else f"{path} already holds it"
         )
+        if backup and client != "codex" and _had_comments(backup):
+            done += "; it is plain JSON now: its comments and trailing commas are only in the backup"
         click.echo(done, err=True)
     else:
         click.echo(f"# put this in {path} (or run again with --write)", err=True)
         if client == "claude-code" and http is None:
             given = "".join(f" --env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
             command = " ".join(shlex.quote(part) for part in server_command())
-            click.echo(f"# or: claude mcp add --scope user{given} {name} -- {command} serve", err=True)
+            click.echo(f"# or: claude mcp add --scope user{given} {shlex.quote(name)} -- {command} serve", err=True)
 
 
 def _on_this_machine(url: str) -> bool:

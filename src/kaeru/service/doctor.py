@@ -163,8 +163,8 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
                     "integrity",
                     FAIL,
                     "PRAGMA quick_check: " + "; ".join(lines[:5]),
-                    "the vault file is damaged: stop every kaeru process, copy the file aside, then "
-                    "`kaeru export` what still reads and import it into a fresh vault",
+                    "the vault file is damaged: stop every kaeru process, then `kaeru salvage NEW_FOLDER` copies "
+                    "what still reads into a new vault (or restore a backup or an export)",
                 )
             )
         checks.append(_writable(health.unwritable()))

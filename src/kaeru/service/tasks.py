@@ -86,8 +86,10 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
         if _wall_time(text):  # a time without an offset is the user's own: its day as written
             return datetime.fromisoformat(text).date().isoformat()
         return moment.astimezone(zone).date().isoformat()
-    except ValueError as exc:
-        raise InvalidArgument(f"due must be a date, RFC 3339 time, or 3d/2w ({exc})", field=field) from exc
+    except ValueError as exc:  # not `exc`'s words: they offer a time ago and `now`, no due day
+        raise InvalidArgument(
+            f"due must be a date (2026-03-03), an RFC 3339 time or a future offset (3d, 2w), not {text!r}", field=field
+        ) from exc
 
 
 def _wall_time(text: str) -> bool:

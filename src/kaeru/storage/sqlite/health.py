@@ -137,7 +137,10 @@ class SqliteHealth(Health):
         except (apsw.BusyError, apsw.LockedError) as exc:
             raise Unavailable(f"the vault is busy ({exc}); retry shortly") from exc
         except (apsw.CorruptError, apsw.NotADBError) as exc:
-            raise Internal(f"the vault file is damaged ({exc}): `kaeru doctor` checks it") from exc
+            raise Internal(
+                f"the vault file is damaged ({exc}): `kaeru doctor` checks it; `kaeru salvage NEW_FOLDER` copies "
+                "what still reads into a new vault"
+            ) from exc
         except apsw.Error as exc:  # a path SQLite cannot open, a quota, a failing disk
             raise Unavailable(f"cannot write the copy {target}: {exc}") from exc
         finally:

@@ -47,7 +47,8 @@ def translate(exc: apsw.Error, path: Path) -> KaeruError:
         )
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return Internal(
-            f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; restore it from an export"
+            f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; `kaeru salvage NEW_FOLDER` "
+            "copies what still reads into a new vault"
         )
     return Internal(f"storage error: {type(exc).__name__}: {exc}")
 
@@ -142,5 +143,6 @@ def unusable(path: Path, exc: Exception) -> VaultUnusable:
     if isinstance(exc, MACHINE_ERRORS):
         return VaultUnusable(f"cannot open the vault: {translate(exc, path).message}")
     return VaultUnusable(
-        f"{path} is not a kaeru vault or is damaged ({exc}): move it aside, or restore it from an export"
+        f"{path} is not a kaeru vault or is damaged ({exc}): `kaeru salvage NEW_FOLDER` copies what still "
+        "reads of a damaged vault into a new one; or move it aside, or restore it from an export"
     )

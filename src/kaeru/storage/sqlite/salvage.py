@@ -1,0 +1,205 @@
+"""Salvage a damaged SQLite vault: every row that still reads, copied into a fresh file.
+
+`kaeru doctor` finds the damage; `kaeru export` cannot help then — it reads through indexes and
+stops at the first bad page, so its advice to "export what still reads" led in a circle. Salvage
+reads each table by its own b-tree (never an index, which is rebuilt), steps over the pages that do
+not read, and says what it could not read. Indexes, triggers and the full-text index are built
+afresh in the new file (the text index from the salvaged nodes, by the store, afterwards).
+
+How a table is read past its damage:
+- a rowid table in rowid order; where a read fails, the next readable rowid is found by probing
+  ever further ahead and then bisecting back, so every region of damage costs a few dozen reads;
+- a table without rowid (a composite key) from its first key forwards and from its last key
+  backwards: everything outside one damaged region is kept (rows between two regions are lost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+#: What a damaged file raises when a page is read (a bad page, a bad overflow chain, a short file).
+DAMAGE = (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.FormatError, apsw.RangeError)
+#: Rows written per statement.
+CHUNK = 500
+#: The largest rowid SQLite stores.
+MAX_ROWID = 2**63 - 1
+
+
+@dataclass
+class TableSalvage:
+    """What salvage made of one table: the rows copied and where rows could not be read."""
+
+    name: str
+    copied: int = 0
+    #: Where reading failed, in words: `rowid 120 to 181`, `between key (3, 1, 77) and key (5, 0, 12)`.
+    damaged: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Salvage:
+    """The whole salvage: per table, and the schema version the new file carries."""
+
+    tables: list[TableSalvage]
+    user_version: int
+
+    @property
+    def damaged(self) -> list[TableSalvage]:
+        return [t for t in self.tables if t.damaged]
+
+
+class Unsalvageable(Exception):
+    """Not even the list of tables reads: nothing can be salvaged from this file."""
+
+
+def salvage(source: Path, target: Path) -> Salvage:
+    """Copy every row of `source` that reads into the new file `target` (which must not exist).
+
+    Raises:
+        Unsalvageable: `source`'s schema cannot be read.
+    """
+    src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        try:
+            schema = list(src.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE sql IS NOT NULL"))
+            user_version = int(next(iter(src.execute("PRAGMA user_version")))[0])
+        except DAMAGE as exc:
+            raise Unsalvageable(f"{source}: its list of tables cannot be read ({exc})") from exc
+        dst = apsw.Connection(str(target), flags=apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE)
+        try:
+            return _copy(src, dst, schema, user_version)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+
+
+def _copy(src: apsw.Connection, dst: apsw.Connection, schema: list[Any], user_version: int) -> Salvage:
+    virtual = {name for kind, name, _, sql in schema if kind == "table" and sql.upper().startswith("CREATE VIRTUAL")}
+    # A virtual table's shadow tables (`nodes_fts_data`…) are made by the virtual table itself.
+    shadow = {name for kind, name, _, _ in schema if kind == "table" and any(name.startswith(v + "_") for v in virtual)}
+    tables = [(name, sql) for kind, name, _, sql in schema if kind == "table" and name not in shadow]
+    list(dst.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF"))  # a new file: no one else reads it
+    report: list[TableSalvage] = []
+    with dst:
+        for name, sql in tables:
+            if not name.startswith("sqlite_"):
+                dst.execute(sql)
+        for name, _ in tables:
+            if name not in virtual:  # the full-text index is rebuilt from the nodes by the store
+                report.append(_copy_table(src, dst, name))
+        for kind, name, _, sql in schema:
+            if kind in ("index", "trigger") and not name.startswith("sqlite_"):
+                dst.execute(sql)
+        dst.execute(f"PRAGMA user_version = {user_version}")
+    return Salvage(report, user_version)
+
+
+def _copy_table(src: apsw.Connection, dst: apsw.Connection, name: str) -> TableSalvage:
+    quoted = _quote(name)
+    columns = [row[1] for row in src.execute(f"PRAGMA table_info({quoted})")]
+    keyed = [row[1] for row in sorted(src.execute(f"PRAGMA table_info({quoted})"), key=lambda r: r[5]) if row[5]]
+    has_rowid = not _without_rowid(src, name)
+    names = (["rowid"] if has_rowid else []) + columns
+    insert = f"INSERT OR IGNORE INTO {quoted} ({', '.join(map(_quote, names))}) VALUES ({', '.join('?' * len(names))})"
+    result = TableSalvage(name)
+    rows = _by_rowid(src, quoted, names, result) if has_rowid else _by_key(src, quoted, names, keyed, result)
+    batch: list[tuple[Any, ...]] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) == CHUNK:
+            dst.executemany(insert, batch)
+            result.copied += len(batch)
+            batch = []
+    if batch:
+        dst.executemany(insert, batch)
+        result.copied += len(batch)
+    return result
+
+
+def _by_rowid(src: apsw.Connection, table: str, names: list[str], result: TableSalvage) -> Iterator[tuple[Any, ...]]:
+    """The table's rows in rowid order, stepping over the regions that do not read."""
+    select = f"SELECT {', '.join(map(_quote, names))} FROM {table} NOT INDEXED WHERE rowid >= ? ORDER BY rowid"
+    start: int | None = -MAX_ROWID - 1
+    while start is not None:
+        failed = start
+        try:
+            for row in src.execute(select, (start,)):
+                failed = row[0] + 1
+                yield row
+            return
+        except DAMAGE:
+            start = _next_readable(src, select + " LIMIT 1", failed)
+            result.damaged.append(f"rowid {failed} to {'the end' if start is None else start - 1}")
+
+
+def _next_readable(src: apsw.Connection, first: str, failed: int) -> int | None:
+    """The smallest rowid after `failed` from which the table reads again (None: nothing after it
+    does), found by probing ever further ahead, then bisecting back."""
+    step = 1
+    while not _reads(src, first, failed + step):
+        step *= 2
+        if failed + step > MAX_ROWID:
+            return None
+    low, high = failed + step // 2, failed + step  # reading from `low` fails, from `high` succeeds
+    while high - low > 1:
+        middle = (low + high) // 2
+        if _reads(src, first, middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def _reads(src: apsw.Connection, first: str, start: int) -> bool:
+    """Whether the first row from `start` on reads."""
+    try:
+        list(src.execute(first, (start,)))
+    except DAMAGE:
+        return False
+    return True
+
+
+def _by_key(
+    src: apsw.Connection, table: str, names: list[str], keyed: list[str], result: TableSalvage
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of a table without rowid, from its first key forwards and then from its last key
+    backwards down to the last one read forwards."""
+    key = ", ".join(map(_quote, keyed))
+    at = [names.index(k) for k in keyed]
+    last: tuple[Any, ...] | None = None
+    try:
+        for row in src.execute(f"SELECT {', '.join(map(_quote, names))} FROM {table} ORDER BY {key}"):
+            last = tuple(row[i] for i in at)
+            yield row
+        return
+    except DAMAGE:
+        pass
+    descending = ", ".join(f"{_quote(k)} DESC" for k in keyed)
+    after = f"WHERE ({key}) > ({', '.join('?' * len(keyed))}) " if last is not None else ""
+    first_back: tuple[Any, ...] | None = None
+    try:
+        for row in src.execute(
+            f"SELECT {', '.join(map(_quote, names))} FROM {table} {after}ORDER BY {descending}", last or ()
+        ):
+            first_back = tuple(row[i] for i in at)
+            yield row
+    except DAMAGE:
+        result.damaged.append(f"between {_key(last, 'the start')} and {_key(first_back, 'the end')}")
+
+
+def _key(key: tuple[Any, ...] | None, otherwise: str) -> str:
+    return otherwise if key is None else f"key {key}"
+
+
+def _without_rowid(src: apsw.Connection, name: str) -> bool:
+    sql = next(iter(src.execute("SELECT sql FROM sqlite_schema WHERE name = ?", (name,))))[0]
+    return "WITHOUT ROWID" in " ".join(str(sql).upper().split())
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
