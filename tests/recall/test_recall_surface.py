@@ -90,6 +90,9 @@ def test_layers_keeps_those_layers_and_naming_cold_admits_it(service: Service) -
     assert set(ids(recall(service, "crane quay four", layers=["warm", "cold"]))) == {warm, cold}
     # Without layers, cold memory is stale and left out (include_stale).
     assert set(ids(recall(service, "crane quay four"))) == {hot, warm}
+    # A model reading the text is told which argument brings it back ("hits 1 (stale)" alone was not).
+    text = compact(build_server(service).registry.run("recall", {"initiatives": [P], "query": "crane quay four"}))
+    assert "hits 1 (stale)" in text and "`include_stale: true` brings them back" in text
 
 
 def test_filters_are_validated_like_search(service: Service) -> None:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kaeru.config import Settings
-from kaeru.domain.model import EdgeType, Layer, NodeType
+from kaeru.domain.model import DECISION_TAG, EdgeType, Layer, NodeType
 from kaeru.service import Service
 from kaeru.service.hygiene import CANCELLING, Move, decide
 from kaeru.storage.base import SearchQuery, Store
@@ -83,7 +83,7 @@ def test_hygiene_demotes_stale_core_and_reports_once(call: Call, timed: Service,
     moves = timed.hygiene("h")
     assert [(m.node_id, m.before.value, m.after.value) for m in moves] == [(old, "core", "hot")]
     first = call("context", initiative="h")
-    assert any("core for over 30 days" in n for n in first["data"]["notices"])
+    assert any("unchanged in core for 30 days" in n for n in first["data"]["notices"])
     assert call("context", initiative="h")["data"]["notices"] == [], "reported once"
 
 
@@ -144,7 +144,7 @@ def test_with_automatic_hygiene_context_tidies_first_and_reports_once(
     clock.advance(days=40)
     tidied = call("context", initiative="h")
     assert old in [i["id"] for s in tidied["data"]["sections"] if s["name"] == "hot" for i in s["items"]]
-    assert any("core for over 30 days" in n for n in tidied["data"]["notices"])
+    assert any("unchanged in core for 30 days" in n for n in tidied["data"]["notices"])
     assert call("context", initiative="h")["data"]["notices"] == [], "reported once"
     unknown = call("context", initiative="nowhere")
     assert unknown["state"] == "rejected" and unknown["issues"][0]["code"] == "unknown_initiative"
@@ -165,8 +165,9 @@ def _every_node_moves(store: Store, initiative: str, now: datetime) -> list[Move
         )
         inbound = session.inbound([scope.id], [e.value for e in EdgeType])
         support = {n.id: sum(1 for e in inbound.get(n.id, []) if e.edge_type not in CANCELLING) for n in nodes}
-        verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE])
-    return decide(nodes, support, verdicts, now)
+        verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags])
+        holders = frozenset(s.node_id for s in session.slots_of(scope.id) if s.node_id)
+    return decide(nodes, support, verdicts, now, holders)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -252,3 +253,94 @@ def test_automatic_hygiene_runs_at_most_hourly_per_initiative(store: Store, vaul
         edge_type="supersedes",
     )
     assert [m.reason for m in service.hygiene("h")] == ["a live verdict replaced or refuted it"], "by hand: at once"
+
+
+def _layer(call: Call, node: str) -> str:
+    return str(call("read", initiative="h", node=node)["data"]["hits"][0]["layer"])
+
+
+def test_current_decisions_and_slot_holders_stay_within_reach(call: Call, timed: Service, clock: Clock) -> None:
+    """Found by a probe of a four-month project: with hygiene on, every decision older than 14 days
+    went cold — out of `context` and of default `recall` — while `context` said it was complete. A
+    current decision and a slot's holder are what the project knows now; a journal entry ages out."""
+    decision = call("note", initiative="h", kind="decision", name="Payment provider", text="We use Stripe for cards.")
+    holder = call("note", initiative="h", text="Prod runs PG15 on 12 GB", options={"slot": "prod-state"})
+    routine = call("note", initiative="h", text="Fixed the invoice PDF margins today.")
+    decision_id, holder_id, routine_id = (n["data"]["primary"]["id"] for n in (decision, holder, routine))
+    clock.advance(days=20)
+    moved = timed.hygiene("h")
+    assert [(m.node_id, m.after.value) for m in moved] == [(routine_id, "cold")]
+    assert (_layer(call, decision_id), _layer(call, holder_id)) == ("warm", "warm")
+    hits = call("recall", initiatives=["h"], query="which payment provider do we use?")["data"]["hits"]
+    assert hits[0]["id"] == decision_id
+    # Replaced, a decision is history: it may age out; its successor starts within reach.
+    successor = call("evolve", initiative="h", mode="supersede", source=decision_id, new_body="We use Adyen for cards.")
+    new_id = successor["data"]["created"][0]["id"]
+    clock.advance(days=20)
+    moved = timed.hygiene("h")
+    assert (decision_id, "cold") in [(m.node_id, m.after.value) for m in moved]
+    assert _layer(call, new_id) == "warm"
+
+
+def test_a_changed_node_starts_its_time_again_and_an_undone_move_stays_undone(
+    call: Call, timed: Service, clock: Clock
+) -> None:
+    """Hygiene aged a node from its creation: a fact corrected two days ago went cold as "older than
+    14 days", and a move the agent undid by hand was made again within the hour. A node's time now
+    runs from its last revision; the report names each node's id and how to undo or keep it."""
+    fact = call("note", initiative="h", text="The production database is 12 GB.")["data"]["primary"]["id"]
+    aside = call("note", initiative="h", text="Looked at the slow query log.")["data"]["primary"]["id"]
+    clock.advance(days=13)
+    call("revise", initiative="h", node=fact, patch={"body": "The production database is 61 GB."})
+    clock.advance(days=2)
+    assert [(m.node_id, m.after.value) for m in timed.hygiene("h")] == [(aside, "cold")]
+    report = call("context", initiative="h")["data"]["notices"]
+    assert len(report) == 1 and aside in report[0] and "pin: true" in report[0]
+    assert call("layer", initiative="h", nodes=[aside], layer="warm")["state"] == "applied"
+    clock.advance(hours=2)
+    assert timed.hygiene("h") == [], "the undone move is not made again"
+    clock.advance(days=15)
+    assert {m.node_id for m in timed.hygiene("h")} == {fact, aside}, "both unchanged for 14 days since"
+
+
+def test_a_node_hygiene_took_out_of_core_stays_within_recall(call: Call, timed: Service, clock: Clock) -> None:
+    """A note the agent put in core went core → hot → cold in 46 days, out of every `context` section
+    and of recall; once chosen for core, hygiene lowers it no further than warm."""
+    goal = call(
+        "note", initiative="h", text="Goal: replace the invoicing scripts by December.", options={"layer": "core"}
+    )
+    goal_id = goal["data"]["primary"]["id"]
+    layers = []
+    for days in (31, 15, 30):
+        clock.advance(days=days)
+        timed.hygiene("h")
+        layers.append(_layer(call, goal_id))
+    assert layers == ["hot", "warm", "warm"]
+
+
+def test_a_successor_starts_warm_unless_its_source_was_chosen_for_core_or_hot(call: Call) -> None:
+    """`evolve supersede` copied its source's layer: a decision replacing one that had aged cold was
+    born cold, left out of `context` and `recall` the day it was made."""
+    cooled = call("note", initiative="h", kind="decision", text="Use PostgreSQL 15 for the ledger.")
+    core = call("note", initiative="h", text="Ship by December.", options={"layer": "core"})
+    cooled_id, core_id = cooled["data"]["primary"]["id"], core["data"]["primary"]["id"]
+    call("layer", initiative="h", nodes=[cooled_id], layer="cold")
+    layers = []
+    for source, body in ((cooled_id, "Use PostgreSQL 16 for the ledger."), (core_id, "Ship by January.")):
+        made = call("evolve", initiative="h", mode="supersede", source=source, new_body=body)
+        layers.append(_layer(call, made["data"]["created"][0]["id"]))
+    assert layers == ["warm", "core"]
+
+
+def test_hygiene_reports_are_no_recall_hits(call: Call, timed: Service, clock: Clock) -> None:
+    """A report names the nodes it moved, so it matched their words: with `include_stale` it ranked
+    above real memory, and without it it was counted among the stale hits left out."""
+    aside = call("note", initiative="h", text="Profiled the ledger export job.")["data"]["primary"]["id"]
+    clock.advance(days=15)
+    assert [m.node_id for m in timed.hygiene("h")] == [aside]
+    stale = call("recall", initiatives=["h"], query="ledger export job", include_stale=True)
+    assert [h["id"] for h in stale["data"]["hits"]] == [aside]
+    default = call("recall", initiatives=["h"], query="ledger export job")
+    assert default["coverage"]["omitted"] == [{"section": "hits", "count": 1, "reason": "stale"}]
+    asked = call("recall", initiatives=["h"], query="ledger export job", tags=["kind:hygiene"], include_stale=True)
+    assert len(asked["data"]["hits"]) == 1 and asked["data"]["hits"][0]["id"] != aside

@@ -28,6 +28,8 @@ from typing import Any
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
 #: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
 _QUIET = {"constraint_state": "active"}
+#: The `recall` argument that brings back what an omission's reason left out.
+_BRINGS_BACK = {"stale": "`include_stale: true`", "suppressed": "`include_suppressed: true`"}
 #: Longest before/after value of a change shown in full; longer ones are cut with their length.
 _CHANGE_CHARS = 160
 
@@ -121,6 +123,10 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
     omitted = coverage.get("omitted") or []
     if omitted:
         lines.append("omitted: " + "; ".join(f"{o['section']} {o['count']} ({o['reason']})" for o in omitted))
+        asked = envelope.get("operation") == "recall"
+        flags = [_BRINGS_BACK[o["reason"]] for o in omitted if asked and o["reason"] in _BRINGS_BACK]
+        if flags:  # a model read "hits 2 (stale)" and never learnt that a flag brings them back
+            lines.append(f"(left out by rule: {' / '.join(dict.fromkeys(flags))} brings them back)")
     continuation = envelope.get("continuation")
     if continuation:
         lines.append(f"next: {envelope['operation']} {_json(continuation['next_arguments'])}")

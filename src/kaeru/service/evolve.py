@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kaeru.domain.model import EdgeType, Node, NodeType, Tier, default_tier
+from kaeru.domain.model import EdgeType, Layer, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
@@ -58,6 +58,15 @@ def _status(source: Node, node_type: NodeType, carried: bool, cols: list[dict[st
     return None
 
 
+#: What a successor keeps of its source's place: core and hot, chosen for what it says, go on;
+#: cold or frozen is where the source went as it aged or lost a slot — a new decision replacing a
+#: cooled one was born cold, left out of `context` and `recall` the day it was made.
+_CARRIED_LAYERS = (Layer.CORE, Layer.HOT)
+#: Properties of the source that describe its own history, not what it says: its chain and when
+#: hygiene demoted it (a reminder's shown day is dropped from the carried reminder).
+_NOT_CARRIED = ("chain", "hygiene_demoted_at")
+
+
 def _successor(
     ctx: WriteContext, source: Node, request: EvolveRequest, node_type: NodeType, tier: Tier, *, rename: bool = False
 ) -> Node:
@@ -71,16 +80,18 @@ def _successor(
     tags = [t for t in _carried_tags(source) if status is None or not t.startswith("kind:")]
     if status is not None:  # the kind and status tags a task or a claim is written with
         tags = ["kind:task" if node_type == NodeType.TASK else "kind:claim", f"status:{status}", *tags]
-    properties = {k: v for k, v in source.properties.items() if k not in ("chain",)}
+    properties = {k: v for k, v in source.properties.items() if k not in _NOT_CARRIED}
     if node_type == NodeType.TASK and status != tasks.terminal_key(cols):
         properties.pop("done_at", None)
+    if isinstance(reminder := properties.get("reminder"), dict) and "seen" in reminder:
+        properties["reminder"] = {k: v for k, v in reminder.items() if k != "seen"}
     return ctx.create_node(
         node_type=node_type,
         body=body,
         name=name,
         description=source.description,
         tags=tags,
-        layer=source.layer,
+        layer=source.layer if source.layer in _CARRIED_LAYERS else Layer.WARM,
         status=status,
         properties=properties,
         tier=tier,

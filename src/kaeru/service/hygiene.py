@@ -1,11 +1,14 @@
 """Hygiene: automatic, reversible layer tidying by fixed rules (opt-in), reaching a fixed point.
 
-Only layers move — never content, never into core, never a pinned node. Rules (kaeru's): a core
-node with a live verdict against it drops one step; a core node older than 30 days with no
-support drops to hot; core is capped at 15 (least supported, oldest first, drop to hot); an
-unsupported hot/warm episode older than 14 days goes cold — except a node demoted from core in the
-last 14 days; a warm node with ≥ 5 supporting inbound edges rises to hot. "Support" is a live
-inbound edge from a live node that is not a cancelling edge (supersedes, contradicts, falsifies).
+Only layers move — never content, never into core, never a pinned node. Rules (kaeru's, amended
+where they hid current knowledge: decision 332): a core node with a live verdict against it drops
+one step; a core node unchanged for 30 days with no support drops to hot; core is capped at 15
+(least supported, oldest first, drop to hot); an unsupported hot/warm episode unchanged for 14
+days goes cold — unless it is a current decision or holds a slot (knowledge, not a journal entry),
+and one hygiene demoted from core stops at warm; a warm node with ≥ 5 supporting inbound edges
+rises to hot. "Support" is a live inbound edge from a live node that is not a cancelling edge
+(supersedes, contradicts, falsifies). "Unchanged" counts from the node's last revision: a fact
+corrected last week, or a node the agent moved back by hand, starts its time again.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from kaeru.domain.model import EdgeType, Layer, Node, NodeType
+from kaeru.domain.model import DECISION_TAG, EdgeType, Layer, Node, NodeType
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.service.mutation import WriteContext
 from kaeru.storage.base import Session
@@ -50,20 +53,31 @@ def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
     nodes.sort(key=lambda n: n.seq)
     counts = session.inbound_counts([n.id for n in nodes], supporting)
     support = {n.id: counts.get(n.id, 0) for n in nodes}
-    verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE])
-    return decide(nodes, support, verdicts, now)
+    asked = [n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags]
+    verdicts = session.verdicts_against(asked)
+    holders = frozenset(s.node_id for s in session.slots_of(initiative_id) if s.node_id)
+    return decide(nodes, support, verdicts, now, holders)
 
 
 def decide(
-    nodes: list[Node], support: dict[str, int], verdicts: Mapping[str, Sequence[object]], now: datetime
+    nodes: list[Node],
+    support: dict[str, int],
+    verdicts: Mapping[str, Sequence[object]],
+    now: datetime,
+    holders: frozenset[str] = frozenset(),
 ) -> list[Move]:
     """The rules, applied to `nodes` (live, unpinned, oldest first) with each one's count of
-    supporting inbound links and the live verdicts against the core ones."""
+    supporting inbound links, the live verdicts against the core ones and the decisions, and the
+    nodes holding a slot."""
     moves: list[Move] = []
     moved: set[str] = set()
 
     def age(node: Node) -> timedelta:
-        return now - parse_ts(node.created_at)
+        return now - parse_ts(node.recorded_at)  # since its last revision: a correction is news
+
+    def knowledge(node: Node) -> bool:
+        """A current decision or a slot's holder: what the project knows now, however old."""
+        return node.id in holders or (DECISION_TAG in node.tags and not verdicts.get(node.id))
 
     def recently_demoted(node: Node) -> bool:
         stamp = node.properties.get("hygiene_demoted_at")
@@ -75,7 +89,9 @@ def decide(
             moves.append(Move(node.id, node.name, Layer.CORE, Layer.HOT, "a live verdict replaced or refuted it"))
             moved.add(node.id)
         elif age(node) > CORE_REVIEW_AGE and support[node.id] == 0:
-            moves.append(Move(node.id, node.name, Layer.CORE, Layer.HOT, "core for over 30 days with no support"))
+            moves.append(
+                Move(node.id, node.name, Layer.CORE, Layer.HOT, "unchanged in core for 30 days, with no support")
+            )
             moved.add(node.id)
     remaining = [n for n in core if n.id not in moved]
     if len(remaining) > CORE_CEILING:
@@ -86,14 +102,17 @@ def decide(
     for node in nodes:
         if node.id in moved or node.layer == Layer.CORE:
             continue
+        was_core = "hygiene_demoted_at" in node.properties
         if (
             node.node_type == NodeType.EPISODE
-            and node.layer in (Layer.HOT, Layer.WARM)
+            and node.layer in ((Layer.HOT,) if was_core else (Layer.HOT, Layer.WARM))
             and support[node.id] == 0
             and age(node) > JOURNAL_AGE
             and not recently_demoted(node)
+            and not knowledge(node)
         ):
-            moves.append(Move(node.id, node.name, node.layer, Layer.COLD, "an unsupported episode older than 14 days"))
+            after = Layer.WARM if was_core else Layer.COLD  # once chosen for core, never out of recall
+            moves.append(Move(node.id, node.name, node.layer, after, "an unsupported episode unchanged for 14 days"))
         elif node.layer == Layer.WARM and support[node.id] >= PROMOTE_IN_DEGREE:
             moves.append(Move(node.id, node.name, Layer.WARM, Layer.HOT, f"{support[node.id]} supporting links"))
     return moves
@@ -111,10 +130,13 @@ def apply_pass(ctx: WriteContext) -> list[Move]:
             properties["hygiene_demoted_at"] = ctx.now_s
         ctx.update_node(node, layer=move.after, properties=properties)
     if moves:
-        lines = [f"- {m.name}: {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
+        # Names are not unique: each move names its node's id too, and the calls that undo a move
+        # or keep a node where it is (an undone move stays undone for the rule's whole period).
+        lines = [f"- {m.name} ({m.node_id}): {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
         ctx.create_node(
             node_type=NodeType.EPISODE,
-            body=f"Hygiene moved {len(moves)} node(s):\n" + "\n".join(lines),
+            body=f"Hygiene moved {len(moves)} node(s) (undo one: `layer` with its id and its layer before; "
+            "keep one where it is for good: `layer` with `pin: true`):\n" + "\n".join(lines),
             name_fallback="hygiene",
             tags=[REPORT_TAG],
             layer=Layer.COLD,

@@ -21,7 +21,7 @@ INITIATIVES = """List the initiatives (project scopes), most active first, with 
 Changes nothing. Use `context` next. Returns `limit` initiatives a page and `total`; `continuation` gives the next page."""
 
 CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`. Sections in order: rules (active today or for `task`; always first), slots, core, hot, decisions (current, newest first), warm, cortex (settled), tasks (overdue first), claims (open), reviews (doubted nodes), reminders due, recent; cold and frozen only via `sections`. A node shows once; `coverage` says whether every rule fit and what was cut.
-Changes only bookkeeping: a due reminder's first sight, a hygiene report's read mark (and, with KAERU_HYGIENE=1, a hygiene pass at most hourly). Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
+Changes a due reminder's first sight and a hygiene report's read mark; with KAERU_HYGIENE=1, at most hourly, a hygiene pass: notes unchanged for 14 days, not linked to, go cold (current decisions and slot holders stay), each move reported once in `notices` with its undo. Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
 
 TIMELINE = """What happened, in order (when it happened, then when recorded): around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`.
 Changes nothing. Use `search` to find by words, `trail` for one node's revisions. Returns nodes oldest first, `total`, `anchor` and the next page in `continuation`."""

@@ -16,6 +16,7 @@ from datetime import date
 from typing import Any, cast
 
 from kaeru.domain.model import Layer, Node
+from kaeru.service.hygiene import REPORT_TAG
 from kaeru.service.requests import RecallRequest
 from kaeru.service.revise import is_rule
 from kaeru.storage.base import SearchQuery, SearchRow, Session
@@ -52,8 +53,10 @@ class Filters:
         return bool(self.types or self.tags or self.layers)
 
     def left_out(self, node: Node) -> str | None:
-        """Why a candidate is left out: `filtered` (types, tags, layers, branch), `stale`,
-        `suppressed`; None when it is kept."""
+        """Why a candidate is left out: `filtered` (types, tags, layers, branch; a hygiene report
+        unless its tag is asked for), `stale`, `suppressed`; None when it is kept."""
+        if REPORT_TAG in node.tags and REPORT_TAG not in self.tags:
+            return "filtered"  # hygiene's own report of its moves: no memory of the project's
         if self.types and node.node_type.value not in self.types:
             return "filtered"
         if self.layers and node.layer.value not in self.layers:

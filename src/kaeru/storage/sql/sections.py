@@ -131,7 +131,7 @@ class SectionQueries(Part):
     ) -> list[str]:
         """Ids of the initiative's live, unpinned members (boards aside) one hygiene pass may move:
         a superset of its moves, found through indexes instead of reading every core, hot and warm
-        member (decision 84) — every core one; the hot and warm episodes created before
+        member (decision 84) — every core one; the hot and warm episodes last revised before
         `older_than` (stored times are fixed-width text, so text order is time order); and the warm
         ones that at least `promote_at` live edges of `supported_by` point at, sources unchecked
         (the caller counts the live ones: `inbound_counts`). Those are found from the edges,
@@ -154,7 +154,7 @@ class SectionQueries(Part):
         )
         found = self._db.rows(
             f"SELECT n.id {members} AND {core} "
-            f"UNION SELECT n.id {members} AND {aging} AND n.node_type = 'episode' AND n.created_at < ? "
+            f"UNION SELECT n.id {members} AND {aging} AND n.node_type = 'episode' AND n.recorded_at < ? "
             f"UNION SELECT n.id FROM ({linked}) g CROSS JOIN nodes n CROSS JOIN memberships m "
             f"WHERE n.id = g.dst AND m.node_seq = n.seq AND m.initiative_id = ? AND {warm} AND {live}",
             [
