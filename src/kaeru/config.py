@@ -243,3 +243,10 @@ class Settings:
             self.zone()  # raises for a name the system's time zone database lacks
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")
+        if self.database_url and self.database_url.partition("://")[2].partition("?")[0].count("@") > 1:
+            # libpq ends the user part at the first `@`: the rest of such a password was read as
+            # the host, and shown in its errors, the doctor's report and `setup`'s client files.
+            raise ValueError(
+                "KAERU_DATABASE_URL holds more than one '@' before its parameters: a password with '@', '/', "
+                "':' or '%' must be percent-encoded in the URL (%40, %2F, %3A, %25)"
+            )

@@ -240,9 +240,14 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
         ("KAERU_BUSY_TIMEOUT_MS", "-5", "KAERU_BUSY_TIMEOUT_MS must be 0 or more"),
         ("KAERU_SEARCH_CACHE_MB", "-1", "KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576"),
     ]
+    # A password with an unencoded `@` or `/`: its tail was read as the host and shown in errors,
+    # the doctor's report and `setup`'s client files; it is refused, and nothing of it is shown.
+    for url in ("postgresql://app:Sup3r@Secret99@localhost:5433/k1", "postgresql://app:p@ss/w:rd%x@localhost/k1"):
+        bad.append(("KAERU_DATABASE_URL", url, "must be percent-encoded in the URL (%40, %2F, %3A, %25)"))
     for name, value, message in bad:
         run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
         assert run.code == 2 and message in run.stderr, (name, run.stderr)
+        assert "Secret99" not in run.stderr and "rd%x" not in run.stderr
     assert not (tmp_path / "v").exists()
 
 
@@ -299,6 +304,7 @@ def test_export_and_import_round_trip(vault: VaultSpec, tmp_path: Path) -> None:
     archive.parent.mkdir()
     human = kaeru(vault, "export", str(archive))
     assert human.code == 0 and f"wrote {archive}" in human.stdout and "1 nodes" in human.stdout
+    assert human.stderr == "", "no spinner (nor its empty line) where stderr is no terminal"
     again = tmp_path / "out" / "again.amg"
     envelope = valid_envelope(kaeru(vault, "export", str(again), as_json=True), "archive", "mutation", "applied")
     assert envelope["data"]["artifacts"][0]["path"] == str(again) and again.read_bytes() == archive.read_bytes()

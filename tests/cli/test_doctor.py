@@ -368,3 +368,14 @@ def test_a_log_left_by_a_crashed_writer_is_looked_at_not_applied(tmp_path: Path)
     assert before[1], "the crashed writer left a log"
     assert kaeru(env, "doctor").code == 0
     assert ((folder / "vault.sqlite3").read_bytes(), log.read_bytes()) == before
+
+
+def test_a_word_thousands_of_nodes_hold_does_not_fail_a_healthy_vault(tmp_path: Path) -> None:
+    """Found by a probe of several agents on one vault: the search check looked for the oldest node by
+    its first word among the first 5,000 hits; once that word was in more nodes, the oldest ranked
+    past them and a healthy vault was called unhealthy, with "reindex, export and import" as its fix."""
+    env = {"KAERU_VAULT": str(tmp_path / "vault")}
+    write_notes(env, "proj", *(f"deploy step {i} finished" for i in range(5050)))
+    code, checks, _ = _doctor(env)
+    assert checks["search"]["status"] == "ok", checks["search"]
+    assert code == 0

@@ -70,8 +70,8 @@ class World:
         hits = self.run("search", {"initiatives": [initiative], "text": "note", "limit": 50})
         return [h["id"] for h in hits["data"]["hits"]]
 
-    def rename(self, subject: str) -> None:
-        target = self.new_name()
+    def rename(self, subject: str, target: str | None = None) -> None:
+        target = target or self.new_name()
         self.ok("initiative", {"initiative": subject, "action": "rename", "to": target})
         self.live[self.live.index(subject)] = target
 
@@ -237,8 +237,10 @@ def _apply(w: World, step: tuple[str, int, int]) -> None:
     op, i, j = step
     if op == "reuse" and w.ended:  # a new initiative under an ended one's name
         name = w.ended[i % len(w.ended)]
-        if name not in w.live:
-            w.note(name)
+        if name not in w.live:  # taken by a rename: a write to a merged name is refused (decision 333)
+            fresh = w.new_name()
+            w.note(fresh)
+            w.rename(fresh, name)
         return
     if not w.live or op in ("note", "reuse"):
         w.note(w.live[i % len(w.live)] if w.live and i % 3 else w.new_name(), slot="handoff" if j % 4 == 0 else None)

@@ -133,6 +133,21 @@ def test_stale_expected_revision_conflicts(service: Service) -> None:
     assert read(service, node).node.body == "v2"
 
 
+def test_a_conflict_says_who_changed_what_since_the_revision_read(service: Service) -> None:
+    """ "re-read it and retry" alone left an agent to find out whether its edit still held: the
+    message names each later revision's writer and the fields it changed."""
+    node = note(service, text="v1", reminder={"after": "2026-03-01", "window_days": 3})
+    stale = read(service, node).node.revision
+    service.revise(parse("revise", {"initiative": P, "node": node, "patch": {"body": "v2"}}), actor="bob")
+    service.revise(parse("revise", {"initiative": P, "node": node, "patch": {"reminder": None}}), actor="carol")
+    with service.store.read() as session:
+        second, third = (e.node.revision for e in session.revision_log(node)[1:])
+    err = rejects(lambda: revise(service, node, {"body": "v3"}, expected_revision=stale))
+    assert f"since it, bob changed body ({second}); carol changed properties.reminder ({third})" in err.message
+    unknown = rejects(lambda: revise(service, node, {"body": "v3"}, expected_revision="9-000000000000"))
+    assert "no revision of this node has that name" in unknown.message
+
+
 def test_matching_expected_revision_applies(service: Service) -> None:
     """Compare-and-set with the current revision applies."""
     node = note(service, text="v1")

@@ -172,3 +172,24 @@ def test_each_schema_of_its_own_is_an_independent_vault(team: tuple[str, str, st
             ).fetchall()
         )
     assert "public" not in tables and tables["alpha"] == tables["beta"] > 10
+
+
+def test_the_doctor_of_a_role_without_rights_on_the_tables_names_each_check_once(
+    team: tuple[str, str, str],
+) -> None:
+    """A vault the admin made, read by a role with CONNECT only: the doctor said `vault: ok` and then
+    `vault: fail` (monitors key on names) and dropped the `connection` and `encoding` checks it had made."""
+    owned, _, url = team
+    PostgresStore(owned, connect_timeout_s=5).close()  # the admin's vault, migrated
+    done = subprocess.run(
+        [sys.executable, "-m", "kaeru", "--json", "doctor"],
+        env=subprocess_env({"KAERU_DATABASE_URL": url}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    checks = [(c["name"], c["status"]) for c in json.loads(done.stdout)["checks"]]
+    names = [name for name, _ in checks]
+    assert done.returncode == 1 and len(names) == len(set(names)), checks
+    assert ("vault", "ok") in checks and ("connection", "ok") in checks and ("encoding", "ok") in checks
+    assert ("schema", "fail") in checks

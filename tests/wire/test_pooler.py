@@ -154,7 +154,7 @@ def test_each_transaction_behind_the_pooler_runs_under_kaerus_timeouts(pooled: s
                     assert session._db.raw_one(SETTINGS) == ("1234ms", "400ms", "off")
             with pytest.raises(Unavailable) as caught, store.read() as session:
                 session._db.one("SELECT pg_sleep(5)")
-            assert caught.value.retryable and "QueryCanceled" in str(caught.value)
+            assert caught.value.retryable and "KAERU_PG_STATEMENT_TIMEOUT_MS" in str(caught.value)
         finally:
             store.close()
 

@@ -296,3 +296,29 @@ def test_arguments_that_are_no_object_are_refused_naming_them(server_env: dict[s
         assert envelope["state"] == "rejected" and envelope["issues"][0]["field"] == "arguments"
         assert kind in envelope["issues"][0]["message"]
     assert by_id[4]["data"]["total"] == 0, "nothing was written"
+
+
+def test_every_call_read_from_a_file_is_answered(server_env: dict[str, str], tmp_path: Path) -> None:
+    """`kaeru serve < calls.jsonl`: the SDK's transport, which served a regular file, cancelled the
+    calls still running at the file's end — each note was stored and never answered, so a caller
+    without request ids wrote again on every run. Every call is answered, as through a pipe."""
+    given = tmp_path / "calls.jsonl"
+    opening = [_line(initialize_request(0)), _line({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    calls = [_line(tools_call_request(i, "note", {"initiative": "file", "text": f"filed note {i}"})) for i in (1, 2, 3)]
+    given.write_bytes(
+        b"".join([*opening, *calls, _line(tools_call_request(4, "search", {"initiatives": ["file"], "text": "filed"}))])
+    )
+    with given.open("rb") as source, (tmp_path / "stderr.log").open("wb") as err:
+        done = subprocess.run(
+            [sys.executable, "-m", "kaeru", "serve"],
+            stdin=source,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=server_env,
+            timeout=90,
+            check=False,
+        )
+    answers = {a["id"]: a for raw in done.stdout.splitlines() if raw.strip() and "id" in (a := json.loads(raw))}
+    assert done.returncode == 0 and sorted(answers) == [0, 1, 2, 3, 4]
+    assert [answers[i]["result"]["structuredContent"]["state"] for i in (1, 2, 3)] == ["applied"] * 3
+    assert answers[4]["result"]["structuredContent"]["data"]["total"] == 3

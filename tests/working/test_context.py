@@ -217,3 +217,13 @@ def test_the_decisions_total_counts_current_decisions_only(call: Call) -> None:
     assert len(section["items"]) == 10 and section["total"] == 15  # 3 successors and 12 others, all current
     omitted = {o["section"]: o["count"] for o in answer["coverage"]["omitted"]}
     assert omitted["decisions"] == 5
+
+
+def test_a_node_holding_two_slots_is_shown_once(call: Call) -> None:
+    """`context` shows a node once (decision 28); one holding two slots was listed, and paid for, twice."""
+    node = call("note", initiative="p", text="the handoff, and where to start")["data"]["primary"]["id"]
+    for slot in ("handoff", "entrypoint"):
+        assert call("slot", initiative="p", slot=slot, node={"id": node})["state"] == "applied"
+    slots = next(s for s in call("context", initiative="p")["data"]["sections"] if s["name"] == "slots")
+    assert [i["id"] for i in slots["items"]] == [node] and slots["total"] == 1
+    assert slots["holders"] == {"entrypoint": node, "handoff": node}

@@ -48,6 +48,7 @@ def serve(
     # (decision 66) and switches the collector on again: over HTTP before serving, on stdio once the
     # first `tools/list` or call has built the tools (decision 16.O1).
     gc.disable()
+    from kaeru.errors import Unavailable
     from kaeru.mcp.server import build_server
     from kaeru.mcp.transports import run_http, run_stdio
 
@@ -63,7 +64,18 @@ def serve(
     # migrations run beside serving: the agent's client waits for `initialize` with a timeout
     # (decision 139). Over HTTP the server answers only once the vault is ready (and a token check
     # before serving reads it).
-    store = store_of(ctx, upgrade_in_background=not use_http, lasting=True)
+    try:
+        store: Any = store_of(ctx, upgrade_in_background=not use_http, lasting=True)
+    except Unavailable as exc:
+        # A stdio server is the agent's memory for its whole session: a database that refused the
+        # connection at start (a VPN coming up after the editor) is waited for, call by call; what
+        # waiting cannot fix (`VaultUnusable`) and an HTTP server (its manager restarts it) fail now.
+        if use_http or not settings.database_url or not exc.retryable:
+            raise
+        from kaeru.storage.pending import StoreWhenReachable
+
+        click.echo(f"warning: {exc.message}; serving: calls answer `unavailable` until the database answers", err=True)
+        store = StoreWhenReachable(lambda: store_of(ctx, upgrade_in_background=True, lasting=True), exc)
     if not settings.database_url:
         from kaeru.storage.sqlite.place import REMEDY, shared_place
 

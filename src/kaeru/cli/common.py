@@ -393,16 +393,18 @@ def read_envelope(
 
 
 def progress_bar(ctx: click.Context) -> Any:
-    """A spinner on stderr for long work (silent with `--json`, whose stdout stays one document)."""
+    """A spinner on stderr for long work (silent with `--json`, whose stdout stays one document, and
+    when stderr is no terminal: a log or a pipe got one empty line from it, and nothing else)."""
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn
 
+    console = Console(stderr=True)
     return Progress(
         SpinnerColumn(),
         TextColumn("{task.description}"),
         transient=True,
-        console=Console(stderr=True),
-        disable=wants_json(ctx),
+        console=console,
+        disable=wants_json(ctx) or not console.is_terminal,
     )
 
 

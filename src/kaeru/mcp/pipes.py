@@ -9,6 +9,7 @@ import json
 import os
 import select
 import stat
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -216,15 +217,41 @@ class PipeWriteStream:
         await self.aclose()
 
 
+def _piped_file() -> int:
+    """A pipe fed with the contents of stdin, a regular file (`kaeru serve < calls.jsonl`), for the
+    event loop to read as it reads a pipe. The SDK's transport, which served such a file, cancelled
+    the calls still running at the file's end: a call was applied and never answered."""
+    source, (read_end, write_end) = os.dup(0), os.pipe()
+
+    def feed() -> None:
+        try:
+            while chunk := os.read(source, 1 << 16):
+                os.write(write_end, chunk)  # blocks while the reader is behind
+        except OSError:  # the server stopped reading
+            pass
+        finally:
+            os.close(write_end)
+            os.close(source)
+
+    threading.Thread(target=feed, name="kaeru-stdin-file", daemon=True).start()
+    return read_end
+
+
 async def serve_pipes(kaeru: KaeruServer) -> bool:
-    """Serve over private duplicates of fds 0/1 read by the event loop; False if stdin is not a pipe.
+    """Serve over private duplicates of fds 0/1 read by the event loop; False if stdin is a terminal
+    (a regular file is read through a pipe fed from it).
 
     While serving, fd 0 reads /dev/null and fd 1 goes to stderr, so stray output never corrupts the
     protocol stream (as the SDK's own transport does).
     """
-    if not stat.S_ISFIFO(os.fstat(0).st_mode) and not stat.S_ISSOCK(os.fstat(0).st_mode):
+    mode = os.fstat(0).st_mode
+    if stat.S_ISREG(mode):
+        wire_in = _piped_file()
+    elif stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode):
+        wire_in = os.dup(0)
+    else:
         return False
-    wire_in, wire_out = os.dup(0), os.dup(1)
+    wire_out = os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(2, 1)

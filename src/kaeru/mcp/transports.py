@@ -46,7 +46,7 @@ def run_stdio(kaeru: KaeruServer) -> None:
             return
         from mcp.server.stdio import stdio_server
 
-        # stdin a file or a terminal: the SDK's own transport, which moves fd 1 aside while it
+        # stdin a terminal: the SDK's own transport, which moves fd 1 aside while it
         # serves; a duplicate of it still tells whether anyone reads the answers.
         wire = os.dup(1)
         kaeru.registry.admits = lambda: not reader_gone(wire)
@@ -199,11 +199,16 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     sock = listen(host, port)
     port = sock.getsockname()[1]
     app = http_app(kaeru, settings, host, port)
+    from kaeru.mcp.connections import PromptRequests, quiet_accept_errors, raise_descriptor_limit
+
+    raise_descriptor_limit()
+    quiet_accept_errors()
     config = uvicorn.Config(
         app,
         log_level="warning",
         access_log=False,
         lifespan="on",
+        http=PromptRequests,  # a connection that asks nothing is closed (mcp/connections.py)
         # The client address is the connection's own: a forwarded header must not name another
         # (decision 178 asks the kernel who owns it).
         proxy_headers=False,

@@ -92,7 +92,13 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
     sock = listen(host, port)  # listening before the address is printed: a browser opened at once waits
     bound = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", proxy_headers=False)
+    from kaeru.mcp.connections import PromptRequests, quiet_accept_errors, raise_descriptor_limit
+
+    raise_descriptor_limit()
+    quiet_accept_errors()
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="off", proxy_headers=False, http=PromptRequests
+    )
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
 

@@ -87,13 +87,29 @@ def rule_applies(node: Node, today: date, task_id: str | None) -> bool:
     return not (scoped and scoped != task_id)
 
 
-def reminder_due(node: Node, today: date) -> bool:
+#: The initiative property recording when each reminder of its nodes was first shown:
+#: `{node id: {"after": its reminder's after, "day": the day}}`.
+REMINDERS_SEEN = "reminders_seen"
+
+
+def seen_day(scope: Initiative, node: Node) -> str | None:
+    """When `node`'s reminder was first shown in `scope`: the initiative's record of it (for the
+    reminder's current `after`: a reminder set again starts again), else the day an older kaeru
+    stamped on the node itself."""
+    entry = (scope.properties.get(REMINDERS_SEEN) or {}).get(node.id)
+    reminder = node.properties.get("reminder") or {}
+    if isinstance(entry, dict) and entry.get("after") == reminder.get("after"):
+        return str(entry["day"])
+    stamped = reminder.get("seen")
+    return stamped if isinstance(stamped, str) else None
+
+
+def reminder_due(node: Node, today: date, seen: str | None) -> bool:
     reminder = node.properties.get("reminder")
     if not isinstance(reminder, dict):
         return False
     if date.fromisoformat(reminder["after"]) > today:
         return False
-    seen = reminder.get("seen")
     # Counted in days since first sight, not as a date: a window may run past the calendar's end
     # (`window_days` up to 2**31-1), and `seen + window` would overflow where this cannot.
     return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
@@ -169,8 +185,9 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             states = [s for s in session.slots_of(scope.id) if s.node_id]
             holders = session.nodes_by_ids([s.node_id for s in states if s.node_id])
             live = [holders[s.node_id] for s in states if s.node_id in holders and not holders[s.node_id].retracted]
-            # A holder whose reminder is due is shown under `reminders`; `holders` still names it.
-            live = [n for n in live if n.id not in shown]
+            # A holder whose reminder is due is shown under `reminders`; `holders` still names it. A
+            # node holding two slots is shown once (it was listed, and paid for, twice).
+            live = list({n.id: n for n in live if n.id not in shown}.values())
             sections.append(Section("slots", live, len(live), {"holders": {s.slot: s.node_id for s in states}}))
             shown.update((n.id, n) for n in live)
         elif name in ("core", "hot", "warm", "cold", "frozen"):
@@ -207,7 +224,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
             add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
         elif name == "reminders":
-            due = [n for n in _attention(session, scope) if reminder_due(n, today)]
+            due = [n for n in _attention(session, scope) if reminder_due(n, today, seen_day(scope, n))]
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
             add("reminders", due, len(due))
         elif name == "recent":
@@ -340,11 +357,9 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     with rt.store.read() as session:
         scope = session.initiative_by_name(name)
         if scope is None:
-            from kaeru.domain.similar import suggest
+            from kaeru.service.former_names import unknown_hint
 
-            close = suggest(name, grants.visible_names(i.name for i in session.all_initiatives()))
-            hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
+            raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
         task_id = None
         if request.task is not None:
             task_id = resolve_node(session, request.task, scope, "task").id
@@ -359,36 +374,44 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             for section in sections:
                 section.extra = grants.scrub(section.extra, visible)
                 section.views = [v for v in section.views if v.node.id in visible]
+        attention = sorted(_attention(session, scope), key=lambda n: -n.seq)
         reports = [
             n
-            for n in sorted(_attention(session, scope), key=lambda n: -n.seq)
+            for n in attention
             if REPORT_TAG in n.tags
             and n.node_type != NodeType.AUDIT_EVENT
             and not n.properties.get("hygiene", {}).get("reported", True)
         ]
-    to_stamp = [
-        v.node.id
-        for s in sections
-        if s.name == "reminders"
-        for v in s.views
-        if "seen" not in v.node.properties["reminder"]
-    ]
+        to_stamp = [
+            v.node.id for s in sections if s.name == "reminders" for v in s.views if seen_day(scope, v.node) is None
+        ]
+        reminding = {n.id: n.properties["reminder"]["after"] for n in attention if "reminder" in n.properties}
     if to_stamp or reports:
-        _stamp(rt, name, to_stamp, [r.id for r in reports], today.isoformat(), actor)
+        _stamp(rt, name, {i: reminding[i] for i in to_stamp}, [r.id for r in reports], today.isoformat(), actor)
         notices.extend(r.body or "" for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)
 
 
-def _stamp(rt: Runtime, initiative: str, reminders: list[str], reports: list[str], today: str, actor: str) -> None:
-    """Record first sight of reminders (their window starts now) and that hygiene reports were shown."""
+def _stamp(rt: Runtime, initiative: str, reminders: dict[str, str], reports: list[str], today: str, actor: str) -> None:
+    """Record first sight of reminders (`{node id: its after}`: their window starts now) and that
+    hygiene reports were shown. The first sight is the initiative's record, not a revision of the
+    node: stamped on the node, another agent's `context` moved the node to a new revision and the
+    agent that had read it got a `revision_conflict` for an edit nobody had made."""
 
     def body(ctx: Any) -> None:
-        for node_id in reminders:
-            node = ctx.session.get_node(node_id, for_update=True)
-            if node is not None and not node.retracted and "seen" not in node.properties.get("reminder", {"seen": 1}):
-                ctx.update_node(
-                    node, properties={**node.properties, "reminder": {**node.properties["reminder"], "seen": today}}
-                )
+        if reminders:
+            known = ctx.session.nodes_by_ids(ctx.session.attention_ids([ctx.initiative.id]))
+            seen = {
+                node_id: entry
+                for node_id, entry in (ctx.initiative.properties.get(REMINDERS_SEEN) or {}).items()
+                if node_id in known and "reminder" in known[node_id].properties  # gone ones dropped
+            }
+            for node_id, after in reminders.items():
+                if node_id not in seen or seen[node_id].get("after") != after:
+                    seen[node_id] = {"after": after, "day": today}
+            ctx.session.set_initiative_properties(
+                ctx.initiative.id, {**ctx.initiative.properties, REMINDERS_SEEN: seen}
+            )
         for node_id in reports:
             node = ctx.session.get_node(node_id, for_update=True)
             if node is not None and not node.retracted:

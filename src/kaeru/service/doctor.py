@@ -12,7 +12,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -20,25 +20,14 @@ from kaeru.config import Settings
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
-from kaeru.service.embedding import EXTRA_INSTALL, node_text, text_digest
+from kaeru.service.embedding import node_text, text_digest
+from kaeru.service.settings_checks import FAIL, OK, SKIP, WARN, Check, http_check, semantic_check
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 from kaeru.storage.migrate import VaultUnusable
 
-OK, WARN, FAIL, INFO, SKIP = "ok", "warn", "fail", "info", "skip"
 #: A word no vault is expected to hold: the search probe of an empty vault.
 PROBE_WORD = "kaerudoctorprobe"
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    status: str
-    summary: str
-    fix: str | None = None
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 class VaultHealth(Protocol):
@@ -105,17 +94,19 @@ def diagnose(
     """Every check, in order; the vault checks stop at the first that makes the rest meaningless.
     `load_semantic` loads the semantic model and returns its id (raises when it cannot): with
     KAERU_SEMANTIC=1, the extra is usable only if it does, and the vault's vectors are counted."""
-    semantic, model = _semantic(settings, semantic_installed, load_semantic)
+    semantic, model = semantic_check(settings, semantic_installed, load_semantic)
     vault: dict[str, Any] = (
         {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
     )
     checks: list[Check] = []
     vault_tokens = False
+    opened = False
     try:
         with _open(settings, open_health) as health:
             vault = health.describe()
             checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
-            checks.extend(_vault_checks(health))
+            opened = True
+            _vault_checks(health, checks)
             if model is not None and all(c.status != FAIL for c in checks):
                 checks.append(_vectors(health, model))
             vault_tokens = _holds_tokens(health)
@@ -138,9 +129,11 @@ def diagnose(
             if settings.database_url
             else "check the vault file's permissions; restore it from an export if it is damaged"
         )
-        checks.append(Check("vault", FAIL, error.message, fix))
+        # Opened, then refused (a role without rights on the tables): the checks made so far stay,
+        # and the failure is the schema's — a second `vault` line, `ok` then `fail`, broke monitors.
+        checks.append(Check("schema" if opened else "vault", FAIL, error.message, fix))
     checks.append(semantic)
-    checks.append(_http(settings, is_loopback, vault_tokens))
+    checks.append(http_check(settings, is_loopback, vault_tokens))
     return Report(version, vault, checks)
 
 
@@ -151,8 +144,8 @@ def _where(vault: dict[str, Any]) -> str:
     return f"PostgreSQL {vault['postgresql']} at {vault['url']}{through}"
 
 
-def _vault_checks(health: VaultHealth) -> list[Check]:
-    checks: list[Check] = []
+def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
+    """The vault's checks, appended to `checks` as each is made (those made before one raises stay)."""
     if health.backend == "sqlite":
         lines = health.integrity()
         if lines == ["ok"]:
@@ -191,7 +184,6 @@ def _vault_checks(health: VaultHealth) -> list[Check]:
         # A file too damaged to read past its first pages: what it could not answer is said as
         # not checked, after the integrity failure that explains it — not a traceback.
         checks.append(Check("schema", SKIP, f"not checked: {error.message}"))
-    return checks
 
 
 def _schema_checks(health: VaultHealth) -> list[Check]:
@@ -363,6 +355,11 @@ def _search(health: VaultHealth) -> Check:
 _REBUILD = "run `kaeru reindex --text`; if it persists, export the vault and import it into a fresh one"
 
 
+#: How many of the probed node's words its search asks for, all of them, and how many hits it reads.
+PROBE_WORDS = 8
+PROBE_WINDOW = 20_000
+
+
 def _probe(session: Session) -> Check:
     sample = session.live_node_batch(0, 1)
     if not sample:
@@ -373,41 +370,21 @@ def _probe(session: Session) -> Check:
     words = tokens(indexed_name(node)) or tokens(node.body) or tokens(node.description)
     if not words:
         return Check("search", OK, "answered (no node with words to look for)")
-    query = SearchQuery(initiative_ids=list(node.initiatives), tokens=words[:1], omit_superseded=False)
+    # Every word of the node (a few), all required: one common word matched thousands of nodes and
+    # the oldest node ranked past the window, a healthy vault failed the check.
+    asked = list(dict.fromkeys(words))[:PROBE_WORDS]
+    query = SearchQuery(
+        initiative_ids=list(node.initiatives), tokens=asked, match_all=True, omit_superseded=False, window=PROBE_WINDOW
+    )
     rows, total, _ = session.search(query)
+    shown = " ".join(asked)
     if any(row.id == node.id for row in rows):
-        return Check("search", OK, f"answered: {words[0]!r} found {node.id} among {total} hit(s)")
-    return Check("search", FAIL, f"a search for {words[0]!r} did not find {node.id}, which holds it", _REBUILD)
-
-
-def _semantic(settings: Settings, installed: bool, load: Callable[[], str] | None) -> tuple[Check, str | None]:
-    """The extra's check, and the model's id when it is on and loads. Its packages can be there and
-    fail to import (a broken torch): then every write's vector and every recall's channel fails, so
-    with KAERU_SEMANTIC=1 the model is loaded here (a few seconds), not only looked for."""
-    state = "on (KAERU_SEMANTIC=1)" if settings.semantic else "off"
-    if installed and settings.semantic and load is not None:
-        try:
-            model = load()
-        except Exception as exc:
-            why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
-            return Check(
-                "semantic", FAIL, f"KAERU_SEMANTIC=1, but {why}", EXTRA_INSTALL + " (or unset KAERU_SEMANTIC)"
-            ), None
+        return Check("search", OK, f"answered: {shown!r} found {node.id} among {total} hit(s)")
+    if total > len(rows):
         return Check(
-            "semantic", OK, f"the [semantic] extra is installed and its model {model} loads; recall {state}"
-        ), model
-    if installed:
-        return Check(
-            "semantic", OK if settings.semantic else INFO, f"the [semantic] extra is installed; recall {state}"
-        ), None
-    if settings.semantic:
-        return Check(
-            "semantic",
-            FAIL,
-            "KAERU_SEMANTIC=1 but the [semantic] extra is not installed: recall stays lexical",
-            EXTRA_INSTALL + " (or unset KAERU_SEMANTIC)",
-        ), None
-    return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)"), None
+            "search", OK, f"answered: {total} hit(s) for {shown!r}; {node.id} ranks past the first {len(rows)}"
+        )
+    return Check("search", FAIL, f"a search for {shown!r} did not find {node.id}, which holds it", _REBUILD)
 
 
 def _vectors(health: VaultHealth, model: str) -> Check:
@@ -449,41 +426,6 @@ def _holds_tokens(health: VaultHealth) -> bool:
             return bool(session.has_tokens())
     except KaeruError:  # unreadable: said by the vault checks; serving it would fail too
         return False
-
-
-def _http(settings: Settings, is_loopback: Callable[[str], bool], vault_tokens: bool) -> Check:
-    """The HTTP settings as `kaeru serve --http` judges them: a non-loopback host needs a token —
-    `KAERU_AUTH_TOKEN` or one in the vault — and should have TLS."""
-    host, token, cert = settings.http_host, settings.auth_token, settings.tls_cert
-    where = (
-        f"KAERU_HOST={host}, port {settings.http_port}, KAERU_AUTH_TOKEN {'set' if token else 'not set'}, "
-        f"{'tokens' if vault_tokens else 'no token'} in the vault, TLS {'on' if cert else 'off'}"
-    )
-    if not is_loopback(host) and not token and not vault_tokens:
-        return Check(
-            "http",
-            FAIL,
-            f"{where}: `kaeru serve --http` would expose the vault beyond this machine without authentication",
-            "set KAERU_AUTH_TOKEN or add a token (`kaeru token add NAME`; clients send `Authorization: Bearer "
-            "<token>`), or KAERU_HOST=127.0.0.1",
-        )
-    missing = [str(p) for p in (cert, settings.tls_key) if p is not None and not p.is_file()]
-    if missing:
-        return Check(
-            "http",
-            FAIL,
-            f"{where}: no such file: {', '.join(missing)}",
-            "point KAERU_TLS_CERT and KAERU_TLS_KEY at PEM files",
-        )
-    if not is_loopback(host) and cert is None:
-        # Decision 180: a bearer token sent over plain HTTP can be read by anyone on the path.
-        return Check(
-            "http",
-            WARN,
-            f"{where}: tokens and memories would cross the network in clear text",
-            "serve HTTPS (KAERU_TLS_CERT and KAERU_TLS_KEY), or bind 127.0.0.1 behind a reverse proxy that does",
-        )
-    return Check("http", OK, where)
 
 
 def migration_state(settings: Settings, open_health: Callable[[Settings], VaultHealth]) -> tuple[list[int], int]:

@@ -160,7 +160,7 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
     if request.source is None:
         raise InvalidArgument(f"{mode} needs source", field="source")
     source = ctx.resolve(request.source, "source")
-    check_revision(source, request.expected_revision)
+    check_revision(source, request.expected_revision, ctx.session)
     if mode == "settle":
         if source.tier == Tier.ARCHIVAL:
             raise InvalidArgument(f"{source.name!r} is already archival; use unsettle to reopen it", field="source")

@@ -11,6 +11,7 @@ from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
+from kaeru.service.former_names import MERGED_FROM
 from kaeru.service.lifecycle import release_slot
 from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative, refuse_invisible
 from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
@@ -174,6 +175,16 @@ def _name_stamp(ctx: WriteContext, initiative_id: int) -> str:
         return ctx.now_s
     floor = parse_ts(max(s.valid_from for s in spans)) + timedelta(microseconds=1)
     return fmt(max(ctx.now, floor))
+
+
+def _remember_merge(ctx: WriteContext, subject: Initiative, target: Initiative, stamp: str) -> None:
+    """Record on `target` the names `subject` held and those merged into it, so that a call naming
+    one of them is told where it went (`former_names`) rather than starting a new initiative."""
+    spans = ctx.session.name_history([subject.id]).get(subject.id, [])
+    names = [s.name for s in spans if s.name != target.name] or [subject.name]
+    carried = [*(target.properties.get(MERGED_FROM) or ()), *(subject.properties.get(MERGED_FROM) or ())]
+    carried.extend({"name": name, "at": stamp} for name in dict.fromkeys(names))
+    ctx.session.set_initiative_properties(target.id, {**target.properties, MERGED_FROM: carried})
 
 
 #: Nodes a merge or delete moves or forgets per write transaction (decision 15.P5).
@@ -342,7 +353,9 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         for held in ctx.session.slots_of(subject.id):
             _merge_slot(ctx, held)
         ctx.initiative = subject
-        ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
+        stamp = _name_stamp(ctx, subject.id)
+        _remember_merge(ctx, subject, target, stamp)
+        ctx.session.delete_initiative(subject.id, stamp)
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":

@@ -37,7 +37,7 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
         raise InvalidArgument(
             f"{hypothesis.name!r} is of type {hypothesis.node_type.value}, not a hypothesis", field="hypothesis"
         )
-    check_revision(hypothesis, request.expected_revision)
+    check_revision(hypothesis, request.expected_revision, ctx.session)
     status = HypothesisStatus(request.status)
     evidence_node: Node | None = None
     raw = request.evidence
@@ -209,7 +209,7 @@ def layer(ctx: WriteContext, request: LayerRequest) -> None:
 def forget(ctx: WriteContext, request: ForgetRequest) -> None:
     """Retract a node and every edge touching it; history (and `read … at=` before) keeps them."""
     node = ctx.resolve(request.node, "node")
-    check_revision(node, request.expected_revision)
+    check_revision(node, request.expected_revision, ctx.session)
     reason = ctx.clean("reason", request.reason)
     if not reason or not reason.strip():
         raise InvalidArgument("forget needs a reason (kept in the audit record)", field="reason")

@@ -433,21 +433,32 @@ def run_mutation(
         target = session.hold_initiative_named(name, exclusive)
         if target is None:
             from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+            from kaeru.service.former_names import former, unknown_hint
 
             existing = grants.visible_names(i.name for i in session.all_initiatives())
             if not create:
-                close = suggest(name, existing)
-                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                raise UnknownInitiative(f"no initiative named {name!r}{hint}", field="initiative")
+                raise UnknownInitiative(
+                    f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
+                )
             refuse_invisible(name, "initiative")
+            moved = former(session, name)
+            if moved is not None and moved.current is not None:
+                # Another agent renamed or merged the project: a write under the old name started
+                # a second, empty project beside it (SPEC 1.3), and its `context` lost the rules.
+                raise UnknownInitiative(
+                    f"no initiative named {name!r}: {moved.said()}; write to {moved.current!r} (to start a new "
+                    f"initiative named {name!r}, make it under another name and rename it)",
+                    field="initiative",
+                )
             # Only the writer whose insert made the row says so: a concurrent writer of the same new
             # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
             target, inserted = session.claim_initiative(name, now_s)
             if inserted:
                 close = suggest(name, existing)
                 hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                ended = f" ({moved.said()}: this is another)" if moved is not None else ""
                 outcome.issues.append(
-                    Issue("new_initiative", f"created a new initiative {name!r}.{hint}", "initiative")
+                    Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative")
                 )
         ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
         body(ctx)

@@ -74,11 +74,9 @@ def resolve_node(
         grants.check_name(ref.initiative, field)
         target = session.initiative_by_name(ref.initiative)
         if target is None:
-            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+            from kaeru.service.former_names import unknown_hint  # imported when first needed (16.S1)
 
-            names = grants.visible_names(i.name for i in session.all_initiatives())
-            close = suggest(ref.initiative, names)
-            extra = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            extra = unknown_hint(session, ref.initiative)
             raise NotFound(f"no initiative named {ref.initiative!r}{extra}", field=field)
         scope = target
     matches = session.live_nodes_named(ref.name, [scope.id]) if scope is not None else []

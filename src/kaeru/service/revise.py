@@ -13,16 +13,47 @@ from kaeru.service.outcomes import Change
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ReplaceRequest, ReviseRequest
+    from kaeru.storage.base import Session
 
 PATCH_FIELDS = ("name", "body", "description", "constraint_state", "applicability", "reminder")
 
 
-def check_revision(node: Node, expected: str | None) -> None:
+def check_revision(node: Node, expected: str | None, session: Session) -> None:
+    """Refuse a write made against another revision than the node's, saying what changed since and
+    who changed it (with `session`): "re-read it and retry" alone sent an agent to re-read a node
+    whose only change was another agent's bookkeeping, not knowing whether its own edit still held."""
     if expected is not None and expected != node.revision:
+        since = _changed_since(session, node, expected)
         raise RevisionConflict(
-            f"node {node.id} is at revision {node.revision!r}, not {expected!r}; re-read it and retry",
+            f"node {node.id} is at revision {node.revision!r}, not {expected!r}{since}; re-read it and retry",
             field="expected_revision",
         )
+
+
+#: Fields of a node compared to say what a later revision changed.
+_COMPARED = ("name", "body", "description", "tags", "layer", "status", "pinned", "tier", "node_type", "retracted")
+#: Revisions named in a conflict's message at most (the newest).
+_NAMED = 5
+
+
+def _changed_since(session: Session, node: Node, expected: str) -> str:
+    """`: since it, alice changed body (2-…); bob changed properties.reminder (3-…)`, or "" when
+    `expected` is no revision of the node."""
+    log = session.revision_log(node.id)
+    at = next((i for i, entry in enumerate(log) if entry.node.revision == expected), None)
+    if at is None:
+        return " (no revision of this node has that name)"
+    steps = []
+    for before, after in zip(log[at:], log[at + 1 :], strict=False):
+        fields = [f for f in _COMPARED if getattr(before.node, f) != getattr(after.node, f)]
+        keys = sorted(set(before.node.properties) | set(after.node.properties))
+        fields += [f"properties.{k}" for k in keys if before.node.properties.get(k) != after.node.properties.get(k)]
+        steps.append(
+            f"{after.actor or 'someone'} changed {', '.join(fields) or 'nothing visible'} ({after.node.revision})"
+        )
+    shown = steps[-_NAMED:]
+    earlier = f"{len(steps) - len(shown)} earlier revision(s), then " if len(steps) > len(shown) else ""
+    return f": since it, {earlier}{'; '.join(shown)}"
 
 
 def is_rule(node: Node) -> bool:
@@ -43,7 +74,7 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
     if unknown:
         raise InvalidArgument(f"patch cannot change {', '.join(unknown)}", field=f"patch.{unknown[0]}")
     node = ctx.resolve(request.node, "node")
-    check_revision(node, request.expected_revision)
+    check_revision(node, request.expected_revision, ctx.session)
     fields: dict[str, Any] = {}
     properties = dict(node.properties)
     changes: list[Change] = []
@@ -116,7 +147,7 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
 def replace(ctx: WriteContext, request: ReplaceRequest) -> None:
     """New verbatim source bytes for a reference, as a new revision (old bytes stay in history)."""
     node = ctx.resolve(request.node, "node")
-    check_revision(node, request.expected_revision)
+    check_revision(node, request.expected_revision, ctx.session)
     if node.node_type != NodeType.REFERENCE:
         raise InvalidArgument("replace applies to reference notes only", field="node")
     source = ctx.clean("source", request.source)

@@ -47,10 +47,9 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
             if len(issues) < SUGGESTED_UNKNOWN:
                 if every is None:
                     every = grants.visible_names(x.name for x in session.all_initiatives())
-                from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+                from kaeru.service.former_names import unknown_hint  # imported when first needed (16.S1)
 
-                close = suggest(name, every)
-                hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                hint = unknown_hint(session, name, every)
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
         elif initiative.id not in taken:
             taken.add(initiative.id)

@@ -140,7 +140,7 @@ def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
     node = ctx.resolve(request.task, "task")
     if node.node_type != NodeType.TASK:
         raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not a task", field="task")
-    check_revision(node, request.expected_revision)
+    check_revision(node, request.expected_revision, ctx.session)
     cols = columns(ctx.session, ctx.initiative)
     properties = dict(node.properties)
     fields: dict[str, Any] = {}

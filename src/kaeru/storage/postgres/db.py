@@ -72,6 +72,14 @@ def translate(exc: Exception) -> KaeruError:
             f"the database server is out of resources ({type(exc).__name__}: {exc}): nothing was written; "
             "try again once it has room"
         )
+    if isinstance(exc, psycopg.errors.QueryCanceled) and "statement timeout" in str(exc):
+        # "busy; retry shortly" alone sent an agent round a call that every try runs past the limit,
+        # and left its operator unable to tell a slow call from a busy database.
+        return Unavailable(
+            f"the call ran past the statement timeout, KAERU_PG_STATEMENT_TIMEOUT_MS ({_first_line(exc)}): nothing "
+            "was written; a wait for a lock ends so too, and a retry may pass — if every try ends so, the call "
+            "needs more time: raise the setting (0: no limit)"
+        )
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
         # Connection loss, pool exhaustion, lock or statement timeout (`QueryCanceled`), deadlock,
         # serialisation failure, shutdown.
