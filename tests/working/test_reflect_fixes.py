@@ -1,9 +1,10 @@
 """`reflect`'s work-list (SPEC: "each with the call that fixes it"): a stale chain, a near-duplicate
-initiative, settled knowledge and old unreferenced notes are each listed with a call that, run as
-given, succeeds and clears the item."""
+initiative, settled knowledge, old unreferenced notes and an overdue task are each listed with a
+call that, run as given, succeeds, clears the item and does what its message says."""
 
 from __future__ import annotations
 
+from datetime import date, timedelta
 from typing import Any
 
 from tests.working.conftest import Call, Clock
@@ -105,3 +106,24 @@ def test_a_settled_node_leaves_no_dangling_reference(call: Call) -> None:
     call("note", initiative=P, text="the SDK retries 429", link_to={"id": relied["id"]}, edge_type="derived_from")
     assert call("evolve", initiative=P, mode="settle", source={"id": relied["id"]})["state"] == "applied"
     assert _items(call, "dangling_reference") == []
+
+
+def test_an_overdue_tasks_fix_moves_its_due_date_and_leaves_it_open(call: Call, clock: Clock) -> None:
+    """The message offers to finish the task or move its due date; an agent that sends the fix as
+    given must not close unfinished work (the fix was `status: done`)."""
+    task = call("task", initiative=P, text="repoint the north face", due="2026-03-05")["data"]["primary"]["id"]
+    clock.advance(days=10)
+    today = date.fromisoformat(call("context", initiative=P)["data"]["today"])
+    moved = (today + timedelta(days=7)).isoformat()
+    [overdue] = _items(call, "overdue_task")
+    assert overdue["node"] == task
+    assert overdue["fix"] == {"tool": "task_update", "arguments": {"initiative": P, "task": task, "due": moved}}
+    assert moved in overdue["message"] and "'done'" in overdue["message"], (
+        "the message says the date and how to close it"
+    )
+    _run_fix(call, overdue)
+    node = call("read", initiative=P, node={"id": task})["data"]["hits"][0]
+    assert node["status"] == "open" and node["properties"]["due"] == moved
+    tasks = {s["name"]: s for s in call("context", initiative=P)["data"]["sections"]}["tasks"]
+    assert [n["id"] for n in tasks["items"]] == [task] and tasks["overdue"] == []
+    assert _items(call, "overdue_task") == []

@@ -6,16 +6,28 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import EdgeType, NodeType, Tier
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import (
+    DECISION_TAG,
+    NOTE_KIND_TYPES,
+    Currentness,
+    EdgeType,
+    HypothesisStatus,
+    NodeType,
+    NoteKind,
+    Tier,
+)
 from kaeru.domain.similar import suggest
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
+from kaeru.service.context import rule_applies
 from kaeru.service.graph import strongest_path
 from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Omission
+from kaeru.service.revise import is_rule
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ReflectRequest
@@ -24,6 +36,14 @@ SETTLE_AGE = timedelta(days=14)
 LIMIT = 25
 #: How many orphans and dangling edges are read, so that what is past LIMIT is counted exactly.
 SCAN = 5000
+#: How far an overdue task's fix moves its due date: a week from the user's today, so that a task
+#: still unfinished then is listed again soon, not dropped from view; the fix says the date, and an
+#: agent that knows a better one sends that instead (closing a task is the user's call, never a fix).
+DEFER = timedelta(days=7)
+#: Claims whose evidence has decided them: old enough, they are archived as other finished memory is.
+SETTLED_CLAIMS = (HypothesisStatus.SUPPORTED.value, HypothesisStatus.REFUTED.value)
+#: A decision is a note of kind `decision`, an episode tagged `kind:decision`.
+DECIDED_TYPE = NOTE_KIND_TYPES[NoteKind.DECISION]
 
 
 @dataclass
@@ -61,12 +81,29 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
     with rt.store.read() as session:
         scope = session.initiative_by_name(name)
         if scope is None:
-            raise UnknownInitiative(f"no initiative named {name!r}", field="initiative")
+            from kaeru.service.former_names import unknown_hint
+
+            raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
         base = {"initiative": scope.name}
+        cols = tasks.columns(session, scope)
+        terminal = tasks.terminal_key(cols)
+        rows, _, _ = session.search(
+            SearchQuery(
+                initiative_ids=[scope.id],
+                types=[NodeType.TASK.value],
+                statuses=[c["key"] for c in cols if c["key"] != terminal],
+                window=5000,
+            )
+        )
+        open_tasks = session.nodes_by_ids([r.id for r in rows])
+        in_force = _in_force(session, scope, today, set(open_tasks))
         # Oldest first; only the nodes shown are read (decision 16.R2). Saved chains are never
         # orphans; hygiene's own episodes are left out of the list and the count, tested on the
-        # orphans' own rows (80).
-        orphan_ids = session.orphans([scope.id], SCAN, unless=((NodeType.EPISODE.value,), "kind:hygiene"))
+        # orphans' own rows (80). Nor is memory in force: `context` delivers it by its kind, not
+        # through links, and "forget it" would drop a rule, a decision or open work. A decision
+        # with no live edge has no verdict against it, so it is current: its tag alone tells.
+        orphan_ids = session.orphans([scope.id], SCAN, unless=((DECIDED_TYPE.value,), ("kind:hygiene", DECISION_TAG)))
+        orphan_ids = [i for i in orphan_ids if i not in in_force]
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
             add(
@@ -106,23 +143,15 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 target_id,
                 target.name,
             )
-        cols = tasks.columns(session, scope)
-        terminal = tasks.terminal_key(cols)
-        rows, _, _ = session.search(
-            SearchQuery(
-                initiative_ids=[scope.id],
-                types=[NodeType.TASK.value],
-                statuses=[c["key"] for c in cols if c["key"] != terminal],
-                window=5000,
-            )
-        )
-        for task in session.nodes_by_ids([r.id for r in rows]).values():
+        moved = (today + DEFER).isoformat()
+        for task in open_tasks.values():
             due = task.properties.get("due")
             if due and date.fromisoformat(due) < today:
                 add(
                     "overdue_task",
-                    f"task {task.name!r} was due {due}: finish it or move its due date",
-                    {"tool": "task_update", "arguments": {**base, "task": task.id, "status": terminal}},
+                    f"task {task.name!r} was due {due} and is still open: if it is finished, set its "
+                    f"status to {terminal!r}; if not, move its due date (the fix moves it a week, to {moved})",
+                    {"tool": "task_update", "arguments": {**base, "task": task.id, "due": moved}},
                     task.id,
                     task.name,
                 )
@@ -148,21 +177,26 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     chain.id,
                     chain.name,
                 )
-        unfinished = {t.value for t in (NodeType.TASK, NodeType.CHAIN, NodeType.BOARD, NodeType.HYPOTHESIS)}
+        # A saved chain has its own item (`stale_chain`); a board is the tasks' frame, not knowledge.
+        structure = {NodeType.CHAIN.value, NodeType.BOARD.value}
         # Canonical timestamps are fixed width: text order is time order (`timefmt.fmt`).
         settled_before = fmt(now - SETTLE_AGE)
         # Newest first, read as heads (id, name, type, layer, pin, time, tags), not whole nodes (16.R2);
-        # only the old, finished, unpinned ones are asked whether anything refers to them (80).
-        settled = [
-            (node_id, node_name, layer)
+        # only the old, finished, unpinned ones are asked whether anything refers to them (80). A
+        # finished task or a decided claim is old by its last change (its status), as a note is.
+        old = [
+            (node_id, node_name, layer, tags)
             for node_id, node_name, node_type, layer, pinned, recorded_at, tags in session.member_heads(
                 scope.id, Tier.OPERATIONAL.value, SCAN
             )
-            if node_type not in unfinished
+            if node_type not in structure
+            and node_id not in in_force
             and "kind:hygiene" not in tags
             and not pinned
             and recorded_at <= settled_before
         ]
+        current = _current(session, DECIDED_TYPE, [node_id for node_id, _, _, tags in old if DECISION_TAG in tags])
+        settled = [(node_id, node_name, layer) for node_id, node_name, layer, _ in old if node_id not in current]
         referred = session.linked(
             [node_id for node_id, _, _ in settled],
             [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
@@ -224,3 +258,38 @@ def _granted_items(session: Session, items: list[ReflectItem]) -> list[ReflectIt
     mentioned = [grants.mentioned_ids([it.message, it.node, it.fix]) for it in items]
     visible = grants.visible_ids(session, {n for ids in mentioned for n in ids})
     return [it for it, ids in zip(items, mentioned, strict=True) if ids <= visible]
+
+
+def _in_force(session: Session, scope: Initiative, today: date, open_tasks: set[str]) -> set[str]:
+    """The scope's memory still in force, which `reflect` never offers to archive, settle or forget
+    (decisions aside: the caller tests the ones it reads, by their tag): the rules `context` would
+    deliver for some task (not released, not past `through`: `context.rule_applies`), the claims
+    not yet supported or refuted that nothing falsifies or supersedes (`currentness.decide`), the
+    slots' holders (`context` shows them whatever their layer), and `open_tasks`. Each kind is read
+    through its own bounded query (the rules' partial index, the claims' status), never by reading
+    the scope's members (decisions 16.R2, 80)."""
+    rules = session.nodes_by_ids(session.rule_ids(scope.id, SCAN))
+    found = {
+        i
+        for i, rule in rules.items()
+        if is_rule(rule) and rule_applies(rule, today, (rule.properties.get("applicability") or {}).get("task"))
+    }
+    claims, _, _ = session.search(
+        SearchQuery(
+            initiative_ids=[scope.id],
+            types=[NodeType.HYPOTHESIS.value],
+            statuses=[s.value for s in HypothesisStatus if s.value not in SETTLED_CLAIMS],
+            window=SCAN,
+            count_total=False,
+        )
+    )
+    found |= _current(session, NodeType.HYPOTHESIS, [r.id for r in claims])
+    found.update(s.node_id for s in session.slots_of(scope.id) if s.node_id)
+    return found | open_tasks
+
+
+def _current(session: Session, node_type: NodeType, node_ids: list[str]) -> set[str]:
+    """Which of `node_ids` (of `node_type`, status not refuted) are current by `currentness.decide`
+    over the live verdicts against them: nothing supersedes or falsifies them."""
+    verdicts = session.verdicts_against(node_ids) if node_ids else {}
+    return {i for i in node_ids if decide(node_type, None, False, verdicts.get(i, ()))[0] == Currentness.CURRENT}

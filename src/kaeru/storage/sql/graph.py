@@ -73,18 +73,26 @@ class GraphQueries(Part):
         return counts
 
     def orphans(
-        self, initiative_ids: Sequence[int], limit: int, *, unless: tuple[Sequence[str], str] | None = None
+        self,
+        initiative_ids: Sequence[int],
+        limit: int,
+        *,
+        unless: tuple[Sequence[str], str | Sequence[str]] | None = None,
     ) -> list[str]:
         """Live member nodes (not audit events, boards or saved chains) with no live edge at all, oldest first; with
-        `unless` = (types, tag), not the nodes of those types that carry that tag (`reflect` leaves
-        hygiene's own episodes out: tested on the orphans' rows, which the query reads
-        anyway, not by a search of every episode first — decision 80)."""
+        `unless` = (types, tags), not the nodes of those types that carry one of `tags` (a tag or
+        several: `reflect` leaves hygiene's own episodes and decisions out, tested on the orphans'
+        rows, which the query reads anyway, not by a search of every episode first — decision 80)."""
         scope, params = self._members_listed(initiative_ids)
         no = self._d.false
         skip, more = "", []
-        if unless is not None and unless[0]:
-            kinds, kind_params = self._d.in_("n.node_type", list(unless[0]), "text")
-            tagged, tag_params = self._d.has_tag("h.tags" if self._d.tags_by_key else "n.tags", unless[1])
+        types, tags = unless or ((), ())
+        if types and tags:
+            kinds, kind_params = self._d.in_("n.node_type", list(types), "text")
+            column = "h.tags" if self._d.tags_by_key else "n.tags"
+            tests = [self._d.has_tag(column, tag) for tag in ([tags] if isinstance(tags, str) else tags)]
+            tagged = "(" + " OR ".join(test for test, _ in tests) + ")"
+            tag_params = [p for _, test_params in tests for p in test_params]
             if self._d.tags_by_key:  # the row is read only for an orphan of those types (`tags_by_key`)
                 tagged = f"EXISTS (SELECT 1 FROM nodes h WHERE h.seq = n.seq AND {tagged})"
             skip = f" AND NOT ({kinds} AND {tagged})"

@@ -33,8 +33,9 @@ ALL_FACETS = sorted(f"{tier.value}:{layer.value}" for tier in Tier for layer in 
 #: `newest_in_scope` reads at most this many (initiative, facet) ranges (four initiatives).
 NEWEST_RANGES = 40
 
-#: The one tag `member_heads`' callers test (`reflect`): rows whose tags lack it skip decoding.
-_HYGIENE = "kind:hygiene"
+#: The tags `member_heads`' callers test (`reflect`: hygiene's reports, and decisions, which it
+#: never offers to archive while current): rows whose tags hold neither skip decoding.
+_HYGIENE, _DECISION = "kind:hygiene", "kind:decision"
 
 
 class SectionQueries(Part):
@@ -106,7 +107,7 @@ class SectionQueries(Part):
         """The initiative's newest `limit` live members of `tier` (audit events aside, and those a live
         member supersedes: search's `omit_superseded`), each as `(id, name, node_type, layer, pinned,
         recorded_at, tags)`: what `reflect` sorts them by, without decoding whole nodes. `tags` is
-        empty unless the node's tags may hold `kind:hygiene`."""
+        empty unless the node's tags may hold `kind:hygiene` or `kind:decision`."""
         d = self._d
         scope, params = self._members_listed([initiative_id])
         # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
@@ -121,9 +122,18 @@ class SectionQueries(Part):
             f"AND NOT {superseded} ORDER BY n.seq DESC LIMIT ?",
             [tier, *params, initiative_id, int(limit)],
         )
-        # Tags are decoded only when their text may hold the one tag reflect asks about.
+        # Tags are decoded only when their text may hold a tag reflect asks about.
         return [
-            (r[0], r[1], r[2], r[3], bool(r[4]), r[5], d.items_of(r[6]) if _HYGIENE in str(r[6]) else []) for r in found
+            (
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                bool(r[4]),
+                r[5],
+                d.items_of(r[6]) if _HYGIENE in (t := str(r[6])) or _DECISION in t else [],
+            )
+            for r in found
         ]
 
     def hygiene_candidates(
