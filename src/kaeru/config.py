@@ -47,6 +47,16 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 
 
+def _misread_password(url: str) -> bool:
+    """Whether `url` holds an `@` libpq would not read as the end of a user part: a second one in the
+    authority, or one after the authority's end (its first `/` or `?`) — a password holding an
+    unencoded `@`, `/` or `?`. A literal `@` elsewhere is written `%40` (libpq decodes it)."""
+    rest = url.partition("://")[2].partition("#")[0]
+    ends = [i for i in (rest.find("/"), rest.find("?")) if i >= 0]
+    end = min(ends) if ends else len(rest)
+    return rest[:end].count("@") > 1 or "@" in rest[end:]
+
+
 def url_password_replaced(url: str, replacement: str | None) -> str:
     """`url` with its password — in the user part, or a `password=` or `sslpassword=` parameter —
     replaced by `replacement`, or left out when it is None (the URL libpq then completes from
@@ -243,10 +253,11 @@ class Settings:
             self.zone()  # raises for a name the system's time zone database lacks
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
             raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")
-        if self.database_url and self.database_url.partition("://")[2].partition("?")[0].count("@") > 1:
-            # libpq ends the user part at the first `@`: the rest of such a password was read as
-            # the host, and shown in its errors, the doctor's report and `setup`'s client files.
+        if self.database_url and _misread_password(self.database_url):
+            # libpq ends the user part at the first `@` and the host at the first `/` or `?`: the
+            # rest of such a password was read as a host, port or database, and shown in its
+            # errors, the doctor's report and `setup`'s client files.
             raise ValueError(
-                "KAERU_DATABASE_URL holds more than one '@' before its parameters: a password with '@', '/', "
-                "':' or '%' must be percent-encoded in the URL (%40, %2F, %3A, %25)"
+                "KAERU_DATABASE_URL holds an '@' that does not end its user part: a password with '@', '/', '?', "
+                "':' or '%' must be percent-encoded in the URL (%40, %2F, %3F, %3A, %25)"
             )

@@ -242,8 +242,13 @@ def test_each_bad_setting_is_named_and_exit_2(tmp_path: Path) -> None:
     ]
     # A password with an unencoded `@` or `/`: its tail was read as the host and shown in errors,
     # the doctor's report and `setup`'s client files; it is refused, and nothing of it is shown.
-    for url in ("postgresql://app:Sup3r@Secret99@localhost:5433/k1", "postgresql://app:p@ss/w:rd%x@localhost/k1"):
-        bad.append(("KAERU_DATABASE_URL", url, "must be percent-encoded in the URL (%40, %2F, %3A, %25)"))
+    for url in (
+        "postgresql://app:Sup3r@Secret99@localhost:5433/k1",
+        "postgresql://app:p@ss/w:rd%x@localhost/k1",
+        "postgresql://kaeru:Secret99/rd%x@localhost:5432/kaeru",  # no second `@`: the `/` ends the host
+        "postgresql://kaeru:Secret99?rd%x@localhost/kaeru",
+    ):
+        bad.append(("KAERU_DATABASE_URL", url, "must be percent-encoded in the URL (%40, %2F, %3F, %3A, %25)"))
     for name, value, message in bad:
         run = kaeru(vault, "search", "x", "-i", "a", **{name: value})
         assert run.code == 2 and message in run.stderr, (name, run.stderr)

@@ -128,6 +128,9 @@ def test_salvage_refuses_what_it_should_not_touch(tmp_path: Path) -> None:
     assert kaeru(env, "salvage", str(tmp_path / "other")).code == 2
     assert kaeru({"KAERU_VAULT": str(tmp_path / "nowhere")}, "salvage", str(tmp_path / "t")).code != 0
     assert not (tmp_path / "nowhere").exists() and not (tmp_path / "t").exists()
+    (tmp_path / "a-file").write_text("in the way")  # a traceback, found in review
+    blocked = kaeru(env, "salvage", str(tmp_path / "a-file"))
+    assert blocked.code == 1 and "salvage_failed" in blocked.stderr and "a-file" in blocked.stderr
 
 
 def test_the_doctor_names_salvage_for_a_damaged_vault(tmp_path: Path) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+from pathlib import Path
+
 import click
 
 from kaeru import __version__
@@ -63,6 +66,8 @@ def salvage(ctx: click.Context, target: str) -> None:
     """
     import os
 
+    import apsw
+
     from kaeru.cli.common import fail, open_location, path_argument, require_vault
     from kaeru.config import Settings
     from kaeru.storage.factory import rebuild_text_index
@@ -85,16 +90,21 @@ def salvage(ctx: click.Context, target: str) -> None:
         fail(ctx, "invalid_argument", f"{target} is the damaged vault itself: name a new folder", 2)
     if into.exists():
         fail(ctx, "target_not_empty", f"{into} already holds a vault: name a new folder", 2)
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     partial = into.with_name(into.name + ".salvaging")
-    partial.unlink(missing_ok=True)
     try:
-        done = copy_what_reads(settings.sqlite_path, partial)
-    except Unsalvageable as exc:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         partial.unlink(missing_ok=True)
+        # Private from its first byte (decision 177): a folder others can read must not show them
+        # the vault while it is written.
+        os.close(os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        done = copy_what_reads(settings.sqlite_path, partial)
+        partial.rename(into)
+    except Unsalvageable as exc:
+        _discard(partial)
         fail(ctx, "unsalvageable", f"{exc}: nothing could be salvaged; restore the vault from a backup or an export")
-    os.chmod(partial, 0o600)
-    partial.rename(into)
+    except (OSError, apsw.Error) as exc:  # the target cannot be made or written (a file in the way, a full disk)
+        _discard(partial)
+        fail(ctx, "salvage_failed", f"could not write the new vault at {folder} ({exc}); nothing was kept there")
     store = open_location(str(folder))
     try:
         rebuild_text_index(store)
@@ -118,3 +128,9 @@ def salvage(ctx: click.Context, target: str) -> None:
         )
     if not complete:
         ctx.exit(EXIT_FAILED)
+
+
+def _discard(partial: Path) -> None:
+    """Remove a salvage's unfinished file, if there is one to remove."""
+    with contextlib.suppress(OSError):
+        partial.unlink(missing_ok=True)

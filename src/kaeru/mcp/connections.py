@@ -23,6 +23,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 #: Seconds a connection may take to send a whole request's head (a client sends it at once).
 REQUEST_HEAD_S = 15.0
+#: The soft descriptor limit asked for when the hard one is unlimited (macOS's OPEN_MAX).
+OPEN_MAX = 10240
 #: How often a failed `accept` (out of descriptors) is logged at most.
 ACCEPT_ERROR_EVERY_S = 60.0
 
@@ -61,9 +63,12 @@ class PromptRequests(H11Protocol):
 def raise_descriptor_limit() -> None:
     """The soft limit on open files raised to the hard one: more clients before any is refused."""
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
+    # An unlimited hard limit (macOS's default, with a soft one of 256) cannot be the soft one:
+    # the kernel's own per-process ceiling there is OPEN_MAX.
+    wanted = OPEN_MAX if hard == resource.RLIM_INFINITY else hard
+    if soft != resource.RLIM_INFINITY and soft < wanted:
         try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
         except (ValueError, OSError):  # a platform that refuses: the limit stays as it was
             pass
 

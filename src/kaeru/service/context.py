@@ -428,6 +428,9 @@ def _stamp(rt: Runtime, initiative: str, reminders: dict[str, str], reports: lis
         actor=actor,
         body=body,
         create=False,
+        # It rewrites the initiative's properties it read: held alone, so two `context` calls
+        # stamping at once on PostgreSQL (whose writers share the row) cannot drop each other's.
+        exclusive=True,
     )
 
 
@@ -468,5 +471,6 @@ def run_hygiene(rt: Runtime, initiative: str, *, automatic: bool = False) -> lis
         actor="hygiene",
         body=body,
         create=False,
+        exclusive=True,  # it rewrites the initiative's properties, as `_stamp` does
     )
     return moved

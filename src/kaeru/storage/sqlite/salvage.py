@@ -8,7 +8,8 @@ afresh in the new file (the text index from the salvaged nodes, by the store, af
 
 How a table is read past its damage:
 - a rowid table in rowid order; where a read fails, the next readable rowid is found by probing
-  ever further ahead and then bisecting back, so every region of damage costs a few dozen reads;
+  ever further ahead and then bisecting back, and the rowids skipped are then looked up one by one
+  (a readable stretch between two damaged regions is kept);
 - a table without rowid (a composite key) from its first key forwards and from its last key
   backwards: everything outside one damaged region is kept (rows between two regions are lost).
 """
@@ -26,6 +27,8 @@ import apsw
 DAMAGE = (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.FormatError, apsw.RangeError)
 #: Rows written per statement.
 CHUNK = 500
+#: The widest span of rowids between two readable points looked up one by one (a few seconds).
+EXACT_SPAN = 1_000_000
 #: The largest rowid SQLite stores.
 MAX_ROWID = 2**63 - 1
 
@@ -82,7 +85,13 @@ def _copy(src: apsw.Connection, dst: apsw.Connection, schema: list[Any], user_ve
     virtual = {name for kind, name, _, sql in schema if kind == "table" and sql.upper().startswith("CREATE VIRTUAL")}
     # A virtual table's shadow tables (`nodes_fts_data`…) are made by the virtual table itself.
     shadow = {name for kind, name, _, _ in schema if kind == "table" and any(name.startswith(v + "_") for v in virtual)}
-    tables = [(name, sql) for kind, name, _, sql in schema if kind == "table" and name not in shadow]
+    # SQLite's own tables are made by SQLite (statistics by ANALYZE are gathered again, not copied):
+    # only `sqlite_sequence`, which AUTOINCREMENT's tables make, carries rows worth keeping.
+    tables = [
+        (name, sql)
+        for kind, name, _, sql in schema
+        if kind == "table" and name not in shadow and (not name.startswith("sqlite_") or name == "sqlite_sequence")
+    ]
     list(dst.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF"))  # a new file: no one else reads it
     report: list[TableSalvage] = []
     with dst:
@@ -134,7 +143,40 @@ def _by_rowid(src: apsw.Connection, table: str, names: list[str], result: TableS
             return
         except DAMAGE:
             start = _next_readable(src, select + " LIMIT 1", failed)
-            result.damaged.append(f"rowid {failed} to {'the end' if start is None else start - 1}")
+            if start is None:
+                result.damaged.append(f"rowid {failed} to the end")
+            else:
+                yield from _row_by_row(src, table, names, failed, start, result)
+
+
+def _row_by_row(
+    src: apsw.Connection, table: str, names: list[str], low: int, high: int, result: TableSalvage
+) -> Iterator[tuple[Any, ...]]:
+    """The rows with a rowid in `[low, high)` that still read, each looked up by its rowid: the
+    probing that found `high` may have jumped over a readable stretch between two damaged regions.
+    A span too wide to look up one by one is counted as damaged whole."""
+    if high - low > EXACT_SPAN:
+        result.damaged.append(f"rowid {low} to {high - 1}")
+        return
+    one = f"SELECT {', '.join(map(_quote, names))} FROM {table} NOT INDEXED WHERE rowid = ?"
+    unread: list[int] = []
+    for rowid in range(low, high):
+        try:
+            yield from src.execute(one, (rowid,))
+        except DAMAGE:
+            unread.append(rowid)
+    result.damaged.extend(_spans(unread))
+
+
+def _spans(rowids: list[int]) -> list[str]:
+    """`rowid 120 to 181`, one per run of consecutive rowids (ascending)."""
+    runs: list[list[int]] = []
+    for rowid in rowids:
+        if runs and rowid == runs[-1][1] + 1:
+            runs[-1][1] = rowid
+        else:
+            runs.append([rowid, rowid])
+    return [f"rowid {first} to {last}" for first, last in runs]
 
 
 def _next_readable(src: apsw.Connection, first: str, failed: int) -> int | None:
