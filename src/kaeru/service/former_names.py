@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kaeru.errors import UnknownInitiative
 from kaeru.service import grants
 from kaeru.storage.base import Session
 
@@ -62,6 +63,21 @@ def former(session: Session, name: str) -> FormerName | None:
     visible = set(grants.visible_names(e.current for e in events if e.current is not None))
     seen = [e for e in events if e.current is None or e.current in visible]
     return max(seen, key=lambda e: e.at) if seen else None
+
+
+def refuse_former_name(session: Session, name: str) -> FormerName | None:
+    """Before a write creates the initiative `name`: refuse it when another initiative holds it now
+    (renamed or merged: a write under the old name started a second, empty project beside it, SPEC
+    1.3, and that project's `context` lost the rules); else what became of the name, if anything
+    (a deleted initiative's: the new one is another), for the `new_initiative` warning."""
+    moved = former(session, name)
+    if moved is not None and moved.current is not None:
+        raise UnknownInitiative(
+            f"no initiative named {name!r}: {moved.said()}; write to {moved.current!r} (to start a new "
+            f"initiative named {name!r}, make it under another name and rename it)",
+            field="initiative",
+        )
+    return moved
 
 
 def unknown_hint(session: Session, name: str, names: list[str] | None = None) -> str:

@@ -433,7 +433,7 @@ def run_mutation(
         target = session.hold_initiative_named(name, exclusive)
         if target is None:
             from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
-            from kaeru.service.former_names import former, unknown_hint
+            from kaeru.service.former_names import refuse_former_name, unknown_hint
 
             existing = grants.visible_names(i.name for i in session.all_initiatives())
             if not create:
@@ -441,15 +441,7 @@ def run_mutation(
                     f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
                 )
             refuse_invisible(name, "initiative")
-            moved = former(session, name)
-            if moved is not None and moved.current is not None:
-                # Another agent renamed or merged the project: a write under the old name started
-                # a second, empty project beside it (SPEC 1.3), and its `context` lost the rules.
-                raise UnknownInitiative(
-                    f"no initiative named {name!r}: {moved.said()}; write to {moved.current!r} (to start a new "
-                    f"initiative named {name!r}, make it under another name and rename it)",
-                    field="initiative",
-                )
+            moved = refuse_former_name(session, name)  # renamed or merged: never a second project
             # Only the writer whose insert made the row says so: a concurrent writer of the same new
             # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
             target, inserted = session.claim_initiative(name, now_s)
