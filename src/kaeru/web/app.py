@@ -25,7 +25,7 @@ from starlette.types import Receive, Scope, Send
 from kaeru.errors import KaeruError
 from kaeru.service import grants
 from kaeru.service.grants import Principal
-from kaeru.web import node, pages
+from kaeru.web import frame, node, pages
 from kaeru.web.graph import Call
 
 COOKIE = "kaeru_ui"
@@ -188,7 +188,7 @@ def _unanswered(error: KaeruError) -> str:
 
 def _login_page(problem: str | None, status: int = 200, clear: str | None = None) -> HTMLResponse:
     """The sign-in form, saying `problem`; `clear`: the name of a refused cookie to delete."""
-    response = HTMLResponse(pages.login_html(problem), status_code=status)
+    response = HTMLResponse(frame.login_html(problem), status_code=status)
     if clear:
         response.delete_cookie(clear, path=PREFIX)
     return response

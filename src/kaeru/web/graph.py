@@ -303,7 +303,10 @@ def _label(node: dict[str, Any], size: int = 28) -> str:
 
 def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> str:
     """The piece as inline SVG: nodes coloured by type (`data-id`, `data-type`), superseded and
-    refuted nodes dashed and struck through, edges labelled by type and weight, each node a link."""
+    refuted nodes dashed and struck through, edges labelled by type and weight, each node a link
+    named with its type and state. Not `role="img"`, whose children are presentational: its node
+    links were hidden from screen readers, or read as one run of edge labels without their ends;
+    the edges' drawing is hidden from them, `as_text` says the same."""
     pos = layout(piece)
     if not pos:
         return '<svg id="graph" class="graph" viewBox="0 0 400 80"><text x="20" y="45">nothing to draw</text></svg>'
@@ -314,7 +317,7 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
     width, height = max(xs) - min(xs) + 2 * margin, max(ys) - min(ys) + 2 * margin
     out = [
         f'<svg id="graph" class="graph" viewBox="{left:.0f} {top:.0f} {width:.0f} {height:.0f}" '
-        f'role="img" aria-label="graph of {len(pos)} nodes">',
+        f'aria-label="graph of {len(pos)} nodes, listed with their edges as text below">',
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="22" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" '
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#888"/></marker></defs>',
         '<g class="edges">',
@@ -325,7 +328,7 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
         kind = escape(edge["edge_type"])
         out.append(
             f'<g class="edge e-{kind}" data-from="{escape(edge["from"])}" data-to="{escape(edge["to"])}" '
-            f'data-type="{kind}"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
+            f'data-type="{kind}" aria-hidden="true"><line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" '
             f'stroke-width="{0.6 + 2.4 * weight:.2f}" marker-end="url(#arrow)"/>'
             f'<text x="{(x1 + x2) / 2:.1f}" y="{(y1 + y2) / 2 - 3:.1f}">{kind} {weight:g}</text></g>'
         )
@@ -337,8 +340,9 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
         classes = f"node t-{escape(kind)} c-{escape(state)}" + (" focus" if node_id == focus else "")
         colour = COLOURS.get(kind, FALLBACK)
         title = f"{node.get('name')} ({kind}, {node.get('layer')}, {state})"
+        named = f"{_label(node)} ({kind}, {node.get('layer')}, {state})"  # begins with the visible label
         out.append(
-            f'<a href="{escape(link(node_id))}"><g class="{classes}" data-id="{escape(node_id)}" '
+            f'<a href="{escape(link(node_id))}" aria-label="{escape(named)}"><g class="{classes}" data-id="{escape(node_id)}" '
             f'data-type="{escape(kind)}" data-layer="{escape(str(node.get("layer")))}" data-currentness="{escape(state)}">'
             f"<title>{escape(title)}</title>"
             f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{14 if node_id == focus else 10}" fill="{colour}"/>'
@@ -351,4 +355,40 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
 def legend(types: list[str]) -> str:
     return "".join(
         f'<span class="swatch"><i style="background:{COLOURS.get(t, FALLBACK)}"></i>{escape(t)}</span>' for t in types
+    )
+
+
+def as_text(piece: Piece, link: Callable[[str], str]) -> str:
+    """What the SVG draws, as text (a screen reader's, or a reader's who cannot tell the colours
+    apart): each drawn node a link with its type and state, and each edge a table row naming both
+    ends, its type and weight."""
+    if not piece.nodes:
+        return ""
+
+    def named(node_id: str) -> str:
+        node = piece.nodes[node_id]
+        state = str(node.get("currentness"))
+        return (
+            f'<a class="c-{escape(state)}" href="{escape(link(node_id))}">{escape(str(node.get("name") or node_id))}</a>'
+            f' <span class="type">{escape(str(node.get("node_type")))}</span>'
+            + (f' <span class="state">{escape(state)}</span>' if state != "current" else "")
+        )
+
+    nodes = "".join(f'<li data-id="{escape(i)}">{named(i)}</li>' for i in piece.nodes)
+    rows = "".join(
+        f'<tr class="edge-text" data-from="{escape(e["from"])}" data-to="{escape(e["to"])}">'
+        f"<td>{named(e['from'])}</td><td>{escape(e['edge_type'])}</td><td>{float(e.get('weight') or 0):g}</td>"
+        f"<td>{named(e['to'])}</td></tr>"
+        for e in piece.edges
+    )
+    edges = (
+        '<table class="graph-edges"><caption>edges drawn</caption><thead><tr><th scope="col">from</th>'
+        f'<th scope="col">edge</th><th scope="col">weight</th><th scope="col">to</th></tr></thead><tbody>{rows}</tbody></table>'
+        if rows
+        else '<p class="empty">no edge between the nodes drawn</p>'
+    )
+    return (
+        f'<section class="graph-text" id="graph-text"><h2>The graph as text</h2>'
+        f'<h3>{len(piece.nodes)} nodes drawn</h3><ul class="graph-nodes">{nodes}</ul>'
+        f"<h3>{len(piece.edges)} edges drawn</h3>{edges}</section>"
     )

@@ -9,23 +9,14 @@ import json
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from kaeru.web.frame import PREFIX, hidden, url
 from kaeru.web.graph import Call, ok
-from kaeru.web.pages import (
-    EDGES_SHOWN,
-    LAYERS,
-    PREFIX,
-    TRAIL_PAGE,
-    edit_form,
-    initiative_of,
-    new_request_id,
-    node_link,
-    url,
-)
+from kaeru.web.pages import EDGES_SHOWN, LAYERS, TRAIL_PAGE, edit_form, initiative_of, new_request_id, node_link
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
@@ -189,7 +180,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
             history.append(
                 f'<li class="revision" data-revision="{escape(str(revision))}"><span class="when">{escape(entry["at"])}</span> '
                 f"<strong>{escape(str(entry.get('action')))}</strong> by {escape(str(entry.get('actor')))} "
-                f'<a class="asof-link" href="{escape(url("/node", i=initiative, id=node_id, at=entry["at"]))}">as of then</a>'
+                f'<a class="asof-link" href="{escape(url("/node", i=initiative, id=node_id, at=entry["at"]))}">as of then{hidden(" (" + str(entry["at"]) + ")")}</a>'
                 f'<table class="changes">{changes}</table></li>'
             )
         elif entry["kind"] == "edge":
@@ -203,8 +194,8 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     back = here
     edits = "" if at else _node_edits(initiative, node, back)
     body = (
-        f'<div class="node-head c-{escape(state)}">{when}{asof}</div>'
-        f'<section class="node-body">{described}'
+        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>'
+        f'<section class="node-body c-{escape(state)}">{described}'
         f'<pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
         f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'
         f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
@@ -214,6 +205,18 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         f"{pager}</section>"
     )
     return str(node.get("name") or node_id), body, initiative
+
+
+def _not_in_force(state: str, successors: list[str]) -> str:
+    """Under the heading, before the body: that the node is no longer in force and what replaced it.
+    It was the fourth fact, below the body, which was read first at full strength."""
+    if state in ("current", "None", ""):
+        return ""
+    replaced = f" by {', '.join(successors)}" if successors else ""
+    return (
+        f'<p class="not-in-force" id="not-in-force"><strong>{escape(state.capitalize())}</strong>{replaced}: '
+        "what follows is no longer in force.</p>"
+    )
 
 
 async def _named(call: Call, initiative: str, other: str, at: str | None) -> str:
@@ -259,7 +262,7 @@ def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
         initiative,
         "layer",
         back,
-        f'<select name="layer" id="layer-select">{options}</select>'
+        f'<label for="layer-select">layer</label> <select name="layer" id="layer-select">{options}</select>'
         f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>',
         "Set layer / pin",
         node_id,
@@ -268,6 +271,7 @@ def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
         initiative,
         "flag",
         back,
+        '<label for="flag-reason">reason</label> '
         '<input name="reason" id="flag-reason" placeholder="what is doubtful, and why" required>',
         "Flag for review",
         node_id,
@@ -276,7 +280,8 @@ def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
         initiative,
         "close",
         back,
-        '<input name="resolution" placeholder="how it was resolved (optional)">',
+        '<label for="close-resolution">resolution</label> '
+        '<input name="resolution" id="close-resolution" placeholder="how it was resolved (optional)">',
         "Close its reviews",
         node_id,
     )
@@ -316,17 +321,20 @@ def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
             return Response("unknown edit", status_code=400)
         args["request_id"] = _request_id(form.get("request_id") or new_request_id(), tool, args)
         envelope = await backend.call(tool, args)
-        if envelope["state"] == "rejected":
+        refused = envelope["state"] == "rejected"
+        if refused:
             issue = envelope["issues"][0]
             said = f"{op}: refused — {issue['code']}: {issue['message']}"
         else:  # a form sent twice as it was: the first answer, said to be one
             said = f"{op}: {envelope['state']}" + (
                 " (already done: the same form was sent twice)" if envelope.get("replayed") else ""
             )
-        back = form.get("back", "")
+        back, _, anchor = form.get("back", "").partition("#")
         if not back.startswith(PREFIX + "/") or back.startswith("//"):
-            back = url("/", i=initiative)
+            back, anchor = url("/", i=initiative), ""
         joiner = "&" if "?" in back else "?"
-        return RedirectResponse(f"{back}{joiner}{urlencode({'edited': said})}", status_code=303)
+        told = urlencode({"edited": said, **({"refused": "1"} if refused else {})})
+        # Back to the card edited (a board's moved task), else to the notice: the page opened at its top.
+        return RedirectResponse(f"{back}{joiner}{told}#{quote(anchor or 'edited')}", status_code=303)
 
     return handle

@@ -12,7 +12,6 @@ import secrets
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
 
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
@@ -20,12 +19,12 @@ from starlette.responses import HTMLResponse, Response
 from kaeru.domain.naming import canonical
 from kaeru.service.grants import Principal
 from kaeru.web import graph
+from kaeru.web.frame import PREFIX, frame, hidden, url
 from kaeru.web.graph import Call, ViewError, ok
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
 
-PREFIX = "/ui"
 LAYERS = ("core", "hot", "warm", "cold", "frozen")
 #: Edges a node's page lists (each names its other end: one `read` apiece).
 EDGES_SHOWN = 60
@@ -38,11 +37,6 @@ CARDS = 50
 STATUS = {"forbidden": 403, "not_found": 404, "unknown_initiative": 404}
 
 Page = Callable[[Call, Request], Awaitable[tuple[str, str, str | None]]]
-
-
-def url(path: str, **params: Any) -> str:
-    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""}, doseq=True)
-    return f"{PREFIX}{path}" + (f"?{query}" if query else "")
 
 
 def principal_of(request: Request) -> Principal | None:
@@ -61,60 +55,13 @@ def handler(backend: Backend, page: Page) -> Callable[[Request], Awaitable[Respo
         try:
             title, body, initiative = await page(backend.call, request)
         except ViewError as error:
-            body = f'<p class="error" data-code="{escape(error.code)}">{escape(error.code)}: {escape(str(error))}</p>'
+            body = f'<p class="error" role="alert" data-code="{escape(error.code)}">{escape(error.code)}: {escape(str(error))}</p>'
             return HTMLResponse(
                 frame("refused", body, who, initiative, request), status_code=STATUS.get(error.code, 400)
             )
         return HTMLResponse(frame(title, body, who, initiative, request))
 
     return handle
-
-
-def frame(title: str, body: str, who: str, initiative: str | None, request: Request) -> str:
-    nav = ""
-    if initiative:
-        links = [
-            ("graph", "Graph"),
-            ("board", "Board"),
-            ("timeline", "Timeline"),
-            ("reviews", "Reviews"),
-            ("rules", "Rules"),
-        ]
-        current = request.url.path.rsplit("/", 1)[-1]
-        items = "".join(
-            f'<a class="{"here" if current == key else ""}" href="{escape(url("/" + key, i=initiative))}">{label}</a>'
-            for key, label in links
-        )
-        query = escape(request.query_params.get("q", ""))
-        nav = (
-            f'<nav class="views"><strong>{escape(initiative)}</strong>{items}'
-            f'<form class="ask" action="{PREFIX}/search" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="search-box" placeholder="search (literal)" value="{query}"><button>Search</button></form>'
-            f'<form class="ask" action="{PREFIX}/recall" method="get"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="recall-box" placeholder="recall (explain)" value="{query}"><button>Recall</button></form></nav>'
-        )
-    edited = request.query_params.get("edited")
-    banner = f'<p class="notice" id="edited">{escape(edited)}</p>' if edited else ""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>{escape(title)} · kaeru</title>"
-        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body>'
-        f'<header><a class="brand" href="{PREFIX}/">kaeru</a><span class="who">as {escape(who)}</span>'
-        f'<form action="{PREFIX}/logout" method="post"><button class="link">sign out</button></form></header>'
-        f"{nav}{banner}<main><h1>{escape(title)}</h1>{body}</main></body></html>"
-    )
-
-
-def login_html(problem: str | None) -> str:
-    error = f'<p class="error">{escape(problem)}</p>' if problem else ""
-    return (
-        '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>sign in · kaeru</title>'
-        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body><main class="login">'
-        f"<h1>kaeru</h1>{error}<p>This vault needs a token: the server's <code>KAERU_AUTH_TOKEN</code> or "
-        "a person's token (<code>kaeru token add NAME</code>).</p>"
-        f'<form method="post" action="{PREFIX}/login"><input type="password" name="token" id="token" '
-        'placeholder="token" autocomplete="off"><button>Sign in</button></form></main></body></html>'
-    )
 
 
 # --- small pieces --------------------------------------------------------------------------------
@@ -142,7 +89,7 @@ def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict
     for hit in hits:
         more = extra(hit) if extra else ""
         rows.append(
-            f'<li class="hit" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
+            f'<li class="hit" id="card-{escape(hit["id"])}" tabindex="-1" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
             f'<span class="when">{escape(str(hit.get("created_at", ""))[:16])}</span>'
             f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
         )
@@ -167,13 +114,16 @@ def new_request_id() -> str:
     return "ui-" + secrets.token_hex(8)
 
 
-def edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str) -> str:
+def edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str, what: str = "") -> str:
+    """A form posting one edit; `what` (a task's name) is said after the button's word to screen
+    readers, which heard four identical "Move" buttons on a board."""
+    said = escape(button) + (hidden(" " + what) if what else "")
     return (
         f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">'
         f'<input type="hidden" name="i" value="{escape(initiative)}">'
         f'<input type="hidden" name="op" value="{op}"><input type="hidden" name="node" value="{escape(node)}">'
         f'<input type="hidden" name="back" value="{escape(back)}">'
-        f'<input type="hidden" name="request_id" value="{new_request_id()}">{fields}<button>{escape(button)}</button></form>'
+        f'<input type="hidden" name="request_id" value="{new_request_id()}">{fields}<button>{said}</button></form>'
     )
 
 
@@ -198,12 +148,11 @@ async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str 
             f'<tr class="initiative" data-name="{escape(name)}"><td><a href="{escape(url("/graph", i=name))}">{escape(name)}</a></td>'
             f"<td>{counts.get('total', 0)}</td><td>{counts.get('operational', 0)}</td><td>{counts.get('archival', 0)}</td>"
             f"<td>{escape(str(item.get('last_activity') or '')[:19])}</td>"
-            f'<td><a href="{escape(url("/board", i=name))}">board</a> · <a href="{escape(url("/timeline", i=name))}">timeline</a>'
-            f' · <a href="{escape(url("/reviews", i=name))}">reviews</a> · <a href="{escape(url("/rules", i=name))}">rules</a></td></tr>'
+            f"<td>{' · '.join(_view_link(view, name) for view in ('board', 'timeline', 'reviews', 'rules'))}</td></tr>"
         )
     body = (
         '<table class="initiatives"><thead><tr><th>initiative</th><th>nodes</th><th>operational</th>'
-        f"<th>archival</th><th>last activity</th><th></th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>archival</th><th>last activity</th><th>views</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         if rows
         else '<p class="empty">no initiative yet</p>'
     )
@@ -215,6 +164,12 @@ async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str 
             f'<p class="paging"><a id="next-page" href="{escape(nxt)}">less active →</a></p>'
         )
     return "Initiatives", body, None
+
+
+def _view_link(view: str, initiative: str) -> str:
+    """A view's link in the initiatives table: "board", its initiative said to screen readers (each
+    word was there once per initiative, each time going elsewhere)."""
+    return f'<a href="{escape(url("/" + view, i=initiative))}">{view}{hidden(" of " + initiative)}</a>'
 
 
 async def _node_total(call: Call, initiative: str) -> int | None:
@@ -311,6 +266,7 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
         f'<p class="mode">{escape(mode)}</p>{form}{said}'
         f'<p class="legend">{graph.legend(piece.types)}<span class="swatch dashed">superseded / refuted</span></p>'
         f'<div class="graph-box">{graph.svg(piece, link, focus)}</div><p class="paging">{" ".join(paging)}</p>'
+        f"{graph.as_text(piece, link)}"
     )
     return f"Graph: {initiative}", body, initiative
 
@@ -351,10 +307,12 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
                 f"{escape(c['label'])}</option>"
                 for c in columns
             )
-            move = edit_form(initiative, "move", back, f'<select name="status">{choices}</select>', "Move", task["id"])
+            name = str(task.get("name") or task["id"])
+            select = f'<select name="status" aria-label="Move {escape(name)} to">{choices}</select>'
+            move = edit_form(initiative, "move", f"{back}#card-{task['id']}", select, "Move", task["id"], name)
             late = ' <span class="state">overdue</span>' if task["id"] in overdue else ""
             cards.append(
-                f'<li class="card" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
+                f'<li class="card" id="card-{escape(task["id"])}" tabindex="-1" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
                 f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
             )
         more = found["data"]["total"] - len(cards)
@@ -396,18 +354,21 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
 
     def close(hit: dict[str, Any]) -> str:
         notes = reasons.get(hit["id"]) or []
+        name = str(hit.get("name") or hit["id"])
         why = "".join(
-            f'<li class="reason"><a href="{escape(url("/node", i=initiative, id=n))}">review</a>: '
+            f'<li class="reason"><a href="{escape(url("/node", i=initiative, id=n))}">review{hidden(" of " + name)}</a>: '
             f"{escape(_short(said.get(n, n)))}</li>"
             for n in notes
         )
         form = edit_form(
             initiative,
             "close",
-            back,
-            '<input name="resolution" placeholder="how it was resolved (optional)">',
+            f"{back}#card-{hit['id']}",
+            f'<input name="resolution" aria-label="How the review of {escape(name)} was resolved (optional)" '
+            'placeholder="how it was resolved (optional)">',
             "Close review",
             hit["id"],
+            name,
         )
         return f'<ul class="reasons">{why}</ul>{form}'
 
