@@ -218,7 +218,11 @@ class Settings:
             busy_timeout_ms=_integer(env, "KAERU_BUSY_TIMEOUT_MS", 30_000),
             pg_statement_timeout_ms=_integer(env, "KAERU_PG_STATEMENT_TIMEOUT_MS", 30_000),
             search_cache_mb=_integer(env, "KAERU_SEARCH_CACHE_MB", 64),
-            export_root=Path(env["KAERU_EXPORT_ROOT"]) if env.get("KAERU_EXPORT_ROOT") else None,
+            # Expanded as KAERU_VAULT is: a client passes `env` without a shell, and `~/exports`
+            # was a folder named `~` under the server's working directory.
+            export_root=expanded(env["KAERU_EXPORT_ROOT"], "KAERU_EXPORT_ROOT")
+            if env.get("KAERU_EXPORT_ROOT")
+            else None,
             hygiene=_flag(env, "KAERU_HYGIENE", False),
             semantic=_flag(env, "KAERU_SEMANTIC", False),
             text=env.get("KAERU_TEXT", "compact").strip().lower(),

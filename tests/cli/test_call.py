@@ -4,6 +4,7 @@ agent is answered (same validation, replay, compare-and-set and envelope), on bo
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,25 @@ def test_a_call_from_the_terminal_needs_no_mcp_sdk(vault: VaultSpec) -> None:
     assert not sdk, sdk
     refused = kaeru(vault, "call", "note", "-a", "initiative=sdk", as_json=True)
     assert refused.code == 2 and valid_envelope(refused, "note", "mutation", "rejected")["issues"][0]["field"] == "text"
+
+
+def test_an_export_root_given_with_a_tilde_is_the_home_folder(tmp_path: Path) -> None:
+    """A client passes `env` without a shell: `KAERU_EXPORT_ROOT=~/exports` wrote into a folder
+    named `~` under the server's working directory (found on a fresh machine, from the README)."""
+    home = tmp_path / "home"
+    (home / "exports").mkdir(parents=True)
+    env = {"KAERU_VAULT": str(tmp_path / "vault"), "KAERU_EXPORT_ROOT": "~/exports", "HOME": str(home)}
+    assert kaeru(env, "note", "-i", "t", "a note to export").code == 0
+    # Run from the test's own folder: where a `~` folder would be made by the old reading.
+    chdir = ("env", f"--chdir={tmp_path}")
+    done = kaeru(env, "call", "archive", "-a", "action=export", "-a", "path=all.amg", prefix=chdir)
+    assert done.code == 0, done.stderr
+    assert (home / "exports" / "all.amg").exists() and not (tmp_path / "~").exists()
+
+
+def test_call_context_at_a_vault_that_is_not_there_creates_none(tmp_path: Path) -> None:
+    """`kaeru context` at a mistyped `--vault` says so and creates nothing; `kaeru call context`
+    created a vault there and answered "no initiative named …" (decision 196's very case)."""
+    done = kaeru({"KAERU_VAULT": str(tmp_path / "typo")}, "call", "context", "-a", "initiative=webshop")
+    assert done.code != 0 and "there is no vault at" in done.stderr
+    assert not (tmp_path / "typo").exists()

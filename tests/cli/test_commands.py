@@ -149,7 +149,15 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     assert missing_human.code == 2 and "not_found" in missing_human.stderr
 
     recall = kaeru(vault, "recall", "why herons", "-i", "cli", "--intent", "explain_decision")
-    assert recall.code == 0 and "mascot" in recall.stdout and "(plan " in recall.stderr
+    assert recall.code == 0 and "mascot" in recall.stdout and "(plan " not in recall.stderr
+    explained = kaeru(vault, "recall", "why herons", "-i", "cli", "--explain")
+    assert "(plan " in explained.stderr, "how it searched, when asked why"
+    # Nothing found is said on stderr (it was silence), and stdout stays empty for a script.
+    nothing = kaeru(vault, "search", "zebrafinch", "-i", "cli")
+    assert nothing.code == 0 and nothing.stdout == "" and "(no hits)" in nothing.stderr
+    # A global option after the command is told where it goes (each command's help shows "--json: {…}").
+    late = kaeru(vault, "doctor", "--json")
+    assert late.code == 2 and "--json is a global option: give it before the command" in late.stderr
     envelope = valid_envelope(
         kaeru(vault, "recall", "why herons", "-i", "cli", "--explain", as_json=True), "recall", "read", "ok"
     )

@@ -116,7 +116,9 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     else:
         listed = {t["name"]: t for t in pinned_listing() or []}
         reads = bool(listed.get(tool, {}).get("annotations", {}).get("readOnlyHint"))
-        service = service_of(ctx, existing=reads)
+        # `context` writes only bookkeeping of an initiative that exists (decision 27): a vault that
+        # is not there is refused as for `kaeru context`, not created by a mistyped `--vault`.
+        service = service_of(ctx, existing=reads or tool == "context")
         envelope = _tools(service.rt.settings, service).run(tool, args)
     if wants_json(ctx):
         echo_json(envelope)

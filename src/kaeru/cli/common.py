@@ -111,6 +111,10 @@ class _Context(click.Context):
             interrupted(as_json=wants_json(self))
 
 
+#: The options of `kaeru` itself, which go before the command.
+GLOBAL_OPTIONS = ("--json", "--vault")
+
+
 class KaeruGroup(click.Group):
     """Ends a command that raised a project error with its code and message, never a traceback, one
     whose output could not be written with one line on stderr (module docstring), and one stopped by
@@ -151,6 +155,16 @@ class KaeruGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except click.NoSuchOption as refused:
+            if refused.option_name not in GLOBAL_OPTIONS:
+                raise
+            # `kaeru doctor --json` was "No such option", while each command's help shows "--json: {…}".
+            value = " DIR" if refused.option_name == "--vault" else ""
+            raise click.UsageError(
+                f"{refused.option_name} is a global option: give it before the command "
+                f"(kaeru {refused.option_name}{value} COMMAND …)",
+                ctx=refused.ctx,
+            ) from None
         except KaeruError as error:
             failed = error.code in FAILURES
             fail(ctx, error.code, error.message, EXIT_FAILED if failed else EXIT_REJECTED)

@@ -46,6 +46,8 @@ def show_hits(envelope: dict[str, Any]) -> None:
                 click.echo("    scores: " + " ".join(f"{k}={v:.3g}" for k, v in scores[hit["id"]].items()))
             if hit.get("body"):
                 click.echo("    " + hit["body"].replace("\n", "\n    ")[:2000])
+        if not data["hits"] and not data.get("raw_hits") and envelope["state"] != "rejected":
+            click.echo("(no hits)", err=True)  # said where a person reads it; stdout stays empty for a script
     cov = envelope.get("coverage") or {}
     for omitted in cov.get("omitted", []):
         click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
@@ -227,7 +229,7 @@ def recall(
         if e["data"].get("raw_hits_error"):
             click.echo(f"(sources not searched: {e['data']['raw_hits_error']})", err=True)
         plan = e["data"].get("retrieval_plan") or {}
-        if plan:
+        if plan and explain:  # how it searched, for a person who asked why: not on every answer
             channels = ", ".join(f"{c['name']}={c['weight']}" for c in plan.get("channels", []))
             click.echo(f"(plan {plan.get('plan_hash')}: {channels})", err=True)
 

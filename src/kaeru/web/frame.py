@@ -80,8 +80,9 @@ def login_html(problem: str | None) -> str:
         '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>sign in · kaeru</title>'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body><main class="login">'
-        f"<h1>kaeru</h1>{error}<p>This vault needs a token: the server's <code>KAERU_AUTH_TOKEN</code> or "
-        "a person's token (<code>kaeru token add NAME</code>).</p>"
+        f"<h1>kaeru</h1>{error}<p>This vault needs a token: the sign-in link <code>kaeru ui</code> printed "
+        "(with <code>kaeru serve --http</code>, the server's <code>KAERU_AUTH_TOKEN</code>), or a person's "
+        "token (<code>kaeru token add NAME</code>).</p>"
         f'<form method="post" action="{PREFIX}/login"><label for="token">Token</label> <input type="password" name="token" id="token" '
         'placeholder="token" autocomplete="off"><button>Sign in</button></form></main></body></html>'
     )
