@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -20,7 +22,7 @@ import pytest
 
 from kaeru.storage.pending import RETRY_S
 from tests.backends import drop_vault, new_vault, postgres_admin_url
-from tests.wire.support import LOOPBACK, connect, free_port, structured, subprocess_env
+from tests.wire.support import LOOPBACK, connect, free_port, http_server, structured, subprocess_env, wait_until
 
 pytestmark = [
     pytest.mark.slow,
@@ -42,6 +44,7 @@ def _forwarder(port: int, to: tuple[str, int]) -> Iterator[None]:
     """Listen on `port` and pass every connection on to `to`, both ways, until the block ends."""
     listener = socket.create_server((LOOPBACK, port))
     stopped = threading.Event()
+    held: list[socket.socket] = []
 
     def accept() -> None:
         while not stopped.is_set():
@@ -50,15 +53,22 @@ def _forwarder(port: int, to: tuple[str, int]) -> Iterator[None]:
             except OSError:
                 return
             upstream = socket.create_connection(to)
+            held.extend((client, upstream))
             for a, b in ((client, upstream), (upstream, client)):
                 threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
     try:
         yield
-    finally:
+    finally:  # the database "goes away": nothing listens, and every connection through it is cut
         stopped.set()
+        with suppress(OSError):  # wakes the accept blocked on it (closing alone leaves it listening)
+            listener.shutdown(socket.SHUT_RDWR)
         listener.close()
+        for conn in held:
+            with suppress(OSError):
+                conn.shutdown(socket.SHUT_RDWR)
+            conn.close()
 
 
 def test_a_stdio_server_waits_for_a_database_that_comes_up_after_it(tmp_path: Path) -> None:
@@ -84,4 +94,40 @@ def test_a_stdio_server_waits_for_a_database_that_comes_up_after_it(tmp_path: Pa
     try:
         asyncio.run(session())
     finally:
+        drop_vault(vault)
+
+
+def _health(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=90) as answer:
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_health_says_whether_the_database_answers(tmp_path: Path) -> None:
+    """`/health` answered `ok` while PostgreSQL was gone: a load balancer kept sending calls that
+    could only be answered `unavailable`. It reads the vault: 503 while the database is away."""
+    vault = new_vault("postgres", tmp_path)
+    assert vault.database_url
+    real = urlsplit(vault.database_url)
+    port = free_port()
+    through = urlunsplit(
+        real._replace(netloc=real.netloc.replace(f"{real.hostname}:{real.port}", f"{LOOPBACK}:{port}"))
+    )
+    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "unused"), "KAERU_DATABASE_URL": through})
+    upstream = (str(real.hostname), int(real.port or 5432))
+    first = _forwarder(port, upstream)
+    first.__enter__()
+    try:
+        with http_server(env, tmp_path) as server:
+            assert _health(f"{server.base}/health") == (200, "ok")
+            first.__exit__(None, None, None)  # the database goes away
+            code, said = _health(f"{server.base}/health")
+            assert code == 503 and said.startswith("unavailable:"), (code, said)
+            assert real.hostname not in said and "postgresql" not in said, "no token is asked: nothing of the URL"
+            with _forwarder(port, upstream):  # and comes back
+                wait_until(lambda: _health(f"{server.base}/health")[0] == 200, 90, "health once it is back")
+    finally:
+        first.__exit__(None, None, None)
         drop_vault(vault)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kaeru.config import Settings
+from kaeru.errors import KaeruError
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.addresses import MAX_MESSAGE_BYTES, bare_host, is_loopback, listen, reachable_as, security_settings
 from kaeru.mcp.heap import settle_heap
@@ -30,6 +31,12 @@ if TYPE_CHECKING:
     from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
+
+
+def _vault_answers(store: Any) -> None:
+    """One indexed read of the vault (raises `Unavailable` when its database does not answer)."""
+    with store.read() as session:
+        session.initiative_by_name("")
 
 
 def run_stdio(kaeru: KaeruServer) -> None:
@@ -165,6 +172,13 @@ def http_app(
     )
 
     async def health(_: Any) -> PlainTextResponse:
+        """`ok` when the vault answers a read, else 503: a load balancer kept sending calls to a
+        server whose PostgreSQL was gone, each to be answered `unavailable`. The reason is not said
+        (no token is asked here, and it names the database): `kaeru doctor` says it."""
+        try:
+            await anyio.to_thread.run_sync(_vault_answers, kaeru.store)
+        except KaeruError as exc:
+            return PlainTextResponse(f"{exc.code}: the vault does not answer (kaeru doctor says why)", status_code=503)
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
