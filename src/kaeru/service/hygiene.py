@@ -79,10 +79,6 @@ def decide(
         """A current decision or a slot's holder: what the project knows now, however old."""
         return node.id in holders or (DECISION_TAG in node.tags and not verdicts.get(node.id))
 
-    def recently_demoted(node: Node) -> bool:
-        stamp = node.properties.get("hygiene_demoted_at")
-        return isinstance(stamp, str) and now - parse_ts(stamp) < JOURNAL_AGE
-
     core = [n for n in nodes if n.layer == Layer.CORE]
     for node in core:
         if verdicts.get(node.id):
@@ -107,8 +103,7 @@ def decide(
             node.node_type == NodeType.EPISODE
             and node.layer in ((Layer.HOT,) if was_core else (Layer.HOT, Layer.WARM))
             and support[node.id] == 0
-            and age(node) > JOURNAL_AGE
-            and not recently_demoted(node)
+            and age(node) > JOURNAL_AGE  # a demotion from core is a revision: its 14 days' grace
             and not knowledge(node)
         ):
             after = Layer.WARM if was_core else Layer.COLD  # once chosen for core, never out of recall
