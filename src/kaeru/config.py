@@ -17,6 +17,15 @@ MAX_REPLAY_DAYS = 365_000
 PG_INT_MAX = 2**31 - 1
 
 
+class SettingError(ValueError):
+    """A setting kaeru cannot use. `names` are the variables that hold it, so that `kaeru doctor`
+    can report every bad one and still run its checks with each left at its default."""
+
+    def __init__(self, message: str, *names: str) -> None:
+        super().__init__(message)
+        self.names = names
+
+
 def _integer(env: Mapping[str, str], name: str, default: int) -> int:
     """The whole number in `name`, or `default` when unset; a value that is not one is named."""
     raw = env.get(name, "").strip()
@@ -25,7 +34,7 @@ def _integer(env: Mapping[str, str], name: str, default: int) -> int:
     try:
         return int(raw)
     except ValueError:
-        raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+        raise SettingError(f"{name} must be a whole number, not {raw!r}", name) from None
 
 
 _ON = ("1", "true", "yes", "on")
@@ -40,7 +49,7 @@ def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
         return default
     if raw in _ON or raw in _OFF:
         return raw in _ON
-    raise ValueError(f"{name} must be one of {', '.join(_ON)} (on) or {', '.join(_OFF)} (off), not {raw!r}")
+    raise SettingError(f"{name} must be one of {', '.join(_ON)} (on) or {', '.join(_OFF)} (off), not {raw!r}", name)
 
 
 #: Query parameters of a PostgreSQL URL that hold secrets: the password, and the client key's passphrase.
@@ -120,7 +129,10 @@ def expanded(path: str, name: str) -> Path:
     try:
         return Path(path).expanduser()
     except RuntimeError:
-        raise ValueError(f"{name} starts with ~ but this account has no home directory: give a full path") from None
+        raise SettingError(
+            f"{name} starts with ~ but this account has no home directory: give a full path",
+            *([name] if name.startswith("KAERU_") else []),
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -174,13 +186,35 @@ class Settings:
         try:
             return ZoneInfo(self.timezone)
         except (KeyError, ValueError, OSError) as exc:  # not found (a KeyError), malformed, unreadable
-            raise ValueError(
-                f"KAERU_TIMEZONE must be an IANA time zone name such as Europe/Paris or UTC, not {self.timezone!r}"
+            raise SettingError(
+                f"KAERU_TIMEZONE must be an IANA time zone name such as Europe/Paris or UTC, not {self.timezone!r}",
+                "KAERU_TIMEZONE",
             ) from exc
 
     @property
     def sqlite_path(self) -> Path:
         return self.vault_dir / "vault.sqlite3"
+
+    @classmethod
+    def despite(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> tuple[Settings, list[SettingError]]:
+        """The settings with every unusable variable left at its default, and what was wrong with
+        each: for `kaeru doctor`, which reports them all and still checks the vault, where every
+        other command stops at the first (a bad KAERU_HYGIENE made the doctor itself refuse to run).
+
+        Raises:
+            ValueError: a problem no variable can be dropped for (no home for the default vault).
+        """
+        remaining = dict(os.environ if env is None else env)
+        problems: list[SettingError] = []
+        while True:
+            try:
+                return cls.from_env(remaining, **overrides), problems
+            except SettingError as exc:
+                if not any(name in remaining for name in exc.names):
+                    raise
+                problems.append(exc)
+                for name in exc.names:
+                    remaining.pop(name, None)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -235,33 +269,45 @@ class Settings:
 
     def validate(self) -> None:
         if self.text not in ("compact", "json"):
-            raise ValueError("KAERU_TEXT must be compact or json")
+            raise SettingError("KAERU_TEXT must be compact or json", "KAERU_TEXT")
         if self.secret_policy not in SECRET_POLICIES:
-            raise ValueError(f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}")
+            raise SettingError(
+                f"KAERU_SECRET_POLICY must be one of {', '.join(SECRET_POLICIES)}", "KAERU_SECRET_POLICY"
+            )
         if not 1 <= self.replay_days <= MAX_REPLAY_DAYS:
             # Past a thousand years the cut-off falls before the calendar and every write failed.
-            raise ValueError(f"KAERU_REPLAY_DAYS must be 1 to {MAX_REPLAY_DAYS} (a thousand years: keep them all)")
+            raise SettingError(
+                f"KAERU_REPLAY_DAYS must be 1 to {MAX_REPLAY_DAYS} (a thousand years: keep them all)",
+                "KAERU_REPLAY_DAYS",
+            )
         if (self.tls_cert is None) != (self.tls_key is None):
-            raise ValueError("KAERU_TLS_CERT and KAERU_TLS_KEY (--tls-cert, --tls-key) go together")
+            raise SettingError(
+                "KAERU_TLS_CERT and KAERU_TLS_KEY (--tls-cert, --tls-key) go together",
+                "KAERU_TLS_CERT",
+                "KAERU_TLS_KEY",
+            )
         if not 0 <= self.http_port <= 65535:
-            raise ValueError("KAERU_PORT must be a port number, 0 to 65535")
+            raise SettingError("KAERU_PORT must be a port number, 0 to 65535", "KAERU_PORT")
         if self.busy_timeout_ms < 0:
-            raise ValueError("KAERU_BUSY_TIMEOUT_MS must be 0 or more")
+            raise SettingError("KAERU_BUSY_TIMEOUT_MS must be 0 or more", "KAERU_BUSY_TIMEOUT_MS")
         if not 0 <= self.search_cache_mb <= 1 << 20:
-            raise ValueError("KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576")
+            raise SettingError("KAERU_SEARCH_CACHE_MB must be 0 (no copies) to 1048576", "KAERU_SEARCH_CACHE_MB")
         if not 0 <= self.pg_statement_timeout_ms <= PG_INT_MAX:
             # PostgreSQL's settings are 32-bit: a larger one failed every connection, said only as
             # a pool timeout 30 s later.
-            raise ValueError(f"KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) to {PG_INT_MAX}")
+            raise SettingError(
+                f"KAERU_PG_STATEMENT_TIMEOUT_MS must be 0 (no timeout) to {PG_INT_MAX}", "KAERU_PG_STATEMENT_TIMEOUT_MS"
+            )
         if self.timezone:
             self.zone()  # raises for a name the system's time zone database lacks
         if self.database_url and not self.database_url.startswith(("postgresql://", "postgres://")):
-            raise ValueError("KAERU_DATABASE_URL must be a postgresql:// URL")
+            raise SettingError("KAERU_DATABASE_URL must be a postgresql:// URL", "KAERU_DATABASE_URL")
         if self.database_url and _misread_password(self.database_url):
             # libpq ends the user part at the first `@` and the host at the first `/` or `?`: the
             # rest of such a password was read as a host, port or database, and shown in its
             # errors, the doctor's report and `setup`'s client files.
-            raise ValueError(
+            raise SettingError(
                 "KAERU_DATABASE_URL holds an '@' that does not end its user part: a password with '@', '/', '?', "
-                "':' or '%' must be percent-encoded in the URL (%40, %2F, %3F, %3A, %25)"
+                "':' or '%' must be percent-encoded in the URL (%40, %2F, %3F, %3A, %25)",
+                "KAERU_DATABASE_URL",
             )

@@ -301,6 +301,24 @@ def test_every_problem_at_once_is_named(vault: VaultSpec) -> None:
     assert "unhealthy: " in human and "fulltext" in human.splitlines()[-1] and "http" in human.splitlines()[-1]
 
 
+def test_settings_kaeru_cannot_use_are_all_named_and_the_vault_still_checked(vault: VaultSpec) -> None:
+    """The doctor is where a user goes when kaeru refuses to start: a bad KAERU_HYGIENE made it refuse
+    too (a usage error naming only the first bad variable). It names every one, says how to fix it,
+    fails, and still checks the vault; every other command still refuses, naming the variable."""
+    _populated(vault)
+    bad = {"KAERU_HYGIENE": "maybe", "KAERU_REPLAY_DAYS": "0", "KAERU_TIMEZONE": "Mars/Olympus"}
+    code, checks, human = _doctor(vault, **bad)
+    assert code == 1 and _failed(checks) == {"settings"}
+    for name in bad:
+        assert name in checks["settings"]["summary"] and name in checks["settings"]["fix"]
+    assert "not 'maybe'" in checks["settings"]["summary"]
+    assert checks["vault"]["status"] == "ok" and "found" in checks["search"]["summary"]
+    assert "Usage:" not in human
+    refused = kaeru(vault, "search", "heron", "-i", "doc", KAERU_HYGIENE="maybe")
+    assert refused.code == 2 and "KAERU_HYGIENE must be one of" in refused.stderr
+    assert "Usage:" not in refused.stderr and "kaeru doctor" in refused.stderr
+
+
 def test_a_vault_too_damaged_to_read_is_said_not_a_traceback(tmp_path: Path) -> None:
     """Found in review: `PRAGMA quick_check` itself raised on a file with pages overwritten, and the
     doctor — whose subject is exactly such a file — ended in a traceback. So did `kaeru backup`."""

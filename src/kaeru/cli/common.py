@@ -37,7 +37,7 @@ import click
 
 from kaeru import __version__
 from kaeru.cli.interrupt import interrupted
-from kaeru.config import Settings, expanded
+from kaeru.config import SettingError, Settings, expanded
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import Store
@@ -196,8 +196,12 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
         ctx.obj["settings"] = Settings.from_env(**overrides)
     except ValueError as exc:
         # Said by the first command that needs the settings (`settings_of`): a `--help` needs none,
-        # nor `setup --path` where the only trouble is a missing home (decision 189).
+        # nor `setup --path` where the only trouble is a missing home (decision 189), and the
+        # doctor reports each bad one and checks the vault without them (decision 341).
         ctx.obj["settings_error"] = exc
+        if isinstance(exc, SettingError) and exc.names:
+            with contextlib.suppress(ValueError):
+                ctx.obj["settings_despite"] = Settings.despite(**overrides)
 
 
 def complete_initiative(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[str]:
@@ -239,10 +243,19 @@ def initiatives_option(help_text: str) -> Callable[[Any], Any]:
     )
 
 
+class BadSetting(click.ClickException):
+    """A setting in the environment kaeru cannot use: said as itself, not as a misused command line
+    (click's usage text above it sent people to `--help`), with exit status 2 as before."""
+
+    exit_code = 2
+
+
 def settings_of(ctx: click.Context) -> Settings:
     obj = ctx.find_root().obj
     if "settings" not in obj:
-        raise click.UsageError(str(obj.get("settings_error", "no settings")))
+        error = obj.get("settings_error", "no settings")
+        hint = " (a setting in the environment: correct or unset it; `kaeru doctor` lists every one)"
+        raise BadSetting(f"{error}{hint if isinstance(error, SettingError) and error.names else ''}")
     settings: Settings = obj["settings"]
     return settings
 

@@ -27,13 +27,16 @@ def doctor(ctx: click.Context) -> None:
     from kaeru.service.doctor import diagnose
     from kaeru.storage.factory import open_health
 
+    despite = ctx.find_root().obj.get("settings_despite")  # settings kaeru cannot use: said, and set aside
+    settings, unusable = despite if despite else (settings_of(ctx), [])
     report = diagnose(
-        settings_of(ctx),
+        settings,
         version=__version__,
         semantic_installed=semantic.available(),
         is_loopback=is_loopback,
         open_health=open_health,
         load_semantic=semantic.load_model,
+        unusable=unusable,
     )
     if wants_json(ctx):
         echo_json(report.as_json())

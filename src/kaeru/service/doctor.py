@@ -10,18 +10,27 @@ when it is not `ok`, what to do. `fail` means something is wrong (the command ex
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from kaeru.config import Settings
+from kaeru.config import SettingError, Settings
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.service.embedding import node_text, text_digest
-from kaeru.service.settings_checks import FAIL, OK, SKIP, WARN, Check, http_check, semantic_check
+from kaeru.service.settings_checks import (
+    FAIL,
+    OK,
+    SKIP,
+    WARN,
+    Check,
+    http_check,
+    semantic_check,
+    unusable_settings_check,
+)
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 from kaeru.storage.migrate import VaultUnusable
@@ -90,6 +99,7 @@ def diagnose(
     is_loopback: Callable[[str], bool],
     open_health: Callable[[Settings], VaultHealth],
     load_semantic: Callable[[], str] | None = None,
+    unusable: Sequence[SettingError] = (),
 ) -> Report:
     """Every check, in order; the vault checks stop at the first that makes the rest meaningless.
     `load_semantic` loads the semantic model and returns its id (raises when it cannot): with
@@ -98,7 +108,7 @@ def diagnose(
     vault: dict[str, Any] = (
         {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
     )
-    checks: list[Check] = []
+    checks: list[Check] = [unusable_settings_check(unusable)] if unusable else []
     vault_tokens = False
     opened = False
     try:

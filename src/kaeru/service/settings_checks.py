@@ -1,14 +1,14 @@
 """The doctor's check record, and its checks of the settings rather than the vault: whether the
-semantic extra is usable, and whether `kaeru serve --http` would expose the vault (service/doctor.py
-runs them with the vault's)."""
+semantic extra is usable, whether `kaeru serve --http` would expose the vault, and the settings kaeru
+could not use at all (service/doctor.py runs them with the vault's)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from kaeru.config import Settings
+from kaeru.config import SettingError, Settings
 from kaeru.errors import KaeruError
 from kaeru.service.embedding import EXTRA_INSTALL
 
@@ -24,6 +24,19 @@ class Check:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def unusable_settings_check(problems: Sequence[SettingError]) -> Check:
+    """One failed check naming every variable that holds a value kaeru cannot use (the doctor's other checks
+    ran as if each were unset, which is what every other command refuses to do)."""
+    names = ", ".join(name for problem in problems for name in problem.names)
+    return Check(
+        "settings",
+        FAIL,
+        "; ".join(str(problem) for problem in problems),
+        f"correct or unset {names}: every other command refuses to start until then (the checks below ran "
+        "without them)",
+    )
 
 
 def semantic_check(settings: Settings, installed: bool, load: Callable[[], str] | None) -> tuple[Check, str | None]:
