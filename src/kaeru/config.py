@@ -169,7 +169,8 @@ class Settings:
     #: drops both, so clients that prefer structured output show their model the compact text).
     structured: bool = True
     #: The IANA time zone whose calendar "today" is in (KAERU_TIMEZONE): the day a task is
-    #: overdue, a reminder due, a rule still in force. Empty: the machine's own (decision 188).
+    #: overdue, a reminder due, a rule still in force, the day a bare date names and the zone of a
+    #: time written without an offset. Empty: the machine's own (decisions 188, 342).
     timezone: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

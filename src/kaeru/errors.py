@@ -127,6 +127,11 @@ ISSUE_CODES: dict[str, str] = {
         "Warning: KAERU_SEMANTIC=1, but the semantic channel could not run (its extra is missing, or "
         "its model did not load: the message says which); this recall used the lexical channels only."
     ),
+    "already_ended": (
+        "Warning: a rule's `applicability.through` day has already ended on the user's calendar "
+        "(KAERU_TIMEZONE): it was stored, but `context` and `recall` will not give it as in force. If "
+        "the date was a slip, `revise` its applicability."
+    ),
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

@@ -177,6 +177,13 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     assert any(item["name"] == "mascot" for s in envelope["data"]["sections"] for item in s["items"])
     small = kaeru(vault, "context", "-i", "cli", "--budget", "1", as_json=True)
     assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]
+    # A person reading the re-entry sees what the model's text says of a task: its due day, and
+    # that it is overdue (it was a name and a body like any other).
+    kaeru(vault, "call", "task", "-a", "initiative=cli", "-a", "text=pay the invoice", "-a", "due=2020-01-01")
+    kaeru(vault, "call", "task", "-a", "initiative=cli", "-a", "text=renew the domain", "-a", "due=2099-01-01")
+    tasks = kaeru(vault, "context", "-i", "cli").stdout
+    assert "[open · due 2020-01-01 · OVERDUE]: pay the invoice" in tasks, tasks
+    assert "[open · due 2099-01-01]: renew the domain" in tasks
 
 
 def test_recall_filters_from_the_terminal(vault: VaultSpec) -> None:

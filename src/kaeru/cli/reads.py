@@ -268,9 +268,19 @@ def context(ctx: click.Context, name: str | None, initiative: str | None, task: 
             if not section["items"]:
                 continue
             click.echo(f"== {section['name']} ({section['total']})")
+            overdue = set(section.get("overdue", []))
             for item in section["items"]:
                 body = (item.get("body") or "").replace("\n", " ")[:160]
-                click.echo(f"  {item['name']}: {body}")
+                # What the model's text says of a task, said to a person too: a six-year-late task
+                # was a name and a body like any other (decision 342).
+                due = (item.get("properties") or {}).get("due")
+                marks = [
+                    item.get("status"),
+                    f"due {due}" if due else None,
+                    "OVERDUE" if item["id"] in overdue else None,
+                ]
+                shown = " · ".join(str(m) for m in marks if m)
+                click.echo(f"  {item['name']}{f' [{shown}]' if shown else ''}: {body}")
         for omitted in e["coverage"]["omitted"]:
             click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
 

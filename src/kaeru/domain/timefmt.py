@@ -11,8 +11,10 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 _RELATIVE = re.compile(
     r"^\s*(\d+)\s*(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|w|weeks?)(?:\s*ago)?\s*$", re.IGNORECASE
 )
-#: A calendar day, `YYYY-MM-DD`.
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: A calendar day, `YYYY-MM-DD` (ASCII digits: `\\d` also matches full-width ones, which no parser reads).
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: A week with no day (`2026-W10`): ISO 8601 parsers read it as its Monday, which no one meant.
+_WEEK = re.compile(r"[0-9]{4}-?W[0-9]{2}", re.IGNORECASE)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 #: What a value that is no moment is told to be instead.
 MOMENT_FORMS = (
@@ -44,15 +46,17 @@ def parse_ts(text: str) -> datetime:
 _SHORT_YEAR = re.compile(r"^(\d{1,3})-\d{2}-\d{2}T")
 
 
-def parse_moment(text: str, now: datetime, day_start: bool = False) -> datetime:
-    """An `at`/`as_of` value: RFC 3339, a date (its end, UTC: as it was that day; with `day_start`,
-    its start: a window from that day on, decision 285), or a time ago like `5m`, `2d ago`.
+def parse_moment(text: str, now: datetime, day_start: bool = False, zone: tzinfo | None = UTC) -> datetime:
+    """An `at`/`as_of`/`since`/`until`/`occurred_at` value: RFC 3339, a date (its end: as it was
+    that day; with `day_start`, its start: a window from that day on, decision 285), or a time ago
+    like `5m`, `2d ago`. A date is a day on the calendar of `zone` and a time without an offset a
+    wall time there — the user's (None: the machine's own zone; decision 342) — as a due date is.
 
     Raises:
         ValueError: the text is none of these, or names a moment outside years 1–9999 (in UTC).
     """
     try:
-        return _moment(text, now, day_start)
+        return _moment(text, now, day_start, zone)
     except OverflowError as exc:  # `10000000d` ago, or 9999-12-31T23:59-05:00 (past 9999 in UTC)
         raise ValueError(f"{text.strip()!r} is outside the years 1 to 9999 (UTC)") from exc
 
@@ -61,17 +65,13 @@ def parse_moment(text: str, now: datetime, day_start: bool = False) -> datetime:
 _EARLIEST_ZONE = timedelta(hours=14)
 
 
-def parse_occurred(text: str, now: datetime) -> datetime:
+def parse_occurred(text: str, now: datetime, zone: tzinfo | None = UTC) -> datetime:
     """When something happened (`occurred_at`): `parse_moment`'s moment, except that a date which has
-    begun somewhere (its day starts at most `_EARLIEST_ZONE` after now) but not ended in UTC is
-    today for its writer, so it is now — its end lies ahead, and a note written later today would
-    rank as older (decision 286)."""
-    moment = parse_moment(text, now)
-    if (
-        moment > now
-        and _DATE.fullmatch(text.strip())
-        and parse_moment(text, now, day_start=True) <= now + _EARLIEST_ZONE
-    ):
+    begun somewhere (its day starts at most `_EARLIEST_ZONE` after now) but not ended is today for
+    its writer, so it is now — its end lies ahead, and a note written later today would rank as
+    older (decision 286)."""
+    moment = parse_moment(text, now, zone=zone)
+    if moment > now and _is_day(text) and parse_moment(text, now, True, zone) <= now + _EARLIEST_ZONE:
         return now
     return moment
 
@@ -81,26 +81,47 @@ def is_time_ago(text: str) -> bool:
     return _RELATIVE.match(text) is not None
 
 
-def _moment(text: str, now: datetime, day_start: bool) -> datetime:
+def _is_day(text: str) -> bool:
+    """Whether `text` is a calendar day with no time: `2026-03-03`, and the other ISO 8601 spellings
+    of one (`20260303`, `2026-W10-2`) — which were read as that day's first moment in UTC."""
+    cleaned = text.strip()
+    if not cleaned.isascii() or _WEEK.fullmatch(cleaned):
+        return False
+    try:
+        date.fromisoformat(cleaned)
+    except ValueError:
+        return False
+    return True
+
+
+def _midnight(day: date, zone: tzinfo | None) -> datetime:
+    """The first moment of `day` on the calendar of `zone` (None: the machine's own)."""
+    naive = datetime(day.year, day.month, day.day)
+    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+
+
+def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> datetime:
     if text.strip().lower() == "now":  # `read --at now` was refused: the moment the call is made
         return now
     rel = _RELATIVE.match(text)
     if rel:
         return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})
     cleaned = text.strip()
-    if _DATE.fullmatch(cleaned):
-        day = date.fromisoformat(cleaned)
-        if day_start:
-            return datetime(day.year, day.month, day.day, tzinfo=UTC)
-        return datetime(day.year, day.month, day.day, 23, 59, 59, 999999, tzinfo=UTC)
-    if cleaned.endswith(("z", "Z")):
-        cleaned = cleaned[:-1] + "+00:00"
     try:
+        if _is_day(cleaned):
+            day = date.fromisoformat(cleaned)
+            if day_start:
+                return _midnight(day, zone).astimezone(UTC)
+            return (_midnight(day + timedelta(days=1), zone) - timedelta(microseconds=1)).astimezone(UTC)
+        if not cleaned.isascii() or _WEEK.fullmatch(cleaned) or _DATE.fullmatch(cleaned):
+            raise ValueError("not ISO 8601 in ASCII digits" if not cleaned.isascii() else "not a calendar day")
+        if cleaned.endswith(("z", "Z")):
+            cleaned = cleaned[:-1] + "+00:00"
         moment = datetime.fromisoformat(cleaned)
-    except ValueError as exc:
+    except ValueError as exc:  # Python's own words ("Invalid isoformat string") tell a caller nothing
         raise ValueError(f"{text.strip()!r} is not a moment: give {MOMENT_FORMS}") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
+    if moment.tzinfo is None:  # a wall time: the user's, as a due time without an offset is
+        moment = moment.replace(tzinfo=zone) if zone is not None else moment.astimezone()
     return moment.astimezone(UTC)
 
 
@@ -195,11 +216,7 @@ def _day_bounds(first: date, last: date, zone: tzinfo | None) -> tuple[str, str]
     """The canonical `since`/`until` of the user's days `first`..`last` (their zone's midnights;
     None: the machine's own zone)."""
 
-    def midnight(day: date) -> datetime:
-        naive = datetime(day.year, day.month, day.day)
-        return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
-
-    return fmt(midnight(first)), fmt(midnight(last + timedelta(days=1)) - timedelta(microseconds=1))
+    return fmt(_midnight(first, zone)), fmt(_midnight(last + timedelta(days=1), zone) - timedelta(microseconds=1))
 
 
 def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = None) -> list[tuple[str, str]]:

@@ -111,7 +111,7 @@ class Service:
         cursors once they expire (nothing stores them now, decision 15.P4), at most once an hour per
         process."""
         now = self.rt.now()
-        if self._purged_at is not None and now - self._purged_at < timedelta(hours=1):
+        if self._purged_at is not None and timedelta(0) <= now - self._purged_at < timedelta(hours=1):
             return
         self._purged_at = now
         with self.rt.store.write() as session:

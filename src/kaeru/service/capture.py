@@ -19,7 +19,7 @@ from kaeru.domain.model import (
 from kaeru.domain.timefmt import fmt, parse_date, parse_occurred
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
-from kaeru.service.outcomes import EvidenceLink
+from kaeru.service.outcomes import EvidenceLink, Issue
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
@@ -79,9 +79,19 @@ def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, An
         out["task"] = task.id
     if "through" in raw:
         try:
-            out["through"] = parse_date(str(raw["through"])).isoformat()
+            through = parse_date(str(raw["through"]))
         except ValueError as exc:
             raise InvalidArgument(str(exc), field=f"{field}.through") from exc
+        out["through"] = through.isoformat()
+        if through < ctx.rt.today():  # a wrong year stored a rule no re-entry would ever deliver
+            ctx.outcome.issues.append(
+                Issue(
+                    "already_ended",
+                    f"{field}.through {through.isoformat()} has already ended (today is {ctx.rt.today().isoformat()}): "
+                    "stored, but never given as in force",
+                    field=f"{field}.through",
+                )
+            )
     return out
 
 
@@ -140,7 +150,7 @@ def note(ctx: WriteContext, request: NoteRequest) -> None:
     created_at = None
     if request.occurred_at is not None:
         try:
-            created_at = fmt(parse_occurred(request.occurred_at, ctx.now))
+            created_at = fmt(parse_occurred(request.occurred_at, ctx.now, ctx.rt.settings.zone()))
         except ValueError as exc:
             raise InvalidArgument(f"occurred_at: {exc}", field="occurred_at") from exc
         properties["occurred_at"] = created_at

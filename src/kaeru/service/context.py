@@ -450,7 +450,9 @@ def run_hygiene(rt: Runtime, initiative: str, *, automatic: bool = False) -> lis
         with rt.store.read() as session:
             scope = session.initiative_by_name(normalise_initiative(initiative))
         last = scope.properties.get(HYGIENE_AT) if scope is not None else None
-        if isinstance(last, str) and rt.now() - parse_ts(last) < AUTOMATIC_HYGIENE_EVERY:
+        # A last pass "in the future" was stamped by a clock that ran ahead: run now, or hygiene
+        # would stay off until that date came round.
+        if isinstance(last, str) and timedelta(0) <= rt.now() - parse_ts(last) < AUTOMATIC_HYGIENE_EVERY:
             return moved
 
     def body(ctx: Any) -> None:

@@ -208,7 +208,7 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
     moment = None
     if request.as_of is not None:
         try:
-            moment = fmt(parse_moment(request.as_of, rt.now()))
+            moment = fmt(parse_moment(request.as_of, rt.now(), zone=rt.settings.zone()))
         except ValueError as exc:
             raise InvalidArgument(f"as_of: {exc}", field="as_of") from exc
     with rt.store.read() as session:

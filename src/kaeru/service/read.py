@@ -31,7 +31,7 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
     moment: str | None = None
     if request.at is not None:
         try:
-            moment = fmt(parse_moment(request.at, rt.now()))
+            moment = fmt(parse_moment(request.at, rt.now(), zone=rt.settings.zone()))
         except ValueError as exc:
             raise InvalidArgument(f"at: {exc}", field="at") from exc  # the forms it takes are in `exc`
     with rt.store.read() as session:
@@ -45,9 +45,18 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
         if moment is not None and ref.id:
             # A past read may name a node forgotten since: look it up by id without the liveness rule.
             node = session.node_at(ref.id, moment)
+        current = None
         if node is None:
             current = resolve_node(session, request.node, scope, "node", ref)
             node = session.node_at(current.id, moment) if moment is not None else current
+        if node is None and current is not None and current.created_at <= (moment or ""):
+            # Back-dated (`occurred_at`, an import): it happened before `at` but was recorded after,
+            # and "did not exist" read as lost data to someone who had imported old conversations.
+            raise NotFound(
+                f"the node was not yet recorded at {moment} (`at` is when kaeru recorded it; it happened at "
+                f"{current.created_at}): read it without `at`",
+                field="at",
+            )
         if node is None or (moment is not None and node.retracted):
             raise NotFound(f"the node did not exist (or was forgotten) at {moment}", field="at")
         if moment is not None:  # a past read by id skipped `resolve_node`, which checks the grants

@@ -40,8 +40,9 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
     for key, raw in (("since", request.since), ("until", request.until)):
         if raw is not None:
             try:
-                # A date is a whole day: `since` its start, `until` its end (decision 285).
-                moments[key] = fmt(parse_moment(raw, rt.now(), day_start=key == "since"))
+                # A date is a whole day of the user's calendar: `since` its start, `until` its end
+                # (decisions 285, 342).
+                moments[key] = fmt(parse_moment(raw, rt.now(), key == "since", rt.settings.zone()))
             except ValueError as exc:
                 raise InvalidArgument(f"{key}: {exc}", field=key) from exc
     if request.anchor is not None and request.query is not None:

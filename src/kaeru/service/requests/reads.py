@@ -53,7 +53,7 @@ class ReadRequest(Request):
     node: Ref = Field(description="Its id or exact name, or {initiative, name}.")
     at: Text | None = Field(
         None,
-        description="As it was then: RFC 3339, a date, or an offset like 2h, 3d.",
+        description="As kaeru had recorded it then: RFC 3339, a date, or an offset like 2h, 3d.",
     )
     body_offset: int = Field(0, ge=0, description="Start the body at this character (paging).")
     neighbours: bool = Field(False, description="Also return its edges, both ways (as of `at`).")
