@@ -344,3 +344,20 @@ def test_hygiene_reports_are_no_recall_hits(call: Call, timed: Service, clock: C
     assert default["coverage"]["omitted"] == [{"section": "hits", "count": 1, "reason": "stale"}]
     asked = call("recall", initiatives=["h"], query="ledger export job", tags=["kind:hygiene"], include_stale=True)
     assert len(asked["data"]["hits"]) == 1 and asked["data"]["hits"][0]["id"] != aside
+
+
+def test_a_look_at_one_section_leaves_the_report_for_the_agents_re_entry(
+    call: Call, timed: Service, clock: Clock
+) -> None:
+    """The web viewer's board and rules pages read `context` for one section and never show its
+    notices: that read marked hygiene's report as shown, so a person opening the board used up the
+    report the agent's next re-entry was to give. A report is marked shown by a whole re-entry."""
+    aside = call("note", initiative="h", text="Profiled the ledger export job.")["data"]["primary"]["id"]
+    clock.advance(days=15)
+    assert [m.node_id for m in timed.hygiene("h")] == [aside]
+    for section in ("tasks", "rules", "reviews"):
+        looked = call("context", initiative="h", sections=[section])
+        assert any(aside in n for n in looked["data"]["notices"])
+    reentry = call("context", initiative="h")
+    assert any(aside in n for n in reentry["data"]["notices"]), "the agent still gets it"
+    assert call("context", initiative="h")["data"]["notices"] == [], "once"

@@ -386,9 +386,12 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             v.node.id for s in sections if s.name == "reminders" for v in s.views if seen_day(scope, v.node) is None
         ]
         reminding = {n.id: n.properties["reminder"]["after"] for n in attention if "reminder" in n.properties}
-    if to_stamp or reports:
-        _stamp(rt, name, {i: reminding[i] for i in to_stamp}, [r.id for r in reports], today.isoformat(), actor)
-        notices.extend(r.body or "" for r in reports)
+    # Hygiene's report is marked shown by a whole re-entry only: a look at some sections (the web
+    # viewer's board and rules pages, which show no notices) left the agent's next re-entry without it.
+    shown = [r.id for r in reports] if not requested else []
+    if to_stamp or shown:
+        _stamp(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
+    notices.extend(r.body or "" for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)
 
 
