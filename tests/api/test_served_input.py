@@ -187,3 +187,21 @@ def test_the_server_still_refuses_what_only_the_hint_accepts(
     for schema in (spec.output_schema, output_for(tool, spec.kind)):
         assert _judge(schema).is_valid(envelope)
     assert spec.parser.schema == input_for(tool) != spec.served_input_schema
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field", "said"),
+    [
+        ({"tags": [f"tag{i:03d}-" + "x" * 40 for i in range(65)]}, "tags", "is too long: at most 64 items (65 given)"),
+        ({"name": "n" * 600}, "name", "is too long: at most 200 characters (600 given)"),
+        ({"tags": ["t" * 300]}, "tags.0", "is too long: at most 128 characters (300 given)"),
+    ],
+)
+def test_a_value_past_its_bound_is_refused_with_the_bound(
+    service: Service, arguments: dict[str, Any], field: str, said: str
+) -> None:
+    """jsonschema echoes the value first and the reason last, and the message was cut at 500
+    characters: 65 long tags were refused with a list cut mid-word, no "too long" and no 64."""
+    envelope = build_server(service).registry.run("note", {"initiative": "p", "text": "t", **arguments})
+    [issue] = envelope["issues"]
+    assert (issue["field"], issue["message"]) == (field, f"{field}: {said}")

@@ -227,3 +227,22 @@ def test_a_node_holding_two_slots_is_shown_once(call: Call) -> None:
     slots = next(s for s in call("context", initiative="p")["data"]["sections"] if s["name"] == "slots")
     assert [i["id"] for i in slots["items"]] == [node] and slots["total"] == 1
     assert slots["holders"] == {"entrypoint": node, "handoff": node}
+
+
+def test_overdue_tasks_and_slot_holders_are_named_as_far_as_they_are_shown(call: Call) -> None:
+    """The overdue ids and the slots' holders were listed whole whatever the budget: 2,000 overdue
+    tasks made an 87 KB answer showing 30 of them, 1,000 slots a 50,000-character line. They name
+    what the bundle shows, and say how many there are."""
+    for n in range(60):  # more than the bundle shows (tasks' 30, and warm's 15)
+        call("task", initiative="late", text=f"late task {n}", due="2020-01-01")
+    late = call("context", initiative="late")["data"]["sections"]
+    tasks = next(s for s in late if s["name"] == "tasks")
+    assert tasks["overdue_total"] == 60
+    assert tasks["overdue"] and set(tasks["overdue"]) <= {i["id"] for s in late for i in s["items"]}
+    assert len(tasks["overdue"]) < 60
+    for n in range(60):
+        call("note", initiative="held", text=f"holder {n} " + "words " * 300, options={"slot": f"slot-{n}"})
+    answer = call("context", initiative="held", budget_chars=4000)
+    slots = next(s for s in answer["data"]["sections"] if s["name"] == "slots")
+    assert slots["slots_total"] == 60 and 0 < len(slots["holders"]) < 60
+    assert set(slots["holders"].values()) <= {i["id"] for s in answer["data"]["sections"] for i in s["items"]}

@@ -105,10 +105,35 @@ def _message(error: ValidationError) -> str:
         missing = sorted({q for e in _leaves(error) if e.validator == "required" for q in e.message.split("'")[1::2]})
         return f"{where}: needs at least one of {', '.join(missing)}"
     if leaf.validator == "oneOf":
-        return f"{where}: {leaf.message[:300]} — it must match exactly one accepted shape (see the input schema)"
+        return f"{where}: {_cut(leaf.message, 300)} — it must match exactly one accepted shape (see the input schema)"
     if leaf.validator == "additionalProperties" and isinstance(leaf.schema, dict):
-        return f"{where}: {leaf.message[:500]}{_meant(leaf.message.split(chr(39))[1::2], leaf.schema)}"
-    return f"{where}: {leaf.message[:500]}"
+        return f"{where}: {_cut(leaf.message, 500)}{_meant(leaf.message.split(chr(39))[1::2], leaf.schema)}"
+    bound = _BOUNDS.get(str(leaf.validator))
+    if bound is not None and isinstance(leaf.instance, str | list):
+        limit, given = leaf.validator_value, len(leaf.instance)
+        if bound[0] == "is too short" and limit == 1:
+            return f"{where}: should be non-empty"
+        return f"{where}: {bound[0]}: {bound[1]} {limit} {bound[2]} ({given} given)"
+    return f"{where}: {_cut(leaf.message, 500)}"
+
+
+#: A length bound said with its limit: jsonschema's message echoes the value first and says "is too
+#: long" last, so cut to fit it lost both the reason and the limit (65 long tags).
+_BOUNDS = {
+    "maxLength": ("is too long", "at most", "characters"),
+    "minLength": ("is too short", "at least", "characters"),
+    "maxItems": ("is too long", "at most", "items"),
+    "minItems": ("is too short", "at least", "items"),
+}
+
+
+def _cut(message: str, limit: int) -> str:
+    """`message` within `limit` characters, its middle left out: the value it echoes comes first and
+    the reason last, and a cut from the end kept the value and lost the reason."""
+    if len(message) <= limit:
+        return message
+    keep = (limit - 5) // 2
+    return f"{message[:keep]} … {message[-keep:]}"
 
 
 def _meant(unexpected: list[str], schema: dict[str, Any]) -> str:

@@ -212,7 +212,8 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes, _ = _open_work(session, scope, types=[NodeType.TASK.value], statuses=open_keys)
             overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
             overdue.sort(key=lambda n: (n.properties["due"], n.seq))
-            rest = [n for n in nodes if n not in overdue]
+            late = {n.id for n in overdue}  # by id: a list's `in` compared whole nodes, n² of them
+            rest = [n for n in nodes if n.id not in late]
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
             add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
         elif name == "claims":
@@ -282,6 +283,22 @@ def _attention(session: Session, scope: Initiative) -> list[Node]:
     ids = session.attention_ids([scope.id])
     nodes = session.nodes_by_ids(ids)
     return [nodes[i] for i in ids if i in nodes]
+
+
+def _name_only_what_is_shown(sections: list[Section]) -> None:
+    """The ids a section's extras name, cut to the nodes the bundle shows, with their full count: the
+    overdue tasks and the slots' holders listed every one whatever the budget (2,000 overdue tasks
+    made an 87 KB answer that showed 30 of them; 1,000 slots a 50,000-character line)."""
+    shown = {v.node.id for section in sections for v in section.views}
+    for section in sections:
+        if section.name == "tasks" and "overdue" in section.extra:
+            overdue = section.extra["overdue"]
+            section.extra["overdue"] = [i for i in overdue if i in shown]
+            section.extra["overdue_total"] = len(overdue)
+        elif section.name == "slots" and "holders" in section.extra:
+            holders = section.extra["holders"]
+            section.extra["holders"] = {slot: i for slot, i in holders.items() if i in shown}
+            section.extra["slots_total"] = len(holders)
 
 
 def _fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
@@ -366,6 +383,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)
+        _name_only_what_is_shown(sections)
         if grants.granted_ids(session) is not None:
             # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
             named = set().union(*(grants.mentioned_ids(s.extra) for s in sections))

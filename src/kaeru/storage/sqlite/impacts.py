@@ -407,20 +407,20 @@ class TextCache:
     def _room_for(self, key: tuple[str, tuple[float, ...]], nbytes: int) -> bool:
         """Whether a copy of `nbytes` fits beside the sizes once idle copies (unused for
         `IDLE_RANKINGS` rankings) are given up — which it does here, least recently used first.
-        `key`'s own old copy, if any, is about to be replaced, so it counts for nothing. Only the
-        busy copies (the end of `_held`) and the ones given up are visited."""
+        `key`'s own old copy, if any, is about to be replaced, so it counts for nothing. Only past
+        the bound are the busy copies (the end of `_held`) and the ones given up visited."""
         own = self._held.get(key)
         fixed = self._sizes.nbytes if self._sizes is not None else 0
+        total = fixed + self._bytes - (own.nbytes if own is not None else 0)
+        if total + nbytes <= self.max_bytes:  # all fit: none visited (k scopes visited k² copies)
+            return True
         busy = fixed
         for k in reversed(self._held):
-            held = self._held[k]
-            if self._rankings - held.used >= IDLE_RANKINGS:
+            if self._rankings - self._held[k].used >= IDLE_RANKINGS:
                 break
-            if k != key:
-                busy += held.nbytes
+            busy += self._held[k].nbytes if k != key else 0
         if busy + nbytes > self.max_bytes:
             return False
-        total = fixed + self._bytes - (own.nbytes if own is not None else 0)
         while total + nbytes > self.max_bytes:
             k, held = next(iter(self._held.items()))
             if k == key or self._rankings - held.used < IDLE_RANKINGS:  # only busy ones left: they fit
