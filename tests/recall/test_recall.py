@@ -441,6 +441,30 @@ def test_relative_days_are_read_against_the_users_today(text: str, days: list[tu
     assert date_windows(text) == [w for w in windows if w[0] < "2026"]  # without a clock: dates only
 
 
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("what did we decide in February?", [("2026-02-01", "2026-02-28")]),
+        ("camping in June", [("2025-06-01", "2025-06-30")]),  # June has not come yet this year
+        ("the meeting on 10 March", [("2026-03-09", "2026-03-11")]),
+        ("the June 14 call with HR", [("2025-06-13", "2025-06-15")]),
+        ("reduce stress by May 1", [("2025-04-30", "2025-05-02")]),
+        ("between August 11 and August 15 2023", [("2023-08-10", "2023-08-12"), ("2023-08-14", "2023-08-16")]),
+        ("born on 29 February", [("2024-02-28", "2024-03-01")]),
+        ("what happened last Tuesday", [("2026-03-10", "2026-03-10")]),
+        ("last Thursday", [("2026-03-05", "2026-03-05")]),  # today is Thursday: a week ago
+        ("on Thursday", [("2026-03-12", "2026-03-12")]),
+        ("we may 2 things; march on; in may", []),  # words, not months
+    ],
+)
+def test_a_day_or_month_without_its_year_is_the_latest_one(text: str, days: list[tuple[str, str]]) -> None:
+    """Decision 342: "in February", "on 10 March", "last Tuesday" named no window, though people name
+    days so; each is the latest such day or month up to the user's today (or in a year the query names)."""
+    from kaeru.domain.timefmt import date_windows
+
+    assert [(a[:10], b[:10]) for a, b in date_windows(text, THURSDAY, UTC)] == days
+
+
 def test_a_relative_day_is_the_users_day() -> None:
     """In Los Angeles at 18:00 on the 11th (02:00 UTC on the 12th) yesterday is the 10th there."""
     from zoneinfo import ZoneInfo

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -170,6 +171,21 @@ _DATE_FORMS = (
 )
 #: A named day also admits the day before and after (time zones, "that evening", late notes).
 DAY_SLACK = timedelta(days=1)
+#: Days and months a query names without their year ("the June 14 call", "on 10 March", "camping in
+#: June"): the latest such day or month up to the user's today, as a person means them. Tried after
+#: the dated forms, so "June 14, 2023" keeps its year; a month alone only after a preposition, as
+#: "may" and "march" are also words (decision 342).
+_YEARLESS_FORMS = (
+    re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?![\w-])", re.IGNORECASE),
+    re.compile(rf"\b{_MONTH}\s+{_DAY}(?![\w:.,-]\d)\b", re.IGNORECASE),
+    re.compile(rf"\b(?:in|during|since|until|through|by|early|late|mid-?)\s*{_MONTH}(?![\w-])", re.IGNORECASE),
+)
+#: Month names that are also English words: a month only when written with a capital.
+_ALSO_WORDS = frozenset({"may", "march", "mar"})
+_NAMED_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+#: "last Tuesday", "on Friday": the latest such weekday before (`last`) or up to (`on`) today.
+_WEEKDAY = re.compile(rf"\b(?P<which>last|on|this past)\s+(?P<weekday>{'|'.join(_WEEKDAYS)})\b", re.IGNORECASE)
 
 
 #: How many a relative phrase counts ("3 days ago", "a week ago", "two weeks ago").
@@ -219,6 +235,30 @@ def _day_bounds(first: date, last: date, zone: tzinfo | None) -> tuple[str, str]
     return fmt(_midnight(first, zone)), fmt(_midnight(last + timedelta(days=1), zone) - timedelta(microseconds=1))
 
 
+def _yearless(match: re.Match[str], today: date, zone: tzinfo | None) -> tuple[str, str] | None:
+    """The window of a day or month named without its year: the latest one up to `today` (a day with
+    `DAY_SLACK` either side, as a dated day has); None for no such day (31 April)."""
+    word = match.group("month")
+    if word.lower() in _ALSO_WORDS and not word[0].isupper():  # "we may 2 …", "march on"
+        return None
+    month = _MONTHS[word.lower()]
+    raw_day = match.groupdict().get("day")
+    for year in range(today.year, today.year - 8, -1):  # 29 February: back to the last leap year
+        try:
+            if raw_day:
+                day = date(year, month, int(raw_day))
+                if day <= today:
+                    return _day_bounds(day - DAY_SLACK, day + DAY_SLACK, zone)
+            else:
+                first = date(year, month, 1)
+                if first <= today:
+                    last = _month_start(first, -1) - timedelta(days=1)
+                    return _day_bounds(first, last, zone)
+        except (ValueError, OverflowError):
+            continue
+    return None
+
+
 def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = None) -> list[tuple[str, str]]:
     """The time windows (canonical `since`, `until`, both inclusive) of the dates `text` names: a
     calendar day (with one day of slack either side) or a whole month; with `now`, also the days a
@@ -253,6 +293,25 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
             found.append((span[0], (fmt(start), fmt(end - timedelta(microseconds=1)))))
     if now is not None:
         today = now.astimezone(zone).date()
+        # "between August 11 and August 15 2023": a year the query names is the yearless days' too.
+        named_years = [int(y) for y in _NAMED_YEAR.findall(text)]
+        latest = min(today, date(max(named_years), 12, 31)) if named_years else today
+        for form in _YEARLESS_FORMS:
+            for match in form.finditer(text):
+                span = match.span()
+                if free(span) and (window := _yearless(match, latest, zone)) is not None:
+                    taken.append(span)
+                    found.append((span[0], window))
+        for match in _WEEKDAY.finditer(text):
+            span = match.span()
+            if free(span):
+                back = (today.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7
+                if back == 0 and match.group("which").lower() != "on":
+                    back = 7  # "last Friday" on a Friday is a week ago
+                with contextlib.suppress(ValueError, OverflowError):
+                    day = today - timedelta(days=back)
+                    found.append((span[0], _day_bounds(day, day, zone)))
+                    taken.append(span)
         for form, days in _RELATIVE_FORMS:
             for match in form.finditer(text):
                 span = match.span()
