@@ -292,7 +292,7 @@ def test_a_form_sent_again_changed_is_a_new_edit_and_unchanged_a_replay(site: Si
     form = page.locator("form.edit[data-op=flag]")
     fields = {
         name: form.locator(f"input[name={name}]").get_attribute("value")
-        for name in ("i", "op", "node", "back", "request_id")
+        for name in ("i", "op", "node", "back", "request_id", "csrf")
     }
     cookie = "; ".join(f"{c['name']}={c['value']}" for c in page.context.cookies())
     said = []
@@ -383,3 +383,22 @@ def test_a_read_only_tokens_edit_is_refused_and_said(site: Site, page: Any) -> N
     assert page.inner_text("#edited").startswith("layer: refused — forbidden:")
     read = mcp(site, "read", {"initiative": "web", "node": {"id": site.fixture.ids["new"]}})
     assert read["data"]["hits"][0]["layer"] != "frozen"
+
+
+def test_the_board_marks_every_late_task_and_the_timeline_says_its_order_and_zone(site: Site, page: Any) -> None:
+    """`context` names only the overdue tasks its bundle shows (decision 344): the board marks a late
+    task by its own due day, in every column but the closing one, and counts them all. The timeline
+    said "in recording order" and cut the `Z` off its times; it orders by when things happened."""
+    late = mcp(site, "task", {"initiative": "late", "text": "pay the invoice", "due": "2020-01-01"})
+    mcp(site, "task", {"initiative": "late", "text": "renew the domain", "due": "2099-01-01"})
+    old = mcp(site, "note", {"initiative": "late", "text": "the kick-off", "occurred_at": "2025-01-10T00:00:00Z"})
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/board?i=late")
+    card = page.locator(f"li.card[data-id='{late['data']['primary']['id']}']")
+    assert card.locator(".state").inner_text() == "overdue"
+    assert page.locator("li.card .state").count() == 1 and page.inner_text("p.coverage") == "1 overdue"
+    page.goto(f"{site.base}/ui/timeline?i=late")
+    assert "in the order things happened" in page.inner_text("p.mode")
+    first = page.locator("li.hit").first
+    assert first.get_attribute("data-id") == old["data"]["primary"]["id"]
+    assert first.locator(".when").inner_text() == "2025-01-10 00:00 UTC"

@@ -28,7 +28,8 @@ def viewer(
     required: Callable[[Any], Awaitable[bool]] | None,
 ) -> Any:
     """The web viewer (`kaeru.web`, mounted at `/ui`) over this server's tools, checked as `/mcp` is:
-    the same Host/Origin allow-lists, the same verifier, and each accepted token run as the same
+    the same Host allow-list (and, for reads, Origin's; a POST must come from the viewer's own
+    origin exactly, decision 347), the same verifier, and each accepted token run as the same
     principal `BearerAuth` makes of it (decision 19.W3). `required` None: a token is always needed.
 
     The viewer (and through it the service layer) is imported at its first request, not when the

@@ -1,20 +1,28 @@
 """The viewer's ASGI app, mounted at `/ui`: the checks every request passes, then the pages.
 
-Checks, in order (decision 19.W3): the `Host` and `Origin` allow-lists of `/mcp` (DNS rebinding; a
-cross-site form post carries a foreign `Origin`); then who is asking — a bearer token from the
-`Authorization` header or from the `kaeru_ui_<port>` cookie set by the login form (HttpOnly,
-SameSite=Strict; one per port, as a browser shares cookies between the ports of a host) — verified by the same verifier as `/mcp`, and the request runs as that token's
-principal (`grants.acting`), so the tools it calls see exactly the grants an MCP call with that token
-sees, and the edits are audited with the token's name as actor. Without a token, a request is served
+Checks, in order (decision 19.W3, and the session-40 probe's fixes in `guard.py` and `sessions.py`):
+the `Host` allow-list of `/mcp` (DNS rebinding); a request that changes something (every POST:
+`/ui/edit`, `/ui/logout`, `/ui/login`) must come from the viewer's own origin exactly — not any
+port of the host, which `/mcp`'s `Origin` allow-list admits — and declare no body over
+`guard.BODY_LIMIT`; then who is asking — a bearer token from the `Authorization` header, or the
+session of the `kaeru_ui_<port>` cookie the sign-in sets (a random id, HttpOnly, SameSite=Strict,
+Secure under TLS; one per port, as a browser shares cookies between the ports of a host), whose
+token is checked again by the same verifier as `/mcp` on every request — and the request runs as
+that token's principal (`grants.acting`), so the tools it calls see exactly the grants an MCP call
+with that token sees, and the edits are audited with the token's name as actor. A signed-in
+session's forms carry its CSRF token, checked on every POST. Without a token, a request is served
 as the local admin only when the server would serve `/mcp` so (no admin token, no vault token).
+Every answer carries `guard.HEADERS` (a Content-Security-Policy that forbids framing, among them).
 """
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from importlib import resources
+from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from starlette.requests import Request
@@ -25,8 +33,9 @@ from starlette.types import Receive, Scope, Send
 from kaeru.errors import KaeruError
 from kaeru.service import grants
 from kaeru.service.grants import Principal
-from kaeru.web import frame, node, pages
+from kaeru.web import frame, guard, node, pages
 from kaeru.web.graph import Call
+from kaeru.web.sessions import Found, Notices, Sessions, token_digest
 
 COOKIE = "kaeru_ui"
 PREFIX = "/ui"
@@ -53,11 +62,25 @@ def _allowed(value: str, patterns: list[str]) -> bool:
     return any(value == p or (p.endswith(":*") and value.startswith(p[:-1])) for p in patterns)
 
 
+@dataclass
+class Caller:
+    """Who a request comes from: the principal its token names (None: the local admin), the
+    session it was made in (None: a bearer header, or no token), and whom its edits' notices are
+    shown to (`Notices`)."""
+
+    principal: Principal | None
+    found: Found | None
+    owner: str
+
+
 class ViewerApp:
-    """The checks (module docstring) around the page router."""
+    """The checks (module docstring) around the page router; owns the viewer's sign-in sessions and
+    the outcomes of its edits (`sessions.py`), so each server's viewer keeps its own."""
 
     def __init__(self, backend: Backend):
         self.backend = backend
+        self.sessions = Sessions()
+        self.notices = Notices()
         self.router = Router(
             routes=[
                 Route("/", pages.handler(backend, pages.initiatives_page)),
@@ -69,8 +92,7 @@ class ViewerApp:
                 Route("/rules", pages.handler(backend, pages.rules_page)),
                 Route("/search", pages.handler(backend, pages.search_page)),
                 Route("/recall", pages.handler(backend, pages.recall_page)),
-                Route("/edit", node.edit_handler(backend), methods=["POST"]),
-                Route("/logout", _logout, methods=["POST"]),
+                Route("/edit", node.edit_handler(backend, self.notices), methods=["POST"]),
             ]
         )
 
@@ -78,51 +100,122 @@ class ViewerApp:
         if scope["type"] != "http":
             await self.router(scope, receive, send)
             return
+        send = guard.with_headers(send)
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
-        if not _allowed(headers.get("host", ""), self.backend.allowed_hosts):
-            await Response("Invalid Host header", status_code=421)(scope, receive, send)
-            return
-        origin = headers.get("origin")
-        if origin and not _allowed(origin, self.backend.allowed_origins):
-            await Response("Invalid Origin header", status_code=403)(scope, receive, send)
+        refused = self._refusal(scope, headers)
+        if refused is not None:
+            await refused(scope, receive, send)
             return
         path = scope.get("path", "")
         relative = path[len(scope.get("root_path", "")) :] if path.startswith(scope.get("root_path", "")) else path
         if relative == "/static/style.css":
             await _stylesheet()(scope, receive, send)
             return
-        if relative == "/login":
-            await self._login(scope, receive, send)
-            return
         cookie = cookie_name(headers)
-        token = _token_of(headers, cookie)
+        if relative == "/login":
+            await self._login(scope, receive, send, headers, cookie)
+            return
+        caller = await self._caller(scope, headers, cookie)
+        if isinstance(caller, Response):
+            await caller(scope, receive, send)
+            return
+        state: dict[str, Any] = scope.setdefault("state", {})
+        state["principal"] = caller.principal
+        state["csrf"] = caller.found.session.csrf if caller.found is not None else ""
+        state["owner"] = caller.owner
+        edited = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("edited")
+        if edited:
+            state["notice"] = self.notices.find(edited[0], caller.owner)
+        if scope.get("method") == "POST" and relative in ("/edit", "/logout"):
+            answer = await self._posted(scope, receive, caller, cookie, relative == "/logout")
+            if answer is not None:
+                await answer(scope, receive, send)
+                return
+        with grants.acting(caller.principal):
+            await self.router(scope, receive, send)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]) -> Response | None:
+        """What a request is refused before anyone is asked who sent it: a `Host` not in the
+        allow-list (DNS rebinding); a change not sent from the viewer's own origin, or declared
+        larger than the viewer reads; a read with an `Origin` outside `/mcp`'s allow-list."""
+        if not _allowed(headers.get("host", ""), self.backend.allowed_hosts):
+            return Response("Invalid Host header", status_code=421)
+        if scope.get("method", "GET") not in ("GET", "HEAD"):
+            foreign = guard.foreign_post(scope, headers)
+            if foreign is not None:
+                return _problem(403, "Refused: not sent by this viewer", FOREIGN.format(why=foreign))
+            return _too_large() if guard.declared_too_large(headers) else None
+        origin = headers.get("origin")
+        if origin and not _allowed(origin, self.backend.allowed_origins):
+            return Response("Invalid Origin header", status_code=403)
+        return None
+
+    async def _caller(self, scope: Scope, headers: dict[str, str], cookie: str) -> Caller | Response:
+        """Who is asking — a bearer header's token, or the token of the cookie's session, checked by
+        the verifier on every request (revoked, it ends the session) — or the sign-in page."""
+        found: Found | None = None
+        secret: str | None = None
+        token: str | None
+        given = headers.get("authorization")
+        if given is not None:
+            scheme, _, value = given.partition(" ")
+            token = value.strip() if scheme.lower() == "bearer" and value.strip() else ""
+        else:
+            secret = _cookie_value(headers, cookie)
+            found = self.sessions.find(secret) if secret else None
+            token = found.token if found is not None else None
+        ended = secret is not None and found is None  # signed out, idle, dropped, or another run's
         try:
             principal = await self.backend.verify(token) if token is not None else None
             closed = token is None and await self.backend.required(scope)
-        except KaeruError as error:  # the tokens' store did not answer: the cookie stays (decision 175)
-            await _login_page(_unanswered(error), status=503)(scope, receive, send)
-            return
+        except KaeruError as error:  # the tokens' store did not answer: the session stays (decision 175)
+            return _login_page(_unanswered(error), status=503)
         if token is not None and principal is None:
-            await _login_page(REFUSED_KEPT, status=401, clear=cookie)(scope, receive, send)
-            return
+            if found is None:
+                return _login_page(REFUSED, 401)
+            self.sessions.close(found.key)  # revoked, or the admin token changed: the session ends
+            return _login_page(TOKEN_ENDED, 401, cookie, scope)
         if closed:
-            await _login_page(None, status=401)(scope, receive, send)
-            return
-        scope.setdefault("state", {})["principal"] = principal
-        with grants.acting(principal):
-            await self.router(scope, receive, send)
+            return _login_page(ENDED, 401, cookie, scope) if ended else _login_page(None, 401)
+        owner = found.key if found is not None else token_digest(token) if token else ""
+        return Caller(principal, found, owner)
 
-    async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _posted(
+        self, scope: Scope, receive: Receive, caller: Caller, cookie: str, logout: bool
+    ) -> Response | None:
+        """The form of a POST to `/edit` or `/logout`, read up to `guard.BODY_LIMIT` and, from a
+        signed-in session, checked for its CSRF token; left for the edit's handler, or sign-out
+        done here (the session ends). Returns the answer when the request ends here."""
+        body = await guard.read_body(receive)
+        if body is None:
+            return _too_large()
+        form = {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace")).items()}
+        found = caller.found
+        if found is not None and not hmac.compare_digest(form.get("csrf", "").encode(), found.session.csrf.encode()):
+            return _problem(403, "Refused: an old or foreign form", STALE_FORM)
+        if logout:
+            if found is not None:
+                self.sessions.close(found.key)
+            response = RedirectResponse(f"{PREFIX}/login", status_code=303)
+            _clear(response, cookie, scope)
+            return response
+        scope["state"]["form"] = form
+        return None
+
+    async def _login(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], cookie: str) -> None:
         """The sign-in form; a token posted by it (or given as `?token=`, the link `kaeru ui` prints)
-        that the verifier accepts becomes the `kaeru_ui_<port>` cookie."""
-        request = Request(scope, receive)
-        cookie = cookie_name({k.lower(): v for k, v in request.headers.items()})
+        that the verifier accepts opens a session, whose random id becomes the `kaeru_ui_<port>`
+        cookie (the session this browser had on this port ends)."""
         token: str | None
-        if request.method == "POST":
-            form = parse_qs((await request.body()).decode("utf-8", "replace"))
+        if scope.get("method") == "POST":
+            body = await guard.read_body(receive)
+            if body is None:
+                await _too_large()(scope, receive, send)
+                return
+            form = parse_qs(body.decode("utf-8", "replace"))
             token = (form.get("token") or [""])[0].strip() or None
         else:
-            token = request.query_params.get("token")
+            token = Request(scope).query_params.get("token")
         if token is None:
             await _login_page(None)(scope, receive, send)
             return
@@ -134,16 +227,37 @@ class ViewerApp:
         if refused:
             await _login_page("That token was refused.", status=401)(scope, receive, send)
             return
+        before = _cookie_value(headers, cookie)
+        previous = self.sessions.find(before) if before else None
+        if previous is not None:
+            self.sessions.close(previous.key)
+        secret, _ = self.sessions.open(token)
         response = RedirectResponse(f"{PREFIX}/", status_code=303)
-        response.set_cookie(cookie, token, httponly=True, samesite="strict", path=PREFIX)
+        response.set_cookie(
+            cookie, secret, httponly=True, samesite="strict", path=PREFIX, secure=scope.get("scheme") == "https"
+        )
         await response(scope, receive, send)
 
 
-#: What a refused cookie's page says: a viewer's token is made for its run, so a bookmark kept from
-#: an earlier run (or another vault's viewer on the same port) is refused after a restart.
-REFUSED_KEPT = (
-    "That token was refused: it may be from an earlier run of `kaeru ui` or another vault's viewer. "
-    "Open the sign-in link `kaeru ui` printed when it started, or sign in with a token below."
+#: What a refused bearer token's page says.
+REFUSED = "That token was refused. Sign in with a token below."
+#: What the page says when the token a session was opened with is refused now.
+TOKEN_ENDED = "Your sign-in has ended: its token was revoked or changed. Sign in again with a token below."
+#: What a cookie whose session this viewer does not hold is told: a viewer keeps its sessions in
+#: memory, and a `kaeru ui` token is made for its run, so a browser kept from an earlier run (or
+#: another vault's viewer on the same port) signs in again.
+ENDED = (
+    "Your sign-in has ended: you signed out, it went unused for 12 hours, or it is from an earlier run "
+    "of `kaeru ui` or another vault's viewer. Open the sign-in link `kaeru ui` printed when it started, "
+    "or sign in with a token below."
+)
+FOREIGN = (
+    "A change is accepted only from the viewer's own pages, and {why}. Open the viewer at its own "
+    "address and use its form."
+)
+STALE_FORM = (
+    "This form was not made for your sign-in (it is from before you signed in again, or another site "
+    "sent it). Reload the page and try again."
 )
 
 
@@ -151,18 +265,15 @@ def cookie_name(headers: dict[str, str]) -> str:
     """The sign-in cookie for the port the browser asked (`kaeru_ui_9876`). A browser sends a
     host's cookies to all its ports: with one name, signing in to a second viewer (another vault,
     or `kaeru ui` beside `kaeru serve --http`) replaced the first's cookie, whose pages then said
-    the token was refused — and cleared it, signing the second out too."""
+    the sign-in had ended — and cleared it, signing the second out too. (It also means a server on
+    another port is sent the cookie: it holds a session id that works on this viewer's `/ui` only.)"""
     host = headers.get("host", "")
     port = host.rsplit(":", 1)[1] if ":" in host and not host.endswith("]") else ""
     return f"{COOKIE}_{port}" if port.isdigit() else COOKIE
 
 
-def _token_of(headers: dict[str, str], name: str) -> str | None:
-    given = headers.get("authorization")
-    if given is not None:
-        scheme, _, value = given.partition(" ")
-        return value.strip() if scheme.lower() == "bearer" and value.strip() else ""
-    cookie = SimpleCookie()
+def _cookie_value(headers: dict[str, str], name: str) -> str | None:
+    cookie: SimpleCookie = SimpleCookie()
     try:
         cookie.load(headers.get("cookie", ""))
     except Exception:
@@ -171,10 +282,8 @@ def _token_of(headers: dict[str, str], name: str) -> str | None:
     return morsel.value if morsel is not None and morsel.value else None
 
 
-async def _logout(request: Request) -> Response:
-    response = RedirectResponse(f"{PREFIX}/login", status_code=303)
-    response.delete_cookie(cookie_name({k.lower(): v for k, v in request.headers.items()}), path=PREFIX)
-    return response
+def _clear(response: Response, cookie: str, scope: Scope) -> None:
+    response.delete_cookie(cookie, path=PREFIX, httponly=True, samesite="strict", secure=scope.get("scheme") == "https")
 
 
 def _stylesheet() -> Response:
@@ -186,12 +295,27 @@ def _unanswered(error: KaeruError) -> str:
     return f"The vault did not answer ({error.message}). Try again in a moment."
 
 
-def _login_page(problem: str | None, status: int = 200, clear: str | None = None) -> HTMLResponse:
-    """The sign-in form, saying `problem`; `clear`: the name of a refused cookie to delete."""
+def _login_page(
+    problem: str | None, status: int = 200, clear: str | None = None, scope: Scope | None = None
+) -> HTMLResponse:
+    """The sign-in form, saying `problem`; `clear`: the name of a cookie to delete (an ended session)."""
     response = HTMLResponse(frame.login_html(problem), status_code=status)
-    if clear:
-        response.delete_cookie(clear, path=PREFIX)
+    if clear and scope is not None:
+        _clear(response, clear, scope)
     return response
+
+
+def _problem(status: int, title: str, problem: str) -> HTMLResponse:
+    return HTMLResponse(frame.problem_html(title, problem), status_code=status)
+
+
+def _too_large() -> HTMLResponse:
+    return _problem(
+        413,
+        "Refused: too large",
+        f"The form sent is larger than the viewer reads ({guard.BODY_LIMIT // 1024} KiB): "
+        "its fields are short; shorten the text and send it again.",
+    )
 
 
 def ui_app(backend: Backend) -> ViewerApp:

@@ -31,15 +31,29 @@ def hidden(text: str) -> str:
     return f'<span class="vh">{escape(text)}</span>'
 
 
+def state_of(request: Request, name: str) -> Any:
+    """What the app's checks left for the page in the request's state (`principal`, `csrf`, `notice`)."""
+    state: Any = request.scope.get("state", {})
+    return state.get(name) if isinstance(state, dict) else None
+
+
+def csrf_field(request: Request) -> str:
+    """The signed-in session's CSRF token as a form's hidden field; none without a session (a bearer
+    header, or the local admin with no token set: the Origin check alone holds there)."""
+    csrf = state_of(request, "csrf")
+    return f'<input type="hidden" name="csrf" value="{escape(csrf)}">' if csrf else ""
+
+
 def notice(request: Request) -> str:
-    """What the last edit did (`edited=`, set by the edit's redirect): a status, or — `refused=1` —
-    an alert styled as an error."""
-    edited = request.query_params.get("edited")
-    if not edited:
+    """What the last edit did (`edited=ID`, set by the edit's redirect, found by the app among the
+    outcomes it kept): a status, or an alert styled as an error for a refusal. An id it does not
+    know shows nothing: the URL names an outcome, it never carries the words shown."""
+    found = state_of(request, "notice")
+    if found is None:
         return ""
-    if request.query_params.get("refused") == "1":
-        return f'<p class="notice error" role="alert" tabindex="-1" id="edited">{escape(edited)}</p>'
-    return f'<p class="notice" role="status" tabindex="-1" id="edited">{escape(edited)}</p>'
+    if found.refused:
+        return f'<p class="notice error" role="alert" tabindex="-1" id="edited">{escape(found.text)}</p>'
+    return f'<p class="notice" role="status" tabindex="-1" id="edited">{escape(found.text)}</p>'
 
 
 def frame(title: str, body: str, who: str, initiative: str | None, request: Request) -> str:
@@ -69,7 +83,7 @@ def frame(title: str, body: str, who: str, initiative: str | None, request: Requ
         f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body>'
         '<a class="skip" href="#main">Skip to content</a>'
         f'<header><a class="brand" href="{PREFIX}/">kaeru</a><span class="who">as {escape(who)}</span>'
-        f'<form action="{PREFIX}/logout" method="post"><button class="link">sign out</button></form></header>'
+        f'<form action="{PREFIX}/logout" method="post">{csrf_field(request)}<button class="link">sign out</button></form></header>'
         f'{nav}<main id="main" tabindex="-1"><h1>{escape(title)}</h1>{notice(request)}{body}</main></body></html>'
     )
 
@@ -85,4 +99,15 @@ def login_html(problem: str | None) -> str:
         "token (<code>kaeru token add NAME</code>).</p>"
         f'<form method="post" action="{PREFIX}/login"><label for="token">Token</label> <input type="password" name="token" id="token" '
         'placeholder="token" autocomplete="off"><button>Sign in</button></form></main></body></html>'
+    )
+
+
+def problem_html(title: str, problem: str) -> str:
+    """A page that says why a request was refused before any view ran (its Origin, its size)."""
+    return (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{escape(title)} · kaeru</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f'<link rel="stylesheet" href="{PREFIX}/static/style.css"></head><body><main class="login">'
+        f'<h1>{escape(title)}</h1><p class="error" role="alert">{escape(problem)}</p>'
+        f'<p><a href="{PREFIX}/">Back to the viewer</a></p></main></body></html>'
     )

@@ -9,17 +9,19 @@ import json
 from collections.abc import Awaitable, Callable
 from html import escape
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import quote, urlencode
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from kaeru.web.frame import PREFIX, hidden, url
+from kaeru.web.frame import PREFIX, hidden, state_of, url
 from kaeru.web.graph import Call, ok
+from kaeru.web.guard import REASON_CHARS
 from kaeru.web.pages import EDGES_SHOWN, LAYERS, TRAIL_PAGE, edit_form, initiative_of, new_request_id, node_link
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
+    from kaeru.web.sessions import Notices
 
 
 #: The words of a changed span compared word by word; a longer span is shown removed and added
@@ -192,7 +194,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
             )
     pager = _trail_pager(initiative, node_id, at, trail, before)
     back = here
-    edits = "" if at else _node_edits(initiative, node, back)
+    edits = "" if at else _node_edits(request, initiative, node, back)
     body = (
         f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>'
         f'<section class="node-body c-{escape(state)}">{described}'
@@ -252,13 +254,14 @@ def _trail_pager(initiative: str, node_id: str, at: str | None, trail: dict[str,
     return f'<p class="trail-pages">{" · ".join(parts)}</p>'
 
 
-def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
+def _node_edits(request: Request, initiative: str, node: dict[str, Any], back: str) -> str:
     node_id = node["id"]
     options = "".join(
         f'<option value="{v}"{" selected" if v == node.get("layer") else ""}>{v}</option>' for v in LAYERS
     )
     pinned = " checked" if node.get("pinned") else ""
     layer_form = edit_form(
+        request,
         initiative,
         "layer",
         back,
@@ -268,20 +271,23 @@ def _node_edits(initiative: str, node: dict[str, Any], back: str) -> str:
         node_id,
     )
     flag_form = edit_form(
+        request,
         initiative,
         "flag",
         back,
         '<label for="flag-reason">reason</label> '
-        '<input name="reason" id="flag-reason" placeholder="what is doubtful, and why" required>',
+        f'<input name="reason" id="flag-reason" maxlength="{REASON_CHARS}" placeholder="what is doubtful, and why" required>',
         "Flag for review",
         node_id,
     )
     close_form = edit_form(
+        request,
         initiative,
         "close",
         back,
         '<label for="close-resolution">resolution</label> '
-        '<input name="resolution" id="close-resolution" placeholder="how it was resolved (optional)">',
+        f'<input name="resolution" id="close-resolution" maxlength="{REASON_CHARS}" '
+        'placeholder="how it was resolved (optional)">',
         "Close its reviews",
         node_id,
     )
@@ -296,11 +302,13 @@ def _request_id(form_id: str, tool: str, args: dict[str, Any]) -> str:
     return f"{form_id}-{hashlib.sha256(asked).hexdigest()[:12]}"
 
 
-def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
-    """POST /ui/edit: one tool write from a page's form, then back to the page with what happened."""
+def edit_handler(backend: Backend, notices: Notices) -> Callable[[Request], Awaitable[Response]]:
+    """POST /ui/edit: one tool write from a page's form (read, bounded and checked by the app: its
+    Origin, its size, the session's CSRF token), then back to the page, whose notice says what
+    happened — kept in `notices`, the URL naming it by a random id."""
 
     async def handle(request: Request) -> Response:
-        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        form: dict[str, str] = state_of(request, "form") or {}
         initiative = form.get("i", "")
         node = {"id": form.get("node", "")}
         op = form.get("op")
@@ -333,7 +341,7 @@ def edit_handler(backend: Backend) -> Callable[[Request], Awaitable[Response]]:
         if not back.startswith(PREFIX + "/") or back.startswith("//"):
             back, anchor = url("/", i=initiative), ""
         joiner = "&" if "?" in back else "?"
-        told = urlencode({"edited": said, **({"refused": "1"} if refused else {})})
+        told = urlencode({"edited": notices.add(said, refused, state_of(request, "owner") or "")})
         # Back to the card edited (a board's moved task), else to the notice: the page opened at its top.
         return RedirectResponse(f"{back}{joiner}{told}#{quote(anchor or 'edited')}", status_code=303)
 

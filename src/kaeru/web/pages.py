@@ -19,8 +19,9 @@ from starlette.responses import HTMLResponse, Response
 from kaeru.domain.naming import canonical
 from kaeru.service.grants import Principal
 from kaeru.web import graph
-from kaeru.web.frame import PREFIX, frame, hidden, url
+from kaeru.web.frame import PREFIX, csrf_field, frame, hidden, url
 from kaeru.web.graph import Call, ViewError, ok
+from kaeru.web.guard import REASON_CHARS
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
@@ -90,10 +91,17 @@ def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict
         more = extra(hit) if extra else ""
         rows.append(
             f'<li class="hit" id="card-{escape(hit["id"])}" tabindex="-1" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
-            f'<span class="when">{escape(str(hit.get("created_at", ""))[:16])}</span>'
+            f'<span class="when">{escape(_when(hit.get("created_at")))}</span>'
             f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
         )
     return f'<ul class="hits">{"".join(rows)}</ul>'
+
+
+def _when(stamp: object) -> str:
+    """A stored time to the minute, saying its zone (`2025-01-10 00:00 UTC`): the `Z` was cut off
+    with the seconds, and a meeting at 09:00 in Tokyo read as held at midnight."""
+    text = str(stamp or "")
+    return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 else text
 
 
 def _coverage(envelope: dict[str, Any]) -> str:
@@ -114,12 +122,15 @@ def new_request_id() -> str:
     return "ui-" + secrets.token_hex(8)
 
 
-def edit_form(initiative: str, op: str, back: str, fields: str, button: str, node: str, what: str = "") -> str:
-    """A form posting one edit; `what` (a task's name) is said after the button's word to screen
-    readers, which heard four identical "Move" buttons on a board."""
+def edit_form(
+    request: Request, initiative: str, op: str, back: str, fields: str, button: str, node: str, what: str = ""
+) -> str:
+    """A form posting one edit, with the session's CSRF token (`csrf_field`); `what` (a task's name)
+    is said after the button's word to screen readers, which heard four identical "Move" buttons on
+    a board."""
     said = escape(button) + (hidden(" " + what) if what else "")
     return (
-        f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">'
+        f'<form class="edit" method="post" action="{PREFIX}/edit" data-op="{op}">{csrf_field(request)}'
         f'<input type="hidden" name="i" value="{escape(initiative)}">'
         f'<input type="hidden" name="op" value="{op}"><input type="hidden" name="node" value="{escape(node)}">'
         f'<input type="hidden" name="back" value="{escape(back)}">'
@@ -286,7 +297,11 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     initiative = initiative_of(request)
     section = await _context(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
-    overdue = set(section.get("overdue") or [])
+    # Overdue by the task's own due day against the user's today (`context` names only the overdue
+    # tasks its bundle shows; a column lists more), in every column but the closing one.
+    today = str(section["_envelope"]["data"].get("today") or "")
+    terminal = columns[-1]["key"]
+    overdue_total = int(section.get("overdue_total") or len(section.get("overdue") or []))
     back = url("/board", i=initiative)
     cols = []
     for column in columns:
@@ -309,8 +324,10 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
             )
             name = str(task.get("name") or task["id"])
             select = f'<select name="status" aria-label="Move {escape(name)} to">{choices}</select>'
-            move = edit_form(initiative, "move", f"{back}#card-{task['id']}", select, "Move", task["id"], name)
-            late = ' <span class="state">overdue</span>' if task["id"] in overdue else ""
+            move = edit_form(request, initiative, "move", f"{back}#card-{task['id']}", select, "Move", task["id"], name)
+            due = str((task.get("properties") or {}).get("due") or "")
+            is_late = bool(due) and due < today and column["key"] != terminal
+            late = ' <span class="state">overdue</span>' if is_late else ""
             cards.append(
                 f'<li class="card" id="card-{escape(task["id"])}" tabindex="-1" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
                 f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
@@ -322,7 +339,7 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
             f'<div class="column" data-status="{escape(column["key"])}"><h2>{escape(column["label"])}</h2>'
             f"<ul>{''.join(cards) or '<li class=empty>—</li>'}</ul></div>"
         )
-    note = f'<p class="coverage">{len(overdue)} overdue</p>' if overdue else ""
+    note = f'<p class="coverage">{overdue_total} overdue</p>' if overdue_total else ""
     return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
 
 
@@ -337,7 +354,12 @@ async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | N
     more = ""
     if following:
         more = f'<p class="paging"><a id="next-page" href="{escape(url("/timeline", i=initiative, cursor=following["next_arguments"]["cursor"]))}">later →</a></p>'
-    body = f'<p class="mode">in recording order, 50 a page</p>{_coverage(envelope)}{_hit_list(initiative, hits)}{more}'
+    # `timeline` orders by when a thing happened, then when it was recorded (a back-dated import
+    # comes first): the page said "in recording order" (decision 351).
+    body = (
+        '<p class="mode">in the order things happened (then were recorded), 50 a page; times in UTC</p>'
+        f"{_coverage(envelope)}{_hit_list(initiative, hits)}{more}"
+    )
     return f"Timeline: {initiative}", body, initiative
 
 
@@ -361,11 +383,12 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
             for n in notes
         )
         form = edit_form(
+            request,
             initiative,
             "close",
             f"{back}#card-{hit['id']}",
             f'<input name="resolution" aria-label="How the review of {escape(name)} was resolved (optional)" '
-            'placeholder="how it was resolved (optional)">',
+            f'maxlength="{REASON_CHARS}" placeholder="how it was resolved (optional)">',
             "Close review",
             hit["id"],
             name,
@@ -429,18 +452,29 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
     colour = {name: palette[k % len(palette)] for k, name in enumerate(channels)}
 
     def shares(hit: dict[str, Any]) -> str:
+        """The hit's score split by channel: a bar drawn in SVG (widths and colours as attributes:
+        the Content-Security-Policy admits no inline style), and the same shares as text."""
         scores = explain.get(hit["id"]) or {}
         total = sum(v for v in scores.values() if v > 0) or 1.0
-        bar = "".join(
-            f'<span class="share" data-channel="{escape(name)}" title="{escape(name)} {value:g}" '
-            f'style="width:{100 * value / total:.1f}%;background:{colour.get(name, "#999")}"></span>'
-            for name, value in scores.items()
-            if value > 0
+        parts: list[str] = []
+        start = 0.0
+        for name, value in scores.items():
+            if value <= 0:
+                continue
+            width = 100 * value / total
+            parts.append(
+                f'<rect class="share" data-channel="{escape(name)}" x="{start:.2f}" y="0" width="{width:.2f}" '
+                f'height="1" fill="{colour.get(name, "#999")}"><title>{escape(name)} {value:g}</title></rect>'
+            )
+            start += width
+        bar = (
+            '<svg class="shares" viewBox="0 0 100 1" preserveAspectRatio="none" aria-hidden="true" '
+            f'focusable="false">{"".join(parts)}</svg>'
         )
         listed = ", ".join(f"{escape(name)} {100 * value / total:.0f}%" for name, value in scores.items() if value > 0)
-        return f'<div class="shares">{bar}</div><div class="share-text">{listed}</div>'
+        return f'{bar}<div class="share-text">{listed}</div>'
 
-    keys = "".join(f'<span class="swatch"><i style="background:{colour[n]}"></i>{escape(n)}</span>' for n in channels)
+    keys = "".join(f'<span class="swatch">{graph.dot(colour[n])}{escape(n)}</span>' for n in channels)
     body = (
         f'<p class="total" id="total">{data["total"]} hit(s); each bar is the hit\'s score split by channel</p>'
         f'<p class="legend">{keys}</p>{_coverage(envelope)}{_hit_list(initiative, data["hits"], shares)}'
