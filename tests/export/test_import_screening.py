@@ -192,6 +192,27 @@ def test_a_line_breaking_the_write_limits_refuses_the_archive(
     assert f.empty()
 
 
+@pytest.mark.parametrize("policy", ["reject", "redact"])
+def test_a_secret_in_an_initiative_name_refuses_the_archive(
+    foreign: list[str], fresh: Callable[[str], Fresh], root: Path, policy: str
+) -> None:
+    """The write path refuses a secret in an initiative's name under both policies (a name is never
+    redacted); the import screen only checked a name's length, so an archive carried one in."""
+    at = _line_of(foreign, "the heron waits")
+    secret_named = f"deploy {SECRET}"
+
+    def rename(r: dict[str, Any]) -> None:
+        r["initiatives"] = [secret_named]
+
+    _write(root, "named.amg", _edited(foreign, at, rename))
+    f = fresh(policy)
+    refused = f.run("archive", {"action": "import", "path": "named.amg"})
+    assert refused["state"] == "rejected"
+    issue = refused["issues"][0]
+    assert issue["code"] == "secret_detected" and f"line {at} initiatives[0]" in issue["message"]
+    assert f.empty()
+
+
 def test_a_lone_surrogate_and_a_secret_are_named_together(
     foreign: list[str], fresh: Callable[[str], Fresh], root: Path
 ) -> None:

@@ -184,8 +184,12 @@ class _Screen:
         self.walk(record, "properties")
 
     def initiative(self, record: dict[str, Any], field_name: str, name: Any) -> None:
+        """A name an initiative goes by: within the limits, and no secret under `reject` or `redact`
+        (a name is never redacted, as on the write path: decision 352)."""
         try:
             normalise_initiative(name, field_name)
+            if isinstance(name, str) and self.policy in ("reject", "redact"):
+                screen_secrets(self.policy, field_name, name, handle=True)
         except KaeruError as error:
             self.refuse(error)
 

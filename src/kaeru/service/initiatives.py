@@ -13,7 +13,13 @@ from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
 from kaeru.service.former_names import MERGED_FROM
 from kaeru.service.lifecycle import release_slot
-from kaeru.service.mutation import WriteContext, give_writers_a_turn, normalise_initiative, refuse_invisible
+from kaeru.service.mutation import (
+    WriteContext,
+    give_writers_a_turn,
+    normalise_initiative,
+    refuse_invisible,
+    screen_secrets,
+)
 from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
@@ -135,9 +141,18 @@ def _move_membership(ctx: WriteContext, node: Node, drop: int | None, add: int |
 ALONE = frozenset({"merge", "delete", "rename", "set_board"})
 
 
+def _screened_to(ctx: WriteContext, raw: Any) -> str:
+    """`to` of a rename or merge, screened for secrets as a new initiative's name is (`run_mutation`),
+    before it is looked up: no refusal says it back (decision 352). An initiative that holds such a
+    name from before stays reachable by it, to be renamed; a merge into it waits for that."""
+    name = normalise_initiative(raw, "to")
+    screen_secrets(ctx.rt.settings.secret_policy, "to", name, handle=True)
+    return name
+
+
 def _target(ctx: WriteContext, raw: Any) -> Initiative:
     """The initiative a merge moves into, held alone until the merge commits (decision 301)."""
-    name = normalise_initiative(raw, "to")
+    name = _screened_to(ctx, raw)
     found = ctx.session.hold_initiative_named(name, exclusive=True)
     if found is None:
         raise InvalidArgument(f"no initiative named {name!r} to merge into; rename instead", field="to")
@@ -314,7 +329,7 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
     action = request.action
     subject = ctx.initiative
     if action == "rename":
-        new_name = normalise_initiative(request.to, "to")
+        new_name = _screened_to(ctx, request.to)
         refuse_invisible(new_name, "to")
         if new_name == subject.name:
             ctx.outcome.state = "unchanged"

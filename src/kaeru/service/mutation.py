@@ -129,12 +129,14 @@ def check_tag(field_name: str, index: int, tag: str) -> str:
     return tag
 
 
-def screen_secrets(policy: str, field_name: str, text: str) -> tuple[str, Issue | None]:
+def screen_secrets(policy: str, field_name: str, text: str, *, handle: bool = False) -> tuple[str, Issue | None]:
     """`text` under the secret policy: as is (`allow`, or nothing found), redacted with the issue
-    saying so (`redact`), or refused (`reject`).
+    saying so (`redact`), or refused (`reject`). A `handle` (an initiative's name, a column's key:
+    what later calls name it by) is refused under `redact` too: redacted, it would name something
+    else than the caller's next call, and every secret of one rule the same thing (decision 352).
 
     Raises:
-        SecretDetected: the policy is `reject` and the text holds a secret-looking span.
+        SecretDetected: a secret-looking span under `reject`, or in a handle under `redact`.
     """
     if policy == "allow":
         return text, None
@@ -143,13 +145,13 @@ def screen_secrets(policy: str, field_name: str, text: str) -> tuple[str, Issue 
     findings = guard.scan(text)
     if not findings:
         return text, None
-    if policy == "redact":
+    if policy == "redact" and not handle:
         message = f"{len(findings)} secret-looking span(s) redacted in {field_name}"
         return guard.redact(text, findings), Issue("secret_detected", message, field_name)
     first = findings[0]
+    advice = "remove it (a name is never redacted)" if handle else "remove it, or set KAERU_SECRET_POLICY=redact"
     raise SecretDetected(
-        f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); "
-        "remove it, or set KAERU_SECRET_POLICY=redact",
+        f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); {advice}",
         field=field_name,
     )
 
@@ -441,6 +443,7 @@ def run_mutation(
                     f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
                 )
             refuse_invisible(name, "initiative")
+            screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
             moved = refuse_former_name(session, name)  # renamed or merged: never a second project
             # Only the writer whose insert made the row says so: a concurrent writer of the same new
             # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.

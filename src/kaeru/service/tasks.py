@@ -10,7 +10,7 @@ from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.timefmt import is_time_ago, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
-from kaeru.service.mutation import WriteContext
+from kaeru.service.mutation import WriteContext, screen_secrets
 from kaeru.service.outcomes import Change, Issue
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import Initiative, SearchQuery, Session
@@ -187,8 +187,10 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
             raise InvalidArgument(
                 "a column key is lower-case letters, digits, - or _ (≤ 32)", field=f"columns[{i}].key"
             )
+        # Screened as every stored text is (decision 352): a key is a handle (refused, never redacted).
+        screen_secrets(ctx.rt.settings.secret_policy, f"columns[{i}].key", key, handle=True)
         label = str(col.get("label") or key)
-        cols.append({"key": key, "label": label})
+        cols.append({"key": key, "label": ctx.clean(f"columns[{i}].label", label) or key})
     if len({c["key"] for c in cols}) != len(cols):
         raise InvalidArgument("column keys must be unique", field="columns")
     before = columns(ctx.session, ctx.initiative)
