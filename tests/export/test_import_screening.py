@@ -210,6 +210,8 @@ def test_a_secret_in_an_initiative_name_refuses_the_archive(
     assert refused["state"] == "rejected"
     issue = refused["issues"][0]
     assert issue["code"] == "secret_detected" and f"line {at} initiatives[0]" in issue["message"]
+    # Not "set KAERU_SECRET_POLICY=redact" alone, which changes nothing for a name (review, session 40).
+    assert "action rename" in issue["message"] and "KAERU_SECRET_POLICY=allow" in issue["message"]
     assert f.empty()
 
 

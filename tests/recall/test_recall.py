@@ -455,6 +455,8 @@ def test_relative_days_are_read_against_the_users_today(text: str, days: list[tu
         ("last Thursday", [("2026-03-05", "2026-03-05")]),  # today is Thursday: a week ago
         ("on Thursday", [("2026-03-12", "2026-03-12")]),
         ("we may 2 things; march on; in may", []),  # words, not months
+        ("split by sep, print in dec, modes in oct, the dec 2 struct, on Friday's release", []),  # review
+        ("the server on port 2000 went down in June", [("2025-06-01", "2025-06-30")]),  # 2000: no year named
     ],
 )
 def test_a_day_or_month_without_its_year_is_the_latest_one(text: str, days: list[tuple[str, str]]) -> None:

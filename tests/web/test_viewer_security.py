@@ -398,3 +398,24 @@ def test_an_edits_notice_is_shown_to_whoever_made_it(site: Site) -> None:
     other, _ = session(site, site.fixture.alice)
     status, _, body = ask(back, {"Cookie": other})
     assert status == 200 and 'id="edited"' not in body
+
+
+def test_behind_a_proxy_the_name_the_operator_admitted_may_post(tmp_path: Path) -> None:
+    """A TLS-terminating proxy may drop the port from `Host` (nginx's `$host`) or pass its own: the
+    exact-origin check refused the viewer's own sign-in form there, though KAERU_ALLOWED_HOSTS
+    admitted the proxy's name (review, session 40). That name's origins count as the viewer's own;
+    another port of a loopback name still does not."""
+    vault = new_vault("sqlite", tmp_path)
+    env = subprocess_env(
+        vault.env(), KAERU_AUTH_TOKEN="proxied-admin-token-42", KAERU_ALLOWED_HOSTS="kaeru.example.org"
+    )
+    login = urlencode({"token": "proxied-admin-token-42"}).encode()
+    with http_server(env, tmp_path) as server:
+        for host, origin in (
+            ("kaeru.example.org", "https://kaeru.example.org:8443"),  # the port dropped from Host
+            (f"127.0.0.1:{server.port}", "https://kaeru.example.org"),  # the proxy's own Host
+        ):
+            status, headers, _ = ask(f"{server.base}/ui/login", {"Host": host, "Origin": origin}, login)
+            assert status == 303 and "Set-Cookie" in headers, (host, origin, status)
+        other = f"http://127.0.0.1:{free_port()}"
+        assert ask(f"{server.base}/ui/login", {"Origin": other}, login)[0] == 403

@@ -43,6 +43,9 @@ def test_a_bare_date_in_a_timeline_is_the_users_day(store: Store, vault: VaultSp
     # The same day in its other ISO 8601 spellings, which were read as UTC's midnight.
     assert _ids(call("timeline", initiatives=["nz"], since="20260304", until="20260304")) == [standup_id]
     assert _ids(call("timeline", initiatives=["nz"], since="2026-W10-3", until="2026-W10-3")) == [standup_id]
+    # The calendar's last day is a bound, whatever the zone (its end was computed as the next
+    # day's midnight, which 9999-12-31 has not: refused as "outside the years 1 to 9999").
+    assert _ids(call("timeline", initiatives=["nz"], until="9999-12-31")) == [standup_id]
     # `read at` a date is as it was at the end of the user's day.
     assert call("read", initiative="nz", node=standup_id, at="2026-03-04")["state"] == "ok"
     assert call("read", initiative="nz", node=standup_id, at="2026-03-03")["state"] == "rejected"

@@ -101,6 +101,13 @@ def _midnight(day: date, zone: tzinfo | None) -> datetime:
     return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
 
 
+def _day_end(day: date, zone: tzinfo | None) -> datetime:
+    """The last moment of `day` there: built as such, not as the next midnight less 1 µs, which
+    has no next day for 9999-12-31 (`until: 9999-12-31` was refused as past the calendar)."""
+    naive = datetime(day.year, day.month, day.day, 23, 59, 59, 999999)
+    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+
+
 def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> datetime:
     if text.strip().lower() == "now":  # `read --at now` was refused: the moment the call is made
         return now
@@ -111,9 +118,11 @@ def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> d
     try:
         if _is_day(cleaned):
             day = date.fromisoformat(cleaned)
-            if day_start:
-                return _midnight(day, zone).astimezone(UTC)
-            return (_midnight(day + timedelta(days=1), zone) - timedelta(microseconds=1)).astimezone(UTC)
+            try:
+                return (_midnight(day, zone) if day_start else _day_end(day, zone)).astimezone(UTC)
+            except OverflowError:  # 9999-12-31 west of UTC ends past the calendar (0001-01-01 east
+                # of it begins before it): the calendar's own end (start)
+                return (datetime.min if day_start else datetime.max).replace(tzinfo=UTC)
         if not cleaned.isascii() or _WEEK.fullmatch(cleaned) or _DATE.fullmatch(cleaned):
             raise ValueError("not ISO 8601 in ASCII digits" if not cleaned.isascii() else "not a calendar day")
         if cleaned.endswith(("z", "Z")):
@@ -173,19 +182,23 @@ _DATE_FORMS = (
 DAY_SLACK = timedelta(days=1)
 #: Days and months a query names without their year ("the June 14 call", "on 10 March", "camping in
 #: June"): the latest such day or month up to the user's today, as a person means them. Tried after
-#: the dated forms, so "June 14, 2023" keeps its year; a month alone only after a preposition, as
-#: "may" and "march" are also words (decision 342).
+#: the dated forms, so "June 14, 2023" keeps its year; a month alone only after a preposition; in
+#: lower case only a full name that is no other word (decision 345).
 _YEARLESS_FORMS = (
     re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?![\w-])", re.IGNORECASE),
     re.compile(rf"\b{_MONTH}\s+{_DAY}(?![\w:.,-]\d)\b", re.IGNORECASE),
     re.compile(rf"\b(?:in|during|since|until|through|by|early|late|mid-?)\s*{_MONTH}(?![\w-])", re.IGNORECASE),
 )
-#: Month names that are also English words: a month only when written with a capital.
-_ALSO_WORDS = frozenset({"may", "march", "mar"})
-_NAMED_YEAR = re.compile(r"\b((?:19|20)\d\d)\b")
+#: Month names a query may write in lower case without a year: the full ones that are no other word
+#: ("sep", "dec", "oct" are separators, decimal and octal far more often than months).
+_LOWER_CASE_MONTHS = frozenset(
+    {"january", "february", "april", "june", "july", "august", "september", "october", "november", "december"}
+)
+#: A year the query names for its days: after a preposition ("in 2023"), or in a dated form.
+_NAMED_YEAR = re.compile(r"\b(?:in|of|during|since|until|through|by)\s+((?:19|20)\d\d)\b", re.IGNORECASE)
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 #: "last Tuesday", "on Friday": the latest such weekday before (`last`) or up to (`on`) today.
-_WEEKDAY = re.compile(rf"\b(?P<which>last|on|this past)\s+(?P<weekday>{'|'.join(_WEEKDAYS)})\b", re.IGNORECASE)
+_WEEKDAY = re.compile(rf"\b(?P<which>last|on|this past)\s+(?P<weekday>{'|'.join(_WEEKDAYS)})\b(?!['’]s)", re.IGNORECASE)
 
 
 #: How many a relative phrase counts ("3 days ago", "a week ago", "two weeks ago").
@@ -232,14 +245,14 @@ def _day_bounds(first: date, last: date, zone: tzinfo | None) -> tuple[str, str]
     """The canonical `since`/`until` of the user's days `first`..`last` (their zone's midnights;
     None: the machine's own zone)."""
 
-    return fmt(_midnight(first, zone)), fmt(_midnight(last + timedelta(days=1), zone) - timedelta(microseconds=1))
+    return fmt(_midnight(first, zone)), fmt(_day_end(last, zone))
 
 
 def _yearless(match: re.Match[str], today: date, zone: tzinfo | None) -> tuple[str, str] | None:
     """The window of a day or month named without its year: the latest one up to `today` (a day with
     `DAY_SLACK` either side, as a dated day has); None for no such day (31 April)."""
     word = match.group("month")
-    if word.lower() in _ALSO_WORDS and not word[0].isupper():  # "we may 2 …", "march on"
+    if not word[0].isupper() and word.lower() not in _LOWER_CASE_MONTHS:  # "we may 2 …", "split by sep"
         return None
     month = _MONTHS[word.lower()]
     raw_day = match.groupdict().get("day")
@@ -266,6 +279,7 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
     "this month": decision 288), so a plan is the same for one query on one day. A bare year names
     no window. At most three, in order of appearance."""
     found: list[tuple[int, tuple[str, str]]] = []
+    dated_years: list[int] = []
     taken: list[tuple[int, int]] = []
 
     def free(span: tuple[int, int]) -> bool:
@@ -279,6 +293,7 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
             raw_month = match.group("month").lower()
             month = int(raw_month) if raw_month.isdigit() else _MONTHS[raw_month]
             year = int(match.group("year"))
+            dated_years.append(year)
             day = match.groupdict().get("day")
             try:
                 if day:
@@ -294,7 +309,7 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
     if now is not None:
         today = now.astimezone(zone).date()
         # "between August 11 and August 15 2023": a year the query names is the yearless days' too.
-        named_years = [int(y) for y in _NAMED_YEAR.findall(text)]
+        named_years = dated_years + [int(y) for y in _NAMED_YEAR.findall(text)]
         latest = min(today, date(max(named_years), 12, 31)) if named_years else today
         for form in _YEARLESS_FORMS:
             for match in form.finditer(text):

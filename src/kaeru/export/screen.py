@@ -9,7 +9,7 @@ field, all of it at once, and the whole archive is refused (decisions 15.N1–15
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +32,18 @@ from kaeru.service.outcomes import Issue
 SERVER_TAG_FAMILIES = ("topic:", "lang:", "kind:", "status:")
 #: How many refusals a refusal's message lists (all of them are counted).
 LISTED = 50
+
+
+def secret_advice(refusals: Sequence[Any], source: str) -> str:
+    """What to do about refused secrets: `redact` imports a text redacted, but a name is never
+    redacted (decision 352), so for a name that advice changed nothing (review, session 40)."""
+    if any("never redacted" in str(r.message) for r in refusals):
+        return (
+            f". Rename what holds a secret in its name in the {source}'s vault (`initiative` with action rename) "
+            f"and export again, or import with KAERU_SECRET_POLICY=allow; remove any other secret, or set "
+            "KAERU_SECRET_POLICY=redact for those"
+        )
+    return f". Remove the secrets from the {source}, or set KAERU_SECRET_POLICY=redact"
 
 
 @dataclass
@@ -67,9 +79,7 @@ class Screening:
             f"refused — {listed}{more}"
         )
         if secrets_only:
-            return SecretDetected(
-                message + ". Remove the secrets from the archive, or set KAERU_SECRET_POLICY=redact", field="path"
-            )
+            return SecretDetected(message + secret_advice(self.refusals, "archive"), field="path")
         return InvalidArgument(message, field="path")
 
 

@@ -59,6 +59,12 @@ def viewer(
                     required=required or always,
                     allowed_hosts=list(security.allowed_hosts),
                     allowed_origins=list(security.allowed_origins),
+                    proxied_origins=[
+                        f"{scheme}://{name}"
+                        for extra in settings.allowed_hosts
+                        for name in ([extra] if ":" in extra else [extra, f"{extra}:*"])
+                        for scheme in ("http", "https")
+                    ],
                     local_actor=settings.actor,
                 )
             )

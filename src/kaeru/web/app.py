@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.cookies import SimpleCookie
 from importlib import resources
 from typing import Any
@@ -54,6 +54,9 @@ class Backend:
     #: The `Host` and `Origin` allow-lists (patterns `name:*` or exact), as for `/mcp`.
     allowed_hosts: list[str]
     allowed_origins: list[str]
+    #: The origins of the names an operator admitted (KAERU_ALLOWED_HOSTS: a proxy's public name),
+    #: a POST's own however the proxy rewrote `Host` (not the loopback names' other ports).
+    proxied_origins: list[str] = field(default_factory=list)
     #: Who the local admin is (shown on the pages; the audit uses `KAERU_ACTOR` itself).
     local_actor: str = "agent"
 
@@ -141,7 +144,7 @@ class ViewerApp:
         if not _allowed(headers.get("host", ""), self.backend.allowed_hosts):
             return Response("Invalid Host header", status_code=421)
         if scope.get("method", "GET") not in ("GET", "HEAD"):
-            foreign = guard.foreign_post(scope, headers)
+            foreign = guard.foreign_post(scope, headers, lambda o: _allowed(o, self.backend.proxied_origins))
             if foreign is not None:
                 return _problem(403, "Refused: not sent by this viewer", FOREIGN.format(why=foreign))
             return _too_large() if guard.declared_too_large(headers) else None

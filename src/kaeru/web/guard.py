@@ -12,6 +12,7 @@ into memory before it was refused.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from starlette.types import Message, Receive, Scope, Send
@@ -62,20 +63,22 @@ def own_origins(scope: Scope, host: str) -> tuple[str, ...]:
     return (own, f"https://{host}".lower()) if scheme == "http" else (own,)
 
 
-def foreign_post(scope: Scope, headers: dict[str, str]) -> str | None:
+def foreign_post(scope: Scope, headers: dict[str, str], admitted: Callable[[str], bool]) -> str | None:
     """Why a state-changing request is refused as not sent by the viewer's own pages, or None. Its
     `Origin` (or, without one, its `Referer`'s origin) must be exactly the viewer's own
-    (`own_origins`), not any port of the host as `/mcp`'s allow-list admits."""
+    (`own_origins`), not any port of the host as `/mcp`'s allow-list admits — or one the operator
+    `admitted` (a proxy's public name, KAERU_ALLOWED_HOSTS: a proxy may send its own `Host`)."""
     own = own_origins(scope, headers.get("host", ""))
     origin = headers.get("origin")
     if origin is not None:
-        if origin.strip().lower() in own:
+        if origin.strip().lower() in own or admitted(origin.strip().lower()):
             return None
         return f"it came from {origin.strip()!r}, not from this viewer ({own[0]})"
     referer = headers.get("referer")
     if referer:
         parts = urlsplit(referer.strip())
-        if f"{parts.scheme}://{parts.netloc}".lower() in own:
+        sender = f"{parts.scheme}://{parts.netloc}".lower()
+        if sender in own or admitted(sender):
             return None
         return f"it came from a page of {parts.scheme}://{parts.netloc}, not from this viewer ({own[0]})"
     return "it said neither where it came from (no Origin) nor which page sent it (no Referer)"

@@ -30,7 +30,7 @@ from kaeru.domain.model import Edge, EdgeType, HypothesisStatus, Layer, Node, No
 from kaeru.domain.naming import MAX_NAME_CHARS
 from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
-from kaeru.export.screen import LISTED, Refusal
+from kaeru.export.screen import LISTED, Refusal, secret_advice
 from kaeru.service import tasks
 from kaeru.service.mutation import (
     MAX_TAGS,
@@ -197,9 +197,7 @@ def screen(batch: Batch, policy: str) -> list[Issue]:
         more = f"; and {len(refusals) - LISTED} more" if len(refusals) > LISTED else ""
         message = f"nothing was imported: {len(refusals)} field(s) refused — {listed}{more}"
         if all(r.code == SecretDetected.code for r in refusals):
-            raise SecretDetected(
-                message + ". Remove the secrets from the source, or set KAERU_SECRET_POLICY=redact", field="path"
-            )
+            raise SecretDetected(message + secret_advice(refusals, "source"), field="path")
         raise InvalidArgument(message, field="path")
     return issues
 
