@@ -102,7 +102,7 @@ def _midnight(day: date, zone: tzinfo | None) -> datetime:
 
 
 def _day_end(day: date, zone: tzinfo | None) -> datetime:
-    """The last moment of `day` there: built as such, not as the next midnight less 1 µs, which
+    """The last moment of `day` there: built as such, not as the next midnight less a microsecond, which
     has no next day for 9999-12-31 (`until: 9999-12-31` was refused as past the calendar)."""
     naive = datetime(day.year, day.month, day.day, 23, 59, 59, 999999)
     return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
