@@ -117,7 +117,11 @@ ISSUE_CODES: dict[str, str] = {
         "slot revision (both vaults changed them after they parted); the vault's were kept, the "
         "message names them. Compare with `trail`, and `revise` what should change."
     ),
-    "budget_truncated": "Warning: text was cut to fit `budget_chars`; see `body_range` and coverage.",
+    "budget_truncated": (
+        "Warning: text was cut to fit `budget_chars`, or the bound of a `trail` history page or of a "
+        "`revise` answer; see `body_range` (a change's `before_range`/`after_range`), coverage, and the "
+        "`read` calls the message gives for the rest."
+    ),
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "not_embedded": (
         "Warning: the write was stored, but the semantic channel could not embed it (the message says "

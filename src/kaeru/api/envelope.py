@@ -21,6 +21,7 @@ from kaeru.service.outcomes import (
     StateOutcome,
     TrailEntry,
     TrailOutcome,
+    change_data,
 )
 
 #: Enum member -> its wire string, by dict lookup: `.value` is a property (a Python call each time), and
@@ -177,7 +178,7 @@ def _entry(entry: TrailEntry) -> dict[str, Any]:
         out["edge"] = edge_data(entry.edge)
         out["edge"]["retracted"] = entry.edge.retracted
     if entry.changes:
-        out["changes"] = [{"field": c.field, "before": c.before, "after": c.after} for c in entry.changes]
+        out["changes"] = [change_data(c) for c in entry.changes]
     return out
 
 

@@ -14,6 +14,10 @@ Layout, one fact per line:
     omitted: hits 2 (limit)
     next: search {"initiatives":["demo"],"text":"sqlite","limit":2,"cursor":"…"}
 
+A list argument of many items (a search of thousands of initiatives) is not repeated on the `next:`
+line: `next: search {"text":"sqlite","cursor":"…"} plus "initiatives" (3000 items) exactly as in
+this call`. The envelope's `next_arguments` keep every argument.
+
 The id and revision are written in full (`id=`, `rev=`): an agent copies them into `node` and
 `expected_revision`. Values that are not plain words are written as JSON.
 """
@@ -32,6 +36,9 @@ _QUIET = {"constraint_state": "active"}
 _BRINGS_BACK = {"stale": "`include_stale: true`", "suppressed": "`include_suppressed: true`"}
 #: Longest before/after value of a change shown in full; longer ones are cut with their length.
 _CHANGE_CHARS = 160
+#: A list argument of more items than this is not repeated on the `next:` line: a search of
+#: thousands of initiatives wrote every name there, for a page of a few hits. The line names it instead.
+_NEXT_ITEMS = 20
 
 
 def _json(value: Any) -> str:
@@ -96,15 +103,22 @@ def _edge(edge: dict[str, Any]) -> str:
     return f"{edge['from']} -{edge['edge_type']}{said} {edge['weight']:g}-> {edge['to']}{gone}"
 
 
-def _cut(value: Any) -> str:
+def _cut(value: Any, cut_range: dict[str, Any] | None = None) -> str:
+    """A change's value, cut to `_CHANGE_CHARS` with its length; a value the server cut (its range
+    given) says the length of the whole text, and that its rest is not here."""
     text = value if isinstance(value, str) and "\n" not in value else _json(value)
+    if cut_range:
+        return f"{text[:_CHANGE_CHARS]}… ({cut_range['end']} of {cut_range['total']} chars here)"
     if len(text) > _CHANGE_CHARS:
         return f"{text[:_CHANGE_CHARS]}… ({len(text)} chars)"
     return text
 
 
 def _changes(changes: Iterable[dict[str, Any]], indent: str = "") -> list[str]:
-    return [f"{indent}{c['field']}: {_cut(c['before'])} → {_cut(c['after'])}" for c in changes]
+    return [
+        f"{indent}{c['field']}: {_cut(c['before'], c.get('before_range'))} → {_cut(c['after'], c.get('after_range'))}"
+        for c in changes
+    ]
 
 
 def _issues(envelope: dict[str, Any]) -> list[str]:
@@ -129,8 +143,20 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
             lines.append(f"(left out by rule: {' / '.join(dict.fromkeys(flags))} brings them back)")
     continuation = envelope.get("continuation")
     if continuation:
-        lines.append(f"next: {envelope['operation']} {_json(continuation['next_arguments'])}")
+        lines.append(_next(envelope["operation"], continuation["next_arguments"]))
     return lines
+
+
+def _next(operation: str, arguments: dict[str, Any]) -> str:
+    """The `next:` line: the next page's arguments, save a list of more than `_NEXT_ITEMS` items,
+    which is named with its count: the next call sends it as this call did (every continuation
+    repeats the call's own arguments, and the cursor was made for them)."""
+    long = {k: v for k, v in arguments.items() if isinstance(v, list) and len(v) > _NEXT_ITEMS}
+    line = f"next: {operation} {_json({k: v for k, v in arguments.items() if k not in long})}"
+    if long:
+        named = ", ".join(f"{_json(k)} ({len(v)} items)" for k, v in long.items())
+        line += f" plus {named} exactly as in this call"
+    return line
 
 
 def _hits(hits: list[dict[str, Any]]) -> list[str]:

@@ -21,7 +21,7 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node, settled_into
 from kaeru.service.runtime import Runtime
-from kaeru.service.trail_pages import history, history_place, history_position, neighbours, paged
+from kaeru.service.trail_pages import bounded_subject, history, history_place, history_position, neighbours, paged
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, Session
 
@@ -106,7 +106,9 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
         served = state.offset if state is not None else 0
         scope = session.initiative_by_name(initiative_name)
         node = _resolve_any(session, request.node, scope, "node")
-        subject = build_views(session, [node])[0]
+        # The subject names the node; its body is cut as `read` cuts it by default (a long body was
+        # on every page of its trail).
+        subject = bounded_subject(build_views(session, [node])[0])
         coverage = Coverage(initiatives=subject.initiatives)
         cost = None
         if kind == "neighbours":
@@ -124,9 +126,11 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 place = history_place(state.position) if state is not None and state.position else None
             except ValueError as exc:
                 raise CursorInvalid("cursor is malformed", field="cursor") from exc
-            page, rest, reached = history(session, node, place, served, request.limit)
+            page, rest, reached, cuts = history(session, node, place, served, request.limit, initiative_name)
             position = history_position(reached) if reached is not None else None
-            return paged(session, args, key, secret, kind, subject, page, coverage, served, rest, position)
+            outcome = paged(session, args, key, secret, kind, subject, page, coverage, served, rest, position)
+            outcome.issues += cuts
+            return outcome
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
         if kind == "provenance":

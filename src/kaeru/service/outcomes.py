@@ -31,6 +31,30 @@ class Change:
     field: str
     before: Any
     after: Any
+    #: Set when a long string value was cut to keep an answer bounded (a `revise` of a long body
+    #: answered both bodies whole): the value shown is the text's start, the range how much of it.
+    before_range: Cut | None = None
+    after_range: Cut | None = None
+
+
+def change_data(change: Change) -> dict[str, Any]:
+    """A change as the wire gives it: field, before, after, and the range of a cut value (only when
+    one was cut, as a node's `body_range`: every other change keeps its three keys)."""
+    data: dict[str, Any] = {"field": change.field, "before": change.before, "after": change.after}
+    for side, cut_range in (("before_range", change.before_range), ("after_range", change.after_range)):
+        if cut_range is not None:
+            data[side] = {"start": cut_range.start, "end": cut_range.end, "total": cut_range.total}
+    return data
+
+
+def _change(data: dict[str, Any]) -> Change:
+    """`change_data` read back (replay's stored outcome): a range's text is the value shown."""
+    ranges = {
+        side: Cut(data[value], **data[side])
+        for side, value in (("before_range", "before"), ("after_range", "after"))
+        if data.get(side)
+    }
+    return Change(data["field"], data["before"], data["after"], **ranges)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +104,7 @@ class MutationOutcome:
             "primary": _fields(self.primary) if self.primary is not None else None,
             "created": [_fields(e) for e in self.created],
             "affected": [_fields(e) for e in self.affected],
-            "changes": [_fields(c) for c in self.changes],
+            "changes": [change_data(c) for c in self.changes],
             "evidence": [_fields(e) for e in self.evidence],
             "failed_steps": [_fields(f) for f in self.failed_steps],
             "slots": [_fields(s) for s in self.slots],
@@ -96,7 +120,7 @@ class MutationOutcome:
             primary=EntityRef(**primary) if primary else None,
             created=[EntityRef(**e) for e in data.get("created", [])],
             affected=[EntityRef(**e) for e in data.get("affected", [])],
-            changes=[Change(**c) for c in data.get("changes", [])],
+            changes=[_change(c) for c in data.get("changes", [])],
             evidence=[EvidenceLink(**e) for e in data.get("evidence", [])],
             failed_steps=[FailedStep(**f) for f in data.get("failed_steps", [])],
             slots=[SlotChange(**s) for s in data.get("slots", [])],

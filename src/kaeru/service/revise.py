@@ -8,14 +8,19 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
 from kaeru.service.capture import parse_applicability, parse_reminder
-from kaeru.service.mutation import WriteContext, retag
+from kaeru.service.mutation import WriteContext, normalise_initiative, retag
 from kaeru.service.outcomes import Change
+from kaeru.service.trail_pages import bounded_changes
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ReplaceRequest, ReviseRequest
     from kaeru.storage.base import Session
 
 PATCH_FIELDS = ("name", "body", "description", "constraint_state", "applicability", "reminder")
+#: The characters of text a revise's `changes` show at most, all values together: what `read` shows
+#: by default (its `budget_chars`). A revise of a long body answered the old and the new body whole;
+#: past this, each long value shows its start and the answer names the `read` that shows the rest.
+CHANGE_CHARS = 8000
 
 
 def check_revision(node: Node, expected: str | None, session: Session) -> None:
@@ -139,7 +144,12 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
     if "name" in fields or "body" in fields:
         fields["tags"] = retag(node.tags, fields.get("name", node.name), fields.get("body", node.body), node.id)
     updated = ctx.update_node(node, **fields)
-    ctx.outcome.changes.extend(changes)
+    shown, cut = bounded_changes(
+        changes, CHANGE_CHARS, normalise_initiative(request.initiative), node.id, node.recorded_at, updated.recorded_at
+    )
+    ctx.outcome.changes.extend(shown)
+    if cut is not None:
+        ctx.outcome.issues.append(cut)
     ctx.outcome.primary = ctx.outcome_ref(updated)
     ctx.mark_affected(updated)
 

@@ -8,20 +8,37 @@ whole trail.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
+from kaeru.domain.budget import Cut, cut
 from kaeru.domain.model import EdgeType, Node
 from kaeru.service import cursors, grants
-from kaeru.service.outcomes import Change, Continuation, Coverage, NodeView, Omission, TrailEntry, TrailOutcome
+from kaeru.service.outcomes import (
+    Change,
+    Continuation,
+    Coverage,
+    Issue,
+    NodeView,
+    Omission,
+    TrailEntry,
+    TrailOutcome,
+)
 from kaeru.service.views import build_views, names_as_of
 from kaeru.storage.base import HistoryItem, HistoryPlace, RevisionEntry, Session
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
 #: A history page ends before the entry that takes its text (each revision's body and description,
-#: and the before and after of its changes) past this many characters, the first entry always kept:
-#: 100 revisions of a 4 KB document were a 1.3 MB page (decision 159). The rest come with the cursor.
-#: Half the largest `budget_chars` a read takes: two revisions of such a document a page, ten of 1 KB.
+#: and the before and after of its changes) past this many characters: 100 revisions of a 4 KB
+#: document were a 1.3 MB page (decision 159). The rest come with the cursor. Half the largest
+#: `budget_chars` a read takes: two revisions of such a document a page, ten of 1 KB. An entry past
+#: it on its own has its texts cut to share it (`bounded_entry`), so no page is larger.
 HISTORY_PAGE_CHARS = 32000
+#: The body a trail's subject shows at most: what `read` shows by default (its `budget_chars`); the
+#: subject names the node, `read` pages its body.
+SUBJECT_CHARS = 8000
 
 
 def diff(before: Node | None, after: Node, session: Session) -> list[Change]:
@@ -58,12 +75,14 @@ def _plain(value: Any) -> Any:
 
 
 def history(
-    session: Session, node: Node, after: HistoryPlace | None, served: int, limit: int
-) -> tuple[list[TrailEntry], int, HistoryPlace | None]:
+    session: Session, node: Node, after: HistoryPlace | None, served: int, limit: int, initiative: str
+) -> tuple[list[TrailEntry], int, HistoryPlace | None, list[Issue]]:
     """One page of the node's history: `limit` entries past the place `after` (the cursor's), or
     past the `served` first (a cursor without one), read as a page in SQL (`history_page`); how many
-    follow it; and the page's last place. A token limited to some initiatives has the edge events it
-    may not see left out before paging: its pages are full, and they count none of them."""
+    follow it; the page's last place; and a `budget_truncated` warning for each entry whose texts
+    were cut to the page's bound, with the `read` calls (in `initiative`) that show them whole. A
+    token limited to some initiatives has the edge events it may not see left out before paging:
+    its pages are full, and they count none of them."""
     granted = _granted(session)
     items = session.history_page(node.id, after, served, limit, granted)
     # A page short of `limit` reaches the end: only a full one needs the count.
@@ -71,19 +90,26 @@ def history(
     wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, i.previous_rev) if n is not None]
     revisions = session.revisions(node.id, wanted) if wanted else {}
     entries: list[TrailEntry] = []
+    issues: list[Issue] = []
     text = 0
     last = after
     for k, item in enumerate(items):
         entry = _entry(session, node, item, revisions)
         if entry is None:
             continue  # (a history item is a revision or an edge event)
+        issue = None
+        if _text_size(entry) > HISTORY_PAGE_CHARS:
+            # Alone past the bound (a long body's first revision holds it twice): its texts share it.
+            prior = revisions[item.previous_rev].node.recorded_at if item.previous_rev is not None else None
+            entry, issue = bounded_entry(entry, initiative, prior)
         text += _text_size(entry)
         if entries and text > HISTORY_PAGE_CHARS:
             # The page ends before the entry that takes its text past the bound; the rest follow.
-            return entries, rest + len(items) - k, last
+            return entries, rest + len(items) - k, last, issues
         entries.append(entry)
+        issues += [issue] if issue is not None else []
         last = item.place
-    return entries, rest, items[-1].place if items else after
+    return entries, rest, items[-1].place if items else after, issues
 
 
 def _entry(session: Session, node: Node, item: HistoryItem, revisions: dict[int, RevisionEntry]) -> TrailEntry | None:
@@ -115,10 +141,141 @@ def _entry(session: Session, node: Node, item: HistoryItem, revisions: dict[int,
 
 
 def _text_size(entry: TrailEntry) -> int:
-    """The characters of an entry's text: its node's body and description, its changes' strings."""
-    node = entry.node.node if entry.node is not None else None
-    size = len(node.body or "") + len(node.description or "") if node is not None else 0
-    return size + sum(len(v) for c in entry.changes for v in (c.before, c.after) if isinstance(v, str))
+    """The characters of an entry's text: its node's body and description as shown, its changes' strings."""
+    view = entry.node
+    size = len(view.body or "") + len(view.node.description or "") if view is not None else 0
+    return size + sum(map(len, _change_texts(entry.changes)))
+
+
+def _change_texts(changes: Sequence[Change]) -> list[str]:
+    """The string values of `changes`, in order: each change's before, then its after."""
+    return [v for c in changes for v in (c.before, c.after) if isinstance(v, str)]
+
+
+def cut_texts(texts: Sequence[str], budget: int) -> list[Cut | None]:
+    """Each of `texts` cut so that together they take at most `budget` characters, each cut on a
+    word boundary; None for a text shown whole (all of them, when they fit). The short ones are
+    whole and the long ones share the rest evenly: a revision's body and its change's `after` (the
+    same text) are cut alike, and a change's `before` and `after` show as much of each."""
+    grants = [len(text) for text in texts]
+    room, left = budget, len(texts)
+    for i in sorted(range(len(texts)), key=lambda k: grants[k]):
+        if grants[i] * left > room:  # this one and every longer one share what is left alike
+            for k in range(len(texts)):
+                grants[k] = min(grants[k], room // left)
+            break
+        room, left = room - grants[i], left - 1
+    pieces = [cut(text, 0, grant) for text, grant in zip(texts, grants, strict=True)]
+    return [piece if piece.truncated else None for piece in pieces]
+
+
+def _cut_changes(changes: Sequence[Change], cuts: Iterator[Cut | None]) -> list[Change]:
+    """`changes` with their string values cut by `cuts` (in `_change_texts`' order; None keeps one)."""
+    shown: list[Change] = []
+    for change in changes:
+        sides: dict[str, Any] = {}
+        for side in ("before", "after"):
+            piece = next(cuts) if isinstance(getattr(change, side), str) else None
+            if piece is not None:
+                sides[side], sides[f"{side}_range"] = piece.text, piece
+        shown.append(replace(change, **sides) if sides else change)
+    return shown
+
+
+def _read_call(initiative: str, node_id: str, at: str | None, offset: int | None) -> str:
+    """The `read` that shows a revision's text: as of `at` (the revision's own time), its body from
+    `offset` (the rest after a cut: its continuation pages on), or whole (a description, a name)."""
+    args: dict[str, Any] = {"initiative": initiative, "node": {"id": node_id}}
+    if at is not None:
+        args["at"] = at
+    if offset is not None:
+        args["body_offset"] = offset
+    return "read " + json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def _cut_issue(what: str, cuts: list[tuple[str, Cut, str]]) -> Issue:
+    """The warning `what` (which texts were cut, to what bound), then each cut (label, range) with
+    the `read` that shows the rest, one clause per call."""
+    by_call: dict[str, list[str]] = {}
+    for label, piece, call in cuts:
+        by_call.setdefault(call, []).append(f"{label} {piece.end} of {piece.total}")
+    clauses = [f"{', '.join(shown)} characters shown, the rest: {call}" for call, shown in by_call.items()]
+    return Issue("budget_truncated", f"{what}: " + "; ".join(clauses))
+
+
+def bounded_entry(entry: TrailEntry, initiative: str, prior: str | None) -> tuple[TrailEntry, Issue | None]:
+    """A revision entry whose texts (its node's body and description, its changes' strings) share
+    `HISTORY_PAGE_CHARS`, each cut marked as `read` marks one (`body_range`, `description_range`,
+    a change's `before_range`/`after_range`); and the warning with the `read` calls, as of the
+    revision (`entry.at`) or of the one before it (`prior`), that show the whole texts."""
+    view = entry.node
+    if view is None:
+        return entry, None
+    node = view.node
+    body_cut, description_cut, *change_cuts = cut_texts(
+        [view.body or "", node.description or "", *_change_texts(entry.changes)], HISTORY_PAGE_CHARS
+    )
+    # A forgotten revision cannot be read as of its own time; its texts are the revision's before it.
+    here = prior if node.retracted and prior is not None else entry.at
+    cuts: list[tuple[str, Cut, str]] = []
+    if body_cut is not None:
+        view = replace(view, body=body_cut.text, body_range=body_cut)
+        cuts.append(("body", body_cut, _read_call(initiative, node.id, here, body_cut.end)))
+    if description_cut is not None:
+        view = replace(view, node=node.evolve(description=description_cut.text), description_range=description_cut)
+        cuts.append(("description", description_cut, _read_call(initiative, node.id, here, None)))
+    changes = _cut_changes(entry.changes, iter(change_cuts))
+    cuts += _change_cuts(changes, initiative, node.id, prior, here)
+    if not cuts:
+        return entry, None
+    what = (
+        f"the history entry of {entry.at} (revision {node.revision}) was cut to keep this page within "
+        f"{HISTORY_PAGE_CHARS} characters of text (`body_range`, `description_range` and a change's "
+        "`before_range`/`after_range` say what is shown)"
+    )
+    return replace(entry, node=view, changes=changes), _cut_issue(what, cuts)
+
+
+def bounded_changes(
+    changes: list[Change], budget: int, initiative: str, node_id: str, before_at: str, after_at: str
+) -> tuple[list[Change], Issue | None]:
+    """`changes` whose string values share `budget` characters (a `revise` of a long body answered
+    the old and the new body whole), each cut marked by its `before_range`/`after_range`; and
+    the warning with the `read` calls, as of `before_at` (the revision changed) or `after_at` (the
+    new one), that show the whole values."""
+    cuts = cut_texts(_change_texts(changes), budget)
+    if not any(cuts):
+        return changes, None
+    shown = _cut_changes(changes, iter(cuts))
+    named = _change_cuts(shown, initiative, node_id, before_at, after_at)
+    what = (
+        f"the changes were cut to keep this answer within {budget} characters of text "
+        "(`before_range`/`after_range` say what is shown)"
+    )
+    return shown, _cut_issue(what, named)
+
+
+def _change_cuts(
+    changes: Sequence[Change], initiative: str, node_id: str, before_at: str | None, after_at: str | None
+) -> list[tuple[str, Cut, str]]:
+    """Each cut value of `changes`, labelled, with the `read` that shows the rest: a `before` as of
+    `before_at`, an `after` as of `after_at`; a body from the cut's end (read pages it), any other
+    text whole (read shows a name or description whole)."""
+    named: list[tuple[str, Cut, str]] = []
+    for change in changes:
+        for side, at, piece in (("before", before_at, change.before_range), ("after", after_at, change.after_range)):
+            if piece is not None:
+                offset = piece.end if change.field == "body" else None
+                named.append((f"change {change.field}.{side}", piece, _read_call(initiative, node_id, at, offset)))
+    return named
+
+
+def bounded_subject(view: NodeView) -> NodeView:
+    """A trail's subject with its body cut to `SUBJECT_CHARS`, marked by `body_range` (as `read` shows it)."""
+    if view.body is None or len(view.body) <= SUBJECT_CHARS:
+        return view
+    piece = cut(view.body, 0, SUBJECT_CHARS)
+    return replace(view, body=piece.text, body_range=piece)
 
 
 def history_position(place: HistoryPlace) -> tuple[str, int, str]:
