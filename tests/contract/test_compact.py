@@ -115,3 +115,18 @@ def test_a_node_is_one_unindented_line_then_indented_text(service: Service) -> N
     lines = text.splitlines()
     assert lines[1].startswith("- steps · observation · id=")
     assert all(line.startswith("  ") for line in lines[2:]), text
+
+
+def test_a_context_that_leaves_work_out_names_the_search_that_lists_it(service: Service) -> None:
+    """ "omitted: tasks 30 (limit)" told a model that open work was missing, not how to see it: the text
+    names the `search` that lists the whole section, and that search finds every open task."""
+    run = build_server(service).registry.run
+    for i in range(60):
+        assert run("task", {"initiative": "ledger", "text": f"reconcile batch {i}"})["state"] == "applied"
+    run("task", {"initiative": "ledger", "text": "closed batch", "status": "done"})
+    text = compact(run("context", {"initiative": "ledger"}))
+    lines = {line.split(":", 1)[0]: line for line in text.splitlines() if line.startswith("all ")}
+    assert set(lines) == {"all tasks"}, text
+    tasks = json.loads(lines["all tasks"].split(" search ", 1)[1])
+    assert tasks == {"initiatives": ["ledger"], "filters": {"types": ["task"], "statuses": ["open", "in-progress"]}}
+    assert run("search", {**tasks, "limit": 50})["data"]["total"] == 60

@@ -141,9 +141,39 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
         flags = [_BRINGS_BACK[o["reason"]] for o in omitted if asked and o["reason"] in _BRINGS_BACK]
         if flags:  # a model read "hits 2 (stale)" and never learnt that a flag brings them back
             lines.append(f"(left out by rule: {' / '.join(dict.fromkeys(flags))} brings them back)")
+        if envelope.get("operation") == "context":
+            lines.extend(_listings(envelope, omitted))
     continuation = envelope.get("continuation")
     if continuation:
         lines.append(_next(envelope["operation"], continuation["next_arguments"]))
+    return lines
+
+
+#: The `search` filters that list all of a `context` section it left out (reminders and slots have
+#: none): "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it.
+_SECTION_FILTERS: dict[str, dict[str, list[str]]] = {
+    "claims": {"types": ["hypothesis"], "statuses": ["open"]},
+    "rules": {"types": ["concept"], "tags": ["kind:rule"]},
+    "decisions": {"tags": ["kind:decision"]},
+}
+
+
+def _listings(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[str]:
+    """For each section `context` left out part of, the `search` that lists it all (paged)."""
+    data = envelope.get("data") or {}
+    initiative = data.get("initiative")
+    if not isinstance(initiative, str):
+        return []
+    sections = {s.get("name"): s for s in data.get("sections") or []}
+    lines = []
+    for section in dict.fromkeys(str(o["section"]) for o in omitted):
+        filters = _SECTION_FILTERS.get(section)
+        if section == "tasks":
+            keys = [str(c["key"]) for c in (sections.get("tasks") or {}).get("columns") or []]
+            filters = {"types": ["task"], "statuses": keys[:-1] or ["open"]}  # every column but the closing one
+        if filters is not None:
+            args = {"initiatives": [initiative], "filters": filters}
+            lines.append(f"all {section}: search {_json(args)}")
     return lines
 
 
