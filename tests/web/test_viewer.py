@@ -402,3 +402,25 @@ def test_the_board_marks_every_late_task_and_the_timeline_says_its_order_and_zon
     first = page.locator("li.hit").first
     assert first.get_attribute("data-id") == old["data"]["primary"]["id"]
     assert first.locator(".when").inner_text() == "2025-01-10 00:00 UTC"
+
+
+def test_a_long_bodys_history_says_which_part_its_diff_compares(site: Site, page: Any) -> None:
+    """A history page cuts a long body's values to its bound (decision 357): the diff of the cut texts
+    shows no edit past the cut, so the page says which characters it compared."""
+    words = " ".join(f"w{i}" for i in range(20_000))
+    made = mcp(site, "note", {"initiative": "long", "text": words})
+    node = made["data"]["primary"]
+    mcp(
+        site,
+        "revise",
+        {
+            "initiative": "long",
+            "node": {"id": node["id"]},
+            "expected_revision": node["revision"],
+            "patch": {"body": words + " end"},
+        },
+    )
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/node?i=long&id={node['id']}")
+    said = page.locator("ol.history p.coverage").all_inner_texts()
+    assert any(s.startswith("Compared: ") and "characters 1–" in s and f"of {len(words):,}" in s for s in said), said

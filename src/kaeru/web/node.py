@@ -52,6 +52,19 @@ def _diff(before: Any, after: Any) -> str:
     )
 
 
+def _cut_note(change: dict[str, Any]) -> str:
+    """What of a long value the history page holds (decision 357 cuts it to the page's bound): a diff
+    of the cut texts shows no edit past the cut, and said nothing of it."""
+    cuts = [
+        f"{side}: characters {r.get('start', 0) + 1:,}–{r['end']:,} of {r['total']:,}"
+        for side, r in (("before", change.get("before_range")), ("after", change.get("after_range")))
+        if isinstance(r, dict)
+    ]
+    if not cuts:
+        return ""
+    return f'<p class="coverage">Compared: {"; ".join(cuts)} (open the revision "as of then" for all of it)</p>'
+
+
 def _diff_words(old: list[str], new: list[str]) -> str:
     """The words removed (`<del>`) and added (`<ins>`) between two texts, unchanged runs shortened to
     their ends: the common start and end are set aside first (a revision changes a few words of a
@@ -175,7 +188,8 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
             changes = "".join(
-                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}</td></tr>'
+                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}'
+                f"{_cut_note(c)}</td></tr>"
                 for c in entry.get("changes") or []
             )
             revision = (entry.get("node") or {}).get("revision", "")
