@@ -15,12 +15,10 @@ import json
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
-from kaeru.api.outputs import output_for
 from kaeru.mcp.render import compact
-from kaeru.mcp.server import build_server
 from kaeru.service import Service, trail_pages
+from tests.schema_checked import checked_calls
 
 P = "long-values"
 #: A million characters of distinct numbered words: a read call at a wrong offset or revision
@@ -33,18 +31,7 @@ READ_DEFAULT = 8000
 
 @pytest.fixture
 def call(service: Service) -> Call:
-    server = build_server(service)
-
-    def run(tool: str, **args: Any) -> dict[str, Any]:
-        envelope = server.registry.run(tool, args)
-        spec = server.registry.specs[tool]
-        # The declared schema and the full one it loosens (the contract's own for `revise`).
-        for schema in (spec.output_schema, output_for(tool, spec.kind)):
-            problems = list(Draft202012Validator(schema).iter_errors(envelope))
-            assert not problems, problems[0].message
-        return envelope
-
-    return run
+    return checked_calls(service)  # both output schemas (the contract's own for `revise`)
 
 
 def _read_calls(message: str) -> list[dict[str, Any]]:

@@ -15,12 +15,10 @@ import re
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 
-from kaeru.api.outputs import output_for
 from kaeru.mcp.render import compact
-from kaeru.mcp.server import build_server
 from kaeru.service import Service
+from tests.schema_checked import checked_calls
 
 SCOPES = [f"scope-{i:02d}" for i in range(30)]
 Call = Any
@@ -28,16 +26,7 @@ Call = Any
 
 @pytest.fixture
 def call(service: Service) -> Call:
-    server = build_server(service)
-
-    def run(tool: str, **args: Any) -> dict[str, Any]:
-        envelope = server.registry.run(tool, args)
-        spec = server.registry.specs[tool]
-        for schema in (spec.output_schema, output_for(tool, spec.kind)):
-            problems = list(Draft202012Validator(schema).iter_errors(envelope))
-            assert not problems, problems[0].message
-        return envelope
-
+    run = checked_calls(service)
     for name in SCOPES:
         run("note", initiative=name, text=f"This build uses gradle {len(name)}.")
     return run
