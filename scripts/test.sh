@@ -55,9 +55,11 @@ install_for_tests node nodejs "the TypeScript-client tests"
 # never download a browser.
 install_for_tests chromium chromium "the browser tests"
 
-# One pytest worker a core (pytest-xdist; a test file stays on one worker, so its module fixtures
-# are built once). KAERU_TEST_WORKERS=0 runs everything in this process (e.g. with pdb).
-WORKERS="${KAERU_TEST_WORKERS:-auto}"
+# One pytest worker a core and one more (pytest-xdist; a test file stays on one worker, so its module
+# fixtures are built once): much of the suite waits on servers it spawns and on sockets, and with one
+# worker a core the cores were busy well under all the time (decision 361).
+# KAERU_TEST_WORKERS=N sets the number; 0 runs everything in this process (e.g. with pdb).
+WORKERS="${KAERU_TEST_WORKERS:-$(( $(nproc 2>/dev/null || echo 1) + 1 ))}"
 export WORKERS
 run_pytest() {
     if [ "$WORKERS" = "0" ]; then
