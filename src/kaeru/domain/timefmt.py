@@ -95,17 +95,20 @@ def _is_day(text: str) -> bool:
     return True
 
 
+def _local(naive: datetime, zone: tzinfo | None) -> datetime:
+    """A wall time on the calendar of `zone` (None: the machine's own)."""
+    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+
+
 def _midnight(day: date, zone: tzinfo | None) -> datetime:
     """The first moment of `day` on the calendar of `zone` (None: the machine's own)."""
-    naive = datetime(day.year, day.month, day.day)
-    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+    return _local(datetime(day.year, day.month, day.day), zone)
 
 
 def _day_end(day: date, zone: tzinfo | None) -> datetime:
     """The last moment of `day` there: built as such, not as the next midnight less a microsecond, which
     has no next day for 9999-12-31 (`until: 9999-12-31` was refused as past the calendar)."""
-    naive = datetime(day.year, day.month, day.day, 23, 59, 59, 999999)
-    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+    return _local(datetime(day.year, day.month, day.day, 23, 59, 59, 999999), zone)
 
 
 def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> datetime:
@@ -131,7 +134,7 @@ def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> d
     except ValueError as exc:  # Python's own words ("Invalid isoformat string") tell a caller nothing
         raise ValueError(f"{text.strip()!r} is not a moment: give {MOMENT_FORMS}") from exc
     if moment.tzinfo is None:  # a wall time: the user's, as a due time without an offset is
-        moment = moment.replace(tzinfo=zone) if zone is not None else moment.astimezone()
+        moment = _local(moment, zone)
     return moment.astimezone(UTC)
 
 

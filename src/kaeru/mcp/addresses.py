@@ -87,6 +87,13 @@ def listen(host: str, port: int) -> socket.socket:
     return socket.socket(fileno=made.detach())
 
 
+def admitted_hosts(settings: Settings) -> list[str]:
+    """The `Host` patterns of the names an operator admitted (`KAERU_ALLOWED_HOSTS`). A name without a
+    port: on any port, and without one (a proxy on 443 or 80 sends the bare name, and `name:*`
+    matches only a Host that carries a port)."""
+    return [name for extra in settings.allowed_hosts for name in ([extra] if ":" in extra else [extra, f"{extra}:*"])]
+
+
 def security_settings(settings: Settings, host: str, port: int) -> TransportSecuritySettings:
     """Host/Origin allow-list against DNS rebinding: the names the bound `host` is reached by — on
     loopback the address itself (`127.0.0.2` too: the URL the server announces), else `own_names` —
@@ -98,10 +105,7 @@ def security_settings(settings: Settings, host: str, port: int) -> TransportSecu
     names = [reachable_as(host)] if is_loopback(host) else own_names(host)
     hosts = [f"{name}:*" for name in names]
     hosts.extend(name for name in ("127.0.0.1:*", "localhost:*", "[::1]:*") if name not in hosts)
-    for extra in settings.allowed_hosts:
-        # A name without a port: on any port, and without one (a proxy on 443 or 80 sends the bare
-        # name, and `name:*` matches only a Host that carries a port).
-        hosts.extend([extra] if ":" in extra else [extra, f"{extra}:*"])
+    hosts.extend(admitted_hosts(settings))
     origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 

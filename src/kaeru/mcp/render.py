@@ -28,6 +28,8 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from kaeru.domain.model import DECISION_TAG, RULE_TAG, NodeType
+
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
 #: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
@@ -152,9 +154,9 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
 #: The `search` filters that list all of a `context` section it left out (reminders and slots have
 #: none): "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it.
 _SECTION_FILTERS: dict[str, dict[str, list[str]]] = {
-    "claims": {"types": ["hypothesis"], "statuses": ["open"]},
-    "rules": {"types": ["concept"], "tags": ["kind:rule"]},
-    "decisions": {"tags": ["kind:decision"]},
+    "claims": {"types": [NodeType.HYPOTHESIS.value], "statuses": ["open"]},
+    "rules": {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]},
+    "decisions": {"tags": [DECISION_TAG]},
 }
 
 

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from kaeru.config import Settings
-from kaeru.mcp.addresses import listen, security_settings
+from kaeru.mcp.addresses import admitted_hosts, listen, security_settings
 from kaeru.mcp.bearer import SCOPE_READ, VaultTokens, principal_of
 from kaeru.mcp.heap import settle_heap
 from kaeru.mcp.server import KaeruServer
@@ -60,10 +60,7 @@ def viewer(
                     allowed_hosts=list(security.allowed_hosts),
                     allowed_origins=list(security.allowed_origins),
                     proxied_origins=[
-                        f"{scheme}://{name}"
-                        for extra in settings.allowed_hosts
-                        for name in ([extra] if ":" in extra else [extra, f"{extra}:*"])
-                        for scheme in ("http", "https")
+                        f"{scheme}://{name}" for name in admitted_hosts(settings) for scheme in ("http", "https")
                     ],
                     local_actor=settings.actor,
                 )
