@@ -317,3 +317,59 @@ def test_copy_of_a_record_breaking_the_limits_writes_nothing(tmp_path: Path, fre
         archive.copy(source.service.store, target.service.store)
     assert refused.value.code == "invalid_argument" and "name is longer than 200 characters" in refused.value.message
     assert " name: " in refused.value.message and target.empty()
+
+
+#: A secret that fits a slot name's pattern (rule openai_key): lower-case letters, digits and `-`.
+SLOT_SECRET = "sk-" + "q7w8e9r0t1y2u3i4o5p6"
+
+
+def _handles_archive(backend: str, tmp_path: Path, root: Path, name: str, *, slot: bool) -> list[str]:
+    """An archive written under `allow` (or before decision 362) whose note carries a secret as its
+    request id and, with `slot`, a slot named by a secret."""
+    spec = new_vault(backend, tmp_path)
+    settings = spec.settings(secret_policy="allow", export_root=root)
+    store = open_store(settings)
+    try:
+        run = build_server(Service(store, settings)).registry.run
+        noted = run("note", {"initiative": "pond", "text": "the heron waits", "request_id": SECRET})
+        assert noted["state"] == "applied"
+        if slot:
+            held = run("slot", {"initiative": "pond", "slot": SLOT_SECRET, "node": noted["data"]["primary"]["id"]})
+            assert held["state"] == "applied"
+        assert archive.export(store, settings, parse("archive", {"action": "export", "path": name})).artifacts
+    finally:
+        store.close()
+        drop_vault(spec)
+    return (root / name).read_text().splitlines()
+
+
+@pytest.mark.parametrize("policy", ["reject", "redact"])
+def test_a_secret_slot_name_refuses_the_archive_under_both_policies(
+    backend: str, tmp_path: Path, root: Path, fresh: Callable[[str], Fresh], policy: str
+) -> None:
+    """A slot's name is a handle, as on the write path (decision 362): refused, never redacted."""
+    handles = _handles_archive(backend, tmp_path, root, "handles.amg", slot=True)
+    slot_line = next(i + 1 for i, line in enumerate(handles) if '"kind":"slot"' in line)
+    f = fresh(policy)
+    refused = f.run("archive", {"action": "import", "path": "handles.amg"})
+    assert refused["state"] == "rejected"
+    message = refused["issues"][0]["message"]
+    assert refused["issues"][0]["code"] == "secret_detected" and f"line {slot_line} slot" in message
+    assert f.empty()
+
+
+def test_a_secret_request_id_is_refused_under_reject_and_redacted_under_redact(
+    backend: str, tmp_path: Path, root: Path, fresh: Callable[[str], Fresh]
+) -> None:
+    """In an archive a request id is the write's provenance, not a replay key: screened as text."""
+    lines = _handles_archive(backend, tmp_path, root, "rid.amg", slot=False)
+    noted = next(i + 1 for i, line in enumerate(lines) if '"kind":"node"' in line and SECRET in line)
+    refused = fresh("reject").run("archive", {"action": "import", "path": "rid.amg"})
+    assert refused["state"] == "rejected" and f"line {noted} request_id" in refused["issues"][0]["message"]
+    f = fresh("redact")
+    imported = f.run("archive", {"action": "import", "path": "rid.amg"})
+    assert imported["state"] == "applied", imported["issues"]
+    assert ("secret_detected", "request_id") in [(i["code"], i["field"]) for i in imported["issues"]]
+    assert any("the heron waits" in body for body in _bodies(f))
+    assert f.run("archive", {"action": "export", "path": "again.amg"})["state"] == "applied"
+    assert SECRET not in (root / "again.amg").read_text()

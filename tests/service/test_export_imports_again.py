@@ -244,11 +244,6 @@ def root(tmp_path: Path) -> Path:
     return path
 
 
-#: Handles that neither the write path nor the import screen reads: a secret there is stored, and
-#: imports again (decision 355 leaves them; a slot name or a request id holding a key is unlikely).
-UNSCREENED = {"note.request_id", "note.options.slot", "claim.options.slot", "task.options.slot", "slot.slot"}
-
-
 @pytest.mark.parametrize("policy", ["reject", "redact"])
 def test_what_a_vault_accepted_imports_again_under_reject(
     backend: str, tmp_path: Path, root: Path, policy: str
@@ -277,7 +272,7 @@ def test_what_a_vault_accepted_imports_again_under_reject(
     imported = import_into_fresh(backend, tmp_path, root, "own.amg")
     assert imported["state"] == "applied", imported["issues"]
     if policy == "reject":
-        assert accepted <= UNSCREENED, sorted(accepted - UNSCREENED)
+        assert not accepted, sorted(accepted)  # request ids and slot names too (decision 362)
 
 
 def import_into_fresh(backend: str, tmp_path: Path, root: Path, name: str) -> dict[str, Any]:

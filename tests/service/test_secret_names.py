@@ -160,3 +160,45 @@ def test_a_kaeru_token_in_a_note_is_a_secret(store: Store, vault: VaultSpec, pol
     assert answer["state"] == "applied"
     body = run("read", {"initiative": "deploy", "node": answer["data"]["primary"]["id"]})["data"]["hits"][0]["body"]
     assert body == "connect the runner with [REDACTED:kaeru_token] then restart it"
+
+
+def _held_slots(run: Run, initiative: str) -> dict[str, str]:
+    """The slots `context` lists as held in `initiative`: slot name → holder id."""
+    answer = run("context", {"initiative": initiative, "sections": ["slots"]})
+    sections = {s["name"]: s for s in answer["data"]["sections"]}
+    return dict(sections["slots"]["holders"]) if "slots" in sections else {}
+
+
+@pytest.mark.parametrize("policy", ["reject", "redact"])
+def test_a_secret_as_a_request_id_is_refused_and_nothing_is_written(
+    store: Store, vault: VaultSpec, policy: str
+) -> None:
+    """A request id is a handle (a retry names the write by it): a secret there is refused under
+    `reject` and `redact` alike, as a name is, and the write is not applied (decision 362)."""
+    run = runner(store, vault, policy)
+    assert run("note", {"initiative": "deploy", "text": "the first project"})["state"] == "applied"
+    answer = run("note", {"initiative": "deploy", "text": "the pump hums", "request_id": SECRET})
+    assert answer["state"] == "rejected", answer
+    assert [(i["code"], i["field"]) for i in answer["issues"]] == [("secret_detected", "request_id")]
+    assert SECRET not in answer["issues"][0]["message"]  # the envelope echoes the caller's id; nothing else does
+    hits = run("search", {"initiatives": ["deploy"], "text": "pump"})["data"]["hits"]
+    assert hits == []
+    again = run("note", {"initiative": "deploy", "text": "the pump hums", "request_id": "retry-1"})
+    assert again["state"] == "applied"
+
+
+@pytest.mark.parametrize("policy", ["reject", "redact"])
+def test_a_secret_as_a_slot_name_is_refused_and_the_slot_is_not_taken(
+    store: Store, vault: VaultSpec, policy: str
+) -> None:
+    """A slot name fits `^[a-z][a-z0-9_-]*$`, as `sk-…` keys and Slack tokens do: named by `note`'s
+    `options.slot` or by `slot`, such a name is refused and no slot is held (decision 362)."""
+    run = runner(store, vault, policy)
+    node = run("note", {"initiative": "deploy", "text": "the pump hums"})["data"]["primary"]["id"]
+    refused(run("slot", {"initiative": "deploy", "slot": KEY_SECRET, "node": node}), "slot")
+    noted = run("note", {"initiative": "deploy", "text": "the valve leaks", "options": {"slot": KEY_SECRET}})
+    refused(noted, "options.slot")
+    assert _held_slots(run, "deploy") == {}
+    assert run("search", {"initiatives": ["deploy"], "text": "valve"})["data"]["hits"] == []
+    assert run("slot", {"initiative": "deploy", "slot": "current-pump", "node": node})["state"] == "applied"
+    assert _held_slots(run, "deploy") == {"current-pump": node}

@@ -17,14 +17,7 @@ from kaeru.domain import guard
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
 from kaeru.export import amg, shape
-from kaeru.service.mutation import (
-    MAX_TAGS,
-    check_name,
-    check_tag,
-    check_text,
-    normalise_initiative,
-    screen_secrets,
-)
+from kaeru.service.checks import MAX_TAGS, check_name, check_tag, check_text, normalise_initiative, screen_secrets
 from kaeru.service.outcomes import Issue
 
 #: Tag families the server writes itself (derived topics and language, a task's kind and status):
@@ -160,6 +153,10 @@ class _Screen:
                 self.initiative(record, "initiative", record["initiative"])
             if kind == "audit":
                 self.walk(record, "changes")
+        if isinstance(record.get("request_id"), str):  # provenance here, no longer a replay key: text
+            record["request_id"] = self.text("request_id", record["request_id"])
+        if kind == "slot":
+            self.slot(record)
 
     def refuse(self, error: KaeruError, field_name: str | None = None) -> None:
         self.found.refusals.append(Refusal(self.line, field_name or error.field or "", error.code, error.message))
@@ -202,6 +199,16 @@ class _Screen:
                 screen_secrets(self.policy, field_name, name, handle=True)
         except KaeruError as error:
             self.refuse(error)
+
+    def slot(self, record: dict[str, Any]) -> None:
+        """A slot's name: a handle later calls name, screened as the write path screens it (refused
+        under `reject` and `redact`, never redacted: decision 362)."""
+        value = record.get("slot")
+        if isinstance(value, str) and self.policy in ("reject", "redact"):
+            try:
+                screen_secrets(self.policy, "slot", value, handle=True)
+            except KaeruError as error:
+                self.refuse(error)
 
     def text(self, field_name: str, text: str) -> str:
         """`text` checked against the limits and screened for secrets: as is, redacted, or refused."""

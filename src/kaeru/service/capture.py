@@ -104,7 +104,7 @@ def link_new(ctx: WriteContext, node: Node, target: Node | None, request: NoteRe
 
 def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:
     if options.slot:
-        ctx.take_slot(options.slot, node, options.expected_slot_revision)
+        ctx.take_slot(options.slot, node, options.expected_slot_revision, named_in="options.slot")
 
 
 def note(ctx: WriteContext, request: NoteRequest) -> None:

@@ -16,7 +16,8 @@ from kaeru.domain.model import DECISION_TAG, RULE_TAG, EdgeType, Node, NodeType,
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, hygiene, tasks
-from kaeru.service.mutation import normalise_initiative, run_mutation
+from kaeru.service.checks import normalise_initiative
+from kaeru.service.mutation import run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node

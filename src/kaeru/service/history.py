@@ -10,8 +10,8 @@ from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors, grants
+from kaeru.service.checks import normalise_initiative
 from kaeru.service.graph import MAX_HOPS, strongest_path
-from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import (
     Coverage,
     Omission,

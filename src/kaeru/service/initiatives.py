@@ -11,15 +11,10 @@ from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
 from kaeru.service import cursors, grants, tasks
+from kaeru.service.checks import normalise_initiative, refuse_invisible, screen_secrets
 from kaeru.service.former_names import MERGED_FROM
 from kaeru.service.lifecycle import release_slot
-from kaeru.service.mutation import (
-    WriteContext,
-    give_writers_a_turn,
-    normalise_initiative,
-    refuse_invisible,
-    screen_secrets,
-)
+from kaeru.service.mutation import WriteContext, give_writers_a_turn
 from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState

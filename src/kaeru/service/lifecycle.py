@@ -153,7 +153,7 @@ def slot(ctx: WriteContext, request: SlotRequest) -> None:
     expected = request.expected_slot_revision
     if request.node is not None:
         holder = ctx.resolve(request.node, "node")
-        change = ctx.take_slot(name, holder, expected, field="expected_slot_revision")
+        change = ctx.take_slot(name, holder, expected, field="expected_slot_revision", named_in="slot")
         if change.before == holder.id:
             ctx.outcome.state = "unchanged"
             ctx.outcome.slots.append(change)

@@ -30,130 +30,27 @@ from kaeru.domain.model import (
     default_tier,
     revision_token,
 )
-from kaeru.domain.naming import MAX_NAME_CHARS, auto_name, canonical, invisible
+from kaeru.domain.naming import auto_name
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.domain.text import DERIVED_FAMILIES, TOKENISER, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import InvalidArgument, RequestIdReused, SecretDetected, SlotConflict, UnknownInitiative
+from kaeru.errors import InvalidArgument, RequestIdReused, SlotConflict, UnknownInitiative
 from kaeru.service import grants
+from kaeru.service.checks import (
+    MAX_TAGS,
+    check_name,
+    check_tag,
+    check_text,
+    normalise_initiative,
+    refuse_invisible,
+    screen_secrets,
+)
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.recent import CallKey
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import edges_back_to
 from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, SlotState
-
-MAX_INITIATIVE_CHARS = 128
-MAX_TEXT_CHARS = 4_000_000
-MAX_TAGS = 64
-MAX_TAG_CHARS = 128
-
-
-#: ASCII control characters (C0 and DEL), refused in initiative names.
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
-
-
-def normalise_initiative(raw: Any, field: str = "initiative") -> str:
-    """A trimmed initiative name in NFC (decision 184) of 1–128 characters, no ASCII control among
-    them (a name that draws nothing is refused where it would be created: `run_mutation`).
-
-    Raises:
-        InvalidArgument: empty, too long, or containing control characters.
-    """
-    if not isinstance(raw, str):
-        raise InvalidArgument("initiative must be a string", field=field)
-    name = canonical(raw)
-    if not name:
-        raise InvalidArgument("initiative must not be blank", field=field)
-    # Counted as sent: NFC can lengthen a name the contract accepts (found in review).
-    if len(raw.strip()) > MAX_INITIATIVE_CHARS:
-        raise InvalidArgument(f"initiative is longer than {MAX_INITIATIVE_CHARS} characters", field=field)
-    if _CONTROL.search(name):
-        raise InvalidArgument("initiative must not contain control characters", field=field)
-    return name
-
-
-def refuse_invisible(name: str, field: str) -> None:
-    """Refuse a new initiative name that draws nothing (`naming.invisible`). Checked only where a
-    name is made — a write's new initiative, a rename — not on reads: a vault (or an archive from
-    one) may already hold such a name, and it stays reachable.
-
-    Raises:
-        InvalidArgument: `name` draws nothing.
-    """
-    if invisible(name):
-        shown = " ".join(f"U+{ord(ch):04X}" for ch in name[:8])
-        raise InvalidArgument(
-            f"{field} must not be blank: it holds only characters that draw nothing ({shown})", field=field
-        )
-
-
-# --- the write path's checks, shared with archive import (decision 14, issue 15) ------------------
-def check_text(field_name: str, text: str) -> None:
-    """A text field within the size limit and free of NUL.
-
-    Raises:
-        InvalidArgument: longer than 4,000,000 characters, or holding NUL.
-    """
-    if len(text) > MAX_TEXT_CHARS:
-        raise InvalidArgument(f"{field_name} is longer than {MAX_TEXT_CHARS} characters", field=field_name)
-    if "\x00" in text:
-        raise InvalidArgument(f"{field_name} contains a NUL character", field=field_name)
-
-
-def check_name(field_name: str, name: str) -> str:
-    """A node name trimmed and in NFC (decision 184), 1–200 characters, without control characters.
-
-    Raises:
-        InvalidArgument: blank, too long, or holding a control character.
-    """
-    sent, name = name.strip(), canonical(name)
-    if not name:
-        raise InvalidArgument("name must not be blank", field=field_name)
-    if len(sent) > MAX_NAME_CHARS:  # counted as sent, as the initiative's
-        raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
-    if any(ord(ch) < 32 for ch in name):
-        raise InvalidArgument("name must not contain control characters", field=field_name)
-    return name
-
-
-def check_tag(field_name: str, index: int, tag: str) -> str:
-    """Tag `index` trimmed and in NFC (decision 184), 1–128 printable characters.
-
-    Raises:
-        InvalidArgument: blank, too long, or holding a control character.
-    """
-    sent, tag = tag.strip(), canonical(tag)
-    if not tag or len(sent) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
-        raise InvalidArgument(f"tag {index} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
-    return tag
-
-
-def screen_secrets(policy: str, field_name: str, text: str, *, handle: bool = False) -> tuple[str, Issue | None]:
-    """`text` under the secret policy: as is (`allow`, or nothing found), redacted with the issue
-    saying so (`redact`), or refused (`reject`). A `handle` (an initiative's name, a column's key:
-    what later calls name it by) is refused under `redact` too: redacted, it would name something
-    else than the caller's next call, and every secret of one rule the same thing (decision 352).
-
-    Raises:
-        SecretDetected: a secret-looking span under `reject`, or in a handle under `redact`.
-    """
-    if policy == "allow":
-        return text, None
-    from kaeru.domain import guard  # imported when first needed (decision 16.S1)
-
-    findings = guard.scan(text)
-    if not findings:
-        return text, None
-    if policy == "redact" and not handle:
-        message = f"{len(findings)} secret-looking span(s) redacted in {field_name}"
-        return guard.redact(text, findings), Issue("secret_detected", message, field_name)
-    first = findings[0]
-    advice = "remove it (a name is never redacted)" if handle else "remove it, or set KAERU_SECRET_POLICY=redact"
-    raise SecretDetected(
-        f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); {advice}",
-        field=field_name,
-    )
 
 
 def args_digest(args: dict[str, Any]) -> str:
@@ -359,11 +256,22 @@ class WriteContext:
 
     # --- slots ----------------------------------------------------------------------------------
     def take_slot(
-        self, slot: str, holder: Node, expected_revision: str | None, field: str = "options.expected_slot_revision"
+        self,
+        slot: str,
+        holder: Node,
+        expected_revision: str | None,
+        field: str = "options.expected_slot_revision",
+        *,
+        named_in: str | None = None,
     ) -> SlotChange:
-        """Give `slot` to `holder`; a different previous holder is superseded by it and cooled."""
+        """Give `slot` to `holder`; a different previous holder is superseded by it and cooled.
+        `named_in`: the request's field that named the slot. Its name is then screened for secrets
+        as a handle (decision 362); a slot a merge or a successor carries over is not screened again.
+        """
         if not isinstance(slot, str) or len(slot) > 64 or not SLOT_PATTERN.match(slot):
             raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
+        if named_in is not None:
+            screen_secrets(self.rt.settings.secret_policy, named_in, slot, handle=True)
         state = self.session.get_slot(self.initiative.id, slot, for_update=True)
         current = state.revision if state else FREE_SLOT_REVISION
         if expected_revision is not None and expected_revision != current:
@@ -412,6 +320,8 @@ def run_mutation(
     if (refusal := refusal_of_unstorable(args)) is not None:
         raise refusal
     name = normalise_initiative(initiative)
+    if request_id:  # a handle the next call names it by: refused, never redacted (decision 362)
+        screen_secrets(rt.settings.secret_policy, "request_id", request_id, handle=True)
     digest = args_digest(args)
     key = RequestKey(name, operation, request_id) if request_id else None
     # Without a key, the same call again within minutes may be a retry: it is applied, and says so

@@ -9,7 +9,7 @@ from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import cursors, grants
-from kaeru.service.mutation import normalise_initiative
+from kaeru.service.checks import normalise_initiative
 from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime

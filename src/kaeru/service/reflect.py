@@ -21,9 +21,9 @@ from kaeru.domain.similar import suggest
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
+from kaeru.service.checks import normalise_initiative
 from kaeru.service.context import rule_applies
 from kaeru.service.graph import strongest_path
-from kaeru.service.mutation import normalise_initiative
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.runtime import Runtime

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
 from kaeru.service.capture import parse_applicability, parse_reminder
-from kaeru.service.mutation import WriteContext, normalise_initiative, retag
+from kaeru.service.checks import normalise_initiative
+from kaeru.service.mutation import WriteContext, retag
 from kaeru.service.outcomes import Change
 from kaeru.service.trail_pages import bounded_changes
 

@@ -11,7 +11,7 @@ from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
-from kaeru.service.mutation import normalise_initiative
+from kaeru.service.checks import normalise_initiative
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views

@@ -10,7 +10,8 @@ from kaeru.domain.model import Layer, Node, NodeType
 from kaeru.domain.timefmt import is_time_ago, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
-from kaeru.service.mutation import WriteContext, screen_secrets
+from kaeru.service.checks import screen_secrets
+from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
 from kaeru.service.revise import check_revision
 from kaeru.storage.base import Initiative, SearchQuery, Session

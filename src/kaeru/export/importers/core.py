@@ -32,18 +32,8 @@ from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
 from kaeru.export.screen import LISTED, Refusal, secret_advice
 from kaeru.service import tasks
-from kaeru.service.mutation import (
-    MAX_TAGS,
-    WriteContext,
-    check_name,
-    check_tag,
-    check_text,
-    give_writers_a_turn,
-    normalise_initiative,
-    retag,
-    run_mutation,
-    screen_secrets,
-)
+from kaeru.service.checks import MAX_TAGS, check_name, check_tag, check_text, normalise_initiative, screen_secrets
+from kaeru.service.mutation import WriteContext, give_writers_a_turn, retag, run_mutation
 from kaeru.service.outcomes import Issue
 
 if TYPE_CHECKING:

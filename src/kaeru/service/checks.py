@@ -1,0 +1,124 @@
+"""The checks every write path makes of what it is given — sizes, names, tags, initiative names,
+secrets — shared by the tools (`run_mutation` and the use cases) and by archive import (decision 14,
+issue 15), so an archive is held to exactly what a call is.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from kaeru.domain.naming import MAX_NAME_CHARS, canonical, invisible
+from kaeru.errors import InvalidArgument, SecretDetected
+from kaeru.service.outcomes import Issue
+
+MAX_INITIATIVE_CHARS = 128
+MAX_TEXT_CHARS = 4_000_000
+MAX_TAGS = 64
+MAX_TAG_CHARS = 128
+
+
+#: ASCII control characters (C0 and DEL), refused in initiative names.
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
+def normalise_initiative(raw: Any, field: str = "initiative") -> str:
+    """A trimmed initiative name in NFC (decision 184) of 1–128 characters, no ASCII control among
+    them (a name that draws nothing is refused where it would be created: `run_mutation`).
+
+    Raises:
+        InvalidArgument: empty, too long, or containing control characters.
+    """
+    if not isinstance(raw, str):
+        raise InvalidArgument("initiative must be a string", field=field)
+    name = canonical(raw)
+    if not name:
+        raise InvalidArgument("initiative must not be blank", field=field)
+    # Counted as sent: NFC can lengthen a name the contract accepts (found in review).
+    if len(raw.strip()) > MAX_INITIATIVE_CHARS:
+        raise InvalidArgument(f"initiative is longer than {MAX_INITIATIVE_CHARS} characters", field=field)
+    if _CONTROL.search(name):
+        raise InvalidArgument("initiative must not contain control characters", field=field)
+    return name
+
+
+def refuse_invisible(name: str, field: str) -> None:
+    """Refuse a new initiative name that draws nothing (`naming.invisible`). Checked only where a
+    name is made — a write's new initiative, a rename — not on reads: a vault (or an archive from
+    one) may already hold such a name, and it stays reachable.
+
+    Raises:
+        InvalidArgument: `name` draws nothing.
+    """
+    if invisible(name):
+        shown = " ".join(f"U+{ord(ch):04X}" for ch in name[:8])
+        raise InvalidArgument(
+            f"{field} must not be blank: it holds only characters that draw nothing ({shown})", field=field
+        )
+
+
+def check_text(field_name: str, text: str) -> None:
+    """A text field within the size limit and free of NUL.
+
+    Raises:
+        InvalidArgument: longer than 4,000,000 characters, or holding NUL.
+    """
+    if len(text) > MAX_TEXT_CHARS:
+        raise InvalidArgument(f"{field_name} is longer than {MAX_TEXT_CHARS} characters", field=field_name)
+    if "\x00" in text:
+        raise InvalidArgument(f"{field_name} contains a NUL character", field=field_name)
+
+
+def check_name(field_name: str, name: str) -> str:
+    """A node name trimmed and in NFC (decision 184), 1–200 characters, without control characters.
+
+    Raises:
+        InvalidArgument: blank, too long, or holding a control character.
+    """
+    sent, name = name.strip(), canonical(name)
+    if not name:
+        raise InvalidArgument("name must not be blank", field=field_name)
+    if len(sent) > MAX_NAME_CHARS:  # counted as sent, as the initiative's
+        raise InvalidArgument(f"name is longer than {MAX_NAME_CHARS} characters", field=field_name)
+    if any(ord(ch) < 32 for ch in name):
+        raise InvalidArgument("name must not contain control characters", field=field_name)
+    return name
+
+
+def check_tag(field_name: str, index: int, tag: str) -> str:
+    """Tag `index` trimmed and in NFC (decision 184), 1–128 printable characters.
+
+    Raises:
+        InvalidArgument: blank, too long, or holding a control character.
+    """
+    sent, tag = tag.strip(), canonical(tag)
+    if not tag or len(sent) > MAX_TAG_CHARS or any(ord(ch) < 32 for ch in tag):
+        raise InvalidArgument(f"tag {index} must be 1–{MAX_TAG_CHARS} printable characters", field=field_name)
+    return tag
+
+
+def screen_secrets(policy: str, field_name: str, text: str, *, handle: bool = False) -> tuple[str, Issue | None]:
+    """`text` under the secret policy: as is (`allow`, or nothing found), redacted with the issue
+    saying so (`redact`), or refused (`reject`). A `handle` (an initiative's name, a column's key:
+    what later calls name it by) is refused under `redact` too: redacted, it would name something
+    else than the caller's next call, and every secret of one rule the same thing (decision 352).
+
+    Raises:
+        SecretDetected: a secret-looking span under `reject`, or in a handle under `redact`.
+    """
+    if policy == "allow":
+        return text, None
+    from kaeru.domain import guard  # imported when first needed (decision 16.S1)
+
+    findings = guard.scan(text)
+    if not findings:
+        return text, None
+    if policy == "redact" and not handle:
+        message = f"{len(findings)} secret-looking span(s) redacted in {field_name}"
+        return guard.redact(text, findings), Issue("secret_detected", message, field_name)
+    first = findings[0]
+    advice = "remove it (a name is never redacted)" if handle else "remove it, or set KAERU_SECRET_POLICY=redact"
+    raise SecretDetected(
+        f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); {advice}",
+        field=field_name,
+    )
