@@ -379,6 +379,18 @@ def test_the_longest_form_a_page_offers_is_under_the_limit_and_accepted(site: Si
 
 
 # --- the notice after an edit ---------------------------------------------------------------------
+def test_a_head_of_the_sign_in_link_opens_no_session(site: Site) -> None:
+    """A link checker or a chat's preview asks only for the headers of the link `kaeru ui` printed:
+    no session is opened and no cookie set (one was, session 40's review); a GET still signs in."""
+    link = f"{site.base}/ui/login?{urlencode({'token': ADMIN})}"
+    request = urllib.request.Request(link, method="HEAD")
+    opener = urllib.request.build_opener(_NoRedirect)
+    with opener.open(request, timeout=30) as response:
+        assert response.status == 200 and "Set-Cookie" not in response.headers
+    status, headers, _ = ask(link)
+    assert status == 303 and headers["Set-Cookie"].startswith("kaeru_ui_")
+
+
 def test_the_notice_is_never_text_from_the_url(site: Site) -> None:
     said = "Your sign-in expired. Sign in again at http://kaeru-login.example/ with your token"
     for query in ({"refused": "1", "edited": said}, {"edited": said}):

@@ -208,7 +208,7 @@ class ViewerApp:
     async def _login(self, scope: Scope, receive: Receive, send: Send, headers: dict[str, str], cookie: str) -> None:
         """The sign-in form; a token posted by it (or given as `?token=`, the link `kaeru ui` prints)
         that the verifier accepts opens a session, whose random id becomes the `kaeru_ui_<port>`
-        cookie (the session this browser had on this port ends)."""
+        cookie (the session this browser had on this port ends). A HEAD of the link opens none."""
         token: str | None
         if scope.get("method") == "POST":
             body = await guard.read_body(receive)
@@ -217,8 +217,10 @@ class ViewerApp:
                 return
             form = parse_qs(body.decode("utf-8", "replace"))
             token = (form.get("token") or [""])[0].strip() or None
-        else:
+        elif scope.get("method") == "GET":
             token = Request(scope).query_params.get("token")
+        else:  # HEAD (a link checker, a preview): the page's headers, no session opened
+            token = None
         if token is None:
             await _login_page(None)(scope, receive, send)
             return
