@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from kaeru.service import grants
 from tests.working.conftest import Call, Clock
 
 
@@ -219,3 +221,19 @@ def test_a_task_named_board_is_the_one_its_name_calls(call: Call) -> None:
     moved = call("task_update", initiative="b", task="board", status="done")
     assert moved["state"] == "applied", moved["issues"]
     assert moved["data"]["primary"]["id"] == task["id"]
+
+
+def test_a_read_only_tokens_look_does_not_start_a_reminders_window(call: Call, clock: Clock) -> None:
+    """A read-only token writes nothing, `context` included (grants probe, session 41; decision 365):
+    a person's glance through the viewer or a read-only client started the window, which could close
+    before the agent's own re-entry saw the reminder. The look still shows it."""
+    node = call("note", initiative="r", text="renew the domain", reminder={"after": "2026-03-05", "window_days": 1})[
+        "data"
+    ]["primary"]["id"]
+    clock.advance(days=4)  # 2026-03-06: due
+    with grants.acting(grants.Principal("reader", None, read_only=True)):
+        assert node in _ids(call("context", initiative="r"), "reminders")
+    clock.advance(days=2)  # 2026-03-08: past a window the look would have started
+    assert node in _ids(call("context", initiative="r"), "reminders"), "the agent's first sight starts it"
+    audit = call("search", initiatives=["r"], filters={"types": ["audit_event"]}, limit=50)["data"]["hits"]
+    assert "reader" not in json.dumps(audit)

@@ -51,6 +51,8 @@ class RequestParser:
         errors = list(self._explainer.iter_errors(arguments))
         if not errors:
             return None
+        if (swapped := _swapped(errors, self.operation, self.schema)) is not None:
+            return swapped
         from jsonschema.exceptions import best_match
 
         error = best_match(errors)
@@ -71,6 +73,24 @@ def parser_for(operation: str) -> RequestParser:
     from kaeru.api.schemas import input_for
 
     return RequestParser(operation, input_for(operation))
+
+
+def _swapped(errors: list[ValidationError], operation: str, schema: dict[str, Any]) -> InvalidArgument | None:
+    """A required argument missing and another not accepted, both at the top: most often the one
+    sent under the other's name (`action` for evolve's `mode`), said as such; None otherwise. One
+    of the two alone was reported, and which one depended on the schema's shape (decision 367)."""
+    top = [e for e in errors if not e.absolute_path]
+    missing = [q for e in top if e.validator == "required" for q in e.message.split("'")[1::2]]
+    unexpected = [q for e in top if e.validator == "additionalProperties" for q in e.message.split("'")[1::2]]
+    if len(missing) != 1 or len(unexpected) != 1:
+        return None
+    wanted, sent = missing[0], unexpected[0]
+    listed = ((schema.get("properties") or {}).get(wanted) or {}).get("type") == "array"
+    return InvalidArgument(
+        f"arguments: {sent!r} is not an argument of {operation} and {wanted!r} is required; "
+        f"did you mean {wanted!r}" + (f" (a list: {wanted}: [...])?" if listed else "?"),
+        field=sent,
+    )
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:

@@ -7,6 +7,7 @@ rule is in the answer. Every section that was capped or cut by the budget is lis
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
@@ -357,8 +358,8 @@ def _fit(session: Session, sections: list[Section], budget: int, coverage: Cover
 
 
 def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
-    """Build the re-entry bundle; stamps first sight of due reminders and runs hygiene when enabled.
-    The schema has bounded `budget_chars` and named only known `sections`."""
+    """Build the re-entry bundle; stamps first sight of due reminders and runs hygiene when enabled,
+    neither for a read-only token: a person's glance would start a reminder's window (decision 365)."""
     name = normalise_initiative(request.initiative)
     budget = request.budget_chars
     requested = request.sections
@@ -366,11 +367,10 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     if requested:
         wanted = ["rules", *[s for s in (*SECTIONS, *ON_REQUEST) if s in requested and s != "rules"]]
     notices: list[str] = []
-    if rt.settings.hygiene:
-        try:
+    writes = (principal := grants.current()) is None or not principal.read_only  # decision 365
+    if rt.settings.hygiene and writes:
+        with suppress(UnknownInitiative):
             run_hygiene(rt, name, automatic=True)
-        except UnknownInitiative:
-            pass
     today = rt.today()
     with rt.store.read() as session:
         scope = session.initiative_by_name(name)
@@ -402,13 +402,13 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             and not n.properties.get("hygiene", {}).get("reported", True)
         ]
         to_stamp = [
-            v.node.id for s in sections if s.name == "reminders" for v in s.views if seen_day(scope, v.node) is None
+            v.node.id for s in sections if s.name == "reminders" for v in s.views if not seen_day(scope, v.node)
         ]
         reminding = {n.id: n.properties["reminder"]["after"] for n in attention if "reminder" in n.properties}
     # Hygiene's report is marked shown by a whole re-entry only: a look at some sections (the web
     # viewer's board and rules pages, which show no notices) left the agent's next re-entry without it.
-    shown = [r.id for r in reports] if not requested else []
-    if to_stamp or shown:
+    shown = [r.id for r in reports] if not requested and writes else []
+    if writes and (to_stamp or shown):
         _stamp(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
     notices.extend(r.body or "" for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)

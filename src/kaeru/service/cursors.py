@@ -2,7 +2,9 @@
 
 The vault's secret (stored in the database, so every server process over one vault agrees) signs
 each token; a token whose arguments differ from the call's is refused, so a cursor cannot be
-replayed against another query.
+replayed against another query. A caller limited to some initiatives signs with a key bound to
+its grant: a list ranked for a caller who sees more names what it may not see, and its cursor is
+refused (decision 364).
 
 A short rest of a list travels inside the token itself (node ids packed as 16 bytes each). A long
 list is kept in this process's memory, in a cache bounded by the number of items it holds, and the
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.digest import args_sha256
 from kaeru.errors import CursorInvalid
+from kaeru.service import grants
 from kaeru.service.outcomes import Continuation, Issue
 from kaeru.storage.base import Session
 
@@ -89,6 +92,16 @@ def _unpack(text: str) -> tuple[str, ...]:
     return tuple(str(uuid.UUID(bytes=raw[i : i + 16])) for i in range(0, len(raw), 16))
 
 
+def _signing_key(secret: bytes) -> bytes:
+    """The vault's secret, or for a caller limited to some initiatives a key derived from it and the
+    names it may see: its cursors and another grant's do not verify under each other's key."""
+    granted = grants.current()
+    if granted is None or granted.initiatives is None:
+        return secret
+    scope = "\x1f".join(sorted(granted.initiatives)).encode()
+    return hmac.new(secret, b"kaeru-cursor-grant\x00" + scope, hashlib.sha256).digest()
+
+
 def encode(secret: bytes, state: CursorState) -> str:
     fields: list[Any] = [state.kind, state.list_id, state.offset, state.args]
     if state.items is not None:
@@ -99,7 +112,7 @@ def encode(secret: bytes, state: CursorState) -> str:
     elif state.position is not None:
         fields.append(list(state.position))
     body = _b64(_compact_json(fields).encode())
-    mac = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
+    mac = _b64(hmac.new(_signing_key(secret), body.encode(), hashlib.sha256).digest()[:16])
     return f"{body}.{mac}"
 
 
@@ -111,9 +124,13 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
     """
     try:
         body, mac = token.split(".", 1)
-        expected = _b64(hmac.new(secret, body.encode(), hashlib.sha256).digest()[:16])
+        expected = _b64(hmac.new(_signing_key(secret), body.encode(), hashlib.sha256).digest()[:16])
         if not hmac.compare_digest(mac, expected):
-            raise CursorInvalid("cursor signature does not match (altered, or from another vault)", field="cursor")
+            raise CursorInvalid(
+                "cursor signature does not match (altered, from another vault, or made for a caller with "
+                "other grants); repeat the call without the cursor",
+                field="cursor",
+            )
         fields = json.loads(_unb64(body))
         raw_kind, list_id, offset, raw_args = fields[:4]
         extra = fields[4] if len(fields) > 4 else None

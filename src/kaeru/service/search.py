@@ -155,6 +155,10 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
         nodes = _page_nodes(session, page_ids, seqs)
         nodes.update(audit.load(session, page_ids))
         live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
+        if resumed is not None and grants.granted_ids(session) is not None:
+            # A node moved out of the caller's grant since its first page (decisions 15.K2, 364).
+            visible = grants.visible_ids(session, [n.id for n in live if not n.id.startswith(audit.PREFIX)])
+            live = [n for n in live if n.id in visible or n.id.startswith(audit.PREFIX)]
         vanished = len(page_ids) - len(live)
         views, truncated = budgeted_views(session, live, budget, {s.id: s.name for s in scopes}, verdicts)
         shown = views

@@ -193,14 +193,17 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         live: list[Node]
         if history:
             live = history_revisions(session, page_ids)
-            views, truncated = revision_views(session, live, chars, [s.id for s in scopes])
         else:
             nodes = session.nodes_by_ids(page_ids)
             live = [nodes[i] for i in page_ids if i in nodes and not nodes[i].retracted]
-            views, truncated = budgeted_views(session, live, chars - reserve, {s.id: s.name for s in scopes})
-        if grants.granted_ids(session) is not None:  # a page resumed from a cursor, too (decision 15.K2)
+        if grants.granted_ids(session) is not None:
+            # A page resumed from a cursor too (decision 15.K2), before its views are made (364).
             visible = grants.visible_ids(session, [n.id for n in live])
             live = [n for n in live if n.id in visible]
+        if history:
+            views, truncated = revision_views(session, live, chars, [s.id for s in scopes])
+        else:
+            views, truncated = budgeted_views(session, live, chars - reserve, {s.id: s.name for s in scopes})
         vanished = len(page_ids) - len(live)
         if vanished:
             # Forgotten since the first page was ranked.

@@ -38,11 +38,13 @@ _Branch = Annotated[
 ]
 
 
-def _when(field: str, value: Any, required: list[str], *, present: bool = False) -> dict[str, Any]:
-    """`if field is value then required`: one conditional requirement of the schema."""
+def _when(field: str, value: Any, required: list[str], *, default: bool = False) -> dict[str, Any]:
+    """`if field is value then required`: one conditional requirement of the schema. The condition
+    names `field` as present unless `value` is its `default`: without that, a call that left out
+    (or misspelt) a required `mode` was told that `sources` was missing (decision 367)."""
     test = {"enum": value} if isinstance(value, list) else {"const": value}
     condition: dict[str, Any] = {"properties": {field: test}}
-    if present:
+    if not default:
         condition["required"] = [field]
     return {"if": condition, "then": {"required": required}}
 
@@ -107,9 +109,9 @@ class LinkRequest(Request):
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
-                _when("action", "add", ["weight"]),
-                _when("action", "reweight", ["edge_type", "weight"], present=True),
-                _when("action", "remove", ["edge_type"], present=True),
+                _when("action", "add", ["weight"], default=True),
+                _when("action", "reweight", ["edge_type", "weight"]),
+                _when("action", "remove", ["edge_type"]),
             ]
         }
     )
