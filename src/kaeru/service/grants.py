@@ -176,6 +176,21 @@ def visible_ids(session: Session, ids: Iterable[str]) -> set[str]:
     return {i for i, node in session.nodes_by_ids(wanted).items() if node_visible(node, granted)}
 
 
+def hidden_ids(session: Session, ids: Iterable[str]) -> set[str]:
+    """The node ids among `ids` outside the grants (none for the admin, with no lookup).
+
+    A write reaches some nodes through edges and slots rather than through `resolve_node`: the
+    doubts a review close retracts, the evidence a verdict overturns, a slot's previous holder. A
+    limited token's write leaves these nodes as they are and its answer neither names nor counts
+    them, as a read would not show them (decision 15.K2)."""
+    granted = granted_ids(session)
+    if granted is None:
+        return set()
+    wanted = list(dict.fromkeys(ids))
+    found = session.nodes_by_ids(wanted)
+    return {i for i in wanted if i not in found or not node_visible(found[i], granted)}
+
+
 _NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 

@@ -398,12 +398,13 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
             ctx.outcome.state = "unchanged"
         else:
             ctx.mark_affected(updated)
+            # Only the granted initiatives, as a read shows the node's (decision 15.K2).
             names = ctx.session.initiative_names([*node.initiatives, *updated.initiatives])
             ctx.outcome.changes.append(
                 Change(
                     "initiatives",
-                    [names.get(i, str(i)) for i in node.initiatives],
-                    [names.get(i, str(i)) for i in updated.initiatives],
+                    grants.visible_names(names.get(i, str(i)) for i in node.initiatives),
+                    grants.visible_names(names.get(i, str(i)) for i in updated.initiatives),
                 )
             )
         ctx.outcome.primary = ctx.outcome_ref(updated)

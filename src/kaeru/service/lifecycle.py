@@ -13,6 +13,7 @@ from kaeru.domain.model import (
     revision_token,
 )
 from kaeru.errors import InvalidArgument, NotFound, SlotConflict
+from kaeru.service import grants
 from kaeru.service.capture import EVIDENCE_RELATION
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
@@ -92,9 +93,18 @@ def _retract_overturned_evidence(ctx: WriteContext, hypothesis: Node, kept: Edge
     """A verdict that changes a hypothesis's status overturns the one before: the evidence edges of
     the old verdict (`verifies` or `falsifies`, whatever initiative their source is in) are retracted
     — history keeps them — so a hypothesis now `supported` no longer reads as refuted by the
-    `falsifies` edge of its earlier verdict, nor one evidence node as both verifying and falsifying it."""
-    for edge in ctx.session.live_edges([hypothesis.id]):
-        if edge.dst == hypothesis.id and edge.edge_type in VERDICT_RELATIONS and edge.edge_type != kept:
+    `falsifies` edge of its earlier verdict, nor one evidence node as both verifying and falsifying it.
+    A limited token leaves the edges of evidence outside its grants live and unnamed: that evidence
+    is another initiative's, and the hypothesis still reads as it says, as a node superseded from
+    outside the grants still reads superseded (decision 15.K2)."""
+    overturned = [
+        e
+        for e in ctx.session.live_edges([hypothesis.id])
+        if e.dst == hypothesis.id and e.edge_type in VERDICT_RELATIONS and e.edge_type != kept
+    ]
+    hidden = grants.hidden_ids(ctx.session, [e.src for e in overturned])
+    for edge in overturned:
+        if edge.src not in hidden:
             ctx.retract_edge(edge)
             ctx.outcome.changes.append(Change(f"evidence.{edge.edge_type.value}", edge.src, None))
 
@@ -123,6 +133,9 @@ def review(ctx: WriteContext, request: ReviewRequest) -> None:
     doubts = [
         e for e in ctx.session.live_edges([target.id]) if e.dst == target.id and e.edge_type == EdgeType.CONTRADICTS
     ]
+    # A doubt raised from outside a limited token's grants stays open, uncounted (decision 15.K2).
+    hidden = grants.hidden_ids(ctx.session, [e.src for e in doubts])
+    doubts = [e for e in doubts if e.src not in hidden]
     if not doubts:
         raise NotFound(f"{target.name!r} has no open review to close", field="target")
     for edge in doubts:
@@ -175,11 +188,15 @@ def slot(ctx: WriteContext, request: SlotRequest) -> None:
 
 def release_slot(ctx: WriteContext, held: SlotState) -> None:
     """Release one held slot (`held`, read in this transaction): `slot` without a node, and a node
-    detached from the slot's initiative (decision 311)."""
+    detached from the slot's initiative (decision 311). A holder outside a limited token's grants is
+    not named (`before` None)."""
     rev_no = held.rev_no + 1
     revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", rev_no, ctx.now_s)
     ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, rev_no, revision, ctx.now_s))
-    ctx.outcome.slots.append(SlotChange(held.slot, held.node_id, None, revision))
+    before = held.node_id
+    if before is not None and before in grants.hidden_ids(ctx.session, [before]):
+        before = None
+    ctx.outcome.slots.append(SlotChange(held.slot, before, None, revision))
 
 
 def layer(ctx: WriteContext, request: LayerRequest) -> None:
@@ -215,10 +232,12 @@ def forget(ctx: WriteContext, request: ForgetRequest) -> None:
         raise InvalidArgument("forget needs a reason (kept in the audit record)", field="reason")
     for edge in ctx.session.live_edges([node.id]):
         ctx.retract_edge(edge)
+    granted = grants.granted_ids(ctx.session)
     for held in ctx.session.slots_held_by(node.id):
         revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", held.rev_no + 1, ctx.now_s)
         ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, held.rev_no + 1, revision, ctx.now_s))
-        ctx.outcome.slots.append(SlotChange(held.slot, node.id, None, revision))
+        if granted is None or held.initiative_id in granted:  # another initiative's slot is not named
+            ctx.outcome.slots.append(SlotChange(held.slot, node.id, None, revision))
     gone = ctx.update_node(node, retracted=True)
     ctx.changes_log.append({"forget": node.id, "reason": reason})
     ctx.outcome.changes.append(Change("currentness", "current", "retracted"))

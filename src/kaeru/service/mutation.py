@@ -267,6 +267,9 @@ class WriteContext:
         """Give `slot` to `holder`; a different previous holder is superseded by it and cooled.
         `named_in`: the request's field that named the slot. Its name is then screened for secrets
         as a handle (decision 362); a slot a merge or a successor carries over is not screened again.
+        For a token limited to some initiatives, a holder outside its grants is left as it is (not
+        superseded, not cooled, no edge of its own written) and the answer names it as None: the
+        slot is the initiative's, the node another initiative's.
         """
         if not isinstance(slot, str) or len(slot) > 64 or not SLOT_PATTERN.match(slot):
             raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
@@ -282,9 +285,10 @@ class WriteContext:
         before = state.node_id if state else None
         if before == holder.id and state is not None:
             return SlotChange(slot, before, holder.id, state.revision)
+        hidden = grants.hidden_ids(self.session, [holder.id] if before is None else [before, holder.id])
         if before is not None:
             previous = self.session.get_node(before, for_update=True)
-            if previous is not None and not previous.retracted:
+            if previous is not None and not previous.retracted and not hidden:
                 for edge in edges_back_to(self.session, previous.id, holder.id):  # a hand-back
                     self.retract_edge(edge)
                 self.add_edge(holder, previous, EdgeType.SUPERSEDES, 1.0)
@@ -294,7 +298,9 @@ class WriteContext:
         rev_no = (state.rev_no + 1) if state else 1
         revision = revision_token(f"slot:{self.initiative.id}:{slot}", rev_no, self.now_s)
         self.session.put_slot(SlotState(self.initiative.id, slot, holder.id, rev_no, revision, self.now_s))
-        change = SlotChange(slot, before, holder.id, revision)
+        change = SlotChange(
+            slot, None if before in hidden else before, None if holder.id in hidden else holder.id, revision
+        )
         self.outcome.slots.append(change)
         return change
 
