@@ -99,19 +99,31 @@ def _successor(
     )
 
 
+def _carry_edges(ctx: WriteContext, source: Node, successor: Node) -> None:
+    """Every live edge of `source`, both ways, onto its settled (or unsettled) `successor`: it is the
+    same knowledge under a new identity. Carrying only `derived_from` lost the rest with the source:
+    a correction settled let the fact it superseded read current again, a settled fact someone had
+    superseded read current, and its doubts and links were gone (decision 371)."""
+    for edge in ctx.session.live_edges([source.id]):
+        outgoing = edge.src == source.id
+        other_id = edge.dst if outgoing else edge.src
+        if edge.edge_type == EdgeType.CONSOLIDATED_TO or other_id == source.id:
+            continue
+        other = ctx.session.get_node(other_id)
+        if other is None or other.retracted:
+            continue
+        src, dst = (successor, other) if outgoing else (other, successor)
+        ctx.add_edge(src, dst, edge.edge_type, edge.weight, edge.properties)
+
+
 def _consolidate(ctx: WriteContext, source: Node, request: EvolveRequest, tier: Tier) -> Node:
-    """settle/unsettle: a successor in `tier`, provenance copied, `consolidated_to`, source retracted."""
+    """settle/unsettle: a successor in `tier`, the source's edges carried, `consolidated_to`, source retracted."""
     if tier == Tier.ARCHIVAL:
         node_type = _new_type(request.new_type, SETTLED_TYPE.get(source.node_type, source.node_type))
     else:
         node_type = _new_type(request.new_type, source.node_type)
     successor = _successor(ctx, source, request, node_type, tier)
-    live = ctx.session.live_edges([source.id])
-    for edge in live:
-        if edge.src == source.id and edge.edge_type == EdgeType.DERIVED_FROM:
-            target = ctx.session.get_node(edge.dst)
-            if target is not None and not target.retracted:
-                ctx.add_edge(successor, target, EdgeType.DERIVED_FROM, edge.weight)
+    _carry_edges(ctx, source, successor)
     ctx.add_edge(source, successor, EdgeType.CONSOLIDATED_TO, 1.0)
     for held in ctx.session.slots_held_by(source.id):
         if held.initiative_id == ctx.initiative.id:

@@ -215,8 +215,11 @@ class WriteContext:
         self.outcome.affected = [*kept, EntityRef(node.id, node.revision)]
 
     # --- edges ----------------------------------------------------------------------------------
-    def add_edge(self, src: Node, dst: Node, edge_type: EdgeType, weight: float) -> Edge:
-        """Create (or re-assert with a new weight) a live edge src → dst."""
+    def add_edge(
+        self, src: Node, dst: Node, edge_type: EdgeType, weight: float, properties: dict[str, Any] | None = None
+    ) -> Edge:
+        """Create (or re-assert with a new weight) a live edge src → dst (`properties`: a carried
+        edge's own, as a settle carries them)."""
         if not 0.0 <= weight <= 1.0:
             raise InvalidArgument("weight must be between 0 and 1", field="weight")
         previous = self.session.get_edge(src.id, dst.id, edge_type)
@@ -231,6 +234,7 @@ class WriteContext:
             rev_no=(previous.rev_no + 1) if previous else 1,
             recorded_at=recorded,
             created_at=previous.created_at if previous and not previous.retracted else recorded,
+            properties=dict(properties or {}),
         )
         self.session.put_edge(edge)
         self.changes_log.append({"edge": [src.id, dst.id, edge_type.value], "weight": weight})
