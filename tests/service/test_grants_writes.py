@@ -192,3 +192,23 @@ def test_forgetting_a_shared_node_names_no_slot_of_another_initiative(run: Run, 
     # The forgotten node holds no slot anywhere: the other initiative's is released, unnamed.
     with store.read() as session:
         assert session.slots_held_by(shared) == []
+
+
+def test_a_doubt_from_another_initiative_is_neither_counted_nor_offered_to_close(run: Run) -> None:
+    """`reflect` offered a limited token the `review close` that answers `not_found` for it, counting
+    the other initiative's doubt, and `context`'s reviews listed the node (decision 372)."""
+    target = _id(run("note", {"initiative": PUB, "text": "the cart total rounds half up"}))
+    run("review", {"initiative": SECRET, "action": "flag", "target": target, "reason": "zebulon doubts"})
+
+    def offered(answer: dict[str, Any]) -> list[str]:
+        return [i["node"] for i in answer["data"]["items"] if i["kind"] == "open_review"]
+
+    def listed(answer: dict[str, Any]) -> list[str]:
+        sections = {s["name"]: s for s in answer["data"]["sections"]}
+        return [n["id"] for n in sections["reviews"]["items"]] if "reviews" in sections else []
+
+    assert offered(run("reflect", {"initiative": PUB})) == [target]
+    assert listed(run("context", {"initiative": PUB, "sections": ["reviews"]})) == [target]
+    reflected = _as_limited(run, "reflect", {"initiative": PUB})
+    assert offered(reflected) == [] and "doubt" not in json.dumps(reflected)
+    assert listed(_as_limited(run, "context", {"initiative": PUB, "sections": ["reviews"]})) == []

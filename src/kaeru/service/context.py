@@ -222,7 +222,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes, total = _open_work(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
             add("claims", nodes, total, lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open")
         elif name == "reviews":
-            doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
+            doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))
             nodes_by_id = session.nodes_by_ids(list(doubted))
             nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
             add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})

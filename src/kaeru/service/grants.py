@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import Edge, Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
@@ -189,6 +189,17 @@ def hidden_ids(session: Session, ids: Iterable[str]) -> set[str]:
     wanted = list(dict.fromkeys(ids))
     found = session.nodes_by_ids(wanted)
     return {i for i in wanted if i not in found or not node_visible(found[i], granted)}
+
+
+def granted_edges(session: Session, inbound: dict[str, list[Edge]]) -> dict[str, list[Edge]]:
+    """`inbound` (a node id → the edges into it) without the edges from nodes outside the grants,
+    and without the nodes left with none: a doubt raised in another initiative is neither counted
+    nor offered to close (decision 372). As it is for the admin."""
+    hidden = hidden_ids(session, [e.src for edges in inbound.values() for e in edges])
+    if not hidden:
+        return inbound
+    kept = {node: [e for e in edges if e.src not in hidden] for node, edges in inbound.items()}
+    return {node: edges for node, edges in kept.items() if edges}
 
 
 _NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")

@@ -124,7 +124,7 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             )
         if len(orphan_ids) > LIMIT:
             counts["orphan"] = counts.get("orphan", 0) + len(orphan_ids) - LIMIT
-        doubted = session.inbound([scope.id], [EdgeType.CONTRADICTS.value])
+        doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))
         for target_id, edges in doubted.items():
             target = session.get_node(target_id)
             if target is None:
