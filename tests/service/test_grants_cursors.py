@@ -100,3 +100,20 @@ def test_a_node_moved_out_of_the_grant_between_pages_is_not_shown(world: tuple[R
         rest = _pages(run, tool, page["continuation"]["next_arguments"])
     assert not {h["id"] for p in rest for h in p["data"]["hits"]} & set(moved)
     assert not any(_leaks(p, secret) for p in rest)
+
+
+def test_a_limited_token_cannot_replay_the_admins_request_id(world: tuple[Run, str]) -> None:
+    """The admin's stored answer may name what the token may not see (attaching a `secret-proj`
+    node to `pub` answers both names): the same call with the admin's request id is refused as
+    another call's, not replayed; the token's own request ids replay for it (decision 373)."""
+    run, secret = world
+    call = {"initiative": "pub", "action": "attach", "node": secret, "request_id": "r-1"}
+    first = run("initiative", call)
+    assert first["state"] == "applied" and "secret-proj" in json.dumps(first)
+    with grants.acting(LIMITED):
+        same = run("initiative", call)
+        own = {"initiative": "pub", "text": "the cart keeps its items", "request_id": "r-2"}
+        made, again = run("note", own), run("note", own)
+    assert same["state"] == "rejected" and not same["replayed"] and "secret-proj" not in json.dumps(same)
+    assert same["issues"][0]["code"] == "request_id_reused"
+    assert made["state"] == "applied" and again["replayed"] and again["data"] == made["data"]

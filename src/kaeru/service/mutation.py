@@ -54,7 +54,12 @@ from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, Slo
 
 
 def args_digest(args: dict[str, Any]) -> str:
-    """Digest of the call's arguments without `request_id`: what "the same call" means for replay."""
+    """Digest of the call's arguments without `request_id`: what "the same call" means for replay.
+    A caller limited to some initiatives adds its grant: the admin's stored answer may name what it
+    may not see, so its replay of the admin's request id is refused as another call's (decision 373)."""
+    principal = grants.current()
+    if principal is not None and principal.initiatives is not None:
+        args = {**args, "\x00grant": sorted(principal.initiatives)}
     return args_sha256(args, ("request_id",))
 
 
@@ -346,7 +351,7 @@ def run_mutation(
                 if stored.args_hash != digest:
                     raise RequestIdReused(
                         f"request_id {request_id!r} was already used for a different {operation} call in "
-                        f"{name!r}; use a new request_id for a new operation",
+                        f"{name!r} (or by a caller with other grants); use a new request_id for a new operation",
                         field="request_id",
                     )
                 return MutationOutcome.from_json(stored.response), True
