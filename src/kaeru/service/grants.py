@@ -156,17 +156,6 @@ def node_visible(node: Node, ids: set[int] | None) -> bool:
     return ids is None or not ids.isdisjoint(node.initiatives)
 
 
-def require_visible(session: Session, node: Node, field: str) -> Node:
-    """`node`, or the same miss as for an id that does not exist when it lies outside the grants.
-
-    Raises:
-        NotFound: the node belongs to no granted initiative.
-    """
-    if not node_visible(node, granted_ids(session)):
-        raise NotFound(f"no node with id {node.id}", field=field)
-    return node
-
-
 def visible_ids(session: Session, ids: Iterable[str]) -> set[str]:
     """The node ids among `ids` that belong to a granted initiative (all of them for the admin)."""
     wanted = list(dict.fromkeys(ids))

@@ -273,9 +273,16 @@ def _view_at(session: Session, node_id: str, moment: str | None) -> Any:
 
 
 def _views_at(session: Session, node_ids: list[str], moment: str | None) -> list[Any]:
-    """The views of `node_ids` that exist (now, or as of `moment`), in that order, built together."""
+    """The views of `node_ids` that exist (now, or as of `moment`), in that order, built together.
+    As of a moment, a node whose revision then lay outside a token's grants is left out, as `read …
+    at` refuses it: a revision is seen by the memberships it had (decision 15.K2)."""
     if moment:
-        found = {i: n for i in dict.fromkeys(node_ids) if (n := session.node_at(i, moment)) is not None}
+        granted = grants.granted_ids(session)
+        found = {
+            i: n
+            for i in dict.fromkeys(node_ids)
+            if (n := session.node_at(i, moment)) is not None and grants.node_visible(n, granted)
+        }
     else:
         found = session.nodes_by_ids(node_ids)
     nodes = [found[i] for i in node_ids if i in found]

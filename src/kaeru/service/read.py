@@ -22,6 +22,15 @@ if TYPE_CHECKING:
     from kaeru.service.requests import ReadRequest
 
 
+def _missing(moment: str | None, granted: set[int] | None) -> str:
+    """The miss of a node that had no revision to show at `moment`. A token limited to some
+    initiatives gets one wording whether the node did not exist then, was forgotten, or was in no
+    initiative it may see: which of them is not told."""
+    if granted is None:
+        return f"the node did not exist (or was forgotten) at {moment}"
+    return f"the node did not exist (or was forgotten, or was in no initiative this token may see) at {moment}"
+
+
 def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
     """One node (current or as of `at`), its body from `body_offset` cut to `budget_chars` (both
     bounded by the schema)."""
@@ -42,13 +51,21 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
             ref = parse_ref(request.node)
         except ValueError as exc:
             raise InvalidArgument(str(exc), field="node") from exc
+        granted = grants.granted_ids(session)
         if moment is not None and ref.id:
             # A past read may name a node forgotten since: look it up by id without the liveness rule.
+            # A revision outside a token's grants is not there for it: the id is then resolved as
+            # any other, so a node hidden now misses as an unknown id does, word for word (15.K2).
             node = session.node_at(ref.id, moment)
+            node = node if node is not None and grants.node_visible(node, granted) else None
         current = None
         if node is None:
             current = resolve_node(session, request.node, scope, "node", ref)
             node = session.node_at(current.id, moment) if moment is not None else current
+        if node is not None and not grants.node_visible(node, granted):
+            # A node the token sees now, as of a moment when it was in no granted initiative: the
+            # same miss as before it existed (a revision is seen by the memberships it had).
+            raise NotFound(_missing(moment, granted), field="at")
         if node is None and current is not None and current.created_at <= (moment or ""):
             # Back-dated (`occurred_at`, an import): it happened before `at` but was recorded after,
             # and "did not exist" read as lost data to someone who had imported old conversations.
@@ -58,9 +75,7 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
                 field="at",
             )
         if node is None or (moment is not None and node.retracted):
-            raise NotFound(f"the node did not exist (or was forgotten) at {moment}", field="at")
-        if moment is not None:  # a past read by id skipped `resolve_node`, which checks the grants
-            grants.require_visible(session, node, "node")
+            raise NotFound(_missing(moment, granted), field="at")
         body_range = None
         body = node.body
         if body is not None:

@@ -35,6 +35,8 @@ def history_keys(
     query's words, name or meaning — not a temporal or graph neighbour); without one, the plan's
     best. Then, breadth first, every node a `supersedes` edge (live or since removed) links to them,
     in either direction, while it belongs to a searched initiative — forgotten predecessors included.
+    A token limited to some initiatives lists only the revisions written while their node was in one
+    of them, as `read … at` their time shows them (decision 15.K2); the others are not counted.
     """
     if has_query:
         ranked = [i for i in ranked if DIRECT_CHANNELS & set(fusion.scores.get(i, {}))]
@@ -58,17 +60,25 @@ def history_keys(
             if node is not None and scope & set(node.initiatives) and len(members) < HISTORY_CHAIN:
                 members.append(node_id)
                 frontier.append(node_id)
-    revisions = [entry.node for node_id in members for entry in session.revision_log(node_id)]
+    granted = grants.granted_ids(session)
+    revisions = [
+        entry.node
+        for node_id in members
+        for entry in session.revision_log(node_id)
+        if grants.node_visible(entry.node, granted)
+    ]
     revisions.sort(key=lambda n: (n.recorded_at, n.id, n.rev_no))
     keys = [f"{n.id}/{n.rev_no}" for n in revisions]
     return keys[:HISTORY_REVISIONS], max(0, len(keys) - HISTORY_REVISIONS)
 
 
 def history_revisions(session: Session, keys: list[str]) -> list[Node]:
-    """The stored revisions a page of explore_history keys names, in the page's order."""
+    """The stored revisions a page of explore_history keys names, in the page's order: those the
+    caller may see, checked again on every page as a resumed page's nodes are (decision 364)."""
     wanted = [(k.split("/", 1)[0], int(k.split("/", 1)[1])) for k in keys]
+    granted = grants.granted_ids(session)
     logs = {
-        node_id: {e.node.rev_no: e.node for e in session.revision_log(node_id)}
+        node_id: {e.node.rev_no: e.node for e in session.revision_log(node_id) if grants.node_visible(e.node, granted)}
         for node_id in dict.fromkeys(i for i, _ in wanted)
     }
     return [logs[i][r] for i, r in wanted if r in logs[i]]
