@@ -136,6 +136,11 @@ ISSUE_CODES: dict[str, str] = {
         "(KAERU_TIMEZONE): it was stored, but `context` and `recall` will not give it as in force. If "
         "the date was a slip, `revise` its applicability."
     ),
+    "supersession_reversed": (
+        "Warning: a `supersedes` link made its target supersede its source the other way round, so each "
+        "superseded the other; the older links were retracted (history keeps them) so that the newest "
+        "decides which is current. The message names them."
+    ),
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

@@ -118,11 +118,13 @@ def reminder_due(node: Node, today: date, seen: str | None) -> bool:
 
 
 def _open_work(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:
-    """The scope's current nodes matching `filters`: a task or claim another superseded is no
-    longer open work, and its successor is listed instead (decision 294)."""
+    """The scope's current nodes matching `filters`: one superseded (its successor is listed, 294) or
+    falsified (376) is not open work or in force."""
     rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], window=window, **filters))
     nodes = session.nodes_by_ids([r.id for r in rows])
-    return [nodes[r.id] for r in rows if r.id in nodes], total
+    verdicts = session.verdicts_against(list(nodes))
+    refuted = {i for i, v in verdicts.items() if any(kind == EdgeType.FALSIFIES for _, kind in v)}
+    return [nodes[r.id] for r in rows if r.id in nodes and r.id not in refuted], total - len(refuted)
 
 
 def _section(session: Session, scope: Initiative, facets: list[str] | None, window: int) -> tuple[list[Node], int]:
@@ -197,8 +199,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes, total = _section(session, scope, [f"{Tier.OPERATIONAL.value}:{name}"], window)
             add(name, nodes, total, lambda n, layer=name: n.layer.value == layer and n.tier == Tier.OPERATIONAL)
         elif name == "decisions":
-            # What was decided, newest first, before the routine notes of `warm` push it out of the
-            # bundle (decision 319): a decision a newer one supersedes gives way to it.
+            # What was decided and is in force, newest first, ahead of `warm`'s routine notes (319).
             window = CAPS["decisions"] + len(shown) + 1
             nodes, total = _open_work(session, scope, window, tags=[DECISION_TAG], layers=list(EAGER_LAYERS))
             add("decisions", nodes, total, _DecisionsMatched(session))
@@ -261,22 +262,21 @@ REPORT_TAG = hygiene.REPORT_TAG
 
 
 class _DecisionsMatched:
-    """Which nodes the `decisions` section's query matches — a decision of an eager layer that no
-    live node supersedes (the query leaves those out) — for the nodes other sections show: a
-    superseded decision shown in `hot` was subtracted from a total that never counted it (review,
-    session 38). Whether a decision is superseded is read once a node."""
+    """Which nodes the `decisions` section's query matches — a decision of an eager layer no live
+    node supersedes or falsifies — for the nodes other sections show: a superseded one shown in
+    `hot` was subtracted from a total that never counted it (session 38). Read once a node."""
 
     def __init__(self, session: Session):
         self._session = session
-        self._superseded: dict[str, bool] = {}
+        self._ended: dict[str, bool] = {}
 
     def __call__(self, node: Node) -> bool:
         if DECISION_TAG not in node.tags or node.layer.value not in EAGER_LAYERS:
             return False
-        if node.id not in self._superseded:
+        if node.id not in self._ended:
             verdicts = self._session.verdicts_against([node.id]).get(node.id, [])
-            self._superseded[node.id] = any(kind == EdgeType.SUPERSEDES for _, kind in verdicts)
-        return not self._superseded[node.id]
+            self._ended[node.id] = any(kind in (EdgeType.SUPERSEDES, EdgeType.FALSIFIES) for _, kind in verdicts)
+        return not self._ended[node.id]
 
 
 def _attention(session: Session, scope: Initiative) -> list[Node]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from kaeru.domain.model import EdgeType, Layer, Node, NodeType, Tier, default_tier
+from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
@@ -116,21 +116,35 @@ def _carry_edges(ctx: WriteContext, source: Node, successor: Node) -> None:
         ctx.add_edge(src, dst, edge.edge_type, edge.weight, edge.properties)
 
 
+def _hand_on_slots(ctx: WriteContext, source: Node, successor: Node) -> bool:
+    """The roles `source` holds, handed to `successor` in every initiative it joins — all of the
+    source's: a successor in two initiatives left the other one's slot with the superseded or
+    retracted source (decision 376). Returns whether any was handed on."""
+    handed = False
+    for held in ctx.session.slots_held_by(source.id):
+        if held.initiative_id in successor.initiatives:
+            ctx.take_slot(held.slot, successor, None, initiative_id=held.initiative_id)
+            handed = True
+    return handed
+
+
 def _consolidate(ctx: WriteContext, source: Node, request: EvolveRequest, tier: Tier) -> Node:
     """settle/unsettle: a successor in `tier`, the source's edges carried, `consolidated_to`, source retracted."""
     if tier == Tier.ARCHIVAL:
-        node_type = _new_type(request.new_type, SETTLED_TYPE.get(source.node_type, source.node_type))
+        settled = SETTLED_TYPE.get(source.node_type, source.node_type)
+        if source.node_type == NodeType.HYPOTHESIS and source.status == HypothesisStatus.REFUTED:
+            # An outcome has no status: a refuted claim settled read as a current finding (376).
+            settled = NodeType.HYPOTHESIS
+        node_type = _new_type(request.new_type, settled)
     else:
         node_type = _new_type(request.new_type, source.node_type)
     successor = _successor(ctx, source, request, node_type, tier)
     _carry_edges(ctx, source, successor)
     ctx.add_edge(source, successor, EdgeType.CONSOLIDATED_TO, 1.0)
-    for held in ctx.session.slots_held_by(source.id):
-        if held.initiative_id == ctx.initiative.id:
-            ctx.take_slot(held.slot, successor, None)
-            # Handing the slot on cools its previous holder, a new revision of the source: retract
-            # that one (retracting the stale copy wrote the same revision twice, an `internal`).
-            source = ctx.session.get_node(source.id, for_update=True) or source
+    if _hand_on_slots(ctx, source, successor):
+        # Handing a slot on cools its previous holder, a new revision of the source: retract that
+        # one (retracting the stale copy wrote the same revision twice, an `internal`).
+        source = ctx.session.get_node(source.id, for_update=True) or source
     # The source is retracted last, but its edges stay live until then; keep the consolidated_to
     # edge (history) and retract the rest with the node, as forget does.
     for edge in ctx.session.live_edges([source.id]):
@@ -187,9 +201,7 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
         node_type = _new_type(request.new_type, source.node_type)
         successor = _successor(ctx, source, request, node_type, default_tier(node_type), rename=True)
         ctx.add_edge(successor, source, EdgeType.SUPERSEDES, 1.0)
-        # The corrected memory holds the source's roles here, as settle hands them on (decision 294).
-        for held in ctx.session.slots_held_by(source.id):
-            if held.initiative_id == ctx.initiative.id:
-                ctx.take_slot(held.slot, successor, None)
+        # The corrected memory holds the source's roles, as settle hands them on (decision 294).
+        _hand_on_slots(ctx, source, successor)
         ctx.mark_affected(ctx.session.get_node(source.id) or source)
     ctx.outcome.primary = ctx.outcome_ref(successor)

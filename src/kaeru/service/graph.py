@@ -8,8 +8,10 @@ from typing import TYPE_CHECKING
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.errors import InvalidArgument, NotFound
+from kaeru.service import grants
 from kaeru.service.mutation import WriteContext
-from kaeru.service.outcomes import Change
+from kaeru.service.outcomes import Change, Issue
+from kaeru.service.supersession import edges_back_to
 from kaeru.storage.base import SearchQuery, Session
 
 if TYPE_CHECKING:
@@ -91,6 +93,8 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
     live = current is not None and not current.retracted
     weight = float(request.weight) if request.weight is not None else 0.0
     if action == "add":
+        if edge_type == EdgeType.SUPERSEDES:
+            _undo_reverse_supersession(ctx, source, target)
         if live and current is not None and current.weight == weight:
             ctx.outcome.state = "unchanged"
         else:
@@ -113,6 +117,30 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
     ctx.mark_affected(source)
     ctx.mark_affected(target)
     ctx.outcome.primary = ctx.outcome_ref(source)
+
+
+def _undo_reverse_supersession(ctx: WriteContext, source: Node, target: Node) -> None:
+    """`source` supersedes `target` now: the `supersedes` links that made `target` supersede `source`
+    (directly or down a chain) are retracted, with a warning naming them, so the newest link decides
+    which is current. Kept, each superseded the other and neither read current: `search` found
+    neither, `current_state` had none (decision 376; a slot's hand-back does the same, 294). History
+    keeps them; a link from a node outside a limited token's grants is left (15.K2)."""
+    back = edges_back_to(ctx.session, target.id, source.id)
+    hidden = grants.hidden_ids(ctx.session, [e.src for e in back])
+    undone = [e for e in back if e.src not in hidden]
+    for edge in undone:
+        ctx.retract_edge(edge)
+    if undone:
+        names = ctx.session.nodes_by_ids([e.src for e in undone])
+        said = ", ".join(repr(names[e.src].name) if e.src in names else e.src for e in undone)
+        ctx.outcome.issues.append(
+            Issue(
+                "supersession_reversed",
+                f"{target.name!r} superseded {source.name!r} through {said}: those supersedes links were retracted, "
+                f"so {source.name!r} alone is current (history keeps them)",
+                "to",
+            )
+        )
 
 
 def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) -> None:

@@ -272,19 +272,24 @@ class WriteContext:
         field: str = "options.expected_slot_revision",
         *,
         named_in: str | None = None,
+        initiative_id: int | None = None,
     ) -> SlotChange:
         """Give `slot` to `holder`; a different previous holder is superseded by it and cooled.
         `named_in`: the request's field that named the slot. Its name is then screened for secrets
         as a handle (decision 362); a slot a merge or a successor carries over is not screened again.
         For a token limited to some initiatives, a holder outside its grants is left as it is (not
         superseded, not cooled, no edge of its own written) and the answer names it as None: the
-        slot is the initiative's, the node another initiative's.
+        slot is the initiative's, the node another initiative's. `initiative_id`: the slot's
+        initiative when it is not the call's (a successor takes its source's roles in every
+        initiative it joins, decision 376); such a slot is listed in the answer only if the caller
+        may see that initiative.
         """
+        scope = self.initiative.id if initiative_id is None else initiative_id
         if not isinstance(slot, str) or len(slot) > 64 or not SLOT_PATTERN.match(slot):
             raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
         if named_in is not None:
             screen_secrets(self.rt.settings.secret_policy, named_in, slot, handle=True)
-        state = self.session.get_slot(self.initiative.id, slot, for_update=True)
+        state = self.session.get_slot(scope, slot, for_update=True)
         current = state.revision if state else FREE_SLOT_REVISION
         if expected_revision is not None and expected_revision != current:
             raise SlotConflict(
@@ -305,12 +310,13 @@ class WriteContext:
                     cooled = self.update_node(previous, layer=Layer.COLD)
                     self.mark_affected(cooled)
         rev_no = (state.rev_no + 1) if state else 1
-        revision = revision_token(f"slot:{self.initiative.id}:{slot}", rev_no, self.now_s)
-        self.session.put_slot(SlotState(self.initiative.id, slot, holder.id, rev_no, revision, self.now_s))
+        revision = revision_token(f"slot:{scope}:{slot}", rev_no, self.now_s)
+        self.session.put_slot(SlotState(scope, slot, holder.id, rev_no, revision, self.now_s))
         change = SlotChange(
             slot, None if before in hidden else before, None if holder.id in hidden else holder.id, revision
         )
-        self.outcome.slots.append(change)
+        if scope == self.initiative.id or (granted := grants.granted_ids(self.session)) is None or scope in granted:
+            self.outcome.slots.append(change)
         return change
 
 
