@@ -21,7 +21,16 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node, settled_into
 from kaeru.service.runtime import Runtime
-from kaeru.service.trail_pages import bounded_subject, history, history_place, history_position, neighbours, paged
+from kaeru.service.trail_pages import (
+    ENTRY_CHARS,
+    SUBJECT_CHARS,
+    bounded_subject,
+    history,
+    history_place,
+    history_position,
+    neighbours,
+    paged,
+)
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, Session
 
@@ -272,8 +281,9 @@ def _view_at(session: Session, node_id: str, moment: str | None) -> Any:
     return next(iter(_views_at(session, [node_id], moment)), None)
 
 
-def _views_at(session: Session, node_ids: list[str], moment: str | None) -> list[Any]:
-    """The views of `node_ids` that exist (now, or as of `moment`), in that order, built together.
+def _views_at(session: Session, node_ids: list[str], moment: str | None, chars: int = SUBJECT_CHARS) -> list[Any]:
+    """The views of `node_ids` that exist (now, or as of `moment`), in that order, built together,
+    each body cut to `chars` (decision 377: a current_state answered a 1 MB node whole).
     As of a moment, a node whose revision then lay outside a token's grants is left out, as `read …
     at` refuses it: a revision is seen by the memberships it had (decision 15.K2)."""
     if moment:
@@ -286,7 +296,7 @@ def _views_at(session: Session, node_ids: list[str], moment: str | None) -> list
     else:
         found = session.nodes_by_ids(node_ids)
     nodes = [found[i] for i in node_ids if i in found]
-    return build_views(session, nodes, at=moment) if nodes else []
+    return [bounded_subject(v, chars) for v in build_views(session, nodes, at=moment)] if nodes else []
 
 
 def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | None, coverage: Coverage) -> StateOutcome:
@@ -301,7 +311,7 @@ def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | No
     if len(holders) > MAX_PREDECESSORS:
         coverage.omitted.append(Omission("predecessors", len(holders) - MAX_PREDECESSORS, "limit"))
         coverage.complete = False
-    predecessors = _views_at(session, holders[:MAX_PREDECESSORS], moment)
+    predecessors = _views_at(session, holders[:MAX_PREDECESSORS], moment, ENTRY_CHARS)
     current = _view_at(session, state.node_id, moment) if state.node_id else None
     status = "current" if current is not None and current.currentness.value != "retracted" else "no_current"
     edges = []
@@ -473,7 +483,7 @@ def _predecessors(
             order.append((edge.dst, edge))
         frontier = following
     shown = order[:MAX_PREDECESSORS]
-    views = _views_at(session, [i for i, _ in shown], moment)
+    views = _views_at(session, [i for i, _ in shown], moment, ENTRY_CHARS)
     for _, edge in shown:
         if edge not in deciding:
             deciding.append(edge)

@@ -40,6 +40,10 @@ HISTORY_PAGE_CHARS = 32000
 #: The body a trail's subject shows at most: what `read` shows by default (its `budget_chars`); the
 #: subject names the node, `read` pages its body.
 SUBJECT_CHARS = 8000
+#: The body a listed node shows at most — a neighbour, an ancestor, a path's step, a chain's member,
+#: a predecessor in `current_state`: a page lists up to `limit` of them, and four neighbours of 1 MB
+#: each made a 4 MB answer (decision 377); `read` shows one whole.
+ENTRY_CHARS = 2000
 
 
 def diff(before: Node | None, after: Node, session: Session) -> list[Change]:
@@ -338,11 +342,12 @@ def _change_cuts(
     return named
 
 
-def bounded_subject(view: NodeView) -> NodeView:
-    """A trail's subject with its body cut to `SUBJECT_CHARS`, marked by `body_range` (as `read` shows it)."""
-    if view.body is None or len(view.body) <= SUBJECT_CHARS:
+def bounded_subject(view: NodeView, chars: int = SUBJECT_CHARS) -> NodeView:
+    """A trail's subject (or a listed node, `ENTRY_CHARS`) with its body cut to `chars`, marked by
+    `body_range` (as `read` shows it)."""
+    if view.body is None or len(view.body) <= chars:
         return view
-    piece = cut(view.body, 0, SUBJECT_CHARS)
+    piece = cut(view.body, 0, chars)
     return replace(view, body=piece.text, body_range=piece)
 
 
@@ -402,6 +407,19 @@ def paged(
     """A trail page: `rest` entries after it are counted as left out (`limit`) and the next page's
     exact arguments given, its cursor carrying the entries served so far (and, for history and
     neighbours, the last one's `position`: the next page starts past it)."""
+    issues: list[Issue] = []
+    if kind != "history":  # a history page is bounded as a whole (`HISTORY_PAGE_CHARS`)
+        bounded = [replace(e, node=bounded_subject(e.node, ENTRY_CHARS)) if e.node is not None else e for e in page]
+        cuts = sum(1 for before, after in zip(page, bounded, strict=True) if before.node is not after.node)
+        if cuts:
+            issues.append(
+                Issue(
+                    "budget_truncated",
+                    f"{cuts} listed bodies cut to their first {ENTRY_CHARS} characters (see body_range); "
+                    "`read` a node to see it whole",
+                )
+            )
+        page = bounded
     continuation = None
     if rest and page:
         token = cursors.encode(
@@ -412,4 +430,4 @@ def paged(
         coverage.omitted.append(Omission("entries", rest, "limit"))
         coverage.complete = False
     total = served + len(page) + rest
-    return TrailOutcome(kind, subject, page, coverage, total=total, continuation=continuation)
+    return TrailOutcome(kind, subject, page, coverage, issues=issues, total=total, continuation=continuation)
