@@ -54,7 +54,9 @@ def test_a_successor_takes_its_sources_roles_in_every_initiative_it_joins(call: 
 
 def test_a_supersedes_link_the_other_way_round_decides_instead_of_making_a_cycle(call: Call) -> None:
     old = _id(call("note", initiative="p", text="the api rate limit is 100 per minute"))
-    new = _id(call("evolve", initiative="p", mode="supersede", source={"id": old}, new_body="the api rate limit is 500"))
+    new = _id(
+        call("evolve", initiative="p", mode="supersede", source={"id": old}, new_body="the api rate limit is 500")
+    )
     back = call("link", initiative="p", **{"from": {"id": old}, "to": {"id": new}}, edge_type="supersedes", weight=1)
     assert back["state"] == "applied"
     assert [i["code"] for i in back["issues"]] == ["supersession_reversed"]
@@ -71,6 +73,8 @@ def test_context_leaves_out_decisions_and_tasks_that_evidence_falsifies(call: Ca
         evidence = _id(call("note", initiative="p", text=f"evidence against {node}"))
         falsified = {"from": {"id": evidence}, "to": {"id": node}, "edge_type": "falsifies", "weight": 1}
         assert call("link", initiative="p", **falsified)["state"] == "applied"
-    sections = {s["name"]: s for s in call("context", initiative="p", sections=["decisions", "tasks"])["data"]["sections"]}
+    sections = {
+        s["name"]: s for s in call("context", initiative="p", sections=["decisions", "tasks"])["data"]["sections"]
+    }
     assert [n["id"] for n in sections["decisions"]["items"]] == [kept] and sections["decisions"]["total"] == 1
     assert sections.get("tasks", {"items": []})["items"] == []

@@ -78,19 +78,129 @@ def parser_for(operation: str) -> RequestParser:
 def _swapped(errors: list[ValidationError], operation: str, schema: dict[str, Any]) -> InvalidArgument | None:
     """A required argument missing and another not accepted, both at the top: most often the one
     sent under the other's name (`action` for evolve's `mode`), said as such; None otherwise. One
-    of the two alone was reported, and which one depended on the schema's shape (decision 367)."""
+    of the two alone was reported, and which one depended on the schema's shape (decision 367).
+
+    They are paired only when the missing one is required whatever else the call says (not by an
+    action's default) and the name sent could mean it: a known synonym, a close spelling, or the
+    tool's verb. Paired by count alone, every unknown argument of `link` without a `weight` was
+    answered "did you mean 'weight'?", and following it for `mode: remove` re-weighted the edge."""
     top = [e for e in errors if not e.absolute_path]
-    missing = [q for e in top if e.validator == "required" for q in e.message.split("'")[1::2]]
+    missing = [(e, q) for e in top if e.validator == "required" for q in e.message.split("'")[1::2]]
     unexpected = [q for e in top if e.validator == "additionalProperties" for q in e.message.split("'")[1::2]]
     if len(missing) != 1 or len(unexpected) != 1:
         return None
-    wanted, sent = missing[0], unexpected[0]
-    listed = ((schema.get("properties") or {}).get(wanted) or {}).get("type") == "array"
+    (error, wanted), sent = missing[0], unexpected[0]
+    known = schema.get("properties") or {}
+    given: dict[str, Any] = error.instance if isinstance(error.instance, dict) else {}
+    value = given.get(sent)
+    if not (_required_as_sent(error, schema) and _could_mean(sent, value, wanted, schema)):
+        # The argument sent is what the call got wrong, whatever it lacks besides.
+        return InvalidArgument(
+            f"arguments: {sent!r} is not an argument of {operation}{_meant([sent], schema, set(given))}",
+            field=sent,
+        )
+    listed = (known.get(wanted) or {}).get("type") == "array"
+    inner = _inside(sent, wanted, schema)
+    shape = f" (a list: {wanted}: [...])" if listed else f" ({wanted}: {{{inner!r}: …}})" if inner else ""
     return InvalidArgument(
         f"arguments: {sent!r} is not an argument of {operation} and {wanted!r} is required; "
-        f"did you mean {wanted!r}" + (f" (a list: {wanted}: [...])?" if listed else "?"),
+        f"did you mean {wanted!r}{shape}?",
         field=sent,
     )
+
+
+def _inside(sent: str, wanted: str, schema: dict[str, Any]) -> str | None:
+    """The field of object argument `wanted` that `sent` names (itself or a synonym): revise's
+    `body` sent at the top belongs in `patch: {"body": …}`, and `patch: "…"` was the next try."""
+    spec = (schema.get("properties") or {}).get(wanted) or {}
+    ref = spec.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        spec = (schema.get("$defs") or {}).get(ref.rsplit("/", 1)[1]) or {}
+    fields = spec.get("properties") or {}
+    return next((f for f in (sent, *_SYNONYMS.get(sent.lower(), ())) if f in fields), None)
+
+
+def _required_as_sent(error: ValidationError, schema: dict[str, Any]) -> bool:
+    """Whether the requirement `error` reports holds for the call as sent: the schema's own, or a
+    condition's whose field the call gives (`action: reweight`), not one on an action's default."""
+    path = list(error.schema_path)
+    if path == ["required"]:
+        return True
+    if len(path) < 2 or path[-2:] != ["then", "required"]:
+        return False
+    branch: Any = schema
+    for step in path[:-2]:
+        branch = branch[step]
+    return bool((branch.get("if") or {}).get("required"))
+
+
+def _could_mean(sent: str, value: Any, wanted: str, schema: dict[str, Any]) -> bool:
+    """Whether argument `sent` (given `value`) is plausibly `wanted` under another name: a known
+    synonym, a close spelling, the tool's verb, or a value `wanted` would take (`title: "…"` for a
+    task's `text`; not `mode: "remove"` for a `weight`)."""
+    import difflib
+
+    from jsonschema import Draft202012Validator
+
+    spec = (schema.get("properties") or {}).get(wanted) or {}
+    return (
+        wanted in _SYNONYMS.get(sent.lower(), ())
+        or _inside(sent, wanted, schema) is not None
+        or difflib.SequenceMatcher(None, sent.lower(), wanted).ratio() >= _CLOSE
+        or "enum" in spec  # the tool's verb (`mode`, `action`): whatever it was sent as
+        or Draft202012Validator({**spec, "$defs": schema.get("$defs") or {}}).is_valid(value)
+    )
+
+
+#: How alike two names are to be offered as each other (difflib's ratio).
+_CLOSE = 0.75
+#: Names models send for the arguments the tools take (lower case → what each may mean, in order
+#: of likelihood): spelling alone offered `node` for `mode` and `note`, and nothing for `type`.
+_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "body": ("text", "new_body", "patch"),
+    "content": ("text", "new_body", "patch"),
+    "message": ("text",),
+    "text": ("body", "new_body", "query"),
+    "query": ("text",),
+    "q": ("text", "query"),
+    "project": ("initiative", "initiatives"),
+    "projects": ("initiatives",),
+    "workspace": ("initiative", "initiatives"),
+    "scope": ("initiative", "initiatives"),
+    "id": ("node", "target", "task", "hypothesis"),
+    "node_id": ("node", "target", "task", "hypothesis"),
+    "nodeid": ("node", "target", "task", "hypothesis"),
+    "task_id": ("task", "node"),
+    "claim": ("hypothesis",),
+    "claim_id": ("hypothesis",),
+    "verdict": ("status",),
+    "result": ("status",),
+    "outcome": ("status",),
+    "state": ("status",),
+    "column": ("status",),
+    "why": ("reason",),
+    "rationale": ("reason",),
+    "title": ("text", "name"),
+    "changes": ("patch",),
+    "update": ("patch",),
+    "fields": ("patch",),
+    "into": ("to",),
+    "new_name": ("to",),
+    "target": ("to", "node", "source"),
+    "destination": ("to",),
+    "source": ("from",),
+    "role": ("slot",),
+    "type": ("kind", "edge_type", "new_type"),
+    "relation": ("edge_type",),
+    "relationship": ("edge_type",),
+    "edge": ("edge_type",),
+    "link_type": ("edge_type",),
+    "strength": ("weight",),
+    "mode": ("action", "kind"),
+    "action": ("mode", "kind"),
+    "operation": ("action", "mode"),
+    "op": ("action", "mode"),
+}
 
 
 def _leaves(error: ValidationError) -> list[ValidationError]:
@@ -109,8 +219,32 @@ def _pick(error: ValidationError) -> ValidationError:
     return min(candidates, key=lambda e: (-len(e.absolute_path), e.validator == "required"))
 
 
+def _alternatives(leaf: ValidationError) -> tuple[str, str] | None:
+    """The field and message of arguments that must give exactly one of some fields (`current_state`:
+    `slot` or `node`), for a call that gives none or several: the schema's words were "… is not
+    valid under any of the given schemas", with no field named."""
+    branches = leaf.validator_value
+    if not isinstance(branches, list) or not isinstance(leaf.instance, dict):
+        return None
+    names = [b["required"][0] for b in branches if isinstance(b, dict) and len(b.get("required") or ()) == 1]
+    if len(names) != len(branches) or len(branches) < 2:
+        return None
+    where = ".".join(str(p) for p in leaf.absolute_path)
+    prefix = f"{where}." if where else ""
+    choice = f"exactly one of {', '.join(names[:-1])} or {names[-1]}"
+    given = [n for n in names if n in leaf.instance]
+    if not given:
+        return prefix + names[0], f"{where or 'arguments'}: give {choice} (neither was sent)"
+    nulls = [n for n in given if leaf.instance[n] is None]
+    field = (nulls or given)[-1]
+    said = f"; {field} is null: leave it out" if nulls else ""
+    return prefix + field, f"{where or 'arguments'}: give {choice}, not {' and '.join(given)}{said}"
+
+
 def _field(error: ValidationError) -> str | None:
     leaf = _pick(error)
+    if leaf.validator == "oneOf" and (alternatives := _alternatives(leaf)) is not None:
+        return alternatives[0]
     parts = [str(p) for p in leaf.absolute_path]
     quoted = leaf.message.split("'")[1::2]
     if leaf.validator in ("required", "additionalProperties") and quoted:
@@ -125,9 +259,17 @@ def _message(error: ValidationError) -> str:
         missing = sorted({q for e in _leaves(error) if e.validator == "required" for q in e.message.split("'")[1::2]})
         return f"{where}: needs at least one of {', '.join(missing)}"
     if leaf.validator == "oneOf":
+        if (alternatives := _alternatives(leaf)) is not None:
+            return alternatives[1]
         return f"{where}: {_cut(leaf.message, 300)} — it must match exactly one accepted shape (see the input schema)"
     if leaf.validator == "additionalProperties" and isinstance(leaf.schema, dict):
-        return f"{where}: {_cut(leaf.message, 500)}{_meant(leaf.message.split(chr(39))[1::2], leaf.schema)}"
+        sent = set(leaf.instance) if isinstance(leaf.instance, dict) else set()
+        return f"{where}: {_cut(leaf.message, 500)}{_meant(leaf.message.split(chr(39))[1::2], leaf.schema, sent)}"
+    fields = list((leaf.schema.get("properties") or {}) if isinstance(leaf.schema, dict) else {})
+    if leaf.validator == "type" and leaf.validator_value == "object" and isinstance(leaf.instance, str) and fields:
+        # `patch: "…"` (a text for an object of fields) was told only "is not of type 'object'".
+        field = "body" if "body" in fields else fields[0]
+        return f"{where}: {_cut(repr(leaf.instance), 80)} is not an object: name the fields, e.g. {where}: {{{field!r}: …}}"
     bound = _BOUNDS.get(str(leaf.validator))
     if bound is not None and isinstance(leaf.instance, str | list):
         limit, given = leaf.validator_value, len(leaf.instance)
@@ -156,14 +298,17 @@ def _cut(message: str, limit: int) -> str:
     return f"{message[:keep]} … {message[-keep:]}"
 
 
-def _meant(unexpected: list[str], schema: dict[str, Any]) -> str:
-    """A close name the schema does take, for a name it does not: `initiative` where a tool reads
-    several scopes (`initiatives`, a list) was refused with no word of what it takes."""
+def _meant(unexpected: list[str], schema: dict[str, Any], sent: set[str]) -> str:
+    """A name the schema does take, for a name it does not: a known synonym first (`type` → `kind`
+    or `edge_type`), else a close spelling (`initiative` where a tool reads several scopes, the
+    list `initiatives`). Never one the call already sends: `mode` next to `node` was answered
+    "did you mean 'node'?"."""
     import difflib
 
-    known = list(schema.get("properties") or {})
+    known = [name for name in schema.get("properties") or {} if name not in sent]
     for name in unexpected:
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.75)
+        synonyms = [m for m in _SYNONYMS.get(name.lower(), ()) if m in known]
+        close = synonyms[:1] or difflib.get_close_matches(name, known, n=1, cutoff=_CLOSE)
         if close:
             plural = close[0] == f"{name}s" and (schema["properties"][close[0]] or {}).get("type") == "array"
             return f"; did you mean {close[0]!r}" + (f" (a list: {close[0]}: [...])" if plural else "") + "?"

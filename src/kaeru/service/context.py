@@ -16,7 +16,7 @@ from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import DECISION_TAG, RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
-from kaeru.service import grants, hygiene, tasks
+from kaeru.service import capture, grants, hygiene, tasks
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.mutation import run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
@@ -380,7 +380,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
         task_id = None
         if request.task is not None:
-            task_id = resolve_node(session, request.task, scope, "task").id
+            task_id = capture.require_task(resolve_node(session, request.task, scope, "task"), "task").id
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)

@@ -110,6 +110,11 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             superseded_omitted = 0
         else:
             types = _list(filters.get("types"), "filters.types")
+            statuses = _list(filters.get("statuses"), "filters.statuses")
+            if statuses:
+                from kaeru.service.tasks import unknown_statuses  # imported when first needed (16.S1)
+
+                issues.extend(unknown_statuses(session, scopes, statuses, "filters.statuses"))
             query = SearchQuery(
                 initiative_ids=[s.id for s in scopes],
                 tokens=tokens,
@@ -118,7 +123,7 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
                 types=types,
                 tiers=_list(filters.get("tiers"), "filters.tiers"),
                 layers=_list(filters.get("layers"), "filters.layers"),
-                statuses=_list(filters.get("statuses"), "filters.statuses"),
+                statuses=statuses,
                 tags=[canonical(tag) for tag in _list(filters.get("tags"), "filters.tags")],
                 omit_superseded=current == "preferred",
                 window=WINDOW,

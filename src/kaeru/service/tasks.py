@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Layer, Node, NodeType
+from kaeru.domain.model import HypothesisStatus, Layer, Node, NodeType
 from kaeru.domain.timefmt import is_time_ago, parse_moment
 from kaeru.errors import InvalidArgument
-from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
+from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder, require_task
 from kaeru.service.checks import screen_secrets
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
@@ -63,6 +64,57 @@ def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     if status not in keys:
         raise InvalidArgument(f"unknown status {status!r}; this board's columns are: {', '.join(keys)}", field=field)
     return status
+
+
+def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[str], field: str) -> list[Issue]:
+    """A warning for each status filter value nothing in `scopes` can have: `search` answered `ok`,
+    0 hits, for `in_progress` (the default column is `in-progress`), and the agent read "nothing in
+    progress". A warning, not a refusal: `search` accepts every input its published schema does.
+
+    A status is known when it is a claim's, a column of a searched initiative's board, or carried
+    by any node there — a task of an old vault, or left in a column its board has since dropped, is
+    still found by its status. A board is read only for a status no node carries."""
+    claims = [s.value for s in HypothesisStatus]
+    ids = [s.id for s in scopes]
+    keys: list[str] | None = None
+    issues: list[Issue] = []
+    for i, status in enumerate(statuses):
+        if status in claims:
+            continue
+        carried, _, _ = session.search(
+            SearchQuery(initiative_ids=ids, statuses=[status], omit_superseded=False, window=1, count_total=False)
+        )
+        if carried:
+            continue
+        if keys is None:
+            keys = board_keys(session, scopes)
+        if status in keys:
+            continue
+        close = difflib.get_close_matches(status.replace("_", "-"), [*keys, *claims], n=1, cutoff=0.75)
+        issues.append(
+            Issue(
+                "invalid_argument",
+                f"unknown status {status!r}, so it matched nothing: no board of the searched initiatives has that "
+                f"column and no node there has it{f'; did you mean {close[0]!r}?' if close else ''} — the boards' "
+                f"columns are: {', '.join(keys)}; a claim's statuses: {', '.join(claims)}",
+                f"{field}.{i}",
+            )
+        )
+    return issues
+
+
+def board_keys(session: Session, scopes: list[Initiative]) -> list[str]:
+    """Every column key of the boards of `scopes`, in board order (the defaults for an initiative
+    without a board). Every board there counts, not only the newest: the key is only filtered on."""
+    ids = [s.id for s in scopes]
+    rows, _, _ = session.search(
+        SearchQuery(initiative_ids=ids, types=[NodeType.BOARD.value], omit_superseded=False, window=50 * len(ids))
+    )
+    boards = [n for n in session.nodes_by_ids([r.id for r in rows]).values() if not n.retracted]
+    keys = [c["key"] for board in boards for c in columns_of(board)]
+    if {s.id for s in scopes} - {i for board in boards for i in board.initiatives}:
+        keys += [c["key"] for c in DEFAULT_COLUMNS]
+    return list(dict.fromkeys(keys))
 
 
 def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
@@ -138,9 +190,7 @@ def task(ctx: WriteContext, request: TaskRequest) -> None:
 
 def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
     """Move a task to another column, finish it, or change its due date (the schema wants one)."""
-    node = ctx.resolve(request.task, "task")
-    if node.node_type != NodeType.TASK:
-        raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not a task", field="task")
+    node = require_task(ctx.resolve(request.task, "task"), "task", checklist=False)
     check_revision(node, request.expected_revision, ctx.session)
     cols = columns(ctx.session, ctx.initiative)
     properties = dict(node.properties)

@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.budget import allocate, cut
 from kaeru.domain.model import Node
+from kaeru.domain.refs import parse_ref
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import fmt, parse_moment
-from kaeru.errors import CursorInvalid, InvalidArgument, NotFound
+from kaeru.errors import AmbiguousRef, CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors
 from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
-from kaeru.service.resolve import resolve_node
+from kaeru.service.resolve import MAX_LISTED, resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
 from kaeru.service.views import build_views
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
     from kaeru.service.requests import TimelineRequest
@@ -78,7 +79,7 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
                 rest = rest[1:]
             found, later = rest[:limit], rest[limit : limit + COUNT_WINDOW + 1]
         else:
-            anchor = _anchor(session, request, ids, scopes[0])
+            anchor = _anchor(session, request, ids, scopes)
             if anchor is None:
                 reach = limit + COUNT_WINDOW + 1
                 walk = session.timeline(ids, since=since, until=until, pivot=None, before=0, after=reach)
@@ -123,10 +124,10 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
     return outcome, anchor.id if anchor else None
 
 
-def _anchor(session: Session, request: TimelineRequest, ids: list[int], scope: Any) -> Node | None:
+def _anchor(session: Session, request: TimelineRequest, ids: list[int], scopes: list[Initiative]) -> Node | None:
     """The node named by `anchor`, or the best literal match of `query`, or None for a window."""
     if request.anchor is not None:
-        return resolve_node(session, request.anchor, scope, "anchor")
+        return _named_anchor(session, request.anchor, scopes)
     if request.query is None:
         return None
     tokens = query_tokens(request.query)
@@ -136,6 +137,45 @@ def _anchor(session: Session, request: TimelineRequest, ids: list[int], scope: A
     if not rows:
         raise NotFound("nothing matches the query to anchor the timeline on", field="query")
     return session.get_node(rows[0].id)
+
+
+def _named_anchor(session: Session, raw: Any, scopes: list[Initiative]) -> Node:
+    """The node `raw` names in any of the walked initiatives. A name was looked up in the first one
+    only: with a `deploy` in each, the order of `initiatives` chose the anchor without a word, and a
+    name only the second held was refused as "not in the first". A name matching a node in several
+    is ambiguous, its candidates listed as `resolve_node` lists them; an id or `{initiative, name}`
+    names one node wherever it lives."""
+    try:
+        ref = parse_ref(raw)
+    except ValueError as exc:
+        raise InvalidArgument(str(exc), field="anchor") from exc
+    if len(scopes) == 1 or ref.initiative is not None or ref.id:
+        return resolve_node(session, raw, scopes[0], "anchor", ref)
+    found: dict[str, tuple[Node, Initiative]] = {}
+    misses: list[NotFound] = []
+    for scope in scopes:
+        try:
+            node = resolve_node(session, raw, scope, "anchor", ref)
+        except NotFound as miss:
+            misses.append(miss)
+            continue
+        found.setdefault(node.id, (node, scope))
+    if len(found) == 1:
+        return next(iter(found.values()))[0]
+    if found:
+        listed = "; ".join(
+            f"{n.id} ({n.node_type.value}, {n.name!r} in {where.name!r}, recorded {n.recorded_at})"
+            for n, where in list(found.values())[:MAX_LISTED]
+        )
+        raise AmbiguousRef(
+            f"{len(found)} live nodes are named {ref.name!r} in the walked initiatives: {listed}. "
+            "Pass one of these ids, or {initiative, name}.",
+            field="anchor",
+            details={"candidates": list(found)},
+        )
+    names = ", ".join(repr(s.name) for s in scopes)
+    hint = misses[0].message.partition(";")[2]  # the first scope's did-you-mean, or where else it lives
+    raise NotFound(f"no live node named {ref.name!r} in {names}" + (f";{hint}" if hint else ""), field="anchor")
 
 
 def _around(

@@ -20,6 +20,7 @@ from kaeru.service.recall.filters import Filters, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.requests import RecallRequest
+from kaeru.service.requests.reads import RECALL_MIN_TOKENS
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import NO_WORDS, resolve_scopes
 from kaeru.service.views import budgeted_views
@@ -185,7 +186,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                     for i in (key_id(k) for k in ordered[: offset + limit])
                 }
         page_ids = ordered[offset : offset + limit]
-        chars = max(512, token_budget * CHARS_PER_TOKEN)
+        chars = max(RECALL_MIN_TOKENS, token_budget) * CHARS_PER_TOKEN
         # Fewer curated hits than asked: the raw fallback will look in the stored sources, and its
         # passages need room in the same budget (decision 17.C5).
         fallback = bool(query) and not request.cursor and not history and risk != Risk.HIGH and len(ordered) < limit
@@ -212,7 +213,11 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
             coverage.complete = False
         if truncated:
-            issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={token_budget}"))
+            # A budget below the floor was raised to it: said, or "cut to fit token_budget=10" read as
+            # if the answer had fitted in 10 tokens.
+            raised = f" (the minimum; {token_budget} was raised to it)" if token_budget < RECALL_MIN_TOKENS else ""
+            fitted = max(token_budget, RECALL_MIN_TOKENS)
+            issues.append(Issue("budget_truncated", f"{truncated} texts cut to fit token_budget={fitted}{raised}"))
         beyond = len(ordered) - (offset + len(page_ids))
         if beyond > 0:
             # Past this page's `limit`: the continuation's next pages hold them.

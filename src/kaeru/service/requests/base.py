@@ -82,6 +82,10 @@ class Request(BaseModel):
     #: per argument (wire name) the choices it is for. Given with another, it is refused
     #: (`misapplied`) rather than ignored — `initiative attach` with `to` answered `unchanged`.
     APPLIES: ClassVar[tuple[str, dict[str, tuple[str, ...]]] | None] = None
+    #: Per argument (wire name), the arguments it is for, one of which the call must send: given
+    #: without them it is refused (`misapplied`) rather than ignored — `note` with `edge_type` and no
+    #: `link_to` was applied with no edge, and the agent believed the two nodes linked.
+    NEEDS: ClassVar[tuple[tuple[str, tuple[str, ...]], ...]] = ()
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -115,7 +119,15 @@ class Request(BaseModel):
 
     @classmethod
     def misapplied(cls, args: dict[str, Any]) -> InvalidArgument | None:
-        """The refusal of an argument `args` give (not null) that their action does not use."""
+        """The refusal of an argument `args` give (not null) that their action does not use, or
+        that they give without the argument it is for."""
+        for name, partners in cls.NEEDS:
+            if args.get(name) is not None and all(args.get(p) is None for p in partners):
+                return InvalidArgument(
+                    f"{name} applies only with {' or '.join(partners)}, which the call does not send: "
+                    f"send {' or '.join(partners)}, or leave {name} out",
+                    field=name,
+                )
         if cls.APPLIES is None:
             return None
         selector, applies = cls.APPLIES

@@ -11,6 +11,7 @@ from kaeru.domain.model import EdgeType, Layer, NodeType
 from kaeru.domain.plans import Intent, Risk, Role
 from kaeru.service.requests.base import (
     BUDGET_DEFAULT,
+    BUDGET_MIN,
     Branch,
     Budget,
     InitiativeName,
@@ -44,6 +45,9 @@ ON_REQUEST = ("cold", "frozen")
 RECALL_TYPES = values(NodeType, ("audit_event", "board"))
 #: At most this many tags in recall's `tags` filter (a hit must carry every one).
 MAX_FILTER_TAGS = 32
+#: The least `token_budget` recall answers with: the character budget's floor, at 4 characters a
+#: token (decision 37). A smaller one is raised to it, and the answer says so.
+RECALL_MIN_TOKENS = BUDGET_MIN // 4
 #: Intents are accepted with a dash or an underscore.
 INTENTS = [form for intent in values(Intent) for form in (intent, intent.replace("_", "-"))]
 
@@ -67,6 +71,7 @@ INITIATIVES_LIMIT = 100
 
 
 class TrailRequest(Request):
+    APPLIES = ("kind", {"to": ("path",), "edge_types": ("neighbours",)})
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node whose trail to follow.")
     kind: Literal["history", "provenance", "path", "neighbours", "chain"] = Field(
@@ -121,6 +126,7 @@ class ContextRequest(Request):
 
 
 class TimelineRequest(Request):
+    NEEDS = (("before", ("anchor", "query")), ("after", ("anchor", "query")))
     initiatives: Initiatives = Field(description="The initiatives to walk.")
     anchor: Ref | None = Field(None, description="Show what happened around this node…")
     query: Text | None = Field(None, description="…or around the best literal match of this text.")
@@ -179,7 +185,10 @@ class RecallRequest(Request):
         4000,
         gt=0,
         le=100000,
-        description="Hard cap on the answer, in tokens.",
+        description=(
+            f"Most text in the answer, in tokens of 4 characters (at least {RECALL_MIN_TOKENS}: a smaller"
+            " budget is raised to it)."
+        ),
     )
     include_superseded: bool = Field(False, description="Do not demote superseded and refuted memory.")
     multi_hop: bool = Field(False, description="Second pass with the first hits' words (not with explain).")

@@ -50,6 +50,7 @@ def _when(field: str, value: Any, required: list[str], *, default: bool = False)
 
 
 class NoteRequest(Request):
+    NEEDS = (("edge_type", ("link_to",)), ("weight", ("link_to",)))
     initiative: InitiativeName = Field(description="The initiative to write into (created if new, with a warning).")
     text: Text = Field(description="What to remember, in the user's language. Becomes the body.")
     kind: Annotated[str, one_of(values(NoteKind))] = Field(
@@ -105,7 +106,15 @@ class ReplaceRequest(Request):
 
 
 class LinkRequest(Request):
-    APPLIES = ("action", {"weight": ("add", "reweight"), "name": ("chain",), "summary": ("chain",)})
+    APPLIES = (
+        "action",
+        {
+            "weight": ("add", "reweight"),
+            "edge_type": ("add", "remove", "reweight"),
+            "name": ("chain",),
+            "summary": ("chain",),
+        },
+    )
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
@@ -150,7 +159,16 @@ class VerdictRequest(Request):
 
 
 class EvolveRequest(Request):
-    APPLIES = ("mode", {"source": ("settle", "unsettle", "supersede"), "sources": ("synthesise",)})
+    APPLIES = (
+        "mode",
+        {
+            "source": ("settle", "unsettle", "supersede"),
+            "sources": ("synthesise",),
+            # One revision cannot guard several sources: refused, never ignored (a caller that sent
+            # it believed the synthesis was a compare-and-set).
+            "expected_revision": ("settle", "unsettle", "supersede"),
+        },
+    )
     model_config = ConfigDict(
         json_schema_extra={
             "allOf": [
@@ -229,6 +247,7 @@ class ForgetRequest(Request):
 
 
 class TaskRequest(Request):
+    NEEDS = (("edge_type", ("link_to",)), ("weight", ("link_to",)))
     initiative: InitiativeName = Field(description="Whose board gets the task; created if new (with a warning).")
     text: Text = Field(description="What to do.")
     name: NodeName | None = Field(None, description="Name (default: from the first words).")

@@ -1,0 +1,76 @@
+"""What an agent is told when its call is wrong, before anything runs: the answer names the field
+and says what would be right, not the schema's own words ("is not valid under any of the given
+schemas"), and the tool's definition says what the tool does with what it is sent."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kaeru.api.requests import parse
+from kaeru.api.schemas import input_for
+from kaeru.errors import InvalidArgument
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "said"),
+    [
+        ({}, "slot", "give exactly one of slot or node (neither was sent)"),
+        ({"slot": "handoff", "node": "a"}, "node", "give exactly one of slot or node, not slot and node"),
+        ({"slot": None, "node": "a"}, "slot", "not slot and node; slot is null: leave it out"),
+    ],
+)
+def test_current_state_without_or_with_both_of_slot_and_node_names_the_field(
+    args: dict[str, Any], field: str, said: str
+) -> None:
+    """It answered `field=None`, "{'initiative': 'alpha'} is not valid under any of the given
+    schemas — it must match exactly one accepted shape (see the input schema)"."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse("current_state", {"initiative": "web", **args})
+    assert refused.value.field == field
+    assert said in refused.value.message and "given schemas" not in refused.value.message, refused.value.message
+
+
+def test_recall_says_the_floor_of_its_token_budget() -> None:
+    """ "Hard cap on the answer, in tokens", while a budget below 128 tokens was raised to them."""
+    said = input_for("recall")["properties"]["token_budget"]["description"]
+    assert "at least 128" in said and "raised" in said, said
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "said"),
+    [
+        ({"body": "the new text"}, "body", "did you mean 'patch' (patch: {'body': …})?"),
+        ({"text": "the new text"}, "text", "did you mean 'patch' (patch: {'body': …})?"),
+        ({"patch": "the new text"}, "patch", "is not an object: name the fields, e.g. patch: {'body': …}"),
+        ({"patch": {"text": "the new text"}}, "patch.text", "did you mean 'body'?"),
+    ],
+)
+def test_revise_with_its_text_in_the_wrong_place_is_shown_where_it_goes(
+    args: dict[str, Any], field: str, said: str
+) -> None:
+    """`revise {"body": …}` was told "did you mean 'patch'?"; the next try, `patch: "…"`, was told
+    only "is not of type 'object'", and `revise {"text": …}` nothing at all."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse("revise", {"initiative": "web", "node": "a", **args})
+    assert refused.value.field == field and said in refused.value.message, refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("evidence", "field", "said"),
+    [
+        (
+            {"node": "a", "method": "bench test"},
+            "evidence.method",
+            "give exactly one of node or method, not node and method",
+        ),
+        ({}, "evidence.node", "give exactly one of node or method (neither was sent)"),
+    ],
+)
+def test_evidence_with_both_or_neither_of_its_shapes_says_which_it_takes(
+    evidence: dict[str, Any], field: str, said: str
+) -> None:
+    with pytest.raises(InvalidArgument) as refused:
+        parse("verdict", {"initiative": "web", "hypothesis": "h", "status": "supported", "evidence": evidence})
+    assert refused.value.field == field and said in refused.value.message, refused.value.message
