@@ -86,6 +86,27 @@ def write_notes(vault: VaultSpec | Mapping[str, str], initiative: str, *notes: s
     return ids
 
 
+def write_tasks(vault: VaultSpec, initiative: str, *tasks: Mapping[str, Any]) -> list[str]:
+    """Tasks written into `vault` by the in-process service, as `write_notes` writes notes: each
+    its `task` tool arguments (`initiative` added), for a test whose subject is what a command shows
+    of them (`kaeru call task` is run by tests/cli/test_call.py)."""
+    from kaeru.api.requests import parse
+    from kaeru.service import Service
+    from kaeru.storage.factory import open_store
+
+    store = open_store(vault.settings())
+    ids: list[str] = []
+    try:
+        service = Service(store, vault.settings())
+        for task in tasks:
+            outcome, _ = service.task(parse("task", {"initiative": initiative, **task}))
+            assert outcome.primary is not None, outcome
+            ids.append(outcome.primary.id)
+    finally:
+        store.close()
+    return ids
+
+
 def file_modes_bind() -> list[str]:
     """An argv prefix under which file modes bind a process as they bind any user: nothing when not
     root; as root, `setpriv` without the capabilities that override them (the test is skipped where

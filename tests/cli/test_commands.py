@@ -16,7 +16,7 @@ from kaeru.cli.call import describe_tool
 from kaeru.mcp.adapter import ToolRegistry
 from kaeru.mcp.tools import register_tools
 from tests.backends import VaultSpec, new_vault, postgres_admin_url
-from tests.cli.support import Run, error_object, kaeru, valid_envelope, write_notes
+from tests.cli.support import Run, error_object, kaeru, valid_envelope, write_notes, write_tasks
 from tests.wire.support import initialize_request
 
 pytestmark = pytest.mark.timeout(300)
@@ -108,8 +108,7 @@ def test_read_prints_a_long_body_whole(vault: VaultSpec) -> None:
     with --json the first page names the next --offset, which returns the rest."""
     body = " ".join(f"w{i:05d}" for i in range(30000))  # 179,999 characters: three answers
     node_id = _noted(vault, "placeholder", name="long")
-    stored = kaeru(vault, "note", "-i", "cli", "-", "--name", "longer", stdin=body.encode(), as_json=True)
-    long_id = valid_envelope(stored, "note", "mutation", "applied")["data"]["primary"]["id"]
+    long_id = _noted(vault, body, name="longer")  # `kaeru note -` is test_note_from_stdin_with_tags_and_time's
     assert long_id != node_id
     human = kaeru(vault, "read", "longer", "-i", "cli")
     assert human.code == 0 and body in human.stdout and "rev " in human.stdout
@@ -179,8 +178,12 @@ def test_search_read_recall_context(vault: VaultSpec) -> None:
     assert small.code == 2 and valid_envelope(small, "context", "read", "rejected")["issues"][0]["code"]
     # A person reading the re-entry sees what the model's text says of a task: its due day, and
     # that it is overdue (it was a name and a body like any other).
-    kaeru(vault, "call", "task", "-a", "initiative=cli", "-a", "text=pay the invoice", "-a", "due=2020-01-01")
-    kaeru(vault, "call", "task", "-a", "initiative=cli", "-a", "text=renew the domain", "-a", "due=2099-01-01")
+    write_tasks(
+        vault,
+        "cli",
+        {"text": "pay the invoice", "due": "2020-01-01"},
+        {"text": "renew the domain", "due": "2099-01-01"},
+    )
     tasks = kaeru(vault, "context", "-i", "cli").stdout
     assert "[open · due 2020-01-01 · OVERDUE]: pay the invoice" in tasks, tasks
     assert "[open · due 2099-01-01]: renew the domain" in tasks
