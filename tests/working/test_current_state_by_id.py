@@ -3,6 +3,8 @@ before it was forgotten, the node as it was; after a settle, the successor it li
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.working.conftest import Call, Clock
 
 
@@ -28,3 +30,26 @@ def test_a_settled_node_leads_to_what_it_was_settled_into(call: Call) -> None:
     assert state["status"] == "current" and state["current"]["id"] == settled
     missed = call("read", initiative="p", node={"id": claim})
     assert missed["state"] == "rejected" and settled in missed["issues"][0]["message"]
+
+
+def test_a_miss_says_why_as_read_does(call: Call) -> None:
+    """`current_state` answered a bare `not_found`: a misspelt slot or name got no did-you-mean, a
+    forgotten node no word that it was forgotten, an unknown initiative nothing (decision 387)."""
+    pump = call("note", initiative="p", text="the pump hums", name="pump hum")["data"]["primary"]["id"]
+    gone = call("note", initiative="p", text="old", name="gone")["data"]["primary"]["id"]
+    call("forget", initiative="p", node={"id": gone}, reason="wrong")
+    call("slot", initiative="p", slot="handoff", node={"id": pump})
+
+    def said(**args: Any) -> tuple[str, str, str]:
+        answer = call("current_state", initiative="p", **args)
+        assert answer["state"] == "ok" and answer["data"]["status"] == "not_found", answer
+        [issue] = answer["issues"]
+        return issue["code"], issue["field"], issue["message"]
+
+    assert said(slot="handof") == ("not_found", "slot", "no slot 'handof' in 'p'; did you mean 'handoff'?")
+    code, field, message = said(node="pump hums")
+    assert (code, field) == ("not_found", "node") and "did you mean 'pump hum'?" in message
+    assert "was forgotten at" in said(node={"id": gone})[2]
+    answer = call("current_state", initiative="pp", slot="handoff")
+    assert answer["data"]["status"] == "not_found" and answer["issues"][0]["code"] == "unknown_initiative"
+    assert "did you mean 'p'?" in answer["issues"][0]["message"]

@@ -14,6 +14,7 @@ from kaeru.service.checks import normalise_initiative
 from kaeru.service.graph import MAX_HOPS, strongest_path
 from kaeru.service.outcomes import (
     Coverage,
+    Issue,
     Omission,
     StateOutcome,
     TrailEntry,
@@ -227,8 +228,12 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
     with rt.store.read() as session:
         scope = session.initiative_by_name(initiative_name)
         coverage = Coverage(initiatives=[scope.name] if scope else [])
-        if scope is None:
-            return StateOutcome(status="not_found", coverage=coverage, slot=request.slot)
+        if scope is None:  # each miss says why, as `read` does (decision 387)
+            from kaeru.service.former_names import unknown_hint
+
+            hint = unknown_hint(session, initiative_name)
+            said = Issue("unknown_initiative", f"no initiative named {initiative_name!r}{hint}", "initiative")
+            return StateOutcome(status="not_found", coverage=coverage, slot=request.slot, issues=[said])
         if request.slot is not None:
             return _granted_state(session, _slot_state(session, scope, request.slot, moment, coverage))
         try:
@@ -237,8 +242,8 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
             return StateOutcome(
                 status="ambiguous", coverage=coverage, candidates=list(exc.details.get("candidates", []))
             )
-        except NotFound:
-            return StateOutcome(status="not_found", coverage=coverage)
+        except NotFound as exc:  # misspelt (did you mean …), forgotten (when), or unknown
+            return StateOutcome(status="not_found", coverage=coverage, issues=[Issue("not_found", exc.message, "node")])
         return _granted_state(session, _node_state(session, node, moment, coverage))
 
 
@@ -302,7 +307,11 @@ def _views_at(session: Session, node_ids: list[str], moment: str | None, chars: 
 def _slot_state(session: Session, scope: Initiative, slot: str, moment: str | None, coverage: Coverage) -> StateOutcome:
     history = [s for s in session.slot_history(scope.id, slot) if moment is None or s.updated_at <= moment]
     if not history:
-        return StateOutcome(status="not_found", coverage=coverage, slot=slot)
+        from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+
+        close = suggest(slot, sorted({s.slot for s in session.slots_of(scope.id)}))
+        said = f"no slot {slot!r} in {scope.name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+        return StateOutcome(status="not_found", coverage=coverage, slot=slot, issues=[Issue("not_found", said, "slot")])
     state = history[-1]
     # Newest first, each once (a dict keeps the order; a list's `in` made this quadratic).
     holders = list(dict.fromkeys(p.node_id for p in reversed(history[:-1]) if p.node_id and p.node_id != state.node_id))
