@@ -18,7 +18,7 @@ from kaeru.errors import InvalidArgument
     [
         ({}, "slot", "give exactly one of slot or node (neither was sent)"),
         ({"slot": "handoff", "node": "a"}, "node", "give exactly one of slot or node, not slot and node"),
-        ({"slot": None, "node": "a"}, "slot", "not slot and node; slot is null: leave it out"),
+        ({"slot": None, "node": "a"}, "slot", "null is not a value of slot: leave slot out"),
     ],
 )
 def test_current_state_without_or_with_both_of_slot_and_node_names_the_field(
@@ -74,3 +74,18 @@ def test_evidence_with_both_or_neither_of_its_shapes_says_which_it_takes(
     with pytest.raises(InvalidArgument) as refused:
         parse("verdict", {"initiative": "web", "hypothesis": "h", "status": "supported", "evidence": evidence})
     assert refused.value.field == field and said in refused.value.message, refused.value.message
+
+
+def test_null_arguments_are_named_together_with_what_to_do() -> None:
+    """Clients in a strict function-calling mode send null for every argument they do not use; each
+    was refused alone, as "tags: None is not of type 'array'" (decision 388)."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse("note", {"initiative": "web", "text": "the pump hums", "name": None, "tags": None})
+    assert refused.value.field == "name"
+    assert refused.value.message == (
+        "arguments: null is not a value of name, tags: leave name, tags out (an argument not given takes its default)"
+    )
+    with pytest.raises(InvalidArgument) as required:
+        parse("note", {"initiative": "web", "text": None, "name": None})
+    assert "give text: it is required" in required.value.message and "leave name out" in required.value.message
+    assert parse("task_update", {"initiative": "web", "task": "t", "due": None}).given("due")  # null clears it

@@ -51,6 +51,8 @@ class RequestParser:
         errors = list(self._explainer.iter_errors(arguments))
         if not errors:
             return None
+        if (nulls := _nulls(errors, self.schema)) is not None:
+            return nulls
         if (swapped := _swapped(errors, self.operation, self.schema)) is not None:
             return swapped
         from jsonschema.exceptions import best_match
@@ -73,6 +75,25 @@ def parser_for(operation: str) -> RequestParser:
     from kaeru.api.schemas import input_for
 
     return RequestParser(operation, input_for(operation))
+
+
+def _nulls(errors: list[ValidationError], schema: dict[str, Any]) -> InvalidArgument | None:
+    """Every top-level argument sent as null that may not be, in one refusal that says what to do:
+    "tags: None is not of type 'array'" named Python's None and one field a call, and clients in a
+    strict function-calling mode send null for every argument they do not use (decision 388)."""
+    sent_null = sorted({str(e.absolute_path[0]) for e in errors if len(e.absolute_path) == 1 and e.instance is None})
+    if not sent_null:
+        return None
+    required = [n for n in sent_null if n in (schema.get("required") or [])]
+    optional = [n for n in sent_null if n not in required]
+    said = []
+    if required:
+        said.append(f"give {', '.join(required)}: {'it is' if len(required) == 1 else 'they are'} required")
+    if optional:
+        said.append(f"leave {', '.join(optional)} out (an argument not given takes its default)")
+    return InvalidArgument(
+        f"arguments: null is not a value of {', '.join(sent_null)}: {'; '.join(said)}", field=sent_null[0]
+    )
 
 
 def _swapped(errors: list[ValidationError], operation: str, schema: dict[str, Any]) -> InvalidArgument | None:
