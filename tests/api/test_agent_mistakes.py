@@ -89,3 +89,40 @@ def test_null_arguments_are_named_together_with_what_to_do() -> None:
         parse("note", {"initiative": "web", "text": None, "name": None})
     assert "give text: it is required" in required.value.message and "leave name out" in required.value.message
     assert parse("task_update", {"initiative": "web", "task": "t", "due": None}).given("due")  # null clears it
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "said"),
+    [
+        (
+            "search",
+            {"initiatives": ["web"], "filters": {"types": ["decision"]}},
+            "filters.types.0",
+            "'decision' is a note kind (`note`'s `kind`), kept as the tag 'kind:decision': filter by tags",
+        ),
+        ("recall", {"initiatives": ["web"], "query": "x", "types": ["rule"]}, "types.0", "tags ['kind:rule']"),
+        (
+            "link",
+            {"initiative": "web", "action": "supersede", "from": "a", "to": "b"},
+            "action",
+            "use `evolve` with mode supersede",
+        ),
+        (
+            "link",
+            {"initiative": "web", "from": "a", "to": "b", "edge_type": "refers-to", "weight": 1},
+            "edge_type",
+            "did you mean 'refers_to'?",
+        ),
+        ("read", {"initiative": "web", "node": {"name": "pump"}}, "node", 'or {"name": …, "initiative": …}'),
+        ("read", {"initiative": "web", "node": ["a"]}, "node", "is not a node reference: give its id or exact name"),
+    ],
+)
+def test_a_value_outside_its_shape_is_told_what_it_most_likely_meant(
+    tool: str, args: dict[str, Any], field: str, said: str
+) -> None:
+    """A note kind used as a node type, `supersede` as a link action, `refers-to`, and a node
+    reference of the wrong shape were answered with the enum or "not valid under any of the given
+    schemas" alone (decision 389)."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse(tool, args)
+    assert refused.value.field == field and said in refused.value.message, refused.value.message

@@ -161,7 +161,7 @@ def test_a_definition_used_once_is_written_in_its_place() -> None:
 LOOSER = [
     ("note", {"initiative": "p", "text": "t", "name": "n" * 300}, "name", "is too long"),
     ("read", {"initiative": "p", "node": {"id": ""}}, "node.id", "should be non-empty"),
-    ("read", {"initiative": "p", "node": {"name": "x"}}, "node", "must match exactly one accepted shape"),
+    ("read", {"initiative": "p", "node": {"name": "x"}}, "node", "is not a node reference"),
     ("slot", {"initiative": "p", "slot": "Bad Slot!"}, "slot", "does not match"),
     ("task", {"initiative": "p", "text": "t", "options": {"slot": "Bad!"}}, "options.slot", "does not match"),
     ("layer", {"initiative": "p", "nodes": [], "layer": "hot"}, "nodes", "should be non-empty"),

@@ -282,6 +282,11 @@ def _message(error: ValidationError) -> str:
     if leaf.validator == "oneOf":
         if (alternatives := _alternatives(leaf)) is not None:
             return alternatives[1]
+        if _is_node_ref(leaf.schema):
+            return (
+                f"{where}: {_cut(repr(leaf.instance), 80)} is not a node reference: give its id or exact name as a "
+                'string, {"id": …}, or {"name": …, "initiative": …}'
+            )
         return f"{where}: {_cut(leaf.message, 300)} — it must match exactly one accepted shape (see the input schema)"
     if leaf.validator == "additionalProperties" and isinstance(leaf.schema, dict):
         sent = set(leaf.instance) if isinstance(leaf.instance, dict) else set()
@@ -291,6 +296,9 @@ def _message(error: ValidationError) -> str:
         # `patch: "…"` (a text for an object of fields) was told only "is not of type 'object'".
         field = "body" if "body" in fields else fields[0]
         return f"{where}: {_cut(repr(leaf.instance), 80)} is not an object: name the fields, e.g. {where}: {{{field!r}: …}}"
+    if leaf.validator == "enum" and isinstance(leaf.instance, str) and isinstance(leaf.validator_value, list):
+        hint = _enum_hint(leaf.instance, [str(v) for v in leaf.validator_value], filtering="types" in where)
+        return f"{where}: {_cut(leaf.message, 500)}{hint}"
     bound = _BOUNDS.get(str(leaf.validator))
     if bound is not None and isinstance(leaf.instance, str | list):
         limit, given = leaf.validator_value, len(leaf.instance)
@@ -298,6 +306,33 @@ def _message(error: ValidationError) -> str:
             return f"{where}: should be non-empty"
         return f"{where}: {bound[0]}: {bound[1]} {limit} {bound[2]} ({given} given)"
     return f"{where}: {_cut(leaf.message, 500)}"
+
+
+def _is_node_ref(schema: Any) -> bool:
+    """Whether `schema` is the contract's NodeRef: a string, `{id}`, or `{name, initiative}`."""
+    shapes = schema.get("oneOf") if isinstance(schema, dict) else None
+    required = [tuple(s.get("required") or ()) for s in shapes or [] if isinstance(s, dict)]
+    return ("id",) in required and ("name", "initiative") in required
+
+
+def _enum_hint(value: str, allowed: list[str], *, filtering: bool) -> str:
+    """What a value outside an enum most likely meant (decision 389): a note kind where a node type
+    is asked (`decision` is kept as the tag `kind:decision`), `supersede` as a link action, or a
+    close spelling (`in_progress`, `refers-to`, `Open`)."""
+    import difflib
+
+    from kaeru.domain.model import NoteKind
+
+    if value in {k.value for k in NoteKind} and "episode" in allowed:
+        said = f"; {value!r} is a note kind (`note`'s `kind`), kept as the tag 'kind:{value}'"
+        return said + (f": filter by tags ['kind:{value}'] to find such notes" if filtering else ", not a node type")
+    if value in ("supersede", "supersedes", "replace") and "reweight" in allowed:
+        return "; to replace a node use `evolve` with mode supersede; to link two, action add with edge_type supersedes"
+    for spelt in dict.fromkeys((value.lower(), value.lower().replace("_", "-"), value.lower().replace("-", "_"))):
+        if spelt in allowed:
+            return f"; did you mean {spelt!r}?"
+    close = difflib.get_close_matches(value.lower(), allowed, n=1, cutoff=0.75)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 #: A length bound said with its limit: jsonschema's message echoes the value first and says "is too
