@@ -134,3 +134,25 @@ def test_a_name_models_send_for_an_argument_is_offered_that_argument(
     with pytest.raises(InvalidArgument) as refused:
         parse(tool, {"initiative": "web", **args})
     assert refused.value.field == sent and f"did you mean {meant!r}?" in refused.value.message, refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "sent", "meant", "verb"),
+    [
+        ("review", {"initiative": "web", "target": "a", "why": "looks wrong"}, "why", "reason", "action"),
+        ("initiative", {"initiative": "web", "new_name": "app"}, "new_name", "to", "action"),
+        ("evolve", {"initiative": "web", "source": "a", "text": "x"}, "text", "new_body", "mode"),
+    ],
+)
+def test_a_name_that_means_another_argument_is_not_offered_as_the_missing_verb(
+    tool: str, args: dict[str, str], sent: str, meant: str, verb: str
+) -> None:
+    """`why` on review was answered "did you mean 'action'?", and the call that followed was refused
+    again; its usual meaning here is `reason`, and the verb is said as missing besides (review,
+    session 41)."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse(tool, args)
+    assert refused.value.field == sent
+    assert (
+        f"did you mean {meant!r}?" in refused.value.message and f"({verb!r} is required too)" in refused.value.message
+    )

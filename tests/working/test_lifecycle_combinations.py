@@ -78,3 +78,27 @@ def test_context_leaves_out_decisions_and_tasks_that_evidence_falsifies(call: Ca
     }
     assert [n["id"] for n in sections["decisions"]["items"]] == [kept] and sections["decisions"]["total"] == 1
     assert sections.get("tasks", {"items": []})["items"] == []
+
+
+@pytest.mark.parametrize("mode", ["supersede", "settle"])
+def test_a_successor_takes_a_role_its_source_holds_where_it_is_no_member(call: Call, mode: str) -> None:
+    """`slot` gives `q`'s role to a node only in `p`; the successor made in `p` takes it too, and the
+    answer lists the call's initiative's slot changes only (review, session 41)."""
+    source = _id(call("note", initiative="p", text="prod runs on host-a"))
+    for initiative in ("p", "q"):
+        assert call("slot", initiative=initiative, slot="prod-state", node={"id": source})["state"] == "applied"
+    extra = {"new_body": "prod runs on host-b"} if mode == "supersede" else {}
+    made = call("evolve", initiative="p", mode=mode, source={"id": source}, **extra)
+    successor = _id(made)
+    assert [s["slot"] for s in made["data"]["slots"]] == ["prod-state"]
+    state = call("current_state", initiative="q", slot="prod-state")["data"]
+    assert state["status"] == "current" and state["current"]["id"] == successor, state
+
+
+def test_an_open_claim_that_evidence_falsifies_stays_listed_for_its_verdict(call: Call) -> None:
+    claim = _id(call("claim", initiative="p", text="the leak is in the cache"))
+    evidence = _id(call("note", initiative="p", text="the heap dump shows no cache growth"))
+    falsified = {"from": {"id": evidence}, "to": {"id": claim}, "edge_type": "falsifies", "weight": 1}
+    assert call("link", initiative="p", **falsified)["state"] == "applied"
+    [claims] = call("context", initiative="p", sections=["claims"])["data"]["sections"][1:]
+    assert claims["name"] == "claims" and [n["id"] for n in claims["items"]] == [claim], claims

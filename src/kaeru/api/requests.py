@@ -114,10 +114,12 @@ def _swapped(errors: list[ValidationError], operation: str, schema: dict[str, An
     known = schema.get("properties") or {}
     given: dict[str, Any] = error.instance if isinstance(error.instance, dict) else {}
     value = given.get(sent)
-    if not (_required_as_sent(error, schema) and _could_mean(sent, value, wanted, schema)):
-        # The argument sent is what the call got wrong, whatever it lacks besides.
+    required = _required_as_sent(error, schema)
+    if not (required and _could_mean(sent, value, wanted, schema)):
+        # The argument sent is what the call got wrong; a verb it lacks besides is said too.
+        lacking = f" ({wanted!r} is required too)" if required and "enum" in (known.get(wanted) or {}) else ""
         return InvalidArgument(
-            f"arguments: {sent!r} is not an argument of {operation}{_meant([sent], schema, set(given))}",
+            f"arguments: {sent!r} is not an argument of {operation}{_meant([sent], schema, set(given))}{lacking}",
             field=sent,
         )
     listed = (known.get(wanted) or {}).get("type") == "array"
@@ -163,12 +165,16 @@ def _could_mean(sent: str, value: Any, wanted: str, schema: dict[str, Any]) -> b
 
     from jsonschema import Draft202012Validator
 
-    spec = (schema.get("properties") or {}).get(wanted) or {}
+    known = schema.get("properties") or {}
+    spec = known.get(wanted) or {}
+    # A name whose usual meaning is another argument of this tool (`why` → `reason`) is not the verb
+    # it lacks (review, session 41): "did you mean 'action'?" for `why` sent a second wrong call.
+    elsewhere = any(t in known and t != wanted for t in _SYNONYMS.get(sent.lower(), ()))
     return (
         wanted in _SYNONYMS.get(sent.lower(), ())
         or _inside(sent, wanted, schema) is not None
         or difflib.SequenceMatcher(None, sent.lower(), wanted).ratio() >= _CLOSE
-        or "enum" in spec  # the tool's verb (`mode`, `action`): whatever it was sent as
+        or ("enum" in spec and not elsewhere)  # the tool's verb (`mode`, `action`), whatever it was sent as
         or Draft202012Validator({**spec, "$defs": schema.get("$defs") or {}}).is_valid(value)
     )
 

@@ -44,15 +44,13 @@ CAPS = {
 }
 ITEM_EXCERPT = 240
 #: When the active rules do not all fit the budget, 1 / OTHERS_SHARE of it is kept for the other
-#: sections (when they have something to show): all rules first while they fit, then 3/4 at most
-#: (decision 153).
+#: sections (when they have something to show): all rules first while they fit, then 3/4 (153).
 OTHERS_SHARE = 4
 #: The layers whose nodes `context` offers without being asked (cold and frozen: only by section).
 EAGER_LAYERS = ("core", "hot", "warm")
 RECENT_FACETS = [f"{tier.value}:{layer}" for tier in Tier for layer in EAGER_LAYERS]
 #: Typed sections claim their nodes in this order. A due reminder comes first: it is delivered (and
-#: its window started) in `reminders` whatever its node is — a task, a role's holder, a claim — and
-#: the node returns to its own section when the window is over (decision 82).
+#: its window started) in `reminders` whatever its node is, which returns after the window (82).
 CLAIM_FIRST = ("reminders", "slots", "tasks", "claims", "reviews")
 
 
@@ -117,13 +115,15 @@ def reminder_due(node: Node, today: date, seen: str | None) -> bool:
     return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
 
 
-def _open_work(session: Session, scope: Initiative, window: int = 5000, **filters: Any) -> tuple[list[Node], int]:
+def _open_work(
+    session: Session, scope: Initiative, window: int = 5000, *, claims: bool = False, **filters: Any
+) -> tuple[list[Node], int]:
     """The scope's current nodes matching `filters`: one superseded (its successor is listed, 294) or
-    falsified (376) is not open work or in force."""
+    falsified (376; not an open claim: that still awaits its verdict) is not open work or in force."""
     rows, total, _ = session.search(SearchQuery(initiative_ids=[scope.id], window=window, **filters))
     nodes = session.nodes_by_ids([r.id for r in rows])
     verdicts = session.verdicts_against(list(nodes))
-    refuted = {i for i, v in verdicts.items() if any(kind == EdgeType.FALSIFIES for _, kind in v)}
+    refuted = set() if claims else {i for i, v in verdicts.items() if any(k == EdgeType.FALSIFIES for _, k in v)}
     return [nodes[r.id] for r in rows if r.id in nodes and r.id not in refuted], total - len(refuted)
 
 
@@ -220,7 +220,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
             add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
         elif name == "claims":
-            nodes, total = _open_work(session, scope, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
+            nodes, total = _open_work(session, scope, claims=True, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
             add("claims", nodes, total, lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open")
         elif name == "reviews":
             doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))

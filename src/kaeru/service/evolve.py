@@ -117,15 +117,14 @@ def _carry_edges(ctx: WriteContext, source: Node, successor: Node) -> None:
 
 
 def _hand_on_slots(ctx: WriteContext, source: Node, successor: Node) -> bool:
-    """The roles `source` holds, handed to `successor` in every initiative it joins — all of the
-    source's: a successor in two initiatives left the other one's slot with the superseded or
-    retracted source (decision 376). Returns whether any was handed on."""
-    handed = False
-    for held in ctx.session.slots_held_by(source.id):
-        if held.initiative_id in successor.initiatives:
-            ctx.take_slot(held.slot, successor, None, initiative_id=held.initiative_id)
-            handed = True
-    return handed
+    """Every role `source` holds, in whichever initiative, handed to `successor`: only the call's
+    initiative's were, and another's slot was left with the superseded or retracted source (decision
+    376) — also a slot of an initiative the source is no member of, which `slot` allows. Returns
+    whether any was handed on."""
+    held = ctx.session.slots_held_by(source.id)
+    for state in held:
+        ctx.take_slot(state.slot, successor, None, initiative_id=state.initiative_id)
+    return bool(held)
 
 
 def _consolidate(ctx: WriteContext, source: Node, request: EvolveRequest, tier: Tier) -> Node:

@@ -281,8 +281,8 @@ class WriteContext:
         superseded, not cooled, no edge of its own written) and the answer names it as None: the
         slot is the initiative's, the node another initiative's. `initiative_id`: the slot's
         initiative when it is not the call's (a successor takes its source's roles in every
-        initiative it joins, decision 376); such a slot is listed in the answer only if the caller
-        may see that initiative.
+        initiative, decision 376); such a slot is not listed in the answer, whose slot changes carry
+        no initiative and are the call's.
         """
         scope = self.initiative.id if initiative_id is None else initiative_id
         if not isinstance(slot, str) or len(slot) > 64 or not SLOT_PATTERN.match(slot):
@@ -315,7 +315,7 @@ class WriteContext:
         change = SlotChange(
             slot, None if before in hidden else before, None if holder.id in hidden else holder.id, revision
         )
-        if scope == self.initiative.id or (granted := grants.granted_ids(self.session)) is None or scope in granted:
+        if scope == self.initiative.id:  # the answer's slots are the call's initiative's (review, session 41)
             self.outcome.slots.append(change)
         return change
 
