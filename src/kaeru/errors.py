@@ -132,9 +132,10 @@ ISSUE_CODES: dict[str, str] = {
         "its model did not load: the message says which); this recall used the lexical channels only."
     ),
     "already_ended": (
-        "Warning: a rule's `applicability.through` day has already ended on the user's calendar "
-        "(KAERU_TIMEZONE): it was stored, but `context` and `recall` will not give it as in force. If "
-        "the date was a slip, `revise` its applicability."
+        "Warning: a rule's `applicability.through` day, or a new task's `due` day, has already ended on "
+        "the user's calendar (KAERU_TIMEZONE): the rule was stored but `context` and `recall` will not give "
+        "it as in force; the task is overdue from now. If the date was a slip, `revise` the rule's "
+        "applicability or `task_update` the due."
     ),
     "supersession_reversed": (
         "Warning: a `supersedes` link made its target supersede its source the other way round, so each "

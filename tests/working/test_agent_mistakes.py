@@ -189,3 +189,22 @@ def test_a_token_budget_below_the_floor_says_it_was_raised(call: Call) -> None:
     plenty = call("recall", initiatives=["g"], query="pump", token_budget=200)
     said = [i["message"] for i in plenty["issues"] if i["code"] == "budget_truncated"]
     assert all("raised" not in m for m in said), said
+
+
+def test_dates_say_which_part_is_wrong_and_a_past_due_is_said(call: Call) -> None:
+    """ "'2026-13-01' is not a moment" did not say the month was impossible, "'3d' is not a 'date'"
+    named no form, and a due day already past (a wrong year) was taken without a word (decision 391)."""
+    node = _id(call("note", initiative="g", text="the pump hums"))
+    at = _refused(call("read", initiative="g", node={"id": node}, at="2026-13-01"), "at")
+    assert "(month 13 does not exist)" in at
+    due = _refused(call("task", initiative="g", text="renew", due="2026-02-30"), "due")
+    assert "(2026-02 has no day 30)" in due
+    after = _refused(
+        call("note", initiative="g", text="x", reminder={"after": "3d", "window_days": 2}), "reminder.after"
+    )
+    assert "is not a date (a day is written YYYY-MM-DD)" in after
+    late = call("task", initiative="g", text="renew the certificate", due="2020-01-01")
+    assert late["state"] == "applied"
+    assert [(i["code"], i["field"]) for i in late["issues"]] == [("already_ended", "due")]
+    done = call("task", initiative="g", text="an old finished chore", due="2020-01-01", status="done")
+    assert done["state"] == "applied" and done["issues"] == []

@@ -72,7 +72,7 @@ def test_a_wall_time_in_occurred_at_is_the_users(store: Store, vault: VaultSpec)
     ("value", "said"),
     [
         ("２０２６-03-03", "is not a moment: give"),  # full-width digits: Python's own words were shown
-        ("2026-02-30", "is not a moment: give"),
+        ("2026-02-30", "is not a moment (2026-02 has no day 30): give"),
         ("2026-W10", "is not a moment: give"),  # a week, which parsers read as its Monday
     ],
 )

@@ -305,6 +305,12 @@ def _message(error: ValidationError) -> str:
     if leaf.validator == "enum" and isinstance(leaf.instance, str) and isinstance(leaf.validator_value, list):
         hint = _enum_hint(leaf.instance, [str(v) for v in leaf.validator_value], filtering="types" in where)
         return f"{where}: {_cut(leaf.message, 500)}{hint}"
+    if leaf.validator == "format" and leaf.validator_value == "date" and isinstance(leaf.instance, str):
+        # "'3d' is not a 'date'" named neither the form nor, for 2026-02-30, the part (decision 391).
+        from kaeru.domain.timefmt import off_calendar
+
+        why = off_calendar(leaf.instance) or " (a day is written YYYY-MM-DD)"
+        return f"{where}: {_cut(repr(leaf.instance), 80)} is not a date{why}: give one such as 2026-03-03"
     bound = _BOUNDS.get(str(leaf.validator))
     if bound is not None and isinstance(leaf.instance, str | list):
         limit, given = leaf.validator_value, len(leaf.instance)

@@ -132,7 +132,7 @@ def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> d
             cleaned = cleaned[:-1] + "+00:00"
         moment = datetime.fromisoformat(cleaned)
     except ValueError as exc:  # Python's own words ("Invalid isoformat string") tell a caller nothing
-        raise ValueError(f"{text.strip()!r} is not a moment: give {MOMENT_FORMS}") from exc
+        raise ValueError(f"{text.strip()!r} is not a moment{off_calendar(text)}: give {MOMENT_FORMS}") from exc
     if moment.tzinfo is None:  # a wall time: the user's, as a due time without an offset is
         moment = _local(moment, zone)
     return moment.astimezone(UTC)
@@ -343,3 +343,20 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
                 taken.append(span)
                 found.append((span[0], window))
     return [w for _, w in sorted(found)][:3]
+
+
+def off_calendar(text: str) -> str:
+    """Why a `YYYY-MM-DD` (at the start of `text`) is no day on the calendar, as ` (month 13 does not
+    exist)`; empty when it is one or is not written so (decision 391: "'2026-13-01' is not a
+    moment" did not say which part was wrong)."""
+    found = re.match(r"\s*(\d{4})-(\d{2})-(\d{2})", text)
+    if found is None:
+        return ""
+    year, month, day = (int(g) for g in found.groups())
+    if not 1 <= month <= 12:
+        return f" (month {month} does not exist)"
+    try:
+        date(max(year, 1), month, day)
+    except ValueError:
+        return f" ({found.group(1)}-{found.group(2)} has no day {day})"
+    return ""

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import HypothesisStatus, Layer, Node, NodeType
-from kaeru.domain.timefmt import is_time_ago, parse_moment
+from kaeru.domain.timefmt import is_time_ago, off_calendar, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder, require_task
 from kaeru.service.checks import screen_secrets
@@ -141,7 +141,9 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
         return moment.astimezone(zone).date().isoformat()
     except ValueError as exc:  # not `exc`'s words: they offer a time ago and `now`, no due day
         raise InvalidArgument(
-            f"due must be a date (2026-03-03), an RFC 3339 time or a future offset (3d, 2w), not {text!r}", field=field
+            f"due must be a date (2026-03-03), an RFC 3339 time or a future offset (3d, 2w), not {text!r}"
+            f"{off_calendar(text)}",
+            field=field,
         ) from exc
 
 
@@ -163,7 +165,11 @@ def task(ctx: WriteContext, request: TaskRequest) -> None:
     status = check_status(cols, request.status or cols[0]["key"], "status")
     properties: dict[str, Any] = {}
     if request.due is not None:
-        properties["due"] = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due")
+        properties["due"] = due = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due")
+        if status != terminal_key(cols) and due < (today := ctx.rt.today().isoformat()):
+            # A wrong year made a task overdue the moment it was written (error sweep, decision 391).
+            said = f"due {due} has already passed (today is {today}): the task is overdue now; if the date was a slip, `task_update` its due"
+            ctx.outcome.issues.append(Issue("already_ended", said, "due"))
     reminder = parse_reminder(request.reminder, "reminder")
     if reminder:
         properties["reminder"] = reminder
