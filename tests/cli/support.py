@@ -67,6 +67,20 @@ def write_notes(vault: VaultSpec | Mapping[str, str], initiative: str, *notes: s
     whose subject is what a command does with a vault, not writing it: a subprocess a note cost
     ~0.7 s. A note is its text, or its `note` tool arguments (`initiative` added). The store is
     closed before this returns, as a `kaeru note` process closes it when it exits."""
+    return _written(vault, "note", initiative, [{"text": n} if isinstance(n, str) else dict(n) for n in notes])
+
+
+def write_tasks(vault: VaultSpec, initiative: str, *tasks: Mapping[str, Any]) -> list[str]:
+    """Tasks written into `vault` by the in-process service, as `write_notes` writes notes: each
+    its `task` tool arguments (`initiative` added), for a test whose subject is what a command shows
+    of them (`kaeru call task` is run by tests/cli/test_call.py)."""
+    return _written(vault, "task", initiative, [dict(t) for t in tasks])
+
+
+def _written(
+    vault: VaultSpec | Mapping[str, str], tool: str, initiative: str, calls: list[dict[str, Any]]
+) -> list[str]:
+    """The ids of the nodes `calls` of `tool` (`note` or `task`) wrote into `vault` in process."""
     from kaeru.api.requests import parse
     from kaeru.service import Service
     from kaeru.storage.factory import open_store
@@ -76,30 +90,9 @@ def write_notes(vault: VaultSpec | Mapping[str, str], initiative: str, *notes: s
     ids: list[str] = []
     try:
         service = Service(store, settings)
-        for note in notes:
-            args = {"text": note} if isinstance(note, str) else dict(note)
-            outcome, _ = service.note(parse("note", {"initiative": initiative, **args}))
-            assert outcome.primary is not None, outcome
-            ids.append(outcome.primary.id)
-    finally:
-        store.close()
-    return ids
-
-
-def write_tasks(vault: VaultSpec, initiative: str, *tasks: Mapping[str, Any]) -> list[str]:
-    """Tasks written into `vault` by the in-process service, as `write_notes` writes notes: each
-    its `task` tool arguments (`initiative` added), for a test whose subject is what a command shows
-    of them (`kaeru call task` is run by tests/cli/test_call.py)."""
-    from kaeru.api.requests import parse
-    from kaeru.service import Service
-    from kaeru.storage.factory import open_store
-
-    store = open_store(vault.settings())
-    ids: list[str] = []
-    try:
-        service = Service(store, vault.settings())
-        for task in tasks:
-            outcome, _ = service.task(parse("task", {"initiative": initiative, **task}))
+        write = service.note if tool == "note" else service.task
+        for args in calls:
+            outcome, _ = write(parse(tool, {"initiative": initiative, **args}))  # type: ignore[arg-type]
             assert outcome.primary is not None, outcome
             ids.append(outcome.primary.id)
     finally:
