@@ -73,7 +73,8 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
 
     A status is known when it is a claim's, a column of a searched initiative's board, or carried
     by any node there — a task of an old vault, or left in a column its board has since dropped, is
-    still found by its status. A board is read only for a status no node carries."""
+    still found by its status. The boards are read once for all statuses (a board's columns, the
+    common filter, cost no search of their own); the nodes only for a status no board has."""
     claims = [s.value for s in HypothesisStatus]
     ids = [s.id for s in scopes]
     keys: list[str] | None = None
@@ -81,14 +82,14 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
     for i, status in enumerate(statuses):
         if status in claims:
             continue
+        if keys is None:
+            keys = board_keys(session, scopes)
+        if status in keys:
+            continue
         carried, _, _ = session.search(
             SearchQuery(initiative_ids=ids, statuses=[status], omit_superseded=False, window=1, count_total=False)
         )
         if carried:
-            continue
-        if keys is None:
-            keys = board_keys(session, scopes)
-        if status in keys:
             continue
         close = difflib.get_close_matches(status.replace("_", "-"), [*keys, *claims], n=1, cutoff=0.75)
         issues.append(
