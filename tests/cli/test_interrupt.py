@@ -9,24 +9,18 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from bench import archives
 
 from tests.backends import VaultSpec
 from tests.cli.support import TIMEOUT_S, kaeru, kaeru_env
 from tests.cli.test_doctor import _scalar
-from tests.wire.support import POLL_SECONDS
 
 pytestmark = [
     pytest.mark.timeout(300),
     pytest.mark.skipif(not Path("/proc/self/wchan").exists(), reason="needs Linux's /proc to see where a process is"),
 ]
-
-#: Nodes in the interrupted import's archive: six of its chunks (`kaeru.export.vault_io.CHUNK`).
-NODES = 3000
 
 
 def _start(vault: VaultSpec, *args: str, stdin: int | None = None) -> subprocess.Popen[bytes]:
@@ -51,7 +45,6 @@ def _wait_for_read(proc: subprocess.Popen[bytes]) -> None:
                 return
         except (FileNotFoundError, ProcessLookupError):
             break
-        time.sleep(POLL_SECONDS)  # not a busy loop, which takes a core from the start-up it waits for
     pytest.fail(f"the command ended before it read its input: {proc.communicate()}")
 
 
@@ -103,10 +96,15 @@ def test_ctrl_c_in_a_command_is_one_line_and_exit_130(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_ctrl_c_during_import_says_the_same_import_completes_it(vault: VaultSpec, tmp_path: Path) -> None:
-    # The archive is written in process (`kaeru import` of it is the subject, not how it is made):
-    # NODES node records and an edge every tenth, several of the import's chunks (`CHUNK`), so the
-    # signal comes with whole chunks still to write.
-    archive = archives.write(tmp_path / "big.amg", NODES, initiative="big")
+    entities = tmp_path / "memory.jsonl"
+    with entities.open("w") as out:
+        for n in range(5000):
+            entity = {"type": "entity", "name": f"ent{n}", "entityType": "thing", "observations": [f"seen {n} " * 5]}
+            out.write(json.dumps(entity) + "\n")
+    source = {"KAERU_VAULT": str(tmp_path / "source")}
+    assert kaeru(source, "import-from", "memory-jsonl", str(entities), "-i", "big").code == 0
+    archive = tmp_path / "big.amg"
+    assert kaeru(source, "export", str(archive)).code == 0
 
     def nodes() -> int:
         count: int = _scalar(vault, "SELECT count(*) FROM nodes")
@@ -122,10 +120,8 @@ def test_ctrl_c_during_import_says_the_same_import_completes_it(vault: VaultSpec
             return False
 
     proc = _start(vault, "import", str(archive))
-    # Looked at every POLL_SECONDS, not in a busy loop: on a machine of few cores that loop took a
-    # core from the import it waits for.
     while proc.poll() is None and not written():
-        time.sleep(POLL_SECONDS)
+        pass
     code, _, err = _interrupted(proc)
     if code == 0:
         pytest.skip("the import ended before the signal came")  # not what is tested here
@@ -134,8 +130,8 @@ def test_ctrl_c_during_import_says_the_same_import_completes_it(vault: VaultSpec
         "error: interrupted: stopped by Ctrl-C (SIGINT): part of the archive may have been written; run the same "
         "import again to complete it (what the vault already holds is skipped)"
     )
-    assert 0 < nodes() < NODES
+    assert 0 < nodes() < 5000
     again = kaeru(vault, "import", str(archive))
     assert again.code == 0, again.stderr
-    assert nodes() == NODES  # each once
-    assert kaeru(vault, "import", str(archive)).code == 0 and nodes() == NODES
+    assert nodes() == 5000  # each once
+    assert kaeru(vault, "import", str(archive)).code == 0 and nodes() == 5000
