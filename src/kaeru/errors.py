@@ -142,6 +142,11 @@ ISSUE_CODES: dict[str, str] = {
         "superseded the other; the older links were retracted (history keeps them) so that the newest "
         "decides which is current. The message names them."
     ),
+    "superseded_current_again": (
+        "Warning: `forget`, or an initiative's `delete`, retracted the only node that superseded some other "
+        "node, which reads current again (`search`, `recall` and `context` answer it as current). The "
+        "message names them; link a successor to them or forget them if they are out of date."
+    ),
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

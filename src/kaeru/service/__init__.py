@@ -191,12 +191,13 @@ class Service:
         # A merge or delete moves its nodes in chunks first, each its own transaction (decision 15.P5),
         # so the token's grants are checked before the first chunk.
         self._granted("initiative", request)
-        handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor))
+        warned: list[Any] = []
+        handled = initiatives.in_chunks(self.rt, request, grants.actor(actor or self.rt.settings.actor), warned=warned)
         try:
             return self._mutate(
                 "initiative",
                 request,
-                lambda ctx, r: initiatives.manage(ctx, r, handled),
+                lambda ctx, r: initiatives.manage(ctx, r, handled, warned),
                 actor,
                 create=create,
                 exclusive=request.action in initiatives.ALONE,

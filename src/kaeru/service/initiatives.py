@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Node, NodeType, revision_token
+from kaeru.domain.model import Edge, EdgeType, Node, NodeType, revision_token
 from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
@@ -15,8 +16,9 @@ from kaeru.service.checks import normalise_initiative, refuse_invisible, screen_
 from kaeru.service.former_names import MERGED_FROM
 from kaeru.service.lifecycle import release_slot
 from kaeru.service.mutation import WriteContext, give_writers_a_turn
-from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, MutationOutcome, Omission
+from kaeru.service.outcomes import Change, Continuation, Coverage, FailedStep, Issue, MutationOutcome, Omission
 from kaeru.service.runtime import Runtime
+from kaeru.service.supersession import say_current_again
 from kaeru.storage.base import Initiative, ListedInitiative, Session, SlotState
 
 if TYPE_CHECKING:
@@ -217,23 +219,33 @@ def _boards(ctx: WriteContext, subject: Initiative, target: Initiative) -> tuple
     return board is not None, tasks.columns_of(board) if board is not None else tasks.columns(ctx.session, subject)
 
 
-def _forget_or_detach(ctx: WriteContext, node: Node, subject: int) -> bool:
+def _forget_or_detach(ctx: WriteContext, node: Node, subject: int, gone: list[Edge] | None = None) -> bool:
     """Delete's step for one node: forgotten when the deleted initiative is its only one (True),
-    else only taken out of it."""
+    else only taken out of it. `gone` collects the `supersedes` edges out of it that are retracted."""
     if node.initiatives == (subject,):
         for edge in ctx.session.live_edges([node.id]):
             ctx.retract_edge(edge)
+            if gone is not None and edge.src == node.id and edge.edge_type == EdgeType.SUPERSEDES:
+                gone.append(edge)
         ctx.update_node(node, initiatives=(), retracted=True)
         return True
     _move_membership(ctx, node, subject, None)
     return False
 
 
-def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int | None = None) -> int:
+def _say_left_current(ctx: WriteContext, gone: list[Edge], subject: Initiative) -> None:
+    """A deleted initiative's nodes may have been all that superseded facts in other initiatives,
+    which now read current again: the answer says which (decision 393)."""
+    say_current_again(ctx, gone, f"the nodes of {subject.name!r} are forgotten", "initiative", subject.id)
+
+
+def in_chunks(
+    rt: Runtime, request: InitiativeRequest, actor: str, *, most: int | None = None, warned: list[Issue] | None = None
+) -> int:
     """A merge's or delete's nodes, moved or forgotten `CHUNK` at a time, each chunk its own mutation
     (own transaction and audit record), until at most `CHUNK` are left for the call itself to finish
     with the rest of its work (slots, the initiative's end). Returns how many nodes the chunks merged
-    or forgot.
+    or forgot; their warnings go to `warned`.
 
     Resumable: a merge or delete stopped part way leaves whole chunks done, and the nodes they moved
     or forgot are no longer the initiative's, so the same call again carries on with the rest. With a
@@ -263,7 +275,7 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
         if len(batch) <= CHUNK:
             ctx.outcome.state = "unchanged"  # the call itself does the rest
             return
-        done = 0
+        done, gone = 0, list[Edge]()
         own, cols = _boards(ctx, subject, target) if target is not None else (False, [])
         for node in batch[:CHUNK]:
             if target is not None and own and node.node_type == NodeType.BOARD:
@@ -272,7 +284,8 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
                 tasks.onto_board(ctx, _move_membership(ctx, node, subject.id, target.id), cols)
                 done += 1
             else:
-                done += _forget_or_detach(ctx, node, subject.id)
+                done += _forget_or_detach(ctx, node, subject.id, gone)
+        _say_left_current(ctx, gone, subject)
         ctx.outcome.changes.append(Change(field_name, 0, done))
         ctx.outcome.changes.append(Change("chunk", None, k))
 
@@ -295,6 +308,8 @@ def in_chunks(rt: Runtime, request: InitiativeRequest, actor: str, *, most: int 
         if outcome.state == "unchanged":
             return handled
         handled += sum(int(c.after) for c in outcome.changes if c.field == field_name)
+        if warned is not None:
+            warned.extend(outcome.issues)
         give_writers_a_turn()
     return handled
 
@@ -318,9 +333,10 @@ def stopped_part_way(request: InitiativeRequest, handled: int, error: Unavailabl
     return outcome
 
 
-def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> None:
+def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carried: Sequence[Issue] = ()) -> None:
     """Rename, merge, delete, attach/detach a node, or edit the board's columns. `handled`: nodes a
-    merge or delete already moved or forgot in chunks before this call (`in_chunks`)."""
+    merge or delete already moved or forgot in chunks before this call (`in_chunks`); `carried`:
+    the warnings those chunks gave, which this call's answer repeats."""
     action = request.action
     subject = ctx.initiative
     if action == "rename":
@@ -369,9 +385,11 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0) -> N
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
     elif action == "delete":
-        forgotten = handled
+        forgotten, gone = handled, list[Edge]()
         for node in _members(ctx):
-            forgotten += _forget_or_detach(ctx, node, subject.id)
+            forgotten += _forget_or_detach(ctx, node, subject.id, gone)
+        ctx.outcome.issues.extend(carried)
+        _say_left_current(ctx, gone, subject)
         ctx.session.delete_initiative(subject.id, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("forgotten_nodes", 0, forgotten))
         ctx.outcome.changes.append(Change("initiative", subject.name, None))

@@ -18,6 +18,7 @@ from kaeru.service.capture import EVIDENCE_RELATION
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, EvidenceLink, SlotChange
 from kaeru.service.revise import check_revision
+from kaeru.service.supersession import say_current_again
 from kaeru.storage.base import SlotState
 
 if TYPE_CHECKING:
@@ -230,8 +231,8 @@ def forget(ctx: WriteContext, request: ForgetRequest) -> None:
     reason = ctx.clean("reason", request.reason)
     if not reason or not reason.strip():
         raise InvalidArgument("forget needs a reason (kept in the audit record)", field="reason")
-    for edge in ctx.session.live_edges([node.id]):
-        ctx.retract_edge(edge)
+    gone_edges = [ctx.retract_edge(edge) for edge in ctx.session.live_edges([node.id])]
+    say_current_again(ctx, [e for e in gone_edges if e.src == node.id], f"{node.name!r} is forgotten", "node")
     granted = grants.granted_ids(ctx.session)
     for held in ctx.session.slots_held_by(node.id):
         revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", held.rev_no + 1, ctx.now_s)
