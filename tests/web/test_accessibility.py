@@ -223,3 +223,57 @@ def test_repeated_link_texts_carry_their_context(site: Site, page: Any) -> None:
     page.goto(f"{site.base}/ui/node?i=web&id={site.fixture.ids['decision']}")
     names = page.locator("a.asof-link").evaluate_all("l => l.map(e => e.textContent)")
     assert len(names) == 2 and len(set(names)) == 2 and all(n.startswith("as of then") for n in names)
+
+
+def _drawn_nodes(page: Any) -> list[dict[str, str]]:
+    """Each drawn node: its type, its disc's fill, its letters and their fill."""
+    drawn: list[dict[str, str]] = page.locator("svg#graph g.node").evaluate_all(
+        """l => l.map(g => {
+            const glyph = g.querySelector('text.glyph');
+            return {id: g.dataset.id, type: g.dataset.type, state: g.dataset.currentness,
+                    fill: getComputedStyle(g.querySelector('circle')).fill,
+                    glyph: glyph ? glyph.textContent : '', ink: glyph ? getComputedStyle(glyph).fill : ''};
+        })"""
+    )
+    return drawn
+
+
+def test_a_nodes_type_is_drawn_by_more_than_its_colour(site: Site, page: Any) -> None:
+    """WCAG 1.4.1: a node's type was its disc's fill alone, lost to a reader who cannot tell the
+    colours apart and on a monochrome print. Each type now has its own letters on the disc, legible
+    on it (4.5:1), and every node link's accessible name says the type."""
+    from playwright.sync_api import expect
+
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/graph?i=web")
+    drawn = _drawn_nodes(page)
+    letters: dict[str, set[str]] = {}
+    for node in drawn:
+        assert node["glyph"].strip(), node
+        letters.setdefault(node["type"], set()).add(node["glyph"])
+        if node["state"] == "current":
+            assert contrast(node["ink"], node["fill"]) >= 4.5, node
+        link = page.locator("svg#graph a").filter(has=page.locator(f"g.node[data-id='{node['id']}']"))
+        expect(link).to_have_accessible_name(re.compile(rf"\({re.escape(node['type'])}, "))
+    assert len(letters) >= 3, letters
+    assert all(len(marks) == 1 for marks in letters.values()), "one type, one set of letters"
+    assert len({next(iter(m)) for m in letters.values()}) == len(letters), "two types never share their letters"
+
+
+def test_the_graph_legend_shows_each_types_mark_and_name(site: Site, page: Any) -> None:
+    """The legend was a coloured dot before each type's name: which dot was which node's type, only
+    the colour said. Each entry now draws the type's mark as the graph does, letters and colour."""
+    sign_in(page, site)
+    page.goto(f"{site.base}/ui/graph?i=web")
+    keys = page.locator(".legend .swatch.key").evaluate_all(
+        """l => l.map(e => [e.lastChild.textContent, e.querySelector('text.glyph')?.textContent,
+                            getComputedStyle(e.querySelector('circle')).fill])"""
+    )
+    legend = {name: (glyph, fill) for name, glyph, fill in keys}
+    assert len(legend) == len(keys), "one entry a type"
+    drawn = _drawn_nodes(page)
+    assert {n["type"] for n in drawn} == set(legend)
+    for node in drawn:
+        if node["state"] == "current":
+            assert legend[node["type"]] == (node["glyph"], node["fill"]), (node, legend[node["type"]])
+        assert legend[node["type"]][0] == node["glyph"], node

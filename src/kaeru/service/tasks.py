@@ -59,6 +59,14 @@ def terminal_key(cols: list[dict[str, str]]) -> str:
     return "done" if "done" in keys else keys[-1]
 
 
+def is_overdue(due: str | None, status: str | None, cols: list[dict[str, str]], today: date) -> bool:
+    """Whether a task is overdue: a due day before the user's `today` (`Runtime.today`, in
+    KAERU_TIMEZONE) while its status is not the one that closes it (`terminal_key`) — the rule
+    `context`, `reflect` and `task` apply, here as one function so the viewer's board need not
+    copy it (it had, and took the board's last column for the closing one)."""
+    return bool(due) and status != terminal_key(cols) and date.fromisoformat(str(due)) < today
+
+
 def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     keys = [c["key"] for c in cols]
     if status not in keys:

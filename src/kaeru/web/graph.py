@@ -27,7 +27,7 @@ Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 LIMIT = 100
 #: How far a neighbourhood reaches from its focus.
 DEPTH = 3
-#: Node colours by type (the legend uses the same).
+#: Node colours by type (the legend uses the same). Never the only cue: see `GLYPHS`.
 COLOURS = {
     "task": "#e4572e",
     "checklist": "#f3a712",
@@ -45,8 +45,35 @@ COLOURS = {
     "reference": "#34495e",
     "concept": "#c0392b",
     "entity": "#1abc9c",
+    "summary": "#b3446c",
 }
 FALLBACK = "#95a5a6"
+#: Each type's letters, drawn inside its node and beside its name in the legend: the type told by
+#: the colour alone was lost to a reader who cannot tell the colours apart and on a monochrome print
+#: (WCAG 1.4.1); every type has its own.
+GLYPHS = {
+    "task": "T",
+    "checklist": "CL",
+    "roadmap": "RM",
+    "experiment": "EX",
+    "hypothesis": "H",
+    "scratch": "S",
+    "draft": "D",
+    "episode": "EP",
+    "audit_event": "AU",
+    "chain": "CH",
+    "board": "B",
+    "idea": "I",
+    "outcome": "O",
+    "reference": "R",
+    "concept": "C",
+    "entity": "E",
+    "summary": "SU",
+}
+#: A type this viewer does not know (a newer server's) is drawn with this; its name still says it.
+UNKNOWN_GLYPH = "?"
+#: States whose node the stylesheet draws faded and dashed (`c-superseded`, `c-refuted`).
+FADED = ("superseded", "refuted")
 
 
 class ViewError(Exception):
@@ -302,9 +329,9 @@ def _label(node: dict[str, Any], size: int = 28) -> str:
 
 
 def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> str:
-    """The piece as inline SVG: nodes coloured by type (`data-id`, `data-type`), superseded and
-    refuted nodes dashed and struck through, edges labelled by type and weight, each node a link
-    named with its type and state. Not `role="img"`, whose children are presentational: its node
+    """The piece as inline SVG: nodes coloured by type and marked with its letters (`GLYPHS`;
+    `data-id`, `data-type`), superseded and refuted nodes dashed and struck through, edges labelled
+    by type and weight, each node a link named with its type, layer and state. Not `role="img"`, whose children are presentational: its node
     links were hidden from screen readers, or read as one run of edge labels without their ends;
     the edges' drawing is hidden from them, `as_text` says the same."""
     pos = layout(piece)
@@ -318,7 +345,7 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
     out = [
         f'<svg id="graph" class="graph" viewBox="{left:.0f} {top:.0f} {width:.0f} {height:.0f}" '
         f'aria-label="graph of {len(pos)} nodes, listed with their edges as text below">',
-        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="22" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" '
+        '<defs><marker id="arrow" viewBox="0 0 10 10" refX="23" refY="5" markerUnits="userSpaceOnUse" markerWidth="10" markerHeight="10" '
         'orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#888"/></marker></defs>',
         '<g class="edges">',
     ]
@@ -338,18 +365,41 @@ def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> s
         kind = str(node.get("node_type"))
         state = str(node.get("currentness"))
         classes = f"node t-{escape(kind)} c-{escape(state)}" + (" focus" if node_id == focus else "")
-        colour = COLOURS.get(kind, FALLBACK)
         title = f"{node.get('name')} ({kind}, {node.get('layer')}, {state})"
         named = f"{_label(node)} ({kind}, {node.get('layer')}, {state})"  # begins with the visible label
         out.append(
             f'<a href="{escape(link(node_id))}" aria-label="{escape(named)}"><g class="{classes}" data-id="{escape(node_id)}" '
             f'data-type="{escape(kind)}" data-layer="{escape(str(node.get("layer")))}" data-currentness="{escape(state)}">'
-            f"<title>{escape(title)}</title>"
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{14 if node_id == focus else 10}" fill="{colour}"/>'
-            f'<text x="{x:.1f}" y="{y + 24:.1f}">{escape(_label(node))}</text></g></a>'
+            f"<title>{escape(title)}</title>{_mark(kind, x, y, 14 if node_id == focus else 11, state in FADED)}"
+            f'<text class="label" x="{x:.1f}" y="{y + 25:.1f}">{escape(_label(node))}</text></g></a>'
         )
     out.append("</g></svg>")
     return "".join(out)
+
+
+def _luminance(colour: str) -> float:
+    """WCAG's relative luminance of `#rrggbb`."""
+    channels = [int(colour[k : k + 2], 16) / 255 for k in (1, 3, 5)]
+    r, g, b = (c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def ink(colour: str) -> str:
+    """Black or white, whichever reads better on `colour`: one of the two keeps 4.5:1 on any fill."""
+    light = _luminance(colour)
+    return "#000" if (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) else "#fff"
+
+
+def _mark(kind: str, x: float, y: float, radius: float, faded: bool) -> str:
+    """A node's disc in its type's colour with the type's letters on it. A superseded or refuted
+    node's disc is drawn faded (the stylesheet), light whatever its colour: its letters are black."""
+    colour = COLOURS.get(kind, FALLBACK)
+    size = radius * (0.95 if len(GLYPHS.get(kind, UNKNOWN_GLYPH)) == 1 else 0.8)
+    return (
+        f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{radius}" fill="{colour}"/>'
+        f'<text class="glyph" x="{x:.1f}" y="{y:.1f}" font-size="{size:.1f}" fill="{"#000" if faded else ink(colour)}" '
+        f'aria-hidden="true">{escape(GLYPHS.get(kind, UNKNOWN_GLYPH))}</text>'
+    )
 
 
 def dot(colour: str) -> str:
@@ -362,7 +412,12 @@ def dot(colour: str) -> str:
 
 
 def legend(types: list[str]) -> str:
-    return "".join(f'<span class="swatch">{dot(COLOURS.get(t, FALLBACK))}{escape(t)}</span>' for t in types)
+    """Each type drawn: its mark as the graph draws it (colour and letters) and its name."""
+    return "".join(
+        f'<span class="swatch key" data-type="{escape(t)}"><i><svg viewBox="-11 -11 22 22" width="100%" height="100%" '
+        f'display="block" aria-hidden="true" focusable="false">{_mark(t, 0, 0, 11, False)}</svg></i>{escape(t)}</span>'
+        for t in types
+    )
 
 
 def as_text(piece: Piece, link: Callable[[str], str]) -> str:

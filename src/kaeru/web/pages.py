@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
+from datetime import date
 from html import escape
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from kaeru.domain.naming import canonical
+from kaeru.service import tasks
 from kaeru.service.grants import Principal
 from kaeru.web import graph
 from kaeru.web.frame import PREFIX, csrf_field, frame, hidden, url
@@ -297,10 +299,9 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     initiative = initiative_of(request)
     section = await _context(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
-    # Overdue by the task's own due day against the user's today (`context` names only the overdue
-    # tasks its bundle shows; a column lists more), in every column but the closing one.
-    today = str(section["_envelope"]["data"].get("today") or "")
-    terminal = columns[-1]["key"]
+    # Overdue by the service's own rule (`tasks.is_overdue`) against the user's today as `context`
+    # answers it: `context` names only the overdue tasks its bundle shows, a column lists more.
+    today = date.fromisoformat(section["_envelope"]["data"]["today"])
     overdue_total = int(section.get("overdue_total") or len(section.get("overdue") or []))
     back = url("/board", i=initiative)
     cols = []
@@ -325,9 +326,8 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
             name = str(task.get("name") or task["id"])
             select = f'<select name="status" aria-label="Move {escape(name)} to">{choices}</select>'
             move = edit_form(request, initiative, "move", f"{back}#card-{task['id']}", select, "Move", task["id"], name)
-            due = str((task.get("properties") or {}).get("due") or "")
-            is_late = bool(due) and due < today and column["key"] != terminal
-            late = ' <span class="state">overdue</span>' if is_late else ""
+            due = (task.get("properties") or {}).get("due")
+            late = ' <span class="state">overdue</span>' if tasks.is_overdue(due, column["key"], columns, today) else ""
             cards.append(
                 f'<li class="card" id="card-{escape(task["id"])}" tabindex="-1" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
                 f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
