@@ -283,6 +283,7 @@ def _lists(store: Store, scope: list[str], ids: list[str]) -> dict[str, Any]:
     with store.read() as session:
         named = {i.id: i.name for i in session.all_initiatives()}
         mine = [i.id for i in (session.initiative_by_name(n) for n in scope) if i is not None]
+        first = mine[:1] or None
         nodes = session.nodes_by_ids(ids)
         names = sorted({n.name for n in nodes.values()})[:3]
         keys = lambda edges: [(*e.key, e.rev_no, e.retracted) for e in edges]  # noqa: E731
@@ -292,6 +293,12 @@ def _lists(store: Store, scope: list[str], ids: list[str]) -> dict[str, Any]:
             "candidates": [session.name_candidates(name[:4], mine, 5) for name in [*names, "ca", "e"]],
             "holding": [[named[i] for i in session.initiatives_holding_name(name)] for name in names],
             "revisions": [[e.node.revision for e in session.revision_log(i)] for i in ids[:6]],
+            # A history as a token limited to the first initiative sees it (its own revisions too).
+            "history": [session.history_page(i, None, 0, 5, first) for i in ids[:3]],
+            "history_count": [session.history_count(i, g) for i in ids[:6] for g in (None, first)],
+            "revision_before": [
+                session.revision_before(i, r, g) for i in ids[:6] for r in (2, 3, 1 << 30) for g in (None, first)
+            ],
             "live_edges": keys(session.live_edges(ids)),
             "edge_log": keys(session.edge_log(ids)),
             "verdicts": session.verdicts_against(ids),

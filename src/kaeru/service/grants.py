@@ -180,6 +180,19 @@ def hidden_ids(session: Session, ids: Iterable[str]) -> set[str]:
     return {i for i in wanted if i not in found or not node_visible(found[i], granted)}
 
 
+#: Why a resumed page shows fewer hits than its cursor listed, told to a token limited to some
+#: initiatives: a node retracted since and one moved out of its grants are said alike, so it learns
+#: neither where a node went nor that it went anywhere (decision 15.K2).
+NO_LONGER_VISIBLE = "no longer visible"
+
+
+def gone_reason() -> str:
+    """The omission reason of a listed hit gone from a resumed page (`search`, `recall`): for a
+    caller who sees every initiative only retraction removes one, so it is `retracted`; for a
+    limited one it may also have moved out of the grants, which is not to be told apart."""
+    return "retracted" if _limited() is None else NO_LONGER_VISIBLE
+
+
 def granted_edges(session: Session, inbound: dict[str, list[Edge]]) -> dict[str, list[Edge]]:
     """`inbound` (a node id → the edges into it) without the edges from nodes outside the grants,
     and without the nodes left with none: a doubt raised in another initiative is neither counted

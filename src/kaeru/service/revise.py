@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
 from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
+from kaeru.service import grants
 from kaeru.service.capture import parse_applicability, parse_reminder
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.mutation import WriteContext, retag
@@ -43,20 +45,29 @@ _NAMED = 5
 
 
 def _changed_since(session: Session, node: Node, expected: str) -> str:
-    """`: since it, alice changed body (2-…); bob changed properties.reminder (3-…)`, or "" when
-    `expected` is no revision of the node."""
-    log = session.revision_log(node.id)
-    at = next((i for i, entry in enumerate(log) if entry.node.revision == expected), None)
+    """`: since it, alice changed body (2-…); bob changed properties.reminder (3-…)`, or that no
+    revision of the node has that name.
+
+    A token limited to some initiatives is told only of the revisions it may see — those written
+    while the node was in one of them, as `trail` and `read … at` show it (decision 374): nothing
+    of the others, not their actors, fields, names or number. A revision it sees after some it
+    does not is compared with the last one it saw, and said to differ from it (its writer did not
+    necessarily make those changes); an `expected` it may not see is no revision it knows of."""
+    granted = grants.granted_ids(session)
+    log = [(i, e) for i, e in enumerate(session.revision_log(node.id)) if grants.node_visible(e.node, granted)]
+    at = next((i for i, (_, entry) in enumerate(log) if entry.node.revision == expected), None)
     if at is None:
         return " (no revision of this node has that name)"
     steps = []
-    for before, after in zip(log[at:], log[at + 1 :], strict=False):
+    for (place, before), (next_place, after) in pairwise(log[at:]):
         fields = [f for f in _COMPARED if getattr(before.node, f) != getattr(after.node, f)]
         keys = sorted(set(before.node.properties) | set(after.node.properties))
         fields += [f"properties.{k}" for k in keys if before.node.properties.get(k) != after.node.properties.get(k)]
-        steps.append(
-            f"{after.actor or 'someone'} changed {', '.join(fields) or 'nothing visible'} ({after.node.revision})"
-        )
+        what, who = ", ".join(fields) or "nothing visible", after.actor or "someone"
+        if next_place == place + 1:  # no revision between that the caller may not see
+            steps.append(f"{who} changed {what} ({after.node.revision})")
+        else:
+            steps.append(f"{after.node.revision} by {who} differs in {what}")
     shown = steps[-_NAMED:]
     earlier = f"{len(steps) - len(shown)} earlier revision(s), then " if len(steps) > len(shown) else ""
     return f": since it, {earlier}{'; '.join(shown)}"

@@ -175,7 +175,7 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
         if len(live) > len(shown):
             coverage.omitted.append(Omission("hits", len(live) - len(shown), "budget"))
         if vanished:
-            coverage.omitted.append(Omission("hits", vanished, "retracted"))
+            coverage.omitted.append(Omission("hits", vanished, grants.gone_reason()))
         beyond = len(items) - (offset + len(page_ids))
         if beyond > 0:
             # Past this page's `limit`: the continuation's next pages hold them.

@@ -9,7 +9,6 @@ whole trail.
 from __future__ import annotations
 
 import json
-from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
@@ -86,36 +85,30 @@ def history(
     past the `served` first (a cursor without one), read as a page in SQL (`history_page`); how many
     follow it; the page's last place; and a `budget_truncated` warning for each entry whose texts
     were cut to the page's bound, with the `read` calls (in `initiative`) that show them whole. A
-    token limited to some initiatives has the edge events it may not see left out before paging,
-    and the revisions it may not see (`_hidden_revisions`) too: its pages are full, and they count
-    none of them."""
+    token limited to some initiatives has the edge events and the revisions it may not see left out
+    in SQL before paging (a revision is seen by its own memberships, as `read … at` its time
+    decides): its pages are full, they count none of them, and a page reads a page of revisions
+    however long the node's log (decision 15.K2)."""
     granted = _granted(session)
-    hidden, log = _hidden_revisions(session, node)
-    shown: list[int] = []
-    if hidden:
-        items, rest = _visible_page(session, node, after, served, limit, granted, hidden)
-        revisions = {e.node.rev_no: e for e in log}
-        shown = sorted(set(revisions) - hidden)
-    else:
-        items = session.history_page(node.id, after, served, limit, granted)
-        # A page short of `limit` reaches the end: only a full one needs the count.
-        rest = max(0, session.history_count(node.id, granted) - served - len(items)) if len(items) == limit else 0
-        wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, i.previous_rev) if n is not None]
-        revisions = session.revisions(node.id, wanted) if wanted else {}
+    items = session.history_page(node.id, after, served, limit, granted)
+    # A page short of `limit` reaches the end: only a full one needs the count.
+    rest = max(0, session.history_count(node.id, granted) - served - len(items)) if len(items) == limit else 0
+    compared = _compared(session, node, items, granted)
+    wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, compared[i.rev_no]) if n is not None]
+    revisions = session.revisions(node.id, wanted) if wanted else {}
     entries: list[TrailEntry] = []
     issues: list[Issue] = []
     text = 0
     last = after
     for k, item in enumerate(items):
-        # The revision a revision is compared with: the one before it that the caller may see.
-        compared = _shown_before(shown, item.rev_no) if hidden and item.rev_no is not None else item.previous_rev
-        entry = _entry(session, node, item, revisions, compared)
+        prior_rev = compared[item.rev_no] if item.rev_no is not None else None
+        entry = _entry(session, node, item, revisions, prior_rev)
         if entry is None:
             continue  # (a history item is a revision or an edge event)
         issue = None
         if _text_size(entry) > HISTORY_PAGE_CHARS:
             # Alone past the bound (a long body's first revision holds it twice): its texts share it.
-            prior = revisions[compared].node.recorded_at if compared is not None else None
+            prior = revisions[prior_rev].node.recorded_at if prior_rev is not None else None
             entry, issue = bounded_entry(entry, initiative, prior)
         text += _text_size(entry)
         if entries and text > HISTORY_PAGE_CHARS:
@@ -127,57 +120,26 @@ def history(
     return entries, rest, items[-1].place if items else after, issues
 
 
-def _hidden_revisions(session: Session, node: Node) -> tuple[set[int], list[RevisionEntry]]:
-    """The numbers of the node's revisions a token limited to some initiatives may not see, and the
-    node's revisions (both empty for a caller who sees every initiative). A revision is seen by the
-    memberships it had, as `read … at` its time decides (`grants.node_visible` of the node then): a
-    node moved into a granted initiative does not show what it said before (decision 15.K2)."""
-    granted = grants.granted_ids(session)
-    if granted is None:
-        return set(), []
-    log = session.revision_log(node.id)
-    return {e.node.rev_no for e in log if not grants.node_visible(e.node, granted)}, log
-
-
-def _shown_before(shown: list[int], rev_no: int) -> int | None:
-    """The latest of the `shown` revision numbers (ascending) before `rev_no`; None: none is."""
-    at = bisect_left(shown, rev_no)
-    return shown[at - 1] if at else None
-
-
-def _visible_page(
-    session: Session,
-    node: Node,
-    after: HistoryPlace | None,
-    served: int,
-    limit: int,
-    granted: list[int] | None,
-    hidden: set[int],
-) -> tuple[list[HistoryItem], int]:
-    """`history_page` without the `hidden` revisions: `limit` items past `after` (or past the
-    `served` first the caller saw, counted from the start), read a page at a time until the page is
-    full or the history ends; and how many the caller may see follow it."""
-    items: list[HistoryItem] = []
-    skip = served if after is None else 0
-    place = after
-    while len(items) < limit:
-        batch = session.history_page(node.id, place, 0, limit, granted)
-        for item in batch:
-            if len(items) == limit:
-                break
-            place = item.place
-            if item.edge is None and item.rev_no in hidden:
-                continue
-            if skip:
-                skip -= 1
-                continue
-            items.append(item)
-        if len(batch) < limit:
-            break
-    if len(items) < limit:
-        return items, 0
-    seen = session.history_count(node.id, granted) - len(hidden)
-    return items, max(0, seen - served - len(items))
+def _compared(
+    session: Session, node: Node, items: list[HistoryItem], granted: list[int] | None
+) -> dict[int, int | None]:
+    """For each revision on the page, the revision it is compared with: the one before it, or for a
+    token limited to some initiatives the latest one before it that the token sees (None: none is).
+    The page holds every shown revision between its first and last, so only the first needs a
+    look back (`revision_before`)."""
+    compared: dict[int, int | None] = {}
+    shown: int | None = None
+    for item in items:
+        if item.rev_no is None:
+            continue
+        if granted is None:
+            compared[item.rev_no] = item.previous_rev
+        elif not compared:
+            compared[item.rev_no] = session.revision_before(node.id, item.rev_no, granted)
+        else:
+            compared[item.rev_no] = shown
+        shown = item.rev_no
+    return compared
 
 
 def _entry(

@@ -74,12 +74,18 @@ def history_keys(
 
 def history_revisions(session: Session, keys: list[str]) -> list[Node]:
     """The stored revisions a page of explore_history keys names, in the page's order: those the
-    caller may see, checked again on every page as a resumed page's nodes are (decision 364)."""
+    caller may see, checked again on every page as a resumed page's nodes are (decision 364). Only
+    the page's revisions are read, not each node's whole log."""
     wanted = [(k.split("/", 1)[0], int(k.split("/", 1)[1])) for k in keys]
     granted = grants.granted_ids(session)
+    numbers: dict[str, list[int]] = {}
+    for node_id, rev_no in wanted:
+        numbers.setdefault(node_id, []).append(rev_no)
     logs = {
-        node_id: {e.node.rev_no: e.node for e in session.revision_log(node_id) if grants.node_visible(e.node, granted)}
-        for node_id in dict.fromkeys(i for i, _ in wanted)
+        node_id: {
+            n: e.node for n, e in session.revisions(node_id, revs).items() if grants.node_visible(e.node, granted)
+        }
+        for node_id, revs in numbers.items()
     }
     return [logs[i][r] for i, r in wanted if r in logs[i]]
 

@@ -207,8 +207,8 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             views, truncated = budgeted_views(session, live, chars - reserve, {s.id: s.name for s in scopes})
         vanished = len(page_ids) - len(live)
         if vanished:
-            # Forgotten since the first page was ranked.
-            coverage.omitted.append(Omission("hits", vanished, "retracted"))
+            # Forgotten since the first page was ranked (or moved out of a limited token's grants: said alike).
+            coverage.omitted.append(Omission("hits", vanished, grants.gone_reason()))
         if len(views) < len(live):
             coverage.omitted.append(Omission("hits", len(live) - len(views), "budget"))
             coverage.complete = False

@@ -6,6 +6,9 @@ has always shown them: by time; at one moment the node's revisions (by number) b
 events (by key, then number). Its page starts past the place of the last entry shown (the cursor's
 keyset; a cursor without one: past as many entries as it served, by OFFSET — a history only grows at
 its end); a node's live links are paged by key (source, target, type), the cursor's keyset too.
+For a token limited to some initiatives, the edge events whose other end it may not see and the
+revisions written while the node was in none of them are left out in the same SQL, before paging:
+its page reads a page, not the node's whole log (decision 374).
 """
 
 from __future__ import annotations
@@ -48,9 +51,12 @@ class TrailQueries(Part):
     ) -> list[tuple[str, list[Any]]]:
         """The four sources of a history (edges out, edges in, past and current revisions) with the
         columns of `_ORDER`, each from past `after` and recorded no later than `until` when given:
-        an edge event's other end outside `granted` is left out."""
+        an edge event's other end outside `granted` is left out, and so is a revision of the node
+        that was in none of them (its own memberships decide, as `read … at` its time does)."""
         out, out_params = self._seen("e.dst", granted)
         into, in_params = self._seen("e.src", granted)
+        was, was_params = self._was_in("r.initiatives", granted)
+        now, now_params = self._was_in("c.initiatives", granted)
         past: list[str] = ["", "", ""]
         more: list[Any] = []
         sources = (
@@ -72,17 +78,37 @@ class TrailQueries(Part):
             (f"{edge}e.dst = ? AND e.src <> ?{into}{past[0]}", [node_id, node_id, *in_params, *more]),
             (
                 f"SELECT r.recorded_at AS at, 0 AS grp, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
-                f"FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?{past[1]}",
-                [node_id, *more],
+                f"FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?{was}{past[1]}",
+                [node_id, *was_params, *more],
             ),
             (
-                f"SELECT recorded_at AS at, 0 AS grp, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL FROM nodes WHERE id = ?{past[2]}",
-                [node_id, *more],
+                f"SELECT recorded_at AS at, 0 AS grp, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL "
+                f"FROM nodes c WHERE c.id = ?{now}{past[2]}",
+                [node_id, *now_params, *more],
             ),
         ]
 
+    def _was_in(self, column: str, granted: Sequence[int] | None) -> tuple[str, list[Any]]:
+        """A revision's own memberships (`column`) hold one of the `granted` initiatives (none: any does)."""
+        if granted is None:
+            return "", []
+        inside, params = self._d.overlaps(column, granted)
+        return f" AND {inside}", params
+
+    def revision_before(self, node_id: str, rev_no: int, granted: Sequence[int] | None) -> int | None:
+        """The number of the node's latest revision before `rev_no` that was in one of `granted`
+        (None: any), or None: what a history page's first revision is compared with when the ones
+        between are not shown. Read backwards by the key, so it stops at the first such revision."""
+        was, params = self._was_in("r.initiatives", granted)
+        row = self._db.one(
+            "SELECT r.rev_no FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq "
+            f"WHERE n.id = ? AND r.rev_no < ?{was} ORDER BY r.rev_no DESC LIMIT 1",
+            [node_id, int(rev_no), *params],
+        )
+        return int(row[0]) if row else None
+
     def history_count(self, node_id: str, granted: Sequence[int] | None) -> int:
-        """How many entries the node's history has (edge events outside `granted` not counted)."""
+        """How many entries the node's history has (edge events and revisions outside `granted` not counted)."""
         parts = self._history_parts(node_id, granted)
         sql = " + ".join(f"(SELECT count(*) FROM ({sql}) c{i})" for i, (sql, _) in enumerate(parts))
         row = self._db.one(f"SELECT {sql}", [p for _, params in parts for p in params])
@@ -94,8 +120,8 @@ class TrailQueries(Part):
         """`limit` entries of the node's history past the place `after` (a cursor's keyset: each
         source read from its index from there on, so a page deep in the history costs what the first
         does) or, without one, past the first `offset` (a cursor made before places were kept); edge
-        events outside `granted` are left out before paging. Each entry comes with what its action
-        depends on: the revision before it."""
+        events and revisions outside `granted` are left out before paging. Each entry comes with what
+        its action depends on: the revision before it (shown or not)."""
         skip = 0 if after else int(offset)
         until = self._history_bound(node_id, granted, after, skip + int(limit))
         parts = self._history_parts(node_id, granted, after, until)
