@@ -28,8 +28,6 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from kaeru.domain.model import DECISION_TAG, RULE_TAG, NodeType
-
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
 #: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
@@ -151,17 +149,10 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
     return lines
 
 
-#: The `search` filters that list all of a `context` section it left out (reminders and slots have
-#: none): "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it.
-_SECTION_FILTERS: dict[str, dict[str, list[str]]] = {
-    "claims": {"types": [NodeType.HYPOTHESIS.value], "statuses": ["open"]},
-    "rules": {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]},
-    "decisions": {"tags": [DECISION_TAG]},
-}
-
-
 def _listings(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[str]:
-    """For each section `context` left out part of, the `search` that lists it all (paged)."""
+    """For each section `context` left out part of, the `search` that lists it all (paged): the
+    section's `filters`, those of the query `context` chose it by (reminders and slots have none).
+    "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it."""
     data = envelope.get("data") or {}
     initiative = data.get("initiative")
     if not isinstance(initiative, str):
@@ -169,11 +160,8 @@ def _listings(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[s
     sections = {s.get("name"): s for s in data.get("sections") or []}
     lines = []
     for section in dict.fromkeys(str(o["section"]) for o in omitted):
-        filters = _SECTION_FILTERS.get(section)
-        if section == "tasks":
-            keys = [str(c["key"]) for c in (sections.get("tasks") or {}).get("columns") or []]
-            filters = {"types": ["task"], "statuses": keys[:-1] or ["open"]}  # every column but the closing one
-        if filters is not None:
+        filters = (sections.get(section) or {}).get("filters")
+        if filters:
             args = {"initiatives": [initiative], "filters": filters}
             lines.append(f"all {section}: search {_json(args)}")
     return lines
@@ -226,7 +214,7 @@ def _read(envelope: dict[str, Any]) -> list[str]:
             if not section["items"] and not section["total"]:
                 continue
             lines.append(f"## {section['name']} ({_of(len(section['items']), section['total'], 'items')})")
-            extra = {k: v for k, v in section.items() if k not in ("name", "items", "total") and v}
+            extra = {k: v for k, v in section.items() if k not in ("name", "items", "total", "filters") and v}
             if extra:
                 lines.append(_json(extra))
             lines += _hits(section["items"])

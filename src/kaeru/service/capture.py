@@ -67,16 +67,6 @@ def parse_reminder(raw: Any, field: str) -> dict[str, Any] | None:
     return {"after": after, "window_days": days}
 
 
-def require_task(node: Node, field: str, *, checklist: bool = True) -> Node:
-    """`node` when it is a task (or, as a scope of work, a checklist unless `checklist` is False);
-    else the refusal `task_update` gives. A rule scoped to an observation, or a `context` for one,
-    was taken without a word: the rule was never in force for any work."""
-    if node.node_type != NodeType.TASK and not (checklist and node.node_type == NodeType.CHECKLIST):
-        wanted = "a task or checklist" if checklist else "a task"
-        raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not {wanted}", field=field)
-    return node
-
-
 def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, Any] | None:
     """`{task?: NodeRef, through?: date}` with the task resolved to its id, or None."""
     if raw is None:
@@ -85,6 +75,8 @@ def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, An
         raise InvalidArgument("applicability needs task and/or through", field=field)
     out: dict[str, Any] = {}
     if "task" in raw:
+        from kaeru.service.tasks import require_task  # here: `tasks` imports this module
+
         task = require_task(ctx.resolve(raw["task"], f"{field}.task"), f"{field}.task")
         out["task"] = task.id
     if "through" in raw:

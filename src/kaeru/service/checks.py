@@ -6,10 +6,11 @@ issue 15), so an archive is held to exactly what a call is.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from kaeru.domain.naming import MAX_NAME_CHARS, canonical, invisible
-from kaeru.errors import InvalidArgument, SecretDetected
+from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
 from kaeru.service.outcomes import Issue
 
 MAX_INITIATIVE_CHARS = 128
@@ -20,6 +21,11 @@ MAX_TAG_CHARS = 128
 
 #: ASCII control characters (C0 and DEL), refused in initiative names.
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
+#: A list position in a field's name (`columns[2].label`).
+_POSITION = re.compile(r"\[\d+\]")
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 def normalise_initiative(raw: Any, field: str = "initiative") -> str:
@@ -122,3 +128,64 @@ def screen_secrets(policy: str, field_name: str, text: str, *, handle: bool = Fa
         f"{field_name} looks like it contains a secret (rule {first.rule}: {first.preview!r}); {advice}",
         field=field_name,
     )
+
+
+def _said(field: str, message: str) -> tuple[str, str]:
+    """What an element's issue says whatever its position: its field with the list positions left
+    out (`columns[].label`), and its message with the field taken out."""
+    return _POSITION.sub("[]", field), message.replace(field, "\0")
+
+
+def _of_all(fields: list[str], message: str) -> str:
+    """`message`, said of `fields[0]`, said of every one of `fields` ("columns[0], columns[2]: …")."""
+    named = ", ".join(fields)
+    if message.startswith(fields[0]):
+        return f"{named}: {message[len(fields[0]) :].lstrip(' :')}"
+    if fields[0] in message:
+        return message.replace(fields[0], named)
+    return f"{named}: {message}"
+
+
+def each_checked(items: Sequence[T], check: Callable[[int, T], R]) -> list[R]:
+    """`check(i, item)` of every item of a list argument. When some are refused, one refusal: the
+    first mistake, naming every position that made the same one. A refusal at the first wrong
+    element took an agent as many calls as the list had wrong elements.
+
+    Raises:
+        InvalidArgument, SecretDetected: the first refusal, of every position that earned it.
+    """
+    out: list[R] = []
+    refused: list[KaeruError] = []
+    for i, item in enumerate(items):
+        try:
+            out.append(check(i, item))
+        except (InvalidArgument, SecretDetected) as exc:
+            refused.append(exc)
+    if not refused:
+        return out
+    first = refused[0]
+    if first.field is None:
+        raise first
+    said = _said(first.field, first.message)
+    fields = [e.field for e in refused if type(e) is type(first) and e.field and _said(e.field, e.message) == said]
+    if len(fields) < 2:
+        raise first
+    raise type(first)(_of_all(fields, first.message), field=first.field, details=first.details) from first
+
+
+def one_issue_per_mistake(issues: list[Issue]) -> list[Issue]:
+    """`issues` of a list's elements, those that say the same of several positions (same code, same
+    words but for the position) as one naming them all, in the order first seen: a warning per
+    element said the same thing as many times as the list had elements."""
+    groups: dict[tuple[str, ...], list[Issue]] = {}
+    for n, issue in enumerate(issues):
+        key = (issue.code, *_said(issue.field, issue.message)) if issue.field else (str(n),)
+        groups.setdefault(key, []).append(issue)
+    return [
+        group[0]
+        if len(group) == 1
+        else Issue(
+            group[0].code, _of_all([str(i.field) for i in group], group[0].message), group[0].field, group[0].retryable
+        )
+        for group in groups.values()
+    ]

@@ -16,10 +16,11 @@ from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import DECISION_TAG, RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
-from kaeru.service import capture, grants, hygiene, tasks
+from kaeru.service import grants, hygiene, tasks
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.mutation import run_mutation
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
+from kaeru.service.reminders import record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
@@ -61,6 +62,9 @@ class Section:
     total: int
     extra: dict[str, Any] = field(default_factory=dict)
     views: list[NodeView] = field(default_factory=list)
+    #: The `search` filters of the query that chose the section (`SearchQuery`'s fields of the same
+    #: names), handed on as its `filters` when it leaves nodes out: the text's "all …: search" line.
+    listing: dict[str, Any] | None = None
 
 
 @dataclass
@@ -85,34 +89,6 @@ def rule_applies(node: Node, today: date, task_id: str | None) -> bool:
         return False
     scoped = applicability.get("task")
     return not (scoped and scoped != task_id)
-
-
-#: The initiative property recording when each reminder of its nodes was first shown:
-#: `{node id: {"after": its reminder's after, "day": the day}}`.
-REMINDERS_SEEN = "reminders_seen"
-
-
-def seen_day(scope: Initiative, node: Node) -> str | None:
-    """When `node`'s reminder was first shown in `scope`: the initiative's record of it (for the
-    reminder's current `after`: a reminder set again starts again), else the day an older kaeru
-    stamped on the node itself."""
-    entry = (scope.properties.get(REMINDERS_SEEN) or {}).get(node.id)
-    reminder = node.properties.get("reminder") or {}
-    if isinstance(entry, dict) and entry.get("after") == reminder.get("after"):
-        return str(entry["day"])
-    stamped = reminder.get("seen")
-    return stamped if isinstance(stamped, str) else None
-
-
-def reminder_due(node: Node, today: date, seen: str | None) -> bool:
-    reminder = node.properties.get("reminder")
-    if not isinstance(reminder, dict):
-        return False
-    if date.fromisoformat(reminder["after"]) > today:
-        return False
-    # Counted in days since first sight, not as a date: a window may run past the calendar's end
-    # (`window_days` up to 2**31-1), and `seen + window` would overflow where this cannot.
-    return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
 
 
 def _open_work(
@@ -144,7 +120,13 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     after: dict[str, tuple[int, Any]] = {}
 
     def add(
-        name: str, nodes: list[Node], total: int | None = None, matches: Any = None, hidden: int = 0, **extra: Any
+        name: str,
+        nodes: list[Node],
+        total: int | None = None,
+        matches: Any = None,
+        hidden: int = 0,
+        listing: dict[str, Any] | None = None,
+        **extra: Any,
     ) -> None:
         """A section of `nodes` (the first of `total` matches). Nodes an earlier section holds are
         left to it; only those within the section's cap are claimed, so a node the cap leaves out
@@ -165,12 +147,19 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             held = (sum(1 for n in earlier if matches(n)) if matches else len(nodes) - len(fresh) - boards) + boards
             held += hidden
         sections.append(
-            Section(name, fresh, max(len(fresh), (total if total is not None else len(nodes)) - held), extra)
+            Section(
+                name,
+                fresh,
+                max(len(fresh), (total if total is not None else len(nodes)) - held),
+                extra,
+                listing=listing,
+            )
         )
 
     # Rules through their partial index, the tag tested on the decoded nodes (decision 16.R1).
     rule_ids = session.rule_ids(scope.id, 5000)
     loaded = session.nodes_by_ids(rule_ids)
+    listing: dict[str, Any] = {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]}
     rule_nodes = [
         loaded[i]
         for i in rule_ids
@@ -178,7 +167,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     ]
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
-    add("rules", rules)
+    add("rules", rules, listing=listing)
     # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
     shown.update((n.id, n) for n in rule_nodes)
     # Typed sections claim their nodes before the layer sections do; the output keeps display order.
@@ -201,8 +190,9 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         elif name == "decisions":
             # What was decided and is in force, newest first, ahead of `warm`'s routine notes (319).
             window = CAPS["decisions"] + len(shown) + 1
-            nodes, total = _open_work(session, scope, window, tags=[DECISION_TAG], layers=list(EAGER_LAYERS))
-            add("decisions", nodes, total, _DecisionsMatched(session))
+            listing = {"tags": [DECISION_TAG], "layers": list(EAGER_LAYERS)}
+            nodes, total = _open_work(session, scope, window, **listing)
+            add("decisions", nodes, total, _DecisionsMatched(session), listing=listing)
         elif name == "cortex":
             # Capped: only the nodes within the cap (and those earlier sections hold) can be claimed.
             window = CAPS["cortex"] + len(shown) + 1
@@ -211,17 +201,24 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         elif name == "tasks":
             cols = tasks.columns(session, scope)
             terminal = tasks.terminal_key(cols)
-            open_keys = [c["key"] for c in cols if c["key"] != terminal]
-            nodes, _ = _open_work(session, scope, types=[NodeType.TASK.value], statuses=open_keys)
+            listing = {"types": [NodeType.TASK.value], "statuses": [c["key"] for c in cols if c["key"] != terminal]}
+            nodes, _ = _open_work(session, scope, **listing)
             overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
             overdue.sort(key=lambda n: (n.properties["due"], n.seq))
             late = {n.id for n in overdue}  # by id: a list's `in` compared whole nodes, n² of them
             rest = [n for n in nodes if n.id not in late]
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
-            add("tasks", overdue + rest, len(nodes), overdue=[n.id for n in overdue], columns=cols)
+            add("tasks", overdue + rest, len(nodes), listing=listing, overdue=[n.id for n in overdue], columns=cols)
         elif name == "claims":
-            nodes, total = _open_work(session, scope, claims=True, types=[NodeType.HYPOTHESIS.value], statuses=["open"])
-            add("claims", nodes, total, lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open")
+            listing = {"types": [NodeType.HYPOTHESIS.value], "statuses": ["open"]}
+            nodes, total = _open_work(session, scope, claims=True, **listing)
+            add(
+                "claims",
+                nodes,
+                total,
+                lambda n: n.node_type == NodeType.HYPOTHESIS and n.status == "open",
+                listing=listing,
+            )
         elif name == "reviews":
             doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))
             nodes_by_id = session.nodes_by_ids(list(doubted))
@@ -287,12 +284,15 @@ def _attention(session: Session, scope: Initiative) -> list[Node]:
     return [nodes[i] for i in ids if i in nodes]
 
 
-def _name_only_what_is_shown(sections: list[Section]) -> None:
+def _name_only_what_is_shown(sections: list[Section], cut: set[str]) -> None:
     """The ids a section's extras name, cut to the nodes the bundle shows, with their full count: the
     overdue tasks and the slots' holders listed every one whatever the budget (2,000 overdue tasks
-    made an 87 KB answer that showed 30 of them; 1,000 slots a 50,000-character line)."""
+    made an 87 KB answer that showed 30 of them; 1,000 slots a 50,000-character line). A section in
+    `cut` (one that left nodes out) names the `search` filters that list them all."""
     shown = {v.node.id for section in sections for v in section.views}
     for section in sections:
+        if section.listing is not None and section.name in cut:
+            section.extra["filters"] = section.listing
         if section.name == "tasks" and "overdue" in section.extra:
             overdue = section.extra["overdue"]
             section.extra["overdue"] = [i for i in overdue if i in shown]
@@ -380,11 +380,11 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
         task_id = None
         if request.task is not None:
-            task_id = capture.require_task(resolve_node(session, request.task, scope, "task"), "task").id
+            task_id = tasks.require_task(resolve_node(session, request.task, scope, "task"), "task").id
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
         _fit(session, sections, budget, coverage)
-        _name_only_what_is_shown(sections)
+        _name_only_what_is_shown(sections, {o.section for o in coverage.omitted})
         if grants.granted_ids(session) is not None:
             # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
             named = set().union(*(grants.mentioned_ids(s.extra) for s in sections))
@@ -409,51 +409,9 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     # viewer's board and rules pages, which show no notices) left the agent's next re-entry without it.
     shown = [r.id for r in reports] if not requested and writes else []
     if writes and (to_stamp or shown):
-        _stamp(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
+        record_seen(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
     notices.extend(r.body or "" for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)
-
-
-def _stamp(rt: Runtime, initiative: str, reminders: dict[str, str], reports: list[str], today: str, actor: str) -> None:
-    """Record first sight of reminders (`{node id: its after}`: their window starts now) and that
-    hygiene reports were shown. The first sight is the initiative's record, not a revision of the
-    node: stamped on the node, another agent's `context` moved the node to a new revision and the
-    agent that had read it got a `revision_conflict` for an edit nobody had made."""
-
-    def body(ctx: Any) -> None:
-        if reminders:
-            known = ctx.session.nodes_by_ids(ctx.session.attention_ids([ctx.initiative.id]))
-            seen = {
-                node_id: entry
-                for node_id, entry in (ctx.initiative.properties.get(REMINDERS_SEEN) or {}).items()
-                if node_id in known and "reminder" in known[node_id].properties  # gone ones dropped
-            }
-            for node_id, after in reminders.items():
-                if node_id not in seen or seen[node_id].get("after") != after:
-                    seen[node_id] = {"after": after, "day": today}
-            ctx.session.set_initiative_properties(
-                ctx.initiative.id, {**ctx.initiative.properties, REMINDERS_SEEN: seen}
-            )
-        for node_id in reports:
-            node = ctx.session.get_node(node_id, for_update=True)
-            if node is not None and not node.retracted:
-                ctx.update_node(
-                    node, properties={**node.properties, "hygiene": {**node.properties["hygiene"], "reported": True}}
-                )
-
-    run_mutation(
-        rt,
-        operation="reminder_seen",
-        initiative=initiative,
-        request_id=None,
-        args={},
-        actor=actor,
-        body=body,
-        create=False,
-        # It rewrites the initiative's properties it read: held alone, so two `context` calls
-        # stamping at once on PostgreSQL (whose writers share the row) cannot drop each other's.
-        exclusive=True,
-    )
 
 
 #: How often `context` runs a hygiene pass by itself (`KAERU_HYGIENE=1`), per initiative: its
@@ -495,6 +453,6 @@ def run_hygiene(rt: Runtime, initiative: str, *, automatic: bool = False) -> lis
         actor="hygiene",
         body=body,
         create=False,
-        exclusive=True,  # it rewrites the initiative's properties, as `_stamp` does
+        exclusive=True,  # it rewrites the initiative's properties, as `record_seen` does
     )
     return moved

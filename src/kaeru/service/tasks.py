@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import HypothesisStatus, Layer, Node, NodeType
 from kaeru.domain.timefmt import is_time_ago, off_calendar, parse_moment
 from kaeru.errors import InvalidArgument
-from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder, require_task
-from kaeru.service.checks import screen_secrets
+from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
+from kaeru.service.checks import each_checked, one_issue_per_mistake, screen_secrets
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
 from kaeru.service.revise import check_revision
@@ -72,6 +72,16 @@ def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     if status not in keys:
         raise InvalidArgument(f"unknown status {status!r}; this board's columns are: {', '.join(keys)}", field=field)
     return status
+
+
+def require_task(node: Node, field: str, *, checklist: bool = True) -> Node:
+    """`node` when it is a task (or, as a scope of work, a checklist unless `checklist` is False);
+    else the refusal `task_update` gives. A rule scoped to an observation, or a `context` for one,
+    was taken without a word: the rule was never in force for any work."""
+    if node.node_type != NodeType.TASK and not (checklist and node.node_type == NodeType.CHECKLIST):
+        wanted = "a task or checklist" if checklist else "a task"
+        raise InvalidArgument(f"{node.name!r} is of type {node.node_type.value}, not {wanted}", field=field)
+    return node
 
 
 def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[str], field: str) -> list[Issue]:
@@ -244,8 +254,8 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
     column are moved (`_rehome`)."""
     if not isinstance(raw, list) or not raw:
         raise InvalidArgument("columns must be a non-empty list of {key, label}", field="columns")
-    cols: list[dict[str, str]] = []
-    for i, col in enumerate(raw):
+
+    def column(i: int, col: Any) -> dict[str, str]:
         if not isinstance(col, dict) or not isinstance(col.get("key"), str):
             raise InvalidArgument("each column is {key, label}", field=f"columns[{i}]")
         key = col["key"]
@@ -256,9 +266,18 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
         # Screened as every stored text is (decision 352): a key is a handle (refused, never redacted).
         screen_secrets(ctx.rt.settings.secret_policy, f"columns[{i}].key", key, handle=True)
         label = str(col.get("label") or key)
-        cols.append({"key": key, "label": ctx.clean(f"columns[{i}].label", label) or key})
-    if len({c["key"] for c in cols}) != len(cols):
-        raise InvalidArgument("column keys must be unique", field="columns")
+        return {"key": key, "label": ctx.clean(f"columns[{i}].label", label) or key}
+
+    # A mistake made in several columns is said once, of every column that made it.
+    mark = len(ctx.outcome.issues)
+    cols = each_checked(raw, column)
+    ctx.outcome.issues[mark:] = one_issue_per_mistake(ctx.outcome.issues[mark:])
+    at: dict[str, list[str]] = {}
+    for i, col in enumerate(cols):
+        at.setdefault(col["key"], []).append(f"columns[{i}].key")
+    if repeated := {key: fields for key, fields in at.items() if len(fields) > 1}:
+        said = "; ".join(f"{key!r} at {', '.join(fields)}" for key, fields in repeated.items())
+        raise InvalidArgument(f"column keys must be unique: {said}", field="columns")
     before = columns(ctx.session, ctx.initiative)
     if before == cols:
         ctx.outcome.state = "unchanged"

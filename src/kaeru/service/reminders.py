@@ -1,0 +1,87 @@
+"""When a node's reminder is due in `context`, and where the first sight of it is recorded.
+
+A reminder (`{after, window_days}` on a node) is delivered by `context` from its `after` day for
+`window_days` days counted from the day it was first shown; `context` records that day
+(`record_seen`, with the hygiene reports it showed).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from kaeru.domain.model import Node
+from kaeru.service.mutation import run_mutation
+from kaeru.service.runtime import Runtime
+from kaeru.storage.base import Initiative
+
+#: The initiative property recording when each reminder of its nodes was first shown:
+#: `{node id: {"after": its reminder's after, "day": the day}}`.
+REMINDERS_SEEN = "reminders_seen"
+
+
+def seen_day(scope: Initiative, node: Node) -> str | None:
+    """When `node`'s reminder was first shown in `scope`: the initiative's record of it (for the
+    reminder's current `after`: a reminder set again starts again), else the day an older kaeru
+    stamped on the node itself."""
+    entry = (scope.properties.get(REMINDERS_SEEN) or {}).get(node.id)
+    reminder = node.properties.get("reminder") or {}
+    if isinstance(entry, dict) and entry.get("after") == reminder.get("after"):
+        return str(entry["day"])
+    stamped = reminder.get("seen")
+    return stamped if isinstance(stamped, str) else None
+
+
+def reminder_due(node: Node, today: date, seen: str | None) -> bool:
+    reminder = node.properties.get("reminder")
+    if not isinstance(reminder, dict):
+        return False
+    if date.fromisoformat(reminder["after"]) > today:
+        return False
+    # Counted in days since first sight, not as a date: a window may run past the calendar's end
+    # (`window_days` up to 2**31-1), and `seen + window` would overflow where this cannot.
+    return seen is None or (today - date.fromisoformat(seen)).days < int(reminder["window_days"])
+
+
+def record_seen(
+    rt: Runtime, initiative: str, reminders: dict[str, str], reports: list[str], today: str, actor: str
+) -> None:
+    """Record first sight of reminders (`{node id: its after}`: their window starts now) and that
+    hygiene reports were shown. The first sight is the initiative's record, not a revision of the
+    node: stamped on the node, another agent's `context` moved the node to a new revision and the
+    agent that had read it got a `revision_conflict` for an edit nobody had made."""
+
+    def body(ctx: Any) -> None:
+        if reminders:
+            known = ctx.session.nodes_by_ids(ctx.session.attention_ids([ctx.initiative.id]))
+            seen = {
+                node_id: entry
+                for node_id, entry in (ctx.initiative.properties.get(REMINDERS_SEEN) or {}).items()
+                if node_id in known and "reminder" in known[node_id].properties  # gone ones dropped
+            }
+            for node_id, after in reminders.items():
+                if node_id not in seen or seen[node_id].get("after") != after:
+                    seen[node_id] = {"after": after, "day": today}
+            ctx.session.set_initiative_properties(
+                ctx.initiative.id, {**ctx.initiative.properties, REMINDERS_SEEN: seen}
+            )
+        for node_id in reports:
+            node = ctx.session.get_node(node_id, for_update=True)
+            if node is not None and not node.retracted:
+                ctx.update_node(
+                    node, properties={**node.properties, "hygiene": {**node.properties["hygiene"], "reported": True}}
+                )
+
+    run_mutation(
+        rt,
+        operation="reminder_seen",
+        initiative=initiative,
+        request_id=None,
+        args={},
+        actor=actor,
+        body=body,
+        create=False,
+        # It rewrites the initiative's properties it read: held alone, so two `context` calls
+        # stamping at once on PostgreSQL (whose writers share the row) cannot drop each other's.
+        exclusive=True,
+    )
