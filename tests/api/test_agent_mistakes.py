@@ -126,3 +126,26 @@ def test_a_value_outside_its_shape_is_told_what_it_most_likely_meant(
     with pytest.raises(InvalidArgument) as refused:
         parse(tool, args)
     assert refused.value.field == field and said in refused.value.message, refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("columns", "said"),
+    [
+        (["todo", "doing", "done"], "(the same at columns.0, columns.1)"),
+        ([{"key": "Todo"}, {"key": "ok"}, {"key": "Done"}], "(the same at columns.0.key)"),
+        ([{"name": "todo"}, {"name": "done"}], "(the same at columns.0)"),
+    ],
+)
+def test_a_mistake_made_in_several_columns_is_named_at_each(columns: list[Any], said: str) -> None:
+    """A board sent as bare strings was refused at `columns.2` alone; the call fixed there was
+    refused at `columns.1`, then at `columns.0`: three calls for one mistake (decision 402)."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse("initiative", {"initiative": "web", "action": "set_board", "columns": columns})
+    assert said in refused.value.message, refused.value.message
+
+
+def test_only_the_same_mistake_is_named_elsewhere() -> None:
+    """A different mistake at another position is not said to be the same one."""
+    with pytest.raises(InvalidArgument) as refused:
+        parse("note", {"initiative": "web", "text": "x", "tags": ["ok", 3, ""]})
+    assert "the same at" not in refused.value.message, refused.value.message

@@ -58,7 +58,7 @@ class RequestParser:
         from jsonschema.exceptions import best_match
 
         error = best_match(errors)
-        return InvalidArgument(_message(error), field=_field(error))
+        return InvalidArgument(_message(error) + _elsewhere(errors, _pick(error)), field=_field(error))
 
     def parse(self, arguments: dict[str, Any]) -> Request:
         """The model of `arguments`; raises the schema's `invalid_argument` when they are refused."""
@@ -238,6 +238,34 @@ def _leaves(error: ValidationError) -> list[ValidationError]:
             out.extend(_leaves(sub))
         return out
     return [error]
+
+
+#: Other positions of a list named with the same mistake at most (the rest are counted).
+_ELSEWHERE_NAMED = 10
+
+
+def _elsewhere(errors: list[ValidationError], leaf: ValidationError) -> str:
+    """Where else in a list argument the reported mistake was made: the same rule of the schema
+    failed at the same place but for the list's positions (`columns.0`, `columns.1` beside the
+    reported `columns.2`). One position was said a call, and a board sent as three bare strings
+    took an agent three refusals to fix."""
+    if not any(isinstance(p, int) for p in leaf.absolute_path):
+        return ""
+
+    def key(e: ValidationError) -> tuple[Any, ...]:
+        shape = tuple("[]" if isinstance(p, int) else p for p in e.absolute_path)
+        return e.validator, tuple(e.absolute_schema_path), shape
+
+    wanted, others = key(leaf), list[str]()
+    for error in errors:
+        for found in _leaves(error):
+            where = ".".join(str(p) for p in found.absolute_path)
+            if key(found) == wanted and found.absolute_path != leaf.absolute_path and where not in others:
+                others.append(where)
+    if not others:
+        return ""
+    more = f" and {len(others) - _ELSEWHERE_NAMED} more" if len(others) > _ELSEWHERE_NAMED else ""
+    return f" (the same at {', '.join(others[:_ELSEWHERE_NAMED])}{more})"
 
 
 def _pick(error: ValidationError) -> ValidationError:
