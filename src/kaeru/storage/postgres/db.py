@@ -109,6 +109,9 @@ class PgDb(Db):
         self._opening = 0
         #: Whether the connection goes through a pooler: `begin` got per-transaction settings.
         self._pooled = False
+        #: Whether an interrupt left the connection unusable and it was closed (`_pipelined`): it
+        #: is not given back to the pool.
+        self.abandoned = False
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
@@ -153,19 +156,48 @@ class PgDb(Db):
             try:
                 if not held:
                     return self._c.execute(sql, params) if sql is not None else None  # type: ignore[arg-type, unused-ignore]
-                cur = None
-                with self._c.pipeline():
-                    for text, values in held:
-                        self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
-                    if sql is not None:
-                        cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
-                return cur  # its results arrived when the pipeline ended
+                return self._pipelined(held, sql, params)
             except (psycopg.Error, UnicodeEncodeError) as exc:
                 # An exchange holding COMMIT is never sent again: it may have committed (`commit`).
                 if replace is None or not self._c.broken or any(text == "COMMIT" for text, _ in held) or not spares:
                     raise translate(exc) from exc
                 self._c = replace(self._c)
                 spares -= 1
+
+    def _pipelined(
+        self, held: list[tuple[str, Params]], sql: str | None, params: Params | dict[str, Any]
+    ) -> psycopg.Cursor[Any] | None:
+        """`held`, then `sql` (if any), in one pipeline; the cursor of `sql`, whose results arrived
+        when the pipeline ended.
+
+        A Ctrl-C that comes while PostgreSQL still owes the pipeline answers is that interrupt, not
+        an outage (decision 392). psycopg cancels the statement the server runs and raises the
+        `KeyboardInterrupt` again, but on its way out it leaves pipeline mode on a connection still
+        busy, and that `OperationalError` ("cannot exit pipeline mode while busy") replaced the
+        interrupt: `kaeru import` ended "unavailable", exit 1. Such a connection, still in pipeline
+        mode and owed answers, serves nothing more: it is closed (`abandoned`), and the server rolls
+        its transaction back. A transaction is never left in part: the cancelled statement fails it
+        with its COMMIT; only a COMMIT the server had already reached (the cancel came too late, or
+        between two statements) commits it, whole."""
+        cur = None
+        try:
+            with self._c.pipeline():
+                for text, values in held:
+                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
+                if sql is not None:
+                    cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+        except BaseException as exc:
+            # What psycopg itself takes for an interruption: a Ctrl-C, or a signal handler's exit.
+            interrupt = exc.__context__ if isinstance(exc, psycopg.Error) else exc
+            if not isinstance(interrupt, KeyboardInterrupt | SystemExit):
+                raise
+            if self._c.closed or self._c.pgconn.pipeline_status != psycopg.pq.PipelineStatus.OFF:
+                self._c.close()
+                self.abandoned = True
+            if interrupt is exc:
+                raise
+            raise interrupt from None
+        return cur
 
     def _cursor(self, sql: str, params: Params | dict[str, Any]) -> psycopg.Cursor[Any]:
         cur = self._exchange(sql, params)

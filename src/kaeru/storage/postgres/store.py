@@ -350,7 +350,7 @@ class PostgresStore:
                     db.commit()
             except BaseException:
                 conn = db.connection
-                if not conn.broken and conn.info.transaction_status != TransactionStatus.IDLE:
+                if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
                     try:
                         conn.execute("ROLLBACK")
                     except psycopg.Error:
@@ -358,7 +358,10 @@ class PostgresStore:
                 raise
         finally:
             db.discard()
-            self._pool.putconn(db.connection)
+            # One closed by an interrupt (`PgDb._pipelined`), which ends the command, is not given
+            # back: the pool would say on stderr that it discards it, above the interrupt's one line.
+            if not db.abandoned:
+                self._pool.putconn(db.connection)
 
     def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""
