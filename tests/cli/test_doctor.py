@@ -87,12 +87,14 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     expected |= (
         {"integrity", "writable", "private", "place", "wal"}
         if vault.backend == "sqlite"
-        else {"connection", "encoding", "section_counts"}
+        else {"connection", "encoding", "clock", "section_counts"}
     )
     assert set(checks) == expected
     assert all(c["status"] in ("ok", "info") for c in checks.values()), checks
     assert "3 live node(s), 3 full-text row(s)" in checks["fulltext"]["summary"]
     assert "found" in checks["search"]["summary"]
+    if vault.backend == "postgres":  # one machine: its clock is the server's (decision 404)
+        assert "agrees with the database server" in checks["clock"]["summary"], checks["clock"]
 
 
 def test_an_empty_vault_is_healthy(vault: VaultSpec) -> None:

@@ -115,7 +115,8 @@ class Service:
             return
         self._purged_at = now
         with self.rt.store.write() as session:
-            session.purge_requests(fmt(now - timedelta(days=self.rt.settings.replay_days)))
+            window = timedelta(days=self.rt.settings.replay_days)
+            session.purge_requests(fmt(now - window), window)
             session.purge_cursors(fmt(now - timedelta(hours=self.rt.settings.cursor_hours)))
 
     # --- mutations ------------------------------------------------------------------------------

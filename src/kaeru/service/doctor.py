@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -59,6 +60,7 @@ class VaultHealth(Protocol):
     def shared_place(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
     def text_encoding(self) -> str: ...  # PostgreSQL only, as `wal_bytes`
+    def clock_offset(self) -> timedelta: ...  # PostgreSQL only, as `wal_bytes`
     def initiative_names(self) -> list[str]: ...
 
 
@@ -186,6 +188,7 @@ def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
             )
         )
         checks.append(_encoding(health.text_encoding()))
+        checks.append(_clock(health.clock_offset()))
     try:
         checks.extend(_schema_checks(health))
     except KaeruError as error:
@@ -351,6 +354,29 @@ def _encoding(encoding: str) -> Check:
     if holds_any_text(encoding):
         return Check("encoding", OK, f"the database stores text as {encoding}")
     return Check("encoding", FAIL, f"the database stores text as {encoding}, not UTF8", UTF8_REMEDY)
+
+
+#: How far this machine's clock may be from the database server's before `doctor` warns.
+CLOCK_WARN = timedelta(seconds=2)
+
+
+def _clock(offset: timedelta) -> Check:
+    """Every writer stamps by the database server's clock (decision 404): a machine far off it
+    writes nothing wrong, but its own logs and tools disagree with the vault's times."""
+    seconds = offset.total_seconds()
+    if abs(seconds) < 0.1:  # said in tenths: two runs of the doctor say the same
+        said = "this machine's clock agrees with the database server's (within 0.1 s)"
+    else:
+        said = f"this machine's clock is {abs(seconds):.1f} s {'behind' if seconds > 0 else 'ahead of'} the database server's"
+    if abs(offset) <= CLOCK_WARN:
+        return Check("clock", OK, said)
+    return Check(
+        "clock",
+        WARN,
+        f"{said}; kaeru stamps what it writes by the server's clock, so the vault's times are right, but "
+        "this machine's logs and tools disagree with them",
+        "turn on time synchronisation (NTP) on this machine or the database server",
+    )
 
 
 def _search(health: VaultHealth) -> Check:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Edge, EdgeType, Node, NodeType, revision_token
+from kaeru.domain.model import Edge, EdgeType, Node, NodeType
 from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
@@ -172,9 +172,7 @@ def _merge_slot(ctx: WriteContext, held: SlotState) -> None:
         ctx.take_slot(held.slot, holder, None)
     elif kept.id != holder.id:
         # The target's holder is newer: record the merged holder first, then hand the slot back.
-        rev_no = theirs.rev_no + 1
-        token = revision_token(f"slot:{ctx.initiative.id}:{held.slot}", rev_no, ctx.now_s)
-        ctx.session.put_slot(SlotState(ctx.initiative.id, held.slot, holder.id, rev_no, token, ctx.now_s))
+        ctx.put_slot(ctx.initiative.id, held.slot, holder.id, theirs)
         ctx.take_slot(held.slot, kept, None)
 
 

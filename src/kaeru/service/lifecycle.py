@@ -10,7 +10,6 @@ from kaeru.domain.model import (
     Layer,
     Node,
     NodeType,
-    revision_token,
 )
 from kaeru.errors import InvalidArgument, NotFound, SlotConflict
 from kaeru.service import grants
@@ -191,9 +190,7 @@ def release_slot(ctx: WriteContext, held: SlotState) -> None:
     """Release one held slot (`held`, read in this transaction): `slot` without a node, and a node
     detached from the slot's initiative (decision 311). A holder outside a limited token's grants is
     not named (`before` None)."""
-    rev_no = held.rev_no + 1
-    revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", rev_no, ctx.now_s)
-    ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, rev_no, revision, ctx.now_s))
+    revision = ctx.put_slot(held.initiative_id, held.slot, None, held)
     before = held.node_id
     if before is not None and before in grants.hidden_ids(ctx.session, [before]):
         before = None
@@ -235,8 +232,7 @@ def forget(ctx: WriteContext, request: ForgetRequest) -> None:
     say_current_again(ctx, [e for e in gone_edges if e.src == node.id], f"{node.name!r} is forgotten", "node")
     granted = grants.granted_ids(ctx.session)
     for held in ctx.session.slots_held_by(node.id):
-        revision = revision_token(f"slot:{held.initiative_id}:{held.slot}", held.rev_no + 1, ctx.now_s)
-        ctx.session.put_slot(SlotState(held.initiative_id, held.slot, None, held.rev_no + 1, revision, ctx.now_s))
+        revision = ctx.put_slot(held.initiative_id, held.slot, None, held)
         if granted is None or held.initiative_id in granted:  # another initiative's slot is not named
             ctx.outcome.slots.append(SlotChange(held.slot, node.id, None, revision))
     gone = ctx.update_node(node, retracted=True)

@@ -309,15 +309,24 @@ class WriteContext:
                 if previous.layer != Layer.COLD:
                     cooled = self.update_node(previous, layer=Layer.COLD)
                     self.mark_affected(cooled)
-        rev_no = (state.rev_no + 1) if state else 1
-        revision = revision_token(f"slot:{scope}:{slot}", rev_no, self.now_s)
-        self.session.put_slot(SlotState(scope, slot, holder.id, rev_no, revision, self.now_s))
+        revision = self.put_slot(scope, slot, holder.id, state)
         change = SlotChange(
             slot, None if before in hidden else before, None if holder.id in hidden else holder.id, revision
         )
         if scope == self.initiative.id:  # the answer's slots are the call's initiative's (review, session 41)
             self.outcome.slots.append(change)
         return change
+
+    def put_slot(self, scope: int, slot: str, node_id: str | None, previous: SlotState | None) -> str:
+        """The slot's next revision, holding `node_id` (None: released), stamped after `previous`
+        as a node's revision is after the one it follows (`_stamp`): stamped by the writer's clock
+        alone, a slot's second holder could be recorded before its first, and no `as_of` showed
+        the first (decision 404). Returns the new revision."""
+        rev_no = previous.rev_no + 1 if previous is not None else 1
+        stamp = self._stamp(previous.updated_at if previous is not None else None)
+        revision = revision_token(f"slot:{scope}:{slot}", rev_no, stamp)
+        self.session.put_slot(SlotState(scope, slot, node_id, rev_no, revision, stamp))
+        return revision
 
 
 def run_mutation(

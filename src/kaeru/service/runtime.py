@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import NamedTuple
 
 from kaeru.config import Settings
@@ -23,6 +24,28 @@ from kaeru.storage.base import Store
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
+
+
+class WallClock:
+    """What a process stamps its writes and reads "now" by, when no clock is injected: the machine's
+    clock corrected by the vault's (`Store.clock_offset`: PostgreSQL's own, which every server on
+    the vault shares), never earlier than its previous reading. Each writer stamped with its own
+    clock: a server minutes ahead made another's `read at: "now"` miss its writes, a replacement
+    read as current before it was made, and an NTP step back stamped a write before the one it
+    followed (decision 404). The previous reading is this object's own state, behind a lock."""
+
+    def __init__(self, source: Callable[[], datetime] = system_clock) -> None:
+        self._source = source
+        self._last: datetime | None = None
+        self._lock = threading.Lock()
+
+    def now(self, store: Store) -> datetime:
+        reading = self._source() + store.clock_offset()
+        with self._lock:
+            if self._last is not None and reading <= self._last:
+                reading = self._last + timedelta(microseconds=1)
+            self._last = reading
+        return reading
 
 
 class DocTerms(NamedTuple):
@@ -91,7 +114,13 @@ class Runtime:
     #: 168), not counted again: vaults grow, so a common stem stays common. Bounded by `_rarest`.
     common_stems: set[str] = field(default_factory=set)
 
+    #: The corrected, never-backwards reading of the system clock (`WallClock`).
+    wall: WallClock = field(default_factory=WallClock)
+
     def now(self) -> datetime:
+        """The clock injected (tests pin time with it), else the vault's wall clock."""
+        if self.clock is system_clock:
+            return self.wall.now(self.store)
         return self.clock()
 
     def today(self) -> date:

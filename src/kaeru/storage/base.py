@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from datetime import timedelta
 from typing import Any, Protocol
 
 from kaeru.storage.records import (
@@ -59,6 +60,12 @@ class Store(Protocol):
     def read(self) -> AbstractContextManager[Session]: ...
     def close(self) -> None: ...
     def describe(self) -> dict[str, Any]: ...
+    def clock_offset(self) -> timedelta:
+        """How far the vault's clock is ahead of this machine's (negative: behind): what a writer
+        adds to its own clock so that every writer of the vault stamps by one clock (decision 404).
+        Known without a round trip: measured now and then, when a session opens."""
+        ...
+
     def warm(self, keep_going: Callable[[], bool]) -> None:
         """Read ahead what a lasting process's first searches would read anyway, step by step while
         `keep_going()` (decisions 269, 270)."""

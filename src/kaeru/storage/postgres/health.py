@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import psycopg
@@ -69,6 +70,15 @@ class PostgresHealth(Health):
         finally:
             with contextlib.suppress(psycopg.Error):  # a lost connection has nothing to roll back
                 self._c.rollback()
+
+    def clock_offset(self) -> timedelta:
+        """How far the server's clock is ahead of this machine's: every writer stamps by the
+        server's (decision 404), so a machine far off it stamps nothing wrong, but its other logs
+        and tools disagree with the vault's times."""
+        before = datetime.now(UTC)
+        server = self._rows("SELECT clock_timestamp()")[0][0]
+        after = datetime.now(UTC)
+        return server - (before + (after - before) / 2)  # type: ignore[no-any-return]
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None

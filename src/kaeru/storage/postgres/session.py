@@ -97,9 +97,6 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             (pack_response(response), key.initiative, key.operation, key.request_id),
         )
 
-    def purge_requests(self, before: str) -> int:
-        return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
-
     # --- node revisions ---------------------------------------------------------------------
     #: The term counts a write replaces, read by `put_node`'s locked look-up of the row.
     _replaced_cols = ", ltf, stf, dl"

@@ -21,6 +21,7 @@ import os
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -42,6 +43,7 @@ from kaeru.storage.migrate import (
     run_pending,
     upgrade_later,
 )
+from kaeru.storage.postgres.clock import ServerClock
 from kaeru.storage.postgres.db import PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
@@ -166,6 +168,8 @@ class PostgresStore:
         self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.Z1)
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
+        #: The database server's clock, by which every writer of the vault stamps (decision 404).
+        self.clock = ServerClock()
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -192,6 +196,7 @@ class PostgresStore:
                 if not current and not later:
                     self._migrate(conn)
                 version = conn.info.server_version
+                self.clock.measure(conn)
                 self.server_version = f"{version // 10000}.{version % 10000}"
         except BaseException as exc:
             self._pool.close()
@@ -334,7 +339,10 @@ class PostgresStore:
 
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
-        db = PgDb(self._connection())
+        conn = self._connection()
+        if self.clock.due():
+            self.clock.measure(conn)
+        db = PgDb(conn)
         # BEGIN goes with the first statement (16.L7); a pooled connection that died is replaced then.
         db.begin(begin, self._replace, (_LOCAL_SETTINGS, self._timeouts) if self.pooled else None)
         try:
@@ -362,6 +370,9 @@ class PostgresStore:
             # back: the pool would say on stderr that it discards it, above the interrupt's one line.
             if not db.abandoned:
                 self._pool.putconn(db.connection)
+
+    def clock_offset(self) -> timedelta:
+        return self.clock.offset
 
     def write(self) -> AbstractContextManager[PostgresSession]:
         """One write transaction (READ COMMITTED; rows the mutation depends on are locked explicitly)."""

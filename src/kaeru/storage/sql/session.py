@@ -5,10 +5,12 @@ genuinely differs (the replay claim, full-text search and the index columns a no
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
+from kaeru.domain.timefmt import fmt
 from kaeru.errors import RevisionConflict
 from kaeru.storage.records import RequestKey, SearchQuery, SearchRow, StoredRequest
 from kaeru.storage.sql.audit import AuditQueries
@@ -153,8 +155,18 @@ class SqlSession(
     def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
         raise NotImplementedError
 
-    def purge_requests(self, before: str) -> int:
-        raise NotImplementedError
+    def purge_requests(self, before: str, window: timedelta) -> int:
+        """Drop the replay keys recorded before `before` — the purging writer's own clock less the
+        replay window — but never one within the window of the newest key in the vault: each writer
+        stamps its keys with its clock, and a server days ahead (or a laptop days behind) purged
+        every other writer's keys, so a retry wrote its note twice (decision 404). The table holds
+        only the window's writes and has no index on its stamps (migration 018, decision 16.W1):
+        both statements read it, at most once an hour per process."""
+        newest = self._db.one("SELECT max(created_at) FROM requests")
+        if newest is not None and newest[0] is not None:
+            # `fromisoformat`: rows written before stamps were fixed to `…Z` end in `+00:00`.
+            before = min(before, fmt(datetime.fromisoformat(str(newest[0])) - window))
+        return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
         """Live member nodes whose `properties` has `key`."""

@@ -110,11 +110,6 @@ class SqliteSession(SqliteVectors, FtsSearch, SqlSession):
             (key.initiative, key.operation, key.request_id, pack_hash(args_hash), pack_response(response), now),
         )
 
-    def purge_requests(self, before: str) -> int:
-        # Rows are kept in the order of their key (migration 018): the purge reads the table, which
-        # holds only the replay window's writes, at most once an hour per process (decision 16.W1).
-        return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
-
     def vault_counts_at_most(self, stems: Sequence[str], cap: int) -> list[int | None]:
         # The doclists walked without ranking, stopped after `cap + 1` rows.
         counts = [self._count_at_most(self._match(SearchQuery([], [s], stemmed=True), False), cap + 1) for s in stems]

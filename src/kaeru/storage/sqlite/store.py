@@ -13,6 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -395,6 +396,9 @@ class SqliteStore:
             recent.kept(kept)
         except apsw.Error as error:
             log.info("the latest rankings were not kept for the next warm-up: %s", error)
+
+    def clock_offset(self) -> timedelta:  # a SQLite vault's writers share one machine's clock
+        return timedelta(0)
 
     def describe(self) -> dict[str, Any]:
         return {

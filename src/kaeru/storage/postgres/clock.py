@@ -1,0 +1,42 @@
+"""The vault's clock on PostgreSQL: the database server's, which every kaeru server on the vault
+shares (decision 404). Each writer stamped what it wrote with its own machine's clock, so a laptop
+minutes ahead made another's `read at: "now"` miss its writes and a server days ahead purged the
+others' replay keys. A writer now adds the offset of the server's clock from its own to each reading
+(`Store.clock_offset`, `service.runtime.WallClock`), measured with one query when a session opens
+at most once a minute: a reading costs no round trip, and a machine's clock stepped by NTP is
+followed within the minute."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import psycopg
+
+#: How long a measured offset is used before the next session measures it again, in seconds.
+REMEASURE_S = 60.0
+
+
+class ServerClock:
+    """How far the database server's clock is ahead of this machine's (negative: behind)."""
+
+    def __init__(self) -> None:
+        self.offset = timedelta(0)
+        self._measured: float | None = None
+
+    def due(self) -> bool:
+        return self._measured is None or time.monotonic() - self._measured >= REMEASURE_S
+
+    def measure(self, conn: psycopg.Connection[Any]) -> None:
+        """Read the server's clock on `conn` (autocommit, idle: no transaction is left open),
+        taking the middle of the round trip for the moment it was read."""
+        try:
+            before = datetime.now(UTC)
+            row = conn.execute("SELECT clock_timestamp()").fetchone()
+            after = datetime.now(UTC)
+        except psycopg.Error:
+            return  # a dead pooled connection: the session's first exchange replaces it
+        self._measured = time.monotonic()
+        if row is not None and isinstance(row[0], datetime):
+            self.offset = row[0] - (before + (after - before) / 2)

@@ -1,0 +1,84 @@
+"""Writers whose clocks disagree, on one vault (decision 404; the clock-skew probe, session 42).
+Each writer stamps with its own clock: a server days ahead purged every other writer's replay keys
+(a retry then wrote its note twice), a slot taken by a writer whose clock was behind was recorded
+before the holder it replaced (no `as_of` showed that holder), and an NTP step back stamped a write
+before the one it followed. Both backends; clocks are injected as the tests' `Clock`s, and the
+process's own clock (`WallClock`) is driven by a stepping source."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kaeru.service import Service
+from kaeru.service.runtime import WallClock
+from kaeru.storage.base import Store
+from tests.backends import VaultSpec
+from tests.working.conftest import Call, Clock, make_call
+
+BASE = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def _writer(store: Store, vault: VaultSpec, offset: timedelta) -> Call:
+    return make_call(Service(store, vault.settings(), clock=Clock(BASE + offset)))
+
+
+def _id(answer: dict[str, Any]) -> str:
+    assert answer["state"] == "applied", answer["issues"]
+    node: str = answer["data"]["primary"]["id"]
+    return node
+
+
+def test_a_server_days_ahead_leaves_the_other_writers_replay_keys(store: Store, vault: VaultSpec) -> None:
+    on_time = _writer(store, vault, timedelta(0))
+    ahead = _writer(store, vault, timedelta(days=8))
+    args = {"initiative": "p", "text": "the ferry leaves at ten", "request_id": "ferry-1"}
+    first = _id(on_time("note", **args))
+    _id(ahead("note", initiative="p", text="a note from a laptop a week ahead"))  # its write purges first
+    again = on_time("note", **args)
+    assert again["replayed"] is True and again["data"]["primary"]["id"] == first, again
+    found = on_time("search", initiatives=["p"], text="ferry")["data"]["hits"]
+    assert [h["id"] for h in found] == [first]
+
+
+def test_a_slot_taken_by_a_writer_whose_clock_is_behind_is_recorded_after_the_holder_before(
+    store: Store, vault: VaultSpec
+) -> None:
+    on_time = _writer(store, vault, timedelta(0))
+    behind = _writer(store, vault, timedelta(minutes=-10))
+    alice = _id(on_time("note", initiative="p", text="alice's handoff: migrate the users table"))
+    bob = _id(behind("note", initiative="p", text="bob's handoff: migrate the orders table"))
+    first = on_time("slot", initiative="p", slot="handoff", node={"id": alice})["data"]["slots"][0]
+    second = behind("slot", initiative="p", slot="handoff", node={"id": bob})["data"]["slots"][0]
+    with store.read() as session:
+        scope = session.initiative_by_name("p")
+        assert scope is not None
+        stamps = [(s.node_id, s.updated_at) for s in session.slot_history(scope.id, "handoff")]
+    assert [holder for holder, _ in stamps] == [alice, bob], stamps
+    assert stamps[0][1] < stamps[1][1], stamps
+    # Between the two takes, as of a moment after the first, alice held the slot.
+    held = on_time("current_state", initiative="p", slot="handoff", as_of=stamps[0][1])["data"]
+    assert held["current"]["id"] == alice, (held, first, second)
+
+
+class _Stepping:
+    """A machine clock that NTP steps back ten minutes after its second reading."""
+
+    def __init__(self) -> None:
+        self.readings = [BASE, BASE + timedelta(seconds=1), BASE - timedelta(minutes=10)]
+
+    def __call__(self) -> datetime:
+        return self.readings.pop(0) if len(self.readings) > 1 else self.readings[0]
+
+
+def test_the_process_clock_never_goes_back_when_the_machine_clock_is_stepped(store: Store) -> None:
+    wall = WallClock(_Stepping())
+    readings = [wall.now(store) for _ in range(4)]
+    assert readings == sorted(readings) and len(set(readings)) == 4, readings
+    assert readings[1] - readings[0] >= timedelta(seconds=1) - abs(store.clock_offset())
+
+
+def test_the_vaults_clock_is_this_machines_within_a_second_here(store: Store) -> None:
+    """PostgreSQL's clock is measured (`clock_offset`), SQLite's is the machine's: on one machine
+    both are within a second of it — a measurement in the wrong zone or unit would be hours off."""
+    assert abs(store.clock_offset()) < timedelta(seconds=1)
