@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 from typing import Any
 
 from kaeru.service import grants
@@ -237,3 +238,21 @@ def test_a_read_only_tokens_look_does_not_start_a_reminders_window(call: Call, c
     assert node in _ids(call("context", initiative="r"), "reminders"), "the agent's first sight starts it"
     audit = call("search", initiatives=["r"], filters={"types": ["audit_event"]}, limit=50)["data"]["hits"]
     assert "reader" not in json.dumps(audit)
+
+
+def test_a_reminder_first_seen_by_a_clock_set_ahead_still_runs_out(call: Call, clock: Clock) -> None:
+    """A `context` on a machine whose clock was 20 days ahead recorded the reminder's first sight
+    20 days on: counted from a day still to come, its 2-day window never ran out once the clock was
+    right (decision 405, the clock-skew probe). A first sight in the future counts as none."""
+    node = call(
+        "note", initiative="r", text="rotate the signing key", reminder={"after": "2026-03-02", "window_days": 2}
+    )["data"]["primary"]["id"]
+    right = clock.moment
+    clock.advance(days=20)  # the clock set ahead: first sight recorded on 2026-03-22
+    assert node in _ids(call("context", initiative="r"), "reminders")
+    clock.moment = right + timedelta(hours=1)  # corrected: 2026-03-02 again
+    assert node in _ids(call("context", initiative="r"), "reminders")  # first really seen today
+    clock.advance(days=1)
+    assert node in _ids(call("context", initiative="r"), "reminders")
+    clock.advance(days=1)  # two days after the real first sight: over
+    assert node not in _ids(call("context", initiative="r"), "reminders")

@@ -225,7 +225,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
             add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
         elif name == "reminders":
-            due = [n for n in _attention(session, scope) if reminder_due(n, today, seen_day(scope, n))]
+            due = [n for n in _attention(session, scope) if reminder_due(n, today, seen_day(scope, n, today))]
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
             add("reminders", due, len(due))
         elif name == "recent":
@@ -402,7 +402,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             and not n.properties.get("hygiene", {}).get("reported", True)
         ]
         to_stamp = [
-            v.node.id for s in sections if s.name == "reminders" for v in s.views if not seen_day(scope, v.node)
+            v.node.id for s in sections if s.name == "reminders" for v in s.views if not seen_day(scope, v.node, today)
         ]
         reminding = {n.id: n.properties["reminder"]["after"] for n in attention if "reminder" in n.properties}
     # Hygiene's report is marked shown by a whole re-entry only: a look at some sections (the web

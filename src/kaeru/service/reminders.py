@@ -20,16 +20,20 @@ from kaeru.storage.base import Initiative
 REMINDERS_SEEN = "reminders_seen"
 
 
-def seen_day(scope: Initiative, node: Node) -> str | None:
+def seen_day(scope: Initiative, node: Node, today: date) -> str | None:
     """When `node`'s reminder was first shown in `scope`: the initiative's record of it (for the
     reminder's current `after`: a reminder set again starts again), else the day an older kaeru
-    stamped on the node itself."""
+    stamped on the node itself. A day after `today` was recorded by a clock set ahead: it counts
+    as no sight (`record_seen` records today instead), or the window, counted from a day still to
+    come, never ran out (decision 405)."""
     entry = (scope.properties.get(REMINDERS_SEEN) or {}).get(node.id)
     reminder = node.properties.get("reminder") or {}
+    day: Any = None
     if isinstance(entry, dict) and entry.get("after") == reminder.get("after"):
-        return str(entry["day"])
-    stamped = reminder.get("seen")
-    return stamped if isinstance(stamped, str) else None
+        day = str(entry["day"])
+    elif isinstance(reminder.get("seen"), str):
+        day = reminder["seen"]
+    return day if day is not None and day <= today.isoformat() else None
 
 
 def reminder_due(node: Node, today: date, seen: str | None) -> bool:
@@ -60,7 +64,7 @@ def record_seen(
                 if node_id in known and "reminder" in known[node_id].properties  # gone ones dropped
             }
             for node_id, after in reminders.items():
-                if node_id not in seen or seen[node_id].get("after") != after:
+                if node_id not in seen or seen[node_id].get("after") != after or str(seen[node_id]["day"]) > today:
                     seen[node_id] = {"after": after, "day": today}
             ctx.session.set_initiative_properties(
                 ctx.initiative.id, {**ctx.initiative.properties, REMINDERS_SEEN: seen}
