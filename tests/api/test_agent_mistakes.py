@@ -144,8 +144,20 @@ def test_a_mistake_made_in_several_columns_is_named_at_each(columns: list[Any], 
     assert said in refused.value.message, refused.value.message
 
 
-def test_only_the_same_mistake_is_named_elsewhere() -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"initiative": "web", "text": "x", "tags": ["ok", 3, ""]},
+        # One rule (no other property), two mistakes: `colour` here, `wip` there.
+        {
+            "initiative": "web",
+            "action": "set_board",
+            "columns": [{"key": "a", "label": "A", "colour": "red"}, {"key": "b", "label": "B", "wip": 3}],
+        },
+    ],
+)
+def test_only_the_same_mistake_is_named_elsewhere(args: dict[str, Any]) -> None:
     """A different mistake at another position is not said to be the same one."""
     with pytest.raises(InvalidArgument) as refused:
-        parse("note", {"initiative": "web", "text": "x", "tags": ["ok", 3, ""]})
+        parse("note" if "text" in args else "initiative", args)
     assert "the same at" not in refused.value.message, refused.value.message

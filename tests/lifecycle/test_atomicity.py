@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -45,6 +46,9 @@ class FaultAfterFirstEdge:
 
     def describe(self) -> dict[str, Any]:
         return self.inner.describe()
+
+    def clock_offset(self) -> timedelta:
+        return self.inner.clock_offset()
 
 
 def _snapshot(service: Service, node_id: str) -> dict[str, Any]:

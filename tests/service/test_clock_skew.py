@@ -8,9 +8,11 @@ process's own clock (`WallClock`) is driven by a stepping source."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from kaeru.service import Service
+import pytest
+
+from kaeru.service import Service, doctor
 from kaeru.service.runtime import WallClock
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
@@ -82,3 +84,29 @@ def test_the_vaults_clock_is_this_machines_within_a_second_here(store: Store) ->
     """PostgreSQL's clock is measured (`clock_offset`), SQLite's is the machine's: on one machine
     both are within a second of it — a measurement in the wrong zone or unit would be hours off."""
     assert abs(store.clock_offset()) < timedelta(seconds=1)
+
+
+def test_a_write_is_stamped_by_the_vaults_clock_not_this_machines(store: Store, vault: VaultSpec) -> None:
+    """The database server 10 minutes ahead of this machine (its measured offset set so): a write by
+    a service on the system clock is stamped by the server's time."""
+    if vault.backend != "postgres":
+        pytest.skip("SQLite's writers share one machine's clock: its offset is zero")
+    ahead = timedelta(minutes=10)
+    cast(Any, store).clock.offset = ahead  # measured again only a minute after the store opened
+    call = make_call(Service(store, vault.settings()))
+    before = datetime.now(UTC)
+    node = _id(call("note", initiative="p", text="stamped by the server's clock"))
+    with store.read() as session:
+        written = session.get_node(node)
+    assert written is not None
+    stamped = datetime.fromisoformat(written.recorded_at)
+    assert ahead - timedelta(seconds=30) < stamped - before < ahead + timedelta(seconds=30), (before, stamped)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "status", "said"),
+    [(0.02, "ok", "agrees with the database server's"), (5, "warn", "5.0 s behind"), (-5, "warn", "5.0 s ahead of")],
+)
+def test_the_doctor_says_which_way_this_machines_clock_is_off(seconds: float, status: str, said: str) -> None:
+    check = doctor._clock(timedelta(seconds=seconds))
+    assert check.status == status and said in check.summary, check

@@ -6,12 +6,18 @@ naming what reads current again (decision 393). Both backends."""
 
 from __future__ import annotations
 
+import threading
+import time
+from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
-from kaeru.service import grants, initiatives
-from tests.working.conftest import Call
+from kaeru.config import Settings
+from kaeru.service import Service, grants, initiatives
+from kaeru.storage.factory import open_store
+from tests.working.conftest import Call, make_call
 
 
 def _id(answer: dict[str, Any]) -> str:
@@ -89,3 +95,49 @@ def test_a_limited_token_is_not_told_of_facts_it_may_not_see(call: Call) -> None
         answer = call("forget", initiative="pub", node={"id": both}, reason="split it")
     [message] = _warned(answer)
     assert "'shown-fact'" in message and "hidden-fact" not in message and "secret-proj" not in message
+
+
+def test_a_delete_the_vault_stops_part_way_still_warns_of_what_its_chunks_left_current(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A delete stopped part way (another process holds the write lock past the wait, as in
+    `test_chunked_initiatives`) answers `partial`; the chunks it applied had forgotten the only
+    successor of a fact elsewhere, and a retry finds that done and cannot say it: the `partial`
+    answer says it (review of decision 393). SQLite: its one write lock is what is held."""
+    monkeypatch.setattr(initiatives, "CHUNK", 5)
+    settings = Settings.from_env({"KAERU_BUSY_TIMEOUT_MS": "300"}, vault_dir=tmp_path / "vault")
+    store = open_store(settings)
+    try:
+        call = make_call(Service(store, settings))
+        fact = _id(call("note", initiative="p", text="the rate limit is 100 per minute", name="rate-limit-100"))
+        successor = _id(call("note", initiative="q", text="the rate limit is 500 per minute"))
+        link = {"from": {"id": successor}, "to": {"id": fact}, "edge_type": "supersedes", "weight": 1}
+        assert call("link", initiative="q", **link)["state"] == "applied"
+        for i in range(40):
+            call("note", initiative="q", text=f"q filler {i}")
+        holding = threading.Event()
+
+        def take_the_lock_between_two_chunks() -> None:
+            other = apsw.Connection(str(tmp_path / "vault" / "vault.sqlite3"))
+            other.set_busy_handler(lambda tries: (time.sleep(0.0005), True)[1])
+            (seen,) = other.execute("PRAGMA data_version").fetchone()
+            while other.execute("PRAGMA data_version").fetchone()[0] == seen:  # until a chunk commits
+                time.sleep(0.0002)
+            other.execute("BEGIN IMMEDIATE")
+            holding.set()
+            time.sleep(1.5)  # past the delete's 300 ms wait
+            other.execute("ROLLBACK")
+            other.close()
+
+        blocker = threading.Thread(target=take_the_lock_between_two_chunks)
+        blocker.start()
+        stopped = call("initiative", initiative="q", action="delete")
+        blocker.join()
+        assert holding.is_set() and stopped["state"] == "partial", stopped
+        [message] = [i["message"] for i in stopped["issues"] if i["code"] == "superseded_current_again"]
+        assert "'rate-limit-100'" in message, message
+        assert _currentness(call, "p", fact) == "current"
+        again = call("initiative", initiative="q", action="delete")
+        assert again["state"] == "applied", again
+    finally:
+        store.close()

@@ -78,6 +78,20 @@ def test_rules_left_out_by_the_budget_are_listed_by_their_search(call: Call) -> 
     _agree(call, answer, {"rules"})
 
 
+def test_rules_not_in_force_leave_the_rules_section_without_a_search(call: Call) -> None:
+    """No search filter says "in force": with an ended rule or one scoped to another task in the
+    initiative, a search by type and tag lists rules the section never shows, so none is offered
+    (review of decision 399)."""
+    task = call("task", initiative="p", text="ship the parser")["data"]["primary"]["id"]
+    for i in range(12):
+        call("note", initiative="p", kind="rule", text=f"rule {i}: " + "keep every write idempotent " * 12)
+    call("note", initiative="p", kind="rule", text="rule for another task only", applicability={"task": {"id": task}})
+    answer = call("context", initiative="p", budget_chars=512)
+    assert answer["coverage"]["rules_complete"] is False
+    rules = next(s for s in answer["data"]["sections"] if s["name"] == "rules")
+    assert "filters" not in rules and "rules" not in _listed(call, answer), compact(answer)
+
+
 def test_a_section_that_leaves_nothing_out_names_no_search(call: Call) -> None:
     """The filters travel with a section only when it leaves some of its nodes out: a whole answer
     is as it was."""

@@ -51,6 +51,18 @@ def test_secrets_in_several_labels_are_refused_in_one_issue_naming_each(store: S
     assert issue["message"].startswith("columns[0].label, columns[2].label: looks like it contains a secret"), issue
 
 
+def test_different_secrets_in_several_labels_are_one_mistake(store: Store, vault: VaultSpec) -> None:
+    """Two different secrets (their rules and previews differ) were refused a column per call."""
+    run = _runner(store, vault, "reject")
+    columns = [
+        {"key": "open", "label": f"open {SECRETS[1]}"},
+        {"key": "doing", "label": "Doing"},
+        {"key": "done", "label": f"done {KEY_SECRET}"},
+    ]
+    issue = _one_refusal(_board(run, columns), "secret_detected")
+    assert issue["message"].startswith("columns[0].label, columns[2].label: "), issue
+
+
 def test_secrets_redacted_in_several_labels_are_said_once(store: Store, vault: VaultSpec) -> None:
     run = _runner(store, vault, "redact")
     columns = [{"key": k, "label": f"{k} {SECRETS[i]}"} for i, k in enumerate(("open", "doing", "done"))]

@@ -254,7 +254,10 @@ def _elsewhere(errors: list[ValidationError], leaf: ValidationError) -> str:
 
     def key(e: ValidationError) -> tuple[Any, ...]:
         shape = tuple("[]" if isinstance(p, int) else p for p in e.absolute_path)
-        return e.validator, tuple(e.absolute_schema_path), shape
+        # A stray or missing property is the mistake it names: `colour` at one column and `wip` at
+        # another are two mistakes of one rule. A value's own words (`'todo' is not …`) are not.
+        named = tuple(e.message.split("'")[1::2]) if e.validator in ("additionalProperties", "required") else ()
+        return e.validator, tuple(e.absolute_schema_path), shape, named
 
     wanted, others = key(leaf), list[str]()
     for error in errors:

@@ -295,7 +295,7 @@ def import_(
     def finish(session: Session, report: ImportReport) -> None:
         # Only the records written count: a replay skips them, and redacts nothing.
         extra.append({"field": "archive.redacted", "before": 0, "after": len(report.redactions)})
-        provenance_audit("import", settings.actor, extra)(session, report)
+        provenance_audit("import", settings.actor, extra, store)(session, report)
 
     if version == 1:
         # A version 1 archive is rewritten as a whole (its ended initiatives are inferred from every
@@ -334,16 +334,17 @@ def import_(
     return outcome
 
 
-def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]]) -> Finish:
+def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]], store: Store) -> Finish:
     """The `finish` step that records an import or copy: one audit record for each live initiative
     that received records (audit is read per initiative), each with the whole run's counts; none
     when nothing was new (a replay changes nothing). A run that wrote only audit records or an ended
-    initiative wrote something, so it is recorded too."""
+    initiative wrote something, so it is recorded too. Stamped by `store`'s clock, as every write
+    of the vault is (decision 404)."""
 
     def finish(session: Session, report: ImportReport) -> None:
         if not report.wrote():
             return
-        at = fmt(datetime.now(UTC))
+        at = fmt(datetime.now(UTC) + store.clock_offset())
         changes = [{"field": f"imported.{k}", "before": 0, "after": v} for k, v in report.counts().items()] + extra
         owners: list[int | None] = [*sorted(report.touched)] or [None]
         for initiative_id in owners:
@@ -423,7 +424,7 @@ def copy(
         {"field": "archive.sha256", "before": None, "after": memory_digest},
         {"field": "copy.flagged_secrets", "before": 0, "after": len(found.flagged)},
     ]
-    finish = provenance_audit("copy", actor, extra)
+    finish = provenance_audit("copy", actor, extra, target)
     with target.write() as session:  # after the verification, which compares the records copied
         finish(session, report)
     return CopyReport(report, memory_digest, found.flagged, merge)

@@ -52,7 +52,9 @@ class VaultTokens:
 
         from kaeru.service import grants
 
-        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, datetime.now(UTC))
+        # `last_used` by the vault's clock, as every write of it (decision 404).
+        now = datetime.now(UTC) + self.store.clock_offset()
+        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, now)
         if record is None:
             return None
         scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]

@@ -206,7 +206,7 @@ class Service:
         except Unavailable as exc:
             if not handled:
                 raise
-            return initiatives.stopped_part_way(request, handled, exc), False
+            return initiatives.stopped_part_way(request, handled, exc, warned), False
 
     def hygiene(self, initiative: str) -> list[Any]:
         """Force one hygiene pass now (the CLI's `kaeru hygiene`; tests drive fixed points with it)."""

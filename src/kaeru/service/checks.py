@@ -166,8 +166,15 @@ def each_checked(items: Sequence[T], check: Callable[[int, T], R]) -> list[R]:
     first = refused[0]
     if first.field is None:
         raise first
-    said = _said(first.field, first.message)
-    fields = [e.field for e in refused if type(e) is type(first) and e.field and _said(e.field, e.message) == said]
+
+    def mistake(e: KaeruError) -> Any:
+        # A secret is one mistake whatever it is: its rule and quoted preview differ from column to
+        # column, and the caller removes them all the same way.
+        field, message = _said(str(e.field), e.message)
+        return (type(e), field) if isinstance(e, SecretDetected) else (type(e), field, message)
+
+    said = mistake(first)
+    fields = [str(e.field) for e in refused if e.field and mistake(e) == said]
     if len(fields) < 2:
         raise first
     raise type(first)(_of_all(fields, first.message), field=first.field, details=first.details) from first

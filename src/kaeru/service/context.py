@@ -159,7 +159,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     # Rules through their partial index, the tag tested on the decoded nodes (decision 16.R1).
     rule_ids = session.rule_ids(scope.id, 5000)
     loaded = session.nodes_by_ids(rule_ids)
-    listing: dict[str, Any] = {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]}
+    listing: dict[str, Any] | None = {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]}
     rule_nodes = [
         loaded[i]
         for i in rule_ids
@@ -167,7 +167,9 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     ]
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
-    add("rules", rules, listing=listing)
+    # No search filter says "in force" (`rule_applies`): the listing is handed on only when it
+    # finds exactly the section's rules.
+    add("rules", rules, listing=listing if len(rules) == len(rule_nodes) else None)
     # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
     shown.update((n.id, n) for n in rule_nodes)
     # Typed sections claim their nodes before the layer sections do; the output keeps display order.

@@ -312,13 +312,17 @@ def in_chunks(
     return handled
 
 
-def stopped_part_way(request: InitiativeRequest, handled: int, error: Unavailable) -> MutationOutcome:
+def stopped_part_way(
+    request: InitiativeRequest, handled: int, error: Unavailable, warned: Sequence[Issue] = ()
+) -> MutationOutcome:
     """A merge or delete whose chunks moved or forgot `handled` nodes before the vault refused the
     rest (`error`: a full disk, the database gone, a lock held past its wait): `partial`, not the
-    `rejected` that says nothing was applied (SPEC 2.1, decision 213). The same call again carries
-    on from there (`in_chunks`)."""
+    `rejected` that says nothing was applied (SPEC 2.1, decision 213), with the warnings of the
+    chunks that were applied (`warned`: a retry finds their work done and cannot give them again).
+    The same call again carries on from there (`in_chunks`)."""
     done = "merged" if request.action == "merge" else "forgotten"
     outcome = MutationOutcome(state="partial")
+    outcome.issues.extend(warned)
     outcome.changes.append(Change(f"{done}_nodes", 0, handled))
     outcome.failed_steps.append(
         FailedStep(

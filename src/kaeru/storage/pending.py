@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 from kaeru.errors import Unavailable
@@ -61,6 +62,10 @@ class StoreWhenReachable:
 
     def describe(self) -> dict[str, Any]:
         return self._store.describe() if self._store is not None else {"backend": "postgres", "reachable": False}
+
+    def clock_offset(self) -> timedelta:
+        """The database's offset once it answered; none before (no call writes then)."""
+        return self._store.clock_offset() if self._store is not None else timedelta(0)
 
     def warm(self, keep_going: Callable[[], bool]) -> None:
         if self._store is not None:
