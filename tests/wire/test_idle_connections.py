@@ -6,7 +6,9 @@ traceback per failed `accept`, some 150 MB a minute — for as long as their pee
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -44,3 +46,64 @@ def test_connections_that_send_no_whole_request_are_closed_and_others_still_serv
             conn.close()
         assert raw_post(server.url, initialize_request())[0] == 200
         assert "Traceback" not in server.output()
+
+
+def _stalled_body(port: int, sent: bytes = b"") -> socket.socket:
+    """A POST whose head promises a body it does not send (or sends only `sent` of)."""
+    conn = socket.create_connection((LOOPBACK, port))
+    conn.sendall(
+        f"POST /mcp HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\nContent-Type: application/json\r\n".encode()
+        + b"Accept: application/json, text/event-stream\r\nContent-Length: 4000\r\n\r\n"
+        + sent
+    )
+    return conn
+
+
+def test_a_request_whose_body_stops_coming_is_closed_and_others_still_served(tmp_path: Path) -> None:
+    """A head, then no body (or part of one): held for ever, before any token was checked — the
+    descriptor outage of the connections above, by another road (decision 407)."""
+    with http_server(subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}), tmp_path) as server:
+        stalled = [_stalled_body(server.port, b'{"jsonrpc": "2.0", ' if i % 2 else b"") for i in range(20)]
+        assert raw_post(server.url, initialize_request())[0] == 200, "a client that asks is served meanwhile"
+        assert all(_closed_by_server(conn) for conn in stalled)
+        for conn in stalled:
+            conn.close()
+        assert raw_post(server.url, initialize_request())[0] == 200
+
+
+def test_sigterm_ends_the_server_while_a_slow_upload_still_trickles(tmp_path: Path) -> None:
+    """A body that keeps coming, a byte at a time, is not closed (it is not stalled); SIGTERM waited
+    for it for ever, and a service manager then killed the server with its `-wal` left. The server
+    cancels what still runs after a short grace and exits 0, the store closed (decision 407)."""
+    vault = tmp_path / "vault"
+    with http_server(subprocess_env({"KAERU_VAULT": str(vault)}), tmp_path) as server:
+        assert raw_post(server.url, initialize_request())[0] == 200
+        conn = _stalled_body(server.port, b"{")
+        server.proc.send_signal(signal.SIGTERM)
+        exited = False
+        for _ in range(120):  # a byte every half second, far longer than the grace
+            if server.proc.poll() is not None:
+                exited = True
+                break
+            try:
+                conn.sendall(b" ")
+            except OSError:
+                pass  # the server has let go of it: its exit follows
+            time.sleep(0.5)
+        conn.close()
+        assert exited, "the server still runs: SIGTERM waited for the trickling upload"
+        assert server.proc.returncode == 0, server.output()
+    assert not list(vault.glob("*-wal")), "the store was closed: no write-ahead log left"
+
+
+def test_a_client_gone_mid_upload_leaves_no_traceback(tmp_path: Path) -> None:
+    """A dropped upload is nothing the server did wrong: the SDK logged a `ClientDisconnect`
+    traceback at ERROR for each one (decision 407). Nothing is written."""
+    vault = tmp_path / "vault"
+    with http_server(subprocess_env({"KAERU_VAULT": str(vault)}), tmp_path) as server:
+        for _ in range(3):
+            conn = _stalled_body(server.port, b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":')
+            time.sleep(0.3)  # the server reads what came, then the client is gone
+            conn.close()
+        assert raw_post(server.url, initialize_request())[0] == 200
+        assert "Traceback" not in server.output() and "ClientDisconnect" not in server.output(), server.output()

@@ -10,6 +10,11 @@ Any local account could do that without a token (tokens are checked per request,
 none). So: a connection that has not sent a request's head within `REQUEST_HEAD_S` of opening, or
 of its last response, is closed; the soft descriptor limit is raised to the hard one; and the
 accept failures are logged once a minute, not ten thousand times a second.
+
+A request whose head came but whose body stops coming held its connection as long (the body was
+awaited without a limit, before any token was checked; and SIGTERM waited for it): one that sends
+no byte of its body for `REQUEST_HEAD_S`, before any answer started, is closed too. A slow upload
+that keeps sending is not (decision 407).
 """
 
 from __future__ import annotations
@@ -21,8 +26,11 @@ import time
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-#: Seconds a connection may take to send a whole request's head (a client sends it at once).
+#: Seconds a connection may take to send a whole request's head (a client sends it at once), and
+#: may leave between two bytes of a request's body.
 REQUEST_HEAD_S = 15.0
+#: Seconds SIGTERM leaves the requests still running to finish before they are cancelled.
+GRACEFUL_SHUTDOWN_S = 5
 #: The soft descriptor limit asked for when the hard one is unlimited (macOS's OPEN_MAX).
 OPEN_MAX = 10240
 #: How often a failed `accept` (out of descriptors) is logged at most.
@@ -33,10 +41,17 @@ class PromptRequests(H11Protocol):
     """uvicorn's HTTP/1.1 protocol, closing a connection that sends no request head in time."""
 
     _head_timer: asyncio.TimerHandle | None = None
+    #: When the connection last received bytes (the loop's clock).
+    _heard = 0.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self._heard = self.loop.time()
         self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        self._heard = self.loop.time()
+        super().data_received(data)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -47,16 +62,24 @@ class PromptRequests(H11Protocol):
             self._head_timer.cancel()
         super().connection_lost(exc)
 
-    def _arm(self) -> None:
+    def _arm(self, after: float = REQUEST_HEAD_S) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
-        self._head_timer = self.loop.call_later(REQUEST_HEAD_S, self._too_slow)
+        self._head_timer = self.loop.call_later(after, self._too_slow)
 
     def _too_slow(self) -> None:
-        """Close the connection unless a request is being answered (its head arrived in time)."""
+        """Close the connection unless a request is being answered: its head arrived in time, and
+        its body has either all come or is still coming (a byte within `REQUEST_HEAD_S`)."""
         self._head_timer = None
-        serving = self.cycle is not None and not self.cycle.response_complete
-        if not serving and not self.transport.is_closing():
+        cycle = self.cycle
+        if cycle is not None and not cycle.response_complete:
+            if not cycle.more_body or cycle.response_started:
+                return  # being answered
+            quiet = self.loop.time() - self._heard
+            if quiet < REQUEST_HEAD_S:
+                self._arm(REQUEST_HEAD_S - quiet)  # the body is still coming: wait for its next byte
+                return
+        if not self.transport.is_closing():
             self.transport.close()
 
 
@@ -90,8 +113,24 @@ class _OncePerMinute(logging.Filter):
         return True
 
 
+class _GoneClients(logging.Filter):
+    """Drops the SDK's traceback for a client that went away in the middle of sending a request
+    (`ClientDisconnect`): each dropped upload logged some ten lines at ERROR, for nothing the
+    server did wrong or could do (decision 407). Nothing was applied: the request never arrived."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from starlette.requests import ClientDisconnect
+
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, ClientDisconnect)
+
+
 def quiet_accept_errors() -> None:
-    """Install the filter on asyncio's logger once (a second server in the process reuses it)."""
+    """Install the filters once (a second server in the process reuses them): asyncio's accept
+    failures once a minute, and no traceback for a client that left mid-request."""
     log = logging.getLogger("asyncio")
     if not any(isinstance(f, _OncePerMinute) for f in log.filters):
         log.addFilter(_OncePerMinute())
+    sdk = logging.getLogger("mcp.server.streamable_http")
+    if not any(isinstance(f, _GoneClients) for f in sdk.filters):
+        sdk.addFilter(_GoneClients())

@@ -213,7 +213,12 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     sock = listen(host, port)
     port = sock.getsockname()[1]
     app = http_app(kaeru, settings, host, port)
-    from kaeru.mcp.connections import PromptRequests, quiet_accept_errors, raise_descriptor_limit
+    from kaeru.mcp.connections import (
+        GRACEFUL_SHUTDOWN_S,
+        PromptRequests,
+        quiet_accept_errors,
+        raise_descriptor_limit,
+    )
 
     raise_descriptor_limit()
     quiet_accept_errors()
@@ -223,6 +228,9 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
         access_log=False,
         lifespan="on",
         http=PromptRequests,  # a connection that asks nothing is closed (mcp/connections.py)
+        # SIGTERM waited for every open request, a stalled one too, and a service manager then
+        # killed the server, leaving its `-wal` (decision 407): what is still running is cancelled.
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
         # The client address is the connection's own: a forwarded header must not name another
         # (decision 178 asks the kernel who owns it).
         proxy_headers=False,

@@ -96,12 +96,23 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     app = Starlette(routes=[Route("/", home), Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, None))])
     sock = listen(host, port)  # listening before the address is printed: a browser opened at once waits
     bound = sock.getsockname()[1]
-    from kaeru.mcp.connections import PromptRequests, quiet_accept_errors, raise_descriptor_limit
+    from kaeru.mcp.connections import (
+        GRACEFUL_SHUTDOWN_S,
+        PromptRequests,
+        quiet_accept_errors,
+        raise_descriptor_limit,
+    )
 
     raise_descriptor_limit()
     quiet_accept_errors()
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="off", proxy_headers=False, http=PromptRequests
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        proxy_headers=False,
+        http=PromptRequests,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
