@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
+import apsw
 import pytest
 
 from kaeru.mcp.server import build_server
@@ -52,3 +56,26 @@ def timed(store: Store, vault: VaultSpec, clock: Clock) -> Service:
 @pytest.fixture
 def call(timed: Service) -> Call:
     return make_call(timed)
+
+
+class LockBetweenTwoChunks(threading.Thread):
+    """Another process's writer on the SQLite vault file `path`: once a chunk of a merge or delete
+    commits, it takes the write lock in the pause between two chunks (`give_writers_a_turn`) and
+    holds it for `seconds`, past a short busy wait, for a chunk and for the call's own end."""
+
+    def __init__(self, path: Path, seconds: float = 1.5):
+        super().__init__()
+        self.path, self.seconds = path, seconds
+        self.holding = threading.Event()
+
+    def run(self) -> None:
+        other = apsw.Connection(str(self.path))
+        other.set_busy_handler(lambda tries: (time.sleep(0.0005), True)[1])
+        (seen,) = other.execute("PRAGMA data_version").fetchone()
+        while other.execute("PRAGMA data_version").fetchone()[0] == seen:  # until a chunk commits
+            time.sleep(0.0002)
+        other.execute("BEGIN IMMEDIATE")
+        self.holding.set()
+        time.sleep(self.seconds)
+        other.execute("ROLLBACK")
+        other.close()

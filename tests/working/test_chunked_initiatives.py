@@ -4,12 +4,9 @@ way is completed by the same call again, and a replay of a finished one changes 
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 from jsonschema import Draft202012Validator
 
@@ -18,7 +15,7 @@ from kaeru.api.schemas import output_for
 from kaeru.config import Settings
 from kaeru.service import Service, initiatives
 from kaeru.storage.factory import open_store
-from tests.working.conftest import Call, make_call
+from tests.working.conftest import Call, LockBetweenTwoChunks, make_call
 
 CHUNK = 5
 NODES = 12
@@ -109,25 +106,12 @@ def test_a_merge_the_vault_stops_part_way_answers_partial_and_the_same_call_comp
         nodes = 8 * CHUNK  # many chunks (the other writer gets in between two), and within `_members`' 50
         moving = _fill(call, "heronry", nodes)
         _fill(call, "wetlands", 1)
-        holding = threading.Event()
+        blocker = LockBetweenTwoChunks(tmp_path / "vault" / "vault.sqlite3")
 
-        def take_the_lock_between_two_chunks() -> None:
-            other = apsw.Connection(str(tmp_path / "vault" / "vault.sqlite3"))
-            other.set_busy_handler(lambda tries: (time.sleep(0.0005), True)[1])
-            (seen,) = other.execute("PRAGMA data_version").fetchone()
-            while other.execute("PRAGMA data_version").fetchone()[0] == seen:  # until a chunk commits
-                time.sleep(0.0002)
-            other.execute("BEGIN IMMEDIATE")  # in the pause between chunks (`give_writers_a_turn`)
-            holding.set()
-            time.sleep(1.5)  # past the merge's 300 ms wait, for a chunk and for the call's own end
-            other.execute("ROLLBACK")
-            other.close()
-
-        blocker = threading.Thread(target=take_the_lock_between_two_chunks)
         blocker.start()
         stopped = call("initiative", initiative="heronry", action="merge", to="wetlands")
         blocker.join()
-        assert holding.is_set()
+        assert blocker.holding.is_set()
         assert stopped["state"] == "partial", stopped
         assert not list(Draft202012Validator(output_for("initiative", "mutation")).iter_errors(stopped))
         merged = _changes(stopped)["merged_nodes"]

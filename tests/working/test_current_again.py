@@ -6,18 +6,15 @@ naming what reads current again (decision 393). Both backends."""
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
-import apsw
 import pytest
 
 from kaeru.config import Settings
 from kaeru.service import Service, grants, initiatives
 from kaeru.storage.factory import open_store
-from tests.working.conftest import Call, make_call
+from tests.working.conftest import Call, LockBetweenTwoChunks, make_call
 
 
 def _id(answer: dict[str, Any]) -> str:
@@ -115,25 +112,12 @@ def test_a_delete_the_vault_stops_part_way_still_warns_of_what_its_chunks_left_c
         assert call("link", initiative="q", **link)["state"] == "applied"
         for i in range(40):
             call("note", initiative="q", text=f"q filler {i}")
-        holding = threading.Event()
+        blocker = LockBetweenTwoChunks(tmp_path / "vault" / "vault.sqlite3")
 
-        def take_the_lock_between_two_chunks() -> None:
-            other = apsw.Connection(str(tmp_path / "vault" / "vault.sqlite3"))
-            other.set_busy_handler(lambda tries: (time.sleep(0.0005), True)[1])
-            (seen,) = other.execute("PRAGMA data_version").fetchone()
-            while other.execute("PRAGMA data_version").fetchone()[0] == seen:  # until a chunk commits
-                time.sleep(0.0002)
-            other.execute("BEGIN IMMEDIATE")
-            holding.set()
-            time.sleep(1.5)  # past the delete's 300 ms wait
-            other.execute("ROLLBACK")
-            other.close()
-
-        blocker = threading.Thread(target=take_the_lock_between_two_chunks)
         blocker.start()
         stopped = call("initiative", initiative="q", action="delete")
         blocker.join()
-        assert holding.is_set() and stopped["state"] == "partial", stopped
+        assert blocker.holding.is_set() and stopped["state"] == "partial", stopped
         [message] = [i["message"] for i in stopped["issues"] if i["code"] == "superseded_current_again"]
         assert "'rate-limit-100'" in message, message
         assert _currentness(call, "p", fact) == "current"
