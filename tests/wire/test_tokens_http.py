@@ -144,8 +144,10 @@ async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_requ
         async with _client(server.url, alice) as client:
             await call_ok(client, "note", {"initiative": "web", "text": "alice writes before zq7rev"})
             assert kaeru(vault, "token", "revoke", "alice").code == 0
-            with pytest.raises(MCPError):
+            with pytest.raises(MCPError) as refused:
                 await client.call_tool("search", {"initiatives": ["web"], "text": "zq7rev"})
+            # The reason reaches the agent (it was "Server returned an error response": decision 408).
+            assert "a valid bearer token is required" in str(refused.value), refused.value
         status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {alice}"})
         assert status == 401
         # The scheme is case-insensitive (RFC 9110); the revoked token is refused whatever its spelling.

@@ -118,6 +118,34 @@ _REFUSED = (
 )
 
 
+#: The JSON-RPC error code of a refused token (the server-error range JSON-RPC leaves to servers).
+UNAUTHORIZED_CODE = -32001
+
+
+def _unauthorized(token_given: bool) -> ASGIApp:
+    """401 for a missing or refused token. The reason is a JSON-RPC error, which the official
+    clients show: an OAuth-style body (`{"error": "unauthorized", …}`) reached an agent as "Server
+    returned an error response" and nothing more, after a `kaeru token revoke` or the first
+    `kaeru token add` on a tokenless server (decision 408). RFC 6750's own place for it is the
+    `WWW-Authenticate` header, which says it too; `error_description` stays in the body as well."""
+    from starlette.responses import JSONResponse
+
+    said = _INVALID if token_given else _REFUSED
+    challenge = 'Bearer realm="kaeru"' + (
+        f', error="invalid_token", error_description="{_INVALID}"' if token_given else ""
+    )
+    return JSONResponse(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": UNAUTHORIZED_CODE, "message": f"unauthorized: {said}"},
+            "error_description": said,
+        },
+        status_code=401,
+        headers={"WWW-Authenticate": challenge},
+    )
+
+
 class BearerAuth:
     """Refuses every request to the MCP endpoint without `Authorization: Bearer <token>` that the
     verifier accepts, and runs an accepted one as its principal (decision 15.K3).
@@ -152,14 +180,7 @@ class BearerAuth:
                 await self.app(scope, receive, send)
                 return
             if access is None or SCOPE_READ not in access.scopes:
-                from starlette.responses import JSONResponse
-
-                response = JSONResponse(
-                    {"error": "unauthorized", "error_description": _REFUSED if given is None else _INVALID},
-                    status_code=401,
-                    headers={"WWW-Authenticate": 'Bearer realm="kaeru"'},
-                )
-                await response(scope, receive, send)
+                await _unauthorized(given is not None)(scope, receive, send)
                 return
             from mcp.server.auth.middleware.auth_context import auth_context_var
             from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
