@@ -9,6 +9,7 @@ followed within the minute."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,15 @@ import psycopg
 
 #: How long a measured offset is used before the next session measures it again, in seconds.
 REMEASURE_S = 60.0
+
+
+def offset_of(read_server_clock: Callable[[], datetime]) -> timedelta:
+    """How far the server's clock (`read_server_clock`: one round trip) is ahead of this machine's,
+    taking the middle of the round trip for the moment it was read."""
+    before = datetime.now(UTC)
+    server = read_server_clock()
+    after = datetime.now(UTC)
+    return server - (before + (after - before) / 2)
 
 
 class ServerClock:
@@ -32,11 +42,8 @@ class ServerClock:
         """Read the server's clock on `conn` (autocommit, idle: no transaction is left open),
         taking the middle of the round trip for the moment it was read."""
         try:
-            before = datetime.now(UTC)
-            row = conn.execute("SELECT clock_timestamp()").fetchone()
-            after = datetime.now(UTC)
+            offset = offset_of(lambda: conn.execute("SELECT clock_timestamp()").fetchone()[0])  # type: ignore[index]
         except psycopg.Error:
             return  # a dead pooled connection: the session's first exchange replaces it
         self._measured = time.monotonic()
-        if row is not None and isinstance(row[0], datetime):
-            self.offset = row[0] - (before + (after - before) / 2)
+        self.offset = offset

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 import psycopg
 
 from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.postgres.clock import offset_of
 from kaeru.storage.postgres.db import translate
 from kaeru.storage.postgres.store import PostgresSession, database_encoding, redact_url
 
@@ -75,10 +76,7 @@ class PostgresHealth(Health):
         """How far the server's clock is ahead of this machine's: every writer stamps by the
         server's (decision 404), so a machine far off it stamps nothing wrong, but its other logs
         and tools disagree with the vault's times."""
-        before = datetime.now(UTC)
-        server = self._rows("SELECT clock_timestamp()")[0][0]
-        after = datetime.now(UTC)
-        return server - (before + (after - before) / 2)  # type: ignore[no-any-return]
+        return offset_of(lambda: self._rows("SELECT clock_timestamp()")[0][0])
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None
