@@ -11,7 +11,6 @@ import zlib
 from collections.abc import Iterator
 from contextlib import nullcontext
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -35,6 +34,7 @@ from kaeru.export.vault_io import (
 )
 from kaeru.service.outcomes import Change, FailedStep, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
+from kaeru.service.runtime import vault_now
 from kaeru.storage.base import AuditRecord, Session, Store
 
 
@@ -344,7 +344,7 @@ def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]], st
     def finish(session: Session, report: ImportReport) -> None:
         if not report.wrote():
             return
-        at = fmt(datetime.now(UTC) + store.clock_offset())
+        at = fmt(vault_now(store))
         changes = [{"field": f"imported.{k}", "before": 0, "after": v} for k, v in report.counts().items()] + extra
         owners: list[int | None] = [*sorted(report.touched)] or [None]
         for initiative_id in owners:

@@ -48,13 +48,11 @@ class VaultTokens:
 
         if self.admin is not None and hmac.compare_digest(token.encode(), self.admin):
             return AccessToken(token=token, client_id=self.admin_actor, scopes=[SCOPE_READ, SCOPE_WRITE, SCOPE_ALL])
-        from datetime import UTC, datetime
-
         from kaeru.service import grants
+        from kaeru.service.runtime import vault_now
 
         # `last_used` by the vault's clock, as every write of it (decision 404).
-        now = datetime.now(UTC) + self.store.clock_offset()
-        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, now)
+        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, vault_now(self.store))
         if record is None:
             return None
         scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]

@@ -26,6 +26,12 @@ def system_clock() -> datetime:
     return datetime.now(UTC)
 
 
+def vault_now(store: Store, source: Callable[[], datetime] = system_clock) -> datetime:
+    """This machine's clock corrected by the vault's (`Store.clock_offset`): what a write that no
+    `Runtime` stamps (an import's provenance, a token's last use) is stamped by (decision 404)."""
+    return source() + store.clock_offset()
+
+
 class WallClock:
     """What a process stamps its writes and reads "now" by, when no clock is injected: the machine's
     clock corrected by the vault's (`Store.clock_offset`: PostgreSQL's own, which every server on
@@ -40,7 +46,7 @@ class WallClock:
         self._lock = threading.Lock()
 
     def now(self, store: Store) -> datetime:
-        reading = self._source() + store.clock_offset()
+        reading = vault_now(store, self._source)
         with self._lock:
             if self._last is not None and reading <= self._last:
                 reading = self._last + timedelta(microseconds=1)
