@@ -12,9 +12,10 @@ if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
 # Disk (decision 409): what a fresh run writes, measured on a fresh clone. The [semantic] extra
-# adds ~1.4 GB to the ~0.5 GB venv; the suite then writes up to ~0.7 GB in the temp folder (vaults,
-# servers' files, the throwaway PostgreSQL cluster) and apt up to ~0.6 GB (chromium and the rest,
-# when missing). A machine without that room ran out of space part way, every later test erroring.
+# adds ~1.4 GB to the ~0.5 GB venv; apt up to ~0.6 GB (chromium and the rest, when missing), mypy's
+# cache ~0.1 GB, and the suite up to ~0.5 GB in the temp folder (the throwaway PostgreSQL cluster,
+# the vaults of the tests running). A machine without that room ran out of space part way, every
+# later test erroring.
 SEMANTIC_MIB=1500
 SUITE_MIB=1500
 TMP_FOLDER="${TMPDIR:-/tmp}"
