@@ -20,12 +20,21 @@ REMEASURE_S = 60.0
 
 
 def offset_of(read_server_clock: Callable[[], datetime]) -> timedelta:
-    """How far the server's clock (`read_server_clock`: one round trip) is ahead of this machine's,
-    taking the middle of the round trip for the moment it was read."""
+    """How far the server's clock (`read_server_clock`: one round trip) is ahead of this machine's:
+    of the offsets the reading allows (it was taken at some moment of the round trip), the one
+    nearest zero, and zero when the round trip allows it. Taking the middle of the round trip for
+    the moment it was read put a server on this very machine milliseconds off under load (a round
+    trip's two halves are not equal then), and its writes were stamped outside a window this
+    machine's clock had taken around them."""
     before = datetime.now(UTC)
     server = read_server_clock()
     after = datetime.now(UTC)
-    return server - (before + (after - before) / 2)
+    earliest, latest = server - after, server - before  # read at `after` … at `before`
+    if earliest > timedelta(0):
+        return earliest
+    if latest < timedelta(0):
+        return latest
+    return timedelta(0)
 
 
 class ServerClock:
@@ -39,8 +48,7 @@ class ServerClock:
         return self._measured is None or time.monotonic() - self._measured >= REMEASURE_S
 
     def measure(self, conn: psycopg.Connection[Any]) -> None:
-        """Read the server's clock on `conn` (autocommit, idle: no transaction is left open),
-        taking the middle of the round trip for the moment it was read."""
+        """Read the server's clock on `conn` (autocommit, idle: no transaction is left open)."""
         try:
             offset = offset_of(lambda: conn.execute("SELECT clock_timestamp()").fetchone()[0])  # type: ignore[index]
         except psycopg.Error:
