@@ -1,7 +1,8 @@
 """The viewer's sign-in sessions and edit notices (`web/sessions.py`), in process: a session is found by
 the random id its cookie holds, never holds the token in the clear, ends when signed out, when unused
-for `IDLE_SECONDS`, and the oldest is dropped past `SESSIONS_KEPT`; an edit's notice is found only by
-its id and only by whoever made the edit. The clock is the table's own parameter, moved by hand."""
+for `IDLE_SECONDS`, and the oldest is dropped past `SESSIONS_KEPT` (the bound per token, and what a
+dropped session's page says: `test_session_bounds.py`); an edit's notice is found only by its id and
+only by whoever made the edit. The clock is the table's own parameter, moved by hand."""
 
 from __future__ import annotations
 

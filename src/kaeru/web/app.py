@@ -179,9 +179,19 @@ class ViewerApp:
             self.sessions.close(found.key)  # revoked, or the admin token changed: the session ends
             return _login_page(TOKEN_ENDED, 401, cookie, scope)
         if closed:
-            return _login_page(ENDED, 401, cookie, scope) if ended else _login_page(None, 401)
+            return _login_page(self._ended(secret), 401, cookie, scope) if ended else _login_page(None, 401)
         owner = found.key if found is not None else token_digest(token) if token else ""
         return Caller(principal, found, owner)
+
+    def _ended(self, secret: str | None) -> str:
+        """What a browser whose session this viewer does not hold is told: why it was dropped, when
+        the viewer dropped it for room and still knows, else every way a session ends (`ENDED`)."""
+        why = self.sessions.why_ended(secret) if secret else None
+        if why == "token":
+            return DROPPED_FOR_TOKEN.format(kept=self.sessions.per_token)
+        if why == "room":
+            return DROPPED_FOR_ROOM.format(kept=self.sessions.kept)
+        return ENDED
 
     async def _posted(
         self, scope: Scope, receive: Receive, caller: Caller, cookie: str, logout: bool
@@ -248,13 +258,25 @@ class ViewerApp:
 REFUSED = "That token was refused. Sign in with a token below."
 #: What the page says when the token a session was opened with is refused now.
 TOKEN_ENDED = "Your sign-in has ended: its token was revoked or changed. Sign in again with a token below."
-#: What a cookie whose session this viewer does not hold is told: a viewer keeps its sessions in
-#: memory, and a `kaeru ui` token is made for its run, so a browser kept from an earlier run (or
-#: another vault's viewer on the same port) signs in again.
+#: What a cookie whose session this viewer does not hold, and whose reason it did not keep, is told:
+#: a viewer keeps its sessions in memory, and a `kaeru ui` token is made for its run, so a browser kept
+#: from an earlier run (or another vault's viewer on the same port) signs in again. A session dropped
+#: for room whose reason was since dropped too (`sessions.ENDED_KEPT`) lands here, so that is named.
 ENDED = (
-    "Your sign-in has ended: you signed out, it went unused for 12 hours, or it is from an earlier run "
-    "of `kaeru ui` or another vault's viewer. Open the sign-in link `kaeru ui` printed when it started, "
-    "or sign in with a token below."
+    "Your sign-in has ended: you signed out, it went unused for 12 hours, the viewer ended it to make "
+    "room for newer sign-ins, or it is from an earlier run of `kaeru ui` or another vault's viewer. Open "
+    "the sign-in link `kaeru ui` printed when it started, or sign in with a token below."
+)
+#: What a session dropped because its token opened more than `sessions.SESSIONS_PER_TOKEN` is told:
+#: the token's holder (this person's other browsers, or whoever else holds it) opened them, no one else.
+DROPPED_FOR_TOKEN = (
+    "Your sign-in has ended: more sign-ins were opened with the same token than the viewer keeps for "
+    "one token ({kept}), and this browser's was the one used least recently. Sign in again with a token below."
+)
+#: What a session dropped because the viewer held `sessions.SESSIONS_KEPT` in all is told.
+DROPPED_FOR_ROOM = (
+    "Your sign-in has ended: the viewer keeps at most {kept} sign-ins in all, and this browser's was the "
+    "one used least recently when newer ones were opened. Sign in again with a token below."
 )
 FOREIGN = (
     "A change is accepted only from the viewer's own pages, and {why}. Open the viewer at its own "

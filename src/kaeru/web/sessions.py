@@ -11,6 +11,13 @@ table alone does not hold the token, the cookie alone is not it, and each reques
 token with the server's verifier (`Backend.verify` takes a token, not a digest; an identity
 provider's tokens expire), so a token revoked or changed ends its sessions at their next request.
 Both tables are keyed by a digest of the random id, so neither holds an id that could be replayed.
+
+The table was bounded as a whole only, least recently used dropped first: one token's holder (a
+script, a reader with a read-only token) signing in `SESSIONS_KEPT` times signed every other person
+out, whose page then said they had signed out or left it unused. Each token (by its digest) now
+keeps at most `SESSIONS_PER_TOKEN`, a sign-in past it ending that token's own least recently used;
+and a session dropped for room leaves a record of why (`Ended`, keyed by the same digest of the id,
+bounded by `ENDED_KEPT`), so the page its browser next asks for says what happened.
 """
 
 from __future__ import annotations
@@ -22,9 +29,19 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
-#: Sessions one viewer keeps; past it the least recently used is dropped (signed out).
+#: Sessions one viewer keeps; past it the least recently used is dropped (signed out). It bounds the
+#: viewer's memory whoever signs in; `SESSIONS_PER_TOKEN` keeps one token from filling it.
 SESSIONS_KEPT = 1024
+#: Sessions one token keeps; a sign-in past it ends that token's own least recently used session.
+#: A person's browsers and devices on one token are a handful, so this leaves them room, while a
+#: holder signing in over and over (a script, a shared read-only token) ends only its own sessions:
+#: filling the whole table takes `SESSIONS_KEPT / SESSIONS_PER_TOKEN` tokens, each at its bound.
+SESSIONS_PER_TOKEN = 16
+#: Sessions dropped for room whose reason is kept for the page their browser next asks for; past it
+#: the oldest record goes, and that browser is told the general `app.ENDED`, which names this case too.
+ENDED_KEPT = SESSIONS_KEPT
 #: A session unused this long (seconds) is ended: the browser left open over a night signs in again.
 IDLE_SECONDS = 12 * 3600
 #: Edit outcomes kept for the page an edit returns to; past it the oldest is dropped.
@@ -65,6 +82,11 @@ class Session:
     used: float
 
 
+#: Why a session was dropped for room: its token was at `SESSIONS_PER_TOKEN` (`"token"`), or the
+#: table was at `SESSIONS_KEPT` (`"room"`).
+Ended = Literal["token", "room"]
+
+
 @dataclass
 class Found:
     """A session found by its cookie: the session, its table key and the token it was opened with."""
@@ -77,28 +99,53 @@ class Found:
 class Sessions:
     """The signed-in browsers of one viewer: opened by a sign-in, found by the cookie's id, ended by
     sign-out, by `IDLE_SECONDS` unused, by a refused token, or dropped, least recently used first,
-    past `SESSIONS_KEPT`."""
+    past `per_token` of one token (that token's own) or past `kept` in all (anyone's). A dropped
+    session's reason is kept (`ended`, at most `ended_kept`) for `why_ended`."""
 
     def __init__(
-        self, kept: int = SESSIONS_KEPT, idle: float = IDLE_SECONDS, clock: Callable[[], float] = time.monotonic
+        self,
+        kept: int = SESSIONS_KEPT,
+        idle: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        per_token: int = SESSIONS_PER_TOKEN,
+        ended_kept: int = ENDED_KEPT,
     ):
+        if kept < 1 or per_token < 1 or ended_kept < 0:
+            raise ValueError("a viewer keeps at least one session, and one per token")
         self.kept = kept
         self.idle = idle
         self.clock = clock
+        self.per_token = per_token
+        self.ended_kept = ended_kept
         self._table: OrderedDict[str, Session] = OrderedDict()
+        #: Sessions held per token digest, so a sign-in knows without a scan whether its token is full.
+        self._held: dict[str, int] = {}
+        #: Table key of a session dropped for room → why; oldest first.
+        self._ended: OrderedDict[str, Ended] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._table)
 
+    @property
+    def ended(self) -> int:
+        """How many dropped sessions' reasons are kept (at most `ended_kept`)."""
+        return len(self._ended)
+
     def open(self, token: str) -> tuple[str, Session]:
-        """A new session for `token`: (the id for the cookie, the session)."""
+        """A new session for `token`: (the id for the cookie, the session). Its token's least recently
+        used session is dropped when the token holds `per_token`, then anyone's while the table is full."""
         secret = secrets.token_urlsafe(32)
         now = self.clock()
         self._expire(now)
+        digest = token_digest(token)
+        if self._held.get(digest, 0) >= self.per_token:
+            own = next(key for key, held in self._table.items() if held.digest == digest)
+            self._drop(own, "token")
         while len(self._table) >= self.kept:
-            self._table.popitem(last=False)
-        session = Session(_seal(token, secret), token_digest(token), secrets.token_urlsafe(24), now)
+            self._drop(next(iter(self._table)), "room")
+        session = Session(_seal(token, secret), digest, secrets.token_urlsafe(24), now)
         self._table[_lookup(secret)] = session
+        self._held[digest] = self._held.get(digest, 0) + 1
         return secret, session
 
     def find(self, secret: str) -> Found | None:
@@ -116,9 +163,32 @@ class Sessions:
         self._table.move_to_end(key)
         return Found(session, key, token)
 
+    def why_ended(self, secret: str) -> Ended | None:
+        """Why the session of a cookie's id was dropped for room, if it was and the reason is still
+        kept; None for any other id (signed out, idle, unknown, or a record since dropped)."""
+        return self._ended.get(_lookup(secret))
+
     def close(self, key: str) -> None:
         """End the session whose table key is `key` (sign-out, a refused token)."""
-        self._table.pop(key, None)
+        self._remove(key)
+
+    def _drop(self, key: str, why: Ended) -> None:
+        """End a session for room, keeping why for its browser's next request."""
+        self._remove(key)
+        if self.ended_kept:
+            while len(self._ended) >= self.ended_kept:
+                self._ended.popitem(last=False)
+            self._ended[key] = why
+
+    def _remove(self, key: str) -> None:
+        session = self._table.pop(key, None)
+        if session is None:
+            return
+        left = self._held[session.digest] - 1
+        if left:
+            self._held[session.digest] = left
+        else:
+            del self._held[session.digest]
 
     def _expire(self, now: float) -> None:
         """Drop the sessions unused for `idle` seconds: the least recently used come first."""
@@ -126,7 +196,7 @@ class Sessions:
             key, oldest = next(iter(self._table.items()))
             if now - oldest.used < self.idle:
                 return
-            del self._table[key]
+            self._remove(key)
 
 
 @dataclass
