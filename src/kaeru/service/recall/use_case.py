@@ -20,12 +20,21 @@ from kaeru.service.recall.filters import Filters, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.requests import RecallRequest
-from kaeru.service.requests.reads import RECALL_MIN_TOKENS
+from kaeru.service.requests.reads import MAX_QUERY_CHARS, RECALL_MIN_TOKENS
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import NO_WORDS, resolve_scopes
 from kaeru.service.views import budgeted_views
 
 CHARS_PER_TOKEN = 4
+
+
+def _cut_query(query: str) -> str:
+    """`query` cut to `MAX_QUERY_CHARS`, at the last space before it where there is one."""
+    if len(query) <= MAX_QUERY_CHARS:
+        return query
+    cut = query[:MAX_QUERY_CHARS]
+    end = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
+    return (cut[:end] if end > MAX_QUERY_CHARS // 2 else cut).rstrip()
 
 
 @dataclass
@@ -78,7 +87,8 @@ NO_EXTRA = (
 
 def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = frozenset()) -> RecallOutcome:
     """Run one recall; see the `recall` tool description."""
-    query = (request.query or "").strip()
+    asked = (request.query or "").strip()
+    query = _cut_query(asked)
     limit = request.limit
     try:
         intent = normalise_intent(request.task_intent)
@@ -96,11 +106,15 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         # The schema wants a non-blank query (`\S`); str.strip() also drops the separators \x1c-\x1f.
         raise InvalidArgument("explain and multi_hop need a non-blank query", field="query")
     args = request.wire()
+    if query != asked:  # the continuation repeats the query read, not the whole of what was sent
+        args = {**args, "query": query}
     key = cursors.args_key(args)
     history = intent == Intent.EXPLORE_HISTORY
     filters = Filters.of(request, rt.today(), history=history)
     with rt.store.read() as session:
         scopes, issues = resolve_scopes(session, request.initiatives)
+        if query != asked:
+            issues.append(Issue("invalid_argument", f"query cut to its first {len(query)} characters", "query"))
         work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
         scope_ids = [s.id for s in scopes]
         plan = compile_plan(

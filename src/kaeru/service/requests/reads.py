@@ -45,6 +45,11 @@ ON_REQUEST = ("cold", "frozen")
 RECALL_TYPES = values(NodeType, ("audit_event", "board"))
 #: At most this many tags in recall's `tags` filter (a hit must carry every one).
 MAX_FILTER_TAGS = 32
+#: The longest query recall reads, in characters; past it the query is cut at a word's end. A long
+#: question ranks by its rarest words (decision 168), so a pasted page reads as its first lines
+#: would, while every character was read by the tokenisers and date patterns, and the continuation
+#: repeated it whole: megabytes sent cost seconds of one core for each (decision 412).
+MAX_QUERY_CHARS = 8000
 #: The least `token_budget` recall answers with: the character budget's floor, at 4 characters a
 #: token (decision 37). A smaller one is raised to it, and the answer says so.
 RECALL_MIN_TOKENS = BUDGET_MIN // 4
@@ -166,7 +171,8 @@ class RecallRequest(Request):
             "What you need, in your own words (without one: slots, open tasks, recent memory; a"
             " question only about open work, such as 'what is left to do', adds slots, open tasks and open"
             " claims; one only about decisions, such as 'what did we decide', adds the decisions); a long"
-            " question ranks by its 24 rarest words."
+            " question ranks by its 24 rarest words, and one past"
+            f" {MAX_QUERY_CHARS:,} characters is read to the last word before them (the answer says so)."
         ),
     )
     task_intent: Annotated[str | None, one_of(INTENTS)] = Field(
