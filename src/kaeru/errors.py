@@ -147,6 +147,12 @@ ISSUE_CODES: dict[str, str] = {
         "node, which reads current again (`search`, `recall` and `context` answer it as current). The "
         "message names them; link a successor to them or forget them if they are out of date."
     ),
+    "path_search_cut": (
+        "Warning: a strongest-path search (`trail kind=path`, `link action=chain`) stopped at its bound of "
+        "expanded nodes after it had found a path to the goal: the path answered (or saved) is the "
+        "strongest through the nodes it walked, and a stronger one through nodes beyond may exist. The "
+        "message says how to look further (through a node in between)."
+    ),
     "unknown_initiative": "A read named an initiative that does not exist.",
     "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
     "path_not_allowed": "An export/import path lies outside the configured root.",

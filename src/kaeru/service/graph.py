@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
 from kaeru.errors import InvalidArgument, NotFound
@@ -12,7 +12,7 @@ from kaeru.service import grants
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
 from kaeru.service.supersession import edges_back_to
-from kaeru.storage.base import SearchQuery, Session
+from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
     from kaeru.service.requests import LinkRequest
@@ -26,7 +26,8 @@ MAX_EXPANDED = 2_000
 
 @dataclass
 class Walk:
-    """What a bounded walk did: how many nodes it expanded, and whether it was cut short."""
+    """What a bounded walk did: how many nodes it expanded, and whether it was cut short (a path it
+    returns then is the strongest through the nodes it expanded, not surely the strongest of all)."""
 
     expanded: int = 0
     cut: bool = False
@@ -43,12 +44,16 @@ def strongest_path(
     """Dijkstra over live directed edges with cost `1 − weight + 0.001`; nodes outside `scope` are skipped.
 
     Returns the node ids, the edges and the total cost, or None when `goal` is unreachable within
-    `max_hops` — or was not reached within `MAX_EXPANDED` expanded nodes (then `walk.cut` is set). A
-    path found is the strongest: nodes are expanded cheapest first.
+    `max_hops`. A path found is the strongest: nodes are expanded cheapest first. Past `MAX_EXPANDED`
+    expanded nodes the walk stops (`walk.cut` is set) and returns the cheapest path to `goal` through
+    the nodes it expanded, or None when none of them had an edge to it: a goal one weak edge away
+    was answered "no path" when many stronger edges led elsewhere (decision 413).
     """
     walk = walk if walk is not None else Walk()
     best: dict[str, float] = {start: 0.0}
     queue: list[tuple[float, int, str, list[str], list[Edge]]] = [(0.0, 0, start, [start], [])]
+    # The cheapest path to `goal` pushed so far: the answer if the walk is cut before it pops `goal`.
+    reached: tuple[list[str], list[Edge], float] | None = None
     while queue:
         cost, hops, here, path, edges = heapq.heappop(queue)
         if here == goal:
@@ -57,7 +62,7 @@ def strongest_path(
             continue
         if walk.expanded >= MAX_EXPANDED:
             walk.cut = True
-            return None
+            return reached
         walk.expanded += 1
         outgoing = [e for e in session.live_edges([here]) if e.src == here and e.dst not in path]
         if scope is not None and outgoing:
@@ -72,7 +77,49 @@ def strongest_path(
             if step < best.get(edge.dst, float("inf")):
                 best[edge.dst] = step
                 heapq.heappush(queue, (step, hops + 1, edge.dst, [*path, edge.dst], [*edges, edge]))
+                if edge.dst == goal:
+                    reached = [*path, edge.dst], [*edges, edge], step
     return None
+
+
+def said_path(
+    session: Session, source: Node, target: Node, scope: Initiative | None, asker: Literal["trail", "chain"]
+) -> tuple[list[str], list[Edge], float, list[Issue]]:
+    """The strongest path from `source` to `target` in `scope` as `trail kind=path` and `link
+    action=chain` (the `asker`) say it, with the warnings it comes with. NotFound when there is none
+    within `MAX_HOPS`; NotFound saying the walk was cut (never "no path": one may lie beyond) when it
+    was cut before it saw `target`; a path found by a cut walk comes with the issue `path_search_cut`,
+    as a stronger one may lie beyond (decision 413). Each says what the agent can do instead."""
+    walk = Walk()
+    found = strongest_path(session, source.id, target.id, {scope.id} if scope else None, walk=walk)
+    where = f" in {scope.name!r}" if scope else ""
+    if asker == "chain":
+        absent = f"no directed path of live edges from {source.name!r} to {target.name!r} within {MAX_HOPS} hops{where}"
+        detour = "chain through a node in between"
+    else:
+        absent = f"no directed path from {source.name!r} to {target.name!r} within {MAX_HOPS} hops"
+        detour = (
+            f"ask for the path from {source.name!r} to a node in between, then from that node on to {target.name!r}"
+        )
+    cut = (
+        f"was cut after the {walk.expanded} nodes nearest to {source.name!r} (at most {MAX_EXPANDED} nodes are walked)"
+    )
+    if found is None and walk.cut:
+        raise NotFound(
+            f"the search for a directed path of live edges from {source.name!r} to {target.name!r}{where} "
+            f"{cut} without reaching {target.name!r}; a path may exist beyond — {detour}",
+            field="to",
+        )
+    if found is None:
+        raise NotFound(absent, field="to")
+    issues: list[Issue] = []
+    if walk.cut:
+        said = (
+            f"this is the strongest path from {source.name!r} to {target.name!r}{where} through the nodes the "
+            f"search walked, but the search {cut} before it could rule out a stronger one beyond — {detour}"
+        )
+        issues.append(Issue("path_search_cut", said, "to"))
+    return *found, issues
 
 
 def link(ctx: WriteContext, request: LinkRequest) -> None:
@@ -144,23 +191,8 @@ def _undo_reverse_supersession(ctx: WriteContext, source: Node, target: Node) ->
 
 
 def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) -> None:
-    walk = Walk()
-    found = strongest_path(ctx.session, source.id, target.id, {ctx.initiative.id}, walk=walk)
-    if found is None and walk.cut:
-        raise NotFound(
-            f"no directed path of live edges from {source.name!r} to {target.name!r} found among the "
-            f"{walk.expanded} nodes nearest to it in {ctx.initiative.name!r}: the search was cut there "
-            f"(at most {MAX_EXPANDED} nodes are walked); a path may exist beyond — chain through a node "
-            "in between",
-            field="to",
-        )
-    if found is None:
-        raise NotFound(
-            f"no directed path of live edges from {source.name!r} to {target.name!r} within {MAX_HOPS} hops "
-            f"in {ctx.initiative.name!r}",
-            field="to",
-        )
-    members, edges, cost = found
+    members, edges, cost, doubts = said_path(ctx.session, source, target, ctx.initiative, "chain")
+    ctx.outcome.issues += doubts
     rows, _, _ = ctx.session.search(
         SearchQuery(initiative_ids=[ctx.initiative.id], types=[NodeType.CHAIN.value], omit_superseded=False)
     )

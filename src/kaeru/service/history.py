@@ -11,7 +11,7 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors, grants
 from kaeru.service.checks import normalise_initiative
-from kaeru.service.graph import MAX_HOPS, strongest_path
+from kaeru.service.graph import said_path
 from kaeru.service.outcomes import (
     Coverage,
     Issue,
@@ -121,6 +121,7 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
         subject = bounded_subject(build_views(session, [node])[0])
         coverage = Coverage(initiatives=subject.initiatives)
         cost = None
+        doubts: list[Issue] = []  # a path's warnings (said_path)
         if kind == "neighbours":
             after = None
             if state is not None:
@@ -156,12 +157,7 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
             if request.to is None:
                 raise InvalidArgument("kind=path needs `to`", field="to")
             goal = resolve_node(session, request.to, scope, "to")
-            found = strongest_path(session, node.id, goal.id, {scope.id} if scope else None)
-            if found is None:
-                raise NotFound(
-                    f"no directed path from {node.name!r} to {goal.name!r} within {MAX_HOPS} hops", field="to"
-                )
-            ids, edges, cost = found
+            ids, edges, cost, doubts = said_path(session, node, goal, scope, "trail")
             nodes = session.nodes_by_ids(ids)
             views = build_views(session, [nodes[i] for i in ids])
             entries = [
@@ -183,6 +179,7 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
         page, rest = entries[: request.limit], max(0, len(entries) - request.limit)
         outcome = paged(session, args, key, secret, kind, subject, page, coverage, served, rest, None)
     outcome.cost = cost
+    outcome.issues += doubts  # a path found by a walk cut short may not be the strongest (decision 413)
     return outcome
 
 

@@ -23,7 +23,7 @@ from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.context import rule_applies
-from kaeru.service.graph import strongest_path
+from kaeru.service.graph import Walk, strongest_path
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.runtime import Runtime
@@ -160,7 +160,10 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             members = chain.properties.get("chain", {}).get("members") or []
             if len(members) < 2:
                 continue
-            found = strongest_path(session, members[0], members[-1], {scope.id})
+            walk = Walk()
+            found = strongest_path(session, members[0], members[-1], {scope.id}, walk=walk)
+            if walk.cut:  # stopped at its bound: neither "no path" nor "another path" is known (decision 413)
+                continue
             if found is None:  # no path left: saving it again would be refused (decision 310)
                 add(
                     "stale_chain",
