@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from kaeru.service import Service
+from kaeru.service.recall.use_case import _cut_query
 from kaeru.service.requests.reads import MAX_QUERY_CHARS
 from tests.working.conftest import Call, make_call
 
@@ -52,3 +53,12 @@ def test_a_query_recall_reads_whole_is_not_cut(call: Call) -> None:
     assert answer["state"] == "ok", answer["issues"]
     assert not any("query cut" in i["message"] for i in answer["issues"]), answer["issues"]
     assert answer["continuation"]["next_arguments"]["query"] == words
+
+
+def test_the_cut_keeps_a_word_that_ends_at_the_bound_and_knows_every_scripts_spaces() -> None:
+    ends_at_bound = "a" * (MAX_QUERY_CHARS - 5) + " bcde z"
+    assert _cut_query(ends_at_bound) == "a" * (MAX_QUERY_CHARS - 5) + " bcde"
+    japanese = "日本語です\u3000" * MAX_QUERY_CHARS  # words between ideographic spaces
+    cut = _cut_query(japanese)
+    assert len(cut) <= MAX_QUERY_CHARS and cut.endswith("です") and japanese.startswith(cut + "\u3000")
+    assert _cut_query("x" * (2 * MAX_QUERY_CHARS)) == "x" * MAX_QUERY_CHARS  # one word: cut at the bound

@@ -90,3 +90,26 @@ def test_a_path_truly_absent_in_a_small_graph_is_still_not_found(timed: Service)
     assert [(i["code"], i["field"], i["message"]) for i in backwards["issues"]] == [
         ("not_found", "to", "no directed path from 'B' to 'A' within 12 hops")
     ]
+
+
+def test_a_cut_walk_leaves_a_chain_saved_before_between_the_same_ends(timed: Service) -> None:
+    """A → C → B was saved as the strongest path while the graph was small; once 2,001 stronger
+    spokes cut the walk before C, saving A → B again moved that chain to the weaker A → B."""
+    build, run = make_call(timed), checked_calls(timed)
+    a, b, c, hub = (_note(build, name) for name in ("A", "B", "C", "hub"))
+    _link(build, a, b, 0.2)
+    _link(build, a, c, 0.35)
+    _link(build, c, b, 0.95)
+    _link(build, a, hub, 0.5)
+    first = build("link", initiative=P, action="chain", **{"from": {"id": a}, "to": {"id": b}})
+    assert first["state"] == "applied" and not first["issues"], first["issues"]
+    chain = first["data"]["primary"]["id"]
+    for i in range(SPOKES):
+        _link(build, hub, _note(build, f"s{i}"), 0.9)
+
+    again = run("link", initiative=P, action="chain", **{"from": {"id": a}, "to": {"id": b}})
+    assert again["state"] == "unchanged" and again["data"]["primary"]["id"] == chain, again
+    assert [i["code"] for i in again["issues"]] == ["path_search_cut"]
+    assert "kept as it was" in again["issues"][0]["message"]
+    saved = run("trail", initiative=P, node={"id": chain}, kind="chain")
+    assert [e["node"]["id"] for e in saved["data"]["entries"]] == [a, c, b]

@@ -1,4 +1,4 @@
-"""The viewer's sign-in table is bounded per token as well as in all (decision D1).
+"""The viewer's sign-in table is bounded per token as well as in all (decision 411).
 
 It was bounded in all only, least recently used dropped first: one token's holder (a script, a reader
 with a read-only token) signing in `SESSIONS_KEPT` times signed every other person out, whose page then

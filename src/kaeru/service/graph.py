@@ -222,6 +222,14 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
         before = chain.properties.get("chain", {}).get("members") or []
         if len(before) < 2 or (before[0], before[-1]) != (members[0], members[-1]):
             continue
+        if doubts:  # a walk cut at its bound cannot tell the saved path weaker: it stays (decision 413)
+            kept = f"; the chain {chain.name!r} saved before between these ends is kept as it was"
+            ctx.outcome.issues[ctx.outcome.issues.index(doubts[0])] = Issue(
+                "path_search_cut", doubts[0].message + kept, doubts[0].field
+            )
+            ctx.outcome.state = "unchanged"
+            ctx.outcome.primary = ctx.outcome_ref(chain)
+            return
         fields: dict[str, object] = {"properties": {**chain.properties, "chain": saved}}
         old_names = ctx.session.nodes_by_ids(before)
         old_default = " → ".join(old_names[m].name if m in old_names else m for m in before)

@@ -36,8 +36,9 @@ from typing import Literal
 SESSIONS_KEPT = 1024
 #: Sessions one token keeps; a sign-in past it ends that token's own least recently used session.
 #: A person's browsers and devices on one token are a handful, so this leaves them room, while a
-#: holder signing in over and over (a script, a shared read-only token) ends only its own sessions:
-#: filling the whole table takes `SESSIONS_KEPT / SESSIONS_PER_TOKEN` tokens, each at its bound.
+#: holder signing in over and over (a script) ends only sessions of that token, whoever opened them
+#: (a token shared by many people is shared in this too): filling the whole table takes
+#: `SESSIONS_KEPT / SESSIONS_PER_TOKEN` tokens, each at its bound.
 SESSIONS_PER_TOKEN = 16
 #: Sessions dropped for room whose reason is kept for the page their browser next asks for; past it
 #: the oldest record goes, and that browser is told the general `app.ENDED`, which names this case too.

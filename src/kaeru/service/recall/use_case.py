@@ -29,12 +29,14 @@ CHARS_PER_TOKEN = 4
 
 
 def _cut_query(query: str) -> str:
-    """`query` cut to `MAX_QUERY_CHARS`, at the last space before it where there is one."""
+    """`query` cut to `MAX_QUERY_CHARS`, before the last whitespace (any script's) that ends a word
+    within it, or at the bound when the last word began before the bound's middle."""
     if len(query) <= MAX_QUERY_CHARS:
         return query
-    cut = query[:MAX_QUERY_CHARS]
-    end = max(cut.rfind(" "), cut.rfind("\n"), cut.rfind("\t"))
-    return (cut[:end] if end > MAX_QUERY_CHARS // 2 else cut).rstrip()
+    for end in range(MAX_QUERY_CHARS, MAX_QUERY_CHARS // 2, -1):  # a gap just past the bound ends a word in it
+        if query[end].isspace():
+            return query[:end].rstrip()
+    return query[:MAX_QUERY_CHARS]
 
 
 @dataclass
