@@ -395,8 +395,12 @@ _JOINED = re.compile(r"(?<![\w.])[^\W\d_][^\W_]*(?:[._][^\W_]+)+")
 #: The words of a camelCase or PascalCase token: an acronym before a capitalised word (`HTTPServer`
 #: → `HTTP`, `Server`), capitalised or lower-case runs, other capitals, digits.
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-#: A token with a case change inside it (`getUserName`, `HTTPServer`, `parseJSON`).
-_CAMEL_TOKEN = re.compile(r"[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
+#: A token with a case change inside it (`getUserName`, `HTTPServer`, `parseJSON`), tried only where
+#: a word begins: unanchored, a word without one was searched again from each of its letters — time
+#: quadratic in its length, and one long word in a note stalled every recall that scored it (decision
+#: 414). A match always began at its word's start anyway (a part of a word has a case change only if
+#: the word has), so what it finds is the same.
+_CAMEL_TOKEN = re.compile(r"(?<![^\W_])[^\W_]*(?:[a-z][A-Z]|[A-Z]{2}[a-z])[^\W_]*")
 
 
 def identifier_words(text: str | None) -> tuple[list[str], list[str]]:

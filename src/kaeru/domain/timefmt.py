@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+from bisect import bisect_left
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 #: A time ago: `5m`, `2d`, `2d ago`, `3 days ago`, `1 week` (the tool descriptions say "2d ago", and
@@ -275,6 +276,33 @@ def _yearless(match: re.Match[str], today: date, zone: tzinfo | None) -> tuple[s
     return None
 
 
+class _Taken:
+    """The spans of a text already read as dates: disjoint, in order of position, so whether a match
+    overlaps one is a binary search. Asking each match of every one of them took time quadratic in
+    the number of dates a query holds (decision 414)."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+        self._new: list[tuple[int, int]] = []
+
+    def free(self, form: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+        """The matches of `form` in `text` that overlap no span taken before it. The spans `take`n
+        meanwhile join the others once `form` is done: `finditer`'s matches never overlap one
+        another, so those spans could keep out none of this form's own matches."""
+        spans = self._spans
+        for match in form.finditer(text):
+            start, end = match.span()
+            i = bisect_left(spans, (end,))  # the spans that begin before this match ends
+            if i == 0 or spans[i - 1][1] <= start:
+                yield match
+        if self._new:
+            self._spans = sorted(spans + self._new)  # two sorted runs: merged in one pass
+            self._new = []
+
+    def take(self, match: re.Match[str]) -> None:
+        self._new.append(match.span())
+
+
 def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = None) -> list[tuple[str, str]]:
     """The time windows (canonical `since`, `until`, both inclusive) of the dates `text` names: a
     calendar day (with one day of slack either side) or a whole month; with `now`, also the days a
@@ -283,16 +311,9 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
     no window. At most three, in order of appearance."""
     found: list[tuple[int, tuple[str, str]]] = []
     dated_years: list[int] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(span: tuple[int, int]) -> bool:
-        return not any(a < span[1] and span[0] < b for a, b in taken)
-
+    taken = _Taken()
     for form in _DATE_FORMS:
-        for match in form.finditer(text):
-            span = match.span()
-            if not free(span):
-                continue
+        for match in taken.free(form, text):
             raw_month = match.group("month").lower()
             month = int(raw_month) if raw_month.isdigit() else _MONTHS[raw_month]
             year = int(match.group("year"))
@@ -307,41 +328,35 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
                     end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
             except ValueError:
                 continue
-            taken.append(span)
-            found.append((span[0], (fmt(start), fmt(end - timedelta(microseconds=1)))))
+            taken.take(match)
+            found.append((match.start(), (fmt(start), fmt(end - timedelta(microseconds=1)))))
     if now is not None:
         today = now.astimezone(zone).date()
         # "between August 11 and August 15 2023": a year the query names is the yearless days' too.
         named_years = dated_years + [int(y) for y in _NAMED_YEAR.findall(text)]
         latest = min(today, date(max(named_years), 12, 31)) if named_years else today
         for form in _YEARLESS_FORMS:
-            for match in form.finditer(text):
-                span = match.span()
-                if free(span) and (window := _yearless(match, latest, zone)) is not None:
-                    taken.append(span)
-                    found.append((span[0], window))
-        for match in _WEEKDAY.finditer(text):
-            span = match.span()
-            if free(span):
-                back = (today.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7
-                if back == 0 and match.group("which").lower() != "on":
-                    back = 7  # "last Friday" on a Friday is a week ago
-                with contextlib.suppress(ValueError, OverflowError):
-                    day = today - timedelta(days=back)
-                    found.append((span[0], _day_bounds(day, day, zone)))
-                    taken.append(span)
+            for match in taken.free(form, text):
+                if (window := _yearless(match, latest, zone)) is not None:
+                    taken.take(match)
+                    found.append((match.start(), window))
+        for match in taken.free(_WEEKDAY, text):
+            back = (today.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7
+            if back == 0 and match.group("which").lower() != "on":
+                back = 7  # "last Friday" on a Friday is a week ago
+            with contextlib.suppress(ValueError, OverflowError):
+                day = today - timedelta(days=back)
+                found.append((match.start(), _day_bounds(day, day, zone)))
+                taken.take(match)
         for form, days in _RELATIVE_FORMS:
-            for match in form.finditer(text):
-                span = match.span()
-                if not free(span):
-                    continue
+            for match in taken.free(form, text):
                 try:
                     first, last = days(match, today)
                     window = _day_bounds(first, last, zone)
                 except (ValueError, OverflowError):  # before year 1
                     continue
-                taken.append(span)
-                found.append((span[0], window))
+                taken.take(match)
+                found.append((match.start(), window))
     return [w for _, w in sorted(found)][:3]
 
 

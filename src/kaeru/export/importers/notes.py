@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,12 @@ KAERU_README = ("# kaeru memory export", "# kaeru vault")
 #: Tags the server derives again from the text: not carried over.
 DERIVED = ("topic:", "lang:")
 
+#: A `[[target#anchor|label]]` link; `wikilinks` finds them.
 WIKILINK = re.compile(r"!?\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
+#: Where every link begun before it ends, or none does: no part of a link holds `]` or a new line.
+_LINK_STOP = re.compile(r"[\]\n]")
 RELATION_ITEM = re.compile(r"^\s*[-*+]\s+([A-Za-z][\w -]{0,60}?)\s+\[\[")
 KAERU_EDGE_ITEM = re.compile(r"^\s*-\s+([a-z_]+)\s+\([0-9.]+\)\s+→\s+\[\[")
-HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$")
 
 
 @dataclass
@@ -121,15 +124,50 @@ def pages(folder: Path, skip: set[str] | None = None) -> list[Page]:
     return found
 
 
+def wikilinks(line: str) -> Iterator[re.Match[str]]:
+    """`WIKILINK.finditer(line)`, in time linear in the line. `finditer` tries the pattern at every
+    `[[`, and an unclosed one reads on to the line's end (a target may hold `[`): `[[a[[a[[a…` took
+    time quadratic in its length (decision 414). A link whose target is not empty fails only at the
+    first `]` or new line after its `[[`, not followed by `]`; every `[[` before that point fails
+    there too, so the next one worth trying comes after it."""
+    pos = 0
+    while (start := line.find("[[", pos)) >= 0:
+        begin = start - 1 if start > pos and line[start - 1] == "!" else start
+        if (match := WIKILINK.match(line, begin)) is not None:
+            yield match
+            pos = match.end()
+            continue
+        stop = _LINK_STOP.search(line, start + 2)
+        if stop is None:  # no `]]` after this point: no link either
+            return
+        # An empty target (`[[#…`, `[[|…`) fails at once: a link may begin just after it.
+        pos = start + 2 if line[start + 2] in "]|#\n" else stop.start()
+
+
+def heading(line: str) -> str | None:
+    r"""The title of a `# heading` line (no new line in it), without the closing `#`s and the spaces
+    around them; None for any other line. What `^#\s+(.+?)\s*#*\s*$` matches, without its time:
+    the lazy title tried the closing pattern after each of its characters, and that pattern
+    backtracked over every run of spaces, so a heading with a long run of them took time cubic in
+    its length (decision 414)."""
+    title = line[1:].lstrip()
+    if not line.startswith("#") or len(title) == len(line) - 1:
+        return None
+    if not title:  # `#` and spaces only: the title is the last space, if one is left for `\s+`
+        return line[-1] if len(line) > 2 else None
+    # The closing part is spaces, `#`s, spaces, at the end: the title is the rest, one character at least.
+    return title[: max(1, len(title.rstrip().rstrip("#").rstrip()))]
+
+
 def _split_title(text: str) -> tuple[str | None, str]:
     """The first `# heading` (if it comes before any other text) and the text without it."""
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if not line.strip():
             continue
-        match = HEADING.match(line)
-        if match:
-            return match.group(1), "\n".join(lines[i + 1 :])
+        title = heading(line)
+        if title is not None:
+            return title, "\n".join(lines[i + 1 :])
         break
     return None, text
 
@@ -183,7 +221,7 @@ def read_markdown(folder: Path) -> Batch:
             if "[[" not in line:
                 continue
             relation = RELATION_ITEM.match(line)
-            for n, match in enumerate(WIKILINK.finditer(line)):
+            for n, match in enumerate(wikilinks(line)):
                 target = index.get(match.group(1).strip().lower())
                 if target is None:
                     unresolved.append(f"{page.path} → {match.group(1).strip()}")
@@ -238,7 +276,7 @@ def read_kaeru(folder: Path) -> Batch:
                     continue
                 ours = KAERU_EDGE_ITEM.match(line)
                 typed = edge_type_of(ours.group(1))[0] if ours else edge_type
-                for match in WIKILINK.finditer(line):
+                for match in wikilinks(line):
                     target = slugs.get(match.group(1).strip().lower())
                     if target is None:
                         unresolved.append(f"{page.path} → {match.group(1).strip()}")
