@@ -12,13 +12,17 @@ not searchable, on both engines alike (a memory one backend accepts, the other a
 
 `kept` decides from the fields' lengths alone in the common case (a note far below the room: no
 walk, no set), from a long text's distinct words next; only a text whose distinct words could
-overflow is walked token by token, as PostgreSQL sizes a tsvector.
+overflow is walked token by token, as PostgreSQL sizes a tsvector. Each tsvector is filled on its
+own, so the literal one is walked first and the stems only of the words it holds are made and
+walked (`index_held`): a text far past the room (megabytes of an unspaced script, whose pieces are
+nearly all distinct) costs what the index holds of it, not what was sent, and what is held and
+where it ends are the same as a walk of every word's stem (decision 415).
 """
 
 from __future__ import annotations
 
 import string
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from kaeru.domain.text import TOKENISER, manual_tags
@@ -54,84 +58,119 @@ class Kept(NamedTuple):
     body: int
 
 
-def _fit(texts: Sequence[str], count: int) -> bool:
-    """Whether `count` fields held as `texts` (their tokens space-joined, or just joined) surely fit
-    a tsvector, both variants in one, from their lengths alone: a token of `c` characters takes at
-    most `c + 1` characters of them and `4c + 5` bytes."""
-    return _BYTES_PER_CHAR * sum(map(len, texts)) + _BYTES_PER_TOKEN * count <= TSVECTOR_BYTES
+#: Tokens a distinct-word bound takes at a time: it stops as soon as the words seen so far could
+#: overflow, so a text that will be cut costs a set of about the words the index holds, not of all.
+_CHUNK = 1 << 14
 
 
-def _distinct_bound(fields: Fields) -> int:
-    """The most the fields could take in a tsvector, from their distinct words: each one's bytes
-    and count once, and two bytes a position each field can keep (for a long text that repeats its
-    words, which the lengths alone overstate many times)."""
-    found = [set(words) for words in fields]
-    distinct = set().union(*found)
-    joined = "".join(distinct)
-    size = (len(joined) if joined.isascii() else len(joined.encode())) + _BYTES_PER_TOKEN * len(distinct)
-    for weight, words, words_found in zip("ACBD", fields, found, strict=True):
-        size += 2 * min(len(words), POSITIONS_PER_FIELD[weight] * len(words_found))
-    return size
+def _bytes(words: Iterable[str]) -> int:
+    joined = "".join(words)
+    return len(joined) if joined.isascii() else len(joined.encode())
+
+
+def _surely_fit(room: int, rest: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    """Whether the (weight, tokens) fields `rest` surely fit in `room` bytes of one tsvector: from
+    their lengths (a token of `c` characters adds at most `4c + 5` bytes), else from their distinct
+    words — each one's bytes and count once, and two bytes a position each field can keep (a long
+    text that repeats its words, which the lengths overstate many times). The distinct words are
+    gathered a chunk at a time and the answer is no as soon as those seen could overflow (the bound
+    only grows)."""
+    if sum(_BYTES_PER_CHAR * sum(map(len, words)) + _BYTES_PER_TOKEN * len(words) for _, words in rest) <= room:
+        return True
+    distinct: set[str] = set()
+    size = 0  # of the distinct words so far, and the positions of the fields done
+    for weight, words in rest:
+        found: set[str] = set()
+        cap = POSITIONS_PER_FIELD[weight]
+        for start in range(0, len(words), _CHUNK):
+            chunk = set(words[start : start + _CHUNK])
+            found |= chunk
+            new = chunk - distinct
+            distinct |= new
+            size += _bytes(new) + _BYTES_PER_TOKEN * len(new)
+            if size + 2 * min(min(start + _CHUNK, len(words)), cap * len(found)) > room:
+                return False
+        size += 2 * min(len(words), cap * len(found))
+    return size <= room
 
 
 class _Room:
     """One tsvector being filled as PostgreSQL sizes it: each distinct lexeme's bytes (padded to
-    an even count), its position count and two bytes a kept position."""
+    an even count), its position count and two bytes a kept position. It holds the name and the
+    tags whole from the start."""
 
-    def __init__(self) -> None:
+    def __init__(self, fields: Fields) -> None:
         self.used = 0
-        self.seen: dict[tuple[str, str], int] = {}  # (lexeme, weight) -> occurrences so far
+        #: Per field (weight), each lexeme's positions so far, counted up to the field's cap.
+        self.seen: dict[str, dict[str, int]] = {weight: {} for weight in POSITIONS_PER_FIELD}
         self.lexemes: set[str] = set()
+        for weight, words in (("A", fields.name), ("C", fields.tags)):
+            self._fill(weight, words, None)
 
-    def cost(self, word: str, weight: str) -> int:
-        """What adding `word` to field `weight` would add (0: a position past the field's cap)."""
-        word = word if word.islower() else word.translate(_ASCII_LOWER)
-        if self.seen.get((word, weight), 0) >= POSITIONS_PER_FIELD[weight]:
-            return 0
-        if word in self.lexemes:
-            return 2
-        size = len(word) if word.isascii() else len(word.encode())
-        return size + (size & 1) + 4
+    def _fill(self, weight: str, words: Iterable[str], room: int | None) -> int | None:
+        """Add `words` to field `weight` in order, while they fit in `room` bytes (None: all of
+        them): how many were added when the next would not fit, else None. A lexeme is lowered as
+        PostgreSQL lowers it (ASCII letters only); past its cap in a field, a position adds nothing."""
+        seen, lexemes, cap, used = self.seen[weight], self.lexemes, POSITIONS_PER_FIELD[weight], self.used
+        for added, word in enumerate(words):
+            if not word.islower():
+                word = word.translate(_ASCII_LOWER)
+            count = seen.get(word, 0)
+            if count < cap:
+                if word in lexemes:
+                    cost = 2
+                else:
+                    size = len(word) if word.isascii() else len(word.encode())
+                    cost = size + (size & 1) + 4
+                if room is not None and used + cost > room:
+                    self.used = used
+                    return added
+                seen[word] = count + 1
+                lexemes.add(word)
+                used += cost
+        self.used = used
+        return None
 
-    def add(self, word: str, weight: str, cost: int) -> None:
-        word = word if word.islower() else word.translate(_ASCII_LOWER)
-        key = (word, weight)
-        self.seen[key] = self.seen.get(key, 0) + 1
-        self.lexemes.add(word)
-        self.used += cost
+    def overflow(self, fields: Fields) -> int | None:
+        """Where the description's then the body's tokens overflow this tsvector: the place, in
+        that order, of the first that would not fit; None when all fit (nearly always, decided
+        without a walk)."""
+        rest = (("B", fields.description), ("D", fields.body))
+        if _surely_fit(TSVECTOR_BYTES - self.used, rest):
+            return None
+        place = 0
+        for weight, words in rest:
+            added = self._fill(weight, words, TSVECTOR_BYTES)
+            if added is not None:
+                return place + added
+            place += len(words)
+        return None
+
+
+def _held(fields: Fields, place: int) -> Fields:
+    """`fields` with the description and the body cut to their first `place` tokens in all."""
+    description = fields.description[:place]
+    return fields._replace(description=description, body=fields.body[: place - len(description)])
+
+
+def _kept(literal: Fields, place: int | None) -> Kept | None:
+    if place is None:
+        return None
+    description = min(place, len(literal.description))
+    return Kept(description, place - description)
 
 
 def kept(literal: Fields, stems: Fields) -> Kept | None:
     """None when the index holds every token (nearly always, decided without a walk); else how many
     of the description's and the body's tokens fit, in order, in both tsvectors. The name and the
-    tags are always held whole (the write path bounds them far below the room)."""
-    if _fit([*map("".join, literal), *map("".join, stems)], sum(map(len, literal)) + sum(map(len, stems))):
-        return None
-    if _distinct_bound(literal) <= TSVECTOR_BYTES and _distinct_bound(stems) <= TSVECTOR_BYTES:
-        return None
-    rooms = (_Room(), _Room())
-    for room, fields in zip(rooms, (literal, stems), strict=True):
-        for weight, words in (("A", fields.name), ("C", fields.tags)):
-            for word in words:
-                room.add(word, weight, room.cost(word, weight))
-    counts = []
-    full = False
-    for weight, pair in (("B", (literal.description, stems.description)), ("D", (literal.body, stems.body))):
-        count = 0
-        if not full:
-            for word, stem in zip(*pair, strict=True):
-                a, b = rooms[0].cost(word, weight), rooms[1].cost(stem, weight)
-                if rooms[0].used + a > TSVECTOR_BYTES or rooms[1].used + b > TSVECTOR_BYTES:
-                    full = True
-                    break
-                rooms[0].add(word, weight, a)
-                rooms[1].add(stem, weight, b)
-                count += 1
-        counts.append(count)
-    description, body = counts
-    if description == len(literal.description) and body == len(literal.body):
-        return None
-    return Kept(description, body)
+    tags are always held whole (the write path bounds them far below the room). Each tsvector is
+    filled on its own, so the words held end where the first of the two overflows: the stems' is
+    looked for only in the words the literal one holds."""
+    place = _Room(literal).overflow(literal)
+    if place is not None:
+        stems = _held(stems, place)
+    found = _Room(stems).overflow(stems)
+    return _kept(literal, found if found is not None else place)
 
 
 class Texts(NamedTuple):
@@ -156,17 +195,50 @@ def index_fields(
 ) -> tuple[Fields, Fields]:
     """A node's indexed fields as tokens, literal and stemmed: what SQLite's row joins
     (`index_texts`) and PostgreSQL's tsvectors are built from (`postgres/indexing.node_index`)."""
+    literal, heads = _literal(name, description, body, tags, lang)
+    return literal, Fields(*heads, _stems(description, lang), _stems(body, lang))
+
+
+def _literal(
+    name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str
+) -> tuple[Fields, tuple[Sequence[str], Sequence[str]]]:
+    """The literal fields, and the stems of the name and of the tags its writer gave."""
     stem_all = TOKENISER.stem_all
     literal = Fields(_stream(name), _stream(" ".join(tags), True), _stream(description), _stream(body))
-    stems = Fields(
-        stem_all(literal.name, lang), stem_all(_stream(manual_tags(tags), True), lang),
-        _stems(description, lang), _stems(body, lang),
-    )  # fmt: skip
-    return literal, stems
+    return literal, (stem_all(literal.name, lang), stem_all(_stream(manual_tags(tags), True), lang))
 
 
 def _stems(text: str | None, lang: str) -> Sequence[str]:
     return TOKENISER.stems_of(text, lang) if text else ()
+
+
+class Held(NamedTuple):
+    """A node's indexed fields as the index holds them, literal and stemmed (`kept` of them cut
+    away), and what was cut."""
+
+    literal: Fields
+    stems: Fields
+    kept: Kept | None
+
+
+def index_held(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Held:
+    """`index_fields` cut as `kept` says, without stemming the words past the room: in a long text
+    that overflows it (an unspaced script's, whose pieces are nearly all distinct), those are most
+    of the words, and stemming them cost most of a write. What is held and where it ends are those
+    of `kept` over every word (a word's stem is its own, whatever follows it)."""
+    literal, heads = _literal(name, description, body, tags, lang)
+    place = _Room(literal).overflow(literal)
+    if place is None:
+        stems = Fields(*heads, _stems(description, lang), _stems(body, lang))
+    else:
+        literal = _held(literal, place)
+        stem_all = TOKENISER.stem_all
+        stems = Fields(*heads, stem_all(literal.description, lang), stem_all(literal.body, lang))
+    found = _Room(stems).overflow(stems)
+    if found is not None:
+        place = found
+        literal, stems = _held(literal, found), _held(stems, found)
+    return Held(literal, stems, _kept(literal, place))
 
 
 #: Fields of at most this many characters in all surely fit (`cut_of` then tokenises nothing): a
@@ -184,7 +256,7 @@ def cut_of(name: str, description: str | None, body: str | None, tags: Sequence[
     chars = len(name) + len(description or "") + len(body or "") + sum(len(t) + 1 for t in tags)
     if chars <= SURELY_FITS_CHARS:
         return None
-    return kept(*index_fields(name, description, body, tags, lang))
+    return index_held(name, description, body, tags, lang).kept
 
 
 def index_cut_message(cut: Kept) -> str:
@@ -206,19 +278,8 @@ def index_texts(name: str, description: str | None, body: str | None, tags: Sequ
     the same as `text.index_text` and `text.stem_text` of each): the tags' stems only of the tags
     its writer gave; a description and a body whose words overflow a tsvector cut to the words
     `kept` holds, the words a PostgreSQL vault finds too."""
-    literal, stems = index_fields(name, description, body, tags, lang)
-    texts = Texts(
+    literal, stems, _ = index_held(name, description, body, tags, lang)
+    return Texts(
         " ".join(literal.name), " ".join(literal.description), " ".join(literal.body), " ".join(literal.tags),
         " ".join(stems.name), " ".join(stems.description), " ".join(stems.body), " ".join(stems.tags),
     )  # fmt: skip
-    if _fit(texts, sum(map(len, texts)) + len(texts)):
-        return texts
-    room = kept(literal, stems)
-    if room is None:
-        return texts
-    return texts._replace(
-        description=" ".join(literal.description[: room.description]),
-        body=" ".join(literal.body[: room.body]),
-        stem_description=" ".join(stems.description[: room.description]),
-        stem_body=" ".join(stems.body[: room.body]),
-    )

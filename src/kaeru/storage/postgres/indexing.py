@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from kaeru.domain.indexroom import MAX_POSITION, POSITIONS_PER_FIELD, index_fields, kept
+from kaeru.domain.indexroom import MAX_POSITION, POSITIONS_PER_FIELD, index_held
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import Node
 from kaeru.domain.text import indexed_name
@@ -72,16 +72,14 @@ def _vector_and_counts(fields: tuple[list[str], list[str], list[str], list[str]]
 
 def node_index(node: Node) -> NodeIndex:
     """A live node's tsvectors, term counts and length (see the module's docstring), in one pass;
-    of a description and a body whose words overflow a tsvector, the words `indexroom.kept` holds."""
-    words, word_stems = index_fields(
+    of a description and a body whose words overflow a tsvector, the words `indexroom.index_held` holds."""
+    # The tokens SQLite's row holds too, cut where a tsvector would overflow (`domain.indexroom`):
+    # both engines index the same words of such a text, and the words past the room are not stemmed.
+    words, word_stems, _ = index_held(
         indexed_name(node), node.description, node.body, node.tags, language_of(node.tags)
-    )  # the tokens SQLite's row holds too (`domain.indexroom`)
+    )
     name_t, tags_t, description_t, body_t = map(list, words)
     name_s, tags_s, description_s, body_s = map(list, word_stems)
-    room = kept(words, word_stems)
-    if room is not None:  # both engines index the same words of such a text (`domain.indexroom`)
-        description_t, description_s = description_t[: room.description], description_s[: room.description]
-        body_t, body_s = body_t[: room.body], body_s[: room.body]
     tsv, literal, literal_size = _vector_and_counts(
         (_lowered(name_t), _lowered(description_t), _lowered(body_t), _lowered(tags_t))
     )
