@@ -22,7 +22,7 @@ where it ends are the same as a walk of every word's stem (decision 415).
 from __future__ import annotations
 
 import string
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 from kaeru.domain.text import TOKENISER, manual_tags
@@ -165,12 +165,31 @@ def kept(literal: Fields, stems: Fields) -> Kept | None:
     of the description's and the body's tokens fit, in order, in both tsvectors. The name and the
     tags are always held whole (the write path bounds them far below the room). Each tsvector is
     filled on its own, so the words held end where the first of the two overflows: the stems' is
-    looked for only in the words the literal one holds."""
+    looked for only in the words the literal one holds (`_hold`, which `index_held` walks too)."""
+    return _hold(literal, lambda place: stems if place is None else _held(stems, place)).kept
+
+
+class Held(NamedTuple):
+    """A node's indexed fields as the index holds them, literal and stemmed (`kept` of them cut
+    away), and what was cut."""
+
+    literal: Fields
+    stems: Fields
+    kept: Kept | None
+
+
+def _hold(literal: Fields, stems_of: Callable[[int | None], Fields]) -> Held:
+    """The walk of both tsvectors: the literal one's, then the stemmed one's over `stems_of(place)`,
+    the stems of the words the literal one holds (`place`: where it overflows; None: all)."""
     place = _Room(literal).overflow(literal)
     if place is not None:
-        stems = _held(stems, place)
+        literal = _held(literal, place)
+    stems = stems_of(place)
     found = _Room(stems).overflow(stems)
-    return _kept(literal, found if found is not None else place)
+    if found is not None:
+        place = found
+        literal, stems = _held(literal, found), _held(stems, found)
+    return Held(literal, stems, _kept(literal, place))
 
 
 class Texts(NamedTuple):
@@ -190,15 +209,6 @@ def _stream(text: str | None, once: bool = False) -> Sequence[str]:
     return TOKENISER.stream(text, once) if text else ()
 
 
-def index_fields(
-    name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str
-) -> tuple[Fields, Fields]:
-    """A node's indexed fields as tokens, literal and stemmed: what SQLite's row joins
-    (`index_texts`) and PostgreSQL's tsvectors are built from (`postgres/indexing.node_index`)."""
-    literal, heads = _literal(name, description, body, tags, lang)
-    return literal, Fields(*heads, _stems(description, lang), _stems(body, lang))
-
-
 def _literal(
     name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str
 ) -> tuple[Fields, tuple[Sequence[str], Sequence[str]]]:
@@ -212,33 +222,21 @@ def _stems(text: str | None, lang: str) -> Sequence[str]:
     return TOKENISER.stems_of(text, lang) if text else ()
 
 
-class Held(NamedTuple):
-    """A node's indexed fields as the index holds them, literal and stemmed (`kept` of them cut
-    away), and what was cut."""
-
-    literal: Fields
-    stems: Fields
-    kept: Kept | None
-
-
 def index_held(name: str, description: str | None, body: str | None, tags: Sequence[str], lang: str) -> Held:
-    """`index_fields` cut as `kept` says, without stemming the words past the room: in a long text
-    that overflows it (an unspaced script's, whose pieces are nearly all distinct), those are most
-    of the words, and stemming them cost most of a write. What is held and where it ends are those
-    of `kept` over every word (a word's stem is its own, whatever follows it)."""
+    """A node's indexed fields as tokens, literal and stemmed, as the index holds them (what SQLite's
+    row joins, `index_texts`, and PostgreSQL's tsvectors are built from, `postgres/indexing`), cut
+    as `kept` says, without stemming the words past the room: in a long text that overflows it (an
+    unspaced script's, whose pieces are nearly all distinct), those are most of the words, and
+    stemming them cost most of a write (a word's stem is its own, whatever follows it)."""
     literal, heads = _literal(name, description, body, tags, lang)
-    place = _Room(literal).overflow(literal)
-    if place is None:
-        stems = Fields(*heads, _stems(description, lang), _stems(body, lang))
-    else:
-        literal = _held(literal, place)
-        stem_all = TOKENISER.stem_all
-        stems = Fields(*heads, stem_all(literal.description, lang), stem_all(literal.body, lang))
-    found = _Room(stems).overflow(stems)
-    if found is not None:
-        place = found
-        literal, stems = _held(literal, found), _held(stems, found)
-    return Held(literal, stems, _kept(literal, place))
+
+    def stems_of(place: int | None) -> Fields:
+        if place is None:
+            return Fields(*heads, _stems(description, lang), _stems(body, lang))
+        held, stem_all = _held(literal, place), TOKENISER.stem_all
+        return Fields(*heads, stem_all(held.description, lang), stem_all(held.body, lang))
+
+    return _hold(literal, stems_of)
 
 
 #: Fields of at most this many characters in all surely fit (`cut_of` then tokenises nothing): a
