@@ -15,7 +15,11 @@ from tests.lifecycle.workers import call_after_barrier
 
 
 def _race(vault: VaultSpec, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
-    ctx = multiprocessing.get_context("spawn")
+    # Each racer is its own process with its own store, as two agents' servers are. They are forked
+    # from a server process that imported kaeru once (a spawned racer imported it, the MCP SDK with
+    # it, anew each time: most of this file's CPU — decision 416).
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["tests.lifecycle.workers"])
     barrier = ctx.Barrier(len(calls))
     out = ctx.Queue()
     env = {**os.environ, **vault.env()}

@@ -1,4 +1,5 @@
-"""Functions run in child processes by the race tests (importable, so `spawn` can start them)."""
+"""Functions run in child processes by the race tests (importable, so the fork server the tests
+start their racers from can preload them)."""
 
 from __future__ import annotations
 
