@@ -1,4 +1,6 @@
-"""Running `python -m kaeru` as a user runs it: a real subprocess on a real vault of either backend."""
+"""Running `python -m kaeru` as a user runs it: a process of its own on a real vault of either backend
+(forked from a worker's zygote that has already imported kaeru, `tests/cli/zygote.py`, or started
+anew: KAERU_TEST_CLI_SPAWN=1 starts every run anew)."""
 
 from __future__ import annotations
 
@@ -16,8 +18,7 @@ from jsonschema import Draft202012Validator
 
 from kaeru.config import Settings
 from tests.backends import VaultSpec
-
-TIMEOUT_S = 90
+from tests.cli.zygote import SPAWN, TIMEOUT_S, forkable, forked
 
 
 @dataclass
@@ -47,17 +48,18 @@ def kaeru(
     **extra_env: str,
 ) -> Run:
     """`python -m kaeru [--json] ARGS` on `vault` (run by `prefix`, e.g. `file_modes_bind()`); fails
-    the test on a traceback."""
-    argv: list[str | bytes] = [*prefix, sys.executable, "-m", "kaeru", *(["--json"] if as_json else []), *args]
-    done = subprocess.run(
-        argv,
-        capture_output=True,
-        env=kaeru_env(vault, **extra_env),
-        input=stdin,
-        timeout=TIMEOUT_S,
-        check=False,
-    )
-    run = Run(done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    the test on a traceback. A separate process either way: forked from this worker's zygote
+    (`tests/cli/zygote.py`), or started anew when `prefix` runs it, when its environment changes how
+    the interpreter starts, or with KAERU_TEST_CLI_SPAWN=1 (every run, as a user's)."""
+    kaeru_args = [*(["--json"] if as_json else []), *args]
+    env = kaeru_env(vault, **extra_env)
+    if prefix or os.environ.get(SPAWN) == "1" or not forkable(env):
+        argv: list[str | bytes] = [*prefix, sys.executable, "-m", "kaeru", *kaeru_args]
+        done = subprocess.run(argv, capture_output=True, env=env, input=stdin, timeout=TIMEOUT_S, check=False)
+        code, stdout, stderr = done.returncode, done.stdout, done.stderr
+    else:
+        code, stdout, stderr = forked([os.fsdecode(a) for a in kaeru_args], env, stdin)
+    run = Run(code, stdout.decode(errors="replace"), stderr.decode(errors="replace"))
     assert "Traceback" not in run.stderr and "Traceback" not in run.stdout, run.stderr
     return run
 
