@@ -8,8 +8,9 @@ that cost a measurement (decision 416):
     python -m tests.cost /tmp/cost                                 # the table, costliest first
 
 Each worker appends one JSON line a test to `<dir>/cost-<pid>.jsonl`: `self` (CPU of the test's
-process), `kids` (CPU of the subprocesses it waited for — a process nobody waits for is not
-counted) and `wall`, all in seconds. The controller also writes `server.json` with the CPU the
+process), `kids` (CPU of the subprocesses it waited for, and of the CLI runs the suite forks from
+its zygote, which reports theirs; a process nobody waits for or reports — e.g. a race test's
+racers, forked by multiprocessing's fork server — is not counted) and `wall`, all in seconds. The controller also writes `server.json` with the CPU the
 local PostgreSQL server (the test command's throwaway cluster) spent during the run, when it can
 read it (same machine and account); that server is shared by all tests, so it has no per-test
 figure.
@@ -30,6 +31,14 @@ import pytest
 _started: dict[str, tuple[os.times_result, float]] = {}
 _sink: list[TextIO] = []
 _server: dict[str, float] = {}
+#: CPU of processes a test started but did not wait for (forked by a zygote that reaps them),
+#: reported by whoever learns it (`count_child_cpu`), added to the test's `kids`.
+_unwaited = [0.0]
+
+
+def count_child_cpu(seconds: float) -> None:
+    """Count `seconds` of a child process this process did not wait for in the running test."""
+    _unwaited[0] += seconds
 
 
 def _dir() -> Path | None:
@@ -48,13 +57,14 @@ def pytest_runtest_logfinish(nodeid: str, location: tuple[str, int | None, str])
         return
     before, wall = begun
     after = os.times()
+    unwaited, _unwaited[0] = _unwaited[0], 0.0
     if not _sink:
         where.mkdir(parents=True, exist_ok=True)
         _sink.append((where / f"cost-{os.getpid()}.jsonl").open("a", encoding="utf-8"))
     row = {
         "test": nodeid,
         "self": after.user + after.system - before.user - before.system,
-        "kids": after.children_user + after.children_system - before.children_user - before.children_system,
+        "kids": after.children_user + after.children_system - before.children_user - before.children_system + unwaited,
         "wall": time.perf_counter() - wall,
     }
     _sink[0].write(json.dumps(row) + "\n")

@@ -16,9 +16,11 @@ Measured on the loopback test cluster (PostgreSQL 15, fsync=off):
 
 So a database is created (from the per-process template) only when no used one is ready; a used
 one is emptied in the background — its leftover sessions ended first — and handed to the next test.
-Tests see exactly what a new database would hold: the migrated schema with the rows its migrations
-seed (a `text_totals` and a `text_change_horizon` row) and no others, identities restarted, no
-vault secret (each vault makes its own when its store first opens), no statistics counters.
+Tests see what a new database would hold: the migrated schema with the rows its migrations seed (a
+`text_totals` and a `text_change_horizon` row) and no others, identities restarted, no vault secret
+(each vault makes its own when its store first opens), no statistics counters and no planner
+statistics (a database a test ANALYZEd is dropped, not reset). Tables, indexes or functions a test
+adds to the schema and does not remove are not looked for.
 """
 
 from __future__ import annotations
@@ -103,8 +105,15 @@ class _Reset:
             "SELECT array_remove(ARRAY[{}]::text[], NULL), "
             "(SELECT array_agg(s.seqrelid) FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid "
             "WHERE c.relnamespace = current_schema()::regnamespace AND pg_sequence_last_value(s.seqrelid) IS NOT NULL), "
-            "(SELECT array_agg(version ORDER BY version) FROM schema_migrations)"
+            "(SELECT array_agg(version ORDER BY version) FROM schema_migrations), "
+            "(SELECT coalesce(bool_or(analyze_count + autoanalyze_count > 0), false) FROM pg_stat_user_tables)"
         ).format(sql.SQL(", ").join(checks))
+        used = conn.execute(
+            "SELECT count(*) FROM pg_sequence s JOIN pg_class c ON c.oid = s.seqrelid "
+            "WHERE c.relnamespace = current_schema()::regnamespace AND pg_sequence_last_value(s.seqrelid) IS NOT NULL"
+        ).fetchone()
+        if used and used[0]:  # a used sequence is set back to its start, not to the template's value
+            raise RuntimeError("a sequence of the template database has been used: resetting cannot restore it")
 
     @staticmethod
     def _oid(name: str) -> sql.Composed:
@@ -118,11 +127,15 @@ class _Reset:
         """Empty what the test changed (`conn`: in autocommit, no other session on the database).
 
         Raises:
-            psycopg.DataError: the test changed the schema (the database is dropped instead).
+            psycopg.DataError: the test changed the schema's migrations or analyzed a table (the
+                database is dropped instead). Other schema changes a test makes and does not undo
+                (a table or index of its own) are not looked for.
         """
         row = conn.execute(self.query).fetchone()
         if row is None or [int(str(v)) for v in row[2] or []] != sorted(migrations):  # type: ignore[attr-defined]
             raise psycopg.DataError("the test changed the schema")
+        if row[3]:  # ANALYZE left planner statistics (`pg_statistic`) that TRUNCATE keeps
+            raise psycopg.DataError("the test analyzed tables")
         changed: list[str] = row[0] or []  # type: ignore[assignment]
         used: list[int] = row[1] or []  # type: ignore[assignment]
         with conn.transaction():

@@ -69,6 +69,10 @@ def _session(vault: VaultSpec, place: Path, run: Runner) -> list[tuple[str, Run]
     step("search", "search", "-i", "parity", "zygote")
     step("search --json", "--json", "search", "-i", "parity", "child")
     step("read", "read", "-i", "parity", UUID.findall(first.stdout)[0])
+    # A note piped with CR and CRLF line ends is stored with them (a text stream that translated
+    # newlines stored "\n" where a user's run keeps what was sent).
+    crlf = step("note from stdin, CRLF", "note", "-i", "parity", "-", stdin=b"line one\r\nline two\rend\n")
+    step("read the CRLF note", "--json", "read", "-i", "parity", UUID.findall(crlf.stdout)[0])
     step("recall", "recall", "-i", "parity", "how are the runs started")
     step("context", "context", "-i", "parity")
     step("export to a file", "export", "-i", "parity", str(place / "out.amg"))

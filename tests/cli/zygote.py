@@ -50,6 +50,8 @@ from typing import Any
 #: Set to 1, every CLI run of the suite is started anew, as a user starts it (the zygote unused).
 SPAWN = "KAERU_TEST_CLI_SPAWN"
 TIMEOUT_S = 90
+#: How long a killed run's pipes are read before giving up on them.
+KILL_GRACE_S = 5.0
 ROOT = Path(__file__).resolve().parents[2]
 
 #: What every CLI run imports beyond the command modules (found with `-X importtime` on the commands
@@ -100,15 +102,20 @@ def _receive(conn: socket.socket) -> Request:
         for fd in fds:
             os.close(fd)
         raise OSError("incomplete request")
-    (size,) = HEADER.unpack(head)
-    body = bytearray()
-    while len(body) < size:
-        chunk = conn.recv(size - len(body))
-        if not chunk:
-            raise OSError("incomplete request")
-        body += chunk
-    document = json.loads(body)
-    return Request(list(document["argv"]), dict(document["env"]), str(document["cwd"]), fds)
+    try:
+        (size,) = HEADER.unpack(head)
+        body = bytearray()
+        while len(body) < size:
+            chunk = conn.recv(size - len(body))
+            if not chunk:
+                raise OSError("incomplete request")
+            body += chunk
+        document = json.loads(body)
+        return Request(list(document["argv"]), dict(document["env"]), str(document["cwd"]), fds)
+    except BaseException:
+        for fd in fds:  # held here, the client would never see its pipes' end
+            os.close(fd)
+        raise
 
 
 def _send(conn: socket.socket, document: dict[str, Any]) -> None:
@@ -143,7 +150,8 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
                     for pid in running:
                         os.kill(pid, signal.SIGKILL)
                     listener.close()
-                    os.unlink(path)
+                    # Its worker may exit without running atexit (where `stop` removes the folder).
+                    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
                     return None
             elif key.data == "reap":
                 while True:
@@ -190,11 +198,16 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
 
 
 def _stdio(fd: int, mode: str, previous: Any) -> io.TextIOWrapper:
-    """A standard stream on `fd` as the interpreter makes one at start: same encoding and errors,
-    line-buffered when it is a terminal (stderr always)."""
-    binary = open(fd, mode + "b", closefd=False)  # noqa: SIM115 - the interpreter's own stream, never closed
+    """A standard stream on `fd` as the interpreter makes one at start (CPython's `create_stdio`):
+    same encoding and errors, newlines passed through untranslated, line-buffered when it is a
+    terminal (stderr always), and unbuffered output under PYTHONUNBUFFERED (which `forkable`
+    makes the same as the run's)."""
+    raw = mode == "w" and bool(os.environ.get("PYTHONUNBUFFERED"))  # still the zygote's environment here
+    binary = open(fd, mode + "b", buffering=0 if raw else -1, closefd=False)  # noqa: SIM115 - never closed
     line = fd == 2 or (fd == 1 and os.isatty(fd))
-    return io.TextIOWrapper(binary, encoding=previous.encoding, errors=previous.errors, line_buffering=line)
+    return io.TextIOWrapper(
+        binary, encoding=previous.encoding, errors=previous.errors, newline="\n", line_buffering=line, write_through=raw
+    )
 
 
 def become(request: Request, initial: dict[signal.Signals, Any]) -> None:
@@ -329,6 +342,10 @@ def forked(args: list[str], env: Mapping[str, str], stdin: bytes | None) -> tupl
     in_r, in_w = os.pipe() if stdin is not None else (0, -1)
     try:
         conn, out_r, err_r = start(args, env, in_r)
+    except BaseException:
+        if in_w >= 0:
+            os.close(in_w)
+        raise
     finally:
         if stdin is not None:
             os.close(in_r)
@@ -402,15 +419,20 @@ def collect(
         selector.register(in_w, selectors.EVENT_WRITE)
     replies = bytearray()
     status: int | None = None
+    cpu = 0.0
     deadline = time.monotonic() + TIMEOUT_S
     timed_out = False
     try:
         while selector.get_map():
-            remaining = None if timed_out else deadline - time.monotonic()
-            ready = selector.select(remaining) if remaining is None or remaining > 0 else []
-            if not ready and not timed_out:
+            remaining = deadline - time.monotonic()
+            ready = selector.select(remaining) if remaining > 0 else []
+            if not ready:
+                if timed_out:  # killed, yet something (a grandchild?) holds its pipes: stop reading
+                    break
                 timed_out = True
-                _kill(pid)
+                if status is None:
+                    _kill(pid)
+                deadline = time.monotonic() + KILL_GRACE_S
                 continue
             for key, _ in ready:
                 if key.fd == in_w:
@@ -437,7 +459,8 @@ def collect(
                         reply = json.loads(line)
                         pid = reply.get("pid", pid)
                         status = reply.get("status", status)
-                    if timed_out:
+                        cpu = reply.get("cpu", cpu)
+                    if timed_out and status is None:
                         _kill(pid)
     finally:
         selector.close()
@@ -450,6 +473,9 @@ def collect(
         raise subprocess.TimeoutExpired(["kaeru", *args], TIMEOUT_S, bytes(output[out_r]), bytes(output[err_r]))
     if status is None:
         raise RuntimeError(f"the CLI zygote lost the run of kaeru {args}")
+    from tests import cost  # here, not at the top: the zygote itself runs without pytest
+
+    cost.count_child_cpu(cpu)  # the worker never waits for it: its CPU is not in `os.times()`
     return status, bytes(output[out_r]), bytes(output[err_r])
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from kaeru.mcp.render import compact
 from kaeru.service import Service, trail_pages
+from kaeru.service.requests.base import BUDGET_MAX
 from tests.schema_checked import checked_calls
 
 P = "long-values"
@@ -67,6 +68,7 @@ def _body_change(entry: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_history_page_of_a_megabyte_body_stays_within_its_bound_and_says_how_to_read_the_rest(call: Call) -> None:
     assert len(BODY) > 3 * trail_pages.HISTORY_PAGE_CHARS
+    assert len(BODY) - READ_DEFAULT > BUDGET_MAX, "what is left after a page needs more than one read"
     node = call("note", initiative=P, text=BODY, name="big")["data"]["primary"]["id"]
     call("revise", initiative=P, node=node, patch={"body": "now short"})
     for limit in (100, 1):
@@ -138,7 +140,7 @@ def test_a_revise_of_a_long_body_to_another_long_body_cuts_both_alike(call: Call
     assert len(change["before"]) + len(change["after"]) <= READ_DEFAULT
     assert change["before"] == change["after"], "both sides show as much of their (equal) start"
     now = call("read", initiative=P, node=node)["data"]["hits"][0]
-    [cut] = [i for i in answer["issues"] if i["code"] == "budget_truncated"]  # (and the index's own warning)
+    [cut] = [i for i in answer["issues"] if i["code"] == "budget_truncated"]
     calls = {c["at"]: c for c in _read_calls(cut["message"])}
     assert change["after"] + _rest(call, calls[now["recorded_at"]]) == edited
     [old] = [c for at, c in calls.items() if at != now["recorded_at"]]
