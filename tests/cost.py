@@ -10,10 +10,10 @@ that cost a measurement (decision 416):
 Each worker appends one JSON line a test to `<dir>/cost-<pid>.jsonl`: `self` (CPU of the test's
 process), `kids` (CPU of the subprocesses it waited for, and of the CLI runs the suite forks from
 its zygote, which reports theirs; a process nobody waits for or reports — e.g. a race test's
-racers, forked by multiprocessing's fork server — is not counted) and `wall`, all in seconds. The controller also writes `server.json` with the CPU the
-local PostgreSQL server (the test command's throwaway cluster) spent during the run, when it can
-read it (same machine and account); that server is shared by all tests, so it has no per-test
-figure.
+racers, forked by multiprocessing's fork server — is not counted) and `wall`, all in seconds. The
+controller also writes `server.json` with the CPU the local PostgreSQL server (the test command's
+throwaway cluster) spent during the run, when it can read it (same machine and account); that
+server is shared by all tests, so it has no per-test figure.
 """
 
 from __future__ import annotations

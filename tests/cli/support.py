@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 
 from kaeru.config import Settings
 from tests.backends import VaultSpec
-from tests.cli.zygote import SPAWN, TIMEOUT_S, forkable, forked
+from tests.cli.zygote import SPAWN, TIMEOUT_S, base_env, forkable, forked
 
 
 @dataclass
@@ -33,7 +33,7 @@ class Run:
 
 def kaeru_env(vault: VaultSpec | Mapping[str, str], **extra: str) -> dict[str, str]:
     """This environment without any `KAERU_*` variable, pointed at `vault`, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
+    env = base_env()
     env.update(vault.env() if isinstance(vault, VaultSpec) else vault)
     env.update(extra)
     return env

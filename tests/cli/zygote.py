@@ -260,14 +260,15 @@ def _starts_interpreter(name: str) -> bool:
     return name.startswith(("PYTHON", "LC_")) or name == "LANG" or (name == "HOME" and bool(site.ENABLE_USER_SITE))
 
 
-def _base_env() -> dict[str, str]:
+def base_env() -> dict[str, str]:
+    """This environment without any `KAERU_*` variable: what every run starts from."""
     return {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
 
 
 def forkable(env: Mapping[str, str]) -> bool:
     """Whether a run in `env` can be forked from this worker's zygote: the variables read when the
     interpreter starts are those the zygote started with."""
-    started = _ZYGOTE.env if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() else _base_env()
+    started = _ZYGOTE.env if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() else base_env()
     keys = {k for k in (*env, *started) if _starts_interpreter(k)}
     return all(env.get(k) == started.get(k) for k in keys)
 
@@ -301,7 +302,7 @@ def launch(preexec_fn: Callable[[], object] | None = None) -> Zygote:
         shutil.rmtree(folder)
         folder = tempfile.mkdtemp(prefix="kaeru-zygote-", dir="/tmp")
     path = os.path.join(folder, "socket")
-    env = _base_env()
+    env = base_env()
     with open(os.path.join(folder, "log"), "wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "tests.cli.zygote", path],
