@@ -132,14 +132,37 @@ def _synced_folder(folder: Path) -> None:
 
 
 def _made_private(target: Path) -> Path:
-    """An empty file beside `target`, for its owner only (`VACUUM INTO` writes into an empty file)."""
+    """An empty file beside `target`, for its owner only (`VACUUM INTO` writes into an empty file).
+
+    Raises:
+        InvalidArgument: a file stands where a folder of `target`'s path must be — the path given
+            is to be changed, and the system's "File exists" named neither the file nor why.
+        Unavailable: any other refusal of the file system (no permission, a full disk).
+    """
     try:
         target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
         partial = hidden_beside(target)
         os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE))
     except OSError as exc:
+        blocker = _file_in_the_way(target.parent)
+        if blocker is not None:
+            raise InvalidArgument(
+                f"cannot write the backup {target}: {blocker} is a file, not a folder; nothing was written",
+                field="path",
+            ) from None
         raise Unavailable(f"cannot write the backup {target}: {exc.strerror or exc}; nothing was written") from exc
     return partial
+
+
+def _file_in_the_way(folder: Path) -> Path | None:
+    """The nearest of `folder` and its parents that exists, when it is not a folder."""
+    for place in (folder, *folder.parents):
+        try:
+            if place.exists():
+                return None if place.is_dir() else place
+        except OSError:  # a parent the account cannot look into: not a file in the way
+            return None
+    return None
 
 
 def _checked(copy: Path) -> int:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kaeru.config import SettingError, Settings
+from kaeru.domain.model import Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
@@ -386,6 +387,8 @@ def _search(health: VaultHealth) -> Check:
             return _probe(session)
     except KaeruError as error:
         return Check("search", FAIL, f"a read-only search failed: {error.code}: {error.message}", _REBUILD)
+    except Exception as error:  # a damaged index the read-only look does not translate: said, not a traceback
+        return Check("search", FAIL, f"a read-only search failed: {type(error).__name__}: {error}", _REBUILD)
 
 
 _REBUILD = "run `kaeru reindex --text`; if it persists, export the vault and import it into a fresh one"
@@ -394,6 +397,8 @@ _REBUILD = "run `kaeru reindex --text`; if it persists, export the vault and imp
 #: How many of the probed node's words its search asks for, all of them, and how many hits it reads.
 PROBE_WORDS = 8
 PROBE_WINDOW = 20_000
+#: Live nodes read at a time while looking for one that holds words to probe with.
+PROBE_BATCH = 200
 
 
 def _probe(session: Session) -> Check:
@@ -402,10 +407,10 @@ def _probe(session: Session) -> Check:
         ids = [i.id for i in session.all_initiatives()]
         _, total, _ = session.search(SearchQuery(initiative_ids=ids, tokens=[PROBE_WORD]))
         return Check("search", OK, f"answered ({total} hit(s) for a probe word; the vault holds no node yet)")
-    node = sample[0]
-    words = tokens(indexed_name(node)) or tokens(node.body) or tokens(node.description)
-    if not words:
-        return Check("search", OK, "answered (no node with words to look for)")
+    found = _worded(session)
+    if found is None:
+        return Check("search", OK, "not searched: no live node holds a word to look for")
+    node, words = found
     # Every word of the node (a few), all required: one common word matched thousands of nodes and
     # the oldest node ranked past the window, a healthy vault failed the check.
     asked = list(dict.fromkeys(words))[:PROBE_WORDS]
@@ -421,6 +426,18 @@ def _probe(session: Session) -> Check:
             "search", OK, f"answered: {total} hit(s) for {shown!r}; {node.id} ranks past the first {len(rows)}"
         )
     return Check("search", FAIL, f"a search for {shown!r} did not find {node.id}, which holds it", _REBUILD)
+
+
+def _worded(session: Session) -> tuple[Node, list[str]] | None:
+    """The first live node that holds words, with its words: a node of emoji or symbols has none
+    to search for, and the check searched nothing when the vault's first node was one (decision D1)."""
+    after = 0
+    while batch := session.live_node_batch(after, PROBE_BATCH):
+        for node in batch:
+            if words := tokens(indexed_name(node)) or tokens(node.body) or tokens(node.description):
+                return node, words
+        after = batch[-1].seq
+    return None
 
 
 def _vectors(health: VaultHealth, model: str) -> Check:
