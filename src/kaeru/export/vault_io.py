@@ -354,8 +354,13 @@ def write_records(
                 if v1 is not None and key in v1.ended and key not in ids:
                     restore_ended(session, v1.ended[key])
                 elif key not in ids and key[1] is None:  # a live initiative outside the archive's scope
+                    # (a node shared with it): made when the vault lacks it, and counted, as the
+                    # archive's own are; an import of `alpha` answered 1 initiative and made 2.
                     name = key[0]
+                    made = session.initiative_by_name(name) is None
                     ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
+                    if made:
+                        report.initiatives += 1
             session.put_node(
                 amg.to_node(record, ids), request_id=record.get("request_id"), actor=record.get("actor") or "import"
             )

@@ -28,7 +28,7 @@ from kaeru.domain.naming import canonical
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
 from kaeru.service.runtime import Runtime
-from kaeru.storage.base import AuditRecord, Initiative, Session, Store, TokenRecord
+from kaeru.storage.base import AuditRecord, Session, Store, TokenRecord
 
 #: Prefix of the tokens `kaeru token add` makes (recognisable in a leaked config; not a secret).
 TOKEN_PREFIX = "kaeru_"
@@ -136,11 +136,6 @@ def visible_names(names: Iterable[str]) -> list[str]:
     """`names` without the initiatives outside the grants (for listings and did-you-mean)."""
     granted = _limited()
     return [n for n in names if granted is None or canonical(n) in granted]
-
-
-def visible_initiatives(found: Sequence[Initiative]) -> list[Initiative]:
-    granted = _limited()
-    return [i for i in found if granted is None or canonical(i.name) in granted]
 
 
 def granted_ids(session: Session) -> set[int] | None:
