@@ -89,3 +89,24 @@ def test_a_bad_setting_is_named_before_anything_is_written(tmp_path: Path) -> No
     )
     assert run.code == 2 and "KAERU_PORT must be a whole number" in run.stderr, run.stderr
     assert not (tmp_path / ".cursor").exists()
+
+
+def test_setup_json_says_the_postgresql_password_was_left_out(tmp_path: Path) -> None:
+    """The human output says on stderr that the password was not written; `--json` said nothing of
+    it, and a script or an agent setting up a client told its person the client was ready, when
+    its server cannot connect until the password is in ~/.pgpass or PGPASSWORD (decision D1)."""
+    given = {
+        "postgresql://kaeru:Sup3rSecret@127.0.0.1:1/team": True,
+        "postgresql://kaeru@127.0.0.1:1/team": False,
+    }
+    for url, left_out in given.items():
+        for args in (("--write",), ()):
+            run = kaeru({"KAERU_DATABASE_URL": url}, "setup", "cursor", *args, as_json=True, **_home(tmp_path))
+            assert run.code == 0, run.stderr
+            report = run.json()
+            assert report["password_left_out"] is left_out, (url, args, report)
+            assert "Sup3rSecret" not in run.stdout + run.stderr
+            human = kaeru({"KAERU_DATABASE_URL": url}, "setup", "cursor", *args, **_home(tmp_path))
+            assert ("the PostgreSQL password is not written" in human.stderr) is left_out, human.stderr
+    sqlite = kaeru({"KAERU_VAULT": str(tmp_path / "vault")}, "setup", "cursor", as_json=True, **_home(tmp_path))
+    assert sqlite.code == 0 and sqlite.json()["password_left_out"] is False, sqlite.stdout

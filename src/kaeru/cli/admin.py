@@ -24,6 +24,7 @@ from kaeru.cli.common import (
     store_of,
     wants_json,
 )
+from kaeru.storage.base import Store
 
 
 @cli.command()
@@ -132,9 +133,9 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
 
     if _same_vault(source, target):  # it said "the target vault is not empty (use --force …)"
         fail(ctx, "invalid_argument", f"source and target are the same vault ({target}): name another target", 2)
-    src = open_location(source, existing=True)
+    src = _opened(source, "--from", existing=True)
     try:
-        dst = open_location(target)
+        dst = _opened(target, "--to")
     except BaseException:
         src.close()
         raise
@@ -184,6 +185,17 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
         f"{report.slot_revisions} slot revisions, {report.audit} audit records; {verified}verified digest {digest[:16]}…"
     )
+
+
+def _opened(location: str, option: str, *, existing: bool = False) -> Store:
+    """`open_location`, a place that cannot hold a vault said with the option that named it: the
+    store's advice names --vault and KAERU_VAULT, which name another vault (decision D1)."""
+    from kaeru.storage.sqlite.machine import UnfitPlace
+
+    try:
+        return open_location(location, existing=existing)
+    except UnfitPlace as error:
+        raise error.named_by(option) from error
 
 
 def _same_vault(source: str, target: str) -> bool:

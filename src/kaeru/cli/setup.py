@@ -323,6 +323,9 @@ def setup(
                 "config": document(client, name, server),
                 "written": changed,
                 "backup": str(backup) if backup else None,
+                # What the human output says on stderr, for a script or an agent to tell its
+                # person: the client's server needs the password from ~/.pgpass or PGPASSWORD.
+                "password_left_out": password_left_out,
             }
         )
         return

@@ -122,7 +122,7 @@ def diagnose(
             _vault_checks(health, checks)
             if model is not None and all(c.status != FAIL for c in checks):
                 checks.append(_vectors(health, model))
-            vault_tokens = _holds_tokens(health)
+            vault_tokens = _holds_tokens(health, checks)
     except NotFound as error:
         checks.append(
             Check(
@@ -469,16 +469,25 @@ def _vectors(health: VaultHealth, model: str) -> Check:
     return Check("vectors", OK, summary)
 
 
-def _holds_tokens(health: VaultHealth) -> bool:
+def _holds_tokens(health: VaultHealth, checks: list[Check]) -> bool:
     """Whether the vault holds a per-person token (`kaeru token add`): `serve --http` then refuses
-    every request without one, wherever it listens, as it does with `KAERU_AUTH_TOKEN` set."""
+    every request without one, wherever it listens, as it does with `KAERU_AUTH_TOKEN` set. Tokens
+    that cannot be read fail a check of their own: said as none, the `http` check judged a vault
+    that may hold some, and serving it would fail (decision D1)."""
     try:
         if not health.has_table("tokens"):  # a vault from before tokens (it can hold none)
             return False
         with health.read() as session:
             return bool(session.has_tokens())
-    except KaeruError:  # unreadable: said by the vault checks; serving it would fail too
+    except KaeruError as error:
+        checks.append(Check("tokens", FAIL, f"the tokens could not be read: {error.code}: {error.message}", _TOKENS))
         return False
+
+
+_TOKENS = (
+    "a SQLite vault: stop every kaeru process, then `kaeru salvage NEW_FOLDER` copies what still reads into a new "
+    "vault (PostgreSQL: check the server's logs and the role's rights); add lost tokens again with `kaeru token add`"
+)
 
 
 def migration_state(settings: Settings, open_health: Callable[[Settings], VaultHealth]) -> tuple[list[int], int]:

@@ -20,8 +20,9 @@ from typing import Any
 
 import apsw
 
-from kaeru.errors import Internal, NotFound, Unavailable
+from kaeru.errors import Internal, KaeruError, NotFound, Unavailable
 from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.sqlite.machine import translate
 from kaeru.storage.sqlite.session import SqliteSession
 
 
@@ -89,12 +90,20 @@ class SqliteHealth(Health):
             return [exc.message]
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-        """The rows of `sql`; a file SQLite cannot read is `Internal`, said as damage (the doctor's
-        subject is exactly such a file: never a traceback)."""
+        """The rows of `sql`, the driver's errors said as the project's (`_said`)."""
         try:
             return list(self._c.execute(sql, params))
-        except (apsw.CorruptError, apsw.NotADBError, apsw.IOError) as exc:
-            raise Internal(f"the vault file is damaged and cannot be read ({exc})") from exc
+        except apsw.Error as exc:
+            raise self._said(exc) from exc
+
+    def _said(self, exc: apsw.Error) -> KaeruError:
+        """A driver error as the project's: a file SQLite cannot read is `Internal`, said as damage;
+        any other (a table a damaged vault lacks, a lock held too long) as the store says it. The
+        doctor's subject is exactly such a vault: a check that meets one fails with its fix, and an
+        error the look left untranslated ended `kaeru doctor` in a traceback (decision D1)."""
+        if isinstance(exc, apsw.CorruptError | apsw.NotADBError | apsw.IOError):
+            return Internal(f"the vault file is damaged and cannot be read ({exc})")
+        return translate(exc, self.path)
 
     def index_agreement(self) -> IndexAgreement:
         """Live nodes against the rows of the full-text index, by count and by row id."""
@@ -173,9 +182,15 @@ class SqliteHealth(Health):
 
     @contextmanager
     def read(self) -> Iterator[SqliteSession]:
-        """One read snapshot on the read-only connection."""
-        list(self._c.execute("BEGIN"))
+        """One read snapshot on the read-only connection; the session's statements are not
+        translated one by one (`SqliteDb`), so their driver errors are here, as the store's
+        transaction does (`_said`)."""
         try:
-            yield SqliteSession(self._c, snapshot=True)
-        finally:
-            list(self._c.execute("ROLLBACK"))
+            list(self._c.execute("BEGIN"))
+            try:
+                yield SqliteSession(self._c, snapshot=True)
+            finally:
+                if self._c.in_transaction:
+                    list(self._c.execute("ROLLBACK"))
+        except apsw.Error as exc:
+            raise self._said(exc) from exc

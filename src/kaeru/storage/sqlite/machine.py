@@ -131,15 +131,35 @@ def _file_in_the_way(folder: Path) -> Path | None:
     return None
 
 
+#: How a command names the vault it opens (the default place too is moved by these): the advice
+#: when that place cannot hold a vault.
+VAULT_NAMED_BY = "--vault or KAERU_VAULT"
+
+
+class UnfitPlace(VaultUnusable):
+    """A place that cannot hold a vault, and how to name another. The store knows only the path, so
+    it advises the vault's own settings; a command that named the place otherwise (`kaeru copy
+    --to`) says how it was named (`named_by`): "set KAERU_VAULT" told a person who had typed
+    `--to` to change a setting that named another vault (decision D1)."""
+
+    def __init__(self, why: str, named_by: str = VAULT_NAMED_BY):
+        super().__init__(f"{why}; name another folder with {named_by}")
+        self.why = why
+
+    def named_by(self, how: str) -> UnfitPlace:
+        """The same refusal, advising the option or argument `how` that named the place."""
+        return UnfitPlace(self.why, how)
+
+
 def unusable(path: Path, exc: Exception) -> VaultUnusable:
     """Why the vault at `path` cannot be opened, in words a person can act on."""
     if isinstance(exc, OSError):
         blocker = _file_in_the_way(path.parent)
         why = f"{blocker} is a file, not a folder" if blocker is not None else exc.strerror or exc
-        return VaultUnusable(f"cannot make the vault folder {path.parent}: {why}; set KAERU_VAULT")
+        return UnfitPlace(f"cannot make the vault folder {path.parent}: {why}")
     if isinstance(exc, apsw.CantOpenError):
         what = "it is a folder" if path.is_dir() else "check that its folder is writable"
-        return VaultUnusable(f"cannot open the vault file {path} ({what}); set KAERU_VAULT")
+        return UnfitPlace(f"cannot open the vault file {path} ({what})")
     if isinstance(exc, MACHINE_ERRORS):
         return VaultUnusable(f"cannot open the vault: {translate(exc, path).message}")
     return VaultUnusable(
