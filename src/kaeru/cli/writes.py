@@ -177,6 +177,10 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:
+        if to_stdout and isinstance(error.__cause__, BrokenPipeError):
+            # The reader went away (`kaeru export - | head -c 10`): nothing said, exit 0, as for
+            # any command whose reader stops reading (decision 170).
+            return
         envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
 
     def human(e: dict[str, Any]) -> None:

@@ -36,6 +36,7 @@ from kaeru.service.outcomes import Change, FailedStep, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.service.runtime import vault_now
 from kaeru.storage.base import AuditRecord, Session, Store
+from kaeru.storage.sqlite.machine import file_in_the_way
 
 
 def export_root(settings: Settings) -> Path:
@@ -59,25 +60,21 @@ _PATH_ERRNOS = frozenset({errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAME
 
 
 def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
-    """What in the export root stops the export, named: the system's "File exists" or "Is a
-    directory" says neither which path nor why."""
+    """What stops the export, named: the system's "File exists" or "Is a directory" says neither
+    which path nor why. A file where a folder of the path must be is looked for above the export
+    root too: `kaeru export notes.txt/x.amg` exports to a root that is that file."""
     if exc.errno == errno.EISDIR:
         return "it is a folder, and an amg export writes one file"
     if exc.errno not in (errno.EEXIST, errno.ENOTDIR):
         return str(exc.strerror)  # a name too long, a folder missing: the system's words say it
-    for path in (target, *target.parents):
-        if path == root or root not in path.parents:
-            break
-        try:
-            blocking = path.is_file()
-        except OSError:
-            continue
-        if blocking:
-            name = str(path.relative_to(root))
-            if path == target:
-                return f"{name!r} is a file, and a {fmt} export writes a folder there"
-            return f"{name!r} is a file, so it cannot hold a folder or file inside it"
-    return str(exc.strerror)
+    blocking = file_in_the_way(target if fmt == "markdown" else target.parent)
+    if blocking is None:
+        return str(exc.strerror)
+    # Inside the root, by the name the caller gave (an MCP client knows the root's paths only so).
+    name = repr(str(blocking.relative_to(root))) if root in blocking.parents else str(blocking)
+    if blocking == target:
+        return f"{name} is a file, and a {fmt} export writes a folder there; nothing was written"
+    return f"{name} is a file, so it cannot hold a folder or file inside it; nothing was written"
 
 
 def export(
@@ -273,17 +270,21 @@ def import_(
         found_file = source.is_file()
     except OSError as exc:  # `is_file` answers False for a missing path, but raises for one too long
         if exc.errno not in _PATH_ERRNOS:
-            raise
+            raise _unreadable(request.path, exc) from exc
         raise InvalidArgument(
             f"cannot read an archive at {request.path[:200]!r}: {exc.strerror}", field="path"
         ) from exc
     if not found_file:
-        raise InvalidArgument(f"no archive at {source}", field="path")
+        blocking = file_in_the_way(source.parent)
+        said = f": {blocking} is a file, not a folder" if blocking is not None else ""
+        raise InvalidArgument(f"no archive at {source}{said}", field="path")
     policy = settings.secret_policy
     try:
         version, found = scan(source, policy, "read from standard input" if origin == "-" else str(source))
         digest = _file_digest(source)
     except (ValueError, OSError, EOFError) as exc:
+        if isinstance(exc, OSError) and exc.errno is not None and exc.errno not in _PATH_ERRNOS:
+            raise _unreadable(request.path, exc) from exc  # gzip's own "not a gzip file" has no errno
         raise InvalidArgument(f"not a readable amg archive: {exc}", field="path") from exc
     if (error := found.error()) is not None:
         raise error
@@ -332,6 +333,12 @@ def import_(
             )
         )
     return outcome
+
+
+def _unreadable(path: str, exc: OSError) -> Unavailable:
+    """The machine's refusal to read an archive (no permission, a device error), not the archive's
+    fault nor the path's (decision 166): it reached the CLI as a traceback and a client as `internal`."""
+    return Unavailable(f"cannot read the archive {path[:200]!r}: {exc.strerror or exc}; nothing was imported")
 
 
 def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]], store: Store) -> Finish:

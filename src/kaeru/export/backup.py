@@ -26,6 +26,7 @@ from kaeru.config import Settings, expanded
 from kaeru.errors import Internal, InvalidArgument, Unavailable
 from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
 from kaeru.storage.factory import open_health
+from kaeru.storage.sqlite.machine import file_in_the_way
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ def _made_private(target: Path) -> Path:
         partial = hidden_beside(target)
         os.close(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE))
     except OSError as exc:
-        blocker = _file_in_the_way(target.parent)
+        blocker = file_in_the_way(target.parent)
         if blocker is not None:
             raise InvalidArgument(
                 f"cannot write the backup {target}: {blocker} is a file, not a folder; nothing was written",
@@ -152,17 +153,6 @@ def _made_private(target: Path) -> Path:
             ) from None
         raise Unavailable(f"cannot write the backup {target}: {exc.strerror or exc}; nothing was written") from exc
     return partial
-
-
-def _file_in_the_way(folder: Path) -> Path | None:
-    """The nearest of `folder` and its parents that exists, when it is not a folder."""
-    for place in (folder, *folder.parents):
-        try:
-            if place.exists():
-                return None if place.is_dir() else place
-        except OSError:  # a parent the account cannot look into: not a file in the way
-            return None
-    return None
 
 
 def _checked(copy: Path) -> int:

@@ -123,11 +123,16 @@ def free_space(path: Path) -> str:
     return f"{free / 2**20:.1f} MiB free" if free >= 2**20 else f"{free // 1024} KiB free"
 
 
-def _file_in_the_way(folder: Path) -> Path | None:
-    """The file that stands where `folder` or one of its parents should be a folder, if any."""
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where `folder` or one of its parents should be a folder, if any: the
+    nearest of them that exists, when it is not a folder. The system's "File exists" or "Not a
+    directory" names neither that file nor why (decisions 422, 425)."""
     for place in (folder, *folder.parents):
-        if place.exists():
-            return None if place.is_dir() else place
+        try:
+            if place.exists():
+                return None if place.is_dir() else place
+        except OSError:  # a parent the account cannot look into: not a file in the way
+            return None
     return None
 
 
@@ -154,7 +159,7 @@ class UnfitPlace(VaultUnusable):
 def unusable(path: Path, exc: Exception) -> VaultUnusable:
     """Why the vault at `path` cannot be opened, in words a person can act on."""
     if isinstance(exc, OSError):
-        blocker = _file_in_the_way(path.parent)
+        blocker = file_in_the_way(path.parent)
         why = f"{blocker} is a file, not a folder" if blocker is not None else exc.strerror or exc
         return UnfitPlace(f"cannot make the vault folder {path.parent}: {why}")
     if isinstance(exc, apsw.CantOpenError):
