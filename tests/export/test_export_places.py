@@ -160,3 +160,23 @@ def test_an_export_to_standard_output_whose_reader_goes_away_ends_quietly(
             code = proc.wait(timeout=TIMEOUT_S)
         assert head and head == whole.read_bytes()[: len(head)]
         assert (code, stderr) == (0, ""), (flags, code, stderr)
+
+
+def test_an_export_and_a_backup_take_the_longest_name_the_file_system_takes(
+    sqlite_vault: VaultSpec, tmp_path: Path
+) -> None:
+    """A legal file name of 244 bytes (ext4 takes 255) was refused "File name too long": the hidden
+    `.partial` name the export is written under first is ~26 bytes longer (decision 426)."""
+    write_notes(sqlite_vault, "shore", "one tide")
+    amg = tmp_path / ("é" * 118 + "x.amg")  # 236 + 5 bytes: a multi-byte name, cut on a character's edge
+    backup = tmp_path / ("b" * 244 + ".sqlite3")
+    assert len(amg.name.encode()) == 241 and len(backup.name.encode()) == 252
+    exported = kaeru(sqlite_vault.env(), "export", str(amg))
+    assert exported.code == 0, exported.stderr
+    backed = kaeru(sqlite_vault.env(), "backup", str(backup))
+    assert backed.code == 0, backed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("vault")) == sorted(
+        [amg.name, backup.name]
+    ), "nothing hidden is left beside them"
+    imported = kaeru(sqlite_vault.env(), "import", str(amg), as_json=True)
+    assert imported.code == 0, imported.stderr

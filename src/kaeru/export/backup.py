@@ -18,7 +18,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +86,8 @@ def backup(settings: Settings, target: Path) -> Backup:
             ) from exc
         finally:
             for scrap in (partial, *(partial.with_name(partial.name + end) for end in ("-journal", "-wal", "-shm"))):
-                scrap.unlink(missing_ok=True)
+                with suppress(OSError):  # a scrap that cannot be removed must not hide why the copy failed
+                    scrap.unlink(missing_ok=True)
     finally:
         health.close()
     return Backup(target, size, live, time.perf_counter() - started)

@@ -30,9 +30,19 @@ def hidden_beside(target: Path) -> Path:
     return _hidden(target.parent, target.name)
 
 
+#: The longest file name most file systems take, in bytes (ext4, XFS, APFS, NTFS's 255 characters).
+NAME_MAX_BYTES = 255
+
+
 def _hidden(folder: Path, name: str) -> Path:
-    """A name no one else uses in `folder`: hidden, and unique to this process and call."""
-    return folder / f".{name}.{os.getpid()}-{secrets.token_hex(4)}.partial"
+    """A name no one else uses in `folder`: hidden, and unique to this process and call. The name it
+    stands beside is shortened to fit: a target of a legal 230–255-byte name was refused as "File
+    name too long" for the ~26 bytes this adds (decision 426), and a backup's ended in a traceback."""
+    suffix = f".{os.getpid()}-{secrets.token_hex(4)}.partial"
+    # Room too for the `-journal` SQLite writes beside a backup's copy while it makes it.
+    room = NAME_MAX_BYTES - 1 - len(suffix.encode()) - len("-journal")
+    kept = name.encode()[:room].decode(errors="ignore")  # cut on a character's boundary
+    return folder / f".{kept}{suffix}"
 
 
 #: What an export makes: the owner's alone (decision 177).
