@@ -19,13 +19,6 @@ class NodeRef:
     #: True when the reference was a bare string: it may be an id or a name.
     bare: bool = False
 
-    def describe(self) -> str:
-        if self.id and not self.bare:
-            return f"id {self.id}"
-        if self.initiative:
-            return f"name {self.name!r} in initiative {self.initiative!r}"
-        return repr(self.name if self.name is not None else self.id)
-
 
 def parse_ref(raw: Any) -> NodeRef:
     """Parse a schema-valid NodeRef value.

@@ -49,8 +49,8 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
                 raise InvalidArgument("a hypothesis cannot be its own evidence", field="evidence.node")
         else:
             method = ctx.clean("evidence.method", raw.get("method"))
-            if not method or not method.strip():
-                raise InvalidArgument("evidence is {node} or {method}", field="evidence")
+            if not method or not method.strip():  # said as `claim` says it, of the field sent
+                raise InvalidArgument("evidence.method must not be blank", field="evidence.method")
             evidence_node = ctx.create_node(
                 node_type=NodeType.EXPERIMENT,
                 body=method,

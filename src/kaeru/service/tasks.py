@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from datetime import UTC, date, datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import HypothesisStatus, Layer, Node, NodeType
@@ -28,7 +28,6 @@ DEFAULT_COLUMNS: list[dict[str, str]] = [
 _KEY = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
 #: A future offset: `3d`, `2w`, and as an agent may write it, `3 days`, `in 2 weeks` (decision 284).
 _FUTURE = re.compile(r"^\s*(?:in\s+)?(\d+)\s*(d|days?|w|weeks?)\s*$", re.IGNORECASE)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: How many tasks `set_board` reads at a time while moving them out of removed columns.
 REHOME_BATCH = 500
 
@@ -137,7 +136,7 @@ def board_keys(session: Session, scopes: list[Initiative]) -> list[str]:
 
 
 def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
-    """A due date from `YYYY-MM-DD`, RFC 3339, or a future offset like `3d` / `2w`: a day on the
+    """A due date from `YYYY-MM-DD`, RFC 3339, `now`, or a future offset like `3d` / `2w`: a day on the
     user's calendar (`zone`, None for the machine's own; decision 188), so an offset counts from
     the user's today and a time with an offset falls on its own day there."""
     text = str(raw).strip()
@@ -149,18 +148,20 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
             return (today + timedelta(days=days)).isoformat()
         except OverflowError as exc:
             raise InvalidArgument(f"due {text!r} falls after the year 9999", field=field) from exc
-    if re.fullmatch(r"\d+\s*[smh]", text) or is_time_ago(text):  # `3d ago` would count back from 1970
+    if re.fullmatch(r"\d+\s*[smh]", text) or is_time_ago(text):  # `3d ago` is a day past, never a due
         raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)
     try:
         if re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
             return date.fromisoformat(text).isoformat()
-        moment = parse_moment(text, _EPOCH)
+        # `now` is the call's moment (decision 329), so its day is the user's today: read against
+        # 1970 it made a task due 1970-01-01, overdue from the start.
+        moment = parse_moment(text, now)
         if _wall_time(text):  # a time without an offset is the user's own: its day as written
             return datetime.fromisoformat(text).date().isoformat()
         return moment.astimezone(zone).date().isoformat()
-    except ValueError as exc:  # not `exc`'s words: they offer a time ago and `now`, no due day
+    except ValueError as exc:  # not `exc`'s words: they offer a time ago, which no due is
         raise InvalidArgument(
-            f"due must be a date (2026-03-03), an RFC 3339 time or a future offset (3d, 2w), not {text!r}"
+            f"due must be a date (2026-03-03), an RFC 3339 time, `now` or a future offset (3d, 2w), not {text!r}"
             f"{off_calendar(text)}",
             field=field,
         ) from exc

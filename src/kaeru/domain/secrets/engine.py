@@ -118,8 +118,18 @@ def _check_token(value: str) -> bool:
     return not any(p in lowered for p in _TOKEN_PLACEHOLDERS)
 
 
+#: A run of a key's base64 that words and paths of prose are not: 16 or more characters, with a
+#: capital or a digit (`MIIEowIBAAKCAQEA`; not `authentication`, `/usr/local/etc/ssh/sshd`).
+_KEY_RUN = re.compile(r"[A-Za-z0-9+/]{16,}")
+_CAPITAL_OR_DIGIT = re.compile(r"[A-Z0-9]").search
+
+
 def _check_key_body(value: str) -> bool:
     body = re.sub(r"^[A-Za-z-]+:.*$", "", value, flags=re.M)  # PEM headers (Proc-Type: …)
+    # Prose that names the header (`the file must start with -----BEGIN OPENSSH PRIVATE KEY-----
+    # and …`) runs to the end of the text like a cut-off key: only base64 makes it a key.
+    if not any(_CAPITAL_OR_DIGIT(run) for run in _KEY_RUN.findall(body)):
+        return False
     body = "".join(body.split())
     return len(body) >= 16 and not _is_placeholder(body) and "..." not in value and "…" not in value
 
@@ -317,8 +327,8 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             if "://" in value or _DOTTED.fullmatch(value):
                 continue
             after = text[end : end + 2]
-            if after[:1] in ("(", "[", "."):
-                continue
+            if after[:1] in ("(", "[") or after == "..":
+                continue  # `abc12345...`: an elided value; one `.` after it ends a sentence
             identifier = _IDENT.fullmatch(value) and not _DIGIT(value)
             if identifier and not upper_key:
                 continue  # `private_key: PrivateKeyTypes`, `credentials: kDefault`: a name, not a value
