@@ -97,17 +97,19 @@ def build_views(
                 names.update(session.initiative_names(missing))
         else:
             names = session.initiative_names(wanted)
-    # A token limited to some initiatives sees only their names, and only successors in them (decision 15.K2).
+    # A token limited to some initiatives sees only their names, and only successors and chain
+    # members in them (decision 15.K2).
     granted = grants.granted_ids(session)
     hidden: set[str] = set()
     if granted is not None:
-        named = {s for n in nodes for s, _ in found.get(n.id, ())}
+        named = {s for n in nodes for s, _ in found.get(n.id, ())} | {i for n in nodes for i in chain_ids(n)}
         hidden = named - grants.visible_ids(session, named)
     views: list[NodeView] = []
     for node in nodes:
         currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
         if hidden:
             successors = [s for s in successors if s not in hidden]
+            node = without_hidden_steps(node, hidden)
         member_ids = [
             i
             for i in node.initiatives
@@ -126,6 +128,28 @@ def build_views(
             )
         )
     return views
+
+
+def chain_ids(node: Node) -> list[str]:
+    """The node ids a saved chain's properties name: its members and its edges' ends (none for
+    another node)."""
+    chain = node.properties.get("chain")
+    if not isinstance(chain, dict):
+        return []
+    ends = [str(i) for edge in chain.get("edges") or () if isinstance(edge, list) for i in edge[:2]]
+    return [*map(str, chain.get("members") or ()), *ends]
+
+
+def without_hidden_steps(node: Node, hidden: set[str]) -> Node:
+    """`node` with its chain's members and edges outside a token's grants left out, as `trail
+    kind=chain` leaves out such a member: an id alone tells that a node lies in an initiative the
+    token may not see. Nothing says how many went (a count would tell as much, decision 15.K2)."""
+    chain = node.properties.get("chain")
+    if not isinstance(chain, dict) or hidden.isdisjoint(chain_ids(node)):
+        return node
+    members = [m for m in chain.get("members") or () if m not in hidden]
+    edges = [e for e in chain.get("edges") or () if not (isinstance(e, list) and not hidden.isdisjoint(e[:2]))]
+    return node.evolve(properties={**node.properties, "chain": {**chain, "members": members, "edges": edges}})
 
 
 def budgeted_views(
