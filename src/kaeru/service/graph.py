@@ -12,6 +12,7 @@ from kaeru.service import grants
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
 from kaeru.service.supersession import edges_back_to
+from kaeru.service.views import STEP_ARROW, hidden_in
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
@@ -210,7 +211,7 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
                 ctx.outcome.primary = ctx.outcome_ref(chain)
             return
     names = ctx.session.nodes_by_ids(members)
-    default = " → ".join(names[m].name for m in members)
+    default = STEP_ARROW.join(names[m].name for m in members)
     saved = {
         "members": members,
         "edges": [[e.src, e.dst, e.edge_type.value, e.weight] for e in edges],
@@ -232,16 +233,20 @@ def _chain(ctx: WriteContext, source: Node, target: Node, request: LinkRequest) 
             return
         fields: dict[str, object] = {"properties": {**chain.properties, "chain": saved}}
         old_names = ctx.session.nodes_by_ids(before)
-        old_default = " → ".join(old_names[m].name if m in old_names else m for m in before)
+        old_default = STEP_ARROW.join(old_names[m].name if m in old_names else m for m in before)
         body = (
             ctx.clean("summary", request.summary)
             if request.summary
             else (default if chain.body == old_default else None)
         )
+        # The answer names the steps it had as a read shows them: a token limited to some
+        # initiatives reads none outside them, by id or by name (decision 15.K2).
+        hiding = hidden_in(ctx.session, [chain])
+        shown = hiding.node(chain) if hiding is not None else chain
         if body is not None and body != chain.body:
             fields["body"] = body
-            ctx.outcome.changes.append(Change("body", chain.body, body))
-        ctx.outcome.changes.append(Change("chain.members", before, members))
+            ctx.outcome.changes.append(Change("body", shown.body, body))
+        ctx.outcome.changes.append(Change("chain.members", shown.properties["chain"].get("members") or [], members))
         updated = ctx.update_node(chain, **fields)
         ctx.outcome.primary = ctx.outcome_ref(updated)
         ctx.mark_affected(updated)

@@ -26,7 +26,7 @@ from kaeru.service.outcomes import (
     TrailEntry,
     TrailOutcome,
 )
-from kaeru.service.views import build_views, names_as_of
+from kaeru.service.views import Hiding, build_views, hidden_in, names_as_of
 from kaeru.storage.base import HistoryItem, HistoryPlace, RevisionEntry, Session
 
 _DIFFED = ("name", "body", "description", "tags", "layer", "visibility", "status", "properties", "tier", "pinned")
@@ -96,13 +96,14 @@ def history(
     compared = _compared(session, node, items, granted)
     wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, compared[i.rev_no]) if n is not None]
     revisions = session.revisions(node.id, wanted) if wanted else {}
+    hiding = hidden_in(session, [r.node for r in revisions.values()])
     entries: list[TrailEntry] = []
     issues: list[Issue] = []
     text = 0
     last = after
     for k, item in enumerate(items):
         prior_rev = compared[item.rev_no] if item.rev_no is not None else None
-        entry = _entry(session, node, item, revisions, prior_rev)
+        entry = _entry(session, node, item, revisions, prior_rev, hiding)
         if entry is None:
             continue  # (a history item is a revision or an edge event)
         issue = None
@@ -143,10 +144,17 @@ def _compared(
 
 
 def _entry(
-    session: Session, node: Node, item: HistoryItem, revisions: dict[int, RevisionEntry], compared: int | None
+    session: Session,
+    node: Node,
+    item: HistoryItem,
+    revisions: dict[int, RevisionEntry],
+    compared: int | None,
+    hiding: Hiding | None,
 ) -> TrailEntry | None:
     """One history item as a trail entry: an edge event, or a revision with its changes since the
-    revision `compared` (None: none; the one before it, or the one before it the caller may see)."""
+    revision `compared` (None: none; the one before it, or the one before it the caller may see).
+    The changes compare the two revisions as the view shows them (`hiding`: what a token limited to
+    some initiatives may not read of the nodes they name), so they name nothing the view leaves out."""
     if item.edge is not None:
         edge = item.edge
         if edge.retracted:
@@ -162,11 +170,14 @@ def _entry(
     entry = revisions[item.rev_no]
     before = revisions[compared].node if compared is not None else None
     view = build_views(session, [entry.node], at=entry.node.recorded_at)[0]
+    after = hiding.node(entry.node) if hiding is not None else entry.node
+    if hiding is not None and before is not None:
+        before = hiding.node(before)
     return TrailEntry(
         kind="revision",
         at=entry.node.recorded_at,
         node=view,
-        changes=diff(before, entry.node, session),
+        changes=diff(before, after, session),
         actor=entry.actor,
         request_id=entry.request_id,
         # Created by the node's first revision, not by the first one a token limited to some initiatives sees.

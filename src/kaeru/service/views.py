@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
 
 from kaeru.domain.budget import Cut, allocate, cut
 from kaeru.domain.currentness import decide
 from kaeru.domain.model import EdgeType, Node, name_at
 from kaeru.service import grants
+from kaeru.service.mutation import derived_tags, topic_name
 from kaeru.service.outcomes import NodeView
 from kaeru.storage.base import Session
 
@@ -97,25 +99,24 @@ def build_views(
                 names.update(session.initiative_names(missing))
         else:
             names = session.initiative_names(wanted)
-    # A token limited to some initiatives sees only their names, and only successors and chain
-    # members in them (decision 15.K2).
+    # A token limited to some initiatives sees only their names, and only successors and nodes named
+    # by properties in them (decision 15.K2): one look-up for both.
     granted = grants.granted_ids(session)
-    hidden: set[str] = set()
-    if granted is not None:
-        named = {s for n in nodes for s, _ in found.get(n.id, ())} | {i for n in nodes for i in chain_ids(n)}
-        hidden = named - grants.visible_ids(session, named)
+    hiding = hidden_in(session, nodes, [s for n in nodes for s, _ in found.get(n.id, ())])
     views: list[NodeView] = []
     for node in nodes:
         currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
-        if hidden:
-            successors = [s for s in successors if s not in hidden]
-            node = without_hidden_steps(node, hidden)
+        body, body_range = (bodies or {}).get(node.id, (node.body, None))
+        if hiding is not None and hiding.hidden:
+            successors = [s for s in successors if s not in hiding.hidden]
+            stored, node = node, hiding.node(node)
+            if node.body != stored.body:  # cut as the stored body was: `bodies` are its pieces
+                body, body_range = _cut_alike(node.body, body_range)
         member_ids = [
             i
             for i in node.initiatives
             if (only_initiatives is None or i in only_initiatives) and (granted is None or i in granted)
         ]
-        body, body_range = (bodies or {}).get(node.id, (node.body, None))
         views.append(
             NodeView(
                 node=node,
@@ -130,26 +131,106 @@ def build_views(
     return views
 
 
-def chain_ids(node: Node) -> list[str]:
-    """The node ids a saved chain's properties name: its members and its edges' ends (none for
-    another node)."""
-    chain = node.properties.get("chain")
-    if not isinstance(chain, dict):
-        return []
-    ends = [str(i) for edge in chain.get("edges") or () if isinstance(edge, list) for i in edge[:2]]
-    return [*map(str, chain.get("members") or ()), *ends]
+#: What joins the names of a chain's steps in the body it is saved with when no summary is given.
+STEP_ARROW = " → "
+#: What a token limited to some initiatives reads for a step outside them in such a body.
+HIDDEN_STEP = "…"
 
 
-def without_hidden_steps(node: Node, hidden: set[str]) -> Node:
-    """`node` with its chain's members and edges outside a token's grants left out, as `trail
-    kind=chain` leaves out such a member: an id alone tells that a node lies in an initiative the
-    token may not see. Nothing says how many went (a count would tell as much, decision 15.K2)."""
+def named_ids(node: Node) -> list[str]:
+    """The node ids a node's properties name: a saved chain's members and its edges' ends, a rule's
+    `applicability.task` (none for another node)."""
+    named: list[str] = []
     chain = node.properties.get("chain")
-    if not isinstance(chain, dict) or hidden.isdisjoint(chain_ids(node)):
-        return node
-    members = [m for m in chain.get("members") or () if m not in hidden]
-    edges = [e for e in chain.get("edges") or () if not (isinstance(e, list) and not hidden.isdisjoint(e[:2]))]
-    return node.evolve(properties={**node.properties, "chain": {**chain, "members": members, "edges": edges}})
+    if isinstance(chain, dict):
+        named += map(str, chain.get("members") or ())
+        named += [str(i) for edge in chain.get("edges") or () if isinstance(edge, list) for i in edge[:2]]
+    applicability = node.properties.get("applicability")
+    if isinstance(applicability, dict) and applicability.get("task"):
+        named.append(str(applicability["task"]))
+    return named
+
+
+@dataclass(frozen=True)
+class Hiding:
+    """What a token limited to some initiatives may not read of the nodes that nodes it sees name
+    (decision 15.K2): the ids outside its grants, and the names of every node named (a chain saved
+    without a summary names its steps in its body)."""
+
+    hidden: frozenset[str]
+    names: Mapping[str, str]
+
+    def node(self, node: Node) -> Node:
+        """`node` as the token reads it: a chain without its members outside the grants, the edges
+        touching them, their names in a body made of its steps' names and the topics drawn only
+        from those; a rule scoped to a task outside them still scoped (`applicability.task` null:
+        that is a fact about the rule, as a node superseded from outside reads superseded) but not
+        naming it. An id alone tells that a node lies in an initiative the token may not see; nothing
+        says how many were left out (a count would tell as much). The stored node is unchanged."""
+        if self.hidden.isdisjoint(named_ids(node)):
+            return node
+        properties = dict(node.properties)
+        fields: dict[str, Any] = {}
+        chain = properties.get("chain")
+        if isinstance(chain, dict):
+            members = [str(m) for m in chain.get("members") or ()]
+            edges = [
+                e for e in chain.get("edges") or () if not (isinstance(e, list) and not self.hidden.isdisjoint(e[:2]))
+            ]
+            properties["chain"] = {**chain, "members": [m for m in members if m not in self.hidden], "edges": edges}
+            body = self._steps_body(node.body, members)
+            if body != node.body:
+                fields["body"] = body
+                fields["tags"] = _topics_of(node, body)
+        applicability = properties.get("applicability")
+        if isinstance(applicability, dict) and applicability.get("task") in self.hidden:
+            properties["applicability"] = {**applicability, "task": None}
+        return node.evolve(properties=properties, **fields)
+
+    def _steps_body(self, body: str | None, members: list[str]) -> str | None:
+        """`body` with the names of the steps outside the grants as `HIDDEN_STEP`, when it is the
+        steps' names (`graph._chain` made it so): exactly their names now, or as many names as steps
+        (one renamed since); a summary of the agent's own is shown as written."""
+        if body is None or self.hidden.isdisjoint(members):
+            return body
+        if all(m in self.names for m in members) and body == STEP_ARROW.join(self.names[m] for m in members):
+            steps = [self.names[m] for m in members]  # (a name may hold the arrow itself)
+        else:
+            steps = body.split(STEP_ARROW)
+            if len(steps) != len(members) or not all(steps):
+                return body
+        return STEP_ARROW.join(HIDDEN_STEP if m in self.hidden else s for m, s in zip(members, steps, strict=True))
+
+
+def _topics_of(node: Node, body: str | None) -> tuple[str, ...]:
+    """`node`'s tags without the `topic:` ones that `body` (its body as shown) no longer gives: a
+    topic drawn from a hidden step's name tells a word of it. None is added."""
+    kept = set(derived_tags(topic_name(node.name, node.id), body))
+    return tuple(t for t in node.tags if not t.startswith("topic:") or t in kept)
+
+
+def hidden_in(session: Session, nodes: Sequence[Node], also: Iterable[str] = ()) -> Hiding | None:
+    """What a token limited to some initiatives may not read of the nodes `nodes`' properties name
+    and of `also` (successors, say), in one look-up; None for a token that sees every initiative."""
+    granted = grants.granted_ids(session)
+    if granted is None:
+        return None
+    named = list(dict.fromkeys([*also, *(i for n in nodes for i in named_ids(n))]))
+    found = session.nodes_by_ids(named) if named else {}
+    hidden = frozenset(i for i in named if i not in found or not grants.node_visible(found[i], granted))
+    return Hiding(hidden, {i: n.name for i, n in found.items()} if hidden else {})
+
+
+def _cut_alike(body: str | None, piece: Cut | None) -> tuple[str | None, Cut | None]:
+    """`body` (a chain's as a limited token reads it, never longer than the stored one) cut at the
+    offsets the stored body was cut at (`piece`: None for whole): a page is no longer, and pages
+    continued from one another's ends (`read body_offset`) meet without a gap."""
+    if body is None or piece is None:
+        return body, None
+    total = len(body)
+    start, end = min(piece.start, total), min(piece.end, total)
+    shown = Cut(body[start:end], start, end, total)
+    return shown.text, shown if shown.truncated else None
 
 
 def budgeted_views(

@@ -9,6 +9,7 @@ from kaeru.domain.model import Currentness, EdgeType, Node, name_at
 from kaeru.service import grants
 from kaeru.service.outcomes import NodeView
 from kaeru.service.recall.fusion import Fusion
+from kaeru.service.views import hidden_in
 from kaeru.storage.base import Session
 
 #: explore_history: how many matched nodes have their history listed, how many nodes at most once
@@ -108,13 +109,15 @@ def revision_views(
     verdicts = session.verdicts_against(ids)
     history = session.name_history(scope_ids) if shown else {}
     current_names = session.initiative_names(scope_ids) if shown else {}
-    hidden: set[str] = set()
-    if grants.granted_ids(session) is not None:  # successors outside a token's grants (decision 15.K2)
-        named = {src for found in verdicts.values() for src, _ in found}
-        hidden = named - grants.visible_ids(session, named)
+    # Successors, and nodes the revisions' properties name, outside a token's grants (decision 15.K2):
+    # left out as `build_views` leaves them out.
+    hiding = hidden_in(session, shown, [src for found in verdicts.values() for src, _ in found])
+    hidden = hiding.hidden if hiding is not None else frozenset()
     views: list[NodeView] = []
     truncated = 0
     for revision, grant in zip(shown, granted, strict=True):
+        if hiding is not None:
+            revision = hiding.node(revision)  # (never longer: a step's name is shown as one character)
         description, body = revision.description or "", revision.body or ""
         room = grant if not body else max(grant // 2, grant - len(body))
         described = cut(description, 0, min(len(description), room))
