@@ -79,14 +79,19 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
         body_range = None
         body = node.body
         if body is not None:
-            if offset > len(body):
-                raise InvalidArgument(f"body_offset {offset} is past the body's end ({len(body)})", field="body_offset")
             piece = cut(body, offset, budget)
             body = piece.text
             body_range = piece if piece.truncated else None
         # The scope's name was read in this snapshot: a node only in it needs no name look-up.
         known = {scope.id: scope.name} if scope is not None else None
         views = build_views(session, [node], at=moment, bodies={node.id: (body, body_range)}, known=known)
+        # Pages follow the body as shown: a token limited to some initiatives reads a chain's body
+        # without the names of steps outside them (decision 15.K2), shorter than the stored one, so
+        # its offsets are checked against, and continue to, the end of what it reads.
+        shown = views[0].node.body
+        if shown is not None and offset > len(shown):
+            raise InvalidArgument(f"body_offset {offset} is past the body's end ({len(shown)})", field="body_offset")
+        body_range = views[0].body_range
         edges = None
         if request.neighbours:
             edges = session.edges_at([node.id], moment) if moment else session.live_edges([node.id])

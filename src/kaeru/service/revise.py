@@ -7,13 +7,14 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import RULE_TAG, Node, NodeType
-from kaeru.errors import ImmutableSource, InvalidArgument, RevisionConflict
+from kaeru.errors import Forbidden, ImmutableSource, InvalidArgument, RevisionConflict
 from kaeru.service import grants
 from kaeru.service.capture import parse_applicability, parse_reminder
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.mutation import WriteContext, retag
 from kaeru.service.outcomes import Change
 from kaeru.service.trail_pages import bounded_changes
+from kaeru.service.views import hidden_in
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ReplaceRequest, ReviseRequest
@@ -95,6 +96,10 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
     fields: dict[str, Any] = {}
     properties = dict(node.properties)
     changes: list[Change] = []
+    # `changes` show `before` as a read shows the node to the caller: a token limited to some
+    # initiatives reads no node outside them that the node's body or properties name (15.K2).
+    hiding = hidden_in(ctx.session, [node])
+    seen = hiding.node(node) if hiding is not None else node
 
     if "name" in patch:
         new_name = ctx.clean_name("patch.name", str(patch["name"]))
@@ -111,7 +116,7 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
                     field="patch.body",
                 )
             fields["body"] = new_body
-            changes.append(Change("body", node.body, new_body))
+            changes.append(Change("body", seen.body, new_body))
     if "description" in patch:
         new_description = ctx.clean("patch.description", patch["description"]) or None
         if new_description != node.description:
@@ -132,8 +137,12 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
         if not is_rule(node):
             raise InvalidArgument("applicability applies only to rules (note kind=rule)", field="patch.applicability")
         value = parse_applicability(ctx, patch["applicability"], "patch.applicability")
+        after = value
+        if seen is not node and (hidden := _hidden_task(node, seen)) is not None:
+            value = _keeping_task(value, hidden)
+            after = {**value, "task": None}  # as a read shows it to the token
         if properties.get("applicability") != value:
-            changes.append(Change("applicability", properties.get("applicability"), value))
+            changes.append(Change("applicability", seen.properties.get("applicability"), after))
             if value is None:
                 properties.pop("applicability", None)
             else:
@@ -164,6 +173,29 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
         ctx.outcome.issues.append(cut)
     ctx.outcome.primary = ctx.outcome_ref(updated)
     ctx.mark_affected(updated)
+
+
+def _hidden_task(node: Node, shown: Node) -> str | None:
+    """The task `node` (a rule) is scoped to when the caller reads it unnamed (`shown`)."""
+    stored, seen = node.properties.get("applicability"), shown.properties.get("applicability")
+    if isinstance(stored, dict) and isinstance(seen, dict) and stored.get("task") and seen.get("task") is None:
+        return str(stored["task"])
+    return None
+
+
+def _keeping_task(value: dict[str, Any] | None, task: str) -> dict[str, Any]:
+    """A limited token's patch of a rule scoped to a task it may not see (read as `task: null`),
+    keeping that task. Omitting `task` keeps it — the token reads the scope as there and unnamed, so
+    sending `{through}` back changes the date and not what it cannot see; replacing the whole value,
+    as the admin's patch does, would drop that scope silently. A patch that names a task or clears
+    `applicability` would drop a scope the token cannot see, and is refused: the admin may."""
+    if value is None or "task" in value:
+        raise Forbidden(
+            "this rule is scoped to a task outside this token's initiatives: a patch that names a task "
+            "or clears applicability would drop that scope; omit `task` to keep it (`through` alone)",
+            field="patch.applicability",
+        )
+    return {"task": task, **value}
 
 
 def replace(ctx: WriteContext, request: ReplaceRequest) -> None:
