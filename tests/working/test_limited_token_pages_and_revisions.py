@@ -118,6 +118,20 @@ def test_a_chain_s_body_revised_by_a_limited_token_names_no_hidden_step(call: Ca
     assert "s1-hidden" not in json.dumps(revised) and hidden[0] not in json.dumps(revised), revised
 
 
+def test_the_body_a_limited_token_read_sent_back_changes_nothing(call: Call) -> None:
+    """A client that sends back the fields it read (`body` beside a new `name`) wrote the `…` it reads
+    for a hidden step over the stored name, for everyone, and reported a change whose before and after
+    were the same text. The body it read is no change."""
+    chain, _ = _long_chain(call)
+    stored = call("read", initiative=PUB, node={"id": chain}, budget_chars=4000)["data"]["hits"][0]["body"]
+    with grants.acting(LIMITED):
+        revised = call("revise", initiative=PUB, node={"id": chain}, patch={"body": SHOWN, "name": "lantern line"})
+    assert revised["state"] == "applied", revised
+    assert [c["field"] for c in revised["data"]["changes"]] == ["name"], revised["data"]["changes"]
+    after = call("read", initiative=PUB, node={"id": chain}, budget_chars=4000)["data"]["hits"][0]["body"]
+    assert after == stored, "the stored body keeps the hidden step's name"
+
+
 def _scoped_rule(call: Call) -> tuple[str, str]:
     """A rule in `pub` scoped to a task of `secret-proj` (outside the limited token's grants)."""
     task = _id(call("task", initiative=SECRET, text="rotate the vault keys"))
@@ -165,7 +179,8 @@ def test_a_limited_token_s_patch_dropping_a_hidden_scope_is_refused(call: Call, 
         refused = call("revise", initiative=PUB, node={"id": rule}, patch={"applicability": value})
     assert refused["state"] == "rejected", refused
     issue = refused["issues"][0]
-    assert issue["code"] == "forbidden" and issue["field"] == "patch.applicability", issue
+    field = "patch.applicability" if value is None else "patch.applicability.task"
+    assert issue["code"] == "forbidden" and issue["field"] == field, issue
     assert task not in json.dumps(refused), refused
     assert _applicability(call, rule) == {"task": task, "through": "2027-06-30"}, "nothing written"
     assert call("revise", initiative=PUB, node={"id": rule}, patch={"applicability": value})["state"] == "applied"

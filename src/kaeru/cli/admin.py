@@ -189,7 +189,7 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
 
 def _opened(location: str, option: str, *, existing: bool = False) -> Store:
     """`open_location`, a place that cannot hold a vault said with the option that named it: the
-    store's advice names --vault and KAERU_VAULT, which name another vault (decision D1)."""
+    store's advice names --vault and KAERU_VAULT, which name another vault (decision 424)."""
     from kaeru.storage.sqlite.machine import UnfitPlace
 
     try:

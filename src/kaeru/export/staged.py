@@ -41,7 +41,7 @@ def _hidden(folder: Path, name: str) -> Path:
     suffix = f".{os.getpid()}-{secrets.token_hex(4)}.partial"
     # Room too for the `-journal` SQLite writes beside a backup's copy while it makes it.
     room = NAME_MAX_BYTES - 1 - len(suffix.encode()) - len("-journal")
-    kept = name.encode()[:room].decode(errors="ignore")  # cut on a character's boundary
+    kept = os.fsdecode(os.fsencode(name)[:room])  # as the file system's bytes: any name a path may hold
     return folder / f".{kept}{suffix}"
 
 

@@ -387,7 +387,7 @@ def _search(health: VaultHealth) -> Check:
             return _probe(session)
     except KaeruError as error:
         return Check("search", FAIL, f"a read-only search failed: {error.code}: {error.message}", _REBUILD)
-    except Exception as error:  # a damaged index the read-only look does not translate: said, not a traceback
+    except Exception as error:  # anything else a damaged vault raises (a row that does not decode): said
         return Check("search", FAIL, f"a read-only search failed: {type(error).__name__}: {error}", _REBUILD)
 
 
@@ -430,7 +430,7 @@ def _probe(session: Session) -> Check:
 
 def _worded(session: Session) -> tuple[Node, list[str]] | None:
     """The first live node that holds words, with its words: a node of emoji or symbols has none
-    to search for, and the check searched nothing when the vault's first node was one (decision D1)."""
+    to search for, and the check searched nothing when the vault's first node was one (decision 421)."""
     after = 0
     while batch := session.live_node_batch(after, PROBE_BATCH):
         for node in batch:
@@ -473,7 +473,7 @@ def _holds_tokens(health: VaultHealth, checks: list[Check]) -> bool:
     """Whether the vault holds a per-person token (`kaeru token add`): `serve --http` then refuses
     every request without one, wherever it listens, as it does with `KAERU_AUTH_TOKEN` set. Tokens
     that cannot be read fail a check of their own: said as none, the `http` check judged a vault
-    that may hold some, and serving it would fail (decision D1)."""
+    that may hold some, and serving it would fail (decision 424)."""
     try:
         if not health.has_table("tokens"):  # a vault from before tokens (it can hold none)
             return False

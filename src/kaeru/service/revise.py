@@ -108,6 +108,10 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
             changes.append(Change("name", node.name, new_name))
     if "body" in patch:
         new_body = ctx.clean("patch.body", patch["body"])
+        if seen.body != node.body and new_body == seen.body:
+            # The body as this token reads it (`…` for a step outside its initiatives), sent back
+            # with other fields: no change — it wrote the `…` over the stored name (decision 431).
+            new_body = node.body
         if new_body != node.body:
             if has_source(node):
                 raise ImmutableSource(
@@ -193,7 +197,7 @@ def _keeping_task(value: dict[str, Any] | None, task: str) -> dict[str, Any]:
         raise Forbidden(
             "this rule is scoped to a task outside this token's initiatives: a patch that names a task "
             "or clears applicability would drop that scope; omit `task` to keep it (`through` alone)",
-            field="patch.applicability",
+            field="patch.applicability" if value is None else "patch.applicability.task",
         )
     return {"task": task, **value}
 

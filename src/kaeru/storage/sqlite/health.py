@@ -100,7 +100,7 @@ class SqliteHealth(Health):
         """A driver error as the project's: a file SQLite cannot read is `Internal`, said as damage;
         any other (a table a damaged vault lacks, a lock held too long) as the store says it. The
         doctor's subject is exactly such a vault: a check that meets one fails with its fix, and an
-        error the look left untranslated ended `kaeru doctor` in a traceback (decision D1)."""
+        error the look left untranslated ended `kaeru doctor` in a traceback (decision 424)."""
         if isinstance(exc, apsw.CorruptError | apsw.NotADBError | apsw.IOError):
             return Internal(f"the vault file is damaged and cannot be read ({exc})")
         return translate(exc, self.path)

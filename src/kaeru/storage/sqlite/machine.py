@@ -145,7 +145,7 @@ class UnfitPlace(VaultUnusable):
     """A place that cannot hold a vault, and how to name another. The store knows only the path, so
     it advises the vault's own settings; a command that named the place otherwise (`kaeru copy
     --to`) says how it was named (`named_by`): "set KAERU_VAULT" told a person who had typed
-    `--to` to change a setting that named another vault (decision D1)."""
+    `--to` to change a setting that named another vault (decision 424)."""
 
     def __init__(self, why: str, named_by: str = VAULT_NAMED_BY):
         super().__init__(f"{why}; name another folder with {named_by}")
