@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 
 from kaeru.config import Settings
 from tests.backends import VaultSpec
-from tests.cli.zygote import SPAWN, TIMEOUT_S, base_env, forkable, forked
+from tests.cli.zygote_client import SPAWN, TIMEOUT_S, base_env, forkable, forked
 
 
 @dataclass

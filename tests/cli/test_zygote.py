@@ -1,6 +1,7 @@
-"""The CLI zygote (`tests/cli/zygote.py`) runs `python -m kaeru` as a fresh interpreter does: same
-exit codes, stdout and stderr on equal vaults, same end on Ctrl-C, nothing of one run left to the
-next, a kill reported as a kill. The suite's CLI tests are only as good as this parity."""
+"""The CLI zygote (`tests/cli/zygote.py`, `zygote_client.py`) runs `python -m kaeru` as a fresh
+interpreter does: same exit codes, stdout and stderr on equal vaults, same end on Ctrl-C, nothing of
+one run left to the next, a kill reported as a kill. The suite's CLI tests are only as good as this
+parity (its servers': tests/wire/test_forked_server.py)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.backends import VaultSpec, drop_vault, new_vault
-from tests.cli import zygote
+from tests.cli import zygote_client as zygote
 from tests.cli.support import Run, kaeru, kaeru_env
 
 Runner = Callable[..., Run]

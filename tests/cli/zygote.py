@@ -1,30 +1,39 @@
-"""A fork server for the suite's `python -m kaeru` runs: one process per pytest worker that has already
-imported the CLI, forking a child per run instead of starting Python anew.
+"""A fork server for the suite's `python -m kaeru` processes: per pytest worker, one that has already
+imported the CLI, forking a child per CLI run, and one that has imported the MCP server as well,
+forking a child per `kaeru serve` (started through `tests/cli/launcher.py`, or a CLI run of `serve`
+or `ui`), instead of starting Python anew.
 
 Almost all of a CLI run's cost is the interpreter starting and importing kaeru's stack (click,
-pydantic models, the service, both stores), not the command. Each run is still its own process: the
-child gets the request's stdin, stdout and stderr as its fds 0/1/2, its environment (`os.environ`,
-and so the C environment and the time zone), its working directory and `sys.argv`, the signal
-dispositions the zygote had when it started (those of a fresh interpreter), and it runs
+pydantic models, the service, both stores), not the command; a server's, importing the MCP SDK
+(whose protocol models are built when imported) and the HTTP stack. Each run is still its own
+process: the child gets the request's stdin, stdout and stderr as its fds 0/1/2, its environment
+(`os.environ`, and so the C environment and the time zone), its working directory and `sys.argv`,
+the signal dispositions the zygote had when it started (those of a fresh interpreter), and it runs
 `kaeru/__main__.py` as `python -m kaeru` does, then ends by the interpreter's own exit (SystemExit's
 code, atexit handlers, thread joins, stdio flushed).
 
 Nothing of kaeru reads the environment, the working directory or the terminal when imported (each
 reads them when a command runs), so a child forked after the imports sees only its own. What does
 read the environment at start-up is the interpreter itself (`PYTHON*`, the locale): a run whose
-environment differs there is not sent here (`tests/cli/support.py`).
+environment differs there is not sent here (`tests/cli/zygote_client.py`).
 
 Protocol, on a Unix stream socket: the client sends a 4-byte length with the three fds
-(`socket.send_fds`), then that many bytes of JSON `{"argv", "env", "cwd"}`; the zygote answers one
-JSON line `{"pid"}` when the child started and one `{"status", "cpu"}` when it was reaped (`status` as
-`subprocess` reports it: the exit code, or minus the signal that ended it). Usage:
-`python -m tests.cli.zygote SOCKETPATH`; it writes `ready` on stdout once it serves, and ends when its
-stdin reaches end of file (the worker that started it is gone), killing the children still running.
+(`socket.send_fds`), then that many bytes of JSON `{"argv", "env", "cwd"}` (from the launcher also
+`"launched": true` and `"session"`, how the launcher leads: "session", "group" or ""); the zygote
+answers one JSON line `{"pid"}` when the child started and one `{"status", "cpu"}` when it was reaped
+(`status` as `subprocess` reports it: the exit code, or minus the signal that ended it). Meanwhile
+each byte the client sends is a signal for the child (SIGTERM, SIGINT or SIGHUP: the launcher
+forwards what it gets), and the client's end of the connection kills the child (SIGKILL): a child
+never outlives whoever asked for it, a launcher killed or a worker interrupted. The CPU of launched
+children, whose status only their launcher reads, is added up in the file `served-cpu` beside the
+socket (`zygote_client.count_served_cpu`). Usage: `python -m tests.cli.zygote SOCKETPATH [serve]`
+(`serve`: a server zygote, which imports the servers' modules too); it writes `ready` on stdout once
+it serves, and ends when its stdin reaches end of file (the worker that started it is gone),
+killing the children still running.
 """
 
 from __future__ import annotations
 
-import atexit
 import gc
 import importlib
 import io
@@ -34,25 +43,14 @@ import runpy
 import selectors
 import shutil
 import signal
-import site
 import socket
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-#: Set to 1, every CLI run of the suite is started anew, as a user starts it (the zygote unused).
-SPAWN = "KAERU_TEST_CLI_SPAWN"
-TIMEOUT_S = 90
-#: How long a killed run's pipes are read before giving up on them.
-KILL_GRACE_S = 5.0
-ROOT = Path(__file__).resolve().parents[2]
 
 #: What every CLI run imports beyond the command modules (found with `-X importtime` on the commands
 #: the suite runs, on both backends): imported once here, not once per run.
@@ -70,10 +68,25 @@ PRELOAD = (
     *("jsonschema", "jsonschema_rs", "pydantic.type_adapter", "difflib", "resource", "encodings.idna", "stringprep"),
     *("rich.console", "rich.table", "rich.progress", "rich.live", "rich._emoji_codes", "click._textwrap"),
 )
+#: What `kaeru serve` imports besides, on stdio and over HTTP, on both backends, through initialize,
+#: tools/list and calls (the same survey): a server zygote's (`serve` on its command line). Not the
+#: CLI runs' zygote: a child's exit tears down every module it holds, and a CLI run would pay for
+#: the SDK's. numpy (the PostgreSQL store's text cache) starts OpenBLAS threads, which are not
+#: Python's: OpenBLAS stops them before a fork and starts them again in the child (its own
+#: `pthread_atfork` handlers), so a child computes as a fresh process does.
+SERVE_PRELOAD = (
+    *(f"kaeru.mcp.{name}" for name in ("server", "transports", "pipes", "bearer", "connections", "gate", "ui")),
+    *("kaeru.service.read", "mcp.server.stdio", "uvicorn", "uvicorn.loops.auto", "uvicorn.loops.asyncio"),
+    *("starlette.applications", "anyio._core._streams", "anyio._core._sockets", "numpy"),
+)
 #: The signals whose handling a child gets back as the zygote found it at start (a fresh
 #: interpreter's: SIGINT raises KeyboardInterrupt, SIGPIPE ignored, the others as inherited).
 RESTORED = (signal.SIGINT, signal.SIGCHLD, signal.SIGTERM, signal.SIGPIPE, signal.SIGHUP, signal.SIGXFSZ)
+#: The signals a client may send its child through the connection (what a launcher forwards).
+FORWARDED = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP})
 HEADER = struct.Struct("!I")
+#: The file, beside the socket, holding the CPU seconds of the launched children reaped so far.
+SERVED_CPU = "served-cpu"
 
 
 @dataclass
@@ -82,14 +95,26 @@ class Request:
     env: dict[str, str]
     cwd: str
     fds: list[int]
+    #: Started by the launcher: its CPU is added up in `SERVED_CPU`.
+    launched: bool = False
+    #: How the child stands, as the launcher does: "session" (it leads a session of its own, as a
+    #: process started with `start_new_session`), "group" (a process group) or "" (the zygote's).
+    session: str = ""
 
 
-def preload() -> None:
-    """Import the CLI with every command registered, and what the commands import when they run."""
+@dataclass
+class Child:
+    conn: socket.socket | None  # None once its client went away
+    launched: bool
+
+
+def preload(serve: bool) -> None:
+    """Import the CLI with every command registered, and what the commands (and with `serve`, the
+    servers) import when they run."""
     from kaeru.cli import app
 
     app._register()
-    for name in PRELOAD:
+    for name in (*PRELOAD, *(SERVE_PRELOAD if serve else ())):
         try:
             importlib.import_module(name)
         except ImportError:  # an optional driver not installed: the child imports (and fails) alike
@@ -105,13 +130,20 @@ def _receive(conn: socket.socket) -> Request:
     try:
         (size,) = HEADER.unpack(head)
         body = bytearray()
-        while len(body) < size:
+        while len(body) < size:  # exactly the request: what follows it is the client's signals
             chunk = conn.recv(size - len(body))
             if not chunk:
                 raise OSError("incomplete request")
             body += chunk
         document = json.loads(body)
-        return Request(list(document["argv"]), dict(document["env"]), str(document["cwd"]), fds)
+        return Request(
+            list(document["argv"]),
+            dict(document["env"]),
+            str(document["cwd"]),
+            fds,
+            bool(document.get("launched", False)),
+            str(document.get("session", "")),
+        )
     except BaseException:
         for fd in fds:  # held here, the client would never see its pipes' end
             os.close(fd)
@@ -125,10 +157,19 @@ def _send(conn: socket.socket, document: dict[str, Any]) -> None:
         pass
 
 
+def _tally(folder: str, total: float) -> None:
+    """`total` into `SERVED_CPU`, replaced whole (a reader never sees half a number)."""
+    part = os.path.join(folder, SERVED_CPU + ".part")
+    with open(part, "w", encoding="ascii") as sink:
+        sink.write(repr(total))
+    os.replace(part, os.path.join(folder, SERVED_CPU))
+
+
 def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
     """Serve until the parent goes away (None); in a forked child, return its request and the
     signal handlers to restore."""
     initial = {signum: signal.getsignal(signum) for signum in RESTORED}
+    folder = os.path.dirname(path)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
@@ -141,7 +182,8 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(wake_r, selectors.EVENT_READ, "reap")
     selector.register(sys.stdin.fileno(), selectors.EVENT_READ, "parent")
-    running: dict[int, socket.socket] = {}
+    running: dict[int, Child] = {}
+    served_cpu = 0.0
     print("ready", flush=True)
     while True:
         for key, _ in selector.select():
@@ -149,9 +191,11 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
                 if not os.read(sys.stdin.fileno(), 4096):
                     for pid in running:
                         os.kill(pid, signal.SIGKILL)
+                    for pid in running:  # reaped here: no zombie left to whoever adopts it
+                        os.waitpid(pid, 0)
                     listener.close()
                     # Its worker may exit without running atexit (where `stop` removes the folder).
-                    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+                    shutil.rmtree(folder, ignore_errors=True)
                     return None
             elif key.data == "reap":
                 while True:
@@ -163,11 +207,33 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
                     pid, status, usage = os.wait4(-1, os.WNOHANG)
                     if pid == 0:
                         break
-                    conn = running.pop(pid, None)
-                    if conn is not None:
-                        cpu = usage.ru_utime + usage.ru_stime
-                        _send(conn, {"status": os.waitstatus_to_exitcode(status), "cpu": cpu})
-                        conn.close()
+                    child = running.pop(pid, None)
+                    if child is None:
+                        continue
+                    cpu = usage.ru_utime + usage.ru_stime
+                    if child.launched:  # before its launcher hears of the end, and so exits
+                        served_cpu += cpu
+                        _tally(folder, served_cpu)
+                    if child.conn is not None:
+                        selector.unregister(child.conn)
+                        _send(child.conn, {"status": os.waitstatus_to_exitcode(status), "cpu": cpu})
+                        child.conn.close()
+            elif isinstance(key.data, int):  # a running child's client: signals for it, or its end
+                child = running.get(key.data)
+                if child is None or child.conn is None or key.fileobj is not child.conn:
+                    continue  # reaped earlier in this same turn: its connection is closed
+                try:
+                    sent = child.conn.recv(64)
+                except OSError:
+                    sent = b""
+                if not sent:  # still running (not reaped yet: the pid is still its own)
+                    selector.unregister(child.conn)
+                    child.conn.close()
+                    child.conn = None
+                    os.kill(key.data, signal.SIGKILL)
+                for signum in sent:
+                    if signum in FORWARDED:
+                        os.kill(key.data, signum)
             else:
                 conn, _ = listener.accept()
                 try:
@@ -186,14 +252,15 @@ def serve(path: str) -> tuple[Request, dict[signal.Signals, Any]] | None:
                     signal.set_wakeup_fd(-1)
                     selector.close()
                     listener.close()
-                    for other in (*running.values(), conn):
+                    for other in (*(c.conn for c in running.values() if c.conn is not None), conn):
                         other.close()
                     os.close(wake_r)
                     os.close(wake_w)
                     return request, initial
                 for fd in request.fds:
                     os.close(fd)
-                running[pid] = conn
+                running[pid] = Child(conn, request.launched)
+                selector.register(conn, selectors.EVENT_READ, pid)
                 _send(conn, {"pid": pid})
 
 
@@ -212,6 +279,10 @@ def _stdio(fd: int, mode: str, previous: Any) -> io.TextIOWrapper:
 
 def become(request: Request, initial: dict[signal.Signals, Any]) -> None:
     """Turn this forked child into `python -m kaeru ARGV` as the request's process would have been."""
+    if request.session == "session":
+        os.setsid()
+    elif request.session == "group":
+        os.setpgid(0, 0)
     for target, fd in enumerate(request.fds):
         os.dup2(fd, target)
     for fd in request.fds:
@@ -235,8 +306,8 @@ def become(request: Request, initial: dict[signal.Signals, Any]) -> None:
     runpy.run_module("kaeru", run_name="__main__", alter_sys=True)
 
 
-def main(path: str) -> None:
-    preload()
+def main(path: str, servers: bool) -> None:
+    preload(servers)
     if threading.active_count() != 1:
         raise SystemExit("zygote: the preloaded imports started a thread; a fork would lose it")
     # The imported objects moved out of the collector's reach: a child's first collection would
@@ -249,236 +320,5 @@ def main(path: str) -> None:
         become(*served)
 
 
-# The client side, in each pytest worker.
-
-
-def _starts_interpreter(name: str) -> bool:
-    """Whether the variable `name` changes how the interpreter starts: its flags and paths
-    (`PYTHON*`), the locale that picks the standard streams' and file names' encoding (`LANG`,
-    `LC_*`), and the home that places the user's site-packages when those are enabled. `TZ` does
-    not: a child calls `time.tzset()`, as a fresh interpreter reads it."""
-    return name.startswith(("PYTHON", "LC_")) or name == "LANG" or (name == "HOME" and bool(site.ENABLE_USER_SITE))
-
-
-def base_env() -> dict[str, str]:
-    """This environment without any `KAERU_*` variable: what every run starts from."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
-
-
-def forkable(env: Mapping[str, str]) -> bool:
-    """Whether a run in `env` can be forked from this worker's zygote: the variables read when the
-    interpreter starts are those the zygote started with."""
-    started = _ZYGOTE.env if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() else base_env()
-    keys = {k for k in (*env, *started) if _starts_interpreter(k)}
-    return all(env.get(k) == started.get(k) for k in keys)
-
-
-@dataclass
-class Zygote:
-    process: subprocess.Popen[bytes]
-    folder: str
-    path: str
-    env: dict[str, str]
-    owner: int
-
-
-_ZYGOTE: Zygote | None = None
-
-
-def _zygote() -> Zygote:
-    """This worker's zygote, started on first use, stopped when the worker exits."""
-    global _ZYGOTE
-    if _ZYGOTE is not None and _ZYGOTE.owner == os.getpid() and _ZYGOTE.process.poll() is None:
-        return _ZYGOTE
-    _ZYGOTE = launch()
-    atexit.register(stop, _ZYGOTE)
-    return _ZYGOTE
-
-
-def launch(preexec_fn: Callable[[], object] | None = None) -> Zygote:
-    """A new zygote, started as this worker starts a `python` (`preexec_fn` run before it starts)."""
-    folder = tempfile.mkdtemp(prefix="kaeru-zygote-")
-    if len(folder) > 90:  # a Unix socket's path holds 107 bytes
-        shutil.rmtree(folder)
-        folder = tempfile.mkdtemp(prefix="kaeru-zygote-", dir="/tmp")
-    path = os.path.join(folder, "socket")
-    env = base_env()
-    with open(os.path.join(folder, "log"), "wb") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tests.cli.zygote", path],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env=env,
-            cwd=ROOT,
-            preexec_fn=preexec_fn,
-        )
-    assert process.stdout is not None
-    ready = process.stdout.readline()
-    process.stdout.close()
-    if ready != b"ready\n":
-        process.kill()
-        process.wait()
-        raise RuntimeError(f"the CLI zygote did not start: {Path(folder, 'log').read_text(errors='replace')}")
-    return Zygote(process, folder, path, env, os.getpid())
-
-
-def stop(zygote: Zygote) -> None:
-    if zygote.owner != os.getpid():
-        return
-    if zygote.process.stdin is not None:
-        zygote.process.stdin.close()  # end of file: it kills what still runs and exits
-    try:
-        zygote.process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        zygote.process.kill()
-        zygote.process.wait()
-    shutil.rmtree(zygote.folder, ignore_errors=True)
-
-
-def forked(args: list[str], env: Mapping[str, str], stdin: bytes | None) -> tuple[int, bytes, bytes]:
-    """`python -m kaeru ARGS` in `env` and this working directory, forked from the zygote: its exit
-    code (minus the signal that ended it), stdout and stderr, with `subprocess.run`'s stdin (`stdin`
-    on a pipe, or this process's own when None) and timeout (the child killed, TimeoutExpired)."""
-    in_r, in_w = os.pipe() if stdin is not None else (0, -1)
-    try:
-        conn, out_r, err_r = start(args, env, in_r)
-    except BaseException:
-        if in_w >= 0:
-            os.close(in_w)
-        raise
-    finally:
-        if stdin is not None:
-            os.close(in_r)
-    return collect(conn, out_r, err_r, in_w=in_w, data=stdin or b"", args=args)
-
-
-def start(
-    args: list[str], env: Mapping[str, str], stdin_fd: int, zygote: Zygote | None = None
-) -> tuple[socket.socket, int, int]:
-    """Fork `python -m kaeru ARGS` reading `stdin_fd` from `zygote` (this worker's by default): the
-    connection its pid and status come on, and the read ends of its stdout and stderr."""
-    zygote = zygote or _zygote()
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(zygote.path)
-        body = json.dumps({"argv": args, "env": dict(env), "cwd": os.getcwd()}).encode()
-        socket.send_fds(conn, [HEADER.pack(len(body))], [stdin_fd, out_w, err_w])
-        conn.sendall(body)
-    except BaseException:
-        conn.close()
-        os.close(out_r)
-        os.close(err_r)
-        raise
-    finally:
-        os.close(out_w)
-        os.close(err_w)
-    return conn, out_r, err_r
-
-
-def pid_of(conn: socket.socket) -> int:
-    """The pid of the child `start` started (read off `conn` before `collect` reads the rest)."""
-    line = b""
-    while not line.endswith(b"\n"):
-        byte = conn.recv(1)
-        if not byte:
-            raise RuntimeError("the CLI zygote did not start the run")
-        line += byte
-    pid: int = json.loads(line)["pid"]
-    return pid
-
-
-def _kill(pid: int | None) -> None:
-    if pid is not None:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:  # it ended meanwhile
-            pass
-
-
-def collect(
-    conn: socket.socket,
-    out_r: int,
-    err_r: int,
-    *,
-    in_w: int = -1,
-    data: bytes = b"",
-    args: list[str],
-    pid: int | None = None,
-) -> tuple[int, bytes, bytes]:
-    """Feed `data` to the child on `in_w`, read its output to end of file and its status off `conn`
-    (status, stdout, stderr); all of them closed."""
-    selector = selectors.DefaultSelector()
-    output: dict[int, bytearray] = {out_r: bytearray(), err_r: bytearray()}
-    for fd in output:
-        selector.register(fd, selectors.EVENT_READ)
-    selector.register(conn, selectors.EVENT_READ)
-    if in_w >= 0:
-        os.set_blocking(in_w, False)
-        selector.register(in_w, selectors.EVENT_WRITE)
-    replies = bytearray()
-    status: int | None = None
-    cpu = 0.0
-    deadline = time.monotonic() + TIMEOUT_S
-    timed_out = False
-    try:
-        while selector.get_map():
-            remaining = deadline - time.monotonic()
-            ready = selector.select(remaining) if remaining > 0 else []
-            if not ready:
-                if timed_out:  # killed, yet something (a grandchild?) holds its pipes: stop reading
-                    break
-                timed_out = True
-                if status is None:
-                    _kill(pid)
-                deadline = time.monotonic() + KILL_GRACE_S
-                continue
-            for key, _ in ready:
-                if key.fd == in_w:
-                    try:
-                        data = data[os.write(in_w, data[:65536]) :]
-                    except BrokenPipeError:  # the child is not reading it: as `subprocess.run` does
-                        data = b""
-                    if not data:
-                        selector.unregister(in_w)
-                        os.close(in_w)
-                elif key.fd in output:
-                    chunk = os.read(key.fd, 65536)
-                    output[key.fd] += chunk
-                    if not chunk:
-                        selector.unregister(key.fd)
-                else:
-                    chunk = conn.recv(4096)
-                    replies += chunk
-                    if not chunk:
-                        selector.unregister(conn)
-                    *lines, rest = bytes(replies).split(b"\n")
-                    replies = bytearray(rest)
-                    for line in lines:
-                        reply = json.loads(line)
-                        pid = reply.get("pid", pid)
-                        status = reply.get("status", status)
-                        cpu = reply.get("cpu", cpu)
-                    if timed_out and status is None:
-                        _kill(pid)
-    finally:
-        selector.close()
-        conn.close()
-        for fd in (out_r, err_r):
-            os.close(fd)
-        if in_w >= 0 and data:
-            os.close(in_w)
-    if timed_out:
-        raise subprocess.TimeoutExpired(["kaeru", *args], TIMEOUT_S, bytes(output[out_r]), bytes(output[err_r]))
-    if status is None:
-        raise RuntimeError(f"the CLI zygote lost the run of kaeru {args}")
-    from tests import cost  # here, not at the top: the zygote itself runs without pytest
-
-    cost.count_child_cpu(cpu)  # the worker never waits for it: its CPU is not in `os.times()`
-    return status, bytes(output[out_r]), bytes(output[err_r])
-
-
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2:] == ["serve"])

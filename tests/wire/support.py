@@ -112,15 +112,33 @@ def _healthy(server: HttpServer) -> bool:
 KAERU_SERVE = (sys.executable, "-m", "kaeru", "serve")
 
 
+def _server_argv(command: tuple[str, ...], env: Mapping[str, str], spawn: bool) -> list[str]:
+    """`command` as it is started: `python -m kaeru …` forked from the worker's zygote through its
+    launcher (a process standing for the server: its signals forwarded, its exit status the
+    server's), or anew with `spawn` (and see `tests/cli/zygote_client.py`, `server_argv`)."""
+    from tests.cli.zygote_client import server_argv  # here: this file also runs as a script
+
+    return server_argv(command, env, spawn=spawn)
+
+
+def _count_served_cpu() -> None:
+    from tests.cli.zygote_client import count_served_cpu
+
+    count_served_cpu()
+
+
 @contextmanager
-def http_server(env: Mapping[str, str], log_dir: Path, serve: tuple[str, ...] = KAERU_SERVE) -> Iterator[HttpServer]:
+def http_server(
+    env: Mapping[str, str], log_dir: Path, serve: tuple[str, ...] = KAERU_SERVE, *, spawn: bool = False
+) -> Iterator[HttpServer]:
     """`kaeru serve --http` (or another `serve` command taking the same options) on 127.0.0.1 as a
-    subprocess, ready (GET /health is ok), always stopped."""
+    subprocess, ready (GET /health is ok), always stopped. Forked from the worker's zygote unless
+    `spawn` (a test that needs the server's own pid, its start-up, a fresh interpreter)."""
     port = free_port()
     log = log_dir / f"kaeru-http-{port}.log"
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [*serve, "--http", "--host", LOOPBACK, "--port", str(port)],
+            _server_argv((*serve, "--http", "--host", LOOPBACK, "--port", str(port)), env, spawn),
             env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=sink,
@@ -132,6 +150,7 @@ def http_server(env: Mapping[str, str], log_dir: Path, serve: tuple[str, ...] = 
             yield server
         finally:
             stop(proc)
+            _count_served_cpu()
 
 
 def raw_post(url: str, payload: Any, headers: Mapping[str, str] | None = None) -> tuple[int, str]:
@@ -173,22 +192,31 @@ def tools_call_request(request_id: int, name: str, arguments: dict[str, Any]) ->
 # --- MCP clients over either transport -----------------------------------------------------------
 
 
-def stdio_params(env: Mapping[str, str]) -> Any:
+def stdio_params(env: Mapping[str, str], *, spawn: bool = False) -> Any:
+    """The SDK's parameters for `kaeru serve` over stdio in `env`: forked from the worker's zygote
+    through its launcher, whose pipes become the server's (or started anew with `spawn`)."""
     from mcp import StdioServerParameters
+    from mcp.client.stdio import get_default_environment
 
-    return StdioServerParameters(command=sys.executable, args=["-m", "kaeru", "serve"], env=dict(env))
+    started = {**get_default_environment(), **env}  # what the SDK starts it in
+    command, *args = _server_argv(KAERU_SERVE, started, spawn)
+    return StdioServerParameters(command=command, args=args, env=dict(env))
 
 
 @asynccontextmanager
-async def connect(transport: str, env: Mapping[str, str], log_dir: Path) -> AsyncIterator[Any]:
-    """An SDK `Client` connected to a fresh `kaeru serve` subprocess over `stdio` or `http`."""
+async def connect(transport: str, env: Mapping[str, str], log_dir: Path, *, spawn: bool = False) -> AsyncIterator[Any]:
+    """An SDK `Client` connected to a fresh `kaeru serve` subprocess over `stdio` or `http` (forked
+    from the worker's zygote unless `spawn`)."""
     from mcp import Client
 
     if transport == "stdio":
-        async with Client(stdio_params(env)) as client:
-            yield client
+        try:
+            async with Client(stdio_params(env, spawn=spawn)) as client:
+                yield client
+        finally:
+            _count_served_cpu()
     elif transport == "http":
-        with http_server(env, log_dir) as server:
+        with http_server(env, log_dir, spawn=spawn) as server:
             async with Client(server.url) as client:
                 yield client
     else:

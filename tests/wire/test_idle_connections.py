@@ -28,7 +28,7 @@ def _closed_by_server(conn: socket.socket) -> bool:
 
 
 def test_connections_that_send_no_whole_request_are_closed_and_others_still_served(tmp_path: Path) -> None:
-    with http_server(subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}), tmp_path) as server:
+    with http_server(subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}), tmp_path, spawn=True) as server:
         descriptors = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
         silent = [socket.create_connection((LOOPBACK, server.port)) for _ in range(20)]
         halves = [socket.create_connection((LOOPBACK, server.port)) for _ in range(20)]
