@@ -24,7 +24,7 @@ from kaeru.service import Service
 from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
 from tests.cli.support import file_modes_bind, kaeru, kaeru_env, write_notes
-from tests.cli.zygote import TIMEOUT_S
+from tests.cli.zygote_client import TIMEOUT_S
 
 pytestmark = pytest.mark.timeout(300)
 
