@@ -56,6 +56,16 @@ def vault(backend: str, tmp_path: Path) -> Iterator[VaultSpec]:
 
 
 @pytest.fixture
+def twin(backend: str, tmp_path: Path) -> Iterator[tuple[VaultSpec, VaultSpec]]:
+    """Two fresh, equal vaults on `backend`: the zygote's parity tests run the same calls forked on
+    one and spawned on the other (`tests/cli/test_zygote.py`, `tests/wire/test_forked_server.py`)."""
+    pair = (new_vault(backend, tmp_path / "forked"), new_vault(backend, tmp_path / "spawned"))
+    yield pair
+    for spec in pair:
+        drop_vault(spec)
+
+
+@pytest.fixture
 def store(vault: VaultSpec) -> Iterator[Store]:
     opened = open_store(vault.settings())
     yield opened

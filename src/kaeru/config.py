@@ -120,6 +120,19 @@ def default_vault_dir(env: Mapping[str, str]) -> Path:
     return Path(home) / ".local" / "share" / "kaeru"
 
 
+def file_in_the_way(folder: Path) -> Path | None:
+    """The file that stands where `folder` or one of its parents should be a folder, if any: the
+    nearest of them that exists, when it is not a folder. The system's "File exists" or "Not a
+    directory" names neither that file nor why (decisions 422, 425)."""
+    for place in (folder, *folder.parents):
+        try:
+            if place.exists():
+                return None if place.is_dir() else place
+        except OSError:  # a parent the account cannot look into: not a file in the way
+            return None
+    return None
+
+
 def expanded(path: str, name: str) -> Path:
     """`path` with a leading `~` made the home directory.
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import VaultSpec, drop_vault, new_vault
+from tests.backends import VaultSpec
 from tests.cli import zygote_client as zygote
 from tests.cli.support import Run, kaeru, kaeru_env
 
@@ -36,15 +36,6 @@ def spawned(env: Mapping[str, str], *args: str, stdin: bytes | None = None) -> R
 def forked(env: Mapping[str, str], *args: str, stdin: bytes | None = None) -> Run:
     code, out, err = zygote.forked(list(args), env, stdin)
     return Run(code, out.decode(errors="replace"), err.decode(errors="replace"))
-
-
-@pytest.fixture
-def twin(backend: str, tmp_path: Path) -> Iterator[tuple[VaultSpec, VaultSpec]]:
-    """Two fresh, equal vaults on `backend`: one for forked runs, one for spawned ones."""
-    pair = (new_vault(backend, tmp_path / "forked"), new_vault(backend, tmp_path / "spawned"))
-    yield pair
-    for spec in pair:
-        drop_vault(spec)
 
 
 def _session(vault: VaultSpec, place: Path, run: Runner) -> list[tuple[str, Run]]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from tests.backends import VaultSpec, drop_vault, new_vault
+from tests.backends import VaultSpec
 from tests.cli import zygote_client
 from tests.wire.support import (
     KAERU_SERVE,
@@ -59,15 +59,6 @@ SESSION: list[tuple[str, dict[str, Any]]] = [
     ("unknown node", tools_call_request(8, "read", {"initiative": "parity", "node": "no-such-node"})),
 ]
 HEADERS = {"MCP-Protocol-Version": "2025-06-18"}
-
-
-@pytest.fixture
-def twin(backend: str, tmp_path: Path) -> Iterator[tuple[VaultSpec, VaultSpec]]:
-    """Two fresh, equal vaults on `backend`: one for a forked server, one for a spawned one."""
-    pair = (new_vault(backend, tmp_path / "forked"), new_vault(backend, tmp_path / "spawned"))
-    yield pair
-    for spec in pair:
-        drop_vault(spec)
 
 
 def _argv(forked: bool, *args: str) -> list[str]:

@@ -16,23 +16,16 @@ import pytest
 
 from kaeru.service import grants
 from tests.working.conftest import Call
-
-PUB, SECRET = "pub", "secret-proj"
-LIMITED = grants.Principal("lim", frozenset({PUB}))
-
-
-def _id(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer
-    return str(answer["data"]["primary"]["id"])
+from tests.working.limited import LIMITED, PUB, SECRET, applied_id, scoped_rule
 
 
 def _chain(call: Call, summary: str | None = "why the lantern line holds") -> tuple[str, str, str, str]:
     """A chain first → middle → last saved in `pub` while its middle step was shared with `pub`,
     which has left `pub` since (it is in `secret-proj` alone): the chain, first, middle, last.
     Without a `summary` its body is its steps' names."""
-    first = _id(call("note", initiative=PUB, text="the first lantern of the line"))
-    last = _id(call("note", initiative=PUB, text="the last lantern of the line"))
-    middle = _id(call("note", initiative=SECRET, text="the hidden lantern step"))
+    first = applied_id(call("note", initiative=PUB, text="the first lantern of the line"))
+    last = applied_id(call("note", initiative=PUB, text="the last lantern of the line"))
+    middle = applied_id(call("note", initiative=SECRET, text="the hidden lantern step"))
     assert call("initiative", initiative=PUB, action="attach", node={"id": middle})["state"] == "applied"
     for src, dst in ((first, middle), (middle, last)):
         linked = call(
@@ -40,7 +33,9 @@ def _chain(call: Call, summary: str | None = "why the lantern line holds") -> tu
         )
         assert linked["state"] == "applied", linked
     said = {"summary": summary} if summary is not None else {}
-    chain = _id(call("link", initiative=PUB, action="chain", **said, **{"from": {"id": first}, "to": {"id": last}}))
+    chain = applied_id(
+        call("link", initiative=PUB, action="chain", **said, **{"from": {"id": first}, "to": {"id": last}})
+    )
     assert call("initiative", initiative=PUB, action="detach", node={"id": middle})["state"] == "applied"
     return chain, first, middle, last
 
@@ -122,15 +117,15 @@ def test_a_chain_recalled_with_its_history_names_no_member_outside_the_grants(ca
 
 def test_a_chain_whose_members_are_all_granted_is_shown_whole(call: Call) -> None:
     """Nothing is left out for a limited token when every member is in its grants."""
-    first = _id(call("note", initiative=PUB, text="the near bank"))
-    last = _id(call("note", initiative=PUB, text="the far bank"))
+    first = applied_id(call("note", initiative=PUB, text="the near bank"))
+    last = applied_id(call("note", initiative=PUB, text="the far bank"))
     assert (
         call("link", initiative=PUB, **{"from": {"id": first}, "to": {"id": last}}, edge_type="causal", weight=0.9)[
             "state"
         ]
         == "applied"
     )
-    chain = _id(call("link", initiative=PUB, action="chain", **{"from": {"id": first}, "to": {"id": last}}))
+    chain = applied_id(call("link", initiative=PUB, action="chain", **{"from": {"id": first}, "to": {"id": last}}))
     admin = _chain_properties(call("read", initiative=PUB, node={"id": chain}), chain)
     with grants.acting(LIMITED):
         limited = _chain_properties(call("read", initiative=PUB, node={"id": chain}), chain)
@@ -241,7 +236,7 @@ def test_a_chain_saved_again_by_a_limited_token_names_no_step_outside_its_grants
     assert linked["state"] == "applied", linked
     with grants.acting(LIMITED):
         moved = call("link", initiative=PUB, action="chain", **{"from": {"id": first}, "to": {"id": last}})
-    assert moved["state"] == "applied" and _id(moved) == chain, moved
+    assert moved["state"] == "applied" and applied_id(moved) == chain, moved
     changes = {c["field"]: c for c in moved["data"]["changes"]}
     assert changes["chain.members"]["before"] == [first, last]
     assert " → … → " in changes["body"]["before"]
@@ -268,16 +263,7 @@ def test_a_rule_scoped_to_a_task_outside_the_grants_does_not_name_it(call: Call,
     """A rule in `pub` scoped to a task of `secret-proj`: a limited token reads that the rule is
     scoped to a task (`applicability.task` is there, null) — a fact about the rule, as a node
     superseded from outside its grants still reads superseded — but not the task's id."""
-    task = _id(call("task", initiative=SECRET, text="rotate the vault keys"))
-    rule = _id(
-        call(
-            "note",
-            initiative=PUB,
-            kind="rule",
-            text="announce every key rotation a day ahead",
-            applicability={"task": {"id": task}, "through": "2026-12-31"},
-        )
-    )
+    rule, task = scoped_rule(call, "2026-12-31")
     tool, args = RULE_SURFACES[surface](rule)
     admin = call(tool, **args)
     assert admin["state"] == "ok", admin
@@ -295,14 +281,16 @@ def test_a_long_chain_body_pages_without_a_hidden_step(call: Call) -> None:
     """A body of long steps' names is paged by `read` (`budget_chars`, `body_offset`): a limited
     token's pages, read one after another, make the body it reads — no page names the step."""
     long = {k: f"{k} " + "lantern " * 20 + k for k in ("alpha-end", "beta-hidden", "gamma-end")}
-    first = _id(call("note", initiative=PUB, name=long["alpha-end"], text="the first of a long line"))
-    last = _id(call("note", initiative=PUB, name=long["gamma-end"], text="the last of a long line"))
-    middle = _id(call("note", initiative=SECRET, name=long["beta-hidden"], text="the hidden step of a long line"))
+    first = applied_id(call("note", initiative=PUB, name=long["alpha-end"], text="the first of a long line"))
+    last = applied_id(call("note", initiative=PUB, name=long["gamma-end"], text="the last of a long line"))
+    middle = applied_id(
+        call("note", initiative=SECRET, name=long["beta-hidden"], text="the hidden step of a long line")
+    )
     assert call("initiative", initiative=PUB, action="attach", node={"id": middle})["state"] == "applied"
     for src, dst in ((first, middle), (middle, last)):
         link = {"from": {"id": src}, "to": {"id": dst}}
         assert call("link", initiative=PUB, **link, edge_type="causal", weight=0.9)["state"] == "applied"
-    chain = _id(call("link", initiative=PUB, action="chain", **{"from": {"id": first}, "to": {"id": last}}))
+    chain = applied_id(call("link", initiative=PUB, action="chain", **{"from": {"id": first}, "to": {"id": last}}))
     assert call("initiative", initiative=PUB, action="detach", node={"id": middle})["state"] == "applied"
     admin = call("read", initiative=PUB, node={"id": chain}, budget_chars=512)
     assert admin.get("continuation"), "the stored body takes more than one page"

@@ -9,9 +9,7 @@ from typing import Any
 
 from kaeru.service import grants
 from tests.working.conftest import Call
-
-PUB, SECRET = "pub", "secret-proj"
-LIMITED = grants.Principal("lim", frozenset({PUB}))
+from tests.working.limited import LIMITED, PUB, SECRET, applied_id
 
 
 def _as_limited(call: Call, tool: str, **args: Any) -> dict[str, Any]:
@@ -19,16 +17,11 @@ def _as_limited(call: Call, tool: str, **args: Any) -> dict[str, Any]:
         return call(tool, **args)
 
 
-def _id(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer
-    return str(answer["data"]["primary"]["id"])
-
-
 def test_a_stale_neighbour_outside_the_grants_is_not_counted_as_left_out(call: Call) -> None:
     """The admin's recall says one stale hit was left out (the cold neighbour in `secret-proj`); the
     limited token's says nothing: the count alone would tell it that something lies there."""
-    seen = _id(call("note", initiative=PUB, text="the heron waits by the lighthouse"))
-    hidden = _id(call("note", initiative=SECRET, text="the secret heron plan"))
+    seen = applied_id(call("note", initiative=PUB, text="the heron waits by the lighthouse"))
+    hidden = applied_id(call("note", initiative=SECRET, text="the secret heron plan"))
     assert (
         call("link", initiative=PUB, **{"from": {"id": seen}, "to": {"id": hidden}}, weight=0.9)["state"] == "applied"
     )
@@ -45,16 +38,16 @@ def test_a_stale_neighbour_outside_the_grants_is_not_counted_as_left_out(call: C
 def test_a_saved_chain_lists_only_the_members_the_token_may_see(call: Call) -> None:
     """A chain saved while its middle step was shared with `pub`, which has left `pub` since: the
     admin's `trail kind=chain` lists the three members, the limited token's the two it may see."""
-    first = _id(call("note", initiative=PUB, text="link 0 of the line"))
-    last = _id(call("note", initiative=PUB, text="link 2 of the line"))
-    middle = _id(call("note", initiative=SECRET, text="the hidden step"))
+    first = applied_id(call("note", initiative=PUB, text="link 0 of the line"))
+    last = applied_id(call("note", initiative=PUB, text="link 2 of the line"))
+    middle = applied_id(call("note", initiative=SECRET, text="the hidden step"))
     assert call("initiative", initiative=PUB, action="attach", node={"id": middle})["state"] == "applied"
     for src, dst in ((first, middle), (middle, last)):
         linked = call(
             "link", initiative=PUB, **{"from": {"id": src}, "to": {"id": dst}}, edge_type="causal", weight=0.9
         )
         assert linked["state"] == "applied", linked
-    chain = _id(
+    chain = applied_id(
         call("link", initiative=PUB, action="chain", summary="why", **{"from": {"id": first}, "to": {"id": last}})
     )
     assert call("initiative", initiative=PUB, action="detach", node={"id": middle})["state"] == "applied"
@@ -69,8 +62,8 @@ def test_a_saved_chain_lists_only_the_members_the_token_may_see(call: Call) -> N
 def test_a_successor_outside_the_grants_reads_as_no_current_one(call: Call) -> None:
     """`pub`'s ferry note superseded by a node that is in `secret-proj` alone: the admin's
     `current_state` names the successor, the limited token's says `no_current` and names nothing."""
-    old = _id(call("note", initiative=PUB, text="the ferry leaves at nine", name="ferry"))
-    new = _id(
+    old = applied_id(call("note", initiative=PUB, text="the ferry leaves at nine", name="ferry"))
+    new = applied_id(
         call("evolve", initiative=SECRET, mode="supersede", source={"id": old}, new_body="the ferry leaves at ten")
     )
     call("initiative", initiative=PUB, action="detach", node={"id": new})
@@ -87,7 +80,7 @@ def test_a_slot_holder_outside_the_grants_reads_as_no_current_one(call: Call) ->
     """`pub`'s handoff is held by a `secret-proj` note (the admin gave it the role): the admin is
     told the holder, the limited token that the slot has no current holder, and not which node."""
     call("note", initiative=PUB, text="a note of pub's own")
-    holder = _id(call("note", initiative=SECRET, text="where we stopped: the parser"))
+    holder = applied_id(call("note", initiative=SECRET, text="where we stopped: the parser"))
     assert call("slot", initiative=PUB, slot="handoff", node={"id": holder})["state"] == "applied"
 
     admin = call("current_state", initiative=PUB, slot="handoff")["data"]

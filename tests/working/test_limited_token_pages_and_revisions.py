@@ -15,9 +15,7 @@ import pytest
 
 from kaeru.service import grants
 from tests.working.conftest import Call
-
-PUB, SECRET = "pub", "secret-proj"
-LIMITED = grants.Principal("lim", frozenset({PUB}))
+from tests.working.limited import LIMITED, PUB, SECRET, applied_id, scoped_rule
 
 
 def _names(steps: str) -> list[str]:
@@ -34,17 +32,12 @@ def _shown(steps: str) -> str:
 SHOWN = _shown("ehe")
 
 
-def _id(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer
-    return str(answer["data"]["primary"]["id"])
-
-
 def _long_chain(call: Call, steps: str = "ehe") -> tuple[str, list[str]]:
     """A chain of long-named steps saved without a summary (its body is their names) while every
     step was in `pub`; the `h` steps, from `secret-proj`, have left `pub` since: the chain and them."""
     ids, hidden = [], []
     for name, k in zip(_names(steps), steps, strict=True):
-        step = _id(call("note", initiative=SECRET if k == "h" else PUB, name=name, text=f"the step {name[:2]}"))
+        step = applied_id(call("note", initiative=SECRET if k == "h" else PUB, name=name, text=f"the step {name[:2]}"))
         if k == "h":
             assert call("initiative", initiative=PUB, action="attach", node={"id": step})["state"] == "applied"
             hidden.append(step)
@@ -52,7 +45,7 @@ def _long_chain(call: Call, steps: str = "ehe") -> tuple[str, list[str]]:
     for src, dst in pairwise(ids):
         link = {"from": {"id": src}, "to": {"id": dst}}
         assert call("link", initiative=PUB, **link, edge_type="causal", weight=0.9)["state"] == "applied"
-    chain = _id(call("link", initiative=PUB, action="chain", **{"from": {"id": ids[0]}, "to": {"id": ids[-1]}}))
+    chain = applied_id(call("link", initiative=PUB, action="chain", **{"from": {"id": ids[0]}, "to": {"id": ids[-1]}}))
     for step in hidden:
         assert call("initiative", initiative=PUB, action="detach", node={"id": step})["state"] == "applied"
     return chain, hidden
@@ -132,21 +125,6 @@ def test_the_body_a_limited_token_read_sent_back_changes_nothing(call: Call) -> 
     assert after == stored, "the stored body keeps the hidden step's name"
 
 
-def _scoped_rule(call: Call) -> tuple[str, str]:
-    """A rule in `pub` scoped to a task of `secret-proj` (outside the limited token's grants)."""
-    task = _id(call("task", initiative=SECRET, text="rotate the vault keys"))
-    rule = _id(
-        call(
-            "note",
-            initiative=PUB,
-            kind="rule",
-            text="announce every key rotation a day ahead",
-            applicability={"task": {"id": task}, "through": "2027-06-30"},
-        )
-    )
-    return rule, task
-
-
 def _applicability(call: Call, rule: str) -> Any:
     return call("read", initiative=PUB, node={"id": rule})["data"]["hits"][0]["properties"].get("applicability")
 
@@ -154,7 +132,7 @@ def _applicability(call: Call, rule: str) -> Any:
 def test_a_limited_token_moving_a_hidden_scope_s_date_keeps_the_scope(call: Call) -> None:
     """The token reads `{task: null, through}`; sending `{through}` changes the date and keeps the
     task it cannot see (it was dropped silently), and `changes` show the scope as it reads it."""
-    rule, task = _scoped_rule(call)
+    rule, task = scoped_rule(call, "2027-06-30")
     with grants.acting(LIMITED):
         revised = call("revise", initiative=PUB, node={"id": rule}, patch={"applicability": {"through": "2027-09-30"}})
     assert revised["state"] == "applied", revised
@@ -172,8 +150,8 @@ def test_a_limited_token_moving_a_hidden_scope_s_date_keeps_the_scope(call: Call
 def test_a_limited_token_s_patch_dropping_a_hidden_scope_is_refused(call: Call, patch: str) -> None:
     """Clearing applicability or naming another task would drop a scope the token cannot see: it is
     refused on `patch.applicability`, nothing written; the admin may do either."""
-    rule, task = _scoped_rule(call)
-    seen = _id(call("task", initiative=PUB, text="write the rotation notice"))
+    rule, task = scoped_rule(call, "2027-06-30")
+    seen = applied_id(call("task", initiative=PUB, text="write the rotation notice"))
     value = None if patch == "null" else {"task": {"id": seen}}
     with grants.acting(LIMITED):
         refused = call("revise", initiative=PUB, node={"id": rule}, patch={"applicability": value})
@@ -189,7 +167,7 @@ def test_a_limited_token_s_patch_dropping_a_hidden_scope_is_refused(call: Call, 
 
 def test_the_admin_s_patch_still_replaces_applicability_whole(call: Call) -> None:
     """Unchanged for the admin: the patch is the new value, `changes` show the task ids."""
-    rule, task = _scoped_rule(call)
+    rule, task = scoped_rule(call, "2027-06-30")
     revised = call("revise", initiative=PUB, node={"id": rule}, patch={"applicability": {"through": "2027-09-30"}})
     assert revised["state"] == "applied", revised
     change = next(c for c in revised["data"]["changes"] if c["field"] == "applicability")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
-from kaeru.config import Settings
+from kaeru.config import Settings, file_in_the_way
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable, UnknownInitiative
 from kaeru.export import amg, markdown, verify
@@ -36,7 +36,6 @@ from kaeru.service.outcomes import Change, FailedStep, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.service.runtime import vault_now
 from kaeru.storage.base import AuditRecord, Session, Store
-from kaeru.storage.sqlite.machine import file_in_the_way
 
 
 def export_root(settings: Settings) -> Path:

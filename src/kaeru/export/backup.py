@@ -22,11 +22,10 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from kaeru.config import Settings, expanded
+from kaeru.config import Settings, expanded, file_in_the_way
 from kaeru.errors import Internal, InvalidArgument, Unavailable
 from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
 from kaeru.storage.factory import open_health
-from kaeru.storage.sqlite.machine import file_in_the_way
 
 
 @dataclass(frozen=True)

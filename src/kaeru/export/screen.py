@@ -23,6 +23,15 @@ from kaeru.service.outcomes import Issue
 #: Tag families the server writes itself (derived topics and language, a task's kind and status):
 #: a tool write may hold 64 tags of its caller's besides these, so the count limit leaves them out.
 SERVER_TAG_FAMILIES = ("topic:", "lang:", "kind:", "status:")
+
+
+def too_many_tags(tags: Sequence[object]) -> str | None:
+    """Why `tags` are refused, or None: only the caller's own count against `MAX_TAGS`, as a tool
+    write counts them — the families the server derives (and an importer's `kind:`) are not theirs."""
+    own = sum(1 for t in tags if not (isinstance(t, str) and t.startswith(SERVER_TAG_FAMILIES)))
+    return f"at most {MAX_TAGS} tags ({own} given)" if own > MAX_TAGS else None
+
+
 #: How many refusals a refusal's message lists (all of them are counted).
 LISTED = 50
 
@@ -174,9 +183,8 @@ class _Screen:
             if isinstance(record.get(key), str):
                 record[key] = self.text(key, record[key])
         tags = record.get("tags") or []
-        own = [t for t in tags if not (isinstance(t, str) and t.startswith(SERVER_TAG_FAMILIES))]
-        if len(own) > MAX_TAGS:
-            self.refuse(InvalidArgument(f"at most {MAX_TAGS} tags", field="tags"))
+        if (too_many := too_many_tags(tags)) is not None:
+            self.refuse(InvalidArgument(too_many, field="tags"))
         for i, tag in enumerate(tags):
             if not isinstance(tag, str):
                 continue

@@ -160,6 +160,17 @@ def visible_ids(session: Session, ids: Iterable[str]) -> set[str]:
     return {i for i, node in session.nodes_by_ids(wanted).items() if node_visible(node, granted)}
 
 
+def hidden_among(session: Session, ids: Iterable[str]) -> tuple[frozenset[str], dict[str, Node]] | None:
+    """The node ids among `ids` outside the grants, and the nodes found for all of them, in one
+    look-up; None for the admin (no look-up, `ids` not even read)."""
+    granted = granted_ids(session)
+    if granted is None:
+        return None
+    wanted = list(dict.fromkeys(ids))
+    found = session.nodes_by_ids(wanted) if wanted else {}
+    return frozenset(i for i in wanted if i not in found or not node_visible(found[i], granted)), found
+
+
 def hidden_ids(session: Session, ids: Iterable[str]) -> set[str]:
     """The node ids among `ids` outside the grants (none for the admin, with no lookup).
 
@@ -167,12 +178,8 @@ def hidden_ids(session: Session, ids: Iterable[str]) -> set[str]:
     doubts a review close retracts, the evidence a verdict overturns, a slot's previous holder. A
     limited token's write leaves these nodes as they are and its answer neither names nor counts
     them, as a read would not show them (decision 15.K2)."""
-    granted = granted_ids(session)
-    if granted is None:
-        return set()
-    wanted = list(dict.fromkeys(ids))
-    found = session.nodes_by_ids(wanted)
-    return {i for i in wanted if i not in found or not node_visible(found[i], granted)}
+    among = hidden_among(session, ids)
+    return set(among[0]) if among is not None else set()
 
 
 #: Why a resumed page shows fewer hits than its cursor listed, told to a token limited to some

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -102,7 +103,7 @@ def build_views(
     # A token limited to some initiatives sees only their names, and only successors and nodes named
     # by properties in them (decision 15.K2): one look-up for both.
     granted = grants.granted_ids(session)
-    hiding = hidden_in(session, nodes, [s for n in nodes for s, _ in found.get(n.id, ())])
+    hiding = hidden_in(session, nodes, (s for n in nodes for s, _ in found.get(n.id, ())))
     views: list[NodeView] = []
     for node in nodes:
         currentness, successors = decide(node.node_type, node.status, node.retracted, found.get(node.id, ()))
@@ -212,12 +213,10 @@ def _topics_of(node: Node, body: str | None) -> tuple[str, ...]:
 def hidden_in(session: Session, nodes: Sequence[Node], also: Iterable[str] = ()) -> Hiding | None:
     """What a token limited to some initiatives may not read of the nodes `nodes`' properties name
     and of `also` (successors, say), in one look-up; None for a token that sees every initiative."""
-    granted = grants.granted_ids(session)
-    if granted is None:
+    among = grants.hidden_among(session, itertools.chain(also, (i for n in nodes for i in named_ids(n))))
+    if among is None:
         return None
-    named = list(dict.fromkeys([*also, *(i for n in nodes for i in named_ids(n))]))
-    found = session.nodes_by_ids(named) if named else {}
-    hidden = frozenset(i for i in named if i not in found or not grants.node_visible(found[i], granted))
+    hidden, found = among
     return Hiding(hidden, {i: n.name for i, n in found.items()} if hidden else {})
 
 

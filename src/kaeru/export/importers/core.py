@@ -30,9 +30,9 @@ from kaeru.domain.model import Edge, EdgeType, HypothesisStatus, Layer, Node, No
 from kaeru.domain.naming import MAX_NAME_CHARS
 from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
-from kaeru.export.screen import LISTED, SERVER_TAG_FAMILIES, Refusal, secret_advice
+from kaeru.export.screen import LISTED, Refusal, secret_advice, too_many_tags
 from kaeru.service import tasks
-from kaeru.service.checks import MAX_TAGS, check_name, check_tag, check_text, normalise_initiative, screen_secrets
+from kaeru.service.checks import check_name, check_tag, check_text, normalise_initiative, screen_secrets
 from kaeru.service.mutation import WriteContext, give_writers_a_turn, retag, run_mutation
 from kaeru.service.outcomes import Issue
 
@@ -164,12 +164,9 @@ def screen(batch: Batch, policy: str) -> list[Issue]:
             refusals.append(Refusal(line, f"{item.origin or item.key}: name", error.code, error.message))
         item.name = text(item, line, "name", item.name)
         item.body = text(item, line, "body", item.body)
-        # Counted as the write path counts them: the kind (and status) a reader adds, as a tool
-        # write adds its own, are not the caller's; a note of 64 tags exported came back refused.
-        own = [t for t in item.tags if not t.startswith(SERVER_TAG_FAMILIES)]
-        if len(own) > MAX_TAGS:
-            said = f"at most {MAX_TAGS} tags ({len(own)} given)"
-            refusals.append(Refusal(line, f"{item.origin or item.key}: tags", "invalid_argument", said))
+        # Counted as the write path counts them: a note of 64 tags exported came back refused (423).
+        if (too_many := too_many_tags(item.tags)) is not None:
+            refusals.append(Refusal(line, f"{item.origin or item.key}: tags", "invalid_argument", too_many))
         for i, tag in enumerate(item.tags):
             try:
                 check_tag("tags", i, tag)

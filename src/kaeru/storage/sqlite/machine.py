@@ -12,6 +12,7 @@ from pathlib import Path
 
 import apsw
 
+from kaeru.config import file_in_the_way
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultUnusable
 
@@ -121,19 +122,6 @@ def free_space(path: Path) -> str:
     except OSError:
         return "free space unknown"
     return f"{free / 2**20:.1f} MiB free" if free >= 2**20 else f"{free // 1024} KiB free"
-
-
-def file_in_the_way(folder: Path) -> Path | None:
-    """The file that stands where `folder` or one of its parents should be a folder, if any: the
-    nearest of them that exists, when it is not a folder. The system's "File exists" or "Not a
-    directory" names neither that file nor why (decisions 422, 425)."""
-    for place in (folder, *folder.parents):
-        try:
-            if place.exists():
-                return None if place.is_dir() else place
-        except OSError:  # a parent the account cannot look into: not a file in the way
-            return None
-    return None
 
 
 #: How a command names the vault it opens (the default place too is moved by these): the advice
