@@ -10,7 +10,6 @@ The fresh vault is an embedded SQLite vault opened in process with the same fact
 
 from __future__ import annotations
 
-import atexit
 import difflib
 import json
 import shutil
@@ -150,11 +149,18 @@ def _empty_sqlite_vault(vault_dir: Path) -> None:
     if not _TEMPLATE:
         template = new_vault("sqlite", Path(tempfile.mkdtemp(prefix="kaeru-roundtrip-template-")))
         open_store(template.settings()).close()
-        atexit.register(shutil.rmtree, template.vault_dir.parent, True)
         _TEMPLATE.append(template.vault_dir)
     [template_dir] = _TEMPLATE
     assert [p.name for p in template_dir.iterdir()] == ["vault.sqlite3"], "closed cleanly: no log beside it"
     shutil.copytree(template_dir, vault_dir)
+
+
+def remove_template() -> None:
+    """Remove the template vault, if this process made one: at the end of the session, by
+    `tests/scenarios/conftest.py` (an `atexit` hook here left it behind: pytest-xdist's workers did
+    not run it, and every run of the suite added a folder to the system's temporary place)."""
+    while _TEMPLATE:
+        shutil.rmtree(_TEMPLATE.pop().parent, ignore_errors=True)
 
 
 def _unranked(envelope: dict[str, Any]) -> dict[str, Any]:

@@ -64,8 +64,14 @@ def test_on_stdio_the_heap_is_settled_at_the_first_moment_no_call_runs(service: 
         gc.disable()
         registry.running = 1  # a client that never pauses
         _settle_when_idle(registry, loop, 0)
-        await asyncio.sleep(transports._SETTLE_TURN * (transports._SETTLE_TURNS + 10))
+        # `_SETTLE_TURNS` turns take at least that many `_SETTLE_TURN`s, more on a loaded machine
+        # (each timer fires late): wait for the settling, up to a bound no healthy run reaches.
+        turns_due = loop.time() + transports._SETTLE_TURN * transports._SETTLE_TURNS
+        while not gc.get_freeze_count() and loop.time() < turns_due + 60:
+            await asyncio.sleep(transports._SETTLE_TURN)
+        settled_after = loop.time()
         frozen.append(gc.get_freeze_count())
+        assert settled_after >= turns_due  # not settled while the call ran before its turns were out
         registry.running = 0
         return frozen
 
