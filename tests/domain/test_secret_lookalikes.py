@@ -35,6 +35,8 @@ LOOKALIKES: list[tuple[str, str, str, str]] = [
     ("yaml-alias", "staging:\n  api_token: *shared_creds\n", "API_TOKEN=*Tr0ub4dor99", "*Tr0ub4dor99"),
     ("c-pointer", "  auth_token = &session_buf;", "  auth_token = Tr0ub4dor-99x;", "Tr0ub4dor-99x"),
     ("elided-value", "GITHUB_TOKEN=abc123def456...", "DB_PASSWORD=hunter2hunter2.", "hunter2hunter2"),
+    ("version", "release token: v2.14.0-rc1", "release token: v2.14.0-rc1Qz8xK", "v2.14.0-rc1Qz8xK"),
+    ("version-in-env-file", "CLIENT_TOKEN=3.0.0+build.7\n", "CLIENT_TOKEN=3.0.0+b7Xq9Lm2\n", "3.0.0+b7Xq9Lm2"),
     ("amount", "Bounty for a leaked secret: $5000000", "Bounty for a leaked secret: Tr0ub4dor99", "Tr0ub4dor99"),
     (
         "words-in-a-sentence",

@@ -188,6 +188,16 @@ _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _PATHLIKE = re.compile(r"^(?:\.{0,2}|~)?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|env|ya?ml)$")
 
 
+#: A release's version (`v2.14.0-rc1`, `1.4.2`, `3.0.0+build.7`, `2.1b3`): what a note says a token,
+#: key or release is at, never a secret, though its letters and digits read as token-shaped. Only
+#: the usual pre-release and build words follow the numbers, so a key that merely starts with
+#: digits and dots is still a value.
+_VERSION = re.compile(
+    r"v?\d+(?:\.\d+){1,3}(?:[-+.]?(?:alpha|beta|rc|dev|pre|post|preview|snapshot|final|build|a|b|p)\.?\d*)*",
+    re.IGNORECASE,
+).fullmatch
+
+
 def _is_path(value: str) -> bool:
     """Path-shaped and made of words (a base64 key that starts with `/` is not a path)."""
     return bool(_PATHLIKE.search(value)) and _entropy(value) < 4.3
@@ -283,7 +293,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             value = text[pos:close].strip()
             start = pos + (len(text[pos:close]) - len(text[pos:close].lstrip()))
             end = start + len(value)
-            if len(value) < 8 or _is_placeholder(value) or _is_path(value) or " " in value:
+            if len(value) < 8 or _is_placeholder(value) or _is_path(value) or _VERSION(value) or " " in value:
                 continue
             findings.append(Finding(GENERIC_ID, start, end, _preview(value)))
             continue
@@ -297,7 +307,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             value = text[pos + 1 : close]
             start, end = pos + 1, close
             stripped = value.strip()
-            if len(stripped) < 8 or _is_placeholder(stripped) or _is_path(stripped):
+            if len(stripped) < 8 or _is_placeholder(stripped) or _is_path(stripped) or _VERSION(stripped):
                 continue
             if _SPACE(stripped):
                 if not upper_key or len(stripped.split()) > 4:
@@ -316,7 +326,7 @@ def _generic(text: str, lowered: str, findings: list[Finding]) -> None:
             if value.endswith((")", "]", "}", ">")) and not any(c in value[:-1] for c in "([{<"):
                 value = value.rstrip(")]}>")  # closes a bracket opened before the key
             end = start + len(value)
-            if len(value) < 8 or _is_placeholder(value) or _is_path(value):
+            if len(value) < 8 or _is_placeholder(value) or _is_path(value) or _VERSION(value):
                 continue
             if _CODE_CHAR(value) or value[0] == "<" or _REFERENCE.match(value):
                 continue
