@@ -405,16 +405,12 @@ def same_texts(old: _Text, new: _Text, common: set[str]) -> bool:
     return len(a & b) >= SAME_SUBJECT * len(a | b)
 
 
-def slot_values(node: Node, slots: set[str]) -> dict[str, frozenset[str]]:
-    """For each slot (query stem) the text mentions, the numbers written within `NEAR` words of it
-    in the same sentence; slot `*`: every number of the text."""
-    return read_text(_text(node), slots)[0]
-
-
 def read_text(
     text: str, slots: set[str], changes: bool = False
 ) -> tuple[dict[str, frozenset[str]], set[str], dict[str, list[frozenset[str]]]]:
-    """A text's slot values (see `slot_values`; empty without numbers), its content words (the
+    """A text's slot values (for each slot — a query stem — the text mentions, the numbers written
+    within `NEAR` words of it in the same sentence; slot `*`: every number of the text; empty without
+    numbers), its content words (the
     distinct stems of its words, without stop words and words under three letters) and, with
     `changes`, the slots it states a change of — a change word before the value, from `NEAR` words
     before the slot word or the value on ("budget increased to 550", "the new April 25 deadline") —

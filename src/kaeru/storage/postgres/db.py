@@ -207,10 +207,6 @@ class PgDb(Db):
     def send(self, sql: str, params: Params = ()) -> None:
         self._held.append((self.dialect.render(sql), params))
 
-    def pending(self) -> bool:
-        """Whether `send` holds statements back."""
-        return bool(self._held)
-
     def flush(self) -> None:
         if self._held:
             self._exchange(None, ())

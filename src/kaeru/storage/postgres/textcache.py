@@ -111,11 +111,10 @@ class TextCopies:
         self._lock = threading.Lock()
         #: Node writes of this process since the change log was last pruned by one of them.
         self.writes = 0
-        #: Copies read (whole, or an initiative's rows of one), nodes read back, refreshes, rankings
-        #: answered: what the tests check.
+        #: Copies read (whole, or an initiative's rows of one), nodes read back, rankings answered:
+        #: what the tests check.
         self.loads = 0
         self.rows_read = 0
-        self.refreshes = 0
         self.ranked = 0
         #: Rare phrases read for one ranking (`_sparse`), their rows, and the document frequency up to
         #: which a phrase is read so (tests set it both ways).
@@ -375,7 +374,6 @@ class TextCopies:
                 },
             )
             changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
-        self.refreshes += 1
         if changed is None:
             return CopyState(now)
         new, read = refreshed(np, db, state, changed, now, REFRESH_PHRASES)
