@@ -5,6 +5,8 @@ traceback per failed `accept`, some 150 MB a minute — for as long as their pee
 
 from __future__ import annotations
 
+import http.client
+import json
 import os
 import signal
 import socket
@@ -14,7 +16,15 @@ from pathlib import Path
 import pytest
 
 from kaeru.mcp.connections import REQUEST_HEAD_S
-from tests.wire.support import LOOPBACK, http_server, initialize_request, raw_post, subprocess_env, wait_until
+from tests.wire.support import (
+    LOOPBACK,
+    http_server,
+    initialize_request,
+    raw_post,
+    subprocess_env,
+    tools_call_request,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -107,3 +117,32 @@ def test_a_client_gone_mid_upload_leaves_no_traceback(tmp_path: Path) -> None:
             conn.close()
         assert raw_post(server.url, initialize_request())[0] == 200
         assert "Traceback" not in server.output() and "ClientDisconnect" not in server.output(), server.output()
+
+
+#: Past uvicorn's own keep-alive (5 s), which closed an idle connection as the SDK's HTTP client
+#: (httpx2, whose pool keeps one 5 s) or a proxy in front (60 s) might send on it.
+IDLE_BETWEEN_CALLS_S = 6.0
+
+
+def test_a_connection_idle_between_two_calls_is_kept_for_the_next(tmp_path: Path) -> None:
+    """A client, or a reverse proxy or load balancer in front of the server, reuses its connection
+    for the next call; the server closed it after 5 s of quiet, and a call sent as it did failed
+    (`Server disconnected`, a proxy's 502). The server must keep it longer than they do."""
+    with http_server(subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}), tmp_path) as server:
+        conn = http.client.HTTPConnection(LOOPBACK, server.port, timeout=30)
+        headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        try:
+            conn.request("POST", "/mcp", json.dumps(initialize_request()), headers)
+            first = conn.getresponse()
+            first.read()
+            assert first.status == 200 and not first.will_close
+            held = conn.sock
+            time.sleep(IDLE_BETWEEN_CALLS_S)
+            note = tools_call_request(2, "note", {"initiative": "kept", "text": "sent on a kept connection"})
+            conn.request("POST", "/mcp", json.dumps(note), headers)
+            second = conn.getresponse()
+            answer = json.loads(second.read())
+            assert conn.sock is held, "the same connection"
+            assert second.status == 200 and answer["result"]["structuredContent"]["state"] == "applied", answer
+        finally:
+            conn.close()

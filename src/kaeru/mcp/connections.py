@@ -8,7 +8,7 @@ is often 1,024, 256 on some): every client, the owner's own included, then timed
 logged a traceback for each failed `accept` — some 150 MB of log a minute — until the peers let go.
 Any local account could do that without a token (tokens are checked per request, and these make
 none). So: a connection that has not sent a request's head within `REQUEST_HEAD_S` of opening, or
-of its last response, is closed; the soft descriptor limit is raised to the hard one; and the
+within `KEEP_ALIVE_S` of its last response (a kept connection's idle time), is closed; the soft descriptor limit is raised to the hard one; and the
 accept failures are logged once a minute, not ten thousand times a second.
 
 A request whose head came but whose body stops coming held its connection as long (the body was
@@ -29,6 +29,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 #: Seconds a connection may take to send a whole request's head (a client sends it at once), and
 #: may leave between two bytes of a request's body.
 REQUEST_HEAD_S = 15.0
+#: Seconds a connection is kept after a response for the client's next request (uvicorn's own was
+#: 5 s). Whichever side holds an idle connection longer must be the server: HTTP clients keep theirs
+#: for less (the SDK's, httpx2, 5 s), and the reverse proxies and load balancers put in front of a
+#: shared server for up to 60 s (nginx's upstream keep-alive, AWS's load balancers); a request they
+#: send just as the server closes the connection is lost (`Server disconnected`, a proxy's 502).
+KEEP_ALIVE_S = 75
 #: Seconds SIGTERM leaves the requests still running to finish before they are cancelled.
 GRACEFUL_SHUTDOWN_S = 5
 #: The soft descriptor limit asked for when the hard one is unlimited (macOS's OPEN_MAX).
@@ -55,7 +61,7 @@ class PromptRequests(H11Protocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        self._arm()
+        self._arm(KEEP_ALIVE_S)  # the client's next request may come later than its first
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._head_timer is not None:

@@ -215,6 +215,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     app = http_app(kaeru, settings, host, port)
     from kaeru.mcp.connections import (
         GRACEFUL_SHUTDOWN_S,
+        KEEP_ALIVE_S,
         PromptRequests,
         quiet_accept_errors,
         raise_descriptor_limit,
@@ -231,6 +232,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
         # SIGTERM waited for every open request, a stalled one too, and a service manager then
         # killed the server, leaving its `-wal` (decision 407): what is still running is cancelled.
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        timeout_keep_alive=KEEP_ALIVE_S,
         # The client address is the connection's own: a forwarded header must not name another
         # (decision 178 asks the kernel who owns it).
         proxy_headers=False,

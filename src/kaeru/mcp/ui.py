@@ -98,6 +98,7 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
     bound = sock.getsockname()[1]
     from kaeru.mcp.connections import (
         GRACEFUL_SHUTDOWN_S,
+        KEEP_ALIVE_S,
         PromptRequests,
         quiet_accept_errors,
         raise_descriptor_limit,
@@ -113,6 +114,7 @@ def run_ui(kaeru: KaeruServer, settings: Settings, port: int, out: Callable[[str
         proxy_headers=False,
         http=PromptRequests,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        timeout_keep_alive=KEEP_ALIVE_S,
     )
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
