@@ -181,6 +181,10 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
                 visible = grants.visible_ids(session, ordered)
                 ordered = [i for i in ordered if i in visible]
+            if not ordered and filters.tags:
+                from kaeru.service.tag_spelling import unheld_tags  # imported when first needed (16.S1)
+
+                issues.extend(unheld_tags(session, scope_ids, filters.tags, "tags"))
             # Left out unless asked (include_stale, include_suppressed): said, never silent.
             for why, left in sorted(hidden.items()):
                 if grants.granted_ids(session) is not None:

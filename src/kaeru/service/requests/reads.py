@@ -217,7 +217,7 @@ class RecallRequest(Request):
         min_length=1,
         max_length=MAX_FILTER_TAGS,
         json_schema_extra={"uniqueItems": True},
-        description="Only memory carrying all these tags.",
+        description="Only memory carrying all these tags (matched exactly, case and accents included).",
     )
     layers: list[Annotated[str, one_of(values(Layer))]] | None = Field(
         None,
