@@ -37,6 +37,7 @@ LOOKALIKES: list[tuple[str, str, str, str]] = [
     ("elided-value", "GITHUB_TOKEN=abc123def456...", "DB_PASSWORD=hunter2hunter2.", "hunter2hunter2"),
     ("version", "release token: v2.14.0-rc1", "release token: v2.14.0-rc1Qz8xK", "v2.14.0-rc1Qz8xK"),
     ("version-in-env-file", "CLIENT_TOKEN=3.0.0+build.7\n", "CLIENT_TOKEN=3.0.0+b7Xq9Lm2\n", "3.0.0+b7Xq9Lm2"),
+    ("version-bounded", "CI_TOKEN=1.0.0-beta.2", "CI_TOKEN=1.2.3-a1b2a3b4p5b6a7", "1.2.3-a1b2a3b4p5b6a7"),
     ("amount", "Bounty for a leaked secret: $5000000", "Bounty for a leaked secret: Tr0ub4dor99", "Tr0ub4dor99"),
     (
         "words-in-a-sentence",

@@ -8,9 +8,7 @@ the `WINDOW` ranked matches exactly once and then stop."""
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
@@ -29,12 +27,11 @@ P = "windowed"
 
 
 @pytest.fixture(scope="module")
-def archive_lines() -> Iterator[list[str]]:
+def archive_lines(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     """`WINDOW + OVER` notes holding the word `lantern`, and one that does not, written once by
     `note` on SQLite and exported: each backend's vault imports them (a bulk write) instead of
     taking ~5,000 `note` calls."""
-    place = Path(tempfile.mkdtemp(prefix="kaeru-window-"))
-    spec = new_vault("sqlite", place)
+    spec = new_vault("sqlite", tmp_path_factory.mktemp("window"))
     store = open_store(spec.settings())
     try:
         service = Service(store, spec.settings())

@@ -63,3 +63,11 @@ def test_recall_says_it_too(run: Any) -> None:
 def test_nothing_is_said_when_the_tag_is_carried_as_asked_or_not_at_all(run: Any, text: str, tags: list[str]) -> None:
     answer = run("search", {"initiatives": [P], "text": text, "filters": {"tags": tags}})
     assert answer["issues"] == []
+
+
+def test_recall_matches_a_tag_sent_decomposed(run: Any) -> None:
+    """`recall` compared the tags as sent: `Café` with its accent apart (a macOS file name, a
+    terminal) missed the node `search` finds; both now take the stored form (decision 184)."""
+    answer = run("recall", {"initiatives": [P], "query": "cache layer", "tags": ["Cafe\u0301-notes"]})
+    assert [h["name"] for h in answer["data"]["hits"]][:1] and answer["issues"] == []
+    assert "cache" in answer["data"]["hits"][0]["body"]

@@ -37,6 +37,25 @@ def _closed_by_server(conn: socket.socket) -> bool:
         return True
 
 
+def _answered_then_half(port: int) -> socket.socket:
+    """A kept connection (one request answered whole) whose next request's head never ends: held
+    until the keep-alive ran out (75 s, decision 435), not `REQUEST_HEAD_S` from its first byte."""
+    conn = socket.create_connection((LOOPBACK, port))
+    conn.sendall(f"GET /health HTTP/1.1\r\nHost: {LOOPBACK}:{port}\r\n\r\n".encode())
+    conn.settimeout(30)
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += conn.recv(4096)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = int(
+        next(line.split(b":")[1] for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    )
+    while len(body) < length:  # the answer whole: the next bytes begin another request
+        body += conn.recv(4096)
+    conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    return conn
+
+
 def test_connections_that_send_no_whole_request_are_closed_and_others_still_served(tmp_path: Path) -> None:
     with http_server(subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}), tmp_path, spawn=True) as server:
         descriptors = len(os.listdir(f"/proc/{server.proc.pid}/fd"))
@@ -44,8 +63,9 @@ def test_connections_that_send_no_whole_request_are_closed_and_others_still_serv
         halves = [socket.create_connection((LOOPBACK, server.port)) for _ in range(20)]
         for conn in halves:
             conn.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # the head never ends
+        halves += [_answered_then_half(server.port) for _ in range(5)]
         wait_until(
-            lambda: len(os.listdir(f"/proc/{server.proc.pid}/fd")) >= descriptors + 40, 10, "the connections held"
+            lambda: len(os.listdir(f"/proc/{server.proc.pid}/fd")) >= descriptors + 45, 10, "the connections held"
         )
         assert raw_post(server.url, initialize_request())[0] == 200, "a client that asks is served meanwhile"
         assert all(_closed_by_server(conn) for conn in [*silent, *halves])

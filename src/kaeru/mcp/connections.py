@@ -8,8 +8,9 @@ is often 1,024, 256 on some): every client, the owner's own included, then timed
 logged a traceback for each failed `accept` — some 150 MB of log a minute — until the peers let go.
 Any local account could do that without a token (tokens are checked per request, and these make
 none). So: a connection that has not sent a request's head within `REQUEST_HEAD_S` of opening, or
-within `KEEP_ALIVE_S` of its last response (a kept connection's idle time), is closed; the soft descriptor limit is raised to the hard one; and the
-accept failures are logged once a minute, not ten thousand times a second.
+of the first byte of its next request, nor begun one within `KEEP_ALIVE_S` of its last response
+(a kept connection's idle time, decision 435), is closed; the soft descriptor limit is raised to
+the hard one; and the accept failures are logged once a minute, not ten thousand times a second.
 
 A request whose head came but whose body stops coming held its connection as long (the body was
 awaited without a limit, before any token was checked; and SIGTERM waited for it): one that sends
@@ -49,6 +50,8 @@ class PromptRequests(H11Protocol):
     _head_timer: asyncio.TimerHandle | None = None
     #: When the connection last received bytes (the loop's clock).
     _heard = 0.0
+    #: Kept after a response, waiting for the next request (`KEEP_ALIVE_S`), which has not begun.
+    _kept = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -57,10 +60,14 @@ class PromptRequests(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         self._heard = self.loop.time()
+        if self._kept:  # a kept connection's next request begins: its head has `REQUEST_HEAD_S`
+            self._kept = False
+            self._arm()
         super().data_received(data)
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
+        self._kept = True
         self._arm(KEEP_ALIVE_S)  # the client's next request may come later than its first
 
     def connection_lost(self, exc: Exception | None) -> None:

@@ -156,7 +156,8 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             if not total and query.tags:
                 from kaeru.service.tag_spelling import unheld_tags  # imported when first needed (16.S1)
 
-                issues.extend(unheld_tags(session, query.initiative_ids, query.tags, "filters.tags"))
+                alone = not (query.tokens or query.columns) and len(query.tags) == 1
+                issues.extend(unheld_tags(session, query.initiative_ids, query.tags, "filters.tags", alone=alone))
         page_ids = items[offset : offset + limit]
         marked = [i for i in page_ids if _VIA in i]  # hits reached through supersession (rare)
         if marked:

@@ -14,29 +14,40 @@ import unicodedata
 from collections.abc import Sequence
 
 from kaeru.domain.text import query_tokens
+from kaeru.service.checks import MAX_TAG_CHARS
 from kaeru.service.outcomes import Issue
 from kaeru.storage.base import SearchQuery, Session
 
-#: Tags looked at per call (a filter holds a few; each costs two small searches).
-TAGS_LOOKED_AT = 8
+#: Tags looked at per call (a filter holds a few; each costs up to two searches of the scope).
+TAGS_LOOKED_AT = 3
+#: A longer filter tag has no other spelling here: a stored tag is at most `MAX_TAG_CHARS`, and case
+#: folding at most doubles a character (`ß` → `ss`). Its words are not looked up (a tag of thousands
+#: of words made each empty answer cost seconds).
+LONGEST_LOOKED_AT = 2 * MAX_TAG_CHARS
 #: Nodes whose tags are read for another spelling of one tag (those whose tags hold its words).
 NODES_READ = 50
 #: Other spellings named per tag.
 SPELLINGS_NAMED = 3
 
 
-def unheld_tags(session: Session, scope_ids: Sequence[int], tags: Sequence[str], field: str) -> list[Issue]:
+def unheld_tags(
+    session: Session, scope_ids: Sequence[int], tags: Sequence[str], field: str, *, alone: bool = False
+) -> list[Issue]:
     """A warning for each of `tags` that no node in the scopes carries, spelled as asked, while some
     carry it with another case or accents (`field.<i>`: the filter's position). Nothing is said of
-    a tag no node carries in any spelling: an empty answer says that already."""
+    a tag no node carries in any spelling: an empty answer says that already. `alone`: the one tag
+    was the whole query, so the empty answer already says no node carries it as asked."""
     issues: list[Issue] = []
     for i, tag in enumerate(tags[:TAGS_LOOKED_AT]):
-        words = query_tokens(tag)
+        words = query_tokens(tag) if len(tag) <= LONGEST_LOOKED_AT else []
         if not words:
             continue
-        exact = SearchQuery(initiative_ids=scope_ids, tags=[tag], omit_superseded=False, window=1, count_total=False)
-        if session.search(exact)[0]:
-            continue  # carried as asked: the other filters or the words left it out
+        if not alone:
+            exact = SearchQuery(
+                initiative_ids=scope_ids, tags=[tag], omit_superseded=False, window=1, count_total=False
+            )
+            if session.search(exact)[0]:
+                continue  # carried as asked: the other filters or the words left it out
         near = SearchQuery(
             initiative_ids=scope_ids,
             tokens=words,

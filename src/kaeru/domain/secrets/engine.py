@@ -189,11 +189,13 @@ _PATHLIKE = re.compile(r"^(?:\.{0,2}|~)?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12
 
 
 #: A release's version (`v2.14.0-rc1`, `1.4.2`, `3.0.0+build.7`, `2.1b3`): what a note says a token,
-#: key or release is at, never a secret, though its letters and digits read as token-shaped. Only
-#: the usual pre-release and build words follow the numbers, so a key that merely starts with
-#: digits and dots is still a value.
+#: key or release is at, never a secret, though its letters and digits read as token-shaped. Two to
+#: four numbers of at most eight digits (a date is one), then at most two of the usual pre-release
+#: and build words, each with at most eight digits: a key that merely starts with digits and dots,
+#: or runs on in such words (`1.2.3-a1b2a3b4`), is still a value.
 _VERSION = re.compile(
-    r"v?\d+(?:\.\d+){1,3}(?:[-+.]?(?:alpha|beta|rc|dev|pre|post|preview|snapshot|final|build|a|b|p)\.?\d*)*",
+    r"v?\d{1,8}(?:\.\d{1,8}){1,3}"
+    r"(?:[-+.]?(?:alpha|beta|rc|dev|pre|post|preview|snapshot|final|build|a|b|p)\.?\d{0,8}){0,2}",
     re.IGNORECASE,
 ).fullmatch
 

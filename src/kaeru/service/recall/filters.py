@@ -16,6 +16,7 @@ from datetime import date
 from typing import Any, cast
 
 from kaeru.domain.model import Layer, Node
+from kaeru.domain.naming import canonical, forms
 from kaeru.service.hygiene import REPORT_TAG
 from kaeru.service.requests import RecallRequest
 from kaeru.service.revise import is_rule
@@ -40,7 +41,7 @@ class Filters:
         return cls(
             today=today,
             types=tuple(request.types or ()),
-            tags=tuple(request.tags or ()),
+            tags=tuple(canonical(t) for t in request.tags or ()),  # as search's (decision 184)
             layers=tuple(request.layers or ()),
             branch=request.branch,
             # explore_history is about what memory used to say: archived memory belongs to it.
@@ -61,7 +62,7 @@ class Filters:
             return "filtered"
         if self.layers and node.layer.value not in self.layers:
             return "filtered"
-        if self.tags and not all(tag in node.tags for tag in self.tags):
+        if self.tags and not all(any(f in node.tags for f in forms(tag)) for tag in self.tags):
             return "filtered"
         if self.branch is not None:
             recorded = node.properties.get("branch")
