@@ -176,4 +176,21 @@ ISSUE_CODES: dict[str, str] = {
         "`retryable` is false and the message says what to change."
     ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
+    "duplicate_key": (
+        "Warning (`kaeru import-from`): two items of the source share a key (an entity's name, a note's "
+        "path): the message names it and says what was kept (the last item, or one node holding both "
+        "entities' observations)."
+    ),
+    "line_skipped": (
+        "Warning (`kaeru import-from`): a line of a memory-jsonl file (or an entry of one JSON document) "
+        "is not JSON, or neither an entity nor a relation, and was left out; the message names it."
+    ),
+    "link_skipped": (
+        "Warning (`kaeru import-from`): a relation names no item of the source, or links an item to "
+        "itself, and was left out."
+    ),
+    "links_unresolved": (
+        "Warning (`kaeru import-from`): wiki links of a folder's notes name no note in that folder; "
+        "the notes were imported without those links, the message lists some."
+    ),
 }

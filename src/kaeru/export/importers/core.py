@@ -124,7 +124,9 @@ class Report:
             "edges_revised": self.edges_revised,
             "edges_unchanged": self.edges_unchanged,
             "changes": self.changes,
-            "issues": [{"code": i.code, "message": i.message, "field": i.field} for i in self.issues],
+            "issues": [
+                {"code": i.code, "message": i.message, "field": i.field, "retryable": i.retryable} for i in self.issues
+            ],
         }
 
 
