@@ -23,6 +23,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import struct
 import sys
 import tempfile
@@ -304,11 +305,15 @@ def main(argv: list[str] | None = None) -> int:
     a = p.parse_args(argv)
     work = a.keep or Path(tempfile.mkdtemp(prefix="kaeru-disk-"))
     work.mkdir(parents=True, exist_ok=True)
-    with (work / "server-stderr.log").open("ab") as errlog:
-        print(f"writing {a.notes:,} short memories over stdio …", file=sys.stderr, flush=True)
-        stdio = over_stdio(work / "stdio", a.notes, a.every, errlog)
-        print(f"counting pages per note ({a.warmup:,} + {a.sample:,}) …", file=sys.stderr, flush=True)
-        pages = pages_per_note(work / "pages", a.warmup, a.sample, errlog)
+    try:
+        with (work / "server-stderr.log").open("ab") as errlog:
+            print(f"writing {a.notes:,} short memories over stdio …", file=sys.stderr, flush=True)
+            stdio = over_stdio(work / "stdio", a.notes, a.every, errlog)
+            print(f"counting pages per note ({a.warmup:,} + {a.sample:,}) …", file=sys.stderr, flush=True)
+            pages = pages_per_note(work / "pages", a.warmup, a.sample, errlog)
+    finally:
+        if a.keep is None:  # its two vaults (~9 MB) were left in the temporary folder after every run
+            shutil.rmtree(work, ignore_errors=True)
     result = {"sqlite": apsw.sqlite_lib_version(), "stdio": stdio, "pages": pages}
     print()
     print(f"{'notes':>7}  {'database':>10}  {'WAL':>10}  {'total':>10}")

@@ -1,9 +1,9 @@
 """A tag filter that matched nothing because the tag is spelled otherwise in the vault.
 
-Tags match exactly, case and accents included (`filters.tags` in `search`, `tags` in `recall`): an agent that
-tagged its notes `Backend` in one session and filters on `backend` in the next got `ok` and no hit,
-and read "nothing there" — while `search`'s words ignore case and accents, which is what it
-expects of tags too. Matching tags case-insensitively would change which nodes every tag filter
+Tags match exactly, case and accents included (`filters.tags` in `search`, `tags` in `recall`): an
+agent that tagged its notes `Backend` in one session and filters on `backend` in the next got `ok`
+and no hit, and read "nothing there" — while `search`'s words ignore case and accents, which is
+what it expects of tags too. Matching tags case-insensitively would change which nodes every tag filter
 keeps, on both engines; instead, when a filtered read finds nothing, it says which tags no node in
 scope carries as asked and how the scope does spell them, so the next call is the right one.
 """

@@ -410,11 +410,11 @@ def read_text(
 ) -> tuple[dict[str, frozenset[str]], set[str], dict[str, list[frozenset[str]]]]:
     """A text's slot values (for each slot — a query stem — the text mentions, the numbers written
     within `NEAR` words of it in the same sentence; slot `*`: every number of the text; empty without
-    numbers), its content words (the
-    distinct stems of its words, without stop words and words under three letters) and, with
-    `changes`, the slots it states a change of — a change word before the value, from `NEAR` words
-    before the slot word or the value on ("budget increased to 550", "the new April 25 deadline") —
-    each with the content words of the `MODIFIERS` words before the slot word (what names it)."""
+    numbers), its content words (the distinct stems of its words, without stop words and words under
+    three letters) and, with `changes`, the slots it states a change of — a change word before the
+    value, from `NEAR` words before the slot word or the value on ("budget increased to 550", "the
+    new April 25 deadline") — each with the content words of the `MODIFIERS` words before the slot
+    word (what names it)."""
     found: dict[str, set[str]] = {}
     numbers: set[str] = set()
     content: set[str] = set()
