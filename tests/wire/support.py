@@ -16,7 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -135,22 +135,26 @@ def http_server(
     subprocess, ready (GET /health is ok), always stopped. Forked from the worker's zygote unless
     `spawn` (a test that needs the server's own pid, its start-up, a fresh interpreter)."""
     port = free_port()
-    log = log_dir / f"kaeru-http-{port}.log"
+    argv = _server_argv((*serve, "--http", "--host", LOOPBACK, "--port", str(port)), env, spawn)
+    with serving_http(argv, env, log_dir / f"kaeru-http-{port}.log", port) as server:
+        yield server
+
+
+@contextmanager
+def serving_http(argv: Sequence[str], env: Mapping[str, str], log: Path, port: int) -> Iterator[HttpServer]:
+    """`argv`, an HTTP server listening on `port` of 127.0.0.1, started with its output in `log`,
+    ready (GET /health is ok), always stopped (`http_server`; a test that starts it its own way)."""
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            _server_argv((*serve, "--http", "--host", LOOPBACK, "--port", str(port)), env, spawn),
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
+            list(argv), env=dict(env), stdin=subprocess.DEVNULL, stdout=sink, stderr=subprocess.STDOUT
         )
-        server = HttpServer(proc, port, log)
-        try:
-            wait_until(lambda: _healthy(server), STARTUP_SECONDS, f"GET /health on port {port}")
-            yield server
-        finally:
-            stop(proc)
-            _count_served_cpu()
+    server = HttpServer(proc, port, log)
+    try:
+        wait_until(lambda: _healthy(server), STARTUP_SECONDS, f"GET /health on port {port}")
+        yield server
+    finally:
+        stop(proc)
+        _count_served_cpu()
 
 
 def raw_post(url: str, payload: Any, headers: Mapping[str, str] | None = None) -> tuple[int, str]:

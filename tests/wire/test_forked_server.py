@@ -27,13 +27,10 @@ from tests.cli import zygote_client
 from tests.wire.support import (
     KAERU_SERVE,
     LOOPBACK,
-    STARTUP_SECONDS,
-    HttpServer,
-    _healthy,
     free_port,
     initialize_request,
     raw_post,
-    stop,
+    serving_http,
     subprocess_env,
     tools_call_request,
     wait_until,
@@ -110,22 +107,11 @@ def _over_stdio(vault: VaultSpec, forked: bool, log: Path) -> tuple[list[str], i
 def _over_http(vault: VaultSpec, forked: bool, log: Path) -> tuple[list[str], int, str]:
     """The same over `kaeru serve --http` (status and body of each POST), then SIGTERM."""
     port = free_port()
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            _argv(forked, "serve", "--http", "--host", LOOPBACK, "--port", str(port)),
-            env=subprocess_env(vault.env()),
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    server = HttpServer(proc, port, log)
-    try:
-        wait_until(lambda: _healthy(server), STARTUP_SECONDS, f"GET /health on port {port}")
+    argv = _argv(forked, "serve", "--http", "--host", LOOPBACK, "--port", str(port))
+    with serving_http(argv, subprocess_env(vault.env()), log, port) as server:
         answers = [f"{status} {body}" for status, body in (raw_post(server.url, m, HEADERS) for _, m in SESSION)]
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(60)
-    finally:
-        stop(proc)
+        server.proc.send_signal(signal.SIGTERM)
+        code = server.proc.wait(60)
     return answers, code, server.output()
 
 

@@ -42,19 +42,7 @@ def _chain(call: Call, summary: str | None = "why the lantern line holds") -> tu
 
 def _chain_properties(answer: dict[str, Any], chain: str) -> dict[str, Any]:
     """The `properties.chain` of the chain as `answer` shows it (every view of it alike)."""
-    found: list[dict[str, Any]] = []
-
-    def walk(value: Any) -> None:
-        if isinstance(value, dict):
-            if value.get("id") == chain and isinstance(value.get("properties"), dict):
-                found.append(value["properties"]["chain"])
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    walk(answer["data"])
+    found = [view["properties"]["chain"] for view in _views(answer, chain)]
     assert found, f"the chain is not shown: {answer}"
     assert all(f == found[0] for f in found), found
     return found[0]
