@@ -10,6 +10,8 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Any
 
+from kaeru.domain.tool_set import TOOL_NAMES, ToolSetError, served_tools
+
 SECRET_POLICIES = ("reject", "redact", "allow")
 #: The longest replay window: its cut-off stays inside the calendar whatever the clock says.
 MAX_REPLAY_DAYS = 365_000
@@ -35,6 +37,15 @@ def _integer(env: Mapping[str, str], name: str, default: int) -> int:
         return int(raw)
     except ValueError:
         raise SettingError(f"{name} must be a whole number, not {raw!r}", name) from None
+
+
+def tool_set(raw: str | None, name: str) -> tuple[str, ...]:
+    """The tools `raw` names (`domain.tool_set.served_tools`); a list that names none, or names
+    something else, is refused naming `name` (the variable, or the flag)."""
+    try:
+        return served_tools(raw)
+    except ToolSetError as exc:
+        raise SettingError(f"{name}: {exc}", "KAERU_TOOLS") from None
 
 
 _ON = ("1", "true", "yes", "on")
@@ -185,6 +196,9 @@ class Settings:
     #: overdue, a reminder due, a rule still in force, the day a bare date names and the zone of a
     #: time written without an offset. Empty: the machine's own (decisions 188, 342).
     timezone: str = ""
+    #: The tools `kaeru serve` offers (KAERU_TOOLS, `--tools`: names and presets, decision 439);
+    #: every tool by default.
+    tools: tuple[str, ...] = TOOL_NAMES
     extra: dict[str, Any] = field(default_factory=dict)
 
     def zone(self) -> tzinfo | None:
@@ -276,6 +290,7 @@ class Settings:
             text=env.get("KAERU_TEXT", "compact").strip().lower(),
             structured=_flag(env, "KAERU_STRUCTURED", True),
             timezone=env.get("KAERU_TIMEZONE", "").strip(),
+            tools=tool_set(env.get("KAERU_TOOLS"), "KAERU_TOOLS"),
         )
         settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
         settings.validate()

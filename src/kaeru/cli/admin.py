@@ -35,9 +35,23 @@ from kaeru.storage.base import Store
     "--tls-cert", type=click.Path(path_type=Path), help="With --http: serve HTTPS with this PEM certificate (chain)."
 )
 @click.option("--tls-key", type=click.Path(path_type=Path), help="With --http: the certificate's PEM private key.")
+@click.option(
+    "--tools",
+    "tools",
+    default=None,
+    metavar="LIST",
+    help="Offer only these tools: names and presets (core, all), -NAME to take one away "
+    "(default KAERU_TOOLS, else all; `kaeru tools` lists them).",
+)
 @click.pass_context
 def serve(
-    ctx: click.Context, use_http: bool, host: str | None, port: int | None, tls_cert: Path | None, tls_key: Path | None
+    ctx: click.Context,
+    use_http: bool,
+    host: str | None,
+    port: int | None,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    tools: str | None,
 ) -> None:
     """Run the MCP server (stdio by default; --http for streamable HTTP, HTTPS with --tls-cert/--tls-key).
 
@@ -54,6 +68,13 @@ def serve(
     from kaeru.mcp.transports import run_http, run_stdio
 
     settings = settings_of(ctx)
+    if tools is not None:
+        from kaeru.config import SettingError, tool_set
+
+        try:
+            settings = replace(settings, tools=tool_set(tools, "--tools"))
+        except SettingError as exc:
+            raise click.UsageError(str(exc)) from None
     if tls_cert is not None or tls_key is not None:
         if not use_http:
             raise click.UsageError("--tls-cert and --tls-key go with --http")

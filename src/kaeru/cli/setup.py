@@ -267,6 +267,12 @@ def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[b
     "--path", "target", type=click.Path(path_type=Path), help="Another file (e.g. a project's .vscode/mcp.json)."
 )
 @click.option("--write", "do_write", is_flag=True, help="Merge into the file (a backup of it is kept).")
+@click.option(
+    "--tools",
+    "tools",
+    metavar="LIST",
+    help="The server the client starts offers only these tools (KAERU_TOOLS: names and presets, e.g. core).",
+)
 @click.pass_context
 def setup(
     ctx: click.Context,
@@ -276,11 +282,23 @@ def setup(
     name: str,
     target: Path | None,
     do_write: bool,
+    tools: str | None,
 ) -> None:
     """Print (or --write) CLIENT's configuration for kaeru: claude-code, claude-desktop, cursor,
     vscode, codex or windsurf."""
     if token_env and not http:
         raise click.UsageError("--token-env goes with --http")
+    if tools is not None and http:
+        raise click.UsageError(
+            "--tools goes with a server the client starts: over --http, `kaeru serve --tools` decides"
+        )
+    if tools is not None:
+        from kaeru.config import SettingError, tool_set
+
+        try:
+            tool_set(tools, "--tools")  # refused here, not by the server the client starts
+        except SettingError as exc:
+            raise click.UsageError(str(exc)) from None
     completed = http is not None and http_url(http) != http
     http = http_url(http) if http is not None else None
     root = ctx.find_root().obj or {}
@@ -300,6 +318,8 @@ def setup(
         # The server the client starts runs with the semantic channel as this shell does: without
         # it, its writes store no vectors and its recalls stay lexical, unsaid.
         env["KAERU_SEMANTIC"] = os.environ["KAERU_SEMANTIC"]
+    if tools is not None:
+        env["KAERU_TOOLS"] = tools.strip()
     server = entry(client, http=http, token_env=token_env, env=env)
     try:
         path = (target or config_path(client)).expanduser()

@@ -12,7 +12,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -181,11 +181,14 @@ class ToolRegistry:
         *,
         load: Callable[[ToolRegistry], Service] | None = None,
         output: Output | None = None,
+        served: Sequence[str] | None = None,
     ):
         if (service is None) == (load is None):
             raise ValueError("ToolRegistry needs a service or a loader, not both")
         self._service = service
         self.output = output or Output()
+        #: The tools listed and callable by name (`KAERU_TOOLS`, decision 439; None: all of them).
+        self.served = None if served is None else frozenset(served)
         self._load = load
         #: Built with a loader: `tools/list` answers the pinned listing, whether the tools exist yet or not.
         self._lazy = load is not None
@@ -337,6 +340,8 @@ class ToolRegistry:
 
     def has(self, name: str) -> bool:
         """Whether `name` is one of this registry's tools, without building them."""
+        if not self._offers(name):
+            return False
         if self._load is not None and (pinned := self._pinned_listing()) is not None:
             return any(entry["name"] == name for entry in pinned)
         return name in self.specs
@@ -350,9 +355,9 @@ class ToolRegistry:
 
         if self._lazy and (pinned := self._pinned_listing()) is not None:
             self.preload()
-            keep = self.output.structured
-            return [types.Tool.model_validate(e if keep else without_output(e)) for e in pinned]
-        return self.built_listing()
+            keep = [without_output(e) if not self.output.structured else e for e in pinned if self._offers(e["name"])]
+            return [types.Tool.model_validate(e) for e in keep]
+        return [tool for tool in self.built_listing() if self._offers(tool.name)]
 
     def listed_input_schema(self, name: str) -> dict[str, Any] | None:
         """The `inputSchema` `tools/list` declares for `name` (None: no such tool), without listing.
@@ -361,12 +366,17 @@ class ToolRegistry:
         tool's declared schema; given no look-up it ran the whole `tools/list` handler for every
         call and serialised all the tools to find one (decision 161). Answered from
         where `list_tools` answers: the pinned listing in a lazy registry, the specs otherwise."""
+        if not self._offers(name):
+            return None
         if self._lazy and (pinned := self._pinned_listing()) is not None:
             if self._pinned_inputs is None:
                 self._pinned_inputs = {entry["name"]: entry["inputSchema"] for entry in pinned}
             return self._pinned_inputs.get(name)
         spec = self.specs.get(name)
         return spec.served_input_schema if spec is not None else None
+
+    def _offers(self, name: str) -> bool:
+        return self.served is None or name in self.served  # all, unless `served` narrows them
 
     def built_listing(self) -> list[types.Tool]:
         """The tools as their specs build them (every tool's schemas): what the pinned listing is
@@ -445,11 +455,13 @@ class ToolRegistry:
         import mcp_types as types
 
         if not self.has(name):
-            known = ", ".join(sorted(self.specs))
-            return types.CallToolResult(
-                content=[types.TextContent(type="text", text=f"unknown tool {name!r}; tools: {known}")],
-                is_error=True,
+            known = ", ".join(sorted(n for n in self.specs if self._offers(n)))
+            said = (  # a tool of kaeru's this server does not offer, or no tool at all
+                f"tool {name!r} is not served here (KAERU_TOOLS or --tools leaves it out); tools: {known}"
+                if name in self.specs
+                else f"unknown tool {name!r}; tools: {known}"
             )
+            return types.CallToolResult(content=[types.TextContent(type="text", text=said)], is_error=True)
         return result(await self.envelope(name, arguments), self.output)
 
 

@@ -56,8 +56,18 @@ PROMPTS = [
 ]
 
 
-def list_prompts() -> types.ListPromptsResult:
-    return types.ListPromptsResult(prompts=PROMPTS)
+#: The tools each prompt runs or tells the model to call: a server that does not offer them all
+#: (`KAERU_TOOLS`, decision 439) does not offer the prompt either.
+NEEDS = {"resume": ("context",), "decide": ("search", "note", "link"), "hypothesis": ("claim", "verdict")}
+
+
+def offered(registry: ToolRegistry) -> list[types.Prompt]:
+    """The prompts whose tools `registry` offers."""
+    return [p for p in PROMPTS if registry.served is None or registry.served.issuperset(NEEDS[p.name])]
+
+
+def list_prompts(registry: ToolRegistry) -> types.ListPromptsResult:
+    return types.ListPromptsResult(prompts=offered(registry))
 
 
 def _user(text: str) -> types.PromptMessage:
@@ -66,8 +76,9 @@ def _user(text: str) -> types.PromptMessage:
 
 async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str] | None) -> types.GetPromptResult:
     args = arguments or {}
-    if name not in {p.name for p in PROMPTS}:
-        raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; prompts: resume, decide, hypothesis")
+    names = [p.name for p in offered(registry)]
+    if name not in names:
+        raise MCPError(INVALID_PARAMS, f"unknown prompt {name!r}; prompts: {', '.join(names) or 'none'}")
     initiative = (args.get("initiative") or "").strip()
     if not initiative:
         raise MCPError(INVALID_PARAMS, f"prompt {name!r} needs the argument 'initiative'")
@@ -122,7 +133,7 @@ def complete(registry: ToolRegistry, ref: Any, argument: types.CompletionArgumen
     """Values for a prompt's argument (None when `ref` is not a prompt)."""
     if not isinstance(ref, types.PromptReference):
         return None
-    if argument.name != "initiative" or ref.name not in {p.name for p in PROMPTS}:
+    if argument.name != "initiative" or ref.name not in {p.name for p in offered(registry)}:
         return types.Completion(values=[])
     values = initiative_names(registry, argument.value)
     return types.Completion(values=values[:LISTED], total=len(values), has_more=len(values) > LISTED)

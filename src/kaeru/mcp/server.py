@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +12,7 @@ from mcp.server.context import ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
 
 from kaeru import __version__
+from kaeru.domain.tool_set import TOOL_NAMES
 from kaeru.mcp import prompts, resources
 from kaeru.mcp.adapter import Output, ToolRegistry
 from kaeru.mcp.fastpath import FastToolCalls
@@ -52,6 +53,14 @@ RESPONSES are envelopes: `state` (ok, applied, unchanged, partial, rejected), `i
 (the exact next call). Never store secrets: they are rejected."""
 
 
+def instructions_for(served: Sequence[str] | None) -> str:
+    """The server's instructions; where it offers only some tools (`KAERU_TOOLS`, decision 439),
+    followed by which, so a model is not sent after a tool named above that it does not have."""
+    if served is None:
+        return INSTRUCTIONS
+    return f"{INSTRUCTIONS}\n\nOFFERED HERE: only {', '.join(f'`{name}`' for name in served)}."
+
+
 @dataclass
 class KaeruServer:
     server: Server[Any]
@@ -86,8 +95,9 @@ def build_server(
     if settings is None and service is not None:
         settings = service.rt.settings
     output = Output() if settings is None else Output(text=settings.text, structured=settings.structured)
+    served = None if settings is None or settings.tools == TOOL_NAMES else settings.tools
     if service is not None:
-        registry = ToolRegistry(service, output=output)
+        registry = ToolRegistry(service, output=output, served=served)
         register_tools(registry)
         store = service.store
     else:
@@ -100,7 +110,7 @@ def build_server(
             register_tools(registry)
             return opened
 
-        registry = ToolRegistry(load=load, output=output)
+        registry = ToolRegistry(load=load, output=output, served=served)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -114,7 +124,7 @@ def build_server(
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
-        return prompts.list_prompts()
+        return prompts.list_prompts(registry)
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
         return await prompts.get_prompt(registry, params.name, params.arguments)
@@ -147,7 +157,7 @@ def build_server(
         "kaeru-memory",
         version=__version__,
         title="kaeru memory",
-        instructions=INSTRUCTIONS,
+        instructions=instructions_for(served),
         get_tool_input_schema=registry.listed_input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
