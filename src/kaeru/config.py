@@ -48,6 +48,18 @@ def tool_set(raw: str | None, name: str) -> tuple[str, ...]:
         raise SettingError(f"{name}: {exc}", "KAERU_TOOLS") from None
 
 
+def not_utf8(path: Path) -> str | None:
+    """`path` shown with its undecodable bytes escaped (`/data/caf\\xe9`) when its name is not UTF-8,
+    else None. SQLite takes file names as UTF-8 only, and a folder named in another encoding (a
+    Latin-1 `café` from an old disk) reaches Python as bytes it cannot encode back: opening a vault
+    there, or backing one up into it, ended in a traceback."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    return None
+
+
 _ON = ("1", "true", "yes", "on")
 _OFF = ("0", "false", "no", "off")
 
@@ -297,6 +309,12 @@ class Settings:
         return settings
 
     def validate(self) -> None:
+        if not self.database_url and (shown := not_utf8(self.vault_dir)) is not None:
+            raise SettingError(
+                f"the vault folder {shown} is not named in UTF-8, and SQLite opens only UTF-8 file names: "
+                "rename it, or name another folder",
+                "KAERU_VAULT",
+            )
         if self.text not in ("compact", "json"):
             raise SettingError("KAERU_TEXT must be compact or json", "KAERU_TEXT")
         if self.secret_policy not in SECRET_POLICIES:

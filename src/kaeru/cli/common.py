@@ -444,6 +444,15 @@ def path_argument(path: str) -> Path:
         raise click.UsageError(str(exc)) from None
 
 
+def vault_at(folder: Path) -> Settings:
+    """The settings of a SQLite vault in `folder`, named on the command line; a folder SQLite cannot
+    name (not UTF-8) is a usage error, not a traceback."""
+    try:
+        return Settings.from_env({"KAERU_VAULT": str(folder)})
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
 def open_location(location: str, *, existing: bool = False) -> Store:
     """A store from a `postgresql://` URL or a vault directory (SQLite). `existing`: the location is
     read from (`kaeru copy --from`), so a SQLite vault that is not there is refused (`require_vault`)
@@ -459,7 +468,7 @@ def open_location(location: str, *, existing: bool = False) -> Store:
     path = path_argument(location)
     if path.suffix in (".sqlite3", ".db"):
         path = path.parent
-    settings = Settings.from_env({"KAERU_VAULT": str(path)})
+    settings = vault_at(path)
     if existing:
         require_vault(settings, named_by=location)
     return opener(settings)

@@ -71,8 +71,7 @@ def salvage(ctx: click.Context, target: str) -> None:
 
     import apsw
 
-    from kaeru.cli.common import fail, open_location, path_argument, require_vault
-    from kaeru.config import Settings
+    from kaeru.cli.common import fail, open_location, path_argument, require_vault, vault_at
     from kaeru.storage.factory import rebuild_text_index
     from kaeru.storage.sqlite.health import SqliteHealth
     from kaeru.storage.sqlite.salvage import Unsalvageable
@@ -88,7 +87,7 @@ def salvage(ctx: click.Context, target: str) -> None:
         )
     require_vault(settings)
     folder = path_argument(target)
-    into = Settings.from_env({"KAERU_VAULT": str(folder)}).sqlite_path
+    into = vault_at(folder).sqlite_path
     if folder.resolve() == settings.vault_dir.resolve():
         fail(ctx, "invalid_argument", f"{target} is the damaged vault itself: name a new folder", 2)
     if into.exists():

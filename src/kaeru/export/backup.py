@@ -22,7 +22,7 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from kaeru.config import Settings, expanded, file_in_the_way
+from kaeru.config import Settings, expanded, file_in_the_way, not_utf8
 from kaeru.errors import Internal, InvalidArgument, Unavailable
 from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
 from kaeru.storage.factory import open_health
@@ -56,6 +56,12 @@ def backup(settings: Settings, target: Path) -> Backup:
         target = expanded(str(target), str(target)).resolve()  # through a link: the file it names is replaced
     except ValueError as exc:  # a `~` and no home (decision 189)
         raise InvalidArgument(str(exc), field="path") from None
+    if (shown := not_utf8(target)) is not None:
+        raise InvalidArgument(
+            f"{shown} is not named in UTF-8, and SQLite writes only to UTF-8 file names: name another file "
+            "(or folder); nothing was written",
+            field="path",
+        )
     if target.is_dir():
         raise InvalidArgument(f"{target} is a folder: name the backup file", field="path")
     folder = settings.vault_dir.expanduser()
