@@ -239,6 +239,7 @@ def _nested(
 
 def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int]] | None = None) -> str:
     from kaeru.api.schemas import input_for
+    from kaeru.domain.tool_set import CORE
     from kaeru.mcp.server import INSTRUCTIONS
 
     answers = answer_sizes() if answers is None else answers
@@ -260,6 +261,11 @@ def render(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int
         "the text the envelope's JSON instead; `KAERU_STRUCTURED=off` sends no `structuredContent` and lists",
         "no output schemas, for clients that would otherwise show their model the JSON and drop the text",
         "(Claude Code, VS Code, Codex: decision 18.C1).",
+        "",
+        "These are all the tools. `kaeru serve --tools LIST` (`KAERU_TOOLS`) offers fewer: `core` is",
+        f"{', '.join(f'`{name}`' for name in CORE)}; a server so narrowed",
+        "lists only those, refuses a call of another as not served here, and ends its instructions with",
+        "the list (decision 439).",
         "",
         "## Server instructions",
         "",
