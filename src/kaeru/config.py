@@ -309,12 +309,6 @@ class Settings:
         return settings
 
     def validate(self) -> None:
-        if not self.database_url and (shown := not_utf8(self.vault_dir)) is not None:
-            raise SettingError(
-                f"the vault folder {shown} is not named in UTF-8, and SQLite opens only UTF-8 file names: "
-                "rename it, or name another folder",
-                "KAERU_VAULT",
-            )
         if self.text not in ("compact", "json"):
             raise SettingError("KAERU_TEXT must be compact or json", "KAERU_TEXT")
         if self.secret_policy not in SECRET_POLICIES:

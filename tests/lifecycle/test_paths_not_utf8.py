@@ -38,13 +38,25 @@ def test_a_backup_named_or_placed_outside_utf8_is_refused_and_nothing_is_written
     assert _left(folder) == [], "no backup and no hidden scrap"
 
 
-def test_a_vault_folder_outside_utf8_is_named_by_every_command_and_not_made(tmp_path: Path) -> None:
+def test_a_vault_in_a_folder_outside_utf8_is_named_by_every_command(tmp_path: Path) -> None:
+    """A vault copied from an old disk into a Latin-1-named folder: each command says why it cannot
+    open it; `kaeru doctor` fails its vault check and still runs the others."""
+    write_notes({"KAERU_VAULT": str(tmp_path / "vault")}, "shore", "one tide")
     folder = _odd(tmp_path)
-    for args in (("note", "-i", "shore", "one tide"), ("search", "-i", "shore", "tide"), ("serve",)):
+    os.rename(tmp_path / "vault", folder)
+    said = "the vault folder " + os.fsencode(folder).decode("utf-8", "backslashreplace") + " is not named in UTF-8"
+    for args in (("note", "-i", "shore", "two tides"), ("search", "-i", "shore", "tide"), ("serve",)):
         run = kaeru({"KAERU_VAULT": str(folder)}, *args, stdin=b"")
-        assert run.code == 2, (args, run.code, run.stderr)
-        assert "the vault folder" in run.stderr and "caf\\xe9 is not named in UTF-8" in run.stderr, run.stderr
-    assert _left(tmp_path) == [], "no vault folder made"
+        assert run.code == 1, (args, run.code, run.stderr)
+        assert said in run.stderr, run.stderr
+    checked = kaeru({"KAERU_VAULT": str(folder)}, "doctor")
+    assert checked.code == 1
+    assert f"[FAIL] vault: {said}" in checked.stdout, checked.stdout
+    assert "[ok  ] http" in checked.stdout  # the other checks ran
+    new = _odd(tmp_path, b"new-caf\xe9")
+    refused = kaeru({"KAERU_VAULT": str(new)}, "note", "-i", "shore", "one tide")
+    assert refused.code == 1 and "is not named in UTF-8" in refused.stderr
+    assert _left(tmp_path) == [LATIN1], "no new vault folder made"
 
 
 def test_a_new_vault_named_outside_utf8_is_refused_by_copy_and_salvage(tmp_path: Path) -> None:

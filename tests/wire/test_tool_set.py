@@ -76,6 +76,8 @@ def test_a_list_kaeru_cannot_read_is_refused_with_the_entry(raw: str, said: str)
 
 def test_the_instructions_say_which_tools_are_offered() -> None:
     assert instructions_for(None) == INSTRUCTIONS
+    # The longest narrowed instructions (all tools but one) stay within the 2,048 characters clients show.
+    assert all(len(instructions_for(tuple(t for t in TOOL_NAMES if t != left))) <= 2048 for left in TOOL_NAMES)
     narrowed = instructions_for(("search", "note"))
     assert narrowed.startswith(INSTRUCTIONS)
     assert narrowed.endswith("OFFERED HERE: only `search`, `note`.")
@@ -89,12 +91,19 @@ async def test_a_core_server_lists_calls_and_refuses_as_chosen(server_env: dict[
         found = await call_ok(client, "search", {"initiatives": ["heron"], "text": "ledger"})
         assert [h["id"] for h in found["data"]["hits"]] == [made["data"]["primary"]["id"]]
         # A tool kaeru has and this server does not offer: said so, and nothing written.
-        refused = await client.call_tool("forget", {"initiative": "heron", "node": made["data"]["primary"]["id"]})
+        forget = {
+            "initiative": "heron",
+            "node": made["data"]["primary"]["id"],
+            "reason": "a call a core server refuses",
+        }
+        refused = await client.call_tool("forget", forget)
         assert refused.is_error
         assert "tool 'forget' is not served here" in refused.content[0].text
         assert "initiatives, link, note" in refused.content[0].text  # the tools that are
         still = await call_ok(client, "read", {"initiative": "heron", "node": made["data"]["primary"]["id"]})
         assert still["data"]["hits"][0]["id"] == made["data"]["primary"]["id"]
+        again = await call_ok(client, "search", {"initiatives": ["heron"], "text": "ledger"})
+        assert again["data"]["hits"] == found["data"]["hits"], "not forgotten"
         unknown = await client.call_tool("forgot", {})
         assert unknown.is_error and "unknown tool 'forgot'" in unknown.content[0].text
         prompts = await client.list_prompts()
@@ -123,8 +132,9 @@ async def test_over_http_the_flag_decides(server_env: dict[str, str], tmp_path: 
         async with Client(server.url) as client:
             names = [t.name for t in (await client.list_tools()).tools]
             assert names == [t for t in TOOL_NAMES if t not in ("archive", "initiative")]
-            called = await client.call_tool("archive", {"action": "export", "initiatives": ["x"]})
+            called = await client.call_tool("archive", {"action": "export", "path": "kept.amg"})  # valid, if served
             assert called.is_error and "tool 'archive' is not served here" in called.content[0].text
+            assert not (Path(server_env["KAERU_VAULT"]) / "exports" / "kept.amg").exists()
             await call_ok(client, "timeline", {"initiatives": ["x"]})
 
 
@@ -146,6 +156,8 @@ def test_setup_writes_the_list_for_the_server_the_client_starts(server_env: dict
     assert written["env"]["KAERU_TOOLS"] == "core,-task"
     wrong = kaeru(server_env, "setup", "cursor", "--tools", "cor")
     assert wrong.code == 2 and "did you mean core?" in wrong.stderr
+    empty = kaeru(server_env, "setup", "cursor", "--tools", " , ")
+    assert empty.code == 2 and "--tools is empty" in empty.stderr
     remote = kaeru(server_env, "setup", "cursor", "--http", "http://127.0.0.1:9876/mcp", "--tools", "core")
     assert remote.code == 2 and "--tools goes with a server the client starts" in remote.stderr
 

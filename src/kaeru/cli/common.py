@@ -37,7 +37,7 @@ import click
 
 from kaeru import __version__
 from kaeru.cli.interrupt import interrupted
-from kaeru.config import SettingError, Settings, expanded
+from kaeru.config import SettingError, Settings, expanded, not_utf8
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import Store
@@ -446,11 +446,10 @@ def path_argument(path: str) -> Path:
 
 def vault_at(folder: Path) -> Settings:
     """The settings of a SQLite vault in `folder`, named on the command line; a folder SQLite cannot
-    name (not UTF-8) is a usage error, not a traceback."""
-    try:
-        return Settings.from_env({"KAERU_VAULT": str(folder)})
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    name (not UTF-8: decision 440) is a usage error, before anything is made there."""
+    if (shown := not_utf8(folder)) is not None:
+        raise click.UsageError(f"{shown} is not named in UTF-8, and SQLite opens only UTF-8 file names: name another")
+    return Settings.from_env({"KAERU_VAULT": str(folder)})
 
 
 def open_location(location: str, *, existing: bool = False) -> Store:

@@ -292,6 +292,8 @@ def setup(
         raise click.UsageError(
             "--tools goes with a server the client starts: over --http, `kaeru serve --tools` decides"
         )
+    if tools is not None and not tools.strip(" ,"):
+        raise click.UsageError("--tools is empty: name tools or a preset (core, all), or leave it out for all")
     if tools is not None:
         from kaeru.config import SettingError, tool_set
 

@@ -26,7 +26,7 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
     None when that is not why (the SDK's own handling stands) or when it is a notification."""
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested too deep to read: `unreadable` answers it
         return None
     if not isinstance(message, dict) or not isinstance(message.get("method"), str):
         return None
@@ -34,7 +34,10 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
     if isinstance(request_id, bool) or not isinstance(request_id, (int, str)) or lone_surrogate(str(request_id)):
         return None
     params = message.get("params")
-    hit = lone_surrogate(params)
+    try:
+        hit = lone_surrogate(params)
+    except RecursionError:  # deep enough to read, too deep to walk: `unreadable` answers it
+        return None
     if hit is None:
         return None
     call = plain_tool_call(registry, message, protocol_version)
@@ -61,7 +64,7 @@ def answer(registry: ToolRegistry, line: bytes, protocol_version: str | None) ->
 def plain_tool_call(
     registry: ToolRegistry, message: dict[str, Any], protocol_version: str | None
 ) -> tuple[str, dict[str, Any]] | None:
-    """`(tool, arguments)` when `message` is a plain call of one of `registry`'s tools at a version
+    """`(tool, arguments)` when `message` is a plain call of a tool `registry` offers at a version
     whose result `wire_result` writes (so it can be answered with a tool result); else None."""
     params = message.get("params")
     name = params.get("name") if isinstance(params, dict) else None
@@ -70,7 +73,7 @@ def plain_tool_call(
         message.get("method") == "tools/call"
         and protocol_version in WIRE_VERSIONS
         and isinstance(name, str)
-        and name in registry.specs
+        and registry.has(name)  # a tool this server offers (decision 439)
         and isinstance(arguments, dict)
     ):
         return name, arguments

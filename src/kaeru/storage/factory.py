@@ -47,8 +47,11 @@ def open_store(settings: Settings, *, upgrade_in_background: bool = False) -> St
             upgrade_in_background=upgrade_in_background,
         )
         return store
+    from kaeru.storage.sqlite.machine import unnameable
     from kaeru.storage.sqlite.store import SqliteStore
 
+    if (refusal := unnameable(settings.sqlite_path)) is not None:  # before anything is made there
+        raise refusal
     return SqliteStore(
         settings.sqlite_path,
         busy_timeout_ms=settings.busy_timeout_ms,

@@ -22,7 +22,7 @@ import apsw
 
 from kaeru.errors import Internal, KaeruError, NotFound, Unavailable
 from kaeru.storage.health import Health, IndexAgreement
-from kaeru.storage.sqlite.machine import translate
+from kaeru.storage.sqlite.machine import translate, unnameable
 from kaeru.storage.sqlite.session import SqliteSession
 
 
@@ -53,6 +53,8 @@ class SqliteHealth(Health):
             NotFound: there is no vault file at `path`.
             Unavailable: the file cannot be opened as a database.
         """
+        if (refusal := unnameable(path)) is not None:
+            raise refusal
         self.path = path
         if path.is_dir():
             raise Unavailable(f"{path} is a folder, not a vault file")

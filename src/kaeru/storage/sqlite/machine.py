@@ -12,7 +12,7 @@ from pathlib import Path
 
 import apsw
 
-from kaeru.config import file_in_the_way
+from kaeru.config import file_in_the_way, not_utf8
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultUnusable
 
@@ -142,6 +142,14 @@ class UnfitPlace(VaultUnusable):
     def named_by(self, how: str) -> UnfitPlace:
         """The same refusal, advising the option or argument `how` that named the place."""
         return UnfitPlace(self.why, how)
+
+
+def unnameable(path: Path) -> UnfitPlace | None:
+    """The refusal of a vault file whose folder SQLite cannot name (not UTF-8: decision 440), or None."""
+    shown = not_utf8(path.parent)
+    if shown is None:
+        return None
+    return UnfitPlace(f"the vault folder {shown} is not named in UTF-8, and SQLite opens only UTF-8 file names")
 
 
 def unusable(path: Path, exc: Exception) -> VaultUnusable:

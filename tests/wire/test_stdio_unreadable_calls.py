@@ -1,0 +1,96 @@
+"""Lines a stdio `kaeru serve` answers itself because the SDK cannot read them, over a real process:
+a request nested deeper than Python's JSON reader goes is answered as a parse error and the server
+serves on (it exited with `RecursionError`: the lone-surrogate check read the line first and caught
+only `ValueError`); and such a line calling a tool the server does not offer (`KAERU_TOOLS`,
+decision 439) is not answered as that tool's `rejected` result, which would tell a model to mend
+its arguments for a tool it cannot call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.zygote_client import server_argv
+from tests.wire.support import KAERU_SERVE, initialize_request
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
+
+
+class Raw:
+    """`kaeru serve` on pipes, spoken to a line at a time."""
+
+    def __init__(self, env: dict[str, str], log: Path):
+        self.log = log
+        with log.open("wb") as errors:
+            self.proc = subprocess.Popen(
+                server_argv(KAERU_SERVE, env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
+            )
+        self.send(json.dumps(initialize_request()).encode())
+        assert self.receive()["id"] == 1
+        self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+
+    def send(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def receive(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, f"the server exited: {self.log.read_text()}"
+        answer: dict[str, Any] = json.loads(line)
+        return answer
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(30)
+        self.proc.stdout.close()
+        return code
+
+
+def _call(request_id: int, tool: str, arguments: str) -> bytes:
+    head = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {"name": tool}})
+    return (head[:-2] + f', "arguments": {arguments}}}}}').encode()
+
+
+def test_a_request_nested_past_the_reader_is_answered_and_the_server_serves_on(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = Raw(server_env, tmp_path / "serve.log")
+    try:
+        for depth in (3_000, 100_000):
+            server.send(_call(4, "note", '{"initiative": "x", "text": ' + "[" * depth + "]" * depth + "}"))
+            answer = server.receive()
+            assert answer["error"]["code"] == -32700, answer
+            assert "recursion" in answer["error"]["message"], answer
+        server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
+        assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    finally:
+        code = server.close()
+    assert code == 0, server.log.read_text()
+    assert "Traceback" not in server.log.read_text()
+
+
+def test_an_unreadable_call_of_a_tool_not_offered_is_no_result_of_that_tool(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    server = Raw({**server_env, "KAERU_TOOLS": "core"}, tmp_path / "serve.log")
+    try:
+        surrogate = '{"initiative": "x", "node": "n", "reason": "\\ud800"}'
+        nested = '{"initiative": "x", "node": "n", "reason": ' + "[" * 400 + "]" * 400 + "}"
+        for arguments in (surrogate, nested):
+            server.send(_call(6, "forget", arguments))
+            answer = server.receive()
+            assert answer["id"] == 6 and "result" not in answer, answer
+            assert answer["error"]["code"] in (-32600, -32602, -32700), answer  # a JSON-RPC error
+        # The same line calling an offered tool is that tool's refusal, naming the argument.
+        server.send(_call(7, "note", '{"initiative": "x", "text": "\\ud800"}'))
+        answer = server.receive()
+        assert answer["result"]["isError"] is True and answer["result"]["structuredContent"]["state"] == "rejected"
+    finally:
+        server.close()
