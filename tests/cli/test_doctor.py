@@ -16,6 +16,7 @@ import pytest
 
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru, kaeru_env, write_notes
+from tests.cli.zygote_client import count_served_cpu, server_argv
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -244,10 +245,11 @@ def _serve_refuses(vault: VaultSpec, host: str, log: Path) -> bool:
     on a free port, and is stopped once it says so)."""
     from tests.wire.support import stop, wait_until
 
+    env = kaeru_env(vault)
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", host, "--port", "0"],
-            env=kaeru_env(vault),
+            server_argv([sys.executable, "-m", "kaeru", "serve", "--http", "--host", host, "--port", "0"], env),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -256,6 +258,7 @@ def _serve_refuses(vault: VaultSpec, host: str, log: Path) -> bool:
         wait_until(lambda: proc.poll() is not None or "serving MCP" in log.read_text(), 60, "serve to start or refuse")
     finally:
         stop(proc)
+        count_served_cpu()
     said = log.read_text()
     assert "Traceback" not in said, said
     return "exposes the vault beyond this machine" in said
@@ -348,19 +351,8 @@ def test_looking_at_a_vault_leaves_its_folder_as_it_was(tmp_path: Path) -> None:
     before = (folder / "vault.sqlite3").read_bytes()
     assert kaeru(env, "doctor").code == 0
     assert kaeru(env, "backup", str(tmp_path / "copy.sqlite3")).code == 0
-    completed = subprocess.run(
-        [sys.executable, "-m", "kaeru"],
-        env={
-            **kaeru_env(env),
-            "_KAERU_COMPLETE": "bash_complete",
-            "COMP_WORDS": "kaeru context -i d",
-            "COMP_CWORD": "3",
-        },
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=True,
-    )
+    completed = kaeru(env, _KAERU_COMPLETE="bash_complete", COMP_WORDS="kaeru context -i d", COMP_CWORD="3")
+    assert completed.code == 0, completed.stderr
     assert completed.stdout.split() == ["plain,doc"]
     assert sorted(p.name for p in folder.iterdir()) == ["vault.sqlite3"]
     assert (folder / "vault.sqlite3").read_bytes() == before

@@ -1,7 +1,12 @@
 """`kaeru serve` started by a person at a terminal (decision 190): stdio is the MCP protocol, so it
 sat silent, waiting for a client, with nothing saying so. It now says what it is waiting for and
 what to run instead — only when its input is a terminal, never in a client's pipe — and Ctrl-C
-stops it cleanly (exit 0, the vault closed)."""
+stops it cleanly (exit 0, the vault closed).
+
+The server at a terminal is started anew: the subject is the terminal's own job, the one its Ctrl-C
+reaches. Forked, the launcher would be that job, forwarding the signal to a server in a session of
+its own with no controlling terminal (it passes so too, but tests the forwarding). In a client's
+pipe the server is forked from the worker's server zygote."""
 
 from __future__ import annotations
 
@@ -16,7 +21,8 @@ import termios
 import time
 from pathlib import Path
 
-from tests.wire.support import subprocess_env
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, subprocess_env
 
 
 def _read_until(fd: int, marker: bytes, timeout: float) -> bytes:
@@ -67,12 +73,7 @@ def test_at_a_terminal_it_says_what_it_waits_for_and_ctrl_c_stops_it(tmp_path: P
 
 
 def test_in_a_clients_pipe_it_says_nothing(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "kaeru", "serve"],
-        input="",
-        env=subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}),
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    done = subprocess.run(server_argv(KAERU_SERVE, env), input="", env=env, capture_output=True, text=True, timeout=60)
+    count_served_cpu()
     assert done.returncode == 0 and done.stderr == "" and done.stdout == ""

@@ -20,7 +20,6 @@ import shutil
 import socket
 import ssl
 import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
@@ -37,9 +36,19 @@ import pytest
 from kaeru.web.guard import BODY_LIMIT, POLICY, REASON_CHARS
 from tests.backends import new_vault
 from tests.cli.support import kaeru
+from tests.cli.zygote_client import count_served_cpu, server_argv
 from tests.web.conftest import ADMIN, Site
 from tests.web.test_viewer import mcp, sign_in
-from tests.wire.support import free_port, http_server, initialize_request, raw_post, stop, subprocess_env, wait_until
+from tests.wire.support import (
+    KAERU_SERVE,
+    free_port,
+    http_server,
+    initialize_request,
+    raw_post,
+    stop,
+    subprocess_env,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -170,9 +179,9 @@ def test_over_tls_the_cookie_is_secure(tmp_path: Path) -> None:
     env = subprocess_env(vault.env(), KAERU_AUTH_TOKEN="tls-admin-token-19")
     log = tmp_path / "serve.log"
     with log.open("wb") as sink:
-        command = [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "127.0.0.1", "--port", str(port)]
+        command = [*KAERU_SERVE, "--http", "--host", "127.0.0.1", "--port", str(port)]
         proc = subprocess.Popen(
-            [*command, "--tls-cert", str(cert), "--tls-key", str(key)],
+            server_argv([*command, "--tls-cert", str(cert), "--tls-key", str(key)], env),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
@@ -188,6 +197,7 @@ def test_over_tls_the_cookie_is_secure(tmp_path: Path) -> None:
             assert "secure" in [part.strip().lower() for part in said.split(";")], said
         finally:
             stop(proc)
+            count_served_cpu()
 
 
 def _answers(url: str, context: ssl.SSLContext) -> bool:

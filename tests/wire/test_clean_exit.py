@@ -2,6 +2,10 @@
 exits 0 (so do `kaeru serve --http` and `kaeru ui` on either signal), every note it answered is stored, and on SQLite the last server to leave a vault removes its
 `-wal` and `-shm` files (decision 16.I1) — while a server that leaves first does not disturb another
 still serving the same vault.
+
+The servers are forked from the worker's server zygote through its launcher (decision 432: signals
+forwarded, the server's exit status its own), except one case of each way to end — end of input,
+SIGTERM, SIGINT — on SQLite, started anew so a real interpreter's own signal path stays tested.
 """
 
 from __future__ import annotations
@@ -17,7 +21,8 @@ import pytest
 
 from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
-from tests.wire.support import http_server, initialize_request, raw_post
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, http_server, initialize_request, raw_post
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
@@ -25,12 +30,13 @@ NOTES = 40
 
 
 class StdioServer:
-    """A `kaeru serve` subprocess spoken to line by line."""
+    """A `kaeru serve` subprocess spoken to line by line (forked from the worker's server zygote
+    unless `spawn`)."""
 
-    def __init__(self, env: dict[str, str], log: Path):
+    def __init__(self, env: dict[str, str], log: Path, *, spawn: bool = False):
         self._err = log.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve"],
+            server_argv(KAERU_SERVE, env, spawn=spawn),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._err,
@@ -100,6 +106,7 @@ class StdioServer:
                 if stream is not None and not stream.closed:
                     stream.close()
             self._err.close()
+            count_served_cpu()
         return code
 
 
@@ -131,7 +138,8 @@ def _stored(vault: VaultSpec, ids: list[str]) -> int:
 def test_a_server_ends_cleanly_and_leaves_no_wal(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path, how: str
 ) -> None:
-    server = StdioServer(server_env, tmp_path / "server.log")
+    # Started anew on SQLite: each way to end reaches a real interpreter of its own once.
+    server = StdioServer(server_env, tmp_path / "server.log", spawn=vault.backend == "sqlite")
     ids = server.notes("heron", NOTES)
     if vault.backend == "sqlite":
         assert any(name.endswith("-wal") for name in _sidecars(vault))  # the server did write through a WAL
@@ -194,7 +202,7 @@ def test_a_server_on_a_terminal_stops_on_a_signal(
     master, slave = pty.openpty()
     log = (tmp_path / "tty.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kaeru", "serve"], stdin=slave, stdout=subprocess.PIPE, stderr=log, env=server_env
+        server_argv(KAERU_SERVE, server_env), stdin=slave, stdout=subprocess.PIPE, stderr=log, env=server_env
     )
     os.close(slave)
     try:
@@ -268,7 +276,7 @@ def test_the_viewer_ends_cleanly_on_a_signal(
     log = tmp_path / "ui.err"
     with log.open("wb") as errors:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "ui"],
+            server_argv([sys.executable, "-m", "kaeru", "ui"], server_env),
             env=server_env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -307,7 +315,7 @@ def _serving_pipes(env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     """`kaeru serve` on pipes, `initialize` answered and `notifications/initialized` sent."""
     with log.open("wb") as errors:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve"],
+            server_argv(KAERU_SERVE, env),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -355,6 +363,7 @@ def _ended(proc: subprocess.Popen[Any]) -> int:
                     stream.close()
                 except BrokenPipeError:
                     pass
+        count_served_cpu()
 
 
 def _live_notes(vault: VaultSpec) -> int:

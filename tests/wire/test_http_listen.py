@@ -1,5 +1,6 @@
 """`kaeru serve --http` and `kaeru ui` listen before they announce: a port in use is said in one
-line (exit 2, no "serving at" first), and port 0 announces the port the system gave."""
+line (exit 2, no "serving at" first), and port 0 announces the port the system gave. Every run and
+server is forked from the worker's zygotes (decisions 419, 432)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import json
 import re
 import socket
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,30 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.wire.support import LOOPBACK, initialize_request, raw_post, stop, subprocess_env, wait_until
+from tests.cli.support import kaeru
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, LOOPBACK, initialize_request, raw_post, stop, subprocess_env, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
 @pytest.mark.parametrize("command", [("serve", "--http"), ("ui",)])
 def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, command: tuple[str, ...]) -> None:
-    env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    vault = {"KAERU_VAULT": str(tmp_path / "vault")}
     # The viewer refuses a vault that is not there (decision 197): make one first.
-    made = subprocess.run(
-        [sys.executable, "-m", "kaeru", "migrate"], env=env, capture_output=True, timeout=60, check=False
-    )
-    assert made.returncode == 0, made.stderr
+    made = kaeru(vault, "migrate")
+    assert made.code == 0, made.stderr
     with socket.create_server((LOOPBACK, 0)) as taken:
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [sys.executable, "-m", "kaeru", *command, "--port", str(port)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    assert done.returncode == 2, done.stderr
+        done = kaeru(vault, *command, "--port", str(port))
+    assert done.code == 2, done.stderr
     assert f"cannot listen on {LOOPBACK}:{port}" in done.stderr and "another process listens there" in done.stderr
     assert "serving" not in done.stderr + done.stdout and "Traceback" not in done.stderr
 
@@ -47,10 +40,11 @@ def test_a_port_in_use_is_said_before_anything_is_announced(tmp_path: Path, comm
 def _announced(tmp_path: Path, *options: str, env: dict[str, str] | None = None) -> Iterator[str]:
     """`kaeru serve --http <options> --port 0`, running until the block ends: the URL it announced."""
     log = tmp_path / "serve.log"
+    env = env or subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", *options, "--port", "0"],
-            env=env or subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")}),
+            server_argv((*KAERU_SERVE, "--http", *options, "--port", "0"), env),
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
@@ -63,6 +57,7 @@ def _announced(tmp_path: Path, *options: str, env: dict[str, str] | None = None)
         yield found.group(1)
     finally:
         stop(proc)
+        count_served_cpu()
 
 
 def _announced_port(tmp_path: Path, shown: str, *options: str) -> int:

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx2
@@ -18,16 +17,16 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from tests.cli.zygote_client import count_served_cpu, server_argv
 from tests.wire.support import (
+    KAERU_SERVE,
     LOOPBACK,
     HttpServer,
-    _healthy,
     free_port,
     http_server,
     initialize_request,
     raw_post,
-    stop,
-    wait_until,
+    serving_http,
 )
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -36,25 +35,12 @@ TOKEN = "wire-reach-token-3f9d21"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 
 
-@contextmanager
-def _serving(env: dict[str, str], log_dir: Path, *options: str) -> Iterator[HttpServer]:
-    """`kaeru serve --http <options> --port <free>` with `env`, ready (GET /health on loopback is ok)."""
+def _serving(env: dict[str, str], log_dir: Path, *options: str) -> AbstractContextManager[HttpServer]:
+    """`kaeru serve --http <options> --port <free>` with `env` (forked from the worker's server
+    zygote), ready (GET /health on loopback is ok)."""
     port = free_port()
-    log = log_dir / f"kaeru-{port}.log"
-    with log.open("wb") as sink:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", *options, "--port", str(port)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=sink,
-            stderr=subprocess.STDOUT,
-        )
-    server = HttpServer(proc, port, log)
-    try:
-        wait_until(lambda: _healthy(server), 30, f"GET /health on port {port}")
-        yield server
-    finally:
-        stop(proc)
+    argv = server_argv((*KAERU_SERVE, "--http", *options, "--port", str(port)), env)
+    return serving_http(argv, env, log_dir / f"kaeru-{port}.log", port)
 
 
 def _server_on_every_address(env: dict[str, str], log_dir: Path) -> AbstractContextManager[HttpServer]:
@@ -273,13 +259,14 @@ def test_a_batch_is_refused_in_words_on_both_transports(server_env: dict[str, st
     lines = [initialize_request(1), {"jsonrpc": "2.0", "method": "notifications/initialized"}, batch]
     lines.append({"jsonrpc": "2.0", "id": 12, "method": "ping"})
     proc = subprocess.run(
-        [sys.executable, "-m", "kaeru", "serve"],
+        server_argv(KAERU_SERVE, server_env),
         input="".join(json.dumps(line) + "\n" for line in lines).encode(),
         capture_output=True,
         env=server_env,
         timeout=90,
         check=False,
     )
+    count_served_cpu()
     answers = [json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip()]
     assert proc.returncode == 0
     refused = next(a for a in answers if isinstance(a, list))

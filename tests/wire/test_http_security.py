@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx2
@@ -12,7 +11,8 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.wire.support import call_ok, free_port, http_server, initialize_request, raw_post, stop
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, call_ok, free_port, http_server, initialize_request, raw_post, stop
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -56,7 +56,7 @@ async def test_bearer_token_is_required_and_sufficient(server_env: dict[str, str
 def test_non_loopback_bind_without_token_refuses_to_start(server_env: dict[str, str]) -> None:
     env = {k: v for k, v in server_env.items() if k != "KAERU_AUTH_TOKEN"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "0.0.0.0", "--port", str(free_port())],
+        server_argv((*KAERU_SERVE, "--http", "--host", "0.0.0.0", "--port", str(free_port())), env),
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -67,6 +67,7 @@ def test_non_loopback_bind_without_token_refuses_to_start(server_env: dict[str, 
         out, err = proc.communicate(timeout=30)
     finally:
         stop(proc)  # should it have started after all, it must not outlive the test
+        count_served_cpu()
     assert proc.returncode not in (0, None)
     message = out + err
     assert "KAERU_AUTH_TOKEN" in message, message

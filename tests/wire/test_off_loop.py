@@ -1,19 +1,20 @@
 """Tool calls run off the stdio event loop (decision 15.P1): a long call — here an archive import of
 thousands of records — does not stop the connection answering, and tool calls still apply and
-answer in the order they were sent. Real `kaeru serve` over real pipes, raw JSON-RPC lines."""
+answer in the order they were sent. Real `kaeru serve` over real pipes (forked from the worker's
+server zygote, decision 432), raw JSON-RPC lines."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bench import archives
 
-from tests.wire.support import initialize_request, tools_call_request
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, initialize_request, tools_call_request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -33,7 +34,7 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
     env = {**server_env, "KAERU_EXPORT_ROOT": str(root)}
     with (tmp_path / "stderr.log").open("wb") as err:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env
+            server_argv(KAERU_SERVE, env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env
         )
         assert proc.stdin is not None and proc.stdout is not None
         try:
@@ -54,6 +55,7 @@ def test_ping_is_answered_while_a_long_import_runs(server_env: dict[str, str], t
         finally:
             proc.stdin.close()
             code = proc.wait(timeout=120)
+            count_served_cpu()
     assert code == 0, (tmp_path / "stderr.log").read_text()
     order = [a["id"] for a in answers]
     # Both pings are answered before the import is: the import runs in a worker thread.

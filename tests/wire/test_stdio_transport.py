@@ -5,19 +5,21 @@ reader/writer tasks), so these check the things that transport now owns: a malfo
 does not end the session, a message far larger than a pipe buffer arrives whole in both directions,
 tool calls are answered in order, stray output cannot corrupt the stream, a line the SDK cannot parse
 (not JSON, nested too deep, a lone surrogate) is still answered, and end of input ends the process cleanly.
+Each server is forked from the worker's server zygote through its launcher (decision 432), its pipes
+and exit status its own.
 """
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.wire.support import initialize_request, tools_call_request
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, initialize_request, tools_call_request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -30,7 +32,7 @@ def _exchange(server_env: dict[str, str], lines: list[bytes], tmp_path: Path) ->
     """Feed `lines` to a fresh `kaeru serve`, close its input, and return every answer and the exit code."""
     with (tmp_path / "stderr.log").open("wb") as err:
         proc = subprocess.run(
-            [sys.executable, "-m", "kaeru", "serve"],
+            server_argv(KAERU_SERVE, server_env),
             input=b"".join(lines),
             stdout=subprocess.PIPE,
             stderr=err,
@@ -38,6 +40,7 @@ def _exchange(server_env: dict[str, str], lines: list[bytes], tmp_path: Path) ->
             timeout=90,
             check=False,
         )
+    count_served_cpu()
     answers = [json.loads(raw) for raw in proc.stdout.splitlines() if raw.strip()]
     return answers, proc.returncode
 
@@ -207,7 +210,7 @@ def _reader_leaves_early(server_env: dict[str, str], lines: list[bytes], tmp_pat
     log = tmp_path / "gone.log"
     with log.open("wb") as errors, given.open("rb") as source:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve"],
+            server_argv(KAERU_SERVE, server_env),
             stdin=subprocess.PIPE if stdin == "pipe" else source,
             stdout=subprocess.PIPE,
             stderr=errors,
@@ -225,6 +228,7 @@ def _reader_leaves_early(server_env: dict[str, str], lines: list[bytes], tmp_pat
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+            count_served_cpu()
     return code, log.read_text()
 
 
@@ -310,7 +314,7 @@ def test_every_call_read_from_a_file_is_answered(server_env: dict[str, str], tmp
     )
     with given.open("rb") as source, (tmp_path / "stderr.log").open("wb") as err:
         done = subprocess.run(
-            [sys.executable, "-m", "kaeru", "serve"],
+            server_argv(KAERU_SERVE, server_env),
             stdin=source,
             stdout=subprocess.PIPE,
             stderr=err,
@@ -318,6 +322,7 @@ def test_every_call_read_from_a_file_is_answered(server_env: dict[str, str], tmp
             timeout=90,
             check=False,
         )
+    count_served_cpu()
     answers = {a["id"]: a for raw in done.stdout.splitlines() if raw.strip() and "id" in (a := json.loads(raw))}
     assert done.returncode == 0 and sorted(answers) == [0, 1, 2, 3, 4]
     assert [answers[i]["result"]["structuredContent"]["state"] for i in (1, 2, 3)] == ["applied"] * 3

@@ -8,7 +8,6 @@ from __future__ import annotations
 import shutil
 import ssl
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -20,7 +19,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.cli.support import kaeru
-from tests.wire.support import call_ok, free_port, stop, subprocess_env, wait_until
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, call_ok, free_port, stop, subprocess_env, wait_until
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("openssl") is None, reason="openssl makes the test certificate"),
@@ -55,15 +55,15 @@ async def test_the_sdk_client_works_over_https_and_plain_http_gets_nothing(tmp_p
     port = free_port()
     env = subprocess_env({"KAERU_VAULT": str(tmp_path / "vault")})
     log = tmp_path / "serve.log"
+    options = ("--http", "--host", "127.0.0.1", "--port", str(port), "--tls-cert", str(cert), "--tls-key", str(key))
     with log.open("wb") as sink:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "kaeru", "serve", "--http", "--host", "127.0.0.1", "--port", str(port),
-             "--tls-cert", str(cert), "--tls-key", str(key)],
+            server_argv((*KAERU_SERVE, *options), env),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=sink,
             stderr=subprocess.STDOUT,
-        )  # fmt: skip
+        )
         try:
             base = f"https://127.0.0.1:{port}"
             wait_until(lambda: _answers(f"{base}/health", trusted), 30, "GET /health over HTTPS")
@@ -83,6 +83,7 @@ async def test_the_sdk_client_works_over_https_and_plain_http_gets_nothing(tmp_p
             assert not _answers(f"{base}/health", ssl.create_default_context())
         finally:
             stop(proc)
+            count_served_cpu()
 
 
 def test_a_key_that_does_not_fit_is_refused_before_anything_listens(tmp_path: Path) -> None:

@@ -13,7 +13,8 @@ Runs, all against real `kaeru serve` processes on one SQLite vault (the wire for
 on the backend; the Python-SDK wire tests run on both): stdio; stdio with `KAERU_STRUCTURED=off`
 (the setting for Claude Code, whose model reads the text: ids are then read from the text, as a
 model would); streamable HTTP from the server's own account without a token; the same server once
-the vault holds a token, with it, and without it (refused).
+the vault holds a token, with it, and without it (refused). The client starts its stdio servers
+through the launcher of the worker's server zygote (decision 432), as the HTTP server is started.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -32,7 +32,8 @@ import pytest
 from kaeru.mcp.pinned import LISTING
 from tests.backends import VaultSpec, drop_vault, new_vault
 from tests.cli.support import kaeru
-from tests.wire.support import http_server, subprocess_env
+from tests.cli.zygote_client import count_served_cpu, server_argv
+from tests.wire.support import KAERU_SERVE, http_server, subprocess_env
 
 BUNDLE = Path(__file__).resolve().parents[1] / "data" / "ts-client" / "client.mjs"
 NODE = shutil.which("node")
@@ -98,11 +99,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, d
     tmp = tmp_path_factory.mktemp("ts-client")
     vault = new_vault("sqlite", tmp)
     env = subprocess_env(vault.env())
-    serve = (sys.executable, "-m", "kaeru", "serve")
+    text_env = {**env, "KAERU_STRUCTURED": "off"}
     reports: dict[str, dict[str, Any]] = {}
     # The stdio runs go alongside the HTTP ones (each run writes its own initiative).
-    stdio = _start(env, "stdio", "ts-stdio", *serve)
-    text_only = _start({**env, "KAERU_STRUCTURED": "off"}, "stdio", "ts-text-only", *serve)
+    stdio = _start(env, "stdio", "ts-stdio", *server_argv(KAERU_SERVE, env))
+    text_only = _start(text_env, "stdio", "ts-text-only", *server_argv(KAERU_SERVE, text_env))
     try:
         with http_server(env, tmp) as server:
             reports["http"] = _report(_start(env, "http", "ts-http", server.url))
@@ -115,6 +116,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, d
             reports["http_refused"] = _report(_start(env, "http", "ts-refused", server.url))
         reports["stdio"] = _report(stdio)
         reports["stdio_text_only"] = _report(text_only)
+        count_served_cpu()
         yield reports, vault
     finally:
         for proc in (stdio, text_only):  # only when the HTTP runs failed first
