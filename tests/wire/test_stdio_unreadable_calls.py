@@ -66,8 +66,13 @@ def test_a_request_nested_past_the_reader_is_answered_and_the_server_serves_on(
         for depth in (3_000, 100_000):
             server.send(_call(4, "note", '{"initiative": "x", "text": ' + "[" * depth + "]" * depth + "}"))
             answer = server.receive()
-            assert answer["error"]["code"] == -32700, answer
+            # Its id is found where Python's reader gives up (decision 443): the caller is answered.
+            assert answer["id"] == 4 and answer["error"]["code"] == -32600, answer
             assert "recursion" in answer["error"]["message"], answer
+        server.send(_call(8, "note", '{"initiative": "x", "text": "t", "limit": ' + "9" * 5_000 + "}"))
+        assert server.receive()["id"] == 8  # a number past Python's digit limit
+        server.send(b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\x00')
+        assert server.receive()["id"] == 9  # more after the object
         server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
         assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
     finally:
@@ -94,3 +99,27 @@ def test_an_unreadable_call_of_a_tool_not_offered_is_no_result_of_that_tool(
         assert answer["result"]["isError"] is True and answer["result"]["structuredContent"]["state"] == "rejected"
     finally:
         server.close()
+
+
+def test_a_request_whose_id_is_no_unicode_text_is_answered_and_the_server_serves_on(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """An id holding a lone surrogate cannot be said back: answered as null (it ended the server,
+    whose answer repeated the id and could not be written as UTF-8; decision 443)."""
+    server = Raw(server_env, tmp_path / "serve.log")
+    try:
+        server.send(b'{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}')
+        answer = server.receive()
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+        server.send(_call(3, "note", '{"initiative": "x", "text": "\\udfff"}').replace(b'"id": 3', b'"id": "a\\udfff"'))
+        assert server.receive()["id"] is None
+        server.send(
+            b'[{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}, {"jsonrpc": "2.0", "id": 4, "method": "ping"}]'
+        )
+        assert server.receive() is not None
+        server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
+        assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    finally:
+        code = server.close()
+    assert code == 0, server.log.read_text()
+    assert "Traceback" not in server.log.read_text()

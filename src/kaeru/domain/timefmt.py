@@ -112,11 +112,17 @@ def _day_end(day: date, zone: tzinfo | None) -> datetime:
     return _local(datetime(day.year, day.month, day.day, 23, 59, 59, 999999), zone)
 
 
+#: More digits than any time ago inside the calendar has (9999 years is ~3.2e17 microseconds).
+_MOST_DIGITS = 20
+
+
 def _moment(text: str, now: datetime, day_start: bool, zone: tzinfo | None) -> datetime:
     if text.strip().lower() == "now":  # `read --at now` was refused: the moment the call is made
         return now
     rel = _RELATIVE.match(text)
     if rel:
+        if len(rel.group(1)) > _MOST_DIGITS:  # past the calendar in any unit; and `int` refuses
+            raise OverflowError(text)  # thousands of digits in Python's own words (decision 443)
         return now - timedelta(**{_UNITS[rel.group(2)[0].lower()]: int(rel.group(1))})
     cleaned = text.strip()
     try:

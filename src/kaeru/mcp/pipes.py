@@ -184,8 +184,15 @@ class PipeWriteStream:
         await self._write(message.model_dump_json(by_alias=True, exclude_unset=True))
 
     async def send_json(self, message: dict[str, Any] | list[dict[str, Any]]) -> None:
-        """A message the transport answers itself (see `PipeReadStream.receive`)."""
-        await self._write(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+        """A message the transport answers itself (see `PipeReadStream.receive`). One that repeats
+        a lone surrogate of the line it answers (an id, a value the parser quoted) cannot be UTF-8:
+        it goes out with every non-ASCII character escaped, still the same JSON (decision 443)."""
+        line = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            line = json.dumps(message, separators=(",", ":"))
+        await self._write(line)
 
     async def _write(self, line: str) -> None:
         """Write `line` whole, however many writes the pipe takes.

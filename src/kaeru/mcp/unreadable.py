@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any
 
+from kaeru.domain.surrogates import lone_surrogate
 from kaeru.errors import InvalidArgument
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
@@ -41,7 +42,12 @@ def answer(
     except (ValueError, RecursionError) as exc:
         if not line.strip():
             return None
-        return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({str(exc)[:_SAID]})")
+        said = str(exc)[:_SAID]
+        if (found := _top_level_id(line[:HEAD])) is not None:
+            # JSON Python cannot read whole (nested past its recursion limit, a number past its
+            # digit limit) or a line with more after its object: its request still waits on its id.
+            return _error(found, INVALID_REQUEST, f"Invalid Request: the message could not be read ({said})")
+        return _error(None, PARSE_ERROR, f"Parse error: the line is not JSON ({said})")
     if isinstance(message, list):  # a batch: refused, but each request in it is answered
         said = BATCH
         ids = [m.get("id") for m in message if isinstance(m, dict) and isinstance(m.get("method"), str)]
@@ -57,6 +63,8 @@ def answer(
     if not isinstance(message.get("method"), str):
         return None  # a response to the server, or no message at all: nothing to answer
     why = _reason(problem)
+    if isinstance(request_id, str) and lone_surrogate(request_id):
+        return _error(None, INVALID_REQUEST, "Invalid Request: the id is not Unicode text (a lone surrogate)")
     if (call := surrogates.plain_tool_call(registry, message, protocol_version)) is not None:
         name, arguments = call
         replay_key = arguments.get("request_id")
@@ -118,4 +126,8 @@ def _top_level_id(head: bytes) -> int | str | None:
 
 
 def _error(request_id: int | str | None, code: int, message: str) -> dict[str, Any]:
+    """A JSON-RPC error; an id that is no Unicode text (a lone surrogate) cannot be said back, so
+    it is answered as null, as an id that cannot be read."""
+    if isinstance(request_id, str) and lone_surrogate(request_id):
+        request_id = None
     return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}

@@ -143,10 +143,10 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
     today = now.astimezone(zone).date()
     future = _FUTURE.match(text)
     if future:
-        days = int(future.group(1)) * (7 if future.group(2)[0].lower() == "w" else 1)
-        try:
+        try:  # `int` refuses thousands of digits with a ValueError; `timedelta` a mere million years
+            days = int(future.group(1)) * (7 if future.group(2)[0].lower() == "w" else 1)
             return (today + timedelta(days=days)).isoformat()
-        except OverflowError as exc:
+        except (OverflowError, ValueError) as exc:
             raise InvalidArgument(f"due {text!r} falls after the year 9999", field=field) from exc
     if re.fullmatch(r"\d+\s*[smh]", text) or is_time_ago(text):  # `3d ago` is a day past, never a due
         raise InvalidArgument("due is a day: use a date or a future offset in days/weeks (3d, 2w)", field=field)

@@ -41,10 +41,18 @@ def _first_line(exc: Exception) -> str:
 def translate(exc: Exception) -> KaeruError:
     """Driver errors as the project's errors: transient ones retryable, the rest internal."""
     if isinstance(exc, psycopg.errors.ProgramLimitExceeded):
-        # SQLSTATE class 54 is an OperationalError in psycopg, but retrying cannot help. A node's
-        # tsvectors hold only the words that fit (`domain.indexroom`): this is a safety net.
+        # SQLSTATE class 54 is an OperationalError in psycopg, but retrying cannot help.
+        if '"requests_pkey"' in str(exc):  # a replay key past what a b-tree entry holds (decision 443)
+            return InvalidArgument(
+                "request_id is too long for PostgreSQL's replay index (a key of at most ~2,700 bytes "
+                "fits; a UUID is 36): nothing was written",
+                field="request_id",
+            )
+        # A node's tsvectors hold only the words that fit (`domain.indexroom`): this is a safety net,
+        # and PostgreSQL may not name the index (a huge replay key compresses past the b-tree check).
         return InvalidArgument(
-            f"the text is too large for PostgreSQL's full-text index ({exc}); split it into several notes"
+            f"a value is too large for a PostgreSQL index ({_first_line(exc)}): a text too large to index "
+            "(split it into several notes) or a request_id too long (a UUID is 36 characters); nothing was written"
         )
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         # Not a passing state and not kaeru's fault: the role lacks a right on the vault's schema,
