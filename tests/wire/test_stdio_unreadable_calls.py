@@ -117,6 +117,10 @@ def test_a_request_whose_id_is_no_unicode_text_is_answered_and_the_server_serves
             b'[{"jsonrpc": "2.0", "id": "\\ud800", "method": "ping"}, {"jsonrpc": "2.0", "id": 4, "method": "ping"}]'
         )
         assert server.receive() is not None
+        # An id JSON-RPC does not allow, on a line the SDK cannot read: answered, as null.
+        deep = b"[" * 300 + b"]" * 300
+        server.send(b'{"jsonrpc": "2.0", "id": true, "method": "tools/call", "params": {"x": ' + deep + b"}}")
+        assert server.receive()["id"] is None
         server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
         assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
     finally:

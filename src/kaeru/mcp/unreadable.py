@@ -58,10 +58,14 @@ def answer(
     if not isinstance(message, dict):
         return _error(None, INVALID_REQUEST, "Invalid Request: a message is one JSON object")
     request_id = message.get("id")
-    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
-        return None
     if not isinstance(message.get("method"), str):
         return None  # a response to the server, or no message at all: nothing to answer
+    if "id" not in message:
+        return None  # a notification: no one to answer
+    if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        # `true`, `null`, a float, an object: a request all the same, whose sender waits (JSON-RPC:
+        # an id that cannot be said back is answered as null; decision 443).
+        return _error(None, INVALID_REQUEST, "Invalid Request: an id is a string or an integer")
     why = _reason(problem)
     if isinstance(request_id, str) and lone_surrogate(request_id):
         return _error(None, INVALID_REQUEST, "Invalid Request: the id is not Unicode text (a lone surrogate)")
