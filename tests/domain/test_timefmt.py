@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
@@ -160,3 +161,29 @@ def test_a_moment_it_cannot_read_names_each_form_once() -> None:
         parse_moment("yesterdayish", NOW)
     said = str(err.value)
     assert said.count("RFC 3339") == 1 and said.endswith("or now")
+
+
+@pytest.mark.parametrize("text", ["0001-01-01", "0001-01-01T00:00:00", "0001-01-01T12:30:00"])
+def test_the_calendars_first_day_is_a_moment_on_the_machines_calendar_too(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Years 1 to 9999, on the machine's own calendar (`zone` None) as on a named one: the first
+    day was refused as "not a moment", its wall times as "year 0 is out of range" (decision 443).
+    West of UTC it is a moment of that day; east of it, its first hours fall before the calendar."""
+    now = datetime(2026, 3, 3, tzinfo=UTC)
+    try:
+        for machine in ("UTC", "America/New_York"):
+            monkeypatch.setenv("TZ", machine)
+            time.tzset()
+            for day_start in (False, True):
+                moment = parse_moment(text, now, day_start, zone=None)
+                assert moment.astimezone(UTC).date() in (date(1, 1, 1), date(1, 1, 2)), (machine, moment)
+            if machine == "UTC":
+                assert parse_moment(text, now, zone=None) == parse_moment(text, now, zone=UTC)
+        monkeypatch.setenv("TZ", "Asia/Tokyo")
+        time.tzset()
+        with pytest.raises(ValueError, match="outside the years 1 to 9999"):
+            parse_moment("0001-01-01T00:00:00", now, zone=None)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

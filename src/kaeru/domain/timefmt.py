@@ -98,7 +98,14 @@ def _is_day(text: str) -> bool:
 
 def _local(naive: datetime, zone: tzinfo | None) -> datetime:
     """A wall time on the calendar of `zone` (None: the machine's own)."""
-    return naive.replace(tzinfo=zone) if zone is not None else naive.astimezone()
+    if zone is not None:
+        return naive.replace(tzinfo=zone)
+    try:
+        return naive.astimezone()
+    except (OverflowError, ValueError):
+        # CPython looks the machine's zone up a day to either side, which the calendar's first day
+        # (0001-01-01) has not: `since: 0001-01-01` was "not a moment". The next day's offset stands in.
+        return naive.replace(tzinfo=(naive + timedelta(days=1)).astimezone().tzinfo)
 
 
 def _midnight(day: date, zone: tzinfo | None) -> datetime:
