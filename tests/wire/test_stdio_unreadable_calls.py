@@ -58,6 +58,17 @@ def _call(request_id: int, tool: str, arguments: str) -> bytes:
     return (head[:-2] + f', "arguments": {arguments}}}}}').encode()
 
 
+def _served_on_and_ended_cleanly(server: Raw) -> None:
+    """The server still answers a ping, then ends at end of input with 0 and no traceback."""
+    try:
+        server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
+        assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
+    finally:
+        code = server.close()
+    assert code == 0, server.log.read_text()
+    assert "Traceback" not in server.log.read_text()
+
+
 def test_a_request_nested_past_the_reader_is_answered_and_the_server_serves_on(
     server_env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -73,12 +84,8 @@ def test_a_request_nested_past_the_reader_is_answered_and_the_server_serves_on(
         assert server.receive()["id"] == 8  # a number past Python's digit limit
         server.send(b'{"jsonrpc": "2.0", "id": 9, "method": "ping"}\x00')
         assert server.receive()["id"] == 9  # more after the object
-        server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
-        assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
     finally:
-        code = server.close()
-    assert code == 0, server.log.read_text()
-    assert "Traceback" not in server.log.read_text()
+        _served_on_and_ended_cleanly(server)
 
 
 def test_an_unreadable_call_of_a_tool_not_offered_is_no_result_of_that_tool(
@@ -121,9 +128,5 @@ def test_a_request_whose_id_is_no_unicode_text_is_answered_and_the_server_serves
         deep = b"[" * 300 + b"]" * 300
         server.send(b'{"jsonrpc": "2.0", "id": true, "method": "tools/call", "params": {"x": ' + deep + b"}}")
         assert server.receive()["id"] is None
-        server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "ping"}')
-        assert server.receive() == {"jsonrpc": "2.0", "id": 5, "result": {}}
     finally:
-        code = server.close()
-    assert code == 0, server.log.read_text()
-    assert "Traceback" not in server.log.read_text()
+        _served_on_and_ended_cleanly(server)
