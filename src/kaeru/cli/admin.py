@@ -22,6 +22,7 @@ from kaeru.cli.common import (
     service_of,
     settings_of,
     store_of,
+    tools_flag,
     wants_json,
 )
 from kaeru.storage.base import Store
@@ -69,12 +70,7 @@ def serve(
 
     settings = settings_of(ctx)
     if tools is not None:
-        from kaeru.config import SettingError, tool_set
-
-        try:
-            settings = replace(settings, tools=tool_set(tools, "--tools"))
-        except SettingError as exc:
-            raise click.UsageError(str(exc)) from None
+        settings = replace(settings, tools=tools_flag(tools))
     if tls_cert is not None or tls_key is not None:
         if not use_http:
             raise click.UsageError("--tls-cert and --tls-key go with --http")

@@ -37,7 +37,7 @@ import click
 
 from kaeru import __version__
 from kaeru.cli.interrupt import interrupted
-from kaeru.config import SettingError, Settings, expanded, not_utf8
+from kaeru.config import SettingError, Settings, expanded, not_utf8, tool_set
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
 from kaeru.storage.base import Store
@@ -441,6 +441,14 @@ def path_argument(path: str) -> Path:
     try:
         return expanded(path, path)
     except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def tools_flag(raw: str) -> tuple[str, ...]:
+    """The tools a `--tools LIST` names (`config.tool_set`); one kaeru cannot read is a usage error."""
+    try:
+        return tool_set(raw, "--tools")
+    except SettingError as exc:
         raise click.UsageError(str(exc)) from None
 
 

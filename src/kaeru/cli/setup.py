@@ -32,7 +32,7 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, settings_of, wants_json
+from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, settings_of, tools_flag, wants_json
 from kaeru.config import NoHome, url_password_replaced
 from kaeru.export.staged import private_copy, staged_file
 
@@ -288,19 +288,14 @@ def setup(
     vscode, codex or windsurf."""
     if token_env and not http:
         raise click.UsageError("--token-env goes with --http")
-    if tools is not None and http:
-        raise click.UsageError(
-            "--tools goes with a server the client starts: over --http, `kaeru serve --tools` decides"
-        )
-    if tools is not None and not tools.strip(" ,"):
-        raise click.UsageError("--tools is empty: name tools or a preset (core, all), or leave it out for all")
     if tools is not None:
-        from kaeru.config import SettingError, tool_set
-
-        try:
-            tool_set(tools, "--tools")  # refused here, not by the server the client starts
-        except SettingError as exc:
-            raise click.UsageError(str(exc)) from None
+        if http:
+            raise click.UsageError(
+                "--tools goes with a server the client starts: over --http, `kaeru serve --tools` decides"
+            )
+        if not tools.strip(" ,"):
+            raise click.UsageError("--tools is empty: name tools or a preset (core, all), or leave it out for all")
+        tools_flag(tools)  # refused here, not by the server the client starts
     completed = http is not None and http_url(http) != http
     http = http_url(http) if http is not None else None
     root = ctx.find_root().obj or {}
