@@ -75,14 +75,16 @@ def test_unreadable_tokens_fail_a_check_of_their_own(sqlite_vault: VaultSpec) ->
 
 
 @pytest.mark.slow
-def test_a_vector_table_the_vault_lacks_fails_the_vectors_check(sqlite_vault: VaultSpec) -> None:
-    """With semantic recall on, the doctor loads the model and counts the vectors. SQLite only:
-    PostgreSQL's read already said a missing table as `internal` (one model load per run)."""
+def test_a_vector_table_the_vault_lacks_is_named_with_semantic_recall_on(sqlite_vault: VaultSpec) -> None:
+    """With semantic recall on, the doctor loads the model and counts the vectors: their missing
+    table ended it in a traceback, then failed the `vectors` check; now `schema_objects` names it
+    before anything reads it (decision 446), and the vectors are not counted on a failing vault.
+    SQLite only: PostgreSQL's read already said a missing table as `internal` (one model load per run)."""
     if not semantic.available():
         pytest.skip("the [semantic] extra is not installed")
     write_notes(sqlite_vault, "doc", "the heron waits by the weir")
     _sql(sqlite_vault, "DROP TABLE node_vectors")
     code, checks, _ = _doctor(sqlite_vault, KAERU_SEMANTIC="1")
-    assert code == 1 and set(_failed(checks)) == {"vectors"}, _failed(checks)
-    vectors = checks["vectors"]
-    assert vectors["summary"].startswith("the vectors could not be read: ") and "node_vectors" in vectors["summary"]
+    assert code == 1 and set(_failed(checks)) == {"schema_objects"}, _failed(checks)
+    assert "table node_vectors" in checks["schema_objects"]["summary"], checks["schema_objects"]
+    assert "vectors" not in checks

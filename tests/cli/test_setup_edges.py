@@ -94,7 +94,7 @@ def test_a_bad_setting_is_named_before_anything_is_written(tmp_path: Path) -> No
 def test_setup_json_says_the_postgresql_password_was_left_out(tmp_path: Path) -> None:
     """The human output says on stderr that the password was not written; `--json` said nothing of
     it, and a script or an agent setting up a client told its person the client was ready, when
-    its server cannot connect until the password is in ~/.pgpass or PGPASSWORD (decision D1)."""
+    its server cannot connect until the password is in ~/.pgpass or PGPASSWORD (decision 424)."""
     given = {
         "postgresql://kaeru:Sup3rSecret@127.0.0.1:1/team": True,
         "postgresql://kaeru@127.0.0.1:1/team": False,

@@ -22,6 +22,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
+from kaeru.service.doctor_schema import migrations_check, objects_check
 from kaeru.service.embedding import node_text, text_digest
 from kaeru.service.settings_checks import (
     FAIL,
@@ -36,6 +37,7 @@ from kaeru.service.settings_checks import (
 from kaeru.storage.base import SearchQuery, Session
 from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
 from kaeru.storage.migrate import VaultUnusable
+from kaeru.storage.schema_objects import Lacking
 
 #: A word no vault is expected to hold: the search probe of an empty vault.
 PROBE_WORD = "kaerudoctorprobe"
@@ -50,6 +52,7 @@ class VaultHealth(Protocol):
     def describe(self) -> dict[str, Any]: ...
     def has_table(self, name: str) -> bool: ...
     def applied_migrations(self) -> list[int]: ...
+    def lacking_objects(self) -> Lacking: ...
     @staticmethod
     def known_migrations() -> int: ...
     def integrity(self) -> list[str]: ...
@@ -62,6 +65,7 @@ class VaultHealth(Protocol):
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
     def text_encoding(self) -> str: ...  # PostgreSQL only, as `wal_bytes`
     def clock_offset(self) -> timedelta: ...  # PostgreSQL only, as `wal_bytes`
+    def use_timeouts(self, lock_timeout_ms: int, statement_timeout_ms: int) -> None: ...  # PostgreSQL only
     def initiative_names(self) -> list[str]: ...
 
 
@@ -116,6 +120,8 @@ def diagnose(
     opened = False
     try:
         with _open(settings, open_health) as health:
+            if health.backend == "postgres":  # a call's timeouts, not the role's: the doctor agrees with calls (446)
+                health.use_timeouts(settings.busy_timeout_ms, settings.pg_statement_timeout_ms)
             vault = health.describe()
             checks.append(Check("vault", OK, f"opened read-only ({_where(vault)})"))
             opened = True
@@ -137,6 +143,9 @@ def diagnose(
         fix = (
             "as the message says (the server answered, and refused)"  # the remedy is in the message
             if settings.database_url and isinstance(error, VaultUnusable)
+            # Connected, then a statement failed (a timeout, a lost connection): not the URL's fault.
+            else "as the message says; the PostgreSQL server's log tells more"
+            if settings.database_url and opened
             else "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server "
             "runs and accepts connections"
             if settings.database_url
@@ -191,7 +200,7 @@ def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
         checks.append(_encoding(health.text_encoding()))
         checks.append(_clock(health.clock_offset()))
     try:
-        checks.extend(_schema_checks(health))
+        _schema_checks(health, checks)
     except KaeruError as error:
         if lines == ["ok"]:
             raise
@@ -200,14 +209,17 @@ def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
         checks.append(Check("schema", SKIP, f"not checked: {error.message}"))
 
 
-def _schema_checks(health: VaultHealth) -> list[Check]:
-    checks: list[Check] = []
-    migrations = _migrations(health)
+def _schema_checks(health: VaultHealth, checks: list[Check]) -> None:
+    """Appended as each is made, as `_vault_checks`: a missing table named by `schema_objects`
+    stays named when a later check fails on it."""
+    migrations = migrations_check(health)
     checks.append(migrations)
     if migrations.status == FAIL or (migrations.status == WARN and not health.has_table("nodes")):
         checks.append(Check("fulltext", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
         checks.append(Check("search", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
-        return checks
+        return
+    if migrations.status == OK:  # what the migrations make is known for the newest schema only
+        checks.append(objects_check(health))
     checks.append(_fulltext(health.index_agreement()))
     checks.append(_twins(health.initiative_names()))
     if health.backend == "sqlite":
@@ -215,37 +227,6 @@ def _schema_checks(health: VaultHealth) -> list[Check]:
     else:
         checks.append(_section_counts(health.section_count_errors()))
     checks.append(_search(health))
-    return checks
-
-
-def _migrations(health: VaultHealth) -> Check:
-    applied = health.applied_migrations()
-    known = health.known_migrations()
-    if not applied:
-        return Check(
-            "migrations",
-            FAIL,
-            "no schema_migrations table: this is not a kaeru vault (yet)",
-            "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault, or make this one: "
-            "`kaeru migrate` (or a first `kaeru serve`) creates the vault in an empty database",
-        )
-    newest = max(applied)
-    if newest > known:
-        return Check(
-            "migrations",
-            FAIL,
-            f"the vault is at migration {newest}, newer than this kaeru knows ({known}): a newer kaeru wrote it",
-            "upgrade kaeru (pip install -U kaeru-memory) before using this vault",
-        )
-    missing = sorted(set(range(1, known + 1)) - set(applied))
-    if missing:
-        return Check(
-            "migrations",
-            WARN,
-            f"{len(missing)} migration(s) pending (applied {len(applied)} of {known}; next: {missing[0]})",
-            "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
-        )
-    return Check("migrations", OK, f"current ({newest} of {known} applied)")
 
 
 def _writable(problem: str | None) -> Check:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.storage.migrate import INDEX_PENDING, newest_version
+from kaeru.storage.schema_objects import Lacking, lacking
 
 #: How many disagreeing node ids a report names at most (the counts are always exact).
 SAMPLE_IDS = 10
@@ -75,6 +76,15 @@ class Health:
 
     def has_table(self, name: str) -> bool:
         raise NotImplementedError
+
+    def schema_objects(self) -> tuple[set[str], dict[str, str]]:
+        """The vault's objects as `storage.schema_objects` says them, and its indexes by name."""
+        raise NotImplementedError
+
+    def lacking_objects(self) -> Lacking:
+        """What the vault lacks of what its migrations made (catalog queries only)."""
+        found, indexes = self.schema_objects()
+        return lacking(self.backend, found, set(indexes))
 
     def initiative_names(self) -> list[str]:
         """Every live initiative's name as stored."""

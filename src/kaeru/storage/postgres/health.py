@@ -2,7 +2,9 @@
 
 One plain connection (no pool) on which psycopg opens every statement's transaction READ ONLY, so
 even a bug here cannot change the database. The connection carries no startup options: a pooler
-such as PgBouncer refuses them (decision 185).
+such as PgBouncer refuses them (decision 185). It runs under the timeouts a store's connection runs
+under — the settings', not the role's or the database's (`PostgresStore._configure`): a role's short
+`statement_timeout` failed the doctor's look while every call passed (decision 446).
 """
 
 from __future__ import annotations
@@ -17,9 +19,38 @@ import psycopg
 
 from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.clock import offset_of
 from kaeru.storage.postgres.db import translate
-from kaeru.storage.postgres.store import PostgresSession, database_encoding, redact_url
+from kaeru.storage.postgres.store import _LOCAL_SETTINGS, PostgresSession, database_encoding, redact_url
+
+#: What a store's transactions run under (`PostgresStore._configure`, `_LOCAL_SETTINGS`), set for the
+#: session on a connection answered by the process it opened (behind a pooler, which this tells,
+#: `_LOCAL_SETTINGS` sets them per transaction instead). No idle limit: the doctor's Python work
+#: between two statements of one snapshot (the vectors counted) is no idle client.
+_SESSION_SETTINGS = (
+    "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
+    "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) "
+    "|| set_config('jit', 'off', false) || set_config('idle_in_transaction_session_timeout', '0', false) END"
+)
+#: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
+#: and primary-key constraints as `table(columns)`, triggers by name, each index with its statement;
+#: all from the catalog of the schemas a vault's statements find their tables in.
+_OBJECTS = (
+    "WITH here AS (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))) "
+    "SELECT CASE WHEN relkind IN ('r', 'p') THEN 'table' WHEN relkind IN ('v', 'm') THEN 'view' ELSE 'index' END, "
+    "relname, CASE WHEN relkind IN ('i', 'I') THEN replace(pg_get_indexdef(oid), "
+    "' ON ' || relnamespace::regnamespace::text || '.', ' ON ') END FROM pg_class "
+    "WHERE relnamespace IN (SELECT oid FROM here) AND relkind IN ('r', 'p', 'v', 'm', 'i', 'I') "
+    "AND oid NOT IN (SELECT conindid FROM pg_constraint WHERE contype IN ('p', 'u')) "
+    "UNION ALL SELECT CASE k.contype WHEN 'p' THEN 'primary key' ELSE 'unique' END, c.relname || '(' || "
+    "(SELECT string_agg(a.attname, ', ' ORDER BY u.i) FROM unnest(k.conkey) WITH ORDINALITY u(n, i) "
+    "JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = u.n) || ')', NULL "
+    "FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid "
+    "WHERE k.contype IN ('p', 'u') AND c.relnamespace IN (SELECT oid FROM here) "
+    "UNION ALL SELECT 'trigger', t.tgname, NULL FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
+    "WHERE NOT t.tgisinternal AND c.relnamespace IN (SELECT oid FROM here)"
+)
 
 
 class PostgresHealth(Health):
@@ -28,25 +59,77 @@ class PostgresHealth(Health):
     backend = "postgres"
     migrations = "kaeru.storage.postgres.migrations"
 
-    def __init__(self, url: str, *, connect_timeout_s: int = 10):
-        """Connect to `url` read-only.
+    def __init__(
+        self,
+        url: str,
+        *,
+        connect_timeout_s: int = 10,
+        lock_timeout_ms: int = 30_000,
+        statement_timeout_ms: int = 30_000,
+    ):
+        """Connect to `url` read-only, under `lock_timeout_ms` and `statement_timeout_ms` (the
+        settings' defaults unless told otherwise: `use_timeouts`).
 
         Raises:
             Unavailable: the server cannot be reached or refuses the connection.
+            VaultUnusable: the first statement ran past the timeout the role or the database starts
+                each session with.
         """
         self.url = url
         try:
             self._c = psycopg.connect(
-                url, connect_timeout=connect_timeout_s, application_name="kaeru-doctor", client_encoding="UTF8"
+                url,
+                connect_timeout=connect_timeout_s,
+                application_name="kaeru-doctor",
+                client_encoding="UTF8",
+                autocommit=True,  # the session's settings outlive the statement that sets them
             )
-            self._c.read_only = True  # every transaction psycopg begins (each `_rows`, `read`)
-            self._c.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
-            # Behind a pooler the answering process is not the one the cancel key names (`PostgresStore`).
-            self.pooled = self._rows("SELECT pg_backend_pid() <> %s", (self._c.info.backend_pid,))[0][0]
         except psycopg.Error as exc:
             raise Unavailable(f"cannot connect to {redact_url(url)}: {str(exc).strip()}") from exc
+        try:
+            self.pooled = False
+            self.use_timeouts(lock_timeout_ms, statement_timeout_ms)
+            self._c.autocommit = False
+            self._c.read_only = True  # every transaction psycopg begins (each `_rows`, `read`)
+            self._c.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        except BaseException:
+            self._c.close()
+            raise
         version = self._c.info.server_version
         self.server_version = f"{version // 10000}.{version % 10000}"
+
+    def use_timeouts(self, lock_timeout_ms: int, statement_timeout_ms: int) -> None:
+        """Run what follows under these timeouts (0: none), as a store's connection does
+        (`PostgresStore._configure`): set for the session, or behind a pooler — whose answering
+        process is not the one the cancel key names, and may change between transactions — for
+        each transaction, which then prepares nothing (decision 185)."""
+        self._timeouts = (f"{int(lock_timeout_ms)}ms", f"{int(statement_timeout_ms)}ms")
+        key = self._c.info.backend_pid
+        idle = self._c.autocommit
+        self._c.autocommit = True
+        try:
+            row = self._c.execute(_SESSION_SETTINGS, (key, key, *self._timeouts)).fetchone()
+        except psycopg.errors.QueryCanceled as exc:  # under the role's or the database's timeout still
+            raise VaultUnusable(
+                f"the server cancelled kaeru's first statement, which sets its timeouts: the role or the database "
+                f"starts each session with a statement_timeout too short for it ({str(exc).strip()}); raise it "
+                "(ALTER ROLE name SET statement_timeout = '5s'), kaeru then sets its own (KAERU_PG_STATEMENT_TIMEOUT_MS)"
+            ) from exc
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
+        finally:
+            self._c.autocommit = idle
+        self.pooled = bool(row and row[0])
+        if self.pooled:
+            self._c.prepare_threshold = None
+
+    def _local(self) -> None:
+        """Behind a pooler, this transaction's timeouts, as its first statement (`use_timeouts`)."""
+        if self.pooled:
+            try:
+                self._c.execute(_LOCAL_SETTINGS, self._timeouts)
+            except psycopg.Error as exc:
+                raise translate(exc) from exc
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -65,6 +148,7 @@ class PostgresHealth(Health):
         driver's errors as the project's (a role that may connect but not read the vault's tables
         is a failed check, not a traceback)."""
         try:
+            self._local()
             return list(self._c.execute(sql, params))
         except psycopg.Error as exc:
             raise translate(exc) from exc
@@ -80,6 +164,19 @@ class PostgresHealth(Health):
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None
+
+    def schema_objects(self) -> tuple[set[str], dict[str, str]]:
+        """What the vault's schema holds, from the catalog alone (no table is read): tables, views,
+        triggers, unique and primary-key constraints (`storage.schema_objects`) and each other index by
+        name with the statement that makes it."""
+        found: set[str] = set()
+        indexes: dict[str, str] = {}
+        for kind, name, statement in self._rows(_OBJECTS):
+            if kind == "index":
+                indexes[str(name)] = str(statement)
+            else:
+                found.add(f"{kind} {name}")
+        return found, indexes
 
     def integrity(self) -> list[str]:
         """The server answers a query: `["ok"]` (PostgreSQL checks its own pages)."""
@@ -114,6 +211,7 @@ class PostgresHealth(Health):
     def read(self) -> Iterator[PostgresSession]:
         """One read snapshot (REPEATABLE READ READ ONLY, which psycopg begins with the first statement)."""
         try:
+            self._local()
             yield PostgresSession(self._c, read_only=True)
         finally:
             self._c.rollback()

@@ -40,6 +40,19 @@ def _query_only(path: Path, flags: int, busy_timeout_ms: int) -> apsw.Connection
     return conn
 
 
+#: The schema's tables, views and triggers by name, and its unique and primary-key constraints as
+#: `table(columns)`; SQLite's own tables (`sqlite_…`) and the indexes of `_INDEXES` aside.
+_OBJECTS = (
+    "SELECT type, name FROM sqlite_schema WHERE type IN ('table', 'view', 'trigger') "
+    "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+    "UNION ALL SELECT CASE l.origin WHEN 'pk' THEN 'primary key' ELSE 'unique' END, m.name || '(' || "
+    "(SELECT group_concat(name, ', ') FROM (SELECT name FROM pragma_index_info(l.name) ORDER BY seqno)) || ')' "
+    "FROM sqlite_schema m, pragma_index_list(m.name) l WHERE m.type = 'table' AND l.origin IN ('u', 'pk')"
+)
+#: The indexes a statement made (those of constraints have no `sql`).
+_INDEXES = "SELECT name, sql FROM sqlite_schema WHERE type = 'index' AND sql IS NOT NULL"
+
+
 class SqliteHealth(Health):
     """One query-only connection to a vault file."""
 
@@ -82,6 +95,14 @@ class SqliteHealth(Health):
 
     def has_table(self, name: str) -> bool:
         return bool(self._rows("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", (name,)))
+
+    def schema_objects(self) -> tuple[set[str], dict[str, str]]:
+        """What the vault's schema holds, from `sqlite_schema` and its indexes' lists alone (no table
+        is read): tables, views, triggers, unique and primary-key constraints (`storage.schema_objects`)
+        and each index by name with the statement that made it."""
+        found = {f"{kind} {name}" for kind, name in self._rows(_OBJECTS)}
+        indexes = {str(name): str(sql) for name, sql in self._rows(_INDEXES)}
+        return found, indexes
 
     def integrity(self) -> list[str]:
         """`PRAGMA quick_check`'s lines: `["ok"]` for a sound file; one line saying so when the file

@@ -1,0 +1,109 @@
+"""`kaeru doctor`'s checks of a vault's schema: which migrations ran, and whether what they made is
+still there (decision 446).
+
+`kaeru migrate` reads only which migrations ran, so a table, an index or a unique constraint dropped
+since — by hand, or on a managed database's "unused index" advice — went unnoticed until every call
+that needed it failed, or, for a constraint, never: two writers could create one initiative twice.
+The catalog is compared with what the migrations make (`storage.schema_objects`), a few catalog
+queries whatever the vault's size.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from kaeru.service.settings_checks import FAIL, OK, WARN, Check
+from kaeru.storage.schema_objects import Lacking
+
+
+class SchemaHealth(Protocol):
+    """What these checks ask of `storage/*/health.py` (a part of `doctor.VaultHealth`)."""
+
+    backend: str
+
+    def applied_migrations(self) -> list[int]: ...
+    @staticmethod
+    def known_migrations() -> int: ...
+    def lacking_objects(self) -> Lacking: ...
+
+
+def migrations_check(health: SchemaHealth) -> Check:
+    applied = health.applied_migrations()
+    known = health.known_migrations()
+    if not applied:
+        return Check(
+            "migrations",
+            FAIL,
+            "no schema_migrations table: this is not a kaeru vault (yet)",
+            "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault, or make this one: "
+            "`kaeru migrate` (or a first `kaeru serve`) creates the vault in an empty database",
+        )
+    newest = max(applied)
+    if newest > known:
+        return Check(
+            "migrations",
+            FAIL,
+            f"the vault is at migration {newest}, newer than this kaeru knows ({known}): a newer kaeru wrote it",
+            "upgrade kaeru (pip install -U kaeru-memory) before using this vault",
+        )
+    missing = sorted(set(range(1, known + 1)) - set(applied))
+    if missing:
+        return Check(
+            "migrations",
+            WARN,
+            f"{len(missing)} migration(s) pending (applied {len(applied)} of {known}; next: {missing[0]})",
+            "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
+        )
+    return Check("migrations", OK, f"current ({newest} of {known} applied)")
+
+
+#: What to do when a SQLite vault lacks what its migrations made: salvage builds a new vault with the
+#: whole schema and copies every row that reads into it (a missing table's rows are gone either way).
+_SQLITE_REBUILD = (
+    "stop every kaeru process, then `kaeru salvage NEW_FOLDER` copies what the vault holds into a new "
+    "vault that has it all (or restore a `kaeru backup` copy made before it went missing)"
+)
+#: …a PostgreSQL vault that lost a table: what the table held is gone from this database.
+_POSTGRES_RESTORE = (
+    "restore the database from a backup made before the table went missing (pg_dump, or your provider's "
+    "point-in-time restore): what it held is not in this database any more"
+)
+#: …a PostgreSQL vault that lost a constraint, a unique index or a trigger: `kaeru copy` reads it all
+#: into a new database migrated afresh.
+_POSTGRES_COPY = (
+    "copy the vault into a new, empty database, which `kaeru copy` migrates with the whole schema: "
+    "`kaeru copy --from THIS_URL --to NEW_URL`, then point KAERU_DATABASE_URL at the new one (or restore "
+    'a backup); and tell whoever dropped it (an "unused index" advisor) that kaeru needs it'
+)
+
+
+def objects_check(health: SchemaHealth) -> Check:
+    """Whether the vault still holds every table, view, trigger, index and unique or primary-key
+    constraint its migrations made. Objects besides those (an index a DBA added) are no concern.
+    The checks after it still run: one that reads a missing table fails on it, the others pass."""
+    lacking = health.lacking_objects()
+    if not lacking.required and not lacking.indexes:
+        return Check("schema_objects", OK, "every table, index, constraint and trigger its migrations made is there")
+    if not lacking.required:
+        names = ", ".join(lacking.indexes)
+        named = ", ".join(lacking.named)
+        return Check(
+            "schema_objects",
+            FAIL if named else WARN,
+            f"the vault lacks {len(lacking.indexes)} index(es) its migrations made: {names}; "
+            + (
+                f"the calls whose statements name {named} fail"
+                if named
+                else "calls answer, more slowly as the vault grows"
+            ),
+            "make it again: " + "; ".join(lacking.indexes.values()),
+        )
+    said = ", ".join([*lacking.required, *(f"index {name}" for name in lacking.indexes)])
+    fix = _SQLITE_REBUILD if health.backend == "sqlite" else _POSTGRES_RESTORE if lacking.tables else _POSTGRES_COPY
+    return Check(
+        "schema_objects",
+        FAIL,
+        f"the vault lacks what its migrations made, which `kaeru migrate` does not make again: {said}"
+        + ("; every call that needs a missing table fails" if lacking.tables else "; kaeru relies on them"),
+        fix,
+    )
