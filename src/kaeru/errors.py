@@ -82,6 +82,11 @@ class Unavailable(KaeruError):
     retryable = True
 
 
+class CommitUnknown(Unavailable):
+    """The database's answer to COMMIT was lost and could not be learnt after: the write may have
+    been applied. Unlike every other `unavailable`, a retry without `request_id` may write twice."""
+
+
 class Internal(KaeruError):
     code = "internal"
 
@@ -170,10 +175,12 @@ ISSUE_CODES: dict[str, str] = {
     ),
     "unavailable": (
         "The store is busy or unreachable, its disk is full or cannot be written, or the vault is being "
-        "upgraded after a kaeru update (the message says which, and where); nothing was applied. Retry "
-        "later, with the same `request_id` (retryable). Where waiting cannot help — a vault written by a "
-        "newer kaeru, a PostgreSQL database not in UTF-8, a role refused a right on the vault — "
-        "`retryable` is false and the message says what to change."
+        "upgraded after a kaeru update (the message says which, and where); nothing was applied — unless "
+        "the message says the database's answer to COMMIT was lost: then the write may stand. Retry later, "
+        "with the same `request_id` (retryable). Where waiting cannot help — a vault written by a newer "
+        "kaeru, a PostgreSQL database not in UTF-8, a role refused a right on the vault, a password, role "
+        "or database the server refuses, a server that only reads (a standby), a vault database emptied "
+        "under a running server — `retryable` is false and the message says what to change."
     ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
     "duplicate_key": (

@@ -21,7 +21,7 @@ from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.service import Service
 from kaeru.storage.base import SearchQuery, Store
-from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.db import XID_QUERY, PgDb
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.store import PostgresStore
 from tests.storage.test_node_rows import distinct_node
@@ -105,7 +105,7 @@ def _round_trips(*, statements: bool = False) -> Iterator[list[str]]:
 
 
 def test_a_note_waits_for_four_round_trips(service: Service) -> None:
-    """BEGIN with the replay claim (16.L7), the initiative, the node's row (its seq is needed), and one
+    """BEGIN with the transaction's id and the replay claim (16.L7), the initiative, the node's row (its seq is needed), and one
     pipeline with everything else and the COMMIT."""
     _postgres(service.store)
     service.note(parse("note", {"initiative": "alpha", "text": "a first note makes the initiative"}))
@@ -116,7 +116,9 @@ def test_a_note_waits_for_four_round_trips(service: Service) -> None:
     assert seen[0] == seen[-1] == "pipeline"
     with _round_trips(statements=True) as sent:
         service.note(parse("note", {"initiative": "alpha", "text": "a third note", "request_id": "r-3"}))
-    assert sent[0].startswith("BEGIN ISOLATION LEVEL READ COMMITTED") and sent[1].startswith("INSERT INTO requests")
+    assert sent[0].startswith("BEGIN ISOLATION LEVEL READ COMMITTED")
+    assert sent[1] == XID_QUERY  # its id, to ask its fate if COMMIT's answer is lost (decision 444)
+    assert sent[2].startswith("INSERT INTO requests")
     assert sent[-1] == "COMMIT"
 
 

@@ -242,10 +242,12 @@ def test_a_wrong_address_or_database_is_said_at_once_with_its_reason(url: str) -
     with pytest.raises(Unavailable) as refused:
         PostgresStore("postgresql://kaeru:s3cr3t-pw@127.0.0.1:1/nowhere")
     assert "Connection refused" in refused.value.message and "s3cr3t-pw" not in refused.value.message
+    assert refused.value.retryable, "a server that does not answer may come up: a stdio server waits for it"
     missing = urlsplit(url)._replace(path=f"{urlsplit(url).path}_never_created").geturl()
     with pytest.raises(Unavailable) as unknown:
         PostgresStore(missing)
     assert "does not exist" in unknown.value.message and "_never_created" in unknown.value.message
+    assert not unknown.value.retryable, "waiting does not make a database (decision 445)"
     password = psycopg.conninfo.conninfo_to_dict(url).get("password")
     assert not password or str(password) not in unknown.value.message
 

@@ -34,7 +34,7 @@ from kaeru.domain.naming import auto_name
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.domain.text import DERIVED_FAMILIES, TOKENISER, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import InvalidArgument, RequestIdReused, SlotConflict, UnknownInitiative
+from kaeru.errors import CommitUnknown, InvalidArgument, RequestIdReused, SlotConflict, UnknownInitiative
 from kaeru.service import grants
 from kaeru.service.checks import (
     MAX_TAGS,
@@ -345,7 +345,8 @@ def run_mutation(
     `exclusive`: the write ends or renames its initiative (it waits for the others writing there).
 
     Raises:
-        KaeruError: the mutation was rejected; nothing was written.
+        KaeruError: the mutation was rejected; nothing was written — but for `CommitUnknown`: the
+            database's answer to COMMIT was lost, and the write may stand.
     """
     if (refusal := refusal_of_unstorable(args)) is not None:
         raise refusal
@@ -357,67 +358,78 @@ def run_mutation(
     # Without a key, the same call again within minutes may be a retry: it is applied, and says so
     # (decision 291).
     call: CallKey | None = (operation, name, actor, digest) if key is None and operation in RETRY_GUARDED else None
-    with TOKENISER.holding_long_texts(), rt.store.write() as session:
-        now = rt.now()
-        now_s = fmt(now)
-        if key is not None:
-            stored = session.begin_request(key, digest, now_s)
-            if stored is not None:
-                if stored.args_hash != digest:
-                    raise RequestIdReused(
-                        f"request_id {request_id!r} was already used for a different {operation} call in "
-                        f"{name!r} (or by a caller with other grants); use a new request_id for a new operation",
-                        field="request_id",
-                    )
-                return MutationOutcome.from_json(stored.response), True
-        outcome = MutationOutcome()
-        # Held until the commit (decision 301); None when merged away or deleted meanwhile: made anew.
-        target = session.hold_initiative_named(name, exclusive)
-        if target is None:
-            from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
-            from kaeru.service.former_names import refuse_former_name, unknown_hint
+    outcome = MutationOutcome()
+    try:
+        with TOKENISER.holding_long_texts(), rt.store.write() as session:
+            now = rt.now()
+            now_s = fmt(now)
+            if key is not None:
+                stored = session.begin_request(key, digest, now_s)
+                if stored is not None:
+                    if stored.args_hash != digest:
+                        raise RequestIdReused(
+                            f"request_id {request_id!r} was already used for a different {operation} call in "
+                            f"{name!r} (or by a caller with other grants); use a new request_id for a new operation",
+                            field="request_id",
+                        )
+                    return MutationOutcome.from_json(stored.response), True
+            # Held until the commit (decision 301); None when merged away or deleted meanwhile: made anew.
+            target = session.hold_initiative_named(name, exclusive)
+            if target is None:
+                from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+                from kaeru.service.former_names import refuse_former_name, unknown_hint
 
-            existing = grants.visible_names(i.name for i in session.all_initiatives())
-            if not create:
-                raise UnknownInitiative(
-                    f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
+                existing = grants.visible_names(i.name for i in session.all_initiatives())
+                if not create:
+                    raise UnknownInitiative(
+                        f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
+                    )
+                refuse_invisible(name, "initiative")
+                screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
+                moved = refuse_former_name(session, name)  # renamed or merged: never a second project
+                # Only the writer whose insert made the row says so: a concurrent writer of the same new
+                # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
+                target, inserted = session.claim_initiative(name, now_s)
+                if inserted:
+                    close = suggest(name, existing)
+                    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+                    ended = f" ({moved.said()}: this is another)" if moved is not None else ""
+                    outcome.issues.append(
+                        Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative")
+                    )
+            ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
+            body(ctx)
+            if call is not None and (repeated := _repeated(rt, session, call, now)) is not None:
+                outcome.issues.append(repeated)
+            if outcome.state != "unchanged":
+                session.touch_initiative(target.id, ctx.now_s)
+                session.append_audit(
+                    AuditRecord(
+                        at=ctx.now_s,
+                        operation=operation,
+                        actor=actor,
+                        request_id=request_id,
+                        initiative_id=target.id,
+                        affected=[r.id for r in (*outcome.created, *outcome.affected)],
+                        changes=[{"field": c.field, "before": c.before, "after": c.after} for c in outcome.changes]
+                        + ctx.changes_log,
+                    )
                 )
-            refuse_invisible(name, "initiative")
-            screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
-            moved = refuse_former_name(session, name)  # renamed or merged: never a second project
-            # Only the writer whose insert made the row says so: a concurrent writer of the same new
-            # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
-            target, inserted = session.claim_initiative(name, now_s)
-            if inserted:
-                close = suggest(name, existing)
-                hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                ended = f" ({moved.said()}: this is another)" if moved is not None else ""
-                outcome.issues.append(
-                    Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative")
-                )
-        ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
-        body(ctx)
-        if call is not None and (repeated := _repeated(rt, session, call, now)) is not None:
-            outcome.issues.append(repeated)
-        if outcome.state != "unchanged":
-            session.touch_initiative(target.id, ctx.now_s)
-            session.append_audit(
-                AuditRecord(
-                    at=ctx.now_s,
-                    operation=operation,
-                    actor=actor,
-                    request_id=request_id,
-                    initiative_id=target.id,
-                    affected=[r.id for r in (*outcome.created, *outcome.affected)],
-                    changes=[{"field": c.field, "before": c.before, "after": c.after} for c in outcome.changes]
-                    + ctx.changes_log,
-                )
-            )
-        if key is not None:
-            session.finish_request(key, outcome.to_json())
-    if call is not None and outcome.state == "applied" and outcome.created and outcome.primary is not None:
-        rt.recent_writes.remember(call, outcome.primary.id, now)
+            if key is not None:
+                session.finish_request(key, outcome.to_json())
+    except CommitUnknown:
+        # The write may stand (its COMMIT's answer was lost): a retry without a key is told it
+        # repeats it, as after an answer that arrived (decision 444).
+        _remember(rt, call, outcome)
+        raise
+    _remember(rt, call, outcome)
     return outcome, False
+
+
+def _remember(rt: Runtime, call: CallKey | None, outcome: MutationOutcome) -> None:
+    """Keep the node a call without `request_id` wrote, for `_repeated` to name if it comes again."""
+    if call is not None and outcome.state == "applied" and outcome.created and outcome.primary is not None:
+        rt.recent_writes.remember(call, outcome.primary.id, rt.now())
 
 
 #: The operations that write a new node from a text: a retry of one writes the memory twice.

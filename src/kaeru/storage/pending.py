@@ -46,9 +46,14 @@ class StoreWhenReachable:
                     self._store = self._opener()
                     return self._store
                 except Unavailable as exc:
+                    self._why = exc
                     if not exc.retryable:
                         raise
-                    self._why = exc
+            if not self._why.retryable:
+                # Said as the last try found it until the next try: the database came up with a
+                # password, role or name it refuses, which waiting does not cure (decision 445).
+                why = self._why
+                raise type(why)(why.message, field=why.field, details=why.details)
             raise Unavailable(
                 f"{self._why.message} (this server started while the database did not answer; it connects at "
                 "the first call after the database does)"

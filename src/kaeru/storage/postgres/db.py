@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from kaeru.errors import Internal, InvalidArgument, KaeruError, Unavailable
+from kaeru.errors import CommitUnknown, Internal, InvalidArgument, KaeruError, Unavailable
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import POSTGRES
@@ -30,6 +30,31 @@ TABLE_GRANT_REMEDY = (
     "the vault's tables belong to the role that made it: connect as that role, or have it grant this "
     "one their rights (`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO role; "
     "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO role`, the vault's schema for `public`)"
+)
+
+#: A server that only reads: a write there is refused until the URL names another (decision 445).
+READ_ONLY_REMEDY = (
+    "it is a standby in recovery, or the database or role sets `default_transaction_read_only`: nothing "
+    "was written (a vault there still answers reads); point KAERU_DATABASE_URL at the primary (with several hosts, add "
+    "`target_session_attrs=read-write`), or turn the setting off (`ALTER DATABASE name SET "
+    "default_transaction_read_only = off`)"
+)
+
+#: What PostgreSQL (or libpq) says of a connection that waiting will not let in — SQLSTATE 28P01,
+#: 28000, 3D000, 42501 — and what to change. libpq gives a refused connection no SQLSTATE, only the
+#: server's message (in English unless the server's `lc_messages` says otherwise: then it stays
+#: retryable, as before).
+CONNECT_REFUSALS = (
+    (
+        r"authentication failed for user|no password supplied",
+        "the user or password in KAERU_DATABASE_URL is not accepted: correct it (a password with `@`, `/`, "
+        "`:` or `%` is percent-encoded)",
+    ),
+    (r'role ".*" is not permitted to log in', "the role may not log in: `ALTER ROLE name LOGIN`, or use another"),
+    (r'role ".*" does not exist', "create the role, or correct the user in KAERU_DATABASE_URL"),
+    (r"pg_hba\.conf", "the server's pg_hba.conf lets no such connection in: have it allow this user and host"),
+    (r'database ".*" does not exist', "create it (`CREATE DATABASE name OWNER role`) or correct its name"),
+    (r"permission denied for database", "`GRANT CONNECT ON DATABASE name TO role`, or use another role"),
 )
 
 
@@ -68,6 +93,18 @@ def translate(exc: Exception) -> KaeruError:
             "`options=-csearch_path%3D…` in KAERU_DATABASE_URL names does not exist: create it "
             "(`CREATE SCHEMA name AUTHORIZATION role`) or correct its name in the URL"
         )
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction) or (
+        isinstance(exc, psycopg.errors.FeatureNotSupported) and "recovery" in str(exc)
+    ):
+        # SQLSTATE 25006, or 0A000 for BEGIN … READ WRITE on a standby: not kaeru's fault to report.
+        return VaultUnusable(f"the PostgreSQL server only reads ({_first_line(exc)}): {READ_ONLY_REMEDY}")
+    if isinstance(exc, psycopg.errors.IdleInTransactionSessionTimeout):
+        # SQLSTATE 25P03: kaeru turns the limit off for its own sessions and transactions (`_configure`).
+        return Unavailable(
+            f"PostgreSQL ended the session, idle inside its transaction past idle_in_transaction_session_timeout "
+            f"({_first_line(exc)}): nothing was written; a retry may pass — if every try ends so, raise that "
+            "setting or reset it for this role or database (`ALTER ROLE name RESET idle_in_transaction_session_timeout`)"
+        )
     if isinstance(exc, psycopg.errors.UniqueViolation):
         return DuplicateKey(f"storage error: {type(exc).__name__}: {exc}")
     if isinstance(exc, psycopg.errors.DiskFull):
@@ -101,6 +138,10 @@ def translate(exc: Exception) -> KaeruError:
 #: the other (more than a pool holds: after a restart each of them is dead).
 DEAD_SPARES = 64
 
+#: Held with a write's opening: the transaction's id, known before its COMMIT is sent, so that a
+#: COMMIT whose answer is lost can be asked about afterwards (`PgDb.commit`).
+XID_QUERY = "SELECT pg_current_xact_id()::text"
+
 
 class PgDb(Db):
     """Statements on one psycopg connection, each one's driver errors translated where it runs."""
@@ -120,6 +161,10 @@ class PgDb(Db):
         #: Whether an interrupt left the connection unusable and it was closed (`_pipelined`): it
         #: is not given back to the pool.
         self.abandoned = False
+        #: The write transaction's id (`XID_QUERY`), once its first exchange answered.
+        self.xid: str | None = None
+        #: Asks, on another connection, what became of a transaction id (`begin`'s `settle`).
+        self._settle: Callable[[str], str | None] | None = None
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
@@ -131,14 +176,21 @@ class PgDb(Db):
         sql: str,
         replace: Callable[[psycopg.Connection[Any]], psycopg.Connection[Any]] | None = None,
         settings: tuple[str, Params] | None = None,
+        settle: Callable[[str], str | None] | None = None,
     ) -> None:
         """Open the transaction with the first exchange instead of a round trip of its own
         (decision 16.L7), its `settings` statement (psycopg's placeholders) right after BEGIN. A
         pooled connection that died fails that exchange; nothing of the transaction can have
-        committed then, so it is sent again, once, on `replace(dead)`."""
+        committed then, so it is sent again, once, on `replace(dead)`.
+
+        With `settle` (a write), the opening also asks the transaction's id, in the same exchange:
+        `settle(xid)` tells `commit` what became of it when COMMIT's answer is lost."""
         self._held.append((sql, ()))
         if settings is not None:
             self._held.append(settings)
+        if settle is not None:
+            self._held.append((XID_QUERY, ()))
+            self._settle = settle
         self._opening = len(self._held)
         self._replace = replace
         self._pooled = settings is not None
@@ -187,13 +239,17 @@ class PgDb(Db):
         its transaction back. A transaction is never left in part: the cancelled statement fails it
         with its COMMIT; only a COMMIT the server had already reached (the cancel came too late, or
         between two statements) commits it, whole."""
-        cur = None
+        cur = xid = None
         try:
             with self._c.pipeline():
                 for text, values in held:
-                    self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
+                    held_cur = self._c.execute(text, values)  # type: ignore[arg-type, unused-ignore]
+                    if text is XID_QUERY:
+                        xid = held_cur
                 if sql is not None:
                     cur = self._c.execute(sql, params)  # type: ignore[arg-type, unused-ignore]
+            if xid is not None and (row := xid.fetchone()) is not None:
+                self.xid = str(row[0])
         except BaseException as exc:
             # What psycopg itself takes for an interruption: a Ctrl-C, or a signal handler's exit.
             interrupt = exc.__context__ if isinstance(exc, psycopg.Error) else exc
@@ -238,13 +294,36 @@ class PgDb(Db):
             self._held = rest
         if self._pooled:
             self.flush()
-            try:
-                self._c.execute("COMMIT")
-            except (psycopg.Error, UnicodeEncodeError) as exc:
-                raise translate(exc) from exc
+        try:
+            if self._pooled:
+                try:
+                    self._c.execute("COMMIT")
+                except (psycopg.Error, UnicodeEncodeError) as exc:
+                    raise translate(exc) from exc
+            else:
+                self._held.append(("COMMIT", ()))
+                self._exchange(None, ())
+        except Unavailable as lost:
+            if not (self._c.closed or self._c.broken):
+                raise  # the server answered: COMMIT failed, and the transaction with it
+            self._settle_lost(lost)
+
+    def _settle_lost(self, lost: Unavailable) -> None:
+        """Return if the transaction whose COMMIT answer was `lost` committed; raise `lost` if it
+        did not; `CommitUnknown` if that cannot be learnt. Resending it would write twice, and
+        saying "nothing was written" of a transaction that committed made an agent write it again
+        (decision 444)."""
+        status = self._settle(self.xid) if self._settle is not None and self.xid is not None else None
+        if status == "committed":
             return
-        self._held.append(("COMMIT", ()))
-        self._exchange(None, ())
+        if status == "aborted":
+            raise lost
+        cause = lost.__cause__ if isinstance(lost.__cause__, Exception) else lost
+        raise CommitUnknown(
+            f"the database's answer to COMMIT was lost ({type(cause).__name__}: {_first_line(cause)}), "
+            "so whether the write was applied is not known: a retry with the same request_id applies it "
+            "once; without one, read or search for it first — a retry may write it twice"
+        ) from lost
 
     def raw_one(self, sql: str, params: Params | dict[str, Any] = ()) -> tuple[Any, ...] | None:
         """`one` for a statement in psycopg's own placeholders (`%s`, `%(name)s`)."""

@@ -18,6 +18,7 @@ PostgreSQL text-search parser), so what matches is identical to the SQLite FTS5 
 from __future__ import annotations
 
 import os
+import re
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -44,9 +45,10 @@ from kaeru.storage.migrate import (
     upgrade_later,
 )
 from kaeru.storage.postgres.clock import ServerClock
-from kaeru.storage.postgres.db import PgDb, translate
+from kaeru.storage.postgres.db import CONNECT_REFUSALS, PgDb, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
+from kaeru.storage.postgres.settle import xact_status
 from kaeru.storage.postgres.textcache import TextCopies
 
 __all__ = [
@@ -66,7 +68,7 @@ _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
 #: What `_configure` sets for a connection's session, set for one transaction instead (a pooler's).
 _LOCAL_SETTINGS = (
     "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true), "
-    "set_config('jit', 'off', true)"
+    "set_config('jit', 'off', true), set_config('idle_in_transaction_session_timeout', '0', true)"
 )
 
 
@@ -75,8 +77,13 @@ def redact_url(url: str) -> str:
     return url_password_replaced(url, "***")
 
 
-#: SQLSTATEs of a refused connection worth waiting out: too many clients, the server starting up.
-_TRANSIENT_AT_CONNECT = frozenset({"53300", "57P03"})
+#: A refused connection worth waiting out: too many clients, the server starting up (SQLSTATEs
+#: 53300, 57P03). libpq gives a connection refused at start-up no SQLSTATE, only the server's words.
+_TRANSIENT_AT_CONNECT = re.compile(
+    r"too many clients|too many connections for|remaining connection slots are reserved|"
+    r"the database system is starting up|"
+    r"the database system is not yet accepting connections"
+)
 
 
 #: How long a call waits for a pooled connection before it asks the server itself whether it takes
@@ -84,28 +91,48 @@ _TRANSIENT_AT_CONNECT = frozenset({"53300", "57P03"})
 FIRST_WAIT_S = 2.0
 
 
-def _reachable(url: str, timeout_s: float) -> None:
+def _reachable(url: str, timeout_s: float, *, vault: bool = False) -> None:
     """Connect once before the pool does, so that a wrong address, password or database name is
     said at once and why — the pool would retry it silently until its timeout (30 s) and then
     report only a timeout. A server that is full or starting up is left to the pool's wait.
 
     A `connect_timeout` the URL sets is libpq's to check (a bad one is said here, as the pool would
     only have waited), and a parameter libpq does not know (`?sslmod=`) is said as the URL's fault.
+    With `vault`, the database must still hold the vault's tables: one dropped and made again (or
+    emptied) under a running server failed each new pooled connection's `_configure`, which the
+    pool retries as silently.
 
     Raises:
-        Unavailable: the server refused or cannot be reached, or the URL cannot be used (libpq's
-            reason, the URL redacted).
+        VaultUnusable: what waiting cannot cure — a password, role or database the server refuses
+            (`CONNECT_REFUSALS`), a URL libpq cannot read, the vault's tables gone (decision 445).
+        Unavailable: the server refused or cannot be reached (libpq's reason, the URL redacted).
     """
     try:
         timeout: dict[str, Any] = {}
         if "connect_timeout" not in conninfo_to_dict(url):
             timeout["connect_timeout"] = max(1, round(timeout_s))
-        psycopg.connect(url, autocommit=True, **timeout).close()
+        conn = psycopg.connect(url, autocommit=True, **timeout)
     except psycopg.Error as exc:
-        if isinstance(exc, psycopg.OperationalError) and exc.sqlstate in _TRANSIENT_AT_CONNECT:
+        if isinstance(exc, psycopg.OperationalError) and _TRANSIENT_AT_CONNECT.search(str(exc)):
             return
-        reason = " ".join(str(exc).split())
-        raise Unavailable(f"cannot connect to PostgreSQL at {redact_url(url)}: {reason}") from exc
+        said = f"cannot connect to PostgreSQL at {redact_url(url)}: {' '.join(str(exc).split())}"
+        remedy = next((fix for pattern, fix in CONNECT_REFUSALS if re.search(pattern, str(exc))), None)
+        if remedy is None and not isinstance(exc, psycopg.ProgrammingError):
+            raise Unavailable(said) from exc
+        raise VaultUnusable(f"{said}: {remedy or 'correct KAERU_DATABASE_URL'}") from exc
+    try:
+        if vault:
+            conn.execute("SELECT max(version) FROM schema_migrations")
+    except psycopg.errors.UndefinedTable as exc:
+        raise VaultUnusable(
+            f"the vault's tables are gone: schema_migrations is missing in database {conn.info.dbname} at "
+            f"{redact_url(url)} (dropped and made again, or emptied, while this server ran): nothing was "
+            "written; restore the vault there, or restart kaeru to begin a new, empty one"
+        ) from exc
+    except psycopg.Error as exc:
+        raise translate(exc) from exc
+    finally:
+        conn.close()
 
 
 def database_encoding(conn: psycopg.Connection[Any]) -> str:
@@ -162,6 +189,8 @@ class PostgresStore:
         self._timeouts = (f"{int(lock_timeout_ms)}ms", f"{int(statement_timeout_ms)}ms")
         #: Whether the connections reach PostgreSQL through a pooler (`_configure`).
         self.pooled = False
+        #: Whether a new pooled connection found `schema_migrations` missing (`_configure`).
+        self._gone = False
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
         self.copies = TextCopies(search_cache_bytes)
@@ -214,7 +243,9 @@ class PostgresStore:
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
         a broad search's plan looks costly enough to be compiled, and compiling it took longer than
-        the work it was for (decision 16.Q1).
+        the work it was for (decision 16.Q1). No limit on a transaction's idle time either: a role's
+        `idle_in_transaction_session_timeout` ended a write whose Python work between two statements
+        (a big note's index) outlasted it, and so every retry of it (decision 445).
 
         Behind a connection pooler (PgBouncer, as Supabase, Neon and Heroku offer it), the server
         process that answers is not the one whose cancel key the connection was given, and in
@@ -224,13 +255,18 @@ class PostgresStore:
         its transactions sets its own timeouts (`_session`, decision 185)."""
         key = conn.info.backend_pid
         lock, statement = self._timeouts
-        row = conn.execute(
-            "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
-            "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) "
-            "|| set_config('jit', 'off', false) END"
-            + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
-            (key, key, lock, statement),
-        ).fetchone()
+        try:
+            row = conn.execute(
+                "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
+                "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) || "
+                "set_config('jit', 'off', false) || set_config('idle_in_transaction_session_timeout', '0', false) END"
+                + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
+                (key, key, lock, statement),
+            ).fetchone()
+        except psycopg.errors.UndefinedTable:
+            self._gone = True  # the pool retries in silence: `_connection` asks and says it at once
+            raise
+        self._gone = False
         if row is not None and row[0]:
             self.pooled = True
             conn.prepare_threshold = None
@@ -283,6 +319,7 @@ class PostgresStore:
             # longer than for ordinary row locks.
             conn.execute("SET LOCAL lock_timeout = '600s'")
             conn.execute("SET LOCAL statement_timeout = 0")
+            conn.execute("SET LOCAL idle_in_transaction_session_timeout = 0")  # behind a pooler too
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
             self._schema, _ = run_pending(
                 PgDb(conn), conn, conn.execute, _MIGRATIONS, "PostgreSQL",
@@ -311,13 +348,15 @@ class PostgresStore:
         """A pooled connection for a new transaction, which its first exchange begins (decision
         16.L7), unless the database was migrated past this code since the connection opened."""
         try:
+            if self._gone:  # the vault's tables were missing: asked again now, not after the wait
+                _reachable(self.url, FIRST_WAIT_S, vault=True)
             try:
                 conn = self._pool.getconn(timeout=FIRST_WAIT_S)
             except PoolTimeout:
                 # No connection yet: if the server refuses new ones (stopped, restarting, the database
                 # closed to connections) the call is told so now, with libpq's reason, not after the
                 # pool's whole wait (decision 236); a server that is only busy leaves it to that wait.
-                _reachable(self.url, FIRST_WAIT_S)
+                _reachable(self.url, FIRST_WAIT_S, vault=bool(self._schema))
                 conn = self._pool.getconn()
         except psycopg.Error as exc:
             raise translate(exc) from exc
@@ -337,6 +376,10 @@ class PostgresStore:
         self._pool.putconn(dead)
         return fresh
 
+    def _settle(self, xid: str) -> str | None:
+        """What became of write transaction `xid` (`settle.xact_status`)."""
+        return xact_status(self.url, xid)
+
     @contextmanager
     def _session(self, begin: str, read_only: bool) -> Iterator[PostgresSession]:
         conn = self._connection()
@@ -344,7 +387,9 @@ class PostgresStore:
             self.clock.measure(conn)
         db = PgDb(conn)
         # BEGIN goes with the first statement (16.L7); a pooled connection that died is replaced then.
-        db.begin(begin, self._replace, (_LOCAL_SETTINGS, self._timeouts) if self.pooled else None)
+        # A write learns its transaction id there too, to ask its fate if COMMIT's answer is lost.
+        settle = None if read_only else self._settle
+        db.begin(begin, self._replace, (_LOCAL_SETTINGS, self._timeouts) if self.pooled else None, settle)
         try:
             try:
                 session = PostgresSession(db, read_only=read_only, copies=self.copies)
