@@ -245,6 +245,25 @@ def test_a_get_on_the_endpoint_is_refused_not_held_open(server_env: dict[str, st
         assert status == 200 and _served(body), (status, body)
 
 
+def test_a_body_that_is_json_but_no_object_is_refused_as_stdio_refuses_it(
+    server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`42`, `null`, `"x"`, `true` got a 400 -32602 "Validation error" with pydantic's four union
+    errors and their links; stdio answers such a line "Invalid Request: a message is one JSON
+    object" (-32600), and so does HTTP now. A body that is no JSON is still a parse error."""
+    with http_server(server_env, tmp_path) as server:
+        for payload in (42, None, "x", True, -1.5):
+            status, body = raw_post(server.url, payload)
+            error = json.loads(body)["error"]
+            assert (status, error["code"], error["message"]) == (
+                400,
+                -32600,
+                "Invalid Request: a message is one JSON object",
+            ), (payload, body)
+        status, body = raw_post(server.url, initialize_request())
+        assert status == 200 and _served(body)
+
+
 def test_a_batch_is_refused_in_words_on_both_transports(server_env: dict[str, str], tmp_path: Path) -> None:
     """A JSON-RPC batch (2025-03-26 allowed them) got a 400 "invalid params" with a thousand
     characters of the SDK's parser errors over HTTP, and one error with no id over stdio, where the

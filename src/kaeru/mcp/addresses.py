@@ -26,6 +26,8 @@ MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 
 #: What a JSON-RPC batch is told, on either transport.
 BATCH = "Invalid Request: batches are not supported; send each message on its own (a request a POST, a line on stdio)"
+#: What a message that is JSON but no object (`42`, `null`, `"x"`) is told, on either transport.
+NOT_AN_OBJECT = "Invalid Request: a message is one JSON object"
 
 
 def too_large(size: str, limit: int = MAX_MESSAGE_BYTES) -> str:

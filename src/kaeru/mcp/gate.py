@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from kaeru.mcp.addresses import BATCH, too_large
+from kaeru.mcp.addresses import BATCH, NOT_AN_OBJECT, too_large
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -30,6 +30,9 @@ log = logging.getLogger("kaeru.http")
 _INVALID_REQUEST = -32600
 #: MCP's "Unsupported protocol version", the code a negotiating client falls back on.
 _UNSUPPORTED_PROTOCOL_VERSION = -32022
+
+#: The first byte of a JSON number, string, `true`, `false` or `null`: a body that is no message.
+_SCALAR_OPENINGS = b'0123456789-"tfn'
 
 #: (HTTP status, message) or (status, message, JSON-RPC code, error data).
 Refusal = tuple[int, str] | tuple[int, str, int, dict[str, object]]
@@ -76,11 +79,16 @@ class RequestGate:
 
     async def _unbatched(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
         """`receive` with its first body chunk read ahead, or None when that chunk opens a JSON-RPC
-        batch, which is refused as stdio refuses it (`unreadable.answer`): the SDK answered a batch
-        with "invalid params" and a thousand characters of its parser's errors."""
+        batch or a JSON value that is no object (`42`, `null`), each refused as stdio refuses it
+        (`unreadable.answer`): the SDK answered both with "invalid params" and a thousand
+        characters of its parser's errors."""
         first = await receive()
-        if first.get("type") == "http.request" and first.get("body", b"").lstrip()[:1] == b"[":
+        opening = first.get("body", b"").lstrip()[:1] if first.get("type") == "http.request" else b""
+        if opening == b"[":
             await _refuse(scope, receive, send, 400, BATCH)
+            return None
+        if opening and opening in _SCALAR_OPENINGS:
+            await _refuse(scope, receive, send, 400, NOT_AN_OBJECT)
             return None
         given = False
 

@@ -21,7 +21,7 @@ from kaeru.domain.surrogates import lone_surrogate
 from kaeru.errors import InvalidArgument
 from kaeru.mcp import surrogates
 from kaeru.mcp.adapter import ToolRegistry
-from kaeru.mcp.addresses import BATCH
+from kaeru.mcp.addresses import BATCH, NOT_AN_OBJECT
 from kaeru.mcp.fastpath import wire_result
 
 PARSE_ERROR = -32700
@@ -56,7 +56,7 @@ def answer(
         ]
         return answers or _error(None, INVALID_REQUEST, said)
     if not isinstance(message, dict):
-        return _error(None, INVALID_REQUEST, "Invalid Request: a message is one JSON object")
+        return _error(None, INVALID_REQUEST, NOT_AN_OBJECT)
     request_id = message.get("id")
     if not isinstance(message.get("method"), str):
         return None  # a response to the server, or no message at all: nothing to answer
