@@ -209,8 +209,8 @@ def test_a_database_that_only_reads_is_said_so_not_internal(blank: str) -> None:
 @pytest.mark.parametrize("through", ["direct", "pgbouncer"])
 def test_a_role_limit_on_idle_transactions_does_not_end_a_write(blank: str, through: str) -> None:
     """A role's or database's `idle_in_transaction_session_timeout` ended a write whose work between
-    two statements outlasted it (a 3 MB note): kaeru turns it off per session, or per transaction
-    behind a pooler, as it does the lock and statement timeouts."""
+    two statements outlasted it (a 3 MB note): kaeru raises a limit under a minute to a minute per
+    session, or per transaction behind a pooler, as it sets the lock and statement timeouts."""
     if through == "pgbouncer" and not pgbouncer_binary():
         pytest.skip("pgbouncer is not installed (the README's test command installs it)")
     PostgresStore(blank, connect_timeout_s=5).close()  # migrated before the limit applies
@@ -237,6 +237,22 @@ def test_a_role_limit_on_idle_transactions_does_not_end_a_write(blank: str, thro
     else:
         with pgbouncer(blank, pool_size=1) as pooled:
             write_slowly(pooled)
+
+
+@pytest.mark.parametrize(("limit", "kept"), [("1ms", "1min"), ("2s", "1min"), ("5min", "5min"), ("0", "0")])
+def test_a_short_idle_limit_is_raised_to_a_minute_and_a_longer_one_kept(blank: str, limit: str, kept: str) -> None:
+    """Turning the limit off let a writer that stopped mid-transaction (a laptop asleep) hold its
+    row locks until TCP noticed, hours later: an operator's longer limit is kept, a shorter one
+    raised to a minute (`IDLE_FLOOR`)."""
+    PostgresStore(blank, connect_timeout_s=5).close()
+    _admin(f"ALTER DATABASE \"{urlsplit(blank).path.lstrip('/')}\" SET idle_in_transaction_session_timeout = '{limit}'")
+    store = PostgresStore(blank, connect_timeout_s=5)
+    try:
+        with store.write() as session:
+            row = session._db.one("SELECT current_setting('idle_in_transaction_session_timeout')")
+    finally:
+        store.close()
+    assert row is not None and row[0] == kept
 
 
 def test_a_transaction_ended_for_its_idle_time_is_said_so() -> None:

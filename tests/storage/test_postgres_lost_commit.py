@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 import pytest
 
 from kaeru.config import Settings
+from kaeru.errors import CommitUnknown, Unavailable
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
 from tests.backends import postgres_admin_url
@@ -38,18 +40,23 @@ _AUDIT = b"INSERT INTO audit"
 _COMMIT = b"COMMIT\x00"
 #: The server's CommandComplete of a COMMIT: it has committed.
 _COMMITTED = b"C\x00\x00\x00\x0bCOMMIT\x00"
+#: The server's ReadyForQuery: a new connection is in (its start-up and authentication done).
+_READY = b"Z\x00\x00\x00\x05"
 
 
 class CommitCutter:
     """A relay to the test cluster. `arm("after")`: the next write's COMMIT is passed on (and what
     follows it, the pipeline's Sync), the server's answers dropped, and both sides closed once it
     says it committed; `arm("before")`: that COMMIT is never passed on, both sides closed.
-    `refusing`: connections opened from now on are closed at once."""
+    `refusing`: connections opened from now on are closed at once; `muting`: connections opened
+    from now on come in, and then nothing they send reaches the server (a pooler queueing for a
+    server, or a server that stopped answering)."""
 
     def __init__(self, upstream: tuple[str, int]):
         self.upstream = upstream
         self.mode: str | None = None
         self.refusing = False
+        self.muting = False
         self.cut = threading.Event()
         self._listener = socket.create_server(("127.0.0.1", 0))
         self.port = self._listener.getsockname()[1]
@@ -71,14 +78,19 @@ class CommitCutter:
                 continue
             server = socket.create_connection(self.upstream)
             self._sockets += [client, server]
-            cutting = threading.Event()
-            threading.Thread(target=self._to_server, args=(client, server, cutting), daemon=True).start()
-            threading.Thread(target=self._to_client, args=(server, client, cutting), daemon=True).start()
+            cutting, muted = threading.Event(), threading.Event()
+            muting = self.muting
+            threading.Thread(target=self._to_server, args=(client, server, cutting, muted), daemon=True).start()
+            threading.Thread(target=self._to_client, args=(server, client, cutting, muted, muting), daemon=True).start()
 
-    def _to_server(self, client: socket.socket, server: socket.socket, cutting: threading.Event) -> None:
+    def _to_server(
+        self, client: socket.socket, server: socket.socket, cutting: threading.Event, muted: threading.Event
+    ) -> None:
         audited = False
         try:
             while data := client.recv(65536):
+                if muted.is_set():
+                    continue
                 audited = audited or _AUDIT in data
                 written, audited = audited and _COMMIT in data, audited and _COMMIT not in data
                 if written and self.mode is not None:
@@ -92,11 +104,20 @@ class CommitCutter:
             pass
         self._close(client, server)
 
-    def _to_client(self, server: socket.socket, client: socket.socket, cutting: threading.Event) -> None:
+    def _to_client(
+        self,
+        server: socket.socket,
+        client: socket.socket,
+        cutting: threading.Event,
+        muted: threading.Event,
+        muting: bool,
+    ) -> None:
         seen = b""
         try:
             while data := server.recv(65536):
                 if not cutting.is_set():
+                    if muting and _READY in data:
+                        muted.set()  # in: from now on nothing it sends is passed on
                     client.sendall(data)
                     continue
                 seen += data
@@ -176,7 +197,6 @@ def test_a_write_whose_commit_never_reached_the_server_is_unavailable_and_a_retr
     assert _note(call, "the first note")["state"] == "applied"
     cutter.arm("before")
     answer = _note(call, "this COMMIT never arrives")
-    print("ANSWER", answer)
     assert cutter.cut.is_set()
     assert answer["state"] == "rejected"
     (issue,) = answer["issues"]
@@ -189,15 +209,19 @@ def test_a_write_whose_commit_never_reached_the_server_is_unavailable_and_a_retr
     assert _bodies(service, "lost-commit").count("this COMMIT never arrives") == 1
 
 
+@pytest.mark.parametrize("asking", ["refused", "never answered"])
 def test_a_write_whose_fate_cannot_be_asked_says_it_may_stand_and_its_retry_is_flagged(
-    relayed: tuple[CommitCutter, Any, Service],
+    relayed: tuple[CommitCutter, Any, Service], asking: str
 ) -> None:
+    """The connection asking what became of the write is closed at once, or comes in and is never
+    answered (behind PgBouncer the question waited in its queue for minutes: the question has a
+    deadline of its own)."""
     cutter, call, service = relayed
     assert _note(call, "the first note")["state"] == "applied"
     cutter.arm("after")
-    cutter.refusing = True  # the connection asking what became of it is closed at once
+    cutter.refusing, cutter.muting = asking == "refused", asking == "never answered"
     answer = _note(call, "committed, but nobody can say so")
-    cutter.refusing = False
+    cutter.refusing = cutter.muting = False
     assert answer["state"] == "rejected"
     (issue,) = answer["issues"]
     assert issue["code"] == "unavailable" and issue["retryable"] is True
@@ -207,6 +231,23 @@ def test_a_write_whose_fate_cannot_be_asked_says_it_may_stand_and_its_retry_is_f
     (warning,) = retried["issues"]
     assert warning["code"] == "duplicate_call"
     assert _bodies(service, "lost-commit").count("committed, but nobody can say so") == 2
+
+
+def test_a_read_whose_connection_breaks_at_its_end_is_unavailable_and_claims_no_write(
+    relayed: tuple[CommitCutter, Any, Service],
+) -> None:
+    """A read ends with COMMIT too: its connection broken there is the plain `unavailable`, not
+    "the write may stand" (a read wrote nothing)."""
+    _, call, service = relayed
+    assert _note(call, "the first note")["state"] == "applied"
+    store = service.store
+    with pytest.raises(Unavailable) as lost, store.read() as session:
+        assert session.initiative_by_name("lost-commit") is not None  # the snapshot is open
+        pid = session._db.connection.info.backend_pid  # type: ignore[attr-defined]
+        with psycopg.connect(postgres_admin_url() or "", autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert not isinstance(lost.value, CommitUnknown), lost.value.message
+    assert "COMMIT was lost" not in lost.value.message
 
 
 def test_with_a_request_id_the_retry_of_a_write_whose_fate_is_unknown_replays_it(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kaeru.service.settings_checks import FAIL, OK, WARN, Check
-from kaeru.storage.schema_objects import Lacking
+from kaeru.storage.schema_objects import INDEXES, Lacking
 
 
 class SchemaHealth(Protocol):
@@ -57,11 +57,13 @@ def migrations_check(health: SchemaHealth) -> Check:
     return Check("migrations", OK, f"current ({newest} of {known} applied)")
 
 
-#: What to do when a SQLite vault lacks what its migrations made: salvage builds a new vault with the
-#: whole schema and copies every row that reads into it (a missing table's rows are gone either way).
-_SQLITE_REBUILD = (
-    "stop every kaeru process, then `kaeru salvage NEW_FOLDER` copies what the vault holds into a new "
-    "vault that has it all (or restore a `kaeru backup` copy made before it went missing)"
+#: What to do when a SQLite vault lost a table (or a trigger or view): what a table held is gone
+#: from the file, and neither `kaeru salvage` (which copies the file's own schema) nor `kaeru copy`
+#: (which reads every table) makes a whole vault of it.
+_SQLITE_RESTORE = (
+    "what it held is not in this file any more: stop every kaeru process and put a `kaeru backup` copy "
+    "made before it went missing in place of vault.sqlite3, or import a `kaeru export` archive into a new "
+    "vault (`kaeru --vault NEW_FOLDER import FILE`)"
 )
 #: …a PostgreSQL vault that lost a table: what the table held is gone from this database.
 _POSTGRES_RESTORE = (
@@ -99,11 +101,29 @@ def objects_check(health: SchemaHealth) -> Check:
             "make it again: " + "; ".join(lacking.indexes.values()),
         )
     said = ", ".join([*lacking.required, *(f"index {name}" for name in lacking.indexes)])
-    fix = _SQLITE_REBUILD if health.backend == "sqlite" else _POSTGRES_RESTORE if lacking.tables else _POSTGRES_COPY
+    if health.backend == "sqlite":
+        fix = _sqlite_fix(lacking)
+    else:
+        fix = _POSTGRES_RESTORE if lacking.tables else _POSTGRES_COPY
     return Check(
         "schema_objects",
         FAIL,
         f"the vault lacks what its migrations made, which `kaeru migrate` does not make again: {said}"
         + ("; every call that needs a missing table fails" if lacking.tables else "; kaeru relies on them"),
         fix,
+    )
+
+
+def _sqlite_fix(lacking: Lacking) -> str:
+    """A SQLite vault's repair: the statements that make lost indexes again (a unique one refuses
+    if rows now repeat what it kept unique: then a backup), else a backup or an export."""
+    unique = [item.removeprefix("index ") for item in lacking.required if item.startswith("index ")]
+    if len(unique) < len(lacking.required):
+        return _SQLITE_RESTORE
+    statements = [INDEXES["sqlite"][name] for name in unique] + list(lacking.indexes.values())
+    return (
+        "stop every kaeru process, then make it again (`sqlite3 vault.sqlite3`): "
+        + "; ".join(statements)
+        + " — if a unique one refuses, rows now repeat what it kept unique: "
+        + _SQLITE_RESTORE.removeprefix("what it held is not in this file any more: ")
     )

@@ -313,7 +313,9 @@ class PgDb(Db):
         did not; `CommitUnknown` if that cannot be learnt. Resending it would write twice, and
         saying "nothing was written" of a transaction that committed made an agent write it again
         (decision 444)."""
-        status = self._settle(self.xid) if self._settle is not None and self.xid is not None else None
+        if self._settle is None:
+            raise lost  # a read: nothing of it could stand
+        status = self._settle(self.xid) if self.xid is not None else None
         if status == "committed":
             return
         if status == "aborted":

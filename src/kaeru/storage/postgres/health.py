@@ -22,16 +22,24 @@ from kaeru.storage.health import Health, IndexAgreement
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.clock import offset_of
 from kaeru.storage.postgres.db import translate
-from kaeru.storage.postgres.store import _LOCAL_SETTINGS, PostgresSession, database_encoding, redact_url
+from kaeru.storage.postgres.store import (
+    _LOCAL_SETTINGS,
+    IDLE_FLOOR,
+    PostgresSession,
+    database_encoding,
+    redact_url,
+)
 
 #: What a store's transactions run under (`PostgresStore._configure`, `_LOCAL_SETTINGS`), set for the
 #: session on a connection answered by the process it opened (behind a pooler, which this tells,
-#: `_LOCAL_SETTINGS` sets them per transaction instead). No idle limit: the doctor's Python work
-#: between two statements of one snapshot (the vectors counted) is no idle client.
+#: `_LOCAL_SETTINGS` sets them per transaction instead). An idle limit of at least a minute
+#: (`IDLE_FLOOR`): the doctor's Python work between two statements of one snapshot (the vectors
+#: counted) is no idle client.
 _SESSION_SETTINGS = (
     "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
     "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) "
-    "|| set_config('jit', 'off', false) || set_config('idle_in_transaction_session_timeout', '0', false) END"
+    "|| set_config('jit', 'off', false) || "
+    f"set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, false) END"
 )
 #: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
 #: and primary-key constraints as `table(columns)`, triggers by name, each index with its statement;

@@ -65,10 +65,18 @@ _MIGRATION_LOCK = 0x6B6165727500  # "kaeru\0"
 SCHEMA_RECHECK_S = 300.0
 _BEGIN_WRITE = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
 _BEGIN_READ = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+#: A role's or database's limit on a transaction's idle time, raised to a minute where it is
+#: shorter: kaeru's Python work between two statements of a write (a big note's index) outlasted a
+#: second's limit, and every retry with it (decision 445); a longer limit is kept, so a writer that
+#: stopped mid-transaction (a laptop asleep, a hung process) still gives its row locks back.
+IDLE_FLOOR = (
+    "CASE WHEN current_setting('idle_in_transaction_session_timeout')::interval BETWEEN interval '1 ms' "
+    "AND interval '60 s' THEN '60s' ELSE current_setting('idle_in_transaction_session_timeout') END"
+)
 #: What `_configure` sets for a connection's session, set for one transaction instead (a pooler's).
 _LOCAL_SETTINGS = (
     "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true), "
-    "set_config('jit', 'off', true), set_config('idle_in_transaction_session_timeout', '0', true)"
+    f"set_config('jit', 'off', true), set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, true)"
 )
 
 
@@ -243,9 +251,8 @@ class PostgresStore:
         A connection opened after the start-up migration also reads the schema level: one older than
         the database serves no transaction (`_stale`, decisions 16.L1, 14.S6). No JIT compilation:
         a broad search's plan looks costly enough to be compiled, and compiling it took longer than
-        the work it was for (decision 16.Q1). No limit on a transaction's idle time either: a role's
-        `idle_in_transaction_session_timeout` ended a write whose Python work between two statements
-        (a big note's index) outlasted it, and so every retry of it (decision 445).
+        the work it was for (decision 16.Q1). A limit on a transaction's idle time is at least a
+        minute (`IDLE_FLOOR`, decision 445).
 
         Behind a connection pooler (PgBouncer, as Supabase, Neon and Heroku offer it), the server
         process that answers is not the one whose cancel key the connection was given, and in
@@ -259,7 +266,8 @@ class PostgresStore:
             row = conn.execute(
                 "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
                 "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) || "
-                "set_config('jit', 'off', false) || set_config('idle_in_transaction_session_timeout', '0', false) END"
+                "set_config('jit', 'off', false) || "
+                f"set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, false) END"
                 + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
                 (key, key, lock, statement),
             ).fetchone()
