@@ -125,7 +125,8 @@ def test_write_merges_into_an_existing_file_and_keeps_a_backup(client: str, tmp_
     assert after[key]["kaeru"]["args"][-1] == "serve" and after[key]["kaeru"]["command"] != "old"
     assert after.get("theme", after.get("model")) in ("dark", "o3")
     if client == "codex":
-        assert after[key]["kaeru"]["env"] == {"KAERU_VAULT": str((tmp_path / "vault").resolve())}
+        # the entry's own setting kept beside the vault setup names (decision 449)
+        assert after[key]["kaeru"]["env"] == {"A": "1", "KAERU_VAULT": str((tmp_path / "vault").resolve())}
     backups = list(path.parent.glob(path.name + ".bak-*"))
     assert [b.read_text() for b in backups] == [before]
     # Writing the same again changes nothing and makes no second backup.

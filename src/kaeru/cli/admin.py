@@ -18,6 +18,7 @@ from kaeru.cli.common import (
     fail,
     open_location,
     open_service,
+    path_argument,
     progress_bar,
     service_of,
     settings_of,
@@ -111,6 +112,11 @@ def serve(
         except ValueError as exc:
             raise click.UsageError(str(exc)) from exc
     else:
+        if sys.stdin is None:  # `<&-`: no client can reach it
+            raise click.UsageError(
+                "stdin is closed: kaeru serve speaks MCP on its stdin and stdout, started by an agent's "
+                "client (kaeru setup CLIENT); or serve over HTTP (kaeru serve --http)"
+            )
         if sys.stdin.isatty():  # a person at a terminal, not a client's pipe (decision 190)
             click.echo(STDIO_AT_A_TERMINAL, err=True)
         run_stdio(kaeru)
@@ -209,10 +215,39 @@ def _opened(location: str, option: str, *, existing: bool = False) -> Store:
     store's advice names --vault and KAERU_VAULT, which name another vault (decision 424)."""
     from kaeru.storage.sqlite.machine import UnfitPlace
 
+    if not location.startswith(("postgresql://", "postgres://")):
+        _vault_folder(location, option)
     try:
         return open_location(location, existing=existing)
     except UnfitPlace as error:
         raise error.named_by(option) from error
+
+
+def _vault_folder(location: str, option: str) -> Path:
+    """The folder of the SQLite vault `location` names: a folder (`sqlite://` before it or not), or
+    its `vault.sqlite3`. Any other database file is refused (decision D1): a vault is always its
+    folder's `vault.sqlite3`, and taking a file's folder copied `bk/vault.sqlite3` — another vault —
+    for `--from bk/monday.sqlite3`, with a verified digest, and made `bk3/vault.sqlite3` for `--to
+    bk3/mine.sqlite3` without a word. Any other file is left to the store ("is a file, not a folder")."""
+    from kaeru.errors import InvalidArgument
+    from kaeru.export.staged import is_sqlite_file
+
+    path = path_argument(location.removeprefix("sqlite://"))
+    if path.name == "vault.sqlite3":
+        return path.parent
+    if path.is_dir() or not (path.suffix in (".sqlite3", ".db") or is_sqlite_file(path)):
+        return path
+    if option == "--from":
+        advice = (
+            "a backup file is opened by putting it in a new, empty folder as vault.sqlite3 and naming that "
+            "folder with --from (README: Back up and restore)"
+        )
+    else:
+        advice = f"name a folder with {option}: the vault is made in it as vault.sqlite3"
+    raise InvalidArgument(
+        f"{location} names a file, and kaeru copy takes a vault folder (it holds vault.sqlite3): {advice}",
+        field=option.lstrip("-"),
+    )
 
 
 def _same_vault(source: str, target: str) -> bool:
@@ -220,12 +255,7 @@ def _same_vault(source: str, target: str) -> bool:
     it is spelt (`sqlite://`, its `vault.sqlite3` file, a relative path)."""
     if source.startswith(("postgresql://", "postgres://")) or target.startswith(("postgresql://", "postgres://")):
         return source == target
-
-    def folder(location: str) -> Path:
-        path = Path(location.removeprefix("sqlite://")).expanduser()
-        return (path.parent if path.suffix in (".sqlite3", ".db") else path).resolve()
-
-    return folder(source) == folder(target)
+    return _vault_folder(source, "--from").resolve() == _vault_folder(target, "--to").resolve()
 
 
 @cli.command()

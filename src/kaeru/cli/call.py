@@ -102,6 +102,10 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
 
     args: dict[str, Any] = {}
     if arguments is not None:
+        if arguments == "-" and sys.stdin is None:  # `<&-`
+            raise click.UsageError(
+                "stdin is closed: nothing to read for ARGUMENTS '-' (give the JSON object, or pipe it in)"
+            )
         raw = sys.stdin.read() if arguments == "-" else arguments
         args = parse_object(raw, "stdin" if arguments == "-" else "ARGUMENTS")
     parse_pairs(pairs, args)

@@ -19,7 +19,8 @@ Output that cannot be written (decision 170): when the reader of stdout or of st
 would have, its exit code its own (a `note` that was applied exits 0); when stdout fails otherwise (a
 full disk, `> /dev/full`) the command still runs to its end, then says `error: output: <why>` on
 stderr and exits 1 (or its own non-zero code); stderr failing so (`2> /dev/full`) exits alike, with
-nowhere to say it.
+nowhere to say it. A stream closed before the command starts (`>&-`, `2>&-`) is one nobody reads,
+alike (decision 449).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import contextlib
 import dataclasses
 import errno
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,9 +78,24 @@ class _Output:
     never cut short between its work and its report; `KaeruGroup.main` says what happened at the end.
     Bytes written to `buffer` directly (the MCP stdio transport's) pass unguarded."""
 
-    def __init__(self, stream: Any, failures: list[OSError]) -> None:
+    def __init__(self, stream: Any, failures: list[OSError], fd: int) -> None:
+        if stream is None:  # closed before the command started (`>&-`): nobody reads it, as after `| head -1`
+            self.hold(fd)
+            stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (as long as the command)
         self._stream = stream
         self._failures = failures
+
+    @staticmethod
+    def hold(fd: int) -> None:
+        """Open the closed standard descriptor `fd` on os.devnull: a file the command opens (the vault,
+        an archive) would take its number, and get what is written there."""
+        with contextlib.suppress(OSError):
+            os.fstat(fd)
+            return
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
 
     def write(self, text: str) -> int:
         if not self._failures:
@@ -135,8 +152,11 @@ class KaeruGroup(click.Group):
         failures: list[OSError] = []
         err_failures: list[OSError] = []
         stdout, stderr = sys.stdout, sys.stderr
-        sys.stdout = cast(TextIO, _Output(stdout, failures))
-        sys.stderr = cast(TextIO, _Output(stderr, err_failures))
+        if sys.stdin is None:  # `<&-`: left None, a `-` that reads it says so (a usage error)
+            _Output.hold(0)
+        sys.stdout = cast(TextIO, _Output(stdout, failures, 1))
+        sys.stderr = cast(TextIO, _Output(stderr, err_failures, 2))
+        said = sys.stderr
         try:
             return super().main(*args, **kwargs)
         except SystemExit as done:
@@ -146,8 +166,8 @@ class KaeruGroup(click.Group):
             if failures and failures[0].errno != errno.EPIPE:
                 why = failures[0].strerror or failures[0]
                 with contextlib.suppress(OSError):  # stderr gone too: the exit code says it
-                    stderr.write(f"error: output: {why} (the command ran to its end; what it printed was lost)\n")
-                    stderr.flush()
+                    said.write(f"error: output: {why} (the command ran to its end; what it printed was lost)\n")
+                    said.flush()
             raise SystemExit(done.code if done.code not in (None, 0) else EXIT_FAILED) from None
         finally:
             sys.stdout, sys.stderr = stdout, stderr
@@ -461,21 +481,19 @@ def vault_at(folder: Path) -> Settings:
 
 
 def open_location(location: str, *, existing: bool = False) -> Store:
-    """A store from a `postgresql://` URL or a vault directory (SQLite). `existing`: the location is
-    read from (`kaeru copy --from`), so a SQLite vault that is not there is refused (`require_vault`)
-    rather than created empty and copied as a vault of nothing."""
+    """A store from a `postgresql://` URL or a vault directory (SQLite), or its `vault.sqlite3`: any
+    other file's name is not its folder (decision D1; `kaeru copy` refuses one). `existing`: the
+    location is read from (`kaeru copy --from`), so a SQLite vault that is not there is refused
+    (`require_vault`) rather than created empty and copied as a vault of nothing."""
     opener = _opener(click.get_current_context())
     if location.startswith(("postgresql://", "postgres://")):
         settings = Settings.from_env({"KAERU_VAULT": "/nonexistent", "KAERU_DATABASE_URL": location})
         if existing:
             require_postgres_vault(settings, named_by=location)
         return opener(settings)
-    if location.startswith("sqlite://"):
-        location = location[len("sqlite://") :]
+    location = location.removeprefix("sqlite://")
     path = path_argument(location)
-    if path.suffix in (".sqlite3", ".db"):
-        path = path.parent
-    settings = vault_at(path)
+    settings = vault_at(path.parent if path.name == "vault.sqlite3" else path)
     if existing:
         require_vault(settings, named_by=location)
     return opener(settings)

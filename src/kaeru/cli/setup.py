@@ -2,7 +2,9 @@
 
 Prints the snippet for the client's own configuration file on stdout (where it goes on stderr);
 `--write` merges it into that file — every other server and setting kept, the file's previous
-content saved beside it as `<name>.bak-<UTC time>` — and says what it did. Clients and files
+content saved beside it as `<name>.bak-<UTC time>` — and says what it did; the `env` keys of the
+entry already there that this setup does not set are kept, and a vault it changes is said
+(`cli/setup_write.py`, decision D1). Clients and files
 (user level; `--path` names another, e.g. a project's `.vscode/mcp.json`), see docs/clients.md:
 
 | client | file | key |
@@ -25,16 +27,14 @@ import os
 import shlex
 import shutil
 import sys
-import tomllib
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import click
 
 from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, settings_of, tools_flag, wants_json
+from kaeru.cli.setup_write import Written, write
 from kaeru.config import NoHome, url_password_replaced
-from kaeru.export.staged import private_copy, staged_file
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
 
@@ -210,54 +210,6 @@ def _had_comments(path: Path) -> bool:
     return strict_json(text) != text
 
 
-def write(path: Path, client: str, name: str, server: dict[str, Any]) -> tuple[bool, Path | None]:
-    """Merge the entry into `path`; (changed, the backup made). Raises ValueError on a file that
-    does not parse (it is left as it is)."""
-    existing = path.read_text(encoding="utf-8") if path.exists() else None
-    if client == "codex":
-        if existing is not None:
-            try:
-                tomllib.loads(existing)
-            except tomllib.TOMLDecodeError as exc:
-                raise ValueError(f"{path} is not valid TOML ({exc}); it was left as it is") from exc
-        new = merged_toml(existing or "", name, server)
-        tomllib.loads(new)
-    else:
-        data: Any = {}
-        if existing is not None and existing.strip():
-            try:
-                data = json.loads(strict_json(existing))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path} is not valid JSON ({exc}); it was left as it is") from exc
-            if not isinstance(data, dict):
-                raise ValueError(f"{path} does not hold a JSON object; it was left as it is")
-        key = next(iter(document(client, name, server)))
-        servers = data.get(key)
-        if servers is not None and not isinstance(servers, dict):
-            raise ValueError(f"{path}: {key!r} is not an object; it was left as it is")
-        if (servers or {}).get(name) == server:
-            return False, None
-        data[key] = {**(servers or {}), name: server}
-        new = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if existing == new:
-        return False, None
-    backup = None
-    if existing is not None:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        backup = path.with_name(f"{path.name}.bak-{stamp}")
-        n = 1
-        while backup.exists():
-            n += 1
-            backup = path.with_name(f"{path.name}.bak-{stamp}-{n}")
-        private_copy(path, backup)
-    # A client's configuration often holds other servers' keys and is kept private (0600): the new
-    # content is written to a file only its owner can read, which then takes the old file's mode
-    # and its place (decision 177).
-    with staged_file(path) as written:
-        written.write(new.encode("utf-8"))
-    return True, backup
-
-
 @cli.command()
 @click.argument("client", type=click.Choice(CLIENTS))
 @click.option("--http", "http", metavar="URL", help="Reach a running `kaeru serve --http` at URL (…/mcp) instead.")
@@ -324,12 +276,15 @@ def setup(
         raise click.UsageError(
             f"this account has no home directory to find {client}'s configuration in: give --path"
         ) from None
-    changed, backup = False, None
+    done = Written(server)
     if do_write:
         try:
-            changed, backup = write(path, client, name, server)
+            # The entry the file holds keeps its env keys this setup does not set (decision D1).
+            done = write(path, client, name, server, keep_env=http is None)
         except (ValueError, OSError) as exc:
             fail(ctx, "setup_failed", str(exc), EXIT_FAILED)
+        server = done.server
+    changed, backup = done.changed, done.backup
     rendered = toml_text(name, server) if client == "codex" else json.dumps(document(client, name, server), indent=2)
     if wants_json(ctx):
         echo_json(
@@ -343,6 +298,7 @@ def setup(
                 # What the human output says on stderr, for a script or an agent to tell its
                 # person: the client's server needs the password from ~/.pgpass or PGPASSWORD.
                 "password_left_out": password_left_out,
+                **done.document(),
             }
         )
         return
@@ -362,14 +318,19 @@ def setup(
             err=True,
         )
     if do_write:
-        done = (
-            f"wrote {path}" + (f" (previous content in {backup})" if backup else "")
+        for line in done.said():
+            click.echo(f"# {line}", err=True)
+        written = done.target if done.target is not None and done.target != path else None
+        said = (
+            f"wrote {written or path}"
+            + (f" (the file {path} links to)" if written else "")
+            + (f" (previous content in {backup})" if backup else "")
             if changed
             else f"{path} already holds it"
         )
         if backup and client != "codex" and _had_comments(backup):
-            done += "; it is plain JSON now: its comments and trailing commas are only in the backup"
-        click.echo(done, err=True)
+            said += "; it is plain JSON now: its comments and trailing commas are only in the backup"
+        click.echo(said, err=True)
     else:
         click.echo(f"# put this in {path} (or run again with --write)", err=True)
         if client == "claude-code" and http is None:

@@ -59,6 +59,8 @@ def note(
     """
     from kaeru.api import envelope as env
 
+    if text == ("-",) and sys.stdin is None:  # `<&-`
+        raise click.UsageError("stdin is closed: nothing to read for TEXT '-' (give the text, or pipe it in)")
     body = sys.stdin.read() if text == ("-",) else " ".join(text)
     args: dict[str, Any] = {"initiative": initiative, "text": body, "kind": kind}
     if name:
@@ -214,6 +216,8 @@ def import_cmd(ctx: click.Context, path: str) -> None:
 def spooled_stdin(stack: contextlib.ExitStack) -> Path:
     """Standard input copied to a private temporary file (an import reads its archive twice: screened
     whole, then written), named `.amg.gz` when it starts with gzip's magic bytes; removed by `stack`."""
+    if sys.stdin is None:  # `<&-`
+        raise click.UsageError("stdin is closed: nothing to read for PATH '-' (name the archive, or pipe it in)")
     folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="kaeru-import-")))
     spool = folder / "stdin.amg"
     with spool.open("wb") as out:
@@ -237,10 +241,17 @@ def _import(ctx: click.Context, path: str, source: Path) -> None:
     from kaeru.api import envelope as env
     from kaeru.export import archive
 
+    local = replace(settings_of(ctx), export_root=source.parent)
+    origin = "-" if path == "-" else None  # standard input, not the spool that is gone
     try:
         refuse_lone_surrogates({"path": path})
         parsed = request("archive", {"action": "import", "path": str(source)})
-    except KaeruError as error:  # told before the vault is opened: opening would create one
+        with progress_bar(ctx) as bar:
+            bar.add_task("reading the archive", total=None)
+            # The archive found and read whole before the vault is opened, which would create one:
+            # a missing file, a SQLite file or an archive cut short left an empty vault (decision D1).
+            read = archive.read_for_import(local, parsed, origin)
+    except KaeruError as error:
         emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues)
         return
     service = service_of(ctx)
@@ -249,10 +260,11 @@ def _import(ctx: click.Context, path: str, source: Path) -> None:
             task = bar.add_task("importing", total=None)
             outcome = archive.import_(
                 service.store,
-                replace(settings_of(ctx), export_root=source.parent),
+                local,
                 parsed,
                 lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
-                origin="-" if path == "-" else None,  # standard input, not the spool that is gone
+                origin=origin,
+                read=read,
             )
         envelope = env.mutation_envelope("archive", outcome, replayed=False, request_id=None)
     except KaeruError as error:

@@ -19,7 +19,7 @@ from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable, UnknownInitiative
 from kaeru.export import amg, markdown, verify
 from kaeru.export.screen import Refusal, Screener, Screening, screen
-from kaeru.export.staged import staged_file, staged_folder
+from kaeru.export.staged import is_sqlite_file, live_database, staged_file, staged_folder
 from kaeru.export.tally import Tally
 from kaeru.export.vault_io import (
     Finish,
@@ -76,6 +76,16 @@ def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
     return f"{name} is a file, so it cannot hold a folder or file inside it; nothing was written"
 
 
+def _refuse_a_database(target: Path, settings: Settings) -> None:
+    """No archive over a SQLite database (decision D1): `kaeru export VAULT/vault.sqlite3` destroyed
+    the live vault. Its files, a database in use and any SQLite file (a closed vault, a backup)."""
+    why = live_database(target, None if settings.database_url else settings.sqlite_path)
+    if why is None and is_sqlite_file(target):
+        why = f"{target} is a SQLite database (a vault or a backup): an archive written there would replace it"
+    if why is not None:
+        raise InvalidArgument(f"cannot export there: {why}; name another file; nothing was written", field="path")
+
+
 def export(
     store: Store,
     settings: Settings,
@@ -88,6 +98,8 @@ def export(
     fmt = request.format
     root = export_root(settings)
     target = _inside(root, request.path) if stream is None else None
+    if target is not None and fmt == "amg":
+        _refuse_a_database(target, settings)
     initiatives = None if request.initiatives is None else known_initiatives(store, request.initiatives)
     outcome = MutationOutcome(state="applied")
     try:
@@ -249,18 +261,20 @@ def screened(path: Path, policy: str) -> Iterator[Screened]:
             yield line, kind, record, screener.check(line, kind, record) if screener else []
 
 
-def import_(
-    store: Store,
-    settings: Settings,
-    request: ArchiveRequest,
-    progress: Progress | None = None,
-    origin: str | None = None,
-) -> MutationOutcome:
-    """Import an amg archive: screened whole first (the write path's limits and secret policy, every
-    refused line and field named, nothing written if any is refused), then written in chunks of
-    `CHUNK` records per transaction, the last with the import's own audit records (decisions
-    15.N1–15.N4, 15.P2). Both passes read the file as a stream. `origin`: where the archive came
-    from, as its audit records it, when not its path (`kaeru import -`: `-`, standard input)."""
+@dataclass(frozen=True)
+class ReadArchive:
+    """An archive found, screened and counted whole before the vault is opened: a failed import (no
+    file, a SQLite file, an archive cut short) creates no vault (decision D1)."""
+
+    source: Path
+    version: int
+    found: Screening
+    digest: str
+
+
+def read_for_import(settings: Settings, request: ArchiveRequest, origin: str | None = None) -> ReadArchive:
+    """The archive of `request`, checked without the vault (`import_`'s first pass). Raises what an
+    import refuses: not amg, no file, a SQLite file, not whole, screening's refusal, the machine's."""
     if request.format != "amg":
         raise InvalidArgument("only amg archives can be imported", field="format")
     root = export_root(settings)
@@ -277,9 +291,17 @@ def import_(
         blocking = file_in_the_way(source.parent)
         said = f": {blocking} is a file, not a folder" if blocking is not None else ""
         raise InvalidArgument(f"no archive at {source}{said}", field="path")
-    policy = settings.secret_policy
+    shown = "read from standard input" if origin == "-" else str(source)
+    if is_sqlite_file(source):
+        # It said "not a readable amg archive: 'utf-8' codec can't decode byte 0x99" (found by a probe).
+        raise InvalidArgument(
+            f"{shown} is a SQLite vault file (a `kaeru backup`), not an amg archive: restore it by putting it "
+            "in a new, empty folder as vault.sqlite3 and pointing KAERU_VAULT (or --vault) there (README: Back "
+            "up and restore); `kaeru copy --from THAT_FOLDER --to …` copies its memory into another vault",
+            field="path",
+        )
     try:
-        version, found = scan(source, policy, "read from standard input" if origin == "-" else str(source))
+        version, found = scan(source, settings.secret_policy, shown)
         digest = _file_digest(source)
     except (ValueError, OSError, EOFError) as exc:
         if isinstance(exc, OSError) and exc.errno is not None and exc.errno not in _PATH_ERRNOS:
@@ -287,6 +309,27 @@ def import_(
         raise InvalidArgument(f"not a readable amg archive: {exc}", field="path") from exc
     if (error := found.error()) is not None:
         raise error
+    return ReadArchive(source, version, found, digest)
+
+
+def import_(
+    store: Store,
+    settings: Settings,
+    request: ArchiveRequest,
+    progress: Progress | None = None,
+    origin: str | None = None,
+    read: ReadArchive | None = None,
+) -> MutationOutcome:
+    """Import an amg archive: screened whole first (the write path's limits and secret policy, every
+    refused line and field named, nothing written if any is refused), then written in chunks of
+    `CHUNK` records per transaction, the last with the import's own audit records (decisions
+    15.N1–15.N4, 15.P2). Both passes read the file as a stream. `origin`: where the archive came
+    from, as its audit records it, when not its path (`kaeru import -`: `-`, standard input).
+    `read`: the first pass, done by `read_for_import` before the vault was opened."""
+    if read is None:
+        read = read_for_import(settings, request, origin)
+    source, version, found, digest = read.source, read.version, read.found, read.digest
+    policy = settings.secret_policy
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": digest},
         {"field": "archive.path", "before": None, "after": origin or str(source)},

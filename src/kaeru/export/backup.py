@@ -24,7 +24,7 @@ from pathlib import Path
 
 from kaeru.config import Settings, expanded, file_in_the_way, not_utf8
 from kaeru.errors import Internal, InvalidArgument, Unavailable
-from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, replace_keeping_mode
+from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, live_database, replace_keeping_mode
 from kaeru.storage.factory import open_health
 
 
@@ -40,7 +40,8 @@ def backup(settings: Settings, target: Path) -> Backup:
     """Copy the vault of `settings` to the file `target`.
 
     Raises:
-        InvalidArgument: a PostgreSQL vault, or a target that is a folder or in the vault's folder.
+        InvalidArgument: a PostgreSQL vault, or a target that is a folder, in the vault's folder, or a
+            SQLite database in use (`staged.live_database`).
         NotFound: there is no vault.
         Unavailable: the copy could not be written (a full disk, a read-only folder) or the vault
             stayed busy; nothing was put in place.
@@ -71,6 +72,10 @@ def backup(settings: Settings, target: Path) -> Backup:
         raise InvalidArgument(
             f"{target} is in the vault's own folder: put backups elsewhere (another disk, ideally)", field="path"
         )
+    if (why := live_database(target, settings.sqlite_path)) is not None:
+        # Another vault's database (found by a probe): replaced under its server, or beside the
+        # `-wal` a killed one left, which SQLite then applied to the copy — a malformed vault.
+        raise InvalidArgument(f"{why}; name another file; nothing was written", field="path")
     started = time.perf_counter()
     health = open_health(settings)  # NotFound when there is no vault: nothing is created
     try:

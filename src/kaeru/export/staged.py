@@ -45,6 +45,59 @@ def _hidden(folder: Path, name: str) -> Path:
     return folder / f".{kept}{suffix}"
 
 
+#: The files SQLite keeps beside a database while it is open, or after a writer stopped short: the
+#: write-ahead log and its index, and the rollback journal.
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+#: The first bytes of every SQLite database file.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def is_sqlite_file(path: Path) -> bool:
+    """Whether `path` is a file that starts as a SQLite database does (a vault or a backup of one)."""
+    try:
+        with path.open("rb") as raw:
+            return raw.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:  # missing, a folder, unreadable: not a database this can tell
+        return False
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)
+    except OSError:  # one is missing: the same only if named alike
+        return a == b
+
+
+def live_database(target: Path, vault_file: Path | None) -> str | None:
+    """Why writing a file over `target` would destroy a database, or None (decision D1).
+
+    A file put over a SQLite database that a server has open, or that a killed writer left with its
+    `-wal` or `-journal`, is not what the next opener reads: SQLite applies the log it finds to
+    whatever file has the name (a malformed vault), or the running server answers "vault file was
+    removed or replaced" and the memory it held is gone. `vault_file` is this vault's own database
+    (None for PostgreSQL): it and its companions are refused even when nothing is beside them. A
+    plain file — an earlier backup of that name, with nothing beside it — is not refused here: it is
+    replaced only by a whole one (decision 181)."""
+    target = target.absolute()
+    if vault_file is not None:
+        own = vault_file.expanduser().absolute()
+        for end in ("", *SQLITE_COMPANIONS):
+            if _same_file(target, own.with_name(own.name + end)):
+                what = "the vault's own database" if not end else f"the vault's own {end} file"
+                return f"{target} is {what}: writing there would destroy the vault"
+    for end in SQLITE_COMPANIONS:
+        beside = target.with_name(target.name + end)
+        if os.path.lexists(beside):
+            return (
+                f"{target} is a SQLite database in use or not cleanly closed ({beside.name} is beside it): "
+                "writing over it would destroy it (a vault's `vault.sqlite3` perhaps)"
+            )
+        if target.name.endswith(end) and os.path.lexists(target.with_name(target.name[: -len(end)])):
+            return f"{target} is the {end} file of the SQLite database beside it: writing there would destroy that database"
+    return None
+
+
 #: What an export makes: the owner's alone (decision 177).
 PRIVATE_FILE = 0o600
 PRIVATE_FOLDER = 0o700
