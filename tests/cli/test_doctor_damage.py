@@ -88,3 +88,20 @@ def test_a_vector_table_the_vault_lacks_is_named_with_semantic_recall_on(sqlite_
     assert code == 1 and set(_failed(checks)) == {"schema_objects"}, _failed(checks)
     assert "table node_vectors" in checks["schema_objects"]["summary"], checks["schema_objects"]
     assert "vectors" not in checks
+
+
+def test_a_vault_file_that_no_longer_reads_is_sent_to_salvage_as_every_command_sends_it(
+    sqlite_vault: VaultSpec,
+) -> None:
+    """The doctor's fix for a file that is not a database any more said "check the vault file's
+    permissions; restore it from an export", while `search` on the same file named `kaeru salvage`
+    (the terminal probe, session 48): one way out, said alike."""
+    vault = sqlite_vault
+    write_notes(vault, "doc", "the heron waits by the weir")
+    path = vault.vault_dir / "vault.sqlite3"
+    path.write_bytes(b"\0" * 100 + path.read_bytes()[100:])  # the header gone
+    code, checks, _ = _doctor(vault)
+    assert code == 1 and checks["vault"]["status"] == "fail", checks
+    assert "kaeru salvage NEW_FOLDER" in checks["vault"]["fix"], checks["vault"]
+    searched = kaeru(vault, "search", "heron", "-i", "doc")
+    assert searched.code != 0 and "salvage" in searched.stderr, searched.stderr

@@ -51,3 +51,15 @@ def test_revoking_the_last_token_says_that_loopback_opens_again(vault: VaultSpec
 def test_help_says_how_grants_work(vault: VaultSpec) -> None:
     shown = kaeru(vault, "token", "--help")
     assert shown.code == 0 and "forbidden" in shown.stdout and "KAERU_AUTH_TOKEN" in shown.stdout
+
+
+def test_a_token_for_an_initiative_the_vault_does_not_hold_is_made_with_a_warning(vault: VaultSpec) -> None:
+    """A typo in `--initiatives` made a token that sees nothing, without a word (the terminal probe,
+    session 48); granting one not made yet stays allowed."""
+    assert kaeru(vault, "note", "-i", "webshop", "the cart keeps its items for a day").code == 0
+    added = kaeru(vault, "token", "add", "ci", "--initiatives", "websop,webshop")
+    assert added.code == 0, added.stderr
+    assert "no initiative 'websop' (yet)" in added.stderr and "Did you mean 'webshop'?" in added.stderr
+    assert "'webshop' (yet)" not in added.stderr
+    as_json = kaeru(vault, "token", "add", "ci2", "--initiatives", "later", as_json=True).json()
+    assert as_json["absent"] == ["later"] and as_json["initiatives"] == ["later"]

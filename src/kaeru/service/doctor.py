@@ -149,7 +149,9 @@ def diagnose(
             else "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server "
             "runs and accepts connections"
             if settings.database_url
-            else "check the vault file's permissions; restore it from an export if it is damaged"
+            # The same way out as every other command names for a damaged file (decision 450).
+            else "a damaged file: `kaeru salvage NEW_FOLDER` copies what still reads into a new vault (or "
+            "restore a `kaeru backup` copy); a file this account may not read: check its permissions"
         )
         # Opened, then refused (a role without rights on the tables): the checks made so far stay,
         # and the failure is the schema's — a second `vault` line, `ok` then `fail`, broke monitors.
