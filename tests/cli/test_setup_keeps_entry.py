@@ -14,16 +14,8 @@ from typing import Any
 import pytest
 
 from tests.cli.support import Run, kaeru
+from tests.cli.test_setup import FILES
 
-#: Where each client's user-level file sits under HOME (Linux), and the key holding its servers.
-FILES = {
-    "claude-code": (".claude.json", "mcpServers"),
-    "claude-desktop": (".config/Claude/claude_desktop_config.json", "mcpServers"),
-    "cursor": (".cursor/mcp.json", "mcpServers"),
-    "vscode": (".config/Code/User/mcp.json", "servers"),
-    "codex": (".codex/config.toml", "mcp_servers"),
-    "windsurf": (".codeium/windsurf/mcp_config.json", "mcpServers"),
-}
 #: An entry a person wrote, or edited as the README says.
 HAND_ENV = {
     "KAERU_STRUCTURED": "off",
