@@ -152,6 +152,25 @@ def test_a_dropped_unique_guarantee_alone_fails_with_the_fix_that_makes_it_again
     assert code == 0 and checks["schema_objects"]["status"] == "ok", checks["schema_objects"]
 
 
+def test_a_table_of_the_same_name_in_another_schema_does_not_hide_a_missing_one(damageable: VaultSpec) -> None:
+    """The catalog was read over every schema of the search path, so a stray `other.audit` hid the
+    vault's missing `audit` (found in review): only the vault's own schema counts."""
+    vault = damageable
+    if vault.backend != "postgres":
+        pytest.skip("a search path of several schemas is PostgreSQL's")
+    write_notes(vault, "doc", "the heron waits by the weir")
+    statements = "CREATE SCHEMA other; CREATE TABLE other.audit (seq bigint PRIMARY KEY); DROP TABLE public.audit"
+    _sql(vault, statements)
+    assert vault.database_url
+    with psycopg.connect(_admin(), autocommit=True) as admin:
+        admin.execute(
+            f'ALTER DATABASE "{vault.database_url.rsplit("/", 1)[-1]}" SET search_path = public, other'.encode()
+        )
+    code, checks, _ = _doctor(vault)
+    objects = checks["schema_objects"]
+    assert code == 1 and "table audit" in objects["summary"], objects
+
+
 @pytest.mark.parametrize(("index", "status"), [("nodes_created", "warn"), ("nodes_head", "fail")])
 def test_a_dropped_index_is_said_with_the_statement_that_makes_it_again(
     damageable: VaultSpec, index: str, status: str

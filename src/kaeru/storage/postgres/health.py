@@ -43,9 +43,10 @@ _SESSION_SETTINGS = (
 )
 #: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
 #: and primary-key constraints as `table(columns)`, triggers by name, each index with its statement;
-#: all from the catalog of the schemas a vault's statements find their tables in.
+#: all from the catalog of the vault's schema — the one its `schema_migrations` is found in: an
+#: object of the same name in another schema of the search path hid a missing one.
 _OBJECTS = (
-    "WITH here AS (SELECT oid FROM pg_namespace WHERE nspname = ANY (current_schemas(false))) "
+    "WITH here AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('schema_migrations')) "
     "SELECT CASE WHEN relkind IN ('r', 'p') THEN 'table' WHEN relkind IN ('v', 'm') THEN 'view' ELSE 'index' END, "
     "relname, CASE WHEN relkind IN ('i', 'I') THEN replace(pg_get_indexdef(oid), "
     "' ON ' || relnamespace::regnamespace::text || '.', ' ON ') END FROM pg_class "
