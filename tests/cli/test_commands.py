@@ -628,3 +628,17 @@ def test_export_of_one_initiative_and_an_unwritable_path(vault: VaultSpec, tmp_p
     (tmp_path / "a-file").write_text("")
     refused = kaeru(vault, "export", str(tmp_path / "a-file" / "x.amg"))
     assert refused.code == 2 and "invalid_argument [path]: cannot export to" in refused.stderr
+
+
+def test_an_empty_vault_file_is_no_vault_to_a_command_that_reads(tmp_path: Path) -> None:
+    """`: > vault.sqlite3` (by hand, or a copy cut short), then `kaeru search`: the read migrated
+    the empty file into a vault (208 KB) and answered `unknown_initiative` (the terminal probe,
+    session 48). A read refuses it as no vault, and leaves it as it was; `note` makes the vault."""
+    folder = tmp_path / "v"
+    folder.mkdir()
+    (folder / "vault.sqlite3").write_bytes(b"")
+    run = kaeru({"KAERU_VAULT": str(folder)}, "search", "hello", "-i", "web")
+    assert run.code == 2 and "there is no vault at" in run.stderr and "(an empty file)" in run.stderr, run.stderr
+    assert (folder / "vault.sqlite3").stat().st_size == 0
+    assert kaeru({"KAERU_VAULT": str(folder)}, "note", "-i", "web", "hello").code == 0
+    assert kaeru({"KAERU_VAULT": str(folder)}, "search", "hello", "-i", "web").code == 0

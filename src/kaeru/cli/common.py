@@ -19,8 +19,7 @@ Output that cannot be written (decision 170): when the reader of stdout or of st
 would have, its exit code its own (a `note` that was applied exits 0); when stdout fails otherwise (a
 full disk, `> /dev/full`) the command still runs to its end, then says `error: output: <why>` on
 stderr and exits 1 (or its own non-zero code); stderr failing so (`2> /dev/full`) exits alike, with
-nowhere to say it. A stream closed before the command starts (`>&-`, `2>&-`) is one nobody reads,
-alike (decision 449).
+nowhere to say it. A stream closed at the start (`>&-`, `2>&-`) is one nobody reads (decision 449).
 """
 
 from __future__ import annotations
@@ -297,11 +296,13 @@ def require_vault(settings: Settings, named_by: str = "--vault / KAERU_VAULT") -
     """Refuse a SQLite vault file that does not exist (decision 196): a command that only reads
     would create an empty vault there and answer "no initiative named …" — a mistyped `--vault`
     reads as a memory that lost everything, and leaves a vault behind. A PostgreSQL database is
-    made by its administrator; one without kaeru's tables is set up as before."""
-    if settings.database_url is None and not settings.sqlite_path.exists():
+    made by its administrator; one without kaeru's tables is set up as before. Nor is an empty file
+    (made by hand, a copy cut short) a vault: a read migrated it (decision 450)."""
+    path = settings.sqlite_path
+    if settings.database_url is None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
         raise NotFound(
-            f"there is no vault at {settings.sqlite_path}: check {named_by}; a new vault is created "
-            "by the first `kaeru note` or `kaeru migrate`"
+            f"there is no vault at {path}{' (an empty file)' if path.exists() else ''}: check {named_by}; a new "
+            "vault is created by the first `kaeru note` or `kaeru migrate`"
         )
 
 
