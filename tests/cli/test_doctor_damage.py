@@ -105,3 +105,19 @@ def test_a_vault_file_that_no_longer_reads_is_sent_to_salvage_as_every_command_s
     assert "kaeru salvage NEW_FOLDER" in checks["vault"]["fix"], checks["vault"]
     searched = kaeru(vault, "search", "heron", "-i", "doc")
     assert searched.code != 0 and "salvage" in searched.stderr, searched.stderr
+
+
+def test_a_vault_another_process_holds_locked_is_not_sent_to_salvage(sqlite_vault: VaultSpec) -> None:
+    """The fix for a file that does not open followed the error: a vault locked by another process
+    (an exclusive lock) was sent to `kaeru salvage` as a damaged one (found in review)."""
+    vault = sqlite_vault
+    write_notes(vault, "doc", "the heron waits by the weir")
+    holder = apsw.Connection(str(vault.settings().sqlite_path))
+    try:
+        for statement in ("PRAGMA locking_mode=EXCLUSIVE", "BEGIN EXCLUSIVE", "INSERT INTO meta VALUES ('held', '1')"):
+            holder.execute(statement)  # one at a time: apsw runs the rest of a string as its cursor is read
+        code, checks, _ = _doctor(vault, KAERU_BUSY_TIMEOUT_MS="200")
+    finally:
+        holder.close()
+    failed = next(c for c in checks.values() if c["status"] == "fail")
+    assert code == 1 and "locked" in failed["fix"] and "salvage" not in failed["fix"], failed

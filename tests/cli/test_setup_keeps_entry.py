@@ -1,4 +1,4 @@
-"""`kaeru setup CLIENT --write` on a file that already holds a `kaeru` entry (decision D1): the keys
+"""`kaeru setup CLIENT --write` on a file that already holds a `kaeru` entry (decision 449): the keys
 of its `env` this setup does not set are kept (the README tells people to add `KAERU_STRUCTURED=off`
 or `KAERU_SEMANTIC=1` there by hand), a vault it changes is said, a file reached through a symbolic
 link is written where the link points (the link kept), and a Codex entry written in a form setup
@@ -154,3 +154,17 @@ def test_a_codex_entry_setup_cannot_edit_is_said_so(form: str, tmp_path: Path) -
     assert "write that entry as a [mcp_servers.kaeru] table, or delete it, and run again" in run.stderr
     assert path.read_text() == form
     assert not list(path.parent.glob("*.bak-*"))
+
+
+@pytest.mark.parametrize("header", ["[mcp_servers.kaeru] # mine", "[ mcp_servers.kaeru ]", '[mcp_servers."kaeru"]'])
+def test_a_codex_table_header_spelt_otherwise_is_still_the_entry(header: str, tmp_path: Path) -> None:
+    """A comment after the header, spaces or quotes: still the `[mcp_servers.kaeru]` table, which
+    setup replaces (its env kept); only the bare spelling was known, and setup then declared the
+    table twice and said the entry was in a form it cannot edit (found in review)."""
+    path = tmp_path / FILES["codex"][0]
+    path.parent.mkdir(parents=True)
+    path.write_text(f'{header}\ncommand = "old"\n\n[mcp_servers.kaeru.env]\nKAERU_SEMANTIC = "1"\n')
+    run = setup(tmp_path, "codex", "--write", vault=tmp_path / "vault")
+    assert run.code == 0, run.stderr
+    entry = tomllib.loads(path.read_text())["mcp_servers"]["kaeru"]
+    assert entry["command"] != "old" and entry["env"]["KAERU_SEMANTIC"] == "1", entry

@@ -1,4 +1,4 @@
-"""A command never writes over a vault's database, nor reads another file as the vault (decision D1).
+"""A command never writes over a vault's database, nor reads another file as the vault (decision 448).
 
 Found by a terminal user's probe: `kaeru export VAULT/vault.sqlite3` wrote an archive over the live
 vault (exit 0; it no longer opened, nor salvaged); `kaeru backup OTHER/vault.sqlite3` replaced a
@@ -11,6 +11,7 @@ SQLite only: these are a SQLite vault's files."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from kaeru.config import Settings
@@ -119,3 +120,20 @@ def test_a_failed_import_creates_no_vault_and_a_backup_is_named_as_one(tmp_path:
 
     assert kaeru(fresh, "import", str(archive)).code == 0
     assert _finds(tmp_path / "new", "kestrel")
+
+
+def test_an_export_to_a_named_pipe_or_over_a_databases_log_name(tmp_path: Path) -> None:
+    """Found in review: telling a database apart opened the target to read, and opening a FIFO to
+    read waits for a writer — an export to a named pipe hung; and a markdown export (a folder)
+    named as a closed vault's `-wal` made that vault unopenable."""
+    home = tmp_path / "home"
+    env = {"KAERU_VAULT": str(home)}
+    write_notes(env, "doc", "the heron waits by the weir")
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    assert kaeru(env, "export", str(fifo)).code == 0
+    other = tmp_path / "other"
+    write_notes({"KAERU_VAULT": str(other)}, "doc", "the egret stands in the reeds")
+    run = kaeru(env, "export", "--format", "markdown", str(other / "vault.sqlite3-wal"))
+    assert run.code == 2 and "-wal file of the SQLite database beside it" in run.stderr, run.stderr
+    assert _finds(other, "egret")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import socket
 import subprocess
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -260,6 +262,14 @@ def test_a_body_that_is_json_but_no_object_is_refused_as_stdio_refuses_it(
                 -32600,
                 "Invalid Request: a message is one JSON object",
             ), (payload, body)
+        request = urllib.request.Request(
+            server.url,
+            data=b"nonsense",
+            headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream"},
+        )
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=15)
+        assert json.loads(refused.value.read())["error"]["code"] == -32700  # no JSON: a parse error
         status, body = raw_post(server.url, initialize_request())
         assert status == 200 and _served(body)
 

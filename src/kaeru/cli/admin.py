@@ -225,7 +225,7 @@ def _opened(location: str, option: str, *, existing: bool = False) -> Store:
 
 def _vault_folder(location: str, option: str) -> Path:
     """The folder of the SQLite vault `location` names: a folder (`sqlite://` before it or not), or
-    its `vault.sqlite3`. Any other database file is refused (decision D1): a vault is always its
+    its `vault.sqlite3`. Any other database file is refused (decision 448): a vault is always its
     folder's `vault.sqlite3`, and taking a file's folder copied `bk/vault.sqlite3` — another vault —
     for `--from bk/monday.sqlite3`, with a verified digest, and made `bk3/vault.sqlite3` for `--to
     bk3/mine.sqlite3` without a word. Any other file is left to the store ("is a file, not a folder")."""
@@ -244,8 +244,9 @@ def _vault_folder(location: str, option: str) -> Path:
         )
     else:
         advice = f"name a folder with {option}: the vault is made in it as vault.sqlite3"
+    named = "names a file" if path.exists() else "is named as a database file"
     raise InvalidArgument(
-        f"{location} names a file, and kaeru copy takes a vault folder (it holds vault.sqlite3): {advice}",
+        f"{location} {named}, and kaeru copy takes a vault folder (it holds vault.sqlite3): {advice}",
         field=option.lstrip("-"),
     )
 

@@ -483,7 +483,7 @@ def vault_at(folder: Path) -> Settings:
 
 def open_location(location: str, *, existing: bool = False) -> Store:
     """A store from a `postgresql://` URL or a vault directory (SQLite), or its `vault.sqlite3`: any
-    other file's name is not its folder (decision D1; `kaeru copy` refuses one). `existing`: the
+    other file's name is not its folder (decision 448; `kaeru copy` refuses one). `existing`: the
     location is read from (`kaeru copy --from`), so a SQLite vault that is not there is refused
     (`require_vault`) rather than created empty and copied as a vault of nothing."""
     opener = _opener(click.get_current_context())

@@ -4,7 +4,7 @@ Prints the snippet for the client's own configuration file on stdout (where it g
 `--write` merges it into that file — every other server and setting kept, the file's previous
 content saved beside it as `<name>.bak-<UTC time>` — and says what it did; the `env` keys of the
 entry already there that this setup does not set are kept, and a vault it changes is said
-(`cli/setup_write.py`, decision D1). Clients and files
+(`cli/setup_write.py`, decision 449). Clients and files
 (user level; `--path` names another, e.g. a project's `.vscode/mcp.json`), see docs/clients.md:
 
 | client | file | key |
@@ -137,7 +137,6 @@ def _toml_key(key: str) -> str:
 
 def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
     """`existing` with its `[mcp_servers.<name>]` tables (if any) replaced by the new one, at the end."""
-    header = f"mcp_servers.{_toml_key(name)}"
     kept: list[str] = []
     skipping = False
     #: The comments (and blank lines) after a replaced table's last line: they belong to what
@@ -146,8 +145,7 @@ def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
     for line in existing.splitlines():
         stripped = line.strip()
         if stripped.startswith("[") and not stripped.startswith("[["):
-            table = stripped.strip("[]").strip()
-            skipping = table == header or table.startswith(header + ".")
+            skipping = _header_key(stripped)[:2] == ("mcp_servers", name)
         elif stripped.startswith("[["):
             skipping = False
         if not skipping:
@@ -161,6 +159,27 @@ def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
     kept.extend(trailing)
     text = "\n".join(kept).rstrip("\n")
     return (text + "\n\n" if text else "") + toml_text(name, server)
+
+
+def _header_key(line: str) -> tuple[str, ...]:
+    """The key of a `[table]` header as its parts, however it is spelt: `[ mcp_servers."kaeru" ]  #
+    mine` is `("mcp_servers", "kaeru")` (only the bare `[mcp_servers.kaeru]` was known, and a
+    comment after it made setup declare the table twice)."""
+    parts: list[str] = []
+    part, quote = "", ""
+    for ch in line[1:]:
+        if quote:
+            quote, part = ("", part) if ch == quote else (quote, part + ch)
+        elif ch in "\"'":
+            quote = ch
+        elif ch in ".]":
+            parts.append(part.strip())
+            part = ""
+            if ch == "]":
+                break
+        else:
+            part += ch
+    return tuple(parts)
 
 
 def strict_json(text: str) -> str:
@@ -279,7 +298,7 @@ def setup(
     done = Written(server)
     if do_write:
         try:
-            # The entry the file holds keeps its env keys this setup does not set (decision D1).
+            # The entry the file holds keeps its env keys this setup does not set (decision 449).
             done = write(path, client, name, server, keep_env=http is None)
         except (ValueError, OSError) as exc:
             fail(ctx, "setup_failed", str(exc), EXIT_FAILED)

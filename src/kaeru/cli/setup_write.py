@@ -1,4 +1,4 @@
-"""`kaeru setup --write`: the entry merged into the client's file (decision D1).
+"""`kaeru setup --write`: the entry merged into the client's file (decision 449).
 
 The file's own `kaeru` entry is the user's as much as the rest of the file: the README tells people
 to add `KAERU_STRUCTURED=off` or `KAERU_SEMANTIC=1` to its `env` by hand, and an entry may point at
@@ -11,6 +11,7 @@ kept; the backup goes beside the file written.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tomllib
@@ -110,7 +111,9 @@ def write(path: Path, client: str, name: str, server: dict[str, Any], *, keep_en
     not parse, or that setup cannot edit (it is left as it is)."""
     from kaeru.cli.setup import document, merged_toml, strict_json  # the formats, beside the command
 
-    target = path.resolve() if path.is_symlink() else path
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    if target.is_symlink():  # what realpath could not follow to its end: a loop of links
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), str(path))
     existing = target.read_text(encoding="utf-8") if target.exists() else None
     if client == "codex":
         tables: dict[str, Any] = {}

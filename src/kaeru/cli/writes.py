@@ -249,7 +249,7 @@ def _import(ctx: click.Context, path: str, source: Path) -> None:
         with progress_bar(ctx) as bar:
             bar.add_task("reading the archive", total=None)
             # The archive found and read whole before the vault is opened, which would create one:
-            # a missing file, a SQLite file or an archive cut short left an empty vault (decision D1).
+            # a missing file, a SQLite file or an archive cut short left an empty vault (decision 448).
             read = archive.read_for_import(local, parsed, origin)
     except KaeruError as error:
         emit(ctx, env.rejected_envelope("archive", env.MUTATION_KIND, error), print_issues)

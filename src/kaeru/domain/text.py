@@ -21,7 +21,6 @@ import Stemmer
 
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.languages import STEMMERS, detect, not_topics
-from kaeru.domain.naming import NOT_NAME_CHAR
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 
 #: A word of text without combining marks (ASCII, composed Latin, Cyrillic, …): letters and digits.
@@ -434,20 +433,17 @@ def content_tokens(text: str) -> list[str]:
 def indexed_name(node: object) -> str:
     """The name as the full-text index sees it: empty for an auto-generated name.
 
-    An auto-name is the body's first words plus the id's last six characters; indexing it would
-    count those words twice (with the name's extra weight) and make the random suffix searchable.
+    An auto-name is the first body's first words plus the id's last six characters; indexing it
+    would count those words twice (with the name's extra weight) and make the random suffix
+    searchable. It is known by its suffix alone, as `topic_name` and the renderer know it: once the
+    body was revised, its words were no longer the body's first, the name was indexed as one a
+    person gave, and the memory was still found — by words and by its vector — by what it used to
+    say (decision 451).
     """
     name: str = getattr(node, "name", "")
     node_id: str = getattr(node, "id", "")
-    body: str = getattr(node, "body", None) or ""
-    suffix = "-" + node_id.replace("-", "")[-6:]
-    if node_id and name.endswith(suffix):
-        stem_part = name[: -len(suffix)]
-        first = "-".join(
-            w for w in (NOT_NAME_CHAR.sub("", raw).lower().strip("-_") for raw in body.split(None, 8)[:8]) if w
-        )
-        if first.startswith(stem_part) or stem_part in ("note", "claim", "task", "evidence", "jot", "review"):
-            return ""
+    if node_id and name.endswith("-" + node_id.replace("-", "")[-6:]):
+        return ""
     return name
 
 

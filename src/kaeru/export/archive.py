@@ -76,11 +76,12 @@ def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
     return f"{name} is a file, so it cannot hold a folder or file inside it; nothing was written"
 
 
-def _refuse_a_database(target: Path, settings: Settings) -> None:
-    """No archive over a SQLite database (decision D1): `kaeru export VAULT/vault.sqlite3` destroyed
-    the live vault. Its files, a database in use and any SQLite file (a closed vault, a backup)."""
+def _refuse_a_database(target: Path, settings: Settings, fmt: str) -> None:
+    """No archive over a SQLite database (decision 448): `kaeru export VAULT/vault.sqlite3` destroyed
+    the live vault. Its files, a database in use and (an amg file) any SQLite file — a closed vault,
+    a backup; a markdown export is a folder, which a database's `-wal` name made unopenable."""
     why = live_database(target, None if settings.database_url else settings.sqlite_path)
-    if why is None and is_sqlite_file(target):
+    if why is None and fmt == "amg" and is_sqlite_file(target):
         why = f"{target} is a SQLite database (a vault or a backup): an archive written there would replace it"
     if why is not None:
         raise InvalidArgument(f"cannot export there: {why}; name another file; nothing was written", field="path")
@@ -98,8 +99,8 @@ def export(
     fmt = request.format
     root = export_root(settings)
     target = _inside(root, request.path) if stream is None else None
-    if target is not None and fmt == "amg":
-        _refuse_a_database(target, settings)
+    if target is not None:
+        _refuse_a_database(target, settings, fmt)
     initiatives = None if request.initiatives is None else known_initiatives(store, request.initiatives)
     outcome = MutationOutcome(state="applied")
     try:
@@ -264,7 +265,7 @@ def screened(path: Path, policy: str) -> Iterator[Screened]:
 @dataclass(frozen=True)
 class ReadArchive:
     """An archive found, screened and counted whole before the vault is opened: a failed import (no
-    file, a SQLite file, an archive cut short) creates no vault (decision D1)."""
+    file, a SQLite file, an archive cut short) creates no vault (decision 448)."""
 
     source: Path
     version: int

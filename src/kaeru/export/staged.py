@@ -54,8 +54,12 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
 def is_sqlite_file(path: Path) -> bool:
-    """Whether `path` is a file that starts as a SQLite database does (a vault or a backup of one)."""
+    """Whether `path` is a file that starts as a SQLite database does (a vault or a backup of one).
+    Only a regular file is opened: opening a FIFO to read waits for a writer (an export to a named
+    pipe hung), and a device may answer anything."""
     try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return False
         with path.open("rb") as raw:
             return raw.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
     except OSError:  # missing, a folder, unreadable: not a database this can tell
@@ -70,7 +74,7 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def live_database(target: Path, vault_file: Path | None) -> str | None:
-    """Why writing a file over `target` would destroy a database, or None (decision D1).
+    """Why writing a file over `target` would destroy a database, or None (decision 448).
 
     A file put over a SQLite database that a server has open, or that a killed writer left with its
     `-wal` or `-journal`, is not what the next opener reads: SQLite applies the log it finds to
@@ -93,7 +97,7 @@ def live_database(target: Path, vault_file: Path | None) -> str | None:
                 f"{target} is a SQLite database in use or not cleanly closed ({beside.name} is beside it): "
                 "writing over it would destroy it (a vault's `vault.sqlite3` perhaps)"
             )
-        if target.name.endswith(end) and os.path.lexists(target.with_name(target.name[: -len(end)])):
+        if target.name.endswith(end) and is_sqlite_file(target.with_name(target.name[: -len(end)])):
             return f"{target} is the {end} file of the SQLite database beside it: writing there would destroy that database"
     return None
 

@@ -15,6 +15,7 @@ Loaded with the HTTP side only (decision 16.O1)."""
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,18 @@ _UNSUPPORTED_PROTOCOL_VERSION = -32022
 
 #: The first byte of a JSON number, string, `true`, `false` or `null`: a body that is no message.
 _SCALAR_OPENINGS = b'0123456789-"tfn'
+
+
+def _scalar(first: Message) -> bool:
+    """Whether a body that came whole in its first chunk is JSON but no object or array (`42`,
+    `null`); one that is no JSON at all (`nonsense`) stays the SDK's parse error."""
+    if first.get("more_body"):
+        return False
+    try:
+        return not isinstance(json.loads(first.get("body", b"")), dict | list)
+    except ValueError:
+        return False
+
 
 #: (HTTP status, message) or (status, message, JSON-RPC code, error data).
 Refusal = tuple[int, str] | tuple[int, str, int, dict[str, object]]
@@ -87,7 +100,7 @@ class RequestGate:
         if opening == b"[":
             await _refuse(scope, receive, send, 400, BATCH)
             return None
-        if opening and opening in _SCALAR_OPENINGS:
+        if opening and opening in _SCALAR_OPENINGS and _scalar(first):
             await _refuse(scope, receive, send, 400, NOT_AN_OBJECT)
             return None
         given = False

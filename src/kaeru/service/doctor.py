@@ -149,9 +149,7 @@ def diagnose(
             else "check KAERU_DATABASE_URL (host, port, database, user, password) and that the PostgreSQL server "
             "runs and accepts connections"
             if settings.database_url
-            # The same way out as every other command names for a damaged file (decision 450).
-            else "a damaged file: `kaeru salvage NEW_FOLDER` copies what still reads into a new vault (or "
-            "restore a `kaeru backup` copy); a file this account may not read: check its permissions"
+            else _sqlite_open_fix(error.message)
         )
         # Opened, then refused (a role without rights on the tables): the checks made so far stay,
         # and the failure is the schema's — a second `vault` line, `ok` then `fail`, broke monitors.
@@ -480,3 +478,16 @@ def migration_state(settings: Settings, open_health: Callable[[Settings], VaultH
 
 
 __all__ = ["diagnose", "migration_state"]
+
+
+def _sqlite_open_fix(message: str) -> str:
+    """What to do about a SQLite vault that would not open, by why: a damaged file gets the way out
+    every other command names for it (decision 450), a locked one waits, the rest is access."""
+    if "BusyError" in message or "locked" in message:
+        return "another process holds the vault locked (an exclusive lock, a long write): let it end, then run again"
+    if any(word in message for word in ("NotADBError", "CorruptError", "not a database", "malformed", "damaged")):
+        return (
+            "a damaged file: `kaeru salvage NEW_FOLDER` copies what still reads into a new vault (or restore a "
+            "`kaeru backup` copy)"
+        )
+    return "check that this account may read and write the vault file and its folder"

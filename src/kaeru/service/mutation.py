@@ -80,7 +80,10 @@ def derived_tags(name: str, body: str | None) -> list[str]:
 def retag(tags: tuple[str, ...], name: str, body: str | None, node_id: str = "") -> tuple[str, ...]:
     """Re-derive the `topic:`/`lang:` families after a text change; every other tag is kept."""
     kept = [t for t in tags if not t.startswith(DERIVED_FAMILIES)]
-    return merge_tags(kept, derived_tags(topic_name(name, node_id), body))
+    # An auto-name's words are its first body's: after a text change they are not this body's, and
+    # topics drawn from them kept the memory found by what it used to say (decision 451).
+    auto = bool(node_id) and topic_name(name, node_id) != name
+    return merge_tags(kept, derived_tags("" if auto else name, body))
 
 
 #: A long operation done in chunks, each its own transaction (a merge, a delete, an import), waits
