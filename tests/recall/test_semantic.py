@@ -117,3 +117,43 @@ def test_the_packaged_model_embeds_offline(store: Store, vault: VaultSpec) -> No
     assert made.primary is not None
     found = service.recall(parse("recall", {"initiatives": ["s"], "query": "getting a new dog"}))
     assert found.hits[0].node.id == made.primary.id
+
+
+class RevisingEmbedder(ConceptEmbedder):
+    """Revises a node the first time it embeds, as another writer does while `reindex` embeds a
+    batch outside any transaction (for seconds, with a real model)."""
+
+    def __init__(self, reviser: Service, node_id: str) -> None:
+        super().__init__()
+        self.reviser, self.node_id = reviser, node_id
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if self.calls == 0:
+            patch = {"body": "a holiday by the sea, far from any database"}
+            self.reviser.revise(parse("revise", {"initiative": "s", "node": {"id": self.node_id}, "patch": patch}))
+        return super().embed(texts)
+
+
+def test_reindex_never_replaces_a_newer_texts_vector(store: Store, vault: VaultSpec) -> None:
+    """A `revise` that lands while `reindex` embeds stores its own text's vector; the reindex then
+    wrote the older text's over it, unconditionally, and the node dropped out of semantic recall
+    until the next reindex (the semantic probe of session 48). It writes only a vector whose text
+    the node still says."""
+    from kaeru.service.embedding import node_text, text_digest
+
+    written, _ = Service(store, vault.settings()).note(
+        parse("note", {"initiative": "s", "text": "we rented an automobile in Porto"})
+    )
+    assert written.primary is not None
+    node_id = written.primary.id
+    reviser = Service(store, vault.settings(), embedder=ConceptEmbedder())
+    racing = Service(store, vault.settings(), embedder=RevisingEmbedder(reviser, node_id))
+    from kaeru.service.recall.indexing import reindex
+
+    assert reindex(racing.rt) == 0  # the one node it embedded was revised meanwhile
+    with store.read() as session:
+        node = session.get_node(node_id)
+        assert node is not None
+        assert session.vector_digests("test-concepts")[node_id] == text_digest(node_text(node))
+    found = racing.recall(parse("recall", {"initiatives": ["s"], "query": "where did we go on vacation"}))
+    assert [h.node.id for h in found.hits][:1] == [node_id]

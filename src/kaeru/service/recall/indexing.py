@@ -22,8 +22,24 @@ def embed_nodes(rt: Runtime, node_ids: list[str]) -> None:
         return
     vectors = embedder.embed([t for _, t in todo])
     with rt.store.write() as session:
-        for (node_id, text), vector in zip(todo, vectors, strict=True):
-            session.put_vector(node_id, embedder.model_id, text_digest(text), pack(vector))
+        _put_current(
+            session, embedder.model_id, [(i, text_digest(t), v) for (i, t), v in zip(todo, vectors, strict=True)]
+        )
+
+
+def _put_current(session: Any, model: str, embedded: list[tuple[str, str, list[float]]]) -> int:
+    """Store each (node id, digest of the text embedded, vector) whose node still says that text;
+    how many. The embedding ran outside any transaction, for seconds: a `revise` that landed
+    meanwhile has stored its own text's vector, which an unconditional write replaced with the
+    older text's — the node then dropped out of semantic recall (decision 453)."""
+    current = session.nodes_by_ids([node_id for node_id, _, _ in embedded])
+    written = 0
+    for node_id, digest, vector in embedded:
+        node = current.get(node_id)
+        if node is not None and not node.retracted and text_digest(node_text(node)) == digest:
+            session.put_vector(node_id, model, digest, pack(vector))
+            written += 1
+    return written
 
 
 def reindex(rt: Runtime, progress: Any = None, batch: int = 256) -> int:
@@ -50,8 +66,8 @@ def reindex(rt: Runtime, progress: Any = None, batch: int = 256) -> int:
         if todo:
             vectors = embedder.embed([t for _, _, t in todo])
             with rt.store.write() as session:
-                for (node_id, digest, _), vector in zip(todo, vectors, strict=True):
-                    session.put_vector(node_id, embedder.model_id, digest, pack(vector))
-            written += len(todo)
+                written += _put_current(
+                    session, embedder.model_id, [(i, d, v) for (i, d, _), v in zip(todo, vectors, strict=True)]
+                )
         if progress is not None:
             progress(written, after)
