@@ -23,24 +23,13 @@ from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.clock import offset_of
 from kaeru.storage.postgres.db import translate
 from kaeru.storage.postgres.store import (
-    _LOCAL_SETTINGS,
-    IDLE_FLOOR,
+    LOCAL_SETTINGS,
+    SESSION_SETTINGS,
     PostgresSession,
     database_encoding,
     redact_url,
 )
 
-#: What a store's transactions run under (`PostgresStore._configure`, `_LOCAL_SETTINGS`), set for the
-#: session on a connection answered by the process it opened (behind a pooler, which this tells,
-#: `_LOCAL_SETTINGS` sets them per transaction instead). An idle limit of at least a minute
-#: (`IDLE_FLOOR`): the doctor's Python work between two statements of one snapshot (the vectors
-#: counted) is no idle client.
-_SESSION_SETTINGS = (
-    "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
-    "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) "
-    "|| set_config('jit', 'off', false) || "
-    f"set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, false) END"
-)
 #: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
 #: and primary-key constraints as `table(columns)`, triggers by name, each index with its statement;
 #: all from the catalog of the vault's schema — the one its `schema_migrations` is found in: an
@@ -117,7 +106,7 @@ class PostgresHealth(Health):
         idle = self._c.autocommit
         self._c.autocommit = True
         try:
-            row = self._c.execute(_SESSION_SETTINGS, (key, key, *self._timeouts)).fetchone()
+            row = self._c.execute(SESSION_SETTINGS, (key, key, *self._timeouts)).fetchone()
         except psycopg.errors.QueryCanceled as exc:  # under the role's or the database's timeout still
             raise VaultUnusable(
                 f"the server cancelled kaeru's first statement, which sets its timeouts: the role or the database "
@@ -136,7 +125,7 @@ class PostgresHealth(Health):
         """Behind a pooler, this transaction's timeouts, as its first statement (`use_timeouts`)."""
         if self.pooled:
             try:
-                self._c.execute(_LOCAL_SETTINGS, self._timeouts)
+                self._c.execute(LOCAL_SETTINGS, self._timeouts)
             except psycopg.Error as exc:
                 raise translate(exc) from exc
 

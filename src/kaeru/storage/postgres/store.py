@@ -73,8 +73,15 @@ IDLE_FLOOR = (
     "CASE WHEN current_setting('idle_in_transaction_session_timeout')::interval BETWEEN interval '1 ms' "
     "AND interval '60 s' THEN '60s' ELSE current_setting('idle_in_transaction_session_timeout') END"
 )
+#: What `_configure` sets for a connection's session, the first column whether a pooler answers
+#: (the process answering is not the one the cancel key names); the doctor's connection sets it too.
+SESSION_SETTINGS = (
+    "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
+    "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) || "
+    f"set_config('jit', 'off', false) || set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, false) END"
+)
 #: What `_configure` sets for a connection's session, set for one transaction instead (a pooler's).
-_LOCAL_SETTINGS = (
+LOCAL_SETTINGS = (
     "SELECT set_config('lock_timeout', %s, true), set_config('statement_timeout', %s, true), "
     f"set_config('jit', 'off', true), set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, true)"
 )
@@ -264,11 +271,7 @@ class PostgresStore:
         lock, statement = self._timeouts
         try:
             row = conn.execute(
-                "SELECT pg_backend_pid() <> %s, CASE WHEN pg_backend_pid() = %s THEN "
-                "set_config('lock_timeout', %s, false) || set_config('statement_timeout', %s, false) || "
-                "set_config('jit', 'off', false) || "
-                f"set_config('idle_in_transaction_session_timeout', {IDLE_FLOOR}, false) END"
-                + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
+                SESSION_SETTINGS + (", (SELECT max(version) FROM schema_migrations)" if self._schema else ""),
                 (key, key, lock, statement),
             ).fetchone()
         except psycopg.errors.UndefinedTable:
@@ -397,7 +400,7 @@ class PostgresStore:
         # BEGIN goes with the first statement (16.L7); a pooled connection that died is replaced then.
         # A write learns its transaction id there too, to ask its fate if COMMIT's answer is lost.
         settle = None if read_only else self._settle
-        db.begin(begin, self._replace, (_LOCAL_SETTINGS, self._timeouts) if self.pooled else None, settle)
+        db.begin(begin, self._replace, (LOCAL_SETTINGS, self._timeouts) if self.pooled else None, settle)
         try:
             try:
                 session = PostgresSession(db, read_only=read_only, copies=self.copies)
