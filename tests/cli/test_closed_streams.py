@@ -109,3 +109,17 @@ def test_a_read_with_stdout_closed_ends_as_it_would(tmp_path: Path) -> None:
     assert code == 0, stderr
     code, _, stderr = _closed((1,), env, "--json", "doctor")
     assert code == 0, stderr
+
+
+def test_an_export_to_a_closed_stdout_is_refused(tmp_path: Path) -> None:
+    """`kaeru export -` with stdout closed wrote the archive to nobody, exited 0 and said "wrote
+    standard output": a backup script would believe it had one. It is a usage error naming why."""
+    env = kaeru_env({"KAERU_VAULT": str(tmp_path / "vault")})
+    assert _closed((), env, "note", "the knot feeds at low tide", "-i", "shore")[0] == 0
+    for args in (("export", "-"), ("--json", "export", "-")):
+        code, _, stderr = _closed((1,), env, *args)
+        assert code == 2, stderr
+        assert "standard output is closed" in stderr
+        assert "wrote standard output" not in stderr
+    code, stdout, _ = _closed((), env, "export", "-")
+    assert code == 0 and stdout.startswith("{"), "an open stdout still gets the archive"

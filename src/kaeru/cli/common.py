@@ -78,7 +78,8 @@ class _Output:
     Bytes written to `buffer` directly (the MCP stdio transport's) pass unguarded."""
 
     def __init__(self, stream: Any, failures: list[OSError], fd: int) -> None:
-        if stream is None:  # closed before the command started (`>&-`): nobody reads it, as after `| head -1`
+        self.closed_at_start = stream is None  # `>&-`: nobody reads it, as after `| head -1`
+        if stream is None:
             self.hold(fd)
             stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (as long as the command)
         self._stream = stream
@@ -145,9 +146,8 @@ class KaeruGroup(click.Group):
             interrupted()
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        # stderr is guarded as stdout is: `kaeru … 2>&1 | head -1` puts both on one pipe, and an
-        # unguarded message written after its reader left (an issue, "(more: …)") ended a command
-        # that had done its work with click's exit 1 — a stored note looked failed.
+        # stderr is guarded as stdout is: `kaeru … 2>&1 | head -1` puts both on one pipe, and a message written
+        # after its reader left (an issue, "(more: …)") ended a command done with exit 1 — a stored note looked failed.
         failures: list[OSError] = []
         err_failures: list[OSError] = []
         stdout, stderr = sys.stdout, sys.stderr

@@ -148,6 +148,9 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     to_stdout = path == "-"
     if to_stdout and fmt != "amg":
         raise click.UsageError("a markdown export is a folder: name it (`-`, standard output, takes an amg archive)")
+    if to_stdout and getattr(sys.stdout, "closed_at_start", False):
+        # Written to nobody, the archive was lost and the command said "wrote standard output".
+        raise click.UsageError("standard output is closed (`>&-`): the archive would be lost; name a file, or pipe `-`")
     if fmt == "amg" and path.endswith(("/", os.sep)):
         # A `Path` drops the `/`: `exports/` was written as one file named `exports`.
         folder = InvalidArgument(

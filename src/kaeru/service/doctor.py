@@ -59,7 +59,7 @@ class VaultHealth(Protocol):
     def index_agreement(self) -> IndexAgreement: ...
     def read(self) -> Any: ...
     def wal_bytes(self) -> int: ...  # SQLite only: asked when `backend` is "sqlite"
-    def unwritable(self) -> str | None: ...  # SQLite only, as `wal_bytes`
+    def unwritable(self) -> tuple[str, str] | None: ...
     def readable_by_others(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def shared_place(self) -> str | None: ...  # SQLite only, as `wal_bytes`
     def section_count_errors(self) -> list[str] | None: ...  # PostgreSQL only, as `wal_bytes`
@@ -197,6 +197,7 @@ def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
                 None if status == OK else "check the server's logs",
             )
         )
+        checks.append(_writable(health.unwritable()))
         checks.append(_encoding(health.text_encoding()))
         checks.append(_clock(health.clock_offset()))
     try:
@@ -229,16 +230,12 @@ def _schema_checks(health: VaultHealth, checks: list[Check]) -> None:
     checks.append(_search(health))
 
 
-def _writable(problem: str | None) -> Check:
-    """A vault its user cannot write still reads, so nothing else here notices it (decision 173)."""
+def _writable(problem: tuple[str, str] | None) -> Check:
+    """A vault its user cannot write still reads, so nothing else here notices it (decisions 173, 454):
+    the doctor's own connection only reads."""
     if problem is None:
-        return Check("writable", OK, "the vault file and its folder can be written")
-    return Check(
-        "writable",
-        FAIL,
-        f"{problem}: reads answer, every write is refused",
-        "make the file and its folder writable by the user that runs kaeru (chmod u+w), or run kaeru as their owner",
-    )
+        return Check("writable", OK, "kaeru can write the vault")
+    return Check("writable", FAIL, f"{problem[0]}: reads answer, every write is refused", problem[1])
 
 
 def _private(exposed: str | None, vault: dict[str, Any]) -> Check:

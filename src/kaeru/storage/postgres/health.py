@@ -21,7 +21,7 @@ from kaeru.errors import Unavailable
 from kaeru.storage.health import Health, IndexAgreement
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.clock import offset_of
-from kaeru.storage.postgres.db import translate
+from kaeru.storage.postgres.db import READ_ONLY_REMEDY, TABLE_GRANT_REMEDY, translate
 from kaeru.storage.postgres.store import (
     LOCAL_SETTINGS,
     SESSION_SETTINGS,
@@ -48,6 +48,17 @@ _OBJECTS = (
     "WHERE k.contype IN ('p', 'u') AND c.relnamespace IN (SELECT oid FROM here) "
     "UNION ALL SELECT 'trigger', t.tgname, NULL FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid "
     "WHERE NOT t.tgisinternal AND c.relnamespace IN (SELECT oid FROM here)"
+)
+
+#: The vault's tables and sequences this role lacks a right on that a write needs (one privilege
+#: at a time: `has_table_privilege` with a list is true when any one is held).
+_DENIED = (
+    "WITH here AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('schema_migrations')) "
+    "SELECT CASE WHEN relkind = 'S' THEN 'sequence ' ELSE 'table ' END || relname FROM pg_class "
+    "WHERE relnamespace IN (SELECT oid FROM here) AND ((relkind IN ('r', 'p') AND NOT ("
+    "has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT') AND "
+    "has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE'))) "
+    "OR (relkind = 'S' AND NOT has_sequence_privilege(oid, 'USAGE'))) ORDER BY relname"
 )
 
 
@@ -175,6 +186,23 @@ class PostgresHealth(Health):
             else:
                 found.add(f"{kind} {name}")
         return found, indexes
+
+    def unwritable(self) -> tuple[str, str] | None:
+        """Why this role could not write the vault — a standby in recovery, sessions read-only by
+        default, or a table or sequence of the vault it may not change — and the fix, or None. Each
+        refuses every write (decisions 187, 445) while reads answer; the doctor's connection only reads."""
+        ((recovery, read_only),) = self._rows(
+            "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'"
+        )
+        if recovery:
+            return "the PostgreSQL server is a standby in recovery", READ_ONLY_REMEDY
+        if read_only:
+            return "the role or the database sets default_transaction_read_only = on", READ_ONLY_REMEDY
+        denied = [str(r[0]) for r in self._rows(_DENIED)]
+        if denied:
+            shown = ", ".join(denied[:4]) + (f" and {len(denied) - 4} more" if len(denied) > 4 else "")
+            return f"the role {self._c.info.user} may not change {shown}", TABLE_GRANT_REMEDY
+        return None
 
     def integrity(self) -> list[str]:
         """The server answers a query: `["ok"]` (PostgreSQL checks its own pages)."""

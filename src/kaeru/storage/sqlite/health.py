@@ -143,16 +143,18 @@ class SqliteHealth(Health):
         wal = self.path.with_name(self.path.name + "-wal")
         return wal.stat().st_size if wal.exists() else 0
 
-    def unwritable(self) -> str | None:
+    def unwritable(self) -> tuple[str, str] | None:
         """Why this process could not write the vault — its file, or the folder where SQLite makes the
-        `-wal` and `-shm` files beside it, read-only for this user or on a read-only file system — or None."""
+        `-wal` and `-shm` files beside it, read-only for this user or on a read-only file system — and
+        the fix, or None."""
+        fix = (
+            "make the file and its folder writable by the user that runs kaeru (chmod u+w), or run kaeru as their owner"
+        )
         if not os.access(self.path, os.W_OK):
-            return f"the vault file {self.path} cannot be written by this user (a read-only file or file system)"
+            return f"the vault file {self.path} cannot be written by this user (a read-only file or file system)", fix
         if not os.access(self.path.parent, os.W_OK | os.X_OK):
-            return (
-                f"the vault folder {self.path.parent} cannot be written by this user (SQLite makes its -wal and "
-                "-shm files there)"
-            )
+            why = f"the vault folder {self.path.parent} cannot be written by this user (SQLite makes its -wal and -shm files there)"
+            return why, fix
         return None
 
     def copy_into(self, target: Path) -> None:
