@@ -181,6 +181,23 @@ def test_a_broken_extra_stores_the_note_and_recall_answers(vault: VaultSpec, tmp
     assert doctor.code == 1 and "[FAIL] semantic" in doctor.stdout, doctor.stdout
 
 
+def test_a_server_whose_model_cannot_load_says_it_in_one_line(vault: VaultSpec, tmp_path: Path) -> None:
+    """`kaeru serve` loads the model after the first `tools/list` (decision 235); a broken install was
+    logged as two chained tracebacks in the client's log. It is one line: why, the fix, lexical recall."""
+    env = {"KAERU_SEMANTIC": "1", "PYTHONPATH": broken_extra(tmp_path)}
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    lines = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    served = kaeru(vault, "serve", stdin="".join(json.dumps(line) + "\n" for line in lines).encode(), **env)
+    assert served.code == 0 and '"id":2' in served.stdout.replace(" ", ""), served.stdout[:300]
+    said = [line for line in served.stderr.splitlines() if "semantic model" in line]
+    assert len(said) == 1 and "ImportError: libtorch_cpu.so" in said[0] and "recall stays lexical" in said[0], said
+    assert "Traceback" not in served.stderr and "direct cause" not in served.stderr
+
+
 def test_the_missing_half_of_the_setup_is_named(vault: VaultSpec, tmp_path: Path) -> None:
     """KAERU_SEMANTIC=1 without the extra: `serve` says so once on stderr, `reindex` names the extra
     and the README's install line; the extra without the variable: `reindex` names the variable."""

@@ -1,10 +1,9 @@
 """The one adapter between MCP tool calls and the service.
 
-A tool call is: validate the arguments against the tool's declared input schema, once, and build
-its request model (`api/requests.py`) → one service call in a worker thread → an envelope. Every failure — schema violation, `KaeruError`, or an
-unexpected exception — becomes a `rejected` envelope that validates against the tool's output
-schema, returned with `isError: true`. Nothing here raises to the SDK.
-"""
+A tool call is: validate the arguments against the tool's declared input schema, once, and build its request
+model (`api/requests.py`) → one service call in a worker thread → an envelope. Every failure — schema violation,
+`KaeruError`, or an unexpected exception — becomes a `rejected` envelope that validates against the tool's output
+schema, returned with `isError: true`. Nothing here raises to the SDK."""
 
 from __future__ import annotations
 
@@ -21,7 +20,7 @@ import anyio
 import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
-from kaeru.errors import Internal, KaeruError, Unavailable
+from kaeru.errors import Internal, KaeruError, SemanticUnavailable, Unavailable
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
@@ -241,8 +240,8 @@ class ToolRegistry:
             if self._load is None:
                 return
             self._service = self._load(self)
-            # No tool's schemas are built here: `tools/list` is answered from the pinned listing,
-            # and each tool builds its own schema and validator at its first call (decision 16.S1).
+            # No tool's schemas are built here: `tools/list` is answered from the pinned listing, and each
+            # tool builds its own schema and validator at its first call (decision 16.S1).
             if self.output.text == "compact":
                 import kaeru.mcp.render  # noqa: F401  (loaded with the rest, not on the first call)
             self._load = None
@@ -265,14 +264,15 @@ class ToolRegistry:
         except Exception:  # the first call runs the loader again and answers its failure
             log.exception("building the tools failed")
             return
-        # With the semantic channel on, every write embeds its text and every `recall` its query: the
-        # model is loaded here, after the first `tools/list`, so that the first of those calls does
-        # not wait seconds for it (decision 235).
+        # With the semantic channel on, every write and `recall` embeds: the model is loaded here, after the
+        # first `tools/list`, so that the first of those calls does not wait seconds for it (decision 235).
         embedder = self._service.rt.embedder if self._service is not None else None
         warm = getattr(embedder, "warm", None)
         if warm is not None:
             try:
                 warm()
+            except SemanticUnavailable as exc:  # a broken install, said in one line with its fix
+                log.error("%s; recall stays lexical", exc.message)
             except Exception:  # the first embedding loads it again and says what failed
                 log.exception("loading the semantic model failed")
 
