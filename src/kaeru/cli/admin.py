@@ -148,11 +148,15 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     With --force into a target that holds memory, the copy is verified as holding every record of
     the source (the target keeps its own memory besides).
 
+    Then the semantic channel's stored vectors (every model's) follow, each only onto a live node
+    of the target that says the text it was computed from, so recall by meaning needs no reindex.
+
     --json: {"ok": true, "copied": {"initiatives", "ended_initiatives", "node_revisions", "edge_revisions",
-    "slot_revisions", "audit", "skipped"}, "digest", "merged", "flagged": [{"line", "field", "message"}]}.
+    "slot_revisions", "audit", "skipped", "vectors"}, "digest", "merged", "flagged": [{"line", "field", "message"}]}.
     """
     from kaeru.errors import KaeruError, Unavailable
     from kaeru.export import archive
+    from kaeru.export.vectors_copy import copy_vectors
 
     if _same_vault(source, target):  # it said "the target vault is not empty (use --force …)"
         fail(ctx, "invalid_argument", f"source and target are the same vault ({target}): name another target", 2)
@@ -170,13 +174,18 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
             fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
         with progress_bar(ctx) as bar:
             task = bar.add_task("copying", total=None)
+
+            def show(stage: str, n: int) -> None:
+                bar.update(task, description=f"{stage}: {n}")
+
             done = archive.copy(
                 src,
                 dst,
-                lambda stage, n: bar.update(task, description=f"{stage}: {n}"),
+                show,
                 settings_of(ctx).actor,
                 merge=force and held,  # the target keeps its own memory: the source's must be in it
             )
+            vectors = copy_vectors(src, dst, show)  # once the records are verified: an archive holds none
     except RuntimeError as exc:
         fail(ctx, "copy_not_verified", str(exc))
     except Unavailable as exc:  # the target (or the source) stopped answering, maybe part way
@@ -199,14 +208,16 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     report, digest = done.report, done.digest
     flagged = [{"line": f.line, "field": f.field, "message": f.message} for f in done.flagged]
     if wants_json(ctx):
-        echo_json({"ok": True, "copied": report.counts(), "digest": digest, "merged": done.merged, "flagged": flagged})
+        copied = {**report.counts(), "vectors": vectors}
+        echo_json({"ok": True, "copied": copied, "digest": digest, "merged": done.merged, "flagged": flagged})
         return
     for f in done.flagged:
         click.echo(f"warning: line {f.line} {f.field}: {f.message}", err=True)
     verified = "every record of the source is in the target; " if done.merged else ""
     click.echo(
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
-        f"{report.slot_revisions} slot revisions, {report.audit} audit records; {verified}verified digest {digest[:16]}…"
+        f"{report.slot_revisions} slot revisions, {report.audit} audit records, {vectors} vectors; "
+        f"{verified}verified digest {digest[:16]}…"
     )
 
 

@@ -36,6 +36,14 @@ class PgVectors(Part):
         )
         return {r[0]: r[1] for r in found}
 
+    def stored_vectors(self, after: tuple[str, str] | None, limit: int) -> list[tuple[str, str, str, bytes]]:
+        where, params = ("WHERE (node_id, model) > (?, ?) ", [*after]) if after is not None else ("", [])
+        found = self._db.rows(
+            f"SELECT node_id, model, text_sha, embedding FROM node_vectors {where}ORDER BY node_id, model LIMIT ?",
+            [*params, limit],
+        )
+        return [(r[0], r[1], r[2], struct.pack(f"<{len(r[3])}f", *r[3])) for r in found]
+
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
         return None  # one exact scan of the scope's rows
 

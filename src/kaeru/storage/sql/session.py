@@ -186,6 +186,13 @@ class SqlSession(
         (those without one are left out): in one statement, for recall's candidates."""
         raise NotImplementedError
 
+    def stored_vectors(self, after: tuple[str, str] | None, limit: int) -> list[tuple[str, str, str, bytes]]:
+        """The next `limit` stored vectors of every model after (node id, model) `after` (from the
+        first when None), in (node id, model) order: (node id, model, text digest, vector as
+        `service.embedding.pack` makes it, whatever the engine keeps). A page at a time, so a copy
+        of them never holds them all (`export.vectors_copy`)."""
+        raise NotImplementedError
+
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
         """The first round of candidates `nearest_vectors` would rank for `limit` (scope not yet
         applied), or None where it scans exactly: so another thread can compute them (17.X2)."""

@@ -306,6 +306,14 @@ class SqliteVectors(Part):
         )
         return {r[0]: r[1] for r in found}
 
+    def stored_vectors(self, after: tuple[str, str] | None, limit: int) -> list[tuple[str, str, str, bytes]]:
+        where, params = ("WHERE (node_id, model) > (?, ?) ", [*after]) if after is not None else ("", [])
+        found = self._db.rows(
+            f"SELECT node_id, model, text_sha, vector FROM node_vectors {where}ORDER BY node_id, model LIMIT ?",
+            [*params, limit],
+        )
+        return [(r[0], r[1], r[2], bytes(r[3])) for r in found]
+
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
         return self._ranked_candidates(model, quantize(vector), vector, max(limit * OVERSAMPLE, MIN_CANDIDATES))
 
