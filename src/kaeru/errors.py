@@ -114,8 +114,9 @@ ISSUE_CODES: dict[str, str] = {
         "make retries replay."
     ),
     "tasks_moved": (
-        "Warning: `set_board` removed columns that held tasks; they were moved (a finished one to the "
-        "closing column, any other to the first) and are listed as affected. Move them on with `task_update`."
+        "Warning: `set_board` removed columns that held tasks, or `initiative merge` brought tasks from a board "
+        "without their column; they were moved (a finished one to the closing column, any other to the first) "
+        "and are listed as affected. Move them on with `task_update`."
     ),
     "import_conflict": (
         "Warning: records of an imported archive differ from this vault's records of the same node or "
@@ -199,5 +200,14 @@ ISSUE_CODES: dict[str, str] = {
     "links_unresolved": (
         "Warning (`kaeru import-from`): wiki links of a folder's notes name no note in that folder; "
         "the notes were imported without those links, the message lists some."
+    ),
+    "name_cleaned": (
+        "Warning (`kaeru import-from`): an item's name is not one a node can hold (line breaks or tabs in it, "
+        "or longer than a name may be); it was imported under the cleaned name the message gives, and the "
+        "source's name is kept in the node's properties."
+    ),
+    "read_graph_file": (
+        "Information (`kaeru import-from memory-jsonl`): the file is one JSON document with `entities` and "
+        "`relations` (the memory server's `read_graph` answer), not JSON lines; it was read as such."
     ),
 }

@@ -152,7 +152,7 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
     of the target that says the text it was computed from, so recall by meaning needs no reindex.
 
     --json: {"ok": true, "copied": {"initiatives", "ended_initiatives", "node_revisions", "edge_revisions",
-    "slot_revisions", "audit", "skipped", "vectors"}, "digest", "merged", "flagged": [{"line", "field", "message"}]}.
+    "slot_revisions", "audit", "skipped", "conflicts", "vectors"}, "digest", "merged", "flagged": [{"line", "field", "message"}]}.
     """
     from kaeru.errors import KaeruError, Unavailable
     from kaeru.export import archive

@@ -37,7 +37,8 @@ def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only:
 
     Example: kaeru token add alice --initiatives webshop,infra --read-only
 
-    --json: {"ok": true, "name", "token", "initiatives": [..] | null, "read_only", "created_at"}.
+    --json: {"ok": true, "name", "token", "initiatives": [..] | null, "read_only", "created_at", "absent": [..]}
+    (`absent`: granted initiatives the vault does not hold yet).
     """
     from kaeru.service import grants
 
