@@ -107,7 +107,10 @@ ISSUE_CODES: dict[str, str] = {
     "request_id_reused": "The `request_id` was already used with different arguments.",
     "immutable_source": "A reference's source bytes cannot be revised; use `replace`.",
     "secret_detected": "The text looks like a secret (API key, token, private key) and policy rejects it.",
-    "new_initiative": "Warning: the write created a new initiative; check the did-you-mean suggestions.",
+    "new_initiative": (
+        "Warning: the write created a new initiative (an import: one the vault knew under another name, or "
+        "close to one it holds); check the did-you-mean suggestions."
+    ),
     "duplicate_call": (
         "Warning: the same call (every argument, by the same actor, without `request_id`) wrote a node "
         "minutes ago, and this one wrote another. If it was a retry, `forget` one; give `request_id` to "
@@ -118,10 +121,15 @@ ISSUE_CODES: dict[str, str] = {
         "without their column; they were moved (a finished one to the closing column, any other to the first) "
         "and are listed as affected. Move them on with `task_update`."
     ),
+    "closing_columns_changed": (
+        "Warning: `set_board` changed which kept columns close a task (`done`, else the last column, and every "
+        "column after it): their tasks were closed (`done_at` recorded) or opened again, and are listed as affected."
+    ),
     "import_conflict": (
-        "Warning: records of an imported archive differ from this vault's records of the same node or "
-        "slot revision (both vaults changed them after they parted); the vault's were kept, the "
-        "message names them. Compare with `trail`, and `revise` what should change."
+        "Warning: records of an imported archive differ from this vault's records of the same node, edge "
+        "or slot revision (both vaults changed them after they parted); the vault's were kept, and the "
+        "archive's later revisions of them, which build on its own, were left out too; the message names "
+        "them. Compare with `trail`, and `revise` what should change."
     ),
     "budget_truncated": (
         "Warning: text was cut to fit `budget_chars`, or the bound of a `trail` history page or of a "
@@ -152,6 +160,22 @@ ISSUE_CODES: dict[str, str] = {
         "Warning: `forget`, or an initiative's `delete`, retracted the only node that superseded some other "
         "node, which reads current again (`search`, `recall` and `context` answer it as current). The "
         "message names them; link a successor to them or forget them if they are out of date."
+    ),
+    "superseded_current_too": (
+        "Warning: `evolve supersede`, or `note`/`task` with `link_to` and `edge_type` supersedes, named a node "
+        "that was superseded before: the new node supersedes its current version(s) in this initiative too, "
+        "so that one version stays current (a second successor would have left two). The message names them; "
+        "one in another initiative stays current and is named."
+    ),
+    "supersession_forked": (
+        "Warning: `link` made a node supersede a target that already had current successor(s); they stay "
+        "current beside it (two current versions). The message names them; link the new node to each with "
+        "supersedes if it replaces them too."
+    ),
+    "revised_superseded": (
+        "Warning: `revise` changed a node that something supersedes: the revision is stored, but `context`, "
+        "`search` and `recall` answer its current successor(s), named in the message; revise those to change "
+        "the current value."
     ),
     "path_search_cut": (
         "Warning: a strongest-path search (`trail kind=path`, `link action=chain`) stopped at its bound of "

@@ -1,5 +1,5 @@
 """The board marks a task overdue exactly when the service says it is (`tasks.is_overdue`): a due day
-before the user's today, in KAERU_TIMEZONE, while the task is not in the column that closes it. The
+before the user's today, in KAERU_TIMEZONE, while the task is in no column that closes it. The
 board had its own copy of the rule, which took the board's last column for the closing one: on a
 board whose `done` is not last, a finished task was marked overdue and a task left open in the last
 column was not. In process, on both backends: the viewer's app over the tools of a service whose
@@ -73,8 +73,9 @@ def test_the_board_and_the_service_agree_on_overdue_at_the_users_day_edges(store
     call = make_call(service)
     columns = [
         {"key": "open", "label": "Open"},
-        {"key": "done", "label": "Done"},
         {"key": "shelved", "label": "Shelved"},
+        {"key": "done", "label": "Done"},
+        {"key": "dropped", "label": "Dropped"},
     ]
     assert call("initiative", initiative="tz", action="set_board", columns=columns)["state"] != "rejected"
 
@@ -87,8 +88,9 @@ def test_the_board_and_the_service_agree_on_overdue_at_the_users_day_edges(store
     yesterday = task("due yesterday", "2026-12-03")
     today = task("due today", "2026-12-04")
     tomorrow = task("due tomorrow, UTC's today", "2026-12-05")
-    shelved = task("shelved, due yesterday", "2026-12-03", "shelved")  # open: `done` closes a task
+    shelved = task("shelved, due yesterday", "2026-12-03", "shelved")  # open: before `done`
     done = task("done, due yesterday", "2026-12-03", "done")
+    dropped = task("dropped, due yesterday", "2026-12-03", "dropped")  # closed: after `done` (decision 460)
 
     def service_says() -> set[str]:
         tasks = next(s for s in call("context", initiative="tz")["data"]["sections"] if s["name"] == "tasks")
@@ -103,4 +105,4 @@ def test_the_board_and_the_service_agree_on_overdue_at_the_users_day_edges(store
     clock.advance(hours=8)  # 01:00 on the 5th in Los Angeles: the task due on the 4th is late now
     assert service_says() == {yesterday, today, shelved}
     assert _marked_overdue(_board_page(service, "tz")) == {yesterday, today, shelved}
-    assert tomorrow not in service_says() and done not in service_says()
+    assert tomorrow not in service_says() and done not in service_says() and dropped not in service_says()

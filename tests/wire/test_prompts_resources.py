@@ -53,8 +53,10 @@ async def test_prompts_list_and_get(server_env: dict[str, str], tmp_path: Path) 
         assert message.role == "user"
         text = message.content.text
         assert "heron-billing" in text and "Never drop the ledger table." in text and "Chose PostgreSQL" in text
-        bundle = json.loads(text[text.index("```json") + 7 : text.rindex("```")])
-        assert bundle["initiative"] == "heron-billing"
+        # The bundle as the context tool's text, then its coverage (re-entry probe, session 49).
+        assert "context ok: initiative=heron-billing" in text
+        coverage = json.loads(text[text.rindex("coverage: ") + len("coverage: ") :])
+        assert coverage["initiatives"] == ["heron-billing"] and coverage["rules_complete"] is True
 
         decided = await client.get_prompt(
             "decide", {"initiative": "heron-billing", "decision": "use uv", "why": "speed"}

@@ -47,7 +47,7 @@ def _agree(call: Call, answer: dict[str, Any], names: set[str]) -> None:
 
 def test_the_search_a_context_line_names_finds_what_its_section_chose(call: Call) -> None:
     call("note", initiative="p", text="the project starts")
-    columns = [{"key": "todo"}, {"key": "done"}, {"key": "later"}]  # `done` closes, though not last
+    columns = [{"key": "todo"}, {"key": "later"}, {"key": "done"}, {"key": "dropped"}]  # `done` and after close
     assert call("initiative", initiative="p", action="set_board", columns=columns)["state"] == "applied"
     # Oldest first: the newest work fills `warm` and `recent`, which would show what a cap left out.
     for i in range(12):

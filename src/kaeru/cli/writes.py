@@ -210,6 +210,11 @@ def import_cmd(ctx: click.Context, path: str) -> None:
     The archive passes the same limits and secret policy as a tool write: under `reject` a refused
     record (named by line and field) stops the whole import before anything is written. PATH `-`
     reads the archive (gzip or not) from standard input, kept in a temporary file while it is read.
+
+    A node, edge or slot this vault and the archive's vault each changed after they parted keeps
+    this vault's history; the archive's revisions of it from there on are left out and named
+    (import_conflict). An archive holds memory, not retries: replay keys stay behind, so a retry
+    with an old request_id is written anew (a restored `kaeru backup` keeps them).
     """
     with contextlib.ExitStack() as stack:
         source = spooled_stdin(stack) if path == "-" else path_argument(path).resolve()

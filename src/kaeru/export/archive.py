@@ -18,13 +18,13 @@ from kaeru.config import Settings, file_in_the_way
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable, UnknownInitiative
 from kaeru.export import amg, markdown, verify
+from kaeru.export.import_report import ImportReport
 from kaeru.export.screen import Refusal, Screener, Screening, screen
 from kaeru.export.staged import is_sqlite_file, live_database, staged_file, staged_folder
 from kaeru.export.tally import Tally
 from kaeru.export.vault_io import (
     Finish,
     Frame,
-    ImportReport,
     Progress,
     Screened,
     walk_vault,
@@ -32,7 +32,7 @@ from kaeru.export.vault_io import (
     write_archive,
     write_records,
 )
-from kaeru.service.outcomes import Change, FailedStep, Issue, MutationOutcome
+from kaeru.service.outcomes import Change, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
 from kaeru.service.runtime import vault_now
 from kaeru.storage.base import AuditRecord, Session, Store
@@ -350,7 +350,7 @@ def import_(
     else:
         report = write_records(store, screened(source, policy), progress or (lambda s, n: None), finish)
     outcome = _report_outcome(report)
-    outcome.issues.extend(report.redactions)
+    outcome.issues.extend([*report.redactions, *report.warnings])
     if settings.semantic and report.node_revisions:
         # The vectors are not computed here: this use case is given a store, not the service's
         # embedder (`import-from` is, and embeds). Said, so semantic recall's gap is not silent.
@@ -365,16 +365,7 @@ def import_(
         # Whole chunks are in the vault and the rest is not: neither `applied` nor `rejected` says
         # that (SPEC 2.1), `partial` does, and its counts are what was committed (decision 212).
         outcome.state = "partial"
-        line = report.stopped_at_line
-        outcome.failed_steps.append(
-            FailedStep(
-                f"records from line {line}",
-                report.stopped.code,
-                f"the vault refused the chunk from line {line} ({report.stopped.message}); the records before "
-                "it are imported, the rest are not: import the same archive again to write them (what is "
-                "already there is skipped)",
-            )
-        )
+        outcome.failed_steps.append(report.failed_step())
     return outcome
 
 
@@ -411,15 +402,7 @@ def _report_outcome(report: ImportReport) -> MutationOutcome:
     for name, count in report.counts().items():
         outcome.changes.append(Change(f"imported.{name}", 0, count))
     if report.conflicts:  # another vault's edit of the same revision: the vault's own is kept (decision 315)
-        named = ", ".join(report.conflicting) + (", …" if report.conflicts > len(report.conflicting) else "")
-        outcome.issues.append(
-            Issue(
-                "import_conflict",
-                f"{report.conflicts} record(s) of the archive differ from this vault's record of the same "
-                f"revision ({named}): both vaults changed them since they parted; this vault's were kept",
-                field="path",
-            )
-        )
+        outcome.issues.append(Issue("import_conflict", report.diverged_words(), field="path"))
     return outcome
 
 
@@ -469,7 +452,7 @@ def copy(
         report = write_records(target, screened(path, "allow"), progress or (lambda s, n: None))
         if report.stopped is not None:
             raise report.stopped  # a copy is verified whole or refused: a part of one is no copy
-    memory_digest = _verified(source, target, merge)
+    memory_digest = _verified(source, target, report if merge else None)
     extra: list[dict[str, Any]] = [
         {"field": "archive.sha256", "before": None, "after": memory_digest},
         {"field": "copy.flagged_secrets", "before": 0, "after": len(found.flagged)},
@@ -480,18 +463,19 @@ def copy(
     return CopyReport(report, memory_digest, found.flagged, merge)
 
 
-def _verified(source: Store, target: Store, merge: bool) -> str:
+def _verified(source: Store, target: Store, merge: ImportReport | None) -> str:
     """The source's content digest, once the target is verified to hold its memory (the vaults' own
     import/copy records, moved along too, are left out: a target copied into before holds the
     record of that copy). Merged, the target holds more than the source: every record of the source
-    must be in it; else the target must be the source.
+    must be in it (a record that diverged from the target's, `merge.conflicts`, cannot be: said so,
+    decision 463); else the target must be the source.
 
     Raises:
         RuntimeError: the target does not hold the source's memory.
     """
     source_counts, memory_digest = content_digest(source)
-    if merge:
-        if (lacking := verify.missing_records(source, target)) is not None:
+    if merge is not None:
+        if (lacking := verify.missing_records(source, target, merge)) is not None:
             raise RuntimeError(f"copy merged into the target does not hold all of its source: {lacking}")
         return memory_digest
     target_counts, target_digest = content_digest(target)

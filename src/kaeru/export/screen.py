@@ -17,6 +17,7 @@ from kaeru.domain import guard
 from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected
 from kaeru.export import amg, shape
+from kaeru.export.lineage import Lineage
 from kaeru.service.checks import MAX_TAGS, check_name, check_tag, check_text, normalise_initiative, screen_secrets
 from kaeru.service.outcomes import Issue
 
@@ -128,6 +129,7 @@ class _Screen:
     def __init__(self, policy: str) -> None:
         self.policy = policy
         self.found = Screening()
+        self.lineage = Lineage()
         self.line = 0
         self.record = 0
 
@@ -141,8 +143,8 @@ class _Screen:
         self.line, self.record = line, id(record)
         if (surrogate := refusal_of_lone_surrogate(record)) is not None:
             self.refuse(surrogate)
-        elif wrong := shape.problems(kind, record):  # screened only once it has the shape written
-            for field_name, why in wrong:
+        elif wrong := shape.problems(kind, record) or self.lineage.check(kind, record):
+            for field_name, why in wrong:  # screened only once it has the shape written
                 self.refuse(InvalidArgument(why, field=field_name))
         else:
             self._check(kind, record)

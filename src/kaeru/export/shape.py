@@ -6,10 +6,15 @@ checked limits and secrets only: a record with a field missing, null or of the w
 and failed when it was written — an `internal` fault (a `KeyError`, a `NOT NULL` constraint), and
 past the first chunk a `rejected` import that had already written the chunks before it. Checked
 here in the same first pass, such a record is refused like any other, naming its line and field.
+So is a record kaeru never writes and would misread (an id no call can name, a weight outside
+0–1, an `audit_event` node, a live node in no initiative); what kaeru writes passes, however unusual:
+a `created_at` after `recorded_at` (a note's `occurred_at` may lie ahead), a slot held by a node
+the archive lacks (an export of some initiatives, the holder in another).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from enum import StrEnum
@@ -41,14 +46,36 @@ def moment(value: Any) -> str | None:
     return f"must be a timestamp like 2026-01-31T09:00:00.000000Z, not {_shown(value)}"
 
 
+#: A node id as kaeru writes it (`domain.ids.uuid7`, `str(uuid.UUID)`): lower case, hyphenated. Any
+#: other is read as a name wherever a node is named, so no call could reach that node by its id.
+_NODE_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def node_id(value: Any) -> str | None:
+    if not isinstance(value, str) or _NODE_ID.fullmatch(value):
+        return text(value)
+    return f"must be a node id (a UUID in lower case, as 01a24e80-0000-7000-8000-000000000000), not {_shown(value)}"
+
+
+def weight(value: Any) -> str | None:
+    """What `link` accepts (`WriteContext.add_edge`): a finite number from 0 to 1. NaN passed as a
+    number and broke the write on SQLite (`NOT NULL`) after earlier chunks were committed, and on
+    PostgreSQL was stored and exported as `NaN`, which no import could read back."""
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
+    return None if ok else f"must be a number from 0 to 1, as every edge's weight is, not {_shown(value)}"
+
+
+def stored_type(value: Any) -> str | None:
+    """A node type a vault stores: `audit_event` is one only reads make (`trail` shows audit records
+    as such nodes); no write makes one, and searches and counts leave the type out."""
+    if value == NodeType.AUDIT_EVENT.value:
+        return "must not be audit_event: that is how reads show audit records, which an archive holds as its own kind"
+    return one_of(NodeType)(value)
+
+
 def whole(value: Any) -> str | None:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
     return None if ok else f"must be a whole number, not {_shown(value)}"
-
-
-def number(value: Any) -> str | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool)
-    return None if ok else f"must be a number, not {_shown(value)}"
 
 
 def flag(value: Any) -> str | None:
@@ -102,10 +129,10 @@ def _changes(value: Any) -> str | None:
 #: check allows it). What the writer reads with `record[...]` is required; `record.get(...)` optional.
 REQUIRED: dict[str, dict[str, Check]] = {
     "node": {
-        "id": text,
+        "id": node_id,
         "rev_no": whole,
         "revision": text,
-        "node_type": one_of(NodeType),
+        "node_type": stored_type,
         "tier": one_of(Tier),
         "name": text,
         "body": optional(text),
@@ -122,17 +149,17 @@ REQUIRED: dict[str, dict[str, Check]] = {
         "pinned": flag,
     },
     "edge": {
-        "src": text,
-        "dst": text,
+        "src": node_id,
+        "dst": node_id,
         "edge_type": one_of(EdgeType),
-        "weight": number,
+        "weight": weight,
         "rev_no": whole,
         "properties": mapping,
         "created_at": moment,
         "recorded_at": moment,
         "retracted": flag,
     },
-    "slot": {"slot": text, "node_id": optional(text), "rev_no": whole, "revision": text, "updated_at": moment},
+    "slot": {"slot": text, "node_id": optional(node_id), "rev_no": whole, "revision": text, "updated_at": moment},
     "audit": {
         "at": moment,
         "operation": text,
@@ -167,7 +194,12 @@ def problems(kind: str, record: dict[str, Any]) -> list[tuple[str, str]]:
                 continue
             found += [(f"names[{i}].{f}", why) for f, why in _check(span, _SPAN, {"to": optional(moment)})]
         return found
-    return _check(record, REQUIRED[kind], OPTIONAL.get(kind, {}))
+    found = _check(record, REQUIRED[kind], OPTIONAL.get(kind, {}))
+    # Only an initiative's delete leaves a node in none, and it forgets the node (retracted) then.
+    live = kind == "node" and not found and not record["retracted"]
+    if live and not (record["initiatives"] or record.get("ended_initiatives")):
+        found.append(("initiatives", "must name an initiative: a node revision not retracted belongs to one"))
+    return found
 
 
 def _check(

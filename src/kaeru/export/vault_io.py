@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
-from kaeru.errors import Unavailable
+from kaeru.errors import KaeruError
 from kaeru.export import amg
 from kaeru.export.amg_v1 import v1_ended_initiatives, v1_slot_only
+from kaeru.export.import_report import Held, ImportReport
 from kaeru.export.screen import numbered
 from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
@@ -196,47 +197,7 @@ def _pour(source: IO[bytes], write: Callable[[bytes], object]) -> None:
         write(block)
 
 
-@dataclass
-class ImportReport:
-    initiatives: int = 0
-    #: Initiatives merged away or deleted that this run restored (records name them).
-    ended_initiatives: int = 0
-    node_revisions: int = 0
-    edge_revisions: int = 0
-    slot_revisions: int = 0
-    audit: int = 0
-    skipped: int = 0
-    #: Records skipped because the vault holds another record of the same node (or slot) and revision
-    #: number — another vault's edit, not this archive's (decision 315) — and the first few of them.
-    conflicts: int = 0
-    conflicting: list[str] = field(default_factory=list)
-    #: The vault's ids of the live initiatives that received new records (for the import's audit).
-    touched: set[int] = field(default_factory=set)
-    #: What screening redacted in the records written (not in those skipped as already present).
-    redactions: list[Issue] = field(default_factory=list)
-    #: Set when the vault stopped the run after some chunks were committed (`write_records`): why,
-    #: and the archive line of the first record not written. The counts are then the committed ones.
-    stopped: Unavailable | None = None
-    stopped_at_line: int = 0
-
-    def counts(self) -> dict[str, int]:
-        found = ((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "stopped_at_line")
-        return {name: value for name, value in found if isinstance(value, int)}
-
-    def wrote(self) -> bool:
-        """Whether this run wrote any record (a skipped one was already there)."""
-        return any(v for k, v in self.counts().items() if k not in ("skipped", "conflicts"))
-
-    def conflict(self, what: str) -> None:
-        self.conflicts += 1
-        if len(self.conflicting) < CONFLICTS_NAMED:
-            self.conflicting.append(what)
-
-
 Finish = Callable[[Session, ImportReport], None]
-
-#: How many conflicting records an import names (the rest are counted).
-CONFLICTS_NAMED = 5
 
 #: Records written per write transaction: each chunk holds the write lock for tens of milliseconds,
 #: so other processes sharing the vault get their turn between chunks (decision 15.P2).
@@ -287,16 +248,20 @@ def write_records(
     v1: _V1 | None = None,
 ) -> ImportReport:
     """Write archive records, in archive order, `CHUNK` to a write transaction; a record already
-    present (same id and revision, same edge revision, slot revision or audit record) is skipped.
+    present (same id and revision, same edge revision, slot revision or audit record) is skipped,
+    and one the vault holds otherwise is left out with every later revision of its node, edge or
+    slot (`import_report.Held`).
 
     Resumable and idempotent: a run stopped part way (a crash, a kill) left whole chunks behind, and
     running it again skips them and writes the rest. `finish` runs in the last transaction (the
     import's own audit record), with the counts of what this run wrote (decision 15.P2). When the
-    vault refuses a chunk (`Unavailable`: a full disk, the database gone) after earlier chunks of
-    this run wrote records, the run stops there and the report says so (`stopped`, with the
-    committed counts): the caller answers `partial`, not `rejected` (decision 212).
+    vault refuses a chunk (`Unavailable`: a full disk, the database gone — or any refusal) after
+    earlier chunks of this run wrote records, the run stops there and the report says so
+    (`stopped`, with the committed counts): the caller answers `partial`, not `rejected` or
+    `internal`, which say nothing was applied (decisions 212, 463).
     """
     report = ImportReport()
+    held = Held(report)
     ids: dict[amg.InitiativeKey, int] = {}
     ended_ids: set[int] = set()
     present_audit: set[tuple[str, str, str | None]] | None = None
@@ -312,7 +277,8 @@ def write_records(
 
     def one(session: Session, kind: str, record: dict[str, Any], issues: list[Issue]) -> bool | None:
         """Write `record`: True when written, False when already present, None when it has no
-        place here (an initiative already present, a slot revision of no initiative)."""
+        place here (an initiative already present, a slot revision of no initiative, a revision
+        that diverged from the vault's history: counted in `conflicts`)."""
         nonlocal present_audit, v1_started
         if kind == "initiative":
             if record.get("ended_at") is not None:
@@ -328,6 +294,8 @@ def write_records(
                 report.ended_initiatives += 1
                 return True
             existed = session.initiative_by_name(record["name"]) is not None
+            if not existed:
+                say_if_known(session, record["name"])
             initiative = session.restore_initiative(
                 record["name"], record["created_at"], record["last_activity"], record.get("properties") or {}
             )
@@ -345,11 +313,8 @@ def write_records(
             for ended_record in v1.slot_only:
                 restore_ended(session, ended_record)
         if kind == "node":
-            held = session.revision_of(record["id"], int(record["rev_no"]))
-            if held is not None:
-                if held != record["revision"]:
-                    report.conflict(f"node {record['id']} revision {record['rev_no']}")
-                return False
+            if not (new := held.node(session, record)):
+                return new
             for key in amg.node_keys(record):
                 if v1 is not None and key in v1.ended and key not in ids:
                     restore_ended(session, v1.ended[key])
@@ -357,7 +322,8 @@ def write_records(
                     # (a node shared with it): made when the vault lacks it, and counted, as the
                     # archive's own are; an import of `alpha` answered 1 initiative and made 2.
                     name = key[0]
-                    made = session.initiative_by_name(name) is None
+                    if made := session.initiative_by_name(name) is None:
+                        say_if_known(session, name)
                     ids[key] = session.restore_initiative(name, record["recorded_at"], record["recorded_at"], {}).id
                     if made:
                         report.initiatives += 1
@@ -369,19 +335,16 @@ def write_records(
             if report.node_revisions % 1000 == 0:
                 progress("nodes", report.node_revisions)
         elif kind == "edge":
-            if session.has_edge_revision(record["src"], record["dst"], record["edge_type"], int(record["rev_no"])):
-                return False
+            if not (new := held.edge(session, record)):
+                return new
             session.put_edge(amg.to_edge(record))
             report.edge_revisions += 1
         elif kind == "slot":
             initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None
             if initiative_id is None:
                 return None
-            known = {s.rev_no: s.revision for s in session.slot_history(initiative_id, record["slot"])}
-            if int(record["rev_no"]) in known:
-                if known[int(record["rev_no"])] != record["revision"]:
-                    report.conflict(f"slot {record['slot']!r} revision {record['rev_no']}")
-                return False
+            if not (new := held.slot(session, initiative_id, record)):
+                return new
             session.put_slot(
                 SlotState(
                     initiative_id,
@@ -418,11 +381,22 @@ def write_records(
         report.redactions.extend(issues)
         return True
 
+    def say_if_known(session: Session, name: str) -> None:
+        """Before the import makes the initiative `name`: the `new_initiative` warning a write gives
+        when the name is close to a live one's or was another's (SPEC 1.3: one project, one name)."""
+        own = {key[0] for key in ids if key[1] is None}  # the archive's own: no spelling of another's
+        if (warning := new_initiative_warning(session, name, own)) is not None:
+            report.warnings.append(warning)
+
     batch: list[Screened] = []
+    at_line = 0
 
     def flush(last: bool) -> None:
+        nonlocal at_line
+        held.fresh()
         with store.write() as session:
-            for _, kind, record, issues in batch:
+            for line, kind, record, issues in batch:
+                at_line = line
                 if one(session, kind, record, issues) is False:
                     report.skipped += 1
             if last:
@@ -442,10 +416,12 @@ def write_records(
                 flush(False)
                 committed = _committed(report)
         flush(True)
-    except Unavailable as exc:
+    except KaeruError as exc:
         if not committed.wrote():
             raise  # nothing of this run is in the vault: a plain refusal says it
-        committed.stopped, committed.stopped_at_line = exc, batch[0][0] if batch else 0
+        # Chunks of this run are committed: whatever the vault refused, the answer says what is there.
+        committed.stopped = exc
+        committed.stopped_at_line, committed.refused_line = batch[0][0] if batch else 0, at_line
         progress("stopped", committed.node_revisions)
         return committed
     progress("done", report.node_revisions)
@@ -455,8 +431,30 @@ def write_records(
 def _committed(report: ImportReport) -> ImportReport:
     """A copy of `report` as of a committed chunk (the next chunk's counts may roll back)."""
     copied = ImportReport(
-        touched=set(report.touched), redactions=list(report.redactions), conflicting=list(report.conflicting)
+        touched=set(report.touched),
+        redactions=list(report.redactions),
+        warnings=list(report.warnings),
+        diverged={k: replace(d, revisions=list(d.revisions)) for k, d in report.diverged.items()},
     )
     for name, count in report.counts().items():
         setattr(copied, name, count)
     return copied
+
+
+def new_initiative_warning(session: Session, name: str, own: set[str]) -> Issue | None:
+    """`new_initiative` for an initiative an import is about to make, when the vault knows the name
+    as another's (renamed or merged: an archive from before the rename) or holds one close to it
+    (`Alpha` beside `alpha`) besides the archive's `own`; None when neither: an import into a new
+    vault makes every initiative, and says nothing of it."""
+    from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+    from kaeru.service.former_names import former
+
+    moved = former(session, name)
+    close = suggest(name, [i.name for i in session.all_initiatives() if i.name not in own])
+    if moved is None and not close:
+        return None
+    why = f" ({moved.said()}: an archive written before that names it still)" if moved is not None else ""
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    target = moved.current if moved is not None and moved.current is not None else next(iter(close), None)
+    merge = f" If they are one project, merge {name!r} into {target!r} (`initiative`, action merge)." if target else ""
+    return Issue("new_initiative", f"the import created a new initiative {name!r}{why}.{hint}{merge}", "path")

@@ -22,15 +22,17 @@ from pathlib import Path
 from typing import Any
 
 from kaeru.export import amg
+from kaeru.export.import_report import ImportReport
 from kaeru.export.tally import LABELS, counted_as, joined, label
 from kaeru.export.vault_io import Frame, walk_vault
 from kaeru.storage.base import Store
 
 
-def missing_records(source: Store, target: Store) -> str | None:
+def missing_records(source: Store, target: Store, merged: ImportReport | None = None) -> str | None:
     """What of the source's memory the target lacks, in words (None: it holds all of it). Records
     of how memory came into a vault (`import`, `copy`) are left out, as a whole copy's verification
-    leaves them out."""
+    leaves them out. `merged`: the merge's report, whose records that diverged from the target's
+    (`conflicts`) are why the target lacks them: named, so a merge refused says which (decision 463)."""
     with tempfile.TemporaryDirectory(prefix="kaeru-verify-") as scratch:
         db = sqlite3.connect(Path(scratch) / "source.sqlite3")
         try:
@@ -52,7 +54,11 @@ def missing_records(source: Store, target: Store) -> str | None:
             rows = db.execute("SELECT kind, SUM(n), SUM(MAX(n - seen, 0)) FROM wanted GROUP BY kind").fetchall()
         finally:
             db.close()
-    return _lacking({kind: (int(total), int(lacking)) for kind, total, lacking in rows})
+    lacking = _lacking({kind: (int(total), int(lacking)) for kind, total, lacking in rows})
+    if lacking is None or merged is None or not merged.conflicts:
+        return lacking
+    said = merged.diverged_words("source", "the target")
+    return f"{lacking}: the source and the target diverged — {said}; the rest of the source was merged"
 
 
 def _digests(store: Store) -> Iterator[tuple[str, bytes]]:

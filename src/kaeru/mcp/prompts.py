@@ -1,7 +1,7 @@
 """MCP prompts: the capture habits as slash commands a person can pick in their client.
 
-* `resume` (initiative) — the initiative's re-entry bundle (the `context` tool's answer) as one
-  message, with how to carry on;
+* `resume` (initiative) — the initiative's re-entry bundle (the `context` tool's answer, as its text
+  block reads, and its coverage) as one message, with how to carry on;
 * `decide` (initiative, decision?, why?) — record a decision with its reason, linked to what it rests on;
 * `hypothesis` (initiative, statement?) — record something uncertain as a claim, and close it later
   with evidence.
@@ -88,12 +88,19 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         if envelope["state"] == "rejected":
             issue = envelope["issues"][0]
             raise MCPError(INVALID_PARAMS, f"{issue['code']}: {issue['message']}")
-        bundle = json.dumps(envelope["data"], ensure_ascii=False, indent=1)
+        # The bundle as the `context` tool's own text (compact, or JSON under KAERU_TEXT=json), and its
+        # coverage: indented JSON of the data alone was several times the size and said nothing of
+        # what was left out.
+        output = registry.output
+        bundle = output.text_of(envelope)
+        coverage = envelope.get("coverage") or {}
         text = (
             f"We are resuming initiative {quoted}. Below is kaeru's re-entry bundle for it: the rules in force "
-            "come first and bind you; then open tasks, open hypotheses and recent memory. Read it, tell me in a "
-            f"few lines where things stand and what you would do next, and keep naming {quoted} on every kaeru "
-            f"call (initiative={quoted}; initiatives=[{quoted}] for search, recall and timeline).\n\n```json\n{bundle}\n```"
+            "come first and bind you; then open tasks, open hypotheses and recent memory. "
+            f"{_coverage_said(coverage)} Read it, tell me in a few lines where things stand and what you would "
+            f"do next, and keep naming {quoted} on every kaeru call (initiative={quoted}; initiatives=[{quoted}] "
+            f"for search, recall and timeline).\n\n```{output.text if output.text == 'json' else 'text'}\n{bundle}\n```\n"
+            f"coverage: {json.dumps(coverage, ensure_ascii=False, separators=(',', ':'))}"
         )
         return types.GetPromptResult(description=f"Re-entry context of {initiative}", messages=[_user(text)])
     if name == "decide":
@@ -121,6 +128,31 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         "Then tell me the claim's name."
     )
     return types.GetPromptResult(description="Record a hypothesis", messages=[_user(text)])
+
+
+def _coverage_said(coverage: dict[str, Any]) -> str:
+    """What the bundle's `coverage` means for the model, in words: whether every rule in force is in
+    it, and what was left out and how to get it."""
+    omitted = coverage.get("omitted") or []
+    reasons = {o.get("reason") for o in omitted}
+    said = []
+    if coverage.get("rules_complete", True):
+        said.append("It holds every rule in force.")
+    else:
+        said.append(
+            "It does NOT hold every rule in force (the budget cut some): call `context` with "
+            'sections ["rules"] and a larger budget_chars before you act.'
+        )
+    if "task_scoped" in reasons:
+        said.append(
+            "Some rules apply only while working on a task (the notice names it): call `context` with that "
+            "`task` before you work on it."
+        )
+    if reasons - {"task_scoped"}:
+        said.append(
+            "Some sections were cut: `omitted` says which (an `all …: search` line, where given, lists them all)."
+        )
+    return " ".join(said)
 
 
 def _sentence(text: str) -> str:

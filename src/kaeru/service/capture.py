@@ -20,6 +20,7 @@ from kaeru.domain.timefmt import fmt, parse_date, parse_occurred
 from kaeru.errors import InvalidArgument
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import EvidenceLink, Issue
+from kaeru.service.supersession import supersede_the_current
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
@@ -98,10 +99,14 @@ def parse_applicability(ctx: WriteContext, raw: Any, field: str) -> dict[str, An
 
 
 def link_new(ctx: WriteContext, node: Node, target: Node | None, request: NoteRequest | TaskRequest) -> None:
-    """The `link_to` edge of a capture (new node → target), in the capture's transaction."""
+    """The `link_to` edge of a capture (new node → target), in the capture's transaction. A new node
+    that supersedes a target superseded before supersedes its current version(s) too (decision 462)."""
     if target is None:
         return
-    ctx.add_edge(node, target, EdgeType(request.edge_type), float(request.weight))
+    if request.edge_type == EdgeType.SUPERSEDES.value:
+        supersede_the_current(ctx, node, target, float(request.weight), "link_to")
+    else:
+        ctx.add_edge(node, target, EdgeType(request.edge_type), float(request.weight))
 
 
 def apply_slot(ctx: WriteContext, node: Node, options: CaptureOptions) -> None:

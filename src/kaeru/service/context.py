@@ -2,7 +2,8 @@
 
 Rules come first, always, and `coverage.rules_complete` is true only when every active applicable
 rule is in the answer. Every section that was capped or cut by the budget is listed in
-`coverage.omitted` with a count and a reason, so nothing is dropped silently.
+`coverage.omitted` with a count and a reason, and a rule whose body was cut to the budget is named in
+a `budget_truncated` warning, so nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -12,59 +13,38 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
 from kaeru.domain.model import DECISION_TAG, RULE_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.domain.timefmt import parse_ts
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, hygiene, tasks
 from kaeru.service.checks import normalise_initiative
+from kaeru.service.context_current import (
+    CURRENT_ONLY,
+    EAGER_LAYERS,
+    Stale,
+    eager,
+    newest,
+    newest_current,
+    of_layer,
+    waiting_notice,
+    waiting_rules,
+)
+from kaeru.service.context_fit import CAPS, Section, fit
 from kaeru.service.mutation import run_mutation
-from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission
+from kaeru.service.outcomes import Coverage, Issue, Omission
 from kaeru.service.reminders import record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
-from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ContextRequest
 
-CAPS = {
-    "hot": 15,
-    "decisions": 10,
-    "warm": 15,
-    "cortex": 30,
-    "tasks": 30,
-    "claims": 20,
-    "reviews": 20,
-    "reminders": 20,
-    "recent": 10,
-    "cold": 30,
-    "frozen": 30,
-}
-ITEM_EXCERPT = 240
-#: When the active rules do not all fit the budget, 1 / OTHERS_SHARE of it is kept for the other
-#: sections (when they have something to show): all rules first while they fit, then 3/4 (153).
-OTHERS_SHARE = 4
-#: The layers whose nodes `context` offers without being asked (cold and frozen: only by section).
-EAGER_LAYERS = ("core", "hot", "warm")
 RECENT_FACETS = [f"{tier.value}:{layer}" for tier in Tier for layer in EAGER_LAYERS]
 #: Typed sections claim their nodes in this order. A due reminder comes first: it is delivered (and
 #: its window started) in `reminders` whatever its node is, which returns after the window (82).
 CLAIM_FIRST = ("reminders", "slots", "tasks", "claims", "reviews")
-
-
-@dataclass
-class Section:
-    name: str
-    nodes: list[Node]
-    total: int
-    extra: dict[str, Any] = field(default_factory=dict)
-    views: list[NodeView] = field(default_factory=list)
-    #: The `search` filters of the query that chose the section (`SearchQuery`'s fields of the same
-    #: names), handed on as its `filters` when it leaves nodes out: the text's "all …: search" line.
-    listing: dict[str, Any] | None = None
 
 
 @dataclass
@@ -101,14 +81,6 @@ def _open_work(
     verdicts = session.verdicts_against(list(nodes))
     refuted = set() if claims else {i for i, v in verdicts.items() if any(k == EdgeType.FALSIFIES for _, k in v)}
     return [nodes[r.id] for r in rows if r.id in nodes and r.id not in refuted], total - len(refuted)
-
-
-def _section(session: Session, scope: Initiative, facets: list[str] | None, window: int) -> tuple[list[Node], int]:
-    """The initiative's newest `window` members of these facets (`<tier>:<layer>`; all: None) and how
-    many there are, through the membership index (decision 16.R1) instead of a ranked search."""
-    ids, total = session.newest_members(scope.id, facets, window)
-    nodes = session.nodes_by_ids(ids)
-    return [nodes[i] for i in ids if i in nodes], total
 
 
 def _gather(session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None) -> list[Section]:
@@ -170,6 +142,14 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     # No search filter says "in force" (`rule_applies`): the listing is handed on only when it
     # finds exactly the section's rules.
     add("rules", rules, listing=listing if len(rules) == len(rule_nodes) else None)
+    stale = Stale(session, scope)
+    if task_id is None:  # the rules in force for each task they are scoped to, by its id
+        counts: dict[str, int] = {}
+        for rule in rule_nodes:
+            scoped = (rule.properties.get("applicability") or {}).get("task")
+            if scoped and rule_applies(rule, today, scoped):
+                counts[scoped] = counts.get(scoped, 0) + 1
+        sections[0].waiting = waiting_rules(session, scope, counts, stale)
     # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
     shown.update((n.id, n) for n in rule_nodes)
     # Typed sections claim their nodes before the layer sections do; the output keeps display order.
@@ -186,9 +166,16 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             sections.append(Section("slots", live, len(live), {"holders": {s.slot: s.node_id for s in states}}))
             shown.update((n.id, n) for n in live)
         elif name in ("core", "hot", "warm", "cold", "frozen"):
-            window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
-            nodes, total = _section(session, scope, [f"{Tier.OPERATIONAL.value}:{name}"], window)
-            add(name, nodes, total, lambda n, layer=name: n.layer.value == layer and n.tier == Tier.OPERATIONAL)
+            facets = [f"{Tier.OPERATIONAL.value}:{name}"]
+            match = of_layer(name)
+            if name in CURRENT_ONLY:
+                # The earlier sections' nodes its total counts: those of its layer, less the stale ones read.
+                nodes, total, dropped = newest_current(session, scope, facets, CAPS[name], shown, stale)
+                add(name, nodes, total, lambda n, match=match, dropped=dropped: match(n) and n.id not in dropped)
+            else:
+                window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
+                nodes, total = newest(session, scope, facets, window)
+                add(name, nodes, total, match)
         elif name == "decisions":
             # What was decided and is in force, newest first, ahead of `warm`'s routine notes (319).
             window = CAPS["decisions"] + len(shown) + 1
@@ -198,12 +185,11 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         elif name == "cortex":
             # Capped: only the nodes within the cap (and those earlier sections hold) can be claimed.
             window = CAPS["cortex"] + len(shown) + 1
-            nodes, total = _section(session, scope, [f"{Tier.ARCHIVAL.value}:{x}" for x in ("core", "hot")], window)
+            nodes, total = newest(session, scope, [f"{Tier.ARCHIVAL.value}:{x}" for x in ("core", "hot")], window)
             add("cortex", nodes, total, lambda n: n.layer.value in ("core", "hot") and n.tier == Tier.ARCHIVAL)
         elif name == "tasks":
-            cols = tasks.columns(session, scope)
-            terminal = tasks.terminal_key(cols)
-            listing = {"types": [NodeType.TASK.value], "statuses": [c["key"] for c in cols if c["key"] != terminal]}
+            cols = stale.columns
+            listing = {"types": [NodeType.TASK.value], "statuses": tasks.open_keys(cols)}
             nodes, _ = _open_work(session, scope, **listing)
             overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
             overdue.sort(key=lambda n: (n.properties["due"], n.seq))
@@ -211,6 +197,8 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             rest = [n for n in nodes if n.id not in late]
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
             add("tasks", overdue + rest, len(nodes), listing=listing, overdue=[n.id for n in overdue], columns=cols)
+            if waiting := sections[0].waiting:  # which open tasks have rules that apply while on them
+                sections[-1].extra["scoped_rules"] = {n.id: waiting[n.id][1] for n in nodes if n.id in waiting}
         elif name == "claims":
             listing = {"types": [NodeType.HYPOTHESIS.value], "statuses": ["open"]}
             nodes, total = _open_work(session, scope, claims=True, **listing)
@@ -233,13 +221,13 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         elif name == "recent":
             # The newest nodes of the layers that come back by themselves: a cold or frozen node
             # comes back only when its section is named, however new it is.
-            nodes, total = _section(session, scope, RECENT_FACETS, CAPS["recent"] + len(shown) + 1)
+            nodes, total, gone = newest_current(session, scope, RECENT_FACETS, CAPS["recent"], shown, stale)
             reports = sum(1 for n in nodes if REPORT_TAG in n.tags)
             add(
                 "recent",
                 [n for n in nodes if REPORT_TAG not in n.tags],
                 total,
-                lambda n: n.layer.value in EAGER_LAYERS,
+                lambda n, gone=gone: eager(n) and n.id not in gone,
                 reports,
             )
     # A node a section's cap left out but a later section shows is not left out.
@@ -299,64 +287,13 @@ def _name_only_what_is_shown(sections: list[Section], cut: set[str]) -> None:
             overdue = section.extra["overdue"]
             section.extra["overdue"] = [i for i in overdue if i in shown]
             section.extra["overdue_total"] = len(overdue)
+            if "scoped_rules" in section.extra:
+                scoped = {i: n for i, n in section.extra.pop("scoped_rules").items() if i in shown}
+                section.extra.update({"scoped_rules": scoped} if scoped else {})
         elif section.name == "slots" and "holders" in section.extra:
             holders = section.extra["holders"]
             section.extra["holders"] = {slot: i for slot, i in holders.items() if i in shown}
             section.extra["slots_total"] = len(holders)
-
-
-def _fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
-    """Cut bodies to the budget: rules first and whole where possible (all of them when they fit; when
-    they cannot all fit, at most 3/4 of the budget, `OTHERS_SHARE`), then every other section in order."""
-    remaining = budget
-    rules = sections[0]
-    lengths = [len(n.body or "") for n in rules.nodes]
-    if sum(lengths) <= remaining:
-        grants = lengths
-    else:
-        # The rules are incomplete whatever is done: they leave the other sections a share, or an
-        # agent re-entering a project of many rules (or asking for its tasks) would get nothing else.
-        others = any(s.nodes for s in sections[1:])
-        grants = allocate(lengths, remaining - (remaining // OTHERS_SHARE if others else 0)) or []
-    kept_rules = rules.nodes[: len(grants)]
-    bodies: dict[str, tuple[str | None, Any]] = {}
-    for node, grant in zip(kept_rules, grants, strict=True):
-        piece = cut(node.body or "", 0, grant)
-        bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
-        remaining -= len(piece.text)
-    if len(kept_rules) < len(rules.nodes):
-        coverage.rules_complete = False
-        coverage.complete = False
-        coverage.omitted.append(Omission("rules", len(rules.nodes) - len(kept_rules), "budget"))
-    if any(bodies[n.id][1] is not None for n in kept_rules):
-        coverage.complete = False
-    rules.views = build_views(session, kept_rules, bodies=bodies)
-    for section in sections[1:]:
-        cap = CAPS.get(section.name)
-        candidates = section.nodes if cap is None else section.nodes[:cap]
-        beyond = section.total - len(candidates)
-        if beyond > 0:
-            coverage.omitted.append(Omission(section.name, beyond, "limit"))
-            coverage.complete = False
-        kept: list[Node] = []
-        section_bodies: dict[str, tuple[str | None, Any]] = {}
-        for node in candidates:
-            length = len(node.body or "")
-            allowance = min(length, ITEM_EXCERPT, remaining)
-            if length and allowance < min(length, MIN_EXCERPT):
-                break
-            piece = cut(node.body or "", 0, allowance)
-            section_bodies[node.id] = (
-                piece.text if node.body is not None else None,
-                piece if piece.truncated else None,
-            )
-            remaining -= len(piece.text)
-            kept.append(node)
-        if len(kept) < len(candidates):
-            coverage.omitted.append(Omission(section.name, len(candidates) - len(kept), "budget"))
-            coverage.complete = False
-        section.nodes = kept
-        section.views = build_views(session, kept, bodies=section_bodies)
 
 
 def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
@@ -385,7 +322,8 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             task_id = tasks.require_task(resolve_node(session, request.task, scope, "task"), "task").id
         sections = _gather(session, scope, wanted, today, task_id)
         coverage = Coverage(initiatives=[scope.name])
-        _fit(session, sections, budget, coverage)
+        fit(session, sections, budget, coverage)
+        issues = _rules_cut(sections[0], budget)
         _name_only_what_is_shown(sections, {o.section for o in coverage.omitted})
         if grants.granted_ids(session) is not None:
             # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
@@ -395,6 +333,17 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             for section in sections:
                 section.extra = grants.scrub(section.extra, visible)
                 section.views = [v for v in section.views if v.node.id in visible]
+        waiting = sections[0].waiting
+        if waiting and grants.granted_ids(session) is not None:
+            # A task outside the grants cannot be named in `task`: its rules wait for no call of this token.
+            seen = grants.visible_ids(session, list(waiting))
+            waiting = {i: w for i, w in waiting.items() if i in seen}
+        if waiting:
+            # Left out by rule, as `search` leaves superseded hits out: `complete` and `rules_complete`
+            # keep their meaning (every rule that applies without a task is here), the omission and
+            # the notice say which rules wait for which task.
+            coverage.omitted.append(Omission("rules", sum(c for _, c in waiting.values()), "task_scoped"))
+            notices.append(waiting_notice(waiting))
         attention = sorted(_attention(session, scope), key=lambda n: -n.seq)
         reports = [
             n
@@ -413,7 +362,18 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     if writes and (to_stamp or shown):
         record_seen(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
     notices.extend(r.body or "" for r in reports)
-    return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices)
+    return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices, issues)
+
+
+def _rules_cut(rules: Section, budget: int) -> list[Issue]:
+    """A `budget_truncated` warning naming the rules whose bodies were cut to the budget: delivered
+    (`rules_complete`, decision 153), but not whole, and nothing said which (decision 459)."""
+    cut_rules = [v.node for v in rules.views if v.body_range is not None]
+    if not cut_rules:
+        return []
+    named = ", ".join(f"{n.name!r} ({n.id})" for n in cut_rules[:5]) + (", …" if len(cut_rules) > 5 else "")
+    said = f"{len(cut_rules)} rule(s) cut to fit budget_chars={budget}: {named}; `read` them whole"
+    return [Issue("budget_truncated", said, "budget_chars")]
 
 
 #: How often `context` runs a hygiene pass by itself (`KAERU_HYGIENE=1`), per initiative: its

@@ -10,6 +10,7 @@ from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change
 from kaeru.service.revise import check_revision
+from kaeru.service.supersession import supersede_the_current
 
 if TYPE_CHECKING:
     from kaeru.service.requests import EvolveRequest
@@ -81,7 +82,7 @@ def _successor(
     if status is not None:  # the kind and status tags a task or a claim is written with
         tags = ["kind:task" if node_type == NodeType.TASK else "kind:claim", f"status:{status}", *tags]
     properties = {k: v for k, v in source.properties.items() if k not in _NOT_CARRIED}
-    if node_type == NodeType.TASK and status != tasks.terminal_key(cols):
+    if node_type == NodeType.TASK and status not in tasks.closing_keys(cols):
         properties.pop("done_at", None)
     if isinstance(reminder := properties.get("reminder"), dict) and "seen" in reminder:
         properties["reminder"] = {k: v for k, v in reminder.items() if k != "seen"}
@@ -199,8 +200,10 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
             raise InvalidArgument("supersede needs new_body (the corrected fact) or new_name", field="new_body")
         node_type = _new_type(request.new_type, source.node_type)
         successor = _successor(ctx, source, request, node_type, default_tier(node_type), rename=True)
-        ctx.add_edge(successor, source, EdgeType.SUPERSEDES, 1.0)
+        # A source superseded before: the successor supersedes its current version(s) too (decision 462).
+        heads = supersede_the_current(ctx, successor, source, 1.0, "source")
         # The corrected memory holds the source's roles, as settle hands them on (decision 294).
-        _hand_on_slots(ctx, source, successor)
+        for replaced in (source, *heads):
+            _hand_on_slots(ctx, replaced, successor)
         ctx.mark_affected(ctx.session.get_node(source.id) or source)
     ctx.outcome.primary = ctx.outcome_ref(successor)

@@ -11,7 +11,7 @@ from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import grants
 from kaeru.service.mutation import WriteContext
 from kaeru.service.outcomes import Change, Issue
-from kaeru.service.supersession import edges_back_to
+from kaeru.service.supersession import edges_back_to, say_forked
 from kaeru.service.views import STEP_ARROW, hidden_in
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
@@ -149,6 +149,8 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
             ctx.add_edge(source, target, edge_type, weight)
             before = current.weight if live and current is not None else None
             ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", before, weight))
+        if edge_type == EdgeType.SUPERSEDES:
+            say_forked(ctx, source, target)
     elif action == "reweight":
         if not live or current is None:
             raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")

@@ -22,6 +22,7 @@ from kaeru.service.outcomes import (
 )
 from kaeru.service.resolve import resolve_node, settled_into
 from kaeru.service.runtime import Runtime
+from kaeru.service.supersession import leading
 from kaeru.service.trail_pages import (
     ENTRY_CHARS,
     SUBJECT_CHARS,
@@ -391,7 +392,7 @@ def _ahead_step_by_step(session: Session, subject: Any, moment: str | None) -> t
     visited = {here.node.id}
     while here.successors:
         live = [s for s in here.successors if s not in visited]
-        if len(live) > 1:
+        if len(live) > 1 and len(live := leading(session, live, moment)) > 1:
             verdicts = (
                 session.edges_at([here.node.id], moment) if moment else session.live_edges([here.node.id], _VERDICTS)
             )
@@ -424,7 +425,7 @@ def _ahead_read_once(session: Session, subject: Any) -> tuple[Any, list[Edge], l
     while True:
         links = [e for e in against.get(at, ()) if e.edge_type == EdgeType.SUPERSEDES]
         live = [s for s in sorted({e.src for e in links}) if s not in visited]
-        if len(live) > 1:
+        if len(live) > 1 and len(live := leading(session, live, against=against)) > 1:
             verdicts = session.live_edges([at], _VERDICTS)
             deciding += [e for e in verdicts if e.dst == at and e.edge_type == EdgeType.SUPERSEDES]
             return None, deciding, live

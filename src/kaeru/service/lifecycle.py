@@ -70,6 +70,7 @@ def verdict(ctx: WriteContext, request: VerdictRequest) -> None:
         updated = ctx.update_node(hypothesis, status=status.value, tags=_status_tags(hypothesis.tags, status.value))
         ctx.outcome.changes.append(Change("status", hypothesis.status, status.value))
         _retract_overturned_evidence(ctx, hypothesis, EVIDENCE_RELATION[status])
+        _settle_experiments(ctx, hypothesis, status.value)
     if evidence_node is not None:
         relation = EVIDENCE_RELATION[status]
         ctx.add_edge(evidence_node, updated, relation, 1.0)
@@ -83,6 +84,19 @@ def _links_already(ctx: WriteContext, evidence: Node, hypothesis: Node, relation
     full weight, as this verdict would link it (a new `method` node never does: this call wrote it)."""
     edge = ctx.session.get_edge(evidence.id, hypothesis.id, relation)
     return edge is not None and not edge.retracted and edge.weight == 1.0
+
+
+def _settle_experiments(ctx: WriteContext, hypothesis: Node, status: str) -> None:
+    """The experiments under way on `hypothesis` (`targets` it, as a `claim {method}`'s does, written
+    with the claim's status `open`) take its new status: none was ever updated, and `context` showed
+    "experiment · status=open" beside the settled claim, work under way that was over. History keeps
+    the old status; an experiment outside a limited token's grants is left as it is."""
+    sources = [e.src for e in ctx.session.live_edges([hypothesis.id], [EdgeType.TARGETS]) if e.dst == hypothesis.id]
+    hidden = grants.hidden_ids(ctx.session, sources)
+    for source in dict.fromkeys(s for s in sources if s not in hidden):
+        node = ctx.session.get_node(source, for_update=True)
+        if node is not None and not node.retracted and node.node_type == NodeType.EXPERIMENT and node.status != status:
+            ctx.mark_affected(ctx.update_node(node, status=status))
 
 
 #: The edges that carry a closed verdict: currentness reads `falsifies` as refuted (SPEC 1.2).

@@ -8,6 +8,7 @@ applies whole or not at all.
 
 from __future__ import annotations
 
+import random
 import re
 import time
 from collections.abc import Callable
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from kaeru.domain.digest import args_sha256
 from kaeru.domain.indexroom import cut_of, index_cut_message
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import (
@@ -34,7 +34,14 @@ from kaeru.domain.naming import auto_name
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.domain.text import DERIVED_FAMILIES, TOKENISER, indexed_name, lang_tag, merge_tags, topic_tags
 from kaeru.domain.timefmt import fmt, parse_ts
-from kaeru.errors import CommitUnknown, InvalidArgument, RequestIdReused, SlotConflict, UnknownInitiative
+from kaeru.errors import (
+    CommitUnknown,
+    InvalidArgument,
+    RequestIdReused,
+    SlotConflict,
+    Unavailable,
+    UnknownInitiative,
+)
 from kaeru.service import grants
 from kaeru.service.checks import (
     MAX_TAGS,
@@ -47,21 +54,11 @@ from kaeru.service.checks import (
 )
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.recent import CallKey
+from kaeru.service.replay import RETRY_GUARDED, call_digests, remember, repeated
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import edges_back_to
 from kaeru.storage.base import AuditRecord, Initiative, RequestKey, Session, SlotState
-
-
-def args_digest(args: dict[str, Any]) -> str:
-    """Digest of the call's arguments without `request_id`: what "the same call" means for replay.
-    A caller limited to some initiatives adds its grant: the admin's stored answer may name what it
-    may not see, so its replay of the admin's request id is refused as another call's (decision 373)."""
-    principal = grants.current()
-    if principal is not None and principal.initiatives is not None:
-        args = {**args, "\x00grant": sorted(principal.initiatives)}
-    return args_sha256(args, ("request_id",))
-
 
 SLOT_PATTERN = re.compile(r"^[a-z][a-z0-9_-]*$")
 
@@ -292,19 +289,18 @@ class WriteContext:
             raise InvalidArgument("a slot name matches ^[a-z][a-z0-9_-]*$ and has at most 64 characters", field="slot")
         if named_in is not None:
             screen_secrets(self.rt.settings.secret_policy, named_in, slot, handle=True)
-        state = self.session.get_slot(scope, slot, for_update=True)
-        current = state.revision if state else FREE_SLOT_REVISION
-        if expected_revision is not None and expected_revision != current:
-            raise SlotConflict(
-                f"slot {slot!r} is at revision {current!r}, not {expected_revision!r}; re-read it and retry",
-                field=field,
-            )
-        before = state.node_id if state else None
-        if before == holder.id and state is not None:
-            return SlotChange(slot, before, holder.id, state.revision)
-        hidden = grants.hidden_ids(self.session, [holder.id] if before is None else [before, holder.id])
-        if before is not None:
-            previous = self.session.get_node(before, for_update=True)
+        while True:
+            state, previous = self._hold_slot(scope, slot, holder.id)
+            current = state.revision if state else FREE_SLOT_REVISION
+            if expected_revision is not None and expected_revision != current:
+                raise SlotConflict(
+                    f"slot {slot!r} is at revision {current!r}, not {expected_revision!r}; re-read it and retry",
+                    field=field,
+                )
+            before = state.node_id if state else None
+            if before == holder.id and state is not None:
+                return SlotChange(slot, before, holder.id, state.revision)
+            hidden = grants.hidden_ids(self.session, [holder.id] if before is None else [before, holder.id])
             if previous is not None and not previous.retracted and not hidden:
                 for edge in edges_back_to(self.session, previous.id, holder.id):  # a hand-back
                     self.retract_edge(edge)
@@ -312,13 +308,43 @@ class WriteContext:
                 if previous.layer != Layer.COLD:
                     cooled = self.update_node(previous, layer=Layer.COLD)
                     self.mark_affected(cooled)
-        revision = self.put_slot(scope, slot, holder.id, state)
+            try:
+                revision = self.put_slot(scope, slot, holder.id, state)
+                break
+            except SlotConflict:
+                # Another writer's take of the slot this one saw free committed first (PostgreSQL):
+                # nothing was written for it yet; read it again, now held (a row is never removed
+                # while its initiative is held), and take it from that holder — or lose the
+                # compare-and-set naming its revision — as one write after the other would.
+                if state is not None:
+                    raise
         change = SlotChange(
             slot, None if before in hidden else before, None if holder.id in hidden else holder.id, revision
         )
         if scope == self.initiative.id:  # the answer's slots are the call's initiative's (review, session 41)
             self.outcome.slots.append(change)
         return change
+
+    def _hold_slot(self, scope: int, slot: str, holder_id: str) -> tuple[SlotState | None, Node | None]:
+        """The slot's state, row-locked, and its holder other than `holder_id` (None: free, or held
+        by it), locked before it. A write that locks a node and then a slot it holds — `forget`,
+        `evolve` handing the slot on, `slot` giving it to its holder again — locks them in that
+        order; a take that locked the slot and then its holder deadlocked with it on PostgreSQL
+        (decision 461). The holder is read unlocked, locked, and read again until it stays: another
+        take changes it only with its holder locked. A slot without a row is not read locked: a
+        first take that commits meanwhile makes the insert conflict (`take_slot`)."""
+        seen = self.session.get_slot(scope, slot)
+        locked: dict[str, Node | None] = {}
+        while seen is not None and seen.node_id and seen.node_id != holder_id and seen.node_id not in locked:
+            locked[seen.node_id] = self.session.get_node(seen.node_id, for_update=True)
+            seen = self.session.get_slot(scope, slot)
+        if seen is None:
+            return None, None
+        state = self.session.get_slot(scope, slot, for_update=True)
+        before = state.node_id if state is not None else None
+        if before is None or before == holder_id:
+            return state, None
+        return state, locked[before] if before in locked else self.session.get_node(before, for_update=True)
 
     def put_slot(self, scope: int, slot: str, node_id: str | None, previous: SlotState | None) -> str:
         """The slot's next revision, holding `node_id` (None: released), stamped after `previous`
@@ -330,6 +356,17 @@ class WriteContext:
         revision = revision_token(f"slot:{scope}:{slot}", rev_no, stamp)
         self.session.put_slot(SlotState(scope, slot, node_id, rev_no, revision, stamp))
         return revision
+
+
+#: How many times a write runs at most when PostgreSQL rolls it back for crossing another write
+#: (`_runs_again`) before its caller is told to retry.
+WRITE_RUNS = 5
+#: The longest pause before a write runs again, times the runs so far; jittered, so that the two
+#: writes that crossed do not meet again in step.
+RERUN_PAUSE_S = 0.02
+#: Operations whose bodies keep what a run wrote in their caller's state (an import's map of the
+#: nodes it wrote, a hygiene pass's list of moves): a second run would add to it again.
+RUN_ONCE = frozenset({"import_from", "hygiene"})
 
 
 def run_mutation(
@@ -346,6 +383,8 @@ def run_mutation(
 ) -> tuple[MutationOutcome, bool]:
     """Run one mutation as one transaction, with replay. Returns the outcome and whether it was replayed.
     `exclusive`: the write ends or renames its initiative (it waits for the others writing there).
+    A transaction PostgreSQL rolls back because another write crossed it runs again, whole, from
+    its start (`_runs_again`).
 
     Raises:
         KaeruError: the mutation was rejected; nothing was written — but for `CommitUnknown`: the
@@ -356,100 +395,104 @@ def run_mutation(
     name = normalise_initiative(initiative)
     if request_id:  # a handle the next call names it by: refused, never redacted (decision 362)
         screen_secrets(rt.settings.secret_policy, "request_id", request_id, handle=True)
-    digest = args_digest(args)
+    digests = call_digests(args, name)
+    digest = digests[0]
     key = RequestKey(name, operation, request_id) if request_id else None
     # Without a key, the same call again within minutes may be a retry: it is applied, and says so
     # (decision 291).
     call: CallKey | None = (operation, name, actor, digest) if key is None and operation in RETRY_GUARDED else None
-    outcome = MutationOutcome()
-    try:
-        with TOKENISER.holding_long_texts(), rt.store.write() as session:
-            now = rt.now()
-            now_s = fmt(now)
-            if key is not None:
-                stored = session.begin_request(key, digest, now_s)
-                if stored is not None:
-                    if stored.args_hash != digest:
-                        raise RequestIdReused(
-                            f"request_id {request_id!r} was already used for a different {operation} call in "
-                            f"{name!r} (or by a caller with other grants); use a new request_id for a new operation",
-                            field="request_id",
+    runs = 0
+    while True:
+        runs += 1
+        outcome = MutationOutcome()
+        try:
+            with TOKENISER.holding_long_texts(), rt.store.write() as session:
+                now = rt.now()
+                now_s = fmt(now)
+                if key is not None:
+                    stored = session.begin_request(key, digest, now_s)
+                    if stored is not None:
+                        if stored.args_hash not in digests:
+                            raise RequestIdReused(
+                                f"request_id {request_id!r} was already used for a different {operation} call "
+                                f"in {name!r} (or by a caller with other grants); use a new request_id for a new "
+                                "operation",
+                                field="request_id",
+                            )
+                        return MutationOutcome.from_json(stored.response), True
+                target = _target(rt, session, name, now_s, outcome, create=create, exclusive=exclusive)
+                ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
+                body(ctx)
+                if call is not None and (again := repeated(rt, session, call, now)) is not None:
+                    outcome.issues.append(again)
+                if outcome.state != "unchanged":
+                    session.touch_initiative(target.id, ctx.now_s)
+                    session.append_audit(
+                        AuditRecord(
+                            at=ctx.now_s,
+                            operation=operation,
+                            actor=actor,
+                            request_id=request_id,
+                            initiative_id=target.id,
+                            affected=[r.id for r in (*outcome.created, *outcome.affected)],
+                            changes=[{"field": c.field, "before": c.before, "after": c.after} for c in outcome.changes]
+                            + ctx.changes_log,
                         )
-                    return MutationOutcome.from_json(stored.response), True
-            # Held until the commit (decision 301); None when merged away or deleted meanwhile: made anew.
-            target = session.hold_initiative_named(name, exclusive)
-            if target is None:
-                from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
-                from kaeru.service.former_names import refuse_former_name, unknown_hint
-
-                existing = grants.visible_names(i.name for i in session.all_initiatives())
-                if not create:
-                    raise UnknownInitiative(
-                        f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
                     )
-                refuse_invisible(name, "initiative")
-                screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
-                moved = refuse_former_name(session, name)  # renamed or merged: never a second project
-                # Only the writer whose insert made the row says so: a concurrent writer of the same new
-                # name (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
-                target, inserted = session.claim_initiative(name, now_s)
-                if inserted:
-                    close = suggest(name, existing)
-                    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-                    ended = f" ({moved.said()}: this is another)" if moved is not None else ""
-                    outcome.issues.append(
-                        Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative")
-                    )
-            ctx = WriteContext(rt, session, now, now_s, target, operation, request_id, actor, outcome)
-            body(ctx)
-            if call is not None and (repeated := _repeated(rt, session, call, now)) is not None:
-                outcome.issues.append(repeated)
-            if outcome.state != "unchanged":
-                session.touch_initiative(target.id, ctx.now_s)
-                session.append_audit(
-                    AuditRecord(
-                        at=ctx.now_s,
-                        operation=operation,
-                        actor=actor,
-                        request_id=request_id,
-                        initiative_id=target.id,
-                        affected=[r.id for r in (*outcome.created, *outcome.affected)],
-                        changes=[{"field": c.field, "before": c.before, "after": c.after} for c in outcome.changes]
-                        + ctx.changes_log,
-                    )
-                )
-            if key is not None:
-                session.finish_request(key, outcome.to_json())
-    except CommitUnknown:
-        # The write may stand (its COMMIT's answer was lost): a retry without a key is told it
-        # repeats it, as after an answer that arrived (decision 444).
-        _remember(rt, call, outcome)
-        raise
-    _remember(rt, call, outcome)
-    return outcome, False
+                if key is not None:
+                    session.finish_request(key, outcome.to_json())
+        except CommitUnknown:
+            # The write may stand (its COMMIT's answer was lost): a retry without a key is told it
+            # repeats it, as after an answer that arrived (decision 444). Never run again here.
+            remember(rt, call, outcome)
+            raise
+        except Unavailable as exc:
+            if not _runs_again(exc, operation, runs):
+                raise
+            continue
+        remember(rt, call, outcome)
+        return outcome, False
 
 
-def _remember(rt: Runtime, call: CallKey | None, outcome: MutationOutcome) -> None:
-    """Keep the node a call without `request_id` wrote, for `_repeated` to name if it comes again."""
-    if call is not None and outcome.state == "applied" and outcome.created and outcome.primary is not None:
-        rt.recent_writes.remember(call, outcome.primary.id, rt.now())
+def _runs_again(exc: Unavailable, operation: str, runs: int) -> bool:
+    """Whether a write refused with `exc`, run `runs` times so far, is run once more (after a short
+    pause, taken here). One PostgreSQL rolled back because another write crossed it — a deadlock, a
+    serialisation failure, which the backend marks `rerun` — is told so before its COMMIT, so nothing
+    of it stands (unlike a COMMIT whose answer was lost, `CommitUnknown`), and nothing outside its
+    transaction was done yet: its replay record is in it, its vectors are written after the commit.
+    Of two writes that each waited for the other, the one ended finds the other committed when it
+    runs again (decision 461)."""
+    if not getattr(exc, "rerun", False) or operation in RUN_ONCE or runs >= WRITE_RUNS:
+        return False
+    time.sleep(random.SystemRandom().uniform(0, RERUN_PAUSE_S * runs))  # the global generator left alone
+    return True
 
 
-#: The operations that write a new node from a text: a retry of one writes the memory twice.
-RETRY_GUARDED = frozenset({"note", "task", "claim"})
+def _target(
+    rt: Runtime, session: Session, name: str, now_s: str, outcome: MutationOutcome, *, create: bool, exclusive: bool
+) -> Initiative:
+    """The initiative named `name`, held until the commit (decision 301); made anew when there is none
+    (merged away or deleted meanwhile) and `create`, the outcome saying so."""
+    target = session.hold_initiative_named(name, exclusive)
+    if target is not None:
+        return target
+    from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
+    from kaeru.service.former_names import refuse_former_name, unknown_hint
 
-
-def _repeated(rt: Runtime, session: Session, call: CallKey, now: datetime) -> Issue | None:
-    """The warning for a call that repeats, argument for argument, one that wrote a node still live
-    within `RETRY_WINDOW` (a retry without `request_id` writes the memory twice)."""
-    node_id = rt.recent_writes.find(call, now)
-    node = session.get_node(node_id) if node_id is not None else None
-    if node is None or node.retracted:
-        return None
-    ago = max(0, int((now - parse_ts(node.recorded_at)).total_seconds()))
-    return Issue(
-        "duplicate_call",
-        f"the same {call[0]} call wrote {node.id} {ago} s ago, and this one wrote another: if it was a "
-        "retry, forget one of them, and give request_id to make retries replay",
-        None,
-    )
+    existing = grants.visible_names(i.name for i in session.all_initiatives())
+    if not create:
+        raise UnknownInitiative(
+            f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
+        )
+    refuse_invisible(name, "initiative")
+    screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
+    moved = refuse_former_name(session, name)  # renamed or merged: never a second project
+    # Only the writer whose insert made the row says so: a concurrent writer of the same new name
+    # (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
+    target, inserted = session.claim_initiative(name, now_s)
+    if inserted:
+        close = suggest(name, existing)
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        ended = f" ({moved.said()}: this is another)" if moved is not None else ""
+        outcome.issues.append(Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative"))
+    return target

@@ -27,6 +27,7 @@ from kaeru.service.graph import Walk, strongest_path
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.runtime import Runtime
+from kaeru.service.supersession import fork_finding, forks
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
@@ -91,7 +92,7 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             SearchQuery(
                 initiative_ids=[scope.id],
                 types=[NodeType.TASK.value],
-                statuses=[c["key"] for c in cols if c["key"] != terminal],
+                statuses=tasks.open_keys(cols),
                 window=5000,
             )
         )
@@ -143,6 +144,8 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 target_id,
                 target.name,
             )
+        for fork in forks(session, scope.id):  # two current versions of one thing (decision 462)
+            add("forked_supersession", *fork_finding(fork, base), fork.node.id, fork.node.name)
         moved = (today + DEFER).isoformat()
         for task in open_tasks.values():
             due = task.properties.get("due")

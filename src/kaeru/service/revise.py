@@ -13,6 +13,7 @@ from kaeru.service.capture import parse_applicability, parse_reminder
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.mutation import WriteContext, retag
 from kaeru.service.outcomes import Change
+from kaeru.service.supersession import say_revised_superseded
 from kaeru.service.trail_pages import bounded_changes
 from kaeru.service.views import hidden_in
 
@@ -177,6 +178,8 @@ def revise(ctx: WriteContext, request: ReviseRequest) -> None:
         ctx.outcome.issues.append(cut)
     ctx.outcome.primary = ctx.outcome_ref(updated)
     ctx.mark_affected(updated)
+    if set(fields) - {"name", "tags"}:  # what it says changed, not only what it is called (decision 462)
+        say_revised_superseded(ctx, updated)
 
 
 def _hidden_task(node: Node, shown: Node) -> str | None:

@@ -53,17 +53,33 @@ def columns_of(board: Node | None) -> list[dict[str, str]]:
 
 
 def terminal_key(cols: list[dict[str, str]]) -> str:
-    """`done` when the board has it, else the last column: the status that closes a task."""
+    """`done` when the board has it, else the last column: where a finished task is put when it
+    must be moved (`_rehome`, `onto_board`), and the first of the columns that close a task."""
     keys = [c["key"] for c in cols]
     return "done" if "done" in keys else keys[-1]
 
 
+def closing_keys(cols: list[dict[str, str]]) -> list[str]:
+    """The columns that close a task (decision 460): `terminal_key` and every column after it, so a
+    `dropped` or `wontfix` an agent adds after `done` to abandon a task closes it too. It was open
+    work in `context`, `recall` and `reflect`: only `done` closed a task. Open vs closed is decided
+    here and nowhere else."""
+    keys = [c["key"] for c in cols]
+    return keys[keys.index(terminal_key(cols)) :]
+
+
+def open_keys(cols: list[dict[str, str]]) -> list[str]:
+    """The columns of open work, in board order: those before the closing ones."""
+    keys = [c["key"] for c in cols]
+    return keys[: keys.index(terminal_key(cols))]
+
+
 def is_overdue(due: str | None, status: str | None, cols: list[dict[str, str]], today: date) -> bool:
     """Whether a task is overdue: a due day before the user's `today` (`Runtime.today`, in
-    KAERU_TIMEZONE) while its status is not the one that closes it (`terminal_key`) — the rule
+    KAERU_TIMEZONE) while its status is not one that closes it (`closing_keys`) — the rule
     `context`, `reflect` and `task` apply, here as one function so the viewer's board need not
     copy it (it had, and took the board's last column for the closing one)."""
-    return bool(due) and status != terminal_key(cols) and date.fromisoformat(str(due)) < today
+    return bool(due) and status not in closing_keys(cols) and date.fromisoformat(str(due)) < today
 
 
 def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
@@ -186,14 +202,14 @@ def task(ctx: WriteContext, request: TaskRequest) -> None:
     properties: dict[str, Any] = {}
     if request.due is not None:
         properties["due"] = due = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due")
-        if status != terminal_key(cols) and due < (today := ctx.rt.today().isoformat()):
+        if status not in closing_keys(cols) and due < (today := ctx.rt.today().isoformat()):
             # A wrong year made a task overdue the moment it was written (error sweep, decision 391).
             said = f"due {due} has already passed (today is {today}): the task is overdue now; if the date was a slip, `task_update` its due"
             ctx.outcome.issues.append(Issue("already_ended", said, "due"))
     reminder = parse_reminder(request.reminder, "reminder")
     if reminder:
         properties["reminder"] = reminder
-    if status == terminal_key(cols):
+    if status in closing_keys(cols):
         properties["done_at"] = ctx.now_s
     if request.branch is not None:
         properties["branch"] = ctx.clean("branch", request.branch)
@@ -227,10 +243,11 @@ def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
             fields["status"] = status
             fields["tags"] = (*[t for t in node.tags if not t.startswith("status:")], f"status:{status}")
             ctx.outcome.changes.append(Change("status", node.status, status))
-            if status == terminal_key(cols):
-                properties["done_at"] = ctx.now_s
-            else:
+            closing = closing_keys(cols)
+            if status not in closing:
                 properties.pop("done_at", None)
+            elif node.status not in closing or "done_at" not in properties:
+                properties["done_at"] = ctx.now_s  # done → dropped keeps the moment it closed
     if request.given("due"):  # null clears the due date
         due = parse_due(request.due, ctx.now, ctx.rt.settings.zone(), "due") if request.due is not None else None
         if due != properties.get("due"):
@@ -279,6 +296,12 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
     if repeated := {key: fields for key, fields in at.items() if len(fields) > 1}:
         said = "; ".join(f"{key!r} at {', '.join(fields)}" for key, fields in repeated.items())
         raise InvalidArgument(f"column keys must be unique: {said}", field="columns")
+    if not open_keys(cols):  # a new task goes into the first column: closed there, it was never open work
+        raise InvalidArgument(
+            f"every column would close a task ({terminal_key(cols)!r} and every column after it do): "
+            "put an open column first, where a new task goes",
+            field="columns",
+        )
     before = columns(ctx.session, ctx.initiative)
     if before == cols:
         ctx.outcome.state = "unchanged"
@@ -297,26 +320,27 @@ def set_board(ctx: WriteContext, raw: Any) -> None:
         board = ctx.update_node(board, properties={**board.properties, "columns": cols})
         ctx.mark_affected(board)
     ctx.outcome.changes.append(Change("columns", before, cols))
-    _rehome(ctx, before, cols)
+    _reclose(ctx, before, cols, _rehome(ctx, before, cols))
     ctx.outcome.primary = ctx.outcome_ref(board)
 
 
-def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str, str]]) -> None:
+def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str, str]]) -> set[str]:
     """Move the initiative's tasks out of the columns `cols` removed (decision 295): a finished one to
     the new board's closing column, any other to its first. Left where they were, they were on no
     board: gone from `context` and `reflect`, overdue or not, and no `task_update` could name their
-    status. Each move is a revision of the task, listed as affected, and said in one warning."""
+    status. Each move is a revision of the task, listed as affected, and said in one warning.
+    Returns the ids of the tasks moved."""
     keys = {c["key"] for c in cols}
     removed = [c["key"] for c in before if c["key"] not in keys]
-    if not removed:
-        return
-    old_terminal, new_terminal = terminal_key(before), terminal_key(cols)
-    moved: dict[tuple[str, str], int] = {}
     seen: set[str] = set()
+    if not removed:
+        return seen
+    was_closed, new_terminal = closing_keys(before), terminal_key(cols)
+    moved: dict[tuple[str, str], int] = {}
     while batch := [n for n in _in_columns(ctx.session, ctx.initiative, removed) if n.id not in seen]:
         for node in batch:
             seen.add(node.id)
-            status = new_terminal if node.status == old_terminal else cols[0]["key"]
+            status = new_terminal if node.status in was_closed else cols[0]["key"]
             ctx.mark_affected(_in_column(ctx, node, status, status == new_terminal))
             moved[(node.status or "", status)] = moved.get((node.status or "", status), 0) + 1
     if moved:
@@ -324,23 +348,62 @@ def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str
         ctx.outcome.issues.append(
             Issue("tasks_moved", f"tasks of the removed columns were moved: {said}", field="columns")
         )
+    return seen
 
 
-def _in_columns(session: Session, initiative: Initiative, keys: list[str]) -> list[Node]:
-    """Up to `REHOME_BATCH` live tasks of the initiative whose status is one of `keys`, locked for
-    the write that moves them (the search sees the transaction's own moves, so the next batch is
-    the rest)."""
+def _reclose(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str, str]], moved: set[str]) -> None:
+    """Restamp the tasks of kept columns that this edit made closing or open (decision 460): a board
+    without `done` is closed by its last column, so a column added after `shipped` reopened the
+    shipped tasks without a word, each still carrying its `done_at`. A task closed now records
+    `done_at`, one open again loses it; each is a revision listed as affected, and one warning
+    `closing_columns_changed` counts them by column. The tasks `_rehome` just put in place
+    (`moved`) are already right."""
+    was, now = closing_keys(before), closing_keys(cols)
+    kept = {c["key"] for c in before}
+    flipped = [key for key in (c["key"] for c in cols) if key in kept and (key in was) != (key in now)]
+    counts: dict[str, int] = {}
+    seen = set(moved)
+    while flipped and (batch := _in_columns(ctx.session, ctx.initiative, flipped, seen)):
+        for node in batch:
+            seen.add(node.id)
+            key = node.status or ""
+            ctx.mark_affected(_in_column(ctx, node, key, key in now))
+            counts[key] = counts.get(key, 0) + 1
+    if counts:
+        said = ", ".join(
+            f"{n} in {key!r} {'closed, `done_at` recorded' if key in now else 'open again, `done_at` cleared'}"
+            for key, n in counts.items()
+        )
+        rule = (
+            "`done` and every column after it"
+            if "done" in now
+            else f"the last column, {now[0]!r}, as the board has no `done`; with one, it and every column after it"
+        )
+        ctx.outcome.issues.append(
+            Issue(
+                "closing_columns_changed",
+                f"the edit changed which columns close a task ({rule}): {said}",
+                field="columns",
+            )
+        )
+
+
+def _in_columns(session: Session, initiative: Initiative, keys: list[str], seen: set[str] | None = None) -> list[Node]:
+    """Up to `REHOME_BATCH` live tasks of the initiative whose status is one of `keys` and whose id
+    is not in `seen`, locked for the write that moves them (the search sees the transaction's own
+    moves; a restamp keeps the column, so the window grows by what was already seen)."""
+    seen = seen or set()
     rows, _, _ = session.search(
         SearchQuery(
             initiative_ids=[initiative.id],
             types=[NodeType.TASK.value],
             statuses=keys,
             omit_superseded=False,
-            window=REHOME_BATCH,
+            window=REHOME_BATCH + len(seen),
             count_total=False,
         )
     )
-    found = (session.get_node(r.id, for_update=True) for r in rows)
+    found = (session.get_node(r.id, for_update=True) for r in rows if r.id not in seen)
     return [n for n in found if n is not None and not n.retracted and n.status in keys]
 
 

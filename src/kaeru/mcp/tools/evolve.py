@@ -5,13 +5,13 @@ from __future__ import annotations
 from kaeru.api.envelope import MUTATION_KIND
 from kaeru.mcp.adapter import ToolRegistry, ToolSpec, mutation
 
-LINK = """Connect two nodes with a typed, weighted edge (`add`, `remove`, `reweight`), or save the strongest path from → to as a chain node (`chain`). supersedes and falsifies are verdicts: the target stops being current; contradicts puts it under review. `weight`: 0.9–1 load-bearing, 0.6–0.8 supporting, 0.3–0.5 associative.
+LINK = """Connect two nodes with a typed, weighted edge (`add`, `remove`, `reweight`), or save the strongest path from → to as a chain node (`chain`). supersedes and falsifies are verdicts: the target stops being current (a target superseded before keeps its current successors current beside the new one; the answer names them); contradicts puts it under review. `weight`: 0.9–1 load-bearing, 0.6–0.8 supporting, 0.3–0.5 associative.
 Changes: one edge (or chain node); `request_id` replays. Use `evolve supersede` when the replacement does not exist yet. Returns the source node or chain and the edge change."""
 
 VERDICT = """Settle an existing hypothesis: supported, refuted or inconclusive, with optional `evidence` {node} or {method}.
-Changes: its status (history keeps the old), an evidence edge, maybe an experiment node; a new status retracts the old verdict's evidence edges. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
+Changes: its status (history keeps the old) and that of the experiments under way on it (a `claim` {method}'s), an evidence edge, maybe an experiment node; a new status retracts the old verdict's evidence edges. Use `claim` for a new hypothesis. Returns the hypothesis and evidence ids."""
 
-EVOLVE = """Move knowledge to a new identity: `settle` (operational → archival successor), `unsettle` (back), `supersede` (a new node replaces the old, still readable as superseded), `synthesise` (a summary derived from `sources`).
+EVOLVE = """Move knowledge to a new identity: `settle` (operational → archival successor), `unsettle` (back), `supersede` (a new node replaces the old, still readable as superseded; when the old was superseded before, the new node supersedes its current version too, so one stays current), `synthesise` (a summary derived from `sources`).
 Changes: one new node and its edges, atomically; `request_id` replays. Use `revise` to correct a node in place. Returns the new node and the source."""
 
 REVIEW = """Doubt a node (`flag` with a `reason`: it stays current but under review) or resolve its doubts (`close`, optionally with a `resolution` note).

@@ -20,13 +20,13 @@ if TYPE_CHECKING:
 INITIATIVES = """List the initiatives (project scopes), most active first, with node counts, slots and last activity. Call it first to spell the initiative exactly: a misspelled name on a write creates a new one.
 Changes nothing. Use `context` next. Returns `limit` initiatives a page and `total`; `continuation` gives the next page."""
 
-CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`. Sections in order: rules (active today or for `task`; always first), slots, core, hot, decisions (current, newest first), warm, cortex (settled), tasks (overdue first), claims (open), reviews (doubted nodes), reminders due, recent; cold and frozen only via `sections`. A node shows once; `coverage` says whether every rule fit and what was cut.
+CONTEXT = """Re-enter an initiative at the start of a session: what matters now, within `budget_chars`. Sections in order: rules (active today or for `task`; always first), slots, core, hot, decisions (current, newest first), warm, cortex (settled), tasks (overdue first), claims (open), reviews (doubted nodes), reminders due, recent; cold and frozen only via `sections`. Hot, warm and recent hold current nodes (no superseded node, no closed task). A node shows once. The budget goes to rules, then slots, tasks, claims, reminders, core, decisions, then the rest. Without `task`, rules scoped to an open task are held back and counted (a notice names the task; `coverage.omitted` reason task_scoped; the task's `scoped_rules`). `coverage` says whether every rule fit and what was cut.
 Changes a due reminder's first sight and a hygiene report's read mark; with KAERU_HYGIENE=1, at most hourly, a hygiene pass: notes unchanged for 14 days, not linked to, go cold (current decisions and slot holders stay), each move reported once in `notices` with its undo. Use `search` or `recall` for something specific. Returns the sections with their nodes and totals."""
 
 TIMELINE = """What happened, in order (when it happened, then when recorded): around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`.
 Changes nothing. Use `search` to find by words, `trail` for one node's revisions. Returns nodes oldest first, `total`, `anchor` and the next page in `continuation`."""
 
-REFLECT = """An initiative's maintenance work-list, each item with the call that fixes it: orphans, open reviews, overdue tasks, stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names (25 per kind).
+REFLECT = """An initiative's maintenance work-list, each item with the call that fixes it: orphans, open reviews, overdue tasks, stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names, nodes with two current versions (forked supersessions) (25 per kind).
 Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 

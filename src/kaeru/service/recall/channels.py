@@ -303,7 +303,7 @@ def run_channels(
         fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
     if plan.weight("tasks"):
         cols = tasks.columns(session, first_scope)
-        open_keys = [c["key"] for c in cols if c["key"] != tasks.terminal_key(cols)]
+        open_keys = tasks.open_keys(cols)
         rows, _, _ = session.search(
             SearchQuery(
                 initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50, count_total=False

@@ -58,6 +58,19 @@ CONNECT_REFUSALS = (
 )
 
 
+class WritesCrossed(Unavailable):
+    """A deadlock (SQLSTATE 40P01) or a serialisation failure (40001): PostgreSQL rolled the write
+    back before its COMMIT could stand, so nothing of it was written and it may run again whole.
+    `rerun` says so to `run_mutation`, which does (decision 461): the service reads the mark, not
+    this class, which a backend alone may name."""
+
+    rerun = True
+
+
+#: The SQLSTATEs of a transaction PostgreSQL rolled back because of another one, by what it says.
+CROSSED = {"40P01": "a deadlock, which PostgreSQL broke by ending this one", "40001": "a serialisation failure"}
+
+
 def _first_line(exc: Exception) -> str:
     """The server's message without the statement it quotes."""
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
@@ -125,9 +138,11 @@ def translate(exc: Exception) -> KaeruError:
             "was written; a wait for a lock ends so too, and a retry may pass — if every try ends so, the call "
             "needs more time: raise the setting (0: no limit)"
         )
+    if (crossed := CROSSED.get(str(getattr(exc, "sqlstate", None)))) is not None:
+        # PostgreSQL's text names its process ids and transactions: nothing a caller can act on.
+        return WritesCrossed(f"two writes waited for each other ({crossed}): nothing was written; retry")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
-        # Connection loss, pool exhaustion, lock or statement timeout (`QueryCanceled`), deadlock,
-        # serialisation failure, shutdown.
+        # Connection loss, pool exhaustion, lock or statement timeout (`QueryCanceled`), shutdown.
         return Unavailable(f"the database is unavailable or busy ({type(exc).__name__}: {exc}); retry shortly")
     if isinstance(exc, psycopg.DataError) and "NUL" in str(exc):
         return InvalidArgument("text must not contain NUL characters (PostgreSQL cannot store them)")

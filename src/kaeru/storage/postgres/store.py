@@ -5,7 +5,9 @@ serialises every writer with `BEGIN IMMEDIATE`; here writers run concurrently in
 and meet only where they touch the same rows:
 
 * `get_node`/`get_slot(for_update=True)` take row locks (`SELECT … FOR UPDATE`), so a
-  compare-and-set sees the latest committed revision and holds it until commit;
+  compare-and-set sees the latest committed revision and holds it until commit; a slot's holder is
+  locked before the slot (`WriteContext.take_slot`), and a write PostgreSQL still ends as a
+  deadlock's victim runs again, whole (`run_mutation`, decision 461);
 * keys that may be claimed by two transactions at once — a replay `request_id`, a new
   initiative's name, a free slot — are claimed with `INSERT … ON CONFLICT`: the unique index makes
   the loser wait for the winner and then see its committed row, without application locks.

@@ -24,11 +24,19 @@ class SlotQueries(Part):
         values = (state.initiative_id, state.slot, state.node_id, state.rev_no, state.revision, state.updated_at)
         # A free slot has no row to lock, so two writers (PostgreSQL) may both see it free: the first
         # insert wins, and the second (waiting on the key, then seeing a row at the same or a later
-        # revision number) updates nothing and is told that the slot moved on.
+        # revision number) writes nothing and is told that the slot moved on — `WriteContext.take_slot`
+        # then takes it from the winner. A first revision leaves the winner's row unlocked (DO NOTHING
+        # where DO UPDATE locks the row it declines to change): the taker locks the winner's node
+        # before its slot, in the order every write locks them (decision 461).
+        update = (
+            "NOTHING"
+            if state.rev_no == 1
+            else "UPDATE SET node_id = excluded.node_id, rev_no = excluded.rev_no, revision = excluded.revision, "
+            "updated_at = excluded.updated_at WHERE slots.rev_no < excluded.rev_no"
+        )
         moved = self._db.one(
-            f"INSERT INTO slots ({SLOT_COLS}) VALUES ({marks(6)}) ON CONFLICT (initiative_id, slot) DO UPDATE SET "
-            "node_id = excluded.node_id, rev_no = excluded.rev_no, revision = excluded.revision, "
-            "updated_at = excluded.updated_at WHERE slots.rev_no < excluded.rev_no RETURNING 1",
+            f"INSERT INTO slots ({SLOT_COLS}) VALUES ({marks(6)}) ON CONFLICT (initiative_id, slot) DO {update} "
+            "RETURNING 1",
             values,
         )
         if moved is None:

@@ -1,0 +1,139 @@
+"""`context`'s budget: which sections' nodes the answer's characters go to, and what it says it cut.
+
+The answer lists its sections in the documented order (`requests.reads.SECTIONS`), but the budget is
+granted in `PRIORITY` order: what an agent re-entering must not miss first. Granted in section
+order, a busy session's routine notes (`warm`) took the budget before the open tasks and claims,
+which come after them in the list, and the answer showed notes and no open work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
+from kaeru.domain.model import Node
+from kaeru.service.outcomes import Coverage, NodeView, Omission
+from kaeru.service.views import build_views
+from kaeru.storage.base import Session
+
+CAPS = {
+    "hot": 15,
+    "decisions": 10,
+    "warm": 15,
+    "cortex": 30,
+    "tasks": 30,
+    "claims": 20,
+    "reviews": 20,
+    "reminders": 20,
+    "recent": 10,
+    "cold": 30,
+    "frozen": 30,
+}
+ITEM_EXCERPT = 240
+#: When the active rules do not all fit the budget, 1 / OTHERS_SHARE of it is kept for the other
+#: sections (when they have something to show): all rules first while they fit, then 3/4 (153).
+OTHERS_SHARE = 4
+#: The order the budget is granted in after the rules (which always come first): where work
+#: stands (the slots: the handoff), the open work (tasks, overdue first, then open claims), what
+#: was asked to come back today (due reminders), the standing knowledge (core, current decisions),
+#: then what is fresh (hot, warm), what is settled (cortex), what is doubted (reviews) and the
+#: newest nodes, which mostly repeat hot and warm (recent). Cold and frozen, only shown when named,
+#: come last.
+PRIORITY = (
+    "slots",
+    "tasks",
+    "claims",
+    "reminders",
+    "core",
+    "decisions",
+    "hot",
+    "warm",
+    "cortex",
+    "reviews",
+    "recent",
+    "cold",
+    "frozen",
+)
+
+
+@dataclass
+class Section:
+    name: str
+    nodes: list[Node]
+    total: int
+    extra: dict[str, Any] = field(default_factory=dict)
+    views: list[NodeView] = field(default_factory=list)
+    #: The `search` filters of the query that chose the section (`SearchQuery`'s fields of the same
+    #: names), handed on as its `filters` when it leaves nodes out: the text's "all …: search" line.
+    listing: dict[str, Any] | None = None
+    #: Rules only, without `task`: the rules in force for each open task they are scoped to, by the
+    #: task's id, with how to name the task and their count — not delivered (they apply while
+    #: working on it), but counted and named (SPEC §1.5, `context_current.waiting_rules`).
+    waiting: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+
+def _rank(section: Section) -> int:
+    return PRIORITY.index(section.name) if section.name in PRIORITY else len(PRIORITY)
+
+
+def fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
+    """Cut bodies to the budget: rules first and whole where possible (all of them when they fit; when
+    they cannot all fit, at most 3/4 of the budget, `OTHERS_SHARE`), then every other section in
+    `PRIORITY` order. The omissions are listed in the sections' own order."""
+    remaining = budget
+    rules = sections[0]
+    lengths = [len(n.body or "") for n in rules.nodes]
+    if sum(lengths) <= remaining:
+        grants = lengths
+    else:
+        # The rules are incomplete whatever is done: they leave the other sections a share, or an
+        # agent re-entering a project of many rules (or asking for its tasks) would get nothing else.
+        others = any(s.nodes for s in sections[1:])
+        grants = allocate(lengths, remaining - (remaining // OTHERS_SHARE if others else 0)) or []
+    kept_rules = rules.nodes[: len(grants)]
+    bodies: dict[str, tuple[str | None, Any]] = {}
+    for node, grant in zip(kept_rules, grants, strict=True):
+        piece = cut(node.body or "", 0, grant)
+        bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
+        remaining -= len(piece.text)
+    if len(kept_rules) < len(rules.nodes):
+        coverage.rules_complete = False
+        coverage.complete = False
+        coverage.omitted.append(Omission("rules", len(rules.nodes) - len(kept_rules), "budget"))
+    if any(bodies[n.id][1] is not None for n in kept_rules):
+        coverage.complete = False
+    rules.views = build_views(session, kept_rules, bodies=bodies)
+    # Granted by priority: each section keeps what fits of its capped candidates.
+    granted: dict[int, tuple[list[Node], dict[str, tuple[str | None, Any]]]] = {}
+    for index, section in sorted(enumerate(sections[1:], 1), key=lambda pair: _rank(pair[1])):
+        cap = CAPS.get(section.name)
+        kept: list[Node] = []
+        section_bodies: dict[str, tuple[str | None, Any]] = {}
+        for node in section.nodes if cap is None else section.nodes[:cap]:
+            length = len(node.body or "")
+            allowance = min(length, ITEM_EXCERPT, remaining)
+            if length and allowance < min(length, MIN_EXCERPT):
+                break
+            piece = cut(node.body or "", 0, allowance)
+            section_bodies[node.id] = (
+                piece.text if node.body is not None else None,
+                piece if piece.truncated else None,
+            )
+            remaining -= len(piece.text)
+            kept.append(node)
+        granted[index] = (kept, section_bodies)
+    # Said in the answer's order: each section's nodes past its cap, then those the budget left out.
+    for index, section in enumerate(sections[1:], 1):
+        cap = CAPS.get(section.name)
+        candidates = len(section.nodes) if cap is None else min(cap, len(section.nodes))
+        beyond = section.total - candidates
+        if beyond > 0:
+            coverage.omitted.append(Omission(section.name, beyond, "limit"))
+            coverage.complete = False
+        kept, section_bodies = granted[index]
+        if len(kept) < candidates:
+            coverage.omitted.append(Omission(section.name, candidates - len(kept), "budget"))
+            coverage.complete = False
+        section.nodes = kept
+        section.views = build_views(session, kept, bodies=section_bodies)
