@@ -13,7 +13,6 @@ PostgreSQL ends is run again by kaeru, not refused.
 from __future__ import annotations
 
 import itertools
-import threading
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any
@@ -30,6 +29,7 @@ from kaeru.storage.base import SlotState
 from kaeru.storage.factory import open_store
 from kaeru.storage.postgres.db import translate
 from tests.backends import VaultSpec
+from tests.together import together
 
 AGENTS = 4
 #: Rounds of each race: enough that PostgreSQL's writers met in most runs before the fix.
@@ -46,26 +46,6 @@ def agents(vault: VaultSpec) -> Iterator[list[Service]]:
     yield [Service(store, vault.settings()) for store in stores]
     for store in stores:
         store.close()
-
-
-def _together(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run `calls` in threads released at once; their results (or the exception each raised)."""
-    start = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-
-    def run(i: int) -> None:
-        start.wait()
-        try:
-            results[i] = calls[i]()
-        except Exception as exc:  # a refusal is an answer here
-            results[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 def _outcome(result: Any) -> MutationOutcome:
@@ -109,7 +89,7 @@ def test_notes_taking_a_free_slot_at_once_all_apply_one_after_the_other(agents: 
     first = agents[0]
     for r in range(ROUNDS):
         slot = f"handoff-{r}"
-        results = _together(
+        results = together(
             [partial(_note, a, f"handoff from agent {i} round {r}", slot=slot) for i, a in enumerate(agents)]
         )
         notes = [_outcome(x).primary for x in results]
@@ -143,7 +123,7 @@ def test_a_compare_and_set_on_a_free_slot_loses_naming_the_current_revision(agen
                 if n
             ]
             field = "expected_slot_revision"
-        results = _together(calls)
+        results = together(calls)
         won = [x for x in results if not isinstance(x, Exception)]
         lost = [x for x in results if isinstance(x, Exception)]
         assert len(won) == 1, (r, results)
@@ -171,7 +151,7 @@ def test_a_take_while_the_holder_is_handed_on_applies(agents: list[Service], mov
             first = partial(a.evolve, parse("evolve", request))
         else:
             first = partial(a.forget, parse("forget", {"initiative": TEAM, "node": x.id, "reason": "obsolete"}))
-        ra, rb = _together([first, partial(_note, b, f"B takes over {r}", slot=slot)])
+        ra, rb = together([first, partial(_note, b, f"B takes over {r}", slot=slot)])
         successor = _outcome(ra).primary
         taker = _outcome(rb).primary
         assert taker is not None and successor is not None
@@ -196,7 +176,7 @@ def test_writes_locking_two_nodes_in_opposite_orders_all_apply_once(agents: list
             return service.evolve(parse("evolve", {**args, "request_id": f"{key}-{r}"}))
 
         calls = [partial(synthesise, a, [p.id, q.id], "pq"), partial(synthesise, b, [q.id, p.id], "qp")]
-        results = _together(calls)
+        results = together(calls)
         for call, result in zip(calls, results, strict=True):
             written = _outcome(result)
             replayed, again = call()

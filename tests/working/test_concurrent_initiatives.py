@@ -4,36 +4,15 @@ merge's target afterwards, or refused naming it — on PostgreSQL too, whose wri
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from kaeru.api.requests import parse
 from kaeru.errors import UnknownInitiative
 from kaeru.service import Service
+from tests.together import together
 
 ROUNDS = 6
-
-
-def _together(calls: list[Callable[[], Any]]) -> list[Any]:
-    """Run `calls` in threads released at once; their results (or the exception each raised)."""
-    start = threading.Barrier(len(calls))
-    results: list[Any] = [None] * len(calls)
-
-    def run(i: int) -> None:
-        start.wait()
-        try:
-            results[i] = calls[i]()
-        except Exception as exc:  # a refused or busy call is an answer here
-            results[i] = exc
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 def _note(service: Service, initiative: str, text: str) -> str:
@@ -60,7 +39,7 @@ def test_two_opposite_merges_at_once_leave_one_initiative_with_everything(servic
     for r in range(ROUNDS):
         a, b = f"alpha{r}", f"beta{r}"
         nodes = {_note(service, a, f"alpha fact zebra{r}"), _note(service, b, f"beta fact zebra{r}")}
-        _together([partial(_merge, service, a, b), partial(_merge, service, b, a)])
+        together([partial(_merge, service, a, b), partial(_merge, service, b, a)])
         left = [n for n in (a, b) if n in _live(service)]
         assert len(left) == 1, (r, left)
         assert _found(service, left, f"zebra{r}") == nodes
@@ -72,7 +51,7 @@ def test_a_note_written_while_its_initiative_is_merged_is_not_lost(service: Serv
         _note(service, a, "gamma seed")
         _note(service, b, "delta seed")
         late = [partial(_note, service, a, f"late note {k} okapi{r}") for k in range(4)]
-        results = _together([partial(_merge, service, a, b), *late])
+        results = together([partial(_merge, service, a, b), *late])
         written = {x for x in results[1:] if isinstance(x, str)}
         # A note that came after the merge is refused, naming where the initiative went (decision
         # 333: it started a second `gamma` before); none is lost without its writer being told.
@@ -96,5 +75,5 @@ def test_board_edits_at_once_all_apply(service: Service) -> None:
         )
         for k in range(6)
     ]
-    results = _together(edits)
+    results = together(edits)
     assert all(not isinstance(r, Exception) and r[0].state == "applied" for r in results), results
