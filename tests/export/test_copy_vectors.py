@@ -150,3 +150,41 @@ def test_stored_vectors_are_read_in_pages_in_node_and_model_order(store: Store, 
     with store.read() as session:
         assert session.stored_vectors(None, 100) == expected
         assert session.stored_vectors((expected[-1][0], expected[-1][1]), 100) == []
+
+
+def test_a_merge_refused_as_diverged_still_carries_the_vectors_of_what_it_merged(
+    vault: VaultSpec, tmp_path: Path
+) -> None:
+    """Both vaults revised one node after they parted: `copy --force` merges the rest, keeps the
+    target's record and exits `copy_not_verified` (decision 463). Its vectors were never copied, and
+    running it again diverged again: the merged memory stayed out of recall by meaning."""
+    rented, holiday = write_notes(vault, "s", "we rented an automobile in Porto", "a long holiday by the sea")
+    target = new_vault(vault.backend, tmp_path)
+    try:
+        assert kaeru({}, "copy", "--from", _where(vault), "--to", _where(target)).code == 0
+        for spec, body in ((target, "we sold it again"), (vault, "we drove it to Lisbon")):
+            store = open_store(spec.settings())
+            try:
+                patch = {"body": body}
+                Service(store, spec.settings()).revise(
+                    parse("revise", {"initiative": "s", "node": rented, "patch": patch})
+                )
+            finally:
+                store.close()
+        store = open_store(vault.settings())
+        try:
+            assert Service(store, vault.settings(), embedder=ConceptEmbedder()).reindex() == 2
+            with store.read() as session:
+                source_digests = session.vector_digests(ConceptEmbedder.model_id)
+        finally:
+            store.close()
+        merged = kaeru({}, "copy", "--from", _where(vault), "--to", _where(target), "--force", as_json=True)
+        assert merged.code == 1 and merged.json()["error"]["code"] == "copy_not_verified", merged.stdout
+        store = open_store(target.settings())
+        try:
+            with store.read() as session:
+                assert session.vector_digests(ConceptEmbedder.model_id) == {holiday: source_digests[holiday]}
+        finally:
+            store.close()
+    finally:
+        drop_vault(target)

@@ -188,3 +188,19 @@ def test_current_state_on_the_old_name_answers_the_one_current_version(call: Cal
     call("link", initiative="p", **{**split, "to": {"id": second}})
     state = call("current_state", initiative="p", node=PORT)["data"]
     assert state["status"] == "current" and state["current"]["id"] == other
+
+
+def test_reflect_for_a_limited_token_counts_no_fork_through_a_version_it_may_not_see(call: Call) -> None:
+    """A fork whose other version is in an initiative outside the token's grants: counted, then its
+    item dropped, it said `forked_supersession: 1` over no item — that a hidden superseder exists."""
+    base = _id(call("note", initiative="pub", text="the wiki lives on confluence", name="wiki"))
+    seen = _id(call("note", initiative="pub", text="the wiki moved to bookstack"))
+    hidden = _id(call("note", initiative="secret-proj", text="the wiki moved to the secret notion"))
+    for source, initiative in ((seen, "pub"), (hidden, "secret-proj")):
+        link = {"from": {"id": source}, "to": {"id": base}, "edge_type": "supersedes", "weight": 1.0}
+        assert call("link", initiative=initiative, **link)["state"] == "applied"
+    assert call("reflect", initiative="pub")["data"]["counts"].get("forked_supersession") == 1, "the admin sees it"
+    with grants.acting(grants.Principal("lim", frozenset({"pub"}))):
+        limited = call("reflect", initiative="pub")["data"]
+    assert "forked_supersession" not in limited["counts"], limited["counts"]
+    assert hidden not in str(limited) and "notion" not in str(limited)

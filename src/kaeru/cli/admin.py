@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 import sys
@@ -187,6 +188,9 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
             )
             vectors = copy_vectors(src, dst, show)  # once the records are verified: an archive holds none
     except RuntimeError as exc:
+        if force and held:  # what was merged stands (a diverged record cannot be held): its vectors go with it
+            with contextlib.suppress(KaeruError):
+                copy_vectors(src, dst)
         fail(ctx, "copy_not_verified", str(exc))
     except Unavailable as exc:  # the target (or the source) stopped answering, maybe part way
         fail(

@@ -9,7 +9,8 @@ one). The first pass of an import holds each record against the ones before it, 
 breaks this is refused, its line and field named, before anything of it is written.
 
 Held per node and edge: its last revision number (with the node's type and tier) under a 16-byte
-key — the first pass's one cost that grows with the archive, a few dozen bytes a node or edge.
+key — the first pass's one cost that grows with the archive: a dict entry a node or edge, its key
+and number Python objects of their own.
 """
 
 from __future__ import annotations

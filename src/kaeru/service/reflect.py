@@ -27,7 +27,7 @@ from kaeru.service.graph import Walk, strongest_path
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.runtime import Runtime
-from kaeru.service.supersession import fork_finding, forks
+from kaeru.service.supersession import Fork, fork_finding, forks
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
 if TYPE_CHECKING:
@@ -145,7 +145,12 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 target.name,
             )
         for fork in forks(session, scope.id):  # two current versions of one thing (decision 462)
-            add("forked_supersession", *fork_finding(fork, base), fork.node.id, fork.node.name)
+            if hidden := grants.hidden_ids(session, [h.id for h in fork.heads]):
+                # A limited token is told of the versions it may see, and of a fork only where two remain:
+                # one counted then dropped by `_granted_items` said that a hidden superseder exists.
+                fork = Fork(fork.node, [h for h in fork.heads if h.id not in hidden])
+            if len(fork.heads) > 1:
+                add("forked_supersession", *fork_finding(fork, base), fork.node.id, fork.node.name)
         moved = (today + DEFER).isoformat()
         for task in open_tasks.values():
             due = task.properties.get("due")

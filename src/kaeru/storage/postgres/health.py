@@ -29,6 +29,7 @@ from kaeru.storage.postgres.store import (
     database_encoding,
     redact_url,
 )
+from kaeru.storage.schema_objects import REQUIRED
 
 #: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
 #: and primary-key constraints as `table(columns)`, triggers by name, each index with its statement;
@@ -50,15 +51,22 @@ _OBJECTS = (
     "WHERE NOT t.tgisinternal AND c.relnamespace IN (SELECT oid FROM here)"
 )
 
-#: The vault's tables and sequences this role lacks a right on that a write needs (one privilege
-#: at a time: `has_table_privilege` with a list is true when any one is held).
+#: The vault's own tables that its writes change (`schema_migrations` only a migration does; another
+#: application's tables in a shared schema are none of kaeru's business).
+_WRITTEN = sorted(
+    o.removeprefix("table ") for o in REQUIRED["postgres"] if o.startswith("table ") and o != "table schema_migrations"
+)
+#: Of those tables and the sequences they own, the ones this role lacks a right on that a write needs
+#: (one privilege at a time: `has_table_privilege` with a list is true when any one is held).
 _DENIED = (
-    "WITH here AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('schema_migrations')) "
-    "SELECT CASE WHEN relkind = 'S' THEN 'sequence ' ELSE 'table ' END || relname FROM pg_class "
-    "WHERE relnamespace IN (SELECT oid FROM here) AND ((relkind IN ('r', 'p') AND NOT ("
-    "has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT') AND "
-    "has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE'))) "
-    "OR (relkind = 'S' AND NOT has_sequence_privilege(oid, 'USAGE'))) ORDER BY relname"
+    "WITH here AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('schema_migrations')), "
+    "mine AS (SELECT oid, relname FROM pg_class WHERE relnamespace IN (SELECT oid FROM here) "
+    "AND relkind IN ('r', 'p') AND relname = ANY(%s)) "
+    "SELECT 'table ' || relname FROM mine WHERE NOT (has_table_privilege(oid, 'SELECT') AND "
+    "has_table_privilege(oid, 'INSERT') AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE')) "
+    "UNION ALL SELECT 'sequence ' || s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
+    "AND d.deptype IN ('a', 'i') JOIN mine ON mine.oid = d.refobjid "
+    "WHERE CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') ELSE false END ORDER BY 1"
 )
 
 
@@ -198,7 +206,7 @@ class PostgresHealth(Health):
             return "the PostgreSQL server is a standby in recovery", READ_ONLY_REMEDY
         if read_only:
             return "the role or the database sets default_transaction_read_only = on", READ_ONLY_REMEDY
-        denied = [str(r[0]) for r in self._rows(_DENIED)]
+        denied = [str(r[0]) for r in self._rows(_DENIED, (_WRITTEN,))]
         if denied:
             shown = ", ".join(denied[:4]) + (f" and {len(denied) - 4} more" if len(denied) > 4 else "")
             return f"the role {self._c.info.user} may not change {shown}", TABLE_GRANT_REMEDY
