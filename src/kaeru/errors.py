@@ -82,6 +82,12 @@ class Unavailable(KaeruError):
     retryable = True
 
 
+class WritesCrossed(Unavailable):
+    """PostgreSQL rolled a write back because another write crossed it: a deadlock (SQLSTATE 40P01)
+    or a serialisation failure (40001), told before its COMMIT could stand, so nothing of it was
+    written and it may run again whole, which `run_mutation` does (decision 461)."""
+
+
 class CommitUnknown(Unavailable):
     """The database's answer to COMMIT was lost and could not be learnt after: the write may have
     been applied. Unlike every other `unavailable`, a retry without `request_id` may write twice."""

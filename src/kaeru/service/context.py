@@ -170,8 +170,8 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             match = of_layer(name)
             if name in CURRENT_ONLY:
                 # The earlier sections' nodes its total counts: those of its layer, less the stale ones read.
-                nodes, total, dropped = newest_current(session, scope, facets, CAPS[name], shown, stale)
-                add(name, nodes, total, lambda n, match=match, dropped=dropped: match(n) and n.id not in dropped)
+                nodes, total = newest_current(session, scope, facets, CAPS[name], shown, stale)
+                add(name, nodes, total, lambda n, match=match: match(n) and stale.current(n))
             else:
                 window = 5000 if name == "core" else CAPS[name] + len(shown) + 1
                 nodes, total = newest(session, scope, facets, window)
@@ -221,17 +221,18 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         elif name == "recent":
             # The newest nodes of the layers that come back by themselves: a cold or frozen node
             # comes back only when its section is named, however new it is.
-            nodes, total, gone = newest_current(session, scope, RECENT_FACETS, CAPS["recent"], shown, stale)
+            nodes, total = newest_current(session, scope, RECENT_FACETS, CAPS["recent"], shown, stale)
             reports = sum(1 for n in nodes if REPORT_TAG in n.tags)
             add(
                 "recent",
                 [n for n in nodes if REPORT_TAG not in n.tags],
                 total,
-                lambda n, gone=gone: eager(n) and n.id not in gone,
+                lambda n: eager(n) and stale.current(n),
                 reports,
             )
     # A node a section's cap left out but a later section shows is not left out.
     held = list(shown.values())
+    stale.among([n for n in held if eager(n)])  # whether each is current, asked at once for the totals below
     for section in sections:
         if section.name in after:
             mark, matches = after[section.name]
@@ -404,7 +405,7 @@ def run_hygiene(rt: Runtime, initiative: str, *, automatic: bool = False) -> lis
         moves = hygiene.apply_pass(ctx)
         if not moves:
             ctx.outcome.state = "unchanged"
-        moved.extend(moves)
+        moved[:] = moves  # a run again (`run_mutation`) reports its own moves, not both runs'
 
     run_mutation(
         rt,

@@ -21,8 +21,6 @@ EAGER_LAYERS = ("core", "hot", "warm")
 #: and cortex settled: a node is put there on purpose, and shows there marked when superseded;
 #: cold (where a slot's previous holder goes) and frozen are read only when named.
 CURRENT_ONLY = ("hot", "warm")
-#: The most nodes `newest_current` reads to fill a section past the stale ones.
-STALE_WINDOW = 5000
 #: At most this many tasks are named in the notice of rules waiting for a task.
 WAITING_NAMED = 10
 
@@ -86,6 +84,17 @@ class Stale:
                 self._known[node.id] = superseded or self.closed(node)
         return {n.id for n in nodes if self._known[n.id]}
 
+    def read_current(self, nodes: list[Node]) -> set[str]:
+        """The ids of the stale nodes among `nodes`, read by `newest_current_members`, which left the
+        superseded ones out: only a task can still be stale (`closed`), which needs no query."""
+        dropped = {n.id for n in nodes if self.closed(n)}
+        self._known.update((n.id, n.id in dropped) for n in nodes)
+        return dropped
+
+    def current(self, node: Node) -> bool:
+        """Whether `node` is current (asked of the nodes read so far without a query)."""
+        return node.id not in self.among([node])
+
 
 def newest_current(
     session: Session,
@@ -94,21 +103,28 @@ def newest_current(
     cap: int,
     shown: dict[str, Node],
     stale: Stale,
-) -> tuple[list[Node], int, set[str]]:
-    """`newest` without the stale nodes (`Stale`), read in growing windows until `cap` current
-    nodes no earlier section holds are in hand; the total less the stale nodes read (a node that is
-    not current is left out, and counted nowhere as omitted; stale nodes past the last window read
-    are not told apart: they stay in the total); and the ids of the stale nodes read, which the
-    total no longer counts."""
-    window = cap + len(shown) + 1
+) -> tuple[list[Node], int]:
+    """`newest` without the stale nodes (`Stale`), until `cap` current nodes no earlier section
+    holds are in hand, and how many current nodes the facets hold (`newest_current_members`).
+    The statement leaves the superseded nodes and the tasks in closing columns out however many
+    they are; `Stale` then tests the nodes read (a task stamped `done_at` in an open column, from
+    an archive written before the board closed its columns), and the window grows past those."""
+    # The earlier sections' nodes of these facets may come first: read past them. Whether each is
+    # current (the total counts only those) is asked at once.
+    held = [n for n in shown.values() if f"{n.tier.value}:{n.layer.value}" in facets]
+    stale.among(held)
+    window = cap + len(held) + 1
+    closing = tasks.closing_keys(stale.columns)
     while True:
-        nodes, total = newest(session, scope, facets, window)
-        dropped = stale.among(nodes)
+        ids, total = session.newest_current_members(scope.id, facets, window, closing)
+        found = session.nodes_by_ids(ids)
+        nodes = [found[i] for i in ids if i in found]
+        dropped = stale.read_current(nodes)
         fresh = sum(1 for n in nodes if n.id not in dropped and n.id not in shown)
-        if fresh >= cap or len(nodes) >= total or window >= STALE_WINDOW:
+        if fresh >= cap or len(ids) < window or not dropped:
             break
-        window = min(window * 4, STALE_WINDOW)
-    return [n for n in nodes if n.id not in dropped], total - len(dropped), dropped
+        window *= 4
+    return [n for n in nodes if n.id not in dropped], total - len(dropped)
 
 
 def waiting_rules(

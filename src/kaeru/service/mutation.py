@@ -41,6 +41,7 @@ from kaeru.errors import (
     SlotConflict,
     Unavailable,
     UnknownInitiative,
+    WritesCrossed,
 )
 from kaeru.service import grants
 from kaeru.service.checks import (
@@ -365,8 +366,9 @@ WRITE_RUNS = 5
 #: writes that crossed do not meet again in step.
 RERUN_PAUSE_S = 0.02
 #: Operations whose bodies keep what a run wrote in their caller's state (an import's map of the
-#: nodes it wrote, a hygiene pass's list of moves): a second run would add to it again.
-RUN_ONCE = frozenset({"import_from", "hygiene"})
+#: nodes it wrote and its counts): a second run would add to it again. Such a chunk is refused
+#: `unavailable` instead, and the same import again writes the rest (decision 212).
+RUN_ONCE = frozenset({"import_from"})
 
 
 def run_mutation(
@@ -457,12 +459,12 @@ def run_mutation(
 def _runs_again(exc: Unavailable, operation: str, runs: int) -> bool:
     """Whether a write refused with `exc`, run `runs` times so far, is run once more (after a short
     pause, taken here). One PostgreSQL rolled back because another write crossed it — a deadlock, a
-    serialisation failure, which the backend marks `rerun` — is told so before its COMMIT, so nothing
+    serialisation failure, `WritesCrossed` — is told so before its COMMIT, so nothing
     of it stands (unlike a COMMIT whose answer was lost, `CommitUnknown`), and nothing outside its
     transaction was done yet: its replay record is in it, its vectors are written after the commit.
     Of two writes that each waited for the other, the one ended finds the other committed when it
     runs again (decision 461)."""
-    if not getattr(exc, "rerun", False) or operation in RUN_ONCE or runs >= WRITE_RUNS:
+    if not isinstance(exc, WritesCrossed) or operation in RUN_ONCE or runs >= WRITE_RUNS:
         return False
     time.sleep(random.SystemRandom().uniform(0, RERUN_PAUSE_S * runs))  # the global generator left alone
     return True

@@ -8,7 +8,7 @@ from typing import Any
 
 import psycopg
 
-from kaeru.errors import CommitUnknown, Internal, InvalidArgument, KaeruError, Unavailable
+from kaeru.errors import CommitUnknown, Internal, InvalidArgument, KaeruError, Unavailable, WritesCrossed
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.sql.db import Db, DuplicateKey, Params
 from kaeru.storage.sql.dialect import POSTGRES
@@ -56,15 +56,6 @@ CONNECT_REFUSALS = (
     (r'database ".*" does not exist', "create it (`CREATE DATABASE name OWNER role`) or correct its name"),
     (r"permission denied for database", "`GRANT CONNECT ON DATABASE name TO role`, or use another role"),
 )
-
-
-class WritesCrossed(Unavailable):
-    """A deadlock (SQLSTATE 40P01) or a serialisation failure (40001): PostgreSQL rolled the write
-    back before its COMMIT could stand, so nothing of it was written and it may run again whole.
-    `rerun` says so to `run_mutation`, which does (decision 461): the service reads the mark, not
-    this class, which a backend alone may name."""
-
-    rerun = True
 
 
 #: The SQLSTATEs of a transaction PostgreSQL rolled back because of another one, by what it says.
