@@ -51,6 +51,7 @@ ADDED = {
     "trail": {"limit", "cursor"},
     # session 16: initiatives answers in pages (decision 100).
     "initiatives": {"limit", "cursor"},
+    "archive": {"request_id"},
 }
 
 

@@ -24,6 +24,7 @@ from kaeru.service.requests.base import (
     ref,
     values,
 )
+from kaeru.service.requests.writes import _RequestId
 
 #: `context`'s sections in the order it serves them; cold and frozen only when asked for.
 SECTIONS = (
@@ -251,3 +252,4 @@ class ArchiveRequest(Request):
     initiatives: Initiatives | None = Field(
         None, description="export: only these initiatives (default: the whole vault)."
     )
+    request_id: _RequestId = None
