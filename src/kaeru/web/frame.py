@@ -66,14 +66,16 @@ def frame(title: str, body: str, who: str, initiative: str | None, request: Requ
             else f'<a href="{escape(url("/" + key, i=initiative))}">{label}</a>'
             for key, label in VIEWS
         )
+        # Each box shows its own view's words: after a search the recall box held them too.
         query = escape(request.query_params.get("q", ""))
+        asked = {current: query} if current in ("search", "recall") else {}
         nav = (
             f'<nav class="views" aria-label="views of {escape(initiative)}"><strong>{escape(initiative)}</strong>{items}'
             f'<form class="ask" action="{PREFIX}/search" method="get" role="search" aria-label="search"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="search-box" aria-label="Search (literal words)" placeholder="search (literal)" value="{query}">'
+            f'<input name="q" id="search-box" aria-label="Search (literal words)" placeholder="search (literal)" value="{asked.get("search", "")}">'
             f"<button>Search</button></form>"
             f'<form class="ask" action="{PREFIX}/recall" method="get" role="search" aria-label="recall"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="recall-box" aria-label="Recall (what you need)" placeholder="recall (explain)" value="{query}">'
+            f'<input name="q" id="recall-box" aria-label="Recall (what you need)" placeholder="recall (explain)" value="{asked.get("recall", "")}">'
             f"<button>Recall</button></form></nav>"
         )
     return (

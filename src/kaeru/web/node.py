@@ -17,7 +17,16 @@ from starlette.responses import RedirectResponse, Response
 from kaeru.web.frame import PREFIX, hidden, state_of, url
 from kaeru.web.graph import Call, ok
 from kaeru.web.guard import REASON_CHARS
-from kaeru.web.pages import EDGES_SHOWN, LAYERS, TRAIL_PAGE, edit_form, initiative_of, new_request_id, node_link
+from kaeru.web.pages import (
+    EDGES_SHOWN,
+    LAYERS,
+    TRAIL_PAGE,
+    coverage_html,
+    edit_form,
+    initiative_of,
+    new_request_id,
+    node_link,
+)
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
@@ -30,6 +39,12 @@ if TYPE_CHECKING:
 DIFF_WORDS = 400
 #: Words shown at each end of an unchanged run (and of a span shown whole); the rest is counted.
 CONTEXT_WORDS = 12
+#: Body characters a node's page shows at once (the most one `read` returns); a longer body is
+#: shown in parts, each its own page (`offset=`), the page saying which characters it holds.
+BODY_PART = 64000
+#: A refused edit of a node changed since its page was drawn (decision 468): the page the person
+#: acted on is out of date, and the tool's words ("re-read it and retry") speak to an agent.
+CHANGED_SINCE = "changed since you loaded the page: reload it to see what changed, then edit again"
 
 
 def _diff(before: Any, after: Any) -> str:
@@ -114,14 +129,18 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     initiative = initiative_of(request)
     node_id = request.query_params.get("id", "")
     at = request.query_params.get("at") or None
+    # Which part of a long body (decision 468): it was cut at 64,000 characters with nothing said.
+    offset = _count(request.query_params.get("offset"))
     args: dict[str, Any] = {
         "initiative": initiative,
         "node": {"id": node_id},
         "neighbours": True,
-        "budget_chars": 64000,
+        "budget_chars": BODY_PART,
     }
     if at:
         args["at"] = at
+    if offset:
+        args["body_offset"] = offset
     envelope = await ok(call, "read", args)
     node = envelope["data"]["hits"][0]
     edges = envelope["data"].get("edges") or []
@@ -207,17 +226,19 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
                 f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
             )
     pager = _trail_pager(initiative, node_id, at, trail, before)
+    part, rest = _body_part(initiative, node_id, at, node, envelope)
     back = here
     edits = "" if at else _node_edits(request, initiative, node, back)
     body = (
-        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>'
-        f'<section class="node-body c-{escape(state)}">{described}'
-        f'<pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>'
+        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(envelope)}'
+        f'<section class="node-body c-{escape(state)}">{described}{part}'
+        f'<pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>{rest}'
         f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'
         f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
         f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
         f"{edits}"
-        f'<section><h2>History</h2><ol class="history" id="history" start="{before + 1}">{"".join(history)}</ol>'
+        f'<section><h2>History</h2>{coverage_html(trail)}<ol class="history" id="history" start="{before + 1}">'
+        f"{''.join(history)}</ol>"
         f"{pager}</section>"
     )
     return str(node.get("name") or node_id), body, initiative
@@ -243,6 +264,34 @@ async def _named(call: Call, initiative: str, other: str, at: str | None) -> str
     if named["state"] != "rejected":
         return node_link(initiative, named["data"]["hits"][0], **moment)
     return f'<a href="{escape(url("/node", i=initiative, id=other, **moment))}">{escape(other)}</a>'
+
+
+def _body_part(
+    initiative: str, node_id: str, at: str | None, node: dict[str, Any], envelope: dict[str, Any]
+) -> tuple[str, str]:
+    """Above a long body, which characters the page shows of how many, with links to the first part
+    and to the next (the `read`'s own continuation); below it, the link on again. Empty for a body
+    shown whole. The page showed the first 64,000 characters as the whole note (decision 468)."""
+    cut = node.get("body_range")
+    if not isinstance(cut, dict):
+        return "", ""
+    start, end, total = int(cut.get("start") or 0), int(cut["end"]), int(cut["total"])
+    said = f"characters {start + 1:,}–{end:,} of {total:,}"
+    parts = [f'<span id="body-shown">{said}</span>']
+    if start:
+        first = url("/node", i=initiative, id=node_id, at=at)
+        parts.append(f'<a id="body-first" href="{escape(first)}">first part</a>')
+    following = ""
+    continued = envelope.get("continuation")
+    if continued is not None:
+        offset = continued["next_arguments"]["body_offset"]
+        onward = escape(url("/node", i=initiative, id=node_id, at=at, offset=offset))
+        parts.append(f'<a id="body-next" href="{onward}">next part</a>')
+        following = (
+            f'<p class="coverage body-part"><a id="body-on" href="{onward}">next part: from character '
+            f"{offset + 1:,} of {total:,}</a></p>"
+        )
+    return f'<p class="coverage body-part" id="body-part">{" · ".join(parts)}</p>', following
 
 
 def _count(raw: str | None) -> int:
@@ -274,13 +323,18 @@ def _node_edits(request: Request, initiative: str, node: dict[str, Any], back: s
         f'<option value="{v}"{" selected" if v == node.get("layer") else ""}>{v}</option>' for v in LAYERS
     )
     pinned = " checked" if node.get("pinned") else ""
+    # What the page showed, so that only what the person changed is sent (`_layer_asked`).
+    shown = (
+        f'<input type="hidden" name="layer_was" value="{escape(str(node.get("layer") or ""))}">'
+        f'<input type="hidden" name="pinned_was" value="{"1" if node.get("pinned") else ""}">'
+    )
     layer_form = edit_form(
         request,
         initiative,
         "layer",
         back,
         f'<label for="layer-select">layer</label> <select name="layer" id="layer-select">{options}</select>'
-        f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>',
+        f'<label><input type="checkbox" name="pin" value="1" id="pin-box"{pinned}> pinned</label>{shown}',
         "Set layer / pin",
         node_id,
     )
@@ -316,6 +370,25 @@ def _request_id(form_id: str, tool: str, args: dict[str, Any]) -> str:
     return f"{form_id}-{hashlib.sha256(asked).hexdigest()[:12]}"
 
 
+async def _layer_asked(backend: Backend, form: dict[str, str], common: dict[str, Any]) -> dict[str, Any]:
+    """The `layer` call's layer and pin: each only when the person changed it from what the page
+    showed (`layer_was`, `pinned_was`). The form sent both, so a page loaded before an agent pinned
+    the node unpinned it when the person changed only the layer (decision 468); `layer` takes no
+    `expected_revision`. A form changing neither sends the node's layer as it is now (read afresh,
+    so nothing an agent set is undone): the tool still checks the person's rights and answers."""
+    asked: dict[str, Any] = {}
+    if form.get("layer") != form.get("layer_was"):
+        asked["layer"] = form.get("layer")
+    pin = form.get("pin") == "1"
+    if pin != (form.get("pinned_was") == "1"):
+        asked["pin"] = pin
+    if not asked:
+        now = await backend.call("read", {**common, "node": {"id": form.get("node", "")}, "budget_chars": 512})
+        hit = now["data"]["hits"][0] if now["state"] != "rejected" else {}
+        asked["layer"] = hit.get("layer") or form.get("layer")
+    return asked
+
+
 def edit_handler(backend: Backend, notices: Notices) -> Callable[[Request], Awaitable[Response]]:
     """POST /ui/edit: one tool write from a page's form (read, bounded and checked by the app: its
     Origin, its size, the session's CSRF token), then back to the page, whose notice says what
@@ -336,9 +409,11 @@ def edit_handler(backend: Backend, notices: Notices) -> Callable[[Request], Awai
             if form.get("resolution", "").strip():
                 args["resolution"] = form["resolution"].strip()
         elif op == "layer":
-            tool, args = "layer", {**common, "nodes": [node], "layer": form.get("layer"), "pin": form.get("pin") == "1"}
+            tool, args = "layer", {**common, "nodes": [node], **await _layer_asked(backend, form, common)}
         elif op == "move":
             tool, args = "task_update", {**common, "task": node, "status": form.get("status", "")}
+            if form.get("expected_revision"):  # the card's revision: a task changed since is refused
+                args["expected_revision"] = form["expected_revision"]
         else:
             return Response("unknown edit", status_code=400)
         args["request_id"] = _request_id(form.get("request_id") or new_request_id(), tool, args)
@@ -347,6 +422,8 @@ def edit_handler(backend: Backend, notices: Notices) -> Callable[[Request], Awai
         if refused:
             issue = envelope["issues"][0]
             said = f"{op}: refused — {issue['code']}: {issue['message']}"
+            if issue["code"] == "revision_conflict":
+                said = f"{op}: refused — {CHANGED_SINCE} ({issue['code']}: {issue['message']})"
         else:  # a form sent twice as it was: the first answer, said to be one
             said = f"{op}: {envelope['state']}" + (
                 " (already done: the same form was sent twice)" if envelope.get("replayed") else ""

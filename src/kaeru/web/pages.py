@@ -20,6 +20,7 @@ from starlette.responses import HTMLResponse, Response
 from kaeru.domain.naming import canonical
 from kaeru.service import tasks
 from kaeru.service.grants import Principal
+from kaeru.service.lifecycle import REVIEW_TAG
 from kaeru.web import graph
 from kaeru.web.frame import PREFIX, csrf_field, frame, hidden, url
 from kaeru.web.graph import Call, ViewError, ok
@@ -106,7 +107,7 @@ def _when(stamp: object) -> str:
     return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 else text
 
 
-def _coverage(envelope: dict[str, Any]) -> str:
+def coverage_html(envelope: dict[str, Any]) -> str:
     """What the answer says beside its hits: its warnings (why a search found nothing: "emoji and
     punctuation are not indexed") and what it left out."""
     warned = "".join(
@@ -294,8 +295,8 @@ async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
 
 
 async def board_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    """The board's columns (from `context`), each column's tasks from `search` filtered by type and
-    status (so the terminal column shows its tasks too), at most `CARDS` a column."""
+    """The board's columns (from `context`), each column's tasks from `search` by type and status (the
+    terminal column's too), overdue first, `CARDS` a page; `column`, `cursor` page one on (decision 469)."""
     initiative = initiative_of(request)
     section = await _context(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
@@ -304,20 +305,27 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     today = date.fromisoformat(section["_envelope"]["data"]["today"])
     overdue_total = int(section.get("overdue_total") or len(section.get("overdue") or []))
     back = url("/board", i=initiative)
+    # A column lists its newest tasks: one long overdue sat past its first page, unmarked under "1
+    # overdue". `context` lists them first, the longest overdue first; so does each column here.
+    late_first = [t for t in section.get("items") or [] if t["id"] in (section.get("overdue") or [])]
+    paged, cursor, start = (request.query_params.get(k, "") for k in ("column", "cursor", "start"))
     cols = []
     for column in columns:
-        found = await ok(
-            call,
-            "search",
-            {
-                "initiatives": [initiative],
-                "filters": {"types": ["task"], "statuses": [column["key"]]},
-                "limit": CARDS,
-                "budget_chars": 16000,
-            },
-        )
+        key, label = column["key"], column["label"]
+        args: dict[str, Any] = {"initiatives": [initiative], "filters": {"types": ["task"], "statuses": [key]}}
+        args.update(limit=CARDS, budget_chars=16000, **({"cursor": cursor} if cursor and paged == key else {}))
+        found = await ok(call, "search", args)
+        hits, total = found["data"]["hits"], found["data"]["total"]
+        offset = int(start) if "cursor" in args and start.isdigit() else 0
+        first = [] if "cursor" in args else [t for t in late_first if t.get("status") == key]
+        listed = first + [t for t in hits if t["id"] not in {f["id"] for f in first}]
         cards = []
-        for task in found["data"]["hits"]:
+        if "cursor" in args:  # which of the column's tasks this page shows, and the way back
+            cards.append(
+                f'<li class="coverage" data-status="{escape(key)}">tasks {offset + 1}–{offset + len(hits)} of {total}, '
+                f'newest first; <a href="{escape(back)}">first page{hidden(" of " + label)}</a></li>'
+            )
+        for task in listed:
             choices = "".join(
                 f'<option value="{escape(c["key"])}"{" selected" if c["key"] == column["key"] else ""}>'
                 f"{escape(c['label'])}</option>"
@@ -325,6 +333,8 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
             )
             name = str(task.get("name") or task["id"])
             select = f'<select name="status" aria-label="Move {escape(name)} to">{choices}</select>'
+            # The card's revision: a task changed since (an agent finished it) is refused (decision 468).
+            select += f'<input type="hidden" name="expected_revision" value="{escape(task["revision"])}">'
             move = edit_form(request, initiative, "move", f"{back}#card-{task['id']}", select, "Move", task["id"], name)
             due = (task.get("properties") or {}).get("due")
             late = ' <span class="state">overdue</span>' if tasks.is_overdue(due, column["key"], columns, today) else ""
@@ -332,14 +342,18 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
                 f'<li class="card" id="card-{escape(task["id"])}" tabindex="-1" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
                 f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
             )
-        more = found["data"]["total"] - len(cards)
+        more, following = total - offset - len(listed), (found.get("continuation") or {}).get("next_arguments", {})
         if more > 0:
             cards.append(f'<li class="coverage">{more} more not shown</li>')
+        if more > 0 and following.get("cursor"):
+            nxt = escape(url("/board", i=initiative, column=key, cursor=following["cursor"], start=offset + len(hits)))
+            cards.append(f'<li class="paging"><a class="more" href="{nxt}">more{hidden(" in " + label)} →</a></li>')
         cols.append(
             f'<div class="column" data-status="{escape(column["key"])}"><h2>{escape(column["label"])}</h2>'
             f"<ul>{''.join(cards) or '<li class=empty>—</li>'}</ul></div>"
         )
-    note = f'<p class="coverage">{overdue_total} overdue</p>' if overdue_total else ""
+    ahead = f"; the {len(late_first)} due earliest head their columns" if overdue_total > len(late_first) else ""
+    note = f'<p class="coverage">{overdue_total} overdue{ahead}</p>' if overdue_total else ""
     return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
 
 
@@ -358,7 +372,7 @@ async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | N
     # comes first): the page said "in recording order" (decision 351).
     body = (
         '<p class="mode">in the order things happened (then were recorded), 50 a page; times in UTC</p>'
-        f"{_coverage(envelope)}{_hit_list(initiative, hits)}{more}"
+        f"{coverage_html(envelope)}{_hit_list(initiative, hits)}{more}"
     )
     return f"Timeline: {initiative}", body, initiative
 
@@ -368,20 +382,25 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
     section = await _context(call, initiative, "reviews")
     back = url("/reviews", i=initiative)
     reasons: dict[str, list[str]] = section.get("reasons") or {}
-    said: dict[str, str] = {}
+    read: dict[str, dict[str, Any]] = {}
     for note_id in [n for notes in reasons.values() for n in notes][:EDGES_SHOWN]:
         note = await call("read", {"initiative": initiative, "node": {"id": note_id}, "budget_chars": 512})
         if note["state"] != "rejected":
-            said[note_id] = str(note["data"]["hits"][0].get("body") or "")
+            read[note_id] = note["data"]["hits"][0]
+
+    def reason(n: str, name: str) -> str:
+        """A review note's reason; a node that `contradicts` this one and is no review is named as the
+        contradiction (its body was shown as if a review's reason, decision 469)."""
+        node = read.get(n) or {"body": n, "tags": [REVIEW_TAG]}
+        if REVIEW_TAG not in (node.get("tags") or []):
+            return f'<li class="reason contradiction">contradicted by {node_link(initiative, node)}</li>'
+        link = f'<a href="{escape(url("/node", i=initiative, id=n))}">review{hidden(" of " + name)}</a>'
+        return f'<li class="reason">{link}: {escape(_short(node.get("body")))}</li>'
 
     def close(hit: dict[str, Any]) -> str:
         notes = reasons.get(hit["id"]) or []
         name = str(hit.get("name") or hit["id"])
-        why = "".join(
-            f'<li class="reason"><a href="{escape(url("/node", i=initiative, id=n))}">review{hidden(" of " + name)}</a>: '
-            f"{escape(_short(said.get(n, n)))}</li>"
-            for n in notes
-        )
+        why = "".join(reason(n, name) for n in notes)
         form = edit_form(
             request,
             initiative,
@@ -395,7 +414,7 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
         )
         return f'<ul class="reasons">{why}</ul>{form}'
 
-    body = _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
+    body = coverage_html(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
     return f"Open reviews: {initiative}", body, initiative
 
 
@@ -403,7 +422,7 @@ async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None
     initiative = initiative_of(request)
     section = await _context(call, initiative, "rules")
     body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
-    body += _coverage(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
+    body += coverage_html(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
     return f"Rules in force: {initiative}", body, initiative
 
 
@@ -423,7 +442,7 @@ async def search_page(call: Call, request: Request) -> tuple[str, str, str | Non
     if following and following.get("next_arguments", {}).get("cursor"):
         nxt = url("/search", i=initiative, q=query, cursor=following["next_arguments"]["cursor"])
         more = f'<p class="paging"><a id="next-page" href="{escape(nxt)}">more hits →</a></p>'
-    return f"Search: {initiative}", body + _coverage(envelope) + _hit_list(initiative, hits) + more, initiative
+    return f"Search: {initiative}", body + coverage_html(envelope) + _hit_list(initiative, hits) + more, initiative
 
 
 async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
@@ -431,30 +450,23 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
     query = request.query_params.get("q", "").strip()
     if not query:
         return f"Recall: {initiative}", '<p class="empty">say what you need</p>', initiative
-    envelope = await ok(call, "recall", {"initiatives": [initiative], "query": query, "explain": True})
+    args: dict[str, Any] = {"initiatives": [initiative], "query": query, "explain": True}
+    if request.query_params.get("cursor"):
+        args["cursor"] = request.query_params["cursor"]
+    envelope = await ok(call, "recall", args)
     data = envelope["data"]
     explain: dict[str, dict[str, float]] = data.get("explain") or {}
     channels = [c["name"] for c in (data.get("retrieval_plan") or {}).get("channels") or []]
-    palette = [
-        "#2e86ab",
-        "#e4572e",
-        "#f3a712",
-        "#8e44ad",
-        "#27ae60",
-        "#c0392b",
-        "#16a085",
-        "#7f8c8d",
-        "#d35400",
-        "#34495e",
-        "#e84393",
-        "#a8c686",
-    ]
+    palette = [f"#{c:06x}" for c in (0x2E86AB, 0xE4572E, 0xF3A712, 0x8E44AD, 0x27AE60, 0xC0392B)]
+    palette += [f"#{c:06x}" for c in (0x16A085, 0x7F8C8D, 0xD35400, 0x34495E, 0xE84393, 0xA8C686)]
     colour = {name: palette[k % len(palette)] for k, name in enumerate(channels)}
 
     def shares(hit: dict[str, Any]) -> str:
         """The hit's score split by channel: a bar drawn in SVG (widths and colours as attributes:
         the Content-Security-Policy admits no inline style), and the same shares as text."""
         scores = explain.get(hit["id"]) or {}
+        if not scores:
+            return ""
         total = sum(v for v in scores.values() if v > 0) or 1.0
         parts: list[str] = []
         start = 0.0
@@ -475,8 +487,13 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
         return f'{bar}<div class="share-text">{listed}</div>'
 
     keys = "".join(f'<span class="swatch">{graph.dot(colour[n])}{escape(n)}</span>' for n in channels)
+    # A later page (`continuation`, as search's) comes from the first page's ranking, without scores.
+    bars = "each bar is the hit's score split by channel" if explain or "cursor" not in args else "bars on page 1 only"
+    following = (envelope.get("continuation") or {}).get("next_arguments", {}).get("cursor")
+    nxt = escape(url("/recall", i=initiative, q=query, cursor=following))
+    more = f'<p class="paging"><a id="next-page" href="{nxt}">more hits →</a></p>' if following else ""
     body = (
-        f'<p class="total" id="total">{data["total"]} hit(s); each bar is the hit\'s score split by channel</p>'
-        f'<p class="legend">{keys}</p>{_coverage(envelope)}{_hit_list(initiative, data["hits"], shares)}'
+        f'<p class="total" id="total">{data["total"]} hit(s); {escape(bars)}</p>'
+        f'<p class="legend">{keys}</p>{coverage_html(envelope)}{_hit_list(initiative, data["hits"], shares)}{more}'
     )
     return f"Recall: {initiative}", body, initiative
