@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from kaeru.service.settings_checks import FAIL, OK, WARN, Check
+from kaeru.storage.migrate import UNKNOWN_RECORD_FIX, Records, read_records, unknown_said
 from kaeru.storage.schema_objects import INDEXES, Lacking
 
 
@@ -20,15 +21,26 @@ class SchemaHealth(Protocol):
     """What these checks ask of `storage/*/health.py` (a part of `doctor.VaultHealth`)."""
 
     backend: str
+    #: The package of the engine's migrations.
+    migrations: str
 
-    def applied_migrations(self) -> list[int]: ...
+    def has_table(self, name: str) -> bool: ...
+    def migration_records(self) -> list[tuple[int, str]]: ...
     @staticmethod
     def known_migrations() -> int: ...
     def lacking_objects(self) -> Lacking: ...
 
 
+def migration_records(health: SchemaHealth) -> tuple[list[int], Records]:
+    """The numbers the vault records, and what its records say against the shipped migrations.
+    A number alone does not say which migration ran: main's history recorded some under names
+    since given to others (decision 470), so the names are read too."""
+    rows = health.migration_records()
+    return [v for v, _ in rows], read_records(rows, health.migrations)
+
+
 def migrations_check(health: SchemaHealth) -> Check:
-    applied = health.applied_migrations()
+    applied, records = migration_records(health)
     known = health.known_migrations()
     if not applied:
         return Check(
@@ -46,13 +58,21 @@ def migrations_check(health: SchemaHealth) -> Check:
             f"the vault is at migration {newest}, newer than this kaeru knows ({known}): a newer kaeru wrote it",
             "upgrade kaeru (pip install -U kaeru-memory) before using this vault",
         )
-    missing = sorted(set(range(1, known + 1)) - set(applied))
-    if missing:
+    if records.unknown:
+        return Check("migrations", FAIL, unknown_said(records.unknown, health.migrations), UNKNOWN_RECORD_FIX)
+    if records.pending or records.former:
+        said = "every migration applied"  # only its records of a former numbering to rewrite
+        if records.pending:
+            said = (
+                f"{len(records.pending)} migration(s) pending (applied {len(records.applied)} of {known}; "
+                f"next: {records.pending[0]})"
+            )
+        if records.former:
+            said += "; recorded under names of a former numbering: " + ", ".join(
+                f"{v:03d} {n!r}" for v, n in records.former
+            )
         return Check(
-            "migrations",
-            WARN,
-            f"{len(missing)} migration(s) pending (applied {len(applied)} of {known}; next: {missing[0]})",
-            "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)",
+            "migrations", WARN, said, "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)"
         )
     return Check("migrations", OK, f"current ({newest} of {known} applied)")
 

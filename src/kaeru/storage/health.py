@@ -90,11 +90,12 @@ class Health:
         """Every live initiative's name as stored."""
         return sorted(str(r[0]) for r in self._rows("SELECT name FROM initiatives"))
 
-    def applied_migrations(self) -> list[int]:
-        """Migration numbers recorded in the vault (empty when it has no migration table)."""
+    def migration_records(self) -> list[tuple[int, str]]:
+        """The migrations recorded in the vault, (number, name) in number order (empty when it has
+        no migration table): a number alone does not say which migration ran (decision 470)."""
         if not self.has_table("schema_migrations"):
             return []
-        return [int(r[0]) for r in self._rows("SELECT version FROM schema_migrations ORDER BY version")]
+        return [(int(v), str(n)) for v, n in self._rows("SELECT version, name FROM schema_migrations ORDER BY version")]
 
     def known_migrations(self) -> int:
         """The newest migration this kaeru ships."""

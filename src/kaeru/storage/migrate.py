@@ -9,6 +9,7 @@ PostgreSQL an advisory lock): one loader, one runner for both engines.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import re
@@ -112,12 +113,113 @@ def refuse_newer(applied: set[int], known: list[Migration], where: str) -> None:
         )
 
 
+#: Records that main, or a branch merged into it whose code could have written a vault, left in
+#: `schema_migrations` at a number whose shipped migration is now another (decision 470): before a
+#: merge a branch held a number with a `SELECT 1` placeholder, or gave its migration a number the
+#: merge then changed. `run_pending` compared numbers only, so it took such a record for the
+#: migration shipped at that number, which then never ran (PostgreSQL: no `term_docs`, every call
+#: `internal`; SQLite: no `vector_code_clock`). Per backend, (version, name) recorded -> the shipped
+#: version it was (its text the same), or None for a placeholder that changed nothing. Found with
+#: `git log --name-status -- src/kaeru/storage/*/migrations` over every commit HEAD reaches.
+FORMER_RECORDS: dict[str, dict[tuple[int, str], int | None]] = {
+    "sqlite": {
+        (10, "compact_requests"): None,  # h9-wal before its merge: 010_compact_writes's first half
+        (12, "section_index"): 14,  # h16-reentry before its merge renumbered 012-014 to 014-016
+        (13, "rule_index"): 15,
+        (14, "forgotten_index"): 16,
+        (18, "reserved"): None,  # main f237d73, h16-pages (1ce2285), h17-vecspeed: placeholders
+        (19, "fewer_btrees"): 18,  # main f237d73 and h16-pages; memberships_node, which it dropped, 022 makes
+        (19, "reserved"): None,  # h17-vecspeed
+        (20, "vector_code_clock"): 19,  # h17-vecspeed
+    },
+    "postgres": {
+        (9, "reserved"): None,  # main cb7b27d, 0dba4d6, 92d35bc, 0116973, bd1a5db (h17-vectors)
+        (13, "reserved"): None,  # h16-pghot before its merge
+    },
+}
+
+
+class VaultUnknownRecord(Unavailable):
+    """The vault records a migration under a name this kaeru neither ships nor knows as a former
+    one: a kaeru built from another branch wrote it. Running this kaeru's migration of that number
+    over it could break the vault, so it is opened by nothing until its records are understood."""
+
+    retryable = False
+
+
+@functools.cache
+def shipped_names(package: str) -> dict[int, str]:
+    """The migrations shipped in `package`, version -> name, from the file names alone."""
+    return {int(m.group(1)): m.group(2) for e in resources.files(package).iterdir() if (m := _NAME.match(e.name))}
+
+
+@dataclass(frozen=True, slots=True)
+class Records:
+    """What a vault's `schema_migrations` rows say against the migrations `package` ships."""
+
+    #: The shipped versions a record stands for (its own, or a former record's), and the versions
+    #: past the newest shipped (a newer kaeru's: `refuse_newer`).
+    applied: frozenset[int]
+    #: Shipped versions that no record stands for: they run next, in order.
+    pending: tuple[int, ...]
+    #: Records of a former numbering (`FORMER_RECORDS`), rewritten to the shipped names by `run_pending`.
+    former: tuple[tuple[int, str], ...]
+    #: Records neither shipped nor former, at a shipped number: refused (`VaultUnknownRecord`).
+    unknown: tuple[tuple[int, str], ...]
+
+
+def read_records(records: list[tuple[int, str]], package: str) -> Records:
+    """Which shipped migrations `records` (version, name) count as applied: a record stands for the
+    migration shipped at its number only under that migration's name (decision 470)."""
+    shipped = shipped_names(package)
+    newest = max(shipped, default=0)
+    former = FORMER_RECORDS[package.split(".")[-2]]
+    applied: set[int] = set()
+    was: list[tuple[int, str]] = []
+    unknown: list[tuple[int, str]] = []
+    for version, name in sorted(records):
+        if version > newest or shipped.get(version) == name:
+            applied.add(version)
+        elif (version, name) in former:
+            was.append((version, name))
+            if (now := former[(version, name)]) is not None:
+                applied.add(now)
+        else:
+            unknown.append((version, name))
+    pending = tuple(v for v in sorted(shipped) if v not in applied)
+    return Records(frozenset(applied), pending, tuple(was), tuple(unknown))
+
+
+#: What to do with a vault whose records name a migration this kaeru does not know (`unknown_said`).
+UNKNOWN_RECORD_FIX = (
+    "open it with the kaeru that wrote it and `kaeru export` it, then import the archive into a new vault "
+    "with this one (`kaeru --vault NEW_FOLDER import FILE`)"
+)
+
+
+def unknown_said(unknown: tuple[tuple[int, str], ...], package: str) -> str:
+    """What records of a migration no kaeru of this history wrote are: said by the refusal on open
+    and by `kaeru doctor`."""
+    shipped = shipped_names(package)
+    said = ", ".join(f"{v:03d} {n!r} (this kaeru's {v:03d} is {shipped.get(v)!r})" for v, n in unknown)
+    return (
+        f"the vault records migration(s) {said}, which this kaeru neither ships nor knows under an earlier "
+        "name: a kaeru built from another branch wrote it, and running this kaeru's migrations over it could "
+        "break the vault"
+    )
+
+
 def run_pending(
     db: Db, conn: Any, script: Callable[[str], object], package: str, where: str, table: str
 ) -> tuple[int, bool]:
-    """Apply the migrations of `package` that `schema_migrations` does not list, in order, each
+    """Apply the migrations of `package` that `schema_migrations` does not record, in order, each
     recorded there, and give the vault its secret if it has none. Returns the newest migration
-    this code knows and whether one ran.
+    this code knows and whether anything was written.
+
+    A record stands for the migration shipped at its number only under that migration's name, or
+    as a former record of it (`FORMER_RECORDS`, decision 470): a placeholder's number is pending
+    like any other, and former records are rewritten to the shipped names in this transaction. A
+    record neither shipped nor former raises `VaultUnknownRecord` before anything is changed.
 
     Runs inside the caller's migrating transaction, which holds the engine's lock; `conn` is the
     engine's connection (for `.py` migrations), `script` its way to run a `.sql` one, `table` its
@@ -125,15 +227,25 @@ def run_pending(
     `VaultTooNew` (`where` names the engine in the message).
     """
     db.run(table)
-    done = {int(r[0]) for r in db.rows("SELECT version FROM schema_migrations")}
+    rows = [(int(r[0]), str(r[1])) for r in db.rows("SELECT version, name FROM schema_migrations")]
     migrations = load_migrations(package)
-    refuse_newer(done, migrations, where)
-    pending = [m for m in migrations if m.version not in done]
+    refuse_newer({v for v, _ in rows}, migrations, where)
+    records = read_records(rows, package)
+    if records.unknown:
+        said = unknown_said(records.unknown, package).replace("the vault", f"the {where} vault", 1)
+        raise VaultUnknownRecord(f"{said}; nothing was changed: {UNKNOWN_RECORD_FIX}")
+    for version, _ in records.former:
+        db.run("DELETE FROM schema_migrations WHERE version = ?", (version,))
+    recorded = {v for v, _ in rows} - {v for v, _ in records.former}
+    for migration in migrations:
+        if migration.version in records.applied and migration.version not in recorded:
+            db.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (migration.version, migration.name))
+    pending = [m for m in migrations if m.version in records.pending]
     for migration in pending:
         migration.apply(conn, script)
         db.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (migration.version, migration.name))
     db.run("INSERT INTO meta (key, value) VALUES ('secret', ?) ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
-    return migrations[-1].version, bool(pending)
+    return migrations[-1].version, bool(pending or records.former)
 
 
 #: How long a transaction waits for an upgrade under way before it is refused `unavailable`: a
@@ -144,18 +256,48 @@ UPGRADE_WAIT_S = 15.0
 UPGRADE_RETRY_S = 1.0
 
 
-#: What `upgrade_later` reads of a vault: its newest migration, and whether a re-indexing is pending.
-BEHIND = f"SELECT (SELECT max(version) FROM schema_migrations), EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING})"
+@dataclass(frozen=True, slots=True)
+class Shipped:
+    """What a store asks of a vault at open about the migrations `package` ships (`shipped`)."""
+
+    #: The newest shipped migration.
+    newest: int
+    #: A scalar subquery: how many records name a shipped migration at its own number. Fewer than
+    #: `newest` when one is pending, or recorded under a former name only (decision 470), however
+    #: high the vault's newest number.
+    recorded: str
+    #: What `upgrade_later` reads: the newest number, whether a re-indexing is pending, and how many
+    #: records name no shipped migration at their number (former or unknown ones).
+    behind: str
 
 
-def upgrade_later(top: int | None, pending: bool, newest: int) -> str:
-    """What an existing vault at migration `top` (`pending`: a re-indexing asked) still needs from a
-    kaeru that knows `newest` — "" when nothing may wait: a new vault is created at once, and a
-    newer one refused at once (`VaultTooNew`), whatever the caller prefers."""
+@functools.cache
+def shipped(package: str) -> Shipped:
+    """`Shipped` for `package`, made once: every open of a store asks it, and what a package ships
+    does not change while kaeru runs."""
+    names = shipped_names(package)
+    listed = ", ".join(f"'{v} {n}'" for v, n in sorted(names.items()))
+    named = f"(CAST(version AS TEXT) || ' ' || name) IN ({listed})"
+    return Shipped(
+        max(names, default=0),
+        f"(SELECT count(*) FROM schema_migrations WHERE {named})",
+        "SELECT (SELECT max(version) FROM schema_migrations), "
+        f"EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING}), "
+        f"(SELECT count(*) FROM schema_migrations WHERE version <= {max(names, default=0)} AND NOT ({named}))",
+    )
+
+
+def upgrade_later(top: int | None, pending: bool, newest: int, strangers: int = 0) -> str:
+    """What an existing vault at migration `top` (`pending`: a re-indexing asked; `strangers`: records
+    of no shipped migration) still needs from a kaeru that knows `newest` — "" when nothing may wait:
+    a new vault is created at once, and a newer one refused at once (`VaultTooNew`), whatever the
+    caller prefers."""
     if top is None or top > newest:
         return ""
     if top < newest:
         return f"migrating it from schema {top} to {newest}"
+    if strangers:
+        return "applying the migrations its records of a former numbering hid"
     return "rebuilding its text index" if pending else ""
 
 

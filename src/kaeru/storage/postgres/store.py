@@ -36,14 +36,13 @@ from kaeru.config import url_password_replaced
 from kaeru.errors import Unavailable
 from kaeru.storage.health import UTF8_REMEDY, holds_any_text
 from kaeru.storage.migrate import (
-    BEHIND,
     INDEX_PENDING,
     TEXT_PENDING,
     BackgroundUpgrade,
     VaultTooNew,
     VaultUnusable,
-    newest_version,
     run_pending,
+    shipped,
     upgrade_later,
 )
 from kaeru.storage.postgres.clock import ServerClock
@@ -289,16 +288,16 @@ class PostgresStore:
     def _up_to_date(self, conn: psycopg.Connection[Any]) -> bool:
         """One read at open: True when every migration this kaeru ships is applied, the secret exists
         and no re-indexing is pending — then `_migrate` has nothing to do and takes no lock
-        (decision 16.O2)."""
+        (decision 16.O2); a record of a former numbering counts as no migration (decision 470)."""
         try:  # the connection is in autocommit: a failed read leaves no transaction behind
             row = conn.execute(
-                "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
+                f"SELECT (SELECT max(version) FROM schema_migrations), {shipped(_MIGRATIONS).recorded}, "
                 "EXISTS (SELECT 1 FROM meta WHERE key = 'secret'), "
                 f"EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING})"
             ).fetchone()
         except psycopg.errors.UndefinedTable:
             return False  # a new database: no tables yet
-        newest = newest_version(_MIGRATIONS)
+        newest = shipped(_MIGRATIONS).newest
         if row is None or row[0] != newest or row[1] != newest or not row[2] or row[3]:
             return False
         self._schema = newest
@@ -307,10 +306,10 @@ class PostgresStore:
     def _behind(self, conn: psycopg.Connection[Any]) -> str:
         """What an existing vault older than this kaeru still needs (`upgrade_later`)."""
         try:
-            row = conn.execute(BEHIND).fetchone()
+            row = conn.execute(shipped(_MIGRATIONS).behind).fetchone()
         except psycopg.errors.UndefinedTable:
             return ""  # a new database: no tables yet
-        return "" if row is None else upgrade_later(row[0], bool(row[1]), newest_version(_MIGRATIONS))
+        return "" if row is None else upgrade_later(row[0], bool(row[1]), shipped(_MIGRATIONS).newest, row[2])
 
     def _upgrade_now(self) -> None:
         """`_migrate` on a pooled connection (`BackgroundUpgrade`'s work)."""

@@ -21,12 +21,11 @@ import apsw
 
 from kaeru.errors import Unavailable
 from kaeru.storage.migrate import (
-    BEHIND,
     INDEX_PENDING,
     BackgroundUpgrade,
     VaultTooNew,
-    newest_version,
     run_pending,
+    shipped,
     upgrade_later,
 )
 from kaeru.storage.sqlite import vectors
@@ -246,17 +245,18 @@ class SqliteStore:
     def _up_to_date(self, conn: apsw.Connection) -> bool:
         """One read at open: True (and the vault's secret kept) when every migration this kaeru ships
         is applied, the secret exists and no re-indexing is pending — then `_migrate` has nothing to
-        do and the write lock it takes is not needed (decision 16.O2)."""
+        do and the write lock it takes is not needed (decision 16.O2); a record of a former numbering
+        counts as no migration (decision 470)."""
         try:
             ((top, applied, secret, pending, schema),) = conn.execute(
-                "SELECT (SELECT max(version) FROM schema_migrations), (SELECT count(*) FROM schema_migrations), "
+                f"SELECT (SELECT max(version) FROM schema_migrations), {shipped(_MIGRATIONS).recorded}, "
                 "(SELECT value FROM meta WHERE key = 'secret'), "
                 f"EXISTS (SELECT 1 FROM meta WHERE {INDEX_PENDING}), "
                 "(SELECT user_version FROM pragma_user_version)"
             )
         except apsw.SQLError:
             return False  # a new vault: no tables yet
-        newest = newest_version(_MIGRATIONS)
+        newest = shipped(_MIGRATIONS).newest
         if top != newest or applied != newest or secret is None or pending or schema != newest:
             return False
         self._secret = bytes.fromhex(secret)
@@ -266,10 +266,10 @@ class SqliteStore:
     def _behind(self, conn: apsw.Connection) -> str:
         """What an existing vault older than this kaeru still needs (`upgrade_later`)."""
         try:
-            ((top, pending),) = conn.execute(BEHIND)
+            ((top, pending, strangers),) = conn.execute(shipped(_MIGRATIONS).behind)
         except apsw.SQLError:
             return ""  # a new vault: no tables yet
-        return upgrade_later(top, bool(pending), newest_version(_MIGRATIONS))
+        return upgrade_later(top, bool(pending), shipped(_MIGRATIONS).newest, strangers)
 
     def _upgrade_now(self) -> None:
         """`_migrate` on a pooled connection (`BackgroundUpgrade`'s work)."""
