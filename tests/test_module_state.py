@@ -50,6 +50,12 @@ ALLOWED_CACHES: dict[tuple[str, str], str] = {
         "one compiled parser per tool name: input_for refuses any other name (an exception is not "
         "cached), so it holds at most one entry per tool"
     ),
+    ("kaeru.storage.migrate", "shipped_names"): (
+        "the names of the migrations one package ships, read from its files: keyed by the two engines' packages"
+    ),
+    ("kaeru.storage.migrate", "shipped"): (
+        "the open-time queries of one package's migrations, made from `shipped_names`: one entry per engine"
+    ),
     ("kaeru.storage", "_json_tuple"): (
         "decodes a node's initiative list; lru_cache(maxsize=8192) of short JSON lists of initiative ids"
     ),

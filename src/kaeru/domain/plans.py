@@ -47,6 +47,7 @@ CHANNELS = (
     "tasks",
     "claims",
     "decisions",
+    "failures",
     "recency",
     "layer",
     "priors",
@@ -159,6 +160,7 @@ def compile_plan(
     open_work: str = "",
     decisions: str = "",
     about_words: bool = False,
+    failures: tuple[float, str] | None = None,
     disabled: frozenset[str] = frozenset(),
 ) -> Plan:
     """The plan for one recall. Pure: the same inputs give the same plan and the same hash.
@@ -168,7 +170,9 @@ def compile_plan(
     which adds the decisions, as `explain_decision` does (decision 319). `about_words`: the query
     has words of its own beside the phrase ("why did we choose PostgreSQL?", "is the window still
     open?"): the memories of its words answer it, and the phrase only leans the order toward tasks
-    or decisions, instead of adding every one of them."""
+    or decisions, instead of adding every one of them. `failures`: the weight and reason of the
+    channel of what went wrong, when the query asks about failures or the intent is `debug_failure`
+    (`service/recall/failures.channel`, decision 471)."""
     chosen: list[ChannelPlan] = []
 
     def use(name: str, weight: float, reason: str) -> None:
@@ -221,6 +225,8 @@ def compile_plan(
             f" (the query asks what was decided: {decisions!r})" if listing_decisions else " (intent explain_decision)"
         )
         use("decisions", 0.9 if listing_decisions or not has_query else 0.5, "decisions, newest first" + said)
+    if failures is not None:
+        use("failures", *failures)
     if has_query and not (include_superseded or history):
         use("updates", 1.0, "of two memories on the same subject that differ, the newer first (not for history)")
     use("recency", 0.6 if (resume or not has_query) else 0.12, "newer memory first among equals")

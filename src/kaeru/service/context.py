@@ -35,6 +35,7 @@ from kaeru.service.outcomes import Coverage, Issue, Omission
 from kaeru.service.reminders import record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
+from kaeru.service.rules_in_force import rule_applies
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
@@ -56,19 +57,6 @@ class ContextOutcome:
     coverage: Coverage
     notices: list[str] = field(default_factory=list)
     issues: list[Issue] = field(default_factory=list)
-
-
-def rule_applies(node: Node, today: date, task_id: str | None) -> bool:
-    """An active rule applies unless its `through` date has passed or it is scoped to another task."""
-    props = node.properties
-    if props.get("constraint_state", "active") != "active":
-        return False
-    applicability = props.get("applicability") or {}
-    through = applicability.get("through")
-    if through and date.fromisoformat(through) < today:
-        return False
-    scoped = applicability.get("task")
-    return not (scoped and scoped != task_id)
 
 
 def _open_work(

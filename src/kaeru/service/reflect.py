@@ -22,10 +22,10 @@ from kaeru.domain.timefmt import fmt
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
 from kaeru.service.checks import normalise_initiative
-from kaeru.service.context import rule_applies
 from kaeru.service.graph import Walk, strongest_path
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
+from kaeru.service.rules_in_force import rule_applies
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import Fork, fork_finding, forks
 from kaeru.storage.base import Initiative, SearchQuery, Session

@@ -30,7 +30,7 @@ REFLECT = """An initiative's maintenance work-list, each item with the call that
 Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 
-RECALL = """Find memory when you do not know the exact words: stemmed BM25 over names, bodies and tags, word rarity and proximity, exact names, temporal neighbours, days the query names (a date, with or without its year: in June, on 10 March; yesterday, last Tuesday, last week), links, recency and layer (and meaning, with the semantic extra), fused and weighted by `task_intent`. Superseded and refuted memory is demoted; explore_history lists every revision of the best matches and their supersedes chain, oldest first.
+RECALL = """Find memory when you do not know the exact words: stemmed BM25 over names, bodies and tags, word rarity and proximity, exact names, temporal neighbours, days the query names (a date, with or without its year: in June, on 10 March; yesterday, last Tuesday, last week), links, recency and layer (and meaning, with the semantic extra), fused and weighted by `task_intent`. Superseded and refuted memory is demoted (a refuted claim not when the query asks what went wrong); explore_history lists every revision of the best matches and their supersedes chain, oldest first.
 Changes nothing. Use `search` for exact words and filters. Returns hits (excerpts), the retrieval plan, `next_step` (the `read` calls for full bodies) and the next page in `continuation`."""
 
 

@@ -20,6 +20,7 @@ from kaeru.service import tasks
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.outcomes import Issue
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
+from kaeru.service.recall.failures import Asked, failures
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
 from kaeru.service.recall.semantic import semantic_channel
@@ -65,8 +66,14 @@ COMMON_STEMS = 2
 #: How many common stems the runtime remembers (`_rarest`) before it forgets them all at once.
 KNOWN_COMMON = 4096
 #: A date window holding at most this many memories has all of them scored (`date`); a larger one
-#: only lifts the text candidates that fall inside it.
+#: only lifts the text candidates that fall inside it, and when no word of the query is found, its
+#: newest this many are the answer (`_newest_dated`).
 DATE_CANDIDATES = 200
+#: How many memories of such a window past its newest `DATE_CANDIDATES` are counted (ids only) for
+#: the omission that says they were not read; past them the count is a lower bound (`window`).
+DATE_COUNTED = 200
+#: A `seq` past every node's: the end of a window, as a timeline pivot (`_newest_dated`).
+_LAST_SEQ = 2**62
 
 
 def _lexical(
@@ -173,6 +180,7 @@ def run_channels(
     *,
     common_stems: set[str] | None = None,
     issues: list[Issue] | None = None,
+    failed: Asked | None = None,
 ) -> dict[str, Node]:
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
@@ -183,7 +191,8 @@ def run_channels(
         semantic = worker.submit(
             embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
         )
-    words = content_tokens(query)[:64] if query else []
+    form = failed.form if failed else frozenset()  # a failure phrase asked alone (`failures.Asked`)
+    words = [w for w in content_tokens(query)[:64] if w not in form] if query else []
     parts, wholes = identifier_words(query)
     asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
     stems = _rarest(session, asked, common_stems or set())
@@ -196,12 +205,15 @@ def run_channels(
     loaded = _Nodes(session, [*(w.lower() for w in words), *asked])
     fusion.query_stems = stems
     dated: list[str] = []
+    crowded: list[tuple[str, str]] = []  # the windows holding more than `DATE_CANDIDATES` memories
     idf: dict[str, float] = {}
     if plan.weight("date"):
         for since, until in plan.time_windows:
             ids = session.timeline(scope_ids, since=since, until=until, pivot=None, before=0, after=DATE_CANDIDATES + 1)
             if len(ids) <= DATE_CANDIDATES:
                 dated.extend(ids)
+            else:
+                crowded.append((since, until))
     if plan.weight("lexical"):
         hits = _lexical(session, scope_ids, expand(lexical_stems, alternatives), True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
@@ -215,12 +227,16 @@ def run_channels(
             hits = bm25f([*lexical_stems, *wholes], idf, pool, memo, reference, forms, alternatives)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
+    older: list[str] = []  # a crowded day's memories older than those read (`_newest_dated`)
+    by_date = False  # the days the query names are the whole answer
     if plan.weight("date"):
         if not fusion.scores:
             # No word of the query was found ("what happened yesterday"): the memories of the days
-            # it names are the answer (decision 288).
-            for node_id in dict.fromkeys(dated):
+            # it names are the answer (decision 288); of a crowded day, its newest (decision 471).
+            newest, older = _newest_dated(session, scope_ids, crowded)
+            for node_id in dict.fromkeys([*dated, *newest]):
                 fusion.put("date", node_id, 1.0)
+            by_date = bool(fusion.scores)
         _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
     if semantic is not None and embedder is not None:
         semantic_channel(session, scope_ids, semantic, fusion, embedder.model_id, loaded, issues, CANDIDATES)
@@ -230,7 +246,9 @@ def run_channels(
     if plan.weight("proximity") and len(stems) > 1:
         _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf, words_memo, alternatives)
     ranked_before = fusion.ranked()
-    seeds = ranked_before[:SEEDS]
+    # No hit is stronger than another among a day's memories found by its date alone: none is a seed
+    # whose neighbours and links would be ranked among them out of time order (decision 471).
+    seeds = [] if by_date else ranked_before[:SEEDS]
     before_score = {i: fusion.total(i) for i in ranked_before[: max(SEEDS, REPLY_SEEDS)]}
     seed_nodes = loaded.get(seeds)
     seed_score = {i: fusion.total(i) for i in seeds}
@@ -326,6 +344,8 @@ def run_channels(
             SearchQuery(initiative_ids=scope_ids, tags=[DECISION_TAG], window=50, count_total=False)
         )
         fusion.add_ranked("decisions", [r.id for r in rows])
+    if plan.weight("failures"):
+        fusion.add_ranked("failures", failures(session, scope_ids, loaded.get, bool(failed and failed.claims)))
     if not query:
         # A channel ranks the rows it is given: how many more the scope holds is never counted (at
         # 100k nodes, counting them was most of a recall without a query).
@@ -335,7 +355,31 @@ def run_channels(
         fusion.add_ranked("layer", [r.id for r in rows])
         rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30, count_total=False))
         fusion.add_ranked("recency", [r.id for r in rows])
+    fusion.unread = sum(1 for i in older if i not in fusion.scores)
     return loaded.get(list(fusion.scores))
+
+
+def _newest_dated(
+    session: Session, scope_ids: list[int], windows: list[tuple[str, str]]
+) -> tuple[list[str], list[str]]:
+    """The newest `DATE_CANDIDATES` memories of each of `windows`, and the ids of the older ones, up
+    to `DATE_COUNTED` and one more when more are left (counted as left out, a lower bound past
+    them). A day of more memories than that answered "what happened today" with nothing, said
+    complete: the window was dropped whole, and the answer without words had none to give (decision 471)."""
+    newest: list[str] = []
+    older: list[str] = []
+    for since, until in windows:
+        ids = session.timeline(
+            scope_ids,
+            since=since,
+            until=until,
+            pivot=(until, _LAST_SEQ),
+            before=DATE_CANDIDATES + DATE_COUNTED + 1,
+            after=0,
+        )
+        newest.extend(ids[-DATE_CANDIDATES:])
+        older.extend(ids[:-DATE_CANDIDATES])
+    return newest, older
 
 
 def narrow(session: Session, scope_ids: list[int]) -> bool:

@@ -20,7 +20,8 @@ from kaeru.domain.naming import canonical, forms
 from kaeru.service.hygiene import REPORT_TAG
 from kaeru.service.requests import RecallRequest
 from kaeru.service.revise import is_rule
-from kaeru.storage.base import SearchQuery, SearchRow, Session
+from kaeru.service.rules_in_force import closed_tasks, rule_applies, scoped_task
+from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
 
 #: Stale memory: the layers of archived memory (`cold`, `frozen`), which `context` also serves only on request.
 STALE = frozenset({Layer.COLD.value, Layer.FROZEN.value})
@@ -53,9 +54,10 @@ class Filters:
     def narrows_search(self) -> bool:
         return bool(self.types or self.tags or self.layers)
 
-    def left_out(self, node: Node) -> str | None:
+    def left_out(self, node: Node, closed: frozenset[str] | set[str] = frozenset()) -> str | None:
         """Why a candidate is left out: `filtered` (types, tags, layers, branch; a hygiene report
-        unless its tag is asked for), `stale`, `suppressed`; None when it is kept."""
+        unless its tag is asked for), `stale`, `suppressed`; None when it is kept. `closed`: the
+        tasks no longer worked on (`rules_in_force.closed_tasks`), whose rules are not in force."""
         if REPORT_TAG in node.tags and REPORT_TAG not in self.tags:
             return "filtered"  # hygiene's own report of its moves: no memory of the project's
         if self.types and node.node_type.value not in self.types:
@@ -70,7 +72,7 @@ class Filters:
                 return "filtered"
         if not self.include_stale and node.layer.value in STALE and node.layer.value not in self.layers:
             return "stale"
-        if not self.include_suppressed and suppressed(node, self.today):
+        if not self.include_suppressed and suppressed(node, self.today, closed):
             return "suppressed"
         return None
 
@@ -84,6 +86,13 @@ class Filters:
         return dataclasses.replace(query, types=types, layers=layers, tags=tags)
 
 
+def closed_scoped_tasks(session: Session, pool: dict[str, Node], scopes: list[Initiative]) -> set[str]:
+    """The tasks the rules among `pool` are scoped to that are no longer worked on (closed, forgotten
+    or gone): such a rule is suppressed as a released one is (decision 471)."""
+    scoped = [t for n in pool.values() if is_rule(n) and (t := scoped_task(n)) is not None]
+    return closed_tasks(session, scoped, scopes) if scoped else set()
+
+
 def _both(asked: Any, wanted: tuple[str, ...]) -> tuple[str, ...] | None:
     """The values allowed by both lists (an empty list allows every value); None when none is."""
     if not wanted:
@@ -94,17 +103,15 @@ def _both(asked: Any, wanted: tuple[str, ...]) -> tuple[str, ...] | None:
     return kept or None
 
 
-def suppressed(node: Node, today: date) -> bool:
-    """Memory its own policy holds back today (decision 17.C3): a rule released or past its
-    `applicability.through` (context never shows those either), or a node whose reminder's `after`
-    has not come yet ("not relevant before `after`")."""
+def suppressed(node: Node, today: date, closed: frozenset[str] | set[str] = frozenset()) -> bool:
+    """Memory its own policy holds back today (decision 17.C3): a rule not in force — released,
+    past its `applicability.through`, or scoped to a task in `closed` (decision 471; the test
+    `context` applies, `rules_in_force`) — or a node whose reminder's `after` has not come yet ("not
+    relevant before `after`")."""
     props = node.properties
     if is_rule(node):
-        if props.get("constraint_state", "active") != "active":
-            return True
-        applicability = props.get("applicability")
-        through = applicability.get("through") if isinstance(applicability, dict) else None
-        if isinstance(through, str) and date.fromisoformat(through) < today:
+        task = scoped_task(node)
+        if task in closed or not rule_applies(node, today, task):
             return True
     reminder = props.get("reminder")
     after = reminder.get("after") if isinstance(reminder, dict) else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from kaeru.domain.currentness import decide
-from kaeru.domain.model import Layer, Node, NodeType
+from kaeru.domain.model import Currentness, Layer, Node, NodeType
 from kaeru.domain.plans import Plan
 from kaeru.service.recall.updates import STEP, asks_history, newer_first
 from kaeru.storage.base import Session
@@ -33,6 +33,8 @@ class Fusion:
         self.idf: dict[str, float] = {}
         #: The stems of a long question it is not ranked by (decision 168; set by the channels).
         self.left_out: list[str] = []
+        #: Memories of the days the query names that no channel read (a crowded day, decision 471).
+        self.unread = 0
 
     def put(self, channel: str, node_id: str, value: float) -> None:
         weight = self.plan.weight(channel)
@@ -96,6 +98,10 @@ def rank(session: Session, fusion: Fusion, pool: dict[str, Node], plan: Plan) ->
             successors[node_id] = ahead
         if currentness.value != "current":
             if plan.noncurrent_factor == 0.0:
+                continue
+            if currentness == Currentness.REFUTED and "failures" in fusion.scores[node_id]:
+                # What a question about failures asks for: kept level, not demoted (decision 471).
+                final[node_id] = score
                 continue
             score *= plan.noncurrent_factor
             fusion.scores[node_id]["currentness"] = (

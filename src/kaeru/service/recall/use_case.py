@@ -14,9 +14,9 @@ from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument, KaeruError
 from kaeru.service import cursors, grants
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
-from kaeru.service.recall import raw
+from kaeru.service.recall import failures, raw
 from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
-from kaeru.service.recall.filters import Filters, narrowed
+from kaeru.service.recall.filters import Filters, closed_scoped_tasks, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.requests import RecallRequest
@@ -68,12 +68,13 @@ def _left_out(stems: list[str]) -> str:
     return f"a long question is ranked by its {QUERY_STEMS} rarest words; not by: {named}"
 
 
-def _kept(pool: dict[str, Node], filters: Filters) -> tuple[dict[str, Node], dict[str, list[str]]]:
-    """The candidates `filters` keeps, and the live ones left out as stale or suppressed."""
+def _kept(pool: dict[str, Node], filters: Filters, closed: set[str]) -> tuple[dict[str, Node], dict[str, list[str]]]:
+    """The candidates `filters` keeps, and the live ones left out as stale or suppressed (`closed`:
+    the tasks no longer worked on, whose rules are not in force)."""
     kept: dict[str, Node] = {}
     hidden: dict[str, list[str]] = {}
     for node_id, node in pool.items():
-        why = filters.left_out(node)
+        why = filters.left_out(node, closed)
         if why is None:
             kept[node_id] = node
         elif why != "filtered" and not node.retracted and node.node_type != NodeType.BOARD:
@@ -118,6 +119,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         if query != asked:
             issues.append(Issue("invalid_argument", f"query cut to its first {len(query)} characters", "query"))
         work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
+        failed = failures.asked(query)  # a question about what went wrong (decision 471)
         scope_ids = [s.id for s in scopes]
         plan = compile_plan(
             semantic_available=rt.embedder is not None,
@@ -133,6 +135,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             open_work=work,
             decisions=decided,
             about_words=not all(asked_alone(query, phrase) for phrase in (work, decided) if phrase),
+            failures=failures.channel(failed, query, intent),
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])
@@ -172,10 +175,12 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 rt.embed_worker,
                 common_stems=rt.common_stems,
                 issues=issues,
+                failed=failed,
             )
             if fusion.left_out:  # said, not done silently (decision 168)
                 coverage.omitted.append(Omission("query", len(fusion.left_out), _left_out(fusion.left_out)))
-            pool, hidden = _kept(pool, filters)
+            closed = set() if filters.include_suppressed else closed_scoped_tasks(session, pool, scopes)
+            pool, hidden = _kept(pool, filters, closed)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if grants.granted_ids(session) is not None:
                 # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
@@ -192,6 +197,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                     left = [i for i in left if i in seen]
                 if left:
                     coverage.omitted.append(Omission("hits", len(left), why))
+            beyond_window += fusion.unread  # a crowded day's older memories: not read, said (decision 471)
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
                 coverage.complete = False

@@ -233,7 +233,7 @@ class RecallRequest(Request):
     include_stale: bool = Field(False, description="Also cold and frozen memory (explore_history always).")
     include_suppressed: bool = Field(
         False,
-        description="Also released or expired rules and reminders before `after`.",
+        description="Also rules not in force (released, expired, of a closed task) and reminders before `after`.",
     )
     limit: int = Field(10, ge=1, le=50, description="Hits per page; fewer curated hits add `raw_hits` from sources.")
     cursor: Text | None = Field(None, description="From continuation: the next page of the same recall.")
