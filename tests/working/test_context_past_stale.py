@@ -65,3 +65,28 @@ def test_a_stale_node_passed_over_is_not_counted_in_the_total(call: Call) -> Non
     ids = [n["id"] for n in sections["warm"]["items"]]
     assert port["id"] not in ids and kept["id"] in ids
     assert sections["warm"]["total"] == len(ids)
+
+
+def test_a_small_layer_counts_its_current_notes_exactly(call: Call) -> None:
+    """Stale nodes between and behind the current ones are not counted: the statement's first
+    window fills with current notes, and the stale ones older than it were counted as current."""
+
+    def closed_task(i: int) -> None:
+        task = call("task", initiative="p", text=f"old chore {i}")["data"]["primary"]["id"]
+        assert call("layer", initiative="p", nodes=[task], layer="warm")["state"] in ("applied", "unchanged")
+        assert call("task_update", initiative="p", task=task, status="done")["state"] == "applied"
+
+    def notes(count: int, tag: str) -> None:
+        for i in range(count):
+            note = call("note", initiative="p", text=f"{tag} fact number {i}")["data"]["primary"]["id"]
+            call("layer", initiative="p", nodes=[note], layer="warm")
+
+    for i in range(5):
+        closed_task(i)
+    notes(10, "early")
+    for i in range(3):
+        closed_task(10 + i)
+    notes(10, "late")
+    warm = _sections(call("context", initiative="p", sections=["warm"]))["warm"]
+    assert warm["total"] == 20  # the 20 notes; the 8 closed tasks are not current
+    assert len(warm["items"]) < 20  # the section's cap: the total is more than it shows

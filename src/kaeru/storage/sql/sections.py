@@ -30,6 +30,10 @@ def facet(node: Node) -> str | None:
 #: Every facet a live node may carry (what `facet` returns), in key order.
 ALL_FACETS = sorted(f"{tier.value}:{layer.value}" for tier in Tier for layer in Layer)
 
+#: `newest_current_members` counts the current members of a facet this large, each tested (about a
+#: millisecond on SQLite); past it, the stale members older than the rows read are not told apart.
+EXACT_MEMBERS = 1000
+
 #: `newest_in_scope` reads at most this many (initiative, facet) ranges (four initiatives).
 NEWEST_RANGES = 40
 
@@ -69,8 +73,9 @@ class SectionQueries(Part):
         one a live `supersedes` edge from a live member of the initiative points at, and a task in
         one of the `closing` columns. A layer whose newest thousands were superseded facts or closed
         tasks was read and tested in Python and came back empty (decision 465). The total is the
-        current members exactly when every one was read, else the facet's size less the stale
-        members passed over (those past the last row read are not told apart)."""
+        current members, counted, in a facet of at most `EXACT_MEMBERS`; in a larger one (counting
+        it would test every member) the facet's size less the stale members passed over: those
+        older than the last row read are not told apart, as a window read in Python never told them."""
         no = self._d.false
         shut, params = self._d.in_("n.status", list(closing) or [""], "text")
         current = (
@@ -93,12 +98,20 @@ class SectionQueries(Part):
                 total += len(rows)
                 continue
             counted, more = self._facet_count([initiative_id], wanted)
-            row = self._db.one(
-                f"SELECT {counted} - (SELECT count(*) FROM memberships m WHERE m.initiative_id = ? "
-                "AND m.facet = ? AND m.node_seq >= ?)",
-                [*more, initiative_id, key, int(rows[-1][0])],
-            )
-            total += (int(row[0]) if row else 0) + len(rows)
+            size = self._db.one(f"SELECT {counted}", more)
+            if size is not None and int(size[0]) <= EXACT_MEMBERS:
+                row = self._db.one(
+                    "SELECT count(*) FROM memberships m JOIN nodes n ON n.seq = m.node_seq "
+                    f"WHERE m.initiative_id = ? AND m.facet = ? AND {current}",
+                    [initiative_id, key, *params, initiative_id],
+                )
+            else:
+                row = self._db.one(
+                    f"SELECT {counted} - (SELECT count(*) FROM memberships m WHERE m.initiative_id = ? "
+                    "AND m.facet = ? AND m.node_seq >= ?) + ?",
+                    [*more, initiative_id, key, int(rows[-1][0]), len(rows)],
+                )
+            total += int(row[0]) if row else 0
         found.sort(key=lambda r: -r[0])
         return [i for _, i in found[:limit]], total
 
