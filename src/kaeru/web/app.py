@@ -33,7 +33,7 @@ from starlette.types import Receive, Scope, Send
 from kaeru.errors import KaeruError
 from kaeru.service import grants
 from kaeru.service.grants import Principal
-from kaeru.web import frame, guard, node, pages
+from kaeru.web import frame, guard, node, pages, ways
 from kaeru.web.graph import Call
 from kaeru.web.sessions import Found, Notices, Sessions, token_digest
 
@@ -90,7 +90,7 @@ class ViewerApp:
                 Route("/graph", pages.handler(backend, pages.graph_page)),
                 Route("/node", pages.handler(backend, node.node_page)),
                 Route("/board", pages.handler(backend, pages.board_page)),
-                Route("/timeline", pages.handler(backend, pages.timeline_page)),
+                Route("/timeline", pages.handler(backend, ways.timeline_page)),
                 Route("/reviews", pages.handler(backend, pages.reviews_page)),
                 Route("/rules", pages.handler(backend, pages.rules_page)),
                 Route("/search", pages.handler(backend, pages.search_page)),

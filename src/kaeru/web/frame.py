@@ -70,12 +70,12 @@ def frame(title: str, body: str, who: str, initiative: str | None, request: Requ
         query = escape(request.query_params.get("q", ""))
         asked = {current: query} if current in ("search", "recall") else {}
         nav = (
-            f'<nav class="views" aria-label="views of {escape(initiative)}"><strong>{escape(initiative)}</strong>{items}'
+            f'<nav class="views" aria-label="views of {escape(initiative)}"><strong dir="auto">{escape(initiative)}</strong>{items}'
             f'<form class="ask" action="{PREFIX}/search" method="get" role="search" aria-label="search"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="search-box" aria-label="Search (literal words)" placeholder="search (literal)" value="{asked.get("search", "")}">'
+            f'<input name="q" id="search-box" dir="auto" aria-label="Search (literal words)" placeholder="search (literal)" value="{asked.get("search", "")}">'
             f"<button>Search</button></form>"
             f'<form class="ask" action="{PREFIX}/recall" method="get" role="search" aria-label="recall"><input type="hidden" name="i" value="{escape(initiative)}">'
-            f'<input name="q" id="recall-box" aria-label="Recall (what you need)" placeholder="recall (explain)" value="{asked.get("recall", "")}">'
+            f'<input name="q" id="recall-box" dir="auto" aria-label="Recall (what you need)" placeholder="recall (explain)" value="{asked.get("recall", "")}">'
             f"<button>Recall</button></form></nav>"
         )
     return (
@@ -86,7 +86,7 @@ def frame(title: str, body: str, who: str, initiative: str | None, request: Requ
         '<a class="skip" href="#main">Skip to content</a>'
         f'<header><a class="brand" href="{PREFIX}/">kaeru</a><span class="who">as {escape(who)}</span>'
         f'<form action="{PREFIX}/logout" method="post">{csrf_field(request)}<button class="link">sign out</button></form></header>'
-        f'{nav}<main id="main" tabindex="-1"><h1>{escape(title)}</h1>{notice(request)}{body}</main></body></html>'
+        f'{nav}<main id="main" tabindex="-1"><h1 dir="auto">{escape(title)}</h1>{notice(request)}{body}</main></body></html>'
     )
 
 

@@ -27,6 +27,10 @@ Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 LIMIT = 100
 #: How far a neighbourhood reaches from its focus.
 DEPTH = 3
+#: The most nodes `timeline` shows before its anchor.
+SPAN = 50
+#: The most timeline pages `last_node` walks past the newest recorded node (nodes dated later).
+WALK_PAGES = 50
 #: Node colours by type (the legend uses the same). Never the only cue: see `GLYPHS`.
 COLOURS = {
     "task": "#e4572e",
@@ -84,6 +88,8 @@ class ViewError(Exception):
         super().__init__(issue["message"])
         self.code: str = issue["code"]
         self.envelope = envelope
+        #: HTML the error page shows under the refusal: the ways on from it (a settled node's).
+        self.more = ""
 
 
 async def ok(call: Call, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -151,19 +157,55 @@ async def _edges_of(call: Call, initiative: str, node_id: str) -> tuple[dict[str
     return data["hits"][0], list(data.get("edges") or [])
 
 
-async def window(call: Call, initiative: str, cursor: str | None, start: int) -> Piece:
-    """`LIMIT` nodes of the initiative's timeline from `cursor` (None: its start)."""
+async def window(call: Call, initiative: str, cursor: str | None, start: int, ending: str | None = None) -> Piece:
+    """`LIMIT` nodes of the initiative's timeline from `cursor` (None: its start), or (`ending`, a
+    node's id: `last_node`'s) the `LIMIT` nodes ending with that node: the tool reaches `SPAN`
+    nodes before its anchor, so twice, the second time anchored at the first node found. A cursor
+    on from such a window is asked with the same `ending` (the tool's cursor holds its call's
+    arguments: the first call's, whose nodes end the window)."""
     args: dict[str, Any] = {"initiatives": [initiative], "limit": LIMIT, "budget_chars": 64000}
+    if ending:
+        args.update(anchor={"id": ending}, before=SPAN, after=0)
     if cursor:
         args["cursor"] = cursor
     envelope = await ok(call, "timeline", args)
     piece = Piece("window", start=start)
-    for hit in envelope["data"]["hits"]:
+    hits = envelope["data"]["hits"]
+    if ending and not cursor and hits and hits[0]["id"] != ending and len(hits) < LIMIT:
+        head = {**args, "anchor": {"id": hits[0]["id"]}, "before": min(SPAN, LIMIT - len(hits))}
+        hits = (await ok(call, "timeline", head))["data"]["hits"] + hits  # its anchor twice: kept once
+    for hit in hits:
         piece.nodes[hit["id"]] = hit
     following = envelope.get("continuation")
     piece.cursor = following["next_arguments"].get("cursor") if following else None
     await _link(call, initiative, piece)
     return piece
+
+
+async def last_node(call: Call, initiative: str, since: str | None = None, until: str | None = None) -> str | None:
+    """The id of the timeline walk's last node in [`since`, `until`] (None: an empty walk). The walk
+    pages from its oldest node only: a 5,000-node initiative's newest nodes were 100 windows away.
+    Its order is when things happened, then recorded; the newest recorded node (`search` without
+    words, newest first) is almost always the last, and a walk on from it (`timeline` anchored
+    there, a page of `LIMIT` at a time, at most `WALK_PAGES`) finds any dated after it."""
+    found = await ok(
+        call, "search", {"initiatives": [initiative], "filters": {"current": "all"}, "limit": 1, "budget_chars": 512}
+    )
+    hits = found["data"]["hits"]
+    if not hits:
+        return None
+    window = {k: v for k, v in (("since", since), ("until", until)) if v}
+    args: dict[str, Any] = {"initiatives": [initiative], "limit": LIMIT, "budget_chars": 512, **window}
+    args.update(anchor={"id": hits[0]["id"]}, before=1, after=0)
+    last: str | None = None
+    for _ in range(WALK_PAGES):
+        page = await ok(call, "timeline", args)
+        last = page["data"]["hits"][-1]["id"] if page["data"]["hits"] else last
+        following = page.get("continuation")
+        if not following:
+            break
+        args = following["next_arguments"]
+    return last
 
 
 async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
@@ -431,7 +473,7 @@ def as_text(piece: Piece, link: Callable[[str], str]) -> str:
         node = piece.nodes[node_id]
         state = str(node.get("currentness"))
         return (
-            f'<a class="c-{escape(state)}" href="{escape(link(node_id))}">{escape(str(node.get("name") or node_id))}</a>'
+            f'<a class="c-{escape(state)}" dir="auto" href="{escape(link(node_id))}">{escape(str(node.get("name") or node_id))}</a>'
             f' <span class="type">{escape(str(node.get("node_type")))}</span>'
             + (f' <span class="state">{escape(state)}</span>' if state != "current" else "")
         )

@@ -14,8 +14,9 @@ from urllib.parse import quote, urlencode
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from kaeru.web import ways
 from kaeru.web.frame import PREFIX, hidden, state_of, url
-from kaeru.web.graph import Call, ok
+from kaeru.web.graph import Call, ViewError, ok
 from kaeru.web.guard import REASON_CHARS
 from kaeru.web.pages import (
     EDGES_SHOWN,
@@ -141,7 +142,11 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         args["at"] = at
     if offset:
         args["body_offset"] = offset
-    envelope = await ok(call, "read", args)
+    try:
+        envelope = await ok(call, "read", args)
+    except ViewError as error:  # forgotten or settled: the error page links the ways on (decision 473)
+        error.more = await ways.ways_out(call, initiative, node_id) if error.code == "not_found" else ""
+        raise
     node = envelope["data"]["hits"][0]
     edges = envelope["data"].get("edges") or []
     # The history a page at a time: `trail` is the page's cursor, `from` how many entries came before it.
@@ -149,6 +154,8 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     before = _count(request.query_params.get("from")) if cursor else 0
     asked: dict[str, Any] = {"initiative": initiative, "node": {"id": node_id}, "kind": "history", "limit": TRAIL_PAGE}
     trail = await ok(call, "trail", {**asked, "cursor": cursor} if cursor else asked)
+    if not cursor and request.query_params.get("history") == "newest":  # its last page (decision 473)
+        trail, before = await ways.newest_trail(call, asked, trail)
     here = url("/node", i=initiative, id=node_id)
     state = str(node.get("currentness"))
     facts = [
@@ -161,23 +168,25 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         ("recorded", node.get("recorded_at")),
         ("initiatives", ", ".join(node.get("initiatives") or [])),
     ]
-    facts_html = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts if v not in (None, ""))
+    facts_html = "".join(
+        f'<dt>{escape(k)}</dt><dd dir="auto">{escape(str(v))}</dd>' for k, v in facts if v not in (None, "")
+    )
     successors = [await _named(call, initiative, other, at) for other in (node.get("successors") or [])[:EDGES_SHOWN]]
     if successors:
         facts_html += f"<dt>superseded by</dt><dd>{', '.join(successors)}</dd>"
     # What the tools keep in properties: a task's due date, a note's url or branch, a rule's scope.
     properties = "".join(
-        f"<dt>{escape(str(k))}</dt><dd>{escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</dd>"
+        f'<dt>{escape(str(k))}</dt><dd dir="auto">{escape(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}</dd>'
         for k, v in sorted((node.get("properties") or {}).items())
     )
     properties_html = f'<dl class="facts properties" id="properties">{properties}</dl>' if properties else ""
     # A reference's description beside its body (the page showed the body alone).
     described = (
-        f'<p class="description">{escape(node["description"])}</p>'
+        f'<p class="description" dir="auto">{escape(node["description"])}</p>'
         if node.get("body") and node.get("description")
         else ""
     )
-    tags = "".join(f'<span class="tag">{escape(t)}</span>' for t in node.get("tags") or [])
+    tags = "".join(f'<span class="tag" dir="auto">{escape(t)}</span>' for t in node.get("tags") or [])
     when = (
         f'<p class="asof" id="as-of-shown">as of {escape(at)}</p>'
         if at
@@ -195,7 +204,9 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
         shown = await _named(call, initiative, edge["to"] if out else edge["from"], at)
         named = (edge.get("properties") or {}).get("relations")  # an imported relation's own names
         label = (
-            f' <span class="relation">{escape(", ".join(map(str, named)))}</span>' if isinstance(named, list) else ""
+            f' <span class="relation" dir="auto">{escape(", ".join(map(str, named)))}</span>'
+            if isinstance(named, list)
+            else ""
         )
         edge_rows.append(
             f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span>{label} '
@@ -207,7 +218,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
             changes = "".join(
-                f'<tr><th>{escape(c["field"])}</th><td class="diff">{_diff(c.get("before"), c.get("after"))}'
+                f'<tr><th>{escape(c["field"])}</th><td class="diff" dir="auto">{_diff(c.get("before"), c.get("after"))}'
                 f"{_cut_note(c)}</td></tr>"
                 for c in entry.get("changes") or []
             )
@@ -226,18 +237,25 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
                 f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
             )
     pager = _trail_pager(initiative, node_id, at, trail, before)
+    # Oldest first, as `trail` pages it: its latest changes a link away, above the first entry.
+    latest = escape(url("/node", i=initiative, id=node_id, at=at, history="newest"))
+    newest = (
+        ""
+        if trail.get("continuation") is None
+        else f'<p class="trail-pages">oldest first · <a id="trail-newest" href="{latest}#history">latest changes</a></p>'
+    )
     part, rest = _body_part(initiative, node_id, at, node, envelope)
     back = here
     edits = "" if at else _node_edits(request, initiative, node, back)
     body = (
         f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(envelope)}'
         f'<section class="node-body c-{escape(state)}">{described}{part}'
-        f'<pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre>{rest}'
+        f'<div dir="auto"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre></div>{rest}'
         f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'
         f'<p><a id="centre" href="{escape(url("/graph", i=initiative, focus=node_id))}">centre the graph here</a></p></section>'
         f'<section><h2>Edges</h2><ul class="edges-list">{"".join(edge_rows) or "<li>none</li>"}</ul></section>'
         f"{edits}"
-        f'<section><h2>History</h2>{coverage_html(trail)}<ol class="history" id="history" start="{before + 1}">'
+        f'<section><h2>History</h2>{newest}{coverage_html(trail)}<ol class="history" id="history" start="{before + 1}">'
         f"{''.join(history)}</ol>"
         f"{pager}</section>"
     )
@@ -263,6 +281,10 @@ async def _named(call: Call, initiative: str, other: str, at: str | None) -> str
     named = await call("read", {"initiative": initiative, "node": {"id": other}, "budget_chars": 512, **moment})
     if named["state"] != "rejected":
         return node_link(initiative, named["data"]["hits"][0], **moment)
+    # Forgotten or settled (a successor's `consolidated_to` edge): its name, as it was just before.
+    found = await ways.gone(call, initiative, other)
+    if found is not None:
+        return ways.gone_link(initiative, found)
     return f'<a href="{escape(url("/node", i=initiative, id=other, **moment))}">{escape(other)}</a>'
 
 

@@ -3,7 +3,7 @@
 Reads are the tools' reads (`initiatives`, `context`, `timeline`, `read`, `trail`, `search`,
 `recall`); the edits a person may make are the tools' writes (`review`, `layer`, `task_update`),
 posted by forms to `/ui/edit` and answered with a redirect back to the page (`web/node.py`, which
-also holds a node's page; decision 19.W4).
+also holds a node's page; decision 19.W4). The timeline page is in `web/ways.py`.
 """
 
 from __future__ import annotations
@@ -60,6 +60,7 @@ def handler(backend: Backend, page: Page) -> Callable[[Request], Awaitable[Respo
             title, body, initiative = await page(backend.call, request)
         except ViewError as error:
             body = f'<p class="error" role="alert" data-code="{escape(error.code)}">{escape(error.code)}: {escape(str(error))}</p>'
+            body += error.more  # the ways on from a refused node page (`ways.ways_out`)
             return HTMLResponse(
                 frame("refused", body, who, initiative, request), status_code=STATUS.get(error.code, 400)
             )
@@ -80,13 +81,13 @@ def node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
     state = str(node.get("currentness", "current"))
     marked = f' <span class="state c-{escape(state)}">{escape(state)}</span>' if state != "current" else ""
     return (
-        f'<a class="node-link c-{escape(state)}" data-id="{escape(node["id"])}" '
+        f'<a class="node-link c-{escape(state)}" data-id="{escape(node["id"])}" dir="auto" '
         f'href="{escape(url("/node", i=initiative, id=node["id"], **extra))}">{escape(str(name))}</a>'
         f' <span class="type t-{kind}">{kind}</span>{marked}'
     )
 
 
-def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict[str, Any]], str] | None = None) -> str:
+def hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict[str, Any]], str] | None = None) -> str:
     if not hits:
         return '<p class="empty">nothing</p>'
     rows = []
@@ -95,7 +96,7 @@ def _hit_list(initiative: str, hits: list[dict[str, Any]], extra: Callable[[dict
         rows.append(
             f'<li class="hit" id="card-{escape(hit["id"])}" tabindex="-1" data-id="{escape(hit["id"])}">{node_link(initiative, hit)}'
             f'<span class="when">{escape(_when(hit.get("created_at")))}</span>'
-            f'<div class="excerpt">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
+            f'<div class="excerpt" dir="auto">{escape(_short(hit.get("body") or hit.get("description")))}</div>{more}</li>'
         )
     return f'<ul class="hits">{"".join(rows)}</ul>'
 
@@ -159,7 +160,7 @@ async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str 
         name = item["name"]
         counts = item.get("counts") or {}
         rows.append(
-            f'<tr class="initiative" data-name="{escape(name)}"><td><a href="{escape(url("/graph", i=name))}">{escape(name)}</a></td>'
+            f'<tr class="initiative" data-name="{escape(name)}"><td><a dir="auto" href="{escape(url("/graph", i=name))}">{escape(name)}</a></td>'
             f"<td>{counts.get('total', 0)}</td><td>{counts.get('operational', 0)}</td><td>{counts.get('archival', 0)}</td>"
             f"<td>{escape(str(item.get('last_activity') or '')[:19])}</td>"
             f"<td>{' · '.join(_view_link(view, name) for view in ('board', 'timeline', 'reviews', 'rules'))}</td></tr>"
@@ -213,16 +214,20 @@ def _filters(request: Request) -> graph.Filters:
 async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None]:
     initiative = initiative_of(request)
     params = request.query_params
-    focus = params.get("focus")
+    focus, ending = params.get("focus"), None
     if focus:
         piece = await graph.neighbourhood(call, initiative, focus)
     else:
         start = int(params.get("start", "0") or 0) if params.get("start", "0").isdigit() else 0
-        piece = await graph.window(call, initiative, params.get("cursor"), start)
+        # The newest window (`latest`): the one ending with the walk's last node (decision 473).
+        ending = params.get("ending") or (await graph.last_node(call, initiative) if params.get("latest") else None)
+        piece = await graph.window(call, initiative, params.get("cursor"), start, ending)
     total = await _node_total(call, initiative)
     if total is None:
         raise ViewError({"issues": [{"code": "not_found", "message": f"no initiative named {initiative!r}"}]})
     gathered = len(piece.nodes)
+    if not focus and ending and not params.get("cursor"):
+        piece.start = max(0, total - gathered)
     piece.total = total
     filters = _filters(request)
     graph.apply(piece, filters)
@@ -255,18 +260,24 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
     if not focus and params.get("cursor"):
         keep += f'<input type="hidden" name="cursor" value="{escape(params["cursor"])}">'
         keep += f'<input type="hidden" name="start" value="{escape(params.get("start", "0"))}">'
+    if not focus and ending:
+        keep += f'<input type="hidden" name="ending" value="{escape(ending)}">'
     form = (
         f'<form class="filters" method="get" action="{PREFIX}/graph"><input type="hidden" name="i" value="{escape(initiative)}">{keep}'
         f"<fieldset><legend>type</legend>{checks}</fieldset><fieldset><legend>layer</legend>{layer_checks}</fieldset>"
         f'<fieldset><legend>currentness</legend><label><input type="checkbox" name="current" value="1"'
         f"{' checked' if filters.current_only else ''}>current only</label></fieldset><button>Filter</button></form>"
     )
-    paging = []
+    paging: list[str] = []
+    jumps: list[str] = []
     if focus:
         paging.append(f'<a href="{escape(url("/graph", i=initiative))}">whole initiative (timeline windows)</a>')
     elif piece.cursor:
-        nxt = url("/graph", i=initiative, cursor=piece.cursor, start=piece.start + gathered)
+        nxt = url("/graph", i=initiative, cursor=piece.cursor, start=piece.start + gathered, ending=ending)
         paging.append(f'<a id="next-window" href="{escape(nxt)}">next {graph.LIMIT} nodes →</a>')
+        jumps.append(f'<a id="latest-window" href="{escape(url("/graph", i=initiative, latest=1))}">newest nodes</a>')
+    if not focus and (ending or params.get("cursor")):
+        jumps.insert(0, f'<a id="first-window" href="{escape(url("/graph", i=initiative))}">oldest nodes</a>')
     mode = (
         f"neighbourhood of a node, up to {graph.DEPTH} steps and {graph.LIMIT} nodes"
         if focus
@@ -277,12 +288,17 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
         return url("/node", i=initiative, id=node_id)
 
     body = (
-        f'<p class="mode">{escape(mode)}</p>{form}{said}'
+        f'<p class="mode">{escape(mode)}</p>{jumps_html(jumps)}{form}{said}'
         f'<p class="legend">{graph.legend(piece.types)}<span class="swatch dashed">superseded / refuted</span></p>'
         f'<div class="graph-box">{graph.svg(piece, link, focus)}</div><p class="paging">{" ".join(paging)}</p>'
         f"{graph.as_text(piece, link)}"
     )
     return f"Graph: {initiative}", body, initiative
+
+
+def jumps_html(links: list[str]) -> str:
+    """The links to a walk's oldest and newest pages, above the page (decision 473)."""
+    return f'<p class="paging jumps">{" · ".join(links)}</p>' if links else ""
 
 
 async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
@@ -340,7 +356,7 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
             late = ' <span class="state">overdue</span>' if tasks.is_overdue(due, column["key"], columns, today) else ""
             cards.append(
                 f'<li class="card" id="card-{escape(task["id"])}" tabindex="-1" data-id="{escape(task["id"])}">{node_link(initiative, task)}{late}'
-                f'<div class="excerpt">{escape(_short(task.get("body")))}</div>{move}</li>'
+                f'<div class="excerpt" dir="auto">{escape(_short(task.get("body")))}</div>{move}</li>'
             )
         more, following = total - offset - len(listed), (found.get("continuation") or {}).get("next_arguments", {})
         if more > 0:
@@ -355,26 +371,6 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     ahead = f"; the {len(late_first)} due earliest head their columns" if overdue_total > len(late_first) else ""
     note = f'<p class="coverage">{overdue_total} overdue{ahead}</p>' if overdue_total else ""
     return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
-
-
-async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = initiative_of(request)
-    args: dict[str, Any] = {"initiatives": [initiative], "limit": 50, "budget_chars": 16000}
-    if request.query_params.get("cursor"):
-        args["cursor"] = request.query_params["cursor"]
-    envelope = await ok(call, "timeline", args)
-    hits = envelope["data"]["hits"]
-    following = envelope.get("continuation")
-    more = ""
-    if following:
-        more = f'<p class="paging"><a id="next-page" href="{escape(url("/timeline", i=initiative, cursor=following["next_arguments"]["cursor"]))}">later →</a></p>'
-    # `timeline` orders by when a thing happened, then when it was recorded (a back-dated import
-    # comes first): the page said "in recording order" (decision 351).
-    body = (
-        '<p class="mode">in the order things happened (then were recorded), 50 a page; times in UTC</p>'
-        f"{coverage_html(envelope)}{_hit_list(initiative, hits)}{more}"
-    )
-    return f"Timeline: {initiative}", body, initiative
 
 
 async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
@@ -414,7 +410,7 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
         )
         return f'<ul class="reasons">{why}</ul>{form}'
 
-    body = coverage_html(section["_envelope"]) + _hit_list(initiative, section.get("items") or [], close)
+    body = coverage_html(section["_envelope"]) + hit_list(initiative, section.get("items") or [], close)
     return f"Open reviews: {initiative}", body, initiative
 
 
@@ -422,7 +418,7 @@ async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None
     initiative = initiative_of(request)
     section = await _context(call, initiative, "rules")
     body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
-    body += coverage_html(section["_envelope"]) + _hit_list(initiative, section.get("items") or [])
+    body += coverage_html(section["_envelope"]) + hit_list(initiative, section.get("items") or [])
     return f"Rules in force: {initiative}", body, initiative
 
 
@@ -442,7 +438,7 @@ async def search_page(call: Call, request: Request) -> tuple[str, str, str | Non
     if following and following.get("next_arguments", {}).get("cursor"):
         nxt = url("/search", i=initiative, q=query, cursor=following["next_arguments"]["cursor"])
         more = f'<p class="paging"><a id="next-page" href="{escape(nxt)}">more hits →</a></p>'
-    return f"Search: {initiative}", body + coverage_html(envelope) + _hit_list(initiative, hits) + more, initiative
+    return f"Search: {initiative}", body + coverage_html(envelope) + hit_list(initiative, hits) + more, initiative
 
 
 async def recall_page(call: Call, request: Request) -> tuple[str, str, str | None]:
@@ -494,6 +490,6 @@ async def recall_page(call: Call, request: Request) -> tuple[str, str, str | Non
     more = f'<p class="paging"><a id="next-page" href="{nxt}">more hits →</a></p>' if following else ""
     body = (
         f'<p class="total" id="total">{data["total"]} hit(s); {escape(bars)}</p>'
-        f'<p class="legend">{keys}</p>{coverage_html(envelope)}{_hit_list(initiative, data["hits"], shares)}{more}'
+        f'<p class="legend">{keys}</p>{coverage_html(envelope)}{hit_list(initiative, data["hits"], shares)}{more}'
     )
     return f"Recall: {initiative}", body, initiative
