@@ -321,7 +321,7 @@ def migrate(ctx: click.Context) -> None:
     from kaeru.errors import NotFound
     from kaeru.service.doctor import migration_state
     from kaeru.storage.factory import open_health
-    from kaeru.storage.migrate import VaultTooNew
+    from kaeru.storage.migrate import VaultTooNew, due
 
     # Read before opening (which migrates): the recorded count alone said "22 migration(s) applied"
     # on every run of a current vault.
@@ -329,6 +329,16 @@ def migrate(ctx: click.Context) -> None:
         before, _ = migration_state(settings_of(ctx), open_health)
     except NotFound:
         before = []  # no vault yet: opening creates it
+    # An upgrade re-indexing a large vault takes a while and printed nothing meanwhile (decision 474):
+    # what it is about to do is said first, on stderr (stdout stays one document with --json).
+    health = open_health(settings_of(ctx)) if before else None
+    if health is not None:
+        try:
+            what = due(health)
+        finally:
+            health.close()
+        if what:
+            click.echo(f"upgrading the vault ({what}); on a large vault this takes a while…", err=True)
     try:
         backend: dict[str, Any] | None = service_of(ctx).store.describe()
     except VaultTooNew:

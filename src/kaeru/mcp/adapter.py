@@ -291,11 +291,11 @@ class ToolRegistry:
         return self._warm is not None and self._warm.is_alive()
 
     def _warm_once(self) -> None:
-        """After the first answered call, `Service.warm` on a thread of its own (decision 269): the
-        agent reads that answer and thinks before its next call, and a first `recall` then finds the
-        read path imported and the row sizes read. After the first call, not at `tools/list`: the
-        first call is not slowed by it."""
-        if not self.warms or self._warm is not None or self._load is not None or self._service is None:
+        """After the first answered call, `Service.warm` on a thread of its own (decision 269): the agent
+        reads that answer and thinks, and its first `recall` finds the read path imported and row sizes read.
+        Not at `tools/list`, nor while the vault is upgraded (decision 474): the first call and the upgrade go first."""
+        ready = self._service is not None and not self._service.store.upgrading
+        if not self.warms or self._warm is not None or self._load is not None or not ready:
             return
         self._warm = threading.Thread(target=self._warming, name="kaeru-warm", daemon=True)
         self._warm.start()

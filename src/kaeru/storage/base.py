@@ -66,6 +66,12 @@ class Store(Protocol):
         Known without a round trip: measured now and then, when a session opens."""
         ...
 
+    @property
+    def upgrading(self) -> bool:
+        """Whether an upgrade of the vault may still be under way (until a transaction found it
+        applied): a server waits for it before warming the read path (decision 474)."""
+        ...
+
     def warm(self, keep_going: Callable[[], bool]) -> None:
         """Read ahead what a lasting process's first searches would read anyway, step by step while
         `keep_going()` (decisions 269, 270)."""

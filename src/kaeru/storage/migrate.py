@@ -19,10 +19,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kaeru.errors import Internal, KaeruError, Unavailable
 from kaeru.storage.sql.db import Db
+
+if TYPE_CHECKING:
+    from kaeru.storage.health import Health
 
 log = logging.getLogger(__name__)
 
@@ -301,6 +304,15 @@ def upgrade_later(top: int | None, pending: bool, newest: int, strangers: int = 
     return "rebuilding its text index" if pending else ""
 
 
+def due(health: Health) -> str:
+    """What opening the vault `health` reads will do to it before anything else (`upgrade_later`'s
+    words), "" when nothing: `kaeru migrate` says it before a step that may take long (decision 474)."""
+    if not health.has_table("schema_migrations"):
+        return ""  # a new vault: created in milliseconds
+    ((top, pending, strangers),) = health._rows(shipped(health.migrations).behind)
+    return upgrade_later(top, bool(pending), shipped(health.migrations).newest, strangers)
+
+
 class BackgroundUpgrade:
     """The pending migrations of a vault already opened, applied on a thread of their own.
 
@@ -352,3 +364,25 @@ class BackgroundUpgrade:
         """Stop trying (the store is closing). A migration already running is left to the process's
         exit, which rolls its transaction back: the next open applies it again."""
         self._stopping.set()
+
+
+class UpgradeGate:
+    """A store's side of its `BackgroundUpgrade` (shared by both stores): every transaction waits for
+    it (`_upgraded`), and a server asks whether it is still under way (`upgrading`)."""
+
+    #: The migrations applied after opening (None: none pending, applied before returning, or applied since).
+    _upgrade: BackgroundUpgrade | None = None
+
+    @property
+    def upgrading(self) -> bool:
+        """Whether an upgrade started at open has not yet been found applied by a transaction (it is
+        under way, or it failed). A server's warm-up (decision 269) starts only after a call answered
+        once it has (decision 474): its read would wait for the upgrade and be refused (a traceback in
+        the server's log), and its imports would take the interpreter from the re-index."""
+        return self._upgrade is not None
+
+    def _upgraded(self) -> None:
+        """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""
+        if self._upgrade is not None:
+            self._upgrade.wait()
+            self._upgrade = None  # applied: later transactions skip the wait

@@ -39,6 +39,7 @@ from kaeru.storage.migrate import (
     INDEX_PENDING,
     TEXT_PENDING,
     BackgroundUpgrade,
+    UpgradeGate,
     VaultTooNew,
     VaultUnusable,
     run_pending,
@@ -174,7 +175,7 @@ def _require_utf8(conn: psycopg.Connection[Any], url: str) -> None:
         raise VaultUnusable(f"the database at {redact_url(url)} stores text as {encoding}: {UTF8_REMEDY}")
 
 
-class PostgresStore:
+class PostgresStore(UpgradeGate):
     """A PostgreSQL database and a pool of connections to it; migrated on construction."""
 
     backend = "postgres"
@@ -445,12 +446,6 @@ class PostgresStore:
         """`work` with a database in a new read snapshot (the copies' cold read, on its own thread)."""
         with self.read() as session:
             work(session._db)
-
-    def _upgraded(self) -> None:
-        """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""
-        if self._upgrade is not None:
-            self._upgrade.wait()
-            self._upgrade = None  # applied: later transactions skip the wait
 
     def close(self) -> None:
         if self._upgrade is not None:

@@ -23,6 +23,7 @@ from kaeru.errors import Unavailable
 from kaeru.storage.migrate import (
     INDEX_PENDING,
     BackgroundUpgrade,
+    UpgradeGate,
     VaultTooNew,
     run_pending,
     shipped,
@@ -63,7 +64,7 @@ CHECKPOINT_BUSY_MS = 100
 TRUNCATE_TRIES = 3
 
 
-class SqliteStore:
+class SqliteStore(UpgradeGate):
     """A vault file and a small pool of connections to it."""
 
     backend = "sqlite"
@@ -334,12 +335,6 @@ class SqliteStore:
         """One read snapshot."""
         self._upgraded()
         return _Transaction(self, "BEGIN")
-
-    def _upgraded(self) -> None:
-        """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""
-        if self._upgrade is not None:
-            self._upgrade.wait()
-            self._upgrade = None  # applied: later transactions skip the wait
 
     def close(self) -> None:
         """Stop the checkpointer, truncate the WAL and close every connection.
