@@ -12,20 +12,16 @@ from collections.abc import Iterator
 from html import unescape
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
 from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.web.pages import CARDS
 from tests.backends import VaultSpec
+from tests.web.inprocess import viewer_client
 
 ADMIN = "board-overdue-admin-token-d1"
-BASE = "http://127.0.0.1:9876"
 #: Tasks newer than the overdue one: a first page of the column, and some.
 NEWER = CARDS + 10
 CARD = re.compile(r'<li class="card" id="card-[^"]*" tabindex="-1" data-id="([^"]+)">(.*?)</form></li>', re.S)
@@ -34,11 +30,7 @@ MORE = re.compile(r'<a class="more" href="([^"]+)">more')
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    served = build_server(service)
-    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

@@ -12,21 +12,17 @@ from html import unescape
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
 from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.web.graph import LIMIT
 from kaeru.web.pages import TRAIL_PAGE
 from tests.backends import VaultSpec
+from tests.web.inprocess import viewer_client
 
 ADMIN = "latest-admin-token-d1"
-BASE = "http://127.0.0.1:9876"
 #: A timeline page's items, as its page says ("50 a page").
 PAGE = 50
 #: More nodes than two timeline pages and one graph window hold.
@@ -35,11 +31,7 @@ NODES = max(2 * PAGE, LIMIT) + 5
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    served = build_server(service)
-    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

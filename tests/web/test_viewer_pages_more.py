@@ -12,30 +12,22 @@ from html import unescape
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
 from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
+from tests.web.inprocess import viewer_client
 
 ADMIN = "pages-more-admin-token-d1"
-BASE = "http://127.0.0.1:9876"
 #: More notes than a page of recall holds (10), over more than two pages.
 NOTES = 25
 
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    served = build_server(service)
-    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

@@ -13,33 +13,24 @@ from collections.abc import Iterator
 from html import unescape
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
 from kaeru.api.requests import parse
-from kaeru.mcp.bearer import VaultTokens
-from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.web.guard import BODY_LIMIT
 from kaeru.web.pages import CARDS
 from tests.backends import VaultSpec
+from tests.web.inprocess import BASE, viewer_client
 
 ADMIN = "paging-admin-token-7q"
-BASE = "http://127.0.0.1:9876"
 #: One more open task than a page of the timeline, of a search and a board column holds.
 TASKS = CARDS + 1
 
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    served = build_server(service)
-    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

@@ -13,28 +13,20 @@ from html import unescape
 from typing import Any
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
 from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
+from tests.web.inprocess import viewer_client
 
 ADMIN = "settled-admin-token-d1"
-BASE = "http://127.0.0.1:9876"
 
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    served = build_server(service)
-    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

@@ -1,0 +1,32 @@
+"""The viewer in process, as `kaeru serve --http` mounts it, asked over ASGI with an admin's bearer
+token: the tests of one view each, without a server process or a browser."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from starlette.applications import Starlette
+from starlette.routing import Mount
+from starlette.testclient import TestClient
+
+from kaeru.mcp.bearer import VaultTokens
+from kaeru.mcp.server import build_server
+from kaeru.mcp.ui import viewer
+from kaeru.service import Service
+from kaeru.storage.base import Store
+from tests.backends import VaultSpec
+
+#: The address the viewer believes it serves (its own origin, which a form's POST must come from).
+BASE = "http://127.0.0.1:9876"
+
+
+@contextmanager
+def viewer_client(service: Service, store: Store, vault: VaultSpec, admin: str) -> Iterator[TestClient]:
+    """A client of the viewer on `vault`, every request carrying the admin token `admin`."""
+    settings = vault.settings()
+    served = build_server(service)
+    ui = viewer(served, settings, "127.0.0.1", 9876, VaultTokens(store, admin, settings.actor), None)
+    app = Starlette(routes=[Mount("/ui", app=ui)])
+    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {admin}"}) as asking:
+        yield asking
