@@ -294,8 +294,8 @@ class ToolRegistry:
         """After the first answered call, `Service.warm` on a thread of its own (decision 269): the agent
         reads that answer and thinks, and its first `recall` finds the read path imported and row sizes read.
         Not at `tools/list`, nor while the vault is upgraded (decision 474): the first call and the upgrade go first."""
-        ready = self._service is not None and not self._service.store.upgrading
-        if not self.warms or self._warm is not None or self._load is not None or not ready:
+        idle = self.warms and self._warm is None and self._load is None
+        if not idle or self._service is None or self._service.store.upgrading:
             return
         self._warm = threading.Thread(target=self._warming, name="kaeru-warm", daemon=True)
         self._warm.start()

@@ -72,6 +72,11 @@ class StoreWhenReachable:
         """The database's offset once it answered; none before (no call writes then)."""
         return self._store.clock_offset() if self._store is not None else timedelta(0)
 
+    @property
+    def upgrading(self) -> bool:
+        """Until the database is reached its upgrade is still to come: no warm-up before it."""
+        return self._store.upgrading if self._store is not None else True
+
     def warm(self, keep_going: Callable[[], bool]) -> None:
         if self._store is not None:
             self._store.warm(keep_going)
