@@ -12,31 +12,23 @@ from html import unescape
 from urllib.parse import urlencode
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
-from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.web.node import DIFF_WORDS, _diff
 from kaeru.web.pages import EDGES_SHOWN
 from tests.backends import VaultSpec
+from tests.web.inprocess import BASE, viewer_client
 from tests.working.conftest import Call, make_call
 
 ADMIN = "close-admin-token-8r"
-BASE = "http://127.0.0.1:9877"
 FORM = {"Origin": BASE, "Content-Type": "application/x-www-form-urlencoded"}
 
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    ui = viewer(build_server(service), settings, "127.0.0.1", 9877, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 

@@ -11,22 +11,17 @@ from collections.abc import Iterator
 from html import unescape
 
 import pytest
-from starlette.applications import Starlette
-from starlette.routing import Mount
 from starlette.testclient import TestClient
 
-from kaeru.mcp.bearer import VaultTokens
-from kaeru.mcp.server import build_server
-from kaeru.mcp.ui import viewer
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
+from tests.web.inprocess import viewer_client
 from tests.working.conftest import Call, make_call
 
 ADMIN = "long-notes-admin-token-3k"
 #: Body characters a page shows: the most one `read` returns.
 BODY_PART = 64000
-BASE = "http://127.0.0.1:9878"
 #: A body of more than two parts, each line numbered so that a part lost or shown twice is seen.
 FIRST = "".join(f"Line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(3000)) + "FIRST-END"
 REVISED = FIRST.replace("FIRST-END", "REVISED-END")
@@ -34,10 +29,7 @@ REVISED = FIRST.replace("FIRST-END", "REVISED-END")
 
 @pytest.fixture
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    settings = vault.settings()
-    ui = viewer(build_server(service), settings, "127.0.0.1", 9878, VaultTokens(store, ADMIN, settings.actor), None)
-    app = Starlette(routes=[Mount("/ui", app=ui)])
-    with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {ADMIN}"}) as asking:
+    with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
 
 
