@@ -110,7 +110,10 @@ ISSUE_CODES: dict[str, str] = {
     "ambiguous_ref": "A name matches several live nodes; the message lists candidates. Use an id.",
     "revision_conflict": "`expected_revision` is stale; re-read the node and retry (retryable).",
     "slot_conflict": "`expected_slot_revision` is stale; re-read the slot and retry (retryable).",
-    "request_id_reused": "The `request_id` was already used with different arguments.",
+    "request_id_reused": (
+        "The `request_id` was already used with different arguments, or by another caller (over HTTP a "
+        "request id is one token's)."
+    ),
     "immutable_source": "A reference's source bytes cannot be revised; use `replace`.",
     "secret_detected": "The text looks like a secret (API key, token, private key) and policy rejects it.",
     "new_initiative": (
@@ -142,6 +145,11 @@ ISSUE_CODES: dict[str, str] = {
         "`revise` answer; see `body_range` (a change's `before_range`/`after_range`), coverage, and the "
         "`read` calls the message gives for the rest."
     ),
+    "pages_removed": (
+        "Information: a markdown export into a folder an earlier export wrote removed that export's pages of "
+        "nodes this one does not hold at that path (forgotten since, outside the exported initiatives, or renamed "
+        "or moved: a node's page is at its new path); the message names them. Other files are left alone."
+    ),
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "not_embedded": (
         "Warning: the write was stored, but the semantic channel could not embed it (the message says "
@@ -156,6 +164,11 @@ ISSUE_CODES: dict[str, str] = {
         "the user's calendar (KAERU_TIMEZONE): the rule was stored but `context` and `recall` will not give "
         "it as in force; the task is overdue from now. If the date was a slip, `revise` the rule's "
         "applicability or `task_update` the due."
+    ),
+    "in_the_future": (
+        "Warning: `occurred_at` is later than now (by more than a few minutes of clock difference): the note "
+        "was stored as happening then, and `timeline` and its `created_at` place it there. If the moment was a "
+        "slip (a wrong year or day, another zone's wall time), `forget` the note and write it again."
     ),
     "supersession_reversed": (
         "Warning: a `supersedes` link made its target supersede its source the other way round, so each "
@@ -200,6 +213,11 @@ ISSUE_CODES: dict[str, str] = {
         "Information: a hit is superseded by a node outside the searched initiatives, which is not listed; "
         "the message gives the exact `read` call that shows it."
     ),
+    "not_in_force": (
+        "Warning: a `search` or `read` hit is a rule not in force today (released, past its "
+        "`applicability.through` day, or scoped to a task that is closed or forgotten: the test `context` "
+        "uses). The message names the rule and why; do not follow it (`context` lists the rules in force)."
+    ),
     "forbidden": (
         "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
         "exists), or a write with a read-only token. Ask the vault's owner for a grant."
@@ -211,7 +229,8 @@ ISSUE_CODES: dict[str, str] = {
         "with the same `request_id` (retryable). Where waiting cannot help — a vault written by a newer "
         "kaeru, a PostgreSQL database not in UTF-8, a role refused a right on the vault, a password, role "
         "or database the server refuses, a server that only reads (a standby), a vault database emptied "
-        "under a running server — `retryable` is false and the message says what to change."
+        "under a running server, a SQLite vault's `-wal` or `-shm` deleted under a running server (every "
+        "server on the vault is to be restarted) — `retryable` is false and the message says what to change."
     ),
     "internal": "An unexpected server fault; nothing was applied. Please report it.",
     "duplicate_key": (

@@ -84,7 +84,7 @@ def test_a_healthy_vault_passes_every_check(vault: VaultSpec) -> None:
     _populated(vault)
     code, checks, human = _doctor(vault)
     assert code == 0 and human.rstrip().endswith("healthy")
-    expected = {"vault", "migrations", "schema_objects", "fulltext", "names", "search", "semantic", "http"}
+    expected = {"vault", "migrations", "schema_objects", "derived", "fulltext", "names", "search", "semantic", "http"}
     expected |= (
         {"integrity", "private", "place", "wal", "writable"}
         if vault.backend == "sqlite"

@@ -97,6 +97,12 @@ INTERRUPTED_IMPORT = (
     "import again to complete it (what the vault already holds is skipped)"
 )
 INTERRUPTED = "error: interrupted: stopped by Ctrl-C (SIGINT) before it ended"
+#: `import-from`'s, when no chunk of its items was committed before the signal.
+INTERRUPTED_IMPORT_FROM = (
+    "error: interrupted: stopped by Ctrl-C (SIGINT): what was committed before it stays in the vault (its items "
+    "are written in chunks, each committed on its own); run the same command again to finish the import — what "
+    "the vault already holds is found by its key and not written twice, the rest is written"
+)
 
 
 @pytest.fixture
@@ -176,7 +182,7 @@ def test_ctrl_c_while_a_copy_pipeline_is_busy_is_the_interrupt(vault: VaultSpec,
 
 def test_ctrl_c_while_an_import_from_pipeline_is_busy_is_the_interrupt(vault: VaultSpec, entities: Path) -> None:
     code, err, out = _interrupted(vault, "import-from", "memory-jsonl", str(entities), "-i", "big")
-    assert (code, err, out) == (130, INTERRUPTED, ""), (code, err, out)
+    assert (code, err, out) == (130, INTERRUPTED_IMPORT_FROM, ""), (code, err, out)
     assert _count(vault, "nodes") == 0 and _count(vault, "audit") == 0  # its first chunk, rolled back
     again = kaeru(vault, "import-from", "memory-jsonl", str(entities), "-i", "big")
     assert again.code == 0, again.stderr

@@ -172,7 +172,29 @@ def test_claude_code_command_line_quotes_a_name_with_spaces(tmp_path: Path) -> N
     """The printed `claude mcp add` line runs as is in a shell: a name with a space is one argument."""
     run = setup(tmp_path, "claude-code", "--name", "my kaeru")
     line = next(x for x in run.stderr.splitlines() if "claude mcp add" in x)
-    assert " 'my kaeru' -- " in line
+    assert " add 'my kaeru' --scope user " in line
+
+
+def test_claude_code_command_line_names_the_server_before_its_variables(tmp_path: Path) -> None:
+    """Claude Code's `-e/--env` takes every word after it up to the next option, so a line that put
+    the server's name after `--env KAERU_VAULT=…` failed there ("Invalid environment variable format:
+    kaeru", anthropics/claude-code#23365): the name comes right after `add`, and each `--env` holds
+    one KEY=VALUE followed by an option or the `--` before the command."""
+    import shlex
+
+    run = setup(tmp_path, "claude-code", "--tools", "core")
+    assert run.code == 0, run.stderr
+    line = next(x for x in run.stderr.splitlines() if "claude mcp add" in x)
+    words = shlex.split(line.split("# or: ", 1)[1])
+    assert words[:4] == ["claude", "mcp", "add", "kaeru"]
+    end = words.index("--")
+    options = words[4:end]
+    given = [options[i + 1] for i, word in enumerate(options) if word == "--env"]
+    assert given == [f"KAERU_VAULT={(tmp_path / 'vault').resolve()}", "KAERU_TOOLS=core"]
+    for i, word in enumerate(options):
+        if word == "--env":
+            assert i + 2 == len(options) or options[i + 2].startswith("-"), line
+    assert words[end + 1 :][-1] == "serve" and Path(words[end + 1]).is_absolute()
 
 
 def test_path_writes_a_project_file(tmp_path: Path) -> None:

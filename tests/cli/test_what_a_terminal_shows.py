@@ -73,7 +73,7 @@ def test_context_for_a_task_and_what_a_small_budget_leaves_out(vault: VaultSpec)
 
     small = kaeru(vault, "context", "ship", "--budget", "512")
     assert small.code == 0, small.stderr
-    said = re.findall(r"^\(omitted (\d+) (\w+): (\w+)\)$", small.stderr, re.MULTILINE)
+    said = re.findall(r"^\(omitted (\d+) (\w+): (\w+) — [^\n]+\)$", small.stderr, re.MULTILINE)
     document = valid_envelope(kaeru(vault, "context", "ship", "--budget", "512", as_json=True), "context", "read", "ok")
     expected = [(str(o["count"]), o["section"], o["reason"]) for o in document["coverage"]["omitted"]]
     assert said == expected and expected, small.stderr

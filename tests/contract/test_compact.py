@@ -8,6 +8,7 @@ gives the envelope itself.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -113,7 +114,7 @@ def test_a_node_is_one_unindented_line_then_indented_text(service: Service) -> N
     run("revise", {"initiative": "ledger", "node": node["id"], "patch": {"description": "one\n- two"}})
     text = compact(run("read", {"initiative": "ledger", "node": node["id"]}))
     lines = text.splitlines()
-    assert lines[1].startswith("- steps · observation · id=")
+    assert re.match(r"- steps · observation · \d{4}-\d\d-\d\d \d\d:\d\d · id=", lines[1]), lines[1]
     assert all(line.startswith("  ") for line in lines[2:]), text
 
 

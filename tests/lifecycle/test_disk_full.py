@@ -262,12 +262,12 @@ def test_a_backup_that_fills_the_disk_leaves_nothing_and_the_last_backup_as_it_w
     write_notes(env, "full", *(f"marker{i} {FILLER}" for i in range(5)))  # in process: the backups are the subject
     earlier = small_disk / "kaeru.sqlite3"
     assert kaeru(env, "backup", str(tmp_path / "first.sqlite3")).code == 0
-    earlier.write_bytes(b"an earlier backup")
+    earlier.write_bytes((tmp_path / "first.sqlite3").read_bytes())  # an earlier backup of this vault
     ballast = _fill(small_disk)
     refused = kaeru(env, "backup", str(earlier))
     assert refused.code == 1 and "nothing was put in place" in refused.stderr, refused.stderr
     assert sorted(p.name for p in small_disk.iterdir()) == ["ballast", "kaeru.sqlite3"]
-    assert earlier.read_bytes() == b"an earlier backup"
+    assert earlier.read_bytes() == (tmp_path / "first.sqlite3").read_bytes()
     ballast.unlink()
     assert kaeru(env, "backup", str(earlier)).code == 0
 

@@ -57,7 +57,7 @@ async def test_the_ritual_reading_only_the_text(server_env: dict[str, str], tmp_
         assert initiative == "heron"
 
         context = await _text(client, "context", {"initiative": initiative})
-        assert "ring-plan · decision · id=" in context and "ring herons at dawn" in context
+        assert re.search(r"ring-plan · decision · \d{4}-\d\d-\d\d · id=", context) and "ring herons at dawn" in context
 
         first = await _text(client, "search", {"initiatives": [initiative], "text": "heron", "limit": 2})
         assert first.startswith("search ok: 2 of 3 hits")
@@ -92,3 +92,17 @@ async def test_the_ritual_reading_only_the_text(server_env: dict[str, str], tmp_
         again = await _text(client, "read", {"initiative": initiative, "node": node})
         assert HANDLE.search(again).group(2) == HANDLE.search(revised).group(2)  # type: ignore[union-attr]
         assert "description: first sighting" in again
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.timeout(120)
+async def test_the_texts_days_are_the_users_days(server_env: dict[str, str], tmp_path: Path) -> None:
+    """`KAERU_TIMEZONE` decides the day a node line shows, as it decides `today=` (session 51): a
+    note that happened at 20:00 UTC on 4 January happened on the 5th, at 09:00, in Auckland."""
+    env = {**server_env, "KAERU_TIMEZONE": "Pacific/Auckland"}
+    async with connect("stdio", env, tmp_path) as client:
+        args = {"initiative": "heron", "name": "dusk", "text": "the heron left", "occurred_at": "2026-01-04T20:00:00Z"}
+        await _text(client, "note", args)
+        text = await _text(client, "read", {"initiative": "heron", "node": {"name": "dusk", "initiative": "heron"}})
+        assert "dusk · observation · 2026-01-05 09:00 " in text, text

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import shlex
 import subprocess
@@ -120,6 +121,37 @@ async def test_once_the_vault_holds_a_token_loopback_needs_one_too(
         assert status == 401
         status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {token}"})
         assert status == 200
+
+
+def _post_with_authorizations(url: str, values: list[str]) -> int:
+    """One initialize POST carrying each of `values` as its own `Authorization` header: the status."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    try:
+        connection.putrequest("POST", parts.path)
+        body = json.dumps(initialize_request()).encode()
+        for name, value in (
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Length", str(len(body))),
+            *(("Authorization", value) for value in values),
+        ):
+            connection.putheader(name, value)
+        connection.endheaders(body)
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_two_authorization_headers_are_refused(vault: VaultSpec, server_env: dict[str, str], tmp_path: Path) -> None:
+    """Which of two tokens counted followed the order a proxy added them in (the many-people probe,
+    session 51; decision 476): a limited and an unlimited token in one request, either order."""
+    limited = _token(vault, "eve", "--initiatives", "alpha")
+    everything = _token(vault, "ann")
+    with http_server(server_env, tmp_path) as server:
+        for values in ([f"Bearer {limited}", f"Bearer {everything}"], [f"Bearer {everything}", f"Bearer {limited}"]):
+            assert _post_with_authorizations(server.url, values) == 401
+        assert _post_with_authorizations(server.url, [f"Bearer {limited}"]) == 200
 
 
 @pytest.mark.anyio

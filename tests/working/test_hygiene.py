@@ -152,7 +152,8 @@ def test_with_automatic_hygiene_context_tidies_first_and_reports_once(
 
 def _every_node_moves(store: Store, initiative: str, now: datetime) -> list[Move]:
     """The rules decided over every live, unpinned core, hot and warm member, each with its count
-    of supporting links read from all the initiative's inbound edges: what a pass must agree with."""
+    of supporting links read from all the initiative's inbound edges, and those superseding another
+    by a live edge: what a pass must agree with."""
     with store.read() as session:
         scope = session.initiative_by_name(initiative)
         assert scope is not None
@@ -165,9 +166,12 @@ def _every_node_moves(store: Store, initiative: str, now: datetime) -> list[Move
         )
         inbound = session.inbound([scope.id], [e.value for e in EdgeType])
         support = {n.id: sum(1 for e in inbound.get(n.id, []) if e.edge_type not in CANCELLING) for n in nodes}
-        verdicts = session.verdicts_against([n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags])
+        ids = {n.id for n in nodes}
+        replacing = frozenset(e.src for e in session.live_edges(list(ids), [EdgeType.SUPERSEDES]) if e.src in ids)
+        asked = [n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags or n.id in replacing]
+        verdicts = session.verdicts_against(asked)
         holders = frozenset(s.node_id for s in session.slots_of(scope.id) if s.node_id)
-    return decide(nodes, support, verdicts, now, holders)
+    return decide(nodes, support, verdicts, now, holders, replacing)
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

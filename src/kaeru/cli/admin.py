@@ -27,6 +27,7 @@ from kaeru.cli.common import (
     tools_flag,
     wants_json,
 )
+from kaeru.cli.terminal import say
 from kaeru.storage.base import Store
 
 
@@ -144,7 +145,8 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
 
     The source is screened first: a record breaking the write path's limits refuses the copy before
     anything is written; secret-looking texts are copied as they are and listed (decision 15.N3).
-    The target records one `copy` audit record.
+    The target records a `copy` audit record in each initiative the copy wrote to (audit is read
+    per initiative), each with the whole copy's counts.
 
     With --force into a target that holds memory, the copy is verified as holding every record of
     the source (the target keeps its own memory besides).
@@ -172,7 +174,12 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
             live = bool(session.all_initiatives())
             held = live or bool(session.ended_initiatives())
         if live and not force:
-            fail(ctx, "target_not_empty", "the target vault is not empty (use --force to merge into it)")
+            fail(
+                ctx,
+                "target_not_empty",
+                "the target vault is not empty (use --force to merge into it; a copy that stopped part way "
+                "is completed so, skipping what it wrote)",
+            )
         with progress_bar(ctx) as bar:
             task = bar.add_task("copying", total=None)
 
@@ -216,7 +223,7 @@ def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:
         echo_json({"ok": True, "copied": copied, "digest": digest, "merged": done.merged, "flagged": flagged})
         return
     for f in done.flagged:
-        click.echo(f"warning: line {f.line} {f.field}: {f.message}", err=True)
+        say(f"warning: line {f.line} {f.field}: {f.message}", err=True)  # a message may quote stored text
     verified = "every record of the source is in the target; " if done.merged else ""
     click.echo(
         f"copied {report.node_revisions} node revisions, {report.edge_revisions} edge revisions, "
@@ -321,7 +328,7 @@ def migrate(ctx: click.Context) -> None:
     from kaeru.errors import NotFound
     from kaeru.service.doctor import migration_state
     from kaeru.storage.factory import open_health
-    from kaeru.storage.migrate import VaultTooNew, due
+    from kaeru.storage.migrate import VaultTooNew, due, upgrade_said
 
     # Read before opening (which migrates): the recorded count alone said "22 migration(s) applied"
     # on every run of a current vault.
@@ -355,7 +362,7 @@ def migrate(ctx: click.Context) -> None:
         click.echo(f"{backend['backend']} vault {done}, newest {newest} of {known}")
     else:
         click.echo(
-            f"error: the vault is at migration {newest}, newer than this kaeru knows ({known}): upgrade kaeru",
+            f"error: the vault is at migration {newest}, newer than this kaeru knows ({known}): {upgrade_said('it')}",
             err=True,
         )
     if not ok:
@@ -364,10 +371,12 @@ def migrate(ctx: click.Context) -> None:
 
 @cli.command()
 @click.argument("path", type=click.Path())
+@click.option("--force", is_flag=True, help="Replace PATH even when it is not an earlier backup of this vault.")
 @click.pass_context
-def backup(ctx: click.Context, path: str) -> None:
+def backup(ctx: click.Context, path: str, force: bool) -> None:
     """Copy the SQLite vault to the file PATH, consistently, while servers use it (read-only; the
-    copy is a vault file: put it in a folder as vault.sqlite3 to open it). PostgreSQL: pg_dump, or export.
+    copy is a vault file: put it in a folder as vault.sqlite3 to open it). A file at PATH is replaced
+    only if it is an earlier backup of this vault (or --force). PostgreSQL: pg_dump, or export.
 
     --json: {"ok": true, "path", "bytes", "live_nodes", "seconds"}.
     """
@@ -386,7 +395,7 @@ def backup(ctx: click.Context, path: str) -> None:
         raise InvalidArgument(
             f"{path!r} names a folder: name the backup file in it, e.g. {path}kaeru-YYYY-MM-DD.sqlite3", field="path"
         )
-    made = make(settings_of(ctx), Path(path))
+    made = make(settings_of(ctx), Path(path), force=force)
     if wants_json(ctx):
         echo_json(
             {

@@ -21,12 +21,15 @@ exit code follows the envelope: 0 answered, 2 refused, 1 an `internal` or `unava
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from kaeru.cli.common import cli, echo_json, exit_code, service_of, settings_of, wants_json
+from kaeru.cli.terminal import json_text, shown
 
 if TYPE_CHECKING:
     from kaeru.config import Settings
@@ -129,7 +132,14 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
     else:
         from kaeru.mcp.render import compact
 
-        click.echo(compact(envelope))
+        # The text an agent reads, as it reads it (its issues, its `next:` in the tool's words),
+        # stored text `shown`; what a person types next is said on stderr.
+        click.echo(shown(compact(envelope, settings_of(ctx).zone())))
+        if (following := (envelope.get("continuation") or {}).get("next_arguments")) is not None:
+            arguments = json_text(json.dumps(following, ensure_ascii=False))  # still JSON, nothing raw
+            click.echo(f"(next page: kaeru call {tool} {shlex.quote(arguments)})", err=True)
+    for hint in typed_hints(envelope, pairs):
+        click.echo(hint, err=True)
     ctx.exit(exit_code(envelope))
 
 
@@ -164,6 +174,31 @@ def tools(ctx: click.Context, name: str | None) -> None:
         mode = "read " if annotations.get("readOnlyHint") else "write"
         title = tool.get("title") or annotations.get("title") or tool.get("description", "").split("\n", 1)[0]
         click.echo(f"{tool['name']:<14} {mode}  {title}")
+
+
+#: A JSON Schema type as a person says it.
+_TYPE_WORDS = {"number": "a number", "integer": "a whole number", "boolean": "true or false", "array": "a list"}
+
+
+def typed_hints(envelope: dict[str, Any], pairs: tuple[str, ...]) -> list[str]:
+    """For each argument given as text (`-a weight=0.9`) that the tool wanted as a number, boolean,
+    list or object, the `KEY:=JSON` spelling that gives it: "'0.9' is not of type 'number'" left a
+    person to find that form in `--help`."""
+    split = (pair.partition("=") for pair in pairs)
+    texts = {key: value for key, _, value in split if not key.endswith(":")}  # `key:=json` is typed already
+    hints = []
+    for issue in envelope.get("issues") or ():
+        wanted = re.search(r"is not of type '(\w+)'", issue.get("message") or "")
+        field = issue.get("field")
+        if issue.get("code") != "invalid_argument" or not wanted or field not in texts:
+            continue
+        value = texts[field]
+        example = json.dumps([value], ensure_ascii=False) if wanted[1] == "array" else value
+        kind = _TYPE_WORDS.get(wanted[1], wanted[1])
+        hints.append(
+            f"(-a {field}=… gives a text; {kind} is given as JSON with :=, e.g. -a {field}:={shlex.quote(example)})"
+        )
+    return hints
 
 
 def refused(catalogue: ToolRegistry, tool: str, args: dict[str, Any]) -> bool:

@@ -28,7 +28,6 @@ import contextlib
 import dataclasses
 import errno
 import json
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +37,8 @@ import click
 
 from kaeru import __version__
 from kaeru.cli.interrupt import interrupted
+from kaeru.cli.streams import GuardedOutput
+from kaeru.cli.terminal import json_text, shown
 from kaeru.config import SettingError, Settings, expanded, not_utf8, tool_set
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
@@ -59,7 +60,7 @@ def wants_json(ctx: click.Context) -> bool:
 
 
 def echo_json(document: Any, err: bool = False) -> None:
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False), err=err)
+    click.echo(json_text(json.dumps(document, indent=2, ensure_ascii=False)), err=err)
 
 
 def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAILED) -> NoReturn:
@@ -67,54 +68,8 @@ def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAIL
     if wants_json(ctx):
         echo_json({"ok": False, "error": {"code": code, "message": message}})
     else:
-        click.echo(f"error: {code}: {message}", err=True)
+        click.echo(shown(f"error: {code}: {message}"), err=True)
     sys.exit(exit_code)
-
-
-class _Output:
-    """Standard output (or error) that outlives its reader: the first write or flush that fails (the reader went
-    away, the disk is full) is kept in `failures` and everything after it dropped, so a command is
-    never cut short between its work and its report; `KaeruGroup.main` says what happened at the end.
-    Bytes written to `buffer` directly (the MCP stdio transport's) pass unguarded."""
-
-    def __init__(self, stream: Any, failures: list[OSError], fd: int) -> None:
-        self.closed_at_start = stream is None  # `>&-`: nobody reads it, as after `| head -1`
-        if stream is None:
-            self.hold(fd)
-            stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (as long as the command)
-        self._stream = stream
-        self._failures = failures
-
-    @staticmethod
-    def hold(fd: int) -> None:
-        """Open the closed standard descriptor `fd` on os.devnull: a file the command opens (the vault,
-        an archive) would take its number, and get what is written there."""
-        with contextlib.suppress(OSError):
-            os.fstat(fd)
-            return
-        null = os.open(os.devnull, os.O_RDWR)
-        if null != fd:
-            os.dup2(null, fd)
-            os.close(null)
-
-    def write(self, text: str) -> int:
-        if not self._failures:
-            try:
-                written: int = self._stream.write(text)
-                return written
-            except OSError as error:
-                self._failures.append(error)
-        return len(text)
-
-    def flush(self) -> None:
-        if not self._failures:
-            try:
-                self._stream.flush()
-            except OSError as error:
-                self._failures.append(error)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
 
 
 class _Context(click.Context):
@@ -152,9 +107,9 @@ class KaeruGroup(click.Group):
         err_failures: list[OSError] = []
         stdout, stderr = sys.stdout, sys.stderr
         if sys.stdin is None:  # `<&-`: left None, a `-` that reads it says so (a usage error)
-            _Output.hold(0)
-        sys.stdout = cast(TextIO, _Output(stdout, failures, 1))
-        sys.stderr = cast(TextIO, _Output(stderr, err_failures, 2))
+            GuardedOutput.hold(0)
+        sys.stdout = cast(TextIO, GuardedOutput(stdout, failures, 1))
+        sys.stderr = cast(TextIO, GuardedOutput(stderr, err_failures, 2))
         said = sys.stderr
         try:
             return super().main(*args, **kwargs)
@@ -211,7 +166,11 @@ def cli(ctx: click.Context, vault: str | None, as_json: bool) -> None:
     try:
         overrides: dict[str, Any] = {}
         if vault:
-            overrides["vault_dir"] = expanded(vault, "--vault (KAERU_VAULT)")
+            folder = expanded(vault, "--vault (KAERU_VAULT)")
+            # The vault's own file names its folder, as `kaeru copy` reads it (decision 448): it was
+            # looked for at vault.sqlite3/vault.sqlite3, "no vault" beside the vault.
+            is_file = folder.name == "vault.sqlite3" and folder.is_file()
+            overrides["vault_dir"] = folder.parent if is_file else folder
         ctx.obj["settings"] = Settings.from_env(**overrides)
     except ValueError as exc:
         # Said by the first command that needs the settings (`settings_of`): a `--help` needs none,
@@ -300,8 +259,11 @@ def require_vault(settings: Settings, named_by: str = "--vault / KAERU_VAULT") -
     (made by hand, a copy cut short) a vault: a read migrated it (decision 450)."""
     path = settings.sqlite_path
     if settings.database_url is None and (not path.exists() or (path.is_file() and path.stat().st_size == 0)):
+        why = " (an empty file)" if path.exists() else ""
+        if path.parent.exists() and not path.parent.is_dir():
+            why = f" ({path.parent} is a file, not a vault's folder)"
         raise NotFound(
-            f"there is no vault at {path}{' (an empty file)' if path.exists() else ''}: check {named_by}; a new "
+            f"there is no vault at {path}{why}: check {named_by}; a new "
             "vault is created by the first `kaeru note` or `kaeru migrate`"
         )
 
@@ -416,9 +378,9 @@ def print_issues(envelope: dict[str, Any]) -> None:
     """The envelope's issues, and a `partial` mutation's failed steps, on stderr."""
     for issue in envelope["issues"]:
         field = f" [{issue['field']}]" if issue.get("field") else ""
-        click.echo(f"{issue['code']}{field}: {issue['message']}", err=True)
+        click.echo(shown(f"{issue['code']}{field}: {issue['message']}"), err=True)  # it may quote stored text
     for step in (envelope.get("data") or {}).get("failed_steps") or ():
-        click.echo(f"failed step {step['step']}: {step['code']}: {step['message']}", err=True)
+        click.echo(shown(f"failed step {step['step']}: {step['code']}: {step['message']}"), err=True)
 
 
 def read_envelope(
@@ -476,8 +438,8 @@ def tools_flag(raw: str) -> tuple[str, ...]:
 def vault_at(folder: Path) -> Settings:
     """The settings of a SQLite vault in `folder`, named on the command line; a folder SQLite cannot
     name (not UTF-8: decision 440) is a usage error, before anything is made there."""
-    if (shown := not_utf8(folder)) is not None:
-        raise click.UsageError(f"{shown} is not named in UTF-8, and SQLite opens only UTF-8 file names: name another")
+    if (named := not_utf8(folder)) is not None:
+        raise click.UsageError(f"{named} is not named in UTF-8, and SQLite opens only UTF-8 file names: name another")
     return Settings.from_env({"KAERU_VAULT": str(folder)})
 
 

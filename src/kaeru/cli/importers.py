@@ -23,8 +23,34 @@ from kaeru.cli.common import (
     service_of,
     wants_json,
 )
+from kaeru.cli.interrupt import interrupted
+from kaeru.cli.terminal import say
 
 FORMATS = ("memory-jsonl", "markdown", "kaeru-md")
+
+
+def stopped_said(committed: dict[str, tuple[int, int]], semantic: bool) -> str:
+    """What a Ctrl-C during `import-from` left, from the chunks said committed (`stage` -> (done,
+    total)): each chunk is its own transaction, so the ones before the signal stay and the one it
+    stopped is not written; a second run finds what is there by its key, leaves it as it is and writes
+    the rest. The vectors of the first run's nodes are computed only by `kaeru reindex`: a second run
+    embeds what it writes, and those nodes are unchanged for it."""
+    (nodes, items), (links, all_links) = committed["nodes"], committed["links"]
+    if items and nodes == items and links == all_links:
+        kept = f"all {items} item(s) and {all_links} link(s) were written before it"
+        vectors = "; `kaeru reindex` computes the semantic vectors it had not" if semantic else ""
+        return f"stopped by Ctrl-C (SIGINT): {kept}{vectors}"
+    kept = (
+        f": at least {nodes} of {items} item(s)" + (f" and {links} of {all_links} link(s)" if links else "")
+        if nodes
+        else " (its items are written in chunks, each committed on its own)"
+    )
+    vectors = ", then `kaeru reindex` to compute the semantic vectors of what this run wrote" if semantic else ""
+    return (
+        f"stopped by Ctrl-C (SIGINT): what was committed before it stays in the vault{kept}; run the same "
+        "command again to finish the import — what the vault already holds is found by its key and not "
+        f"written twice, the rest is written{vectors}"
+    )
 
 
 @cli.command("import-from")
@@ -70,13 +96,18 @@ def import_from(ctx: click.Context, format_name: str, path: Path, initiative: st
             )
         batch = notes.read_markdown(path) if format_name == "markdown" else notes.read_kaeru(path)
     service = service_of(ctx)
-    with progress_bar(ctx) as bar:
-        task = bar.add_task(f"importing {len(batch.items)} item(s), {len(batch.links)} link(s)", total=None)
+    committed = {"nodes": (0, len(batch.items)), "links": (0, len(batch.links))}
+    try:
+        with progress_bar(ctx) as bar:
+            task = bar.add_task(f"importing {len(batch.items)} item(s), {len(batch.links)} link(s)", total=None)
 
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=f"{stage}: {done}/{total}")
+            def progress(stage: str, done: int, total: int) -> None:
+                committed[stage] = (done, total)  # said after each chunk's commit
+                bar.update(task, description=f"{stage}: {done}/{total}")
 
-        report = apply(service, initiative, batch, progress=progress)
+            report = apply(service, initiative, batch, progress=progress)
+    except KeyboardInterrupt:
+        interrupted(stopped_said(committed, service.rt.embedder is not None), as_json=wants_json(ctx))
     if wants_json(ctx):
         echo_json(report.to_json())
         return
@@ -86,4 +117,4 @@ def import_from(ctx: click.Context, format_name: str, path: Path, initiative: st
         f"{report.edges_revised} revised, {report.edges_unchanged} unchanged; {report.changes} change(s)"
     )
     for issue in report.issues:
-        click.echo(f"{issue.code}: {issue.message}", err=True)
+        say(f"{issue.code}: {issue.message}", err=True)  # a message may quote the imported text

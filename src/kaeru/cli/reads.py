@@ -17,6 +17,8 @@ from kaeru.cli.common import (
     read_envelope,
     wants_json,
 )
+from kaeru.cli.nodes import head, hit_body, kind_of, link, omission, one_line
+from kaeru.cli.terminal import say
 
 #: What a page after the first says at the terminal, in place of the tools' warning that "this
 #: server no longer held the cursor's result list" (`service/cursors.rerun_issue`): a long list is
@@ -28,9 +30,14 @@ RERUN_NOTE = (
 )
 
 
+#: Longest body `context` prints on an item's line (`kaeru read` prints it whole).
+CONTEXT_LINE_CHARS = 160
+
+
 def show_hits(envelope: dict[str, Any]) -> None:
-    """A search's or a recall's hits; with a recall's `explain`, each hit's per-channel scores on
-    the line below it (`--explain` showed them only in `--json`)."""
+    """A search's or a recall's hits — each its id, kind, name, status and successors (`nodes.head`),
+    its body `shown` (stored text is printed through `terminal.say`: decision on escapes); with a
+    recall's `explain`, each hit's per-channel scores on the line below it."""
     issues = envelope["issues"]
     rerun = envelope["state"] != "rejected" and any(i["code"] == "cursor_invalid" for i in issues)
     print_issues({**envelope, "issues": [i for i in issues if not rerun or i["code"] != "cursor_invalid"]})
@@ -40,19 +47,27 @@ def show_hits(envelope: dict[str, Any]) -> None:
     scores = data.get("explain") or {}
     if "hits" in data:
         for hit in data["hits"]:
-            flag = "" if hit["currentness"] == "current" else f" [{hit['currentness']}]"
-            click.echo(f"{hit['id']}  {hit['node_type']:<10} {hit['name']}{flag}")
+            say(head(hit))
             if hit["id"] in scores:
                 click.echo("    scores: " + " ".join(f"{k}={v:.3g}" for k, v in scores[hit["id"]].items()))
             if hit.get("body"):
-                click.echo("    " + hit["body"].replace("\n", "\n    ")[:2000])
+                say("\n".join(hit_body(hit)))
         if not data["hits"] and not data.get("raw_hits") and envelope["state"] != "rejected":
             click.echo("(no hits)", err=True)  # said where a person reads it; stdout stays empty for a script
     cov = envelope.get("coverage") or {}
     for omitted in cov.get("omitted", []):
-        click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+        click.echo(omission(omitted), err=True)
     if envelope.get("continuation"):
         click.echo("(more: repeat this command with --cursor " + envelope["continuation"]["cursor"] + ")", err=True)
+
+
+def kind_hint(envelope: dict[str, Any], types: tuple[str, ...]) -> None:
+    """For `--type decision` (a note's kind, not a node type: the tool names the `kind:` tag),
+    the option that finds such notes."""
+    said = " ".join(i["message"] for i in envelope["issues"] if i["code"] == "invalid_argument")
+    kinds = [t for t in types if f"{t!r} is a note kind" in said]
+    if kinds:
+        click.echo("(a note's kind is a tag: " + " ".join(f"--tag kind:{k}" for k in kinds) + ")", err=True)
 
 
 def refuse_if_no_initiative(envelope: dict[str, Any], initiatives: tuple[str, ...]) -> None:
@@ -74,6 +89,7 @@ def refuse_if_no_initiative(envelope: dict[str, Any], initiatives: tuple[str, ..
 @click.option("--all-words", is_flag=True, help="Require every word (match all).")
 @click.option("--prefix", is_flag=True, help="Match words as prefixes.")
 @click.option("--type", "types", multiple=True, help="Only these node types.")
+@click.option("--tag", "tags", multiple=True, help="Only memory carrying every one of these tags (kind:decision, …).")
 @click.option("--limit", default=10, type=int)
 @click.option("--cursor", default=None, help="The continuation cursor of the previous page.")
 @click.pass_context
@@ -84,6 +100,7 @@ def search(
     all_words: bool,
     prefix: bool,
     types: tuple[str, ...],
+    tags: tuple[str, ...],
     limit: int,
     cursor: str | None,
 ) -> None:
@@ -96,11 +113,18 @@ def search(
     if prefix:
         args["prefix"] = True
     if types:
-        args["filters"] = {"types": list(types)}
+        args.setdefault("filters", {})["types"] = list(types)
+    if tags:
+        args.setdefault("filters", {})["tags"] = list(tags)
     if cursor:
         args["cursor"] = cursor
     envelope = read_envelope(ctx, "search", args)
-    emit(ctx, envelope, show_hits)
+
+    def human(e: dict[str, Any]) -> None:
+        show_hits(e)
+        kind_hint(e, types)
+
+    emit(ctx, envelope, human)
     refuse_if_no_initiative(envelope, initiatives)
 
 
@@ -111,8 +135,9 @@ def search(
 @click.option(
     "--offset", default=None, type=click.IntRange(0), help="--json: the body from this character on (the next page)."
 )
+@click.option("--neighbours", is_flag=True, help="Also its links, both ways (what supports, refers to, follows it).")
 @click.pass_context
-def read(ctx: click.Context, node: str, initiative: str, at: str | None, offset: int | None) -> None:
+def read(ctx: click.Context, node: str, initiative: str, at: str | None, offset: int | None, neighbours: bool) -> None:
     """Show one node in full (optionally as it was at a past moment).
 
     A body longer than one answer (64,000 characters) is read page by page and printed whole;
@@ -121,6 +146,8 @@ def read(ctx: click.Context, node: str, initiative: str, at: str | None, offset:
     args: dict[str, Any] = {"initiative": initiative, "node": node, "budget_chars": 64000}
     if at:
         args["at"] = at
+    if neighbours:
+        args["neighbours"] = True
     if offset is not None:
         args["body_offset"] = offset
     envelope = read_envelope(ctx, "read", args)
@@ -144,26 +171,31 @@ def _whole_body(ctx: click.Context, envelope: dict[str, Any]) -> dict[str, Any]:
 
 
 def show_node(envelope: dict[str, Any]) -> None:
-    """One node as a person reads it: what it is, where it sits, when, then its whole body."""
+    """One node as a person reads it: what it is (its kind, and what superseded it), where it sits,
+    when, its links (`--neighbours`), then its whole body — stored text `shown`."""
     print_issues(envelope)
     for node in envelope["data"].get("hits", []):
-        flag = "" if node["currentness"] == "current" else f" [{node['currentness']}]"
-        click.echo(f"{node['id']}  {node['node_type']:<10} {node['name']}{flag}")
+        say(head(node, status=False))  # the status is on the facts line below
         facts = [f"rev {node['revision']}", f"{node['tier']}/{node['layer']}", "in " + ", ".join(node["initiatives"])]
+        if node["node_type"] != kind_of(node):
+            facts.insert(0, node["node_type"])
         if node.get("status"):
             facts.append(f"status {node['status']}")
         facts.append(f"recorded {node['recorded_at']}")
-        click.echo("    " + " · ".join(facts))
+        say("    " + " · ".join(facts))
         if node.get("tags"):
-            click.echo("    tags: " + ", ".join(node["tags"]))
+            say("    tags: " + ", ".join(node["tags"]))
         if node.get("description"):
-            click.echo("    " + node["description"])
+            say("    " + node["description"].replace("\n", "\n    "))
+        edges = envelope["data"].get("edges")
+        if edges is not None:
+            say("    links:" + "".join(f"\n      {link(e, node['id'])}" for e in edges) if edges else "    links: none")
         if node.get("body"):
             click.echo("")
-            click.echo(node["body"].rstrip("\n"))
+            say(node["body"].rstrip("\n"))
     cov = envelope.get("coverage") or {}
     for omitted in cov.get("omitted", []):
-        click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+        click.echo(omission(omitted, "read"), err=True)
 
 
 @cli.command()
@@ -224,8 +256,8 @@ def recall(
     def human(e: dict[str, Any]) -> None:
         show_hits(e)
         for raw in e["data"].get("raw_hits") or []:
-            click.echo(f"{raw['id']}  source     {raw['name']}  (at {raw['offset']} of {raw['chars']})")
-            click.echo("    " + raw["excerpt"].replace("\n", "\n    "))
+            say(f"{raw['id']}  {'source':<11} {raw['name']}  (at {raw['offset']} of {raw['chars']})")
+            say("    " + raw["excerpt"].replace("\n", "\n    "))
         if e["data"].get("raw_hits_error"):
             click.echo(f"(sources not searched: {e['data']['raw_hits_error']})", err=True)
         plan = e["data"].get("retrieval_plan") or {}
@@ -252,7 +284,7 @@ def context(ctx: click.Context, name: str | None, initiative: str | None, task: 
         raise click.UsageError(f"two initiatives named: {name!r} and -i {initiative!r}; give one")
     chosen = name if name is not None else initiative
     if chosen is None:
-        raise click.UsageError("Missing initiative: kaeru context NAME (or -i NAME)")
+        raise click.UsageError("Missing initiative: kaeru context NAME (or -i NAME); `kaeru initiatives` lists them")
     args: dict[str, Any] = {"initiative": chosen, "budget_chars": budget}
     if task:
         args["task"] = task
@@ -263,14 +295,16 @@ def context(ctx: click.Context, name: str | None, initiative: str | None, task: 
         if e["state"] == "rejected":
             return
         for notice in e["data"].get("notices", []):
-            click.echo(f"! {notice}")
+            say(f"! {notice}")
+        cut = any(i["code"] == "budget_truncated" for i in e["issues"])
         for section in e["data"]["sections"]:
             if not section["items"]:
                 continue
-            click.echo(f"== {section['name']} ({section['total']})")
+            say(f"== {section['name']} ({section['total']})")
             overdue = set(section.get("overdue", []))
             for item in section["items"]:
-                body = (item.get("body") or "").replace("\n", " ")[:160]
+                body = one_line(item.get("body") or "", CONTEXT_LINE_CHARS)
+                cut = cut or body.endswith("…") or bool(item.get("body_range"))
                 # What the model's text says of a task, said to a person too: a six-year-late task
                 # was a name and a body like any other (decision 342).
                 due = (item.get("properties") or {}).get("due")
@@ -280,8 +314,49 @@ def context(ctx: click.Context, name: str | None, initiative: str | None, task: 
                     "OVERDUE" if item["id"] in overdue else None,
                 ]
                 shown = " · ".join(str(m) for m in marks if m)
-                click.echo(f"  {item['name']}{f' [{shown}]' if shown else ''}: {body}")
+                say(f"  {item['name']}{f' [{shown}]' if shown else ''}: {body}")
+        if cut:
+            click.echo(
+                f"(a text cut with … is printed whole by: kaeru read NAME -i {e['data']['initiative']})", err=True
+            )
         for omitted in e["coverage"]["omitted"]:
-            click.echo(f"(omitted {omitted['count']} {omitted['section']}: {omitted['reason']})", err=True)
+            click.echo(omission(omitted, "context"), err=True)
+
+    emit(ctx, envelope, human)
+
+
+@cli.command()
+@click.option("--prefix", default=None, help="Only initiatives whose name starts with this.")
+@click.option("--limit", default=100, type=int, help="Initiatives on a page (1..500).")
+@click.option("--cursor", default=None, help="The continuation cursor of the previous page.")
+@click.pass_context
+def initiatives(ctx: click.Context, prefix: str | None, limit: int, cursor: str | None) -> None:
+    """List the initiatives, most active first: name, memories held, last activity (the names the
+    other commands' NAME and -i take)."""
+    from kaeru.api.working import initiatives_envelope
+
+    args: dict[str, Any] = {"limit": limit}
+    if prefix:
+        args["prefix"] = prefix
+    if cursor:
+        args["cursor"] = cursor
+    envelope = read_envelope(ctx, "initiatives", args, initiatives_envelope)
+
+    def human(e: dict[str, Any]) -> None:
+        print_issues(e)
+        if e["state"] == "rejected":
+            return
+        listed = e["data"]["initiatives"]
+        width = max((len(i["name"]) for i in listed), default=0)
+        for found in listed:
+            counts = found["counts"]
+            last = (found.get("last_activity") or "")[:16].replace("T", " ")
+            say(f"{found['name']:<{width}}  {counts['total']:>6} memories  last {last or '-'}")
+        if not listed:
+            click.echo("(no initiatives)", err=True)
+        elif len(listed) < e["data"]["total"]:
+            click.echo(f"({len(listed)} of {e['data']['total']})", err=True)
+        if e.get("continuation"):
+            click.echo("(more: repeat this command with --cursor " + e["continuation"]["cursor"] + ")", err=True)
 
     emit(ctx, envelope, human)

@@ -355,7 +355,9 @@ def setup(
         if client == "claude-code" and http is None:
             given = "".join(f" --env {shlex.quote(f'{k}={v}')}" for k, v in env.items())
             command = " ".join(shlex.quote(part) for part in server_command())
-            click.echo(f"# or: claude mcp add --scope user{given} {shlex.quote(name)} -- {command} serve", err=True)
+            # The name first: Claude Code's `--env` takes every word after it up to the next option,
+            # so a name after it was read as one more variable ("Invalid environment variable format").
+            click.echo(f"# or: claude mcp add {shlex.quote(name)} --scope user{given} -- {command} serve", err=True)
 
 
 def _on_this_machine(url: str) -> bool:

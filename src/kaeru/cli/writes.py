@@ -21,6 +21,7 @@ from kaeru.cli.common import (
     path_argument,
     print_issues,
     progress_bar,
+    read_envelope,
     refuse_lone_surrogates,
     request,
     service_of,
@@ -28,6 +29,7 @@ from kaeru.cli.common import (
     wants_json,
 )
 from kaeru.cli.interrupt import interrupted
+from kaeru.cli.terminal import say
 from kaeru.errors import InvalidArgument, KaeruError
 
 
@@ -74,7 +76,7 @@ def note(
     try:
         parsed = request("note", args)  # refused before the vault is opened: it would create one
     except KaeruError as error:
-        emit(ctx, env.rejected_envelope("note", env.MUTATION_KIND, error, request_id), print_issues)
+        emit(ctx, env.rejected_envelope("note", env.MUTATION_KIND, error, request_id), lambda e: refused_kind(e, kind))
         return
     service = service_of(ctx)
     try:
@@ -85,10 +87,30 @@ def note(
 
     def human(e: dict[str, Any]) -> None:
         print_issues(e)
-        if e["data"]["primary"]:
-            click.echo(f"{e['state']}: {e['data']['primary']['id']}")
+        if primary := e["data"]["primary"]:
+            # The id, then the name every other command accepts for it (made from the text when
+            # none was given: read back, the envelope names ids only); a replay says it wrote nothing.
+            read = read_envelope(ctx, "read", {"initiative": initiative, "node": primary["id"], "budget_chars": 512})
+            named = "".join(f" {n['name']}" for n in (read["data"] or {}).get("hits") or ())
+            replayed = " (replayed: the first answer to this --request-id; nothing written again)"
+            say(f"{e['state']}: {primary['id']}{named}{replayed if e['replayed'] else ''}")
 
     emit(ctx, envelope, human)
+
+
+#: What writes a node of a kind `note` does not make: the tool, and the command for it.
+MADE_BY = {
+    "task": "kaeru call task -a initiative=NAME -a text=...",
+    "hypothesis": "kaeru call claim -a initiative=NAME -a text=...",
+    "experiment": "kaeru call claim -a initiative=NAME -a text=... -a evidence.method=...",
+}
+
+
+def refused_kind(envelope: dict[str, Any], kind: str) -> None:
+    """A refused note's issues, and for `--kind task` (a kind another tool makes) that tool's command."""
+    print_issues(envelope)
+    if kind in MADE_BY and any(i.get("field") == "kind" for i in envelope["issues"]):
+        click.echo(f"(a {kind} is not a note: {MADE_BY[kind]})", err=True)
 
 
 @cli.command()
@@ -121,7 +143,7 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
         )
         return
     for move in moves:
-        click.echo(f"{move.name}: {move.before.value} → {move.after.value} ({move.reason})")
+        say(f"{move.name}: {move.before.value} → {move.after.value} ({move.reason})")
     click.echo(f"{len(moves)} node(s) moved", err=True)
 
 

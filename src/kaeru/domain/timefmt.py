@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from datetime import UTC, date, datetime, timedelta, tzinfo
 
 #: A time ago: `5m`, `2d`, `2d ago`, `3 days ago`, `1 week` (the tool descriptions say "2d ago", and
@@ -322,7 +322,31 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
     phrase names relative to the user's today in `zone` ("yesterday", "3 days ago", "last week",
     "this month": decision 288), so a plan is the same for one query on one day. A bare year names
     no window. At most three, in order of appearance."""
-    found: list[tuple[int, tuple[str, str]]] = []
+    return [w for _, w, _ in _dated(text, now, zone)][:3]
+
+
+def without_dates(
+    text: str,
+    now: datetime | None = None,
+    zone: tzinfo | None = None,
+    held: Container[tuple[str, str]] | None = None,
+) -> str:
+    """`text` with the phrases `date_windows` reads as a time blanked out: each relative one
+    ("yesterday", "last week", "on Friday"), and a calendar date ("2 February", "in March 2024") whose
+    window is in `held` (None: every one) — the days that hold memories. Those words say when, and
+    searched for, the day's number found "v1.2" and "yesterday" every note that says it, above the
+    day's own memories. A date whose days hold none is kept: then it is likely what a memory says
+    ("the plan until April 9"), not when it was written."""
+    for (start, end), window, relative in reversed(_dated(text, now, zone)):
+        if relative or held is None or window in held:
+            text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _dated(text: str, now: datetime | None, zone: tzinfo | None) -> list[tuple[tuple[int, int], tuple[str, str], bool]]:
+    """Each date phrase of `text` (its span) with its window and whether it is relative to today
+    ("yesterday", "last Friday"), in order of appearance."""
+    found: list[tuple[tuple[int, int], tuple[str, str], bool]] = []
     dated_years: list[int] = []
     taken = _Taken()
     for form in _DATE_FORMS:
@@ -342,7 +366,7 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
             except ValueError:
                 continue
             taken.take(match)
-            found.append((match.start(), (fmt(start), fmt(end - timedelta(microseconds=1)))))
+            found.append((match.span(), (fmt(start), fmt(end - timedelta(microseconds=1))), False))
     if now is not None:
         today = now.astimezone(zone).date()
         # "between August 11 and August 15 2023": a year the query names is the yearless days' too.
@@ -352,14 +376,14 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
             for match in taken.free(form, text):
                 if (window := _yearless(match, latest, zone)) is not None:
                     taken.take(match)
-                    found.append((match.start(), window))
+                    found.append((match.span(), window, False))
         for match in taken.free(_WEEKDAY, text):
             back = (today.weekday() - _WEEKDAYS.index(match.group("weekday").lower())) % 7
             if back == 0 and match.group("which").lower() != "on":
                 back = 7  # "last Friday" on a Friday is a week ago
             with contextlib.suppress(ValueError, OverflowError):
                 day = today - timedelta(days=back)
-                found.append((match.start(), _day_bounds(day, day, zone)))
+                found.append((match.span(), _day_bounds(day, day, zone), True))
                 taken.take(match)
         for form, days in _RELATIVE_FORMS:
             for match in taken.free(form, text):
@@ -369,8 +393,8 @@ def date_windows(text: str, now: datetime | None = None, zone: tzinfo | None = N
                 except (ValueError, OverflowError):  # before year 1
                     continue
                 taken.take(match)
-                found.append((match.start(), window))
-    return [w for _, w in sorted(found)][:3]
+                found.append((match.span(), window, True))
+    return sorted(found)
 
 
 def off_calendar(text: str) -> str:

@@ -34,7 +34,7 @@ from kaeru.export.vault_io import (
 )
 from kaeru.service.outcomes import Change, Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
-from kaeru.service.runtime import vault_now
+from kaeru.service.runtime import after_newest, vault_now
 from kaeru.storage.base import AuditRecord, Session, Store
 
 
@@ -130,6 +130,12 @@ def export(
             walk = walk_vault(store, initiatives, frame, progress or (lambda s, n: None))
             with staged_folder(target) as pages:
                 written = markdown.write_folder(walk, frame.header, pages)
+            # Only once the new pages are in place: the pages an earlier export wrote here for nodes
+            # this one does not hold at that path (forgotten, out of scope, renamed) go, and are said.
+            stale = markdown.stale_pages(target, (rel for rel, _, _ in written.files), written.ids)
+            removed, left = markdown.remove_pages(target, stale)
+            if removed or left:
+                outcome.issues.append(Issue("pages_removed", markdown.removed_said(removed, left)))
             names, omissions = frame.header()["initiatives"], frame.omissions
             nodes, edges = frame.distinct_nodes, frame.distinct_edges
             manifest = hashlib.sha256()
@@ -289,6 +295,12 @@ def read_for_import(settings: Settings, request: ArchiveRequest, origin: str | N
             f"cannot read an archive at {request.path[:200]!r}: {exc.strerror}", field="path"
         ) from exc
     if not found_file:
+        if source.is_dir():  # it said "no archive at …/md0" of a Markdown export's folder
+            raise InvalidArgument(
+                f"{source} is a folder, and an amg archive is one file; a folder of kaeru's Markdown export "
+                f"is read back by `kaeru import-from kaeru-md {source} --initiative NAME`",
+                field="path",
+            )
         blocking = file_in_the_way(source.parent)
         said = f": {blocking} is a file, not a folder" if blocking is not None else ""
         raise InvalidArgument(f"no archive at {source}{said}", field="path")
@@ -380,12 +392,16 @@ def provenance_audit(operation: str, actor: str, extra: list[dict[str, Any]], st
     that received records (audit is read per initiative), each with the whole run's counts; none
     when nothing was new (a replay changes nothing). A run that wrote only audit records or an ended
     initiative wrote something, so it is recorded too. Stamped by `store`'s clock, as every write
-    of the vault is (decision 404)."""
+    of the vault is (decision 404), after the vault's newest write before the run (483: the
+    archive's own records, written last, carry their first vault's stamps)."""
+    with store.read() as session:
+        before = session.newest_stamp()
 
     def finish(session: Session, report: ImportReport) -> None:
         if not report.wrote():
             return
-        at = fmt(vault_now(store))
+        now = vault_now(store)
+        at = fmt(after_newest(now, before) or now)
         changes = [{"field": f"imported.{k}", "before": 0, "after": v} for k, v in report.counts().items()] + extra
         owners: list[int | None] = [*sorted(report.touched)] or [None]
         for initiative_id in owners:

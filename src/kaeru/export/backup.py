@@ -5,7 +5,9 @@ checkpoint, or leave out what is still in the `-wal`: a backup that is old, or t
 SQLite's `VACUUM INTO` writes every page of one read snapshot into a new database file; writers go
 on meanwhile. The copy is written beside its target under a hidden name (private, as the vault is:
 decision 177), checked with `PRAGMA quick_check`, made durable, then renamed onto the target — an
-earlier backup of that name is replaced only by a whole one, and keeps its mode.
+earlier backup of that name is replaced only by a whole one. A file already at the target is
+replaced only when it is an earlier backup of this same vault (rotation), is empty, or `force` says
+so; the backup is its owner's alone (0600) whatever the mode of the file it replaced.
 
 The copy is a vault file: put it in a folder as `vault.sqlite3` and point `KAERU_VAULT` at the folder.
 A PostgreSQL vault is backed up with the database's own tools (`pg_dump`), or as an archive.
@@ -13,18 +15,29 @@ A PostgreSQL vault is backed up with the database's own tools (`pg_dump`), or as
 
 from __future__ import annotations
 
+import hmac
 import os
 import signal
+import stat
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kaeru.config import Settings, expanded, file_in_the_way, not_utf8
 from kaeru.errors import Internal, InvalidArgument, Unavailable
-from kaeru.export.staged import PRIVATE_FILE, PRIVATE_FOLDER, hidden_beside, live_database, replace_keeping_mode
+from kaeru.export.staged import (
+    PRIVATE_FILE,
+    PRIVATE_FOLDER,
+    hidden_beside,
+    is_sqlite_file,
+    live_database,
+    stale_scraps,
+)
 from kaeru.storage.factory import open_health
 
 
@@ -36,12 +49,14 @@ class Backup:
     seconds: float
 
 
-def backup(settings: Settings, target: Path) -> Backup:
-    """Copy the vault of `settings` to the file `target`.
+def backup(settings: Settings, target: Path, *, force: bool = False) -> Backup:
+    """Copy the vault of `settings` to the file `target`; a file there is replaced only if it is an
+    earlier backup of this vault or empty, or when `force`.
 
     Raises:
-        InvalidArgument: a PostgreSQL vault, or a target that is a folder, in the vault's folder, or a
-            SQLite database in use (`staged.live_database`).
+        InvalidArgument: a PostgreSQL vault, or a target that is a folder, in the vault's folder, a
+            SQLite database in use (`staged.live_database`), not a regular file, or (without
+            `force`) a file that is not an earlier backup of this vault (`_not_ours`).
         NotFound: there is no vault.
         Unavailable: the copy could not be written (a full disk, a read-only folder) or the vault
             stayed busy; nothing was put in place.
@@ -79,6 +94,15 @@ def backup(settings: Settings, target: Path) -> Backup:
     started = time.perf_counter()
     health = open_health(settings)  # NotFound when there is no vault: nothing is created
     try:
+        if not force and (why := _not_ours(target, health)) is not None:
+            raise InvalidArgument(
+                f"{why}: a backup replaces only an earlier backup of this vault; name another file, or pass "
+                "--force to replace it; nothing was written",
+                field="path",
+            )
+        for scrap in stale_scraps(target):
+            with suppress(OSError):  # another's to remove, or gone meanwhile: the backup goes on
+                scrap.unlink()
         partial = _made_private(target)
         try:
             with _stopped_by_signals():
@@ -87,7 +111,7 @@ def backup(settings: Settings, target: Path) -> Backup:
             with open(partial, "rb+") as written:
                 os.fsync(written.fileno())
             size = partial.stat().st_size
-            replace_keeping_mode(partial, target)
+            os.replace(partial, target)  # made 0600: private whatever the file it replaces was (decision 177)
             _synced_folder(target.parent)
         except OSError as exc:
             raise Unavailable(
@@ -101,6 +125,54 @@ def backup(settings: Settings, target: Path) -> Backup:
     finally:
         health.close()
     return Backup(target, size, live, time.perf_counter() - started)
+
+
+def _not_ours(target: Path, health: Any) -> str | None:
+    """What the file at `target` is when it is not an earlier backup of this vault, or None.
+
+    A backup of this vault holds the vault's secret (`meta`, made once when the vault was created):
+    a scheduled backup to one name replaces yesterday's. Anything else there was replaced whole
+    before — another vault cleanly closed (its notes gone), a text file (kept world-readable, as
+    its mode was) — where `kaeru export` refuses. An empty file holds nothing to lose (`mktemp`)."""
+    try:
+        found = target.stat()
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # the copy's own write says what is wrong with the place
+    if not stat.S_ISREG(found.st_mode):
+        raise InvalidArgument(f"{target} is not a regular file: name a file for the backup", field="path")
+    if found.st_size == 0:
+        return None
+    if not is_sqlite_file(target):
+        return f"{target} is a file that is not a SQLite database"
+    theirs = _secret_of(target)
+    if theirs is None:
+        return f"{target} is a SQLite database that is not a kaeru vault"
+    with health.read() as session:
+        ours: bytes = session.vault_secret()
+    if not hmac.compare_digest(theirs.encode(), ours.hex().encode()):
+        return f"{target} is another vault, or a backup of another vault"
+    return None
+
+
+def _secret_of(path: Path) -> str | None:
+    """The vault secret of the SQLite file at `path`, read without writing anything beside it (no
+    `-wal` or `-shm` is beside it: `live_database`), or None when it holds none."""
+    import apsw
+
+    uri = "file:" + urllib.parse.quote(str(path.absolute())) + "?immutable=1"
+    try:
+        conn = apsw.Connection(uri, flags=apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI)
+    except apsw.Error:
+        return None
+    try:
+        rows = list(conn.execute("SELECT value FROM meta WHERE key = 'secret'"))
+    except apsw.Error:
+        return None
+    finally:
+        conn.close()
+    return str(rows[0][0]) if rows and isinstance(rows[0][0], str) else None
 
 
 class Stopped(Exception):

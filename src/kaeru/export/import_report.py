@@ -111,6 +111,35 @@ class ImportReport:
         )
 
 
+#: Records of a kind an import writes before the statistics of the tables they fill are first
+#: gathered, and how many times they grow before the next time (`Statistics`).
+FIRST, GROWTH = 16, 4
+
+
+class Statistics:
+    """When an import has the vault gather the planner statistics of the tables it fills
+    (`Session.gather_statistics`): for each kind of record, once this run wrote `FIRST` of them,
+    then each time their count has grown `GROWTH`-fold. PostgreSQL plans the per-record look-ups by
+    the statistics (a new vault's say "empty") and keeps a prepared statement's plan until they
+    change, so without them each look-up read a whole table: an import of a vault with histories
+    was quadratic. A few times a run (the logarithm of the count), each a bounded sample."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, int] = {}
+
+    def due(self, report: ImportReport) -> list[str]:
+        """The kinds whose tables are due, counted as gathered."""
+        written = {
+            "node": report.node_revisions,
+            "edge": report.edge_revisions,
+            "slot": report.slot_revisions,
+            "audit": report.audit,
+        }
+        due = [kind for kind, n in written.items() if n >= max(FIRST, GROWTH * self._at.get(kind, 0))]
+        self._at.update((kind, written[kind]) for kind in due)
+        return due
+
+
 class Held:
     """What the vault holds of each record an import meets: written already (skip it), another
     record of the same revision or a revision after one (a conflict), or nothing (write it).

@@ -8,18 +8,22 @@ Written as the records stream by, never holding the vault whole (decision 127): 
 to a spool file and only what orders, names and links the pages is kept per live node — the rest of
 a page is read back from the spool when it is written; the audit trail is written to LOG.md as it
 comes. (Rendered from the archive held whole, 100,000 nodes took 546 MB of memory.)
+
+Exported again into the same folder, the pages an earlier export wrote of nodes this one does not
+write there are removed (`stale_pages`); every other file is left alone.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import sys
 import tempfile
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -83,6 +87,8 @@ class Written:
     """The files written (relative path, sha256, bytes) and what the pages hold."""
 
     files: list[tuple[str, str, int]] = field(default_factory=list)
+    #: The ids of the nodes whose pages were written (`stale_pages` keeps a person's copy of one).
+    ids: set[str] = field(default_factory=set)
     live_nodes: int = 0
     live_edges: int = 0
 
@@ -155,6 +161,7 @@ def _pages(
         with _File(target, rel, out) as page:
             page.write(_page(record, slugs, outgoing[node_id], incoming[node_id]))
     out.live_nodes, out.live_edges = len(live), len(live_edges)
+    out.ids = set(live)
     with _File(target, "README.md", out) as readme:
         readme.write(
             "\n".join(
@@ -171,6 +178,13 @@ def _pages(
         )
     with _File(target, "INDEX.md", out) as index:
         _index(index, ordered, live, slugs, outgoing)
+
+
+#: The keys a page's front matter opens with, in this order (`_page`): part of how a page an earlier
+#: export wrote is told from a note of the person's (`stale_pages`).
+_PAGE_KEYS = ("id", "type", "tier", "layer")
+#: How much of a file is read to tell whether it is a page of ours: its front matter and `# name`.
+_PAGE_HEAD = 64 * 1024
 
 
 def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], incoming: list[_Edge]) -> str:
@@ -270,3 +284,128 @@ class _File:
     def __exit__(self, *exc: object) -> None:
         self._raw.close()
         self.out.files.append((self.rel, self._hash.hexdigest(), self._size))
+
+
+def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = frozenset()) -> list[str]:
+    """The pages in the export folder `target` that an earlier export wrote and this one (`written`:
+    the relative paths it wrote) did not: a node forgotten since or outside the initiatives exported
+    now, or whose name no longer meets another's (its page lost the id's tail). Left there, a
+    forgotten secret or a wrong fact lived on in the person's copy (decision 166 keeps every other
+    file). A page is ours only if it sits at `<tier>/<type>/<name>.md`, its front matter opens with
+    this export's keys naming that tier and type and a node id, and its name is the slug of its
+    `# name` line (with the id's tail where two names met): a note of the person's, or a page they
+    renamed, moved or retitled, is kept. A page of a node this export still writes (`ids`) is
+    removed only under the name with the id's tail, which only kaeru gives: a person's copy of a
+    page, retitled and named after its new title, looked like an earlier export's page of a renamed
+    node, and was removed (review of decision 477) — a renamed node's old page is kept. Symbolic
+    links are not followed. A name compared with the
+    pages written is compared composed and case-folded: a file system that stores names decomposed
+    (HFS+) or matches them whatever their case holds a page just written under such a name."""
+    keep = {_same(rel) for rel in written}
+    found: list[str] = []
+    for tier in _folders(target):
+        for kind in _folders(Path(tier.path)):
+            for entry in _entries(Path(kind.path)):
+                rel = f"{tier.name}/{kind.name}/{entry.name}"
+                if (
+                    entry.name.endswith(".md")
+                    and _same(rel) not in keep
+                    and entry.is_file(follow_symlinks=False)
+                    and _ours(Path(entry.path), tier.name, kind.name, ids)
+                ):
+                    found.append(rel)
+    return sorted(found)
+
+
+def remove_pages(target: Path, rels: list[str]) -> tuple[list[str], list[str]]:
+    """Remove `rels` (from `stale_pages`) under `target`, and the type and tier folders that leaves
+    empty; the pages removed, and those that could not be (with why). A page already gone is
+    neither: someone removed it meanwhile."""
+    removed: list[str] = []
+    left: list[str] = []
+    for rel in rels:
+        try:
+            (target / rel).unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            left.append(f"{rel} ({exc.strerror or exc})")
+            continue
+        removed.append(rel)
+    for folder in sorted({str(Path(rel).parent) for rel in removed}, reverse=True):
+        for empty in (target / folder, (target / folder).parent):
+            try:
+                empty.rmdir()
+            except OSError:  # not empty: other pages, or the person's own files
+                break
+    return removed, left
+
+
+def removed_said(removed: list[str], left: list[str], shown: int = 20) -> str:
+    """The issue's message for what `remove_pages` did: every page named up to `shown` of each."""
+
+    def listed(rels: list[str]) -> str:
+        more = f" and {len(rels) - shown} more" if len(rels) > shown else ""
+        return ", ".join(rels[:shown]) + more
+
+    said = []
+    if removed:
+        said.append(
+            f"removed {len(removed)} page(s) an earlier export wrote here of nodes this one no longer writes "
+            f"there (forgotten, outside the exported initiatives, or now under a name without the id's tail): {listed(removed)}"
+        )
+    if left:
+        said.append(f"could not remove {len(left)} such page(s): {listed(left)}")
+    return "; ".join(said)
+
+
+def _same(rel: str) -> str:
+    """`rel` as a file system that ignores case and normalization tells names apart."""
+    return unicodedata.normalize("NFC", rel).casefold()
+
+
+def _entries(path: Path) -> list[os.DirEntry[str]]:
+    """What the folder `path` holds; nothing where it cannot be read (gone, not a folder, not ours
+    to read): the export is written, and what cannot be looked at is left as it is."""
+    try:
+        with os.scandir(path) as entries:
+            return list(entries)
+    except OSError:
+        return []
+
+
+def _folders(path: Path) -> list[os.DirEntry[str]]:
+    """The folders in `path` that a page's tier or type could be: not hidden, not a link."""
+    return [e for e in _entries(path) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
+
+
+def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozenset()) -> bool:
+    """Whether the file at `path` (in `<tier>/<type>/`) is a page this export writes (`stale_pages`)."""
+    try:
+        with path.open("rb") as raw:
+            lines = raw.read(_PAGE_HEAD).decode("utf-8", errors="replace").split("\n")
+    except OSError:
+        return False
+    if len(lines) < len(_PAGE_KEYS) + 3 or lines[0] != "---":
+        return False
+    front: dict[str, Any] = {}
+    for line, key in zip(lines[1 : len(_PAGE_KEYS) + 1], _PAGE_KEYS, strict=True):
+        name, sep, value = line.partition(": ")
+        try:
+            front[key] = json.loads(value) if name == key and sep else None
+        except ValueError:
+            return False
+    node_id = front["id"]
+    if not isinstance(node_id, str) or not node_id or (front["tier"], front["type"]) != (tier, node_type):
+        return False
+    try:
+        end = lines.index("---", 1)
+    except ValueError:
+        return False
+    title = next((line for line in lines[end + 1 :] if line.strip()), "")
+    if not title.startswith("# "):
+        return False
+    base = _slug_base(title[2:])
+    stem = unicodedata.normalize("NFC", path.name[: -len(".md")])
+    tailed = f"{base}-{node_id.replace('-', '')[-8:]}"
+    return stem == tailed or (stem == base and node_id not in ids)

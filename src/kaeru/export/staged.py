@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import secrets
 import shutil
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,10 +41,56 @@ def _hidden(folder: Path, name: str) -> Path:
     stands beside is shortened to fit: a target of a legal 230–255-byte name was refused as "File
     name too long" for the ~26 bytes this adds (decision 426), and a backup's ended in a traceback."""
     suffix = f".{os.getpid()}-{secrets.token_hex(4)}.partial"
-    # Room too for the `-journal` SQLite writes beside a backup's copy while it makes it.
+    return folder / f".{_kept(name, suffix)}{suffix}"
+
+
+def _kept(name: str, suffix: str) -> str:
+    """As much of `name` as a hidden name ending in `suffix` keeps: room too for the `-journal`
+    SQLite writes beside a backup's copy while it makes it."""
     room = NAME_MAX_BYTES - 1 - len(suffix.encode()) - len("-journal")
-    kept = os.fsdecode(os.fsencode(name)[:room])  # as the file system's bytes: any name a path may hold
-    return folder / f".{kept}{suffix}"
+    return os.fsdecode(os.fsencode(name)[:room])  # as the file system's bytes: any name a path may hold
+
+
+#: A hidden copy `_hidden` names, and what SQLite writes beside it.
+_SCRAP = re.compile(r"\.(?P<kept>.*)(?P<suffix>\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.partial)(-journal|-wal|-shm)?", re.DOTALL)
+
+
+#: A scrap younger than this is left, whatever its pid says; and no pid is larger than Linux allows.
+SCRAP_AGE_S = 600
+_MAX_PID = 2**22
+
+
+def stale_scraps(target: Path) -> list[Path]:
+    """The hidden copies beside `target` (and their `-journal`, `-wal`, `-shm`) that a process no
+    longer alive left — killed by SIGKILL, or the machine stopped, while it wrote a backup or an
+    export of that name: a whole vault's size each, found by no one, and private data. A process
+    still alive may be writing its copy now: its files are left. Only where a process can be asked
+    whether it lives without harm (POSIX: `kill` with signal 0; on Windows it would end it)."""
+    if os.name != "posix":
+        return []
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return []
+    found = []
+    for name in names:
+        scrap = _SCRAP.fullmatch(name)
+        if scrap is None or scrap["kept"] != _kept(target.name, scrap["suffix"]):
+            continue
+        pid = int(scrap["pid"])
+        if pid == os.getpid() or pid == 0 or pid > _MAX_PID:
+            continue
+        try:
+            # Old as well as of no process here: a process of another pid namespace (a container,
+            # another machine on a shared folder) may be writing it now (review of decision 482).
+            if time.time() - os.stat(target.parent / name, follow_symlinks=False).st_mtime < SCRAP_AGE_S:
+                continue
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            found.append(target.parent / name)
+        except OSError:
+            pass  # alive, another user's, or gone meanwhile: not asked further
+    return found
 
 
 #: The files SQLite keeps beside a database while it is open, or after a writer stopped short: the
@@ -81,8 +129,9 @@ def live_database(target: Path, vault_file: Path | None) -> str | None:
     whatever file has the name (a malformed vault), or the running server answers "vault file was
     removed or replaced" and the memory it held is gone. `vault_file` is this vault's own database
     (None for PostgreSQL): it and its companions are refused even when nothing is beside them. A
-    plain file — an earlier backup of that name, with nothing beside it — is not refused here: it is
-    replaced only by a whole one (decision 181)."""
+    plain file — an earlier backup of that name, with nothing beside it — is not refused here: a
+    backup replaces it only when it is one of this vault (`export.backup._not_ours`), and only by a
+    whole one (decision 181)."""
     target = target.absolute()
     if vault_file is not None:
         own = vault_file.expanduser().absolute()

@@ -10,7 +10,7 @@ from typing import IO, Any
 from kaeru.errors import KaeruError
 from kaeru.export import amg
 from kaeru.export.amg_v1 import v1_ended_initiatives, v1_slot_only
-from kaeru.export.import_report import Held, ImportReport
+from kaeru.export.import_report import Held, ImportReport, Statistics
 from kaeru.export.screen import numbered
 from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
@@ -390,6 +390,7 @@ def write_records(
 
     batch: list[Screened] = []
     at_line = 0
+    statistics = Statistics()
 
     def flush(last: bool) -> None:
         nonlocal at_line
@@ -399,6 +400,8 @@ def write_records(
                 at_line = line
                 if one(session, kind, record, issues) is False:
                     report.skipped += 1
+                elif due := statistics.due(report):  # the tables grew: the next look-ups are planned anew
+                    session.gather_statistics(due)
             if last:
                 for initiative_id in sorted(ended_ids):  # an ended initiative holds no slot now
                     session.clear_slots(initiative_id)

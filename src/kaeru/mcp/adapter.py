@@ -24,6 +24,8 @@ from kaeru.errors import Internal, KaeruError, SemanticUnavailable, Unavailable
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
+    from datetime import tzinfo
+
     import mcp_types as types
 
     # Imported where first used: `kaeru serve` answers `initialize` before the service layer, the
@@ -128,20 +130,19 @@ TEXT_MODES = ("compact", "json")
 
 @dataclass(frozen=True)
 class Output:
-    """How results are shaped (decision 18.C1): the text block's form (`KAERU_TEXT`: `compact`, what
-    a model needs to act; or `json`, the envelope), and whether the envelope also goes out as
-    `structuredContent` with each tool's `outputSchema` listed (`KAERU_STRUCTURED`, on by default;
-    off for clients that would otherwise hand their model the JSON and drop the text)."""
+    """How results are shaped (decision 18.C1): the text's form (`KAERU_TEXT`: `compact`, what a model
+    needs to act; or `json`, the envelope), whether the envelope also goes out as `structuredContent`
+    with the `outputSchema`s listed (`KAERU_STRUCTURED`, on by default; off for clients that hand
+    their model the JSON and drop the text), the zone of the text's days (`KAERU_TIMEZONE`)."""
 
     text: str = "compact"
     structured: bool = True
+    zone: tzinfo | None = None
 
     def text_of(self, envelope: dict[str, Any]) -> str:
-        if self.text == "json":
-            return envelope_text(envelope)
         from kaeru.mcp.render import compact
 
-        return compact(envelope)
+        return envelope_text(envelope) if self.text == "json" else compact(envelope, self.zone)
 
 
 def result(envelope: dict[str, Any], output: Output | None = None) -> types.CallToolResult:
@@ -171,8 +172,7 @@ class ToolRegistry:
     the tools, run on first need (a call, `service`), or in a thread of its own started by the first
     `tools/list`, which answers from the pinned listing meanwhile. `kaeru serve` passes `load`, so
     that `initialize` and the first `tools/list` are answered before the service layer and the tools
-    exist (decisions 16.O1, 16.O3).
-    """
+    exist (decisions 16.O1, 16.O3)."""
 
     def __init__(
         self,

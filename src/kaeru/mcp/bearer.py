@@ -164,8 +164,10 @@ class BearerAuth:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization")
+            tokens = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
+            # Two `Authorization` headers are refused: which one counted followed the order a proxy
+            # added them in (decision 476).
+            given = tokens[0] if len(tokens) == 1 else (b"" if tokens else None)
             try:
                 access = await self._verified(given) if given is not None else None
                 open_door = (

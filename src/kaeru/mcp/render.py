@@ -2,14 +2,16 @@
 
 `structuredContent` carries the full envelope; the text block is what a model reads in clients that
 read `content` (decision 18.C1). It keeps every handle the next call needs — ids, names, revisions,
-the next page's exact arguments, `next_step` — and leaves out what the envelope repeats on every
-hit: timestamps, tier, layer, visibility, empty fields and derived tags (`topic:`, `lang:`; `kind:`
-is shown as the kind). `KAERU_TEXT=json` returns the envelope as JSON text instead.
+the next page's exact arguments, `next_step` —, when each memory happened (the day of its
+`created_at`, `when`), whether a task is overdue and a rule not in force where the answer knows it,
+and leaves out what the envelope repeats on every hit: full timestamps, tier, layer, visibility,
+empty fields and derived tags (`topic:`, `lang:`; `kind:` is shown as the kind). `KAERU_TEXT=json`
+returns the envelope as JSON text instead.
 
 Layout, one fact per line:
 
     search ok: 2 of 4 hits
-    - db-choice · decision · id=01a2… rev=1-a5560d4e24b4 · tags: infra
+    - db-choice · decision · 2027-01-04 · id=01a2… rev=1-a5560d4e24b4 · tags: infra
       We chose SQLite because it needs no server.
     omitted: hits 2 (limit)
     next: search {"initiatives":["demo"],"text":"sqlite","limit":2,"cursor":"…"}
@@ -25,7 +27,9 @@ The id and revision are written in full (`id=`, `rev=`): an agent copies them in
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
+from datetime import datetime, tzinfo
 from typing import Any
 
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
@@ -52,26 +56,83 @@ def _kind(node: dict[str, Any]) -> str:
     return str(node.get("node_type") or "node")
 
 
-def handle(node: dict[str, Any]) -> str:
-    """`name · kind · id=… rev=…`: what names the node in the next call. A name the server made up
-    (the body's first words and the id's last six digits) is left out: the id and the body say it."""
+def _named(node: dict[str, Any]) -> list[str]:
+    """Its name and kind. A name the server made up (the body's first words and the id's last six
+    digits) is left out: the id and the body say it."""
     name = node.get("name")
-    parts = [name] if name and not name.endswith("-" + node["id"][-6:]) else []
-    parts += [_kind(node), f"id={node['id']} rev={node['revision']}"]
-    return " · ".join(parts)
+    return [name, _kind(node)] if name and not name.endswith("-" + node["id"][-6:]) else [_kind(node)]
 
 
-def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> list[str]:
-    """A node: its handle line (with currentness, status and free tags when they say something),
-    then its description and body, indented."""
-    head = handle(node)
+def handle(node: dict[str, Any]) -> str:
+    """`name · kind · id=… rev=…`: what names the node in the next call."""
+    return " · ".join([*_named(node), f"id={node['id']} rev={node['revision']}"])
+
+
+def _local(stamp: Any, zone: tzinfo | None) -> datetime | None:
+    """A stored UTC timestamp on the user's clock (`zone`; None: the machine's own)."""
+    try:
+        return datetime.fromisoformat(stamp).astimezone(zone) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
+
+
+def when(node: dict[str, Any], zone: tzinfo | None = None, clock: bool = False) -> str:
+    """When the memory happened: the day of its `created_at` (its valid time: `occurred_at` when one
+    was given), with the time of day where the answer is about order within days (`clock`), and the
+    day this revision was recorded when that is another day (a later revision, a back-dated note).
+    On the user's calendar (`zone`, as `today=` and every "today" is, decision 188), where the tools'
+    `at`, `as_of`, `since` and `until` read a bare date or a time without an offset (decision 342): a
+    day shown here can be passed back as it is. Without it a model back after a month read a January
+    deploy and a February incident as equally fresh; `today=` and `trail` were the only times shown."""
+    created = _local(node.get("created_at"), zone)
+    if created is None:
+        return ""
+    said = created.strftime("%Y-%m-%d %H:%M" if clock else "%Y-%m-%d")
+    recorded = _local(node.get("recorded_at"), zone)
+    if recorded is not None and recorded.date() != created.date():
+        said += f" (recorded {recorded.date().isoformat()})"
+    return said
+
+
+def dated_handle(node: dict[str, Any], zone: tzinfo | None = None, clock: bool = False) -> str:
+    """`name · kind · when · id=… rev=…`: the handle with when the memory happened, where a model
+    reads it with the name, before the ids it copies."""
+    dated = when(node, zone, clock)
+    return " · ".join([*_named(node), *([dated] if dated else []), f"id={node['id']} rev={node['revision']}"])
+
+
+def node_lines(
+    node: dict[str, Any],
+    *,
+    indent: str = "",
+    body: bool = True,
+    zone: tzinfo | None = None,
+    clock: bool = False,
+    overdue: bool = False,
+    out_of_force: str | None = None,
+) -> list[str]:
+    """A node: its handle line — name, kind, when it happened (`when`), id and revision, then
+    currentness, status and free tags when they say something, whether the answer found it overdue
+    (a task) or not in force (a rule: `out_of_force`, the reason) — then its description and body,
+    indented."""
+    head = dated_handle(node, zone, clock)
     extras: list[str] = []
+    if out_of_force:
+        extras.append(f"not in force: {out_of_force}")
     currentness = node.get("currentness")
     if currentness and currentness != "current":
         successors = node.get("successors") or []
         extras.append(currentness + (f" by {', '.join(successors)}" if successors else ""))
     if node.get("status"):
         extras.append(f"status={node['status']}")
+    properties = {k: v for k, v in (node.get("properties") or {}).items() if _QUIET.get(k) != v}
+    if properties.get("occurred_at") == node.get("created_at"):
+        del properties["occurred_at"]  # a back-dated note's valid time: `when` says it
+    due = properties.pop("due", None) if node.get("node_type") == "task" else None
+    if isinstance(due, str):
+        extras.append(f"overdue, due {due}" if overdue else f"due {due}")
+    elif due is not None:
+        properties["due"] = due
     if node.get("pinned"):
         extras.append("pinned")
     if node.get("metadata_is_current") is False:
@@ -79,7 +140,6 @@ def node_lines(node: dict[str, Any], *, indent: str = "", body: bool = True) -> 
     tags = [t for t in node.get("tags") or () if not t.startswith(_DERIVED)]
     if tags:
         extras.append("tags: " + ", ".join(tags))
-    properties = {k: v for k, v in (node.get("properties") or {}).items() if _QUIET.get(k) != v}
     if properties:
         extras.append("properties=" + _json(properties))
     line = f"{indent}- {head}" + "".join(f" · {e}" for e in extras)
@@ -179,11 +239,34 @@ def _next(operation: str, arguments: dict[str, Any]) -> str:
     return line
 
 
-def _hits(hits: list[dict[str, Any]]) -> list[str]:
+def _hits(
+    hits: list[dict[str, Any]],
+    zone: tzinfo | None,
+    *,
+    clock: bool = False,
+    overdue: frozenset[str] = frozenset(),
+    out_of_force: dict[str, str] | None = None,
+) -> list[str]:
     lines: list[str] = []
     for hit in hits:
-        lines += node_lines(hit)
+        why = (out_of_force or {}).get(hit["id"])
+        lines += node_lines(hit, zone=zone, clock=clock, overdue=hit["id"] in overdue, out_of_force=why)
     return lines
+
+
+#: How a `not_in_force` issue begins (`service/rules_in_force.not_in_force`): the rule's id and why.
+_NOT_IN_FORCE = re.compile(r"rule (\S+) is not in force \(([^)]*)\)")
+
+
+def _out_of_force(envelope: dict[str, Any]) -> dict[str, str]:
+    """The rules the answer found not in force today, by id, with why: written on the rule's own
+    line, where a model reading the rule reads it (NodeData has no field for it)."""
+    found: dict[str, str] = {}
+    for issue in envelope.get("issues") or ():
+        said = _NOT_IN_FORCE.match(issue.get("message") or "") if issue.get("code") == "not_in_force" else None
+        if said:
+            found[said[1]] = said[2]
+    return found
 
 
 def _head(envelope: dict[str, Any], summary: str = "") -> str:
@@ -196,7 +279,7 @@ def _of(count: int, total: int, noun: str) -> str:
     return f"{count} {noun}" if count == total else f"{count} of {total} {noun}"
 
 
-def _read(envelope: dict[str, Any]) -> list[str]:
+def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
     data = envelope["data"]
     op = envelope["operation"]
     if op == "initiatives":
@@ -210,14 +293,17 @@ def _read(envelope: dict[str, Any]) -> list[str]:
         head = [f"initiative={data['initiative']}"] + [f"{k}={data[k]}" for k in ("today", "task") if data.get(k)]
         lines = [_head(envelope, " ".join(head))]
         lines += [f"notice: {n}" for n in data.get("notices") or ()]
+        overdue = frozenset(i for s in data["sections"] for i in s.get("overdue") or ())
         for section in data["sections"]:
             if not section["items"] and not section["total"]:
                 continue
             lines.append(f"## {section['name']} ({_of(len(section['items']), section['total'], 'items')})")
-            extra = {k: v for k, v in section.items() if k not in ("name", "items", "total", "filters") and v}
+            # The overdue tasks are said on their own lines; the list of their ids is not repeated.
+            skip = ("name", "items", "total", "filters", "overdue")
+            extra = {k: v for k, v in section.items() if k not in skip and v}
             if extra:
                 lines.append(_json(extra))
-            lines += _hits(section["items"])
+            lines += _hits(section["items"], zone, overdue=overdue)
         return lines
     if op == "reflect":
         counts = ", ".join(f"{k} {v}" for k, v in data["counts"].items() if v)
@@ -230,7 +316,7 @@ def _read(envelope: dict[str, Any]) -> list[str]:
     if op == "trail":
         lines = [_head(envelope, f"{data['kind']}, {data['total']} entries")]
         if data.get("subject"):
-            lines += node_lines(data["subject"], body=False)
+            lines += node_lines(data["subject"], body=False, zone=zone)
         for entry in data["entries"]:
             bits = [entry.get(k) for k in ("at", "kind", "action", "direction") if entry.get(k)]
             if entry.get("depth") is not None:
@@ -251,13 +337,13 @@ def _read(envelope: dict[str, Any]) -> list[str]:
         lines = [_head(envelope, f"{data['status']}{slot}")]
         if data.get("current"):
             lines.append("current:")
-            lines += node_lines(data["current"])
+            lines += node_lines(data["current"], zone=zone)
         if data.get("subject") and (not data.get("current") or data["subject"]["id"] != data["current"]["id"]):
             lines.append("subject:")
-            lines += node_lines(data["subject"])
+            lines += node_lines(data["subject"], zone=zone)
         if data.get("predecessors"):
             lines.append("predecessors:")
-            lines += [f"- {handle(p)} · {p.get('currentness')}" for p in data["predecessors"]]
+            lines += [f"- {dated_handle(p, zone)} · {p.get('currentness')}" for p in data["predecessors"]]
         lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
         if data.get("candidates"):
             lines.append("candidates: " + ", ".join(data["candidates"]))
@@ -268,7 +354,8 @@ def _read(envelope: dict[str, Any]) -> list[str]:
     if data.get("anchor"):
         summary += f" around {data['anchor']}"
     lines = [_head(envelope, summary)]
-    lines += _hits(hits)
+    # A timeline is about order within days, and a `read` about one revision: both give the time of day.
+    lines += _hits(hits, zone, clock=op in ("timeline", "read"), out_of_force=_out_of_force(envelope))
     lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
     if data.get("next_step"):
         lines += _next_step(data["next_step"], {hit["id"] for hit in hits})
@@ -333,14 +420,15 @@ def _mutation(envelope: dict[str, Any]) -> list[str]:
     return lines
 
 
-def compact(envelope: dict[str, Any]) -> str:
-    """The envelope as compact text (see the module doc)."""
+def compact(envelope: dict[str, Any], zone: tzinfo | None = None) -> str:
+    """The envelope as compact text (see the module doc); its dates on the calendar of `zone`, the
+    user's (`Settings.zone()`; None: the machine's own, as there)."""
     if envelope["state"] == "rejected":
         lines = [_head(envelope)]
     elif "primary" in envelope["data"]:
         lines = _mutation(envelope)
     else:
-        lines = _read(envelope)
+        lines = _read(envelope, zone)
     lines += _issues(envelope)
     lines += _tail(envelope)
     return "\n".join(lines)

@@ -94,7 +94,7 @@ def build_server(
 
     if settings is None and service is not None:
         settings = service.rt.settings
-    output = Output() if settings is None else Output(text=settings.text, structured=settings.structured)
+    output = Output() if settings is None else Output(settings.text, settings.structured, settings.zone())
     served = None if settings is None or settings.tools == TOOL_NAMES else settings.tools
     if service is not None:
         registry = ToolRegistry(service, output=output, served=served)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import (
@@ -24,6 +25,12 @@ from kaeru.service.supersession import supersede_the_current
 
 if TYPE_CHECKING:
     from kaeru.service.requests import ClaimRequest, NoteRequest, TaskRequest
+
+#: How far after now `occurred_at` may be without a warning: a writer's clock and the vault's
+#: differ by seconds under NTP, by minutes without it, and a moment "just now" is often rounded up;
+#: two zones' wall times differ by 15 minutes at least (Nepal's and India's), so a time read in the
+#: wrong zone — the usual slip, with a wrong year or day — is always past it.
+OCCURRED_AHEAD = timedelta(minutes=5)
 
 EVIDENCE_RELATION = {
     HypothesisStatus.SUPPORTED: EdgeType.VERIFIES,
@@ -161,6 +168,16 @@ def note(ctx: WriteContext, request: NoteRequest) -> None:
         except ValueError as exc:
             raise InvalidArgument(f"occurred_at: {exc}", field="occurred_at") from exc
         properties["occurred_at"] = created_at
+        if created_at > fmt(ctx.now + OCCURRED_AHEAD):  # fixed-width stamps: text order is time order
+            ctx.outcome.issues.append(
+                Issue(
+                    "in_the_future",
+                    f"occurred_at {created_at} is later than now ({ctx.now_s}): stored as when it happened, "
+                    "so `timeline` lists it and `read`'s `created_at` gives it then; if it is a slip (a wrong "
+                    "year or day, another zone's wall time), `forget` the note and write it again",
+                    field="occurred_at",
+                )
+            )
     kind_tags = [RULE_TAG] if kind == NoteKind.RULE else [f"kind:{kind.value}"]
     link_target = ctx.resolve(request.link_to, "link_to") if request.link_to is not None else None
     node = ctx.create_node(

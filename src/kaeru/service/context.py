@@ -32,7 +32,7 @@ from kaeru.service.context_current import (
 from kaeru.service.context_fit import CAPS, Section, fit
 from kaeru.service.mutation import run_mutation
 from kaeru.service.outcomes import Coverage, Issue, Omission
-from kaeru.service.reminders import record_seen, reminder_due, seen_day
+from kaeru.service.reminders import not_yet, record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
 from kaeru.service.rules_in_force import rule_applies
@@ -71,7 +71,9 @@ def _open_work(
     return [nodes[r.id] for r in rows if r.id in nodes and r.id not in refuted], total - len(refuted)
 
 
-def _gather(session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None) -> list[Section]:
+def _gather(
+    session: Session, scope: Initiative, wanted: list[str], today: date, task_id: str | None, attention: list[Node]
+) -> list[Section]:
     sections: list[Section] = []
     #: The nodes an earlier section shows (or deliberately hides: inactive rules), by id.
     shown: dict[str, Node] = {}
@@ -140,10 +142,18 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
         sections[0].waiting = waiting_rules(session, scope, counts, stale)
     # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
     shown.update((n.id, n) for n in rule_nodes)
+    # Nor is a reminder before its `after` ("not relevant" till then, SPEC 1.6; `recall` holds it back,
+    # 17.C3), once the typed sections have shown their open work: claimed unseen, counted by none.
+    pending = [n for n in attention if not_yet(n, today)]
+    withheld: set[str] = set()
     # Typed sections claim their nodes before the layer sections do; the output keeps display order.
     for name in sorted(wanted, key=lambda n: (n not in CLAIM_FIRST, CLAIM_FIRST.index(n) if n in CLAIM_FIRST else 0)):
         if name == "rules":
             continue
+        if name not in CLAIM_FIRST and pending:
+            withheld.update(n.id for n in pending if n.id not in shown)
+            shown.update((n.id, n) for n in pending if n.id in withheld)
+            pending = []
         if name == "slots":
             states = [s for s in session.slots_of(scope.id) if s.node_id]
             holders = session.nodes_by_ids([s.node_id for s in states if s.node_id])
@@ -203,7 +213,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
             nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
             add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
         elif name == "reminders":
-            due = [n for n in _attention(session, scope) if reminder_due(n, today, seen_day(scope, n, today))]
+            due = [n for n in attention if reminder_due(n, today, seen_day(scope, n, today))]
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))
             add("reminders", due, len(due))
         elif name == "recent":
@@ -224,7 +234,7 @@ def _gather(session: Session, scope: Initiative, wanted: list[str], today: date,
     for section in sections:
         if section.name in after:
             mark, matches = after[section.name]
-            later = held[mark:]
+            later = [n for n in held[mark:] if n.id not in withheld]
             if matches is not None:
                 section.total -= sum(1 for n in later if matches(n))
             else:
@@ -309,7 +319,8 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         task_id = None
         if request.task is not None:
             task_id = tasks.require_task(resolve_node(session, request.task, scope, "task"), "task").id
-        sections = _gather(session, scope, wanted, today, task_id)
+        attention = _attention(session, scope)
+        sections = _gather(session, scope, wanted, today, task_id, attention)
         coverage = Coverage(initiatives=[scope.name])
         fit(session, sections, budget, coverage)
         issues = _rules_cut(sections[0], budget)
@@ -333,7 +344,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             # the notice say which rules wait for which task.
             coverage.omitted.append(Omission("rules", sum(c for _, c in waiting.values()), "task_scoped"))
             notices.append(waiting_notice(waiting))
-        attention = sorted(_attention(session, scope), key=lambda n: -n.seq)
+        attention.sort(key=lambda n: -n.seq)
         reports = [
             n
             for n in attention

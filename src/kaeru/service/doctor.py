@@ -22,6 +22,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
+from kaeru.service.doctor_derived import derived_check
 from kaeru.service.doctor_schema import migration_records, migrations_check, objects_check
 from kaeru.service.embedding import node_text, text_digest
 from kaeru.service.settings_checks import (
@@ -222,6 +223,7 @@ def _schema_checks(health: VaultHealth, checks: list[Check]) -> None:
         return
     if migrations.status == OK:  # what the migrations make is known for the newest schema only
         checks.append(objects_check(health))
+        checks.append(derived_check(health, checks[-1]))
     checks.append(_fulltext(health.index_agreement()))
     checks.append(_twins(health.initiative_names()))
     if health.backend == "sqlite":

@@ -13,7 +13,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from kaeru.service.settings_checks import FAIL, OK, WARN, Check
-from kaeru.storage.migrate import UNKNOWN_RECORD_FIX, Records, read_records, unknown_said
+from kaeru.storage.migrate import (
+    UNKNOWN_RECORD_FIX,
+    Records,
+    read_records,
+    records_lost,
+    unknown_said,
+    upgrade_said,
+)
 from kaeru.storage.schema_objects import INDEXES, Lacking
 
 
@@ -42,13 +49,19 @@ def migration_records(health: SchemaHealth) -> tuple[list[int], Records]:
 def migrations_check(health: SchemaHealth) -> Check:
     applied, records = migration_records(health)
     known = health.known_migrations()
+    if not applied and health.has_table("meta"):  # the tables are there, the records lost (not a new vault)
+        said = records_lost("PostgreSQL" if health.backend == "postgres" else "SQLite")
+        summary, fix = said.split("; nothing was changed: ")
+        return Check("migrations", FAIL, summary, fix)
     if not applied:
         return Check(
             "migrations",
             FAIL,
             "no schema_migrations table: this is not a kaeru vault (yet)",
             "point --vault / KAERU_VAULT (or KAERU_DATABASE_URL) at a kaeru vault, or make this one: "
-            "`kaeru migrate` (or a first `kaeru serve`) creates the vault in an empty database",
+            "`kaeru migrate` (or a first `kaeru serve`) creates the vault in an empty database — unless it held "
+            "memories (a file emptied by a full disk or a copy cut short): then put a `kaeru backup` copy in its place, "
+            "or import a `kaeru export` archive into a new vault",
         )
     newest = max(applied)
     if newest > known:
@@ -56,7 +69,7 @@ def migrations_check(health: SchemaHealth) -> Check:
             "migrations",
             FAIL,
             f"the vault is at migration {newest}, newer than this kaeru knows ({known}): a newer kaeru wrote it",
-            "upgrade kaeru (pip install -U kaeru-memory) before using this vault",
+            upgrade_said("this vault"),
         )
     if records.unknown:
         return Check("migrations", FAIL, unknown_said(records.unknown, health.migrations), UNKNOWN_RECORD_FIX)

@@ -270,9 +270,11 @@ def add_token(
         )
     grants = _grant_list(initiatives)
     token = TOKEN_PREFIX + base64.urlsafe_b64encode(rt.entropy(TOKEN_BYTES)).decode().rstrip("=")
-    now = fmt(rt.now())
-    record = TokenRecord(name, digest(token), grants, read_only, now)
     with rt.store.write() as session:
+        # Stamped after the vault's newest write, as every write is (decision 483): a token record
+        # stamped by a clock put back was the newest audit row, and the next write lost its floor.
+        now = fmt(rt.write_time(session.newest_stamp()))
+        record = TokenRecord(name, digest(token), grants, read_only, now)
         if not session.add_token(record):
             raise InvalidArgument(f"a token named {name!r} exists; revoke it first", field="name")
         session.append_audit(_audit("token_add", by, now, record))
@@ -290,8 +292,8 @@ def revoke_token(rt: Runtime, name: str, by: str) -> TokenRecord:
     Raises:
         NotFound: no token has that name.
     """
-    now = fmt(rt.now())
     with rt.store.write() as session:
+        now = fmt(rt.write_time(session.newest_stamp()))
         removed = session.delete_token(name)
         if removed is None:
             raise NotFound(f"no token named {name!r}", field="name")

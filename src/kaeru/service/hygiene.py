@@ -4,11 +4,12 @@ Only layers move — never content, never into core, never a pinned node. Rules 
 where they hid current knowledge: decision 332): a core node with a live verdict against it drops
 one step; a core node unchanged for 30 days with no support drops to hot; core is capped at 15
 (least supported, oldest first, drop to hot); an unsupported hot/warm episode unchanged for 14
-days goes cold — unless it is a current decision or holds a slot (knowledge, not a journal entry),
-and one hygiene demoted from core stops at warm; a warm node with ≥ 5 supporting inbound edges
-rises to hot. "Support" is a live inbound edge from a live node that is not a cancelling edge
-(supersedes, contradicts, falsifies). "Unchanged" counts from the node's last revision: a fact
-corrected last week, or a node the agent moved back by hand, starts its time again.
+days goes cold — unless it is a current decision, holds a slot, or is the current end of a chain
+of `supersedes` (knowledge, not a journal entry), and one hygiene demoted from core stops at warm;
+a warm node with ≥ 5 supporting inbound edges rises to hot. "Support" is a live inbound edge from
+a live node that is not a cancelling edge (supersedes, contradicts, falsifies). "Unchanged" counts
+from the node's last revision: a fact corrected last week, or a node the agent moved back by hand,
+starts its time again.
 """
 
 from __future__ import annotations
@@ -53,10 +54,27 @@ def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
     nodes.sort(key=lambda n: n.seq)
     counts = session.inbound_counts([n.id for n in nodes], supporting)
     support = {n.id: counts.get(n.id, 0) for n in nodes}
-    asked = [n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags]
+    journal = [n.id for n in nodes if n.node_type == NodeType.EPISODE and n.layer != Layer.CORE and not support[n.id]]
+    replacing = replacements(session, journal)
+    asked = [n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags or n.id in replacing]
     verdicts = session.verdicts_against(asked)
     holders = frozenset(s.node_id for s in session.slots_of(initiative_id) if s.node_id)
-    return decide(nodes, support, verdicts, now, holders)
+    return decide(nodes, support, verdicts, now, holders, replacing)
+
+
+def replacements(session: Session, node_ids: Sequence[str]) -> frozenset[str]:
+    """Which of `node_ids` supersede another node by a live edge: each is the project's statement of
+    a value that changed (the staging URL, a rate limit), and while nothing supersedes or falsifies
+    it in turn it is the current one, however long unchanged — the end of its chain that `recall`
+    and `context` answer for every version before it. Its own outgoing edge is no support (only an
+    inbound link is), so a month away cooled the current end of every chain (decision 332 kept
+    decisions and slot holders only). Asked of the nodes a rule would otherwise cool, not of the
+    initiative."""
+    if not node_ids:
+        return frozenset()
+    asked = set(node_ids)
+    edges = session.live_edges(node_ids, [EdgeType.SUPERSEDES])
+    return frozenset(e.src for e in edges if e.src in asked and e.dst != e.src)
 
 
 def decide(
@@ -65,10 +83,11 @@ def decide(
     verdicts: Mapping[str, Sequence[object]],
     now: datetime,
     holders: frozenset[str] = frozenset(),
+    replacing: frozenset[str] = frozenset(),
 ) -> list[Move]:
     """The rules, applied to `nodes` (live, unpinned, oldest first) with each one's count of
-    supporting inbound links, the live verdicts against the core ones and the decisions, and the
-    nodes holding a slot."""
+    supporting inbound links, the live verdicts against the core ones, the decisions and the
+    replacements, the nodes holding a slot, and those that supersede another (`replacements`)."""
     moves: list[Move] = []
     moved: set[str] = set()
 
@@ -76,8 +95,10 @@ def decide(
         return now - parse_ts(node.recorded_at)  # since its last revision: a correction is news
 
     def knowledge(node: Node) -> bool:
-        """A current decision or a slot's holder: what the project knows now, however old."""
-        return node.id in holders or (DECISION_TAG in node.tags and not verdicts.get(node.id))
+        """A current decision, a slot's holder, or a current replacement: what the project knows
+        now, however old."""
+        stated = DECISION_TAG in node.tags or node.id in replacing
+        return node.id in holders or (stated and not verdicts.get(node.id))
 
     core = [n for n in nodes if n.layer == Layer.CORE]
     for node in core:

@@ -8,7 +8,6 @@ applies whole or not at all.
 
 from __future__ import annotations
 
-import random
 import re
 import time
 from collections.abc import Callable
@@ -41,7 +40,6 @@ from kaeru.errors import (
     SlotConflict,
     Unavailable,
     UnknownInitiative,
-    WritesCrossed,
 )
 from kaeru.service import grants
 from kaeru.service.checks import (
@@ -56,6 +54,8 @@ from kaeru.service.checks import (
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.recent import CallKey
 from kaeru.service.replay import RETRY_GUARDED, call_digests, remember, repeated
+from kaeru.service.reruns import WRITE_RUNS as WRITE_RUNS
+from kaeru.service.reruns import _runs_again
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import edges_back_to
@@ -111,6 +111,9 @@ class WriteContext:
     actor: str
     outcome: MutationOutcome
     changes_log: list[dict[str, Any]] = field(default_factory=list)
+    #: The latest stamp this write recorded (a revision after one at `now` or later is stamped past
+    #: it): its audit record's time, which the next write is stamped after (`Runtime.write_time`).
+    last_s: str = ""
 
     # --- text hygiene -------------------------------------------------------------------------
     def clean(self, field_name: str, text: str | None) -> str | None:
@@ -147,7 +150,9 @@ class WriteContext:
         if previous is None:
             return self.now_s
         floor = parse_ts(previous) + timedelta(microseconds=1)
-        return fmt(max(self.now, floor))
+        stamp = fmt(max(self.now, floor))
+        self.last_s = max(self.last_s, stamp)
+        return stamp
 
     def create_node(
         self,
@@ -359,18 +364,6 @@ class WriteContext:
         return revision
 
 
-#: How many times a write runs at most when PostgreSQL rolls it back for crossing another write
-#: (`_runs_again`) before its caller is told to retry.
-WRITE_RUNS = 5
-#: The longest pause before a write runs again, times the runs so far; jittered, so that the two
-#: writes that crossed do not meet again in step.
-RERUN_PAUSE_S = 0.02
-#: Operations whose bodies keep what a run wrote in their caller's state (an import's map of the
-#: nodes it wrote and its counts): a second run would add to it again. Such a chunk is refused
-#: `unavailable` instead, and the same import again writes the rest (decision 212).
-RUN_ONCE = frozenset({"import_from"})
-
-
 def run_mutation(
     rt: Runtime,
     *,
@@ -409,7 +402,7 @@ def run_mutation(
         outcome = MutationOutcome()
         try:
             with TOKENISER.holding_long_texts(), rt.store.write() as session:
-                now = rt.now()
+                now = rt.write_time(session.newest_stamp())  # never before the vault's newest write
                 now_s = fmt(now)
                 if key is not None:
                     stored = session.begin_request(key, digest, now_s)
@@ -417,8 +410,8 @@ def run_mutation(
                         if stored.args_hash not in digests:
                             raise RequestIdReused(
                                 f"request_id {request_id!r} was already used for a different {operation} call "
-                                f"in {name!r} (or by a caller with other grants); use a new request_id for a new "
-                                "operation",
+                                f"in {name!r}, or by another caller (a request_id is one caller's); use a new request_id for "
+                                "a new operation",
                                 field="request_id",
                             )
                         return MutationOutcome.from_json(stored.response), True
@@ -431,7 +424,7 @@ def run_mutation(
                     session.touch_initiative(target.id, ctx.now_s)
                     session.append_audit(
                         AuditRecord(
-                            at=ctx.now_s,
+                            at=max(ctx.now_s, ctx.last_s),
                             operation=operation,
                             actor=actor,
                             request_id=request_id,
@@ -454,20 +447,6 @@ def run_mutation(
             continue
         remember(rt, call, outcome)
         return outcome, False
-
-
-def _runs_again(exc: Unavailable, operation: str, runs: int) -> bool:
-    """Whether a write refused with `exc`, run `runs` times so far, is run once more (after a short
-    pause, taken here). One PostgreSQL rolled back because another write crossed it — a deadlock, a
-    serialisation failure, `WritesCrossed` — is told so before its COMMIT, so nothing
-    of it stands (unlike a COMMIT whose answer was lost, `CommitUnknown`), and nothing outside its
-    transaction was done yet: its replay record is in it, its vectors are written after the commit.
-    Of two writes that each waited for the other, the one ended finds the other committed when it
-    runs again (decision 461)."""
-    if not isinstance(exc, WritesCrossed) or operation in RUN_ONCE or runs >= WRITE_RUNS:
-        return False
-    time.sleep(random.SystemRandom().uniform(0, RERUN_PAUSE_S * runs))  # the global generator left alone
-    return True
 
 
 def _target(

@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kaeru.domain.budget import cut
+from kaeru.domain.model import NodeType
 from kaeru.domain.refs import parse_ref
 from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import InvalidArgument, NotFound
 from kaeru.service import cursors, grants
 from kaeru.service.checks import normalise_initiative
-from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
+from kaeru.service.outcomes import Continuation, Coverage, Issue, Omission, ReadOutcome
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import build_views
@@ -118,4 +119,11 @@ def read(rt: Runtime, request: ReadRequest) -> ReadOutcome:
                 secret, cursors.CursorState("read", None, body_range.end, cursors.args_key(next_args, ()))
             )
             continuation = Continuation(token, next_args)
-    return ReadOutcome(hits=views, total=1, coverage=coverage, continuation=continuation, edges=edges)
+        # A rule read as it is now says whether it is in force today; one read as of `at` is history,
+        # and today's verdict would be about another revision than the one shown.
+        issues: list[Issue] = []
+        if moment is None and node.node_type == NodeType.CONCEPT:
+            from kaeru.service.rules_in_force import not_in_force  # imported when first needed (16.S1)
+
+            issues = not_in_force(session, [node], rt.today, [scope] if scope is not None else [])
+    return ReadOutcome(hits=views, total=1, coverage=coverage, continuation=continuation, edges=edges, issues=issues)

@@ -23,6 +23,7 @@ from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.graph import Walk, strongest_path
+from kaeru.service.hygiene import replacements
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.rules_in_force import rule_applies
@@ -212,7 +213,12 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             [node_id for node_id, _, _ in settled],
             [e.value for e in EdgeType if e not in (EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES)],
         )
+        # A current replacement is what the project knows now: hygiene keeps it (`replacements`).
+        unreferred = [node_id for node_id, _, layer in settled if node_id not in referred and layer != "cold"]
+        kept = _current(session, DECIDED_TYPE, list(replacements(session, unreferred)))
         for node_id, node_name, layer in settled:
+            if node_id in kept:
+                continue
             if node_id in referred:
                 add(
                     "settle_candidate",

@@ -36,6 +36,16 @@ def seen_day(scope: Initiative, node: Node, today: date) -> str | None:
     return day if day is not None and day <= today.isoformat() else None
 
 
+def not_yet(node: Node, today: date) -> bool:
+    """Whether `node` holds a reminder whose `after` has not come: not relevant before then (SPEC
+    1.6), so `context` shows it among no layer's notes (nor `recent`, `decisions`), as `recall`
+    suppresses it (decision 17.C3) — a task or a claim stays in its own section, open work; from
+    `after` it is delivered under `reminders`, and after its window where its layer puts it."""
+    reminder = node.properties.get("reminder")
+    after = reminder.get("after") if isinstance(reminder, dict) else None
+    return isinstance(after, str) and date.fromisoformat(after) > today
+
+
 def reminder_due(node: Node, today: date, seen: str | None) -> bool:
     reminder = node.properties.get("reminder")
     if not isinstance(reminder, dict):

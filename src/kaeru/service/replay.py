@@ -17,11 +17,17 @@ from kaeru.storage.base import Session
 
 def args_digest(args: dict[str, Any]) -> str:
     """Digest of the call's arguments without `request_id`: what "the same call" means for replay.
-    A caller limited to some initiatives adds its grant: the admin's stored answer may name what it
-    may not see, so its replay of the admin's request id is refused as another call's (decision 373)."""
+
+    A caller over HTTP adds who it is: a request id is one caller's. Two people whose agents both
+    sent `note-1` with the same text got one note, the second person the first one's stored answer
+    as `replayed`, nothing written or recorded under their name (decision 476). A caller limited to
+    some initiatives adds its grant as well: the admin's stored answer may name what it may not see
+    (decision 373). The local admin (stdio, the CLI) digests as it always did."""
     principal = grants.current()
-    if principal is not None and principal.initiatives is not None:
-        args = {**args, "\x00grant": sorted(principal.initiatives)}
+    if principal is not None:
+        args = {**args, "\x00caller": principal.name}
+        if principal.initiatives is not None:
+            args["\x00grant"] = sorted(principal.initiatives)
     return args_sha256(args, ("request_id",))
 
 

@@ -1,4 +1,4 @@
-"""Whether a rule is in force: one test for `context`, `recall` and `reflect`.
+"""Whether a rule is in force: one test for `context`, `recall`, `reflect`, `search` and `read`.
 
 A rule is in force while it is active, its `applicability.through` day has not passed, and the task
 it is scoped to (if any) is open. `context` held back the rule of a dropped task while `recall`,
@@ -6,15 +6,21 @@ which tested `constraint_state` and `through` only, still ranked it among the ru
 under `apply_preference` (decision 471). A task is closed as `context` tells it
 (`context_current.Stale.closed`: a closing column of its board, or `done_at`); one forgotten or gone
 leaves nothing to work on either.
+
+`search` and `read` show every rule they find, in force or not (a listing of the memory, not of what
+to follow), and say of each rule not in force why, by the same test (`not_in_force`): after a
+holiday freeze had ended, `search "deploy freeze"` and `read rule-freeze` showed it as any rule in force.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 
-from kaeru.domain.model import Node
+from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.service import grants
 from kaeru.service.context_current import Stale
+from kaeru.service.outcomes import Issue
 from kaeru.storage.base import Initiative, Session
 
 
@@ -38,12 +44,15 @@ def scoped_task(rule: Node) -> str | None:
     return scoped if isinstance(scoped, str) and scoped else None
 
 
-def closed_tasks(session: Session, task_ids: Iterable[str], scopes: list[Initiative]) -> set[str]:
+def closed_tasks(
+    session: Session, task_ids: Iterable[str], scopes: list[Initiative], found: Mapping[str, Node] | None = None
+) -> set[str]:
     """Of `task_ids`, those no longer worked on: forgotten or gone, or closed on the board of the
     first of `scopes` holding the task (else of the first initiative holding it). The tasks are
-    read in one query, each board once."""
+    read in one query (none when the caller read them: `found`), each board once."""
     wanted = list(dict.fromkeys(task_ids))
-    found = session.nodes_by_ids(wanted) if wanted else {}
+    if found is None:
+        found = session.nodes_by_ids(wanted) if wanted else {}
     boards: dict[int, Stale] = {}
     others: dict[int, Initiative] | None = None
     closed: set[str] = set()
@@ -64,3 +73,65 @@ def closed_tasks(session: Session, task_ids: Iterable[str], scopes: list[Initiat
         if boards[home.id].closed(task):
             closed.add(task_id)
     return closed
+
+
+def not_in_force(
+    session: Session, nodes: Iterable[Node], today: Callable[[], date], scopes: list[Initiative]
+) -> list[Issue]:
+    """A `not_in_force` issue for each rule among `nodes` that `context` would not give as in force
+    today (`rule_applies` on its own task, `closed_tasks`), saying why and what to do. `today` is
+    asked only when a rule is shown; the tasks of the rules scoped to one are read in one query, the
+    boards once each: nothing is read for a page without rules."""
+    rules = [n for n in nodes if n.node_type == NodeType.CONCEPT and RULE_TAG in n.tags and not n.retracted]
+    if not rules:
+        return []
+    day = today()
+    scoped = list(dict.fromkeys(t for r in rules if (t := scoped_task(r)) is not None))
+    found = session.nodes_by_ids(scoped) if scoped else {}
+    closed = closed_tasks(session, scoped, scopes, found) if scoped else set()
+    # A rule may be scoped to a task of another initiative: a token limited to the rule's learns
+    # nothing of that task, not its name nor what became of it (decision 15.K2).
+    granted = grants.granted_ids(session) if scoped else None
+    issues: list[Issue] = []
+    for rule in rules:
+        task_id = scoped_task(rule)
+        if rule_applies(rule, day, task_id) and task_id not in closed:
+            continue
+        task = found.get(task_id) if task_id else None
+        why, said, remedy = _why(rule, day, task, task is None or grants.node_visible(task, granted))
+        issues.append(
+            # Starts `rule <id> is not in force (<why>)`, `why` free of parentheses: the compact text
+            # writes it on the rule's own line (`mcp/render.py`), as NodeData has no field for it.
+            Issue(
+                "not_in_force",
+                f"rule {rule.id} is not in force ({why}): {rule.name!r} {said}. Do not follow it (`context` "
+                f"lists the rules in force){remedy}",
+            )
+        )
+    return issues
+
+
+def _why(rule: Node, today: date, task: Node | None, seen: bool) -> tuple[str, str, str]:
+    """Why `rule` is not in force: a short reason (no parentheses), what happened, what to do.
+    `seen`: whether the caller may see `task`; if not, only that it is closed is said."""
+    state = rule.properties.get("constraint_state", "active")
+    if state != "active":
+        return "released", f"was released (constraint_state {state})", "; if it applies again, `revise` it active."
+    through = (rule.properties.get("applicability") or {}).get("through")
+    if through and date.fromisoformat(through) < today:
+        return (
+            f"ended {through}",
+            f"applied through {through} and today is {today.isoformat()}",
+            "; to extend it, `revise` its applicability.",
+        )
+    task_id = scoped_task(rule)
+    if not seen:
+        return "its task is closed", "applied while its task was worked on, and that task is closed", "."
+    if task is None or task.retracted:
+        return "its task was forgotten", f"applied while task {task_id} was worked on, which was forgotten", "."
+    status = task.status or "closed"
+    return (
+        f"its task is {status}",
+        f"applied while task {task.name!r} ({task.id}) was worked on, and that task is {status}",
+        "; if the work goes on, `task_update` the task open again.",
+    )

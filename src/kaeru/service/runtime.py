@@ -16,6 +16,7 @@ from typing import NamedTuple
 from kaeru.config import Settings
 from kaeru.domain.caches import ENTRY_OVERHEAD, BoundedCache
 from kaeru.domain.ids import uuid7
+from kaeru.domain.timefmt import parse_ts
 from kaeru.service.cursors import CACHED_ITEMS, ResultLists
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.recent import RecentWrites
@@ -24,6 +25,25 @@ from kaeru.storage.base import Store
 
 def system_clock() -> datetime:
     return datetime.now(UTC)
+
+
+#: How far ahead of a writer's clock the vault's newest write may be for the writer to stamp after
+#: it anyway: a clock set to another zone's time (UTC-12 and UTC+14 are 26 hours apart) or a day
+#: off, then corrected. A newest write further ahead was stamped by a clock set wrong by more than
+#: that: following it would stamp every later write that far off — hygiene would find nothing old,
+#: `due: "1d"` would fall weeks out (decision 342's year-fast clock) — so such a write is stamped
+#: by the writer's clock, as before.
+FOLLOWED_AHEAD = timedelta(days=2)
+
+
+def after_newest(now: datetime, newest: str | None) -> datetime | None:
+    """Just after `newest` (the vault's newest recorded stamp) when `now` is not later and `newest`
+    is at most `FOLLOWED_AHEAD` ahead; None when `now` itself is the stamp (`Runtime.write_time`)."""
+    try:
+        floor = parse_ts(newest) + timedelta(microseconds=1) if newest else None
+    except ValueError:  # not a stamp kaeru writes (an imported archive's): no floor
+        return None
+    return floor if floor is not None and now < floor <= now + FOLLOWED_AHEAD else None
 
 
 def vault_now(store: Store, source: Callable[[], datetime] = system_clock) -> datetime:
@@ -52,6 +72,14 @@ class WallClock:
                 reading = self._last + timedelta(microseconds=1)
             self._last = reading
         return reading
+
+    def saw(self, moment: datetime) -> None:
+        """This process stamped a write `moment`, after the vault's newest, ahead of its own clock
+        (`Runtime.write_time`): its readings go on from there, so that its own `read at: "now"` or
+        `timeline since: "5m"` right after does not miss what it wrote."""
+        with self._lock:
+            if self._last is None or moment > self._last:
+                self._last = moment
 
 
 class DocTerms(NamedTuple):
@@ -128,6 +156,22 @@ class Runtime:
         if self.clock is system_clock:
             return self.wall.now(self.store)
         return self.clock()
+
+    def write_time(self, newest: str | None) -> datetime:
+        """What a write is stamped by: `now()`, or just after `newest` — the vault's newest recorded
+        stamp — when that is not earlier (and at most `FOLLOWED_AHEAD` ahead). A node's revisions were
+        kept in order (`WriteContext._stamp`), and PostgreSQL's writers share the server's clock
+        (decision 404: its session reads no `newest`), but on SQLite a laptop clock corrected back between two sessions recorded a
+        replacement before the node it replaced: `read at` showed an edge to a node that "did not
+        exist", `timeline` listed the replacement first. Its valid time (`created_at`) is that stamp
+        too: the vault's newest write says the real time is at least that."""
+        now = self.now()
+        floor = after_newest(now, newest)
+        if floor is None:
+            return now
+        if self.clock is system_clock:
+            self.wall.saw(floor)
+        return floor
 
     def today(self) -> date:
         """The user's calendar day now: in KAERU_TIMEZONE, else the machine's own zone. Due

@@ -187,6 +187,13 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             coverage.omitted.append(Omission("hits", beyond, "limit"))
         if current == "preferred":
             issues.extend(_supersession_issues(session, shown, marked, scopes))
+        if any(v.node.node_type == NodeType.CONCEPT for v in shown):
+            from kaeru.service.rules_in_force import not_in_force  # imported when first needed (16.S1)
+
+            # The nodes as stored: a view of one for a token limited to some initiatives has its
+            # task scrubbed when the task lies outside them, and `not_in_force` hides it itself.
+            stored = {n.id: n for n in live}
+            issues.extend(not_in_force(session, [stored.get(v.node.id, v.node) for v in shown], rt.today, scopes))
         if truncated:
             issues.append(
                 Issue(

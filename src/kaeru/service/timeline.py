@@ -19,6 +19,7 @@ from kaeru.domain.timefmt import fmt, parse_moment
 from kaeru.errors import AmbiguousRef, CursorInvalid, InvalidArgument, NotFound
 from kaeru.service import cursors
 from kaeru.service.outcomes import Continuation, Coverage, Omission, ReadOutcome
+from kaeru.service.recall.dated import CHANGES_READ
 from kaeru.service.resolve import MAX_LISTED, resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import resolve_scopes
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
 #: reads that many ids more (ids only), plus one to know whether more lie beyond. Past them the
 #: count is a lower bound, named by an omission with reason `window` (decision 13.F2).
 COUNT_WINDOW = 200
+#: A window without an end, for the changes made in it (past every canonical time).
+_NO_END = "9999-12-31T23:59:59.999999Z"
 
 
 def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | None]:
@@ -66,6 +69,12 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
         secret = session.vault_secret() if request.cursor else b""
         anchor: Node | None = None
         served = 0  # items shown by the walk's earlier pages
+        position: tuple[str, int] | None = None  # where a later page starts
+        changes: list[tuple[str, int, str]] = []  # memories made before the window and changed in it
+        if request.anchor is None and request.query is None and since is not None:
+            changes, read_all = session.changed_in(ids, since, until or _NO_END, CHANGES_READ)
+            if not read_all:  # the log of changes was not read back to `since`: one may be missing
+                coverage.omitted.append(Omission("timeline", 1, "window"))
         if request.cursor:
             # A later page: `limit` items strictly after the last one shown, whatever the first page's mode.
             state = cursors.decode(secret, request.cursor, "timeline", key)
@@ -73,6 +82,7 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
                 raise CursorInvalid("cursor is malformed", field="cursor")
             served = state.offset
             moment, seq, last = state.position
+            position = (moment, seq)
             reach = limit + COUNT_WINDOW + 1
             rest = session.timeline(ids, since=since, until=until, pivot=(moment, seq), before=0, after=reach)
             if rest and rest[0] == last:
@@ -87,7 +97,13 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
             else:
                 found, later, earlier = _around(session, ids, since, until, anchor, before, after)
                 _count_left_out(coverage, "before", earlier)
+        placed: dict[str, str] = {}  # a changed memory's place: the time of its change
+        if changes:
+            found, later, placed = _merged(session, found, later, changes, position, limit)
         nodes = session.nodes_by_ids(found)
+        for node_id, moment in placed.items():
+            if node_id in nodes and nodes[node_id].recorded_at > moment:  # as it was after that change
+                nodes[node_id] = session.node_at(node_id, moment) or nodes[node_id]
         ordered = [nodes[i] for i in found if i in nodes]
         grants = allocate([len(n.body or "") for n in ordered], budget) or []
         shown = ordered[: len(grants)]
@@ -102,6 +118,11 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
             piece = cut(node.body or "", 0, grant)
             bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
         views = build_views(session, shown, bodies=bodies, only_initiatives={s.id: s.name for s in scopes})
+        from kaeru.service.rules_in_force import not_in_force  # imported when first needed (16.S1)
+
+        # A rule shown as it is now says when it is no longer in force, as `search` does; one shown
+        # as it was at a change in the window is history, as `read … at` (decision 478).
+        issues.extend(not_in_force(session, [n for n in shown if n.id not in placed], rt.today, scopes))
         continuation = None
         if shown and (deferred or later):
             # Items deferred by the budget start the next page, so nothing is skipped.
@@ -111,7 +132,11 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
             token = cursors.encode(
                 secret,
                 cursors.CursorState(
-                    "timeline", None, served + len(shown), key, position=(end.created_at, end.seq, end.id)
+                    "timeline",
+                    None,
+                    served + len(shown),
+                    key,
+                    position=(placed.get(end.id, end.created_at), end.seq, end.id),
                 ),
             )
             continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
@@ -122,6 +147,29 @@ def timeline(rt: Runtime, request: TimelineRequest) -> tuple[ReadOutcome, str | 
     total = served + len(ordered) + len(later) + beyond
     outcome = ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
     return outcome, anchor.id if anchor else None
+
+
+def _merged(
+    session: Session,
+    found: list[str],
+    later: list[str],
+    changes: list[tuple[str, int, str]],
+    position: tuple[str, int] | None,
+    limit: int,
+) -> tuple[list[str], list[str], dict[str, str]]:
+    """A window's page with the memories changed in it (`changes`: (time, seq, id), in time order)
+    placed among those made in it (`found`, then `later`: the walk from `position`) by when each
+    happened; the items after the page; and each changed memory's time on the page."""
+    pending = [c for c in changes if position is None or (c[0], c[1]) > position]
+    walk = [*found, *later]
+    made = session.nodes_by_ids(walk[:limit])
+    keyed = [(made[i].created_at, made[i].seq, i) for i in walk[:limit] if i in made]
+    page = sorted([*keyed, *pending[:limit]])[:limit]
+    taken = {i for _, _, i in page}
+    used = sum(1 for _, _, i in keyed if i in taken)
+    moments = {i: at for at, _, i in pending if i in taken}
+    rest = [*walk[used:], *(i for _, _, i in pending if i not in taken)]
+    return [i for _, _, i in page], rest, moments
 
 
 def _anchor(session: Session, request: TimelineRequest, ids: list[int], scopes: list[Initiative]) -> Node | None:

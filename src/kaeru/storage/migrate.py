@@ -112,8 +112,33 @@ def refuse_newer(applied: set[int], known: list[Migration], where: str) -> None:
     if newer:
         raise VaultTooNew(
             f"the {where} vault is at migration {newer[-1]}, newer than this kaeru knows ({newest_known}): "
-            "upgrade kaeru (pip install -U kaeru-memory) before using it"
+            + upgrade_said("it")
         )
+
+
+def upgrade_said(using: str) -> str:
+    """How to upgrade this kaeru, as it was installed: kaeru-memory is not on PyPI (docs/clients.md),
+    so `pip install -U kaeru-memory` fetched nothing of ours — or a stranger's package of that name.
+    An install from a clone (`pip install -e .`, `pipx install ./kaeru-memory`) records the folder
+    in `direct_url.json`: the message names it."""
+    import json
+    from importlib import metadata
+    from urllib.parse import urlsplit
+    from urllib.request import url2pathname
+
+    clone = "the clone of kaeru-memory it was installed from"
+    try:
+        origin = json.loads(metadata.distribution("kaeru-memory").read_text("direct_url.json") or "{}")
+    except (metadata.PackageNotFoundError, ValueError, OSError):
+        origin = {}
+    url = origin.get("url") if isinstance(origin, dict) else None
+    if isinstance(url, str) and url.startswith("file://") and isinstance(origin.get("dir_info"), dict):
+        clone = url2pathname(urlsplit(url).path)
+    return (
+        f"upgrade kaeru before using {using}: `git pull` in {clone}, then install it again from there as before "
+        "(`pip install -e .` in its virtual environment, `pipx install --force .` or "
+        "`uv tool install --reinstall .`; docs/clients.md)"
+    )
 
 
 #: Records that main, or a branch merged into it whose code could have written a vault, left in
@@ -148,6 +173,35 @@ class VaultUnknownRecord(Unavailable):
     over it could break the vault, so it is opened by nothing until its records are understood."""
 
     retryable = False
+
+
+class VaultRecordsLost(Unavailable):
+    """The vault's tables are there but its `schema_migrations` holds no record (a damaged page, or
+    cleared by hand): every migration would run again over tables they already made, so it is opened
+    by nothing (a traceback of `table meta already exists` was the answer before)."""
+
+    retryable = False
+
+
+#: Whether the vault holds `meta`, the first table migration 001 makes, per engine.
+_HOLDS_META = {
+    "sqlite": "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'meta'",
+    "postgres": "SELECT count(to_regclass('meta'))",
+}
+
+
+def records_lost(where: str) -> str:
+    """What `VaultRecordsLost` says, and `kaeru doctor` with it: `where` names the engine."""
+    fix = (
+        "restore the database from a backup (pg_dump, or your provider's point-in-time restore)"
+        if where.lower().startswith("postgres")
+        else "stop every kaeru process, then `kaeru salvage NEW_FOLDER` copies it into a new vault and writes the "
+        "records again when its schema is one this kaeru made (or put a `kaeru backup` copy in its place)"
+    )
+    return (
+        f"the {where} vault holds its tables but no record of the migrations that made them (schema_migrations "
+        f"is empty: damaged, or cleared by hand), so they cannot be run or skipped safely; nothing was changed: {fix}"
+    )
 
 
 @functools.cache
@@ -231,6 +285,8 @@ def run_pending(
     """
     db.run(table)
     rows = [(int(r[0]), str(r[1])) for r in db.rows("SELECT version, name FROM schema_migrations")]
+    if not rows and db.rows(_HOLDS_META[db.dialect.name])[0][0]:
+        raise VaultRecordsLost(records_lost(where))
     migrations = load_migrations(package)
     refuse_newer({v for v, _ in rows}, migrations, where)
     records = read_records(rows, package)

@@ -7,6 +7,7 @@ import logging
 import math
 import re
 from collections import Counter
+from datetime import datetime, tzinfo
 from itertools import pairwise
 from typing import Any
 
@@ -15,11 +16,13 @@ from kaeru.domain.model import DECISION_TAG, RULE_TAG, Node, NodeType
 from kaeru.domain.past_forms import Alternatives, expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
-from kaeru.domain.text import content_tokens, identifier_words, stem, stem_words, tokens
+from kaeru.domain.text import identifier_words, stem, stem_words, tokens
+from kaeru.domain.timefmt import without_dates
 from kaeru.service import tasks
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.outcomes import Issue
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
+from kaeru.service.recall.dated import DATE_CANDIDATES, Windows, lift, newest_dated, search_words, window_memories
 from kaeru.service.recall.failures import Asked, failures
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
@@ -65,15 +68,7 @@ RARE_ROWS = 20_000
 COMMON_STEMS = 2
 #: How many common stems the runtime remembers (`_rarest`) before it forgets them all at once.
 KNOWN_COMMON = 4096
-#: A date window holding at most this many memories has all of them scored (`date`); a larger one
-#: only lifts the text candidates that fall inside it, and when no word of the query is found, its
-#: newest this many are the answer (`_newest_dated`).
-DATE_CANDIDATES = 200
-#: How many memories of such a window past its newest `DATE_CANDIDATES` are counted (ids only) for
-#: the omission that says they were not read; past them the count is a lower bound (`window`).
-DATE_COUNTED = 200
-#: A `seq` past every node's: the end of a window, as a timeline pivot (`_newest_dated`).
-_LAST_SEQ = 2**62
+__all__ = ["DATE_CANDIDATES", "QUERY_STEMS", "narrow", "run_channels"]
 
 
 def _lexical(
@@ -181,7 +176,10 @@ def run_channels(
     common_stems: set[str] | None = None,
     issues: list[Issue] | None = None,
     failed: Asked | None = None,
+    when: tuple[datetime, tzinfo | None] | None = None,
 ) -> dict[str, Node]:
+    """Run the plan's channels into `fusion`; the candidates they found, loaded. `when`: the user's
+    now and time zone, which `plan.time_windows` were read against."""
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
         # SQLite's first candidates are computed beside the lexical channels, on a connection of their
@@ -192,28 +190,24 @@ def run_channels(
             embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
         )
     form = failed.form if failed else frozenset()  # a failure phrase asked alone (`failures.Asked`)
-    words = [w for w in content_tokens(query)[:64] if w not in form] if query else []
-    parts, wholes = identifier_words(query)
+    windowed = window_memories(session, scope_ids, plan.time_windows) if plan.weight("date") else Windows()
+    # The words that say when are no words to search for, a date's only when its days hold memories.
+    undated = without_dates(query, *when, held=windowed.held) if when and plan.time_windows else None
+    words = fusion.words = search_words(query, undated, form)
+    worded = query if undated is None else undated
+    parts, wholes = identifier_words(worded)
     asked = list(dict.fromkeys([*(stem(w) for w in words), *stem_words(parts)]))
     stems = _rarest(session, asked, common_stems or set())
     forms = _other_forms(session, words, stems)
     lexical_stems = stems + list(forms)
     # A verb of a question in the past, with its irregular past forms counted as it (`domain.past_forms`).
-    alternatives = past_forms(stems, tokens(query) if query else ())
+    alternatives = past_forms(stems, tokens(worded) if worded else ())
     ranked_by = set(stems)
     fusion.left_out = [s for s in asked if s not in ranked_by]
     loaded = _Nodes(session, [*(w.lower() for w in words), *asked])
     fusion.query_stems = stems
-    dated: list[str] = []
-    crowded: list[tuple[str, str]] = []  # the windows holding more than `DATE_CANDIDATES` memories
+    dated = [*windowed.made, *windowed.changed]
     idf: dict[str, float] = {}
-    if plan.weight("date"):
-        for since, until in plan.time_windows:
-            ids = session.timeline(scope_ids, since=since, until=until, pivot=None, before=0, after=DATE_CANDIDATES + 1)
-            if len(ids) <= DATE_CANDIDATES:
-                dated.extend(ids)
-            else:
-                crowded.append((since, until))
     if plan.weight("lexical"):
         hits = _lexical(session, scope_ids, expand(lexical_stems, alternatives), True, CANDIDATES)
         if plan.weight("scope_idf") and stems:
@@ -227,17 +221,20 @@ def run_channels(
             hits = bm25f([*lexical_stems, *wholes], idf, pool, memo, reference, forms, alternatives)
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
-    older: list[str] = []  # a crowded day's memories older than those read (`_newest_dated`)
+    older: list[str] = []  # a crowded day's memories older than those read (`newest_dated`)
     by_date = False  # the days the query names are the whole answer
     if plan.weight("date"):
         if not fusion.scores:
             # No word of the query was found ("what happened yesterday"): the memories of the days
-            # it names are the answer (decision 288); of a crowded day, its newest (decision 471).
-            newest, older = _newest_dated(session, scope_ids, crowded)
-            for node_id in dict.fromkeys([*dated, *newest]):
+            # it names are the answer (decision 288) — made or changed in them; of a crowded day,
+            # its newest (decision 471).
+            newest, older = newest_dated(session, scope_ids, windowed.crowded)
+            for node_id in dict.fromkeys([*windowed.made, *newest, *windowed.changed]):
                 fusion.put("date", node_id, 1.0)
             by_date = bool(fusion.scores)
-        _date(fusion, loaded.get(list(fusion.scores)), plan.time_windows)
+            if by_date and not windowed.complete:
+                fusion.unread += 1  # a change older than the log read may be missing: at least one
+        lift(fusion, loaded.get(list(fusion.scores)), plan.time_windows, set(windowed.changed))
     if semantic is not None and embedder is not None:
         semantic_channel(session, scope_ids, semantic, fusion, embedder.model_id, loaded, issues, CANDIDATES)
     if plan.weight("name") and query:
@@ -355,31 +352,8 @@ def run_channels(
         fusion.add_ranked("layer", [r.id for r in rows])
         rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30, count_total=False))
         fusion.add_ranked("recency", [r.id for r in rows])
-    fusion.unread = sum(1 for i in older if i not in fusion.scores)
+    fusion.unread += sum(1 for i in older if i not in fusion.scores)
     return loaded.get(list(fusion.scores))
-
-
-def _newest_dated(
-    session: Session, scope_ids: list[int], windows: list[tuple[str, str]]
-) -> tuple[list[str], list[str]]:
-    """The newest `DATE_CANDIDATES` memories of each of `windows`, and the ids of the older ones, up
-    to `DATE_COUNTED` and one more when more are left (counted as left out, a lower bound past
-    them). A day of more memories than that answered "what happened today" with nothing, said
-    complete: the window was dropped whole, and the answer without words had none to give (decision 471)."""
-    newest: list[str] = []
-    older: list[str] = []
-    for since, until in windows:
-        ids = session.timeline(
-            scope_ids,
-            since=since,
-            until=until,
-            pivot=(until, _LAST_SEQ),
-            before=DATE_CANDIDATES + DATE_COUNTED + 1,
-            after=0,
-        )
-        newest.extend(ids[-DATE_CANDIDATES:])
-        older.extend(ids[:-DATE_CANDIDATES])
-    return newest, older
 
 
 def narrow(session: Session, scope_ids: list[int]) -> bool:
@@ -434,13 +408,6 @@ def _asks(node: Node, stems: list[str], alternatives: Alternatives | None = None
 
 
 _SENTENCE_END = re.compile(r"[.!?\n]+\s")
-
-
-def _date(fusion: Fusion, pool: dict[str, Node], windows: tuple[tuple[str, str], ...]) -> None:
-    """Lift candidates recorded inside a window the query names ("on 2024-03-05", "in March 2024")."""
-    for node_id, node in pool.items():
-        if any(since <= node.created_at <= until for since, until in windows):
-            fusion.put("date", node_id, 1.0)
 
 
 def _proximity(

@@ -35,6 +35,8 @@ class Fusion:
         self.left_out: list[str] = []
         #: Memories of the days the query names that no channel read (a crowded day, decision 471).
         self.unread = 0
+        #: The words the question was searched for (set by the channels; the raw fallback asks them).
+        self.words: list[str] = []
 
     def put(self, channel: str, node_id: str, value: float) -> None:
         weight = self.plan.weight(channel)

@@ -120,6 +120,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             issues.append(Issue("invalid_argument", f"query cut to its first {len(query)} characters", "query"))
         work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
         failed = failures.asked(query)  # a question about what went wrong (decision 471)
+        when = (rt.now(), rt.settings.zone()) if query else None  # the user's today, for the days it names
         scope_ids = [s.id for s in scopes]
         plan = compile_plan(
             semantic_available=rt.embedder is not None,
@@ -130,7 +131,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             include_superseded=request.include_superseded,
             multi_hop=request.multi_hop,
             token_budget=token_budget,
-            time_windows=tuple(date_windows(query, rt.now(), rt.settings.zone())) if query else (),
+            time_windows=tuple(date_windows(query, *when)) if when else (),
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
             open_work=work,
             decisions=decided,
@@ -139,6 +140,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             disabled=disabled,
         )
         coverage = Coverage(initiatives=[s.name for s in scopes])
+        searched = query  # what the raw fallback searches the stored sources for
         if query and rt.settings.semantic and rt.embedder is None:
             # KAERU_SEMANTIC=1 without the [semantic] extra: said, not silent.
             issues.append(Issue("semantic_unavailable", NO_EXTRA))
@@ -176,7 +178,10 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 common_stems=rt.common_stems,
                 issues=issues,
                 failed=failed,
+                when=when,
             )
+            if plan.time_windows:  # without the words that say when (`dated.search_words`)
+                searched = " ".join(fusion.words)
             if fusion.left_out:  # said, not done silently (decision 168)
                 coverage.omitted.append(Omission("query", len(fusion.left_out), _left_out(fusion.left_out)))
             closed = set() if filters.include_suppressed else closed_scoped_tasks(session, pool, scopes)
@@ -261,7 +266,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         # In its own snapshot, so that a failure there never costs the curated hits already made.
         try:
             with rt.store.read() as session:
-                raw_hits = raw.search_sources(session, scopes, query, whole, wanted, chars - shown_chars)
+                raw_hits = raw.search_sources(session, scopes, searched, whole, wanted, chars - shown_chars)
         except KaeruError as exc:
             raw_error = f"{exc.code}: {exc.message}"
         except Exception as exc:  # a damaged source row must not fail the recall

@@ -63,7 +63,7 @@ class ReadRequest(Request):
     node: Ref = Field(description="Its id or exact name, or {initiative, name}.")
     at: Text | None = Field(
         None,
-        description="As kaeru had recorded it then: RFC 3339, a date, or an offset like 2h, 3d.",
+        description="As kaeru had recorded it then: RFC 3339, a date (as at its end), or an offset like 2h, 3d.",
     )
     body_offset: int = Field(0, ge=0, description="Start the body at this character (paging).")
     neighbours: bool = Field(False, description="Also return its edges, both ways (as of `at`).")
@@ -106,7 +106,9 @@ class CurrentStateRequest(Request):
     initiative: InitiativeName = Field(description="The initiative to look in.")
     slot: Annotated[str | None, ref("Slot")] = Field(None, description="Ask who holds this role…")
     node: Ref | None = Field(None, description="…or what currently replaces this node.")
-    as_of: Text | None = Field(None, description="Answer as of this moment (RFC 3339, a date, or 5m/2h/3d).")
+    as_of: Text | None = Field(
+        None, description="Answer as of this moment (RFC 3339, a date: as at its end, or 5m/2h/3d ago)."
+    )
 
 
 class InitiativesRequest(Request):

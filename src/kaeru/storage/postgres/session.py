@@ -23,7 +23,7 @@ from kaeru.storage.records import RequestKey, StoredRequest
 from kaeru.storage.sql.graph import SHOWN
 from kaeru.storage.sql.replay import pack_hash_bytes, pack_response, unpack_hash, unpack_response
 from kaeru.storage.sql.rows import NODE_COLS
-from kaeru.storage.sql.session import SqlSession
+from kaeru.storage.sql.session import FILLED_BY, SqlSession
 
 #: The columns a node write sets besides `NODE_COLS`: its request id and actor, tsvectors (matching)
 #: and term counts and length (BM25).
@@ -89,6 +89,12 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
                 return None
         raise Unavailable(f"request_id {key.request_id!r} is being claimed concurrently; retry")
 
+    def newest_stamp(self) -> str | None:
+        """None: every writer of a PostgreSQL vault stamps by the server's clock (decision 404), so
+        a write needs no floor from the vault's newest, and reading it cost each write a round trip
+        of its own (a write begins with its first statement, 16.L7)."""
+        return None
+
     def finish_request(self, key: RequestKey, response: dict[str, Any]) -> None:
         # The row is this transaction's own claim (locked since `begin_request`): sent with the
         # statements before commit, in one round trip (decision 16.P2).
@@ -96,6 +102,15 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             "UPDATE requests SET response = ? WHERE initiative = ? AND operation = ? AND request_id = ?",
             (pack_response(response), key.initiative, key.operation, key.request_id),
         )
+
+    def gather_statistics(self, kinds: Sequence[str]) -> None:
+        # A new vault's `nodes` is analyzed empty by migration 020, and the plan of a statement
+        # prepared while a table is small (psycopg prepares one after a few runs) is kept until
+        # the table's statistics change: an import's per-record look-ups read the whole of `nodes`,
+        # a quadratic import. ANALYZE gives them the table's size and re-plans them; SKIP_LOCKED,
+        # so it never waits for a VACUUM; a role that does not own the tables gets a warning only.
+        if tables := sorted({table for kind in kinds for table in FILLED_BY[kind]}):
+            self._db.run(f"ANALYZE (SKIP_LOCKED) {', '.join(tables)}")
 
     # --- node revisions ---------------------------------------------------------------------
     #: The term counts a write replaces, read by `put_node`'s locked look-up of the row.

@@ -32,6 +32,15 @@ class AuditQueries(SlotQueries):
             ),
         )
 
+    def newest_stamp(self) -> str | None:
+        """When the vault's newest write was stamped: its last audit record's time, read by the
+        record's key (one probe of its primary key, no row written). A write is stamped after it
+        (`Runtime.write_time`), so that the vault's recorded order never goes back when a machine's
+        clock was put back between two writers' sessions (PostgreSQL's session answers None: its
+        writers share the server's clock)."""
+        row = self._db.one("SELECT at FROM audit ORDER BY seq DESC LIMIT 1", ())
+        return str(row[0]) if row else None
+
     def audit_records(self, initiative_ids: Sequence[int], limit: int) -> list[tuple[int, AuditRecord]]:
         """The newest audit records of these initiatives, with their sequence numbers, newest first."""
         if not initiative_ids:

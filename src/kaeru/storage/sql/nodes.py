@@ -159,10 +159,13 @@ class NodeQueries(Part):
 
     def revision_of(self, node_id: str, rev_no: int) -> str | None:
         """The revision token of the node's revision `rev_no`, None when the vault has no such revision:
-        an import tells a record it holds from another vault's revision of that number (decision 315)."""
+        an import tells a record it holds from another vault's revision of that number (decision 315).
+        The node's `seq` is a scalar subquery, found once: as a join, a plan made before PostgreSQL
+        had statistics read the whole of `nodes` for each past revision of that number (an import)."""
         row = self._db.one(
             "SELECT n.revision FROM nodes n WHERE n.id = ? AND n.rev_no = ? UNION ALL "
-            "SELECT r.revision FROM past_revisions r JOIN nodes n ON r.node_seq = n.seq WHERE n.id = ? AND r.rev_no = ?",
+            "SELECT r.revision FROM past_revisions r WHERE r.node_seq = (SELECT seq FROM nodes WHERE id = ?) "
+            "AND r.rev_no = ?",
             (node_id, rev_no, node_id, rev_no),
         )
         return str(row[0]) if row is not None else None

@@ -14,6 +14,7 @@ from kaeru.domain.timefmt import fmt
 from kaeru.errors import RevisionConflict
 from kaeru.storage.records import RequestKey, SearchQuery, SearchRow, StoredRequest
 from kaeru.storage.sql.audit import AuditQueries
+from kaeru.storage.sql.changes import ChangeQueries
 from kaeru.storage.sql.db import Db
 from kaeru.storage.sql.edges import EdgeQueries
 from kaeru.storage.sql.graph import GraphQueries
@@ -28,10 +29,25 @@ _ASSIGN = ", ".join(f"{c.strip()} = ?" for c in NODE_COLS.split(","))
 _WHO = (("request_id", "?"), ("actor", "?"))
 #: `meta` keys naming the languages memories are stemmed in: `language:de`, … (`;` follows `:`).
 _LANG, _LANG_END = "language:", "language;"
+#: The tables each kind of archive record fills (`gather_statistics`).
+FILLED_BY = {
+    "node": ("nodes", "past_revisions", "memberships"),
+    "edge": ("edges", "edge_revisions"),
+    "slot": ("slots", "slot_revisions"),
+    "audit": ("audit",),
+}
 
 
 class SqlSession(
-    InitiativeQueries, NodeQueries, EdgeQueries, GraphQueries, AuditQueries, TokenQueries, SectionQueries, TrailQueries
+    InitiativeQueries,
+    NodeQueries,
+    EdgeQueries,
+    GraphQueries,
+    AuditQueries,
+    TokenQueries,
+    SectionQueries,
+    TrailQueries,
+    ChangeQueries,
 ):
     """One transaction or snapshot over `db`: what the service is written against (`base.Session`).
     The methods below the constructor are each engine's own."""
@@ -167,6 +183,12 @@ class SqlSession(
             # `fromisoformat`: rows written before stamps were fixed to `…Z` end in `+00:00`.
             before = min(before, fmt(datetime.fromisoformat(str(newest[0])) - window))
         return self._db.run("DELETE FROM requests WHERE created_at < ?", (before,))
+
+    def gather_statistics(self, kinds: Sequence[str]) -> None:
+        """Bring the planner's statistics of the tables that records of `kinds` (node, edge, slot,
+        audit: `FILLED_BY`) fill up to date, in this transaction: what a bulk writer (an import, a
+        copy) asks for as those tables grow, before the engine's own upkeep would. SQLite's planner
+        finds these tables' keys without statistics: nothing to do (PostgreSQL's session does it)."""
 
     def nodes_with_property(self, initiative_ids: Sequence[int], key: str) -> list[str]:
         """Live member nodes whose `properties` has `key`."""

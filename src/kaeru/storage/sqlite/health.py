@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,8 +23,22 @@ import apsw
 
 from kaeru.errors import Internal, KaeruError, NotFound, Unavailable
 from kaeru.storage.health import Health, IndexAgreement
+from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.sqlite.machine import translate, unnameable
 from kaeru.storage.sqlite.session import SqliteSession
+
+#: Less free space than this beside the vault and the doctor says a write (a few pages into the log,
+#: its index and text-index pages) will likely be refused: the disk is full for kaeru.
+FULL_BYTES = 64 * 1024
+
+
+def damaged(exc: apsw.Error) -> VaultUnusable:
+    """A file SQLite cannot read, said as the store says it at open (`unusable`): `unavailable`, not
+    to be retried, with the way out — not `internal`, which asks the user to report a fault of ours."""
+    return VaultUnusable(
+        f"the vault file is damaged and cannot be read ({exc}): `kaeru doctor` checks it; stop every kaeru "
+        "process, then `kaeru salvage NEW_FOLDER` copies what still reads into a new vault"
+    )
 
 
 def _query_only(path: Path, flags: int, busy_timeout_ms: int) -> apsw.Connection:
@@ -109,7 +124,7 @@ class SqliteHealth(Health):
         is too damaged for the check to run."""
         try:
             return [str(r[0]) for r in self._rows("PRAGMA quick_check")]
-        except Internal as exc:
+        except (Internal, VaultUnusable) as exc:
             return [exc.message]
 
     def _rows(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -120,12 +135,12 @@ class SqliteHealth(Health):
             raise self._said(exc) from exc
 
     def _said(self, exc: apsw.Error) -> KaeruError:
-        """A driver error as the project's: a file SQLite cannot read is `Internal`, said as damage;
+        """A driver error as the project's: a file SQLite cannot read is `damaged`;
         any other (a table a damaged vault lacks, a lock held too long) as the store says it. The
         doctor's subject is exactly such a vault: a check that meets one fails with its fix, and an
         error the look left untranslated ended `kaeru doctor` in a traceback (decision 424)."""
         if isinstance(exc, apsw.CorruptError | apsw.NotADBError | apsw.IOError):
-            return Internal(f"the vault file is damaged and cannot be read ({exc})")
+            return damaged(exc)
         return translate(exc, self.path)
 
     def index_agreement(self) -> IndexAgreement:
@@ -155,6 +170,16 @@ class SqliteHealth(Health):
         if not os.access(self.path.parent, os.W_OK | os.X_OK):
             why = f"the vault folder {self.path.parent} cannot be written by this user (SQLite makes its -wal and -shm files there)"
             return why, fix
+        try:
+            free = shutil.disk_usage(self.path.parent).free
+        except OSError:
+            return None
+        if free < FULL_BYTES:  # reads answer and every write fails `unavailable`: the doctor said healthy
+            return (
+                f"the disk holding the vault is full ({free // 1024} KiB free at {self.path.parent})",
+                "free some space on that disk (or move the vault to one with room: stop kaeru, move the folder, "
+                "point --vault / KAERU_VAULT at it)",
+            )
         return None
 
     def copy_into(self, target: Path) -> None:
@@ -171,10 +196,7 @@ class SqliteHealth(Health):
         except (apsw.BusyError, apsw.LockedError) as exc:
             raise Unavailable(f"the vault is busy ({exc}); retry shortly") from exc
         except (apsw.CorruptError, apsw.NotADBError) as exc:
-            raise Internal(
-                f"the vault file is damaged ({exc}): `kaeru doctor` checks it; `kaeru salvage NEW_FOLDER` copies "
-                "what still reads into a new vault"
-            ) from exc
+            raise damaged(exc) from exc
         except apsw.Error as exc:  # a path SQLite cannot open, a quota, a failing disk
             raise Unavailable(f"cannot write the copy {target}: {exc}") from exc
         finally:

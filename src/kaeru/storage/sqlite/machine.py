@@ -26,7 +26,8 @@ def translate(exc: apsw.Error, path: Path) -> KaeruError:
     """A driver error as the project's error. What the machine did to the vault file — a full disk,
     a file or file system that became read-only, a failing disk — is `unavailable`, said in words a
     person can act on: the transaction was rolled back, so the same call (with its `request_id`)
-    may succeed once the cause is fixed. A damaged file points at `kaeru doctor`."""
+    may succeed once the cause is fixed. A damaged file is `unavailable`, not retryable, and points at
+    `kaeru doctor` and `kaeru salvage`."""
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
         return Unavailable(f"the vault is busy ({exc}); retry shortly")
     if isinstance(exc, apsw.FullError):
@@ -47,7 +48,9 @@ def translate(exc: apsw.Error, path: Path) -> KaeruError:
             "nothing was written; check the disk and its free space, and try again"
         )
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return Internal(
+        # Not `internal` ("an unexpected server fault: report it"): the file is damaged, retrying
+        # cannot help, and the message says what can (the backup probe, session 51).
+        return VaultUnusable(
             f"the vault file is damaged ({path}: {exc}): `kaeru doctor` checks it; `kaeru salvage NEW_FOLDER` "
             "copies what still reads into a new vault"
         )

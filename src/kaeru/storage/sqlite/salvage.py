@@ -4,7 +4,13 @@
 stops at the first bad page, so its advice to "export what still reads" led in a circle. Salvage
 reads each table by its own b-tree (never an index, which is rebuilt), steps over the pages that do
 not read, and says what it could not read. Indexes, triggers and the full-text index are built
-afresh in the new file (the text index from the salvaged nodes, by the store, afterwards).
+afresh in the new file (the text index from the salvaged nodes, by the store, afterwards), and so
+are the tables made from others (`salvage_derived`: memberships, edges, slots) at this kaeru's
+schema, with the migration records a damaged `schema_migrations` lost.
+
+The damaged file is read with `PRAGMA writable_schema` on (the connection is read-only: nothing is
+written): without it SQLite refuses a file shorter than its header says — a vault truncated by a
+full disk or a copy cut short — before reading a row, although every page it still holds reads.
 
 How a table is read past its damage:
 - a rowid table in rowid order; where a read fails, the next readable rowid is found by probing
@@ -22,6 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import apsw
+
+from kaeru.storage.sqlite import salvage_derived as derived
 
 #: What a damaged file raises when a page is read (a bad page, a bad overflow chain, a short file).
 DAMAGE = (apsw.CorruptError, apsw.NotADBError, apsw.IOError, apsw.FormatError, apsw.RangeError)
@@ -41,6 +49,8 @@ class TableSalvage:
     copied: int = 0
     #: Where reading failed, in words: `rowid 120 to 181`, `between key (3, 1, 77) and key (5, 0, 12)`.
     damaged: list[str] = field(default_factory=list)
+    #: Made again from other tables (`copied` counts the rows made), not copied: nothing of it is lost.
+    rebuilt: bool = False
 
 
 @dataclass
@@ -68,6 +78,7 @@ def salvage(source: Path, target: Path) -> Salvage:
     src = apsw.Connection(str(source), flags=apsw.SQLITE_OPEN_READONLY)
     try:
         try:
+            list(src.execute("PRAGMA writable_schema = ON"))  # read-only: trusts the schema, writes nothing
             schema = list(src.execute("SELECT type, name, tbl_name, sql FROM sqlite_schema WHERE sql IS NOT NULL"))
             user_version = int(next(iter(src.execute("PRAGMA user_version")))[0])
         except DAMAGE as exc:
@@ -94,17 +105,30 @@ def _copy(src: apsw.Connection, dst: apsw.Connection, schema: list[Any], user_ve
     ]
     list(dst.execute("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF"))  # a new file: no one else reads it
     report: list[TableSalvage] = []
+    # The derived tables are made from their sources below when the schema is this kaeru's newest
+    # (the statements are written for it); an older one's are copied and the store migrates them.
+    derive = derived.current(user_version)
     with dst:
         for name, sql in tables:
             if not name.startswith("sqlite_"):
                 dst.execute(sql)
         for name, _ in tables:
-            if name not in virtual:  # the full-text index is rebuilt from the nodes by the store
-                report.append(_copy_table(src, dst, name))
+            if name not in virtual and not (derive and name in derived.NOT_COPIED):
+                report.append(_copy_table(src, dst, name))  # the full-text index: rebuilt by the store
         for kind, name, _, sql in schema:
             if kind in ("index", "trigger") and not name.startswith("sqlite_"):
                 dst.execute(sql)
         dst.execute(f"PRAGMA user_version = {user_version}")
+        if derived.restore_records(dst, user_version):
+            # What did not read of it is written again whole: the table lost nothing.
+            for table in report:
+                if table.name == "schema_migrations":
+                    table.damaged, table.rebuilt = [], True
+                    table.copied = int(next(iter(dst.execute("SELECT count(*) FROM schema_migrations")))[0])
+        if derive:
+            made = derived.rebuild(dst)
+            report = [t for t in report if t.name not in made]
+            report += [TableSalvage(t, rows, rebuilt=True) for t, rows in made.items()]
     return Salvage(report, user_version)
 
 
@@ -144,7 +168,7 @@ def _by_rowid(src: apsw.Connection, table: str, names: list[str], result: TableS
         except DAMAGE:
             start = _next_readable(src, select + " LIMIT 1", failed)
             if start is None:
-                result.damaged.append(f"rowid {failed} to the end")
+                result.damaged.append("every row" if failed == -MAX_ROWID - 1 else f"rowid {failed} to the end")
             else:
                 yield from _row_by_row(src, table, names, failed, start, result)
 
@@ -231,7 +255,11 @@ def _by_key(
             first_back = tuple(row[i] for i in at)
             yield row
     except DAMAGE:
-        result.damaged.append(f"between {_key(last, 'the start')} and {_key(first_back, 'the end')}")
+        result.damaged.append(
+            "every row"
+            if last is first_back is None
+            else f"between {_key(last, 'the start')} and {_key(first_back, 'the end')}"
+        )
 
 
 def _key(key: tuple[Any, ...] | None, otherwise: str) -> str:

@@ -30,7 +30,8 @@ from kaeru.storage.migrate import (
     upgrade_later,
 )
 from kaeru.storage.sqlite import vectors
-from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, identity, make_private, translate, unusable, waiter
+from kaeru.storage.sqlite.held import Held
+from kaeru.storage.sqlite.machine import BUSY, MACHINE_ERRORS, make_private, translate, unusable, waiter
 from kaeru.storage.sqlite.matching import CommonWords, fts_match
 from kaeru.storage.sqlite.session import SqliteDb, SqliteSession
 from kaeru.storage.sqlite.warmlist import KEEP, WARM_KEY
@@ -103,9 +104,8 @@ class SqliteStore(UpgradeGate):
         try:
             make_private(path)
             conn = self._connect()
-            #: The vault file this store opened (device, inode), or None where the file system does
-            #: not number its files: see `check_place`.
-            self._place = identity(path)
+            #: The vault file and (once read) its log files, as opened: see `Held.check`.
+            self._held = Held(path)
         except (OSError, apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *MACHINE_ERRORS) as exc:
             raise unusable(path, exc) from exc
         #: The migrations applied after opening (None: none pending, or applied before returning).
@@ -116,8 +116,9 @@ class SqliteStore(UpgradeGate):
             if not current and not later and self._migrate(conn):
                 self._written.set()  # a migration's WAL is checkpointed and emptied like a write's
             # Opened here, not on its thread: a vault removed a moment after opening must not end
-            # that thread in an unhandled error (check_place refuses the writes that follow).
+            # that thread in an unhandled error (`Held.check` refuses the writes that follow).
             checkpoint_conn = apsw.Connection(str(path))
+            self._held.logs_opened()
         except (apsw.CantOpenError, apsw.NotADBError, apsw.CorruptError, *MACHINE_ERRORS) as exc:
             raise unusable(path, exc) from exc
         finally:
@@ -151,7 +152,7 @@ class SqliteStore(UpgradeGate):
                     self._full.clear()
                     if woken or self._written.is_set():
                         with self._checkpointing:
-                            done = self._checkpoint(conn, "RESTART")
+                            done = self._held.intact() and self._checkpoint(conn, "RESTART")
                         if not done:
                             self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
                         continue
@@ -159,9 +160,9 @@ class SqliteStore(UpgradeGate):
                     continue
                 # No write for a pause: the vault is idle, the WAL goes back to nothing.
                 with self._checkpointing:
-                    truncate = 0 if self._checkpoint(conn, "TRUNCATE") else truncate - 1
+                    truncate = 0 if self._held.intact() and self._checkpoint(conn, "TRUNCATE") else truncate - 1
         finally:
-            conn.close()
+            self._held.close(conn)
 
     @staticmethod
     def _checkpoint(conn: apsw.Connection, mode: str) -> bool:
@@ -225,6 +226,12 @@ class SqliteStore(UpgradeGate):
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.005)
+            except apsw.ReadOnlyError:
+                # A rollback-journal file (a `kaeru backup`) that this user cannot write: read as it
+                # is (its writes are refused as read-only); a WAL one goes on to say why it cannot.
+                if next(iter(conn.execute("PRAGMA journal_mode")))[0] == "wal":
+                    raise
+                return
 
     def _acquire(self) -> apsw.Connection:
         if self._stopping.is_set():
@@ -241,7 +248,7 @@ class SqliteStore(UpgradeGate):
             with self._lock:
                 if conn in self._all:
                     self._all.remove(conn)
-            _close_quietly(conn)
+            _close_quietly(conn, self._held)
 
     def _up_to_date(self, conn: apsw.Connection) -> bool:
         """One read at open: True (and the vault's secret kept) when every migration this kaeru ships
@@ -318,19 +325,6 @@ class SqliteStore(UpgradeGate):
         self._upgraded()
         return _Transaction(self, "BEGIN IMMEDIATE")
 
-    def check_place(self) -> None:
-        """Refuse to write when the vault file this store opened is no longer the one at its path.
-
-        SQLite keeps writing to a file it has open after the file is deleted (the vault folder
-        removed to start again while an agent's server still runs) or replaced (a backup copied or
-        synced into place as a new file): every write is then acknowledged and lost when the server
-        exits. One `stat` per write transaction (under a microsecond here) notices it first."""
-        if self._place is not None and identity(self.path) != self._place:
-            raise Unavailable(
-                f"the vault file was removed or replaced while this server ran ({self.path}): nothing was "
-                "written; restart the server, which then opens the vault found there"
-            )
-
     def read(self) -> Any:
         """One read snapshot."""
         self._upgraded()
@@ -355,12 +349,12 @@ class SqliteStore(UpgradeGate):
             self._pool.clear()
             for conn in idle:
                 self._all.remove(conn)
-        if idle:
+        if idle and self._held.intact():  # never through a lost log's index (`Held`)
             idle[0].set_busy_timeout(CHECKPOINT_BUSY_MS)
             self._keep_rankings(idle[0])
             self._checkpoint(idle[0], "TRUNCATE")
         for conn in idle:
-            _close_quietly(conn)
+            _close_quietly(conn, self._held)
 
     def warm(self, keep_going: Callable[[], bool]) -> None:
         """Every row's size read into the in-memory copies' cache, which a first ranking of a common
@@ -421,8 +415,9 @@ class _Transaction:
 
     def __enter__(self) -> SqliteSession:
         store = self._store
-        if self._begin != "BEGIN":
-            store.check_place()
+        # SQLite goes on using a file after it is deleted or replaced: writes would be lost (the
+        # vault file), reads and writes go through an index other processes no longer see (its log).
+        store._held.check(self._begin != "BEGIN")
         try:
             conn = store._acquire()  # a new connection when none is idle
         except apsw.Error as exc:
@@ -487,9 +482,9 @@ def _end_quietly(conn: apsw.Connection) -> None:
             pass
 
 
-def _close_quietly(conn: apsw.Connection) -> None:
+def _close_quietly(conn: apsw.Connection, held: Held) -> None:
     """Close a connection of a store that is shutting down; a failure leaves nothing to do."""
     try:
-        conn.close()
+        held.close(conn)
     except apsw.Error:
         pass
