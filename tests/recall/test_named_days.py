@@ -24,23 +24,9 @@ from kaeru.storage.factory import open_store
 from kaeru.storage.records import AuditRecord
 from kaeru.storage.sql.changes import CHUNK
 from tests.backends import VaultSpec, drop_vault, new_vault
+from tests.recall.test_day_overflow import _Clock, _ids
 
 P = "billing"
-
-
-class _Clock:
-    """A wall clock that a test sets, a millisecond on at each reading (so writes keep their order)."""
-
-    def __init__(self, start: datetime) -> None:
-        self.moment = start
-
-    def __call__(self) -> datetime:
-        self.moment += timedelta(milliseconds=1)
-        return self.moment
-
-
-def _ids(answer: dict[str, Any]) -> list[str]:
-    return [h["id"] for h in answer["data"]["hits"]]
 
 
 class _Vault:
