@@ -25,3 +25,15 @@ def note(service: Service, text: str, initiative: str = P) -> str:
 def recall(service: Service, query: str, disabled: frozenset[str] = frozenset(), **extra: Any) -> Any:
     args: dict[str, Any] = {"initiatives": [P], "query": query, "explain": True, **extra}
     return service.recall(parse("recall", args), disabled=disabled)
+
+
+def made_id(answer: dict[str, Any]) -> str:
+    """The id of the node a write tool's answer made (the call applied)."""
+    assert answer["state"] == "applied", answer
+    return str(answer["data"]["primary"]["id"])
+
+
+def hit_ids(answer: dict[str, Any]) -> list[str]:
+    """The ids of a read tool's hits, in their order (the call answered)."""
+    assert answer["state"] == "ok", answer
+    return [h["id"] for h in answer["data"]["hits"]]

@@ -14,18 +14,9 @@ import pytest
 
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
+from tests.recall.helpers import hit_ids, made_id
 
 P = "billing"
-
-
-def _id(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer
-    return str(answer["data"]["primary"]["id"])
-
-
-def _ids(answer: dict[str, Any]) -> list[str]:
-    assert answer["state"] == "ok", answer
-    return [h["id"] for h in answer["data"]["hits"]]
 
 
 def _channels(answer: dict[str, Any]) -> set[str]:
@@ -38,14 +29,14 @@ def _project(service: Service) -> tuple[Any, dict[str, str]]:
     run = build_server(service).registry.run
 
     def note(text: str, **extra: Any) -> str:
-        return _id(run("note", {"initiative": P, "text": text, **extra}))
+        return made_id(run("note", {"initiative": P, "text": text, **extra}))
 
     for i in range(6):
         note(f"Reviewed pull request {240 + i} for the invoice listing; merged after one round.")
     note("Last time we met, the team had a long lunch and talked about the holidays.")
     note("The sprint planning took more time than last time because of the new estimates.")
     made = {}
-    made["claim"] = _id(
+    made["claim"] = made_id(
         run(
             "claim", {"initiative": P, "text": "The webhook signature failures are caused by clock skew on the worker."}
         )
@@ -88,7 +79,7 @@ def _project(service: Service) -> tuple[Any, dict[str, str]]:
 def test_a_question_about_what_went_wrong_finds_the_failures(service: Service, query: str) -> None:
     run, made = _project(service)
     answer = run("recall", {"initiatives": [P], "query": query})
-    found = _ids(answer)
+    found = hit_ids(answer)
     failures = set(made.values())
     assert set(found[: len(failures)]) == failures, found
     newest_first = [made[k] for k in ("incident", "breaks", "fix", "bug", "claim")]
@@ -105,13 +96,13 @@ def test_debug_failure_brings_back_the_failures_when_no_word_finds_them(service:
     args: dict[str, Any] = {"initiatives": [P], "task_intent": "debug_failure"}
     if query is not None:
         args["query"] = query
-    found = _ids(run("recall", args))
+    found = hit_ids(run("recall", args))
     assert set(found[:5]) == set(made.values()), found
 
 
 def test_which_hypotheses_were_refuted_lists_the_refuted_claim_and_what_refuted_it(service: Service) -> None:
     run, made = _project(service)
-    found = _ids(run("recall", {"initiatives": [P], "query": "which hypotheses were refuted?"}))
+    found = hit_ids(run("recall", {"initiatives": [P], "query": "which hypotheses were refuted?"}))
     assert found[:2] == [made["claim"], made["fix"]], found
 
 
@@ -120,8 +111,8 @@ def test_a_failure_beside_words_of_a_subject_ranks_first_among_them(service: Ser
     first; a question that only shares a word with a failure question is not one."""
     run, made = _project(service)
     for text in ("Documented the webhook signature header format.", "Rotated the webhook signature secret."):
-        _id(run("note", {"initiative": P, "text": text}))
-    found = _ids(run("recall", {"initiatives": [P], "query": "what broke the webhook signature?"}))
+        made_id(run("note", {"initiative": P, "text": text}))
+    found = hit_ids(run("recall", {"initiatives": [P], "query": "what broke the webhook signature?"}))
     assert set(found[:3]) == {made["bug"], made["fix"], made["claim"]}, found
     answer = run("recall", {"initiatives": [P], "query": "what did the team talk about at lunch last time?"})
     assert "failures" not in _channels(answer)

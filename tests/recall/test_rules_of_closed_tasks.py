@@ -8,22 +8,11 @@ A rule of an open task stays. Both backends, through the tool registry."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
+from tests.recall.helpers import hit_ids, made_id
 
 P = "billing"
-
-
-def _id(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer
-    return str(answer["data"]["primary"]["id"])
-
-
-def _ids(answer: dict[str, Any]) -> list[str]:
-    assert answer["state"] == "ok", answer
-    return [h["id"] for h in answer["data"]["hits"]]
 
 
 def test_a_rule_of_a_closed_or_forgotten_task_is_suppressed(service: Service) -> None:
@@ -32,11 +21,11 @@ def test_a_rule_of_a_closed_or_forgotten_task_is_suppressed(service: Service) ->
     assert run("initiative", {"initiative": P, "action": "set_board", "columns": board})["state"] in ("applied", "ok")
 
     def task(text: str) -> str:
-        return _id(run("task", {"initiative": P, "text": text}))
+        return made_id(run("task", {"initiative": P, "text": text}))
 
     def rule(text: str, task_id: str | None = None) -> str:
         scoped = {"applicability": {"task": {"id": task_id}}} if task_id else {}
-        return _id(run("note", {"initiative": P, "text": text, "kind": "rule", **scoped}))
+        return made_id(run("note", {"initiative": P, "text": text, "kind": "rule", **scoped}))
 
     working, dropped, finished, forgotten = (
         task(t) for t in ("Render invoice PDFs", "Migrate to Fly.io", "Set up CI", "Spike on WeasyPrint")
@@ -58,8 +47,8 @@ def test_a_rule_of_a_closed_or_forgotten_task_is_suppressed(service: Service) ->
 
     asked = {"initiatives": [P], "query": "which rules must I follow", "task_intent": "apply_preference"}
     answer = run("recall", asked)
-    found = _ids(answer)
+    found = hit_ids(answer)
     assert kept <= set(found) and not held & set(found), found
     assert {"section": "hits", "count": len(held), "reason": "suppressed"} in answer["coverage"]["omitted"]
     # Asked for, they are shown.
-    assert held <= set(_ids(run("recall", {**asked, "include_suppressed": True})))
+    assert held <= set(hit_ids(run("recall", {**asked, "include_suppressed": True})))

@@ -11,17 +11,17 @@ rule itself is asked directly."""
 from __future__ import annotations
 
 from kaeru.errors import CommitUnknown, Unavailable, WritesCrossed
-from kaeru.service.mutation import WRITE_RUNS, _runs_again
+from kaeru.service.reruns import WRITE_RUNS, runs_again
 
 
 def test_a_write_crossed_by_another_runs_again_a_few_times() -> None:
     crossed = WritesCrossed("two writes waited for each other")
-    assert all(_runs_again(crossed, "note", runs) for runs in range(1, WRITE_RUNS))
-    assert not _runs_again(crossed, "note", WRITE_RUNS)
-    assert _runs_again(crossed, "hygiene", 1)  # a pass keeps no state across runs (466)
+    assert all(runs_again(crossed, "note", runs) for runs in range(1, WRITE_RUNS))
+    assert not runs_again(crossed, "note", WRITE_RUNS)
+    assert runs_again(crossed, "hygiene", 1)  # a pass keeps no state across runs (466)
 
 
 def test_other_refusals_and_imports_go_back_to_the_caller() -> None:
-    assert not _runs_again(Unavailable("the vault is busy"), "note", 1)
-    assert not _runs_again(CommitUnknown("the answer to COMMIT was lost"), "note", 1)
-    assert not _runs_again(WritesCrossed("crossed"), "import_from", 1)
+    assert not runs_again(Unavailable("the vault is busy"), "note", 1)
+    assert not runs_again(CommitUnknown("the answer to COMMIT was lost"), "note", 1)
+    assert not runs_again(WritesCrossed("crossed"), "import_from", 1)

@@ -3,8 +3,10 @@ token: the tests of one view each, without a server process or a browser."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -17,6 +19,8 @@ from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
 
+#: A hit of a search, recall or timeline page: its node's id.
+HIT = re.compile(r'<li class="hit" id="card-[^"]*" tabindex="-1" data-id="([^"]+)"')
 #: The address the viewer believes it serves (its own origin, which a form's POST must come from).
 BASE = "http://127.0.0.1:9876"
 
@@ -30,3 +34,16 @@ def viewer_client(service: Service, store: Store, vault: VaultSpec, admin: str) 
     app = Starlette(routes=[Mount("/ui", app=ui)])
     with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {admin}"}) as asking:
         yield asking
+
+
+def written(service: Service, tool: str, args: dict[str, Any]) -> str:
+    """The id of the node a write tool's call made (the call must not be refused)."""
+    made = build_server(service).registry.run(tool, args)
+    assert made["state"] != "rejected", made
+    node: str = made["data"]["primary"]["id"]
+    return node
+
+
+def hit_ids(page: str) -> list[str]:
+    """The ids of a page's hits, in their order."""
+    return HIT.findall(page)

@@ -9,18 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html import unescape
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
-from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.web.graph import LIMIT
 from kaeru.web.pages import TRAIL_PAGE
 from tests.backends import VaultSpec
-from tests.web.inprocess import viewer_client
+from tests.web.inprocess import hit_ids, viewer_client, written
 
 ADMIN = "latest-admin-token-d1"
 #: A timeline page's items, as its page says ("50 a page").
@@ -33,17 +31,6 @@ NODES = max(2 * PAGE, LIMIT) + 5
 def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
     with viewer_client(service, store, vault, ADMIN) as asking:
         yield asking
-
-
-def _write(service: Service, tool: str, args: dict[str, Any]) -> str:
-    made = build_server(service).registry.run(tool, args)
-    assert made["state"] != "rejected", made
-    node: str = made["data"]["primary"]["id"]
-    return node
-
-
-def _ids(page: str) -> list[str]:
-    return re.findall(r'<li class="hit" id="card-[^"]*" tabindex="-1" data-id="([^"]+)"', page)
 
 
 def _link(page: str, anchor: str) -> str | None:
@@ -61,7 +48,7 @@ def _get(client: TestClient, where: str | None) -> str:
 @pytest.fixture
 def walk(service: Service) -> list[str]:
     """`NODES` notes in initiative `walk`, oldest first."""
-    return [_write(service, "note", {"initiative": "walk", "text": f"entry number {n}"}) for n in range(NODES)]
+    return [written(service, "note", {"initiative": "walk", "text": f"entry number {n}"}) for n in range(NODES)]
 
 
 def test_the_timeline_links_to_its_latest_page_and_back_through_earlier_ones(
@@ -69,28 +56,28 @@ def test_the_timeline_links_to_its_latest_page_and_back_through_earlier_ones(
 ) -> None:
     first = _get(client, "/ui/timeline?i=walk")
     assert f"{PAGE} a page" in first
-    assert _ids(first) == walk[:PAGE], "the first page is still the oldest"
+    assert hit_ids(first) == walk[:PAGE], "the first page is still the oldest"
     latest = _get(client, _link(first, "latest-page"))
-    assert _ids(latest) == walk[-PAGE:], "the latest page ends with the newest node"
+    assert hit_ids(latest) == walk[-PAGE:], "the latest page ends with the newest node"
     assert _link(latest, "next-page") is None and _link(latest, "latest-page") is None
     earlier = _get(client, _link(latest, "earlier-page"))
-    assert _ids(earlier) == walk[-2 * PAGE : -PAGE], "the page before holds the nodes just before, none twice"
+    assert hit_ids(earlier) == walk[-2 * PAGE : -PAGE], "the page before holds the nodes just before, none twice"
     onward = _get(client, _link(earlier, "next-page"))
-    assert _ids(onward) == walk[-PAGE:], "its later page leads back to the newest"
+    assert hit_ids(onward) == walk[-PAGE:], "its later page leads back to the newest"
     oldest = _get(client, _link(earlier, "first-page"))
-    assert _ids(oldest) == walk[:PAGE]
+    assert hit_ids(oldest) == walk[:PAGE]
 
 
 def test_the_timeline_shows_a_since_until_window(client: TestClient, service: Service) -> None:
     days = {"2021-03-01": "", "2022-03-01": "", "2023-03-01": ""}
     for day in days:
         at = f"{day}T12:00:00Z"
-        days[day] = _write(service, "note", {"initiative": "dated", "text": f"held on {day}", "occurred_at": at})
+        days[day] = written(service, "note", {"initiative": "dated", "text": f"held on {day}", "occurred_at": at})
     page = _get(client, "/ui/timeline?i=dated&since=2022-01-01&until=2022-12-31")
-    assert _ids(page) == [days["2022-03-01"]]
+    assert hit_ids(page) == [days["2022-03-01"]]
     assert 'name="since" id="since" value="2022-01-01"' in page and 'name="until" id="until" value="2022-12-31"' in page
     latest = _get(client, "/ui/timeline?i=dated&until=2022-12-31&latest=1")
-    assert _ids(latest) == [days["2021-03-01"], days["2022-03-01"]], "the latest page within the window"
+    assert hit_ids(latest) == [days["2021-03-01"], days["2022-03-01"]], "the latest page within the window"
 
 
 def test_the_graph_links_to_its_newest_window(client: TestClient, walk: list[str]) -> None:
@@ -103,10 +90,10 @@ def test_the_graph_links_to_its_newest_window(client: TestClient, walk: list[str
 
 
 def test_a_node_page_links_to_its_historys_latest_changes(client: TestClient, service: Service) -> None:
-    note = _write(service, "note", {"initiative": "log", "name": "Release log", "text": "Release 0."})
+    note = written(service, "note", {"initiative": "log", "name": "Release log", "text": "Release 0."})
     revisions = TRAIL_PAGE + 5
     for n in range(1, revisions):
-        _write(service, "revise", {"initiative": "log", "node": note, "patch": {"body": f"Release {n}."}})
+        written(service, "revise", {"initiative": "log", "node": note, "patch": {"body": f"Release {n}."}})
     page = _get(client, f"/ui/node?i=log&id={note}")
     assert f"<ins>{revisions - 1}.</ins>" not in page
     latest = _get(client, _link(page, "trail-newest"))

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from html import unescape
-from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -18,7 +17,7 @@ from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
-from tests.web.inprocess import viewer_client
+from tests.web.inprocess import hit_ids, viewer_client, written
 
 ADMIN = "pages-more-admin-token-d1"
 #: More notes than a page of recall holds (10), over more than two pages.
@@ -31,24 +30,15 @@ def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestCli
         yield asking
 
 
-def _write(service: Service, tool: str, args: dict[str, Any]) -> str:
-    made = build_server(service).registry.run(tool, args)
-    assert made["state"] != "rejected", made
-    node: str = made["data"]["primary"]["id"]
-    return node
-
-
-def _ids(page: str) -> list[str]:
-    return re.findall(r'<li class="hit" id="card-[^"]*" tabindex="-1" data-id="([^"]+)"', page)
-
-
 def _next(page: str) -> str | None:
     found = re.search(r'<a id="next-page" href="([^"]+)">', page)
     return unescape(found.group(1)) if found else None
 
 
 def test_recall_pages_on_to_every_hit(client: TestClient, service: Service) -> None:
-    made = [_write(service, "note", {"initiative": "birds", "text": f"the heron waits, day {n}"}) for n in range(NOTES)]
+    made = [
+        written(service, "note", {"initiative": "birds", "text": f"the heron waits, day {n}"}) for n in range(NOTES)
+    ]
     where: str | None = "/ui/recall?i=birds&q=heron"
     pages: list[str] = []
     while where is not None and len(pages) <= NOTES:
@@ -58,18 +48,20 @@ def test_recall_pages_on_to_every_hit(client: TestClient, service: Service) -> N
         where = _next(answer.text)
     assert f'id="total">{NOTES} hit(s)' in pages[0]
     assert len(pages) > 1, "a recall longer than its page links to the next"
-    shown = [node for page in pages for node in _ids(page)]
+    shown = [node for page in pages for node in hit_ids(page)]
     assert sorted(shown) == sorted(made), "every hit once, over the pages"
 
 
 def test_a_contradicting_node_is_named_not_read_as_a_review_reason(client: TestClient, service: Service) -> None:
-    claim = _write(service, "note", {"initiative": "facts", "name": "Herons are fish", "text": "Herons are fish."})
-    counter = _write(
+    claim = written(service, "note", {"initiative": "facts", "name": "Herons are fish", "text": "Herons are fish."})
+    counter = written(
         service, "note", {"initiative": "facts", "name": "Herons are birds", "text": "Herons have feathers."}
     )
     edge = {"initiative": "facts", "from": {"id": counter}, "to": {"id": claim}, "edge_type": "contradicts"}
     assert build_server(service).registry.run("link", {**edge, "weight": 0.9})["state"] != "rejected"
-    review = _write(service, "review", {"initiative": "facts", "action": "flag", "target": claim, "reason": "check it"})
+    review = written(
+        service, "review", {"initiative": "facts", "action": "flag", "target": claim, "reason": "check it"}
+    )
     page = client.get("/ui/reviews?i=facts")
     assert page.status_code == 200, page.text
     reasons = page.text.split(f'data-id="{claim}"', 1)[1].split('<ul class="reasons">', 1)[1].split("</ul>", 1)[0]
@@ -83,7 +75,7 @@ def test_a_contradicting_node_is_named_not_read_as_a_review_reason(client: TestC
 
 
 def test_each_box_shows_its_own_words(client: TestClient, service: Service) -> None:
-    _write(service, "note", {"initiative": "birds", "text": "the heron waits by the weir"})
+    written(service, "note", {"initiative": "birds", "text": "the heron waits by the weir"})
 
     def boxes(where: str) -> tuple[str, str]:
         page = client.get(where)

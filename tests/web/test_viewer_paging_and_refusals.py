@@ -21,7 +21,7 @@ from kaeru.storage.base import Store
 from kaeru.web.guard import BODY_LIMIT
 from kaeru.web.pages import CARDS
 from tests.backends import VaultSpec
-from tests.web.inprocess import BASE, viewer_client
+from tests.web.inprocess import BASE, hit_ids, viewer_client
 
 ADMIN = "paging-admin-token-7q"
 #: One more open task than a page of the timeline, of a search and a board column holds.
@@ -45,10 +45,6 @@ def tasks(service: Service) -> list[str]:
     return made
 
 
-def _ids(page: str) -> list[str]:
-    return re.findall(r'<li class="hit" id="card-[^"]*" tabindex="-1" data-id="([^"]+)"', page)
-
-
 def _next(page: str) -> str | None:
     found = re.search(r'<a id="next-page" href="([^"]+)">([^<]*)</a>', page)
     return unescape(found.group(1)) if found else None
@@ -66,7 +62,7 @@ def test_the_timeline_and_a_search_page_on_and_a_board_says_what_it_leaves_out(
         rest = client.get(following)
         assert rest.status_code == 200, rest.text
         assert _next(rest.text) is None, "the last page links to no further one"
-        shown = _ids(first.text) + _ids(rest.text)
+        shown = hit_ids(first.text) + hit_ids(rest.text)
         assert sorted(shown) == sorted(tasks), (first_url, len(shown))
     assert f"{TASKS} hit(s) for “flaky”" in client.get("/ui/search?i=many&q=flaky").text
     # A board column shows `CARDS` tasks and says how many more there are.

@@ -54,8 +54,7 @@ from kaeru.service.checks import (
 from kaeru.service.outcomes import EntityRef, Issue, MutationOutcome, SlotChange
 from kaeru.service.recent import CallKey
 from kaeru.service.replay import RETRY_GUARDED, call_digests, remember, repeated
-from kaeru.service.reruns import WRITE_RUNS as WRITE_RUNS
-from kaeru.service.reruns import _runs_again
+from kaeru.service.reruns import runs_again
 from kaeru.service.resolve import resolve_node
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import edges_back_to
@@ -379,7 +378,7 @@ def run_mutation(
     """Run one mutation as one transaction, with replay. Returns the outcome and whether it was replayed.
     `exclusive`: the write ends or renames its initiative (it waits for the others writing there).
     A transaction PostgreSQL rolls back because another write crossed it runs again, whole, from
-    its start (`_runs_again`).
+    its start (`runs_again`).
 
     Raises:
         KaeruError: the mutation was rejected; nothing was written — but for `CommitUnknown`: the
@@ -442,7 +441,7 @@ def run_mutation(
             remember(rt, call, outcome)
             raise
         except Unavailable as exc:
-            if not _runs_again(exc, operation, runs):
+            if not runs_again(exc, operation, runs):
                 raise
             continue
         remember(rt, call, outcome)

@@ -8,7 +8,7 @@ import time
 from kaeru.errors import Unavailable, WritesCrossed
 
 #: How many times a write runs at most when PostgreSQL rolls it back for crossing another write
-#: (`_runs_again`) before its caller is told to retry.
+#: (`runs_again`) before its caller is told to retry.
 WRITE_RUNS = 5
 #: The longest pause before a write runs again, times the runs so far; jittered, so that the two
 #: writes that crossed do not meet again in step.
@@ -19,7 +19,7 @@ RERUN_PAUSE_S = 0.02
 RUN_ONCE = frozenset({"import_from"})
 
 
-def _runs_again(exc: Unavailable, operation: str, runs: int) -> bool:
+def runs_again(exc: Unavailable, operation: str, runs: int) -> bool:
     """Whether a write refused with `exc`, run `runs` times so far, is run once more (after a short
     pause, taken here). One PostgreSQL rolled back because another write crossed it — a deadlock, a
     serialisation failure, `WritesCrossed` — is told so before its COMMIT, so nothing
