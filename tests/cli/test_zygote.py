@@ -23,7 +23,8 @@ Runner = Callable[..., Run]
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 DIGEST = re.compile(r"sha256 [0-9a-f]{16}")  # of an archive that holds ids and times
 SLUG = re.compile(r"(?<=[a-z0-9])-[0-9a-f]{6,12}\b")  # a name's suffix from its node's id, a revision's
-STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+#: an instant (ISO) or a day with its time of day as the compact text writes it (decision 478)
+STAMP = re.compile(r"\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?")
 
 
 def spawned(env: Mapping[str, str], *args: str, stdin: bytes | None = None) -> Run:

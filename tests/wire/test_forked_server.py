@@ -40,7 +40,8 @@ pytestmark = [pytest.mark.timeout(300)]
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SLUG = re.compile(r"(?<=[a-z0-9])-[0-9a-f]{6,12}\b")  # a revision's, a name's suffix from its node's id
-STAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+#: an instant (ISO) or a day with its time of day as the compact text writes it (decision 478)
+STAMP = re.compile(r"\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)?)?")
 PORT = re.compile(rf"(?<={re.escape(LOOPBACK)}:)\d+")
 
 #: One agent's session: what each step sends (None: a notification, no answer).
