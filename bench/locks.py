@@ -45,6 +45,7 @@ def timed_writes(store: Any) -> list[float]:
 
 def run(nodes: int, backend: str) -> dict[str, Any]:
     from kaeru.export import archive
+    from kaeru.service.requests.reads import ArchiveRequest
     from kaeru.storage.factory import open_store
 
     vault = new_vault(backend, "locks", None, keep=False)
@@ -57,7 +58,7 @@ def run(nodes: int, backend: str) -> dict[str, Any]:
         try:
             holds = timed_writes(store)
             started = time.perf_counter()
-            outcome = archive.import_(store, settings, {"action": "import", "path": "big.amg"})
+            outcome = archive.import_(store, settings, ArchiveRequest(action="import", path="big.amg"))
             wall = time.perf_counter() - started
         finally:
             store.close()

@@ -74,6 +74,8 @@ def new_vault(backend: str, label: str, workdir: Path | None, keep: bool) -> Ben
     Raises:
         BackendUnavailable: PostgreSQL is not configured or not reachable.
     """
+    if workdir is not None:
+        workdir.mkdir(parents=True, exist_ok=True)  # `--workdir /tmp/kb` as the docstrings show it
     base = Path(tempfile.mkdtemp(prefix=f"kaeru-bench-{backend}-{label}-", dir=workdir))
     if backend == "sqlite":
         return BenchVault("sqlite", base, keep=keep)
