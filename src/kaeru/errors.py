@@ -259,4 +259,30 @@ ISSUE_CODES: dict[str, str] = {
         "Information (`kaeru import-from memory-jsonl`): the file is one JSON document with `entities` and "
         "`relations` (the memory server's `read_graph` answer), not JSON lines; it was read as such."
     ),
+    "file_skipped": (
+        "Warning (`kaeru import-from markdown|kaeru-md`): a `.md` path in the folder is not a file that can be "
+        "read (a folder so named, a symbolic link to nothing, a file the user may not read); it was left out "
+        "and the message names it. The rest of the folder was imported."
+    ),
+    "not_utf8": (
+        "Warning (`kaeru import-from`): a note (markdown, kaeru-md) or lines (memory-jsonl) hold bytes that "
+        "are not UTF-8 (a file saved as Latin-1 or Windows-1252); they were imported with U+FFFD in their "
+        "place. The message names the file and the first such byte, or the lines: save it as UTF-8 and "
+        "import again (the nodes are revised)."
+    ),
+    "type_kept": (
+        "Warning (`kaeru import-from`): a re-imported item's source now gives it another node type; a revision "
+        "keeps a node's type (another type is a new node, `evolve`), so the node keeps its type and kind tag "
+        "and the rest of the change is applied. The message names the items."
+    ),
+    "forgotten_kept": (
+        "Warning (`kaeru import-from`): items of the source were forgotten in kaeru; they stay forgotten (not "
+        "imported again, even when changed in the source) and their relations are left out. The message "
+        "names them."
+    ),
+    "links_ambiguous": (
+        "Warning (`kaeru import-from markdown`): a wiki link's name is the file name (or title) of several "
+        "notes equally near the folder's root; it was linked to the first by path, the message names the "
+        "others. Write the note's path in the link (`[[people/Alice]]`) to choose."
+    ),
 }

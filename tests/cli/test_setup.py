@@ -223,7 +223,9 @@ def test_codex_write_keeps_the_comments_around_the_replaced_tables(tmp_path: Pat
     assert text.index("# the sandbox, keep it strict") < text.index("[sandbox]")
     after = tomllib.loads(text)
     assert after["sandbox"] == {"mode": "strict"} and after["model"] == "o3"
-    assert after["mcp_servers"]["kaeru"]["command"] != "old" and "extra" not in after["mcp_servers"]["kaeru"]
+    assert after["mcp_servers"]["kaeru"]["command"] != "old"
+    # A table of the entry's own settings is kept, written again with the entry (decision 449).
+    assert after["mcp_servers"]["kaeru"]["extra"] == {"B": "2"}
 
 
 def test_write_leaves_every_file_it_cannot_merge_into_as_it_is(tmp_path: Path) -> None:

@@ -124,6 +124,23 @@ def test_a_password_role_or_database_the_server_refuses_is_not_retryable(owned: 
     assert closed.value.retryable and "not currently accepting connections" in closed.value.message
 
 
+def test_a_password_left_out_of_the_url_is_looked_for_where_libpq_looks(
+    owned: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kaeru setup` leaves the password out of a client's file and says libpq finds it in ~/.pgpass
+    or PGPASSWORD; when it is in neither, the refusal says where to put it, not that the URL's
+    password is wrong (it told that person to correct a password the URL never had)."""
+    url, role = owned
+    parts = urlsplit(url)
+    without = urlunsplit(parts._replace(netloc=f"{quote(role)}@{parts.hostname}:{parts.port}"))
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "no-pgpass"))
+    with pytest.raises(VaultUnusable) as refused:
+        PostgresStore(without, connect_timeout_s=5)
+    assert not refused.value.retryable and "~/.pgpass" in refused.value.message, refused.value.message
+    assert "PGPASSWORD" in refused.value.message and "percent-encoded" not in refused.value.message
+
+
 def test_kaeru_serve_on_stdio_stops_at_start_on_a_wrong_password(owned: tuple[str, str], tmp_path: Path) -> None:
     """It served, every call answering a retryable "… password authentication failed … (this server
     started while the database did not answer …)": README promises it fails at once."""

@@ -183,16 +183,18 @@ def test_the_resume_prompt_carries_the_coverage_at_the_size_of_the_bundle(timed:
 
 
 def test_rules_cut_to_the_budget_are_named(call: Call) -> None:
-    """Eight long rules in 512 characters: each was cut to an excerpt, `rules_complete` stayed true
-    (they are delivered, decision 153) and nothing said which were cut (the docs-truth probe)."""
+    """A rule cut to the budget: nothing said which was cut (the docs-truth probe). Only a first rule
+    longer than the rules' whole share is cut now, and a cut rule is not delivered: `rules_complete`
+    is false (it stayed true while every rule was cut to an equal share, session 52)."""
     ids = [
-        _id(call("note", initiative="r", kind="rule", text=f"Rule {i}: " + "always do the thing properly " * 8))
-        for i in range(8)
+        _id(call("note", initiative="r", kind="rule", text=f"Rule {i}: " + "always do the thing properly " * n))
+        for i, n in enumerate([24] + [8] * 7)
     ]
     cut = call("context", initiative="r", budget_chars=512)
-    assert cut["coverage"]["rules_complete"] is True and cut["coverage"]["complete"] is False
+    assert cut["coverage"]["rules_complete"] is False and cut["coverage"]["complete"] is False
+    assert {"section": "rules", "count": 7, "reason": "budget"} in cut["coverage"]["omitted"]
     said = [i for i in cut["issues"] if i["code"] == "budget_truncated"]
     assert len(said) == 1 and said[0]["field"] == "budget_chars", cut["issues"]
-    assert "8 rule(s) cut to fit budget_chars=512" in said[0]["message"] and ids[0] in said[0]["message"]
+    assert "1 rule(s) cut to fit budget_chars=512" in said[0]["message"] and ids[0] in said[0]["message"]
     whole = call("context", initiative="r")
     assert not [i for i in whole["issues"] if i["code"] == "budget_truncated"], "a rule that fits is not said cut"

@@ -4,7 +4,9 @@ Formats: `memory-jsonl` (the official MCP memory server's `memory.jsonl`), `mark
 notes with front matter and `[[wikilinks]]`: Obsidian, basic-memory), `kaeru-md` (the original
 kaeru's Markdown export). Idempotent: running it again reports 0 changes (decision 19.I2).
 With `--json` it prints `{"ok": true, "format", "initiative", "items", "created", "revised",
-"unchanged", "edges_added", "edges_revised", "edges_unchanged", "changes", "issues"}`.
+"unchanged", "forgotten", "edges_added", "edges_revised", "edges_removed", "edges_unchanged",
+"edges_removal_skipped", "changes", "issues"}`. `edges_removal_skipped` is true when a re-import
+left the links the source no longer says, because the reader could not read part of it.
 """
 
 from __future__ import annotations
@@ -77,15 +79,19 @@ def import_from(ctx: click.Context, format_name: str, path: Path, initiative: st
     A relation to a missing entity or to itself is skipped and said.
     Anything else the write path refuses (a secret, a control character) refuses
     the whole import; nothing is written. Running it again changes nothing
-    unless the source changed (then the nodes are revised).
+    unless the source changed: then the nodes are revised (what was added in
+    kaeru stays: links, a reminder, a task's status; a node's type does not
+    change, and that is said), and links it wrote that the source no longer has
+    are removed — unless part of the source could not be read (said). An item
+    forgotten in kaeru stays forgotten, and is said.
     """
     from kaeru.export.importers import apply, memory_jsonl, notes
+    from kaeru.export.importers.core import UNREAD
 
     if format_name == "memory-jsonl":
         if not path.is_file():
             fail(ctx, "invalid_argument", f"{path} is not a file (memory-jsonl reads memory.jsonl)", EXIT_REJECTED)
-        with path.open(encoding="utf-8", errors="replace") as lines:
-            batch = memory_jsonl.read(lines)
+        batch = memory_jsonl.read_file(path)
     else:
         if not path.is_dir():
             fail(
@@ -113,8 +119,17 @@ def import_from(ctx: click.Context, format_name: str, path: Path, initiative: st
         return
     click.echo(
         f"{report.format} → {report.initiative}: {report.items} item(s): {report.created} created, "
-        f"{report.revised} revised, {report.unchanged} unchanged; edges: {report.edges_added} added, "
-        f"{report.edges_revised} revised, {report.edges_unchanged} unchanged; {report.changes} change(s)"
+        f"{report.revised} revised, {report.unchanged} unchanged"
+        + (f", {report.forgotten} kept forgotten" if report.forgotten else "")
+        + f"; edges: {report.edges_added} added, {report.edges_revised} revised, "
+        + (f"{report.edges_removed} removed, " if report.edges_removed else "")
+        + f"{report.edges_unchanged} unchanged; {report.changes} change(s)"
     )
+    if report.edges_removal_skipped:
+        unread = sorted({i.code for i in report.issues if i.code in UNREAD})
+        click.echo(
+            "links it wrote that the source no longer says were not removed: part of the source could not be "
+            f"read ({', '.join(unread)} below); import again once all of it reads"
+        )
     for issue in report.issues:
         say(f"{issue.code}: {issue.message}", err=True)  # a message may quote the imported text

@@ -17,13 +17,17 @@ entry already there that this setup does not set are kept, and a vault it change
 | windsurf | `~/.codeium/windsurf/mcp_config.json` | `mcpServers` (`serverUrl` for HTTP) |
 
 A bearer token is never written into a file: `--token-env NAME` makes the configuration read it from
-that environment variable, in the client's own syntax (decision 19.I4).
+that environment variable, in the client's own syntax (decision 19.I4) — except Claude Desktop's,
+which starts `mcp-remote` with only the entry's `env` and expands no variable of its own: there
+`--write` puts the token from NAME into the entry's `env` (the file made 0600 before it holds it) and
+says so. What is printed leaves secrets out (`shown`): the file holds them (decision 488).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -32,9 +36,10 @@ from typing import Any
 
 import click
 
-from kaeru.cli.common import EXIT_FAILED, cli, echo_json, fail, settings_of, tools_flag, wants_json
-from kaeru.cli.setup_write import Written, write
-from kaeru.config import NoHome, url_password_replaced
+from kaeru.cli.common import EXIT_FAILED, EXIT_REJECTED, cli, echo_json, fail, settings_of, tools_flag, wants_json
+from kaeru.cli.setup_toml import toml_text
+from kaeru.cli.setup_write import HEADER_ENV, NameTaken, Written, write
+from kaeru.config import NoHome, default_vault_dir, url_password_replaced
 
 CLIENTS = ("claude-code", "claude-desktop", "cursor", "vscode", "codex", "windsurf")
 
@@ -78,8 +83,14 @@ def config_path(client: str) -> Path:
     raise ValueError(client)
 
 
-def entry(client: str, *, http: str | None, token_env: str | None, env: dict[str, str]) -> dict[str, Any]:
-    """The one server entry for `client`."""
+#: mcp-remote's hosts that plain http may reach without `--allow-http` (not `[::1]`, nor 127.0.0.2).
+MCP_REMOTE_PLAIN = ("localhost", "127.0.0.1")
+
+
+def entry(
+    client: str, *, http: str | None, token_env: str | None, env: dict[str, str], token: str | None = None
+) -> dict[str, Any]:
+    """The one server entry for `client`; `token`: the bearer token itself, for Claude Desktop's."""
     if http is None:
         command, *prefix = server_command()
         stdio: dict[str, Any] = {"command": command, "args": [*prefix, "serve"]}
@@ -91,10 +102,14 @@ def entry(client: str, *, http: str | None, token_env: str | None, env: dict[str
     header = {"Authorization": f"Bearer {_reference(client, token_env)}"} if token_env else {}
     if client == "claude-desktop":
         # Claude Desktop's file starts local servers only; `mcp-remote` bridges stdio to HTTP.
-        args = ["-y", "mcp-remote", http]
-        if token_env:
-            args += ["--header", f"Authorization: Bearer ${{{token_env}}}"]
-        return {"command": "npx", "args": args}
+        # Claude Desktop starts it with a default environment and the entry's `env` only, so the
+        # token goes in that `env`; the header argument has no space (mcp-remote's README: Claude
+        # Desktop on Windows and Cursor split arguments at spaces).
+        args = ["-y", "mcp-remote", http, *(["--allow-http"] if mcp_remote_refuses(http) else [])]
+        if not token_env:
+            return {"command": "npx", "args": args}
+        args += ["--header", f"Authorization:${{{HEADER_ENV}}}"]
+        return {"command": "npx", "args": args, "env": {HEADER_ENV: f"Bearer {token or _unwritten(token_env)}"}}
     if client == "codex":
         return {"url": http, **({"bearer_token_env_var": token_env} if token_env else {})}
     key = "serverUrl" if client == "windsurf" else "url"
@@ -104,6 +119,44 @@ def entry(client: str, *, http: str | None, token_env: str | None, env: dict[str
     if header:
         remote["headers"] = header
     return remote
+
+
+def _unwritten(token_env: str) -> str:
+    return f"<the token in {token_env}>"
+
+
+def mcp_remote_refuses(url: str) -> bool:
+    """Whether `mcp-remote` refuses `url` without `--allow-http`: plain http to a host it does not
+    take for this machine ("Non-HTTPS URLs are only allowed for localhost")."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.scheme == "http" and (parts.hostname or "") not in MCP_REMOTE_PLAIN
+
+
+#: The `env` keys whose values are left out of what setup prints: named like a secret (`GITHUB_TOKEN`,
+#: `PGPASSWORD`, `OPENAI_API_KEY`, `KAERU_AUTH_TOKEN`…; not `KAERU_SECRET_POLICY`). An entry setup
+#: rewrites keeps the user's keys (decision 449), and the whole entry is printed on stdout.
+SECRET_NAME = re.compile(r"(TOKEN|SECRET|PASSWORD|PASSWD|PASS|PWD|KEY|CREDENTIALS?|AUTH|COOKIE)$", re.IGNORECASE)
+
+
+def shown(server: dict[str, Any], token_env: str | None) -> dict[str, Any]:
+    """`server` as it is printed: the values of its `env` that are secrets left out — Claude
+    Desktop's token, whatever `--token-env` says, a value under a name like a secret's, and the
+    password of a `KAERU_DATABASE_URL` kept from the entry. The file holds them; stdout goes to
+    terminals, logs and agents' transcripts."""
+    env = server.get("env")
+    if not isinstance(env, dict):
+        return server
+    hidden: dict[str, Any] = {}
+    for key, value in env.items():
+        if key == HEADER_ENV:
+            hidden[key] = f"Bearer {_unwritten(token_env)}" if token_env else "Bearer <the token, in the file>"
+        elif SECRET_NAME.search(str(key)):
+            hidden[key] = "<in the file, not shown>"
+        elif key == "KAERU_DATABASE_URL" and isinstance(value, str) and url_password_replaced(value, None) != value:
+            hidden[key] = url_password_replaced(value, "<not shown>")
+    return {**server, "env": {**env, **hidden}} if hidden else server
 
 
 def _reference(client: str, name: str | None) -> str:
@@ -116,70 +169,6 @@ def _reference(client: str, name: str | None) -> str:
 def document(client: str, name: str, server: dict[str, Any]) -> dict[str, Any]:
     key = "servers" if client == "vscode" else "mcp_servers" if client == "codex" else "mcpServers"
     return {key: {name: server}}
-
-
-def toml_text(name: str, server: dict[str, Any]) -> str:
-    """`[mcp_servers.<name>]` (and its `.env` table) as TOML."""
-    header = f"mcp_servers.{_toml_key(name)}"
-    lines = [f"[{header}]"]
-    for key, value in server.items():
-        if key != "env":
-            lines.append(f"{_toml_key(key)} = {json.dumps(value, ensure_ascii=False)}")
-    if server.get("env"):
-        lines += ["", f"[{header}.env]"]
-        lines += [f"{_toml_key(k)} = {json.dumps(v, ensure_ascii=False)}" for k, v in server["env"].items()]
-    return "\n".join(lines) + "\n"
-
-
-def _toml_key(key: str) -> str:
-    return key if key.replace("-", "").replace("_", "").isalnum() and key.isascii() else json.dumps(key)
-
-
-def merged_toml(existing: str, name: str, server: dict[str, Any]) -> str:
-    """`existing` with its `[mcp_servers.<name>]` tables (if any) replaced by the new one, at the end."""
-    kept: list[str] = []
-    skipping = False
-    #: The comments (and blank lines) after a replaced table's last line: they belong to what
-    #: follows (the next table, or the end of the file), so they are kept.
-    trailing: list[str] = []
-    for line in existing.splitlines():
-        stripped = line.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            skipping = _header_key(stripped)[:2] == ("mcp_servers", name)
-        elif stripped.startswith("[["):
-            skipping = False
-        if not skipping:
-            kept.extend(trailing)
-            kept.append(line)
-            trailing = []
-        elif not stripped or stripped.startswith("#"):
-            trailing.append(line)
-        else:
-            trailing = []
-    kept.extend(trailing)
-    text = "\n".join(kept).rstrip("\n")
-    return (text + "\n\n" if text else "") + toml_text(name, server)
-
-
-def _header_key(line: str) -> tuple[str, ...]:
-    """The key of a `[table]` header as its parts, however it is spelt: `[ mcp_servers."kaeru" ]  #
-    mine` is `("mcp_servers", "kaeru")` (only the bare `[mcp_servers.kaeru]` was known, and a
-    comment after it made setup declare the table twice)."""
-    parts: list[str] = []
-    part, quote = "", ""
-    for ch in line[1:]:
-        if quote:
-            quote, part = ("", part) if ch == quote else (quote, part + ch)
-        elif ch in "\"'":
-            quote = ch
-        elif ch in ".]":
-            parts.append(part.strip())
-            part = ""
-            if ch == "]":
-                break
-        else:
-            part += ch
-    return tuple(parts)
 
 
 def strict_json(text: str) -> str:
@@ -282,13 +271,27 @@ def setup(
         password_left_out = env["KAERU_DATABASE_URL"] != settings.database_url
     elif http is None and settings is not None and (os.environ.get("KAERU_VAULT") or _vault_given(ctx)):
         env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
+    default_vault = http is None and settings is not None and not env and _default_moved(settings.vault_dir)
+    if default_vault and settings is not None:
+        # This shell's default vault is where its XDG_DATA_HOME says; the client starts its server
+        # without that variable, so it would open an empty vault under ~/.local/share instead.
+        env["KAERU_VAULT"] = str(Path(settings.vault_dir).expanduser().resolve())
     if http is None and settings is not None and settings.semantic and os.environ.get("KAERU_SEMANTIC"):
         # The server the client starts runs with the semantic channel as this shell does: without
         # it, its writes store no vectors and its recalls stay lexical, unsaid.
         env["KAERU_SEMANTIC"] = os.environ["KAERU_SEMANTIC"]
     if tools is not None:
         env["KAERU_TOOLS"] = tools.strip()
-    server = entry(client, http=http, token_env=token_env, env=env)
+    token = None
+    if client == "claude-desktop" and token_env and do_write:
+        token = os.environ.get(token_env)
+        if not token:
+            raise click.UsageError(
+                f"{token_env} is not set in this shell: Claude Desktop starts mcp-remote with only the entry's "
+                f"env, so --write puts the token from {token_env} there; set it to the token and run again (or "
+                "leave out --write and put the token in the printed entry yourself)"
+            )
+    server = entry(client, http=http, token_env=token_env, env=env, token=token)
     try:
         path = (target or config_path(client)).expanduser()
     except RuntimeError:  # no HOME and no password entry (decision 189)
@@ -299,10 +302,15 @@ def setup(
     if do_write:
         try:
             # The entry the file holds keeps its env keys this setup does not set (decision 449).
-            done = write(path, client, name, server, keep_env=http is None)
+            done = write(
+                path, client, name, server, keep_env=http is None, default_vault=default_vault, private=bool(token)
+            )
+        except NameTaken as exc:
+            fail(ctx, "invalid_argument", str(exc), EXIT_REJECTED)
         except (ValueError, OSError) as exc:
             fail(ctx, "setup_failed", str(exc), EXIT_FAILED)
         server = done.server
+    server = shown(server, token_env)
     changed, backup = done.changed, done.backup
     rendered = toml_text(name, server) if client == "codex" else json.dumps(document(client, name, server), indent=2)
     if wants_json(ctx):
@@ -328,6 +336,27 @@ def setup(
         click.echo(
             "# no token: a server on another machine asks every client for one (KAERU_AUTH_TOKEN or "
             "`kaeru token add NAME` there); run again with --token-env VAR, VAR holding it where the client runs",
+            err=True,
+        )
+    if client == "claude-desktop" and http is not None and mcp_remote_refuses(http):
+        click.echo(
+            "# --allow-http: mcp-remote reaches plain http only on localhost without it"
+            + ("" if _on_this_machine(http) else "; the requests (and the token) cross the network unencrypted"),
+            err=True,
+        )
+    if client == "claude-desktop" and token_env:
+        click.echo(
+            f"# the token from {token_env} is written in the entry's env ({HEADER_ENV}; the file is 0600 now): "
+            "Claude Desktop does not pass its own environment on"
+            if token
+            else f"# put the token in place of {_unwritten(token_env)}: Claude Desktop does not pass its own "
+            f"environment on (--write puts the one in {token_env} there)",
+            err=True,
+        )
+    if default_vault and server.get("env", {}).get("KAERU_VAULT") == env["KAERU_VAULT"]:
+        click.echo(
+            f"# KAERU_VAULT is set: this shell's XDG_DATA_HOME puts the vault at {env['KAERU_VAULT']}, and "
+            "the client starts its server without XDG_DATA_HOME",
             err=True,
         )
     if password_left_out:
@@ -387,6 +416,18 @@ def http_url(given: str) -> str:
     if parts.path in ("", "/"):
         return parts._replace(path="/mcp").geturl()
     return parts.geturl()
+
+
+def _default_moved(vault_dir: Path) -> bool:
+    """Whether the default vault of this shell is not the one a client's server finds: clients start
+    servers with a bare environment (HOME, PATH, USER...), without the XDG_DATA_HOME that moved it."""
+    if not os.environ.get("XDG_DATA_HOME"):
+        return False
+    try:
+        bare = default_vault_dir({k: os.environ[k] for k in ("HOME",) if k in os.environ})
+    except ValueError:  # no home: the client's server finds no default vault at all
+        return True
+    return Path(vault_dir).expanduser().resolve() != bare.expanduser().resolve()
 
 
 def _vault_given(ctx: click.Context) -> bool:

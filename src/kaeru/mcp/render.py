@@ -203,6 +203,8 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
             lines.append(f"(left out by rule: {' / '.join(dict.fromkeys(flags))} brings them back)")
         if envelope.get("operation") == "context":
             lines.extend(_listings(envelope, omitted))
+        else:
+            lines.extend(_past_the_limit(envelope, omitted))
     continuation = envelope.get("continuation")
     if continuation:
         lines.append(_next(envelope["operation"], continuation["next_arguments"]))
@@ -212,7 +214,8 @@ def _tail(envelope: dict[str, Any]) -> list[str]:
 def _listings(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[str]:
     """For each section `context` left out part of, the `search` that lists it all (paged): the
     section's `filters`, those of the query `context` chose it by (reminders and slots have none).
-    "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it."""
+    "omitted: tasks 4945 (limit)" told a model that work was missing and not how to see it. No
+    filter says "in force": the rules' line says how many rules it lists that do not apply here."""
     data = envelope.get("data") or {}
     initiative = data.get("initiative")
     if not isinstance(initiative, str):
@@ -223,8 +226,32 @@ def _listings(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[s
         filters = (sections.get(section) or {}).get("filters")
         if filters:
             args = {"initiatives": [initiative], "filters": filters}
-            lines.append(f"all {section}: search {_json(args)}")
+            line = f"all {section}: search {_json(args)}"
+            if others := (sections.get(section) or {}).get("filters_not_applying"):
+                line += f" (and {others} rule(s) that do not apply here: released, ended, or for a task not named)"
+            lines.append(line)
     return lines
+
+
+def _past_the_limit(envelope: dict[str, Any], omitted: list[dict[str, Any]]) -> list[str]:
+    """The `trail` call that shows what `read` with `neighbours` and `current_state` leave out past
+    their limits, which neither pages: "omitted: edges 4900 (limit)" and `continuation: null` told a
+    model that links were missing, not how to see them. `trail kind=neighbours` pages every edge of
+    a node (decision 87); a chain of `supersedes` is followed back from the last predecessor shown,
+    one step a call (nothing pages a chain's predecessors)."""
+    data = envelope.get("data") or {}
+    scopes = (envelope.get("coverage") or {}).get("initiatives") or []
+    limited = {str(o["section"]) for o in omitted if o.get("reason") == "limit"}
+    if not scopes or not limited:
+        return []
+    if envelope.get("operation") == "read" and "edges" in limited and data.get("hits"):
+        args = {"initiative": scopes[0], "node": data["hits"][0]["id"], "kind": "neighbours"}
+        return [f"all edges: trail {_json(args)} (every edge as it is now, paged)"]
+    if envelope.get("operation") == "current_state" and "predecessors" in limited and data.get("predecessors"):
+        last = data["predecessors"][-1]["id"]
+        args = {"initiative": scopes[0], "node": last, "kind": "neighbours", "edge_types": ["supersedes"]}
+        return [f"older predecessors: trail {_json(args)} (one step back a call: repeat from the older node)"]
+    return []
 
 
 def _next(operation: str, arguments: dict[str, Any]) -> str:
@@ -299,7 +326,7 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
                 continue
             lines.append(f"## {section['name']} ({_of(len(section['items']), section['total'], 'items')})")
             # The overdue tasks are said on their own lines; the list of their ids is not repeated.
-            skip = ("name", "items", "total", "filters", "overdue")
+            skip = ("name", "items", "total", "filters", "filters_not_applying", "overdue")
             extra = {k: v for k, v in section.items() if k not in skip and v}
             if extra:
                 lines.append(_json(extra))
@@ -351,6 +378,10 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
     # search, read, recall, timeline: a page of nodes.
     hits = data["hits"]
     summary = _of(len(hits), data["total"], "hits")
+    omitted = (envelope.get("coverage") or {}).get("omitted") or ()
+    if op == "timeline" and any(o.get("reason") == "window" for o in omitted):
+        # Its `total` stops counting past the counted window (13.F2): "100 of 301" read as exact.
+        summary = f"{len(hits)} of at least {data['total']} hits"
     if data.get("anchor"):
         summary += f" around {data['anchor']}"
     lines = [_head(envelope, summary)]

@@ -1,7 +1,7 @@
 """`context`: the re-entry bundle an agent loads at the start of every session.
 
 Rules come first, always, and `coverage.rules_complete` is true only when every active applicable
-rule is in the answer. Every section that was capped or cut by the budget is listed in
+rule is in the answer whole. Every section that was capped or cut by the budget is listed in
 `coverage.omitted` with a count and a reason, and a rule whose body was cut to the budget is named in
 a `budget_truncated` warning, so nothing is dropped silently.
 """
@@ -129,9 +129,11 @@ def _gather(
     ]
     rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
-    # No search filter says "in force" (`rule_applies`): the listing is handed on only when it
-    # finds exactly the section's rules.
-    add("rules", rules, listing=listing if len(rules) == len(rule_nodes) else None)
+    add("rules", rules, listing=listing)
+    # No search filter says "in force" (`rule_applies`): the listing also finds the rules that do not
+    # apply here, and says how many. Withheld when any did, it left the rules the budget left out
+    # (whole rules, so more of them) with a count and no way to read them.
+    sections[0].unapplied = len(rule_nodes) - len(rules)
     stale = Stale(session, scope)
     if task_id is None:  # the rules in force for each task they are scoped to, by its id
         counts: dict[str, int] = {}
@@ -282,6 +284,7 @@ def _name_only_what_is_shown(sections: list[Section], cut: set[str]) -> None:
     for section in sections:
         if section.listing is not None and section.name in cut:
             section.extra["filters"] = section.listing
+            section.extra.update({"filters_not_applying": section.unapplied} if section.unapplied else {})
         if section.name == "tasks" and "overdue" in section.extra:
             overdue = section.extra["overdue"]
             section.extra["overdue"] = [i for i in overdue if i in shown]
@@ -366,8 +369,9 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
 
 
 def _rules_cut(rules: Section, budget: int) -> list[Issue]:
-    """A `budget_truncated` warning naming the rules whose bodies were cut to the budget: delivered
-    (`rules_complete`, decision 153), but not whole, and nothing said which (decision 459)."""
+    """A `budget_truncated` warning naming the rule whose body was cut to the budget (only a first
+    rule longer than the rules' whole share is, `context_fit.whole_rules`): not delivered whole, so
+    `rules_complete` is false, and nothing said which (decision 459)."""
     cut_rules = [v.node for v in rules.views if v.body_range is not None]
     if not cut_rules:
         return []

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.budget import MIN_EXCERPT, allocate, cut
+from kaeru.domain.budget import MIN_EXCERPT, cut
 from kaeru.domain.model import Node
 from kaeru.service.outcomes import Coverage, NodeView, Omission
 from kaeru.service.views import build_views
@@ -32,7 +32,8 @@ CAPS = {
 }
 ITEM_EXCERPT = 240
 #: When the active rules do not all fit the budget, 1 / OTHERS_SHARE of it is kept for the other
-#: sections (when they have something to show): all rules first while they fit, then 3/4 (153).
+#: sections (when they have something to show): all rules first while they fit, else the rules
+#: that fit whole in 3/4 (153).
 OTHERS_SHARE = 4
 #: The order the budget is granted in after the rules (which always come first): where work
 #: stands (the slots: the handoff), the open work (tasks, overdue first, then open claims), what
@@ -71,16 +72,40 @@ class Section:
     #: task's id, with how to name the task and their count — not delivered (they apply while
     #: working on it), but counted and named (SPEC §1.5, `context_current.waiting_rules`).
     waiting: dict[str, tuple[str, int]] = field(default_factory=dict)
+    #: Rules only: how many of the rules `listing` finds do not apply here (released, ended, or scoped
+    #: to a task the call did not name), handed on as `filters_not_applying` with the `filters`.
+    unapplied: int = 0
 
 
 def _rank(section: Section) -> int:
     return PRIORITY.index(section.name) if section.name in PRIORITY else len(PRIORITY)
 
 
+def whole_rules(lengths: list[int], share: int) -> list[int]:
+    """The characters granted to the first rules, in their order, when they cannot all fit `share`:
+    each whole while it fits, and none after the first that does not (they are left out, counted,
+    and listed by the section's `search`). Only a first rule longer than the whole share is cut to
+    it, so that a rule too long for any share is still named.
+
+    Every rule once got an equal share, at least `MIN_EXCERPT`: many short rules were each cut to
+    their first words, whatever the budget, and a rule cut short says something else ("always sign
+    commits before touching area"). A rule is delivered whole or left out (decision 153 revised).
+    """
+    grants: list[int] = []
+    for length in lengths:
+        if length > share:
+            if not grants:
+                grants.append(share)
+            break
+        grants.append(length)
+        share -= length
+    return grants
+
+
 def fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
-    """Cut bodies to the budget: rules first and whole where possible (all of them when they fit; when
-    they cannot all fit, at most 3/4 of the budget, `OTHERS_SHARE`), then every other section in
-    `PRIORITY` order. The omissions are listed in the sections' own order."""
+    """Cut bodies to the budget: rules first and whole (all of them when they fit; when they cannot
+    all fit, those that fit whole in at most 3/4 of the budget, `OTHERS_SHARE`, `whole_rules`), then
+    every other section in `PRIORITY` order. The omissions are listed in the sections' own order."""
     remaining = budget
     rules = sections[0]
     lengths = [len(n.body or "") for n in rules.nodes]
@@ -90,7 +115,7 @@ def fit(session: Session, sections: list[Section], budget: int, coverage: Covera
         # The rules are incomplete whatever is done: they leave the other sections a share, or an
         # agent re-entering a project of many rules (or asking for its tasks) would get nothing else.
         others = any(s.nodes for s in sections[1:])
-        grants = allocate(lengths, remaining - (remaining // OTHERS_SHARE if others else 0)) or []
+        grants = whole_rules(lengths, remaining - (remaining // OTHERS_SHARE if others else 0))
     kept_rules = rules.nodes[: len(grants)]
     bodies: dict[str, tuple[str | None, Any]] = {}
     for node, grant in zip(kept_rules, grants, strict=True):
@@ -102,6 +127,8 @@ def fit(session: Session, sections: list[Section], budget: int, coverage: Covera
         coverage.complete = False
         coverage.omitted.append(Omission("rules", len(rules.nodes) - len(kept_rules), "budget"))
     if any(bodies[n.id][1] is not None for n in kept_rules):
+        # A rule cut short is not the rule: "always sign commits before touching area" (SPEC §1.5).
+        coverage.rules_complete = False
         coverage.complete = False
     rules.views = build_views(session, kept_rules, bodies=bodies)
     # Granted by priority: each section keeps what fits of its capped candidates.

@@ -55,6 +55,12 @@ class CursorState:
     #: A keyset position instead of a list (`timeline`): the last served item's (created_at, seq, id);
     #: the next page starts strictly after it, so writes between pages neither repeat nor skip items.
     position: tuple[str, int, str] | None = None
+    #: The hits the list's query counted when that is more than the list holds (a `search` ranked in
+    #: windows): a page that reaches the list's end ranks the next window (`search._extended`).
+    total: int | None = None
+    #: A `search` of audit events whose scope holds more audit records than it reads: at least one
+    #: more may match among the older ones (every page says so, `{hits, 1, window}`).
+    audit_past: bool = False
 
 
 #: The token's compact JSON, the encoder built once.
@@ -111,6 +117,10 @@ def encode(secret: bytes, state: CursorState) -> str:
         fields.append(packed)
     elif state.position is not None:
         fields.append(list(state.position))
+    if state.total is not None or state.audit_past:
+        fields += [None] * (5 - len(fields)) + [state.total]
+    if state.audit_past:
+        fields.append(1)
     body = _b64(_compact_json(fields).encode())
     mac = _b64(hmac.new(_signing_key(secret), body.encode(), hashlib.sha256).digest()[:16])
     return f"{body}.{mac}"
@@ -138,6 +148,12 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
         position = _position(extra) if isinstance(extra, list) else None
         if extra is not None and items is None and position is None:
             raise ValueError("unknown cursor payload")
+        total = fields[5] if len(fields) > 5 else None
+        if total is not None and (not isinstance(total, int) or isinstance(total, bool) or total < 0):
+            raise ValueError("a cursor's total is a count")
+        audit_past = fields[6] if len(fields) > 6 else 0
+        if audit_past not in (0, 1) or isinstance(audit_past, bool):
+            raise ValueError("a cursor's audit flag is 0 or 1")
     except CursorInvalid:
         raise
     except (ValueError, TypeError, IndexError) as exc:
@@ -151,7 +167,7 @@ def decode(secret: bytes, token: str, kind: str, args: str) -> CursorState:
         )
     if not isinstance(offset, int) or offset < 0:
         raise CursorInvalid("cursor is malformed", field="cursor")
-    return CursorState(raw_kind, list_id, offset, raw_args, items, position)
+    return CursorState(raw_kind, list_id, offset, raw_args, items, position, total, bool(audit_past))
 
 
 def _position(raw: list[Any]) -> tuple[str, int, str]:
@@ -186,30 +202,67 @@ def _kept(items: list[str]) -> _Joined | tuple[str, ...]:
     return tuple(items)
 
 
+def _count(kept: _Joined | tuple[str, ...]) -> int:
+    return kept.count if isinstance(kept, _Joined) else len(kept)
+
+
+def _items(kept: _Joined | tuple[str, ...]) -> list[str]:
+    return kept.split() if isinstance(kept, _Joined) else list(kept)
+
+
 class ResultLists:
     """The result lists of this process's cursors, least recently used first, holding at most
-    `limit` items in all (a list longer than that is not kept). Thread-safe: HTTP serves reads side
-    by side. A list of ids is kept as one string (`_Joined`) and split again when a page asks for it."""
+    `limit` items in all and `LIST_ITEMS` in one list (a longer list is not kept: its pages rank
+    the query again). Thread-safe: HTTP serves reads side by side. A list of ids is kept as one
+    string (`_Joined`) and split again when a page asks for it.
+
+    A list put again under its id with more items replaces it: a search's list grows by a window
+    when a page reaches its end, and the tokens of its earlier pages name the same list (their
+    positions lie in the part it keeps). Two pages that grow one list at once both put it; the
+    first kept stays, and `grow` answers with it, so each page serves what its token names."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
+        #: One list's share: a single deep search cannot push every other caller's list out.
+        self.share = min(limit, LIST_ITEMS)
         self._lists: OrderedDict[str, _Joined | tuple[str, ...]] = OrderedDict()
         self._items = 0
         self._lock = threading.Lock()
 
     def put(self, list_id: str, items: list[str]) -> None:
-        if len(items) > self.limit:
-            return
-        kept = _kept(items)
+        """Keep `items` under `list_id` unless a list as long is kept there."""
+        self._keep(list_id, items)
+
+    def grow(self, list_id: str, items: list[str]) -> list[str]:
+        """`put`, and the list kept under `list_id` after it: `items`, or a list as long that
+        another page kept first (or `items` when too long to keep)."""
+        held = self._keep(list_id, items)
+        return items if held is None else _items(held)
+
+    def _keep(self, list_id: str, items: list[str]) -> _Joined | tuple[str, ...] | None:
+        """Keep `items`; the list kept under `list_id` instead when it is at least as long."""
+        if len(items) > self.share:
+            with self._lock:  # a shorter list under this id would end its pages too early
+                self._items -= _count(self._lists.pop(list_id, ()))
+            return None
         with self._lock:
-            if list_id in self._lists:
+            held = self._lists.get(list_id)
+            if held is not None and _count(held) >= len(items):
                 self._lists.move_to_end(list_id)
-                return
+                return held
+        kept = _kept(items)  # joined outside the lock: other pages' look-ups do not wait for it
+        with self._lock:
+            held = self._lists.get(list_id)  # checked again: another page may have grown it since
+            if held is not None and _count(held) >= len(items):
+                self._lists.move_to_end(list_id)
+                return held
+            self._items -= _count(self._lists.pop(list_id, ()))
             self._lists[list_id] = kept
             self._items += len(items)
             while self._items > self.limit:
                 _, dropped = self._lists.popitem(last=False)
-                self._items -= dropped.count if isinstance(dropped, _Joined) else len(dropped)
+                self._items -= _count(dropped)
+        return None
 
     def get(self, list_id: str) -> list[str] | None:
         with self._lock:
@@ -217,7 +270,7 @@ class ResultLists:
             if found is None:
                 return None
             self._lists.move_to_end(list_id)
-        return found.split() if isinstance(found, _Joined) else list(found)
+        return _items(found)
 
     def clear(self) -> None:
         with self._lock:
@@ -226,9 +279,13 @@ class ResultLists:
 
 
 #: Items a service keeps for cursors' lists, all lists together: 200,000 node ids are ~7 MB joined
-#: (`_Joined`; ~18 MB as a tuple of strings, before decision 97), forty full-window searches paged
-#: at once. The lists are owned by the Runtime (`Runtime.cursor_lists`), not by this module.
+#: (`_Joined`; ~18 MB as a tuple of strings, before decision 97): forty searches paged within their
+#: first window (5,000 hits), or four paged to `LIST_ITEMS`. The lists are owned by the Runtime
+#: (`Runtime.cursor_lists`), not by this module.
 CACHED_ITEMS = 200_000
+#: The most items one list keeps (a quarter of `CACHED_ITEMS`): a search paged deeper ranks the
+#: query again at each page past it (its pages still reach every hit, warned as a rerun).
+LIST_ITEMS = 50_000
 
 
 def resume(
@@ -241,19 +298,32 @@ def resume(
     Raises:
         CursorInvalid: as `decode`.
     """
+    offset, list_id, items, _, _ = resume_counted(session, lists, secret, token, kind, args)
+    return offset, list_id, items
+
+
+def resume_counted(
+    session: Session, lists: ResultLists, secret: bytes, token: str, kind: str, args: str
+) -> tuple[int, str | None, list[str] | None, int | None, bool]:
+    """`resume`, the total the token carries (`CursorState.total`; None: the list holds every hit)
+    and its `CursorState.audit_past`.
+
+    Raises:
+        CursorInvalid: as `decode`.
+    """
     state = decode(secret, token, kind, args)
     if state.items is not None:
         # Only the rest travels; the first `offset` places (already served, never read again) are
         # padding, so positions and the list's total stay those of the first page.
-        return state.offset, None, [""] * state.offset + list(state.items)
+        return state.offset, None, [""] * state.offset + list(state.items), state.total, state.audit_past
     if state.list_id is None:
         raise CursorInvalid("cursor is malformed", field="cursor")
     items = lists.get(state.list_id)
     if items is None:
         items = session.load_cursor(state.list_id)  # stored by an earlier version (read only)
     if items is None:
-        return state.offset, None, None
-    return state.offset, state.list_id, items
+        return state.offset, None, None, state.total, state.audit_past
+    return state.offset, state.list_id, items, state.total, state.audit_past
 
 
 def rerun_issue(kind: str) -> Issue:
@@ -268,20 +338,32 @@ def rerun_issue(kind: str) -> Issue:
 
 
 def next_token(
-    rt: Runtime, secret: bytes, kind: str, args: str, items: list[str], offset: int, list_id: str | None
+    rt: Runtime,
+    secret: bytes,
+    kind: str,
+    args: str,
+    items: list[str],
+    offset: int,
+    list_id: str | None,
+    total: int | None = None,
+    audit_past: bool = False,
 ) -> str:
     """The token for the page of `items` starting at `offset`: inline if the rest is short, else
-    naming the list, kept in this process's memory (nothing is written to the vault)."""
+    naming the list, kept in this process's memory (nothing is written to the vault). `total`: the
+    hits counted past the list's end, if any; such a list is always kept, never inline, since the
+    page that reaches its end leaves out what the list already served. `audit_past`: as
+    `CursorState.audit_past`."""
+    beyond = total if total is not None and total > len(items) else None
     if list_id is None:
         rest = items[offset:]
-        if len(rest) <= INLINE_ITEMS:
+        if len(rest) <= INLINE_ITEMS and beyond is None:
             try:
-                return encode(secret, CursorState(kind, None, offset, args, tuple(rest)))
+                return encode(secret, CursorState(kind, None, offset, args, tuple(rest), audit_past=audit_past))
             except ValueError:
                 pass  # not all node ids (audit events in the list): keep it instead
         list_id = pysecrets.token_hex(12)
     rt.cursor_lists.put(list_id, items)
-    return encode(secret, CursorState(kind, list_id, offset, args))
+    return encode(secret, CursorState(kind, list_id, offset, args, total=beyond, audit_past=audit_past))
 
 
 def continuation(
@@ -293,8 +375,10 @@ def continuation(
     offset: int,
     list_id: str | None,
     call_args: dict[str, Any],
+    total: int | None = None,
+    audit_past: bool = False,
 ) -> Continuation:
     """The continuation of a page of `items` that ends before `offset`: the token and the call's
-    arguments with it (`key` = `args_key(call_args)`)."""
-    token = next_token(rt, secret, kind, key, items, offset, list_id)
+    arguments with it (`key` = `args_key(call_args)`; `total` and `audit_past` as `next_token`)."""
+    token = next_token(rt, secret, kind, key, items, offset, list_id, total, audit_past)
     return Continuation(token, {**{k: v for k, v in call_args.items() if k != "cursor"}, "cursor": token})

@@ -23,6 +23,7 @@ from kaeru.domain.naming import canonical
 from kaeru.domain.text import indexed_name, tokens
 from kaeru.errors import KaeruError, NotFound
 from kaeru.service.doctor_derived import derived_check
+from kaeru.service.doctor_postgres import encoding_check, migrator_check, refused_fix, writable_check
 from kaeru.service.doctor_schema import migration_records, migrations_check, objects_check
 from kaeru.service.embedding import node_text, text_digest
 from kaeru.service.settings_checks import (
@@ -36,7 +37,7 @@ from kaeru.service.settings_checks import (
     unusable_settings_check,
 )
 from kaeru.storage.base import SearchQuery, Session
-from kaeru.storage.health import SHARED_PLACE_REMEDY, UTF8_REMEDY, WAL_WARN_BYTES, IndexAgreement, holds_any_text
+from kaeru.storage.health import SHARED_PLACE_REMEDY, WAL_WARN_BYTES, IndexAgreement
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.schema_objects import Lacking
 
@@ -164,8 +165,9 @@ def diagnose(
 def _where(vault: dict[str, Any]) -> str:
     if vault["backend"] == "sqlite":
         return f"SQLite {vault['sqlite']} at {vault['path']}"
-    through = ", through a pooler" if vault.get("pooler") else ""
-    return f"PostgreSQL {vault['postgresql']} at {vault['url']}{through}"
+    through = ", through a pooler" if vault.get("pooler") else ""  # the schema: which vault of the database
+    schema = vault.get("schema") or f"none (no schema of search_path = {vault.get('search_path')} exists)"
+    return f"PostgreSQL {vault['postgresql']} at {vault['url']}, schema {schema}{through}"
 
 
 def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
@@ -199,8 +201,8 @@ def _vault_checks(health: VaultHealth, checks: list[Check]) -> None:
                 None if status == OK else "check the server's logs",
             )
         )
-        checks.append(_writable(health.unwritable()))
-        checks.append(_encoding(health.text_encoding()))
+        checks.append(writable_check(health.unwritable()))
+        checks.append(encoding_check(health.text_encoding()))
         checks.append(_clock(health.clock_offset()))
     try:
         _schema_checks(health, checks)
@@ -216,7 +218,7 @@ def _schema_checks(health: VaultHealth, checks: list[Check]) -> None:
     """Appended as each is made, as `_vault_checks`: a missing table named by `schema_objects`
     stays named when a later check fails on it."""
     migrations = migrations_check(health)
-    checks.append(migrations)
+    checks.append(migrator_check(health, migrations))  # may fail where `kaeru migrate` cannot help this role
     if migrations.status == FAIL or (migrations.status == WARN and not health.has_table("nodes")):
         checks.append(Check("fulltext", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
         checks.append(Check("search", SKIP, "not checked: the vault's schema is not one this kaeru reads"))
@@ -336,13 +338,6 @@ def _wal(health: VaultHealth) -> Check:
     return Check("wal", OK, summary)
 
 
-def _encoding(encoding: str) -> Check:
-    """A vault needs a UTF8 database: another encoding cannot hold every text (decision 186)."""
-    if holds_any_text(encoding):
-        return Check("encoding", OK, f"the database stores text as {encoding}")
-    return Check("encoding", FAIL, f"the database stores text as {encoding}, not UTF8", UTF8_REMEDY)
-
-
 #: How far this machine's clock may be from the database server's before `doctor` warns.
 CLOCK_WARN = timedelta(seconds=2)
 
@@ -372,7 +367,8 @@ def _search(health: VaultHealth) -> Check:
         with health.read() as session:
             return _probe(session)
     except KaeruError as error:
-        return Check("search", FAIL, f"a read-only search failed: {error.code}: {error.message}", _REBUILD)
+        said = f"a read-only search failed: {error.code}: {error.message}"
+        return Check("search", FAIL, said, refused_fix(health, error) or _REBUILD)  # a right refused is granted
     except Exception as error:  # anything else a damaged vault raises (a row that does not decode): said
         return Check("search", FAIL, f"a read-only search failed: {type(error).__name__}: {error}", _REBUILD)
 

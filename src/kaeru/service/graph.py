@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
 from kaeru.domain.model import Edge, EdgeType, Layer, Node, NodeType
@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from kaeru.service.requests import LinkRequest
 
 MAX_HOPS = 12
+#: The property marking an edge an import wrote (`export.importers.reimport.MARK`): one a re-import
+#: may remove when its source no longer says it.
+IMPORT_MARK = "imported_from"
 COST_FLOOR = 0.001
 #: Nodes a path search expands at most (each costs a query or two): past that the walk is cut and
 #: reported so, however large and dense the graph (decision 15.P6).
@@ -143,7 +146,9 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
     if action == "add":
         if edge_type == EdgeType.SUPERSEDES:
             _undo_reverse_supersession(ctx, source, target)
-        if live and current is not None and current.weight == weight:
+        if live and current is not None and current.weight == weight and IMPORT_MARK in current.properties:
+            _made_theirs(ctx, current)
+        elif live and current is not None and current.weight == weight:
             ctx.outcome.state = "unchanged"
         else:
             ctx.add_edge(source, target, edge_type, weight)
@@ -167,6 +172,18 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
     ctx.mark_affected(source)
     ctx.mark_affected(target)
     ctx.outcome.primary = ctx.outcome_ref(source)
+
+
+def _made_theirs(ctx: WriteContext, edge: Edge) -> None:
+    """`edge`, one an import wrote, linked by a person with the weight it has: a revision without
+    the import's mark, its labels kept. It is theirs now, and a re-import whose source no longer
+    says it leaves it (an unchanged answer left the mark, and a later re-import removed the link
+    the person had just made). Linked again, it is unchanged."""
+    properties = {k: v for k, v in edge.properties.items() if k != IMPORT_MARK}
+    recorded = ctx._stamp(edge.recorded_at)
+    ctx.session.put_edge(replace(edge, rev_no=edge.rev_no + 1, recorded_at=recorded, properties=properties))
+    ctx.changes_log.append({"edge": list(edge.key), "weight": edge.weight})
+    ctx.outcome.changes.append(Change(f"edge.{edge.edge_type.value}.{IMPORT_MARK}", edge.properties[IMPORT_MARK], None))
 
 
 def _undo_reverse_supersession(ctx: WriteContext, source: Node, target: Node) -> None:

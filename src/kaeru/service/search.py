@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
@@ -97,67 +98,57 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
         seqs: dict[str, int] = {}  # id -> storage seq, for the hits ranked by this call
         secret = b""  # the vault's cursor key, read only when a cursor is decoded or made
         resumed: list[str] | None = None
+        counted: int | None = None  # the hits a resumed list's query counted past its end
+        audit_past = False  # audit records older than those read (`_ranked`)
         if request.cursor:
             secret = session.vault_secret()
-            offset, list_id, resumed = cursors.resume(
+            offset, list_id, resumed, counted, audit_past = cursors.resume_counted(
                 session, rt.cursor_lists, secret, request.cursor, "search", cursors.args_key(args)
             )
             if resumed is None:  # not held here: ranked again, continued at the token's position
                 issues.append(cursors.rerun_issue("search"))
+        types = _list(filters.get("types"), "filters.types")
+        statuses = _list(filters.get("statuses"), "filters.statuses")
+        query = SearchQuery(
+            initiative_ids=[s.id for s in scopes],
+            tokens=tokens,
+            match_all=request.match == "all",
+            prefix=request.prefix,
+            types=types,
+            tiers=_list(filters.get("tiers"), "filters.tiers"),
+            layers=_list(filters.get("layers"), "filters.layers"),
+            statuses=statuses,
+            tags=[canonical(tag) for tag in _list(filters.get("tags"), "filters.tags")],
+            omit_superseded=current == "preferred",
+            window=WINDOW,
+        )
+        with_audit = "audit_event" in types and not (query.layers or query.statuses or query.tags)
         if resumed is not None:
             items = resumed
-            total = len(items)
+            total = max(counted or 0, len(items))
             superseded_omitted = 0
         else:
-            types = _list(filters.get("types"), "filters.types")
-            statuses = _list(filters.get("statuses"), "filters.statuses")
             if statuses:
                 from kaeru.service.tasks import unknown_statuses  # imported when first needed (16.S1)
 
                 issues.extend(unknown_statuses(session, scopes, statuses, "filters.statuses"))
-            query = SearchQuery(
-                initiative_ids=[s.id for s in scopes],
-                tokens=tokens,
-                match_all=request.match == "all",
-                prefix=request.prefix,
-                types=types,
-                tiers=_list(filters.get("tiers"), "filters.tiers"),
-                layers=_list(filters.get("layers"), "filters.layers"),
-                statuses=statuses,
-                tags=[canonical(tag) for tag in _list(filters.get("tags"), "filters.tags")],
-                omit_superseded=current == "preferred",
-                window=WINDOW,
-                superseded_out=[],
-                superseded_head=SUCCESSOR_HEAD,
-            )
-            rows, total, superseded_omitted = session.search(query)
-            verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
-            items = _currentness_order(rows, verdicts, limit)
-            seqs = {r.id: r.seq for r in rows}
-            if superseded_omitted:
-                # Only here, never on the common path: some matches were left out as superseded in
-                # scope, so their successors in scope join the list, each where its match ranked.
-                items, reached_total = _with_successors(session, verdicts, query, items)
-                total += reached_total
-            if "audit_event" in types and not (filters.get("layers") or filters.get("statuses") or filters.get("tags")):
-                extra = audit.matching(
-                    session,
-                    [s.id for s in scopes],
-                    tokens,
-                    request.match == "all",
-                    request.prefix,
-                    WINDOW - len(items),
-                )
-                items += extra
-                total += len(extra)
-            if total > len(items):
-                coverage.omitted.append(Omission("hits", total - len(items), "window"))
-                coverage.complete = False
+            # A token whose list is not held here starts as its first page did and grows below by
+            # the same steps, so the list is the one the server that held it built.
+            ranked = _ranked(session, verdicts, query, WINDOW, limit, with_audit, seqs)
+            items, total, superseded_omitted, audit_past = ranked
             if not total and query.tags:
                 from kaeru.service.tag_spelling import unheld_tags  # imported when first needed (16.S1)
 
                 alone = not (query.tokens or query.columns) and len(query.tags) == 1
                 issues.extend(unheld_tags(session, query.initiative_ids, query.tags, "filters.tags", alone=alone))
+        if total > len(items) and offset + limit >= len(items):
+            items, total, past = _extended(session, verdicts, query, items, total, offset + limit, with_audit, seqs)
+            audit_past = audit_past if past is None else past
+            if list_id is not None:
+                # The same list, longer: earlier tokens still name it. Another page may have grown it
+                # first; this page is served from the list kept, which its token names.
+                items = rt.cursor_lists.grow(list_id, items)
+                total = max(total, len(items))
         page_ids = items[offset : offset + limit]
         marked = [i for i in page_ids if _VIA in i]  # hits reached through supersession (rare)
         if marked:
@@ -181,9 +172,14 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             coverage.omitted.append(Omission("hits", len(live) - len(shown), "budget"))
         if vanished:
             coverage.omitted.append(Omission("hits", vanished, grants.gone_reason()))
-        beyond = len(items) - (offset + len(page_ids))
+        if audit_past:
+            # At least one more audit event may match, not counted: among the audit records older
+            # than those read, or (a list not yet ranked to its last node hit) among all of them.
+            coverage.omitted.append(Omission("hits", 1, "window"))
+        beyond = total - (offset + len(page_ids))
         if beyond > 0:
-            # Past this page's `limit`: the continuation's next pages hold them.
+            # Past this page's `limit`: the continuation's next pages hold them (those past the
+            # ranked list too: the page that reaches its end ranks the next window).
             coverage.omitted.append(Omission("hits", beyond, "limit"))
         if current == "preferred":
             issues.extend(_supersession_issues(session, shown, marked, scopes))
@@ -201,20 +197,95 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
                     f"{truncated} bodies cut to fit budget_chars={budget}; read them whole",
                 )
             )
-        if next_offset < len(items) and not secret:
+        more = next_offset < len(items) or total > len(items)
+        if more and not secret:
             secret = session.vault_secret()
     # The next page's token is made after the read snapshot closes (it writes nothing: a long list
     # is kept in this process's memory, decision 15.P4).
     continuation = None
-    if next_offset < len(items):
+    if more:
         coverage.complete = False
         continuation = cursors.continuation(
-            rt, secret, "search", cursors.args_key(args), items, next_offset, list_id, args
+            rt, secret, "search", cursors.args_key(args), items, next_offset, list_id, args, total, audit_past
         )
     if any(o.reason in ("budget", "window") for o in coverage.omitted):
         coverage.complete = False
     coverage.rules_complete = coverage.complete
     return ReadOutcome(hits=views, total=total, coverage=coverage, continuation=continuation, issues=issues)
+
+
+def _ranked(
+    session: Session,
+    verdicts: Verdicts,
+    base: SearchQuery,
+    window: int,
+    page: int,
+    with_audit: bool,
+    seqs: dict[str, int],
+) -> tuple[list[str], int, int, bool]:
+    """The first `window` hits of `base` in the search's order (score, currentness, recency; the
+    successors of superseded matches and, when asked for, audit events joined), every hit counted,
+    how many matches were left out as superseded, and whether audit events asked for may match
+    where this ranking did not look; `seqs` gets each ranked node's storage seq.
+
+    A larger window lists a smaller one's hits first, in the same places (no writes between), so a
+    list grown window by window (`_extended`) is in rank order; but for a successor that matched
+    itself past the smaller window, listed where its superseded match ranked in that one and where
+    it ranked itself in the larger. So a server that no longer holds a list grows it again by the
+    same steps from the first window, never ranks the token's depth at once."""
+    query = replace(base, window=window, superseded_out=[], superseded_head=SUCCESSOR_HEAD)
+    rows, total, superseded_omitted = session.search(query)
+    verdicts.none_against([r.id for r in rows[:TIE_HEAD] if r.contested is False])
+    items = _currentness_order(rows, verdicts, page)
+    seqs.update((r.id, r.seq) for r in rows)
+    if superseded_omitted:
+        # Only here, never on the common path: some matches were left out as superseded in
+        # scope, so their successors in scope join the list, each where its match ranked.
+        items, reached_total = _with_successors(session, verdicts, query, items, full=total > len(rows))
+        total += reached_total
+    audit_past = with_audit
+    if with_audit and total <= len(items):
+        # Audit events come after the node hits, so only a ranking that holds every node hit reads
+        # them (the others neither list nor count them: `audit_past`). They are those of the newest
+        # `WINDOW` audit records whatever the window, so every ranking of the query lists the same.
+        ids = query.initiative_ids
+        extra = audit.matching(session, ids, query.tokens, query.match_all, query.prefix, WINDOW)
+        items += extra
+        total += len(extra)
+        audit_past = len(session.audit_records(ids, WINDOW + 1)) > WINDOW
+    return items, total, superseded_omitted, audit_past
+
+
+def _extended(
+    session: Session,
+    verdicts: Verdicts,
+    query: SearchQuery,
+    items: list[str],
+    total: int,
+    reach: int,
+    with_audit: bool,
+    seqs: dict[str, int],
+) -> tuple[list[str], int, bool | None]:
+    """`items` (a ranked list that `total` says more hits lie past) grown until it reaches `reach`
+    places or holds every hit, its total again, and the last ranking's `audit_past` (None: none ran).
+
+    The first page ranks one window, not every match: a broad search's first page would otherwise
+    pay for ranking all of them, most never paged to. A page that reaches its end ranks the query again a window further
+    (`len(items) + WINDOW`) and appends the hits the list does not hold yet, in their order. So the
+    pages reach every hit that still matches — those ranked after the end in the new ranking, and
+    any that moved ahead of it since (appended, not lost) — never repeat one, and the list's
+    positions, which earlier tokens name, stay where they were. The list ends only when a ranking
+    held every match."""
+    audit_past: bool | None = None
+    while total > len(items) and reach >= len(items):
+        held = {_bare(i) for i in items}
+        ranked, counted, _, audit_past = _ranked(session, verdicts, query, len(items) + WINDOW, 0, with_audit, seqs)
+        new = [i for i in dict.fromkeys(ranked) if _bare(i) not in held]
+        items = items + new
+        if counted <= len(ranked) or not new:  # every match ranked: the list now holds all there are
+            return items, len(items), audit_past
+        total = max(total, len(items) + counted - len(ranked))
+    return items, total, audit_past
 
 
 def _page_nodes(session: Session, page_ids: list[str], seqs: dict[str, int]) -> dict[str, Node]:
@@ -341,13 +412,16 @@ def _with_successors(
     verdicts: Verdicts,
     query: SearchQuery,
     items: list[str],
+    full: bool = False,
 ) -> tuple[list[str], int]:
-    """`items` with the in-scope successors of the superseded matches, and how many were added.
+    """`items` with the in-scope successors of the superseded matches, and how many were reached.
 
     The superseded matches, and where each ranked among the kept ones, are those the store noted
     in `query.superseded_out` while it omitted them (no second search). A successor that matched
     itself is already listed and is not repeated; a successor of several matches is listed once,
-    where the best of them ranked.
+    where the best of them ranked. When more kept matches lie past the window (`full`), the
+    successors of a match ranked after the window's last are counted, not listed: where they belong
+    among the matches past it is known to the larger window that ranks them, which lists them there.
     """
     omitted = list(query.superseded_out or ())
     if not omitted:
@@ -364,9 +438,10 @@ def _with_successors(
                 reached[successor].append(match)
                 continue
             reached[successor] = [match]
-            inserts.setdefault(before, []).append(successor)
-    if not reached:
-        return items, 0
+            if not (full and before >= len(items)):
+                inserts.setdefault(before, []).append(successor)
+    if not inserts:
+        return items, len(reached)
 
     def tagged(successor: str) -> str:
         return f"{successor}{_VIA}{','.join(reached[successor])}"

@@ -261,6 +261,10 @@ def _count_left_out(coverage: Coverage, section: str, left: int) -> None:
     `{section, 1, window}` — at least one more lies beyond, not counted to keep every page cheap."""
     if left > COUNT_WINDOW:
         coverage.omitted.append(Omission(section, COUNT_WINDOW, "limit"))
-        coverage.omitted.append(Omission(section, 1, "window"))
+        beyond = Omission(section, 1, "window")
+        # Said once, after the counted ones: a window's changes not read back to `since` name the
+        # same "at least one more" (the page listed it twice, before and after the limit's count).
+        coverage.omitted[:] = [o for o in coverage.omitted if o != beyond]
+        coverage.omitted.append(beyond)
     elif left:
         coverage.omitted.append(Omission(section, left, "limit"))

@@ -9,8 +9,12 @@ secret policy as a tool write (nothing is written if anything is refused; decisi
 Idempotency (decision 19.I2): each imported node carries `properties.imported_from` = `{format, key,
 sha256}` (the digest of what the source said). A re-import finds its nodes by key in the initiative:
 the same digest → unchanged (even when a person revised the node since: their edit wins); a
-different digest → the node is revised to what the source now says (history keeps the old text);
-a new key → a new node. An edge already live with the same weight and labels is left as it is.
+different digest → the node is revised to what the source now says (history keeps the old text;
+what a person added in kaeru stays, its type too: `reimport`); a new key → a new node, unless a node
+of that key was forgotten in kaeru (it stays forgotten). An edge already live with the same weight
+and labels is left as it is; one this import wrote that the source no longer says is retracted —
+unless the reader could not read part of the source (a truncated line, a file it could not open):
+what it did not read it may still say, so nothing is removed and the report says so.
 
 The imported nodes are read once, in the first chunk, and the map kept as chunks write: reading them
 again for every chunk made an import's time grow with the square of the file's size.
@@ -26,10 +30,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from kaeru.domain.model import Edge, EdgeType, HypothesisStatus, Layer, Node, NodeType
+from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.domain.naming import MAX_NAME_CHARS
-from kaeru.domain.text import merge_tags
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
+from kaeru.export.importers import edges, reimport
+from kaeru.export.importers.reimport import MARK
 from kaeru.export.screen import LISTED, Refusal, secret_advice, too_many_tags
 from kaeru.service import tasks
 from kaeru.service.checks import check_name, check_tag, check_text, normalise_initiative, screen_secrets
@@ -41,11 +46,9 @@ if TYPE_CHECKING:
 
 #: Items written per transaction: a chunk holds the write lock briefly (decision 15.P5's reasoning).
 CHUNK = 500
-#: The property that marks an imported node (and finds it again on a re-import).
-MARK = "imported_from"
-#: The weight of an imported link: the sources say nothing of how load-bearing it is.
-LINK_WEIGHT = 0.5
 OPERATION = "import_from"
+#: What a reader says of a part of the source it could not read (a line, a file).
+UNREAD = frozenset({"line_skipped", "file_skipped"})
 
 Progress = Callable[[str, int, int], None]
 
@@ -64,13 +67,20 @@ class Item:
     node_type: NodeType
     tags: list[str] = field(default_factory=list)
     layer: Layer = Layer.WARM
+    tier: Tier | None = None  # the source's, when not its type's default (a kaeru page's `tier: archival`)
     #: Where it was read from, for refusals ("line 12", "notes/a.md").
     origin: str = ""
     #: Extra properties kept as they are (screened like every text).
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Tags of the source the node does not get, counted in the digest only: a kaeru page's
+    #: `status:open`, which an earlier reader kept (an import of an unchanged page stays unchanged).
+    digest_tags: list[str] = field(default_factory=list)
 
     def digest(self) -> str:
-        material = [self.name, self.body, self.node_type.value, sorted(self.tags), self.layer.value, self.extra]
+        tags = sorted([*self.tags, *self.digest_tags])
+        material = [self.name, self.body, self.node_type.value, tags, self.layer.value, self.extra]
+        if self.tier is not None:  # only then: an item of its type's tier keeps the digest it had
+            material.append(self.tier.value)
         return hashlib.sha256(json.dumps(material, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
 
 
@@ -101,15 +111,21 @@ class Report:
     created: int = 0
     revised: int = 0
     unchanged: int = 0
+    #: Items left out because a node of their key was forgotten in kaeru.
+    forgotten: int = 0
     edges_added: int = 0
     #: Live edges given another label (or weight): one edge, so not "added".
     edges_revised: int = 0
+    #: Edges an earlier import wrote that the source no longer says, retracted.
+    edges_removed: int = 0
     edges_unchanged: int = 0
+    #: Whether edges the source may no longer say were left unchecked: part of it was not read.
+    edges_removal_skipped: bool = False
     issues: list[Issue] = field(default_factory=list)
 
     @property
     def changes(self) -> int:
-        return self.created + self.revised + self.edges_added + self.edges_revised
+        return self.created + self.revised + self.edges_added + self.edges_revised + self.edges_removed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -120,9 +136,12 @@ class Report:
             "created": self.created,
             "revised": self.revised,
             "unchanged": self.unchanged,
+            "forgotten": self.forgotten,
             "edges_added": self.edges_added,
             "edges_revised": self.edges_revised,
+            "edges_removed": self.edges_removed,
             "edges_unchanged": self.edges_unchanged,
+            "edges_removal_skipped": self.edges_removal_skipped,
             "changes": self.changes,
             "issues": [
                 {"code": i.code, "message": i.message, "field": i.field, "retryable": i.retryable} for i in self.issues
@@ -244,7 +263,7 @@ def apply(
     items = _dedupe(batch.items, report)
     report.items = len(items)
     ids: dict[str, str] = {}
-    known = _Known(batch.format)
+    known = _Known(batch.format, labels=edges.labels_of(batch.links))
     touched: list[str] = []
     committed = [0]  # the report's changes as of the last committed chunk
 
@@ -268,11 +287,22 @@ def apply(
             part = items[start : start + chunk]
             run(f"nodes {start}", lambda ctx, part=part: _write_items(ctx, known, part, ids, report))  # type: ignore[misc]
             progress("nodes", min(start + chunk, len(items)), len(items))
+        mine = set(ids.values())  # the nodes of the items the source has now (`ids` gains others below)
         links = batch.links
         for start in range(0, len(links), chunk * 4):
             part_links = links[start : start + chunk * 4]
-            run(f"links {start}", lambda ctx, part=part_links: _write_links(ctx, known, part, ids, report))  # type: ignore[misc]
+            run(f"links {start}", lambda ctx, part=part_links: edges.write_links(ctx, known, part, ids, report))  # type: ignore[misc]
             progress("links", min(start + chunk * 4, len(links)), len(links))
+        # An edge it wrote before joins two nodes there before; a link on a line or in a file the
+        # reader could not read is not one the source dropped (a truncated file).
+        report.edges_removal_skipped = report.revised + report.unchanged > 1 and any(
+            i.code in UNREAD for i in batch.skipped
+        )
+        if report.revised + report.unchanged > 1 and not report.edges_removal_skipped:
+            run(
+                "links removed",
+                lambda ctx: _removed(report, reimport.remove_stale(ctx, known.format, mine, known.said)),
+            )
     except Unavailable as exc:
         if not committed[0]:
             raise
@@ -281,11 +311,17 @@ def apply(
             f"stopped part way, after {committed[0]} changes were written: the vault refused the next chunk "
             f"({exc.message}); the same command again writes the rest (what is there is kept, once)"
         ) from exc
+    if (kept := reimport.forgotten_issue(known.kept)) is not None:
+        report.issues.append(kept)
     if rt.embedder is not None and touched:
         from kaeru.service.recall import embed_nodes
 
         embed_nodes(rt, list(dict.fromkeys(touched)))
     return report
+
+
+def _removed(report: Report, count: int) -> None:
+    report.edges_removed += count
 
 
 def _dedupe(items: Iterable[Item], report: Report) -> list[Item]:
@@ -308,11 +344,25 @@ class _Known:
 
     format: str
     nodes: dict[str, Node] | None = None
+    #: The keys of imported nodes forgotten in kaeru: read when an item's key matches no live node.
+    gone: set[str] | None = None
+    #: The items left out as forgotten (origin, name), and their keys.
+    kept: list[tuple[str, str]] = field(default_factory=list)
+    kept_keys: set[str] = field(default_factory=set)
+    #: What this import's links make (src id, dst id, edge type): the edges it keeps.
+    said: set[tuple[str, str, str]] = field(default_factory=set)
+    #: The labels the whole source gives each relation (`edges.labels_of`).
+    labels: dict[edges.Relation, list[str]] = field(default_factory=dict)
 
     def of(self, ctx: WriteContext) -> dict[str, Node]:
         if self.nodes is None:
             self.nodes = _imported(ctx, self.format)
         return self.nodes
+
+    def forgotten(self, ctx: WriteContext, key: str) -> bool:
+        if self.gone is None:
+            self.gone = reimport.forgotten(ctx, self.format)
+        return key in self.gone
 
 
 def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
@@ -328,12 +378,18 @@ def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
 
 def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: dict[str, str], report: Report) -> None:
     known, fmt = imported.of(ctx), imported.format
+    # A node keeps its type on a re-import: its status is one of that type's.
+    types = {i.key: known[i.key].node_type if i.key in known else i.node_type for i in items}
     # The board is read once a chunk, and only when the chunk holds a task.
-    cols = tasks.columns(ctx.session, ctx.initiative) if any(i.node_type == NodeType.TASK for i in items) else []
+    cols = tasks.columns(ctx.session, ctx.initiative) if NodeType.TASK in types.values() else []
     for item in items:
-        mark = {"format": fmt, "key": item.key, "sha256": item.digest()}
         existing = known.get(item.key)
-        status = _status_of(item, cols)
+        if existing is None and imported.forgotten(ctx, item.key):
+            imported.kept.append((item.origin or item.key, item.name))
+            imported.kept_keys.add(item.key)
+            report.forgotten += 1
+            continue
+        status = _status_of(item, types[item.key], cols)
         if existing is None:
             node = ctx.create_node(
                 node_type=item.node_type,
@@ -341,25 +397,31 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
                 name=item.name,
                 tags=[*item.tags, f"status:{status}"] if status else item.tags,
                 layer=item.layer,
+                tier=item.tier,
                 status=status,
-                properties={**item.extra, MARK: mark},
+                properties={**item.extra, MARK: reimport.mark(fmt, item, item.tags, status)},
             )
             report.created += 1
-        elif existing.properties.get(MARK, {}).get("sha256") == mark["sha256"]:
+        elif existing.properties.get(MARK, {}).get("sha256") == item.digest():
             node = existing
             report.unchanged += 1
         else:
             locked = ctx.session.get_node(existing.id, for_update=True) or existing
-            own = [t for t in locked.tags if t.startswith("kind:") or (status is None and t.startswith("status:"))]
-            own += [f"status:{status}"] if status else []
+            kept = reimport.status_kept(locked, item, status)
+            source, tags, properties, type_kept = reimport.revised(locked, item, kept)
+            if type_kept is not None:
+                report.issues.append(type_kept)
+            if locked.node_type == NodeType.TASK and kept != locked.status:
+                reimport.moved(properties, kept in tasks.closing_keys(cols), ctx.now_s)
             node = ctx.update_node(
                 locked,
                 name=item.name,
                 body=item.body,
                 layer=item.layer,
-                status=status if status is not None else locked.status,
-                tags=retag(merge_tags(item.tags, own), item.name, item.body, locked.id),
-                properties={**locked.properties, **item.extra, MARK: mark},
+                tier=item.tier or default_tier(locked.node_type),  # the type it keeps: its tier
+                status=kept if kept is not None else locked.status,
+                tags=retag(tuple(tags), item.name, item.body, locked.id),
+                properties={**properties, MARK: reimport.mark(fmt, item, source, status)},
             )
             ctx.mark_affected(node)
             report.revised += 1
@@ -371,80 +433,18 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
         ctx.outcome.state = "unchanged"
 
 
-def _status_of(item: Item, cols: list[dict[str, str]]) -> str | None:
-    """The status a task or hypothesis is imported with (decision 298): the one its source gives
-    (`status` in a page's front matter) when the board (`cols`) has that column or it is a
-    hypothesis status, else the board's closing column for `done`, its first column or `open`.
-    Without one, an imported task was on no board and an imported claim in no list of open claims."""
+def _status_of(item: Item, node_type: NodeType, cols: list[dict[str, str]]) -> str | None:
+    """The status a task or hypothesis (`node_type`: the node's, kept on a re-import) is imported
+    with (decision 298): the one its source gives (`status` in a page's front matter) when the
+    board (`cols`) has that column or it is a hypothesis status, else the board's closing column for
+    `done`, its first column or `open`. Without one, an imported task was on no board and an
+    imported claim in no list of open claims."""
     given = item.extra.get("status")
-    if item.node_type == NodeType.TASK:
+    if node_type == NodeType.TASK:
         keys = [c["key"] for c in cols]
         if given in keys:
             return str(given)
         return tasks.terminal_key(cols) if given == "done" else keys[0]  # a finished task stays finished
-    if item.node_type == NodeType.HYPOTHESIS:
+    if node_type == NodeType.HYPOTHESIS:
         return given if given in {s.value for s in HypothesisStatus} else HypothesisStatus.OPEN.value
     return None
-
-
-def _write_links(ctx: WriteContext, imported: _Known, links: list[Link], ids: dict[str, str], report: Report) -> None:
-    missing = [link for link in links if link.src not in ids or link.dst not in ids]
-    if missing:
-        for key, node in imported.of(ctx).items():
-            ids.setdefault(key, node.id)
-    labels: dict[tuple[str, str, EdgeType], list[str]] = {}
-    order: list[tuple[str, str, EdgeType]] = []
-    for link in links:
-        src, dst = ids.get(link.src), ids.get(link.dst)
-        if src is None or dst is None:
-            gone = link.src if src is None else link.dst
-            report.issues.append(Issue("link_skipped", f"{link.origin}: no item {gone!r} to link", "links"))
-            continue
-        if src == dst:
-            report.issues.append(
-                Issue("link_skipped", f"{link.origin}: a relation from {link.src!r} to itself is not kept", "links")
-            )
-            continue
-        triple = (src, dst, link.edge_type)
-        if triple not in labels:
-            labels[triple] = []
-            order.append(triple)
-        if link.label and link.label not in labels[triple]:
-            labels[triple].append(link.label)
-    added = 0
-    for src, dst, edge_type in order:
-        wanted = labels[(src, dst, edge_type)]
-        previous = ctx.session.get_edge(src, dst, edge_type)
-        known_labels = previous.properties.get("relations", []) if previous is not None else []
-        if (
-            previous is not None
-            and not previous.retracted
-            and previous.weight == LINK_WEIGHT
-            and all(label in known_labels for label in wanted)
-        ):
-            report.edges_unchanged += 1
-            continue
-        recorded = ctx._stamp(previous.recorded_at if previous else None)
-        properties = dict(previous.properties) if previous is not None else {}
-        if wanted or known_labels:
-            properties["relations"] = sorted({*known_labels, *wanted})
-        ctx.session.put_edge(
-            Edge(
-                src=src,
-                dst=dst,
-                edge_type=edge_type,
-                weight=LINK_WEIGHT,
-                rev_no=(previous.rev_no + 1) if previous else 1,
-                recorded_at=recorded,
-                created_at=previous.created_at if previous and not previous.retracted else recorded,
-                properties=properties,
-            )
-        )
-        ctx.changes_log.append({"edge": [src, dst, edge_type.value], "weight": LINK_WEIGHT})
-        if previous is not None and not previous.retracted:
-            report.edges_revised += 1
-        else:
-            report.edges_added += 1
-        added += 1
-    if not added:
-        ctx.outcome.state = "unchanged"

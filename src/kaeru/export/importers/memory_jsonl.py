@@ -10,14 +10,17 @@ The server keeps two entities of one name when one `create_entities` call names 
 later observations to the first: such copies are merged into one node (every observation, in file
 order), never one dropped. The server's `read_graph` answer (one JSON document `{"entities": [...],
 "relations": [...]}`, which agents often save instead) is read too. A file in which nothing is a
-memory record is refused: importing it would "succeed" with nothing in it.
+memory record is refused: importing it would "succeed" with nothing in it. A byte-order mark
+before the first line (Windows editors) is read past; bytes that are not UTF-8 are read as U+FFFD
+and the lines holding them named (`not_utf8`): the rest of such a line is still the memory's.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from kaeru.domain.model import NodeType
@@ -121,6 +124,9 @@ def read(lines: Iterable[str]) -> Batch:
     reader = _Reader()
     text: list[str] = []
     for number, raw in enumerate(lines, 1):
+        if number == 1:
+            # A byte-order mark: json.loads refuses it ("Unexpected UTF-8 BOM"), losing the first record.
+            raw = raw.removeprefix("\ufeff")
         text.append(raw)
         line = raw.strip()
         if not line:
@@ -172,3 +178,32 @@ def _graph_dump(text: str) -> Batch | None:
         )
         return reader.done()
     return None
+
+
+def read_file(path: Path) -> Batch:
+    """`read` of the file at `path`, decoded line by line: a line holding bytes that are not UTF-8
+    is read with U+FFFD in their place, and the batch says which lines (`not_utf8`) — decoding the
+    whole file with `errors="replace"` changed such text without a word."""
+    bad: list[int] = []
+
+    def decoded(raw: Iterable[bytes]) -> Iterator[str]:
+        for number, line in enumerate(raw, 1):
+            try:
+                yield line.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(number)
+                yield line.decode("utf-8", errors="replace")
+
+    with path.open("rb") as raw:
+        batch = read(decoded(raw))
+    if bad:
+        shown = ", ".join(map(str, bad[:10])) + (", …" if len(bad) > 10 else "")
+        batch.skipped.append(
+            Issue(
+                "not_utf8",
+                f"{len(bad)} line(s) hold bytes that are not UTF-8 (line {shown}): read with U+FFFD (\ufffd) "
+                "in their place; the file's text there is not what was imported",
+                "path",
+            )
+        )
+    return batch

@@ -4,12 +4,16 @@ basic-memory), and the original kaeru's Markdown export (`<tier>/<type>/<slug>.m
 A note becomes a node keyed by its path (a kaeru page by its `id`); its `[[links]]` become edges.
 A link in a list item written `- <relation> [[Target]]` (basic-memory's relations) is typed by
 `relations.relation_edge` (an inverse name such as `blocked_by` turns the edge round); any other
-link is `refers_to`. A link naming no note in the folder is left out and counted. A folder with no
-note, or a kaeru export read as `markdown`, is refused: either would import nothing the user meant.
+link is `refers_to` (which note a link names: `markdown_links`). A link naming no note in the
+folder is left out and counted. A folder with no note, or a kaeru export read as `markdown`, is
+refused: either would import nothing the user meant. A `.md` path that is no readable file (a broken
+symbolic link, a folder so named) is left out and said, and so are bytes that are not UTF-8: an
+import went down with a traceback at the first such file, or changed the bytes without a word.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
@@ -17,9 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kaeru.domain.model import NOTE_KIND_TYPES, EdgeType, Layer, NodeType, NoteKind
+from kaeru.domain.model import (
+    NOTE_KIND_TYPES,
+    EdgeType,
+    HypothesisStatus,
+    Layer,
+    NodeType,
+    NoteKind,
+    Tier,
+    default_tier,
+)
 from kaeru.errors import InvalidArgument
 from kaeru.export.importers.core import Batch, Item, Link
+from kaeru.export.importers.markdown_links import LinkIndex, code_free, is_attachment
 from kaeru.export.importers.relations import edge_type_of, normal, relation_edge
 from kaeru.service.outcomes import Issue
 
@@ -38,6 +52,10 @@ WIKILINK = re.compile(r"!?\[\[([^\]|#\n]+)(?:#[^\]|\n]*)?(?:\|[^\]\n]*)?\]\]")
 _LINK_STOP = re.compile(r"[\]\n]")
 RELATION_ITEM = re.compile(r"^\s*[-*+]\s+([A-Za-z][\w -]{0,60}?)\s+\[\[")
 KAERU_EDGE_ITEM = re.compile(r"^\s*-\s+([a-z_]+)\s+\([0-9.]+\)\s+→\s+\[\[")
+#: A board column's key (`tasks._KEY`): what a task's `status:` tag may name.
+COLUMN_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+#: The status a task (the default board's first column) and a claim have when none is given.
+OPEN = HypothesisStatus.OPEN.value
 
 
 @dataclass
@@ -85,9 +103,35 @@ def _value(raw: str) -> Any:
         try:
             return json.loads(raw)
         except json.JSONDecodeError:
-            inner = raw[1:-1].strip()
-            return [_scalar(p) for p in inner.split(",") if p.strip()] if inner else []
+            return flow_list(raw[1:-1])
     return _scalar(raw)
+
+
+def flow_list(inner: str) -> list[Any]:
+    """The items of a YAML flow list `[my tag, "C++", 'a,b']` (between its brackets): a comma inside
+    quotes, or inside a nested `[…]`/`{…}`, is part of its item. Split at every comma, `"a,b"` gave
+    the tags `"a` and `b"`, quotes and all."""
+    items: list[str] = []
+    start, depth, quote, i = 0, 0, "", 0
+    while i < len(inner):
+        ch = inner[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 1  # an escaped character, a quote among them
+            elif ch == quote:
+                quote = ""
+        elif ch in "\"'" and not inner[start:i].strip():
+            quote = ch
+        elif ch in "[{":
+            depth += 1
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+        i += 1
+    items.append(inner[start:])
+    return [_scalar(item) for item in items if item.strip()]
 
 
 def _scalar(raw: str) -> Any:
@@ -110,15 +154,40 @@ def _tags(raw: Any) -> list[str]:
     return [t for t in dict.fromkeys(out) if t and not t.startswith(DERIVED)]
 
 
-def pages(folder: Path, skip: set[str] | None = None) -> list[Page]:
-    """Every `.md` file under `folder` (hidden folders such as `.obsidian` left out), by path."""
+def pages(folder: Path, skipped: list[Issue], skip: set[str] | None = None) -> list[Page]:
+    """Every `.md` file under `folder` (hidden folders such as `.obsidian` left out), by path. A path
+    that is not a file one can read is left out, and one with bytes that are not UTF-8 read with
+    U+FFFD in their place; each is said in `skipped`, naming the file."""
     found: list[Page] = []
     for path in sorted(folder.rglob("*.md")):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts) or (skip and rel.as_posix() in skip):
             continue
+        if not path.is_file():
+            what = "a folder" if path.is_dir() else "a symbolic link to nothing" if path.is_symlink() else "no file"
+            skipped.append(Issue("file_skipped", f"{rel.as_posix()}: left out, it is {what}, not a note", "path"))
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            skipped.append(
+                Issue("file_skipped", f"{rel.as_posix()}: left out, it cannot be read ({exc.strerror})", "path")
+            )
+            continue
         # utf-8-sig: a byte-order mark (Windows editors) would hide the front matter's opening `---`.
-        raw = path.read_text(encoding="utf-8-sig", errors="replace")
+        try:
+            raw = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raw = data.decode("utf-8-sig", errors="replace")
+            first = exc.start + (len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0)
+            skipped.append(
+                Issue(
+                    "not_utf8",
+                    f"{rel.as_posix()}: bytes that are not UTF-8 (the first at byte {first}) were "
+                    "imported as U+FFFD; save the file as UTF-8 and import again",
+                    "path",
+                )
+            )
         front, text = front_matter(raw.replace("\r\n", "\n"))
         found.append(Page(rel.as_posix(), front, text))
     return found
@@ -182,16 +251,14 @@ def read_markdown(folder: Path) -> Batch:
             "README/INDEX/LOG would become notes and every link would be doubled by the pages' Incoming lists",
             field="path",
         )
-    found = pages(folder)
+    found = pages(folder, batch.skipped)
     if not found:
         raise InvalidArgument(f"no .md file under {folder}: is this the right folder?", field="path")
-    index: dict[str, str] = {}
+    index = LinkIndex()
     for page in found:
-        key = page.path[:-3]
-        for alias in (key, Path(key).name, page.front.get("permalink"), page.front.get("title")):
-            if isinstance(alias, str) and alias.strip():
-                index.setdefault(alias.strip().lower(), key)
+        index.add(page.path[:-3], page.front)
     unresolved: list[str] = []
+    ambiguous: dict[str, str] = {}
     for page in found:
         key = page.path[:-3]
         heading, body = _split_title(page.text)
@@ -217,21 +284,35 @@ def read_markdown(folder: Path) -> Batch:
                 extra=extra,
             )
         )
-        for line in page.text.split("\n"):
+        for line in code_free(page.text.split("\n")):
             if "[[" not in line:
                 continue
             relation = RELATION_ITEM.match(line)
             for n, match in enumerate(wikilinks(line)):
-                target = index.get(match.group(1).strip().lower())
+                named = match.group(1).strip()
+                target, also = index.resolve(named)
                 if target is None:
-                    unresolved.append(f"{page.path} → {match.group(1).strip()}")
+                    if not (match.group(0).startswith("!") and is_attachment(named)):
+                        unresolved.append(f"{page.path} → {named}")
                     continue
+                if also:
+                    ambiguous.setdefault(named.lower(), f"[[{named}]] → {target}.md, not {', '.join(also)}")
                 edge_type, label, backwards = EdgeType.REFERS_TO, None, False
                 if n == 0 and relation is not None and normal(relation.group(1)):
                     edge_type, label, backwards = relation_edge(relation.group(1))
                 src, dst = (target, key) if backwards else (key, target)
                 batch.links.append(Link(src, dst, edge_type, label, page.path))
     _unresolved(batch, unresolved)
+    if ambiguous:
+        shown = "; ".join(list(ambiguous.values())[:10]) + ("; …" if len(ambiguous) > 10 else "")
+        batch.skipped.append(
+            Issue(
+                "links_ambiguous",
+                f"{len(ambiguous)} link name(s) name several notes as near the folder's root; each was linked "
+                f"to the first by path (write the note's path in the link to choose): {shown}",
+                "path",
+            )
+        )
     return batch
 
 
@@ -240,7 +321,7 @@ def read_kaeru(folder: Path) -> Batch:
     `## Outgoing` with `### <edge_type>` subsections of `[[slug]]` links). This server's own Markdown
     export (`- <edge_type> (<weight>) → [[slug]]` lines) reads too."""
     batch = Batch(KAERU_MD)
-    found = [p for p in pages(folder, KAERU_FRAME) if p.front.get("id")]
+    found = [p for p in pages(folder, batch.skipped, KAERU_FRAME) if p.front.get("id")]
     if not found:
         raise InvalidArgument(
             f"no page under {folder} has an `id` in its front matter: is this a kaeru Markdown export? "
@@ -259,6 +340,10 @@ def read_kaeru(folder: Path) -> Batch:
         node_type = NodeType(raw_type) if raw_type in {t.value for t in NodeType} else NodeType.CONCEPT
         raw_layer = str(page.front.get("layer") or "")
         layer = Layer(raw_layer) if raw_layer in {v.value for v in Layer} else Layer.WARM
+        # `tier: archival` on a summary, concept or entity (types either tier holds) was read as the
+        # type's default tier; an unknown tier still is.
+        raw_tier = str(page.front.get("tier") or "")
+        tier = Tier(raw_tier) if raw_tier in {t.value for t in Tier} else None
         heading, rest = _split_title(page.text)
         body_lines: list[str] = []
         section: str | None = None
@@ -284,23 +369,51 @@ def read_kaeru(folder: Path) -> Batch:
                         batch.links.append(Link(key, target, typed or EdgeType.REFERS_TO, None, page.path))
         name = heading or Path(page.path).stem
         body = "\n".join(body_lines).strip()
-        extra: dict[str, Any] = {}
-        if page.front.get("status") not in (None, "null"):
-            extra["status"] = str(page.front["status"])
+        status, tags, unwritten = _kaeru_status(page.front, node_type, _tags(page.front.get("tags")))
+        extra: dict[str, Any] = {"status": status} if status is not None else {}
         batch.items.append(
             Item(
                 key=key,
                 name=name,
                 body=body or name,
                 node_type=node_type,
-                tags=_tags(page.front.get("tags")),
+                tags=tags,
                 layer=layer,
+                tier=tier if tier != default_tier(node_type) else None,
                 origin=page.path,
                 extra=extra,
+                digest_tags=unwritten,
             )
         )
     _unresolved(batch, unresolved)
     return batch
+
+
+def _kaeru_status(
+    front: dict[str, Any], node_type: NodeType, tags: list[str]
+) -> tuple[str | None, list[str], list[str]]:
+    """A kaeru page's status and its tags without the `status:` tags it was read from. This server's
+    export says it in front matter; the original kaeru keeps it only in a `status:` tag (its
+    reference §2.4), which was kept as a tag while the node was imported open — a done task open
+    and tagged both `status:done` and `status:open`. A tag's status is taken when it is one the
+    kind can hold (a hypothesis status; for a task a column key, which `core._status_of` places on
+    the target board); the import writes the `status:` tag of the status it sets. Another tag stays
+    as it was. The third list: the `status:` tags taken out when they say `open` (the status
+    the import sets when none is given, so none is), for the digest only: the reader before kept
+    them as tags, and a page unchanged since must import unchanged, not revised once each."""
+    if front.get("status") not in (None, "null"):
+        return str(front["status"]), tags, []
+    for tag in tags:
+        value = tag.removeprefix("status:")
+        if tag.startswith("status:") and (
+            (node_type == NodeType.TASK and COLUMN_KEY.match(value))
+            or (node_type == NodeType.HYPOTHESIS and value in {s.value for s in HypothesisStatus})
+        ):
+            rest = [t for t in tags if not t.startswith("status:")]
+            if value == OPEN:
+                return None, rest, [t for t in tags if t.startswith("status:")]
+            return value, rest, []
+    return None, tags, []
 
 
 def _kaeru_export(folder: Path) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -32,6 +33,58 @@ TABLE_GRANT_REMEDY = (
     "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO role`, the vault's schema for `public`)"
 )
 
+#: A change only the owner of a table may make (`ALTER TABLE`, `CREATE INDEX`, `CREATE STATISTICS` on
+#: it: a pending migration): the schema's rights, which `GRANT_REMEDY` names, do not give it (a DBA
+#: granted `CREATE` on the schema and was refused again). PostgreSQL names the object it refused.
+_NOT_OWNER = re.compile(r"must be owner of (?P<kind>.+) (?P<name>\S+)$")
+
+#: The catalog that names the owner of each kind of object a migration changes.
+_OWNER_OF = {
+    "schema": "SELECT nspowner::regrole FROM pg_namespace WHERE nspname = {name}",
+    "statistics object": "SELECT stxowner::regrole FROM pg_statistic_ext WHERE stxname = {name}",
+}
+_RELATION_OWNER = "SELECT relowner::regrole FROM pg_class WHERE relname = {name}"
+
+
+def owner_remedy(refused: str) -> str:
+    """The fix of "must be owner of table nodes": run `kaeru migrate` as the owner of that object,
+    and the query that names it. It named the owner of `schema_migrations` for every refusal: with
+    tables of several owners, the role that owns `schema_migrations` was told to run it as itself."""
+    found = _NOT_OWNER.match(refused)
+    if found is None:
+        return (
+            "only the owner of the object PostgreSQL names may change it, as a pending migration does: run "
+            "`kaeru migrate` once as that role, then this one uses the vault with the rights it has"
+        )
+    kind, name = found["kind"], found["name"]
+    query = _OWNER_OF.get(kind, _RELATION_OWNER).format(name="'" + name.replace("'", "''") + "'")
+    return (
+        f"only the owner of {kind} {name} (or a role that is a member of it) may change it, as a pending "
+        f"migration does: run `kaeru migrate` once as that role (`{query}` names it; when the vault's tables "
+        "have several owners, as a role that is a member of each, or a superuser), then this one uses the "
+        "vault with the rights it has"
+    )
+
+
+#: Who owns the vault's tables (the owner of `schema_migrations`, in the schema the search path finds
+#: it in), whether this role acts as that owner (a member of its role counts, a superuser too),
+#: whether it may create in that schema, this role's name, and the schema's; no row without a vault.
+MIGRATOR = (
+    "SELECT pg_get_userbyid(c.relowner), pg_has_role(c.relowner, 'USAGE'), has_schema_privilege(c.relnamespace, "
+    "'CREATE'), current_user, c.relnamespace::regnamespace::text FROM pg_class c "
+    "WHERE c.oid = to_regclass('schema_migrations')"
+)
+
+
+def migrate_as_owner(owner: str, role: str) -> str:
+    """How a vault whose tables `owner` owns gets a migration that `role`, which is not `owner`, may
+    not apply: run once as the owner (decision 187's `GRANT CREATE` does not help here)."""
+    return (
+        f"connect as {owner}, the role that owns the vault's tables, and run `kaeru migrate` (KAERU_DATABASE_URL "
+        f"with that role; only a table's owner may change it); then {role} uses the vault with the rights it has"
+    )
+
+
 #: A server that only reads: a write there is refused until the URL names another (decision 445).
 READ_ONLY_REMEDY = (
     "it is a standby in recovery, or the database or role sets `default_transaction_read_only`: nothing "
@@ -46,15 +99,30 @@ READ_ONLY_REMEDY = (
 #: retryable, as before).
 CONNECT_REFUSALS = (
     (
-        r"authentication failed for user|no password supplied",
+        r"authentication failed for user",
         "the user or password in KAERU_DATABASE_URL is not accepted: correct it (a password with `@`, `/`, "
         "`:` or `%` is percent-encoded)",
+    ),
+    (
+        # `kaeru setup` leaves the password out of a client's file on purpose: blaming the URL sent
+        # its user to put the password back where setup had kept it out (found by a probe).
+        r"no password supplied",
+        "the server asks for a password and none was found: not in KAERU_DATABASE_URL, ~/.pgpass or "
+        "PGPASSWORD; add a line `host:port:database:user:password` to ~/.pgpass (chmod 600) of the user "
+        "kaeru runs as, or set PGPASSWORD where it starts",
     ),
     (r'role ".*" is not permitted to log in', "the role may not log in: `ALTER ROLE name LOGIN`, or use another"),
     (r'role ".*" does not exist', "create the role, or correct the user in KAERU_DATABASE_URL"),
     (r"pg_hba\.conf", "the server's pg_hba.conf lets no such connection in: have it allow this user and host"),
     (r'database ".*" does not exist', "create it (`CREATE DATABASE name OWNER role`) or correct its name"),
     (r"permission denied for database", "`GRANT CONNECT ON DATABASE name TO role`, or use another role"),
+    (
+        # PgBouncer refuses every startup parameter it does not know, the URL's `options` too.
+        r"unsupported startup parameter",
+        "a pooler (PgBouncer) refuses startup parameters such as `options=-csearch_path…`: take it out of "
+        "KAERU_DATABASE_URL and give the role its schema instead (`ALTER ROLE name SET search_path = schema`), "
+        "which reaches the server through a pooler in transaction mode",
+    ),
 )
 
 
@@ -87,7 +155,13 @@ def translate(exc: Exception) -> KaeruError:
         # Not a passing state and not kaeru's fault: the role lacks a right on the vault's schema,
         # or on its tables (the vault was made by another role, which owns them).
         first = _first_line(exc)
-        remedy = TABLE_GRANT_REMEDY if "for table" in first or "for sequence" in first else GRANT_REMEDY
+        remedy = (
+            TABLE_GRANT_REMEDY
+            if "for table" in first or "for sequence" in first
+            else owner_remedy(first)
+            if first.startswith("must be owner of")
+            else GRANT_REMEDY
+        )
         return VaultUnusable(f"PostgreSQL refused the role in KAERU_DATABASE_URL: {first}: {remedy}")
     if isinstance(exc, psycopg.errors.InvalidSchemaName):
         # The URL's `search_path` names a schema that is not there (forgotten, mistyped): kaeru's

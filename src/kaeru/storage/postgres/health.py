@@ -10,18 +10,28 @@ under — the settings', not the role's or the database's (`PostgresStore._confi
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
+from urllib.parse import quote, unquote
 
 import psycopg
 
-from kaeru.errors import Unavailable
+from kaeru.errors import KaeruError, Unavailable
 from kaeru.storage.health import Health, IndexAgreement
 from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.clock import offset_of
-from kaeru.storage.postgres.db import READ_ONLY_REMEDY, TABLE_GRANT_REMEDY, translate
+from kaeru.storage.postgres.db import (
+    CONNECT_REFUSALS,
+    GRANT_REMEDY,
+    MIGRATOR,
+    READ_ONLY_REMEDY,
+    TABLE_GRANT_REMEDY,
+    migrate_as_owner,
+    translate,
+)
 from kaeru.storage.postgres.store import (
     LOCAL_SETTINGS,
     SESSION_SETTINGS,
@@ -57,17 +67,50 @@ _WRITTEN = sorted(
     o.removeprefix("table ") for o in REQUIRED["postgres"] if o.startswith("table ") and o != "table schema_migrations"
 )
 #: Of those tables and the sequences they own, the ones this role lacks a right on that a write needs
-#: (one privilege at a time: `has_table_privilege` with a list is true when any one is held).
+#: (one privilege at a time: `has_table_privilege` with a list is true when any one is held), each
+#: with `read` when SELECT is the one lacking — reads of it are refused too — else `change`.
 _DENIED = (
     "WITH here AS (SELECT relnamespace AS oid FROM pg_class WHERE oid = to_regclass('schema_migrations')), "
     "mine AS (SELECT oid, relname FROM pg_class WHERE relnamespace IN (SELECT oid FROM here) "
     "AND relkind IN ('r', 'p') AND relname = ANY(%s)) "
-    "SELECT 'table ' || relname FROM mine WHERE NOT (has_table_privilege(oid, 'SELECT') AND "
-    "has_table_privilege(oid, 'INSERT') AND has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE')) "
-    "UNION ALL SELECT 'sequence ' || s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
+    "SELECT CASE WHEN has_table_privilege(oid, 'SELECT') THEN 'change' ELSE 'read' END, 'table ' || relname "
+    "FROM mine WHERE NOT (has_table_privilege(oid, 'SELECT') AND has_table_privilege(oid, 'INSERT') AND "
+    "has_table_privilege(oid, 'UPDATE') AND has_table_privilege(oid, 'DELETE')) "
+    "UNION ALL SELECT 'change', 'sequence ' || s.relname FROM pg_class s JOIN pg_depend d ON d.objid = s.oid "
     "AND d.deptype IN ('a', 'i') JOIN mine ON mine.oid = d.refobjid "
-    "WHERE CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') ELSE false END ORDER BY 1"
+    "WHERE CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') ELSE false END ORDER BY 2"
 )
+
+#: The schemas of this database that hold a kaeru vault (`schema_migrations` beside `nodes` and
+#: `meta`: other tools name their table `schema_migrations` too) which the search path does not find,
+#: as SQL writes them (a `search_path` or `ALTER ROLE … SET search_path` takes them so).
+_ELSEWHERE = (
+    "SELECT quote_ident(n.nspname) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+    "WHERE c.relname = 'schema_migrations' AND c.relkind IN ('r', 'p') "
+    "AND c.oid IS DISTINCT FROM to_regclass('schema_migrations') "
+    "AND (SELECT count(*) FROM pg_class t WHERE t.relnamespace = n.oid AND t.relname IN ('nodes', 'meta')) = 2 "
+    "ORDER BY 1"
+)
+
+
+def with_search_path(url: str, schema: str) -> str:
+    """`url` with `-csearch_path=schema` in its `options` (a search path it set there replaced, other
+    options kept), added with `&` to a query it has. The query's other parameters stay as written
+    (libpq reads a `+` as a plus); the value is percent-encoded whole, its spaces and backslashes
+    escaped first as the server splits `options` (a quoted schema name may hold a space)."""
+    base, _, query = url.partition("?")
+    pairs = [p for p in query.split("&") if p]
+    given = [unquote(p.partition("=")[2]) for p in pairs if unquote(p.partition("=")[0]) == "options"]
+    kept = re.sub(r"(-c\s*|--)search_path=(\\.|\S)*", "", " ".join(given)).split()
+    setting = "-csearch_path=" + schema.replace("\\", "\\\\").replace(" ", "\\ ")
+    options = "options=" + quote(" ".join([*kept, setting]), safe="")
+    pairs = [p for p in pairs if unquote(p.partition("=")[0]) != "options"] + [options]
+    return f"{base}?{'&'.join(pairs)}"
+
+
+def _listed(names: list[str]) -> str:
+    """At most four names, and how many more."""
+    return ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
 
 
 class PostgresHealth(Health):
@@ -102,7 +145,9 @@ class PostgresHealth(Health):
                 autocommit=True,  # the session's settings outlive the statement that sets them
             )
         except psycopg.Error as exc:
-            raise Unavailable(f"cannot connect to {redact_url(url)}: {str(exc).strip()}") from exc
+            # What a store's connection names for a refusal waiting will not cure (a pooler's refused `options`).
+            remedy = next((f": {fix}" for pattern, fix in CONNECT_REFUSALS if re.search(pattern, str(exc))), "")
+            raise Unavailable(f"cannot connect to {redact_url(url)}: {str(exc).strip()}{remedy}") from exc
         try:
             self.pooled = False
             self.use_timeouts(lock_timeout_ms, statement_timeout_ms)
@@ -154,7 +199,85 @@ class PostgresHealth(Health):
             "url": redact_url(self.url),
             "postgresql": self.server_version,
             "pooler": self.pooled,
+            **self._vault_schema(),
         }
+
+    def _vault_schema(self) -> dict[str, Any]:
+        """The schema the vault lives in (as SQL writes it: quoted where it must be), and the search
+        path that chose it: where the search path finds `schema_migrations`, else where a first
+        migration would make it (`current_schema()`); None when no schema of the search path exists.
+        Two schemas of one database are two vaults, and the URL's `options` (or the role's
+        `search_path`) chooses: the doctor names the one it looked at."""
+        ((schema, path),) = self._rows(
+            "SELECT coalesce((SELECT relnamespace::regnamespace::text FROM pg_class "
+            "WHERE oid = to_regclass('schema_migrations')), quote_ident(current_schema())), "
+            "current_setting('search_path')"
+        )
+        return {"schema": None if schema is None else str(schema), "search_path": str(path)}
+
+    def url_for_schema(self, schema: str) -> str:
+        """This vault's URL, its password hidden, set to look in `schema` (as SQL writes it: quoted
+        where it must be): the doctor's fix for a vault in another schema said "add
+        `?options=-csearch_path%3D…`", wrong for a URL that has a query and for a schema with capitals."""
+        return with_search_path(redact_url(self.url), schema)
+
+    def vaults_elsewhere(self) -> list[str]:
+        """The other schemas of this database that hold a kaeru vault the search path does not reach
+        (a `pg_dump -n schema` restored, opened without its `search_path`)."""
+        return [str(r[0]) for r in self._rows(_ELSEWHERE)]
+
+    def _migrator(self) -> tuple[str, bool, bool, str, str] | None:
+        """Who may apply a pending migration (`db.MIGRATOR`): the tables' owner, whether this role
+        acts as it, whether it may create in the vault's schema, this role and the schema; None
+        before the vault is made."""
+        rows = self._rows(MIGRATOR)
+        if not rows:
+            return None
+        owner, acts, creates, role, schema = rows[0]
+        return str(owner), bool(acts), bool(creates), str(role), str(schema)
+
+    def cannot_migrate(self) -> tuple[str, str] | None:
+        """Why this role could not apply the vault's pending migrations, and the fix, or None: only
+        the owner of a table may change it (a role with the data rights alone was refused every
+        command while one was pending, and told to run `kaeru migrate`), and a migration creates in
+        the vault's schema."""
+        found = self._migrator()
+        if found is None:
+            return None
+        owner, acts, creates, role, schema = found
+        if not acts:
+            return (
+                f"which only the role that owns the vault's tables, {owner}, may apply: every command of the "
+                f"role {role} is refused until then",
+                migrate_as_owner(owner, role),
+            )
+        if not creates:
+            return (
+                f"and the role {role} may not create in schema {schema}, as migrations do: every command is "
+                "refused until they are applied",
+                GRANT_REMEDY,
+            )
+        return None
+
+    def grant_fix(self) -> str:
+        """The grants that give this role what a vault another role made needs, its names filled in
+        (`TABLE_GRANT_REMEDY` says them with placeholders)."""
+        found = self._migrator()
+        if found is None or found[1]:
+            return TABLE_GRANT_REMEDY
+        ((role, schema),) = self._rows("SELECT quote_ident(%s), quote_ident(%s)", (found[3], found[4]))
+        return (
+            f"as the role that owns the vault's tables, {found[0]}, grant this one their rights: `GRANT SELECT, "
+            f"INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}; GRANT USAGE, SELECT ON ALL "
+            f"SEQUENCES IN SCHEMA {schema} TO {role}` (or connect as {found[0]})"
+        )
+
+    def refusal_fix(self, error: KaeruError) -> str | None:
+        """The grants that cure `error`, when it is PostgreSQL refusing this role a right on a table or
+        a sequence (`grant_fix`); None for any other error."""
+        cause = error.__cause__
+        refused = isinstance(cause, psycopg.errors.InsufficientPrivilege)
+        return self.grant_fix() if refused and re.search(r"for (table|sequence) ", str(cause)) else None
 
     def text_encoding(self) -> str:
         """The database's text encoding: a vault needs UTF8 (`PostgresStore`, decision 186)."""
@@ -196,21 +319,49 @@ class PostgresHealth(Health):
         return found, indexes
 
     def unwritable(self) -> tuple[str, str] | None:
-        """Why this role could not write the vault — a standby in recovery, sessions read-only by
-        default, or a table or sequence of the vault it may not change — and the fix, or None. Each
-        refuses every write (decisions 187, 445) while reads answer; the doctor's connection only reads."""
+        """Why this role could not write the vault, said whole with what it refuses — a standby in
+        recovery, sessions read-only by default, a table or sequence of the vault it may not change
+        (or not even read), or, before the vault is made, a schema it may not create it in — and the
+        fix, or None. Each refuses every write (decisions 187, 445); the doctor's connection only reads."""
         ((recovery, read_only),) = self._rows(
             "SELECT pg_is_in_recovery(), current_setting('default_transaction_read_only') = 'on'"
         )
+        refused = "reads answer, every write is refused"
         if recovery:
-            return "the PostgreSQL server is a standby in recovery", READ_ONLY_REMEDY
+            return f"the PostgreSQL server is a standby in recovery: {refused}", READ_ONLY_REMEDY
         if read_only:
-            return "the role or the database sets default_transaction_read_only = on", READ_ONLY_REMEDY
-        denied = [str(r[0]) for r in self._rows(_DENIED, (_WRITTEN,))]
-        if denied:
-            shown = ", ".join(denied[:4]) + (f" and {len(denied) - 4} more" if len(denied) > 4 else "")
-            return f"the role {self._c.info.user} may not change {shown}", TABLE_GRANT_REMEDY
-        return None
+            return f"the role or the database sets default_transaction_read_only = on: {refused}", READ_ONLY_REMEDY
+        if not self.has_table("schema_migrations"):
+            return self._uncreatable()
+        denied = self._rows(_DENIED, (_WRITTEN,))
+        unread = [str(name) for kind, name in denied if kind == "read"]
+        unchanged = [str(name) for kind, name in denied if kind == "change"]
+        if not denied:
+            return None
+        said = [f"may not read {_listed(unread)}"] if unread else []
+        said += [f"may not change {_listed(unchanged)}"] if unchanged else []
+        if unread:  # a missing SELECT is no write right: the reads of it fail as well
+            refused = "the calls that read it are refused as well as every write"
+        return f"the role {self._c.info.user} {' and '.join(said)}: {refused}", self.grant_fix()
+
+    def _uncreatable(self) -> tuple[str, str] | None:
+        """Before the vault is made: why this role could not make it in the schema it would go to
+        (a role with CONNECT alone was told `writable: ok` while `kaeru migrate` was refused)."""
+        ((schema, creates),) = self._rows("SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')")
+        user = self._c.info.user
+        if schema is None:
+            return (
+                f"the database holds no vault yet, and no schema of the role {user}'s search_path exists to make "
+                "one in: the first `kaeru note` or `kaeru migrate` is refused",
+                "create the schema (`CREATE SCHEMA name AUTHORIZATION role`) or correct its name in KAERU_DATABASE_URL",
+            )
+        if creates:
+            return None
+        return (
+            f"the database holds no vault yet, and the role {user} may not create tables in schema {schema}, "
+            "where the first `kaeru note` or `kaeru migrate` makes it: every command is refused",
+            GRANT_REMEDY,
+        )
 
     def integrity(self) -> list[str]:
         """The server answers a query: `["ok"]` (PostgreSQL checks its own pages)."""

@@ -47,7 +47,7 @@ from kaeru.storage.migrate import (
     upgrade_later,
 )
 from kaeru.storage.postgres.clock import ServerClock
-from kaeru.storage.postgres.db import CONNECT_REFUSALS, PgDb, translate
+from kaeru.storage.postgres.db import CONNECT_REFUSALS, MIGRATOR, PgDb, migrate_as_owner, translate
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.settle import xact_status
@@ -347,10 +347,35 @@ class PostgresStore(UpgradeGate):
                 session = PostgresSession(conn, read_only=False)
                 session.rebuild_text_index(stems_only=TEXT_PENDING not in pending)
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if not conn.broken:
                 conn.execute("ROLLBACK")
+                # Refused by a statement of a migration, or of `run_pending` (whose `PgDb` translated it).
+                cause = exc if isinstance(exc, psycopg.Error) else exc.__cause__
+                if isinstance(cause, psycopg.errors.InsufficientPrivilege):
+                    self._refuse_not_owner(conn, cause)
             raise
+
+    def _refuse_not_owner(self, conn: psycopg.Connection[Any], exc: psycopg.Error) -> None:
+        """A refused migration of a vault whose tables another role owns is said as that: only their
+        owner may apply it. The schema's rights the refusal otherwise names (`GRANT_REMEDY`) were
+        given and refused again, and every command of a role with the DML grants the doctor prints
+        failed so while a migration was pending (decision 187).
+
+        Raises:
+            VaultUnusable: this role does not act as the tables' owner.
+        """
+        row = conn.execute(MIGRATOR).fetchone()
+        if row is None or row[1]:
+            return  # a new vault, or this role's own: the refusal as PostgreSQL said it
+        owner, role = str(row[0]), str(row[3])
+        what = self._behind(conn) or "applying its pending migrations"
+        first = str(exc).strip().splitlines()[0]
+        raise VaultUnusable(
+            f"the vault needs an upgrade ({what}) that only the role owning its tables, {owner}, may apply: "
+            f"PostgreSQL refused the role {role} in KAERU_DATABASE_URL ({first}); nothing was changed: "
+            + migrate_as_owner(owner, role)
+        ) from exc
 
     def applied_migrations(self) -> list[tuple[int, str]]:
         with self.read() as session:

@@ -4,6 +4,7 @@ revisions it moved past in `past_revisions` (SQLite migration 010, PostgreSQL 01
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -11,7 +12,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.naming import forms
 from kaeru.storage.records import RevisionEntry
 from kaeru.storage.sql.db import Part
-from kaeru.storage.sql.rows import NODE_COLS, prefixed
+from kaeru.storage.sql.rows import NODE_COLS, parse_json, prefixed
 
 _NODE = f"SELECT seq, id, {NODE_COLS} FROM nodes"
 _BY_ID = f"{_NODE} WHERE id = ?"
@@ -106,6 +107,25 @@ class NodeQueries(Part):
             (name,),
         )
         return [r[0] for r in found]
+
+    def forgotten_marked(self, initiative_id: int, mark: str, fmt: str) -> dict[str, str]:
+        """The nodes forgotten while in `initiative_id` whose property `mark` is an object with
+        `format` = `fmt` and a text `key` (what an import wrote): key → node id. A forgotten node
+        leaves `memberships`, but its current row keeps the initiatives it was in, and the forgotten
+        rows are the partial index `nodes_forgotten`: no past revision is read. The mark's name
+        narrows the scan; the exact test runs here, as `nodes_with_property`'s does."""
+        scope, params = self._d.overlaps("n.initiatives", [initiative_id])
+        found = self._db.rows(
+            f"SELECT n.id, n.properties FROM nodes n WHERE n.retracted = {self._d.true} AND {scope} "
+            "AND n.properties LIKE ? ESCAPE '\\'",  # unordered: SQLite then reads the partial index
+            [*params, f"%{_like(json.dumps(mark))}%"],
+        )
+        out: dict[str, str] = {}
+        for node_id, properties in found:
+            value = parse_json(properties).get(mark)
+            if isinstance(value, dict) and value.get("format") == fmt and isinstance(value.get("key"), str):
+                out[value["key"]] = node_id
+        return out
 
     def live_node_batch(self, after_seq: int, limit: int) -> list[Node]:
         """Live nodes (not audit) with seq > after_seq, in seq order: for reindexing."""
