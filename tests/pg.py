@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
+import pytest
 from psycopg import sql
 
 from kaeru.storage.postgres.store import PostgresStore
@@ -333,3 +334,24 @@ def drop_database(url: str) -> None:
         raise ValueError(f"refusing to drop {name!r}: not a test database")
     _get_factory().give_back(name, recycle=name not in _blank)
     _blank.discard(name)
+
+
+#: The mark of a module of PostgreSQL-only tests: skipped where the suite has no server.
+NEEDS_POSTGRES = pytest.mark.skipif(
+    not postgres_admin_url(),
+    reason="PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (the README's test command sets it)",
+)
+
+
+def run_as_admin(url: str, *statements: str) -> None:
+    """Run `statements` one by one, each committed (roles, grants, databases a test sets up)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement.encode())
+
+
+def as_role(url: str, role: str, password: str, query: str = "") -> str:
+    """`url` logging in as `role` with `password` (and `query` in place of its own)."""
+    parts = urlsplit(url)
+    host = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
+    return urlunsplit(parts._replace(netloc=f"{role}:{password}@{host}", query=query))

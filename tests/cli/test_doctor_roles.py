@@ -22,26 +22,10 @@ from kaeru.storage.migrate import VaultUnusable
 from kaeru.storage.postgres.store import PostgresStore
 from tests.backends import postgres_admin_url
 from tests.cli.support import Run, kaeru, write_notes
+from tests.pg import NEEDS_POSTGRES, as_role, run_as_admin
 from tests.pgbouncer import pgbouncer, pgbouncer_binary
 
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(
-        not postgres_admin_url(),
-        reason="PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (the README's test command sets it)",
-    ),
-]
-
-
-def _admin(url: str, *statements: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement.encode())
-
-
-def _as(url: str, role: str, password: str, query: str = "") -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(netloc=f"{role}:{password}@{parts.hostname}:{parts.port}", query=query))
+pytestmark = [pytest.mark.timeout(300), NEEDS_POSTGRES]
 
 
 @pytest.fixture
@@ -51,7 +35,7 @@ def team() -> Iterator[tuple[str, str, str]]:
     assert admin
     suffix = uuid.uuid4().hex[:10]
     name, role, password = f"kaeru_team_{suffix}", f"kaeru_app_{suffix}", f"pw-{suffix}"
-    _admin(
+    run_as_admin(
         admin,
         f"CREATE DATABASE {name}",
         f"CREATE ROLE {role} LOGIN PASSWORD '{password}'",
@@ -59,14 +43,14 @@ def team() -> Iterator[tuple[str, str, str]]:
     )
     owned = urlunsplit(urlsplit(admin)._replace(path=f"/{name}"))
     try:
-        yield owned, role, _as(owned, role, password)
+        yield owned, role, as_role(owned, role, password)
     finally:
-        _admin(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", f"DROP ROLE IF EXISTS {role}")
+        run_as_admin(admin, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)", f"DROP ROLE IF EXISTS {role}")
 
 
 def _data_rights(owned: str, role: str) -> None:
     """The grants `kaeru doctor` prints for a role that may not change the tables (DML, no DDL)."""
-    _admin(
+    run_as_admin(
         owned,
         f"GRANT USAGE ON SCHEMA public TO {role}",
         f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
@@ -90,7 +74,7 @@ def test_a_migration_only_the_tables_owner_may_apply_names_that_owner(team: tupl
     _data_rights(owned, role)
     assert _run(url, "search", "-i", "doc", "heron").code == 0
     # A kaeru newer than the vault: its newest migration is pending (migration 20 made these two).
-    _admin(
+    run_as_admin(
         owned,
         "DROP STATISTICS IF EXISTS nodes_reminder_stats, nodes_hygiene_stats",
         "DELETE FROM schema_migrations WHERE version = 20",
@@ -99,7 +83,7 @@ def test_a_migration_only_the_tables_owner_may_apply_names_that_owner(team: tupl
     assert searched.code == 1 and f"connect as {owner}" in searched.stderr, searched.stderr
     assert "only the role owning its tables" in searched.stderr and "GRANT USAGE, CREATE" not in searched.stderr
     # The grant the refusal named before, given: still refused, and now not told to give it again.
-    _admin(owned, f"GRANT CREATE ON SCHEMA public TO {role}")
+    run_as_admin(owned, f"GRANT CREATE ON SCHEMA public TO {role}")
     migrated = _run(url, "migrate")
     assert migrated.code == 1 and f"connect as {owner}" in migrated.stderr, migrated.stderr
     assert "give it the schema's rights" not in migrated.stderr
@@ -118,7 +102,7 @@ def test_a_table_the_role_may_not_read_is_granted_not_rebuilt(team: tuple[str, s
     owned, role, url = team
     write_notes({"KAERU_DATABASE_URL": owned}, "doc", "the heron waits by the pond")
     _data_rights(owned, role)
-    _admin(owned, f"REVOKE SELECT ON term_stats FROM {role}")
+    run_as_admin(owned, f"REVOKE SELECT ON term_stats FROM {role}")
     code, checks = _doctor(url)
     assert code == 1
     writable, search = checks["writable"], checks["search"]
@@ -128,7 +112,7 @@ def test_a_table_the_role_may_not_read_is_granted_not_rebuilt(team: tuple[str, s
     for check in (writable, search):
         assert f"GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}" in check["fix"]
         assert "reindex" not in check["fix"], check
-    _admin(owned, f"GRANT SELECT ON term_stats TO {role}")  # the fix it names is enough
+    run_as_admin(owned, f"GRANT SELECT ON term_stats TO {role}")  # the fix it names is enough
     code, checks = _doctor(url)
     assert code == 0 and checks["search"]["status"] == "ok", checks["search"]
 
@@ -141,7 +125,7 @@ def test_an_empty_database_the_role_may_not_create_in_is_not_writable(team: tupl
     assert f"the role {role} may not create tables in schema public" in writable["summary"], writable
     assert "GRANT USAGE, CREATE ON SCHEMA public" in writable["fix"]
     assert _run(url, "migrate").code == 1  # what the check foretells
-    _admin(owned, f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+    run_as_admin(owned, f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
     code, checks = _doctor(url)
     assert checks["writable"]["status"] == "ok", checks["writable"]
     assert _run(url, "migrate").code == 0
@@ -151,7 +135,7 @@ def test_a_vault_in_another_schema_is_pointed_at_not_made_again(team: tuple[str,
     """A `pg_dump -n sa` restored and opened without its search_path: "not a kaeru vault", fix
     `kaeru migrate`, which made a second, empty vault in `public`. The doctor names the schema it looked at."""
     owned, _, _ = team
-    _admin(owned, "CREATE SCHEMA sa")
+    run_as_admin(owned, "CREATE SCHEMA sa")
     in_sa = owned + "?options=" + quote("-csearch_path=sa")
     write_notes({"KAERU_DATABASE_URL": in_sa}, "doc", "kept in schema sa")
     code, checks = _doctor(owned)
@@ -169,7 +153,7 @@ def test_a_vault_in_another_schema_is_pointed_at_not_made_again(team: tuple[str,
 def test_a_pooler_refusing_options_is_told_the_roles_search_path(team: tuple[str, str, str]) -> None:
     """PgBouncer refuses the URL's `options`; a schema set for the role reaches the server through it."""
     owned, role, url = team
-    _admin(owned, f"CREATE SCHEMA sa AUTHORIZATION {role}")
+    run_as_admin(owned, f"CREATE SCHEMA sa AUTHORIZATION {role}")
     with pgbouncer(url, pool_size=1) as pooled:
         with pytest.raises(VaultUnusable) as caught:
             PostgresStore(pooled + "?options=" + quote("-csearch_path=sa"), connect_timeout_s=5)
@@ -178,7 +162,7 @@ def test_a_pooler_refusing_options_is_told_the_roles_search_path(team: tuple[str
         code, checks = _doctor(pooled + "?options=" + quote("-csearch_path=sa"))
         assert code == 1 and "ALTER ROLE name SET search_path" in checks["vault"]["summary"], checks["vault"]
     # What it says, as the README says it: read when the pooler opens its next server connection.
-    _admin(owned, f"ALTER ROLE {role} SET search_path = sa")
+    run_as_admin(owned, f"ALTER ROLE {role} SET search_path = sa")
     with pgbouncer(url, pool_size=1) as pooled:
         assert _run(pooled, "note", "-i", "doc", "kept in sa through the pooler").code == 0
     with psycopg.connect(owned) as conn:
@@ -201,9 +185,9 @@ def test_a_refused_migration_names_the_owner_of_the_table_refused(team: tuple[st
     "the role that owns `schema_migrations`", itself, which had just been refused."""
     owned, role, url = team
     other = f"{role}_b"
-    _admin(owned, f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
+    run_as_admin(owned, f"GRANT USAGE, CREATE ON SCHEMA public TO {role}")
     write_notes({"KAERU_DATABASE_URL": url}, "doc", "the heron waits by the pond")  # the role owns all
-    _admin(
+    run_as_admin(
         owned,
         f"CREATE ROLE {other}",
         f"ALTER TABLE nodes OWNER TO {other}",
@@ -220,15 +204,15 @@ def test_a_refused_migration_names_the_owner_of_the_table_refused(team: tuple[st
         with psycopg.connect(owned) as conn:
             assert conn.execute(query.encode()).fetchone() == (other,)
     finally:
-        _admin(owned, f"ALTER TABLE nodes OWNER TO {role}")
-        _admin(postgres_admin_url() or "", f"DROP ROLE IF EXISTS {other}")
+        run_as_admin(owned, f"ALTER TABLE nodes OWNER TO {role}")
+        run_as_admin(postgres_admin_url() or "", f"DROP ROLE IF EXISTS {other}")
 
 
 def test_a_vault_in_a_schema_with_capitals_is_pointed_at_from_a_url_with_a_query(team: tuple[str, str, str]) -> None:
     """The fix "add `?options=-csearch_path%3DSa`" after a URL that had a query made two `?`, and an
     unquoted `Sa` is the schema `sa`: the fix is the user's own URL, with `&` and the name quoted."""
     owned, _, _ = team
-    _admin(owned, 'CREATE SCHEMA "Sa"')
+    run_as_admin(owned, 'CREATE SCHEMA "Sa"')
     write_notes({"KAERU_DATABASE_URL": owned + "?options=" + quote('-csearch_path="Sa"')}, "doc", "kept in Sa")
     given = owned + "?connect_timeout=10&application_name=doc+check"
     code, checks = _doctor(given)

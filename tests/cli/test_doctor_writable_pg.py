@@ -10,25 +10,13 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
-import psycopg
 import pytest
 
 from tests.backends import postgres_admin_url
 from tests.cli.support import kaeru, write_notes
+from tests.pg import NEEDS_POSTGRES, run_as_admin
 
-pytestmark = [
-    pytest.mark.timeout(300),
-    pytest.mark.skipif(
-        not postgres_admin_url(),
-        reason="PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (the README's test command sets it)",
-    ),
-]
-
-
-def _admin(url: str, *statements: str) -> None:
-    with psycopg.connect(url, autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement.encode())
+pytestmark = [pytest.mark.timeout(300), NEEDS_POSTGRES]
 
 
 @pytest.fixture
@@ -51,7 +39,7 @@ def test_a_database_whose_sessions_only_read_is_not_healthy(vault_url: str) -> N
     code, checks = _doctor(vault_url)
     assert code == 0 and checks["writable"]["status"] == "ok", checks["writable"]
     name = urlsplit(vault_url).path.lstrip("/")
-    _admin(vault_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
+    run_as_admin(vault_url, f'ALTER DATABASE "{name}" SET default_transaction_read_only = on')
     code, checks = _doctor(vault_url)
     assert code == 1
     writable = checks["writable"]
@@ -65,9 +53,9 @@ def test_a_role_that_may_only_select_is_not_healthy(vault_url: str) -> None:
     assert admin
     suffix = uuid.uuid4().hex[:10]
     role, password = f"kaeru_reader_{suffix}", f"pw-{suffix}"
-    _admin(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
+    run_as_admin(admin, f"CREATE ROLE {role} LOGIN PASSWORD '{password}'")
     try:
-        _admin(vault_url, f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+        run_as_admin(vault_url, f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
         parts = urlsplit(vault_url)
         as_reader = urlunsplit(parts._replace(netloc=f"{role}:{quote(password)}@{parts.hostname}:{parts.port}"))
         code, checks = _doctor(as_reader)
@@ -76,17 +64,17 @@ def test_a_role_that_may_only_select_is_not_healthy(vault_url: str) -> None:
         assert writable["status"] == "fail" and f"the role {role} may not change " in writable["summary"]
         assert "table audit" in writable["summary"] and "sequence nodes_seq_seq" in writable["summary"], writable
         assert "GRANT SELECT, INSERT, UPDATE, DELETE" in writable["fix"], writable
-        _admin(
+        run_as_admin(
             vault_url,
             f"GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}",
             f"GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role}",
         )
         # Another application's table in the same schema, not granted: none of kaeru's business.
-        _admin(vault_url, "CREATE TABLE other_app_notes (id int)")
+        run_as_admin(vault_url, "CREATE TABLE other_app_notes (id int)")
         code, checks = _doctor(as_reader)
         assert checks["writable"]["status"] == "ok", checks["writable"]
         note = kaeru({"KAERU_DATABASE_URL": as_reader}, "note", "the egret stands still", "-i", "doc")
         assert note.code == 0, note.stderr
     finally:
-        _admin(vault_url, f"REASSIGN OWNED BY {role} TO CURRENT_USER", f"DROP OWNED BY {role}")
-        _admin(admin, f"DROP ROLE IF EXISTS {role}")
+        run_as_admin(vault_url, f"REASSIGN OWNED BY {role} TO CURRENT_USER", f"DROP OWNED BY {role}")
+        run_as_admin(admin, f"DROP ROLE IF EXISTS {role}")

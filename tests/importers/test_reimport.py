@@ -27,7 +27,8 @@ def _jsonl(path: Path, records: list[dict[str, Any]], prefix: bytes = b"") -> Pa
     return path
 
 
-def _node(service: Service, initiative: str, key: str) -> Any:
+def imported_node(service: Service, initiative: str, key: str) -> Any:
+    """The live node an import made of `key` in `initiative` (None: none)."""
     with service.store.read() as session:
         found = session.initiative_by_name(initiative)
         assert found is not None
@@ -83,17 +84,17 @@ def test_a_reimport_makes_a_changed_note_what_the_source_says_and_keeps_what_a_p
     (folder / "Gamma.md").write_text("---\ntype: concept\n---\n# Gamma\n\nA plan, now a concept.\n")
     report = apply(service, "md", notes.read_markdown(folder))
     assert report.revised == 2
-    beta = _node(service, "md", "Beta")
+    beta = imported_node(service, "md", "Beta")
     assert "kind:observation" in beta.tags and "kind:decision" not in beta.tags, beta.tags
     assert "ops" in beta.tags and "infra" not in beta.tags, beta.tags
     assert beta.properties["reminder"] == remind
     # The importer's property follows the source: `note_type: strategy` is no longer what it says.
-    assert "note_type" not in _node(service, "md", "Gamma").properties
+    assert "note_type" not in imported_node(service, "md", "Gamma").properties
 
     # Another node type: kept (a revision keeps a node's type), the rest applied, and said.
     page.write_text("---\ntype: note\n---\n# Beta\n\nThe queue, as a note.\n")
     report = apply(service, "md", notes.read_markdown(folder))
-    beta = _node(service, "md", "Beta")
+    beta = imported_node(service, "md", "Beta")
     assert (report.revised, beta.node_type, beta.body) == (1, NodeType.EPISODE, "The queue, as a note.")
     assert "kind:observation" in beta.tags and "kind:concept" not in beta.tags, beta.tags
     assert [i.code for i in report.issues if i.code == "type_kept"] == ["type_kept"]
@@ -125,7 +126,7 @@ def test_a_link_the_source_no_longer_has_is_removed_and_a_persons_link_stays(ser
     report = apply(service, "md", notes.read_markdown(folder)).to_json()
     assert graph(service, "md").edges == {("Beta", "Project Alpha", "refers_to"), ("Jane Doe", "Beta", "causal")}
     with service.store.read() as session:
-        assert {e.weight for e in session.live_edges([_node(service, "md", "Beta").id])} == {0.9}
+        assert {e.weight for e in session.live_edges([imported_node(service, "md", "Beta").id])} == {0.9}
     assert apply(service, "md", notes.read_markdown(folder)).changes == 0
 
 

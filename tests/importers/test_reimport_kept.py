@@ -11,12 +11,12 @@ from typing import Any
 
 from kaeru.domain.model import NodeType, default_tier
 from kaeru.export.importers import apply, memory_jsonl, notes
-from kaeru.export.importers.core import MARK
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
 from tests.importers.test_importers import graph
+from tests.importers.test_reimport import imported_node
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -30,16 +30,6 @@ def _entity(name: str) -> dict[str, Any]:
 
 def _relation(src: str, dst: str, relation: str) -> dict[str, Any]:
     return {"type": "relation", "from": src, "to": dst, "relationType": relation}
-
-
-def _node(service: Service, initiative: str, key: str) -> Any:
-    with service.store.read() as session:
-        found = session.initiative_by_name(initiative)
-        assert found is not None
-        for node in session.nodes_by_ids(session.member_ids(found.id)).values():
-            if node.properties.get(MARK, {}).get("key") == key:
-                return node
-    return None
 
 
 def test_a_relation_said_twice_far_apart_keeps_both_labels_and_imports_unchanged_again(
@@ -96,7 +86,7 @@ def test_a_note_whose_type_is_kept_keeps_its_types_tier(service: Service, tmp_pa
     page.write_text("---\ntype: reference\n---\n# Beta\n\nA reference now.\n")
     report = apply(service, "md", notes.read_markdown(folder))
     assert "type_kept" in [i.code for i in report.issues]
-    beta = _node(service, "md", "Beta")
+    beta = imported_node(service, "md", "Beta")
     assert (beta.node_type, beta.tier) == (NodeType.EPISODE, default_tier(NodeType.EPISODE))
     assert beta.body == "A reference now."
 
