@@ -48,6 +48,22 @@ def _wait_for_read(proc: subprocess.Popen[bytes]) -> None:
     pytest.fail(f"the command ended before it read its input: {proc.communicate()}")
 
 
+def node_count(vault: VaultSpec) -> int:
+    count: int = _scalar(vault, "SELECT count(*) FROM nodes")
+    return count
+
+
+def committed(vault: VaultSpec, more_than: int) -> bool:
+    """Whether an import under way has committed more than `more_than` nodes (the vault may still be
+    being created: then nothing is)."""
+    if vault.backend == "sqlite" and not vault.settings().sqlite_path.exists():
+        return False  # opening it here would create it
+    try:
+        return node_count(vault) > more_than
+    except Exception:  # no file, no table yet, or busy being migrated: nothing written yet
+        return False
+
+
 def _interrupted(proc: subprocess.Popen[bytes]) -> tuple[int, str, str]:
     """Send `proc` SIGINT; its exit code, stdout and stderr."""
     proc.send_signal(signal.SIGINT)
@@ -107,20 +123,10 @@ def test_ctrl_c_during_import_says_the_same_import_completes_it(vault: VaultSpec
     assert kaeru(source, "export", str(archive)).code == 0
 
     def nodes() -> int:
-        count: int = _scalar(vault, "SELECT count(*) FROM nodes")
-        return count
-
-    def written() -> bool:
-        """Whether the import committed its first chunk (the vault may still be being created)."""
-        if vault.backend == "sqlite" and not vault.settings().sqlite_path.exists():
-            return False  # opening it here would create it
-        try:
-            return nodes() > 0
-        except Exception:  # no file, no table yet, or busy being migrated: nothing written yet
-            return False
+        return node_count(vault)
 
     proc = _start(vault, "import", str(archive))
-    while proc.poll() is None and not written():
+    while proc.poll() is None and not committed(vault, more_than=0):
         pass
     code, _, err = _interrupted(proc)
     if code == 0:

@@ -13,8 +13,7 @@ import pytest
 
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
-from tests.cli.test_doctor import _scalar
-from tests.cli.test_interrupt import _interrupted, _start
+from tests.cli.test_interrupt import _interrupted, _start, committed, node_count
 
 pytestmark = [
     pytest.mark.timeout(300),
@@ -59,17 +58,11 @@ def test_ctrl_c_during_import_from_says_what_stays_and_the_same_command_finishes
     source = _source(fmt, tmp_path)
 
     def nodes() -> int:
-        count: int = _scalar(vault, "SELECT count(*) FROM nodes")
-        return count
+        return node_count(vault)
 
     def written() -> bool:
-        """Whether the import committed a chunk of items (the vault may still be being created)."""
-        if vault.backend == "sqlite" and not vault.settings().sqlite_path.exists():
-            return False  # opening it here would create it
-        try:
-            return nodes() > 10  # more than the initiative and its board
-        except Exception:  # no file, no table yet, or busy being migrated: nothing written yet
-            return False
+        """Whether the import committed a chunk of items: more than the initiative and its board."""
+        return committed(vault, more_than=10)
 
     proc = _start(vault, "import-from", fmt, str(source), "-i", "big")
     while proc.poll() is None and not written():
