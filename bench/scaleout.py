@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from bench.servers import spawn_http, wait_ready
+from bench.vaults import drop_database
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                 for proc, _ in servers:
                     proc.terminate()
                     proc.wait(timeout=20)
+                drop_database(admin, url.rpartition("/")[2])
         total = sum(len(v) for v in latencies.values())
         row = {
             "servers": count,

@@ -387,13 +387,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parser.parse_args(argv)
     window = args.window or max(1, args.calls // 20)
     work = Path(tempfile.mkdtemp(prefix="kaeru-soak-"))
+    database_url = None
     try:
         vault = work / "vault"
         env = {k: v for k, v in os.environ.items() if not k.startswith("KAERU_")}
         repo = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (repo, os.environ.get("PYTHONPATH", "")) if p)
         env["KAERU_VAULT"] = str(vault)
-        database_url = None
         if args.database_url:
             from bench.scaleout import fresh_database
 
@@ -426,6 +426,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return out
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        if database_url:  # the database it made for the run, as the work folder
+            from bench.vaults import drop_database
+
+            drop_database(args.database_url, database_url.rpartition("/")[2])
 
 
 if __name__ == "__main__":

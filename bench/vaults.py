@@ -64,7 +64,7 @@ class BenchVault:
         if self.keep:
             return
         if self.backend == "postgres" and self._admin_url and self.database_url:
-            _drop_database(self._admin_url, urlsplit(self.database_url).path.lstrip("/"))
+            drop_database(self._admin_url, urlsplit(self.database_url).path.lstrip("/"))
         shutil.rmtree(self.vault_dir, ignore_errors=True)
 
 
@@ -107,7 +107,7 @@ def _create_database(admin: str, name: str) -> None:
         conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def _drop_database(admin: str, name: str) -> None:
+def drop_database(admin: str, name: str) -> None:
     try:
         import psycopg
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from bench import run as bench_run
 
+from tests.pg import NEEDS_POSTGRES
+
 OPS = {"note", "read", "search_selective", "search_broad"}
 
 
@@ -129,3 +131,26 @@ def test_soak_bench_records_every_window_and_a_restarted_server(
     assert "note" in windows[0]["latency_ms"] and "mib_per_10k_calls" in report["slope"]
     table = capsys.readouterr().out
     assert "RSS over the last half" in table and "new 160" in table
+
+
+@NEEDS_POSTGRES
+@pytest.mark.timeout(180)
+def test_a_soak_on_postgresql_drops_the_database_it_made(tmp_path: Path) -> None:
+    """`bench.soak --database-url` makes a database for its run; it left one of ~30-40 MiB on the
+    server after every run (the work folder alone was removed)."""
+    import os
+
+    import psycopg
+    from bench import soak
+
+    admin = os.environ["KAERU_TEST_DATABASE_URL"]
+
+    def made() -> set[str]:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            rows = conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'kaeru_scale_%'").fetchall()
+        return {name for (name,) in rows}
+
+    before = made()
+    report = soak.main(["--calls", "40", "--window", "20", "--quiet", "--database-url", admin])
+    assert report["meta"]["backend"] == "postgres" and sum(w["calls"] for w in report["windows"]) > 0
+    assert made() == before

@@ -203,7 +203,10 @@ ISSUE_CODES: dict[str, str] = {
         "message says how to look further (through a node in between)."
     ),
     "unknown_initiative": "A read named an initiative that does not exist.",
-    "cursor_invalid": "The cursor is malformed, tampered with, expired or belongs to other arguments.",
+    "cursor_invalid": (
+        "The cursor is malformed, tampered with or belongs to other arguments (as a warning: the list it "
+        "named was not held any more and was run again)."
+    ),
     "path_not_allowed": "An export/import path lies outside the configured root.",
     "reached_through_supersession": (
         "Information: a search hit did not match itself; it is the current successor (in the searched "

@@ -1,9 +1,14 @@
-"""`kaeru token add/list/revoke` as a person uses them, on both backends."""
+"""`kaeru token add/list/renew/revoke` as a person uses them, on both backends."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
+from kaeru.domain.timefmt import fmt, parse_ts
+from kaeru.service import Service, grants
+from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
 from tests.cli.support import error_object, kaeru
 
@@ -63,3 +68,81 @@ def test_a_token_for_an_initiative_the_vault_does_not_hold_is_made_with_a_warnin
     assert "'webshop' (yet)" not in added.stderr
     as_json = kaeru(vault, "token", "add", "ci2", "--initiatives", "later", as_json=True).json()
     assert as_json["absent"] == ["later"] and as_json["initiatives"] == ["later"]
+
+
+def test_expires_sets_when_a_token_ends_list_shows_it_and_renew_moves_it(vault: VaultSpec) -> None:
+    added = kaeru(vault, "token", "add", "ines", "--expires", "30d", as_json=True)
+    assert added.code == 0, added.stderr
+    made = added.json()
+    lasts = parse_ts(made["expires_at"]) - parse_ts(made["created_at"])
+    assert timedelta(days=30) - timedelta(minutes=1) < lasts <= timedelta(days=30)
+    listed = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+    assert [(t["name"], t["expires_at"], t["expired"]) for t in listed] == [("ines", made["expires_at"], False)]
+    assert kaeru(vault, "token", "list").stdout.rstrip().endswith(f"\texpires {made['expires_at']}")
+
+    utc = {"KAERU_TIMEZONE": "UTC"}
+    for given, stored in (
+        ("2099-12-31", "2099-12-31T23:59:59.999999Z"),  # a date: through its end
+        ("2099-06-01T12:00:00+02:00", "2099-06-01T10:00:00.000000Z"),
+        ("2099-06-01T12:00", "2099-06-01T12:00:00.000000Z"),  # no offset: the user's zone
+    ):
+        renewed = kaeru(vault, "token", "renew", "ines", "--expires", given, as_json=True, **utc)
+        assert renewed.json() == {"ok": True, "name": "ines", "expires_at": stored}, renewed.stderr
+    lifted = kaeru(vault, "token", "renew", "ines", "--expires", "never")
+    assert lifted.code == 0 and lifted.stdout.strip() == "token 'ines' never expires"
+    assert kaeru(vault, "token", "list").stdout.rstrip().endswith("\tnever expires")
+    error_object(kaeru(vault, "token", "renew", "nobody", "--expires", "1w", as_json=True), "not_found", 2)
+    assert kaeru(vault, "token", "renew", "ines").code == 2  # --expires is what a renewal sets
+
+
+def test_an_expiry_that_is_malformed_or_past_is_refused_naming_the_option(vault: VaultSpec) -> None:
+    """A time ago (`2d ago`, `5m`) read as a moment would make a token that is refused at once."""
+    assert kaeru(vault, "token", "add", "jo", "--expires", "1h").code == 0
+    before = kaeru(vault, "token", "list", as_json=True).json()
+    for value, said in (
+        ("2020-01-01", "has passed"),
+        ("now", "no time from now"),
+        ("2d ago", "no time from now"),
+        ("5m", "no time from now"),
+        ("30x", "is no expiry"),
+        ("tomorrow", "is no expiry"),
+        ("", "is no expiry"),
+        ("99999999999999999w", "after the year 9999"),
+    ):
+        for command in (("add", "kim"), ("renew", "jo")):
+            run = kaeru(vault, "token", *command, "--expires", value, KAERU_TIMEZONE="UTC")
+            assert run.code == 2 and run.stdout == "", (value, run.stdout, run.stderr)
+            assert "--expires" in run.stderr and said in run.stderr, (value, run.stderr)
+    assert kaeru(vault, "token", "list", as_json=True).json() == before  # nothing made, nothing moved
+
+
+def test_list_marks_an_expired_token(vault: VaultSpec) -> None:
+    store = open_store(vault.settings())
+    try:
+        now = Service(store, vault.settings()).rt.now()
+        then = Service(store, vault.settings(), clock=lambda: now - timedelta(days=30))
+        grants.add_token(then.rt, "lee", None, False, "owner", now - timedelta(days=1))
+        grants.add_token(then.rt, "max", None, False, "owner", now + timedelta(days=1))
+    finally:
+        store.close()
+    ended = fmt(now - timedelta(days=1))
+    listed = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+    assert [(t["name"], t["expired"]) for t in listed] == [("lee", True), ("max", False)]
+    lines = kaeru(vault, "token", "list").stdout.splitlines()
+    assert lines[0].startswith("lee\t") and lines[0].endswith(f"\tEXPIRED {ended}")
+    assert "EXPIRED" not in lines[1]
+
+
+def test_a_token_may_not_be_named_as_the_actor_the_cli_and_admin_token_write_as(vault: VaultSpec) -> None:
+    """Its writes and the owner's would be one name in history and the audit (decision 476 left it
+    open): the local actor (KAERU_ACTOR, any case) and the default actor `agent` are refused."""
+    for name, env in (
+        ("agent", {}),
+        ("Agent", {}),
+        ("owner", {"KAERU_ACTOR": "owner"}),
+        ("agent", {"KAERU_ACTOR": "owner"}),
+    ):
+        message = error_object(kaeru(vault, "token", "add", name, as_json=True, **env), "invalid_argument", 2)
+        assert f"named {name!r}" in message and "indistinguishable" in message, message
+    assert kaeru(vault, "token", "add", "agent-7").code == 0  # a name merely like it is another name
+    assert [t["name"] for t in kaeru(vault, "token", "list", as_json=True).json()["tokens"]] == ["agent-7"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kaeru.domain.similar import edit_distance, suggest
+from kaeru.domain.similar import edit_distance, same_project, suggest
 
 
 def test_case_insensitive_match_is_suggested() -> None:
@@ -79,3 +79,84 @@ def test_unrelated_short_names_are_not_suggested_for_a_transposition() -> None:
     """A transposition plus another change is too far for a short name; unrelated names stay out."""
     assert suggest("alpah", ["delta", "omega", "alps-ski"]) == []
     assert suggest("xlpah", ["alpha"]) == []
+
+
+def test_same_project_folds_case_width_and_separators() -> None:
+    """`Web Shop`, `web_shop`, `webshop` and full-width `ｗｅｂ－ｓｈｏｐ` are `web-shop` spelled otherwise."""
+    spelled = ["Web Shop", "web_shop", "webshop", "ｗｅｂ－ｓｈｏｐ", "WEB.SHOP", "(web shop)"]
+    assert same_project("web-shop", spelled) == sorted(spelled)
+    assert same_project("東京 都庁", ["東京都庁", "東京・都庁"]) == ["東京・都庁", "東京都庁"]
+
+
+def test_same_project_takes_a_small_typo_of_a_long_name() -> None:
+    """One edit in a word of seven letters or more is a typo of it (a substitution from nine), two from fourteen."""
+    assert same_project("webshop", ["webshp", "webshops", "wbeshop", "website"]) == ["wbeshop", "webshops", "webshp"]
+    assert same_project("customer-onboarding", ["custmer-onbaording"]) == ["custmer-onbaording"]
+    assert same_project("customer-onboarding", ["customeronbaording"]) == ["customeronbaording"]
+    assert same_project("planner-tool", ["planer-tool", "plannertool"]) == ["plannertool", "planer-tool"]
+
+
+#: Names a letter apart that name different things: the letter falls in a short word of a long name,
+#: or is a substitution in a word of fewer than nine letters.
+DIFFERENT_PROJECTS = [
+    ("project-a", "project-b"),
+    ("service-a", "service-b"),
+    ("phase-ii", "phase-iii"),
+    ("mobile-app", "mobile-api"),
+    ("frontend-ios", "frontend-os"),
+    ("webshop-v", "webshop-w"),
+    ("planning", "planting"),
+    ("shipping", "shopping"),
+]
+
+
+def test_same_project_counts_typos_word_by_word() -> None:
+    """A letter changed in a short word is another project however long the whole name is, and a
+    letter substituted in an eight-letter word makes another word: none of these are merge offers."""
+    for a, b in DIFFERENT_PROJECTS:
+        assert same_project(a, [b]) == [], (a, b)
+        assert same_project(b, [a]) == [], (b, a)
+
+
+def test_same_project_keeps_words_apart_when_separators_differ() -> None:
+    """Running the words together does not hide a changed short word: `mobileapi` is not `mobile-app`."""
+    for a, b in [
+        ("frontend-ios", "frontendos"),
+        ("mobile-app", "mobileapi"),
+        ("project-a", "projectb"),
+        ("frontend-iOS", "frontend-os"),
+        ("web-shop", "webshp"),
+        ("kaeru-memory", "kaeru-memroy"),
+    ]:
+        assert same_project(a, [b]) == [], (a, b)
+        assert same_project(b, [a]) == [], (b, a)
+    assert same_project("WebShop", ["web-shop", "Web Shop", "webshop"]) == ["Web Shop", "web-shop", "webshop"]
+    assert same_project("APIGateway", ["api-gateway"]) == ["api-gateway"]
+
+
+def test_same_project_is_not_containment() -> None:
+    """A name inside another is a different project, whatever `suggest` says of it."""
+    for short, long in [("shop", "shopping-list-project"), ("東京", "東京都庁の移転計画"), ("api", "api-gateway")]:
+        assert suggest(short, [long]) == [long], "did-you-mean still offers it"
+        assert same_project(short, [long]) == []
+        assert same_project(long, [short]) == []
+
+
+def test_same_project_gives_short_names_no_typo_tolerance() -> None:
+    """`api` and `app`, `shop` and `ship`, `alpha` and `aloha` are different words, not typos."""
+    assert suggest("api", ["app"]) == ["app"], "did-you-mean still offers it"
+    assert same_project("api", ["app", "apis", "API"]) == ["API"]
+    assert same_project("shop", ["ship"]) == []
+    assert same_project("alpha", ["aloha", "alpah"]) == []
+
+
+def test_same_project_keeps_numbers_and_signs() -> None:
+    """Names that differ in a number, or short names in a sign read as a word, are different projects."""
+    assert same_project("release-2025", ["release-2026", "release-2025", "Release 2025"]) == ["Release 2025"]
+    assert same_project("web-shop", ["web-shop-2"]) == []
+    assert same_project("C# port", ["C port", "c-port", "C#-port"]) == ["C#-port"]
+
+
+def test_same_project_gives_east_asian_names_no_typo_tolerance() -> None:
+    """One character of a Japanese name is a word: `大阪支店計画` and `大阪本店計画` are two plans."""
+    assert same_project("大阪支店の移転計画", ["大阪本店の移転計画"]) == []

@@ -192,7 +192,9 @@ def test_pages_reflow_at_320_css_pixels(site: Site, browser: Any) -> None:
     try:
         page = context.new_page()
         sign_in(page, site)
-        for where in ("/ui/", "/ui/graph?i=web", "/ui/board?i=web", f"/ui/node?i=web&id={node}", "/ui/timeline?i=web"):
+        views = ("/ui/", "/ui/graph?i=web", "/ui/board?i=web", f"/ui/node?i=web&id={node}", "/ui/timeline?i=web")
+        lists = ("/ui/rules?i=web&all=1", f"/ui/links?i=web&id={site.fixture.ids['decision']}")
+        for where in views + lists:
             page.goto(site.base + where)
             width = page.evaluate("document.documentElement.scrollWidth")
             assert width <= 320, (where, width)

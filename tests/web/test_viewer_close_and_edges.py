@@ -2,7 +2,7 @@
 it, asked over ASGI — no server started): closing a node's reviews with a resolution records the
 resolution, trimmed, and leaves no review open; a form naming an edit the page never
 offers is refused with 400 and changes nothing; a node with more edges than the page lists says how
-many it leaves out. Both backends. And a revision that appends a long passage is shown added, with
+many it leaves out, and links to them all (tests/web/test_viewer_every_item.py follows the link). Both backends. And a revision that appends a long passage is shown added, with
 no empty removal beside it."""
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def test_a_node_with_more_edges_than_the_page_lists_says_how_many_are_left_out(c
     page = client.get(f"/ui/node?i=site&id={hub}")
     assert page.status_code == 200, page.text
     assert page.text.count('<li class="edge-row">') == EDGES_SHOWN
-    assert '<li class="coverage">2 more edges not listed</li>' in page.text
+    assert '<li class="coverage">2 more edges not listed — <a class="every-link" href=' in page.text
 
 
 def test_a_long_passage_appended_is_shown_added_with_nothing_removed() -> None:

@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from kaeru.service import Service, grants
+from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
 from tests.wire.support import call_ok, http_server, initialize_request, raw_post, structured
@@ -256,3 +259,79 @@ def test_the_registration_serve_prints_sends_the_token_and_keeps_it_out_of_the_c
         assert status == 200 and json.loads(body)["result"]["serverInfo"], (status, body)
         status, body = raw_post(entry["url"], initialize_request())
         assert status == 401, body
+
+
+def _expire(vault: VaultSpec, name: str) -> str:
+    """Time passes: the token `name` expired yesterday, as a renewal made a month ago (by a process
+    whose clock read then) set it. Its expiry as stored."""
+    store = open_store(vault.settings())
+    try:
+        now = Service(store, vault.settings()).rt.now()
+        then = Service(store, vault.settings(), clock=lambda: now - timedelta(days=30))
+        ended = grants.renew_token(then.rt, name, now - timedelta(days=1), "owner").expires_at
+    finally:
+        store.close()
+    assert ended is not None
+    return ended
+
+
+def _refusal(url: str, token: str) -> tuple[int, str, str]:
+    """An initialize POST with `token`: (status, body, its `WWW-Authenticate`)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    request = urllib.request.Request(
+        url,
+        data=json.dumps(initialize_request()).encode(),
+        headers={"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers},
+        method="POST",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            return int(response.status), response.read().decode(), response.headers.get("WWW-Authenticate", "")
+    except urllib.error.HTTPError as error:
+        return int(error.code), error.read().decode(), error.headers.get("WWW-Authenticate", "")
+
+
+@pytest.mark.anyio
+async def test_an_expired_token_is_refused_saying_so_and_a_renewal_accepts_it_again(
+    vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
+) -> None:
+    """`kaeru token add --expires`: from its expiry on the token is refused on `/mcp` and the viewer
+    as a revoked one is, without a restart, and its holder is told it expired and what to ask for;
+    a caller without it is told nothing of it, and the admin token is not touched. `kaeru token
+    renew` makes the same token work again."""
+    alice = _token(vault, "alice", "--expires", "1h")
+    env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN, "KAERU_ACTOR": "the-admin"}
+    with http_server(env, tmp_path) as server:
+        opener = urllib.request.build_opener(_NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as signed_in:
+            opener.open(f"{server.base}/ui/login?{urllib.parse.urlencode({'token': alice})}", timeout=15)
+        assert signed_in.value.code == 303
+        cookie = signed_in.value.headers["Set-Cookie"].split(";")[0]
+        assert _get(f"{server.base}/ui/", {"Cookie": cookie})[0] == 200
+
+        async with _client(server.url, alice) as client:
+            await call_ok(client, "note", {"initiative": "web", "text": "alice writes before zq7exp"})
+            ended = _expire(vault, "alice")
+            said = f"token 'alice' expired at {ended}"
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("search", {"initiatives": ["web"], "text": "zq7exp"})
+            assert said in str(refused.value), refused.value  # what the agent is shown
+
+        status, body, challenge = _refusal(server.url, alice)
+        assert status == 401 and said in json.loads(body)["error"]["message"], body
+        assert 'error="invalid_token"' in challenge and said in challenge and "kaeru token renew alice" in challenge
+        status, body, challenge = _refusal(server.url, "kaeru_nope")  # no token of the vault
+        assert status == 401 and "a valid bearer token is required" in body
+        assert "alice" not in body + challenge and "expired" not in body + challenge
+        assert _refusal(server.url, ADMIN)[0] == 200
+
+        status, headers = _get(f"{server.base}/ui/", {"Cookie": cookie})
+        assert status == 401 and "Max-Age=0" in headers["Set-Cookie"]  # the viewer session ended
+        with pytest.raises(urllib.error.HTTPError) as again:
+            opener.open(f"{server.base}/ui/login?{urllib.parse.urlencode({'token': alice})}", timeout=15)
+        assert again.value.code == 401
+
+        [listed] = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+        assert (listed["expires_at"], listed["expired"]) == (ended, True)
+        assert kaeru(vault, "token", "renew", "alice", "--expires", "30d").code == 0
+        assert _refusal(server.url, alice)[0] == 200

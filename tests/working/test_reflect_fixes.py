@@ -48,9 +48,9 @@ def test_a_stale_chain_is_saved_again_along_the_strongest_path_as_the_same_chain
 
 def test_a_near_duplicate_initiative_is_merged_by_its_fix(call: Call) -> None:
     call("note", initiative=P, text="the wall stands on granite")
-    stray = call("note", initiative="wal", text="the wall needs a drain")["data"]["primary"]["id"]
+    stray = call("note", initiative="Wall", text="the wall needs a drain")["data"]["primary"]["id"]
     [duplicate] = _items(call, "near_duplicate_initiative")
-    assert "'wal'" in duplicate["message"]
+    assert "'Wall'" in duplicate["message"]
     _run_fix(call, duplicate)
     assert [i["name"] for i in call("initiatives")["data"]["initiatives"]] == [P]
     assert call("read", initiative=P, node={"id": stray})["data"]["hits"][0]["initiatives"] == [P]

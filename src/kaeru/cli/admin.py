@@ -27,6 +27,7 @@ from kaeru.cli.common import (
     tools_flag,
     wants_json,
 )
+from kaeru.cli.inputs import FILE_NAME
 from kaeru.cli.terminal import say
 from kaeru.storage.base import Store
 
@@ -136,8 +137,12 @@ STDIO_AT_A_TERMINAL = (
 
 
 @cli.command()
-@click.option("--from", "source", required=True, help="Source vault: a directory (SQLite) or postgresql:// URL.")
-@click.option("--to", "target", required=True, help="Target vault: a directory (SQLite) or postgresql:// URL.")
+@click.option(
+    "--from", "source", required=True, type=FILE_NAME, help="Source vault: a directory (SQLite) or postgresql:// URL."
+)
+@click.option(
+    "--to", "target", required=True, type=FILE_NAME, help="Target vault: a directory (SQLite) or postgresql:// URL."
+)
 @click.option("--force", is_flag=True, help="Copy into a target that already holds memory.")
 @click.pass_context
 def copy(ctx: click.Context, source: str, target: str, force: bool) -> None:

@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kaeru.cli.common import cli, echo_json, exit_code, service_of, settings_of, wants_json
-from kaeru.cli.terminal import json_text, shown
+from kaeru.cli.inputs import stdin_text
+from kaeru.cli.terminal import json_text, shown, speaks_utf8
 
 if TYPE_CHECKING:
     from kaeru.config import Settings
@@ -109,7 +110,7 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
             raise click.UsageError(
                 "stdin is closed: nothing to read for ARGUMENTS '-' (give the JSON object, or pipe it in)"
             )
-        raw = sys.stdin.read() if arguments == "-" else arguments
+        raw = stdin_text() if arguments == "-" else arguments
         args = parse_object(raw, "stdin" if arguments == "-" else "ARGUMENTS")
     parse_pairs(pairs, args)
     # The tool's name and its arguments are checked before the vault is opened: opening creates a
@@ -136,7 +137,8 @@ def call(ctx: click.Context, tool: str, arguments: str | None, pairs: tuple[str,
         # stored text `shown`; what a person types next is said on stderr.
         click.echo(shown(compact(envelope, settings_of(ctx).zone())))
         if (following := (envelope.get("continuation") or {}).get("next_arguments")) is not None:
-            arguments = json_text(json.dumps(following, ensure_ascii=False))  # still JSON, nothing raw
+            # Still JSON, nothing raw; escaped past ASCII where stderr is not UTF-8 (`echo_json`).
+            arguments = json_text(json.dumps(following, ensure_ascii=not speaks_utf8(err=True)))
             click.echo(f"(next page: kaeru call {tool} {shlex.quote(arguments)})", err=True)
     for hint in typed_hints(envelope, pairs):
         click.echo(hint, err=True)

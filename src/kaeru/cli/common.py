@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any, NoReturn, TextIO, cast
 import click
 
 from kaeru import __version__
+from kaeru.cli.inputs import argv_value
 from kaeru.cli.interrupt import interrupted
 from kaeru.cli.streams import GuardedOutput
-from kaeru.cli.terminal import json_text, shown
+from kaeru.cli.terminal import json_text, shown, speaks_utf8
 from kaeru.config import SettingError, Settings, expanded, not_utf8, tool_set
 from kaeru.domain.surrogates import refusal_of_unstorable
 from kaeru.errors import KaeruError, NotFound
@@ -60,7 +61,11 @@ def wants_json(ctx: click.Context) -> bool:
 
 
 def echo_json(document: Any, err: bool = False) -> None:
-    click.echo(json_text(json.dumps(document, indent=2, ensure_ascii=False)), err=err)
+    """`document` as JSON text; to a stream in another encoding than UTF-8 (a Latin-1 or EUC-JP
+    locale), every character past ASCII as its JSON escape: the same value, parsed back exactly
+    wherever the bytes are read, where the terminal's encoding could not hold `東京`."""
+    raw = json.dumps(document, indent=2, ensure_ascii=not speaks_utf8(err=err))
+    click.echo(json_text(raw), err=err)
 
 
 def fail(ctx: click.Context, code: str, message: str, exit_code: int = EXIT_FAILED) -> NoReturn:
@@ -83,6 +88,26 @@ class _Context(click.Context):
             interrupted(as_json=wants_json(self))
 
 
+class KaeruCommand(click.Command):
+    """A command whose text arguments are read by one rule whatever the locale (`cli/inputs.py`):
+    bytes that are UTF-8 as UTF-8. What names a file (`FILE_NAME`) or is not text (a number, a
+    choice, a `click.Path`) is left as click made it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        rest = super().parse_args(ctx, args)
+        given = (click.ParameterSource.COMMANDLINE, click.ParameterSource.ENVIRONMENT)
+        for param in self.params:
+            if param.type is click.STRING and param.name and ctx.get_parameter_source(param.name) in given:
+                ctx.params[param.name] = argv_value(ctx.params[param.name])
+        return rest
+
+
+class _Group(click.Group):
+    """A group of commands under `kaeru` (`kaeru token …`), whose commands read text as `kaeru`'s do."""
+
+    command_class = KaeruCommand
+
+
 #: The options of `kaeru` itself, which go before the command.
 GLOBAL_OPTIONS = ("--json", "--vault")
 
@@ -93,6 +118,8 @@ class KaeruGroup(click.Group):
     Ctrl-C with one line and exit 130 (`cli/interrupt.py`)."""
 
     context_class = _Context
+    command_class = KaeruCommand
+    group_class = _Group
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:

@@ -9,6 +9,7 @@ import click
 
 from kaeru import __version__
 from kaeru.cli.common import EXIT_FAILED, cli, echo_json, settings_of, wants_json
+from kaeru.cli.inputs import FILE_NAME
 
 _MARK = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL", "info": "info", "skip": "skip"}
 
@@ -53,7 +54,7 @@ def doctor(ctx: click.Context) -> None:
 
 
 @cli.command()
-@click.argument("target")
+@click.argument("target", type=FILE_NAME)
 @click.pass_context
 def salvage(ctx: click.Context, target: str) -> None:
     """Copy what still reads of a damaged SQLite vault into a new vault at TARGET (a folder).

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kaeru.domain.graphemes import shortened
+
 #: What an omission's reason means to a person, and what brings the memories back where something does.
 OMITTED = {
     "limit": "past --limit; the next page has them",
@@ -55,23 +57,24 @@ def whole_body_command(node: dict[str, Any]) -> str:
 
 
 def hit_body(hit: dict[str, Any]) -> list[str]:
-    """A hit's body, indented, cut to `HIT_BODY_CHARS`; a cut (here, or by the answer's budget)
-    ends with `…` and the command that prints it whole."""
+    """A hit's body, indented, cut to `HIT_BODY_CHARS` between two characters as a reader sees them
+    (`shortened`: an accent or an emoji's other half is not left behind); a cut (here, or by the
+    answer's budget) ends with `…` and the command that prints it whole."""
     body = str(hit["body"])
     cut = hit.get("body_range")
     total = int(cut["total"]) if cut else len(body)
-    lines = ["    " + line for line in body[:HIT_BODY_CHARS].split("\n")]
-    if cut or len(body) > HIT_BODY_CHARS:
+    kept = shortened(body, HIT_BODY_CHARS)
+    lines = ["    " + line for line in kept.split("\n")]
+    if cut or len(kept) < len(body):
         lines[-1] += "…"
-        said = min(len(body), HIT_BODY_CHARS)
-        lines.append(f"    ({said} of {total} characters shown; {whole_body_command(hit)} prints it whole)")
+        lines.append(f"    ({len(kept)} of {total} characters shown; {whole_body_command(hit)} prints it whole)")
     return lines
 
 
 def one_line(text: str, chars: int) -> str:
-    """`text` on one line, cut to `chars` with `…`."""
+    """`text` on one line, cut to `chars` (`shortened`) with `…`."""
     flat = text.replace("\n", " ")
-    return flat if len(flat) <= chars else flat[:chars] + "…"
+    return flat if len(flat) <= chars else shortened(flat, chars) + "…"
 
 
 def link(edge: dict[str, Any], node_id: str) -> str:

@@ -18,7 +18,8 @@ from kaeru.cli.common import (
     wants_json,
 )
 from kaeru.cli.nodes import head, hit_body, kind_of, link, omission, one_line
-from kaeru.cli.terminal import say
+from kaeru.cli.terminal import printed, say
+from kaeru.domain.graphemes import display_width
 
 #: What a page after the first says at the terminal, in place of the tools' warning that "this
 #: server no longer held the cursor's result list" (`service/cursors.rerun_issue`): a long list is
@@ -347,11 +348,16 @@ def initiatives(ctx: click.Context, prefix: str | None, limit: int, cursor: str 
         if e["state"] == "rejected":
             return
         listed = e["data"]["initiatives"]
-        width = max((len(i["name"]) for i in listed), default=0)
-        for found in listed:
+        # Padded by the columns each name takes as printed (`printed`: a bidi control is 6 of them,
+        # so is `東` where the locale lacks it) and drawn (`東京` is 4), not by its characters: a
+        # wide name pushed its row's counts right.
+        names = [printed(i["name"]) for i in listed]
+        width = max(map(display_width, names), default=0)
+        for name, found in zip(names, listed, strict=True):
             counts = found["counts"]
             last = (found.get("last_activity") or "")[:16].replace("T", " ")
-            say(f"{found['name']:<{width}}  {counts['total']:>6} memories  last {last or '-'}")
+            pad = " " * (width - display_width(name))
+            click.echo(f"{name}{pad}  {counts['total']:>6} memories  last {last or '-'}")
         if not listed:
             click.echo("(no initiatives)", err=True)
         elif len(listed) < e["data"]["total"]:

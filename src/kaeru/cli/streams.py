@@ -1,11 +1,43 @@
 """Standard output and error guarded for the whole command (`KaeruGroup.main`, decision 170): a
-reader that went away, or a full disk, ends no command between its work and its report."""
+reader that went away, or a full disk, ends no command between its work and its report; nor does a
+character the terminal's encoding lacks (`ESCAPED`)."""
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 from typing import Any
+
+#: The error handler of standard output and error. Under a locale whose encoding lacks a character
+#: kaeru prints (Latin-1 has no `…` or `東`, EUC-JP no `·`) a write raised UnicodeEncodeError: a
+#: traceback and half the output. Such a character is written as its escape (`\u2026`), as Python's
+#: `backslashreplace` writes it; a byte the command line or a file name held that was not in the
+#: locale's encoding (a lone surrogate U+DC80–U+DCFF, `surrogateescape`) is written back as that byte.
+ESCAPED = "kaeru.escaped"
+#: The handlers a stream gets by default, replaced by `ESCAPED`; one a user chose (PYTHONIOENCODING
+#: `…:replace`) is kept.
+_DEFAULT_HANDLERS = ("strict", "surrogateescape")
+
+
+def _escaped(error: UnicodeError) -> tuple[str | bytes, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    char = error.object[error.start]
+    if 0xDC80 <= ord(char) <= 0xDCFF:
+        return bytes([ord(char) - 0xDC00]), error.start + 1
+    escaped, _ = codecs.backslashreplace_errors(UnicodeEncodeError(error.encoding, char, 0, 1, error.reason))
+    return escaped, error.start + 1
+
+
+codecs.register_error(ESCAPED, _escaped)
+
+
+def escaping(stream: Any) -> None:
+    """Give `stream` the `ESCAPED` handler, unless it has one a user chose or cannot take one."""
+    if getattr(stream, "errors", None) in _DEFAULT_HANDLERS:
+        with contextlib.suppress(AttributeError, ValueError, OSError):  # no `reconfigure`, closed
+            stream.reconfigure(errors=ESCAPED)
 
 
 class GuardedOutput:
@@ -19,6 +51,7 @@ class GuardedOutput:
         if stream is None:
             self.hold(fd)
             stream = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (as long as the command)
+        escaping(stream)
         self._stream = stream
         self._failures = failures
 

@@ -24,7 +24,9 @@ and a CRLF file would otherwise print `\\r` on each line.
 
 from __future__ import annotations
 
+import codecs
 import re
+import sys
 
 import click
 
@@ -57,6 +59,26 @@ def json_text(document: str) -> str:
     `ensure_ascii=False` writes those characters raw; every one sits inside a string, where the
     escape means the character itself)."""
     return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", document)
+
+
+def speaks_utf8(*, err: bool = False) -> bool:
+    """Whether standard output (or error) is written in UTF-8, so every character reaches it as itself."""
+    encoding = getattr(sys.stderr if err else sys.stdout, "encoding", None) or "utf-8"
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
+
+
+def printed(text: str, *, err: bool = False) -> str:
+    """`shown(text)` as standard output (or error) prints it: where its encoding is not UTF-8, each
+    character it lacks as its backslash escape (`\\u6771`), as `cli/streams.py` writes it, so that
+    a column is padded by what the terminal will show."""
+    text = shown(text)
+    if speaks_utf8(err=err):
+        return text
+    encoding = getattr(sys.stderr if err else sys.stdout, "encoding", None) or "utf-8"
+    return text.encode(encoding, "backslashreplace").decode(encoding)
 
 
 def say(text: str, *, err: bool = False) -> None:

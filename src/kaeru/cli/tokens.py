@@ -1,12 +1,17 @@
-"""`kaeru token add/list/revoke`: who may call the HTTP server, and what each caller may see."""
+"""`kaeru token add/list/renew/revoke`: who may call the HTTP server, what each caller may see, and
+until when."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 import click
 
 from kaeru.cli.common import cli, echo_json, service_of, settings_of, wants_json
+from kaeru.cli.terminal import say
+from kaeru.config import Settings
 
 
 @cli.group()
@@ -17,10 +22,77 @@ def token() -> None:
     audit record it writes. `--initiatives a,b` limits a token to those initiatives: it gets
     `forbidden` for any other and sees nothing of them (not in `initiatives`, did-you-mean, search,
     recall, trail, timeline, context, reflect; `archive` is refused). `--read-only` refuses every
-    mutation. `KAERU_AUTH_TOKEN` stays an admin token (every initiative, write). Once the vault
-    holds a token, requests without one are refused even on loopback. stdio and the CLI act as the
-    local admin.
+    mutation. `--expires 30d` (or 12h, 8w, a date, an ISO date and time) ends it then: from that
+    moment it is refused (a 401 on /mcp tells its holder it expired), until `kaeru token renew NAME --expires …`
+    moves the expiry (same token). Without `--expires` a token never expires. `KAERU_AUTH_TOKEN`
+    stays an admin token (every initiative, write, no expiry). Once the vault holds a token,
+    requests without one are refused even on loopback. stdio and the CLI act as the local admin.
     """
+
+
+#: The forms `--expires` takes, as its errors list them.
+EXPIRY_FORMS = (
+    "a time from now (12h, 30d, 8w), a date (2026-12-31: through its end), "
+    "an ISO date and time (2026-12-31T18:00:00Z) or never"
+)
+_AHEAD = re.compile(r"([0-9]+)\s*([hdw])", re.IGNORECASE)
+_UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+
+
+def expiry(text: str, now: datetime, zone: tzinfo | None) -> datetime | None:
+    """When `--expires TEXT` ends a token (None: `never`): `Nh`, `Nd`, `Nw` from `now`, or a date
+    (through its end) or date and time without an offset on the user's calendar (`zone`), as a due
+    date is read (decision 188). A time ago (`2d ago`, `5m`) or `now` is refused, not read as past.
+
+    Raises:
+        click.BadParameter: not one of `EXPIRY_FORMS`, past the calendar, or not after `now`.
+    """
+    from kaeru.domain.timefmt import fmt, is_time_ago, parse_moment
+
+    cleaned = text.strip()
+    if cleaned.lower() == "never":
+        return None
+    ahead = _AHEAD.fullmatch(cleaned)
+    try:
+        if ahead:
+            moment = now + timedelta(**{_UNITS[ahead[2].lower()]: int(ahead[1])})
+        elif is_time_ago(cleaned) or cleaned.lower() == "now":
+            raise click.BadParameter(f"{cleaned!r} is no time from now: give {EXPIRY_FORMS}", param_hint="--expires")
+        else:
+            moment = parse_moment(cleaned, now, zone=zone)
+    except OverflowError as exc:
+        raise click.BadParameter(f"{cleaned!r} falls after the year 9999", param_hint="--expires") from exc
+    except ValueError as exc:  # not a moment, past the calendar, or more digits than `int` reads
+        raise click.BadParameter(f"{cleaned!r} is no expiry: give {EXPIRY_FORMS}", param_hint="--expires") from exc
+    if moment <= now:
+        raise click.BadParameter(
+            f"{cleaned!r} ({fmt(moment)}) has passed: a token expires later than now ({fmt(now)})",
+            param_hint="--expires",
+        )
+    return moment
+
+
+def _refuse_an_actors_name(name: str, settings: Settings) -> None:
+    """A token named as the local actor (`KAERU_ACTOR`: the CLI, stdio and the admin token
+    `KAERU_AUTH_TOKEN` act as it), or as the default actor of a process without one, writes history
+    and audit records no one can tell from that actor's (decision 476). Compared case-blind: `Agent`
+    beside `agent` is told apart by no reader.
+
+    Raises:
+        InvalidArgument: `name` is one of those actors' names.
+    """
+    from kaeru.errors import InvalidArgument
+
+    for actor, who, whose in (
+        (settings.actor, "the CLI, stdio and the admin token KAERU_AUTH_TOKEN write", " (KAERU_ACTOR)"),
+        (Settings.actor, "a CLI, stdio server or admin token run without KAERU_ACTOR writes", ""),
+    ):
+        if name.casefold() == actor.casefold():
+            raise InvalidArgument(
+                f"a token may not be named {name!r}: {who} history and audit records as {actor!r}{whose}, so two "
+                "people would be indistinguishable there; choose another name",
+                field="name",
+            )
 
 
 @token.command("add")
@@ -31,20 +103,31 @@ def token() -> None:
     help="Comma-separated initiative names this token may see and write (default: every initiative).",
 )
 @click.option("--read-only", is_flag=True, help="Refuse every mutation made with this token.")
+@click.option(
+    "--expires",
+    default=None,
+    help="When the token stops being accepted: 12h, 30d, 8w from now, a date, an ISO date and time (default: never).",
+)
 @click.pass_context
-def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only: bool) -> None:
+def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only: bool, expires: str | None) -> None:
     """Make a token NAME and print it ONCE (only its sha256 is stored: keep it somewhere safe).
 
-    Example: kaeru token add alice --initiatives webshop,infra --read-only
+    NAME may not be the actor's name (KAERU_ACTOR, default `agent`), which the CLI and the admin
+    token write as.
 
-    --json: {"ok": true, "name", "token", "initiatives": [..] | null, "read_only", "created_at", "absent": [..]}
-    (`absent`: granted initiatives the vault does not hold yet).
+    Example: kaeru token add alice --initiatives webshop,infra --read-only --expires 30d
+
+    --json: {"ok": true, "name", "token", "initiatives": [..] | null, "read_only", "created_at",
+    "expires_at": TIME | null, "absent": [..]} (`absent`: granted initiatives the vault does not hold yet).
     """
     from kaeru.service import grants
 
+    settings = settings_of(ctx)
+    _refuse_an_actors_name(name, settings)
     grant = [n for n in initiatives.split(",") if n.strip()] if initiatives is not None else None
     service = service_of(ctx)
-    secret, record = grants.add_token(service.rt, name, grant, read_only, settings_of(ctx).actor)
+    until = expiry(expires, service.rt.now(), settings.zone()) if expires is not None else None
+    secret, record = grants.add_token(service.rt, name, grant, read_only, settings.actor, until)
     shown = list(record.initiatives) if record.initiatives is not None else None
     absent = _absent(service, shown or [])
     if wants_json(ctx):
@@ -56,6 +139,7 @@ def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only:
                 "initiatives": shown,
                 "read_only": record.read_only,
                 "created_at": record.created_at,
+                "expires_at": record.expires_at,
                 "absent": [name for name, _ in absent],
             }
         )
@@ -63,7 +147,8 @@ def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only:
     click.echo(secret)
     scope = ", ".join(shown) if shown is not None else "every initiative"
     mode = "read-only" if record.read_only else "read and write"
-    click.echo(f"token {record.name!r}: {scope}; {mode}. It is shown only this once.", err=True)
+    ends = f"expires {record.expires_at}" if record.expires_at else "never expires"
+    say(f"token {record.name!r}: {scope}; {mode}; {ends}. It is shown only this once.", err=True)
     for wanted, close in absent:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         click.echo(
@@ -87,14 +172,17 @@ def _absent(service: Any, granted: list[str]) -> list[tuple[str, list[str]]]:
 @token.command("list")
 @click.pass_context
 def token_list(ctx: click.Context) -> None:
-    """List the tokens: name, grants, created, last used (never the token itself).
+    """List the tokens: name, grants, created, last used, expiry (never the token itself). A token
+    whose expiry has passed is marked `EXPIRED` (it is refused; `kaeru token renew` accepts it again).
 
     --json: {"ok": true, "tokens": [{"name", "initiatives": [..] | null, "read_only", "created_at",
-    "last_used"}]}.
+    "last_used", "expires_at": TIME | null, "expired"}]}.
     """
     from kaeru.service import grants
 
-    found = grants.list_tokens(service_of(ctx, existing=True).rt)
+    service = service_of(ctx, existing=True)
+    found = grants.list_tokens(service.rt)
+    now = service.rt.now()
     rows = [
         {
             "name": t.name,
@@ -102,6 +190,8 @@ def token_list(ctx: click.Context) -> None:
             "read_only": t.read_only,
             "created_at": t.created_at,
             "last_used": t.last_used,
+            "expires_at": t.expires_at,
+            "expired": grants.expired(t, now),
         }
         for t in found
     ]
@@ -110,10 +200,40 @@ def token_list(ctx: click.Context) -> None:
         return
     if not rows:
         click.echo("no tokens (HTTP takes KAERU_AUTH_TOKEN, or no token on loopback from this account)")
-    for t in found:
+    for t, row in zip(found, rows, strict=True):
         scope = ",".join(t.initiatives) if t.initiatives is not None else "*"
         mode = "read-only" if t.read_only else "read-write"
-        click.echo(f"{t.name}\t{scope}\t{mode}\tcreated {t.created_at}\tlast used {t.last_used or '-'}")
+        ends = f"{'EXPIRED' if row['expired'] else 'expires'} {t.expires_at}" if t.expires_at else "never expires"
+        say(f"{t.name}\t{scope}\t{mode}\tcreated {t.created_at}\tlast used {t.last_used or '-'}\t{ends}")
+
+
+@token.command("renew")
+@click.argument("name")
+@click.option(
+    "--expires",
+    required=True,
+    help="The new expiry: 12h, 30d, 8w from now, a date, an ISO date and time, or never.",
+)
+@click.pass_context
+def token_renew(ctx: click.Context, name: str, expires: str) -> None:
+    """Set when the token NAME stops being accepted, keeping the token itself and its grants: its
+    holder goes on with the token they have, an expired one too. `--expires never` lifts the expiry.
+
+    Example: kaeru token renew alice --expires 30d
+
+    --json: {"ok": true, "name", "expires_at": TIME | null}.
+    """
+    from kaeru.service import grants
+
+    settings = settings_of(ctx)
+    service = service_of(ctx, existing=True)
+    until = expiry(expires, service.rt.now(), settings.zone())
+    record = grants.renew_token(service.rt, name, until, settings.actor)
+    if wants_json(ctx):
+        echo_json({"ok": True, "name": record.name, "expires_at": record.expires_at})
+    else:
+        ends = f"expires {record.expires_at}" if record.expires_at else "never expires"
+        click.echo(f"token {record.name!r} {ends}")
 
 
 @token.command("revoke")

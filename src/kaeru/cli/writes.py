@@ -28,6 +28,7 @@ from kaeru.cli.common import (
     settings_of,
     wants_json,
 )
+from kaeru.cli.inputs import FILE_NAME, stdin_text
 from kaeru.cli.interrupt import interrupted
 from kaeru.cli.terminal import say
 from kaeru.errors import InvalidArgument, KaeruError
@@ -63,7 +64,7 @@ def note(
 
     if text == ("-",) and sys.stdin is None:  # `<&-`
         raise click.UsageError("stdin is closed: nothing to read for TEXT '-' (give the text, or pipe it in)")
-    body = sys.stdin.read() if text == ("-",) else " ".join(text)
+    body = stdin_text() if text == ("-",) else " ".join(text)
     args: dict[str, Any] = {"initiative": initiative, "text": body, "kind": kind}
     if name:
         args["name"] = name
@@ -148,7 +149,7 @@ def hygiene(ctx: click.Context, initiative: str) -> None:
 
 
 @cli.command("export")
-@click.argument("path")
+@click.argument("path", type=FILE_NAME)
 @click.option("--format", "fmt", default="amg", type=click.Choice(["amg", "markdown"]))
 @click.option(
     "-i",
@@ -224,7 +225,7 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
 
 
 @cli.command("import")
-@click.argument("path")
+@click.argument("path", type=FILE_NAME)
 @click.pass_context
 def import_cmd(ctx: click.Context, path: str) -> None:
     """Import an amg archive into the vault (records already present are skipped).

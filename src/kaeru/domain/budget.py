@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kaeru.domain.graphemes import cluster_end
+
 #: The smallest useful excerpt; below this a hit is deferred to the next page instead.
 MIN_EXCERPT = 48
 
@@ -27,9 +29,9 @@ def cut(text: str, start: int, limit: int) -> Cut:
     end = min(total, start + max(0, limit))
     if end < total and end > start:
         boundary = text.rfind(" ", start, end + 1)
-        # Only back off to a boundary when it keeps most of the allowance (a long word is cut as is).
-        if boundary > start + (end - start) // 2:
-            end = boundary
+        # Only back off to a boundary when it keeps most of the allowance: a long word is cut, though
+        # not inside a character (an emoji sequence, a letter and its accents).
+        end = boundary if boundary > start + (end - start) // 2 else cluster_end(text, end, floor=start)
     return Cut(text[start:end], start, end, total)
 
 

@@ -106,8 +106,9 @@ def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
 def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
     """The `invalid_argument` refusal for the first lone surrogate in a call's arguments, or None.
 
-    Half a UTF-16 surrogate pair can reach Python text — a JSON `"\\ud800"` escape, or a command
-    line's undecodable byte (`surrogateescape`) — but it is not Unicode and cannot be stored.
+    Half a UTF-16 surrogate pair can reach Python text — a JSON `"\\ud800"` escape, or an
+    undecodable byte of a command line or standard input (`surrogateescape`) — but it is not
+    Unicode and cannot be stored.
     """
     hit = lone_surrogate(arguments)
     if hit is None:
@@ -115,12 +116,13 @@ def refusal_of_lone_surrogate(arguments: Any) -> InvalidArgument | None:
     field, code_point = hit
     value = int(code_point[2:], 16)
     if 0xDC80 <= value <= 0xDCFF:
-        # What Python makes of a byte that is not UTF-8 in a command line or a file name
-        # (`surrogateescape`): a terminal user is told which byte, and where such bytes come from.
+        # What Python makes of a byte that does not decode — in a command line, a piped file, a
+        # file name (`surrogateescape`): a terminal user is told which byte, and where such bytes
+        # come from. Said of no one way in: the same refusal answers standard input and a tool call.
         return InvalidArgument(
-            f"{field} holds the byte 0x{value - 0xDC00:02X}, which is not UTF-8 (a command line passes it as "
-            f"the lone surrogate {code_point}): the terminal or file is in another encoding (see LANG, "
-            "LC_ALL); send the text as UTF-8",
+            f"{field} holds the byte 0x{value - 0xDC00:02X}, which is not UTF-8 (a byte that does not decode "
+            f"is kept as the lone surrogate {code_point}): the terminal or file is in another encoding "
+            "(see LANG, LC_ALL); send the text as UTF-8",
             field=field,
         )
     return InvalidArgument(

@@ -15,6 +15,7 @@ from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType, Layer, NameSpan, Node, NodeType, Tier, Visibility
 from kaeru.storage.base import AuditRecord, EndedInitiative, Initiative, RevisionEntry, SlotState
+from kaeru.storage.records import EdgeEntry
 
 FORMAT = "amg"
 #: Version 2 adds initiatives' name histories and the initiatives merged away or deleted (see
@@ -108,8 +109,12 @@ def record_key(record: dict[str, Any]) -> InitiativeKey | None:
     return (record["initiative"], record.get("initiative_ended_at"))
 
 
-def edge_record(edge: Edge) -> dict[str, Any]:
-    return {
+def edge_record(entry: EdgeEntry) -> dict[str, Any]:
+    """An edge revision's record; it names who made the revision (`actor`, `request_id`) when the
+    vault knows, so an import names the link's actor without the write's audit record (a scoped
+    export leaves out other initiatives' records). An older archive's records name neither."""
+    edge = entry.edge
+    record: dict[str, Any] = {
         "kind": "edge",
         "src": edge.src,
         "dst": edge.dst,
@@ -121,6 +126,9 @@ def edge_record(edge: Edge) -> dict[str, Any]:
         "recorded_at": edge.recorded_at,
         "retracted": edge.retracted,
     }
+    if entry.actor is not None:
+        record.update(actor=entry.actor, request_id=entry.request_id)
+    return record
 
 
 def slot_record(state: SlotState, keys: dict[int, InitiativeKey]) -> dict[str, Any]:

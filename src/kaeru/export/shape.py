@@ -171,6 +171,7 @@ REQUIRED: dict[str, dict[str, Check]] = {
 }
 OPTIONAL: dict[str, dict[str, Check]] = {
     "node": {"request_id": optional(text), "actor": optional(text), "ended_initiatives": _ended_pairs},
+    "edge": {"request_id": optional(text), "actor": optional(text)},
     "slot": {"initiative": optional(text), "initiative_ended_at": optional(moment)},
     "audit": {"initiative": optional(text), "initiative_ended_at": optional(moment)},
 }

@@ -106,9 +106,10 @@ def walk_vault(
         progress("nodes", counts["node"])
         skipped = 0
         last_edge = None
-        for edge in session.export_edges(None):
+        for made in session.export_edges(None):
+            edge = made.edge
             if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):
-                record = amg.edge_record(edge)
+                record = amg.edge_record(made)
                 if (edge.src, edge.dst, edge.edge_type) != last_edge:
                     frame.distinct_edges += 1
                     last_edge = (edge.src, edge.dst, edge.edge_type)
@@ -337,7 +338,7 @@ def write_records(
         elif kind == "edge":
             if not (new := held.edge(session, record)):
                 return new
-            session.put_edge(amg.to_edge(record))
+            session.put_edge(amg.to_edge(record), request_id=record.get("request_id"), actor=record.get("actor"))
             report.edge_revisions += 1
         elif kind == "slot":
             initiative_id = ids.get(ref) if (ref := amg.record_key(record)) is not None else None

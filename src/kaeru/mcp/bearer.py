@@ -44,6 +44,12 @@ class VaultTokens:
         self.admin_actor = admin_actor
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        checked = await self.check(token)
+        return checked if not isinstance(checked, str) else None
+
+    async def check(self, token: str) -> AccessToken | str | None:
+        """`verify_token`'s answer, except that a vault token past its expiry is why it is refused
+        (said to whoever presents it: only its holder can), where `verify_token` says None."""
         from mcp.server.auth.provider import AccessToken
 
         if self.admin is not None and hmac.compare_digest(token.encode(), self.admin):
@@ -51,10 +57,12 @@ class VaultTokens:
         from kaeru.service import grants
         from kaeru.service.runtime import vault_now
 
-        # `last_used` by the vault's clock, as every write of it (decision 404).
-        record = await anyio.to_thread.run_sync(grants.verify, self.store, token, vault_now(self.store))
+        # `last_used` and the expiry by the vault's clock, as every write of it (decision 404).
+        record = await anyio.to_thread.run_sync(grants.check, self.store, token, vault_now(self.store))
         if record is None:
             return None
+        if isinstance(record, grants.Expired):
+            return expired_message(record.name, record.at)
         scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]
         claims: dict[str, Any] = {}
         if record.initiatives is None:
@@ -116,21 +124,31 @@ _REFUSED = (
 )
 
 
+def expired_message(name: str, at: str) -> str:
+    """What the holder of an expired token is told (in ASCII: it goes into a header too)."""
+    return (
+        f"token {name!r} expired at {at}: ask the vault's owner to renew it "
+        f"(kaeru token renew {name} --expires 30d) or for a new one (kaeru token add)"
+    )
+
+
 #: The JSON-RPC error code of a refused token (the server-error range JSON-RPC leaves to servers).
 UNAUTHORIZED_CODE = -32001
 
 
-def _unauthorized(token_given: bool) -> ASGIApp:
-    """401 for a missing or refused token. The reason is a JSON-RPC error, which the official
-    clients show: an OAuth-style body (`{"error": "unauthorized", …}`) reached an agent as "Server
-    returned an error response" and nothing more, after a `kaeru token revoke` or the first
-    `kaeru token add` on a tokenless server (decision 408). RFC 6750's own place for it is the
-    `WWW-Authenticate` header, which says it too; `error_description` stays in the body as well."""
+def _unauthorized(token_given: bool, why: str | None = None) -> ASGIApp:
+    """401 for a missing or refused token; `why` is the verifier's reason when it gave one (an expired
+    vault token), else the general one. The reason is a JSON-RPC error, which the official clients
+    show: an OAuth-style body (`{"error": "unauthorized", …}`) reached an agent as "Server returned
+    an error response" and nothing more, after a `kaeru token revoke` or the first `kaeru token add`
+    on a tokenless server (decision 408). RFC 6750's own place for it is the `WWW-Authenticate`
+    header, which says it too; `error_description` stays in the body as well."""
     from starlette.responses import JSONResponse
 
-    said = _INVALID if token_given else _REFUSED
+    said = why or (_INVALID if token_given else _REFUSED)
+    quoted = said.replace("\\", "\\\\").replace('"', '\\"')
     challenge = 'Bearer realm="kaeru"' + (
-        f', error="invalid_token", error_description="{_INVALID}"' if token_given else ""
+        f', error="invalid_token", error_description="{quoted}"' if token_given else ""
     )
     return JSONResponse(
         {
@@ -169,7 +187,7 @@ class BearerAuth:
             # added them in (decision 476).
             given = tokens[0] if len(tokens) == 1 else (b"" if tokens else None)
             try:
-                access = await self._verified(given) if given is not None else None
+                checked = await self._verified(given) if given is not None else None
                 open_door = (
                     given is None and self.refuses_tokenless is not None and not await self.refuses_tokenless(scope)
                 )
@@ -179,8 +197,10 @@ class BearerAuth:
             if open_door:
                 await self.app(scope, receive, send)
                 return
+            access = checked if not isinstance(checked, str) else None
             if access is None or SCOPE_READ not in access.scopes:
-                await _unauthorized(given is not None)(scope, receive, send)
+                why = checked if isinstance(checked, str) else None
+                await _unauthorized(given is not None, why)(scope, receive, send)
                 return
             from mcp.server.auth.middleware.auth_context import auth_context_var
             from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -196,12 +216,15 @@ class BearerAuth:
             return
         await self.app(scope, receive, send)
 
-    async def _verified(self, given: bytes) -> AccessToken | None:
+    async def _verified(self, given: bytes) -> AccessToken | str | None:
+        """The access the header's token grants, None, or why the vault's verifier refused it."""
         scheme, _, value = given.partition(b" ")
         token = value.strip().decode("latin-1")
-        if scheme.lower() == b"bearer" and token:
-            return await self.verifier.verify_token(token)
-        return None
+        if scheme.lower() != b"bearer" or not token:
+            return None
+        if isinstance(self.verifier, VaultTokens):
+            return await self.verifier.check(token)
+        return await self.verifier.verify_token(token)
 
 
 def _cannot_check(error: KaeruError) -> Any:

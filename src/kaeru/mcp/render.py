@@ -32,6 +32,8 @@ from collections.abc import Iterable
 from datetime import datetime, tzinfo
 from typing import Any
 
+from kaeru.domain.graphemes import shortened
+
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
 #: Properties not shown at their usual value (a rule in force is `constraint_state: active`).
@@ -164,13 +166,13 @@ def _edge(edge: dict[str, Any]) -> str:
 
 
 def _cut(value: Any, cut_range: dict[str, Any] | None = None) -> str:
-    """A change's value, cut to `_CHANGE_CHARS` with its length; a value the server cut (its range
+    """A change's value, cut to `_CHANGE_CHARS` (between clusters: `shortened`) with its length; a value the server cut (its range
     given) says the length of the whole text, and that its rest is not here."""
     text = value if isinstance(value, str) and "\n" not in value else _json(value)
     if cut_range:
-        return f"{text[:_CHANGE_CHARS]}… ({cut_range['end']} of {cut_range['total']} chars here)"
+        return f"{shortened(text, _CHANGE_CHARS)}… ({cut_range['end']} of {cut_range['total']} chars here)"
     if len(text) > _CHANGE_CHARS:
-        return f"{text[:_CHANGE_CHARS]}… ({len(text)} chars)"
+        return f"{shortened(text, _CHANGE_CHARS)}… ({len(text)} chars)"
     return text
 
 
@@ -350,6 +352,8 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
                 bits.append(f"depth {entry['depth']}")
             if entry.get("actor"):
                 bits.append(f"by {entry['actor']}")
+            elif entry["kind"] == "edge":  # neither its revision nor an audit record names it
+                bits.append("actor unknown")
             if entry.get("request_id"):
                 bits.append(f"request_id={entry['request_id']}")
             lines.append("* " + " ".join(str(b) for b in bits))

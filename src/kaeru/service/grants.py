@@ -27,7 +27,7 @@ from kaeru.domain.model import Edge, Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
-from kaeru.service.runtime import Runtime
+from kaeru.service.runtime import Runtime, system_clock, vault_now
 from kaeru.storage.base import AuditRecord, Session, Store, TokenRecord
 
 #: Prefix of the tokens `kaeru token add` makes (recognisable in a leaked config; not a secret).
@@ -256,12 +256,18 @@ def _grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
 
 
 def add_token(
-    rt: Runtime, name: str, initiatives: Sequence[str] | None, read_only: bool, by: str
+    rt: Runtime,
+    name: str,
+    initiatives: Sequence[str] | None,
+    read_only: bool,
+    by: str,
+    expires_at: datetime | None = None,
 ) -> tuple[str, TokenRecord]:
-    """Make a token `name` with these grants; returns the token (shown once) and its stored record.
+    """Make a token `name` with these grants, accepted until `expires_at` (None: for good); returns
+    the token (shown once) and its stored record.
 
     Raises:
-        InvalidArgument: a malformed name or grant, or a name already in use.
+        InvalidArgument: a malformed name or grant, a name already in use, or an expiry not after now.
     """
     if not _TOKEN_NAME.match(name):
         raise InvalidArgument(
@@ -273,12 +279,59 @@ def add_token(
     with rt.store.write() as session:
         # Stamped after the vault's newest write, as every write is (decision 483): a token record
         # stamped by a clock put back was the newest audit row, and the next write lost its floor.
-        now = fmt(rt.write_time(session.newest_stamp()))
-        record = TokenRecord(name, digest(token), grants, read_only, now)
+        stamp = rt.write_time(session.newest_stamp())
+        now = fmt(stamp)
+        record = TokenRecord(
+            name, digest(token), grants, read_only, now, expires_at=_expiry(expires_at, _checked_now(rt))
+        )
         if not session.add_token(record):
             raise InvalidArgument(f"a token named {name!r} exists; revoke it first", field="name")
         session.append_audit(_audit("token_add", by, now, record))
     return token, record
+
+
+def _checked_now(rt: Runtime) -> datetime:
+    """The clock a server refuses an expired token by (`vault_now`, as `mcp/bearer.py` reads it), or
+    the clock a test injects: not `rt.now()`, which never reads earlier than this process's last
+    write stamp, and that follows the vault's newest stamp (a clock once ahead leaves it ahead)."""
+    return vault_now(rt.store) if rt.clock is system_clock else rt.clock()
+
+
+def _expiry(expires_at: datetime | None, now: datetime) -> str | None:
+    """The stored form of an expiry; one not after `now` would make a token refused from the start.
+    `now` is the clock tokens are checked by (`check`), not the write's stamp: that follows the
+    vault's newest stamp and may run ahead of it, refusing an expiry the server would honour."""
+    if expires_at is None:
+        return None
+    if expires_at <= now:
+        raise InvalidArgument(f"the expiry {fmt(expires_at)} is not after now ({fmt(now)})", field="expires")
+    return fmt(expires_at)
+
+
+def renew_token(rt: Runtime, name: str, expires_at: datetime | None, by: str) -> TokenRecord:
+    """Set when the token `name` stops being accepted (None: never), keeping its secret and grants:
+    its holder goes on with the token they have, an expired one included.
+
+    Raises:
+        NotFound: no token has that name.
+        InvalidArgument: an expiry not after now.
+    """
+    with rt.store.write() as session:
+        stamp = rt.write_time(session.newest_stamp())
+        now = fmt(stamp)
+        before = session.token_by_name(name)
+        renewed = session.set_token_expiry(name, _expiry(expires_at, _checked_now(rt)))
+        if before is None or renewed is None:
+            raise NotFound(f"no token named {name!r}", field="name")
+        change = {"field": "expires_at", "before": before.expires_at, "after": renewed.expires_at}
+        changes: list[dict[str, Any]] = [{"field": "token", "before": name, "after": name}, change]
+        session.append_audit(AuditRecord(now, "token_renew", by, None, None, [], changes))
+    return renewed
+
+
+def expired(record: TokenRecord, now: datetime) -> bool:
+    """Whether `record`'s expiry has come by `now`: from that moment it is refused."""
+    return record.expires_at is not None and parse_ts(record.expires_at) <= now
 
 
 def list_tokens(rt: Runtime) -> list[TokenRecord]:
@@ -302,7 +355,10 @@ def revoke_token(rt: Runtime, name: str, by: str) -> TokenRecord:
 
 
 def _audit(operation: str, by: str, now: str, record: TokenRecord) -> AuditRecord:
-    grant = {"initiatives": list(record.initiatives) if record.initiatives is not None else None}
+    grant = {
+        "initiatives": list(record.initiatives) if record.initiatives is not None else None,
+        "expires_at": record.expires_at,
+    }
     changes: list[dict[str, Any]] = [
         {
             "field": "token",
@@ -314,16 +370,28 @@ def _audit(operation: str, by: str, now: str, record: TokenRecord) -> AuditRecor
     return AuditRecord(now, operation, by, None, None, [], changes)
 
 
-def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
-    """The vault's token `token`, or None. Looked up by its digest and compared in constant time;
-    its `last_used` is written at most once per `TOUCH_EVERY`, and not at all while the vault cannot
-    be written (a read-only file, a full disk): a bookkeeping write never refuses a token that reads
-    (decision 172)."""
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """A vault token past its expiry: refused as a revoked one is, but its holder — who alone can
+    present it — is told which token it is and when it expired."""
+
+    name: str
+    at: str
+
+
+def check(store: Store, token: str, now: datetime) -> TokenRecord | Expired | None:
+    """The vault's token `token`; `Expired` when its expiry has come by `now`; None when the vault
+    holds no such token. Looked up by its digest and compared in constant time; its `last_used` is
+    written at most once per `TOUCH_EVERY` (an expired one's never: it was refused, not used), and
+    not at all while the vault cannot be written (a read-only file, a full disk): a bookkeeping
+    write never refuses a token that reads (decision 172)."""
     wanted = digest(token)
     with store.read() as session:
         found = session.token_by_digest(wanted)
     if found is None or not hmac.compare_digest(found.digest, wanted):
         return None
+    if found.expires_at is not None and expired(found, now):
+        return Expired(found.name, found.expires_at)
     if found.last_used is None or now - parse_ts(found.last_used) >= TOUCH_EVERY:
         try:
             with store.write() as session:
@@ -331,6 +399,12 @@ def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
         except Unavailable:
             pass  # the next request that can write records it
     return found
+
+
+def verify(store: Store, token: str, now: datetime) -> TokenRecord | None:
+    """The vault's token `token` while it is accepted at `now`, or None (`check` says why not)."""
+    found = check(store, token, now)
+    return found if isinstance(found, TokenRecord) else None
 
 
 def principal_of(record: TokenRecord) -> Principal:

@@ -181,7 +181,7 @@ def _made_theirs(ctx: WriteContext, edge: Edge) -> None:
     the person had just made). Linked again, it is unchanged."""
     properties = {k: v for k, v in edge.properties.items() if k != IMPORT_MARK}
     recorded = ctx._stamp(edge.recorded_at)
-    ctx.session.put_edge(replace(edge, rev_no=edge.rev_no + 1, recorded_at=recorded, properties=properties))
+    ctx.put_edge(replace(edge, rev_no=edge.rev_no + 1, recorded_at=recorded, properties=properties))
     ctx.changes_log.append({"edge": list(edge.key), "weight": edge.weight})
     ctx.outcome.changes.append(Change(f"edge.{edge.edge_type.value}.{IMPORT_MARK}", edge.properties[IMPORT_MARK], None))
 

@@ -23,16 +23,8 @@ from kaeru.service.outcomes import (
 from kaeru.service.resolve import resolve_node, settled_into
 from kaeru.service.runtime import Runtime
 from kaeru.service.supersession import leading
-from kaeru.service.trail_pages import (
-    ENTRY_CHARS,
-    SUBJECT_CHARS,
-    bounded_subject,
-    history,
-    history_place,
-    history_position,
-    neighbours,
-    paged,
-)
+from kaeru.service.trail_history import history_trail
+from kaeru.service.trail_pages import ENTRY_CHARS, SUBJECT_CHARS, bounded_subject, neighbours, paged
 from kaeru.service.views import build_views
 from kaeru.storage.base import Initiative, Session
 
@@ -133,16 +125,10 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
                 after = (src, dst, edge_type)
             entries, rest, last = neighbours(session, node, edge_types, after, request.limit)
             return paged(session, args, key, secret, kind, subject, entries, coverage, served, rest, last)
-        if kind == "history":
-            try:
-                place = history_place(state.position) if state is not None and state.position else None
-            except ValueError as exc:
-                raise CursorInvalid("cursor is malformed", field="cursor") from exc
-            page, rest, reached, cuts = history(session, node, place, served, request.limit, initiative_name)
-            position = history_position(reached) if reached is not None else None
-            outcome = paged(session, args, key, secret, kind, subject, page, coverage, served, rest, position)
-            outcome.issues += cuts
-            return outcome
+        if kind == "history":  # each link event naming who made it (`trail_history`)
+            return history_trail(
+                session, node, state, request.limit, initiative_name, args, key, secret, subject, coverage, served
+            )
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")
         if kind == "provenance":

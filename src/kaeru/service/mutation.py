@@ -225,6 +225,11 @@ class WriteContext:
         self.outcome.affected = [*kept, EntityRef(node.id, node.revision)]
 
     # --- edges ----------------------------------------------------------------------------------
+    def put_edge(self, edge: Edge) -> None:
+        """Store `edge`'s new revision naming this write's actor and request id, as a node's revision
+        names them: what a history page's link event says made it."""
+        self.session.put_edge(edge, request_id=self.request_id, actor=self.actor)
+
     def add_edge(
         self, src: Node, dst: Node, edge_type: EdgeType, weight: float, properties: dict[str, Any] | None = None
     ) -> Edge:
@@ -246,7 +251,7 @@ class WriteContext:
             created_at=previous.created_at if previous and not previous.retracted else recorded,
             properties=dict(properties or {}),
         )
-        self.session.put_edge(edge)
+        self.put_edge(edge)
         self.changes_log.append({"edge": [src.id, dst.id, edge_type.value], "weight": weight})
         return edge
 
@@ -264,7 +269,7 @@ class WriteContext:
             properties=edge.properties,
             retracted=True,
         )
-        self.session.put_edge(gone)
+        self.put_edge(gone)
         self.changes_log.append({"edge": [edge.src, edge.dst, edge.edge_type.value], "retracted": True})
         return gone
 

@@ -17,7 +17,7 @@ from kaeru.domain.model import (
     NoteKind,
     Tier,
 )
-from kaeru.domain.similar import suggest
+from kaeru.domain.similar import same_project
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants, tasks
@@ -253,7 +253,7 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 },
             )
         others = grants.visible_names(i.name for i in session.all_initiatives() if i.id != scope.id)
-        for close in suggest(scope.name, others):
+        for close in same_project(scope.name, others):  # not `suggest`: a merge is no did-you-mean
             add(
                 "near_duplicate_initiative",
                 f"{close!r} looks like the same project as {scope.name!r}: merge them",

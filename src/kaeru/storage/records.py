@@ -75,7 +75,8 @@ class AuditRecord:
 # issue 15: tokens (helper K)
 @dataclass(frozen=True, slots=True)
 class TokenRecord:
-    """An HTTP bearer token as stored: its name, the sha256 of the token, and its grants."""
+    """An HTTP bearer token as stored: its name, the sha256 of the token, its grants, and when it
+    stops being accepted."""
 
     name: str
     digest: str
@@ -84,6 +85,8 @@ class TokenRecord:
     read_only: bool
     created_at: str
     last_used: str | None = None
+    #: When the token stops being accepted (a canonical UTC timestamp); None: never.
+    expires_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +96,27 @@ class RevisionEntry:
     node: Node
     request_id: str | None
     actor: str
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeEntry:
+    """One stored revision of an edge with who wrote it (for an archive's edge record): None for
+    a revision written before edge revisions kept them, or imported from an archive without them."""
+
+    edge: Edge
+    request_id: str | None = None
+    actor: str | None = None
+
+
+class EdgeMark(NamedTuple):
+    """One revision of an edge as a history page's link events need it: when it was recorded, its
+    number, whether it retracted the edge, and who made it (None: the revision does not say)."""
+
+    at: str
+    rev_no: int
+    retracted: bool
+    actor: str | None
+    request_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

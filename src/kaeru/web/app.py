@@ -33,7 +33,7 @@ from starlette.types import Receive, Scope, Send
 from kaeru.errors import KaeruError
 from kaeru.service import grants
 from kaeru.service.grants import Principal
-from kaeru.web import frame, guard, node, pages, ways
+from kaeru.web import frame, guard, lists, node, pages, ways
 from kaeru.web.graph import Call
 from kaeru.web.sessions import Found, Notices, Sessions, token_digest
 
@@ -91,8 +91,9 @@ class ViewerApp:
                 Route("/node", pages.handler(backend, node.node_page)),
                 Route("/board", pages.handler(backend, pages.board_page)),
                 Route("/timeline", pages.handler(backend, ways.timeline_page)),
-                Route("/reviews", pages.handler(backend, pages.reviews_page)),
-                Route("/rules", pages.handler(backend, pages.rules_page)),
+                Route("/reviews", pages.handler(backend, lists.reviews_page)),
+                Route("/rules", pages.handler(backend, lists.rules_page)),
+                Route("/links", pages.handler(backend, lists.links_page)),
                 Route("/search", pages.handler(backend, pages.search_page)),
                 Route("/recall", pages.handler(backend, pages.recall_page)),
                 Route("/edit", node.edit_handler(backend, self.notices), methods=["POST"]),
@@ -257,7 +258,7 @@ class ViewerApp:
 #: What a refused bearer token's page says.
 REFUSED = "That token was refused. Sign in with a token below."
 #: What the page says when the token a session was opened with is refused now.
-TOKEN_ENDED = "Your sign-in has ended: its token was revoked or changed. Sign in again with a token below."
+TOKEN_ENDED = "Your sign-in has ended: its token was revoked, expired or changed. Sign in again with a token below."
 #: What a cookie whose session this viewer does not hold, and whose reason it did not keep, is told:
 #: a viewer keeps its sessions in memory, and a `kaeru ui` token is made for its run, so a browser kept
 #: from an earlier run (or another vault's viewer on the same port) signs in again. A session dropped

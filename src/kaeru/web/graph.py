@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
+from kaeru.domain.graphemes import shortened
+
 Call = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
 #: Most nodes drawn at once (a window of the timeline, or a neighbourhood).
@@ -367,7 +369,7 @@ def _relax(pos: dict[str, tuple[float, float]], edges: list[dict[str, Any]], rou
 
 def _label(node: dict[str, Any], size: int = 28) -> str:
     text = str(node.get("name") or node.get("id"))
-    return text if len(text) <= size else text[: size - 1] + "…"
+    return text if len(text) <= size else shortened(text, size - 1) + "…"
 
 
 def svg(piece: Piece, link: Callable[[str], str], focus: str | None = None) -> str:

@@ -23,6 +23,7 @@ from kaeru.web.pages import (
     LAYERS,
     TRAIL_PAGE,
     coverage_html,
+    edge_row,
     edit_form,
     initiative_of,
     new_request_id,
@@ -202,18 +203,12 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     for edge in edges[:EDGES_SHOWN]:
         out = edge["from"] == node_id
         shown = await _named(call, initiative, edge["to"] if out else edge["from"], at)
-        named = (edge.get("properties") or {}).get("relations")  # an imported relation's own names
-        label = (
-            f' <span class="relation" dir="auto">{escape(", ".join(map(str, named)))}</span>'
-            if isinstance(named, list)
-            else ""
-        )
-        edge_rows.append(
-            f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(edge["edge_type"])}</span>{label} '
-            f"{escape(str(edge.get('weight')))} {shown}</li>"
-        )
+        edge_rows.append(edge_row(edge, out, shown))
+    # `read` lists its newest links only (the rest counted in its coverage), this page fewer: every
+    # one is a link away, a page at a time (`lists.links_page`).
+    every = f' — <a class="every-link" href="{escape(url("/links", i=initiative, id=node_id))}">every link, a page at a time</a>'
     if len(edges) > EDGES_SHOWN:
-        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed</li>')
+        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed{every}</li>')
     history = []
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
@@ -231,10 +226,12 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
             )
         elif entry["kind"] == "edge":
             edge = entry.get("edge") or {}
+            # Who made the change, as its edge revision (or, for an older one, its audit record) says.
+            who = f"by {escape(str(entry['actor']))}" if entry.get("actor") else "actor unknown"
             history.append(
                 f'<li class="edge-event"><span class="when">{escape(str(entry.get("at")))}</span> edge '
                 f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
-                f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))}</li>"
+                f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))} {who}</li>"
             )
     pager = _trail_pager(initiative, node_id, at, trail, before)
     # Oldest first, as `trail` pages it: its latest changes a link away, above the first entry.
@@ -248,7 +245,7 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     back = here
     edits = "" if at else _node_edits(request, initiative, node, back)
     body = (
-        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(envelope)}'
+        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(envelope, every)}'
         f'<section class="node-body c-{escape(state)}">{described}{part}'
         f'<div dir="auto"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre></div>{rest}'
         f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'

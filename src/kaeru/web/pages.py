@@ -3,7 +3,8 @@
 Reads are the tools' reads (`initiatives`, `context`, `timeline`, `read`, `trail`, `search`,
 `recall`); the edits a person may make are the tools' writes (`review`, `layer`, `task_update`),
 posted by forms to `/ui/edit` and answered with a redirect back to the page (`web/node.py`, which
-also holds a node's page; decision 19.W4). The timeline page is in `web/ways.py`.
+also holds a node's page; decision 19.W4). The timeline page is in `web/ways.py`; the rules and
+reviews pages, and the whole lists behind a page's cut, in `web/lists.py`.
 """
 
 from __future__ import annotations
@@ -17,14 +18,13 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
+from kaeru.domain.graphemes import shortened
 from kaeru.domain.naming import canonical
 from kaeru.service import tasks
 from kaeru.service.grants import Principal
-from kaeru.service.lifecycle import REVIEW_TAG
 from kaeru.web import graph
 from kaeru.web.frame import PREFIX, csrf_field, frame, hidden, url
 from kaeru.web.graph import Call, ViewError, ok
-from kaeru.web.guard import REASON_CHARS
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
@@ -72,7 +72,22 @@ def handler(backend: Backend, page: Page) -> Callable[[Request], Awaitable[Respo
 # --- small pieces --------------------------------------------------------------------------------
 def _short(text: Any, size: int = 160) -> str:
     value = "" if text is None else str(text)
-    return value if len(value) <= size else value[: size - 1] + "…"
+    return value if len(value) <= size else shortened(value, size - 1) + "…"
+
+
+def edge_row(edge: dict[str, Any], out: bool, other: str) -> str:
+    """One link of a node as its page and its every-link page list it: direction, type, the names an
+    imported relation kept, weight, and `other` (the HTML of the node at its other end)."""
+    named = (edge.get("properties") or {}).get("relations")  # an imported relation's own names
+    label = (
+        f' <span class="relation" dir="auto">{escape(", ".join(map(str, named)))}</span>'
+        if isinstance(named, list)
+        else ""
+    )
+    return (
+        f'<li class="edge-row">{"→" if out else "←"} <span class="etype">{escape(str(edge.get("edge_type")))}</span>'
+        f"{label} {escape(str(edge.get('weight')))} {other}</li>"
+    )
 
 
 def node_link(initiative: str, node: dict[str, Any], **extra: Any) -> str:
@@ -108,18 +123,19 @@ def _when(stamp: object) -> str:
     return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 else text
 
 
-def coverage_html(envelope: dict[str, Any]) -> str:
+def coverage_html(envelope: dict[str, Any], way: str = "", only: tuple[str, ...] | None = None) -> str:
     """What the answer says beside its hits: its warnings (why a search found nothing: "emoji and
-    punctuation are not indexed") and what it left out."""
+    punctuation are not indexed") and what it left out — of the sections `only` (None: all), with
+    `way`, a link to the rest, after it (`web/lists.py`)."""
     warned = "".join(
         f'<p class="warning" data-code="{escape(str(i.get("code")))}">{escape(str(i.get("message")))}</p>'
         for i in envelope.get("issues") or []
     )
-    omitted = (envelope.get("coverage") or {}).get("omitted") or []
+    omitted = [o for o in (envelope.get("coverage") or {}).get("omitted") or [] if not only or o["section"] in only]
     if not omitted:
         return warned
     said = ", ".join(f"{o['count']} {o['section']} ({o['reason']})" for o in omitted)
-    return f'{warned}<p class="coverage">not shown: {escape(said)}</p>'
+    return f'{warned}<p class="coverage">not shown: {escape(said)}{way}</p>'
 
 
 def new_request_id() -> str:
@@ -301,7 +317,8 @@ def jumps_html(links: list[str]) -> str:
     return f'<p class="paging jumps">{" · ".join(links)}</p>' if links else ""
 
 
-async def _context(call: Call, initiative: str, section: str) -> dict[str, Any]:
+async def context_section(call: Call, initiative: str, section: str) -> dict[str, Any]:
+    """One section of `context` (rules always come first, sharing its budget), its envelope as `_envelope`."""
     envelope = await ok(call, "context", {"initiative": initiative, "sections": [section], "budget_chars": 64000})
     for found in envelope["data"]["sections"]:
         if found["name"] == section:
@@ -314,7 +331,7 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     """The board's columns (from `context`), each column's tasks from `search` by type and status (the
     terminal column's too), overdue first, `CARDS` a page; `column`, `cursor` page one on (decision 469)."""
     initiative = initiative_of(request)
-    section = await _context(call, initiative, "tasks")
+    section = await context_section(call, initiative, "tasks")
     columns = section.get("columns") or [{"key": "open", "label": "Open"}]
     # Overdue by the service's own rule (`tasks.is_overdue`) against the user's today as `context`
     # answers it: `context` names only the overdue tasks its bundle shows, a column lists more.
@@ -371,55 +388,6 @@ async def board_page(call: Call, request: Request) -> tuple[str, str, str | None
     ahead = f"; the {len(late_first)} due earliest head their columns" if overdue_total > len(late_first) else ""
     note = f'<p class="coverage">{overdue_total} overdue{ahead}</p>' if overdue_total else ""
     return f"Board: {initiative}", note + f'<div class="board">{"".join(cols)}</div>', initiative
-
-
-async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = initiative_of(request)
-    section = await _context(call, initiative, "reviews")
-    back = url("/reviews", i=initiative)
-    reasons: dict[str, list[str]] = section.get("reasons") or {}
-    read: dict[str, dict[str, Any]] = {}
-    for note_id in [n for notes in reasons.values() for n in notes][:EDGES_SHOWN]:
-        note = await call("read", {"initiative": initiative, "node": {"id": note_id}, "budget_chars": 512})
-        if note["state"] != "rejected":
-            read[note_id] = note["data"]["hits"][0]
-
-    def reason(n: str, name: str) -> str:
-        """A review note's reason; a node that `contradicts` this one and is no review is named as the
-        contradiction (its body was shown as if a review's reason, decision 469)."""
-        node = read.get(n) or {"body": n, "tags": [REVIEW_TAG]}
-        if REVIEW_TAG not in (node.get("tags") or []):
-            return f'<li class="reason contradiction">contradicted by {node_link(initiative, node)}</li>'
-        link = f'<a href="{escape(url("/node", i=initiative, id=n))}">review{hidden(" of " + name)}</a>'
-        return f'<li class="reason">{link}: {escape(_short(node.get("body")))}</li>'
-
-    def close(hit: dict[str, Any]) -> str:
-        notes = reasons.get(hit["id"]) or []
-        name = str(hit.get("name") or hit["id"])
-        why = "".join(reason(n, name) for n in notes)
-        form = edit_form(
-            request,
-            initiative,
-            "close",
-            f"{back}#card-{hit['id']}",
-            f'<input name="resolution" aria-label="How the review of {escape(name)} was resolved (optional)" '
-            f'maxlength="{REASON_CHARS}" placeholder="how it was resolved (optional)">',
-            "Close review",
-            hit["id"],
-            name,
-        )
-        return f'<ul class="reasons">{why}</ul>{form}'
-
-    body = coverage_html(section["_envelope"]) + hit_list(initiative, section.get("items") or [], close)
-    return f"Open reviews: {initiative}", body, initiative
-
-
-async def rules_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    initiative = initiative_of(request)
-    section = await _context(call, initiative, "rules")
-    body = '<p class="mode">the rules in force, as <code>context</code> delivers them</p>'
-    body += coverage_html(section["_envelope"]) + hit_list(initiative, section.get("items") or [])
-    return f"Rules in force: {initiative}", body, initiative
 
 
 async def search_page(call: Call, request: Request) -> tuple[str, str, str | None]:

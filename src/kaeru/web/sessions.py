@@ -9,7 +9,8 @@ and the export. The cookie now holds a random session id, useless anywhere but t
 A session keeps the token's digest and the token sealed with a key derived from the session id: the
 table alone does not hold the token, the cookie alone is not it, and each request still checks the
 token with the server's verifier (`Backend.verify` takes a token, not a digest; an identity
-provider's tokens expire), so a token revoked or changed ends its sessions at their next request.
+provider's tokens expire, and so may a vault token: `kaeru token add --expires`), so a token revoked,
+expired or changed ends its sessions at their next request.
 Both tables are keyed by a digest of the random id, so neither holds an id that could be replayed.
 
 The table was bounded as a whole only, least recently used dropped first: one token's holder (a

@@ -87,7 +87,7 @@ def write_links(ctx: WriteContext, imported: _Known, links: list[Link], ids: dic
         properties.pop("relations", None)
         if labelled:
             properties["relations"] = labelled
-        ctx.session.put_edge(
+        ctx.put_edge(
             Edge(
                 src=src,
                 dst=dst,

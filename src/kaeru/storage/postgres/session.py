@@ -59,6 +59,8 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
         #: This transaction's changes to `section_counts` by (initiative, facet), applied with the
         #: statistics (`flush_term_stats`; decision 16.P1).
         self._sections: dict[tuple[int, str], int] = {}
+        #: Node revisions this transaction wrote: the store's `planstats.Upkeep` counts them once committed.
+        self.nodes_written = 0
 
     # --- replay -----------------------------------------------------------------------------
     def begin_request(self, key: RequestKey, args_hash: str, now: str) -> StoredRequest | None:
@@ -124,6 +126,7 @@ class PostgresSession(PgVectors, CopiedSearch, SqlSession):
             self._db.send("SELECT set_config('kaeru.bulk_index', 'on', true)")
             self._counting = True
         super().put_node(node, request_id=request_id, actor=actor, new=new)
+        self.nodes_written += 1
 
     def _node_extra(
         self, node: Node, request_id: str | None, actor: str

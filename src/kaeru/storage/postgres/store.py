@@ -48,6 +48,7 @@ from kaeru.storage.migrate import (
 )
 from kaeru.storage.postgres.clock import ServerClock
 from kaeru.storage.postgres.db import CONNECT_REFUSALS, MIGRATOR, PgDb, migrate_as_owner, translate
+from kaeru.storage.postgres.planstats import Upkeep, refresh
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.settle import xact_status
@@ -216,6 +217,7 @@ class PostgresStore(UpgradeGate):
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
         #: The database server's clock, by which every writer of the vault stamps (decision 404).
         self.clock = ServerClock()
+        self._upkeep = Upkeep()  # the planner's statistics, gathered again as tables outgrow them
         self._pool = ConnectionPool(
             url,
             min_size=min_size,
@@ -241,6 +243,8 @@ class PostgresStore(UpgradeGate):
                 later = self._behind(conn) if upgrade_in_background and not current else ""
                 if not current and not later:
                     self._migrate(conn)
+                if not later:  # a vault bulk-written where autovacuum is off or behind: its tables outgrew them
+                    refresh(conn)
                 version = conn.info.server_version
                 self.clock.measure(conn)
                 self.server_version = f"{version // 10000}.{version % 10000}"
@@ -439,6 +443,7 @@ class PostgresStore(UpgradeGate):
                     # What the transaction held back and its COMMIT go in one pipeline: one round
                     # trip (decision 16.P2). A failed statement aborts the rest, COMMIT included.
                     db.commit()
+                    self._upkeep.committed(session.nodes_written, db.connection)
             except BaseException:
                 conn = db.connection
                 if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:

@@ -7,6 +7,7 @@ from typing import Any
 
 from kaeru.domain.model import VERDICT_EDGES, Edge, EdgeType
 from kaeru.errors import RevisionConflict
+from kaeru.storage.records import EdgeEntry
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import EDGE_COLS, marks, prefixed
@@ -41,7 +42,10 @@ class EdgeQueries(Part):
         )
         return rows.edge(row) if row else None
 
-    def put_edge(self, edge: Edge) -> None:
+    def put_edge(self, edge: Edge, *, request_id: str | None = None, actor: str | None = None) -> None:
+        """Store `edge` as the edge's newest revision, its revision naming the write's `request_id`
+        and `actor` (what a history page names its link event by; None: not known, as for a
+        revision an archive without them brings). The live row keeps neither: no history reads it."""
         values = (
             edge.src,
             edge.dst,
@@ -64,7 +68,10 @@ class EdgeQueries(Part):
             raise RevisionConflict(
                 f"edge {edge.src} -{edge.edge_type.value}-> {edge.dst} changed concurrently; re-read and retry"
             )
-        self._db.send(f"INSERT INTO edge_revisions ({EDGE_COLS}) VALUES ({marks(9)})", values)
+        self._db.send(
+            f"INSERT INTO edge_revisions ({EDGE_COLS}, request_id, actor) VALUES ({marks(11)})",
+            (*values, request_id, actor),
+        )
 
     def _either_end(self, table: str, node_ids: Sequence[str], where: str = "") -> Iterator[tuple[Any, ...]]:
         """Rows of `table` whose src or dst is one of `node_ids` (and `where`)."""
@@ -183,9 +190,12 @@ class EdgeQueries(Part):
         sql = "SELECT 1 FROM edge_revisions WHERE src = ? AND dst = ? AND edge_type = ? AND rev_no = ?"
         return self._db.one(sql, (src, dst, edge_type, rev_no)) is not None
 
-    def export_edges(self, node_ids: set[str] | None) -> Iterator[Edge]:
-        """Every edge revision (between exported nodes, or all), by (src, dst, type, rev_no)."""
-        for row in self._db.stream(f"SELECT {EDGE_COLS} FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"):
-            edge = rows.edge(row)
+    def export_edges(self, node_ids: set[str] | None) -> Iterator[EdgeEntry]:
+        """Every edge revision (between exported nodes, or all) with who made it, by (src, dst,
+        type, rev_no)."""
+        for row in self._db.stream(
+            f"SELECT {EDGE_COLS}, request_id, actor FROM edge_revisions ORDER BY src, dst, edge_type, rev_no"
+        ):
+            edge = rows.edge(row[:9])
             if node_ids is None or (edge.src in node_ids and edge.dst in node_ids):
-                yield edge
+                yield EdgeEntry(edge, row[9], row[10])

@@ -1,5 +1,6 @@
 """HTTP bearer tokens (decision 15.K1): written once for both engines. Only a token's sha256 is
-stored; its grants are a JSON list of initiative names (NULL: every initiative)."""
+stored; its grants are a JSON list of initiative names (NULL: every initiative); `expires_at` NULL
+never expires."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from kaeru.storage.records import TokenRecord
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.rows import marks
 
-_COLS = "name, digest, initiatives, read_only, created_at, last_used"
+_COLS = "name, digest, initiatives, read_only, created_at, last_used, expires_at"
 
 
 def _token(row: Sequence[Any]) -> TokenRecord:
     grants = tuple(json.loads(row[2])) if row[2] is not None else None
-    return TokenRecord(row[0], row[1], grants, bool(row[3]), row[4], row[5])
+    return TokenRecord(row[0], row[1], grants, bool(row[3]), row[4], row[5], row[6])
 
 
 class TokenQueries(Part):
@@ -25,13 +26,25 @@ class TokenQueries(Part):
         grants = json.dumps(list(token.initiatives)) if token.initiatives is not None else None
         return bool(
             self._db.run(
-                f"INSERT INTO tokens ({_COLS}) VALUES ({marks(6)}) ON CONFLICT (name) DO NOTHING",
-                (token.name, token.digest, grants, self._d.flag(token.read_only), token.created_at, token.last_used),
+                f"INSERT INTO tokens ({_COLS}) VALUES ({marks(7)}) ON CONFLICT (name) DO NOTHING",
+                (
+                    token.name,
+                    token.digest,
+                    grants,
+                    self._d.flag(token.read_only),
+                    token.created_at,
+                    token.last_used,
+                    token.expires_at,
+                ),
             )
         )
 
     def token_by_digest(self, digest: str) -> TokenRecord | None:
         row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE digest = ?", (digest,))
+        return _token(row) if row else None
+
+    def token_by_name(self, name: str) -> TokenRecord | None:
+        row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE name = ?", (name,))
         return _token(row) if row else None
 
     def list_tokens(self) -> list[TokenRecord]:
@@ -41,6 +54,12 @@ class TokenQueries(Part):
     def delete_token(self, name: str) -> TokenRecord | None:
         """Remove the token `name`; the row removed, or None when there was none."""
         row = self._db.one(f"DELETE FROM tokens WHERE name = ? RETURNING {_COLS}", (name,))
+        return _token(row) if row else None
+
+    def set_token_expiry(self, name: str, expires_at: str | None) -> TokenRecord | None:
+        """Set when the token `name` stops being accepted (None: never); the row as it now is, or
+        None when there is no such token. Its digest, grants and `last_used` stay."""
+        row = self._db.one(f"UPDATE tokens SET expires_at = ? WHERE name = ? RETURNING {_COLS}", (expires_at, name))
         return _token(row) if row else None
 
     def touch_token(self, name: str, at: str) -> None:

@@ -18,7 +18,7 @@ from itertools import pairwise
 from typing import Any
 
 from kaeru.domain.model import Edge, EdgeType
-from kaeru.storage.records import HistoryItem, HistoryPlace, RevisionEntry
+from kaeru.storage.records import EdgeMark, HistoryItem, HistoryPlace, RevisionEntry
 from kaeru.storage.sql import rows
 from kaeru.storage.sql.db import Part
 from kaeru.storage.sql.edges import type_literals
@@ -147,27 +147,32 @@ class TrailQueries(Part):
 
     def _before(self, node_id: str, edges: list[Edge]) -> dict[tuple[str, str, str, int], bool]:
         """For each edge revision, whether the edge's revision before it (in time, then number — the
-        history's order) was retracted; none before: absent. Read by the edges' keys (the node at
-        one end, the other ends listed), so only those edges' revisions are read."""
-        found: dict[tuple[str, str, str], list[tuple[str, int, bool]]] = {}
+        history's order) was retracted; none before: absent."""
+        out: dict[tuple[str, str, str, int], bool] = {}
+        for key, revisions in self.edge_revisions_of(node_id, edges).items():
+            for before, revision in pairwise(revisions):
+                out[(*key, revision.rev_no)] = before.retracted
+        return out
+
+    def edge_revisions_of(self, node_id: str, edges: Sequence[Edge]) -> dict[tuple[str, str, str], list[EdgeMark]]:
+        """Every revision of these edges (each touching `node_id`), by key, in the history's order
+        (time, then number), each with who made it. Read by the edges' keys (the node at one end,
+        the other ends listed), so only those edges' revisions are read."""
+        found: dict[tuple[str, str, str], dict[int, EdgeMark]] = {}
         wanted = {e.key for e in edges}
         for end, other in (("src", "dst"), ("dst", "src")):
             others = [e.dst if end == "src" else e.src for e in edges if getattr(e, end) == node_id]
             for part in self._d.chunks(others):
                 where, params = self._d.in_(other, part, "text")
-                for src, dst, edge_type, rev_no, at, retracted in self._db.rows(
-                    "SELECT src, dst, edge_type, rev_no, recorded_at, retracted FROM edge_revisions "
-                    f"WHERE {end} = ? AND {where}",
+                for src, dst, edge_type, rev_no, at, retracted, actor, request_id in self._db.rows(
+                    "SELECT src, dst, edge_type, rev_no, recorded_at, retracted, actor, request_id "
+                    f"FROM edge_revisions WHERE {end} = ? AND {where}",
                     [node_id, *params],
                 ):
                     if (src, dst, edge_type) in wanted:
-                        found.setdefault((src, dst, edge_type), []).append((at, rev_no, bool(retracted)))
-        out: dict[tuple[str, str, str, int], bool] = {}
-        for key, revisions in found.items():
-            revisions = sorted(set(revisions))
-            for (_, _, retracted), (_, rev_no, _) in pairwise(revisions):
-                out[(*key, rev_no)] = retracted
-        return out
+                        mark = EdgeMark(at, rev_no, bool(retracted), actor, request_id)
+                        found.setdefault((src, dst, edge_type), {})[rev_no] = mark
+        return {key: sorted(marks.values(), key=lambda m: (m.at, m.rev_no)) for key, marks in found.items()}
 
     def _history_bound(
         self, node_id: str, granted: Sequence[int] | None, after: HistoryPlace | None, wanted: int

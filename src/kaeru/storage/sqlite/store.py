@@ -142,7 +142,9 @@ class SqliteStore(UpgradeGate):
         truncate = 0
         try:
             while not self._stopping.is_set():
-                if self._written.wait(timeout=CHECKPOINT_PAUSE):
+                # Nothing to truncate: sleep until a write (or `close`) wakes it, no timer ticking
+                # while the vault is idle (a laptop's server may idle all day).
+                if self._written.wait(timeout=CHECKPOINT_PAUSE if truncate else None):
                     self._written.clear()
                     truncate = TRUNCATE_TRIES
                     # Checkpoint when the WAL is full, or after a pause that bursts of writes share.
@@ -156,8 +158,6 @@ class SqliteStore(UpgradeGate):
                         if not done:
                             self._stopping.wait(CHECKPOINT_PAUSE / 4)  # not at every commit while in the way
                         continue
-                elif truncate == 0:
-                    continue
                 # No write for a pause: the vault is idle, the WAL goes back to nothing.
                 with self._checkpointing:
                     truncate = 0 if self._held.intact() and self._checkpoint(conn, "TRUNCATE") else truncate - 1

@@ -1,0 +1,127 @@
+"""`trail kind=history`: one page of a node's history, each link event naming who made it.
+
+An edge's revision keeps the actor and request id of the write that made it, as a node's revision
+does (`WriteContext.put_edge`): a link event names them from its own row, read with the page's
+edges' other revisions by their keys — a page costs a page, however long the audit log.
+
+A revision written before edge revisions kept them (an upgraded vault's), or brought by an archive
+whose edge records carry neither, names no actor: for such revisions only, the write's audit record
+is matched instead. Every write that changes a link names it in its audit record
+(`WriteContext.changes_log`: the link's key and its new weight, or that it was retracted). The record
+of an edge revision stamped at `t` is stamped at `t` or later (the write's latest stamp,
+`WriteContext.last_s`) and, but for a write that also stamped something else past the edge's next
+revision, before that next revision (a later write, stamped past the edge's revision by
+`WriteContext._stamp`); it names the same key with the same change. No index holds a record's time or
+the links it names, so that match reads the audit log through once — only a page showing such a
+revision pays it. One no record names in that window (an archive brought it without its audit
+records, or its record was stamped past the window; or, written before decision 483, its record was
+stamped by the write's clock while the revision was pushed past it) names no actor, and the text and
+the viewer say its actor is unknown: a wider window could name the wrong person.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from kaeru.domain.model import Edge, Node
+from kaeru.errors import CursorInvalid
+from kaeru.service.cursors import CursorState
+from kaeru.service.outcomes import Coverage, NodeView, TrailEntry, TrailOutcome
+from kaeru.service.trail_pages import history, history_place, history_position, paged
+from kaeru.storage.base import AuditRecord, Session
+from kaeru.storage.records import EdgeMark
+
+#: An edge's key and one of its revisions' time: what names one link event of a history.
+_Event = tuple[tuple[str, str, str], str]
+
+
+def history_trail(
+    session: Session,
+    node: Node,
+    state: CursorState | None,
+    limit: int,
+    initiative: str,
+    args: dict[str, Any],
+    key: str,
+    secret: bytes,
+    subject: NodeView,
+    coverage: Coverage,
+    served: int,
+) -> TrailOutcome:
+    """The page of the node's history the cursor `state` asks for (the first without one), its
+    link events naming their actors (`named_link_actors`)."""
+    try:
+        place = history_place(state.position) if state is not None and state.position else None
+    except ValueError as exc:
+        raise CursorInvalid("cursor is malformed", field="cursor") from exc
+    page, rest, reached, cuts = history(session, node, place, served, limit, initiative)
+    page = named_link_actors(session, node.id, page)
+    position = history_position(reached) if reached is not None else None
+    outcome = paged(session, args, key, secret, "history", subject, page, coverage, served, rest, position)
+    outcome.issues += cuts
+    return outcome
+
+
+def named_link_actors(session: Session, node_id: str, entries: list[TrailEntry]) -> list[TrailEntry]:
+    """`entries` with each link event's actor and request id: its edge revision's, or for a revision
+    that names none, the audit record's of the write that made it (`_audit_named`); an event neither
+    names is left without (its actor is unknown)."""
+    events = [e.edge for e in entries if e.kind == "edge" and e.edge is not None]
+    if not events:
+        return entries
+    revisions = session.edge_revisions_of(node_id, events)
+    marks = {(key, mark.rev_no): mark for key, found in revisions.items() for mark in found}
+    named: dict[_Event, tuple[str, str | None]] = {}
+    for edge in events:
+        mark = marks.get((edge.key, edge.rev_no))
+        if mark is not None and mark.actor is not None:
+            named[(edge.key, edge.recorded_at)] = (mark.actor, mark.request_id)
+    unnamed = [edge for edge in events if (edge.key, edge.recorded_at) not in named]
+    if unnamed:
+        named.update(_audit_named(session, node_id, unnamed, revisions))
+    out: list[TrailEntry] = []
+    for entry in entries:
+        made = entry.edge
+        who = named.get((made.key, made.recorded_at)) if entry.kind == "edge" and made is not None else None
+        out.append(replace(entry, actor=who[0], request_id=who[1]) if who is not None else entry)
+    return out
+
+
+def _audit_named(
+    session: Session, node_id: str, events: list[Edge], revisions: dict[tuple[str, str, str], list[EdgeMark]]
+) -> dict[_Event, tuple[str, str | None]]:
+    """The actor and request id of each of `events` (edge revisions that name none) that the audit
+    record of the write that made it names; one no record names is left out."""
+    # Each event's window: from its own time to the edge's next revision's (None: it is the last).
+    windows: dict[_Event, str | None] = {}
+    for edge in events:
+        later = [mark.at for mark in revisions.get(edge.key, []) if mark.at > edge.recorded_at]
+        windows[(edge.key, edge.recorded_at)] = later[0] if later else None
+    ends = list(windows.values())
+    until = None if None in ends else max(end for end in ends if end is not None)
+    records = session.audit_naming(node_id, min(e.recorded_at for e in events), until)
+    named: dict[_Event, tuple[str, str | None]] = {}
+    for edge in events:
+        event = (edge.key, edge.recorded_at)
+        record = _record_of(records, edge.key, edge.recorded_at, windows[event], edge)
+        if record is not None:
+            named[event] = (record.actor, record.request_id)
+    return named
+
+
+def _record_of(
+    records: list[AuditRecord], key: tuple[str, str, str], at: str, before: str | None, edge: Edge
+) -> AuditRecord | None:
+    """The first of `records` (in the order written) stamped from `at` up to `before` (excluded;
+    None: no bound) whose changes say what this edge revision is: the link `key` retracted, or
+    given the revision's weight."""
+    for record in records:
+        if record.at < at or (before is not None and record.at >= before):
+            continue
+        for change in record.changes:
+            if not isinstance(change, dict) or change.get("edge") != list(key):
+                continue
+            if (change.get("retracted") is True) if edge.retracted else (change.get("weight") == edge.weight):
+                return record
+    return None

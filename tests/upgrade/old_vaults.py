@@ -1,0 +1,97 @@
+"""The newest upgrade fixture of each backend written before SQLite migration 023 / PostgreSQL 021
+(tests/data/upgrade: a vault the code of that version wrote), copied for one test and not yet
+opened by this code."""
+
+from __future__ import annotations
+
+import gzip
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.backends import VaultSpec, postgres_admin_url
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "upgrade"
+#: The newest fixture of each backend whose schema has no `tokens.expires_at` nor
+#: `edge_revisions.actor`.
+BEFORE = {"sqlite": DATA / "sqlite-v022", "postgres": DATA / "postgres-v020"}
+
+#: Runs one statement on the copy (its tables named `{schema}table`) and returns its rows.
+Query = Callable[[str], list[tuple[Any, ...]]]
+
+
+def columns(query: Query, schema: str, table: str) -> list[str]:
+    """The names of `table`'s columns, as `prepare` sees them."""
+    if not schema:
+        return [str(c[1]) for c in query(f"PRAGMA table_info({table})")]
+    found = query(f"SELECT column_name FROM information_schema.columns WHERE table_name = '{table}'")
+    return [str(c[0]) for c in found]
+
+
+@contextmanager
+def copied_fixture(
+    backend: str, tmp_path: Path, prepare: Callable[[Query, str], None] | None = None
+) -> Iterator[VaultSpec]:
+    """A copy of `backend`'s fixture vault; `prepare(query, schema)` runs on it first (`schema`:
+    the prefix of its table names, `public.` on PostgreSQL, whose dump empties the search path)."""
+    fixture = BEFORE[backend]
+    if backend == "sqlite":
+        import apsw
+
+        (tmp_path / "vault.sqlite3").write_bytes(gzip.decompress((fixture / "vault.sqlite3.gz").read_bytes()))
+        db = apsw.Connection(str(tmp_path / "vault.sqlite3"))
+        try:
+            if prepare is not None:
+                prepare(lambda sql: list(db.execute(sql)), "")
+        finally:
+            db.close()
+        yield VaultSpec("sqlite", tmp_path)
+        return
+    import psycopg
+
+    from tests.pg import database_url
+
+    admin = postgres_admin_url()
+    if admin is None:
+        pytest.skip("PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (make test starts one)")
+    name = f"kaeru_upgrade_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin, autocommit=True) as pg:
+        pg.execute(f'CREATE DATABASE "{name}"')
+    url = database_url(admin, name)
+    try:
+        with psycopg.connect(url, autocommit=True) as pg:
+            pg.execute((fixture / "postgres.sql").read_bytes())  # it empties the search path
+            if prepare is not None:
+
+                def query(sql: str) -> list[tuple[Any, ...]]:
+                    cursor = pg.execute(sql.encode())
+                    return list(cursor.fetchall()) if cursor.description is not None else []
+
+                prepare(query, "public.")
+        yield VaultSpec("postgres", tmp_path, url)
+    finally:
+        with psycopg.connect(admin, autocommit=True) as pg:
+            pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def execute(spec: VaultSpec, sql: str) -> None:
+    """Run one statement (its tables named `{schema}table`, as `prepare`'s) on the vault `spec`,
+    closed by this code."""
+    if spec.backend == "sqlite":
+        import apsw
+
+        db = apsw.Connection(str(spec.vault_dir / "vault.sqlite3"))
+        try:
+            db.execute(sql.format(schema=""))
+        finally:
+            db.close()
+        return
+    import psycopg
+
+    assert spec.database_url is not None
+    with psycopg.connect(spec.database_url, autocommit=True) as pg:
+        pg.execute(sql.format(schema="public.").encode())
