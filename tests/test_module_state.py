@@ -32,6 +32,9 @@ ALLOWED_OBJECTS: dict[tuple[str, str], str] = {
         "a read-only mapping of the tool names to their request models, each model's module imported "
         "when it is looked up (decision 16.S1); it holds nothing itself"
     ),
+    ("kaeru.cli.inputs", "FILE_NAME"): (
+        "a click parameter type marking arguments that name files (never re-read as UTF-8); it holds nothing"
+    ),
     ("kaeru.domain.text", "TOKENISER"): (
         "the process's one tokeniser: the storage backends tokenise through kaeru.domain.text's "
         "functions, and its memos are BoundedCaches bounded by bytes (decision 14.Y1)"

@@ -31,8 +31,8 @@ class FaultAfterFirstEdge:
                 return
             original = session.put_edge
 
-            def failing(edge: Edge) -> None:
-                original(edge)
+            def failing(edge: Edge, **who: Any) -> None:
+                original(edge, **who)
                 raise RuntimeError("injected crash after the first write")
 
             session.put_edge = failing  # type: ignore[method-assign]

@@ -253,8 +253,10 @@ def test_the_upgrade_to_one_row_a_term_keeps_every_count(store: PostgresStore, u
             # And migration 019's replay columns (the replay rows do not matter here).
             "DELETE FROM requests; ALTER TABLE requests ALTER COLUMN args_hash TYPE text USING encode(args_hash, 'hex'), "
             "ALTER COLUMN response TYPE text USING convert_from(response, 'UTF8'); "
-            # And migration 020's planner statistics.
-            "DROP STATISTICS nodes_reminder_stats, nodes_hygiene_stats"
+            # And migration 020's planner statistics, and 021's columns.
+            "DROP STATISTICS nodes_reminder_stats, nodes_hygiene_stats; "
+            "ALTER TABLE tokens DROP COLUMN expires_at; "
+            "ALTER TABLE edge_revisions DROP COLUMN actor, DROP COLUMN request_id"
         )
         old_rows = conn.execute("SELECT count(*) FROM term_docs").fetchone()
     PostgresStore(url).close()
