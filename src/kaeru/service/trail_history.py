@@ -4,19 +4,17 @@ An edge's revision keeps the actor and request id of the write that made it, as 
 does (`WriteContext.put_edge`): a link event names them from its own row, read with the page's
 edges' other revisions by their keys — a page costs a page, however long the audit log.
 
-A revision written before edge revisions kept them (an upgraded vault's), or brought by an archive
-whose edge records carry neither, names no actor: for such revisions only, the write's audit record
-is matched instead. Every write that changes a link names it in its audit record
-(`WriteContext.changes_log`: the link's key and its new weight, or that it was retracted). The record
-of an edge revision stamped at `t` is stamped at `t` or later (the write's latest stamp,
-`WriteContext.last_s`) and, but for a write that also stamped something else past the edge's next
-revision, before that next revision (a later write, stamped past the edge's revision by
-`WriteContext._stamp`); it names the same key with the same change. No index holds a record's time or
-the links it names, so that match reads the audit log through once — only a page showing such a
-revision pays it. One no record names in that window (an archive brought it without its audit
-records, or its record was stamped past the window; or, written before decision 483, its record was
-stamped by the write's clock while the revision was pushed past it) names no actor, and the text and
-the viewer say its actor is unknown: a wider window could name the wrong person.
+A revision written before edge revisions kept them was named from the write's audit record when the
+vault was upgraded (SQLite migration 024, PostgreSQL 022). One that still names no actor — brought by
+an archive whose edge records carry neither, or one no record named then — is matched against the
+audit record here, by the same rule (`storage.link_actors`): the first record, in the order written,
+stamped from the revision's time up to (not including) its link's next revision's, naming the same
+link with the same change. No index holds a record's time or the links it names, so that match reads
+the audit log through once — only a page showing such a revision pays it. One no record names in that
+window (an archive brought it without its audit records, or its record was stamped past the window;
+or, written before decision 483, its record was stamped by the write's clock while the revision was
+pushed past it) names no actor, and the text and the viewer say its actor is unknown: a wider window
+could name the wrong person.
 """
 
 from __future__ import annotations
@@ -29,7 +27,8 @@ from kaeru.errors import CursorInvalid
 from kaeru.service.cursors import CursorState
 from kaeru.service.outcomes import Coverage, NodeView, TrailEntry, TrailOutcome
 from kaeru.service.trail_pages import history, history_place, history_position, paged
-from kaeru.storage.base import AuditRecord, Session
+from kaeru.storage.base import Session
+from kaeru.storage.link_actors import Unnamed, name_from_audit, next_time, revision_change
 from kaeru.storage.records import EdgeMark
 
 #: An edge's key and one of its revisions' time: what names one link event of a history.
@@ -92,36 +91,16 @@ def _audit_named(
     session: Session, node_id: str, events: list[Edge], revisions: dict[tuple[str, str, str], list[EdgeMark]]
 ) -> dict[_Event, tuple[str, str | None]]:
     """The actor and request id of each of `events` (edge revisions that name none) that the audit
-    record of the write that made it names; one no record names is left out."""
-    # Each event's window: from its own time to the edge's next revision's (None: it is the last).
-    windows: dict[_Event, str | None] = {}
+    record of the write that made it names (`link_actors.name_from_audit`); one no record names is
+    left out."""
+    unnamed = []
     for edge in events:
-        later = [mark.at for mark in revisions.get(edge.key, []) if mark.at > edge.recorded_at]
-        windows[(edge.key, edge.recorded_at)] = later[0] if later else None
-    ends = list(windows.values())
+        times = [mark.at for mark in revisions.get(edge.key, [])]
+        before = next_time(edge.recorded_at, times)
+        change = revision_change(edge.retracted, edge.weight)
+        unnamed.append(Unnamed((edge.key, edge.rev_no), edge.key, edge.recorded_at, before, change))
+    ends = [u.before for u in unnamed]
     until = None if None in ends else max(end for end in ends if end is not None)
-    records = session.audit_naming(node_id, min(e.recorded_at for e in events), until)
-    named: dict[_Event, tuple[str, str | None]] = {}
-    for edge in events:
-        event = (edge.key, edge.recorded_at)
-        record = _record_of(records, edge.key, edge.recorded_at, windows[event], edge)
-        if record is not None:
-            named[event] = (record.actor, record.request_id)
-    return named
-
-
-def _record_of(
-    records: list[AuditRecord], key: tuple[str, str, str], at: str, before: str | None, edge: Edge
-) -> AuditRecord | None:
-    """The first of `records` (in the order written) stamped from `at` up to `before` (excluded;
-    None: no bound) whose changes say what this edge revision is: the link `key` retracted, or
-    given the revision's weight."""
-    for record in records:
-        if record.at < at or (before is not None and record.at >= before):
-            continue
-        for change in record.changes:
-            if not isinstance(change, dict) or change.get("edge") != list(key):
-                continue
-            if (change.get("retracted") is True) if edge.retracted else (change.get("weight") == edge.weight):
-                return record
-    return None
+    records = session.audit_naming(node_id, min(u.at for u in unnamed), until)
+    found = name_from_audit(unnamed, ((r.at, r.actor, r.request_id, r.changes) for r in records))
+    return {(e.key, e.recorded_at): found[(e.key, e.rev_no)] for e in events if (e.key, e.rev_no) in found}
