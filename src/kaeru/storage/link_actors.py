@@ -9,6 +9,10 @@ else past the link's next revision, before that next revision (a later write, st
 revision is named by the first record, in the order written, stamped from its time up to (not
 including) the time of its link's next revision, that names its link with its change; one no record
 names names no actor: a wider window could credit a later person with an earlier change.
+
+Migrations are never edited once committed, but those two run this module: a change to the rule
+here changes what upgrading a vault not yet upgraded writes (and what a page's fallback says), so it
+is a change to both, made for both.
 """
 
 from __future__ import annotations
