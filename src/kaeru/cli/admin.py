@@ -69,8 +69,11 @@ def serve(
     # first `tools/list` or call has built the tools (decision 16.O1).
     gc.disable()
     from kaeru.errors import Unavailable
+    from kaeru.mcp.logs import configure
     from kaeru.mcp.server import build_server
     from kaeru.mcp.transports import run_http, run_stdio
+
+    configure(http=use_http)  # one timed line per event on stderr (on stdio, warnings and errors only)
 
     settings = settings_of(ctx)
     if tools is not None:

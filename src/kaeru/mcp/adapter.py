@@ -20,7 +20,7 @@ import anyio
 import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
-from kaeru.errors import Internal, KaeruError, SemanticUnavailable, Unavailable
+from kaeru.errors import KaeruError, SemanticUnavailable, Unavailable
 from kaeru.mcp.pinned import pinned_listing, without_output
 
 if TYPE_CHECKING:
@@ -412,12 +412,10 @@ class ToolRegistry:
             return _rejected(spec, error, request_id)
         try:
             return spec.handler(self.service, request)
-        except KaeruError as error:
-            return _rejected(spec, error, request_id)
-        except Exception as exc:  # the single catch-all: answer `internal`, never crash the session
-            log.exception("tool %s failed", name)
-            fault = Internal(f"unexpected server fault ({type(exc).__name__}); nothing was applied")
-            return _rejected(spec, fault, request_id)
+        except Exception as exc:  # the single catch-all, never crashing the session: `internal` is logged once
+            from kaeru.mcp.faults import answered
+
+            return _rejected(spec, answered(exc, name, request_id, self._service), request_id)
 
     def rejected(self, name: str, error: KaeruError, request_id: str | None = None) -> dict[str, Any]:
         """The `rejected` envelope of tool `name` for `error` (a call refused before it ran)."""

@@ -7,13 +7,17 @@ Loaded with the HTTP side only: `kaeru serve` on stdio never imports it (decisio
 from __future__ import annotations
 
 import hmac
+import logging
 import shlex
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from kaeru.errors import KaeruError
+from kaeru.mcp.logs import Refusals, client_of
 from kaeru.mcp.peers import same_account
 
 if TYPE_CHECKING:
@@ -33,6 +37,17 @@ SCOPE_WRITE = "kaeru:write"
 SCOPE_ALL = "kaeru:all"
 INITIATIVES_CLAIM = "kaeru_initiatives"
 
+log = logging.getLogger("kaeru.http")
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A token refused with a reason its holder is told (`said`) and the operator's log says
+    (`logged`): a vault token past its expiry."""
+
+    said: str
+    logged: str
+
 
 class VaultTokens:
     """The MCP SDK's `TokenVerifier` over the vault's tokens (`kaeru token add`) and the admin token
@@ -45,9 +60,9 @@ class VaultTokens:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         checked = await self.check(token)
-        return checked if not isinstance(checked, str) else None
+        return checked if not isinstance(checked, Refused) else None
 
-    async def check(self, token: str) -> AccessToken | str | None:
+    async def check(self, token: str) -> AccessToken | Refused | None:
         """`verify_token`'s answer, except that a vault token past its expiry is why it is refused
         (said to whoever presents it: only its holder can), where `verify_token` says None."""
         from mcp.server.auth.provider import AccessToken
@@ -62,7 +77,7 @@ class VaultTokens:
         if record is None:
             return None
         if isinstance(record, grants.Expired):
-            return expired_message(record.name, record.at)
+            return Refused(expired_message(record.name, record.at), f"expired token {record.name!r}")
         scopes = [SCOPE_READ] if record.read_only else [SCOPE_READ, SCOPE_WRITE]
         claims: dict[str, Any] = {}
         if record.initiatives is None:
@@ -88,14 +103,16 @@ def registration(url: str, admin_token: bool, vault_tokens: bool) -> tuple[str, 
     """How `serve --http` tells a person to register it with a client. A server that wants a token
     is registered by `kaeru setup … --token-env VAR`, which makes the client read the token from VAR
     where it runs: a token never goes into the client's file (decision 19.I4), and a command that
-    spelled it out — or a `$VAR` the shell expands — put it there."""
+    spelled it out — or a `$VAR` the shell expands — put it there. Once the vault holds tokens each
+    person registers with their own (`KAERU_TOKEN`), even where `KAERU_AUTH_TOKEN` is set too:
+    everyone told to use the admin token wrote as one actor, the admin."""
     quoted = shlex.quote(url)
     if not admin_token and not vault_tokens:
         return (f"register it with:  claude mcp add --transport http kaeru {quoted}",)
     variable, whose = (
-        ("KAERU_AUTH_TOKEN", "the client reads KAERU_AUTH_TOKEN where it runs")
-        if admin_token
-        else ("KAERU_TOKEN", "set KAERU_TOKEN where the client runs to a token from `kaeru token add NAME`")
+        ("KAERU_TOKEN", "set KAERU_TOKEN where the client runs to that person's token from `kaeru token add NAME`")
+        if vault_tokens
+        else ("KAERU_AUTH_TOKEN", "the client reads KAERU_AUTH_TOKEN where it runs")
     )
     return (
         f"register it with:  kaeru setup claude-code --http {quoted} --token-env {variable} --write",
@@ -174,11 +191,17 @@ class BearerAuth:
     """
 
     def __init__(
-        self, app: ASGIApp, verifier: TokenVerifier, refuses_tokenless: Callable[[Scope], Awaitable[bool]] | None = None
+        self,
+        app: ASGIApp,
+        verifier: TokenVerifier,
+        refuses_tokenless: Callable[[Scope], Awaitable[bool]] | None = None,
+        refusals: Refusals | None = None,
     ):
         self.app = app
         self.verifier = verifier
         self.refuses_tokenless = refuses_tokenless
+        #: Where refused requests are logged (`kaeru.mcp.logs`), bounded.
+        self.refusals = refusals or Refusals(log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
@@ -197,9 +220,10 @@ class BearerAuth:
             if open_door:
                 await self.app(scope, receive, send)
                 return
-            access = checked if not isinstance(checked, str) else None
+            access = checked if not isinstance(checked, Refused) else None
             if access is None or SCOPE_READ not in access.scopes:
-                why = checked if isinstance(checked, str) else None
+                why = checked.said if isinstance(checked, Refused) else None
+                self.refusals.refused(client_of(scope), "/mcp", _reason(tokens, checked))
                 await _unauthorized(given is not None, why)(scope, receive, send)
                 return
             from mcp.server.auth.middleware.auth_context import auth_context_var
@@ -216,7 +240,7 @@ class BearerAuth:
             return
         await self.app(scope, receive, send)
 
-    async def _verified(self, given: bytes) -> AccessToken | str | None:
+    async def _verified(self, given: bytes) -> AccessToken | Refused | None:
         """The access the header's token grants, None, or why the vault's verifier refused it."""
         scheme, _, value = given.partition(b" ")
         token = value.strip().decode("latin-1")
@@ -225,6 +249,58 @@ class BearerAuth:
         if isinstance(self.verifier, VaultTokens):
             return await self.verifier.check(token)
         return await self.verifier.verify_token(token)
+
+
+def _reason(headers: list[bytes], checked: AccessToken | Refused | None) -> str:
+    """Why a request to `/mcp` was refused, as the operator's log says it: never the token. A revoked
+    token is an unknown one (only its digest was kept, and it is gone)."""
+    if not headers:
+        return "no token"
+    if len(headers) > 1:
+        return "two Authorization headers"
+    scheme, _, value = headers[0].partition(b" ")
+    if scheme.lower() != b"bearer" or not value.strip():
+        return "not a bearer token"
+    if isinstance(checked, Refused):
+        return checked.logged
+    return "unknown token" if checked is None else f"token {checked.client_id!r} without the {SCOPE_READ} scope"
+
+
+class LoggedVerifier:
+    """A `TokenVerifier` that logs the tokens it refuses, for the viewer (`/ui`): the client's
+    address is the request's that `with_client` keeps while `/ui` answers it."""
+
+    def __init__(self, verifier: TokenVerifier, refusals: Refusals):
+        self.verifier = verifier
+        self.refusals = refusals
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        checked: AccessToken | Refused | None
+        if isinstance(self.verifier, VaultTokens):
+            checked = await self.verifier.check(token)
+        else:
+            checked = await self.verifier.verify_token(token)
+        if isinstance(checked, Refused) or checked is None:
+            reason = checked.logged if isinstance(checked, Refused) else "unknown token"
+            self.refusals.refused(_ui_client.get(), "/ui", reason)
+            return None
+        return checked
+
+
+_ui_client: ContextVar[str] = ContextVar("kaeru_ui_client", default="an unknown address")
+
+
+def with_client(app: ASGIApp) -> ASGIApp:
+    """`app` with the address of the request it answers kept for `LoggedVerifier`."""
+
+    async def keeping(scope: Scope, receive: Receive, send: Send) -> None:
+        held = _ui_client.set(client_of(scope))
+        try:
+            await app(scope, receive, send)
+        finally:
+            _ui_client.reset(held)
+
+    return keeping
 
 
 def _cannot_check(error: KaeruError) -> Any:

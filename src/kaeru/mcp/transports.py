@@ -28,15 +28,19 @@ if TYPE_CHECKING:
 
     from mcp.server.auth.provider import TokenVerifier
 
+    from kaeru.mcp.logs import Refusals
     from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
 
 
 def _vault_answers(store: Any) -> None:
-    """One indexed read of the vault (raises `Unavailable` when its database does not answer)."""
+    """The reads every tool depends on, one cheap indexed read of each core table (`serving_reads`);
+    raises `Unavailable` when the database does not answer, `Internal` when a table cannot be read."""
+    from kaeru.storage.health import serving_reads
+
     with store.read() as session:
-        session.initiative_by_name("")
+        serving_reads(session)
 
 
 def run_stdio(kaeru: KaeruServer) -> None:
@@ -145,14 +149,20 @@ STOP_GRACE_SECONDS = 1.0
 
 
 def http_app(
-    kaeru: KaeruServer, settings: Settings, host: str, port: int, verifier: TokenVerifier | None = None
+    kaeru: KaeruServer,
+    settings: Settings,
+    host: str,
+    port: int,
+    verifier: TokenVerifier | None = None,
+    refusals: Refusals | None = None,
 ) -> Any:
     """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call),
     and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3).
 
     Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
     (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
-    the scopes and claim `principal_of` reads (decision 15.K3).
+    the scopes and claim `principal_of` reads (decision 15.K3). Requests either refuses are logged
+    through `refusals` (`kaeru.mcp.logs`; by default one of the app's own).
     """
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
@@ -171,25 +181,42 @@ def http_app(
         max_request_body_size=MAX_MESSAGE_BYTES,
     )
 
+    failing: list[str] = []  # what the last failed health check said; empty while it passes
+
     async def health(_: Any) -> PlainTextResponse:
-        """`ok` when the vault answers a read, else 503: a load balancer kept sending calls to a
-        server whose PostgreSQL was gone, each to be answered `unavailable`. The reason is not said
-        (no token is asked here, and it names the database): `kaeru doctor` says it."""
+        """`ok` when the vault answers the reads every tool depends on, else 503: a load balancer kept
+        sending calls to a server whose PostgreSQL was gone, or whose tables could not be read, each
+        to be answered `unavailable` or `internal`. The reason is not said here (no token is asked,
+        and it names the database): the operator's log says it, once when the check starts failing
+        and once when it passes again (a balancer asks every few seconds), and `kaeru doctor` too."""
         try:
             await anyio.to_thread.run_sync(_vault_answers, kaeru.store)
         except KaeruError as exc:
-            return PlainTextResponse(f"{exc.code}: the vault does not answer (kaeru doctor says why)", status_code=503)
+            said = f"{exc.code}: {exc.message}"
+            if not failing or failing[-1] != said:
+                log.error("health check failing: %s", said)
+                failing[:] = [said]
+            why = "the server's log and kaeru doctor say why"
+            return PlainTextResponse(f"{exc.code}: the vault does not answer the tools' reads ({why})", status_code=503)
+        if failing:
+            log.info("health check passes again")
+            failing.clear()
         return PlainTextResponse("ok")
 
     app.router.routes.append(Route("/health", health))
+    from kaeru.mcp.bearer import LoggedVerifier, with_client
+    from kaeru.mcp.logs import Refusals
     from kaeru.mcp.ui import viewer
 
+    refusals = refusals or Refusals(log)
     if verifier is not None:
-        app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, verifier, None)))
-        return RequestGate(BearerAuth(app, verifier), security, MAX_MESSAGE_BYTES)
+        ui = viewer(kaeru, settings, host, port, LoggedVerifier(verifier, refusals), None)
+        app.router.routes.append(Mount("/ui", app=with_client(ui)))
+        return RequestGate(BearerAuth(app, verifier, None, refusals), security, MAX_MESSAGE_BYTES)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
-    app.router.routes.append(Mount("/ui", app=viewer(kaeru, settings, host, port, tokens, tokens.refuses_tokenless)))
-    return RequestGate(BearerAuth(app, tokens, tokens.refuses_tokenless), security, MAX_MESSAGE_BYTES)
+    ui = viewer(kaeru, settings, host, port, LoggedVerifier(tokens, refusals), tokens.refuses_tokenless)
+    app.router.routes.append(Mount("/ui", app=with_client(ui)))
+    return RequestGate(BearerAuth(app, tokens, tokens.refuses_tokenless, refusals), security, MAX_MESSAGE_BYTES)
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
@@ -204,6 +231,8 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
 
     host = bare_host(host)
     vault_tokens = has_tokens(kaeru.store)
+    if vault_tokens:
+        _warn_of_an_actors_token(kaeru.store, settings.actor)
     if not is_loopback(host) and not settings.auth_token and not vault_tokens:
         raise ValueError(
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
@@ -212,7 +241,10 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     tls = tls_files(settings)
     sock = listen(host, port)
     port = sock.getsockname()[1]
-    app = http_app(kaeru, settings, host, port)
+    from kaeru.mcp.logs import Refusals
+
+    refusals = Refusals(log)
+    app = http_app(kaeru, settings, host, port, refusals=refusals)
     from kaeru.mcp.connections import (
         GRACEFUL_SHUTDOWN_S,
         KEEP_ALIVE_S,
@@ -226,6 +258,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     config = uvicorn.Config(
         app,
         log_level="warning",
+        log_config=None,  # its lines go through `kaeru.mcp.logs`, with a time and a level
         access_log=False,
         lifespan="on",
         http=PromptRequests,  # a connection that asks nothing is closed (mcp/connections.py)
@@ -249,7 +282,24 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     )
     kaeru.registry.warms = True
     announced = lambda: print(*announce, sep="\n", file=sys.stderr, flush=True)  # noqa: E731
-    serve_until_stopped(server, sock, kaeru.store, announced, kaeru.registry)
+    serve_until_stopped(server, sock, kaeru.store, announced, kaeru.registry, refusals.flush)
+
+
+def _warn_of_an_actors_token(store: Store, actor: str) -> None:
+    """Warn when a vault token bears the name this server's admin actor writes as (`KAERU_ACTOR`):
+    history cannot tell the two apart. `kaeru token add` refuses its own process's actor name, but a
+    server run with another `KAERU_ACTOR`, or a token made before that check, is only seen here."""
+    with store.read() as session:
+        named = [record.name for record in session.list_tokens() if record.name.casefold() == actor.casefold()]
+    for name in named:
+        log.warning(
+            "the vault token %r is named as this server's admin actor (KAERU_ACTOR=%s): history and audit cannot "
+            "tell its holder's writes from the admin's (and the CLI's); revoke it and add one under another name "
+            "(kaeru token revoke %s; kaeru token add NAME)",
+            name,
+            actor,
+            name,
+        )
 
 
 def tls_files(settings: Settings) -> tuple[Path, Path] | None:
@@ -279,7 +329,12 @@ def tls_files(settings: Settings) -> tuple[Path, Path] | None:
 
 
 def serve_until_stopped(
-    server: Any, sock: socket.socket, store: Store, announce: Callable[[], None], registry: ToolRegistry | None = None
+    server: Any,
+    sock: socket.socket,
+    store: Store,
+    announce: Callable[[], None],
+    registry: ToolRegistry | None = None,
+    stopping: Callable[[], None] | None = None,
 ) -> None:
     """`announce` the server, run the uvicorn `server` on `sock` until SIGTERM or SIGINT, then close
     `store` (the WAL checkpointed, and removed by the last process on the vault) and return: exit 0.
@@ -288,9 +343,13 @@ def serve_until_stopped(
     default death by SIGTERM (the store never closed, `-wal`/`-shm` left, exit 143) or click's
     "Aborted!" (exit 1). Ours, set before the announcement, only asks uvicorn to stop — also before
     uvicorn has taken the signals, while it starts (decision 160). A warm-up under way in `registry`
-    ends first (decision 269)."""
+    ends first (decision 269); `stopping` runs once serving has ended (the refusals' last counts are
+    logged). The log's last line says the stop was clean: `stopped on SIGTERM; vault closed`."""
+
+    stopped_by: list[str] = []
 
     def stop(signum: int, frame: Any) -> None:
+        stopped_by.append(signal.Signals(signum).name)
         server.should_exit = True
 
     previous = {signum: signal.signal(signum, stop) for signum in _STOP_SIGNALS}
@@ -300,9 +359,13 @@ def serve_until_stopped(
             server.run(sockets=[sock])
         finally:
             sock.close()
+            if stopping is not None:
+                stopping()
             if registry is not None:
                 registry.wait_loaded(STOP_GRACE_SECONDS)
             store.close()
+        # Said after the store closed, so that a clean stop can be told from a crash in the log.
+        log.info("stopped%s; vault closed", f" on {stopped_by[0]}" if stopped_by else "")
     finally:
         # Only once the store is closed: a second Ctrl-C during its last checkpoint must not cut it.
         for signum, handler in previous.items():

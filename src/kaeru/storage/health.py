@@ -115,3 +115,27 @@ class Health:
             stale_count=len(gone),
             rebuild_pending=bool(self._rows(f"SELECT 1 FROM meta WHERE {INDEX_PENDING}")),
         )
+
+
+#: An id no node has: the reads of `serving_reads` look it up and find nothing.
+_NO_NODE = "00000000-0000-0000-0000-000000000000"
+
+
+def serving_reads(session: Any) -> None:
+    """One indexed read of each table every tool depends on — initiatives and their names, nodes and
+    their past revisions, edges, slots, tokens, the vault's secret — each finding nothing (a name,
+    an id no row has), so the check stays cheap on any vault. What `GET /health` asks of a serving
+    vault: one lookup alone said `ok` while every tool failed on a table it did not read. The
+    full-text index, the vectors and the replay of `request_id`s are not read here (`kaeru doctor`
+    checks them).
+
+    Raises:
+        KaeruError: the database does not answer (`Unavailable`), or a table cannot be read (`Internal`).
+    """
+    session.initiative_by_name("")
+    session.get_node(_NO_NODE)
+    session.has_revision(_NO_NODE, 1)
+    session.live_edges([_NO_NODE])
+    session.get_slot(0, "")
+    session.has_tokens()
+    session.vault_secret()

@@ -1,0 +1,66 @@
+"""A tool call that ends in `internal`: logged once for the operator, answered for the caller.
+
+An `internal` answer is a fault of the server or its storage — a table gone, a bug — that the
+caller cannot fix. Before, a storage error went to the caller in full and to nobody else: the
+operator's log said nothing and `/health` stayed `ok`. Now each one is logged with the tool, the
+actor, the `request_id` and the whole error, under a short reference the answer repeats, so the
+person an agent reports it to can find the line.
+
+What the caller sees of a storage error depends on what it may see: the driver's message quotes
+the statement and can quote a row's values (a constraint's `DETAIL`), so a caller limited to some
+initiatives is told only the error's class and the reference; a caller that sees every initiative
+(stdio, the CLI, the admin token, an unlimited vault token) is told the message as well, which is
+what it needs to report the problem and reveals nothing it could not read."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from typing import TYPE_CHECKING
+
+from kaeru.errors import Internal, KaeruError
+
+if TYPE_CHECKING:
+    from kaeru.service import Service
+
+log = logging.getLogger("kaeru.mcp")
+
+#: How a storage error's message starts (`storage/postgres/db.py`, `storage/sqlite/machine.py`).
+STORAGE = "storage error: "
+
+
+def answered(exc: Exception, tool: str, request_id: str | None, service: Service | None) -> KaeruError:
+    """What a call that raised `exc` is answered: a `KaeruError` other than `Internal` as it is; an
+    `Internal`, or any other exception (with its traceback), logged once and answered as `Internal`
+    with the log line's reference."""
+    if isinstance(exc, KaeruError) and not isinstance(exc, Internal):
+        return exc
+    from kaeru.service import grants
+
+    principal = grants.current()
+    actor = principal.name if principal is not None else _local_actor(service)
+    ref = secrets.token_hex(4)
+    if isinstance(exc, Internal):
+        message = exc.message
+        log.error("internal answer to %s (actor %s, request_id %s, ref %s): %s", tool, actor, request_id, ref, message)
+    else:
+        message = f"unexpected server fault ({type(exc).__name__}); nothing was applied"
+        log.error(
+            "internal answer to %s (actor %s, request_id %s, ref %s): %s",
+            tool,
+            actor,
+            request_id,
+            ref,
+            f"{type(exc).__name__}: {exc}",
+            exc_info=exc,
+        )
+    if principal is not None and principal.initiatives is not None and message.startswith(STORAGE):
+        kind = message[len(STORAGE) :].partition(":")[0]
+        message = f"{STORAGE}{kind} (the server's log has the whole message)"
+    field, details = (exc.field, exc.details) if isinstance(exc, Internal) else (None, None)
+    return Internal(f"{message} [log ref {ref}]", field=field, details=details)
+
+
+def _local_actor(service: Service | None) -> str:
+    """The actor a call without a token writes as (`KAERU_ACTOR`), where the service is built."""
+    return service.rt.settings.actor if service is not None else "the local admin"
