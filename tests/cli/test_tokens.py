@@ -146,3 +146,73 @@ def test_a_token_may_not_be_named_as_the_actor_the_cli_and_admin_token_write_as(
         assert f"named {name!r}" in message and "indistinguishable" in message, message
     assert kaeru(vault, "token", "add", "agent-7").code == 0  # a name merely like it is another name
     assert [t["name"] for t in kaeru(vault, "token", "list", as_json=True).json()["tokens"]] == ["agent-7"]
+
+
+def test_history_says_who_added_renewed_and_revoked_which_token_and_when(vault: VaultSpec) -> None:
+    """Token records belong to no initiative, so `audit` never showed them: "who revoked bob, and
+    when" had no answer but an export of the vault (a probe, session 53)."""
+    made = {}
+    for name, actor, extra in (("alice", "owner", ("--initiatives", "web,infra", "--read-only")), ("bob", "carol", ())):
+        added = kaeru(vault, "token", "add", name, *extra, "--expires", "30d", KAERU_ACTOR=actor)
+        assert added.code == 0, added.stderr
+        made[name] = added.stdout.strip()
+    renewed = kaeru(vault, "token", "renew", "alice", "--expires", "never", as_json=True, KAERU_ACTOR="carol")
+    assert renewed.code == 0, renewed.stderr
+    assert kaeru(vault, "token", "revoke", "bob", KAERU_ACTOR="owner").code == 0
+    alice_ends = kaeru(vault, "token", "list", as_json=True).json()["tokens"][0]["expires_at"]
+    assert alice_ends is None
+
+    history = kaeru(vault, "token", "history", as_json=True)
+    assert history.code == 0, history.stderr
+    records = history.json()["history"]
+    assert [(r["operation"], r["name"], r["actor"]) for r in records] == [
+        ("revoked", "bob", "owner"),
+        ("renewed", "alice", "carol"),
+        ("added", "bob", "carol"),
+        ("added", "alice", "owner"),
+    ]
+    assert records[3]["grant"]["initiatives"] == ["web", "infra"] and records[3]["grant"]["read_only"] is True
+    assert records[2]["grant"]["initiatives"] is None and records[2]["grant"]["read_only"] is False
+    assert records[0]["grant"] == records[2]["grant"]  # what bob had when revoked
+    expiry = records[1]["expiry"]
+    assert records[3]["grant"]["expires_at"] is not None
+    assert expiry == {"before": records[3]["grant"]["expires_at"], "after": None}
+    assert [r["at"] for r in records] == sorted((r["at"] for r in records), reverse=True)
+    assert history.json()["more"] is False
+
+    text = kaeru(vault, "token", "history", KAERU_TIMEZONE="UTC")
+    lines = [line.split("\t") for line in text.stdout.splitlines()]
+    assert [cols[1:4] for cols in lines] == [
+        ["revoked", "bob", "by owner"],
+        ["renewed", "alice", "by carol"],
+        ["added", "bob", "by carol"],
+        ["added", "alice", "by owner"],
+    ]
+    at = records[0]["at"]  # shown on the user's clock, to the minute
+    assert lines[0][0] == f"{at[:10]} {at[11:16]}" and lines[0][4].startswith("had *; read-write; expires ")
+    assert lines[1][4].startswith("expiry ") and lines[1][4].endswith(" → never")
+    assert lines[3][4].startswith("web,infra; read-only; expires ")
+    later = kaeru(vault, "token", "history", KAERU_TIMEZONE="Asia/Tokyo").stdout.splitlines()[0]
+    assert later.split("\t")[0] != lines[0][0]  # nine hours on
+
+    for name, expected in (("alice", ["renewed", "added"]), ("bob", ["revoked", "added"])):
+        one = kaeru(vault, "token", "history", name, as_json=True).json()["history"]
+        assert [(r["operation"], r["name"]) for r in one] == [(op, name) for op in expected]
+        assert kaeru(vault, "token", "history", name).stdout.count(f"\t{name}\t") == 2
+    assert kaeru(vault, "token", "history", "Alice", as_json=True).json()["history"] == []  # names are exact
+    assert kaeru(vault, "token", "history", "zed").stdout.strip() == "no record of a token named 'zed'"
+
+    newest = kaeru(vault, "token", "history", "--limit", "1", as_json=True).json()
+    assert [r["name"] for r in newest["history"]] == ["bob"] and newest["more"] is True
+    cut = kaeru(vault, "token", "history", "alice", "--limit", "1")
+    assert len(cut.stdout.splitlines()) == 1 and "--limit" in cut.stderr
+
+    # Another token whose name differs only in case (SQLite's LIKE does not tell them apart) is left out.
+    assert kaeru(vault, "token", "add", "Alice", KAERU_ACTOR="owner").code == 0
+    only = kaeru(vault, "token", "history", "alice", "--limit", "1", as_json=True).json()
+    assert [(r["operation"], r["name"]) for r in only["history"]] == [("renewed", "alice")] and only["more"] is True
+
+    everything = "".join(kaeru(vault, "token", "history", *n).stdout for n in ((), ("alice",), ("bob",)))
+    everything += kaeru(vault, "token", "history", as_json=True).stdout
+    assert all(secret not in everything for secret in made.values())
+    assert "history" in kaeru(vault, "token", "list", "--help").stdout

@@ -5,13 +5,16 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta, tzinfo
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from kaeru.cli.common import cli, echo_json, service_of, settings_of, wants_json
 from kaeru.cli.terminal import say
 from kaeru.config import Settings
+
+if TYPE_CHECKING:
+    from kaeru.service.grants import TokenEvent
 
 
 @cli.group()
@@ -27,6 +30,7 @@ def token() -> None:
     moves the expiry (same token). Without `--expires` a token never expires. `KAERU_AUTH_TOKEN`
     stays an admin token (every initiative, write, no expiry). Once the vault holds a token,
     requests without one are refused even on loopback. stdio and the CLI act as the local admin.
+    `kaeru token history [NAME]` shows who added, renewed and revoked tokens, and when.
     """
 
 
@@ -175,6 +179,8 @@ def token_list(ctx: click.Context) -> None:
     """List the tokens: name, grants, created, last used, expiry (never the token itself). A token
     whose expiry has passed is marked `EXPIRED` (it is refused; `kaeru token renew` accepts it again).
 
+    Who added, renewed or revoked a token, and when: `kaeru token history [NAME]`.
+
     --json: {"ok": true, "tokens": [{"name", "initiatives": [..] | null, "read_only", "created_at",
     "last_used", "expires_at": TIME | null, "expired"}]}.
     """
@@ -205,6 +211,81 @@ def token_list(ctx: click.Context) -> None:
         mode = "read-only" if t.read_only else "read-write"
         ends = f"{'EXPIRED' if row['expired'] else 'expires'} {t.expires_at}" if t.expires_at else "never expires"
         say(f"{t.name}\t{scope}\t{mode}\tcreated {t.created_at}\tlast used {t.last_used or '-'}\t{ends}")
+
+
+@token.command("history")
+@click.argument("name", required=False)
+@click.option(
+    "--limit",
+    default=50,
+    show_default=True,
+    type=click.IntRange(min=1),
+    help="Show this many records, the newest.",
+)
+@click.pass_context
+def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
+    """Who added, renewed and revoked tokens, and when, newest first (of the token NAME only, when
+    given): one line each, with the time on your clock (KAERU_TIMEZONE, else this machine's), what
+    was done, the token, by whom (the KAERU_ACTOR of the `kaeru token` command) and what changed:
+    the grants a token was made with or had when revoked, a renewal's expiry before → after. These
+    records belong to no initiative, so a search of an initiative's audit log does not list them.
+    The token itself is never in them (only its sha256 is stored, and not there).
+
+    Example: kaeru token history alice --limit 10
+
+    --json: {"ok": true, "history": [{"at": TIME, "operation": "added" | "renewed" | "revoked",
+    "name", "actor", "grant": {"initiatives": [..] | null, "read_only", "expires_at": TIME | null} |
+    null, "expiry": {"before": TIME | null, "after": TIME | null} | null}], "more"} (`grant`: of an
+    added or revoked token; `expiry`: of a renewal; `more`: older records exist past --limit).
+    """
+    from kaeru.service import grants
+
+    zone = settings_of(ctx).zone()
+    events, more = grants.token_history(service_of(ctx, existing=True).rt, name, limit)
+    if wants_json(ctx):
+        history = [
+            {
+                "at": e.at,
+                "operation": e.operation,
+                "name": e.name,
+                "actor": e.actor,
+                "grant": e.grant,
+                "expiry": {"before": e.expiry[0], "after": e.expiry[1]} if e.expiry is not None else None,
+            }
+            for e in events
+        ]
+        echo_json({"ok": True, "history": history, "more": more})
+        return
+    if not events:
+        say(f"no record of a token named {name!r}" if name is not None else "no token records")
+    for e in events:
+        say(f"{_clock(e.at, zone)}\t{e.operation}\t{e.name}\tby {e.actor}\t{_what_changed(e, zone)}")
+    if more:
+        click.echo(f"older records not shown: --limit {limit * 2} shows more", err=True)
+
+
+def _clock(stamp: str | None, zone: tzinfo | None) -> str:
+    """A stored UTC time on the user's clock, to the minute, as `kaeru call`'s text shows a time of day."""
+    from kaeru.domain.timefmt import parse_ts
+
+    if stamp is None:
+        return "never"
+    try:
+        return parse_ts(stamp).astimezone(zone).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return stamp  # not a time kaeru writes (an import's): shown as stored
+
+
+def _what_changed(event: TokenEvent, zone: tzinfo | None) -> str:
+    """A token record's grants (`token list`'s words) or a renewal's expiry before → after."""
+    if event.expiry is not None:
+        return f"expiry {_clock(event.expiry[0], zone)} → {_clock(event.expiry[1], zone)}"
+    grant = event.grant or {}
+    granted = grant.get("initiatives")
+    scope = ",".join(str(n) for n in granted) if isinstance(granted, list) else "*"
+    mode = "read-only" if grant.get("read_only") else "read-write"
+    ends = f"expires {_clock(grant['expires_at'], zone)}" if grant.get("expires_at") else "never expires"
+    return f"{'had ' if event.operation == 'revoked' else ''}{scope}; {mode}; {ends}"
 
 
 @token.command("renew")

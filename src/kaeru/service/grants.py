@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -337,6 +338,61 @@ def expired(record: TokenRecord, now: datetime) -> bool:
 def list_tokens(rt: Runtime) -> list[TokenRecord]:
     with rt.store.read() as session:
         return session.list_tokens()
+
+
+#: The audit operations of `add_token`, `renew_token` and `revoke_token`, as `token history` says them.
+TOKEN_OPERATIONS = {"token_add": "added", "token_renew": "renewed", "token_revoke": "revoked"}
+
+
+@dataclass(frozen=True, slots=True)
+class TokenEvent:
+    """One audit record of a token: `operation` is `added`, `renewed` or `revoked`; `grant` the
+    grant it was made with or had when revoked (`initiatives`, `read_only`, `expires_at`), None for a
+    renewal; `expiry` the renewal's `(before, after)` expiry (None: never), None otherwise."""
+
+    at: str
+    operation: str
+    name: str
+    actor: str
+    grant: dict[str, Any] | None
+    expiry: tuple[str | None, str | None] | None
+
+
+def _event(record: AuditRecord) -> TokenEvent:
+    by_field = {c.get("field"): c for c in record.changes if isinstance(c, dict)}
+    named = by_field.get("token", {})
+    grant = by_field.get("grant", {}).get("after")
+    expiry = by_field.get("expires_at")
+    return TokenEvent(
+        record.at,
+        TOKEN_OPERATIONS[record.operation],
+        str(named.get("after") or named.get("before") or "?"),
+        record.actor,
+        grant if isinstance(grant, dict) else None,
+        (expiry.get("before"), expiry.get("after")) if expiry is not None else None,
+    )
+
+
+def token_history(rt: Runtime, name: str | None, limit: int) -> tuple[list[TokenEvent], bool]:
+    """The audit records of the vault's tokens (of the token `name` only, when given), newest first:
+    up to `limit` of them, and whether older ones exist. They belong to no initiative, so a search
+    of the audit log (`audit_event`), which reads an initiative's records, never shows them. Read
+    from the newest back by statements of at most `limit + 1` records (`Session.unowned_audit`); a
+    name is matched exactly, the statement's text match (case-blind on SQLite) only narrowing what
+    is read, so another statement reads on past the records it let through in excess."""
+    wanted = limit + 1
+    found: list[TokenEvent] = []
+    before: int | None = None
+    with rt.store.read() as session:
+        while len(found) < wanted:
+            step = wanted - len(found)
+            naming = json.dumps(name) if name is not None else None
+            batch = session.unowned_audit(list(TOKEN_OPERATIONS), step, before, naming)
+            found += [e for e in map(_event, (r for _, r in batch)) if name is None or e.name == name]
+            if len(batch) < step:
+                break
+            before = batch[-1][0]
+    return found[:limit], len(found) > limit
 
 
 def revoke_token(rt: Runtime, name: str, by: str) -> TokenRecord:

@@ -14,6 +14,11 @@ from kaeru.storage.sql.slots import SlotQueries
 _changes_json = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
+def _containing(text: str) -> str:
+    """A LIKE pattern (escaped by backslash) that holds `text` anywhere."""
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
 class AuditQueries(SlotQueries):
     def append_audit(self, record: AuditRecord) -> None:
         # Nothing reads its outcome and no writer can collide with it: sent with the next statement
@@ -51,6 +56,30 @@ class AuditQueries(SlotQueries):
         )
         return [(r[0], rows.audit(r)) for r in found]
 
+    def unowned_audit(
+        self, operations: Sequence[str], limit: int, before: int | None = None, naming: str | None = None
+    ) -> list[tuple[int, AuditRecord]]:
+        """The newest audit records of these operations that belong to no initiative (the vault's own:
+        its tokens, an import that brought none), with their sequence numbers, newest first; only
+        those older than sequence number `before`, and whose changes hold the text `naming`, when
+        given (as the records hold it, JSON text; SQLite's LIKE ignores ASCII case, so the caller
+        matches exactly). `audit_initiative (initiative_id, seq)` holds these records' entries
+        together, in their order: SQLite walks them from the newest and stops at `limit`; PostgreSQL's
+        planner reads them all through it and sorts them: the vault's own records, however many the
+        initiatives hold."""
+        if not operations:
+            return []
+        where, params = self._d.in_("operation", operations, "text")
+        if before is not None:
+            where, params = f"{where} AND seq < ?", [*params, before]
+        if naming is not None:
+            where, params = f"{where} AND changes LIKE ? ESCAPE '\\'", [*params, _containing(naming)]
+        found = self._db.rows(
+            f"SELECT {AUDIT_COLS} FROM audit WHERE initiative_id IS NULL AND {where} ORDER BY seq DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [(r[0], rows.audit(r)) for r in found]
+
     def audit_by_seq(self, seqs: Sequence[int]) -> dict[int, AuditRecord]:
         if not seqs:
             return {}
@@ -69,7 +98,7 @@ class AuditQueries(SlotQueries):
         so this reads the audit log through once; the id is matched as the records hold it (JSON
         text), and a record that names it otherwise (a body quoting it) is the caller's to skip."""
         quoted = json.dumps(node_id)[1:-1]  # as `_changes_json` writes it (ASCII, escaped)
-        pattern = "%" + quoted.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        pattern = _containing(quoted)
         bound, params = (" AND at <= ?", [until]) if until is not None else ("", [])
         found = self._db.rows(
             f"SELECT {AUDIT_COLS} FROM audit WHERE at >= ?{bound} AND changes LIKE ? ESCAPE '\\' ORDER BY seq",
