@@ -52,6 +52,24 @@ def copied_fixture(
             db.close()
         yield VaultSpec("sqlite", tmp_path)
         return
+    with fixture_database(fixture) as url:
+        if prepare is not None:
+            import psycopg
+
+            with psycopg.connect(url, autocommit=True) as pg:
+
+                def query(sql: str) -> list[tuple[Any, ...]]:
+                    cursor = pg.execute(sql.encode())
+                    return list(cursor.fetchall()) if cursor.description is not None else []
+
+                prepare(query, "public.")
+        yield VaultSpec("postgres", tmp_path, url)
+
+
+@contextmanager
+def fixture_database(fixture: Path) -> Iterator[str]:
+    """The URL of a new database holding `fixture`'s dump (`postgres.sql`: the old code's schema and
+    rows, which names every table `public.…`), dropped afterwards."""
     import psycopg
 
     from tests.pg import database_url
@@ -62,18 +80,11 @@ def copied_fixture(
     name = f"kaeru_upgrade_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin, autocommit=True) as pg:
         pg.execute(f'CREATE DATABASE "{name}"')
-    url = database_url(admin, name)
     try:
+        url = database_url(admin, name)
         with psycopg.connect(url, autocommit=True) as pg:
-            pg.execute((fixture / "postgres.sql").read_bytes())  # it empties the search path
-            if prepare is not None:
-
-                def query(sql: str) -> list[tuple[Any, ...]]:
-                    cursor = pg.execute(sql.encode())
-                    return list(cursor.fetchall()) if cursor.description is not None else []
-
-                prepare(query, "public.")
-        yield VaultSpec("postgres", tmp_path, url)
+            pg.execute((fixture / "postgres.sql").read_bytes())
+        yield url
     finally:
         with psycopg.connect(admin, autocommit=True) as pg:
             pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

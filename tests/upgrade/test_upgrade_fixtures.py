@@ -19,7 +19,6 @@ import gzip
 import hashlib
 import json
 import shutil
-import uuid
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -35,7 +34,8 @@ from kaeru.service import Service
 from kaeru.storage.base import Store
 from kaeru.storage.factory import open_store
 from kaeru.storage.migrate import load_migrations
-from tests.backends import BACKENDS, VaultSpec, postgres_admin_url
+from tests.backends import BACKENDS, VaultSpec
+from tests.upgrade.old_vaults import fixture_database
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "upgrade"
@@ -143,13 +143,6 @@ def test_committed_migrations_are_never_edited() -> None:
 # ------------------------------------------------------------------------------------------------
 
 
-def _postgres_admin() -> str:
-    admin = postgres_admin_url()
-    if admin is None:
-        pytest.skip("PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (make test starts one)")
-    return admin
-
-
 @pytest.fixture
 def old_vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[VaultSpec, Store]]:
     """A copy of the fixture's vault (never the committed file), opened by the current code: the
@@ -167,27 +160,13 @@ def old_vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[
         finally:
             store.close()
         return
-    import psycopg
-
-    from tests.pg import database_url
-
-    admin = _postgres_admin()
-    name = f"kaeru_upgrade_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(admin, autocommit=True) as pg:
-        pg.execute(f'CREATE DATABASE "{name}"')
-    url = database_url(admin, name)
-    try:
-        with psycopg.connect(url, autocommit=True) as pg:
-            pg.execute((fixture / "postgres.sql").read_bytes())  # the old code's dump: schema and rows
+    with fixture_database(fixture) as url:
         spec = VaultSpec("postgres", vault_dir, url)
         store = open_store(spec.settings())
         try:
             yield spec, store
         finally:
             store.close()
-    finally:
-        with psycopg.connect(admin, autocommit=True) as pg:
-            pg.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _applied(spec: VaultSpec) -> list[tuple[int, str]]:

@@ -7,18 +7,13 @@ import re
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from tests.backends import VaultSpec
-from tests.cli.support import kaeru
 from tests.cli.test_doctor import _sql
+from tests.wire.bearer_clients import bearer_client, token_of
 from tests.wire.support import HttpServer, call_ok, http_server, initialize_request, raw_post, structured
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -27,23 +22,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: ")
 WRONG = "kaeru_not-a-token-zq81"
 ADMIN = "operator-log-admin-token-7c1"
-
-
-def _token(vault: VaultSpec, name: str, *flags: str) -> str:
-    run = kaeru(vault, "token", "add", name, *flags, as_json=True)
-    assert run.code == 0, run.stderr
-    token: str = run.json()["token"]
-    return token
-
-
-@asynccontextmanager
-async def _client(url: str, token: str) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
 
 
 def _lines(server: HttpServer, needle: str) -> list[str]:
@@ -70,7 +48,7 @@ def _health(server: HttpServer) -> tuple[int, str]:
 def test_refused_tokens_are_logged_by_address_and_reason_without_the_token(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    _token(vault, "alice")
+    token_of(vault, "alice")
     with http_server(server_env, tmp_path) as server:
         for _ in range(40):
             status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {WRONG}"})
@@ -116,17 +94,17 @@ def test_health_fails_and_says_why_in_the_log_when_a_table_every_write_needs_is_
 async def test_an_internal_answer_is_logged_once_and_a_limited_caller_is_not_told_the_sql(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    alice = _token(vault, "alice")
-    bob = _token(vault, "bob", "--initiatives", "web")
+    alice = token_of(vault, "alice")
+    bob = token_of(vault, "bob", "--initiatives", "web")
     with http_server(server_env, tmp_path) as server:
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             await call_ok(client, "note", {"initiative": "web", "text": "before the table went"})
         _sql(vault, "ALTER TABLE nodes RENAME TO nodes_x")
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             whole = structured(
                 await client.call_tool("note", {"initiative": "web", "text": "x", "request_id": "r-alice"})
             )
-        async with _client(server.url, bob) as client:
+        async with bearer_client(server.url, bob) as client:
             cut = structured(await client.call_tool("note", {"initiative": "web", "text": "y", "request_id": "r-bob"}))
     log = server.output()
 
@@ -150,7 +128,7 @@ async def test_an_internal_answer_is_logged_once_and_a_limited_caller_is_not_tol
 def test_start_up_points_people_at_their_own_tokens_and_warns_of_a_token_named_as_the_admin(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    _token(vault, "ops")  # the CLI acts as `agent` here: it lets `ops` be a token's name
+    token_of(vault, "ops")  # the CLI acts as `agent` here: it lets `ops` be a token's name
     env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN, "KAERU_ACTOR": "ops"}
     with http_server(env, tmp_path) as server:
         pass

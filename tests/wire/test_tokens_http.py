@@ -11,44 +11,24 @@ import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from kaeru.service import Service, grants
 from kaeru.storage.factory import open_store
+from mcp import Client
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
+from tests.wire.bearer_clients import bearer_client, token_of
 from tests.wire.support import call_ok, http_server, initialize_request, raw_post, structured
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 ADMIN = "wire-admin-token-51c0a7"
-
-
-def _token(vault: VaultSpec, name: str, *flags: str) -> str:
-    run = kaeru(vault, "token", "add", name, *flags, as_json=True)
-    assert run.code == 0, run.stderr
-    token: str = run.json()["token"]
-    return token
-
-
-@asynccontextmanager
-async def _client(url: str, token: str) -> AsyncIterator[Client]:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with (
-        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
-    ):
-        yield client
 
 
 async def _call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -59,9 +39,9 @@ async def _call(client: Client, tool: str, args: dict[str, Any]) -> dict[str, An
 async def test_tokens_name_the_actor_and_limit_what_is_seen(
     vault: VaultSpec, server_env: dict[str, str], tmp_path: Path
 ) -> None:
-    alice = _token(vault, "alice", "--initiatives", "web")
-    reader = _token(vault, "rita", "--read-only")
-    revoked = _token(vault, "gone")
+    alice = token_of(vault, "alice", "--initiatives", "web")
+    reader = token_of(vault, "rita", "--read-only")
+    revoked = token_of(vault, "gone")
     assert kaeru(vault, "token", "revoke", "gone").code == 0
     listed = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
     assert [(t["name"], t["initiatives"], t["read_only"]) for t in listed] == [
@@ -76,12 +56,12 @@ async def test_tokens_name_the_actor_and_limit_what_is_seen(
             status, body = raw_post(server.url, initialize_request(), headers)
             assert status == 401, (headers, status, body)
 
-        async with _client(server.url, ADMIN) as admin:
+        async with bearer_client(server.url, ADMIN) as admin:
             secret = await call_ok(admin, "note", {"initiative": "payroll", "text": "payroll secret zq7pay"})
             secret_id = secret["data"]["primary"]["id"]
             await call_ok(admin, "note", {"initiative": "web", "text": "the cart rounds half up zq7web"})
 
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             noted = await call_ok(client, "note", {"initiative": "web", "text": "alice notes zq7web too"})
             history = await call_ok(
                 client, "trail", {"initiative": "web", "node": noted["data"]["primary"]["id"], "kind": "history"}
@@ -98,13 +78,13 @@ async def test_tokens_name_the_actor_and_limit_what_is_seen(
             found = await call_ok(client, "search", {"initiatives": ["web"], "text": "zq7web"})
             assert found["data"]["total"] == 2
 
-        async with _client(server.url, reader) as client:
+        async with bearer_client(server.url, reader) as client:
             refused = await _call(client, "note", {"initiative": "web", "text": "x"})
             assert refused["issues"][0]["code"] == "forbidden"
             found = await call_ok(client, "search", {"initiatives": ["payroll"], "text": "zq7pay"})
             assert found["data"]["total"] == 1
 
-        async with _client(server.url, ADMIN) as admin:
+        async with bearer_client(server.url, ADMIN) as admin:
             history = await call_ok(admin, "trail", {"initiative": "payroll", "node": secret_id, "kind": "history"})
             assert {e["actor"] for e in history["data"]["entries"]} == {"the-admin"}
 
@@ -119,7 +99,7 @@ async def test_once_the_vault_holds_a_token_loopback_needs_one_too(
     with http_server(server_env, tmp_path) as server:
         status, _ = raw_post(server.url, initialize_request())
         assert status == 200  # no token anywhere: loopback is open, as before
-        token = _token(vault, "bob")
+        token = token_of(vault, "bob")
         status, _ = raw_post(server.url, initialize_request())
         assert status == 401
         status, _ = raw_post(server.url, initialize_request(), {"Authorization": f"Bearer {token}"})
@@ -149,8 +129,8 @@ def _post_with_authorizations(url: str, values: list[str]) -> int:
 def test_two_authorization_headers_are_refused(vault: VaultSpec, server_env: dict[str, str], tmp_path: Path) -> None:
     """Which of two tokens counted followed the order a proxy added them in (the many-people probe,
     session 51; decision 476): a limited and an unlimited token in one request, either order."""
-    limited = _token(vault, "eve", "--initiatives", "alpha")
-    everything = _token(vault, "ann")
+    limited = token_of(vault, "eve", "--initiatives", "alpha")
+    everything = token_of(vault, "ann")
     with http_server(server_env, tmp_path) as server:
         for values in ([f"Bearer {limited}", f"Bearer {everything}"], [f"Bearer {everything}", f"Bearer {limited}"]):
             assert _post_with_authorizations(server.url, values) == 401
@@ -163,8 +143,8 @@ async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_requ
 ) -> None:
     """No restart needed (decision 15.K1: the next request with it gets 401): an SDK session holding
     the token fails its next call, and a viewer cookie holding it is refused and cleared."""
-    alice = _token(vault, "alice")
-    bob = _token(vault, "bob")
+    alice = token_of(vault, "alice")
+    bob = token_of(vault, "bob")
     with http_server(server_env, tmp_path) as server:
         login = urllib.request.Request(f"{server.base}/ui/login?{urllib.parse.urlencode({'token': bob})}")
         opener = urllib.request.build_opener(_NoRedirect)
@@ -176,7 +156,7 @@ async def test_a_token_revoked_while_the_server_runs_is_refused_at_its_next_requ
         assert cookie.startswith(f"kaeru_ui_{port}=")  # one a port: a browser shares a host's cookies
         assert _get(f"{server.base}/ui/", {"Cookie": cookie})[0] == 200
 
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             await call_ok(client, "note", {"initiative": "web", "text": "alice writes before zq7rev"})
             assert kaeru(vault, "token", "revoke", "alice").code == 0
             with pytest.raises(MCPError) as refused:
@@ -236,7 +216,7 @@ def test_the_registration_serve_prints_sends_the_token_and_keeps_it_out_of_the_c
     $KAERU_AUTH_TOKEN"` the shell expands into the client's file. Now, whenever a token is needed,
     it prints a `kaeru setup … --token-env VAR` command: run as printed, the client's file names
     the variable, never the token, and with the variable holding a token the client is served."""
-    token = _token(vault, "carol") if kind == "vault" else ADMIN
+    token = token_of(vault, "carol") if kind == "vault" else ADMIN
     env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN} if kind == "admin" else server_env
     with http_server(env, tmp_path) as server:
         line = next(s for s in server.output().splitlines() if s.startswith("register it with:"))
@@ -299,7 +279,7 @@ async def test_an_expired_token_is_refused_saying_so_and_a_renewal_accepts_it_ag
     as a revoked one is, without a restart, and its holder is told it expired and what to ask for;
     a caller without it is told nothing of it, and the admin token is not touched. `kaeru token
     renew` makes the same token work again."""
-    alice = _token(vault, "alice", "--expires", "1h")
+    alice = token_of(vault, "alice", "--expires", "1h")
     env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN, "KAERU_ACTOR": "the-admin"}
     with http_server(env, tmp_path) as server:
         opener = urllib.request.build_opener(_NoRedirect)
@@ -309,7 +289,7 @@ async def test_an_expired_token_is_refused_saying_so_and_a_renewal_accepts_it_ag
         cookie = signed_in.value.headers["Set-Cookie"].split(";")[0]
         assert _get(f"{server.base}/ui/", {"Cookie": cookie})[0] == 200
 
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             await call_ok(client, "note", {"initiative": "web", "text": "alice writes before zq7exp"})
             ended = _expire(vault, "alice")
             said = f"token 'alice' expired at {ended}"
