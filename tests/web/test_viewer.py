@@ -20,8 +20,8 @@ from kaeru.web.graph import LIMIT
 from kaeru.web.pages import TRAIL_PAGE
 from tests.backends import new_vault
 from tests.web.conftest import ADMIN, ADMIN_ACTOR, BIG, LOG_REVISIONS, Site
+from tests.wire.bearer_clients import bearer_client
 from tests.wire.support import http_server, structured, subprocess_env
-from tests.wire.test_tokens_http import _client
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -38,7 +38,7 @@ def mcp(site: Site, tool: str, args: dict[str, Any], token: str = ADMIN) -> dict
     own: Playwright's synchronous API holds this thread's event loop."""
 
     async def go() -> dict[str, Any]:
-        async with _client(site.server.url, token) as client:
+        async with bearer_client(site.server.url, token) as client:
             return structured(await client.call_tool(tool, args))
 
     with ThreadPoolExecutor(1) as pool:

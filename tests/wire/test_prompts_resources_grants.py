@@ -13,8 +13,8 @@ from mcp.shared.exceptions import MCPError
 
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
+from tests.wire.bearer_clients import bearer_client
 from tests.wire.support import call_ok, http_server
-from tests.wire.test_tokens_http import _client
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(180)]
 
@@ -30,7 +30,7 @@ async def test_prompts_and_resources_keep_to_the_grants(
     alice: str = made.json()["token"]
     env = {**server_env, "KAERU_AUTH_TOKEN": ADMIN, "KAERU_ACTOR": "the-admin"}
     with http_server(env, tmp_path) as server:
-        async with _client(server.url, ADMIN) as admin:
+        async with bearer_client(server.url, ADMIN) as admin:
             secret = await call_ok(
                 admin, "note", {"initiative": "payroll", "name": "Salaries", "text": "payroll secret zq19pay"}
             )
@@ -42,7 +42,7 @@ async def test_prompts_and_resources_keep_to_the_grants(
             payroll = await admin.read_resource("kaeru://initiative/payroll/context")
             assert "zq19pay" in payroll.contents[0].text
 
-        async with _client(server.url, alice) as client:
+        async with bearer_client(server.url, alice) as client:
             listed = await client.list_resources()
             uris = {str(r.uri) for r in listed.resources}
             assert "kaeru://initiative/web/context" in uris
