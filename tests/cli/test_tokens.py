@@ -216,3 +216,43 @@ def test_history_says_who_added_renewed_and_revoked_which_token_and_when(vault: 
     everything += kaeru(vault, "token", "history", as_json=True).stdout
     assert all(secret not in everything for secret in made.values())
     assert "history" in kaeru(vault, "token", "list", "--help").stdout
+
+
+def test_history_refuses_a_limit_past_its_bound_and_takes_the_bound(vault: VaultSpec) -> None:
+    """`--limit 99999999999999999999` reached the database: a traceback (SQLite's OverflowError) or
+    `internal` (PostgreSQL's NumericValueOutOfRange); a usage error now, naming the bound."""
+    assert kaeru(vault, "token", "add", "alice").code == 0
+    for huge in ("99999999999999999999", "10001"):
+        refused = kaeru(vault, "token", "history", "--limit", huge)
+        assert refused.code == 2 and "Traceback" not in refused.stderr, refused.stderr
+        assert "10000" in refused.stderr and "internal" not in refused.stderr
+    most = kaeru(vault, "token", "history", "--limit", "10000", as_json=True)
+    assert most.code == 0, most.stderr
+    assert [r["name"] for r in most.json()["history"]] == ["alice"] and most.json()["more"] is False
+
+
+def test_history_shows_a_damaged_record_as_stored(vault: VaultSpec) -> None:
+    """A token record whose times are no text, or whose changes name no field (an archive's, imported
+    before token records were skipped): the text output crashed on it (`TypeError`); now each record
+    is a line, a value no time shown as stored."""
+    from kaeru.storage.base import AuditRecord
+
+    store = open_store(vault.settings())
+    try:
+        with store.write() as session:
+            renewed = [{"field": "token", "before": "bob", "after": "bob"}, {"field": "expires_at", "before": 5}]
+            session.append_audit(
+                AuditRecord("2026-01-02T00:00:00.000000Z", "token_renew", "ann", None, None, [], renewed)
+            )
+            added = [{"field": ["token"]}, {"field": "grant", "after": {"expires_at": 7, "initiatives": "web"}}]
+            session.append_audit(AuditRecord("2026-01-03T00:00:00.000000Z", "token_add", "ann", None, None, [], added))
+    finally:
+        store.close()
+    text = kaeru(vault, "token", "history", KAERU_TIMEZONE="UTC")
+    assert text.code == 0, text.stderr
+    assert [line.split("\t") for line in text.stdout.splitlines()] == [
+        ["2026-01-03 00:00", "added", "?", "by ann", '"web"; read-write; expires 7'],
+        ["2026-01-02 00:00", "renewed", "bob", "by ann", "expiry 5 → never"],
+    ]
+    listed = kaeru(vault, "token", "history", as_json=True)
+    assert listed.code == 0 and [r["name"] for r in listed.json()["history"]] == ["?", "bob"]

@@ -123,6 +123,8 @@ def test_health_says_whether_the_database_answers(tmp_path: Path) -> None:
         with http_server(env, tmp_path) as server:
             assert _health(f"{server.base}/health") == (200, "ok")
             first.__exit__(None, None, None)  # the database goes away
+            # `/health` answers its last verdict again for a second (decision 500).
+            wait_until(lambda: _health(f"{server.base}/health")[0] == 503, 30, "health once the database is gone")
             code, said = _health(f"{server.base}/health")
             assert code == 503 and said.startswith("unavailable:"), (code, said)
             assert real.hostname not in said and "postgresql" not in said, "no token is asked: nothing of the URL"

@@ -3,6 +3,7 @@ until when."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
@@ -41,6 +42,8 @@ EXPIRY_FORMS = (
 )
 _AHEAD = re.compile(r"([0-9]+)\s*([hdw])", re.IGNORECASE)
 _UNITS = {"h": "hours", "d": "days", "w": "weeks"}
+#: The most records `token history` lists at once: a bound both databases take as a number.
+MOST_HISTORY = 10_000
 
 
 def expiry(text: str, now: datetime, zone: tzinfo | None) -> datetime | None:
@@ -219,8 +222,8 @@ def token_list(ctx: click.Context) -> None:
     "--limit",
     default=50,
     show_default=True,
-    type=click.IntRange(min=1),
-    help="Show this many records, the newest.",
+    type=click.IntRange(1, MOST_HISTORY),
+    help=f"Show this many records, the newest (at most {MOST_HISTORY:,}).",
 )
 @click.pass_context
 def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
@@ -260,20 +263,24 @@ def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
         say(f"no record of a token named {name!r}" if name is not None else "no token records")
     for e in events:
         say(f"{_clock(e.at, zone)}\t{e.operation}\t{e.name}\tby {e.actor}\t{_what_changed(e, zone)}")
-    if more:
-        click.echo(f"older records not shown: --limit {limit * 2} shows more", err=True)
+    if more and limit < MOST_HISTORY:
+        click.echo(f"older records not shown: --limit {min(limit * 2, MOST_HISTORY)} shows more", err=True)
+    elif more:
+        click.echo(f"older records not shown ({MOST_HISTORY:,} at most at once; NAME lists one token's)", err=True)
 
 
-def _clock(stamp: str | None, zone: tzinfo | None) -> str:
+def _clock(stamp: object, zone: tzinfo | None) -> str:
     """A stored UTC time on the user's clock, to the minute, as `kaeru call`'s text shows a time of day."""
     from kaeru.domain.timefmt import parse_ts
 
     if stamp is None:
         return "never"
+    if not isinstance(stamp, str):
+        return json.dumps(stamp)  # not a time kaeru writes (a damaged record's): shown as stored
     try:
         return parse_ts(stamp).astimezone(zone).strftime("%Y-%m-%d %H:%M")
     except ValueError:
-        return stamp  # not a time kaeru writes (an import's): shown as stored
+        return stamp  # not a time kaeru writes: shown as stored
 
 
 def _what_changed(event: TokenEvent, zone: tzinfo | None) -> str:
@@ -282,7 +289,13 @@ def _what_changed(event: TokenEvent, zone: tzinfo | None) -> str:
         return f"expiry {_clock(event.expiry[0], zone)} → {_clock(event.expiry[1], zone)}"
     grant = event.grant or {}
     granted = grant.get("initiatives")
-    scope = ",".join(str(n) for n in granted) if isinstance(granted, list) else "*"
+    scope = (
+        ",".join(str(n) for n in granted)
+        if isinstance(granted, list)
+        else "*"
+        if granted is None
+        else json.dumps(granted)
+    )
     mode = "read-only" if grant.get("read_only") else "read-write"
     ends = f"expires {_clock(grant['expires_at'], zone)}" if grant.get("expires_at") else "never expires"
     return f"{'had ' if event.operation == 'revoked' else ''}{scope}; {mode}; {ends}"

@@ -27,6 +27,10 @@ def _noop(stage: str, count: int) -> None:
 #: memory: an amg export leaves them out unless asked (`copy` moves them), so export → import →
 #: export stays byte-identical (decision 15.N4).
 PROVENANCE_OPERATIONS = frozenset({"import", "copy"})
+#: Audit operations about the vault's own tokens (`grants.TOKEN_OPERATIONS`), which an archive never
+#: carries: an export leaves their records out and an import skips them (an archive written before
+#: holds them), so `kaeru token history` never lists another vault's tokens as this one's.
+TOKEN_OPERATIONS = frozenset({"token_add", "token_renew", "token_revoke"})
 
 
 @dataclass
@@ -130,7 +134,7 @@ def walk_vault(
         # By initiative name (not the vault's internal number), so the order survives an import.
         frame.slots.sort(key=lambda r: (r["initiative"], r.get("initiative_ended_at") or "", r["slot"], r["rev_no"]))
         for audit in session.export_audit(scope):
-            if not provenance and audit.operation in PROVENANCE_OPERATIONS:
+            if audit.operation in TOKEN_OPERATIONS or (not provenance and audit.operation in PROVENANCE_OPERATIONS):
                 continue
             if audit.initiative_id is not None:
                 named.add(audit.initiative_id)
@@ -279,7 +283,8 @@ def write_records(
     def one(session: Session, kind: str, record: dict[str, Any], issues: list[Issue]) -> bool | None:
         """Write `record`: True when written, False when already present, None when it has no
         place here (an initiative already present, a slot revision of no initiative, a revision
-        that diverged from the vault's history: counted in `conflicts`)."""
+        that diverged from the vault's history: counted in `conflicts`; a token's audit record,
+        not counted)."""
         nonlocal present_audit, v1_started
         if kind == "initiative":
             if record.get("ended_at") is not None:
@@ -360,6 +365,8 @@ def write_records(
             if record.get("initiative_ended_at") is None:
                 report.touched.add(initiative_id)
         elif kind == "audit":
+            if record["operation"] in TOKEN_OPERATIONS:
+                return None  # another vault's tokens, which did not come with it
             if present_audit is None:
                 present_audit = {(a.at, a.operation, a.request_id) for a in session.export_audit(None)}
             if (record["at"], record["operation"], record["request_id"]) in present_audit:

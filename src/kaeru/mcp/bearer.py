@@ -22,7 +22,7 @@ from kaeru.mcp.peers import same_account
 
 if TYPE_CHECKING:
     from mcp.server.auth.provider import AccessToken, TokenVerifier
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
     from kaeru.service.grants import Principal
     from kaeru.storage.base import Store
@@ -242,13 +242,22 @@ class BearerAuth:
 
     async def _verified(self, given: bytes) -> AccessToken | Refused | None:
         """The access the header's token grants, None, or why the vault's verifier refused it."""
-        scheme, _, value = given.partition(b" ")
-        token = value.strip().decode("latin-1")
-        if scheme.lower() != b"bearer" or not token:
-            return None
-        if isinstance(self.verifier, VaultTokens):
-            return await self.verifier.check(token)
-        return await self.verifier.verify_token(token)
+        token = bearer_token(given)
+        return await checked_by(self.verifier, token) if token is not None else None
+
+
+def bearer_token(given: bytes) -> str | None:
+    """The token of an `Authorization` header's value, or None when it is no `Bearer <token>`."""
+    scheme, _, value = given.partition(b" ")
+    token = value.strip().decode("latin-1")
+    return token if scheme.lower() == b"bearer" and token else None
+
+
+async def checked_by(verifier: TokenVerifier, token: str) -> AccessToken | Refused | None:
+    """`verifier`'s answer to `token`: the vault's says why it refuses an expired token."""
+    if isinstance(verifier, VaultTokens):
+        return await verifier.check(token)
+    return await verifier.verify_token(token)
 
 
 def _reason(headers: list[bytes], checked: AccessToken | Refused | None) -> str:
@@ -258,47 +267,76 @@ def _reason(headers: list[bytes], checked: AccessToken | Refused | None) -> str:
         return "no token"
     if len(headers) > 1:
         return "two Authorization headers"
-    scheme, _, value = headers[0].partition(b" ")
-    if scheme.lower() != b"bearer" or not value.strip():
-        return "not a bearer token"
+    if bearer_token(headers[0]) is None:
+        return NOT_BEARER
+    return _token_reason(checked)
+
+
+#: Why a request whose `Authorization` header is no `Bearer <token>` was refused.
+NOT_BEARER = "not a bearer token"
+
+
+def _token_reason(checked: AccessToken | Refused | None) -> str:
+    """Why a token the verifier answered `checked` to is refused (both paths say it alike)."""
     if isinstance(checked, Refused):
         return checked.logged
     return "unknown token" if checked is None else f"token {checked.client_id!r} without the {SCOPE_READ} scope"
 
 
 class LoggedVerifier:
-    """A `TokenVerifier` that logs the tokens it refuses, for the viewer (`/ui`): the client's
-    address is the request's that `with_client` keeps while `/ui` answers it."""
+    """A `TokenVerifier` that logs the tokens it refuses, for the viewer (`/ui`): an unknown or
+    expired token, and one without the `kaeru:read` scope (which the viewer refuses too: it is
+    refused here, None). The client's address is the request's that `with_client` keeps while `/ui`
+    answers it."""
 
     def __init__(self, verifier: TokenVerifier, refusals: Refusals):
         self.verifier = verifier
         self.refusals = refusals
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        checked: AccessToken | Refused | None
-        if isinstance(self.verifier, VaultTokens):
-            checked = await self.verifier.check(token)
-        else:
-            checked = await self.verifier.verify_token(token)
-        if isinstance(checked, Refused) or checked is None:
-            reason = checked.logged if isinstance(checked, Refused) else "unknown token"
-            self.refusals.refused(_ui_client.get(), "/ui", reason)
+        checked = await checked_by(self.verifier, token)
+        if isinstance(checked, Refused) or checked is None or SCOPE_READ not in checked.scopes:
+            request = _ui_request.get()
+            self.refusals.refused(request.client if request else "an unknown address", "/ui", _token_reason(checked))
+            if request is not None:
+                request.logged = True
             return None
         return checked
 
 
-_ui_client: ContextVar[str] = ContextVar("kaeru_ui_client", default="an unknown address")
+@dataclass
+class _UiRequest:
+    """The request `/ui` is answering: its client's address, and whether its refusal is logged."""
+
+    client: str
+    logged: bool = False
 
 
-def with_client(app: ASGIApp) -> ASGIApp:
-    """`app` with the address of the request it answers kept for `LoggedVerifier`."""
+_ui_request: ContextVar[_UiRequest | None] = ContextVar("kaeru_ui_request", default=None)
+
+
+def with_client(app: ASGIApp, refusals: Refusals) -> ASGIApp:
+    """`app` with the request it answers kept for `LoggedVerifier`; and a request the viewer refuses
+    (401) whose `Authorization` header is no `Bearer <token>` — the verifier never sees one — logged
+    to `refusals` as `/mcp` logs it."""
 
     async def keeping(scope: Scope, receive: Receive, send: Send) -> None:
-        held = _ui_client.set(client_of(scope))
+        request = _UiRequest(client_of(scope))
+        given = [value for name, value in scope.get("headers") or [] if name == b"authorization"]
+        not_bearer = len(given) == 1 and bearer_token(given[0]) is None
+
+        async def said(message: Message) -> None:
+            refused = message["type"] == "http.response.start" and message.get("status") == 401
+            if refused and not_bearer and not request.logged:
+                refusals.refused(request.client, "/ui", NOT_BEARER)
+                request.logged = True
+            await send(message)
+
+        held = _ui_request.set(request)
         try:
-            await app(scope, receive, send)
+            await app(scope, receive, said if scope["type"] == "http" else send)
         finally:
-            _ui_client.reset(held)
+            _ui_request.reset(held)
 
     return keeping
 

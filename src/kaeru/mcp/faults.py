@@ -6,11 +6,13 @@ operator's log said nothing and `/health` stayed `ok`. Now each one is logged wi
 actor, the `request_id` and the whole error, under a short reference the answer repeats, so the
 person an agent reports it to can find the line.
 
-What the caller sees of a storage error depends on what it may see: the driver's message quotes
-the statement and can quote a row's values (a constraint's `DETAIL`), so a caller limited to some
-initiatives is told only the error's class and the reference; a caller that sees every initiative
-(stdio, the CLI, the admin token, an unlimited vault token) is told the message as well, which is
-what it needs to report the problem and reveals nothing it could not read."""
+What the caller sees of an `internal` error depends on what it may see: a driver's message quotes
+the statement and can quote a row's values (a constraint's `DETAIL`), and an `Internal` raised
+around one (`upgrading the vault failed: …`) can carry it on. So a caller limited to some
+initiatives is told only the error's first clause — a storage error's class, the words before the
+first colon of any other — and the reference; a caller that sees every initiative (stdio, the CLI,
+the admin token, an unlimited vault token) is told the message as well, which is what it needs to
+report the problem and reveals nothing it could not read."""
 
 from __future__ import annotations
 
@@ -54,11 +56,20 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
             f"{type(exc).__name__}: {exc}",
             exc_info=exc,
         )
-    if principal is not None and principal.initiatives is not None and message.startswith(STORAGE):
-        kind = message[len(STORAGE) :].partition(":")[0]
-        message = f"{STORAGE}{kind} (the server's log has the whole message)"
+    if principal is not None and principal.initiatives is not None:
+        message = first_clause(message)
     field, details = (exc.field, exc.details) if isinstance(exc, Internal) else (None, None)
     return Internal(f"{message} [log ref {ref}]", field=field, details=details)
+
+
+def first_clause(message: str) -> str:
+    """What a limited caller is told of an `internal` message: a storage error's class
+    (`storage error: UndefinedTable`), else the words before its first colon."""
+    head = STORAGE if message.startswith(STORAGE) else ""
+    clause = message[len(head) :].partition(":")[0].strip()
+    if f"{head}{clause}" == message:
+        return message
+    return f"{head}{clause} (the server's log has the whole message)"
 
 
 def _local_actor(service: Service | None) -> str:

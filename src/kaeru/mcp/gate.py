@@ -11,15 +11,21 @@ exact or `name:*` for any port; Content-Type starting `application/json`; the de
 the SDK's one check behind it that headers cannot show — a chunked body with no length found over
 the limit while it is read — has its plain-text 413 rewritten here into the same words.
 
+Each refusal goes to the operator's log through the server's `Refusals` (`kaeru.mcp.logs`), as a
+refused token does: by the client's address and a fixed reason, never the caller's header values,
+so a flood of them costs a bounded number of lines.
+
 Loaded with the HTTP side only (decision 16.O1)."""
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kaeru.mcp.addresses import BATCH, NOT_AN_OBJECT, too_large
+from kaeru.mcp.logs import Refusals, client_of
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings
@@ -47,8 +53,21 @@ def _scalar(first: Message) -> bool:
         return False
 
 
-#: (HTTP status, message) or (status, message, JSON-RPC code, error data).
-Refusal = tuple[int, str] | tuple[int, str, int, dict[str, object]]
+@dataclass(frozen=True)
+class Refusal:
+    """What a refused request is answered — `status`, and a JSON-RPC error of `message`, `code` and
+    `data` — and `reason`, what the operator's log says: fixed words, never a header's value (the
+    caller chooses those, and a flood of distinct ones would each be a line of their own)."""
+
+    status: int
+    message: str
+    reason: str
+    code: int = _INVALID_REQUEST
+    data: dict[str, object] | None = None
+
+
+#: A body over `MAX_MESSAGE_BYTES`, as the operator's log says it (declared or found while read).
+_OVER = "body over the limit"
 
 
 def _allowed(value: str, patterns: list[str]) -> bool:
@@ -69,17 +88,21 @@ def _names(patterns: list[str]) -> str:
 class RequestGate:
     """In front of the app: requests to `/mcp` checked as the SDK checks them, a refusal said in words."""
 
-    def __init__(self, app: ASGIApp, security: TransportSecuritySettings, max_body: int):
+    def __init__(
+        self, app: ASGIApp, security: TransportSecuritySettings, max_body: int, refusals: Refusals | None = None
+    ):
         self.app = app
         self.hosts = list(security.allowed_hosts)
         self.origins = list(security.allowed_origins)
         self.max_body = max_body
+        #: Where refused requests are logged, bounded (shared with `BearerAuth` by `http_app`).
+        self.refusals = refusals or Refusals(log)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
             refusal = self.refusal(scope)
             if refusal is not None:
-                await _refuse(scope, receive, send, *refusal)
+                await self._refuse(scope, receive, send, refusal)
                 return
             if scope.get("method") == "POST":
                 unbatched = await self._unbatched(scope, receive, send)
@@ -98,10 +121,10 @@ class RequestGate:
         first = await receive()
         opening = first.get("body", b"").lstrip()[:1] if first.get("type") == "http.request" else b""
         if opening == b"[":
-            await _refuse(scope, receive, send, 400, BATCH)
+            await self._refuse(scope, receive, send, Refusal(400, BATCH, "a JSON-RPC batch"))
             return None
         if opening and opening in _SCALAR_OPENINGS and _scalar(first):
-            await _refuse(scope, receive, send, 400, NOT_AN_OBJECT)
+            await self._refuse(scope, receive, send, Refusal(400, NOT_AN_OBJECT, "a body that is no JSON object"))
             return None
         given = False
 
@@ -123,7 +146,7 @@ class RequestGate:
             nonlocal swallowing
             if message["type"] == "http.response.start" and message.get("status") == 413:
                 swallowing = True
-                await _refuse(scope, receive, send, 413, self._too_large("over"))
+                await self._refuse(scope, receive, send, Refusal(413, self._too_large("over"), _OVER))
             elif not (swallowing and message["type"] == "http.response.body"):
                 await send(message)
 
@@ -132,39 +155,55 @@ class RequestGate:
     def _too_large(self, size: str) -> str:
         return too_large(size, self.max_body)
 
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
+        """Log `refusal` (bounded, by address and reason) and answer it."""
+        self.refusals.refused(client_of(scope), "/mcp", refusal.reason)
+        await _answer(scope, receive, send, refusal)
+
     def refusal(self, scope: Scope) -> Refusal | None:
-        """(status, message[, code, data]) for a request `/mcp` will not serve, else None."""
+        """Why `/mcp` will not serve a request, else None."""
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers") or []}
         host = headers.get("host", "")
         if not _allowed(host, self.hosts):
-            return 421, (
+            return Refusal(
+                421,
                 f"this server does not answer to the Host {host!r} (a guard against DNS rebinding): reach it as "
-                f"{_names(self.hosts)}, or add that name to KAERU_ALLOWED_HOSTS where the server runs"
+                f"{_names(self.hosts)}, or add that name to KAERU_ALLOWED_HOSTS where the server runs",
+                "Host not allowed",
             )
         origin = headers.get("origin")
         if origin and not _allowed(origin, self.origins):
-            return 403, (
+            return Refusal(
+                403,
                 f"requests from the web page at {origin!r} are refused (a guard against DNS rebinding); "
                 "/mcp is for MCP clients, which send no Origin: a browser page cannot call it even from an "
-                "allowed host (this server sends no CORS headers)"
+                "allowed host (this server sends no CORS headers)",
+                "Origin not allowed",
             )
         method = scope.get("method")
         if method == "GET":
             # The server is stateless (decision 231): a GET stream would never carry a message,
             # so it is refused as MCP's transport says a server without one must refuse it.
-            return 405, "this server sends no event stream: POST each JSON-RPC request to /mcp"
+            return Refusal(405, "this server sends no event stream: POST each JSON-RPC request to /mcp", "GET")
         if method == "DELETE":
             # Stateless (decision 231): no session to end. The SDK's own 405 named no allowed method.
-            return 405, "this server keeps no sessions: there is none to DELETE; POST each JSON-RPC request to /mcp"
+            return Refusal(
+                405,
+                "this server keeps no sessions: there is none to DELETE; POST each JSON-RPC request to /mcp",
+                "DELETE",
+            )
         if method != "POST":
             # The SDK answered these with `Allow: GET, POST, DELETE`, two of which are refused too.
-            return 405, f"/mcp takes POST (one JSON-RPC request a POST), not {method}"
+            return Refusal(
+                405, f"/mcp takes POST (one JSON-RPC request a POST), not {method}", "a method other than POST"
+            )
         kind = headers.get("content-type")
         if kind is None or not kind.lower().startswith("application/json"):
-            return 400, f"a request to /mcp is JSON-RPC: its Content-Type must be application/json, not {kind!r}"
+            said = f"a request to /mcp is JSON-RPC: its Content-Type must be application/json, not {kind!r}"
+            return Refusal(400, said, "Content-Type not application/json")
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.max_body:
-            return 413, self._too_large(f"{int(length):,} bytes, over")
+            return Refusal(413, self._too_large(f"{int(length):,} bytes, over"), _OVER)
         return _version_refusal(headers.get("mcp-protocol-version"))
 
 
@@ -183,26 +222,17 @@ def _version_refusal(version: str | None) -> Refusal | None:
         f"handshake, {', '.join(HANDSHAKE_PROTOCOL_VERSIONS)}"
     )
     data: dict[str, object] = {"supported": list(MODERN_PROTOCOL_VERSIONS), "requested": version}
-    return 400, message, _UNSUPPORTED_PROTOCOL_VERSION, data
+    return Refusal(400, message, "unknown MCP-Protocol-Version", _UNSUPPORTED_PROTOCOL_VERSION, data)
 
 
-async def _refuse(
-    scope: Scope,
-    receive: Receive,
-    send: Send,
-    status: int,
-    message: str,
-    code: int = _INVALID_REQUEST,
-    data: dict[str, object] | None = None,
-) -> None:
-    """Answer `status` with a JSON-RPC error the SDK's client shows as `message`."""
+async def _answer(scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
+    """Answer `refusal.status` with a JSON-RPC error the SDK's client shows as `refusal.message`."""
     from starlette.responses import JSONResponse
 
-    log.warning("refused %s %s: %s", scope.get("method"), scope.get("path"), message)
-    error: dict[str, object] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
+    error: dict[str, object] = {"code": refusal.code, "message": refusal.message}
+    if refusal.data is not None:
+        error["data"] = refusal.data
     body = {"jsonrpc": "2.0", "id": None, "error": error}
     # Only POST is served: GET and DELETE are always refused by a stateless server (decision 255).
-    allow = {"Allow": "POST"} if status == 405 else None
-    await JSONResponse(body, status_code=status, headers=allow)(scope, receive, send)
+    allow = {"Allow": "POST"} if refusal.status == 405 else None
+    await JSONResponse(body, status_code=refusal.status, headers=allow)(scope, receive, send)

@@ -72,10 +72,13 @@ KINDS = 20
 
 class Refusals:
     """The refused requests' lines, bounded: the first refusal of each path (`/mcp`, `/ui`), client
-    address and reason in a window is logged at once; the ones after it are counted, and their counts logged when the window
-    ends (`WINDOW_S`, or the server stops). Past `KINDS` of those in one window, further ones are only
-    counted, together. So a window logs at most 2 × `KINDS` + 1 lines whatever arrives: a flood of
-    wrong tokens cannot fill the disk, and still says who and how many."""
+    address and reason in a window is logged at once; the ones after it are counted, and their
+    counts logged when the window ends (`WINDOW_S`, or the server stops). Past `KINDS` of those in
+    one window, further ones are only counted, together. So a window costs at most 2 × `KINDS` + 1
+    lines whatever arrives — its first lines, then its summary as it ends — and any `WINDOW_S`
+    seconds at most 3 × `KINDS` + 1: one window's last first lines, its summary and the next
+    window's first lines can fall within them. A flood of wrong tokens or refused requests cannot
+    fill the disk, and the log still says who and how many."""
 
     def __init__(self, log: logging.Logger):
         self.log = log

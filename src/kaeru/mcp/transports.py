@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
     from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
+
+#: How long `GET /health` answers its last verdict again before it checks the vault anew.
+HEALTH_REUSE_S = 1.0
 
 
 def _vault_answers(store: Any) -> None:
@@ -182,13 +186,25 @@ def http_app(
     )
 
     failing: list[str] = []  # what the last failed health check said; empty while it passes
+    checking = anyio.Lock()
+    verdict: list[tuple[float, int, str]] = []  # the last check's (when, status, body)
 
     async def health(_: Any) -> PlainTextResponse:
         """`ok` when the vault answers the reads every tool depends on, else 503: a load balancer kept
         sending calls to a server whose PostgreSQL was gone, or whose tables could not be read, each
         to be answered `unavailable` or `internal`. The reason is not said here (no token is asked,
         and it names the database): the operator's log says it, once when the check starts failing
-        and once when it passes again (a balancer asks every few seconds), and `kaeru doctor` too."""
+        and once when it passes again (a balancer asks every few seconds), and `kaeru doctor` too.
+
+        A verdict younger than `HEALTH_REUSE_S` is answered again, and one check runs at a time (the
+        others wait for its verdict): `/health` asks no token, and a flood of it must not take the
+        store's connections from the tools."""
+        async with checking:
+            if not verdict or time.monotonic() - verdict[0][0] >= HEALTH_REUSE_S:
+                verdict[:] = [(time.monotonic(), *await _checked())]
+        return PlainTextResponse(verdict[0][2], status_code=verdict[0][1])
+
+    async def _checked() -> tuple[int, str]:
         try:
             await anyio.to_thread.run_sync(_vault_answers, kaeru.store)
         except KaeruError as exc:
@@ -197,11 +213,11 @@ def http_app(
                 log.error("health check failing: %s", said)
                 failing[:] = [said]
             why = "the server's log and kaeru doctor say why"
-            return PlainTextResponse(f"{exc.code}: the vault does not answer the tools' reads ({why})", status_code=503)
+            return 503, f"{exc.code}: the vault does not answer the tools' reads ({why})"
         if failing:
             log.info("health check passes again")
             failing.clear()
-        return PlainTextResponse("ok")
+        return 200, "ok"
 
     app.router.routes.append(Route("/health", health))
     from kaeru.mcp.bearer import LoggedVerifier, with_client
@@ -211,12 +227,13 @@ def http_app(
     refusals = refusals or Refusals(log)
     if verifier is not None:
         ui = viewer(kaeru, settings, host, port, LoggedVerifier(verifier, refusals), None)
-        app.router.routes.append(Mount("/ui", app=with_client(ui)))
-        return RequestGate(BearerAuth(app, verifier, None, refusals), security, MAX_MESSAGE_BYTES)
+        app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
+        return RequestGate(BearerAuth(app, verifier, None, refusals), security, MAX_MESSAGE_BYTES, refusals)
     tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
     ui = viewer(kaeru, settings, host, port, LoggedVerifier(tokens, refusals), tokens.refuses_tokenless)
-    app.router.routes.append(Mount("/ui", app=with_client(ui)))
-    return RequestGate(BearerAuth(app, tokens, tokens.refuses_tokenless, refusals), security, MAX_MESSAGE_BYTES)
+    app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
+    gated = BearerAuth(app, tokens, tokens.refuses_tokenless, refusals)
+    return RequestGate(gated, security, MAX_MESSAGE_BYTES, refusals)
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:

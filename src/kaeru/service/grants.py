@@ -359,7 +359,10 @@ class TokenEvent:
 
 
 def _event(record: AuditRecord) -> TokenEvent:
-    by_field = {c.get("field"): c for c in record.changes if isinstance(c, dict)}
+    """The token record `record` as its history shows it; a damaged record's changes (an archive
+    imported before token records were skipped) that are no list of fields name nothing."""
+    changes = record.changes if isinstance(record.changes, list) else []
+    by_field = {c["field"]: c for c in changes if isinstance(c, dict) and isinstance(c.get("field"), str)}
     named = by_field.get("token", {})
     grant = by_field.get("grant", {}).get("after")
     expiry = by_field.get("expires_at")

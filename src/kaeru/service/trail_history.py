@@ -7,9 +7,9 @@ edges' other revisions by their keys — a page costs a page, however long the a
 A revision written before edge revisions kept them was named from the write's audit record when the
 vault was upgraded (SQLite migration 024, PostgreSQL 022). One that still names no actor — brought by
 an archive whose edge records carry neither, or one no record named then — is matched against the
-audit record here, by the same rule (`storage.link_actors`): the first record, in the order written,
-stamped from the revision's time up to (not including) its link's next revision's, naming the same
-link with the same change. No index holds a record's time or the links it names, so that match reads
+audit record here, by the same rule (`storage.link_actors`): the record stamped earliest (of those
+stamped alike, the first written) from the revision's time up to (not including) its link's next
+revision's, naming the same link with the same change. No index holds a record's time or the links it names, so that match reads
 the audit log through once — only a page showing such a revision pays it. One no record names in that
 window (an archive brought it without its audit records, or its record was stamped past the window;
 or, written before decision 483, its record was stamped by the write's clock while the revision was

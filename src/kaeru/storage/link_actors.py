@@ -6,9 +6,11 @@ Every write that changes a link names it in its audit record (`WriteContext.chan
 key and its new weight, or that it was retracted). The record of an edge revision stamped at `t` is
 stamped at `t` or later (the write's latest stamp) and, but for a write that also stamped something
 else past the link's next revision, before that next revision (a later write, stamped past it). So a
-revision is named by the first record, in the order written, stamped from its time up to (not
-including) the time of its link's next revision, that names its link with its change; one no record
-names names no actor: a wider window could credit a later person with an earlier change.
+revision is named by the record stamped earliest (of records stamped alike, the first written) from
+its time up to (not including) the time of its link's next revision that names its link with its
+change; one no record names names no actor: a wider window could credit a later person with an
+earlier change. The earliest, not the first written: a write whose other node was stamped ahead
+writes a record stamped past the next person's, and may name the same link with the same change.
 
 Migrations are never edited once committed, but those two run this module: a change to the rule
 here changes what upgrading a vault not yet upgraded writes (and what a page's fallback says), so it
@@ -17,6 +19,7 @@ is a change to both, made for both.
 
 from __future__ import annotations
 
+import heapq
 import json
 from bisect import bisect_right
 from collections.abc import Generator, Hashable, Iterable, Iterator, Sequence
@@ -84,8 +87,10 @@ class Unnamed(Generic[T]):
 
 def name_from_audit(revisions: Iterable[Unnamed[T]], records: Iterable[Record]) -> dict[T, Named]:
     """The actor and request id of each of `revisions` that a record names (the module's rule), by
-    ident; one no record names is left out. `records` come in the order written and are read once,
-    each record's changes indexed by link and change, and only until every revision is named."""
+    ident; one no record names is left out. `records` come in the order of their stamps (of records
+    stamped alike, in the order written: `ORDER BY at, seq`), so the first that falls in a revision's
+    window names it; they are read once, each record's changes looked up by link and change, and
+    only until every revision is named."""
     # A link's windows never overlap (each ends at its link's next revision time), so a record falls
     # in at most one window of each (link, change): the one that starts last at or before it.
     # Revisions stamped at the same time share their window and are named by the same record.
@@ -111,90 +116,148 @@ def name_from_audit(revisions: Iterable[Unnamed[T]], records: Iterable[Record]) 
             for ident in idents:
                 named[ident] = (actor, request_id)
             left -= len(idents)
-            idents.clear()  # named by the first record only
+            idents.clear()  # named by the earliest record only
     return named
 
 
-#: Edge revisions read per statement, and the revisions that name no one matched per pass over the
-#: audit log: what `backfill` holds in memory at most (plus one link's revisions), however long the log.
-READ_ROWS = 5000
+#: The most revisions that name no one `backfill` holds while it looks for their records.
 PER_PASS = 50_000
 #: Revisions named per UPDATE statement (six parameters each, within SQLite's bound on parameters).
 WRITE_ROWS = 500
+
+#: One (link, change)'s windows waiting for a record: the time each starts → (where it ends, revisions).
+_Windows = dict[str, tuple[str | None, list[tuple[Key, int]]]]
 
 
 def backfill(db: Db) -> int:
     """Name every edge revision that names no actor and that the rule names, in its own row (`actor`,
     `request_id`); how many were named. Rows already naming an actor are never touched, so running it
     again changes nothing (a revision the audit does not name stays NULL, for the history page's
-    fallback). One ordered pass over `edge_revisions` (by key, to know each revision's window), and
-    one over the audit records that name a link per `PER_PASS` revisions that name none, streamed."""
-    named = 0
-    pending: list[Unnamed[tuple[Key, int]]] = []
-    for key, marks in _links(db):
-        times = sorted(at for _, at, _, _, _ in marks)
-        pending += [
-            Unnamed((key, rev_no), key, at, next_time(at, times), revision_change(bool(retracted), weight))
-            for rev_no, at, weight, retracted, nameless in marks
-            if nameless
-        ]
-        if len(pending) >= PER_PASS:
-            named += _fill(db, pending)
-            pending = []
-    return named + (_fill(db, pending) if pending else 0)
+    fallback).
+
+    One sweep through time: the revisions that name no one, in the order of their stamps, each with
+    its window's end (`_unnamed`), against the audit records that name a link, in the order of
+    theirs (`_records`): a revision waits from the first record stamped at or after it until one
+    names it or its window ends. A record is stamped at or soon after its revision, so few wait at
+    once and each revision and record is read once, however long the log. A revision no record
+    names with no later revision of its link waits to the end: when `PER_PASS` wait, they are looked
+    for together in the records still to come (`name_from_audit`) and let go, so memory stays bounded
+    by that whatever the audit lacks."""
+    writes = _Writes(db)
+    with closing(_unnamed(db)) as pending:
+        upcoming = next(pending, None)
+        if upcoming is None:
+            return 0
+        waiting: dict[tuple[Key, Change], _Windows] = {}
+        ends: list[tuple[str, tuple[Key, Change], str]] = []  # heap: (window end, link, window start)
+        held = 0
+        with closing(_records(db, upcoming.at)) as records:
+            for at, actor, request_id, changes in records:
+                while upcoming is not None and upcoming.at <= at:
+                    link = (upcoming.key, upcoming.change)
+                    window = waiting.setdefault(link, {}).setdefault(upcoming.at, (upcoming.before, []))
+                    if not window[1] and upcoming.before is not None:
+                        heapq.heappush(ends, (upcoming.before, link, upcoming.at))
+                    window[1].append(upcoming.ident)
+                    held += 1
+                    upcoming = next(pending, None)
+                    if held >= PER_PASS:
+                        _look_ahead(db, waiting, at, writes)
+                        waiting, ends, held = {}, [], 0
+                while ends and ends[0][0] <= at:  # these windows ended with no record naming them
+                    _, link, start = heapq.heappop(ends)
+                    held -= len(_take(waiting, link, start))
+                if len(ends) > 2 * PER_PASS:  # most are of windows named since: keep those still waiting
+                    ends = [(e, link, s) for link, ws in waiting.items() for s, (e, _) in ws.items() if e is not None]
+                    heapq.heapify(ends)
+                for link in record_changes(changes):
+                    for start in [s for s, (end, _) in waiting.get(link, {}).items() if end is None or at < end]:
+                        for ident in _take(waiting, link, start):
+                            writes.add(ident, actor, request_id)
+                            held -= 1
+                if upcoming is None and not waiting:
+                    break
+    return writes.done()
 
 
-def _links(db: Db) -> Iterator[tuple[Key, list[tuple[int, str, float, Any, Any]]]]:
-    """Each link's revisions (number, time, weight, retracted, names no actor), link by link in key
-    order, read `READ_ROWS` at a time (no statement stays open while `backfill` writes)."""
-    columns = "src, dst, edge_type, rev_no, recorded_at, weight, retracted, actor IS NULL FROM edge_revisions"
-    order = f"ORDER BY src, dst, edge_type, rev_no LIMIT {READ_ROWS}"
-    key: Key | None = None
-    marks: list[tuple[int, str, float, Any, Any]] = []
-    after: tuple[Any, ...] | None = None
-    while True:
-        if after is None:
-            found = db.rows(f"SELECT {columns} {order}")
-        else:
-            found = db.rows(f"SELECT {columns} WHERE (src, dst, edge_type, rev_no) > (?, ?, ?, ?) {order}", after)
-        for src, dst, edge_type, *mark in found:
-            if (src, dst, edge_type) != key:
-                if key is not None:
-                    yield key, marks
-                key, marks = (src, dst, edge_type), []
-            marks.append((mark[0], mark[1], mark[2], mark[3], mark[4]))
-        if len(found) < READ_ROWS:
-            break
-        after = tuple(found[-1][:4])
-    if key is not None:
-        yield key, marks
+def _take(waiting: dict[tuple[Key, Change], _Windows], link: tuple[Key, Change], start: str) -> list[tuple[Key, int]]:
+    """The revisions of `link`'s window starting at `start`, no longer waiting (none if gone)."""
+    windows = waiting.get(link, {})
+    _, idents = windows.pop(start, (None, []))
+    if not windows:
+        waiting.pop(link, None)
+    return idents
 
 
-def _fill(db: Db, pending: list[Unnamed[tuple[Key, int]]]) -> int:
-    """Match `pending` against the audit records (in the order written, from the earliest of their
-    times; only records whose text names an edge are decoded) and write what is named."""
-    with closing(_records(db, min(r.at for r in pending))) as records:
-        found = name_from_audit(pending, records)
-    rows = [(actor, rid, *key, rev_no) for (key, rev_no), (actor, rid) in found.items()]
-    written = 0
-    for start in range(0, len(rows), WRITE_ROWS):
-        part = rows[start : start + WRITE_ROWS]
-        values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(part))
-        written += db.run(
+def _look_ahead(db: Db, waiting: dict[tuple[Key, Change], _Windows], since: str, writes: _Writes) -> None:
+    """Name the `waiting` revisions from the records stamped at `since` or later (every earlier
+    record was read for them already), in one pass of their own."""
+    revisions = [
+        Unnamed(ident, key, start, end, change)
+        for (key, change), windows in waiting.items()
+        for start, (end, idents) in windows.items()
+        for ident in idents
+    ]
+    with closing(_records(db, since)) as records:
+        for ident, (actor, request_id) in name_from_audit(revisions, records).items():
+            writes.add(ident, actor, request_id)
+
+
+class _Writes:
+    """The names found, written `WRITE_ROWS` at a time (only into rows that still name no actor)."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+        self._rows: list[tuple[Any, ...]] = []
+        self.written = 0
+
+    def add(self, ident: tuple[Key, int], actor: str, request_id: str | None) -> None:
+        (src, dst, edge_type), rev_no = ident
+        self._rows.append((actor, request_id, src, dst, edge_type, rev_no))
+        if len(self._rows) >= WRITE_ROWS:
+            self._flush()
+
+    def done(self) -> int:
+        """Write what is left; how many rows were named."""
+        self._flush()
+        return self.written
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        values = ", ".join(["(?, ?, ?, ?, ?, ?)"] * len(self._rows))
+        self.written += self._db.run(
             "UPDATE edge_revisions SET actor = v.column1, request_id = v.column2 "
             f"FROM (VALUES {values}) AS v WHERE edge_revisions.src = v.column3 AND edge_revisions.dst = v.column4 "
             "AND edge_revisions.edge_type = v.column5 AND edge_revisions.rev_no = v.column6 "
             "AND edge_revisions.actor IS NULL",
-            [p for row in part for p in row],
+            [p for row in self._rows for p in row],
         )
-    return written
+        self._rows = []
+
+
+def _unnamed(db: Db) -> Generator[Unnamed[tuple[Key, int]], None, None]:
+    """The edge revisions that name no actor, in the order of their stamps, each with where its window
+    ends: the next later time among its link's revisions (`next_time`: the first of the next group
+    of equal times), streamed; closed, it ends the statement. The engine sorts them (no index holds
+    a revision by its time alone), so rows named meanwhile do not change what it yields."""
+    for src, dst, edge_type, rev_no, at, weight, retracted, before in db.stream(
+        "SELECT src, dst, edge_type, rev_no, recorded_at, weight, retracted, window_end FROM "
+        "(SELECT src, dst, edge_type, rev_no, recorded_at, weight, retracted, actor, "
+        "MIN(recorded_at) OVER (PARTITION BY src, dst, edge_type ORDER BY recorded_at "
+        "GROUPS BETWEEN 1 FOLLOWING AND 1 FOLLOWING) AS window_end FROM edge_revisions) AS w "
+        "WHERE actor IS NULL ORDER BY recorded_at, src, dst, edge_type, rev_no"
+    ):
+        key = (src, dst, edge_type)
+        yield Unnamed((key, rev_no), key, at, before, revision_change(bool(retracted), weight))
 
 
 def _records(db: Db, since: str) -> Generator[Record, None, None]:
     """The audit records stamped at `since` or later whose text names an edge (a superset of those
-    whose changes name a link), in the order written, streamed; closed, it ends the statement."""
+    whose changes name a link), in the order of their stamps (then written), streamed; closed, it
+    ends the statement."""
     for at, actor, request_id, text in db.stream(
-        "SELECT at, actor, request_id, changes FROM audit WHERE at >= ? AND changes LIKE ? ORDER BY seq",
+        "SELECT at, actor, request_id, changes FROM audit WHERE at >= ? AND changes LIKE ? ORDER BY at, seq",
         (since, '%"edge"%'),
     ):
         try:

@@ -91,17 +91,18 @@ class AuditQueries(SlotQueries):
 
     def audit_naming(self, node_id: str, since: str, until: str | None) -> list[AuditRecord]:
         """The audit records stamped at `since` or later (and at `until` or earlier, when given)
-        whose changes name `node_id`, in the order they were written: what a history page reads the
-        actors of its link events from when their edge revisions name none (imported without them,
-        or written before edge revisions kept them and named by no record when the vault was
-        upgraded; each write's audit record names the links it changed, `WriteContext.changes_log`). No index holds a record's time or the nodes it names,
-        so this reads the audit log through once; the id is matched as the records hold it (JSON
-        text), and a record that names it otherwise (a body quoting it) is the caller's to skip."""
+        whose changes name `node_id`, in the order of their stamps (then written): what a history
+        page reads the actors of its link events from when their edge revisions name none (imported
+        without them, or written before edge revisions kept them and named by no record when the
+        vault was upgraded; each write's audit record names the links it changed,
+        `WriteContext.changes_log`). No index holds a record's time or the nodes it names, so this
+        reads the audit log through once; the id is matched as the records hold it (JSON text), and
+        a record that names it otherwise (a body quoting it) is the caller's to skip."""
         quoted = json.dumps(node_id)[1:-1]  # as `_changes_json` writes it (ASCII, escaped)
         pattern = _containing(quoted)
         bound, params = (" AND at <= ?", [until]) if until is not None else ("", [])
         found = self._db.rows(
-            f"SELECT {AUDIT_COLS} FROM audit WHERE at >= ?{bound} AND changes LIKE ? ESCAPE '\\' ORDER BY seq",
+            f"SELECT {AUDIT_COLS} FROM audit WHERE at >= ?{bound} AND changes LIKE ? ESCAPE '\\' ORDER BY at, seq",
             [since, *params, pattern],
         )
         return [rows.audit(r) for r in found]
