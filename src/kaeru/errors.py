@@ -279,9 +279,10 @@ ISSUE_CODES: dict[str, str] = {
         "the new one through the supersession). The message names the items, old → new type."
     ),
     "type_kept": (
-        "Warning (`kaeru import-from`): a re-imported item's source now gives it another node type, but something "
-        "in kaeru already supersedes the node (another successor would fork its current version), so it keeps its "
-        "type and kind tag and the rest of the change is applied. The message names the items."
+        "Warning (`kaeru import-from`): a re-imported item's source gives it another node type than its node has, "
+        "and the import does not override a successor or a type a person made in kaeru: something already "
+        "supersedes the node, or a person gave it its type (`evolve`). The node keeps its type and kind tag and "
+        "the rest of the change is applied. The message names the item and why."
     ),
     "forgotten_kept": (
         "Warning (`kaeru import-from`): items of the source were forgotten in kaeru; they stay forgotten (not "

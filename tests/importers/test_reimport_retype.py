@@ -158,3 +158,81 @@ def test_a_node_superseded_in_kaeru_keeps_its_type_and_says_so(service: Service,
     assert "type_kept" in [i.code for i in report.issues] and report.revised == 1
     beta = imported_node(service, "md", "Beta")
     assert (beta.id, beta.node_type, beta.body) == (old.id, NodeType.EPISODE, "The queue, as a note.")
+
+
+def test_a_type_a_person_gave_in_kaeru_is_kept_when_the_source_changes_only_its_text(
+    service: Service, tmp_path: Path
+) -> None:
+    """A person superseded the imported decision with a concept (`evolve` `new_type`, which copies the
+    import's mark): the source's next change, its text only, revises that concept — no new episode
+    supersedes the person's concept — and `type_kept` names the person's type, not the source."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    page = folder / "Beta.md"
+    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue.\n")
+    apply(service, "md", notes.read_markdown(folder))
+    old = imported_node(service, "md", "Beta")
+    run = build_server(service).registry.run
+    evolve = {"initiative": "md", "mode": "supersede", "source": {"id": old.id}}
+    evolved = run("evolve", {**evolve, "new_body": "A rule now.", "new_type": "concept"})
+    assert evolved["state"] == "applied", evolved
+    [concept_id] = _read(run, old.id)["successors"]
+    assert _read(run, concept_id)["node_type"] == "concept"
+
+    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue, v2.\n")
+    report = apply(service, "md", notes.read_markdown(folder))
+    assert (report.created, report.revised) == (0, 1), report.to_json()
+    assert "type_changed" not in [i.code for i in report.issues], report.issues
+    [kept] = [i for i in report.issues if i.code == "type_kept"]
+    assert "a person made it a concept" in kept.message, kept.message
+    beta = _read(run, concept_id)
+    assert (beta["currentness"], beta["node_type"], beta["body"]) == ("current", "concept", "We chose the queue, v2.")
+    assert _read(run, old.id)["body"] == "We chose the queue."
+    assert apply(service, "md", notes.read_markdown(folder)).changes == 0
+
+
+def test_an_item_forgotten_after_a_retype_is_not_found_again_in_an_older_version(
+    service: Service, tmp_path: Path
+) -> None:
+    """A person superseded the imported decision (`evolve` copies the mark, so both versions hold
+    it); the source then made it a note (a new concept supersedes the person's version) and the
+    person forgot that concept: the source's next change leaves the item forgotten, the first
+    version unrevised."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    page = folder / "Beta.md"
+    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue.\n")
+    apply(service, "md", notes.read_markdown(folder))
+    first = imported_node(service, "md", "Beta")
+    run = build_server(service).registry.run
+    evolve = {"initiative": "md", "mode": "supersede", "source": {"id": first.id}, "new_body": "The queue, fixed."}
+    assert run("evolve", evolve)["state"] == "applied"
+    page.write_text("---\ntype: note\n---\n# Beta\n\nThe queue, as a note.\n")
+    report = apply(service, "md", notes.read_markdown(folder))
+    assert "type_changed" in [i.code for i in report.issues], report.issues
+    [person] = _read(run, first.id)["successors"]
+    [new_id] = _read(run, person)["successors"]
+    assert _read(run, new_id)["node_type"] == "concept"
+    assert run("forget", {"initiative": "md", "node": {"id": new_id}, "reason": "not ours"})["state"] == "applied"
+
+    page.write_text("---\ntype: note\n---\n# Beta\n\nThe queue, as a note, again.\n")
+    report = apply(service, "md", notes.read_markdown(folder))
+    assert (report.forgotten, report.changes) == (1, 0), report.to_json()
+    assert _read(run, first.id)["body"] == "We chose the queue."
+
+
+def test_a_page_made_a_finished_task_is_a_task_with_done_at(service: Service, tmp_path: Path) -> None:
+    """A kaeru page exported again as a task with `status: done`: the new task is in the board's
+    closing column with `done_at`, as a re-import moving a task to done gives it."""
+    folder = tmp_path / "kaeru-md"
+    folder.mkdir()
+    key = "01JBX7Q2M3N4P5R6S7T8V9W0ZZ"
+    page = folder / "fix-it.md"
+    page.write_text(f"---\nid: {key}\ntype: concept\n---\n# Fix it\n\nThe thing.\n")
+    apply(service, "heron", notes.read_kaeru(folder))
+    page.write_text(f"---\nid: {key}\ntype: task\nstatus: done\n---\n# Fix it\n\nThe thing, a task now.\n")
+    report = apply(service, "heron", notes.read_kaeru(folder))
+    assert "type_changed" in [i.code for i in report.issues], report.issues
+    task = imported_node(service, "heron", key)
+    assert (task.node_type, task.status) == (NodeType.TASK, "done"), (task.node_type, task.status)
+    assert isinstance(task.properties.get("done_at"), str), task.properties

@@ -409,7 +409,7 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
                 layer=item.layer,
                 tier=item.tier,
                 status=status,
-                properties={**item.extra, MARK: reimport.mark(fmt, item, item.tags, status)},
+                properties={**item.extra, MARK: reimport.mark(fmt, item, item.tags, status, item.node_type.value)},
             )
             report.created += 1
         elif existing.properties.get(MARK, {}).get("sha256") == item.digest():
@@ -440,7 +440,7 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
                 tier=item.tier or default_tier(locked.node_type),  # the type it keeps: its tier
                 status=kept if kept is not None else locked.status,
                 tags=retag(tuple(tags), item.name, item.body, locked.id),
-                properties={**properties, MARK: reimport.mark(fmt, item, source, status)},
+                properties={**properties, MARK: reimport.mark(fmt, item, source, status, retype.written(locked, item))},
             )
             ctx.mark_affected(node)
             report.revised += 1
