@@ -273,10 +273,16 @@ ISSUE_CODES: dict[str, str] = {
         "place. The message names the file and the first such byte, or the lines: save it as UTF-8 and "
         "import again (the nodes are revised)."
     ),
+    "type_changed": (
+        "Warning (`kaeru import-from`): re-imported items whose source now gives them another node type became "
+        "new nodes of that type, each superseding the old one (kept in history; links a person made to it reach "
+        "the new one through the supersession). The message names the items, old → new type."
+    ),
     "type_kept": (
-        "Warning (`kaeru import-from`): a re-imported item's source now gives it another node type; a revision "
-        "keeps a node's type (another type is a new node, `evolve`), so the node keeps its type and kind tag "
-        "and the rest of the change is applied. The message names the items."
+        "Warning (`kaeru import-from`): a re-imported item's source gives it another node type than its node has, "
+        "and the import does not override a successor or a type a person made in kaeru: something already "
+        "supersedes the node, or a person gave it its type (`evolve`). The node keeps its type and kind tag and "
+        "the rest of the change is applied. The message names the item and why."
     ),
     "forgotten_kept": (
         "Warning (`kaeru import-from`): items of the source were forgotten in kaeru; they stay forgotten (not "

@@ -2,7 +2,7 @@
 
 A memory.jsonl saved with a byte-order mark imports its first entity; bytes that are not UTF-8 are
 named by line. A re-import makes a node what the source now says — its kind tag and importer-set
-properties too — and keeps what a person added (a reminder); a node's type is kept and the change said. A
+properties too — and keeps what a person added (a reminder); another node type is a new node. A
 link the source no longer has is removed, a person's link never; a relation's label is the source's
 current one. A node a person forgot stays forgotten. Both backends."""
 
@@ -91,13 +91,13 @@ def test_a_reimport_makes_a_changed_note_what_the_source_says_and_keeps_what_a_p
     # The importer's property follows the source: `note_type: strategy` is no longer what it says.
     assert "note_type" not in imported_node(service, "md", "Gamma").properties
 
-    # Another node type: kept (a revision keeps a node's type), the rest applied, and said.
+    # Another node type: a new node of it, superseding the old (`test_reimport_retype`), and said.
     page.write_text("---\ntype: note\n---\n# Beta\n\nThe queue, as a note.\n")
     report = apply(service, "md", notes.read_markdown(folder))
     beta = imported_node(service, "md", "Beta")
-    assert (report.revised, beta.node_type, beta.body) == (1, NodeType.EPISODE, "The queue, as a note.")
-    assert "kind:observation" in beta.tags and "kind:concept" not in beta.tags, beta.tags
-    assert [i.code for i in report.issues if i.code == "type_kept"] == ["type_kept"]
+    assert (report.revised, beta.node_type, beta.body) == (1, NodeType.CONCEPT, "The queue, as a note.")
+    assert "kind:concept" in beta.tags and "kind:observation" not in beta.tags, beta.tags
+    assert [i.code for i in report.issues if i.code in ("type_kept", "type_changed")] == ["type_changed"]
     assert beta.properties["note_type"] == "note" and beta.properties["reminder"] == remind
     assert apply(service, "md", notes.read_markdown(folder)).changes == 0
 

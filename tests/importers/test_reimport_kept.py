@@ -1,6 +1,6 @@
 """What a re-import keeps (a review of the re-import, session 52): a relation the source names twice,
 far apart, keeps both labels; a link a person made on an imported edge stays theirs; a note whose
-type is kept keeps its type's tier; a partly read source removes no link; a task finished in kaeru
+type is kept (superseded in kaeru) keeps its type's tier; a partly read source removes no link; a task finished in kaeru
 stays finished. Both backends."""
 
 from __future__ import annotations
@@ -76,13 +76,18 @@ def test_a_persons_link_on_an_imported_edge_is_theirs_and_stays_when_the_source_
 
 
 def test_a_note_whose_type_is_kept_keeps_its_types_tier(service: Service, tmp_path: Path) -> None:
-    """`type: decision` → `type: reference`: the node stays an episode (a revision keeps its type)
-    and so stays in an episode's tier; it was moved to the reference's."""
+    """`type: decision` → `type: reference` on a node someone superseded in kaeru: the node stays an
+    episode (a revision keeps its type) and so stays in an episode's tier; it was moved to the
+    reference's."""
     folder = tmp_path / "notes"
     folder.mkdir()
     page = folder / "Beta.md"
     page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose it.\n")
     apply(service, "md", notes.read_markdown(folder))
+    run = build_server(service).registry.run
+    assert run("note", {"initiative": "md", "name": "Beta v2", "text": "We chose another."})["state"] == "applied"
+    link = {"initiative": "md", "from": "Beta v2", "to": "Beta", "edge_type": "supersedes", "weight": 1.0}
+    assert run("link", link)["state"] == "applied"
     page.write_text("---\ntype: reference\n---\n# Beta\n\nA reference now.\n")
     report = apply(service, "md", notes.read_markdown(folder))
     assert "type_kept" in [i.code for i in report.issues]

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.errors import InvalidArgument
@@ -24,17 +25,13 @@ SETTLED_TYPE = {
     NodeType.SCRATCH: NodeType.IDEA,
 }
 #: Tags re-derived or meaningless on a successor; everything else (manual tags) is carried.
-_DROPPED_FAMILIES = ("topic:", "lang:", "status:", "due:")
+DROPPED_FAMILIES = ("topic:", "lang:", "status:", "due:")
 
 
 def _new_type(raw: str | None, fallback: NodeType) -> NodeType:
     """The successor's type: the one asked for (never a server-written one: the schema's enum leaves
     those out, `SERVER_WRITTEN`), else `fallback`."""
     return fallback if raw is None else NodeType(raw)
-
-
-def _carried_tags(node: Node) -> list[str]:
-    return [t for t in node.tags if not t.startswith(_DROPPED_FAMILIES)]
 
 
 def _texts(ctx: WriteContext, request: EvolveRequest, source: Node | None) -> tuple[str | None, str | None]:
@@ -65,7 +62,32 @@ def _status(source: Node, node_type: NodeType, carried: bool, cols: list[dict[st
 _CARRIED_LAYERS = (Layer.CORE, Layer.HOT)
 #: Properties of the source that describe its own history, not what it says: its chain and when
 #: hygiene demoted it (a reminder's shown day is dropped from the carried reminder).
-_NOT_CARRIED = ("chain", "hygiene_demoted_at")
+NOT_CARRIED = ("chain", "hygiene_demoted_at")
+
+
+def carried_tags(tags: Iterable[str]) -> list[str]:
+    """The tags a successor carries of `tags` (its source's): not those re-derived for it or
+    meaningless on it (`DROPPED_FAMILIES`)."""
+    return [t for t in tags if not t.startswith(DROPPED_FAMILIES)]
+
+
+def carried_properties(
+    properties: dict[str, Any], node_type: NodeType, status: str | None, cols: list[dict[str, str]], now: str
+) -> dict[str, Any]:
+    """What a successor of `node_type` at `status` carries of its source's `properties` — `evolve`'s
+    and a re-import's new node of another type (`retype`) alike: not the source's own history
+    (`NOT_CARRIED`), nor the day a reminder was last shown (the successor's is yet to be). A task in
+    a column that closes it (`cols`: the board) has `done_at` (the source's, or `now`), as
+    `task_update` gives it; a task in an open column has none."""
+    out = {k: v for k, v in properties.items() if k not in NOT_CARRIED}
+    if isinstance(reminder := out.get("reminder"), dict) and "seen" in reminder:
+        out["reminder"] = {k: v for k, v in reminder.items() if k != "seen"}
+    if node_type == NodeType.TASK:
+        if status in tasks.closing_keys(cols):
+            out.setdefault("done_at", now)
+        else:
+            out.pop("done_at", None)
+    return out
 
 
 def _successor(
@@ -78,14 +100,10 @@ def _successor(
         name = source.name
     cols = tasks.columns(ctx.session, ctx.initiative) if node_type == NodeType.TASK else []
     status = _status(source, node_type, not rename, cols)
-    tags = [t for t in _carried_tags(source) if status is None or not t.startswith("kind:")]
+    tags = [t for t in carried_tags(source.tags) if status is None or not t.startswith("kind:")]
     if status is not None:  # the kind and status tags a task or a claim is written with
         tags = ["kind:task" if node_type == NodeType.TASK else "kind:claim", f"status:{status}", *tags]
-    properties = {k: v for k, v in source.properties.items() if k not in _NOT_CARRIED}
-    if node_type == NodeType.TASK and status not in tasks.closing_keys(cols):
-        properties.pop("done_at", None)
-    if isinstance(reminder := properties.get("reminder"), dict) and "seen" in reminder:
-        properties["reminder"] = {k: v for k, v in reminder.items() if k != "seen"}
+    properties = carried_properties(source.properties, node_type, status, cols, ctx.now_s)
     return ctx.create_node(
         node_type=node_type,
         body=body,
@@ -117,7 +135,7 @@ def _carry_edges(ctx: WriteContext, source: Node, successor: Node) -> None:
         ctx.add_edge(src, dst, edge.edge_type, edge.weight, edge.properties)
 
 
-def _hand_on_slots(ctx: WriteContext, source: Node, successor: Node) -> bool:
+def hand_on_slots(ctx: WriteContext, source: Node, successor: Node) -> bool:
     """Every role `source` holds, in whichever initiative, handed to `successor`: only the call's
     initiative's were, and another's slot was left with the superseded or retracted source (decision
     376) — also a slot of an initiative the source is no member of, which `slot` allows. Returns
@@ -141,7 +159,7 @@ def _consolidate(ctx: WriteContext, source: Node, request: EvolveRequest, tier: 
     successor = _successor(ctx, source, request, node_type, tier)
     _carry_edges(ctx, source, successor)
     ctx.add_edge(source, successor, EdgeType.CONSOLIDATED_TO, 1.0)
-    if _hand_on_slots(ctx, source, successor):
+    if hand_on_slots(ctx, source, successor):
         # Handing a slot on cools its previous holder, a new revision of the source: retract that
         # one (retracting the stale copy wrote the same revision twice, an `internal`).
         source = ctx.session.get_node(source.id, for_update=True) or source
@@ -204,6 +222,6 @@ def evolve(ctx: WriteContext, request: EvolveRequest) -> None:
         heads = supersede_the_current(ctx, successor, source, 1.0, "source")
         # The corrected memory holds the source's roles, as settle hands them on (decision 294).
         for replaced in (source, *heads):
-            _hand_on_slots(ctx, replaced, successor)
+            hand_on_slots(ctx, replaced, successor)
         ctx.mark_affected(ctx.session.get_node(source.id) or source)
     ctx.outcome.primary = ctx.outcome_ref(successor)

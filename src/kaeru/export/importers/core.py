@@ -10,8 +10,9 @@ Idempotency (decision 19.I2): each imported node carries `properties.imported_fr
 sha256}` (the digest of what the source said). A re-import finds its nodes by key in the initiative:
 the same digest → unchanged (even when a person revised the node since: their edit wins); a
 different digest → the node is revised to what the source now says (history keeps the old text;
-what a person added in kaeru stays, its type too: `reimport`); a new key → a new node, unless a node
-of that key was forgotten in kaeru (it stays forgotten). An edge already live with the same weight
+what a person added in kaeru stays: `reimport`; another node type → a new node of it superseding
+the old one: `retype`); a new key → a new node, unless a node of that key was forgotten in kaeru (it
+stays forgotten). An edge already live with the same weight
 and labels is left as it is; one this import wrote that the source no longer says is retracted —
 unless the reader could not read part of the source (a truncated line, a file it could not open):
 what it did not read it may still say, so nothing is removed and the report says so.
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.domain.naming import MAX_NAME_CHARS
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
-from kaeru.export.importers import edges, reimport
+from kaeru.export.importers import edges, reimport, retype
 from kaeru.export.importers.reimport import MARK
 from kaeru.export.screen import LISTED, Refusal, secret_advice, too_many_tags
 from kaeru.service import tasks
@@ -313,6 +314,8 @@ def apply(
         ) from exc
     if (kept := reimport.forgotten_issue(known.kept)) is not None:
         report.issues.append(kept)
+    if (changed := retype.said(known.retyped)) is not None:
+        report.issues.append(changed)
     if rt.embedder is not None and touched:
         from kaeru.service.recall import embed_nodes
 
@@ -349,6 +352,8 @@ class _Known:
     #: The items left out as forgotten (origin, name), and their keys.
     kept: list[tuple[str, str]] = field(default_factory=list)
     kept_keys: set[str] = field(default_factory=set)
+    #: The items replaced by a node of the type the source now gives (origin, name, old, new type).
+    retyped: list[tuple[str, str, str, str]] = field(default_factory=list)
     #: What this import's links make (src id, dst id, edge type): the edges it keeps.
     said: set[tuple[str, str, str]] = field(default_factory=set)
     #: The labels the whole source gives each relation (`edges.labels_of`).
@@ -366,22 +371,27 @@ class _Known:
 
 
 def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
-    """The initiative's live nodes imported from `fmt`, by key."""
+    """The initiative's live nodes imported from `fmt`, by key. Of two holding one key (`evolve`
+    carries the mark to a successor), the newest: the item's latest version, whatever order the
+    store answers in."""
     found = ctx.session.nodes_with_property([ctx.initiative.id], MARK)
     out: dict[str, Node] = {}
     for node in ctx.session.nodes_by_ids(found).values():
         mark = node.properties.get(MARK)
         if isinstance(mark, dict) and mark.get("format") == fmt and isinstance(mark.get("key"), str):
-            out[mark["key"]] = node
+            held = out.get(mark["key"])
+            if held is None or (node.created_at, node.id) > (held.created_at, held.id):
+                out[mark["key"]] = node
     return out
 
 
 def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: dict[str, str], report: Report) -> None:
     known, fmt = imported.of(ctx), imported.format
-    # A node keeps its type on a re-import: its status is one of that type's.
+    # A node revised keeps its type: its status is one of that type's (one retyped: of the item's).
     types = {i.key: known[i.key].node_type if i.key in known else i.node_type for i in items}
     # The board is read once a chunk, and only when the chunk holds a task.
-    cols = tasks.columns(ctx.session, ctx.initiative) if NodeType.TASK in types.values() else []
+    has_task = NodeType.TASK in {*types.values(), *(i.node_type for i in items)}
+    cols = tasks.columns(ctx.session, ctx.initiative) if has_task else []
     for item in items:
         existing = known.get(item.key)
         if existing is None and imported.forgotten(ctx, item.key):
@@ -399,7 +409,7 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
                 layer=item.layer,
                 tier=item.tier,
                 status=status,
-                properties={**item.extra, MARK: reimport.mark(fmt, item, item.tags, status)},
+                properties={**item.extra, MARK: reimport.mark(fmt, item, item.tags, status, item.node_type.value)},
             )
             report.created += 1
         elif existing.properties.get(MARK, {}).get("sha256") == item.digest():
@@ -407,6 +417,15 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
             report.unchanged += 1
         else:
             locked = ctx.session.get_node(existing.id, for_update=True) or existing
+            if retype.possible(ctx, locked, item):
+                node = retype.replace(ctx, fmt, locked, item, _status_of(item, item.node_type, cols), cols)
+                imported.retyped.append(
+                    (item.origin or item.key, item.name, locked.node_type.value, item.node_type.value)
+                )
+                report.revised += 1
+                known[item.key] = node
+                ids[item.key] = node.id
+                continue
             kept = reimport.status_kept(locked, item, status)
             source, tags, properties, type_kept = reimport.revised(locked, item, kept)
             if type_kept is not None:
@@ -421,7 +440,7 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
                 tier=item.tier or default_tier(locked.node_type),  # the type it keeps: its tier
                 status=kept if kept is not None else locked.status,
                 tags=retag(tuple(tags), item.name, item.body, locked.id),
-                properties={**properties, MARK: reimport.mark(fmt, item, source, status)},
+                properties={**properties, MARK: reimport.mark(fmt, item, source, status, retype.written(locked, item))},
             )
             ctx.mark_affected(node)
             report.revised += 1

@@ -2,9 +2,11 @@
 
 A re-import makes an imported node say what the source now says, and keeps what a person added in
 kaeru: the mark (`properties.imported_from`) lists the tags and property keys the import wrote, so a
-revision replaces those and keeps the rest (a tag a person added, a property kaeru set). A node's
-type is not changed: a revision keeps a node's id and type, and kaeru gives memory another type only
-as a new node (`evolve`); the change is said (`type_kept`), the rest applied.
+revision replaces those and keeps the rest (a tag a person added, a property kaeru set). A revision
+keeps a node's id and type, so an item the source now gives another type becomes a new node of that
+type superseding the old one (`retype`) when the source changed the type; a node someone superseded
+in kaeru, or whose type a person changed, keeps its type and the change is said (`type_kept`), the
+rest applied.
 
 A task's or claim's status is the source's when the source changed it, else the node's: the mark
 records the status the import wrote, so a task a person finished in kaeru stays finished.
@@ -39,10 +41,16 @@ EARLIER_KEYS = frozenset({"path", "note_type", "entity_type", "status"})
 LISTED = 10
 
 
-def mark(fmt: str, item: Item, tags: list[str], status: str | None = None) -> dict[str, Any]:
+def mark(
+    fmt: str, item: Item, tags: list[str], status: str | None = None, node_type: str | None = None
+) -> dict[str, Any]:
     """The mark of a node written from `item` with the source's `tags` and `status` (a task's or
-    claim's, as the import placed it)."""
+    claim's, as the import placed it), and `node_type`: the type the import wrote (`retype`: the
+    source changed it when it now says another; a mark copied by `evolve` onto a node of another
+    type tells a person's type from the source's); None leaves it out (none known)."""
     found = {"format": fmt, "key": item.key, "sha256": item.digest(), "tags": tags, "properties": sorted(item.extra)}
+    if node_type is not None:
+        found["type"] = node_type
     return found if status is None else {**found, "status": status}
 
 
@@ -71,10 +79,13 @@ def moved(properties: dict[str, Any], closing: bool, now: str) -> None:
         properties.pop("done_at", None)
 
 
-def revised(node: Node, item: Item, status: str | None) -> tuple[list[str], list[str], dict[str, Any], Issue | None]:
+def revised(
+    node: Node, item: Item, status: str | None, *, retyped: bool = False
+) -> tuple[list[str], list[str], dict[str, Any], Issue | None]:
     """`node` revised to what `item` says: the source's tags (for the mark), every tag (before the
     derived ones), the properties (the mark aside), and the issue when the source gave it another
-    node type (which is kept).
+    node type (which is kept). `retyped`: for the new node of the item's type that replaces `node`
+    (`retype`): the source's kind tag, and none of `node`'s status tags (another type's).
 
     What the last import wrote (its mark's `tags` and `properties`; an older mark without them: the
     kind tag and `EARLIER_KEYS`) is replaced by the item's; everything else on the node stays. A
@@ -87,19 +98,27 @@ def revised(node: Node, item: Item, status: str | None) -> tuple[list[str], list
     written_keys = set(keys) if isinstance(keys, list) else EARLIER_KEYS
     source = list(item.tags)
     issue = None
-    if item.node_type != node.node_type:
+    if item.node_type != node.node_type and not retyped:
         kinds = [t for t in node.tags if t.startswith("kind:")]
         said = next((t for t in item.tags if t.startswith("kind:")), item.node_type.value)
         source = [*kinds, *(t for t in source if not t.startswith("kind:"))]
+        typed = before.get("type")
+        why = (
+            f"a person made it {_a(node.node_type.value)} in kaeru (`evolve`; the import wrote {_a(typed)})"
+            if isinstance(typed, str) and typed != node.node_type.value
+            else "something in kaeru already supersedes it (`current_state` names its current version)"
+        )
         issue = Issue(
             "type_kept",
-            f"{item.origin or item.key}: the source now makes {item.name!r} a {item.node_type.value} ({said}); "
-            f"it was imported as a {node.node_type.value} and stays one, with its kind tag: a revision keeps a "
-            "node's type (kaeru gives memory another type only as a new node, `evolve`). The rest of the "
+            f"{item.origin or item.key}: the source makes {item.name!r} a {item.node_type.value} ({said}); "
+            f"the node stays a {node.node_type.value}, with its kind tag: {why}, and the import does not "
+            "override a successor or a type a person made (a revision keeps a node's type). The rest of the "
             "source's change is applied",
             "type",
         )
-    added = [t for t in node.tags if t not in earlier and not (status is not None and t.startswith("status:"))]
+    added = [
+        t for t in node.tags if t not in earlier and not ((status is not None or retyped) and t.startswith("status:"))
+    ]
     tags = list(dict.fromkeys([*source, *added, *([f"status:{status}"] if status else [])]))
     kept = {k: v for k, v in node.properties.items() if k not in written_keys and k != MARK}
     return source, tags, {**kept, **item.extra}, issue
@@ -146,3 +165,8 @@ def forgotten_issue(kept: Iterable[tuple[str, str]]) -> Issue | None:
         "a note's path or id) imports as a new node",
         "path",
     )
+
+
+def _a(word: str) -> str:
+    """`word` with its indefinite article ("an episode", "a concept")."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
