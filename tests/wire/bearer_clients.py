@@ -6,9 +6,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import httpx2
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp import Client
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
 

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from kaeru.service import Service, grants
 from kaeru.storage.factory import open_store
-from mcp import Client
 from tests.backends import VaultSpec
 from tests.cli.support import kaeru
 from tests.wire.bearer_clients import bearer_client, token_of
