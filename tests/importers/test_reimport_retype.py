@@ -138,16 +138,9 @@ def test_a_kaeru_page_whose_type_changed_keeps_its_links_on_the_new_node(service
 
 
 def test_a_node_superseded_in_kaeru_keeps_its_type_and_says_so(service: Service, tmp_path: Path) -> None:
-    """Someone superseded the imported decision in kaeru (a note of theirs linked `supersedes` it): a
-    node of the new type beside that successor would fork the current version, so the node keeps
-    its type (`type_kept`)."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    page = folder / "Beta.md"
-    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue.\n")
-    apply(service, "md", notes.read_markdown(folder))
-    old = imported_node(service, "md", "Beta")
-    run = build_server(service).registry.run
+    """Someone superseded the imported decision in kaeru (a note of theirs linked `supersedes` it): the
+    import does not override a successor a person made, so the node keeps its type (`type_kept`)."""
+    folder, page, old, run = _beta_imported(service, tmp_path)
     assert run("note", {"initiative": "md", "name": "Beta v2", "text": "We chose the log."})["state"] == "applied"
     link = {"initiative": "md", "from": "Beta v2", "to": "Beta", "edge_type": "supersedes", "weight": 1.0}
     linked = run("link", link)
@@ -166,13 +159,7 @@ def test_a_type_a_person_gave_in_kaeru_is_kept_when_the_source_changes_only_its_
     """A person superseded the imported decision with a concept (`evolve` `new_type`, which copies the
     import's mark): the source's next change, its text only, revises that concept — no new episode
     supersedes the person's concept — and `type_kept` names the person's type, not the source."""
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    page = folder / "Beta.md"
-    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue.\n")
-    apply(service, "md", notes.read_markdown(folder))
-    old = imported_node(service, "md", "Beta")
-    run = build_server(service).registry.run
+    folder, page, old, run = _beta_imported(service, tmp_path)
     evolve = {"initiative": "md", "mode": "supersede", "source": {"id": old.id}}
     evolved = run("evolve", {**evolve, "new_body": "A rule now.", "new_type": "concept"})
     assert evolved["state"] == "applied", evolved
@@ -236,3 +223,14 @@ def test_a_page_made_a_finished_task_is_a_task_with_done_at(service: Service, tm
     task = imported_node(service, "heron", key)
     assert (task.node_type, task.status) == (NodeType.TASK, "done"), (task.node_type, task.status)
     assert isinstance(task.properties.get("done_at"), str), task.properties
+
+
+def _beta_imported(service: Service, tmp_path: Path) -> tuple[Path, Path, Any, Any]:
+    """A folder whose page `Beta.md` is a decision, imported into `md`: the folder, the page, its
+    node and the tools' `run`."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    page = folder / "Beta.md"
+    page.write_text("---\ntype: decision\n---\n# Beta\n\nWe chose the queue.\n")
+    apply(service, "md", notes.read_markdown(folder))
+    return folder, page, imported_node(service, "md", "Beta"), build_server(service).registry.run

@@ -156,7 +156,7 @@ def forgotten_issue(kept: Iterable[tuple[str, str]]) -> Issue | None:
     named = [f"{origin}: {name!r}" for origin, name in kept]
     if not named:
         return None
-    shown = "; ".join(named[:LISTED]) + ("; …" if len(named) > LISTED else "")
+    shown = listed(named)
     return Issue(
         "forgotten_kept",
         f"{len(named)} item(s) of the source were forgotten in kaeru and stay forgotten (not imported again, "
@@ -170,3 +170,8 @@ def forgotten_issue(kept: Iterable[tuple[str, str]]) -> Issue | None:
 def _a(word: str) -> str:
     """`word` with its indefinite article ("an episode", "a concept")."""
     return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
+def listed(named: list[str]) -> str:
+    """The first `LISTED` of `named` for an issue's message, "…" when there are more."""
+    return "; ".join(named[:LISTED]) + ("; …" if len(named) > LISTED else "")

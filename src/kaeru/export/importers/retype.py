@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from kaeru.domain.model import Node, NodeType
 from kaeru.export.importers import reimport
-from kaeru.export.importers.reimport import LISTED, MARK
+from kaeru.export.importers.reimport import MARK, listed
 from kaeru.service.evolve import carried_properties, carried_tags, hand_on_slots
 from kaeru.service.outcomes import Issue
 from kaeru.service.supersession import ahead_of, supersede_the_current
@@ -147,7 +147,7 @@ def said(changed: list[tuple[str, str, str, str]]) -> Issue | None:
     named = [f"{origin}: {name!r} {before} → {after}" for origin, name, before, after in changed]
     if not named:
         return None
-    shown = "; ".join(named[:LISTED]) + ("; …" if len(named) > LISTED else "")
+    shown = listed(named)
     return Issue(
         "type_changed",
         f"{len(named)} item(s) of the source now have another node type: each is a new node of that type that "
