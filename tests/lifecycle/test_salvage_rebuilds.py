@@ -146,6 +146,41 @@ def test_a_vault_cut_short_is_salvaged_up_to_where_it_ends(
     assert exported.code == 0, exported.stderr
 
 
+def test_a_node_whose_json_was_cut_is_left_out_and_said(written: tuple[Path, list[str]], tmp_path: Path) -> None:
+    """A page cut short can read as a row whose text is cut: a node's `properties` no longer JSON.
+    The index over its reminders (`nodes_attention`) refused the whole salvage — "could not write the
+    new vault (malformed JSON)" — now that row is left out and said, as a row that did not read."""
+    env, path = _copy(written, tmp_path)
+
+    def index_sql(sql: str | None = None) -> str:
+        """The reminders index's definition; with `sql`, written in its place (as damage would, unchecked)."""
+        conn = apsw.Connection(str(path))
+        try:
+            if sql is not None:
+                conn.execute("PRAGMA writable_schema = ON")
+                conn.execute("UPDATE sqlite_master SET sql = ? WHERE name = 'nodes_attention'", (sql,))
+            return str(next(iter(conn.execute("SELECT sql FROM sqlite_master WHERE name = 'nodes_attention'")))[0])
+        finally:
+            conn.close()
+
+    # The index refuses the cut text at once: set it aside, cut one node's text, put it back.
+    index = index_sql()
+    index_sql("CREATE INDEX nodes_attention ON nodes (seq) WHERE 0")
+    conn = apsw.Connection(str(path))
+    try:
+        [(rowid, node)] = list(conn.execute("SELECT rowid, id FROM nodes ORDER BY rowid DESC LIMIT 1"))
+        conn.execute("UPDATE nodes SET properties = ? WHERE rowid = ?", ('{"reminder": {"at', rowid))
+    finally:
+        conn.close()
+    assert index_sql(index) == index
+    report = _salvage(env, tmp_path / "saved")
+    assert report["tables"]["nodes"]["damaged"] == [f"rowid {rowid} to {rowid} (properties not JSON)"], report
+    saved = {"KAERU_VAULT": str(tmp_path / "saved")}
+    _healthy(saved)
+    gone = kaeru(saved, "call", "read", "-a", "initiative=reeds", "-a", f"nodes={node}", as_json=True)
+    assert node not in json.dumps(gone.json().get("data") or {}), gone.stdout
+
+
 def test_a_garbled_migration_record_is_written_again(written: tuple[Path, list[str]], tmp_path: Path) -> None:
     env, path = _copy(written, tmp_path)
     assert _pages(path, "schema_migrations") == [2], "page 2 holds the records"

@@ -22,6 +22,7 @@ How a table is read past its damage:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,8 @@ CHUNK = 500
 EXACT_SPAN = 1_000_000
 #: The largest rowid SQLite stores.
 MAX_ROWID = 2**63 - 1
+#: A column a JSON function of an index or trigger reads (`json_type(properties, …)`).
+_JSON_ARGUMENT = re.compile(r"json_\w+\(\s*(?:(?:new|old)\.)?\"?(\w+)\"?\s*[,)]", re.IGNORECASE)
 
 
 @dataclass
@@ -115,6 +118,7 @@ def _copy(src: apsw.Connection, dst: apsw.Connection, schema: list[Any], user_ve
         for name, _ in tables:
             if name not in virtual and not (derive and name in derived.NOT_COPIED):
                 report.append(_copy_table(src, dst, name))  # the full-text index: rebuilt by the store
+        _drop_unparsable(dst, schema, report)
         for kind, name, _, sql in schema:
             if kind in ("index", "trigger") and not name.startswith("sqlite_"):
                 dst.execute(sql)
@@ -130,6 +134,32 @@ def _copy(src: apsw.Connection, dst: apsw.Connection, schema: list[Any], user_ve
             report = [t for t in report if t.name not in made]
             report += [TableSalvage(t, rows, rebuilt=True) for t, rows in made.items()]
     return Salvage(report, user_version)
+
+
+def _drop_unparsable(dst: apsw.Connection, schema: list[Any], report: list[TableSalvage]) -> None:
+    """Leave out the copied rows whose text an index or trigger reads as JSON but which is not JSON.
+    A page cut short can read as a row with its text cut; an index over a JSON expression
+    (`nodes_attention` reads `properties`) or a trigger then refuses the whole salvage ("malformed
+    JSON"). Such rows are as damaged as rows that did not read: left out, and said. Done before any
+    index or trigger exists, so that removing them fires none."""
+    read: dict[str, set[str]] = {}
+    for kind, _, table, sql in schema:
+        if kind in ("index", "trigger") and sql:
+            read.setdefault(table, set()).update(_JSON_ARGUMENT.findall(sql))
+    for table, named in read.items():
+        quoted = _quote(table)
+        columns = sorted(named & {str(r[1]) for r in dst.execute(f"PRAGMA table_info({quoted})")})
+        if not columns:
+            continue
+        invalid = " OR ".join(f"NOT json_valid({_quote(c)})" for c in columns)
+        rowids = [int(r[0]) for r in dst.execute(f"SELECT rowid FROM {quoted} WHERE {invalid} ORDER BY rowid")]
+        if not rowids:
+            continue
+        dst.execute(f"DELETE FROM {quoted} WHERE {invalid}")
+        said = next((t for t in report if t.name == table), None)
+        if said is not None:
+            said.copied -= len(rowids)
+            said.damaged += [f"{span} ({', '.join(columns)} not JSON)" for span in _spans(rowids)]
 
 
 def _copy_table(src: apsw.Connection, dst: apsw.Connection, name: str) -> TableSalvage:
