@@ -43,19 +43,19 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
     actor = principal.name if principal is not None else _local_actor(service)
     ref = secrets.token_hex(4)
     if isinstance(exc, Internal):
-        message = exc.message
-        log.error("internal answer to %s (actor %s, request_id %s, ref %s): %s", tool, actor, request_id, ref, message)
+        message, logged, trace = exc.message, exc.message, None
     else:
         message = f"unexpected server fault ({type(exc).__name__}); nothing was applied"
-        log.error(
-            "internal answer to %s (actor %s, request_id %s, ref %s): %s",
-            tool,
-            actor,
-            request_id,
-            ref,
-            f"{type(exc).__name__}: {exc}",
-            exc_info=exc,
-        )
+        logged, trace = f"{type(exc).__name__}: {exc}", exc
+    log.error(
+        "internal answer to %s (actor %s, request_id %s, ref %s): %s",
+        tool,
+        actor,
+        request_id,
+        ref,
+        logged,
+        exc_info=trace,
+    )
     if principal is not None and principal.initiatives is not None:
         message = first_clause(message)
     field, details = (exc.field, exc.details) if isinstance(exc, Internal) else (None, None)

@@ -28,7 +28,7 @@ from kaeru.domain.model import Edge, Node
 from kaeru.domain.naming import canonical
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import Forbidden, InvalidArgument, NotFound, Unavailable
-from kaeru.service.runtime import Runtime, system_clock, vault_now
+from kaeru.service.runtime import Runtime
 from kaeru.storage.base import AuditRecord, Session, Store, TokenRecord
 
 #: Prefix of the tokens `kaeru token add` makes (recognisable in a leaked config; not a secret).
@@ -282,20 +282,11 @@ def add_token(
         # stamped by a clock put back was the newest audit row, and the next write lost its floor.
         stamp = rt.write_time(session.newest_stamp())
         now = fmt(stamp)
-        record = TokenRecord(
-            name, digest(token), grants, read_only, now, expires_at=_expiry(expires_at, _checked_now(rt))
-        )
+        record = TokenRecord(name, digest(token), grants, read_only, now, expires_at=_expiry(expires_at, rt.reading()))
         if not session.add_token(record):
             raise InvalidArgument(f"a token named {name!r} exists; revoke it first", field="name")
         session.append_audit(_audit("token_add", by, now, record))
     return token, record
-
-
-def _checked_now(rt: Runtime) -> datetime:
-    """The clock a server refuses an expired token by (`vault_now`, as `mcp/bearer.py` reads it), or
-    the clock a test injects: not `rt.now()`, which never reads earlier than this process's last
-    write stamp, and that follows the vault's newest stamp (a clock once ahead leaves it ahead)."""
-    return vault_now(rt.store) if rt.clock is system_clock else rt.clock()
 
 
 def _expiry(expires_at: datetime | None, now: datetime) -> str | None:
@@ -321,7 +312,7 @@ def renew_token(rt: Runtime, name: str, expires_at: datetime | None, by: str) ->
         stamp = rt.write_time(session.newest_stamp())
         now = fmt(stamp)
         before = session.token_by_name(name)
-        renewed = session.set_token_expiry(name, _expiry(expires_at, _checked_now(rt)))
+        renewed = session.set_token_expiry(name, _expiry(expires_at, rt.reading()))
         if before is None or renewed is None:
             raise NotFound(f"no token named {name!r}", field="name")
         change = {"field": "expires_at", "before": before.expires_at, "after": renewed.expires_at}

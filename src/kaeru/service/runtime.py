@@ -157,6 +157,12 @@ class Runtime:
             return self.wall.now(self.store)
         return self.clock()
 
+    def reading(self) -> datetime:
+        """The clock injected, else the vault's clock as a server checks a token's expiry by
+        (`vault_now`): not `now()`, which never reads earlier than this process's last write stamp,
+        and that follows the vault's newest stamp (a clock once ahead leaves it ahead)."""
+        return vault_now(self.store) if self.clock is system_clock else self.clock()
+
     def write_time(self, newest: str | None) -> datetime:
         """What a write is stamped by: `now()`, or just after `newest` — the vault's newest recorded
         stamp — when that is not earlier (and at most `FOLLOWED_AHEAD` ahead). A node's revisions were
