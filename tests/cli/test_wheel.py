@@ -39,6 +39,7 @@ def test_the_wheel_carries_migrations_rules_and_schemas(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     needed = [
         *PACKAGE.glob("storage/*/migrations/*.sql"),
+        *PACKAGE.glob("storage/*/migrations/*.py"),  # the migrations that are programs (backfills)
         PACKAGE / "domain" / "secrets" / "rules.toml",
         *PACKAGE.glob("api/schemas/*.json"),
         *PACKAGE.glob("web/static/*"),  # the viewer's assets (issue 19): no CDN
@@ -47,6 +48,15 @@ def test_the_wheel_carries_migrations_rules_and_schemas(wheel: Path) -> None:
     missing = [str(p.relative_to(PACKAGE.parent)) for p in needed if str(p.relative_to(PACKAGE.parent)) not in names]
     assert not missing, missing
     assert not [n for n in names if n.startswith(("tests/", "bench/"))]
+
+
+def test_the_wheel_carries_the_licence(wheel: Path) -> None:
+    """An MIT package ships its copyright and permission notice (in the wheel's metadata folder)."""
+    with zipfile.ZipFile(wheel) as built:
+        licences = [n for n in built.namelist() if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
+        assert licences, "no LICENSE in the wheel's .dist-info"
+        text = built.read(licences[0]).decode()
+    assert text.startswith("MIT License") and "Permission is hereby granted" in text
 
 
 def test_installed_into_a_fresh_venv_kaeru_helps_and_serves(wheel: Path, tmp_path: Path) -> None:
