@@ -5,11 +5,14 @@ We serve the contract with a description on every parameter and with the non-sta
 
 - structurally: with descriptions and titles dropped and those formats normalised, the served
   schemas equal the vendored originals key for key (the inputs once made lean by `lean_input`,
-  whose rewrites only remove repetition: decision 18.L1);
+  whose rewrites only remove repetition: decision 18.L1), but for the output schemas' two portable
+  spellings (`outputs.portable`): no `$schema` (MCP's default dialect is the contract's 2020-12) and
+  `{}` where the contract says `true`, both naming the same schema;
 - behaviourally: documents generated from the contract (valid ones, and valid ones mutated at a
   random place) and arbitrary JSON get the same verdict from the contract's validator and from
   every validator that judges the served schema — `jsonschema` with format assertion and the
-  compiled `jsonschema-rs` the server uses, for inputs and output envelopes alike.
+  compiled `jsonschema-rs` the server uses, for inputs and output envelopes alike; and a draft-07
+  validator, which is how a client's plain AJV reads a schema that names no dialect.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
-from jsonschema import Draft202012Validator
+from jsonschema import Draft7Validator, Draft202012Validator
 
+from kaeru.api.outputs import lean_output_for
 from kaeru.api.schemas import CONTRACT_TOOLS, input_for, lean_input, output_for
 from tests.jsonschema_memo import install
 
@@ -32,7 +36,20 @@ install()  # each property's strategy built once: the same examples, sooner
 
 CONTRACT = Path(__file__).resolve().parents[2] / "contract" / "published"
 SCHEMAS = [f"{tool}.{direction}" for tool in CONTRACT_TOOLS for direction in ("input", "output")]
+INPUTS = [name for name in SCHEMAS if name.endswith(".input")]
+OUTPUTS = [name for name in SCHEMAS if name.endswith(".output")]
 UINT32_MAX = 4294967295
+DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+#: Where the contract's output schemas say `true` (any value): `tools/list` says `{}`, which accepts
+#: the same, where portability checkers (the MCP Inspector's `--strict`) want a schema object.
+_ANY_VALUE = [("$defs", "Change", "properties", p) for p in ("after", "before")]
+_ANY_VALUE += [("$defs", "Continuation", "properties", "next_arguments")]
+TRUE_SUBSCHEMAS = {
+    "search.output": [*_ANY_VALUE, ("$defs", "NodeData", "properties", "properties")],
+    "claim.output": _ANY_VALUE,
+    "revise.output": _ANY_VALUE,
+}
+MISSING = "(missing)"
 
 #: Keywords whose value maps names to subschemas (their keys are names, not keywords).
 _NAMED = ("properties", "patternProperties", "$defs", "dependentSchemas")
@@ -46,8 +63,17 @@ def published(name: str) -> dict[str, Any]:
 
 
 def served(name: str) -> dict[str, Any]:
+    """What `tools/list` declares (and, for inputs, what every call is validated by)."""
     tool, direction = name.split(".")
-    return input_for(tool) if direction == "input" else output_for(tool, "read" if tool == "search" else "mutation")
+    if direction == "input":
+        return input_for(tool)
+    return lean_output_for(tool, "read" if tool == "search" else "mutation")
+
+
+def full_output(name: str) -> dict[str, Any]:
+    """The output schema programs and the tests hold answers to (`output_for`)."""
+    tool = name.split(".")[0]
+    return output_for(tool, "read" if tool == "search" else "mutation")
 
 
 def normalised(schema: Any) -> Any:
@@ -73,12 +99,34 @@ def normalised(schema: Any) -> Any:
     return out
 
 
+def differences(a: Any, b: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], Any, Any]]:
+    """Every place where `a` and `b` differ: (path, a's value, b's value); `True` differs from `1`."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        found = []
+        for key in sorted(set(a) | set(b)):
+            found += differences(a.get(key, MISSING), b.get(key, MISSING), (*path, key))
+        return found
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [d for index, (x, y) in enumerate(zip(a, b, strict=True)) for d in differences(x, y, (*path, index))]
+    return [] if type(a) is type(b) and a == b else [(path, a, b)]
+
+
 @pytest.mark.parametrize("name", SCHEMAS)
 def test_served_schema_is_the_contract_up_to_descriptions_and_formats(name: str) -> None:
+    """Inputs: equal. Outputs: equal but for the two portable spellings, each naming the same schema."""
     contract = published(name)
     if name.endswith(".input"):
         contract = lean_input(contract)
-    assert normalised(served(name)) == normalised(contract)
+    expected = []
+    if name.endswith(".output"):
+        expected = [(("$schema",), DRAFT_2020_12, MISSING)] + [(path, True, {}) for path in TRUE_SUBSCHEMAS[name]]
+    assert sorted(differences(normalised(contract), normalised(served(name))), key=repr) == sorted(expected, key=repr)
+
+
+@pytest.mark.parametrize("name", OUTPUTS)
+def test_the_full_output_schema_is_the_contract_up_to_descriptions_and_formats(name: str) -> None:
+    """`output_for`, what answers are held to, keeps the contract's own spelling."""
+    assert normalised(full_output(name)) == normalised(published(name))
 
 
 def test_the_lean_search_schema_says_text_or_filters_once() -> None:
@@ -226,6 +274,9 @@ class Judges:
         self.served = Draft202012Validator(ours, format_checker=checker)
         self.served_plain = Draft202012Validator(ours)
         self.served_fast = jsonschema_rs.validator_for(ours, validate_formats=True)
+        # A schema naming no dialect, read as draft-07 (a plain `new Ajv()` does): no keyword here
+        # means something else there, and no `$ref` has a sibling but a description.
+        self.served_draft7 = Draft7Validator(ours) if "$schema" not in ours else None
 
     def check(self, document: Any) -> bool:
         verdict = self.contract.is_valid(document)
@@ -233,15 +284,16 @@ class Judges:
         assert self.served_fast.is_valid(document) == verdict, document
         # Without format assertion (how most clients validate outputs) the two agree as well.
         assert self.served_plain.is_valid(document) == self.contract_plain.is_valid(document), document
+        if self.served_draft7 is not None:
+            assert self.served_draft7.is_valid(document) == self.contract_plain.is_valid(document), document
         return verdict
 
 
 def _def(schema: dict[str, Any], name: str) -> dict[str, Any]:
-    return {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
+    dialect = {"$schema": schema["$schema"]} if "$schema" in schema else {}
+    return {**dialect, "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
 
 
-INPUTS = [name for name in SCHEMAS if name.endswith(".input")]
-OUTPUTS = [name for name in SCHEMAS if name.endswith(".output")]
 _JUDGES = {name: Judges(published(name), served(name)) for name in SCHEMAS}
 #: Every `$def` of the envelopes (search's is a superset of claim's and revise's, which are equal to
 #: it where shared: the structural test above checks that). `MutationData` is too slow to generate

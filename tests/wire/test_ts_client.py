@@ -12,9 +12,12 @@ plus two invalid ones, and reports each call as the SDK returned it.
 Runs, all against real `kaeru serve` processes on one SQLite vault (the wire format does not depend
 on the backend; the Python-SDK wire tests run on both): stdio; stdio with `KAERU_STRUCTURED=off`
 (the setting for Claude Code, whose model reads the text: ids are then read from the text, as a
-model would); streamable HTTP from the server's own account without a token; the same server once
-the vault holds a token, with it, and without it (refused). The client starts its stdio servers
-through the launcher of the worker's server zygote (decision 432), as the HTTP server is started.
+model would); stdio with the client's own AJV handed to the SDK as its documentation shows
+(`KAERU_CLIENT_AJV=strict`: strict, and checking each schema against the meta-schema its
+`$schema` names, which a plain AJV knows only for draft-07); streamable HTTP from the server's own
+account without a token; the same server once the vault holds a token, with it, and without it
+(refused). The client starts its stdio servers through the launcher of the worker's server zygote
+(decision 432), as the HTTP server is started.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ pytestmark = [
 
 TOOLS = sorted(tool["name"] for tool in json.loads(LISTING.read_text()))
 #: The runs whose every tool call is reported (the refused one never gets past `initialize`).
-FULL_RUNS = ["stdio", "stdio_text_only", "http", "http_token"]
+FULL_RUNS = ["stdio", "stdio_text_only", "stdio_strict_ajv", "http", "http_token"]
+#: The run whose client validates with its own AJV (`new Ajv({validateFormats: true})`, ajv-formats).
+STRICT_AJV = "stdio_strict_ajv"
 INVALID = {"invalid_note": "text", "invalid_search": "limit"}
 TOKEN_NAME = "ts-agent"
 UUID = re.compile(r"\bid=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b")
@@ -100,10 +105,12 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, d
     vault = new_vault("sqlite", tmp)
     env = subprocess_env(vault.env())
     text_env = {**env, "KAERU_STRUCTURED": "off"}
+    strict_env = {**env, "KAERU_CLIENT_AJV": "strict"}
     reports: dict[str, dict[str, Any]] = {}
     # The stdio runs go alongside the HTTP ones (each run writes its own initiative).
     stdio = _start(env, "stdio", "ts-stdio", *server_argv(KAERU_SERVE, env))
     text_only = _start(text_env, "stdio", "ts-text-only", *server_argv(KAERU_SERVE, text_env))
+    strict = _start(strict_env, "stdio", "ts-strict-ajv", *server_argv(KAERU_SERVE, strict_env))
     try:
         with http_server(env, tmp) as server:
             reports["http"] = _report(_start(env, "http", "ts-http", server.url))
@@ -116,10 +123,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, d
             reports["http_refused"] = _report(_start(env, "http", "ts-refused", server.url))
         reports["stdio"] = _report(stdio)
         reports["stdio_text_only"] = _report(text_only)
+        reports[STRICT_AJV] = _report(strict)
         count_served_cpu()
         yield reports, vault
     finally:
-        for proc in (stdio, text_only):  # only when the HTTP runs failed first
+        for proc in (stdio, text_only, strict):  # only when the HTTP runs failed first
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
@@ -148,6 +156,7 @@ def test_the_sdk_lists_every_tool_and_every_tool_is_called(
     assert report["bundled"].get("@modelcontextprotocol/sdk"), report["bundled"]
     assert report["protocolVersion"], "the SDK told the transport the negotiated protocol version"
     assert report["server"]["name"] == "kaeru-memory"
+    assert report["validator"] == ("strict" if run == STRICT_AJV else "default")
     assert sorted(report["tools"]) == TOOLS
     assert report["uncalled"] == [], "a tool the client script does not call yet: add it to source/client.mjs"
     # Every output schema was compiled by the SDK's AJV in `listTools` (it throws otherwise).

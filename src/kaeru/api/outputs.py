@@ -1,7 +1,8 @@
 """Every tool's output JSON Schema: the contract's envelope, with each tool's own `operation` and data.
 
-The published tools (`search`, `claim`, `revise`) serve the contract's own output schemas; the
-others reuse the contract's envelope (`search.output` for reads, `claim.output` for mutations).
+The published tools (`search`, `claim`, `revise`) serve the contract's own output schemas, written
+portably (`portable`); the others reuse the contract's envelope (`search.output` for reads,
+`claim.output` for mutations).
 """
 
 from __future__ import annotations
@@ -301,9 +302,11 @@ def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
     typed only (a node, an entity or an edge is an `object`, a list of them an `array`), and one
     `Issue` definition. It accepts every envelope the full schema accepts: programs and the tests
     hold answers to the full schema (`output_for`; tests/contract/test_responses.py checks the
-    server's answers against both). The published tools serve their contract schemas unchanged."""
+    server's answers against both). The published tools serve their contract schemas, only
+    written portably (`portable`): the same verdict on every document."""
     if operation in CONTRACT_TOOLS:
-        return output_for(operation, kind)
+        served: dict[str, Any] = portable(output_for(operation, kind))
+        return served
     full = output_for(operation, kind)
     defs = full["$defs"]
     used: set[str] = set()
@@ -321,3 +324,52 @@ def lean_output_for(operation: str, kind: str) -> dict[str, Any]:
         kept[name] = _loosen(defs[name], defs, used, 1)
     lean["$defs"] = dict(sorted(kept.items()))
     return lean
+
+
+#: The dialect MCP assumes for a schema that names none, and the contract's.
+_DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
+#: Keywords whose value maps names to subschemas (the names are not keywords).
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+#: Keywords whose value is one subschema, and those whose value is a list of them (Draft 2020-12).
+_SUBSCHEMA = (
+    "items",
+    "additionalProperties",
+    "contains",
+    "propertyNames",
+    "not",
+    "if",
+    "then",
+    "else",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+
+
+def portable(schema: Any) -> Any:
+    """A contract output schema as `tools/list` serves it: without `$schema`, every `true`
+    subschema written `{}`; the same verdict on every document (decision 18.L1 for `$schema`).
+
+    MCP takes a schema without `$schema` as Draft 2020-12, the contract's dialect, while a client
+    that hands the TypeScript SDK its own `new Ajv()` (as the SDK's documentation shows) cannot
+    compile one naming 2020-12 (its `listTools` throws); and `{}` accepts what `true` does
+    where portability checkers (the MCP Inspector's `--strict`) want a schema object. Values
+    that are not subschemas (`const`, `enum`, `default`, `uniqueItems`, ...) are kept as they are.
+    """
+    if schema is True:
+        return {}
+    if not isinstance(schema, dict):
+        return copy.deepcopy(schema)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$schema" and value == _DRAFT_2020_12:
+            continue
+        if key in _SUBSCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: portable(sub) for name, sub in value.items()}
+        elif key in _SUBSCHEMA:
+            out[key] = portable(value)
+        elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
+            out[key] = [portable(sub) for sub in value]
+        else:
+            out[key] = copy.deepcopy(value)
+    return out

@@ -7,13 +7,18 @@
 //   node client.mjs http INITIATIVE URL                 streamable HTTP at URL (e.g. .../mcp)
 //
 // The server's child process gets this process's whole environment (KAERU_VAULT, ...). Over HTTP,
-// KAERU_CLIENT_TOKEN (if set) is sent as `Authorization: Bearer ...`. Writes one JSON report to
-// stdout: every call with its arguments, whether the SDK accepted it (`ok`, else `error`), the
-// result's `isError`, text and structuredContent. Exit 0 once connected, whatever the calls did;
-// 2 when it could not connect or list the tools (the report then says why).
+// KAERU_CLIENT_TOKEN (if set) is sent as `Authorization: Bearer ...`. KAERU_CLIENT_AJV=strict hands
+// the SDK the client's own AJV, as the SDK's documentation shows, in place of its default one.
+// Writes one JSON report to stdout: every call with its arguments, whether the SDK accepted it
+// (`ok`, else `error`), the result's `isError`, text and structuredContent, and the validator.
+// Exit 0 once connected, whatever the calls did; 2 when it could not connect or list the tools
+// (the report then says why).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import { Ajv } from 'ajv';
+import ajvFormats from 'ajv-formats';
 
 // The bundled packages' names and versions, put in by the build (scripts/build_ts_client.sh).
 const BUNDLED = typeof __KAERU_BUNDLED__ === 'undefined' ? { unbundled: true } : __KAERU_BUNDLED__;
@@ -27,6 +32,7 @@ if (!['stdio', 'http'].includes(mode) || !initiative || rest.length === 0) {
 const report = {
     bundled: BUNDLED,
     transport: mode,
+    validator: process.env.KAERU_CLIENT_AJV === 'strict' ? 'strict' : 'default',
     token: Boolean(process.env.KAERU_CLIENT_TOKEN),
     protocolVersion: null,
     server: null,
@@ -52,7 +58,19 @@ function message(error) {
     return error instanceof Error ? error.message : String(error);
 }
 
-const client = new Client({ name: 'kaeru-ts-client-test', version: '1.0.0' });
+// The SDK's documented custom validator (`@modelcontextprotocol/sdk/validation/ajv`): `new Ajv({
+// validateFormats: true })` with ajv-formats. Unlike the SDK's default instance (strict off, schemas
+// not checked against a meta-schema), this AJV is strict and checks every output schema against the
+// meta-schema its `$schema` names, knowing only draft-07's: `listTools` throws on one it cannot
+// check or compile, as it would in such a client.
+function validatorOptions() {
+    if (report.validator !== 'strict') return undefined;
+    const ajv = new Ajv({ validateFormats: true });
+    (ajvFormats.default ?? ajvFormats)(ajv);
+    return { jsonSchemaValidator: new AjvJsonSchemaValidator(ajv) };
+}
+
+const client = new Client({ name: 'kaeru-ts-client-test', version: '1.0.0' }, validatorOptions());
 const transport = transportFor();
 const setVersion = transport.setProtocolVersion?.bind(transport);
 transport.setProtocolVersion = (version) => {
