@@ -203,7 +203,12 @@ def show_node(envelope: dict[str, Any]) -> None:
 @click.argument("query", nargs=-1)
 @initiatives_option("Initiative(s) to recall from.")
 @click.option("--intent", default=None, help="resume_work, explain_decision, debug_failure, apply_preference, …")
-@click.option("--risk", default="medium", type=click.Choice(["low", "medium", "high"]))
+@click.option(
+    "--risk",
+    default="medium",
+    type=click.Choice(["low", "medium", "high"]),
+    help="high: only current memory, from direct evidence; low and medium are the same.",
+)
 @click.option("--limit", default=10, type=int)
 @click.option("--explain", is_flag=True, help="Show each hit's per-channel scores.")
 @click.option("--cursor", default=None, help="The continuation cursor of the previous page.")

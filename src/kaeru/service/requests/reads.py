@@ -188,7 +188,9 @@ class RecallRequest(Request):
     )
     risk: Annotated[str, one_of(values(Risk))] = Field(
         Risk.MEDIUM.value,
-        description="high: only current, non-refuted memory.",
+        description="high: only current, non-refuted memory, from direct evidence only (no temporal, graph, "
+        "feedback or semantic channel, no raw fallback); low and medium are the same: superseded and refuted "
+        "memory ranked lower.",
     )
     token_budget: int = Field(
         4000,
