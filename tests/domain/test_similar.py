@@ -70,9 +70,12 @@ def test_transposition_ignores_case() -> None:
     assert suggest("alpah", ["Alpha"]) == ["Alpha"]
 
 
-def test_containment_still_ranks_before_a_transposition() -> None:
-    """A name containing the wanted one ranks before one a transposition away."""
-    assert suggest("alpha", ["alpha-two", "lapha"]) == ["alpha-two", "lapha"]
+def test_a_closer_typo_ranks_before_a_farther_containing_name() -> None:
+    """Names rank by the edits between them: `lapha` (one swap) before `alpha-two` (four letters
+    more); at one distance the containing name comes first, as containment always did."""
+    assert suggest("alpha", ["alpha-two", "lapha"]) == ["lapha", "alpha-two"]
+    assert suggest("alpha", ["alphas", "lapha"]) == ["alphas", "lapha"]
+    assert suggest("kaeru", ["kaeru-memory", "kaeru-memory-old"]) == ["kaeru-memory", "kaeru-memory-old"]
 
 
 def test_unrelated_short_names_are_not_suggested_for_a_transposition() -> None:

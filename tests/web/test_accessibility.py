@@ -71,7 +71,7 @@ def test_every_form_control_has_a_name_and_each_move_names_its_task(site: Site, 
     assert page.get_by_label("reason", exact=True).get_attribute("id") == "flag-reason"
     assert page.get_by_label("resolution", exact=True).count() == 1
     assert page.get_by_role("textbox", name="Search (literal words)").count() == 1
-    for where in ("/ui/board?i=web", f"/ui/node?i=web&id={ids['decision']}", "/ui/reviews?i=web", "/ui/login"):
+    for where in ("/ui/", "/ui/board?i=web", f"/ui/node?i=web&id={ids['decision']}", "/ui/reviews?i=web", "/ui/login"):
         page.goto(site.base + where)
         unnamed = page.evaluate(
             """() => [...document.querySelectorAll('select, input:not([type=hidden]), textarea')]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,11 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
+from kaeru.domain.timefmt import fmt
+from kaeru.mcp.resources import LISTED
 from kaeru.mcp.server import INSTRUCTIONS
+from kaeru.storage.factory import open_store
+from tests.backends import VaultSpec
 from tests.wire.support import call_ok, connect
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio, pytest.mark.timeout(120)]
@@ -123,6 +128,35 @@ async def test_resources_list_templates_and_read(server_env: dict[str, str], tmp
             with pytest.raises(MCPError) as refused:
                 await client.read_resource(missing)
             assert refused.value.code == -32002
+
+
+async def test_resources_list_names_the_most_recently_active_initiatives(
+    server_env: dict[str, str], vault: VaultSpec, tmp_path: Path
+) -> None:
+    """Past 100 initiatives the context resources listed are the 100 most recently active, most active
+    first, and the list says so: they were the first 100 names in alphabetical order (`aardvark`,
+    untouched for a year, in; this week's projects out)."""
+    store = open_store(vault.settings())
+    try:
+        with store.write() as session:
+            session.create_initiative("aardvark", "2025-01-01T00:00:00.000000Z")
+            for n in range(LISTED):
+                session.create_initiative(f"zz-{n:03d}", fmt(datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=n)))
+    finally:
+        store.close()
+    prefix = "kaeru://initiative/"
+
+    def contexts(listed: types.ListResourcesResult) -> list[str]:
+        return [str(r.uri)[len(prefix) : -len("/context")] for r in listed.resources if str(r.uri).startswith(prefix)]
+
+    async with connect("stdio", server_env, tmp_path) as client:
+        listed = await client.list_resources()
+        assert contexts(listed) == [f"zz-{n:03d}" for n in reversed(range(LISTED))]
+        [initiatives] = [r for r in listed.resources if str(r.uri) == "kaeru://initiatives"]
+        assert f"those of the {LISTED} most recently active" in (initiatives.description or "")
+        await call_ok(client, "note", {"initiative": "aardvark", "text": "back at it"})
+        again = contexts(await client.list_resources())
+        assert again[0] == "aardvark" and "zz-000" not in again and len(again) == LISTED
 
 
 async def test_completion_of_prompt_and_template_arguments(server_env: dict[str, str], tmp_path: Path) -> None:

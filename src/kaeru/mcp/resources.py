@@ -3,7 +3,7 @@
 * `kaeru://initiatives` — the `initiatives` tool's envelope (its first page: the 100 most active
   initiatives, with counts, and `total`);
 * `kaeru://initiative/{name}/context` — the `context` tool's re-entry bundle for one initiative
-  (listed for each initiative, and a template);
+  (listed for the 100 most recently active initiatives, and a template for any other);
 * `kaeru://node/{id}` — the `read` tool's envelope for one node (a template).
 
 Each is the JSON envelope the tool answers (`application/json`), built by the tool's own handler in
@@ -31,7 +31,9 @@ NODE_TEMPLATE = "kaeru://node/{id}"
 JSON = "application/json"
 #: JSON-RPC code for an unknown resource (MCP specification, resources: error handling).
 RESOURCE_NOT_FOUND = -32002
-#: How many initiatives `resources/list` names one by one, and completion answers at most.
+#: How many initiatives `resources/list` names one by one — the most recently active, what a host
+#: shows of a vault (the first names in alphabetical order said nothing of which projects are
+#: live) — and completion answers at most.
 LISTED = 100
 
 _CONTEXT = re.compile(r"^kaeru://initiative/(?P<name>[^/]+)/context$")
@@ -72,14 +74,26 @@ def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
     return [i for i in dict.fromkeys(out) if i in visible][:LISTED]
 
 
+def recent_names(registry: ToolRegistry) -> list[str]:
+    """The `LISTED` most recently active initiatives the request's principal may see, most active first."""
+    from kaeru.service import initiatives
+
+    with registry.service.store.read() as session:
+        return initiatives.most_active(session, LISTED)
+
+
 async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:
-    names = await anyio.to_thread.run_sync(initiative_names, registry)
+    names = await anyio.to_thread.run_sync(recent_names, registry)
     listed = [
         types.Resource(
             uri=INITIATIVES,
             name="initiatives",
             title="kaeru initiatives",
-            description="The initiatives, most active first (the first 100), with node counts and last activity.",
+            description=(
+                f"The initiatives, most active first (the first {LISTED}), with node counts and last activity. "
+                f"The context resources listed are those of the {LISTED} most recently active; any other "
+                f"initiative's is {CONTEXT_TEMPLATE}."
+            ),
             mime_type=JSON,
         )
     ]
@@ -91,7 +105,7 @@ async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:
             description=f"The re-entry bundle of initiative {name!r} (rules first, then open work and recent memory).",
             mime_type=JSON,
         )
-        for name in names[:LISTED]
+        for name in names
     ]
     return types.ListResourcesResult(resources=listed)
 

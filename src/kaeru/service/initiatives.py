@@ -75,6 +75,13 @@ def _page(
     return following[:limit], len(found), max(0, len(following) - limit)
 
 
+def most_active(session: Session, limit: int) -> list[str]:
+    """The names of the `limit` initiatives the caller may see that were active last, most active
+    first: the first page `initiatives` lists, without its counts (what an agent host shows of a
+    vault: `resources/list` names their context resources)."""
+    return [i.name for i in _page(session, "", None, limit)[0]]
+
+
 def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOutcome:
     """The initiatives (or those starting with `prefix`), most active first, `limit` a page, with node
     counts by tier, held slots and last activity: a page reads its own initiatives' counts and slots,

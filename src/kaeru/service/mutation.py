@@ -462,21 +462,19 @@ def _target(
     if target is not None:
         return target
     from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
-    from kaeru.service.former_names import refuse_former_name, unknown_hint
+    from kaeru.service.former_names import FormerNames, refuse_former_name
 
-    existing = grants.visible_names(i.name for i in session.all_initiatives())
+    known = FormerNames(session)  # every initiative and its names, read once for this name
     if not create:
-        raise UnknownInitiative(
-            f"no initiative named {name!r}{unknown_hint(session, name, existing)}", field="initiative"
-        )
+        raise UnknownInitiative(f"no initiative named {name!r}{known.hint(name)}", field="initiative")
     refuse_invisible(name, "initiative")
     screen_secrets(rt.settings.secret_policy, "initiative", name, handle=True)
-    moved = refuse_former_name(session, name)  # renamed or merged: never a second project
+    moved = refuse_former_name(session, name, known)  # renamed or merged: never a second project
     # Only the writer whose insert made the row says so: a concurrent writer of the same new name
     # (PostgreSQL waits on the unique index, then takes the committed row) did not create it.
     target, inserted = session.claim_initiative(name, now_s)
     if inserted:
-        close = suggest(name, existing)
+        close = suggest(name, known.visible_names())
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         ended = f" ({moved.said()}: this is another)" if moved is not None else ""
         outcome.issues.append(Issue("new_initiative", f"created a new initiative {name!r}{ended}.{hint}", "initiative"))

@@ -13,6 +13,7 @@ from kaeru.domain.text import query_tokens
 from kaeru.errors import InvalidArgument
 from kaeru.service import audit, cursors, grants
 from kaeru.service.checks import normalise_initiative
+from kaeru.service.former_names import FormerNames
 from kaeru.service.outcomes import Coverage, Issue, NodeView, Omission, ReadOutcome
 from kaeru.service.runtime import Runtime
 from kaeru.service.views import Verdicts, budgeted_views
@@ -38,7 +39,7 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
     found: list[Initiative] = []
     taken: set[int] = set()
     issues: list[Issue] = []
-    every: list[str] | None = None
+    former: FormerNames | None = None  # every initiative and its names, read at the first unknown one
     names = [normalise_initiative(value, f"{field}[{i}]") for i, value in enumerate(raw)]
     known = session.initiatives_by_names(names)
     for i, name in enumerate(names):
@@ -46,11 +47,8 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
         if initiative is None:
             hint = ""
             if len(issues) < SUGGESTED_UNKNOWN:
-                if every is None:
-                    every = grants.visible_names(x.name for x in session.all_initiatives())
-                from kaeru.service.former_names import unknown_hint  # imported when first needed (16.S1)
-
-                hint = unknown_hint(session, name, every)
+                former = former or FormerNames(session)
+                hint = former.hint(name)
             issues.append(Issue("unknown_initiative", f"no initiative named {name!r}{hint}", f"{field}[{i}]"))
         elif initiative.id not in taken:
             taken.add(initiative.id)

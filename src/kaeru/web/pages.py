@@ -167,9 +167,12 @@ def initiative_of(request: Request) -> str:
 
 # --- pages ---------------------------------------------------------------------------------------
 async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str | None]:
-    args: dict[str, Any] = {}
-    if request.query_params.get("cursor"):
-        args["cursor"] = request.query_params["cursor"]
+    """Every initiative the caller may see, most active first, a page at a time; `prefix` keeps those
+    whose names start with it, as the `initiatives` tool's own `prefix` does (case-insensitive): past
+    a page of initiatives, "less active →" was the only way to one of them."""
+    prefix = request.query_params.get("prefix", "").strip()
+    cursor = request.query_params.get("cursor")
+    args = {k: v for k, v in (("prefix", prefix), ("cursor", cursor)) if v}
     envelope = await ok(call, "initiatives", args)
     rows = []
     for item in envelope["data"]["initiatives"]:
@@ -181,20 +184,29 @@ async def initiatives_page(call: Call, request: Request) -> tuple[str, str, str 
             f"<td>{escape(str(item.get('last_activity') or '')[:19])}</td>"
             f"<td>{' · '.join(_view_link(view, name) for view in ('board', 'timeline', 'reviews', 'rules'))}</td></tr>"
         )
+    starting = f" whose name starts with “{escape(prefix)}”" if prefix else ""
     body = (
         '<table class="initiatives"><thead><tr><th>initiative</th><th>nodes</th><th>operational</th>'
         f"<th>archival</th><th>last activity</th><th>views</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
         if rows
-        else '<p class="empty">no initiative yet</p>'
+        else f'<p class="empty">no initiative{starting or " yet"}</p>'
     )
     following = envelope.get("continuation")
+    if following or prefix or cursor:
+        body = f'<p class="mode" id="listed">most active first{starting}, {len(rows)} of {envelope["data"]["total"]}</p>{body}'
+    ways = [f'<a id="first-page" href="{escape(url("/", prefix=prefix))}">← most active</a>'] if cursor else []
     if following:
-        nxt = url("/", cursor=following["next_arguments"]["cursor"])
-        body = (
-            f'<p class="mode">most active first, {len(rows)} of {envelope["data"]["total"]}</p>{body}'
-            f'<p class="paging"><a id="next-page" href="{escape(nxt)}">less active →</a></p>'
-        )
-    return "Initiatives", body, None
+        nxt = url("/", prefix=prefix, cursor=following["next_arguments"]["cursor"])
+        ways.append(f'<a id="next-page" href="{escape(nxt)}">less active →</a>')
+    if prefix:
+        ways.append(f'<a id="every-initiative" href="{escape(url("/"))}">every initiative</a>')
+    paging = f'<p class="paging">{" · ".join(ways)}</p>' if ways else ""
+    form = (
+        f'<form class="filters" id="by-name" method="get" action="{PREFIX}/" role="search" aria-label="initiatives by name">'
+        f'<label for="prefix">Name starts with</label><input id="prefix" name="prefix" dir="auto" autocomplete="off" '
+        f'value="{escape(prefix)}"><button>Show</button></form>'
+    )
+    return "Initiatives", form + body + paging, None
 
 
 def _view_link(view: str, initiative: str) -> str:
