@@ -12,17 +12,28 @@ around one (`upgrading the vault failed: …`) can carry it on. So a caller limi
 initiatives is told only the error's first clause — a storage error's class, the words before the
 first colon of any other — and the reference; a caller that sees every initiative (stdio, the CLI,
 the admin token, an unlimited vault token) is told the message as well, which is what it needs to
-report the problem and reveals nothing it could not read."""
+report the problem and reveals nothing it could not read.
+
+An `unavailable` answer — the database down or busy — is the caller's to retry, but its operator
+must hear of it too: over HTTP each is counted by tool and error class in the server's `Outages`
+(`kaeru.mcp.logs`), whose bounded lines give the tool, the class and the error's first line, any
+password in it replaced by `***`. On stdio the agent's client's log stays as it was."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
 import secrets
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
-from kaeru.errors import Internal, KaeruError
+from kaeru.errors import Internal, KaeruError, Unavailable
 
 if TYPE_CHECKING:
+    from kaeru.mcp.logs import Outages
     from kaeru.service import Service
 
 log = logging.getLogger("kaeru.mcp")
@@ -36,6 +47,8 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
     `Internal`, or any other exception (with its traceback), logged once and answered as `Internal`
     with the log line's reference."""
     if isinstance(exc, KaeruError) and not isinstance(exc, Internal):
+        if isinstance(exc, Unavailable) and (said := _outage.get()) is not None:
+            said(tool, type(exc.__cause__ or exc).__name__, _unsecret(_first_line(exc.message)))
         return exc
     from kaeru.service import grants
 
@@ -60,6 +73,47 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
         message = first_clause(message)
     field, details = (exc.field, exc.details) if isinstance(exc, Internal) else (None, None)
     return Internal(f"{message} [log ref {ref}]", field=field, details=details)
+
+
+#: Where a call answered `unavailable` is said while an HTTP request is served (`outages_said`):
+#: the tool, the error's class and its first line, handed to the event loop's `Outages`.
+_outage: ContextVar[Callable[[str, str, str], None] | None] = ContextVar("kaeru_outage", default=None)
+
+#: A URL's password (`scheme://user:password@`) and a conninfo's (`password=…`): what an error's
+#: line may quote of the database's address, replaced by `***` before it is logged.
+_PASSWORDS = re.compile(r"(?P<head>://[^\s/@:]*:)[^\s]*@|(?P<key>\bpassword\s*=\s*)(?:'[^']*'|\S+)", re.IGNORECASE)
+#: How much of an error's first line is logged: a driver's line can quote a long statement.
+_LINE_CHARS = 300
+
+
+@contextmanager
+def outages_said(outages: Outages) -> Iterator[None]:
+    """While it lasts — one HTTP request, entered on the event loop — a tool call it makes that is
+    answered `unavailable` is counted in `outages`. The call runs on a worker thread; its event is
+    handed to the loop (`call_soon_threadsafe`), where `outages` keeps its counts unlocked."""
+    loop = asyncio.get_running_loop()
+
+    def said(tool: str, kind: str, line: str) -> None:
+        try:
+            loop.call_soon_threadsafe(outages.unavailable, tool, kind, line)
+        except RuntimeError:  # the loop has closed: the server stopped while the call ran
+            pass
+
+    token = _outage.set(said)
+    try:
+        yield
+    finally:
+        _outage.reset(token)
+
+
+def _first_line(message: str) -> str:
+    line = message.strip().splitlines()[0] if message.strip() else ""
+    return line if len(line) <= _LINE_CHARS else f"{line[:_LINE_CHARS]}…"
+
+
+def _unsecret(line: str) -> str:
+    """`line` with any password a URL or conninfo in it quotes replaced by `***`."""
+    return _PASSWORDS.sub(lambda m: f"{m['head']}***@" if m["head"] is not None else f"{m['key']}***", line)
 
 
 def first_clause(message: str) -> str:

@@ -11,6 +11,14 @@ exact or `name:*` for any port; Content-Type starting `application/json`; the de
 the SDK's one check behind it that headers cannot show — a chunked body with no length found over
 the limit while it is read — has its plain-text 413 rewritten here into the same words.
 
+The bodies of the requests in flight share one budget (`BodyBudget`): one body is bounded by
+`MAX_MESSAGE_BYTES`, but nothing bounded them together, and the server holds each about three times
+over while it reads and parses it (the SDK's buffer, its copy, the parsed text): a few clients
+sending large calls at once could take it out of memory. A request that would pass the budget, by its declared length or as
+its chunked body is read, is answered 503 with `Retry-After` before anything is applied. Bytes are
+held only once the app behind the token check reads them: a request without a valid token, which
+is refused unread, holds none, so a stranger cannot fill the budget with stalled uploads.
+
 Each refusal goes to the operator's log through the server's `Refusals` (`kaeru.mcp.logs`), as a
 refused token does: by the client's address and a fixed reason, never the caller's header values,
 so a flood of them costs a bounded number of lines.
@@ -64,10 +72,82 @@ class Refusal:
     reason: str
     code: int = _INVALID_REQUEST
     data: dict[str, object] | None = None
+    #: Seconds a client is told to wait before it tries again (`Retry-After`), for a busy server.
+    retry_after: int | None = None
 
 
 #: A body over `MAX_MESSAGE_BYTES`, as the operator's log says it (declared or found while read).
 _OVER = "body over the limit"
+#: A body the budget of the bodies in flight had no room for, as the operator's log says it.
+_BUSY = "request bodies in flight at their limit"
+#: JSON-RPC "Internal error", under which a 503 says `unavailable` (as `bearer` answers a token
+#: that could not be checked): the request was valid, the server could not take it now.
+_INTERNAL_ERROR = -32603
+
+#: How many bodies of the largest size one request may carry (`max_body`) the requests in flight may
+#: hold together. Each is held about three times over while read and parsed, so two bound the server's
+#: growth to some six times `max_body`; a third large body waits for one of them (503, retryable).
+LARGE_AT_ONCE = 2
+#: A body over this many bytes is large: it may take the budget only to `LARGE_AT_ONCE` × `max_body`.
+#: A tool call's body is some kilobytes; a note of a long text, megabytes.
+LARGE_BODY = 1024 * 1024
+#: What bodies no larger than `LARGE_BODY` may hold beyond the large ones' share: the agents' ordinary
+#: calls are still served while large uploads fill theirs (sixteen 1 MiB bodies, thousands of usual ones).
+SMALL_LANE = 16 * 1024 * 1024
+#: How soon a client refused for the budget is told to try again: room is made as soon as one of the
+#: large requests in flight is answered, as `bearer` tells a client whose token could not be checked.
+_RETRY_AFTER_S = 1
+
+
+class BodyBudget:
+    """The bytes of request bodies the server holds at once: a declared length whole when the app
+    (past the token check) first reads the body, a chunked body's bytes as the app reads them; all of
+    it until the answer has been sent, or the request ends otherwise (the client gone, an error).
+    Large bodies may hold up to `LARGE_AT_ONCE` × `max_body` together, and bodies of at most
+    `LARGE_BODY` bytes `SMALL_LANE` more. Used on the event loop's thread only."""
+
+    def __init__(self, max_body: int):
+        self.large = LARGE_AT_ONCE * max_body
+        self.held = 0
+
+    def room(self, more: int, size: int) -> bool:
+        """Whether `more` bytes of a body then `size` bytes long fit now."""
+        return self.held + more <= (self.large + SMALL_LANE if size <= LARGE_BODY else self.large)
+
+    def take(self, more: int, size: int) -> bool:
+        """Hold `more` bytes of a body now `size` bytes long, or nothing and False when there is no room."""
+        if not self.room(more, size):
+            return False
+        self.held += more
+        return True
+
+
+class _OverBudget(Exception):
+    """Raised into the app by the `receive` of a body the budget had no room for: the SDK stops
+    reading it, and the gate answers."""
+
+
+class _Body:
+    """One request's share of the `BodyBudget`: what it holds, given back once (`release`)."""
+
+    def __init__(self, budget: BodyBudget):
+        self.budget = budget
+        self.held = 0
+        self.size = 0
+        #: Refused while read: whatever the app would send is dropped, and the gate answers 503.
+        self.over = False
+
+    def take(self, more: int) -> bool:
+        self.size += more
+        if not self.budget.take(more, self.size):
+            self.over = True
+            return False
+        self.held += more
+        return True
+
+    def release(self) -> None:
+        self.budget.held -= self.held
+        self.held = 0
 
 
 def _allowed(value: str, patterns: list[str]) -> bool:
@@ -97,21 +177,54 @@ class RequestGate:
         self.max_body = max_body
         #: Where refused requests are logged, bounded (shared with `BearerAuth` by `http_app`).
         self.refusals = refusals or Refusals(log)
+        #: The bytes the bodies in flight hold together, and their bound.
+        self.budget = BodyBudget(max_body)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope.get("path", "").startswith("/mcp"):
             refusal = self.refusal(scope)
             if refusal is not None:
                 await self._refuse(scope, receive, send, refusal)
-                return
-            if scope.get("method") == "POST":
-                unbatched = await self._unbatched(scope, receive, send)
-                if unbatched is None:
-                    return
-                receive = unbatched
-            await self.app(scope, receive, self._oversize_said(scope, receive, send))
+            elif scope.get("method") == "POST":
+                await self._post(scope, receive, send)
+            else:
+                await self.app(scope, receive, self._said(scope, receive, send, None))
             return
         await self.app(scope, receive, send)
+
+    async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A POST, its body held in the budget: refused before it is read when its declared length
+        finds no room now; else held as the app behind the token check reads it — a declared length
+        at its first read, a chunked body chunk by chunk — and refused when it finds none then (the
+        app unwound, what it would send dropped). Its bytes are given back once the answer is sent,
+        or however the request ends."""
+        declared = _declared(scope)
+        if declared is not None and not self.budget.room(declared, declared):
+            await self._refuse(scope, receive, send, self._busy(f"its {declared:,} bytes were not read"))
+            return
+        unbatched = await self._unbatched(scope, receive, send)
+        if unbatched is None:
+            return
+        body = _Body(self.budget)
+        try:
+            try:
+                await self.app(scope, _held(unbatched, body, declared), self._said(scope, receive, send, body))
+            except* _OverBudget:  # raised by `_held` through the app: answered below
+                pass
+            if body.over:
+                body.release()
+                await self._refuse(scope, receive, send, self._busy("it was refused as its body was read"))
+        finally:
+            body.release()
+
+    def _busy(self, what: str) -> Refusal:
+        """The 503 of a request the budget has no room for: `what` of its body happened."""
+        said = (
+            f"this server is taking in other large requests (at most {self.budget.large // (1024 * 1024)} MiB of "
+            f"request bodies at once): {what} and nothing was applied; retry in a moment"
+        )
+        data: dict[str, object] = {"code": "unavailable", "message": said, "retryable": True}
+        return Refusal(503, f"unavailable: {said}", _BUSY, _INTERNAL_ERROR, data, _RETRY_AFTER_S)
 
     async def _unbatched(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
         """`receive` with its first body chunk read ahead, or None when that chunk opens a JSON-RPC
@@ -137,17 +250,25 @@ class RequestGate:
 
         return again
 
-    def _oversize_said(self, scope: Scope, receive: Receive, send: Send) -> Send:
+    def _said(self, scope: Scope, receive: Receive, send: Send, body: _Body | None) -> Send:
         """`send`, except that the SDK's plain-text 413 — a chunked body it found over the limit as it
-        read it — goes out as this gate's JSON-RPC refusal, the same words as a declared length's."""
+        read it — goes out as this gate's JSON-RPC refusal, the same words as a declared length's;
+        nothing goes out once `body` was refused while read; and `body`'s bytes are given back as
+        its answer's last part goes out (the client cannot see the answer whole before they are)."""
         swallowing = False
 
         async def rewritten(message: Message) -> None:
             nonlocal swallowing
+            if body is not None and body.over:
+                return
             if message["type"] == "http.response.start" and message.get("status") == 413:
                 swallowing = True
+                if body is not None:
+                    body.release()
                 await self._refuse(scope, receive, send, Refusal(413, self._too_large("over"), _OVER))
             elif not (swallowing and message["type"] == "http.response.body"):
+                if body is not None and message["type"] == "http.response.body" and not message.get("more_body"):
+                    body.release()
                 await send(message)
 
         return rewritten
@@ -207,6 +328,30 @@ class RequestGate:
         return _version_refusal(headers.get("mcp-protocol-version"))
 
 
+def _declared(scope: Scope) -> int | None:
+    """The body's length the request declares (`Content-Length`), or None: chunked, counted as read."""
+    for name, value in scope.get("headers") or []:
+        if name.lower() == b"content-length" and value.strip().isdigit():
+            return int(value)
+    return None
+
+
+def _held(receive: Receive, body: _Body, declared: int | None) -> Receive:
+    """`receive`, the body held in the budget as the app reads it — a `declared` length whole at the
+    first read, else each chunk as it comes; `_OverBudget` raised into the app when there is no room
+    (nothing more held)."""
+
+    async def held() -> Message:
+        if declared is not None and body.size == 0 and not body.take(declared):
+            raise _OverBudget
+        message = await receive()
+        if declared is None and message["type"] == "http.request" and not body.take(len(message.get("body", b""))):
+            raise _OverBudget
+        return message
+
+    return held
+
+
 def _version_refusal(version: str | None) -> Refusal | None:
     """A version no MCP release has, refused as what it is. The SDK sends every version it does not
     handshake to its per-request-envelope path, whose first complaint is a missing `params._meta` —
@@ -234,5 +379,7 @@ async def _answer(scope: Scope, receive: Receive, send: Send, refusal: Refusal) 
         error["data"] = refusal.data
     body = {"jsonrpc": "2.0", "id": None, "error": error}
     # Only POST is served: GET and DELETE are always refused by a stateless server (decision 255).
-    allow = {"Allow": "POST"} if refusal.status == 405 else None
-    await JSONResponse(body, status_code=refusal.status, headers=allow)(scope, receive, send)
+    headers = {"Allow": "POST"} if refusal.status == 405 else {}
+    if refusal.retry_after is not None:
+        headers["Retry-After"] = str(refusal.retry_after)
+    await JSONResponse(body, status_code=refusal.status, headers=headers or None)(scope, receive, send)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from mcp.server.auth.provider import TokenVerifier
 
-    from kaeru.mcp.logs import Refusals
+    from kaeru.mcp.logs import Outages, Refusals
     from kaeru.storage.base import Store
 
 log = logging.getLogger("kaeru.http")
@@ -159,6 +159,7 @@ def http_app(
     port: int,
     verifier: TokenVerifier | None = None,
     refusals: Refusals | None = None,
+    outages: Outages | None = None,
 ) -> Any:
     """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call),
     and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3).
@@ -166,7 +167,8 @@ def http_app(
     Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
     (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
     the scopes and claim `principal_of` reads (decision 15.K3). Requests either refuses are logged
-    through `refusals` (`kaeru.mcp.logs`; by default one of the app's own).
+    through `refusals`, and tool calls answered `unavailable` through `outages` (`kaeru.mcp.logs`;
+    by default ones of the app's own).
     """
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
@@ -221,19 +223,33 @@ def http_app(
 
     app.router.routes.append(Route("/health", health))
     from kaeru.mcp.bearer import LoggedVerifier, with_client
-    from kaeru.mcp.logs import Refusals
+    from kaeru.mcp.logs import Outages, Refusals
     from kaeru.mcp.ui import viewer
 
     refusals = refusals or Refusals(log)
+    outages = outages or Outages(log)
     if verifier is not None:
         ui = viewer(kaeru, settings, host, port, LoggedVerifier(verifier, refusals), None)
         app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
-        return RequestGate(BearerAuth(app, verifier, None, refusals), security, MAX_MESSAGE_BYTES, refusals)
-    tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
-    ui = viewer(kaeru, settings, host, port, LoggedVerifier(tokens, refusals), tokens.refuses_tokenless)
-    app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
-    gated = BearerAuth(app, tokens, tokens.refuses_tokenless, refusals)
-    return RequestGate(gated, security, MAX_MESSAGE_BYTES, refusals)
+        gated = BearerAuth(app, verifier, None, refusals)
+    else:
+        tokens = VaultTokens(kaeru.store, settings.auth_token, settings.actor)
+        ui = viewer(kaeru, settings, host, port, LoggedVerifier(tokens, refusals), tokens.refuses_tokenless)
+        app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
+        gated = BearerAuth(app, tokens, tokens.refuses_tokenless, refusals)
+    return _saying_outages(RequestGate(gated, security, MAX_MESSAGE_BYTES, refusals), outages)
+
+
+def _saying_outages(app: Any, outages: Outages) -> Any:
+    """`app`, each request served with its tool calls' `unavailable` answers counted in `outages`
+    (`faults.outages_said`)."""
+    from kaeru.mcp.faults import outages_said
+
+    async def saying(scope: Any, receive: Any, send: Any) -> None:
+        with outages_said(outages):
+            await app(scope, receive, send)
+
+    return saying
 
 
 def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> None:
@@ -258,10 +274,10 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     tls = tls_files(settings)
     sock = listen(host, port)
     port = sock.getsockname()[1]
-    from kaeru.mcp.logs import Refusals
+    from kaeru.mcp.logs import Outages, Refusals
 
-    refusals = Refusals(log)
-    app = http_app(kaeru, settings, host, port, refusals=refusals)
+    refusals, outages = Refusals(log), Outages(log)
+    app = http_app(kaeru, settings, host, port, refusals=refusals, outages=outages)
     from kaeru.mcp.connections import (
         GRACEFUL_SHUTDOWN_S,
         KEEP_ALIVE_S,
@@ -299,7 +315,12 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     )
     kaeru.registry.warms = True
     announced = lambda: print(*announce, sep="\n", file=sys.stderr, flush=True)  # noqa: E731
-    serve_until_stopped(server, sock, kaeru.store, announced, kaeru.registry, refusals.flush)
+
+    def stopping() -> None:
+        refusals.flush()
+        outages.flush()
+
+    serve_until_stopped(server, sock, kaeru.store, announced, kaeru.registry, stopping)
 
 
 def _warn_of_an_actors_token(store: Store, actor: str) -> None:
@@ -360,8 +381,8 @@ def serve_until_stopped(
     default death by SIGTERM (the store never closed, `-wal`/`-shm` left, exit 143) or click's
     "Aborted!" (exit 1). Ours, set before the announcement, only asks uvicorn to stop — also before
     uvicorn has taken the signals, while it starts (decision 160). A warm-up under way in `registry`
-    ends first (decision 269); `stopping` runs once serving has ended (the refusals' last counts are
-    logged). The log's last line says the stop was clean: `stopped on SIGTERM; vault closed`."""
+    ends first (decision 269); `stopping` runs once serving has ended (the refusals' and `unavailable`
+    answers' last counts are logged). The log's last line says the stop was clean: `stopped on SIGTERM; vault closed`."""
 
     stopped_by: list[str] = []
 
