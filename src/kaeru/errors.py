@@ -208,6 +208,13 @@ ISSUE_CODES: dict[str, str] = {
         "named was not held any more and was run again)."
     ),
     "path_not_allowed": "An export/import path lies outside the configured root.",
+    "property_skipped": (
+        "Warning (`kaeru import-from kaeru-md`): a page's `properties:` line holds a value a write would refuse "
+        "(a day that is no date, a rule's task that is no task page of the folder, a property on a node it is not "
+        "for or one the import does not carry, a line that is not JSON), or names a page no node was imported "
+        "of. That value was left out (the rest of the page imported); the message names the page, the property "
+        "and why. A rule whose task was left out applies to every task: `revise` its applicability."
+    ),
     "reached_through_supersession": (
         "Information: a search hit did not match itself; it is the current successor (in the searched "
         "initiatives) of matches left out as superseded — the message names the hit and those matches."

@@ -1,6 +1,7 @@
 """The markdown export: an Obsidian-friendly folder rendered from a vault's amg records (deterministic).
 
-Each live node is one page `<tier>/<type>/<slug>.md` with YAML front matter and `## Outgoing` /
+Each live node is one page `<tier>/<type>/<slug>.md` with YAML front matter (with the properties
+that say which rules apply and what a node is: `CARRIED_PROPERTIES`) and `## Outgoing` /
 `## Incoming` wikilinks that keep edge types and weights; README.md, INDEX.md (by tier and type,
 provenance trees, open questions) and LOG.md (the audit trail) sit at the top.
 
@@ -187,6 +188,28 @@ _PAGE_KEYS = ("id", "type", "tier", "layer")
 _PAGE_HEAD = 64 * 1024
 
 
+#: The node properties a page carries (`properties:`, one line of JSON after the other keys): what
+#: says which rules apply and what a node is — a rule's `applicability` (the day it ends, the task it
+#: is scoped to) and `constraint_state`, a task's `due`, a saved chain's steps, a `reminder`, `url`,
+#: `branch` and `occurred_at`. Without them `kaeru import-from kaeru-md` of an export brought an
+#: expired rule back in force, a task's rule as every task's and a chain as a node naming no steps.
+#: Left out: what kaeru keeps of its own work (an import's mark, hygiene's, a task's `done_at`, which
+#: its column gives), and a reference's `source` digest, which the page's text no longer matches.
+CARRIED_PROPERTIES = ("applicability", "branch", "chain", "constraint_state", "due", "occurred_at", "reminder", "url")
+
+
+def carried_properties(properties: dict[str, Any]) -> dict[str, Any]:
+    """What a page says of `properties`: the carried ones, not at the value they have when none is
+    said (a rule in force is `constraint_state: active`), and a reminder without the day it was first
+    shown (the vault's record of a sight, not what it reminds of)."""
+    out = {k: properties[k] for k in CARRIED_PROPERTIES if k in properties}
+    if out.get("constraint_state") == "active":
+        del out["constraint_state"]
+    if isinstance(reminder := out.get("reminder"), dict) and "seen" in reminder:
+        out["reminder"] = {k: v for k, v in reminder.items() if k != "seen"}
+    return out
+
+
 def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], incoming: list[_Edge]) -> str:
     front = {
         "id": record["id"],
@@ -200,7 +223,10 @@ def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], 
         "recorded_at": record["recorded_at"],
         "revision": record["revision"],
     }
-    lines = ["---", *[f"{k}: {_yaml(v)}" for k, v in front.items()], "---", "", f"# {record['name']}", ""]
+    lines = ["---", *[f"{k}: {_yaml(v)}" for k, v in front.items()]]
+    if carried := carried_properties(record["properties"]):
+        lines.append(f"properties: {json.dumps(carried, ensure_ascii=False, sort_keys=True)}")
+    lines += ["---", "", f"# {record['name']}", ""]
     if record["description"]:
         lines += [f"> {record['description']}", ""]
     if record["body"]:

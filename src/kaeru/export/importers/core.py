@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.domain.naming import MAX_NAME_CHARS
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
-from kaeru.export.importers import edges, reimport, retype
+from kaeru.export.importers import edges, page_properties, reimport, retype
 from kaeru.export.importers.reimport import MARK
 from kaeru.export.screen import LISTED, Refusal, secret_advice, too_many_tags
 from kaeru.service import tasks
@@ -76,8 +76,16 @@ class Item:
     #: Tags of the source the node does not get, counted in the digest only: a kaeru page's
     #: `status:open`, which an earlier reader kept (an import of an unchanged page stays unchanged).
     digest_tags: list[str] = field(default_factory=list)
+    #: The keys of the items `extra` names (a kaeru page's rule's task, a chain's steps): written
+    #: with the ids of those items' nodes (`page_properties.bind`), so the item comes after them.
+    refs: list[str] = field(default_factory=list)
+    #: The digest of what the source said, once `extra` names nodes of this vault (`bind`): a
+    #: re-import compares what the source says, not the ids it became.
+    said: str | None = None
 
     def digest(self) -> str:
+        if self.said is not None:
+            return self.said
         tags = sorted([*self.tags, *self.digest_tags])
         material = [self.name, self.body, self.node_type.value, tags, self.layer.value, self.extra]
         if self.tier is not None:  # only then: an item of its type's tier keeps the digest it had
@@ -349,6 +357,8 @@ class _Known:
     nodes: dict[str, Node] | None = None
     #: The keys of imported nodes forgotten in kaeru: read when an item's key matches no live node.
     gone: set[str] | None = None
+    #: The forgotten ones' node ids, by key: read when an item names a key no node written has.
+    gone_ids: dict[str, str] | None = None
     #: The items left out as forgotten (origin, name), and their keys.
     kept: list[tuple[str, str]] = field(default_factory=list)
     kept_keys: set[str] = field(default_factory=set)
@@ -368,6 +378,16 @@ class _Known:
         if self.gone is None:
             self.gone = reimport.forgotten(ctx, self.format)
         return key in self.gone
+
+    def node_of(self, ctx: WriteContext, ids: dict[str, str], key: str) -> str | None:
+        """The id of the node of the item `key` names: written by this import, else the node of it
+        a person forgot (an item named by another — a rule's task — stays the forgotten node, as a
+        rule scoped to a forgotten task is not in force). Read the forgotten ones only when asked."""
+        if key in ids:
+            return ids[key]
+        if self.gone_ids is None:
+            self.gone_ids = ctx.session.forgotten_marked(ctx.initiative.id, MARK, self.format)
+        return self.gone_ids.get(key)
 
 
 def _imported(ctx: WriteContext, fmt: str) -> dict[str, Node]:
@@ -393,6 +413,9 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
     has_task = NodeType.TASK in {*types.values(), *(i.node_type for i in items)}
     cols = tasks.columns(ctx.session, ctx.initiative) if has_task else []
     for item in items:
+        if item.refs:  # the items it names come before it (`page_properties.order`): written
+            item, unbound = page_properties.bind(item, partial(imported.node_of, ctx, ids))
+            report.issues.extend(unbound)
         existing = known.get(item.key)
         if existing is None and imported.forgotten(ctx, item.key):
             imported.kept.append((item.origin or item.key, item.name))

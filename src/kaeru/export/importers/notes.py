@@ -32,6 +32,7 @@ from kaeru.domain.model import (
     default_tier,
 )
 from kaeru.errors import InvalidArgument
+from kaeru.export.importers import page_properties
 from kaeru.export.importers.core import Batch, Item, Link
 from kaeru.export.importers.markdown_links import LinkIndex, code_free, is_attachment
 from kaeru.export.importers.relations import edge_type_of, normal, relation_edge
@@ -319,7 +320,7 @@ def read_markdown(folder: Path) -> Batch:
 def read_kaeru(folder: Path) -> Batch:
     """The original kaeru's Markdown export (front matter `id`, `type`, `layer`, `tags`; `# name`;
     `## Outgoing` with `### <edge_type>` subsections of `[[slug]]` links). This server's own Markdown
-    export (`- <edge_type> (<weight>) → [[slug]]` lines) reads too."""
+    export (`- <edge_type> (<weight>) → [[slug]]` lines, and `properties:`: `page_properties`) reads too."""
     batch = Batch(KAERU_MD)
     found = [p for p in pages(folder, batch.skipped, KAERU_FRAME) if p.front.get("id")]
     if not found:
@@ -331,13 +332,13 @@ def read_kaeru(folder: Path) -> Batch:
     slugs: dict[str, str] = {}
     for page in found:
         slugs.setdefault(Path(page.path).stem.lower(), str(page.front["id"]))
+    named = page_properties.Folder({str(p.front["id"]): _node_type(p.front) for p in found}, slugs)
     unresolved: list[str] = []
     for page in found:
         key = str(page.front["id"])
-        raw_type = str(page.front.get("type") or "").replace("-", "_")
-        if raw_type in (NodeType.AUDIT_EVENT.value, NodeType.BOARD.value):
+        node_type = _node_type(page.front)
+        if node_type in (NodeType.AUDIT_EVENT, NodeType.BOARD):
             continue  # server-written: a second board would hide the vault's own (decision 298)
-        node_type = NodeType(raw_type) if raw_type in {t.value for t in NodeType} else NodeType.CONCEPT
         raw_layer = str(page.front.get("layer") or "")
         layer = Layer(raw_layer) if raw_layer in {v.value for v in Layer} else Layer.WARM
         # `tier: archival` on a summary, concept or entity (types either tier holds) was read as the
@@ -371,6 +372,8 @@ def read_kaeru(folder: Path) -> Batch:
         body = "\n".join(body_lines).strip()
         status, tags, unwritten = _kaeru_status(page.front, node_type, _tags(page.front.get("tags")))
         extra: dict[str, Any] = {"status": status} if status is not None else {}
+        carried, refs, skipped = page_properties.read(page.front, page.path, node_type, tags, named)
+        batch.skipped.extend(skipped)
         batch.items.append(
             Item(
                 key=key,
@@ -381,12 +384,20 @@ def read_kaeru(folder: Path) -> Batch:
                 layer=layer,
                 tier=tier if tier != default_tier(node_type) else None,
                 origin=page.path,
-                extra=extra,
+                extra={**extra, **carried},
                 digest_tags=unwritten,
+                refs=refs,
             )
         )
+    batch.items.sort(key=page_properties.order)  # an item after those its properties name
     _unresolved(batch, unresolved)
     return batch
+
+
+def _node_type(front: dict[str, Any]) -> NodeType:
+    """A kaeru page's node type (`type`; one kaeru does not know: a concept)."""
+    raw = str(front.get("type") or "").replace("-", "_")
+    return NodeType(raw) if raw in {t.value for t in NodeType} else NodeType.CONCEPT
 
 
 def _kaeru_status(
