@@ -56,9 +56,11 @@ def _health_turns(server: HttpServer, status: int) -> tuple[int, str]:
     return answer
 
 
-def _get(url: str, headers: dict[str, str] | None = None) -> int:
+def _get(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> int:
     try:
-        with urllib.request.urlopen(urllib.request.Request(url, headers=headers or {}), timeout=15) as response:
+        with urllib.request.urlopen(
+            urllib.request.Request(url, headers=headers or {}, method=method), timeout=15
+        ) as response:
             return int(response.status)
     except urllib.error.HTTPError as error:
         return int(error.code)
@@ -179,7 +181,7 @@ def test_a_flood_of_requests_refused_before_any_token_costs_a_few_lines_and_each
 ) -> None:
     with http_server(server_env, tmp_path) as server:
         for n in range(150):
-            assert _get(server.url) == 405
+            assert _get(server.url, method="DELETE") == 405
             status, _ = raw_post(server.url, initialize_request(), {"Host": f"rebind-{n}.example"})
             assert status == 421
         for n in range(5):
@@ -188,7 +190,7 @@ def test_a_flood_of_requests_refused_before_any_token_costs_a_few_lines_and_each
             version = {"MCP-Protocol-Version": f"1999-0{n}-01"}
             assert raw_post(server.url, initialize_request(), version)[0] == 400
     log = server.output()
-    assert _refused_count(server, "/mcp", "GET") == 150, log
+    assert _refused_count(server, "/mcp", "DELETE") == 150, log
     assert _refused_count(server, "/mcp", "Host not allowed") == 150, log
     assert _refused_count(server, "/mcp", "Content-Type not application/json") == 5, log
     assert _refused_count(server, "/mcp", "unknown MCP-Protocol-Version") == 5, log

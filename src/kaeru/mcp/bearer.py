@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from kaeru.errors import KaeruError
+from kaeru.mcp.faults import unavailable_said
 from kaeru.mcp.logs import Refusals, client_of
 from kaeru.mcp.peers import same_account
 
@@ -38,6 +39,10 @@ SCOPE_ALL = "kaeru:all"
 INITIATIVES_CLAIM = "kaeru_initiatives"
 
 log = logging.getLogger("kaeru.http")
+
+#: What the operator's log names a token check answered `unavailable` as, where a tool's name goes
+#: (`faults.unavailable_said`): the vault's tokens could not be read, so no tool ran.
+TOKEN_CHECK = "a token check"
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,7 @@ class BearerAuth:
                     given is None and self.refuses_tokenless is not None and not await self.refuses_tokenless(scope)
                 )
             except KaeruError as error:  # the store the tokens live in did not answer
+                unavailable_said(TOKEN_CHECK, error)
                 await _cannot_check(error)(scope, receive, send)
                 return
             if open_door:

@@ -17,7 +17,9 @@ report the problem and reveals nothing it could not read.
 An `unavailable` answer — the database down or busy — is the caller's to retry, but its operator
 must hear of it too: over HTTP each is counted by tool and error class in the server's `Outages`
 (`kaeru.mcp.logs`), whose bounded lines give the tool, the class and the error's first line, any
-password in it replaced by `***`. On stdio the agent's client's log stays as it was."""
+password in it replaced by `***`. A request whose vault token could not be checked is counted so
+too, as `a token check`: with vault tokens a database gone stops every request there, before any
+tool. On stdio the agent's client's log stays as it was."""
 
 from __future__ import annotations
 
@@ -47,8 +49,7 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
     `Internal`, or any other exception (with its traceback), logged once and answered as `Internal`
     with the log line's reference."""
     if isinstance(exc, KaeruError) and not isinstance(exc, Internal):
-        if isinstance(exc, Unavailable) and (said := _outage.get()) is not None:
-            said(tool, type(exc.__cause__ or exc).__name__, _unsecret(_first_line(exc.message)))
+        unavailable_said(tool, exc)
         return exc
     from kaeru.service import grants
 
@@ -104,6 +105,16 @@ def outages_said(outages: Outages) -> Iterator[None]:
         yield
     finally:
         _outage.reset(token)
+
+
+def unavailable_said(tool: str, error: KaeruError) -> None:
+    """Count `error`, when it is `unavailable`, in the `Outages` of the HTTP request being served
+    (`outages_said`): a tool call's answer, or a step before any tool runs that is answered so — a
+    token the vault could not check (`bearer.BearerAuth`), which else only `/health` would show.
+    Outside an HTTP request (stdio, the CLI) nothing is said. Callable from the event loop or a
+    worker thread."""
+    if isinstance(error, Unavailable) and (said := _outage.get()) is not None:
+        said(tool, type(error.__cause__ or error).__name__, _unsecret(_first_line(error.message)))
 
 
 def _first_line(message: str) -> str:

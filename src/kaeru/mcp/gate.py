@@ -21,7 +21,9 @@ is refused unread, holds none, so a stranger cannot fill the budget with stalled
 
 Each refusal goes to the operator's log through the server's `Refusals` (`kaeru.mcp.logs`), as a
 refused token does: by the client's address and a fixed reason, never the caller's header values,
-so a flood of them costs a bounded number of lines.
+so a flood of them costs a bounded number of lines. A GET is the exception: the TypeScript SDK
+asks for its optional event stream after every `initialize` and reads the 405 as "none here", so
+it is said at DEBUG, not as a warning beside the refused tokens.
 
 Loaded with the HTTP side only (decision 16.O1)."""
 
@@ -74,6 +76,11 @@ class Refusal:
     data: dict[str, object] | None = None
     #: Seconds a client is told to wait before it tries again (`Retry-After`), for a busy server.
     retry_after: int | None = None
+    #: A refusal a well-behaved client meets by design, not a warning: the GET the TypeScript SDK
+    #: opens after `initialize` for an optional event stream, and takes 405 as "none here" (decision
+    #: 231). At WARNING, beside the refused tokens, every Claude Code, Cursor or VS Code connection
+    #: looked like an attack; it is logged at DEBUG.
+    expected: bool = False
 
 
 #: A body over `MAX_MESSAGE_BYTES`, as the operator's log says it (declared or found while read).
@@ -277,8 +284,11 @@ class RequestGate:
         return too_large(size, self.max_body)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, refusal: Refusal) -> None:
-        """Log `refusal` (bounded, by address and reason) and answer it."""
-        self.refusals.refused(client_of(scope), "/mcp", refusal.reason)
+        """Log `refusal` (bounded, by address and reason; an `expected` one at DEBUG) and answer it."""
+        if refusal.expected:
+            log.debug("answered %s on /mcp from %s with %d", refusal.reason, client_of(scope), refusal.status)
+        else:
+            self.refusals.refused(client_of(scope), "/mcp", refusal.reason)
         await _answer(scope, receive, send, refusal)
 
     def refusal(self, scope: Scope) -> Refusal | None:
@@ -305,7 +315,8 @@ class RequestGate:
         if method == "GET":
             # The server is stateless (decision 231): a GET stream would never carry a message,
             # so it is refused as MCP's transport says a server without one must refuse it.
-            return Refusal(405, "this server sends no event stream: POST each JSON-RPC request to /mcp", "GET")
+            said = "this server sends no event stream: POST each JSON-RPC request to /mcp"
+            return Refusal(405, said, "GET", expected=True)
         if method == "DELETE":
             # Stateless (decision 231): no session to end. The SDK's own 405 named no allowed method.
             return Refusal(

@@ -162,7 +162,8 @@ def http_app(
     outages: Outages | None = None,
 ) -> Any:
     """The ASGI app: `/mcp` (streamable HTTP, stateless so any server process can take any call),
-    and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3).
+    and `/ui`, the web viewer, checked as `/mcp` is (`kaeru.mcp.ui.viewer`, decision 19.W3), always
+    served: `/` leads to it, as `kaeru ui`'s does (a person who opened the server's address got 404).
 
     Bearer tokens are checked by `verifier` — by default the vault's tokens and `KAERU_AUTH_TOKEN`
     (`VaultTokens`); a deployment passes its identity provider's `TokenVerifier` instead, issuing
@@ -222,6 +223,7 @@ def http_app(
         return 200, "ok"
 
     app.router.routes.append(Route("/health", health))
+    app.router.routes.append(Route("/", _to_the_viewer))
     from kaeru.mcp.bearer import LoggedVerifier, with_client
     from kaeru.mcp.logs import Outages, Refusals
     from kaeru.mcp.ui import viewer
@@ -238,6 +240,17 @@ def http_app(
         app.router.routes.append(Mount("/ui", app=with_client(ui, refusals)))
         gated = BearerAuth(app, tokens, tokens.refuses_tokenless, refusals)
     return _saying_outages(RequestGate(gated, security, MAX_MESSAGE_BYTES, refusals), outages)
+
+
+async def _to_the_viewer(_: Any) -> Any:
+    """`/`: the viewer's address (a temporary redirect, as `kaeru ui` answers it)."""
+    from starlette.responses import RedirectResponse
+
+    return RedirectResponse(VIEWER_PATH, status_code=307)
+
+
+#: Where `http_app` serves the web viewer (`kaeru.web.app.PREFIX`, not imported before its first request).
+VIEWER_PATH = "/ui/"
 
 
 def _saying_outages(app: Any, outages: Outages) -> Any:
@@ -308,9 +321,12 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     server = uvicorn.Server(config)
     kaeru.registry.settle = settle_heap
     settle_heap()
-    url = f"{'https' if tls else 'http'}://{reachable_as(host)}:{port}/mcp"
+    base = f"{'https' if tls else 'http'}://{reachable_as(host)}:{port}"
+    url = f"{base}/mcp"
     announce = (
         f"kaeru-memory serving MCP over streamable HTTP at {url}",
+        f"the web viewer at {base}{VIEWER_PATH}"
+        + (" (sign in with a token)" if settings.auth_token or vault_tokens else ""),
         *registration(url, bool(settings.auth_token), vault_tokens),
     )
     kaeru.registry.warms = True
