@@ -74,8 +74,9 @@ def walk_vault(
     held: memory stays flat as the vault grows."""
     with store.read() as session:
         every = session.all_initiatives()
-        chosen = every if initiatives is None else [i for i in every if i.name in set(initiatives)]
-        missing = sorted(set(initiatives or []) - {i.name for i in chosen})
+        wanted = set(initiatives or [])  # once: a scope may name every initiative of a large vault
+        chosen = every if initiatives is None else [i for i in every if i.name in wanted]
+        missing = sorted(wanted - {i.name for i in chosen})
         if missing:
             frame.omissions.append({"reason": f"unknown initiatives: {', '.join(missing)}", "count": len(missing)})
         ended = session.ended_initiatives()

@@ -42,6 +42,12 @@ class Dialect:
     true = "1"
     #: The longest `IN (?, …)` list one statement binds (SQLite's parameter limit); arrays need no chunks.
     chunk = 500
+    #: A list longer than this is bound as one parameter, a JSON array that `json_each` reads (`in_`,
+    #: `overlaps`, a search's tags): SQLite refuses a statement of more than 32,766 parameters, a scope
+    #: or a filter is as long as its caller makes it (a search across every initiative of a vault),
+    #: and a statement may bind it several times. A short list (the usual scope of one to three
+    #: initiatives) keeps its marks, and the plans chosen for it stay as they were.
+    listed = 8
     #: A new initiative's id: past every live and ended one, so an id old revisions name is never reused.
     next_initiative_id = ""
     #: Row decoders: the engines store a node's tags and initiatives differently (JSON text, arrays).
@@ -79,6 +85,8 @@ class Dialect:
 
     def in_(self, column: str, values: Sequence[Any], sql_type: str = "bigint") -> tuple[str, list[Any]]:
         """`column` is one of `values`: the clause and its parameters."""
+        if len(values) > self.listed:
+            return f"{column} IN (SELECT value FROM json_each(?))", [self.items(values)]
         return f"{column} IN ({','.join('?' * len(values))})", list(values)
 
     def chunks(self, values: Sequence[T]) -> Iterator[list[T]]:
@@ -89,9 +97,8 @@ class Dialect:
 
     def overlaps(self, column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
         """The list column `column` (a node's initiatives) holds one of `values`."""
-        return f"EXISTS (SELECT 1 FROM json_each({column}) j WHERE j.value IN ({','.join('?' * len(values))}))", [
-            *values
-        ]
+        listed, params = self.in_("j.value", values)
+        return f"EXISTS (SELECT 1 FROM json_each({column}) j WHERE {listed})", params
 
     def lock(self, for_update: bool, read_only: bool) -> str:
         """The row-lock suffix of a read that a write will act on (SQLite's writer holds the file lock)."""

@@ -7,7 +7,9 @@ re-index check from the same function.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from typing import Any
 
 from kaeru.domain.naming import forms
 from kaeru.domain.text import tokens
@@ -48,6 +50,21 @@ def tags_match(tags: Sequence[str], scope: Sequence[int]) -> str | None:
     if not tags or not all(words) or any(len(forms(tag)) > 1 for tag in tags):
         return None
     return fts_match(list(dict.fromkeys(w for found in words for w in found)), True, False, scope, ("tags",))
+
+
+def tags_held(tags: Sequence[str], listed: int) -> list[tuple[str, list[Any]]]:
+    """Clauses, with their parameters, that a node `n` carries every one of `tags`, each in either
+    spelling `naming.forms` gives (decision 184): a clause a tag, or past `listed` tags one clause
+    for them all, bound as one parameter. A search may name thousands of tags, and SQLite refuses
+    an expression nested a thousand deep as it refuses more than 32,766 parameters."""
+    if len(tags) <= listed:
+        held = "EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value IN ({}))"
+        return [(held.format(", ".join("?" * len(forms(tag)))), list(forms(tag))) for tag in tags]
+    every = (
+        "NOT EXISTS (SELECT 1 FROM json_each(?) w WHERE NOT EXISTS (SELECT 1 FROM json_each(n.tags) t "
+        "WHERE t.value IN (SELECT value FROM json_each(w.value))))"
+    )
+    return [(every, [json.dumps([list(forms(tag)) for tag in tags])])]
 
 
 class CommonWords:

@@ -12,18 +12,17 @@ import apsw
 from kaeru.domain.indexroom import index_texts
 from kaeru.domain.languages import from_tags as language_of
 from kaeru.domain.model import EdgeType, HypothesisStatus, Node, NodeType
-from kaeru.domain.naming import forms
 from kaeru.domain.text import indexed_name
 from kaeru.storage.migrate import INDEX_PENDING
 from kaeru.storage.records import SearchQuery, SearchRow
 from kaeru.storage.sql.copies import Ranking
 from kaeru.storage.sql.db import PROBED_SCOPES
 from kaeru.storage.sql.edges import VERDICT_TYPES
-from kaeru.storage.sql.rows import NODE_COLS, marks
+from kaeru.storage.sql.rows import NODE_COLS
 from kaeru.storage.sql.sections import SectionQueries
 from kaeru.storage.sqlite.copies import watermark
 from kaeru.storage.sqlite.impacts import COLUMNS
-from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens, tags_match
+from kaeru.storage.sqlite.matching import CommonWords, fts_match, scope_tokens, tags_held, tags_match
 
 #: A stored row as `_node` reads it (`seq, id, NODE_COLS` of the join's `n`), and as many NULLs:
 #: the two arms of a rare search's UNION.
@@ -145,21 +144,22 @@ class FtsSearch(SectionQueries):
         )
         clauses = ["n.retracted = 0", "n.node_type <> 'audit_event'", member]
         for column, values in query.columns:
-            clauses.append(f"n.{column} IN ({marks(len(values))})")
-            params.extend(values)
+            listed, more = self._d.in_(f"n.{column}", values, "text")
+            clauses.append(listed)
+            params.extend(more)
         if not query.tokens and (tagged := tags_match(query.tags, query.initiative_ids)) is not None:
             clauses.append("n.seq IN (SELECT rowid FROM nodes_fts WHERE nodes_fts MATCH ?)")  # 278
             params.append(tagged)
-        for tag in query.tags:
-            spelled = forms(tag)  # or the decomposed form an older kaeru stored (decision 184)
-            clauses.append(f"EXISTS (SELECT 1 FROM json_each(n.tags) t WHERE t.value IN ({marks(len(spelled))}))")
-            params.extend(spelled)
+        for held, more in tags_held(query.tags, self._d.listed):
+            clauses.append(held)
+            params.extend(more)
+        scope, sup_params = self._d.in_("ms.initiative_id", ids)
         superseded = (
             "EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src JOIN memberships ms ON ms.node_seq = s.seq "
             f"WHERE e.dst = n.id AND {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
-            f"AND ms.initiative_id IN ({marks(len(ids))}))"
+            f"AND {scope})"
         )
-        return " AND ".join(clauses), params, superseded, list(query.initiative_ids)
+        return " AND ".join(clauses), params, superseded, sup_params
 
     def _matches_at_most(self, match: str, cap: int) -> bool:
         """Whether at most `cap` rows match `match` in the whole vault: an unranked probe, which stops
@@ -248,7 +248,7 @@ class FtsSearch(SectionQueries):
         # The matches a live node in scope supersedes are few: read from the edges' side once, they
         # are flagged here instead of by a look-up per candidate (decision 16.K1); past
         # SUPERSEDED_IDS of them, the look-up per candidate again.
-        targets = self._superseded_ids(sup_params) if query.omit_superseded else frozenset()
+        targets = self._superseded_ids(query.initiative_ids) if query.omit_superseded else frozenset()
         if targets is not None:
             gone, gone_params = "0", []
         # The scoped match is exactly the live members of the scope (`_index_exact`): the candidates
@@ -281,7 +281,7 @@ class FtsSearch(SectionQueries):
             return hits, len(kept), len(rows) - len(kept)
         matched = self._scoped_count(match, where, params, query)
         omitted = (
-            self._superseded_matches(match, where, params, sup_params)
+            self._superseded_matches(match, where, params, query.initiative_ids)
             if query.omit_superseded and (targets is None or targets)
             else 0
         )
@@ -307,11 +307,11 @@ class FtsSearch(SectionQueries):
         return self._common.text.rank(self._db, self._c, words, scopes, query.match_all, scores)
 
     def _search_cached(
-        self, query: SearchQuery, where: str, params: list[Any], sup_params: list[Any]
+        self, query: SearchQuery, where: str, params: list[Any]
     ) -> tuple[list[SearchRow], int, int] | None:
         """A common-word search ranked in memory (decision 16.B4): the same rows, order, scores,
         `total` and omissions as `_search_common`, whose steps it follows; None when it cannot."""
-        targets = self._superseded_ids(sup_params) if query.omit_superseded else frozenset()
+        targets = self._superseded_ids(query.initiative_ids) if query.omit_superseded else frozenset()
         if targets is None:
             return None
         ranking = self._ranking(query)
@@ -337,19 +337,19 @@ class FtsSearch(SectionQueries):
         if len(seqs) < cap or not query.count_total:  # every match was ranked, or no total asked
             return hits, kept, len(ids) - kept
         match = self._match(query, scoped=True)
-        omitted = self._superseded_matches(match, where, params, sup_params) if targets else 0
+        omitted = self._superseded_matches(match, where, params, query.initiative_ids) if targets else 0
         return hits, ranking.count - omitted, omitted
 
-    def _superseded_ids(self, sup_params: list[Any]) -> frozenset[str] | None:
+    def _superseded_ids(self, ids: Sequence[int]) -> frozenset[str] | None:
         """The ids a live node of the scope supersedes (the `superseded` predicate of `_filters`,
         read from the edges' side through `edges_verdicts`), or None past `superseded_ids` of them."""
-        scope = marks(len(sup_params))
+        scope, scope_params = self._d.in_("ms.initiative_id", ids)
         found = self._db.rows(
             "SELECT DISTINCT e.dst FROM edges e INDEXED BY edges_verdicts CROSS JOIN nodes s ON s.id = e.src "
             f"WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' AND s.retracted = 0 "
-            f"AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq AND ms.initiative_id IN ({scope})) "
+            f"AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq AND {scope}) "
             f"LIMIT {self.superseded_ids + 1}",
-            sup_params,
+            scope_params,
         )
         return None if len(found) > self.superseded_ids else frozenset(r[0] for r in found)
 
@@ -392,20 +392,20 @@ class FtsSearch(SectionQueries):
             )
         return int(row[0]) if row else 0
 
-    def _superseded_matches(self, match: str, where: str, params: list[Any], sup_params: list[Any]) -> int:
+    def _superseded_matches(self, match: str, where: str, params: list[Any], ids: Sequence[int]) -> int:
         """How many matches a live node in scope supersedes, found from the edges' side: the live
         supersession edges (the partial index `edges_verdicts`) are few beside a common word's matches,
         and each target is checked against the match by its rowid."""
-        scope = marks(len(sup_params))
+        scope, scope_params = self._d.in_("ms.initiative_id", ids)
         # The edges first, through `edges_verdicts` (CROSS JOIN keeps the order): left to itself the
         # planner walks all of the scope's memberships.
         row = self._db.one(
             "SELECT count(*) FROM (SELECT DISTINCT e.dst AS id FROM edges e INDEXED BY edges_verdicts "
             f"CROSS JOIN nodes s ON s.id = e.src WHERE {_LIVE_VERDICT} AND e.edge_type = '{EdgeType.SUPERSEDES}' "
             "AND s.retracted = 0 AND EXISTS (SELECT 1 FROM memberships ms WHERE ms.node_seq = s.seq "
-            f"AND ms.initiative_id IN ({scope}))) d CROSS JOIN nodes n ON n.id = d.id WHERE {where} "
+            f"AND {scope})) d CROSS JOIN nodes n ON n.id = d.id WHERE {where} "
             "AND EXISTS (SELECT 1 FROM nodes_fts WHERE nodes_fts MATCH ? AND nodes_fts.rowid = n.seq)",
-            [*sup_params, *params, match],
+            [*scope_params, *params, match],
         )
         return int(row[0]) if row else 0
 
@@ -418,7 +418,7 @@ class FtsSearch(SectionQueries):
             if rare is not None:
                 return rare
             if self.top_k and not query.columns and not query.tags:
-                cached = self._search_cached(query, where, params, sup_params)
+                cached = self._search_cached(query, where, params)
                 if cached is not None:
                     return cached
             match = self._match(query, scoped=True)
