@@ -59,3 +59,20 @@ def test_a_search_by_many_tags_finds_the_nodes_that_carry_every_one(run: Run, te
     assert found([*TAGS, "topic:unheld"]) == set()
     assert found([unicodedata.normalize("NFD", "topic:café"), *TAGS[:-1]]) == {cafe}  # either spelling
     assert found([f"topic:é{i}" for i in range(2_000)]) == set()  # deeper than SQLite nests a clause a tag
+
+
+def test_made_up_statuses_are_each_looked_for_only_up_to_a_bound_and_the_rest_said_once(run: Run) -> None:
+    """Each status no board has costs a search of the nodes: thousands of made-up ones held one call
+    for minutes. The first `STATUSES_LOOKED_FOR` are each warned about; the rest in one warning."""
+    from kaeru.service.tasks import STATUSES_LOOKED_FOR
+
+    task = _made(run, "task", text="grease the gate")
+    statuses = ["open", *[f"made-up-{i}" for i in range(3_000)]]
+    answer = run("search", {"initiatives": [P], "filters": {"statuses": statuses}})
+    assert _ids(answer) == {task}
+    issues = answer["issues"]
+    each = [i for i in issues if i["field"].startswith("filters.statuses.")]
+    assert [i["field"] for i in each] == [f"filters.statuses.{n}" for n in range(1, STATUSES_LOOKED_FOR + 1)]
+    [rest] = [i for i in issues if i["field"] == "filters.statuses"]
+    assert rest["message"].startswith(f"{3_000 - STATUSES_LOOKED_FOR} more status(es)")
+    assert "'made-up-20'" in rest["message"]

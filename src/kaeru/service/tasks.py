@@ -99,6 +99,10 @@ def require_task(node: Node, field: str, *, checklist: bool = True) -> Node:
     return node
 
 
+#: How many statuses no board has one call looks for in the nodes (a search each).
+STATUSES_LOOKED_FOR = 20
+
+
 def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[str], field: str) -> list[Issue]:
     """A warning for each status filter value nothing in `scopes` can have: `search` answered `ok`,
     0 hits, for `in_progress` (the default column is `in-progress`), and the agent read "nothing in
@@ -107,18 +111,26 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
     A status is known when it is a claim's, a column of a searched initiative's board, or carried
     by any node there — a task of an old vault, or left in a column its board has since dropped, is
     still found by its status. The boards are read once for all statuses (a board's columns, the
-    common filter, cost no search of their own); the nodes only for a status no board has."""
+    common filter, cost no search of their own); the nodes only for a status no board has, and for
+    at most `STATUSES_LOOKED_FOR` of those: the list is as long as the caller makes it, and a search
+    each for thousands of made-up statuses held a call for minutes. The rest are said in one warning."""
     claims = [s.value for s in HypothesisStatus]
     ids = [s.id for s in scopes]
     keys: list[str] | None = None
     issues: list[Issue] = []
+    looked: set[str] = set()
+    unlooked: list[str] = []
     for i, status in enumerate(statuses):
-        if status in claims:
+        if status in claims or status in looked:
             continue
         if keys is None:
             keys = board_keys(session, scopes)
         if status in keys:
             continue
+        if len(looked) >= STATUSES_LOOKED_FOR:
+            unlooked.append(status)
+            continue
+        looked.add(status)
         carried, _, _ = session.search(
             SearchQuery(initiative_ids=ids, statuses=[status], omit_superseded=False, window=1, count_total=False)
         )
@@ -132,6 +144,17 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
                 f"column and no node there has it{f'; did you mean {close[0]!r}?' if close else ''} — the boards' "
                 f"columns are: {', '.join(keys)}; a claim's statuses: {', '.join(claims)}",
                 f"{field}.{i}",
+            )
+        )
+    if unlooked:
+        shown = ", ".join(repr(u) for u in unlooked[:5])
+        issues.append(
+            Issue(
+                "invalid_argument",
+                f"{len(unlooked)} more status(es) no board of the searched initiatives has ({shown}"
+                f"{', …' if len(unlooked) > 5 else ''}) were not looked for in the nodes: past "
+                f"{STATUSES_LOOKED_FOR} such statuses a call names, they are only filtered on",
+                field,
             )
         )
     return issues
