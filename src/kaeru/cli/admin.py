@@ -68,6 +68,7 @@ def serve(
     # (decision 66) and switches the collector on again: over HTTP before serving, on stdio once the
     # first `tools/list` or call has built the tools (decision 16.O1).
     gc.disable()
+    from kaeru.cli.upgrades import say_upgrade_due
     from kaeru.errors import Unavailable
     from kaeru.mcp.logs import configure
     from kaeru.mcp.server import build_server
@@ -89,8 +90,13 @@ def serve(
     # migrations run beside serving: the agent's client waits for `initialize` with a timeout
     # (decision 139). Over HTTP the server answers only once the vault is ready (and a token check
     # before serving reads it).
+    if use_http:
+        say_upgrade_due(settings)  # it runs before the server listens; its progress is logged
     try:
         store: Any = store_of(ctx, upgrade_in_background=not use_http, lasting=True)
+        if getattr(store, "upgrade_under_way", ""):  # said where a client's log shows it (stderr)
+            said = f"upgrading the vault ({store.upgrade_under_way}) beside serving"
+            click.echo(f"{said}: until it is done, calls wait for it or answer `unavailable`", err=True)
     except Unavailable as exc:
         # A stdio server is the agent's memory for its whole session: a database that refused the
         # connection at start (a VPN coming up after the editor) is waited for, call by call; what
@@ -330,13 +336,15 @@ def migrate(ctx: click.Context) -> None:
     """Apply pending schema migrations to the vault (both backends) and report its state.
 
     --json: {"ok", "store": {…}, "migrations": {"applied": N, "applied_now": N, "newest": N, "known": N}}
-    (`applied`: recorded in the vault; `applied_now`: by this run); a vault written by a newer kaeru
+    (`applied`: recorded in the vault; `applied_now`: by this run, not by another process it waited
+    for); a long upgrade says how far it got on stderr; a vault written by a newer kaeru
     (a migration this one does not know) fails: upgrade kaeru.
     """
+    from kaeru.cli.upgrades import upgrade_progress_said
     from kaeru.errors import NotFound
     from kaeru.service.doctor import migration_state
     from kaeru.storage.factory import open_health
-    from kaeru.storage.migrate import VaultTooNew, due, upgrade_said
+    from kaeru.storage.migrate import UpgradeGate, VaultTooNew, due, upgrade_said
 
     # Read before opening (which migrates): the recorded count alone said "22 migration(s) applied"
     # on every run of a current vault.
@@ -354,12 +362,18 @@ def migrate(ctx: click.Context) -> None:
             health.close()
         if what:
             click.echo(f"upgrading the vault ({what}); on a large vault this takes a while…", err=True)
+    now = 0
     try:
-        backend: dict[str, Any] | None = service_of(ctx).store.describe()
+        with upgrade_progress_said():  # a long backfill says how far it got (decision 493)
+            store = service_of(ctx).store
+        backend: dict[str, Any] | None = store.describe()
+        now = len(store.migrated_now) if isinstance(store, UpgradeGate) else 0
     except VaultTooNew:
         backend = None  # opening refuses a newer vault; report what it holds instead
     applied, known = migration_state(settings_of(ctx), open_health)
-    now = len(set(applied) - set(before))
+    # Those another process applied while this one waited for its lock: the records before and after
+    # alone said "2 migration(s) applied now" in both processes.
+    elsewhere = max(0, len(set(applied) - set(before)) - now)
     newest = max(applied, default=0)
     ok = newest <= known
     info: dict[str, Any] = {"applied": len(applied), "applied_now": now, "newest": newest, "known": known}
@@ -367,6 +381,8 @@ def migrate(ctx: click.Context) -> None:
         echo_json({"ok": ok, "store": backend, "migrations": info})
     elif ok and backend is not None:
         done = f"migrated: {now} migration(s) applied now" if now else "already current"
+        if elsewhere:
+            done += f" ({elsewhere} applied meanwhile by another kaeru process, which this one waited for)"
         click.echo(f"{backend['backend']} vault {done}, newest {newest} of {known}")
     else:
         click.echo(

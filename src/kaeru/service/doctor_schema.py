@@ -36,6 +36,7 @@ class SchemaHealth(Protocol):
     @staticmethod
     def known_migrations() -> int: ...
     def lacking_objects(self) -> Lacking: ...
+    def upgrading(self) -> bool: ...
 
 
 def migration_records(health: SchemaHealth) -> tuple[list[int], Records]:
@@ -83,6 +84,14 @@ def migrations_check(health: SchemaHealth) -> Check:
         if records.former:
             said += "; recorded under names of a former numbering: " + ", ".join(
                 f"{v:03d} {n!r}" for v, n in records.former
+            )
+        if records.pending and health.upgrading():
+            # Read while another process applies them: "run `kaeru migrate`" was printed after they were.
+            return Check(
+                "migrations",
+                WARN,
+                f"{said}: another kaeru process is applying them now (it holds the migration lock)",
+                "wait for it: once its upgrade commits, the vault is current (`kaeru migrate` waits for it, then says so)",
             )
         return Check(
             "migrations", WARN, said, "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)"

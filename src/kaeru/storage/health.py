@@ -102,6 +102,11 @@ class Health:
         """The newest migration this kaeru ships."""
         return newest_version(self.migrations)
 
+    def upgrading(self) -> bool:
+        """Whether another process is applying the vault's pending migrations now (PostgreSQL: it
+        holds the migration lock; SQLite's is the write lock any writer takes, which says nothing)."""
+        return False
+
     def _agreement(self, live: str, indexed: str, missing: str, stale: str) -> IndexAgreement:
         """From the counts of live nodes and of index rows, the ids of live nodes without a row
         (`missing`) and `(row, id)` of rows without a live node (`stale`)."""

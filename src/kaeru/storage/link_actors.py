@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import heapq
 import json
+import logging
+import time
 from bisect import bisect_right
 from collections.abc import Generator, Hashable, Iterable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from kaeru.storage.sql.db import Db
 
@@ -38,6 +40,8 @@ Named = tuple[str, str | None]
 Record = tuple[str, str, str | None, Any]
 
 T = TypeVar("T", bound=Hashable)
+
+log = logging.getLogger(__name__)
 
 RETRACTED: Change = ("retracted",)
 
@@ -122,8 +126,18 @@ def name_from_audit(revisions: Iterable[Unnamed[T]], records: Iterable[Record]) 
 
 #: The most revisions that name no one `backfill` holds while it looks for their records.
 PER_PASS = 50_000
-#: Revisions named per UPDATE statement (six parameters each, within SQLite's bound on parameters).
+#: Revisions named per UPDATE statement on SQLite (six parameters each, within its bound on parameters).
 WRITE_ROWS = 500
+#: Names sent at a time into PostgreSQL's temporary table (`_CopiedWrites`): what it holds meanwhile.
+COPY_ROWS = 20_000
+#: PostgreSQL: the edge revisions' indexes are built again instead of written row by row when at least
+#: this many rows, and at least one in `REBUILD_SHARE` of the table's, are named (`_indexes_dropped`).
+REBUILD_ROWS = 10_000
+REBUILD_SHARE = 5
+#: How often a long backfill says how far it got, in seconds (INFO on this module's logger, which
+#: `kaeru migrate` and `kaeru serve --http` show on stderr): an upgrade of a large vault said nothing
+#: for minutes, and looked hung.
+PROGRESS_S = 10.0
 
 #: One (link, change)'s windows waiting for a record: the time each starts → (where it ends, revisions).
 _Windows = dict[str, tuple[str | None, list[tuple[Key, int]]]]
@@ -142,8 +156,10 @@ def backfill(db: Db) -> int:
     once and each revision and record is read once, however long the log. A revision no record
     names with no later revision of its link waits to the end: when `PER_PASS` wait, they are looked
     for together in the records still to come (`name_from_audit`) and let go, so memory stays bounded
-    by that whatever the audit lacks."""
-    writes = _Writes(db)
+    by that whatever the audit lacks. The names are written as they are found (`_Writes`), on
+    PostgreSQL all at once at the end (`_CopiedWrites`)."""
+    writes = _CopiedWrites(db) if isinstance(db, Copies) else _Writes(db)
+    progress = _Progress(db, writes)
     with closing(_unnamed(db)) as pending:
         upcoming = next(pending, None)
         if upcoming is None:
@@ -161,6 +177,7 @@ def backfill(db: Db) -> int:
                     window[1].append(upcoming.ident)
                     held += 1
                     upcoming = next(pending, None)
+                    progress.read_one()
                     if held >= PER_PASS:
                         _look_ahead(db, waiting, at, writes)
                         waiting, ends, held = {}, [], 0
@@ -177,7 +194,9 @@ def backfill(db: Db) -> int:
                             held -= 1
                 if upcoming is None and not waiting:
                     break
-    return writes.done()
+    written = writes.done(progress.said)
+    progress.finished(written)
+    return written
 
 
 def _take(waiting: dict[tuple[Key, Change], _Windows], link: tuple[Key, Change], start: str) -> list[tuple[Key, int]]:
@@ -203,22 +222,31 @@ def _look_ahead(db: Db, waiting: dict[tuple[Key, Change], _Windows], since: str,
             writes.add(ident, actor, request_id)
 
 
+@runtime_checkable
+class Copies(Protocol):
+    """A database that takes many rows in one `COPY … FROM STDIN` (PostgreSQL's `PgDb`)."""
+
+    def copy_rows(self, sql: str, rows: Iterable[Sequence[Any]]) -> None: ...
+
+
 class _Writes:
     """The names found, written `WRITE_ROWS` at a time (only into rows that still name no actor)."""
 
     def __init__(self, db: Db) -> None:
         self._db = db
         self._rows: list[tuple[Any, ...]] = []
-        self.written = 0
+        #: Names found so far; rows written so far.
+        self.found = self.written = 0
 
     def add(self, ident: tuple[Key, int], actor: str, request_id: str | None) -> None:
         (src, dst, edge_type), rev_no = ident
         self._rows.append((actor, request_id, src, dst, edge_type, rev_no))
+        self.found += 1
         if len(self._rows) >= WRITE_ROWS:
             self._flush()
 
-    def done(self) -> int:
-        """Write what is left; how many rows were named."""
+    def done(self, said: bool) -> int:
+        """Write what is left; how many rows were named (`said`: progress was said meanwhile)."""
         self._flush()
         return self.written
 
@@ -234,6 +262,146 @@ class _Writes:
             [p for row in self._rows for p in row],
         )
         self._rows = []
+
+
+#: PostgreSQL's `work_mem` while the names are joined: at least 64 MB (a setting already larger is kept).
+_AT_LEAST_64MB = (
+    "CASE WHEN pg_size_bytes(current_setting('work_mem')) < 64 * 1024 * 1024 THEN '64MB' "
+    "ELSE current_setting('work_mem') END"
+)
+
+#: The temporary table `_CopiedWrites` gathers the names in (dropped at the end, and with its transaction).
+_GATHERED = (
+    'CREATE TEMPORARY TABLE kaeru_link_actors (src TEXT COLLATE "C", dst TEXT COLLATE "C", '
+    'edge_type TEXT COLLATE "C", rev_no INTEGER, actor TEXT COLLATE "C", request_id TEXT COLLATE "C") ON COMMIT DROP'
+)
+
+
+class _CopiedWrites(_Writes):
+    """PostgreSQL: the names found are copied into a temporary table, `COPY_ROWS` at a time, and
+    written by one UPDATE at the end (still only into rows naming no actor). Written as they were
+    found, a few hundred a statement in the order of their revisions' stamps, which is no order of the
+    table's key, each statement looked its rows up all over the table: most of a large upgrade's time.
+    One UPDATE joins them to the table in one pass."""
+
+    def __init__(self, db: Copies) -> None:
+        assert isinstance(db, Db)
+        super().__init__(db)
+        self._copies = db
+        self._made = False
+
+    def add(self, ident: tuple[Key, int], actor: str, request_id: str | None) -> None:
+        (src, dst, edge_type), rev_no = ident
+        self._rows.append((src, dst, edge_type, rev_no, actor, request_id))
+        self.found += 1
+        if len(self._rows) >= COPY_ROWS:
+            self._flush()
+
+    def done(self, said: bool) -> int:
+        self._flush()
+        if not self._made:
+            return 0
+        if said:
+            log.info("writing the %s names found into the edge revisions", f"{self.found:,}")
+        self._db.run("ANALYZE kaeru_link_actors")  # the planner joins it whole, knowing its size
+        rebuilt = self._indexes_dropped()
+        # The join's hash table held in memory, not spilled to disk in batches; the setting as it was after.
+        (kept,) = self._db.one("SELECT current_setting('work_mem')") or ("",)
+        self._db.one(f"SELECT set_config('work_mem', {_AT_LEAST_64MB}, true)")
+        self.written = self._db.run(
+            "UPDATE edge_revisions SET actor = t.actor, request_id = t.request_id FROM kaeru_link_actors AS t "
+            "WHERE edge_revisions.src = t.src AND edge_revisions.dst = t.dst AND edge_revisions.edge_type = t.edge_type "
+            "AND edge_revisions.rev_no = t.rev_no AND edge_revisions.actor IS NULL"
+        )
+        self._db.one("SELECT set_config('work_mem', ?, true)", (kept,))
+        for statement in rebuilt:
+            self._db.run(statement)
+        self._db.run("DROP TABLE kaeru_link_actors")
+        return self.written
+
+    def _indexes_dropped(self) -> list[str]:
+        """When most of the table is named, its indexes dropped (what makes them again returned): an
+        UPDATE writes a new version of each row (none fits beside the old one in a full page), and
+        with it an entry in every index, at random places; building them again afterwards is one
+        sorted pass each. Kept when a foreign key refers to the table (none does), or few rows change."""
+        (rows,) = self._db.one("SELECT count(*) FROM edge_revisions") or (0,)
+        if self.found < REBUILD_ROWS or self.found * REBUILD_SHARE < int(rows):
+            return []
+        indexes = self._db.rows(
+            "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid), quote_ident(c.conname), "
+            "pg_get_constraintdef(c.oid), "
+            "i.indrelid::regclass::text, EXISTS (SELECT 1 FROM pg_constraint f WHERE f.confrelid = i.indrelid) "
+            "FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid "
+            "WHERE i.indrelid = 'edge_revisions'::regclass ORDER BY 1"
+        )
+        if any(referred for *_, referred in indexes):
+            return []
+        again = []
+        for name, definition, constraint, constraint_definition, table, _ in indexes:
+            if constraint is not None:
+                self._db.run(f"ALTER TABLE {table} DROP CONSTRAINT {constraint}")
+                again.append(f"ALTER TABLE {table} ADD CONSTRAINT {constraint} {constraint_definition}")
+            else:
+                self._db.run(f"DROP INDEX {name}")
+                again.append(definition)
+        return again
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        if not self._made:
+            self._db.run(_GATHERED)
+            self._made = True
+        self._copies.copy_rows(
+            "COPY kaeru_link_actors (src, dst, edge_type, rev_no, actor, request_id) FROM STDIN", self._rows
+        )
+        self._rows = []
+
+
+class _Progress:
+    """How far a backfill got, said every `PROGRESS_S` (INFO): the revisions that named no one are
+    counted when the first line is due, so a short backfill says nothing and counts nothing."""
+
+    def __init__(self, db: Db, writes: _Writes) -> None:
+        self._db = db
+        self._writes = writes
+        self._started = time.monotonic()
+        self._due = self._started + PROGRESS_S
+        self._read = 0
+        #: How many revisions named no one when the backfill began (None: not counted, nothing said).
+        self._total: int | None = None
+
+    @property
+    def said(self) -> bool:
+        return self._total is not None
+
+    def read_one(self) -> None:
+        """One more revision read: say how far the backfill got if a line is due."""
+        self._read += 1
+        if time.monotonic() < self._due:
+            return
+        if self._total is None:  # the rows named so far no longer count themselves
+            row = self._db.one("SELECT count(*) FROM edge_revisions WHERE actor IS NULL")
+            self._total = (int(row[0]) if row is not None else 0) + self._writes.written
+        log.info(
+            "naming who made each older link change from the audit log: %s of %s edge revisions read, %s named "
+            "(%.0f s so far)",
+            f"{self._read:,}",
+            f"{self._total:,}",
+            f"{self._writes.found:,}",
+            time.monotonic() - self._started,
+        )
+        self._due = time.monotonic() + PROGRESS_S
+
+    def finished(self, written: int) -> None:
+        """Say how many were named, when progress was said."""
+        if self._total is not None:
+            log.info(
+                "named who made %s of %s edge revisions (in %.0f s)",
+                f"{written:,}",
+                f"{self._total:,}",
+                time.monotonic() - self._started,
+            )
 
 
 def _unnamed(db: Db) -> Generator[Unnamed[tuple[Key, int]], None, None]:

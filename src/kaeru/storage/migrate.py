@@ -268,10 +268,11 @@ def unknown_said(unknown: tuple[tuple[int, str], ...], package: str) -> str:
 
 def run_pending(
     db: Db, conn: Any, script: Callable[[str], object], package: str, where: str, table: str
-) -> tuple[int, bool]:
+) -> tuple[int, bool, tuple[int, ...]]:
     """Apply the migrations of `package` that `schema_migrations` does not record, in order, each
     recorded there, and give the vault its secret if it has none. Returns the newest migration
-    this code knows and whether anything was written.
+    this code knows, whether anything was written, and the migrations this call applied (none when
+    another process applied them while this one waited for the lock).
 
     A record stands for the migration shipped at its number only under that migration's name, or
     as a former record of it (`FORMER_RECORDS`, decision 470): a placeholder's number is pending
@@ -304,7 +305,7 @@ def run_pending(
         migration.apply(conn, script)
         db.run("INSERT INTO schema_migrations (version, name) VALUES (?, ?)", (migration.version, migration.name))
     db.run("INSERT INTO meta (key, value) VALUES ('secret', ?) ON CONFLICT (key) DO NOTHING", (secrets.token_hex(32),))
-    return migrations[-1].version, bool(pending or records.former)
+    return migrations[-1].version, bool(pending or records.former), tuple(m.version for m in pending)
 
 
 #: How long a transaction waits for an upgrade under way before it is refused `unavailable`: a
@@ -428,6 +429,10 @@ class UpgradeGate:
 
     #: The migrations applied after opening (None: none pending, applied before returning, or applied since).
     _upgrade: BackgroundUpgrade | None = None
+    #: The migrations this store applied (`run_pending`): `kaeru migrate` counted the records
+    #: before and after, and said "2 migration(s) applied now" of those another process applied
+    #: while it waited for the lock.
+    migrated_now: tuple[int, ...] = ()
 
     @property
     def upgrading(self) -> bool:
@@ -436,6 +441,11 @@ class UpgradeGate:
         once it has (decision 474): its read would wait for the upgrade and be refused (a traceback in
         the server's log), and its imports would take the interpreter from the re-index."""
         return self._upgrade is not None
+
+    @property
+    def upgrade_under_way(self) -> str:
+        """What an upgrade started at open does (`upgrade_later`'s words) while `upgrading`, else ""."""
+        return self._upgrade.what if self._upgrade is not None else ""
 
     def _upgraded(self) -> None:
         """Return once an upgrade under way is applied (`BackgroundUpgrade.wait`), then forget it."""

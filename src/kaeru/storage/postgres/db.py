@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import psycopg
@@ -441,6 +441,17 @@ class PgDb(Db):
         except psycopg.Error as exc:
             raise translate(exc) from exc
         return data
+
+    def copy_rows(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """`rows` sent by a `COPY … FROM STDIN` statement: many rows in one statement, without a
+        parameter each (the upgrade's names of edge revisions, `storage.link_actors`)."""
+        self.flush()
+        try:
+            with self._c.cursor() as cur, cur.copy(sql) as copy:
+                for row in rows:
+                    copy.write_row(row)
+        except psycopg.Error as exc:
+            raise translate(exc) from exc
 
     def copy_columns(self, np: Any, select: str, params: dict[str, Any], width: int = 1) -> list[Any]:
         """The rows of `select` — a seq, then `width` float8 values, none NULL — as numpy arrays

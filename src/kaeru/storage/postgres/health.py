@@ -39,6 +39,7 @@ from kaeru.storage.postgres.store import (
     database_encoding,
     redact_url,
 )
+from kaeru.storage.postgres.upgradelock import HELD_ELSEWHERE
 from kaeru.storage.schema_objects import REQUIRED
 
 #: The schema's tables and views by name (the indexes of constraints aside, said as those), unique
@@ -304,6 +305,10 @@ class PostgresHealth(Health):
 
     def has_table(self, name: str) -> bool:
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None
+
+    def upgrading(self) -> bool:
+        """Whether another process holds the migration lock: the pending migrations are being applied."""
+        return bool(self._rows(HELD_ELSEWHERE)[0][0])
 
     def schema_objects(self) -> tuple[set[str], dict[str, str]]:
         """What the vault's schema holds, from the catalog alone (no table is read): tables, views,

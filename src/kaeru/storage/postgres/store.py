@@ -29,7 +29,6 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.pq import TransactionStatus
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from kaeru.config import url_password_replaced
@@ -53,6 +52,7 @@ from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_l
 from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.settle import xact_status
 from kaeru.storage.postgres.textcache import TextCopies
+from kaeru.storage.postgres.upgradelock import MIGRATION_LOCK, roll_back, take
 
 __all__ = [
     "FIELD_WEIGHTS", "PostgresSession", "PostgresStore", "lexeme", "redact_url", "term", "translate",
@@ -60,8 +60,7 @@ __all__ = [
 ]  # fmt: skip
 
 _MIGRATIONS = "kaeru.storage.postgres.migrations"
-#: Key of the advisory lock that serialises migrations of one database across processes.
-_MIGRATION_LOCK = 0x6B6165727500  # "kaeru\0"
+_MIGRATION_LOCK = MIGRATION_LOCK  # (`upgradelock`'s) held by tests as another process upgrading would
 
 #: How long a pooled connection lives: a database migrated by a newer kaeru is noticed by each
 #: connection opened since, so within this many seconds by all of them.
@@ -337,8 +336,8 @@ class PostgresStore(UpgradeGate):
             conn.execute("SET LOCAL lock_timeout = '600s'")
             conn.execute("SET LOCAL statement_timeout = 0")
             conn.execute("SET LOCAL idle_in_transaction_session_timeout = 0")  # behind a pooler too
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-            self._schema, _ = run_pending(
+            take(conn)  # said when another process holds it
+            self._schema, _, self.migrated_now = run_pending(
                 PgDb(conn), conn, conn.execute, _MIGRATIONS, "PostgreSQL",
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT to_char(clock_timestamp() AT TIME ZONE 'UTC', "
@@ -444,13 +443,8 @@ class PostgresStore(UpgradeGate):
                     # trip (decision 16.P2). A failed statement aborts the rest, COMMIT included.
                     db.commit()
                     self._upkeep.committed(session.nodes_written, db.connection)
-            except BaseException:
-                conn = db.connection
-                if not conn.closed and conn.info.transaction_status != TransactionStatus.IDLE:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except psycopg.Error:
-                        pass  # the original error matters; the pool discards a broken connection
+            except BaseException as exc:
+                roll_back(db.connection, exc)  # raises what held it up when an upgrade under way did
                 raise
         finally:
             db.discard()

@@ -298,7 +298,7 @@ class SqliteStore(UpgradeGate):
             return False
         list(conn.execute("BEGIN IMMEDIATE"))
         try:
-            self._schema, applied = run_pending(
+            self._schema, applied, self.migrated_now = run_pending(
                 SqliteDb(conn), conn, lambda sql: list(conn.execute(sql)), _MIGRATIONS, "SQLite",
                 "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
                 "applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))",
