@@ -146,6 +146,7 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
                 f"{field}.{i}",
             )
         )
+    unlooked = list(dict.fromkeys(unlooked))  # a status named twice is one status
     if unlooked:
         shown = ", ".join(repr(u) for u in unlooked[:5])
         issues.append(
