@@ -1,10 +1,12 @@
 """The request bodies a real `kaeru serve --http` holds at once are bounded together: with large
-uploads held open (declared, or chunked and partly sent), one more that would pass the budget is
+uploads held open (declared, or chunked, most of each sent), one more that would pass the budget is
 answered 503 `unavailable` with `Retry-After` — by its declared length before its body is read, or as
 its chunked body is read — while a small call is still served; once an upload ends or its client goes
-away, a large one is taken again; uploads without a valid token hold nothing
-(`kaeru.mcp.gate.BodyBudget`). Before, nothing bounded them together: eight bodies of 63 MiB at once
-took the server past 1 GB.
+away, a large one is taken again. Uploads without a valid token hold nothing, and one that declared
+the largest body holds only what it sent of it; two of the largest fit beside a small call in flight;
+a body framed both by its length and chunked is refused 400 (`kaeru.mcp.gate.BodyBudget`; the same
+in process: tests/wire/test_gate_budget.py). Before, nothing bounded them together: eight bodies of
+63 MiB at once took the server past 1 GB.
 
 Uploads are held and probed on raw sockets with `Expect: 100-continue`: a final answer instead of
 `100 Continue` says the server refused the request unread. Whether there is room is asked without a
@@ -37,7 +39,8 @@ from tests.wire.support import (
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-MiB = 1024 * 1024
+KiB = 1024
+MiB = 1024 * KiB
 TOKEN = "body-budget-admin-token-9e2"
 BEARER = {"Authorization": f"Bearer {TOKEN}"}
 #: An `initialize` request without its closing brace: any number of spaces, then `}`, make it whole.
@@ -45,6 +48,9 @@ OPENING = json.dumps(initialize_request(7))[:-1].encode()
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream", **BEARER}
 #: How often a held upload sends a byte, so the server does not close it as stalled (15 s).
 TRICKLE_S = 1.0
+#: What a held large upload leaves unsent of its declared length: room for its trickle, a byte a
+#: second, and for `finish` — small beside the 2 MiB a probe asks for.
+UNSENT = 256 * KiB
 
 Answer = tuple[int, dict[str, str], dict[str, object]]
 
@@ -63,13 +69,14 @@ def _chunks(size: int) -> Iterator[bytes]:
 class Upload:
     """One POST to `/mcp` on its own connection, its body sent when the test says so."""
 
-    def __init__(self, server: HttpServer, length: int | None, *, token: bool = True):
+    def __init__(self, server: HttpServer, length: int | None, *, token: bool = True, framing: str | None = None):
         self.length = length
         self.sock = socket.create_connection((LOOPBACK, server.port), timeout=120)
         self.lock = threading.Lock()
         self.stopped = threading.Event()
         self.sent = 0
-        framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
+        if framing is None:
+            framing = f"Content-Length: {length}" if length is not None else "Transfer-Encoding: chunked"
         bearer = f"Authorization: Bearer {TOKEN}\r\n" if token else ""
         head = (
             f"POST /mcp HTTP/1.1\r\nHost: {LOOPBACK}:{server.port}\r\nContent-Type: application/json\r\n"
@@ -106,6 +113,12 @@ class Upload:
             framed = data if self.length is not None else b"%x\r\n%b\r\n" % (len(data), data)
             self.sock.sendall(framed)
             self.sent += len(data)
+
+    def most(self, unsent: int = UNSENT) -> None:
+        """Send the opening of the body and spaces after it, all of its declared length but `unsent`."""
+        assert self.length is not None
+        self.send(OPENING)
+        self.send(b" " * (self.length - len(OPENING) - unsent))
 
     def hold(self) -> None:
         """Keep sending a space every `TRICKLE_S` until `close` or `finish`."""
@@ -191,13 +204,39 @@ def test_bodies_in_flight_share_one_budget(tmp_path: Path) -> None:
             assert upload.answer()[0] == 401
             upload.close()
 
-        # Two uploads declaring the largest body fill the large bodies' share once read; they stall.
-        held = [Upload(server, MAX_MESSAGE_BYTES) for _ in range(LARGE_AT_ONCE)]
-        for upload in held:
+        # An upload past the token check holds what it sent, not what it declared: two that declared
+        # the largest body and send a byte a second (each within the stall timeout) hold a few bytes.
+        slow = [Upload(server, MAX_MESSAGE_BYTES) for _ in range(LARGE_AT_ONCE)]
+        for upload in slow:
             assert upload.first == 100, upload.first
             upload.send(OPENING)
             upload.hold()
-        wait_until(lambda: not _room(server), 60, "the held uploads' declared lengths held")
+        # A small call in flight beside them, most of its body sent.
+        small = Upload(server, 512 * KiB)
+        assert small.first == 100, small.first
+        small.most(KiB)
+        small.hold()
+        assert _small_call_served(server)
+        taken = httpx2.post(server.url, content=_padded(MAX_MESSAGE_BYTES), headers=HEADERS, timeout=120)
+        assert taken.status_code == 200, taken.text[:300]
+        for upload in slow:
+            upload.close()
+
+        # Two of the largest fit at once, the small call still in flight: with one held, another is taken.
+        held = [Upload(server, MAX_MESSAGE_BYTES)]
+        assert held[0].first == 100, held[0].first
+        held[0].most()
+        held[0].hold()
+        assert _small_call_served(server)
+        taken = httpx2.post(server.url, content=_padded(MAX_MESSAGE_BYTES), headers=HEADERS, timeout=120)
+        assert taken.status_code == 200, taken.text[:300]
+
+        # Two large uploads, most of each sent, fill the large bodies' share; they stall.
+        held.append(Upload(server, MAX_MESSAGE_BYTES))
+        assert held[1].first == 100, held[1].first
+        held[1].most()
+        held[1].hold()
+        wait_until(lambda: not _room(server), 60, "the held uploads' bytes held")
         # A small call is still served (the small bodies' lane) ...
         assert _small_call_served(server)
         # ... a large one is refused by its declared length, before its body is read (no 100 Continue) ...
@@ -207,12 +246,20 @@ def test_bodies_in_flight_share_one_budget(tmp_path: Path) -> None:
         probe.close()
         # ... and a chunked one as it is read, past its first megabyte.
         _assert_busy(_chunked(server, 8 * MiB), "refused as its body was read")
+        # One that declares a few bytes and is sent chunked — read as chunked, however long — is
+        # refused unread, whatever room there is: before, it held its declared 10 bytes of 8 MiB.
+        twice = Upload(server, None, framing="Content-Length: 10\r\nTransfer-Encoding: chunked")
+        assert twice.first == 400, f"a body framed twice was read ({twice.first})"
+        status, _, refused = twice.answer()
+        error = refused["error"]
+        assert isinstance(error, dict) and "Content-Length" in str(error["message"]), refused
+        twice.close()
 
         # A client that goes away mid-body gives its share back.
         held.pop().close()
         wait_until(lambda: _room(server), 60, "room once an upload went away")
 
-        # A chunked upload held open, partly sent: its bytes count as they are read.
+        # A chunked upload held open, most of it sent: its bytes count as they are read.
         chunked = Upload(server, None)
         assert chunked.first == 100, chunked.first
         chunked.send(OPENING)
@@ -230,9 +277,12 @@ def test_bodies_in_flight_share_one_budget(tmp_path: Path) -> None:
         status, _, answered = chunked.finish()
         assert status == 200 and "result" in answered, answered
         held.pop().close()
+        status, _, answered = small.finish()
+        assert status == 200 and "result" in answered, answered
         again = httpx2.post(server.url, content=_padded(60 * MiB), headers=HEADERS, timeout=120)
         assert again.status_code == 200, again.text[:300]
         assert "result" in again.json(), again.text[:300]
     log = server.output()
     assert "refused /mcp from 127.0.0.1: request bodies in flight at their limit" in log, log[-3000:]
+    assert "refused /mcp from 127.0.0.1: both Content-Length and Transfer-Encoding" in log, log[-3000:]
     assert "Traceback" not in log, log[-3000:]

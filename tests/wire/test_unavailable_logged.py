@@ -114,3 +114,50 @@ async def test_a_password_an_unavailable_message_quotes_is_not_logged(caplog: py
         "unavailable answer to note: Unavailable: cannot connect to PostgreSQL at "
         "postgresql://kaeru:***@db.example:5432/vault (host=db password=*** dbname=vault)"
     ), line
+
+
+async def _logged(said: str, caplog: pytest.LogCaptureFixture) -> str:
+    """The operator's line for a call answered `unavailable` with `said`, made on a worker thread."""
+    outages = Outages(logging.getLogger("kaeru.test.outages"))
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="kaeru.test.outages"), outages_said(outages):
+        error = Unavailable(said)
+        assert await anyio.to_thread.run_sync(answered, error, "note", None, None) is error
+        for _ in range(1000):  # the line is handed to the event loop
+            if caplog.records:
+                break
+            await anyio.sleep(0.01)
+    [record] = caplog.records
+    return record.getMessage()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("said", "secret", "kept"),
+    [
+        # A URL the 300-character cut runs through: masked before the cut, not after (its `@` cut off).
+        ("x" * 270 + " postgresql://kaeru:hunter2secretpassword@db/x", "hunter2", "postgresql://kaeru:***"),
+        # An environment's setting quoted back, any `…password=`, in any case.
+        ("psql exited: PGPASSWORD=tern7gull psql -h db", "tern7gull", "PGPASSWORD=*** psql -h db"),
+        ("connect with Db_Password = tern7gull failed", "tern7gull", "Db_Password = ***"),
+        # A conninfo's quoted value with an escaped quote in it, and one whose quote is never closed.
+        (r"invalid conninfo: host=db password='it\'s tern7gull' dbname=v", "tern7gull", "password=*** dbname=v"),
+        (r"invalid conninfo: host=db password='tern7 gull", "gull", "host=db password=***"),
+    ],
+    ids=["url-across-the-cut", "PGPASSWORD", "any-case-spaced", "escaped-quote", "unclosed-quote"],
+)
+async def test_a_password_is_masked_wherever_the_line_quotes_it(
+    said: str, secret: str, kept: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    line = await _logged(said, caplog)
+    assert secret not in line, line
+    assert kept in line, line
+    # The line is still cut, after the mask: at most 300 characters of it, then `…`.
+    assert len(line.partition("Unavailable: ")[2]) <= 301, line
+
+
+@pytest.mark.anyio
+async def test_a_long_line_is_cut_after_its_password_is_masked(caplog: pytest.LogCaptureFixture) -> None:
+    """A line still over 300 characters once masked is cut; the cut never bares the password."""
+    line = await _logged("x" * 270 + " postgresql://kaeru:hunter2secretpassword@db/" + "y" * 50, caplog)
+    assert line.endswith(" postgresql://kaeru:***@db/yyy…") and "hunter2" not in line, line

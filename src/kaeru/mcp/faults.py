@@ -80,9 +80,14 @@ def answered(exc: Exception, tool: str, request_id: str | None, service: Service
 #: the tool, the error's class and its first line, handed to the event loop's `Outages`.
 _outage: ContextVar[Callable[[str, str, str], None] | None] = ContextVar("kaeru_outage", default=None)
 
-#: A URL's password (`scheme://user:password@`) and a conninfo's (`password=…`): what an error's
-#: line may quote of the database's address, replaced by `***` before it is logged.
-_PASSWORDS = re.compile(r"(?P<head>://[^\s/@:]*:)[^\s]*@|(?P<key>\bpassword\s*=\s*)(?:'[^']*'|\S+)", re.IGNORECASE)
+#: A URL's password (`scheme://user:password@`) and any `…password=` setting's (a conninfo's
+#: `password=`, an environment's `PGPASSWORD=`), its value bare or quoted — `\'` escapes a quote in
+#: a conninfo, and an unclosed quote runs to the line's end: what an error's line may quote of the
+#: database's address, replaced by `***` before it is logged.
+_PASSWORDS = re.compile(
+    r"(?P<head>://[^\s/@:]*:)[^\s]*@|(?P<key>\b\w*password\s*=\s*)(?:'(?:[^'\\]|\\.)*(?:'|\\?$)|\S+)",
+    re.IGNORECASE,
+)
 #: How much of an error's first line is logged: a driver's line can quote a long statement.
 _LINE_CHARS = 300
 
@@ -114,11 +119,13 @@ def unavailable_said(tool: str, error: KaeruError) -> None:
     Outside an HTTP request (stdio, the CLI) nothing is said. Callable from the event loop or a
     worker thread."""
     if isinstance(error, Unavailable) and (said := _outage.get()) is not None:
-        said(tool, type(error.__cause__ or error).__name__, _unsecret(_first_line(error.message)))
+        said(tool, type(error.__cause__ or error).__name__, _first_line(error.message))
 
 
 def _first_line(message: str) -> str:
-    line = message.strip().splitlines()[0] if message.strip() else ""
+    """`message`'s first line, its passwords masked, then cut to `_LINE_CHARS`: masked after the cut,
+    a URL the cut ran through had lost the `@` that marks its password, which was logged."""
+    line = _unsecret(message.strip().splitlines()[0] if message.strip() else "")
     return line if len(line) <= _LINE_CHARS else f"{line[:_LINE_CHARS]}…"
 
 

@@ -1,7 +1,8 @@
 """What `/mcp` refuses before any tool runs — a Host or Origin outside the allow-list, a GET (no
 event stream is ever sent) or another method but POST and DELETE, a body that is not JSON, a body over `MAX_MESSAGE_BYTES` (declared, or
-found while a chunked body is read), an `MCP-Protocol-Version` no MCP release has — answered as a
-JSON-RPC error that names the value and the fix (decisions 227, 237).
+found while a chunked body is read), a body framed two ways at once (`Content-Length` and
+`Transfer-Encoding`), an `MCP-Protocol-Version` no MCP release has — answered as a JSON-RPC error
+that names the value and the fix (decisions 227, 237).
 
 The SDK refuses the same requests with a plain-text body ("Invalid Host header"), and its client,
 which reads a JSON-RPC error from a non-2xx answer but nothing else, tells the agent only "Server
@@ -15,9 +16,19 @@ The bodies of the requests in flight share one budget (`BodyBudget`): one body i
 `MAX_MESSAGE_BYTES`, but nothing bounded them together, and the server holds each about three times
 over while it reads and parses it (the SDK's buffer, its copy, the parsed text): a few clients
 sending large calls at once could take it out of memory. A request that would pass the budget, by its declared length or as
-its chunked body is read, is answered 503 with `Retry-After` before anything is applied. Bytes are
-held only once the app behind the token check reads them: a request without a valid token, which
-is refused unread, holds none, so a stranger cannot fill the budget with stalled uploads.
+its body is read, is answered 503 with `Retry-After` before anything is applied. Bytes are held
+only as the app behind the token check reads them, and only those that came: a declared length
+is no more than the early refusal's measure, so an upload sent a byte at a time holds what it
+sent, not what it promised. A request without a valid token holds none: before the token is
+checked the gate reads its body's first chunk — what the server buffered of it before pausing the
+connection, a fraction of a megabyte — to refuse a batch or a bare JSON value in words, and the
+token check then refuses it without reading more; so a stranger cannot fill the budget with stalled
+uploads, though each one in progress keeps that first chunk until it is answered or closed.
+
+A request that declares its length and is sent chunked as well is refused (400) unread: the
+transport reads such a body as chunked (RFC 9112 §6.3), so its declared length says nothing of
+what comes, and a front-end proxy that trusts the other header would see a different request
+there — the mark of request smuggling, which no honest client sends.
 
 Each refusal goes to the operator's log through the server's `Refusals` (`kaeru.mcp.logs`), as a
 refused token does: by the client's address and a fixed reason, never the caller's header values,
@@ -87,6 +98,8 @@ class Refusal:
 _OVER = "body over the limit"
 #: A body the budget of the bodies in flight had no room for, as the operator's log says it.
 _BUSY = "request bodies in flight at their limit"
+#: A body framed by both `Content-Length` and `Transfer-Encoding`, as the operator's log says it.
+_TWO_FRAMINGS = "both Content-Length and Transfer-Encoding"
 #: JSON-RPC "Internal error", under which a 503 says `unavailable` (as `bearer` answers a token
 #: that could not be checked): the request was valid, the server could not take it now.
 _INTERNAL_ERROR = -32603
@@ -95,11 +108,12 @@ _INTERNAL_ERROR = -32603
 #: hold together. Each is held about three times over while read and parsed, so two bound the server's
 #: growth to some six times `max_body`; a third large body waits for one of them (503, retryable).
 LARGE_AT_ONCE = 2
-#: A body over this many bytes is large: it may take the budget only to `LARGE_AT_ONCE` × `max_body`.
-#: A tool call's body is some kilobytes; a note of a long text, megabytes.
+#: A body over this many bytes (declared, or read so far) is large: the large bodies together hold at
+#: most `LARGE_AT_ONCE` × `max_body`. A tool call's body is some kilobytes; a note of a long text, megabytes.
 LARGE_BODY = 1024 * 1024
-#: What bodies no larger than `LARGE_BODY` may hold beyond the large ones' share: the agents' ordinary
-#: calls are still served while large uploads fill theirs (sixteen 1 MiB bodies, thousands of usual ones).
+#: What all bodies together may hold beyond the large ones' share: the agents' ordinary calls are still
+#: served while large uploads fill theirs (sixteen 1 MiB bodies, thousands of usual ones), and small
+#: ones in flight up to this much take nothing from two of the largest.
 SMALL_LANE = 16 * 1024 * 1024
 #: How soon a client refused for the budget is told to try again: room is made as soon as one of the
 #: large requests in flight is answered, as `bearer` tells a client whose token could not be checked.
@@ -107,26 +121,42 @@ _RETRY_AFTER_S = 1
 
 
 class BodyBudget:
-    """The bytes of request bodies the server holds at once: a declared length whole when the app
-    (past the token check) first reads the body, a chunked body's bytes as the app reads them; all of
-    it until the answer has been sent, or the request ends otherwise (the client gone, an error).
-    Large bodies may hold up to `LARGE_AT_ONCE` × `max_body` together, and bodies of at most
-    `LARGE_BODY` bytes `SMALL_LANE` more. Used on the event loop's thread only."""
+    """The bytes of request bodies the server holds at once: each body's bytes as the app (past the
+    token check) reads them, whatever length it declared; all of them until the answer has been sent,
+    or the request ends otherwise (the client gone, an error). Two counts: the large bodies' bytes
+    (`held_large`), at most `large` — `LARGE_AT_ONCE` of the largest, beside up to `SMALL_LANE` of
+    small ones — and every body's (`held`), at most `large` + `SMALL_LANE`; small bodies may use the
+    large ones' share while it is idle. A body is large once its declared
+    length or the bytes read of it pass `LARGE_BODY`; what it held before then moves to the large
+    count. Used on the event loop's thread only."""
 
     def __init__(self, max_body: int):
         self.large = LARGE_AT_ONCE * max_body
         self.held = 0
+        self.held_large = 0
 
-    def room(self, more: int, size: int) -> bool:
-        """Whether `more` bytes of a body then `size` bytes long fit now."""
-        return self.held + more <= (self.large + SMALL_LANE if size <= LARGE_BODY else self.large)
+    def room(self, more: int, size: int, moving: int = 0) -> bool:
+        """Whether `more` bytes of a body then `size` bytes long fit now; `moving`, the bytes it held
+        as a small body that become a large one's with these."""
+        if self.held + more > self.large + SMALL_LANE:
+            return False
+        return size <= LARGE_BODY or self.held_large + moving + more <= self.large
 
-    def take(self, more: int, size: int) -> bool:
-        """Hold `more` bytes of a body now `size` bytes long, or nothing and False when there is no room."""
-        if not self.room(more, size):
+    def take(self, more: int, size: int, moving: int = 0) -> bool:
+        """Hold `more` bytes of a body now `size` bytes long (see `room`), or nothing and False when
+        there is no room."""
+        if not self.room(more, size, moving):
             return False
         self.held += more
+        if size > LARGE_BODY:
+            self.held_large += moving + more
         return True
+
+    def give(self, held: int, large: bool) -> None:
+        """Give back `held` bytes of a body, counted as a large one's when `large`."""
+        self.held -= held
+        if large:
+            self.held_large -= held
 
 
 class _OverBudget(Exception):
@@ -135,25 +165,32 @@ class _OverBudget(Exception):
 
 
 class _Body:
-    """One request's share of the `BodyBudget`: what it holds, given back once (`release`)."""
+    """One request's share of the `BodyBudget`: what it holds, given back once (`release`). Its
+    `declared` length makes it large from its first byte, but holds nothing it has not sent."""
 
-    def __init__(self, budget: BodyBudget):
+    def __init__(self, budget: BodyBudget, declared: int | None):
         self.budget = budget
+        self.declared = declared or 0
         self.held = 0
         self.size = 0
+        #: Counted among the large bodies (`BodyBudget.held_large`).
+        self.large = False
         #: Refused while read: whatever the app would send is dropped, and the gate answers 503.
         self.over = False
 
     def take(self, more: int) -> bool:
         self.size += more
-        if not self.budget.take(more, self.size):
+        size = max(self.size, self.declared)
+        moving = self.held if size > LARGE_BODY and not self.large else 0
+        if not self.budget.take(more, size, moving):
             self.over = True
             return False
+        self.large = size > LARGE_BODY
         self.held += more
         return True
 
     def release(self) -> None:
-        self.budget.held -= self.held
+        self.budget.give(self.held, self.large)
         self.held = 0
 
 
@@ -201,10 +238,10 @@ class RequestGate:
 
     async def _post(self, scope: Scope, receive: Receive, send: Send) -> None:
         """A POST, its body held in the budget: refused before it is read when its declared length
-        finds no room now; else held as the app behind the token check reads it — a declared length
-        at its first read, a chunked body chunk by chunk — and refused when it finds none then (the
-        app unwound, what it would send dropped). Its bytes are given back once the answer is sent,
-        or however the request ends."""
+        finds no room now; else held chunk by chunk as the app behind the token check reads it —
+        declared or chunked, only the bytes that came — and refused when a chunk finds none (the app
+        unwound, what it would send dropped). Its bytes are given back once the answer is sent, or
+        however the request ends."""
         declared = _declared(scope)
         if declared is not None and not self.budget.room(declared, declared):
             await self._refuse(scope, receive, send, self._busy(f"its {declared:,} bytes were not read"))
@@ -212,10 +249,10 @@ class RequestGate:
         unbatched = await self._unbatched(scope, receive, send)
         if unbatched is None:
             return
-        body = _Body(self.budget)
+        body = _Body(self.budget, declared)
         try:
             try:
-                await self.app(scope, _held(unbatched, body, declared), self._said(scope, receive, send, body))
+                await self.app(scope, _held(unbatched, body), self._said(scope, receive, send, body))
             except* _OverBudget:  # raised by `_held` through the app: answered below
                 pass
             if body.over:
@@ -333,30 +370,40 @@ class RequestGate:
         if kind is None or not kind.lower().startswith("application/json"):
             said = f"a request to /mcp is JSON-RPC: its Content-Type must be application/json, not {kind!r}"
             return Refusal(400, said, "Content-Type not application/json")
-        length = headers.get("content-length", "")
+        length = headers.get("content-length")
+        if length is not None and "transfer-encoding" in headers:
+            said = (
+                "a request to /mcp declares its length (Content-Length) and is sent with Transfer-Encoding "
+                "as well: the two may not be read alike (RFC 9112 §6.3), so it is refused; send one of them"
+            )
+            return Refusal(400, said, _TWO_FRAMINGS)
+        length = length or ""
         if length.isdigit() and int(length) > self.max_body:
             return Refusal(413, self._too_large(f"{int(length):,} bytes, over"), _OVER)
         return _version_refusal(headers.get("mcp-protocol-version"))
 
 
 def _declared(scope: Scope) -> int | None:
-    """The body's length the request declares (`Content-Length`), or None: chunked, counted as read."""
+    """The body's length the request declares (`Content-Length`), or None (chunked): the measure of
+    the early refusal, and whether the body is large from its first byte — never bytes held."""
     for name, value in scope.get("headers") or []:
         if name.lower() == b"content-length" and value.strip().isdigit():
             return int(value)
     return None
 
 
-def _held(receive: Receive, body: _Body, declared: int | None) -> Receive:
-    """`receive`, the body held in the budget as the app reads it — a `declared` length whole at the
-    first read, else each chunk as it comes; `_OverBudget` raised into the app when there is no room
-    (nothing more held)."""
+def _held(receive: Receive, body: _Body) -> Receive:
+    """`receive`, the body held in the budget chunk by chunk as the app reads it; `_OverBudget` raised
+    into the app when there is no room (nothing more held). A declared length is not taken ahead:
+    one taken whole at the first read let an upload that sends a byte now and then — each within
+    the stall timeout (`connections.REQUEST_HEAD_S`) — hold the largest share for as long as it
+    liked, and one whose body came chunked hold only its declared few bytes of however many came.
+    An upload holds what it has sent until it ends: one past the token check that sends most of its
+    body and then trickles holds that much — bytes it did send — while the small calls' lane is served."""
 
     async def held() -> Message:
-        if declared is not None and body.size == 0 and not body.take(declared):
-            raise _OverBudget
         message = await receive()
-        if declared is None and message["type"] == "http.request" and not body.take(len(message.get("body", b""))):
+        if message["type"] == "http.request" and not body.take(len(message.get("body", b""))):
             raise _OverBudget
         return message
 
