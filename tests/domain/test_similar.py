@@ -33,12 +33,12 @@ def test_the_name_itself_is_not_suggested() -> None:
 
 
 def test_best_suggestion_first_and_limit() -> None:
-    """Case match ranks before containment, containment before typos; at most `limit` come back."""
+    """Another case of the name first, then the closest name containing it, then the rest by the
+    edits between them; at most `limit` come back."""
     names = ["kaeru-memroy", "kaeru-memory-old", "KAERU-MEMORY", "other"]
-    out = suggest("kaeru-memory", names)
-    assert out[0] == "KAERU-MEMORY"
-    assert set(out) == {"KAERU-MEMORY", "kaeru-memory-old", "kaeru-memroy"}
-    assert len(suggest("kaeru-memory", names, limit=1)) == 1
+    assert suggest("kaeru-memory", names) == ["KAERU-MEMORY", "kaeru-memory-old", "kaeru-memroy"]
+    assert suggest("kaeru-memory", names, limit=1) == ["KAERU-MEMORY"]
+    assert suggest("kaeru-memory", names[:2], limit=1) == ["kaeru-memory-old"]
 
 
 def test_edit_distance_basics() -> None:
@@ -70,12 +70,26 @@ def test_transposition_ignores_case() -> None:
     assert suggest("alpah", ["Alpha"]) == ["Alpha"]
 
 
-def test_a_closer_typo_ranks_before_a_farther_containing_name() -> None:
-    """Names rank by the edits between them: `lapha` (one swap) before `alpha-two` (four letters
-    more); at one distance the containing name comes first, as containment always did."""
-    assert suggest("alpha", ["alpha-two", "lapha"]) == ["lapha", "alpha-two"]
+def test_the_name_a_part_was_given_of_comes_before_closer_typos() -> None:
+    """`kaeru` offers `kaeru-memory` first, then its typos by distance: every letter typed is right
+    and in place in `kaeru-memory`, where `kaera` needs a wrong letter. Ranked by edits alone the
+    one-edit neighbours took every place. Only the closest containing name moves up."""
+    assert suggest("kaeru", ["kaeru-memory", "kaeri", "karu", "kaera"]) == ["kaeru-memory", "kaera", "kaeri"]
+    assert suggest("alpha", ["alpha-two", "lapha"]) == ["alpha-two", "lapha"]
     assert suggest("alpha", ["alphas", "lapha"]) == ["alphas", "lapha"]
     assert suggest("kaeru", ["kaeru-memory", "kaeru-memory-old"]) == ["kaeru-memory", "kaeru-memory-old"]
+    assert suggest("alpha", ["alpha-two-three", "alpha-two", "lapha", "alpah"]) == ["alpha-two", "alpah", "lapha"]
+
+
+def test_a_name_contained_in_the_typed_one_keeps_a_place_but_not_the_first() -> None:
+    """`account-paper` offers `account` (the name it begins with) in the last place rather than a
+    third typo three letters off; a typo's own first words never come before the name it was meant
+    for, even with one place."""
+    names = ["account", "account-parser", "account-game", "account-order"]
+    assert suggest("account-paper", names) == ["account-parser", "account-game", "account"]
+    typo = ["camera", "audit", "camera-audit", "camera-audit-quasar"]
+    assert suggest("camera-audit-quaasr", typo, limit=1) == ["camera-audit-quasar"]
+    assert suggest("camera-audit-quaasr", typo) == ["camera-audit-quasar", "camera-audit", "camera"]
 
 
 def test_unrelated_short_names_are_not_suggested_for_a_transposition() -> None:

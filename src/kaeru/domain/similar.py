@@ -30,18 +30,34 @@ def _capped(osa: Callable[..., Any], a: str, b: str, cap: int) -> int:
     return min(int(osa(a, b, score_cutoff=cap)), cap + 1)
 
 
-def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
-    """Candidates close to `wanted`, closest first: another case of it, then by the edits between
-    the two. A name that contains `wanted` or is contained in it (`kaeru` for `kaeru-memory`, a name
-    given in part) is as many edits away as the letters it adds or lacks, whatever its length; any
-    other name is a typo within `_tolerance` edits, a swap of two adjacent letters one edit. At one
-    distance a containing name comes before a typo, then names in order.
+#: Which way a name holds the wanted one: it contains it (given in part), or is contained in it.
+_LONGER, _SHORTER = 1, 2
 
-    One ranking, not containment first: a mistyped long name contains its own shorter words, and
-    `camera-audit-quaasr` was offered `camera-audit`, `camera` and `audit` but not `camera-audit-quasar`,
-    one swap away."""
+
+def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]:
+    """Candidates close to `wanted`, best first: another case of it; then the closest name that
+    contains it; then by the edits between the two. A name that contains `wanted` or is contained in
+    it (`kaeru` for `kaeru-memory`, a name given in part) is as many edits away as the letters it adds
+    or lacks, whatever its length; any other name is a typo within `_tolerance` edits, a swap of two
+    adjacent letters one edit. At one distance a containing name comes before a typo, then names in
+    order. When no name contains `wanted`, the closest name it contains keeps the last place.
+
+    Distance, not containment first: a mistyped long name contains its own shorter words, and
+    `camera-audit-quaasr` was offered `camera-audit`, `camera` and `audit` but not
+    `camera-audit-quasar`, one swap away. But distance alone lost the name a part was given of: a
+    short name has many one-edit neighbours and a long one several within three edits, so `kaeru`
+    was offered `kaera`, `kaeri`, `karu` and not `kaeru-memory`, and `quasar-robot` offered
+    `quasar-route` (three letters changed) but not `quasar-robot-ios`.
+
+    Why the containing name comes first rather than the closest typo (`kaeru` beside `kaeru-memory`
+    and `kaera`): every letter of `kaeru` is right and in its place in `kaeru-memory`, so it needs
+    no mistake to explain it, only a name given in part, which is how people and agents shorten
+    names (and node names); `kaera` needs a wrong letter. The first offer is the one read alone (a
+    slot's did-you-mean, an import's merge hint). Only the closest containing name is moved up, so
+    typos keep the other places. The other direction does not come first: a name that a typo
+    contains is most often that typo's own first words (`camera-audit`), so it only keeps a place."""
     target = wanted.strip().casefold()
-    scored: list[tuple[int, int, int, str]] = []
+    scored: list[tuple[int, int, str, int]] = []  # (edits, 0 containment / 1 typo, name, _LONGER/_SHORTER/0)
     others: list[str] = []
     folded_others: list[str] = []
     for candidate in candidates:
@@ -49,16 +65,34 @@ def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]
         if candidate == wanted:
             continue
         if folded == target:
-            scored.append((0, 0, 0, candidate))
-        elif target and (target in folded or folded in target):
-            scored.append((1, abs(len(folded) - len(target)), 0, candidate))
+            scored.append((0, 0, candidate, 0))
+        elif target and target in folded:
+            scored.append((len(folded) - len(target), 0, candidate, _LONGER))
+        elif target and folded in target:
+            scored.append((len(target) - len(folded), 0, candidate, _SHORTER))
         else:
             others.append(candidate)
             folded_others.append(folded)
     if others:
-        scored.extend((1, int(d), 1, others[i]) for _, d, i in _typos(target, folded_others, _tolerance(target)))
+        scored.extend((int(d), 1, others[i], 0) for _, d, i in _typos(target, folded_others, _tolerance(target)))
     scored.sort()
-    return [name for *_, name in scored[:limit]]
+    return [name for _, _, name, _ in _placed(scored, limit)]
+
+
+def _placed(scored: list[tuple[int, int, str, int]], limit: int) -> list[tuple[int, int, str, int]]:
+    """The first `limit` of the sorted `scored`, the closest containing name moved up to follow the
+    other cases, or else the closest contained name given the last place (never the first)."""
+    cases = [s for s in scored if s[0] == 0]
+    rest = scored[len(cases) :]
+    longer = next((s for s in rest if s[3] == _LONGER), None)
+    if longer is not None:
+        rest.remove(longer)
+        return [*cases, longer, *rest][:limit]
+    top = scored[:limit]
+    shorter = next((s for s in rest if s[3] == _SHORTER), None)
+    if shorter is not None and shorter not in top and limit > 1 and top[-1][0]:
+        top[-1] = shorter
+    return top
 
 
 def _tolerance(target: str) -> int:
