@@ -211,9 +211,11 @@ ISSUE_CODES: dict[str, str] = {
     "property_skipped": (
         "Warning (`kaeru import-from kaeru-md`): a page's `properties:` line holds a value a write would refuse "
         "(a day that is no date, a rule's task that is no task page of the folder, a property on a node it is not "
-        "for or one the import does not carry, a line that is not JSON), or names a page no node was imported "
-        "of. That value was left out (the rest of the page imported); the message names the page, the property "
-        "and why. A rule whose task was left out applies to every task: `revise` its applicability."
+        "for or one the import does not carry, a value nested too deep, a line that is not JSON), or names a page "
+        "no node was imported of. That value was left out (the rest of the page imported); the message names the "
+        "page, the property and why. A rule is never imported wider than its page says: one scoped to a task that "
+        "is no page of the folder keeps that task id (in force for no task, as a rule of a forgotten task); one "
+        "whose applicability or state cannot be read is imported released. `revise` it to put it in force."
     ),
     "reached_through_supersession": (
         "Information: a search hit did not match itself; it is the current successor (in the searched "

@@ -3,11 +3,13 @@ saved chain is (probe finding F1, session 54): its pages carry the properties th
 import reads them back, checked as the write path checks them. Before, a page said none of them: an
 expired rule came back in force, a rule scoped to a task came back for every task, a released rule
 came back active, a task lost its due day and a chain named no steps. A page edited by hand with a
-value the write path refuses imports without it, and the report names it (`property_skipped`).
+value the write path refuses imports without it, and the report names it (`property_skipped`); a
+rule whose scope or state cannot be read comes back released, not in force for every task.
 Both backends."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -242,6 +244,15 @@ def test_a_property_edited_by_hand_that_the_write_path_refuses_is_left_out_and_s
     assert done.code == 0, done.stderr
     report = done.json()
     assert report["created"] == 10, report
+
+    def in_force(*task: str) -> list[str]:
+        args = json.dumps({"initiative": "hand", **({"task": task[0]} if task else {})})
+        shown = kaeru(vault, "call", "context", args, as_json=True)
+        assert shown.code == 0, shown.stderr
+        sections = shown.json()["data"]["sections"]
+        return sorted(item["name"] for s in sections if s["name"] == "rules" for item in s["items"])
+
+    assert in_force() == [] and in_force("ship") == ["named"]
     said = {
         (i["message"].split(": ", 1)[0], i["field"]): i["message"]
         for i in report["issues"]
@@ -262,8 +273,11 @@ def test_a_property_edited_by_hand_that_the_write_path_refuses_is_left_out_and_s
     due = said[("operational/task/ship.md", "properties.due")]
     assert "'soon'" in due and due.endswith("left out"), due
     scope = said[(f"{concepts}/nobody.md", "properties.applicability.task")]
-    assert "'someone' is no page of the folder: the rule is imported for every task" in scope, scope
-    assert "active or released" in said[(f"{concepts}/paused.md", "properties.constraint_state")]
+    assert "'someone' is no page of the folder" in scope and "in force for no task" in scope, scope
+    paused = said[(f"{concepts}/paused.md", "properties.constraint_state")]
+    assert "active or released" in paused and "the rule is imported released" in paused, paused
+    assert "the rule is imported released" in said[(f"{concepts}/someday.md", "properties.applicability.through")]
+    assert "the rule is imported released" in said[(f"{concepts}/broken.md", "properties")]
     assert "only to rules" in said[(f"{concepts}/plain.md", "properties.constraint_state")]
 
     def props(name: str) -> dict[str, Any]:
@@ -273,9 +287,13 @@ def test_a_property_edited_by_hand_that_the_write_path_refuses_is_left_out_and_s
         return dict(node.get("properties") or {})
 
     assert "due" not in props("ship") and props("ship")["url"] == "https://example.org/ship"
-    assert "applicability" not in props("someday")
-    assert props("nobody")["applicability"] == {"through": "2099-01-01"}
+    # A rule is never read wider than its page says: one whose scope or state cannot be read is
+    # released, one scoped to a task no page of the folder is stays scoped to it (in force for none).
+    assert "applicability" not in props("someday") and props("someday")["constraint_state"] == "released"
+    assert props("nobody")["applicability"] == {"task": "someone", "through": "2099-01-01"}
+    assert "constraint_state" not in props("nobody")
     named = props("named")["applicability"]["task"]
     assert named == kaeru(vault, "--json", "read", "ship", "-i", "hand").json()["data"]["hits"][0]["id"]
-    assert "constraint_state" not in props("paused") and "constraint_state" not in props("plain")
+    assert props("paused")["constraint_state"] == props("broken")["constraint_state"] == "released"
+    assert "constraint_state" not in props("plain")
     assert "chain" not in props("short") and "hygiene" not in props("extra")

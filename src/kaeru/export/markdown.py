@@ -184,7 +184,8 @@ def _pages(
 #: The keys a page's front matter opens with, in this order (`_page`): part of how a page an earlier
 #: export wrote is told from a note of the person's (`stale_pages`).
 _PAGE_KEYS = ("id", "type", "tier", "layer")
-#: How much of a file is read to tell whether it is a page of ours: its front matter and `# name`.
+#: How much of a file is read to tell whether it is a page of ours: its front matter and `# name`,
+#: besides its `properties:` line, passed over whatever its length (`_head`).
 _PAGE_HEAD = 64 * 1024
 
 
@@ -409,7 +410,7 @@ def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozense
     """Whether the file at `path` (in `<tier>/<type>/`) is a page this export writes (`stale_pages`)."""
     try:
         with path.open("rb") as raw:
-            lines = raw.read(_PAGE_HEAD).decode("utf-8", errors="replace").split("\n")
+            lines = _head(raw)
     except OSError:
         return False
     if len(lines) < len(_PAGE_KEYS) + 3 or lines[0] != "---":
@@ -435,3 +436,26 @@ def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozense
     stem = unicodedata.normalize("NFC", path.name[: -len(".md")])
     tailed = f"{base}-{node_id.replace('-', '')[-8:]}"
     return stem == tailed or (stem == base and node_id not in ids)
+
+
+def _head(raw: IO[bytes]) -> list[str]:
+    """The lines of a page up to the first with text after its front matter, at most `_PAGE_HEAD`
+    bytes of them: what `_ours` reads. One `properties:` line in the front matter is passed over
+    whatever its length, not kept: a `url` may be megabytes (a `data:` URL), and a page whose line
+    pushed its `# name` out of reach was not told as ours, so it stayed after its node was forgotten."""
+    lines: list[str] = []
+    budget, closed, passed = _PAGE_HEAD, False, False
+    while budget > 0 and (line := raw.readline(budget)):
+        if lines and not closed and not passed and line.startswith(b"properties: "):
+            passed = True
+            while line and not line.endswith(b"\n"):
+                line = raw.readline(_PAGE_HEAD)
+            lines.append("properties:")
+            continue
+        budget -= len(line)
+        text = line.decode("utf-8", errors="replace").removesuffix("\n")
+        lines.append(text)
+        if (len(lines) == 1 and text != "---") or (closed and text.strip()):
+            break  # no front matter (not a page of ours), or the first line after it
+        closed = closed or (len(lines) > 1 and text == "---")
+    return lines

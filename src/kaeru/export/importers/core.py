@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import EdgeType, HypothesisStatus, Layer, Node, NodeType, Tier, default_tier
 from kaeru.domain.naming import MAX_NAME_CHARS
+from kaeru.domain.surrogates import refusal_of_lone_surrogate
 from kaeru.errors import InvalidArgument, KaeruError, SecretDetected, Unavailable
 from kaeru.export.importers import edges, page_properties, reimport, retype
 from kaeru.export.importers.reimport import MARK
@@ -79,8 +80,8 @@ class Item:
     #: The keys of the items `extra` names (a kaeru page's rule's task, a chain's steps): written
     #: with the ids of those items' nodes (`page_properties.bind`), so the item comes after them.
     refs: list[str] = field(default_factory=list)
-    #: The digest of what the source said, once `extra` names nodes of this vault (`bind`): a
-    #: re-import compares what the source says, not the ids it became.
+    #: The digest of what the source said, once `extra` names nodes of this vault (`bind`): a re-import
+    #: compares what the source says, not the ids it became (what was written, when a name was not bound).
     said: str | None = None
 
     def digest(self) -> str:
@@ -167,6 +168,8 @@ def screen(batch: Batch, policy: str) -> list[Issue]:
     def text(item: Item, line: int, field_name: str, value: str) -> str:
         try:
             check_text(field_name, value)
+            if (lone := refusal_of_lone_surrogate({field_name: value})) is not None:
+                raise lone  # a JSON `"\ud800"` in a page's front matter: not text any store holds
             cleaned, issue = screen_secrets(policy, field_name, value)
         except KaeruError as error:
             refusals.append(Refusal(line, f"{item.origin or item.key}: {field_name}", error.code, error.message))
@@ -269,7 +272,7 @@ def apply(
     report = Report(batch.format, name)
     report.issues.extend(batch.skipped)
     report.issues.extend(screen(batch, rt.settings.secret_policy))
-    items = _dedupe(batch.items, report)
+    items = page_properties.ordered(_dedupe(batch.items, report))  # after the items they name
     report.items = len(items)
     ids: dict[str, str] = {}
     known = _Known(batch.format, labels=edges.labels_of(batch.links))
@@ -380,11 +383,14 @@ class _Known:
         return key in self.gone
 
     def node_of(self, ctx: WriteContext, ids: dict[str, str], key: str) -> str | None:
-        """The id of the node of the item `key` names: written by this import, else the node of it
-        a person forgot (an item named by another — a rule's task — stays the forgotten node, as a
-        rule scoped to a forgotten task is not in force). Read the forgotten ones only when asked."""
+        """The id of the node of the item `key` names: written by this import, else by an earlier
+        one (names that go round: `page_properties.ordered`), else the node of it a person forgot (an
+        item named by another — a rule's task — stays the forgotten node, as a rule scoped to a
+        forgotten task is not in force). Read the forgotten ones only when asked."""
         if key in ids:
             return ids[key]
+        if (node := self.of(ctx).get(key)) is not None:
+            return node.id
         if self.gone_ids is None:
             self.gone_ids = ctx.session.forgotten_marked(ctx.initiative.id, MARK, self.format)
         return self.gone_ids.get(key)
@@ -413,7 +419,7 @@ def _write_items(ctx: WriteContext, imported: _Known, items: list[Item], ids: di
     has_task = NodeType.TASK in {*types.values(), *(i.node_type for i in items)}
     cols = tasks.columns(ctx.session, ctx.initiative) if has_task else []
     for item in items:
-        if item.refs:  # the items it names come before it (`page_properties.order`): written
+        if item.refs:  # the items it names come before it (`page_properties.ordered`): written
             item, unbound = page_properties.bind(item, partial(imported.node_of, ctx, ids))
             report.issues.extend(unbound)
         existing = known.get(item.key)

@@ -103,7 +103,7 @@ def _value(raw: str) -> Any:
     if raw.startswith("[") and raw.endswith("]"):
         try:
             return json.loads(raw)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # RecursionError: nested past the parser's depth
             return flow_list(raw[1:-1])
     return _scalar(raw)
 
@@ -389,7 +389,6 @@ def read_kaeru(folder: Path) -> Batch:
                 refs=refs,
             )
         )
-    batch.items.sort(key=page_properties.order)  # an item after those its properties name
     _unresolved(batch, unresolved)
     return batch
 
