@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kaeru.errors import KaeruError
 from kaeru.export import amg
@@ -15,6 +15,9 @@ from kaeru.export.screen import numbered
 from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
 from kaeru.storage.base import AuditRecord, EndedInitiative, Session, SlotState, Store
+
+if TYPE_CHECKING:
+    from kaeru.service.former_names import FormerNames
 
 Progress = Callable[[str, int], None]
 
@@ -390,11 +393,20 @@ def write_records(
         report.redactions.extend(issues)
         return True
 
+    known: tuple[Session, FormerNames] | None = None
+
     def say_if_known(session: Session, name: str) -> None:
         """Before the import makes the initiative `name`: the `new_initiative` warning a write gives
-        when the name is close to a live one's or was another's (SPEC 1.3: one project, one name)."""
+        when the name is close to a live one's or was another's (SPEC 1.3: one project, one name).
+        The live names are read once a chunk: those the chunk makes are the archive's own, which no
+        suggestion names anyway."""
+        nonlocal known
+        if known is None or known[0] is not session:
+            from kaeru.service.former_names import FormerNames
+
+            known = (session, FormerNames(session))
         own = {key[0] for key in ids if key[1] is None}  # the archive's own: no spelling of another's
-        if (warning := new_initiative_warning(session, name, own)) is not None:
+        if (warning := new_initiative_warning(known[1], name, own)) is not None:
             report.warnings.append(warning)
 
     batch: list[Screened] = []
@@ -453,16 +465,17 @@ def _committed(report: ImportReport) -> ImportReport:
     return copied
 
 
-def new_initiative_warning(session: Session, name: str, own: set[str]) -> Issue | None:
+def new_initiative_warning(known: FormerNames, name: str, own: set[str]) -> Issue | None:
     """`new_initiative` for an initiative an import is about to make, when the vault knows the name
     as another's (renamed or merged: an archive from before the rename) or holds one close to it
     (`Alpha` beside `alpha`) besides the archive's `own`; None when neither: an import into a new
-    vault makes every initiative, and says nothing of it."""
+    vault makes every initiative, and says nothing of it. `known`: what the import's transaction
+    has read of the vault's names (every initiative's record, read for each initiative an import
+    made, slowed it with each one)."""
     from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
-    from kaeru.service.former_names import former
 
-    moved = former(session, name)
-    close = suggest(name, [i.name for i in session.all_initiatives() if i.name not in own])
+    moved = known.of(name)
+    close = suggest(name, [other for other in known.names() if other not in own])
     if moved is None and not close:
         return None
     why = f" ({moved.said()}: an archive written before that names it still)" if moved is not None else ""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from kaeru.errors import UnknownInitiative
 from kaeru.service import grants
-from kaeru.storage.base import EndedInitiative, Initiative, Session
+from kaeru.storage.base import Session
 
 #: The initiative property listing the initiatives merged into it: `[{"name", "at"}]`.
 MERGED_FROM = "merged_from"
@@ -42,44 +42,37 @@ class FormerName:
 
 class FormerNames:
     """What became of the names no live initiative holds, and the visible names a misspelt one may
-    mean, read from the vault once for a call however many names it asks about: a search naming
-    several unknown initiatives read every initiative and its name history once for each, and a new
-    initiative's write read every initiative twice, so in a vault of many initiatives an importer
-    slowed with each initiative it made. Read only when a name is not found (`initiatives`: the
-    live initiatives, when the caller has read them already)."""
+    mean, read only when a name is not found, and only as much as the question needs: the names of
+    the live initiatives (not their records), the name history and ends of the name asked about, and
+    the few initiatives that took others in by a merge. Reading every initiative, its whole name
+    history and every ended one made a new initiative's note, or a `context` of a misspelt name,
+    cost as much as the vault has initiatives, and an importer slowed with each initiative it made.
+    The live names are read once per instance; what became of a name, once per name."""
 
-    def __init__(self, session: Session, initiatives: list[Initiative] | None = None) -> None:
+    def __init__(self, session: Session) -> None:
         self._session = session
-        self._live = initiatives
-        self._names: list[str] | None = None
-        self._events: dict[str, list[FormerName]] | None = None
-        self._ends: dict[str, list[EndedInitiative]] | None = None
+        self._all: list[str] | None = None
+        self._visible: list[str] | None = None
+        self._of: dict[str, FormerName | None] = {}
 
-    def live(self) -> list[Initiative]:
-        """Every live initiative (read at the first use)."""
-        if self._live is None:
-            self._live = self._session.all_initiatives()
-        return self._live
+    def names(self) -> list[str]:
+        """The names of every live initiative, in no particular order (read at the first use)."""
+        if self._all is None:
+            self._all = self._session.initiative_name_list()
+        return self._all
 
     def visible_names(self) -> list[str]:
         """The names of the live initiatives the caller's grants let it see."""
-        if self._names is None:
-            self._names = grants.visible_names(i.name for i in self.live())
-        return self._names
+        if self._visible is None:
+            self._visible = grants.visible_names(self.names())
+        return self._visible
 
     def of(self, name: str) -> FormerName | None:
         """The latest thing that happened to `name`, if an initiative once held it (among those the
         caller's grants let it see)."""
-        events = list(self._renames_and_merges().get(name, ()))
-        merges = {e.at for e in events if e.how == "merged into"}
-        events.extend(
-            FormerName(name, "deleted", None, ended.ended_at)
-            for ended in self._ended().get(name, ())
-            if ended.ended_at not in merges
-        )
-        visible = set(grants.visible_names(e.current for e in events if e.current is not None))
-        seen = [e for e in events if e.current is None or e.current in visible]
-        return max(seen, key=lambda e: e.at) if seen else None
+        if name not in self._of:
+            self._of[name] = self._latest(name)
+        return self._of[name]
 
     def hint(self, name: str) -> str:
         """What follows "no initiative named {name!r}": where a former name went, else the names it
@@ -93,44 +86,24 @@ class FormerNames:
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         return hint + (f" ({moved.said()})" if moved is not None else "")
 
-    def _renames_and_merges(self) -> dict[str, list[FormerName]]:
-        """Each former name of a live initiative (a closed span of its name history, or an initiative
-        merged into it) → where it went: the whole history in one statement, not one naming every
-        live id."""
-        if self._events is None:
-            live = {i.id: i for i in self.live()}
-            events: dict[str, list[FormerName]] = {}
-            for initiative_id, spans in self._session.name_history(None).items():
-                if (holder := live.get(initiative_id)) is None:
-                    continue  # an ended initiative's names: `_ended` says where they went
-                for span in spans:
-                    if span.valid_to is not None and holder.name != span.name:
-                        events.setdefault(span.name, []).append(
-                            FormerName(span.name, "renamed to", holder.name, span.valid_to)
-                        )
-            for initiative in live.values():
-                for merged in initiative.properties.get(MERGED_FROM) or ():
-                    if isinstance(merged, dict) and isinstance(merged.get("at"), str):
-                        name = merged.get("name")
-                        if isinstance(name, str):
-                            events.setdefault(name, []).append(
-                                FormerName(name, "merged into", initiative.name, merged["at"])
-                            )
-            self._events = events
-        return self._events
-
-    def _ended(self) -> dict[str, list[EndedInitiative]]:
-        """The initiatives merged away or deleted, by their last name, oldest end first."""
-        if self._ends is None:
-            self._ends = {}
-            for initiative in self._session.ended_initiatives():
-                self._ends.setdefault(initiative.name, []).append(initiative)
-        return self._ends
-
-
-def former(session: Session, name: str) -> FormerName | None:
-    """The latest thing that happened to `name`, if an initiative once held it (`FormerNames.of`)."""
-    return FormerNames(session).of(name)
+    def _latest(self, name: str) -> FormerName | None:
+        """Renamed (a closed span of a live initiative's name history), merged (the name among a live
+        initiative's `merged_from`) or deleted (an ended initiative's last name, not ended by one of
+        those merges): the latest, the first of equals in that order."""
+        events = [FormerName(name, "renamed to", now, at) for now, at in self._session.former_name_spans(name)]
+        for holder, properties in self._session.initiatives_with_property(MERGED_FROM):
+            for merged in properties.get(MERGED_FROM) or ():
+                if isinstance(merged, dict) and merged.get("name") == name and isinstance(merged.get("at"), str):
+                    events.append(FormerName(name, "merged into", holder, merged["at"]))
+        merges = {e.at for e in events if e.how == "merged into"}
+        events.extend(
+            FormerName(name, "deleted", None, ended.ended_at)
+            for ended in self._session.ended_named(name)
+            if ended.ended_at not in merges
+        )
+        visible = set(grants.visible_names(e.current for e in events if e.current is not None))
+        seen = [e for e in events if e.current is None or e.current in visible]
+        return max(seen, key=lambda e: e.at) if seen else None
 
 
 def refuse_former_name(session: Session, name: str, known: FormerNames | None = None) -> FormerName | None:

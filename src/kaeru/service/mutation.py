@@ -464,7 +464,7 @@ def _target(
     from kaeru.domain.similar import suggest  # imported when first needed (decision 16.S1)
     from kaeru.service.former_names import FormerNames, refuse_former_name
 
-    known = FormerNames(session)  # every initiative and its names, read once for this name
+    known = FormerNames(session)  # the names, and what became of this one, read once
     if not create:
         raise UnknownInitiative(f"no initiative named {name!r}{known.hint(name)}", field="initiative")
     refuse_invisible(name, "initiative")

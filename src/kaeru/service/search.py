@@ -39,7 +39,7 @@ def resolve_scopes(session: Session, raw: Any, field: str = "initiatives") -> tu
     found: list[Initiative] = []
     taken: set[int] = set()
     issues: list[Issue] = []
-    former: FormerNames | None = None  # every initiative and its names, read at the first unknown one
+    former: FormerNames | None = None  # the names, read at the first unknown one
     names = [normalise_initiative(value, f"{field}[{i}]") for i, value in enumerate(raw)]
     known = session.initiatives_by_names(names)
     for i, name in enumerate(names):

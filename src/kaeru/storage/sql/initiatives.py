@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -79,6 +80,43 @@ class InitiativeQueries(Part):
 
     def all_initiatives(self) -> list[Initiative]:
         return [rows.initiative(r) for r in self._db.rows(f"SELECT {INITIATIVE_COLS} FROM initiatives ORDER BY name")]
+
+    def initiative_name_list(self) -> list[str]:
+        """Every live initiative's name, for a did-you-mean: the names alone (making every
+        initiative's row into a record was most of what a new initiative's note cost), in no
+        particular order (a did-you-mean ranks them itself; PostgreSQL would sort them for nothing)."""
+        return [r[0] for r in self._db.rows("SELECT name FROM initiatives")]
+
+    def former_name_spans(self, name: str) -> list[tuple[str, str]]:
+        """The live initiatives that once held `name` and hold another now: (its name now, when it
+        stopped holding `name`), by initiative id and then in time order."""
+        found = self._db.rows(
+            "SELECT i.name, n.valid_to FROM initiative_names n JOIN initiatives i ON i.id = n.initiative_id "
+            "WHERE n.name = ? AND n.valid_to IS NOT NULL AND i.name <> n.name ORDER BY n.initiative_id, n.valid_from",
+            (name,),
+        )
+        return [(r[0], r[1]) for r in found]
+
+    def initiatives_with_property(self, key: str) -> list[tuple[str, dict[str, Any]]]:
+        """(name, properties) of the live initiatives whose properties hold `key`, in name order.
+        Properties are JSON text on both engines: the key as JSON spells it narrows the scan (a
+        superset: `_` and `%` match any letters), the exact test runs here. The few found are put in
+        order here (by code point, as both engines order names): SQLite would otherwise walk the
+        name index and look up every initiative's row from it."""
+        found = self._db.rows(
+            "SELECT name, properties FROM initiatives WHERE properties LIKE ?", (f"%{json.dumps(key)}%",)
+        )
+        holding = ((name, rows.json_object(properties)) for name, properties in sorted(found))
+        return [(name, properties) for name, properties in holding if key in properties]
+
+    def ended_named(self, name: str) -> list[EndedInitiative]:
+        """The initiatives merged away or deleted whose last name was `name`, oldest end first."""
+        found = self._db.rows(
+            "SELECT initiative_id, name, created_at, ended_at FROM initiative_ends WHERE name = ? "
+            "ORDER BY ended_at, initiative_id",
+            (name,),
+        )
+        return [EndedInitiative(*r) for r in found]
 
     def initiatives_by_activity(
         self, after: tuple[str, str] | None = None, limit: int | None = None
