@@ -6,36 +6,11 @@ itself beside the vault's `alpha`, both `applied` without a word. Decision 463."
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
-import pytest
+from tests.export.paired_vaults import Run, runs
 
-from kaeru.mcp.server import build_server
-from kaeru.service import Service
-from kaeru.storage.factory import open_store
-from tests.backends import VaultSpec, drop_vault, new_vault
-
-Run = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-@pytest.fixture
-def runs(vault: VaultSpec, tmp_path: Path) -> Iterator[tuple[Run, Run]]:
-    """The test's vault and another of its backend, sharing an export root."""
-    other = new_vault(vault.backend, tmp_path)
-    stores = []
-    found = []
-    for spec in (vault, other):
-        settings = spec.settings(export_root=tmp_path / "exports")
-        stores.append(open_store(settings))
-        found.append(build_server(Service(stores[-1], settings)).registry.run)
-    try:
-        yield found[0], found[1]
-    finally:
-        for store in stores:
-            store.close()
-        drop_vault(other)
+__all__ = ["runs"]  # the fixture, shared with tests/service/test_former_names_answers.py
 
 
 def _new_initiatives(envelope: dict[str, Any]) -> list[str]:

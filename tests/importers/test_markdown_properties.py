@@ -10,8 +10,6 @@ Both backends."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,17 +19,9 @@ from kaeru.export import archive
 from kaeru.export.importers import apply, notes
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
-from kaeru.storage.factory import open_store
-from tests.backends import VaultSpec, drop_vault, new_vault
+from tests.backends import VaultSpec
 from tests.cli.support import kaeru
-
-Run = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-def _ok(run: Run, tool: str, **args: Any) -> str:
-    answer = run(tool, args)
-    assert answer["state"] in ("applied", "unchanged"), answer
-    return str(answer["data"]["primary"]["id"])
+from tests.importers.md_pages import Run, ok, other_vault, rule, rules
 
 
 def _export(service: Service, vault: VaultSpec, root: Path, initiative: str) -> Path:
@@ -40,83 +30,33 @@ def _export(service: Service, vault: VaultSpec, root: Path, initiative: str) -> 
     return root / "md"
 
 
-@contextmanager
-def _other_vault(backend: str, tmp_path: Path) -> Iterator[Service]:
-    spec = new_vault(backend, tmp_path / "other")
-    store = open_store(spec.settings())
-    try:
-        yield Service(store, spec.settings())
-    finally:
-        store.close()
-        drop_vault(spec)
-
-
-def _rules(run: Run, initiative: str, task: str | None = None) -> list[str]:
-    """The names of the rules `context` gives as in force (for `task`, when given)."""
-    args: dict[str, Any] = {"initiative": initiative, **({"task": task} if task else {})}
-    sections = run("context", args)["data"]["sections"]
-    return sorted(item["name"] for s in sections if s["name"] == "rules" for item in s["items"])
-
-
 def test_the_rules_in_force_are_the_same_after_a_markdown_round_trip(
     service: Service, vault: VaultSpec, backend: str, tmp_path: Path
 ) -> None:
     run = build_server(service).registry.run
-    _ok(run, "task", initiative="t", name="ship", text="ship the parser", due="2099-06-01")
-    _ok(run, "task", initiative="t", name="spike", text="try the other parser")
-    _ok(run, "task_update", initiative="t", task="spike", status="done")
-    _ok(run, "note", initiative="t", kind="rule", name="always", text="sign every commit")
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="freeze",
-        text="old freeze",
-        applicability={"through": "2020-01-01"},
-    )
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="until",
-        text="no deploys",
-        applicability={"through": "2099-12-31"},
-    )
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="streaming",
-        text="parser must stay streaming",
-        applicability={"task": "ship"},
-    )
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="spiked",
-        text="keep the spike small",
-        applicability={"task": "spike"},
-    )
-    _ok(run, "note", initiative="t", kind="rule", name="released", text="no rust")
-    _ok(run, "revise", initiative="t", node="released", patch={"constraint_state": "released"})
-    _ok(run, "note", initiative="t", kind="reference", name="spec", text="the spec", url="https://example.org/spec")
-    assert _rules(run, "t") == ["always", "until"]
-    assert _rules(run, "t", "ship") == ["always", "streaming", "until"]
+    ok(run, "task", initiative="t", name="ship", text="ship the parser", due="2099-06-01")
+    ok(run, "task", initiative="t", name="spike", text="try the other parser")
+    ok(run, "task_update", initiative="t", task="spike", status="done")
+    ok(run, "note", initiative="t", kind="rule", name="always", text="sign every commit")
+    rule(run, "t", "freeze", "old freeze", through="2020-01-01")
+    rule(run, "t", "until", "no deploys", through="2099-12-31")
+    rule(run, "t", "streaming", "parser must stay streaming", task="ship")
+    rule(run, "t", "spiked", "keep the spike small", task="spike")
+    ok(run, "note", initiative="t", kind="rule", name="released", text="no rust")
+    ok(run, "revise", initiative="t", node="released", patch={"constraint_state": "released"})
+    ok(run, "note", initiative="t", kind="reference", name="spec", text="the spec", url="https://example.org/spec")
+    assert rules(run, "t") == ["always", "until"]
+    assert rules(run, "t", "ship") == ["always", "streaming", "until"]
 
     folder = _export(service, vault, tmp_path / "exports", "t")
-    with _other_vault(backend, tmp_path) as other:
+    with other_vault(backend, tmp_path) as other:
         report = apply(other, "t2", notes.read_kaeru(folder)).to_json()
         assert [i["code"] for i in report["issues"] if i["code"] != "new_initiative"] == [], report
         again = build_server(other).registry.run
-        assert _rules(again, "t2") == _rules(run, "t") == ["always", "until"]
-        assert _rules(again, "t2", "ship") == _rules(run, "t", "ship") == ["always", "streaming", "until"]
+        assert rules(again, "t2") == rules(run, "t") == ["always", "until"]
+        assert rules(again, "t2", "ship") == rules(run, "t", "ship") == ["always", "streaming", "until"]
         # Working on the finished task, its rule is given, as in the source.
-        assert _rules(again, "t2", "spike") == _rules(run, "t", "spike") == ["always", "spiked", "until"]
+        assert rules(again, "t2", "spike") == rules(run, "t", "spike") == ["always", "spiked", "until"]
         # The rule is scoped to the imported task, not the source's id.
         ship = again("read", {"initiative": "t2", "node": "ship"})["data"]["hits"][0]
         streaming = again("read", {"initiative": "t2", "node": "streaming"})["data"]["hits"][0]
@@ -130,14 +70,14 @@ def test_the_rules_in_force_are_the_same_after_a_markdown_round_trip(
         # The task forgotten in kaeru, and the rule's page changed since: the rule revised stays
         # scoped to the forgotten task (not in force, as in a vault where the task was forgotten),
         # not made every task's.
-        _ok(again, "forget", initiative="t2", node="ship", reason="not shipping")
+        ok(again, "forget", initiative="t2", node="ship", reason="not shipping")
         [page] = folder.glob("*/concept/streaming*.md")
         page.write_text(page.read_text().replace("parser must stay streaming", "parser must stay streaming, always"))
         report = apply(other, "t2", notes.read_kaeru(folder)).to_json()
         assert report["revised"] == 1 and not [i for i in report["issues"] if i["code"] == "property_skipped"], report
         streaming = again("read", {"initiative": "t2", "node": "streaming"})["data"]["hits"][0]
         assert streaming["body"].endswith("always") and streaming["properties"]["applicability"] == {"task": ship["id"]}
-        assert _rules(again, "t2") == ["always", "until"]
+        assert rules(again, "t2") == ["always", "until"]
 
 
 def test_a_saved_chain_is_still_a_chain_after_a_markdown_round_trip(
@@ -145,10 +85,10 @@ def test_a_saved_chain_is_still_a_chain_after_a_markdown_round_trip(
 ) -> None:
     run = build_server(service).registry.run
     for name in ("intake", "parse", "store"):
-        _ok(run, "note", initiative="c", name=name, text=f"the {name} step")
-    _ok(run, "link", initiative="c", action="add", **{"from": "intake", "to": "parse"}, edge_type="causal", weight=0.9)
-    _ok(run, "link", initiative="c", action="add", **{"from": "parse", "to": "store"}, edge_type="causal", weight=0.8)
-    chain = _ok(run, "link", initiative="c", action="chain", **{"from": "intake", "to": "store"}, name="pipeline")
+        ok(run, "note", initiative="c", name=name, text=f"the {name} step")
+    ok(run, "link", initiative="c", action="add", **{"from": "intake", "to": "parse"}, edge_type="causal", weight=0.9)
+    ok(run, "link", initiative="c", action="add", **{"from": "parse", "to": "store"}, edge_type="causal", weight=0.8)
+    chain = ok(run, "link", initiative="c", action="chain", **{"from": "intake", "to": "store"}, name="pipeline")
 
     def steps(call: Run, initiative: str, node: str) -> list[str]:
         answer = call("trail", {"initiative": initiative, "node": node, "kind": "chain"})
@@ -157,7 +97,7 @@ def test_a_saved_chain_is_still_a_chain_after_a_markdown_round_trip(
 
     assert steps(run, "c", chain) == ["intake", "parse", "store"]
     folder = _export(service, vault, tmp_path / "exports", "c")
-    with _other_vault(backend, tmp_path) as other:
+    with other_vault(backend, tmp_path) as other:
         report = apply(other, "c2", notes.read_kaeru(folder)).to_json()
         assert [i for i in report["issues"] if i["code"] != "new_initiative"] == [], report
         again = build_server(other).registry.run

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -29,34 +27,8 @@ from kaeru.export import archive
 from kaeru.export.importers import apply, notes, page_properties
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
-from kaeru.storage.factory import open_store
-from tests.backends import VaultSpec, drop_vault, new_vault
-
-Run = Callable[[str, dict[str, Any]], dict[str, Any]]
-
-
-def _ok(run: Run, tool: str, **args: Any) -> str:
-    answer = run(tool, args)
-    assert answer["state"] in ("applied", "unchanged"), answer
-    return str(answer["data"]["primary"]["id"])
-
-
-@contextmanager
-def _other_vault(backend: str, tmp_path: Path) -> Iterator[Service]:
-    spec = new_vault(backend, tmp_path / "other")
-    store = open_store(spec.settings())
-    try:
-        yield Service(store, spec.settings())
-    finally:
-        store.close()
-        drop_vault(spec)
-
-
-def _rules(run: Run, initiative: str, task: str | None = None) -> list[str]:
-    """The names of the rules `context` gives as in force (for `task`, when given)."""
-    args: dict[str, Any] = {"initiative": initiative, **({"task": task} if task else {})}
-    sections = run("context", args)["data"]["sections"]
-    return sorted(item["name"] for s in sections if s["name"] == "rules" for item in s["items"])
+from tests.backends import VaultSpec
+from tests.importers.md_pages import ok, other_vault, rule, rules
 
 
 def _skipped(report: dict[str, Any]) -> dict[str, str]:
@@ -68,39 +40,23 @@ def test_a_rule_whose_task_was_not_exported_stays_out_of_force(
     service: Service, vault: VaultSpec, backend: str, tmp_path: Path
 ) -> None:
     run = build_server(service).registry.run
-    _ok(run, "task", initiative="t", name="ship", text="ship the parser")
-    _ok(run, "task", initiative="t", name="other", text="other work")
-    elsewhere = _ok(run, "task", initiative="o", name="elsewhere", text="work of another initiative")
-    _ok(run, "note", initiative="t", kind="rule", name="always", text="sign every commit")
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="streaming",
-        text="stay streaming",
-        applicability={"task": "ship"},
-    )
-    _ok(
-        run,
-        "note",
-        initiative="t",
-        kind="rule",
-        name="abroad",
-        text="ask o first",
-        applicability={"task": {"id": elsewhere}, "through": "2099-12-31"},
-    )
-    _ok(run, "forget", initiative="t", node="ship", reason="not shipping")
-    assert _rules(run, "t") == _rules(run, "t", "other") == ["always"]
+    ok(run, "task", initiative="t", name="ship", text="ship the parser")
+    ok(run, "task", initiative="t", name="other", text="other work")
+    elsewhere = ok(run, "task", initiative="o", name="elsewhere", text="work of another initiative")
+    ok(run, "note", initiative="t", kind="rule", name="always", text="sign every commit")
+    rule(run, "t", "streaming", "stay streaming", task="ship")
+    rule(run, "t", "abroad", "ask o first", task={"id": elsewhere}, through="2099-12-31")
+    ok(run, "forget", initiative="t", node="ship", reason="not shipping")
+    assert rules(run, "t") == rules(run, "t", "other") == ["always"]
 
     args = {"action": "export", "path": "md", "format": "markdown", "initiatives": ["t"]}
     archive.export(service.store, replace(vault.settings(), export_root=tmp_path / "ex"), parse("archive", args))
     folder = tmp_path / "ex" / "md"
-    with _other_vault(backend, tmp_path) as other:
+    with other_vault(backend, tmp_path) as other:
         report = apply(other, "t2", notes.read_kaeru(folder)).to_json()
         again = build_server(other).registry.run
         # As in the source: neither rule in force, for no task and for the task still open.
-        assert _rules(again, "t2") == _rules(again, "t2", "other") == ["always"]
+        assert rules(again, "t2") == rules(again, "t2", "other") == ["always"]
         said = sorted(i["message"] for i in report["issues"] if i["code"] == "property_skipped")
         assert [m.split(": ", 1)[0] for m in said] == [
             "operational/concept/abroad.md",
@@ -116,8 +72,8 @@ def test_a_rule_whose_task_was_not_exported_stays_out_of_force(
         assert recalled["state"] == "ok" and "stay streaming" not in json.dumps(recalled["data"]), recalled
         # Imported again, nothing changes; scoped to a task of this vault, the rule applies to it.
         assert apply(other, "t2", notes.read_kaeru(folder)).changes == 0
-        _ok(again, "revise", initiative="t2", node="streaming", patch={"applicability": {"task": "other"}})
-        assert _rules(again, "t2", "other") == ["always", "streaming"] and _rules(again, "t2") == ["always"]
+        ok(again, "revise", initiative="t2", node="streaming", patch={"applicability": {"task": "other"}})
+        assert rules(again, "t2", "other") == ["always", "streaming"] and rules(again, "t2") == ["always"]
 
 
 def _page(folder: Path, rel: str, node_id: str, node_type: str, tags: list[str], properties: str | None) -> Path:

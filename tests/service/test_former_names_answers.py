@@ -11,8 +11,6 @@ import's warnings whether the initiatives it makes come in one transaction or in
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +18,8 @@ import pytest
 from kaeru.api.requests import parse
 from kaeru.errors import KaeruError
 from kaeru.export import vault_io
-from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants
-from kaeru.storage.factory import open_store
-from tests.backends import VaultSpec, drop_vault, new_vault
+from tests.export.paired_vaults import Run, runs
 
 DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -130,25 +126,7 @@ def test_a_limited_token_is_told_only_of_the_initiatives_it_may_see(service: Ser
     }
 
 
-Run = Any
-
-
-@pytest.fixture
-def runs(vault: VaultSpec, tmp_path: Path) -> Iterator[tuple[Run, Run]]:
-    """The test's vault and another of its backend, sharing an export root."""
-    other = new_vault(vault.backend, tmp_path)
-    stores = []
-    found = []
-    for spec in (vault, other):
-        settings = spec.settings(export_root=tmp_path / "exports")
-        stores.append(open_store(settings))
-        found.append(build_server(Service(stores[-1], settings)).registry.run)
-    try:
-        yield found[0], found[1]
-    finally:
-        for store in stores:
-            store.close()
-        drop_vault(other)
+__all__ = ["runs"]  # the fixture, shared with tests/export/test_import_initiative_spelling.py
 
 
 @pytest.mark.parametrize("chunk", [3, vault_io.CHUNK])

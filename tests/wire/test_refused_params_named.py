@@ -10,14 +10,13 @@ A valid request is answered as before."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.cli.zygote_client import server_argv
-from tests.wire.support import KAERU_SERVE, http_server, initialize_request, raw_post
+from tests.wire.stdio_lines import Piped
+from tests.wire.support import http_server, initialize_request, raw_post
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -83,36 +82,15 @@ def _named(answer: dict[str, Any], request_id: int, field: str, reason: str) -> 
     }, answer
 
 
-class _Lines:
+class _Lines(Piped):
     """`kaeru serve` on pipes, spoken to one raw JSON line at a time (nothing sent for it first)."""
 
-    def __init__(self, env: dict[str, str], log: Path):
-        self.log = log
-        with log.open("wb") as errors:
-            self.proc = subprocess.Popen(
-                server_argv(KAERU_SERVE, env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
-            )
-
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
-        assert line, f"the server exited: {self.log.read_text()}"
-        answer: dict[str, Any] = json.loads(line)
-        return answer
+        self.tell(message)
+        return self.receive()
 
     def tell(self, message: dict[str, Any]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
-        self.proc.stdin.flush()
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        code = self.proc.wait(30)
-        self.proc.stdout.close()
-        return code
+        self.send(json.dumps(message).encode())
 
 
 def test_refused_params_name_their_field_on_stdio(server_env: dict[str, str], tmp_path: Path) -> None:

@@ -8,49 +8,24 @@ its arguments for a tool it cannot call."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.cli.zygote_client import server_argv
-from tests.wire.support import KAERU_SERVE, initialize_request
+from tests.wire.stdio_lines import Piped
+from tests.wire.support import initialize_request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 
-class Raw:
-    """`kaeru serve` on pipes, spoken to a line at a time."""
+class Raw(Piped):
+    """`kaeru serve` on pipes, spoken to a line at a time, after the handshake."""
 
     def __init__(self, env: dict[str, str], log: Path):
-        self.log = log
-        with log.open("wb") as errors:
-            self.proc = subprocess.Popen(
-                server_argv(KAERU_SERVE, env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=env
-            )
+        super().__init__(env, log)
         self.send(json.dumps(initialize_request()).encode())
         assert self.receive()["id"] == 1
         self.send(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
-
-    def send(self, line: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + b"\n")
-        self.proc.stdin.flush()
-
-    def receive(self) -> dict[str, Any]:
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line, f"the server exited: {self.log.read_text()}"
-        answer: dict[str, Any] = json.loads(line)
-        return answer
-
-    def close(self) -> int:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.close()
-        code = self.proc.wait(30)
-        self.proc.stdout.close()
-        return code
 
 
 def _call(request_id: int, tool: str, arguments: str) -> bytes:

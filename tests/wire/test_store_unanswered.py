@@ -10,40 +10,21 @@ import json
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import httpx2
-import psycopg
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.backends import VaultSpec, postgres_admin_url
+from tests.backends import VaultSpec
+from tests.wire.closed_database import closed
 from tests.wire.support import call_ok, http_server, initialize_request, raw_post, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
-
-
-@contextmanager
-def _closed(vault: VaultSpec) -> Iterator[None]:
-    """The vault's database refusing new connections, its open ones ended; opened again after."""
-    admin = postgres_admin_url()
-    assert admin and vault.database_url
-    name = urllib.parse.urlsplit(vault.database_url).path.lstrip("/")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'.encode())
-        try:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                (name,),
-            )
-            yield
-        finally:
-            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'.encode())
 
 
 def _answer(request: urllib.request.Request | str) -> tuple[int, str]:
@@ -83,7 +64,7 @@ async def test_a_token_that_cannot_be_checked_is_told_unavailable(
             Client(streamable_http_client(server.url, http_client=http)) as client,
         ):
             await call_ok(client, "note", {"initiative": "pg", "text": "the redshank before the gap"})
-            with _closed(vault):
+            with closed(vault):
                 # No token anywhere: whether one is needed is asked of the vault, which refuses new
                 # connections: said with libpq's reason once the pool has none to give (decision
                 # 236), not after the pool's whole 30 s wait. The three are asked together.

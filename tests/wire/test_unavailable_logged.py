@@ -6,57 +6,25 @@ the server stops (`kaeru.mcp.logs.Outages`). Before, the log said nothing; only 
 from __future__ import annotations
 
 import logging
-import re
-import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
-import psycopg
 import pytest
 
 from kaeru.errors import Unavailable
 from kaeru.mcp.faults import answered, outages_said
 from kaeru.mcp.logs import Outages
-from tests.backends import VaultSpec, drop_vault, new_vault, postgres_admin_url
+from tests.backends import VaultSpec
 from tests.wire.bearer_clients import bearer_client
+from tests.wire.closed_database import assert_logged_bounded, closed, pg_vault
 from tests.wire.support import call_ok, http_server, structured, subprocess_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
+__all__ = ["pg_vault"]  # the fixture, shared with test_token_check_unavailable_logged
+
 ADMIN = "unavailable-log-admin-token-41f"
-#: A log line as the operator reads it: ISO time in UTC, level, logger, message.
-STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z WARNING kaeru\.http: "
 CALLS = 6
-
-
-@contextmanager
-def _closed(vault: VaultSpec) -> Iterator[None]:
-    """The vault's database refusing new connections, its open ones ended; opened again after."""
-    admin = postgres_admin_url()
-    assert admin and vault.database_url
-    name = urllib.parse.urlsplit(vault.database_url).path.lstrip("/")
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'.encode())
-        try:
-            conn.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
-                (name,),
-            )
-            yield
-        finally:
-            conn.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'.encode())
-
-
-@pytest.fixture
-def pg_vault(tmp_path: Path) -> Iterator[VaultSpec]:
-    """A PostgreSQL vault: a database server that stops answering is PostgreSQL's (SQLite's file is held open)."""
-    if not postgres_admin_url():
-        pytest.skip("PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset")
-    spec = new_vault("postgres", tmp_path)
-    yield spec
-    drop_vault(spec)
 
 
 @pytest.mark.anyio
@@ -66,54 +34,15 @@ async def test_calls_answered_unavailable_are_logged_bounded(pg_vault: VaultSpec
     with http_server(env, tmp_path) as server:
         async with bearer_client(server.url, ADMIN) as client:
             await call_ok(client, "note", {"initiative": "pg", "text": "the dunlin before the outage"})
-            with _closed(vault):
+            with closed(vault):
                 for _ in range(CALLS):
                     result = await client.call_tool("search", {"initiatives": ["pg"], "text": "dunlin"})
                     envelope = structured(result)
                     assert [issue["code"] for issue in envelope["issues"]] == ["unavailable"], envelope
             found = await call_ok(client, "search", {"initiatives": ["pg"], "text": "dunlin"})
             assert found["data"]["total"] == 1
-    log = server.output()
-    firsts = re.findall(rf"^{STAMP}unavailable answer to search: (\w+): (.+)$", log, re.MULTILINE)
-    assert firsts, log[-3000:]
-    for kind, said in firsts:
-        assert kind == "OperationalError" and "not currently accepting connections" in said, firsts
-    more = [
-        int(n)
-        for n in re.findall(
-            rf"^{STAMP}unavailable answer to search (\d+) more times since the first: \w+$", log, re.MULTILINE
-        )
-    ]
     # Every call counted, in fewer lines than calls.
-    assert len(firsts) + sum(more) == CALLS, log[-3000:]
-    assert len(firsts) + len(more) < CALLS, log[-3000:]
-    password = urllib.parse.urlsplit(vault.database_url or "").password
-    assert not password or password not in log
-    assert "Traceback" not in log, log[-3000:]
-
-
-@pytest.mark.anyio
-async def test_a_password_an_unavailable_message_quotes_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
-    """What a driver says of a connection can quote its URL or conninfo: the line logs `***` for the
-    password, and only the message's first line. The call runs on a worker thread, as a tool does."""
-    outages = Outages(logging.getLogger("kaeru.test.outages"))
-    said = (
-        "cannot connect to PostgreSQL at postgresql://kaeru:hunter2@db.example:5432/vault (host=db password=swordfish dbname=vault)"
-        "\nDETAIL: the next line is not logged"
-    )
-    with caplog.at_level(logging.WARNING, logger="kaeru.test.outages"), outages_said(outages):
-        error = Unavailable(said)
-        assert await anyio.to_thread.run_sync(answered, error, "note", None, None) is error
-        for _ in range(1000):  # the line is handed to the event loop
-            if caplog.records:
-                break
-            await anyio.sleep(0.01)
-    [record] = caplog.records
-    line = record.getMessage()
-    assert line == (
-        "unavailable answer to note: Unavailable: cannot connect to PostgreSQL at "
-        "postgresql://kaeru:***@db.example:5432/vault (host=db password=*** dbname=vault)"
-    ), line
+    assert_logged_bounded(server.output(), "search", CALLS, vault)
 
 
 async def _logged(said: str, caplog: pytest.LogCaptureFixture) -> str:
@@ -129,6 +58,21 @@ async def _logged(said: str, caplog: pytest.LogCaptureFixture) -> str:
             await anyio.sleep(0.01)
     [record] = caplog.records
     return record.getMessage()
+
+
+@pytest.mark.anyio
+async def test_a_password_an_unavailable_message_quotes_is_not_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """What a driver says of a connection can quote its URL or conninfo: the line logs `***` for the
+    password, and only the message's first line. The call runs on a worker thread, as a tool does."""
+    said = (
+        "cannot connect to PostgreSQL at postgresql://kaeru:hunter2@db.example:5432/vault (host=db password=swordfish dbname=vault)"
+        "\nDETAIL: the next line is not logged"
+    )
+    line = await _logged(said, caplog)
+    assert line == (
+        "unavailable answer to note: Unavailable: cannot connect to PostgreSQL at "
+        "postgresql://kaeru:***@db.example:5432/vault (host=db password=*** dbname=vault)"
+    ), line
 
 
 @pytest.mark.anyio
