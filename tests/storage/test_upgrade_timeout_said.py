@@ -1,9 +1,11 @@
 """A call that a PostgreSQL upgrade under way holds up says so. An upgrade holds the tables its
 migrations alter until it commits (on a large vault, minutes: decision 493's backfill), and a server
 already running met those locks: its call waited out the lock or statement timeout and was told to
-"raise the setting", which does not help — the upgrade is what it waits for. When the session that
-holds a table also holds the migration lock, the refusal says the vault is being upgraded by another
-process, to retry once it is done; a table held by anything else is the timeout it was.
+"raise the setting", which does not help — the upgrade is what it waits for. When the call times out
+while another session holds the migration lock, the refusal says that an upgrade of a kaeru vault in
+this database is under way, to retry once it is done; with no one holding that lock, the timeout it
+was. Which session held the table is not looked for, and the lock is one for the whole database
+(whose other schemas may hold other vaults): the refusal says no more than that.
 
 The upgrade is stood in for by a session holding the migration lock and one of the tables a call
 needs, as an upgrade's ALTER TABLE holds it."""
@@ -48,7 +50,7 @@ def _holding_nodes(vault: VaultSpec, *, upgrading: bool) -> Iterator[None]:
     [{"busy_timeout_ms": 300}, {"busy_timeout_ms": 0, "pg_statement_timeout_ms": 300}],
     ids=["lock_timeout", "statement_timeout"],
 )
-def test_a_call_an_upgrade_under_way_held_up_says_the_vault_is_being_upgraded(
+def test_a_call_an_upgrade_under_way_held_up_says_an_upgrade_is_under_way(
     vault: VaultSpec, timeouts: dict[str, int]
 ) -> None:
     settings = vault.settings(**timeouts)
@@ -66,13 +68,13 @@ def test_a_call_an_upgrade_under_way_held_up_says_the_vault_is_being_upgraded(
         assert run("note", initiative=P, text="the ferry leaves at nine")["state"] == "applied"
         with _holding_nodes(vault, upgrading=True):
             issue = refused("the ferry leaves at ten")
-        assert "the vault is being upgraded by another kaeru process" in issue["message"], issue
+        assert "an upgrade of a kaeru vault in this database is under way" in issue["message"], issue
         assert "retry once it is done" in issue["message"], issue
         assert "raise the setting" not in issue["message"], issue
         # A table held by anything but an upgrade: the timeout it was.
         with _holding_nodes(vault, upgrading=False):
             issue = refused("the ferry leaves at eleven")
-        assert "being upgraded" not in issue["message"], issue
+        assert "under way" not in issue["message"], issue
         # Once released, the call goes through.
         assert run("note", initiative=P, text="the ferry leaves at noon")["state"] == "applied"
     finally:

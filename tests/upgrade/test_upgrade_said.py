@@ -32,7 +32,10 @@ from tests.upgrade.old_vaults import copied_fixture
 from tests.wire.support import STARTUP_SECONDS, http_server, subprocess_env, wait_until
 
 #: What a command that waits for another process's upgrade says, once.
-WAITING = "another kaeru process is upgrading this vault: waiting for it to finish"
+WAITING = (
+    "an upgrade of a kaeru vault in this database is under way (another process holds the migration lock): "
+    "waiting for it to finish"
+)
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
@@ -144,7 +147,7 @@ def test_of_two_migrates_one_says_it_applied_the_migrations_and_the_other_that_i
         assert all(WAITING in err for _, err in said), said
 
 
-def test_doctor_says_pending_migrations_are_being_applied_while_another_process_applies_them(tmp_path: Path) -> None:
+def test_doctor_says_an_upgrade_is_under_way_while_another_process_holds_the_migration_lock(tmp_path: Path) -> None:
     with copied_fixture("postgres", tmp_path) as spec:
         with migration_lock(spec):
             done = kaeru(spec, "doctor", as_json=True)
@@ -153,8 +156,9 @@ def test_doctor_says_pending_migrations_are_being_applied_while_another_process_
     migrations = checks["migrations"]
     assert migrations["status"] == "warn", migrations
     assert "2 migration(s) pending" in migrations["summary"], migrations
-    assert "another kaeru process is applying them now" in migrations["summary"], migrations
-    assert "wait for it" in migrations["fix"], migrations
+    assert "an upgrade of a kaeru vault in this database is under way" in migrations["summary"], migrations
+    assert "wait for it to finish, then run `kaeru migrate`" in migrations["fix"], migrations
     # Nobody holds the lock: pending, and `kaeru migrate` applies them, as before.
     again = {c["name"]: c for c in after.json()["checks"]}["migrations"]
-    assert "another kaeru process" not in again["summary"] and "kaeru migrate" in again["fix"], again
+    assert "under way" not in again["summary"] and "wait for it" not in again["fix"], again
+    assert "kaeru migrate" in again["fix"], again

@@ -86,12 +86,16 @@ def migrations_check(health: SchemaHealth) -> Check:
                 f"{v:03d} {n!r}" for v, n in records.former
             )
         if records.pending and health.upgrading():
-            # Read while another process applies them: "run `kaeru migrate`" was printed after they were.
+            # Read while another process most likely applies them: "run `kaeru migrate`" was printed
+            # after they were. The lock covers the whole database, whose other schemas may hold other
+            # vaults, so whose upgrade it is goes unsaid.
             return Check(
                 "migrations",
                 WARN,
-                f"{said}: another kaeru process is applying them now (it holds the migration lock)",
-                "wait for it: once its upgrade commits, the vault is current (`kaeru migrate` waits for it, then says so)",
+                f"{said}: an upgrade of a kaeru vault in this database is under way (another process holds the "
+                "migration lock)",
+                "wait for it to finish, then run `kaeru migrate`: it waits for the lock, then applies what is still "
+                "pending or says the vault is current",
             )
         return Check(
             "migrations", WARN, said, "run `kaeru migrate` (any kaeru that opens the vault read-write applies them)"

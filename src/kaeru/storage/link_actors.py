@@ -29,6 +29,7 @@ from contextlib import closing
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
+from kaeru.storage.schema_objects import INDEXES
 from kaeru.storage.sql.db import Db
 
 Key = tuple[str, str, str]
@@ -130,8 +131,9 @@ PER_PASS = 50_000
 WRITE_ROWS = 500
 #: Names sent at a time into PostgreSQL's temporary table (`_CopiedWrites`): what it holds meanwhile.
 COPY_ROWS = 20_000
-#: PostgreSQL: the edge revisions' indexes are built again instead of written row by row when at least
-#: this many rows, and at least one in `REBUILD_SHARE` of the table's, are named (`_indexes_dropped`).
+#: PostgreSQL: kaeru's own plain indexes on the edge revisions are built again instead of written row
+#: by row when at least this many rows, and at least one in `REBUILD_SHARE` of the table's, are named
+#: (`_indexes_dropped`).
 REBUILD_ROWS = 10_000
 REBUILD_SHARE = 5
 #: How often a long backfill says how far it got, in seconds (INFO on this module's logger, which
@@ -264,7 +266,8 @@ class _Writes:
         self._rows = []
 
 
-#: PostgreSQL's `work_mem` while the names are joined: at least 64 MB (a setting already larger is kept).
+#: PostgreSQL's `work_mem` while the names are joined (and sorted): at least 64 MB (a setting already
+#: larger is kept).
 _AT_LEAST_64MB = (
     "CASE WHEN pg_size_bytes(current_setting('work_mem')) < 64 * 1024 * 1024 THEN '64MB' "
     "ELSE current_setting('work_mem') END"
@@ -277,12 +280,46 @@ _GATHERED = (
 )
 
 
+#: Whether the edge revisions' indexes may be dropped and built again at all: the table is in no
+#: publication (one for all tables counts) and keeps its default replica identity (a logical replica
+#: finds each row updated by it), new indexes go where the old ones were (the session names no
+#: `default_tablespace` of its own), and no foreign key refers to the table.
+_REBUILDABLE = (
+    "SELECT t.relkind = 'r' AND t.relreplident = 'd' AND current_setting('default_tablespace') = '' "
+    "AND NOT EXISTS (SELECT 1 FROM pg_publication WHERE puballtables) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_publication_tables p WHERE p.schemaname = n.nspname AND p.tablename = t.relname) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_constraint f WHERE f.confrelid = t.oid) "
+    "FROM pg_class t JOIN pg_namespace n ON n.oid = t.relnamespace WHERE t.oid = 'edge_revisions'::regclass"
+)
+
+#: kaeru's own plain indexes on the edge revisions (PostgreSQL migration 001), by their names: each
+#: one's name to drop it by, the statement that makes it again (the table named with its schema), that
+#: statement as `kaeru doctor` says it (`schema_objects.INDEXES`: one of another definition is not
+#: kaeru's), and whether a drop and that statement give it back whole — no storage option, tablespace,
+#: clustering, replica identity, comment, constraint or other object depending on it, and valid.
+_OWN = (
+    "SELECT c.relname, i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid), "
+    "replace(pg_get_indexdef(i.indexrelid), ' ON ' || c.relnamespace::regnamespace::text || '.', ' ON '), "
+    "c.relkind = 'i' AND c.reloptions IS NULL AND c.reltablespace = 0 AND NOT i.indisclustered "
+    "AND NOT i.indisreplident AND i.indisvalid AND i.indisready AND i.indislive "
+    "AND obj_description(c.oid, 'pg_class') IS NULL AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = c.oid) "
+    "AND NOT EXISTS (SELECT 1 FROM pg_depend d WHERE d.refclassid = 'pg_class'::regclass AND d.refobjid = c.oid) "
+    "FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+    "WHERE i.indrelid = 'edge_revisions'::regclass AND c.relname IN ('edge_revisions_dst', 'edge_revisions_src') "
+    "ORDER BY 1"
+)
+
+
 class _CopiedWrites(_Writes):
     """PostgreSQL: the names found are copied into a temporary table, `COPY_ROWS` at a time, and
     written by one UPDATE at the end (still only into rows naming no actor). Written as they were
     found, a few hundred a statement in the order of their revisions' stamps, which is no order of the
     table's key, each statement looked its rows up all over the table: most of a large upgrade's time.
-    One UPDATE joins them to the table in one pass."""
+    One UPDATE joins them to the table in one pass, in the order of the table's key: each row it
+    writes anew gets an entry in every index beside its old one, so in that order the primary key's
+    pages (and the `src` index's, nearly) are written one after another; in a hash join's order (the
+    table's own), each entry landed on a page read anew, most of the UPDATE's time. So the join is a
+    merge, or a loop over the names sorted by key, never a hash join, for that one statement."""
 
     def __init__(self, db: Copies) -> None:
         assert isinstance(db, Db)
@@ -305,46 +342,45 @@ class _CopiedWrites(_Writes):
             log.info("writing the %s names found into the edge revisions", f"{self.found:,}")
         self._db.run("ANALYZE kaeru_link_actors")  # the planner joins it whole, knowing its size
         rebuilt = self._indexes_dropped()
-        # The join's hash table held in memory, not spilled to disk in batches; the setting as it was after.
-        (kept,) = self._db.one("SELECT current_setting('work_mem')") or ("",)
-        self._db.one(f"SELECT set_config('work_mem', {_AT_LEAST_64MB}, true)")
+        # The join's sorts held in memory as far as they fit, and in the key's order (no hash join); the
+        # settings as they were after.
+        kept = self._db.one("SELECT current_setting('work_mem'), current_setting('enable_hashjoin')") or ("", "")
+        self._db.one(
+            f"SELECT set_config('work_mem', {_AT_LEAST_64MB}, true), set_config('enable_hashjoin', 'off', true)"
+        )
         self.written = self._db.run(
-            "UPDATE edge_revisions SET actor = t.actor, request_id = t.request_id FROM kaeru_link_actors AS t "
+            "UPDATE edge_revisions SET actor = t.actor, request_id = t.request_id "
+            "FROM (SELECT * FROM kaeru_link_actors ORDER BY src, dst, edge_type, rev_no) AS t "
             "WHERE edge_revisions.src = t.src AND edge_revisions.dst = t.dst AND edge_revisions.edge_type = t.edge_type "
             "AND edge_revisions.rev_no = t.rev_no AND edge_revisions.actor IS NULL"
         )
-        self._db.one("SELECT set_config('work_mem', ?, true)", (kept,))
+        self._db.one("SELECT set_config('work_mem', ?, true), set_config('enable_hashjoin', ?, true)", tuple(kept))
         for statement in rebuilt:
             self._db.run(statement)
         self._db.run("DROP TABLE kaeru_link_actors")
         return self.written
 
     def _indexes_dropped(self) -> list[str]:
-        """When most of the table is named, its indexes dropped (what makes them again returned): an
-        UPDATE writes a new version of each row (none fits beside the old one in a full page), and
-        with it an entry in every index, at random places; building them again afterwards is one
-        sorted pass each. Kept when a foreign key refers to the table (none does), or few rows change."""
+        """When most of the table is named, kaeru's own plain indexes on it dropped (what makes them
+        again returned): an UPDATE writes a new version of each row (none fits beside the old one in a
+        full page), and with it an entry in every index, the `dst` index's at random places in any
+        order of the UPDATE; building one again afterwards is one sorted pass. Only those that a drop and their statement give back whole
+        (`_OWN`), and none when the table is published, replicated by an index, or referred to by a
+        foreign key (`_REBUILDABLE`) or one of them is not whole. The primary key, a constraint's
+        index and an index of the vault's owner are never dropped: without its key, a published
+        table's UPDATE was refused (no replica identity) at every try, and what a definition does not
+        say — a storage option, clustering, the replica identity, a comment — was lost."""
         (rows,) = self._db.one("SELECT count(*) FROM edge_revisions") or (0,)
         if self.found < REBUILD_ROWS or self.found * REBUILD_SHARE < int(rows):
             return []
-        indexes = self._db.rows(
-            "SELECT i.indexrelid::regclass::text, pg_get_indexdef(i.indexrelid), quote_ident(c.conname), "
-            "pg_get_constraintdef(c.oid), "
-            "i.indrelid::regclass::text, EXISTS (SELECT 1 FROM pg_constraint f WHERE f.confrelid = i.indrelid) "
-            "FROM pg_index i LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid "
-            "WHERE i.indrelid = 'edge_revisions'::regclass ORDER BY 1"
-        )
-        if any(referred for *_, referred in indexes):
+        if not (self._db.one(_REBUILDABLE) or (False,))[0]:
             return []
-        again = []
-        for name, definition, constraint, constraint_definition, table, _ in indexes:
-            if constraint is not None:
-                self._db.run(f"ALTER TABLE {table} DROP CONSTRAINT {constraint}")
-                again.append(f"ALTER TABLE {table} ADD CONSTRAINT {constraint} {constraint_definition}")
-            else:
-                self._db.run(f"DROP INDEX {name}")
-                again.append(definition)
-        return again
+        own = [row for row in self._db.rows(_OWN) if row[3] == INDEXES["postgres"][row[0]]]
+        if not all(whole for *_, whole in own):
+            return []
+        for _, index, _, _, _ in own:
+            self._db.run(f"DROP INDEX {index}")
+        return [statement for _, _, statement, _, _ in own]
 
     def _flush(self) -> None:
         if not self._rows:
