@@ -312,7 +312,7 @@ def run_pending(
 #: migration of DDL alone ends in milliseconds, so the first call simply waits for it; a re-indexing
 #: of a large vault (23 s at 100k nodes) answers the agent instead of outlasting its client's timeout.
 UPGRADE_WAIT_S = 15.0
-#: Between tries while another process holds the migration lock (it is upgrading the same vault).
+#: Between tries while another process holds the migration lock (an upgrade of a vault in this database).
 UPGRADE_RETRY_S = 1.0
 
 

@@ -307,7 +307,7 @@ class PostgresHealth(Health):
         return self._rows("SELECT to_regclass(%s)", (name,))[0][0] is not None
 
     def upgrading(self) -> bool:
-        """Whether another process holds the migration lock: the pending migrations are being applied."""
+        """Whether another process holds the migration lock: an upgrade of a vault in this database runs."""
         return bool(self._rows(HELD_ELSEWHERE)[0][0])
 
     def schema_objects(self) -> tuple[set[str], dict[str, str]]:
