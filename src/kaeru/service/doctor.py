@@ -10,6 +10,7 @@ when it is not `ok`, what to do. `fail` means something is wrong (the command ex
 from __future__ import annotations
 
 import shlex
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from kaeru.service.doctor_schema import migration_records, migrations_check, obj
 from kaeru.service.embedding import node_text, text_digest
 from kaeru.service.settings_checks import (
     FAIL,
+    INFO,
     OK,
     SKIP,
     WARN,
@@ -120,7 +122,7 @@ def diagnose(
         {"backend": "postgres"} if settings.database_url else {"backend": "sqlite", "path": str(settings.sqlite_path)}
     )
     checks: list[Check] = [unusable_settings_check(unusable)] if unusable else []
-    vault_tokens = False
+    vault_tokens: bool | None = False
     opened = False
     try:
         with _open(settings, open_health) as health:
@@ -252,6 +254,8 @@ def _writable(problem: tuple[str, str] | None) -> Check:
 def _private(exposed: str | None, vault: dict[str, Any]) -> Check:
     """A vault holds what its user decided, wrote and pasted; one made before kaeru made vaults
     private (decision 177), or copied in, may be readable by every account on the machine."""
+    if exposed is None and sys.platform == "win32":  # mode bits say nothing there (decision 177)
+        return Check("private", INFO, "cannot tell on Windows who else may read the vault's files (its ACLs)")
     if exposed is None:
         return Check("private", OK, "no other account on this machine can read the vault's files")
     path = Path(str(vault.get("path", "")))
@@ -452,11 +456,11 @@ def _vectors(health: VaultHealth, model: str) -> Check:
     return Check("vectors", OK, summary)
 
 
-def _holds_tokens(health: VaultHealth, checks: list[Check]) -> bool:
+def _holds_tokens(health: VaultHealth, checks: list[Check]) -> bool | None:
     """Whether the vault holds a per-person token (`kaeru token add`): `serve --http` then refuses
     every request without one, wherever it listens, as it does with `KAERU_AUTH_TOKEN` set. Tokens
-    that cannot be read fail a check of their own: said as none, the `http` check judged a vault
-    that may hold some, and serving it would fail (decision 424)."""
+    that cannot be read fail a check of their own, and are None (the `http` check says so): said as
+    none, it judged a vault that may hold some, and serving it would fail (decision 424)."""
     try:
         if not health.has_table("tokens"):  # a vault from before tokens (it can hold none)
             return False
@@ -464,7 +468,7 @@ def _holds_tokens(health: VaultHealth, checks: list[Check]) -> bool:
             return bool(session.has_tokens())
     except KaeruError as error:
         checks.append(Check("tokens", FAIL, f"the tokens could not be read: {error.code}: {error.message}", _TOKENS))
-        return False
+        return None
 
 
 _TOKENS = (

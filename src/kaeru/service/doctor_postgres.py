@@ -24,6 +24,7 @@ class RoleHealth(SchemaHealth, Protocol):
 
     def vaults_elsewhere(self) -> list[str]: ...
     def url_for_schema(self, schema: str) -> str: ...
+    def schema_refused(self) -> tuple[str, str] | None: ...
     def cannot_migrate(self) -> tuple[str, str] | None: ...
     def refusal_fix(self, error: KaeruError) -> str | None: ...
 
@@ -56,6 +57,8 @@ def migrator_check(health: SchemaHealth, check: Check) -> Check:
         if not elsewhere:
             return check
         schemas = ", ".join(elsewhere)
+        if (refused := pg.schema_refused()) is not None:  # the URL names it already: the role may not use it
+            return Check("migrations", FAIL, f"no kaeru vault the role may reach: {refused[0]}", refused[1])
         return Check(
             "migrations",
             FAIL,

@@ -69,15 +69,17 @@ def semantic_check(settings: Settings, installed: bool, load: Callable[[], str] 
     return Check("semantic", INFO, "the [semantic] extra is not installed; recall is lexical (optional)"), None
 
 
-def http_check(settings: Settings, is_loopback: Callable[[str], bool], vault_tokens: bool) -> Check:
+def http_check(settings: Settings, is_loopback: Callable[[str], bool], vault_tokens: bool | None) -> Check:
     """The HTTP settings as `kaeru serve --http` judges them: a non-loopback host needs a token —
-    `KAERU_AUTH_TOKEN` or one in the vault — and should have TLS."""
+    `KAERU_AUTH_TOKEN` or one in the vault — and should have TLS. `vault_tokens` None: the vault's
+    tokens could not be read (the `tokens` check fails), which is no sign that it holds none."""
     host, token, cert = settings.http_host, settings.auth_token, settings.tls_cert
+    held = {True: "tokens in the vault", False: "no token in the vault", None: "the vault's tokens could not be read"}
     where = (
         f"KAERU_HOST={host}, port {settings.http_port}, KAERU_AUTH_TOKEN {'set' if token else 'not set'}, "
-        f"{'tokens' if vault_tokens else 'no token'} in the vault, TLS {'on' if cert else 'off'}"
+        f"{held[vault_tokens]}, TLS {'on' if cert else 'off'}"
     )
-    if not is_loopback(host) and not token and not vault_tokens:
+    if not is_loopback(host) and not token and vault_tokens is False:
         return Check(
             "http",
             FAIL,

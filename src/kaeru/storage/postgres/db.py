@@ -30,8 +30,31 @@ GRANT_REMEDY = (
 TABLE_GRANT_REMEDY = (
     "the vault's tables belong to the role that made it: connect as that role, or have it grant this "
     "one their rights (`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO role; "
-    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO role`, the vault's schema for `public`)"
+    "GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO role`, the vault's schema for `public`; "
+    "in a schema other than `public`, `GRANT USAGE ON SCHEMA schema TO role` first)"
 )
+
+#: The schemas of the session's search_path that exist but this role may not use: PostgreSQL leaves
+#: them out of the path in silence, so the vault in one is "missing" and nothing can be made there.
+UNUSABLE_SCHEMAS = (
+    "SELECT quote_ident(n.nspname), quote_ident(current_user) FROM unnest(string_to_array("
+    "current_setting('search_path'), ',')) WITH ORDINALITY AS p(item, k) JOIN pg_namespace n ON n.nspname = "
+    "CASE WHEN trim(p.item) = '\"$user\"' THEN current_user ELSE trim(BOTH '\"' FROM trim(p.item)) END "
+    "WHERE NOT has_schema_privilege(n.oid, 'USAGE') ORDER BY p.k"
+)
+
+
+def unusable_schemas(read: Callable[[str], Sequence[tuple[Any, ...]]]) -> tuple[str, str] | None:
+    """What `UNUSABLE_SCHEMAS` finds (`read` runs it), said, and its fix: the grant of USAGE, or None."""
+    if not (rows := read(UNUSABLE_SCHEMAS)):
+        return None
+    schemas, role = ", ".join(str(r[0]) for r in rows), str(rows[0][1])
+    return (
+        f"the role {role} may not use schema {schemas} of its search_path (no USAGE right), so PostgreSQL leaves "
+        "it out of the path: kaeru finds no vault there and may make none",
+        f"as the schema's owner, `GRANT USAGE ON SCHEMA {rows[0][0]} TO {role}`",
+    )
+
 
 #: A change only the owner of a table may make (`ALTER TABLE`, `CREATE INDEX`, `CREATE STATISTICS` on
 #: it: a pending migration): the schema's rights, which `GRANT_REMEDY` names, do not give it (a DBA
@@ -168,8 +191,9 @@ def translate(exc: Exception) -> KaeruError:
         # own SQL quoted as `internal` said nothing of that.
         return VaultUnusable(
             f"PostgreSQL has no schema to hold the vault ({_first_line(exc)}): the schema that "
-            "`options=-csearch_path%3D…` in KAERU_DATABASE_URL names does not exist: create it "
-            "(`CREATE SCHEMA name AUTHORIZATION role`) or correct its name in the URL"
+            "`options=-csearch_path%3D…` in KAERU_DATABASE_URL names does not exist, or the role may not use it: "
+            "create it (`CREATE SCHEMA name AUTHORIZATION role`), grant its use (`GRANT USAGE ON SCHEMA name "
+            "TO role`) or correct its name in the URL"
         )
     if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction) or (
         isinstance(exc, psycopg.errors.FeatureNotSupported) and "recovery" in str(exc)

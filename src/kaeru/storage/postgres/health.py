@@ -31,6 +31,7 @@ from kaeru.storage.postgres.db import (
     TABLE_GRANT_REMEDY,
     migrate_as_owner,
     translate,
+    unusable_schemas,
 )
 from kaeru.storage.postgres.store import (
     LOCAL_SETTINGS,
@@ -227,6 +228,10 @@ class PostgresHealth(Health):
         (a `pg_dump -n schema` restored, opened without its `search_path`)."""
         return [str(r[0]) for r in self._rows(_ELSEWHERE)]
 
+    def schema_refused(self) -> tuple[str, str] | None:
+        """A schema of the search path this role may not use (no USAGE), said with the grant; None if none."""
+        return unusable_schemas(self._rows)
+
     def _migrator(self) -> tuple[str, bool, bool, str, str] | None:
         """Who may apply a pending migration (`db.MIGRATOR`): the tables' owner, whether this role
         acts as it, whether it may create in the vault's schema, this role and the schema; None
@@ -267,8 +272,9 @@ class PostgresHealth(Health):
         if found is None or found[1]:
             return TABLE_GRANT_REMEDY
         ((role, schema),) = self._rows("SELECT quote_ident(%s), quote_ident(%s)", (found[3], found[4]))
+        usage = "" if schema == "public" else f"GRANT USAGE ON SCHEMA {schema} TO {role}; "
         return (
-            f"as the role that owns the vault's tables, {found[0]}, grant this one their rights: `GRANT SELECT, "
+            f"as the role that owns the vault's tables, {found[0]}, grant this one their rights: `{usage}GRANT SELECT, "
             f"INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA {schema} TO {role}; GRANT USAGE, SELECT ON ALL "
             f"SEQUENCES IN SCHEMA {schema} TO {role}` (or connect as {found[0]})"
         )
@@ -354,6 +360,8 @@ class PostgresHealth(Health):
         (a role with CONNECT alone was told `writable: ok` while `kaeru migrate` was refused)."""
         ((schema, creates),) = self._rows("SELECT current_schema(), has_schema_privilege(current_schema(), 'CREATE')")
         user = self._c.info.user
+        if schema is None and (refused := self.schema_refused()) is not None:
+            return f"{refused[0]}: every command is refused", refused[1]
         if schema is None:
             return (
                 f"the database holds no vault yet, and no schema of the role {user}'s search_path exists to make "

@@ -46,7 +46,7 @@ from kaeru.storage.migrate import (
     upgrade_later,
 )
 from kaeru.storage.postgres.clock import ServerClock
-from kaeru.storage.postgres.db import CONNECT_REFUSALS, MIGRATOR, PgDb, migrate_as_owner, translate
+from kaeru.storage.postgres.db import CONNECT_REFUSALS, MIGRATOR, PgDb, migrate_as_owner, translate, unusable_schemas
 from kaeru.storage.postgres.planstats import Upkeep, refresh
 from kaeru.storage.postgres.search import FIELD_WEIGHTS, lexeme, term, tsquery_literal
 from kaeru.storage.postgres.session import PostgresSession
@@ -357,6 +357,11 @@ class PostgresStore(UpgradeGate):
                 cause = exc if isinstance(exc, psycopg.Error) else exc.__cause__
                 if isinstance(cause, psycopg.errors.InsufficientPrivilege):
                     self._refuse_not_owner(conn, cause)
+                # A schema of the path the role may not use is left out of it: "no schema … selected".
+                if isinstance(cause, psycopg.errors.InvalidSchemaName) and (
+                    said := unusable_schemas(lambda sql: conn.execute(sql).fetchall())
+                ):
+                    raise VaultUnusable(f"{said[0]}: {said[1]}") from exc
             raise
 
     def _refuse_not_owner(self, conn: psycopg.Connection[Any], exc: psycopg.Error) -> None:

@@ -52,7 +52,7 @@ from kaeru.storage.postgres.copystate import (
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.nodeids import NodeIds
 from kaeru.storage.postgres.search import COMMON_DIVISOR, tsquery_literal
-from kaeru.storage.postgres.snapshot import Snapshot, parse_snapshot, sees_all_of
+from kaeru.storage.postgres.snapshot import Snapshot, current, sees_all_of
 from kaeru.storage.sql.copies import Ranking, bm25_scores, fit, numpy_module, put_rows
 
 if TYPE_CHECKING:
@@ -136,12 +136,23 @@ class TextCopies:
         #: Copies a read in the background brought after the copies had moved on, for the next ranking to add.
         self._brought: CopyState | None = None
         self._cleared = 0
+        #: The vault's tables the copies were read from (`snapshot.current`); None: not known yet.
+        self._origin: str | None = None
 
-    def clear(self) -> None:
-        with self._lock:
+    def clear(self, origin: str | None = None, wait: float = -1) -> bool:
+        """Forget every copy and id: every node changed (a re-index), or the tables are others
+        (`origin`: a restore made them anew, its `seq` counter set back, so even the ids by seq are
+        wrong; the common terms only hint what to read). False when a read held the lock past `wait`."""
+        if not self._lock.acquire(timeout=wait):
+            return False
+        try:
             self._state = self._brought = None
-            self._ids = NodeIds()
+            self._ids, self._sparse_memo = NodeIds(), (None, {})
             self._cleared += 1  # a read in the background started before is not kept
+            self._origin = origin or self._origin
+        finally:
+            self._lock.release()
+        return True
 
     def ids(self, np: Any, db: PgDb, seqs: Sequence[int]) -> list[str]:
         """The node id of each row of `seqs` (`NodeIds`, kept within `max_bytes // IDS_SHARE`)."""
@@ -172,11 +183,11 @@ class TextCopies:
         # No copies (a one-shot command, decision 268): numpy is not even imported.
         if self.max_bytes <= 0 or not phrases or not scope or (np := numpy_module()) is None:
             return None
-        at = self._snapshot(db)
-        if at is None:
+        cold = self.warm is not None and not in_place
+        at = current(db)
+        if at is None or (at[2] != self._origin and not self.clear(at[2], LOCK_WAIT if cold else -1)):
             return None
         keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
-        cold = self.warm is not None and not in_place
         # Copies held at this very snapshot need no lock to be ranked from (a ranking never changes
         # them, decision 140); the lock is held only to bring them up or add a read's (16.N1).
         state = self._state
@@ -185,7 +196,7 @@ class TextCopies:
             return None  # a read holds the copies, which are not at this snapshot: SQL ranks meanwhile
         try:
             if locked:
-                state = self._current(np, db, *at)
+                state = self._current(np, db, at[0], at[1])
             if state is None:
                 return None
             wanted = frozenset(scope)
@@ -256,14 +267,6 @@ class TextCopies:
                 self._lock.release()
         return state
 
-    @staticmethod
-    def _snapshot(db: PgDb) -> tuple[Snapshot, int] | None:
-        """This transaction's snapshot and the change log's horizon."""
-        row = db.raw_one(
-            "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0')"
-        )
-        return None if row is None else (parse_snapshot(str(row[0])), int(row[1]))
-
     def _sparse(self, np: Any, db: PgDb, phrase: Phrase, now: Snapshot, scope: Sequence[int]) -> np.ndarray:
         """A phrase's values from the rows the GIN index finds holding it, in this snapshot, for one
         ranking (never kept): its copy would read every member's term counts, and
@@ -310,13 +313,15 @@ class TextCopies:
         warm = self.warm
 
         def load(db: PgDb) -> None:
-            np, at = numpy_module(), self._snapshot(db)
+            np, at = numpy_module(), current(db)
             if np is None or at is None:
                 return
             with self._lock:
+                if at[2] != self._origin:
+                    return  # other tables than the copies': the next ranking forgets them first
                 held, cleared = self._state, self._cleared
                 mine = None if held is None else CopyState(held.snapshot, held)  # a ranking may reorder `held`
-            base = self._advanced(np, db, mine, *at)
+            base = self._advanced(np, db, mine, at[0], at[1])
             if base is None or not lacks(base, keys, scope):
                 return
             new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
