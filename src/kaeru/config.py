@@ -143,6 +143,18 @@ def default_vault_dir(env: Mapping[str, str]) -> Path:
     return Path(home) / ".local" / "share" / "kaeru"
 
 
+def _account() -> str:
+    """This account, as a name part: its uid, or on Windows (no uids) its login name."""
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):  # no login name in the environment either
+        return "user"
+
+
 def file_in_the_way(folder: Path) -> Path | None:
     """The file that stands where `folder` or one of its parents should be a folder, if any: the
     nearest of them that exists, when it is not a folder. The system's "File exists" or "Not a
@@ -276,7 +288,7 @@ class Settings:
                 if not env.get("KAERU_DATABASE_URL"):
                     raise
                 # A PostgreSQL vault needs no folder but the default one exports go to (decision 189).
-                vault = Path(tempfile.gettempdir()) / f"kaeru-{os.getuid()}"
+                vault = Path(tempfile.gettempdir()) / f"kaeru-{_account()}"
         settings = cls(
             vault_dir=vault,
             database_url=env.get("KAERU_DATABASE_URL") or None,

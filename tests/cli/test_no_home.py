@@ -23,7 +23,9 @@ UID = 54321  # no password entry on this machine (checked below)
 PYTHON = "/usr/bin/python3"
 SRC = Path(__file__).resolve().parents[2] / "src"
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a child as a uid with no account")
+pytestmark = pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to run a child as a uid with no account"
+)
 
 
 def _kaeru(tmp: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -10,19 +10,23 @@ pipe the server is forked from the worker's server zygote."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import pty
 import select
 import subprocess
 import sys
-import termios
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.zygote_client import count_served_cpu, server_argv
 from tests.wire.support import KAERU_SERVE, subprocess_env
+
+# A terminal as POSIX has it: on Windows these modules do not exist, and the file is skipped.
+fcntl = pytest.importorskip("fcntl")
+pty = pytest.importorskip("pty")
+termios = pytest.importorskip("termios")
 
 
 def _read_until(fd: int, marker: bytes, timeout: float) -> bytes:

@@ -191,7 +191,9 @@ def _stopped_by_signals() -> Iterator[None]:
     def stop(signum: int, frame: object) -> None:
         raise Stopped(f"stopped by signal {signal.Signals(signum).name}")
 
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    # Windows has no SIGHUP: a backup there ended in AttributeError before it copied anything.
+    stops = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    previous = {signum: signal.signal(signum, stop) for signum in stops}
     try:
         yield
     except Stopped as exc:

@@ -156,10 +156,17 @@ PRIVATE_FILE = 0o600
 PRIVATE_FOLDER = 0o700
 
 
+def _binary() -> int:
+    """`os.open`'s flags for bytes written as given, and not inherited by a child: Windows opens a
+    descriptor in text mode without O_BINARY, writing each newline as CR LF (an archive whose bytes
+    no longer had its reported sha256, configurations in CR LF)."""
+    return getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+
+
 def private_file(path: Path) -> BinaryIO:
     """`path` opened for writing from its start; made read and write for its owner only if it is new
     (an existing file keeps its mode)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _binary()
     return os.fdopen(os.open(path, flags, PRIVATE_FILE), "wb")
 
 
@@ -175,7 +182,7 @@ def replace_keeping_mode(new: Path, old: Path) -> None:
 def private_copy(source: Path, target: Path) -> None:
     """Copy `source` to the new file `target`, readable by its owner only until it holds all of
     `source` and takes its mode (`shutil.copy2` makes the copy with the umask's mode first)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _binary()
     with source.open("rb") as reading, os.fdopen(os.open(target, flags, PRIVATE_FILE), "wb") as writing:
         shutil.copyfileobj(reading, writing)
     shutil.copystat(source, target)
@@ -192,7 +199,7 @@ def staged_file(target: Path) -> Iterator[BinaryIO]:
     target.parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     partial = hidden_beside(target)
     try:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _binary()
         with os.fdopen(os.open(partial, flags, PRIVATE_FILE), "wb") as raw:
             yield raw
         replace_keeping_mode(partial, target)

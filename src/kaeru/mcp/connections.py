@@ -22,10 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import resource
 import time
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+try:
+    import resource
+except ImportError:  # Windows: no descriptor limit to raise
+    resource = None  # type: ignore[assignment]
 
 #: Seconds a connection may take to send a whole request's head (a client sends it at once), and
 #: may leave between two bytes of a request's body.
@@ -98,6 +102,8 @@ class PromptRequests(H11Protocol):
 
 def raise_descriptor_limit() -> None:
     """The soft limit on open files raised to the hard one: more clients before any is refused."""
+    if resource is None:
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     # An unlimited hard limit (macOS's default, with a soft one of 256) cannot be the soft one:
     # the kernel's own per-process ceiling there is OPEN_MAX.

@@ -91,6 +91,20 @@ def owner(client: tuple[str, int], server: tuple[str, int]) -> int | None:
     return int(uid) if inode else None
 
 
+def owners_known() -> bool:
+    """Whether this system says who owns a loopback connection (`owner` answers no `UNKNOWN`): asked
+    once at start-up, so that a server without a token that every local account may use says so."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC, NETLINK_SOCK_DIAG).close()
+    except AttributeError:  # a build without AF_NETLINK
+        return False
+    except OSError as exc:
+        return exc.errno not in _UNSUPPORTED
+    return True
+
+
 def same_account(scope: Any) -> bool:
     """True when the HTTP request of ASGI `scope` comes from a live socket of the account this process
     runs as — or when this system cannot say (not Linux, no socket diagnostics: as before 178). A

@@ -57,11 +57,13 @@ def run_stdio(kaeru: KaeruServer) -> None:
         settle_heap()
 
     async def serve() -> None:
-        if await serve_pipes(kaeru):
+        # On Windows always the SDK's own transport: its reader is a thread, where the event loop's
+        # `connect_read_pipe` cannot be relied on for a pipe handle.
+        if sys.platform != "win32" and await serve_pipes(kaeru):
             return
         from mcp.server.stdio import stdio_server
 
-        # stdin a terminal: the SDK's own transport, which moves fd 1 aside while it
+        # stdin a terminal (or Windows): the SDK's own transport, which moves fd 1 aside while it
         # serves; a duplicate of it still tells whether anyone reads the answers.
         wire = os.dup(1)
         kaeru.registry.admits = lambda: not reader_gone(wire)
@@ -109,19 +111,46 @@ def run_stdio(kaeru: KaeruServer) -> None:
                         pass
 
                 kaeru.registry.settle = settle
-            for signum in _STOP_SIGNALS:
-                loop.add_signal_handler(signum, stop)
+            undo = _stop_on_signals(loop, stop)
             try:
                 await serve()
             finally:
-                for signum in _STOP_SIGNALS:
-                    loop.remove_signal_handler(signum)
+                undo()
 
     try:
         anyio.run(main)
     finally:
         kaeru.registry.wait_loaded(STOP_GRACE_SECONDS)
         kaeru.store.close()
+
+
+def _stop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) -> Callable[[], None]:
+    """`stop` run on `loop` at SIGTERM or SIGINT; returns what takes the handlers away again.
+
+    Windows' event loops have no `add_signal_handler` (NotImplementedError, and `kaeru serve` ended
+    in that traceback before it answered anything): there `signal.signal` takes the signals, its
+    handler running in the main thread — the loop's — and handing `stop` to the loop."""
+    try:
+        for signum in _STOP_SIGNALS:
+            loop.add_signal_handler(signum, stop)
+    except NotImplementedError:
+
+        def handler(signum: int, frame: Any) -> None:
+            loop.call_soon_threadsafe(stop)
+
+        previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
+
+        def restore() -> None:
+            for signum, was in previous.items():
+                signal.signal(signum, was)
+
+        return restore
+
+    def remove() -> None:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+
+    return remove
 
 
 #: How long the settling of the heap waits, in turns of `_SETTLE_TURN` seconds, for a moment with no
@@ -274,6 +303,7 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
     import uvicorn
 
     from kaeru.mcp.bearer import has_tokens, registration
+    from kaeru.mcp.peers import owners_known
 
     host = bare_host(host)
     vault_tokens = has_tokens(kaeru.store)
@@ -283,6 +313,12 @@ def run_http(kaeru: KaeruServer, settings: Settings, host: str, port: int) -> No
         raise ValueError(
             f"binding {host} exposes the vault beyond this machine: set KAERU_AUTH_TOKEN or add a token "
             "(kaeru token add NAME) first"
+        )
+    if not settings.auth_token and not vault_tokens and not owners_known():
+        log.warning(
+            "this system cannot tell which account a loopback connection comes from: with no token set, any "
+            "local account can connect and is served as this server's admin; set KAERU_AUTH_TOKEN or add a "
+            "token (kaeru token add NAME) to keep the others out"
         )
     tls = tls_files(settings)
     sock = listen(host, port)

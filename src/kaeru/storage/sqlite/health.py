@@ -14,6 +14,7 @@ import errno
 import os
 import shutil
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -213,7 +214,12 @@ class SqliteHealth(Health):
     def readable_by_others(self) -> str | None:
         """Which of the vault's files other accounts on this machine can read — a file with a read
         bit for others, reached through folders they may all enter — or None (decision 177). A vault
-        made by kaeru is its owner's alone; one made before that, or copied in, may not be."""
+        made by kaeru is its owner's alone; one made before that, or copied in, may not be.
+
+        None on Windows too, where mode bits say nothing of who may read a file (its ACLs do):
+        `kaeru doctor` says there that it cannot tell, not that the vault is readable."""
+        if sys.platform == "win32":
+            return None
         folders = [self.path.parent.resolve(), *self.path.parent.resolve().parents]
         try:
             if any(not folder.stat().st_mode & stat.S_IXOTH for folder in folders):

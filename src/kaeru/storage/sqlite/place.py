@@ -14,6 +14,7 @@ at once. For many machines the answer is PostgreSQL; for one machine, a local fo
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -112,7 +113,8 @@ def shared_place(folder: Path) -> str | None:
         )
     if sys.platform.startswith("linux"):
         try:
-            mountinfo = Path("/proc/self/mountinfo").read_text(errors="replace")
+            # Decoded as a path is: a mount point whose name is not UTF-8 still matches the folder's.
+            mountinfo = os.fsdecode(Path("/proc/self/mountinfo").read_bytes())
         except OSError:
             return None
         kind = file_system_of(where, mountinfo)
