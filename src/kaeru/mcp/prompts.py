@@ -6,7 +6,12 @@
 * `hypothesis` (initiative, statement?) — record something uncertain as a claim, and close it later
   with evidence.
 
-`initiative` completes from the vault's names (decision 19.I5).
+`initiative` completes from the vault's names, most active first (decision 19.I5). `resume` refuses
+an initiative that does not exist, with did-you-mean (the `context` tool's refusal). `decide` and
+`hypothesis` take a new one — a project's first decision is recorded into a new initiative, and a
+refusal left no way to do it from the prompt — but say it will be new and name the close existing
+names, for the model to ask before it writes; they refuse what the write itself would (a name no
+initiative may take, a former name that now leads elsewhere, one outside the caller's grants).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from kaeru.mcp.resources import LISTED, initiative_names
+from kaeru.mcp.resources import LISTED, initiative_names, refused, vault_read
 
 if TYPE_CHECKING:
     from kaeru.mcp.adapter import ToolRegistry
@@ -86,8 +91,7 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
     if name == "resume":
         envelope = await registry.envelope("context", {"initiative": initiative})
         if envelope["state"] == "rejected":
-            issue = envelope["issues"][0]
-            raise MCPError(INVALID_PARAMS, f"{issue['code']}: {issue['message']}")
+            raise refused(envelope, INVALID_PARAMS)
         # The bundle as the `context` tool's own text (compact, or JSON under KAERU_TEXT=json), and its
         # coverage: indented JSON of the data alone was several times the size and said nothing of
         # what was left out.
@@ -103,11 +107,12 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
             f"coverage: {json.dumps(coverage, ensure_ascii=False, separators=(',', ':'))}"
         )
         return types.GetPromptResult(description=f"Re-entry context of {initiative}", messages=[_user(text)])
+    new = await vault_read(registry, "prompts/get", _new_scope, initiative)
     if name == "decide":
         decision = args.get("decision") or "the decision we just reached"
         why = f" Reason given: {_sentence(args['why'])}" if args.get("why") else ""
         text = (
-            f"Record this decision in kaeru: {_sentence(decision)}{why}\n"
+            f"Record this decision in kaeru: {_sentence(decision)}{why}\n{new}"
             f"1. `search` initiatives=[{quoted}] for earlier decisions on the same question.\n"
             f"2. `note` with kind=decision, initiative={quoted}: the text states what was chosen AND why "
             "(the alternatives left and the reason). Give it a short name and a `request_id`.\n"
@@ -119,7 +124,7 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         return types.GetPromptResult(description="Record a decision", messages=[_user(text)])
     statement = args.get("statement") or "the hypothesis we are discussing"
     text = (
-        f"Record this as a hypothesis in kaeru: {_sentence(statement)}\n"
+        f"Record this as a hypothesis in kaeru: {_sentence(statement)}\n{new}"
         f"1. `claim` with initiative={quoted}, the statement as text, initial_status open (or supported / "
         "refuted at once when the evidence is already in hand: pass `evidence` {node} or {method}), and "
         "`about` the node it concerns, if any.\n"
@@ -128,6 +133,41 @@ async def get_prompt(registry: ToolRegistry, name: str, arguments: dict[str, str
         "Then tell me the claim's name."
     )
     return types.GetPromptResult(description="Record a hypothesis", messages=[_user(text)])
+
+
+def _new_scope(registry: ToolRegistry, initiative: str) -> str:
+    """What a capture prompt says of `initiative` before its steps: nothing when it exists; else
+    that the first write creates it, and the existing names it may be a misspelling of, for the
+    model to ask about before writing (run by `vault_read`).
+
+    Raises:
+        KaeruError: what the write would refuse — text no vault holds, a name no new initiative may
+            take, a former name that now leads to another initiative, one outside the grants.
+    """
+    from kaeru.domain.similar import suggest
+    from kaeru.domain.surrogates import refusal_of_unstorable
+    from kaeru.service import grants
+    from kaeru.service.checks import normalise_initiative, refuse_invisible
+    from kaeru.service.former_names import FormerNames, refuse_former_name
+
+    if (refusal := refusal_of_unstorable({"initiative": initiative})) is not None:
+        raise refusal
+    name = normalise_initiative(initiative)
+    grants.check_name(name, "initiative")
+    with registry.service.store.read() as session:
+        if session.initiative_by_name(name) is not None:
+            return ""
+        refuse_invisible(name, "initiative")
+        known = FormerNames(session)
+        refuse_former_name(session, name, known)
+        close = suggest(name, known.visible_names())
+    quoted = json.dumps(name, ensure_ascii=False)
+    if not close:
+        return f"(There is no initiative {quoted} yet: the first write creates it.)\n"
+    return (
+        f"(There is no initiative {quoted} yet: the first write would create it. The vault has "
+        f"{', '.join(json.dumps(c, ensure_ascii=False) for c in close)}: ask me which I meant before you write.)\n"
+    )
 
 
 def _coverage_said(coverage: dict[str, Any]) -> str:

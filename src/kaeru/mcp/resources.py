@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote, unquote
 
 import anyio
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+
+from kaeru.domain.surrogates import refusal_of_unstorable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kaeru.mcp.adapter import ToolRegistry
 
 INITIATIVES = "kaeru://initiatives"
@@ -35,6 +40,11 @@ RESOURCE_NOT_FOUND = -32002
 #: shows of a vault (the first names in alphabetical order said nothing of which projects are
 #: live) — and completion answers at most.
 LISTED = 100
+#: The issue codes that say the server could not answer, not that the thing asked for is missing or
+#: the request is wrong: answered with JSON-RPC -32603, so a client does not drop a resource that is there.
+SERVER_FAULTS = frozenset({"unavailable", "internal"})
+
+T = TypeVar("T")
 
 _CONTEXT = re.compile(r"^kaeru://initiative/(?P<name>[^/]+)/context$")
 _NODE = re.compile(r"^kaeru://node/(?P<id>[^/]+)$")
@@ -44,17 +54,55 @@ def context_uri(name: str) -> str:
     return f"kaeru://initiative/{quote(name, safe='')}/context"
 
 
+def addressable(name: str) -> bool:
+    """Whether `name` survives in a resource's URI: `.` and `..` are dot segments, which URL parsers
+    (pydantic's `AnyUrl`, a browser's `new URL`) remove — `kaeru://initiative/../context` reached the
+    server as `kaeru://initiative/context`, and was not found. Such names, refused for new
+    initiatives, may stand in an older vault: their `context` tool still reads them."""
+    return name not in {".", ".."}
+
+
+def refusal_code(issue: str, otherwise: int) -> int:
+    """The JSON-RPC code of a refusal with issue code `issue`: -32603 for a server fault
+    (`SERVER_FAULTS`), else `otherwise` (not found, a bad argument)."""
+    return INTERNAL_ERROR if issue in SERVER_FAULTS else otherwise
+
+
+def refused(envelope: dict[str, Any], otherwise: int, data: dict[str, Any] | None = None) -> MCPError:
+    """The protocol error for a tool's `rejected` envelope: its first issue's code and message."""
+    issue = envelope["issues"][0] if envelope["issues"] else {"code": "rejected", "message": "rejected"}
+    return MCPError(refusal_code(issue["code"], otherwise), f"{issue['code']}: {issue['message']}", data)
+
+
+async def vault_read(registry: ToolRegistry, what: str, read: Callable[..., T], *args: Any) -> T:
+    """`read(registry, *args)` in a worker thread, its failure answered as a tool call's: a
+    `KaeruError` as its code and message — JSON-RPC -32603 for `unavailable` and `internal`,
+    -32602 for any other —, anything else logged once as `internal` (`faults.answered`, which also
+    counts an `unavailable` answer in the HTTP server's log), never raised to the SDK, which
+    answered it as code 0 and logged its traceback. `what`: the request, as the log names it."""
+    try:
+        return await anyio.to_thread.run_sync(read, registry, *args)
+    except Exception as exc:
+        from kaeru.mcp.faults import answered
+
+        error = answered(exc, what, None, registry._service)
+        raise MCPError(refusal_code(error.code, INVALID_PARAMS), f"{error.code}: {error.message}") from None
+
+
 def initiative_names(registry: ToolRegistry, prefix: str = "") -> list[str]:
-    """The vault's initiative names starting with `prefix` (case-insensitive), sorted; only those the
-    request's principal has a grant for."""
+    """The vault's initiative names starting with `prefix` (case-insensitive), most recently active
+    first — the order `resources/list` names them in (a short prefix offered the alphabetically
+    first, untouched for a year) —; only those the request's principal has a grant for. Nothing for
+    a prefix no name can hold (NUL, a lone surrogate)."""
+    from kaeru.domain.naming import folded
     from kaeru.service import grants
 
+    if refusal_of_unstorable(prefix) is not None:
+        return []
     with registry.service.store.read() as session:
-        names = grants.visible_names(i.name for i in session.all_initiatives())
-    from kaeru.domain.naming import folded
-
+        ranked = [i.name for i in session.initiatives_by_activity()]
     wanted = folded(prefix)
-    return sorted(n for n in names if folded(n).startswith(wanted))
+    return [n for n in grants.visible_names(ranked) if folded(n).startswith(wanted)]
 
 
 def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
@@ -63,6 +111,8 @@ def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
     principal has a grant for."""
     from kaeru.service import grants
 
+    if refusal_of_unstorable(typed) is not None:
+        return []  # no node's name or id holds it (on SQLite, "\x00" matched every name)
     out: list[str] = []
     with registry.service.store.read() as session:
         if typed and (node := session.get_node(typed)) is not None and not node.retracted:
@@ -75,15 +125,16 @@ def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
 
 
 def recent_names(registry: ToolRegistry) -> list[str]:
-    """The `LISTED` most recently active initiatives the request's principal may see, most active first."""
+    """The `LISTED` most recently active initiatives the request's principal may see, most active
+    first, whose name survives in a URI (`addressable`)."""
     from kaeru.service import initiatives
 
     with registry.service.store.read() as session:
-        return initiatives.most_active(session, LISTED)
+        return [n for n in initiatives.most_active(session, LISTED) if addressable(n)]
 
 
 async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:
-    names = await anyio.to_thread.run_sync(recent_names, registry)
+    names = await vault_read(registry, "resources/list", recent_names)
     listed = [
         types.Resource(
             uri=INITIATIVES,
@@ -138,7 +189,7 @@ async def read_resource(registry: ToolRegistry, uri: str) -> types.ReadResourceR
         envelope = await registry.envelope("context", {"initiative": unquote(match["name"])})
     elif (match := _NODE.match(uri)) is not None:
         node_id = unquote(match["id"])
-        home = await anyio.to_thread.run_sync(_home_initiative, registry, node_id)
+        home = await vault_read(registry, "resources/read", _home_initiative, node_id)
         if home is None:
             raise MCPError(RESOURCE_NOT_FOUND, f"no live node {node_id!r}", {"uri": uri})
         envelope = await registry.envelope("read", {"initiative": home, "node": node_id, "neighbours": True})
@@ -149,8 +200,7 @@ async def read_resource(registry: ToolRegistry, uri: str) -> types.ReadResourceR
             {"uri": uri},
         )
     if envelope["state"] == "rejected":
-        issue = envelope["issues"][0] if envelope["issues"] else {"code": "rejected", "message": "rejected"}
-        raise MCPError(RESOURCE_NOT_FOUND, f"{issue['code']}: {issue['message']}", {"uri": uri})
+        raise refused(envelope, RESOURCE_NOT_FOUND, {"uri": uri})
     return types.ReadResourceResult(
         contents=[types.TextResourceContents(uri=uri, mime_type=JSON, text=json.dumps(envelope, ensure_ascii=False))]
     )
@@ -161,6 +211,8 @@ def _home_initiative(registry: ToolRegistry, node_id: str) -> str | None:
     if there is none — as for a node outside the grants, which is not named either."""
     from kaeru.service import grants
 
+    if refusal_of_unstorable(node_id) is not None:
+        return None  # no node's id holds it: not found, as on SQLite (PostgreSQL refused the query)
     with registry.service.store.read() as session:
         node = session.get_node(node_id)
         if node is None or node.retracted or not node.initiatives:
@@ -173,11 +225,11 @@ def _home_initiative(registry: ToolRegistry, node_id: str) -> str | None:
 
 
 def complete(registry: ToolRegistry, ref: Any, argument: types.CompletionArgument) -> types.Completion | None:
-    """Values for a template's argument (None when `ref` is not one of ours)."""
+    """Values for a template's argument (None when `ref` is not one of ours); run by `vault_read`."""
     if not isinstance(ref, types.ResourceTemplateReference):
         return None
     if ref.uri == CONTEXT_TEMPLATE and argument.name == "name":
-        values = initiative_names(registry, argument.value)
+        values = [n for n in initiative_names(registry, argument.value) if addressable(n)]
     elif ref.uri == NODE_TEMPLATE and argument.name == "id":
         values = node_ids(registry, argument.value)
     else:

@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import mcp_types as types
 from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.lowlevel import Server
@@ -120,6 +119,7 @@ def build_server(
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        one_page(params)
         return types.ListToolsResult(tools=registry.list_tools())
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -129,6 +129,7 @@ def build_server(
     async def list_prompts(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        one_page(params)
         return prompts.list_prompts(registry)
 
     async def get_prompt(ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams) -> types.GetPromptResult:
@@ -137,11 +138,13 @@ def build_server(
     async def list_resources(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
+        one_page(params)
         return await resources.list_resources(registry)
 
     async def list_templates(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
+        one_page(params)
         return resources.list_templates()
 
     async def read_resource(
@@ -150,13 +153,13 @@ def build_server(
         return await resources.read_resource(registry, params.uri)
 
     async def complete(ctx: ServerRequestContext[Any], params: types.CompleteRequestParams) -> types.CompleteResult:
-        def values() -> types.Completion:
+        def values(registry: ToolRegistry) -> types.Completion:
             found = prompts.complete(registry, params.ref, params.argument)
             if found is None:
                 found = resources.complete(registry, params.ref, params.argument)
             return found if found is not None else types.Completion(values=[])
 
-        return types.CompleteResult(completion=await anyio.to_thread.run_sync(values))
+        return types.CompleteResult(completion=await resources.vault_read(registry, "completion/complete", values))
 
     server: Server[Any] = Server(
         "kaeru-memory",
@@ -176,6 +179,19 @@ def build_server(
     fast = FastToolCalls(registry, server_info=lambda: server.server_info_stamp)
     server.middleware = middleware(server.middleware, fast, tracing=_tracing_configured(), server=server)
     return KaeruServer(server, registry, store)
+
+
+def one_page(params: types.PaginatedRequestParams | None) -> None:
+    """Refuse a list request's cursor: every list is answered whole, in one page with no
+    `nextCursor`, so no cursor is one kaeru gave (a bogus one was ignored, and the whole list
+    answered again as if it were the next page). The MCP specification: an invalid cursor is -32602.
+
+    Raises:
+        MCPError: `params` carries a cursor.
+    """
+    if params is not None and params.cursor is not None:
+        said = "invalid cursor: this list is answered whole in one page (no nextCursor), so it takes no cursor"
+        raise MCPError(INVALID_PARAMS, said, {"field": "params.cursor"})
 
 
 def middleware(

@@ -49,17 +49,24 @@ def normalise_initiative(raw: Any, field: str = "initiative") -> str:
 
 
 def refuse_invisible(name: str, field: str) -> None:
-    """Refuse a new initiative name that draws nothing (`naming.invisible`). Checked only where a
-    name is made — a write's new initiative, a rename — not on reads: a vault (or an archive from
-    one) may already hold such a name, and it stays reachable.
+    """Refuse a new initiative name that draws nothing (`naming.invisible`), or made only of dots:
+    `.` and `..` are a URI's dot segments, which URL parsers remove, so the initiative's
+    `kaeru://initiative/{name}/context` resource read as another's or as none (and a name of
+    three dots says no more). Checked only where a name is made — a write's new initiative, a
+    rename — not on reads: a vault (or an archive from one) may already hold such a name, and it
+    stays reachable.
 
     Raises:
-        InvalidArgument: `name` draws nothing.
+        InvalidArgument: `name` draws nothing, or is only dots.
     """
     if invisible(name):
         shown = " ".join(f"U+{ord(ch):04X}" for ch in name[:8])
         raise InvalidArgument(
             f"{field} must not be blank: it holds only characters that draw nothing ({shown})", field=field
+        )
+    if not name.strip("."):
+        raise InvalidArgument(
+            f"{field} must not be only dots ({name!r}): name the project, e.g. 'kaeru-memory'", field=field
         )
 
 
