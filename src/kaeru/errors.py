@@ -234,6 +234,13 @@ ISSUE_CODES: dict[str, str] = {
         "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
         "exists), or a write with a read-only token. Ask the vault's owner for a grant."
     ),
+    "token_grants": (
+        "Warning: an `initiative` rename or merge touched tokens whose grants name the old name (grants are "
+        "by name). A rename grants the new name to them and they keep the old one: the new name holds exactly "
+        "what the old one did. A merge moves no grant, since its target holds memories those tokens were never "
+        "given. The message counts them (the admin's answer also names them); `kaeru token grant NAME "
+        "--initiative TARGET` gives one access."
+    ),
     "unavailable": (
         "The store is busy or unreachable, its disk is full or cannot be written, or the vault is being "
         "upgraded after a kaeru update (the message says which, and where); nothing was applied — unless "

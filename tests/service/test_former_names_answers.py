@@ -121,7 +121,9 @@ def test_a_limited_token_is_told_only_of_the_initiatives_it_may_see(service: Ser
         }
     assert said == {
         "alpha": "no initiative named 'alpha': 'alpha' was renamed to 'alpha-2025' on DAY; use 'alpha-2025'",
-        "payments": "no initiative named 'payments'",
+        # Merged into one outside its grants: told so, never where (session 55).
+        "payments": "no initiative named 'payments': this initiative was renamed or merged into one your token "
+        "has no grant for; ask the vault's owner to grant it (`kaeru token grant`)",
         "webshop": "no initiative named 'webshop': 'webshop' was renamed to 'storefront' on DAY; use 'storefront'",
     }
 

@@ -3,19 +3,16 @@ until when."""
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime, timedelta, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from kaeru.cli.common import cli, echo_json, service_of, settings_of, wants_json
 from kaeru.cli.terminal import say
+from kaeru.cli.token_views import clock, names, scope, what_changed
 from kaeru.config import Settings
-
-if TYPE_CHECKING:
-    from kaeru.service.grants import TokenEvent
 
 
 @cli.group()
@@ -23,7 +20,8 @@ def token() -> None:
     """Bearer tokens for `kaeru serve --http`, one per person or agent.
 
     A request to /mcp carries `Authorization: Bearer <token>`; the token's name is the actor of every
-    audit record it writes. `--initiatives a,b` limits a token to those initiatives: it gets
+    audit record it writes. `--initiative a --initiative b` (or `--initiatives a,b`) limits a token to
+    those initiatives: it gets
     `forbidden` for any other and sees nothing of them (not in `initiatives`, did-you-mean, search,
     recall, trail, timeline, context, reflect; `archive` is refused). `--read-only` refuses every
     mutation. `--expires 30d` (or 12h, 8w, a date, an ISO date and time) ends it then: from that
@@ -31,7 +29,10 @@ def token() -> None:
     moves the expiry (same token). Without `--expires` a token never expires. `KAERU_AUTH_TOKEN`
     stays an admin token (every initiative, write, no expiry). Once the vault holds a token,
     requests without one are refused even on loopback. stdio and the CLI act as the local admin.
-    `kaeru token history [NAME]` shows who added, renewed and revoked tokens, and when.
+    `kaeru token grant NAME --initiative X` changes a token's grants, keeping the token itself; a
+    rename of an initiative grants its new name to the tokens of the old one, a merge does not (its answer says which
+    tokens it left without access). `kaeru token history [NAME]` shows who added, renewed, granted
+    and revoked tokens, and when.
     """
 
 
@@ -102,12 +103,29 @@ def _refuse_an_actors_name(name: str, settings: Settings) -> None:
             )
 
 
+def _grant_of(initiative: tuple[str, ...], initiatives: str | None) -> list[str] | None:
+    """The names `--initiative` (one each, any character) and `--initiatives` (comma-separated, kept
+    for the scripts that use it) give, in that order; None when neither is given: every initiative."""
+    if not initiative and initiatives is None:
+        return None
+    return [*initiative, *(n for n in (initiatives or "").split(",") if n.strip())]
+
+
+_INITIATIVE = click.option(
+    "--initiative",
+    "initiative",
+    multiple=True,
+    help="An initiative this token may see and write; repeat it for several (a name may hold a comma).",
+)
+
+
 @token.command("add")
 @click.argument("name")
+@_INITIATIVE
 @click.option(
     "--initiatives",
     default=None,
-    help="Comma-separated initiative names this token may see and write (default: every initiative).",
+    help="Comma-separated initiative names, as --initiative each (default: every initiative).",
 )
 @click.option("--read-only", is_flag=True, help="Refuse every mutation made with this token.")
 @click.option(
@@ -116,13 +134,20 @@ def _refuse_an_actors_name(name: str, settings: Settings) -> None:
     help="When the token stops being accepted: 12h, 30d, 8w from now, a date, an ISO date and time (default: never).",
 )
 @click.pass_context
-def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only: bool, expires: str | None) -> None:
+def token_add(
+    ctx: click.Context,
+    name: str,
+    initiative: tuple[str, ...],
+    initiatives: str | None,
+    read_only: bool,
+    expires: str | None,
+) -> None:
     """Make a token NAME and print it ONCE (only its sha256 is stored: keep it somewhere safe).
 
     NAME may not be the actor's name (KAERU_ACTOR, default `agent`), which the CLI and the admin
     token write as.
 
-    Example: kaeru token add alice --initiatives webshop,infra --read-only --expires 30d
+    Example: kaeru token add alice --initiative webshop --initiative infra --read-only --expires 30d
 
     --json: {"ok": true, "name", "token", "initiatives": [..] | null, "read_only", "created_at",
     "expires_at": TIME | null, "absent": [..]} (`absent`: granted initiatives the vault does not hold yet).
@@ -131,7 +156,7 @@ def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only:
 
     settings = settings_of(ctx)
     _refuse_an_actors_name(name, settings)
-    grant = [n for n in initiatives.split(",") if n.strip()] if initiatives is not None else None
+    grant = _grant_of(initiative, initiatives)
     service = service_of(ctx)
     until = expiry(expires, service.rt.now(), settings.zone()) if expires is not None else None
     secret, record = grants.add_token(service.rt, name, grant, read_only, settings.actor, until)
@@ -152,10 +177,10 @@ def token_add(ctx: click.Context, name: str, initiatives: str | None, read_only:
         )
         return
     click.echo(secret)
-    scope = ", ".join(shown) if shown is not None else "every initiative"
+    granted = names(shown, ", ") if shown is not None else "every initiative"
     mode = "read-only" if record.read_only else "read and write"
     ends = f"expires {record.expires_at}" if record.expires_at else "never expires"
-    say(f"token {record.name!r}: {scope}; {mode}; {ends}. It is shown only this once.", err=True)
+    say(f"token {record.name!r}: {granted}; {mode}; {ends}. It is shown only this once.", err=True)
     for wanted, close in absent:
         hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
         click.echo(
@@ -177,20 +202,42 @@ def _absent(service: Any, granted: list[str]) -> list[tuple[str, list[str]]]:
 
 
 @token.command("list")
+@click.option("--name", "name", default=None, help="Only the tokens whose name holds this text (any case).")
+@click.option(
+    "--initiative",
+    "initiative",
+    default=None,
+    help="Only the tokens that reach this initiative: granted it by name, or every initiative.",
+)
+@click.option("--limit", default=None, type=click.IntRange(1), help="Show this many tokens at most (by name).")
 @click.pass_context
-def token_list(ctx: click.Context) -> None:
-    """List the tokens: name, grants, created, last used, expiry (never the token itself). A token
-    whose expiry has passed is marked `EXPIRED` (it is refused; `kaeru token renew` accepts it again).
+def token_list(ctx: click.Context, name: str | None, initiative: str | None, limit: int | None) -> None:
+    """List the tokens under a header: name, grants, access, created, last used, expiry (never the
+    token itself), times on your clock (KAERU_TIMEZONE, else this machine's) as `token history`
+    shows them. A grant longer than a line is said as "N initiatives" (`--json` lists it whole); a
+    name that could be misread (a comma in it, say) is quoted. A token whose expiry has passed is
+    marked `EXPIRED` (it is refused; `kaeru token renew` accepts it again).
 
-    Who added, renewed or revoked a token, and when: `kaeru token history [NAME]`.
+    Who added, renewed, granted or revoked a token, and when: `kaeru token history [NAME]`.
+
+    Example: kaeru token list --initiative webshop --limit 20
 
     --json: {"ok": true, "tokens": [{"name", "initiatives": [..] | null, "read_only", "created_at",
-    "last_used", "expires_at": TIME | null, "expired"}]}.
+    "last_used", "expires_at": TIME | null, "expired"}], "total"} (`total`: the tokens matching,
+    past --limit too).
     """
+    from kaeru.domain.naming import canonical
     from kaeru.service import grants
 
     service = service_of(ctx, existing=True)
     found = grants.list_tokens(service.rt)
+    if name is not None:
+        found = [t for t in found if name.casefold() in t.name.casefold()]
+    if initiative is not None:
+        wanted = canonical(initiative)
+        found = [t for t in found if t.initiatives is None or wanted in t.initiatives]
+    total = len(found)
+    found = found[:limit] if limit is not None else found
     now = service.rt.now()
     rows = [
         {
@@ -205,15 +252,29 @@ def token_list(ctx: click.Context) -> None:
         for t in found
     ]
     if wants_json(ctx):
-        echo_json({"ok": True, "tokens": rows})
+        echo_json({"ok": True, "tokens": rows, "total": total})
         return
     if not rows:
-        click.echo("no tokens (HTTP takes KAERU_AUTH_TOKEN, or no token on loopback from this account)")
+        filtered = name is not None or initiative is not None
+        click.echo(
+            "no token matches"
+            if filtered
+            else "no tokens (HTTP takes KAERU_AUTH_TOKEN, or no token on loopback from this account)"
+        )
+        return
+    zone = settings_of(ctx).zone()
+    say("name\tinitiatives\taccess\tcreated\tlast used\texpiry")
     for t, row in zip(found, rows, strict=True):
-        scope = ",".join(t.initiatives) if t.initiatives is not None else "*"
         mode = "read-only" if t.read_only else "read-write"
-        ends = f"{'EXPIRED' if row['expired'] else 'expires'} {t.expires_at}" if t.expires_at else "never expires"
-        say(f"{t.name}\t{scope}\t{mode}\tcreated {t.created_at}\tlast used {t.last_used or '-'}\t{ends}")
+        ends = (
+            f"{'EXPIRED' if row['expired'] else 'expires'} {clock(t.expires_at, zone)}"
+            if t.expires_at
+            else "never expires"
+        )
+        last = clock(t.last_used, zone) if t.last_used else "-"
+        say(f"{t.name}\t{scope(t.initiatives)}\t{mode}\t{clock(t.created_at, zone)}\t{last}\t{ends}")
+    if total > len(rows):
+        click.echo(f"{total - len(rows)} more tokens not shown: --limit {total} shows them all", err=True)
 
 
 @token.command("history")
@@ -227,24 +288,26 @@ def token_list(ctx: click.Context) -> None:
 )
 @click.pass_context
 def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
-    """Who added, renewed and revoked tokens, and when, newest first (of the token NAME only, when
+    """Who added, renewed, granted and revoked tokens, and when, newest first (of the token NAME only, when
     given): one line each, with the time on your clock (KAERU_TIMEZONE, else this machine's), what
     was done, the token, by whom (the KAERU_ACTOR of the `kaeru token` command) and what changed:
-    the grants a token was made with or had when revoked, a renewal's expiry before → after. These
+    the grants a token was made with or had when revoked, a renewal's expiry before → after, a change
+    of grants (`kaeru token grant`, or a rename that moved them) before → after. These
     records belong to no initiative, so a search of an initiative's audit log does not list them.
     The token itself is never in them (only its sha256 is stored, and not there).
 
     Example: kaeru token history alice --limit 10
 
-    --json: {"ok": true, "history": [{"at": TIME, "operation": "added" | "renewed" | "revoked",
-    "name", "actor", "grant": {"initiatives": [..] | null, "read_only", "expires_at": TIME | null} |
-    null, "expiry": {"before": TIME | null, "after": TIME | null} | null}], "more"} (`grant`: of an
-    added or revoked token; `expiry`: of a renewal; `more`: older records exist past --limit).
+    --json: {"ok": true, "history": [{"at": TIME, "operation": "added" | "renewed" | "revoked" |
+    "granted", "name", "actor", "grant": {"initiatives": [..] | null, "read_only", "expires_at": TIME |
+    null} | null, "expiry": {"before": TIME | null, "after": TIME | null} | null, "before": GRANT |
+    null}], "more"} (`grant`: of an added or revoked token, or after a change of grants; `before`: the
+    grant that change replaced; `expiry`: of a renewal; `more`: older records exist past --limit).
     """
-    from kaeru.service import grants
+    from kaeru.service.token_history import token_history as history_of
 
     zone = settings_of(ctx).zone()
-    events, more = grants.token_history(service_of(ctx, existing=True).rt, name, limit)
+    events, more = history_of(service_of(ctx, existing=True).rt, name, limit)
     if wants_json(ctx):
         history = [
             {
@@ -254,6 +317,7 @@ def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
                 "actor": e.actor,
                 "grant": e.grant,
                 "expiry": {"before": e.expiry[0], "after": e.expiry[1]} if e.expiry is not None else None,
+                "before": e.before,
             }
             for e in events
         ]
@@ -262,43 +326,48 @@ def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
     if not events:
         say(f"no record of a token named {name!r}" if name is not None else "no token records")
     for e in events:
-        say(f"{_clock(e.at, zone)}\t{e.operation}\t{e.name}\tby {e.actor}\t{_what_changed(e, zone)}")
+        say(f"{clock(e.at, zone)}\t{e.operation}\t{e.name}\tby {e.actor}\t{what_changed(e, zone)}")
     if more and limit < MOST_HISTORY:
         click.echo(f"older records not shown: --limit {min(limit * 2, MOST_HISTORY)} shows more", err=True)
     elif more:
         click.echo(f"older records not shown ({MOST_HISTORY:,} at most at once; NAME lists one token's)", err=True)
 
 
-def _clock(stamp: object, zone: tzinfo | None) -> str:
-    """A stored UTC time on the user's clock, to the minute, as `kaeru call`'s text shows a time of day."""
-    from kaeru.domain.timefmt import parse_ts
+@token.command("grant")
+@click.argument("name")
+@_INITIATIVE
+@click.option("--remove", "remove", multiple=True, help="An initiative to take out of its grants; repeat for several.")
+@click.option("--replace", is_flag=True, help="The --initiative names become its grants, instead of joining them.")
+@click.pass_context
+def token_grant(
+    ctx: click.Context, name: str, initiative: tuple[str, ...], remove: tuple[str, ...], replace: bool
+) -> None:
+    """Change the initiatives the token NAME may see and write, keeping the token itself: its holder
+    goes on with the token they have. A renamed initiative's grants move with it; a merged one's do
+    not (the merge's answer names the tokens left without access): this gives them the target.
+    Recorded in `kaeru token history`.
 
-    if stamp is None:
-        return "never"
-    if not isinstance(stamp, str):
-        return json.dumps(stamp)  # not a time kaeru writes (a damaged record's): shown as stored
-    try:
-        return parse_ts(stamp).astimezone(zone).strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp  # not a time kaeru writes: shown as stored
+    Example: kaeru token grant alice --initiative webshop-v2 --remove webshop
 
+    --json: {"ok": true, "name", "initiatives": [..] | null, "before": [..] | null, "changed"}.
+    """
+    from kaeru.service import token_grants
 
-def _what_changed(event: TokenEvent, zone: tzinfo | None) -> str:
-    """A token record's grants (`token list`'s words) or a renewal's expiry before → after."""
-    if event.expiry is not None:
-        return f"expiry {_clock(event.expiry[0], zone)} → {_clock(event.expiry[1], zone)}"
-    grant = event.grant or {}
-    granted = grant.get("initiatives")
-    scope = (
-        ",".join(str(n) for n in granted)
-        if isinstance(granted, list)
-        else "*"
-        if granted is None
-        else json.dumps(granted)
-    )
-    mode = "read-only" if grant.get("read_only") else "read-write"
-    ends = f"expires {_clock(grant['expires_at'], zone)}" if grant.get("expires_at") else "never expires"
-    return f"{'had ' if event.operation == 'revoked' else ''}{scope}; {mode}; {ends}"
+    settings = settings_of(ctx)
+    service = service_of(ctx, existing=True)
+    before, after = token_grants.grant_token(service.rt, name, initiative, remove, replace, settings.actor)
+    shown = list(after.initiatives) if after.initiatives is not None else None
+    if wants_json(ctx):
+        was = list(before.initiatives) if before.initiatives is not None else None
+        echo_json({"ok": True, "name": after.name, "initiatives": shown, "before": was, "changed": before != after})
+        return
+    if before == after:
+        say(f"token {after.name!r} already has these grants: {scope(after.initiatives, whole=True)}")
+        return
+    say(f"token {after.name!r}: {scope(after.initiatives, whole=True)} (was {scope(before.initiatives)}); same token")
+    for wanted, close in _absent(service, shown or []):
+        hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+        click.echo(f"warning: the vault holds no initiative {wanted!r} (yet).{hint}", err=True)
 
 
 @token.command("renew")

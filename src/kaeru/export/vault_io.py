@@ -30,10 +30,10 @@ def _noop(stage: str, count: int) -> None:
 #: memory: an amg export leaves them out unless asked (`copy` moves them), so export → import →
 #: export stays byte-identical (decision 15.N4).
 PROVENANCE_OPERATIONS = frozenset({"import", "copy"})
-#: Audit operations about the vault's own tokens (`grants.TOKEN_OPERATIONS`), which an archive never
+#: Audit operations about the vault's own tokens (`token_history.TOKEN_OPERATIONS`), which an archive never
 #: carries: an export leaves their records out and an import skips them (an archive written before
 #: holds them), so `kaeru token history` never lists another vault's tokens as this one's.
-TOKEN_OPERATIONS = frozenset({"token_add", "token_renew", "token_revoke"})
+TOKEN_OPERATIONS = frozenset({"token_add", "token_renew", "token_revoke", "token_grant"})
 
 
 @dataclass

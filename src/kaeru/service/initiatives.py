@@ -11,7 +11,7 @@ from kaeru.domain.model import Edge, EdgeType, Node, NodeType
 from kaeru.domain.naming import folded
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.errors import CursorInvalid, InvalidArgument, Unavailable
-from kaeru.service import cursors, grants, tasks
+from kaeru.service import cursors, grants, tasks, token_grants
 from kaeru.service.checks import normalise_initiative, refuse_invisible, screen_secrets
 from kaeru.service.former_names import MERGED_FROM
 from kaeru.service.lifecycle import release_slot
@@ -370,6 +370,9 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
             )
         ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
+        # Grants are by name: the tokens granted the old one follow it (`token_grants`).
+        regranted = token_grants.follow_rename(ctx.session, subject.name, new_name, ctx.now_s, ctx.actor)
+        ctx.outcome.issues.extend([regranted] if regranted is not None else [])
     elif action == "merge":
         target = _target(ctx, request.to)
         if target.id == subject.id:
@@ -393,6 +396,8 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
         ctx.session.delete_initiative(subject.id, stamp)
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
+        cut = token_grants.merge_warning(ctx.session, subject.name, target.name)  # grants left behind
+        ctx.outcome.issues.extend([cut] if cut is not None else [])
     elif action == "delete":
         forgotten, gone = handled, list[Edge]()
         for node in _members(ctx):

@@ -62,6 +62,13 @@ class TokenQueries(Part):
         row = self._db.one(f"UPDATE tokens SET expires_at = ? WHERE name = ? RETURNING {_COLS}", (expires_at, name))
         return _token(row) if row else None
 
+    def set_token_grants(self, name: str, initiatives: Sequence[str] | None) -> TokenRecord | None:
+        """Set the initiatives the token `name` may reach (None: every one); the row as it now is, or
+        None when there is no such token. Its digest, and so the secret its holder has, stays."""
+        grants = json.dumps(list(initiatives)) if initiatives is not None else None
+        row = self._db.one(f"UPDATE tokens SET initiatives = ? WHERE name = ? RETURNING {_COLS}", (grants, name))
+        return _token(row) if row else None
+
     def touch_token(self, name: str, at: str) -> None:
         """Record that the token `name` was used at `at`."""
         self._db.run("UPDATE tokens SET last_used = ? WHERE name = ?", (at, name))
