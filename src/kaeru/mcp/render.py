@@ -33,6 +33,7 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from kaeru.domain.graphemes import shortened
+from kaeru.mcp.render_context import applicability_words, node_marks, section_notes
 
 #: Tag families the server derives (`export.screen.SERVER_TAG_FAMILIES`; the kind and status are shown on their own).
 _DERIVED = ("topic:", "lang:", "kind:", "status:")
@@ -112,13 +113,16 @@ def node_lines(
     clock: bool = False,
     overdue: bool = False,
     out_of_force: str | None = None,
+    marks: Iterable[str] = (),
+    names: dict[str, str] | None = None,
 ) -> list[str]:
     """A node: its handle line — name, kind, when it happened (`when`), id and revision, then
     currentness, status and free tags when they say something, whether the answer found it overdue
-    (a task) or not in force (a rule: `out_of_force`, the reason) — then its description and body,
-    indented."""
+    (a task) or not in force (a rule: `out_of_force`, the reason), what the answer's section says of
+    it (`marks`: the slots it holds…) and a rule's applicability in words, the task by its name where
+    the answer shows it (`names`) — then its description and body, indented."""
     head = dated_handle(node, zone, clock)
-    extras: list[str] = []
+    extras: list[str] = [*marks]
     if out_of_force:
         extras.append(f"not in force: {out_of_force}")
     currentness = node.get("currentness")
@@ -135,6 +139,11 @@ def node_lines(
         extras.append(f"overdue, due {due}" if overdue else f"due {due}")
     elif due is not None:
         properties["due"] = due
+    if isinstance(properties.get("applicability"), dict):
+        said = applicability_words(properties["applicability"], names or {})
+        if said:
+            extras.append(said)
+            del properties["applicability"]
     if node.get("pinned"):
         extras.append("pinned")
     if node.get("metadata_is_current") is False:
@@ -275,12 +284,22 @@ def _hits(
     clock: bool = False,
     overdue: frozenset[str] = frozenset(),
     out_of_force: dict[str, str] | None = None,
+    marks: dict[str, list[str]] | None = None,
+    names: dict[str, str] | None = None,
 ) -> list[str]:
     lines: list[str] = []
     for hit in hits:
         why = (out_of_force or {}).get(hit["id"])
-        lines += node_lines(hit, zone=zone, clock=clock, overdue=hit["id"] in overdue, out_of_force=why)
+        said = (marks or {}).get(hit["id"], ())
+        lines += node_lines(
+            hit, zone=zone, clock=clock, overdue=hit["id"] in overdue, out_of_force=why, marks=said, names=names
+        )
     return lines
+
+
+def _names(hits: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """The names the answer shows, by id: a rule scoped to a task is said with the task's name."""
+    return {h["id"]: h["name"] for h in hits if isinstance(h.get("name"), str)}
 
 
 #: How a `not_in_force` issue begins (`service/rules_in_force.not_in_force`): the rule's id and why.
@@ -323,16 +342,15 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
         lines = [_head(envelope, " ".join(head))]
         lines += [f"notice: {n}" for n in data.get("notices") or ()]
         overdue = frozenset(i for s in data["sections"] for i in s.get("overdue") or ())
+        names = _names(item for s in data["sections"] for item in s["items"])
+        marks = node_marks(data["sections"])
         for section in data["sections"]:
             if not section["items"] and not section["total"]:
                 continue
             lines.append(f"## {section['name']} ({_of(len(section['items']), section['total'], 'items')})")
-            # The overdue tasks are said on their own lines; the list of their ids is not repeated.
-            skip = ("name", "items", "total", "filters", "filters_not_applying", "overdue")
-            extra = {k: v for k, v in section.items() if k not in skip and v}
-            if extra:
-                lines.append(_json(extra))
-            lines += _hits(section["items"], zone, overdue=overdue)
+            # The overdue tasks and the slots' holders are said on their own lines, in words.
+            lines += section_notes(section, names)
+            lines += _hits(section["items"], zone, overdue=overdue, marks=marks, names=names)
         return lines
     if op == "reflect":
         counts = ", ".join(f"{k} {v}" for k, v in data["counts"].items() if v)
@@ -390,7 +408,9 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
         summary += f" around {data['anchor']}"
     lines = [_head(envelope, summary)]
     # A timeline is about order within days, and a `read` about one revision: both give the time of day.
-    lines += _hits(hits, zone, clock=op in ("timeline", "read"), out_of_force=_out_of_force(envelope))
+    lines += _hits(
+        hits, zone, clock=op in ("timeline", "read"), out_of_force=_out_of_force(envelope), names=_names(hits)
+    )
     lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
     if data.get("next_step"):
         lines += _next_step(data["next_step"], {hit["id"] for hit in hits})

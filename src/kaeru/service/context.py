@@ -29,6 +29,7 @@ from kaeru.service.context_current import (
     waiting_notice,
     waiting_rules,
 )
+from kaeru.service.context_facts import standing_facts
 from kaeru.service.context_fit import CAPS, Section, fit
 from kaeru.service.mutation import run_mutation
 from kaeru.service.outcomes import Coverage, Issue, Omission
@@ -171,6 +172,9 @@ def _gather(
             if name in CURRENT_ONLY:
                 # The earlier sections' nodes its total counts: those of its layer, less the stale ones read.
                 nodes, total = newest_current(session, scope, facets, CAPS[name], shown, stale)
+                if name == "warm":  # the named notes and the current ends of chains first (`context_facts`)
+                    facts = standing_facts(session, scope, name, shown)
+                    nodes = list({n.id: n for n in (*facts, *nodes)}.values())
                 add(name, nodes, total, lambda n, match=match: match(n) and stale.current(n))
             else:
                 window = 5000 if name == "core" else CAPS[name] + len(shown) + 1

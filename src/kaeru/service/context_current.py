@@ -120,8 +120,9 @@ def newest_current(
     closing = tasks.closing_keys(stale.columns)
     while True:
         ids, total = session.newest_current_members(scope.id, facets, window, closing)
-        found = session.nodes_by_ids(ids)
-        nodes = [found[i] for i in ids if i in found]
+        # The earlier sections' nodes are in hand, read in this snapshot: only the others are read.
+        found = session.nodes_by_ids([i for i in ids if i not in shown])
+        nodes = [shown[i] if i in shown else found[i] for i in ids if i in shown or i in found]
         dropped = stale.read_current(nodes)
         fresh = sum(1 for n in nodes if n.id not in dropped and n.id not in shown)
         if fresh >= cap or len(ids) < window or not dropped or window >= STALE_WINDOW:

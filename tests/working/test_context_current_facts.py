@@ -1,0 +1,117 @@
+"""What an agent re-entering learns of the facts that are still current, and how the bundle's text
+says it (the re-entry probe, session 55): `warm` was the layer's newest notes, so forty routine notes
+written after "API port 9443" left the port out of the whole bundle; and the text of `## slots` and
+`## tasks` began with the sections' extras as raw JSON (ids, board columns), a task-scoped rule's
+task given by its id."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kaeru.mcp.render import compact
+from tests.working.conftest import Call
+
+
+def _section(envelope: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(s for s in envelope["data"]["sections"] if s["name"] == name)
+
+
+def _ids(envelope: dict[str, Any], name: str) -> list[str]:
+    return [item["id"] for item in _section(envelope, name)["items"]]
+
+
+def _id(envelope: dict[str, Any]) -> str:
+    assert envelope["state"] == "applied", envelope
+    return str(envelope["data"]["primary"]["id"])
+
+
+def _routine(call: Call, count: int) -> list[str]:
+    return [_id(call("note", initiative="svc", text=f"CI run #{i} was green.")) for i in range(count)]
+
+
+def test_a_named_fact_that_supersedes_another_is_shown_past_forty_routine_notes(call: Call) -> None:
+    named = [
+        _id(call("note", initiative="svc", text=f"Service {i} runs on node {i}.", name=f"svc {i}")) for i in range(12)
+    ]
+    old = _id(call("note", initiative="svc", text="The API listens on port 8080.", name="API port"))
+    port = _id(
+        call(
+            "note",
+            initiative="svc",
+            text="The API now listens on port 9443 (TLS).",
+            name="API port 9443",
+            link_to={"id": old},
+            edge_type="supersedes",
+        )
+    )
+    # A task is always named, and a closed one is no fact; a named note of `hot` has its own
+    # section: neither takes a place in `warm` ahead of its newest notes.
+    task = _id(call("task", initiative="svc", text="Upgrade the cluster", name="cluster upgrade"))
+    call("task_update", initiative="svc", task={"id": task}, status="done")
+    hot = _id(call("note", initiative="svc", text="Deploys go through Argo.", name="deploys", options={"layer": "hot"}))
+    routine = _routine(call, 40)
+
+    answer = call("context", initiative="svc")
+    warm = _ids(answer, "warm")
+    assert warm[0] == port, "the current fact comes before the routine notes"
+    assert warm[1:10] == named[::-1][:9]  # facts take at most 10 of the 15 places
+    assert _ids(answer, "hot") == [hot]
+    assert old not in {i for s in answer["data"]["sections"] for i in (item["id"] for item in s["items"])}
+    assert "9443" in compact(answer)
+    # Recent work is still seen: the newest routine notes fill the rest of `warm`, then `recent`.
+    assert warm[10:] == routine[::-1][:5]
+    assert _ids(answer, "recent") == routine[::-1][5:15]
+    assert {"section": "warm", "count": 53 - 15 - 10, "reason": "limit"} in answer["coverage"]["omitted"]
+
+
+def test_the_current_end_of_a_chain_is_a_fact_though_nobody_named_it(call: Call) -> None:
+    """`evolve` names a successor after its new body when no name is given: the chain is the mark."""
+    first = _id(call("note", initiative="svc", text="We use pydantic 1.10."))
+    now = _id(
+        call("evolve", initiative="svc", mode="supersede", source={"id": first}, new_body="We use pydantic 2.5 now.")
+    )
+    _routine(call, 30)
+    answer = call("context", initiative="svc")
+    assert _ids(answer, "warm")[0] == now
+    assert "pydantic 2.5" in compact(answer) and "pydantic 1.10" not in compact(answer)
+
+
+def test_the_sections_extras_are_said_in_words_and_a_scoped_rule_names_its_task(call: Call) -> None:
+    call("note", initiative="svc", text="Next: the PG16 cutover.", name="handoff", options={"slot": "handoff"})
+    task = _id(call("task", initiative="svc", text="Upgrade PostgreSQL 15 to 16.", name="Migrate to Postgres 16"))
+    call("task", initiative="svc", text="Add rate limiting.", name="Rate limiting", due="2026-03-01")
+    rule = _id(
+        call(
+            "note",
+            initiative="svc",
+            kind="rule",
+            text="Take a verified backup before any destructive migration.",
+            applicability={"task": {"id": task}},
+        )
+    )
+
+    answer = call("context", initiative="svc")
+    text = compact(answer)
+    assert '{"holders"' not in text and '{"columns"' not in text and '"scoped_rules"' not in text
+    assert "board: open, in-progress, done; overdue: 1; " in text
+    assert 'rules for "Migrate to Postgres 16": 1' in text
+    assert " · slot handoff" in text
+    # The envelope is unchanged: the ids and counts are still there for a program.
+    assert _section(answer, "tasks")["scoped_rules"] == {task: 1}
+    assert _section(answer, "tasks")["overdue_total"] == 1
+    assert list(_section(answer, "slots")["holders"]) == ["handoff"]
+
+    on_task = call("context", initiative="svc", task="Migrate to Postgres 16")
+    line = next(line for line in compact(on_task).splitlines() if f"id={rule}" in line)
+    assert line.endswith(' · applies while on task "Migrate to Postgres 16"'), line
+    assert "properties=" not in line
+    assert on_task["data"]["sections"][0]["items"][0]["properties"]["applicability"] == {"task": task}
+
+
+def test_a_rule_of_a_task_the_answer_does_not_show_is_given_by_id_and_a_dated_rule_in_words(call: Call) -> None:
+    task = _id(call("task", initiative="svc", text="Old work.", name="old work", status="done"))
+    call("note", initiative="svc", kind="rule", text="Old work: CSV only.", applicability={"task": {"id": task}})
+    call("note", initiative="svc", kind="rule", text="Code freeze.", applicability={"through": "2026-12-20"})
+    found = compact(call("search", initiatives=["svc"], text="CSV freeze", filters={"types": ["concept"]}))
+    assert f"applies while on task id={task}" in found
+    assert "applies through 2026-12-20" in found and "properties=" not in found
