@@ -1,7 +1,7 @@
 """Whether a recall query asks about open work ("what is left to do", "what is overdue", "next
-steps", "where did we leave off") or about decisions ("what did we decide?", "which decisions were
-made?"), so that its plan adds the open tasks, open claims and held slots (decision 293), or the
-decisions (decision 319).
+steps", "where did we leave off"), about decisions ("what did we decide?", "which decisions were
+made?") or about the rules in force ("what rules apply?", "rules"), so that its plan adds the open
+tasks, open claims and held slots (decision 293), the decisions (decision 319), or the rules.
 
 Such a question is worded with words no memory holds ("left", "next", "leave off", "decide"): a
 decision note says what was decided, not that it is one (its kind is a tag, kept out of the word
@@ -78,6 +78,32 @@ _DECISIONS = (
 _UNSPACED_DECISIONS = r"何を決め|決定事項|決めたこと|決まったこと|决定了什么|做了什么决定|무엇을 결정|결정 사항"
 _DECISION = re.compile(r"(?<!\w)(?:" + "|".join(_DECISIONS) + r")(?!\w)|" + without_accents(_UNSPACED_DECISIONS))
 
+#: The ways to ask which rules are in force. "Rules" must be asked about as rules (which, what,
+#: any, our…; in force, apply; or the word alone): "the rules of chess" is about chess.
+_IN_FORCE = r"(?:(?: that)? (?:apply|applies|hold)| (?:are |is )?(?:in force|in effect|active|current)| to follow| (?:do|does|should|must|shall) (?:i|we|you) follow)"
+_RULES = (
+    # English
+    r"(?:which|what|any|our|active|current|all)(?: the)? (?:rules?|constraints?|guidelines?)" + _IN_FORCE + "?",
+    r"(?:rules?|constraints?|guidelines?)" + _IN_FORCE,
+    r"^(?:the )?rules?\W*$",
+    # German
+    r"welche (?:regeln|vorgaben|richtlinien)(?: gelten)?|(?:regeln|vorgaben) (?:gelten|in kraft)|geltende regeln",
+    # French
+    r"quelles? (?:sont les )?(?:regles?|consignes?|contraintes?)(?: (?:s'appliquent|en vigueur|a suivre))?|regles? (?:en vigueur|a suivre)",
+    # Spanish
+    r"(?:que|cuales) (?:son las )?(?:reglas|normas)(?: (?:aplican|se aplican|vigentes|hay que seguir))?|reglas vigentes",
+    # Italian
+    r"(?:quali|che) (?:sono le )?regole(?: (?:valgono|si applicano|in vigore))?|regole in vigore",
+    # Portuguese
+    r"(?:quais|que) (?:sao )?(?:as )?regras(?: (?:se aplicam|valem|em vigor))?|regras em vigor",
+    # Dutch
+    r"welke (?:regels|afspraken)(?: gelden)?|(?:regels|afspraken) (?:gelden|van kracht)",
+)
+_UNSPACED_RULES = (
+    r"どのルール|ルールは何|守るべきルール|有効なルール|規則は何|哪些规则|什么规则|有效的规则|어떤 규칙|규칙은 무엇"
+)
+_RULE = re.compile(r"(?<!\w)(?:" + "|".join(_RULES) + r")(?!\w)|" + without_accents(_UNSPACED_RULES))
+
 
 #: Words that ask, not say what about: a question made of its phrase and these asks for the whole
 #: list (open work, decisions); one with other words asks about those words.
@@ -106,6 +132,12 @@ def _folded(query: str) -> str:
 def open_work_phrase(query: str) -> str:
     """The phrase of `query` that asks about open work, as written in it folded; "" when none."""
     found = _OPEN_WORK.search(_folded(query))
+    return found[0] if found else ""
+
+
+def rules_phrase(query: str) -> str:
+    """The phrase of `query` that asks which rules are in force, as written in it folded; "" when none."""
+    found = _RULE.search(_folded(query))
     return found[0] if found else ""
 
 

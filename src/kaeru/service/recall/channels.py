@@ -7,12 +7,12 @@ import logging
 import math
 import re
 from collections import Counter
-from datetime import datetime, tzinfo
+from datetime import date, datetime, tzinfo
 from itertools import pairwise
 from typing import Any
 
 from kaeru.domain.languages import from_tags as language_of
-from kaeru.domain.model import DECISION_TAG, RULE_TAG, Node, NodeType
+from kaeru.domain.model import DECISION_TAG, Node, NodeType
 from kaeru.domain.past_forms import Alternatives, expand, past_forms
 from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
@@ -26,6 +26,8 @@ from kaeru.service.recall.dated import DATE_CANDIDATES, Windows, lift, newest_da
 from kaeru.service.recall.failures import Asked, failures
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
+from kaeru.service.recall.open_tasks import overdue_first
+from kaeru.service.recall.rules_asked import scope_rules
 from kaeru.service.recall.semantic import semantic_channel
 from kaeru.service.runtime import DocStems, DocWords
 from kaeru.storage.base import SearchQuery, Session, Store
@@ -177,9 +179,11 @@ def run_channels(
     issues: list[Issue] | None = None,
     failed: Asked | None = None,
     when: tuple[datetime, tzinfo | None] | None = None,
+    today: date | None = None,
 ) -> dict[str, Node]:
     """Run the plan's channels into `fusion`; the candidates they found, loaded. `when`: the user's
-    now and time zone, which `plan.time_windows` were read against."""
+    now and time zone, which `plan.time_windows` were read against; `today`: the user's today, by
+    which a task is overdue."""
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
         # SQLite's first candidates are computed beside the lexical channels, on a connection of their
@@ -304,16 +308,11 @@ def run_channels(
             for weight, _, _, other in linked[:GRAPH_FANOUT]:
                 fusion.put("graph", other, share(seed_score[origin], top) * weight)
     if plan.weight("rules"):
-        rows, _, _ = session.search(
-            SearchQuery(
-                initiative_ids=scope_ids, tags=[RULE_TAG], types=[NodeType.CONCEPT.value], window=50, count_total=False
-            )
-        )
-        rules = session.nodes_by_ids([r.id for r in rows])
-        active = [
-            r.id for r in rows if r.id in rules and rules[r.id].properties.get("constraint_state", "active") == "active"
-        ]
-        fusion.add_ranked("rules", active)
+        # Every rule of the scope: those not in force are the filters' to hold back and count
+        # (`rules_in_force`, the test `context` applies), not this channel's to drop unsaid.
+        rules, more = scope_rules(session, scope_ids)
+        fusion.add_ranked("rules", rules)
+        fusion.unread += int(more)
     if plan.weight("slots"):
         fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
     if plan.weight("tasks"):
@@ -324,7 +323,7 @@ def run_channels(
                 initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50, count_total=False
             )
         )
-        fusion.add_ranked("tasks", [r.id for r in rows])
+        fusion.add_ranked("tasks", overdue_first(session, [r.id for r in rows], cols, today))
     if plan.weight("claims"):
         rows, _, _ = session.search(
             SearchQuery(

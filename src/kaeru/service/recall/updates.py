@@ -54,11 +54,12 @@ from kaeru.domain.languages import not_topics, without_accents
 from kaeru.domain.model import Node
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
+from kaeru.service.recall import values_near
 from kaeru.service.recall.markers import may_mark, strong, weak
+from kaeru.service.recall.values_near import _ASIDE, _SENTENCE_END, NEAR, states_change
 
-#: How many leading hits may yield, and how near a number must be to a query word.
+#: How many leading hits may yield (how near a number must be to a query word: `NEAR`).
 LEADING = 10
-NEAR = 3
 #: The texts test (17.Q4): this share of two texts' distinct content words is common to both
 #: (Jaccard), leaving out the words more than `COMMON_SHARE` of the leading hits use.
 SAME_SUBJECT = 0.10
@@ -128,14 +129,6 @@ MODIFIERS = 4
 PAST_WORDS = frozenset(["did", "was", "were", "had"])
 
 _DIGIT = re.compile(r"\d")
-#: Where a sentence ends: a number is a slot's value only in the slot word's own sentence.
-_SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
-#: A bracketed span opening a line, such as the header of "[1:56 pm on 8 May, 2023] Caroline: …":
-#: it says when or where, and its numbers are no values at all — of the words after it or of the
-#: text (`*`) — so two turns of one speaker on two days are not two values of anything (decision L3,
-#: session 12). Its words still count as the text's content, and it ends the sentence it opens.
-#: A bracket inside a sentence ("the budget [approved] is 550") is left to the sentence.
-_ASIDE = re.compile(r"(^[ \t]*\[[^\[\]\n]*\])", re.MULTILINE)
 
 
 def asks_history(query_stems: list[str], query: str = "") -> bool:
@@ -147,13 +140,20 @@ class _Text:
     """One candidate's slot values, content words and stated changes, read once; a short one's
     sentences and stated changes of words (`read_words`) when a test first asks for them."""
 
-    __slots__ = ("_lang", "_marks", "_slots", "_words", "changed", "content", "text", "values")
+    __slots__ = ("_lang", "_marks", "_near", "_slots", "_words", "changed", "content", "text", "values")
 
     def __init__(self, node: Node, slots: set[str]):
         self.text, self._slots, self._lang = _text(node), slots, language_of(node.tags)
         self.values, self.content, self.changed = read_text(self.text, slots, changes=True)
         self._words: tuple[list[frozenset[str]], list[Worded]] | None = None
         self._marks: list[Marked] | None = None
+        self._near: dict[str, frozenset[str]] | None = None
+
+    def near(self) -> dict[str, frozenset[str]]:
+        """`values_near.values_by_word` of the text, read at the first call (two leading hits' texts test)."""
+        if self._near is None:
+            self._near = values_near.values_by_word(self.text) if self.values else {}
+        return self._near
 
     @property
     def short(self) -> bool:
@@ -387,7 +387,7 @@ def update_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None, com
     """The named-slot test, or for two leading hits the texts test (17.U1, 17.Q4)."""
     if named_slot(old.values, new.values) and statement_pair(old, new, slots, rarest):
         return True
-    return leading and differ(old.values, new.values) and same_texts(old, new, common)
+    return leading and differ(old.values, new.values) and tied(old, new) and same_texts(old, new, common)
 
 
 def statement_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None) -> bool:
@@ -397,6 +397,11 @@ def statement_pair(old: _Text, new: _Text, slots: set[str], rarest: str | None) 
     if len(old.content & new.content & slots) < SHARED_QUERY_WORDS:
         return False
     return rarest is None or rarest in new.content  # "the payments budget" is not "the search budget"
+
+
+def tied(old: _Text, new: _Text) -> bool:
+    """Whether the numbers that differ are of one thing both texts name (`values_near.tied`)."""
+    return values_near.tied(old.near(), new.near())
 
 
 def same_texts(old: _Text, new: _Text, common: set[str]) -> bool:
@@ -454,7 +459,7 @@ def read_text(
         if (
             changes
             and "*" not in changed
-            and any(d and CHANGE_WORDS.intersection(stems[max(0, j - NEAR) : j]) for j, d in enumerate(digits))
+            and any(d and states_change(words, stems, j, CHANGE_WORDS) for j, d in enumerate(digits))
         ):
             changed["*"] = [frozenset()]
     if not numbers:

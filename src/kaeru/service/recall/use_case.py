@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Node, NodeType
-from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase
+from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase, rules_phrase
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import date_windows
@@ -19,6 +19,7 @@ from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
 from kaeru.service.recall.filters import Filters, closed_scoped_tasks, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
+from kaeru.service.recall.rules_asked import with_rules
 from kaeru.service.requests import RecallRequest
 from kaeru.service.requests.reads import MAX_QUERY_CHARS, RECALL_MIN_TOKENS
 from kaeru.service.runtime import Runtime
@@ -119,6 +120,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         if query != asked:
             issues.append(Issue("invalid_argument", f"query cut to its first {len(query)} characters", "query"))
         work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
+        ruled = rules_phrase(query) if query else ""  # which rules are in force
         failed = failures.asked(query)  # a question about what went wrong (decision 471)
         when = (rt.now(), rt.settings.zone()) if query else None  # the user's today, for the days it names
         scope_ids = [s.id for s in scopes]
@@ -139,6 +141,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             failures=failures.channel(failed, query, intent),
             disabled=disabled,
         )
+        plan = with_rules(plan, ruled, bool(ruled) and asked_alone(query, ruled), disabled)
         coverage = Coverage(initiatives=[s.name for s in scopes])
         searched = query  # what the raw fallback searches the stored sources for
         if query and rt.settings.semantic and rt.embedder is None:
@@ -179,6 +182,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 issues=issues,
                 failed=failed,
                 when=when,
+                today=filters.today,
             )
             if plan.time_windows:  # without the words that say when (`dated.search_words`)
                 searched = " ".join(fusion.words)
