@@ -32,6 +32,13 @@ from tests.cli.support import kaeru, write_notes
 #: Small enough to fill in a few dozen notes, large enough for the vault's schema and its WAL.
 DISK_BYTES = 3 * 2**20
 FILLER = "lorem ipsum dolor sit amet " * 20
+#: The text of each note an import writes after the disk fills (`test_an_import_the_disk_stops_...`).
+#: SQLite writes a chunk into its log (WAL), and a log file kept from earlier chunks — restarted by a
+#: checkpoint, not yet cut back — is room a full disk does not refuse. That room is at most what was
+#: written to the vault before the disk filled (on a loaded machine, when the checkpointer restarts
+#: the log only after the second chunk: all of it, more than 200 notes of `FILLER * 3` needed, and
+#: the import was not stopped). 200 notes of this text are more than all of it: the disk stops them.
+LATER = FILLER * 16
 
 
 @pytest.fixture
@@ -280,14 +287,14 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
     counted, the failed step naming the archive line it stopped at and what to do. `rejected`, as
     before, said nothing was applied while a thousand records were (SPEC 2.1, decision 212). The
     same import, once space returns, writes the rest exactly once."""
-    total = 1200
+    total, before_fill = 1200, 1000
     source_settings = Settings.from_env({"KAERU_EXPORT_ROOT": str(tmp_path)}, vault_dir=tmp_path / "source")
     source = open_store(source_settings)
     try:
         writer = Service(source, source_settings)
         for i in range(total):
             # The notes after the disk fills are long: more than the log's room kept from before.
-            text = f"marker{i} the heron at the weir" + (f" {FILLER * 3}" if i >= 1000 else "")
+            text = f"marker{i} the heron at the weir" + (f" {LATER}" if i >= before_fill else "")
             writer.note(parse("note", {"initiative": "full", "text": text}))
         archive.export(source, source_settings, parse("archive", {"action": "export", "path": "all.amg"}))
     finally:
@@ -297,13 +304,17 @@ def test_an_import_the_disk_stops_part_way_is_partial_and_the_same_import_comple
     store = open_store(settings)
     request = parse("archive", {"action": "import", "path": "all.amg"})
     ballast: list[Path] = []
+    log_room: list[int] = []
 
     def disk_fills_mid_import(stage: str, n: int) -> None:
         if stage == "nodes" and not ballast:  # after the first 1,000 nodes, inside a later chunk
+            log_room.append(sum(p.stat().st_size for p in (roomier_disk / "vault").glob("*-wal")))
             ballast.append(_fill(roomier_disk))
 
     try:
         stopped = archive.import_(store, settings, request, disk_fills_mid_import)
+        later = (total - before_fill) * len(LATER)
+        assert log_room[0] < later, f"the log kept {log_room[0]} bytes: the {later} after the disk filled may fit"
         assert stopped.state == "partial", stopped
         [step] = stopped.failed_steps
         assert step.code == "unavailable" and "import the same archive again" in step.message, step
