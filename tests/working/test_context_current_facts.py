@@ -115,3 +115,31 @@ def test_a_rule_of_a_task_the_answer_does_not_show_is_given_by_id_and_a_dated_ru
     found = compact(call("search", initiatives=["svc"], text="CSV freeze", filters={"types": ["concept"]}))
     assert f"applies while on task id={task}" in found
     assert "applies through 2026-12-20" in found and "properties=" not in found
+
+
+def test_doubted_nodes_are_shown_at_the_default_budget_though_long_named_facts_fill_warm(call: Call) -> None:
+    """Reviews were granted the budget after `warm`: once `warm` led with its standing facts, a
+    project's long named notes took what tasks and decisions left, and the re-entry showed none of
+    the nodes awaiting a verdict (the benchmark's corpus: reviews 0 of 10 at the default budget)."""
+    filler = " It was checked against the staging cluster, the runbook and the last three incident reports."
+    for i in range(16):
+        call("task", initiative="svc", text=f"Task {i}: migrate service {i}." + filler * 3, name=f"task {i}")
+    for i in range(8):
+        call("note", initiative="svc", kind="decision", text=f"Decision {i}: keep shard {i}." + filler * 3)
+    facts = [
+        _id(call("note", initiative="svc", text=f"Service {i} runs on node {i}." + filler * 3, name=f"svc {i}"))
+        for i in range(12)
+    ]
+    believed = _id(call("note", initiative="svc", text="The cache is warmed at boot.", name="cache warm-up"))
+    call(
+        "note",
+        initiative="svc",
+        text="The boot log shows the cache cold for the first minute.",
+        link_to={"id": believed},
+        edge_type="contradicts",
+    )
+
+    answer = call("context", initiative="svc")
+    assert _ids(answer, "reviews") == [believed], answer["coverage"]["omitted"]
+    assert _ids(answer, "warm")[:3] == facts[::-1][:3], "the standing facts still lead warm"
+    assert "cache is warmed at boot" in compact(answer)

@@ -37,10 +37,12 @@ ITEM_EXCERPT = 240
 OTHERS_SHARE = 4
 #: The order the budget is granted in after the rules (which always come first): where work
 #: stands (the slots: the handoff), the open work (tasks, overdue first, then open claims), what
-#: was asked to come back today (due reminders), the standing knowledge (core, current decisions),
-#: then what is fresh (hot, warm), what is settled (cortex), what is doubted (reviews) and the
-#: newest nodes, which mostly repeat hot and warm (recent). Cold and frozen, only shown when named,
-#: come last.
+#: was asked to come back today (due reminders), the standing knowledge (core, current decisions)
+#: and what of it is doubted (reviews), then what is fresh (hot, warm), what is settled (cortex)
+#: and the newest nodes, which mostly repeat hot and warm (recent). Cold and frozen, only shown
+#: when named, come last. Reviews come before `warm`: a doubted node is shown in no other section,
+#: and once `warm` led with its standing facts (`context_facts`), long named notes took what the
+#: budget left and an agent re-entering was not told which of its beliefs await a verdict.
 PRIORITY = (
     "slots",
     "tasks",
@@ -48,10 +50,10 @@ PRIORITY = (
     "reminders",
     "core",
     "decisions",
+    "reviews",
     "hot",
     "warm",
     "cortex",
-    "reviews",
     "recent",
     "cold",
     "frozen",
