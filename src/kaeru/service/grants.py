@@ -15,8 +15,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import json
 import re
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -53,18 +53,49 @@ class Principal:
         return self.initiatives is None or canonical(initiative_name) in self.initiatives
 
 
-_current: ContextVar[Principal | None] = ContextVar("kaeru_principal", default=None)
+class _Call:
+    """One request run as a principal (`acting`), and what it found its grants' names to be: the ids
+    of the granted initiatives, asked once per transaction rather than at each of the many checks a
+    call makes. Made when the request starts and dropped when it ends, so a later request sees
+    renames, merges and new initiatives; within a request, a new transaction asks again, and a name
+    not found is asked again at each check (the call may create that initiative, or rename one to
+    it, before its next check). A name found stays found for the transaction: an initiative renamed
+    or merged away by this call went to a granted name (`check_args`), and a write keeps a granted
+    initiative's id."""
+
+    __slots__ = ("_memo", "principal")
+
+    def __init__(self, principal: Principal):
+        self.principal = principal
+        #: (the transaction asked, the ids found, the names not found), replaced whole: a thread of
+        #: the request that asks in another transaction never mixes its answer into this one's.
+        self._memo: tuple[weakref.ref[Session], frozenset[int], frozenset[str]] | None = None
+
+    def granted_ids(self, session: Session, granted: frozenset[str]) -> set[int]:
+        memo = self._memo
+        if memo is None or memo[0]() is not session:
+            memo = (weakref.ref(session), frozenset(), granted)
+        asked, ids, missing = memo
+        if missing:
+            found = session.initiative_ids_named(sorted(missing))
+            memo = (asked, ids.union(*found.values()), missing.difference(found))
+        self._memo = memo
+        return set(memo[1])
+
+
+_current: ContextVar[_Call | None] = ContextVar("kaeru_principal", default=None)
 
 
 def current() -> Principal | None:
     """The principal of the running request; None: the local admin (stdio, the CLI)."""
-    return _current.get()
+    call = _current.get()
+    return call.principal if call is not None else None
 
 
 @contextmanager
 def acting(principal: Principal | None) -> Iterator[None]:
     """Run the block as `principal` (None: the local admin)."""
-    token = _current.set(principal)
+    token = _current.set(_Call(principal) if principal is not None else None)
     try:
         yield
     finally:
@@ -72,13 +103,13 @@ def acting(principal: Principal | None) -> Iterator[None]:
 
 
 def _limited() -> frozenset[str] | None:
-    principal = _current.get()
+    principal = current()
     return principal.initiatives if principal is not None else None
 
 
 def actor(default: str) -> str:
     """Who writes the audit record: the principal's name, else `default` (`KAERU_ACTOR`)."""
-    principal = _current.get()
+    principal = current()
     return principal.name if principal is not None else default
 
 
@@ -86,7 +117,7 @@ def actor(default: str) -> str:
 def check_write(operation: str) -> None:
     """Raises:
     Forbidden: the principal's token is read-only."""
-    principal = _current.get()
+    principal = current()
     if principal is not None and principal.read_only:
         raise Forbidden(f"this token is read-only: {operation} is refused")
 
@@ -98,7 +129,7 @@ def check_whole_vault(operation: str) -> None:
     Raises:
         Forbidden: the principal is limited to some initiatives, or read-only.
     """
-    principal = _current.get()
+    principal = current()
     if principal is not None and (principal.initiatives is not None or principal.read_only):
         raise Forbidden(f"{operation} needs a token for every initiative that may write")
 
@@ -140,11 +171,12 @@ def visible_names(names: Iterable[str]) -> list[str]:
 
 
 def granted_ids(session: Session) -> set[int] | None:
-    """The ids of the granted initiatives that exist; None: every initiative is granted."""
-    granted = _limited()
-    if granted is None:
+    """The ids of the granted initiatives that exist; None: every initiative is granted. Looked up
+    by the granted names alone, once per transaction of the request (`_Call`)."""
+    call = _current.get()
+    if call is None or call.principal.initiatives is None:
         return None
-    return {i.id for i in session.all_initiatives() if canonical(i.name) in granted}
+    return call.granted_ids(session, call.principal.initiatives)
 
 
 def node_visible(node: Node, ids: set[int] | None) -> bool:
@@ -242,7 +274,7 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def _grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
+def grant_list(initiatives: Sequence[str] | None) -> tuple[str, ...] | None:
     if initiatives is None:
         return None
     names: list[str] = []
@@ -275,7 +307,7 @@ def add_token(
             "a token name is 1–64 ASCII letters (a–z, A–Z), digits or . _ @ + -, starting with a letter or digit",
             field="name",
         )
-    grants = _grant_list(initiatives)
+    grants = grant_list(initiatives)
     token = TOKEN_PREFIX + base64.urlsafe_b64encode(rt.entropy(TOKEN_BYTES)).decode().rstrip("=")
     with rt.store.write() as session:
         # Stamped after the vault's newest write, as every write is (decision 483): a token record
@@ -329,64 +361,6 @@ def expired(record: TokenRecord, now: datetime) -> bool:
 def list_tokens(rt: Runtime) -> list[TokenRecord]:
     with rt.store.read() as session:
         return session.list_tokens()
-
-
-#: The audit operations of `add_token`, `renew_token` and `revoke_token`, as `token history` says them.
-TOKEN_OPERATIONS = {"token_add": "added", "token_renew": "renewed", "token_revoke": "revoked"}
-
-
-@dataclass(frozen=True, slots=True)
-class TokenEvent:
-    """One audit record of a token: `operation` is `added`, `renewed` or `revoked`; `grant` the
-    grant it was made with or had when revoked (`initiatives`, `read_only`, `expires_at`), None for a
-    renewal; `expiry` the renewal's `(before, after)` expiry (None: never), None otherwise."""
-
-    at: str
-    operation: str
-    name: str
-    actor: str
-    grant: dict[str, Any] | None
-    expiry: tuple[str | None, str | None] | None
-
-
-def _event(record: AuditRecord) -> TokenEvent:
-    """The token record `record` as its history shows it; a damaged record's changes (an archive
-    imported before token records were skipped) that are no list of fields name nothing."""
-    changes = record.changes if isinstance(record.changes, list) else []
-    by_field = {c["field"]: c for c in changes if isinstance(c, dict) and isinstance(c.get("field"), str)}
-    named = by_field.get("token", {})
-    grant = by_field.get("grant", {}).get("after")
-    expiry = by_field.get("expires_at")
-    return TokenEvent(
-        record.at,
-        TOKEN_OPERATIONS[record.operation],
-        str(named.get("after") or named.get("before") or "?"),
-        record.actor,
-        grant if isinstance(grant, dict) else None,
-        (expiry.get("before"), expiry.get("after")) if expiry is not None else None,
-    )
-
-
-def token_history(rt: Runtime, name: str | None, limit: int) -> tuple[list[TokenEvent], bool]:
-    """The audit records of the vault's tokens (of the token `name` only, when given), newest first:
-    up to `limit` of them, and whether older ones exist. They belong to no initiative, so a search
-    of the audit log (`audit_event`), which reads an initiative's records, never shows them. Read
-    from the newest back by statements of at most `limit + 1` records (`Session.unowned_audit`); a
-    name is matched exactly, the statement's text match (case-blind on SQLite) only narrowing what
-    is read, so another statement reads on past the records it let through in excess."""
-    wanted = limit + 1
-    found: list[TokenEvent] = []
-    before: int | None = None
-    with rt.store.read() as session:
-        while len(found) < wanted:
-            step = wanted - len(found)
-            naming = json.dumps(name) if name is not None else None
-            batch = session.unowned_audit(list(TOKEN_OPERATIONS), step, before, naming)
-            found += [e for e in map(_event, (r for _, r in batch)) if name is None or e.name == name]
-            if len(batch) < step:
-                break
-            before = batch[-1][0]
-    return found[:limit], len(found) > limit
 
 
 def revoke_token(rt: Runtime, name: str, by: str) -> TokenRecord:

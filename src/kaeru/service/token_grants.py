@@ -55,7 +55,7 @@ def grant_token(
                 f"token {name!r} reaches every initiative: --replace limits it to those given", field="initiative"
             )
         kept = [] if replace or before.initiatives is None else list(before.initiatives)
-        wanted = grants._grant_list([*kept, *add]) if kept or add else ()
+        wanted = grants.grant_list([*kept, *add]) if kept or add else ()
         dropped = {canonical(n) for n in remove}
         left = tuple(n for n in wanted or () if n not in dropped)
         if not left:

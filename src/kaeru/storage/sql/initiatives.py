@@ -72,6 +72,20 @@ class InitiativeQueries(Part):
                 found[wanted[initiative.name]] = initiative
         return found
 
+    def initiative_ids_named(self, names: Sequence[str]) -> dict[str, set[int]]:
+        """The ids of the live initiatives that answer to `names` (canonical), by name: stored under
+        the name or its decomposed form (NFD, decision 184) — both, as two initiatives, in a vault an
+        older kaeru split. Only those names' rows, through the name index: a token's grants are a few
+        names, and reading every initiative to find them made each call of a token limited to some
+        initiatives cost as much as the vault had initiatives."""
+        wanted = {form: name for name in names for form in forms(name)}
+        found: dict[str, set[int]] = {}
+        for chunk in self._d.chunks(list(wanted)):
+            where, params = self._d.in_("name", chunk, "text")
+            for initiative_id, name in self._db.rows(f"SELECT id, name FROM initiatives WHERE {where}", params):
+                found.setdefault(wanted[name], set()).add(int(initiative_id))
+        return found
+
     def initiative_names(self, ids: Sequence[int]) -> dict[int, str]:
         if not ids:
             return {}
