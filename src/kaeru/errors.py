@@ -234,6 +234,27 @@ ISSUE_CODES: dict[str, str] = {
         "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
         "exists), or a write with a read-only token. Ask the vault's owner for a grant."
     ),
+    "left_board": (
+        "Warning: `task_update` moved a task that is also on another initiative's board to a column that "
+        "board does not have: the task left that board's open work (its `context`, its open-task searches, "
+        "the viewer's board) without being closed there. The message names the board and its columns; add "
+        "the column there (`initiative set_board`), or `detach` the task from it."
+    ),
+    "blocks_cycle": (
+        "Warning: a `blocks` link closed a cycle (a task waits, through others, on itself), so none of its "
+        "tasks can be done first. The link was stored; the message names the cycle. Remove one link of it "
+        "(`link` with `action: remove`) if a task does not really wait on another."
+    ),
+    "still_blocked": (
+        "Warning: `task_update` closed a task while a task that blocks it (a `blocks` link from it) is still "
+        "open. The task was closed; the message names the blocker. Close it too if it is finished, or "
+        "remove the link if it no longer holds."
+    ),
+    "task_closed": (
+        "Warning: `context` was asked for a task that is closed (in a closing column of its board): the "
+        "rules scoped to it are given as asked, but no work on it is open. `task_update` it to an open "
+        "column if it is not finished."
+    ),
     "token_grants": (
         "Warning: an `initiative` rename or merge touched tokens whose grants name the old name (grants are "
         "by name). A rename grants the new name to them and they keep the old one: the new name holds exactly "

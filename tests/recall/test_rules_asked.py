@@ -75,3 +75,24 @@ def test_open_work_lists_the_overdue_task_first(service: Service) -> None:
     )
     made_id(run("task", {"initiative": P, "name": "API docs", "text": "Write docs."}))
     assert hit_ids(run("recall", {"initiatives": [P], "query": "what is left to do"}))[0] == late
+
+
+def test_numbers_next_to_no_word_are_no_changed_value(service: Service) -> None:
+    """Two lines of bare figures (a reference, a line number, a count pasted under a message) that
+    differ are the value of nothing both notes name: the newer is no update of the older, and the
+    older, which answers the question better, keeps its rank."""
+    run = _run(service)
+    older = made_id(
+        run(
+            "note",
+            {"initiative": P, "text": "The webinar on AI ethics in hiring is hosted by the business council.\n1 18"},
+        )
+    )
+    newer = made_id(
+        run("note", {"initiative": P, "text": "Worried about missing something at the business council again.\n1 21"})
+    )
+    answer = run(
+        "recall", {"initiatives": [P], "query": "who hosts the webinar on AI ethics in hiring", "explain": True}
+    )
+    assert hit_ids(answer)[:2] == [older, newer], answer["data"]["explain"]
+    assert "updates" not in answer["data"]["explain"][newer], answer["data"]["explain"]

@@ -75,6 +75,7 @@ CUSTOM_DATA: dict[str, dict[str, Any]] = {
             "explain": {"type": ["object", "null"], "additionalProperties": {"type": "object"}},
             "raw_hits": {"type": "array", "items": _RAW_HIT},
             "raw_hits_error": {"type": "string"},
+            "overdue": {"type": "array", "items": {"type": "string"}},
         },
         "required": ["hits", "total", "retrieval_plan", "next_step"],
     },

@@ -84,4 +84,6 @@ def recall_envelope(outcome: RecallOutcome) -> dict[str, Any]:
         data["raw_hits"] = [hit.to_json() for hit in outcome.raw_hits]
     if outcome.raw_hits_error is not None:
         data["raw_hits_error"] = outcome.raw_hits_error
+    if outcome.overdue:  # the page's tasks overdue today, as `context`'s `tasks` section gives them
+        data["overdue"] = outcome.overdue
     return read_base("recall", data, outcome.coverage, outcome.issues, outcome.continuation)

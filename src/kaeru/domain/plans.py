@@ -60,9 +60,12 @@ WEAK = frozenset({"temporal", "graph", "feedback", "semantic"})
 #: other rescalings on LoCoMo and beam-dev (decision 17.F1): more weight helps beam-dev's MRR and
 #: costs LoCoMo's, less costs beam-dev; 0.5 is the one no other setting beats on both.
 SEMANTIC_WEIGHT = 0.5
-#: How much a question's phrase about open work or decisions leans its words' hits toward tasks or
-#: decisions when it names a subject too (decision 319).
+#: How much a question's phrase about open work, decisions or rules leans its words' hits toward
+#: tasks, decisions or rules when it names a subject too (decision 319).
 LEANING = 1.3
+#: The weight of the list a question asks for alone ("what did we decide?", "what rules apply?"):
+#: the decisions or the rules are its answer (decision 319).
+LISTED = 0.9
 #: The temporal channel's weight (decision 90): more than the lexical channel's, now that a long
 #: neighbour gets only a part of its share (`service/recall/channels.py`, `TEMPORAL_WORDS`).
 TEMPORAL_WEIGHT = 1.1
@@ -159,6 +162,7 @@ def compile_plan(
     narrow_scope: bool = True,
     open_work: str = "",
     decisions: str = "",
+    rules: str = "",
     about_words: bool = False,
     failures: tuple[float, str] | None = None,
     disabled: frozenset[str] = frozenset(),
@@ -167,10 +171,13 @@ def compile_plan(
     `open_work`: the query's phrase asking about open work (`open_work.open_work_phrase`), which
     adds the slots and open tasks a query-less or resume_work recall has (decision 293), and the
     open claims; `decisions`: its phrase asking what was decided (`open_work.decisions_phrase`),
-    which adds the decisions, as `explain_decision` does (decision 319). `about_words`: the query
-    has words of its own beside the phrase ("why did we choose PostgreSQL?", "is the window still
-    open?"): the memories of its words answer it, and the phrase only leans the order toward tasks
-    or decisions, instead of adding every one of them. `failures`: the weight and reason of the
+    which adds the decisions, as `explain_decision` does (decision 319); `rules`: its phrase asking
+    which rules are in force (`open_work.rules_phrase`), which adds the rules the same way — a
+    rule's kind is a tag kept out of the word index (decision 34), so no word finds it — except
+    under `explore_history` (every version, not what holds). `about_words`: the query has words of
+    its own beside the phrase ("why did we choose PostgreSQL?", "what rules apply to deployments?"):
+    the memories of its words answer it, and the phrase only leans the order toward tasks,
+    decisions or rules, instead of adding every one of them. `failures`: the weight and reason of the
     channel of what went wrong, when the query asks about failures or the intent is `debug_failure`
     (`service/recall/failures.channel`, decision 471)."""
     chosen: list[ChannelPlan] = []
@@ -208,7 +215,12 @@ def compile_plan(
             use("feedback", 0.6, "multi_hop: a second pass with the words that characterise the first hits")
         if semantic_available:
             use("semantic", SEMANTIC_WEIGHT, "meaning, not words (vector similarity)")
-    if intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
+    rules = "" if history else rules
+    listing_rules = bool(rules) and not about_words
+    if listing_rules:
+        # The channel offers every rule of the scope; recall's filters keep those in force.
+        use("rules", LISTED, f"the rules in force, newest first (the query asks which rules are in force: {rules!r})")
+    elif intent in (Intent.APPLY_PREFERENCE, Intent.REVIEW_CHANGE):
         use("rules", 0.6, "the initiative's active rules, whatever their words")
     listing_work = bool(open_work) and not about_words
     if resume or not has_query or listing_work:
@@ -224,7 +236,7 @@ def compile_plan(
         said = (
             f" (the query asks what was decided: {decisions!r})" if listing_decisions else " (intent explain_decision)"
         )
-        use("decisions", 0.9 if listing_decisions or not has_query else 0.5, "decisions, newest first" + said)
+        use("decisions", LISTED if listing_decisions or not has_query else 0.5, "decisions, newest first" + said)
     if failures is not None:
         use("failures", *failures)
     if has_query and not (include_superseded or history):
@@ -238,17 +250,21 @@ def compile_plan(
         type_priors.update(t)
         tag_priors.update(g)
         use("priors", 1.0, f"intent {intent.value}: {reason}")
-    if about_words and (open_work or decisions) and not resume:
-        # A phrase beside words of a subject leans the words' hits, lists nothing (decision 319).
-        leaning = []
-        if open_work:
-            type_priors["task"] = round(type_priors.get("task", 1.0) * LEANING, 4)
-            leaning.append(f"open work: {open_work!r}")
-        if decisions:
-            tag_priors["kind:decision"] = round(tag_priors.get("kind:decision", 1.0) * LEANING, 4)
-            leaning.append(f"decisions: {decisions!r}")
-        if not any(c.name == "priors" for c in chosen):
-            use("priors", 1.0, "the query asks about " + "; ".join(leaning) + ", and about its words")
+    # A phrase beside words of a subject leans the words' hits, lists nothing (decision 319); the
+    # rules lean under `resume_work` too, but not under `risk: high` (nothing added to a strict
+    # answer's words).
+    leaning = []
+    if about_words and open_work and not resume:
+        type_priors["task"] = round(type_priors.get("task", 1.0) * LEANING, 4)
+        leaning.append(f"open work: {open_work!r}")
+    if about_words and decisions and not resume:
+        tag_priors["kind:decision"] = round(tag_priors.get("kind:decision", 1.0) * LEANING, 4)
+        leaning.append(f"decisions: {decisions!r}")
+    if about_words and rules and risk != Risk.HIGH:
+        tag_priors["kind:rule"] = round(tag_priors.get("kind:rule", 1.0) * LEANING, 4)
+        leaning.append(f"the rules in force: {rules!r}")
+    if leaning and not any(c.name == "priors" for c in chosen):
+        use("priors", 1.0, "the query asks about " + "; ".join(leaning) + ", and about its words")
     for node_type, factor in _ROLE_PRIORS[role].items():
         type_priors[node_type] = round(type_priors.get(node_type, 1.0) * factor, 4)
     keep_history = include_superseded or history

@@ -408,8 +408,14 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
         summary += f" around {data['anchor']}"
     lines = [_head(envelope, summary)]
     # A timeline is about order within days, and a `read` about one revision: both give the time of day.
+    # recall knows today, and says which tasks are overdue (`overdue`), as context does.
     lines += _hits(
-        hits, zone, clock=op in ("timeline", "read"), out_of_force=_out_of_force(envelope), names=_names(hits)
+        hits,
+        zone,
+        clock=op in ("timeline", "read"),
+        overdue=frozenset(data.get("overdue") or ()),
+        out_of_force=_out_of_force(envelope),
+        names=_names(hits),
     )
     lines += [f"edge {_edge(e)}" for e in data.get("edges") or ()]
     if data.get("next_step"):

@@ -194,13 +194,24 @@ def _gather(
         elif name == "tasks":
             cols = stale.columns
             listing = {"types": [NodeType.TASK.value], "statuses": tasks.open_keys(cols)}
-            nodes, _ = _open_work(session, scope, **listing)
+            nodes, open_total = _open_work(session, scope, **listing)
             overdue = [n for n in nodes if n.properties.get("due") and date.fromisoformat(n.properties["due"]) < today]
             overdue.sort(key=lambda n: (n.properties["due"], n.seq))
             late = {n.id for n in overdue}  # by id: a list's `in` compared whole nodes, n² of them
             rest = [n for n in nodes if n.id not in late]
             rest.sort(key=lambda n: (n.properties.get("due") or "9999-12-31", -n.seq))
-            add("tasks", overdue + rest, len(nodes), listing=listing, overdue=[n.id for n in overdue], columns=cols)
+            # `total` counts the open tasks no other section shows (one node, one section: the newest
+            # can be in `warm` or `recent`); `open_total` is every open task of the board.
+            late_ids = [n.id for n in overdue]
+            add(
+                "tasks",
+                overdue + rest,
+                len(nodes),
+                listing=listing,
+                overdue=late_ids,
+                columns=cols,
+                open_total=open_total,
+            )
             if waiting := sections[0].waiting:  # which open tasks have rules that apply while on them
                 sections[-1].extra["scoped_rules"] = {n.id: waiting[n.id][1] for n in nodes if n.id in waiting}
         elif name == "claims":
@@ -323,15 +334,18 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             from kaeru.service.former_names import unknown_hint
 
             raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
-        task_id = None
+        task_id: str | None = None
+        issues: list[Issue] = []
         if request.task is not None:
-            task_id = tasks.require_task(resolve_node(session, request.task, scope, "task"), "task").id
+            asked = tasks.require_task(resolve_node(session, request.task, scope, "task"), "task")
+            task_id, issues = asked.id, _closed_task(session, scope, asked)
         attention = _attention(session, scope)
         sections = _gather(session, scope, wanted, today, task_id, attention)
         coverage = Coverage(initiatives=[scope.name])
         fit(session, sections, budget, coverage)
-        issues = _rules_cut(sections[0], budget)
+        issues += _rules_cut(sections[0], budget)
         _name_only_what_is_shown(sections, {o.section for o in coverage.omitted})
+        _blocked_by(session, sections)
         if grants.granted_ids(session) is not None:
             # What a token limited to some initiatives may see: no node outside them (decision 15.K2).
             named = set().union(*(grants.mentioned_ids(s.extra) for s in sections))
@@ -370,6 +384,32 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         record_seen(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
     notices.extend(r.body or "" for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices, issues)
+
+
+def _blocked_by(session: Session, sections: list[Section]) -> None:
+    """`blocked_by` of the tasks section: for each task shown that an open task blocks (a `blocks`
+    edge from the blocker), {blocker id: name}. Two queries for all the tasks shown (`blocking`)."""
+    for section in sections:
+        if section.name == "tasks" and section.views:
+            from kaeru.service.blocking import open_blockers  # imported when first needed (16.S1)
+
+            found = open_blockers(session, [v.node.id for v in section.views], section.extra["columns"])
+            section.extra.update({"blocked_by": found} if found else {})
+
+
+def _closed_task(session: Session, scope: Initiative, task: Node) -> list[Issue]:
+    """A `task_closed` warning when the `task` a `context` is for is closed: its rules are given as
+    asked, and without a word an agent took the task for work still to do."""
+    if task.node_type != NodeType.TASK:
+        return []
+    cols = tasks.columns(session, scope)
+    if task.status not in tasks.closing_keys(cols) and "done_at" not in task.properties:
+        return []
+    said = (
+        f"task {task.name!r} is closed ({task.status!r}): the rules scoped to it are given as asked, but no work "
+        "on it is open; `task_update` it to an open column if it is not finished"
+    )
+    return [Issue("task_closed", said, "task")]
 
 
 def _rules_cut(rules: Section, budget: int) -> list[Issue]:

@@ -156,6 +156,10 @@ def link(ctx: WriteContext, request: LinkRequest) -> None:
             ctx.outcome.changes.append(Change(f"edge.{edge_type.value}", before, weight))
         if edge_type == EdgeType.SUPERSEDES:
             say_forked(ctx, source, target)
+        elif edge_type == EdgeType.BLOCKS and not live:  # a new blocks link: does it close a cycle?
+            from kaeru.service.blocking import say_cycle  # imported when first needed (16.S1)
+
+            ctx.outcome.issues += say_cycle(ctx.session, source, target)
     elif action == "reweight":
         if not live or current is None:
             raise NotFound(f"no live {edge_type.value} edge from {source.name!r} to {target.name!r}", field="to")

@@ -412,11 +412,12 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
             raise InvalidArgument(f"{action} needs node", field="node")
         node = ctx.resolve(request.node, "node")
         if action == "attach":
+            from kaeru.service.task_boards import refuse_off_board  # imported when first needed (16.S1)
+
+            # A task's one status is every board's it is on: not moved to fit this one (decision 311
+            # did, which took it off its own board), refused when this board lacks its column.
+            refuse_off_board(ctx.session, node, subject)
             updated = _move_membership(ctx, node, None, subject.id)
-            if updated is not node:
-                on_board = tasks.onto_board(ctx, updated, tasks.columns(ctx.session, subject))
-                tasks.say_placed(ctx, int(on_board is not updated))
-                updated = on_board
         else:
             if subject.id not in node.initiatives:
                 raise InvalidArgument(f"{node.name!r} is not in {subject.name!r}", field="node")

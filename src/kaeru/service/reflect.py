@@ -46,6 +46,8 @@ DEFER = timedelta(days=7)
 SETTLED_CLAIMS = (HypothesisStatus.SUPPORTED.value, HypothesisStatus.REFUTED.value)
 #: A decision is a note of kind `decision`, an episode tagged `kind:decision`.
 DECIDED_TYPE = NOTE_KIND_TYPES[NoteKind.DECISION]
+#: The tag every task carries (`tasks.task`, `evolve`).
+TASK_TAG = "kind:task"
 
 
 @dataclass
@@ -104,7 +106,11 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         # orphans' own rows (80). Nor is memory in force: `context` delivers it by its kind, not
         # through links, and "forget it" would drop a rule, a decision or open work. A decision
         # with no live edge has no verdict against it, so it is current: its tag alone tells.
-        orphan_ids = session.orphans([scope.id], SCAN, unless=((DECIDED_TYPE.value,), ("kind:hygiene", DECISION_TAG)))
+        # A task is no orphan either, open or closed: its board is its frame, and "forget it" would drop
+        # the record of work done (an old finished one is offered as `archivable`). Told by its
+        # `kind:task` tag, on the orphans' own rows like the episodes'.
+        unless = ((DECIDED_TYPE.value, NodeType.TASK.value), ("kind:hygiene", DECISION_TAG, TASK_TAG))
+        orphan_ids = session.orphans([scope.id], SCAN, unless=unless)
         orphan_ids = [i for i in orphan_ids if i not in in_force]
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
@@ -153,17 +159,23 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             if len(fork.heads) > 1:
                 add("forked_supersession", *fork_finding(fork, base), fork.node.id, fork.node.name)
         moved = (today + DEFER).isoformat()
-        for task in open_tasks.values():
-            due = task.properties.get("due")
-            if due and date.fromisoformat(due) < today:
-                add(
-                    "overdue_task",
-                    f"task {task.name!r} was due {due} and is still open: if it is finished, set its "
-                    f"status to {terminal!r}; if not, move its due date (the fix moves it a week, to {moved})",
-                    {"tool": "task_update", "arguments": {**base, "task": task.id, "due": moved}},
-                    task.id,
-                    task.name,
-                )
+        # Most overdue first (then oldest): the first `LIMIT` are the ones listed, and in storage order
+        # a task due yesterday was listed while tasks months late were only counted.
+        late = [
+            t
+            for t in open_tasks.values()
+            if t.properties.get("due") and date.fromisoformat(t.properties["due"]) < today
+        ]
+        for task in sorted(late, key=lambda t: (t.properties["due"], t.seq)):
+            due = task.properties["due"]
+            add(
+                "overdue_task",
+                f"task {task.name!r} was due {due} and is still open: if it is finished, set its "
+                f"status to {terminal!r}; if not, move its due date (the fix moves it a week, to {moved})",
+                {"tool": "task_update", "arguments": {**base, "task": task.id, "due": moved}},
+                task.id,
+                task.name,
+            )
         rows, _, _ = session.search(SearchQuery(initiative_ids=[scope.id], types=[NodeType.CHAIN.value], window=500))
         for chain in session.nodes_by_ids([r.id for r in rows]).values():
             members = chain.properties.get("chain", {}).get("members") or []

@@ -129,7 +129,7 @@ def search(rt: Runtime, request: SearchRequest) -> ReadOutcome:
             if statuses:
                 from kaeru.service.tasks import unknown_statuses  # imported when first needed (16.S1)
 
-                issues.extend(unknown_statuses(session, scopes, statuses, "filters.statuses"))
+                issues.extend(unknown_statuses(session, scopes, statuses, "filters.statuses", types))
             # A token whose list is not held here starts as its first page did and grows below by
             # the same steps, so the list is the one the server that held it built.
             ranked = _ranked(session, verdicts, query, WINDOW, limit, with_audit, seqs)

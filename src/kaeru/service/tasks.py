@@ -103,7 +103,9 @@ def require_task(node: Node, field: str, *, checklist: bool = True) -> Node:
 STATUSES_LOOKED_FOR = 20
 
 
-def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[str], field: str) -> list[Issue]:
+def unknown_statuses(
+    session: Session, scopes: list[Initiative], statuses: list[str], field: str, types: list[str] | None = None
+) -> list[Issue]:
     """A warning for each status filter value nothing in `scopes` can have: `search` answered `ok`,
     0 hits, for `in_progress` (the default column is `in-progress`), and the agent read "nothing in
     progress". A warning, not a refusal: `search` accepts every input its published schema does.
@@ -113,8 +115,12 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
     still found by its status. The boards are read once for all statuses (a board's columns, the
     common filter, cost no search of their own); the nodes only for a status no board has, and for
     at most `STATUSES_LOOKED_FOR` of those: the list is as long as the caller makes it, and a search
-    each for thousands of made-up statuses held a call for minutes. The rest are said in one warning."""
-    claims = [s.value for s in HypothesisStatus]
+    each for thousands of made-up statuses held a call for minutes. The rest are said in one warning.
+
+    With `types` only tasks, a claim's status is no excuse: `open` on a board of `todo, doing, done`
+    matched nothing and was said to nobody, as a claim can be `open`."""
+    only_tasks = bool(types) and set(types or ()) <= {NodeType.TASK.value}
+    claims = [] if only_tasks else [s.value for s in HypothesisStatus]
     ids = [s.id for s in scopes]
     keys: list[str] | None = None
     issues: list[Issue] = []
@@ -132,20 +138,28 @@ def unknown_statuses(session: Session, scopes: list[Initiative], statuses: list[
             continue
         looked.add(status)
         carried, _, _ = session.search(
-            SearchQuery(initiative_ids=ids, statuses=[status], omit_superseded=False, window=1, count_total=False)
+            SearchQuery(
+                initiative_ids=ids,
+                types=[NodeType.TASK.value] if only_tasks else (),
+                statuses=[status],
+                omit_superseded=False,
+                window=1,
+                count_total=False,
+            )
         )
         if carried:
             continue
         close = difflib.get_close_matches(status.replace("_", "-"), [*keys, *claims], n=1, cutoff=0.75)
-        issues.append(
-            Issue(
-                "invalid_argument",
-                f"unknown status {status!r}, so it matched nothing: no board of the searched initiatives has that "
-                f"column and no node there has it{f'; did you mean {close[0]!r}?' if close else ''} — the boards' "
-                f"columns are: {', '.join(keys)}; a claim's statuses: {', '.join(claims)}",
-                f"{field}.{i}",
-            )
+        mean = f"; did you mean {close[0]!r}?" if close else ""
+        said = (
+            f"no board of the searched initiatives has a column {status!r} and no task there has it, so the "
+            f"task filter matched nothing{mean} — the boards' columns are: {', '.join(keys)}"
+            if only_tasks
+            else f"unknown status {status!r}, so it matched nothing: no board of the searched initiatives has that "
+            f"column and no node there has it{mean} — the boards' columns are: {', '.join(keys)}; a claim's "
+            f"statuses: {', '.join(claims)}"
         )
+        issues.append(Issue("invalid_argument", said, f"{field}.{i}"))
     unlooked = list(dict.fromkeys(unlooked))  # a status named twice is one status
     if unlooked:
         shown = ", ".join(repr(u) for u in unlooked[:5])
@@ -289,6 +303,12 @@ def task_update(ctx: WriteContext, request: TaskUpdateRequest) -> None:
     updated = ctx.update_node(node, **fields)
     ctx.mark_affected(updated)
     ctx.outcome.primary = ctx.outcome_ref(updated)
+    if "status" in fields:  # what the move means beyond this board (imported when first needed, 16.S1)
+        from kaeru.service import blocking, task_boards
+
+        ctx.outcome.issues += task_boards.say_left_boards(ctx.session, updated, fields["status"], ctx.initiative)
+        if fields["status"] in closing_keys(cols):
+            ctx.outcome.issues += blocking.say_still_blocked(ctx.session, updated, cols)
 
 
 def set_board(ctx: WriteContext, raw: Any) -> None:

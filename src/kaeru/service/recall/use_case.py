@@ -19,7 +19,7 @@ from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
 from kaeru.service.recall.filters import Filters, closed_scoped_tasks, narrowed
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
-from kaeru.service.recall.rules_asked import with_rules
+from kaeru.service.recall.open_tasks import overdue_ids
 from kaeru.service.requests import RecallRequest
 from kaeru.service.requests.reads import MAX_QUERY_CHARS, RECALL_MIN_TOKENS
 from kaeru.service.runtime import Runtime
@@ -53,6 +53,8 @@ class RecallOutcome:
     #: The raw fallback's matches in the stored sources (None: it did not run), or why it failed.
     raw_hits: list[raw.RawHit] | None = None
     raw_hits_error: str | None = None
+    #: The page's tasks overdue today, in page order (`open_tasks.overdue_ids`).
+    overdue: list[str] = field(default_factory=list)
 
 
 def channel_names() -> tuple[str, ...]:
@@ -119,8 +121,9 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         scopes, issues = resolve_scopes(session, request.initiatives)
         if query != asked:
             issues.append(Issue("invalid_argument", f"query cut to its first {len(query)} characters", "query"))
-        work, decided = (open_work_phrase(query), decisions_phrase(query)) if query else ("", "")
-        ruled = rules_phrase(query) if query else ""  # which rules are in force
+        work, decided, ruled = (
+            (open_work_phrase(query), decisions_phrase(query), rules_phrase(query)) if query else ("", "", "")
+        )
         failed = failures.asked(query)  # a question about what went wrong (decision 471)
         when = (rt.now(), rt.settings.zone()) if query else None  # the user's today, for the days it names
         scope_ids = [s.id for s in scopes]
@@ -137,11 +140,11 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             narrow_scope=bool(scopes) and narrow(session, scope_ids),
             open_work=work,
             decisions=decided,
-            about_words=not all(asked_alone(query, phrase) for phrase in (work, decided) if phrase),
+            rules=ruled,
+            about_words=not all(asked_alone(query, phrase) for phrase in (work, decided, ruled) if phrase),
             failures=failures.channel(failed, query, intent),
             disabled=disabled,
         )
-        plan = with_rules(plan, ruled, bool(ruled) and asked_alone(query, ruled), disabled)
         coverage = Coverage(initiatives=[s.name for s in scopes])
         searched = query  # what the raw fallback searches the stored sources for
         if query and rt.settings.semantic and rt.embedder is None:
@@ -263,6 +266,8 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         shown_chars = sum(len(v.body or "") + len(v.node.description or "") for v in views)
         # A source shown whole is not shown again; a cut one may hold its matching passage further on.
         whole = {v.node.id for v in views if v.body_range is None}
+        # A past revision is not today's task: only the current page says what is overdue.
+        overdue = [] if history else overdue_ids(session, [v.node for v in views], scopes, filters.today)
     raw_hits: list[raw.RawHit] | None = None
     raw_error: str | None = None
     wanted = min(limit - len(ordered), (chars - shown_chars) // raw.MIN_EXCERPT)
@@ -314,5 +319,5 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             ],
         }
     return RecallOutcome(
-        views, len(ordered), coverage, plan, explain, continuation, issues, next_step, raw_hits, raw_error
+        views, len(ordered), coverage, plan, explain, continuation, issues, next_step, raw_hits, raw_error, overdue
     )

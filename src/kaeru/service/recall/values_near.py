@@ -26,15 +26,11 @@ _SENTENCE_END = re.compile(r"[.!?;]+(?=\s|$)|\n")
 _ASIDE = re.compile(r"(^[ \t]*\[[^\[\]\n]*\])", re.MULTILINE)
 
 
-#: The numbers of a text near no content word of it (a line of bare figures): of no named thing, so
-#: they are compared with the other text's bare numbers, as the texts test compared every number.
-BARE = ""
-
-
 def values_by_word(text: str) -> dict[str, frozenset[str]]:
     """For each content word of a text (a stem, as `read_text`'s), the numbers written within `NEAR`
-    words of it in the same sentence (a header's numbers are no values, as there); under `BARE`,
-    the numbers near none."""
+    words of it in the same sentence (a header's numbers are no values, as there). A number near no
+    content word is the value of nothing named, and of no update: a trailing reference or line
+    number, not a changed fact."""
     found: dict[str, set[str]] = {}
     for piece in _ASIDE.split(text)[::2]:
         for sentence in _SENTENCE_END.split(piece):
@@ -43,24 +39,19 @@ def values_by_word(text: str) -> dict[str, frozenset[str]]:
             if not digits:
                 continue
             stems = stem_words(words)
-            named: set[int] = set()
             for i, (word, stemmed) in enumerate(zip(words, stems, strict=True)):
                 if len(word) > 2 and word not in STOP_WORDS and not word.isdigit():
                     near = [j for j in digits if abs(j - i) <= NEAR]
                     if near:
                         found.setdefault(stemmed, set()).update(words[j] for j in near)
-                        named.update(near)
-            bare = [words[j] for j in digits if j not in named]
-            if bare:
-                found.setdefault(BARE, set()).update(bare)
     return {w: frozenset(v) for w, v in found.items()}
 
 
 def tied(mine: dict[str, frozenset[str]], theirs: dict[str, frozenset[str]]) -> bool:
     """Whether two texts' numbers (each `values_by_word`) differ as values of one thing: a content
-    word of both has, near it, in each text a number the other's lacks there — or both hold bare
-    numbers (`BARE`) that differ. "now listens on port 9443" and "no change for now (thread 263)"
-    share "port" and "now", but 9443 is the port's and 263 the thread's."""
+    word of both has, near it, in each text a number the other's lacks there. "now listens on port
+    9443" and "no change for now (thread 263)" share "port" and "now", but 9443 is the port's and
+    263 the thread's."""
     return any(mine[w] - theirs[w] and theirs[w] - mine[w] for w in mine.keys() & theirs.keys())
 
 

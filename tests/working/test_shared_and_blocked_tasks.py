@@ -1,0 +1,136 @@
+"""A task on two boards never leaves one's open work silently; what `blocks` links say is said
+(blocked tasks in `context`, a cycle, a task closed before its blocker); `reflect` lists the most
+overdue tasks first and no task as an orphan; `context` counts every open task and says when the
+task it is for is closed; a task search by a status no board has says so."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.working.conftest import Call, Clock
+
+COLS = [{"key": "backlog"}, {"key": "doing"}, {"key": "done"}]
+
+
+def _tasks(call: Call, initiative: str, **args: Any) -> dict[str, Any]:
+    answer = call("context", initiative=initiative, sections=["tasks"], **args)
+    return next(s for s in answer["data"]["sections"] if s["name"] == "tasks")
+
+
+def _codes(answer: dict[str, Any]) -> list[str]:
+    return [i["code"] for i in answer["issues"]]
+
+
+def test_attaching_a_task_never_takes_it_off_its_own_board(call: Call) -> None:
+    call("initiative", initiative="team-a", action="set_board", columns=COLS)
+    shared = call("task", initiative="team-a", text="shared work", name="shared", status="doing")
+    tid = shared["data"]["primary"]["id"]
+    call("note", initiative="team-b", text="seed b")
+    refused = call("initiative", initiative="team-b", action="attach", node={"id": tid})
+    assert refused["state"] == "rejected" and refused["issues"][0]["field"] == "node"
+    said = refused["issues"][0]["message"]
+    assert "'doing'" in said and "open, in-progress, done" in said and "set_board" in said
+    assert [i["name"] for i in _tasks(call, "team-a")["items"]] == ["shared"]  # still team-a's open work
+    # With the column on both boards it is shared, in the same column on each.
+    call("initiative", initiative="team-b", action="set_board", columns=[{"key": "open"}, *COLS])
+    attached = call("initiative", initiative="team-b", action="attach", node={"id": tid})
+    assert attached["state"] == "applied" and _codes(attached) == []
+    assert [(i["name"], i["status"]) for i in _tasks(call, "team-b")["items"]] == [("shared", "doing")]
+    assert [i["name"] for i in _tasks(call, "team-a")["items"]] == ["shared"]
+
+
+def test_moving_a_shared_task_to_a_column_another_board_lacks_says_it_left_that_board(call: Call) -> None:
+    call("initiative", initiative="team-a", action="set_board", columns=[*COLS[:2], {"key": "review"}, COLS[2]])
+    tid = call("task", initiative="team-a", text="shared work", status="doing")["data"]["primary"]["id"]
+    call("initiative", initiative="team-b", action="set_board", columns=COLS)
+    assert call("initiative", initiative="team-b", action="attach", node={"id": tid})["state"] == "applied"
+    moved = call("task_update", initiative="team-a", task={"id": tid}, status="review")
+    assert moved["state"] == "applied" and _codes(moved) == ["left_board"]
+    assert "'team-b'" in moved["issues"][0]["message"] and "'review'" in moved["issues"][0]["message"]
+    back = call("task_update", initiative="team-a", task={"id": tid}, status="doing")
+    assert back["state"] == "applied" and _codes(back) == []
+
+
+def test_context_names_the_open_blockers_of_the_tasks_it_shows(call: Call) -> None:
+    ids = {
+        n: call("task", initiative="p", text=f"task {n}", name=n)["data"]["primary"]["id"]
+        for n in ("schema", "api", "docs", "old")
+    }
+    call("task_update", initiative="p", task={"id": ids["old"]}, status="done")
+    for blocker, blocked in (("schema", "api"), ("old", "docs")):
+        link = {"from": {"id": ids[blocker]}, "to": {"id": ids[blocked]}}
+        assert call("link", initiative="p", **link, edge_type="blocks", weight=0.8)["state"] == "applied"
+    section = _tasks(call, "p")
+    assert section["blocked_by"] == {ids["api"]: {ids["schema"]: "schema"}}  # a closed blocker blocks nothing
+
+
+def test_a_blocks_link_that_closes_a_cycle_is_stored_with_a_warning(call: Call) -> None:
+    ids = [call("task", initiative="p", text=f"step {n}", name=n)["data"]["primary"]["id"] for n in "abc"]
+    for x, y in ((0, 1), (1, 2)):
+        linked = call(
+            "link", initiative="p", **{"from": {"id": ids[x]}, "to": {"id": ids[y]}}, edge_type="blocks", weight=0.8
+        )
+        assert _codes(linked) == []
+    closing = call(
+        "link", initiative="p", **{"from": {"id": ids[2]}, "to": {"id": ids[0]}}, edge_type="blocks", weight=0.8
+    )
+    assert closing["state"] == "applied" and _codes(closing) == ["blocks_cycle"]
+    assert "'c' blocks 'a' blocks 'b' blocks 'c'" in closing["issues"][0]["message"]
+
+
+def test_closing_a_task_whose_blocker_is_open_warns(call: Call) -> None:
+    blocker = call("task", initiative="p", text="migrate the db", name="migrate")["data"]["primary"]["id"]
+    blocked = call("task", initiative="p", text="drop the old table", name="drop")["data"]["primary"]["id"]
+    call("link", initiative="p", **{"from": {"id": blocker}, "to": {"id": blocked}}, edge_type="blocks", weight=0.8)
+    closed = call("task_update", initiative="p", task={"id": blocked}, status="done")
+    assert closed["state"] == "applied" and _codes(closed) == ["still_blocked"]
+    assert "'migrate'" in closed["issues"][0]["message"]
+    call("task_update", initiative="p", task={"id": blocked}, status="open")
+    call("task_update", initiative="p", task={"id": blocker}, status="done")
+    assert _codes(call("task_update", initiative="p", task={"id": blocked}, status="done")) == []
+
+
+def test_reflect_lists_the_most_overdue_tasks_first_and_no_task_as_an_orphan(call: Call, clock: Clock) -> None:
+    # Written newest-due first, so storage order is the opposite of how late they are.
+    for day in range(28, 0, -1):
+        call("task", initiative="p", text=f"task due on the {day}th", name=f"t{day:02d}", due=f"2026-02-{day:02d}")
+    finished = call("task", initiative="p", text="a finished task", name="finished")["data"]["primary"]["id"]
+    call("task_update", initiative="p", task={"id": finished}, status="done")
+    call("note", initiative="p", text="a lone note", name="lone")
+    answer = call("reflect", initiative="p")
+    overdue = [i["name"] for i in answer["data"]["items"] if i["kind"] == "overdue_task"]
+    assert answer["data"]["counts"]["overdue_task"] == 28
+    assert overdue == [f"t{day:02d}" for day in range(1, 26)]
+    assert [i["name"] for i in answer["data"]["items"] if i["kind"] == "orphan"] == ["lone"]
+
+
+def test_context_counts_every_open_task_and_says_when_its_task_is_closed(call: Call, clock: Clock) -> None:
+    for n in range(40):
+        clock.advance(minutes=1)
+        call("task", initiative="p", text=f"task number {n}", name=f"t{n:02d}")
+    answer = call("context", initiative="p")
+    section = next(s for s in answer["data"]["sections"] if s["name"] == "tasks")
+    shown_elsewhere = sum(
+        1 for s in answer["data"]["sections"] if s["name"] != "tasks" for i in s["items"] if i["node_type"] == "task"
+    )
+    assert section["open_total"] == 40 == section["total"] + shown_elsewhere
+    call("note", initiative="p", kind="rule", text="never touch prod from t00", applicability={"task": "t00"})
+    assert _codes(call("context", initiative="p", task="t00")) == []
+    call("task_update", initiative="p", task="t00", status="done")
+    closed = call("context", initiative="p", task="t00")
+    assert closed["state"] == "ok" and _codes(closed) == ["task_closed"]
+    assert "'t00'" in closed["issues"][0]["message"]
+
+
+def test_a_task_search_by_a_status_no_board_has_says_so(call: Call) -> None:
+    call("initiative", initiative="p", action="set_board", columns=COLS)
+    call("task", initiative="p", text="a task on the board")
+    call("claim", initiative="p", text="the cache is the bottleneck")  # an `open` claim
+    tasks_only = call("search", initiatives=["p"], filters={"types": ["task"], "statuses": ["open"]})
+    assert tasks_only["data"]["total"] == 0 and _codes(tasks_only) == ["invalid_argument"]
+    assert (
+        "'open'" in tasks_only["issues"][0]["message"] and "backlog, doing, done" in tasks_only["issues"][0]["message"]
+    )
+    # Without the type filter, `open` is a claim's status: found, no warning.
+    anything = call("search", initiatives=["p"], filters={"statuses": ["open"]})
+    assert anything["data"]["total"] == 1 and _codes(anything) == []
