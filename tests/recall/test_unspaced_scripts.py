@@ -11,7 +11,7 @@ import apsw
 import psycopg
 import pytest
 
-from kaeru.domain.text import tokens
+from kaeru.domain.text import query_tokens, tokens
 from kaeru.service import Service
 from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
@@ -33,11 +33,14 @@ NOTES = {
 
 
 def test_runs_of_unspaced_scripts_become_overlapping_pairs_and_other_text_is_unchanged() -> None:
-    assert tokens("東京でデプロイ") == ["東京", "京で", "でデ", "デプ", "プロ", "ロイ"]
-    assert tokens("ﾃﾞﾌﾟﾛｲ") == tokens("デプロイ") == ["デプ", "プロ", "ロイ"], "half-width kana are full-width"
+    assert query_tokens("東京でデプロイ") == ["東京", "京で", "でデ", "デプ", "プロ", "ロイ"]
+    assert tokens("東京で") == ["東", "東京", "京", "京で", "で"], "indexed with each character too"
+    assert query_tokens("ﾃﾞﾌﾟﾛｲ") == query_tokens("デプロイ") == ["デプ", "プロ", "ロイ"], (
+        "half-width kana are full-width"
+    )
     assert tokens("テスト") != tokens("デスト"), "a voiced kana is another sound, not a diacritic"
-    assert tokens("AI処理") == ["ai", "処理"] and tokens("東") == ["東"]
-    assert tokens("데이터베이스를") == ["데이", "이터", "터베", "베이", "이스", "스를"]
+    assert query_tokens("AI処理") == ["ai", "処理"] and tokens("東") == ["東"]
+    assert query_tokens("데이터베이스를") == ["데이", "이터", "터베", "베이", "이스", "스를"]
     assert tokens("Café naïve Ёлка 2026") == ["cafe", "naive", "елка", "2026"]
 
 
@@ -45,7 +48,7 @@ def test_a_word_whose_vowels_are_marks_stays_one_word() -> None:
     assert tokens("मुझे चावल खाना पसंद है") == ["मुझे", "चावल", "खाना", "पसंद", "है"]
     assert tokens("\u0958\u0932\u092e") == ["\u0915\u093c\u0932\u092e"], "क़ composes to क + nukta: one word"
     assert tokens("க்யா தமிழ்") == ["க்யா", "தமிழ்"], "a virama is spelling, not a diacritic"
-    assert tokens("ข้าว") == ["ข้า", "าว"] and tokens("กิน") == ["กิน"], "a Thai character keeps its marks"
+    assert query_tokens("ข้าว") == ["ข้า", "าว"] and query_tokens("กิน") == ["กิน"], "a Thai character keeps its marks"
     assert tokens("כִּתָּה") == tokens("כתה") == ["כתה"], "Hebrew points fold away like accents"
     assert tokens("الكِتَابَ") == tokens("الكتاب") == ["الكتاب"], "so do Arabic vowel signs"
     assert tokens("cafe\u0301 nai\u0308ve") == ["cafe", "naive"], "decomposed Latin is one word"

@@ -245,7 +245,8 @@ def test_the_upgrade_to_one_row_a_term_keeps_every_count(store: PostgresStore, u
             "INSERT INTO term_docs SELECT FALSE, term, fields, shard, literal FROM term_stats WHERE literal <> 0 "
             "UNION ALL SELECT TRUE, term, fields, shard, stemmed FROM term_stats WHERE stemmed <> 0; "
             "INSERT INTO term_docs VALUES (TRUE, 'zeta', 4, 62, 5), (TRUE, 'zeta', 4, 63, -5), (FALSE, 'gone', 4, 1, 0); "
-            "DROP TABLE term_stats; DELETE FROM schema_migrations WHERE version >= 17; "
+            "DROP TABLE term_stats; DELETE FROM schema_migrations WHERE version BETWEEN 17 AND 22; "
+            # (023 stays recorded: run again, it would rebuild the statistics of a vault holding CJK text.)
             # Migration 018's memberships key undone too, so that 018 can run again after 017.
             "ALTER TABLE memberships DROP CONSTRAINT memberships_pkey, ALTER COLUMN facet DROP NOT NULL, "
             "ADD PRIMARY KEY (initiative_id, node_seq); "

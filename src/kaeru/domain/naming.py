@@ -35,10 +35,13 @@ def forms(name: str) -> tuple[str, ...]:
 
 
 def auto_name(text: str | None, node_id: str, fallback: str) -> str:
-    """`first-five-words-<last 6 chars of the id>`; `<fallback>-<suffix>` when no word survives."""
+    """`first-five-words-<last 6 chars of the id>`; `<fallback>-<suffix>` when no word survives.
+
+    A word is composed (NFC) before its signs are dropped: a decomposed voiced kana's mark is no
+    word character, and `バグ` typed on a Mac became `ハク`, another word."""
     words: list[str] = []
     for raw in (text or "").split():
-        word = NOT_NAME_CHAR.sub("", raw).lower().strip("-_")
+        word = NOT_NAME_CHAR.sub("", unicodedata.normalize("NFC", raw)).lower().strip("-_")
         if word:
             words.append(word[:32])
         if len(words) == MAX_WORDS:

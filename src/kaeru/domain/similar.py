@@ -56,12 +56,12 @@ def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]
     slot's did-you-mean, an import's merge hint). Only the closest containing name is moved up, so
     typos keep the other places. The other direction does not come first: a name that a typo
     contains is most often that typo's own first words (`camera-audit`), so it only keeps a place."""
-    target = wanted.strip().casefold()
+    target = _folded(wanted.strip())
     scored: list[tuple[int, int, str, int]] = []  # (edits, 0 containment / 1 typo, name, _LONGER/_SHORTER/0)
     others: list[str] = []
     folded_others: list[str] = []
     for candidate in candidates:
-        folded = candidate.casefold()
+        folded = _folded(candidate)
         if candidate == wanted:
             continue
         if folded == target:
@@ -77,6 +77,13 @@ def suggest(wanted: str, candidates: Iterable[str], limit: int = 3) -> list[str]
         scored.extend((int(d), 1, others[i], 0) for _, d, i in _typos(target, folded_others, _tolerance(target)))
     scored.sort()
     return [name for _, _, name, _ in _placed(scored, limit)]
+
+
+def _folded(name: str) -> str:
+    """`name` as `suggest` compares it: NFKC and case-folded, as `_name_parts` folds a word, so that
+    half-width `ﾌﾟﾛｼﾞｪｸﾄ` or full-width `ｗｅｂ` is another case of `プロジェクト` or `web`, not a
+    second name that `same_project` would then call the same project."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
 def _placed(scored: list[tuple[int, int, str, int]], limit: int) -> list[tuple[int, int, str, int]]:

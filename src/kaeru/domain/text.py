@@ -33,7 +33,8 @@ _WORD = re.compile(r"[^\W_]+")
 _MARK_BLOCKS = (
     (0x0300, 0x036F), (0x0483, 0x0489), (0x0591, 0x05C7), (0x0610, 0x061A), (0x064B, 0x065F),
     (0x0670, 0x0670), (0x06D6, 0x06ED), (0x0900, 0x0DFF), (0x0E00, 0x0FFF), (0x1000, 0x109F),
-    (0x1780, 0x17FF), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0xFE20, 0xFE2F),
+    (0x1780, 0x17FF), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF), (0x20D0, 0x20FF), (0x3099, 0x309A),
+    (0xFE20, 0xFE2F),
 )  # fmt: skip
 
 
@@ -56,11 +57,13 @@ _MARKED_LETTERS = re.compile("[\u0900-\u0dff\u0e00-\u0fff\u1000-\u109f\u1780-\u1
 
 #: Scripts written without spaces between words — Han, hiragana, katakana (half-width too), Thai,
 #: Lao, Myanmar, Khmer — and Hangul, whose particles attach to the word before them: a run of them
-#: is no word, so it is indexed and asked as overlapping two-character pieces (`東京で` → `東京`,
-#: `京で`), the usual way to search such text without a dictionary (decisions 85, 86); a character
-#: is a letter with the marks after it.
+#: is no word, so it is asked as overlapping two-character pieces (`東京で` → `東京`, `京で`) and
+#: indexed as those pieces and each character alone, the usual way to search such text without a
+#: dictionary (decisions 85, 86): a one-character word (`猫`) is found too. A character is a letter
+#: with the marks after it. With them: the Japanese iteration marks (`々` of `佐々木`, `〆`, `〇`,
+#: `〻`) and the Hangul jamo, conjoining and compatibility (old Hangul, `ㅋㅋ`).
 UNSPACED = (
-    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u303b\u3130-\u318f\ua960-\ua97f\ud7b0-\ud7ff"
     "\u3040-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
 _UNSPACED = re.compile(f"[{UNSPACED}]+")
@@ -86,7 +89,9 @@ def _fold(token: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
+def _tokenise(text: str, fold: Callable[[str], str], singles: bool = True) -> tuple[str, ...]:
+    """`text`'s tokens; `singles`: an unspaced run's characters too, beside its pieces (a text
+    indexed), or its pieces only (a query: `query_tokens`)."""
     out: list[str] = []
     if text.isascii():
         # The common case: ASCII letters and digits only need lower-casing and the separators turned
@@ -96,6 +101,10 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
         if len(text) > MAX_TOKEN_CHARS and found and max(map(len, found)) > MAX_TOKEN_CHARS:
             return tuple(t[:MAX_TOKEN_CHARS] for t in found)
         return tuple(found)
+    # Composed first (NFC): text from macOS file names and clipboards comes decomposed, where a voiced
+    # kana is its letter and a mark (`ハ` + `゙`) and a Hangul syllable its jamo, and a query typed
+    # composed would find none of it. Already composed text is only checked (quickly).
+    text = unicodedata.normalize("NFC", text)
     # Checked once a text: most non-ASCII text (accents, Cyrillic) has neither, and takes the
     # plain pattern and no per-word test.
     # (A letter of a script whose marks are spelling counts too: folding composes it with NFKC,
@@ -118,7 +127,7 @@ def _tokenise(text: str, fold: Callable[[str], str]) -> tuple[str, ...]:
         for run in _UNSPACED.finditer(word):
             if run.start() > start:
                 _fold_into(out, word[start : run.start()], fold, words)
-            out.extend(_pieces(run.group()))
+            out.extend(_pieces(run.group(), singles))
             start = run.end()
         if start < len(word):
             _fold_into(out, word[start:], fold, words)
@@ -131,13 +140,23 @@ def _fold_into(out: list[str], word: str, fold: Callable[[str], str], words: re.
         out.append(piece[:MAX_TOKEN_CHARS])
 
 
-def _pieces(run: str) -> list[str]:
+def _pieces(run: str, singles: bool) -> list[str]:
     """A run of an unspaced script as overlapping two-character pieces (one character alone stays
-    whole), after NFKC (half-width kana become full-width; marks like ゛ stay: デ is not テ); a
-    character is a letter with its marks (`ข้า`, `าว` of `ข้าว`)."""
+    whole), each character before the pieces it begins if `singles` (`我的猫` → `我`, `我的`, `的`,
+    `的猫`, `猫`: the one-character word `猫` is a token of the text, while a query of two or more
+    characters still asks only its pieces, decision 85), after NFKC (half-width kana become
+    full-width; marks like ゛ stay: デ is not テ); a character is a letter with its marks (`ข้า`,
+    `าว` of `ข้าว`)."""
     text = unicodedata.normalize("NFKC", run)
     chars = _CLUSTER.findall(text) if _MARKED_LETTERS.search(text) else text
-    return [text] if len(chars) < 2 else [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
+    if len(chars) < 2:
+        return [text]
+    if not singles:
+        return [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
+    out = [chars[-1]] * (2 * len(chars) - 1)
+    out[0:-1:2] = chars[:-1]
+    out[1::2] = [chars[i] + chars[i + 1] for i in range(len(chars) - 1)]
+    return out
 
 
 def _stream_size(text: str, found: tuple[str, ...]) -> int:
@@ -308,8 +327,14 @@ def index_text(text: str | None, once: bool = False) -> str:
 
 
 def query_tokens(text: str) -> list[str]:
-    """Distinct query tokens in first-seen order."""
-    return list(dict.fromkeys(tokens(text)))
+    """Distinct query tokens in first-seen order. A run of an unspaced script is asked by its pieces
+    only, not by its characters too as a text is indexed: `東京` asks `東京`, and finds no note that
+    only holds `東` (a one-character run is asked as that character, and finds every run holding it)."""
+    if not text:
+        return []
+    if text.isascii() or _UNSPACED.search(text) is None:
+        return list(dict.fromkeys(TOKENISER.stream(text)))
+    return list(dict.fromkeys(_tokenise(text, TOKENISER.fold, singles=False)))
 
 
 def topic_tags(name: str, body: str | None, limit: int = 5, lang: str = "en") -> list[str]:

@@ -33,7 +33,7 @@ _NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.(sql|py)$")
 
 #: The `meta` keys a migration sets when what is indexed changed: the index is rebuilt when the store
 #: next opens the vault read-write — the stems only (`stem_index_pending`, SQLite 002, PostgreSQL
-#: 002/009), or the literal tokens too (`text_index_pending`, SQLite 020/021, PostgreSQL 015/016).
+#: 002/009), or the literal tokens too (`text_index_pending`, SQLite 020/021/025, PostgreSQL 015/016/023).
 STEMS_PENDING, TEXT_PENDING = "stem_index_pending", "text_index_pending"
 #: The condition on `meta` of "a rebuild is pending", as every statement that asks or clears it says it.
 INDEX_PENDING = f"key IN ('{STEMS_PENDING}', '{TEXT_PENDING}')"
