@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from kaeru.mcp.adapter import ToolRegistry
+    from kaeru.storage.base import Session
 
 INITIATIVES = "kaeru://initiatives"
 CONTEXT_TEMPLATE = "kaeru://initiative/{name}/context"
@@ -100,9 +101,24 @@ def initiative_names(registry: ToolRegistry, prefix: str = "") -> list[str]:
     if refusal_of_unstorable(prefix) is not None:
         return []
     with registry.service.store.read() as session:
-        ranked = [i.name for i in session.initiatives_by_activity()]
+        ranked = by_activity(session)
     wanted = folded(prefix)
     return [n for n in grants.visible_names(ranked) if folded(n).startswith(wanted)]
+
+
+def by_activity(session: Session, limit: int | None = None) -> list[str]:
+    """The names of the initiatives the request's principal may see, most recently active first (at
+    most `limit`). For a token limited to some initiatives only its granted ones that exist are read
+    (`grants.granted_ids`): its grants are a few names where the vault may hold thousands, and
+    listing every initiative to keep those few made each listing cost as much as the vault was big."""
+    from kaeru.service import grants
+
+    granted = grants.granted_ids(session)
+    if granted is None:
+        listed = session.initiatives_by_activity(limit=limit)
+    else:
+        listed = session.initiatives_by_activity_among(sorted(granted), limit)
+    return [i.name for i in listed]
 
 
 def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
@@ -127,10 +143,8 @@ def node_ids(registry: ToolRegistry, typed: str) -> list[str]:
 def recent_names(registry: ToolRegistry) -> list[str]:
     """The `LISTED` most recently active initiatives the request's principal may see, most active
     first, whose name survives in a URI (`addressable`)."""
-    from kaeru.service import initiatives
-
     with registry.service.store.read() as session:
-        return [n for n in initiatives.most_active(session, LISTED) if addressable(n)]
+        return [n for n in by_activity(session, LISTED) if addressable(n)]
 
 
 async def list_resources(registry: ToolRegistry) -> types.ListResourcesResult:

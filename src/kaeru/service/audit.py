@@ -80,7 +80,7 @@ def _granted(session: Session, records: list[tuple[int, AuditRecord]]) -> list[t
         return records
     texts = [json.dumps([r.affected, r.changes], default=str, ensure_ascii=False) for _, r in records]
     visible = grants.visible_ids(session, grants.mentioned_ids(texts))
-    every = [i.name for i in session.all_initiatives()]
+    every = session.initiative_name_list()  # the names alone: no initiative's row made into a record
     hidden = [json.dumps(n, ensure_ascii=False) for n in set(every) - set(grants.visible_names(every))]
     return [
         pair

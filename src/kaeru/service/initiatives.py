@@ -66,20 +66,12 @@ def _page(
         page = session.initiatives_by_activity(after, limit)
         rest = session.count_initiatives((page[-1].last_activity, page[-1].name)) if len(page) == limit else 0
         return page, session.count_initiatives(), rest
-    found = [
-        i
-        for i in session.initiatives_by_activity()
-        if (principal is None or principal.may_see(i.name)) and folded(i.name).startswith(prefix)
-    ]
+    # A limited token's rows are read by the ids it is granted (found once per transaction).
+    among = grants.granted_ids(session)
+    rows = session.initiatives_by_activity() if among is None else session.initiatives_by_activity_among(sorted(among))
+    found = [i for i in rows if (principal is None or principal.may_see(i.name)) and folded(i.name).startswith(prefix)]
     following = [i for i in found if _follows(i, after)]
     return following[:limit], len(found), max(0, len(following) - limit)
-
-
-def most_active(session: Session, limit: int) -> list[str]:
-    """The names of the `limit` initiatives the caller may see that were active last, most active
-    first: the first page `initiatives` lists, without its counts (what an agent host shows of a
-    vault: `resources/list` names their context resources)."""
-    return [i.name for i in _page(session, "", None, limit)[0]]
 
 
 def list_initiatives(rt: Runtime, request: InitiativesRequest) -> InitiativesOutcome:

@@ -264,8 +264,8 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     },
                 },
             )
-        others = grants.visible_names(i.name for i in session.all_initiatives() if i.id != scope.id)
-        for close in same_project(scope.name, others):  # not `suggest`: a merge is no did-you-mean
+        # `same_project`, not `suggest`: a merge is no did-you-mean.
+        for close in same_project(scope.name, _merge_candidates(session, scope)):
             add(
                 "near_duplicate_initiative",
                 f"{close!r} looks like the same project as {scope.name!r}: merge them",
@@ -278,6 +278,18 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             coverage.complete = False
             coverage.omitted.append(Omission(kind, count - LIMIT, "limit"))
     return ReflectOutcome(scope.name, items, counts, coverage)
+
+
+def _merge_candidates(session: Session, scope: Initiative) -> list[str]:
+    """The names `reflect` compares with the scope's for a merge (`near_duplicate_initiative`):
+    every other initiative's for a caller who sees them all, read as names alone; for a token
+    limited to some initiatives, only its granted ones that exist — a merge it could not make is
+    never suggested, and its grants are a few names where the vault may hold thousands, so only
+    their rows are read (`grants.granted_ids`)."""
+    granted = grants.granted_ids(session)
+    if granted is None:
+        return [name for name in session.initiative_name_list() if name != scope.name]
+    return list(session.initiative_names(sorted(granted - {scope.id})).values())
 
 
 def _granted_items(session: Session, items: list[ReflectItem]) -> list[ReflectItem]:

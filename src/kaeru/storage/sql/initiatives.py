@@ -146,6 +146,21 @@ class InitiativeQueries(Part):
         )
         return list(map(ListedInitiative._make, self._db.rows(sql, params)))
 
+    def initiatives_by_activity_among(self, ids: Sequence[int], limit: int | None = None) -> list[ListedInitiative]:
+        """The initiatives of `ids` in the order of `initiatives_by_activity` (most active first,
+        then by name), at most `limit` of them: what a token limited to some initiatives may list,
+        read by their ids alone where listing every initiative and keeping the granted ones read
+        the whole table."""
+        if not ids:
+            return []
+        where, params = self._d.in_("id", sorted(set(ids)))
+        cut = "" if limit is None else f" LIMIT {int(limit)}"
+        sql = (
+            "SELECT id, name, created_at, last_activity FROM initiatives "
+            f"WHERE {where} ORDER BY last_activity DESC, name{cut}"
+        )
+        return list(map(ListedInitiative._make, self._db.rows(sql, params)))
+
     def count_initiatives(self, after: tuple[str, str] | None = None) -> int:
         """How many initiatives there are (only those after the key `after`, as `initiatives_by_activity`)."""
         where, params = _after(after)
