@@ -143,3 +143,13 @@ def test_doubted_nodes_are_shown_at_the_default_budget_though_long_named_facts_f
     assert _ids(answer, "reviews") == [believed], answer["coverage"]["omitted"]
     assert _ids(answer, "warm")[:3] == facts[::-1][:3], "the standing facts still lead warm"
     assert "cache is warmed at boot" in compact(answer)
+
+
+def test_a_settled_then_unsettled_chat_line_is_no_fact_though_it_carries_a_server_made_name(call: Call) -> None:
+    # `evolve` carries the source's name onto its successor: the server-made name of the first id.
+    first = _id(call("note", initiative="svc", text="Lunch was pizza today."))
+    settled = _id(call("evolve", initiative="svc", mode="settle", source={"id": first}))
+    back = _id(call("evolve", initiative="svc", mode="unsettle", source={"id": settled}))
+    routine = _routine(call, 30)
+    warm = _ids(call("context", initiative="svc"), "warm")
+    assert back not in warm[:1] and warm[0] == routine[-1], "the newest note leads warm, no chat line as a fact"

@@ -16,6 +16,8 @@ without their bodies), and only `FACT_WINDOW` of them: a fact is found among tha
 
 from __future__ import annotations
 
+import re
+
 from kaeru.domain.model import DECISION_TAG, EdgeType, Node, NodeType, Tier
 from kaeru.storage.base import Initiative, Session
 
@@ -26,16 +28,33 @@ FACT_WINDOW = 500
 FACT_PLACES = 10
 #: Types that are work or its bookkeeping, not facts, whatever their names: a task (its own section,
 #: or closed), a claim (open ones have their section; a tested one is said by its verdict), a board,
-#: an audit record. A task is always named, so it would pass for a fact. A decision is not taken
+#: an audit record, a saved chain (named by the server after its ends). A task is always named, so it would pass for a fact. A decision is not taken
 #: either: `decisions` lists the newest in force, and says how to list the rest (its `filters`); as
 #: facts, a project's older decisions would fill `warm` in their place.
-NOT_FACTS = (NodeType.TASK.value, NodeType.HYPOTHESIS.value, NodeType.BOARD.value, NodeType.AUDIT_EVENT.value)
+NOT_FACTS = (
+    NodeType.TASK.value,
+    NodeType.HYPOTHESIS.value,
+    NodeType.BOARD.value,
+    NodeType.AUDIT_EVENT.value,
+    NodeType.CHAIN.value,
+)
+
+
+#: The tail of a name the server made (`auto_name`): a dash and six lowercase hex digits of an id.
+_AUTO_TAIL = re.compile(r"-[0-9a-f]{6}$")
 
 
 def given_name(node_id: str, name: str | None) -> bool:
-    """Whether `name` was given by the writer, not made by the server (`auto_name`: the body's first
-    words, a dash and the id's last six hex digits)."""
-    return bool(name) and not str(name).endswith("-" + node_id.replace("-", "")[-6:])
+    """Whether `name` was given by the writer, not made by the server (`auto_name`: the body's lowercased
+    first words, a dash and the id's last six hex digits). The digits need not be this node's: `evolve`
+    (settle, unsettle, a new type) carries the source's name onto its successor, so a settled chat line
+    kept the old id's tail and passed for a named fact. A writer's name shaped exactly so (all lowercase,
+    ending in six hex digits) is taken for a server's: the cost is a note listed by recency alone."""
+    if not name:
+        return False
+    return not (
+        str(name).endswith("-" + node_id.replace("-", "")[-6:]) or (name == name.lower() and _AUTO_TAIL.search(name))
+    )
 
 
 def standing_facts(
