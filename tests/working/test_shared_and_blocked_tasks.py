@@ -1,12 +1,14 @@
 """A task on two boards never leaves one's open work silently; what `blocks` links say is said
 (blocked tasks in `context`, a cycle, a task closed before its blocker); `reflect` lists the most
 overdue tasks first and no task as an orphan; `context` counts every open task and says when the
-task it is for is closed; a task search by a status no board has says so."""
+task it is for is closed; a task search by a status no board has says so. A token limited to some
+initiatives is told none of this of a board or node outside them (decision 15.K2)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from kaeru.service import grants
 from tests.working.conftest import Call, Clock
 
 COLS = [{"key": "backlog"}, {"key": "doing"}, {"key": "done"}]
@@ -30,6 +32,8 @@ def test_attaching_a_task_never_takes_it_off_its_own_board(call: Call) -> None:
     assert refused["state"] == "rejected" and refused["issues"][0]["field"] == "node"
     said = refused["issues"][0]["message"]
     assert "'doing'" in said and "open, in-progress, done" in said and "set_board" in said
+    # Attached as it is it would sit on no column of team-b; moved to one, it would leave team-a's board.
+    assert "on no column of 'team-b'" in said and "would take it off the board of 'team-a'" in said, said
     assert [i["name"] for i in _tasks(call, "team-a")["items"]] == ["shared"]  # still team-a's open work
     # With the column on both boards it is shared, in the same column on each.
     call("initiative", initiative="team-b", action="set_board", columns=[{"key": "open"}, *COLS])
@@ -134,3 +138,74 @@ def test_a_task_search_by_a_status_no_board_has_says_so(call: Call) -> None:
     # Without the type filter, `open` is a claim's status: found, no warning.
     anything = call("search", initiatives=["p"], filters={"statuses": ["open"]})
     assert anything["data"]["total"] == 1 and _codes(anything) == []
+
+
+# --- a token limited to some initiatives (decision 15.K2): nothing of a board or node outside them ---
+SECRET, PUB, PUB2 = "secret-merger", "pub", "pub2"
+LIMITED = grants.Principal("lim", frozenset({PUB, PUB2}))
+
+
+def _as_limited(call: Call, tool: str, **args: Any) -> dict[str, Any]:
+    with grants.acting(LIMITED):
+        return call(tool, **args)
+
+
+def _shared_with_a_secret_board(call: Call) -> str:
+    """A task on `secret-merger`'s board (no `open`, no `review`) and `pub`'s, in `doing`."""
+    call("initiative", initiative=SECRET, action="set_board", columns=COLS)
+    call("initiative", initiative=PUB, action="set_board", columns=[{"key": "open"}, *COLS[1:2], {"key": "review"}])
+    tid = call("task", initiative=SECRET, text="shared work", name="shared", status="doing")["data"]["primary"]["id"]
+    assert call("initiative", initiative=PUB, action="attach", node={"id": tid})["state"] == "applied"
+    return str(tid)
+
+
+def test_a_limited_token_is_not_warned_of_a_board_outside_its_grants(call: Call) -> None:
+    tid = _shared_with_a_secret_board(call)
+    moved = _as_limited(call, "task_update", initiative=PUB, task={"id": tid}, status="review")
+    assert moved["state"] == "applied" and _codes(moved) == [], moved["issues"]
+    # The admin moving it back and forth is told it left `secret-merger`'s board.
+    call("task_update", initiative=PUB, task={"id": tid}, status="doing")
+    assert _codes(call("task_update", initiative=PUB, task={"id": tid}, status="review")) == ["left_board"]
+
+
+def test_an_attach_refused_to_a_limited_token_names_only_the_boards_it_may_read(call: Call) -> None:
+    tid = _shared_with_a_secret_board(call)
+    call("task_update", initiative=PUB, task={"id": tid}, status="review")
+    # `pub2` lacks `review`: the refusal names `pub` alone and offers `open`, which `pub` and `pub2`
+    # have (`secret-merger` does not, so the admin is offered no column).
+    refused = _as_limited(call, "initiative", initiative=PUB2, action="attach", node={"id": tid})
+    said = refused["issues"][0]["message"]
+    assert refused["state"] == "rejected" and SECRET not in said and "backlog" not in said, said
+    assert "on no column of 'pub2'" in said and "'pub' and 'pub2' both have (open)" in said, said
+    admin = call("initiative", initiative=PUB2, action="attach", node={"id": tid})["issues"][0]["message"]
+    assert "(open)" not in admin and "off one of the boards of 'secret-merger', 'pub'" in admin, admin
+
+
+def _blocked_through_a_secret_task(call: Call) -> tuple[str, str, str]:
+    """`acquire` (in `secret-merger` alone) blocks `shared`, and `seen` (in `pub`) blocks `acquire`."""
+    tid = _shared_with_a_secret_board(call)
+    hidden = call("task", initiative=SECRET, text="acquire acme", name="acquire")["data"]["primary"]["id"]
+    seen = call("task", initiative=PUB, text="a visible task", name="seen")["data"]["primary"]["id"]
+    for src, dst in ((hidden, tid), (seen, hidden)):
+        link = {"from": {"id": src}, "to": {"id": dst}}
+        assert call("link", initiative=SECRET, **link, edge_type="blocks", weight=0.8)["state"] == "applied"
+    return tid, hidden, seen
+
+
+def test_a_limited_token_is_not_told_of_a_blocker_outside_its_grants(call: Call) -> None:
+    tid, hidden, _ = _blocked_through_a_secret_task(call)
+    assert _tasks(call, PUB)["blocked_by"] == {tid: {hidden: "acquire"}}
+    with grants.acting(LIMITED):
+        section = _tasks(call, PUB)
+    assert {i["name"] for i in section["items"]} == {"shared", "seen"} and "blocked_by" not in section, section
+
+
+def test_a_limited_token_is_not_told_of_a_cycle_through_a_node_outside_its_grants(call: Call) -> None:
+    tid, _, seen = _blocked_through_a_secret_task(call)
+    link = {"from": {"id": tid}, "to": {"id": seen}}
+    # `shared` blocks `seen` closes a cycle only through `acquire`: the limited token is not told of it.
+    closing = _as_limited(call, "link", initiative=PUB, **link, edge_type="blocks", weight=0.8)
+    assert closing["state"] == "applied" and _codes(closing) == [], closing["issues"]
+    assert call("link", initiative=PUB, action="remove", **link, edge_type="blocks")["state"] == "applied"
+    again = call("link", initiative=PUB, **link, edge_type="blocks", weight=0.8)
+    assert _codes(again) == ["blocks_cycle"] and "'acquire'" in again["issues"][0]["message"]

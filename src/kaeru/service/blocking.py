@@ -33,7 +33,9 @@ def is_open(node: Node | None, cols: list[dict[str, str]]) -> bool:
 
 def open_blockers(session: Session, ids: list[str], cols: list[dict[str, str]]) -> dict[str, dict[str, str]]:
     """For each of `ids` (tasks) that an open task blocks: {blocker id: blocker name}. Two queries
-    whatever the number of tasks: their `blocks` edges, then the blockers' nodes."""
+    whatever the number of tasks: their `blocks` edges, then the blockers' nodes. A blocker outside
+    a limited token's grants is left out, and a task it alone blocks with it: `{task: {}}` would
+    still say "blocked by something you may not see" (decision 15.K2)."""
     wanted = set(ids)
     edges = [
         e
@@ -43,10 +45,11 @@ def open_blockers(session: Session, ids: list[str], cols: list[dict[str, str]]) 
     if not edges:
         return {}
     blockers = session.nodes_by_ids(list({e.src for e in edges}))
+    granted = grants.granted_ids(session)  # None for the admin; else asked once a transaction
     out: dict[str, dict[str, str]] = {}
     for edge in edges:
         blocker = blockers.get(edge.src)
-        if blocker is not None and is_open(blocker, cols):
+        if blocker is not None and is_open(blocker, cols) and grants.node_visible(blocker, granted):
             out.setdefault(edge.dst, {})[blocker.id] = blocker.name
     return out
 
@@ -54,9 +57,7 @@ def open_blockers(session: Session, ids: list[str], cols: list[dict[str, str]]) 
 def say_still_blocked(session: Session, node: Node, cols: list[dict[str, str]]) -> list[Issue]:
     """A `still_blocked` warning when task `node`, just moved to a closing column, is blocked by an
     open task: either the blocker is finished too and was not closed, or the work was closed early."""
-    found = open_blockers(session, [node.id], cols).get(node.id) or {}
-    hidden = grants.hidden_ids(session, list(found))  # a limited token is told of none it may not read
-    found = {i: name for i, name in found.items() if i not in hidden}
+    found = open_blockers(session, [node.id], cols).get(node.id) or {}  # those the caller may read
     if not found:
         return []
     named = ", ".join(f"{name!r} ({i})" for i, name in list(found.items())[:5]) + (", …" if len(found) > 5 else "")
@@ -74,7 +75,9 @@ def say_cycle(session: Session, source: Node, target: Node) -> list[Issue]:
     """A `blocks_cycle` warning when the link `source` blocks `target` closes a cycle: `target`
     already blocks `source`, directly or through other nodes, so none of them can be done first.
     Followed a step at a time (one query per step, at most `CYCLE_DEPTH` steps and `CYCLE_REACH`
-    nodes); a cycle past those bounds is not said."""
+    nodes); a cycle past those bounds is not said. For a token limited to some initiatives the walk
+    never enters a node outside its grants (one more query per step): a cycle through one is not
+    said, as a path naming its place would tell the token that something lies there (15.K2)."""
     came_from: dict[str, str] = {target.id: ""}
     frontier = [target.id]
     for _ in range(CYCLE_DEPTH):
@@ -86,10 +89,11 @@ def say_cycle(session: Session, source: Node, target: Node) -> list[Issue]:
             if edge.edge_type != EdgeType.BLOCKS or edge.src not in here or edge.dst in came_from:
                 continue
             came_from[edge.dst] = edge.src
-            if edge.dst == source.id:
+            if edge.dst == source.id:  # the caller resolved `source`: never outside its grants
                 return [_cycle_issue(session, source, came_from)]
             step.append(edge.dst)
-        frontier = step
+        hidden = grants.hidden_ids(session, step)  # none for the admin, with no look-up
+        frontier = [i for i in step if i not in hidden]
     return []
 
 
@@ -99,11 +103,7 @@ def _cycle_issue(session: Session, source: Node, came_from: dict[str, str]) -> I
         path.append(came_from[path[-1]])
     path.reverse()  # target … source
     nodes = session.nodes_by_ids(path)
-    hidden = grants.hidden_ids(session, path)  # named to a limited token only when it may read them
-    names = [
-        repr(nodes[i].name) if i in nodes and i not in hidden else "(a node outside your grants)"
-        for i in [source.id, *path]
-    ]
+    names = [repr(nodes[i].name) if i in nodes else repr(i) for i in [source.id, *path]]
     return Issue(
         "blocks_cycle",
         f"this blocks link closes a cycle: {' blocks '.join(names)}, so none of them can be done first. "

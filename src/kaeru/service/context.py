@@ -388,7 +388,9 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
 
 def _blocked_by(session: Session, sections: list[Section]) -> None:
     """`blocked_by` of the tasks section: for each task shown that an open task blocks (a `blocks`
-    edge from the blocker), {blocker id: name}. Two queries for all the tasks shown (`blocking`)."""
+    edge from the blocker), {blocker id: name}. Two queries for all the tasks shown (`blocking`),
+    which leaves out the blockers a limited token may not read: the grants' scrub below drops their
+    ids, yet left `{task: {}}`, a blocker outside the grants said all the same."""
     for section in sections:
         if section.name == "tasks" and section.views:
             from kaeru.service.blocking import open_blockers  # imported when first needed (16.S1)

@@ -3,13 +3,16 @@ it against its own columns: a status one board lacks takes the task off that boa
 `context`, its open-task searches and the viewer's board — without closing it. Nothing may do that
 silently: `attach` refuses a task whose column the board it joins lacks (it had moved the task to
 that board's first column, which took it off its own), and a `task_update` that moves a shared task
-to a column another of its boards lacks says so."""
+to a column another of its boards lacks says so.
+
+A token limited to some initiatives is told of the boards it may read only (decision 15.K2): a board
+outside its grants is neither named, nor warned of, nor counted in the columns a refusal offers."""
 
 from __future__ import annotations
 
 from kaeru.domain.model import Node, NodeType
 from kaeru.errors import InvalidArgument
-from kaeru.service import tasks
+from kaeru.service import grants, tasks
 from kaeru.service.outcomes import Issue
 from kaeru.storage.base import Initiative, Session
 
@@ -17,41 +20,54 @@ from kaeru.storage.base import Initiative, Session
 def refuse_off_board(session: Session, node: Node, target: Initiative) -> None:
     """Refuse attaching task `node` to `target` when `target`'s board has no column of its status.
 
-    A task keeps one status on every board it is on: putting it in the target's first column (as a
-    `merge` does, where the task leaves its old board) would take it off the boards it stays on, and
-    a status the target lacks would leave it on no column of the target's board. The refusal names
-    the columns and the two ways on: give the target the column, or move the task first to a column
-    both boards have."""
+    A task keeps one status on every board it is on, so attached as it is it would sit on no column
+    of the target's board; putting it in the target's first column (as a `merge` does, where the
+    task leaves its old board) would take it off the boards it stays on when they lack that column.
+    The refusal names the columns and the two ways on: give the target the column, or move the task
+    first to an open column its boards and the target all have."""
     if node.node_type != NodeType.TASK or target.id in node.initiatives:
         return
     cols = tasks.columns(session, target)
     keys = [c["key"] for c in cols]
     if node.status in keys:
         return
-    names = session.initiative_names(list(node.initiatives))
-    where = ", ".join(repr(names.get(i, str(i))) for i in node.initiatives)
-    common = _common(session, node, keys)
+    boards = _initiatives(session, _visible(session, node.initiatives))
+    where = ", ".join(repr(b.name) for b in boards)
+    common = _common(session, boards, keys)
     both = [k for k in tasks.open_keys(cols) if k in common]  # of open work: never "close it first"
-    move = f"or `task_update` it first to an open column both have ({', '.join(both)})" if both else ""
+    if both and boards:
+        all_have = f"{where} and {target.name!r} {'both' if len(boards) == 1 else 'all'} have"
+        way = f", or `task_update` it first to an open column {all_have} ({', '.join(both)})"
+    elif boards:
+        off = "the board of" if len(boards) == 1 else "one of the boards of"
+        way = f" (moving it to an open column of {target.name!r} would take it off {off} {where})"
+    else:
+        way = ""
     raise InvalidArgument(
         f"task {node.name!r} is in column {node.status!r}, which the board of {target.name!r} does not have "
-        f"(its columns: {', '.join(keys)}); a task has one status on every board it is on, so attaching it "
-        f"would take it off the board of {where}. Add the column to {target.name!r} with `initiative "
-        f"set_board`{', ' + move if move else ''}",
+        f"(its columns: {', '.join(keys)}); a task has one status on every board it is on, so attached as it is "
+        f"it would be on no column of {target.name!r}. Add the column to {target.name!r} with "
+        f"`initiative set_board`{way}",
         field="node",
     )
 
 
-def _common(session: Session, node: Node, keys: list[str]) -> set[str]:
-    """The column keys among `keys` that every board `node` is on has."""
+def _visible(session: Session, ids: list[int] | tuple[int, ...]) -> list[int]:
+    """`ids` (initiatives) without those outside the caller's grants (all of them for the admin)."""
+    granted = grants.granted_ids(session)
+    return [i for i in ids if granted is None or i in granted]
+
+
+def _common(session: Session, boards: list[Initiative], keys: list[str]) -> set[str]:
+    """The column keys among `keys` that every one of `boards` has."""
     common = set(keys)
-    for initiative in _initiatives(session, node.initiatives):
+    for initiative in boards:
         common &= {c["key"] for c in tasks.columns(session, initiative)}
     return common
 
 
-def _initiatives(session: Session, ids: list[int] | tuple[int, ...]) -> list[Initiative]:
-    names = session.initiative_names(list(ids))
+def _initiatives(session: Session, ids: list[int]) -> list[Initiative]:
+    names = session.initiative_names(ids)
     found = session.initiatives_by_names(list(names.values()))
     return [found[names[i]] for i in ids if i in names and names[i] in found]
 
@@ -60,9 +76,10 @@ def say_left_boards(session: Session, node: Node, status: str, here: Initiative)
     """A `left_board` warning for each other initiative of task `node` whose board has no column
     `status`, which a `task_update` through `here` just moved it to: it is off that board's open
     work now, yet not closed. One board read per other initiative (a task is rarely on more than a
-    couple); a task on one board costs nothing."""
+    couple); a task on one board costs nothing. A board outside a limited token's grants is not
+    said: the token may not learn that it exists, nor its columns."""
     others = [i for i in node.initiatives if i != here.id]
-    if not others:
+    if not others or not (others := _visible(session, others)):
         return []
     issues: list[Issue] = []
     for initiative in _initiatives(session, others):
