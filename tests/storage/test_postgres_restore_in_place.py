@@ -92,3 +92,44 @@ def test_a_restore_in_place_is_searched_as_a_new_process_would(vault: tuple[str,
     assert store.copies.ranked > ranked  # still from the copies, read again from the restored tables
     assert server == _new_process(url, tmp_path, "brolnol dailmaigu walrus")
     assert server[1] == 16 and set(written) <= set(server[0])  # the new notes, by their own ids
+
+
+def _restore_step(url: str, dump: Path, *args: str) -> None:
+    subprocess.run(["pg_restore", "--no-owner", "-d", url, *args, str(dump)], check=True, capture_output=True)
+
+
+def test_a_search_while_a_restore_loads_the_tables_leaves_no_empty_copies(
+    vault: tuple[str, Service], tmp_path: Path
+) -> None:
+    """pg_restore without `--single-transaction` commits each step: the new, empty tables first, then
+    each table's rows, then the indexes and triggers — the one that logs node writes among them. A
+    search in between answers as a new process would then, and the rows loaded after it are found."""
+    url, service = vault
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    for i in range(12):
+        _note(service, f"quokka brolnol dailmaigu before the dump {i}")
+    dump = tmp_path / "older.dump"
+    subprocess.run(["pg_dump", "-Fc", "--no-owner", "-f", str(dump), "-d", url], check=True, capture_output=True)
+    for i in range(9):
+        _note(service, f"quokka brolnol dailmaigu after the dump {i}")
+    assert _search(service, "brolnol dailmaigu")[1] == 21
+    listing = subprocess.run(["pg_restore", "-l", str(dump)], check=True, capture_output=True, text=True).stdout
+    data = [line for line in listing.splitlines() if " TABLE DATA " in line]
+    nodes = [line for line in data if line.split()[-2:-1] == ["nodes"]]  # `… TABLE DATA public nodes owner`
+    assert len(nodes) == 1
+    (tmp_path / "others.list").write_text("\n".join(line for line in data if line not in nodes) + "\n")
+    (tmp_path / "nodes.list").write_text(nodes[0] + "\n")
+
+    _restore_step(url, dump, "--clean", "--if-exists", "--section=pre-data")
+    _restore_step(url, dump, "-L", str(tmp_path / "others.list"))  # initiatives, memberships…: no nodes yet
+    assert _search(service, "brolnol dailmaigu") == _new_process(url, tmp_path, "brolnol dailmaigu") == ([], 0)
+    _restore_step(url, dump, "-L", str(tmp_path / "nodes.list"))
+    assert _search(service, "brolnol dailmaigu") == _new_process(url, tmp_path, "brolnol dailmaigu")
+    _restore_step(url, dump, "--section=post-data")
+
+    ranked = store.copies.ranked
+    server = _search(service, "brolnol dailmaigu")
+    assert store.copies.ranked > ranked  # from the copies again, read from the restored rows
+    assert server == _new_process(url, tmp_path, "brolnol dailmaigu")
+    assert server[1] == 12

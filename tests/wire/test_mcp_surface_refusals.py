@@ -192,5 +192,6 @@ async def test_a_list_refuses_a_cursor_it_never_gave(
         for what, listing in lists.items():
             whole = await listing()
             assert whole.next_cursor is None, what
+            assert (await listing(cursor="")) == whole, what  # an empty cursor: none, the whole list
             refused = await _refused(listing(cursor="bogus"))
             assert refused.code == INVALID_PARAMS and "invalid cursor" in refused.message, (what, refused)

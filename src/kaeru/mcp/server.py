@@ -185,11 +185,12 @@ def one_page(params: types.PaginatedRequestParams | None) -> None:
     """Refuse a list request's cursor: every list is answered whole, in one page with no
     `nextCursor`, so no cursor is one kaeru gave (a bogus one was ignored, and the whole list
     answered again as if it were the next page). The MCP specification: an invalid cursor is -32602.
+    An empty cursor is taken as none (a client that sends `""` for "from the start").
 
     Raises:
         MCPError: `params` carries a cursor.
     """
-    if params is not None and params.cursor is not None:
+    if params is not None and params.cursor:
         said = "invalid cursor: this list is answered whole in one page (no nextCursor), so it takes no cursor"
         raise MCPError(INVALID_PARAMS, said, {"field": "params.cursor"})
 

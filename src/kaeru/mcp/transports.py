@@ -129,11 +129,17 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) 
 
     Windows' event loops have no `add_signal_handler` (NotImplementedError, and `kaeru serve` ended
     in that traceback before it answered anything): there `signal.signal` takes the signals, its
-    handler running in the main thread — the loop's — and handing `stop` to the loop."""
+    handler running in the main thread — the loop's — and handing `stop` to the loop (the loop's
+    handlers given back if it took one signal and refused the next). A handler Python did not install
+    (`signal.signal` returned None: set from C) cannot be put back: the signal's default action is."""
+    taken: list[signal.Signals] = []
     try:
         for signum in _STOP_SIGNALS:
             loop.add_signal_handler(signum, stop)
+            taken.append(signum)
     except NotImplementedError:
+        for sig in taken:
+            loop.remove_signal_handler(sig)
 
         def handler(signum: int, frame: Any) -> None:
             loop.call_soon_threadsafe(stop)
@@ -142,7 +148,7 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) 
 
         def restore() -> None:
             for signum, was in previous.items():
-                signal.signal(signum, was)
+                signal.signal(signum, signal.SIG_DFL if was is None else was)
 
         return restore
 

@@ -4,27 +4,52 @@ transactions one snapshot sees that another did not, and which tables the vault 
 A restore into the database a server uses (`pg_restore --clean`) drops the vault's tables and makes
 them anew, holding rows whose transaction ids the copies' snapshot saw long ago (and a `seq` counter
 set back): no change log can name what differs from the copies. The tables' oids are new then, so
-the copies are read anew when they differ from the copies' (`current`, read with the snapshot)."""
+the copies are read anew when they differ from the copies' (`current`, read with the snapshot).
+
+A restore not made in one transaction (pg_restore's default) commits the new tables first, loads
+them table by table, and makes the trigger that feeds `text_changes` last (post-data): until then
+the tables may be empty or half loaded and no write to them is logged, so copies read meanwhile
+could never be brought up to date. While that trigger is missing (or disabled) no copy is kept
+(`Now.logged`: SQL ranks), and its oid is part of the origin, so the copies are read anew once the
+restore has made it."""
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from kaeru.storage.postgres.db import PgDb
 
 #: A snapshot: `(xmin, xmax, transactions in flight)` of `pg_current_snapshot()`.
 Snapshot = tuple[int, int, frozenset[int]]
 
-#: This transaction's snapshot, the change log's horizon and the oids of `nodes` and `text_changes`
-#: (a catalog cache lookup each: no more round trips than the snapshot alone).
+#: This transaction's snapshot, the change log's horizon, the oids of `nodes` and `text_changes`, and
+#: the oid of the trigger that logs node writes (migration 013) when it fires: catalog lookups, in
+#: the same round trip as the snapshot.
 _CURRENT = (
     "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0'), "
-    "'nodes'::regclass::oid::text || ' ' || 'text_changes'::regclass::oid::text"
+    "'nodes'::regclass::oid::text || ' ' || 'text_changes'::regclass::oid::text, (SELECT oid::text "
+    "FROM pg_trigger WHERE tgrelid = 'nodes'::regclass AND tgname = 'nodes_text_changes' AND tgenabled IN ('O', 'A'))"
 )
 
 
-def current(db: PgDb) -> tuple[Snapshot, int, str] | None:
+class Now(NamedTuple):
+    """What a search's copies are checked against (`current`)."""
+
+    snapshot: Snapshot
+    #: The change log's horizon: rows of older transactions may be pruned.
+    horizon: int
+    #: Which tables the vault is and which trigger logs their changes; copies read from others are forgotten.
+    origin: str
+    #: Whether node writes are logged now: if not (a restore under way), no copy is read or ranked from.
+    logged: bool
+
+
+def current(db: PgDb) -> Now | None:
     """This transaction's snapshot, the change log's horizon, and which tables the vault is."""
     row = db.raw_one(_CURRENT)
-    return None if row is None else (parse_snapshot(str(row[0])), int(row[1]), str(row[2]))
+    if row is None:
+        return None
+    return Now(parse_snapshot(str(row[0])), int(row[1]), f"{row[2]} {row[3] or '-'}", row[3] is not None)
 
 
 def parse_snapshot(text: str) -> Snapshot:

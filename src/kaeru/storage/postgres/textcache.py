@@ -185,18 +185,20 @@ class TextCopies:
             return None
         cold = self.warm is not None and not in_place
         at = current(db)
-        if at is None or (at[2] != self._origin and not self.clear(at[2], LOCK_WAIT if cold else -1)):
-            return None
+        moved = at is not None and at.origin != self._origin  # other tables (a restore): forgotten first
+        if at is None or (moved and not self.clear(at.origin, LOCK_WAIT if cold else -1)) or not at.logged:
+            return None  # not `logged`: a restore under way, whose rows no change log would bring up
         keys = [*phrases, SIZES, REFUTED] if idfs is not None else list(phrases)
         # Copies held at this very snapshot need no lock to be ranked from (a ranking never changes
         # them, decision 140); the lock is held only to bring them up or add a read's (16.N1).
         state = self._state
-        locked = not (cold and state is not None and state.snapshot == at[0] and self._brought is None)
+        locked = not (cold and state is not None and state.snapshot == at.snapshot and self._brought is None)
         if locked and not self._lock.acquire(timeout=LOCK_WAIT if cold else -1):
             return None  # a read holds the copies, which are not at this snapshot: SQL ranks meanwhile
         try:
             if locked:
-                state = self._current(np, db, at[0], at[1])
+                # Another ranking may have read other tables' origin since (a restore): not ours to keep.
+                state = None if self._origin != at.origin else self._current(np, db, at.snapshot, at.horizon)
             if state is None:
                 return None
             wanted = frozenset(scope)
@@ -226,7 +228,7 @@ class TextCopies:
                 self._lock.release()
         values = {k: state.values[k] for k in held}
         values.update(
-            (p, self._sparse(np, db, p, at[0], () if uncopied[p] <= self.sparse_rows else scope)) for p in sparse
+            (p, self._sparse(np, db, p, at.snapshot, () if uncopied[p] <= self.sparse_rows else scope)) for p in sparse
         )
         length = max([len(values[k]) for k in keys] + [len(state.scopes[i]) for i in scope])
         in_scope = fit(np, state.scopes[scope[0]], length).copy()
@@ -314,14 +316,14 @@ class TextCopies:
 
         def load(db: PgDb) -> None:
             np, at = numpy_module(), current(db)
-            if np is None or at is None:
+            if np is None or at is None or not at.logged:
                 return
             with self._lock:
-                if at[2] != self._origin:
+                if at.origin != self._origin:
                     return  # other tables than the copies': the next ranking forgets them first
                 held, cleared = self._state, self._cleared
                 mine = None if held is None else CopyState(held.snapshot, held)  # a ranking may reorder `held`
-            base = self._advanced(np, db, mine, at[0], at[1])
+            base = self._advanced(np, db, mine, at.snapshot, at.horizon)
             if base is None or not lacks(base, keys, scope):
                 return
             new = self._with(np, db, base, keys, scope)  # unlocked: a ranking meanwhile is never kept waiting
