@@ -17,7 +17,7 @@ import re
 
 from kaeru.domain.languages import STEMMERS, not_topics, without_accents
 from kaeru.domain.stopwords import NOT_TOPICS
-from kaeru.domain.text import tokens
+from kaeru.domain.text import query_tokens, tokens
 
 _PHRASES = (
     # English
@@ -28,28 +28,33 @@ _PHRASES = (
     r"(?:open|pending|remaining|unfinished|outstanding|in-progress|in progress) (?:tasks?|work|items?|issues?|claims?|questions?)",
     r"(?:what|which) (?:(?:tasks?|items?|issues?|claims?|questions?|things?|work) )?(?:is|are) (?:still )?"
     r"(?:open|pending|outstanding|unfinished|overdue)|still open|overdue|past due",
+    # Late work: "late" alone is in every other question ("a late dinner", "late fees"), so only
+    # with the work it qualifies.
+    r"(?:what|which) (?:tasks?|items?|issues?|things?|work) (?:is|are) (?:still |running )?(?:late|behind)",
+    r"(?:late|delayed) (?:tasks?|items?|work)|(?:tasks?|items?|work) (?:(?:that (?:is|are) |running )(?:late|behind)|behind schedule)",
     r"where (?:was i|were we|did (?:i|we) (?:leave|stop)|(?:i|we) left off)|(?:leave|left) off",
     r"what (?:was|were) (?:i|we) (?:doing|working on)",
     # German
-    r"noch (?:zu tun|offen)|offene (?:aufgaben|punkte|fragen)|nachste schritte|steht noch an|uberfallig",
-    r"wo (?:war|waren) (?:ich|wir) stehen ?geblieben",
+    r"noch (?:zu tun|offen)|offene (?:aufgaben|punkte|fragen)|nachste schritte|steht noch an|uberfallig(?:e[nrs]?)?(?: (?:aufgaben|punkte|arbeiten))?",
+    r"wo (?:war|waren) (?:ich|wir) stehen ?geblieben|(?:welche|was fur) (?:aufgaben|punkte) sind (?:noch )?(?:offen|uberfallig)",
     # French
     r"reste-t-il(?: a faire)?|qu'est-ce qui reste(?: a faire)?|reste a faire|(?:taches?|travaux) (?:en cours|restante?s?|a faire)",
     r"prochaines? etapes?|encore (?:ouverte?s?|en cours)|en retard",
     # Spanish
     r"(?:queda|falta) por hacer|tareas pendientes|proximos pasos|(?:sigue|siguen|todavia|aun) (?:abiert|pendient)[oae]s?",
+    r"tareas (?:vencidas|atrasadas|retrasadas)",
     # Italian
-    r"resta da fare|(?:attivita|compiti) (?:in sospeso|da fare)|prossimi passi|ancora (?:aperte?|apert[io])|in ritardo",
+    r"resta da fare|(?:attivita|compiti) (?:in sospeso|da fare|scadut[ei])|prossimi passi|ancora (?:aperte?|apert[io])|in ritardo",
     # Portuguese
-    r"falta fazer|tarefas pendentes|proximos passos|ainda (?:abert|pendent)[oae]s?|atrasad[oa]s?",
+    r"falta fazer|tarefas (?:pendentes|vencidas)|proximos passos|ainda (?:abert|pendent)[oae]s?|atrasad[oa]s?",
     # Dutch
-    r"nog te doen|openstaande (?:taken|punten|vragen)|volgende stappen|nog open|achterstallig",
+    r"nog te doen|openstaande (?:taken|punten|vragen)|volgende stappen|nog open|achterstallige?",
 )
 #: Scripts without spaces: no word boundaries to ask for (folded as the query is: a voiced kana
 #: loses its mark, `ど` is read `と`).
 _UNSPACED = (
     r"残りの(?:タスク|作業|仕事)|未完了の?(?:タスク|作業)?|未着手|やること|やる事|次に(?:何|なに)を(?:する|やる)|"
-    r"期限切れの(?:タスク|作業)|待办|未完成的?(?:任务|工作)|剩下的(?:任务|工作)|남은 (?:작업|일)|할 일"
+    r"期限切れの(?:タスク|作業)|遅れている(?:タスク|作業)|待办|(?:逾期|过期)的?(?:任务|工作)|未完成的?(?:任务|工作)|剩下的(?:任务|工作)|남은 (?:작업|일)|할 일|(?:기한|마감)이 지난 (?:작업|일)"
 )
 _OPEN_WORK = re.compile(r"(?<!\w)(?:" + "|".join(_PHRASES) + r")(?!\w)|" + without_accents(_UNSPACED))
 
@@ -123,6 +128,15 @@ def asked_alone(query: str, phrase: str) -> bool:
     second by the memories of its words, the list only leaning on them (decision 319)."""
     rest = _folded(query).replace(phrase, " ", 1)
     return not [w for w in tokens(rest) if len(w) > 2 and not w.isdigit() and w not in _FUNCTION_WORDS]
+
+
+def phrase_words(query: str, phrase: str) -> frozenset[str]:
+    """The words of `query` that make its `phrase` (folded, and as the query spells them): a question
+    asked only by the phrase is not searched for them, as a failure phrase asked alone is not
+    (`failures.Asked.form`). "Which tasks are late?" searched for "task", and ranked every task that
+    says it, the newest first, above the overdue ones the open-work list offers."""
+    words = set(query_tokens(phrase))
+    return frozenset(words | {w for w in query_tokens(query) if without_accents(w) in words})
 
 
 def _folded(query: str) -> str:

@@ -18,7 +18,7 @@ from kaeru.domain.plans import Plan
 from kaeru.domain.stopwords import STOP_WORDS
 from kaeru.domain.text import identifier_words, stem, stem_words, tokens
 from kaeru.domain.timefmt import without_dates
-from kaeru.service import tasks
+from kaeru.service import worklist
 from kaeru.service.embedding import Embedder, EmbedWorker
 from kaeru.service.outcomes import Issue
 from kaeru.service.recall.bm25 import bm25f, passage_bounds
@@ -26,7 +26,7 @@ from kaeru.service.recall.dated import DATE_CANDIDATES, Windows, lift, newest_da
 from kaeru.service.recall.failures import Asked, failures
 from kaeru.service.recall.fusion import Fusion, share
 from kaeru.service.recall.long_bodies import readable
-from kaeru.service.recall.open_tasks import overdue_first
+from kaeru.service.recall.open_tasks import open_tasks
 from kaeru.service.recall.rules_asked import scope_rules
 from kaeru.service.recall.semantic import semantic_channel
 from kaeru.service.runtime import DocStems, DocWords
@@ -161,6 +161,12 @@ class _Nodes:
                 self.known[i], self.whole[i] = readable(node, self.needles), node
         return {i: self.known[i] for i in ids if i in self.known}
 
+    def put(self, nodes: list[Node]) -> None:
+        """Nodes a channel has already read, kept so they are not read again."""
+        for node in nodes:
+            if node.id not in self.known:
+                self.known[node.id], self.whole[node.id] = readable(node, self.needles), node
+
 
 def run_channels(
     session: Session,
@@ -178,12 +184,16 @@ def run_channels(
     common_stems: set[str] | None = None,
     issues: list[Issue] | None = None,
     failed: Asked | None = None,
+    skipped: frozenset[str] = frozenset(),
     when: tuple[datetime, tzinfo | None] | None = None,
     today: date | None = None,
+    boards: worklist.Boards | None = None,
 ) -> dict[str, Node]:
     """Run the plan's channels into `fusion`; the candidates they found, loaded. `when`: the user's
     now and time zone, which `plan.time_windows` were read against; `today`: the user's today, by
-    which a task is overdue."""
+    which a task is overdue; `skipped`: the words of a question's open-work phrase asked alone
+    (`open_work.phrase_words`), not searched for; `boards`: the searched initiatives' boards (`worklist.boards`), whose
+    open tasks the tasks channel offers."""
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
         # SQLite's first candidates are computed beside the lexical channels, on a connection of their
@@ -193,7 +203,8 @@ def run_channels(
         semantic = worker.submit(
             embedder, query, store if store is not None and store.backend == "sqlite" else None, CANDIDATES
         )
-    form = failed.form if failed else frozenset()  # a failure phrase asked alone (`failures.Asked`)
+    # The words of a failure phrase (`failures.Asked`) or of an open-work one (`skipped`) asked alone.
+    form = (failed.form if failed else frozenset()) | skipped
     windowed = window_memories(session, scope_ids, plan.time_windows) if plan.weight("date") else Windows()
     # The words that say when are no words to search for, a date's only when its days hold memories.
     undated = without_dates(query, *when, held=windowed.held) if when and plan.time_windows else None
@@ -226,6 +237,7 @@ def run_channels(
             fusion.idf = idf
         fusion.add_scored("lexical", hits)
     older: list[str] = []  # a crowded day's memories older than those read (`newest_dated`)
+    passed: list[str] = []  # the open tasks the tasks channel read and did not offer
     by_date = False  # the days the query names are the whole answer
     if plan.weight("date"):
         if not fusion.scores:
@@ -315,15 +327,14 @@ def run_channels(
         fusion.unread += int(more)
     if plan.weight("slots"):
         fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
-    if plan.weight("tasks"):
-        cols = tasks.columns(session, first_scope)
-        open_keys = tasks.open_keys(cols)
-        rows, _, _ = session.search(
-            SearchQuery(
-                initiative_ids=scope_ids, types=[NodeType.TASK.value], statuses=open_keys, window=50, count_total=False
-            )
-        )
-        fusion.add_ranked("tasks", overdue_first(session, [r.id for r in rows], cols, today))
+    if plan.weight("tasks") and boards is not None:
+        # Every searched board's open tasks, the overdue first (`open_tasks`); those not offered are
+        # counted below unless another channel found them.
+        offered = open_tasks(session, scope_ids, boards, today)
+        loaded.put(offered.nodes)
+        fusion.add_ranked("tasks", [n.id for n in offered.nodes])
+        passed = offered.left
+        fusion.unread += offered.unread
     if plan.weight("claims"):
         rows, _, _ = session.search(
             SearchQuery(
@@ -351,7 +362,7 @@ def run_channels(
         fusion.add_ranked("layer", [r.id for r in rows])
         rows, _, _ = session.search(SearchQuery(initiative_ids=scope_ids, window=30, count_total=False))
         fusion.add_ranked("recency", [r.id for r in rows])
-    fusion.unread += sum(1 for i in older if i not in fusion.scores)
+    fusion.unread += sum(1 for i in dict.fromkeys([*older, *passed]) if i not in fusion.scores)
     return loaded.get(list(fusion.scores))
 
 

@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kaeru.domain.model import Node, NodeType
-from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase, rules_phrase
+from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase, phrase_words, rules_phrase
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import query_tokens
 from kaeru.domain.timefmt import date_windows
 from kaeru.errors import InvalidArgument, KaeruError
-from kaeru.service import cursors, grants
+from kaeru.service import cursors, grants, worklist
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.recall import failures, raw
 from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
@@ -160,6 +160,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         offset = 0
         list_id: str | None = None
         resumed: list[str] | None = None
+        boards: worklist.Boards | None = None
         if request.cursor:
             secret = session.vault_secret()
             offset, list_id, resumed = cursors.resume(session, rt.cursor_lists, secret, request.cursor, "recall", key)
@@ -169,6 +170,8 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
             ordered = resumed
         else:
             fusion = Fusion(plan, query)
+            # Read before the caller's filters narrow the session: under `types: ["task"]` no board is found.
+            boards = worklist.boards(session, scopes) if plan.weight("tasks") else None
             pool = run_channels(
                 narrowed(session, filters),
                 scope_ids,
@@ -184,8 +187,10 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 common_stems=rt.common_stems,
                 issues=issues,
                 failed=failed,
+                skipped=phrase_words(query, work) if work and asked_alone(query, work) else frozenset(),
                 when=when,
                 today=filters.today,
+                boards=boards,
             )
             if plan.time_windows:  # without the words that say when (`dated.search_words`)
                 searched = " ".join(fusion.words)
@@ -267,7 +272,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         # A source shown whole is not shown again; a cut one may hold its matching passage further on.
         whole = {v.node.id for v in views if v.body_range is None}
         # A past revision is not today's task: only the current page says what is overdue.
-        overdue = [] if history else overdue_ids(session, [v.node for v in views], scopes, filters.today)
+        overdue = [] if history else overdue_ids(session, [v.node for v in views], scopes, filters.today, boards)
     raw_hits: list[raw.RawHit] | None = None
     raw_error: str | None = None
     wanted = min(limit - len(ordered), (chars - shown_chars) // raw.MIN_EXCERPT)
