@@ -238,12 +238,14 @@ ISSUE_CODES: dict[str, str] = {
         "Warning: `task_update` moved a task that is also on another initiative's board to a column that "
         "board does not have: the task left that board's open work (its `context`, its open-task searches, "
         "the viewer's board) without being closed there. The message names the board and its columns; add "
-        "the column there (`initiative set_board`), or `detach` the task from it."
+        "the column there (`initiative set_board`), or `detach` the task from it. A board outside a "
+        "limited token's grants is not said."
     ),
     "blocks_cycle": (
         "Warning: a `blocks` link closed a cycle (a task waits, through others, on itself), so none of its "
         "tasks can be done first. The link was stored; the message names the cycle. Remove one link of it "
-        "(`link` with `action: remove`) if a task does not really wait on another."
+        "(`link` with `action: remove`) if a task does not really wait on another. For a token limited to "
+        "some initiatives, a cycle through a node outside its grants is not said."
     ),
     "still_blocked": (
         "Warning: `task_update` closed a task while a task that blocks it (a `blocks` link from it) is still "
@@ -256,11 +258,14 @@ ISSUE_CODES: dict[str, str] = {
         "column if it is not finished."
     ),
     "token_grants": (
-        "Warning: an `initiative` rename or merge touched tokens whose grants name the old name (grants are "
-        "by name). A rename grants the new name to them and they keep the old one: the new name holds exactly "
-        "what the old one did. A merge moves no grant, since its target holds memories those tokens were never "
-        "given. The message counts them (the admin's answer also names them); `kaeru token grant NAME "
-        "--initiative TARGET` gives one access."
+        "Warning: an `initiative` rename or merge touched tokens whose grants name an initiative by name. A "
+        "rename grants the new name to the tokens of the old one, which keep the old one too: to them the new "
+        "name holds exactly what the old one did. Tokens already granted the new name (before any initiative "
+        "went by it, or kept after one was renamed away) come to reach this initiative's memories: the "
+        "admin's rename warns, a limited token's is refused (`forbidden`: only the vault's owner opens "
+        "memories to another token). A merge moves no grant, since its target holds memories those tokens "
+        "were never given. Only the admin's answer counts and names the tokens; `kaeru token grant NAME "
+        "--initiative TARGET` gives one access, `--remove NAME` takes one away."
     ),
     "unavailable": (
         "The store is busy or unreachable, its disk is full or cannot be written, or the vault is being "

@@ -5,9 +5,12 @@ times as `token history` does. Both backends, as a person runs the commands."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from kaeru.service import Service, grants
+from kaeru.storage.base import TokenRecord
 from kaeru.storage.factory import open_store
 from tests.backends import VaultSpec
 from tests.cli.support import error_object, kaeru
@@ -108,3 +111,32 @@ def test_list_has_a_header_filters_a_limit_a_count_for_a_long_grant_and_historys
     page = kaeru(vault, "token", "list", "--limit", "2", as_json=True).json()
     assert [t["name"] for t in page["tokens"]] == ["big", "ops-1"] and page["total"] == 4
     assert kaeru(vault, "token", "list", "--name", "zed").stdout.strip() == "no token matches"
+
+
+def test_removing_a_name_the_token_lacks_is_refused_and_nothing_changes(vault: VaultSpec) -> None:
+    assert kaeru(vault, "token", "add", "alice", "--initiative", "webshop", "--initiative", "infra").code == 0
+    # A typo took nothing away and was answered as a success.
+    typo = kaeru(vault, "token", "grant", "alice", "--remove", "webshpo", as_json=True)
+    assert "no grant 'webshpo' to remove" in error_object(typo, "not_found", 2)
+    mixed = kaeru(vault, "token", "grant", "alice", "--remove", "infra", "--remove", "nope", as_json=True)
+    assert "no grant 'nope'" in error_object(mixed, "not_found", 2)
+    listed = kaeru(vault, "token", "list", as_json=True).json()["tokens"]
+    assert listed[0]["initiatives"] == ["webshop", "infra"]
+    assert [line.split("\t")[1] for line in kaeru(vault, "token", "history", "alice").stdout.splitlines()] == ["added"]
+
+
+def test_a_grant_an_older_kaeru_stored_decomposed_is_listed_and_removed_by_its_composed_name(vault: VaultSpec) -> None:
+    composed, decomposed = (unicodedata.normalize(form, "café") for form in ("NFC", "NFD"))
+    store = open_store(vault.settings())
+    try:
+        with store.write() as session:  # as an older kaeru stored it: the name as given
+            record = TokenRecord("old", grants.digest("kaeru_x"), (decomposed, "bar"), False, "2026-01-01T00:00:00Z")
+            assert session.add_token(record)
+    finally:
+        store.close()
+    reaching = kaeru(vault, "token", "list", "--initiative", composed, as_json=True).json()
+    assert [t["name"] for t in reaching["tokens"]] == ["old"]
+    unchanged = kaeru(vault, "token", "grant", "old", "--initiative", composed, as_json=True).json()
+    assert unchanged["changed"] is False  # the same grant, however it was stored
+    removed = kaeru(vault, "token", "grant", "old", "--remove", composed, as_json=True).json()
+    assert removed["initiatives"] == ["bar"]

@@ -1,5 +1,5 @@
 """A token's grants name initiatives, and an initiative's name changes: a rename carries the grants
-of its old name along (the new name holds only what the old one did), a merge moves none (its target
+of its old name along (to them the new name holds only what the old one did), a merge moves none (its target
 holds memories the tokens were never granted) and says so, and a token whose initiative moved out of
 its grants is told so — never where — and its write under the old name is refused instead of
 starting a second project there. Through the tools' handlers, as the HTTP transport calls them with
@@ -79,9 +79,9 @@ def test_a_merge_out_of_a_tokens_grants_refuses_its_write_and_never_says_where(s
 
     merged = _as(service, store, both, "initiative", {"initiative": "h1", "action": "merge", "to": "h2"})
     assert merged["state"] == "applied", merged["issues"]
-    # The limited token that merged is told a count, not the other token's name.
+    # The limited token that merged is told neither how many other tokens nor which (the admin is).
     [warned] = _messages(merged, "token_grants")
-    assert warned.startswith("1 token grant 'h1' by name and not 'h2': they no longer reach these memories")
+    assert warned.startswith("At least one other token grants 'h1' by name and not 'h2': it no longer reaches")
     assert "mh2" not in warned and "kaeru token grant NAME --initiative h2" in warned
 
     read = _as(service, store, only, "context", {"initiative": "h1"})

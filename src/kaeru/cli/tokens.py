@@ -30,8 +30,9 @@ def token() -> None:
     stays an admin token (every initiative, write, no expiry). Once the vault holds a token,
     requests without one are refused even on loopback. stdio and the CLI act as the local admin.
     `kaeru token grant NAME --initiative X` changes a token's grants, keeping the token itself; a
-    rename of an initiative grants its new name to the tokens of the old one, a merge does not (its answer says which
-    tokens it left without access). `kaeru token history [NAME]` shows who added, renewed, granted
+    rename of an initiative grants its new name to the tokens of the old one (its answer names the
+    tokens granted the new name already, which come to reach it), a merge does not (its answer says
+    which tokens it left without access). `kaeru token history [NAME]` shows who added, renewed, granted
     and revoked tokens, and when.
     """
 
@@ -235,7 +236,8 @@ def token_list(ctx: click.Context, name: str | None, initiative: str | None, lim
         found = [t for t in found if name.casefold() in t.name.casefold()]
     if initiative is not None:
         wanted = canonical(initiative)
-        found = [t for t in found if t.initiatives is None or wanted in t.initiatives]
+        # In NFC, as the server reads a grant (an older kaeru stored one as given: decision 184).
+        found = [t for t in found if t.initiatives is None or wanted in {canonical(n) for n in t.initiatives}]
     total = len(found)
     found = found[:limit] if limit is not None else found
     now = service.rt.now()
@@ -336,7 +338,12 @@ def token_history(ctx: click.Context, name: str | None, limit: int) -> None:
 @token.command("grant")
 @click.argument("name")
 @_INITIATIVE
-@click.option("--remove", "remove", multiple=True, help="An initiative to take out of its grants; repeat for several.")
+@click.option(
+    "--remove",
+    "remove",
+    multiple=True,
+    help="An initiative to take out of its grants (one it lacks is refused); repeat for several.",
+)
 @click.option("--replace", is_flag=True, help="The --initiative names become its grants, instead of joining them.")
 @click.pass_context
 def token_grant(

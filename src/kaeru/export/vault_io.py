@@ -14,6 +14,7 @@ from kaeru.export.import_report import Held, ImportReport, Statistics
 from kaeru.export.screen import numbered
 from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
+from kaeru.service.token_history import TOKEN_OPERATIONS as _LISTED_TOKEN_OPERATIONS
 from kaeru.storage.base import AuditRecord, EndedInitiative, Session, SlotState, Store
 
 if TYPE_CHECKING:
@@ -30,10 +31,11 @@ def _noop(stage: str, count: int) -> None:
 #: memory: an amg export leaves them out unless asked (`copy` moves them), so export → import →
 #: export stays byte-identical (decision 15.N4).
 PROVENANCE_OPERATIONS = frozenset({"import", "copy"})
-#: Audit operations about the vault's own tokens (`token_history.TOKEN_OPERATIONS`), which an archive never
-#: carries: an export leaves their records out and an import skips them (an archive written before
-#: holds them), so `kaeru token history` never lists another vault's tokens as this one's.
-TOKEN_OPERATIONS = frozenset({"token_add", "token_renew", "token_revoke", "token_grant"})
+#: Audit operations about the vault's own tokens (those `kaeru token history` lists), which an archive
+#: never carries: an export leaves their records out and an import skips them (an archive written
+#: before holds them), so `kaeru token history` never lists another vault's tokens as this one's.
+#: Taken from that list, so a new token operation is left out of archives without a second edit.
+TOKEN_OPERATIONS = frozenset(_LISTED_TOKEN_OPERATIONS)
 
 
 @dataclass

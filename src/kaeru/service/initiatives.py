@@ -360,11 +360,12 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
                 f"{twin.name!r} already exists, spelled otherwise; use merge to combine them, or another name",
                 field="to",
             )
+        # Grants are by name: the tokens granted the old one follow it, and those granted the new one
+        # come to reach it — refused for a limited caller, before the name changes (`token_grants`).
+        regranted = token_grants.follow_rename(ctx.session, subject.name, new_name, ctx.now_s, ctx.actor)
         ctx.session.rename_initiative(subject.id, new_name, _name_stamp(ctx, subject.id))
         ctx.outcome.changes.append(Change("initiative", subject.name, new_name))
-        # Grants are by name: the tokens granted the old one follow it (`token_grants`).
-        regranted = token_grants.follow_rename(ctx.session, subject.name, new_name, ctx.now_s, ctx.actor)
-        ctx.outcome.issues.extend([regranted] if regranted is not None else [])
+        ctx.outcome.issues.extend(regranted)
     elif action == "merge":
         target = _target(ctx, request.to)
         if target.id == subject.id:

@@ -43,13 +43,18 @@ class TokenQueries(Part):
         row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE digest = ?", (digest,))
         return _token(row) if row else None
 
-    def token_by_name(self, name: str) -> TokenRecord | None:
-        row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE name = ?", (name,))
+    def token_by_name(self, name: str, for_update: bool = False) -> TokenRecord | None:
+        """The token `name`; `for_update`: locked until the write commits (PostgreSQL), so a change
+        of its grants computed from it is not overwritten by, nor overwrites, a concurrent one."""
+        lock = self._d.lock(for_update, self._read_only)
+        row = self._db.one(f"SELECT {_COLS} FROM tokens WHERE name = ?{lock}", (name,))
         return _token(row) if row else None
 
-    def list_tokens(self) -> list[TokenRecord]:
-        """Every token, by name."""
-        return [_token(r) for r in self._db.rows(f"SELECT {_COLS} FROM tokens ORDER BY name")]
+    def list_tokens(self, for_update: bool = False) -> list[TokenRecord]:
+        """Every token, by name; `for_update`: each locked until the write commits (PostgreSQL), in
+        name order, as `token_by_name` locks one."""
+        lock = self._d.lock(for_update, self._read_only)
+        return [_token(r) for r in self._db.rows(f"SELECT {_COLS} FROM tokens ORDER BY name{lock}")]
 
     def delete_token(self, name: str) -> TokenRecord | None:
         """Remove the token `name`; the row removed, or None when there was none."""
