@@ -47,8 +47,8 @@ ADDED = {
     "recall": {"types", "tags", "layers", "branch", "include_stale", "include_suppressed"},
     "note": {"branch"},
     "task": {"branch"},
-    # session 15: a trail is paged (decision 87).
-    "trail": {"limit", "cursor"},
+    # session 15: a trail is paged (decision 87); session 55: a history's newest page.
+    "trail": {"limit", "cursor", "newest"},
     # session 16: initiatives answers in pages (decision 100).
     "initiatives": {"limit", "cursor"},
     "archive": {"request_id"},

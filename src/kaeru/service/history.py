@@ -127,7 +127,18 @@ def trail(rt: Runtime, request: TrailRequest) -> TrailOutcome:
             return paged(session, args, key, secret, kind, subject, entries, coverage, served, rest, last)
         if kind == "history":  # each link event naming who made it (`trail_history`)
             return history_trail(
-                session, node, state, request.limit, initiative_name, args, key, secret, subject, coverage, served
+                session,
+                node,
+                state,
+                request.limit,
+                initiative_name,
+                args,
+                key,
+                secret,
+                subject,
+                coverage,
+                served,
+                newest=request.newest,
             )
         if state is not None and state.position is not None:
             raise CursorInvalid("cursor is malformed", field="cursor")

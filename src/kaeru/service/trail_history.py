@@ -26,7 +26,7 @@ from kaeru.domain.model import Edge, Node
 from kaeru.errors import CursorInvalid
 from kaeru.service.cursors import CursorState
 from kaeru.service.outcomes import Coverage, NodeView, TrailEntry, TrailOutcome
-from kaeru.service.trail_pages import history, history_place, history_position, paged
+from kaeru.service.trail_pages import history, history_place, history_position, newest_history, paged
 from kaeru.storage.base import Session
 from kaeru.storage.link_actors import Unnamed, name_from_audit, next_time, revision_change
 from kaeru.storage.records import EdgeMark
@@ -47,14 +47,19 @@ def history_trail(
     subject: NodeView,
     coverage: Coverage,
     served: int,
+    *,
+    newest: bool = False,
 ) -> TrailOutcome:
-    """The page of the node's history the cursor `state` asks for (the first without one), its
-    link events naming their actors (`named_link_actors`)."""
+    """The page of the node's history the cursor `state` asks for (the first without one; the last,
+    `newest`, read from the history's end), its link events naming their actors (`named_link_actors`)."""
     try:
         place = history_place(state.position) if state is not None and state.position else None
     except ValueError as exc:
         raise CursorInvalid("cursor is malformed", field="cursor") from exc
-    page, rest, reached, cuts = history(session, node, place, served, limit, initiative)
+    if newest and state is None:
+        page, rest, reached, cuts, served = newest_history(session, node, limit, initiative)
+    else:
+        page, rest, reached, cuts = history(session, node, place, served, limit, initiative)
     page = named_link_actors(session, node.id, page)
     position = history_position(reached) if reached is not None else None
     outcome = paged(session, args, key, secret, "history", subject, page, coverage, served, rest, position)

@@ -93,15 +93,69 @@ def history(
     items = session.history_page(node.id, after, served, limit, granted)
     # A page short of `limit` reaches the end: only a full one needs the count.
     rest = max(0, session.history_count(node.id, granted) - served - len(items)) if len(items) == limit else 0
-    compared = _compared(session, node, items, granted)
-    wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, compared[i.rev_no]) if n is not None]
-    revisions = session.revisions(node.id, wanted) if wanted else {}
-    hiding = hidden_in(session, [r.node for r in revisions.values()])
+    return _history_entries(session, node, items, after, rest, initiative, granted)
+
+
+def newest_history(
+    session: Session, node: Node, limit: int, initiative: str
+) -> tuple[list[TrailEntry], int, HistoryPlace | None, list[Issue], int]:
+    """The node's history's last page, read from its end (`history_tail`), as `history` gives a
+    page, and how many entries come before it: the entries past the last whole `limit` of them, as
+    the pages from the first number them (all `limit` when they divide evenly) — of those, as many
+    of the last as `HISTORY_PAGE_CHARS` holds (the newest one always), so the latest change is on it."""
+    granted = _granted(session)
+    count = session.history_count(node.id, granted)
+    items = session.history_tail(node.id, count - (count - 1) // limit * limit if count else limit, granted)
+    sized = [(entry, issue) for _, entry, issue in _sized_entries(session, node, items, initiative, granted)]
+    page: list[tuple[TrailEntry, Issue | None]] = []
+    text = 0
+    for entry, issue in reversed(sized):
+        text += _text_size(entry)
+        if page and text > HISTORY_PAGE_CHARS:
+            break  # the page starts after the entry that takes its text past the bound
+        page.insert(0, (entry, issue))
+    last = items[-1].place if items else None
+    issues = [issue for _, issue in page if issue is not None]
+    return [entry for entry, _ in page], 0, last, issues, max(0, count - len(page))
+
+
+def _history_entries(
+    session: Session,
+    node: Node,
+    items: list[HistoryItem],
+    after: HistoryPlace | None,
+    rest: int,
+    initiative: str,
+    granted: list[int] | None,
+) -> tuple[list[TrailEntry], int, HistoryPlace | None, list[Issue]]:
+    """A history page's items (past `after`, `rest` entries after them) as entries, ending before
+    the entry that takes its text past `HISTORY_PAGE_CHARS`."""
     entries: list[TrailEntry] = []
     issues: list[Issue] = []
     text = 0
     last = after
-    for k, item in enumerate(items):
+    # Made one at a time: a page's entries past the bound are not worked out.
+    for k, (item, entry, issue) in enumerate(_sized_entries(session, node, items, initiative, granted)):
+        text += _text_size(entry)
+        if entries and text > HISTORY_PAGE_CHARS:
+            # The page ends before the entry that takes its text past the bound; the rest follow.
+            return entries, rest + len(items) - k, last, issues
+        entries.append(entry)
+        issues += [issue] if issue is not None else []
+        last = item.place
+    return entries, rest, items[-1].place if items else after, issues
+
+
+def _sized_entries(
+    session: Session, node: Node, items: list[HistoryItem], initiative: str, granted: list[int] | None
+) -> Iterator[tuple[HistoryItem, TrailEntry, Issue | None]]:
+    """Each history item with its entry, one whose text alone passes `HISTORY_PAGE_CHARS` cut to
+    share it (`bounded_entry`, with its `budget_truncated` warning); made as they are asked for."""
+    compared = _compared(session, node, items, granted)
+    wanted = [n for i in items if i.rev_no is not None for n in (i.rev_no, compared[i.rev_no]) if n is not None]
+    revisions = session.revisions(node.id, wanted) if wanted else {}
+    hiding = hidden_in(session, [r.node for r in revisions.values()])
+    for item in items:
         prior_rev = compared[item.rev_no] if item.rev_no is not None else None
         entry = _entry(session, node, item, revisions, prior_rev, hiding)
         if entry is None:
@@ -111,14 +165,7 @@ def history(
             # Alone past the bound (a long body's first revision holds it twice): its texts share it.
             prior = revisions[prior_rev].node.recorded_at if prior_rev is not None else None
             entry, issue = bounded_entry(entry, initiative, prior)
-        text += _text_size(entry)
-        if entries and text > HISTORY_PAGE_CHARS:
-            # The page ends before the entry that takes its text past the bound; the rest follow.
-            return entries, rest + len(items) - k, last, issues
-        entries.append(entry)
-        issues += [issue] if issue is not None else []
-        last = item.place
-    return entries, rest, items[-1].place if items else after, issues
+        yield item, entry, issue
 
 
 def _compared(

@@ -31,8 +31,6 @@ LIMIT = 100
 DEPTH = 3
 #: The most nodes `timeline` shows before its anchor.
 SPAN = 50
-#: The most timeline pages `last_node` walks past the newest recorded node (nodes dated later).
-WALK_PAGES = 50
 #: Node colours by type (the legend uses the same). Never the only cue: see `GLYPHS`.
 COLOURS = {
     "task": "#e4572e",
@@ -136,8 +134,12 @@ class Piece:
     cursor: str | None = None
     #: Focus mode: nodes reached but not drawn (past `LIMIT` or `DEPTH`), at least.
     beyond: int = 0
-    #: Edges with one end outside the piece.
+    #: Edges with one end outside the piece (of those `read` listed).
     outside_edges: int = 0
+    #: How many live edges each node read has in all, listed or not (`read` lists its newest).
+    linked: dict[str, int] = field(default_factory=dict)
+    #: Whether `read` left out any edge of a node it read (the counts of what is not drawn are then lower bounds).
+    unread: bool = False
     #: Nodes gathered but hidden by the filters.
     hidden: int = 0
     types: list[str] = field(default_factory=list)
@@ -148,15 +150,22 @@ def _key(edge: dict[str, Any]) -> tuple[str, str, str]:
     return (edge["from"], edge["to"], edge["edge_type"])
 
 
-async def _edges_of(call: Call, initiative: str, node_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
-    """A node (None if it cannot be read) and its live edges, both directions."""
+async def _edges_of(
+    call: Call, initiative: str, node_id: str, piece: Piece
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """A node (None if it cannot be read) and the live edges `read` lists of it (its newest, both
+    directions); how many it has in all is kept in `piece.linked`."""
     envelope = await call(
         "read", {"initiative": initiative, "node": {"id": node_id}, "neighbours": True, "budget_chars": 512}
     )
     if envelope["state"] == "rejected":
         return None, []
     data = envelope["data"]
-    return data["hits"][0], list(data.get("edges") or [])
+    edges = list(data.get("edges") or [])
+    left = sum(o["count"] for o in (envelope.get("coverage") or {}).get("omitted") or [] if o["section"] == "edges")
+    piece.linked[node_id] = len(edges) + left
+    piece.unread = piece.unread or left > 0
+    return data["hits"][0], edges
 
 
 async def window(call: Call, initiative: str, cursor: str | None, start: int, ending: str | None = None) -> Piece:
@@ -184,32 +193,6 @@ async def window(call: Call, initiative: str, cursor: str | None, start: int, en
     return piece
 
 
-async def last_node(call: Call, initiative: str, since: str | None = None, until: str | None = None) -> str | None:
-    """The id of the timeline walk's last node in [`since`, `until`] (None: an empty walk). The walk
-    pages from its oldest node only: a 5,000-node initiative's newest nodes were 100 windows away.
-    Its order is when things happened, then recorded; the newest recorded node (`search` without
-    words, newest first) is almost always the last, and a walk on from it (`timeline` anchored
-    there, a page of `LIMIT` at a time, at most `WALK_PAGES`) finds any dated after it."""
-    found = await ok(
-        call, "search", {"initiatives": [initiative], "filters": {"current": "all"}, "limit": 1, "budget_chars": 512}
-    )
-    hits = found["data"]["hits"]
-    if not hits:
-        return None
-    window = {k: v for k, v in (("since", since), ("until", until)) if v}
-    args: dict[str, Any] = {"initiatives": [initiative], "limit": LIMIT, "budget_chars": 512, **window}
-    args.update(anchor={"id": hits[0]["id"]}, before=1, after=0)
-    last: str | None = None
-    for _ in range(WALK_PAGES):
-        page = await ok(call, "timeline", args)
-        last = page["data"]["hits"][-1]["id"] if page["data"]["hits"] else last
-        following = page.get("continuation")
-        if not following:
-            break
-        args = following["next_arguments"]
-    return last
-
-
 async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
     """Breadth-first from `focus`: at most `LIMIT` nodes, `DEPTH` steps away."""
     piece = Piece("focus")
@@ -221,7 +204,7 @@ async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
         node_id = queue.pop(0)
         if len(piece.nodes) >= LIMIT:
             break
-        node, found = await _edges_of(call, initiative, node_id)
+        node, found = await _edges_of(call, initiative, node_id, piece)
         if node is None:
             if node_id == focus:
                 await ok(call, "read", {"initiative": initiative, "node": {"id": focus}})
@@ -247,10 +230,22 @@ async def neighbourhood(call: Call, initiative: str, focus: str) -> Piece:
     return piece
 
 
+def edges_not_drawn(piece: Piece) -> tuple[int, bool]:
+    """How many edges the piece does not draw, and whether that is a lower bound: exact when `read`
+    listed every edge of the nodes it read; else at least as many as one node has undrawn (all its
+    edges less those drawn) — a hub's 53,000 links were said as "1 edges lead to nodes not drawn"."""
+    drawn: dict[str, int] = {}
+    for edge in piece.edges:
+        for end in {edge["from"], edge["to"]}:
+            drawn[end] = drawn.get(end, 0) + 1
+    undrawn = max((total - drawn.get(node, 0) for node, total in piece.linked.items()), default=0)
+    return max(piece.outside_edges, undrawn), piece.unread
+
+
 async def _link(call: Call, initiative: str, piece: Piece) -> None:
     edges: dict[tuple[str, str, str], dict[str, Any]] = {}
     for node_id in list(piece.nodes):
-        _, found = await _edges_of(call, initiative, node_id)
+        _, found = await _edges_of(call, initiative, node_id, piece)
         for edge in found:
             edges[_key(edge)] = edge
     for edge in edges.values():

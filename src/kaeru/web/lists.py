@@ -25,11 +25,11 @@ from kaeru.service.lifecycle import REVIEW_TAG
 from kaeru.web.frame import hidden, url
 from kaeru.web.graph import Call, ok
 from kaeru.web.guard import REASON_CHARS
+from kaeru.web.omitted import coverage_html
 from kaeru.web.pages import (
     EDGES_SHOWN,
     _short,
     context_section,
-    coverage_html,
     edge_row,
     edit_form,
     hit_list,

@@ -18,11 +18,11 @@ from kaeru.web import ways
 from kaeru.web.frame import PREFIX, hidden, state_of, url
 from kaeru.web.graph import Call, ViewError, ok
 from kaeru.web.guard import REASON_CHARS
+from kaeru.web.omitted import coverage_html, omitted_count, without
 from kaeru.web.pages import (
     EDGES_SHOWN,
     LAYERS,
     TRAIL_PAGE,
-    coverage_html,
     edge_row,
     edit_form,
     initiative_of,
@@ -153,10 +153,13 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     # The history a page at a time: `trail` is the page's cursor, `from` how many entries came before it.
     cursor = request.query_params.get("trail") or None
     before = _count(request.query_params.get("from")) if cursor else 0
+    # Its last page (decision 473), read from the history's end; a page on from it is asked alike.
+    last_page = request.query_params.get("history") == "newest"
     asked: dict[str, Any] = {"initiative": initiative, "node": {"id": node_id}, "kind": "history", "limit": TRAIL_PAGE}
+    asked.update({"newest": True} if last_page else {})
     trail = await ok(call, "trail", {**asked, "cursor": cursor} if cursor else asked)
-    if not cursor and request.query_params.get("history") == "newest":  # its last page (decision 473)
-        trail, before = await ways.newest_trail(call, asked, trail)
+    if last_page and not cursor:
+        before = ways.entries_before(trail)
     here = url("/node", i=initiative, id=node_id)
     state = str(node.get("currentness"))
     facts = [
@@ -207,8 +210,11 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
     # `read` lists its newest links only (the rest counted in its coverage), this page fewer: every
     # one is a link away, a page at a time (`lists.links_page`).
     every = f' — <a class="every-link" href="{escape(url("/links", i=initiative, id=node_id))}">every link, a page at a time</a>'
-    if len(edges) > EDGES_SHOWN:
-        edge_rows.append(f'<li class="coverage">{len(edges) - EDGES_SHOWN} more edges not listed{every}</li>')
+    # One count of the links not listed: those `read` left out and those it gave past this page's
+    # (the coverage line said the first, the list the second, of one thing).
+    unlisted = max(0, len(edges) - EDGES_SHOWN) + omitted_count(envelope, "edges")
+    if unlisted:
+        edge_rows.append(f'<li class="coverage">{unlisted} more edges not listed{every}</li>')
     history = []
     for entry in trail["data"]["entries"]:
         if entry["kind"] == "revision":
@@ -233,19 +239,19 @@ async def node_page(call: Call, request: Request) -> tuple[str, str, str | None]
                 f"{escape(str(entry.get('action')))}: {escape(str(edge.get('edge_type')))} "
                 f"{escape(str(entry.get('direction')))} {escape(str(edge.get('weight')))} {who}</li>"
             )
-    pager = _trail_pager(initiative, node_id, at, trail, before)
+    pager = _trail_pager(initiative, node_id, at, trail, before, last_page)
     # Oldest first, as `trail` pages it: its latest changes a link away, above the first entry.
     latest = escape(url("/node", i=initiative, id=node_id, at=at, history="newest"))
     newest = (
         ""
-        if trail.get("continuation") is None
+        if trail.get("continuation") is None or last_page
         else f'<p class="trail-pages">oldest first · <a id="trail-newest" href="{latest}#history">latest changes</a></p>'
     )
     part, rest = _body_part(initiative, node_id, at, node, envelope)
     back = here
     edits = "" if at else _node_edits(request, initiative, node, back)
     body = (
-        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(envelope, every)}'
+        f'{_not_in_force(state, successors)}<div class="node-head">{when}{asof}</div>{coverage_html(without(envelope, "edges"))}'
         f'<section class="node-body c-{escape(state)}">{described}{part}'
         f'<div dir="auto"><pre id="body">{escape(node.get("body") or node.get("description") or "")}</pre></div>{rest}'
         f'<p class="tags">{tags}</p><dl class="facts">{facts_html}</dl>{properties_html}'
@@ -318,7 +324,9 @@ def _count(raw: str | None) -> int:
     return int(raw) if raw and raw.isdigit() and len(raw) < 10 else 0
 
 
-def _trail_pager(initiative: str, node_id: str, at: str | None, trail: dict[str, Any], before: int) -> str:
+def _trail_pager(
+    initiative: str, node_id: str, at: str | None, trail: dict[str, Any], before: int, newest: bool
+) -> str:
     """Which history entries the page shows of how many, a link to the next page (the trail's own
     cursor) and, past the first, one back to it."""
     shown = len(trail["data"]["entries"])
@@ -331,7 +339,8 @@ def _trail_pager(initiative: str, node_id: str, at: str | None, trail: dict[str,
         parts.append(f'<a id="trail-first" href="{escape(first)}#history">first page</a>')
     continued = trail.get("continuation")
     if continued is not None:
-        following = url("/node", i=initiative, id=node_id, at=at, trail=continued["cursor"], **{"from": before + shown})
+        since = {"from": before + shown, "history": "newest" if newest else None}
+        following = url("/node", i=initiative, id=node_id, at=at, trail=continued["cursor"], **since)
         parts.append(f'<a id="trail-next" href="{escape(following)}#history">next page</a>')
     return f'<p class="trail-pages">{" · ".join(parts)}</p>'
 

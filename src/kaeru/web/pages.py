@@ -22,9 +22,10 @@ from kaeru.domain.graphemes import shortened
 from kaeru.domain.naming import canonical
 from kaeru.service import tasks
 from kaeru.service.grants import Principal
-from kaeru.web import graph
+from kaeru.web import graph, newest
 from kaeru.web.frame import PREFIX, csrf_field, frame, hidden, url
 from kaeru.web.graph import Call, ViewError, ok
+from kaeru.web.omitted import coverage_html
 
 if TYPE_CHECKING:
     from kaeru.web.app import Backend
@@ -121,21 +122,6 @@ def _when(stamp: object) -> str:
     with the seconds, and a meeting at 09:00 in Tokyo read as held at midnight."""
     text = str(stamp or "")
     return f"{text[:10]} {text[11:16]} UTC" if len(text) >= 16 else text
-
-
-def coverage_html(envelope: dict[str, Any], way: str = "", only: tuple[str, ...] | None = None) -> str:
-    """What the answer says beside its hits: its warnings (why a search found nothing: "emoji and
-    punctuation are not indexed") and what it left out — of the sections `only` (None: all), with
-    `way`, a link to the rest, after it (`web/lists.py`)."""
-    warned = "".join(
-        f'<p class="warning" data-code="{escape(str(i.get("code")))}">{escape(str(i.get("message")))}</p>'
-        for i in envelope.get("issues") or []
-    )
-    omitted = [o for o in (envelope.get("coverage") or {}).get("omitted") or [] if not only or o["section"] in only]
-    if not omitted:
-        return warned
-    said = ", ".join(f"{o['count']} {o['section']} ({o['reason']})" for o in omitted)
-    return f'{warned}<p class="coverage">not shown: {escape(said)}{way}</p>'
 
 
 def new_request_id() -> str:
@@ -248,7 +234,7 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
     else:
         start = int(params.get("start", "0") or 0) if params.get("start", "0").isdigit() else 0
         # The newest window (`latest`): the one ending with the walk's last node (decision 473).
-        ending = params.get("ending") or (await graph.last_node(call, initiative) if params.get("latest") else None)
+        ending = params.get("ending") or (await newest.last_node(call, initiative) if params.get("latest") else None)
         piece = await graph.window(call, initiative, params.get("cursor"), start, ending)
     total = await _node_total(call, initiative)
     if total is None:
@@ -265,10 +251,17 @@ async def graph_page(call: Call, request: Request) -> tuple[str, str, str | None
             f"{total - gathered} of the initiative's {total} nodes are outside this window "
             f"(nodes {piece.start + 1}–{piece.start + gathered} in recording order)"
         )
+    # A node's `read` lists its newest links: past them, the counts are at least what is said.
+    undrawn, bound = graph.edges_not_drawn(piece)
+    least = "at least " if bound else ""
     if piece.beyond:
-        left_out.append(f"{piece.beyond} more nodes lie past the limit of {graph.LIMIT} nodes or {graph.DEPTH} steps")
-    if piece.outside_edges:
-        left_out.append(f"{piece.outside_edges} edges lead to nodes not drawn")
+        left_out.append(
+            f"{least}{piece.beyond} more nodes lie past the limit of {graph.LIMIT} nodes or {graph.DEPTH} steps"
+        )
+    if undrawn:
+        left_out.append(
+            f"{least}{undrawn} edges are not drawn" if bound else f"{undrawn} edges lead to nodes not drawn"
+        )
     if piece.hidden:
         left_out.append(f"{piece.hidden} nodes hidden by the filters")
     said = (

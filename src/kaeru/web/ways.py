@@ -5,7 +5,8 @@ each cursor signed and bound to its call's arguments: a 5,000-node initiative's 
 100 "later →" clicks away, a 200-revision note's latest change on the fourth history page. Here: the
 timeline page (moved out of `pages`) with its latest page, earlier pages and a since/until window —
 a page "ending with node X" is `timeline` anchored at X with nothing after, its next pages asked
-with the same anchor — and a node's newest history page. A forgotten or settled node was a bare
+with the same anchor — and how many entries come before a node's newest history page (`trail`
+with `newest`). A forgotten or settled node was a bare
 404 whose message named the way out (`read` with `at`, `trail`, the successor) without a link, and
 a settled node's successor listed its edge by the raw id of a page that 404s: what `trail` still
 says of it gives its name, the moment just before it went, and its successor.
@@ -19,16 +20,14 @@ from typing import Any
 
 from starlette.requests import Request
 
-from kaeru.web import graph
+from kaeru.web import newest
 from kaeru.web.frame import PREFIX, url
 from kaeru.web.graph import Call, ok
-from kaeru.web.pages import coverage_html, hit_list, initiative_of, jumps_html, node_link
+from kaeru.web.omitted import coverage_html
+from kaeru.web.pages import hit_list, initiative_of, jumps_html, node_link
 
 #: Items a timeline page shows.
 PAGE = 50
-#: The most history pages the newest-page link walks (each one `trail` call); past them the page
-#: reached is shown, with its link on.
-TRAIL_WALK = 200
 
 
 def _window(request: Request) -> dict[str, str]:
@@ -47,7 +46,7 @@ async def timeline_page(call: Call, request: Request) -> tuple[str, str, str | N
     window = _window(request)
     ending, preceding, starting = (params.get(k) or None for k in ("ending", "preceding", "starting"))
     if params.get("latest") and not (ending or preceding or starting):
-        ending = await graph.last_node(call, initiative, window.get("since"), window.get("until"))
+        ending = await newest.last_node(call, initiative, window.get("since"), window.get("until"))
     args: dict[str, Any] = {"initiatives": [initiative], "limit": PAGE, "budget_chars": 16000, **window}
     if ending:
         args.update(anchor={"id": ending}, before=PAGE - 1, after=0)
@@ -106,17 +105,13 @@ def _window_form(initiative: str, window: dict[str, str]) -> str:
     )
 
 
-async def newest_trail(call: Call, asked: dict[str, Any], first: dict[str, Any]) -> tuple[dict[str, Any], int]:
-    """A node's history's last page (walked from `first`, its first page, through the trail's own
-    cursors) and how many entries come before it."""
-    page, before = first, 0
-    for _ in range(TRAIL_WALK):
-        following = page.get("continuation")
-        if following is None:
-            break
-        before += len(page["data"]["entries"])
-        page = await ok(call, "trail", {**asked, "cursor": following["cursor"]})
-    return page, before
+def entries_before(trail: dict[str, Any]) -> int:
+    """How many entries of a node's history come before its newest page (`trail` with `newest`,
+    read from the history's end: walking the pages from the first stopped short of the end of a
+    history thousands of entries long, and took a call a page)."""
+    data = trail["data"]
+    rest = sum(int(o["count"]) for o in (trail.get("coverage") or {}).get("omitted") or [] if o["section"] == "entries")
+    return max(0, int(data.get("total") or 0) - len(data["entries"]) - rest)
 
 
 def just_before(stamp: str) -> str:

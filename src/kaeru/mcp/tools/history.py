@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from kaeru.service import Service
     from kaeru.service.requests import CurrentStateRequest, TrailRequest
 
-TRAIL = """Follow a node by `kind`: history (every revision and edge change), provenance (derived_from ancestors), path (strongest path to `to`), neighbours (one hop), chain (a saved chain's steps).
+TRAIL = """Follow a node by `kind`: history (every revision and edge change, oldest first; `newest`: its last page), provenance (derived_from ancestors), path (strongest path to `to`), neighbours (one hop), chain (a saved chain's steps).
 Changes nothing. Use `read` for content, `current_state` for what replaced a node. Returns the subject and its entries, `limit` a page (the rest: `continuation`)."""
 
 CURRENT_STATE = """What is true now (or at `as_of`): who holds a `slot`, or the newest version of a `node` along supersedes edges, with its predecessors. `status`: current, no_current, not_found, ambiguous or conflict (ids in `candidates`).

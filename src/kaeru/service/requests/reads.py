@@ -77,7 +77,7 @@ INITIATIVES_LIMIT = 100
 
 
 class TrailRequest(Request):
-    APPLIES = ("kind", {"to": ("path",), "edge_types": ("neighbours",)})
+    APPLIES = ("kind", {"to": ("path",), "edge_types": ("neighbours",), "newest": ("history",)})
     initiative: InitiativeName = Field(description="The call's initiative (names resolve in it).")
     node: Ref = Field(description="The node whose trail to follow.")
     kind: Literal["history", "provenance", "path", "neighbours", "chain"] = Field(
@@ -96,6 +96,10 @@ class TrailRequest(Request):
         ge=1,
         le=500,
         description="Entries on a page (a history page ends sooner past ~32,000 characters of text); the rest come with `continuation`.",
+    )
+    newest: bool = Field(
+        False,
+        description="kind=history: its last page (the latest changes) instead of its first; `total` counts the whole history.",
     )
     cursor: Text | None = Field(None, description="From `continuation`: the next page.")
 

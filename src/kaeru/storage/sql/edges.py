@@ -93,6 +93,34 @@ class EdgeQueries(Part):
         found = {e.key: e for e in map(rows.edge, self._either_end("edges", node_ids, where))}
         return [found[k] for k in sorted(found)]
 
+    def newest_live_edges(self, node_id: str, limit: int, granted: Sequence[int] | None) -> tuple[list[Edge], int]:
+        """The node's live edges as `read` lists them, and how many it has: all of them by key when
+        they are `limit` or fewer, else the newest `limit` (by time, then key) — picked and counted
+        in SQL, so a node thousands of notes link to is not read whole to show a page of its links.
+        For a token limited to some initiatives (`granted`), only the edges whose other end is in
+        one of them (a node with no row in none)."""
+        no = self._d.false
+        branches, params = [], []
+        for end, other in (("src", "dst"), ("dst", "src")):
+            seen = ""
+            more: list[Any] = []
+            if granted is not None:
+                inside, more = self._d.overlaps("o.initiatives", granted)
+                seen = f" AND EXISTS (SELECT 1 FROM nodes o WHERE o.id = e.{other} AND {inside})"
+            branches.append(f"SELECT {_EDGE_E} FROM edges e WHERE e.{end} = ? AND e.retracted = {no}{seen}")
+            params += [node_id, *more]
+        live = " UNION ".join(branches)  # a link to itself once
+        found = [
+            rows.edge(r)
+            for r in self._db.rows(
+                f"SELECT * FROM ({live}) l ORDER BY recorded_at DESC, src, dst, edge_type LIMIT ?", [*params, limit + 1]
+            )
+        ]
+        if len(found) <= limit:
+            return sorted(found, key=lambda e: e.key), len(found)
+        row = self._db.one(f"SELECT count(*) FROM ({live}) l", params)
+        return found[:limit], int(row[0]) if row else 0
+
     def edge_log(self, node_ids: Sequence[str]) -> list[Edge]:
         """Every revision of every edge touching `node_ids` (retractions included), oldest first."""
         found = {(*e.key, e.rev_no): e for e in map(rows.edge, self._either_end("edge_revisions", node_ids))}

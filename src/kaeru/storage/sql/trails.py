@@ -26,7 +26,18 @@ from kaeru.storage.sql.rows import EDGE_COLS, NODE_COLS, prefixed
 
 #: The place of a history entry (`h` is the page): by time, revisions (group 0, key '') first.
 _ORDER = "at, grp, src, dst, edge_type, rev_no"
+#: The same, backwards (the newest entry first), by position: a source's joined tables have
+#: columns of those names too.
+_BACKWARDS = "1 DESC, 2 DESC, 3 DESC, 4 DESC, 5 DESC, 7 DESC"
+#: A revision entry's revision before it (the page's `h`; its first parameter the node's id).
+_PREVIOUS = (
+    "CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
+    "ON p.node_seq = n.seq WHERE n.id = ? AND p.rev_no < h.rev_no) END"
+)
 _EDGE_E = prefixed(EDGE_COLS, "e")
+#: A revision's blank edge columns typed as an edge's: a source read on its own (`history_tail`)
+#: gives PostgreSQL's union no other branch to take an untyped NULL's type from.
+_NO_WEIGHT, _NO_FLAG = "CAST(NULL AS DOUBLE PRECISION)", "CAST(NULL AS BOOLEAN)"
 _REVISION = prefixed(NODE_COLS, "r") + ", r.request_id, r.actor"
 
 
@@ -77,12 +88,12 @@ class TrailQueries(Part):
             (f"{edge}e.src = ?{out}{past[0]}", [node_id, *out_params, *more]),
             (f"{edge}e.dst = ? AND e.src <> ?{into}{past[0]}", [node_id, node_id, *in_params, *more]),
             (
-                f"SELECT r.recorded_at AS at, 0 AS grp, {blank}, NULL, r.rev_no, NULL, NULL, NULL, NULL "
+                f"SELECT r.recorded_at AS at, 0 AS grp, {blank}, {_NO_WEIGHT}, r.rev_no, NULL, NULL, NULL, {_NO_FLAG} "
                 f"FROM nodes n JOIN past_revisions r ON r.node_seq = n.seq WHERE n.id = ?{was}{past[1]}",
                 [node_id, *was_params, *more],
             ),
             (
-                f"SELECT recorded_at AS at, 0 AS grp, {blank}, NULL, rev_no, NULL, NULL, NULL, NULL "
+                f"SELECT recorded_at AS at, 0 AS grp, {blank}, {_NO_WEIGHT}, rev_no, NULL, NULL, NULL, {_NO_FLAG} "
                 f"FROM nodes c WHERE c.id = ?{now}{past[2]}",
                 [node_id, *now_params, *more],
             ),
@@ -126,13 +137,26 @@ class TrailQueries(Part):
         until = self._history_bound(node_id, granted, after, skip + int(limit))
         parts = self._history_parts(node_id, granted, after, until)
         union = " UNION ALL ".join(sql for sql, _ in parts)
-        sql = (
-            f"SELECT h.*, CASE WHEN h.grp = 0 THEN (SELECT max(p.rev_no) FROM nodes n JOIN past_revisions p "
-            "ON p.node_seq = n.seq WHERE n.id = ? AND p.rev_no < h.rev_no) END "
-            f"FROM ({union} ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
-        )
+        sql = f"SELECT h.*, {_PREVIOUS} FROM ({union} ORDER BY {_ORDER} LIMIT ? OFFSET ?) h ORDER BY {_ORDER}"
         params = [node_id, *(p for _, more in parts for p in more), int(limit), skip]
-        found = self._db.rows(sql, params)
+        return self._items(node_id, self._db.rows(sql, params))
+
+    def history_tail(self, node_id: str, limit: int, granted: Sequence[int] | None) -> list[HistoryItem]:
+        """The node's last `limit` history entries (its newest page), in the history's order, as
+        `history_page` gives them: each source read backwards from its index (by node, then time),
+        so the newest page costs a page however long the history (it was reached by walking every
+        page from the first)."""
+        parts = self._history_parts(node_id, granted)
+        newest = " UNION ALL ".join(
+            f"SELECT * FROM ({sql} ORDER BY {_BACKWARDS} LIMIT ?) s{i}" for i, (sql, _) in enumerate(parts)
+        )
+        sql = f"SELECT h.*, {_PREVIOUS} FROM ({newest} ORDER BY {_BACKWARDS} LIMIT ?) h ORDER BY {_ORDER}"
+        params = [node_id, *(p for _, more in parts for p in (*more, int(limit))), int(limit)]
+        return self._items(node_id, self._db.rows(sql, params))
+
+    def _items(self, node_id: str, found: Sequence[Sequence[Any]]) -> list[HistoryItem]:
+        """History rows (`_ORDER`'s columns, an edge's, the revision before) as items, each edge
+        event with whether its edge's revision before it was retracted."""
         edges = [rows.edge(row[2:11]) for row in found if row[1] == 1]
         before = self._before(node_id, edges)
         items: list[HistoryItem] = []
@@ -156,22 +180,23 @@ class TrailQueries(Part):
 
     def edge_revisions_of(self, node_id: str, edges: Sequence[Edge]) -> dict[tuple[str, str, str], list[EdgeMark]]:
         """Every revision of these edges (each touching `node_id`), by key, in the history's order
-        (time, then number), each with who made it. Read by the edges' keys (the node at one end,
-        the other ends listed), so only those edges' revisions are read."""
+        (time, then number), each with who made it. Read by the edges' whole keys (a list of
+        source, target and type joined to the revisions): no condition names the node alone, so
+        every plan looks each edge up by its source — the node at one end and the other ends listed
+        let a prepared statement's generic plan take the index by target and time, and read all
+        of a hub's revisions for each page."""
         found: dict[tuple[str, str, str], dict[int, EdgeMark]] = {}
-        wanted = {e.key for e in edges}
-        for end, other in (("src", "dst"), ("dst", "src")):
-            others = [e.dst if end == "src" else e.src for e in edges if getattr(e, end) == node_id]
-            for part in self._d.chunks(others):
-                where, params = self._d.in_(other, part, "text")
-                for src, dst, edge_type, rev_no, at, retracted, actor, request_id in self._db.rows(
-                    "SELECT src, dst, edge_type, rev_no, recorded_at, retracted, actor, request_id "
-                    f"FROM edge_revisions WHERE {end} = ? AND {where}",
-                    [node_id, *params],
-                ):
-                    if (src, dst, edge_type) in wanted:
-                        mark = EdgeMark(at, rev_no, bool(retracted), actor, request_id)
-                        found.setdefault((src, dst, edge_type), {})[rev_no] = mark
+        keys = sorted({e.key for e in edges if node_id in (e.src, e.dst)})
+        for part in self._d.chunks(keys):
+            listed = ", ".join("(?, ?, ?)" for _ in part)
+            for src, dst, edge_type, rev_no, at, retracted, actor, request_id in self._db.rows(
+                f"WITH k(src, dst, edge_type) AS (VALUES {listed}) "
+                "SELECT r.src, r.dst, r.edge_type, r.rev_no, r.recorded_at, r.retracted, r.actor, r.request_id "
+                "FROM k JOIN edge_revisions r ON r.src = k.src AND r.dst = k.dst AND r.edge_type = k.edge_type",
+                [value for key in part for value in key],
+            ):
+                mark = EdgeMark(at, rev_no, bool(retracted), actor, request_id)
+                found.setdefault((src, dst, edge_type), {})[rev_no] = mark
         return {key: sorted(marks.values(), key=lambda m: (m.at, m.rev_no)) for key, marks in found.items()}
 
     def _history_bound(
