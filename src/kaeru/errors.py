@@ -232,7 +232,8 @@ ISSUE_CODES: dict[str, str] = {
     ),
     "forbidden": (
         "The HTTP token does not grant this call: an initiative outside its grants (whether or not it "
-        "exists), or a write with a read-only token. Ask the vault's owner for a grant."
+        "exists), a write with a read-only token, or a rename or merge onto a name another token is granted "
+        "(only the vault's owner opens memories to another token). Ask the vault's owner for a grant."
     ),
     "left_board": (
         "Warning: `task_update` moved a task that is also on another initiative's board to a column that "
@@ -264,7 +265,9 @@ ISSUE_CODES: dict[str, str] = {
         "went by it, or kept after one was renamed away) come to reach this initiative's memories: the "
         "admin's rename warns, a limited token's is refused (`forbidden`: only the vault's owner opens "
         "memories to another token). A merge moves no grant, since its target holds memories those tokens "
-        "were never given. Only the admin's answer counts and names the tokens; `kaeru token grant NAME "
+        "were never given; tokens granted the target and not the merged initiative come to reach the merged "
+        "one's memories: the admin's merge warns, a limited token's is refused (`forbidden`), as for a "
+        "rename. Only the admin's answer counts and names the tokens; `kaeru token grant NAME "
         "--initiative TARGET` gives one access, `--remove NAME` takes one away."
     ),
     "unavailable": (

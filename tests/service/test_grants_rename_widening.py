@@ -2,17 +2,21 @@
 a token granted `ynew` before any initiative went by it, or one that kept `proj` when `proj` was
 renamed away, reaches what the renamed initiative held. The admin's rename says so and names them;
 a limited token's rename is refused, since only the vault's owner opens memories to another token.
-Only the admin is told how many other tokens a rename or merge touched, and which. A grant an older
-kaeru stored decomposed follows a rename as a composed one does. Through the tools' handlers, as the
-HTTP transport calls them with each token's stored grants; both backends."""
+A merge into an initiative other tokens are granted, and not the merged one, opens the merged
+one's memories to them alike: the admin's merge names them, a limited token's is refused before a
+node moves. Only the admin is told how many other tokens a rename or merge touched, and which. A
+grant an older kaeru stored decomposed follows a rename as a composed one does. Through the tools'
+handlers, as the HTTP transport calls them with each token's stored grants; both backends."""
 
 from __future__ import annotations
 
 import unicodedata
 from typing import Any
 
+import pytest
+
 from kaeru.mcp.server import build_server
-from kaeru.service import Service, grants
+from kaeru.service import Service, grants, initiatives, token_grants
 from kaeru.storage.base import Store, TokenRecord
 
 
@@ -132,3 +136,52 @@ def test_a_decomposed_grant_of_an_older_kaeru_follows_a_rename(service: Service,
     renamed = run("initiative", {"initiative": composed, "action": "rename", "to": "bistro"})
     assert _messages(renamed, "token_grants")[0].startswith("1 token granted 'café' by name")
     assert _finds(service, store, secret, "bistro", "espressocode") == 1
+
+
+def test_a_limited_tokens_merge_into_a_name_another_token_holds_is_refused(
+    service: Service, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(initiatives, "CHUNK", 2)  # a merge of more nodes moves them in chunks first
+    run = build_server(service).registry.run
+    for i in range(5):
+        assert run("note", {"initiative": "xsecret", "text": f"the zebrapassword {i}"})["state"] == "applied"
+    assert run("note", {"initiative": "ynew", "text": "shared plans"})["state"] == "applied"
+    merger = _token(service, "t1", ["xsecret", "ynew"])
+    waiting = _token(service, "t2", ["ynew"])  # never given `xsecret`
+
+    refused = _as(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
+    assert refused["state"] == "rejected"
+    [issue] = refused["issues"]
+    assert issue["code"] == "forbidden" and issue["field"] == "to"
+    assert "another token is granted 'ynew' by name and not 'xsecret'" in issue["message"]
+    assert "t2" not in issue["message"] and not any(c.isdigit() for c in issue["message"])
+    assert _names(service) == ["xsecret", "ynew"]  # nothing merged, no chunk moved
+    assert _finds(service, store, merger, "xsecret", "zebrapassword") == 5
+    assert _finds(service, store, waiting, "ynew", "zebrapassword") == 0
+    # Once the owner gives that token `xsecret` too, the merge opens nothing new and is the token's to make.
+    token_grants.grant_token(service.rt, "t2", ["xsecret"], (), False, "owner")
+    merged = _as(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
+    assert merged["state"] == "applied", merged["issues"]
+    assert _finds(service, store, waiting, "ynew", "zebrapassword") == 5
+
+
+def test_the_admins_merge_into_a_name_another_token_holds_names_it(service: Service, store: Store) -> None:
+    run = build_server(service).registry.run
+    assert run("note", {"initiative": "xsecret", "text": "the zebrapassword is here"})["state"] == "applied"
+    assert run("note", {"initiative": "ynew", "text": "shared plans"})["state"] == "applied"
+    _token(service, "t1", ["xsecret"])
+    waiting = _token(service, "t2", ["ynew"])
+
+    merged = run("initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
+    assert merged["state"] == "applied"
+    assert _messages(merged, "token_grants") == [
+        # Tokens granted the merged initiative lose it (kept from before) ...
+        "1 token grant 'xsecret' by name and not 'ynew' (t1): they no longer reach these memories, and their "
+        "writes to 'xsecret' are refused. A merge moves no grant, since 'ynew' holds memories they were never "
+        "given; `kaeru token grant t1 --initiative ynew` gives one all of it.",
+        # ... and those granted the target come to reach its memories.
+        "1 token granted 'ynew' by name and not 'xsecret' (t2) reaches the memories 'xsecret' held now, which it "
+        "was never given; `kaeru token grant t2 --remove ynew` takes that back, with the rest of 'ynew', if it "
+        "was not meant.",
+    ]
+    assert _finds(service, store, waiting, "ynew", "zebrapassword") == 1  # as the owner was told

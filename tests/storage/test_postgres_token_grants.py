@@ -1,4 +1,5 @@
-"""PostgreSQL only: two transactions changing one token's grants at once never lose either change.
+"""PostgreSQL only: two transactions changing one token's grants at once never lose either change,
+and a renewal racing another change records the expiry it truly replaced.
 
 A change of grants is computed from the grants read in its transaction. On READ COMMITTED a
 `kaeru token grant --remove` racing a rename, or two renames, each read the grants before the other
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,3 +101,20 @@ def test_two_renames_at_once_both_grant_their_new_name(store: PostgresStore, url
 
     _meanwhile(url, lambda session: token_grants.follow_rename(session, "a", "a2", NOW, "owner"), second, store)
     assert _grants(store, "bob") == ("a", "b", "a2", "b2")
+
+
+def test_a_renewal_racing_another_records_the_expiry_it_replaced(store: PostgresStore, url: str) -> None:
+    rt = Service(store, Settings(vault_dir=Path("/nonexistent"), database_url=url)).rt
+    grants.add_token(rt, "carol", ["web"], False, "owner")
+    sooner = "2099-01-01T00:00:00.000000Z"
+
+    def renew(session: Session) -> None:  # another renewal, uncommitted
+        session.set_token_expiry("carol", sooner)
+
+    later = datetime(2099, 6, 1, tzinfo=UTC)
+    _meanwhile(url, renew, lambda: grants.renew_token(rt, "carol", later, "o"), store)
+    with store.read() as session:
+        [record] = [a for a in session.export_audit(None) if a.operation == "token_renew"]
+    [expiry] = [c for c in record.changes if c["field"] == "expires_at"]
+    # Its "before" is the expiry the other renewal wrote, not the one read before that committed.
+    assert (expiry["before"], expiry["after"]) == (sooner, "2099-06-01T00:00:00.000000Z")

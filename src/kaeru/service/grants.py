@@ -343,7 +343,9 @@ def renew_token(rt: Runtime, name: str, expires_at: datetime | None, by: str) ->
     with rt.store.write() as session:
         stamp = rt.write_time(session.newest_stamp())
         now = fmt(stamp)
-        before = session.token_by_name(name)
+        # Locked (PostgreSQL: `FOR UPDATE`) as `token_grants.grant_token` reads it: on READ COMMITTED a
+        # renewal racing another change of this token recorded a "before" that change had replaced.
+        before = session.token_by_name(name, for_update=True)
         renewed = session.set_token_expiry(name, _expiry(expires_at, rt.reading()))
         if before is None or renewed is None:
             raise NotFound(f"no token named {name!r}", field="name")

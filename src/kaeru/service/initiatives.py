@@ -268,6 +268,8 @@ def in_chunks(
         target = _target(ctx, request.to) if action == "merge" else None
         if target is not None and target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
+        if target is not None:  # refused to a limited token before a node moves; the call itself warns
+            token_grants.merge_widening(ctx.session, subject.name, target.name)
         batch = _members(ctx, CHUNK + 1)
         if len(batch) <= CHUNK:
             ctx.outcome.state = "unchanged"  # the call itself does the rest
@@ -370,6 +372,9 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
         target = _target(ctx, request.to)
         if target.id == subject.id:
             raise InvalidArgument("cannot merge an initiative into itself", field="to")
+        # Tokens granted the target and not the subject come to reach its memories: refused for a
+        # limited caller before a node moves, as a rename onto their name is (`token_grants`).
+        widened = token_grants.merge_widening(ctx.session, subject.name, target.name)
         moved, placed = handled, 0
         own, cols = _boards(ctx, subject, target)
         for node in _members(ctx):
@@ -390,7 +395,7 @@ def manage(ctx: WriteContext, request: InitiativeRequest, handled: int = 0, carr
         ctx.outcome.changes.append(Change("merged_nodes", 0, moved))
         ctx.outcome.changes.append(Change("initiative", subject.name, target.name))
         cut = token_grants.merge_warning(ctx.session, subject.name, target.name)  # grants left behind
-        ctx.outcome.issues.extend([cut] if cut is not None else [])
+        ctx.outcome.issues.extend(i for i in (cut, widened) if i is not None)
     elif action == "delete":
         forgotten, gone = handled, list[Edge]()
         for node in _members(ctx):

@@ -11,6 +11,8 @@ initiative went by it, or keeping it after one was renamed away — and those co
 they were never given: the admin's rename says so and names them; a limited token's is refused, since
 only the vault's owner opens memories to another token. A merge moves none: its target holds
 memories the merged initiative's tokens were never granted (`merge_warning` says how to give them).
+The tokens granted the target and not the merged initiative come to reach the merged one's memories,
+as a rename onto their name would give them: the same rule holds (`merge_widening`).
 Each change is an audit record `token_grant`, which `token history` lists.
 
 Grants are compared in NFC (`canonical`), as `grants.principal_of` reads them: a token an older
@@ -205,6 +207,45 @@ def merge_warning(session: Session, subject: str, target: str) -> Issue | None:
         f"memories, and their writes to {subject!r} are refused. A merge moves no grant, since {target!r} holds "
         f"memories they were never given; `kaeru token grant {cut[0].name} --initiative {shlex.quote(target)}` "
         "gives one all of it.",
+        "to",
+    )
+
+
+def merge_widening(session: Session, subject: str, target: str) -> Issue | None:
+    """The warning of a merge of `subject` into `target` when tokens grant `target` and not
+    `subject`: they come to reach the memories `subject` held, which they were never given — as a
+    rename onto a name they hold would give them (`follow_rename`). Called before a node moves.
+
+    Raises:
+        Forbidden: the caller is a limited token: only the vault's owner may open these memories to
+            another token.
+    """
+    widened = granting(session, target, unless=subject)
+    if not widened:
+        return None
+    principal = grants.current()
+    if principal is not None and principal.initiatives is not None:
+        raise Forbidden(
+            f"no merge into {target!r}: another token is granted {target!r} by name and not {subject!r}, and "
+            f"would reach the memories of {subject!r}, which it was never given; only the vault's owner may open "
+            "them to it. Ask the owner to merge them",
+            field="to",
+        )
+    if principal is not None:
+        return Issue(
+            "token_grants",
+            f"At least one other token, granted {target!r} by name and not {subject!r}, reaches the memories "
+            f"{subject!r} held now, which that token was never given; the vault's owner can take that back, with "
+            f"the rest of {target!r} (`kaeru token grant NAME --remove {shlex.quote(target)}`).",
+            "to",
+        )
+    one = len(widened) == 1
+    return Issue(
+        "token_grants",
+        f"{_count(widened)} granted {target!r} by name and not {subject!r} ({_named(widened)}) "
+        f"{'reaches' if one else 'reach'} the memories {subject!r} held now, which {'it was' if one else 'they were'} "
+        f"never given; `kaeru token grant {widened[0].name} --remove {shlex.quote(target)}` takes that back, with "
+        f"the rest of {target!r}, if it was not meant.",
         "to",
     )
 
