@@ -84,12 +84,29 @@ _UNSPACED_DECISIONS = r"何を決め|決定事項|決めたこと|決まった�
 _DECISION = re.compile(r"(?<!\w)(?:" + "|".join(_DECISIONS) + r")(?!\w)|" + without_accents(_UNSPACED_DECISIONS))
 
 #: The ways to ask which rules are in force. "Rules" must be asked about as rules (which, what,
-#: any, our…; in force, apply; or the word alone): "the rules of chess" is about chess.
+#: any, our…; what are, list, show me; in force, apply; or the word alone): "the rules of chess" is
+#: about chess. And they must be rules as such, not a kind of them nor a thing they name: the word
+#: after must be none (`_ENDS`) — "what rules engine", "the current rule of thumb", "active
+#: constraint violations" ask about an engine, a habit, failures —, and a statement of rules in
+#: force must open the query or follow a word of no subject (`_BEFORE`): "which firewall rules are
+#: active", "is the unique constraint active" ask about a firewall and a database.
+_NOUN = r"(?:rules?|constraints?|guidelines?)"
 _IN_FORCE = r"(?:(?: that)? (?:apply|applies|hold)| (?:are |is )?(?:in force|in effect|active|current)| to follow| (?:do|does|should|must|shall) (?:i|we|you) follow)"
+#: What may follow the rules asked about: the end, a mark, or a word that names no other thing.
+_ENDS = (
+    r"(?=\W*$|[^\w\s]|\s+(?:for|about|on|regarding|around|in|at|here|there|we|i|you|they|do|does|did|should|must"
+    r"|shall|will|would|can|could|are|is|were|was|have|has|apply|applies|hold|holds|that|which|to|govern|governs"
+    r"|exist|currently|now|still|today|active|current|of(?! thumb)|and|or|so|right|please|again|already)(?!\w))"
+)
+#: The words a statement of rules in force ("the rules that apply", "rules in force") may follow.
+_BEFORE = r"(?:^|(?:the|our|any|all|which|what|these|those|some|no|there|are|project|team|house) )"
+_DETERMINER = r"(?:the |our |your |all the |all |any |all of the )?(?:current |active )?"
 _RULES = (
     # English
-    r"(?:which|what|any|our|active|current|all)(?: the)? (?:rules?|constraints?|guidelines?)" + _IN_FORCE + "?",
-    r"(?:rules?|constraints?|guidelines?)" + _IN_FORCE,
+    r"(?:which|what|any|our|active|current|all)(?: the)? " + _NOUN + _ENDS + _IN_FORCE + "?",
+    r"(?:what|which) (?:are|is|were) " + _DETERMINER + _NOUN + _ENDS + _IN_FORCE + "?",
+    r"(?:list|show|give|tell|remind)(?: me| us)? " + _DETERMINER + _NOUN + _ENDS + _IN_FORCE + "?",
+    _BEFORE + _NOUN + _IN_FORCE,
     r"^(?:the )?rules?\W*$",
     # German
     r"welche (?:regeln|vorgaben|richtlinien)(?: gelten)?|(?:regeln|vorgaben) (?:gelten|in kraft)|geltende regeln",
@@ -101,8 +118,8 @@ _RULES = (
     r"(?:quali|che) (?:sono le )?regole(?: (?:valgono|si applicano|in vigore))?|regole in vigore",
     # Portuguese
     r"(?:quais|que) (?:sao )?(?:as )?regras(?: (?:se aplicam|valem|em vigor))?|regras em vigor",
-    # Dutch
-    r"welke (?:regels|afspraken)(?: gelden)?|(?:regels|afspraken) (?:gelden|van kracht)",
+    # Dutch ("afspraken" are appointments as often as agreements: "welke afspraken heb ik morgen")
+    r"welke regels(?: gelden)?|regels (?:gelden|van kracht)",
 )
 _UNSPACED_RULES = (
     r"どのルール|ルールは何|守るべきルール|有効なルール|規則は何|哪些规则|什么规则|有效的规则|어떤 규칙|규칙은 무엇"

@@ -322,9 +322,9 @@ def run_channels(
     if plan.weight("rules"):
         # Every rule of the scope: those not in force are the filters' to hold back and count
         # (`rules_in_force`, the test `context` applies), not this channel's to drop unsaid.
-        rules, more = scope_rules(session, scope_ids)
+        rules, unread = scope_rules(session, scope_ids)
         fusion.add_ranked("rules", rules)
-        fusion.unread += int(more)
+        fusion.unread += unread
     if plan.weight("slots"):
         fusion.add_ranked("slots", [s.node_id for s in session.slots_of(first_scope.id) if s.node_id])
     if plan.weight("tasks") and boards is not None:

@@ -19,18 +19,23 @@ from kaeru.storage.base import Session
 
 #: At most this many of a scope's rules are offered, newest first (`Session.rule_ids`).
 RULES_READ = 1000
+#: The ids of at most this many rules of an initiative are read, to count those not offered (ids
+#: only, through the partial index: no rule decoded); past it the count is a floor.
+RULES_COUNTED = 50 * RULES_READ
 
 
-def scope_rules(session: Session, scope_ids: list[int]) -> tuple[list[str], bool]:
+def scope_rules(session: Session, scope_ids: list[int]) -> tuple[list[str], int]:
     """The rules of the searched initiatives, newest first, read as `context` reads them (the
-    partial index of rules, the tag tested on the decoded nodes); whether some initiative held more
-    than `RULES_READ` (the rest not offered). Which are in force is the filters' to say."""
+    partial index of rules, the tag tested on the decoded nodes); and how many of their rules were
+    not offered, past the first `RULES_READ` of an initiative (counted, not decoded: the count said
+    in `coverage.omitted`; an initiative of exactly `RULES_READ` rules leaves none out). Which are
+    in force is the filters' to say."""
     found: dict[str, None] = {}  # an id of several searched initiatives, once
-    more = False
+    past: set[str] = set()
     for scope_id in scope_ids:
-        ids = session.rule_ids(scope_id, RULES_READ)
-        more = more or len(ids) >= RULES_READ
-        found.update(dict.fromkeys(ids))
+        ids = session.rule_ids(scope_id, RULES_COUNTED)
+        found.update(dict.fromkeys(ids[:RULES_READ]))
+        past.update(ids[RULES_READ:])
     nodes = session.nodes_by_ids(list(found))
     rules = [
         nodes[i]
@@ -41,4 +46,4 @@ def scope_rules(session: Session, scope_ids: list[int]) -> tuple[list[str], bool
         and not nodes[i].retracted
     ]
     rules.sort(key=lambda n: n.seq, reverse=True)
-    return [n.id for n in rules], more
+    return [n.id for n in rules], len(past - found.keys())

@@ -56,7 +56,7 @@ from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 from kaeru.service.recall import values_near
 from kaeru.service.recall.markers import may_mark, strong, weak
-from kaeru.service.recall.values_near import _ASIDE, _SENTENCE_END, NEAR, states_change
+from kaeru.service.recall.values_near import ASIDE, NEAR, SENTENCE_END, states_change
 
 #: How many leading hits may yield (how near a number must be to a query word: `NEAR`).
 LEADING = 10
@@ -329,8 +329,8 @@ def read_marks(text: str, slots: set[str]) -> list[Marked]:
     """A text's marked sentences (see `stated_marked`; a word of change marks one too) that hold a
     query word; a question marks nothing (it asks, it does not state)."""
     found: list[Marked] = []
-    for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
-        for sentence in _SENTENCE_END.split(piece):
+    for piece in ASIDE.split(text)[::2]:  # headers say when or who, not what
+        for sentence in SENTENCE_END.split(piece):
             words = tokens(sentence)
             held = set(words)
             if sentence.rstrip().endswith("?") or (WORD_CHANGE_FORMS.isdisjoint(held) and not may_mark(sentence, held)):
@@ -359,8 +359,8 @@ def read_words(text: str, slots: set[str], lang: str = "en") -> tuple[list[froze
     function_words = NOT_TOPICS | not_topics(lang)
     sentences: list[frozenset[str]] = []
     worded: list[Worded] = []
-    for piece in _ASIDE.split(text)[::2]:  # headers say when or who, not what
-        for sentence in _SENTENCE_END.split(piece):
+    for piece in ASIDE.split(text)[::2]:  # headers say when or who, not what
+        for sentence in SENTENCE_END.split(piece):
             words = tokens(sentence)
             stems = stem_words(words)
             kept = [len(w) > 2 and w not in function_words for w in words]
@@ -424,8 +424,8 @@ def read_text(
     numbers: set[str] = set()
     content: set[str] = set()
     changed: dict[str, list[frozenset[str]]] = {}
-    pieces = _ASIDE.split(text)  # odd pieces: the headers
-    sentences = [(sentence, k % 2 == 1) for k, piece in enumerate(pieces) for sentence in _SENTENCE_END.split(piece)]
+    pieces = ASIDE.split(text)  # odd pieces: the headers
+    sentences = [(sentence, k % 2 == 1) for k, piece in enumerate(pieces) for sentence in SENTENCE_END.split(piece)]
     for sentence, aside in sentences:
         words = tokens(sentence)
         if not words:
