@@ -52,6 +52,8 @@ ADDED = {
     # session 16: initiatives answers in pages (decision 100).
     "initiatives": {"limit", "cursor"},
     "archive": {"request_id"},
+    # session 55: the open reviews a page at a time after the last one listed.
+    "reflect": {"reviews_after"},
 }
 
 

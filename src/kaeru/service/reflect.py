@@ -11,8 +11,10 @@ from kaeru.domain.model import (
     DECISION_TAG,
     NOTE_KIND_TYPES,
     Currentness,
+    Edge,
     EdgeType,
     HypothesisStatus,
+    Node,
     NodeType,
     NoteKind,
     Tier,
@@ -24,6 +26,7 @@ from kaeru.service import grants, tasks
 from kaeru.service.checks import normalise_initiative
 from kaeru.service.graph import Walk, strongest_path
 from kaeru.service.hygiene import replacements
+from kaeru.service.open_reviews import open_reviews, reviews_after
 from kaeru.service.outcomes import Coverage, Omission
 from kaeru.service.revise import is_rule
 from kaeru.service.rules_in_force import rule_applies
@@ -89,6 +92,12 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
 
             raise UnknownInitiative(f"no initiative named {name!r}{unknown_hint(session, name)}", field="initiative")
         base = {"initiative": scope.name}
+        # Newest first, as `context` lists them; `reviews_after`: only the page after that node.
+        reviews = open_reviews(session, scope)
+        if request.reviews_after is not None:
+            for target, edges in reviews_after(session, scope, reviews, request.reviews_after):
+                add(*_review(base, target, edges))
+            return _outcome(scope.name, _granted_items(session, items), counts)
         cols = tasks.columns(session, scope)
         terminal = tasks.terminal_key(cols)
         rows, _, _ = session.search(
@@ -132,25 +141,8 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
             )
         if len(orphan_ids) > LIMIT:
             counts["orphan"] = counts.get("orphan", 0) + len(orphan_ids) - LIMIT
-        doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))
-        for target_id, edges in doubted.items():
-            target = session.get_node(target_id)
-            if target is None:
-                continue
-            add(
-                "open_review",
-                f"{target.name!r} is under review ({len(edges)} doubt(s)): resolve and close it",
-                {
-                    "tool": "review",
-                    "arguments": {
-                        **base,
-                        "action": "close",
-                        "target": target_id,
-                    },
-                },
-                target_id,
-                target.name,
-            )
+        for target, edges in reviews:
+            add(*_review(base, target, edges))
         for fork in forks(session, scope.id):  # two current versions of one thing (decision 462)
             if hidden := grants.hidden_ids(session, [h.id for h in fork.heads]):
                 # A limited token is told of the versions it may see, and of a fork only where two remain:
@@ -272,12 +264,29 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                 {"tool": "initiative", "arguments": {"initiative": close, "action": "merge", "to": scope.name}},
             )
         items[:] = _granted_items(session, items)
-    coverage = Coverage(initiatives=[scope.name])
+    return _outcome(scope.name, items, counts)
+
+
+def _review(base: dict[str, Any], target: Node, edges: list[Edge]) -> tuple[str, str, dict[str, Any], str, str]:
+    """An `open_review` item: the node under review, how many doubts, and the close that resolves it."""
+    message = f"{target.name!r} is under review ({len(edges)} doubt(s)): resolve and close it"
+    return (
+        "open_review",
+        message,
+        {"tool": "review", "arguments": {**base, "action": "close", "target": target.id}},
+        target.id,
+        target.name,
+    )
+
+
+def _outcome(name: str, items: list[ReflectItem], counts: dict[str, int]) -> ReflectOutcome:
+    """The work-list, each kind past `LIMIT` counted as left out."""
+    coverage = Coverage(initiatives=[name])
     for kind, count in counts.items():
         if count > LIMIT:
             coverage.complete = False
             coverage.omitted.append(Omission(kind, count - LIMIT, "limit"))
-    return ReflectOutcome(scope.name, items, counts, coverage)
+    return ReflectOutcome(name, items, counts, coverage)
 
 
 def _merge_candidates(session: Session, scope: Initiative) -> list[str]:

@@ -8,8 +8,10 @@ continuation. A node's `read` lists its newest links only; `trail kind=neighbour
 which the links page shows. Every call runs as the page's caller, so a token limited to some
 initiatives lists only what it may see, and a cursor made for one caller is refused to another.
 
-The reviews section has no such listing: `context` shows its newest `CAPS["reviews"]` and names no
-`filters` (no `search` filter says "has an open review"), so its page says how many it cannot list.
+The reviews section names no `filters` (no `search` filter says "has an open review"): `context`
+shows its newest `CAPS["reviews"]`, and a node under review that an earlier section holds (an open
+task, a claim) is not among them. Its page links to every open review, `REVIEWS_PAGE` a page, as
+`reflect` lists them: newest first, a later page after the last node shown (`reviews_after`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from starlette.requests import Request
 
 from kaeru.domain.model import RULE_TAG, NodeType
 from kaeru.service.lifecycle import REVIEW_TAG
+from kaeru.service.reflect import LIMIT as REVIEWS_PAGE
 from kaeru.web.frame import hidden, url
 from kaeru.web.graph import Call, ok
 from kaeru.web.guard import REASON_CHARS
@@ -145,7 +148,11 @@ async def links_page(call: Call, request: Request) -> tuple[str, str, str | None
 
 
 async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | None]:
+    """The newest open reviews, as `context` delivers them, each with its reasons and a Close; with
+    `all=1`, every open review, a page at a time."""
     initiative = initiative_of(request)
+    if request.query_params.get("all"):
+        return await _every_review(call, request, initiative)
     section = await context_section(call, initiative, "reviews")
     back = url("/reviews", i=initiative)
     reasons: dict[str, list[str]] = section.get("reasons") or {}
@@ -181,8 +188,61 @@ async def reviews_page(call: Call, request: Request) -> tuple[str, str, str | No
         )
         return f'<ul class="reasons">{why}</ul>{form}'
 
+    every = escape(url("/reviews", i=initiative, all=1))
+    way = f' — <a id="every-review" href="{every}">every open review, {REVIEWS_PAGE} a page</a>'
+    mode = f'<p class="mode">the newest open reviews, as <code>context</code> delivers them{way}</p>'
     # Only the reviews' own cut: the rules `context` serves first (and may cut) are not on this page.
-    cut = " — the newest come first; no tool lists open reviews a page at a time, so the rest show here as these are closed"
-    said = coverage_html(section["_envelope"], cut, ("reviews",))
-    body = said + hit_list(initiative, section.get("items") or [], close)
+    said = coverage_html(section["_envelope"], way, ("reviews",))
+    body = mode + said + hit_list(initiative, section.get("items") or [], close)
     return f"Open reviews: {initiative}", body, initiative
+
+
+async def _every_review(call: Call, request: Request, initiative: str) -> tuple[str, str, str | None]:
+    """Every open review of the initiative, newest first, `REVIEWS_PAGE` a page: `reflect`'s
+    `open_review` items, a later page those after the last node the page before showed
+    (`reviews_after`, the link's `cursor`), each with a Close that comes back to this page."""
+    params = request.query_params
+    cursor, start = params.get("cursor") or None, _count(params.get("from")) if params.get("cursor") else 0
+    args: dict[str, Any] = {"initiative": initiative, **({"reviews_after": cursor} if cursor else {})}
+    envelope = await ok(call, "reflect", args)
+    data = envelope["data"]
+    items = [i for i in data["items"] if i["kind"] == "open_review"]
+    left = sum(
+        int(o.get("count") or 0)
+        for o in (envelope.get("coverage") or {}).get("omitted") or []
+        if o["section"] == "open_review"
+    )
+    total = start + int((data.get("counts") or {}).get("open_review") or 0)
+    here = url("/reviews", i=initiative, all=1, **({"cursor": cursor, "from": start} if cursor else {}))
+
+    def row(item: dict[str, Any]) -> str:
+        node_id, name = item["node"], str(item.get("name") or item["node"])
+        form = edit_form(
+            request,
+            initiative,
+            "close",
+            f"{here}#card-{node_id}",
+            f'<input name="resolution" aria-label="How the review of {escape(name)} was resolved (optional)" '
+            f'maxlength="{REASON_CHARS}" placeholder="how it was resolved (optional)">',
+            "Close review",
+            node_id,
+            name,
+        )
+        return (
+            f'<li class="hit" id="card-{escape(node_id)}" tabindex="-1" data-id="{escape(node_id)}">'
+            f"{node_link(initiative, {'id': node_id, 'name': name})}"
+            f'<div class="excerpt" dir="auto">{escape(item["message"])}</div>{form}</li>'
+        )
+
+    following = items[-1]["node"] if left and items else None
+    shown = f"reviews {start + 1}–{start + len(items)} of {total}" if items else f"{total} open reviews"
+    label = f"older reviews ({REVIEWS_PAGE} a page)"
+    pages = _pages("/reviews", cursor, following, start + len(items), label, i=initiative, all=1)
+    newest = escape(url("/reviews", i=initiative))
+    listed = f'<ul class="hits">{"".join(row(i) for i in items)}</ul>' if items else '<p class="empty">nothing</p>'
+    body = (
+        '<p class="mode">every open review of the initiative, newest first, as <code>reflect</code> lists them '
+        f'(<a href="{newest}">the newest, with their reasons</a>)</p><p class="total" id="total">{shown}</p>'
+        f"{coverage_html({**envelope, 'coverage': {}})}{listed}{pages}"
+    )
+    return f"Every open review: {initiative}", body, initiative

@@ -26,7 +26,7 @@ Changes a due reminder's first sight and a hygiene report's read mark; with KAER
 TIMELINE = """What happened, in order (when it happened, then when recorded): around `anchor`, around the best literal match of `query`, or the first `limit` items between `since` and `until`. A window with `since` also lists each older node changed in it (revised, a task done or moved, a verdict), at its last change there and as that revision: its `created_at` is before `since`, its `recorded_at` the change.
 Changes nothing. Use `search` to find by words, `trail` for one node's revisions. Returns nodes oldest first, `total`, `anchor` and the next page in `continuation`."""
 
-REFLECT = """An initiative's maintenance work-list, each item with the call that fixes it: orphans, open reviews, overdue tasks (most overdue first), stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names, nodes with two current versions (forked supersessions) (25 per kind).
+REFLECT = """An initiative's maintenance work-list, each item with the call that fixes it: orphans, open reviews, overdue tasks (most overdue first), stale chains, settle candidates, archivable nodes, dangling references, near-duplicate initiative names, nodes with two current versions (forked supersessions) (25 per kind; open reviews newest first: the last one's `node` as `reviews_after` lists only the next 25).
 Changes nothing: make the calls you agree with. Use it at the end of a session. Returns the items (kind, message, node, `fix`) and counts."""
 
 

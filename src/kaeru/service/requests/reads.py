@@ -156,6 +156,10 @@ class TimelineRequest(Request):
 
 class ReflectRequest(Request):
     initiative: InitiativeName = Field(description="The initiative to review.")
+    reviews_after: Text | None = Field(
+        None,
+        description="The `node` of the last `open_review` item listed: only the next 25 open reviews (older).",
+    )
 
 
 _NON_BLANK: JsonDict = {"required": ["query"], "properties": {"query": {"pattern": "\\S"}}}
