@@ -39,9 +39,12 @@ class Offered:
 
 
 def open_tasks(session: Session, scope_ids: list[int], boards: worklist.Boards, today: date | None) -> Offered:
-    """The channel's candidates: the first `OFFERED` open tasks of the searched boards, overdue first."""
+    """The channel's candidates: the first `OFFERED` open tasks of the searched boards, overdue
+    first (only those loaded whole: the others are ordered by what `Session.task_facts` reads)."""
     listed, total = worklist.open_tasks(session, scope_ids, boards, today)
-    return Offered(listed[:OFFERED], [n.id for n in listed[OFFERED:]], max(0, total - len(listed)))
+    nodes = session.nodes_by_seqs([t.seq for t in listed[:OFFERED]])
+    offered = [nodes[t.id] for t in listed[:OFFERED] if t.id in nodes]
+    return Offered(offered, [t.id for t in listed[OFFERED:]], max(0, total - len(listed)))
 
 
 def overdue_ids(

@@ -22,6 +22,7 @@ from kaeru.storage.sql.initiatives import InitiativeQueries
 from kaeru.storage.sql.nodes import NodeQueries
 from kaeru.storage.sql.rows import NODE_COLS, marks, sorted_json
 from kaeru.storage.sql.sections import SectionQueries, facet
+from kaeru.storage.sql.taskfacts import TaskFactQueries
 from kaeru.storage.sql.tokens import TokenQueries
 from kaeru.storage.sql.trails import TrailQueries
 
@@ -48,6 +49,7 @@ class SqlSession(
     SectionQueries,
     TrailQueries,
     ChangeQueries,
+    TaskFactQueries,
 ):
     """One transaction or snapshot over `db`: what the service is written against (`base.Session`).
     The methods below the constructor are each engine's own."""
