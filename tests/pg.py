@@ -355,3 +355,19 @@ def as_role(url: str, role: str, password: str, query: str = "") -> str:
     parts = urlsplit(url)
     host = f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
     return urlunsplit(parts._replace(netloc=f"{role}:{password}@{host}", query=query))
+
+
+def wait_until_blocked(url: str, timeout: float = 5.0) -> None:
+    """Return once some other session of this database waits on a lock (instead of sleeping blindly):
+    a second transaction a test started now waits for the first, which may commit."""
+    deadline = time.monotonic() + timeout
+    with psycopg.connect(url, autocommit=True) as conn:
+        while time.monotonic() < deadline:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            ).fetchone()
+            if row and row[0]:
+                return
+            time.sleep(0.01)
+    raise AssertionError("the second transaction never waited for the first")

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from typing import Any
 
 from kaeru.mcp.server import build_server
-from kaeru.service import Service, grants
+from kaeru.service import Service
 from kaeru.storage.base import Store
+from tests.service.token_calls import as_token, initiative_names, messages, token
 
 Run = Callable[[str, dict[str, Any]], dict[str, Any]]
 MOVED_OUT = (
@@ -22,76 +23,54 @@ MOVED_OUT = (
 )
 
 
-def _token(service: Service, name: str, initiatives: list[str]) -> str:
-    secret, _ = grants.add_token(service.rt, name, initiatives, False, "owner")
-    return secret
-
-
-def _as(service: Service, store: Store, secret: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """`tool` called with the token `secret` as it is stored now (its grants read per request)."""
-    record = grants.verify(store, secret, service.rt.now())
-    assert record is not None
-    with grants.acting(grants.principal_of(record)):
-        return build_server(service).registry.run(tool, args)
-
-
-def _names(service: Service) -> list[str]:
-    with service.store.read() as session:
-        return sorted(i.name for i in session.all_initiatives())
-
-
-def _messages(answer: dict[str, Any], code: str) -> list[str]:
-    return [i["message"] for i in answer["issues"] if i["code"] == code]
-
-
 def test_a_rename_moves_the_grants_of_the_old_name_and_the_token_goes_on_writing(
     service: Service, store: Store
 ) -> None:
     run = build_server(service).registry.run
     assert run("note", {"initiative": "ren-old", "text": "the rensecret lives here"})["state"] == "applied"
-    holder = _token(service, "ren", ["ren-old"])
-    other = _token(service, "bystander", ["elsewhere"])
+    holder = token(service, "ren", ["ren-old"])
+    other = token(service, "bystander", ["elsewhere"])
 
     renamed = run("initiative", {"initiative": "ren-old", "action": "rename", "to": "ren-new"})
     assert renamed["state"] == "applied"
-    assert _messages(renamed, "token_grants") == [
+    assert messages(renamed, "token_grants") == [
         "1 token granted 'ren-old' by name: its grant names 'ren-new' too now, which holds only what "
         "'ren-old' held (`kaeru token history` records each change)."
     ]
 
-    found = _as(service, store, holder, "search", {"initiatives": ["ren-new"], "text": "rensecret"})
+    found = as_token(service, store, holder, "search", {"initiatives": ["ren-new"], "text": "rensecret"})
     assert found["state"] != "rejected" and found["data"]["total"] == 1, found
-    wrote = _as(service, store, holder, "note", {"initiative": "ren-new", "text": "written after the rename"})
+    wrote = as_token(service, store, holder, "note", {"initiative": "ren-new", "text": "written after the rename"})
     assert wrote["state"] == "applied", wrote["issues"]
-    old = _as(service, store, holder, "note", {"initiative": "ren-old", "text": "to the old name"})
+    old = as_token(service, store, holder, "note", {"initiative": "ren-old", "text": "to the old name"})
     assert old["state"] == "rejected" and "write to 'ren-new'" in old["issues"][0]["message"]
-    assert _names(service) == ["ren-new"]  # no second project under the old name
+    assert initiative_names(service) == ["ren-new"]  # no second project under the old name
     # A token that did not name it is left as it was.
-    assert _as(service, store, other, "context", {"initiative": "ren-new"})["issues"][0]["code"] == "forbidden"
+    assert as_token(service, store, other, "context", {"initiative": "ren-new"})["issues"][0]["code"] == "forbidden"
 
 
 def test_a_merge_out_of_a_tokens_grants_refuses_its_write_and_never_says_where(service: Service, store: Store) -> None:
     run = build_server(service).registry.run
     for name in ("h1", "h2"):
         assert run("note", {"initiative": name, "text": f"{name} mergesecret"})["state"] == "applied"
-    both = _token(service, "mh", ["h1", "h2"])
-    only = _token(service, "mh2", ["h1"])
+    both = token(service, "mh", ["h1", "h2"])
+    only = token(service, "mh2", ["h1"])
 
-    merged = _as(service, store, both, "initiative", {"initiative": "h1", "action": "merge", "to": "h2"})
+    merged = as_token(service, store, both, "initiative", {"initiative": "h1", "action": "merge", "to": "h2"})
     assert merged["state"] == "applied", merged["issues"]
     # The limited token that merged is told neither how many other tokens nor which (the admin is).
-    [warned] = _messages(merged, "token_grants")
+    [warned] = messages(merged, "token_grants")
     assert warned.startswith("At least one other token grants 'h1' by name and not 'h2': it no longer reaches")
     assert "mh2" not in warned and "kaeru token grant NAME --initiative h2" in warned
 
-    read = _as(service, store, only, "context", {"initiative": "h1"})
+    read = as_token(service, store, only, "context", {"initiative": "h1"})
     assert read["state"] == "rejected"
     assert read["issues"][0]["message"] == f"no initiative named 'h1': {MOVED_OUT}"
-    wrote = _as(service, store, only, "note", {"initiative": "h1", "text": "after the merge"})
+    wrote = as_token(service, store, only, "note", {"initiative": "h1", "text": "after the merge"})
     assert wrote["state"] == "rejected" and wrote["issues"][0]["code"] == "forbidden"
     assert wrote["issues"][0]["message"] == f"no write to 'h1': {MOVED_OUT}"
     assert "h2" not in json.dumps([read, wrote])  # never where it went
-    assert _names(service) == ["h2"]  # no second 'h1'
+    assert initiative_names(service) == ["h2"]  # no second 'h1'
 
 
 def test_the_admins_merge_names_the_tokens_it_left_without_access_and_widens_none(
@@ -100,13 +79,13 @@ def test_the_admins_merge_names_the_tokens_it_left_without_access_and_widens_non
     run = build_server(service).registry.run
     for name in ("mg-f", "mg-g"):
         assert run("note", {"initiative": name, "text": f"{name} content"})["state"] == "applied"
-    cut = _token(service, "carol", ["mg-f"])
-    _token(service, "dave", ["mg-f", "mg-g"])
+    cut = token(service, "carol", ["mg-f"])
+    token(service, "dave", ["mg-f", "mg-g"])
     merged = run("initiative", {"initiative": "mg-f", "action": "merge", "to": "mg-g"})
-    assert _messages(merged, "token_grants") == [
+    assert messages(merged, "token_grants") == [
         "1 token grant 'mg-f' by name and not 'mg-g' (carol): they no longer reach these memories, and their "
         "writes to 'mg-f' are refused. A merge moves no grant, since 'mg-g' holds memories they were never "
         "given; `kaeru token grant carol --initiative mg-g` gives one all of it."
     ]
     # Not widened: the target's own memories stay out of its reach.
-    assert _as(service, store, cut, "context", {"initiative": "mg-g"})["issues"][0]["code"] == "forbidden"
+    assert as_token(service, store, cut, "context", {"initiative": "mg-g"})["issues"][0]["code"] == "forbidden"

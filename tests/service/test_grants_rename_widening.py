@@ -18,63 +18,50 @@ import pytest
 from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants, initiatives, token_grants
 from kaeru.storage.base import Store, TokenRecord
-
-
-def _token(service: Service, name: str, initiatives: list[str]) -> str:
-    secret, _ = grants.add_token(service.rt, name, initiatives, False, "owner")
-    return secret
-
-
-def _as(service: Service, store: Store, secret: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-    """`tool` called with the token `secret` as it is stored now (its grants read per request)."""
-    record = grants.verify(store, secret, service.rt.now())
-    assert record is not None
-    with grants.acting(grants.principal_of(record)):
-        return build_server(service).registry.run(tool, args)
+from tests.service.token_calls import as_token, initiative_names, messages, token
 
 
 def _finds(service: Service, store: Store, secret: str, initiative: str, text: str) -> int:
-    found = _as(service, store, secret, "search", {"initiatives": [initiative], "text": text})
+    found = as_token(service, store, secret, "search", {"initiatives": [initiative], "text": text})
     return int(found["data"]["total"]) if found["state"] != "rejected" else 0
 
 
-def _messages(answer: dict[str, Any], code: str) -> list[str]:
-    return [i["message"] for i in answer["issues"] if i["code"] == code]
-
-
-def _names(service: Service) -> list[str]:
-    with service.store.read() as session:
-        return sorted(i.name for i in session.all_initiatives())
+def _admins(service: Service, action: str) -> tuple[dict[str, Any], str]:
+    """The admin's `action` (rename or merge) of `xsecret` onto `ynew`, which the token t2 is granted
+    before it: the answer, and t2's secret."""
+    waiting = token(service, "t2", ["ynew"])
+    moved = build_server(service).registry.run("initiative", {"initiative": "xsecret", "action": action, "to": "ynew"})
+    assert moved["state"] == "applied"
+    return moved, waiting
 
 
 def test_a_limited_tokens_rename_onto_a_name_another_token_holds_is_refused(service: Service, store: Store) -> None:
     run = build_server(service).registry.run
     assert run("note", {"initiative": "xsecret", "text": "the zebrapassword is here"})["state"] == "applied"
-    renamer = _token(service, "t1", ["xsecret", "ynew"])
-    waiting = _token(service, "t2", ["ynew"])  # granted before any initiative goes by the name
+    renamer = token(service, "t1", ["xsecret", "ynew"])
+    waiting = token(service, "t2", ["ynew"])  # granted before any initiative goes by the name
 
-    refused = _as(service, store, renamer, "initiative", {"initiative": "xsecret", "action": "rename", "to": "ynew"})
+    refused = as_token(
+        service, store, renamer, "initiative", {"initiative": "xsecret", "action": "rename", "to": "ynew"}
+    )
     assert refused["state"] == "rejected"
     [issue] = refused["issues"]
     assert issue["code"] == "forbidden" and issue["field"] == "to"
     assert "another token is granted 'ynew' by name" in issue["message"] and "t2" not in issue["message"]
-    assert _names(service) == ["xsecret"]  # nothing renamed
+    assert initiative_names(service) == ["xsecret"]  # nothing renamed
     assert _finds(service, store, waiting, "ynew", "zebrapassword") == 0
     # A name no other token holds stays free to take.
-    third = _token(service, "t3", ["xsecret", "zfree"])
-    moved = _as(service, store, third, "initiative", {"initiative": "xsecret", "action": "rename", "to": "zfree"})
+    third = token(service, "t3", ["xsecret", "zfree"])
+    moved = as_token(service, store, third, "initiative", {"initiative": "xsecret", "action": "rename", "to": "zfree"})
     assert moved["state"] == "applied", moved["issues"]
 
 
 def test_the_admins_rename_onto_a_name_another_token_holds_names_it(service: Service, store: Store) -> None:
     run = build_server(service).registry.run
     assert run("note", {"initiative": "xsecret", "text": "the zebrapassword is here"})["state"] == "applied"
-    _token(service, "t1", ["xsecret", "ynew"])
-    waiting = _token(service, "t2", ["ynew"])
-
-    renamed = run("initiative", {"initiative": "xsecret", "action": "rename", "to": "ynew"})
-    assert renamed["state"] == "applied"
-    assert _messages(renamed, "token_grants") == [
+    token(service, "t1", ["xsecret", "ynew"])
+    renamed, waiting = _admins(service, "rename")
+    assert messages(renamed, "token_grants") == [
         "1 token granted 'ynew' by name (t2) reaches this initiative now, with the memories it held as 'xsecret', "
         "which it was never given; `kaeru token grant t2 --remove ynew` takes that back if it was not meant."
     ]
@@ -84,19 +71,19 @@ def test_the_admins_rename_onto_a_name_another_token_holds_names_it(service: Ser
 def test_a_rename_onto_a_former_name_tokens_kept_says_so_or_is_refused(service: Service, store: Store) -> None:
     run = build_server(service).registry.run
     run("note", {"initiative": "proj", "text": "old project"})
-    old = _token(service, "t1", ["proj"])
+    old = token(service, "t1", ["proj"])
     assert run("initiative", {"initiative": "proj", "action": "rename", "to": "proj2"})["state"] == "applied"
     run("note", {"initiative": "tmpx", "text": "brand new hushhush plan"})
 
     # A limited token granted both names may not hand `proj`'s old holders the new project.
-    mover = _token(service, "t9", ["tmpx", "proj"])
-    refused = _as(service, store, mover, "initiative", {"initiative": "tmpx", "action": "rename", "to": "proj"})
+    mover = token(service, "t9", ["tmpx", "proj"])
+    refused = as_token(service, store, mover, "initiative", {"initiative": "tmpx", "action": "rename", "to": "proj"})
     assert refused["state"] == "rejected" and refused["issues"][0]["code"] == "forbidden"
     assert _finds(service, store, old, "proj", "hushhush") == 0
 
     reused = run("initiative", {"initiative": "tmpx", "action": "rename", "to": "proj"})
     assert reused["state"] == "applied"
-    [warned] = _messages(reused, "token_grants")
+    [warned] = messages(reused, "token_grants")
     assert warned.startswith("1 token granted 'proj' by name (t1) reaches this initiative now")
 
 
@@ -105,23 +92,23 @@ def test_a_limited_caller_is_told_no_count_of_other_tokens(service: Service, sto
     for name in ("aa", "bb", "cc"):
         run("note", {"initiative": name, "text": f"{name} text"})
     for i in range(3):
-        _token(service, f"w{i}", ["aa", "cc"])
-    limited = _token(service, "t1", ["aa", "aa2", "bb", "cc"])
+        token(service, f"w{i}", ["aa", "cc"])
+    limited = token(service, "t1", ["aa", "aa2", "bb", "cc"])
 
-    renamed = _as(service, store, limited, "initiative", {"initiative": "aa", "action": "rename", "to": "aa2"})
-    assert _messages(renamed, "token_grants") == [
+    renamed = as_token(service, store, limited, "initiative", {"initiative": "aa", "action": "rename", "to": "aa2"})
+    assert messages(renamed, "token_grants") == [
         "Every token granted 'aa' by name: their grants name 'aa2' too now, which holds only what 'aa' held "
         "(`kaeru token history` records each change)."
     ]
-    merged = _as(service, store, limited, "initiative", {"initiative": "cc", "action": "merge", "to": "bb"})
-    [cut] = _messages(merged, "token_grants")
+    merged = as_token(service, store, limited, "initiative", {"initiative": "cc", "action": "merge", "to": "bb"})
+    [cut] = messages(merged, "token_grants")
     assert cut.startswith("At least one other token grants 'cc' by name and not 'bb': it no longer reaches")
     assert not any(c.isdigit() for c in cut) and "w0" not in cut
     # The admin is told how many, and which.
     run("note", {"initiative": "dd", "text": "dd text"})
-    _token(service, "w9", ["dd"])
+    token(service, "w9", ["dd"])
     admin = run("initiative", {"initiative": "dd", "action": "merge", "to": "bb"})
-    assert _messages(admin, "token_grants")[0].startswith("1 token grant 'dd' by name and not 'bb' (w9)")
+    assert messages(admin, "token_grants")[0].startswith("1 token grant 'dd' by name and not 'bb' (w9)")
 
 
 def test_a_decomposed_grant_of_an_older_kaeru_follows_a_rename(service: Service, store: Store) -> None:
@@ -134,7 +121,7 @@ def test_a_decomposed_grant_of_an_older_kaeru_follows_a_rename(service: Service,
         session.add_token(TokenRecord("old", grants.digest(secret), (decomposed,), False, stamp))
 
     renamed = run("initiative", {"initiative": composed, "action": "rename", "to": "bistro"})
-    assert _messages(renamed, "token_grants")[0].startswith("1 token granted 'café' by name")
+    assert messages(renamed, "token_grants")[0].startswith("1 token granted 'café' by name")
     assert _finds(service, store, secret, "bistro", "espressocode") == 1
 
 
@@ -146,21 +133,21 @@ def test_a_limited_tokens_merge_into_a_name_another_token_holds_is_refused(
     for i in range(5):
         assert run("note", {"initiative": "xsecret", "text": f"the zebrapassword {i}"})["state"] == "applied"
     assert run("note", {"initiative": "ynew", "text": "shared plans"})["state"] == "applied"
-    merger = _token(service, "t1", ["xsecret", "ynew"])
-    waiting = _token(service, "t2", ["ynew"])  # never given `xsecret`
+    merger = token(service, "t1", ["xsecret", "ynew"])
+    waiting = token(service, "t2", ["ynew"])  # never given `xsecret`
 
-    refused = _as(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
+    refused = as_token(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
     assert refused["state"] == "rejected"
     [issue] = refused["issues"]
     assert issue["code"] == "forbidden" and issue["field"] == "to"
     assert "another token is granted 'ynew' by name and not 'xsecret'" in issue["message"]
     assert "t2" not in issue["message"] and not any(c.isdigit() for c in issue["message"])
-    assert _names(service) == ["xsecret", "ynew"]  # nothing merged, no chunk moved
+    assert initiative_names(service) == ["xsecret", "ynew"]  # nothing merged, no chunk moved
     assert _finds(service, store, merger, "xsecret", "zebrapassword") == 5
     assert _finds(service, store, waiting, "ynew", "zebrapassword") == 0
     # Once the owner gives that token `xsecret` too, the merge opens nothing new and is the token's to make.
     token_grants.grant_token(service.rt, "t2", ["xsecret"], (), False, "owner")
-    merged = _as(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
+    merged = as_token(service, store, merger, "initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
     assert merged["state"] == "applied", merged["issues"]
     assert _finds(service, store, waiting, "ynew", "zebrapassword") == 5
 
@@ -169,12 +156,9 @@ def test_the_admins_merge_into_a_name_another_token_holds_names_it(service: Serv
     run = build_server(service).registry.run
     assert run("note", {"initiative": "xsecret", "text": "the zebrapassword is here"})["state"] == "applied"
     assert run("note", {"initiative": "ynew", "text": "shared plans"})["state"] == "applied"
-    _token(service, "t1", ["xsecret"])
-    waiting = _token(service, "t2", ["ynew"])
-
-    merged = run("initiative", {"initiative": "xsecret", "action": "merge", "to": "ynew"})
-    assert merged["state"] == "applied"
-    assert _messages(merged, "token_grants") == [
+    token(service, "t1", ["xsecret"])
+    merged, waiting = _admins(service, "merge")
+    assert messages(merged, "token_grants") == [
         # Tokens granted the merged initiative lose it (kept from before) ...
         "1 token grant 'xsecret' by name and not 'ynew' (t1): they no longer reach these memories, and their "
         "writes to 'xsecret' are refused. A merge moves no grant, since 'ynew' holds memories they were never "

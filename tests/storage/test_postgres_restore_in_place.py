@@ -66,16 +66,22 @@ def _new_process(url: str, tmp_path: Path, text: str) -> tuple[list[Any], Any]:
         store.close()
 
 
-def test_a_restore_in_place_is_searched_as_a_new_process_would(vault: tuple[str, Service], tmp_path: Path) -> None:
-    url, service = vault
-    store = service.store
-    assert isinstance(store, PostgresStore)
+def _dumped_before_nine_more(service: Service, url: str, tmp_path: Path) -> Path:
+    """Twelve notes, a dump of the database then, and nine notes more it lacks: the dump."""
     for i in range(12):
         _note(service, f"quokka brolnol dailmaigu before the dump {i}")
     dump = tmp_path / "older.dump"
     subprocess.run(["pg_dump", "-Fc", "--no-owner", "-f", str(dump), "-d", url], check=True, capture_output=True)
     for i in range(9):
         _note(service, f"quokka brolnol dailmaigu after the dump {i}")
+    return dump
+
+
+def test_a_restore_in_place_is_searched_as_a_new_process_would(vault: tuple[str, Service], tmp_path: Path) -> None:
+    url, service = vault
+    store = service.store
+    assert isinstance(store, PostgresStore)
+    dump = _dumped_before_nine_more(service, url, tmp_path)
     ranked = store.copies.ranked
     assert _search(service, "brolnol dailmaigu")[1] == 21
     assert store.copies.ranked > ranked  # the server ranks from its copies
@@ -107,12 +113,7 @@ def test_a_search_while_a_restore_loads_the_tables_leaves_no_empty_copies(
     url, service = vault
     store = service.store
     assert isinstance(store, PostgresStore)
-    for i in range(12):
-        _note(service, f"quokka brolnol dailmaigu before the dump {i}")
-    dump = tmp_path / "older.dump"
-    subprocess.run(["pg_dump", "-Fc", "--no-owner", "-f", str(dump), "-d", url], check=True, capture_output=True)
-    for i in range(9):
-        _note(service, f"quokka brolnol dailmaigu after the dump {i}")
+    dump = _dumped_before_nine_more(service, url, tmp_path)
     assert _search(service, "brolnol dailmaigu")[1] == 21
     listing = subprocess.run(["pg_restore", "-l", str(dump)], check=True, capture_output=True, text=True).stdout
     data = [line for line in listing.splitlines() if " TABLE DATA " in line]

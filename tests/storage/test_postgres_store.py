@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -30,6 +29,7 @@ from kaeru.storage.base import RequestKey, SlotState
 from kaeru.storage.migrate import load_migrations
 from kaeru.storage.postgres.store import PostgresSession, PostgresStore, lexeme, term, tsquery_literal
 from tests.backends import postgres_admin_url
+from tests.pg import wait_until_blocked
 
 pytestmark = pytest.mark.skipif(
     not postgres_admin_url(),
@@ -54,21 +54,6 @@ def _note(store: PostgresStore, url: str, text: str = "a note") -> Node:
         node = session.get_node(outcome.primary.id)
     assert node is not None
     return node
-
-
-def _wait_until_blocked(url: str, timeout: float = 5.0) -> None:
-    """Return once some other session of this database waits on a lock (instead of sleeping blindly)."""
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(url, autocommit=True) as conn:
-        while time.monotonic() < deadline:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-            ).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.01)
-    raise AssertionError("the second transaction never waited for the first")
 
 
 def _in_second_transaction(store: PostgresStore, work: Callable[[PostgresSession], Any]) -> Future[Any]:
@@ -139,7 +124,7 @@ def test_a_free_slot_taken_by_two_transactions_has_one_holder(store: PostgresSto
     with store.write() as session:
         take(first)(session)
         loser = _in_second_transaction(store, take(second))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
     with pytest.raises(SlotConflict):
         loser.result(timeout=10)
     with store.read() as session:
@@ -154,7 +139,7 @@ def test_a_request_id_claimed_concurrently_is_answered_from_the_first(store: Pos
     with store.write() as session:
         assert session.begin_request(key, "hash", NOW) is None
         waiter = _in_second_transaction(store, lambda s: s.begin_request(key, "hash", NOW))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
         session.finish_request(key, {"state": "applied"})
     stored = waiter.result(timeout=10)
     assert stored is not None and stored.args_hash == "hash" and stored.response == {"state": "applied"}
@@ -165,7 +150,7 @@ def test_a_request_claim_rolled_back_frees_the_key(store: PostgresStore, url: st
     with pytest.raises(RuntimeError), store.write() as session:
         assert session.begin_request(key, "hash", NOW) is None
         waiter = _in_second_transaction(store, lambda s: s.begin_request(key, "other", NOW))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
         raise RuntimeError("the first call fails")
     assert waiter.result(timeout=10) is None  # the second call now owns the key
 
@@ -174,7 +159,7 @@ def test_an_initiative_created_concurrently_is_one_row(store: PostgresStore, url
     with store.write() as session:
         mine = session.create_initiative("shared", NOW)
         theirs = _in_second_transaction(store, lambda s: s.create_initiative("shared", NOW))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
     assert theirs.result(timeout=10).id == mine.id
     with store.read() as session:
         assert [i.name for i in session.all_initiatives()].count("shared") == 1
@@ -186,7 +171,7 @@ def test_a_locked_node_waits_and_then_shows_the_committed_revision(store: Postgr
         locked = session.get_node(node.id, for_update=True)
         assert locked is not None
         reader = _in_second_transaction(store, lambda s: s.get_node(node.id, for_update=True))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
         session.put_node(locked.evolve(rev_no=2, revision="2-x", recorded_at=NOW), request_id=None, actor="t")
     seen = reader.result(timeout=10)
     assert seen is not None and seen.rev_no == 2
@@ -208,7 +193,7 @@ def test_the_same_edge_added_twice_concurrently_is_a_conflict(store: PostgresSto
     with store.write() as session:
         session.put_edge(edge)
         twin = _in_second_transaction(store, lambda s: s.put_edge(edge))
-        _wait_until_blocked(url)
+        wait_until_blocked(url)
     with pytest.raises(RevisionConflict):
         twin.result(timeout=10)
 

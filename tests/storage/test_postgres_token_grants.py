@@ -10,50 +10,32 @@ change uncommitted."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 
 from kaeru.config import Settings
 from kaeru.service import Service, grants, token_grants
 from kaeru.storage.base import Session
 from kaeru.storage.postgres.store import PostgresStore
-from tests.backends import postgres_admin_url
+from tests.pg import NEEDS_POSTGRES, wait_until_blocked
 
-pytestmark = pytest.mark.skipif(
-    not postgres_admin_url(),
-    reason="PostgreSQL not configured: KAERU_TEST_DATABASE_URL is unset (the README's test command sets it)",
-)
+pytestmark = NEEDS_POSTGRES
 
 NOW = "2030-01-01T00:00:00.000000Z"
 
 
 @pytest.fixture
 def store(url: str) -> Iterator[PostgresStore]:
+    """A store whose lock waits outlast a busy test server's: each second transaction here waits on
+    the first's token rows until it commits."""
     opened = PostgresStore(url, lock_timeout_ms=20_000)
     yield opened
     opened.close()
-
-
-def _wait_until_blocked(url: str, timeout: float = 20.0) -> None:
-    """Return once some other session of this database waits on a lock (instead of sleeping blindly)."""
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(url, autocommit=True) as conn:
-        while time.monotonic() < deadline:
-            row = conn.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
-            ).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.01)
-    raise AssertionError("the second transaction never waited for the first")
 
 
 def _meanwhile(url: str, first: Callable[[Session], Any], second: Callable[[], Any], store: PostgresStore) -> Any:
@@ -64,7 +46,7 @@ def _meanwhile(url: str, first: Callable[[Session], Any], second: Callable[[], A
         with store.write() as session:
             first(session)
             later: Future[Any] = pool.submit(second)
-            _wait_until_blocked(url)
+            wait_until_blocked(url, timeout=20.0)
         return later.result(timeout=60)
     finally:
         pool.shutdown(wait=True)

@@ -4,6 +4,9 @@ One vault per backend and module, seeded with a small fixture through the tools;
 `kaeru serve --http` on it (admin token set); one browser per module. Screenshots of each view go
 to `$KAERU_SCREENSHOTS` when set (`KAERU_SCREENSHOTS=docs/screenshots` regenerates the committed
 ones), else to `screenshots/` under pytest's temporary directory (kept as test artifacts).
+
+And the in-process tests' `client` (the viewer asked over ASGI with an admin's token, no server or
+browser) and `call` (the tools' handlers), on the vault of the test's backend.
 """
 
 from __future__ import annotations
@@ -17,17 +20,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from starlette.testclient import TestClient
 
 from kaeru.config import Settings
 from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants
+from kaeru.storage.base import Store
 from kaeru.storage.factory import open_store
 from kaeru.web.pages import TRAIL_PAGE
 from tests.backends import BACKENDS, VaultSpec, drop_vault, new_vault, postgres_admin_url
+from tests.web.inprocess import viewer_client
 from tests.wire.support import HttpServer, http_server, subprocess_env
+from tests.working.conftest import Call, make_call
 
 ADMIN = "web-admin-token-19w"
 ADMIN_ACTOR = "web-admin"
+#: The admin token of the in-process viewer (`client`).
+IN_PROCESS_ADMIN = "in-process-admin-token-55"
 #: Nodes in the big initiative: more than one graph window holds.
 BIG = 130
 #: The revisions of the `log` note: its history is longer than a node page shows (`TRAIL_PAGE`).
@@ -213,3 +222,16 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = Path(chosen) if chosen else tmp_path_factory.getbasetemp() / "screenshots"
     where.mkdir(parents=True, exist_ok=True)
     return where
+
+
+@pytest.fixture
+def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
+    """The viewer in process on the test's vault, every request carrying an admin's token."""
+    with viewer_client(service, store, vault, IN_PROCESS_ADMIN) as asking:
+        yield asking
+
+
+@pytest.fixture
+def call(service: Service) -> Call:
+    """The tools' handlers on the test's vault, each call's answer checked against its schema."""
+    return make_call(service)

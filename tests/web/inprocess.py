@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from html import unescape
 from typing import Any
 
 from starlette.applications import Starlette
@@ -47,3 +48,23 @@ def written(service: Service, tool: str, args: dict[str, Any]) -> str:
 def hit_ids(page: str) -> list[str]:
     """The ids of a page's hits, in their order."""
     return HIT.findall(page)
+
+
+def link(page: str, anchor: str) -> str | None:
+    """The address of the page's link `anchor` (its id, or its class where a page holds several)."""
+    found = re.search(rf'<a (?:id|class)="{anchor}" href="([^"]+)">', page)
+    return unescape(found.group(1)) if found else None
+
+
+def walk(client: TestClient, where: str, **headers: str) -> list[str]:
+    """Every page from `where` on, following each page's "next" link."""
+    pages: list[str] = []
+    here: str | None = where
+    for _ in range(50):
+        if here is None:
+            return pages
+        page = client.get(here, headers=headers)
+        assert page.status_code == 200, page.text
+        pages.append(page.text)
+        here = link(page.text, "next-page")
+    raise AssertionError("the pages never end")

@@ -7,34 +7,17 @@ no empty removal beside it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from html import unescape
 from urllib.parse import urlencode
 
-import pytest
 from starlette.testclient import TestClient
 
-from kaeru.service import Service
-from kaeru.storage.base import Store
 from kaeru.web.node import DIFF_WORDS, _diff
 from kaeru.web.pages import EDGES_SHOWN
-from tests.backends import VaultSpec
-from tests.web.inprocess import BASE, viewer_client
-from tests.working.conftest import Call, make_call
+from tests.web.inprocess import BASE
+from tests.working.conftest import Call
 
-ADMIN = "close-admin-token-8r"
 FORM = {"Origin": BASE, "Content-Type": "application/x-www-form-urlencoded"}
-
-
-@pytest.fixture
-def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    with viewer_client(service, store, vault, ADMIN) as asking:
-        yield asking
-
-
-@pytest.fixture
-def call(service: Service) -> Call:
-    return make_call(service)
 
 
 def _post(client: TestClient, fields: dict[str, str]) -> tuple[int, str, str]:

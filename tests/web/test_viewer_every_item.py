@@ -8,54 +8,18 @@ viewer as `kaeru serve --http` mounts it, asked over ASGI with a bearer token.""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from html import unescape
 
-import pytest
 from starlette.testclient import TestClient
 
 from kaeru.service import Service, grants
-from kaeru.storage.base import Store
 from kaeru.web.pages import EDGES_SHOWN
-from tests.backends import VaultSpec
-from tests.web.inprocess import hit_ids, viewer_client
-from tests.working.conftest import Call, make_call
+from tests.web.inprocess import hit_ids, link, walk
+from tests.working.conftest import Call
 
-ADMIN = "every-item-admin-token-s53"
 #: Rules of `RULE_CHARS` characters: more than `context`'s largest budget holds whole.
 RULES = 120
 RULE_CHARS = 900
 EDGE = re.compile(r'<li class="edge-row">.*?data-id="([^"]+)"', re.S)
-
-
-@pytest.fixture
-def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    with viewer_client(service, store, vault, ADMIN) as asking:
-        yield asking
-
-
-@pytest.fixture
-def call(service: Service) -> Call:
-    return make_call(service)
-
-
-def _link(page: str, anchor: str) -> str | None:
-    found = re.search(rf'<a (?:id|class)="{anchor}" href="([^"]+)">', page)
-    return unescape(found.group(1)) if found else None
-
-
-def _walk(client: TestClient, where: str, **headers: str) -> list[str]:
-    """Every page from `where` on, following each page's "next" link."""
-    pages: list[str] = []
-    here: str | None = where
-    for _ in range(50):
-        if here is None:
-            return pages
-        page = client.get(here, headers=headers)
-        assert page.status_code == 200, page.text
-        pages.append(page.text)
-        here = _link(page.text, "next-page")
-    raise AssertionError("the pages never end")
 
 
 def test_every_rule_the_budget_cuts_is_a_link_away(client: TestClient, call: Call) -> None:
@@ -72,9 +36,9 @@ def test_every_rule_the_budget_cuts_is_a_link_away(client: TestClient, call: Cal
     assert 0 < len(in_force) < RULES - 1 and released not in in_force
     cut = re.search(r'<p class="coverage">not shown: (\d+) rules \(budget\)', page.text)
     assert cut and int(cut.group(1)) == RULES - 1 - len(in_force), page.text
-    every = _link(page.text, "every-rule")
+    every = link(page.text, "every-rule")
     assert every is not None, "the cut links to every rule"
-    pages = _walk(client, every)
+    pages = walk(client, every)
     assert len(pages) > 1
     assert sorted(n for p in pages for n in hit_ids(p)) == sorted(ids), "every rule, each once, over the pages"
     marked = re.findall(r'data-id="([^"]+)">(?:(?!<li class="hit").)*not in force: released', "".join(pages), re.S)
@@ -100,14 +64,14 @@ def test_every_link_of_a_node_is_a_link_away_a_limited_token_seeing_its_own(
     page = client.get(f"/ui/node?i=site&id={hub}")
     assert page.status_code == 200, page.text
     assert page.text.count('<li class="edge-row">') == EDGES_SHOWN
-    every = _link(page.text, "every-link")
+    every = link(page.text, "every-link")
     assert every is not None and "15 more edges not listed" in page.text
-    links = [n for p in _walk(client, every) for n in EDGE.findall(p)]
+    links = [n for p in walk(client, every) for n in EDGE.findall(p)]
     assert sorted(links) == sorted(spokes + hidden), "every link once, over the pages"
 
     alice, _ = grants.add_token(service.rt, "alice", ["site"], False, "test")
     as_alice = {"Authorization": f"Bearer {alice}"}
-    pages = _walk(client, every, **as_alice)
+    pages = walk(client, every, **as_alice)
     seen = [n for p in pages for n in EDGE.findall(p)]
     assert sorted(seen) == sorted(spokes), "a token limited to `site` lists its links only, each once"
     assert not any("pay " in p or "zq" in p for p in pages)

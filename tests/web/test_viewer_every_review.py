@@ -9,51 +9,15 @@ bearer token."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from html import unescape
 
-import pytest
 from starlette.testclient import TestClient
 
 from kaeru.service import Service, grants
-from kaeru.storage.base import Store
-from tests.backends import VaultSpec
-from tests.web.inprocess import hit_ids, viewer_client
-from tests.working.conftest import Call, make_call
+from tests.web.inprocess import hit_ids, link, walk
+from tests.working.conftest import Call
 
-ADMIN = "every-review-admin-token-s55"
 #: Open reviews: three of `reflect`'s pages, the last one short.
 REVIEWS = 60
-
-
-@pytest.fixture
-def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    with viewer_client(service, store, vault, ADMIN) as asking:
-        yield asking
-
-
-@pytest.fixture
-def call(service: Service) -> Call:
-    return make_call(service)
-
-
-def _link(page: str, anchor: str) -> str | None:
-    found = re.search(rf'<a id="{anchor}" href="([^"]+)">', page)
-    return unescape(found.group(1)) if found else None
-
-
-def _walk(client: TestClient, where: str, **headers: str) -> list[str]:
-    """Every page from `where` on, following each page's "next" link."""
-    pages: list[str] = []
-    here: str | None = where
-    for _ in range(20):
-        if here is None:
-            return pages
-        page = client.get(here, headers=headers)
-        assert page.status_code == 200, page.text
-        pages.append(page.text)
-        here = _link(page.text, "next-page")
-    raise AssertionError("the pages never end")
 
 
 def _flagged(call: Call, initiative: str, count: int) -> list[str]:
@@ -71,19 +35,19 @@ def test_every_open_review_is_reached_once_newest_first(client: TestClient, call
     page = client.get("/ui/reviews?i=doubts")
     assert page.status_code == 200, page.text
     assert len(hit_ids(page.text)) == 20 and "no tool lists" not in page.text
-    every = _link(page.text, "every-review")
+    every = link(page.text, "every-review")
     assert every is not None, "the reviews page links to every open review"
-    pages = _walk(client, every)
+    pages = walk(client, every)
     assert len(pages) == 3
     listed = [n for p in pages for n in hit_ids(p)]
     assert listed == made[::-1], "every open review once, newest first, over the pages"
     assert re.search(r"reviews 51–60 of 60", pages[-1]), pages[-1]
 
     # A review closed between pages skips nothing: the next page starts after the last one shown.
-    second = _link(pages[0], "next-page")
+    second = link(pages[0], "next-page")
     assert second is not None
     call("review", initiative="doubts", action="close", target={"id": made[::-1][24]})
-    rest = [n for p in _walk(client, second) for n in hit_ids(p)]
+    rest = [n for p in walk(client, second) for n in hit_ids(p)]
     assert rest == made[::-1][25:]
 
 
@@ -98,11 +62,11 @@ def test_a_limited_token_pages_through_only_the_doubts_it_may_see(
     for n, node in enumerate(hidden):
         doubt = {"initiative": "payroll", "name": f"pay doubt {n}", "text": f"payroll zq{n}", "link_to": {"id": node}}
         assert call("note", **doubt, edge_type="contradicts")["state"] != "rejected"
-    admin = [n for p in _walk(client, "/ui/reviews?i=site&all=1") for n in hit_ids(p)]
+    admin = [n for p in walk(client, "/ui/reviews?i=site&all=1") for n in hit_ids(p)]
     assert sorted(admin) == sorted(mine + hidden)
 
     alice, _ = grants.add_token(service.rt, "alice", ["site"], False, "test")
-    pages = _walk(client, "/ui/reviews?i=site&all=1", Authorization=f"Bearer {alice}")
+    pages = walk(client, "/ui/reviews?i=site&all=1", Authorization=f"Bearer {alice}")
     seen = [n for p in pages for n in hit_ids(p)]
     assert seen == mine[::-1], "a token limited to `site` lists the reviews it may see, each once, newest first"
     assert not any("pay doubt" in p or "zq" in p for p in pages)

@@ -7,35 +7,17 @@ entry is shown. The page showed the first 64,000 characters as if they were the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html import unescape
 
-import pytest
 from starlette.testclient import TestClient
 
-from kaeru.service import Service
-from kaeru.storage.base import Store
-from tests.backends import VaultSpec
-from tests.web.inprocess import viewer_client
-from tests.working.conftest import Call, make_call
+from tests.working.conftest import Call
 
-ADMIN = "long-notes-admin-token-3k"
 #: Body characters a page shows: the most one `read` returns.
 BODY_PART = 64000
 #: A body of more than two parts, each line numbered so that a part lost or shown twice is seen.
 FIRST = "".join(f"Line {n}: the quick brown fox jumps over the lazy dog\n" for n in range(3000)) + "FIRST-END"
 REVISED = FIRST.replace("FIRST-END", "REVISED-END")
-
-
-@pytest.fixture
-def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    with viewer_client(service, store, vault, ADMIN) as asking:
-        yield asking
-
-
-@pytest.fixture
-def call(service: Service) -> Call:
-    return make_call(service)
 
 
 def _parts(client: TestClient, first_url: str) -> tuple[str, list[str]]:

@@ -9,32 +9,15 @@ applies."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from html import unescape
 from urllib.parse import urlencode
 
-import pytest
 from starlette.testclient import TestClient
 
-from kaeru.service import Service
-from kaeru.storage.base import Store
-from tests.backends import VaultSpec
-from tests.web.inprocess import BASE, viewer_client
-from tests.working.conftest import Call, make_call
+from tests.web.inprocess import BASE
+from tests.working.conftest import Call
 
-ADMIN = "stale-edits-admin-token-5m"
 FORM = {"Origin": BASE, "Content-Type": "application/x-www-form-urlencoded"}
-
-
-@pytest.fixture
-def client(service: Service, store: Store, vault: VaultSpec) -> Iterator[TestClient]:
-    with viewer_client(service, store, vault, ADMIN) as asking:
-        yield asking
-
-
-@pytest.fixture
-def call(service: Service) -> Call:
-    return make_call(service)
 
 
 def _form(page: str, op: str, node: str) -> dict[str, str]:
