@@ -1,8 +1,10 @@
 """`kaeru serve`'s stop signals where the event loop takes them only in part (`transports._stop_on_signals`).
 
 Before: a loop that took SIGTERM and refused SIGINT kept its own SIGTERM handler, which the fallback
-then took back as "the previous one": once the server ended, the process ignored SIGTERM. A stop
-handler that Python did not install (`signal.signal` answers None for one set from C, as in a
+then took back as "the previous one": once the server ended, the process ignored SIGTERM; and the
+loop, giving it back, left the default action, which the fallback then put back in place of the
+host's own handler. A stop
+handler that Python did not install (`signal.getsignal` answers None for one set from C, as in a
 program that embeds Python) made the server's end a TypeError."""
 
 from __future__ import annotations
@@ -36,12 +38,18 @@ class _Refusing(asyncio.SelectorEventLoop):
         super().add_signal_handler(sig, callback, *args)
 
 
+def _host_term(signum: int, frame: Any) -> None:
+    """A SIGTERM handler of the program that runs the server (pytest-xdist's workers install one)."""
+
+
 @pytest.fixture
 def handlers() -> Iterator[dict[int, Any]]:
-    """The process's handlers of the stop signals, as they were before the test (and are after)."""
+    """The process's handlers of the stop signals as the server finds them — SIGTERM a handler of
+    the host's own, which it must get back — restored as they were after the test."""
     before = {s: signal.getsignal(s) for s in SIGNALS}
+    signal.signal(signal.SIGTERM, _host_term)
     try:
-        yield before
+        yield {s: signal.getsignal(s) for s in SIGNALS}
     finally:
         for s, was in before.items():
             signal.signal(s, was)
@@ -67,16 +75,16 @@ def test_a_loop_that_takes_one_stop_signal_and_refuses_the_next_leaves_both_as_t
 def test_a_stop_handler_set_from_c_gives_way_to_the_default_when_the_server_ends(
     handlers: dict[int, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = signal.signal
+    real = signal.getsignal
 
-    def from_c(signum: int, handler: Any) -> Any:
-        was = real(signum, handler)
+    def from_c(signum: int) -> Any:
+        was = real(signum)
         return None if signum in handlers and was is handlers[signum] else was  # as CPython says of C's
 
     loop = _Refusing()
     try:
         with monkeypatch.context() as patched:
-            patched.setattr(signal, "signal", from_c)
+            patched.setattr(signal, "getsignal", from_c)
             undo = _stop_on_signals(loop, lambda: None)
             undo()
     finally:

@@ -131,7 +131,9 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) 
     in that traceback before it answered anything): there `signal.signal` takes the signals, its
     handler running in the main thread — the loop's — and handing `stop` to the loop (the loop's
     handlers given back if it took one signal and refused the next). A handler Python did not install
-    (`signal.signal` returned None: set from C) cannot be put back: the signal's default action is."""
+    (`signal.getsignal` answered None: set from C) cannot be put back: the signal's default action is."""
+    # What held each signal before the loop took it: the loop, giving one back, leaves the default.
+    before = {signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
     taken: list[signal.Signals] = []
     try:
         for signum in _STOP_SIGNALS:
@@ -144,10 +146,11 @@ def _stop_on_signals(loop: asyncio.AbstractEventLoop, stop: Callable[[], None]) 
         def handler(signum: int, frame: Any) -> None:
             loop.call_soon_threadsafe(stop)
 
-        previous = {signum: signal.signal(signum, handler) for signum in _STOP_SIGNALS}
+        for signum in _STOP_SIGNALS:
+            signal.signal(signum, handler)
 
         def restore() -> None:
-            for signum, was in previous.items():
+            for signum, was in before.items():
                 signal.signal(signum, signal.SIG_DFL if was is None else was)
 
         return restore
