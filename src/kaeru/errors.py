@@ -236,9 +236,10 @@ ISSUE_CODES: dict[str, str] = {
         "(only the vault's owner opens memories to another token). Ask the vault's owner for a grant."
     ),
     "left_board": (
-        "Warning: `task_update` moved a task that is also on another initiative's board to a column that "
-        "board does not have: the task left that board's open work (its `context`, its open-task searches, "
-        "the viewer's board) without being closed there. The message names the board and its columns; add "
+        "Warning: `task_update` or `set_board` moved a task that is also on another initiative's board to a "
+        "column that board does not have: the task left that board's open work (its `context`, its open-task "
+        "searches, the viewer's board) without being closed there. The message names the board and its columns "
+        "(after a `set_board`, how many tasks left it); add "
         "the column there (`initiative set_board`), or `detach` the task from it. A board outside a "
         "limited token's grants is not said."
     ),

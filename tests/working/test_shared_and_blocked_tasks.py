@@ -55,6 +55,26 @@ def test_moving_a_shared_task_to_a_column_another_board_lacks_says_it_left_that_
     assert back["state"] == "applied" and _codes(back) == []
 
 
+def test_a_board_edit_that_moves_shared_tasks_off_another_board_says_it_left_that_board(call: Call) -> None:
+    # Both boards have `doing`; `team-b` has no `open`, where removing `doing` from `team-a` moves its tasks.
+    call("initiative", initiative="team-a", action="set_board", columns=[{"key": "open"}, *COLS[1:]])
+    call("initiative", initiative="team-b", action="set_board", columns=COLS)
+    ids = [call("task", initiative="team-a", text=f"work {n}", status="doing")["data"]["primary"]["id"] for n in "xy"]
+    call("task", initiative="team-a", text="team-a's own work", status="doing")
+    for tid in ids:
+        assert call("initiative", initiative="team-b", action="attach", node={"id": tid})["state"] == "applied"
+    assert len(_tasks(call, "team-b")["items"]) == 2
+    edit = call("initiative", initiative="team-a", action="set_board", columns=[{"key": "open"}, COLS[2]])
+    assert edit["state"] == "applied" and _codes(edit) == ["tasks_moved", "left_board"], edit["issues"]
+    said = edit["issues"][1]["message"]
+    assert said.startswith("2 task(s)") and "board of 'team-b'" in said and "no column 'open'" in said, said
+    assert _tasks(call, "team-b")["items"] == []  # what the warning says: off team-b's open work
+    # Moved to a column the other board has, they stay on it: nothing said of it.
+    call("initiative", initiative="team-b", action="set_board", columns=[{"key": "open"}, *COLS])
+    edit = call("initiative", initiative="team-a", action="set_board", columns=[COLS[0], COLS[2]])
+    assert _codes(edit) == ["tasks_moved"] and len(_tasks(call, "team-b")["items"]) == 2, edit["issues"]
+
+
 def test_context_names_the_open_blockers_of_the_tasks_it_shows(call: Call) -> None:
     ids = {
         n: call("task", initiative="p", text=f"task {n}", name=n)["data"]["primary"]["id"]
@@ -166,6 +186,18 @@ def test_a_limited_token_is_not_warned_of_a_board_outside_its_grants(call: Call)
     # The admin moving it back and forth is told it left `secret-merger`'s board.
     call("task_update", initiative=PUB, task={"id": tid}, status="doing")
     assert _codes(call("task_update", initiative=PUB, task={"id": tid}, status="review")) == ["left_board"]
+
+
+def test_a_board_edit_by_a_limited_token_does_not_warn_of_a_board_outside_its_grants(call: Call) -> None:
+    tid = _shared_with_a_secret_board(call)
+    # Removing `doing` from `pub` moves the task to `open`, which `secret-merger`'s board lacks.
+    edit = _as_limited(call, "initiative", initiative=PUB, action="set_board", columns=[{"key": "open"}, COLS[2]])
+    assert edit["state"] == "applied" and _codes(edit) == ["tasks_moved"], edit["issues"]
+    # The admin making the same edit is told the task left `secret-merger`'s board.
+    call("initiative", initiative=PUB, action="set_board", columns=[{"key": "open"}, *COLS[1:]])
+    call("task_update", initiative=SECRET, task={"id": tid}, status="doing")
+    edit = call("initiative", initiative=PUB, action="set_board", columns=[{"key": "open"}, COLS[2]])
+    assert _codes(edit) == ["tasks_moved", "left_board"] and f"'{SECRET}'" in edit["issues"][1]["message"]
 
 
 def test_an_attach_refused_to_a_limited_token_names_only_the_boards_it_may_read(call: Call) -> None:

@@ -3,12 +3,15 @@ it against its own columns: a status one board lacks takes the task off that boa
 `context`, its open-task searches and the viewer's board — without closing it. Nothing may do that
 silently: `attach` refuses a task whose column the board it joins lacks (it had moved the task to
 that board's first column, which took it off its own), and a `task_update` that moves a shared task
-to a column another of its boards lacks says so.
+to a column another of its boards lacks says so, as does an `initiative set_board` whose removed
+columns move shared tasks off another of their boards (`LeftBoards`).
 
 A token limited to some initiatives is told of the boards it may read only (decision 15.K2): a board
 outside its grants is neither named, nor warned of, nor counted in the columns a refusal offers."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 from kaeru.domain.model import Node, NodeType
 from kaeru.errors import InvalidArgument
@@ -96,3 +99,48 @@ def say_left_boards(session: Session, node: Node, status: str, here: Initiative)
             )
         )
     return issues
+
+
+class LeftBoards:
+    """The tasks an `initiative set_board` on `here` moves out of its removed columns (`_rehome`) that
+    are also on other initiatives' boards: a board without the column a task was moved to lost it
+    from its open work, without it being closed there — as a `task_update` would (`say_left_boards`)
+    but for many tasks at once. Counted as they are moved (the task read for the move carries its
+    initiatives: nothing more is read per task), then said as one `left_board` per board."""
+
+    def __init__(self, here: Initiative) -> None:
+        self.here = here
+        #: (the task's other initiatives, its column before, its column now) -> how many tasks.
+        self.moves: Counter[tuple[tuple[int, ...], str, str]] = Counter()
+
+    def note(self, node: Node, status: str) -> None:
+        """Count task `node`, about to move from its column to `status`, if it is on another board."""
+        if others := tuple(i for i in node.initiatives if i != self.here.id):
+            self.moves[(others, node.status or "", status)] += 1
+
+    def say(self, session: Session) -> list[Issue]:
+        """A `left_board` for each other board that lost some of the moved tasks: one that had their
+        column before and lacks the one they are in now. One board read per other initiative, none
+        per task; a board outside a limited token's grants is not said (decision 15.K2)."""
+        ids = list(dict.fromkeys(i for others, _, _ in self.moves for i in others))
+        issues: list[Issue] = []
+        for initiative in _initiatives(session, _visible(session, ids)) if ids else []:
+            keys = [c["key"] for c in tasks.columns(session, initiative)]
+            lost: Counter[str] = Counter()
+            for (others, was, now), n in self.moves.items():
+                if initiative.id in others and was in keys and now not in keys:
+                    lost[now] += n
+            if lost:
+                issues.append(self._left(initiative, keys, lost))
+        return issues
+
+    def _left(self, initiative: Initiative, keys: list[str], lost: Counter[str]) -> Issue:
+        missing = " or ".join(repr(k) for k in sorted(lost))
+        return Issue(
+            "left_board",
+            f"{lost.total()} task(s) moved out of the removed columns of {self.here.name!r} are also on the "
+            f"board of {initiative.name!r}, which has no column {missing} (its columns: {', '.join(keys)}): "
+            f"they left that board's open work without being closed there. Add the column to "
+            f"{initiative.name!r} with `initiative set_board`, or `detach` the tasks from it",
+            "columns",
+        )

@@ -378,19 +378,22 @@ def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str
     """Move the initiative's tasks out of the columns `cols` removed (decision 295): a finished one to
     the new board's closing column, any other to its first. Left where they were, they were on no
     board: gone from `context` and `reflect`, overdue or not, and no `task_update` could name their
-    status. Each move is a revision of the task, listed as affected, and said in one warning.
-    Returns the ids of the tasks moved."""
+    status. Each move is a revision of the task, listed as affected, and said in one warning; one
+    `left_board` per other board a shared task left (`LeftBoards`). Returns the ids of the tasks moved."""
     keys = {c["key"] for c in cols}
     removed = [c["key"] for c in before if c["key"] not in keys]
     seen: set[str] = set()
     if not removed:
         return seen
-    was_closed, new_terminal = closing_keys(before), terminal_key(cols)
+    from kaeru.service.task_boards import LeftBoards  # imported when first needed (16.S1)
+
+    was_closed, new_terminal, left = closing_keys(before), terminal_key(cols), LeftBoards(ctx.initiative)
     moved: dict[tuple[str, str], int] = {}
     while batch := [n for n in _in_columns(ctx.session, ctx.initiative, removed) if n.id not in seen]:
         for node in batch:
             seen.add(node.id)
             status = new_terminal if node.status in was_closed else cols[0]["key"]
+            left.note(node, status)  # a task on other boards too may leave them: said below
             ctx.mark_affected(_in_column(ctx, node, status, status == new_terminal))
             moved[(node.status or "", status)] = moved.get((node.status or "", status), 0) + 1
     if moved:
@@ -398,6 +401,7 @@ def _rehome(ctx: WriteContext, before: list[dict[str, str]], cols: list[dict[str
         ctx.outcome.issues.append(
             Issue("tasks_moved", f"tasks of the removed columns were moved: {said}", field="columns")
         )
+    ctx.outcome.issues += left.say(ctx.session)
     return seen
 
 
