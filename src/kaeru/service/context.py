@@ -32,6 +32,7 @@ from kaeru.service.context_current import (
 from kaeru.service.context_facts import standing_facts
 from kaeru.service.context_fit import CAPS, Section, fit
 from kaeru.service.mutation import run_mutation
+from kaeru.service.open_reviews import open_reviews
 from kaeru.service.outcomes import Coverage, Issue, Omission
 from kaeru.service.reminders import not_yet, record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
@@ -225,10 +226,9 @@ def _gather(
                 listing=listing,
             )
         elif name == "reviews":
-            doubted = grants.granted_edges(session, session.inbound([scope.id], [EdgeType.CONTRADICTS.value]))
-            nodes_by_id = session.nodes_by_ids(list(doubted))
-            nodes = sorted(nodes_by_id.values(), key=lambda n: -n.seq)
-            add("reviews", nodes, len(nodes), reasons={k: [e.src for e in v] for k, v in doubted.items()})
+            reviews = open_reviews(session, scope)
+            nodes = [node for node, _ in reviews]
+            add("reviews", nodes, len(nodes), reasons={node.id: [e.src for e in edges] for node, edges in reviews})
         elif name == "reminders":
             due = [n for n in attention if reminder_due(n, today, seen_day(scope, n, today))]
             due.sort(key=lambda n: (n.properties["reminder"]["after"], n.seq))

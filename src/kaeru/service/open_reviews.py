@@ -2,9 +2,9 @@
 
 An open review is a live node of the scope that a live node `contradicts` (a review note, or a
 contradicting memory) and whose verdict is still awaited: `review close` retracts those edges. It
-is read exactly as `context`'s reviews section reads it — the scope's live `contradicts` edges, less
-those from nodes outside the caller's grants (`grants.granted_edges`, decision 372), newest node
-first — but whole: `context` shows the newest `CAPS["reviews"]` and `reflect` 25 a kind, so a
+is read here for both `context`'s reviews section and `reflect` — the scope's live `contradicts`
+edges, less those from nodes outside the caller's grants (`grants.granted_edges`, decision 372),
+newest node first — whole: `context` shows the newest `CAPS["reviews"]` and `reflect` 25 a kind, so a
 person with more doubts than that could not see them all. A later page is keyed by the last node
 the caller was shown (its `seq`, fixed for its life), not by an offset: a review closed or raised
 between two pages neither repeats nor skips another.
