@@ -1,4 +1,5 @@
-"""Regenerate docs/tools.md and the tools/list snapshot from the live server's `tools/list`.
+"""Regenerate docs/tools.md, the tools/list snapshot and the README's figure of the tools'
+definitions from the live server's `tools/list`.
 
 Run after changing a tool: `python scripts/gen_tools_doc.py`. The tests fail when either file is
 out of date, so the documentation and the pinned contract cannot drift from the code.
@@ -7,8 +8,10 @@ out of date, so the documentation and the pinned contract cannot drift from the 
 from __future__ import annotations
 
 import json
+import re
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,7 @@ SNAPSHOT = ROOT / "src" / "kaeru" / "mcp" / "tools.json"
 INPUTS = ROOT / "src" / "kaeru" / "api" / "inputs.json"
 DOC = ROOT / "docs" / "tools.md"
 ERRORS = ROOT / "docs" / "errors.md"
+README = ROOT / "README.md"
 
 
 def exact_inputs() -> dict[str, Any]:
@@ -141,50 +145,78 @@ def answer_sizes() -> dict[str, tuple[str, int, int]]:
     }
 
 
-def _chars(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+def served_bytes(value: Any) -> int:
+    """The bytes `value` takes on the wire: compact JSON in UTF-8, as the SDK sends a `tools/list`
+    entry (its keys and values as served, no spaces, other scripts than Latin unescaped). The one
+    measure of the tools' definitions here and in the README (`definition_bytes`)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode())
+
+
+def definition_bytes(listing: list[dict[str, Any]], names: Sequence[str] | None = None) -> int:
+    """The bytes of the `tools/list` entries of `names` (None: every listed tool), each as served."""
+    return sum(served_bytes(tool) for tool in listing if names is None or tool["name"] in names)
 
 
 def size_table(listing: list[dict[str, Any]], answers: dict[str, tuple[str, int, int]]) -> list[str]:
-    """The characters each tool costs a model: its definition, and a typical answer's text."""
+    """The bytes each tool's definition costs, and a typical answer's characters."""
+    from kaeru.domain.tool_set import CORE
+
     lines = [
         "## Sizes",
         "",
-        "Characters as sent (compact JSON). A model is shown the name, description and input schema of every",
-        "tool; the output schema is for programs. A typical answer is one call of the tool on a small",
-        "fixed vault (`scripts/gen_tools_doc.py`), its text block compact (the default) and as JSON",
-        "(`KAERU_TEXT=json`, also what clients that prefer `structuredContent` show their model).",
+        "A definition is measured as a client receives it: the bytes of each tool's `tools/list` entry as",
+        "served (compact JSON in UTF-8; `served_bytes` in `scripts/gen_tools_doc.py`), and each part of it",
+        "the same way. A model is shown the name, description and input schema of every tool; the output",
+        "schema is for programs (`KAERU_STRUCTURED=off` lists none). A typical answer is one call of the",
+        "tool on a small fixed vault, its text block compact (the default) and as JSON (`KAERU_TEXT=json`,",
+        "also what clients that prefer `structuredContent` show their model), in characters.",
         "",
-        "| tool | description | input schema | output schema | answer (state) | compact | JSON |",
-        "|---|---:|---:|---:|---|---:|---:|",
+        "| tool | entry | description | input schema | output schema | answer (state) | compact | JSON |",
+        "|---|---:|---:|---:|---:|---|---:|---:|",
     ]
-    totals = [0, 0, 0, 0, 0]
+    totals = [0, 0, 0, 0, 0, 0]
     for tool in listing:
         state, compact, as_json = answers.get(tool["name"], ("—", 0, 0))
-        row = [len(tool["description"]), _chars(tool["inputSchema"]), _chars(tool.get("outputSchema", {}))]
-        row += [compact, as_json]
+        row = [served_bytes(tool), len(tool["description"].encode()), served_bytes(tool["inputSchema"])]
+        row += [served_bytes(tool["outputSchema"]) if "outputSchema" in tool else 0, compact, as_json]
         totals = [a + b for a, b in zip(totals, row, strict=True)]
-        lines.append(f"| `{tool['name']}` | {row[0]:,} | {row[1]:,} | {row[2]:,} | {state} | {row[3]:,} | {row[4]:,} |")
-    lines.append(f"| **total** | {totals[0]:,} | {totals[1]:,} | {totals[2]:,} | | {totals[3]:,} | {totals[4]:,} |")
-    model = sum(len(t["name"]) for t in listing) + totals[0] + totals[1]
-    bare = sum(_chars(_undescribed(t["inputSchema"])) for t in listing)
+        cells = " | ".join(f"{n:,}" for n in row[:4])
+        lines.append(f"| `{tool['name']}` | {cells} | {state} | {row[4]:,} | {row[5]:,} |")
+    cells = " | ".join(f"{n:,}" for n in totals[:4])
+    lines.append(f"| **total** | {cells} | | {totals[4]:,} | {totals[5]:,} |")
+    bare = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing]
     lines += [
         "",
-        f"Model-facing definitions (names, descriptions, input schemas): {model:,} characters; the whole",
-        f"`tools/list` result: {_chars({'tools': listing}):,}. Without their descriptions the input schemas",
-        f"would be {bare:,} characters.",
+        f"All {len(listing)} entries: {definition_bytes(listing):,} bytes, {definition_bytes(bare):,} without their",
+        f"output schemas; the {len(CORE)} of `--tools core`: {definition_bytes(listing, CORE):,} and"
+        f" {definition_bytes(bare, CORE):,}. The README quotes these figures (`readme_figure`).",
         "",
     ]
     return lines
 
 
-def _undescribed(node: Any) -> Any:
-    """`node` without its descriptions (a property named `description` stays)."""
-    if isinstance(node, dict):
-        return {k: _undescribed(v) for k, v in node.items() if not (k == "description" and isinstance(v, str))}
-    if isinstance(node, list):
-        return [_undescribed(item) for item in node]
-    return node
+#: The README's sentence on what `--tools core` saves: its figures are `readme_figure`'s.
+_README_FIGURE = re.compile(r"— [\d,]+ of the [\d,]+ bytes(.*?)\([\d,]+ of [\d,]+ without", re.S)
+
+
+def readme_figure(listing: list[dict[str, Any]], readme: str) -> str:
+    """`readme` with its figures of the core tools' definitions and all of them rewritten from
+    `listing` (bytes as served, `definition_bytes`), with and without the output schemas (not every
+    client hands those to its model)."""
+    from kaeru.domain.tool_set import CORE
+
+    bare = [{k: v for k, v in tool.items() if k != "outputSchema"} for tool in listing]
+
+    def figure(found: re.Match[str]) -> str:
+        return (
+            f"— {definition_bytes(listing, CORE):,} of the {definition_bytes(listing):,} bytes{found.group(1)}"
+            f"({definition_bytes(bare, CORE):,} of {definition_bytes(bare):,} without"
+        )
+
+    written, found = _README_FIGURE.subn(figure, readme)
+    if found != 1:
+        raise SystemExit(f"README.md: expected one figure matching {_README_FIGURE.pattern!r}, found {found}")
+    return written
 
 
 def _type(schema: dict[str, Any]) -> str:
@@ -340,8 +372,10 @@ def main() -> int:
     SNAPSHOT.write_text(json.dumps(listing, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
     DOC.write_text(render(listing))
     ERRORS.write_text(render_errors())
+    README.write_text(readme_figure(listing, README.read_text()))
     print(
-        f"wrote {INPUTS.relative_to(ROOT)}, {SNAPSHOT.relative_to(ROOT)} and {DOC.relative_to(ROOT)} ({len(listing)} tools)"
+        f"wrote {INPUTS.relative_to(ROOT)}, {SNAPSHOT.relative_to(ROOT)}, {DOC.relative_to(ROOT)} and the"
+        f" README's figure ({len(listing)} tools)"
     )
     return 0
 

@@ -65,7 +65,7 @@ def test_the_history_of_a_long_document_comes_in_pages_of_bounded_text(call: Cal
         assert entries and sum(map(_text, entries)) - _text(entries[-1]) <= trail_pages.HISTORY_PAGE_CHARS
         assert len(entries) == 1 or sum(map(_text, entries)) <= trail_pages.HISTORY_PAGE_CHARS
     assert pages[0]["coverage"]["omitted"] == [
-        {"section": "entries", "count": 31 - len(pages[0]["data"]["entries"]), "reason": "limit"}
+        {"section": "entries", "count": 31 - len(pages[0]["data"]["entries"]), "reason": "budget"}
     ]
     served = [e["node"]["revision"] for p in pages for e in p["data"]["entries"]]
     assert len(served) == len(set(served)) == 31

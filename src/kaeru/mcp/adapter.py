@@ -21,7 +21,7 @@ import pydantic_core
 
 from kaeru.domain.surrogates import lone_surrogate, refusal_of_unstorable
 from kaeru.errors import KaeruError, SemanticUnavailable, Unavailable
-from kaeru.mcp.pinned import pinned_listing, without_output
+from kaeru.mcp.pinned import pinned_listing, result_meta, without_output
 
 if TYPE_CHECKING:
     from datetime import tzinfo
@@ -112,6 +112,7 @@ class ToolSpec:
                 idempotent_hint=self.idempotent,
                 open_world_hint=False,
             ),
+            _meta=result_meta(self.name),
         )
 
 

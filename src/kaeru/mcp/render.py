@@ -361,7 +361,7 @@ def _read(envelope: dict[str, Any], zone: tzinfo | None) -> list[str]:
             lines.append(f"- {item['kind']}{ref}: {item['message']}{fix}")
         return lines
     if op == "trail":
-        lines = [_head(envelope, f"{data['kind']}, {data['total']} entries")]
+        lines = [_head(envelope, f"{data['kind']}, {_of(len(data['entries']), data['total'], 'entries')}")]
         if data.get("subject"):
             lines += node_lines(data["subject"], body=False, zone=zone)
         for entry in data["entries"]:

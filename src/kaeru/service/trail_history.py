@@ -62,7 +62,10 @@ def history_trail(
         page, rest, reached, cuts = history(session, node, place, served, limit, initiative)
     page = named_link_actors(session, node.id, page)
     position = history_position(reached) if reached is not None else None
-    outcome = paged(session, args, key, secret, "history", subject, page, coverage, served, rest, position)
+    # A page short of `limit` with entries after it was ended by its text's bound, not by `limit`:
+    # "(limit)" told a caller who asked for 5 and got 1 that 1 was the limit.
+    reason = "budget" if rest and len(page) < limit else "limit"
+    outcome = paged(session, args, key, secret, "history", subject, page, coverage, served, rest, position, reason)
     outcome.issues += cuts
     return outcome
 

@@ -423,8 +423,10 @@ def paged(
     served: int,
     rest: int,
     position: tuple[str, int, str] | None,
+    reason: str = "limit",
 ) -> TrailOutcome:
-    """A trail page: `rest` entries after it are counted as left out (`limit`) and the next page's
+    """A trail page: `rest` entries after it are counted as left out (for `reason`: `limit`, or
+    `budget` for a history page that `HISTORY_PAGE_CHARS` ended first) and the next page's
     exact arguments given, its cursor carrying the entries served so far (and, for history and
     neighbours, the last one's `position`: the next page starts past it)."""
     issues: list[Issue] = []
@@ -447,7 +449,7 @@ def paged(
             cursors.CursorState("trail", None, served + len(page), key, position=position),
         )
         continuation = Continuation(token, {**{k: v for k, v in args.items() if k != "cursor"}, "cursor": token})
-        coverage.omitted.append(Omission("entries", rest, "limit"))
+        coverage.omitted.append(Omission("entries", rest, reason))
         coverage.complete = False
     total = served + len(page) + rest
     return TrailOutcome(kind, subject, page, coverage, issues=issues, total=total, continuation=continuation)

@@ -205,8 +205,9 @@ class RecallRequest(Request):
         gt=0,
         le=100000,
         description=(
-            f"Most text in the answer, in tokens of 4 characters (at least {RECALL_MIN_TOKENS}: a smaller"
-            " budget is raised to it)."
+            "Most characters of the hits' descriptions and bodies (and of the source passages a fallback"
+            f" finds) the answer shows, in tokens of 4 characters (at least {RECALL_MIN_TOKENS}: a smaller"
+            " budget is raised to it); names, ids and the other fields come on top."
         ),
     )
     include_superseded: bool = Field(False, description="Do not demote superseded and refuted memory.")
