@@ -37,7 +37,7 @@ from kaeru.service.outcomes import Coverage, Issue, Omission
 from kaeru.service.reminders import not_yet, record_seen, reminder_due, seen_day
 from kaeru.service.requests.reads import ON_REQUEST, SECTIONS
 from kaeru.service.resolve import resolve_node
-from kaeru.service.rules_in_force import rule_applies
+from kaeru.service.rules_in_force import replaced, rule_applies
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative, SearchQuery, Session
 
@@ -121,7 +121,9 @@ def _gather(
         )
 
     # Rules through their partial index, the tag tested on the decoded nodes (decision 16.R1).
-    rule_ids = session.rule_ids(scope.id, 5000)
+    # The replaced rules too (`rules_in_force.replaced`): not in force, yet still kept out of the
+    # layer sections below, as a released one is.
+    rule_ids = session.rule_ids(scope.id, 5000, with_replaced=True)
     loaded = session.nodes_by_ids(rule_ids)
     listing: dict[str, Any] | None = {"types": [NodeType.CONCEPT.value], "tags": [RULE_TAG]}
     rule_nodes = [
@@ -129,22 +131,25 @@ def _gather(
         for i in rule_ids
         if i in loaded and loaded[i].node_type == NodeType.CONCEPT and RULE_TAG in loaded[i].tags
     ]
-    rules = [n for n in rule_nodes if rule_applies(n, today, task_id)]
+    gone = replaced(session, rule_nodes)
+    rules = [n for n in rule_nodes if n.id not in gone and rule_applies(n, today, task_id)]
     rules.sort(key=lambda n: n.seq)
     add("rules", rules, listing=listing)
     # No search filter says "in force" (`rule_applies`): the listing also finds the rules that do not
     # apply here, and says how many. Withheld when any did, it left the rules the budget left out
-    # (whole rules, so more of them) with a count and no way to read them.
-    sections[0].unapplied = len(rule_nodes) - len(rules)
+    # (whole rules, so more of them) with a count and no way to read them. A superseded rule is not
+    # counted: the listing (search) leaves it out for its successor.
+    superseded = sum(1 for successors in gone.values() if successors)
+    sections[0].unapplied = len(rule_nodes) - len(rules) - superseded
     stale = Stale(session, scope)
     if task_id is None:  # the rules in force for each task they are scoped to, by its id
         counts: dict[str, int] = {}
         for rule in rule_nodes:
             scoped = (rule.properties.get("applicability") or {}).get("task")
-            if scoped and rule_applies(rule, today, scoped):
+            if scoped and rule.id not in gone and rule_applies(rule, today, scoped):
                 counts[scoped] = counts.get(scoped, 0) + 1
         sections[0].waiting = waiting_rules(session, scope, counts, stale)
-    # Rules that do not apply (released, expired, other task) are never shown as ordinary notes either.
+    # Rules that do not apply (replaced, released, expired, other task) are never shown as ordinary notes either.
     shown.update((n.id, n) for n in rule_nodes)
     # Nor is a reminder before its `after` ("not relevant" till then, SPEC 1.6; `recall` holds it back,
     # 17.C3), once the typed sections have shown their open work: claimed unseen, counted by none.
@@ -382,7 +387,7 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
     shown = [r.id for r in reports] if not requested and writes else []
     if writes and (to_stamp or shown):
         record_seen(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
-    notices.extend(r.body or "" for r in reports)
+    notices.extend(hygiene.unread_notice(r) for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices, issues)
 
 

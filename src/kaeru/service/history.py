@@ -234,8 +234,13 @@ def current_state(rt: Runtime, request: CurrentStateRequest) -> StateOutcome:
         try:
             node = _past_or_settled(session, request.node, moment) or resolve_node(session, request.node, scope, "node")
         except AmbiguousRef as exc:
+            # Refused, as every tool refuses a name several live nodes hold (SPEC 2.3), even when they
+            # are one chain of versions: the message marks which is current, for the agent to name it.
             return StateOutcome(
-                status="ambiguous", coverage=coverage, candidates=list(exc.details.get("candidates", []))
+                status="ambiguous",
+                coverage=coverage,
+                candidates=list(exc.details.get("candidates", [])),
+                issues=[Issue("ambiguous_ref", exc.message, "node")],
             )
         except NotFound as exc:  # misspelt (did you mean …), forgotten (when), or unknown
             return StateOutcome(status="not_found", coverage=coverage, issues=[Issue("not_found", exc.message, "node")])

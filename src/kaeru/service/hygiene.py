@@ -6,10 +6,17 @@ one step; a core node unchanged for 30 days with no support drops to hot; core i
 (least supported, oldest first, drop to hot); an unsupported hot/warm episode unchanged for 14
 days goes cold — unless it is a current decision, holds a slot, or is the current end of a chain
 of `supersedes` (knowledge, not a journal entry), and one hygiene demoted from core stops at warm;
+a finished task (in its board's closing columns) unsupported and unchanged for 14 days goes cold
+as a journal entry does — finished work, which `reflect` otherwise offered as `archivable` for ever;
 a warm node with ≥ 5 supporting inbound edges rises to hot. "Support" is a live inbound edge from
 a live node that is not a cancelling edge (supersedes, contradicts, falsifies). "Unchanged" counts
 from the node's last revision: a fact corrected last week, or a node the agent moved back by hand,
 starts its time again.
+
+A pass that moves anything reports it in the initiative's report note of the week (one written in
+the last `REPORT_SPAN`, revised with the pass's moves appended), not in a note of its own: a pass
+an hour apart wrote a note each, and a year's reports crowded the cold listings and the timeline.
+`context` shows the moves no earlier `context` showed (`unread_notice`).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from datetime import datetime, timedelta
 
 from kaeru.domain.model import DECISION_TAG, EdgeType, Layer, Node, NodeType
 from kaeru.domain.timefmt import fmt, parse_ts
+from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
 from kaeru.storage.base import Session
 
@@ -29,6 +37,13 @@ JOURNAL_AGE = timedelta(days=14)
 PROMOTE_IN_DEGREE = 5
 CANCELLING = {EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES}
 REPORT_TAG = "kind:hygiene"
+#: How long one report note gathers the passes' moves before the next pass starts a new one.
+REPORT_SPAN = timedelta(days=7)
+#: The report's first line; the moves follow, one a line.
+REPORT_HEAD = (
+    "Hygiene moved {count} node(s) (undo one: `layer` with its id and its layer before; "
+    "keep one where it is for good: `layer` with `pin: true`):"
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,7 @@ class Move:
     reason: str
 
 
-def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
+def plan(session: Session, initiative_id: int, now: datetime, closing: Sequence[str] = ()) -> list[Move]:
     """The moves one pass would make, computed from a snapshot (nothing is written).
 
     Only the nodes a rule can move are read — every core one, hot and warm episodes past the
@@ -59,7 +74,8 @@ def plan(session: Session, initiative_id: int, now: datetime) -> list[Move]:
     asked = [n.id for n in nodes if n.layer == Layer.CORE or DECISION_TAG in n.tags or n.id in replacing]
     verdicts = session.verdicts_against(asked)
     holders = frozenset(s.node_id for s in session.slots_of(initiative_id) if s.node_id)
-    return decide(nodes, support, verdicts, now, holders, replacing)
+    finished = frozenset(n.id for n in nodes if n.node_type == NodeType.TASK and n.status in closing)
+    return decide(nodes, support, verdicts, now, holders, replacing, finished)
 
 
 def replacements(session: Session, node_ids: Sequence[str]) -> frozenset[str]:
@@ -84,10 +100,12 @@ def decide(
     now: datetime,
     holders: frozenset[str] = frozenset(),
     replacing: frozenset[str] = frozenset(),
+    finished: frozenset[str] = frozenset(),
 ) -> list[Move]:
     """The rules, applied to `nodes` (live, unpinned, oldest first) with each one's count of
     supporting inbound links, the live verdicts against the core ones, the decisions and the
-    replacements, the nodes holding a slot, and those that supersede another (`replacements`)."""
+    replacements, the nodes holding a slot, those that supersede another (`replacements`), and the
+    tasks in a closing column (`finished`): done work is a journal entry once old, as a note is."""
     moves: list[Move] = []
     moved: set[str] = set()
 
@@ -120,23 +138,26 @@ def decide(
         if node.id in moved or node.layer == Layer.CORE:
             continue
         was_core = "hygiene_demoted_at" in node.properties
+        journal = node.node_type == NodeType.EPISODE or node.id in finished
         if (
-            node.node_type == NodeType.EPISODE
+            journal
             and node.layer in ((Layer.HOT,) if was_core else (Layer.HOT, Layer.WARM))
             and support[node.id] == 0
             and age(node) > JOURNAL_AGE  # a demotion from core is a revision: its 14 days' grace
             and not knowledge(node)
         ):
             after = Layer.WARM if was_core else Layer.COLD  # once chosen for core, never out of recall
-            moves.append(Move(node.id, node.name, node.layer, after, "an unsupported episode unchanged for 14 days"))
+            what = "a finished task" if node.id in finished else "an unsupported episode"
+            moves.append(Move(node.id, node.name, node.layer, after, f"{what} unchanged for 14 days"))
         elif node.layer == Layer.WARM and support[node.id] >= PROMOTE_IN_DEGREE:
             moves.append(Move(node.id, node.name, Layer.WARM, Layer.HOT, f"{support[node.id]} supporting links"))
     return moves
 
 
 def apply_pass(ctx: WriteContext) -> list[Move]:
-    """Plan and apply one pass inside the caller's transaction; record a report note when anything moved."""
-    moves = plan(ctx.session, ctx.initiative.id, ctx.now)
+    """Plan and apply one pass inside the caller's transaction; report the moves when anything moved."""
+    closing = tasks.closing_keys(tasks.columns(ctx.session, ctx.initiative))
+    moves = plan(ctx.session, ctx.initiative.id, ctx.now, closing)
     for move in moves:
         node = ctx.session.get_node(move.node_id, for_update=True)
         if node is None or node.retracted or node.pinned or node.layer != move.before:
@@ -146,16 +167,54 @@ def apply_pass(ctx: WriteContext) -> list[Move]:
             properties["hygiene_demoted_at"] = ctx.now_s
         ctx.update_node(node, layer=move.after, properties=properties)
     if moves:
-        # Names are not unique: each move names its node's id too, and the calls that undo a move
-        # or keep a node where it is (an undone move stays undone for the rule's whole period).
-        lines = [f"- {m.name} ({m.node_id}): {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
-        ctx.create_node(
-            node_type=NodeType.EPISODE,
-            body=f"Hygiene moved {len(moves)} node(s) (undo one: `layer` with its id and its layer before; "
-            "keep one where it is for good: `layer` with `pin: true`):\n" + "\n".join(lines),
-            name_fallback="hygiene",
-            tags=[REPORT_TAG],
-            layer=Layer.COLD,
-            properties={"hygiene": {"moves": len(moves), "reported": False}},
-        )
+        _report(ctx, moves)
     return moves
+
+
+def _report(ctx: WriteContext, moves: list[Move]) -> None:
+    """Append the pass's moves to the week's report note, or start one. Names are not unique: each
+    move names its node's id too, and the report says the calls that undo a move or keep a node
+    where it is (an undone move stays undone for the rule's whole period). `unread` counts the
+    moves at the end of the report no `context` has shown yet."""
+    lines = [f"- {m.name} ({m.node_id}): {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
+    week = _week_report(ctx.session, ctx.initiative.id, fmt(ctx.now - REPORT_SPAN))
+    if week is not None:
+        known = dict(week.properties.get("hygiene") or {})
+        earlier = (week.body or "").splitlines()[1:]
+        unread = 0 if known.get("reported", True) else int(known.get("unread", len(earlier)))
+        lines = [*earlier, *lines]
+        state = {**known, "moves": len(lines), "reported": False, "unread": unread + len(moves)}
+        body = REPORT_HEAD.format(count=len(lines)) + "\n" + "\n".join(lines)
+        ctx.update_node(week, body=body, properties={**week.properties, "hygiene": state})
+        return
+    ctx.create_node(
+        node_type=NodeType.EPISODE,
+        body=REPORT_HEAD.format(count=len(moves)) + "\n" + "\n".join(lines),
+        name_fallback="hygiene",
+        tags=[REPORT_TAG],
+        layer=Layer.COLD,
+        properties={"hygiene": {"moves": len(moves), "reported": False, "unread": len(moves)}},
+    )
+
+
+def _week_report(session: Session, initiative_id: int, since: str) -> Node | None:
+    """The initiative's newest live report note written since `since`, read for update, through the
+    partial index of nodes holding a reminder or a report (`attention_ids`), as `context` finds them."""
+    found = session.nodes_by_ids(session.attention_ids([initiative_id]))
+    reports = [n for n in found.values() if REPORT_TAG in n.tags and "hygiene" in n.properties]
+    recent = [n for n in reports if n.created_at >= since and n.node_type == NodeType.EPISODE]
+    if not recent:
+        return None
+    newest = max(recent, key=lambda n: (n.created_at, n.seq))
+    node = session.get_node(newest.id, for_update=True)
+    return node if node is not None and not node.retracted else None
+
+
+def unread_notice(report: Node) -> str:
+    """What `context` says of a report: the moves no earlier `context` showed, under the report's
+    first line counting them (a report revised by a later pass holds the week's moves)."""
+    lines = (report.body or "").splitlines()
+    unread = (report.properties.get("hygiene") or {}).get("unread")
+    if not lines or not isinstance(unread, int) or not 0 < unread < len(lines) - 1:
+        return report.body or ""
+    return "\n".join([REPORT_HEAD.format(count=unread), *lines[-unread:]])

@@ -14,6 +14,7 @@ from kaeru.domain.model import (
     Edge,
     EdgeType,
     HypothesisStatus,
+    Layer,
     Node,
     NodeType,
     NoteKind,
@@ -51,6 +52,8 @@ SETTLED_CLAIMS = (HypothesisStatus.SUPPORTED.value, HypothesisStatus.REFUTED.val
 DECIDED_TYPE = NOTE_KIND_TYPES[NoteKind.DECISION]
 #: The tag every task carries (`tasks.task`, `evolve`).
 TASK_TAG = "kind:task"
+#: The layers `context` brings back by themselves: what `orphan` and `archivable` ask about.
+IN_CONTEXT = (Layer.CORE.value, Layer.HOT.value, Layer.WARM.value)
 
 
 @dataclass
@@ -118,8 +121,11 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
         # A task is no orphan either, open or closed: its board is its frame, and "forget it" would drop
         # the record of work done (an old finished one is offered as `archivable`). Told by its
         # `kind:task` tag, on the orphans' own rows like the episodes'.
+        # Nor is a cold or frozen node: it is already out of context (hygiene cooled it, or the agent
+        # did), so "link it or forget it" asked again of settled chatter, oldest first, and a year in
+        # the 25 listed were all from its first month; `archivable` asks of the same layers only.
         unless = ((DECIDED_TYPE.value, NodeType.TASK.value), ("kind:hygiene", DECISION_TAG, TASK_TAG))
-        orphan_ids = session.orphans([scope.id], SCAN, unless=unless)
+        orphan_ids = session.orphans([scope.id], SCAN, unless=unless, layers=IN_CONTEXT)
         orphan_ids = [i for i in orphan_ids if i not in in_force]
         nodes = session.nodes_by_ids(orphan_ids[:LIMIT])
         for node in (nodes[i] for i in orphan_ids[:LIMIT] if i in nodes):
@@ -231,7 +237,7 @@ def reflect(rt: Runtime, request: ReflectRequest) -> ReflectOutcome:
                     node_id,
                     node_name,
                 )
-            elif layer in ("core", "hot", "warm"):
+            elif layer in IN_CONTEXT:
                 add(
                     "archivable",
                     f"{node_name!r} is old and nothing refers to it: move it out of context",

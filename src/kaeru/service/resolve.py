@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kaeru.domain.model import EdgeType, Node, NodeType
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import Currentness, EdgeType, Node, NodeType
 from kaeru.domain.refs import NodeRef, parse_ref
 from kaeru.errors import AmbiguousRef, InvalidArgument, NotFound
 from kaeru.service import grants
@@ -97,16 +98,34 @@ def resolve_node(
     if len(matches) == 1:
         return matches[0]
     if len(matches) > 1:
+        matches, said = _by_currentness(session, matches)
         listed = "; ".join(
-            f"{n.id} ({n.node_type.value}, {n.name!r}, recorded {n.recorded_at})" for n in matches[:MAX_LISTED]
+            f"{n.id} ({n.node_type.value}, {n.name!r}, {said[n.id]}, recorded {n.recorded_at})"
+            for n in matches[:MAX_LISTED]
         )
+        current = [n.id for n in matches if said[n.id] == Currentness.CURRENT.value]
+        only = f" {current[0]} is the only current one." if len(current) == 1 else ""
         raise AmbiguousRef(
-            f"{len(matches)} live nodes are {named} in {scope.name if scope else '?'!r}: {listed}. "
+            f"{len(matches)} live nodes are {named} in {scope.name if scope else '?'!r}: {listed}.{only} "
             "Pass one of these ids instead.",
             field=field,
             details={"candidates": [n.id for n in matches]},
         )
     raise NotFound(_miss_message(session, ref.name, scope), field=field)
+
+
+def _by_currentness(session: Session, matches: list[Node]) -> tuple[list[Node], dict[str, str]]:
+    """`matches` with the current ones first (each group in the store's order, newest recorded
+    first), and each one's currentness as said ("superseded by <ids>"). Listed by recorded time
+    alone, the versions of one fact renamed alike gave no hint which to pick, and hygiene's layer
+    move, which records a node again, put a superseded one above the current one."""
+    verdicts = session.verdicts_against([n.id for n in matches])
+    said: dict[str, str] = {}
+    for node in matches:
+        state, successors = decide(node.node_type, node.status, node.retracted, verdicts.get(node.id, ()))
+        said[node.id] = f"{state.value} by {', '.join(successors)}" if successors else state.value
+    ordered = sorted(matches, key=lambda n: said[n.id] != Currentness.CURRENT.value)
+    return ordered, said
 
 
 def _miss_message(session: Session, name: str, scope: Initiative | None) -> str:

@@ -1,7 +1,9 @@
 """Whether a rule is in force: one test for `context`, `recall`, `reflect`, `search` and `read`.
 
-A rule is in force while it is active, its `applicability.through` day has not passed, and the task
-it is scoped to (if any) is open. `context` held back the rule of a dropped task while `recall`,
+A rule is in force while it is current (no live node supersedes or falsifies it: replaced the way
+`note`'s `link_to` says, it stayed among the rules to follow, marked "superseded by" its own
+successor, `replaced`), active, its `applicability.through` day has not passed, and the task it is
+scoped to (if any) is open. `context` held back the rule of a dropped task while `recall`,
 which tested `constraint_state` and `through` only, still ranked it among the rules to follow
 under `apply_preference` (decision 471). A task is closed as `context` tells it
 (`context_current.Stale.closed`: a closing column of its board, or `done_at`); one forgotten or gone
@@ -17,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from datetime import date
 
-from kaeru.domain.model import RULE_TAG, Node, NodeType
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import RULE_TAG, Currentness, Node, NodeType
 from kaeru.service import grants
 from kaeru.service.context_current import Stale
 from kaeru.service.outcomes import Issue
@@ -35,6 +38,21 @@ def rule_applies(node: Node, today: date, task_id: str | None) -> bool:
         return False
     scoped = applicability.get("task")
     return not (scoped and scoped != task_id)
+
+
+def replaced(session: Session, rules: Iterable[Node]) -> dict[str, list[str]]:
+    """Of `rules`, those no longer current by `currentness.decide` over the live verdicts against
+    them (across initiatives, SPEC 1.2), each with the ids of its successors (none: refuted). Read
+    in one query; `Session.rule_ids` leaves these out unless asked for them."""
+    found = {r.id: r for r in rules}
+    verdicts = session.verdicts_against(list(found)) if found else {}
+    out: dict[str, list[str]] = {}
+    for rule_id, against in verdicts.items():
+        rule = found[rule_id]
+        state, successors = decide(rule.node_type, rule.status, rule.retracted, against)
+        if state in (Currentness.SUPERSEDED, Currentness.REFUTED):
+            out[rule_id] = successors if state == Currentness.SUPERSEDED else []
+    return out
 
 
 def scoped_task(rule: Node) -> str | None:
@@ -79,7 +97,7 @@ def not_in_force(
     session: Session, nodes: Iterable[Node], today: Callable[[], date], scopes: list[Initiative]
 ) -> list[Issue]:
     """A `not_in_force` issue for each rule among `nodes` that `context` would not give as in force
-    today (`rule_applies` on its own task, `closed_tasks`), saying why and what to do. `today` is
+    today (`replaced`, `rule_applies` on its own task, `closed_tasks`), saying why and what to do. `today` is
     asked only when a rule is shown; the tasks of the rules scoped to one are read in one query, the
     boards once each: nothing is read for a page without rules."""
     rules = [n for n in nodes if n.node_type == NodeType.CONCEPT and RULE_TAG in n.tags and not n.retracted]
@@ -92,13 +110,17 @@ def not_in_force(
     # A rule may be scoped to a task of another initiative: a token limited to the rule's learns
     # nothing of that task, not its name nor what became of it (decision 15.K2).
     granted = grants.granted_ids(session) if scoped else None
+    gone = replaced(session, rules)
     issues: list[Issue] = []
     for rule in rules:
         task_id = scoped_task(rule)
-        if rule_applies(rule, day, task_id) and task_id not in closed:
+        if rule.id not in gone and rule_applies(rule, day, task_id) and task_id not in closed:
             continue
         task = found.get(task_id) if task_id else None
-        why, said, remedy = _why(rule, day, task, task is None or grants.node_visible(task, granted))
+        if rule.id in gone:  # settled first: reviving or extending a replaced rule would not bring it back
+            why, said, remedy = _replaced(gone[rule.id])
+        else:
+            why, said, remedy = _why(rule, day, task, task is None or grants.node_visible(task, granted))
         issues.append(
             # Starts `rule <id> is not in force (<why>)`, `why` free of parentheses: the compact text
             # writes it on the rule's own line (`mcp/render.py`), as NodeData has no field for it.
@@ -135,3 +157,12 @@ def _why(rule: Node, today: date, task: Node | None, seen: bool) -> tuple[str, s
         f"applied while task {task.name!r} ({task.id}) was worked on, and that task is {status}",
         "; if the work goes on, `task_update` the task open again.",
     )
+
+
+def _replaced(successors: list[str]) -> tuple[str, str, str]:
+    """Why a rule a live verdict replaced is not in force (`replaced`), in `_why`'s form: the
+    successors are named once, in what happened (the rule's line already says whom it is superseded by)."""
+    if not successors:
+        return "refuted", "was refuted (a live node falsifies it)", "."
+    named = ", ".join(successors)
+    return "superseded", f"was superseded by {named}", f"; `read` {named}, which replaced it."

@@ -78,13 +78,20 @@ class GraphQueries(Part):
         limit: int,
         *,
         unless: tuple[Sequence[str], str | Sequence[str]] | None = None,
+        layers: Sequence[str] | None = None,
     ) -> list[str]:
         """Live member nodes (not audit events, boards or saved chains) with no live edge at all, oldest first; with
         `unless` = (types, tags), not the nodes of those types that carry one of `tags` (a tag or
         several: `reflect` leaves hygiene's own episodes and decisions out, tested on the orphans'
-        rows, which the query reads anyway, not by a search of every episode first — decision 80)."""
+        rows, which the query reads anyway, not by a search of every episode first — decision 80); with
+        `layers`, only the nodes in one of them (`nodes_head` covers the layer, as it does the type)."""
         scope, params = self._members_listed(initiative_ids)
         no = self._d.false
+        placed = ""
+        layer_params: list[Any] = []
+        if layers is not None:
+            placed, layer_params = self._d.in_("n.layer", list(layers) or [""], "text")
+            placed = f" AND {placed}"
         skip, more = "", []
         types, tags = unless or ((), ())
         if types and tags:
@@ -99,11 +106,11 @@ class GraphQueries(Part):
             more = [*kind_params, *tag_params]
         # The tag test last: written after the edge tests, it runs only on the rows they let through.
         found = self._db.rows(
-            f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_LINKABLE} AND {scope} "
+            f"SELECT n.id FROM nodes n WHERE n.retracted = {no} AND {_LINKABLE}{placed} AND {scope} "
             f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.src = n.id) "
             f"AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.retracted = {no} AND e.dst = n.id){skip} "
             "ORDER BY n.seq LIMIT ?",
-            [*params, *more, int(limit)],
+            [*layer_params, *params, *more, int(limit)],
         )
         return [r[0] for r in found]
 

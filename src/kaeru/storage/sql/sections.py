@@ -194,7 +194,8 @@ class SectionQueries(Part):
     ) -> list[str]:
         """Ids of the initiative's live, unpinned members (boards aside) one hygiene pass may move:
         a superset of its moves, found through indexes instead of reading every core, hot and warm
-        member (decision 84) — every core one; the hot and warm episodes last revised before
+        member (decision 84) — every core one; the hot and warm episodes and tasks (the caller
+        tells the finished tasks, which cool as journal entries do) last revised before
         `older_than` (stored times are fixed-width text, so text order is time order); and the warm
         ones that at least `promote_at` live edges of `supported_by` point at, sources unchecked
         (the caller counts the live ones: `inbound_counts`). Those are found from the edges,
@@ -217,7 +218,7 @@ class SectionQueries(Part):
         )
         found = self._db.rows(
             f"SELECT n.id {members} AND {core} "
-            f"UNION SELECT n.id {members} AND {aging} AND n.node_type = 'episode' AND n.recorded_at < ? "
+            f"UNION SELECT n.id {members} AND {aging} AND n.node_type IN ('episode', 'task') AND n.recorded_at < ? "
             f"UNION SELECT n.id FROM ({linked}) g CROSS JOIN nodes n CROSS JOIN memberships m "
             f"WHERE n.id = g.dst AND m.node_seq = n.seq AND m.initiative_id = ? AND {warm} AND {live}",
             [
@@ -287,12 +288,25 @@ class SectionQueries(Part):
         cond, more = (self._d.any_facet, []) if wanted is None else ("m.facet = ?", [self._d.facet_key(wanted)])
         return f"(SELECT count(*) FROM memberships m WHERE {where} AND {cond})", [*params, *more]
 
-    def rule_ids(self, initiative_id: int, limit: int) -> list[str]:
+    def rule_ids(self, initiative_id: int, limit: int, *, with_replaced: bool = False) -> list[str]:
         """Ids of the initiative's live concepts that may carry `kind:rule` (a superset: callers test
-        the decoded tags), newest first: through the partial index `nodes_rules`."""
+        the decoded tags), newest first: through the partial index `nodes_rules`. A rule a live node
+        supersedes or falsifies (SPEC 1.2, across initiatives) is no longer in force, so it is left
+        out in the statement unless `with_replaced` (`context`, which still keeps it out of its
+        other sections): read and dropped after the limit, a chain of revised rules took the places
+        of the rules in force, and every reader had to test currentness again."""
         scope, params = self._member_of([initiative_id])
+        no = self._d.false
+        # Live verdict edges written as the partial index `edges_verdicts` (SQLite) wants them.
+        current = (
+            ""
+            if with_replaced
+            else " AND NOT EXISTS (SELECT 1 FROM edges e JOIN nodes s ON s.id = e.src "
+            f"WHERE e.dst = n.id AND {VERDICT_TYPES} AND e.retracted = {no} AND s.retracted = {no})"
+        )
         found = self._db.rows(
-            f"SELECT n.id FROM {self._d.rule_source} WHERE {self._d.rule} AND {scope} ORDER BY n.seq DESC LIMIT ?",
+            f"SELECT n.id FROM {self._d.rule_source} WHERE {self._d.rule} AND {scope}{current} "
+            "ORDER BY n.seq DESC LIMIT ?",
             [*params, int(limit)],
         )
         return [r[0] for r in found]
