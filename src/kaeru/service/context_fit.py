@@ -3,7 +3,9 @@
 The answer lists its sections in the documented order (`requests.reads.SECTIONS`), but the budget is
 granted in `PRIORITY` order: what an agent re-entering must not miss first. Granted in section
 order, a busy session's routine notes (`warm`) took the budget before the open tasks and claims,
-which come after them in the list, and the answer showed notes and no open work.
+which come after them in the list, and the answer showed notes and no open work. Granted by
+priority alone, though, a long first section (open tasks months overdue) took everything the rules
+left: when not every section fits, each first gets its leading nodes, within an even share.
 """
 
 from __future__ import annotations
@@ -104,10 +106,59 @@ def whole_rules(lengths: list[int], share: int) -> list[int]:
     return grants
 
 
+def _candidates(section: Section) -> list[Node]:
+    cap = CAPS.get(section.name)
+    return section.nodes if cap is None else section.nodes[:cap]
+
+
+@dataclass
+class _Grant:
+    """What a section keeps of its capped candidates: always their first nodes, in their order."""
+
+    candidates: list[Node]
+    kept: list[Node] = field(default_factory=list)
+    bodies: dict[str, tuple[str | None, Any]] = field(default_factory=dict)
+
+
+def _take(grant: _Grant, remaining: int, share: int | None = None) -> int:
+    """Grant the section's next candidates, each cut to `ITEM_EXCERPT`, while the budget lasts (and,
+    given a `share`, while each after the first fits what is left of it); returns what is left."""
+    spent = 0
+    for node in grant.candidates[len(grant.kept) :]:
+        length = len(node.body or "")
+        allowance = min(length, ITEM_EXCERPT, remaining)
+        if length and allowance < min(length, MIN_EXCERPT):
+            break
+        if share is not None and grant.kept and min(length, ITEM_EXCERPT) > share - spent:
+            break
+        piece = cut(node.body or "", 0, allowance)
+        grant.bodies[node.id] = (piece.text if node.body is not None else None, piece if piece.truncated else None)
+        remaining -= len(piece.text)
+        spent += len(piece.text)
+        grant.kept.append(node)
+    return remaining
+
+
+def _fill(grants: list[_Grant], remaining: int, *, fair: bool) -> None:
+    """Grant `remaining` to the sections in `PRIORITY` order. `fair` first gives each section with
+    candidates its leading nodes within an even share of `remaining`, at least one while the budget
+    lasts; then what is left goes by priority, each section continuing from where its leading nodes
+    stopped. What a section does not use of its share goes by priority too, not to the sections
+    after it: `recent` mostly repeats `hot` and `warm`, and should not be the one to gain."""
+    if fair:
+        share = remaining // max(1, sum(1 for grant in grants if grant.candidates))
+        for grant in grants:
+            remaining = _take(grant, remaining, share)
+    for grant in grants:
+        remaining = _take(grant, remaining)
+
+
 def fit(session: Session, sections: list[Section], budget: int, coverage: Coverage) -> None:
     """Cut bodies to the budget: rules first and whole (all of them when they fit; when they cannot
     all fit, those that fit whole in at most 3/4 of the budget, `OTHERS_SHARE`, `whole_rules`), then
-    every other section in `PRIORITY` order. The omissions are listed in the sections' own order."""
+    every other section in `PRIORITY` order: all their capped candidates when they fit, else each
+    section's leading nodes first and the rest by priority (`_fill`). The omissions are listed in
+    the sections' own order."""
     remaining = budget
     rules = sections[0]
     lengths = [len(n.body or "") for n in rules.nodes]
@@ -133,25 +184,15 @@ def fit(session: Session, sections: list[Section], budget: int, coverage: Covera
         coverage.rules_complete = False
         coverage.complete = False
     rules.views = build_views(session, kept_rules, bodies=bodies)
-    # Granted by priority: each section keeps what fits of its capped candidates.
-    granted: dict[int, tuple[list[Node], dict[str, tuple[str | None, Any]]]] = {}
-    for index, section in sorted(enumerate(sections[1:], 1), key=lambda pair: _rank(pair[1])):
-        cap = CAPS.get(section.name)
-        kept: list[Node] = []
-        section_bodies: dict[str, tuple[str | None, Any]] = {}
-        for node in section.nodes if cap is None else section.nodes[:cap]:
-            length = len(node.body or "")
-            allowance = min(length, ITEM_EXCERPT, remaining)
-            if length and allowance < min(length, MIN_EXCERPT):
-                break
-            piece = cut(node.body or "", 0, allowance)
-            section_bodies[node.id] = (
-                piece.text if node.body is not None else None,
-                piece if piece.truncated else None,
-            )
-            remaining -= len(piece.text)
-            kept.append(node)
-        granted[index] = (kept, section_bodies)
+    ranked = [index for index, _ in sorted(enumerate(sections[1:], 1), key=lambda pair: _rank(pair[1]))]
+    granted = {index: _Grant(_candidates(sections[index])) for index in ranked}
+    _fill([granted[index] for index in ranked], remaining, fair=False)
+    if any(len(grant.kept) < len(grant.candidates) for grant in granted.values()):
+        # Granted by priority alone, the first long section (a year's overdue tasks) took all the
+        # budget the rules left, and the current decisions, hot and warm facts and reviews were cut
+        # whole: each section first gets its leading nodes, then the rest goes by priority.
+        granted = {index: _Grant(_candidates(sections[index])) for index in ranked}
+        _fill([granted[index] for index in ranked], remaining, fair=True)
     # Said in the answer's order: each section's nodes past its cap, then those the budget left out.
     for index, section in enumerate(sections[1:], 1):
         cap = CAPS.get(section.name)
@@ -160,7 +201,7 @@ def fit(session: Session, sections: list[Section], budget: int, coverage: Covera
         if beyond > 0:
             coverage.omitted.append(Omission(section.name, beyond, "limit"))
             coverage.complete = False
-        kept, section_bodies = granted[index]
+        kept, section_bodies = granted[index].kept, granted[index].bodies
         if len(kept) < candidates:
             coverage.omitted.append(Omission(section.name, candidates - len(kept), "budget"))
             coverage.complete = False
