@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from datetime import date, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from kaeru.domain.model import HypothesisStatus, Layer, Node, NodeType
+from kaeru.domain.spelling import did_you_mean
 from kaeru.domain.timefmt import is_time_ago, off_calendar, parse_moment
 from kaeru.errors import InvalidArgument
 from kaeru.service.capture import CaptureOptions, apply_slot, link_new, parse_reminder
@@ -91,7 +91,8 @@ def is_overdue(
 def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     keys = [c["key"] for c in cols]
     if status not in keys:
-        raise InvalidArgument(f"unknown status {status!r}; this board's columns are: {', '.join(keys)}", field=field)
+        said = f"unknown status {status!r}{did_you_mean(status, keys)}; this board's columns are: {', '.join(keys)}"
+        raise InvalidArgument(said, field=field)
     return status
 
 
@@ -155,8 +156,7 @@ def unknown_statuses(
         )
         if carried:
             continue
-        close = difflib.get_close_matches(status.replace("_", "-"), [*keys, *claims], n=1, cutoff=0.75)
-        mean = f"; did you mean {close[0]!r}?" if close else ""
+        mean = did_you_mean(status, [*keys, *claims])
         said = (
             f"no board of the searched initiatives has a column {status!r} and no task there has it, so the "
             f"task filter matched nothing{mean} — the boards' columns are: {', '.join(keys)}"
@@ -222,7 +222,8 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
     except ValueError as exc:  # not `exc`'s words: they offer a time ago, which no due is
         raise InvalidArgument(
             f"due must be a date (2026-03-03), an RFC 3339 time, `now` or a future offset (3d, 2w), not {text!r}"
-            f"{off_calendar(text)}",
+            f"{off_calendar(text)}"
+            f"{'; to clear it send null (JSON null, not a text)' if text.lower() in ('null', 'none') else ''}",
             field=field,
         ) from exc
 

@@ -1,0 +1,225 @@
+"""What a refused call is told is what the next call is made from (session 56's probe of the
+mistakes models make over stdio): every null field at once, the value a text stood for, where a
+misplaced field belongs, the tool the arguments were meant for, and an enum value by its meaning.
+The calls stay refused; only the words change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kaeru.api.requests import parse
+from kaeru.errors import InvalidArgument
+
+
+def refusal(tool: str, args: dict[str, Any]) -> InvalidArgument:
+    with pytest.raises(InvalidArgument) as refused:
+        parse(tool, args)
+    return refused.value
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "said"),
+    [
+        (
+            "note",
+            {"initiative": "w", "text": "x", "options": {"slot": None, "layer": "hot", "expected_slot_revision": None}},
+            "options.expected_slot_revision",
+            "null is not a value of options.expected_slot_revision, options.slot: leave options.expected_slot_revision,"
+            " options.slot out",
+        ),
+        (
+            "search",
+            {"initiatives": ["w"], "filters": {"types": None, "tags": None}},
+            "filters.tags",
+            "null is not a value of filters.tags, filters.types: leave",
+        ),
+        (
+            "revise",
+            {"initiative": "w", "node": "a", "patch": {"name": None, "body": "x"}},
+            "patch.name",
+            "leave patch.name out",
+        ),
+        (
+            "note",
+            {"initiative": "w", "text": "x", "reminder": {"after": None, "window_days": 3}},
+            "reminder.after",
+            "null is not a value of reminder.after: give reminder.after: it is required",
+        ),
+        (
+            "initiative",
+            {"initiative": "w", "action": "set_board", "columns": [{"key": "a", "label": None}]},
+            "columns.0.label",
+            "null is not a value of columns.0.label",
+        ),
+    ],
+)
+def test_nulls_inside_an_object_are_named_together(tool: str, args: dict[str, Any], field: str, said: str) -> None:
+    """Strict function-calling clients send null for every field they leave unused, inside
+    `options` or `filters` as at the top; inside, each was refused alone in Python's words
+    ("options.slot: None is not of type 'string'"), one call per null (decision 388)."""
+    refused = refusal(tool, args)
+    assert refused.field == field and said in refused.message, refused.message
+    assert "None" not in refused.message
+
+
+def test_a_null_a_field_takes_is_not_called_a_mistake() -> None:
+    refused = refusal("revise", {"initiative": "w", "node": "a", "patch": {"reminder": None, "name": None}})
+    assert refused.field == "patch.name" and "patch.reminder" not in refused.message, refused.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "said"),
+    [
+        ("recall", {"initiatives": ["w"], "query": "q", "limit": "5"}, "limit", 'send 5 (a number), not "5"'),
+        (
+            "recall",
+            {"initiatives": ["w"], "query": "q", "explain": "true"},
+            "explain",
+            'send true (a boolean), not "true"',
+        ),
+        (
+            "recall",
+            {"initiatives": '["a","b"]', "query": "q"},
+            "initiatives",
+            "send the list itself, not its JSON text",
+        ),
+        ("note", {"initiative": "w", "text": "x", "tags": "pump, hum"}, "tags", 'send a list, e.g. ["pump", "hum"]'),
+        ("note", {"initiative": "w", "text": "x", "name": True}, "name", "name: true is not of type 'string'"),
+        ("note", {"initiative": "w", "text": "x", "name": ["pump", "hum"]}, "name", 'name: ["pump", "hum"] is not of'),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_told_the_value_it_stood_for(
+    tool: str, args: dict[str, Any], field: str, said: str
+) -> None:
+    """ "limit: '5' is not of type 'integer'" said what was wrong, not what to send; values are
+    said as JSON (`true`, `["pump", "hum"]`), not as Python's `True` and `['pump', 'hum']`. The
+    schema's words stay: the CLI reads "is not of type" for its own `:=` hint."""
+    refused = refusal(tool, args)
+    assert refused.field == field and said in refused.message and "is not of type" in refused.message, refused.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "said"),
+    [
+        (
+            "search",
+            {"initiatives": ["w"], "text": "x", "tags": ["a"]},
+            "tags",
+            'it belongs inside filters: "filters": {"tags": ["a"]}',
+        ),
+        ("search", {"initiatives": ["w"], "text": "x", "types": ["task"]}, "types", "it belongs inside filters"),
+        (
+            "note",
+            {"initiative": "w", "text": "x", "layer": "hot"},
+            "layer",
+            'inside options: "options": {"layer": "hot"}',
+        ),
+        ("note", {"initiative": "w", "text": "x", "slot": "handoff"}, "slot", "it belongs inside options"),
+    ],
+)
+def test_a_field_sent_a_level_too_high_is_shown_where_it_belongs(
+    tool: str, args: dict[str, Any], field: str, said: str
+) -> None:
+    refused = refusal(tool, args)
+    assert refused.field == field and said in refused.message, refused.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "field", "said"),
+    [
+        ("task", {"initiative": "w", "task": "fix pump", "status": "done"}, "task", "call `task_update`"),
+        ("claim", {"initiative": "w", "hypothesis": "h", "status": "supported"}, "hypothesis", "call `verdict`"),
+        ("claim", {"initiative": "w", "text": "x", "status": "supported"}, "status", "`initial_status`"),
+        ("verdict", {"initiative": "w", "text": "x", "initial_status": "open"}, "text", "call `claim`"),
+        ("revise", {"initiative": "w", "node": "a", "patch": {"status": "done"}}, "patch.status", "`task_update`"),
+        ("revise", {"initiative": "w", "node": "a", "patch": {"source": "x"}}, "patch.source", "`replace`"),
+        ("task_update", {"initiative": "w", "task": "a", "text": "x", "status": "done"}, "text", "`revise`"),
+        ("link", {"initiative": "w", "from": "a", "link_to": "b", "weight": 0.5}, "link_to", "takes `from` and `to`"),
+    ],
+)
+def test_arguments_meant_for_another_tool_name_that_tool(
+    tool: str, args: dict[str, Any], field: str, said: str
+) -> None:
+    """`task {task, status: done}` is task_update's call; it was answered "did you mean 'text'?",
+    and following that made a second task, done, beside the open one."""
+    refused = refusal(tool, args)
+    assert refused.field == field and said in refused.message and "did you mean" not in refused.message, refused.message
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "said"),
+    [
+        ("note", {"initiative": "w", "text": "x", "kind": "preference"}, "did you mean 'rule'?"),
+        ("note", {"initiative": "w", "text": "x", "kind": "fact"}, "did you mean 'observation'?"),
+        ("note", {"initiative": "w", "text": "x", "kind": "hypothesis"}, "made by `claim`"),
+        ("note", {"initiative": "w", "text": "x", "kind": "task"}, "made by `task`"),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "related_to"},
+            "did you mean 'refers_to'?",
+        ),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "depends_on"},
+            "did you mean 'blocks'?",
+        ),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "caused_by"},
+            "did you mean 'causal'?",
+        ),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "supports"},
+            "did you mean 'verifies'?",
+        ),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "zzz"},
+            "blocks (blocker → blocked)",
+        ),
+        ("verdict", {"initiative": "w", "hypothesis": "h", "status": "confirmed"}, "did you mean 'supported'?"),
+        ("claim", {"initiative": "w", "text": "x", "initial_status": "true"}, "did you mean 'supported'?"),
+        (
+            "link",
+            {"initiative": "w", "from": "a", "to": "b", "action": "delete", "edge_type": "causal"},
+            "did you mean 'remove'?",
+        ),
+        ("archive", {"action": "export", "path": "x", "format": "json"}, "did you mean 'amg'?"),
+        ("archive", {"action": "export", "path": "x", "format": "md"}, "did you mean 'markdown'?"),
+        ("recall", {"initiatives": ["w"], "query": "q", "task_intent": "debug"}, "did you mean 'debug_failure'?"),
+    ],
+)
+def test_an_enum_value_is_answered_by_its_meaning_before_its_spelling(
+    tool: str, args: dict[str, Any], said: str
+) -> None:
+    """`kind: "preference"` was offered 'reference' by spelling: an archival source, where the
+    user's preference is a rule `context` delivers."""
+    refused = refusal(tool, args)
+    assert said in refused.message and "did you mean 'reference'" not in refused.message, refused.message
+
+
+@pytest.mark.parametrize("tool", ["claim", "verdict"])
+def test_evidence_sent_as_text_is_shown_its_two_shapes(tool: str) -> None:
+    args = (
+        {"initiative": "w", "text": "x"}
+        if tool == "claim"
+        else {"initiative": "w", "hypothesis": "h", "status": "supported"}
+    )
+    refused = refusal(tool, {**args, "evidence": "the logs"})
+    assert refused.field == "evidence"
+    assert 'send {"node": "the logs"} or {"method": "the logs"}' in refused.message, refused.message
+
+
+@pytest.mark.parametrize(("slot", "meant"), [("Handoff", "handoff"), ("hand off", "hand-off"), ("2nd Pass", "nd-pass")])
+def test_a_slot_name_off_its_pattern_is_said_in_words_with_the_name_normalised(slot: str, meant: str) -> None:
+    refused = refusal("note", {"initiative": "w", "text": "x", "options": {"slot": slot}})
+    assert refused.field == "options.slot" and "a lower-case letter first" in refused.message
+    assert f"did you mean {meant!r}?" in refused.message, refused.message
+
+
+def test_an_empty_due_is_told_that_null_clears_it() -> None:
+    refused = refusal("task_update", {"initiative": "w", "task": "a", "due": ""})
+    assert refused.field == "due" and "send null" in refused.message, refused.message
