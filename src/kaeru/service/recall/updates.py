@@ -8,7 +8,7 @@ Found without a model, from the texts alone:
   written within `NEAR` words of it in the same sentence ("3 interviews", "budget to $65",
   "deadline of April 25"); all of a note's numbers count as one more slot, `*`;
 - **an update**: an older and a newer note that give a slot different values (each has one the
-  other lacks) and are about the same thing, by one of five tests:
+  other lacks) and are about the same thing, by one of six tests:
   - *a stated change* (17.R1): both are short statements sharing `SHARED_QUERY_WORDS` of the
     query's words, and the newer says that a query word's value changed — a change word
     (`CHANGE_WORDS`: increased, adjusted, new, now…) before the value, in the slot word's sentence
@@ -33,6 +33,8 @@ Found without a model, from the texts alone:
     two short statements, the newer restating the older, with a marker of what holds from now
     on (`markers`: "now runs", "the new team lead", "instead of", "no longer", "took over")
     beside the query's words, and words of its own (`stated_marked`);
+  - *a change said done* (`stated_done`): two short statements as 17.R1's, the newer saying that what
+    a sentence of the older gives a number was changed, without the new value ("has been postponed");
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
@@ -56,6 +58,7 @@ from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 from kaeru.service.recall import values_near
 from kaeru.service.recall.markers import may_mark, strong, weak
+from kaeru.service.recall.stated_done import may_state_done, stated_done
 from kaeru.service.recall.values_near import ASIDE, NEAR, SENTENCE_END, states_change
 
 #: How many leading hits may yield (how near a number must be to a query word: `NEAR`).
@@ -118,8 +121,8 @@ def _may_state_words(text: str) -> bool:
 
 
 def _may_change(text: str) -> bool:
-    """Whether a text may state a change of words: a word of change or a marker (decision 300)."""
-    return _may_state_words(text) or may_mark(text)
+    """Whether a text may state a change: a word of change, a marker (300), a change said done."""
+    return _may_state_words(text) or may_mark(text) or may_state_done(text)
 
 
 #: The words before a changed slot word that name it ("the payments budget"): the newer's must
@@ -247,6 +250,7 @@ def newer_first(
             or (i in leading and stated_any(old, texts[i], common_short))
             or stated_words(old, texts[i], slots)
             or stated_marked(old, texts[i], slots, rarest, needed)
+            or (statement_pair(old, texts[i], slots, None) and stated_done(old, texts[i], slots, needed))
         ]
         base = final[older]
         for k, chosen in enumerate(reversed(passing), 1):
