@@ -40,7 +40,7 @@ def test_the_wheel_carries_migrations_rules_and_schemas(wheel: Path) -> None:
     needed = [
         *PACKAGE.glob("storage/*/migrations/*.sql"),
         *PACKAGE.glob("storage/*/migrations/*.py"),  # the migrations that are programs (backfills)
-        PACKAGE / "domain" / "secrets" / "rules.toml",
+        *PACKAGE.rglob("*.toml"),  # data read at run time: the secret rules, the refusals' meanings
         *PACKAGE.glob("api/schemas/*.json"),
         *PACKAGE.glob("web/static/*"),  # the viewer's assets (issue 19): no CDN
     ]
