@@ -152,12 +152,15 @@ ISSUE_CODES: dict[str, str] = {
     ),
     "index_truncated": "Warning: a text was stored whole, but its words past about 1 MB of distinct words are not searchable (on both backends); split it into several notes.",
     "not_embedded": (
-        "Warning: the write was stored, but the semantic channel could not embed it (the message says "
-        "why): recall finds it by its words, not yet by its meaning. `kaeru reindex` adds its vector."
+        "Warning: on a write, it was stored but the semantic channel could not embed it (the message says "
+        "why: the extra missing, the model not loaded); on a recall, the searched initiatives hold memories "
+        "without a vector of their current text (the message counts them). Recall finds those by their words, "
+        "not yet by their meaning; `kaeru reindex` adds their vectors."
     ),
     "semantic_unavailable": (
-        "Warning: KAERU_SEMANTIC=1, but the semantic channel could not run (its extra is missing, or "
-        "its model did not load: the message says which); this recall used the lexical channels only."
+        "Warning: KAERU_SEMANTIC=1, but the semantic channel could not run (its extra is missing, its "
+        "model did not load, or its vector scan failed, e.g. past the PostgreSQL statement timeout: the "
+        "message says which); this recall used the lexical channels only."
     ),
     "already_ended": (
         "Warning: a rule's `applicability.through` day, or a new task's `due` day, has already ended on "

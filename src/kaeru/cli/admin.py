@@ -117,6 +117,15 @@ def serve(
 
     if settings.semantic and not semantic.available():  # said once, where a client's log shows it
         click.echo(f"warning: {semantic.missing_half(settings)}; recall stays lexical", err=True)
+    elif semantic.available() and not settings.semantic and _holds_vectors(store):
+        # A vault served with the channel before: what this server writes gets no vector, and a later
+        # semantic recall does not find it by meaning until `kaeru reindex`. A vault without vectors
+        # (the extra installed, the channel never used) is not told of it at every start.
+        click.echo(
+            f"warning: {semantic.missing_half(settings)}; this vault holds vectors for semantic recall, "
+            "but the memories this server writes get none (`kaeru reindex` adds them later)",
+            err=True,
+        )
     kaeru = build_server(store=store, open_service=lambda: open_service(settings, store), settings=settings)
     if use_http:
         try:
@@ -132,6 +141,21 @@ def serve(
         if sys.stdin.isatty():  # a person at a terminal, not a client's pipe (decision 190)
             click.echo(STDIO_AT_A_TERMINAL, err=True)
         run_stdio(kaeru)
+
+
+def _holds_vectors(store: Any) -> bool:
+    """Whether the vault holds a vector of any model: one row read, and none while an upgrade is
+    under way (a read would wait for it) or the database was not reached."""
+    from kaeru.errors import KaeruError
+    from kaeru.storage.pending import StoreWhenReachable
+
+    if getattr(store, "upgrade_under_way", "") or isinstance(store, StoreWhenReachable):
+        return False
+    try:
+        with store.read() as session:
+            return bool(session.stored_vectors(None, 1))
+    except KaeruError:
+        return False
 
 
 #: What `kaeru serve` tells a person who started it at a terminal: it waits for an agent's client,

@@ -15,10 +15,11 @@ from kaeru.config import Settings
 from kaeru.domain.timefmt import fmt
 from kaeru.errors import KaeruError, Unavailable
 from kaeru.service import grants
-from kaeru.service.embedding import Embedder
+from kaeru.service.embedding import EXTRA_INSTALL, Embedder, node_text
 from kaeru.service.mutation import WriteContext, run_mutation
 from kaeru.service.outcomes import Issue, MutationOutcome, ReadOutcome, StateOutcome, TrailOutcome
 from kaeru.service.runtime import Runtime, system_clock
+from kaeru.service.unembedded import Unembedded
 from kaeru.storage.base import Store
 
 if TYPE_CHECKING:
@@ -46,6 +47,8 @@ class Service:
         self.rt = Runtime(store, settings, clock) if entropy is None else Runtime(store, settings, clock, entropy)
         self.rt.embedder = embedder
         self._purged_at: datetime | None = None
+        #: The memories the semantic channel cannot find by meaning, counted now and then (`recall`).
+        self._unembedded = Unembedded()
 
     @property
     def store(self) -> Store:
@@ -73,8 +76,11 @@ class Service:
             create=create,
             exclusive=exclusive,
         )
-        if self.rt.embedder is not None and outcome.state in ("applied", "partial"):
-            self._embed_committed(outcome)
+        if outcome.state in ("applied", "partial"):
+            if self.rt.embedder is not None:
+                self._embed_committed(outcome)
+            elif self.rt.settings.semantic:
+                self._unembedded_without_extra(outcome)
         return outcome, replayed
 
     def _embed_committed(self, outcome: MutationOutcome) -> None:
@@ -91,12 +97,22 @@ class Service:
             # A model known not to load is said in one line; anything else with its traceback.
             log.warning("the write was stored, its vector was not: %s", exc, exc_info=not isinstance(exc, KaeruError))
             why = exc.message if isinstance(exc, KaeruError) else f"{type(exc).__name__}: {exc}"
+            outcome.issues.append(_not_embedded(why))
+            self._unembedded.changed()
+
+    def _unembedded_without_extra(self, outcome: MutationOutcome) -> None:
+        """KAERU_SEMANTIC=1 without the [semantic] extra: a written memory a model would have
+        embedded (live, with text: as `embed_nodes` chooses) gets the `not_embedded` warning a broken
+        extra gives, not silence; `recall` says `semantic_unavailable` alike. The nodes are read
+        only in that misconfigured state."""
+        ids = [ref.id for ref in (*outcome.created, *outcome.affected)]
+        if not ids:
+            return
+        with self.rt.store.read() as session:
+            nodes = session.nodes_by_ids(ids).values()
+        if any(not n.retracted and node_text(n).strip() for n in nodes):
             outcome.issues.append(
-                Issue(
-                    "not_embedded",
-                    f"stored, but this memory has no vector yet for semantic recall ({why}); recall finds it "
-                    "by its words, and `kaeru reindex` adds its vector",
-                )
+                _not_embedded(f"KAERU_SEMANTIC=1 is set, but the [semantic] extra is not installed: {EXTRA_INSTALL}")
             )
 
     @staticmethod
@@ -268,7 +284,14 @@ class Service:
         from kaeru.service import recall
 
         grants.check_args(request.wire())
-        return recall.recall(self.rt, request, disabled)
+        found = recall.recall(self.rt, request, disabled)
+        ran = any(c.name == "semantic" for c in found.plan.channels)
+        if ran and request.query and not any(i.code == "semantic_unavailable" for i in found.issues):
+            # Its memories without a current vector, as last counted (the count never holds it up).
+            if (said := self._unembedded.issue(found.coverage.initiatives)) is not None:
+                found.issues.append(said)
+            self._unembedded.count_soon(self.rt)
+        return found
 
     def warm(self, keep_going: Callable[[], bool] = lambda: True) -> None:
         """Import what the first `recall`, `search` and `context` import, and let the store read ahead
@@ -280,6 +303,7 @@ class Service:
         import kaeru.service.search  # noqa: F401
 
         self.store.warm(keep_going)
+        self._unembedded.count_now(self.rt, keep_going)
 
     def recall_channels(self) -> tuple[str, ...]:
         from kaeru.service import recall
@@ -290,4 +314,15 @@ class Service:
         """Compute missing or stale vectors for the semantic channel; returns how many were written."""
         from kaeru.service import recall
 
-        return recall.reindex(self.rt, progress, batch)
+        written = recall.reindex(self.rt, progress, batch)
+        self._unembedded.changed()
+        return written
+
+
+def _not_embedded(why: str) -> Issue:
+    """A stored write whose memory got no vector, and why (decision 322)."""
+    return Issue(
+        "not_embedded",
+        f"stored, but this memory has no vector yet for semantic recall ({why}); recall finds it by its words, "
+        "and `kaeru reindex` adds its vector",
+    )
