@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import hmac
 import os
-import signal
 import stat
-import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,8 +33,9 @@ from kaeru.export.staged import (
     hidden_beside,
     is_sqlite_file,
     live_database,
-    stale_scraps,
+    remove_stale_scraps,
 )
+from kaeru.export.stopping import stopped_by_signals
 from kaeru.storage.factory import open_health
 
 
@@ -100,12 +98,10 @@ def backup(settings: Settings, target: Path, *, force: bool = False) -> Backup:
                 "--force to replace it; nothing was written",
                 field="path",
             )
-        for scrap in stale_scraps(target):
-            with suppress(OSError):  # another's to remove, or gone meanwhile: the backup goes on
-                scrap.unlink()
+        remove_stale_scraps(target)
         partial = _made_private(target)
         try:
-            with _stopped_by_signals():
+            with stopped_by_signals("backup", "nothing was put in place"):
                 health.copy_into(partial)
             live = _checked(partial)
             with open(partial, "rb+") as written:
@@ -173,34 +169,6 @@ def _secret_of(path: Path) -> str | None:
     finally:
         conn.close()
     return str(rows[0][0]) if rows and isinstance(rows[0][0], str) else None
-
-
-class Stopped(Exception):
-    """SIGTERM or SIGHUP arrived while the copy was being written."""
-
-
-@contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a cron or systemd time-out, a closed terminal) end the copy as an
-    exception, so its hidden file is removed, not left whole-sized beside the target (found in
-    review). SQLite's progress handler gives Python a moment to raise it while `VACUUM INTO` runs."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        raise Stopped(f"stopped by signal {signal.Signals(signum).name}")
-
-    # Windows has no SIGHUP: a backup there ended in AttributeError before it copied anything.
-    stops = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    previous = {signum: signal.signal(signum, stop) for signum in stops}
-    try:
-        yield
-    except Stopped as exc:
-        raise Unavailable(f"the backup was {exc}: nothing was put in place") from None
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 def _synced_folder(folder: Path) -> None:

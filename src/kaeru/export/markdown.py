@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import sys
 import tempfile
 import unicodedata
@@ -29,33 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import Currentness, EdgeType, NodeType
+from kaeru.export.page_names import FRAME_NAMES, same, slug, slug_base, tails
 from kaeru.export.staged import PRIVATE_FOLDER, private_file
-
-#: What separates a slug's words: anything but a letter or a digit, of any script (decision 287: an
-#: ASCII-only slug turned `Größenänderung` into `gr-en-nderung` and a Russian or Japanese name into
-#: nothing). Separators include every character a file system reserves (`/`, `\\`, `:`, `*`, …).
-_SLUG = re.compile(r"[\W_]+")
-
-
-#: Names Windows reserves for devices, whatever the extension (`con.md` cannot be created there).
-_DEVICE_NAMES = frozenset(
-    ["con", "prn", "aux", "nul", *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))]
-)
-
-
-def _slug_base(name: str) -> str:
-    """A page's file name: the node's name in lower case, its words joined by `-`, composed (NFC, as
-    most file systems keep names), at most 60 characters; never a name Windows reserves."""
-    base = _SLUG.sub("-", unicodedata.normalize("NFC", name.lower())).strip("-")[:60].strip("-") or "node"
-    return f"{base}-page" if base in _DEVICE_NAMES else base
-
-
-def _slug(base: str, node_id: str, taken: set[str]) -> str:
-    slug = base
-    if slug in taken:
-        slug = f"{base}-{node_id.replace('-', '')[-8:]}"
-    taken.add(slug)
-    return slug
 
 
 def _yaml(value: Any) -> str:
@@ -74,6 +50,8 @@ class _Node(NamedTuple):
     open_question: bool
     retracted: bool
     offset: int
+    #: Its status (a refuted hypothesis is not current: `_currentness`).
+    status: str | None
 
 
 class _Edge(NamedTuple):
@@ -114,10 +92,11 @@ def write_folder(
                     sys.intern(record["tier"]),
                     sys.intern(record["node_type"]),
                     record["created_at"],
-                    _slug_base(record["name"]),
+                    slug_base(record["name"]),
                     open_question,
                     record["retracted"],
                     offset,
+                    sys.intern(record["status"]) if isinstance(record["status"], str) else None,
                 )
             elif kind == "edge":
                 edges[(record["src"], record["dst"], record["edge_type"])] = (record["retracted"], record["weight"])
@@ -147,20 +126,21 @@ def _pages(
     ]
     edges.clear()
     ordered = sorted(live, key=lambda i: (live[i].tier, live[i].node_type, live[i].created_at, i))
-    taken: set[str] = set()
-    slugs = {i: _slug(live[i].slug_base, i, taken) for i in ordered}
+    taken = {same(name) for name in FRAME_NAMES}
+    slugs = {i: slug(live[i].slug_base, i, taken) for i in ordered}
     outgoing: dict[str, list[_Edge]] = defaultdict(list)
     incoming: dict[str, list[_Edge]] = defaultdict(list)
     for edge in sorted(live_edges, key=lambda e: (e.src, e.dst, e.edge_type)):
         outgoing[edge.src].append(edge)
         incoming[edge.dst].append(edge)
+    stale = _currentness(live, incoming, slugs)
     for node_id in ordered:
         node = live[node_id]
         spool.seek(node.offset)
         record = json.loads(spool.readline())
         rel = f"{node.tier}/{node.node_type}/{slugs[node_id]}.md"
         with _File(target, rel, out) as page:
-            page.write(_page(record, slugs, outgoing[node_id], incoming[node_id]))
+            page.write(_page(record, slugs, outgoing[node_id], incoming[node_id], stale.get(node_id)))
     out.live_nodes, out.live_edges = len(live), len(live_edges)
     out.ids = set(live)
     with _File(target, "README.md", out) as readme:
@@ -178,7 +158,7 @@ def _pages(
             )
         )
     with _File(target, "INDEX.md", out) as index:
-        _index(index, ordered, live, slugs, outgoing)
+        _index(index, ordered, live, slugs, outgoing, stale)
 
 
 #: The keys a page's front matter opens with, in this order (`_page`): part of how a page an earlier
@@ -211,7 +191,44 @@ def carried_properties(properties: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], incoming: list[_Edge]) -> str:
+class _NotCurrent(NamedTuple):
+    """A page's node that is no longer current, and the pages of what superseded it."""
+
+    currentness: str
+    superseded_by: list[str]
+
+    def said(self) -> str:
+        """How INDEX.md marks its line."""
+        if self.superseded_by:
+            return f" ({self.currentness} by {', '.join(f'[[{s}]]' for s in self.superseded_by)})"
+        return f" ({self.currentness})"
+
+
+def _currentness(
+    live: dict[str, _Node], incoming: dict[str, list[_Edge]], slugs: dict[str, str]
+) -> dict[str, _NotCurrent]:
+    """The live nodes that are not current, by the rule a read applies (`domain.currentness`) to
+    the verdict edges the export holds: a person reading the folder saw a superseded decision as
+    any other, with `status: null` and nothing else to tell it."""
+    verdict_types = (EdgeType.SUPERSEDES, EdgeType.FALSIFIES)
+    found: dict[str, _NotCurrent] = {}
+    for node_id, node in live.items():
+        verdicts = [(e.src, EdgeType(e.edge_type)) for e in incoming.get(node_id, ()) if e.edge_type in verdict_types]
+        if not verdicts and node.status is None:
+            continue
+        state, successors = decide(NodeType(node.node_type), node.status, False, verdicts)
+        if state != Currentness.CURRENT:
+            found[node_id] = _NotCurrent(state.value, [slugs[s] for s in successors])
+    return found
+
+
+def _page(
+    record: dict[str, Any],
+    slugs: dict[str, str],
+    outgoing: list[_Edge],
+    incoming: list[_Edge],
+    not_current: _NotCurrent | None = None,
+) -> str:
     front = {
         "id": record["id"],
         "type": record["node_type"],
@@ -224,6 +241,10 @@ def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], 
         "recorded_at": record["recorded_at"],
         "revision": record["revision"],
     }
+    if not_current is not None:  # only then: the pages of current nodes read as before
+        front["currentness"] = not_current.currentness
+        if not_current.superseded_by:
+            front["superseded_by"] = [f"[[{s}]]" for s in not_current.superseded_by]
     lines = ["---", *[f"{k}: {_yaml(v)}" for k, v in front.items()]]
     if carried := carried_properties(record["properties"]):
         lines.append(f"properties: {json.dumps(carried, ensure_ascii=False, sort_keys=True)}")
@@ -244,10 +265,15 @@ def _page(record: dict[str, Any], slugs: dict[str, str], outgoing: list[_Edge], 
 
 
 def _index(
-    index: _File, ordered: list[str], live: dict[str, _Node], slugs: dict[str, str], outgoing: dict[str, list[_Edge]]
+    index: _File,
+    ordered: list[str],
+    live: dict[str, _Node],
+    slugs: dict[str, str],
+    outgoing: dict[str, list[_Edge]],
+    stale: dict[str, _NotCurrent],
 ) -> None:
-    """INDEX.md: the pages by tier and type, the provenance trees, the open questions (lines joined
-    by newlines as they are written)."""
+    """INDEX.md: the pages by tier and type (a page no longer current marked so), the provenance
+    trees, the open questions (lines joined by newlines as they are written)."""
     lines = _Joined(index)
     lines.add("# Index", "")
     group: tuple[str, str] | None = None
@@ -258,7 +284,7 @@ def _index(
                 lines.add("")
             lines.add(f"## {node.tier} / {node.node_type}", "")
             group = (node.tier, node.node_type)
-        lines.add(f"- [[{slugs[node_id]}]]")
+        lines.add(f"- [[{slugs[node_id]}]]" + (stale[node_id].said() if node_id in stale else ""))
     if group is not None:
         lines.add("")
     roots = [i for i in ordered if any(e.edge_type == "derived_from" for e in outgoing.get(i, ()))]
@@ -328,7 +354,7 @@ def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = fro
     links are not followed. A name compared with the
     pages written is compared composed and case-folded: a file system that stores names decomposed
     (HFS+) or matches them whatever their case holds a page just written under such a name."""
-    keep = {_same(rel) for rel in written}
+    keep = {same(rel) for rel in written}
     found: list[str] = []
     for tier in _folders(target):
         for kind in _folders(Path(tier.path)):
@@ -336,7 +362,7 @@ def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = fro
                 rel = f"{tier.name}/{kind.name}/{entry.name}"
                 if (
                     entry.name.endswith(".md")
-                    and _same(rel) not in keep
+                    and same(rel) not in keep
                     and entry.is_file(follow_symlinks=False)
                     and _ours(Path(entry.path), tier.name, kind.name, ids)
                 ):
@@ -344,32 +370,19 @@ def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = fro
     return sorted(found)
 
 
-def remove_pages(target: Path, rels: list[str]) -> tuple[list[str], list[str]]:
-    """Remove `rels` (from `stale_pages`) under `target`, and the type and tier folders that leaves
-    empty; the pages removed, and those that could not be (with why). A page already gone is
-    neither: someone removed it meanwhile."""
-    removed: list[str] = []
-    left: list[str] = []
-    for rel in rels:
-        try:
-            (target / rel).unlink()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            left.append(f"{rel} ({exc.strerror or exc})")
-            continue
-        removed.append(rel)
+def remove_empty_folders(target: Path, removed: list[str]) -> None:
+    """The type and tier folders under `target` that removing the pages `removed` (from
+    `stale_pages`, moved away by `staged.staged_folder`) left empty."""
     for folder in sorted({str(Path(rel).parent) for rel in removed}, reverse=True):
         for empty in (target / folder, (target / folder).parent):
             try:
                 empty.rmdir()
             except OSError:  # not empty: other pages, or the person's own files
                 break
-    return removed, left
 
 
 def removed_said(removed: list[str], left: list[str], shown: int = 20) -> str:
-    """The issue's message for what `remove_pages` did: every page named up to `shown` of each."""
+    """The issue's message for the pages removed and left: every page named up to `shown` of each."""
 
     def listed(rels: list[str]) -> str:
         more = f" and {len(rels) - shown} more" if len(rels) > shown else ""
@@ -384,11 +397,6 @@ def removed_said(removed: list[str], left: list[str], shown: int = 20) -> str:
     if left:
         said.append(f"could not remove {len(left)} such page(s): {listed(left)}")
     return "; ".join(said)
-
-
-def _same(rel: str) -> str:
-    """`rel` as a file system that ignores case and normalization tells names apart."""
-    return unicodedata.normalize("NFC", rel).casefold()
 
 
 def _entries(path: Path) -> list[os.DirEntry[str]]:
@@ -432,10 +440,11 @@ def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozense
     title = next((line for line in lines[end + 1 :] if line.strip()), "")
     if not title.startswith("# "):
         return False
-    base = _slug_base(title[2:])
+    base = slug_base(title[2:])
     stem = unicodedata.normalize("NFC", path.name[: -len(".md")])
-    tailed = f"{base}-{node_id.replace('-', '')[-8:]}"
-    return stem == tailed or (stem == base and node_id not in ids)
+    short, whole = tails(base, node_id)
+    numbered = stem.startswith(f"{whole}-") and stem[len(whole) + 1 :].isdigit()
+    return stem in (short, whole) or numbered or (stem == base and node_id not in ids)
 
 
 def _head(raw: IO[bytes]) -> list[str]:

@@ -4,8 +4,14 @@ An export can fail half-way — the disk fills, a quota is reached, the device e
 its path, it left a truncated archive or half a folder of pages where the user expects an export, and
 over a previous export of the same name, which it had already destroyed. So an archive is written to
 a hidden file beside its target and renamed onto it at the end (a rename within one folder is atomic),
-and a markdown export's pages to a hidden folder inside the target, moved into place page by page once
-every page is written. On failure the hidden file or folder is removed and the target is as it was.
+and a markdown export's pages to a hidden folder inside the target. Once every page is written, they
+are moved into place with the pages they replace or that go (an earlier export's) moved aside, no
+signal acted on meanwhile (`stopping.held_signals`), and any failure puts the pages aside back: the
+folder holds the old export or the new one, never half of each — a Ctrl-C while pages were moved
+left thousands of new pages among the old. The person's other files in the folder stay (decision
+166). On failure the hidden file or folder is removed and the target is as it was. Only a SIGKILL
+or a power cut in those renames can still leave a mix (and the pages aside as a scrap, which a later
+export or backup of that name removes: `remove_stale_scraps`).
 
 An export is a copy of the vault, so what it makes is its owner's alone, as the vault is (decision
 177): new files read and write for the owner only, a new folder the owner's only; a file it replaces
@@ -20,11 +26,14 @@ import re
 import secrets
 import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
+
+from kaeru.export.stopping import held_signals
 
 
 def hidden_beside(target: Path) -> Path:
@@ -58,6 +67,19 @@ _SCRAP = re.compile(r"\.(?P<kept>.*)(?P<suffix>\.(?P<pid>[0-9]+)-[0-9a-f]{8}\.pa
 #: A scrap younger than this is left, whatever its pid says; and no pid is larger than Linux allows.
 SCRAP_AGE_S = 600
 _MAX_PID = 2**22
+
+
+def remove_stale_scraps(target: Path) -> None:
+    """Remove `stale_scraps(target)`: a file, or a folder (a markdown export's hidden pages) whole.
+    One that cannot be removed (another's, gone meanwhile) is left: the export or backup goes on."""
+    for scrap in stale_scraps(target):
+        try:
+            if stat.S_ISDIR(os.stat(scrap, follow_symlinks=False).st_mode):
+                shutil.rmtree(scrap, ignore_errors=True)
+            else:
+                scrap.unlink()
+        except OSError:
+            pass
 
 
 def stale_scraps(target: Path) -> list[Path]:
@@ -208,29 +230,125 @@ def staged_file(target: Path) -> Iterator[BinaryIO]:
 
 
 @contextmanager
-def staged_folder(target: Path) -> Iterator[Path]:
-    """A hidden folder inside `target` (made if missing) to write pages to; when the block ends each
-    file is moved to the same place under `target` (replacing an older page of that name, leaving
-    other files alone). If the block raises, the hidden folder is removed, and so is `target` if this
-    call made it and nothing else is in it."""
+def spooled_beside(target: Path | None) -> Iterator[BinaryIO]:
+    """A scratch file for what must be written before `target` can be (an archive's records, which
+    its header comes before and counts): beside `target`, on its file system, so a full disk is the
+    target's own and said so (in the system's temporary folder, a RAM disk often, an export of a
+    vault that fitted on its disk failed with "No space left on device"). Removed from its folder at
+    once where the system allows (POSIX: no scrap even after a SIGKILL), else when the block ends.
+    With no `target` (standard output): in the system's temporary folder."""
+    path = None if target is None else hidden_beside(target)
+    if path is None:
+        raw = cast(BinaryIO, tempfile.TemporaryFile())  # noqa: SIM115 (closed below, whatever happens)
+    else:
+        raw = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | _binary(), PRIVATE_FILE), "w+b")
+    try:
+        if path is not None and os.name == "posix":
+            path.unlink()
+        yield raw
+    finally:
+        with suppress(OSError):  # what is left to flush is not read again; a full disk is said already
+            raw.close()
+        if path is not None:
+            path.unlink(missing_ok=True)
+
+
+class Staging:
+    """A markdown export being written: its pages go to `folder` (hidden, inside the target); the
+    pages of an earlier export to remove with the swap are named (`remove`) before the block ends,
+    and what became of them is said after it (`removed`, and `left` with why)."""
+
+    def __init__(self, target: Path, folder: Path) -> None:
+        self.target, self.folder = target, folder
+        self.remove: list[str] = []
+        self.removed: list[str] = []
+        self.left: list[str] = []
+
+
+@contextmanager
+def staged_folder(target: Path) -> Iterator[Staging]:
+    """A hidden folder inside `target` (made if missing) to write pages to; when the block ends the
+    new export replaces the old one whole (`_swap`), other files left alone. If the block raises, the
+    hidden folder is removed, and so is `target` if this call made it and nothing else is in it."""
     made = not target.exists()
     target.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
-    partial = _hidden(target, "export")
-    partial.mkdir(mode=PRIVATE_FOLDER)
+    remove_stale_scraps(target / "export")
+    staging = Staging(target, _hidden(target, "export"))
+    staging.folder.mkdir(mode=PRIVATE_FOLDER)
     try:
-        yield partial
-        for folder, _, files in os.walk(partial):
-            here = Path(folder)
-            into = target / here.relative_to(partial)
-            into.mkdir(mode=PRIVATE_FOLDER, exist_ok=True)
-            for name in files:
-                replace_keeping_mode(here / name, into / name)
+        yield staging
+        with held_signals():
+            _swap(staging)
     except BaseException:
-        shutil.rmtree(partial, ignore_errors=True)
+        shutil.rmtree(staging.folder, ignore_errors=True)
         if made:
             try:
                 target.rmdir()
             except OSError:
                 pass  # not empty: something else was put there meanwhile
         raise
-    shutil.rmtree(partial, ignore_errors=True)
+    shutil.rmtree(staging.folder, ignore_errors=True)
+
+
+def _swap(staging: Staging) -> None:
+    """Every file written to `staging.folder` moved to its place under the target, the file it
+    replaces (keeping that file's mode) and each of `staging.remove` moved aside first into a hidden
+    folder, which is removed once all are in place. A rename refused half-way moves back what was
+    moved: the target is as it was. A page to remove that cannot be moved is left, and said."""
+    target, partial = staging.target, staging.folder
+    aside = _hidden(target, "export")
+    aside.mkdir(mode=PRIVATE_FOLDER)
+    placed: list[str] = []
+    moved: list[str] = []
+    made: list[Path] = []
+    try:
+        for folder, _, files in os.walk(partial):
+            here = Path(folder)
+            rel_folder = here.relative_to(partial)
+            if not (target / rel_folder).is_dir():
+                (target / rel_folder).mkdir(mode=PRIVATE_FOLDER)
+                made.append(target / rel_folder)
+            for name in files:
+                rel = str(rel_folder / name)
+                if _move_aside(target, aside, rel, keep_mode_on=here / name):
+                    moved.append(rel)
+                os.replace(here / name, target / rel)
+                placed.append(rel)
+    except BaseException:
+        for rel in reversed(placed):
+            with suppress(OSError):
+                os.replace(target / rel, partial / rel)
+        for rel in reversed(moved):
+            with suppress(OSError):
+                os.replace(aside / rel, target / rel)
+        for new_folder in reversed(made):
+            with suppress(OSError):
+                new_folder.rmdir()
+        shutil.rmtree(aside, ignore_errors=True)
+        raise
+    for rel in staging.remove:
+        try:
+            if _move_aside(target, aside, rel):
+                staging.removed.append(rel)
+        except OSError as exc:
+            staging.left.append(f"{rel} ({exc.strerror or exc})")
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _move_aside(target: Path, aside: Path, rel: str, keep_mode_on: Path | None = None) -> bool:
+    """Move the file `target/rel` (if there) to `aside/rel`, first giving `keep_mode_on` (its new
+    page) its mode; whether one was there. A folder where a page goes is refused, as replacing it
+    was (`IsADirectoryError`): it is the person's, not a page to move aside."""
+    old = target / rel
+    try:
+        found = os.stat(old, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    if stat.S_ISDIR(found.st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(old))
+    if keep_mode_on is not None:
+        with suppress(OSError):
+            os.chmod(keep_mode_on, stat.S_IMODE(os.stat(old).st_mode))
+    (aside / rel).parent.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
+    os.replace(old, aside / rel)
+    return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from kaeru.errors import KaeruError
@@ -12,6 +13,7 @@ from kaeru.export import amg
 from kaeru.export.amg_v1 import v1_ended_initiatives, v1_slot_only
 from kaeru.export.import_report import Held, ImportReport, Statistics
 from kaeru.export.screen import numbered
+from kaeru.export.staged import spooled_beside
 from kaeru.service.mutation import give_writers_a_turn
 from kaeru.service.outcomes import Issue
 from kaeru.service.token_history import TOKEN_OPERATIONS as _LISTED_TOKEN_OPERATIONS
@@ -174,6 +176,10 @@ def read_archive(
     return archive
 
 
+class SpoolFailed(OSError):
+    """A scratch file of `write_amg` could not be written; `filename` is its folder (where space ran out)."""
+
+
 def write_amg(
     store: Store,
     write: Callable[[bytes], object],
@@ -182,15 +188,21 @@ def write_amg(
     *,
     provenance: bool = False,
     with_header: bool = True,
+    beside: Path | None = None,
 ) -> Frame:
     """The amg archive of `initiatives` (all when None), byte for byte what `read_archive(...).lines()`
-    gives, handed to `write` in pieces: node and edge records go to one temporary file and audit
-    records to another while the vault is walked (the header and the ended initiatives, which come
-    first, are known only at the end), then everything is handed on in order."""
+    gives, handed to `write` in pieces: node and edge records wait in one scratch file and audit
+    records in another (beside the file `beside`, on its file system, else in the temporary folder;
+    `SpoolFailed` names where one could not be written) while the vault is walked, as the header,
+    which counts them, and the ended initiatives, which they name, come first (decision 15.P3)."""
     frame = Frame()
-    with tempfile.TemporaryFile() as body, tempfile.TemporaryFile() as tail:
-        for kind, record in walk_vault(store, initiatives, frame, progress, provenance=provenance):
-            (tail if kind == "audit" else body).write(amg.dumps(record).encode() + b"\n")
+    with spooled_beside(beside) as body, spooled_beside(beside) as tail:
+        try:  # a store's failure is its own error, not an OSError: what is caught is the spool's
+            for kind, record in walk_vault(store, initiatives, frame, progress, provenance=provenance):
+                (tail if kind == "audit" else body).write(amg.dumps(record).encode() + b"\n")
+            body.flush(), tail.flush()
+        except OSError as exc:
+            raise SpoolFailed(exc.errno, exc.strerror, str(beside.parent) if beside else tempfile.gettempdir()) from exc
         if with_header:
             write(amg.dumps(frame.header()).encode() + b"\n")
         for record in [*frame.initiatives, *frame.ended]:
