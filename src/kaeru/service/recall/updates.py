@@ -33,8 +33,7 @@ Found without a model, from the texts alone:
     two short statements, the newer restating the older, with a marker of what holds from now
     on (`markers`: "now runs", "the new team lead", "instead of", "no longer", "took over")
     beside the query's words, and words of its own (`stated_marked`);
-  - *a change said done* (`stated_done`): two short statements as 17.R1's, the newer saying that what
-    a sentence of the older gives a number was changed, without the new value ("has been postponed");
+  - *a change said done* (`stated_done`): 17.R1's short statements, the newer saying the older's value changed;
 - **newer**: the later `created_at`, then the later write. Explicit supersession needs none of
   this: a `supersedes` verdict already demotes the old memory through currentness.
 
@@ -58,7 +57,7 @@ from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 from kaeru.service.recall import values_near
 from kaeru.service.recall.markers import may_mark, strong, weak
-from kaeru.service.recall.stated_done import may_state_done, stated_done
+from kaeru.service.recall.stated_done import Reading, may_state_done, stated_done
 from kaeru.service.recall.values_near import ASIDE, NEAR, SENTENCE_END, states_change
 
 #: How many leading hits may yield (how near a number must be to a query word: `NEAR`).
@@ -143,11 +142,12 @@ class _Text:
     """One candidate's slot values, content words and stated changes, read once; a short one's
     sentences and stated changes of words (`read_words`) when a test first asks for them."""
 
-    __slots__ = ("_lang", "_marks", "_near", "_slots", "_words", "changed", "content", "text", "values")
+    __slots__ = ("_lang", "_marks", "_near", "_slots", "_words", "changed", "content", "said", "text", "values")
 
     def __init__(self, node: Node, slots: set[str]):
         self.text, self._slots, self._lang = _text(node), slots, language_of(node.tags)
         self.values, self.content, self.changed = read_text(self.text, slots, changes=True)
+        self.said = Reading(self.text, slots)  # `stated_done`'s reading, read once per text
         self._words: tuple[list[frozenset[str]], list[Worded]] | None = None
         self._marks: list[Marked] | None = None
         self._near: dict[str, frozenset[str]] | None = None
