@@ -31,7 +31,7 @@ Changes nothing: make the calls you agree with. Use it at the end of a session. 
 
 
 RECALL = """Find memory when you do not know the exact words: stemmed BM25 over names, bodies and tags, word rarity and proximity, exact names, temporal neighbours, days the query names (a date, with or without its year: in June, on 10 March; yesterday, last Tuesday, last week: what was made or changed then), links, recency and layer (and meaning, with the semantic extra), fused and weighted by `task_intent`. Superseded and refuted memory is demoted (a refuted claim not when the query asks what went wrong); explore_history lists every revision of the best matches and their supersedes chain, oldest first. A question about the rules ("which rules apply?") brings back the rules in force, as `context` lists them.
-Changes nothing. Use `search` for exact words and filters. Returns hits (excerpts; a task overdue today is listed in `overdue` and its line says so), the retrieval plan, `next_step` (the `read` calls for full bodies) and the next page in `continuation`."""
+Changes nothing. Use `search` for exact words and filters. Returns hits (excerpts; a task overdue today is listed in `overdue` and its line says so), the retrieval plan, `next_step` (the `read` calls for full bodies; when the best match is archived memory left out, the same recall with `include_stale: true`) and the next page in `continuation`."""
 
 
 def _recall(service: Service, request: RecallRequest) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import logging
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 from itertools import pairwise
 from typing import Any
@@ -188,12 +189,15 @@ def run_channels(
     when: tuple[datetime, tzinfo | None] | None = None,
     today: date | None = None,
     boards: worklist.Boards | None = None,
+    shown: Callable[[dict[str, Node]], set[str]] | None = None,
 ) -> dict[str, Node]:
     """Run the plan's channels into `fusion`; the candidates they found, loaded. `when`: the user's
     now and time zone, which `plan.time_windows` were read against; `today`: the user's today, by
     which a task is overdue; `skipped`: the words of a question's open-work phrase asked alone
     (`open_work.phrase_words`), not searched for; `boards`: the searched initiatives' boards (`worklist.boards`), whose
-    open tasks the tasks channel offers."""
+    open tasks the tasks channel offers; `shown`: which of some candidates the answer can show (not
+    left out by the caller's filters, as stale or suppressed), the only ones whose neighbours and
+    links are lifted."""
     semantic = None
     if plan.weight("semantic") and embedder is not None and worker is not None and query:
         # SQLite's first candidates are computed beside the lexical channels, on a connection of their
@@ -258,7 +262,9 @@ def run_channels(
             fusion.put("name", node.id, 1.0)
     if plan.weight("proximity") and len(stems) > 1:
         _proximity(fusion, loaded.get(fusion.ranked()[:RERANK]), stems, idf, words_memo, alternatives)
-    ranked_before = fusion.ranked()
+    # A hit the answer will not show (archived, held back, filtered out) lends nothing: its
+    # neighbours in time and links would stand in for it, unrelated to the question but for it.
+    ranked_before = _showable(fusion.ranked(), loaded, shown, max(SEEDS, REPLY_SEEDS))
     # No hit is stronger than another among a day's memories found by its date alone: none is a seed
     # whose neighbours and links would be ranked among them out of time order (decision 471).
     seeds = [] if by_date else ranked_before[:SEEDS]
@@ -364,6 +370,23 @@ def run_channels(
         fusion.add_ranked("recency", [r.id for r in rows])
     fusion.unread += sum(1 for i in dict.fromkeys([*older, *passed]) if i not in fusion.scores)
     return loaded.get(list(fusion.scores))
+
+
+def _showable(
+    ranked: list[str], loaded: _Nodes, shown: Callable[[dict[str, Node]], set[str]] | None, wanted: int
+) -> list[str]:
+    """The first `wanted` of `ranked` that `shown` keeps, in order (all of `ranked` without `shown`),
+    read a `wanted` at a time: the seeds of the expansion channels."""
+    if shown is None:
+        return ranked
+    kept: list[str] = []
+    for start in range(0, len(ranked), wanted):
+        chunk = ranked[start : start + wanted]
+        showable = shown(loaded.get(chunk))
+        kept += [i for i in chunk if i in showable]
+        if len(kept) >= wanted:
+            break
+    return kept[:wanted]
 
 
 def narrow(session: Session, scope_ids: list[int]) -> bool:

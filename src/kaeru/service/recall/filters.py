@@ -20,7 +20,7 @@ from kaeru.domain.naming import canonical, forms
 from kaeru.service.hygiene import REPORT_TAG
 from kaeru.service.requests import RecallRequest
 from kaeru.service.revise import is_rule
-from kaeru.service.rules_in_force import closed_tasks, rule_applies, scoped_task
+from kaeru.service.rules_in_force import closed_tasks, replaced, rule_applies, scoped_task
 from kaeru.storage.base import Initiative, SearchQuery, SearchRow, Session
 
 #: Stale memory: the layers of archived memory (`cold`, `frozen`), which `context` also serves only on request.
@@ -36,6 +36,8 @@ class Filters:
     branch: str | None = None
     include_stale: bool = False
     include_suppressed: bool = False
+    #: Superseded memory asked for (`include_superseded`, `explore_history`): a replaced rule with it.
+    include_superseded: bool = False
 
     @classmethod
     def of(cls, request: RecallRequest, today: date, *, history: bool) -> Filters:
@@ -48,16 +50,20 @@ class Filters:
             # explore_history is about what memory used to say: archived memory belongs to it.
             include_stale=request.include_stale or history,
             include_suppressed=request.include_suppressed,
+            include_superseded=request.include_superseded or history,
         )
 
     @property
     def narrows_search(self) -> bool:
         return bool(self.types or self.tags or self.layers)
 
-    def left_out(self, node: Node, closed: frozenset[str] | set[str] = frozenset()) -> str | None:
+    def left_out(
+        self, node: Node, closed: frozenset[str] | set[str] = frozenset(), gone: frozenset[str] | set[str] = frozenset()
+    ) -> str | None:
         """Why a candidate is left out: `filtered` (types, tags, layers, branch; a hygiene report
         unless its tag is asked for), `stale`, `suppressed`; None when it is kept. `closed`: the
-        tasks no longer worked on (`rules_in_force.closed_tasks`), whose rules are not in force."""
+        tasks no longer worked on (`rules_in_force.closed_tasks`), whose rules are not in force;
+        `gone`: the rules a newer node replaced (`replaced_rules`)."""
         if REPORT_TAG in node.tags and REPORT_TAG not in self.tags:
             return "filtered"  # hygiene's own report of its moves: no memory of the project's
         if self.types and node.node_type.value not in self.types:
@@ -72,7 +78,7 @@ class Filters:
                 return "filtered"
         if not self.include_stale and node.layer.value in STALE and node.layer.value not in self.layers:
             return "stale"
-        if not self.include_suppressed and suppressed(node, self.today, closed):
+        if not self.include_suppressed and suppressed(node, self.today, closed, gone):
             return "suppressed"
         return None
 
@@ -93,6 +99,16 @@ def closed_scoped_tasks(session: Session, pool: dict[str, Node], scopes: list[In
     return closed_tasks(session, scoped, scopes) if scoped else set()
 
 
+def replaced_rules(session: Session, pool: dict[str, Node], filters: Filters) -> set[str]:
+    """The rules among `pool` a live node supersedes or refutes (`rules_in_force.replaced`): not in
+    force, so suppressed as `context` leaves them out — unless superseded memory is asked for
+    (`include_superseded`, `explore_history`), where a replaced rule is what was asked."""
+    if filters.include_suppressed or filters.include_superseded:
+        return set()
+    rules = [n for n in pool.values() if is_rule(n)]
+    return set(replaced(session, rules)) if rules else set()
+
+
 def _both(asked: Any, wanted: tuple[str, ...]) -> tuple[str, ...] | None:
     """The values allowed by both lists (an empty list allows every value); None when none is."""
     if not wanted:
@@ -103,15 +119,20 @@ def _both(asked: Any, wanted: tuple[str, ...]) -> tuple[str, ...] | None:
     return kept or None
 
 
-def suppressed(node: Node, today: date, closed: frozenset[str] | set[str] = frozenset()) -> bool:
+def suppressed(
+    node: Node,
+    today: date,
+    closed: frozenset[str] | set[str] = frozenset(),
+    gone: frozenset[str] | set[str] = frozenset(),
+) -> bool:
     """Memory its own policy holds back today (decision 17.C3): a rule not in force — released,
-    past its `applicability.through`, or scoped to a task in `closed` (decision 471; the test
-    `context` applies, `rules_in_force`) — or a node whose reminder's `after` has not come yet ("not
-    relevant before `after`")."""
+    past its `applicability.through`, scoped to a task in `closed` (decision 471), or replaced by a
+    newer node (in `gone`; the test `context` applies, `rules_in_force`) — or a node whose
+    reminder's `after` has not come yet ("not relevant before `after`")."""
     props = node.properties
     if is_rule(node):
         task = scoped_task(node)
-        if task in closed or not rule_applies(node, today, task):
+        if node.id in gone or task in closed or not rule_applies(node, today, task):
             return True
     reminder = props.get("reminder")
     after = reminder.get("after") if isinstance(reminder, dict) else None

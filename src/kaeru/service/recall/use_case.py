@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kaeru.domain.model import Node, NodeType
+from kaeru.domain.currentness import decide
+from kaeru.domain.model import Currentness, Node, NodeType
 from kaeru.domain.open_work import asked_alone, decisions_phrase, open_work_phrase, phrase_words, rules_phrase
 from kaeru.domain.plans import CHANNELS, Intent, Plan, Risk, Role, compile_plan, normalise_intent
 from kaeru.domain.text import query_tokens
@@ -16,7 +17,7 @@ from kaeru.service import cursors, grants, worklist
 from kaeru.service.outcomes import Continuation, Coverage, Issue, NodeView, Omission
 from kaeru.service.recall import failures, raw
 from kaeru.service.recall.channels import QUERY_STEMS, narrow, run_channels
-from kaeru.service.recall.filters import Filters, closed_scoped_tasks, narrowed
+from kaeru.service.recall.filters import Filters, closed_scoped_tasks, narrowed, replaced_rules
 from kaeru.service.recall.fusion import Fusion, rank
 from kaeru.service.recall.history import history_keys, history_revisions, key_id, revision_views
 from kaeru.service.recall.open_tasks import overdue_ids
@@ -25,6 +26,7 @@ from kaeru.service.requests.reads import MAX_QUERY_CHARS, RECALL_MIN_TOKENS
 from kaeru.service.runtime import Runtime
 from kaeru.service.search import NO_WORDS, resolve_scopes
 from kaeru.service.views import budgeted_views
+from kaeru.storage.base import Initiative, Session
 
 CHARS_PER_TOKEN = 4
 
@@ -71,18 +73,34 @@ def _left_out(stems: list[str]) -> str:
     return f"a long question is ranked by its {QUERY_STEMS} rarest words; not by: {named}"
 
 
-def _kept(pool: dict[str, Node], filters: Filters, closed: set[str]) -> tuple[dict[str, Node], dict[str, list[str]]]:
-    """The candidates `filters` keeps, and the live ones left out as stale or suppressed (`closed`:
-    the tasks no longer worked on, whose rules are not in force)."""
+def _kept(
+    session: Session, pool: dict[str, Node], filters: Filters, scopes: list[Initiative]
+) -> tuple[dict[str, Node], dict[str, list[str]]]:
+    """The candidates `filters` keeps, and the live ones left out as stale or suppressed (a rule of
+    a task no longer worked on, or replaced by a newer node, is not in force)."""
+    closed = set() if filters.include_suppressed else closed_scoped_tasks(session, pool, scopes)
+    gone = replaced_rules(session, pool, filters)
     kept: dict[str, Node] = {}
     hidden: dict[str, list[str]] = {}
     for node_id, node in pool.items():
-        why = filters.left_out(node, closed)
+        why = filters.left_out(node, closed, gone)
         if why is None:
             kept[node_id] = node
         elif why != "filtered" and not node.retracted and node.node_type != NodeType.BOARD:
             hidden.setdefault(why, []).append(node_id)
     return kept, hidden
+
+
+def _showable(session: Session, nodes: dict[str, Node], filters: Filters, scopes: list[Initiative]) -> set[str]:
+    """Which of `nodes` the answer can show: those `_kept` keeps, live, no board (as `rank` ranks)."""
+    kept, _ = _kept(session, nodes, filters, scopes)
+    return {i for i, n in kept.items() if not n.retracted and n.node_type != NodeType.BOARD}
+
+
+def _current(session: Session, node: Node) -> bool:
+    """Whether `node` is current: an archived match superseded or refuted is no answer to ask back for."""
+    verdicts = session.verdicts_against([node.id]).get(node.id, [])
+    return decide(node.node_type, node.status, node.retracted, verdicts)[0] == Currentness.CURRENT
 
 
 #: What a recall says when KAERU_SEMANTIC=1 is set and the extra is not installed.
@@ -161,6 +179,7 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
         list_id: str | None = None
         resumed: list[str] | None = None
         boards: worklist.Boards | None = None
+        archived_best = False  # the query's best match is archived memory, left out (`include_stale`)
         if request.cursor:
             secret = session.vault_secret()
             offset, list_id, resumed = cursors.resume(session, rt.cursor_lists, secret, request.cursor, "recall", key)
@@ -191,13 +210,15 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 when=when,
                 today=filters.today,
                 boards=boards,
+                shown=lambda nodes: _showable(session, nodes, filters, scopes),
             )
             if plan.time_windows:  # without the words that say when (`dated.search_words`)
                 searched = " ".join(fusion.words)
             if fusion.left_out:  # said, not done silently (decision 168)
                 coverage.omitted.append(Omission("query", len(fusion.left_out), _left_out(fusion.left_out)))
-            closed = set() if filters.include_suppressed else closed_scoped_tasks(session, pool, scopes)
-            pool, hidden = _kept(pool, filters, closed)
+            # The query's best match before the filters: if they leave it out as archived, it is said.
+            best = max(pool.values(), key=lambda n: (fusion.total(n.id), n.seq), default=None) if query else None
+            pool, hidden = _kept(session, pool, filters, scopes)
             ordered, beyond_window = rank(session, fusion, pool, plan)
             if grants.granted_ids(session) is not None:
                 # A graph or temporal neighbour may lie outside a token's grants (decision 15.K2).
@@ -214,6 +235,8 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                     left = [i for i in left if i in seen]
                 if left:
                     coverage.omitted.append(Omission("hits", len(left), why))
+                if why == "stale" and best is not None and best.id in left and _current(session, best):
+                    archived_best = True
             beyond_window += fusion.unread  # a crowded day's older memories: not read, said (decision 471)
             if beyond_window:
                 coverage.omitted.append(Omission("hits", beyond_window, "window"))
@@ -314,6 +337,18 @@ def recall(rt: Runtime, request: RecallRequest, disabled: frozenset[str] = froze
                 "why": "recall shows excerpts; read at a revision's recorded_at returns it in full",
                 "calls": calls,
             }
+    elif archived_best:
+        # Archived is not obsolete (a fact stated once goes cold, decision 332): "hits 3 (stale)" under
+        # weaker matches did not say that the answer was among them.
+        again = {k: v for k, v in args.items() if k != "cursor"}
+        next_step = {
+            "tool": "recall",
+            "why": (
+                "the best match is archived memory (cold or frozen), which recall leaves out unless "
+                "include_stale: this call includes it"
+            ),
+            "calls": [{**again, "include_stale": True}],
+        }
     elif views:
         next_step = {
             "tool": "read",
