@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from kaeru.service.embedding import pack
+from kaeru.storage.sql import codes
 from kaeru.storage.sqlite import vectors as sqlite_vectors
 from kaeru.storage.sqlite.store import SqliteStore
 from tests.backends import VaultSpec
@@ -71,8 +72,8 @@ def _nearest(store: SqliteStore, scope: list[int], query: list[float], k: int = 
 
 @pytest.fixture
 def few_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sqlite_vectors, "OVERSAMPLE", 1)
-    monkeypatch.setattr(sqlite_vectors, "MIN_CANDIDATES", 8)
+    monkeypatch.setattr(codes, "OVERSAMPLE", 1)
+    monkeypatch.setattr(codes, "MIN_CANDIDATES", 8)
 
 
 @pytest.mark.usefixtures("few_candidates")

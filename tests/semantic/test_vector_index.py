@@ -24,6 +24,7 @@ from kaeru.service import Service
 from kaeru.service.embedding import pack
 from kaeru.storage.base import Store
 from kaeru.storage.migrate import load_migrations
+from kaeru.storage.sql import codes
 from kaeru.storage.sqlite import vectors as sqlite_vectors
 from kaeru.storage.sqlite.session import SqliteSession
 from kaeru.storage.sqlite.store import SqliteStore
@@ -71,8 +72,8 @@ def nodes(service: Service) -> dict[str, list[str]]:
 @pytest.fixture
 def few_candidates(monkeypatch: pytest.MonkeyPatch) -> None:
     """Candidates a small share of the vectors, as at 100k nodes (1,000 of 100,000)."""
-    monkeypatch.setattr(sqlite_vectors, "OVERSAMPLE", 1)
-    monkeypatch.setattr(sqlite_vectors, "MIN_CANDIDATES", 8)
+    monkeypatch.setattr(codes, "OVERSAMPLE", 1)
+    monkeypatch.setattr(codes, "MIN_CANDIDATES", 8)
 
 
 def exact_ranking(
@@ -117,6 +118,8 @@ def test_near_vectors_rank_exactly_with_few_candidates(store: Store, nodes: dict
     if store.backend == "sqlite":
         assert any("vector_codes" in sql for sql in statements)
         assert not any("FROM node_vectors v CROSS JOIN" in sql for sql in statements), "no exact scan"
+    else:  # PostgreSQL's candidates come from the same codes, held by the store (no exact scan)
+        assert store.vector_codes.loads == 1  # type: ignore[attr-defined]
     want = exact_ranking(stored, query, in_scope, 10)
     assert [n for n, _ in found] == [n for n, _ in want]
     assert [s for _, s in found] == pytest.approx([s for _, s in want], abs=TOL)

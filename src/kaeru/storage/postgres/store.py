@@ -53,6 +53,7 @@ from kaeru.storage.postgres.session import PostgresSession
 from kaeru.storage.postgres.settle import xact_status
 from kaeru.storage.postgres.textcache import TextCopies
 from kaeru.storage.postgres.upgradelock import MIGRATION_LOCK, roll_back, take
+from kaeru.storage.postgres.vectorcodes import VectorCodes
 
 __all__ = [
     "FIELD_WEIGHTS", "PostgresSession", "PostgresStore", "lexeme", "redact_url", "term", "translate",
@@ -211,6 +212,7 @@ class PostgresStore(UpgradeGate):
         self._schema = 0  # the newest migration this code knows; set by `_migrate`
         #: The in-memory copies a common-word search ranks from (decision 16.C1), shared by the sessions.
         self.copies = TextCopies(search_cache_bytes)
+        self.vector_codes = VectorCodes()  # semantic recall's candidate codes, for read sessions
         self.copies.warm = self._in_snapshot  # a cold read on another thread, SQL ranking meanwhile (16.Z1)
         #: Pooled connections that found the database migrated past `_schema` when they opened.
         self._stale: weakref.WeakSet[psycopg.Connection[Any]] = weakref.WeakSet()
@@ -439,6 +441,7 @@ class PostgresStore(UpgradeGate):
         try:
             try:
                 session = PostgresSession(db, read_only=read_only, copies=self.copies)
+                session.use_codes(self.vector_codes) if read_only else None
                 yield session
                 session.flush_term_stats()
                 if db.begun_only():

@@ -1,9 +1,13 @@
-"""PostgreSQL's vectors (decision 17.V1): `real[]` rows (migration 010), ranked by an exact scan in SQL.
+"""PostgreSQL's vectors (decision 17.V1): `real[]` rows (migration 010), ranked exactly.
 
-The similarity is the dot product, summed in double precision over `unnest` of the stored and the
-query vector: the cosine similarity, since an `Embedder` returns unit-length vectors. Each row of
-the scope is scanned (no approximate index: the scope filter stays exact); only the best `limit`
-rows leave the server.
+The similarity is the dot product of the stored and the query vector, in double precision: the
+cosine similarity, since an `Embedder` returns unit-length vectors. With the store's `VectorCodes`
+(`vectorcodes`), candidates come from one-bit codes held in memory as on SQLite (17.X1, 17.Y1) and
+only their vectors are read, by a binary COPY, and ranked exactly here (`sql.codes.nearest_in_scope`
+runs the same rounds as SQLite's). Without a usable copy (see `vectorcodes`) or when the rounds find
+too few in the scope, the exact scan in SQL answers: `unnest` over every row of the scope, only the
+best `limit` rows leaving the server. `put_vector` names the node in `text_changes`, so another
+process's copy reads its code again.
 """
 
 from __future__ import annotations
@@ -11,7 +15,15 @@ from __future__ import annotations
 import struct
 from collections.abc import Sequence
 
+from kaeru.storage.postgres.textcache import PRUNE_SQL
+from kaeru.storage.postgres.vectorcodes import VectorCodes
+from kaeru.storage.sql.codes import Ranked, candidates_for, nearest_in_scope, quantize
+from kaeru.storage.sql.copies import numpy_module
 from kaeru.storage.sql.db import Part
+
+#: The binary form of a one-dimensional array (`array_send`) before its elements: dimensions, null
+#: flag, element type, size, lower bound; then each element's length and value.
+_ARRAY_HEADER = 20
 
 
 def _floats(blob: bytes) -> list[float]:
@@ -20,12 +32,23 @@ def _floats(blob: bytes) -> list[float]:
 
 
 class PgVectors(Part):
+    #: The store's vector codes (`PostgresStore` hands them to each read session); None: SQL scans.
+    _codes: VectorCodes | None = None
+
+    def use_codes(self, codes: VectorCodes) -> None:
+        self._codes = codes
+
     def put_vector(self, node_id: str, model: str, text_sha: str, vector: bytes) -> None:
         self._db.run(
             "INSERT INTO node_vectors (node_id, model, text_sha, embedding) VALUES (?, ?, ?, ?::real[]) "
             "ON CONFLICT (node_id, model) DO UPDATE SET text_sha = excluded.text_sha, embedding = excluded.embedding",
             (node_id, model, text_sha, _floats(vector)),
         )
+        # The change log names the node, in this transaction: every process's codes read it again.
+        self._db.run("INSERT INTO text_changes (node_seq) SELECT seq FROM nodes WHERE id = ?", (node_id,))
+        copies = getattr(self, "_copies", None)  # (the session's `TextCopies`: it counts the log's rows)
+        if copies is not None and copies.wrote():
+            self._db.run(PRUNE_SQL)
 
     def vector_digests_of(self, model: str, node_ids: Sequence[str]) -> dict[str, str]:
         """node id → the digest of the text its vector of `model` was computed from, for `node_ids`
@@ -45,7 +68,7 @@ class PgVectors(Part):
         return [(r[0], r[1], r[2], struct.pack(f"<{len(r[3])}f", *r[3])) for r in found]
 
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
-        return None  # one exact scan of the scope's rows
+        return self._ranked_candidates(model, quantize(vector), vector, candidates_for(limit))
 
     def nearest_vectors(
         self,
@@ -57,6 +80,58 @@ class PgVectors(Part):
     ) -> list[tuple[str, float]]:
         if not initiative_ids or limit <= 0:
             return []
+        code = quantize(vector)
+        return nearest_in_scope(
+            lambda count: self._ranked_candidates(model, code, vector, count),
+            lambda ids: self._live(initiative_ids, ids),
+            lambda: self._exact(initiative_ids, model, vector, limit),
+            limit,
+            first_round,
+        )
+
+    def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> Ranked | None:
+        """The `count` vectors whose codes are nearest to `code`, ranked by their exact similarity
+        to `vector`, best first, ties by node id (scope not yet applied); None without a copy."""
+        np = numpy_module()
+        seqs = None if self._codes is None or np is None else self._codes.nearest(self._db, model, code, count)  # type: ignore[arg-type]
+        if seqs is None:
+            return None
+        if not seqs:
+            return []
+        # A row a candidate, its vector in binary form (`array_send`): a third of the time of the
+        # array's own text or binary form through psycopg.
+        found = self._db.rows(
+            "SELECT n.id, array_send(v.embedding) FROM nodes n JOIN node_vectors v ON v.node_id = n.id "
+            "AND v.model = ? WHERE n.seq = ANY(?::bigint[])",
+            (model, seqs),
+        )
+        if not found:
+            return []
+        ids, blob = [r[0] for r in found], b"".join(bytes(r[1]) for r in found)
+        query = np.frombuffer(vector, dtype="<f4").astype(np.float64)
+        if len(blob) != (_ARRAY_HEADER + 8 * len(query)) * len(ids):
+            return None  # another dimension than the query's: the exact scan says what SQL says
+        values = (
+            np.frombuffer(blob, dtype=">i4").reshape(len(ids), -1)[:, _ARRAY_HEADER // 4 :].reshape(len(ids), -1, 2)
+        )
+        if (values[:, :, 0] != 4).any():  # each element's length: -1 for a NULL
+            return None
+        sims = np.ascontiguousarray(values[:, :, 1]).view(">f4").astype(np.float64) @ query
+        ranked = [(node_id, float(sim)) for node_id, sim in zip(ids, sims, strict=True)]
+        ranked.sort(key=lambda r: (-r[1], r[0]))
+        return ranked
+
+    def _live(self, initiative_ids: Sequence[int], ids: list[str]) -> set[str]:
+        """Which of `ids` are live members of the scope."""
+        scope, params = self._member_of(initiative_ids)
+        found = self._db.rows(
+            f"SELECT n.id FROM nodes n WHERE n.id = ANY(?::text[]) AND n.retracted = {self._d.false} AND {scope}",
+            [list(ids), *params],
+        )
+        return {r[0] for r in found}
+
+    def _exact(self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int) -> Ranked:
+        """The exact scan of the scope's vectors in SQL (decision 17.V1)."""
         scope, params = self._member_of(initiative_ids)
         found = self._db.rows(
             "SELECT v.node_id, (SELECT sum(a::float8 * b) FROM unnest(v.embedding, ?::real[]) AS t (a, b)) AS sim "

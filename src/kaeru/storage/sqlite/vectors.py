@@ -38,30 +38,20 @@ import threading
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
+from kaeru.storage.sql.codes import CACHE_BYTES, Codes, candidates_for, hamming, nearest_in_scope, quantize
+from kaeru.storage.sql.copies import numpy_module
 from kaeru.storage.sql.db import Db, Part
 
-if TYPE_CHECKING:
-    import numpy as np
+__all__ = ["CodeCache", "SqliteVectors", "hamming", "install", "native_available", "quantize"]
 
 #: The byte order of a stored vector (float32, little-endian: `service.embedding.pack`).
 _NATIVE_LITTLE = array("f", [1.0]).tobytes() == b"\x00\x00\x80\x3f"
-#: A float32's last little-endian byte → "1" where its sign bit is clear, "0" where it is set.
-_SIGN_CLEAR = bytes(ord("1") if i < 0x80 else ord("0") for i in range(256))
-
-#: Candidates ranked exactly: this many times the limit, and at least `MIN_CANDIDATES` — 2 % of a
-#: 100k vault for the semantic channel's 100 (decision 17.X1: on real MiniLM vectors, with 2 % of
-#: them as candidates, the top 5 is the exact one on 99 % of queries, the top 10 on 91 %).
-OVERSAMPLE = 20
-MIN_CANDIDATES = 2_000
-#: Rounds of candidates before a scope that still holds too few of them is scanned exactly.
-ROUNDS = 3
-#: The most memory a `CodeCache` holds (codes and row ids, all models): 64 MiB is ~1.2 million
-#: vectors of 384 dimensions. A model whose codes would not fit is scanned by SQLite.
-CACHE_BYTES = 64 * 2**20
+#: (`sql.codes`: `_Codes` for the tests that built one here.)
+_Codes = Codes
 
 
 def native_available() -> bool:
@@ -101,15 +91,6 @@ def install(conn: apsw.Connection, native: bool = True) -> bool:
     return False
 
 
-def quantize(blob: bytes) -> bytes:
-    """A stored vector's code: one bit a dimension, most significant first, set where the float32's
-    sign bit is clear (v ≥ +0.0), padded with clear bits to whole bytes."""
-    dims = len(blob) // 4
-    signs = blob[3::4].translate(_SIGN_CLEAR)  # the high byte of each little-endian float32
-    pad = -dims % 8
-    return int(signs + b"0" * pad, 2).to_bytes((dims + pad) // 8, "big") if dims else b""
-
-
 def _floats(blob: bytes) -> array[float]:
     values = array("f")
     values.frombytes(blob)
@@ -140,90 +121,6 @@ def cosine_distance(a: bytes, b: bytes) -> float:
     return 1.0 - dot / norms if norms else 1.0
 
 
-def hamming(a: bytes, b: bytes) -> int:
-    """Bits that differ between two codes of the same length, as sqlite-vec counts them."""
-    if len(a) != len(b):
-        raise ValueError(f"code lengths differ: {len(a)} and {len(b)}")
-    return (int.from_bytes(a, "big") ^ int.from_bytes(b, "big")).bit_count()
-
-
-def _numpy() -> Any:
-    """numpy when it is installed (it comes with the `[semantic]` extra's torch), else None."""
-    if importlib.util.find_spec("numpy") is None:
-        return None
-    import numpy
-
-    return numpy
-
-
-class _Codes:
-    """One model's codes at one version of `vector_code_clock`: row ids ascending, and the codes as
-    64-bit words (zero-padded), one row of `words` per word of the code — column-major, so each step
-    of the scan runs over one contiguous array (five times faster than row-major at 100k)."""
-
-    def __init__(self, ids: np.ndarray, words: np.ndarray, width: int, version: int, removed: int):
-        self.ids, self.words, self.width = ids, words, width
-        self.version, self.removed = version, removed
-        self.nbytes = int(ids.nbytes + words.nbytes)
-
-    @classmethod
-    def load(cls, np: Any, rows: list[tuple[Any, ...]], version: int, removed: int) -> _Codes | None:
-        """From (id, code) rows in id order; None when the codes' lengths differ."""
-        width = len(rows[0][1]) if rows else 0
-        if any(len(r[1]) != width for r in rows):
-            return None
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        return cls(ids, _words(np, [bytes(r[1]) for r in rows], width), width, version, removed)
-
-    def updated(self, np: Any, rows: list[tuple[Any, ...]], version: int) -> _Codes | None:
-        """This copy with `rows` (id, code), changed or new since it was taken, applied."""
-        if any(len(r[1]) != self.width for r in rows):
-            return None
-        if not rows:
-            return _Codes(self.ids, self.words, self.width, version, self.removed)
-        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-        words = _words(np, [bytes(r[1]) for r in rows], self.width)
-        at = np.searchsorted(self.ids, ids).clip(max=max(len(self.ids) - 1, 0))
-        known = (self.ids[at] == ids) if len(self.ids) else np.zeros(len(ids), dtype=bool)
-        merged = self.words.copy()
-        merged[:, at[known]] = words[:, known]
-        if known.all():
-            return _Codes(self.ids, merged, self.width, version, self.removed)
-        added = np.argsort(ids[~known], kind="stable")
-        new_ids, new_words = ids[~known][added], words[:, ~known][:, added]
-        merged_ids = np.concatenate([self.ids, new_ids])
-        merged = np.concatenate([merged, new_words], axis=1)
-        if len(self.ids) and new_ids[0] < self.ids[-1]:  # row ids are given in order: rarely taken
-            order = np.argsort(merged_ids, kind="stable")
-            merged_ids, merged = merged_ids[order], np.ascontiguousarray(merged[:, order])
-        return _Codes(merged_ids, merged, self.width, version, self.removed)
-
-    def nearest(self, np: Any, code: bytes, count: int) -> list[int]:
-        """The row ids of the `count` codes nearest to `code` by Hamming distance, ties by row id,
-        ascending (every code when there are no more than `count`)."""
-        if count >= len(self.ids):
-            return [int(i) for i in self.ids]
-        query = _words(np, [code], self.width)[:, 0]
-        distance = np.zeros(len(self.ids), dtype=np.uint16)
-        for word, bits in zip(self.words, query, strict=True):
-            if hasattr(np, "bitwise_count"):  # numpy ≥ 2
-                distance += np.bitwise_count(word ^ bits)
-            else:
-                distance += np.unpackbits((word ^ bits).view(np.uint8)).reshape(-1, 64).sum(axis=1, dtype=np.uint16)
-        kth = np.partition(distance, count - 1)[count - 1]
-        nearer = np.flatnonzero(distance < kth)
-        tied = np.flatnonzero(distance == kth)[: count - len(nearer)]
-        return [int(i) for i in self.ids[np.sort(np.concatenate([nearer, tied]))]]
-
-
-def _words(np: Any, codes: list[bytes], width: int) -> Any:
-    """Codes of `width` bytes as 64-bit words, each code zero-padded to whole words: one column a
-    code, one row a word."""
-    pad = -width % 8
-    flat = b"".join(c + b"\0" * pad for c in codes) if pad else b"".join(codes)
-    return np.ascontiguousarray(np.frombuffer(flat, dtype=np.uint64).reshape(len(codes), (width + pad) // 8).T)
-
-
 class CodeCache:
     """The codes of `vector_codes` in memory, per model, for one store (decision 17.Y1): never
     stale (see the module's docstring), bounded by `CACHE_BYTES`, shared by the store's sessions
@@ -241,7 +138,7 @@ class CodeCache:
         """The row ids of the `count` codes of `model` nearest to `code` as `db`'s transaction sees
         them, or None when this cache cannot say (no numpy, too big, a snapshot older than the copy,
         or a write transaction whose codes differ from the copy's): SQLite scans then."""
-        np = _numpy()
+        np = numpy_module()
         if np is None:
             return None
         clock = db.one("SELECT version, removed FROM vector_code_clock WHERE id = 1")
@@ -250,7 +147,7 @@ class CodeCache:
         held = self._fresh(np, db, model, int(clock[0]), int(clock[1]), committed)
         return None if held is None else held.nearest(np, code, count)
 
-    def _fresh(self, np: Any, db: Db, model: str, version: int, removed: int, committed: bool) -> _Codes | None:
+    def _fresh(self, np: Any, db: Db, model: str, version: int, removed: int, committed: bool) -> Codes | None:
         with self._lock:
             held = self._held.get(model)
             if held is not None and held.version == version:
@@ -269,7 +166,7 @@ class CodeCache:
                 rows = db.rows("SELECT id, code FROM vector_codes WHERE model = ? ORDER BY id", (model,))
                 self.loads += 1
                 self.rows_read += len(rows)
-                fresh = _Codes.load(np, rows, version, removed)
+                fresh = Codes.load(np, rows, version, removed)
             others = sum(c.nbytes for m, c in self._held.items() if m != model)
             if fresh is None or others + fresh.nbytes > self._max:
                 self._held.pop(model, None)
@@ -315,7 +212,7 @@ class SqliteVectors(Part):
         return [(r[0], r[1], r[2], bytes(r[3])) for r in found]
 
     def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
-        return self._ranked_candidates(model, quantize(vector), vector, max(limit * OVERSAMPLE, MIN_CANDIDATES))
+        return self._ranked_candidates(model, quantize(vector), vector, candidates_for(limit))
 
     def nearest_vectors(
         self,
@@ -328,24 +225,13 @@ class SqliteVectors(Part):
         if not initiative_ids or limit <= 0:
             return []
         code = quantize(vector)
-        want = max(limit * OVERSAMPLE, MIN_CANDIDATES)
-        asked = want
-        for round_no in range(ROUNDS):
-            if round_no == 0 and first_round is not None:
-                ranked = first_round
-            else:
-                ranked = self._ranked_candidates(model, code, vector, asked)
-            found, share = self._in_scope(initiative_ids, ranked, limit)
-            if len(ranked) < asked:
-                return found  # every vector of the model was a candidate: the exact answer
-            if len(found) >= limit and share * len(ranked) >= want:
-                return found  # about `want` of the candidates are live members of the scope
-            if share == 0:
-                break
-            # Too few of the candidates are in the scope: as many more as the share seen says should
-            # bring twice `want`.
-            asked = max(asked * 2, math.ceil(2 * want / share))
-        return self._exact(initiative_ids, model, vector, limit)
+        return nearest_in_scope(
+            lambda count: self._ranked_candidates(model, code, vector, count),
+            lambda ids: self._live(initiative_ids, ids),
+            lambda: self._exact(initiative_ids, model, vector, limit),
+            limit,
+            first_round,
+        )
 
     def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> list[tuple[str, float]]:
         """The `count` vectors whose codes are nearest to `code` (Hamming distance), ranked by their
@@ -366,29 +252,17 @@ class SqliteVectors(Part):
         )
         return [(r[0], 1.0 - float(r[1])) for r in found]
 
-    def _in_scope(
-        self, initiative_ids: Sequence[int], ranked: list[tuple[str, float]], limit: int
-    ) -> tuple[list[tuple[str, float]], float]:
-        """The first `limit` of `ranked` that are live members of the scope, checked a block at a
-        time in rank order, and the share of those checked that were."""
+    def _live(self, initiative_ids: Sequence[int], ids: list[str]) -> set[str]:
+        """Which of `ids` are live members of the scope."""
         scope, params = self._member_of(initiative_ids)
-        found: list[tuple[str, float]] = []
-        checked = 0
-        block = max(2 * limit, 64)
-        while checked < len(ranked) and len(found) < limit:
-            part = ranked[checked : checked + block]
-            checked += len(part)
-            live = {
-                r[0]
-                for r in self._db.rows(
-                    f"SELECT n.id FROM json_each(?) c CROSS JOIN nodes n ON n.id = c.value "
-                    f"WHERE n.retracted = {self._d.false} AND {scope}",
-                    [json.dumps([i for i, _ in part]), *params],
-                )
-            }
-            found.extend(row for row in part if row[0] in live)
-            block *= 2
-        return found[:limit], (len(found) / checked if checked else 0.0)
+        return {
+            r[0]
+            for r in self._db.rows(
+                f"SELECT n.id FROM json_each(?) c CROSS JOIN nodes n ON n.id = c.value "
+                f"WHERE n.retracted = {self._d.false} AND {scope}",
+                [json.dumps(ids), *params],
+            )
+        }
 
     def _exact(self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int) -> list[tuple[str, float]]:
         """The exact scan of every vector of the model (decision 17.V1): the last resort for a scope

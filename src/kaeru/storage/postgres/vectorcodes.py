@@ -1,0 +1,206 @@
+"""PostgreSQL's semantic candidates from codes held in memory (decisions 17.X1, 17.Y1 as on SQLite).
+
+An exact scan of every vector in SQL (`unnest` of each `real[]`) takes seconds at 100k rows. A
+`VectorCodes`, owned by the store and shared by its sessions and threads, keeps instead each
+model's codes (`sql.codes`: one bit a dimension, 48 bytes for 384 dimensions) by node `seq`, picks
+the candidates nearest the query's, and the session fetches only those vectors to rank them
+exactly. The codes are what SQLite keeps too; the float vectors never all sit in the process: a
+copy is read a batch at a time by a binary COPY, and only the sign bits are kept.
+
+**Current for the query's snapshot, or not used**, as `textcache`'s copies are: `put_vector` adds
+the node's `seq` to `text_changes` (migration 013) in the writer's transaction, and a copy is kept
+at one snapshot `S`. A query in snapshot `T` that sees every transaction `S` saw first reads again
+the codes of the nodes the log names for the transactions `S` did not see (the outbox rule of
+`textcache`); a log pruned past `S`, or more than `REFRESH_ROWS` changes, reads the copy again
+whole; another origin (a restore) forgets it. An older snapshot, a write transaction, a restore
+under way, or no numpy: the exact scan answers. A vector whose row is gone keeps a stale code at
+worst, which only adds a candidate its exact ranking then cannot find.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from kaeru.storage.postgres.db import PgDb
+from kaeru.storage.postgres.snapshot import Snapshot, current, sees_all_of
+from kaeru.storage.sql.codes import CACHE_BYTES, Codes
+from kaeru.storage.sql.copies import numpy_module
+
+#: Past this many nodes changed since a copy's snapshot, it is read again whole.
+REFRESH_ROWS = 4096
+#: Node seqs whose vectors one statement reads while a copy is read whole.
+BATCH = 8192
+#: A binary COPY's header, and each row's field count and lengths before an array's elements.
+_COPY_HEADER = 19
+#: An array's own header in its binary form: dimensions, null flag, element type, size, lower bound.
+_ARRAY_HEADER = 20
+
+_CHANGED = (
+    "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 "
+    "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s"
+)
+
+
+def arrays(np: Any, data: bytes | bytearray | memoryview) -> tuple[Any, Any] | None:
+    """A binary COPY of (seq bigint, vector real[]) rows as node seqs and, one row a vector, each
+    float32's bits as a big-endian int32; None when the vectors' lengths differ or an element is NULL."""
+    body = memoryview(data)[_COPY_HEADER : len(data) - 2]  # (the trailer: a field count of -1)
+    if len(body) == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros((0, 0), dtype=">i4")
+    size = int.from_bytes(body[14:18], "big")  # the first row's array, after its count, seq and length
+    dims = (size - _ARRAY_HEADER) // 8
+    row = 2 + 4 + 8 + 4 + size
+    if size < _ARRAY_HEADER or len(body) % row:
+        return None
+    layout = [("n", ">i2"), ("l", ">i4"), ("seq", ">i8"), ("la", ">i4"), ("head", "V20"), ("v", ">i4", (2 * dims,))]
+    table = np.frombuffer(body, dtype=np.dtype(layout))
+    if (table["la"] != size).any():
+        return None
+    values = table["v"].reshape(len(table), dims, 2)
+    if (values[:, :, 0] != 4).any():  # each element's length: -1 for a NULL
+        return None
+    return table["seq"].astype(np.int64), values[:, :, 1]
+
+
+def signs(np: Any, data: bytes | bytearray | memoryview) -> tuple[Any, Any] | None:
+    """`arrays` as node seqs and codes (one row of bytes a code, `quantize`'s bits)."""
+    read = arrays(np, data)
+    if read is None:
+        return None
+    return read[0], np.packbits(read[1] >= 0, axis=1)  # sign bit clear: set, most significant first
+
+
+class _Held:
+    """The copies at one snapshot, by model; replaced whole, never changed."""
+
+    def __init__(self, snapshot: Snapshot, origin: str, models: dict[str, Codes]):
+        self.snapshot, self.origin, self.models = snapshot, origin, models
+
+
+class VectorCodes:
+    """The codes of one store's vectors, per model (see the module's docstring); a lock guards
+    updates, a scan works on arrays no other thread writes."""
+
+    def __init__(self, max_bytes: int | None = None, refresh_rows: int | None = None):
+        self.max_bytes = CACHE_BYTES if max_bytes is None else max_bytes
+        self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
+        self._held: _Held | None = None
+        self._lock = threading.Lock()
+        #: Copies read whole and codes read (whole or back): what the tests check.
+        self.loads = 0
+        self.rows_read = 0
+
+    def nearest(self, db: PgDb, model: str, code: bytes, count: int) -> list[int] | None:
+        """The seqs of the nodes whose codes of `model` are nearest `code`, `count` of them, as
+        `db`'s read snapshot sees them; None when this copy cannot say (the exact scan answers)."""
+        np = numpy_module()
+        if np is None:
+            return None
+        now = current(db)
+        if now is None or not now.logged:
+            return None
+        codes = self._fresh(np, db, model, now.snapshot, now.horizon, now.origin)
+        return None if codes is None else codes.nearest(np, code, count)
+
+    def _fresh(self, np: Any, db: PgDb, model: str, now: Snapshot, horizon: int, origin: str) -> Codes | None:
+        with self._lock:
+            held = self._held
+            if held is not None and held.origin != origin:
+                held = None  # other tables (a restore): nothing kept is theirs
+            if held is not None and held.snapshot != now:
+                if not sees_all_of(now, held.snapshot):
+                    return None  # an older snapshot than the copy's
+                held = self._advanced(np, db, held, now, horizon)
+            if held is None:
+                held = _Held(now, origin, {})
+            codes = held.models.get(model)
+            if codes is None:
+                codes = self._read(np, db, model, now)
+                others = sum(c.nbytes for m, c in held.models.items() if m != model)
+                if codes is None or others + codes.nbytes > self.max_bytes:
+                    self._held = held
+                    return None
+                held = _Held(now, origin, {**held.models, model: codes})
+            self._held = held
+            return codes
+
+    def _advanced(self, np: Any, db: PgDb, held: _Held, now: Snapshot, horizon: int) -> _Held | None:
+        """`held` brought to snapshot `now`, or None when it cannot be (read again whole)."""
+        then = held.snapshot
+        if then[0] < horizon:
+            return None
+        found = db.raw_rows(
+            _CHANGED,
+            {
+                "xmin": str(then[0]),
+                "xmax": str(then[1]),
+                "xip": [str(x) for x in then[2]],
+                "limit": self.refresh_rows + 1,
+            },
+        )
+        if len(found) > self.refresh_rows:
+            return None
+        seqs = sorted(int(r[0]) for r in found)
+        models: dict[str, Codes] = {}
+        for model, codes in held.models.items():
+            rows = self._rows(np, db, model, seqs) if seqs else []
+            if rows is None:
+                continue
+            self.rows_read += len(rows)
+            fresh = codes.updated(np, rows, now)
+            if fresh is not None:
+                models[model] = fresh
+        return _Held(now, held.origin, models)
+
+    def _rows(self, np: Any, db: PgDb, model: str, seqs: list[int]) -> list[tuple[int, bytes]] | None:
+        """(seq, code) of the vectors of `model` of the nodes `seqs`."""
+        read = signs(
+            np,
+            db.copy_out(
+                "COPY (SELECT n.seq, v.embedding FROM nodes n JOIN node_vectors v ON v.node_id = n.id "
+                "AND v.model = %(model)s WHERE n.seq = ANY(%(seqs)s::bigint[])) TO STDOUT (FORMAT BINARY)",
+                {"model": model, "seqs": seqs},
+            ),
+        )
+        if read is None:
+            return None
+        return [(int(s), c.tobytes()) for s, c in zip(read[0], read[1], strict=True)]
+
+    def _read(self, np: Any, db: PgDb, model: str, now: Snapshot) -> Codes | None:
+        """Every code of `model`, read a batch of vectors at a time in `seq` order."""
+        seqs: list[Any] = []
+        codes: list[Any] = []
+        top = db.raw_one("SELECT max(seq) FROM nodes")
+        last = int(top[0]) if top is not None and top[0] is not None else 0
+        after = 0
+        while after < last:
+            read = signs(
+                np,
+                db.copy_out(
+                    "COPY (SELECT n.seq, v.embedding FROM node_vectors v JOIN nodes n ON n.id = v.node_id "
+                    "WHERE v.model = %(model)s AND n.seq > %(after)s AND n.seq <= %(upto)s ORDER BY n.seq) "
+                    "TO STDOUT (FORMAT BINARY)",
+                    {"model": model, "after": after, "upto": after + BATCH},
+                ),
+            )
+            if read is None or (codes and read[1].shape[1] not in (0, codes[0].shape[1])):
+                return None
+            if len(read[0]):
+                seqs.append(read[0])
+                codes.append(read[1])
+            self.rows_read += len(read[0])
+            after += BATCH
+        self.loads += 1
+        width = codes[0].shape[1] if codes else 0
+        ids = np.concatenate(seqs) if seqs else np.zeros(0, dtype=np.int64)
+        flat = np.concatenate(codes) if codes else np.zeros((0, width), dtype=np.uint8)
+        pad = -width % 8
+        if pad:
+            flat = np.concatenate([flat, np.zeros((len(flat), pad), dtype=np.uint8)], axis=1)
+        words = (
+            np.ascontiguousarray(np.ascontiguousarray(flat).view(np.uint64).T)
+            if len(flat)
+            else np.zeros((0, 0), dtype=np.uint64)
+        )
+        return Codes(ids, words, width, now)
