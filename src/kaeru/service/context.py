@@ -376,7 +376,8 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
             for n in attention
             if REPORT_TAG in n.tags
             and n.node_type != NodeType.AUDIT_EVENT
-            and not n.properties.get("hygiene", {}).get("reported", True)
+            and "hygiene" in n.properties
+            and hygiene.unread(n, scope) > 0
         ]
         to_stamp = [
             v.node.id for s in sections if s.name == "reminders" for v in s.views if not seen_day(scope, v.node, today)
@@ -384,10 +385,12 @@ def context(rt: Runtime, request: ContextRequest, actor: str) -> ContextOutcome:
         reminding = {n.id: n.properties["reminder"]["after"] for n in attention if "reminder" in n.properties}
     # Hygiene's report is marked shown by a whole re-entry only: a look at some sections (the web
     # viewer's board and rules pages, which show no notices) left the agent's next re-entry without it.
-    shown = [r.id for r in reports] if not requested and writes else []
+    # Marked shown up to the moves read here (a pass appending since leaves its own unread), for
+    # every agent of the vault: the first re-entry to show a move is the only one to say it.
+    shown = {r.id: hygiene.moves_of(r) for r in reports} if not requested and writes else {}
     if writes and (to_stamp or shown):
         record_seen(rt, name, {i: reminding[i] for i in to_stamp}, shown, today.isoformat(), actor)
-    notices.extend(hygiene.unread_notice(r) for r in reports)
+    notices.extend(hygiene.unread_notice(r, scope) for r in reports)
     return ContextOutcome(name, today.isoformat(), task_id, sections, coverage, notices, issues)
 
 

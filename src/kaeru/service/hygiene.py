@@ -14,9 +14,17 @@ from the node's last revision: a fact corrected last week, or a node the agent m
 starts its time again.
 
 A pass that moves anything reports it in the initiative's report note of the week (one written in
-the last `REPORT_SPAN`, revised with the pass's moves appended), not in a note of its own: a pass
-an hour apart wrote a note each, and a year's reports crowded the cold listings and the timeline.
-`context` shows the moves no earlier `context` showed (`unread_notice`).
+the last `REPORT_SPAN` holding fewer than `REPORT_MOVES` moves, revised with the pass's moves
+appended; past that bound the moves go to new notes), not in a note of its own: a pass an hour
+apart wrote a note each, and a year's reports crowded the cold listings and the timeline. Bounded,
+as each revision keeps a copy of the body among the note's past revisions.
+
+`context` shows the moves no earlier `context` showed (`unread`, `unread_notice`), once for the
+whole vault: the first `context` of the initiative to show them, whichever agent or session made
+it, marks them shown, and no later `context` says them again. What was shown is counted in the
+initiative's `REPORTS_SHOWN` (report id → moves shown), never by a revision of the note (which would
+copy its body again), and counts only the moves that `context` read: a pass committing after it
+read the report leaves its own moves unread.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from kaeru.domain.model import DECISION_TAG, EdgeType, Layer, Node, NodeType
 from kaeru.domain.timefmt import fmt, parse_ts
 from kaeru.service import tasks
 from kaeru.service.mutation import WriteContext
-from kaeru.storage.base import Session
+from kaeru.storage.base import Initiative, Session
 
 CORE_CEILING = 15
 CORE_REVIEW_AGE = timedelta(days=30)
@@ -39,6 +47,11 @@ CANCELLING = {EdgeType.SUPERSEDES, EdgeType.CONTRADICTS, EdgeType.FALSIFIES}
 REPORT_TAG = "kind:hygiene"
 #: How long one report note gathers the passes' moves before the next pass starts a new one.
 REPORT_SPAN = timedelta(days=7)
+#: How many moves one report note holds at most: a pass's moves past it start a new note.
+REPORT_MOVES = 200
+#: The initiative property counting, for each report not marked read on the note itself, how many
+#: of its moves a `context` has shown: `{report id: count}` (`shown`).
+REPORTS_SHOWN = "hygiene_reports_shown"
 #: The report's first line; the moves follow, one a line.
 REPORT_HEAD = (
     "Hygiene moved {count} node(s) (undo one: `layer` with its id and its layer before; "
@@ -172,34 +185,42 @@ def apply_pass(ctx: WriteContext) -> list[Move]:
 
 
 def _report(ctx: WriteContext, moves: list[Move]) -> None:
-    """Append the pass's moves to the week's report note, or start one. Names are not unique: each
-    move names its node's id too, and the report says the calls that undo a move or keep a node
-    where it is (an undone move stays undone for the rule's whole period). `unread` counts the
-    moves at the end of the report no `context` has shown yet."""
+    """Append the pass's moves to the week's report note (`_week_report`), or start one, at most
+    `REPORT_MOVES` a note. Names are not unique: each move names its node's id too, and the report
+    says the calls that undo a move or keep a node where it is (an undone move stays undone for the
+    rule's whole period). The note's `hygiene.moves` counts its moves and `unread` those at its end
+    that no `context` had shown when the pass wrote it (`shown` tells the rest)."""
     lines = [f"- {m.name} ({m.node_id}): {m.before.value} → {m.after.value} ({m.reason})" for m in moves]
     week = _week_report(ctx.session, ctx.initiative.id, fmt(ctx.now - REPORT_SPAN))
     if week is not None:
         known = dict(week.properties.get("hygiene") or {})
-        earlier = (week.body or "").splitlines()[1:]
-        unread = 0 if known.get("reported", True) else int(known.get("unread", len(earlier)))
-        lines = [*earlier, *lines]
-        state = {**known, "moves": len(lines), "reported": False, "unread": unread + len(moves)}
-        body = REPORT_HEAD.format(count=len(lines)) + "\n" + "\n".join(lines)
-        ctx.update_node(week, body=body, properties={**week.properties, "hygiene": state})
-        return
-    ctx.create_node(
-        node_type=NodeType.EPISODE,
-        body=REPORT_HEAD.format(count=len(moves)) + "\n" + "\n".join(lines),
-        name_fallback="hygiene",
-        tags=[REPORT_TAG],
-        layer=Layer.COLD,
-        properties={"hygiene": {"moves": len(moves), "reported": False, "unread": len(moves)}},
-    )
+        total = moves_of(week)
+        room, lines = lines[: REPORT_MOVES - total], lines[REPORT_MOVES - total :]
+        # Appended to the body as it stands (an agent may have revised it); the first line recounted
+        # only while it is still the report's own.
+        body = week.body or ""
+        first, _, rest = body.partition("\n")
+        if first.startswith(REPORT_HEAD.split("{", 1)[0]):
+            body = REPORT_HEAD.format(count=total + len(room)) + ("\n" + rest if rest else "")
+        unread = total - shown(week, ctx.initiative) + len(room)
+        state = {**known, "moves": total + len(room), "reported": False, "unread": unread}
+        ctx.update_node(week, body=body + "\n" + "\n".join(room), properties={**week.properties, "hygiene": state})
+    while lines:
+        batch, lines = lines[:REPORT_MOVES], lines[REPORT_MOVES:]
+        ctx.create_node(
+            node_type=NodeType.EPISODE,
+            body=REPORT_HEAD.format(count=len(batch)) + "\n" + "\n".join(batch),
+            name_fallback="hygiene",
+            tags=[REPORT_TAG],
+            layer=Layer.COLD,
+            properties={"hygiene": {"moves": len(batch), "reported": False, "unread": len(batch)}},
+        )
 
 
 def _week_report(session: Session, initiative_id: int, since: str) -> Node | None:
-    """The initiative's newest live report note written since `since`, read for update, through the
-    partial index of nodes holding a reminder or a report (`attention_ids`), as `context` finds them."""
+    """The initiative's newest live report note written since `since` with room for a move, read
+    for update, through the partial index of nodes holding a reminder or a report
+    (`attention_ids`), as `context` finds them."""
     found = session.nodes_by_ids(session.attention_ids([initiative_id]))
     reports = [n for n in found.values() if REPORT_TAG in n.tags and "hygiene" in n.properties]
     recent = [n for n in reports if n.created_at >= since and n.node_type == NodeType.EPISODE]
@@ -207,14 +228,43 @@ def _week_report(session: Session, initiative_id: int, since: str) -> Node | Non
         return None
     newest = max(recent, key=lambda n: (n.created_at, n.seq))
     node = session.get_node(newest.id, for_update=True)
-    return node if node is not None and not node.retracted else None
+    return node if node is not None and not node.retracted and moves_of(node) < REPORT_MOVES else None
 
 
-def unread_notice(report: Node) -> str:
+def moves_of(report: Node) -> int:
+    """How many moves `report` holds (its property; a report older than the count: its lines)."""
+    moves = (report.properties.get("hygiene") or {}).get("moves")
+    return moves if isinstance(moves, int) else max(0, len((report.body or "").splitlines()) - 1)
+
+
+def shown(report: Node, scope: Initiative) -> int:
+    """How many of `report`'s moves (the first ones) a `context` has shown: the note says how many
+    were unread when a pass last wrote it (all read once `reported`), the initiative's
+    `REPORTS_SHOWN` how many a `context` showed since; each only grows, so the larger is right."""
+    recorded = (scope.properties.get(REPORTS_SHOWN) or {}).get(report.id)
+    return min(moves_of(report), max(shown_on_note(report), recorded if isinstance(recorded, int) else 0))
+
+
+def shown_on_note(report: Node) -> int:
+    """How many of `report`'s moves had been shown when a pass last wrote it, as the note says."""
+    known = report.properties.get("hygiene") or {}
+    total = moves_of(report)
+    unread = known.get("unread")
+    return total if known.get("reported", True) else total - (unread if isinstance(unread, int) else total)
+
+
+def unread(report: Node, scope: Initiative) -> int:
+    """How many of `report`'s moves no `context` has shown (the last ones)."""
+    return moves_of(report) - shown(report, scope)
+
+
+def unread_notice(report: Node, scope: Initiative) -> str:
     """What `context` says of a report: the moves no earlier `context` showed, under the report's
-    first line counting them (a report revised by a later pass holds the week's moves)."""
+    first line counting them (a report revised by a later pass holds the week's moves). A body an
+    agent revised so that its last lines are not those moves is said whole."""
     lines = (report.body or "").splitlines()
-    unread = (report.properties.get("hygiene") or {}).get("unread")
-    if not lines or not isinstance(unread, int) or not 0 < unread < len(lines) - 1:
+    count = unread(report, scope)
+    tail = lines[-count:] if 0 < count < len(lines) else []
+    if count >= moves_of(report) or len(tail) != count or not all(line.startswith("- ") for line in tail):
         return report.body or ""
-    return "\n".join([REPORT_HEAD.format(count=unread), *lines[-unread:]])
+    return "\n".join([REPORT_HEAD.format(count=count), *tail])

@@ -2,7 +2,8 @@
 
 A reminder (`{after, window_days}` on a node) is delivered by `context` from its `after` day for
 `window_days` days counted from the day it was first shown; `context` records that day
-(`record_seen`, with the hygiene reports it showed).
+(`record_seen`, with the moves of the hygiene reports it showed: shown once for the whole vault,
+`hygiene`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from datetime import date
 from typing import Any
 
 from kaeru.domain.model import Node
+from kaeru.service import hygiene
 from kaeru.service.mutation import run_mutation
 from kaeru.service.runtime import Runtime
 from kaeru.storage.base import Initiative
@@ -58,16 +60,32 @@ def reminder_due(node: Node, today: date, seen: str | None) -> bool:
 
 
 def record_seen(
-    rt: Runtime, initiative: str, reminders: dict[str, str], reports: list[str], today: str, actor: str
+    rt: Runtime, initiative: str, reminders: dict[str, str], reports: dict[str, int], today: str, actor: str
 ) -> None:
-    """Record first sight of reminders (`{node id: its after}`: their window starts now) and that
-    hygiene reports were shown. The first sight is the initiative's record, not a revision of the
-    node: stamped on the node, another agent's `context` moved the node to a new revision and the
-    agent that had read it got a `revision_conflict` for an edit nobody had made."""
+    """Record first sight of reminders (`{node id: its after}`: their window starts now) and how
+    many moves of each hygiene report were shown (`{report id: its moves when read}`). Both are the
+    initiative's record, not a revision of the node: stamped on the node, another agent's `context`
+    moved the node to a new revision and the agent that had read it got a `revision_conflict` for
+    an edit nobody had made, and a report's revision copied its whole body again. A report's count
+    is the one `context` read, never the note's count now: a pass that appended moves since left
+    them unread. Once recorded, no `context` of any agent shows those moves again (`hygiene`)."""
 
     def body(ctx: Any) -> None:
+        properties = dict(ctx.initiative.properties)
+        known = ctx.session.nodes_by_ids(ctx.session.attention_ids([ctx.initiative.id]))
+        if reports:
+            counts = dict(properties.get(hygiene.REPORTS_SHOWN) or {})
+            for report_id, count in reports.items():
+                counts[report_id] = max(count, int(counts.get(report_id, 0)))
+            # Those of reports gone, and those the note itself says (a pass wrote it since), dropped.
+            properties[hygiene.REPORTS_SHOWN] = {
+                report_id: count
+                for report_id, count in counts.items()
+                if (report := known.get(report_id)) is not None
+                and hygiene.REPORT_TAG in report.tags
+                and count > hygiene.shown_on_note(report)
+            }
         if reminders:
-            known = ctx.session.nodes_by_ids(ctx.session.attention_ids([ctx.initiative.id]))
             seen = {
                 node_id: entry
                 for node_id, entry in (ctx.initiative.properties.get(REMINDERS_SEEN) or {}).items()
@@ -76,15 +94,8 @@ def record_seen(
             for node_id, after in reminders.items():
                 if node_id not in seen or seen[node_id].get("after") != after or str(seen[node_id]["day"]) > today:
                     seen[node_id] = {"after": after, "day": today}
-            ctx.session.set_initiative_properties(
-                ctx.initiative.id, {**ctx.initiative.properties, REMINDERS_SEEN: seen}
-            )
-        for node_id in reports:
-            node = ctx.session.get_node(node_id, for_update=True)
-            if node is not None and not node.retracted:
-                ctx.update_node(
-                    node, properties={**node.properties, "hygiene": {**node.properties["hygiene"], "reported": True}}
-                )
+            properties[REMINDERS_SEEN] = seen
+        ctx.session.set_initiative_properties(ctx.initiative.id, properties)
 
     run_mutation(
         rt,

@@ -118,12 +118,15 @@ def _by_currentness(session: Session, matches: list[Node]) -> tuple[list[Node], 
     """`matches` with the current ones first (each group in the store's order, newest recorded
     first), and each one's currentness as said ("superseded by <ids>"). Listed by recorded time
     alone, the versions of one fact renamed alike gave no hint which to pick, and hygiene's layer
-    move, which records a node again, put a superseded one above the current one."""
+    move, which records a node again, put a superseded one above the current one. A successor
+    outside a limited token's grants is not named, as the node's view leaves it out (decision 15.K2)."""
     verdicts = session.verdicts_against([n.id for n in matches])
+    decided = {n.id: decide(n.node_type, n.status, n.retracted, verdicts.get(n.id, ())) for n in matches}
+    hidden = grants.hidden_ids(session, (s for _, successors in decided.values() for s in successors))
     said: dict[str, str] = {}
-    for node in matches:
-        state, successors = decide(node.node_type, node.status, node.retracted, verdicts.get(node.id, ()))
-        said[node.id] = f"{state.value} by {', '.join(successors)}" if successors else state.value
+    for node_id, (state, successors) in decided.items():
+        shown = [s for s in successors if s not in hidden]
+        said[node_id] = f"{state.value} by {', '.join(shown)}" if shown else state.value
     ordered = sorted(matches, key=lambda n: said[n.id] != Currentness.CURRENT.value)
     return ordered, said
 

@@ -111,6 +111,9 @@ def not_in_force(
     # nothing of that task, not its name nor what became of it (decision 15.K2).
     granted = grants.granted_ids(session) if scoped else None
     gone = replaced(session, rules)
+    # A successor outside a limited token's grants is not named, as the rule's view leaves it out of
+    # `successors` (the rule still reads superseded: decision 15.K2).
+    hidden = grants.hidden_ids(session, (s for successors in gone.values() for s in successors))
     issues: list[Issue] = []
     for rule in rules:
         task_id = scoped_task(rule)
@@ -118,7 +121,7 @@ def not_in_force(
             continue
         task = found.get(task_id) if task_id else None
         if rule.id in gone:  # settled first: reviving or extending a replaced rule would not bring it back
-            why, said, remedy = _replaced(gone[rule.id])
+            why, said, remedy = _replaced(gone[rule.id], hidden)
         else:
             why, said, remedy = _why(rule, day, task, task is None or grants.node_visible(task, granted))
         issues.append(
@@ -159,10 +162,14 @@ def _why(rule: Node, today: date, task: Node | None, seen: bool) -> tuple[str, s
     )
 
 
-def _replaced(successors: list[str]) -> tuple[str, str, str]:
+def _replaced(successors: list[str], hidden: set[str]) -> tuple[str, str, str]:
     """Why a rule a live verdict replaced is not in force (`replaced`), in `_why`'s form: the
-    successors are named once, in what happened (the rule's line already says whom it is superseded by)."""
+    successors are named once, in what happened (the rule's line already says whom it is superseded
+    by), but for those in `hidden` (outside the token's grants), which are not named at all."""
     if not successors:
         return "refuted", "was refuted (a live node falsifies it)", "."
-    named = ", ".join(successors)
+    shown = [s for s in successors if s not in hidden]
+    if not shown:
+        return "superseded", "was superseded", "."
+    named = ", ".join(shown)
     return "superseded", f"was superseded by {named}", f"; `read` {named}, which replaced it."
