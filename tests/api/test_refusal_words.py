@@ -223,3 +223,76 @@ def test_a_slot_name_off_its_pattern_is_said_in_words_with_the_name_normalised(s
 def test_an_empty_due_is_told_that_null_clears_it() -> None:
     refused = refusal("task_update", {"initiative": "w", "task": "a", "due": ""})
     assert refused.field == "due" and "send null" in refused.message, refused.message
+
+
+def test_follows_is_offered_temporal_with_the_edge_turned_round() -> None:
+    """`temporal` runs earlier → later, so `a follows b` is `b temporal a`: offered without the
+    swap, the hint wrote the edge backwards."""
+    refused = refusal("link", {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "follows"})
+    assert "did you mean 'temporal'?" in refused.message and "swap from and to" in refused.message, refused.message
+
+
+@pytest.mark.parametrize("sent", ["unknown", "undecided", "unclear", "pending"])
+def test_a_new_claim_not_known_yet_is_offered_open(sent: str) -> None:
+    """A new claim whose verdict is not known is `open`; `inconclusive` is a verdict (the evidence
+    decides nothing), and was offered for `initial_status: "unknown"`."""
+    refused = refusal("claim", {"initiative": "w", "text": "x", "initial_status": sent})
+    assert "did you mean 'open'?" in refused.message and "inconclusive'?" not in refused.message, refused.message
+
+
+def test_a_verdict_of_unknown_is_still_inconclusive() -> None:
+    refused = refusal("verdict", {"initiative": "w", "hypothesis": "h", "status": "unknown"})
+    assert "did you mean 'inconclusive'?" in refused.message, refused.message
+
+
+@pytest.mark.parametrize("sent", ["task", "hypothesis", "todo"])
+def test_a_note_kind_meaning_is_not_said_for_another_field_called_kind(sent: str) -> None:
+    """trail's `kind` (history, path, …) is not note's: `trail {kind: "task"}` was told to call `task`."""
+    refused = refusal("trail", {"initiative": "w", "node": "n", "kind": sent})
+    assert refused.field == "kind" and "`task`" not in refused.message and "`claim`" not in refused.message, (
+        refused.message
+    )
+
+
+@pytest.mark.parametrize(("tool", "args"), [("link", {"weight": "NaN"}), ("link", {"weight": "1e400"})])
+def test_a_text_for_a_number_json_cannot_write_is_not_told_to_send_it(tool: str, args: dict[str, Any]) -> None:
+    refused = refusal(tool, {"initiative": "w", "from": "a", "to": "b", **args})
+    assert "send a finite number" in refused.message, refused.message
+    assert "send NaN" not in refused.message and "send Infinity" not in refused.message, refused.message
+
+
+def test_a_null_item_of_a_list_is_told_to_be_removed() -> None:
+    """A list's item has no default: "leave tags.0 out (a field not given takes its default)" was wrong."""
+    refused = refusal("note", {"initiative": "w", "text": "x", "tags": ["a", None]})
+    assert refused.field == "tags.1" and "remove the null item tags.1" in refused.message, refused.message
+    assert "default" not in refused.message, refused.message
+
+
+def test_a_preference_filtered_as_a_node_type_is_not_offered_reference() -> None:
+    """The case `meanings.toml` was written for, in `search`'s list of types."""
+    refused = refusal("search", {"initiatives": ["w"], "text": "q", "filters": {"types": ["preference"]}})
+    assert "did you mean 'reference'" not in refused.message and "'kind:rule'" in refused.message, refused.message
+
+
+def test_the_items_of_a_list_of_edge_types_are_answered_by_meaning() -> None:
+    refused = refusal("trail", {"initiative": "w", "node": "n", "edge_types": ["refers_to", "supports"]})
+    assert refused.field == "edge_types.1" and "did you mean 'verifies'?" in refused.message, refused.message
+
+
+def test_a_preference_is_not_promised_in_every_context() -> None:
+    """A rule scoped to a task is held back from `context` without that `task`."""
+    refused = refusal("note", {"initiative": "w", "text": "x", "kind": "preference"})
+    assert "every active rule" not in refused.message and "`task`" in refused.message, refused.message
+
+
+def test_a_type_that_may_be_null_is_said_as_the_type_it_otherwise_is() -> None:
+    """A schema `type` may be a list (`["integer", "null"]`); the typed hint raised TypeError on it."""
+    from jsonschema import Draft202012Validator
+
+    from kaeru.api.request_messages import refusal as words
+    from kaeru.api.request_names import Meanings
+
+    schema = {"type": "object", "properties": {"limit": {"type": ["integer", "null"]}}}
+    errors = list(Draft202012Validator(schema).iter_errors({"limit": "5"}))
+    said = words(errors, "recall", schema, Meanings.load())
+    assert said.field == "limit" and 'send 5 (a number), not "5"' in said.message, said.message

@@ -9,6 +9,7 @@ in, not Python's `None`/`True`), and offers what the value most likely meant.
 from __future__ import annotations
 
 import json
+import math
 from typing import TYPE_CHECKING, Any
 
 from kaeru.api.request_names import Meanings, meant, resolved, swapped
@@ -47,13 +48,14 @@ def _nulls(errors: list[ValidationError], schema: dict[str, Any]) -> InvalidArgu
     found = {tuple(e.absolute_path) for top in errors for e in _every(top) if e.instance is None and e.absolute_path}
     required: list[str] = []
     optional: list[str] = []
+    items: list[str] = []  # a list's item has no default to fall back on: it is removed, not left out
     for path in sorted(found, key=lambda p: [str(s) for s in p]):
         places = _places(schema, list(path), defs, required=False)
         if not places or any(Draft202012Validator({**s, "$defs": defs}).is_valid(None) for s, _ in places):
             continue  # a null some shape takes (`due: null` clears a due date) is not the mistake
         name = ".".join(str(p) for p in path)
-        (required if any(r for _, r in places) else optional).append(name)
-    sent_null = sorted([*required, *optional])
+        (items if isinstance(path[-1], int) else required if any(r for _, r in places) else optional).append(name)
+    sent_null = sorted([*required, *optional, *items])
     if not sent_null:
         return None
     said = []
@@ -62,6 +64,8 @@ def _nulls(errors: list[ValidationError], schema: dict[str, Any]) -> InvalidArgu
     if optional:
         what = "an argument" if all("." not in n for n in optional) else "a field"
         said.append(f"leave {', '.join(optional)} out ({what} not given takes its default)")
+    if items:
+        said.append(f"remove the null {'item' if len(items) == 1 else 'items'} {', '.join(items)} from the list")
     return InvalidArgument(
         f"arguments: null is not a value of {', '.join(sent_null)}: {'; '.join(said)}", field=sent_null[0]
     )
@@ -222,7 +226,9 @@ def _message(error: ValidationError, defs: dict[str, Any], meanings: Meanings) -
     if leaf.validator == "enum" and isinstance(leaf.instance, str) and isinstance(leaf.validator_value, list):
         allowed = [str(v) for v in leaf.validator_value]
         name = next((str(p) for p in reversed(leaf.absolute_path) if isinstance(p, str)), "")
-        hint = meanings.of_value(name, leaf.instance, allowed)
+        if leaf.absolute_path and isinstance(leaf.absolute_path[-1], int):
+            name = name.removesuffix("s")  # a list's items read the table of one (`edge_types`: `edge_type`)
+        hint = meanings.of_value(name, leaf.instance, allowed) or _as_kind(leaf.instance, allowed, where, meanings)
         if hint is None:
             hint = _enum_hint(leaf.instance, allowed, filtering="types" in where)
         if not hint and set(allowed) <= set(meanings.edges):
@@ -265,7 +271,10 @@ def _typed(leaf: ValidationError, where: str) -> str | None:
     """A value of the wrong JSON type said with the value it should have been: a number, boolean,
     list or object sent as its text (`"5"`, `"true"`, `'["a","b"]'`) was told only "is not of type";
     the message keeps those words, which the CLI reads for its own `:=` hint (cli/call.py)."""
-    wanted, value = leaf.validator_value, leaf.instance
+    value = leaf.instance
+    # A type that may also be null (`["integer", "null"]`) is said as the type it is not null as.
+    kinds = leaf.validator_value if isinstance(leaf.validator_value, list) else [leaf.validator_value]
+    wanted = next((k for k in kinds if isinstance(k, str) and k != "null"), None)
     fields = list((leaf.schema.get("properties") or {}) if isinstance(leaf.schema, dict) else {})
     if wanted == "object" and isinstance(value, str) and fields and not value.lstrip().startswith("{"):
         # `patch: "…"` (a text for an object of fields) was told only "is not of type 'object'".
@@ -280,6 +289,9 @@ def _typed(leaf: ValidationError, where: str) -> str | None:
         decoded = json.loads(value.strip() if value.strip() not in ("True", "False") else value.strip().lower())
     except ValueError:
         decoded = None
+    if isinstance(decoded, float) and not math.isfinite(decoded):
+        # `"NaN"` and `"1e400"` decode to numbers JSON cannot write: "send NaN" asked for one.
+        return f"{said}: JSON has no NaN or infinity: send a finite number"
     if decoded is not None and Draft202012Validator({"type": wanted}).is_valid(decoded):
         if wanted in ("array", "object"):
             return f"{said}: send {_KINDS[wanted]} itself, not its JSON text"
@@ -288,6 +300,20 @@ def _typed(leaf: ValidationError, where: str) -> str | None:
         items = [part.strip() for part in value.split(",") if part.strip()] if "," in value else [value]
         return f"{said}: send a list, e.g. {_cut(json.dumps(items, ensure_ascii=False), 120)}"
     return said
+
+
+def _as_kind(value: str, allowed: list[str], where: str, meanings: Meanings) -> str | None:
+    """Where a node type is asked, a note kind named by its meaning: `filters.types: ["preference"]`
+    was offered 'reference' by spelling, where the user's preference is a rule, kept as a tag."""
+    from kaeru.domain.model import NoteKind
+
+    if "episode" not in allowed:
+        return None
+    meant = meanings.meaning("kind", value, [k.value for k in NoteKind])
+    if meant is None or "to" not in meant:
+        return None
+    said = _enum_hint(meant["to"], allowed, filtering="types" in where)
+    return f"; {value!r} most likely means {meant['to']!r}{said}"
 
 
 def _key_rule(leaf: ValidationError, where: str) -> str | None:

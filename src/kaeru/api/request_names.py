@@ -40,9 +40,10 @@ class Meanings:
 
     def of_value(self, field: str, value: str, allowed: list[str]) -> str | None:
         """What `value` sent for enum `field` means, as the end of the refusal; None when unknown.
-        A meaning that names a value is offered only where the enum has it."""
-        table = self.values.get(field) or self.values.get(field.removeprefix("initial_")) or {}
-        meant = table.get(value.strip().lower().replace("-", "_").replace(" ", "_"))
+        A table speaks only for the enum it was written for, one holding some of its `to` values:
+        trail's `kind` {history, path, …} was pointed to `task` for `kind: "task"`. A meaning that
+        names a value is offered only where the enum has it."""
+        meant = self.meaning(field, value, allowed)
         if meant is None:
             return None
         if "tool" in meant:
@@ -50,6 +51,16 @@ class Meanings:
         if meant["to"] not in allowed:
             return None
         return f"; did you mean {meant['to']!r}? — {meant['why']}"
+
+    def meaning(self, field: str, value: str, allowed: list[str]) -> dict[str, str] | None:
+        """The entry of `value` in the first table of `field` written for this enum: `initial_status`
+        reads its own (a new claim not known yet is `open`) before that of `status`."""
+        key = value.strip().lower().replace("-", "_").replace(" ", "_")
+        for name in dict.fromkeys((field, field.removeprefix("initial_"))):
+            table = self.values.get(name) or {}
+            if any(m.get("to") in allowed for m in table.values()) and (meant := table.get(key)) is not None:
+                return meant
+        return None
 
     def other_tool(self, errors: list[ValidationError], operation: str) -> InvalidArgument | None:
         """The refusal of an argument this tool does not take and another does, naming that tool:

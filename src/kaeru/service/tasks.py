@@ -91,7 +91,7 @@ def is_overdue(
 def check_status(cols: list[dict[str, str]], status: str, field: str) -> str:
     keys = [c["key"] for c in cols]
     if status not in keys:
-        said = f"unknown status {status!r}{did_you_mean(status, keys)}; this board's columns are: {', '.join(keys)}"
+        said = f"unknown status {status!r}: this board's columns are: {', '.join(keys)}{did_you_mean(status, keys)}"
         raise InvalidArgument(said, field=field)
     return status
 
@@ -220,10 +220,10 @@ def parse_due(raw: Any, now: datetime, zone: tzinfo | None, field: str) -> str:
             return datetime.fromisoformat(text).date().isoformat()
         return moment.astimezone(zone).date().isoformat()
     except ValueError as exc:  # not `exc`'s words: they offer a time ago, which no due is
+        null = "; a new task leaves due out; `task_update` clears it: send null (JSON null, not a text)"
         raise InvalidArgument(
             f"due must be a date (2026-03-03), an RFC 3339 time, `now` or a future offset (3d, 2w), not {text!r}"
-            f"{off_calendar(text)}"
-            f"{'; to clear it send null (JSON null, not a text)' if text.lower() in ('null', 'none') else ''}",
+            f"{off_calendar(text)}{null if text.lower() in ('null', 'none') else ''}",
             field=field,
         ) from exc
 
