@@ -19,6 +19,11 @@ def refusal(tool: str, args: dict[str, Any]) -> InvalidArgument:
     return refused.value
 
 
+def _link(edge_type: str) -> dict[str, Any]:
+    """A `link` call that is right but for its `edge_type`."""
+    return {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": edge_type}
+
+
 @pytest.mark.parametrize(
     ("tool", "args", "field", "said"),
     [
@@ -155,31 +160,11 @@ def test_arguments_meant_for_another_tool_name_that_tool(
         ("note", {"initiative": "w", "text": "x", "kind": "fact"}, "did you mean 'observation'?"),
         ("note", {"initiative": "w", "text": "x", "kind": "hypothesis"}, "made by `claim`"),
         ("note", {"initiative": "w", "text": "x", "kind": "task"}, "made by `task`"),
-        (
-            "link",
-            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "related_to"},
-            "did you mean 'refers_to'?",
-        ),
-        (
-            "link",
-            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "depends_on"},
-            "did you mean 'blocks'?",
-        ),
-        (
-            "link",
-            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "caused_by"},
-            "did you mean 'causal'?",
-        ),
-        (
-            "link",
-            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "supports"},
-            "did you mean 'verifies'?",
-        ),
-        (
-            "link",
-            {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "zzz"},
-            "blocks (blocker → blocked)",
-        ),
+        ("link", _link("related_to"), "did you mean 'refers_to'?"),
+        ("link", _link("depends_on"), "did you mean 'blocks'?"),
+        ("link", _link("caused_by"), "did you mean 'causal'?"),
+        ("link", _link("supports"), "did you mean 'verifies'?"),
+        ("link", _link("zzz"), "blocks (blocker → blocked)"),
         ("verdict", {"initiative": "w", "hypothesis": "h", "status": "confirmed"}, "did you mean 'supported'?"),
         ("claim", {"initiative": "w", "text": "x", "initial_status": "true"}, "did you mean 'supported'?"),
         (
@@ -228,7 +213,7 @@ def test_an_empty_due_is_told_that_null_clears_it() -> None:
 def test_follows_is_offered_temporal_with_the_edge_turned_round() -> None:
     """`temporal` runs earlier → later, so `a follows b` is `b temporal a`: offered without the
     swap, the hint wrote the edge backwards."""
-    refused = refusal("link", {"initiative": "w", "from": "a", "to": "b", "weight": 1, "edge_type": "follows"})
+    refused = refusal("link", _link("follows"))
     assert "did you mean 'temporal'?" in refused.message and "swap from and to" in refused.message, refused.message
 
 

@@ -1,4 +1,4 @@
-"""A controllable clock and a tool-call helper for working-set tests."""
+"""A controllable clock and tool-call helpers for working-set tests."""
 
 from __future__ import annotations
 
@@ -46,6 +46,29 @@ def make_call(service: Service) -> Call:
         return run(tool, args)
 
     return call
+
+
+def checked_calls(registry: Any) -> tuple[Call, Callable[..., str]]:
+    """`call`, which asserts each answer is `ok` or `applied`, and `made`, the id a write made."""
+
+    def call(tool: str, **args: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = registry.run(tool, args)
+        assert answer["state"] in ("ok", "applied"), answer
+        return answer
+
+    def made(tool: str, **args: Any) -> str:
+        return str(call(tool, **args)["data"]["primary"]["id"])
+
+    return call, made
+
+
+def section(envelope: dict[str, Any], name: str) -> dict[str, Any]:
+    """The `context` section called `name`."""
+    return next(s for s in envelope["data"]["sections"] if s["name"] == name)
+
+
+def section_ids(envelope: dict[str, Any], name: str) -> list[str]:
+    return [item["id"] for item in section(envelope, name)["items"]]
 
 
 @pytest.fixture

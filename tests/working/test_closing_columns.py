@@ -8,22 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.working.conftest import Call, Clock
+from tests.working.conftest import Call, Clock, section, section_ids
+from tests.working.limited import applied_id
 
 BOARD = [{"key": "open"}, {"key": "in-progress"}, {"key": "done"}, {"key": "dropped"}]
-
-
-def _section(envelope: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(s for s in envelope["data"]["sections"] if s["name"] == name)
-
-
-def _ids(envelope: dict[str, Any], name: str) -> list[str]:
-    return [item["id"] for item in _section(envelope, name)["items"]]
-
-
-def _id(envelope: dict[str, Any]) -> str:
-    assert envelope["state"] == "applied", envelope
-    return str(envelope["data"]["primary"]["id"])
 
 
 def _node(call: Call, node_id: str, initiative: str = "b") -> dict[str, Any]:
@@ -37,35 +25,35 @@ def _hits(envelope: dict[str, Any]) -> list[str]:
 
 def test_a_task_dropped_after_done_is_closed_everywhere(call: Call, clock: Clock) -> None:
     assert call("initiative", initiative="b", action="set_board", columns=BOARD)["state"] == "applied"
-    late = _id(call("task", initiative="b", text="evaluate exposing a GraphQL API", due="2026-03-03"))
-    left = _id(call("task", initiative="b", text="ship the PDF export"))
+    late = applied_id(call("task", initiative="b", text="evaluate exposing a GraphQL API", due="2026-03-03"))
+    left = applied_id(call("task", initiative="b", text="ship the PDF export"))
     clock.advance(days=5)
     dropped = call("task_update", initiative="b", task=late, status="dropped")
     assert dropped["data"]["changes"] == [{"field": "status", "before": "open", "after": "dropped"}]
     assert _node(call, late)["properties"].get("done_at"), "closing records the moment"
-    assert _ids(call("context", initiative="b"), "tasks") == [left]
-    assert _section(call("context", initiative="b"), "tasks")["overdue"] == []
+    assert section_ids(call("context", initiative="b"), "tasks") == [left]
+    assert section(call("context", initiative="b"), "tasks")["overdue"] == []
     assert call("reflect", initiative="b")["data"]["counts"].get("overdue_task") is None
     assert _hits(call("recall", initiatives=["b"], query="what is left to do")) == [left]
     # Written straight into a closing column: finished, and a past due is no warning of lateness.
     shelved = call("task", initiative="b", text="port the CLI to Windows", status="dropped", due="2026-03-01")
-    assert shelved["issues"] == [] and _node(call, _id(shelved))["properties"].get("done_at")
+    assert shelved["issues"] == [] and _node(call, applied_id(shelved))["properties"].get("done_at")
     # Back to an open column: open again, without its done_at.
     call("task_update", initiative="b", task=late, status="open")
     assert "done_at" not in _node(call, late)["properties"]
-    assert late in _ids(call("context", initiative="b"), "tasks")
+    assert late in section_ids(call("context", initiative="b"), "tasks")
 
 
 def test_resuming_work_the_open_task_leads_the_dropped_ones(call: Call) -> None:
     """`recall resume_work` ranks open tasks first (its `tasks` channel): the dropped ones, newer
     writes, came first as open work and the one task left was last."""
     call("initiative", initiative="b", action="set_board", columns=BOARD)
-    left = _id(call("task", initiative="b", text="ship the PDF export"))
+    left = applied_id(call("task", initiative="b", text="ship the PDF export"))
     for i in range(3):
         call(
             "task_update",
             initiative="b",
-            task=_id(call("task", initiative="b", text=f"try option {i}")),
+            task=applied_id(call("task", initiative="b", text=f"try option {i}")),
             status="dropped",
         )
     assert _hits(call("recall", initiatives=["b"], task_intent="resume_work"))[0] == left
@@ -73,7 +61,7 @@ def test_resuming_work_the_open_task_leads_the_dropped_ones(call: Call) -> None:
 
 def test_moving_a_finished_task_between_closing_columns_keeps_when_it_was_closed(call: Call, clock: Clock) -> None:
     call("initiative", initiative="b", action="set_board", columns=BOARD)
-    task = _id(call("task", initiative="b", text="write the migration notes", status="done"))
+    task = applied_id(call("task", initiative="b", text="write the migration notes", status="done"))
     closed = _node(call, task)["properties"]["done_at"]
     clock.advance(days=2)
     call("task_update", initiative="b", task=task, status="dropped")
@@ -82,11 +70,11 @@ def test_moving_a_finished_task_between_closing_columns_keeps_when_it_was_closed
 
 def test_a_dropped_task_superseded_stays_closed(call: Call) -> None:
     call("initiative", initiative="b", action="set_board", columns=BOARD)
-    old = _id(call("task", initiative="b", text="try GraphQL", status="dropped"))
-    new = _id(call("evolve", initiative="b", mode="supersede", source=old, new_body="try GraphQL federation"))
+    old = applied_id(call("task", initiative="b", text="try GraphQL", status="dropped"))
+    new = applied_id(call("evolve", initiative="b", mode="supersede", source=old, new_body="try GraphQL federation"))
     node = _node(call, new)
     assert node["status"] == "dropped" and node["properties"].get("done_at")
-    assert _ids(call("context", initiative="b"), "tasks") == []
+    assert section_ids(call("context", initiative="b"), "tasks") == []
 
 
 def test_a_board_edit_that_changes_which_columns_close_says_so_and_restamps_the_tasks(call: Call, clock: Clock) -> None:
@@ -94,27 +82,27 @@ def test_a_board_edit_that_changes_which_columns_close_says_so_and_restamps_the_
     that place, and its tasks were open again without a word, still carrying their `done_at`."""
     cols = [{"key": "todo"}, {"key": "doing"}, {"key": "shipped"}]
     call("initiative", initiative="b", action="set_board", columns=cols)
-    shipped = _id(call("task", initiative="b", text="ship the invoice export", status="shipped"))
-    assert _ids(call("context", initiative="b"), "tasks") == []
+    shipped = applied_id(call("task", initiative="b", text="ship the invoice export", status="shipped"))
+    assert section_ids(call("context", initiative="b"), "tasks") == []
     edit = call("initiative", initiative="b", action="set_board", columns=[*cols, {"key": "parked"}])
     assert edit["state"] == "applied"
     assert [i["code"] for i in edit["issues"]] == ["closing_columns_changed"]
     assert "1 in 'shipped' open again" in edit["issues"][0]["message"]
     assert shipped in {a["id"] for a in edit["data"]["affected"]}
     assert "done_at" not in _node(call, shipped)["properties"]
-    assert _ids(call("context", initiative="b"), "tasks") == [shipped]
+    assert section_ids(call("context", initiative="b"), "tasks") == [shipped]
     # The other way: a column put after `done` closes its tasks, which record when.
-    busy = _id(call("task", initiative="b", text="rotate the keys", status="doing"))
+    busy = applied_id(call("task", initiative="b", text="rotate the keys", status="doing"))
     again = call(
         "initiative", initiative="b", action="set_board", columns=[{"key": "todo"}, {"key": "done"}, {"key": "doing"}]
     )
     assert "1 in 'doing' closed" in " ".join(i["message"] for i in again["issues"])
     assert _node(call, busy)["properties"].get("done_at")
-    assert busy not in _ids(call("context", initiative="b"), "tasks")
+    assert busy not in section_ids(call("context", initiative="b"), "tasks")
 
 
 def test_adding_a_column_after_done_leaves_every_task_where_it_was(call: Call) -> None:
-    task = _id(call("task", initiative="b", text="write the notes", status="done"))
+    task = applied_id(call("task", initiative="b", text="write the notes", status="done"))
     edit = call("initiative", initiative="b", action="set_board", columns=BOARD)
     assert edit["state"] == "applied" and edit["issues"] == [] and edit["data"]["affected"] == []
     assert _node(call, task)["properties"].get("done_at")
@@ -122,13 +110,13 @@ def test_adding_a_column_after_done_leaves_every_task_where_it_was(call: Call) -
 
 def test_removing_done_keeps_a_dropped_task_closed(call: Call) -> None:
     call("initiative", initiative="b", action="set_board", columns=BOARD)
-    done = _id(call("task", initiative="b", text="write the notes", status="done"))
-    dropped = _id(call("task", initiative="b", text="try GraphQL", status="dropped"))
+    done = applied_id(call("task", initiative="b", text="write the notes", status="done"))
+    dropped = applied_id(call("task", initiative="b", text="try GraphQL", status="dropped"))
     edit = call("initiative", initiative="b", action="set_board", columns=[{"key": "open"}, {"key": "dropped"}])
     assert [i["code"] for i in edit["issues"]] == ["tasks_moved"]
     assert _node(call, done)["status"] == "dropped" and _node(call, done)["properties"].get("done_at")
     assert _node(call, dropped)["properties"].get("done_at")
-    assert _ids(call("context", initiative="b"), "tasks") == []
+    assert section_ids(call("context", initiative="b"), "tasks") == []
 
 
 def test_a_board_whose_every_column_closes_a_task_is_refused(call: Call) -> None:
@@ -138,7 +126,7 @@ def test_a_board_whose_every_column_closes_a_task_is_refused(call: Call) -> None
         refused = call("initiative", initiative="b", action="set_board", columns=columns)
         assert refused["state"] == "rejected" and refused["issues"][0]["field"] == "columns"
         assert "put an open column first" in refused["issues"][0]["message"]
-    tasks = _section(call("context", initiative="b"), "tasks")
+    tasks = section(call("context", initiative="b"), "tasks")
     assert [c["key"] for c in tasks["columns"]] == ["open", "in-progress", "done"]
 
 
@@ -151,10 +139,10 @@ def test_a_claims_experiment_takes_the_verdict(call: Call) -> None:
         text="The listing is slow because of an N+1 query.",
         evidence={"method": "count queries with SQL echo"},
     )
-    claim = _id(made)
+    claim = applied_id(made)
     experiment = made["data"]["evidence"][0]["id"]
     assert _node(call, experiment, "c")["status"] == "open"
-    proof = _id(call("note", initiative="c", text="SQL echo shows 201 queries for 200 invoices."))
+    proof = applied_id(call("note", initiative="c", text="SQL echo shows 201 queries for 200 invoices."))
     settled = call("verdict", initiative="c", hypothesis=claim, status="supported", evidence={"node": proof})
     assert settled["state"] == "applied"
     assert experiment in {a["id"] for a in settled["data"]["affected"]}

@@ -6,35 +6,22 @@ task given by its id."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from kaeru.mcp.render import compact
-from tests.working.conftest import Call
-
-
-def _section(envelope: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(s for s in envelope["data"]["sections"] if s["name"] == name)
-
-
-def _ids(envelope: dict[str, Any], name: str) -> list[str]:
-    return [item["id"] for item in _section(envelope, name)["items"]]
-
-
-def _id(envelope: dict[str, Any]) -> str:
-    assert envelope["state"] == "applied", envelope
-    return str(envelope["data"]["primary"]["id"])
+from tests.working.conftest import Call, section, section_ids
+from tests.working.limited import applied_id
 
 
 def _routine(call: Call, count: int) -> list[str]:
-    return [_id(call("note", initiative="svc", text=f"CI run #{i} was green.")) for i in range(count)]
+    return [applied_id(call("note", initiative="svc", text=f"CI run #{i} was green.")) for i in range(count)]
 
 
 def test_a_named_fact_that_supersedes_another_is_shown_past_forty_routine_notes(call: Call) -> None:
     named = [
-        _id(call("note", initiative="svc", text=f"Service {i} runs on node {i}.", name=f"svc {i}")) for i in range(12)
+        applied_id(call("note", initiative="svc", text=f"Service {i} runs on node {i}.", name=f"svc {i}"))
+        for i in range(12)
     ]
-    old = _id(call("note", initiative="svc", text="The API listens on port 8080.", name="API port"))
-    port = _id(
+    old = applied_id(call("note", initiative="svc", text="The API listens on port 8080.", name="API port"))
+    port = applied_id(
         call(
             "note",
             initiative="svc",
@@ -46,41 +33,45 @@ def test_a_named_fact_that_supersedes_another_is_shown_past_forty_routine_notes(
     )
     # A task is always named, and a closed one is no fact; a named note of `hot` has its own
     # section: neither takes a place in `warm` ahead of its newest notes.
-    task = _id(call("task", initiative="svc", text="Upgrade the cluster", name="cluster upgrade"))
+    task = applied_id(call("task", initiative="svc", text="Upgrade the cluster", name="cluster upgrade"))
     call("task_update", initiative="svc", task={"id": task}, status="done")
-    hot = _id(call("note", initiative="svc", text="Deploys go through Argo.", name="deploys", options={"layer": "hot"}))
+    hot = applied_id(
+        call("note", initiative="svc", text="Deploys go through Argo.", name="deploys", options={"layer": "hot"})
+    )
     routine = _routine(call, 40)
 
     answer = call("context", initiative="svc")
-    warm = _ids(answer, "warm")
+    warm = section_ids(answer, "warm")
     assert warm[0] == port, "the current fact comes before the routine notes"
     assert warm[1:10] == named[::-1][:9]  # facts take at most 10 of the 15 places
-    assert _ids(answer, "hot") == [hot]
+    assert section_ids(answer, "hot") == [hot]
     assert old not in {i for s in answer["data"]["sections"] for i in (item["id"] for item in s["items"])}
     assert "9443" in compact(answer)
     # Recent work is still seen: the newest routine notes fill the rest of `warm`, then `recent`.
     assert warm[10:] == routine[::-1][:5]
-    assert _ids(answer, "recent") == routine[::-1][5:15]
+    assert section_ids(answer, "recent") == routine[::-1][5:15]
     assert {"section": "warm", "count": 53 - 15 - 10, "reason": "limit"} in answer["coverage"]["omitted"]
 
 
 def test_the_current_end_of_a_chain_is_a_fact_though_nobody_named_it(call: Call) -> None:
     """`evolve` names a successor after its new body when no name is given: the chain is the mark."""
-    first = _id(call("note", initiative="svc", text="We use pydantic 1.10."))
-    now = _id(
+    first = applied_id(call("note", initiative="svc", text="We use pydantic 1.10."))
+    now = applied_id(
         call("evolve", initiative="svc", mode="supersede", source={"id": first}, new_body="We use pydantic 2.5 now.")
     )
     _routine(call, 30)
     answer = call("context", initiative="svc")
-    assert _ids(answer, "warm")[0] == now
+    assert section_ids(answer, "warm")[0] == now
     assert "pydantic 2.5" in compact(answer) and "pydantic 1.10" not in compact(answer)
 
 
 def test_the_sections_extras_are_said_in_words_and_a_scoped_rule_names_its_task(call: Call) -> None:
     call("note", initiative="svc", text="Next: the PG16 cutover.", name="handoff", options={"slot": "handoff"})
-    task = _id(call("task", initiative="svc", text="Upgrade PostgreSQL 15 to 16.", name="Migrate to Postgres 16"))
+    task = applied_id(
+        call("task", initiative="svc", text="Upgrade PostgreSQL 15 to 16.", name="Migrate to Postgres 16")
+    )
     call("task", initiative="svc", text="Add rate limiting.", name="Rate limiting", due="2026-03-01")
-    rule = _id(
+    rule = applied_id(
         call(
             "note",
             initiative="svc",
@@ -97,9 +88,9 @@ def test_the_sections_extras_are_said_in_words_and_a_scoped_rule_names_its_task(
     assert 'rules for "Migrate to Postgres 16": 1' in text
     assert " · slot handoff" in text
     # The envelope is unchanged: the ids and counts are still there for a program.
-    assert _section(answer, "tasks")["scoped_rules"] == {task: 1}
-    assert _section(answer, "tasks")["overdue_total"] == 1
-    assert list(_section(answer, "slots")["holders"]) == ["handoff"]
+    assert section(answer, "tasks")["scoped_rules"] == {task: 1}
+    assert section(answer, "tasks")["overdue_total"] == 1
+    assert list(section(answer, "slots")["holders"]) == ["handoff"]
 
     on_task = call("context", initiative="svc", task="Migrate to Postgres 16")
     line = next(line for line in compact(on_task).splitlines() if f"id={rule}" in line)
@@ -109,7 +100,7 @@ def test_the_sections_extras_are_said_in_words_and_a_scoped_rule_names_its_task(
 
 
 def test_a_rule_of_a_task_the_answer_does_not_show_is_given_by_id_and_a_dated_rule_in_words(call: Call) -> None:
-    task = _id(call("task", initiative="svc", text="Old work.", name="old work", status="done"))
+    task = applied_id(call("task", initiative="svc", text="Old work.", name="old work", status="done"))
     call("note", initiative="svc", kind="rule", text="Old work: CSV only.", applicability={"task": {"id": task}})
     call("note", initiative="svc", kind="rule", text="Code freeze.", applicability={"through": "2026-12-20"})
     found = compact(call("search", initiatives=["svc"], text="CSV freeze", filters={"types": ["concept"]}))
@@ -127,10 +118,10 @@ def test_doubted_nodes_are_shown_at_the_default_budget_though_long_named_facts_f
     for i in range(8):
         call("note", initiative="svc", kind="decision", text=f"Decision {i}: keep shard {i}." + filler * 3)
     facts = [
-        _id(call("note", initiative="svc", text=f"Service {i} runs on node {i}." + filler * 3, name=f"svc {i}"))
+        applied_id(call("note", initiative="svc", text=f"Service {i} runs on node {i}." + filler * 3, name=f"svc {i}"))
         for i in range(12)
     ]
-    believed = _id(call("note", initiative="svc", text="The cache is warmed at boot.", name="cache warm-up"))
+    believed = applied_id(call("note", initiative="svc", text="The cache is warmed at boot.", name="cache warm-up"))
     call(
         "note",
         initiative="svc",
@@ -140,16 +131,16 @@ def test_doubted_nodes_are_shown_at_the_default_budget_though_long_named_facts_f
     )
 
     answer = call("context", initiative="svc")
-    assert _ids(answer, "reviews") == [believed], answer["coverage"]["omitted"]
-    assert _ids(answer, "warm")[:3] == facts[::-1][:3], "the standing facts still lead warm"
+    assert section_ids(answer, "reviews") == [believed], answer["coverage"]["omitted"]
+    assert section_ids(answer, "warm")[:3] == facts[::-1][:3], "the standing facts still lead warm"
     assert "cache is warmed at boot" in compact(answer)
 
 
 def test_a_settled_then_unsettled_chat_line_is_no_fact_though_it_carries_a_server_made_name(call: Call) -> None:
     # `evolve` carries the source's name onto its successor: the server-made name of the first id.
-    first = _id(call("note", initiative="svc", text="Lunch was pizza today."))
-    settled = _id(call("evolve", initiative="svc", mode="settle", source={"id": first}))
-    back = _id(call("evolve", initiative="svc", mode="unsettle", source={"id": settled}))
+    first = applied_id(call("note", initiative="svc", text="Lunch was pizza today."))
+    settled = applied_id(call("evolve", initiative="svc", mode="settle", source={"id": first}))
+    back = applied_id(call("evolve", initiative="svc", mode="unsettle", source={"id": settled}))
     routine = _routine(call, 30)
-    warm = _ids(call("context", initiative="svc"), "warm")
+    warm = section_ids(call("context", initiative="svc"), "warm")
     assert back not in warm[:1] and warm[0] == routine[-1], "the newest note leads warm, no chat line as a fact"

@@ -6,26 +6,12 @@ answer is what it was."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from tests.working.conftest import Call
+from tests.working.conftest import Call, section, section_ids
+from tests.working.limited import applied_id
 
 P = "atlas"
 FILLER = " Owner: platform team; see the runbook and the last incident review before starting."
 ROOMY = 64000
-
-
-def _section(envelope: dict[str, Any], name: str) -> dict[str, Any]:
-    return next(s for s in envelope["data"]["sections"] if s["name"] == name)
-
-
-def _ids(envelope: dict[str, Any], name: str) -> list[str]:
-    return [item["id"] for item in _section(envelope, name)["items"]]
-
-
-def _id(envelope: dict[str, Any]) -> str:
-    assert envelope["state"] == "applied", envelope
-    return str(envelope["data"]["primary"]["id"])
 
 
 def _project(call: Call) -> dict[str, list[str]]:
@@ -36,21 +22,23 @@ def _project(call: Call) -> dict[str, list[str]]:
         task = call(
             "task", initiative=P, text=f"Task {i}: document the rate limiter part {i}." + FILLER, due="2025-03-01"
         )
-        made["tasks"].append(_id(task))
+        made["tasks"].append(applied_id(task))
     for text in ("Never deploy on Fridays.", "Money is stored in integer cents."):
         call("note", initiative=P, kind="rule", text=text)
     call("note", initiative=P, text="Handoff: the refund flow is half done.", options={"slot": "handoff"})
     for name, text in (("primary db", "PostgreSQL 16 is the primary database."), ("money", "Amounts are cents.")):
         made["hot"].append(
-            _id(call("note", initiative=P, kind="decision", text=text, name=name, options={"layer": "hot"}))
+            applied_id(call("note", initiative=P, kind="decision", text=text, name=name, options={"layer": "hot"}))
         )
     for i in range(4):
         made["decisions"].append(
-            _id(call("note", initiative=P, kind="decision", text=f"Decision {i}: keep queue {i}."))
+            applied_id(call("note", initiative=P, kind="decision", text=f"Decision {i}: keep queue {i}."))
         )
-    made["facts"].append(_id(call("note", initiative=P, text="The API listens on port 9443.", name="api port")))
-    made["facts"].append(_id(call("note", initiative=P, text="Dave owns the payments service.", name="payments owner")))
-    believed = _id(call("note", initiative=P, text="The cache is warmed at boot.", name="cache warm-up"))
+    made["facts"].append(applied_id(call("note", initiative=P, text="The API listens on port 9443.", name="api port")))
+    made["facts"].append(
+        applied_id(call("note", initiative=P, text="Dave owns the payments service.", name="payments owner"))
+    )
+    believed = applied_id(call("note", initiative=P, text="The cache is warmed at boot.", name="cache warm-up"))
     call(
         "note", initiative=P, text="The boot log shows a cold cache.", link_to={"id": believed}, edge_type="contradicts"
     )
@@ -64,18 +52,18 @@ def test_a_long_overdue_task_list_leaves_each_section_its_leading_nodes(call: Ca
     assert roomy["coverage"]["complete"] is True, roomy["coverage"]
     tight = call("context", initiative=P, budget_chars=2000)
 
-    assert _ids(tight, "hot") == _ids(roomy, "hot") and set(_ids(tight, "hot")) == set(made["hot"])
-    assert _ids(tight, "decisions")[:1] == [made["decisions"][-1]], "the newest decision in force"
-    assert set(made["facts"]) <= set(_ids(tight, "warm")), "the standing facts: the API port, the owner"
-    assert _ids(tight, "reviews") == made["review"]
-    assert _ids(tight, "tasks"), "the open work still comes"
-    assert "9443" in str(_section(tight, "warm")["items"])
+    assert section_ids(tight, "hot") == section_ids(roomy, "hot") and set(section_ids(tight, "hot")) == set(made["hot"])
+    assert section_ids(tight, "decisions")[:1] == [made["decisions"][-1]], "the newest decision in force"
+    assert set(made["facts"]) <= set(section_ids(tight, "warm")), "the standing facts: the API port, the owner"
+    assert section_ids(tight, "reviews") == made["review"]
+    assert section_ids(tight, "tasks"), "the open work still comes"
+    assert "9443" in str(section(tight, "warm")["items"])
 
     omitted = {o["section"]: o["count"] for o in tight["coverage"]["omitted"] if o["reason"] == "budget"}
     assert tight["coverage"]["complete"] is False and omitted.get("tasks", 0) > 0
-    for section in roomy["data"]["sections"]:
-        name, everything = section["name"], [item["id"] for item in section["items"]]
-        shown = _ids(tight, name)
+    for given in roomy["data"]["sections"]:
+        name, everything = given["name"], [item["id"] for item in given["items"]]
+        shown = section_ids(tight, name)
         # Each section keeps its leading nodes in its own order (the most overdue task first), and
         # says how many of its candidates the budget left out.
         assert shown == everything[: len(shown)], name

@@ -13,22 +13,10 @@ from kaeru.service import Service
 from kaeru.service import context as context_module
 from kaeru.service.requests.base import BUDGET_MAX
 from tests.working.conftest import Call, Clock
+from tests.working.hygiene_week import P, first_of_two_moved, made, report_notes
 
-P = "atlas"
 #: The most moves one report note holds (`hygiene.REPORT_MOVES`).
 REPORT_MOVES = 200
-
-
-def _made(answer: dict[str, Any]) -> str:
-    assert answer["state"] == "applied", answer["issues"]
-    node_id: str = answer["data"]["primary"]["id"]
-    return node_id
-
-
-def _reports(call: Call) -> list[dict[str, Any]]:
-    found = call("search", initiatives=[P], filters={"tags": ["kind:hygiene"], "layers": ["cold"]}, limit=50)
-    hits: list[dict[str, Any]] = found["data"]["hits"]
-    return hits
 
 
 def _hit(call: Call, node: str) -> dict[str, Any]:
@@ -39,11 +27,7 @@ def _hit(call: Call, node: str) -> dict[str, Any]:
 def test_a_move_appended_while_context_marks_the_report_is_told_next_time(
     call: Call, timed: Service, clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    first = _made(call("note", initiative=P, text="Deployed atlas v1.0.2 to staging."))
-    clock.advance(days=1)
-    second = _made(call("note", initiative=P, text="Bumped dependencies, lockfile refreshed."))
-    clock.advance(days=13, hours=1)
-    assert [m.node_id for m in timed.hygiene(P)] == [first]
+    first, second = first_of_two_moved(call, timed, clock)
     clock.advance(days=1)
     record_seen = context_module.record_seen
 
@@ -56,7 +40,7 @@ def test_a_move_appended_while_context_marks_the_report_is_told_next_time(
     told = call("context", initiative=P)["data"]["notices"]
     monkeypatch.setattr(context_module, "record_seen", record_seen)
     assert len(told) == 1 and first in told[0] and second not in told[0]
-    [report] = _reports(call)
+    [report] = report_notes(call)
     revision = report["revision"]
 
     told = call("context", initiative=P)["data"]["notices"]
@@ -68,12 +52,12 @@ def test_a_move_appended_while_context_marks_the_report_is_told_next_time(
 
 
 def test_a_pass_moving_many_nodes_fills_notes_of_a_bounded_size(call: Call, timed: Service, clock: Clock) -> None:
-    notes = [_made(call("note", initiative=P, text=f"Standup {i}: nothing blocking.")) for i in range(REPORT_MOVES + 5)]
+    notes = [made(call("note", initiative=P, text=f"Standup {i}: nothing blocking.")) for i in range(REPORT_MOVES + 5)]
     clock.advance(days=2)
-    late = _made(call("note", initiative=P, text="Standup late: nothing blocking."))
+    late = made(call("note", initiative=P, text="Standup late: nothing blocking."))
     clock.advance(days=13)
     assert len(timed.hygiene(P)) == len(notes)
-    reports = _reports(call)
+    reports = report_notes(call)
     assert len(reports) == 2
     bodies = [_hit(call, r["id"])["body"] for r in reports]
     assert sorted(b.count("\n- ") for b in bodies) == [5, REPORT_MOVES]
@@ -82,8 +66,8 @@ def test_a_pass_moving_many_nodes_fills_notes_of_a_bounded_size(call: Call, time
     # A later pass in the week appends to the note with room.
     clock.advance(days=2)
     assert [m.node_id for m in timed.hygiene(P)] == [late]
-    assert len(_reports(call)) == 2
-    bodies = [_hit(call, r["id"])["body"] for r in _reports(call)]
+    assert len(report_notes(call)) == 2
+    bodies = [_hit(call, r["id"])["body"] for r in report_notes(call)]
     assert sorted(b.count("\n- ") for b in bodies) == [6, REPORT_MOVES]
 
     told = "\n".join(call("context", initiative=P)["data"]["notices"])
@@ -92,13 +76,9 @@ def test_a_pass_moving_many_nodes_fills_notes_of_a_bounded_size(call: Call, time
 
 
 def test_an_agents_revision_of_the_report_survives_a_later_pass(call: Call, timed: Service, clock: Clock) -> None:
-    first = _made(call("note", initiative=P, text="Deployed atlas v1.0.2 to staging."))
-    clock.advance(days=1)
-    second = _made(call("note", initiative=P, text="Bumped dependencies, lockfile refreshed."))
-    clock.advance(days=13, hours=1)
-    assert [m.node_id for m in timed.hygiene(P)] == [first]
+    first, second = first_of_two_moved(call, timed, clock)
     assert first in call("context", initiative=P)["data"]["notices"][0]
-    [report] = _reports(call)
+    [report] = report_notes(call)
     revised = call(
         "revise", initiative=P, node={"id": report["id"]}, patch={"body": "Checked: the staging note can go."}
     )

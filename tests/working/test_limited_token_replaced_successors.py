@@ -13,43 +13,19 @@ from tests.working.conftest import Call
 from tests.working.limited import LIMITED, PUB, SECRET, applied_id
 
 
+def _replacing(call: Call, old: str, initiative: str, name: str, text: str) -> str:
+    """A rule of `initiative` that supersedes the rule `old`."""
+    rule = {"kind": "rule", "name": name, "text": text, "link_to": {"id": old}, "edge_type": "supersedes"}
+    return applied_id(call("note", initiative=initiative, **rule))
+
+
 def test_a_rule_superseded_from_outside_the_grants_does_not_name_its_successor(call: Call) -> None:
     rule = applied_id(call("note", initiative=PUB, kind="rule", name="indent", text="Indent with tabs"))
-    secret = applied_id(
-        call(
-            "note",
-            initiative=SECRET,
-            kind="rule",
-            name="secret-indent",
-            text="Indent with four spaces",
-            link_to={"id": rule},
-            edge_type="supersedes",
-        )
-    )
+    secret = _replacing(call, rule, SECRET, "secret-indent", "Indent with four spaces")
     # Another rule superseded both from inside the grants and from outside them.
     tabs = applied_id(call("note", initiative=PUB, kind="rule", name="tab-width", text="Tabs are 8 wide"))
-    public = applied_id(
-        call(
-            "note",
-            initiative=PUB,
-            kind="rule",
-            name="tab-width-4",
-            text="Tabs are 4 wide",
-            link_to={"id": tabs},
-            edge_type="supersedes",
-        )
-    )
-    hidden = applied_id(
-        call(
-            "note",
-            initiative=SECRET,
-            kind="rule",
-            name="tab-width-2",
-            text="Tabs are 2 wide",
-            link_to={"id": tabs},
-            edge_type="supersedes",
-        )
-    )
+    public = _replacing(call, tabs, PUB, "tab-width-4", "Tabs are 4 wide")
+    hidden = _replacing(call, tabs, SECRET, "tab-width-2", "Tabs are 2 wide")
     with grants.acting(LIMITED):
         read = call("read", initiative=PUB, node={"id": rule})
         search = call("search", initiatives=[PUB], text="indent tabs")

@@ -21,7 +21,7 @@ from kaeru.mcp.server import build_server
 from kaeru.service import Service, grants
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
-from tests.working.conftest import Clock
+from tests.working.conftest import Clock, checked_calls
 
 P = "billing"
 
@@ -45,15 +45,7 @@ def _why(envelope: dict[str, Any]) -> dict[str, str]:
 def test_search_and_read_say_which_rules_are_not_in_force(store: Store, vault: VaultSpec) -> None:
     clock = Clock(datetime(2027, 1, 4, 10, 0, tzinfo=UTC))
     registry = build_server(Service(store, vault.settings(timezone="UTC"), clock=clock)).registry
-
-    def call(tool: str, **args: Any) -> dict[str, Any]:
-        answer = registry.run(tool, args)
-        assert answer["state"] in ("ok", "applied"), answer
-        return answer
-
-    def made(tool: str, **args: Any) -> str:
-        return str(call(tool, **args)["data"]["primary"]["id"])
-
+    call, made = checked_calls(registry)
     cents = made("note", initiative=P, kind="rule", name="rule-cents", text="Store money as integer cents")
     freeze = made(
         "note",

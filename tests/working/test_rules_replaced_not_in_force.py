@@ -9,67 +9,38 @@ rules to follow. A released or expired rule was left out; currentness was never 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 from kaeru.mcp.render import compact
 from kaeru.mcp.server import build_server
 from kaeru.service import Service
 from kaeru.storage.base import Store
 from tests.backends import VaultSpec
-from tests.working.conftest import Clock
+from tests.working.conftest import Call, Clock, checked_calls
 
 P = "atlas"
 
 
-def _tools(store: Store, vault: VaultSpec) -> Any:
+def _tools(store: Store, vault: VaultSpec) -> tuple[Call, Callable[..., str]]:
     clock = Clock(datetime(2027, 1, 4, 10, 0, tzinfo=UTC))
-    registry = build_server(Service(store, vault.settings(timezone="UTC"), clock=clock)).registry
+    return checked_calls(build_server(Service(store, vault.settings(timezone="UTC"), clock=clock)).registry)
 
-    def call(tool: str, **args: Any) -> dict[str, Any]:
-        answer = registry.run(tool, args)
-        assert answer["state"] in ("ok", "applied"), answer
-        return answer
 
-    def made(tool: str, **args: Any) -> str:
-        return str(call(tool, **args)["data"]["primary"]["id"])
-
-    return call, made
+def _replacing(made: Callable[..., str], old: str, name: str, text: str, initiative: str = P) -> str:
+    """A new rule of `initiative` that replaces `old` the way `note`'s description says."""
+    return made("note", initiative=initiative, kind="rule", name=name, text=text, link_to=old, edge_type="supersedes")
 
 
 def test_a_superseded_rule_is_not_in_force(store: Store, vault: VaultSpec) -> None:
     call, made = _tools(store, vault)
     py311 = made("note", initiative=P, kind="rule", name="min-python", text="Code must support Python 3.11")
-    py312 = made(
-        "note",
-        initiative=P,
-        kind="rule",
-        name="min-python-312",
-        text="Code must support Python 3.12",
-        link_to=py311,
-        edge_type="supersedes",
-    )
-    py313 = made(
-        "note",
-        initiative=P,
-        kind="rule",
-        name="min-python-313",
-        text="Code must support Python 3.13",
-        link_to=py312,
-        edge_type="supersedes",
-    )
+    py312 = _replacing(made, py311, "min-python-312", "Code must support Python 3.12")
+    py313 = _replacing(made, py312, "min-python-313", "Code must support Python 3.13")
     cents = made("note", initiative=P, kind="rule", name="money-cents", text="Store money as integer cents")
     # A rule replaced from another project: verdicts count across initiatives (SPEC 1.2).
     tabs = made("note", initiative=P, kind="rule", name="indent-tabs", text="Indent with tabs")
-    made(
-        "note",
-        initiative="house-style",
-        kind="rule",
-        name="indent-spaces",
-        text="Indent with four spaces everywhere",
-        link_to=tabs,
-        edge_type="supersedes",
-    )
+    _replacing(made, tabs, "indent-spaces", "Indent with four spaces everywhere", initiative="house-style")
 
     answer = call("context", initiative=P)
     [rules] = [s for s in answer["data"]["sections"] if s["name"] == "rules"]
@@ -102,15 +73,7 @@ def test_a_superseded_rule_is_not_in_force(store: Store, vault: VaultSpec) -> No
 def test_a_rule_whose_successor_is_forgotten_is_in_force_again(store: Store, vault: VaultSpec) -> None:
     call, made = _tools(store, vault)
     old = made("note", initiative=P, kind="rule", name="deploy-window", text="Deploy only on Tuesdays")
-    new = made(
-        "note",
-        initiative=P,
-        kind="rule",
-        name="deploy-window-2",
-        text="Deploy on Tuesdays and Thursdays",
-        link_to=old,
-        edge_type="supersedes",
-    )
+    new = _replacing(made, old, "deploy-window-2", "Deploy on Tuesdays and Thursdays")
     call("forget", initiative=P, node={"id": new}, reason="wrong: the window did not change")
 
     [rules] = [s for s in call("context", initiative=P)["data"]["sections"] if s["name"] == "rules"]
