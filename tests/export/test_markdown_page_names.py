@@ -90,3 +90,29 @@ def test_names_one_file_on_windows_or_macos_get_pages_of_their_own(
     assert len(set(stems)) == len(stems), stems
     reserved = {f"{port}{digit}" for port in ("com", "lpt") for digit in "0123456789¹²³"}
     assert not reserved & set(stems), stems
+
+
+def test_an_earlier_exports_page_under_a_name_now_taken_otherwise_is_removed(
+    service: Service, vault: VaultSpec, tmp_path: Path
+) -> None:
+    """Exported before `log` was kept for the export's own LOG.md, and before names were compared
+    case-folded, a node named `Log` had the page `log.md` and `Οδοσ` (after `Οδος`) `οδοσ.md`; now
+    each takes the name with its id's tail. The earlier pages, of nodes still exported, stayed:
+    two pages of one id, which `import-from kaeru-md` refused as duplicates."""
+    run = build_server(service).registry.run
+    for name in ("Log", "Οδος", "Οδοσ"):
+        done = run("note", {"initiative": "t", "name": name, "text": f"a note named {name}"})
+        assert done["state"] == "applied", done
+    root = tmp_path / "exports"
+    folder = _export(service, vault, root)
+    pages = _pages(folder)
+    # The pages as the earlier version named them, beside the ones this version wrote.
+    # (Not `οδοσ.md` where it is one file with `οδος.md`: an earlier export wrote one page there.)
+    for rel in pages:
+        stem, earlier = Path(rel).stem, (folder / rel).with_name(Path(rel).stem.rsplit("-", 1)[0] + ".md")
+        if stem.startswith(("log-", "οδοσ-")) and not earlier.exists():
+            earlier.write_bytes((folder / rel).read_bytes())
+    assert len(_pages(folder)) > len(pages)
+
+    _export(service, vault, root)
+    assert _pages(folder) == pages

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import unicodedata
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple
@@ -66,8 +66,8 @@ class Written:
     """The files written (relative path, sha256, bytes) and what the pages hold."""
 
     files: list[tuple[str, str, int]] = field(default_factory=list)
-    #: The ids of the nodes whose pages were written (`stale_pages` keeps a person's copy of one).
-    ids: set[str] = field(default_factory=set)
+    #: The path of each page written, by its node's id (`stale_pages` keeps a person's copy of one).
+    ids: dict[str, str] = field(default_factory=dict)
     live_nodes: int = 0
     live_edges: int = 0
 
@@ -142,7 +142,7 @@ def _pages(
         with _File(target, rel, out) as page:
             page.write(_page(record, slugs, outgoing[node_id], incoming[node_id], stale.get(node_id)))
     out.live_nodes, out.live_edges = len(live), len(live_edges)
-    out.ids = set(live)
+    out.ids = {i: f"{n.tier}/{n.node_type}/{slugs[i]}.md" for i, n in live.items()}
     with _File(target, "README.md", out) as readme:
         readme.write(
             "\n".join(
@@ -339,7 +339,7 @@ class _File:
         self.out.files.append((self.rel, self._hash.hexdigest(), self._size))
 
 
-def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = frozenset()) -> list[str]:
+def stale_pages(target: Path, written: Iterable[str], ids: Mapping[str, str] | None = None) -> list[str]:
     """The pages in the export folder `target` that an earlier export wrote and this one (`written`:
     the relative paths it wrote) did not: a node forgotten since or outside the initiatives exported
     now, or whose name no longer meets another's (its page lost the id's tail). Left there, a
@@ -347,27 +347,36 @@ def stale_pages(target: Path, written: Iterable[str], ids: Collection[str] = fro
     file). A page is ours only if it sits at `<tier>/<type>/<name>.md`, its front matter opens with
     this export's keys naming that tier and type and a node id, and its name is the slug of its
     `# name` line (with the id's tail where two names met): a note of the person's, or a page they
-    renamed, moved or retitled, is kept. A page of a node this export still writes (`ids`) is
-    removed only under the name with the id's tail, which only kaeru gives: a person's copy of a
-    page, retitled and named after its new title, looked like an earlier export's page of a renamed
-    node, and was removed (review of decision 477) — a renamed node's old page is kept. Symbolic
-    links are not followed. A name compared with the
-    pages written is compared composed and case-folded: a file system that stores names decomposed
-    (HFS+) or matches them whatever their case holds a page just written under such a name."""
-    keep = {same(rel) for rel in written}
+    renamed, moved or retitled, is kept. A page of a node this export still writes (`ids`: its
+    page's path by node id) is removed under the name with the id's tail, which only kaeru gives, or
+    under its title's name when this export names its page after that same title (with the id's
+    tail: the name became reserved, or meets another's as names are now compared) — left, two pages
+    of one id stayed after an upgrade and `import-from kaeru-md` refused the folder. A person's copy
+    of a page, retitled and named after its new title, looked like an earlier export's page of a
+    renamed node, and was removed (review of decision 477) — a renamed node's old page is kept.
+    Symbolic links are not followed. A name that meets a page written, composed and case-folded, is
+    that page on a file system that stores names decomposed (HFS+) or matches them whatever their
+    case, and kept; elsewhere it is another file, and looked at as any other."""
+    ids = ids or {}
+    keep = {same(rel): rel for rel in written}
     found: list[str] = []
     for tier in _folders(target):
         for kind in _folders(Path(tier.path)):
             for entry in _entries(Path(kind.path)):
                 rel = f"{tier.name}/{kind.name}/{entry.name}"
-                if (
-                    entry.name.endswith(".md")
-                    and same(rel) not in keep
-                    and entry.is_file(follow_symlinks=False)
-                    and _ours(Path(entry.path), tier.name, kind.name, ids)
-                ):
+                if not entry.name.endswith(".md") or _written(target, keep.get(same(rel)), Path(entry.path)):
+                    continue
+                if entry.is_file(follow_symlinks=False) and _ours(Path(entry.path), tier.name, kind.name, ids):
                     found.append(rel)
     return sorted(found)
+
+
+def _written(target: Path, wrote: str | None, path: Path) -> bool:
+    """Whether `path` is the file the page `wrote` (a name alike composed and case-folded) goes to."""
+    try:
+        return wrote is not None and (target / wrote).samefile(path)
+    except OSError:  # no file of that name: `path` is another
+        return False
 
 
 def remove_empty_folders(target: Path, removed: list[str]) -> None:
@@ -414,7 +423,7 @@ def _folders(path: Path) -> list[os.DirEntry[str]]:
     return [e for e in _entries(path) if not e.name.startswith(".") and e.is_dir(follow_symlinks=False)]
 
 
-def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozenset()) -> bool:
+def _ours(path: Path, tier: str, node_type: str, ids: Mapping[str, str]) -> bool:
     """Whether the file at `path` (in `<tier>/<type>/`) is a page this export writes (`stale_pages`)."""
     try:
         with path.open("rb") as raw:
@@ -444,7 +453,10 @@ def _ours(path: Path, tier: str, node_type: str, ids: Collection[str] = frozense
     stem = unicodedata.normalize("NFC", path.name[: -len(".md")])
     short, whole = tails(base, node_id)
     numbered = stem.startswith(f"{whole}-") and stem[len(whole) + 1 :].isdigit()
-    return stem in (short, whole) or numbered or (stem == base and node_id not in ids)
+    if stem in (short, whole) or numbered:
+        return True
+    now = ids.get(node_id)  # where this export writes the node's page: after the same title, it moved
+    return stem == base and (now is None or same(Path(now).stem) in {same(n) for n in (base, short, whole)})
 
 
 def _head(raw: IO[bytes]) -> list[str]:

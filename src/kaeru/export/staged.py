@@ -6,10 +6,11 @@ over a previous export of the same name, which it had already destroyed. So an a
 a hidden file beside its target and renamed onto it at the end (a rename within one folder is atomic),
 and a markdown export's pages to a hidden folder inside the target. Once every page is written, they
 are moved into place with the pages they replace or that go (an earlier export's) moved aside, no
-signal acted on meanwhile (`stopping.held_signals`), and any failure puts the pages aside back: the
-folder holds the old export or the new one, never half of each — a Ctrl-C while pages were moved
-left thousands of new pages among the old. The person's other files in the folder stay (decision
-166). On failure the hidden file or folder is removed and the target is as it was. Only a SIGKILL
+signal acted on meanwhile (`stopping.held_signals`: one that came is acted on, and said, once the
+new export is in place), and any failure puts the pages aside back: the folder holds the old export
+or the new one, never half of each — a Ctrl-C while pages were moved left thousands of new pages
+among the old. A page that cannot be put back is kept, and the error says where. The person's
+other files in the folder stay (decision 166). On failure the hidden file or folder is removed and the target is as it was. Only a SIGKILL
 or a power cut in those renames can still leave a mix (and the pages aside as a scrap, which a later
 export or backup of that name removes: `remove_stale_scraps`).
 
@@ -33,7 +34,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO, cast
 
-from kaeru.export.stopping import held_signals
+from kaeru.errors import Unavailable
+from kaeru.export.stopping import Stopped, held_signals
 
 
 def hidden_beside(target: Path) -> Path:
@@ -256,47 +258,69 @@ def spooled_beside(target: Path | None) -> Iterator[BinaryIO]:
 class Staging:
     """A markdown export being written: its pages go to `folder` (hidden, inside the target); the
     pages of an earlier export to remove with the swap are named (`remove`) before the block ends,
-    and what became of them is said after it (`removed`, and `left` with why)."""
+    and what became of them is said after it (`removed`, and `left` with why). `unrestored` says
+    what a failed swap could not move back, if anything (`_put_back`)."""
 
     def __init__(self, target: Path, folder: Path) -> None:
         self.target, self.folder = target, folder
         self.remove: list[str] = []
         self.removed: list[str] = []
         self.left: list[str] = []
+        self.unrestored: str | None = None
+
+
+#: What a markdown export stopped by a signal held while its pages were put in place left: the
+#: signal is acted on only once they are all there.
+IN_PLACE = (
+    "it came while the new export was put in place, which was finished first: the folder holds the new export, whole"
+)
 
 
 @contextmanager
 def staged_folder(target: Path) -> Iterator[Staging]:
     """A hidden folder inside `target` (made if missing) to write pages to; when the block ends the
     new export replaces the old one whole (`_swap`), other files left alone. If the block raises, the
-    hidden folder is removed, and so is `target` if this call made it and nothing else is in it."""
+    hidden folder is removed, and so is `target` if this call made it and nothing else is in it.
+
+    A SIGTERM or SIGHUP held during the swap ends the export once the swap is done: said as a stop
+    after the new export was put in place (`IN_PLACE`), not as one that left the old export (a
+    folder holding the new export was said to be "as it was")."""
     made = not target.exists()
     target.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     remove_stale_scraps(target / "export")
     staging = Staging(target, _hidden(target, "export"))
     staging.folder.mkdir(mode=PRIVATE_FOLDER)
+    swapped = False
     try:
         yield staging
-        with held_signals():
-            _swap(staging)
-    except BaseException:
+        aside = _hidden(target, "export")
+        try:
+            with held_signals():
+                _swap(staging, aside)
+                swapped = True
+        finally:
+            if swapped:  # after the signals are let go: removing what was moved aside changes no page
+                shutil.rmtree(aside, ignore_errors=True)
+    except BaseException as exc:
         shutil.rmtree(staging.folder, ignore_errors=True)
-        if made:
+        if made and not swapped:
             try:
                 target.rmdir()
             except OSError:
                 pass  # not empty: something else was put there meanwhile
+        if isinstance(exc, Stopped) and (swapped or staging.unrestored):
+            raise Stopped(str(exc), left=IN_PLACE if swapped else staging.unrestored) from None
         raise
     shutil.rmtree(staging.folder, ignore_errors=True)
 
 
-def _swap(staging: Staging) -> None:
+def _swap(staging: Staging, aside: Path) -> None:
     """Every file written to `staging.folder` moved to its place under the target, the file it
-    replaces (keeping that file's mode) and each of `staging.remove` moved aside first into a hidden
-    folder, which is removed once all are in place. A rename refused half-way moves back what was
-    moved: the target is as it was. A page to remove that cannot be moved is left, and said."""
+    replaces (keeping that file's mode) and each of `staging.remove` moved aside first into the
+    hidden folder `aside`, which the caller removes once all are in place. A rename refused half-way
+    moves back what was moved: the target is as it was (`_put_back`). A page to remove that cannot
+    be moved is left, and said."""
     target, partial = staging.target, staging.folder
-    aside = _hidden(target, "export")
     aside.mkdir(mode=PRIVATE_FOLDER)
     placed: list[str] = []
     moved: list[str] = []
@@ -314,17 +338,11 @@ def _swap(staging: Staging) -> None:
                     moved.append(rel)
                 os.replace(here / name, target / rel)
                 placed.append(rel)
-    except BaseException:
-        for rel in reversed(placed):
-            with suppress(OSError):
-                os.replace(target / rel, partial / rel)
-        for rel in reversed(moved):
-            with suppress(OSError):
-                os.replace(aside / rel, target / rel)
-        for new_folder in reversed(made):
-            with suppress(OSError):
-                new_folder.rmdir()
-        shutil.rmtree(aside, ignore_errors=True)
+    except BaseException as exc:
+        _put_back(staging, aside, placed, moved, made)
+        if staging.unrestored is not None and isinstance(exc, Exception):
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise Unavailable(f"cannot put the export in place in {target}: {why}; {staging.unrestored}") from exc
         raise
     for rel in staging.remove:
         try:
@@ -332,7 +350,48 @@ def _swap(staging: Staging) -> None:
                 staging.removed.append(rel)
         except OSError as exc:
             staging.left.append(f"{rel} ({exc.strerror or exc})")
-    shutil.rmtree(aside, ignore_errors=True)
+
+
+def _put_back(staging: Staging, aside: Path, placed: list[str], moved: list[str], made: list[Path]) -> None:
+    """Undo a swap refused half-way: the new pages `placed` back into the hidden folder, the earlier
+    export's pages `moved` aside back in place, the folders `made` removed. The folder `aside` is
+    removed only if every page in it went back: a page that could not was deleted with it (the
+    person's previous export, lost on a failing disk). Kept, it is renamed out of the scraps a later
+    export removes, and `staging.unrestored` says where it is and which new pages stayed."""
+    target, partial = staging.target, staging.folder
+    stayed = [rel for rel in reversed(placed) if not _renamed(target / rel, partial / rel)]
+    lost = [rel for rel in reversed(moved) if not _renamed(aside / rel, target / rel)]
+    for new_folder in reversed(made):
+        with suppress(OSError):
+            new_folder.rmdir()
+    stayed = [rel for rel in stayed if rel not in moved or rel in lost]  # else the earlier page is back over it
+    if not lost:
+        shutil.rmtree(aside, ignore_errors=True)
+    said = []
+    if lost:
+        kept = target / f".export-earlier-pages.{os.getpid()}-{secrets.token_hex(4)}"
+        if not _renamed(aside, kept):
+            kept = aside
+        said.append(
+            f"{len(lost)} page(s) of the earlier export could not be moved back and are in {kept}: {_some(lost)}"
+        )
+    if stayed:
+        said.append(f"{len(stayed)} new page(s) could not be taken back and are in place: {_some(stayed)}")
+    staging.unrestored = "; ".join(said) or None
+
+
+def _renamed(old: Path, new: Path) -> bool:
+    """Whether `old` was moved onto `new`."""
+    try:
+        os.replace(old, new)
+    except OSError:
+        return False
+    return True
+
+
+def _some(rels: list[str], shown: int = 5) -> str:
+    more = f" and {len(rels) - shown} more" if len(rels) > shown else ""
+    return ", ".join(rels[:shown]) + more
 
 
 def _move_aside(target: Path, aside: Path, rel: str, keep_mode_on: Path | None = None) -> bool:

@@ -21,7 +21,13 @@ _ENDING = ("SIGTERM", "SIGHUP")
 
 
 class Stopped(Exception):
-    """SIGTERM or SIGHUP arrived while a copy was being written."""
+    """SIGTERM or SIGHUP arrived while a copy was being written; `left`, when given, says what the
+    writer left instead of what `stopped_by_signals` was told: a signal held while an export was put
+    in place acts once it is, and "nothing was written" was said of a folder holding the new export."""
+
+    def __init__(self, message: str, left: str | None = None) -> None:
+        super().__init__(message)
+        self.left = left
 
 
 def _signals(names: tuple[str, ...]) -> list[signal.Signals]:
@@ -44,7 +50,7 @@ def stopped_by_signals(what: str, left: str) -> Iterator[None]:
     try:
         yield
     except Stopped as exc:
-        raise Unavailable(f"the {what} was {exc}: {left}") from None
+        raise Unavailable(f"the {what} was {exc}: {exc.left or left}") from None
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
