@@ -80,9 +80,10 @@ def test_a_markdown_export_that_fails_while_put_in_place_leaves_the_earlier_one(
     before = _tree(folder)
     _notes(service, "gamma")
 
-    with pytest.raises(KaeruError):
+    with pytest.raises(KaeruError) as refused:
         _export(service, vault, root, "notes", "markdown")
     assert _tree(folder) == before
+    assert "gamma.md' is a folder where a page of the export goes" in refused.value.message, refused.value.message
 
 
 @posix_only

@@ -51,6 +51,10 @@ def _in_the_way(root: Path, target: Path, fmt: str, exc: OSError) -> str:
     """What stops the export, named: the system's "File exists" or "Is a directory" says neither
     which path nor why. A file where a folder of the path must be is looked for above the export
     root too: `kaeru export notes.txt/x.amg` exports to a root that is that file."""
+    if exc.errno == errno.EISDIR and fmt == "markdown":  # a folder where one of its pages goes
+        where = Path(str(exc.filename)) if exc.filename else target
+        name = repr(str(where.relative_to(root))) if root in where.parents else str(where)
+        return f"{name} is a folder where a page of the export goes; nothing was changed"
     if exc.errno == errno.EISDIR:
         return "it is a folder, and an amg export writes one file"
     if exc.errno not in (errno.EEXIST, errno.ENOTDIR):
