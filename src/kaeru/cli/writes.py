@@ -167,6 +167,7 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
     is said about it (with `--json`, the envelope) then goes to standard error."""
     from kaeru.api import envelope as env
     from kaeru.export import archive
+    from kaeru.export.stopping import InterruptedInPlace
 
     to_stdout = path == "-"
     if to_stdout and fmt != "amg":
@@ -210,6 +211,8 @@ def export_cmd(ctx: click.Context, path: str, fmt: str, initiatives: tuple[str, 
             # any command whose reader stops reading (decision 170).
             return
         envelope = env.rejected_envelope("archive", env.MUTATION_KIND, error)
+    except InterruptedInPlace as stop:  # the new export is in place: not "stopped before it ended"
+        interrupted(stop.detail, as_json=wants_json(ctx))
 
     def human(e: dict[str, Any]) -> None:
         print_issues(e)

@@ -14,13 +14,15 @@ from kaeru.config import Settings, file_in_the_way
 from kaeru.errors import InvalidArgument, PathNotAllowed, Unavailable, UnknownInitiative
 from kaeru.export import markdown
 from kaeru.export.staged import (
+    IN_PLACE,
+    Staging,
     is_sqlite_file,
     live_database,
     remove_stale_scraps,
     staged_file,
     staged_folder,
 )
-from kaeru.export.stopping import stopped_by_signals
+from kaeru.export.stopping import InterruptedInPlace, Stopped, stopped_by_signals
 from kaeru.export.vault_io import Frame, Progress, SpoolFailed, walk_vault, write_amg
 from kaeru.service.outcomes import Issue, MutationOutcome
 from kaeru.service.requests import ArchiveRequest
@@ -189,11 +191,31 @@ def _markdown(
     new pages in place (`staged.staged_folder`). Its frame, files, and the pages removed and left."""
     frame = Frame()
     walk = walk_vault(store, initiatives, frame, progress)
-    with staged_folder(target) as staging:
-        written = markdown.write_folder(walk, frame.header, staging.folder)
-        staging.remove = markdown.stale_pages(target, (rel for rel, _, _ in written.files), written.ids)
+    staging: Staging | None = None
+    try:
+        with staged_folder(target) as staging:
+            written = markdown.write_folder(walk, frame.header, staging.folder)
+            staging.remove = markdown.stale_pages(target, (rel for rel, _, _ in written.files), written.ids)
+    except (Stopped, InterruptedInPlace) as stop:
+        if staging is not None and staging.in_place:
+            _finish_stopped(stop, staging)
+        raise
     markdown.remove_empty_folders(target, staging.removed)
     return frame, written.files, staging.removed, staging.left
+
+
+def _finish_stopped(stop: Stopped | InterruptedInPlace, staging: Staging) -> None:
+    """A signal held while the new pages were put in place came once they all were: the folders the
+    removed pages left empty are removed too (a few `rmdir`s), and the pages removed (and left) are
+    said with the stop, where the `pages_removed` issue of an export that ended is not."""
+    markdown.remove_empty_folders(staging.target, staging.removed)
+    said = markdown.removed_said(staging.removed, staging.left)
+    if not said:
+        return
+    if isinstance(stop, Stopped):
+        stop.left = f"{stop.left or IN_PLACE}; {said}"
+    else:
+        stop.detail = f"{stop.detail}; {said}"
 
 
 def known_initiatives(store: Store, names: list[str]) -> list[str]:

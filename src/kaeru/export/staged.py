@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from kaeru.errors import Unavailable
-from kaeru.export.stopping import Stopped, held_signals
+from kaeru.export.stopping import InterruptedInPlace, Stopped, held_signals
 
 
 def hidden_beside(target: Path) -> Path:
@@ -259,7 +259,8 @@ class Staging:
     """A markdown export being written: its pages go to `folder` (hidden, inside the target); the
     pages of an earlier export to remove with the swap are named (`remove`) before the block ends,
     and what became of them is said after it (`removed`, and `left` with why). `unrestored` says
-    what a failed swap could not move back, if anything (`_put_back`)."""
+    what a failed swap could not move back, if anything (`_put_back`); `in_place`, that the new
+    export was put in place (a signal held meanwhile may still end the export once it is)."""
 
     def __init__(self, target: Path, folder: Path) -> None:
         self.target, self.folder = target, folder
@@ -267,6 +268,7 @@ class Staging:
         self.removed: list[str] = []
         self.left: list[str] = []
         self.unrestored: str | None = None
+        self.in_place = False
 
 
 #: What a markdown export stopped by a signal held while its pages were put in place left: the
@@ -274,6 +276,8 @@ class Staging:
 IN_PLACE = (
     "it came while the new export was put in place, which was finished first: the folder holds the new export, whole"
 )
+#: What a Ctrl-C held while the pages were put in place says, once they all are.
+CTRL_C_IN_PLACE = "stopped by Ctrl-C (SIGINT) after the new export was put in place: the folder holds it, whole"
 
 
 @contextmanager
@@ -284,7 +288,8 @@ def staged_folder(target: Path) -> Iterator[Staging]:
 
     A SIGTERM or SIGHUP held during the swap ends the export once the swap is done: said as a stop
     after the new export was put in place (`IN_PLACE`), not as one that left the old export (a
-    folder holding the new export was said to be "as it was")."""
+    folder holding the new export was said to be "as it was"); a Ctrl-C as `InterruptedInPlace`,
+    and `Staging.in_place` tells the caller the swap was done."""
     made = not target.exists()
     target.mkdir(mode=PRIVATE_FOLDER, parents=True, exist_ok=True)
     remove_stale_scraps(target / "export")
@@ -297,7 +302,7 @@ def staged_folder(target: Path) -> Iterator[Staging]:
         try:
             with held_signals():
                 _swap(staging, aside)
-                swapped = True
+                swapped = staging.in_place = True
         finally:
             if swapped:  # after the signals are let go: removing what was moved aside changes no page
                 shutil.rmtree(aside, ignore_errors=True)
@@ -310,6 +315,8 @@ def staged_folder(target: Path) -> Iterator[Staging]:
                 pass  # not empty: something else was put there meanwhile
         if isinstance(exc, Stopped) and (swapped or staging.unrestored):
             raise Stopped(str(exc), left=IN_PLACE if swapped else staging.unrestored) from None
+        if isinstance(exc, KeyboardInterrupt) and swapped:
+            raise InterruptedInPlace(CTRL_C_IN_PLACE) from None
         raise
     shutil.rmtree(staging.folder, ignore_errors=True)
 

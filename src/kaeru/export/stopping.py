@@ -30,6 +30,16 @@ class Stopped(Exception):
         self.left = left
 
 
+class InterruptedInPlace(KeyboardInterrupt):
+    """A Ctrl-C held while an export was put in place, acted on once it was: `detail` says so, and
+    what else was done, for the CLI to say instead of "stopped before it ended" of a folder holding
+    the new export. A KeyboardInterrupt still, so whatever ends a command on Ctrl-C ends it."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
 def _signals(names: tuple[str, ...]) -> list[signal.Signals]:
     return [getattr(signal, name) for name in names if hasattr(signal, name)]
 
