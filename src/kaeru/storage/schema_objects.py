@@ -95,6 +95,7 @@ REQUIRED: dict[str, frozenset[str]] = {
         "trigger memberships_section_counts",
         "trigger nodes_term_stats",
         "trigger nodes_text_changes",
+        "trigger node_vectors_text_changes",
         "view term_docs",
     },
 }

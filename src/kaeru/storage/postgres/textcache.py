@@ -15,8 +15,8 @@ frequencies read in the search's snapshot): rows, order and scores are the SQL's
 **Current for the search's snapshot, or not used.** Writers commit concurrently, so a row with a
 lower `seq` can become visible after one with a higher: no watermark can name what changed. Every
 write of a node row adds a row to `text_changes` in the writer's transaction (migration 013: the
-node's `seq` and the writer's `xid8`), and all the copies are kept at one snapshot `S` (`xmin`,
-`xmax`, the transactions in flight). A search in snapshot `T` uses them only when `T` sees every
+node's `seq` and the writer's `xid8`, of kind 'node' — the vectors' rows, migration 024, are not read
+here), and all the copies are kept at one snapshot `S` (`xmin`, `xmax`, the transactions in flight). A search in snapshot `T` uses them only when `T` sees every
 transaction `S` saw (`snapshot.sees_all_of`; an older snapshot ranks in SQL), and first reads, in `T`, the
 log rows of the transactions `S` did not see — `xid >= xmax(S)` or in flight at `S` — and reads
 those nodes again (the outbox rule: a transaction in flight at `S` that commits later is read then,
@@ -371,7 +371,7 @@ class TextCopies:
         changed = None
         if then[0] >= horizon:
             found = db.raw_rows(
-                "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 "
+                "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 AND kind = 'node' "
                 "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s",
                 {
                     "xmin": str(then[0]),

@@ -7,14 +7,20 @@ the candidates nearest the query's, and the session fetches only those vectors t
 exactly. The codes are what SQLite keeps too; the float vectors never all sit in the process: a
 copy is read a batch at a time by a binary COPY, and only the sign bits are kept.
 
-**Current for the query's snapshot, or not used**, as `textcache`'s copies are: `put_vector` adds
-the node's `seq` to `text_changes` (migration 013) in the writer's transaction, and a copy is kept
-at one snapshot `S`. A query in snapshot `T` that sees every transaction `S` saw first reads again
-the codes of the nodes the log names for the transactions `S` did not see (the outbox rule of
+**Current for the query's snapshot, or not used**, as `textcache`'s copies are: a trigger adds the
+node's `seq` to `text_changes` in the transaction of whoever writes a vector (migration 024: an
+older kaeru, direct SQL too; node rows are logged since 013), and a copy is kept at one snapshot
+`S`. A query in snapshot `T` that sees every transaction `S` saw first reads again the codes of
+the nodes the log names (both kinds of row) for the transactions `S` did not see (the outbox rule of
 `textcache`); a log pruned past `S`, or more than `REFRESH_ROWS` changes, reads the copy again
 whole; another origin (a restore) forgets it. An older snapshot, a write transaction, a restore
 under way, or no numpy: the exact scan answers. A vector whose row is gone keeps a stale code at
 worst, which only adds a candidate its exact ranking then cannot find.
+
+**A model too big for `max_bytes` is never read**: its size is estimated from its count of vectors
+first (as `textcache` does from the rows), and the verdict kept while the tables are the same — kaeru
+never deletes a vector, so the count only grows. The lock is waited for `LOCK_WAIT` at most, so a
+long first read on one thread leaves the others to the exact scan rather than waiting in line.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Any
 
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.snapshot import Snapshot, current, sees_all_of
+from kaeru.storage.postgres.textcache import LOCK_WAIT
 from kaeru.storage.sql.codes import CACHE_BYTES, Codes
 from kaeru.storage.sql.copies import numpy_module
 
@@ -87,6 +94,8 @@ class VectorCodes:
         self.refresh_rows = REFRESH_ROWS if refresh_rows is None else refresh_rows
         self._held: _Held | None = None
         self._lock = threading.Lock()
+        #: Models whose codes would not fit `max_bytes` alone, and the tables (origin) that said so.
+        self._too_big: dict[str, str] = {}
         #: Copies read whole and codes read (whole or back): what the tests check.
         self.loads = 0
         self.rows_read = 0
@@ -104,26 +113,52 @@ class VectorCodes:
         return None if codes is None else codes.nearest(np, code, count)
 
     def _fresh(self, np: Any, db: PgDb, model: str, now: Snapshot, horizon: int, origin: str) -> Codes | None:
-        with self._lock:
-            held = self._held
-            if held is not None and held.origin != origin:
-                held = None  # other tables (a restore): nothing kept is theirs
-            if held is not None and held.snapshot != now:
-                if not sees_all_of(now, held.snapshot):
-                    return None  # an older snapshot than the copy's
-                held = self._advanced(np, db, held, now, horizon)
-            if held is None:
-                held = _Held(now, origin, {})
-            codes = held.models.get(model)
-            if codes is None:
-                codes = self._read(np, db, model, now)
-                others = sum(c.nbytes for m, c in held.models.items() if m != model)
-                if codes is None or others + codes.nbytes > self.max_bytes:
-                    self._held = held
-                    return None
-                held = _Held(now, origin, {**held.models, model: codes})
-            self._held = held
-            return codes
+        if not self._lock.acquire(timeout=LOCK_WAIT):
+            return None  # another thread reads a copy: the exact scan answers meanwhile
+        try:
+            return self._locked(np, db, model, now, horizon, origin)
+        finally:
+            self._lock.release()
+
+    def _locked(self, np: Any, db: PgDb, model: str, now: Snapshot, horizon: int, origin: str) -> Codes | None:
+        held = self._held
+        if held is not None and held.origin != origin:
+            held = None  # other tables (a restore): nothing kept is theirs
+            self._too_big = {}
+        if self._too_big.get(model) == origin:
+            return None
+        if held is not None and held.snapshot != now:
+            if not sees_all_of(now, held.snapshot):
+                return None  # an older snapshot than the copy's
+            held = self._advanced(np, db, held, now, horizon)
+        if held is None:
+            held = _Held(now, origin, {})
+        self._held = held
+        codes = held.models.get(model)
+        if codes is None:
+            others = sum(c.nbytes for m, c in held.models.items() if m != model)
+            if not self._fits(db, model, origin, self.max_bytes - others):
+                return None
+            codes = self._read(np, db, model, now)
+            if codes is None or others + codes.nbytes > self.max_bytes:
+                return None
+            self._held = _Held(now, origin, {**held.models, model: codes})
+        return codes
+
+    def _fits(self, db: PgDb, model: str, origin: str, room: int) -> bool:
+        """Whether the codes of `model` would take at most `room` bytes: ids and 64-bit words, from its
+        count of vectors and their dimensions, before any is read. One too big for `max_bytes` alone
+        is remembered for these tables (`origin`)."""
+        found = db.raw_one(
+            "SELECT count(*), (SELECT array_length(embedding, 1) FROM node_vectors WHERE model = %(model)s "
+            "LIMIT 1) FROM node_vectors WHERE model = %(model)s",
+            {"model": model},
+        )
+        count, dims = (int(found[0] or 0), int(found[1] or 0)) if found is not None else (0, 0)
+        size = count * (8 + -(-dims // 64) * 8)
+        if size > self.max_bytes:
+            self._too_big[model] = origin
+        return size <= room
 
     def _advanced(self, np: Any, db: PgDb, held: _Held, now: Snapshot, horizon: int) -> _Held | None:
         """`held` brought to snapshot `now`, or None when it cannot be (read again whole)."""
@@ -151,6 +186,9 @@ class VectorCodes:
             fresh = codes.updated(np, rows, now)
             if fresh is not None:
                 models[model] = fresh
+        # Codes grown past the bound are given up, the newest read first (the exact scan answers).
+        while models and sum(c.nbytes for c in models.values()) > self.max_bytes:
+            del models[next(reversed(models))]
         return _Held(now, held.origin, models)
 
     def _rows(self, np: Any, db: PgDb, model: str, seqs: list[int]) -> list[tuple[int, bytes]] | None:

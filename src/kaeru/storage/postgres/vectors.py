@@ -6,8 +6,8 @@ cosine similarity, since an `Embedder` returns unit-length vectors. With the sto
 only their vectors are read, by a binary COPY, and ranked exactly here (`sql.codes.nearest_in_scope`
 runs the same rounds as SQLite's). Without a usable copy (see `vectorcodes`) or when the rounds find
 too few in the scope, the exact scan in SQL answers: `unnest` over every row of the scope, only the
-best `limit` rows leaving the server. `put_vector` names the node in `text_changes`, so another
-process's copy reads its code again.
+best `limit` rows leaving the server. A trigger names the node of each written vector in
+`text_changes` (migration 024), so every process's copy reads its code again, whoever wrote it.
 """
 
 from __future__ import annotations
@@ -44,9 +44,8 @@ class PgVectors(Part):
             "ON CONFLICT (node_id, model) DO UPDATE SET text_sha = excluded.text_sha, embedding = excluded.embedding",
             (node_id, model, text_sha, _floats(vector)),
         )
-        # The change log names the node, in this transaction: every process's codes read it again.
-        self._db.run("INSERT INTO text_changes (node_seq) SELECT seq FROM nodes WHERE id = ?", (node_id,))
-        copies = getattr(self, "_copies", None)  # (the session's `TextCopies`: it counts the log's rows)
+        # The trigger logged the node (migration 024); the session's `TextCopies` counts the log's rows.
+        copies = getattr(self, "_copies", None)
         if copies is not None and copies.wrote():
             self._db.run(PRUNE_SQL)
 
