@@ -11,7 +11,9 @@ them table by table, and makes the trigger that feeds `text_changes` last (post-
 the tables may be empty or half loaded and no write to them is logged, so copies read meanwhile
 could never be brought up to date. While that trigger is missing (or disabled) no copy is kept
 (`Now.logged`: SQL ranks), and its oid is part of the origin, so the copies are read anew once the
-restore has made it."""
+restore has made it. The semantic codes (`vectorcodes`) learn of vector writes from a second trigger
+(migration 024), which the restore may make after the first: they need both, and both oids name
+their origin (`Now.codes_origin`, `Now.codes_logged`); the search copies read no vector."""
 
 from __future__ import annotations
 
@@ -23,12 +25,14 @@ from kaeru.storage.postgres.db import PgDb
 Snapshot = tuple[int, int, frozenset[int]]
 
 #: This transaction's snapshot, the change log's horizon, the oids of `nodes` and `text_changes`, and
-#: the oid of the trigger that logs node writes (migration 013) when it fires: catalog lookups, in
-#: the same round trip as the snapshot.
+#: the oids of the triggers that log node writes (migration 013) and vector writes (024) when they
+#: fire: catalog lookups, in the same round trip as the snapshot.
 _CURRENT = (
     "SELECT pg_current_snapshot()::text, coalesce((SELECT horizon::text FROM text_change_horizon), '0'), "
     "'nodes'::regclass::oid::text || ' ' || 'text_changes'::regclass::oid::text, (SELECT oid::text "
-    "FROM pg_trigger WHERE tgrelid = 'nodes'::regclass AND tgname = 'nodes_text_changes' AND tgenabled IN ('O', 'A'))"
+    "FROM pg_trigger WHERE tgrelid = 'nodes'::regclass AND tgname = 'nodes_text_changes' AND tgenabled IN ('O', 'A')), "
+    "(SELECT oid::text FROM pg_trigger WHERE tgrelid = 'node_vectors'::regclass "
+    "AND tgname = 'node_vectors_text_changes' AND tgenabled IN ('O', 'A'))"
 )
 
 
@@ -42,6 +46,10 @@ class Now(NamedTuple):
     origin: str
     #: Whether node writes are logged now: if not (a restore under way), no copy is read or ranked from.
     logged: bool
+    #: `origin` and the trigger that logs vector writes: codes read from others are forgotten.
+    codes_origin: str
+    #: Whether node and vector writes are both logged now: if not, the codes are not used (exact scan).
+    codes_logged: bool
 
 
 def current(db: PgDb) -> Now | None:
@@ -49,7 +57,16 @@ def current(db: PgDb) -> Now | None:
     row = db.raw_one(_CURRENT)
     if row is None:
         return None
-    return Now(parse_snapshot(str(row[0])), int(row[1]), f"{row[2]} {row[3] or '-'}", row[3] is not None)
+    origin = f"{row[2]} {row[3] or '-'}"
+    logged = row[3] is not None
+    return Now(
+        parse_snapshot(str(row[0])),
+        int(row[1]),
+        origin,
+        logged,
+        f"{origin} {row[4] or '-'}",
+        logged and row[4] is not None,
+    )
 
 
 def parse_snapshot(text: str) -> Snapshot:

@@ -13,7 +13,8 @@ older kaeru, direct SQL too; node rows are logged since 013), and a copy is kept
 `S`. A query in snapshot `T` that sees every transaction `S` saw first reads again the codes of
 the nodes the log names (both kinds of row) for the transactions `S` did not see (the outbox rule of
 `textcache`); a log pruned past `S`, or more than `REFRESH_ROWS` changes, reads the copy again
-whole; another origin (a restore) forgets it. An older snapshot, a write transaction, a restore
+whole; another origin (a restore: the tables and both triggers, `snapshot.Now.codes_origin`)
+forgets it, and while either trigger is missing or disabled the codes are not used. An older snapshot, a write transaction, a restore
 under way, or no numpy: the exact scan answers. A vector whose row is gone keeps a stale code at
 worst, which only adds a candidate its exact ranking then cannot find.
 
@@ -107,9 +108,9 @@ class VectorCodes:
         if np is None:
             return None
         now = current(db)
-        if now is None or not now.logged:
-            return None
-        codes = self._fresh(np, db, model, now.snapshot, now.horizon, now.origin)
+        if now is None or not now.codes_logged:
+            return None  # a vector written meanwhile would be named by no change log (a restore under way)
+        codes = self._fresh(np, db, model, now.snapshot, now.horizon, now.codes_origin)
         return None if codes is None else codes.nearest(np, code, count)
 
     def _fresh(self, np: Any, db: PgDb, model: str, now: Snapshot, horizon: int, origin: str) -> Codes | None:
