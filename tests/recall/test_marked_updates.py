@@ -11,6 +11,7 @@ from kaeru.api.requests import parse
 from kaeru.domain.text import tokens
 from kaeru.service import Service
 from kaeru.service.recall.markers import _STRONG, STRONG_WORDS, may_mark, strong, weak
+from kaeru.service.recall.updates import read_marks
 from tests.recall.helpers import P, note, recall
 
 FILLER = "Standup {}: worked on the search page and fixed flaky tests in CI"
@@ -85,14 +86,26 @@ def test_a_question_about_the_past_keeps_the_order(service: Service) -> None:
         "Staging now sends its alerts, logs, traces, metrics and audit records to the new Grafana cloud account",
         # "new" far from the query's words.
         "The new intern looked at the dashboards this morning; staging runs fine",
+        # A question asks whether it changed; it does not say it did.
+        "Does staging now run on Fly.io?",
     ],
-    ids=["for-now", "no-restatement", "far-marker"],
+    ids=["for-now", "no-restatement", "far-marker", "question"],
 )
 def test_a_marker_that_updates_nothing_raises_nothing(service: Service, newer_text: str) -> None:
     older, other = _pair(service, "Staging runs on Heroku", newer_text)
     answer = recall(service, "where does staging run")
     assert ids(answer).index(older) < ids(answer).index(other)
     assert "updates" not in answer.explain.get(other, {})
+
+
+def test_a_question_marks_nothing_and_a_statement_beside_it_still_does() -> None:
+    slots = {"stage", "run"}
+    assert read_marks("Does staging now run on Fly.io?", slots) == []
+    assert read_marks("Does staging now run on Fly.io?! Nobody said so.", slots) == []
+    stated = [(frozenset(slots), frozenset({"now"}))]
+    assert read_marks("Staging now runs on Fly.io", slots) == stated
+    assert read_marks("Is that right? Staging now runs on Fly.io.", slots) == stated
+    assert read_marks("Staging now runs on Fly.io. Is that fine?", slots) == stated
 
 
 def test_markers_are_read_as_phrases_and_beside_the_query() -> None:

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 
 from kaeru.domain.languages import without_accents
+from kaeru.service.recall.values_near import SENTENCE_END
 
 _STRONG = (
     # English
@@ -64,6 +65,8 @@ WEAK = frozenset(
 )
 #: A weak marker counts at most this many words from a query word.
 NEAR = 2
+#: `SENTENCE_END`, its ends kept: whether a sentence asks is read from its end, which a split drops.
+_ENDS = re.compile(f"({SENTENCE_END.pattern})")
 #: Words after which `now` means "for the moment", not "from now on".
 _NOT_AFTER = frozenset(["for", "until", "till", "right", "just", "by", "bis", "pour", "por", "per", "voor"])
 
@@ -102,3 +105,10 @@ def may_mark(text: str, words: AbstractSet[str] | None = None) -> bool:
     if not WEAK.isdisjoint(words):
         return True
     return not STRONG_WORDS.isdisjoint(words) and _STRONG_MARKER.search(_folded(text)) is not None
+
+
+def stated(text: str) -> list[str]:
+    """A text's sentences (`values_near.SENTENCE_END`) but its questions: "Does staging now run on
+    Fly.io?" asks whether a change was made, it does not say one was, so it marks nothing."""
+    parts = _ENDS.split(text)
+    return [sentence for sentence, end in zip(parts[::2], [*parts[1::2], ""], strict=True) if "?" not in end]

@@ -56,7 +56,7 @@ from kaeru.domain.model import Node
 from kaeru.domain.stopwords import NOT_TOPICS, STOP_WORDS
 from kaeru.domain.text import stem_words, tokens
 from kaeru.service.recall import values_near
-from kaeru.service.recall.markers import may_mark, strong, weak
+from kaeru.service.recall.markers import may_mark, stated, strong, weak
 from kaeru.service.recall.stated_done import Reading, may_state_done, stated_done
 from kaeru.service.recall.values_near import ASIDE, NEAR, SENTENCE_END, states_change
 
@@ -334,10 +334,10 @@ def read_marks(text: str, slots: set[str]) -> list[Marked]:
     query word; a question marks nothing (it asks, it does not state)."""
     found: list[Marked] = []
     for piece in ASIDE.split(text)[::2]:  # headers say when or who, not what
-        for sentence in SENTENCE_END.split(piece):
+        for sentence in stated(piece):
             words = tokens(sentence)
             held = set(words)
-            if sentence.rstrip().endswith("?") or (WORD_CHANGE_FORMS.isdisjoint(held) and not may_mark(sentence, held)):
+            if WORD_CHANGE_FORMS.isdisjoint(held) and not may_mark(sentence, held):
                 continue
             stems = stem_words(words)
             asked = [len(w) > 2 and s in slots for w, s in zip(words, stems, strict=True)]
