@@ -36,6 +36,13 @@ _CURRENT = (
 )
 
 
+#: The node seqs the change log names after a snapshot (`changed_since`); `{kinds}` picks the rows.
+_CHANGED = (
+    "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 {kinds}"
+    "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s"
+)
+
+
 class Now(NamedTuple):
     """What a search's copies are checked against (`current`)."""
 
@@ -83,3 +90,17 @@ def sees_all_of(later: Snapshot, earlier: Snapshot) -> bool:
     if earlier[1] > later[1]:
         return False
     return all(x in earlier[2] for x in later[2] if x < earlier[1])
+
+
+def changed_since(db: PgDb, then: Snapshot, horizon: int, limit: int, *, nodes_only: bool) -> list[int] | None:
+    """The seqs of the nodes `text_changes` logged for transactions `then` did not see, sorted; None
+    when they cannot all be told: the log is pruned past `then` (`horizon`), or more than `limit`
+    changed (a copy is then read again whole). `nodes_only`: only node rows (the search copies read
+    no vector); else vector rows too (the semantic codes)."""
+    if then[0] < horizon:
+        return None
+    found = db.raw_rows(
+        _CHANGED.format(kinds="AND kind = 'node' " if nodes_only else ""),
+        {"xmin": str(then[0]), "xmax": str(then[1]), "xip": [str(x) for x in then[2]], "limit": limit + 1},
+    )
+    return None if len(found) > limit else sorted(int(r[0]) for r in found)

@@ -52,7 +52,7 @@ from kaeru.storage.postgres.copystate import (
 from kaeru.storage.postgres.db import PgDb
 from kaeru.storage.postgres.nodeids import NodeIds
 from kaeru.storage.postgres.search import COMMON_DIVISOR, tsquery_literal
-from kaeru.storage.postgres.snapshot import Snapshot, current, sees_all_of
+from kaeru.storage.postgres.snapshot import Snapshot, changed_since, current, sees_all_of
 from kaeru.storage.sql.copies import Ranking, bm25_scores, fit, numpy_module, put_rows
 
 if TYPE_CHECKING:
@@ -367,20 +367,7 @@ class TextCopies:
             return state or CopyState(now)
         if not sees_all_of(now, state.snapshot):
             return None
-        then = state.snapshot
-        changed = None
-        if then[0] >= horizon:
-            found = db.raw_rows(
-                "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 AND kind = 'node' "
-                "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s",
-                {
-                    "xmin": str(then[0]),
-                    "xmax": str(then[1]),
-                    "xip": [str(x) for x in then[2]],
-                    "limit": self.refresh_rows + 1,
-                },
-            )
-            changed = None if len(found) > self.refresh_rows else sorted(int(r[0]) for r in found)
+        changed = changed_since(db, state.snapshot, horizon, self.refresh_rows, nodes_only=True)
         if changed is None:
             return CopyState(now)
         new, read = refreshed(np, db, state, changed, now, REFRESH_PHRASES)

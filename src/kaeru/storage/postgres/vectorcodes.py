@@ -30,7 +30,7 @@ import threading
 from typing import Any
 
 from kaeru.storage.postgres.db import PgDb
-from kaeru.storage.postgres.snapshot import Snapshot, current, sees_all_of
+from kaeru.storage.postgres.snapshot import Snapshot, changed_since, current, sees_all_of
 from kaeru.storage.postgres.textcache import LOCK_WAIT
 from kaeru.storage.sql.codes import CACHE_BYTES, Codes
 from kaeru.storage.sql.copies import numpy_module
@@ -43,11 +43,6 @@ BATCH = 8192
 _COPY_HEADER = 19
 #: An array's own header in its binary form: dimensions, null flag, element type, size, lower bound.
 _ARRAY_HEADER = 20
-
-_CHANGED = (
-    "SELECT DISTINCT node_seq FROM text_changes WHERE xid >= %(xmin)s::xid8 "
-    "AND (xid >= %(xmax)s::xid8 OR xid = ANY(%(xip)s::text[]::xid8[])) LIMIT %(limit)s"
-)
 
 
 def arrays(np: Any, data: bytes | bytearray | memoryview) -> tuple[Any, Any] | None:
@@ -163,21 +158,9 @@ class VectorCodes:
 
     def _advanced(self, np: Any, db: PgDb, held: _Held, now: Snapshot, horizon: int) -> _Held | None:
         """`held` brought to snapshot `now`, or None when it cannot be (read again whole)."""
-        then = held.snapshot
-        if then[0] < horizon:
+        seqs = changed_since(db, held.snapshot, horizon, self.refresh_rows, nodes_only=False)
+        if seqs is None:
             return None
-        found = db.raw_rows(
-            _CHANGED,
-            {
-                "xmin": str(then[0]),
-                "xmax": str(then[1]),
-                "xip": [str(x) for x in then[2]],
-                "limit": self.refresh_rows + 1,
-            },
-        )
-        if len(found) > self.refresh_rows:
-            return None
-        seqs = sorted(int(r[0]) for r in found)
         models: dict[str, Codes] = {}
         for model, codes in held.models.items():
             rows = self._rows(np, db, model, seqs) if seqs else []
