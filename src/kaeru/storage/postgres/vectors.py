@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from kaeru.storage.postgres.textcache import PRUNE_SQL
 from kaeru.storage.postgres.vectorcodes import VectorCodes
-from kaeru.storage.sql.codes import Ranked, candidates_for, nearest_in_scope, quantize
+from kaeru.storage.sql.codes import CodeRanked, Ranked
 from kaeru.storage.sql.copies import numpy_module
 from kaeru.storage.sql.db import Part
 
@@ -31,7 +31,7 @@ def _floats(blob: bytes) -> list[float]:
     return list(struct.unpack(f"<{len(blob) // 4}f", blob))
 
 
-class PgVectors(Part):
+class PgVectors(CodeRanked, Part):
     #: The store's vector codes (`PostgresStore` hands them to each read session); None: SQL scans.
     _codes: VectorCodes | None = None
 
@@ -65,28 +65,6 @@ class PgVectors(Part):
             [*params, limit],
         )
         return [(r[0], r[1], r[2], struct.pack(f"<{len(r[3])}f", *r[3])) for r in found]
-
-    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
-        return self._ranked_candidates(model, quantize(vector), vector, candidates_for(limit))
-
-    def nearest_vectors(
-        self,
-        initiative_ids: Sequence[int],
-        model: str,
-        vector: bytes,
-        limit: int,
-        first_round: list[tuple[str, float]] | None = None,
-    ) -> list[tuple[str, float]]:
-        if not initiative_ids or limit <= 0:
-            return []
-        code = quantize(vector)
-        return nearest_in_scope(
-            lambda count: self._ranked_candidates(model, code, vector, count),
-            lambda ids: self._live(initiative_ids, ids),
-            lambda: self._exact(initiative_ids, model, vector, limit),
-            limit,
-            first_round,
-        )
 
     def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> Ranked | None:
         """The `count` vectors whose codes are nearest to `code`, ranked by their exact similarity

@@ -13,7 +13,7 @@ the exact scan.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -172,3 +172,40 @@ def nearest_in_scope(
         # bring twice `want`.
         asked = max(asked * 2, math.ceil(2 * want / share))
     return exact()
+
+
+class CodeRanked:
+    """`nearest_vectors` and `vector_candidates` as both engines answer them: candidates by their
+    codes, ranked exactly, kept to the scope in rounds (`nearest_in_scope`). An engine's vector part
+    says how: its `_ranked_candidates` (None: no codes, the exact scan answers), `_live` and `_exact`."""
+
+    def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> Ranked | None:
+        raise NotImplementedError
+
+    def _live(self, initiative_ids: Sequence[int], ids: list[str]) -> set[str]:
+        raise NotImplementedError
+
+    def _exact(self, initiative_ids: Sequence[int], model: str, vector: bytes, limit: int) -> Ranked:
+        raise NotImplementedError
+
+    def vector_candidates(self, model: str, vector: bytes, limit: int) -> Ranked | None:
+        return self._ranked_candidates(model, quantize(vector), vector, candidates_for(limit))
+
+    def nearest_vectors(
+        self,
+        initiative_ids: Sequence[int],
+        model: str,
+        vector: bytes,
+        limit: int,
+        first_round: Ranked | None = None,
+    ) -> Ranked:
+        if not initiative_ids or limit <= 0:
+            return []
+        code = quantize(vector)
+        return nearest_in_scope(
+            lambda count: self._ranked_candidates(model, code, vector, count),
+            lambda ids: self._live(initiative_ids, ids),
+            lambda: self._exact(initiative_ids, model, vector, limit),
+            limit,
+            first_round,
+        )

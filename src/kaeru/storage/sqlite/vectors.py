@@ -42,7 +42,7 @@ from typing import Any
 
 import apsw
 
-from kaeru.storage.sql.codes import CACHE_BYTES, Codes, candidates_for, hamming, nearest_in_scope, quantize
+from kaeru.storage.sql.codes import CACHE_BYTES, CodeRanked, Codes, hamming, quantize
 from kaeru.storage.sql.copies import numpy_module
 from kaeru.storage.sql.db import Db, Part
 
@@ -175,7 +175,7 @@ class CodeCache:
             return fresh
 
 
-class SqliteVectors(Part):
+class SqliteVectors(CodeRanked, Part):
     #: The store's code cache (`SqliteStore` hands it to each session); None: SQLite scans.
     _codes: CodeCache | None = None
 
@@ -210,28 +210,6 @@ class SqliteVectors(Part):
             [*params, limit],
         )
         return [(r[0], r[1], r[2], bytes(r[3])) for r in found]
-
-    def vector_candidates(self, model: str, vector: bytes, limit: int) -> list[tuple[str, float]] | None:
-        return self._ranked_candidates(model, quantize(vector), vector, candidates_for(limit))
-
-    def nearest_vectors(
-        self,
-        initiative_ids: Sequence[int],
-        model: str,
-        vector: bytes,
-        limit: int,
-        first_round: list[tuple[str, float]] | None = None,
-    ) -> list[tuple[str, float]]:
-        if not initiative_ids or limit <= 0:
-            return []
-        code = quantize(vector)
-        return nearest_in_scope(
-            lambda count: self._ranked_candidates(model, code, vector, count),
-            lambda ids: self._live(initiative_ids, ids),
-            lambda: self._exact(initiative_ids, model, vector, limit),
-            limit,
-            first_round,
-        )
 
     def _ranked_candidates(self, model: str, code: bytes, vector: bytes, count: int) -> list[tuple[str, float]]:
         """The `count` vectors whose codes are nearest to `code` (Hamming distance), ranked by their
